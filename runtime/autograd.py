@@ -1,0 +1,268 @@
+"""Tape-based reverse-mode autograd for eager mode.
+
+Each op output that needs a gradient points to a `Node`: the op, its inputs (strong
+references, so the graph lives as long as its outputs), its attrs, and the output arrays.
+`backward` walks the nodes in reverse topological order and applies each op's registered
+gradient rule. The rules are written with ops, so with `create_graph=True` they are recorded
+too and can be differentiated again.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+
+from . import backend
+from .ops import registry
+from .ops.registry import STATE
+from .tensor import Tensor, wrap
+
+
+def ones_like(t):
+    return wrap(backend.XP.ones_like(t._data))
+
+
+def zeros_like(t):
+    return wrap(backend.XP.zeros_like(t._data))
+
+
+class Node:
+    """One recorded op application."""
+
+    __slots__ = ("op", "inputs", "attrs", "out_refs", "out_data", "backward_fn")
+
+    def __init__(self, op, inputs, attrs, outputs, backward_fn=None):
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.out_refs = tuple(weakref.ref(o) for o in outputs)
+        self.out_data = tuple(o._data for o in outputs)
+        # A custom rule (e.g. a whole static program run as one op) instead of op.grad
+        self.backward_fn = backward_fn
+
+    def outputs(self):
+        """The output tensors; an output that was dropped is rebuilt (it carries no grad)."""
+        out = []
+        for ref, data in zip(self.out_refs, self.out_data):
+            t = ref()
+            out.append(t if t is not None else wrap(data))
+        return out
+
+
+def record(op, inputs, attrs, outputs, backward_fn=None):
+    node = Node(op, inputs, attrs, outputs, backward_fn)
+    for i, o in enumerate(outputs):
+        if o.dtype.is_floating:
+            o.stop_gradient = False
+            o._node = node
+            o._index = i
+
+
+registry._hooks["record"] = record
+
+
+class no_grad:
+    """Disable gradient recording, as a context manager or a decorator.
+
+    >>> import runtime as rt
+    >>> with rt.no_grad():
+    ...     y = rt.ones([2]) * 2
+    """
+
+    def __enter__(self):
+        self._prev = STATE.grad_enabled
+        STATE.grad_enabled = False
+        return self
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class enable_grad(no_grad):
+    def __enter__(self):
+        self._prev = STATE.grad_enabled
+        STATE.grad_enabled = True
+        return self
+
+
+def is_grad_enabled() -> bool:
+    return STATE.grad_enabled
+
+
+def _tensor_inputs(node):
+    """(slot, position-in-list or None, tensor) for every tensor input of a node."""
+    for slot, x in enumerate(node.inputs):
+        if isinstance(x, Tensor):
+            yield slot, None, x
+        elif isinstance(x, (list, tuple)):
+            for j, t in enumerate(x):
+                if isinstance(t, Tensor):
+                    yield slot, j, t
+
+
+def _toposort(roots):
+    order, seen = [], set()
+    stack = [(r._node, False) for r in roots if r._node is not None]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.inputs is None:
+            raise RuntimeError(
+                "backward through a graph that was already freed: the first backward() freed "
+                "it. Pass retain_graph=True to the first backward() to call it again.")
+        stack.append((node, True))
+        for _, _, t in _tensor_inputs(node):
+            if t._node is not None and id(t._node) not in seen:
+                stack.append((t._node, False))
+    order.reverse()
+    return order
+
+
+def _accumulate(store, key, g):
+    prev = store.get(key)
+    store[key] = g if prev is None else prev + g
+
+
+def _run_hooks(t, g):
+    if t._hooks:
+        for h in t._hooks:
+            r = h(g)
+            if r is not None:
+                g = r
+    return g
+
+
+def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, capture=None):
+    """The engine behind `Tensor.backward` and `rt.grad`.
+
+    With `capture` (a list of tensors) the gradients of those tensors are returned instead of
+    accumulated into `.grad` of leaves.
+    """
+    grads: dict = {}
+    leaves: dict = {}
+    for r, g in zip(roots, root_grads):
+        if r.stop_gradient:
+            raise RuntimeError(
+                "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
+                "gradient. Set stop_gradient=False on the inputs you want gradients for.")
+        if not r.dtype.is_floating:
+            raise TypeError(f"backward() needs a floating-point tensor, got {r.dtype.name}")
+        if g is None:
+            g = ones_like(r)
+        elif not isinstance(g, Tensor):
+            g = wrap(backend.XP.asarray(g, dtype=r._data.dtype))
+        if r._node is None:
+            _leaf_add(leaves, r, g)
+        else:
+            _accumulate(grads, (id(r._node), r._index), g)
+    captured = {}
+    capture_keys = {}
+    if capture is not None:
+        for i, t in enumerate(capture):
+            k = (id(t._node), t._index) if t._node is not None else ("leaf", id(t))
+            capture_keys.setdefault(k, []).append(i)
+    order = _toposort(roots)
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        for node in order:
+            outs = node.outputs()
+            out_grads = []
+            for i, o in enumerate(outs):
+                g = grads.pop((id(node), i), None)
+                if g is not None:
+                    g = _run_hooks(o, g)
+                    for ci in capture_keys.get((id(node), i), ()):
+                        captured[ci] = g
+                out_grads.append(g)
+            if all(g is None for g in out_grads):
+                continue
+            if node.backward_fn is not None:
+                in_grads = node.backward_fn(node, out_grads)
+            else:
+                if node.op.grad is None:
+                    raise RuntimeError(f"op '{node.op.name}' has no gradient rule")
+                if len(outs) > 1:  # rules of multi-output ops see a zero grad, never None
+                    out_grads = [g if g is not None else zeros_like(o)
+                                 for g, o in zip(out_grads, outs)]
+                in_grads = node.op.grad(list(node.inputs), outs, out_grads, node.attrs)
+            for slot, j, t in _tensor_inputs(node):
+                if t.stop_gradient:
+                    continue
+                g = in_grads[slot]
+                if j is not None and g is not None:
+                    g = g[j]
+                if g is None:
+                    continue
+                if t._node is not None:
+                    _accumulate(grads, (id(t._node), t._index), g)
+                else:
+                    _leaf_add(leaves, t, g)
+            if not retain_graph:
+                node.inputs = None
+    finally:
+        STATE.grad_enabled = prev
+    for t, g in leaves.values():
+        g = _run_hooks(t, g)
+        for ci in capture_keys.get(("leaf", id(t)), ()):
+            captured[ci] = g
+        if capture is None:
+            if not create_graph:
+                g = g.detach()
+            t._grad = g if t._grad is None else t._grad + g
+    return captured
+
+
+def _leaf_add(leaves, t, g):
+    prev = leaves.get(id(t))
+    leaves[id(t)] = (t, g if prev is None else prev[1] + g)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=False):
+    """Accumulate d(tensors)/d(leaf) into every leaf's `.grad`."""
+    grad_tensors = grad_tensors or [None] * len(tensors)
+    run_backward(list(tensors), list(grad_tensors), retain_graph=retain_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """Return d(outputs)/d(inputs) without touching `.grad`.
+
+    >>> import runtime as rt
+    >>> x = rt.to_tensor(0.5, stop_gradient=False)
+    >>> (dx,) = rt.grad(rt.tanh(x), x, create_graph=True)
+    >>> (ddx,) = rt.grad(dx, x)
+    """
+    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    got = run_backward(outputs, list(grad_outputs), retain_graph=retain_graph,
+                       create_graph=create_graph, capture=inputs)
+    result = []
+    for i, t in enumerate(inputs):
+        g = got.get(i)
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: input {i} (shape {t.shape}) is not used to compute the outputs; pass "
+                "allow_unused=True to get None for it")
+        result.append(g)
+    return result

@@ -1,0 +1,6 @@
+"""Ops of the 'nn' family (see runtime/ops/__init__.py)."""
+from __future__ import annotations
+
+METHODS: dict = {}
+
+__all__: list = []

@@ -1,0 +1,206 @@
+"""The op registry: every op is defined once and serves eager and static mode alike.
+
+An `OpDef` holds everything about one op:
+
+- `kernel(xp, *arrays, **attrs)`: computes the outputs from NumPy/CuPy arrays (`xp` is the
+  array module of the current device). Returns one array or a tuple of arrays.
+- `infer(*metas, **attrs)`: shape/dtype inference on `Meta`s (shape tuples where -1 is an
+  unknown dim). Static mode calls it for every op it builds; eager mode calls it only when the
+  kernel fails, to turn a NumPy error into one that names the op, the argument and the shapes.
+- `grad(inputs, outputs, grads, attrs)`: the gradient rule, written with other ops, so the same
+  rule runs eagerly (on Tensors) and builds static backward programs (on Variables), and
+  differentiating it again gives higher-order gradients. Returns one grad (or None) per input.
+- `amp`: 'white' (runs in low precision under auto_cast), 'black' (always float32), 'promote'
+  (inputs cast to their widest float type), or 'keep' (no float inputs to cast).
+
+`bind(op, inputs, attrs)` is the single entry point. Eager mode computes now and records a tape
+node; while a static program is being built (`STATE.builder` is set) the builder appends an op.
+An input is a Tensor/Variable, a Python scalar (kept as a literal), or a list of tensors.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .. import backend
+from ..dtypes import DType, of_array
+
+
+class Meta(NamedTuple):
+    """What static shape/dtype inference knows about a value: -1 marks an unknown dim."""
+
+    shape: tuple
+    dtype: DType
+
+
+class OpDef:
+    __slots__ = ("name", "kernel", "infer", "grad", "amp", "nondiff", "doc", "printer")
+
+    def __init__(self, name, kernel, infer, grad, amp, nondiff, doc, printer):
+        self.name = name
+        self.kernel = kernel
+        self.infer = infer
+        self.grad = grad
+        self.amp = amp
+        self.nondiff = nondiff
+        self.doc = doc
+        self.printer = printer
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def register(name: str, *, kernel: Callable, infer: Callable, grad: Callable | None = None,
+             amp: str = "promote", nondiff: bool = False, doc: str = "",
+             printer: Callable | None = None) -> OpDef:
+    """Define an op. `nondiff=True` marks ops whose outputs never carry gradients (comparisons,
+    argmax, random numbers): they are never recorded on the tape."""
+    if name in OPS:
+        raise ValueError(f"op {name!r} is registered twice")
+    if amp not in ("white", "black", "promote", "keep"):
+        raise ValueError(f"op {name!r}: amp must be white/black/promote/keep, not {amp!r}")
+    op = OpDef(name, kernel, infer, grad, amp, nondiff, doc, printer)
+    OPS[name] = op
+    return op
+
+
+class OpError(ValueError):
+    """An op was given inputs it cannot take (shapes, axes, attributes)."""
+
+
+class OpTypeError(TypeError):
+    """An op was given inputs of a dtype it cannot take."""
+
+
+class _State:
+    """Process-wide mode switches read on every op (kept in one object so lookups are cheap)."""
+
+    __slots__ = ("grad_enabled", "builder", "amp")
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.builder = None  # the static program builder while one is active
+        self.amp = None  # the active auto_cast state, or None
+
+
+STATE = _State()
+
+# Filled in by runtime.tensor / runtime.autograd (they import this module, not the reverse).
+_hooks: dict[str, Callable] = {}
+
+
+def bind(op: OpDef, inputs: tuple, attrs: dict):
+    """Apply `op` to `inputs`: compute now (eager) or append to the program being built."""
+    if STATE.builder is not None:
+        return STATE.builder.bind(op, inputs, attrs)
+    if STATE.amp is not None:
+        inputs = STATE.amp.cast_inputs(op, inputs)
+    arrays = []
+    needs_grad = False
+    for x in inputs:
+        cls = x.__class__
+        if cls in _TENSOR_CLASSES:
+            arrays.append(x._data)
+            if not x.stop_gradient:
+                needs_grad = True
+        elif cls in _SCALARS or x is None:
+            arrays.append(x)
+        elif isinstance(x, (list, tuple)):
+            arrays.append([_array_of(t) for t in x])
+            needs_grad = needs_grad or any(
+                t.__class__ in _TENSOR_CLASSES and not t.stop_gradient for t in x)
+        elif isinstance(x, _hooks["Tensor"]):  # a Tensor subclass seen for the first time
+            _TENSOR_CLASSES.add(cls)
+            arrays.append(x._data)
+            if not x.stop_gradient:
+                needs_grad = True
+        else:
+            arrays.append(x)
+    try:
+        out = op.kernel(backend.XP, *arrays, **attrs)
+    except (OpError, OpTypeError):
+        raise
+    except Exception as e:
+        raise explain_failure(op, inputs, attrs, e) from e
+    wrap = _hooks["wrap"]
+    if out.__class__ is tuple:
+        outs = tuple(wrap(o) for o in out)
+        if needs_grad and STATE.grad_enabled and not op.nondiff:
+            _hooks["record"](op, inputs, attrs, outs)
+        return outs
+    result = wrap(out)
+    if needs_grad and STATE.grad_enabled and not op.nondiff:
+        _hooks["record"](op, inputs, attrs, (result,))
+    return result
+
+
+_SCALARS = frozenset((int, float, bool, str, complex))
+_TENSOR_CLASSES: set = set()  # Tensor and its subclasses (Parameter), filled on first sight
+
+
+def _array_of(x):
+    return x._data if isinstance(x, _hooks["Tensor"]) else x
+
+
+def register_tensor_class(cls) -> None:
+    """Let `bind` recognise `cls` (Tensor, Parameter) by a set lookup on the hot path."""
+    _TENSOR_CLASSES.add(cls)
+
+
+def meta_of(x):
+    """The Meta of a tensor-like input; Python scalars and None pass through; lists map."""
+    if isinstance(x, (list, tuple)):
+        return [meta_of(t) for t in x]
+    shape = getattr(x, "_static_shape", None)
+    if shape is not None:
+        return Meta(shape, x.dtype)
+    data = getattr(x, "_data", None)
+    if data is not None:
+        return Meta(tuple(data.shape), of_array(data))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Meta(tuple(np.shape(x)), of_array(np.asarray(x)))
+    return x
+
+
+def infer_outputs(op: OpDef, inputs, attrs) -> tuple:
+    """Run the op's shape/dtype inference; always returns a tuple of Metas."""
+    out = op.infer(*[meta_of(x) for x in inputs], **attrs)
+    return out if isinstance(out, tuple) and not isinstance(out, Meta) else (out,)
+
+
+def describe(inputs) -> str:
+    """'x: f32[4,16], y: 2.0' style summary of op inputs for error messages."""
+    return ", ".join(_describe_one(m) for m in (meta_of(x) for x in inputs))
+
+
+def _describe_one(m) -> str:
+    if isinstance(m, Meta):
+        return f"{m.dtype.short}{list(m.shape)}".replace(" ", "")
+    if isinstance(m, list):
+        return "[" + ", ".join(_describe_one(t) for t in m) + "]"
+    return repr(m)
+
+
+def explain_failure(op: OpDef, inputs, attrs, error: Exception) -> Exception:
+    """Turn a kernel failure into an error naming the op and its inputs.
+
+    Shape inference is run first: for bad shapes, axes or dtypes it raises the precise error
+    (naming the argument). Otherwise the kernel's own message is kept, with the op prepended,
+    in an exception of the same class.
+    """
+    try:
+        infer_outputs(op, inputs, attrs)
+    except (OpError, OpTypeError) as precise:
+        return precise
+    except Exception:
+        pass
+    msg = f"{op.name}: {error} (inputs: {describe(inputs)}" + (
+        f"; attrs: {attrs})" if attrs else ")")
+    try:
+        return type(error)(msg)
+    except Exception:
+        return OpError(msg)

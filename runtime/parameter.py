@@ -1,0 +1,44 @@
+"""`Parameter`: a trainable Tensor owned by a Layer (or created by hand).
+
+Parameters get unique, stable names (`linear_0.w_0`) because static programs refer to them by
+name: the executor's scope maps that name to this very object, so eager training and static
+training update the same array.
+"""
+from __future__ import annotations
+
+import itertools
+
+from .ops import registry
+from .tensor import Tensor
+
+_counters: dict = {}
+
+
+def unique_name(prefix: str) -> str:
+    """`prefix_0`, `prefix_1`, ... (one counter per prefix, process-wide)."""
+    counter = _counters.setdefault(prefix, itertools.count())
+    return f"{prefix}_{next(counter)}"
+
+
+class Parameter(Tensor):
+    """A Tensor with `stop_gradient=False`, `trainable` and `persistable` set, and a name."""
+
+    def __init__(self, data, dtype=None, name: str | None = None, trainable: bool = True):
+        super().__init__(data, dtype=dtype, stop_gradient=not trainable,
+                         name=name or unique_name("param"))
+        self.persistable = True
+        self.trainable = trainable
+
+    @property
+    def trainable(self) -> bool:
+        return not self.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value: bool):
+        self.stop_gradient = not value
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+registry.register_tensor_class(Parameter)

@@ -1,0 +1,221 @@
+"""The eager `Tensor`: a NumPy/CuPy array plus what autograd needs.
+
+Operators and methods (`x + y`, `x.sum()`, ...) are not written here: `runtime/methods.py`
+installs them from each op module's `METHODS` table onto both `Tensor` and the static
+`Variable`, so the two can never disagree.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, dtypes
+from .dtypes import DType, convert_dtype, of_array
+from .ops import registry
+
+
+class Tensor:
+    """An n-dimensional array on the current device with eager autograd.
+
+    >>> import runtime as rt
+    >>> x = rt.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> (x * x).sum().backward()
+    >>> x.grad.numpy().tolist()
+    [2.0, 4.0]
+    """
+
+    # Only the array is a slot; the rest are class-level defaults that an instance overrides
+    # when it needs to, so wrapping an op's result (the eager hot path) sets one attribute.
+    __slots__ = ("_data", "__dict__", "__weakref__")
+    __array_priority__ = 100  # so ndarray <op> Tensor defers to Tensor's reflected operator
+    stop_gradient = True
+    _node = None
+    _index = 0
+    _grad = None
+    name = None
+    _hooks = None
+    persistable = False
+
+    def __init__(self, data, dtype=None, stop_gradient: bool = True, name: str | None = None):
+        dt = convert_dtype(dtype).np if dtype is not None else None
+        if isinstance(data, Tensor):
+            data = data._data
+        self._data = backend.XP.asarray(data, dtype=dt)
+        if not stop_gradient:
+            self.stop_gradient = False
+        if name is not None:
+            self.name = name
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> list:
+        return list(self._data.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return of_array(self._data)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def place(self) -> str:
+        return "cpu" if isinstance(self._data, np.ndarray) else backend.get_device()
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    # ---- conversion -----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        return backend.to_numpy(self._data)
+
+    def item(self):
+        if self._data.size != 1:
+            raise ValueError(f"item(): only one-element tensors can be converted to a Python "
+                             f"scalar, this one has shape {self.shape}")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def _scalar(self, kind: str):
+        if self._data.size != 1:
+            raise ValueError(
+                f"{kind}() of a tensor with shape {self.shape} is ambiguous: only one-element "
+                f"tensors convert to Python {kind}. Use .any() or .all() for a truth value.")
+        return self._data.reshape(()).item()
+
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __index__(self):
+        if self.dtype.is_floating:
+            raise TypeError("only integer tensors can be used as an index")
+        return int(self._scalar("int"))
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__  # == is elementwise, identity hashing keeps dict/set use working
+
+    # ---- autograd -------------------------------------------------------------------------
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
+    def backward(self, grad_tensor=None, retain_graph: bool = False):
+        from .autograd import backward
+        backward([self], [grad_tensor], retain_graph=retain_graph)
+
+    def clear_grad(self):
+        self._grad = None
+
+    clear_gradient = clear_grad
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a non-None return value
+        replaces the gradient. Returns a handle with `.remove()`."""
+        if self.stop_gradient:
+            raise RuntimeError("register_hook on a tensor with stop_gradient=True: it never "
+                               "receives a gradient")
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _HookHandle(self._hooks, hook)
+
+    def detach(self) -> "Tensor":
+        return wrap(self._data)
+
+    def clone(self) -> "Tensor":
+        from .ops.math import assign
+        return assign(self)
+
+    def __repr__(self):
+        data = np.array2string(self.numpy(), separator=", ", prefix=" " * 7)
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place={self.place}, "
+                f"stop_gradient={self.stop_gradient},\n       {data})")
+
+    __str__ = __repr__
+
+
+class _HookHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+_new = Tensor.__new__
+_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFD") | frozenset(
+    d.np.type for d in dtypes.ALL)
+
+
+def wrap(array) -> Tensor:
+    """Wrap an array (of the current device) in a Tensor without copying. Hot path."""
+    if not array.ndim and array.__class__ in _NUMPY_SCALARS:
+        array = np.asarray(array)  # NumPy turns 0-d results into scalars; keep them 0-d
+    t = _new(Tensor)
+    t._data = array
+    return t
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
+    """Make a Tensor from a list, scalar, NumPy array or Tensor (always a copy).
+
+    Python floats become float32 (Paddle's default), Python ints int64, bools bool.
+
+    >>> import runtime as rt
+    >>> rt.to_tensor([[1, 2], [3, 4]]).dtype == 'int64'
+    True
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    if dtype is None:
+        arr = backend.to_numpy(data) if hasattr(data, "__cuda_array_interface__") else data
+        arr = np.asarray(arr)
+        if arr.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
+            arr = arr.astype(np.float32)
+        dtype = arr.dtype
+        data = arr
+    t = wrap(backend.XP.array(data, dtype=convert_dtype(dtype).np))
+    t.stop_gradient = stop_gradient
+    return t
+
+
+registry._hooks["Tensor"] = Tensor
+registry.register_tensor_class(Tensor)
+registry._hooks["wrap"] = wrap
