@@ -28,7 +28,7 @@ def zeros_like(t):
 class Node:
     """One recorded op application."""
 
-    __slots__ = ("op", "inputs", "attrs", "out_refs", "out_data", "backward_fn")
+    __slots__ = ("op", "inputs", "attrs", "out_refs", "out_data", "backward_fn", "versions")
 
     def __init__(self, op, inputs, attrs, outputs, backward_fn=None):
         self.op = op
@@ -38,6 +38,8 @@ class Node:
         self.out_data = tuple(o._data for o in outputs)
         # A custom rule (e.g. a whole static program run as one op) instead of op.grad
         self.backward_fn = backward_fn
+        # An input changed in place after this op used it would give a wrong gradient
+        self.versions = tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs)
 
     def outputs(self):
         """The output tensors; an output that was dropped is rebuilt (it carries no grad)."""
@@ -190,6 +192,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 out_grads.append(g)
             if all(g is None for g in out_grads):
                 continue
+            _check_versions(node)
             if node.backward_fn is not None:
                 in_grads = node.backward_fn(node, out_grads)
             else:
@@ -224,6 +227,15 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 g = g.detach()
             t._grad = g if t._grad is None else t._grad + g
     return captured
+
+
+def _check_versions(node):
+    for x, v in zip(node.inputs, node.versions):
+        if isinstance(x, Tensor) and x._version != v:
+            raise RuntimeError(
+                f"an input of '{node.op.name}' (shape {x.shape}) was modified in place "
+                f"(setitem or set_value) after '{node.op.name}' used it, so its gradient "
+                "cannot be computed. Assign into a clone() of the tensor instead.")
 
 
 def _leaf_add(leaves, t, g):

@@ -34,6 +34,7 @@ class Tensor:
     name = None
     _hooks = None
     persistable = False
+    _version = 0  # bumped by in-place updates; autograd checks it (see autograd.Node)
 
     def __init__(self, data, dtype=None, stop_gradient: bool = True, name: str | None = None):
         dt = convert_dtype(dtype).np if dtype is not None else None
@@ -154,6 +155,45 @@ class Tensor:
             self._hooks = []
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
+
+    def set_value(self, value) -> None:
+        """Overwrite this tensor's values without recording a gradient (optimizer updates,
+        BatchNorm running statistics, loading weights). While a static program is being built
+        this appends an op that writes the persistable variable instead.
+        """
+        if registry.STATE.builder is not None:
+            registry.STATE.builder.write_persistable(self, value)
+            return
+        arr = value._data if isinstance(value, Tensor) else backend.XP.asarray(value)
+        if tuple(arr.shape) != tuple(self._data.shape):
+            raise ValueError(f"set_value: value has shape {list(arr.shape)} but the tensor "
+                             f"{self.name or ''} has shape {self.shape}")
+        self._data = arr.astype(self._data.dtype, copy=False)
+        self._version += 1
+
+    def _inplace_update(self, new: "Tensor") -> None:
+        """Make this object hold `new`'s value and autograd history (setitem on a tensor
+        that autograd tracks). Ops that used the old value notice through `_version`."""
+        if self._node is None and not self.stop_gradient:
+            raise RuntimeError(
+                "in-place assignment to a leaf tensor that requires grad (stop_gradient=False) "
+                "would lose its gradient; assign to a clone() instead")
+        self._data = new._data
+        self._node = new._node
+        self._index = new._index
+        self.stop_gradient = new.stop_gradient
+        self._version += 1
+        if new._node is not None:  # the node's output is now this object
+            import weakref
+            refs = list(new._node.out_refs)
+            refs[new._index] = weakref.ref(self)
+            new._node.out_refs = tuple(refs)
+
+    def _shallow_copy(self) -> "Tensor":
+        """Another handle on the same value and history (the 'before' of an in-place op)."""
+        t = wrap(self._data)
+        t._node, t._index, t.stop_gradient = self._node, self._index, self.stop_gradient
+        return t
 
     def detach(self) -> "Tensor":
         return wrap(self._data)
