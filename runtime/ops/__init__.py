@@ -3,9 +3,9 @@
 The modules, one family each: `math` (elementwise arithmetic and math, matmul), `reduce`
 (reductions), `logic` (comparisons, logical ops, where), `shape` (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
-(conv, pooling, softmax, losses, norms, ...).
+(conv, pooling, softmax, losses, norms, ...), `optim` (optimizer update rules).
 """
-from . import creation, index, logic, math, nn, random, reduce, shape  # noqa: F401
+from . import creation, index, logic, math, nn, optim, random, reduce, shape  # noqa: F401
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
-MODULES = (math, reduce, logic, shape, index, creation, random, nn)
+MODULES = (math, reduce, logic, shape, index, creation, random, nn, optim)
