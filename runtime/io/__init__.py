@@ -1,0 +1,27 @@
+"""`rt.io`: datasets and the `DataLoader` that batches them into Tensors.
+
+>>> import runtime as rt
+>>> ds = rt.io.TensorDataset([rt.ones([6, 3]), rt.zeros([6])])
+>>> loader = rt.io.DataLoader(ds, batch_size=4, shuffle=True, drop_last=True)
+>>> len(loader)
+1
+"""
+from .dataloader import (  # noqa: F401
+    BatchSampler,
+    DataLoader,
+    RandomSampler,
+    Sampler,
+    SequenceSampler,
+    default_collate_fn,
+    default_convert_fn,
+)
+from .dataset import (  # noqa: F401
+    ChainDataset,
+    ComposeDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)

@@ -1,0 +1,12 @@
+"""`rt.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp and learning-rate schedulers (`lr`).
+
+>>> import runtime as rt
+>>> w = rt.Parameter(rt.ones([2]).numpy())
+>>> sched = rt.optimizer.lr.StepDecay(0.1, step_size=10)
+>>> opt = rt.optimizer.Momentum(learning_rate=sched, momentum=0.9, parameters=[w])
+"""
+from . import lr
+from .algorithms import SGD, Adam, AdamW, Momentum, RMSProp
+from .optimizer import Optimizer
+
+__all__ = ["SGD", "Adam", "AdamW", "Momentum", "Optimizer", "RMSProp", "lr"]

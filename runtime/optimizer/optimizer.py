@@ -1,0 +1,258 @@
+"""`Optimizer`: what every optimizer shares (state, learning rate, clipping, the update loop).
+
+An optimizer owns, per parameter, a few state tensors (Adam's moments, Momentum's velocity, a
+float32 master weight under AMP O2). They are persistable tensors named after the parameter
+(`linear_0.w_0_moment1_0`, Paddle's names), created on first use. The update itself is one
+registered op per algorithm (`runtime/ops/optim.py`) applied with `Tensor.set_value`, so the
+same `.step()` code updates arrays now in eager mode and appends update ops while a static
+program is being built.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import backend
+from ..autograd import no_grad
+from ..ops.registry import STATE
+from ..parameter import Parameter
+from ..tensor import Tensor
+from .lr import LRScheduler
+
+_LOW_PRECISION = ("float16", "bfloat16")
+
+
+def l2_coeff(weight_decay) -> float:
+    """A `weight_decay` argument (None, a float, or `rt.regularizer.L2Decay`) as a number."""
+    if weight_decay is None:
+        return 0.0
+    if isinstance(weight_decay, (int, float)):
+        return float(weight_decay)
+    coeff = getattr(weight_decay, "coeff", None)
+    if coeff is None or type(weight_decay).__name__ != "L2Decay":
+        raise TypeError(f"weight_decay must be a float or rt.regularizer.L2Decay, got "
+                        f"{type(weight_decay).__name__}")
+    return float(coeff)
+
+
+class Optimizer:
+    """Base class. Subclasses list their state in `_states` as (name, initial value or None
+    for zeros shaped like the parameter) and implement `_update(param, grad, lr, state)`
+    returning the new parameter and a dict of new state values.
+    """
+
+    _states: tuple = ()
+
+    def __init__(self, learning_rate: float | LRScheduler = 0.001,
+                 parameters: Iterable | None = None, weight_decay=None, grad_clip=None,
+                 multi_precision: bool = False, name: str | None = None):
+        if not isinstance(learning_rate, (int, float, LRScheduler)):
+            raise TypeError(f"{type(self).__name__}: learning_rate must be a float or an "
+                            f"LRScheduler, got {type(learning_rate).__name__}")
+        if parameters is None and STATE.builder is None:
+            raise ValueError(f"{type(self).__name__}: in eager mode pass the parameters to "
+                             "optimize, e.g. parameters=model.parameters()")
+        self._parameter_list = None if parameters is None else list(parameters)
+        if self._parameter_list is not None:
+            for p in self._parameter_list:
+                if isinstance(p, dict):
+                    raise TypeError(f"{type(self).__name__}: parameter groups (dicts) are not "
+                                    "supported; pass a flat list of parameters")
+        self._learning_rate = learning_rate
+        l2_coeff(weight_decay)  # reject a bad value now rather than at the first step
+        self._weight_decay = weight_decay
+        self._grad_clip = grad_clip
+        self._multi_precision = multi_precision
+        self._accumulators: dict[str, dict[str, Tensor]] = {}
+        self._loaded: dict = {}
+        self._lr_var = None
+        self._name = name
+
+    # ---- learning rate --------------------------------------------------------------------
+    def get_lr(self) -> float:
+        """The learning rate in force now (a scheduler's current value)."""
+        lr = self._learning_rate
+        return lr() if isinstance(lr, LRScheduler) else float(lr)
+
+    def set_lr(self, value: float) -> None:
+        """Set a fixed learning rate (not allowed when a scheduler drives it)."""
+        if isinstance(self._learning_rate, LRScheduler):
+            raise RuntimeError(  # noqa: TRY004  (Paddle raises RuntimeError here)
+                "set_lr: this optimizer's learning rate is an LRScheduler; call the "
+                "scheduler's step() instead")
+        self._learning_rate = float(value)
+        if self._lr_var is not None:
+            self._lr_var.set_value(backend.XP.asarray(self._learning_rate, dtype="float32"))
+
+    def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"set_lr_scheduler: expected an LRScheduler, got "
+                            f"{type(scheduler).__name__}")
+        self._learning_rate = scheduler
+
+    def _lr_input(self):
+        """A Python float for eager updates; a persistable 0-d tensor for a static program, so
+        the program reads the rate in force at each run."""
+        if STATE.builder is None:
+            return self.get_lr()
+        if isinstance(self._learning_rate, LRScheduler):
+            return self._learning_rate.var()
+        if self._lr_var is None:
+            from ..parameter import unique_name
+            self._lr_var = Parameter(backend.XP.asarray(self.get_lr(), dtype="float32"),
+                                     name=unique_name("learning_rate"), trainable=False)
+        return self._lr_var
+
+    # ---- the update loop ------------------------------------------------------------------
+    @no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient (call after `loss.backward()`).
+
+        >>> import runtime as rt
+        >>> w = rt.Parameter(rt.ones([2]).numpy())
+        >>> opt = rt.optimizer.SGD(0.1, parameters=[w])
+        >>> w.grad = rt.ones([2])
+        >>> opt.step()
+        >>> w.numpy().tolist()
+        [0.8999999761581421, 0.8999999761581421]
+        """
+        params_grads = [(p, p.grad) for p in self._parameters()
+                        if not p.stop_gradient and p.grad is not None]
+        self._apply_optimize(params_grads)
+
+    def _apply_optimize(self, params_grads: list) -> None:
+        if self._grad_clip is not None and params_grads:
+            params_grads = list(self._grad_clip(params_grads))
+        lr = self._lr_input()
+        for p, g in params_grads:
+            if g is not None:
+                self._update_param(p, g, lr)
+
+    def _update_param(self, p, g, lr) -> None:
+        state = self._state_of(p)
+        master = state.get("fp32_master")
+        new_p, new_state = self._update(master if master is not None else p, g, lr, state)
+        for key, value in new_state.items():
+            state[key].set_value(value)
+        if master is not None:
+            master.set_value(new_p)
+            new_p = _cast(new_p, p.dtype)
+        p.set_value(new_p)
+
+    def _update(self, param, grad, lr, state: dict):
+        raise NotImplementedError
+
+    def _decay(self, param) -> float:
+        """L2 coefficient for `param`: its own regularizer (ParamAttr) wins over the
+        optimizer's `weight_decay`."""
+        own = getattr(param, "regularizer", None)
+        return l2_coeff(own if own is not None else self._weight_decay)
+
+    def _parameters(self) -> list:
+        if self._parameter_list is None:
+            raise ValueError(f"{type(self).__name__}: no parameters; pass parameters=... or "
+                             "use minimize(loss) inside a static program")
+        return self._parameter_list
+
+    # ---- state ----------------------------------------------------------------------------
+    def _state_of(self, p) -> dict:
+        state = self._accumulators.get(p.name)
+        if state is not None:
+            return state
+        state = {}
+        master = self._multi_precision and str(p.dtype.name) in _LOW_PRECISION
+        if master:
+            state["fp32_master"] = self._new_state(p, "fp32_master",
+                                                   backend.XP.asarray(p._data, "float32"))
+        dtype = "float32" if master else p.dtype.np
+        for key, init in self._states:
+            value = (backend.XP.zeros(p.shape, dtype) if init is None
+                     else backend.XP.asarray(init, dtype="float32"))
+            state[key] = self._new_state(p, key, value)
+        self._accumulators[p.name] = state
+        return state
+
+    def _new_state(self, p, key: str, value) -> Parameter:
+        name = f"{p.name}_{key}_0"
+        loaded = self._loaded.pop(name, None)
+        if loaded is not None:
+            loaded = loaded._data if isinstance(loaded, Tensor) else backend.XP.asarray(loaded)
+            if tuple(loaded.shape) != tuple(value.shape):
+                raise ValueError(f"set_state_dict: {name} has shape {list(loaded.shape)} but "
+                                 f"the optimizer expects {list(value.shape)}")
+            value = loaded.astype(value.dtype)
+        return Parameter(value, name=name, trainable=False)
+
+    def state_dict(self) -> dict:
+        """Optimizer state by Paddle's key names (`<param>_<state>_0`), plus `LR_Scheduler`.
+
+        >>> import runtime as rt
+        >>> w = rt.Parameter(rt.ones([2]).numpy(), name="w")
+        >>> opt = rt.optimizer.Adam(parameters=[w])
+        >>> w.grad = rt.ones([2]); opt.step()
+        >>> sorted(opt.state_dict())[:2]
+        ['w_beta1_pow_acc_0', 'w_beta2_pow_acc_0']
+        """
+        out = {t.name: t for state in self._accumulators.values() for t in state.values()}
+        if isinstance(self._learning_rate, LRScheduler):
+            out["LR_Scheduler"] = self._learning_rate.state_dict()
+        return out
+
+    def set_state_dict(self, state_dict: dict) -> None:
+        """Load state saved by `state_dict()`; state of parameters not yet updated is kept
+        until their first step."""
+        state_dict = dict(state_dict)
+        sched = state_dict.pop("LR_Scheduler", None)
+        if sched is not None and isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate.set_state_dict(sched)
+        current = {t.name: t for state in self._accumulators.values() for t in state.values()}
+        for key, value in state_dict.items():
+            if key in current:
+                data = value._data if isinstance(value, Tensor) else backend.XP.asarray(value)
+                current[key].set_value(data)
+            else:
+                self._loaded[key] = value
+
+    set_dict = set_state_dict
+
+    # ---- gradients ------------------------------------------------------------------------
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Reset the gradients of the parameters: to zeros (Paddle's default) or to None."""
+        for p in self._parameters():
+            if p.grad is None:
+                continue
+            if set_to_zero:
+                p.grad = Tensor(backend.XP.zeros_like(p.grad._data))
+            else:
+                p.clear_grad()
+
+    clear_gradients = clear_grad
+
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        """Eager mode: apply the gradients already computed by `loss.backward()` (as Paddle
+        does). Static mode: append the backward pass and the update ops to the program.
+        Returns (None, [(param, grad), ...])."""
+        params = parameters if parameters is not None else self._parameter_list
+        if STATE.builder is None:
+            params = self._parameters() if params is None else list(params)
+            params_grads = [(p, p.grad) for p in params
+                            if not p.stop_gradient and p.grad is not None]
+            with no_grad():
+                self._apply_optimize(params_grads)
+            return None, params_grads
+        from .. import static
+        params_grads = static.append_backward(loss, parameter_list=params,
+                                              no_grad_set=no_grad_set)
+        self._apply_optimize(params_grads)
+        return None, params_grads
+
+    def __repr__(self):
+        return f"{type(self).__name__}(learning_rate={self.get_lr()})"
+
+
+def _cast(x, dtype):
+    """The master weight cast back to the parameter's low precision. Eager `set_value` casts
+    by itself; a static program needs the cast op."""
+    if STATE.builder is None:
+        return x
+    from .. import cast
+    return cast(x, dtype)
