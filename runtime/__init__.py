@@ -21,6 +21,9 @@ from .ops.shape import *  # noqa: F401,F403
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401
 
+from . import io, optimizer, regularizer  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+
 from . import methods as _methods  # noqa: E402
 
 _methods.install(Tensor)
