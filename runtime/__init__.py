@@ -10,7 +10,9 @@ from .autograd import enable_grad, grad, is_grad_enabled, no_grad  # noqa: F401
 from .backend import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8)
+from .ops.combine import *  # noqa: F401,F403
 from .ops.creation import *  # noqa: F401,F403
+from .ops.gather import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.logic import *  # noqa: F401,F403
 from .ops.math import *  # noqa: F401,F403

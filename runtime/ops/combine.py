@@ -1,0 +1,225 @@
+"""Joining and splitting tensors: concat, stack, unstack, split, chunk.
+
+`split_like(g, xs)` (the grad of concat) splits by the sizes of xs read at run time, so the
+grad works when a static dim is -1.
+"""
+from __future__ import annotations
+
+import itertools
+
+from . import infer as I
+from .registry import Meta, OpError, OpTypeError, bind, register
+
+
+def _same_dtype(op: str, dtypes) -> None:
+    first = dtypes[0]
+    for i, d in enumerate(dtypes):
+        if d != first:
+            raise OpTypeError(f"{op}: all inputs must have the same dtype, but x[0] is "
+                              f"{getattr(first, 'name', first)} and x[{i}] is "
+                              f"{getattr(d, 'name', d)}")
+
+
+def _list_infer(op: str, xs, axis: int, insert: bool) -> tuple:
+    """Check a list of tensors for concat/stack; returns (normalised axis, merged shape)."""
+    if not isinstance(xs, (list, tuple)) or not xs:
+        raise OpError(f"{op}: x must be a non-empty list of tensors")
+    for i, m in enumerate(xs):
+        I.check_tensor(op, f"x[{i}]", m)
+    _same_dtype(op, [m.dtype for m in xs])
+    nd = len(xs[0].shape)
+    shapes = ", ".join(I.fmt(m.shape) for m in xs)
+    if not insert and nd == 0:
+        raise OpError(f"{op}: cannot concatenate 0-d tensors (shapes {shapes})")
+    ax = I.norm_axis(op, axis, nd + 1 if insert else nd)
+    merged = list(xs[0].shape)
+    for i, m in enumerate(xs):
+        if len(m.shape) != nd:
+            raise OpError(f"{op}: all inputs must have the same rank, got shapes {shapes}")
+        for d, (a, b) in enumerate(zip(merged, m.shape)):
+            if d == ax and not insert:
+                continue
+            if a != b and a != -1 and b != -1:
+                raise OpError(f"{op}: x[{i}] has shape {I.fmt(m.shape)} but x[0] has shape "
+                              f"{I.fmt(xs[0].shape)}; dim {d} differs ({b} vs {a}); "
+                              f"shapes {shapes}")
+            merged[d] = a if a != -1 else b
+    return ax, merged
+
+
+def _concat_infer(xs, axis=0):
+    ax, merged = _list_infer("concat", xs, axis, insert=False)
+    sizes = [m.shape[ax] for m in xs]
+    merged[ax] = -1 if -1 in sizes else sum(sizes)
+    return Meta(tuple(merged), xs[0].dtype)
+
+
+def _concat_kernel(xp, xs, axis=0):
+    _same_dtype("concat", [a.dtype for a in xs])
+    return xp.concatenate(xs, axis=axis)
+
+
+CONCAT = register(
+    "concat", kernel=_concat_kernel, infer=_concat_infer,
+    grad=lambda ins, outs, gs, a: [list(split_like(gs[0], ins[0], a.get("axis", 0)))],
+    amp="promote")
+
+
+def _split_like_kernel(xp, g, xs, axis=0):
+    ends = list(itertools.accumulate(x.shape[axis] for x in xs))
+    return tuple(xp.split(g, ends[:-1], axis=axis))
+
+
+SPLIT_LIKE = register(
+    "split_like", kernel=_split_like_kernel,
+    infer=lambda g, xs, axis=0: tuple(Meta(x.shape, g.dtype) for x in xs),
+    grad=lambda ins, outs, gs, a: [concat(list(gs), a.get("axis", 0)), None], amp="keep",
+    doc="g split along `axis` into pieces the sizes of xs at run time (the grad of concat).")
+
+
+def split_like(g, xs, axis=0):
+    return bind(SPLIT_LIKE, (g, list(xs)), {"axis": axis} if axis else {})
+
+
+def concat(x, axis: int = 0, name=None):
+    """Join a list of tensors (same dtype, same shape except along `axis`).
+
+    >>> import runtime as rt
+    >>> rt.concat([rt.ones([2, 3]), rt.zeros([1, 3])]).shape
+    [3, 3]
+    """
+    return bind(CONCAT, (list(x),), {"axis": int(axis)} if axis else {})
+
+
+def _stack_infer(xs, axis=0):
+    ax, merged = _list_infer("stack", xs, axis, insert=True)
+    merged.insert(ax, len(xs))
+    return Meta(tuple(merged), xs[0].dtype)
+
+
+def _stack_kernel(xp, xs, axis=0):
+    _same_dtype("stack", [a.dtype for a in xs])
+    return xp.stack(xs, axis=axis)
+
+
+STACK = register(
+    "stack", kernel=_stack_kernel, infer=_stack_infer,
+    grad=lambda ins, outs, gs, a: [list(unstack(gs[0], a.get("axis", 0), len(ins[0])))],
+    amp="promote")
+
+
+def stack(x, axis: int = 0, name=None):
+    """Join a list of same-shaped tensors along a new axis.
+
+    >>> import runtime as rt
+    >>> rt.stack([rt.ones([2]), rt.zeros([2])], axis=1).shape
+    [2, 2]
+    """
+    return bind(STACK, (list(x),), {"axis": int(axis)} if axis else {})
+
+
+def _unstack_infer(x, axis=0, num=None):
+    I.check_tensor("unstack", "x", x)
+    ax = I.norm_axis("unstack", axis, len(x.shape))
+    n = x.shape[ax] if num is None else num
+    if n == -1:
+        raise OpError(f"unstack: axis {axis} of x (shape {I.fmt(x.shape)}) has an unknown size; "
+                      "pass num")
+    shape = x.shape[:ax] + x.shape[ax + 1:]
+    return tuple(Meta(shape, x.dtype) for _ in range(n))
+
+
+UNSTACK = register(
+    "unstack", kernel=lambda xp, x, axis=0, num=None: tuple(
+        xp.moveaxis(x, axis, 0)), infer=_unstack_infer,
+    grad=lambda ins, outs, gs, a: [stack(list(gs), a.get("axis", 0))], amp="keep")
+
+
+def unstack(x, axis: int = 0, num: int | None = None, name=None) -> list:
+    """Split x into a list of tensors along `axis`, dropping that axis.
+
+    >>> import runtime as rt
+    >>> [t.shape for t in rt.unstack(rt.ones([2, 3]), axis=1)]
+    [[2], [2], [2]]
+    """
+    attrs = {"axis": axis} if axis else {}
+    if num is not None:
+        attrs["num"] = num
+    out = bind(UNSTACK, (x,), attrs)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _split_sizes(op: str, n: int, num=None, sections=None, axis=0, xshape=()) -> list:
+    """Section sizes along an axis of size n (-1: unknown)."""
+    if num is not None:
+        if num <= 0:
+            raise OpError(f"{op}: num_or_sections must be positive, got {num}")
+        if n == -1:
+            return [-1] * num
+        if n % num:
+            raise OpError(f"{op}: axis {axis} of x (shape {I.fmt(xshape)}) has size {n}, "
+                          f"which is not divisible by {num}")
+        return [n // num] * num
+    sizes = list(sections)
+    if sizes.count(-1) > 1:
+        raise OpError(f"{op}: num_or_sections {sizes} has more than one -1")
+    if n != -1:
+        known = sum(s for s in sizes if s != -1)
+        if -1 in sizes:
+            if known > n:
+                raise OpError(f"{op}: sections {sizes} exceed the size {n} of axis {axis} of x "
+                              f"(shape {I.fmt(xshape)})")
+            sizes[sizes.index(-1)] = n - known
+        elif known != n:
+            raise OpError(f"{op}: sections {sizes} sum to {known}, but axis {axis} of x "
+                          f"(shape {I.fmt(xshape)}) has size {n}")
+    return sizes
+
+
+def _split_kernel(xp, x, axis=0, num=None, sections=None):
+    sizes = _split_sizes("split", x.shape[axis], num, sections, axis, x.shape)
+    return tuple(xp.split(x, list(itertools.accumulate(sizes))[:-1], axis=axis))
+
+
+def _split_infer(x, axis=0, num=None, sections=None):
+    I.check_tensor("split", "x", x)
+    ax = I.norm_axis("split", axis, len(x.shape))
+    sizes = _split_sizes("split", x.shape[ax], num, sections, axis, x.shape)
+    return tuple(Meta(x.shape[:ax] + (s,) + x.shape[ax + 1:], x.dtype) for s in sizes)
+
+
+SPLIT = register(
+    "split", kernel=_split_kernel, infer=_split_infer,
+    grad=lambda ins, outs, gs, a: [concat(list(gs), a.get("axis", 0))], amp="keep")
+
+
+def split(x, num_or_sections, axis: int = 0, name=None) -> list:
+    """Split x along `axis` into `num_or_sections` equal parts, or parts of the given sizes
+    (one size may be -1).
+
+    >>> import runtime as rt
+    >>> [t.shape for t in rt.split(rt.ones([5, 2]), [2, -1])]
+    [[2, 2], [3, 2]]
+    """
+    attrs = {"axis": int(axis)}
+    if isinstance(num_or_sections, int):
+        attrs["num"] = num_or_sections
+    else:
+        attrs["sections"] = tuple(int(s) for s in num_or_sections)
+    out = bind(SPLIT, (x,), attrs)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def chunk(x, chunks: int, axis: int = 0, name=None) -> list:
+    """Split x into `chunks` equal parts along `axis`.
+
+    >>> import runtime as rt
+    >>> len(rt.chunk(rt.ones([4]), 2))
+    2
+    """
+    return split(x, int(chunks), axis)
+
+
+METHODS = {"split": split, "chunk": chunk, "unstack": unstack}
+
+__all__ = ["chunk", "concat", "split", "stack", "unstack"]
