@@ -1,0 +1,211 @@
+"""rt.nn Layers with tensor-dependent control flow in `forward` (constructed with no arguments
+after `rt.seed(0)`, in eval mode)."""
+import runtime as rt
+
+from .registry import case, f32, neg, pos, rand, signed
+
+nn = getattr(rt, "nn", None)
+Layer = nn.Layer if nn is not None else object
+
+
+def _linear(i, o):
+    return rt.nn.Linear(i, o)
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)], batch=lambda b: (signed(b, 4),))
+class GatedMLP(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = _linear(4, 8)
+        self.fc2 = _linear(8, 3)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        if rt.mean(x) > 0:
+            h = rt.nn.functional.relu(h)
+        else:
+            h = rt.tanh(h)
+        return self.fc2(h)
+
+
+@case(args=[(pos(2, 4) * 10,), (pos(2, 4) * 0.01,)], batch=lambda b: (rand(b, 4) * b,))
+class RefineUntilSmall(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        steps = 0
+        while rt.max(rt.abs(h)) > 1:
+            h = h / 2
+            steps += 1
+        return h, steps
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4) * 5,)])
+class StackWithEarlyExit(Layer):
+    def __init__(self):
+        super().__init__()
+        self.blocks = rt.nn.LayerList([_linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = rt.tanh(block(x))
+            if rt.mean(x) < -0.5:
+                break
+        return x
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)])
+class EarlyReturn(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 2)
+
+    def forward(self, x):
+        if rt.sum(x) < 0:
+            return rt.zeros([x.shape[0], 2])
+        return self.fc(x)
+
+
+@case(args=[(pos(3, 4),), (neg(3, 4),)], batch=lambda b: (signed(b, 4),))
+class HelperMethod(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def _activate(self, h):
+        if rt.mean(h) > 0:
+            return rt.nn.functional.relu(h)
+        return h * 0.1
+
+    def forward(self, x):
+        return self._activate(self.fc(x)) + x
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)])
+class SequentialThenBranch(Layer):
+    def __init__(self):
+        super().__init__()
+        self.body = rt.nn.Sequential(_linear(4, 6), rt.nn.ReLU(), _linear(6, 4))
+
+    def forward(self, x):
+        y = self.body(x)
+        if rt.mean(x) > 0:
+            y = y + x
+        return y
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)])
+class PythonConfigAttributes(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+        self.use_residual = True
+        self.scale = 0.5
+
+    def forward(self, x):
+        h = self.fc(x) * self.scale
+        if self.use_residual and rt.mean(h) > 0:
+            h = h + x
+        return h
+
+
+@case(args=[(pos(2, 3, 4),), (neg(2, 5, 4),)], batch=lambda b: (signed(b, 3, 4),))
+class TimeStepLoop(Layer):
+    def __init__(self):
+        super().__init__()
+        self.cell = _linear(8, 4)
+
+    def forward(self, x):
+        h = rt.zeros([x.shape[0], 4])
+        outs = []
+        for t in range(x.shape[1]):
+            h = rt.tanh(self.cell(rt.concat([x[:, t], h], axis=1)))
+            outs.append(h)
+        return rt.stack(outs, axis=1), h
+
+
+@case(args=[(pos(2, 4) * 5,), (pos(2, 4) * 0.1,)])
+class ResidualIfNormLarge(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if rt.sqrt(rt.sum(x * x)) > 3:
+            y = y / rt.sqrt(rt.sum(y * y))
+        return y + x
+
+
+class _Gate(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h if rt.mean(h) > 0 else -h
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)])
+class NestedCustomLayer(Layer):
+    def __init__(self):
+        super().__init__()
+        self.gate = _Gate()
+        self.out = _linear(4, 2)
+
+    def forward(self, x):
+        x = self.gate(x)
+        if rt.max(x) > 1:
+            x = x / rt.max(x)
+        return self.out(x)
+
+
+@case(args=[(f32([[1.0, 1.0, 1.0, 1.0], [-5.0, 0.0, 0.0, 0.0]]),), (neg(3, 4),)],
+      batch=lambda b: (signed(b, 4),))
+class RowwiseLoop(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 1)
+
+    def forward(self, x):
+        total = rt.zeros([1])
+        for row in x:
+            if row.sum() > 0:
+                total = total + self.fc(row.unsqueeze(0)).squeeze(0)
+            else:
+                total = total - 1
+        return total
+
+
+@case(args=[(pos(2, 4), 2), (neg(2, 4), 2), (pos(2, 4), 0)])
+class PythonArgLoop(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def forward(self, x, repeats):
+        for _ in range(repeats):
+            x = self.fc(x)
+            if rt.mean(x) < 0:
+                x = -x
+        return x
+
+
+@case(args=[(rand(2, 4) + 3,), (rand(2, 4) - 3,)])
+class BufferAsState(Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+        self.register_buffer("offset", rt.ones([4]) * 2)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if rt.mean(x) > 0:
+            h = h + self.offset
+        else:
+            h = h - self.offset
+        return h

@@ -1,0 +1,245 @@
+"""Comprehensions, generator expressions, walrus, match, with, try, isinstance, attributes of
+Python objects as loop state, unpacking, globals, f-strings, shapes with unknown dims."""
+import contextlib
+
+import runtime as rt
+
+from .registry import case, f32, neg, pos, rand, signed
+
+SCALE = 3.0
+
+
+class _State:
+    def __init__(self):
+        self.count = 0
+        self.value = None
+
+
+class _Tracker:
+    """A plain context manager (not a tensor one): records entry and exit."""
+
+    def __init__(self):
+        self.events = []
+
+    def __enter__(self):
+        self.events.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        self.events.append("exit")
+        return False
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def list_comprehension_over_range(x):
+    ys = [x * i for i in range(3)]
+    s = rt.stack(ys).sum(axis=0)
+    return s if rt.mean(s) > 0 else -s
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), neg(2))])
+def comprehension_with_python_filter(x, y):
+    ts = [t * (k + 1) for k, t in enumerate([x, y, x + y]) if k != 1]
+    if rt.mean(ts[0]) > 0:
+        return ts[1]
+    return ts[0]
+
+
+@case(args=[(pos(2),), (neg(2),)], batch=lambda b: (signed(b, 2),))
+def generator_expression_sum(x):
+    total = sum(x * i for i in range(4))
+    if rt.mean(total) > 0:
+        total = total / 6
+    return total
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def dict_comprehension(x):
+    d = {name: x * (i + 1) for i, name in enumerate(["a", "b"])}
+    if rt.mean(d["b"]) > 0:
+        return d["a"]
+    return d["b"]
+
+
+@case(args=[(pos(3),), (neg(3),)], ref=lambda x: x - x.mean() if x.mean() > 0 else x)
+def walrus_in_if(x):
+    if (m := rt.mean(x)) > 0:
+        return x - m
+    return x
+
+
+@case(args=[(f32([1.0, 1.0]),), (f32([20.0, 1.0]),)])
+def walrus_in_while(x):
+    while (s := rt.sum(x)) < 10:
+        x = x * 2
+    return x, s
+
+
+@case(args=[(neg(2), "relu"), (neg(2), "neg"), (pos(2), "other")])
+def match_python_value(x, mode):
+    match mode:
+        case "relu":
+            y = rt.maximum(x, rt.zeros_like(x))
+        case "neg":
+            y = -x
+        case _:
+            y = x * 2
+    return y
+
+
+@case(args=[(pos(2), "abs"), (neg(2), "abs"), (neg(2), "id")])
+def match_with_tensor_branch(x, mode):
+    match mode:
+        case "abs":
+            if rt.mean(x) < 0:
+                x = -x
+        case _:
+            pass
+    return x + 1
+
+
+@case(args=[(pos(2), (2, 3)), (pos(2), (1,)), (neg(2), (2, 3))])
+def match_sequence_pattern(x, shape):
+    match shape:
+        case (a, b):
+            y = x * a + b
+        case (a,):
+            y = x * a
+    if rt.sum(y) > 0:
+        y = y - 1
+    return y
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def with_plain_context_manager(x):
+    tracker = _Tracker()
+    with tracker:
+        if rt.mean(x) > 0:
+            x = x + 1
+        else:
+            x = x - 1
+    return x, len(tracker.events)
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def with_nullcontext_and_no_grad(x):
+    with contextlib.nullcontext(), rt.no_grad():
+        y = x * 2 if rt.sum(x) > 0 else x
+    return y
+
+
+@case(args=[(pos(2), "scale"), (neg(2), "missing")])
+def try_except_key_error(x, key):
+    cfg = {"scale": 2.0}
+    try:
+        s = cfg[key]
+    except KeyError:
+        s = -1.0
+    if rt.mean(x * s) > 0:
+        return x * s
+    return x
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def try_finally(x):
+    events = []
+    try:
+        y = x * 2 if rt.mean(x) > 0 else -x
+    finally:
+        events.append("done")
+    return y, len(events)
+
+
+@case(args=[(pos(2), 2), (pos(2), 2.5), (neg(2), 2)])
+def isinstance_of_python_arg(x, k):
+    if isinstance(k, int):
+        x = x * k
+    if rt.mean(x) > 0:
+        x = x + 1
+    return x
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), 3.0)])
+def isinstance_tensor_check(x, y):
+    if isinstance(y, rt.Tensor):
+        out = x + y
+    else:
+        out = x * y
+    return out if rt.sum(out) > 0 else -out
+
+
+@case(args=[(f32([1.0]),), (f32([40.0]),)])
+def attribute_as_loop_state(x):
+    state = _State()
+    state.value = x
+    while rt.sum(state.value) < 30:
+        state.value = state.value * 2
+        state.count += 1
+    return state.value, state.count
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def attribute_set_in_branch(x):
+    state = _State()
+    if rt.mean(x) > 0:
+        state.value = x * 2
+    else:
+        state.value = x - 1
+    return state.value
+
+
+@case(args=[(pos(3),), (neg(3),)])
+def augmented_assign_subscript(x):
+    x = x.clone()
+    if rt.mean(x) > 0:
+        x[0] += 10
+    else:
+        x[1] *= 3
+    return x
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), pos(2))])
+def starred_unpacking(x, y):
+    first, *rest = [x, y, x * y]
+    if rt.mean(first) > 0:
+        return rest[0] + rest[1]
+    return first
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def global_constant(x):
+    if rt.sum(x) > 0:
+        return x * SCALE
+    return x / SCALE
+
+
+@case(args=[(pos(2), 1), (neg(2), 2)])
+def fstring_of_python_values(x, k):
+    tag = f"layer_{k}"
+    if tag.endswith("1") and rt.mean(x) > 0:
+        return x + k
+    return x - k
+
+
+@case(args=[(pos(4, 3),), (neg(4, 3),)], batch=lambda b: (rand(b, 3),))
+def reshape_with_unknown_batch(x):
+    b = x.shape[0]
+    y = x.reshape([b, -1, 1])
+    return y.sum(axis=1) / x.shape[1] if rt.mean(x) > 0 else y.mean(axis=1)
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def swap_by_tuple_assignment(x):
+    a, b = x, x * 2
+    if rt.mean(x) > 0:
+        a, b = b, a
+    return a - b
+
+
+@case(args=[(pos(2), 3), (neg(2), 0)])
+def tuple_of_python_and_tensor(x, n):
+    pair = (x, n)
+    t, k = pair
+    if rt.mean(t) > 0:
+        return t * k
+    return t

@@ -1,0 +1,194 @@
+"""while loops: tensor conditions with data-dependent trip counts (including zero), Python
+conditions, while-else, nested loops, and branches inside loops."""
+import runtime as rt
+
+from .registry import case, f32, i64, neg, pos, signed
+
+
+@case(args=[(f32([20.0, 1.0]),), (f32([6.0, 1.0]),), (f32([0.5, 0.25]),)])
+def double_until_large(x):
+    n = 0
+    while rt.max(x) < 10:
+        x = x * 2
+        n += 1
+    return x, n
+
+
+@case(args=[(pos(3), 0), (pos(3), 1), (pos(3), 4)])
+def python_counter_loop(x, n):
+    i = 0
+    while i < n:
+        x = x + i
+        i += 1
+    return x
+
+
+@case(args=[(f32([1.0]),), (f32([3.0]),), (f32([40.0]),)])
+def halve_until_small(x):
+    v = rt.sum(x)
+    steps = 0
+    while v > 1:
+        v = v / 2
+        steps = steps + 1
+    return v, steps
+
+
+@case(args=[(pos(2), i64(0)), (pos(2), i64(1)), (pos(2), i64(3))])
+def while_else_no_break(x, n):
+    i = rt.zeros([], dtype="int64")
+    while i < n:
+        x = x * 2
+        i = i + 1
+    else:  # noqa: PLW0120  (while-else without break is what this case is about)
+        x = x + 100
+    return x, i
+
+
+@case(args=[(f32([1.0]),), (f32([30.0]),), (f32([-1.0]),)])
+def while_else_with_break(x):
+    i = 0
+    while i < 4:
+        if rt.sum(x) > 10:
+            break
+        x = x * 3
+        i += 1
+    else:
+        x = -x
+    return x
+
+
+@case(args=[(f32([1.0]),), (f32([100.0]),), (f32([0.5]),)])
+def fibonacci_until_limit(limit):
+    a = rt.zeros([1])
+    b = rt.ones([1])
+    while b < limit:
+        a, b = b, a + b
+    return a, b
+
+
+@case(args=[(f32([2.0]), f32([3.0])), (f32([0.5]), f32([3.0])), (f32([2.0]), f32([0.1]))])
+def nested_tensor_whiles(x, y):
+    total = rt.zeros([1])
+    i = rt.zeros([1])
+    while i < x:
+        j = rt.zeros([1])
+        while j < y:
+            total = total + i * j + 1
+            j = j + 1
+        i = i + 1
+    return total
+
+
+@case(args=[(pos(2), 0), (pos(2), 3), (neg(2), 3)])
+def python_and_tensor_condition(x, n):
+    i = 0
+    while i < n and rt.sum(x) < 20:
+        x = x * 2
+        i += 1
+    return x
+
+
+@case(args=[(f32([1.0, 2.0]),), (f32([20.0, 1.0]),), (f32([3.0, 0.0]),)])
+def while_true_tensor_break(x):
+    while True:
+        x = x * 2
+        if rt.max(x) > 10:
+            break
+    return x
+
+
+@case(args=[(f32([3.0]),), (f32([0.0]),), (f32([-2.0]),)])
+def accumulate_into_existing(x):
+    acc = rt.zeros([1])
+    k = x
+    while k > 0:
+        acc = acc + k
+        k = k - 1
+    return acc
+
+
+@case(args=[(f32([4.0, 1.0]),), (f32([0.0, 1.0]),)])
+def setitem_in_loop(x):
+    x = x.clone()
+    while x[0] > 0:
+        x[0] = x[0] - 1
+        x[1] = x[1] * 2
+    return x
+
+
+@case(args=[(pos(3, 2),), (pos(1, 2),)])
+def shape_bound_python_loop(x):
+    i = 0
+    s = rt.zeros([2])
+    while i < x.shape[0]:
+        s = s + x[i]
+        i += 1
+    return s
+
+
+@case(args=[(f32([1.0]),), (f32([7.0]),), (f32([-5.0]),)])
+def branches_inside_loop(x):
+    i = 0
+    y = x
+    while i < 3:
+        if rt.sum(y) > 5:
+            y = y - 4
+        elif rt.sum(y) > 0:
+            y = y * 2
+        else:
+            y = y + 3
+        i += 1
+    return y
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def loop_inside_branch(x):
+    if rt.mean(x) > 0:
+        s = rt.sum(x)
+        while s < 50:
+            s = s * 3
+    else:
+        s = rt.sum(x)
+        while s > -50:
+            s = s * 2
+    return s
+
+
+@case(args=[(f32([5.0]),), (f32([0.0]),), (f32([1.0]),)])
+def zero_trip_temporary(x):
+    y = x + 1
+    while x > 0:
+        tmp = x - 1
+        x = tmp
+        y = y * 2
+    return x, y
+
+
+@case(args=[(f32([0.2, 0.3]),), (f32([5.0, 0.0]),)], batch=lambda b: (signed(b, 2),))
+def loop_over_reduced_norm(x):
+    while rt.sum(x * x) < 4:
+        x = x * 1.5 + 0.1
+    return x
+
+
+@case(args=[(i64(7),), (i64(1),), (i64(6),)])
+def collatz_steps(n):
+    steps = rt.zeros([], dtype="int64")
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps = steps + 1
+    return steps
+
+
+@case(args=[(f32([1.0, 2.0]), f32([0.5])), (f32([1.0, 2.0]), f32([5.0]))])
+def two_tensors_in_condition(x, tol):
+    err = rt.max(rt.abs(x))
+    it = 0
+    while err > tol and it < 10:
+        x = x * 0.5
+        err = rt.max(rt.abs(x))
+        it += 1
+    return x, err
