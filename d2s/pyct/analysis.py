@@ -1,0 +1,226 @@
+"""Name analysis: which names a piece of code reads and writes, and what is live where.
+
+Everything works on one function scope at a time; nested functions are analysed with their
+own scope (`analyze` recurses into them), and their reads count as reads where they are
+defined (a closure may read a name at any call).
+
+Annotations set by `analyze(fn_node)` (see `anno`):
+
+- `DEFINED_IN` on each statement: names possibly bound before it (parameters included).
+- `LIVE_OUT` on each statement: names that may be read after it before being rebound.
+- `LOOP_LIVE` on `while`/`for`: names live at the start of an iteration (loop-carried).
+- `SCOPE_DECL` on function defs: `{name: 'global' | 'nonlocal'}` declared in its body.
+
+Attribute chains on a name (`self.count`) are tracked as qualified names: a write to
+`self.count` or `d[k]` writes `self.count` or `d` (the object is state that changes).
+
+>>> import gast
+>>> fn = gast.parse("def f(x):\\n  y = x\\n  return y").body[0]
+>>> sorted(written(fn.body)), sorted(read(fn.body))
+(['y'], ['x', 'y'])
+"""
+from __future__ import annotations
+
+import gast
+
+from . import anno
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def qualified_name(node) -> str | None:
+    """'a', 'a.b.c' for names and attribute chains on a name; None otherwise."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        base = qualified_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _target_names(target, out: set) -> None:
+    if isinstance(target, gast.Name):
+        out.add(target.id)
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        for elt in target.elts:
+            _target_names(elt, out)
+    elif isinstance(target, gast.Starred):
+        _target_names(target.value, out)
+    elif isinstance(target, gast.Attribute):
+        qn = qualified_name(target)
+        if qn is not None:
+            out.add(qn)
+    elif isinstance(target, gast.Subscript):
+        qn = qualified_name(target.value)
+        if qn is not None:
+            out.add(qn)
+
+
+def written(nodes) -> set[str]:
+    """Names (and qualified names) bound by `nodes` in the current scope."""
+    out: set[str] = set()
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        _written(node, out)
+    return out
+
+
+def _written(node, out: set) -> None:
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        out.add(node.name)
+        return
+    if isinstance(node, gast.Lambda):
+        return
+    if isinstance(node, (gast.Assign, gast.Delete)):
+        for t in node.targets:
+            _target_names(t, out)
+    elif isinstance(node, (gast.AugAssign, gast.AnnAssign, gast.For, gast.AsyncFor, gast.NamedExpr)):
+        _target_names(node.target, out)
+    elif isinstance(node, gast.withitem) and node.optional_vars is not None:
+        _target_names(node.optional_vars, out)
+    elif isinstance(node, gast.ExceptHandler) and node.name is not None:
+        _target_names(node.name, out)
+    elif isinstance(node, (gast.Import, gast.ImportFrom)):
+        for alias in node.names:
+            out.add((alias.asname or alias.name).split(".")[0])
+    elif isinstance(node, (gast.MatchAs, gast.MatchStar)) and node.name:
+        out.add(node.name)
+    elif isinstance(node, gast.MatchMapping) and node.rest:
+        out.add(node.rest)
+    if isinstance(node, _COMPREHENSIONS):  # only walrus targets escape a comprehension
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.NamedExpr):
+                _target_names(sub.target, out)
+        return
+    for child in gast.iter_child_nodes(node):
+        _written(child, out)
+
+
+def read(nodes) -> set[str]:
+    """Names loaded anywhere in `nodes`, nested functions included (closures read them)."""
+    out: set[str] = set()
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
+                out.add(sub.id)
+            elif isinstance(sub, gast.AugAssign):
+                _target_names(sub.target, out)
+    return out
+
+
+def params(fn) -> list[str]:
+    """Parameter names of a FunctionDef or Lambda, in order (incl. *args and **kwargs)."""
+    a = fn.args
+    names = [p.id for p in a.posonlyargs + a.args]
+    if a.vararg is not None:
+        names.append(a.vararg.id)
+    names += [p.id for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        names.append(a.kwarg.id)
+    return names
+
+
+def scope_declarations(body: list) -> dict[str, str]:
+    """`global`/`nonlocal` names declared directly in a function body (not nested scopes)."""
+    out: dict[str, str] = {}
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, gast.Global):
+            out.update(dict.fromkeys(node.names, "global"))
+        elif isinstance(node, gast.Nonlocal):
+            out.update(dict.fromkeys(node.names, "nonlocal"))
+        elif not isinstance(node, _SCOPES):
+            stack.extend(gast.iter_child_nodes(node))
+    return out
+
+
+# ---- the whole-function analysis --------------------------------------------------------------
+
+def analyze(fn) -> None:
+    """Annotate `fn` (a FunctionDef) and every function nested in it; see the module doc."""
+    anno.setanno(fn, anno.SCOPE_DECL, scope_declarations(fn.body))
+    _defined(fn.body, frozenset(params(fn)))
+    _live(fn.body, frozenset())
+    for node in gast.walk(fn):
+        if node is not fn and isinstance(node, gast.FunctionDef):
+            anno.setanno(node, anno.SCOPE_DECL, scope_declarations(node.body))
+            _defined(node.body, frozenset(params(node)))
+            _live(node.body, frozenset())
+
+
+def _blocks(stmt) -> list:
+    """The statement lists directly inside a compound statement."""
+    if isinstance(stmt, (gast.If, gast.While, gast.For, gast.AsyncFor)):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (gast.With, gast.AsyncWith)):
+        return [stmt.body]
+    if isinstance(stmt, (gast.Try, getattr(gast, "TryStar", gast.Try))):
+        return [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]
+    if isinstance(stmt, gast.Match):
+        return [c.body for c in stmt.cases]
+    return []
+
+
+def _defined(stmts: list, defined: frozenset) -> frozenset:
+    for s in stmts:
+        anno.setanno(s, anno.DEFINED_IN, defined)
+        w = written(s)
+        if isinstance(s, (gast.While, gast.For, gast.AsyncFor)):
+            _defined(s.body, defined | w)  # later iterations see the body's bindings
+            _defined(s.orelse, defined | w)
+        else:
+            for block in _blocks(s):
+                _defined(block, defined | (w if isinstance(s, gast.Try) else frozenset()))
+        defined = defined | w
+    return defined
+
+
+def _live(stmts: list, live_out: frozenset) -> frozenset:
+    live = live_out
+    for s in reversed(stmts):
+        anno.setanno(s, anno.LIVE_OUT, live)
+        live = _live_stmt(s, live)
+    return live
+
+
+def _live_stmt(s, out: frozenset) -> frozenset:
+    if isinstance(s, gast.If):
+        return frozenset(read(s.test)) | _live(s.body, out) | _live(s.orelse, out)
+    if isinstance(s, gast.While):
+        header = out | _live(s.orelse, out) | read(s.test)
+        for _ in range(len(written(s.body)) + 2):  # a fixpoint; each round adds names
+            new = header | _live(s.body, header)
+            if new == header:
+                break
+            header = new
+        anno.setanno(s, anno.LOOP_LIVE, header)
+        return header
+    if isinstance(s, (gast.For, gast.AsyncFor)):
+        targets = written(s.target)
+        header = out | _live(s.orelse, out)
+        for _ in range(len(written(s.body)) + 2):
+            new = header | (_live(s.body, header) - targets)
+            if new == header:
+                break
+            header = new
+        anno.setanno(s, anno.LOOP_LIVE, header)
+        return header | read(s.iter)
+    if isinstance(s, (gast.Return, gast.Raise)):
+        return frozenset(read(s))
+    if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+        return (out - {s.name}) | read(s)
+    blocks = _blocks(s)
+    if blocks:  # try / with / match: any part may run; no part surely rebinds a name
+        live = frozenset(out)
+        for block in blocks:
+            live = live | _live(block, out)
+        header = [getattr(s, f) for f in ("items", "subject") if hasattr(s, f)]
+        return live | read(header) | read([c.guard for c in getattr(s, "cases", []) if c.guard])
+    return (out - _rebound(s)) | read(s)
+
+
+def _rebound(s) -> set:
+    """Names a simple statement surely rebinds (`d[k] = v` and `a.b = v` only mutate)."""
+    return {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            and not isinstance(s, gast.AugAssign)}

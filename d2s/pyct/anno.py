@@ -1,0 +1,57 @@
+"""Annotations on AST nodes: a small dict stored under one private attribute.
+
+Converters and analyses communicate through these (e.g. `LIVE_OUT` on a statement) instead of
+adding ad-hoc attributes, so a reader can find every kind of annotation here.
+
+>>> import gast
+>>> n = gast.parse("x = 1").body[0]
+>>> setanno(n, ORIGIN, "f.py:1"); getanno(n, ORIGIN)
+'f.py:1'
+"""
+from __future__ import annotations
+
+_KEY = "_d2s_anno"
+
+# Keys used across the package (a docstring each, so a reader knows what they hold).
+ORIGIN = "origin"            # OriginInfo of the user code a node came from
+LIVE_OUT = "live_out"        # frozenset of names live after a statement
+DEFINED_IN = "defined_in"    # frozenset of names possibly bound before a statement
+LOOP_LIVE = "loop_live"      # frozenset of names live at a loop's header (each iteration start)
+EXTRA_TEST = "extra_test"    # gast expr: a `for` loop runs another iteration only if it holds
+SCOPE_DECL = "scope_decl"    # dict name -> 'global' | 'nonlocal' declared in a function
+GENERATED = "generated"      # True on function defs made by converters (not user functions)
+
+_MISSING = object()
+
+
+def getanno(node, key: str, default=_MISSING):
+    store = getattr(node, _KEY, None)
+    if store is not None and key in store:
+        return store[key]
+    if default is _MISSING:
+        raise KeyError(f"node {type(node).__name__} has no annotation {key!r}")
+    return default
+
+
+def hasanno(node, key: str) -> bool:
+    store = getattr(node, _KEY, None)
+    return store is not None and key in store
+
+
+def setanno(node, key: str, value) -> None:
+    store = getattr(node, _KEY, None)
+    if store is None:
+        store = {}
+        setattr(node, _KEY, store)
+    store[key] = value
+
+
+def delanno(node, key: str) -> None:
+    store = getattr(node, _KEY, None)
+    if store is not None:
+        store.pop(key, None)
+
+
+def copyanno(src, dst, key: str) -> None:
+    if hasanno(src, key):
+        setanno(dst, key, getanno(src, key))

@@ -1,0 +1,74 @@
+"""Origin info: which user file, line and source text each AST node came from.
+
+The parser stamps every node with an `OriginInfo`; converters copy it onto the nodes they
+create (see `transformer.Base`), and the loader turns it into a line map from the generated
+file back to the user's lines (`LineMap`), used by tracebacks, the program builder and pdb.
+"""
+from __future__ import annotations
+
+import linecache
+from typing import NamedTuple
+
+import gast
+
+from . import anno
+
+
+class OriginInfo(NamedTuple):
+    """A user source location: file, 1-based line, column, function name, the line's text."""
+
+    filename: str
+    lineno: int
+    col_offset: int
+    function_name: str
+    source_line: str
+
+    def short(self) -> str:
+        import os
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    def as_tuple(self) -> tuple:
+        """(file, line, source): the form `runtime.program.origin` uses."""
+        return (self.filename, self.lineno, self.source_line)
+
+
+def stamp(tree, filename: str, line_offset: int, function_name: str,
+          source_lines: list[str]) -> None:
+    """Annotate every node of `tree` that has a position with its OriginInfo.
+
+    `line_offset` is added to the parsed line numbers (the tree was parsed from a snippet);
+    `source_lines` are the full file's lines, so the text shown is the user's own line.
+    """
+    for node in gast.walk(tree):
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            continue
+        line = lineno + line_offset
+        text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else ""
+        anno.setanno(node, anno.ORIGIN, OriginInfo(
+            filename, line, getattr(node, "col_offset", 0) or 0, function_name, text))
+
+
+def inherit(tree, origin: OriginInfo | None) -> None:
+    """Give `origin` to every node in `tree` that has none (nodes made by a converter)."""
+    if origin is None:
+        return
+    for node in gast.walk(tree):
+        if not anno.hasanno(node, anno.ORIGIN):
+            anno.setanno(node, anno.ORIGIN, origin)
+
+
+class LineMap:
+    """Generated-file line -> OriginInfo of the user statement it was generated from."""
+
+    def __init__(self, filename: str, mapping: dict[int, OriginInfo]):
+        self.filename = filename
+        self.mapping = mapping
+
+    def get(self, lineno: int) -> OriginInfo | None:
+        return self.mapping.get(lineno)
+
+
+def user_source(filename: str) -> list[str]:
+    """All lines of a user file (through linecache, so it also works for IPython cells)."""
+    return [line.rstrip("\n") for line in linecache.getlines(filename)]

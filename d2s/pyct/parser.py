@@ -1,0 +1,121 @@
+"""Get the source of a function, method or lambda and parse it with gast.
+
+The file is parsed once (cached) and the function is found through its code object (name and
+first line), so a `functools.wraps` wrapper gives the wrapper's own source, not the wrapped
+function's, and line numbers are the file's own. Of several lambdas on one line, the one whose
+compiled code equals the code object is chosen.
+
+>>> def f(x):
+...     return x + 1
+>>> parse_function(f).node.name
+'f'
+"""
+from __future__ import annotations
+
+import ast
+import textwrap
+import types
+from typing import NamedTuple
+
+import gast
+
+from . import origin
+
+
+class ParsedFunction(NamedTuple):
+    """A parsed function: its gast node (FunctionDef or Lambda) and where it came from."""
+
+    node: gast.AST
+    filename: str
+    first_line: int
+
+
+class SourceError(Exception):
+    """The source of a function cannot be found or parsed (built-ins, exec'd code, ...)."""
+
+
+def parse_function(fn) -> ParsedFunction:
+    """Parse `fn` (a Python function or lambda) into a gast node stamped with origin info."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        raise SourceError(f"{fn!r} is not a Python function")
+    filename = code.co_filename
+    lines = origin.user_source(filename)
+    if not lines:
+        raise SourceError(f"no source for {code.co_qualname} (file {filename!r} is not readable;"
+                          f" functions defined with exec() or in a REPL cannot be converted)")
+    tree = _file_tree(filename, lines)
+    if code.co_name == "<lambda>":
+        found = [n for n in _candidates(tree, code.co_firstlineno) if isinstance(n, ast.Lambda)]
+        if len(found) > 1:
+            found = [n for n in found if _same_code(n, code)]
+    else:
+        found = [n for n in _candidates(tree, code.co_firstlineno)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == code.co_name and _first_line(n) == code.co_firstlineno]
+    if not found:
+        raise SourceError(f"cannot find the source of {code.co_qualname} at "
+                          f"{filename}:{code.co_firstlineno}")
+    if isinstance(found[0], ast.AsyncFunctionDef):
+        raise SourceError(f"async function {code.co_qualname} cannot be converted")
+    if isinstance(found[0], ast.Lambda):
+        node = gast.ast_to_gast(ast.Expression(body=found[0])).body
+    else:
+        node = gast.ast_to_gast(found[0])
+        node.decorator_list = []  # decorators have already been applied to the object we got
+    origin.stamp(node, filename, 0, code.co_name, lines)
+    return ParsedFunction(node, filename, code.co_firstlineno)
+
+
+_FILE_TREES: dict = {}
+
+
+def _file_tree(filename: str, lines: list[str]):
+    """The file's ast, parsed once per file content, with an index of nodes by first line."""
+    source = "\n".join(lines) + "\n"
+    key = (filename, len(source), hash(source))
+    entry = _FILE_TREES.get(key)
+    if entry is None:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as e:
+            raise SourceError(f"cannot parse {filename}: {e}") from e
+        index: dict = {}
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                index.setdefault(_first_line(n), []).append(n)
+        entry = _FILE_TREES[key] = index
+    return entry
+
+
+def _candidates(index: dict, line: int) -> list:
+    return index.get(line, [])
+
+
+def _first_line(node) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno
+
+
+def _same_code(node: ast.Lambda, code: types.CodeType) -> bool:
+    compiled = compile(ast.Expression(body=node), "<lambda>", "eval")
+    for const in compiled.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == "<lambda>":
+            return (const.co_code == code.co_code and const.co_names == code.co_names
+                    and const.co_varnames == code.co_varnames
+                    and const.co_consts == code.co_consts)
+    return False
+
+
+def parse_text(source: str) -> list:
+    """Parse a snippet of statements (dedented) into a list of gast statements."""
+    return gast.parse(textwrap.dedent(source)).body
+
+
+def unparse(node) -> str:
+    """Print gast nodes as Python source with the standard library's `ast.unparse`."""
+    if isinstance(node, list):
+        return "\n".join(unparse(n) for n in node)
+    tree = gast.gast_to_ast(node)
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree)

@@ -1,0 +1,55 @@
+"""The base class of every converter: a gast transformer that keeps origin info.
+
+Nodes a converter creates get the origin of the user node they replace, so every generated
+line maps back to a user line. `Context` carries what all converters of one function share.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from . import anno, origin
+from .naming import Namer
+
+
+class Context:
+    """Shared state while converting one function.
+
+    `namespace` resolves names at conversion time (the function's globals, closure values and
+    builtins) so converters can tell a call to `rt.matmul` from a call to a user function.
+    """
+
+    def __init__(self, namer: Namer, namespace: dict[str, Any], *, owner: str | None = None):
+        self.namer = namer
+        self.namespace = namespace
+        self.owner = owner  # name of the first parameter of a method ('self'), if any
+
+
+class Base(gast.NodeTransformer):
+    """`visit` returns a node or a list of nodes; new nodes inherit the visited node's origin."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    def visit(self, node):
+        result = super().visit(node)
+        src = anno.getanno(node, anno.ORIGIN, None)
+        if src is not None and result is not None:
+            for new in result if isinstance(result, list) else [result]:
+                origin.inherit(new, src)
+        return result
+
+    def visit_block(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            new = self.visit(s)
+            if new is None:
+                continue
+            out.extend(new if isinstance(new, list) else [new])
+        return out
+
+
+def transform(converter_cls, node, ctx: Context):
+    """Run one converter over a function node (the convention each converter module follows)."""
+    return converter_cls(ctx).visit(node)
