@@ -23,6 +23,9 @@ from .ops.shape import *  # noqa: F401,F403
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401
 
+from . import nn  # noqa: E402,F401  (layers are built on the ops above)
+from .nn.param_attr import ParamAttr  # noqa: E402,F401
+
 from . import io, optimizer, regularizer  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
