@@ -14,6 +14,7 @@ from .ops.combine import *  # noqa: F401,F403
 from .ops.creation import *  # noqa: F401,F403
 from .ops.gather import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
 from .ops.logic import *  # noqa: F401,F403
 from .ops.math import *  # noqa: F401,F403
 from .ops.nn import *  # noqa: F401,F403
@@ -32,5 +33,8 @@ from .serialization import load, save  # noqa: E402,F401
 from . import methods as _methods  # noqa: E402
 
 _methods.install(Tensor)
+from . import static  # noqa: E402,F401  (static programs: rt.static)
+from .program.builder import disable_static, enable_static, in_dynamic_mode  # noqa: E402,F401
+_methods.install(static.Variable)
 backend.default_device()
 bool = bool_  # noqa: A001  (Paddle spells it rt.bool)

@@ -1,0 +1,215 @@
+"""`Executor`: runs a static `Program` on the current device.
+
+Each program is compiled once (per version, fetch list and device) into a generated Python
+function (`runtime/program/codegen.py`), cached on the program. Feeds are checked against the
+`static.data` declarations; a failure while running is re-raised with the same exception class,
+the failing op and the user's file, line and source that created it (also inside `while`
+and `cond` bodies).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend
+from .dtypes import ALL, of_array
+from .ops import registry
+from .program import origin as _origin
+from .program.builder import default_main_program
+from .program.codegen import Compiled, compile_program
+from .program.ir import Program
+from .program.printer import op_lines
+from .program.variable import Variable
+
+
+class FeedError(ValueError):
+    """A feed is missing, unknown, or has the wrong shape or dtype."""
+
+
+class FetchError(ValueError):
+    """A fetch names a variable the program does not have (or cannot return)."""
+
+
+class _FeedCheck:
+    """The slow path of feed validation, called by generated code only when the fast
+    `dtype is`/shape test fails or the feed is not an array of the device."""
+
+    def __init__(self, program: Program):
+        self.program = program
+
+    def to_array(self, x, name, np_dtype):
+        if isinstance(x, registry._hooks["Tensor"]):
+            x = x._data
+        if isinstance(x, backend.XP.ndarray):
+            return x
+        if isinstance(x, Variable):
+            raise FeedError(f"feed {name!r}: got a static Variable; feed arrays or Tensors")
+        if isinstance(x, (np.ndarray, np.generic)):
+            return backend.XP.asarray(x)
+        try:
+            return backend.XP.asarray(x, dtype=np_dtype)
+        except (TypeError, ValueError) as e:
+            raise FeedError(f"feed {name!r}: cannot convert {type(x).__name__} to an array "
+                            f"({e})") from None
+
+    def check(self, arr, name):
+        v = self.program.global_block().vars[name]
+        shape = tuple(arr.shape)
+        ok_shape = len(shape) == len(v._static_shape) and all(
+            e < 0 or e == s for e, s in zip(v._static_shape, shape))
+        if ok_shape and arr.dtype == v.dtype.np:
+            return
+        got = of_array(arr).name if arr.dtype in _NP_DTYPES else str(arr.dtype)
+        raise FeedError(f"feed {name!r}: expected {v.type_str()} ({v.dtype.name}, shape "
+                        f"{list(v._static_shape)}, -1 = any size) but got a {got} array of "
+                        f"shape {list(shape)}")
+
+
+_NP_DTYPES = {d.np for d in ALL}
+
+
+class Executor:
+    """Runs programs. `place` is accepted for Paddle compatibility; the device is the
+    current one (`rt.set_device`).
+
+    >>> import numpy as np, runtime as rt
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     x = rt.static.data('x', [None, 2], 'float32')
+    ...     y = x * 2.0
+    >>> rt.static.Executor().run(main, feed={'x': np.ones((1, 2), 'float32')},
+    ...                          fetch_list=[y])[0].tolist()
+    [[2.0, 2.0]]
+    """
+
+    def __init__(self, place=None):
+        self.place = place
+
+    def run(self, program: Program | None = None, feed: dict | None = None,
+            fetch_list=None, feed_var_name: str = "feed", fetch_var_name: str = "fetch",
+            scope=None, return_numpy: bool = True, use_program_cache: bool = True) -> list:
+        if program is None:
+            program = default_main_program()
+        fetch = _fetch_names(fetch_list)
+        compiled = self.compiled(program, fetch)
+        if feed is None:
+            feed = {}
+        elif not compiled.feed_names.issuperset(feed.keys()):
+            _unknown_feed(program, feed)
+        try:
+            out = compiled.fn(feed)
+        except Exception as e:
+            raise _rewrite(e, compiled, program) from e
+        if return_numpy:
+            if backend.XP is np:
+                return list(out)
+            return [_to_numpy(o) for o in out]
+        wrap = registry._hooks["wrap"]
+        return [wrap(o) if not isinstance(o, list) else [wrap(t) for t in o] for o in out]
+
+    def compiled(self, program: Program, fetch: tuple) -> Compiled:
+        """The compiled form of `program` for this fetch list (compiled on first use)."""
+        cache = program.__dict__.setdefault("_compiled", {})
+        key = (fetch, backend.DEVICE)
+        c = cache.get(key)
+        if c is None or c.version != program.version:
+            _check_fetch(program, fetch)
+            c = compile_program(program, fetch, _FeedCheck(program))
+            c.feed_names = frozenset(program.inputs)
+            cache[key] = c
+        return c
+
+    def close(self) -> None:
+        """Nothing to release (Paddle compatibility)."""
+
+
+def _fetch_names(fetch_list) -> tuple:
+    if fetch_list is None:
+        return ()
+    if isinstance(fetch_list, (str, Variable)):
+        fetch_list = [fetch_list]
+    out = []
+    for f in fetch_list:
+        if isinstance(f, Variable):
+            out.append(f.name)
+        elif isinstance(f, str):
+            out.append(f)
+        else:
+            raise FetchError(f"fetch_list entries must be Variables or names, got "
+                             f"{type(f).__name__} {f!r}")
+    return tuple(out)
+
+
+def _check_fetch(program: Program, fetch: tuple) -> None:
+    g = program.global_block()
+    for name in fetch:
+        if name in g.vars:
+            continue
+        v = program.find_var(name)
+        if v is not None:
+            raise FetchError(
+                f"fetch {name!r}: the variable is defined inside a cond/while block (block "
+                f"{v.block.idx}) and only exists there; return it from the branch or loop "
+                "body and fetch the op's output instead")
+        known = sorted(g.vars)
+        raise FetchError(f"fetch {name!r}: no variable of that name in the program; it has "
+                         f"{len(known)} top-level variables, e.g. {known[:12]}")
+
+
+def _unknown_feed(program: Program, feed: dict) -> None:
+    bad = [k for k in feed if k not in program.inputs]
+    raise FeedError(f"feed {bad[0]!r} is not a data variable of this program; its inputs "
+                    f"are {program.inputs}")
+
+
+def _to_numpy(o):
+    if isinstance(o, list):
+        return [backend.to_numpy(t) for t in o]
+    return backend.to_numpy(o)
+
+
+def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
+    """The exception to raise for `e` raised inside generated code: same class, with the
+    failing op and the user line that built it."""
+    tb, entry, frame = e.__traceback__, None, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == compiled.filename:
+            entry = compiled.line_map.get(tb.tb_lineno, entry)
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    if entry is None:
+        return e
+    if entry[0] == "feed":
+        if isinstance(e, KeyError):
+            v = program.global_block().vars[entry[1]]
+            return FeedError(f"missing feed {entry[1]!r}: the program reads data variable "
+                             f"'{entry[1]}' ({v.type_str()}); pass it in feed={{...}}")
+        return e
+    _, op, block = entry
+    err = e
+    opdef = registry.OPS.get(op.type)
+    if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
+                                                  AssertionError)) and frame is not None:
+        values = [_value_of(x, compiled, frame.f_locals) for x in op.inputs]
+        try:
+            err = registry.explain_failure(opdef, values, op.attrs, e)
+        except Exception:  # noqa: BLE001  (explaining must never hide the real error)
+            err = e
+    text = op_lines(program, op, block, "", False)[0].rstrip(" {")
+    msg = (f"{err}\n  In user code:\n{_origin.format_origin(program.origin_of(op))}\n"
+           f"  While running op: {text}")
+    try:
+        new = type(err)(msg)
+    except Exception:  # noqa: BLE001  (exception classes with unusual constructors)
+        e.add_note(msg)
+        return e
+    new.op = op
+    new.origin = program.origin_of(op)
+    return new
+
+
+def _value_of(x, compiled: Compiled, local_vars: dict):
+    if x.__class__ is str:
+        return local_vars.get(compiled.idents.get(x), x)
+    if isinstance(x, list):
+        return [_value_of(t, compiled, local_vars) for t in x]
+    return x

@@ -1,0 +1,20 @@
+"""The static IR and everything that works on it (see docs/ir.md).
+
+`ir` (Program, Block, Op), `variable` (Variable), `builder` (static-mode bind, program_guard),
+`origin` (user source locations), `printer` (text form), `verify`, `control_flow` (cond,
+while_loop, switch_case), `arrays` (tensor arrays), `debug_ops` (Print, Assert), `codegen`
+(compiles programs for the executor), `backward` (append_backward, gradients), `passes`,
+`serialize` (JSON + .npz).
+"""
+from . import arrays, control_flow, debug_ops  # noqa: F401  (registers their ops)
+from .builder import (  # noqa: F401
+    Builder,
+    default_main_program,
+    default_startup_program,
+    disable_static,
+    enable_static,
+    in_dynamic_mode,
+    program_guard,
+)
+from .ir import Block, Literal, Op, Program  # noqa: F401
+from .variable import Variable  # noqa: F401

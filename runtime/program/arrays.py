@@ -1,0 +1,185 @@
+"""Tensor arrays: a list of tensors that can grow inside a `while` loop (Paddle's LoDTensorArray).
+
+In a static program an array is a Variable of kind "array" whose `_static_shape` is the shape
+of its elements (None until something is written). Array ops are functional (each write makes
+a new list, so values saved for backward never change underneath); `array_write` then
+re-points the caller's handle at the new array (`Variable._inplace_update`), which gives
+Paddle's in-place semantics to user code. In eager mode an array is a Python list.
+"""
+from __future__ import annotations
+
+from ..dtypes import convert_dtype, int64
+from ..ops import registry
+from ..ops.registry import STATE, Meta, OpError
+from .variable import Variable
+
+
+def _write_kernel(xp, x, i, arr):
+    i = int(i)
+    out = list(arr)
+    if i == len(out):
+        out.append(x)
+    elif 0 <= i < len(out):
+        out[i] = x
+    else:
+        raise IndexError(f"index {i} is out of range for an array of length "
+                         f"{len(out)} (write at most one past the end)")
+    return out
+
+
+def _read_kernel(xp, arr, i):
+    i = int(i)
+    if not -len(arr) <= i < len(arr):
+        raise IndexError(f"index {i} is out of range for an array of length "
+                         f"{len(arr)}")
+    return arr[i]
+
+
+def _stack_kernel(xp, arr, axis=0):
+    if not arr:
+        raise ValueError("the tensor array is empty")
+    return xp.stack(arr, axis=axis)
+
+
+def _concat_kernel(xp, arr, axis=0):
+    if not arr:
+        raise ValueError("the tensor array is empty")
+    return xp.concatenate(arr, axis=axis)
+
+
+def _elem(op, arr):
+    if isinstance(arr, Meta):
+        return arr.shape
+    if arr._static_shape is None:
+        raise OpError(f"{op}: nothing is ever written to tensor array '{arr.name}', so its "
+                      "element shape is unknown")
+    return arr._static_shape
+
+
+def _stack_infer(arr, axis=0):
+    s = list(_elem("array_stack", arr))
+    s.insert(axis % (len(s) + 1), -1)
+    return Meta(tuple(s), arr.dtype)
+
+
+def _concat_infer(arr, axis=0):
+    s = list(_elem("array_concat", arr))
+    if not s:
+        raise OpError("array_concat: elements are 0-d; use array_stack")
+    s[axis % len(s)] = -1
+    return Meta(tuple(s), arr.dtype)
+
+
+CREATE = registry.register("create_array", kernel=lambda xp, dtype=None: [],
+                           infer=lambda dtype=None: None, nondiff=True, amp="keep")
+WRITE = registry.register("array_write", kernel=_write_kernel, infer=lambda *a: None,
+                          amp="keep")
+READ = registry.register("array_read", kernel=_read_kernel,
+                         infer=lambda arr, i: Meta(_elem("array_read", arr), arr.dtype),
+                         amp="keep")
+LENGTH = registry.register("array_length", kernel=lambda xp, arr: xp.asarray(len(arr), "int64"),
+                           infer=lambda arr: Meta((), int64), nondiff=True, amp="keep")
+STACK = registry.register("array_stack", kernel=_stack_kernel, infer=_stack_infer, amp="keep")
+CONCAT = registry.register("array_concat", kernel=_concat_kernel, infer=_concat_infer,
+                           amp="keep")
+
+
+def _builder():
+    return STATE.builder
+
+
+def _new_array(b, dtype, elem_shape, stop=True) -> Variable:
+    v = b.block.new_var(b.program.fresh_name(), (), dtype, kind="array", stop_gradient=stop)
+    v._static_shape = elem_shape
+    return v
+
+
+def create_array(dtype="float32", initialized_list=None):
+    """An empty tensor array (or one holding `initialized_list`).
+
+    >>> import runtime as rt
+    >>> arr = rt.static.create_array('float32')
+    >>> arr = rt.static.array_write(rt.ones([2]), 0, arr)
+    >>> int(rt.static.array_length(arr))
+    1
+    """
+    dt = convert_dtype(dtype)
+    b = _builder()
+    if b is None:
+        return list(initialized_list or [])
+    arr = _new_array(b, dt, None)
+    b.append("create_array", [], [arr.name], {"dtype": dt.name})
+    for i, x in enumerate(initialized_list or []):
+        array_write(x, i, arr)
+    return arr
+
+
+def array_write(x, i, array=None):
+    """Write `x` at position `i` (at most one past the end) and return the array; `array`
+    itself is updated too (Paddle semantics)."""
+    b = _builder()
+    if b is None:
+        if array is None:
+            array = []
+        _write_kernel(None, x, int(i), array)  # validates the index
+        i = int(i)
+        if i == len(array):
+            array.append(x)
+        else:
+            array[i] = x
+        return array
+    x = b.variable_of(x)
+    if array is None:
+        array = create_array(x.dtype)
+    if not isinstance(array, Variable) or array.kind != "array":
+        raise TypeError(f"array_write: array must be a tensor array, got {array!r}")
+    if x.dtype != array.dtype:
+        raise registry.OpTypeError(f"array_write: x is {x.type_str()} but array "
+                                   f"'{array.name}' holds {array.dtype.name}")
+    old = array._static_shape
+    if old is not None and len(old) != len(x._static_shape):
+        raise OpError(f"array_write: x is {x.type_str()} but array '{array.name}' holds "
+                      f"elements of rank {len(old)}")
+    shape = x._static_shape if old is None else tuple(
+        a if a == c else -1 for a, c in zip(old, x._static_shape))
+    out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
+    b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
+    array._inplace_update(out)
+    return array
+
+
+def array_read(array, i):
+    """The element at position `i`."""
+    if _builder() is None:
+        return array[int(i)]
+    return registry.bind(READ, (array, i), {})
+
+
+def array_length(array):
+    """The number of elements, as an int64 tensor."""
+    if _builder() is None:
+        from ..tensor import to_tensor
+        return to_tensor(len(array), dtype="int64")
+    return registry.bind(LENGTH, (array,), {})
+
+
+def array_stack(array, axis: int = 0):
+    """Stack the elements along a new axis."""
+    if _builder() is None:
+        return _eager_join(array, "stack", axis)
+    return registry.bind(STACK, (array,), {"axis": axis})
+
+
+def array_concat(array, axis: int = 0):
+    """Concatenate the elements along an existing axis."""
+    if _builder() is None:
+        return _eager_join(array, "concat", axis)
+    return registry.bind(CONCAT, (array,), {"axis": axis})
+
+
+def _eager_join(array, how, axis):
+    from .. import ops
+    fn = getattr(ops.shape, how, None)
+    if fn is None:
+        raise NotImplementedError(f"rt.{how} is not available yet")
+    return fn(list(array), axis=axis)

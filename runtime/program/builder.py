@@ -1,0 +1,224 @@
+"""Building programs: what `registry.bind` does while a program is being built.
+
+Static mode means "a builder is active" (`registry.STATE.builder`). `program_guard` and
+`enable_static` install one. `Builder.bind` runs the op's shape/dtype inference, appends an
+`Op` to the current block and returns new `Variable`s. Eager Tensors met as inputs
+(parameters, buffers, constants) become persistable variables that refer to that very Tensor
+object, so the executor reads `tensor._data` when it runs and eager and static training share
+the same arrays.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ..ops import registry
+from ..ops.registry import STATE, Meta, OpDef
+from . import origin as _origin
+from .ir import Block, Literal, Op, Program
+from .variable import Variable
+
+_SCALARS = (int, float, bool)
+
+
+class Builder:
+    """Appends ops to `block` (the current block of `program`)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.block: Block = program.global_block()
+        # Backward passes read forward values across sibling blocks (a grad branch reads the
+        # forward branch's values); plain user code may not.
+        self.cross_block_reads = False
+
+    # ---- the bind hook --------------------------------------------------------------------
+    def bind(self, op: OpDef, inputs, attrs: dict):
+        if STATE.amp is not None:
+            inputs = STATE.amp.cast_inputs(op, inputs)
+        out = op.infer(*[registry.meta_of(x) for x in inputs], **attrs)
+        multi = isinstance(out, tuple) and not isinstance(out, Meta)
+        metas = out if multi else (out,)
+        refs = [self.ref(x) for x in inputs]
+        stop = op.nondiff or all(_stops_gradient(x) for x in inputs)
+        block = self.block
+        outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
+                                   stop_gradient=stop) for m in metas)
+        self.append(op.name, refs, [o.name for o in outs], attrs)
+        return outs if multi else outs[0]
+
+    def append(self, type: str, inputs: list, outputs: list, attrs: dict,
+               blocks: tuple = ()) -> Op:
+        """Append an op to the current block, stamped with the user's source location."""
+        op = Op(type, inputs, outputs, attrs, blocks,
+                self.program.add_origin(_origin.capture(2)))
+        self.block.ops.append(op)
+        self.program.version += 1
+        return op
+
+    # ---- inputs ---------------------------------------------------------------------------
+    def ref(self, x):
+        """The op-input form of `x`: a variable name, a literal, or a list of those."""
+        cls = x.__class__
+        if cls is Variable:
+            self._check_visible(x)
+            return x.name
+        if cls in _SCALARS or x is None:
+            return x
+        if isinstance(x, (list, tuple)):
+            return [self.ref(t) for t in x]
+        if isinstance(x, registry._hooks["Tensor"]):
+            return self.capture(x)
+        if isinstance(x, Variable):
+            self._check_visible(x)
+            return x.name
+        if isinstance(x, (np.ndarray, np.generic)):
+            return self.capture(registry._hooks["wrap"](np.asarray(x)))
+        return Literal(x)
+
+    def _check_visible(self, v: Variable) -> None:
+        vb = v.block
+        if vb is self.block or vb.idx == 0 and vb.program is self.program:
+            return
+        if vb.program is not self.program:
+            raise ValueError(
+                f"Variable '{v.name}' belongs to another program than the one being built; "
+                "build each program inside its own program_guard and do not mix their values")
+        if self.cross_block_reads or vb in self.block.ancestors():
+            return
+        raise ValueError(
+            f"Variable '{v.name}' ({v.type_str()}) was created inside a cond/while/switch_case "
+            "block and is not visible here; return it from that branch or loop body to use "
+            "it outside")
+
+    def capture(self, tensor) -> str:
+        """The persistable variable standing for an eager Tensor (created on first use)."""
+        prog = self.program
+        name = prog._captured.get(id(tensor))
+        if name is None or prog.tensors.get(name) is not tensor:
+            base = tensor.name
+            name = base if base and base not in prog._names else prog.fresh_name(
+                (base or "const") + "_")
+            prog.tensors[name] = tensor
+            prog._captured[id(tensor)] = name
+            prog.global_block().new_var(name, tuple(tensor._data.shape), tensor.dtype,
+                                        persistable=True, stop_gradient=tensor.stop_gradient)
+        latest = prog._latest.get((self.block.idx, name))
+        return latest if latest is not None else name
+
+    def variable_of(self, x) -> Variable:
+        """`x` as a Variable of this program (capturing a Tensor or literal as a constant)."""
+        if isinstance(x, Variable):
+            return x
+        if not isinstance(x, registry._hooks["Tensor"]):
+            from ..tensor import to_tensor
+            x = to_tensor(x)
+        return self.block.var(self.capture(x))
+
+    # ---- persistable writes ---------------------------------------------------------------
+    def write_persistable(self, tensor, value) -> None:
+        """`tensor.set_value(value)` while building: an op that overwrites the tensor's array
+        when the program runs (optimizer updates, BatchNorm running statistics)."""
+        self.capture(tensor)
+        target = self.program.global_block().vars[self.program._captured[id(tensor)]]
+        value = self.variable_of(value)
+        if value.dtype != target.dtype:
+            value = value.astype(target.dtype)
+        _check_same_shape(target, value)
+        self.append("write_persistable", [target.name, value.name], [], {})
+        self.program._latest[(self.block.idx, target.name)] = value.name
+
+    # ---- blocks ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def sub_block(self):
+        """Build into a new child block of the current one (a branch or loop body)."""
+        blk = self.program.new_block(self.block.idx)
+        prev, self.block = self.block, blk
+        try:
+            yield blk
+        finally:
+            self.block = prev
+
+
+def _check_same_shape(target: Variable, value: Variable) -> None:
+    a, b = target._static_shape, value._static_shape
+    if len(a) != len(b) or any(x != y and x != -1 and y != -1 for x, y in zip(a, b)):
+        raise ValueError(f"set_value: value has shape {list(b)} but the persistable "
+                         f"'{target.name}' has shape {list(a)}")
+
+
+def _stops_gradient(x) -> bool:
+    if isinstance(x, (list, tuple)):
+        return all(_stops_gradient(t) for t in x)
+    return getattr(x, "stop_gradient", True)
+
+
+# ---- mode switches --------------------------------------------------------------------------
+
+_default_main = [Program()]
+_default_startup = [Program()]
+
+
+def default_main_program() -> Program:
+    """The program ops are appended to: the one of the innermost `program_guard`, else the
+    global default program (used by `enable_static`)."""
+    b = STATE.builder
+    return b.program if b is not None else _default_main[0]
+
+
+def default_startup_program() -> Program:
+    return _default_startup[0]
+
+
+@contextlib.contextmanager
+def program_guard(main_program: Program, startup_program: Program | None = None):
+    """Build ops into `main_program` inside the `with` block (static mode).
+
+    Parameters are created eagerly (initialised at creation), so `startup_program` is accepted
+    for Paddle compatibility and stays empty.
+
+    >>> import runtime as rt
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     x = rt.static.data('x', [2], 'float32')
+    ...     y = x * 3.0
+    >>> main.num_ops()
+    1
+    """
+    if not isinstance(main_program, Program):
+        raise TypeError(f"program_guard: main_program must be a Program, got "
+                        f"{type(main_program).__name__}")
+    prev = STATE.builder
+    prev_main = _default_main[0]
+    STATE.builder = Builder(main_program)
+    _default_main[0] = main_program
+    try:
+        yield
+    finally:
+        STATE.builder = prev
+        _default_main[0] = prev_main
+
+
+def enable_static() -> None:
+    """Switch to static mode: ops build into `default_main_program()` until
+    `disable_static()`."""
+    if STATE.builder is None:
+        STATE.builder = Builder(_default_main[0])
+
+
+def disable_static() -> None:
+    """Back to eager (dynamic) mode."""
+    STATE.builder = None
+
+
+def in_dynamic_mode() -> bool:
+    return STATE.builder is None
+
+
+def current_builder() -> Builder:
+    """The active builder; raises when no program is being built."""
+    b = STATE.builder
+    if b is None:
+        raise RuntimeError("no static program is being built: use `with "
+                           "rt.static.program_guard(program):` or rt.enable_static()")
+    return b

@@ -1,0 +1,313 @@
+"""Compile a program into one Python function (what the executor runs).
+
+Every value is a local variable, every kernel a closure constant, control flow is Python
+`if`/`while` around the inlined sub-blocks, and a value is `del`eted right after its last use.
+So running an op costs about as much as calling its kernel. Each generated line is mapped back
+to the op it runs, which is how the executor names the failing op and its user source line.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import math
+import re
+
+from .. import backend
+from ..ops.registry import OPS
+from .ir import Block, Literal, Op, Program
+
+_ids = itertools.count()
+
+
+class Compiled:
+    """A compiled program: `fn(feed) -> tuple of fetched values`, plus its line map."""
+
+    def __init__(self, fn, filename, line_map, source, idents, version, fetch):
+        self.fn = fn
+        self.filename = filename
+        self.line_map = line_map  # line number -> ("op", op, block) or ("feed", name)
+        self.source = source
+        self.idents = idents  # variable name -> local identifier in the generated code
+        self.version = version
+        self.fetch = fetch
+
+
+class _Gen:
+    def __init__(self, program: Program, fetch: tuple):
+        self.program = program
+        self.fetch = fetch
+        self.lines: list[str] = []
+        self.line_map: dict = {}
+        self.consts: dict = {}  # closure name -> object
+        self.idents: dict = {}
+        self._used_idents: set = set()
+        self.tensor_ids: dict = {}  # persistable name -> closure name of its Tensor
+        self._analyse()
+
+    # ---- names ----------------------------------------------------------------------------
+    def ident(self, name: str) -> str:
+        i = self.idents.get(name)
+        if i is None:
+            base = "v_" + re.sub(r"\W", "_", name)
+            i = base
+            n = 1
+            while i in self._used_idents:
+                i = f"{base}_{n}"
+                n += 1
+            self._used_idents.add(i)
+            self.idents[name] = i
+        return i
+
+    def const(self, obj, prefix: str = "C") -> str:
+        name = f"{prefix}{len(self.consts)}"
+        self.consts[name] = obj
+        return name
+
+    def lit(self, v) -> str:
+        """Source text for a literal (constants that do not round-trip become closure cells)."""
+        if v is None or v.__class__ in (bool, int, str):
+            return repr(v)
+        if v.__class__ is float:
+            return repr(v) if math.isfinite(v) else self.const(v)
+        if isinstance(v, (list, tuple)):
+            inner = ", ".join(self.lit(t) for t in v)
+            return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
+        if isinstance(v, Literal):
+            return self.lit(v.value)
+        return self.const(v)
+
+    def arg(self, x) -> str:
+        if x.__class__ is str:
+            return self.ident(x)
+        if isinstance(x, list):
+            return "[" + ", ".join(self.arg(t) for t in x) + "]"
+        return self.lit(x)
+
+    # ---- liveness -------------------------------------------------------------------------
+    def _analyse(self):
+        prog = self.program
+        self.reads_in: dict = {}  # name -> set of block idx reading it
+        self.free: dict = {}  # block idx -> names it (and its sub-blocks) read from outside
+        for b in prog.blocks:
+            for op in b.ops:
+                for n in op.input_names():
+                    self.reads_in.setdefault(n, set()).add(b.idx)
+            for r in b.results:
+                if r.__class__ is str:
+                    self.reads_in.setdefault(r, set()).add(b.idx)
+        self.defined_in: dict = {}
+        for b in prog.blocks:
+            for n in b.params:
+                self.defined_in[n] = b.idx
+            for op in b.ops:
+                for n in op.outputs:
+                    self.defined_in[n] = b.idx
+        self.parent = {b.idx: b.parent for b in prog.blocks}
+
+    def _descends(self, idx: int, ancestor: int) -> bool:
+        while idx is not None:
+            if idx == ancestor:
+                return True
+            idx = self.parent[idx]
+        return False
+
+    def block_free(self, idx: int) -> set:
+        """Names read by block `idx` or its sub-blocks that are not defined inside them."""
+        got = self.free.get(idx)
+        if got is None:
+            b = self.program.blocks[idx]
+            got = set()
+            local = set(b.params)
+            for op in b.ops:
+                got.update(n for n in op.input_names() if n not in local)
+                for sub in op.blocks:
+                    got.update(n for n in self.block_free(sub) if n not in local)
+                local.update(op.outputs)
+            got.update(r for r in b.results if r.__class__ is str and r not in local)
+            self.free[idx] = got
+        return got
+
+    def op_uses(self, op: Op) -> set:
+        uses = set(op.input_names())
+        for sub in op.blocks:
+            uses |= self.block_free(sub)
+        return uses
+
+    def deletions(self, block: Block) -> dict:
+        """op index -> names to `del` after it."""
+        last: dict = {}
+        for j, op in enumerate(block.ops):
+            for n in op.outputs:
+                last.setdefault(n, j)
+            for n in self.op_uses(op):
+                if self.defined_in.get(n) == block.idx:
+                    last[n] = j
+        keep = {r for r in block.results if r.__class__ is str}
+        if block.idx == 0:
+            keep.update(self.fetch)
+        out: dict = {}
+        for n, j in last.items():
+            if n in keep or any(not self._descends(r, block.idx)
+                                for r in self.reads_in.get(n, ())):
+                continue
+            out.setdefault(j, []).append(n)
+        return out
+
+    # ---- emission -------------------------------------------------------------------------
+    def emit(self, indent: str, text: str, entry=None) -> None:
+        self.lines.append(indent + text)
+        if entry is not None:
+            self.line_map[len(self.lines)] = entry
+
+    def emit_block(self, block: Block, indent: str) -> None:
+        dels = self.deletions(block)
+        start = len(self.lines)
+        for j, op in enumerate(block.ops):
+            EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
+            names = dels.get(j)
+            if names:
+                self.emit(indent, "del " + ", ".join(self.ident(n) for n in sorted(names)))
+        if len(self.lines) == start:
+            self.emit(indent, "pass")
+
+    def assign(self, indent: str, targets: list, values: list, entry=None) -> None:
+        if targets:
+            self.emit(indent, ", ".join(targets) + " = " + ", ".join(values), entry)
+
+
+def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    opdef = OPS[op.type]
+    k = g.const(opdef.kernel, "K")
+    args = ["xp"] + [g.arg(x) for x in op.inputs]
+    args += [f"{key}={g.lit(v)}" for key, v in op.attrs.items()]
+    call = f"{k}({', '.join(args)})"
+    outs = [g.ident(n) for n in op.outputs]
+    entry = ("op", op, block)
+    g.emit(indent, (", ".join(outs) + " = " if outs else "") + call, entry)
+    for n, o in zip(op.outputs, outs):
+        v = block.var(n)
+        if v._static_shape == () and v.kind == "tensor":
+            # NumPy returns 0-d results as scalars; keep them arrays like eager mode does
+            g.emit(indent, f"if {o}.__class__ is not ndarray: {o} = asarray({o})", entry)
+
+
+def emit_block_results(g: _Gen, block: Block, targets: list, indent: str, entry) -> None:
+    g.assign(indent, targets, [g.arg(r) for r in block.results], entry)
+
+
+def emit_cond(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    entry = ("op", op, block)
+    outs = [g.ident(n) for n in op.outputs]
+    g.emit(indent, f"if {g.arg(op.inputs[0])}:", entry)
+    for i, idx in enumerate(op.blocks):
+        if i == 1:
+            g.emit(indent, "else:", entry)
+        sub = g.program.blocks[idx]
+        g.emit_block(sub, indent + "    ")
+        emit_block_results(g, sub, outs, indent + "    ", entry)
+
+
+def emit_switch(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    entry = ("op", op, block)
+    outs = [g.ident(n) for n in op.outputs]
+    sel = g.ident(op.outputs[0] + "@index") if op.outputs else "_switch_index"
+    g.emit(indent, f"{sel} = int({g.arg(op.inputs[0])})", entry)
+    cases = list(op.attrs["cases"])
+    for i, idx in enumerate(op.blocks):
+        if i < len(cases):
+            g.emit(indent, f"{'if' if i == 0 else 'elif'} {sel} == {cases[i]!r}:", entry)
+        else:
+            g.emit(indent, "else:", entry)
+        sub = g.program.blocks[idx]
+        g.emit_block(sub, indent + "    ")
+        emit_block_results(g, sub, outs, indent + "    ", entry)
+
+
+def emit_while(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    entry = ("op", op, block)
+    cblk, bblk = (g.program.blocks[i] for i in op.blocks)
+    carried = [g.ident(n) for n in bblk.params]
+    g.assign(indent, carried, [g.arg(x) for x in op.inputs], entry)
+    n = len(bblk.params)
+    saves = [g.ident(s) for s in op.outputs[n:]]
+    for s in saves:
+        g.emit(indent, f"{s} = []", entry)
+    g.emit(indent, "while True:", entry)
+    inner = indent + "    "
+    g.assign(inner, [g.ident(p) for p in cblk.params], carried, entry)
+    g.emit_block(cblk, inner)
+    g.emit(inner, f"if not {g.arg(cblk.results[0])}:", entry)
+    g.emit(inner, "    break", entry)
+    for s, c in zip(saves, carried):
+        g.emit(inner, f"{s}.append({c})", entry)
+    g.emit_block(bblk, inner)
+    emit_block_results(g, bblk, carried, inner, entry)
+    g.assign(indent, [g.ident(o) for o in op.outputs[:n]], carried, entry)
+
+
+def emit_recompute(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    sub = g.program.blocks[op.blocks[0]]
+    g.assign(indent, [g.ident(p) for p in sub.params], [g.arg(x) for x in op.inputs],
+             ("op", op, block))
+    g.emit_block(sub, indent)
+
+
+def emit_write(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    target, value = op.inputs
+    t = g.tensor_ids[target]
+    entry = ("op", op, block)
+    g.emit(indent, f"{t}._data = {g.arg(value)}", entry)
+    g.emit(indent, f"{t}._version += 1", entry)
+
+
+EMITTERS = {"cond": emit_cond, "while": emit_while, "switch_case": emit_switch,
+            "recompute": emit_recompute, "write_persistable": emit_write}
+
+
+def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
+    """Generate, compile and return the function that runs `program` and returns `fetch`."""
+    g = _Gen(program, fetch)
+    g.lines.append("def _run(feed):")
+    body = "    "
+    used = set()
+    for b in program.blocks:
+        for op in b.ops:
+            used.update(op.input_names())
+        used.update(r for r in b.results if r.__class__ is str)
+    used.update(fetch)
+    gblk = program.global_block()
+    for name in program.inputs:
+        if name not in used:
+            continue
+        v = gblk.vars[name]
+        i = g.ident(name)
+        g.emit(body, f"{i} = feed[{name!r}]", ("feed", name))
+        d = g.const(v.dtype.np, "D")
+        g.emit(body, f"if {i}.__class__ is not ndarray: {i} = _to_array({i}, {name!r}, {d})",
+               ("feed", name))
+        cond = [f"{i}.dtype is not {d}", f"{i}.ndim != {len(v._static_shape)}"]
+        cond += [f"{i}.shape[{k}] != {s}" for k, s in enumerate(v._static_shape) if s >= 0]
+        g.emit(body, f"if {' or '.join(cond)}: _check_feed({i}, {name!r})", ("feed", name))
+    for name, tensor in program.tensors.items():
+        if name in gblk.vars:
+            g.tensor_ids[name] = g.const(tensor, "T")
+            if name in used:
+                g.emit(body, f"{g.ident(name)} = {g.tensor_ids[name]}._data")
+    g.emit_block(gblk, body)
+    rets = [f"{g.tensor_ids[n]}._data" if n in g.tensor_ids else g.ident(n) for n in fetch]
+    g.emit(body, "return (" + "".join(r + ", " for r in rets) + ")")
+    xp = backend.XP
+    closure = dict(g.consts)
+    closure.update(xp=xp, ndarray=xp.ndarray, asarray=xp.asarray,
+                   _to_array=feed_check.to_array, _check_feed=feed_check.check)
+    names = list(closure)
+    src = "def _make(" + ", ".join(names) + "):\n" + "\n".join(
+        "    " + ln for ln in g.lines) + "\n    return _run\n"
+    filename = f"<static program {next(_ids)}>"
+    # shift the line map by the one `def _make` line
+    line_map = {k + 1: v for k, v in g.line_map.items()}
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns: dict = {}
+    exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)
+    fn = ns["_make"](*[closure[n] for n in names])
+    return Compiled(fn, filename, line_map, src, g.idents, program.version, fetch)

@@ -1,0 +1,361 @@
+"""Control flow as ops with sub-blocks: `cond`, `while_loop`, `switch_case` (Paddle semantics).
+
+The Python functions given for branches and loop bodies are traced into sub-blocks. A
+predicate (or branch index) that is a Python value or an eager Tensor is not a graph value, so
+the chosen branch is simply called (d2s relies on this: Python conditions stay Python).
+Outputs of the branches must agree in structure and dtype; dims that differ become -1. Loop
+variables whose shapes change across iterations get -1 dims (the body is traced again with
+the relaxed shapes, at most once per changed dim).
+"""
+from __future__ import annotations
+
+from ..dtypes import bool_
+from ..ops import registry
+from ..ops.registry import OpError, OpTypeError
+from .builder import Builder, current_builder
+from .variable import Variable
+
+
+def _structural_kernel(xp, *args, **attrs):
+    raise RuntimeError("control-flow ops are run by the executor, not called as kernels")
+
+
+def _structural_infer(*args, **attrs):
+    raise OpError("control-flow ops are built by rt.static.nn.cond / while_loop / switch_case")
+
+
+for _name in ("cond", "while", "switch_case", "recompute", "write_persistable"):
+    registry.register(_name, kernel=_structural_kernel, infer=_structural_infer, amp="keep",
+                      doc="A structural op; the executor emits code for it directly.")
+
+
+# ---- nested structures of outputs ------------------------------------------------------------
+
+def flatten(x):
+    """(leaves, treedef) of nested lists/tuples/dicts; None is structure, not a leaf."""
+    if isinstance(x, (list, tuple)):
+        parts = [flatten(t) for t in x]
+        return [l for p in parts for l in p[0]], (type(x), tuple(p[1] for p in parts))
+    if isinstance(x, dict):
+        keys = list(x)
+        parts = [flatten(x[k]) for k in keys]
+        return [l for p in parts for l in p[0]], (dict, tuple(keys), tuple(p[1] for p in parts))
+    if x is None:
+        return [], None
+    return [x], "*"
+
+
+def unflatten(tree, leaves):
+    it = iter(leaves)
+
+    def build(t):
+        if t is None:
+            return None
+        if t == "*":
+            return next(it)
+        if t[0] is dict:
+            return {k: build(s) for k, s in zip(t[1], t[2])}
+        return t[0](build(s) for s in t[1])
+
+    return build(tree)
+
+
+def describe(x) -> str:
+    """'(f32[4], i64[])' style description of a branch output for error messages."""
+    if isinstance(x, (list, tuple)):
+        inner = ", ".join(describe(t) for t in x)
+        return f"[{inner}]" if isinstance(x, list) else f"({inner}{',' if len(x) == 1 else ''})"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {describe(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, Variable):
+        return "Variable " + x.type_str()
+    if isinstance(x, registry._hooks["Tensor"]):
+        return f"Tensor {x.dtype.short}{list(x._data.shape)}".replace(" ", "")
+    return repr(x)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, (Variable, registry._hooks["Tensor"]))
+
+
+def _meta(x):
+    if isinstance(x, Variable):
+        return x._static_shape, x.dtype
+    m = registry.meta_of(x)
+    return m.shape, m.dtype
+
+
+def _merge_shape(a, b):
+    """Dims that differ become -1; None (a tensor array with no element yet) takes the
+    other side."""
+    if a is None or b is None:
+        return b if a is None else a
+    return tuple(x if x == y else -1 for x, y in zip(a, b))
+
+
+def _same_rank(a, b) -> bool:
+    return a is None or b is None or len(a) == len(b)
+
+
+# ---- cond / switch_case ----------------------------------------------------------------------
+
+def _trace(builder: Builder, fn):
+    with builder.sub_block() as blk:
+        out = fn() if fn is not None else None
+    return blk, out
+
+
+def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs: list):
+    """Check that branch outputs agree; set each block's results; return (output treedef,
+    leaf list with None where a graph output goes, list of (shape, dtype, stop) per graph
+    output)."""
+    flats = [flatten(o) for o in outs]
+    tree = flats[0][1]
+    for (leaves, t), label, o in zip(flats[1:], labels[1:], outs[1:]):
+        if t != tree:
+            raise ValueError(
+                f"{op}: the branches return different structures: {labels[0]} returned "
+                f"{describe(outs[0])} but {label} returned {describe(o)}. Every branch must "
+                "return the same number and nesting of values.")
+    columns = list(zip(*[f[0] for f in flats])) if flats[0][0] else []
+    results = [[] for _ in blocks]
+    consts, specs = [], []
+    for i, col in enumerate(columns):
+        if not any(_is_tensor(v) for v in col) and all(
+                type(v) is type(col[0]) and v == col[0] for v in col):
+            consts.append(col[0])
+            continue
+        metas = [(_meta(v) if _is_tensor(v) else None) for v in col]
+        first = next(m for m in metas if m is not None) if any(metas) else None
+        if first is None:  # differing Python numbers: they become constants
+            first = _meta(builder.variable_of(col[0]))
+        shape, dtype = first
+        for m, v, label in zip(metas, col, labels):
+            if m is not None and (m[1] != dtype or not _same_rank(m[0], shape)):
+                raise OpTypeError(
+                    f"{op}: output {i} differs between branches: {labels[0]} returned "
+                    f"{describe(col[0])} but {label} returned {describe(v)}; branches must "
+                    "return values of the same dtype and rank")
+            if m is not None:
+                shape = _merge_shape(shape, m[0])
+        for b, v, label, res in zip(blocks, col, labels, results):
+            if v is None or not (_is_tensor(v) or isinstance(v, (int, float, bool))):
+                raise OpTypeError(f"{op}: output {i}: {label} returned {describe(v)} where "
+                                  f"another branch returned a tensor")
+            prev, builder.block = builder.block, b
+            try:
+                res.append(_result_ref(builder, v, dtype))
+            finally:
+                builder.block = prev
+        stop = all(getattr(v, "stop_gradient", True) for v in col)
+        consts.append(None)
+        specs.append((shape, dtype, stop))
+    for b, res in zip(blocks, results):
+        b.results = res
+    return tree, consts, specs
+
+
+def _result_ref(builder: Builder, v, dtype) -> str:
+    if isinstance(v, Variable):
+        builder._check_visible(v)
+        if v.dtype != dtype:
+            raise OpTypeError(f"internal: result {v.name} has dtype {v.dtype.name}, "
+                              f"expected {dtype.name}")
+        return v.name
+    if not _is_tensor(v):
+        from ..tensor import to_tensor
+        v = to_tensor(v, dtype=dtype)
+    return builder.capture(v)
+
+
+def _outputs(builder: Builder, tree, consts, specs):
+    outs = [builder.block.new_var(builder.program.fresh_name(), s, d, stop_gradient=st)
+            for s, d, st in specs]
+    it = iter(outs)
+    leaves = [next(it) if c is None else c for c in consts]
+    return outs, (unflatten(tree, leaves) if tree is not None else None)
+
+
+def _check_pred(op: str, pred: Variable, what: str = "pred") -> None:
+    if pred.dtype != bool_ or pred.size not in (1, -1) or pred.ndim > 1:
+        raise OpTypeError(f"{op}: {what} must be a bool tensor with one element, got "
+                          f"{pred.type_str()} ('{pred.name}')")
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
+    """Run `true_fn()` if `pred` else `false_fn()`; in a static program both are traced into
+    sub-blocks and the choice is made when the program runs.
+
+    >>> import numpy as np, runtime as rt
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     x = rt.static.data('x', [], 'float32')
+    ...     y = rt.static.nn.cond(x < 0.0, lambda: -x, lambda: x * 2.0)
+    >>> rt.static.Executor().run(main, {'x': np.float32(-3)}, [y])[0].item()
+    3.0
+    """
+    if not isinstance(pred, Variable):
+        fn = true_fn if bool(pred) else false_fn
+        return fn() if fn is not None else None
+    _check_pred("cond", pred)
+    b = current_builder()
+    tb, t_out = _trace(b, true_fn)
+    fb, f_out = _trace(b, false_fn)
+    tree, consts, specs = _merge_branches("cond", b, ["true_fn", "false_fn"], [tb, fb],
+                                          [t_out, f_out])
+    outs, result = _outputs(b, tree, consts, specs)
+    b.append("cond", [b.ref(pred)], [o.name for o in outs], {}, (tb.idx, fb.idx))
+    return result
+
+
+def switch_case(branch_index, branch_fns, default=None, name=None):
+    """Run the branch whose key equals `branch_index` (else `default`, or the branch with the
+    largest key when `default` is None). `branch_fns`: a list of callables, a list of
+    `(int, callable)` pairs, or a dict."""
+    if isinstance(branch_fns, dict):
+        pairs = list(branch_fns.items())
+    else:
+        pairs = [p if isinstance(p, (list, tuple)) else (i, p) for i, p in enumerate(branch_fns)]
+    pairs = sorted((int(k), fn) for k, fn in pairs)
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise ValueError(f"switch_case: duplicate branch keys {[k for k, _ in pairs]}")
+    if default is None:
+        default = pairs[-1][1]
+    if not isinstance(branch_index, Variable):
+        return dict(pairs).get(int(branch_index), default)()
+    if branch_index.dtype.kind not in "iu" or branch_index.size not in (1, -1):
+        raise OpTypeError(f"switch_case: branch_index must be an integer tensor with one "
+                          f"element, got {branch_index.type_str()}")
+    b = current_builder()
+    traced = [_trace(b, fn) for _, fn in pairs] + [_trace(b, default)]
+    labels = [f"branch {k}" for k, _ in pairs] + ["default"]
+    tree, consts, specs = _merge_branches("switch_case", b, labels, [t[0] for t in traced],
+                                          [t[1] for t in traced])
+    outs, result = _outputs(b, tree, consts, specs)
+    b.append("switch_case", [b.ref(branch_index)], [o.name for o in outs],
+             {"cases": [k for k, _ in pairs]}, tuple(t[0].idx for t in traced))
+    return result
+
+
+# ---- while_loop ------------------------------------------------------------------------------
+
+def while_loop(cond, body, loop_vars, is_test=False, name=None):
+    """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`; returns the final
+    loop vars as a list. With tensor loop vars and a tensor condition this is one `while` op.
+
+    >>> import numpy as np, runtime as rt
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     n = rt.static.data('n', [], 'int64')
+    ...     i, s = rt.static.nn.while_loop(lambda i, s: i < n, lambda i, s: [i + 1, s + i],
+    ...                                    [0, 0])
+    >>> rt.static.Executor().run(main, {'n': np.int64(4)}, [s])[0].item()
+    6
+    """
+    if not callable(cond) or not callable(body):
+        raise TypeError("while_loop: cond and body must be callables")
+    if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
+        raise ValueError("while_loop: loop_vars must be a non-empty list or tuple")
+    loop_vars = list(loop_vars)
+    b = registry.STATE.builder
+    if b is not None:
+        probe = _probe_condition(b, cond, loop_vars)
+        if isinstance(probe, Variable):
+            return _graph_while(b, cond, body, loop_vars)
+    return _python_while(cond, body, loop_vars)
+
+
+def _python_while(cond, body, loop_vars):
+    n = 0
+    while True:
+        p = cond(*loop_vars)
+        if isinstance(p, Variable):
+            raise TypeError(
+                f"while_loop: the condition became a static tensor after {n} Python "
+                "iterations (the loop variables changed from Python values to tensors); make "
+                "the loop variables tensors from the start so the loop becomes one while op")
+        if not p:
+            return loop_vars
+        out = body(*loop_vars)
+        loop_vars = list(out) if isinstance(out, (list, tuple)) else [out]
+        n += 1
+
+
+def _probe_condition(b: Builder, cond, loop_vars):
+    """Trace `cond` once in a scratch block (tensor loop vars as block params) to see whether
+    it is a graph value; the scratch block is discarded."""
+    mark = len(b.program.blocks)
+    with b.sub_block() as blk:
+        leaves, tree = flatten(loop_vars)
+        args = [_new_param(b, blk, v) if _is_tensor(v) else v for v in leaves]
+        p = cond(*unflatten(tree, args))
+    del b.program.blocks[mark:]
+    return p
+
+
+def _new_param(b: Builder, blk, v, shape=None, stop=None):
+    vs, vd = _meta(v)
+    name = b.program.fresh_name()
+    p = blk.new_var(name, vs if shape is None else shape, vd, kind=getattr(v, "kind", "tensor"),
+                    stop_gradient=getattr(v, "stop_gradient", True) if stop is None else stop)
+    blk.params.append(name)
+    return p
+
+
+def _fix_unset(params, shapes):
+    for p, s in zip(params, shapes):
+        if s is None:  # Block.new_var made a tuple of None; keep "no element yet"
+            p._static_shape = None
+
+
+def _graph_while(b: Builder, cond, body, loop_vars):
+    leaves, tree = flatten(loop_vars)
+    inits = [b.variable_of(v) for v in leaves]
+    shapes = [v._static_shape for v in inits]
+    stops = [v.stop_gradient for v in inits]
+    for _ in range(2 + sum(len(s or ()) for s in shapes) + len(stops)):
+        mark = len(b.program.blocks)
+        with b.sub_block() as cblk:
+            cps = [_new_param(b, cblk, v, s, st) for v, s, st in zip(inits, shapes, stops)]
+            _fix_unset(cps, shapes)
+            pred = cond(*unflatten(tree, cps))
+            if not isinstance(pred, Variable):
+                raise TypeError(f"while_loop: cond returned {describe(pred)} for tensor loop "
+                                "variables; it must return a bool tensor")
+            _check_pred("while_loop", pred, "the value returned by cond")
+            cblk.results = [b.ref(pred)]
+        with b.sub_block() as bblk:
+            bps = [_new_param(b, bblk, v, s, st) for v, s, st in zip(inits, shapes, stops)]
+            _fix_unset(bps, shapes)
+            out = body(*unflatten(tree, bps))
+            out = list(out) if isinstance(out, (list, tuple)) else [out]
+            outs, otree = flatten(out)
+            if otree != tree:
+                raise ValueError(f"while_loop: body must return the loop variables in the "
+                                 f"same structure: got {describe(out)} for loop_vars "
+                                 f"{describe(loop_vars)}")
+            new_shapes, new_stops, refs = [], [], []
+            for i, (v, init) in enumerate(zip(outs, inits)):
+                if _is_tensor(v):
+                    vs, vd = _meta(v)
+                    if vd != init.dtype or not _same_rank(vs, init._static_shape):
+                        raise OpTypeError(
+                            f"while_loop: loop variable {i} is {init.type_str()} before the "
+                            f"loop but the body returns {describe(v)}; a loop variable must "
+                            "keep its dtype and rank")
+                    new_shapes.append(_merge_shape(shapes[i], vs))
+                    new_stops.append(stops[i] and getattr(v, "stop_gradient", True))
+                else:
+                    new_shapes.append(shapes[i])
+                    new_stops.append(stops[i])
+                refs.append(_result_ref(b, v, init.dtype))
+            bblk.results = refs
+        if new_shapes == shapes and new_stops == stops:
+            break
+        shapes, stops = new_shapes, new_stops
+        del b.program.blocks[mark:]
+    outs = [b.block.new_var(b.program.fresh_name(), s, v.dtype, kind=v.kind, stop_gradient=st)
+            for v, s, st in zip(inits, shapes, stops)]
+    b.append("while", [v.name for v in inits], [o.name for o in outs], {},
+             (cblk.idx, bblk.idx))
+    return unflatten(tree, outs)

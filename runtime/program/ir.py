@@ -1,0 +1,227 @@
+"""The static IR: a `Program` holds `Block`s; a `Block` holds `Variable`s and `Op`s.
+
+- `Op.inputs` is a list whose entries are a variable *name* (`str`), a Python literal
+  (int, float, bool, None, or a `Literal` wrapping any other constant such as a string), or a
+  list of those. `Op.outputs` is a list of names. Referring by name (not by object) is what
+  lets `Variable._inplace_update` re-point a Python handle at a new value while the ops that
+  read the old value keep reading it.
+- `Op.blocks` lists the indices of the op's sub-blocks (cond branches, loop bodies).
+- `Op.origin` is an index into `Program.origins`, the table of user source locations.
+- A sub-block may read any name visible in its parent blocks (lexical scope). It has its own
+  `params` (names bound by the op that runs it: loop-carried values) and `results` (what it
+  yields back: names or literals).
+- Names are unique in a program, so the executor can compile every block into one Python
+  function with one local per value.
+- `Program.tensors` maps each persistable name to the eager `Tensor` object it stands for
+  (parameters, buffers, captured constants): running a program reads and writes those very
+  objects, so eager and static training share parameters.
+"""
+from __future__ import annotations
+
+from ..dtypes import DType
+from .variable import Variable
+
+
+class Literal:
+    """A constant op input that is not an int/float/bool/None (e.g. a string)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, Literal) and other.value == self.value
+
+    def __hash__(self):
+        return hash(("Literal", repr(self.value)))
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+class Op:
+    """One op application: `outputs = type(inputs) {attrs}` with optional sub-blocks."""
+
+    __slots__ = ("attrs", "blocks", "inputs", "origin", "outputs", "type")
+
+    def __init__(self, type: str, inputs: list, outputs: list, attrs: dict,
+                 blocks: tuple = (), origin: int | None = None):
+        self.type = type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.blocks = tuple(blocks)
+        self.origin = origin
+
+    def input_names(self):
+        """The variable names this op reads directly (not through its sub-blocks)."""
+        for x in self.inputs:
+            if x.__class__ is str:
+                yield x
+            elif isinstance(x, list):
+                for t in x:
+                    if t.__class__ is str:
+                        yield t
+
+    def __repr__(self):
+        return f"<Op {self.type} {self.outputs} <- {self.inputs}>"
+
+
+class Block:
+    """A list of ops with the variables they define; block 0 is the program's top level."""
+
+    def __init__(self, program: Program, idx: int, parent: int | None):
+        self.program = program
+        self.idx = idx
+        self.parent = parent
+        self.vars: dict[str, Variable] = {}
+        self.ops: list[Op] = []
+        self.params: list[str] = []
+        self.results: list = []
+
+    @property
+    def parent_block(self) -> Block | None:
+        return None if self.parent is None else self.program.blocks[self.parent]
+
+    def ancestors(self):
+        """This block, its parent, ... up to block 0."""
+        b = self
+        while b is not None:
+            yield b
+            b = b.parent_block
+
+    def var(self, name: str) -> Variable:
+        """The variable `name` as seen from this block (searching enclosing blocks too)."""
+        for b in self.ancestors():
+            v = b.vars.get(name)
+            if v is not None:
+                return v
+        found = self.program.find_var(name)
+        if found is not None:
+            return found
+        raise KeyError(f"no variable named {name!r} in block {self.idx}")
+
+    def has_var(self, name: str) -> bool:
+        return any(name in b.vars for b in self.ancestors())
+
+    def new_var(self, name: str, shape, dtype: DType, *, kind: str = "tensor",
+                persistable: bool = False, stop_gradient: bool = True) -> Variable:
+        if name in self.program._names:
+            raise ValueError(f"variable name {name!r} is already used in this program")
+        v = Variable(self, name, None if shape is None else tuple(shape), dtype, kind=kind, persistable=persistable,
+                     stop_gradient=stop_gradient)
+        self.vars[name] = v
+        self.program._names.add(name)
+        return v
+
+    def __repr__(self):
+        return f"<Block {self.idx} ({len(self.ops)} ops)>"
+
+
+class Program:
+    """A static program: blocks of ops over named variables.
+
+    >>> import runtime as rt
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     x = rt.static.data('x', [-1, 4], 'float32')
+    ...     y = rt.tanh(x) + 1.0
+    >>> print(main)  # doctest: +NORMALIZE_WHITESPACE
+    program(%x: f32[-1,4]) {
+      %t0: f32[-1,4] = tanh(%x)
+      %t1: f32[-1,4] = add(%t0, 1.0)
+    }
+    """
+
+    def __init__(self):
+        self.blocks: list[Block] = [Block(self, 0, None)]
+        self.tensors: dict = {}  # persistable name -> the eager Tensor it stands for
+        self.inputs: list[str] = []  # names declared with static.data, in order
+        self.origins: list[tuple] = []  # (file, line, source) per distinct location
+        self._origin_ids: dict = {}
+        self.passes: list[str] = []  # names of the passes that produced this program
+        self.version = 0  # bumped on every change, so executors recompile
+        self._counters: dict = {}
+        self._names: set = set()
+        self._captured: dict = {}  # id(tensor) -> name
+        self._latest: dict = {}  # (block idx, persistable name) -> name of its newest value
+
+    # ---- structure ------------------------------------------------------------------------
+    def global_block(self) -> Block:
+        return self.blocks[0]
+
+    def block(self, idx: int) -> Block:
+        return self.blocks[idx]
+
+    def new_block(self, parent: int) -> Block:
+        b = Block(self, len(self.blocks), parent)
+        self.blocks.append(b)
+        return b
+
+    def fresh_name(self, prefix: str = "t") -> str:
+        """A name not used in this program yet: t0, t1, ... (one counter per prefix)."""
+        while True:
+            n = self._counters.get(prefix, 0)
+            self._counters[prefix] = n + 1
+            name = f"{prefix}{n}"
+            if name not in self._names:
+                return name
+
+    def find_var(self, name: str) -> Variable | None:
+        for b in self.blocks:
+            v = b.vars.get(name)
+            if v is not None:
+                return v
+        return None
+
+    def all_vars(self):
+        for b in self.blocks:
+            yield from b.vars.values()
+
+    def list_vars(self) -> list:
+        return list(self.all_vars())
+
+    def ops(self):
+        """Every op of every block, outer blocks first."""
+        for b in self.blocks:
+            yield from b.ops
+
+    def add_origin(self, origin: tuple | None) -> int | None:
+        if origin is None:
+            return None
+        idx = self._origin_ids.get(origin)
+        if idx is None:
+            idx = self._origin_ids[origin] = len(self.origins)
+            self.origins.append(origin)
+        return idx
+
+    def origin_of(self, op: Op) -> tuple | None:
+        return None if op.origin is None else self.origins[op.origin]
+
+    def touch(self) -> None:
+        self.version += 1
+
+    # ---- printing and checking ------------------------------------------------------------
+    def to_string(self, with_origin: bool = False) -> str:
+        from .printer import program_to_string
+        return program_to_string(self, with_origin=with_origin)
+
+    def __str__(self):
+        return self.to_string()
+
+    def __repr__(self):
+        return f"<Program {len(self.blocks)} blocks, {sum(len(b.ops) for b in self.blocks)} ops>"
+
+    def verify(self) -> None:
+        """Raise `ProgramError` (with the program text) if the program is malformed."""
+        from .verify import verify
+        verify(self)
+
+    def clone(self, for_test: bool = False) -> Program:
+        """A deep copy of the structure that shares the same parameter tensors."""
+        from .serialize import copy_program
+        return copy_program(self)
+
+    def num_ops(self) -> int:
+        return sum(len(b.ops) for b in self.blocks)

@@ -1,0 +1,156 @@
+"""`Variable`: a symbolic value of a static program (what ops return while one is built).
+
+It carries what shape/dtype inference knows (`_static_shape` with -1 for unknown dims, and
+`dtype`), so `registry.meta_of` treats it like a Tensor. The same operator/method table as
+`Tensor` is installed on it (`runtime.methods.install`), so model code runs unchanged.
+A Variable has no value until the program runs: asking for one (`bool(v)`, `v.numpy()`)
+raises an error that says what to do instead.
+"""
+from __future__ import annotations
+
+from ..dtypes import DType
+
+_CONTROL_FLOW_HINT = (
+    "Its value is only known when the program runs. For a data-dependent branch or loop use "
+    "rt.static.nn.cond / rt.static.nn.while_loop, or decorate the function with "
+    "@d2s.to_static, which converts Python `if`/`while` on tensors into those ops.")
+
+
+class Variable:
+    """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
+
+    >>> import runtime as rt
+    >>> with rt.static.program_guard(rt.static.Program()):
+    ...     x = rt.static.data('x', [None, 3], 'float32')
+    ...     (x * 2).shape
+    [-1, 3]
+    """
+
+    __array_priority__ = 100  # ndarray <op> Variable defers to Variable's reflected operator
+
+    def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
+                 persistable: bool = False, stop_gradient: bool = True):
+        self.block = block
+        self.name = name
+        self._static_shape = None if shape is None else tuple(shape)
+        self.dtype = dtype
+        self.kind = kind  # "tensor" or "array" (a tensor array: a list of tensors)
+        self.persistable = persistable
+        self.stop_gradient = stop_gradient
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> list:
+        return list(self._static_shape or ())
+
+    @property
+    def ndim(self) -> int:
+        return len(self._static_shape or ())
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self._static_shape or (-1,):
+            if d < 0:
+                return -1
+            n *= d
+        return n
+
+    @property
+    def program(self):
+        return self.block.program
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind == "array"
+
+    def type_str(self) -> str:
+        """The printed type: `f32[-1,10]`, or `array<f32[3]>` for a tensor array."""
+        if self._static_shape is None:  # a tensor array nothing was written to yet
+            return f"array<{self.dtype.short}>"
+        t = f"{self.dtype.short}[{','.join(str(d) for d in self._static_shape)}]"
+        return f"array<{t}>" if self.kind == "array" else t
+
+    # ---- no value at build time -----------------------------------------------------------
+    def _no_value(self, what: str) -> TypeError:
+        return TypeError(f"{what} of static Variable '{self.name}' ({self.type_str()}). "
+                        + _CONTROL_FLOW_HINT)
+
+    def __bool__(self):
+        raise self._no_value("bool()")
+
+    def __int__(self):
+        raise self._no_value("int()")
+
+    def __float__(self):
+        raise self._no_value("float()")
+
+    def __index__(self):
+        raise self._no_value("Using as a Python index")
+
+    def __len__(self):
+        if self.kind == "array":
+            raise self._no_value("len() of a tensor array")
+        if not self._static_shape:
+            raise TypeError(f"len() of a 0-d static Variable '{self.name}'")
+        n = self._static_shape[0]
+        if n < 0:
+            raise self._no_value("len() (the first dimension is unknown)")
+        return n
+
+    def __iter__(self):
+        n = len(self)
+        return (self[i] for i in range(n))
+
+    def numpy(self):
+        raise TypeError(
+            f"static Variable '{self.name}' ({self.type_str()}) has no value while the program "
+            "is being built; run it with rt.static.Executor().run(program, feed=..., "
+            f"fetch_list=[{self.name!r}]) to get its value.")
+
+    def __array__(self, dtype=None, copy=None):
+        self.numpy()
+
+    def item(self):
+        self.numpy()
+
+    def tolist(self):
+        self.numpy()
+
+    __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
+
+    # ---- graph helpers --------------------------------------------------------------------
+    def detach(self) -> Variable:
+        from ..ops.math import assign
+        out = assign(self)
+        out.stop_gradient = True
+        return out
+
+    def clone(self) -> Variable:
+        from ..ops.math import assign
+        return assign(self)
+
+    def _inplace_update(self, new: Variable) -> None:
+        """Make this Python handle refer to `new`'s value (`x[i] = v`, `array_write`).
+
+        The two records swap contents: ops that read the old value keep its name (now held
+        by the other object), and later uses of this handle read the new value.
+        """
+        if not isinstance(new, Variable):
+            raise TypeError(f"_inplace_update: expected a Variable, got {type(new).__name__}")
+        fields = ("block", "name", "_static_shape", "dtype", "kind", "persistable",
+                  "stop_gradient")
+        mine = [getattr(self, f) for f in fields]
+        for f in fields:
+            setattr(self, f, getattr(new, f))
+        for f, v in zip(fields, mine):
+            setattr(new, f, v)
+        self.block.vars[self.name] = self
+        new.block.vars[new.name] = new
+        self.block.program.touch()
+
+    def __repr__(self):
+        flags = " persistable" if self.persistable else ""
+        return f"Variable(%{self.name}: {self.type_str()}{flags})"
+
+    __str__ = __repr__

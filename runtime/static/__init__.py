@@ -1,0 +1,34 @@
+"""`rt.static`: hand-written static programs, and the target that d2s writes into.
+
+>>> import numpy as np, runtime as rt
+>>> main = rt.static.Program()
+>>> with rt.static.program_guard(main):
+...     x = rt.static.data('x', [None, 3], 'float32')
+...     y = rt.tanh(x) * 2.0
+>>> out, = rt.static.Executor().run(main, feed={'x': np.zeros((2, 3), 'float32')},
+...                                 fetch_list=[y])
+>>> out.shape
+(2, 3)
+"""
+from ..executor import Executor, FeedError, FetchError  # noqa: F401
+from ..program.arrays import (  # noqa: F401
+    array_concat,
+    array_length,
+    array_read,
+    array_stack,
+    array_write,
+    create_array,
+)
+from ..program.builder import (  # noqa: F401
+    default_main_program,
+    default_startup_program,
+    disable_static,
+    enable_static,
+    in_dynamic_mode,
+    program_guard,
+)
+from ..program.debug_ops import Assert, Print  # noqa: F401
+from ..program.ir import Program  # noqa: F401
+from ..program.variable import Variable  # noqa: F401
+from . import nn  # noqa: F401
+from .input import InputSpec, data  # noqa: F401
