@@ -1,0 +1,40 @@
+"""`rt.nn.functional` (import as `F`): the functional form of every layer, Paddle 2.x names.
+
+>>> import runtime as rt
+>>> import runtime.nn.functional as F
+>>> F.relu(rt.to_tensor([-1.0, 1.0])).tolist()
+[0.0, 1.0]
+"""
+from .activation import (  # noqa: F401
+    gelu,
+    hardswish,
+    leaky_relu,
+    log_softmax,
+    relu,
+    relu6,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    swish,
+    tanh,
+)
+from .common import (  # noqa: F401
+    dropout,
+    embedding,
+    interpolate,
+    linear,
+    one_hot,
+    pad,
+    upsample,
+)
+from .conv import conv1d, conv2d, conv2d_transpose  # noqa: F401
+from .loss import (  # noqa: F401
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+)
+from .norm import batch_norm, group_norm, layer_norm  # noqa: F401
+from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401

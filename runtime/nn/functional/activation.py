@@ -1,0 +1,51 @@
+"""Activation functions (`F.relu`, `F.gelu`, `F.softmax`, ...) with Paddle's signatures."""
+from __future__ import annotations
+
+from ...dtypes import convert_dtype
+from ...ops import math as _math
+from ...ops import nn as _nn
+
+relu = _nn.relu
+relu6 = _nn.relu6
+leaky_relu = _nn.leaky_relu
+sigmoid = _nn.sigmoid
+silu = _nn.silu
+gelu = _nn.gelu
+softplus = _nn.softplus
+tanh = _math.tanh
+
+
+def swish(x, name=None):
+    """x * sigmoid(x) (the same as `silu`)."""
+    return _nn.silu(x)
+
+
+def hardswish(x, name=None):
+    """x * relu6(x + 3) / 6.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.hardswish(rt.to_tensor([-4.0, 0.0, 4.0])).tolist()
+    [-0.0, 0.0, 4.0]
+    """
+    return x * _nn.relu6(x + 3.0) * (1.0 / 6.0)
+
+
+def _maybe_cast(x, dtype):
+    return x if dtype is None or x.dtype == convert_dtype(dtype) else _math.cast(x, dtype)
+
+
+def softmax(x, axis: int = -1, dtype=None, name=None):
+    """exp(x) / sum(exp(x)) along `axis`; `dtype` casts x first (Paddle).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.softmax(rt.to_tensor([0.0, 0.0])).tolist()
+    [0.5, 0.5]
+    """
+    return _nn.softmax(_maybe_cast(x, dtype), axis)
+
+
+def log_softmax(x, axis: int = -1, dtype=None, name=None):
+    """log(softmax(x)) along `axis`, computed stably."""
+    return _nn.log_softmax(_maybe_cast(x, dtype), axis)

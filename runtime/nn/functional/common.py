@@ -1,0 +1,84 @@
+"""`F.linear`, `F.dropout`, `F.pad`, `F.one_hot`, `F.embedding`, `F.interpolate`."""
+from __future__ import annotations
+
+from ...ops import gather as _gather
+from ...ops import nn as _nn
+from ...ops import nn_norm as _norm
+from ...ops import nn_pool as _pool
+from ...ops import shape as _shape
+from ...ops.registry import OpError
+from .conv import from_nchw, pair, to_nchw
+
+linear = _nn.linear
+
+
+def dropout(x, p: float = 0.5, axis=None, training: bool = True,
+            mode: str = "upscale_in_train", name=None):
+    """Zero each element with probability `p` while training.
+
+    'upscale_in_train' (default) scales kept values by 1/(1-p) in training and is the identity
+    in eval; 'downscale_in_infer' keeps values in training and scales by (1-p) in eval. `axis`
+    shares one mask along the other dims. The mask comes from the generator seeded by
+    `rt.seed`.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.dropout(rt.ones([4]), p=0.5, training=False).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    if not training:
+        return x * (1.0 - p) if mode == "downscale_in_infer" else x
+    if p == 0.0 and mode == "upscale_in_train":
+        return x
+    return _nn.dropout(x, p, axis, mode)[0]
+
+
+def embedding(x, weight, padding_idx=None, sparse: bool = False, name=None):
+    """Rows of `weight` [num_embeddings, dim] at the int ids `x`; rows looked up for
+    `padding_idx` are zero and get no gradient.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.embedding(rt.to_tensor([[0, 2]]), rt.ones([3, 4])).shape
+    [1, 2, 4]
+    """
+    return _norm.embedding(x, weight, padding_idx)
+
+
+one_hot = _gather.one_hot
+pad = _shape.pad
+
+
+def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool = False, align_mode: int = 0, data_format: str = "NCHW",
+                name=None):
+    """Resize the spatial dims of an NCHW image ('nearest' or 'bilinear').
+
+    `size` gives the output [H, W]; otherwise `scale_factor` (a number or a pair) scales the
+    input size (rounding down). Coordinates follow Paddle: with `align_corners` the corner
+    pixels line up; otherwise bilinear uses half-pixel centers (`align_mode=0`) or
+    `src = dst * in / out` (`align_mode=1`).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.interpolate(rt.ones([1, 1, 2, 3]), scale_factor=2).shape
+    [1, 1, 4, 6]
+    """
+    mode = mode.lower()
+    if mode not in ("nearest", "bilinear"):
+        raise OpError(f"interpolate: mode must be 'nearest' or 'bilinear', got {mode!r}")
+    if (size is None) == (scale_factor is None):
+        raise OpError("interpolate: give exactly one of size and scale_factor")
+    scale = None
+    if size is not None:
+        size = pair(size, "size", "interpolate")
+    else:
+        sf = scale_factor
+        scale = [float(s) for s in ((sf, sf) if isinstance(sf, (int, float)) else sf)]
+    y = _pool.resize2d(to_nchw(x, data_format, "interpolate"), mode, size, scale,
+                       align_corners, align_mode)
+    return from_nchw(y, data_format)
+
+
+upsample = interpolate
+

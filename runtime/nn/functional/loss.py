@@ -1,0 +1,93 @@
+"""Loss functions: `F.cross_entropy`, `F.nll_loss`, `F.mse_loss`, `F.l1_loss`,
+`F.binary_cross_entropy_with_logits`, with Paddle's signatures and reductions."""
+from __future__ import annotations
+
+from ...ops import math as _math
+from ...ops import nn as _nn
+from ...ops import nn_loss as _loss
+from ...ops import reduce as _reduce
+from ...ops import shape as _shape
+from ...ops.registry import OpError
+
+
+def _reduce_loss(loss, reduction: str, op: str):
+    if reduction == "mean":
+        return _reduce.mean(loss)
+    if reduction == "sum":
+        return _reduce.sum(loss)
+    if reduction == "none":
+        return loss
+    raise OpError(f"{op}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+
+
+def cross_entropy(input, label, weight=None, ignore_index: int = -100,
+                  reduction: str = "mean", soft_label: bool = False, axis: int = -1,
+                  use_softmax: bool = True, name=None):
+    """Softmax cross entropy of logits `input` along `axis`.
+
+    Hard labels (int64, the input's shape without `axis`, or with size 1 there) skip
+    `ignore_index`; 'mean' divides by the total weight of the labels kept. Soft labels are
+    probabilities of the input's shape. With `use_softmax=False`, input holds probabilities.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> loss = F.cross_entropy(rt.zeros([2, 4]), rt.to_tensor([1, 3]))
+    >>> round(loss.item(), 4)
+    1.3863
+    """
+    logp = _nn.log_softmax(input, axis) if use_softmax else _math.log(input)
+    if not soft_label:
+        return _loss.nll_loss(logp, label, weight, axis, ignore_index, reduction)
+    loss = -_reduce.sum(label * logp, axis=axis, keepdim=True)
+    if weight is None:
+        return _reduce_loss(loss, reduction, "cross_entropy")
+    shape = [-1 if i == axis % input.ndim else 1 for i in range(input.ndim)]
+    w = _reduce.sum(label * _shape.reshape(weight, shape), axis=axis, keepdim=True)
+    loss = loss * w
+    if reduction == "mean":
+        return _reduce.sum(loss) / _reduce.sum(w)
+    return _reduce_loss(loss, reduction, "cross_entropy")
+
+
+def nll_loss(input, label, weight=None, ignore_index: int = -100, reduction: str = "mean",
+             name=None):
+    """Negative log-likelihood of log-probabilities `input` [N, C, ...] at int labels
+    [N, ...] (class axis 1).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.nll_loss(rt.to_tensor([[-1.0, -2.0]]), rt.to_tensor([1])).item()
+    2.0
+    """
+    return _loss.nll_loss(input, label, weight, 1 if input.ndim > 1 else 0, ignore_index,
+                          reduction)
+
+
+def mse_loss(input, label, reduction: str = "mean", name=None):
+    """(input - label)^2, reduced."""
+    d = input - label
+    return _reduce_loss(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input, label, reduction: str = "mean", name=None):
+    """|input - label|, reduced."""
+    return _reduce_loss(_math.abs(input - label), reduction, "l1_loss")
+
+
+def binary_cross_entropy_with_logits(logit, label, weight=None, reduction: str = "mean",
+                                     pos_weight=None, name=None):
+    """-[pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x))], computed from
+    the logits through softplus so that large |x| neither overflows nor loses precision.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> round(F.binary_cross_entropy_with_logits(rt.zeros([2]), rt.ones([2])).item(), 4)
+    0.6931
+    """
+    if pos_weight is None:
+        loss = _nn.softplus(logit) - logit * label
+    else:
+        loss = (1.0 - label) * logit + (1.0 + (pos_weight - 1.0) * label) * _nn.softplus(-logit)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")

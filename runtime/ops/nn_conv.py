@@ -1,0 +1,288 @@
+"""2-D convolution (NCHW) as im2col + one batched matmul, and its transpose.
+
+Three ops are the three faces of one bilinear map, each the gradient of the others, so any
+order of derivative is available:
+
+- `conv2d(x, w)`                       forward convolution
+- `conv2d_grad_input(g, w, x)`         its adjoint in x (col2im); x only gives the shape
+- `conv2d_grad_filter(x, g, w)`        its adjoint in w; w only gives the shape
+
+`conv2d_transpose(x, w)` is the same col2im as `conv2d_grad_input`, with the output size
+computed from attrs instead of taken from a tensor. Attrs: `stride` and `dilation` are pairs,
+`padding` is [top, bottom, left, right] or 'SAME'/'VALID' (resolved when the kernel runs, when
+the spatial size is known), `groups` an int (groups == channels is depthwise).
+"""
+from __future__ import annotations
+
+from . import infer as I
+from .nn import check_float
+from .registry import Meta, OpError, OpTypeError, bind, register
+
+# ---- geometry -------------------------------------------------------------------------------
+
+
+def resolve_padding(padding, size, kernel, stride, dilation):
+    """((top, bottom), (left, right)) for explicit, 'SAME' or 'VALID' padding."""
+    if padding == "VALID":
+        return (0, 0), (0, 0)
+    if padding == "SAME":
+        pads = []
+        for n, k, s, d in zip(size, kernel, stride, dilation):
+            out = -(-n // s)
+            total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
+            pads.append((total // 2, total - total // 2))
+        return tuple(pads)
+    return (padding[0], padding[1]), (padding[2], padding[3])
+
+
+def out_size(n, k, s, p, d, ceil_mode=False):
+    """Output length of a sliding window over n (padded by p = (before, after)); -1 stays -1."""
+    if n == -1:
+        return -1
+    span = n + p[0] + p[1] - d * (k - 1) - 1
+    return (-(-span // s) if ceil_mode else span // s) + 1
+
+
+def windows(xp, x, kernel, stride, dilation, pads, out_hw, fill=0):
+    """A [N, C, Ho, Wo, kh, kw] strided view of every window of x padded by `pads`."""
+    if any(p for pair in pads for p in pair):
+        x = xp.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=fill)
+    sn, sc, sh, sw = x.strides
+    shape = x.shape[:2] + tuple(out_hw) + tuple(kernel)
+    strides = (sn, sc, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1])
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def col2im(xp, piece, shape, kernel, stride, dilation, pads, out_hw):
+    """Scatter-add windows back onto an [N, C, H, W] image (the adjoint of `windows`).
+
+    `piece(i, j)` is the [N, C, Ho, Wo] contribution of kernel position (i, j)."""
+    (pt, pb), (pl, pr) = pads
+    n, c, h, w = shape
+    out = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            p = piece(i, j)
+            if out is None:
+                out = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=p.dtype)
+            r, q = i * dilation[0], j * dilation[1]
+            out[:, :, r:r + stride[0] * (out_hw[0] - 1) + 1:stride[0],
+                q:q + stride[1] * (out_hw[1] - 1) + 1:stride[1]] += p
+    return out[:, :, pt:pt + h, pl:pl + w]
+
+
+def _geometry(x_shape, w_shape, stride, padding, dilation):
+    kernel = tuple(w_shape[2:])
+    pads = resolve_padding(padding, x_shape[2:], kernel, stride, dilation)
+    hw = tuple(out_size(n, k, s, p, d)
+               for n, k, s, p, d in zip(x_shape[2:], kernel, stride, pads, dilation))
+    return kernel, pads, hw
+
+
+# ---- kernels --------------------------------------------------------------------------------
+
+def _cols(xp, x, kernel, stride, dilation, pads, hw, groups):
+    """im2col: [G, N*Ho*Wo, C/G*kh*kw] (one contiguous copy of the windows)."""
+    n, c = x.shape[:2]
+    win = windows(xp, x, kernel, stride, dilation, pads, hw)
+    win = win.reshape((n, groups, c // groups) + tuple(hw) + tuple(kernel))
+    return win.transpose(1, 0, 3, 4, 2, 5, 6).reshape(groups, n * hw[0] * hw[1], -1)
+
+
+def _grad_cols(g, groups):
+    """[N, O, Ho, Wo] -> [G, N*Ho*Wo, O/G], the layout the matmuls use."""
+    n, o, ho, wo = g.shape
+    return g.reshape(n, groups, o // groups, ho, wo).transpose(1, 0, 3, 4, 2).reshape(
+        groups, n * ho * wo, o // groups)
+
+
+def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
+    kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
+    cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
+    o = w.shape[0]
+    wmat = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    out = xp.matmul(cols, wmat)  # [G, N*Ho*Wo, O/G]
+    n = x.shape[0]
+    out = out.reshape(groups, n, hw[0], hw[1], o // groups).transpose(1, 0, 4, 2, 3)
+    return xp.ascontiguousarray(out.reshape(n, o, hw[0], hw[1]))
+
+
+def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
+    """The adjoint of conv2d in x: [N, O, Ho, Wo] grads -> [N, C, H, W]."""
+    kernel = tuple(w.shape[2:])
+    pads = resolve_padding(padding, x_shape[2:], kernel, stride, dilation)
+    n, c = x_shape[:2]
+    o, hw = w.shape[0], g.shape[2:]
+    dcols = xp.matmul(_grad_cols(g, groups), w.reshape(groups, o // groups, -1))
+    dcols = dcols.reshape((groups, n) + tuple(hw) + (c // groups,) + kernel)
+    dcols = dcols.transpose(1, 0, 4, 5, 6, 2, 3).reshape((n, c) + kernel + tuple(hw))
+    return col2im(xp, lambda i, j: dcols[:, :, i, j], x_shape, kernel, stride, dilation,
+                  pads, hw)
+
+
+def _grad_input_kernel(xp, g, w, x, stride, padding, dilation, groups):
+    return _col2im_conv(xp, g, w, x.shape, stride, padding, dilation, groups)
+
+
+def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
+    kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
+    cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
+    dw = xp.matmul(_grad_cols(g, groups).transpose(0, 2, 1), cols)  # [G, O/G, C/G*kh*kw]
+    return dw.reshape(w.shape)
+
+
+# ---- inference ------------------------------------------------------------------------------
+
+def _check_pair(op, x, w, groups, x_arg="x", w_arg="weight", transpose=False):
+    check_float(op, x_arg, x)
+    check_float(op, w_arg, w)
+    if len(x.shape) != 4:
+        raise OpError(f"{op}: {x_arg} must be 4-D [N, C, H, W], got shape {I.fmt(x.shape)}")
+    if len(w.shape) != 4:
+        raise OpError(f"{op}: {w_arg} must be 4-D, got shape {I.fmt(w.shape)}")
+    if x.dtype is not w.dtype:
+        raise OpTypeError(f"{op}: {x_arg} has dtype {x.dtype.name} but {w_arg} has dtype "
+                          f"{w.dtype.name}")
+    if not isinstance(groups, int) or groups < 1:
+        raise OpError(f"{op}: groups must be a positive int, got {groups!r}")
+    c = x.shape[1]
+    expect = w.shape[0] if transpose else w.shape[1] * groups
+    if c != -1 and w.shape[1 - transpose] != -1 and c != expect:
+        want = "weight.shape[0]" if transpose else f"weight.shape[1] * groups ({groups})"
+        raise OpError(f"{op}: {x_arg} has shape {I.fmt(x.shape)} ({c} channels) but "
+                      f"{w_arg} has shape {I.fmt(w.shape)}; channels must equal {want} = "
+                      f"{expect}")
+    lead = w.shape[1] if transpose else w.shape[0]
+    if not transpose and lead != -1 and lead % groups:
+        raise OpError(f"{op}: {w_arg} has {lead} output channels, not divisible by "
+                      f"groups={groups}")
+    if transpose and c != -1 and c % groups:
+        raise OpError(f"{op}: {x_arg} has {c} channels, not divisible by groups={groups}")
+
+
+def _spatial(op, x_hw, kernel, stride, padding, dilation):
+    if padding in ("SAME", "VALID"):
+        if padding == "SAME":
+            return tuple(-1 if n == -1 else -(-n // s) for n, s in zip(x_hw, stride))
+        pads = ((0, 0), (0, 0))
+    else:
+        pads = resolve_padding(padding, x_hw, kernel, stride, dilation)
+    hw = tuple(out_size(n, k, s, p, d)
+               for n, k, s, p, d in zip(x_hw, kernel, stride, pads, dilation))
+    if any(d == 0 or d < -1 for d in hw):
+        raise OpError(f"{op}: the output would be empty: input spatial size {I.fmt(x_hw)} "
+                      f"with padding {list(pads)} is smaller than the (dilated) kernel "
+                      f"{I.fmt(kernel)}")
+    return hw
+
+
+def _conv2d_infer(x, w, stride, padding, dilation, groups):
+    _check_pair("conv2d", x, w, groups)
+    hw = _spatial("conv2d", x.shape[2:], w.shape[2:], stride, padding, dilation)
+    return Meta((x.shape[0], w.shape[0]) + hw, x.dtype)
+
+
+# ---- registration ---------------------------------------------------------------------------
+
+def _conv2d_grad(ins, outs, gs, a):
+    x, w = ins
+    return [bind(CONV2D_GRAD_INPUT, (gs[0], w, x), a),
+            bind(CONV2D_GRAD_FILTER, (x, gs[0], w), a)]
+
+
+def _grad_input_grad(ins, outs, gs, a):
+    g, w, _ = ins
+    return [bind(CONV2D, (gs[0], w), a), bind(CONV2D_GRAD_FILTER, (gs[0], g, w), a), None]
+
+
+def _grad_filter_grad(ins, outs, gs, a):
+    x, g, _w = ins
+    return [bind(CONV2D_GRAD_INPUT, (g, gs[0], x), a), bind(CONV2D, (x, gs[0]), a), None]
+
+
+CONV2D = register("conv2d", kernel=_conv2d_kernel, infer=_conv2d_infer, grad=_conv2d_grad,
+                  amp="white", doc="2-D convolution, NCHW, weight [O, C/groups, kh, kw].")
+CONV2D_GRAD_INPUT = register(
+    "conv2d_grad_input", kernel=_grad_input_kernel, grad=_grad_input_grad, amp="white",
+    infer=lambda g, w, x, **a: Meta(x.shape, g.dtype),
+    doc="The adjoint of conv2d in its input (col2im); the third input gives the shape.")
+CONV2D_GRAD_FILTER = register(
+    "conv2d_grad_filter", kernel=_grad_filter_kernel, grad=_grad_filter_grad, amp="white",
+    infer=lambda x, g, w, **a: Meta(w.shape, x.dtype),
+    doc="The adjoint of conv2d in its weight; the third input gives the shape.")
+
+
+def conv2d(x, weight, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1):
+    """Convolution with normalised attrs; see `runtime.nn.functional.conv2d`."""
+    return bind(CONV2D, (x, weight), {
+        "stride": list(stride), "padding": padding if isinstance(padding, str) else
+        list(padding), "dilation": list(dilation), "groups": int(groups)})
+
+
+# ---- transposed convolution -----------------------------------------------------------------
+
+def _transpose_geometry(x_hw, w_shape, stride, padding, output_padding, dilation):
+    """(pads, output size) of conv2d_transpose; 'SAME' gives out = in * stride."""
+    kernel = tuple(w_shape[2:])
+    eff = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if padding == "SAME":
+        pads = tuple((max(e - s, 0) // 2, max(e - s, 0) - max(e - s, 0) // 2)
+                     for e, s in zip(eff, stride))
+        extra = tuple(max(s - e, 0) for e, s in zip(eff, stride))
+    else:
+        pads = resolve_padding(padding, None, kernel, stride, dilation)
+        extra = tuple(output_padding)
+    hw = tuple(-1 if n == -1 else (n - 1) * s - p[0] - p[1] + e + op
+               for n, s, p, e, op in zip(x_hw, stride, pads, eff, extra))
+    return pads, hw
+
+
+def _transpose_kernel(xp, x, w, stride, padding, output_padding, dilation, groups):
+    pads, hw = _transpose_geometry(x.shape[2:], w.shape, stride, padding, output_padding,
+                                   dilation)
+    shape = (x.shape[0], w.shape[1] * groups) + hw
+    return _col2im_conv(xp, x, w, shape, stride, [*pads[0], *pads[1]], dilation, groups)
+
+
+def _transpose_infer(x, w, stride, padding, output_padding, dilation, groups):
+    _check_pair("conv2d_transpose", x, w, groups, transpose=True)
+    if any(p >= s for p, s in zip(output_padding, stride)):
+        raise OpError(f"conv2d_transpose: output_padding {list(output_padding)} must be "
+                      f"smaller than stride {list(stride)}")
+    _, hw = _transpose_geometry(x.shape[2:], w.shape, stride, padding, output_padding,
+                                dilation)
+    if any(d == 0 or d < -1 for d in hw):
+        raise OpError(f"conv2d_transpose: the output would be empty for input "
+                      f"{I.fmt(x.shape)}, weight {I.fmt(w.shape)} and padding {padding}")
+    cout = -1 if w.shape[1] == -1 else w.shape[1] * groups
+    return Meta((x.shape[0], cout) + hw, x.dtype)
+
+
+def _transpose_grad(ins, outs, gs, a):
+    x, w = ins
+    # conv2d_transpose(x, w) is the adjoint of conv2d(., w), so its gradients are conv2d and
+    # conv2d_grad_filter with the same (explicit) padding
+    pads, _ = _transpose_geometry((1, 1), (0, 0) + tuple(w.shape[2:]), a["stride"],
+                                  a["padding"], a["output_padding"], a["dilation"])
+    conv = {"stride": a["stride"], "padding": [*pads[0], *pads[1]],
+            "dilation": a["dilation"], "groups": a["groups"]}
+    return [bind(CONV2D, (gs[0], w), conv), bind(CONV2D_GRAD_FILTER, (gs[0], x, w), conv)]
+
+
+CONV2D_TRANSPOSE = register(
+    "conv2d_transpose", kernel=_transpose_kernel, infer=_transpose_infer, grad=_transpose_grad,
+    amp="white", doc="Transposed 2-D convolution, weight [C_in, C_out/groups, kh, kw].")
+
+
+def conv2d_transpose(x, weight, stride=(1, 1), padding=(0, 0, 0, 0), output_padding=(0, 0),
+                     dilation=(1, 1), groups=1):
+    """Transposed convolution with normalised attrs; see `runtime.nn.functional`."""
+    return bind(CONV2D_TRANSPOSE, (x, weight), {
+        "stride": list(stride), "padding": padding if isinstance(padding, str) else
+        list(padding), "output_padding": list(output_padding), "dilation": list(dilation),
+        "groups": int(groups)})
+
+
+METHODS: dict = {}
+
+__all__: list = []
