@@ -3,10 +3,13 @@
 The modules, one family each: `math` (elementwise arithmetic and math, matmul), `reduce`
 (reductions), `logic` (comparisons, logical ops, where), `shape` (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
-(conv, pooling, softmax, losses, norms, ...), `optim` (optimizer update rules).
+(activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
+`optim` (optimizer update rules).
 """
 from . import (  # noqa: F401
-    combine, creation, gather, index, logic, math, nn, optim, random, reduce, shape)
+    combine, creation, gather, index, logic, math, nn, nn_conv, nn_loss, nn_norm, nn_pool,
+    optim, random, reduce, shape)
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
-MODULES = (math, reduce, logic, shape, combine, gather, index, creation, random, nn, optim)
+MODULES = (math, reduce, logic, shape, combine, gather, index, creation, random, nn,
+           nn_conv, nn_pool, nn_norm, nn_loss, optim)
