@@ -228,3 +228,18 @@ def method_on_python_list(x):
     for fn in fns:
         out = fn(out)
     return out
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def nonlocal_counter(x):
+    calls = 0
+
+    def step(t):
+        nonlocal calls
+        calls += 1
+        if rt.mean(t) > 0:
+            return t * 2
+        return t - 1
+
+    y = step(step(x))
+    return y, calls

@@ -2,7 +2,7 @@
 dict items, enumerate, zip, for-else."""
 import runtime as rt
 
-from .registry import case, f32, i64, neg, pos, rand
+from .registry import case, f32, i64, neg, pos
 
 
 @case(args=[(pos(2), 0), (pos(2), 3)], ref=lambda x, n: x + sum(range(n)))
@@ -182,10 +182,22 @@ def loop_var_used_after(x, n):
     return x + i
 
 
-@case(args=[(rand(3, 2),), (pos(3, 2),)])
+@case(args=[(f32([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]),),
+            (f32([[3.0, 3.0], [2.0, 2.0], [1.0, 1.0]]),)])
 def rows_with_running_max(x):
     best = x[0]
     for row in x[1:]:
         if row.sum() > best.sum():
             best = row
     return best
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def over_dict_keys(x):
+    table = {"double": 2.0, "shift": 0.5}
+    for name in table:
+        if name == "double" and rt.mean(x) > 0:
+            x = x * 2
+        else:
+            x = x + len(name)
+    return x

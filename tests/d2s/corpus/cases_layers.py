@@ -57,7 +57,7 @@ class StackWithEarlyExit(Layer):
         return x
 
 
-@case(args=[(pos(2, 4),), (neg(2, 4),)])
+@case(args=[(pos(2, 4),), (neg(2, 4),)], batch=lambda b: (signed(b, 4),))
 class EarlyReturn(Layer):
     def __init__(self):
         super().__init__()
@@ -209,3 +209,23 @@ class BufferAsState(Layer):
         else:
             h = h - self.offset
         return h
+
+
+_SHARED = {}
+
+
+def _shared_gate():
+    """One `_Gate` for the whole session, built on first use (by the eager run)."""
+    if "gate" not in _SHARED:
+        rt.seed(0)
+        _SHARED["gate"] = _Gate()
+    return _SHARED["gate"]
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)], batch=lambda b: (signed(b, 4),))
+def function_calls_layer(x):
+    gate = _shared_gate()
+    y = gate(x)
+    if rt.max(y) > 1:
+        y = y / rt.max(y)
+    return y * 2

@@ -153,3 +153,12 @@ def return_before_unreachable_code(x):
         return -x * 2
     x = x * 100
     return x
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def bound_in_one_branch_other_returns(x):
+    if rt.mean(x) > 0:
+        y = x * 2
+    else:
+        return x - 1
+    return y + 1

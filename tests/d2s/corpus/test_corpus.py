@@ -178,6 +178,14 @@ def _trace_path(fn, args):
 
 
 # ---- the tests ---------------------------------------------------------------------------
+def _convert(fn, input_spec=None):
+    """Convert a function or a Layer once. Returns what to call and its StaticFunction."""
+    converted = d2s.to_static(fn, input_spec=input_spec)
+    static_fn = converted.forward if isinstance(converted, rt.nn.Layer) else converted
+    assert isinstance(static_fn.code, str) and "def " in static_fn.code, "no converted code"
+    return converted, static_fn
+
+
 def _eager_results(c: Case):
     try:
         fn = _make_layer(c) if c.is_layer else c.fn
@@ -222,11 +230,7 @@ def test_static(c: Case):
     if not _static_available():
         pytest.skip("d2s.to_static not available yet")
     fn, expected = _eager_results(c)
-    if c.is_layer:
-        fn = d2s.to_static(fn)
-        static_fn = fn.forward
-    else:
-        fn = static_fn = d2s.to_static(fn)
+    fn, static_fn = _convert(fn)
     for i, (args, (exp, exp_out)) in enumerate(zip(c.args, expected)):
         got, got_out = _call(fn, args)
         where = f"{c.name} args[{i}]{_brief(args)}"
@@ -249,11 +253,7 @@ def test_dynamic_batch(c: Case):
     except (AttributeError, TypeError) as exc:
         _missing_op_skip(exc)
     specs = [d2s.InputSpec([None] + list(a.shape[1:]), str(a.dtype)) for a in sets[0]]
-    if c.is_layer:
-        fn = d2s.to_static(fn, input_spec=specs)
-        static_fn = fn.forward
-    else:
-        fn = static_fn = d2s.to_static(fn, input_spec=specs)
+    fn, static_fn = _convert(fn, specs)
     for b, args, (exp, exp_out) in zip(BATCH_SIZES, sets, expected):
         got, got_out = _call(fn, args)
         where = f"{c.name} batch={b}"
