@@ -1,15 +1,31 @@
 """Every op, defined once (see `registry.py`). Importing this package registers them all.
 
-The modules, one family each: `math` (elementwise arithmetic and math, matmul), `reduce`
-(reductions), `logic` (comparisons, logical ops, where), `shape` (reshape, concat, gather, ...),
+The modules, one family each: `math` (elementwise arithmetic and math, matmul), `linalg`
+(einsum, bmm, dot), `reduce` (reductions), `logic` (comparisons, logical ops, where), `shape`
+(reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
 (activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
 `optim` (optimizer update rules).
 """
-from . import (  # noqa: F401
-    combine, creation, gather, index, logic, math, nn, nn_conv, nn_loss, nn_norm, nn_pool,
-    optim, random, reduce, shape)
+from . import (
+    combine,
+    creation,
+    gather,
+    index,
+    linalg,
+    logic,
+    math,
+    nn,
+    nn_conv,
+    nn_loss,
+    nn_norm,
+    nn_pool,
+    optim,
+    random,
+    reduce,
+    shape,
+)
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
-MODULES = (math, reduce, logic, shape, combine, gather, index, creation, random, nn,
+MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim)

@@ -7,6 +7,8 @@ Variable methods and operators this module provides (installed by `runtime/metho
 """
 from __future__ import annotations
 
+import math as _math
+
 import numpy as np
 
 from .. import dtypes
@@ -76,9 +78,37 @@ def expand_as(x, y, name=None):
 
 # ---- binary arithmetic ----------------------------------------------------------------------
 
-def _binary(name, fn, grad, **infer_kw):
+def _binary(name, fn, grad, *, nondiff=False, doc="", **infer_kw):
     return register(name, kernel=lambda xp, x, y: fn(*coerce(x, y)),
-                    infer=I.binary(name, **infer_kw), grad=grad)
+                    infer=I.binary(name, **infer_kw), grad=grad, nondiff=nondiff, doc=doc)
+
+
+def _true_divide(x, y):
+    out = np.true_divide(x, y)
+    if out.dtype == np.float64 and not (getattr(x, "dtype", None) == np.float64
+                                         or getattr(y, "dtype", None) == np.float64):
+        out = out.astype(np.float32)  # int / int is float32 in Paddle
+    return out
+
+
+def _pow_grad(ins, outs, gs, a):
+    x, y = ins
+    g = gs[0]
+    gx = None if x.__class__ in _PY_SCALARS else _unbroadcast(g * y * pow(x, y - 1), x)
+    if y.__class__ in _PY_SCALARS:
+        return [gx, None]
+    log_x = _math.log(x) if x.__class__ in _PY_SCALARS else log(x)
+    return [gx, _unbroadcast(g * outs[0] * log_x, y)]
+
+
+def _extremum_grad(pick_x):
+    """maximum/minimum: like Paddle, a tie sends the whole gradient to y."""
+    def rule(ins, outs, gs, a):
+        x, y = ins
+        take_x = pick_x(x, y)
+        gx = gs[0] * cast(take_x, gs[0].dtype)
+        return [_unbroadcast(gx, x), _unbroadcast(gs[0] - gx, y)]
+    return rule
 
 
 ADD = _binary("add", np.add, lambda ins, outs, gs, a: [
@@ -93,52 +123,260 @@ DIVIDE = register(
     grad=lambda ins, outs, gs, a: [
         _unbroadcast(gs[0] / ins[1], ins[0]),
         _unbroadcast(-gs[0] * outs[0] / ins[1], ins[1])])
+FLOOR_DIVIDE = _binary("floor_divide", np.floor_divide, None, nondiff=True,
+                       doc="floor(x / y); no gradient (Paddle defines none).")
+REMAINDER = _binary("remainder", np.remainder, lambda ins, outs, gs, a: [
+    _unbroadcast(gs[0], ins[0]), _unbroadcast(-gs[0] * floor_divide(ins[0], ins[1]), ins[1])],
+    doc="x - floor(x / y) * y: the result has the sign of y, like Python's %.")
+POW = _binary("pow", np.power, _pow_grad)
+MAXIMUM = _binary("maximum", np.maximum, _extremum_grad(lambda x, y: x > y))
+MINIMUM = _binary("minimum", np.minimum, _extremum_grad(lambda x, y: x < y))
 
 
-def _true_divide(x, y):
-    out = np.true_divide(x, y)
-    if out.dtype == np.float64 and not (getattr(x, "dtype", None) == np.float64
-                                         or getattr(y, "dtype", None) == np.float64):
-        out = out.astype(np.float32)  # int / int is float32 in Paddle
-    return out
+def _binary_fn(op, doc):
+    def fn(x, y, name=None):
+        return bind(op, (x, y), {})
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = doc
+    return fn
 
 
-def add(x, y, name=None):
-    return bind(ADD, (x, y), {})
+add = _binary_fn(ADD, """x + y with broadcasting and Paddle's type promotion.
+
+    >>> import runtime as rt
+    >>> rt.add(rt.to_tensor([1, 2]), 0.5).tolist()
+    [1.5, 2.5]
+    """)
+subtract = _binary_fn(SUBTRACT, "x - y with broadcasting.")
+multiply = _binary_fn(MULTIPLY, "x * y with broadcasting.")
+divide = _binary_fn(DIVIDE, "x / y with broadcasting (integer inputs give float32).")
+floor_divide = _binary_fn(FLOOR_DIVIDE, "floor(x / y) with broadcasting (no gradient).")
+remainder = _binary_fn(REMAINDER, "x mod y with the sign of y (Python's %).")
+mod = remainder
+maximum = _binary_fn(MAXIMUM, "Elementwise max; on ties the gradient goes to y (as Paddle).")
+minimum = _binary_fn(MINIMUM, "Elementwise min; on ties the gradient goes to y (as Paddle).")
 
 
-def subtract(x, y, name=None):
-    return bind(SUBTRACT, (x, y), {})
+def pow(x, y, name=None):
+    """x ** y elementwise; y may be a tensor or a Python number.
+
+    >>> import runtime as rt
+    >>> rt.pow(rt.to_tensor([2.0, 3.0]), 2).tolist()
+    [4.0, 9.0]
+    """
+    return bind(POW, (x, y), {})
 
 
-def multiply(x, y, name=None):
-    return bind(MULTIPLY, (x, y), {})
+# ---- unary math ---------------------------------------------------------------------------
+# Float-only math on an integer tensor computes in float32 (Paddle's default float type).
+
+def _float_in(x):
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
 
 
-def divide(x, y, name=None):
-    return bind(DIVIDE, (x, y), {})
+def _unary(name, kernel, grad, *, float_only=True, allow=None, amp="promote", doc=""):
+    return register(name, kernel=kernel, infer=I.unary(name, float_only=float_only, allow=allow),
+                    grad=grad, amp=amp, doc=doc)
 
 
-# ---- unary ----------------------------------------------------------------------------------
+def _zero_grad(ins, outs, gs, a):
+    """Piecewise-constant ops (floor, sign, ...): the gradient is zero almost everywhere."""
+    return [scale(gs[0], 0.0)]
 
-NEG = register("neg", kernel=lambda xp, x: -x, infer=I.unary("neg"),
-               grad=lambda ins, outs, gs, a: [-gs[0]])
-TANH = register("tanh", kernel=lambda xp, x: xp.tanh(x), infer=I.unary("tanh", float_only=True),
-                grad=lambda ins, outs, gs, a: [gs[0] * (1.0 - outs[0] * outs[0])])
+
+_NUM = "iuf"  # the kinds that arithmetic accepts (bool is not a number here)
+
+NEG = _unary("neg", lambda xp, x: -x, lambda ins, outs, gs, a: [-gs[0]], float_only=False,
+             allow=_NUM)
+ABS = _unary("abs", lambda xp, x: xp.abs(x), lambda ins, outs, gs, a: [gs[0] * sign(ins[0])],
+             float_only=False, allow=_NUM)
+SIGN = _unary("sign", lambda xp, x: xp.sign(x), _zero_grad, float_only=False, allow=_NUM)
+SQUARE = _unary("square", lambda xp, x: x * x,
+                lambda ins, outs, gs, a: [gs[0] * ins[0] * 2.0], float_only=False, allow=_NUM)
+EXP = _unary("exp", lambda xp, x: xp.exp(_float_in(x)),
+             lambda ins, outs, gs, a: [gs[0] * outs[0]], amp="black")
+LOG = _unary("log", lambda xp, x: xp.log(_float_in(x)),
+             lambda ins, outs, gs, a: [gs[0] / ins[0]], amp="black")
+LOG1P = _unary("log1p", lambda xp, x: xp.log1p(_float_in(x)),
+               lambda ins, outs, gs, a: [gs[0] / (ins[0] + 1.0)], amp="black")
+SQRT = _unary("sqrt", lambda xp, x: xp.sqrt(_float_in(x)),
+              lambda ins, outs, gs, a: [gs[0] * 0.5 / outs[0]])
+RSQRT = _unary("rsqrt", lambda xp, x: 1.0 / xp.sqrt(_float_in(x)),
+               lambda ins, outs, gs, a: [gs[0] * outs[0] * outs[0] * outs[0] * -0.5])
+SIN = _unary("sin", lambda xp, x: xp.sin(_float_in(x)),
+             lambda ins, outs, gs, a: [gs[0] * cos(ins[0])])
+COS = _unary("cos", lambda xp, x: xp.cos(_float_in(x)),
+             lambda ins, outs, gs, a: [-gs[0] * sin(ins[0])])
+TANH = _unary("tanh", lambda xp, x: xp.tanh(_float_in(x)),
+              lambda ins, outs, gs, a: [gs[0] * (1.0 - outs[0] * outs[0])])
+FLOOR = _unary("floor", lambda xp, x: xp.floor(_float_in(x)), _zero_grad)
+CEIL = _unary("ceil", lambda xp, x: xp.ceil(_float_in(x)), _zero_grad)
+# Paddle rounds halves away from zero (C `round`), not to even like NumPy
+ROUND = _unary("round", lambda xp, x: (xp.sign(x) * xp.floor(xp.abs(x) + 0.5)).astype(
+    _float_in(x).dtype, copy=False), _zero_grad, doc="Round half away from zero.")
 ASSIGN = register("assign", kernel=lambda xp, x: x.copy(), infer=I.same_as(0),
                   grad=lambda ins, outs, gs, a: [gs[0]], doc="A copy of x.")
 
+# erf: Cephes' rational approximations (S. Moshier, public domain constants; relative error
+# ~1e-16 in float64): x*T(x^2)/U(x^2) for |x| <= 1, 1 - exp(-x^2) P(|x|)/Q(|x|) above
+# (erfc(8) < 1e-28, so larger |x| clip to 8 at no loss).
+_ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3,
+          7.00332514112805075473e3, 5.55923013010394962768e4)
+_ERF_U = (1.0, 3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3,
+          2.26290000613890934246e4, 4.92673942608635921086e4)
+_ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
+           4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
+           9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2)
+_ERFC_Q = (1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+           9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
+           1.65666309194161350182e3, 5.57535340817727675546e2)
 
-def neg(x, name=None):
-    return bind(NEG, (x,), {})
+
+def _polyval(coefs, x):
+    acc = coefs[0] + 0 * x
+    for c in coefs[1:]:
+        acc = acc * x + c
+    return acc
 
 
-def tanh(x, name=None):
-    return bind(TANH, (x,), {})
+def _erf_kernel(xp, x):
+    x = _float_in(x)
+    work = x if x.dtype.itemsize >= 4 else x.astype(np.float32)  # float16/bfloat16 compute wide
+    a = xp.abs(work)
+    s = xp.minimum(a, 1.0)
+    z = s * s
+    small = s * _polyval(_ERF_T, z) / _polyval(_ERF_U, z)
+    b = xp.clip(a, 1.0, 8.0)
+    large = 1.0 - xp.exp(-b * b) * _polyval(_ERFC_P, b) / _polyval(_ERFC_Q, b)
+    return (xp.sign(work) * xp.where(a <= 1.0, small, large)).astype(x.dtype, copy=False)
+
+
+ERF = _unary("erf", _erf_kernel, lambda ins, outs, gs, a: [
+    gs[0] * exp(-square(ins[0])) * 1.1283791670955126])  # 2 / sqrt(pi)
+
+
+def _unary_fn(op, doc):
+    def fn(x, name=None):
+        return bind(op, (x,), {})
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = doc
+    return fn
+
+
+neg = _unary_fn(NEG, "-x elementwise.")
+abs = _unary_fn(ABS, "|x| elementwise.")
+sign = _unary_fn(SIGN, "-1, 0 or 1 by the sign of x.")
+square = _unary_fn(SQUARE, "x * x elementwise.")
+exp = _unary_fn(EXP, "e ** x elementwise (integer inputs give float32).")
+log = _unary_fn(LOG, "Natural logarithm elementwise.")
+log1p = _unary_fn(LOG1P, "log(1 + x), accurate for small x.")
+sqrt = _unary_fn(SQRT, "Square root elementwise.")
+rsqrt = _unary_fn(RSQRT, "1 / sqrt(x) elementwise.")
+sin = _unary_fn(SIN, "Sine elementwise.")
+cos = _unary_fn(COS, "Cosine elementwise.")
+tanh = _unary_fn(TANH, """Hyperbolic tangent elementwise.
+
+    >>> import runtime as rt
+    >>> float(rt.tanh(rt.to_tensor(0.0)))
+    0.0
+    """)
+floor = _unary_fn(FLOOR, "Largest integer <= x, as a float tensor.")
+ceil = _unary_fn(CEIL, "Smallest integer >= x, as a float tensor.")
+round = _unary_fn(ROUND, "x rounded to the nearest integer, halves away from zero.")
+erf = _unary_fn(ERF, "The error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x.")
 
 
 def assign(x, output=None):
+    """A copy of `x` (a differentiable identity)."""
     return bind(ASSIGN, (x,), {})
+
+
+# ---- cast and scale -------------------------------------------------------------------------
+
+def _cast_infer(x, dtype):
+    I.check_tensor("cast", "x", x)
+    return Meta(x.shape, dtypes.convert_dtype(dtype))
+
+
+CAST = register(
+    "cast", kernel=lambda xp, x, dtype: x.astype(dtypes.convert_dtype(dtype).np, copy=False),
+    infer=_cast_infer, amp="keep",
+    grad=lambda ins, outs, gs, a: [cast(gs[0], ins[0].dtype) if ins[0].dtype.is_floating
+                                   else None],
+    doc="x converted to `dtype` (float to int truncates toward zero, like Paddle).")
+
+
+def cast(x, dtype):
+    """`x` converted to `dtype` (any spelling: rt.float32, 'float32', np.float32).
+
+    >>> import runtime as rt
+    >>> rt.cast(rt.to_tensor([1.7, -1.7]), 'int32').tolist()
+    [1, -1]
+    """
+    name = dtypes.convert_dtype(dtype).name
+    if x.dtype == name:
+        return x
+    return bind(CAST, (x,), {"dtype": name})
+
+
+def _scale_kernel(xp, x, scale=1.0, bias=0.0, bias_after_scale=True):
+    out = x * scale + bias if bias_after_scale else (x + bias) * scale
+    return out.astype(x.dtype, copy=False)
+
+
+SCALE = register("scale", kernel=_scale_kernel, infer=I.unary("scale", allow=_NUM),
+                 grad=lambda ins, outs, gs, a: [scale(gs[0], a.get("scale", 1.0))],
+                 doc="scale * x + bias (or scale * (x + bias)), keeping x's dtype.")
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """`scale * x + bias` in x's dtype (Paddle's `scale` op).
+
+    >>> import runtime as rt
+    >>> rt.scale(rt.to_tensor([1.0, 2.0]), 2.0, 1.0).tolist()
+    [3.0, 5.0]
+    """
+    if act is not None:
+        raise ValueError(f"scale: act={act!r} is not supported; apply the activation after")
+    attrs = {"scale": float(scale)}
+    if bias:
+        attrs["bias"] = float(bias)
+        if not bias_after_scale:
+            attrs["bias_after_scale"] = False
+    return bind(SCALE, (x,), attrs)
+
+
+def clip(x, min=None, max=None, name=None):
+    """Limit values to [min, max] (either bound may be None).
+
+    >>> import runtime as rt
+    >>> rt.clip(rt.to_tensor([-2.0, 0.5, 3.0]), -1.0, 1.0).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    attrs = {}
+    if min is not None:
+        attrs["min"] = float(min)
+    if max is not None:
+        attrs["max"] = float(max)
+    return bind(CLIP, (x,), attrs)
+
+
+def _clip_kernel(xp, x, min=None, max=None):
+    return xp.clip(x, min, max).astype(x.dtype, copy=False)
+
+
+def _clip_grad(ins, outs, gs, a):
+    from .logic import logical_and
+    x, lo, hi = ins[0], a.get("min"), a.get("max")
+    if lo is None and hi is None:
+        return [gs[0]]
+    # Paddle passes the gradient only strictly inside the bounds
+    keep = x > lo if hi is None else (x < hi if lo is None else logical_and(x > lo, x < hi))
+    return [gs[0] * cast(keep, gs[0].dtype)]
+
+
+CLIP = register("clip", kernel=_clip_kernel, infer=I.unary("clip", allow=_NUM),
+                grad=_clip_grad)
 
 
 # ---- matmul ---------------------------------------------------------------------------------
@@ -178,7 +416,7 @@ def _matmul_grad(ins, outs, gs, a):
     g = gs[0]
     tx, ty = a.get("transpose_x", False), a.get("transpose_y", False)
     if x.ndim == 1 or y.ndim == 1:
-        raise NotImplementedError("matmul gradient for 1-D operands")
+        return _matmul_vector_grad(x, y, g, tx, ty)
     if not tx and not ty:
         gx, gy = matmul(g, y, transpose_y=True), matmul(x, g, transpose_x=True)
     elif tx and not ty:
@@ -187,6 +425,22 @@ def _matmul_grad(ins, outs, gs, a):
         gx, gy = matmul(g, y), matmul(g, x, transpose_x=True)
     else:
         gx, gy = matmul(y, g, True, True), matmul(g, x, True, True)
+    return [sum_to_like(gx, x), sum_to_like(gy, y)]
+
+
+def _matmul_vector_grad(x, y, g, tx, ty):
+    """A 1-D operand has no matrix dim to transpose into: the same products as einsums."""
+    from .linalg import einsum
+    xs = "k" if x.ndim == 1 else ("...km" if tx else "...mk")
+    ys = "k" if y.ndim == 1 else ("...nk" if ty else "...kn")
+    gsub = ("..." if x.ndim > 1 or y.ndim > 1 else "") + "m" * (x.ndim > 1) + "n" * (y.ndim > 1)
+    batched = "..." in gsub
+
+    def target(sub):  # summing over batch dims happens in sum_to_like
+        return sub if "..." in sub or not batched else "..." + sub
+
+    gx = einsum(f"{gsub},{ys}->{target(xs)}", g, y)
+    gy = einsum(f"{xs},{gsub}->{target(ys)}", x, g)
     return [sum_to_like(gx, x), sum_to_like(gy, y)]
 
 
@@ -210,7 +464,10 @@ def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
 
 
 def _r(fn):
-    return lambda x, y: fn(y, x)
+    def reflected(x, y):
+        return fn(y, x)
+    reflected.__name__ = f"r{fn.__name__}"
+    return reflected
 
 
 METHODS = {
@@ -218,10 +475,20 @@ METHODS = {
     "__sub__": subtract, "__rsub__": _r(subtract), "subtract": subtract,
     "__mul__": multiply, "__rmul__": _r(multiply), "multiply": multiply,
     "__truediv__": divide, "__rtruediv__": _r(divide), "divide": divide,
-    "__neg__": neg, "neg": neg, "tanh": tanh,
+    "__floordiv__": floor_divide, "__rfloordiv__": _r(floor_divide), "floor_divide": floor_divide,
+    "__mod__": remainder, "__rmod__": _r(remainder), "remainder": remainder, "mod": remainder,
+    "__pow__": pow, "__rpow__": _r(pow), "pow": pow,
     "__matmul__": matmul, "__rmatmul__": _r(matmul), "matmul": matmul,
+    "__neg__": neg, "neg": neg, "__abs__": abs, "abs": abs,
+    "maximum": maximum, "minimum": minimum,
+    "exp": exp, "log": log, "log1p": log1p, "sqrt": sqrt, "rsqrt": rsqrt, "square": square,
+    "sign": sign, "sin": sin, "cos": cos, "tanh": tanh, "erf": erf, "floor": floor,
+    "ceil": ceil, "round": round, "clip": clip, "scale": scale,
+    "cast": cast, "astype": cast,
     "expand_as": expand_as,
 }
 
-__all__ = ["add", "subtract", "multiply", "divide", "neg", "tanh", "assign", "matmul",
-           "expand_as", "sum_to_like"]
+__all__ = ["abs", "add", "assign", "cast", "ceil", "clip", "cos", "divide", "erf", "exp",
+           "expand_as", "floor", "floor_divide", "log", "log1p", "matmul", "maximum", "minimum",
+           "mod", "multiply", "neg", "pow", "remainder", "round", "rsqrt", "scale", "sign", "sin",
+           "sqrt", "square", "subtract", "sum_to_like", "tanh"]

@@ -18,8 +18,8 @@ module matching that pattern is picked up; no registration needed):
   of `ref`. A sample with `grad=False` is skipped for gradients (ties, kinks).
 - `error_samples`: `ErrorSample(args, kwargs, exc, match)`; `match` is a regex the message must
   match; it should name the op, the argument and the shapes.
-- Ops that need no OpInfo (gradient helpers tested through other ops) go into `EXEMPT` below,
-  with the reason.
+- Ops that need no OpInfo of their own (gradient helpers tested through other ops, control
+  flow tested elsewhere) go into a dict `EXEMPT = {op_name: reason}` in the same module.
 
 Every op is checked: eager value vs `ref` per dtype, result dtype and shape vs the op's infer
 rule (every op the public function binds is checked), gradients vs finite differences, error
@@ -135,12 +135,12 @@ def binary_samples(gen_x=randn, gen_y=randn, scalars=(2.0, 3)):
     return samples
 
 
-def broadcast_error(name: str, fn_args=lambda a, b: (a, b)):
+def broadcast_error(name: str, fn_args=lambda a, b: (a, b), dtype=np.float64):
     """The standard shape-mismatch error sample for a broadcasting binary op."""
-    a, b = np.ones((2, 3)), np.ones((4,))
+    a, b = np.ones((2, 3), dtype), np.ones((4,), dtype)
     return ErrorSample(fn_args(a, b), {}, ValueError,
                        rf"{name}: x has shape \[2, 3\] but y has shape \[4\]")
 
 
-# Ops with no OpInfo of their own, and why.
+# Ops with no OpInfo of their own, and why (opinfo modules add theirs in their own EXEMPT).
 EXEMPT: dict[str, str] = {}

@@ -23,8 +23,9 @@ sys.path.insert(0, str(HERE))
 
 from opinfo import EXEMPT, grad_positions
 
-OPINFOS = [info for path in sorted(HERE.glob("opinfo_*.py"))
-           for info in importlib.import_module(path.stem).OPINFOS]
+MODULES = [importlib.import_module(p.stem) for p in sorted(HERE.glob("opinfo_*.py"))]
+OPINFOS = [info for m in MODULES for info in m.OPINFOS]
+EXEMPT = {**EXEMPT, **{k: v for m in MODULES for k, v in getattr(m, "EXEMPT", {}).items()}}
 BY_DTYPE = [(info, dt) for info in OPINFOS for dt in info.dtypes]
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 
