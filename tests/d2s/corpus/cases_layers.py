@@ -217,7 +217,6 @@ _SHARED = {}
 def _shared_gate():
     """One `_Gate` for the whole session, built on first use (by the eager run)."""
     if "gate" not in _SHARED:
-        rt.seed(0)
         _SHARED["gate"] = _Gate()
     return _SHARED["gate"]
 
