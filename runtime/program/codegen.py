@@ -32,6 +32,23 @@ class Compiled:
         self.fetch = fetch
 
 
+def block_free(program: Program, idx: int, cache: dict) -> set:
+    """Names read by block `idx` or its sub-blocks that are not defined inside them."""
+    got = cache.get(idx)
+    if got is None:
+        b = program.blocks[idx]
+        got = set()
+        local = set(b.params)
+        for op in b.ops:
+            got.update(n for n in op.input_names() if n not in local)
+            for sub in op.blocks:
+                got.update(n for n in block_free(program, sub, cache) if n not in local)
+            local.update(op.outputs)
+        got.update(r for r in b.results if r.__class__ is str and r not in local)
+        cache[idx] = got
+    return got
+
+
 class _Gen:
     def __init__(self, program: Program, fetch: tuple):
         self.program = program
@@ -112,20 +129,7 @@ class _Gen:
         return False
 
     def block_free(self, idx: int) -> set:
-        """Names read by block `idx` or its sub-blocks that are not defined inside them."""
-        got = self.free.get(idx)
-        if got is None:
-            b = self.program.blocks[idx]
-            got = set()
-            local = set(b.params)
-            for op in b.ops:
-                got.update(n for n in op.input_names() if n not in local)
-                for sub in op.blocks:
-                    got.update(n for n in self.block_free(sub) if n not in local)
-                local.update(op.outputs)
-            got.update(r for r in b.results if r.__class__ is str and r not in local)
-            self.free[idx] = got
-        return got
+        return block_free(self.program, idx, self.free)
 
     def op_uses(self, op: Op) -> set:
         uses = set(op.input_names())

@@ -19,6 +19,7 @@ from ..program.arrays import (  # noqa: F401
     array_write,
     create_array,
 )
+from ..program.backward import append_backward, gradients  # noqa: F401
 from ..program.builder import (  # noqa: F401
     default_main_program,
     default_startup_program,

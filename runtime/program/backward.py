@@ -1,0 +1,298 @@
+"""Static autodiff: `append_backward` and `gradients` append gradient ops to a program.
+
+Each op's registered gradient rule is called with the op's Variables while the program is
+being built, so the rule (written with public ops) appends the backward ops itself.
+
+- `cond` / `switch_case`: the gradient is another op of the same kind on the same predicate,
+  whose branches differentiate the corresponding forward branches; only the branch that ran
+  contributes, and it reads the values the forward branch computed.
+- `while`: the forward loop saves its carried values at the start of every iteration (the
+  op gains one output array per carried value); the backward loop walks the iterations in
+  reverse, recomputes the body from the saved values (`recompute`) and applies the body's
+  gradient, accumulating into the carried gradients and the gradients of values the body reads
+  from outside.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from ..ops import registry
+from ..ops.creation import ones_like, zeros_like
+from .builder import STATE, Builder
+from .codegen import block_free
+from .control_flow import while_loop
+from .ir import Block, Op, Program
+from .variable import Variable
+
+_NO_GRAD = {"print": None, "assert": None, "write_persistable": None, "create_array": None,
+            "array_length": None}
+
+
+@contextlib.contextmanager
+def _building(program: Program, block: Block):
+    prev = STATE.builder
+    b = Builder(program)
+    b.block = block
+    b.cross_block_reads = True
+    STATE.builder = b
+    try:
+        yield b
+    finally:
+        STATE.builder = prev
+
+
+def _differentiable(v: Variable) -> bool:
+    return v.kind == "tensor" and v.dtype.is_floating
+
+
+class _Backward:
+    def __init__(self, program: Program, sources: set):
+        self.program = program
+        self._free_cache: dict = {}
+        self.requires = set(sources)
+        self._propagate(program.global_block())
+
+    # ---- which values depend on the sources ----------------------------------------------
+    def _propagate(self, block: Block) -> None:
+        req = self.requires
+        for op in block.ops:
+            if op.type == "while":
+                cblk, bblk = (self.program.blocks[i] for i in op.blocks)
+                n = len(bblk.params)
+                for _ in range(n + 1):  # carried dependence reaches a fixpoint in n rounds
+                    for k in range(n):
+                        if op.inputs[k] in req or bblk.results[k] in req:
+                            req.add(bblk.params[k])
+                            req.add(cblk.params[k])
+                    self._propagate(bblk)
+                for k in range(n):
+                    if bblk.params[k] in req:
+                        req.add(op.outputs[k])
+                continue
+            for idx in op.blocks:
+                self._propagate(self.program.blocks[idx])
+            hit = any(n in req for n in op.input_names()) or any(
+                n in req for idx in op.blocks for n in self.block_free(idx))
+            if hit and not (registry.OPS[op.type].nondiff if op.type in registry.OPS else False):
+                req.update(op.outputs)
+
+    def block_free(self, idx: int) -> set:
+        return block_free(self.program, idx, self._free_cache)
+
+    def needs(self, name) -> bool:
+        return name.__class__ is str and name in self.requires
+
+    # ---- the reverse walk -----------------------------------------------------------------
+    def run_block(self, block: Block, grads: dict) -> None:
+        """Append the gradient ops of `block`'s ops (in reverse) to the current block,
+        reading and updating `grads` (name -> gradient Variable)."""
+        for op in reversed(block.ops):
+            if not any(grads.get(n) is not None for n in op.outputs):
+                continue
+            if op.type in ("cond", "switch_case"):
+                self.branch_grad(op, block, grads)
+            elif op.type == "while":
+                self.while_grad(op, block, grads)
+            elif op.type not in _NO_GRAD:
+                self.op_grad(op, block, grads)
+
+    def op_grad(self, op: Op, block: Block, grads: dict) -> None:
+        opdef = registry.OPS[op.type]
+        if opdef.nondiff or not any(self.needs(n) for n in op.input_names()):
+            return
+        if opdef.grad is None:
+            raise NotImplementedError(f"op '{op.type}' has no gradient rule, so "
+                                      "append_backward cannot differentiate through it")
+        ins = [_value(block, x) for x in op.inputs]
+        outs = [block.var(n) for n in op.outputs]
+        gs = [grads.get(n) for n in op.outputs]
+        if len(outs) > 1:
+            gs = [g if g is not None else zeros_like(o) for g, o in zip(gs, outs)]
+        in_grads = opdef.grad(ins, outs, gs, op.attrs)
+        for x, g in zip(op.inputs, in_grads):
+            if g is None:
+                continue
+            if isinstance(x, list):
+                for t, gt in zip(x, g):
+                    if gt is not None and self.needs(t):
+                        _accumulate(grads, t, gt)
+            elif self.needs(x):
+                _accumulate(grads, x, g)
+
+    def branch_grad(self, op: Op, block: Block, grads: dict) -> None:
+        b = STATE.builder
+        free = sorted({n for idx in op.blocks for n in self.block_free(idx)
+                       if self.needs(n) and _differentiable(block.var(n))})
+        if not free:
+            return
+        out_grads = [grads.get(n) for n in op.outputs]
+        gblocks = []
+        for idx in op.blocks:
+            fwd = self.program.blocks[idx]
+            with b.sub_block() as gb:
+                local: dict = {}
+                for r, g in zip(fwd.results, out_grads):
+                    if g is not None and self.needs(r):
+                        _accumulate(local, r, g)
+                self.run_block(fwd, local)
+                gb.results = [b.ref(local[n]) if local.get(n) is not None
+                              else b.ref(zeros_like(block.var(n))) for n in free]
+            gblocks.append(gb.idx)
+        outs = [b.block.new_var(self.program.fresh_name(), block.var(n)._static_shape,
+                                block.var(n).dtype, stop_gradient=False) for n in free]
+        b.append(op.type, list(op.inputs[:1]), [o.name for o in outs], dict(op.attrs),
+                 tuple(gblocks))
+        for n, o in zip(free, outs):
+            _accumulate(grads, n, o)
+
+    def while_grad(self, op: Op, block: Block, grads: dict) -> None:
+        b = STATE.builder
+        bblk = self.program.blocks[op.blocks[1]]
+        n = len(bblk.params)
+        pvars = [bblk.var(p) for p in bblk.params]
+        carried = [k for k in range(n) if self.needs(bblk.params[k]) and _differentiable(pvars[k])]
+        free = sorted(f for f in self.block_free(bblk.idx)
+                      if self.needs(f) and _differentiable(block.var(f)))
+        if not carried and not free:
+            return
+        saves = _enable_saving(op, block, pvars)
+        outs = [block.var(o) for o in op.outputs[:n]]
+        from .arrays import array_length, array_read
+        start = array_length(saves[0]) - 1
+        g_carry = [grads.get(op.outputs[k]) if grads.get(op.outputs[k]) is not None
+                   else zeros_like(outs[k]) for k in carried]
+        g_free = [zeros_like(block.var(f)) for f in free]
+
+        def body(i, *state):
+            gc, gf = list(state[:len(carried)]), list(state[len(carried):])
+            saved = [array_read(s, i) for s in saves]
+            b.append("recompute", [v.name for v in saved], [], {}, (bblk.idx,))
+            local: dict = {}
+            for k, g in zip(carried, gc):
+                r = bblk.results[k]
+                if self.needs(r):
+                    _accumulate(local, r, g)
+            self.run_block(bblk, local)
+            new_c = [local.get(bblk.params[k]) for k in carried]
+            new_c = [g if g is not None else zeros_like(pvars[k]) for g, k in zip(new_c, carried)]
+            new_f = [g + local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
+            return [i - 1] + new_c + new_f
+
+        res = while_loop(lambda i, *s: i >= 0, body, [start] + g_carry + g_free)
+        for k, g in zip(carried, res[1:1 + len(carried)]):
+            if self.needs(op.inputs[k]):
+                _accumulate(grads, op.inputs[k], g)
+        for f, g in zip(free, res[1 + len(carried):]):
+            _accumulate(grads, f, g)
+
+
+def _enable_saving(op: Op, block: Block, pvars: list) -> list:
+    """Make the forward `while` op save its carried values each iteration; returns the
+    arrays (Variables) it saves into."""
+    n = len(pvars)
+    if len(op.outputs) == n:
+        program = block.program
+        for p in pvars:
+            v = block.new_var(program.fresh_name(), (), p.dtype, kind="array")
+            v._static_shape = p._static_shape
+            op.outputs.append(v.name)
+        program.touch()
+    return [block.var(s) for s in op.outputs[n:]]
+
+
+def _value(block: Block, x):
+    if x.__class__ is str:
+        return block.var(x)
+    if isinstance(x, list):
+        return [_value(block, t) for t in x]
+    return getattr(x, "value", x)
+
+
+def _accumulate(grads: dict, name: str, g) -> None:
+    prev = grads.get(name)
+    grads[name] = g if prev is None else prev + g
+
+
+# ---- public API ------------------------------------------------------------------------------
+
+def _name_in(program: Program, x) -> str:
+    if isinstance(x, Variable):
+        return x.name
+    if isinstance(x, str):
+        return x
+    name = program._captured.get(id(x))
+    if name is None:
+        raise ValueError(f"{x!r} is not used by this program")
+    return name
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
+    """Append ops computing d(sum of targets)/d(inputs); returns one Variable (or None when
+    an input does not affect the targets) per input.
+
+    >>> import runtime as rt
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     x = rt.static.data('x', [3], 'float32')
+    ...     y = rt.tanh(x)
+    ...     dx, = rt.static.gradients([y], [x])
+    >>> dx.shape
+    [3]
+    """
+    targets = [targets] if not isinstance(targets, (list, tuple)) else list(targets)
+    single = not isinstance(inputs, (list, tuple))
+    inputs = [inputs] if single else list(inputs)
+    program = targets[0].program
+    names = [_name_in(program, x) for x in inputs]
+    tg = target_gradients if target_gradients is not None else [None] * len(targets)
+    tg = [tg] if not isinstance(tg, (list, tuple)) else list(tg)
+    g0 = program.global_block()
+    for t in targets:
+        if t.block is not g0:
+            raise ValueError(f"gradients: target '{t.name}' must be a top-level variable")
+    with _building(program, g0):
+        bw = _Backward(program, set(names) | _trainable(program))
+        grads: dict = {}
+        for t, g in zip(targets, tg):
+            _accumulate(grads, t.name, g if g is not None else ones_like(t))
+        bw.run_block(g0, grads)
+    return [grads.get(n) for n in names]
+
+
+def _trainable(program: Program) -> set:
+    return {n for n, t in program.tensors.items() if not t.stop_gradient}
+
+
+def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None) -> list:
+    """Append the backward ops of `loss` to its program; returns `[(param, grad)]` for every
+    trainable parameter the loss depends on (or those in `parameter_list`). `param` is the
+    eager Parameter the program captured, so `param.set_value(...)` in static mode writes it.
+
+    >>> import runtime as rt
+    >>> w = rt.Parameter(rt.ones([3]).numpy(), name='w_doc')
+    >>> main = rt.static.Program()
+    >>> with rt.static.program_guard(main):
+    ...     x = rt.static.data('x', [3], 'float32')
+    ...     loss = rt.sum(x * w)
+    ...     (p, g), = rt.static.append_backward(loss)
+    >>> p is w, g.shape
+    (True, [3])
+    """
+    program = loss.program
+    if parameter_list is None:
+        names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)
+    else:
+        names = [_name_in(program, p) for p in parameter_list]
+    grads = gradients([loss], [program.global_block().var(n) for n in names])
+    out = []
+    for n, g in zip(names, grads):
+        if g is not None:
+            out.append((program.tensors.get(n, program.global_block().var(n)), g))
+    return out
+
+
+def _used(program: Program) -> set:
+    used = set()
+    for op in program.ops():
+        used.update(op.input_names())
+    return used
