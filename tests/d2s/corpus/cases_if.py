@@ -238,3 +238,12 @@ def if_on_reduction_axis(x):
     else:
         z = col / 2
     return z
+
+
+@case(args=[(pos(4, 2),), (pos(1, 2),)], batch=lambda b: (pos(b, 2),))
+def branch_on_batch_size(x):
+    if x.shape[0] > 2:
+        y = x * 2
+    else:
+        y = x + 1
+    return y.sum(axis=0)

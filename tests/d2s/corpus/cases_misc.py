@@ -243,3 +243,12 @@ def tuple_of_python_and_tensor(x, n):
     if rt.mean(t) > 0:
         return t * k
     return t
+
+
+@case(args=[(pos(3, 2),), (neg(3, 2),)], batch=lambda b: (signed(b, 2),))
+def shape_tensor_arithmetic(x):
+    n = rt.shape(x)[0]
+    scale = n.astype("float32") + 1
+    if rt.mean(x) > 0:
+        return x.sum(axis=0) / scale
+    return x.sum(axis=0) * scale

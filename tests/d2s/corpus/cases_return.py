@@ -43,9 +43,10 @@ def return_inside_while(x):
     return x
 
 
-@case(args=[(f32([1.0, 2.0, 3.0]),), (f32([1.0, -2.0, 3.0]),)])
+@case(args=[(f32([1.0, 2.0, 3.0]),), (f32([1.0, -2.0, 3.0]),)],
+      batch=lambda b: (signed(b),))
 def return_inside_for_range(x):
-    for i in range(3):
+    for i in range(x.shape[0]):
         if x[i] < 0:
             return x * i
     return x + 1

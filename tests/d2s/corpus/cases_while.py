@@ -192,3 +192,29 @@ def two_tensors_in_condition(x, tol):
         err = rt.max(rt.abs(x))
         it += 1
     return x, err
+
+
+@case(args=[(f32([1.0, 2.0]),), (f32([-1.0, -2.0]),)])
+def accumulate_from_python_zero(x):
+    total = 0
+    while rt.sum(x) > 0 and total < 10:
+        total = total + x.sum()
+    return total
+
+
+@case(args=[(f32([1.0]),), (f32([5.0]),), (f32([0.5]),)])
+def shape_grows_in_loop(x):
+    while rt.sum(x) < 8:
+        x = rt.concat([x, x])
+    return x.sum(), x.shape[0]
+
+
+@case(args=[(f32([1.0]),), (f32([20.0]),)])
+def name_first_bound_inside_loop(x):
+    k = 1
+    while True:
+        y = x * k
+        k += 1
+        if rt.sum(y) > 10:
+            break
+    return y, k
