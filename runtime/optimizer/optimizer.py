@@ -171,6 +171,11 @@ class Optimizer:
         self._accumulators[p.name] = state
         return state
 
+    def _seed_master_weight(self, p, value) -> None:
+        """Start `p`'s float32 master weight from `value` (its float32 values before AMP O2
+        cast it) instead of from the rounded low-precision parameter."""
+        self._loaded.setdefault(f"{p.name}_fp32_master_0", value)
+
     def _new_state(self, p, key: str, value) -> Parameter:
         name = f"{p.name}_{key}_0"
         loaded = self._loaded.pop(name, None)

@@ -1,0 +1,275 @@
+"""Automatic mixed precision: the framework picks each op's precision.
+
+Every op carries an AMP category in its registry entry (`OpDef.amp`), so there is one list
+and it lives next to the op:
+
+- 'white' (matmul, conv2d, linear, einsum): numerically safe and fast in low precision; float32
+  inputs are cast to float16 / bfloat16.
+- 'black' (exp, log, softmax, log_softmax, norms, losses): need float32 range or accuracy;
+  low-precision inputs are cast up to float32.
+- 'promote' (elementwise ops, relu, ...): run in the precision of their inputs; when float
+  inputs disagree (a float16 activation plus a float32 bias) all are cast to the widest.
+- 'keep' (indexing, shape ops, casts, comparisons, optimizer updates): untouched.
+
+`custom_white_list` / `custom_black_list` move ops by name. Level 'O2' runs everything but the
+black ops in low precision (with `decorate` casting the parameters once and the optimizers
+keeping float32 master weights).
+
+The casts are ordinary `cast` ops, applied in `registry.bind` (eager) and `Builder.bind`
+(static) before the op runs, so gradients flow back through them and static programs show
+them. Float64 inputs are never touched (they are deliberate).
+"""
+from __future__ import annotations
+
+import functools
+
+from .. import dtypes
+from ..dtypes import DType
+from ..ops.registry import OPS, STATE
+
+_LEVELS = ("O0", "O1", "O2")
+_LOW = (dtypes.float16, dtypes.bfloat16)
+
+
+class AmpState:
+    """The auto_cast settings in force; `registry.bind` calls `cast_inputs` on every op."""
+
+    __slots__ = ("dtype", "level", "overrides")
+
+    def __init__(self, dtype: DType, level: str, white=(), black=()):
+        self.dtype = dtype
+        self.level = level
+        self.overrides = {**{n: "white" for n in white}, **{n: "black" for n in black}}
+
+    def category(self, op) -> str:
+        cat = self.overrides.get(op.name, op.amp)
+        if cat == "promote" and self.level == "O2":
+            return "white"
+        return cat
+
+    def cast_inputs(self, op, inputs):
+        cat = self.category(op)
+        if cat == "keep":
+            return inputs
+        if cat == "white":
+            target, wanted = self.dtype, _to_low
+        elif cat == "black":
+            target, wanted = dtypes.float32, _to_float32
+        else:
+            target = _widest(inputs)
+            if target is None:
+                return inputs
+            wanted = _to_widest
+        return tuple(_cast_one(x, target, wanted) for x in inputs)
+
+
+def _to_low(dt: DType, target: DType) -> bool:
+    return dt is dtypes.float32 or (dt in _LOW and dt is not target)
+
+
+def _to_float32(dt: DType, target: DType) -> bool:
+    return dt in _LOW
+
+
+def _to_widest(dt: DType, target: DType) -> bool:
+    return dt.is_floating and dt is not target
+
+
+def _float_dtype(x):
+    dt = getattr(x, "dtype", None)
+    return dt if isinstance(dt, DType) and dt.is_floating else None
+
+
+def _widest(inputs):
+    """The common float type of mixed-precision float inputs, or None if they agree."""
+    seen = None
+    mixed = False
+    for x in inputs:
+        for t in (x if isinstance(x, (list, tuple)) else (x,)):
+            dt = _float_dtype(t)
+            if dt is None:
+                continue
+            if seen is None:
+                seen = dt
+            elif dt is not seen:
+                mixed = True
+                seen = dtypes.promote(seen, dt)
+    return seen if mixed else None
+
+
+def _cast_one(x, target, wanted):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cast_one(t, target, wanted) for t in x)
+    dt = _float_dtype(x)
+    if dt is None or not wanted(dt, target):
+        return x
+    from ..ops.math import cast
+    return cast(x, target)
+
+
+class auto_cast:  # Paddle's name; a context manager and a decorator
+    """Run the ops inside in mixed precision.
+
+    >>> import runtime as rt
+    >>> x, w = rt.ones([2, 3]), rt.ones([3, 4])
+    >>> with rt.amp.auto_cast():
+    ...     y = rt.matmul(x, w)      # white: float16
+    ...     z = rt.exp(y)            # black: float32
+    >>> y.dtype.name, z.dtype.name
+    ('float16', 'float32')
+    """
+
+    def __init__(self, enable: bool = True, custom_white_list=None, custom_black_list=None,
+                 level: str = "O1", dtype: str = "float16", use_promote: bool = True):
+        if level not in _LEVELS:
+            raise ValueError(f"auto_cast: level must be one of {_LEVELS}, got {level!r}")
+        low = dtypes.convert_dtype(dtype)
+        if low not in _LOW:
+            raise ValueError(f"auto_cast: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+        white, black = _names(custom_white_list, "white"), _names(custom_black_list, "black")
+        both = sorted(set(white) & set(black))
+        if both:
+            raise ValueError(f"auto_cast: {both} are in both custom_white_list and "
+                             "custom_black_list")
+        self._state = AmpState(low, level, white, black) if enable and level != "O0" else None
+
+    def __enter__(self):
+        self._prev = STATE.amp
+        STATE.amp = self._state
+        return self
+
+    def __exit__(self, *exc):
+        STATE.amp = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+amp_guard = auto_cast
+
+
+def _names(names, which: str) -> tuple:
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        names = [names]
+    unknown = sorted(n for n in names if n not in OPS)
+    if unknown:
+        raise ValueError(f"auto_cast: custom_{which}_list names unknown ops {unknown}; op names "
+                         f"are the registry's (e.g. 'matmul', 'softmax', 'add')")
+    return tuple(names)
+
+
+def _in_force(category: str) -> set:
+    state = STATE.amp
+    if state is None:
+        return {name for name, op in OPS.items() if op.amp == category}
+    return {name for name, op in OPS.items() if state.category(op) == category}
+
+
+def white_list() -> set:
+    """Names of the ops that run in low precision: under the auto_cast in force (with its
+    custom lists and level), or by default outside one.
+
+    >>> import runtime as rt
+    >>> 'matmul' in rt.amp.white_list()
+    True
+    """
+    return _in_force("white")
+
+
+def black_list() -> set:
+    """Names of the ops kept in float32 (see `white_list`)."""
+    return _in_force("black")
+
+
+def is_float16_supported(device=None) -> bool:
+    """Float16 kernels exist on every backend here (NumPy emulates them on the CPU)."""
+    return True
+
+
+def is_bfloat16_supported(device=None) -> bool:
+    """Bfloat16 comes from ml_dtypes on the CPU; CuPy has no bfloat16 arrays."""
+    from .. import backend
+    return backend.get_device() == "cpu"
+
+
+# Normalisation layers keep float32 parameters under O2: their statistics need the range.
+_KEEP_FLOAT32_LAYERS = ("BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "LayerNorm",
+                        "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "SyncBatchNorm")
+
+
+def decorate(models, optimizers=None, level: str = "O2", dtype: str = "float16",
+             master_weight: bool | None = None, save_dtype=None, excluded_layers=None):
+    """Prepare models and optimizers for pure low-precision training (level 'O2').
+
+    Parameters of every layer except normalisation layers (and `excluded_layers`, types or
+    instances) are cast to `dtype` in place; optimizers keep float32 master weights (taken
+    from the float32 values before the cast) unless `master_weight=False`. Level 'O1' returns
+    its arguments unchanged. Returns `models` or `(models, optimizers)`, shaped as given.
+
+    >>> import runtime as rt
+    >>> model = rt.nn.Linear(4, 2)
+    >>> opt = rt.optimizer.SGD(0.1, parameters=model.parameters())
+    >>> model, opt = rt.amp.decorate(model, opt, level='O2')
+    >>> model.weight.dtype.name
+    'float16'
+    """
+    if level not in ("O1", "O2"):
+        raise ValueError(f"decorate: level must be 'O1' or 'O2', got {level!r}")
+    if save_dtype is not None:
+        raise ValueError("decorate: save_dtype is not supported; cast the state dict when saving")
+    low = dtypes.convert_dtype(dtype)
+    if low not in _LOW:
+        raise ValueError(f"decorate: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    model_list = models if isinstance(models, (list, tuple)) else [models]
+    opt_list = ([] if optimizers is None else
+                optimizers if isinstance(optimizers, (list, tuple)) else [optimizers])
+    if level == "O2":
+        excluded = tuple(excluded_layers or ())
+        originals = {}
+        for model in model_list:
+            for p in _params_to_cast(model, excluded):
+                if p.dtype is dtypes.float32:
+                    originals[id(p)] = p._data
+                    p._data = p._data.astype(low.np)
+                    p._version += 1
+        if master_weight is not False:
+            for opt in opt_list:
+                opt._multi_precision = True
+                for p in opt._parameter_list or ():
+                    if id(p) in originals:
+                        opt._seed_master_weight(p, originals[id(p)])
+    if optimizers is None:
+        return models
+    return models, optimizers
+
+
+def _params_to_cast(model, excluded) -> list:
+    out = []
+    for layer in model.sublayers(include_self=True):
+        if type(layer).__name__ in _KEEP_FLOAT32_LAYERS or _is_excluded(layer, excluded):
+            continue
+        out.extend(layer.parameters(include_sublayers=False))
+    return out
+
+
+def _is_excluded(layer, excluded) -> bool:
+    return any(layer is e or (isinstance(e, type) and isinstance(layer, e)) for e in excluded)
+
+
+__all__ = [
+    "amp_guard",
+    "auto_cast",
+    "black_list",
+    "decorate",
+    "is_bfloat16_supported",
+    "is_float16_supported",
+    "white_list",
+]
