@@ -249,3 +249,209 @@ def test_linear_value_and_grads():
     got = fc(rt.to_tensor(x)).numpy()
     np.testing.assert_allclose(got, x @ fc.weight.numpy() + fc.bias.numpy(), rtol=1e-12)
     check_grads(fc, [np.random.rand(2, 5, 3)], fc.parameters())
+
+
+# ---- convolution and pooling --------------------------------------------------------------
+
+def np_conv2d(x, w, b, stride, pad, dil, groups):
+    n = x.shape[0]
+    out_c, cg, kh, kw = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (x.shape[2] - dil * (kh - 1) - 1) // stride + 1
+    ow = (x.shape[3] - dil * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, out_c, oh, ow))
+    per = out_c // groups
+    for o in range(out_c):
+        g = o // per
+        for i in range(oh):
+            for j in range(ow):
+                patch = x[:, g * cg:(g + 1) * cg, i * stride:i * stride + dil * (kh - 1) + 1:dil,
+                          j * stride:j * stride + dil * (kw - 1) + 1:dil]
+                out[:, o, i, j] = (patch * w[o]).sum(axis=(1, 2, 3))
+    return out + (0 if b is None else b[None, :, None, None])
+
+
+@pytest.mark.parametrize("stride, pad, dil, groups", [(1, 0, 1, 1), (2, 1, 1, 2), (1, 2, 2, 1)])
+def test_conv2d_vs_numpy(stride, pad, dil, groups):
+    conv = nn.Conv2D(4, 6, 3, stride=stride, padding=pad, dilation=dil, groups=groups)
+    assert conv.weight.shape == [6, 4 // groups, 3, 3]
+    conv.to(dtype="float64")
+    x = np.random.randn(2, 4, 7, 6)
+    want = np_conv2d(x, conv.weight.numpy(), conv.bias.numpy(), stride, pad, dil, groups)
+    np.testing.assert_allclose(conv(rt.to_tensor(x)).numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_conv_default_init_and_grads():
+    conv = nn.Conv2D(8, 32, 3)
+    std = conv.weight.numpy().std()
+    assert abs(std - np.sqrt(2 / 72)) < 0.15 * np.sqrt(2 / 72)  # Paddle: N(0, 2/fan_in)
+    assert np.all(conv.bias.numpy() == 0)
+    small = nn.Conv2D(2, 2, 2, stride=1, padding=1, groups=2).to(dtype="float64")
+    check_grads(small, [np.random.randn(1, 2, 3, 3)], small.parameters())
+
+
+def test_conv1d_and_transpose_vs_numpy():
+    conv1 = nn.Conv1D(3, 4, 3, padding=1, bias_attr=False).to(dtype="float64")
+    assert conv1.bias is None and conv1.weight.shape == [4, 3, 3]
+    x = np.random.randn(2, 3, 5)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    want = np_conv2d(xp[:, :, None], conv1.weight.numpy()[:, :, None], None, 1, 0, 1, 1)[:, :, 0]
+    np.testing.assert_allclose(conv1(rt.to_tensor(x)).numpy(), want, rtol=1e-10)
+
+    up = nn.Conv2DTranspose(3, 2, 3, stride=2, padding=1).to(dtype="float64")
+    assert up.weight.shape == [3, 2, 3, 3]
+    x = np.random.randn(1, 3, 3, 4)
+    full = np.zeros((1, 2, 2 * 2 + 3, 3 * 2 + 3))
+    w = up.weight.numpy()
+    for i in range(3):
+        for j in range(4):
+            full[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3] += np.einsum(
+                "nc,cokl->nokl", x[:, :, i, j], w)
+    want = full[:, :, 1:-1, 1:-1] + up.bias.numpy()[None, :, None, None]
+    got = up(rt.to_tensor(x))
+    assert got.shape == [1, 2, 5, 7]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
+    check_grads(up, [x[:, :, :2, :2]], up.parameters())
+
+
+def test_pooling_vs_numpy():
+    x = np.random.randn(2, 3, 6, 5)
+    got = nn.MaxPool2D(2, stride=2)(rt.to_tensor(x)).numpy()
+    want = x[:, :, :6, :4].reshape(2, 3, 3, 2, 2, 2).max(axis=(3, 5))
+    np.testing.assert_allclose(got, want)
+    got = nn.AvgPool2D(3, stride=1, padding=1)(rt.to_tensor(x)).numpy()
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ones = np.pad(np.ones_like(x), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    sums = sum(padded[:, :, i:i + 6, j:j + 5] for i in range(3) for j in range(3))
+    counts = sum(ones[:, :, i:i + 6, j:j + 5] for i in range(3) for j in range(3))
+    np.testing.assert_allclose(got, sums / counts, rtol=1e-6)  # exclusive: padding not counted
+    got = nn.AdaptiveAvgPool2D((2, 1))(rt.to_tensor(x)).numpy()
+    want = np.stack([x[:, :, 0:3].mean(axis=(2, 3)), x[:, :, 3:6].mean(axis=(2, 3))], -1)
+    np.testing.assert_allclose(got, want[..., None], rtol=1e-6)
+    check_grads(nn.MaxPool2D(2), [np.random.randn(1, 1, 4, 4)])
+
+
+# ---- normalisation ------------------------------------------------------------------------
+
+def test_batchnorm_train_updates_running_stats_eval_uses_them():
+    bn = nn.BatchNorm2D(3).to(dtype="float64")
+    assert list(bn.state_dict()) == ["weight", "bias", "_mean", "_variance"]
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    x = np.random.randn(4, 3, 2, 2) * 2 + 1
+    mu, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    got = bn(rt.to_tensor(x)).numpy()
+    want = (x - mu[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(bn._mean.numpy(), 0.1 * mu, rtol=1e-12)
+    np.testing.assert_allclose(bn._variance.numpy(), 0.9 + 0.1 * var, rtol=1e-12)
+    bn.eval()
+    y = np.random.randn(2, 3, 2, 2)
+    want = (y - 0.1 * mu[:, None, None]) / np.sqrt(0.9 + 0.1 * var[:, None, None] + 1e-5)
+    np.testing.assert_allclose(bn(rt.to_tensor(y)).numpy(), want, rtol=1e-9)
+    np.testing.assert_allclose(bn._mean.numpy(), 0.1 * mu, rtol=1e-12)  # eval: unchanged
+    check_grads(bn, [np.random.randn(3, 3, 1, 2)], bn.parameters())
+
+
+def test_batchnorm_training_backward():
+    """Training updates the running stats in place after the op used them; the backward
+    pass must still work (their values do not enter the gradient)."""
+    bn = nn.BatchNorm2D(3).to(dtype="float64")
+    check_grads(bn, [np.random.randn(3, 3, 1, 2)], bn.parameters(), rtol=1e-4, atol=1e-6)
+
+
+def test_batchnorm1d_channels_last_and_frozen_affine():
+    bn = nn.BatchNorm1D(4, data_format="NLC", weight_attr=False).to(dtype="float64")
+    assert bn.weight.stop_gradient and np.all(bn.weight.numpy() == 1)
+    x = np.random.randn(2, 5, 4)
+    mu, var = x.mean(axis=(0, 1)), x.var(axis=(0, 1))
+    np.testing.assert_allclose(bn(rt.to_tensor(x)).numpy(), (x - mu) / np.sqrt(var + 1e-5),
+                               rtol=1e-9)
+    with pytest.raises(ValueError, match="data_format"):
+        nn.BatchNorm1D(4, data_format="NCHW")
+
+
+def test_layernorm_groupnorm_vs_numpy():
+    ln = nn.LayerNorm([3, 4]).to(dtype="float64")
+    ln.weight.set_value(np.random.rand(3, 4))
+    x = np.random.randn(2, 3, 4)
+    mu, var = x.mean(axis=(1, 2), keepdims=True), x.var(axis=(1, 2), keepdims=True)
+    want = (x - mu) / np.sqrt(var + 1e-5) * ln.weight.numpy() + ln.bias.numpy()
+    np.testing.assert_allclose(ln(rt.to_tensor(x)).numpy(), want, rtol=1e-9)
+    check_grads(ln, [x[:1]], ln.parameters())
+
+    gn = nn.GroupNorm(2, 4).to(dtype="float64")
+    gn.bias.set_value(np.arange(4.0))
+    x = np.random.randn(2, 4, 3)
+    g = x.reshape(2, 2, 6)
+    normed = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
+    want = normed.reshape(2, 4, 3) + np.arange(4.0)[None, :, None]
+    np.testing.assert_allclose(gn(rt.to_tensor(x)).numpy(), want, rtol=1e-9)
+    check_grads(gn, [x[:1]], gn.parameters())
+
+
+# ---- embedding, activations, dropout, flatten ---------------------------------------------
+
+def test_embedding_padding_idx():
+    emb = nn.Embedding(5, 3, padding_idx=-1).to(dtype="float64")
+    assert emb.weight.shape == [5, 3] and np.all(emb.weight.numpy()[4] == 0)
+    ids = np.array([[0, 4], [2, 0]])
+    got = emb(rt.to_tensor(ids))
+    np.testing.assert_array_equal(got.numpy(), emb.weight.numpy()[ids])
+    got.backward(rt.to_tensor(np.ones([2, 2, 3])))
+    grad = emb.weight.grad.numpy()
+    assert grad[0].tolist() == [2.0] * 3 and grad[4].tolist() == [0.0] * 3
+    assert grad[2].tolist() == [1.0] * 3 and grad[1].tolist() == [0.0] * 3
+
+
+@pytest.mark.parametrize("layer, ref", [
+    (nn.ReLU(), lambda v: np.maximum(v, 0)),
+    (nn.LeakyReLU(0.2), lambda v: np.where(v > 0, v, 0.2 * v)),
+    (nn.Sigmoid(), lambda v: 1 / (1 + np.exp(-v))),
+    (nn.Tanh(), np.tanh),
+    (nn.Softmax(axis=0), lambda v: np.exp(v) / np.exp(v).sum(0)),
+    (nn.Silu(), lambda v: v / (1 + np.exp(-v))),
+])
+def test_activation_layers(layer, ref):
+    x = np.random.randn(3, 4)
+    np.testing.assert_allclose(layer(rt.to_tensor(x)).numpy(), ref(x), rtol=1e-7, atol=1e-12)
+
+
+def test_flatten_and_dropout_eval():
+    x = rt.to_tensor(np.random.randn(2, 3, 4, 5))
+    assert nn.Flatten()(x).shape == [2, 60]
+    assert nn.Flatten(0, 1)(x).shape == [6, 4, 5]
+    drop = nn.Dropout(0.9)
+    drop.eval()
+    np.testing.assert_array_equal(drop(x).numpy(), x.numpy())
+
+
+def test_dropout_train_scales_kept_values():
+    drop = nn.Dropout(0.5)
+    y = drop(rt.to_tensor(np.ones([1000])))
+    kept = y.numpy() != 0
+    assert 350 < kept.sum() < 650 and np.all(y.numpy()[kept] == 2.0)
+
+
+# ---- losses -------------------------------------------------------------------------------
+
+def test_losses_vs_numpy():
+    logits = np.random.randn(5, 4)
+    label = np.array([0, 3, 1, 1, 2])
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    ce = nn.CrossEntropyLoss()(rt.to_tensor(logits), rt.to_tensor(label))
+    np.testing.assert_allclose(float(ce), -logp[np.arange(5), label].mean(), rtol=1e-9)
+    nll = nn.NLLLoss(reduction="sum")(rt.to_tensor(logp), rt.to_tensor(label))
+    np.testing.assert_allclose(float(nll), -logp[np.arange(5), label].sum(), rtol=1e-9)
+    a, b = np.random.randn(3, 2), np.random.randn(3, 2)
+    np.testing.assert_allclose(float(nn.MSELoss()(rt.to_tensor(a), rt.to_tensor(b))),
+                               ((a - b) ** 2).mean(), rtol=1e-9)
+    np.testing.assert_allclose(nn.L1Loss("none")(rt.to_tensor(a), rt.to_tensor(b)).numpy(),
+                               np.abs(a - b), rtol=1e-9)
+    target = (np.random.rand(3, 2) > 0.5).astype(np.float64)
+    bce = nn.BCEWithLogitsLoss()(rt.to_tensor(a), rt.to_tensor(target))
+    p = 1 / (1 + np.exp(-a))
+    np.testing.assert_allclose(float(bce), -(target * np.log(p) + (1 - target)
+                                            * np.log(1 - p)).mean(), rtol=1e-9)
+    with pytest.raises(ValueError, match="reduction"):
+        nn.MSELoss("avg")
+    check_grads(lambda x: nn.CrossEntropyLoss()(x, rt.to_tensor(label)), [logits])

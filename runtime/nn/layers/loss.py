@@ -1,0 +1,95 @@
+"""Loss layers: hold the options, call `rt.nn.functional` (Paddle arguments and defaults).
+
+`reduction` is 'mean' (default), 'sum' or 'none' everywhere.
+"""
+from __future__ import annotations
+
+from .. import functional as F
+from ..layer import Layer
+
+
+def _check_reduction(layer: str, reduction: str) -> str:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{layer}: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")
+    return reduction
+
+
+class CrossEntropyLoss(Layer):
+    """Softmax cross entropy between logits and integer labels (or soft labels with
+    `soft_label=True`), with optional class `weight` and `ignore_index`.
+
+    >>> import runtime as rt
+    >>> loss = rt.nn.CrossEntropyLoss()
+    >>> loss(rt.randn([4, 3]), rt.to_tensor([0, 2, 1, 2])).shape
+    []
+    """
+
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                 soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
+                 name=None):
+        super().__init__()
+        self.weight, self.ignore_index = weight, ignore_index
+        self.reduction = _check_reduction("CrossEntropyLoss", reduction)
+        self.soft_label, self.axis, self.use_softmax = soft_label, axis, use_softmax
+
+    def forward(self, input, label):
+        return F.cross_entropy(input, label, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, soft_label=self.soft_label,
+                               axis=self.axis, use_softmax=self.use_softmax)
+
+
+class NLLLoss(Layer):
+    """Negative log likelihood of integer labels given log-probabilities (class axis 1)."""
+
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                 name=None):
+        super().__init__()
+        self.weight, self.ignore_index = weight, ignore_index
+        self.reduction = _check_reduction("NLLLoss", reduction)
+
+    def forward(self, input, label):
+        return F.nll_loss(input, label, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class MSELoss(Layer):
+    """(input - label) ** 2, reduced.
+
+    >>> import runtime as rt
+    >>> float(rt.nn.MSELoss()(rt.to_tensor([1.0, 3.0]), rt.to_tensor([0.0, 1.0])))
+    2.5
+    """
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = _check_reduction("MSELoss", reduction)
+
+    def forward(self, input, label):
+        return F.mse_loss(input, label, reduction=self.reduction)
+
+
+class L1Loss(Layer):
+    """|input - label|, reduced."""
+
+    def __init__(self, reduction: str = "mean", name=None):
+        super().__init__()
+        self.reduction = _check_reduction("L1Loss", reduction)
+
+    def forward(self, input, label):
+        return F.l1_loss(input, label, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(Layer):
+    """Sigmoid binary cross entropy on logits, computed stably; optional element `weight`
+    and `pos_weight` (the weight of positive examples)."""
+
+    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None, name=None):
+        super().__init__()
+        self.weight, self.pos_weight = weight, pos_weight
+        self.reduction = _check_reduction("BCEWithLogitsLoss", reduction)
+
+    def forward(self, logit, label):
+        return F.binary_cross_entropy_with_logits(logit, label, weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)

@@ -1,0 +1,414 @@
+"""Recurrent layers with Paddle's gate layouts, parameter names and return values.
+
+Cells compute one step on `[batch, input_size]`; `RNN` / `BiRNN` run a cell over time with a
+Python loop of ops (so a converted `forward` unrolls it; the number of steps must be known
+when a static program is built); `SimpleRNN`, `LSTM` and `GRU` stack layers and directions.
+
+Gates (rows of `weight_ih` / `weight_hh`, shapes `[gates * hidden, input]` and
+`[gates * hidden, hidden]`, all initialised U(-1/sqrt(hidden), 1/sqrt(hidden))):
+
+- LSTM: i, f, g (cell candidate), o;  c' = f*c + i*g,  h' = o*tanh(c')
+- GRU:  r, z, c;  c = tanh(x_c + r * (h W_hc + b_hc)),  h' = z*h + (1-z)*c
+
+With `sequence_length`, steps past a sequence's end keep its state and output zeros, so the
+final states are those at each sequence's last valid step (also for the reverse direction).
+"""
+from __future__ import annotations
+
+import math as _math
+
+from ...ops import combine, creation, reduce
+from ...ops import nn as nn_ops
+from ...ops import shape as shp
+from ...ops.math import matmul, tanh
+from .. import functional as F
+from ..container import LayerList
+from ..initializer import Uniform
+from ..layer import Layer
+
+
+def _map(fn, *trees):
+    """Apply `fn` leaf-wise to equally nested tuples/lists of tensors."""
+    if isinstance(trees[0], (tuple, list)):
+        return tuple(_map(fn, *parts) for parts in zip(*trees))
+    return fn(*trees)
+
+
+def _step(m, states, new_states):
+    """new where the step is valid (m = 1), the old state past a sequence's end (m = 0)."""
+    return _map(lambda old, new: new * m + old * (1.0 - m), states, new_states)
+
+
+# ---- cells ----------------------------------------------------------------------------------
+
+class RNNCellBase(Layer):
+    """Shared parts of the cells: parameters and zero initial states."""
+
+    def _create_weights(self, gates, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
+                        bias_ih_attr, bias_hh_attr):
+        self.input_size, self.hidden_size = input_size, hidden_size
+        init = Uniform(-1.0 / _math.sqrt(hidden_size), 1.0 / _math.sqrt(hidden_size))
+        rows = gates * hidden_size
+        self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
+                                               default_initializer=init)
+        self.weight_hh = self.create_parameter([rows, hidden_size], weight_hh_attr,
+                                               default_initializer=init)
+        self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
+                                             default_initializer=init)
+        self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
+                                             default_initializer=init)
+
+    def _project(self, inputs, states):
+        """(x W_ih^T + b_ih, h W_hh^T + b_hh)."""
+        x = matmul(inputs, self.weight_ih, transpose_y=True)
+        h = matmul(states, self.weight_hh, transpose_y=True)
+        if self.bias_ih is not None:
+            x = x + self.bias_ih
+        if self.bias_hh is not None:
+            h = h + self.bias_hh
+        return x, h
+
+    def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value: float = 0.0,
+                           batch_dim_idx: int = 0):
+        """States filled with `init_value`, `[batch] + shape` each, the batch size read from
+        `batch_ref` by ops (so it may be unknown while a static program is built)."""
+        shape = self.state_shape if shape is None else shape
+        batch_dim = batch_dim_idx % len(batch_ref.shape)
+        others = [i for i in range(len(batch_ref.shape)) if i != batch_dim]
+        batch = reduce.sum(creation.zeros_like(batch_ref), axis=others)  # [B] zeros
+        dtype = dtype or batch_ref.dtype
+
+        def make(state_shape):
+            column = shp.reshape(batch, [-1] + [1] * len(state_shape))
+            return column + creation.full(list(state_shape), init_value, dtype=dtype)
+
+        return make(shape) if _is_shape(shape) else tuple(make(s) for s in shape)
+
+
+def _is_shape(s) -> bool:
+    return all(isinstance(d, int) for d in s)
+
+
+class SimpleRNNCell(RNNCellBase):
+    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act 'tanh' (default) or 'relu'.
+
+    >>> import runtime as rt
+    >>> cell = rt.nn.SimpleRNNCell(4, 8)
+    >>> out, h = cell(rt.ones([2, 4]))
+    >>> out.shape, cell.weight_ih.shape
+    ([2, 8], [8, 4])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh",
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, name=None):
+        super().__init__()
+        if activation not in ("tanh", "relu"):
+            raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got "
+                             f"{activation!r}")
+        self.activation = activation
+        self._create_weights(1, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
+                             bias_ih_attr, bias_hh_attr)
+
+    @property
+    def state_shape(self):
+        return (self.hidden_size,)
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        x, h = self._project(inputs, states)
+        out = tanh(x + h) if self.activation == "tanh" else nn_ops.relu(x + h)
+        return out, out
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}, activation={self.activation}"
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; states are (h, c). Returns (h', (h', c')).
+
+    >>> import runtime as rt
+    >>> out, (h, c) = rt.nn.LSTMCell(4, 8)(rt.ones([2, 4]))
+    >>> out.shape, c.shape
+    ([2, 8], [2, 8])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
+                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
+        super().__init__()
+        self._create_weights(4, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
+                             bias_ih_attr, bias_hh_attr)
+
+    @property
+    def state_shape(self):
+        return ((self.hidden_size,), (self.hidden_size,))
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        h, c = states
+        x, hh = self._project(inputs, h)
+        i, f, g, o = combine.split(x + hh, 4, axis=-1)
+        c = nn_ops.sigmoid(f) * c + nn_ops.sigmoid(i) * tanh(g)
+        h = nn_ops.sigmoid(o) * tanh(c)
+        return h, (h, c)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step (Paddle/cuDNN form: the reset gate scales h W_hc + b_hc).
+
+    >>> import runtime as rt
+    >>> out, h = rt.nn.GRUCell(4, 8)(rt.ones([2, 4]))
+    >>> out.shape
+    [2, 8]
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
+                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
+        super().__init__()
+        self._create_weights(3, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
+                             bias_ih_attr, bias_hh_attr)
+
+    @property
+    def state_shape(self):
+        return (self.hidden_size,)
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        x, h = self._project(inputs, states)
+        x_r, x_z, x_c = combine.split(x, 3, axis=-1)
+        h_r, h_z, h_c = combine.split(h, 3, axis=-1)
+        r = nn_ops.sigmoid(x_r + h_r)
+        z = nn_ops.sigmoid(x_z + h_z)
+        c = tanh(x_c + r * h_c)
+        out = (states - c) * z + c
+        return out, out
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+# ---- running a cell over time ---------------------------------------------------------------
+
+def _time_mask(sequence_length, steps: int, dtype):
+    """[T, B, 1] floats: 1 where step t < the sequence's length."""
+    t = shp.unsqueeze(creation.arange(steps, dtype=sequence_length.dtype), -1)
+    valid = t < shp.unsqueeze(sequence_length, 0)
+    return shp.unsqueeze(valid.astype(dtype), -1)
+
+
+def _run(cell, inputs, states, sequence_length, is_reverse, time_major):
+    """Run `cell` over the time axis; returns (outputs with inputs' layout, final states)."""
+    x = inputs if time_major else shp.transpose(inputs, [1, 0] + list(
+        range(2, len(inputs.shape))))
+    steps = x.shape[0]
+    if steps < 0:
+        raise ValueError(
+            f"{type(cell).__name__}: the number of time steps is unknown (-1) while building a "
+            "static program; give the time dimension a fixed size in the InputSpec")
+    if states is None:
+        states = cell.get_initial_states(x, batch_dim_idx=1)
+    mask = None if sequence_length is None else _time_mask(sequence_length, steps, x.dtype)
+    outputs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if is_reverse else range(steps)):
+        out, new_states = cell(x[t], states)
+        if mask is not None:
+            new_states = _step(mask[t], states, new_states)
+            out = out * mask[t]
+        states = new_states
+        outputs[t] = out
+    out = combine.stack(outputs, axis=0 if time_major else 1)
+    return out, states
+
+
+class RNN(Layer):
+    """Run a cell over a sequence `[batch, time, ...]` (`[time, batch, ...]` if
+    `time_major`). Returns (outputs, final_states).
+
+    >>> import runtime as rt
+    >>> out, h = rt.nn.RNN(rt.nn.GRUCell(4, 8))(rt.ones([2, 5, 4]))
+    >>> out.shape, h.shape
+    ([2, 5, 8], [2, 8])
+    """
+
+    def __init__(self, cell: RNNCellBase, is_reverse: bool = False, time_major: bool = False):
+        super().__init__()
+        self.cell, self.is_reverse, self.time_major = cell, is_reverse, time_major
+
+    def forward(self, inputs, initial_states=None, sequence_length=None):
+        return _run(self.cell, inputs, initial_states, sequence_length, self.is_reverse,
+                    self.time_major)
+
+
+class BiRNN(Layer):
+    """A forward and a backward cell over the same sequence; outputs are concatenated on the
+    last axis, states returned as (forward_states, backward_states)."""
+
+    def __init__(self, cell_fw: RNNCellBase, cell_bw: RNNCellBase, time_major: bool = False):
+        super().__init__()
+        self.cell_fw, self.cell_bw, self.time_major = cell_fw, cell_bw, time_major
+
+    def forward(self, inputs, initial_states=None, sequence_length=None):
+        fw_init, bw_init = (None, None) if initial_states is None else initial_states
+        out_fw, st_fw = _run(self.cell_fw, inputs, fw_init, sequence_length, False,
+                             self.time_major)
+        out_bw, st_bw = _run(self.cell_bw, inputs, bw_init, sequence_length, True,
+                             self.time_major)
+        return combine.concat([out_fw, out_bw], axis=-1), (st_fw, st_bw)
+
+
+# ---- multi-layer networks -------------------------------------------------------------------
+
+class RNNBase(LayerList):
+    """Stacked (and optionally bidirectional) recurrent network over one cell type.
+
+    Parameters are also exposed under Paddle's flat names (`weight_ih_l0`, `bias_hh_l1`,
+    `weight_ih_l0_reverse`, ...), which are the names `state_dict` uses.
+    """
+
+    _cell = None  # set by subclasses
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, **cell_kwargs):
+        super().__init__()
+        if direction not in ("forward", "bidirect", "bidirectional"):
+            raise ValueError(f"{type(self).__name__}: direction must be 'forward' or "
+                             f"'bidirect', got {direction!r}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.num_directions = 1 if direction == "forward" else 2
+        self.direction, self.time_major, self.dropout = direction, time_major, dropout
+        attrs = dict(weight_ih_attr=weight_ih_attr, weight_hh_attr=weight_hh_attr,
+                     bias_ih_attr=bias_ih_attr, bias_hh_attr=bias_hh_attr, **cell_kwargs)
+        cells = []
+        for i in range(num_layers):
+            size = input_size if i == 0 else hidden_size * self.num_directions
+            layer_cells = [self._cell(size, hidden_size, **attrs)
+                           for _ in range(self.num_directions)]
+            cells.append(layer_cells)
+            self.append(RNN(layer_cells[0], False, time_major) if self.num_directions == 1
+                        else BiRNN(*layer_cells, time_major=time_major))
+        for i, layer_cells in enumerate(cells):
+            for d, cell in enumerate(layer_cells):
+                suffix = "_reverse" if d else ""
+                for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                    param = getattr(cell, name)
+                    if param is not None:
+                        setattr(self, f"{name}_l{i}{suffix}", param)
+        self.state_components = 2 if self._cell is LSTMCell else 1
+
+    def forward(self, inputs, initial_states=None, sequence_length=None):
+        per_layer = self._split_states(initial_states)
+        finals = []
+        x = inputs
+        for i, layer in enumerate(self):
+            if i > 0 and self.dropout > 0:
+                x = F.dropout(x, self.dropout, training=self.training)
+            init = per_layer[i]
+            if init is not None and self.num_directions == 1:
+                init = init[0]
+            x, states = layer(x, init, sequence_length)
+            finals.extend(states if self.num_directions == 2 else [states])
+        return x, self._stack_states(finals)
+
+    def _split_states(self, initial_states):
+        """[L*D, B, H] tensors (a (h, c) pair for LSTM) -> per layer, a list of D states."""
+        if initial_states is None:
+            return [None] * self.num_layers
+        n = self.num_layers * self.num_directions
+
+        def unstack(t):
+            return [shp.squeeze(p, 0) for p in combine.split(t, n, axis=0)]
+
+        if self.state_components == 2:
+            hs, cs = (unstack(t) for t in initial_states)
+            flat = list(zip(hs, cs))
+        else:
+            flat = unstack(initial_states)
+        d = self.num_directions
+        return [flat[i * d:(i + 1) * d] for i in range(self.num_layers)]
+
+    def _stack_states(self, finals):
+        if self.state_components == 2:
+            return (combine.stack([h for h, _ in finals], axis=0),
+                    combine.stack([c for _, c in finals], axis=0))
+        return combine.stack(finals, axis=0)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.direction != "forward":
+            text += f", direction={self.direction}"
+        if self.time_major:
+            text += ", time_major=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        return text
+
+
+class SimpleRNN(RNNBase):
+    """Elman RNN (`activation` 'tanh' or 'relu'). Returns (outputs, h_n), h_n
+    `[num_layers * num_directions, batch, hidden]`.
+
+    >>> import runtime as rt
+    >>> out, h = rt.nn.SimpleRNN(4, 8, num_layers=2)(rt.ones([3, 5, 4]))
+    >>> out.shape, h.shape
+    ([3, 5, 8], [2, 3, 8])
+    """
+
+    _cell = SimpleRNNCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 activation: str = "tanh", weight_ih_attr=None, weight_hh_attr=None,
+                 bias_ih_attr=None, bias_hh_attr=None, name=None):
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr,
+                         activation=activation)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory. Returns (outputs, (h_n, c_n)); `initial_states` is (h_0, c_0),
+    each `[num_layers * num_directions, batch, hidden]`.
+
+    >>> import runtime as rt
+    >>> lstm = rt.nn.LSTM(4, 8, direction='bidirect')
+    >>> out, (h, c) = lstm(rt.ones([3, 5, 4]))
+    >>> out.shape, h.shape, lstm.weight_ih_l0_reverse.shape
+    ([3, 5, 16], [2, 3, 8], [32, 4])
+    """
+
+    _cell = LSTMCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, name=None):
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit network. Returns (outputs, h_n).
+
+    >>> import runtime as rt
+    >>> out, h = rt.nn.GRU(4, 8)(rt.ones([3, 5, 4]))
+    >>> out.shape, h.shape
+    ([3, 5, 8], [1, 3, 8])
+    """
+
+    _cell = GRUCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, name=None):
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)

@@ -1,0 +1,226 @@
+"""Attention and the Transformer encoder, following Paddle 2.x (`paddle.nn.layer.transformer`).
+
+Shapes are `[batch, seq_len, embed_dim]`. An `attn_mask` broadcasts to
+`[batch, num_heads, query_len, key_len]`; a bool (or int) mask says where attention is
+*allowed* (True / 1) and becomes an additive mask of 0 and -1e9; a float mask is added to the
+scores as it is. Reshapes use 0 ("keep this dim") so unknown batch and sequence sizes work
+while a static program is built.
+"""
+from __future__ import annotations
+
+import collections
+
+from ...ops import combine, creation, reduce
+from ...ops import shape as shp
+from ...ops.math import matmul
+from .. import functional as F
+from ..container import LayerList
+from ..layer import Layer
+from .common import Dropout
+from .linear import Linear
+from .norm import LayerNorm
+
+
+def _convert_attention_mask(attn_mask, dtype):
+    """A bool/int 'may attend' mask -> additive 0 / -1e9; a float mask is cast to `dtype`."""
+    if attn_mask is None:
+        return None
+    if not attn_mask.dtype.is_floating:
+        return (attn_mask.astype(dtype) - 1.0) * 1e9
+    return attn_mask if attn_mask.dtype == dtype else attn_mask.astype(dtype)
+
+
+def _attr_list(attr, n: int) -> list:
+    """Paddle lets `weight_attr` / `bias_attr` be one attr for all sublayers or a list."""
+    if isinstance(attr, (list, tuple)):
+        if len(attr) != n:
+            raise ValueError(f"expected 1 or {n} parameter attributes, got {len(attr)}")
+        return list(attr)
+    return [attr] * n
+
+
+class MultiHeadAttention(Layer):
+    """Scaled dot-product attention over `num_heads` heads with input and output projections.
+
+    Returns `out`, or a tuple `(out, weights)` with `need_weights=True` (and the updated cache
+    last when `cache` is given).
+
+    >>> import runtime as rt
+    >>> mha = rt.nn.MultiHeadAttention(16, 4)
+    >>> q = rt.randn([2, 5, 16])
+    >>> mha(q, q, q).shape
+    [2, 5, 16]
+    """
+
+    Cache = collections.namedtuple("Cache", ["k", "v"])
+    StaticCache = collections.namedtuple("StaticCache", ["k", "v"])
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
+                 kdim: int | None = None, vdim: int | None = None, need_weights: bool = False,
+                 weight_attr=None, bias_attr=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+            raise ValueError(f"MultiHeadAttention: embed_dim ({embed_dim}) must be a positive "
+                             f"multiple of num_heads ({num_heads})")
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
+        self.head_dim = embed_dim // num_heads
+        self.dropout, self.need_weights = dropout, need_weights
+        self.q_proj = Linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
+        self.k_proj = Linear(self.kdim, embed_dim, weight_attr, bias_attr=bias_attr)
+        self.v_proj = Linear(self.vdim, embed_dim, weight_attr, bias_attr=bias_attr)
+        self.out_proj = Linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
+
+    def _heads(self, x):
+        """[B, L, E] -> [B, heads, L, head_dim]."""
+        x = shp.reshape(x, [0, 0, self.num_heads, self.head_dim])
+        return shp.transpose(x, [0, 2, 1, 3])
+
+    def compute_kv(self, key, value):
+        """Projected keys and values, split into heads."""
+        return self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
+
+    def gen_cache(self, key, value=None, type=Cache):
+        """A cache for incremental decoding: `Cache` starts empty (or from the given
+        key/value tensors) and grows each call; `StaticCache` holds projected encoder keys."""
+        if type is MultiHeadAttention.StaticCache:
+            return MultiHeadAttention.StaticCache(*self.compute_kv(key, value))
+        if value is None:
+            batch = reduce.sum(creation.zeros_like(key), axis=[1, 2])
+            empty = shp.reshape(batch, [-1, 1, 1, 1]) + creation.zeros(
+                [self.num_heads, 0, self.head_dim], dtype=key.dtype)
+            return MultiHeadAttention.Cache(empty, empty)
+        return MultiHeadAttention.Cache(key, value)
+
+    def _prepare_qkv(self, query, key, value, cache):
+        q = self._heads(self.q_proj(query))
+        if isinstance(cache, MultiHeadAttention.StaticCache):
+            return q, cache.k, cache.v, cache
+        k, v = self.compute_kv(key, value)
+        if isinstance(cache, MultiHeadAttention.Cache):
+            k = combine.concat([cache.k, k], axis=2)
+            v = combine.concat([cache.v, v], axis=2)
+            cache = MultiHeadAttention.Cache(k, v)
+        return q, k, v, cache
+
+    def forward(self, query, key=None, value=None, attn_mask=None, cache=None):
+        key = query if key is None else key
+        value = query if value is None else value
+        q, k, v, cache = self._prepare_qkv(query, key, value, cache)
+        scores = matmul(q * (self.head_dim ** -0.5), k, transpose_y=True)
+        if attn_mask is not None:
+            scores = scores + _convert_attention_mask(attn_mask, scores.dtype)
+        weights = F.softmax(scores, axis=-1)
+        if self.dropout:
+            weights = F.dropout(weights, self.dropout, training=self.training,
+                                mode="upscale_in_train")
+        out = shp.transpose(matmul(weights, v), [0, 2, 1, 3])
+        out = self.out_proj(shp.reshape(out, [0, 0, self.embed_dim]))
+        outs = [out]
+        if self.need_weights:
+            outs.append(weights)
+        if cache is not None:
+            outs.append(cache)
+        return out if len(outs) == 1 else tuple(outs)
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
+
+
+class TransformerEncoderLayer(Layer):
+    """Self-attention then a feed-forward block, each with a residual connection and
+    LayerNorm (after the block by default, before it with `normalize_before=True`).
+
+    >>> import runtime as rt
+    >>> layer = rt.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0)
+    >>> layer(rt.randn([2, 5, 16])).shape
+    [2, 5, 16]
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
+                 activation: str = "relu", attn_dropout: float | None = None,
+                 act_dropout: float | None = None, normalize_before: bool = False,
+                 weight_attr=None, bias_attr=None, layer_norm_eps: float = 1e-5):
+        super().__init__()
+        # TransformerEncoder builds its other layers from this config, as Paddle does
+        self._config = {
+            "d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
+            "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
+            "act_dropout": act_dropout, "normalize_before": normalize_before,
+            "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
+        if not hasattr(F, activation):
+            raise ValueError(f"TransformerEncoderLayer: unknown activation {activation!r}")
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        weight_attrs, bias_attrs = _attr_list(weight_attr, 2), _attr_list(bias_attr, 2)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
+                                            weight_attr=weight_attrs[0],
+                                            bias_attr=bias_attrs[0])
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[1], bias_attr=bias_attrs[1])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[1], bias_attr=bias_attrs[1])
+        self.norm1 = LayerNorm(d_model, layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps)
+        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+        self.activation = getattr(F, activation)
+
+    def forward(self, src, src_mask=None, cache=None):
+        src_mask = _convert_attention_mask(src_mask, src.dtype)
+        residual = src
+        if self.normalize_before:
+            src = self.norm1(src)
+        if cache is None:
+            src = self.self_attn(src, src, src, src_mask)
+        else:
+            src, cache = self.self_attn(src, src, src, src_mask, cache)
+        src = residual + self.dropout1(src)
+        if not self.normalize_before:
+            src = self.norm1(src)
+        residual = src
+        if self.normalize_before:
+            src = self.norm2(src)
+        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
+        src = residual + self.dropout2(src)
+        if not self.normalize_before:
+            src = self.norm2(src)
+        return src if cache is None else (src, cache)
+
+    def gen_cache(self, src):
+        return self.self_attn.gen_cache(src, type=MultiHeadAttention.Cache)
+
+
+class TransformerEncoder(Layer):
+    """`num_layers` encoder layers (the given one first, then fresh copies of its
+    configuration with their own parameters), then an optional final `norm`.
+
+    >>> import runtime as rt
+    >>> enc = rt.nn.TransformerEncoder(rt.nn.TransformerEncoderLayer(16, 4, 32), 2)
+    >>> enc(rt.randn([2, 5, 16])).shape
+    [2, 5, 16]
+    """
+
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm=None):
+        super().__init__()
+        self.layers = LayerList([encoder_layer if i == 0 else
+                                 type(encoder_layer)(**encoder_layer._config)
+                                 for i in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src, src_mask=None, cache=None):
+        src_mask = _convert_attention_mask(src_mask, src.dtype)
+        output = src
+        new_caches = []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, src_mask=src_mask)
+            else:
+                output, layer_cache = layer(output, src_mask=src_mask, cache=cache[i])
+                new_caches.append(layer_cache)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output if cache is None else (output, new_caches)
+
+    def gen_cache(self, src):
+        return [layer.gen_cache(src) for layer in self.layers]
