@@ -156,12 +156,13 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
     grads: dict = {}
     leaves: dict = {}
     for r, g in zip(roots, root_grads):
+        if not r.dtype.is_floating:
+            raise TypeError(f"backward() needs a floating-point tensor, got {r.dtype.name} "
+                            "(integer and bool results carry no gradient)")
         if r.stop_gradient:
             raise RuntimeError(
                 "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
                 "gradient. Set stop_gradient=False on the inputs you want gradients for.")
-        if not r.dtype.is_floating:
-            raise TypeError(f"backward() needs a floating-point tensor, got {r.dtype.name}")
         if g is None:
             g = ones_like(r)
         elif not isinstance(g, Tensor):

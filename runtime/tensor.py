@@ -204,7 +204,7 @@ class Tensor:
 
     def __repr__(self):
         data = np.array2string(self.numpy(), separator=", ", prefix=" " * 7)
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place={self.place}, "
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place=Place({self.place}), "
                 f"stop_gradient={self.stop_gradient},\n       {data})")
 
     __str__ = __repr__

@@ -170,8 +170,15 @@ def pow(x, y, name=None):
 # ---- unary math ---------------------------------------------------------------------------
 # Float-only math on an integer tensor computes in float32 (Paddle's default float type).
 
+_FLOAT_NP = frozenset(d.np for d in dtypes.FLOATS)  # bfloat16's NumPy kind is 'V', not 'f'
+
+
+def is_float_array(x) -> bool:
+    return x.dtype in _FLOAT_NP
+
+
 def _float_in(x):
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
+    return x if x.dtype in _FLOAT_NP else x.astype(np.float32)
 
 
 def _unary(name, kernel, grad, *, float_only=True, allow=None, amp="promote", doc=""):

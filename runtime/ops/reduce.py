@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from . import infer as I
-from .math import cast, exp, scale, sqrt
+from .math import cast, exp, is_float_array, scale, sqrt
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
@@ -113,7 +113,7 @@ def _extreme_grad(ins, outs, gs, a):
 
 
 def _logsumexp_kernel(xp, x, axis=None, keepdim=False):
-    x = x if x.dtype.kind == "f" else x.astype(np.float32)
+    x = x if is_float_array(x) else x.astype(np.float32)
     axes = _axes(x, axis)
     m = xp.max(x, axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of becoming nan
@@ -149,7 +149,7 @@ def _arg_infer(op):
 SUM = register("sum", kernel=_sum_kernel, infer=_sum_infer,
                grad=lambda ins, outs, gs, a: [_back(gs[0], ins, a)])
 MEAN = register("mean", kernel=lambda xp, x, axis=None, keepdim=False: xp.mean(
-    x, axis=_axes(x, axis), keepdims=keepdim, dtype=None if x.dtype.kind == "f" else np.float32),
+    x, axis=_axes(x, axis), keepdims=keepdim, dtype=None if is_float_array(x) else np.float32),
     infer=I.reduce("mean", float_only=True),
     grad=lambda ins, outs, gs, a: [_back(gs[0], ins, a, mean=True)])
 MAX = register("max", kernel=lambda xp, x, axis=None, keepdim=False: xp.max(
