@@ -223,6 +223,9 @@ def conv2d(x, weight, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), grou
 
 def _transpose_geometry(x_hw, w_shape, stride, padding, output_padding, dilation):
     """(pads, output size) of conv2d_transpose; 'SAME' gives out = in * stride."""
+    if any(p >= s for p, s in zip(output_padding, stride)):
+        raise OpError(f"conv2d_transpose: output_padding {list(output_padding)} must be "
+                      f"smaller than stride {list(stride)}")
     kernel = tuple(w_shape[2:])
     eff = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     if padding == "SAME":
@@ -246,9 +249,6 @@ def _transpose_kernel(xp, x, w, stride, padding, output_padding, dilation, group
 
 def _transpose_infer(x, w, stride, padding, output_padding, dilation, groups):
     _check_pair("conv2d_transpose", x, w, groups, transpose=True)
-    if any(p >= s for p, s in zip(output_padding, stride)):
-        raise OpError(f"conv2d_transpose: output_padding {list(output_padding)} must be "
-                      f"smaller than stride {list(stride)}")
     _, hw = _transpose_geometry(x.shape[2:], w.shape, stride, padding, output_padding,
                                 dilation)
     if any(d == 0 or d < -1 for d in hw):

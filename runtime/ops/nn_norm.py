@@ -176,7 +176,15 @@ def layer_norm(x, weight=None, bias=None, begin_norm_axis=-1, epsilon=1e-5):
 
 # ---- group norm -----------------------------------------------------------------------------
 
+def _check_groups(shape, groups):
+    c = shape[1]
+    if not isinstance(groups, int) or groups < 1 or c != -1 and c % groups:
+        raise OpError(f"group_norm: x has {c} channels (shape {I.fmt(shape)}), not "
+                      f"divisible by num_groups={groups}")
+
+
 def _gn_kernel(xp, x, w, b, groups=1, epsilon=1e-5):
+    _check_groups(x.shape, groups)
     n, _c = x.shape[:2]
     xr = x.reshape(n, groups, -1)
     _mean, var, xc = _moments(xp, xr, (2,))
@@ -193,10 +201,8 @@ def _gn_infer(x, w, b, groups=1, epsilon=1e-5):
     check_float("group_norm", "x", x)
     if len(x.shape) < 2:
         raise OpError(f"group_norm: x must be [N, C, ...], got shape {I.fmt(x.shape)}")
+    _check_groups(x.shape, groups)
     c = x.shape[1]
-    if not isinstance(groups, int) or groups < 1 or c != -1 and c % groups:
-        raise OpError(f"group_norm: x has {c} channels (shape {I.fmt(x.shape)}), not "
-                      f"divisible by num_groups={groups}")
     _check_param("group_norm", "weight", w, (c,))
     _check_param("group_norm", "bias", b, (c,))
     return Meta(x.shape, x.dtype)

@@ -44,14 +44,19 @@ def _geometry(x_hw, kernel, stride, padding, ceil_mode):
     return pads, tuple(hw)
 
 
+def check_padding(op, kernel, padding):
+    """A window must never lie entirely in the padding (its max would be -inf)."""
+    if padding not in ("SAME", "VALID") and any(
+            p > k // 2 for p, k in zip(padding, (kernel[0],) * 2 + (kernel[1],) * 2)):
+        raise OpError(f"{op}: padding {list(padding)} must be at most half the kernel size "
+                      f"{list(kernel)}")
+
+
 def _pool_infer(op, x, kernel, stride, padding, ceil_mode):
     check_float(op, "x", x)
     if len(x.shape) != 4:
         raise OpError(f"{op}: x must be 4-D [N, C, H, W], got shape {I.fmt(x.shape)}")
-    if padding not in ("SAME", "VALID") and any(
-            p > k // 2 for p, k in zip((padding[0], padding[2]), kernel)):
-        raise OpError(f"{op}: padding {list(padding)} must be at most half the kernel size "
-                      f"{list(kernel)}")
+    check_padding(op, kernel, padding)
     known = tuple(1 if d == -1 else d for d in x.shape[2:])
     _, hw = _geometry(known, kernel, stride, padding, ceil_mode)
     if any(d <= 0 for d in hw):
@@ -64,6 +69,7 @@ def _pool_infer(op, x, kernel, stride, padding, ceil_mode):
 # ---- max pooling ----------------------------------------------------------------------------
 
 def _max_kernel(xp, x, kernel, stride, padding, ceil_mode=False):
+    check_padding("max_pool2d", kernel, padding)
     n, c, h, w = x.shape
     pads, hw = _geometry((h, w), kernel, stride, padding, ceil_mode)
     win = windows(xp, x, kernel, stride, _ONE, pads, hw, fill=-xp.inf)
@@ -253,9 +259,6 @@ def _resize_infer(x, kind, size=None, scale=None, align_corners=False, align_mod
     if any(d == 0 or d < -1 for d in out):
         raise OpError(f"{op}: output size {list(out)} must be positive (x has shape "
                       f"{I.fmt(x.shape)})")
-    if kind == "adaptive_avg" and any(o > n != -1 for o, n in zip(out, x.shape[2:])):
-        raise OpError(f"adaptive_avg_pool2d: output_size {list(out)} is larger than the "
-                      f"input's spatial size {I.fmt(x.shape[2:])}")
     return Meta(tuple(x.shape[:2]) + out, x.dtype)
 
 

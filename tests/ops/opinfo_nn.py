@@ -1,0 +1,557 @@
+"""OpInfos for the nn op families (runtime/ops/nn*.py), called through `runtime.nn.functional`.
+
+The references are written independently of the kernels and as plainly as possible:
+convolution shifts and adds one kernel tap at a time (the kernels use im2col), the transpose
+scatters one tap at a time, pooling and resizing loop over output pixels, losses loop over
+samples. Composite functions (cross_entropy, mse_loss, ...) get OpInfos too, under their
+functional names.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from opinfo import ErrorSample, OpInfo, Sample, randn, unary_samples
+
+import runtime.nn.functional as F
+from runtime.ops import nn_norm
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _pad4(padding, size, kernel, stride, dilation):
+    if padding == "VALID":
+        return [0, 0, 0, 0]
+    if padding == "SAME":
+        out = []
+        for n, k, s, d in zip(size, kernel, stride, dilation):
+            total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+            out += [total // 2, total - total // 2]
+        return out
+    if isinstance(padding, int):
+        return [padding] * 4
+    return [padding[0], padding[0], padding[1], padding[1]] if len(padding) == 2 else padding
+
+
+# ---- activations ----------------------------------------------------------------------------
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _gelu_ref(x, approximate=False):
+    if approximate:
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
+
+
+def _softplus_ref(x, beta=1.0, threshold=20.0):
+    return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+def _gelu_samples(rng):
+    return [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 5),), {"approximate": True})]
+
+
+def _leaky_samples(rng):
+    return [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 5),), {"negative_slope": 0.2})]
+
+
+def _softplus_samples(rng):
+    return [Sample((randn(rng, 3, 4) * 3,)),
+            Sample((randn(rng, 5) * 10,), {"beta": 2.0, "threshold": 5.0})]
+
+
+def _softmax_ref(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_samples(rng):
+    return [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 3, 4),), {"axis": 0}),
+            Sample((randn(rng, 2, 3, 4) * 30,), {"axis": 1}), Sample((randn(rng, 5),))]
+
+
+def _axis_error(name):
+    return ErrorSample((np.ones((2, 3)),), {"axis": 2}, ValueError,
+                       rf"{name}: axis=2 is out of range for a tensor of rank 2")
+
+
+# ---- linear ---------------------------------------------------------------------------------
+
+def _linear_ref(x, w, b=None):
+    out = x @ w
+    return out if b is None else out + b
+
+
+def _linear_samples(rng):
+    return [Sample((randn(rng, 3, 4), randn(rng, 4, 5), randn(rng, 5))),
+            Sample((randn(rng, 2, 3, 4), randn(rng, 4, 2))),
+            Sample((randn(rng, 4), randn(rng, 4, 3), randn(rng, 3)))]
+
+
+# ---- convolution ----------------------------------------------------------------------------
+
+def _conv_ref(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Shift-and-add: for each kernel tap, a strided slice of the padded input times the tap."""
+    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+    kh, kw = w.shape[2:]
+    pt, pb, pl, pr = _pad4(padding, x.shape[2:], (kh, kw), (sh, sw), (dh, dw))
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    ho = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    wo = (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    out = np.zeros((x.shape[0], w.shape[0], ho, wo))
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i * dh:i * dh + sh * (ho - 1) + 1:sh,
+                           j * dw:j * dw + sw * (wo - 1) + 1:sw]
+                out[:, g * og:(g + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", patch, w[g * og:(g + 1) * og, :, i, j])
+    return out if bias is None else out + bias.reshape(1, -1, 1, 1)
+
+
+def _conv_samples(rng):
+    return [
+        Sample((randn(rng, 2, 3, 5, 5), randn(rng, 4, 3, 3, 3), randn(rng, 4))),
+        Sample((randn(rng, 1, 2, 6, 5), randn(rng, 3, 2, 2, 3)),
+               {"stride": 2, "padding": 1, "dilation": (1, 2)}),
+        Sample((randn(rng, 1, 4, 5, 6), randn(rng, 4, 2, 3, 3)),
+               {"groups": 2, "padding": [1, 0, 2, 1], "stride": (1, 2)}),
+        Sample((randn(rng, 2, 3, 5, 5), randn(rng, 6, 1, 3, 3)), {"groups": 3, "padding": 1}),
+        Sample((randn(rng, 1, 2, 5, 4), randn(rng, 2, 2, 3, 3)),
+               {"padding": "SAME", "stride": 2}),
+        Sample((randn(rng, 1, 2, 5, 4), randn(rng, 2, 2, 3, 2)), {"padding": "VALID"}),
+    ]
+
+
+_CONV_ERRORS = [
+    ErrorSample((np.ones((1, 3, 5, 5)), np.ones((4, 2, 3, 3))), {}, ValueError,
+                r"conv2d: x has shape \[1, 3, 5, 5\] \(3 channels\) but weight has shape "
+                r"\[4, 2, 3, 3\]"),
+    ErrorSample((np.ones((3, 5, 5)), np.ones((4, 3, 3, 3))), {}, ValueError,
+                r"conv2d: x must be 4-D \[N, C, H, W\], got shape \[3, 5, 5\]"),
+    ErrorSample((np.ones((1, 3, 2, 2)), np.ones((4, 3, 3, 3))), {}, ValueError,
+                r"conv2d: the output would be empty: input spatial size \[2, 2\]"),
+]
+
+
+def _conv_transpose_ref(x, w, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
+                        groups=1):
+    """Scatter: each input pixel adds its value times every kernel tap into the output."""
+    (sh, sw), (dh, dw), (oph, opw) = _pair(stride), _pair(dilation), _pair(output_padding)
+    n, cin, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    pt, pb, pl, pr = _pad4(padding, (h, wd), (kh, kw), (sh, sw), (dh, dw))
+    full = np.zeros((n, w.shape[1] * groups, (h - 1) * sh + dh * (kh - 1) + 1 + oph,
+                     (wd - 1) * sw + dw * (kw - 1) + 1 + opw))
+    cg, og = cin // groups, w.shape[1]
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                full[:, g * og:(g + 1) * og, i * dh:i * dh + sh * (h - 1) + 1:sh,
+                     j * dw:j * dw + sw * (wd - 1) + 1:sw] += np.einsum(
+                    "nchw,co->nohw", x[:, g * cg:(g + 1) * cg], w[g * cg:(g + 1) * cg, :, i, j])
+    out = full[:, :, pt:full.shape[2] - pb, pl:full.shape[3] - pr]
+    return out if bias is None else out + bias.reshape(1, -1, 1, 1)
+
+
+def _conv_transpose_samples(rng):
+    return [
+        Sample((randn(rng, 2, 3, 3, 4), randn(rng, 3, 2, 3, 3), randn(rng, 2))),
+        Sample((randn(rng, 1, 2, 3, 3), randn(rng, 2, 3, 3, 2)),
+               {"stride": 2, "padding": 1, "output_padding": 1}),
+        Sample((randn(rng, 1, 4, 3, 3), randn(rng, 4, 1, 2, 2)),
+               {"groups": 2, "stride": (2, 1), "dilation": 2}),
+    ]
+
+
+def _conv1d_ref(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    pad = [0, 0, padding, padding] if isinstance(padding, int) else padding
+    out = _conv_ref(x[:, :, None], w[:, :, None], None, (1, stride), pad, (1, dilation), groups)
+    out = out[:, :, 0]
+    return out if bias is None else out + bias.reshape(1, -1, 1)
+
+
+def _conv1d_samples(rng):
+    return [Sample((randn(rng, 2, 3, 7), randn(rng, 4, 3, 3), randn(rng, 4)), {"padding": 1}),
+            Sample((randn(rng, 1, 4, 8), randn(rng, 4, 2, 2)), {"stride": 2, "groups": 2})]
+
+
+# ---- pooling and resizing -------------------------------------------------------------------
+
+def _pool_ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, kind="max",
+              exclusive=True, return_mask=False):
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(stride if stride is not None else kernel_size)
+    pt, pb, pl, pr = _pad4(padding, x.shape[2:], (kh, kw), (sh, sw), (1, 1))
+    n, c, h, w = x.shape
+
+    def size(length, k, s, p0, p1):
+        span = length + p0 + p1 - k
+        o = (-(-span // s) if ceil_mode else span // s) + 1
+        return o - 1 if ceil_mode and (o - 1) * s >= length + p0 else o
+
+    ho, wo = size(h, kh, sh, pt, pb), size(w, kw, sw, pl, pr)
+    out, mask = np.zeros((n, c, ho, wo)), np.zeros((n, c, ho, wo), dtype=np.int64)
+    for i in range(ho):
+        for j in range(wo):
+            r0, c0 = i * sh - pt, j * sw - pl
+            r1, c1 = min(r0 + kh, h), min(c0 + kw, w)
+            r0, c0 = max(r0, 0), max(c0, 0)
+            win = x[:, :, r0:r1, c0:c1]
+            if kind == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+                flat = win.reshape(n, c, -1).argmax(-1)
+                mask[:, :, i, j] = (r0 + flat // win.shape[3]) * w + c0 + flat % win.shape[3]
+            else:
+                count = win.shape[2] * win.shape[3] if exclusive else kh * kw
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / count
+    return (out, mask) if return_mask else out
+
+
+def _max_pool_samples(rng):
+    return [Sample((randn(rng, 2, 3, 6, 6), 2)),
+            Sample((randn(rng, 1, 2, 7, 6), 3), {"stride": 2, "padding": 1}),
+            Sample((randn(rng, 1, 2, 7, 6), (3, 2)), {"stride": (2, 1), "return_mask": True}),
+            Sample((randn(rng, 1, 2, 7, 7), 2), {"ceil_mode": True})]
+
+
+def _avg_pool_samples(rng):
+    return [Sample((randn(rng, 2, 3, 6, 6), 2)),
+            Sample((randn(rng, 1, 2, 7, 6), 3), {"stride": 2, "padding": 1}),
+            Sample((randn(rng, 1, 2, 7, 6), 3), {"stride": 2, "padding": 1, "exclusive": False}),
+            Sample((randn(rng, 1, 2, 7, 7), 2), {"ceil_mode": True})]
+
+
+def _adaptive_ref(x, output_size):
+    oh, ow = _pair(output_size)
+    h, w = x.shape[2:]
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[:, :, i, j] = x[:, :, r0:r1, c0:c1].mean(axis=(2, 3))
+    return out
+
+
+def _adaptive_samples(rng):
+    return [Sample((randn(rng, 2, 3, 6, 6), 1)), Sample((randn(rng, 1, 2, 7, 5), (3, 2))),
+            Sample((randn(rng, 1, 2, 4, 4), 4))]
+
+
+def _interp_ref(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
+                align_mode=0):
+    """Per output pixel, Paddle's source coordinate rule."""
+    h, w = x.shape[2:]
+    if size is not None:
+        oh, ow = _pair(size)
+    else:
+        oh, ow = int(h * scale_factor), int(w * scale_factor)
+
+    def ratio(n, o):
+        if align_corners:
+            return (n - 1) / (o - 1) if o > 1 else 0.0
+        return 1 / scale_factor if scale_factor else n / o
+
+    rh, rw = ratio(h, oh), ratio(w, ow)
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            if mode == "nearest":
+                si = min(int(rh * i + 0.5) if align_corners else int(rh * i), h - 1)
+                sj = min(int(rw * j + 0.5) if align_corners else int(rw * j), w - 1)
+                out[:, :, i, j] = x[:, :, si, sj]
+                continue
+            half = align_mode == 0 and not align_corners
+            fi = max(rh * (i + 0.5) - 0.5, 0) if half else rh * i
+            fj = max(rw * (j + 0.5) - 0.5, 0) if half else rw * j
+            i0, j0 = min(int(fi), h - 1), min(int(fj), w - 1)
+            i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
+            di, dj = fi - i0, fj - j0
+            out[:, :, i, j] = ((1 - di) * (1 - dj) * x[:, :, i0, j0] + (1 - di) * dj
+                               * x[:, :, i0, j1] + di * (1 - dj) * x[:, :, i1, j0]
+                               + di * dj * x[:, :, i1, j1])
+    return out
+
+
+def _interp_samples(rng):
+    return [Sample((randn(rng, 1, 2, 3, 4),), {"scale_factor": 2}),
+            Sample((randn(rng, 1, 2, 4, 5),), {"size": (3, 7), "align_corners": True}),
+            Sample((randn(rng, 1, 2, 3, 4),), {"size": (5, 6), "mode": "bilinear"}),
+            Sample((randn(rng, 1, 2, 3, 4),), {"size": (5, 7), "mode": "bilinear",
+                                                "align_corners": True}),
+            Sample((randn(rng, 1, 2, 4, 3),), {"scale_factor": 1.5, "mode": "bilinear",
+                                                "align_mode": 1}),
+            Sample((randn(rng, 1, 1, 5, 6),), {"size": (2, 3), "mode": "bilinear"})]
+
+
+# ---- normalization and embedding ------------------------------------------------------------
+
+def _bn_ref(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if training:
+        mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    else:
+        mean, var = rmean.reshape(shape), rvar.reshape(shape)
+    y = (x - mean) / np.sqrt(var + epsilon)
+    y = y if w is None else y * w.reshape(shape)
+    return y if b is None else y + b.reshape(shape)
+
+
+def _bn_fn(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
+    return nn_norm.batch_norm(x, rmean, rvar, w, b, training, 0.9, epsilon)[0]
+
+
+def _bn_samples(rng):
+    def stats(c):
+        return randn(rng, c), rng.uniform(0.5, 2, c)
+    return [Sample((randn(rng, 4, 3, 2, 2), *stats(3), randn(rng, 3), randn(rng, 3)),
+                   {"training": True}),
+            Sample((randn(rng, 5, 2), *stats(2), randn(rng, 2), randn(rng, 2)),
+                   {"training": True, "epsilon": 1e-3}),
+            Sample((randn(rng, 3, 2, 4), *stats(2), None, None), {"training": True}),
+            Sample((randn(rng, 2, 3, 2, 2), *stats(3), randn(rng, 3), randn(rng, 3))),
+            Sample((randn(rng, 3, 2), *stats(2), None, None))]
+
+
+def _ln_ref(x, normalized_shape, weight=None, bias=None, epsilon=1e-5):
+    n = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    axes = tuple(range(x.ndim - n, x.ndim))
+    y = (x - x.mean(axis=axes, keepdims=True)) / np.sqrt(x.var(axis=axes, keepdims=True)
+                                                        + epsilon)
+    shape = x.shape[x.ndim - n:]
+    y = y if weight is None else y * weight.reshape(shape)
+    return y if bias is None else y + bias.reshape(shape)
+
+
+def _ln_samples(rng):
+    return [Sample((randn(rng, 3, 4), 4, randn(rng, 4), randn(rng, 4))),
+            Sample((randn(rng, 2, 3, 4), [3, 4], randn(rng, 12), randn(rng, 12))),
+            Sample((randn(rng, 2, 3, 4), [3, 4], randn(rng, 3, 4))),
+            Sample((randn(rng, 2, 5), 5), {"epsilon": 1e-3})]
+
+
+def _gn_ref(x, num_groups, epsilon=1e-5, weight=None, bias=None):
+    xr = x.reshape(x.shape[0], num_groups, -1)
+    y = ((xr - xr.mean(-1, keepdims=True)) / np.sqrt(xr.var(-1, keepdims=True) + epsilon))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = y.reshape(x.shape)
+    y = y if weight is None else y * weight.reshape(shape)
+    return y if bias is None else y + bias.reshape(shape)
+
+
+def _gn_samples(rng):
+    return [Sample((randn(rng, 2, 4, 3, 3), 2), {"weight": randn(rng, 4),
+                                                  "bias": randn(rng, 4)}),
+            Sample((randn(rng, 3, 6, 4), 3)), Sample((randn(rng, 2, 4, 2, 2), 4))]
+
+
+def _embedding_ref(ids, weight, padding_idx=None):
+    out = weight[ids]
+    if padding_idx is not None:
+        out = out * (ids != padding_idx % weight.shape[0])[..., None]
+    return out
+
+
+def _embedding_samples(rng):
+    return [Sample((np.array([[0, 2, 1], [2, 2, 4]]), randn(rng, 5, 3))),
+            Sample((np.array([1, 0, 3, 0]), randn(rng, 4, 2)), {"padding_idx": 0}),
+            Sample((np.array([[1], [3]]), randn(rng, 4, 2)), {"padding_idx": -1})]
+
+
+# ---- losses ---------------------------------------------------------------------------------
+
+def _log_softmax(x, axis):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+def _nll_ref(logp, label, weight=None, ignore_index=-100, reduction="mean", axis=1):
+    """One sample at a time."""
+    axis %= logp.ndim
+    lab = label.squeeze(axis) if label.ndim == logp.ndim else label
+    moved = np.moveaxis(logp, axis, -1)
+    loss, wsum = np.zeros(lab.shape), 0.0
+    for idx in np.ndindex(lab.shape):
+        k = lab[idx]
+        if k == ignore_index:
+            continue
+        wk = 1.0 if weight is None else weight[k]
+        loss[idx] = -wk * moved[idx + (k,)]
+        wsum += wk
+    if reduction == "none":
+        return loss.reshape(label.shape)
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / (wsum if wsum else 1.0)
+
+
+def _ce_ref(x, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False,
+            axis=-1):
+    logp = _log_softmax(x, axis)
+    if not soft_label:
+        return _nll_ref(logp, label, weight, ignore_index, reduction, axis)
+    loss = -(label * logp).sum(axis=axis, keepdims=True)
+    if weight is not None:
+        shape = [-1 if i == axis % x.ndim else 1 for i in range(x.ndim)]
+        w = (label * weight.reshape(shape)).sum(axis=axis, keepdims=True)
+        loss = loss * w
+        if reduction == "mean":
+            return loss.sum() / w.sum()
+    return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[reduction]
+
+
+def _labels(rng, n, c, ignore=False):
+    lab = rng.integers(0, c, n)
+    if ignore:
+        lab[1] = -100
+    return lab
+
+
+def _ce_samples(rng):
+    soft = rng.uniform(0.1, 1, (3, 4))
+    return [Sample((randn(rng, 4, 5), _labels(rng, 4, 5))),
+            Sample((randn(rng, 4, 5), _labels(rng, 4, 5, True)[:, None]),
+                   {"reduction": "sum"}),
+            Sample((randn(rng, 4, 5), _labels(rng, 4, 5, True)),
+                   {"weight": rng.uniform(0.5, 2, 5), "reduction": "none"}),
+            Sample((randn(rng, 4, 5), _labels(rng, 4, 5, True)),
+                   {"weight": rng.uniform(0.5, 2, 5)}),
+            Sample((randn(rng, 2, 3, 4), rng.integers(0, 3, (2, 4))), {"axis": 1}),
+            Sample((randn(rng, 3, 4), soft / soft.sum(-1, keepdims=True)), {"soft_label": True}),
+            Sample((randn(rng, 3, 4), soft / soft.sum(-1, keepdims=True)),
+                   {"soft_label": True, "weight": rng.uniform(0.5, 2, 4)}),
+            Sample((randn(rng, 3, 4), soft), {"soft_label": True, "reduction": "none"})]
+
+
+def _nll_samples(rng):
+    return [Sample((_log_softmax(randn(rng, 4, 5), 1), _labels(rng, 4, 5, True))),
+            Sample((_log_softmax(randn(rng, 4, 5), 1), _labels(rng, 4, 5)),
+                   {"weight": rng.uniform(0.5, 2, 5), "reduction": "sum"}),
+            Sample((randn(rng, 2, 3, 4), rng.integers(0, 3, (2, 4))), {"reduction": "none"})]
+
+
+_NLL_ERRORS = [
+    ErrorSample((np.ones((4, 5)), np.zeros(3, dtype=np.int64)), {}, ValueError,
+                r"nll_loss: input has shape \[4, 5\] but label has shape \[3\]"),
+    ErrorSample((np.ones((4, 5)), np.zeros(4)), {}, TypeError,
+                r"nll_loss: label has dtype float64; hard labels must be int64"),
+    ErrorSample((np.ones((2, 3)), np.array([0, 3])), {}, ValueError,
+                r"nll_loss: label value 3 is out of range for 3 classes"),
+]
+
+
+def _reduce(loss, reduction):
+    return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[reduction]
+
+
+def _mse_ref(x, y, reduction="mean"):
+    return _reduce((x - y) ** 2, reduction)
+
+
+def _l1_ref(x, y, reduction="mean"):
+    return _reduce(np.abs(x - y), reduction)
+
+
+def _pair_samples(rng):
+    x = randn(rng, 3, 4)
+    return [Sample((x, x + rng.choice([-1, 1], (3, 4)) * rng.uniform(0.2, 1, (3, 4)))),
+            Sample((randn(rng, 5), randn(rng, 5)), {"reduction": "sum"}),
+            Sample((randn(rng, 2, 3), randn(rng, 2, 3)), {"reduction": "none"})]
+
+
+def _bce_ref(x, y, weight=None, reduction="mean", pos_weight=None):
+    p = _sigmoid(x)
+    pw = 1.0 if pos_weight is None else pos_weight
+    loss = -(pw * y * np.log(p) + (1 - y) * np.log(1 - p))
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_samples(rng):
+    y = rng.uniform(0, 1, (3, 4))
+    return [Sample((randn(rng, 3, 4) * 3, y)),
+            Sample((randn(rng, 3, 4), y), {"weight": rng.uniform(0.5, 2, 4),
+                                           "reduction": "sum"}),
+            Sample((randn(rng, 3, 4), y), {"pos_weight": rng.uniform(0.5, 2, 4),
+                                           "reduction": "none"})]
+
+
+OPINFOS = [
+    OpInfo("relu", F.relu, lambda x: np.maximum(x, 0), unary_samples(), covers=("relu_grad",)),
+    OpInfo("relu6", F.relu6, lambda x: np.clip(x, 0, 6),
+           unary_samples(lambda rng, *s: randn(rng, *s) * 5), covers=("relu6_grad",)),
+    OpInfo("leaky_relu", F.leaky_relu,
+           lambda x, negative_slope=0.01: np.where(x > 0, x, negative_slope * x),
+           _leaky_samples, covers=("leaky_relu_grad",)),
+    OpInfo("sigmoid", F.sigmoid, _sigmoid, unary_samples()),
+    OpInfo("silu", F.silu, lambda x: x * _sigmoid(x), unary_samples()),
+    OpInfo("gelu", F.gelu, _gelu_ref, _gelu_samples),
+    OpInfo("softplus", F.softplus, _softplus_ref, _softplus_samples),
+    OpInfo("hardswish", F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6,
+           unary_samples(lambda rng, *s: randn(rng, *s) * 3)),
+    OpInfo("softmax", F.softmax, _softmax_ref, _softmax_samples,
+           error_samples=[_axis_error("softmax")]),
+    OpInfo("log_softmax", F.log_softmax, lambda x, axis=-1: _log_softmax(x, axis),
+           _softmax_samples, error_samples=[_axis_error("log_softmax")]),
+    OpInfo("linear", F.linear, _linear_ref, _linear_samples, error_samples=[
+        ErrorSample((np.ones((2, 3)), np.ones((4, 5))), {}, ValueError,
+                    r"linear: x has shape \[2, 3\] but weight has shape \[4, 5\]")]),
+    OpInfo("conv2d", F.conv2d, _conv_ref, _conv_samples, error_samples=_CONV_ERRORS,
+           covers=("conv2d_grad_input", "conv2d_grad_filter")),
+    OpInfo("conv2d_transpose", F.conv2d_transpose, _conv_transpose_ref,
+           _conv_transpose_samples, error_samples=[
+               ErrorSample((np.ones((1, 3, 4, 4)), np.ones((2, 3, 3, 3))), {}, ValueError,
+                           r"conv2d_transpose: x has shape \[1, 3, 4, 4\] \(3 channels\) but "
+                           r"weight has shape \[2, 3, 3, 3\]")]),
+    OpInfo("conv1d", F.conv1d, _conv1d_ref, _conv1d_samples),
+    OpInfo("max_pool2d", F.max_pool2d,
+           lambda x, k, **kw: _pool_ref(x, k, kind="max", **kw), _max_pool_samples,
+           covers=("max_pool2d_grad", "max_pool2d_pick"), error_samples=[
+               ErrorSample((np.ones((1, 1, 2, 2)), 3), {}, ValueError,
+                           r"max_pool2d: kernel \[3, 3\] does not fit into x of shape "
+                           r"\[1, 1, 2, 2\]"),
+               ErrorSample((np.ones((1, 1, 4, 4)), 2), {"padding": 2}, ValueError,
+                           r"max_pool2d: padding \[2, 2, 2, 2\] must be at most half the "
+                           r"kernel size \[2, 2\]")]),
+    OpInfo("avg_pool2d", F.avg_pool2d, lambda x, k, **kw: _pool_ref(x, k, kind="avg", **kw),
+           _avg_pool_samples, covers=("avg_pool2d_grad",)),
+    OpInfo("resize2d", F.adaptive_avg_pool2d, _adaptive_ref, _adaptive_samples,
+           covers=("resize2d_grad",), error_samples=[
+               ErrorSample((np.ones((1, 2, 2)), 3), {}, ValueError,
+                           r"adaptive_avg_pool2d: x must be 4-D \[N, C, H, W\], got shape "
+                           r"\[1, 2, 2\]")]),
+    OpInfo("interpolate", F.interpolate, _interp_ref, _interp_samples, error_samples=[
+        ErrorSample((np.ones((1, 1, 2, 2)),), {"size": 3, "mode": "bicubic"}, ValueError,
+                    r"interpolate: mode must be 'nearest' or 'bilinear', got 'bicubic'")]),
+    OpInfo("batch_norm", _bn_fn, _bn_ref, _bn_samples, grad=(0, 3, 4), error_samples=[
+        ErrorSample((np.ones((2, 3, 2)), np.zeros(4), np.ones(4)), {}, ValueError,
+                    r"batch_norm: running_mean has shape \[4\] but must have \[3\]")]),
+    OpInfo("layer_norm", F.layer_norm, _ln_ref, _ln_samples, error_samples=[
+        ErrorSample((np.ones((2, 3)), 3, np.ones(4)), {}, ValueError,
+                    r"layer_norm: weight has shape \[4\] but must have \[3\]")]),
+    OpInfo("group_norm", F.group_norm, _gn_ref, _gn_samples, error_samples=[
+        ErrorSample((np.ones((2, 3, 2)), 2), {}, ValueError,
+                    r"group_norm: x has 3 channels \(shape \[2, 3, 2\]\), not divisible by "
+                    r"num_groups=2")]),
+    OpInfo("embedding", F.embedding, _embedding_ref, _embedding_samples,
+           covers=("embedding_grad",), error_samples=[
+               ErrorSample((np.array([0, 5]), np.ones((5, 2))), {}, ValueError,
+                           r"embedding: id 5 is out of range for a table of 5 rows"),
+               ErrorSample((np.array([0.0, 1.0]), np.ones((5, 2))), {}, TypeError,
+                           r"embedding: x has dtype float64; ids must be int64")]),
+    OpInfo("nll_loss", F.nll_loss, _nll_ref, _nll_samples, covers=("nll_loss_grad",),
+           error_samples=_NLL_ERRORS),
+    OpInfo("cross_entropy", F.cross_entropy, _ce_ref, _ce_samples),
+    OpInfo("mse_loss", F.mse_loss, _mse_ref, _pair_samples),
+    OpInfo("l1_loss", F.l1_loss, _l1_ref, _pair_samples),
+    OpInfo("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits, _bce_ref,
+           _bce_samples),
+]
