@@ -28,9 +28,10 @@ from .param_attr import ParamAttr
 
 
 def _snake(name: str) -> str:
-    """'BatchNorm2D' -> 'batch_norm2d', 'Linear' -> 'linear' (Paddle's name scopes)."""
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s).lower()
+    """Paddle's name scope for a class: 'Linear' -> 'linear', 'BatchNorm2D' -> 'batch_norm2_d'
+    (Paddle's own conversion, so parameter names match Paddle's)."""
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
 class HookRemoveHelper:

@@ -455,3 +455,117 @@ def test_losses_vs_numpy():
     with pytest.raises(ValueError, match="reduction"):
         nn.MSELoss("avg")
     check_grads(lambda x: nn.CrossEntropyLoss()(x, rt.to_tensor(label)), [logits])
+
+
+# ---- gradient clipping --------------------------------------------------------------------
+
+def test_clip_grad_by_global_norm():
+    owner = nn.Layer()
+    a, b, skip = (owner.create_parameter([n]) for n in (2, 3, 2))
+    skip.need_clip = False
+    ga, gb, gs = np.array([3.0, 0.0], np.float32), np.full(3, 4 / np.sqrt(3), np.float32), \
+        np.array([100.0, 0.0], np.float32)
+    pairs = [(a, rt.to_tensor(ga)), (b, rt.to_tensor(gb)), (skip, rt.to_tensor(gs)), (b, None)]
+    out = nn.ClipGradByGlobalNorm(1.0)(pairs)
+    assert [p for p, _ in out] == [a, b, skip, b] and out[3][1] is None
+    np.testing.assert_allclose(out[0][1].numpy(), ga / 5, rtol=1e-6)
+    np.testing.assert_allclose(out[1][1].numpy(), gb / 5, rtol=1e-6)
+    np.testing.assert_array_equal(out[2][1].numpy(), gs)
+    small = nn.ClipGradByGlobalNorm(10.0)([(a, rt.to_tensor(ga))])
+    np.testing.assert_allclose(small[0][1].numpy(), ga, rtol=1e-6)  # under the norm: kept
+    half = nn.ClipGradByGlobalNorm(1.0)([(a, rt.to_tensor(np.full(2, 300.0, np.float16)))])
+    assert half[0][1].dtype == "float16"  # the sum of squares (180000) is taken in float32
+    np.testing.assert_allclose(half[0][1].numpy().astype(float), [0.7071] * 2, rtol=1e-3)
+
+
+def test_clip_grad_by_norm_and_value():
+    owner = nn.Layer()
+    a, b = owner.create_parameter([2]), owner.create_parameter([2])
+    pairs = [(a, rt.to_tensor([3.0, 4.0])), (b, rt.to_tensor([0.3, -0.4]))]
+    by_norm = nn.ClipGradByNorm(1.0)(pairs)
+    np.testing.assert_allclose(by_norm[0][1].numpy(), [0.6, 0.8], rtol=1e-6)
+    np.testing.assert_allclose(by_norm[1][1].numpy(), [0.3, -0.4], rtol=1e-6)
+    by_value = nn.ClipGradByValue(0.35)(pairs)
+    np.testing.assert_allclose(by_value[1][1].numpy(), [0.3, -0.35], rtol=1e-6)
+
+
+# ---- static mode: the same layers traced into a program -----------------------------------
+
+def _flat(out):
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def _static_run(layer, specs, feeds):
+    """Build one program with `specs` ([shape, dtype] with None dims), run it on each feed."""
+    main = rt.static.Program()
+    with rt.static.program_guard(main):
+        xs = [rt.static.data(f"x{i}", shape, dtype) for i, (shape, dtype) in enumerate(specs)]
+        outs = _flat(layer(*xs))
+    exe = rt.static.Executor()
+    return [exe.run(main, feed={f"x{i}": a for i, a in enumerate(arrays)}, fetch_list=outs)
+            for arrays in feeds]
+
+
+def _f32(*shape):
+    return np.random.randn(*shape).astype("float32")
+
+
+class SelfAttention(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiHeadAttention(8, 2)
+
+    def forward(self, x, mask):
+        return self.mha(x, attn_mask=mask)
+
+
+STATIC_CASES = [
+    (lambda: nn.Linear(3, 4), [([None, 3], "float32")], lambda b: [_f32(b, 3)]),
+    (lambda: nn.Conv2D(3, 4, 3, stride=2, padding=1), [([None, 3, 5, 5], "float32")],
+     lambda b: [_f32(b, 3, 5, 5)]),
+    (lambda: nn.BatchNorm2D(3), [([None, 3, 2, 2], "float32")], lambda b: [_f32(b, 3, 2, 2)]),
+    (lambda: nn.GroupNorm(2, 4), [([None, 4, 3], "float32")], lambda b: [_f32(b, 4, 3)]),
+    (lambda: nn.Embedding(6, 3, padding_idx=0), [([None, 2], "int64")],
+     lambda b: [np.random.randint(0, 6, (b, 2))]),
+    (lambda: nn.Sequential(nn.MaxPool2D(2), nn.AdaptiveAvgPool2D(1), nn.Flatten()),
+     [([None, 3, 4, 4], "float32")], lambda b: [_f32(b, 3, 4, 4)]),
+    (lambda: nn.LSTM(3, 4, num_layers=2, direction="bidirect"), [([None, 5, 3], "float32")],
+     lambda b: [_f32(b, 5, 3)]),
+    (lambda: SelfAttention(), [([None, None, 8], "float32"),
+                                           ([None, 1, 1, None], "bool")],
+     lambda b: [_f32(b, 3, 8), np.random.rand(b, 1, 1, 3) > 0.3]),
+    (lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, normalize_before=True),
+                                   2), [([None, None, 8], "float32")], lambda b: [_f32(b, 3, 8)]),
+]
+
+
+@pytest.mark.parametrize("make, specs, feed", STATIC_CASES, ids=[
+    "linear", "conv2d", "batchnorm", "groupnorm", "embedding", "pools", "lstm", "attention",
+    "transformer"])
+def test_layers_static_equals_eager_with_dynamic_batch(make, specs, feed):
+    layer = make()
+    layer.eval()
+    feeds = [feed(2), feed(3)]
+    for arrays, got in zip(feeds, _static_run(layer, specs, feeds)):
+        want = _flat(layer(*[rt.to_tensor(a) for a in arrays]))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_batchnorm_static_training_updates_the_shared_buffers():
+    eager_bn, static_bn = nn.BatchNorm2D(3), nn.BatchNorm2D(3)
+    x = _f32(4, 3, 2, 2) * 2 + 1
+    want = eager_bn(rt.to_tensor(x)).numpy()
+    (got,), = _static_run(static_bn, [([None, 3, 2, 2], "float32")], [[x]])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(static_bn._mean.numpy(), eager_bn._mean.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(static_bn._variance.numpy(), eager_bn._variance.numpy(),
+                               rtol=1e-6)
+
+
+def test_rnn_unknown_time_steps_is_a_clear_error():
+    with pytest.raises(ValueError, match="number of time steps is unknown"):
+        _static_run(nn.GRU(3, 4), [([None, None, 3], "float32")], [])
