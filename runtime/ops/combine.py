@@ -11,6 +11,16 @@ from . import infer as I
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
+def _pieces(arrays):
+    """Kernel result for a variable number of outputs: a lone output is returned bare (the
+    static executor assigns a single-output op's result as it is)."""
+    return arrays[0] if len(arrays) == 1 else tuple(arrays)
+
+
+def _as_list(out) -> list:
+    return list(out) if isinstance(out, tuple) else [out]
+
+
 def _same_dtype(op: str, dtypes) -> None:
     first = dtypes[0]
     for i, d in enumerate(dtypes):
@@ -61,13 +71,13 @@ def _concat_kernel(xp, xs, axis=0):
 
 CONCAT = register(
     "concat", kernel=_concat_kernel, infer=_concat_infer,
-    grad=lambda ins, outs, gs, a: [list(split_like(gs[0], ins[0], a.get("axis", 0)))],
+    grad=lambda ins, outs, gs, a: [split_like(gs[0], ins[0], a.get("axis", 0))],
     amp="promote")
 
 
 def _split_like_kernel(xp, g, xs, axis=0):
     ends = list(itertools.accumulate(x.shape[axis] for x in xs))
-    return tuple(xp.split(g, ends[:-1], axis=axis))
+    return _pieces(xp.split(g, ends[:-1], axis=axis))
 
 
 SPLIT_LIKE = register(
@@ -77,8 +87,8 @@ SPLIT_LIKE = register(
     doc="g split along `axis` into pieces the sizes of xs at run time (the grad of concat).")
 
 
-def split_like(g, xs, axis=0):
-    return bind(SPLIT_LIKE, (g, list(xs)), {"axis": axis} if axis else {})
+def split_like(g, xs, axis=0) -> list:
+    return _as_list(bind(SPLIT_LIKE, (g, list(xs)), {"axis": axis} if axis else {}))
 
 
 def concat(x, axis: int = 0, name=None):
@@ -104,7 +114,7 @@ def _stack_kernel(xp, xs, axis=0):
 
 STACK = register(
     "stack", kernel=_stack_kernel, infer=_stack_infer,
-    grad=lambda ins, outs, gs, a: [list(unstack(gs[0], a.get("axis", 0), len(ins[0])))],
+    grad=lambda ins, outs, gs, a: [unstack(gs[0], a.get("axis", 0), len(ins[0]))],
     amp="promote")
 
 
@@ -130,8 +140,8 @@ def _unstack_infer(x, axis=0, num=None):
 
 
 UNSTACK = register(
-    "unstack", kernel=lambda xp, x, axis=0, num=None: tuple(
-        xp.moveaxis(x, axis, 0)), infer=_unstack_infer,
+    "unstack", kernel=lambda xp, x, axis=0, num=None: _pieces(list(xp.moveaxis(x, axis, 0))),
+    infer=_unstack_infer,
     grad=lambda ins, outs, gs, a: [stack(list(gs), a.get("axis", 0))], amp="keep")
 
 
@@ -145,8 +155,7 @@ def unstack(x, axis: int = 0, num: int | None = None, name=None) -> list:
     attrs = {"axis": axis} if axis else {}
     if num is not None:
         attrs["num"] = num
-    out = bind(UNSTACK, (x,), attrs)
-    return list(out) if isinstance(out, tuple) else [out]
+    return _as_list(bind(UNSTACK, (x,), attrs))
 
 
 def _split_sizes(op: str, n: int, num=None, sections=None, axis=0, xshape=()) -> list:
@@ -178,7 +187,7 @@ def _split_sizes(op: str, n: int, num=None, sections=None, axis=0, xshape=()) ->
 
 def _split_kernel(xp, x, axis=0, num=None, sections=None):
     sizes = _split_sizes("split", x.shape[axis], num, sections, axis, x.shape)
-    return tuple(xp.split(x, list(itertools.accumulate(sizes))[:-1], axis=axis))
+    return _pieces(xp.split(x, list(itertools.accumulate(sizes))[:-1], axis=axis))
 
 
 def _split_infer(x, axis=0, num=None, sections=None):
@@ -206,8 +215,7 @@ def split(x, num_or_sections, axis: int = 0, name=None) -> list:
         attrs["num"] = num_or_sections
     else:
         attrs["sections"] = tuple(int(s) for s in num_or_sections)
-    out = bind(SPLIT, (x,), attrs)
-    return list(out) if isinstance(out, tuple) else [out]
+    return _as_list(bind(SPLIT, (x,), attrs))
 
 
 def chunk(x, chunks: int, axis: int = 0, name=None) -> list:

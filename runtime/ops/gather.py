@@ -30,15 +30,13 @@ def _like_x(g, x, *_, **__):
 def _gather_infer(x, index, axis=0):
     I.check_tensor("gather", "x", x)
     _check_index("gather", index)
-    if len(index.shape) > 1:
-        raise OpError(f"gather: index must be 0-d or 1-D, got shape {I.fmt(index.shape)}")
     ax = I.norm_axis("gather", axis, len(x.shape))
     return Meta(x.shape[:ax] + index.shape + x.shape[ax + 1:], x.dtype)
 
 
 def _gather_grad_kernel(xp, g, x, index, axis=0):
     out = xp.zeros(x.shape, dtype=g.dtype)
-    xp.add.at(out, (slice(None),) * axis + (index,), g)
+    xp.add.at(out, (slice(None),) * (axis % x.ndim) + (index,), g)
     return out
 
 
@@ -53,13 +51,14 @@ GATHER_GRAD = register(
 
 
 def gather(x, index, axis: int = 0, name=None):
-    """The slices of x at positions `index` (0-d or 1-D int tensor) along `axis`.
+    """The slices of x at positions `index` (an int tensor; its shape replaces that axis)
+    along `axis`.
 
     >>> import runtime as rt
     >>> rt.gather(rt.arange(5) * 10, rt.to_tensor([3, 0])).tolist()
     [30, 0]
     """
-    return bind(GATHER, (x, index), {"axis": axis % max(x.ndim, 1)} if axis else {})
+    return bind(GATHER, (x, index), {"axis": int(axis)} if axis else {})
 
 
 def index_select(x, index, axis: int = 0, name=None):
@@ -376,6 +375,9 @@ def topk(x, k: int, axis: int = -1, largest: bool = True, sorted: bool = True,
 # ---- one_hot ---------------------------------------------------------------------------------
 
 def _one_hot_kernel(xp, x, num_classes):
+    if x.dtype.kind not in "iu":
+        raise OpTypeError(f"one_hot: x must be an integer tensor, got {x.dtype} (shape "
+                          f"{list(x.shape)})")
     if x.size and (int(x.min()) < 0 or int(x.max()) >= num_classes):
         raise OpError(f"one_hot: x has values in [{int(x.min())}, {int(x.max())}], outside "
                       f"[0, {num_classes}) for num_classes={num_classes}")
