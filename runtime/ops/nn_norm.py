@@ -4,10 +4,12 @@ The norm kernels are fused NumPy code; their gradient rules recompute the statis
 with ops (mean, rsqrt, ...) instead of saving them, so the same rule serves static backward
 programs and differentiating it again gives exact higher-order gradients.
 
-`batch_norm` returns `(y, new_running_mean, new_running_var)`. The running statistics are
-buffers: they carry no gradient, and `runtime.nn.functional.batch_norm` writes them back with
-`Tensor.set_value` (an op that writes the persistable variable in static mode). Running
-variance uses the biased batch variance, as Paddle does.
+`batch_norm` returns `(y, mean, var)`: in training the batch statistics (biased variance, as
+Paddle), in eval the running statistics it was given. In training it takes no running
+statistics at all: `runtime.nn.functional.batch_norm` blends them with the batch statistics
+and writes them back with `Tensor.set_value` (an op that writes the persistable variable in
+static mode). Not being inputs of the op, the buffers can be overwritten before backward
+without invalidating its tape node. The statistics outputs carry no gradient.
 """
 from __future__ import annotations
 
@@ -62,37 +64,38 @@ def _bn_axes(ndim, data_format):
     return channel, tuple(i for i in range(ndim) if i != channel)
 
 
-def _bn_kernel(xp, x, rmean, rvar, w, b, training=False, momentum=0.9, epsilon=1e-5,
-               data_format="NCHW"):
+def _bn_kernel(xp, x, rmean, rvar, w, b, training=False, epsilon=1e-5, data_format="NCHW"):
     channel, axes = _bn_axes(x.ndim, data_format)
     shape = [-1 if i == channel else 1 for i in range(x.ndim)]
     if training:
         mean, var, xc = _moments(xp, x, axes)
-        new_mean = momentum * rmean + (1 - momentum) * mean.reshape(-1)
-        new_var = momentum * rvar + (1 - momentum) * var.reshape(-1)
     else:
-        new_mean, new_var = rmean, rvar
-        xc, var = x - rmean.reshape(shape), rvar.reshape(shape)
+        mean, var = rmean.reshape(shape), rvar.reshape(shape)
+        xc = x - mean
     scale = 1 / xp.sqrt(var + epsilon)
     if w is not None:
         scale = scale * w.reshape(shape)
     y = xc * scale
     if b is not None:
         y += b.reshape(shape)
-    return (y.astype(x.dtype, copy=False), new_mean.astype(rmean.dtype, copy=False),
-            new_var.astype(rvar.dtype, copy=False))
+    stat = x.dtype if training else rmean.dtype
+    return (y.astype(x.dtype, copy=False), mean.reshape(-1).astype(stat, copy=False),
+            var.reshape(-1).astype(stat, copy=False))
 
 
-def _bn_infer(x, rmean, rvar, w, b, training=False, momentum=0.9, epsilon=1e-5,
-              data_format="NCHW"):
+def _bn_infer(x, rmean, rvar, w, b, training=False, epsilon=1e-5, data_format="NCHW"):
     check_float("batch_norm", "x", x)
     if not 2 <= len(x.shape) <= 5:
         raise OpError(f"batch_norm: x must have 2 to 5 dims, got shape {I.fmt(x.shape)}")
     channel, _ = _bn_axes(len(x.shape), data_format)
     c = x.shape[channel]
+    if not training and (rmean is None or rvar is None):
+        raise OpError("batch_norm: eval mode (training=False) needs running_mean and "
+                      "running_var")
     for arg, p in (("running_mean", rmean), ("running_var", rvar), ("weight", w), ("bias", b)):
         _check_param("batch_norm", arg, p, (c,))
-    return Meta(x.shape, x.dtype), Meta(rmean.shape, rmean.dtype), Meta(rvar.shape, rvar.dtype)
+    stat = x.dtype if training else rmean.dtype
+    return Meta(x.shape, x.dtype), Meta((c,), stat), Meta((c,), stat)
 
 
 def _bn_grad(ins, outs, gs, a):
@@ -115,15 +118,15 @@ def _bn_grad(ins, outs, gs, a):
 
 
 BATCH_NORM = register("batch_norm", kernel=_bn_kernel, infer=_bn_infer, grad=_bn_grad,
-                      amp="black", doc="Batch normalization; also returns new running stats.")
+                      amp="black", doc="Batch normalization; also returns the statistics it used.")
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.9, epsilon=1e-5, data_format="NCHW"):
-    """Returns (y, new_running_mean, new_running_var); see `runtime.nn.functional`."""
+               epsilon=1e-5, data_format="NCHW"):
+    """Returns (y, mean, var); in training pass None for the running statistics (they are
+    not used). See `runtime.nn.functional.batch_norm`."""
     return bind(BATCH_NORM, (x, running_mean, running_var, weight, bias), {
-        "training": bool(training), "momentum": float(momentum), "epsilon": float(epsilon),
-        "data_format": data_format})
+        "training": bool(training), "epsilon": float(epsilon), "data_format": data_format})
 
 
 # ---- layer norm -----------------------------------------------------------------------------

@@ -307,7 +307,8 @@ def _bn_ref(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
 
 
 def _bn_fn(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
-    return nn_norm.batch_norm(x, rmean, rvar, w, b, training, 0.9, epsilon)[0]
+    stats = (None, None) if training else (rmean, rvar)
+    return nn_norm.batch_norm(x, *stats, w, b, training, epsilon)[0]
 
 
 def _bn_samples(rng):

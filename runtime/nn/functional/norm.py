@@ -1,6 +1,7 @@
 """`F.batch_norm`, `F.layer_norm`, `F.group_norm` with Paddle's signatures."""
 from __future__ import annotations
 
+from ...autograd import no_grad
 from ...ops import nn_norm as _norm
 
 
@@ -23,11 +24,13 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
         data_format = "NCHW"
     elif data_format in ("NLC", "NDHWC"):
         data_format = "NHWC"
-    y, new_mean, new_var = _norm.batch_norm(x, running_mean, running_var, weight, bias,
-                                            batch_stats, momentum, epsilon, data_format)
-    if batch_stats:
-        running_mean.set_value(new_mean)
-        running_var.set_value(new_var)
+    if not batch_stats:
+        return _norm.batch_norm(x, running_mean, running_var, weight, bias, False, epsilon,
+                                data_format)[0]
+    y, mean, var = _norm.batch_norm(x, None, None, weight, bias, True, epsilon, data_format)
+    with no_grad():
+        running_mean.set_value(running_mean * momentum + mean * (1.0 - momentum))
+        running_var.set_value(running_var * momentum + var * (1.0 - momentum))
     return y
 
 
