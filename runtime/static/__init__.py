@@ -11,6 +11,7 @@
 (2, 3)
 """
 from ..executor import Executor, FeedError, FetchError  # noqa: F401
+from ..program import passes  # noqa: F401
 from ..program.arrays import (  # noqa: F401
     array_concat,
     array_length,
@@ -33,3 +34,4 @@ from ..program.ir import Program  # noqa: F401
 from ..program.variable import Variable  # noqa: F401
 from . import nn  # noqa: F401
 from .input import InputSpec, data  # noqa: F401
+from .io import load_inference_model, save_inference_model  # noqa: F401

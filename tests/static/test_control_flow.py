@@ -108,7 +108,7 @@ def test_while_carried_tensor_grows():
         (dx,) = static.gradients(loss, [x])
     assert v.shape == [-1]
     for k in (0, 1, 3):
-        out, lv, gx = _run(main, {"x": np.array([1.5]), "n": np.int64(k)}, [v, loss, dx])
+        out, _, gx = _run(main, {"x": np.array([1.5]), "n": np.int64(k)}, [v, loss, dx])
         assert out.shape == (2 ** k,)
         ref = np.array([1.5])
         for _ in range(k):

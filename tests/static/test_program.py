@@ -126,7 +126,7 @@ def test_bad_feeds(feed, msg):
 
 
 def test_bad_fetches():
-    main, _, out = _mlp_program()
+    main, _, _ = _mlp_program()
     feed = {"x": np.ones((2, 4), "float32")}
     with pytest.raises(static.FetchError, match="fetch 'nope': no variable"):
         static.Executor().run(main, feed, ["nope"])

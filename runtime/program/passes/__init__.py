@@ -1,0 +1,16 @@
+"""Program-to-program passes. Each returns a new program (sharing the parameter Tensors) and
+records its name in `program.passes`; the input program is left unchanged.
+
+- `eliminate_dead_code(program, keep)`: drop ops whose outputs nothing needs.
+- `fold_constants(program)`: evaluate ops whose inputs are all constants, once.
+- `eliminate_common_subexpressions(program)`: reuse the first of two identical ops.
+
+Ops with effects (`print`, `assert`, persistable writes) and random ops are never removed,
+merged or folded.
+"""
+from .common import SIDE_EFFECTS, is_pure, rename_uses  # noqa: F401
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+from .fold import fold_constants
+
+__all__ = ["eliminate_common_subexpressions", "eliminate_dead_code", "fold_constants"]
