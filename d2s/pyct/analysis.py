@@ -220,6 +220,29 @@ def _live_stmt(s, out: frozenset) -> frozenset:
     return (out - _rebound(s)) | read(s)
 
 
+def surely_bound(stmts: list) -> set[str]:
+    """Names every path through `stmts` binds (when it completes normally)."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, gast.If):
+            out |= surely_bound(s.body) & surely_bound(s.orelse)
+        elif isinstance(s, (gast.With, gast.AsyncWith)):
+            out |= surely_bound(s.body) | written(s.items)
+        elif isinstance(s, gast.Try):
+            handled = [surely_bound(h.body) for h in s.handlers]
+            body = surely_bound(s.body + s.orelse)
+            for h in handled:
+                body &= h
+            out |= body | surely_bound(s.finalbody)
+        elif isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+            out.add(s.name)
+        elif isinstance(s, (gast.Import, gast.ImportFrom)):
+            out |= written(s)
+        elif not _blocks(s):
+            out |= _rebound(s)
+    return out
+
+
 def _rebound(s) -> set:
     """Names a simple statement surely rebinds (`d[k] = v` and `a.b = v` only mutate)."""
     return {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)

@@ -1,0 +1,33 @@
+"""d2s: convert eager `runtime` code to static programs with `@d2s.to_static`.
+
+>>> import runtime as rt, d2s
+>>> @d2s.to_static
+... def f(x, n):
+...     s = x
+...     for _ in range(n):
+...         s = s + x if rt.mean(s) > 0 else s - x
+...     return s
+>>> f(rt.to_tensor([1.0]), 3).tolist()
+[4.0]
+"""
+from runtime.static import InputSpec  # noqa: F401
+
+from .convert_call import ignore_module, not_to_static  # noqa: F401
+from .static_function import StaticFunction, enable_to_static, to_static  # noqa: F401
+from .transpile import ConversionError  # noqa: F401
+
+
+def _install_origin_resolver() -> None:
+    """Ops built from generated code record the user's line, not the generated one."""
+    from runtime.program import origin as program_origin
+
+    from .pyct import loader
+
+    def resolve(filename, lineno):
+        src = loader.lookup(filename, lineno)
+        return None if src is None else src.as_tuple()
+
+    program_origin.set_origin_resolver(resolve)
+
+
+_install_origin_resolver()

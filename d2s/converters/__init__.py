@@ -1,0 +1,53 @@
+"""The converters, one language feature each, and THE order they run in.
+
+Code level N (`d2s code --level N`, `set_code_level(N)`) is the code after the N-th pass.
+Each pass is a module with `transform(node, ctx)` and `NEEDS_ANALYSIS` (whether the name
+analysis must be refreshed on the current code before it runs).
+"""
+from __future__ import annotations
+
+from . import (
+               asserts,
+               break_continue,
+               builtin_calls,
+               call_trees,
+               early_return,
+               ifelse,
+               lists,
+               logical,
+               loops,
+               return_statements,
+)
+
+PASSES = [
+    # Moves code after `if c: return` into the else branch, so most returns end up in tail
+    # position and the return pass can use plain assignments instead of flags.
+    ("early_return", early_return),
+    # break/continue become flags (and loop tests / extra tests); must precede `loops`, whose
+    # bodies become functions from which a Python `break` could not escape.
+    ("break_continue", break_continue),
+    # Returns become `_retval` assignments (flags where they sit inside loops); after
+    # break_continue so a `return` inside a loop stops the loop by the same mechanism.
+    ("return_statements", return_statements),
+    # and/or/not and chained comparisons become lazy operator calls; after the flag passes,
+    # which write `not flag and test` that this pass must convert too.
+    ("logical", logical),
+    # assert -> _d2s.assert_ (anywhere; before call_trees so the assert is not a user call).
+    ("asserts", asserts),
+    # list.append/pop become assignments; before loops and ifelse, which then see the list
+    # name as bound in the body and carry it as state.
+    ("lists", lists),
+    # while/for -> local functions + _d2s.while_loop/for_loop; before ifelse, so an `if`
+    # inside a loop body is analysed within the body function, whose parameters are the
+    # loop state (names defined on entry).
+    ("loops", loops),
+    # if/elif/else and conditional expressions -> local functions + _d2s.ifelse/ifexp.
+    ("ifelse", ifelse),
+    # print/len/range/bool/int/float/isinstance -> operators deciding on the value's type.
+    ("builtin_calls", builtin_calls),
+    # Last: wraps user calls in _d2s.call; runs after every pass that generates code, so it
+    # never wraps the operator calls they wrote and sees every user call exactly once.
+    ("call_trees", call_trees),
+]
+
+NAMES = [name for name, _ in PASSES]

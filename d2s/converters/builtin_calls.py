@@ -1,0 +1,63 @@
+"""Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`, `bool`,
+`int`, `float`, `isinstance`.
+
+    print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
+    len(x)                       ->   _d2s.len_(x)
+
+A name is rewritten only if it really is the built-in here (not a local, global or closure
+variable of the same name). Each operator behaves exactly like the built-in on Python values.
+"""
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from ..pyct import templates
+from ..pyct.analysis import params, written
+from ..pyct.naming import RESERVED
+from ..pyct.transformer import Base
+
+NEEDS_ANALYSIS = False
+
+# built-in name -> operator name in d2s.operators
+BUILTINS = {
+    "print": "print_",
+    "len": "len_",
+    "range": "range_",
+    "bool": "bool_",
+    "int": "int_",
+    "float": "float_",
+    "isinstance": "isinstance_",
+}
+
+
+class BuiltinCalls(Base):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.locals_stack = []
+
+    def visit_FunctionDef(self, node):
+        self.locals_stack.append(written(node.body) | set(params(node)))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.locals_stack.pop()
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        f = node.func
+        if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
+            return node
+        node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")
+        return node
+
+    def _shadowed(self, name: str) -> bool:
+        if any(name in scope for scope in self.locals_stack):
+            return True
+        return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
+            builtins, name)
+
+
+def transform(node, ctx):
+    return BuiltinCalls(ctx).visit(node)

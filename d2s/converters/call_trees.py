@@ -1,0 +1,97 @@
+"""Calls to functions that may need converting go through `_d2s.call`.
+
+    y = helper(x)          ->   y = _d2s.call(helper)(x)
+    h = self.block(h)      ->   h = _d2s.call(self.block)(h)
+    z = rt.matmul(x, w)    ->   z = rt.matmul(x, w)          (unchanged)
+
+`_d2s.call(f)` converts user functions, methods, lambdas and Layers at trace time (see
+`d2s.convert_call`). To keep the generated code readable and the trace cheap, a call is left
+alone when the callee can be resolved now (through the function's globals, closure and
+built-ins) to something that is never converted (the runtime, NumPy, the standard library,
+classes, built-ins), or when it is a Tensor method on a local variable (`x.sum()`).
+Zero-argument `super()` becomes `super(__class__, self)`: generated helper functions have no
+implicit class cell of their own.
+"""
+from __future__ import annotations
+
+import builtins
+import types
+
+import gast
+
+from ..pyct import templates
+from ..pyct.analysis import params, written
+from ..pyct.naming import RESERVED
+from ..pyct.transformer import Base
+
+NEEDS_ANALYSIS = False
+_UNKNOWN = object()
+
+
+class CallTrees(Base):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.locals_stack = []
+        self.first_param = []
+
+    def visit_FunctionDef(self, node):
+        self.locals_stack.append(written(node.body) | set(params(node)))
+        self.first_param.append(params(node)[0] if params(node) else None)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.locals_stack.pop()
+            self.first_param.pop()
+
+    def visit_Lambda(self, node):
+        self.locals_stack.append(set(params(node)))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.locals_stack.pop()
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        f = node.func
+        if isinstance(f, gast.Name) and f.id == "super" and not node.args:
+            if "__class__" in self.ctx.namespace and self.ctx.owner:
+                node.args = [templates.name("__class__"), templates.name(self.ctx.owner)]
+            return node
+        if self._leave_alone(f):
+            return node
+        node.func = templates.replace_as_expression(f"{RESERVED}.call(f)", f=f)
+        return node
+
+    def _is_local(self, name: str) -> bool:
+        return any(name in scope for scope in self.locals_stack)
+
+    def _leave_alone(self, f) -> bool:
+        from ..convert_call import TENSOR_METHODS, never_converted
+        root = f
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name):
+            return False
+        if root.id == RESERVED or root.id in self.ctx.namer.generated:
+            return True
+        if self._is_local(root.id):
+            # `x.sum()` on a local tensor; `self.fc(x)` and `helper(x)` may be user code
+            return (isinstance(f, gast.Attribute) and f.value is root
+                    and root.id != self.ctx.owner and f.attr in TENSOR_METHODS)
+        obj = self._resolve(f)
+        return obj is not _UNKNOWN and never_converted(obj)
+
+    def _resolve(self, f):
+        if isinstance(f, gast.Name):
+            if f.id in self.ctx.namespace:
+                return self.ctx.namespace[f.id]
+            return getattr(builtins, f.id, _UNKNOWN)
+        if isinstance(f, gast.Attribute):
+            base = self._resolve(f.value)
+            if isinstance(base, types.ModuleType):  # attributes of modules are safe to read
+                return getattr(base, f.attr, _UNKNOWN)
+        return _UNKNOWN
+
+
+def transform(node, ctx):
+    return CallTrees(ctx).visit(node)

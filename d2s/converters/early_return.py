@@ -1,0 +1,58 @@
+"""Early return: the statements after `if c: ... return` move into its `else`.
+
+    if x > 0:                         if x > 0:
+        return a           ->             return a
+    y = x - 1                         else:
+    return y                              y = x - 1
+                                          return y
+
+Runs first: afterwards most functions return only in tail position, which the return
+converter turns into one readable `_retval` assignment per branch instead of flags.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..pyct.transformer import Base
+
+NEEDS_ANALYSIS = False
+
+
+def always_exits(stmts: list) -> bool:
+    """Whether every path through `stmts` ends in `return` or `raise`."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return True
+    if isinstance(last, gast.If):
+        return always_exits(last.body) and always_exits(last.orelse)
+    return False
+
+
+def move_rest(stmts: list) -> list:
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.If):
+            s.body = move_rest(s.body)
+            s.orelse = move_rest(s.orelse)
+            rest = stmts[i + 1:]
+            if rest and always_exits(s.body) and not always_exits(s.orelse):
+                s.orelse = move_rest(s.orelse + rest)
+                return out + [s]
+            if rest and s.orelse and always_exits(s.orelse) and not always_exits(s.body):
+                s.body = move_rest(s.body + rest)
+                return out + [s]
+        out.append(s)
+    return out
+
+
+class EarlyReturn(Base):
+    def visit_FunctionDef(self, node):
+        node = self.generic_visit(node)
+        node.body = move_rest(node.body)
+        return node
+
+
+def transform(node, ctx):
+    return EarlyReturn(ctx).visit(node)

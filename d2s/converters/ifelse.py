@@ -1,0 +1,57 @@
+"""`if`/`elif`/`else` statements and conditional expressions.
+
+    if x > 0:                         def _if_true_1(y):
+        y = x * 2                         y = x * 2
+    else:                      ->         return y
+        y = -x                        def _if_false_1(y):
+                                          y = -x
+                                          return y
+                                      y = _d2s.ifelse(x > 0, _if_true_1, _if_false_1, (y,), ('y',))
+
+The state is the names either branch binds that are live afterwards (or read in a branch
+before being bound there). `a if c else b` becomes `_d2s.ifexp(c, lambda: a, lambda: b)`.
+`elif` is an `if` in the `else` branch, so inner statements are converted first.
+"""
+from __future__ import annotations
+
+from ..pyct import anno, templates
+from ..pyct.analysis import written
+from ..pyct.naming import RESERVED
+from ..pyct.transformer import Base
+from . import state
+
+NEEDS_ANALYSIS = True
+
+
+class IfElse(state.ScopeTracker, Base):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.decl_stack = []
+
+    def visit_If(self, node):
+        live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
+        defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
+        node = self.generic_visit(node)
+        candidates = (written(node.body) | written(node.orelse)) - self.declared()
+        live = live_out | state.live_in(node.body, live_out) | state.live_in(node.orelse,
+                                                                             live_out)
+        st = state.State(state.choose(candidates, live), self.ctx.namer, defined)
+        true_name = self.ctx.namer.new("if_true")
+        false_name = self.ctx.namer.new("if_false")
+        call = templates.replace_as_expression(
+            f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names)", test=node.test,
+            true_fn=true_name, false_fn=false_name, args=st.args(), names=st.names_const())
+        return ([st.function(true_name, node.body, returns=bool(st)),
+                   st.function(false_name, node.orelse or [templates.replace("pass")[0]],
+                               returns=bool(st))]
+                + st.assign(call))
+
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        return templates.replace_as_expression(
+            f"{RESERVED}.ifexp(test, lambda: body, lambda: orelse)", test=node.test,
+            body=node.body, orelse=node.orelse)
+
+
+def transform(node, ctx):
+    return IfElse(ctx).visit(node)

@@ -1,0 +1,83 @@
+"""Shared by the break/continue and return converters: replacing a jump by a flag.
+
+`rewrite(stmts, kinds, flag, ...)` replaces each jump statement of the given kinds by
+`flag = True` (plus `retval = value` for a return), drops what follows it in its block (it
+was unreachable), and guards the statements after any compound statement containing such a
+jump with `if not flag:`. Nested loops own their own `break`/`continue`; functions own their
+`return`.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import templates
+
+_LOOPS = (gast.For, gast.While, gast.AsyncFor)
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def contains(stmts, kinds, *, into_loops: bool) -> bool:
+    """Whether `stmts` contain a jump of `kinds` that belongs to the enclosing construct."""
+    stack = list(stmts) if isinstance(stmts, list) else [stmts]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, _LOOPS) and not into_loops:
+            stack.extend(n.orelse)  # a loop's else clause jumps for the enclosing loop
+            continue
+        stack.extend(c for c in gast.iter_child_nodes(n) if isinstance(c, gast.AST))
+    return False
+
+
+def rewrite(stmts: list, kinds, flag: str, *, into_loops: bool, on_jump) -> list:
+    """See the module doc; `on_jump(stmt)` gives the statements replacing one jump."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, kinds):
+            return out + on_jump(s)
+        if not contains(s, kinds, into_loops=into_loops):
+            out.append(s)
+            continue
+        for field in _blocks(s, into_loops):
+            setattr(s, field, rewrite(getattr(s, field), kinds, flag, into_loops=into_loops,
+                                      on_jump=on_jump))
+        if isinstance(s, gast.Try):
+            for h in s.handlers:
+                h.body = rewrite(h.body, kinds, flag, into_loops=into_loops, on_jump=on_jump)
+        if isinstance(s, gast.Match):
+            for c in s.cases:
+                c.body = rewrite(c.body, kinds, flag, into_loops=into_loops, on_jump=on_jump)
+        out.append(s)
+        rest = stmts[i + 1:]
+        if rest:
+            out += templates.replace("if not flag:\n    rest", flag=flag, rest=rewrite(
+                rest, kinds, flag, into_loops=into_loops, on_jump=on_jump))
+        return out
+    return out
+
+
+def _blocks(s, into_loops: bool) -> list[str]:
+    if isinstance(s, _LOOPS):
+        return ["body", "orelse"] if into_loops else ["orelse"]
+    return [f for f in ("body", "orelse", "finalbody") if isinstance(getattr(s, f, None), list)]
+
+
+def set_flag(flag: str) -> list:
+    return templates.replace("flag = True", flag=flag)
+
+
+def stop_loop(loop, flag: str) -> None:
+    """Make `loop` stop once `flag` is set: `while not flag and test` / an extra test."""
+    from ..pyct import anno
+    if isinstance(loop, gast.While):
+        loop.test = templates.replace_as_expression("not flag and test", flag=flag,
+                                                    test=loop.test)
+        return
+    extra = anno.getanno(loop, anno.EXTRA_TEST, None)
+    test = templates.replace_as_expression("not flag", flag=flag)
+    if extra is not None:
+        test = templates.replace_as_expression("extra and test", extra=extra, test=test)
+    anno.setanno(loop, anno.EXTRA_TEST, test)

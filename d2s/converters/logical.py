@@ -1,0 +1,61 @@
+"""`and`, `or`, `not` and chained comparisons.
+
+    a and b or not c   ->   _d2s.or_(_d2s.and_(a, lambda: b), lambda: _d2s.not_(c))
+    a < b < c          ->   _d2s.and_(a < b, lambda: b < c)
+
+The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
+them only when the left operand does not decide (for a tensor, only inside the graph branch).
+A chained comparison is split only when its middle operands are names, constants or
+attributes (evaluating them twice is then harmless); an operand with a walrus is left alone
+(a lambda would capture its binding).
+"""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import templates
+from ..pyct.naming import RESERVED
+from ..pyct.transformer import Base
+
+NEEDS_ANALYSIS = False
+
+
+def _has_walrus(node) -> bool:
+    return any(isinstance(n, gast.NamedExpr) for n in gast.walk(node))
+
+
+def _simple(node) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant)) or (
+        isinstance(node, gast.Attribute) and _simple(node.value))
+
+
+class Logical(Base):
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        if any(_has_walrus(v) for v in node.values[1:]):
+            return node
+        fn = "and_" if isinstance(node.op, gast.And) else "or_"
+        lambdas = [templates.replace_as_expression("lambda: v", v=v) for v in node.values[1:]]
+        return templates.replace_as_expression(f"{RESERVED}.{fn}(first, rest)",
+                                               first=node.values[0], rest=lambdas)
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if not isinstance(node.op, gast.Not):
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.not_(x)", x=node.operand)
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if len(node.ops) < 2 or not all(_simple(c) for c in node.comparators[:-1]):
+            return node
+        operands = [node.left] + node.comparators
+        pairs = [gast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]])
+                 for i, op in enumerate(node.ops)]
+        lambdas = [templates.replace_as_expression("lambda: v", v=p) for p in pairs[1:]]
+        return templates.replace_as_expression(f"{RESERVED}.and_(first, rest)",
+                                               first=pairs[0], rest=lambdas)
+
+
+def transform(node, ctx):
+    return Logical(ctx).visit(node)

@@ -1,0 +1,103 @@
+"""`return` anywhere but the last statement becomes an assignment, so branch and loop bodies
+never return from the user's function.
+
+Tail returns (the last statement, or the last of both branches of a final `if`, after the
+early-return converter) become `_retval = value` with one `return _retval` at the end. Other
+returns (inside loops, or followed by code) use a flag as for `break`:
+
+    for v in xs:                      _do_return = False
+        if v > 0:                     _retval = None
+            return v         ->       for v in xs:          # extra test: not _do_return
+    return 0                              if v > 0:
+                                              _do_return = True
+                                              _retval = v
+                                      if not _do_return:
+                                          _retval = 0
+                                      return _retval
+"""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import templates
+from ..pyct.transformer import Base
+from . import jumps
+from .early_return import always_exits
+
+NEEDS_ANALYSIS = False
+
+
+def _returns(stmts: list) -> int:
+    count = 0
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Return):
+            count += 1
+        elif not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                                gast.ClassDef)):
+            stack.extend(c for c in gast.iter_child_nodes(n) if isinstance(c, gast.AST))
+    return count
+
+
+def _tail_returns(stmts: list) -> int:
+    """How many returns sit in tail position, or -1 if a return is anywhere else."""
+    if not stmts:
+        return 0
+    head, last = stmts[:-1], stmts[-1]
+    if _returns(head):
+        return -1
+    if isinstance(last, gast.Return):
+        return 1
+    if isinstance(last, gast.If) and not _returns([last.test]):
+        a, b = _tail_returns(last.body), _tail_returns(last.orelse)
+        return -1 if a < 0 or b < 0 else a + b
+    return -1 if _returns([last]) else 0
+
+
+def _assign_tail(stmts: list, retval: str) -> list:
+    last = stmts[-1] if stmts else None
+    if isinstance(last, gast.Return):
+        value = last.value or templates.const(None)
+        return stmts[:-1] + templates.replace("retval = value", retval=retval, value=value)
+    if isinstance(last, gast.If):
+        last.body = _assign_tail(last.body, retval)
+        last.orelse = _assign_tail(last.orelse, retval)
+    return stmts
+
+
+class ReturnStatements(Base):
+    def visit_FunctionDef(self, node):
+        node = self.generic_visit(node)  # nested functions own their returns
+        body = node.body
+        if _returns(body) == 0 or (isinstance(body[-1], gast.Return) and _returns(body) == 1):
+            return node
+        retval = self.ctx.namer.new_plain("retval")
+        init = [] if always_exits(body) else templates.replace("retval = None", retval=retval)
+        if _tail_returns(body) > 0:
+            node.body = init + _assign_tail(body, retval) + templates.replace(
+                "return retval", retval=retval)
+            return node
+        flag = self.ctx.namer.new_plain("do_return")
+
+        def on_jump(s):
+            value = s.value or templates.const(None)
+            return templates.replace("flag = True\nretval = value", flag=flag, retval=retval,
+                                     value=value)
+
+        node.body = (templates.replace("flag = False\nretval = None", flag=flag, retval=retval)
+                     + jumps.rewrite(body, gast.Return, flag, into_loops=True, on_jump=on_jump)
+                     + templates.replace("return retval", retval=retval))
+        for loop in gast.walk(node):
+            if isinstance(loop, (gast.For, gast.While)) and _sets(loop, flag):
+                jumps.stop_loop(loop, flag)
+        return node
+
+
+def _sets(loop, flag: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == flag and isinstance(n.ctx, gast.Store)
+               for n in gast.walk(loop))
+
+
+def transform(node, ctx):
+    return ReturnStatements(ctx).visit(node)

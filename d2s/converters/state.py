@@ -1,0 +1,132 @@
+"""What control-flow converters share: choosing state names and writing the functions that
+carry them.
+
+A branch or loop body becomes a local function that takes the names it changes ("state") and
+returns them, so the operator can run it as Python or trace it into a graph block. State names
+may be plain names (`y`) or attributes of Python objects (`self.count`); an attribute travels
+as a parameter with a fresh name and is stored back on the object at the top of the function.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import analysis, anno, templates
+from ..pyct.naming import RESERVED
+
+
+class State:
+    """The ordered state names of one construct, and how they appear in generated code."""
+
+    def __init__(self, names: list[str], namer, defined: frozenset | None = None):
+        self.names = names
+        self.params = [n if "." not in n else namer.new(n.replace(".", "_")) for n in names]
+        # Names not bound before the construct are not passed in (a branch binding them
+        # creates them); see `undefined_in`.
+        self.passed = [i for i, n in enumerate(names) if defined is None or "." in n
+                       or n in defined]
+
+    def __bool__(self):
+        return bool(self.names)
+
+    def prelude(self) -> list:
+        """`self.count = _self_count_1` for attribute state (first lines of each function)."""
+        out = []
+        for name, param in zip(self.names, self.params):
+            if name != param:
+                out += templates.replace("target = param", target=templates.parse_expr(name),
+                                         param=param)
+        return out
+
+    def values(self):
+        """The expression giving the state's current values: `y`, `(y, self.count)`, `()`."""
+        elts = [templates.parse_expr(n) for n in self.names]
+        if len(elts) == 1:
+            return elts[0]
+        return gast.Tuple(elts=elts, ctx=gast.Load())
+
+    def args(self):
+        """The tuple passed to an operator: attributes are read with `_d2s.attr` (the object
+        may not have the attribute yet)."""
+        elts = []
+        for n in (self.names[i] for i in self.passed):
+            if "." in n:
+                obj, attr = n.rsplit(".", 1)
+                elts.append(templates.replace_as_expression(
+                    f"{RESERVED}.attr(obj, name)", obj=templates.parse_expr(obj),
+                    name=templates.const(attr)))
+            else:
+                elts.append(templates.name(n))
+        return gast.Tuple(elts=elts, ctx=gast.Load())
+
+    def names_const(self):
+        return templates.const(tuple(self.names))
+
+    def assign(self, value) -> list:
+        """`y = value` / `y, z = value`, or the bare call when there is no state."""
+        if not self.names:
+            return [gast.Expr(value=value)]
+        return templates.replace("target = value", target=self.values(), value=value)
+
+    def function(self, name: str, body: list, *, first_params=(), returns=True) -> gast.stmt:
+        """`def name(first_params..., state...): prelude; body; return state`. A state name
+        not passed in and not bound on every path of `body` starts as `Undefined`."""
+        tail = templates.replace("return values", values=self.values()) if returns else []
+        bound = analysis.surely_bound(body)
+        missing = [n for i, n in enumerate(self.names) if i not in self.passed
+                   and n not in bound] if returns else []
+        fn = templates.replace("def name(params):\n    body", name=name,
+                               params=list(first_params) + [self.params[i]
+                                                            for i in self.passed],
+                               body=undefined_inits(missing, frozenset()) + self.prelude()
+                               + body + tail)[0]
+        anno.setanno(fn, anno.GENERATED, True)
+        return fn
+
+
+def choose(candidates: set, live: set, defined: frozenset | None = None) -> list[str]:
+    """State = the candidates that are live, plus attribute/subscript state whose object is
+    not itself rebound here. Sorted, so generated code is stable."""
+    out = []
+    for n in sorted(candidates):
+        if "." in n:
+            if n.split(".")[0] not in candidates:
+                out.append(n)
+        elif n in live:
+            out.append(n)
+    return out
+
+
+def undefined_inits(names: list[str], defined: frozenset) -> list:
+    """`y = _d2s.Undefined('y')` for state names not bound on any path before here."""
+    out = []
+    for n in names:
+        if "." not in n and n not in defined:
+            out += templates.replace(f"name = {RESERVED}.Undefined(label)", name=n,
+                                     label=templates.const(n))
+    return out
+
+
+def live_in(stmts: list, live_out: frozenset) -> frozenset:
+    """Names live at the start of `stmts` (re-analysed on the current, converted code)."""
+    return analysis._live(stmts, live_out)
+
+
+class ScopeTracker:
+    """Mixin for converters: tracks the global/nonlocal declarations of the enclosing function
+    (such names are never state: the generated functions declare them too, see `finalize`)."""
+
+    decl_stack: list
+
+    def declared(self) -> set:
+        return set(self.decl_stack[-1]) if self.decl_stack else set()
+
+    def visit_FunctionDef(self, node):
+        if anno.getanno(node, anno.GENERATED, False):  # a generated body shares its user scope
+            decls = self.decl_stack[-1] if self.decl_stack else {}
+        else:
+            decls = anno.getanno(node, anno.SCOPE_DECL, {})
+        self.decl_stack.append(decls)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.decl_stack.pop()

@@ -1,0 +1,22 @@
+"""What generated code calls, as `_d2s.<name>` (the only module generated code uses).
+
+Each operator decides at trace time from the values it gets: a graph value (a `Variable` of
+the program being traced) builds graph ops; anything else runs as plain Python, exactly as the
+user wrote it. The generated-code API, by converter:
+
+- ifelse: `ifelse(pred, true_fn, false_fn, args, names)`, `ifexp(pred, true_fn, false_fn)`
+- loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
+  extra_test)`
+- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`
+- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `bool_`, `int_`,
+  `float_`, `isinstance_`, `shape`
+- lists: `list_append(lst, x)`, `list_pop(lst, *i)`
+- call_trees: `call(f)` (converts user functions at trace time)
+- state helpers: `Undefined(name)`, `attr(obj, name)`
+"""
+from ..convert_call import call  # noqa: F401
+from .builtins import assert_, bool_, float_, int_, isinstance_, len_, print_, range_, shape  # noqa: F401
+from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401
+from .lists import list_append, list_pop  # noqa: F401
+from .logical import and_, not_, or_  # noqa: F401
+from .variables import Undefined, UndefinedNameError, attr  # noqa: F401

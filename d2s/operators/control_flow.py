@@ -1,0 +1,274 @@
+"""`if`, conditional expressions, `while` and `for` as generated code calls them.
+
+Each call looks at values at trace time. A Python (or eager) predicate runs the chosen branch
+or the loop as plain Python. A graph predicate builds a `cond` or `while` op through
+`rt.static.nn`. A Python loop whose test becomes a graph value part-way (a tensor `break`
+flag, a counter compared with a tensor) runs its first iterations as Python and hands the
+rest to one `while` op.
+
+Branch and loop functions take the state (the names they may change) and return it: a
+single value when there is one name, a tuple otherwise (see `d2s.converters.state`).
+"""
+from __future__ import annotations
+
+import copy
+
+from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
+
+
+def _as_list(out, n: int) -> list:
+    if n == 1:
+        return [out]
+    return list(out) if n else []
+
+
+def _result(state: list):
+    if len(state) == 1:
+        return state[0]
+    return tuple(state) if state else None
+
+
+# ---- if --------------------------------------------------------------------------------------
+
+def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
+    """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state."""
+    if not is_variable(pred):
+        return (true_fn if pred else false_fn)(*args)
+    import runtime as rt
+
+    from .logical import to_bool
+    src = user_origin()
+    outs: list = []
+
+    def branch(fn, label):
+        def run():
+            out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
+            if outs:
+                _check_bound(names, outs[0], out, src)
+            outs.append(out)
+            return tuple(out)
+        return run
+
+    result = rt.static.nn.cond(to_bool(pred), branch(true_fn, "if"), branch(false_fn, "else"))
+    return _result(list(result) if result is not None else [])
+
+
+def _copy_container(x):
+    """Branches traced one after the other must each start from the same lists and dicts."""
+    return copy.copy(x) if isinstance(x, (list, dict)) else x
+
+
+def _check_bound(names, first, second, src) -> None:
+    for name, a, b in zip(names, first, second):
+        if isinstance(a, Undefined) != isinstance(b, Undefined):
+            branch = "if" if isinstance(b, Undefined) else "else"
+            raise UndefinedNameError(
+                f"'{name}' is bound in only one branch of an if whose condition is a tensor, "
+                f"and is used after it ({where(src)}). Bind '{name}' before the if, or in "
+                f"the {branch} branch too.")
+
+
+def ifexp(pred, true_fn, false_fn):
+    """`true_fn() if pred else false_fn()`."""
+    if not is_variable(pred):
+        return true_fn() if pred else false_fn()
+    import runtime as rt
+
+    from .logical import to_bool
+    return rt.static.nn.cond(to_bool(pred), true_fn, false_fn)
+
+
+# ---- while -----------------------------------------------------------------------------------
+
+def while_loop(test, body, args: tuple, names: tuple):
+    """`while test(*state): state = body(*state)`; returns the final state."""
+    n = len(names)
+    state = list(args)
+    while True:
+        p = test(*state)
+        if is_variable(p):
+            return _result(graph_while(test, body, state, names))
+        if not p:
+            return _result(state)
+        state = _as_list(body(*state), n)
+
+
+# ---- for -------------------------------------------------------------------------------------
+
+class TensorRange:
+    """`range(start, stop, step)` where some bound is a graph value (see `range_`)."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def length(self):
+        import runtime as rt
+        span = self.stop - self.start
+        steps = (span + self.step - _sign(self.step)) // self.step
+        return rt.maximum(rt.cast(steps, "int64"), rt.zeros([], "int64")) if is_variable(
+            steps) else max(int(steps), 0)
+
+    def item(self, i):
+        return self.start + i * self.step
+
+
+def _sign(step):
+    if is_variable(step):
+        import runtime as rt
+        return rt.sign(step)
+    return 1 if step > 0 else -1
+
+
+def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
+    """`for item in iterable: state = body(item, *state)`, stopping early once
+    `extra_test(*state)` is false; returns the final state."""
+    n = len(names)
+    state = list(args)
+    if isinstance(iterable, TensorRange):
+        return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
+                                  extra_test))
+    if is_variable(iterable):
+        dim = iterable.shape[0] if iterable.ndim else None
+        if dim is None:
+            raise TypeError("iteration over a 0-d tensor")
+        if dim < 0:
+            import runtime as rt
+            return _result(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
+                                      state, names, extra_test))
+        iterable = [iterable[i] for i in range(dim)]
+    it = iter(iterable)
+    for item in it:
+        if extra_test is not None:
+            t = extra_test(*state)
+            if is_variable(t):  # a tensor break/return: the rest becomes one while op
+                rest = [item] + list(it)
+                seq = _indexable(rest)
+                return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
+            if not t:
+                break
+        state = _as_list(body(item, *state), n)
+    return _result(state)
+
+
+def _indexable(items: list):
+    """`i -> items[i]` for a graph index `i`: the items stacked into one tensor."""
+    import runtime as rt
+    if all(isinstance(x, (int, float, bool)) and not isinstance(x, bool) for x in items):
+        table = rt.to_tensor(items)
+    else:
+        table = rt.stack([x if is_variable(x) or hasattr(x, "_data") else rt.to_tensor(x)
+                          for x in items])
+    return lambda i: table[i]
+
+
+def _graph_for(length, item_of, body, state, names, extra_test):
+    import runtime as rt
+    n = len(names)
+
+    def test(i, *st):
+        more = i < length
+        if not is_variable(more):
+            more = rt.to_tensor(bool(more)) if not is_variable(i) else more
+        if extra_test is None:
+            return more
+        from .logical import and_
+        return and_(more, lambda: extra_test(*st))
+
+    def step(i, *st):
+        return (i + 1, *_as_list(body(item_of(i), *st), n))
+
+    out = graph_while(test, step, [rt.zeros([], "int64")] + list(state), ("<index>",) + names)
+    return out[1:]
+
+
+# ---- the graph while loop --------------------------------------------------------------------
+
+def graph_while(test, body, state: list, names: tuple) -> list:
+    """One `while` op for state whose test is a graph value. State that is not a graph value
+    and not a Python number (objects, None, functions) must stay the same object; Python
+    lists become tensor arrays; names first bound inside the loop get a zero initial value of
+    the shape and dtype the body gives them (found by tracing the body once, discarded)."""
+    import runtime as rt
+    src = user_origin()
+    n = len(names)
+    state = [_to_array(v) if isinstance(v, list) else v for v in state]
+    if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) for v in state):
+        state = _initial_values(body, state, names, src)
+    carried = [i for i, v in enumerate(state) if _carried(v)]
+
+    def full(values):
+        merged = list(state)
+        for i, v in zip(carried, values):
+            merged[i] = v
+        return merged
+
+    def graph_test(*values):
+        return test(*full(values))
+
+    def graph_body(*values):
+        out = _as_list(body(*full(values)), n)
+        for i, (before, after) in enumerate(zip(state, out)):
+            if i not in carried and after is not before and not (
+                    isinstance(after, Undefined) and isinstance(before, Undefined)):
+                raise TypeError(
+                    f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
+                    f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
+                    f"lists can change in such a loop")
+        return [out[i] for i in carried]
+
+    result = rt.static.nn.while_loop(graph_test, graph_body, [state[i] for i in carried])
+    return full(result)
+
+
+def _carried(v) -> bool:
+    return is_variable(v) or hasattr(v, "_data") or isinstance(v, (int, float, bool))
+
+
+def _to_array(items: list):
+    import runtime as rt
+    if not items:
+        return _EmptyArray()
+    return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
+                                  initialized_list=list(items))
+
+
+class _EmptyArray(list):
+    """An empty Python list used as loop state: its element type is known only after the
+    body appended to it once."""
+
+
+def _empty_array(v) -> bool:
+    return isinstance(v, _EmptyArray)
+
+
+def _initial_values(body, state: list, names: tuple, src) -> list:
+    """Trace the body once in a scratch block to learn the types that names first bound in
+    the loop (or Python numbers that the body turns into tensors) take."""
+    import runtime as rt
+    from runtime.program.builder import current_builder
+    b = current_builder()
+    mark = len(b.program.blocks)
+    with b.sub_block():
+        probe = _as_list(body(*[copy.copy(v) if isinstance(v, list) else v for v in state]),
+                         len(names))
+    del b.program.blocks[mark:]
+    out = list(state)
+    for i, (v, p) in enumerate(zip(state, probe)):
+        if isinstance(v, _EmptyArray):
+            elem = p[0] if isinstance(p, list) and p else None
+            out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+        elif isinstance(v, Undefined) or (isinstance(v, (int, float)) and (
+                is_variable(p) or hasattr(p, "_data"))):
+            if isinstance(p, Undefined):
+                continue
+            if not (is_variable(p) or hasattr(p, "_data")):
+                out[i] = p if isinstance(v, Undefined) else v
+                continue
+            if any(d < 0 for d in p.shape):
+                raise UndefinedNameError(
+                    f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
+                    f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
+                    f"bind '{names[i]}' before the loop")
+            fill = 0 if isinstance(v, Undefined) else v
+            out[i] = rt.full(p.shape, fill, p.dtype)
+    return out

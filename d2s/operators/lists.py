@@ -1,0 +1,25 @@
+"""List operations that generated code calls (see `d2s.converters.lists`).
+
+A Python list is changed in place and returned, as `list.append` would change it; inside a
+graph loop the list is a tensor array and the new array is returned.
+"""
+from __future__ import annotations
+
+from .variables import is_variable
+
+
+def list_append(target, value):
+    """`target.append(value)`, returning the (possibly new) list."""
+    if is_variable(target) and target.is_array:
+        import runtime as rt
+        return rt.static.array_write(value, rt.static.array_length(target), target)
+    target.append(value)
+    return target
+
+
+def list_pop(target, *index):
+    """`target.pop(*index)`, returning `(list, item)`."""
+    if is_variable(target) and target.is_array:
+        raise TypeError("pop() on a list that became a tensor array inside a loop whose "
+                        "condition is a tensor is not supported; index it instead")
+    return target, target.pop(*index)

@@ -1,0 +1,66 @@
+"""`and`, `or`, `not` with Python's short-circuit, also for graph values.
+
+When the left operand is a graph value, the right operands are evaluated only inside the
+graph branch that needs them (a `cond` op), so they run only when the program decides so,
+and Python side effects of building them happen once.
+"""
+from __future__ import annotations
+
+from .variables import is_variable
+
+
+def to_bool(x):
+    """A graph value as a bool tensor (Python values: `bool(x)`)."""
+    if not is_variable(x):
+        return bool(x)
+    if x.dtype == "bool":
+        return x
+    import runtime as rt
+    return rt.not_equal(x, rt.zeros_like(x))
+
+
+def and_(a, *rest):
+    """`a and rest[0]() and rest[1]() ...`"""
+    for i, f in enumerate(rest):
+        if is_variable(a):
+            return _graph(a, rest[i:], and_, decided=False)
+        if not a:
+            return a
+        a = f()
+    return a
+
+
+def or_(a, *rest):
+    """`a or rest[0]() or rest[1]() ...`"""
+    for i, f in enumerate(rest):
+        if is_variable(a):
+            return _graph(a, rest[i:], or_, decided=True)
+        if a:
+            return a
+        a = f()
+    return a
+
+
+def _graph(a, rest, op, decided: bool):
+    """`a` is a graph value: `cond(a, ...)` evaluating the rest in one branch only."""
+    import runtime as rt
+    a = to_bool(a)
+
+    def evaluate():
+        first, *more = rest
+        return to_bool(op(first(), *more))
+
+    def keep():
+        return a
+
+    if decided:
+        return rt.static.nn.cond(a, keep, evaluate)
+    return rt.static.nn.cond(a, evaluate, keep)
+
+
+def not_(x):
+    """`not x`"""
+    if is_variable(x):
+        import runtime as rt
+        return rt.logical_not(to_bool(x))
+    return not x

@@ -1,0 +1,92 @@
+"""Values generated code passes around: `Undefined`, and how to tell graph values apart.
+
+A graph value is a static `Variable` (the program being traced); eager Tensors and Python
+values are "Python values": operators run them as plain Python, exactly as written.
+"""
+from __future__ import annotations
+
+import sys
+
+from ..pyct import loader
+
+
+def _variable_class():
+    from runtime.program.variable import Variable
+    return Variable
+
+
+_VARIABLE = None
+
+
+def is_variable(x) -> bool:
+    """Whether `x` is a value of the static program being traced (a graph value)."""
+    global _VARIABLE
+    if _VARIABLE is None:
+        _VARIABLE = _variable_class()
+    return isinstance(x, _VARIABLE)
+
+
+def user_origin(depth: int = 2):
+    """The user origin (OriginInfo) of the innermost generated-code frame calling us."""
+    f = sys._getframe(depth)
+    while f is not None:
+        src = loader.lookup(f.f_code.co_filename, f.f_lineno)
+        if src is not None:
+            return src
+        f = f.f_back
+    return None
+
+
+def where(src) -> str:
+    return f'File "{src.filename}", line {src.lineno}: {src.source_line}' if src else \
+        "(unknown line)"
+
+
+class UndefinedNameError(UnboundLocalError):
+    """A name bound on some paths only (one branch of a tensor `if`, the inside of a loop) is
+    read where it may be unbound."""
+
+
+class Undefined:
+    """The value of a name not bound on this path. Any use raises `UndefinedNameError`.
+
+    >>> u = Undefined('y')
+    >>> u + 1
+    Traceback (most recent call last):
+    ...
+    d2s.operators.variables.UndefinedNameError: local variable 'y' is used but it is not bound here
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        object.__setattr__(self, "name", name)
+
+    def __repr__(self):
+        return f"<undefined '{self.name}'>"
+
+    def __eq__(self, other):
+        return isinstance(other, Undefined) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("undefined", self.name))
+
+    def _fail(self, *args, **kwargs):
+        raise UndefinedNameError(f"local variable '{self.name}' is used but it is not bound "
+                                 "here")
+
+    def __getattr__(self, item):
+        self._fail()
+
+    __bool__ = __len__ = __iter__ = __call__ = __getitem__ = __setattr__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __int__ = __float__ = __index__ = _fail
+
+
+def attr(obj, name: str):
+    """`obj.name`, or Undefined when the object has no such attribute yet."""
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        return Undefined(f"{type(obj).__name__}.{name}")

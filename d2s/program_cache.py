@@ -1,0 +1,274 @@
+"""Programs traced from a StaticFunction, one per input signature, and running them.
+
+`ProgramCache.lookup` builds the key of a call (see `static_function`), traces a new program
+on a miss, and returns the `_Entry` that runs it. Running feeds the tensor arguments' arrays
+to the compiled program. When gradients are wanted (grad mode on and an input or a captured
+parameter needs a gradient), the call is recorded as ONE autograd op whose backward runs a
+static backward program (the forward traced again plus `rt.static.gradients`), so
+`loss.backward()` and `opt.step()` work exactly as after eager code. Parameters are captured
+by the program as persistable variables that read the Layer's own tensors: both modes share
+them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
+
+
+class ConcreteProgram:
+    """One traced program: `.main_program`, `.inputs` (feed Variables), `.outputs` (fetched
+    Variables), `.parameters` (captured trainable tensors)."""
+
+    def __init__(self, main_program, inputs, outputs, parameters):
+        self.main_program = main_program
+        self.inputs = inputs
+        self.outputs = outputs
+        self.parameters = parameters
+
+    def __repr__(self):
+        return (f"<ConcreteProgram inputs={[v.name for v in self.inputs]} "
+                f"outputs={[v.name for v in self.outputs]} ops={self.main_program.num_ops()}>")
+
+
+class ProgramCache:
+    """Signature -> traced program for one StaticFunction; `len()` is the number of
+    programs."""
+
+    def __init__(self):
+        self._entries: dict = {}
+        self._keys: list = []
+        self.last = None
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def lookup(self, sf, args, kwargs):
+        key, slots = _signature(sf, args, kwargs)
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry(sf, args, kwargs, slots)
+            self._keys.append(key)
+            from .static_function import warn_retrace
+            warn_retrace(sf, self._keys)
+        self.last = entry
+        return entry
+
+
+def _is_tensor(x) -> bool:
+    return hasattr(x, "_data") and hasattr(x, "stop_gradient")
+
+
+def _is_spec(x) -> bool:
+    return type(x).__name__ == "InputSpec"
+
+
+def _leaves(x, out: list) -> None:
+    if isinstance(x, (list, tuple)):
+        for t in x:
+            _leaves(t, out)
+    elif isinstance(x, dict):
+        for k in x:
+            _leaves(x[k], out)
+    else:
+        out.append(x)
+
+
+def _signature(sf, args, kwargs):
+    """(hashable key, specs of the tensor slots)."""
+    leaves: list = []
+    _leaves(args, leaves)
+    if kwargs:
+        _leaves([kwargs[k] for k in sorted(kwargs)], leaves)
+    specs = sf._input_spec
+    key = []
+    slots = []
+    t_index = 0
+    for x in leaves:
+        if _is_tensor(x):
+            spec = specs[t_index] if specs is not None and t_index < len(specs) else None
+            shape = _checked_shape(x, spec, t_index)
+            key.append((shape, x._data.dtype.str, x.stop_gradient))
+            slots.append(spec)
+            t_index += 1
+        elif _is_spec(x):
+            key.append((x.shape, x.dtype.name, x.stop_gradient))
+            slots.append(x)
+            t_index += 1
+        else:
+            try:
+                hash(x)
+                key.append(("py", type(x), x))
+            except TypeError:
+                key.append(("py", type(x), repr(x)))
+    inst = sf._instance
+    key.append((id(inst), sf.training(), len(leaves), tuple(kwargs)))
+    return tuple(key), slots
+
+
+def _checked_shape(x, spec, index: int) -> tuple:
+    shape = x._data.shape
+    if spec is None or not _is_spec(spec):
+        return shape
+    if len(spec.shape) != len(shape) or any(s not in (-1, d) for s, d in zip(spec.shape, shape)):
+        raise ValueError(f"argument {index}: a tensor of shape {list(shape)} does not match "
+                         f"its InputSpec shape {list(spec.shape)}")
+    return spec.shape
+
+
+def _trace(sf, args, kwargs, with_grad_feeds: bool = False):
+    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree)."""
+    import runtime as rt
+    program = rt.static.Program()
+    names = sf.input_names(len(args))
+    feeds = []
+    with rt.static.program_guard(program):
+        counter = [0]
+
+        def feed(x, hint):
+            if _is_tensor(x) or _is_spec(x):
+                i = counter[0]
+                counter[0] += 1
+                spec = sf._input_spec[i] if sf._input_spec and i < len(sf._input_spec) else None
+                shape = spec.shape if spec is not None and _is_spec(spec) else (
+                    x.shape if _is_spec(x) else x._data.shape)
+                dtype = x.dtype
+                name = hint if hint not in program._names else f"{hint}_{i}"
+                v = rt.static.data(name, list(shape), dtype)
+                v.stop_gradient = x.stop_gradient
+                feeds.append(v)
+                return v
+            if isinstance(x, (list, tuple)):
+                return type(x)(feed(t, f"{hint}_{j}") for j, t in enumerate(x))
+            if isinstance(x, dict):
+                return {k: feed(t, f"{hint}_{k}") for k, t in x.items()}
+            return x
+
+        new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
+                    enumerate(args)]
+        new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
+        out = sf.trace_function()(*new_args, **new_kwargs)
+        from runtime.program.builder import current_builder
+        b = current_builder()
+        leaves, tree = _flatten(out)
+        leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+    return program, feeds, leaves, tree
+
+
+def _flatten(x):
+    if isinstance(x, (list, tuple)):
+        parts = [_flatten(t) for t in x]
+        return [leaf for p in parts for leaf in p[0]], (type(x), [p[1] for p in parts])
+    if isinstance(x, dict):
+        parts = [_flatten(x[k]) for k in x]
+        return [leaf for p in parts for leaf in p[0]], (dict, list(x), [p[1] for p in parts])
+    return [x], None
+
+
+def _unflatten(tree, it):
+    if tree is None:
+        return next(it)
+    if tree[0] is dict:
+        return {k: _unflatten(t, it) for k, t in zip(tree[1], tree[2])}
+    return tree[0](_unflatten(t, it) for t in tree[1])
+
+
+def build_program(sf, args, kwargs) -> ConcreteProgram:
+    """Trace `sf` for these arguments into a ConcreteProgram (not cached)."""
+    program, feeds, leaves, _ = _trace(sf, args, kwargs)
+    from runtime.program.variable import Variable
+    outs = [v for v in leaves if isinstance(v, Variable)]
+    params = [t for t in program.tensors.values() if not t.stop_gradient]
+    return ConcreteProgram(program, feeds, outs, params)
+
+
+class _Entry:
+    """One signature's program, compiled, plus its backward program (built on first use)."""
+
+    def __init__(self, sf, args, kwargs, slots):
+        import runtime as rt
+        from runtime.program.variable import Variable
+        self.sf = sf
+        program, feeds, leaves, tree = _trace(sf, args, kwargs)
+        self.tree = tree
+        self.leaves = leaves
+        self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
+        outs = [leaves[i] for i in self.out_index]
+        self.feed_names = [v.name for v in feeds]
+        self.params = [t for t in program.tensors.values() if not t.stop_gradient]
+        self.concrete = ConcreteProgram(program, feeds, outs, self.params)
+        self.executor = rt.static.Executor()
+        self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
+        self.fn = self.compiled.fn
+        self._backward = None
+        self._trace_args = (args, kwargs)
+
+    def run(self, args, kwargs):
+        from runtime.ops.registry import STATE
+        from runtime.tensor import wrap
+        inputs: list = []
+        _leaves(args, inputs)
+        if kwargs:
+            _leaves([kwargs[k] for k in sorted(kwargs)], inputs)
+        inputs = [x for x in inputs if _is_tensor(x)]
+        feed = {n: t._data for n, t in zip(self.feed_names, inputs)}
+        try:
+            arrays = self.fn(feed)
+        except Exception as e:
+            from runtime.executor import _rewrite
+            raise _rewrite(e, self.compiled, self.concrete.main_program) from e
+        outs = [wrap(a) for a in arrays]
+        if STATE.grad_enabled and (self.params or any(not t.stop_gradient for t in inputs)):
+            from runtime.autograd import record
+            diff = [o for o in outs if o.dtype.is_floating]
+            if diff:
+                record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(outs),
+                       backward_fn=self._backward_fn)
+        leaves = list(self.leaves)
+        for i, o in zip(self.out_index, outs):
+            leaves[i] = o
+        return _unflatten(self.tree, iter(leaves))
+
+    # ---- backward -------------------------------------------------------------------------
+    def _build_backward(self):
+        """Trace again into a fresh program and append the gradients of the outputs (seeded
+        with fed output gradients) with respect to the inputs and captured parameters."""
+        import runtime as rt
+        from runtime.program.variable import Variable
+        args, kwargs = self._trace_args
+        program, feeds, leaves, _ = _trace(self.sf, args, kwargs)
+        outs = [v for v in leaves if isinstance(v, Variable)]
+        by_id = {id(t): name for name, t in program.tensors.items()}
+        with rt.static.program_guard(program):
+            diff = [i for i, v in enumerate(outs) if v.dtype.is_floating]
+            seeds = [rt.static.data(f"{outs[i].name}@GRAD", outs[i].shape, outs[i].dtype)
+                     for i in diff]
+            g0 = program.global_block()
+            wrt = feeds + [g0.var(by_id[id(p)]) for p in self.params]
+            grads = rt.static.gradients([outs[i] for i in diff], wrt, target_gradients=seeds)
+        fetch = [g for g in grads if g is not None]
+        slots = [i for i, g in enumerate(grads) if g is not None]
+        compiled = self.executor.compiled(program, tuple(g.name for g in fetch))
+        self._backward = (compiled.fn, [s.name for s in seeds], diff, slots,
+                          [v.name for v in feeds])
+
+    def _backward_fn(self, node, out_grads):
+        from runtime import backend
+        from runtime.tensor import wrap
+        if self._backward is None:
+            self._build_backward()
+        fn, seed_names, diff, slots, feed_names = self._backward
+        inputs = node.inputs
+        feed = {n: t._data for n, t in zip(feed_names, inputs)}
+        outs = node.outputs()
+        for name, i in zip(seed_names, diff):
+            g = out_grads[i]
+            feed[name] = g._data if g is not None else backend.XP.zeros_like(outs[i]._data)
+        arrays = fn(feed)
+        in_grads = [None] * len(inputs)
+        for slot, a in zip(slots, arrays):
+            in_grads[slot] = wrap(np.asarray(a) if backend.XP is np else a)
+        return in_grads

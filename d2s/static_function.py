@@ -1,0 +1,213 @@
+"""`to_static` and `StaticFunction`: convert once, trace once per input signature, run the
+program; in an eager training loop a call is one autograd op.
+
+    >>> import runtime as rt, d2s
+    >>> @d2s.to_static
+    ... def f(x):
+    ...     if rt.mean(x) > 0:
+    ...         return x * 2
+    ...     return -x
+    >>> f(rt.to_tensor([1.0, 2.0])).tolist(), f(rt.to_tensor([-1.0, -2.0])).tolist()
+    ([2.0, 4.0], [1.0, 2.0])
+    >>> len(f.program_cache)
+    1
+
+The cache key is: for each tensor argument its shape (or its InputSpec's shape, with -1 for
+dynamic dims), dtype and stop_gradient; the values of the other arguments; the Layer instance
+and its training flag.
+"""
+from __future__ import annotations
+
+import inspect
+import warnings
+import weakref
+
+from . import transpile
+from .program_cache import ConcreteProgram, ProgramCache, build_program
+
+_ENABLED = [True]
+RETRACE_WARNING = 5  # warn when one function has been traced this many times
+
+
+def enable_to_static(flag: bool) -> None:
+    """Globally switch conversion on or off; off, StaticFunctions run the original eager code
+    (for debugging with ordinary tools).
+
+    >>> import d2s
+    >>> d2s.enable_to_static(False); d2s.enable_to_static(True)
+    """
+    _ENABLED[0] = bool(flag)
+
+
+def to_static_enabled() -> bool:
+    return _ENABLED[0]
+
+
+class StaticFunction:
+    """A function (or a Layer's forward) converted to a static program on first call.
+
+    Decorating a method works per instance: each object gets its own StaticFunction (and
+    programs), created when the method is looked up on it.
+    """
+
+    def __init__(self, function, input_spec=None, full_graph: bool = True,
+                 build_strategy=None, instance=None):
+        self._function = getattr(function, "__func__", function)
+        self._instance = instance if instance is not None else getattr(function, "__self__",
+                                                                        None)
+        self._input_spec = list(input_spec) if input_spec is not None else None
+        self.full_graph = full_graph
+        self.build_strategy = build_strategy
+        self._cache = ProgramCache()
+        self._converted = None
+        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._training = True
+        self._restore = None  # (layer, attribute value) undone by rollback()
+        self._signature = inspect.signature(self._function)
+        self.__name__ = getattr(self._function, "__name__", "static_function")
+        self.__qualname__ = getattr(self._function, "__qualname__", self.__name__)
+        self.__doc__ = getattr(self._function, "__doc__", None)
+        self.__wrapped__ = self._function
+
+    # ---- binding to instances -------------------------------------------------------------
+    def __get__(self, instance, owner=None):
+        if instance is None or self._instance is not None:
+            return self
+        bound = self._bound.get(instance)
+        if bound is None:
+            bound = StaticFunction(self._function, self._input_spec, self.full_graph,
+                                   self.build_strategy, instance=instance)
+            self._bound[instance] = bound
+        return bound
+
+    # ---- calling --------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not _ENABLED[0]:
+            return self.dygraph_function(*args, **kwargs)
+        entry = self._cache.lookup(self, args, kwargs)
+        return entry.run(args, kwargs)
+
+    def _converted_function(self):
+        if self._converted is None:
+            self._converted = transpile.convert(self._function)
+        return self._converted
+
+    def converted_callable(self):
+        """The converted Python function (bound to the instance): what converted code calls
+        when it calls this StaticFunction, so the call is traced inline."""
+        fn = self._converted_function()
+        if self._instance is not None:
+            return fn.__get__(self._instance)
+        return fn
+
+    def trace_function(self):
+        """What tracing calls: the converted function, with the instance bound."""
+        return self.converted_callable()
+
+    def training(self) -> bool:
+        inst = self._instance
+        return getattr(inst, "training", self._training) if inst is not None else \
+            self._training
+
+    # ---- public API -----------------------------------------------------------------------
+    @property
+    def dygraph_function(self):
+        """The original (eager) function, bound to the instance for methods."""
+        if self._instance is not None:
+            return self._function.__get__(self._instance)
+        return self._function
+
+    @property
+    def code(self) -> str:
+        """The converted Python source (str)."""
+        return transpile.converted_source(self._function)
+
+    @property
+    def program_cache(self) -> ProgramCache:
+        return self._cache
+
+    @property
+    def concrete_program(self) -> ConcreteProgram:
+        """The program of the latest call (or of the InputSpec when one was given)."""
+        if self._cache.last is None:
+            if self._input_spec is None:
+                raise RuntimeError(f"{self.__name__} has not been called yet and has no "
+                                   "input_spec: call it or use get_concrete_program(...)")
+            return self.get_concrete_program(*self._input_spec)
+        return self._cache.last.concrete
+
+    def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
+        """The program for these arguments (tensors or InputSpecs), traced if needed."""
+        return self._cache.lookup(self, args, kwargs).concrete
+
+    def rollback(self):
+        """Undo `to_static(layer)` (restore the eager forward); returns the eager function."""
+        if self._restore is not None:
+            layer, attr = self._restore
+            if attr is None:
+                layer.__dict__.pop("forward", None)
+            else:
+                layer.__dict__["forward"] = attr
+            self._restore = None
+        return self.dygraph_function
+
+    def train(self):
+        self._training = True
+        if self._instance is not None and hasattr(self._instance, "train"):
+            self._instance.train()
+        return self
+
+    def eval(self):
+        self._training = False
+        if self._instance is not None and hasattr(self._instance, "eval"):
+            self._instance.eval()
+        return self
+
+    def input_names(self, count: int) -> list[str]:
+        names = [p for p in self._signature.parameters]
+        if self._instance is not None and names:
+            names = names[1:]
+        return names
+
+    def __repr__(self):
+        return f"<StaticFunction {self.__qualname__}>"
+
+
+def to_static(function=None, input_spec=None, full_graph: bool = True, build_strategy=None):
+    """Convert a function, a method or a Layer to a static program (see the module doc).
+
+    Works as `@to_static`, `@to_static(input_spec=[...])`, `to_static(fn)` and
+    `to_static(layer)` (converts the layer's forward in place and returns the layer).
+    """
+    def decorate(fn):
+        import runtime as rt
+        if isinstance(fn, rt.nn.Layer):
+            forward = fn.__dict__.get("forward")
+            sf = StaticFunction(type(fn).forward, input_spec, full_graph, build_strategy,
+                                instance=fn)
+            sf._restore = (fn, forward)
+            fn.__dict__["forward"] = sf
+            return fn
+        if isinstance(fn, StaticFunction):
+            return fn
+        return StaticFunction(fn, input_spec, full_graph, build_strategy)
+
+    if function is None:
+        return decorate
+    return decorate(function)
+
+
+def warn_retrace(sf: StaticFunction, keys: list) -> None:
+    """Warn (once per function) that it keeps being traced, saying what changed."""
+    if len(keys) != RETRACE_WARNING:
+        return
+    a, b = keys[-2], keys[-1]
+    diffs = [f"argument {i}: {x!r} -> {y!r}" for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    warnings.warn(
+        f"d2s: {sf.__qualname__} has been traced {len(keys)} times (one program per input "
+        f"signature). Between the last two calls: {'; '.join(diffs) or 'argument count'}. "
+        "Use InputSpec with None for dims that vary, or pass changing Python values as "
+        "tensors.", stacklevel=4)
+
+
+__all__ = ["StaticFunction", "build_program", "enable_to_static", "to_static"]

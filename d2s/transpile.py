@@ -1,0 +1,173 @@
+"""Convert one Python function: parse, run the passes in order, load the generated code.
+
+    >>> import d2s.transpile as t
+    >>> def f(x):
+    ...     return x if x > 0 else -x
+    >>> g = t.convert(f)
+    >>> g(-3)
+    3
+
+`convert(fn)` returns a new function with `fn`'s globals, closure cells and defaults whose
+code is the generated code (cached per code object). `convert_source(fn, level)` gives the
+code after `level` passes as text, for `.code`, code levels and the CLI.
+"""
+from __future__ import annotations
+
+import collections
+import types
+
+import gast
+
+from . import converters
+from .pyct import analysis, anno, loader, parser, templates
+from .pyct.naming import RESERVED, Namer
+from .pyct.transformer import Context
+
+
+class ConversionError(Exception):
+    """The function uses a construct d2s cannot convert (a generator, `async`, ...)."""
+
+
+class Converted:
+    """A converted code object and what describes it."""
+
+    def __init__(self, loaded: loader.Loaded, source: str):
+        self.loaded = loaded
+        self.source = source  # the converted function alone (what `.code` shows)
+
+
+_CACHE: dict = {}
+_OPERATORS_CELL = None
+
+
+def _operators_cell():
+    global _OPERATORS_CELL
+    if _OPERATORS_CELL is None:
+        from . import operators
+        _OPERATORS_CELL = types.CellType(operators)
+    return _OPERATORS_CELL
+
+
+def convert(fn):
+    """The converted version of the Python function `fn` (see the module doc)."""
+    code = fn.__code__
+    converted = _CACHE.get(code)
+    if converted is None:
+        node, ctx = _prepare(fn)
+        node = _run_passes(node, ctx, len(converters.PASSES))
+        _finalize(node)
+        loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
+        converted = _CACHE[code] = Converted(loaded, parser.unparse(node))
+    return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
+
+
+def converted_source(fn) -> str:
+    """The converted source of `fn` (after all passes)."""
+    convert(fn)
+    return _CACHE[fn.__code__].source
+
+
+def convert_source(fn, level: int) -> str:
+    """The source of `fn` after the first `level` passes (0: as parsed; >= len: all)."""
+    node, ctx = _prepare(fn)
+    node = _run_passes(node, ctx, min(level, len(converters.PASSES)))
+    return parser.unparse(node)
+
+
+def _prepare(fn):
+    parsed = parser.parse_function(fn)
+    node = parsed.node
+    if isinstance(node, gast.Lambda):
+        node = _lambda_as_def(node)
+    _check_supported(node)
+    code = fn.__code__
+    closure = {}
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell (the variable is not assigned yet)
+                pass
+    namespace = collections.ChainMap(closure, fn.__globals__)
+    args = analysis.params(node)
+    owner = args[0] if args and _is_method(fn) else None
+    return node, Context(Namer.for_tree(node), namespace, owner=owner)
+
+
+def _is_method(fn) -> bool:
+    parts = fn.__qualname__.split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
+
+
+def _run_passes(node, ctx, count: int):
+    for _, module in converters.PASSES[:count]:
+        if module.NEEDS_ANALYSIS:
+            analysis.analyze(node)
+        node = module.transform(node, ctx)
+    return node
+
+
+def _lambda_as_def(node):
+    fn = templates.replace("def _lambda():\n    return body", body=node.body)[0]
+    fn.args = node.args
+    anno.copyanno(node, fn, anno.ORIGIN)
+    from .pyct import origin
+    origin.inherit(fn, anno.getanno(node, anno.ORIGIN, None))
+    return fn
+
+
+_UNSUPPORTED = {
+    gast.Yield: "a generator (yield)",
+    gast.YieldFrom: "a generator (yield from)",
+    gast.Await: "await",
+    gast.AsyncFor: "async for",
+    gast.AsyncWith: "async with",
+}
+
+
+def _check_supported(fn) -> None:
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        what = _UNSUPPORTED.get(type(n))
+        if what is not None:
+            src = anno.getanno(n, anno.ORIGIN, None)
+            where = f' at File "{src.filename}", line {src.lineno}: {src.source_line}' if src \
+                else ""
+            raise ConversionError(
+                f"d2s cannot convert {fn.name}: it uses {what}{where}. Move this code into a "
+                f"function decorated with @d2s.not_to_static, or run it eagerly.")
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            stack.extend(gast.iter_child_nodes(n))
+
+
+def _finalize(fn) -> None:
+    """Generated functions inside a function with `global`/`nonlocal` names declare them too,
+    so assignments in a branch or loop body still reach the right variable."""
+    decls = anno.getanno(fn, anno.SCOPE_DECL, None)
+    if decls is None:
+        decls = analysis.scope_declarations(fn.body)
+    for child in _direct_functions(fn.body):
+        if anno.getanno(child, anno.GENERATED, False):
+            used = {n.id for n in gast.walk(child) if isinstance(n, gast.Name)}
+            wanted = sorted(n for n in decls if n in used)
+            glob = [n for n in wanted if decls[n] == "global"]
+            nonloc = [n for n in wanted if decls[n] == "nonlocal"]
+            header = []
+            if glob:
+                header.append(gast.Global(names=glob))
+            if nonloc:
+                header.append(gast.Nonlocal(names=nonloc))
+            child.body = header + child.body
+            anno.setanno(child, anno.SCOPE_DECL, decls)
+        _finalize(child)
+
+
+def _direct_functions(stmts):
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.FunctionDef):
+            yield n
+        elif not isinstance(n, (gast.Lambda, gast.ClassDef)):
+            stack.extend(gast.iter_child_nodes(n))
