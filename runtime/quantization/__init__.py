@@ -1,0 +1,29 @@
+"""`rt.quantization`: quantization-aware training with fake-quant ops (straight-through
+gradients), per-channel weight scales and moving-average activation scales.
+
+>>> import runtime as rt
+>>> model = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
+>>> model[2].skip_quant = True            # keep the classifier in float
+>>> qmodel = rt.quantization.QAT(rt.quantization.QuantConfig()).quantize(model)
+>>> [type(m).__name__ for m in qmodel]
+['QuantedLinear', 'ReLU', 'Linear']
+"""
+from .fake_quant import (
+    fake_channel_wise_quant_dequant_abs_max,
+    fake_quant_dequant_abs_max,
+    fake_quant_dequant_moving_average_abs_max,
+)
+from .qat import (
+    QAT,
+    FakeQuanterChannelWiseAbsMax,
+    FakeQuanterMovingAverageAbsMax,
+    FakeQuanterWithAbsMax,
+    QuantConfig,
+    QuantedConv2D,
+    QuantedLinear,
+)
+
+__all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
+           "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear",
+           "fake_channel_wise_quant_dequant_abs_max", "fake_quant_dequant_abs_max",
+           "fake_quant_dequant_moving_average_abs_max"]

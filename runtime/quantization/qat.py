@@ -1,0 +1,247 @@
+"""Quantization-aware training: `QuantConfig`, `QAT(config).quantize(model)` / `.convert()`.
+
+`quantize` swaps each quantizable layer (Conv2D, Linear; not those with `skip_quant = True`)
+for a wrapper that fake-quantizes its input activation and its weight before the same
+computation. The wrapper holds the original Parameter objects under the original names, so a
+float checkpoint loads into the quantized model, optimizers see the same parameters, and
+`state_dict` only gains the activation scales. `convert` freezes a trained model for int8
+inference: weights are stored on their integer grid (with their scales as buffers) and
+activations use the scales learned in training.
+"""
+from __future__ import annotations
+
+import copy
+
+from .. import backend, nn
+from ..autograd import no_grad
+from ..nn import functional as F
+from ..tensor import Tensor
+from . import fake_quant as Q
+
+_WEIGHT_TYPES = ("abs_max", "channel_wise_abs_max")
+_ACTIVATION_TYPES = ("abs_max", "moving_average_abs_max")
+
+
+class QuantConfig:
+    """What to quantize and how (Paddle's ImperativeQuantAware arguments).
+
+    >>> import runtime as rt
+    >>> cfg = rt.quantization.QuantConfig(weight_bits=8, activation_bits=8)
+    >>> cfg.quantizable_layer_type
+    ['Conv2D', 'Linear']
+    """
+
+    def __init__(self, weight_quantize_type: str = "channel_wise_abs_max",
+                 activation_quantize_type: str = "moving_average_abs_max", weight_bits: int = 8,
+                 activation_bits: int = 8, moving_rate: float = 0.9,
+                 quantizable_layer_type=("Conv2D", "Linear")):
+        if weight_quantize_type not in _WEIGHT_TYPES:
+            raise ValueError(f"QuantConfig: weight_quantize_type must be one of {_WEIGHT_TYPES}, "
+                             f"got {weight_quantize_type!r}")
+        if activation_quantize_type not in _ACTIVATION_TYPES:
+            raise ValueError(f"QuantConfig: activation_quantize_type must be one of "
+                             f"{_ACTIVATION_TYPES}, got {activation_quantize_type!r}")
+        for name, bits in (("weight_bits", weight_bits), ("activation_bits", activation_bits)):
+            if not isinstance(bits, int) or not 2 <= bits <= 16:
+                raise ValueError(f"QuantConfig: {name} must be an int in [2, 16], got {bits!r}")
+        if not 0.0 < moving_rate < 1.0:
+            raise ValueError(f"QuantConfig: moving_rate must be in (0, 1), got {moving_rate}")
+        types = [quantizable_layer_type] if isinstance(quantizable_layer_type, str) else \
+            list(quantizable_layer_type)
+        unknown = [t for t in types if t not in _QUANTED]
+        if unknown:
+            raise ValueError(f"QuantConfig: cannot quantize layer types {unknown}; supported: "
+                             f"{sorted(_QUANTED)}")
+        self.weight_quantize_type = weight_quantize_type
+        self.activation_quantize_type = activation_quantize_type
+        self.weight_bits, self.activation_bits = weight_bits, activation_bits
+        self.moving_rate = float(moving_rate)
+        self.quantizable_layer_type = types
+
+    def __repr__(self):
+        return (f"QuantConfig(weight={self.weight_quantize_type}/{self.weight_bits}, "
+                f"activation={self.activation_quantize_type}/{self.activation_bits}, "
+                f"layers={self.quantizable_layer_type})")
+
+
+# ---- quanters: layers that fake-quantize one tensor ----------------------------------------
+
+class FakeQuanterWithAbsMax(nn.Layer):
+    """Per-tensor abs-max fake quantization (no state: the scale is this tensor's max)."""
+
+    def __init__(self, bits: int = 8):
+        super().__init__()
+        self.bits = bits
+
+    def forward(self, x):
+        return Q.fake_quant_dequant_abs_max(x, self.bits)[0]
+
+
+class FakeQuanterChannelWiseAbsMax(nn.Layer):
+    """Per-channel abs-max fake quantization of a weight along `quant_axis`."""
+
+    def __init__(self, bits: int = 8, quant_axis: int = 0):
+        super().__init__()
+        self.bits, self.quant_axis = bits, quant_axis
+
+    def forward(self, x):
+        return Q.fake_channel_wise_quant_dequant_abs_max(x, self.bits, self.quant_axis)[0]
+
+
+class FakeQuanterMovingAverageAbsMax(nn.Layer):
+    """Activation fake quantization with a moving-average abs-max scale, learned while
+    training (buffers `scale`, `accum`, `state`, initialised as Paddle does) and fixed in
+    eval mode or once `frozen` (after `QAT.convert`)."""
+
+    def __init__(self, bits: int = 8, moving_rate: float = 0.9):
+        super().__init__()
+        self.bits, self.moving_rate, self.frozen = bits, moving_rate, False
+        xp = backend.XP
+        self.register_buffer("scale", Tensor(xp.full((1,), 0.001, xp.float32)))
+        self.register_buffer("accum", Tensor(xp.ones((1,), xp.float32)))
+        self.register_buffer("state", Tensor(xp.ones((1,), xp.float32)))
+
+    def forward(self, x):
+        is_test = self.frozen or not self.training
+        out, scale, accum, state = Q.fake_quant_dequant_moving_average_abs_max(
+            x, self.scale, self.accum, self.state, self.moving_rate, self.bits, is_test)
+        if not is_test:
+            self.scale.set_value(scale)
+            self.accum.set_value(accum)
+            self.state.set_value(state)
+        return out
+
+
+def _weight_quanter(config: QuantConfig, quant_axis: int) -> nn.Layer:
+    if config.weight_quantize_type == "abs_max":
+        return FakeQuanterWithAbsMax(config.weight_bits)
+    return FakeQuanterChannelWiseAbsMax(config.weight_bits, quant_axis)
+
+
+def _activation_quanter(config: QuantConfig) -> nn.Layer:
+    if config.activation_quantize_type == "abs_max":
+        return FakeQuanterWithAbsMax(config.activation_bits)
+    return FakeQuanterMovingAverageAbsMax(config.activation_bits, config.moving_rate)
+
+
+# ---- quantized layers -----------------------------------------------------------------------
+
+class _Quanted(nn.Layer):
+    """A quantizable layer with fake-quantized input and weight; owns the same Parameters."""
+
+    quant_axis = 0
+
+    def __init__(self, layer: nn.Layer, config: QuantConfig):
+        super().__init__()
+        # a plain attribute, not a sublayer: its parameters are registered here, by name
+        object.__setattr__(self, "source", layer)
+        self.weight = layer.weight
+        self.bias = layer.bias
+        self.weight_quanter = _weight_quanter(config, self.quant_axis)
+        self.activation_quanter = _activation_quanter(config)
+
+    def forward(self, x):
+        weight = self.weight if self.weight_quanter is None else self.weight_quanter(self.weight)
+        return self._compute(self.activation_quanter(x), weight)
+
+    def _freeze(self) -> None:
+        """Store the weight on its integer grid and fix the activation scale."""
+        with no_grad():
+            if self.weight_quanter is not None:
+                if isinstance(self.weight_quanter, FakeQuanterChannelWiseAbsMax):
+                    q, scale = Q.fake_channel_wise_quant_dequant_abs_max(
+                        self.weight, self.weight_quanter.bits, self.quant_axis)
+                else:
+                    q, scale = Q.fake_quant_dequant_abs_max(self.weight,
+                                                            self.weight_quanter.bits)
+                self.weight.set_value(q)
+                self.register_buffer("weight_scale", Tensor(scale._data))
+                self.weight_quanter = None
+        if isinstance(self.activation_quanter, FakeQuanterMovingAverageAbsMax):
+            self.activation_quanter.frozen = True
+
+    def extra_repr(self) -> str:
+        return self.source.extra_repr()
+
+
+class QuantedLinear(_Quanted):
+    """`Linear` with fake-quantized input and weight (per-column scales: axis 1)."""
+
+    quant_axis = 1
+
+    def _compute(self, x, weight):
+        return F.linear(x, weight, self.bias)
+
+
+class QuantedConv2D(_Quanted):
+    """`Conv2D` with fake-quantized input and weight (per-output-channel scales: axis 0)."""
+
+    quant_axis = 0
+
+    def _compute(self, x, weight):
+        s = self.source
+        return F.conv2d(x, weight, self.bias, stride=s._stride, padding=s._padding,
+                        dilation=s._dilation, groups=s._groups, data_format=s._data_format)
+
+
+_QUANTED = {"Linear": QuantedLinear, "Conv2D": QuantedConv2D}
+
+
+class QAT:
+    """Quantization-aware training driver.
+
+    >>> import runtime as rt
+    >>> model = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
+    >>> qat = rt.quantization.QAT(rt.quantization.QuantConfig())
+    >>> qmodel = qat.quantize(model)          # train qmodel as usual, then:
+    >>> infer_model = qat.convert(qmodel)
+    >>> type(qmodel[0]).__name__
+    'QuantedLinear'
+    """
+
+    def __init__(self, config: QuantConfig | None = None):
+        self.config = config if config is not None else QuantConfig()
+
+    def quantize(self, model: nn.Layer, inplace: bool = False) -> nn.Layer:
+        """Return `model` (a copy unless `inplace`) with its quantizable layers wrapped."""
+        if not isinstance(model, nn.Layer):
+            raise TypeError(f"QAT.quantize: expected an rt.nn.Layer, got {type(model).__name__}")
+        if not inplace:
+            model = copy.deepcopy(model)
+        if self._wrap(model) is not None:
+            raise TypeError("QAT.quantize: the model itself is a single quantizable layer; "
+                            "wrap it in a container (e.g. rt.nn.Sequential) first")
+        return model
+
+    def _wrap(self, layer: nn.Layer):
+        """The quantized replacement of `layer`, or None after wrapping its children."""
+        kind = type(layer).__name__
+        if kind in self.config.quantizable_layer_type and not getattr(layer, "skip_quant",
+                                                                       False):
+            return _QUANTED[kind](layer, self.config)
+        if isinstance(layer, _Quanted):
+            return None
+        for name, child in list(layer._sub_layers.items()):
+            if child is None:
+                continue
+            replacement = self._wrap(child)
+            if replacement is not None:
+                layer._sub_layers[name] = replacement
+        return None
+
+    def convert(self, model: nn.Layer, inplace: bool = False) -> nn.Layer:
+        """Freeze a quantized model for inference: weights snapped to their integer grid
+        (scales in `weight_scale` buffers), activation scales fixed."""
+        if not inplace:
+            model = copy.deepcopy(model)
+        found = [m for m in model.sublayers(include_self=True) if isinstance(m, _Quanted)]
+        if not found:
+            raise ValueError("QAT.convert: the model has no quantized layers; call "
+                             "quantize() first")
+        for m in found:
+            m._freeze()
+        return model.eval()
+
+
+__all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
+           "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear"]
