@@ -27,7 +27,7 @@ from .tensor import Tensor, to_tensor  # noqa: F401
 from . import nn  # noqa: E402,F401  (layers are built on the ops above)
 from .nn.param_attr import ParamAttr  # noqa: E402,F401
 
-from . import amp, io, optimizer, regularizer  # noqa: E402,F401
+from . import amp, io, optimizer, quantization, regularizer  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 from . import methods as _methods  # noqa: E402
