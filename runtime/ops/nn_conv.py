@@ -60,14 +60,13 @@ def col2im(xp, piece, shape, kernel, stride, dilation, pads, out_hw):
     (pt, pb), (pl, pr) = pads
     n, c, h, w = shape
     out = None
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            p = piece(i, j)
-            if out is None:
-                out = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=p.dtype)
-            r, q = i * dilation[0], j * dilation[1]
-            out[:, :, r:r + stride[0] * (out_hw[0] - 1) + 1:stride[0],
-                q:q + stride[1] * (out_hw[1] - 1) + 1:stride[1]] += p
+    for i, j in _taps(kernel):
+        p = piece(i, j)
+        if out is None:
+            out = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=p.dtype)
+        r, q = i * dilation[0], j * dilation[1]
+        out[:, :, r:r + stride[0] * (out_hw[0] - 1) + 1:stride[0],
+            q:q + stride[1] * (out_hw[1] - 1) + 1:stride[1]] += p
     return out[:, :, pt:pt + h, pl:pl + w]
 
 
@@ -96,8 +95,30 @@ def _grad_cols(g, groups):
         groups, n * ho * wo, o // groups)
 
 
+def _depthwise(w, groups):
+    """One input channel per group (MobileNet): a loop over kernel taps beats im2col, whose
+    matmuls would have an inner dimension of kh*kw."""
+    return groups > 1 and w.shape[1] == 1
+
+
+def _taps(kernel):
+    return ((i, j) for i in range(kernel[0]) for j in range(kernel[1]))
+
+
+def _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups):
+    n, c = x.shape[:2]
+    win = windows(xp, x, kernel, stride, dilation, pads, hw)
+    w4 = w.reshape((c, w.shape[0] // groups) + kernel)
+    out = xp.zeros((n,) + w4.shape[:2] + tuple(hw), dtype=x.dtype)
+    for i, j in _taps(kernel):
+        out += win[:, :, None, :, :, i, j] * w4[None, :, :, None, None, i, j]
+    return out.reshape((n, w.shape[0]) + tuple(hw))
+
+
 def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
     kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
+    if _depthwise(w, groups):
+        return _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups)
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
     o = w.shape[0]
     wmat = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
@@ -113,6 +134,11 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
     pads = resolve_padding(padding, x_shape[2:], kernel, stride, dilation)
     n, c = x_shape[:2]
     o, hw = w.shape[0], g.shape[2:]
+    if _depthwise(w, groups):
+        g5 = g.reshape((n, c, o // c) + tuple(hw))
+        w4 = w.reshape((c, o // c) + kernel)
+        return col2im(xp, lambda i, j: (g5 * w4[None, :, :, None, None, i, j]).sum(2),
+                      x_shape, kernel, stride, dilation, pads, hw)
     dcols = xp.matmul(_grad_cols(g, groups), w.reshape(groups, o // groups, -1))
     dcols = dcols.reshape((groups, n) + tuple(hw) + (c // groups,) + kernel)
     dcols = dcols.transpose(1, 0, 4, 5, 6, 2, 3).reshape((n, c) + kernel + tuple(hw))
@@ -126,6 +152,14 @@ def _grad_input_kernel(xp, g, w, x, stride, padding, dilation, groups):
 
 def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
     kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
+    if _depthwise(w, groups):
+        n, c = x.shape[:2]
+        win = windows(xp, x, kernel, stride, dilation, pads, hw)
+        g5 = g.reshape((n, c, w.shape[0] // c) + tuple(hw))
+        dw = xp.empty((c, w.shape[0] // c) + kernel, dtype=g.dtype)
+        for i, j in _taps(kernel):
+            dw[:, :, i, j] = xp.einsum("nckhw,nchw->ck", g5, win[:, :, :, :, i, j])
+        return dw.reshape(w.shape)
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
     dw = xp.matmul(_grad_cols(g, groups).transpose(0, 2, 1), cols)  # [G, O/G, C/G*kh*kw]
     return dw.reshape(w.shape)
