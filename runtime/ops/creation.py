@@ -51,10 +51,13 @@ def shape_args(op: str, shape, arg: str = "shape") -> tuple:
 
 def resolve_shape(attr, dims) -> tuple:
     """The concrete shape at run time (kernel side of `shape_args`)."""
-    if attr is None:
-        return tuple(int(d) for d in dims[0].tolist())
     if not dims:
         return attr
+    if any(d.dtype.kind not in "iu" for d in dims):
+        # a plain TypeError: `bind` then asks the infer rule for the message naming the op
+        raise TypeError("shape tensors must be integers")
+    if attr is None:
+        return tuple(int(d) for d in dims[0].tolist())
     it = iter(dims)
     return tuple(int(next(it).item()) if d is None else d for d in attr)
 
@@ -287,20 +290,31 @@ def eye(num_rows, num_columns=None, dtype=None, name=None):
 
 # ---- tril / triu -----------------------------------------------------------------------------
 
+def _check_2d(op: str, shape):
+    if len(shape) < 2:
+        raise OpError(f"{op}: x must have at least 2 dims, got shape {I.fmt(shape)}")
+
+
 def _tri_infer(op):
     def rule(x, diagonal=0):
         I.check_tensor(op, "x", x)
-        if len(x.shape) < 2:
-            raise OpError(f"{op}: x must have at least 2 dims, got shape {I.fmt(x.shape)}")
+        _check_2d(op, x.shape)
         return Meta(x.shape, x.dtype)
     return rule
 
 
-TRIL = register("tril", kernel=lambda xp, x, diagonal=0: xp.tril(x, diagonal),
+def _tri_kernel(op):
+    def kernel(xp, x, diagonal=0):
+        _check_2d(op, x.shape)
+        return getattr(xp, op)(x, diagonal)
+    return kernel
+
+
+TRIL = register("tril", kernel=_tri_kernel("tril"),
                 infer=_tri_infer("tril"),
                 grad=lambda ins, outs, gs, a: [tril(gs[0], a.get("diagonal", 0))],
                 doc="Zero the elements above the `diagonal`-th diagonal (last two dims).")
-TRIU = register("triu", kernel=lambda xp, x, diagonal=0: xp.triu(x, diagonal),
+TRIU = register("triu", kernel=_tri_kernel("triu"),
                 infer=_tri_infer("triu"),
                 grad=lambda ins, outs, gs, a: [triu(gs[0], a.get("diagonal", 0))],
                 doc="Zero the elements below the `diagonal`-th diagonal (last two dims).")
