@@ -56,11 +56,6 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
 
 
-def _host_rng():
-    """The NumPy-compatible generator behind `rt.seed` (runtime.ops.random)."""
-    return getattr(_random, "host_generator", lambda: np.random)()
-
-
 class Initializer:
     """Base class: `generate(shape, dtype)` returns a host NumPy array; calling the
     initializer on a parameter overwrites the parameter's values in place."""
@@ -111,7 +106,7 @@ class Normal(Initializer):
         self.mean, self.std = mean, std
 
     def generate(self, shape, dtype):
-        return self._cast(_host_rng().normal(self.mean, self.std, shape), dtype)
+        return self._cast(_random.host_generator().normal(self.mean, self.std, shape), dtype)
 
 
 class TruncatedNormal(Initializer):
@@ -124,7 +119,7 @@ class TruncatedNormal(Initializer):
         self.b = mean + 2 * std if b is None else b
 
     def generate(self, shape, dtype):
-        rng = _host_rng()
+        rng = _random.host_generator()
         out = rng.normal(self.mean, self.std, shape)
         bad = (out < self.a) | (out > self.b)
         while bad.any():  # resampling keeps the exact truncated distribution
@@ -140,7 +135,7 @@ class Uniform(Initializer):
         self.low, self.high = low, high
 
     def generate(self, shape, dtype):
-        return self._cast(_host_rng().uniform(self.low, self.high, shape), dtype)
+        return self._cast(_random.host_generator().uniform(self.low, self.high, shape), dtype)
 
 
 class XavierUniform(Initializer):
@@ -156,7 +151,7 @@ class XavierUniform(Initializer):
         fi = self.fan_in if self.fan_in is not None else fi
         fo = self.fan_out if self.fan_out is not None else fo
         limit = self.gain * math.sqrt(6.0 / (fi + fo))
-        return self._cast(_host_rng().uniform(-limit, limit, shape), dtype)
+        return self._cast(_random.host_generator().uniform(-limit, limit, shape), dtype)
 
 
 class XavierNormal(Initializer):
@@ -171,7 +166,7 @@ class XavierNormal(Initializer):
         fi = self.fan_in if self.fan_in is not None else fi
         fo = self.fan_out if self.fan_out is not None else fo
         std = self.gain * math.sqrt(2.0 / (fi + fo))
-        return self._cast(_host_rng().normal(0.0, std, shape), dtype)
+        return self._cast(_random.host_generator().normal(0.0, std, shape), dtype)
 
 
 class KaimingUniform(Initializer):
@@ -185,7 +180,7 @@ class KaimingUniform(Initializer):
         fi = self.fan_in if self.fan_in is not None else compute_fans(shape)[0]
         gain = calculate_gain(self.nonlinearity, self.negative_slope)
         limit = gain * math.sqrt(3.0 / fi)
-        return self._cast(_host_rng().uniform(-limit, limit, shape), dtype)
+        return self._cast(_random.host_generator().uniform(-limit, limit, shape), dtype)
 
 
 class KaimingNormal(Initializer):
@@ -198,7 +193,7 @@ class KaimingNormal(Initializer):
     def generate(self, shape, dtype):
         fi = self.fan_in if self.fan_in is not None else compute_fans(shape)[0]
         std = calculate_gain(self.nonlinearity, self.negative_slope) / math.sqrt(fi)
-        return self._cast(_host_rng().normal(0.0, std, shape), dtype)
+        return self._cast(_random.host_generator().normal(0.0, std, shape), dtype)
 
 
 __all__ = [

@@ -34,6 +34,34 @@ def _snake(name: str) -> str:
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
+class _Registry(OrderedDict):
+    """One of a layer's ordered registries (parameters, sublayers, buffers). Every entry is
+    mirrored into the layer's `__dict__`, so that reading `self.fc1` or `self.weight` in a
+    forward pass is a plain attribute lookup rather than a failed one plus `__getattr__`
+    (a few microseconds per access, on every eager step)."""
+
+    def __init__(self, attrs: dict):
+        super().__init__()
+        self._attrs = attrs
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self._attrs[key] = value
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._attrs.pop(key, None)
+
+    def pop(self, key, *default):
+        self._attrs.pop(key, None)
+        return super().pop(key, *default)
+
+    def clear(self):
+        for key in self:
+            self._attrs.pop(key, None)
+        super().clear()
+
+
 class HookRemoveHelper:
     """The handle returned by `register_forward_*_hook`; `.remove()` unregisters the hook."""
 
@@ -71,9 +99,9 @@ class Layer:
         d["training"] = True
         d["_full_name"] = unique_name(name_scope or _snake(type(self).__name__))
         d["_dtype"] = convert_dtype(dtype).name
-        d["_parameters"] = OrderedDict()
-        d["_sub_layers"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = _Registry(d)
+        d["_sub_layers"] = _Registry(d)
+        d["_buffers"] = _Registry(d)
         d["_non_persistable_buffer_names"] = set()
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_post_hooks"] = OrderedDict()
@@ -83,17 +111,21 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *inputs, **kwargs):
-        if "_forward_pre_hooks" not in self.__dict__:
+        d = self.__dict__
+        pre = d.get("_forward_pre_hooks")
+        if pre is None:
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__()")
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, inputs)
-            if result is not None:
-                inputs = result if isinstance(result, tuple) else (result,)
+        if pre:
+            for hook in list(pre.values()):
+                result = hook(self, inputs)
+                if result is not None:
+                    inputs = result if isinstance(result, tuple) else (result,)
         outputs = self.forward(*inputs, **kwargs)
-        for hook in list(self._forward_post_hooks.values()):
-            result = hook(self, inputs, outputs)
-            if result is not None:
-                outputs = result
+        if d["_forward_post_hooks"]:
+            for hook in list(d["_forward_post_hooks"].values()):
+                result = hook(self, inputs, outputs)
+                if result is not None:
+                    outputs = result
         return outputs
 
     def register_forward_pre_hook(self, hook: Callable) -> HookRemoveHelper:
@@ -155,9 +187,9 @@ class Layer:
                                  "calls super().__init__()")
 
     def _forget(self, name):
-        self.__dict__.pop(name, None)
         for registry in (self._parameters, self._sub_layers, self._buffers):
             registry.pop(name, None)
+        self.__dict__.pop(name, None)
         self._non_persistable_buffer_names.discard(name)
 
     def __getattr__(self, name: str):
@@ -213,7 +245,7 @@ class Layer:
         if parameter is not None and not isinstance(parameter, Parameter):
             raise TypeError(f"add_parameter('{name}'): expected a Parameter, got "
                             f"{type(parameter).__name__}")
-        if name in self.__dict__ or name in self._sub_layers or name in self._buffers:
+        if name in self.__dict__ and name not in self._parameters:
             raise KeyError(f"add_parameter: '{name}' already exists on {type(self).__name__}")
         self._parameters[name] = parameter
         return parameter

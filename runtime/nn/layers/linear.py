@@ -1,7 +1,7 @@
 """`Linear`: y = x @ W + b with Paddle's weight layout `[in_features, out_features]`."""
 from __future__ import annotations
 
-from ...ops.math import add, matmul
+from .. import functional as F
 from ..layer import Layer
 
 
@@ -25,8 +25,7 @@ class Linear(Layer):
         self._name = name
 
     def forward(self, input):
-        out = matmul(input, self.weight)
-        return out if self.bias is None else add(out, self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         name = f", name={self._name}" if self._name else ""

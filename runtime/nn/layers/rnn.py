@@ -1,8 +1,9 @@
 """Recurrent layers with Paddle's gate layouts, parameter names and return values.
 
 Cells compute one step on `[batch, input_size]`; `RNN` / `BiRNN` run a cell over time with a
-Python loop of ops (so a converted `forward` unrolls it; the number of steps must be known
-when a static program is built); `SimpleRNN`, `LSTM` and `GRU` stack layers and directions.
+Python loop of ops (so a converted `forward` unrolls it), or, when a static program is built
+for an unknown number of steps, with one `while` op; `SimpleRNN`, `LSTM` and `GRU` stack
+layers and directions.
 
 Gates (rows of `weight_ih` / `weight_hh`, shapes `[gates * hidden, input]` and
 `[gates * hidden, hidden]`, all initialised U(-1/sqrt(hidden), 1/sqrt(hidden))):
@@ -32,11 +33,6 @@ def _map(fn, *trees):
     if isinstance(trees[0], (tuple, list)):
         return tuple(_map(fn, *parts) for parts in zip(*trees))
     return fn(*trees)
-
-
-def _step(m, states, new_states):
-    """new where the step is valid (m = 1), the old state past a sequence's end (m = 0)."""
-    return _map(lambda old, new: new * m + old * (1.0 - m), states, new_states)
 
 
 # ---- cells ----------------------------------------------------------------------------------
@@ -195,35 +191,56 @@ class GRUCell(RNNCellBase):
 
 # ---- running a cell over time ---------------------------------------------------------------
 
-def _time_mask(sequence_length, steps: int, dtype):
-    """[T, B, 1] floats: 1 where step t < the sequence's length."""
-    t = shp.unsqueeze(creation.arange(steps, dtype=sequence_length.dtype), -1)
-    valid = t < shp.unsqueeze(sequence_length, 0)
-    return shp.unsqueeze(valid.astype(dtype), -1)
+def _one_step(cell, x, t, states, sequence_length):
+    """Step `t` (an int, or an int64 tensor inside a graph loop) of `cell` over time-major
+    `x`; past a sequence's end the state is kept and the output is zero."""
+    out, new_states = cell(x[t], states)
+    if sequence_length is None:
+        return out, new_states
+    valid = shp.unsqueeze((sequence_length > t).astype(x.dtype), -1)  # [B, 1]
+    return out * valid, _map(lambda old, new: new * valid + old * (1.0 - valid), states,
+                             new_states)
+
+
+def _unrolled(cell, x, states, sequence_length, is_reverse):
+    steps = x.shape[0]
+    outputs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if is_reverse else range(steps)):
+        outputs[t], states = _one_step(cell, x, t, states, sequence_length)
+    return combine.stack(outputs, axis=0), states
+
+
+def _graph_loop(cell, x, states, sequence_length, is_reverse):
+    """The number of steps is known only at run time (static mode): one while op over t,
+    outputs collected in a tensor array."""
+    from ...program import arrays, control_flow
+
+    steps = shp.shape(x)[0]
+    outputs = arrays.create_array(x.dtype)
+
+    def body(i, states, outputs):
+        t = steps - 1 - i if is_reverse else i
+        out, states = _one_step(cell, x, t, states, sequence_length)
+        return [i + 1, states, arrays.array_write(out, i, outputs)]
+
+    _, states, outputs = control_flow.while_loop(
+        lambda i, states, outputs: i < steps, body,
+        [creation.zeros([], dtype="int64"), states, outputs])
+    out = arrays.array_stack(outputs, axis=0)
+    return (shp.flip(out, [0]) if is_reverse else out), states
 
 
 def _run(cell, inputs, states, sequence_length, is_reverse, time_major):
-    """Run `cell` over the time axis; returns (outputs with inputs' layout, final states)."""
-    x = inputs if time_major else shp.transpose(inputs, [1, 0] + list(
-        range(2, len(inputs.shape))))
-    steps = x.shape[0]
-    if steps < 0:
-        raise ValueError(
-            f"{type(cell).__name__}: the number of time steps is unknown (-1) while building a "
-            "static program; give the time dimension a fixed size in the InputSpec")
+    """Run `cell` over the time axis; returns (outputs with inputs' layout, final states).
+    A Python loop of ops when the number of steps is known (always in eager mode), else a
+    graph loop."""
+    perm = [1, 0] + list(range(2, len(inputs.shape)))
+    x = inputs if time_major else shp.transpose(inputs, perm)
     if states is None:
         states = cell.get_initial_states(x, batch_dim_idx=1)
-    mask = None if sequence_length is None else _time_mask(sequence_length, steps, x.dtype)
-    outputs = [None] * steps
-    for t in (range(steps - 1, -1, -1) if is_reverse else range(steps)):
-        out, new_states = cell(x[t], states)
-        if mask is not None:
-            new_states = _step(mask[t], states, new_states)
-            out = out * mask[t]
-        states = new_states
-        outputs[t] = out
-    out = combine.stack(outputs, axis=0 if time_major else 1)
-    return out, states
+    loop = _unrolled if x.shape[0] >= 0 else _graph_loop
+    out, states = loop(cell, x, states, sequence_length, is_reverse)
+    return (out if time_major else shp.transpose(out, perm)), states
 
 
 class RNN(Layer):
