@@ -13,8 +13,10 @@ import math
 import numpy as np
 from opinfo import ErrorSample, OpInfo, Sample, randn, unary_samples
 
+import runtime as rt
 import runtime.nn.functional as F
 from runtime.ops import nn_norm
+from runtime.ops.random import Generator
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -79,6 +81,24 @@ def _softmax_samples(rng):
 def _axis_error(name):
     return ErrorSample((np.ones((2, 3)),), {"axis": 2}, ValueError,
                        rf"{name}: axis=2 is out of range for a tensor of rank 2")
+
+
+def _dropout_fn(x, p=0.5, axis=None, mode="upscale_in_train"):
+    rt.seed(11)  # the reference replays the same stream; every call draws the same mask
+    return F.dropout(x, p, axis, mode=mode)
+
+
+def _dropout_ref(x, p=0.5, axis=None, mode="upscale_in_train"):
+    shape = x.shape if axis is None else [d if i == axis else 1 for i, d in enumerate(x.shape)]
+    keep = Generator(11).random(shape, xp=np) >= p
+    scale = 1 / (1 - p) if mode == "upscale_in_train" and p < 1 else 1.0
+    return x * keep * scale
+
+
+def _dropout_samples(rng):
+    return [Sample((randn(rng, 4, 5),), {"p": 0.3}), Sample((randn(rng, 3, 4),), {"axis": 1}),
+            Sample((randn(rng, 6),), {"p": 0.6, "mode": "downscale_in_infer"}),
+            Sample((randn(rng, 2, 3),), {"p": 1.0})]
 
 
 # ---- linear ---------------------------------------------------------------------------------
@@ -498,6 +518,8 @@ OPINFOS = [
     OpInfo("softplus", F.softplus, _softplus_ref, _softplus_samples),
     OpInfo("hardswish", F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6,
            unary_samples(lambda rng, *s: randn(rng, *s) * 3)),
+    OpInfo("dropout", _dropout_fn, _dropout_ref, _dropout_samples, covers=("dropout_grad",),
+           static=False),  # a static program draws its mask when it runs, not when built
     OpInfo("softmax", F.softmax, _softmax_ref, _softmax_samples,
            error_samples=[_axis_error("softmax")]),
     OpInfo("log_softmax", F.log_softmax, lambda x, axis=-1: _log_softmax(x, axis),
