@@ -253,8 +253,11 @@ def _embedding_kernel(xp, ids, w, padding_idx=None):
 
 
 def _embedding_grad_kernel(xp, g, ids, w, padding_idx=None):
-    out = xp.zeros(w.shape, dtype=g.dtype)
-    xp.add.at(out, ids.ravel(), g.reshape(-1, w.shape[1]))
+    # bincount over flat (row, column) positions sums repeated ids (NumPy and CuPy alike)
+    d = w.shape[1]
+    flat = (ids.reshape(-1, 1) * d + xp.arange(d)).ravel()
+    out = xp.bincount(flat, weights=g.reshape(-1), minlength=w.shape[0] * d)
+    out = out.reshape(w.shape).astype(g.dtype, copy=False)
     if padding_idx is not None:
         out[padding_idx] = 0
     return out
