@@ -22,6 +22,7 @@ import numpy as np
 from .. import backend
 from . import infer as I
 from .creation import is_tensor
+from .gather import scatter_add
 from .math import sum_to_like
 from .registry import STATE, Meta, OpError, OpTypeError, bind, explain_failure, register
 from .shape import reshape_as
@@ -205,9 +206,8 @@ def _getitem_grad_kernel(xp, g, x, *tensors, index):
     idx = build_index(xp, index, tensors)
     if _is_basic(index):
         out[idx] = g
-    else:  # repeated indices must accumulate: scatter-add through flat positions
-        flat = xp.arange(x.size).reshape(x.shape)[idx]
-        xp.add.at(out.reshape(-1), flat.reshape(-1), g.reshape(-1))
+    else:  # repeated indices must accumulate
+        scatter_add(xp, out, idx, g)
     return out
 
 

@@ -12,6 +12,7 @@ import math as _pymath
 from ..dtypes import int64
 from . import infer as I
 from .creation import infer_shape, resolve_shape, shape_args
+from .gather import scatter_add
 from .math import sum_to_like
 from .registry import Meta, OpError, OpTypeError, bind, register
 
@@ -44,8 +45,10 @@ def _reshape_target(op: str, xshape: tuple, target: tuple, unknown: tuple = ()) 
             raise OpError(f"{op}: shape {list(target)} has an invalid dim {d}")
         else:
             out.append(d)
-    total = _known_prod(xshape)
-    rest = _known_prod([d for i, d in enumerate(out) if i != infer_at])
+    # An unknown dim of x copied by a 0 cancels out, so the rest can still be checked.
+    copied = {i for i, d in enumerate(target) if d == 0 and i not in unknown and xshape[i] == -1}
+    total = _known_prod([d for i, d in enumerate(xshape) if i not in copied])
+    rest = _known_prod([d for i, d in enumerate(out) if i != infer_at and i not in copied])
     if total == -1 or rest == -1 or unknown:
         return tuple(out)
     if infer_at is not None:
@@ -445,7 +448,7 @@ def _pad_grad_kernel(xp, g, x, paddings, mode="constant", value=0.0):
         moved = xp.moveaxis(g, axis, 0)
         keep = src >= 0
         acc = xp.zeros((n,) + moved.shape[1:], dtype=g.dtype)
-        xp.add.at(acc, src[keep], moved[keep])
+        scatter_add(xp, acc, (src[keep],), moved[keep])
         g = xp.moveaxis(acc, 0, axis)
     return g
 
