@@ -7,7 +7,7 @@
 >>> with rt.amp.auto_cast():
 ...     loss = model(rt.ones([3, 4])).mean()
 >>> scaler.scale(loss).backward()
->>> scaler.minimize(opt, loss)
+>>> _ = scaler.minimize(opt, loss)
 """
 from .auto_cast import (
     AmpState,

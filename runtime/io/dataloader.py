@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .. import backend
+from ..ops.random import host_generator
 from ..tensor import Tensor, to_tensor, wrap
 from .dataset import Dataset, IterableDataset
 
@@ -38,8 +39,8 @@ class SequenceSampler(Sampler):
 
 class RandomSampler(Sampler):
     """A random permutation of the indices each epoch, drawn from `generator` (a
-    `np.random.Generator`) or NumPy's global random state (seeded by `np.random.seed` / `rt.seed`).
-    """
+    `np.random.Generator`) or else from the runtime's default generator, so `rt.seed(n)`
+    makes the order reproducible."""
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
                  generator=None):
@@ -54,11 +55,9 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
-        rng = self.generator if self.generator is not None else np.random
+        rng = self.generator if self.generator is not None else host_generator()
         if self.replacement:
-            draw = (rng.integers(0, n, size=len(self)) if hasattr(rng, "integers")
-                    else rng.randint(0, n, size=len(self)))
-            return iter(draw.tolist())
+            return iter(rng.integers(0, n, size=len(self)).tolist())
         return iter(rng.permutation(n).tolist())
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..ops.random import host_generator
 from ..tensor import Tensor, wrap
 
 
@@ -150,8 +151,8 @@ class ConcatDataset(Dataset):
 
 def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
     """Split `dataset` into non-overlapping random `Subset`s of the given lengths (ints, or
-    fractions summing to 1). `generator` is a `np.random.Generator` (default: NumPy's global
-    random state, which `rt.seed` also seeds)."""
+    fractions summing to 1). `generator` is a `np.random.Generator` (default: the runtime's
+    default generator, which `rt.seed` resets)."""
     n = len(dataset)
     if all(isinstance(x, float) for x in lengths) and abs(sum(lengths) - 1.0) < 1e-6:
         sizes = [int(np.floor(n * f)) for f in lengths]
@@ -162,7 +163,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
     if sum(sizes) != n:
         raise ValueError(f"random_split: lengths {list(lengths)} do not add up to the dataset "
                          f"length {n}")
-    perm = (generator.permutation(n) if generator is not None else np.random.permutation(n))
+    perm = (generator if generator is not None else host_generator()).permutation(n)
     out, start = [], 0
     for size in sizes:
         out.append(Subset(dataset, perm[start:start + size].tolist()))

@@ -135,8 +135,7 @@ class Optimizer:
             state[key].set_value(value)
         if master is not None:
             master.set_value(new_p)
-            new_p = _cast(new_p, p.dtype)
-        p.set_value(new_p)
+        p.set_value(new_p)  # casts to a low-precision parameter's dtype
 
     def _update(self, param, grad, lr, state: dict):
         raise NotImplementedError
@@ -252,12 +251,3 @@ class Optimizer:
 
     def __repr__(self):
         return f"{type(self).__name__}(learning_rate={self.get_lr()})"
-
-
-def _cast(x, dtype):
-    """The master weight cast back to the parameter's low precision. Eager `set_value` casts
-    by itself; a static program needs the cast op."""
-    if STATE.builder is None:
-        return x
-    from .. import cast
-    return cast(x, dtype)
