@@ -335,6 +335,32 @@ def test_pooling_vs_numpy():
     check_grads(nn.MaxPool2D(2), [np.random.randn(1, 1, 4, 4)])
 
 
+def test_one_dimensional_pools():
+    x = np.random.randn(2, 3, 7)
+    got = nn.MaxPool1D(2)(rt.to_tensor(x)).numpy()
+    np.testing.assert_allclose(got, x[:, :, :6].reshape(2, 3, 3, 2).max(-1))
+    got = nn.AvgPool1D(3, stride=2, padding=1, exclusive=False)(rt.to_tensor(x)).numpy()
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    np.testing.assert_allclose(got, np.stack([padded[..., i:i + 3].mean(-1)
+                                              for i in range(0, 7, 2)], -1), rtol=1e-12)
+    got = nn.AdaptiveAvgPool1D(1)(rt.to_tensor(x)).numpy()
+    np.testing.assert_allclose(got, x.mean(-1, keepdims=True), rtol=1e-12)
+
+
+def test_pad_upsample_and_conv_padding_modes():
+    x = np.random.randn(1, 2, 3, 4)
+    got = nn.Pad2D([1, 0, 2, 1], mode="reflect")(rt.to_tensor(x)).numpy()
+    np.testing.assert_array_equal(got, np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 0)), "reflect"))
+    got = nn.Upsample(scale_factor=2)(rt.to_tensor(x)).numpy()
+    np.testing.assert_array_equal(got, x.repeat(2, axis=2).repeat(2, axis=3))
+    conv = nn.Conv2D(2, 3, 3, padding=1, padding_mode="circular").to(dtype="float64")
+    want = np_conv2d(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), "wrap"), conv.weight.numpy(),
+                     conv.bias.numpy(), 1, 0, 1, 1)
+    np.testing.assert_allclose(conv(rt.to_tensor(x)).numpy(), want, rtol=1e-10)
+    with pytest.raises(ValueError, match="padding_mode"):
+        nn.Conv2D(2, 3, 3, padding_mode="mirror")
+
+
 # ---- normalisation ------------------------------------------------------------------------
 
 def test_batchnorm_train_updates_running_stats_eval_uses_them():
@@ -414,6 +440,9 @@ def test_embedding_padding_idx():
     (nn.Tanh(), np.tanh),
     (nn.Softmax(axis=0), lambda v: np.exp(v) / np.exp(v).sum(0)),
     (nn.Silu(), lambda v: v / (1 + np.exp(-v))),
+    (nn.Swish(), lambda v: v / (1 + np.exp(-v))),
+    (nn.Hardswish(), lambda v: v * np.clip(v + 3, 0, 6) / 6),
+    (nn.GELU(), lambda v: v * 0.5 * (1 + np.vectorize(__import__("math").erf)(v / np.sqrt(2)))),
 ])
 def test_activation_layers(layer, ref):
     x = np.random.randn(3, 4)

@@ -234,6 +234,16 @@ def test_attention_incremental_cache_matches_causal_mask():
         np.testing.assert_allclose(out.numpy()[:, 0], full[:, t], rtol=1e-10)
 
 
+def np_layer_norm(v, norm):
+    mu, var = v.mean(-1, keepdims=True), v.var(-1, keepdims=True)
+    return (v - mu) / np.sqrt(var + 1e-5) * norm.weight.numpy() + norm.bias.numpy()
+
+
+def np_ffn(layer, v, act):
+    hid = act(v @ layer.linear1.weight.numpy() + layer.linear1.bias.numpy())
+    return hid @ layer.linear2.weight.numpy() + layer.linear2.bias.numpy()
+
+
 @pytest.mark.parametrize("normalize_before", [False, True])
 def test_transformer_encoder_layer_vs_numpy(normalize_before):
     layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu",
@@ -241,17 +251,14 @@ def test_transformer_encoder_layer_vs_numpy(normalize_before):
     x = np.random.randn(2, 3, 8)
     mask = np.array([[True, True, False], [True, True, True]])[:, None, None, :]
 
-    def ln(v, norm):
-        mu, var = v.mean(-1, keepdims=True), v.var(-1, keepdims=True)
-        return (v - mu) / np.sqrt(var + 1e-5) * norm.weight.numpy() + norm.bias.numpy()
+    ln = np_layer_norm
 
     def gelu(v):
         from math import erf
         return v * 0.5 * (1 + np.vectorize(erf)(v / np.sqrt(2)))
 
     def ffn(v):
-        hid = gelu(v @ layer.linear1.weight.numpy() + layer.linear1.bias.numpy())
-        return hid @ layer.linear2.weight.numpy() + layer.linear2.bias.numpy()
+        return np_ffn(layer, v, gelu)
 
     if normalize_before:
         h = x + np_mha(layer.self_attn, *[ln(x, layer.norm1)] * 3, mask)[0]
@@ -275,3 +282,31 @@ def test_transformer_encoder_stacks_fresh_layers():
     out = enc(x)
     assert out.shape == [2, 5, 8]
     np.testing.assert_allclose(out.numpy().mean(-1), 0, atol=1e-5)  # final LayerNorm
+
+
+def test_transformer_decoder_layer_vs_numpy():
+    layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0).to(dtype="float64")
+    tgt, memory = np.random.randn(2, 3, 8), np.random.randn(2, 4, 8)
+    causal = np.tril(np.ones((3, 3), bool))
+    mem_mask = np.array([[True] * 4, [True, True, False, False]])[:, None, None, :]
+    h = np_layer_norm(tgt + np_mha(layer.self_attn, tgt, tgt, tgt, causal)[0], layer.norm1)
+    h = np_layer_norm(h + np_mha(layer.cross_attn, h, memory, memory, mem_mask)[0],
+                      layer.norm2)
+    want = np_layer_norm(h + np_ffn(layer, h, lambda v: np.maximum(v, 0)), layer.norm3)
+    got = layer(rt.to_tensor(tgt), rt.to_tensor(memory), tgt_mask=rt.to_tensor(causal),
+                memory_mask=rt.to_tensor(mem_mask))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-9, atol=1e-10)
+
+
+def test_transformer_decoder_incremental_cache_matches_full():
+    model = nn.Transformer(8, 2, 1, 2, 16, dropout=0.0, normalize_before=True)
+    model.to(dtype="float64").eval()
+    src, tgt = rt.to_tensor(np.random.randn(2, 4, 8)), np.random.randn(2, 3, 8)
+    mask = model.generate_square_subsequent_mask(3)
+    assert mask.numpy()[0].tolist() == [0.0, -np.inf, -np.inf]
+    full = model(src, rt.to_tensor(tgt), tgt_mask=mask).numpy()
+    memory = model.encoder(src)
+    cache = model.decoder.gen_cache(memory)
+    for t in range(3):
+        out, cache = model.decoder(rt.to_tensor(tgt[:, t:t + 1]), memory, cache=cache)
+        np.testing.assert_allclose(out.numpy()[:, 0], full[:, t], rtol=1e-9, atol=1e-10)

@@ -78,6 +78,26 @@ class Silu(Layer):
         return F.silu(x)
 
 
+class Swish(Layer):
+    """x * sigmoid(x) (Paddle's name; the same as Silu)."""
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        return F.swish(x)
+
+
+class Hardswish(Layer):
+    """x * relu6(x + 3) / 6 (MobileNetV3)."""
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        return F.hardswish(x)
+
+
 class Tanh(Layer):
     """tanh(x)."""
 

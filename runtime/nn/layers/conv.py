@@ -28,9 +28,9 @@ class _ConvNd(Layer):
                  weight_attr=None, bias_attr=None, data_format="NCHW"):
         super().__init__()
         name = type(self).__name__
-        if padding_mode != "zeros":
-            raise ValueError(f"{name}: padding_mode {padding_mode!r} is not supported; pad the "
-                             "input with F.pad and use padding_mode='zeros'")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"{name}: padding_mode must be 'zeros', 'reflect', 'replicate' or "
+                             f"'circular', got {padding_mode!r}")
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must be divisible by groups ({groups})")
@@ -39,6 +39,13 @@ class _ConvNd(Layer):
         self._stride, self._padding, self._dilation = stride, padding, dilation
         self._output_padding, self._groups = output_padding, groups
         self._padding_mode, self._data_format = padding_mode, data_format
+        self._pre_pad = None
+        if padding_mode != "zeros":
+            # Paddle pads the input with F.pad (pairs from the last spatial dim back), then
+            # convolves without padding
+            per_dim = _ntuple(padding, dims, f"{name}: padding with padding_mode")
+            self._pre_pad = [p for d in reversed(per_dim) for p in (d, d)]
+            self._padding = 0
         if transposed:
             shape = [in_channels, out_channels // groups] + self._kernel_size
             default = None  # XavierUniform, as Paddle
@@ -50,6 +57,11 @@ class _ConvNd(Layer):
                                             default_initializer=default)
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
+    def _padded(self, x):
+        if self._pre_pad is None:
+            return x
+        return F.pad(x, self._pre_pad, mode=self._padding_mode, data_format=self._data_format)
+
     def extra_repr(self) -> str:
         text = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
         for key, default in (("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1),
@@ -57,6 +69,8 @@ class _ConvNd(Layer):
             value = getattr(self, f"_{key}")
             if value != default:
                 text += f", {key}={value}"
+        if self._padding_mode != "zeros":
+            text += f", padding_mode={self._padding_mode}"
         return text + f", data_format={self._data_format}"
 
 
@@ -77,7 +91,7 @@ class Conv1D(_ConvNd):
                          data_format=data_format)
 
     def forward(self, x):
-        return F.conv1d(x, self.weight, self.bias, stride=self._stride, padding=self._padding,
+        return F.conv1d(self._padded(x), self.weight, self.bias, stride=self._stride, padding=self._padding,
                         dilation=self._dilation, groups=self._groups,
                         data_format=self._data_format)
 
@@ -100,7 +114,7 @@ class Conv2D(_ConvNd):
                          data_format=data_format)
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, stride=self._stride, padding=self._padding,
+        return F.conv2d(self._padded(x), self.weight, self.bias, stride=self._stride, padding=self._padding,
                         dilation=self._dilation, groups=self._groups,
                         data_format=self._data_format)
 

@@ -1,8 +1,20 @@
 """Pooling layers over `rt.nn.functional` (Paddle arguments and defaults)."""
 from __future__ import annotations
 
+from ...ops import shape as shp
 from .. import functional as F
 from ..layer import Layer
+
+
+def _as_2d(value, fill):
+    """A 1-D pooling argument as the 2-D one over [N, C, 1, L]."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, int):
+        (value,) = value
+    return (fill, value)
 
 
 class MaxPool2D(Layer):
@@ -67,6 +79,72 @@ class AdaptiveAvgPool2D(Layer):
 
     def forward(self, x):
         return F.adaptive_avg_pool2d(x, self._output_size, data_format=self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}"
+
+
+class MaxPool1D(Layer):
+    """Max over windows of `[N, C, L]` (computed as a 2-D pool over `[N, C, 1, L]`).
+
+    >>> import runtime as rt
+    >>> rt.nn.MaxPool1D(2)(rt.ones([2, 3, 8])).shape
+    [2, 3, 4]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
+                 ceil_mode: bool = False, name=None):
+        super().__init__()
+        if return_mask:
+            raise ValueError("MaxPool1D: return_mask is not supported")
+        self.ksize, self.stride, self.padding, self.ceil_mode = (kernel_size, stride, padding,
+                                                                 ceil_mode)
+
+    def forward(self, x):
+        stride = self.ksize if self.stride is None else self.stride
+        y = F.max_pool2d(shp.unsqueeze(x, 2), _as_2d(self.ksize, 1), _as_2d(stride, 1),
+                         _as_2d(self.padding, 0), ceil_mode=self.ceil_mode)
+        return shp.squeeze(y, 2)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1D(Layer):
+    """Mean over windows of `[N, C, L]`; `exclusive=True` leaves padding out of the count."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, exclusive: bool = True,
+                 ceil_mode: bool = False, name=None):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.exclusive, self.ceil_mode = exclusive, ceil_mode
+
+    def forward(self, x):
+        stride = self.ksize if self.stride is None else self.stride
+        y = F.avg_pool2d(shp.unsqueeze(x, 2), _as_2d(self.ksize, 1), _as_2d(stride, 1),
+                         _as_2d(self.padding, 0), ceil_mode=self.ceil_mode,
+                         exclusive=self.exclusive)
+        return shp.squeeze(y, 2)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1D(Layer):
+    """Average pooling of `[N, C, L]` to `output_size` positions.
+
+    >>> import runtime as rt
+    >>> rt.nn.AdaptiveAvgPool1D(1)(rt.ones([2, 3, 7])).shape
+    [2, 3, 1]
+    """
+
+    def __init__(self, output_size: int, name=None):
+        super().__init__()
+        self._output_size = output_size
+
+    def forward(self, x):
+        y = F.adaptive_avg_pool2d(shp.unsqueeze(x, 2), (1, self._output_size))
+        return shp.squeeze(y, 2)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"

@@ -1,4 +1,4 @@
-"""Attention and the Transformer encoder, following Paddle 2.x (`paddle.nn.layer.transformer`).
+"""Attention and the Transformer, following Paddle 2.x (`paddle.nn.layer.transformer`).
 
 Shapes are `[batch, seq_len, embed_dim]`. An `attn_mask` broadcasts to
 `[batch, num_heads, query_len, key_len]`; a bool (or int) mask says where attention is
@@ -16,8 +16,7 @@ from ...ops.math import matmul
 from .. import functional as F
 from ..container import LayerList
 from ..layer import Layer
-from .common import Dropout
-from .linear import Linear
+from .common import Dropout, Linear
 from .norm import LayerNorm
 
 
@@ -224,3 +223,153 @@ class TransformerEncoder(Layer):
 
     def gen_cache(self, src):
         return [layer.gen_cache(src) for layer in self.layers]
+
+
+class TransformerDecoderLayer(Layer):
+    """Self-attention, cross-attention over `memory`, then a feed-forward block, each with a
+    residual connection and LayerNorm (post-norm by default).
+
+    >>> import runtime as rt
+    >>> layer = rt.nn.TransformerDecoderLayer(16, 4, 32)
+    >>> layer(rt.randn([2, 3, 16]), rt.randn([2, 5, 16])).shape
+    [2, 3, 16]
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
+                 activation: str = "relu", attn_dropout: float | None = None,
+                 act_dropout: float | None = None, normalize_before: bool = False,
+                 weight_attr=None, bias_attr=None, layer_norm_eps: float = 1e-5):
+        super().__init__()
+        self._config = {
+            "d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
+            "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
+            "act_dropout": act_dropout, "normalize_before": normalize_before,
+            "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
+        if not hasattr(F, activation):
+            raise ValueError(f"TransformerDecoderLayer: unknown activation {activation!r}")
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        weight_attrs, bias_attrs = _attr_list(weight_attr, 3), _attr_list(bias_attr, 3)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
+                                            weight_attr=weight_attrs[0],
+                                            bias_attr=bias_attrs[0])
+        self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
+                                             weight_attr=weight_attrs[1],
+                                             bias_attr=bias_attrs[1])
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[2], bias_attr=bias_attrs[2])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[2], bias_attr=bias_attrs[2])
+        self.norm1 = LayerNorm(d_model, layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps)
+        self.norm3 = LayerNorm(d_model, layer_norm_eps)
+        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
+        self.activation = getattr(F, activation)
+
+    def _block(self, norm, dropout, x, fn):
+        """x + dropout(fn(x)) with the LayerNorm before fn or after the sum."""
+        out = fn(norm(x) if self.normalize_before else x)
+        out = x + dropout(out)
+        return out if self.normalize_before else norm(out)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
+        tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = _convert_attention_mask(memory_mask, tgt.dtype)
+        caches = []
+
+        def attend(attn, kv, mask, layer_cache):
+            def fn(x):
+                keys = x if kv is None else kv
+                if layer_cache is None:
+                    return attn(x, keys, keys, mask)
+                out, new_cache = attn(x, keys, keys, mask, layer_cache)
+                caches.append(new_cache)
+                return out
+            return fn
+
+        self_cache, cross_cache = (None, None) if cache is None else cache
+        tgt = self._block(self.norm1, self.dropout1, tgt,
+                          attend(self.self_attn, None, tgt_mask, self_cache))
+        tgt = self._block(self.norm2, self.dropout2, tgt,
+                          attend(self.cross_attn, memory, memory_mask, cross_cache))
+        tgt = self._block(self.norm3, self.dropout3, tgt, lambda x: self.linear2(
+            self.dropout(self.activation(self.linear1(x)))))
+        return tgt if cache is None else (tgt, tuple(caches))
+
+    def gen_cache(self, memory):
+        """(an empty self-attention Cache, a StaticCache of the projected memory)."""
+        return (self.self_attn.gen_cache(memory, type=MultiHeadAttention.Cache),
+                self.cross_attn.gen_cache(memory, memory, type=MultiHeadAttention.StaticCache))
+
+
+class TransformerDecoder(Layer):
+    """`num_layers` decoder layers (the given one, then fresh copies of its configuration),
+    then an optional final `norm`."""
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm=None):
+        super().__init__()
+        self.layers = LayerList([decoder_layer if i == 0 else
+                                 type(decoder_layer)(**decoder_layer._config)
+                                 for i in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
+        tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = _convert_attention_mask(memory_mask, tgt.dtype)
+        output = tgt
+        new_caches = []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+            else:
+                output, layer_cache = layer(output, memory, tgt_mask=tgt_mask,
+                                            memory_mask=memory_mask, cache=cache[i])
+                new_caches.append(layer_cache)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output if cache is None else (output, new_caches)
+
+    def gen_cache(self, memory):
+        return [layer.gen_cache(memory) for layer in self.layers]
+
+
+class Transformer(Layer):
+    """Encoder-decoder Transformer (Vaswani et al.), both stacks followed by a LayerNorm.
+
+    >>> import runtime as rt
+    >>> model = rt.nn.Transformer(16, 4, 2, 2, 32)
+    >>> tgt_mask = model.generate_square_subsequent_mask(3)
+    >>> model(rt.randn([2, 5, 16]), rt.randn([2, 3, 16]), tgt_mask=tgt_mask).shape
+    [2, 3, 16]
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str = "relu",
+                 attn_dropout: float | None = None, act_dropout: float | None = None,
+                 normalize_before: bool = False, weight_attr=None, bias_attr=None,
+                 custom_encoder=None, custom_decoder=None):
+        super().__init__()
+        config = {"dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
+                  "act_dropout": act_dropout, "normalize_before": normalize_before}
+        weight_attrs, bias_attrs = _attr_list(weight_attr, 2), _attr_list(bias_attr, 2)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, dim_feedforward, weight_attr=weight_attrs[0],
+                                    bias_attr=bias_attrs[0], **config),
+            num_encoder_layers, LayerNorm(d_model))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, dim_feedforward, weight_attr=weight_attrs[1],
+                                    bias_attr=bias_attrs[1], **config),
+            num_decoder_layers, LayerNorm(d_model))
+        self.d_model, self.nhead = d_model, nhead
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None):
+        memory = self.encoder(src, src_mask=src_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+
+    @staticmethod
+    def generate_square_subsequent_mask(length: int):
+        """A [length, length] float mask: 0 on and below the diagonal, -inf above it."""
+        return creation.triu(creation.full([length, length], float("-inf")), 1)
