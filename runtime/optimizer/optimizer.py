@@ -57,6 +57,7 @@ class Optimizer:
                 if isinstance(p, dict):
                     raise TypeError(f"{type(self).__name__}: parameter groups (dicts) are not "
                                     "supported; pass a flat list of parameters")
+            _check_unique_names(self._parameter_list, type(self).__name__)
         self._learning_rate = learning_rate
         l2_coeff(weight_decay)  # reject a bad value now rather than at the first step
         self._weight_decay = weight_decay
@@ -251,3 +252,14 @@ class Optimizer:
 
     def __repr__(self):
         return f"{type(self).__name__}(learning_rate={self.get_lr()})"
+
+
+def _check_unique_names(params: list, who: str) -> None:
+    """State is keyed by parameter name (as in Paddle's checkpoints), so two different
+    parameters under one name would silently share moments."""
+    seen: dict = {}
+    for p in params:
+        other = seen.setdefault(p.name, p)
+        if other is not p:
+            raise ValueError(f"{who}: two different parameters are both named {p.name!r}; "
+                             "optimizer state is keyed by name, so give them distinct names")

@@ -257,6 +257,9 @@ def test_errors():
         rt.optimizer.Adam(beta1=1.5, parameters=[])
     with pytest.raises(TypeError, match="weight_decay"):
         rt.optimizer.SGD(0.1, parameters=[], weight_decay="big")
+    twins = [rt.Parameter(np.ones(2, np.float32), name="same") for _ in range(2)]
+    with pytest.raises(ValueError, match="both named 'same'"):
+        rt.optimizer.Adam(parameters=twins)
 
 
 def test_update_op_shape_error_names_op():
