@@ -4,9 +4,9 @@ Convolution and pooling live in `nn_conv.py`, normalization and embedding in `nn
 losses in `nn_loss.py`. `runtime.nn.functional` wraps all of them with Paddle's signatures;
 the functions here take already-normalised arguments.
 
-Piecewise-linear activations (relu, relu6, leaky_relu) share one table: each has a forward
-kernel and a derivative that is constant between kinks, so the gradient op `<name>_grad(g, x)`
-is linear in `g` and its own gradient is itself (with no gradient for `x`). The smooth ones
+Piecewise-linear activations (relu, relu6, leaky_relu, hardtanh, hardsigmoid) share one
+table: each has a forward kernel and a derivative that is constant between kinks, so the
+gradient op `<name>_grad(g, x)` is linear in `g` and its own gradient is itself (with no gradient for `x`). The smooth ones
 write their gradients with other ops, so higher-order gradients come for free.
 """
 from __future__ import annotations
@@ -49,6 +49,14 @@ _PIECEWISE = {
     "leaky_relu": (lambda xp, x, negative_slope: xp.where(x > 0, x, x * negative_slope),
                    lambda xp, x, negative_slope: xp.where(
                        x > 0, x.dtype.type(1), x.dtype.type(negative_slope))),
+    "hardtanh": (lambda xp, x, min, max: xp.clip(x, x.dtype.type(min), x.dtype.type(max)),
+                 lambda xp, x, min, max: (x > min) & (x < max)),
+    "hardsigmoid": (lambda xp, x, slope, offset: xp.clip(
+                        x * x.dtype.type(slope) + x.dtype.type(offset), x.dtype.type(0),
+                        x.dtype.type(1)),
+                    lambda xp, x, slope, offset: xp.where(
+                        (x * slope + offset > 0) & (x * slope + offset < 1),
+                        x.dtype.type(slope), x.dtype.type(0))),
 }
 
 
@@ -66,7 +74,8 @@ def _piecewise(name, forward, derivative):
     return op
 
 
-RELU, RELU6, LEAKY_RELU = (_piecewise(n, *fns) for n, fns in _PIECEWISE.items())
+RELU, RELU6, LEAKY_RELU, HARDTANH, HARDSIGMOID = (
+    _piecewise(n, *fns) for n, fns in _PIECEWISE.items())
 
 
 def relu(x, name=None):
@@ -85,6 +94,15 @@ def relu6(x, name=None):
 
 def leaky_relu(x, negative_slope: float = 0.01, name=None):
     return bind(LEAKY_RELU, (x,), {"negative_slope": float(negative_slope)})
+
+
+def hardtanh(x, min: float = -1.0, max: float = 1.0, name=None):
+    return bind(HARDTANH, (x,), {"min": float(min), "max": float(max)})
+
+
+def hardsigmoid(x, slope: float = 0.1666667, offset: float = 0.5, name=None):
+    """clip(slope * x + offset, 0, 1) (Paddle's defaults)."""
+    return bind(HARDSIGMOID, (x,), {"slope": float(slope), "offset": float(offset)})
 
 
 # ---- smooth activations ---------------------------------------------------------------------

@@ -7,7 +7,9 @@
 """
 from .activation import (  # noqa: F401
     gelu,
+    hardsigmoid,
     hardswish,
+    hardtanh,
     leaky_relu,
     log_softmax,
     relu,
@@ -24,12 +26,14 @@ from .common import (  # noqa: F401
     embedding,
     interpolate,
     linear,
+    normalize,
     one_hot,
     pad,
     upsample,
 )
 from .conv import conv1d, conv2d, conv2d_transpose  # noqa: F401
 from .loss import (  # noqa: F401
+    binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
     l1_loss,
@@ -37,4 +41,11 @@ from .loss import (  # noqa: F401
     nll_loss,
 )
 from .norm import batch_norm, group_norm, layer_norm  # noqa: F401
-from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
+from .pooling import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)

@@ -7,6 +7,8 @@ from ...ops import nn as _nn
 
 relu = _nn.relu
 relu6 = _nn.relu6
+hardtanh = _nn.hardtanh
+hardsigmoid = _nn.hardsigmoid
 leaky_relu = _nn.leaky_relu
 sigmoid = _nn.sigmoid
 silu = _nn.silu

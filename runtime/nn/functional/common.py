@@ -1,10 +1,13 @@
-"""`F.linear`, `F.dropout`, `F.pad`, `F.one_hot`, `F.embedding`, `F.interpolate`."""
+"""`F.linear`, `F.dropout`, `F.pad`, `F.one_hot`, `F.embedding`, `F.interpolate`,
+`F.normalize`."""
 from __future__ import annotations
 
 from ...ops import gather as _gather
+from ...ops import math as _math
 from ...ops import nn as _nn
 from ...ops import nn_norm as _norm
 from ...ops import nn_pool as _pool
+from ...ops import reduce as _reduce
 from ...ops import shape as _shape
 from ...ops.registry import OpError
 from .conv import from_nchw, pair, to_nchw
@@ -82,3 +85,15 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
 
 upsample = interpolate
 
+
+
+def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None):
+    """x / max(||x||_p along axis, epsilon).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.normalize(rt.to_tensor([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    norm = _reduce.norm(x, p=p, axis=axis, keepdim=True)
+    return x / _math.maximum(norm, epsilon)

@@ -91,3 +91,15 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction: str =
     if weight is not None:
         loss = loss * weight
     return _reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def binary_cross_entropy(input, label, weight=None, reduction: str = "mean", name=None):
+    """-[y log(p) + (1 - y) log(1 - p)] for probabilities p; each log is clamped at -100
+    (as Paddle) so p = 0 or 1 gives a finite loss. Prefer the `_with_logits` form.
+    """
+    log_p = _math.clip(_math.log(input), min=-100.0)
+    log_q = _math.clip(_math.log(1.0 - input), min=-100.0)
+    loss = -(label * log_p + (1.0 - label) * log_q)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_loss(loss, reduction, "binary_cross_entropy")

@@ -1,7 +1,9 @@
-"""`F.max_pool2d`, `F.avg_pool2d`, `F.adaptive_avg_pool2d` with Paddle's signatures."""
+"""2-D pooling (`F.max_pool2d`, `F.avg_pool2d`, `F.adaptive_avg_pool2d`) and the 1-D forms
+built on it, with Paddle's signatures."""
 from __future__ import annotations
 
 from ...ops import nn_pool as _pool
+from ...ops import shape as _shape
 from ...ops.registry import OpError
 from .conv import from_nchw, padding4, pair, to_nchw
 
@@ -58,3 +60,38 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
                       f"{output_size}")
     out = _pool.resize2d(to_nchw(x, data_format, "adaptive_avg_pool2d"), "adaptive_avg", size)
     return from_nchw(out, data_format)
+
+
+def _pool1d(pool2d, x, kernel_size, stride, padding, **kwargs):
+    """A 1-D pool over [N, C, L] is the 2-D pool over [N, C, 1, L]."""
+    k = kernel_size if isinstance(kernel_size, int) else kernel_size[0]
+    s = k if stride is None else (stride if isinstance(stride, int) else stride[0])
+    if isinstance(padding, str):
+        pad = padding
+    else:
+        p = [padding] if isinstance(padding, int) else list(padding)
+        pad = [0, 0, p[0], p[-1]]
+    out = pool2d(_shape.unsqueeze(x, 2), (1, k), (1, s), pad, **kwargs)
+    if isinstance(out, tuple):
+        return tuple(_shape.squeeze(o, 2) for o in out)
+    return _shape.squeeze(out, 2)
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
+               ceil_mode: bool = False, name=None):
+    """Max pooling over the last dim of [N, C, L]."""
+    return _pool1d(max_pool2d, x, kernel_size, stride, padding, return_mask=return_mask,
+                   ceil_mode=ceil_mode)
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive: bool = True,
+               ceil_mode: bool = False, name=None):
+    """Average pooling over the last dim of [N, C, L]."""
+    return _pool1d(avg_pool2d, x, kernel_size, stride, padding, exclusive=exclusive,
+                   ceil_mode=ceil_mode)
+
+
+def adaptive_avg_pool1d(x, output_size: int, name=None):
+    """Adaptive average pooling over the last dim of [N, C, L]."""
+    out = _pool.resize2d(_shape.unsqueeze(x, 2), "adaptive_avg", [1, output_size])
+    return _shape.squeeze(out, 2)
