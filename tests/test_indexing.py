@@ -198,6 +198,32 @@ def test_setitem_gradient_matches_finite_differences():
         np.testing.assert_allclose(got.numpy(), num, rtol=1e-6, atol=1e-8)
 
 
+def test_assigning_from_a_slice_of_the_same_tensor():
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+
+    def f(a, b):
+        y = a.copy()
+        y[0] = b * 2.0
+        y[:, 1:] = y[:, :2] * 3.0
+        return np.sum(y * y)
+
+    x = rt.to_tensor(a, stop_gradient=False)
+    v = rt.to_tensor(b, stop_gradient=False)
+    y = x * 1.0
+    y[0] = v * 2.0
+    y[:, 1:] = y[:, :2] * 3.0  # reads y, then rebinds y: the read stays valid
+    (y * y).sum().backward()
+    num = np.zeros_like(a)
+    for i in range(a.size):
+        hi, lo = a.copy(), a.copy()
+        hi.flat[i] += 1e-6
+        lo.flat[i] -= 1e-6
+        num.flat[i] = (f(hi, b) - f(lo, b)) / 2e-6
+    np.testing.assert_allclose(x.grad.numpy(), num, rtol=1e-6, atol=1e-6)
+    assert v.grad is not None
+
+
 def test_setitem_on_a_leaf_that_requires_grad_is_a_clear_error():
     w = rt.to_tensor(A, stop_gradient=False)
     with pytest.raises(RuntimeError, match="in-place assignment to a leaf tensor that requires "

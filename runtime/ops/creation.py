@@ -29,6 +29,9 @@ def shape_args(op: str, shape, arg: str = "shape") -> tuple:
     `attr` is a tuple of ints with `None` where a dim is a tensor, or `None` when the whole
     shape is one 1-D int tensor; `tensors` are the tensors, in order.
     """
+    cls = shape.__class__
+    if (cls is list or cls is tuple) and all(d.__class__ is int for d in shape):
+        return tuple(shape), ()  # the common case, kept cheap for eager dispatch
     if is_tensor(shape):
         return None, (shape,)
     if isinstance(shape, numbers.Integral):

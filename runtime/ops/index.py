@@ -40,15 +40,22 @@ def parse_index(index) -> tuple:
     spec, tensors = [], []
 
     def bound(v):
-        if v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool)):
-            return None if v is None else int(v)
+        if v is None or v.__class__ is int:
+            return v
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            return int(v)
         if is_tensor(v):
             tensors.append(v)
             return ("tensor", len(tensors) - 1)
         raise OpTypeError(f"getitem: slice bounds must be ints, None or int tensors, got {v!r}")
 
     for it in items:
-        if it is None:
+        cls = it.__class__
+        if cls is int:
+            spec.append(("int", it))
+        elif cls is builtins.slice:
+            spec.append(("slice", bound(it.start), bound(it.stop), bound(it.step)))
+        elif it is None:
             spec.append(("none",))
         elif it is Ellipsis:
             spec.append(("ellipsis",))
@@ -234,6 +241,10 @@ def getitem(x, index):
     ([5, 4, 3], [2, 1])
     """
     spec, tensors = parse_index(index)
+    if STATE.builder is None and x._node is not None:
+        # Read through a handle on the value x holds now: getitem's grad needs only x's shape,
+        # so a later `x[...] = ...` (which rebinds x) must not invalidate this op.
+        x = x._shallow_copy()
     return bind(GETITEM, (x, *tensors), {"index": spec})
 
 

@@ -137,11 +137,14 @@ def transpose(x, perm, name=None):
     >>> rt.transpose(rt.ones([2, 3, 4]), [2, 0, 1]).shape
     [4, 2, 3]
     """
-    return bind(TRANSPOSE, (x,), {"perm": tuple(int(p) for p in perm)})
+    perm = tuple(perm)
+    if not all(p.__class__ is int for p in perm):
+        perm = tuple(int(p) for p in perm)
+    return bind(TRANSPOSE, (x,), {"perm": perm})
 
 
 def _T(x):
-    return transpose(x, list(range(x.ndim))[::-1])
+    return transpose(x, range(x.ndim - 1, -1, -1))
 
 
 def moveaxis(x, source, destination, name=None):
