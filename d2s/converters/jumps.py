@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import gast
 
-from ..pyct import templates
+from ..pyct import anno, templates
+from ..pyct.naming import RESERVED
 
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -70,14 +71,17 @@ def set_flag(flag: str) -> list:
 
 
 def stop_loop(loop, flag: str) -> None:
-    """Make `loop` stop once `flag` is set: `while not flag and test` / an extra test."""
-    from ..pyct import anno
+    """Make `loop` stop once `flag` is set: `while not flag and test` / an extra test.
+
+    A `for` loop's extra test lives in an annotation, which later passes do not visit, so it
+    is written with the logical operators directly."""
     if isinstance(loop, gast.While):
         loop.test = templates.replace_as_expression("not flag and test", flag=flag,
                                                     test=loop.test)
         return
     extra = anno.getanno(loop, anno.EXTRA_TEST, None)
-    test = templates.replace_as_expression("not flag", flag=flag)
+    test = templates.replace_as_expression(f"{RESERVED}.not_(flag)", flag=flag)
     if extra is not None:
-        test = templates.replace_as_expression("extra and test", extra=extra, test=test)
+        test = templates.replace_as_expression(f"{RESERVED}.and_(extra, lambda: test)",
+                                               extra=extra, test=test)
     anno.setanno(loop, anno.EXTRA_TEST, test)

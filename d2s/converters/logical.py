@@ -5,9 +5,10 @@
 
 The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
 them only when the left operand does not decide (for a tensor, only inside the graph branch).
-A chained comparison is split only when its middle operands are names, constants or
-attributes (evaluating them twice is then harmless); an operand with a walrus is left alone
-(a lambda would capture its binding).
+A middle operand of a chained comparison that is not a name, constant or attribute is
+evaluated once into a temporary (`(_cmp_1 := f(x)) < c`); the lambdas read the temporary. A
+walrus written by the user in the right operand of `and`/`or` is left alone (inside a lambda
+it would bind a name of the lambda).
 """
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ def _simple(node) -> bool:
 
 
 class Logical(Base):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._temps: dict = {}
+
+    def _reuse(self, operand):
+        """A middle operand appears twice: bound by a walrus where first compared, then read
+        by name."""
+        temp = self._temps.get(id(operand))
+        return operand if temp is None else templates.name(temp)
+
     def visit_BoolOp(self, node):
         node = self.generic_visit(node)
         if any(_has_walrus(v) for v in node.values[1:]):
@@ -47,11 +58,21 @@ class Logical(Base):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
-        if len(node.ops) < 2 or not all(_simple(c) for c in node.comparators[:-1]):
+        if len(node.ops) < 2 or any(_has_walrus(c) for c in node.comparators):
             return node
         operands = [node.left] + node.comparators
-        pairs = [gast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]])
-                 for i, op in enumerate(node.ops)]
+        if not all(_simple(c) for c in operands[2:-1]):
+            return node  # a walrus inside a lambda would bind a name of the lambda
+        for i in range(1, len(operands) - 1):
+            if not _simple(operands[i]):  # evaluate it once, into a fresh temporary
+                temp = self.ctx.namer.new("cmp")
+                pairs_value = operands[i]
+                operands[i] = templates.replace_as_expression("(t := v)", t=temp,
+                                                              v=pairs_value)
+                operands[i].target.ctx = gast.Store()
+                self._temps[id(operands[i])] = temp
+        pairs = [gast.Compare(left=self._reuse(operands[i]), ops=[op],
+                              comparators=[operands[i + 1]]) for i, op in enumerate(node.ops)]
         lambdas = [templates.replace_as_expression("lambda: v", v=p) for p in pairs[1:]]
         return templates.replace_as_expression(f"{RESERVED}.and_(first, rest)",
                                                first=pairs[0], rest=lambdas)

@@ -35,22 +35,63 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
     import runtime as rt
+    from runtime.program.builder import current_builder
 
     from .logical import to_bool
     src = user_origin()
     outs: list = []
+    fills: dict = {}
 
-    def branch(fn, label):
+    def branch(fn):
         def run():
             out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
             if outs:
                 _check_bound(names, outs[0], out, src)
             outs.append(out)
-            return tuple(out)
+            return tuple(_fill(v, fills.get(i)) for i, v in enumerate(out))
         return run
 
-    result = rt.static.nn.cond(to_bool(pred), branch(true_fn, "if"), branch(false_fn, "else"))
+    pred = to_bool(pred)
+    program = current_builder().program
+    mark = len(program.blocks)
+    try:
+        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+    except (ValueError, TypeError):
+        # A return value set in one branch only (`_retval` is None in the other): trace again
+        # with zeros of the returned type there. The return flag that goes with it
+        # guarantees the zeros are never read.
+        fills.update(_return_fills(names, outs))
+        if not fills:
+            raise
+        del program.blocks[mark:]
+        outs.clear()
+        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
     return _result(list(result) if result is not None else [])
+
+
+def _is_return_value(name: str) -> bool:
+    """The return converter's `_retval` (its reads are guarded by the return flag)."""
+    return name.startswith("_retval")
+
+
+def _return_fills(names, outs) -> dict:
+    fills = {}
+    if len(outs) < 2:
+        return fills
+    for i, name in enumerate(names):
+        values = [o[i] for o in outs]
+        tensors = [v for v in values if is_variable(v) or hasattr(v, "_data")]
+        if _is_return_value(name) and tensors and any(v is None for v in values):
+            fills[i] = tensors[0]
+    return fills
+
+
+def _fill(value, like):
+    """`value`, or zeros shaped like `like` (unknown dims as 1) where `value` is None."""
+    if like is None or value is not None:
+        return value
+    import runtime as rt
+    return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
 
 
 def _copy_container(x):
@@ -192,7 +233,8 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     src = user_origin()
     n = len(names)
     state = [_to_array(v) if isinstance(v, list) else v for v in state]
-    if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) for v in state):
+    if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
+            v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
     carried = [i for i, v in enumerate(state) if _carried(v)]
 
@@ -257,18 +299,18 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         if isinstance(v, _EmptyArray):
             elem = p[0] if isinstance(p, list) and p else None
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
-        elif isinstance(v, Undefined) or (isinstance(v, (int, float)) and (
-                is_variable(p) or hasattr(p, "_data"))):
+        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
+                isinstance(v, (int, float)) and (is_variable(p) or hasattr(p, "_data"))):
             if isinstance(p, Undefined):
                 continue
             if not (is_variable(p) or hasattr(p, "_data")):
                 out[i] = p if isinstance(v, Undefined) else v
                 continue
-            if any(d < 0 for d in p.shape):
+            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
                 raise UndefinedNameError(
                     f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
                     f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
                     f"bind '{names[i]}' before the loop")
-            fill = 0 if isinstance(v, Undefined) else v
-            out[i] = rt.full(p.shape, fill, p.dtype)
+            fill = v if isinstance(v, (int, float)) else 0
+            out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
     return out

@@ -41,14 +41,23 @@ def or_(a, *rest):
     return a
 
 
+def _scalar_bool(x):
+    """A one-element truth value as a 0-d bool tensor, so both branches agree in rank."""
+    x = to_bool(x)
+    if is_variable(x) and x.ndim and all(d == 1 for d in x.shape):
+        import runtime as rt
+        return rt.reshape(x, [])
+    return x
+
+
 def _graph(a, rest, op, decided: bool):
     """`a` is a graph value: `cond(a, ...)` evaluating the rest in one branch only."""
     import runtime as rt
-    a = to_bool(a)
+    a = _scalar_bool(a)
 
     def evaluate():
         first, *more = rest
-        return to_bool(op(first(), *more))
+        return _scalar_bool(op(first(), *more))
 
     def keep():
         return a

@@ -61,7 +61,10 @@ def written(nodes) -> set[str]:
     """Names (and qualified names) bound by `nodes` in the current scope."""
     out: set[str] = set()
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        _written(node, out)
+        if isinstance(node, (gast.Name, gast.Tuple, gast.List, gast.Starred)):
+            _target_names(node, out)  # a target expression (e.g. of a for loop)
+        else:
+            _written(node, out)
     return out
 
 
