@@ -14,6 +14,7 @@ same code runs eagerly and while `d2s` traces it into a static program.
 """
 from __future__ import annotations
 
+import copy
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -60,6 +61,15 @@ class _Registry(OrderedDict):
         for key in self:
             self._attrs.pop(key, None)
         super().clear()
+
+    def __deepcopy__(self, memo):
+        # copying a layer copies its __dict__ first (memoised), so the copy mirrors into the
+        # new layer's __dict__
+        new = _Registry(copy.deepcopy(self._attrs, memo))
+        memo[id(self)] = new
+        for key, value in self.items():
+            new[key] = copy.deepcopy(value, memo)
+        return new
 
 
 class HookRemoveHelper:

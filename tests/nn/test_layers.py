@@ -121,6 +121,18 @@ def test_set_state_dict_by_parameter_name():
     np.testing.assert_array_equal(a.fc2.weight.numpy(), b.fc2.weight.numpy())
 
 
+def test_deepcopy_gives_an_independent_layer():
+    import copy
+
+    model = MLP()
+    clone = copy.deepcopy(model)
+    assert clone.fc1 is not model.fc1 and clone.fc1.weight is not model.fc1.weight
+    np.testing.assert_array_equal(clone.fc1.weight.numpy(), model.fc1.weight.numpy())
+    clone._sub_layers["fc1"] = nn.Identity()  # registries stay in sync with attributes
+    assert isinstance(clone.fc1, nn.Identity) and isinstance(model.fc1, nn.Linear)
+    assert [n for n, _ in clone.named_parameters()] == ["fc2.weight"]
+
+
 def test_train_eval_apply():
     model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Identity()))
     model.eval()
