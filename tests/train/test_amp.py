@@ -28,9 +28,13 @@ def test_op_precision_follows_categories():
         mixed = y + rt.ones([5])            # promote with float16 + float32: float32
         keep = rt.reshape(y, [20])          # keep
         idx = rt.argmax(y, axis=1)          # integer output untouched
+        cat = rt.concat([y, rt.ones([4, 5])])  # a list input with mixed precision
+        same = rt.concat([y, y])               # agreeing inputs are left alone
     assert (y.dtype, c.dtype, r.dtype) == ("float16", "float16", "float16")
     assert (e.dtype, s.dtype, mixed.dtype) == ("float32", "float32", "float32")
     assert keep.dtype == "float16" and idx.dtype == "int64"
+    assert cat.dtype == "float32" and same.dtype == "float16"
+    np.testing.assert_array_equal(cat.numpy()[:4], y.numpy().astype(np.float32))
     assert STATE.amp is None  # restored on exit
     assert rt.matmul(x, w).dtype == "float32"
 
