@@ -40,7 +40,7 @@ def out_size(n, k, s, p, d, ceil_mode=False):
     if n == -1:
         return -1
     span = n + p[0] + p[1] - d * (k - 1) - 1
-    return (-(-span // s) if ceil_mode else span // s) + 1
+    return max((-(-span // s) if ceil_mode else span // s) + 1, 0)  # 0: the kernel won't fit
 
 
 def windows(xp, x, kernel, stride, dilation, pads, out_hw, fill=0):

@@ -57,12 +57,10 @@ def _pool_infer(op, x, kernel, stride, padding, ceil_mode):
     if len(x.shape) != 4:
         raise OpError(f"{op}: x must be 4-D [N, C, H, W], got shape {I.fmt(x.shape)}")
     check_padding(op, kernel, padding)
-    known = tuple(1 if d == -1 else d for d in x.shape[2:])
-    _, hw = _geometry(known, kernel, stride, padding, ceil_mode)
-    if any(d <= 0 for d in hw):
+    _, hw = _geometry(x.shape[2:], kernel, stride, padding, ceil_mode)
+    if any(d == 0 or d < -1 for d in hw):
         raise OpError(f"{op}: kernel {list(kernel)} does not fit into x of shape "
                       f"{I.fmt(x.shape)} with padding {padding}")
-    _, hw = _geometry(x.shape[2:], kernel, stride, padding, ceil_mode)
     return Meta(tuple(x.shape[:2]) + hw, x.dtype)
 
 
