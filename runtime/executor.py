@@ -51,6 +51,12 @@ class _FeedCheck:
             raise FeedError(f"feed {name!r}: cannot convert {type(x).__name__} to an array "
                             f"({e})") from None
 
+    def check_names(self, feed):
+        bad = [k for k in feed if k not in self.program.inputs]
+        if bad:
+            raise FeedError(f"feed {bad[0]!r} is not a data variable of this program; its "
+                            f"inputs are {self.program.inputs}")
+
     def check(self, arr, name):
         v = self.program.global_block().vars[name]
         shape = tuple(arr.shape)
@@ -89,14 +95,16 @@ class Executor:
             scope=None, return_numpy: bool = True, use_program_cache: bool = True) -> list:
         if program is None:
             program = default_main_program()
-        fetch = _fetch_names(fetch_list)
-        compiled = self.compiled(program, fetch)
-        if feed is None:
-            feed = {}
-        elif not compiled.feed_names.issuperset(feed.keys()):
-            _unknown_feed(program, feed)
+        try:  # the common case, without a function call per fetch
+            fetch = tuple([f if f.__class__ is str else f.name for f in fetch_list]) \
+                if fetch_list.__class__ in (list, tuple) else _fetch_names(fetch_list)
+        except AttributeError:
+            fetch = _fetch_names(fetch_list)
+        compiled = program._compiled.get((fetch, backend.DEVICE))
+        if compiled is None or compiled.version != program.version:
+            compiled = self.compiled(program, fetch)
         try:
-            out = compiled.fn(feed)
+            out = compiled.fn(feed if feed is not None else {})
         except Exception as e:
             raise _rewrite(e, compiled, program) from e
         if return_numpy:
@@ -108,14 +116,12 @@ class Executor:
 
     def compiled(self, program: Program, fetch: tuple) -> Compiled:
         """The compiled form of `program` for this fetch list (compiled on first use)."""
-        cache = program.__dict__.setdefault("_compiled", {})
         key = (fetch, backend.DEVICE)
-        c = cache.get(key)
+        c = program._compiled.get(key)
         if c is None or c.version != program.version:
             _check_fetch(program, fetch)
             c = compile_program(program, fetch, _FeedCheck(program))
-            c.feed_names = frozenset(program.inputs)
-            cache[key] = c
+            program._compiled[key] = c
         return c
 
     def close(self) -> None:
@@ -153,12 +159,6 @@ def _check_fetch(program: Program, fetch: tuple) -> None:
         known = sorted(g.vars)
         raise FetchError(f"fetch {name!r}: no variable of that name in the program; it has "
                          f"{len(known)} top-level variables, e.g. {known[:12]}")
-
-
-def _unknown_feed(program: Program, feed: dict) -> None:
-    bad = [k for k in feed if k not in program.inputs]
-    raise FeedError(f"feed {bad[0]!r} is not a data variable of this program; its inputs "
-                    f"are {program.inputs}")
 
 
 def _to_numpy(o):

@@ -179,12 +179,45 @@ class _Gen:
             self.emit(indent, ", ".join(targets) + " = " + ", ".join(values), entry)
 
 
+# When all tensor inputs share one floating dtype (and there are no attrs), these kernels
+# reduce to a single array-module call: calling it directly skips the kernel's Python-level
+# type promotion, which is most of the per-op cost on small tensors. A test checks each
+# against its registered kernel.
+DIRECT_CALLS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
+                "divide": "divide", "neg": "negative", "tanh": "tanh", "exp": "exp",
+                "maximum": "maximum", "minimum": "minimum", "matmul": "matmul"}
+
+
+def direct_call(op: Op, block: Block):
+    """The array-module function that computes `op` exactly, or None."""
+    name = DIRECT_CALLS.get(op.type)
+    if name is None or op.attrs:
+        return None
+    dtypes = set()
+    for x in op.inputs:
+        if x.__class__ is str:
+            v = block.var(x)
+            if v.kind != "tensor" or (op.type == "matmul" and not v._static_shape):
+                return None
+            dtypes.add(v.dtype)
+        elif x.__class__ not in (int, float):
+            return None
+    if len(dtypes) != 1 or not next(iter(dtypes)).is_floating:
+        return None
+    out = block.var(op.outputs[0])
+    return getattr(backend.XP, name) if out.dtype in dtypes else None
+
+
 def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
-    opdef = OPS[op.type]
-    k = g.const(opdef.kernel, "K")
-    args = ["xp"] + [g.arg(x) for x in op.inputs]
-    args += [f"{key}={g.lit(v)}" for key, v in op.attrs.items()]
-    call = f"{k}({', '.join(args)})"
+    fast = direct_call(op, block)
+    if fast is not None:
+        args = [g.arg(x) for x in op.inputs]
+        call = f"{g.const(fast, 'F')}({', '.join(args)})"
+    else:
+        k = g.const(OPS[op.type].kernel, "K")
+        args = ["xp"] + [g.arg(x) for x in op.inputs]
+        args += [f"{key}={g.lit(v)}" for key, v in op.attrs.items()]
+        call = f"{k}({', '.join(args)})"
     outs = [g.ident(n) for n in op.outputs]
     entry = ("op", op, block)
     g.emit(indent, (", ".join(outs) + " = " if outs else "") + call, entry)
@@ -280,9 +313,9 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
         used.update(r for r in b.results if r.__class__ is str)
     used.update(fetch)
     gblk = program.global_block()
-    for name in program.inputs:
-        if name not in used:
-            continue
+    fed = [n for n in program.inputs if n in used]
+    g.emit(body, f"if len(feed) != {len(fed)}: _check_names(feed)")
+    for name in fed:
         v = gblk.vars[name]
         i = g.ident(name)
         g.emit(body, f"{i} = feed[{name!r}]", ("feed", name))
@@ -303,7 +336,8 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
     xp = backend.XP
     closure = dict(g.consts)
     closure.update(xp=xp, ndarray=xp.ndarray, asarray=xp.asarray,
-                   _to_array=feed_check.to_array, _check_feed=feed_check.check)
+                   _to_array=feed_check.to_array, _check_feed=feed_check.check,
+                   _check_names=feed_check.check_names)
     names = list(closure)
     src = "def _make(" + ", ".join(names) + "):\n" + "\n".join(
         "    " + ln for ln in g.lines) + "\n    return _run\n"

@@ -142,6 +142,7 @@ class Program:
         self._origin_ids: dict = {}
         self.passes: list[str] = []  # names of the passes that produced this program
         self.version = 0  # bumped on every change, so executors recompile
+        self._compiled: dict = {}  # (fetch names, device) -> codegen.Compiled
         self._counters: dict = {}
         self._names: set = set()
         self._captured: dict = {}  # id(tensor) -> name

@@ -1,0 +1,134 @@
+"""Static executor overhead against plain NumPy and eager `runtime`.
+
+Two workloads, each timed as plain NumPy vs eager (`rt.no_grad`) vs the static executor
+(`Executor.run` with a feed dict and a fetch list, so the per-run cost is included):
+
+- the 100-op chain of `benchmarks/eager_overhead.py` (add, mul, tanh on a [4, 16] float32
+  tensor), reported in µs per op;
+- an MLP 784-256-256-10 (ReLU) inference at batch 1 and 64, reported in µs per call.
+
+    python benchmarks/executor_overhead.py [--repeat 7] [--number 200]
+
+prints a Markdown table with the ratio of each row to plain NumPy.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import timeit
+
+# One BLAS thread: on a shared 2-core machine a multi-threaded GEMM makes the matmul timings
+# swing by 10x between runs; every row uses the same BLAS, so the ratios stay fair.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from eager_overhead import N_OPS, SHAPE, eager_chain, numpy_chain
+
+import runtime as rt
+from runtime import static
+
+
+def best_us(fn, repeat: int, number: int) -> float:
+    fn()
+    return min(timeit.repeat(fn, repeat=repeat, number=number)) / number * 1e6
+
+
+def chain_rows(repeat, number):
+    rng = np.random.default_rng(0)
+    xa, ba, wa = (rng.standard_normal(SHAPE).astype(np.float32) for _ in range(3))
+    b, w = rt.to_tensor(ba), rt.to_tensor(wa)
+    x = rt.to_tensor(xa)
+    main = static.Program()
+    with static.program_guard(main):
+        xv = static.data("x", list(SHAPE), "float32")
+        out = eager_chain(xv, b, w)
+    exe = static.Executor()
+    feed = {"x": xa}
+    fetch = [out]
+    np.testing.assert_allclose(exe.run(main, feed, fetch)[0], numpy_chain(xa, ba, wa), rtol=1e-5)
+
+    def eager():
+        with rt.no_grad():
+            return eager_chain(x, b, w)
+
+    return [("chain, µs per op: plain NumPy",
+             best_us(lambda: numpy_chain(xa, ba, wa), repeat, number) / N_OPS),
+            ("chain, µs per op: eager (no_grad)", best_us(eager, repeat, number) / N_OPS),
+            ("chain, µs per op: static executor",
+             best_us(lambda: exe.run(main, feed, fetch), repeat, number) / N_OPS)]
+
+
+def mlp_rows(batch, repeat, number):
+    rng = np.random.default_rng(1)
+    sizes = [784, 256, 256, 10]
+    ws = [(rng.standard_normal((a, c)) / np.sqrt(a)).astype(np.float32)
+          for a, c in itertools.pairwise(sizes)]
+    bs = [np.zeros(c, np.float32) for c in sizes[1:]]
+    xa = rng.standard_normal((batch, 784)).astype(np.float32)
+
+    def numpy_mlp(x):
+        for i, (w, b) in enumerate(zip(ws, bs)):
+            x = x @ w + b
+            if i < 2:
+                x = np.maximum(x, 0)
+        return x
+
+    tw = [rt.Parameter(w, name=f"bench.w{i}") for i, w in enumerate(ws)]
+    tb = [rt.Parameter(b, name=f"bench.b{i}") for i, b in enumerate(bs)]
+
+    def rt_mlp(x):
+        for i, (w, b) in enumerate(zip(tw, tb)):
+            x = rt.matmul(x, w) + b
+            if i < 2:
+                x = rt.nn.functional.relu(x)
+        return x
+
+    main = static.Program()
+    with static.program_guard(main):
+        out = rt_mlp(static.data("x", [None, 784], "float32"))
+    exe = static.Executor()
+    feed, fetch = {"x": xa}, [out]
+    np.testing.assert_allclose(exe.run(main, feed, fetch)[0], numpy_mlp(xa), rtol=1e-4,
+                               atol=1e-5)
+    xt = rt.to_tensor(xa)
+
+    def eager():
+        with rt.no_grad():
+            return rt_mlp(xt)
+
+    label = f"MLP 784-256-256-10 batch {batch}, µs per call"
+    return [(f"{label}: plain NumPy", best_us(lambda: numpy_mlp(xa), repeat, number)),
+            (f"{label}: eager (no_grad)", best_us(eager, repeat, number)),
+            (f"{label}: static executor",
+             best_us(lambda: exe.run(main, feed, fetch), repeat, number))]
+
+
+def table(groups) -> str:
+    lines = ["| workload | µs | × plain NumPy |", "|---|---:|---:|"]
+    for rows in groups:
+        base = rows[0][1]
+        for name, us in rows:
+            lines.append(f"| {name} | {us:.2f} | {us / base:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--number", type=int, default=200)
+    args = ap.parse_args(argv)
+    rt.set_device("cpu")
+    groups = [chain_rows(args.repeat, args.number),
+              mlp_rows(1, args.repeat, args.number * 5),
+              mlp_rows(64, args.repeat, args.number)]
+    print(table(groups))
+
+
+if __name__ == "__main__":
+    main()
