@@ -54,14 +54,6 @@ def _params(cases, kind):
     return out
 
 
-def _seed():
-    # rt.seed is still landing (runtime.ops.random); until then initializers draw on np.random
-    if hasattr(rt, "seed"):
-        rt.seed(0)
-    else:
-        np.random.seed(0)
-
-
 # ---- calling a case ----------------------------------------------------------------------
 def _to_inputs(value):
     if isinstance(value, np.ndarray):
@@ -74,7 +66,7 @@ def _to_inputs(value):
 
 
 def _make_layer(c: Case):
-    _seed()
+    rt.seed(0)
     layer = c.fn()
     layer.eval()
     return layer
