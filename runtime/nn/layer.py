@@ -63,9 +63,8 @@ class _Registry(OrderedDict):
         super().clear()
 
     def __deepcopy__(self, memo):
-        # copying a layer copies its __dict__ first (memoised), so the copy mirrors into the
-        # new layer's __dict__
-        new = _Registry(copy.deepcopy(self._attrs, memo))
+        # the copy mirrors into a scratch dict until Layer.__setstate__ adopts it
+        new = _Registry({})
         memo[id(self)] = new
         for key, value in self.items():
             new[key] = copy.deepcopy(value, memo)
@@ -201,6 +200,14 @@ class Layer:
             registry.pop(name, None)
         self.__dict__.pop(name, None)
         self._non_persistable_buffer_names.discard(name)
+
+    def __setstate__(self, state: dict) -> None:
+        """Restore a copied layer; its registries mirror into its own __dict__ again."""
+        self.__dict__.update(state)
+        for key in ("_parameters", "_sub_layers", "_buffers"):
+            registry = state.get(key)
+            if isinstance(registry, _Registry):
+                registry._attrs = self.__dict__
 
     def __getattr__(self, name: str):
         d = self.__dict__
