@@ -263,3 +263,23 @@ def test_amp_categories():
     assert all(OPS[n].amp == "white" for n in white)
     assert all(OPS[n].amp == "black" for n in black)
     assert OPS["relu"].amp == "promote"
+
+
+def test_static_shape_inference_keeps_unknown_dims_unknown():
+    w = rt.ones([6, 2, 3, 3])
+    cases = [
+        (lambda x: F.conv2d(x, w, groups=2, padding="SAME", stride=2), [-1, 6, -1, -1]),
+        (lambda x: F.conv2d_transpose(x, rt.ones([4, 3, 3, 3]), stride=2), [-1, 3, -1, -1]),
+        (lambda x: F.max_pool2d(x, 3), [-1, 4, -1, -1]),
+        (lambda x: F.avg_pool2d(x, 2, ceil_mode=True), [-1, 4, -1, -1]),
+        (lambda x: F.adaptive_avg_pool2d(x, [2, None]), [-1, 4, 2, -1]),
+        (lambda x: F.interpolate(x, size=[5, 6]), [-1, 4, 5, 6]),
+        (lambda x: F.group_norm(x, 2), [-1, 4, -1, -1]),
+    ]
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [-1, 4, -1, -1], "float32")
+        for fn, shape in cases:
+            assert fn(x).shape == shape
+        with pytest.raises(ValueError, match=r"conv2d: x has shape \[-1, 4, -1, -1\] \(4 "):
+            F.conv2d(x, rt.ones([2, 3, 3, 3]))
