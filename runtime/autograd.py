@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import weakref
 
-from . import backend
+from . import backend, dtypes
 from .ops import registry
 from .ops.registry import STATE
 from .tensor import Tensor, wrap
@@ -26,20 +26,30 @@ def zeros_like(t):
 
 
 class Node:
-    """One recorded op application."""
+    """One recorded op application. Built for every recorded op, so kept cheap."""
 
-    __slots__ = ("op", "inputs", "attrs", "out_refs", "out_data", "backward_fn", "versions")
+    __slots__ = ("attrs", "backward_fn", "inputs", "op", "out_data", "out_refs", "versions")
 
     def __init__(self, op, inputs, attrs, outputs, backward_fn=None):
         self.op = op
         self.inputs = inputs
         self.attrs = attrs
-        self.out_refs = tuple(weakref.ref(o) for o in outputs)
-        self.out_data = tuple(o._data for o in outputs)
+        if len(outputs) == 1:
+            o = outputs[0]
+            self.out_refs = (_weakref(o),)
+            self.out_data = (o._data,)
+        else:
+            self.out_refs = tuple([_weakref(o) for o in outputs])
+            self.out_data = tuple([o._data for o in outputs])
         # A custom rule (e.g. a whole static program run as one op) instead of op.grad
         self.backward_fn = backward_fn
-        # An input changed in place after this op used it would give a wrong gradient
-        self.versions = tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs)
+        # An input changed in place after this op used it would give a wrong gradient. Almost
+        # always every version is 0, recorded as None (cheap); see _check_versions.
+        self.versions = None
+        for x in inputs:
+            if x.__class__ in _TENSOR_CLASSES and x._version:
+                self.versions = tuple(t._version if isinstance(t, Tensor) else 0 for t in inputs)
+                break
 
     def outputs(self):
         """The output tensors; an output that was dropped is rebuilt (it carries no grad)."""
@@ -50,16 +60,21 @@ class Node:
         return out
 
 
+_weakref = weakref.ref
+_TENSOR_CLASSES = registry._TENSOR_CLASSES
+_FLOAT_NP = frozenset(d.np for d in dtypes.FLOATS)
+
+
 def record(op, inputs, attrs, outputs, backward_fn=None):
     node = Node(op, inputs, attrs, outputs, backward_fn)
     for i, o in enumerate(outputs):
-        if o.dtype.is_floating:
+        if o._data.dtype in _FLOAT_NP:  # integer and bool outputs carry no gradient
             o.stop_gradient = False
             o._node = node
             o._index = i
 
 
-registry._hooks["record"] = record
+registry.install_eager(None, record)
 
 
 class no_grad:
@@ -231,7 +246,8 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
 
 
 def _check_versions(node):
-    for x, v in zip(node.inputs, node.versions):
+    versions = node.versions or (0,) * len(node.inputs)
+    for x, v in zip(node.inputs, versions):
         if isinstance(x, Tensor) and x._version != v:
             raise RuntimeError(
                 f"an input of '{node.op.name}' (shape {x.shape}) was modified in place "

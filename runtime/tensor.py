@@ -23,13 +23,11 @@ class Tensor:
     [2.0, 4.0]
     """
 
-    # Only the array is a slot; the rest are class-level defaults that an instance overrides
-    # when it needs to, so wrapping an op's result (the eager hot path) sets one attribute.
-    __slots__ = ("_data", "__dict__", "__weakref__")
+    # What autograd touches on every op is a slot (`wrap` sets all four), so recording a node
+    # allocates no instance dict; the rest are class-level defaults that an instance
+    # overrides in its `__dict__` when it needs to.
+    __slots__ = ("__dict__", "__weakref__", "_data", "_index", "_node", "stop_gradient")
     __array_priority__ = 100  # so ndarray <op> Tensor defers to Tensor's reflected operator
-    stop_gradient = True
-    _node = None
-    _index = 0
     _grad = None
     name = None
     _hooks = None
@@ -41,8 +39,9 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data._data
         self._data = backend.XP.asarray(data, dtype=dt)
-        if not stop_gradient:
-            self.stop_gradient = False
+        self.stop_gradient = bool(stop_gradient)
+        self._node = None
+        self._index = 0
         if name is not None:
             self.name = name
 
@@ -171,7 +170,7 @@ class Tensor:
         self._data = arr.astype(self._data.dtype, copy=False)
         self._version += 1
 
-    def _inplace_update(self, new: "Tensor") -> None:
+    def _inplace_update(self, new: Tensor) -> None:
         """Make this object hold `new`'s value and autograd history (setitem on a tensor
         that autograd tracks). Ops that used the old value notice through `_version`."""
         if self._node is None and not self.stop_gradient:
@@ -189,16 +188,16 @@ class Tensor:
             refs[new._index] = weakref.ref(self)
             new._node.out_refs = tuple(refs)
 
-    def _shallow_copy(self) -> "Tensor":
+    def _shallow_copy(self) -> Tensor:
         """Another handle on the same value and history (the 'before' of an in-place op)."""
         t = wrap(self._data)
         t._node, t._index, t.stop_gradient = self._node, self._index, self.stop_gradient
         return t
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         return wrap(self._data)
 
-    def clone(self) -> "Tensor":
+    def clone(self) -> Tensor:
         from .ops.math import assign
         return assign(self)
 
@@ -220,16 +219,21 @@ class _HookHandle:
 
 
 _new = Tensor.__new__
+_ndarray = np.ndarray
 _NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFD") | frozenset(
     d.np.type for d in dtypes.ALL)
 
 
 def wrap(array) -> Tensor:
     """Wrap an array (of the current device) in a Tensor without copying. Hot path."""
-    if not array.ndim and array.__class__ in _NUMPY_SCALARS:
+    cls = array.__class__
+    if cls is not _ndarray and cls in _NUMPY_SCALARS:
         array = np.asarray(array)  # NumPy turns 0-d results into scalars; keep them 0-d
     t = _new(Tensor)
     t._data = array
+    t.stop_gradient = True
+    t._node = None
+    t._index = 0
     return t
 
 
@@ -258,4 +262,4 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
 
 registry._hooks["Tensor"] = Tensor
 registry.register_tensor_class(Tensor)
-registry._hooks["wrap"] = wrap
+registry.install_eager(wrap, None)

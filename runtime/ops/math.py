@@ -78,9 +78,19 @@ def expand_as(x, y, name=None):
 
 # ---- binary arithmetic ----------------------------------------------------------------------
 
+def _binary_kernel(fn):
+    def kernel(xp, x, y):
+        # the common case (two arrays of one dtype) skips promotion; two Python scalars fail
+        # here with AttributeError, and bind then reports the infer rule's error
+        if x.__class__ is y.__class__ and x.dtype is y.dtype:
+            return fn(x, y)
+        return fn(*coerce(x, y))
+    return kernel
+
+
 def _binary(name, fn, grad, *, nondiff=False, doc="", **infer_kw):
-    return register(name, kernel=lambda xp, x, y: fn(*coerce(x, y)),
-                    infer=I.binary(name, **infer_kw), grad=grad, nondiff=nondiff, doc=doc)
+    return register(name, kernel=_binary_kernel(fn), infer=I.binary(name, **infer_kw),
+                    grad=grad, nondiff=nondiff, doc=doc)
 
 
 def _true_divide(x, y):

@@ -19,7 +19,8 @@ An input is a Tensor/Variable, a Python scalar (kept as a literal), or a list of
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,7 +36,7 @@ class Meta(NamedTuple):
 
 
 class OpDef:
-    __slots__ = ("name", "kernel", "infer", "grad", "amp", "nondiff", "doc", "printer")
+    __slots__ = ("amp", "doc", "grad", "infer", "kernel", "name", "nondiff", "printer")
 
     def __init__(self, name, kernel, infer, grad, amp, nondiff, doc, printer):
         self.name = name
@@ -79,7 +80,7 @@ class OpTypeError(TypeError):
 class _State:
     """Process-wide mode switches read on every op (kept in one object so lookups are cheap)."""
 
-    __slots__ = ("grad_enabled", "builder", "amp")
+    __slots__ = ("amp", "builder", "grad_enabled")
 
     def __init__(self):
         self.grad_enabled = True
@@ -95,47 +96,72 @@ _hooks: dict[str, Callable] = {}
 
 def bind(op: OpDef, inputs: tuple, attrs: dict):
     """Apply `op` to `inputs`: compute now (eager) or append to the program being built."""
-    if STATE.builder is not None:
-        return STATE.builder.bind(op, inputs, attrs)
-    if STATE.amp is not None:
-        inputs = STATE.amp.cast_inputs(op, inputs)
+    state = STATE
+    if state.builder is not None:
+        return state.builder.bind(op, inputs, attrs)
+    if state.amp is not None:
+        inputs = state.amp.cast_inputs(op, inputs)
+    # The eager hot path: every line here runs once per op, so lookups are kept few.
     arrays = []
     needs_grad = False
     for x in inputs:
-        cls = x.__class__
-        if cls in _TENSOR_CLASSES:
-            arrays.append(x._data)
-            if not x.stop_gradient:
-                needs_grad = True
-        elif cls in _SCALARS or x is None:
-            arrays.append(x)
-        elif isinstance(x, (list, tuple)):
-            arrays.append([_array_of(t) for t in x])
-            needs_grad = needs_grad or any(
-                t.__class__ in _TENSOR_CLASSES and not t.stop_gradient for t in x)
-        elif isinstance(x, _hooks["Tensor"]):  # a Tensor subclass seen for the first time
-            _TENSOR_CLASSES.add(cls)
+        if x.__class__ in _TENSOR_CLASSES:
             arrays.append(x._data)
             if not x.stop_gradient:
                 needs_grad = True
         else:
-            arrays.append(x)
-    try:
-        out = op.kernel(backend.XP, *arrays, **attrs)
+            array, grad = _unpack(x)
+            arrays.append(array)
+            needs_grad = needs_grad or grad
+    try:  # (an empty **attrs costs as much as the rest of the call)
+        out = (op.kernel(backend.XP, *arrays, **attrs) if attrs
+               else op.kernel(backend.XP, *arrays))
     except (OpError, OpTypeError):
         raise
     except Exception as e:
         raise explain_failure(op, inputs, attrs, e) from e
-    wrap = _hooks["wrap"]
+    record = needs_grad and state.grad_enabled and not op.nondiff
     if out.__class__ is tuple:
-        outs = tuple(wrap(o) for o in out)
-        if needs_grad and STATE.grad_enabled and not op.nondiff:
-            _hooks["record"](op, inputs, attrs, outs)
+        outs = tuple([_wrap(o) for o in out])
+        if record:
+            _record(op, inputs, attrs, outs)
         return outs
-    result = wrap(out)
-    if needs_grad and STATE.grad_enabled and not op.nondiff:
-        _hooks["record"](op, inputs, attrs, (result,))
+    result = _wrap(out)
+    if record:
+        _record(op, inputs, attrs, (result,))
     return result
+
+
+def _unpack(x):
+    """(kernel argument, needs grad) for an input that is not a known Tensor class."""
+    cls = x.__class__
+    if cls in _SCALARS or x is None:
+        return x, False
+    if isinstance(x, (list, tuple)):
+        return [_array_of(t) for t in x], any(
+            t.__class__ in _TENSOR_CLASSES and not t.stop_gradient for t in x)
+    if isinstance(x, _hooks["Tensor"]):  # a Tensor subclass seen for the first time
+        _TENSOR_CLASSES.add(cls)
+        return x._data, not x.stop_gradient
+    return x, False
+
+
+def _wrap(array):
+    return _hooks["wrap"](array)  # replaced by runtime.tensor.wrap itself once it exists
+
+
+def _record(op, inputs, attrs, outputs):
+    return _hooks["record"](op, inputs, attrs, outputs)  # replaced by autograd.record
+
+
+def install_eager(wrap: Callable, record: Callable) -> None:
+    """Called by runtime.tensor / runtime.autograd: the functions `bind` uses to wrap kernel
+    outputs in Tensors and to record tape nodes (bound directly, for speed)."""
+    global _wrap, _record
+    if wrap is not None:
+        _hooks["wrap"] = _wrap = wrap
+    if record is not None:
+        _hooks["record"] = _record = record
 
 
 _SCALARS = frozenset((int, float, bool, str, complex))
@@ -196,11 +222,11 @@ def explain_failure(op: OpDef, inputs, attrs, error: Exception) -> Exception:
         infer_outputs(op, inputs, attrs)
     except (OpError, OpTypeError) as precise:
         return precise
-    except Exception:
+    except Exception:  # noqa: BLE001, S110  (a broken infer rule must not hide the real error)
         pass
     msg = f"{op.name}: {error} (inputs: {describe(inputs)}" + (
         f"; attrs: {attrs})" if attrs else ")")
     try:
         return type(error)(msg)
-    except Exception:
+    except Exception:  # noqa: BLE001  (exception classes whose constructor wants more)
         return OpError(msg)
