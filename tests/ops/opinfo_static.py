@@ -1,0 +1,17 @@
+"""The ops of runtime/program (control flow, tensor arrays, Print/Assert): all exempt here
+because they take sub-blocks or tensor arrays, which an OpInfo sample cannot express; each is
+tested, with values and gradients, in tests/static/."""
+from __future__ import annotations
+
+_FLOW = "a structural op built by rt.static.nn / backward; tests/static/test_control_flow.py"
+_ARRAY = "a tensor-array op (list-valued); tests/static/test_control_flow.py"
+
+OPINFOS: list = []
+EXEMPT = {
+    "cond": _FLOW, "while": _FLOW, "switch_case": _FLOW, "recompute": _FLOW,
+    "write_persistable": "Tensor.set_value in static mode; tests/static/test_program.py",
+    "create_array": _ARRAY, "array_write": _ARRAY, "array_read": _ARRAY,
+    "array_length": _ARRAY, "array_stack": _ARRAY, "array_concat": _ARRAY,
+    "print": "prints at run time; tests/static/test_control_flow.py",
+    "assert": "raises at run time; tests/static/test_control_flow.py",
+}
