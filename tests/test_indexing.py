@@ -198,6 +198,16 @@ def test_setitem_gradient_matches_finite_differences():
         np.testing.assert_allclose(got.numpy(), num, rtol=1e-6, atol=1e-8)
 
 
+def test_value_gradient_keeps_the_value_dtype():
+    w = rt.to_tensor(np.ones(4), stop_gradient=False)
+    v = rt.to_tensor(np.array([2.0], np.float32), stop_gradient=False)
+    y = w * 1.0
+    y[1:3] = v  # float32 value into a float64 destination
+    (y * 3.0).sum().backward()
+    assert v.grad.dtype == "float32" and v.grad.tolist() == [6.0]
+    assert w.grad.tolist() == [3.0, 0.0, 0.0, 3.0]
+
+
 def test_assigning_from_a_slice_of_the_same_tensor():
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((4, 3)), rng.standard_normal(3)
