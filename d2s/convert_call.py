@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
 import warnings
@@ -26,6 +27,7 @@ from .pyct.parser import SourceError
 _IGNORED_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest", "_pytest",
                   "pluggy"} | set(sys.stdlib_module_names)
 _IGNORED_MODULES: set[str] = set()
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _tensor_methods() -> frozenset:
@@ -112,7 +114,7 @@ def call(f):
 
 
 def _convert_function(fn):
-    if never_converted(fn):
+    if never_converted(fn) or fn.__code__.co_flags & _GENERATOR_FLAGS:
         return fn
     from .transpile import convert
     try:

@@ -1,8 +1,9 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`, `bool`,
-`int`, `float`, `isinstance`.
+`int`, `float`, `isinstance`; and `x.shape`, whose unknown dims must be read at run time.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
+    x.shape[0]                   ->   _d2s.shape(x)[0]
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -51,6 +52,12 @@ class BuiltinCalls(Base):
             return node
         node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")
         return node
+
+    def visit_Attribute(self, node):
+        node = self.generic_visit(node)
+        if node.attr != "shape" or not isinstance(node.ctx, gast.Load):
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.shape(x)", x=node.value)
 
     def _shadowed(self, name: str) -> bool:
         if any(name in scope for scope in self.locals_stack):

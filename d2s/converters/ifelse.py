@@ -27,12 +27,13 @@ class IfElse(state.ScopeTracker, Base):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.decl_stack = []
+        self.locals_stack = []
 
     def visit_If(self, node):
         live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
         node = self.generic_visit(node)
-        candidates = (written(node.body) | written(node.orelse)) - self.declared()
+        candidates = self.state_candidates(written(node.body) | written(node.orelse))
         live = live_out | state.live_in(node.body, live_out) | state.live_in(node.orelse,
                                                                              live_out)
         st = state.State(state.choose(candidates, live), self.ctx.namer, defined)

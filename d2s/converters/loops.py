@@ -36,11 +36,13 @@ class Loops(state.ScopeTracker, Base):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.decl_stack = []
+        self.locals_stack = []
 
     def _state(self, node, candidates):
         live = anno.getanno(node, anno.LOOP_LIVE, frozenset())
         live = live | state.live_in(node.body, live)
-        return state.State(state.choose(candidates - self.declared(), live), self.ctx.namer)
+        return state.State(state.choose(self.state_candidates(candidates), live),
+                           self.ctx.namer)
 
     def visit_While(self, node):
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())

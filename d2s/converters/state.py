@@ -112,21 +112,33 @@ def live_in(stmts: list, live_out: frozenset) -> frozenset:
 
 
 class ScopeTracker:
-    """Mixin for converters: tracks the global/nonlocal declarations of the enclosing function
-    (such names are never state: the generated functions declare them too, see `finalize`)."""
+    """Mixin for converters: tracks the enclosing function's local names and its
+    global/nonlocal declarations. Only local names can be state: a global or closure object
+    mutated in place (`CACHE[k] = v`) stays what it is, and declared names are handled by the
+    generated functions declaring them too (see `transpile._finalize`)."""
 
     decl_stack: list
+    locals_stack: list
 
     def declared(self) -> set:
         return set(self.decl_stack[-1]) if self.decl_stack else set()
 
+    def state_candidates(self, names: set) -> set:
+        local = self.locals_stack[-1] if self.locals_stack else set()
+        return {n for n in names - self.declared() if n in local or (
+            "." in n and n.split(".")[0] in local)}
+
     def visit_FunctionDef(self, node):
+        local = analysis.local_names(node)
         if anno.getanno(node, anno.GENERATED, False):  # a generated body shares its user scope
             decls = self.decl_stack[-1] if self.decl_stack else {}
+            local |= self.locals_stack[-1] if self.locals_stack else set()
         else:
             decls = anno.getanno(node, anno.SCOPE_DECL, {})
         self.decl_stack.append(decls)
+        self.locals_stack.append(local)
         try:
             return self.generic_visit(node)
         finally:
             self.decl_stack.pop()
+            self.locals_stack.pop()

@@ -95,8 +95,10 @@ def _fill(value, like):
 
 
 def _copy_container(x):
-    """Branches traced one after the other must each start from the same lists and dicts."""
-    return copy.copy(x) if isinstance(x, (list, dict)) else x
+    """Branches traced one after the other must each start from the same values: lists and
+    dicts are copied, and so is a Variable object (`y[0] = v` rebinds the object it is
+    called on to a new variable of the branch's block)."""
+    return copy.copy(x) if isinstance(x, (list, dict)) or is_variable(x) else x
 
 
 def _check_bound(names, first, second, src) -> None:
@@ -232,7 +234,8 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
-    state = [_to_array(v) if isinstance(v, list) else v for v in state]
+    state = [_to_array(v) if isinstance(v, list) else (
+        dict(v) if isinstance(v, dict) else v) for v in state]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
@@ -263,6 +266,11 @@ def graph_while(test, body, state: list, names: tuple) -> list:
 
 
 def _carried(v) -> bool:
+    """Loop state the while op carries: tensors, numbers, and tuples/dicts of those."""
+    if isinstance(v, dict):
+        return bool(v) and all(_carried(x) for x in v.values())
+    if isinstance(v, tuple):
+        return bool(v) and all(_carried(x) for x in v)
     return is_variable(v) or hasattr(v, "_data") or isinstance(v, (int, float, bool))
 
 

@@ -39,14 +39,16 @@ def qualified_name(node) -> str | None:
     return None
 
 
-def _target_names(target, out: set) -> None:
+def _target_names(target, out: set, mutations: bool = True) -> None:
     if isinstance(target, gast.Name):
         out.add(target.id)
     elif isinstance(target, (gast.Tuple, gast.List)):
         for elt in target.elts:
-            _target_names(elt, out)
+            _target_names(elt, out, mutations)
     elif isinstance(target, gast.Starred):
-        _target_names(target.value, out)
+        _target_names(target.value, out, mutations)
+    elif not mutations:
+        return
     elif isinstance(target, gast.Attribute):
         qn = qualified_name(target)
         if qn is not None:
@@ -109,6 +111,23 @@ def read(nodes) -> set[str]:
             elif isinstance(sub, gast.AugAssign):
                 _target_names(sub.target, out)
     return out
+
+
+def local_names(fn) -> set[str]:
+    """Names local to function `fn`: parameters and names it binds (not names of objects it
+    only mutates, `d[k] = v`), minus its global/nonlocal declarations."""
+    out = set(params(fn))
+    for node in fn.body:
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+                out.add(sub.id)
+            elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not fn:
+                out.add(sub.name)
+            elif isinstance(sub, (gast.Import, gast.ImportFrom)):
+                out |= written(sub)
+            elif isinstance(sub, (gast.MatchAs, gast.MatchStar)) and sub.name:
+                out.add(sub.name)
+    return out - set(scope_declarations(fn.body))
 
 
 def params(fn) -> list[str]:
@@ -201,7 +220,8 @@ def _live_stmt(s, out: frozenset) -> frozenset:
         return header
     if isinstance(s, (gast.For, gast.AsyncFor)):
         targets = written(s.target)
-        header = out | _live(s.orelse, out)
+        extra = anno.getanno(s, anno.EXTRA_TEST, None)  # read before each iteration
+        header = out | _live(s.orelse, out) | (read(extra) if extra is not None else set())
         for _ in range(len(written(s.body)) + 2):
             new = header | (_live(s.body, header) - targets)
             if new == header:
@@ -218,7 +238,7 @@ def _live_stmt(s, out: frozenset) -> frozenset:
         live = frozenset(out)
         for block in blocks:
             live = live | _live(block, out)
-        header = [getattr(s, f) for f in ("items", "subject") if hasattr(s, f)]
+        header = list(getattr(s, "items", [])) + ([s.subject] if hasattr(s, "subject") else [])
         return live | read(header) | read([c.guard for c in getattr(s, "cases", []) if c.guard])
     return (out - _rebound(s)) | read(s)
 
