@@ -412,6 +412,22 @@ def test_batchnorm1d_channels_last_and_frozen_affine():
         nn.BatchNorm1D(4, data_format="NCHW")
 
 
+def test_legacy_batchnorm_with_act_and_3d():
+    bn = nn.BatchNorm(3, act="relu").to(dtype="float64")
+    x = np.random.randn(4, 3, 5)
+    mu, var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
+    want = np.maximum((x - mu[:, None]) / np.sqrt(var[:, None] + 1e-5), 0)
+    np.testing.assert_allclose(bn(rt.to_tensor(x)).numpy(), want, rtol=1e-9, atol=1e-12)
+    frozen = nn.BatchNorm(3, is_test=True)
+    frozen(rt.to_tensor(_f32(4, 3, 5)))
+    assert np.all(frozen._mean.numpy() == 0)  # is_test: running statistics, no update
+    bn3 = nn.BatchNorm3D(2).to(dtype="float64")
+    x = np.random.randn(2, 2, 2, 3, 2)
+    mu, var = x.mean(axis=(0, 2, 3, 4)), x.var(axis=(0, 2, 3, 4))
+    want = (x - mu[:, None, None, None]) / np.sqrt(var[:, None, None, None] + 1e-5)
+    np.testing.assert_allclose(bn3(rt.to_tensor(x)).numpy(), want, rtol=1e-9, atol=1e-12)
+
+
 def test_layernorm_groupnorm_vs_numpy():
     ln = nn.LayerNorm([3, 4]).to(dtype="float64")
     ln.weight.set_value(np.random.rand(3, 4))

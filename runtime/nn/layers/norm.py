@@ -86,6 +86,49 @@ class BatchNorm2D(_BatchNormBase):
     _formats: ClassVar[tuple] = ("NCHW", "NHWC")
 
 
+class BatchNorm3D(_BatchNormBase):
+    """Batch normalisation over `[N, C, D, H, W]` ('NCDHW') or channels last ('NDHWC')."""
+
+    _formats: ClassVar[tuple] = ("NCDHW", "NDHWC")
+
+    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-5,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCDHW",
+                 use_global_stats: bool | None = None, name=None):
+        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
+                         use_global_stats, name)
+
+
+class BatchNorm(_BatchNormBase):
+    """Paddle's older batch norm for inputs of any rank (channel axis 1 for 'NCHW'), with
+    an optional activation `act` applied after it (as in many Paddle model zoos).
+
+    >>> import runtime as rt
+    >>> bool(rt.nn.BatchNorm(3, act='relu')(rt.randn([2, 3, 4])).min() >= 0)
+    True
+    """
+
+    _formats: ClassVar[tuple] = ("NCHW", "NHWC")
+
+    def __init__(self, num_channels: int, act: str | None = None, is_test: bool = False,
+                 momentum: float = 0.9, epsilon: float = 1e-5, param_attr=None, bias_attr=None,
+                 dtype="float32", data_layout: str = "NCHW", use_global_stats: bool = False,
+                 name=None):
+        if act is not None and not hasattr(F, act):
+            raise ValueError(f"BatchNorm: unknown activation {act!r}")
+        self._act, self._is_test = act, is_test
+        super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout,
+                         use_global_stats or None, name)
+        if dtype != "float32":
+            self.to(dtype=dtype)
+
+    def forward(self, x):
+        training = self.training and not self._is_test
+        y = F.batch_norm(x, self._mean, self._variance, weight=self.weight, bias=self.bias,
+                         training=training, momentum=self._momentum, epsilon=self._epsilon,
+                         data_format=self._data_format, use_global_stats=self._use_global_stats)
+        return y if self._act is None else getattr(F, self._act)(y)
+
+
 class LayerNorm(Layer):
     """Normalise over the trailing `normalized_shape` dims, then scale and shift.
 
