@@ -8,6 +8,8 @@ Paddle's in-place semantics to user code. In eager mode an array is a Python lis
 """
 from __future__ import annotations
 
+import itertools
+
 from ..dtypes import convert_dtype, int64
 from ..ops import registry
 from ..ops.registry import STATE, Meta, OpError
@@ -70,18 +72,115 @@ def _concat_infer(arr, axis=0):
     return Meta(tuple(s), arr.dtype)
 
 
+# ---- gradients -------------------------------------------------------------------------------
+# The gradient of an array is an array of the same length whose entries may be None (zero).
+# These helper ops exist only in static backward programs (eager arrays are Python lists, and
+# eager autograd follows the tensors in them).
+
+def _grad_read_kernel(xp, g, i, x):
+    i = int(i)
+    v = g[i] if 0 <= i < len(g) else None
+    return v if v is not None else xp.zeros_like(x)
+
+
+def _grad_drop_kernel(xp, g, i, arr):
+    out = (list(g) + [None] * len(arr))[:len(arr)]
+    i = int(i)
+    if 0 <= i < len(out):
+        out[i] = None
+    return out
+
+
+def _grad_put_kernel(xp, gx, i, arr):
+    out = [None] * len(arr)
+    out[int(i)] = gx
+    return out
+
+
+def _grad_add_kernel(xp, a, b):
+    n = max(len(a), len(b))
+    a, b = list(a) + [None] * (n - len(a)), list(b) + [None] * (n - len(b))
+    return [y if x is None else x if y is None else x + y for x, y in zip(a, b)]
+
+
+def _unstack_kernel(xp, g, arr, axis=0):
+    return list(xp.moveaxis(g, axis, 0))
+
+
+def _split_like_kernel(xp, g, arr, axis=0):
+    bounds = list(itertools.accumulate(a.shape[axis] for a in arr))[:-1]
+    return xp.split(g, bounds, axis=axis)
+
+
+def _array_meta(*args, **attrs):
+    return None  # array outputs are created by _bind_array, not from a Meta
+
+
+GRAD_READ = registry.register(
+    "array_grad_read", kernel=_grad_read_kernel,
+    infer=lambda g, i, x: Meta(x.shape, x.dtype), nondiff=True, amp="keep",
+    doc="Entry i of an array gradient, zeros like x where there is none.")
+GRAD_DROP = registry.register("array_grad_drop", kernel=_grad_drop_kernel, infer=_array_meta,
+                              nondiff=True, amp="keep",
+                              doc="An array gradient cut to len(arr) with entry i cleared.")
+GRAD_PUT = registry.register("array_grad_put", kernel=_grad_put_kernel, infer=_array_meta,
+                             nondiff=True, amp="keep",
+                             doc="An array gradient of len(arr) holding gx at i only.")
+GRAD_ADD = registry.register("array_grad_add", kernel=_grad_add_kernel, infer=_array_meta,
+                             nondiff=True, amp="keep", doc="The sum of two array gradients.")
+UNSTACK = registry.register("array_unstack", kernel=_unstack_kernel, infer=_array_meta,
+                            nondiff=True, amp="keep", doc="Slices of g along axis, as an array.")
+SPLIT_LIKE = registry.register("array_split_like", kernel=_split_like_kernel,
+                               infer=_array_meta, nondiff=True, amp="keep",
+                               doc="g split along axis into pieces the sizes of arr's entries.")
+
+
+def _bind_array(op, inputs: list, attrs: dict, like: Variable) -> Variable:
+    """Append an array-valued op; its output is an array with `like`'s element type."""
+    b = _builder()
+    out = _new_array(b, like.dtype, like._static_shape, stop=False)
+    b.append(op.name, [b.ref(x) for x in inputs], [out.name], attrs)
+    return out
+
+
+def add_array_grads(a: Variable, b: Variable) -> Variable:
+    return _bind_array(GRAD_ADD, [a, b], {}, a)
+
+
+def zero_array_grad(like: Variable) -> Variable:
+    b = _builder()
+    out = _new_array(b, like.dtype, like._static_shape, stop=False)
+    b.append("create_array", [], [out.name], {"dtype": like.dtype.name})
+    return out
+
+
+def _write_grad(ins, outs, gs, attrs):
+    x, i, arr = ins
+    g = gs[0]
+    return [registry.bind(GRAD_READ, (g, i, x), {}), None, _bind_array(GRAD_DROP, [g, i, arr],
+                                                                       {}, arr)]
+
+
+def _read_grad(ins, outs, gs, attrs):
+    arr, i = ins
+    return [_bind_array(GRAD_PUT, [gs[0], i, arr], {}, arr), None]
+
+
 CREATE = registry.register("create_array", kernel=lambda xp, dtype=None: [],
                            infer=lambda dtype=None: None, nondiff=True, amp="keep")
 WRITE = registry.register("array_write", kernel=_write_kernel, infer=lambda *a: None,
-                          amp="keep")
+                          grad=_write_grad, amp="keep")
 READ = registry.register("array_read", kernel=_read_kernel,
                          infer=lambda arr, i: Meta(_elem("array_read", arr), arr.dtype),
-                         amp="keep")
+                         grad=_read_grad, amp="keep")
 LENGTH = registry.register("array_length", kernel=lambda xp, arr: xp.asarray(len(arr), "int64"),
                            infer=lambda arr: Meta((), int64), nondiff=True, amp="keep")
-STACK = registry.register("array_stack", kernel=_stack_kernel, infer=_stack_infer, amp="keep")
-CONCAT = registry.register("array_concat", kernel=_concat_kernel, infer=_concat_infer,
-                           amp="keep")
+STACK = registry.register(
+    "array_stack", kernel=_stack_kernel, infer=_stack_infer, amp="keep",
+    grad=lambda ins, outs, gs, a: [_bind_array(UNSTACK, [gs[0], ins[0]], dict(a), ins[0])])
+CONCAT = registry.register(
+    "array_concat", kernel=_concat_kernel, infer=_concat_infer, amp="keep",
+    grad=lambda ins, outs, gs, a: [_bind_array(SPLIT_LIKE, [gs[0], ins[0]], dict(a), ins[0])])
 
 
 def _builder():

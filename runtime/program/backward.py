@@ -18,6 +18,7 @@ import contextlib
 
 from ..ops import registry
 from ..ops.creation import ones_like, zeros_like
+from .arrays import add_array_grads, zero_array_grad
 from .builder import STATE, Builder
 from .codegen import block_free
 from .control_flow import while_loop
@@ -42,7 +43,11 @@ def _building(program: Program, block: Block):
 
 
 def _differentiable(v: Variable) -> bool:
-    return v.kind == "tensor" and v.dtype.is_floating
+    return v.dtype.is_floating
+
+
+def _zeros(v: Variable):
+    return zero_array_grad(v) if v.kind == "array" else zeros_like(v)
 
 
 class _Backward:
@@ -107,7 +112,7 @@ class _Backward:
         outs = [block.var(n) for n in op.outputs]
         gs = [grads.get(n) for n in op.outputs]
         if len(outs) > 1:
-            gs = [g if g is not None else zeros_like(o) for g, o in zip(gs, outs)]
+            gs = [g if g is not None else _zeros(o) for g, o in zip(gs, outs)]
         in_grads = opdef.grad(ins, outs, gs, op.attrs)
         for x, g in zip(op.inputs, in_grads):
             if g is None:
@@ -136,10 +141,9 @@ class _Backward:
                         _accumulate(local, r, g)
                 self.run_block(fwd, local)
                 gb.results = [b.ref(local[n]) if local.get(n) is not None
-                              else b.ref(zeros_like(block.var(n))) for n in free]
+                              else b.ref(_zeros(block.var(n))) for n in free]
             gblocks.append(gb.idx)
-        outs = [b.block.new_var(self.program.fresh_name(), block.var(n)._static_shape,
-                                block.var(n).dtype, stop_gradient=False) for n in free]
+        outs = [_like(b, block.var(n)) for n in free]
         b.append(op.type, list(op.inputs[:1]), [o.name for o in outs], dict(op.attrs),
                  tuple(gblocks))
         for n, o in zip(free, outs):
@@ -150,7 +154,8 @@ class _Backward:
         bblk = self.program.blocks[op.blocks[1]]
         n = len(bblk.params)
         pvars = [bblk.var(p) for p in bblk.params]
-        carried = [k for k in range(n) if self.needs(bblk.params[k]) and _differentiable(pvars[k])]
+        carried = [k for k in range(n)
+                   if self.needs(bblk.params[k]) and _differentiable(pvars[k])]
         free = sorted(f for f in self.block_free(bblk.idx)
                       if self.needs(f) and _differentiable(block.var(f)))
         if not carried and not free:
@@ -160,12 +165,14 @@ class _Backward:
         from .arrays import array_length, array_read
         start = array_length(saves[0]) - 1
         g_carry = [grads.get(op.outputs[k]) if grads.get(op.outputs[k]) is not None
-                   else zeros_like(outs[k]) for k in carried]
-        g_free = [zeros_like(block.var(f)) for f in free]
+                   else _zeros(outs[k]) for k in carried]
+        g_free = [_zeros(block.var(f)) for f in free]
 
         def body(i, *state):
             gc, gf = list(state[:len(carried)]), list(state[len(carried):])
             saved = [array_read(s, i) for s in saves]
+            for v, p in zip(saved, pvars):
+                v.kind = p.kind  # a saved tensor array reads back as an array
             b.append("recompute", [v.name for v in saved], [], {}, (bblk.idx,))
             local: dict = {}
             for k, g in zip(carried, gc):
@@ -174,8 +181,11 @@ class _Backward:
                     _accumulate(local, r, g)
             self.run_block(bblk, local)
             new_c = [local.get(bblk.params[k]) for k in carried]
-            new_c = [g if g is not None else zeros_like(pvars[k]) for g, k in zip(new_c, carried)]
-            new_f = [g + local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
+            new_c = [g if g is not None else _zeros(pvars[k]) for g, k in zip(new_c, carried)]
+            for f, g in zip(free, gf):
+                if local.get(f) is not None:
+                    _accumulate(local, f, g)
+            new_f = [local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
             return [i - 1] + new_c + new_f
 
         res = while_loop(lambda i, *s: i >= 0, body, [start] + g_carry + g_free)
@@ -184,6 +194,13 @@ class _Backward:
                 _accumulate(grads, op.inputs[k], g)
         for f, g in zip(free, res[1 + len(carried):]):
             _accumulate(grads, f, g)
+
+
+def _like(b, v: Variable) -> Variable:
+    """A new variable of `v`'s kind, dtype and shape in the current block (a gradient)."""
+    out = b.block.new_var(b.program.fresh_name(), (), v.dtype, kind=v.kind, stop_gradient=False)
+    out._static_shape = v._static_shape
+    return out
 
 
 def _enable_saving(op: Op, block: Block, pvars: list) -> list:
@@ -210,7 +227,12 @@ def _value(block: Block, x):
 
 def _accumulate(grads: dict, name: str, g) -> None:
     prev = grads.get(name)
-    grads[name] = g if prev is None else prev + g
+    if prev is None:
+        grads[name] = g
+    elif prev.kind == "array":
+        grads[name] = add_array_grads(prev, g)
+    else:
+        grads[name] = prev + g
 
 
 # ---- public API ------------------------------------------------------------------------------

@@ -203,3 +203,54 @@ def test_print_and_assert_act_at_run_time(capsys):
     with pytest.raises(AssertionError, match="x must be positive") as info:
         static.Executor().run(main, {"x": np.array([1.0, -2.0], "float32")})
     assert "test_control_flow.py" in str(info.value)
+
+
+def _array_grad_ref(x, n):
+    v, vals = x, []
+    for _ in range(n):
+        v = np.tanh(v) * x
+        vals.append(v)
+    st = np.stack(vals)
+    return (st * st).sum() + vals[0].sum()
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_gradients_through_tensor_array_built_in_loop(n):
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [2], "float64")
+        k = static.data("n", [], "int64")
+
+        def body(i, v, a):
+            v = rt.tanh(v) * x
+            static.array_write(v, i, a)
+            return [i + 1, v, a]
+
+        _, _, arr = static.nn.while_loop(lambda i, v, a: i < k, body,
+                                         [0, x, static.create_array("float64")])
+        loss = rt.sum(static.array_stack(arr) ** 2) + rt.sum(static.array_read(arr, 0))
+        (dx,) = static.gradients(loss, [x])
+    xv = np.array([0.3, -0.7])
+    lv, gx = _run(main, {"x": xv, "n": np.int64(n)}, [loss, dx])
+    assert lv == pytest.approx(_array_grad_ref(xv, n), rel=1e-12)
+    np.testing.assert_allclose(gx, _fd(lambda v: _array_grad_ref(v, n), xv), atol=1e-7)
+
+
+def test_gradients_through_array_concat_and_switch_case():
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [3], "float64")
+        i = static.data("i", [], "int64")
+        arr = static.create_array("float64", [x, rt.tanh(x)])
+        cat = static.array_concat(arr)
+        y = static.nn.switch_case(i, [lambda: cat * cat, lambda: rt.tanh(cat)])
+        (dx,) = static.gradients(rt.sum(y), [x])
+
+    def ref(v, k):
+        c = np.concatenate([v, np.tanh(v)])
+        return (c * c).sum() if k == 0 else np.tanh(c).sum()
+
+    xv = np.array([0.1, -0.4, 0.8])
+    for k in (0, 1):
+        gx, = _run(main, {"x": xv, "i": np.int64(k)}, [dx])
+        np.testing.assert_allclose(gx, _fd(lambda v, k=k: ref(v, k), xv), atol=1e-7)
