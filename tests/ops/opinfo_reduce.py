@@ -80,6 +80,8 @@ def _bool_samples(rng):
 
 
 def _cumsum_ref(x, axis=None, dtype=None):
+    if x.ndim == 0:  # a 0-d input stays 0-d (NumPy would give shape [1])
+        return x.astype(dtype or x.dtype)
     if axis is None:
         x, axis = x.reshape(-1), 0
     dt = np.dtype(dtype) if dtype else (np.int64 if x.dtype in (np.bool_, np.int32)
@@ -89,6 +91,7 @@ def _cumsum_ref(x, axis=None, dtype=None):
 
 def _cumsum_samples(rng):
     return [Sample((randn(rng, 3, 4),), {"axis": 0}), Sample((randn(rng, 3, 4),), {"axis": -1}),
+            Sample((randn(rng, 2, 3),)), Sample((randn(rng),), {"axis": 0}),
             Sample((randn(rng, 2, 3, 4),), {"axis": 1}),
             Sample((rng.integers(0, 5, (5,)).astype(np.int32),), {"axis": 0}),
             Sample((randn(rng, 3, 4),), {"axis": 1, "dtype": "float64"})]
