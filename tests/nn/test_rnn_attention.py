@@ -150,9 +150,9 @@ def test_lstm_sequence_vs_numpy(direction):
 def test_gru_simple_rnn_time_major_vs_numpy(cls, step):
     net = cls(3, 4, direction="bidirect", time_major=True).to(dtype="float64")
     x = np.random.randn(4, 2, 3)  # [T, B, I]
-    out, h = net(rt.to_tensor(x))
-    want, wh = np_net(step, net, x.transpose(1, 0, 2), list(np.zeros((2, 2, 4))),
-                      np.array([4, 4]), lstm=False)
+    h0 = np.random.randn(2, 2, 4)
+    out, h = net(rt.to_tensor(x), rt.to_tensor(h0))
+    want, wh = np_net(step, net, x.transpose(1, 0, 2), list(h0), np.array([4, 4]), lstm=False)
     np.testing.assert_allclose(out.numpy(), want.transpose(1, 0, 2), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(h.numpy(), wh, rtol=1e-10)
 
