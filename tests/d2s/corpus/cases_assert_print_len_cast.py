@@ -159,3 +159,11 @@ def astype_after_branch(x):
     else:
         y = (x * 2).astype("float64")
     return y, y.astype("int32")
+
+
+@case(args=[(f32([1.0]),), (f32([20.0]),), (f32([3.0]),)], stdout=("iter",))
+def print_in_tensor_while(x):
+    while rt.sum(x) < 10:
+        x = x * 2
+        print("iter", x)
+    return x

@@ -183,3 +183,35 @@ def break_value_used_after(x):
         if x[i] > 4:
             break
     return stop * 10
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), pos(2))])
+def break_in_zip_loop(x, y):
+    out = rt.zeros([2])
+    for t, w in zip([x, y, x * y], [1.0, 2.0, 3.0]):
+        if rt.mean(t) < 0:
+            break
+        out = out + t * w
+    return out
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def continue_over_dict_items(x):
+    scales = {"a": 1.0, "b": -1.0, "c": 2.0}
+    out = rt.zeros([2])
+    for name, s in scales.items():
+        if rt.mean(x * s) < 0:
+            continue
+        out = out + x * s + len(name)
+    return out
+
+
+@case(args=[(f32([1.0, 2.0, 3.0]),), (f32([1.0, -2.0, 3.0]),)])
+def assert_and_continue_in_loop(x):
+    total = rt.zeros([])
+    for i in range(3):
+        assert rt.abs(x[i]) < 100, "value out of range"
+        if x[i] < 0:
+            continue
+        total += x[i]
+    return total

@@ -183,3 +183,12 @@ def dict_of_counts(labels):
         else:
             counts[2] = counts[2] + 1
     return counts
+
+
+@case(args=[(pos(3, 2),), (neg(3, 2),)], batch=lambda b: (signed(b, 2),))
+def append_rows_over_batch(x):
+    outs = []
+    for i in range(x.shape[0]):
+        row = x[i]
+        outs.append(row * 2 if row.sum() > 0 else row)
+    return rt.stack(outs)

@@ -4,7 +4,7 @@ import contextlib
 
 import runtime as rt
 
-from .registry import case, f32, neg, pos, rand, signed
+from .registry import case, f32, f64, neg, pos, rand, signed
 
 SCALE = 3.0
 
@@ -252,3 +252,55 @@ def shape_tensor_arithmetic(x):
     if rt.mean(x) > 0:
         return x.sum(axis=0) / scale
     return x.sum(axis=0) * scale
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def chained_assignment_in_branch(x):
+    if rt.mean(x) > 0:
+        a = b = x * 2
+    else:
+        a = b = x - 1
+    return a + b
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def del_in_branch(x):
+    if rt.mean(x) > 0:
+        tmp = x * 2
+        x = x + tmp
+        del tmp
+    else:
+        x = x - 1
+    return x
+
+
+@case(args=[(f32([1.0, -2.0, 3.0]),), (f32([-1.0, -2.0, -3.0]),)])
+def mask_setitem_in_branch(x):
+    x = x.clone()
+    if rt.any(x > 0):
+        x[x < 0] = 0.0
+    else:
+        x = -x
+    return x
+
+
+@case(args=[(pos(2), "scale"), (neg(2), "scale"), (pos(2), "missing")])
+def try_inside_loop(x, key):
+    cfg = {"scale": 2.0}
+    for _ in range(2):
+        try:
+            s = cfg[key]
+        except KeyError:
+            s = 1.0
+        if rt.mean(x) > 0:
+            x = x * s
+    return x
+
+
+@case(args=[(pos(2, 3),), (f64([[1.0, -2.0]]),), (neg(2, 3),)])
+def dtype_and_ndim_conditions(x):
+    if x.dtype == "float32" and x.ndim == 2:
+        y = x.sum(axis=1)
+    else:
+        y = x.astype("float32").sum(axis=1)
+    return y if rt.mean(y) > 0 else -y

@@ -1,4 +1,6 @@
 """return inside branches and loops, several return points, tuples and None."""
+import contextlib
+
 import runtime as rt
 
 from .registry import case, f32, neg, pos, signed
@@ -163,3 +165,26 @@ def bound_in_one_branch_other_returns(x):
     else:
         return x - 1
     return y + 1
+
+
+def _first_negative_index(t):
+    for i in range(t.shape[0]):
+        if t[i] < 0:
+            return i
+    return -1
+
+
+@case(args=[(f32([[1.0, -1.0], [2.0, 2.0]]),), (f32([[1.0, 1.0], [-2.0, 2.0]]),)])
+def helper_with_early_return_in_loop(x):
+    total = rt.zeros([])
+    for row in x:
+        total = total + _first_negative_index(row)
+    return total
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def return_inside_with(x):
+    with contextlib.nullcontext():
+        if rt.mean(x) > 0:
+            return x * 2
+    return x - 2

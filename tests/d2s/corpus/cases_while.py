@@ -218,3 +218,40 @@ def name_first_bound_inside_loop(x):
         if rt.sum(y) > 10:
             break
     return y, k
+
+
+@case(args=[(f32([2.0]),), (f32([-1.0]),)])
+def python_float_state_tensor_condition(x):
+    t = 0.0
+    while t < rt.sum(x):
+        t = t + 0.5
+    return t
+
+
+@case(args=[(pos(3),), (neg(3),)])
+def augmented_assign_in_loop(x):
+    acc = rt.zeros([3])
+    i = 0
+    while rt.sum(acc) < 5 and i < 4:
+        acc += x
+        i += 1
+    return acc
+
+
+@case(args=[(f32([1.0]), True), (f32([1.0]), False), (f32([50.0]), True)])
+def conditional_expression_in_loop_test(x, use_sum):
+    while (x.sum() if use_sum else x.mean() * 4) < 10:
+        x = x * 2
+    return x
+
+
+@case(args=[(f32([1.0]),), (f32([30.0]),)])
+def nested_def_in_loop_body(x):
+    i = 0
+    while rt.sum(x) < 20 and i < 5:
+        def bump(t):
+            return t * 3 if rt.sum(t) < 5 else t + 1
+
+        x = bump(x)
+        i += 1
+    return x

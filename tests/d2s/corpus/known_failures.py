@@ -6,29 +6,13 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 """
 from __future__ import annotations
 
-_BREAK_FLAG_DROPPED = (
-    "tensor `break` that ends the loop body: the `_brk` flag set in the if-branch function is "
-    "neither returned from the branch nor loop-carried, so the break is silently ignored "
-    "(wrong values)")
-_SETITEM_IN_BRANCH = (
-    "subscript assignment (`y[0] = ...`, `x[0] += ...`) inside a tensor if is not treated as a "
-    "write of the container: its new value leaks out of the cond block")
-_UNKNOWN_DIM_IS_MINUS_ONE = (
-    "`x.shape[0]` of an InputSpec None dim gives the Python int -1, not a shape tensor, so "
-    "Python arithmetic/comparisons/range() on it bake wrong values into the program")
-_GLOBAL_DICT_SETITEM = (
-    "a helper that assigns into a module-global dict (`_SHARED[k] = ...`) inside a Python if: "
-    "the converted if treats `_SHARED` as a local -> UnboundLocalError")
+_BREAK_OVER_PY_SEQUENCE = (
+    "tensor `break` in a for over a Python sequence (enumerate/zip of a list, a LayerList): "
+    "for_loop turns the sequence into an array (np.asarray of static Variables / Layers) "
+    "instead of unrolling it with the break as a guard")
 
 STATIC: dict[str, str] = {
-    "while.shape_grows_in_loop": (
-        "`x.shape[0]` of a while-loop var whose shape changes per iteration returns the Python "
-        "int -1 instead of a runtime shape tensor"),
-    "break_continue.nested_outer_break_after_inner": _BREAK_FLAG_DROPPED,
-    "break_continue.break_over_enumerate": _BREAK_FLAG_DROPPED,
-    "break_continue.break_value_used_after": _BREAK_FLAG_DROPPED,
-    "return.bare_return_after_work": _SETITEM_IN_BRANCH,
-    "misc.augmented_assign_subscript": _SETITEM_IN_BRANCH,
+    "break_continue.break_over_enumerate": _BREAK_OVER_PY_SEQUENCE,
     "assert_print_len_cast.print_tensor_sep_end": (
         "print of a tensor ignores sep= and end=: prints 'mean Variable: t0 - shape ...' "
         "where eager prints 'mean=<tensor>;'"),
@@ -39,35 +23,23 @@ STATIC: dict[str, str] = {
         "slicing a tensor array (`outs[-1:]` of a list grown in a tensor while) hands the "
         "Python list to getitem"),
     "list_dict.append_with_tensor_trip_count": (
-        "tensor array grown in `for i in range(n_tensor)` then iterated: the executor's "
-        "compiled while op reads an undefined value (NameError v_tNN)"),
-    "list_dict.dict_update_in_tensor_loop": (
-        "dict entries assigned in a tensor while (`state['acc'] = ...`) are not loop-carried: "
-        "while_loop gets an empty loop_vars"),
+        "list with an initial element grown in `for i in range(n_tensor)`: the while op's "
+        "tensor-array input is never defined in the executor's compiled plan (NameError v_tNN)"),
     "calls.generator_helper": (
         "convert_call converts a generator function (`yield` in a for): the generated body "
         "returns None instead of a generator"),
     "misc.walrus_in_while": (
         "walrus in a while condition (`while (s := ...) < 10`) binds `s` only inside the "
         "loop-test function: NameError after the loop"),
-    "misc.with_plain_context_manager": (
-        "converter crash on a tensor if inside a `with` block "
-        "(AttributeError: 'list' object has no attribute '_fields' in ast)"),
-    "misc.with_nullcontext_and_no_grad": (
-        "converter crash on a tensor conditional inside a `with a, b:` block "
-        "(AttributeError: 'list' object has no attribute '_fields' in ast)"),
-    "layers.StackWithEarlyExit": (
-        "tensor `break` in `for block in self.blocks` (LayerList) makes a while op whose loop "
-        "vars include the Layer `block` -> unsupported dtype object"),
-    "layers.function_calls_layer": _GLOBAL_DICT_SETITEM,
+    "layers.StackWithEarlyExit": _BREAK_OVER_PY_SEQUENCE,
+    "break_continue.break_in_zip_loop": _BREAK_OVER_PY_SEQUENCE,
+    "return.helper_with_early_return_in_loop": (
+        "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
+        "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
 }
 
 DYNAMIC: dict[str, str] = {
-    "if.branch_on_batch_size": _UNKNOWN_DIM_IS_MINUS_ONE,
-    "return.return_inside_for_range": _UNKNOWN_DIM_IS_MINUS_ONE,
-    "assert_print_len_cast.shape_arithmetic": _UNKNOWN_DIM_IS_MINUS_ONE,
-    "misc.reshape_with_unknown_batch": _UNKNOWN_DIM_IS_MINUS_ONE,
-    "layers.EarlyReturn": _UNKNOWN_DIM_IS_MINUS_ONE,
-    "layers.TimeStepLoop": _UNKNOWN_DIM_IS_MINUS_ONE,
-    "layers.function_calls_layer": _GLOBAL_DICT_SETITEM,
+    "list_dict.append_rows_over_batch": (
+        "rt.stack of a list grown in `for i in range(x.shape[0])` over an unknown batch dim: "
+        "stack calls len() on the tensor array"),
 }

@@ -16,7 +16,7 @@ different paths through the function; the eager test checks that by tracing the 
 `batch(b)` returns an argument set with batch size `b` for the dynamic-batch check under
 `InputSpec([None, ...])`; `ref` is an optional NumPy reference taking the same arguments as
 NumPy arrays; `stdout` lists strings that every call's printed output must contain whenever the
-eager call's does (print of tensors has no fixed text format, labels and separators do).
+eager call prints them (print of tensors has no fixed text format, labels and separators do).
 """
 from __future__ import annotations
 

@@ -145,10 +145,11 @@ def _signature(value):
 
 
 def _check_stdout(c: Case, expected: str, got: str, where: str):
+    """Each marker is printed as many times as eager prints it (once per loop iteration)."""
     for marker in c.stdout:
-        if marker in expected:
-            assert marker in got, (f"{where}: eager printed {expected!r}, converted printed "
-                                   f"{got!r} (no {marker!r})")
+        assert got.count(marker) == expected.count(marker), (
+            f"{where}: eager printed {expected!r}, converted printed {got!r} "
+            f"({marker!r} {expected.count(marker)} vs {got.count(marker)} times)")
 
 
 # ---- path tracing for the eager self-check -----------------------------------------------
