@@ -123,12 +123,27 @@ def ifexp(pred, true_fn, false_fn):
 
 # ---- while -----------------------------------------------------------------------------------
 
+def probe(fn, *args):
+    """`fn(*args)` evaluated in a scratch block that is then discarded: a Python result is
+    the real value; a graph result only says "this is a graph value" (its ops are gone, so a
+    loop test that turns out to be a tensor leaves no dead ops behind)."""
+    from runtime.ops.registry import STATE
+    b = STATE.builder
+    if b is None:
+        return fn(*args)
+    mark = len(b.program.blocks)
+    with b.sub_block():
+        value = fn(*args)
+    del b.program.blocks[mark:]
+    return value
+
+
 def while_loop(test, body, args: tuple, names: tuple):
     """`while test(*state): state = body(*state)`; returns the final state."""
     n = len(names)
     state = list(args)
     while True:
-        p = test(*state)
+        p = probe(test, *state)
         if is_variable(p):
             return _result(graph_while(test, body, state, names))
         if not p:
@@ -182,7 +197,7 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
     it = iter(iterable)
     for item in it:
         if extra_test is not None:
-            t = extra_test(*state)
+            t = probe(extra_test, *state)
             if is_variable(t):  # a tensor break/return: the rest becomes one while op
                 rest = [item] + list(it)
                 seq = _indexable(rest)
