@@ -1,6 +1,8 @@
 """Recurrent layers with Paddle's gate layouts, parameter names and return values.
 
-Cells compute one step on `[batch, input_size]`; `RNN` / `BiRNN` run a cell over time with a
+Cells compute one step on `[batch, input_size]` (`forward` = `step(project_inputs(x), h)`);
+`RNN` / `BiRNN` project the inputs of all steps with one matmul, then run `cell.step` (not
+`cell(...)`, so a cell's forward hooks do not fire per step) over time with a
 Python loop of ops (so a converted `forward` unrolls it), or, when a static program is built
 for an unknown number of steps, with one `while` op; `SimpleRNN`, `LSTM` and `GRU` stack
 layers and directions.
@@ -54,15 +56,20 @@ class RNNCellBase(Layer):
         self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
                                              default_initializer=init)
 
-    def _project(self, inputs, states):
-        """(x W_ih^T + b_ih, h W_hh^T + b_hh)."""
+    def project_inputs(self, inputs):
+        """x W_ih^T + b_ih: for one step `[B, I]`, or for all steps `[T, B, I]` at once (what
+        `RNN` does: one large matmul instead of one per step)."""
         x = matmul(inputs, self.weight_ih, transpose_y=True)
-        h = matmul(states, self.weight_hh, transpose_y=True)
-        if self.bias_ih is not None:
-            x = x + self.bias_ih
-        if self.bias_hh is not None:
-            h = h + self.bias_hh
-        return x, h
+        return x if self.bias_ih is None else x + self.bias_ih
+
+    def _project_hidden(self, h):
+        h = matmul(h, self.weight_hh, transpose_y=True)
+        return h if self.bias_hh is None else h + self.bias_hh
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        return self.step(self.project_inputs(inputs), states)
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value: float = 0.0,
                            batch_dim_idx: int = 0):
@@ -110,11 +117,10 @@ class SimpleRNNCell(RNNCellBase):
     def state_shape(self):
         return (self.hidden_size,)
 
-    def forward(self, inputs, states=None):
-        if states is None:
-            states = self.get_initial_states(inputs)
-        x, h = self._project(inputs, states)
-        out = tanh(x + h) if self.activation == "tanh" else nn_ops.relu(x + h)
+    def step(self, x, states):
+        """One step from the projected input `x`; returns (output, new states)."""
+        pre = x + self._project_hidden(states)
+        out = tanh(pre) if self.activation == "tanh" else nn_ops.relu(pre)
         return out, out
 
     def extra_repr(self) -> str:
@@ -140,12 +146,10 @@ class LSTMCell(RNNCellBase):
     def state_shape(self):
         return ((self.hidden_size,), (self.hidden_size,))
 
-    def forward(self, inputs, states=None):
-        if states is None:
-            states = self.get_initial_states(inputs)
+    def step(self, x, states):
+        """One step from the projected input `x`; returns (h', (h', c'))."""
         h, c = states
-        x, hh = self._project(inputs, h)
-        i, f, g, o = combine.split(x + hh, 4, axis=-1)
+        i, f, g, o = combine.split(x + self._project_hidden(h), 4, axis=-1)
         c = nn_ops.sigmoid(f) * c + nn_ops.sigmoid(i) * tanh(g)
         h = nn_ops.sigmoid(o) * tanh(c)
         return h, (h, c)
@@ -173,10 +177,9 @@ class GRUCell(RNNCellBase):
     def state_shape(self):
         return (self.hidden_size,)
 
-    def forward(self, inputs, states=None):
-        if states is None:
-            states = self.get_initial_states(inputs)
-        x, h = self._project(inputs, states)
+    def step(self, x, states):
+        """One step from the projected input `x`; returns (h', h')."""
+        h = self._project_hidden(states)
         x_r, x_z, x_c = combine.split(x, 3, axis=-1)
         h_r, h_z, h_c = combine.split(h, 3, axis=-1)
         r = nn_ops.sigmoid(x_r + h_r)
@@ -193,8 +196,8 @@ class GRUCell(RNNCellBase):
 
 def _one_step(cell, x, t, states, sequence_length):
     """Step `t` (an int, or an int64 tensor inside a graph loop) of `cell` over time-major
-    `x`; past a sequence's end the state is kept and the output is zero."""
-    out, new_states = cell(x[t], states)
+    projected inputs `x`; past a sequence's end the state is kept and the output is zero."""
+    out, new_states = cell.step(x[t], states)
     if sequence_length is None:
         return out, new_states
     valid = shp.unsqueeze((sequence_length > t).astype(x.dtype), -1)  # [B, 1]
@@ -239,7 +242,7 @@ def _run(cell, inputs, states, sequence_length, is_reverse, time_major):
     if states is None:
         states = cell.get_initial_states(x, batch_dim_idx=1)
     loop = _unrolled if x.shape[0] >= 0 else _graph_loop
-    out, states = loop(cell, x, states, sequence_length, is_reverse)
+    out, states = loop(cell, cell.project_inputs(x), states, sequence_length, is_reverse)
     return (out if time_major else shp.transpose(out, perm)), states
 
 
