@@ -35,6 +35,6 @@ from . import methods as _methods  # noqa: E402
 _methods.install(Tensor)
 from . import static  # noqa: E402,F401  (static programs: rt.static)
 from .program.builder import disable_static, enable_static, in_dynamic_mode  # noqa: E402,F401
-_methods.install(static.Variable)
+static.Variable.install_methods(_methods.method_table())
 backend.default_device()
 bool = bool_  # noqa: A001  (Paddle spells it rt.bool)

@@ -166,6 +166,26 @@ def _read_grad(ins, outs, gs, attrs):
     return [_bind_array(GRAD_PUT, [gs[0], i, arr], {}, arr), None]
 
 
+def _slice_kernel(xp, arr, start=None, stop=None, step=None):
+    return arr[start:stop:step]
+
+
+def _slice_grad(ins, outs, gs, a):
+    return [_bind_array(SLICE_GRAD, [gs[0], ins[0]], dict(a), ins[0])]
+
+
+def _slice_grad_kernel(xp, g, arr, start=None, stop=None, step=None):
+    out = [None] * len(arr)
+    for k, v in zip(range(len(arr))[start:stop:step], g):
+        out[k] = v
+    return out
+
+
+SLICE_GRAD = registry.register("array_slice_grad", kernel=_slice_grad_kernel,
+                               infer=_array_meta, nondiff=True, amp="keep",
+                               doc="Scatter the gradient of an array slice back to len(arr).")
+SLICE = registry.register("array_slice", kernel=_slice_kernel, infer=_array_meta,
+                          grad=_slice_grad, amp="keep", doc="arr[start:stop:step].")
 CREATE = registry.register("create_array", kernel=lambda xp, dtype=None: [],
                            infer=lambda dtype=None: None, nondiff=True, amp="keep")
 WRITE = registry.register("array_write", kernel=_write_kernel, infer=lambda *a: None,
@@ -191,6 +211,21 @@ def _new_array(b, dtype, elem_shape, stop=True) -> Variable:
     v = b.block.new_var(b.program.fresh_name(), (), dtype, kind="array", stop_gradient=stop)
     v._static_shape = elem_shape
     return v
+
+
+def array_getitem(array: Variable, index):
+    """`arr[i]` (array_read) or `arr[a:b:c]` (a new array) on a static tensor array."""
+    if isinstance(index, slice):
+        for part in (index.start, index.stop, index.step):
+            if part is not None and not isinstance(part, int):
+                raise TypeError("slicing a tensor array needs Python int bounds, got "
+                                f"{index!r}; read single elements with a tensor index")
+        attrs = {k: v for k, v in (("start", index.start), ("stop", index.stop),
+                                   ("step", index.step)) if v is not None}
+        out = _bind_array(SLICE, [array], attrs, array)
+        out.stop_gradient = array.stop_gradient
+        return out
+    return array_read(array, index)
 
 
 def create_array(dtype="float32", initialized_list=None):

@@ -119,6 +119,30 @@ class Variable:
 
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 
+    # ---- methods --------------------------------------------------------------------------
+    @classmethod
+    def install_methods(cls, table: dict) -> None:
+        """Install the Tensor operator/method table; indexing a tensor array reads it."""
+        for name, fn in table.items():
+            setattr(cls, name, fn)
+        tensor_getitem = table.get("__getitem__")
+
+        def __getitem__(self, index):
+            if self.kind == "array":
+                from .arrays import array_getitem
+                return array_getitem(self, index)
+            return tensor_getitem(self, index)
+
+        cls.__getitem__ = __getitem__
+
+    def append(self, x) -> None:
+        """`arr.append(x)` on a tensor array: write `x` at the end."""
+        if self.kind != "array":
+            raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
+                            "not a tensor array")
+        from .arrays import array_length, array_write
+        array_write(x, array_length(self), self)
+
     # ---- graph helpers --------------------------------------------------------------------
     def detach(self) -> Variable:
         from ..ops.math import assign

@@ -254,3 +254,21 @@ def test_gradients_through_array_concat_and_switch_case():
     for k in (0, 1):
         gx, = _run(main, {"x": xv, "i": np.int64(k)}, [dx])
         np.testing.assert_allclose(gx, _fd(lambda v, k=k: ref(v, k), xv), atol=1e-7)
+
+
+def test_tensor_array_indexing_slicing_append_and_grad():
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [2], "float64")
+        arr = static.create_array("float64")
+        for k in range(4):
+            arr.append(x * float(k + 1))
+        tail = arr[-2:]
+        last = arr[-1]
+        y = rt.sum(static.array_stack(tail)) + rt.sum(last * last)
+        (dx,) = static.gradients(y, [x])
+    xv = np.array([0.5, -1.0])
+    lv, yv, gx = _run(main, {"x": xv}, [last, y, dx])
+    np.testing.assert_allclose(lv, xv * 4)
+    assert yv == pytest.approx(np.sum(xv * 3 + xv * 4) + np.sum((xv * 4) ** 2))
+    np.testing.assert_allclose(gx, 7.0 + 32.0 * xv)
