@@ -125,8 +125,8 @@ def _arg_kernel(fn):
     def kernel(xp, x, axis=None, keepdim=False, dtype="int64"):
         np_dt = dtypes.convert_dtype(dtype).np
         if axis is None:
-            out = fn(x.reshape(-1))
-            return xp.full((1,) * x.ndim if keepdim else (), out, dtype=np_dt)
+            out = xp.asarray(fn(x.reshape(-1))).astype(np_dt)
+            return out.reshape((1,) * x.ndim) if keepdim else out
         return fn(x, axis=_axes(x, axis)[0] if x.ndim else None,
                   keepdims=keepdim).astype(np_dt)
     return kernel
