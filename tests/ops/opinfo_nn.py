@@ -272,6 +272,32 @@ def _pair_samples(rng):
             Sample((randn(rng, 2, 3), randn(rng, 2, 3)), {"reduction": "none"})]
 
 
+def _smooth_l1_ref(x, y, reduction="mean", delta=1.0):
+    d = np.abs(x - y)
+    return _reduce(np.where(d < delta, 0.5 * d * d, delta * d - 0.5 * delta * delta), reduction)
+
+
+def _smooth_l1_samples(rng):
+    x = randn(rng, 3, 4) * 2
+    return [Sample((x, x + rng.choice([-1, 1], (3, 4)) * rng.uniform(0.1, 3, (3, 4)))),
+            Sample((randn(rng, 5) * 3, randn(rng, 5)), {"delta": 0.5, "reduction": "none"})]
+
+
+def _kl_ref(x, y, reduction="mean"):
+    loss = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1.0)) - x), 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / x.shape[0]
+    return _reduce(loss, reduction)
+
+
+def _kl_samples(rng):
+    y = rng.uniform(0.1, 1, (3, 4))
+    y[0, 1] = 0.0
+    return [Sample((_log_softmax(randn(rng, 3, 4), 1), y)),
+            Sample((randn(rng, 3, 4), y), {"reduction": "batchmean"}),
+            Sample((randn(rng, 2, 3), rng.uniform(0.1, 1, (2, 3))), {"reduction": "none"})]
+
+
 def _bce_ref(x, y, weight=None, reduction="mean", pos_weight=None):
     p = _sigmoid(x)
     pw = 1.0 if pos_weight is None else pos_weight
@@ -305,6 +331,11 @@ OPINFOS = [
                         Sample((randn(rng, 5),), {"slope": 0.5, "offset": 0.2})],
            covers=("hardsigmoid_grad",)),
     OpInfo("sigmoid", F.sigmoid, _sigmoid, unary_samples()),
+    OpInfo("log_sigmoid", F.log_sigmoid, lambda x: np.log(_sigmoid(x)),
+           unary_samples(lambda rng, *s: randn(rng, *s) * 5)),
+    OpInfo("elu", F.elu, lambda x, alpha=1.0: np.where(x > 0, x, alpha * (np.exp(x) - 1)),
+           lambda rng: [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 5),), {"alpha": 0.5})]),
+    OpInfo("mish", F.mish, lambda x: x * np.tanh(np.log1p(np.exp(x))), unary_samples()),
     OpInfo("silu", F.silu, lambda x: x * _sigmoid(x), unary_samples()),
     OpInfo("gelu", F.gelu, _gelu_ref, _gelu_samples),
     OpInfo("softplus", F.softplus, _softplus_ref, _softplus_samples),
@@ -343,6 +374,18 @@ OPINFOS = [
     OpInfo("nll_loss", F.nll_loss, _nll_ref, _nll_samples, covers=("nll_loss_grad",),
            error_samples=_NLL_ERRORS),
     OpInfo("cross_entropy", F.cross_entropy, _ce_ref, _ce_samples),
+    OpInfo("softmax_with_cross_entropy", F.softmax_with_cross_entropy,
+           lambda x, y, soft_label=False, axis=-1: _ce_ref(
+               x, y if soft_label or y.ndim == x.ndim else np.expand_dims(y, axis),
+               reduction="none", soft_label=soft_label, axis=axis),
+           lambda rng: [Sample((randn(rng, 4, 5), _labels(rng, 4, 5)[:, None])),
+                        Sample((randn(rng, 4, 5), _labels(rng, 4, 5))),
+                        Sample((randn(rng, 3, 4), rng.dirichlet(np.ones(4), 3)),
+                               {"soft_label": True})]),
+    OpInfo("square_error_cost", F.square_error_cost, lambda x, y: (x - y) ** 2,
+           lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3, 4)))]),
+    OpInfo("smooth_l1_loss", F.smooth_l1_loss, _smooth_l1_ref, _smooth_l1_samples),
+    OpInfo("kl_div", F.kl_div, _kl_ref, _kl_samples, grad=(0,)),  # log(label) is singular at 0
     OpInfo("mse_loss", F.mse_loss, _mse_ref, _pair_samples),
     OpInfo("l1_loss", F.l1_loss, _l1_ref, _pair_samples),
     OpInfo("binary_cross_entropy", F.binary_cross_entropy,

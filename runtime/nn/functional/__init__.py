@@ -6,12 +6,15 @@
 [0.0, 1.0]
 """
 from .activation import (  # noqa: F401
+    elu,
     gelu,
     hardsigmoid,
     hardswish,
     hardtanh,
     leaky_relu,
+    log_sigmoid,
     log_softmax,
+    mish,
     relu,
     relu6,
     sigmoid,
@@ -36,9 +39,13 @@ from .loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    smooth_l1_loss,
+    softmax_with_cross_entropy,
+    square_error_cost,
 )
 from .norm import batch_norm, group_norm, layer_norm  # noqa: F401
 from .pooling import (  # noqa: F401

@@ -51,3 +51,25 @@ def softmax(x, axis: int = -1, dtype=None, name=None):
 def log_softmax(x, axis: int = -1, dtype=None, name=None):
     """log(softmax(x)) along `axis`, computed stably."""
     return _nn.log_softmax(_maybe_cast(x, dtype), axis)
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), finite for any x.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.log_sigmoid(rt.to_tensor([-200.0])).tolist()
+    [-200.0]
+    """
+    return -_nn.softplus(-x)
+
+
+def elu(x, alpha: float = 1.0, name=None):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise (exp never sees a positive x, so large
+    inputs cannot overflow it)."""
+    return _nn.relu(x) + alpha * (_math.exp(_math.minimum(x, 0.0)) - 1.0)
+
+
+def mish(x, name=None):
+    """x * tanh(softplus(x))."""
+    return x * _math.tanh(_nn.softplus(x))

@@ -103,3 +103,43 @@ def binary_cross_entropy(input, label, weight=None, reduction: str = "mean", nam
     if weight is not None:
         loss = loss * weight
     return _reduce_loss(loss, reduction, "binary_cross_entropy")
+
+
+def softmax_with_cross_entropy(logits, label, soft_label: bool = False,
+                               ignore_index: int = -100, numeric_stable_mode: bool = True,
+                               return_softmax: bool = False, axis: int = -1, name=None):
+    """Paddle's unreduced softmax cross entropy: the loss keeps `axis` with size 1.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.softmax_with_cross_entropy(rt.zeros([3, 4]), rt.to_tensor([[0], [1], [2]])).shape
+    [3, 1]
+    """
+    if not soft_label and label.ndim == logits.ndim - 1:
+        label = _shape.unsqueeze(label, axis % logits.ndim)
+    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none",
+                         soft_label=soft_label, axis=axis)
+    return (loss, _nn.softmax(logits, axis)) if return_softmax else loss
+
+
+def square_error_cost(input, label):
+    """(input - label)^2, unreduced."""
+    d = input - label
+    return d * d
+
+
+def smooth_l1_loss(input, label, reduction: str = "mean", delta: float = 1.0, name=None):
+    """Huber loss: 0.5 d^2 where |d| < delta, delta * |d| - 0.5 delta^2 elsewhere
+    (d = input - label)."""
+    ad = _math.abs(input - label)
+    quad = _math.minimum(ad, delta)
+    return _reduce_loss(0.5 * quad * quad + delta * (ad - quad), reduction, "smooth_l1_loss")
+
+
+def kl_div(input, label, reduction: str = "mean", name=None):
+    """label * (log(label) - input) with `input` log-probabilities; zero where label is 0.
+    'batchmean' divides the sum by the batch size."""
+    loss = label * (_math.log(_math.maximum(label, 1e-30)) - input)
+    if reduction == "batchmean":
+        return _reduce.sum(loss) / float(input.shape[0])
+    return _reduce_loss(loss, reduction, "kl_div")
