@@ -194,22 +194,24 @@ class GRUCell(RNNCellBase):
 
 # ---- running a cell over time ---------------------------------------------------------------
 
-def _one_step(cell, x, t, states, sequence_length):
-    """Step `t` (an int, or an int64 tensor inside a graph loop) of `cell` over time-major
-    projected inputs `x`; past a sequence's end the state is kept and the output is zero."""
-    out, new_states = cell.step(x[t], states)
+def _one_step(cell, x_t, t, states, sequence_length):
+    """Step `t` (an int, or an int64 tensor inside a graph loop) of `cell` from its projected
+    input `x_t`; past a sequence's end the state is kept and the output is zero."""
+    out, new_states = cell.step(x_t, states)
     if sequence_length is None:
         return out, new_states
-    valid = shp.unsqueeze((sequence_length > t).astype(x.dtype), -1)  # [B, 1]
+    valid = shp.unsqueeze((sequence_length > t).astype(x_t.dtype), -1)  # [B, 1]
     return out * valid, _map(lambda old, new: new * valid + old * (1.0 - valid), states,
                              new_states)
 
 
 def _unrolled(cell, x, states, sequence_length, is_reverse):
-    steps = x.shape[0]
-    outputs = [None] * steps
-    for t in (range(steps - 1, -1, -1) if is_reverse else range(steps)):
-        outputs[t], states = _one_step(cell, x, t, states, sequence_length)
+    # one unstack (and one stack in backward) instead of a getitem per step, whose gradients
+    # would each be a full-size array
+    inputs = combine.unstack(x, axis=0)
+    outputs = [None] * len(inputs)
+    for t in (range(len(inputs) - 1, -1, -1) if is_reverse else range(len(inputs))):
+        outputs[t], states = _one_step(cell, inputs[t], t, states, sequence_length)
     return combine.stack(outputs, axis=0), states
 
 
@@ -223,7 +225,7 @@ def _graph_loop(cell, x, states, sequence_length, is_reverse):
 
     def body(i, states, outputs):
         t = steps - 1 - i if is_reverse else i
-        out, states = _one_step(cell, x, t, states, sequence_length)
+        out, states = _one_step(cell, x[t], t, states, sequence_length)
         return [i + 1, states, arrays.array_write(out, i, outputs)]
 
     _, states, outputs = control_flow.while_loop(
