@@ -282,7 +282,14 @@ def dropout(x, p: float = 0.5, axis=None, mode: str = "upscale_in_train"):
 
 # ---- linear ---------------------------------------------------------------------------------
 
+def check_dtypes_match(x, w):
+    """Raised inside kernels on mixed dtypes; `bind` then reports the infer rule's error."""
+    if x.dtype != w.dtype:
+        raise TypeError("mixed dtypes")
+
+
 def _linear_kernel(xp, x, w, b=None):
+    check_dtypes_match(x, w)
     out = xp.matmul(x, w)
     if b is not None:
         out += b

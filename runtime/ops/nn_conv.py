@@ -15,7 +15,7 @@ the spatial size is known), `groups` an int (groups == channels is depthwise).
 from __future__ import annotations
 
 from . import infer as I
-from .nn import check_float
+from .nn import check_dtypes_match, check_float
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 # ---- geometry -------------------------------------------------------------------------------
@@ -116,6 +116,7 @@ def _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups):
 
 
 def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
+    check_dtypes_match(x, w)
     kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
     if _depthwise(w, groups):
         return _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups)
@@ -275,6 +276,7 @@ def _transpose_geometry(x_hw, w_shape, stride, padding, output_padding, dilation
 
 
 def _transpose_kernel(xp, x, w, stride, padding, output_padding, dilation, groups):
+    check_dtypes_match(x, w)
     pads, hw = _transpose_geometry(x.shape[2:], w.shape, stride, padding, output_padding,
                                    dilation)
     shape = (x.shape[0], w.shape[1] * groups) + hw

@@ -349,7 +349,9 @@ OPINFOS = [
            _softmax_samples, error_samples=[_axis_error("log_softmax")]),
     OpInfo("linear", F.linear, _linear_ref, _linear_samples, error_samples=[
         ErrorSample((np.ones((2, 3)), np.ones((4, 5))), {}, ValueError,
-                    r"linear: x has shape \[2, 3\] but weight has shape \[4, 5\]")]),
+                    r"linear: x has shape \[2, 3\] but weight has shape \[4, 5\]"),
+        ErrorSample((np.ones((2, 3), np.float32), np.ones((3, 4))), {}, TypeError,
+                    r"linear: x has dtype float32 but weight has dtype float64")]),
     OpInfo("batch_norm", _bn_fn, _bn_ref, _bn_samples, grad=(0, 3, 4), error_samples=[
         ErrorSample((np.ones((2, 3, 2)), np.zeros(4), np.ones(4)), {}, ValueError,
                     r"batch_norm: running_mean has shape \[4\] but must have \[3\]")]),

@@ -75,6 +75,8 @@ _CONV_ERRORS = [
                 r"conv2d: x must be 4-D \[N, C, H, W\], got shape \[3, 5, 5\]"),
     ErrorSample((np.ones((1, 3, 2, 2)), np.ones((4, 3, 3, 3))), {}, ValueError,
                 r"conv2d: the output would be empty: input spatial size \[2, 2\]"),
+    ErrorSample((np.ones((1, 3, 5, 5), np.float32), np.ones((4, 3, 3, 3))), {}, TypeError,
+                r"conv2d: x has dtype float32 but weight has dtype float64"),
 ]
 
 
