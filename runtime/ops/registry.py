@@ -105,10 +105,13 @@ def bind(op: OpDef, inputs: tuple, attrs: dict):
     arrays = []
     needs_grad = False
     for x in inputs:
-        if x.__class__ in _TENSOR_CLASSES:
+        cls = x.__class__
+        if cls in _TENSOR_CLASSES:
             arrays.append(x._data)
             if not x.stop_gradient:
                 needs_grad = True
+        elif cls in _SCALARS:
+            arrays.append(x)
         else:
             array, grad = _unpack(x)
             arrays.append(array)
