@@ -226,6 +226,9 @@ def log_softmax(x, axis: int = -1, name=None):
 
 # ---- dropout --------------------------------------------------------------------------------
 
+_DROPOUT_MODES = ("upscale_in_train", "downscale_in_infer")
+
+
 def _dropout_scale(p: float, mode: str) -> float:
     if mode == "downscale_in_infer" or p >= 1.0:
         return 1.0
@@ -237,6 +240,8 @@ def _mask_shape(shape, axis):
 
 
 def _dropout_kernel(xp, x, p=0.5, axis=None, mode="upscale_in_train"):
+    if not 0.0 <= p <= 1.0 or mode not in _DROPOUT_MODES:
+        raise ValueError(p)  # `bind` reports the infer rule's error
     # drawn when the kernel runs (eager call or executor step), from the seeded generator
     keep = _random.uniform_array(xp, _mask_shape(x.shape, axis)) >= p
     return (x * keep * x.dtype.type(_dropout_scale(p, mode))).astype(x.dtype, copy=False), keep
@@ -246,7 +251,7 @@ def _dropout_infer(x, p=0.5, axis=None, mode="upscale_in_train"):
     check_float("dropout", "x", x)
     if not 0.0 <= p <= 1.0:
         raise OpError(f"dropout: p must be in [0, 1], got {p}")
-    if mode not in ("upscale_in_train", "downscale_in_infer"):
+    if mode not in _DROPOUT_MODES:
         raise OpError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', "
                       f"got {mode!r}")
     if axis is not None:

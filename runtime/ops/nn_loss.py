@@ -48,6 +48,8 @@ def _denominator(xp, w):
 
 
 def _nll_kernel(xp, logp, label, weight=None, axis=-1, ignore_index=-100, reduction="mean"):
+    if reduction not in REDUCTIONS:
+        raise ValueError(reduction)  # `bind` reports the infer rule's error
     axis %= logp.ndim
     safe, valid = _labels(xp, logp, label, axis, ignore_index)
     picked = xp.take_along_axis(logp, xp.expand_dims(safe, axis), axis).squeeze(axis)

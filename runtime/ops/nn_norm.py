@@ -245,6 +245,8 @@ def _check_ids(ids, n):
 
 
 def _embedding_kernel(xp, ids, w, padding_idx=None):
+    if w.ndim != 2:
+        raise ValueError(w.shape)  # `bind` reports the infer rule's error
     _check_ids(ids, w.shape[0])
     out = w[ids]
     if padding_idx is not None:

@@ -138,6 +138,7 @@ def _counts(xp, x_hw, kernel, stride, pads, hw, exclusive, dtype):
 
 
 def _avg_kernel(xp, x, kernel, stride, padding, ceil_mode=False, exclusive=True):
+    check_padding("avg_pool2d", kernel, padding)
     pads, hw = _geometry(x.shape[2:], kernel, stride, padding, ceil_mode)
     total = windows(xp, x, kernel, stride, _ONE, pads, hw).sum(axis=(4, 5))
     return total / _counts(xp, x.shape[2:], kernel, stride, pads, hw, exclusive, x.dtype)

@@ -244,6 +244,8 @@ def _nll_samples(rng):
 
 
 _NLL_ERRORS = [
+    ErrorSample((np.ones((2, 3)), np.array([0, 1])), {"reduction": "avg"}, ValueError,
+                r"nll_loss: reduction must be one of \('none', 'sum', 'mean'\), got 'avg'"),
     ErrorSample((np.ones((4, 5)), np.zeros(3, dtype=np.int64)), {}, ValueError,
                 r"nll_loss: input has shape \[4, 5\] but label has shape \[3\]"),
     ErrorSample((np.ones((4, 5)), np.zeros(4)), {}, TypeError,
@@ -342,7 +344,12 @@ OPINFOS = [
     OpInfo("hardswish", F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6,
            unary_samples(lambda rng, *s: randn(rng, *s) * 3)),
     OpInfo("dropout", _dropout_fn, _dropout_ref, _dropout_samples, covers=("dropout_grad",),
-           static=False),  # a static program draws its mask when it runs, not when built
+           static=False,  # a static program draws its mask when it runs, not when built
+           error_samples=[
+               ErrorSample((np.ones(3),), {"p": 1.5}, ValueError,
+                           r"dropout: p must be in \[0, 1\], got 1.5"),
+               ErrorSample((np.ones(3),), {"mode": "up"}, ValueError,
+                           r"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer'")]),
     OpInfo("softmax", F.softmax, _softmax_ref, _softmax_samples,
            error_samples=[_axis_error("softmax")]),
     OpInfo("log_softmax", F.log_softmax, lambda x, axis=-1: _log_softmax(x, axis),
@@ -366,6 +373,9 @@ OPINFOS = [
            covers=("embedding_grad",), error_samples=[
                ErrorSample((np.array([0, 5]), np.ones((5, 2))), {}, ValueError,
                            r"embedding: id 5 is out of range for a table of 5 rows"),
+               ErrorSample((np.array([0, 1]), np.ones(5)), {}, ValueError,
+                           r"embedding: weight must be 2-D \[num_embeddings, dim\], got "
+                           r"shape \[5\]"),
                ErrorSample((np.array([0.0, 1.0]), np.ones((5, 2))), {}, TypeError,
                            r"embedding: x has dtype float64; ids must be int64")]),
     OpInfo("normalize", F.normalize,
