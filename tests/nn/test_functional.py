@@ -283,3 +283,22 @@ def test_static_shape_inference_keeps_unknown_dims_unknown():
             assert fn(x).shape == shape
         with pytest.raises(ValueError, match=r"conv2d: x has shape \[-1, 4, -1, -1\] \(4 "):
             F.conv2d(x, rt.ones([2, 3, 3, 3]))
+
+
+def test_dropout_in_a_static_program_draws_per_run_and_its_gradient_reuses_the_mask():
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [-1, 32], "float32")
+        x.stop_gradient = False
+        y = F.dropout(x, p=0.5)
+        (dx,) = static.gradients([rt.sum(y)], [x])
+    feed = {"x": np.ones((4, 32), "float32")}
+    exe = static.Executor()
+    rt.seed(5)
+    a, ga = exe.run(main, feed=feed, fetch_list=[y, dx])
+    b, _ = exe.run(main, feed=feed, fetch_list=[y, dx])
+    rt.seed(5)
+    c, _ = exe.run(main, feed=feed, fetch_list=[y, dx])
+    assert (a != b).any()
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(ga, a)  # d(sum(x * mask * 2))/dx = mask * 2 = y for x = 1
