@@ -209,7 +209,8 @@ ABS = _unary("abs", lambda xp, x: xp.abs(x), lambda ins, outs, gs, a: [gs[0] * s
              float_only=False, allow=_NUM)
 SIGN = _unary("sign", lambda xp, x: xp.sign(x), _zero_grad, float_only=False, allow=_NUM)
 SQUARE = _unary("square", lambda xp, x: x * x,
-                lambda ins, outs, gs, a: [gs[0] * ins[0] * 2.0], float_only=False, allow=_NUM)
+                lambda ins, outs, gs, a: [gs[0] * ins[0] * 2.0], float_only=False, allow=_NUM,
+                amp="black")
 EXP = _unary("exp", lambda xp, x: xp.exp(_float_in(x)),
              lambda ins, outs, gs, a: [gs[0] * outs[0]], amp="black")
 LOG = _unary("log", lambda xp, x: xp.log(_float_in(x)),

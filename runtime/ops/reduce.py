@@ -146,11 +146,12 @@ def _arg_infer(op):
     return rule
 
 
-SUM = register("sum", kernel=_sum_kernel, infer=_sum_infer,
+# sum and mean stay float32 under auto_cast (Paddle's black list): low-precision accumulation
+SUM = register("sum", kernel=_sum_kernel, infer=_sum_infer, amp="black",
                grad=lambda ins, outs, gs, a: [_back(gs[0], ins, a)])
 MEAN = register("mean", kernel=lambda xp, x, axis=None, keepdim=False: xp.mean(
     x, axis=_axes(x, axis), keepdims=keepdim, dtype=None if is_float_array(x) else np.float32),
-    infer=I.reduce("mean", float_only=True),
+    infer=I.reduce("mean", float_only=True), amp="black",
     grad=lambda ins, outs, gs, a: [_back(gs[0], ins, a, mean=True)])
 MAX = register("max", kernel=lambda xp, x, axis=None, keepdim=False: xp.max(
     x, axis=_axes(x, axis), keepdims=keepdim), infer=I.reduce("max"), grad=_extreme_grad)
