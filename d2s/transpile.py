@@ -61,6 +61,19 @@ def convert(fn):
     return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
 
 
+def convert_with(fn, pass_names: list[str]):
+    """`fn` converted by the named passes only (uncached; for testing one converter)."""
+    node, ctx = _prepare(fn)
+    for name, module in converters.PASSES:
+        if name in pass_names:
+            if module.NEEDS_ANALYSIS:
+                analysis.analyze(node)
+            node = module.transform(node, ctx)
+    _finalize(node)
+    loaded = loader.load(node, [RESERVED] + list(fn.__code__.co_freevars))
+    return loader.instantiate(loaded, fn, {RESERVED: _operators_cell()})
+
+
 def converted_source(fn) -> str:
     """The converted source of `fn` (after all passes)."""
     convert(fn)

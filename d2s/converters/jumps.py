@@ -74,7 +74,9 @@ def stop_loop(loop, flag: str) -> None:
     """Make `loop` stop once `flag` is set: `while not flag and test` / an extra test.
 
     A `for` loop's extra test lives in an annotation, which later passes do not visit, so it
-    is written with the logical operators directly."""
+    is written with the logical operators directly. The body also opens with `if flag:
+    break`, so the code is right on its own (before the loop converter, which implements the
+    extra test and drops this guard)."""
     if isinstance(loop, gast.While):
         loop.test = templates.replace_as_expression("not flag and test", flag=flag,
                                                     test=loop.test)
@@ -85,3 +87,6 @@ def stop_loop(loop, flag: str) -> None:
         test = templates.replace_as_expression(f"{RESERVED}.and_(extra, lambda: test)",
                                                extra=extra, test=test)
     anno.setanno(loop, anno.EXTRA_TEST, test)
+    guard = templates.replace("if flag:\n    break", flag=flag)[0]
+    anno.setanno(guard, anno.LOOP_GUARD, True)
+    loop.body = [guard] + loop.body

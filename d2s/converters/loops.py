@@ -62,6 +62,7 @@ class Loops(state.ScopeTracker, Base):
     def visit_For(self, node):
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
         extra = anno.getanno(node, anno.EXTRA_TEST, None)
+        node.body = [s for s in node.body if not anno.getanno(s, anno.LOOP_GUARD, False)]
         node = self.generic_visit(node)
         _check_no_jumps(node)
         targets = written(node.target)
