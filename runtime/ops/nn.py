@@ -6,8 +6,9 @@ the functions here take already-normalised arguments.
 
 Piecewise-linear activations (relu, relu6, leaky_relu, hardtanh, hardsigmoid) share one
 table: each has a forward kernel and a derivative that is constant between kinks, so the
-gradient op `<name>_grad(g, x)` is linear in `g` and its own gradient is itself (with no gradient for `x`). The smooth ones
-write their gradients with other ops, so higher-order gradients come for free.
+gradient op `<name>_grad(g, x)` is linear in `g` and its own gradient is itself (with no
+gradient for `x`). The smooth ones write their gradients with other ops, so higher-order
+gradients come for free.
 """
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def float_unary(op: str):
 
 # ---- piecewise-linear activations -----------------------------------------------------------
 
-# name: (forward(xp, x, **attrs), derivative(xp, x, **attrs)); derivatives are exact between
-# kinks and take the value of the right-hand side's lower piece at a kink (relu'(0) = 0)
+# name: (forward(xp, x, **attrs), derivative(xp, x, **attrs)); at a kink the derivative is
+# that of the flat side if there is one (relu'(0) = 0), else of the left side
 _PIECEWISE = {
     "relu": (lambda xp, x: xp.maximum(x, x.dtype.type(0)),
              lambda xp, x: x > 0),
