@@ -215,3 +215,52 @@ def assert_and_continue_in_loop(x):
             continue
         total += x[i]
     return total
+
+
+@case(args=[(f32([1.0]),), (f32([4.0]),), (f32([-1.0]),)])
+def break_in_nested_tensor_if(x):
+    i = 0
+    while i < 6:
+        if x > 0:
+            if x > 5:
+                break
+            x = x + 2
+        else:
+            x = x + 3
+        i += 1
+    return x
+
+
+@case(args=[(f32([1.0, 5.0, -1.0, 2.0]),), (f32([1.0, 2.0, 3.0, 4.0]),)])
+def continue_in_nested_tensor_if(x):
+    s = rt.zeros([])
+    for i in range(4):
+        if x[i] > 0:
+            if x[i] > 4:
+                continue
+            s = s + x[i]
+        else:
+            s = s - 10
+    return s
+
+
+@case(args=[(pos(2),), (f32([3.0, 4.0]),)])
+def break_over_list_by_index(x):
+    xs = [x, x * 2, x * 3]
+    acc = rt.zeros([2])
+    for i in range(len(xs)):
+        if rt.sum(xs[i]) > 5:
+            break
+        acc = acc + xs[i]
+    return acc
+
+
+@case(args=[(f32([1.0]),), (f32([9.0]),)])
+def while_not_done_flag(x):
+    done = rt.sum(x) > 8
+    i = 0
+    while not done and i < 5:
+        x = x * 2
+        done = rt.sum(x) > 8
+        i += 1
+    return x, done

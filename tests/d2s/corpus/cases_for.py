@@ -2,7 +2,7 @@
 dict items, enumerate, zip, for-else."""
 import runtime as rt
 
-from .registry import case, f32, i64, neg, pos
+from .registry import case, f32, i64, neg, pos, signed
 
 
 @case(args=[(pos(2), 0), (pos(2), 3)], ref=lambda x, n: x + sum(range(n)))
@@ -201,3 +201,35 @@ def over_dict_keys(x):
         else:
             x = x + len(name)
     return x
+
+
+@case(args=[(f32([[1.0, 2.0], [3.0, 0.0], [-1.0, 9.0]]),), (f32([[5.0, 5.0], [1.0, 1.0]]),)])
+def best_row_starting_from_none(x):
+    best = None
+    for row in x:
+        if best is None or row.sum() > best.sum():
+            best = row
+    return best
+
+
+@case(args=[(pos(3), pos(3)), (pos(3), neg(3))])
+def builtin_all_over_generator(x, y):
+    if all(rt.sum(t) > 0 for t in [x, y]):
+        return x + y
+    return x - y
+
+
+@case(args=[(f32([1.0, 3.0, 2.0]),), (f32([3.0, 1.0, 2.0]),)])
+def argmax_condition(x):
+    if rt.argmax(x) == 0:
+        return x * 2
+    return x
+
+
+@case(args=[(pos(5, 2),), (neg(5, 2),)], batch=lambda b: (signed(b, 2),))
+def min_with_batch_dim(x):
+    n = min(3, x.shape[0])
+    acc = rt.zeros([2])
+    for i in range(n):
+        acc = acc + x[i] if rt.sum(x[i]) > 0 else acc - x[i]
+    return acc

@@ -247,3 +247,12 @@ def branch_on_batch_size(x):
     else:
         y = x + 1
     return y.sum(axis=0)
+
+
+@case(args=[(pos(3, 2),), (neg(3, 2),)])
+def branches_with_different_lengths(x):
+    if rt.mean(x) > 0:
+        y = x[:1]
+    else:
+        y = x
+    return y.sum(axis=0), y.shape[0]

@@ -188,3 +188,26 @@ def return_inside_with(x):
         if rt.mean(x) > 0:
             return x * 2
     return x - 2
+
+
+@case(args=[(f32([5.0]),), (f32([2.0]),), (f32([-2.0]),), (f32([-5.0]),)])
+def return_three_levels_deep(x):
+    if x > 0:
+        if x > 3:
+            if x > 4:
+                return x * 100
+            return x * 10
+        return x + 1
+    elif x > -3:
+        return x - 1
+    return -x
+
+
+@case(args=[(pos(2), 2), (neg(2), 2), (pos(2), 0)])
+def recursive_tensor_helper(x, depth):
+    def step(t, d):
+        if d == 0:
+            return t
+        return step(t * 2 if rt.mean(t) > 0 else t - 1, d - 1)
+
+    return step(x, depth)

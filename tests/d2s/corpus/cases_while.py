@@ -255,3 +255,11 @@ def nested_def_in_loop_body(x):
         x = bump(x)
         i += 1
     return x
+
+
+@case(args=[(f32([1.0]),), (f32([20.0]),)])
+def tuple_as_loop_state(x):
+    state = (x, 0)
+    while state[0].sum() < 10:
+        state = (state[0] * 2, state[1] + 1)
+    return state

@@ -33,12 +33,21 @@ STATIC: dict[str, str] = {
         "loop-test function: NameError after the loop"),
     "layers.StackWithEarlyExit": _BREAK_OVER_PY_SEQUENCE,
     "break_continue.break_in_zip_loop": _BREAK_OVER_PY_SEQUENCE,
+    "for.builtin_all_over_generator": (
+        "builtin all()/any() over tensor comparisons is not converted: all() calls bool() on a "
+        "static Variable"),
+    "break_continue.break_over_list_by_index": (
+        "tensor `break` in `for i in range(len(xs))` makes `i` a tensor, then `xs[i]` indexes "
+        "the Python list with a static Variable"),
     "return.helper_with_early_return_in_loop": (
         "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
         "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
 }
 
 DYNAMIC: dict[str, str] = {
+    "for.min_with_batch_dim": (
+        "builtin min(3, x.shape[0]) with an unknown batch dim calls bool() on the shape tensor "
+        "(min/max of a Python int and a tensor are not converted)"),
     "list_dict.append_rows_over_batch": (
         "rt.stack of a list grown in `for i in range(x.shape[0])` over an unknown batch dim: "
         "stack calls len() on the tensor array"),
