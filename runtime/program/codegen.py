@@ -181,17 +181,19 @@ class _Gen:
 
 # When all tensor inputs share one floating dtype (and there are no attrs), these kernels
 # reduce to a single array-module call: calling it directly skips the kernel's Python-level
-# type promotion, which is most of the per-op cost on small tensors. A test checks each
-# against its registered kernel.
-DIRECT_CALLS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
-                "divide": "divide", "neg": "negative", "tanh": "tanh", "exp": "exp",
-                "maximum": "maximum", "minimum": "minimum", "matmul": "matmul"}
+# type promotion, which is most of the per-op cost on small tensors. An entry is the function
+# name plus trailing constant arguments (cast to the input dtype). tests/static/test_codegen.py
+# checks each against its registered kernel.
+DIRECT_CALLS = {"add": ("add",), "subtract": ("subtract",), "multiply": ("multiply",),
+                "divide": ("divide",), "neg": ("negative",), "tanh": ("tanh",),
+                "exp": ("exp",), "maximum": ("maximum",), "minimum": ("minimum",),
+                "matmul": ("matmul",), "relu": ("maximum", 0)}
 
 
 def direct_call(op: Op, block: Block):
-    """The array-module function that computes `op` exactly, or None."""
-    name = DIRECT_CALLS.get(op.type)
-    if name is None or op.attrs:
+    """(array-module function, constant trailing args) that compute `op` exactly, or None."""
+    entry = DIRECT_CALLS.get(op.type)
+    if entry is None or op.attrs:
         return None
     dtypes = set()
     for x in op.inputs:
@@ -204,15 +206,18 @@ def direct_call(op: Op, block: Block):
             return None
     if len(dtypes) != 1 or not next(iter(dtypes)).is_floating:
         return None
-    out = block.var(op.outputs[0])
-    return getattr(backend.XP, name) if out.dtype in dtypes else None
+    dt = next(iter(dtypes))
+    if block.var(op.outputs[0]).dtype != dt:
+        return None
+    return getattr(backend.XP, entry[0]), [dt.np.type(c) for c in entry[1:]]
 
 
 def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
     fast = direct_call(op, block)
     if fast is not None:
-        args = [g.arg(x) for x in op.inputs]
-        call = f"{g.const(fast, 'F')}({', '.join(args)})"
+        fn, extra = fast
+        args = [g.arg(x) for x in op.inputs] + [g.const(c) for c in extra]
+        call = f"{g.const(fn, 'F')}({', '.join(args)})"
     else:
         k = g.const(OPS[op.type].kernel, "K")
         args = ["xp"] + [g.arg(x) for x in op.inputs]
