@@ -99,14 +99,20 @@ def momentum_update(param, grad, velocity, learning_rate, momentum: float = 0.9,
 # ---- Adam and AdamW -------------------------------------------------------------------------
 
 def _adam_step(xp, p, g, lr, m1, m2, b1p, b2p, beta1, beta2, epsilon):
-    m1 = beta1 * m1 + (1.0 - beta1) * g
-    m2 = beta2 * m2 + (1.0 - beta2) * (g * g)
+    # In-place arithmetic only on fresh temporaries (never on the inputs): about a third
+    # fewer allocations on the eager hot path.
+    m1 = m1 * beta1
+    m1 += (1.0 - beta1) * g
+    m2 = m2 * beta2
+    m2 += (1.0 - beta2) * (g * g)
     # Paddle's form: the bias corrections fold into the step size and the epsilon
-    corr2 = xp.sqrt(1.0 - b2p)
+    corr2 = xp.sqrt(1.0 - b2p)  # stays on the device: no host sync per parameter
     lr_t = _as(lr * corr2 / (1.0 - b1p), p.dtype)
-    eps = _as(epsilon * corr2, p.dtype)
-    p = p - lr_t * (m1 / (xp.sqrt(m2) + eps))
-    return p, m1, m2, b1p * beta1, b2p * beta2
+    step = xp.sqrt(m2)
+    step += _as(epsilon * corr2, p.dtype)
+    xp.divide(m1, step, out=step)
+    step *= lr_t
+    return p - step, m1, m2, b1p * beta1, b2p * beta2
 
 
 def _adam_kernel(xp, p, g, lr, m1, m2, b1p, b2p, beta1=0.9, beta2=0.999, epsilon=1e-8,
