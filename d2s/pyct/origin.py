@@ -70,5 +70,7 @@ class LineMap:
 
 
 def user_source(filename: str) -> list[str]:
-    """All lines of a user file (through linecache, so it also works for IPython cells)."""
+    """All lines of a user file (through linecache, so it also works for IPython cells; the
+    cache is refreshed when the file changed on disk)."""
+    linecache.checkcache(filename)
     return [line.rstrip("\n") for line in linecache.getlines(filename)]
