@@ -9,7 +9,7 @@
 >>> scaler.scale(loss).backward()
 >>> _ = scaler.minimize(opt, loss)
 """
-from .auto_cast import (
+from .precision import (
     AmpState,
     amp_guard,
     auto_cast,
@@ -17,9 +17,11 @@ from .auto_cast import (
     decorate,
     is_bfloat16_supported,
     is_float16_supported,
+    state_key,
     white_list,
 )
 from .grad_scaler import AmpScaler, GradScaler
 
 __all__ = ["AmpScaler", "AmpState", "GradScaler", "amp_guard", "auto_cast", "black_list",
-           "decorate", "is_bfloat16_supported", "is_float16_supported", "white_list"]
+           "decorate", "is_bfloat16_supported", "is_float16_supported", "state_key",
+           "white_list"]

@@ -34,12 +34,14 @@ _LOW = (dtypes.float16, dtypes.bfloat16)
 class AmpState:
     """The auto_cast settings in force; `registry.bind` calls `cast_inputs` on every op."""
 
-    __slots__ = ("dtype", "level", "overrides")
+    __slots__ = ("dtype", "key", "level", "overrides")
 
     def __init__(self, dtype: DType, level: str, white=(), black=()):
         self.dtype = dtype
         self.level = level
         self.overrides = {**{n: "white" for n in white}, **{n: "black" for n in black}}
+        # What a program traced under these settings depends on (see `state_key`)
+        self.key = (dtype.name, level, tuple(sorted(self.overrides.items())))
 
     def category(self, op) -> str:
         cat = self.overrides.get(op.name, op.amp)
@@ -166,6 +168,20 @@ def _names(names, which: str) -> tuple:
     return tuple(names)
 
 
+def state_key():
+    """A hashable summary of the auto_cast settings in force (None outside auto_cast).
+
+    Static programs bake the casts in when traced, so a cache of traced programs (d2s's
+    StaticFunction) must include this in its key.
+
+    >>> import runtime as rt
+    >>> with rt.amp.auto_cast(level='O2'):
+    ...     rt.amp.state_key()
+    ('float16', 'O2', ())
+    """
+    return None if STATE.amp is None else STATE.amp.key
+
+
 def _in_force(category: str) -> set:
     state = STATE.amp
     if state is None:
@@ -271,5 +287,6 @@ __all__ = [
     "decorate",
     "is_bfloat16_supported",
     "is_float16_supported",
+    "state_key",
     "white_list",
 ]
