@@ -258,3 +258,14 @@ def test_decorate_keeps_norm_layers_float32_and_seeds_master_weights():
     master = opt.state_dict()[f"{model[0].weight.name}_fp32_master_0"]
     np.testing.assert_array_equal(master.numpy(), w32)  # not the float16-rounded values
     assert model is rt.amp.decorate(model, level="O1")
+
+
+def test_state_key_describes_the_settings_in_force():
+    assert rt.amp.state_key() is None
+    with rt.amp.auto_cast(custom_black_list=["matmul"]):
+        key = rt.amp.state_key()
+    with rt.amp.auto_cast():
+        assert rt.amp.state_key() != key
+        with rt.amp.auto_cast(enable=False):
+            assert rt.amp.state_key() is None
+    assert key == ("float16", "O1", (("matmul", "black"),))
