@@ -52,7 +52,7 @@ def cmd_passes(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .demo import main as demo
+    from examples.demo import main as demo
     return demo()
 
 
