@@ -357,6 +357,9 @@ def test_one_dimensional_pools():
                                               for i in range(0, 7, 2)], -1), rtol=1e-12)
     got = nn.AdaptiveAvgPool1D(1)(rt.to_tensor(x)).numpy()
     np.testing.assert_allclose(got, x.mean(-1, keepdims=True), rtol=1e-12)
+    img = np.random.randn(1, 2, 4, 6)
+    got = nn.AdaptiveMaxPool2D((2, 3))(rt.to_tensor(img)).numpy()
+    np.testing.assert_array_equal(got, img.reshape(1, 2, 2, 2, 3, 2).max(axis=(3, 5)))
 
 
 def test_pad_upsample_and_conv_padding_modes():
@@ -471,6 +474,11 @@ def test_embedding_padding_idx():
     (nn.Swish(), lambda v: v / (1 + np.exp(-v))),
     (nn.Hardswish(), lambda v: v * np.clip(v + 3, 0, 6) / 6),
     (nn.GELU(), lambda v: v * 0.5 * (1 + np.vectorize(__import__("math").erf)(v / np.sqrt(2)))),
+    (nn.ELU(0.5), lambda v: np.where(v > 0, v, 0.5 * (np.exp(v) - 1))),
+    (nn.Mish(), lambda v: v * np.tanh(np.log1p(np.exp(v)))),
+    (nn.LogSigmoid(), lambda v: -np.log1p(np.exp(-v))),
+    (nn.Hardsigmoid(), lambda v: np.clip(v / 6 + 0.5, 0, 1)),
+    (nn.Hardtanh(-0.5, 0.5), lambda v: np.clip(v, -0.5, 0.5)),
 ])
 def test_activation_layers(layer, ref):
     x = np.random.randn(3, 4)
@@ -513,6 +521,17 @@ def test_losses_vs_numpy():
     p = 1 / (1 + np.exp(-a))
     np.testing.assert_allclose(float(bce), -(target * np.log(p) + (1 - target)
                                             * np.log(1 - p)).mean(), rtol=1e-9)
+    prob = 1 / (1 + np.exp(-a))
+    bce = nn.BCELoss(reduction="sum")(rt.to_tensor(prob), rt.to_tensor(target))
+    np.testing.assert_allclose(float(bce), -(target * np.log(prob) + (1 - target)
+                                            * np.log(1 - prob)).sum(), rtol=1e-9)
+    d = a - b
+    huber = np.where(np.abs(d) < 0.5, 0.5 * d ** 2, 0.5 * np.abs(d) - 0.125)
+    np.testing.assert_allclose(nn.SmoothL1Loss("none", delta=0.5)(
+        rt.to_tensor(a), rt.to_tensor(b)).numpy(), huber, rtol=1e-9)
+    q = np.exp(logp[:2])
+    kl = nn.KLDivLoss("batchmean")(rt.to_tensor(logp[2:4]), rt.to_tensor(q))
+    np.testing.assert_allclose(float(kl), (q * (np.log(q) - logp[2:4])).sum() / 2, rtol=1e-9)
     with pytest.raises(ValueError, match="reduction"):
         nn.MSELoss("avg")
     check_grads(lambda x: nn.CrossEntropyLoss()(x, rt.to_tensor(label)), [logits])

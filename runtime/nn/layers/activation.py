@@ -148,3 +148,61 @@ class LogSoftmax(Layer):
 
     def extra_repr(self) -> str:
         return f"axis={self._axis}"
+
+
+class ELU(Layer):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0, name=None):
+        super().__init__()
+        self._alpha = alpha
+
+    def forward(self, x):
+        return F.elu(x, self._alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self._alpha}"
+
+
+class Mish(Layer):
+    """x * tanh(softplus(x))."""
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        return F.mish(x)
+
+
+class LogSigmoid(Layer):
+    """log(sigmoid(x)), finite for any x."""
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        return F.log_sigmoid(x)
+
+
+class Hardsigmoid(Layer):
+    """clip(x / 6 + 1/2, 0, 1)."""
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        return F.hardsigmoid(x)
+
+
+class Hardtanh(Layer):
+    """clip(x, min, max)."""
+
+    def __init__(self, min: float = -1.0, max: float = 1.0, name=None):
+        super().__init__()
+        self._min, self._max = min, max
+
+    def forward(self, x):
+        return F.hardtanh(x, self._min, self._max)
+
+    def extra_repr(self) -> str:
+        return f"min={self._min}, max={self._max}"

@@ -93,3 +93,40 @@ class BCEWithLogitsLoss(Layer):
         return F.binary_cross_entropy_with_logits(logit, label, weight=self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class BCELoss(Layer):
+    """Binary cross entropy on probabilities (after a sigmoid); logs are clamped at -100."""
+
+    def __init__(self, weight=None, reduction: str = "mean", name=None):
+        super().__init__()
+        self.weight = weight
+        self.reduction = _check_reduction("BCELoss", reduction)
+
+    def forward(self, input, label):
+        return F.binary_cross_entropy(input, label, weight=self.weight, reduction=self.reduction)
+
+
+class SmoothL1Loss(Layer):
+    """Huber loss: 0.5 d**2 where |d| < delta, else delta * |d| - 0.5 delta**2."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0, name=None):
+        super().__init__()
+        self.reduction, self.delta = _check_reduction("SmoothL1Loss", reduction), delta
+
+    def forward(self, input, label):
+        return F.smooth_l1_loss(input, label, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(Layer):
+    """label * (log(label) - input) for log-probability inputs; reduction may also be
+    'batchmean'."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        if reduction != "batchmean":
+            _check_reduction("KLDivLoss", reduction)
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        return F.kl_div(input, label, reduction=self.reduction)

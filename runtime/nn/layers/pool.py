@@ -1,20 +1,8 @@
 """Pooling layers over `rt.nn.functional` (Paddle arguments and defaults)."""
 from __future__ import annotations
 
-from ...ops import shape as shp
 from .. import functional as F
 from ..layer import Layer
-
-
-def _as_2d(value, fill):
-    """A 1-D pooling argument as the 2-D one over [N, C, 1, L]."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, int):
-        (value,) = value
-    return (fill, value)
 
 
 class MaxPool2D(Layer):
@@ -85,7 +73,7 @@ class AdaptiveAvgPool2D(Layer):
 
 
 class MaxPool1D(Layer):
-    """Max over windows of `[N, C, L]` (computed as a 2-D pool over `[N, C, 1, L]`).
+    """Max over windows of `[N, C, L]`; `stride` defaults to `kernel_size`.
 
     >>> import runtime as rt
     >>> rt.nn.MaxPool1D(2)(rt.ones([2, 3, 8])).shape
@@ -95,16 +83,12 @@ class MaxPool1D(Layer):
     def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
                  ceil_mode: bool = False, name=None):
         super().__init__()
-        if return_mask:
-            raise ValueError("MaxPool1D: return_mask is not supported")
-        self.ksize, self.stride, self.padding, self.ceil_mode = (kernel_size, stride, padding,
-                                                                 ceil_mode)
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.return_mask, self.ceil_mode = return_mask, ceil_mode
 
     def forward(self, x):
-        stride = self.ksize if self.stride is None else self.stride
-        y = F.max_pool2d(shp.unsqueeze(x, 2), _as_2d(self.ksize, 1), _as_2d(stride, 1),
-                         _as_2d(self.padding, 0), ceil_mode=self.ceil_mode)
-        return shp.squeeze(y, 2)
+        return F.max_pool1d(x, self.ksize, self.stride, self.padding,
+                            return_mask=self.return_mask, ceil_mode=self.ceil_mode)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
@@ -120,11 +104,8 @@ class AvgPool1D(Layer):
         self.exclusive, self.ceil_mode = exclusive, ceil_mode
 
     def forward(self, x):
-        stride = self.ksize if self.stride is None else self.stride
-        y = F.avg_pool2d(shp.unsqueeze(x, 2), _as_2d(self.ksize, 1), _as_2d(stride, 1),
-                         _as_2d(self.padding, 0), ceil_mode=self.ceil_mode,
-                         exclusive=self.exclusive)
-        return shp.squeeze(y, 2)
+        return F.avg_pool1d(x, self.ksize, self.stride, self.padding, exclusive=self.exclusive,
+                            ceil_mode=self.ceil_mode)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
@@ -143,8 +124,26 @@ class AdaptiveAvgPool1D(Layer):
         self._output_size = output_size
 
     def forward(self, x):
-        y = F.adaptive_avg_pool2d(shp.unsqueeze(x, 2), (1, self._output_size))
-        return shp.squeeze(y, 2)
+        return F.adaptive_avg_pool1d(x, self._output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}"
+
+
+class AdaptiveMaxPool2D(Layer):
+    """Max pooling to a fixed `output_size`; `return_mask` also returns the argmax indices.
+
+    >>> import runtime as rt
+    >>> rt.nn.AdaptiveMaxPool2D(2)(rt.ones([1, 3, 5, 4])).shape
+    [1, 3, 2, 2]
+    """
+
+    def __init__(self, output_size, return_mask: bool = False, name=None):
+        super().__init__()
+        self._output_size, self._return_mask = output_size, return_mask
+
+    def forward(self, x):
+        return F.adaptive_max_pool2d(x, self._output_size, return_mask=self._return_mask)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"
