@@ -1,0 +1,299 @@
+"""StaticFunction end to end: one conversion and one program serve inputs taking different
+paths; InputSpec with None dims; methods and Layers; training through a converted Layer."""
+import warnings
+
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+from d2s.operators import UndefinedNameError
+
+
+def t(values, dtype="float32", grad=False):
+    return rt.to_tensor(np.asarray(values, dtype=dtype), stop_gradient=not grad)
+
+
+def branchy(x, scale):
+    if rt.mean(x) > 0 and rt.max(x) < 10:
+        y = x * scale
+    elif rt.min(x) < -5:
+        y = -x
+    else:
+        y = x - 1
+    k = 0
+    while rt.sum(y) < 20 and k < 4:
+        y = y + 2
+        k += 1
+    for i in range(3):
+        if rt.sum(y) > 50:
+            break
+        y = y * 1.5
+    return y, k
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0], [-8.0, 1.0], [-1.0, 0.5], [20.0, 30.0]])
+def test_paths_match_eager_with_one_program(values):
+    sf = d2s.to_static(branchy)
+    for v in ([1.0, 2.0], [-8.0, 1.0], [-1.0, 0.5], [20.0, 30.0], values):
+        got, k = sf(t(v), 3.0)
+        want, k_eager = branchy(t(v), 3.0)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        assert int(k) == k_eager
+    assert len(sf.program_cache) == 1
+
+
+def test_python_arguments_are_part_of_the_key():
+    sf = d2s.to_static(branchy)
+    sf(t([1.0, 2.0]), 3.0)
+    sf(t([1.0, 2.0]), 3.0)
+    sf(t([5.0, 2.0]), 2.0)
+    sf(t([1.0, 2.0, 3.0]), 2.0)
+    assert len(sf.program_cache) == 3
+
+
+def batch_fn(x):
+    n = x.shape[0]
+    total = rt.sum(x, axis=1)
+    if rt.mean(total) > 0:
+        total = total * 2
+    return rt.reshape(total, [n, 1]) / n
+
+
+def test_input_spec_with_none_gives_one_program_for_all_batch_sizes():
+    sf = d2s.to_static(batch_fn, input_spec=[d2s.InputSpec([None, 4], "float32")])
+    for b in (1, 3, 7):
+        x = t(np.random.randn(b, 4))
+        np.testing.assert_allclose(sf(x).numpy(), batch_fn(x).numpy(), rtol=1e-6)
+    assert len(sf.program_cache) == 1
+    prog = sf.concrete_program
+    assert prog.inputs[0].shape == [-1, 4] and prog.outputs[0].shape == [-1, 1]
+    with pytest.raises(ValueError, match="InputSpec"):
+        sf(t(np.zeros((2, 5))))
+
+
+class Net(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 3)
+        self.calls = 0
+
+    @d2s.to_static
+    def forward(self, x):
+        h = self.fc(x)
+        if rt.mean(h) > 0:
+            h = rt.tanh(h)
+        return self.helper(h)
+
+    def helper(self, h):
+        while rt.sum(h * h) > 1.0:
+            h = h * 0.5
+        return h
+
+
+def test_decorated_method_is_per_instance_and_matches_eager():
+    a, b = Net(), Net()
+    x = t(np.random.randn(2, 3))
+    assert a.forward is a.forward and a.forward is not b.forward
+    for net in (a, b):
+        got = net(x)
+        d2s.enable_to_static(False)
+        try:
+            want = net(x)
+        finally:
+            d2s.enable_to_static(True)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert len(a.forward.program_cache) == 1
+    net = Net()
+    net.eval()
+    net(x)
+    net.train()
+    net(x)
+    assert len(net.forward.program_cache) == 2  # the training flag is part of the key
+
+
+class Plain(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return rt.tanh(self.fc(x)) if rt.sum(x) > 0 else self.fc(x)
+
+
+def test_to_static_on_a_layer_and_rollback():
+    net = Plain()
+    eager = net.forward
+    assert d2s.to_static(net) is net
+    assert isinstance(net.forward, d2s.StaticFunction)
+    x = t([[1.0, -2.0]])
+    np.testing.assert_allclose(net(x).numpy(), eager(x).numpy(), rtol=1e-6)
+    cp = net.forward.get_concrete_program(x)
+    assert [p.name for p in cp.parameters] == [p.name for p in net.parameters()]
+    assert "cond" in str(cp.main_program)
+    net.forward.rollback()
+    assert not isinstance(net.forward, d2s.StaticFunction)
+
+
+def test_dygraph_function_code_and_enable_switch():
+    sf = d2s.to_static(branchy)
+    assert sf.dygraph_function is branchy
+    assert "_d2s.ifelse" in sf.code and "_d2s.while_loop" in sf.code
+    d2s.enable_to_static(False)
+    try:
+        y, k = sf(t([1.0, 2.0]), 3.0)
+        assert isinstance(k, int) and len(sf.program_cache) == 0
+    finally:
+        d2s.enable_to_static(True)
+
+
+def test_retrace_warning_says_what_changed():
+    sf = d2s.to_static(lambda x: x * 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 7):
+            sf(t(np.ones(n)))
+    msgs = [str(w.message) for w in caught if "traced" in str(w.message)]
+    assert len(msgs) == 1 and "(4,)" in msgs[0] and "(5,)" in msgs[0]
+
+
+def one_branch(x):
+    if rt.mean(x) > 0:
+        y = x + 1
+    return y
+
+
+def test_name_bound_in_one_tensor_branch_is_an_error_naming_it():
+    with pytest.raises(UndefinedNameError, match=r"'y' is bound in only one branch.*line \d+"):
+        d2s.to_static(one_branch)(t([1.0]))
+
+
+def bound_where_read(x):
+    if rt.mean(x) > 0:
+        t_ = x * 2
+        y = t_ + 1
+    else:
+        y = x
+    return y
+
+
+def test_temporaries_of_one_branch_are_fine():
+    sf = d2s.to_static(bound_where_read)
+    for v in ([1.0], [-1.0]):
+        np.testing.assert_allclose(sf(t(v)).numpy(), bound_where_read(t(v)).numpy())
+
+
+calls = []
+
+
+@d2s.not_to_static
+def untouched(x):
+    calls.append(type(x).__name__)
+    return x if x.shape[0] > 0 else -x  # a Python if: it would be converted otherwise
+
+
+def uses_helpers(x):
+    return untouched(x) + 1
+
+
+def test_not_to_static_runs_the_function_as_written():
+    calls.clear()
+    d2s.to_static(uses_helpers)(t([1.0]))
+    assert calls == ["Variable"]
+    assert "_d2s.call(untouched)" not in d2s.to_static(uses_helpers).code
+
+
+def runtime_assert(x):
+    assert rt.min(x) > 0, "x must be positive"
+    return x * 2
+
+
+def test_tensor_assert_checks_at_run_time():
+    sf = d2s.to_static(runtime_assert)
+    sf(t([1.0, 2.0]))
+    with pytest.raises(AssertionError, match="x must be positive"):
+        sf(t([1.0, -2.0]))
+    assert len(sf.program_cache) == 1
+
+
+def tensor_bounds(x, n):
+    s = rt.zeros([])
+    for i in range(n):
+        s = s + x[i]
+    j = n
+    while j > 0:
+        j = j - 1
+        if x[j] < 0:
+            continue
+        s = s + 1
+    return s
+
+
+def test_tensor_loop_bounds_and_continue():
+    sf = d2s.to_static(tensor_bounds)
+    x = t([1.0, -2.0, 3.0, 4.0])
+    for n in (0, 2, 4):
+        nt = rt.to_tensor(np.int64(n))
+        np.testing.assert_allclose(sf(x, nt).numpy(), tensor_bounds(x, nt).numpy())
+    assert len(sf.program_cache) == 1
+
+
+class Model(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = rt.nn.Linear(4, 6)
+        self.fc2 = rt.nn.Linear(6, 1)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        if rt.mean(h) > 0:
+            h = rt.tanh(h)
+        else:
+            h = h * 0.5
+        i = 0
+        while rt.sum(h * h) > 1.0 and i < 3:
+            h = h * 0.8
+            i += 1
+        return self.fc2(h)
+
+
+def test_training_through_a_converted_layer_matches_eager():
+    rng = np.random.RandomState(0)
+    init = None
+    xs, ys = rng.randn(40, 4), rng.randn(40, 1)
+    results = []
+    for static in (False, True):
+        net = Model()
+        net.to(dtype="float64")
+        if init is None:
+            init = [p.numpy().copy() for p in net.parameters()]
+        for p, v in zip(net.parameters(), init):
+            p.set_value(v)
+        if static:
+            d2s.to_static(net)
+        opt = rt.optimizer.SGD(0.1, parameters=net.parameters())
+        losses = []
+        for step in range(10):
+            sl = slice(step * 4, step * 4 + 4)
+            loss = rt.mean((net(rt.to_tensor(xs[sl])) - rt.to_tensor(ys[sl])) ** 2)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+        results.append((losses, [p.numpy() for p in net.parameters()]))
+        if static:
+            assert len(net.forward.program_cache) == 1
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-7)
+    for a, b in zip(results[1][1], results[0][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert len(set(np.round(results[0][0], 6))) > 5  # the losses really changed
+
+
+def test_gradients_of_inputs_through_a_static_call():
+    sf = d2s.to_static(lambda x: rt.sum(rt.tanh(x) * x) if rt.mean(x) > 0 else rt.sum(x * x))
+    for v in ([0.5, 1.0], [-0.5, -1.0]):
+        x = t(v, "float64", grad=True)
+        sf(x).backward()
+        xe = t(v, "float64", grad=True)
+        (rt.sum(rt.tanh(xe) * xe) if float(rt.mean(xe)) > 0 else rt.sum(xe * xe)).backward()
+        np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-10)
