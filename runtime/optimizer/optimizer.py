@@ -15,6 +15,7 @@ from .. import backend
 from ..autograd import no_grad
 from ..ops.registry import STATE
 from ..parameter import Parameter
+from ..regularizer import L2Decay
 from ..tensor import Tensor
 from .lr import LRScheduler
 
@@ -27,11 +28,10 @@ def l2_coeff(weight_decay) -> float:
         return 0.0
     if isinstance(weight_decay, (int, float)):
         return float(weight_decay)
-    coeff = getattr(weight_decay, "coeff", None)
-    if coeff is None or type(weight_decay).__name__ != "L2Decay":
+    if not isinstance(weight_decay, L2Decay):
         raise TypeError(f"weight_decay must be a float or rt.regularizer.L2Decay, got "
                         f"{type(weight_decay).__name__}")
-    return float(coeff)
+    return weight_decay.coeff
 
 
 class Optimizer:
@@ -129,6 +129,9 @@ class Optimizer:
                 self._update_param(p, g, lr)
 
     def _update_param(self, p, g, lr) -> None:
+        ratio = (getattr(p, "optimize_attr", None) or {}).get("learning_rate", 1.0)
+        if ratio != 1.0:  # ParamAttr(learning_rate=...) scales this parameter's rate
+            lr = lr * ratio
         state = self._state_of(p)
         master = state.get("fp32_master")
         new_p, new_state = self._update(master if master is not None else p, g, lr, state)

@@ -288,3 +288,15 @@ def test_multi_precision_keeps_float32_master():
         w2.grad = rt.to_tensor(np.full(6, 0.3, np.float16))
         opt2.step()
     assert w2.numpy()[5] == 1.0 and w.numpy()[5] < 1.0
+
+
+def test_param_attr_learning_rate_and_regularizer():
+    layer = rt.nn.Linear(3, 2, weight_attr=rt.ParamAttr(learning_rate=0.5),
+                         bias_attr=rt.ParamAttr(regularizer=rt.regularizer.L2Decay(0.1)))
+    w0, b0 = layer.weight.numpy().copy(), layer.bias.numpy().copy()
+    opt = rt.optimizer.SGD(0.2, parameters=layer.parameters(), weight_decay=0.01)
+    layer.weight.grad = rt.ones([3, 2])
+    layer.bias.grad = rt.ones([2])
+    opt.step()
+    np.testing.assert_allclose(layer.weight.numpy(), w0 - 0.1 * (1 + 0.01 * w0), rtol=1e-6)
+    np.testing.assert_allclose(layer.bias.numpy(), b0 - 0.2 * (1 + 0.1 * b0), rtol=1e-6)
