@@ -4,7 +4,7 @@ Every op here is paired with its adjoint, and each is the other's gradient:
 
 - `max_pool2d(x) -> (out, index)` saves the flat H*W index of each window's maximum (Paddle's
   `return_mask`); `max_pool2d_grad(g, index, x)` scatters into x's shape and
-  `max_pool2d_pick(x, index)` gathers from it.
+  `max_pool2d_pick(x, index)` gathers from it. `adaptive_max_pool2d` shares the pair.
 - `avg_pool2d(x)` and `avg_pool2d_grad(g, x)` (the window sum divided by the count; with
   `exclusive`, padding is not counted, as in Paddle).
 - `resize2d(x)` and `resize2d_grad(g, x)`: any separable linear resampling `A_h @ x @ A_w^T`
@@ -124,6 +124,46 @@ def max_pool2d(x, kernel, stride, padding=(0, 0, 0, 0), ceil_mode=False):
     return bind(MAX_POOL2D, (x,), _pool_attrs(kernel, stride, padding, ceil_mode))
 
 
+def _bins(n, o):
+    """Paddle's adaptive bins: bin i covers [floor(i*n/o), ceil((i+1)*n/o))."""
+    return [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
+
+
+def _adaptive_max_kernel(xp, x, size):
+    n, c, h, w = x.shape
+    oh, ow = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
+    out = xp.empty((n, c, oh, ow), dtype=x.dtype)
+    index = xp.empty((n, c, oh, ow), dtype=np.int64)
+    for i, (r0, r1) in enumerate(_bins(h, oh)):
+        for j, (c0, c1) in enumerate(_bins(w, ow)):
+            win = x[:, :, r0:r1, c0:c1].reshape(n, c, -1)
+            arg = win.argmax(axis=-1)
+            out[:, :, i, j] = xp.take_along_axis(win, arg[..., None], -1)[..., 0]
+            index[:, :, i, j] = (r0 + arg // (c1 - c0)) * w + c0 + arg % (c1 - c0)
+    return out, index
+
+
+def _adaptive_max_infer(x, size):
+    check_float("adaptive_max_pool2d", "x", x)
+    if len(x.shape) != 4:
+        raise OpError(f"adaptive_max_pool2d: x must be 4-D [N, C, H, W], got shape "
+                      f"{I.fmt(x.shape)}")
+    hw = tuple(d if s is None else s for d, s in zip(x.shape[2:], size))
+    return Meta(tuple(x.shape[:2]) + hw, x.dtype), Meta(tuple(x.shape[:2]) + hw, int64)
+
+
+ADAPTIVE_MAX_POOL2D = register(
+    "adaptive_max_pool2d", kernel=_adaptive_max_kernel, infer=_adaptive_max_infer,
+    grad=lambda ins, outs, gs, a: [bind(MAX_POOL2D_GRAD, (gs[0], outs[1], ins[0]), {})],
+    doc="Max over adaptive bins (see adaptive_avg_pool2d); also returns the flat indices.")
+
+
+def adaptive_max_pool2d(x, size):
+    """Returns (out, index); None in `size` keeps that dim."""
+    return bind(ADAPTIVE_MAX_POOL2D, (x,), {"size": [None if s is None else int(s)
+                                                     for s in size]})
+
+
 # ---- average pooling ------------------------------------------------------------------------
 
 def _counts(xp, x_hw, kernel, stride, pads, hw, exclusive, dtype):
@@ -173,8 +213,7 @@ def avg_pool2d(x, kernel, stride, padding=(0, 0, 0, 0), ceil_mode=False, exclusi
 
 def _adaptive(n_in, n_out, **_):
     m = np.zeros((n_out, n_in))
-    for i in range(n_out):
-        lo, hi = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
+    for i, (lo, hi) in enumerate(_bins(n_in, n_out)):
         m[i, lo:hi] = 1.0 / (hi - lo)
     return m
 

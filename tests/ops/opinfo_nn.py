@@ -369,6 +369,20 @@ OPINFOS = [
         ErrorSample((np.ones((2, 3, 2)), 2), {}, ValueError,
                     r"group_norm: x has 3 channels \(shape \[2, 3, 2\]\), not divisible by "
                     r"num_groups=2")]),
+    OpInfo("instance_norm", F.instance_norm,
+           lambda x, weight=None, bias=None: _gn_ref(x, x.shape[1], 1e-5, weight, bias),
+           lambda rng: [Sample((randn(rng, 2, 3, 4, 4),)),
+                        Sample((randn(rng, 2, 3, 5),), {"weight": randn(rng, 3),
+                                                        "bias": randn(rng, 3)})]),
+    OpInfo("prelu", F.prelu, lambda x, w: np.where(
+               x > 0, x, x * (w if w.size == 1 else w.reshape(1, -1, *[1] * (x.ndim - 2)))),
+           lambda rng: [Sample((randn(rng, 2, 3, 4), rng.uniform(0.1, 0.5, 1))),
+                        Sample((randn(rng, 2, 3, 2, 2), rng.uniform(0.1, 0.5, 3)))]),
+    OpInfo("cosine_similarity", F.cosine_similarity,
+           lambda a, b, axis=1: (a * b).sum(axis) / np.sqrt(
+               np.maximum((a * a).sum(axis) * (b * b).sum(axis), 1e-16)),
+           lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3, 4))),
+                        Sample((randn(rng, 2, 3), randn(rng, 3)), {"axis": -1})]),
     OpInfo("embedding", F.embedding, _embedding_ref, _embedding_samples,
            covers=("embedding_grad",), error_samples=[
                ErrorSample((np.array([0, 5]), np.ones((5, 2))), {}, ValueError,

@@ -185,6 +185,32 @@ def _adaptive_samples(rng):
             Sample((randn(rng, 1, 2, 4, 4), 4))]
 
 
+def _adaptive_max_ref(x, output_size, return_mask=False):
+    oh, ow = _pair(output_size)
+    n, c, h, w = x.shape
+    out, mask = np.zeros((n, c, oh, ow)), np.zeros((n, c, oh, ow), dtype=np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            for a in range(n):
+                for b in range(c):
+                    win = x[a, b, r0:r1, c0:c1]
+                    r, q = np.unravel_index(win.argmax(), win.shape)
+                    out[a, b, i, j], mask[a, b, i, j] = win[r, q], (r0 + r) * w + c0 + q
+    return (out, mask) if return_mask else out
+
+
+def _pixel_shuffle_ref(x, r):
+    n, c, h, w = x.shape
+    out = np.zeros((n, c // (r * r), h * r, w * r))
+    for k in range(c // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                out[:, k, i::r, j::r] = x[:, k * r * r + i * r + j]
+    return out
+
+
 def _interp_ref(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
                 align_mode=0):
     """Per output pixel, Paddle's source coordinate rule."""
@@ -256,6 +282,11 @@ OPINFOS = [
                ErrorSample((np.ones((1, 2, 2)), 3), {}, ValueError,
                            r"adaptive_avg_pool2d: x must be 4-D \[N, C, H, W\], got shape "
                            r"\[1, 2, 2\]")]),
+    OpInfo("adaptive_max_pool2d", F.adaptive_max_pool2d, _adaptive_max_ref,
+           lambda rng: [Sample((randn(rng, 2, 3, 6, 6), 2)),
+                        Sample((randn(rng, 1, 2, 5, 7), (2, 3)), {"return_mask": True})]),
+    OpInfo("pixel_shuffle", F.pixel_shuffle, _pixel_shuffle_ref,
+           lambda rng: [Sample((randn(rng, 2, 8, 2, 3), 2)), Sample((randn(rng, 1, 9, 2, 2), 3))]),
     OpInfo("interpolate", F.interpolate, _interp_ref, _interp_samples, error_samples=[
         ErrorSample((np.ones((1, 1, 2, 2)),), {"size": 3, "mode": "bicubic"}, ValueError,
                     r"interpolate: mode must be 'nearest' or 'bilinear', got 'bicubic'")]),

@@ -15,6 +15,7 @@ from .activation import (  # noqa: F401
     log_sigmoid,
     log_softmax,
     mish,
+    prelu,
     relu,
     relu6,
     sigmoid,
@@ -25,6 +26,7 @@ from .activation import (  # noqa: F401
     tanh,
 )
 from .common import (  # noqa: F401
+    cosine_similarity,
     dropout,
     embedding,
     interpolate,
@@ -32,6 +34,7 @@ from .common import (  # noqa: F401
     normalize,
     one_hot,
     pad,
+    pixel_shuffle,
     upsample,
 )
 from .conv import conv1d, conv2d, conv2d_transpose  # noqa: F401
@@ -47,10 +50,11 @@ from .loss import (  # noqa: F401
     softmax_with_cross_entropy,
     square_error_cost,
 )
-from .norm import batch_norm, group_norm, layer_norm  # noqa: F401
+from .norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: F401
 from .pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...dtypes import convert_dtype
 from ...ops import math as _math
 from ...ops import nn as _nn
+from ...ops import shape as _shape
 
 relu = _nn.relu
 relu6 = _nn.relu6
@@ -73,3 +74,11 @@ def elu(x, alpha: float = 1.0, name=None):
 def mish(x, name=None):
     """x * tanh(softplus(x))."""
     return x * _math.tanh(_nn.softplus(x))
+
+
+def prelu(x, weight, data_format: str = "NCHW", name=None):
+    """max(x, 0) + weight * min(x, 0); weight has 1 element or one per channel."""
+    if weight.shape[0] != 1:
+        channel = 1 if data_format.startswith("NC") else x.ndim - 1
+        weight = _shape.reshape(weight, [-1 if i == channel else 1 for i in range(x.ndim)])
+    return _nn.relu(x) - weight * _nn.relu(-x)

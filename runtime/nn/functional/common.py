@@ -1,5 +1,5 @@
 """`F.linear`, `F.dropout`, `F.pad`, `F.one_hot`, `F.embedding`, `F.interpolate`,
-`F.normalize`."""
+`F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle`."""
 from __future__ import annotations
 
 from ...ops import gather as _gather
@@ -97,3 +97,26 @@ def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None)
     """
     norm = _reduce.norm(x, p=p, axis=axis, keepdim=True)
     return x / _math.maximum(norm, epsilon)
+
+
+def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8, name=None):
+    """sum(x1 * x2) / sqrt(max(|x1|^2 |x2|^2, eps^2)) along `axis` (Paddle's formula)."""
+    w12 = _reduce.sum(x1 * x2, axis=axis)
+    w1, w2 = _reduce.sum(x1 * x1, axis=axis), _reduce.sum(x2 * x2, axis=axis)
+    return w12 / _math.sqrt(_math.maximum(w1 * w2, eps * eps))
+
+
+def pixel_shuffle(x, upscale_factor: int, data_format: str = "NCHW", name=None):
+    """[N, C*r*r, H, W] -> [N, C, H*r, W*r] (sub-pixel convolution's rearrangement).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.pixel_shuffle(rt.ones([1, 8, 2, 3]), 2).shape
+    [1, 2, 4, 6]
+    """
+    x = to_nchw(x, data_format, "pixel_shuffle")
+    r = upscale_factor
+    n, c, h, w = x.shape
+    y = _shape.reshape(x, [n, c // (r * r), r, r, h, w])
+    y = _shape.reshape(_shape.transpose(y, [0, 1, 4, 2, 5, 3]), [n, c // (r * r), h * r, w * r])
+    return from_nchw(y, data_format)

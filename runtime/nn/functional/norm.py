@@ -45,3 +45,11 @@ def group_norm(x, num_groups: int, epsilon: float = 1e-5, weight=None, bias=None
                data_format: str = "NCHW", name=None):
     """Normalize each group of channels of each sample ([N, C, ...] input)."""
     return _norm.group_norm(x, weight, bias, num_groups, epsilon)
+
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.9, eps: float = 1e-5,
+                  data_format: str = "NCHW", name=None):
+    """Normalize each channel of each sample over its spatial dims (group_norm with one
+    channel per group); running statistics are not used."""
+    return _norm.group_norm(x, weight, bias, x.shape[1], eps)

@@ -95,3 +95,18 @@ def adaptive_avg_pool1d(x, output_size: int, name=None):
     """Adaptive average pooling over the last dim of [N, C, L]."""
     out = _pool.resize2d(_shape.unsqueeze(x, 2), "adaptive_avg", [1, output_size])
     return _shape.squeeze(out, 2)
+
+
+def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
+    """Max over the bins of `adaptive_avg_pool2d`; `return_mask` also returns the flat H*W
+    index of each maximum.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.adaptive_max_pool2d(rt.ones([1, 2, 5, 5]), 2).shape
+    [1, 2, 2, 2]
+    """
+    size = [output_size, output_size] if output_size is None or isinstance(
+        output_size, int) else list(output_size)
+    out, mask = _pool.adaptive_max_pool2d(x, size)
+    return (out, mask) if return_mask else out
