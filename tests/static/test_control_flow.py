@@ -191,6 +191,19 @@ def test_cond_mismatch_names_both_branches():
             static.nn.cond(p, lambda: (x, x), lambda: x)
 
 
+def test_py_print_matches_eager_print(capsys):
+    x = rt.to_tensor([1.5, -2.0])
+    print("x:", x, 3, sep="|", end=";\n")
+    eager = capsys.readouterr().out
+    main = static.Program()
+    with static.program_guard(main):
+        xv = static.data("x", [2], "float32")
+        static.py_print("x:", xv, 3, sep="|", end=";\n")
+    assert capsys.readouterr().out == ""
+    static.Executor().run(main, {"x": x.numpy()})
+    assert capsys.readouterr().out == eager
+
+
 def test_print_and_assert_act_at_run_time(capsys):
     main = static.Program()
     with static.program_guard(main):
