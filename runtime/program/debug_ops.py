@@ -77,7 +77,7 @@ def py_print(*objects, sep: str = " ", end: str = "\n") -> None:
     program tensors are printed when the program runs (Python values are formatted now).
 
     >>> import runtime as rt
-    >>> rt.static.py_print('n =', 3, sep=' ', end='!\n')
+    >>> rt.static.py_print('n =', 3, sep=' ', end='!\\n')
     n = 3!
     """
     if STATE.builder is None:
