@@ -103,3 +103,19 @@ def test_qat_layer_in_static_program_updates_scale_like_eager():
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(static_q[0].activation_quanter.scale.numpy(),
                                eager_q[0].activation_quanter.scale.numpy(), rtol=1e-6)
+
+
+def test_static_minimize_without_parameter_list_updates_every_trainable_parameter():
+    w = rt.Parameter(W0.copy())
+    frozen = rt.Parameter(np.ones((2,), np.float32), trainable=False)
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [-1, 4], "float32")
+        loss = (rt.matmul(x, w) * frozen).sum()
+        opt = rt.optimizer.SGD(0.1)
+        _, params_grads = opt.minimize(loss)
+    assert [p for p, _ in params_grads] == [w]
+    static.Executor().run(main, feed={"x": X}, fetch_list=[loss])
+    want = W0 - 0.1 * X.sum(0)[:, None] * np.ones((1, 2), np.float32)
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-5)
+    np.testing.assert_array_equal(frozen.numpy(), np.ones(2))
