@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import dtypes
 from . import infer as I
 from .math import matmul, multiply, scale, sum_to_like
+from .reduce import sum as _sum
 from .registry import Meta, OpError, bind, register
 
 
@@ -137,7 +138,6 @@ def dot(x, y, name=None):
     >>> float(rt.dot(rt.to_tensor([1.0, 2.0]), rt.to_tensor([3.0, 4.0])))
     11.0
     """
-    from .reduce import sum as _sum
     xs, ys = list(x.shape), list(y.shape)
     if len(xs) not in (1, 2) or len(xs) != len(ys) or any(
             a != b and -1 not in (a, b) for a, b in zip(xs, ys)):
