@@ -56,6 +56,33 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
 
 
+_GLOBAL: dict = {"weight": None, "bias": None}
+
+
+def set_global_initializer(weight_init: Initializer | None,
+                           bias_init: Initializer | None = None) -> None:
+    """Initialise every parameter created from now on with `weight_init` (weights) and
+    `bias_init` (biases), unless its ParamAttr names an initializer. None restores the
+    layers' own defaults.
+
+    >>> import runtime as rt
+    >>> rt.nn.initializer.set_global_initializer(rt.nn.initializer.Constant(0.5))
+    >>> float(rt.nn.Linear(2, 2).weight.sum())
+    2.0
+    >>> rt.nn.initializer.set_global_initializer(None)
+    """
+    for kind, init in (("weight", weight_init), ("bias", bias_init)):
+        if init is not None and not isinstance(init, Initializer):
+            raise TypeError(f"set_global_initializer: {kind}_init must be an Initializer or "
+                            f"None, got {type(init).__name__}")
+        _GLOBAL[kind] = init
+
+
+def global_initializer(is_bias: bool) -> Initializer | None:
+    """The initializer set by `set_global_initializer` for biases or weights, if any."""
+    return _GLOBAL["bias" if is_bias else "weight"]
+
+
 class Initializer:
     """Base class: `generate(shape, dtype)` returns a host NumPy array; calling the
     initializer on a parameter overwrites the parameter's values in place."""
@@ -209,4 +236,6 @@ __all__ = [
     "XavierUniform",
     "calculate_gain",
     "compute_fans",
+    "global_initializer",
+    "set_global_initializer",
 ]

@@ -24,7 +24,7 @@ from ..dtypes import DType, convert_dtype
 from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
 from ..tensor import Tensor
-from .initializer import Constant, Initializer, XavierUniform
+from .initializer import Constant, Initializer, XavierUniform, global_initializer
 from .param_attr import ParamAttr
 
 
@@ -233,8 +233,9 @@ class Layer:
     # ---- creating and adding state ----------------------------------------------------------
     def create_parameter(self, shape, attr=None, dtype=None, is_bias: bool = False,
                          default_initializer: Initializer | None = None) -> Parameter | None:
-        """A new Parameter, initialised by `attr.initializer`, else `default_initializer`, else
-        Constant(0) for a bias and XavierUniform for a weight. Returns None if `attr` is False.
+        """A new Parameter, initialised by `attr.initializer`, else the global initializer
+        (`set_global_initializer`), else `default_initializer`, else Constant(0) for a bias and
+        XavierUniform for a weight. Returns None if `attr` is False.
 
         `dtype` may also be given second (`create_parameter([3], 'float32')`).
         """
@@ -243,8 +244,8 @@ class Layer:
         attr = ParamAttr.to_attr(attr)
         if attr is False:
             return None
-        init = attr.initializer or default_initializer or (
-            Constant(0.0) if is_bias else XavierUniform())
+        init = (attr.initializer or global_initializer(is_bias) or default_initializer
+                 or (Constant(0.0) if is_bias else XavierUniform()))
         dtype = convert_dtype(dtype or self._dtype)
         shape = [int(s) for s in shape]
         name = attr.name or unique_name(f"{self._full_name}.{'b' if is_bias else 'w'}")

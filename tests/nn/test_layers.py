@@ -249,6 +249,20 @@ def test_initializer_conv_fans_and_seed():
     assert I.compute_fans([64, 8, 3, 3]) == (72, 576)
 
 
+def test_global_initializer_ranks_below_param_attr():
+    I.set_global_initializer(I.Constant(0.5), I.Constant(-1.0))
+    try:
+        conv = nn.Conv2D(2, 2, 1)  # overrides the layer's own default (Normal)
+        fc = nn.Linear(2, 2, weight_attr=I.Constant(3.0))  # ParamAttr still wins
+    finally:
+        I.set_global_initializer(None)
+    assert np.all(conv.weight.numpy() == 0.5) and np.all(conv.bias.numpy() == -1.0)
+    assert np.all(fc.weight.numpy() == 3.0) and np.all(fc.bias.numpy() == -1.0)
+    assert not np.all(nn.Linear(2, 2).weight.numpy() == 0.5)
+    with pytest.raises(TypeError, match="weight_init"):
+        I.set_global_initializer("xavier")
+
+
 def test_initializer_on_existing_parameter():
     fc = nn.Linear(2, 3)
     I.Constant(0.25)(fc.weight)
