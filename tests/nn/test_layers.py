@@ -681,3 +681,20 @@ def test_rnn_static_with_unknown_time_steps(make):
         want = _flat(net(rt.to_tensor(x), sequence_length=rt.to_tensor(lengths)))
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_rnn_static_gradients_with_unknown_time_steps():
+    """Backward through the while op equals eager backward."""
+    net = nn.GRU(3, 4, direction="bidirect").to(dtype="float64")
+    main = rt.static.Program()
+    with rt.static.program_guard(main):
+        x = rt.static.data("x", [None, None, 3], "float64")
+        out, _ = net(x)
+        loss = (out * out).sum()
+        grads = rt.static.gradients([loss], [net.weight_hh_l0, net.weight_ih_l0_reverse])
+    feed = np.random.randn(2, 5, 3)
+    got = rt.static.Executor().run(main, feed={"x": feed}, fetch_list=grads)
+    out, _ = net(rt.to_tensor(feed))
+    (out * out).sum().backward()
+    np.testing.assert_allclose(got[0], net.weight_hh_l0.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(got[1], net.weight_ih_l0_reverse.grad.numpy(), rtol=1e-10)
