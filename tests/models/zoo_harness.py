@@ -93,4 +93,4 @@ def check_dynamic_batch(model, specs, inputs_a, inputs_b) -> None:
             assert_outputs_equal(static(*inputs), model(*inputs), EVAL_ATOL, "dynamic batch")
     assert len(static.forward.program_cache) == 1
     spec_shape = static.forward.concrete_program.inputs[0].shape
-    assert list(spec_shape)[0] == -1, spec_shape
+    assert spec_shape[0] == -1, spec_shape
