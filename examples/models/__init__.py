@@ -11,3 +11,5 @@ from .lenet import LeNet  # noqa: F401
 from .lstm_lm import LSTMLanguageModel  # noqa: F401
 from .mobilenet import MobileNet  # noqa: F401
 from .resnet import ResNet  # noqa: F401
+from .seq2seq import Seq2Seq  # noqa: F401
+from .speech import SpeechClassifier  # noqa: F401
