@@ -43,8 +43,8 @@ class IfElse(state.ScopeTracker, Base):
             f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names)", test=node.test,
             true_fn=true_name, false_fn=false_name, args=st.args(), names=st.names_const())
         return ([st.function(true_name, node.body, returns=bool(st)),
-                   st.function(false_name, node.orelse or [templates.replace("pass")[0]],
-                               returns=bool(st))]
+                   st.function(false_name, node.orelse or ([] if st else templates.replace(
+                       "pass")), returns=bool(st))]
                 + st.assign(call))
 
     def visit_IfExp(self, node):

@@ -38,9 +38,9 @@ class Loops(state.ScopeTracker, Base):
         self.decl_stack = []
         self.locals_stack = []
 
-    def _state(self, node, candidates):
+    def _state(self, node, candidates, targets=frozenset()):
         live = anno.getanno(node, anno.LOOP_LIVE, frozenset())
-        live = live | state.live_in(node.body, live)
+        live = live | (state.live_in(node.body, live) - targets)
         return state.State(state.choose(self.state_candidates(candidates), live),
                            self.ctx.namer)
 
@@ -66,7 +66,7 @@ class Loops(state.ScopeTracker, Base):
         node = self.generic_visit(node)
         _check_no_jumps(node)
         targets = written(node.target)
-        st = self._state(node, written(node.body) | targets)
+        st = self._state(node, written(node.body) | targets, targets)
         body_name = self.ctx.namer.new("for_body")
         body = node.body
         if isinstance(node.target, gast.Name) and node.target.id not in st.names:
