@@ -20,6 +20,8 @@ def test_demo_end_to_end(tmp_path, capsys):
     assert eager_acc > 0.6 and static_acc > 0.85, out  # static training kept learning
     assert reloaded_acc == static_acc
     assert "reloaded predictions match" in out
+    gap = float(re.search(r"max \|static - eager\| = (\S+)", out).group(1))
+    assert gap < 1e-5
     assert re.search(r"eager [\d.]+ ms, static [\d.]+ ms", out)
     # One program for training and one for evaluation: no retracing per step.
     assert "programs traced: 2" in out
