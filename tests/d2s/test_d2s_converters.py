@@ -87,7 +87,7 @@ def branches(x, mode):
         y = x
     elif x < -5:
         y = -x
-        z = 1
+        z = 1  # noqa: F841  (bound in one branch only, never read)
     else:
         y = 0
     w = "pos" if x > 0 else "nonpos"
@@ -114,7 +114,7 @@ class Obj:
 def calls(x, obj):
     def inner(v):
         return v + 1
-    f = lambda v: v * 2  # noqa: E731
+    f = lambda v: v * 2
     return inner(x) + f(x) + obj.helper(x) + max(x, 1)
 
 

@@ -2,12 +2,11 @@
 every name load). Regenerate with D2S_UPDATE_GOLDEN=1 after an intended change."""
 import os
 
+import golden_cases as cases
 import pytest
 
 import d2s
 from d2s import transpile
-
-import golden_cases as cases
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 NAMES = ["design_sketch", "early_return", "break_in_for", "logic_and_builtins"]

@@ -52,7 +52,7 @@ def test_two_lambdas_on_one_line_are_told_apart():
 def test_method_and_missing_source():
     assert parser.parse_function(Holder.method).node.name == "method"
     ns = {}
-    exec("def f(x):\n    return x", ns)
+    exec("def f(x):\n    return x", ns)  # noqa: S102  (a function without a source file)
     with pytest.raises(parser.SourceError, match="exec"):
         parser.parse_function(ns["f"])
 

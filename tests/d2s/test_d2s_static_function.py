@@ -141,7 +141,7 @@ def test_dygraph_function_code_and_enable_switch():
     assert "_d2s.ifelse" in sf.code and "_d2s.while_loop" in sf.code
     d2s.enable_to_static(False)
     try:
-        y, k = sf(t([1.0, 2.0]), 3.0)
+        _, k = sf(t([1.0, 2.0]), 3.0)
         assert isinstance(k, int) and len(sf.program_cache) == 0
     finally:
         d2s.enable_to_static(True)
