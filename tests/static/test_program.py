@@ -176,3 +176,24 @@ def test_enable_static_and_default_program():
     finally:
         rt.disable_static()
     assert rt.in_dynamic_mode()
+
+
+def test_runtime_error_in_cond_inside_while_keeps_class():
+    main = static.Program()
+    with static.program_guard(main):
+        n = static.data("n", [], "int64")
+        arr = static.create_array("float32", [rt.ones([2])])
+
+        def body(i, v):
+            v = static.nn.cond(i > 0, lambda: static.array_read(arr, i + 5),  # BAD READ
+                               lambda: static.array_read(arr, i))
+            return [i + 1, v]
+
+        static.nn.while_loop(lambda i, v: i < n, body,
+                             [rt.zeros([], "int64"), rt.zeros([2], "float32")])
+    static.Executor().run(main, {"n": np.int64(1)})  # only the good branch runs
+    with pytest.raises(IndexError) as info:
+        static.Executor().run(main, {"n": np.int64(2)})
+    text = str(info.value)
+    assert "index 6 is out of range for an array of length 1" in text
+    assert "# BAD READ" in text and "array_read(" in text
