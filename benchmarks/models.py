@@ -9,7 +9,9 @@ runs in eval mode under `rt.no_grad()`; a training step is forward + loss + `bac
 zoo's tests). Eager and static are timed alternately, `repeat` rounds of `number` calls each
 (`number` chosen so one round takes about `target` CPU seconds), and the best round counts.
 Times are CPU time of this process (`time.process_time`), so other load on a shared machine
-does not inflate them. It prints a Markdown table: milliseconds per call and the speedup
+does not inflate them; BLAS is limited to `--blas-threads` threads (default 1; needs
+threadpoolctl, which comes with the `demo` extra), because the zoo's matrices are small and
+idle BLAS workers spinning on a busy machine count as CPU time. It prints a Markdown table: milliseconds per call and the speedup
 (eager time / static time; above 1 means the static program is faster).
 """
 from __future__ import annotations
@@ -167,7 +169,18 @@ def main(argv=None) -> int:
     parser.add_argument("--target", type=float, default=0.2,
                         help="CPU seconds per timed round (sets the number of calls)")
     parser.add_argument("--only", default="", help="comma-separated name prefixes")
+    parser.add_argument("--blas-threads", type=int, default=1)
     args = parser.parse_args(argv)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("threadpoolctl is not installed: BLAS uses its default thread count")
+        return run(args)
+    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+        return run(args)
+
+
+def run(args) -> int:
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     rows = []
     for case in cases():
@@ -176,7 +189,7 @@ def main(argv=None) -> int:
         rows.append(measure(case, args.repeat, args.target))
         print(f"measured {case.name}", flush=True)
     print(f"\nEager vs to_static, device {rt.get_device()}, CPU ms per call (best of "
-          f"{args.repeat} rounds)\n")
+          f"{args.repeat} rounds, BLAS threads {args.blas_threads})\n")
     print(table(rows))
     return 0
 
