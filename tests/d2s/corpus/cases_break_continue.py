@@ -264,3 +264,18 @@ def while_not_done_flag(x):
         done = rt.sum(x) > 8
         i += 1
     return x, done
+
+
+@case(args=[(f32([1.0]),), (f32([7.0]),), (f32([-2.0]),)])
+def while_else_break_in_nested_if(x):
+    i = 0
+    while i < 3:
+        if x > 0:
+            x = x + 1
+            if x > 6:
+                break
+        x = x + 2
+        i += 1
+    else:
+        x = x * 100
+    return x

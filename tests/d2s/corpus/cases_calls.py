@@ -243,3 +243,11 @@ def nonlocal_counter(x):
 
     y = step(step(x))
     return y, calls
+
+
+@case(args=[(pos(2),), (neg(2),)])
+@rt.no_grad()
+def decorated_with_no_grad(x):
+    if rt.mean(x) > 0:
+        return x * 2
+    return -x

@@ -256,3 +256,31 @@ def branches_with_different_lengths(x):
     else:
         y = x
     return y.sum(axis=0), y.shape[0]
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def python_flag_set_in_tensor_branch(x):
+    flag = False
+    if rt.mean(x) > 0:
+        flag = True
+    if flag:
+        y = x * 2
+    else:
+        y = x
+    return y, flag
+
+
+@case(args=[(f32([1.0]),), (f32([10.0]),)])
+def closure_reads_updated_variable(x):
+    scale = x
+
+    def scaled(t):
+        return t * scale
+
+    y = x
+    i = 0
+    while rt.sum(y) < 50 and i < 6:
+        scale = scale * 2
+        y = scaled(y)
+        i += 1
+    return y

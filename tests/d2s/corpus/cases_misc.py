@@ -1,6 +1,7 @@
 """Comprehensions, generator expressions, walrus, match, with, try, isinstance, attributes of
 Python objects as loop state, unpacking, globals, f-strings, shapes with unknown dims."""
 import contextlib
+import dataclasses
 
 import runtime as rt
 
@@ -304,3 +305,63 @@ def dtype_and_ndim_conditions(x):
     else:
         y = x.astype("float32").sum(axis=1)
     return y if rt.mean(y) > 0 else -y
+
+
+@dataclasses.dataclass
+class _Config:
+    depth: int = 2
+    scale: float = 0.5
+
+    @property
+    def gain(self):
+        return self.scale * 4
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def dataclass_config_and_property(x):
+    cfg = _Config()
+    for _ in range(cfg.depth):
+        if rt.mean(x) > 0:
+            x = x * cfg.gain
+        else:
+            x = x + cfg.scale
+    return x
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), neg(2))])
+def tensor_ifexp_in_comprehension(x, y):
+    ys = [t * 2 if rt.mean(t) > 0 else -t for t in [x, y]]
+    return rt.stack(ys)
+
+
+@case(args=[(pos(2), neg(2)), (pos(2), pos(2))])
+def tensor_lambda_in_map(x, y):
+    ys = list(map(lambda t: t if rt.sum(t) > 0 else -t * 3, [x, y]))  # noqa: C417
+    return ys[0] + ys[1]
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def lambdas_with_default_capture(x):
+    fs = [lambda t, k=k: t * (k + 1) for k in range(3)]
+    out = rt.zeros([2])
+    for f in fs:
+        y = f(x)
+        out = out + y if rt.mean(y) > 0 else out - 1
+    return out
+
+
+@case(args=[(pos(2, 2),), (pos(2, 3),), (neg(2, 2),)])
+def shape_list_comparison(x):
+    if x.shape == [2, 2] and rt.mean(x) > 0:
+        return x.sum(axis=1)
+    return x.sum(axis=0)
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def return_inside_try_in_branch(x):
+    if rt.mean(x) > 0:
+        try:
+            return x * 2
+        except ValueError:
+            return x
+    return x - 3

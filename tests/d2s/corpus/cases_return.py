@@ -211,3 +211,11 @@ def recursive_tensor_helper(x, depth):
         return step(t * 2 if rt.mean(t) > 0 else t - 1, d - 1)
 
     return step(x, depth)
+
+
+@case(args=[(f32([[1.0, 2.0], [-3.0, 1.0]]),), (pos(2, 2),)])
+def return_row_from_tensor_loop(x):
+    for row in x:
+        if row.sum() < 0:
+            return row
+    return x[0]

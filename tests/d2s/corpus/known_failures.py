@@ -39,6 +39,10 @@ STATIC: dict[str, str] = {
     "break_continue.break_over_list_by_index": (
         "tensor `break` in `for i in range(len(xs))` makes `i` a tensor, then `xs[i]` indexes "
         "the Python list with a static Variable"),
+    "if.closure_reads_updated_variable": (
+        "a closure defined before a tensor while reads `scale`, which the loop body reassigns: "
+        "the body function rebinds it locally, so the closure sees the initial value (wrong "
+        "values; without the case's iteration cap the program loops forever)"),
     "return.helper_with_early_return_in_loop": (
         "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
         "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
