@@ -53,7 +53,7 @@ def _train_static(model, opt, xs, ys):
 
 
 @pytest.mark.parametrize("make,shape", [(_mlp, (8,)), (_cnn, (1, 6, 6))])
-@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
+@pytest.mark.parametrize("opt_name", ["SGD", "Momentum", "Adam", "AdamW"])
 def test_static_training_matches_eager(make, shape, opt_name):
     if make is _cnn and not hasattr(nn, "Conv2D"):
         pytest.skip("Conv2D not available")
@@ -72,5 +72,7 @@ def test_static_training_matches_eager(make, shape, opt_name):
     static_losses = _train_static(model, opt, xs, ys)
     np.testing.assert_allclose(static_losses, eager, rtol=1e-5, atol=1e-10)
     assert eager[-1] < eager[1]  # it learns (the two batches alternate)
+    # The static learning rate is a float32 variable (eager uses the Python float), so
+    # parameters agree to ~1e-7 absolute rather than bit for bit.
     for a, b in zip(_params(model), eager_final):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-10)
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
