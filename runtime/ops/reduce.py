@@ -124,6 +124,8 @@ def _logsumexp_kernel(xp, x, axis=None, keepdim=False):
 def _arg_kernel(fn):
     def kernel(xp, x, axis=None, keepdim=False, dtype="int64"):
         np_dt = dtypes.convert_dtype(dtype).np
+        if axis is not None and len(axis) != 1:
+            raise ValueError(axis)  # bind then reports the infer rule's message
         if axis is None:
             out = xp.asarray(fn(x.reshape(-1))).astype(np_dt)
             return out.reshape((1,) * x.ndim) if keepdim else out
@@ -246,7 +248,8 @@ def prod(x, axis=None, keepdim=False, dtype=None, name=None):
 
 def _arg(op):
     def fn(x, axis=None, keepdim=False, dtype="int64", name=None):
-        return bind(op, (x,), _attrs(op.name, axis, keepdim, dtype=dtypes.convert_dtype(dtype).name))
+        dtype = dtypes.convert_dtype(dtype).name
+        return bind(op, (x,), _attrs(op.name, axis, keepdim, dtype=dtype))
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = (f"Index of the {op.name[3:]}imum along `axis` (None: of the flattened "
                   "tensor, a 0-d result). The first occurrence wins on ties.")

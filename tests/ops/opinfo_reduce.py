@@ -154,7 +154,9 @@ OPINFOS = [
     OpInfo("logsumexp", rt.logsumexp, _logsumexp_ref, reduce_samples(),
            error_samples=[_axis_error("logsumexp")]),
     OpInfo("argmax", rt.argmax, _arg_ref(np.argmax), _arg_samples, grad=False,
-           error_samples=[_axis_error("argmax")]),
+           error_samples=[_axis_error("argmax"), ErrorSample(
+               (np.ones((2, 3)),), {"axis": [0, 1]}, ValueError,
+               r"argmax: axis must be None or one int, got \[0, 1\]")]),
     OpInfo("argmin", rt.argmin, _arg_ref(np.argmin), _arg_samples, grad=False,
            error_samples=[_axis_error("argmin")]),
     OpInfo("all", rt.all, _ref(np.all), _bool_samples, grad=False, dtypes=("float64",)),
