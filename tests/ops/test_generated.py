@@ -225,6 +225,18 @@ def test_error_inputs(info):
             info.fn(*to_tensors(es.args), **es.kwargs)
 
 
+STATIC_ERROR_INFOS = [i for i in ERROR_INFOS if i.static]
+
+
+@needs_static
+@pytest.mark.parametrize("info", STATIC_ERROR_INFOS, ids=[i.name for i in STATIC_ERROR_INFOS])
+def test_error_inputs_static(info):
+    """Building a program from the same bad call fails the same way (the infer rule speaks)."""
+    for es in info.error_samples:
+        with pytest.raises(es.exc, match=es.match):
+            run_static(info, es.args, es.kwargs)
+
+
 def test_every_registered_op_is_described_or_exempt():
     described = {i.name for i in OPINFOS} | {c for i in OPINFOS for c in i.covers}
     missing = sorted(set(registry.OPS) - described - set(EXEMPT))
