@@ -13,21 +13,18 @@
 from runtime.static import InputSpec  # noqa: F401
 
 from .convert_call import ignore_module, not_to_static  # noqa: F401
+from .errors import ConversionError  # noqa: F401
 from .static_function import StaticFunction, enable_to_static, to_static  # noqa: F401
-from .transpile import ConversionError  # noqa: F401
 
 
 def _install_origin_resolver() -> None:
-    """Ops built from generated code record the user's line, not the generated one."""
+    """Ops built from generated code record the user's line, not the generated one (and
+    d2s.errors remembers the user frames that built them)."""
     from runtime.program import origin as program_origin
 
-    from .pyct import loader
+    from .errors import resolve_origin
 
-    def resolve(filename, lineno):
-        src = loader.lookup(filename, lineno)
-        return None if src is None else src.as_tuple()
-
-    program_origin.set_origin_resolver(resolve)
+    program_origin.set_origin_resolver(resolve_origin)
 
 
 _install_origin_resolver()

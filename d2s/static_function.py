@@ -22,7 +22,7 @@ import inspect
 import warnings
 import weakref
 
-from . import transpile
+from . import errors, transpile
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
 _ENABLED = [True]
@@ -84,8 +84,11 @@ class StaticFunction:
     def __call__(self, *args, **kwargs):
         if not _ENABLED[0]:
             return self.dygraph_function(*args, **kwargs)
-        entry = self._cache.lookup(self, args, kwargs)
-        return entry.run(args, kwargs)
+        try:
+            entry = self._cache.lookup(self, args, kwargs)
+            return entry.run(args, kwargs)
+        except Exception as e:  # noqa: BLE001  (re-raised: the same exception, at user lines)
+            raise errors.for_user(e)
 
     def _converted_function(self):
         if self._converted is None:
@@ -138,7 +141,10 @@ class StaticFunction:
 
     def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
         """The program for these arguments (tensors or InputSpecs), traced if needed."""
-        return self._cache.lookup(self, args, kwargs).concrete
+        try:
+            return self._cache.lookup(self, args, kwargs).concrete
+        except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
+            raise errors.for_user(e)
 
     def rollback(self):
         """Undo `to_static(layer)` (restore the eager forward); returns the eager function."""

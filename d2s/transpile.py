@@ -18,14 +18,11 @@ import types
 
 import gast
 
-from . import converters
+from . import converters, errors
+from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
 from .pyct import analysis, anno, loader, parser, templates
 from .pyct.naming import RESERVED, Namer
 from .pyct.transformer import Context
-
-
-class ConversionError(Exception):
-    """The function uses a construct d2s cannot convert (a generator, `async`, ...)."""
 
 
 class Converted:
@@ -88,6 +85,7 @@ def convert_source(fn, level: int) -> str:
 
 
 def _prepare(fn):
+    errors.check_function_kind(fn)
     parsed = parser.parse_function(fn)
     node = parsed.node
     if isinstance(node, gast.Lambda):
@@ -144,12 +142,10 @@ def _check_supported(fn) -> None:
         n = stack.pop()
         what = _UNSUPPORTED.get(type(n))
         if what is not None:
-            src = anno.getanno(n, anno.ORIGIN, None)
-            where = f' at File "{src.filename}", line {src.lineno}: {src.source_line}' if src \
-                else ""
-            raise ConversionError(
-                f"d2s cannot convert {fn.name}: it uses {what}{where}. Move this code into a "
-                f"function decorated with @d2s.not_to_static, or run it eagerly.")
+            raise errors.conversion_error(
+                what, fn.name, anno.getanno(n, anno.ORIGIN, None),
+                "Move this code into a function decorated with @d2s.not_to_static, or run it "
+                "eagerly.")
         if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             stack.extend(gast.iter_child_nodes(n))
 

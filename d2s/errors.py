@@ -1,0 +1,257 @@
+"""Errors at the user's line: what d2s does to an exception raised while converting, tracing or
+running a converted function.
+
+The exception that reaches the user is the original one (same object, same class: a `KeyError`
+stays a `KeyError`, a shape error stays the `OpError` eager mode raises) with a note listing the
+user's own frames, one per user function on the path, outermost first:
+
+    runtime.ops.registry.OpError: matmul: x has shape [2, 4] but y has shape [3, 3]; ...
+      In user code:
+        File "model.py", line 13, in forward
+          return helper(x, w)
+        File "model.py", line 6, in helper
+          y = rt.matmul(x, w)
+
+Frames of generated code are mapped back to the user's lines (`pyct.loader.lookup`); frames of
+`runtime`, `d2s`, the standard library and installed packages are dropped, and so is the
+traceback through d2s itself. With the environment variable `D2S_FULL_TRACEBACK=1` nothing is
+hidden: the full traceback (generated files included) and the chained original stay.
+
+Errors while running a program come from the executor with the failing op and the origin of the
+op (`runtime.executor`); the user frames of that op are remembered at build time by
+`resolve_origin`, the hook `runtime.program.origin` calls for every op it stamps.
+
+>>> import d2s.errors as errors
+>>> print(errors.format_frames([errors.UserFrame('model.py', 12, 'forward', 'y = f(x)')]))
+  In user code:
+    File "model.py", line 12, in forward
+      y = f(x)
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+from typing import NamedTuple
+
+from .pyct import loader
+
+FULL_TRACEBACK_ENV = "D2S_FULL_TRACEBACK"
+_HEADER = "  In user code:"
+_EXECUTOR_HEADER = "\n  In user code:\n"
+_EXECUTOR_OP = "\n  While running op: "
+
+
+class ConversionError(Exception):
+    """The function uses a construct d2s cannot convert (a generator, `async def`, ...).
+
+    `origin` is the `OriginInfo` of the offending construct (None if unknown).
+    """
+
+    def __init__(self, message: str, origin=None):
+        super().__init__(message)
+        self.origin = origin
+
+
+class UserFrame(NamedTuple):
+    """One user function on the path of an error: file, line, function name, source text."""
+
+    filename: str
+    lineno: int
+    function: str
+    source: str
+
+    def format(self) -> str:
+        text = f'    File "{self.filename}", line {self.lineno}, in {self.function}'
+        return text + (f"\n      {self.source}" if self.source else "")
+
+
+def full_traceback() -> bool:
+    """Whether `D2S_FULL_TRACEBACK=1` asks for unfiltered tracebacks."""
+    return os.environ.get(FULL_TRACEBACK_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def format_frames(frames: list[UserFrame]) -> str:
+    """The '  In user code:' block for `frames` (outermost first)."""
+    return "\n".join([_HEADER] + [f.format() for f in frames])
+
+
+# ---- which frames are the user's -------------------------------------------------------------
+
+def _internal_dirs() -> tuple:
+    here = os.path.dirname(os.path.abspath(__file__))
+    runtime_dir = os.path.join(os.path.dirname(here), "runtime")
+    paths = sysconfig.get_paths()
+    dirs = {here, runtime_dir} | {paths[k] for k in ("stdlib", "platstdlib", "purelib",
+                                                      "platlib") if k in paths}
+    return tuple(os.path.abspath(d) + os.sep for d in dirs)
+
+
+_INTERNAL_DIRS = _internal_dirs()
+_IS_USER: dict[str, bool] = {}
+
+
+def _is_user_file(filename: str) -> bool:
+    """Not d2s, runtime, the standard library, an installed package or a generated file."""
+    known = _IS_USER.get(filename)
+    if known is None:
+        known = not filename.startswith((*_INTERNAL_DIRS, "<frozen", "<static program"))
+        _IS_USER[filename] = known
+    return known
+
+
+def _user_frames(pairs) -> list[UserFrame]:
+    """User frames from `(frame, lineno)` pairs ordered outermost first.
+
+    A generated frame maps to the user line it came from. The local functions d2s makes of
+    branch and loop bodies run in frames of their own; they belong to the user function that
+    encloses them, so such a frame replaces that function's entry (the innermost line wins).
+    User frames outside the outermost generated frame (the script that called the converted
+    function) are already in Python's own traceback and are dropped.
+    """
+    out: list[UserFrame] = []
+    files: list[str] = []
+    for frame, lineno in pairs:
+        filename = frame.f_code.co_filename
+        src = loader.lookup(filename, lineno)
+        if src is not None:
+            entry = UserFrame(src.filename, src.lineno, src.function_name, src.source_line)
+            nested = frame.f_code.co_name != src.function_name
+            if nested and files and files[-1] == filename:
+                out[-1] = entry
+                continue
+            out.append(entry)
+            files.append(filename)
+        elif _is_user_file(filename) and not loader.is_generated(filename):
+            text = linecache.getline(filename, lineno).strip()
+            out.append(UserFrame(filename, lineno, frame.f_code.co_name, text))
+            files.append(filename)
+    first = next((i for i, f in enumerate(files) if loader.is_generated(f)), None)
+    return [] if first is None else out[first:]
+
+
+def frames_of_traceback(tb) -> list[UserFrame]:
+    """The user frames of a traceback (see `_user_frames`)."""
+    pairs = []
+    while tb is not None:
+        pairs.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return _user_frames(pairs)
+
+
+def frames_of_stack(frame) -> list[UserFrame]:
+    """The user frames of the live stack from `frame` outwards."""
+    pairs = []
+    while frame is not None:
+        pairs.append((frame, frame.f_lineno))
+        frame = frame.f_back
+    return _user_frames(reversed(pairs))
+
+
+# ---- ops remember their user frames -----------------------------------------------------------
+
+# op origin (file, line, source) -> the distinct user stacks that built ops with that origin
+_OP_STACKS: dict[tuple, set] = {}
+
+
+def resolve_origin(filename: str, lineno: int):
+    """The `runtime.program.origin` resolver: a generated line -> (file, line, source) of the
+    user's line, remembering the user frames that led there for errors at run time."""
+    src = loader.lookup(filename, lineno)
+    if src is None:
+        return None
+    key = src.as_tuple()
+    stacks = _OP_STACKS.setdefault(key, set())
+    if len(stacks) < 8:  # enough to tell one caller from several
+        stacks.add(tuple(frames_of_stack(sys._getframe(1))))
+    return key
+
+
+def _frames_of_op(origin: tuple | None) -> list[UserFrame]:
+    if origin is None:
+        return []
+    stacks = [s for s in _OP_STACKS.get(tuple(origin), ()) if s]
+    if len(stacks) == 1:
+        return list(stacks[0])
+    filename, lineno, source = origin
+    function = stacks[0][-1].function if stacks else "<program>"
+    text = source if source is not None else linecache.getline(filename, lineno).strip()
+    return [UserFrame(filename, lineno, function, text)]
+
+
+# ---- rewriting -------------------------------------------------------------------------------
+
+def for_user(e: BaseException) -> BaseException:
+    """`e` as the user should see it: the same object with a note naming the user's frames,
+    its traceback cut down to nothing (`raise` adds the raising frame). Idempotent."""
+    if getattr(e, "__d2s_frames__", None) is not None:
+        return e
+    op_text = None
+    if isinstance(e, ConversionError):
+        frames = [_frame_of_origin(e.origin)] if e.origin is not None else []
+    elif hasattr(e, "op") and hasattr(e, "origin") and _from_executor(e):
+        frames, op_text = _executor_frames(e)
+    else:
+        frames = frames_of_traceback(e.__traceback__)
+    e.__d2s_frames__ = frames
+    if frames:
+        e.add_note(format_frames(frames) + (f"\n  While running op: {op_text}" if op_text
+                                            else ""))
+    if full_traceback():
+        return e
+    e.__d2s_original_cause__ = e.__cause__
+    e.__cause__ = None
+    e.__suppress_context__ = True
+    return e.with_traceback(None)
+
+
+def _frame_of_origin(src) -> UserFrame:
+    return UserFrame(src.filename, src.lineno, src.function_name, src.source_line)
+
+
+def _from_executor(e) -> bool:
+    return len(e.args) == 1 and isinstance(e.args[0], str) and _EXECUTOR_HEADER in e.args[0]
+
+
+def _executor_frames(e) -> tuple[list[UserFrame], str | None]:
+    """Split the executor's message into the error and the op; frames from the op origin."""
+    text = e.args[0]
+    head, _, rest = text.partition(_EXECUTOR_HEADER)
+    op_text = rest.partition(_EXECUTOR_OP)[2] or None
+    frames = _frames_of_op(e.origin)
+    if frames:
+        e.args = (head,)
+    return frames, op_text
+
+
+def user_frames(e: BaseException) -> list[UserFrame]:
+    """The user frames attached to an exception d2s rewrote ([] if none)."""
+    return list(getattr(e, "__d2s_frames__", None) or [])
+
+
+def conversion_error(what: str, function: str, origin, advice: str) -> ConversionError:
+    """A ConversionError for construct `what` in `function` at `origin` (an OriginInfo)."""
+    return ConversionError(f"d2s cannot convert {function}: it uses {what}. {advice}", origin)
+
+
+_ASYNC_FLAGS = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
+
+
+def check_function_kind(fn) -> None:
+    """Refuse `async def` functions up front, pointing at their `def` line."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_flags & _ASYNC_FLAGS:
+        return
+    from .pyct.origin import OriginInfo
+    lineno, text = code.co_firstlineno, ""
+    for i in range(code.co_firstlineno, code.co_firstlineno + 50):
+        line = linecache.getline(code.co_filename, i).strip()
+        if line.startswith(("async def", "def")):
+            lineno, text = i, line
+            break
+    raise conversion_error(
+        "async def (a coroutine)", code.co_name,
+        OriginInfo(code.co_filename, lineno, 0, code.co_name, text),
+        "A converted function runs once, synchronously, to build a program; await the "
+        "asynchronous work outside it and pass the results in.")
