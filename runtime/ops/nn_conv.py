@@ -54,9 +54,10 @@ def windows(xp, x, kernel, stride, dilation, pads, out_hw, fill=0):
 
 
 def col2im(xp, piece, shape, kernel, stride, dilation, pads, out_hw):
-    """Scatter-add windows back onto an [N, C, H, W] image (the adjoint of `windows`).
+    """Scatter-add windows back onto an [A, B, H, W] image (the adjoint of `windows`; the two
+    leading dims are N, C or C, N alike).
 
-    `piece(i, j)` is the [N, C, Ho, Wo] contribution of kernel position (i, j)."""
+    `piece(i, j)` is the [A, B, Ho, Wo] contribution of kernel position (i, j)."""
     (pt, pb), (pl, pr) = pads
     n, c, h, w = shape
     out = None
@@ -140,11 +141,15 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
         w4 = w.reshape((c, o // c) + kernel)
         return col2im(xp, lambda i, j: (g5 * w4[None, :, :, None, None, i, j]).sum(2),
                       x_shape, kernel, stride, dilation, pads, hw)
-    dcols = xp.matmul(_grad_cols(g, groups), w.reshape(groups, o // groups, -1))
-    dcols = dcols.reshape((groups, n) + tuple(hw) + (c // groups,) + kernel)
-    dcols = dcols.transpose(1, 0, 4, 5, 6, 2, 3).reshape((n, c) + kernel + tuple(hw))
-    return col2im(xp, lambda i, j: dcols[:, :, i, j], x_shape, kernel, stride, dilation,
-                  pads, hw)
+    cg, og, taps = c // groups, o // groups, kernel[0] * kernel[1]
+    # [G, taps*C/G, O/G] @ [G, O/G, N*Ho*Wo]: rows come out ordered (tap, channel), so each
+    # tap adds one contiguous [C, N, Ho, Wo] block; the image is built channel-major
+    wt = w.reshape(groups, og, cg, taps).transpose(0, 3, 2, 1).reshape(groups, -1, og)
+    gt = g.reshape(n, groups, og, -1).transpose(1, 2, 0, 3).reshape(groups, og, -1)
+    d = xp.matmul(wt, gt).reshape((groups,) + kernel + (cg, n) + tuple(hw))
+    img = col2im(xp, lambda i, j: d[:, i, j].reshape((c, n) + tuple(hw)),
+                 (c, n) + tuple(x_shape[2:]), kernel, stride, dilation, pads, hw)
+    return xp.ascontiguousarray(img.transpose(1, 0, 2, 3))
 
 
 def _grad_input_kernel(xp, g, w, x, stride, padding, dilation, groups):
