@@ -195,8 +195,10 @@ def test_values_match_reference(info, dtype, device):
 GRAD_INFOS = [i for i in OPINFOS if i.grad is not False]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("info", GRAD_INFOS, ids=[i.name for i in GRAD_INFOS])
-def test_gradients_match_finite_differences(info):
+def test_gradients_match_finite_differences(info, device):
+    rt.set_device(device)
     rng = np.random.default_rng(1)
     checked = 0
     for sample in info.samples(np.random.default_rng(0)):
