@@ -1,6 +1,9 @@
 """Calls from converted code: helper functions, nested functions and closures, lambdas,
 methods, *args/**kwargs, defaults, decorators, partials, recursion, generators."""
 import functools
+import math
+
+import numpy as np
 
 import runtime as rt
 
@@ -251,3 +254,21 @@ def decorated_with_no_grad(x):
     if rt.mean(x) > 0:
         return x * 2
     return -x
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), neg(2), pos(2))])
+def star_args_signature(*ts):
+    total = ts[0]
+    for t in ts[1:]:
+        total = total + t if rt.mean(t) > 0 else total - 1
+    return total
+
+
+@case(args=[(pos(2),), (neg(2),), (f32([0.2, 0.3]),)])
+def numpy_and_math_on_python_values(x):
+    threshold = float(np.log(2.0)) * math.cos(0.0)
+    if rt.mean(x) > threshold:
+        return x * math.pi
+    if rt.mean(x) > 0:
+        return x + np.float32(1.0).item()
+    return x

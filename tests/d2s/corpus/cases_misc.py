@@ -8,6 +8,7 @@ import runtime as rt
 from .registry import case, f32, f64, neg, pos, rand, signed
 
 SCALE = 3.0
+_MODE = "train"
 
 
 class _State:
@@ -365,3 +366,21 @@ def return_inside_try_in_branch(x):
         except ValueError:
             return x
     return x - 3
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def global_statement_write(x):
+    global _MODE
+    _MODE = "eval"
+    if rt.mean(x) > 0 and _MODE == "eval":
+        return x * SCALE
+    return x - SCALE
+
+
+@case(args=[(pos(2), neg(2)), (neg(2), neg(2))])
+def reversed_and_enumerate_start(x, y):
+    out = rt.zeros([2])
+    for k, t in enumerate(reversed([x, y]), start=1):
+        if rt.mean(t) > 0:
+            out = out + t * k
+    return out
