@@ -38,7 +38,6 @@ class Case:
     atol: float = 1e-6
     stdout: tuple = ()
     is_layer: bool = False
-    same_path: bool = False  # argument sets that differ only in shape, not in path
 
     def __repr__(self):
         return f"<case {self.category}/{self.name}>"
@@ -48,8 +47,7 @@ CASES: list[Case] = []
 
 
 def case(args: list, *, batch: Callable | None = None, ref: Callable | None = None,
-         rtol: float = 1e-5, atol: float = 1e-6, stdout: tuple = (),
-         same_path: bool = False) -> Callable:
+         rtol: float = 1e-5, atol: float = 1e-6, stdout: tuple = ()) -> Callable:
     """Register the decorated function or Layer class as a corpus case."""
     if not args:
         raise ValueError("a corpus case needs at least one argument set")
@@ -60,7 +58,7 @@ def case(args: list, *, batch: Callable | None = None, ref: Callable | None = No
         if any(c.name == name for c in CASES):
             raise ValueError(f"corpus case {name} is defined twice")
         CASES.append(Case(name, category, fn, [tuple(a) for a in args], batch, ref, rtol,
-                          atol, tuple(stdout), isinstance(fn, type), same_path))
+                          atol, tuple(stdout), isinstance(fn, type)))
         return fn
 
     return register

@@ -22,15 +22,11 @@ import sys
 import numpy as np
 import pytest
 
+import d2s
 import runtime as rt
 
 from . import known_failures
 from .registry import CASES, Case
-
-try:
-    import d2s
-except ImportError:
-    d2s = None
 
 # importing the case modules registers their cases
 from . import (  # noqa: F401  isort: skip
@@ -40,10 +36,6 @@ from . import (  # noqa: F401  isort: skip
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)
 TIME_LIMIT_S = 60  # a converted loop that never ends must fail this test, not hang the suite
-
-
-def _static_available() -> bool:
-    return d2s is not None and hasattr(d2s, "to_static")
 
 
 def _params(cases, kind):
@@ -80,18 +72,6 @@ def _call(fn, args):
     with contextlib.redirect_stdout(buf):
         result = fn(*_to_inputs(args))
     return result, buf.getvalue()
-
-
-def _missing_op_skip(exc: Exception):
-    """While other parts of the runtime are still landing, a case that needs a missing `rt`
-    name or Tensor method is skipped with the message in the reason (never silently)."""
-    msg = str(exc)
-    missing = isinstance(exc, AttributeError) and ("runtime" in msg or "Tensor" in msg) or (
-        isinstance(exc, TypeError) and "'Tensor' object" in msg and (
-            "subscriptable" in msg or "item assignment" in msg))
-    if missing:
-        pytest.skip(f"runtime op not available yet: {msg}")
-    raise exc
 
 
 # ---- comparing results -------------------------------------------------------------------
@@ -190,11 +170,8 @@ def _convert(fn, input_spec=None):
 
 
 def _eager_results(c: Case):
-    try:
-        fn = _make_layer(c) if c.is_layer else c.fn
-        return fn, [_call(fn, a) for a in c.args]
-    except (AttributeError, TypeError) as exc:
-        _missing_op_skip(exc)
+    fn = _make_layer(c) if c.is_layer else c.fn
+    return fn, [_call(fn, a) for a in c.args]
 
 
 def test_corpus_size():
@@ -210,28 +187,23 @@ def test_corpus_size():
 @pytest.mark.parametrize("c", [pytest.param(c, id=c.name) for c in CASES])
 def test_eager(c: Case):
     paths = []
-    try:
-        fn = _make_layer(c) if c.is_layer else c.fn
-        for args in c.args:
-            result, _, path = _trace_path(fn, args)
-            paths.append(path)
-            if c.ref is not None:
-                assert_same(c.ref(*args), result, c.rtol, c.atol, f"{c.name}{_brief(args)}")
-            again, _ = _call(fn, args)
-            assert_same(result, again, 0, 0, f"{c.name} is not deterministic")
-        if c.batch is not None:
-            for b in BATCH_SIZES:
-                _call(fn, c.batch(b))
-    except (AttributeError, TypeError) as exc:
-        _missing_op_skip(exc)
-    if len(c.args) > 1 and not c.same_path:
+    fn = _make_layer(c) if c.is_layer else c.fn
+    for args in c.args:
+        result, _, path = _trace_path(fn, args)
+        paths.append(path)
+        if c.ref is not None:
+            assert_same(c.ref(*args), result, c.rtol, c.atol, f"{c.name}{_brief(args)}")
+        again, _ = _call(fn, args)
+        assert_same(result, again, 0, 0, f"{c.name} is not deterministic")
+    if c.batch is not None:
+        for b in BATCH_SIZES:
+            _call(fn, c.batch(b))
+    if len(c.args) > 1:
         assert len(set(paths)) > 1, f"{c.name}: every argument set takes the same path"
 
 
 @pytest.mark.parametrize("c", _params(CASES, "static"))
 def test_static(c: Case):
-    if not _static_available():
-        pytest.skip("d2s.to_static not available yet")
     fn, expected = _eager_results(c)
     fn, static_fn = _convert(fn)
     for i, (args, (exp, exp_out)) in enumerate(zip(c.args, expected)):
@@ -248,14 +220,9 @@ def test_static(c: Case):
 
 @pytest.mark.parametrize("c", _params([c for c in CASES if c.batch], "dynamic"))
 def test_dynamic_batch(c: Case):
-    if not _static_available():
-        pytest.skip("d2s.to_static not available yet")
     sets = [c.batch(b) for b in BATCH_SIZES]
-    try:
-        fn = _make_layer(c) if c.is_layer else c.fn
-        expected = [_call(fn, a) for a in sets]
-    except (AttributeError, TypeError) as exc:
-        _missing_op_skip(exc)
+    fn = _make_layer(c) if c.is_layer else c.fn
+    expected = [_call(fn, a) for a in sets]
     specs = [d2s.InputSpec([None] + list(a.shape[1:]), str(a.dtype)) for a in sets[0]]
     fn, static_fn = _convert(fn, specs)
     for b, args, (exp, exp_out) in zip(BATCH_SIZES, sets, expected):
