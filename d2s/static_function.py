@@ -22,7 +22,7 @@ import inspect
 import warnings
 import weakref
 
-from . import errors, transpile
+from . import errors, logging_utils, transpile
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
 _ENABLED = [True]
@@ -105,6 +105,7 @@ class StaticFunction:
 
     def trace_function(self):
         """What tracing calls: the converted function, with the instance bound."""
+        logging_utils.log(1, f"tracing {self.__qualname__} (program {len(self._cache) + 1})")
         return self.converted_callable()
 
     def training(self) -> bool:

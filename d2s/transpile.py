@@ -18,7 +18,7 @@ import types
 
 import gast
 
-from . import converters, errors
+from . import converters, errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
 from .pyct import analysis, anno, loader, parser, templates
 from .pyct.naming import RESERVED, Namer
@@ -50,6 +50,8 @@ def convert(fn):
     code = fn.__code__
     converted = _CACHE.get(code)
     if converted is None:
+        logging_utils.log(1, f"converting {fn.__qualname__} ({code.co_filename}:"
+                             f"{code.co_firstlineno})")
         node, ctx = _prepare(fn)
         node = _run_passes(node, ctx, len(converters.PASSES))
         _finalize(node)
@@ -111,10 +113,12 @@ def _is_method(fn) -> bool:
 
 
 def _run_passes(node, ctx, count: int):
-    for _, module in converters.PASSES[:count]:
+    logging_utils.after_pass(node, 0, converters.PASSES)
+    for i, (_, module) in enumerate(converters.PASSES[:count], 1):
         if module.NEEDS_ANALYSIS:
             analysis.analyze(node)
         node = module.transform(node, ctx)
+        logging_utils.after_pass(node, i, converters.PASSES)
     return node
 
 

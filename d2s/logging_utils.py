@@ -1,0 +1,119 @@
+"""What d2s logs: the converted code after a chosen pass (code level) and the steps it takes
+(verbosity), through the standard `logging` logger named "d2s".
+
+- `set_code_level(level=100, also_to_stdout=False)`: log each function's code after pass number
+  `level` of `d2s.converters.PASSES` (0: as parsed; 100, or anything past the last pass: the
+  final code). Environment variable `D2S_CODE_LEVEL`.
+- `set_verbosity(level=0, also_to_stdout=False)`: log conversion steps. 0: nothing; 1: each
+  function converted and each program traced; 2: each pass run; 3: each decision taken while
+  tracing (a tensor `if` became a cond op, a loop was unrolled, ...). Environment variable
+  `D2S_VERBOSITY`.
+
+A call wins over the environment variable; without either, nothing is logged. Records are
+INFO records of the "d2s" logger; if nothing in the process handles them (no handler on the
+logger or the root), d2s adds one that writes to stderr. Text is always passed as an argument,
+never as the format string, so program text with '%' in it is logged as it is.
+
+>>> import d2s
+>>> d2s.set_code_level(100)   # log the final converted code of every function
+>>> d2s.set_verbosity(1)      # and say what is converted and traced
+>>> d2s.set_code_level(-1); d2s.set_verbosity(0)
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+LOGGER = logging.getLogger("d2s")
+CODE_LEVEL_ENV = "D2S_CODE_LEVEL"
+VERBOSITY_ENV = "D2S_VERBOSITY"
+ALL_PASSES = 100
+
+# (level, also_to_stdout) set by a call; None: read the environment variable
+_SET: dict[str, tuple | None] = {"code": None, "verbosity": None}
+
+
+def set_code_level(level: int = ALL_PASSES, also_to_stdout: bool = False) -> None:
+    """Log converted code after pass number `level` (100: after the last pass; -1: off).
+
+    >>> import d2s
+    >>> d2s.set_code_level(3, also_to_stdout=False); d2s.set_code_level(-1)
+    """
+    _SET["code"] = (int(level), bool(also_to_stdout))
+
+
+def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
+    """Log conversion steps, 0 (silent) .. 3 (every decision taken while tracing).
+
+    >>> import d2s
+    >>> d2s.set_verbosity(2); d2s.set_verbosity(0)
+    """
+    _SET["verbosity"] = (int(level), bool(also_to_stdout))
+
+
+def _setting(key: str, env: str, off: int) -> tuple[int, bool]:
+    chosen = _SET[key]
+    if chosen is not None:
+        return chosen
+    text = os.environ.get(env, "").strip()
+    if not text:
+        return off, False
+    try:
+        return int(text), False
+    except ValueError:
+        if (env, text) not in _WARNED:
+            _WARNED.add((env, text))
+            LOGGER.warning("d2s: ignoring %s=%r (expected an integer)", env, text)
+        return off, False
+
+
+_WARNED: set = set()
+
+
+def code_level() -> int:
+    """The code level in force (-1: off)."""
+    return _setting("code", CODE_LEVEL_ENV, -1)[0]
+
+
+def verbosity() -> int:
+    """The verbosity in force (0: silent)."""
+    return _setting("verbosity", VERBOSITY_ENV, 0)[0]
+
+
+def _emit(text: str, to_stdout: bool) -> None:
+    if LOGGER.level == logging.NOTSET and not LOGGER.isEnabledFor(logging.INFO):
+        LOGGER.setLevel(logging.INFO)  # asked for by set_code_level / set_verbosity / env
+    if not LOGGER.hasHandlers():
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        LOGGER.addHandler(handler)
+    LOGGER.info("%s", text)
+    if to_stdout:
+        sys.stdout.write(text + "\n")
+
+
+def log(level: int, text: str) -> None:
+    """Log `text` if the verbosity is at least `level`."""
+    chosen, to_stdout = _setting("verbosity", VERBOSITY_ENV, 0)
+    if chosen >= level:
+        _emit(text, to_stdout)
+
+
+def after_pass(node, index: int, passes: list) -> None:
+    """Called by the transpiler with the function `node` after `index` passes (0: parsed)."""
+    level, to_stdout = _setting("code", CODE_LEVEL_ENV, -1)
+    where = _where(node)
+    if index > 0:
+        log(2, f"pass {index}/{len(passes)} ({passes[index - 1][0]}) done on {where}")
+    if level < 0 or index != min(level, len(passes)):
+        return
+    from .pyct.parser import unparse
+    stage = "as parsed" if index == 0 else f"after pass {index} ({passes[index - 1][0]})"
+    _emit(f"code of {where} {stage}:\n{unparse(node)}", to_stdout)
+
+
+def _where(node) -> str:
+    from .pyct import anno
+    src = anno.getanno(node, anno.ORIGIN, None)
+    return f"{node.name} ({src.short()})" if src is not None else node.name
