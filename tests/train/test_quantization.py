@@ -239,3 +239,34 @@ def test_config_errors():
         Q.QuantConfig(quantizable_layer_type=["LSTM"])
     with pytest.raises(ValueError, match="no quantized layers"):
         Q.QAT().convert(_mlp())
+
+
+def _bars(n, rng):
+    """8x8 images with one horizontal (class 0) or vertical (class 1) bar, plus noise."""
+    x = rng.standard_normal((n, 1, 8, 8)).astype(np.float32) * 0.3
+    y = rng.integers(0, 2, n)
+    for i, r in enumerate(rng.integers(1, 7, n)):
+        if y[i]:
+            x[i, 0, :, r] += 1.5
+        else:
+            x[i, 0, r, :] += 1.5
+    return rt.to_tensor(x), rt.to_tensor(y.astype(np.int64))
+
+
+def test_qat_conv_model_trains_like_float():
+    if not hasattr(rt.nn, "Conv2D") or not hasattr(rt.nn, "MaxPool2D"):
+        pytest.skip("rt.nn.Conv2D / MaxPool2D are not available yet")
+    rng = np.random.default_rng(0)
+    (x, y), (xt, yt) = _bars(64, rng), _bars(64, rng)
+
+    def net():
+        return rt.nn.Sequential(rt.nn.Conv2D(1, 4, 3, padding=1), rt.nn.ReLU(),
+                                rt.nn.MaxPool2D(2), rt.nn.Flatten(), rt.nn.Linear(64, 2))
+
+    float_model = net()
+    qmodel = Q.QAT().quantize(float_model)
+    assert type(qmodel[0]).__name__ == "QuantedConv2D"
+    float_losses = _fit(float_model, x, y, steps=30)
+    q_losses = _fit(qmodel, x, y, steps=30)
+    assert q_losses[-1] < 0.05 and float_losses[-1] < 0.05
+    assert _accuracy(qmodel.eval(), xt, yt) >= _accuracy(float_model.eval(), xt, yt) - 0.05
