@@ -233,3 +233,26 @@ def min_with_batch_dim(x):
     for i in range(n):
         acc = acc + x[i] if rt.sum(x[i]) > 0 else acc - x[i]
     return acc
+
+
+@case(args=[(f32([1.0]),), (f32([50.0]),)])
+def reassign_loop_variable(x):
+    s = rt.zeros([1])
+    for i in range(4):
+        i = i * 2
+        s = s + i * x
+        if rt.sum(s) > 100:
+            break
+    return s
+
+
+@case(args=[(f32([1.0]),), (f32([30.0]),)])
+def range_bound_changes_in_body(x):
+    n = 3
+    s = rt.zeros([1])
+    for _ in range(n):
+        n = n + 1
+        s = s + x
+        if rt.sum(s) > 50:
+            break
+    return s, n

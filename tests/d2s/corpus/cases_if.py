@@ -284,3 +284,12 @@ def closure_reads_updated_variable(x):
         y = scaled(y)
         i += 1
     return y
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def python_int_or_float_from_branches(x):
+    if rt.mean(x) > 0:
+        k = 1
+    else:
+        k = 2.5
+    return x * k, k

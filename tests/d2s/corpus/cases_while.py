@@ -263,3 +263,26 @@ def tuple_as_loop_state(x):
     while state[0].sum() < 10:
         state = (state[0] * 2, state[1] + 1)
     return state
+
+
+def _magnitude(t):
+    if rt.mean(t) > 0:
+        return rt.sum(t)
+    return -rt.sum(t)
+
+
+@case(args=[(f32([1.0, 1.0]),), (f32([-1.0, -1.0]),), (f32([20.0, 1.0]),)])
+def helper_with_if_in_loop_test(x):
+    while _magnitude(x) < 10:
+        x = x * 2
+    return x
+
+
+@case(args=[(pos(2),), (neg(2),)])
+def list_items_updated_in_tensor_loop(x):
+    xs = [x, x * 2]
+    i = 0
+    while rt.sum(xs[0]) < 10 and i < 4:
+        xs[0] = xs[0] + xs[1]
+        i += 1
+    return xs[0], xs[1]

@@ -43,6 +43,12 @@ STATIC: dict[str, str] = {
         "a closure defined before a tensor while reads `scale`, which the loop body reassigns: "
         "the body function rebinds it locally, so the closure sees the initial value (wrong "
         "values; without the case's iteration cap the program loops forever)"),
+    "if.python_int_or_float_from_branches": (
+        "Python numbers of different types from the two branches of a tensor if (int 1 vs "
+        "float 2.5) take the first branch's dtype (int64): 2.5 becomes 2 (wrong values)"),
+    "while.list_items_updated_in_tensor_loop": (
+        "a Python list of tensors updated by index in a tensor while (`xs[0] = xs[0] + xs[1]`) "
+        "is carried as one tensor: setitem of a [2] value into a [] selection"),
     "return.helper_with_early_return_in_loop": (
         "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
         "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
