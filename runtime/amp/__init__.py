@@ -9,6 +9,7 @@
 >>> scaler.scale(loss).backward()
 >>> _ = scaler.minimize(opt, loss)
 """
+from .grad_scaler import AmpScaler, GradScaler
 from .precision import (
     AmpState,
     amp_guard,
@@ -20,7 +21,6 @@ from .precision import (
     state_key,
     white_list,
 )
-from .grad_scaler import AmpScaler, GradScaler
 
 __all__ = ["AmpScaler", "AmpState", "GradScaler", "amp_guard", "auto_cast", "black_list",
            "decorate", "is_bfloat16_supported", "is_float16_supported", "state_key",

@@ -134,14 +134,15 @@ class auto_cast:  # Paddle's name; a context manager and a decorator
             raise ValueError(f"auto_cast: {both} are in both custom_white_list and "
                              "custom_black_list")
         self._state = AmpState(low, level, white, black) if enable and level != "O0" else None
+        self._saved: list = []  # a stack: a decorated function may recurse into itself
 
     def __enter__(self):
-        self._prev = STATE.amp
+        self._saved.append(STATE.amp)
         STATE.amp = self._state
         return self
 
     def __exit__(self, *exc):
-        STATE.amp = self._prev
+        STATE.amp = self._saved.pop()
         return False
 
     def __call__(self, fn):

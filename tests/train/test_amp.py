@@ -269,3 +269,14 @@ def test_state_key_describes_the_settings_in_force():
         with rt.amp.auto_cast(enable=False):
             assert rt.amp.state_key() is None
     assert key == ("float16", "O1", (("matmul", "black"),))
+
+
+def test_decorated_recursive_function_restores_state():
+    @rt.amp.auto_cast()
+    def depth(n):
+        return rt.amp.state_key() if n == 0 else depth(n - 1)
+
+    with rt.amp.auto_cast(level="O2"):
+        assert depth(3) == ("float16", "O1", ())
+        assert rt.amp.state_key() == ("float16", "O2", ())
+    assert rt.amp.state_key() is None
