@@ -30,13 +30,19 @@ from .models import LeNet
 BATCH = 64
 BAR_WIDTH = 30
 
-# The reloading process sees only the saved files: no model class, no Python source.
+# The reloading process sees only the saved files: no model class, no Python source. It reads
+# them back with the loader that matches the writer (`d2s.load` for `d2s.save`).
 RELOAD_SCRIPT = """
 import sys, numpy as np, runtime as rt
-prefix, images, out = sys.argv[1:4]
-program, feeds, fetches = rt.static.load_inference_model(prefix)
+how, prefix, images, out = sys.argv[1:5]
 x = np.load(images, allow_pickle=False)
-logits, = rt.static.Executor().run(program, feed={feeds[0]: x}, fetch_list=fetches)
+if how == "d2s":
+    import d2s
+    logits = d2s.load(prefix)(rt.to_tensor(x))
+    logits = (logits[0] if isinstance(logits, (list, tuple)) else logits).numpy()
+else:
+    program, feeds, fetches = rt.static.load_inference_model(prefix)
+    logits, = rt.static.Executor().run(program, feed={feeds[0]: x}, fetch_list=fetches)
 np.save(out, np.asarray(logits), allow_pickle=False)
 """
 
@@ -106,22 +112,24 @@ def excerpt(code: str, lines: int = 14) -> str:
     return "\n".join("    | " + line for line in shown)
 
 
-def save_inference(model, prefix: str) -> None:
-    """Write the eval-mode program (any batch size) and its parameters."""
+def save_inference(model, prefix: str) -> str:
+    """Write the eval-mode program (any batch size) and its parameters; returns which writer
+    was used ('d2s' or 'static')."""
     spec = rt.static.InputSpec([None, 1, 8, 8], "float32", name="image")
     model.eval()
-    if hasattr(d2s, "save"):
+    if hasattr(d2s, "save") and hasattr(d2s, "load"):
         d2s.save(model, prefix, input_spec=[spec])
-        return
+        return "d2s"
     concrete = model.forward.get_concrete_program(spec)
     rt.static.save_inference_model(prefix, concrete.inputs, concrete.outputs,
                                    program=concrete.main_program)
+    return "static"
 
 
-def reload_in_fresh_process(prefix: str, x: np.ndarray, work: str) -> np.ndarray:
+def reload_in_fresh_process(how: str, prefix: str, x: np.ndarray, work: str) -> np.ndarray:
     images, out = os.path.join(work, "images.npy"), os.path.join(work, "logits.npy")
     np.save(images, x, allow_pickle=False)
-    subprocess.run([sys.executable, "-c", RELOAD_SCRIPT, prefix, images, out], check=True)
+    subprocess.run([sys.executable, "-c", RELOAD_SCRIPT, how, prefix, images, out], check=True)
     return np.load(out, allow_pickle=False)
 
 
@@ -183,11 +191,13 @@ def run(eager_epochs: int, static_epochs: int, out_dir: str | None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = out_dir or tmp
         prefix = os.path.join(work, "lenet_digits")
-        save_inference(model, prefix)
-        sizes = {ext: os.path.getsize(prefix + ext) for ext in (".json", ".npz")}
-        print(f"  saved {prefix}.json ({sizes['.json']} bytes) and .npz "
-              f"({sizes['.npz']} bytes)")
-        reloaded = reload_in_fresh_process(prefix, x_test, work)
+        how = save_inference(model, prefix)
+        name = os.path.basename(prefix)
+        files = sorted(f for f in os.listdir(work) if f.startswith(name))
+        sizes = ", ".join(f"{f} ({os.path.getsize(os.path.join(work, f))} bytes)" for f in files)
+        print(f"  saved with {'d2s.save' if how == 'd2s' else 'rt.static.save_inference_model'}"
+              f" in {work}: {sizes}")
+        reloaded = reload_in_fresh_process(how, prefix, x_test, work)
     diff = float(np.abs(reloaded - logits).max())
     same = bool((reloaded.argmax(1) == logits.argmax(1)).all()) and diff < 1e-4
     print(f"  reloaded predictions {'match' if same else 'DIFFER'}: max |logit difference| "
