@@ -154,3 +154,32 @@ def and_result_assigned_in_loop(x):
         x = x + 1
         i += 1
     return x
+
+
+@case(args=[(f32([0.5, 0.2]),), (f32([2.0, 3.0]),)])
+def or_returns_operand_value(x):
+    m = rt.sum(x > 1).astype("float32")
+    scale = m or rt.ones([]) * 0.5
+    return x * scale
+
+
+@case(args=[(f32([0.5, 0.2]),), (f32([2.0, 3.0]),)])
+def and_returns_operand_value(x):
+    m = rt.sum(x > 1).astype("float32")
+    scale = m and rt.ones([]) * 3
+    return x * scale
+
+
+@case(args=[(f32([1.0, 1.0]), f32([2.0]), f32([2.0])), (f32([1.0, 1.0]), f32([2.0]), f32([3.0])),
+            (f32([2.0, 0.0]), f32([2.0]), f32([2.0]))])
+def chained_equality(x, a, b):
+    if rt.sum(x) == a == b:
+        return x * 10
+    return x
+
+
+@case(args=[(f32([1.0, 2.0]), f32([0.5, 0.5])), (f32([0.1, 0.2]), f32([0.5, 0.5])),
+            (f32([0.1, 0.2]), f32([3.0, 0.5]))])
+def builtin_max_of_scores(x, y):
+    best = max(rt.sum(x), rt.sum(y))
+    return best * 2 if best > 2 else best

@@ -10,6 +10,9 @@ _BREAK_OVER_PY_SEQUENCE = (
     "tensor `break` in a for over a Python sequence (enumerate/zip of a list, a LayerList): "
     "for_loop turns the sequence into an array (np.asarray of static Variables / Layers) "
     "instead of unrolling it with the break as a guard")
+_BOOL_INSTEAD_OF_OPERAND = (
+    "`a or b` / `a and b` on non-bool tensors give a bool tensor (logical_or/logical_and) "
+    "instead of the operand Python returns: `m or 0.5` gives 1.0 where eager gives 0.5")
 
 STATIC: dict[str, str] = {
     "break_continue.break_over_enumerate": _BREAK_OVER_PY_SEQUENCE,
@@ -49,6 +52,11 @@ STATIC: dict[str, str] = {
     "while.list_items_updated_in_tensor_loop": (
         "a Python list of tensors updated by index in a tensor while (`xs[0] = xs[0] + xs[1]`) "
         "is carried as one tensor: setitem of a [2] value into a [] selection"),
+    "logical.or_returns_operand_value": _BOOL_INSTEAD_OF_OPERAND,
+    "logical.and_returns_operand_value": _BOOL_INSTEAD_OF_OPERAND,
+    "logical.builtin_max_of_scores": (
+        "builtin max() of two tensor scalars is not converted: max() calls bool() on a static "
+        "Variable"),
     "return.helper_with_early_return_in_loop": (
         "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
         "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
