@@ -59,6 +59,9 @@ def check_eval(model, *inputs_list) -> rt.nn.Layer:
             want = model(*inputs)
             got = static(*inputs)
         assert_outputs_equal(got, want, EVAL_ATOL, "eval")
+    # The outputs came from a traced program, not an eager fallback.
+    assert len(static.forward.program_cache) >= 1
+    assert static.forward.concrete_program.main_program.num_ops() > 0
     return static
 
 
