@@ -50,12 +50,23 @@ def stamp(tree, filename: str, line_offset: int, function_name: str,
 
 
 def inherit(tree, origin: OriginInfo | None) -> None:
-    """Give `origin` to every node in `tree` that has none (nodes made by a converter)."""
+    """Give `origin` to every node in `tree` that has none (nodes made by a converter).
+
+    A node that already has an origin is a user node (or was stamped when it was made), and
+    so is everything below it: the walk stops there, which keeps converting linear."""
     if origin is None:
         return
-    for node in gast.walk(tree):
-        if not anno.hasanno(node, anno.ORIGIN):
-            anno.setanno(node, anno.ORIGIN, origin)
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if anno.hasanno(node, anno.ORIGIN):
+            continue
+        anno.setanno(node, anno.ORIGIN, origin)
+        for _, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, gast.AST))
+            elif isinstance(value, gast.AST):
+                stack.append(value)
 
 
 class LineMap:

@@ -22,9 +22,21 @@ import textwrap
 import gast
 
 
+_PARSED: dict = {}
+
+
+def _parse(text: str, mode: str):
+    """Parse once per text (parsing dominates conversion time); callers get a copy."""
+    key = (text, mode)
+    tree = _PARSED.get(key)
+    if tree is None:
+        tree = _PARSED[key] = gast.parse(text, mode=mode)
+    return copy.deepcopy(tree)
+
+
 def parse_expr(text: str):
     """A gast expression from Python text."""
-    return gast.parse(text.strip(), mode="eval").body
+    return _parse(text.strip(), "eval").body
 
 
 def const(value):
@@ -38,25 +50,30 @@ def name(id_: str, ctx=None):
 
 def replace(template: str, **replacements) -> list:
     """The statements of `template` with placeholders replaced."""
-    tree = gast.parse(textwrap.dedent(template))
+    tree = _parse(textwrap.dedent(template), "exec")
     return _Replacer(replacements).visit_list(tree.body)
 
 
 def replace_as_expression(template: str, **replacements):
     """Like `replace` for a single expression."""
-    tree = gast.parse(textwrap.dedent(template).strip(), mode="eval")
+    tree = _parse(textwrap.dedent(template).strip(), "eval")
     return _Replacer(replacements).visit(tree).body
 
 
-def _as_node(value, ctx):
+def _as_node(value, ctx, fresh: bool = True):
+    """The node for a replacement; copied unless this is its first use (`fresh`): a node is
+    placed as is once, so converting a function does not copy its statements again and
+    again."""
     if isinstance(value, str):
         return name(value, ctx())
-    node = copy.deepcopy(value)
+    node = value if fresh else copy.deepcopy(value)
     _set_ctx(node, ctx)
     return node
 
 
 def _set_ctx(node, ctx) -> None:
+    if ctx is None:
+        return
     if isinstance(node, (gast.Name, gast.Attribute, gast.Subscript, gast.Starred)):
         node.ctx = ctx()
     if isinstance(node, (gast.Tuple, gast.List)):
@@ -70,6 +87,12 @@ def _set_ctx(node, ctx) -> None:
 class _Replacer(gast.NodeTransformer):
     def __init__(self, replacements: dict):
         self.repl = replacements
+        self.placed: set[int] = set()
+
+    def _node(self, value, ctx):
+        fresh = id(value) not in self.placed
+        self.placed.add(id(value))
+        return _as_node(value, ctx, fresh)
 
     def visit_list(self, nodes: list) -> list:
         out = []
@@ -78,8 +101,8 @@ class _Replacer(gast.NodeTransformer):
                     and node.value.id in self.repl):
                 value = self.repl[node.value.id]
                 values = value if isinstance(value, list) else [value]
-                out.extend(copy.deepcopy(v) if isinstance(v, gast.stmt)
-                           else gast.Expr(value=_as_node(v, gast.Load)) for v in values)
+                out.extend(self._node(v, None) if isinstance(v, gast.stmt)
+                           else gast.Expr(value=self._node(v, gast.Load)) for v in values)
                 continue
             new = self.visit(node)
             out.extend(new if isinstance(new, list) else [new])
@@ -91,7 +114,7 @@ class _Replacer(gast.NodeTransformer):
             if isinstance(node, gast.Name) and node.id in self.repl:
                 value = self.repl[node.id]
                 if isinstance(value, list):
-                    out.extend(_as_node(v, ctx) for v in value)
+                    out.extend(self._node(v, ctx) for v in value)
                     continue
             out.append(self.visit(node))
         return out
@@ -117,7 +140,7 @@ class _Replacer(gast.NodeTransformer):
         value = self.repl[node.id]
         if isinstance(value, list):
             raise TypeError(f"template placeholder {node.id!r}: a list cannot go here")
-        return _as_node(value, type(node.ctx))
+        return self._node(value, type(node.ctx))
 
     def visit_FunctionDef(self, node):
         if node.name in self.repl:
