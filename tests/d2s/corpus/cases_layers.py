@@ -233,3 +233,44 @@ def function_calls_layer(x):
     if rt.max(y) > 1:
         y = y / rt.max(y)
     return y * 2
+
+
+@case(args=[(pos(2, 4) * 0.01,), (pos(2, 4) * 20,), (pos(2, 4) * 200,)],
+      batch=lambda b: (pos(b, 4) * b * 10,))
+class GreedyUnroll(Layer):
+    """A decoder-style loop: grow a list of states until they are large or 5 steps passed."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def forward(self, x):
+        h = x
+        outs = []
+        step = 0
+        while True:
+            h = rt.tanh(self.fc(h)) + h * 2
+            outs.append(h)
+            step += 1
+            if step >= 5 or rt.max(rt.abs(h)) > 100:
+                break
+        return rt.stack(outs, axis=1).sum(axis=1), step
+
+
+@case(args=[(pos(2, 3, 4),), (pos(2, 3, 4), f32([[1, 1, 0], [1, 0, 0]]) > 0)])
+class MaskedPool(Layer):
+    """Optional mask argument: None and a tensor are two signatures, so two programs."""
+
+    def __init__(self):
+        super().__init__()
+        self.score = _linear(4, 1)
+
+    def forward(self, x, mask=None):
+        scores = self.score(x).squeeze(-1)
+        if mask is not None:
+            scores = rt.where(mask, scores, rt.full_like(scores, -1e9))
+        weights = rt.nn.functional.softmax(scores, axis=-1)
+        pooled = (x * weights.unsqueeze(-1)).sum(axis=1)
+        if rt.max(weights) > 0.9:
+            pooled = pooled * 0.5
+        return pooled

@@ -13,6 +13,9 @@ _BREAK_OVER_PY_SEQUENCE = (
 _BOOL_INSTEAD_OF_OPERAND = (
     "`a or b` / `a and b` on non-bool tensors give a bool tensor (logical_or/logical_and) "
     "instead of the operand Python returns: `m or 0.5` gives 1.0 where eager gives 0.5")
+_STACK_OF_TENSOR_ARRAY = (
+    "rt.stack of a list grown in a tensor loop (a tensor array) calls len() on the array "
+    "instead of building an array-to-tensor op")
 
 STATIC: dict[str, str] = {
     "break_continue.break_over_enumerate": _BREAK_OVER_PY_SEQUENCE,
@@ -57,6 +60,7 @@ STATIC: dict[str, str] = {
     "logical.builtin_max_of_scores": (
         "builtin max() of two tensor scalars is not converted: max() calls bool() on a static "
         "Variable"),
+    "layers.GreedyUnroll": _STACK_OF_TENSOR_ARRAY,
     "return.helper_with_early_return_in_loop": (
         "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
         "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
@@ -66,7 +70,6 @@ DYNAMIC: dict[str, str] = {
     "for.min_with_batch_dim": (
         "builtin min(3, x.shape[0]) with an unknown batch dim calls bool() on the shape tensor "
         "(min/max of a Python int and a tensor are not converted)"),
-    "list_dict.append_rows_over_batch": (
-        "rt.stack of a list grown in `for i in range(x.shape[0])` over an unknown batch dim: "
-        "stack calls len() on the tensor array"),
+    "list_dict.append_rows_over_batch": _STACK_OF_TENSOR_ARRAY,
+    "layers.GreedyUnroll": _STACK_OF_TENSOR_ARRAY,
 }
