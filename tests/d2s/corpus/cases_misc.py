@@ -384,3 +384,34 @@ def reversed_and_enumerate_start(x, y):
         if rt.mean(t) > 0:
             out = out + t * k
     return out
+
+
+@case(args=[(pos(4, 2),), (neg(6, 2),)], batch=lambda b: (signed(b, 2),))
+def slice_half_batch(x):
+    head = x[: x.shape[0] // 2 + 1]
+    if rt.mean(head) > 0:
+        return head.sum(axis=0)
+    return head.mean(axis=0)
+
+
+@case(args=[(pos(3, 2),), (neg(3, 2),)], batch=lambda b: (signed(b, 2),))
+def arange_over_batch(x):
+    w = rt.arange(x.shape[0]).astype("float32")
+    y = (x * w.unsqueeze(1)).sum(axis=0)
+    return y if rt.sum(y) > 0 else -y
+
+
+@case(args=[(pos(3, 2),), (f32([[1.0, 1.0], [-5.0, -5.0]]),)], batch=lambda b: (signed(b, 2),))
+def last_row_by_index(x):
+    last = x[-1]
+    also_last = x[x.shape[0] - 1]
+    if last.sum() > 0:
+        return last + also_last
+    return last - also_last
+
+
+@case(args=[(pos(3, 4),), (neg(3, 4),)], batch=lambda b: (signed(b, 4),))
+def numel_from_shape_product(x):
+    numel = x.shape[0] * x.shape[1]
+    mean = x.sum() / numel
+    return x - mean if mean > 0 else x + mean
