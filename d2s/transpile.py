@@ -28,9 +28,18 @@ from .pyct.transformer import Context
 class Converted:
     """A converted code object and what describes it."""
 
-    def __init__(self, loaded: loader.Loaded, source: str):
+    def __init__(self, loaded: loader.Loaded, node):
         self.loaded = loaded
-        self.source = source  # the converted function alone (what `.code` shows)
+        self._node = node
+        self._source = None
+
+    @property
+    def source(self) -> str:
+        """The converted function alone (what `.code` shows), printed on first use."""
+        if self._source is None:
+            self._source = parser.unparse(self._node)
+            self._node = None
+        return self._source
 
 
 _CACHE: dict = {}
@@ -56,7 +65,7 @@ def convert(fn):
         node = _run_passes(node, ctx, len(converters.PASSES))
         _finalize(node)
         loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
-        converted = _CACHE[code] = Converted(loaded, parser.unparse(node))
+        converted = _CACHE[code] = Converted(loaded, node)
     return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
 
 
@@ -114,10 +123,13 @@ def _is_method(fn) -> bool:
 
 def _run_passes(node, ctx, count: int):
     logging_utils.after_pass(node, 0, converters.PASSES)
+    present = {type(n) for n in gast.walk(node)}
     for i, (_, module) in enumerate(converters.PASSES[:count], 1):
-        if module.NEEDS_ANALYSIS:
-            analysis.analyze(node)
-        node = module.transform(node, ctx)
+        if present.intersection(module.HANDLES):  # else the pass would change nothing
+            if module.NEEDS_ANALYSIS:
+                analysis.analyze(node)
+            node = module.transform(node, ctx)
+            present.update(module.CREATES)
         logging_utils.after_pass(node, i, converters.PASSES)
     return node
 

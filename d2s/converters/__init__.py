@@ -1,8 +1,10 @@
 """The converters, one language feature each, and THE order they run in.
 
 Code level N (`d2s code --level N`, `set_code_level(N)`) is the code after the N-th pass.
-Each pass is a module with `transform(node, ctx)` and `NEEDS_ANALYSIS` (whether the name
-analysis must be refreshed on the current code before it runs).
+Each pass is a module with `transform(node, ctx)`, `NEEDS_ANALYSIS` (whether the name
+analysis must be refreshed on the current code before it runs), `HANDLES` (node types it
+rewrites: without any of them in the function the pass is skipped) and `CREATES` (node types
+its output may add, so a later pass is not skipped wrongly).
 """
 from __future__ import annotations
 

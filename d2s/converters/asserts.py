@@ -5,10 +5,14 @@ graph assertion checked when the program runs. The message stays lazy, as in Pyt
 """
 from __future__ import annotations
 
+import gast
+
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
+HANDLES = (gast.Assert,)  # the pass is skipped when none of these is present
+CREATES = (gast.Call, gast.Lambda)
 NEEDS_ANALYSIS = False
 
 

@@ -20,6 +20,8 @@ from ..pyct import templates
 from ..pyct.transformer import Base
 from . import jumps
 
+HANDLES = (gast.Break, gast.Continue)  # the pass is skipped when none of these is present
+CREATES = (gast.If, gast.Assign, gast.Call, gast.Lambda, gast.UnaryOp, gast.BoolOp)
 NEEDS_ANALYSIS = False
 
 

@@ -19,6 +19,8 @@ from ..pyct.analysis import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
+HANDLES = (gast.Call, gast.Attribute)  # the pass is skipped when none of these is present
+CREATES = ()
 NEEDS_ANALYSIS = False
 
 # built-in name -> operator name in d2s.operators

@@ -15,6 +15,8 @@ import gast
 
 from ..pyct.transformer import Base
 
+HANDLES = (gast.Return,)  # the pass is skipped when none of these is present
+CREATES = ()
 NEEDS_ANALYSIS = False
 
 

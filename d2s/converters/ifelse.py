@@ -14,12 +14,16 @@ before being bound there). `a if c else b` becomes `_d2s.ifexp(c, lambda: a, lam
 """
 from __future__ import annotations
 
+import gast
+
 from ..pyct import anno, templates
 from ..pyct.analysis import written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import state
 
+HANDLES = (gast.If, gast.IfExp)  # the pass is skipped when none of these is present
+CREATES = (gast.FunctionDef, gast.Call, gast.Lambda, gast.Return, gast.Assign)
 NEEDS_ANALYSIS = True
 
 

@@ -16,6 +16,8 @@ from ..pyct.analysis import params, scope_declarations, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
+HANDLES = (gast.Call,)  # the pass is skipped when none of these is present
+CREATES = (gast.Assign,)
 NEEDS_ANALYSIS = False
 
 

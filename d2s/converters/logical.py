@@ -18,6 +18,8 @@ from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
+HANDLES = (gast.BoolOp, gast.UnaryOp, gast.Compare)  # the pass is skipped when none of these is present
+CREATES = (gast.Call, gast.Lambda, gast.NamedExpr)
 NEEDS_ANALYSIS = False
 
 

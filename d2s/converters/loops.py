@@ -29,6 +29,8 @@ from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import state
 
+HANDLES = (gast.For, gast.While)  # the pass is skipped when none of these is present
+CREATES = (gast.FunctionDef, gast.Call, gast.Return, gast.Assign)
 NEEDS_ANALYSIS = True
 
 

@@ -24,6 +24,8 @@ from ..pyct.transformer import Base
 from . import jumps
 from .early_return import always_exits
 
+HANDLES = (gast.Return,)  # the pass is skipped when none of these is present
+CREATES = (gast.If, gast.Assign, gast.Call, gast.Lambda, gast.UnaryOp, gast.BoolOp)
 NEEDS_ANALYSIS = False
 
 
