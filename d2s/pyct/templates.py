@@ -21,7 +21,6 @@ import textwrap
 
 import gast
 
-
 _PARSED: dict = {}
 
 
