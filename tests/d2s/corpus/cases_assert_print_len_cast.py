@@ -167,3 +167,25 @@ def print_in_tensor_while(x):
         x = x * 2
         print("iter", x)
     return x
+
+
+@case(args=[(pos(3),), (neg(3),)], raises=(AssertionError,))
+def assert_fails_for_some_inputs(x):
+    assert rt.all(x > 0), "inputs must be positive"
+    return rt.log(x)
+
+
+@case(args=[(f32([1.0, 2.0, 3.0]),), (f32([1.0, 200.0, 3.0]),)], raises=(AssertionError,))
+def assert_fails_inside_loop(x):
+    total = rt.zeros([])
+    for i in range(3):
+        assert x[i] < 100, "value too large"
+        total = total + x[i]
+    return total
+
+
+@case(args=[(pos(2), "sum"), (neg(2), "sum"), (pos(2), "bad")], raises=(ValueError,))
+def python_raise_on_bad_mode(x, mode):
+    if mode not in ("sum", "mean"):
+        raise ValueError(f"unknown mode {mode!r}")
+    return x.sum() if rt.mean(x) > 0 else x.mean()

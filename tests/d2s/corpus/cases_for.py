@@ -256,3 +256,28 @@ def range_bound_changes_in_body(x):
         if rt.sum(s) > 50:
             break
     return s, n
+
+
+@case(args=[(f32([1.0, 1.0, -1.0]),), (f32([1.0, -1.0, -1.0]),)])
+def loop_var_after_tensor_bound_loop(x):
+    n = (x > 0).astype("int64").sum()
+    acc = rt.zeros([3])
+    for i in range(n):
+        acc = acc + x * (i + 1)
+    return acc, i
+
+
+@case(args=[(f32([1.0, 5.0, 1.0, 1.0]),), (f32([1.0, 1.0, 1.0, 1.0]),)])
+def loop_var_after_tensor_break(x):
+    for i in range(4):
+        if x[i] > 3:
+            break
+    return x * i
+
+
+@case(args=[(f32([[1.0, 1.0], [-2.0, 0.0], [3.0, 3.0]]),), (pos(3, 2),)])
+def row_after_break_over_rows(x):
+    for row in x:
+        if row.sum() < 0:
+            break
+    return row * 2

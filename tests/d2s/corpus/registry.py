@@ -16,7 +16,9 @@ different paths through the function; the eager test checks that by tracing the 
 `batch(b)` returns an argument set with batch size `b` for the dynamic-batch check under
 `InputSpec([None, ...])`; `ref` is an optional NumPy reference taking the same arguments as
 NumPy arrays; `stdout` lists strings that every call's printed output must contain whenever the
-eager call prints them (print of tensors has no fixed text format, labels and separators do).
+eager call prints them (print of tensors has no fixed text format, labels and separators do);
+`raises` names exceptions that some argument sets raise on purpose (an assert that fails for
+some inputs): the converted call must raise the same type for exactly those sets.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ class Case:
     atol: float = 1e-6
     stdout: tuple = ()
     is_layer: bool = False
+    raises: tuple = ()  # exception types some argument sets raise on purpose (failing asserts)
 
     def __repr__(self):
         return f"<case {self.category}/{self.name}>"
@@ -47,7 +50,8 @@ CASES: list[Case] = []
 
 
 def case(args: list, *, batch: Callable | None = None, ref: Callable | None = None,
-         rtol: float = 1e-5, atol: float = 1e-6, stdout: tuple = ()) -> Callable:
+         rtol: float = 1e-5, atol: float = 1e-6, stdout: tuple = (),
+         raises: tuple = ()) -> Callable:
     """Register the decorated function or Layer class as a corpus case."""
     if not args:
         raise ValueError("a corpus case needs at least one argument set")
@@ -58,7 +62,7 @@ def case(args: list, *, batch: Callable | None = None, ref: Callable | None = No
         if any(c.name == name for c in CASES):
             raise ValueError(f"corpus case {name} is defined twice")
         CASES.append(Case(name, category, fn, [tuple(a) for a in args], batch, ref, rtol,
-                          atol, tuple(stdout), isinstance(fn, type)))
+                          atol, tuple(stdout), isinstance(fn, type), tuple(raises)))
         return fn
 
     return register
