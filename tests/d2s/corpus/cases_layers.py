@@ -274,3 +274,38 @@ class MaskedPool(Layer):
         if rt.max(weights) > 0.9:
             pooled = pooled * 0.5
         return pooled
+
+
+@case(args=[(pos(2, 4),), (neg(2, 4),)], batch=lambda b: (signed(b, 4),))
+class BranchSelectsSublayer(Layer):
+    """Each branch of a tensor if uses different parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc_pos = _linear(4, 3)
+        self.fc_neg = _linear(4, 3)
+
+    def forward(self, x):
+        if rt.mean(x) > 0:
+            h = self.fc_pos(x)
+        else:
+            h = self.fc_neg(x) * 2
+        return h
+
+
+@case(args=[(pos(2, 4) * 0.01,), (pos(2, 4) * 3,), (pos(2, 4) * 50,)],
+      batch=lambda b: (pos(b, 4) * b,))
+class SharedWeightsInTensorWhile(Layer):
+    """One Linear applied a data-dependent number of times inside a tensor while."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = _linear(4, 4)
+
+    def forward(self, x):
+        h = x
+        i = 0
+        while rt.max(rt.abs(h)) < 10 and i < 6:
+            h = self.fc(h) * 0.5 + h * 2
+            i += 1
+        return h, i
