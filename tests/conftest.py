@@ -1,7 +1,12 @@
 """Test configuration shared by every test package.
 
-GPU tests (`-m gpu`) skip cleanly where CuPy or a CUDA device is missing.
+GPU tests (`-m gpu`) skip cleanly where CuPy or a CUDA device is missing. Every test gets a
+wall-clock limit (D2S_TEST_TIMEOUT seconds, default 120): a converted loop that never ends must
+fail its test, not hang the suite until CI's limit.
 """
+import os
+import signal
+
 import numpy as np
 import pytest
 
@@ -25,3 +30,23 @@ def _cpu_and_seeded():
     np.random.seed(0)
     yield
     rt.set_device(prev)
+
+
+@pytest.fixture(autouse=True)
+def _time_limit(request):
+    limit = int(os.environ.get("D2S_TEST_TIMEOUT", "120"))
+    if not hasattr(signal, "SIGALRM") or limit <= 0:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeoutError(f"{request.node.nodeid} ran longer than {limit} s "
+                           "(D2S_TEST_TIMEOUT); it probably loops forever")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(limit)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
