@@ -22,7 +22,7 @@ import inspect
 import warnings
 import weakref
 
-from . import errors, logging_utils, transpile
+from . import errors, logging_utils, report, transpile
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
 _ENABLED = [True]
@@ -106,7 +106,7 @@ class StaticFunction:
     def trace_function(self):
         """What tracing calls: the converted function, with the instance bound."""
         logging_utils.log(1, f"tracing {self.__qualname__} (program {len(self._cache) + 1})")
-        return self.converted_callable()
+        return report.recording(self, self.converted_callable())
 
     def training(self) -> bool:
         inst = self._instance
@@ -146,6 +146,30 @@ class StaticFunction:
             return self._cache.lookup(self, args, kwargs).concrete
         except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
             raise errors.for_user(e)
+
+    def report(self, *args, **kwargs) -> report.ConversionReport:
+        """The user's source with each if/while/for/and/or/assert/print/list marked by what
+        it became while tracing, and why. With arguments (tensors or InputSpecs) it traces for
+        them; without, it reports the latest trace (or traces the input_spec).
+
+        >>> import runtime as rt, d2s
+        >>> @d2s.to_static
+        ... def f(x):
+        ...     return x * 2 if rt.mean(x) > 0 else x
+        >>> 'graph op (cond)' in str(f.report(rt.ones([2])))
+        True
+        """
+        rec = report.latest(self)
+        if args or kwargs or rec is None:
+            if not (args or kwargs) and self._input_spec is None:
+                raise RuntimeError(f"{self.__name__} has not been traced yet: call it, or pass "
+                                   "example inputs (tensors or InputSpecs) to report()")
+            try:
+                build_program(self, args or tuple(self._input_spec), kwargs)
+            except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
+                raise errors.for_user(e)
+            rec = report.latest(self)
+        return report.render(self._function, rec)
 
     def rollback(self):
         """Undo `to_static(layer)` (restore the eager forward); returns the eager function."""

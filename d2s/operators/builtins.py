@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 
+from .. import report
 from .control_flow import TensorRange
 from .variables import is_variable
 
@@ -14,6 +15,7 @@ from .variables import is_variable
 def print_(*args, sep=" ", end="\n", file=None, flush=False):
     """`print`: graph values are printed when the program runs (a Print op), with the text
     around them as the message."""
+    report.record("print", next((a for a in args if is_variable(a)), None))
     if not any(is_variable(a) for a in args):
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
@@ -84,6 +86,7 @@ def isinstance_(obj, cls):
 
 def assert_(test, message=None):
     """`assert test, message()`; a graph test is checked when the program runs."""
+    report.record("assert", test)
     if is_variable(test):
         import runtime as rt
         rt.static.Assert(test, message=str(message()) if message is not None else None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 
+from .. import report
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -32,6 +33,7 @@ def _result(state: list):
 
 def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state."""
+    report.record("if", pred)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
     import runtime as rt
@@ -113,6 +115,7 @@ def _check_bound(names, first, second, src) -> None:
 
 def ifexp(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`."""
+    report.record("if", pred)
     if not is_variable(pred):
         return true_fn() if pred else false_fn()
     import runtime as rt
@@ -142,13 +145,17 @@ def while_loop(test, body, args: tuple, names: tuple):
     """`while test(*state): state = body(*state)`; returns the final state."""
     n = len(names)
     state = list(args)
+    iterations = 0
     while True:
         p = probe(test, *state)
         if is_variable(p):
+            report.loop("while", iterations, graph=p)
             return _result(graph_while(test, body, state, names))
         if not p:
+            report.loop("while", iterations)
             return _result(state)
         state = _as_list(body(*state), n)
+        iterations += 1
 
 
 # ---- for -------------------------------------------------------------------------------------
@@ -182,7 +189,9 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
     `extra_test(*state)` is false; returns the final state."""
     n = len(names)
     state = list(args)
+    over = iterable
     if isinstance(iterable, TensorRange):
+        report.loop("for", 0, graph=iterable.stop)
         return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
                                   extra_test))
     if is_variable(iterable):
@@ -191,20 +200,25 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
             raise TypeError("iteration over a 0-d tensor")
         if dim < 0:
             import runtime as rt
+            report.loop("for", 0, graph=iterable)
             return _result(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
                                       state, names, extra_test))
         iterable = [iterable[i] for i in range(dim)]
+    iterations = 0
     it = iter(iterable)
     for item in it:
         if extra_test is not None:
             t = probe(extra_test, *state)
             if is_variable(t):  # a tensor break/return: the rest becomes one while op
+                report.loop("for", iterations, graph=t)
                 rest = [item] + list(it)
                 seq = _indexable(rest)
                 return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
             if not t:
                 break
         state = _as_list(body(item, *state), n)
+        iterations += 1
+    report.loop("for", iterations, over=over)
     return _result(state)
 
 
@@ -249,6 +263,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
+    report.arrays(names, state)
     state = [_to_array(v) if isinstance(v, list) else (
         dict(v) if isinstance(v, dict) else v) for v in state]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (

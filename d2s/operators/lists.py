@@ -5,11 +5,13 @@ graph loop the list is a tensor array and the new array is returned.
 """
 from __future__ import annotations
 
+from .. import report
 from .variables import is_variable
 
 
 def list_append(target, value):
     """`target.append(value)`, returning the (possibly new) list."""
+    report.record("list", target)
     if is_variable(target) and target.is_array:
         import runtime as rt
         return rt.static.array_write(value, rt.static.array_length(target), target)

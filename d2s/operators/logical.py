@@ -6,6 +6,7 @@ and Python side effects of building them happen once.
 """
 from __future__ import annotations
 
+from .. import report
 from .variables import is_variable
 
 
@@ -21,6 +22,8 @@ def to_bool(x):
 
 def and_(a, *rest):
     """`a and rest[0]() and rest[1]() ...`"""
+    if rest:
+        report.record("and", a)
     for i, f in enumerate(rest):
         if is_variable(a):
             return _graph(a, rest[i:], and_, decided=False)
@@ -32,6 +35,8 @@ def and_(a, *rest):
 
 def or_(a, *rest):
     """`a or rest[0]() or rest[1]() ...`"""
+    if rest:
+        report.record("or", a)
     for i, f in enumerate(rest):
         if is_variable(a):
             return _graph(a, rest[i:], or_, decided=True)
