@@ -47,15 +47,43 @@ class ProgramCache:
         return iter(self._entries)
 
     def lookup(self, sf, args, kwargs):
-        key, slots = _signature(sf, args, kwargs)
+        key = None
+        if not kwargs and sf._input_spec is None:
+            key, tensors = _flat_key(sf, args)
+        if key is None:
+            key, _, tensors = _signature(sf, args, kwargs)
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = _Entry(sf, args, kwargs, slots)
+            entry = self._entries[key] = _Entry(sf, args, kwargs)
             self._keys.append(key)
             from .static_function import warn_retrace
             warn_retrace(sf, self._keys)
+        entry.pending = tensors
         self.last = entry
         return entry
+
+
+_TENSOR_CLASSES: set = set()
+_PY_SCALARS = frozenset((int, float, bool, str, type(None)))
+
+
+def _flat_key(sf, args):
+    """The key of a call whose arguments are tensors and Python scalars only (the common
+    case, kept cheap), or (None, None). Equal to what `_signature` gives for such calls."""
+    parts = []
+    tensors = []
+    for a in args:
+        cls = a.__class__
+        if cls in _TENSOR_CLASSES:
+            d = a._data
+            parts.append((d.shape, d.dtype, a.stop_gradient))
+            tensors.append(a)
+        elif cls in _PY_SCALARS:
+            parts.append(("py", cls, a))
+        else:
+            return None, None
+    parts.append((id(sf._instance), sf.training(), len(args), ()))
+    return tuple(parts), tensors
 
 
 def _is_tensor(x) -> bool:
@@ -78,7 +106,7 @@ def _leaves(x, out: list) -> None:
 
 
 def _signature(sf, args, kwargs):
-    """(hashable key, specs of the tensor slots)."""
+    """(hashable key, specs of the tensor slots, the tensor arguments in order)."""
     leaves: list = []
     _leaves(args, leaves)
     if kwargs:
@@ -86,13 +114,16 @@ def _signature(sf, args, kwargs):
     specs = sf._input_spec
     key = []
     slots = []
+    tensors = []
     t_index = 0
     for x in leaves:
         if _is_tensor(x):
+            _TENSOR_CLASSES.add(x.__class__)
             spec = specs[t_index] if specs is not None and t_index < len(specs) else None
             shape = _checked_shape(x, spec, t_index)
-            key.append((shape, x._data.dtype.str, x.stop_gradient))
+            key.append((shape, x._data.dtype, x.stop_gradient))
             slots.append(spec)
+            tensors.append(x)
             t_index += 1
         elif _is_spec(x):
             key.append((x.shape, x.dtype.name, x.stop_gradient))
@@ -106,7 +137,18 @@ def _signature(sf, args, kwargs):
                 key.append(("py", type(x), repr(x)))
     inst = sf._instance
     key.append((id(inst), sf.training(), len(leaves), tuple(kwargs)))
-    return tuple(key), slots
+    if len(leaves) != len(args) or kwargs:
+        key.append(_structure((args, kwargs)))
+    return tuple(key), slots, tensors
+
+
+def _structure(x):
+    """The nesting of lists/tuples/dicts (part of the key: it shapes the traced code)."""
+    if isinstance(x, (list, tuple)):
+        return (type(x), tuple(_structure(t) for t in x))
+    if isinstance(x, dict):
+        return (dict, tuple((k, _structure(v)) for k, v in x.items()))
+    return None
 
 
 def _checked_shape(x, spec, index: int) -> tuple:
@@ -188,7 +230,7 @@ def build_program(sf, args, kwargs) -> ConcreteProgram:
 class _Entry:
     """One signature's program, compiled, plus its backward program (built on first use)."""
 
-    def __init__(self, sf, args, kwargs, slots):
+    def __init__(self, sf, args, kwargs):
         import runtime as rt
         from runtime.program.variable import Variable
         self.sf = sf
@@ -205,23 +247,27 @@ class _Entry:
         self.fn = self.compiled.fn
         self._backward = None
         self._trace_args = (args, kwargs)
-
-    def run(self, args, kwargs):
+        self.pending = None
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
-        inputs: list = []
-        _leaves(args, inputs)
-        if kwargs:
-            _leaves([kwargs[k] for k in sorted(kwargs)], inputs)
-        inputs = [x for x in inputs if _is_tensor(x)]
-        feed = {n: t._data for n, t in zip(self.feed_names, inputs)}
+        self._state, self._wrap = STATE, wrap
+
+    def run(self, args, kwargs):
+        """Run the program on the tensors of the call (those `lookup` just found)."""
+        inputs = self.pending
+        self.pending = None
+        if inputs is None:
+            inputs = _signature(self.sf, args, kwargs)[2]
+        feed = dict(zip(self.feed_names, [t._data for t in inputs]))
         try:
             arrays = self.fn(feed)
         except Exception as e:
             from runtime.executor import _rewrite
             raise _rewrite(e, self.compiled, self.concrete.main_program) from e
+        wrap = self._wrap
         outs = [wrap(a) for a in arrays]
-        if STATE.grad_enabled and (self.params or any(not t.stop_gradient for t in inputs)):
+        if self._state.grad_enabled and (self.params or any(
+                not t.stop_gradient for t in inputs)):
             from runtime.autograd import record
             diff = [o for o in outs if o.dtype.is_floating]
             if diff:
