@@ -98,6 +98,9 @@ def concat(x, axis: int = 0, name=None):
     >>> rt.concat([rt.ones([2, 3]), rt.zeros([1, 3])]).shape
     [3, 3]
     """
+    if getattr(x, "is_array", False):  # a tensor array (a list grown inside a static loop)
+        from ..program.arrays import array_concat
+        return array_concat(x, int(axis))
     return bind(CONCAT, (list(x),), {"axis": int(axis)} if axis else {})
 
 
@@ -125,6 +128,9 @@ def stack(x, axis: int = 0, name=None):
     >>> rt.stack([rt.ones([2]), rt.zeros([2])], axis=1).shape
     [2, 2]
     """
+    if getattr(x, "is_array", False):  # a tensor array (a list grown inside a static loop)
+        from ..program.arrays import array_stack
+        return array_stack(x, int(axis))
     return bind(STACK, (list(x),), {"axis": int(axis)} if axis else {})
 
 

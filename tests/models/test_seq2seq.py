@@ -18,14 +18,6 @@ LEN = np.array([5, 3, 4, 1, 2, 5, 5, 2], "int64")
 # others run to max_len; a batch of only early rows stops on the tensor condition.
 EARLY, ALL = [1, 7], list(range(8))
 
-STACK_OF_TENSOR_ARRAY = (
-    "d2s/runtime: `rt.stack(tokens, axis=1)` where `tokens` is a list appended to inside a "
-    "tensor `while` (a tensor array in the program) calls len()/list() on the array Variable "
-    "(runtime/ops/combine.py stack -> list(x)); rt.stack / rt.concat should send a tensor "
-    "array to rt.static.array_stack / array_concat (runtime/program/arrays.py). Same as the "
-    "corpus known failure list_dict.append_rows_over_batch.")
-
-
 def batch(rows):
     return rt.to_tensor(SRC[rows]), rt.to_tensor(LEN[rows])
 
@@ -56,7 +48,6 @@ def test_beam_search_stops_on_tensor_condition(rows, steps):
     assert_outputs_equal(got, want, 0, "beam search")
 
 
-@pytest.mark.xfail(strict=True, reason=STACK_OF_TENSOR_ARRAY)
 @pytest.mark.parametrize("rows, steps", [(EARLY, 1), (ALL, 8)])
 def test_greedy_search_stops_on_tensor_condition(rows, steps):
     got, want = decode_both("greedy_search", rows)
