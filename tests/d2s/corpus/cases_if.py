@@ -293,3 +293,16 @@ def python_int_or_float_from_branches(x):
     else:
         k = 2.5
     return x * k, k
+
+
+@case(args=[(pos(2), 0), (pos(2), 1), (neg(2), 1), (neg(2), 2)])
+def elif_chain_mixing_python_and_tensor(x, n):
+    if n == 0:
+        y = x
+    elif rt.mean(x) > 0:
+        y = x * 2
+    elif n == 1:
+        y = x - 1
+    else:
+        y = x * n
+    return y
