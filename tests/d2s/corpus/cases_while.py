@@ -1,8 +1,10 @@
 """while loops: tensor conditions with data-dependent trip counts (including zero), Python
 conditions, while-else, nested loops, and branches inside loops."""
+import numpy as np
+
 import runtime as rt
 
-from .registry import case, f32, i64, neg, pos, signed
+from .registry import case, f32, f64, i64, neg, pos, signed
 
 
 @case(args=[(f32([20.0, 1.0]),), (f32([6.0, 1.0]),), (f32([0.5, 0.25]),)])
@@ -286,3 +288,37 @@ def list_items_updated_in_tensor_loop(x):
         xs[0] = xs[0] + xs[1]
         i += 1
     return xs[0], xs[1]
+
+
+@case(args=[(np.array([3, 4], dtype=np.int32),), (np.array([0, -1], dtype=np.int32),)])
+def int32_counter(x):
+    c = rt.zeros([], dtype="int32")
+    while c < x.sum():
+        c = c + 2
+    return c
+
+
+@case(args=[(f64([0.25, 0.5]),), (f64([-3.0, 1.0]),)])
+def float64_state(x):
+    s = rt.zeros([], dtype="float64")
+    while s < 4 and rt.mean(x) > 0:
+        s = s + rt.sum(x) * 1.5
+    return s, x * 0.1
+
+
+@case(args=[(pos(2), f32([1, 0]) > 0), (pos(2), f32([0, 0]) > 0)])
+def bool_mask_input(x, mask):
+    if rt.any(mask):
+        return rt.where(mask, x, -x)
+    return x * 0
+
+
+@case(args=[(f32([1.0]),), (f32([-1.0]),), (f32([40.0]),)])
+def python_for_with_tensor_if_inside_tensor_while(x):
+    while rt.sum(x) < 30 and rt.sum(x) > 0:
+        for k in range(3):
+            if rt.sum(x) > 5:
+                x = x + k
+            else:
+                x = x * 2
+    return x
