@@ -172,8 +172,16 @@ def moveaxis(x, source, destination, name=None):
 def _squeeze_shape(op: str, shape: tuple, axis) -> tuple:
     nd = len(shape)
     if axis is None:
+        if -1 in shape:
+            raise OpError(f"{op}: x has shape {I.fmt(shape)} with unknown dims, so which axes "
+                          "have size 1 is not known until run time; pass axis=")
         return tuple(d for d in shape if d != 1)
     axes = {I.norm_axis(op, a, nd) for a in axis}
+    unknown = sorted(i for i in axes if shape[i] == -1)
+    if unknown:  # squeezing is a no-op on a dim that is not 1, so the rank would be unknown
+        raise OpError(f"{op}: axis {unknown[0]} of x (shape {I.fmt(shape)}) has an unknown size, "
+                      "so whether it is dropped is not known until run time; give that dim a "
+                      "known size (InputSpec) or use reshape")
     return tuple(d for i, d in enumerate(shape) if not (i in axes and d == 1))
 
 

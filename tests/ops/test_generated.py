@@ -331,11 +331,8 @@ def _unknown(meta):
     return meta
 
 
-_SQUEEZE_BUG = ("squeeze's infer keeps a -1 dim named in `axis` (_squeeze_shape in "
-                "runtime/ops/shape.py), so its rank differs from eager")
 # op -> diagnosis; strict, so a fix makes the test fail until the entry is removed
-UNKNOWN_DIMS_KNOWN_BUGS = {name: _SQUEEZE_BUG for name in (
-    "squeeze", "conv1d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d")}
+UNKNOWN_DIMS_KNOWN_BUGS: dict = {}
 
 
 @pytest.mark.parametrize("info", [
