@@ -17,6 +17,14 @@ from .. import report
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
+def _is_tensor(x) -> bool:
+    """A graph value or an eager Tensor."""
+    if is_variable(x):
+        return True
+    import runtime as rt
+    return isinstance(x, rt.Tensor)
+
+
 def _as_list(out, n: int) -> list:
     if n == 1:
         return [out]
@@ -82,7 +90,7 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
-        tensors = [v for v in values if is_variable(v) or hasattr(v, "_data")]
+        tensors = [v for v in values if is_variable(v) or _is_tensor(v)]
         if _is_return_value(name) and tensors and any(v is None for v in values):
             fills[i] = tensors[0]
     return fills
@@ -194,6 +202,11 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
         report.loop("for", 0, graph=iterable.stop)
         return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
                                   extra_test))
+    if is_variable(iterable) and iterable.is_array:
+        import runtime as rt
+        return _result(_graph_for(rt.static.array_length(iterable),
+                                  lambda i: rt.static.array_read(iterable, i), body, state,
+                                  names, extra_test))
     if is_variable(iterable):
         dim = iterable.shape[0] if iterable.ndim else None
         if dim is None:
@@ -213,6 +226,8 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
                 report.loop("for", iterations, graph=t)
                 rest = [item] + list(it)
                 seq = _indexable(rest)
+                if seq is None:
+                    return _result(_guarded(rest, body, state, names, extra_test))
                 return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
             if not t:
                 break
@@ -223,14 +238,33 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
 
 
 def _indexable(items: list):
-    """`i -> items[i]` for a graph index `i`: the items stacked into one tensor."""
+    """`i -> items[i]` for a graph index `i`: the items stacked into one tensor (None when
+    they are not all numbers or all tensors of one shape and dtype, e.g. Layers)."""
     import runtime as rt
-    if all(isinstance(x, (int, float, bool)) and not isinstance(x, bool) for x in items):
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
         table = rt.to_tensor(items)
+    elif all(is_variable(x) or _is_tensor(x) for x in items) and len(
+            {(tuple(x.shape), str(x.dtype)) for x in items}) == 1:
+        table = rt.stack(list(items))
     else:
-        table = rt.stack([x if is_variable(x) or hasattr(x, "_data") else rt.to_tensor(x)
-                          for x in items])
+        return None
     return lambda i: table[i]
+
+
+def _guarded(items: list, body, state: list, names: tuple, extra_test) -> list:
+    """The rest of a Python loop over items that cannot be indexed by a tensor (Layers,
+    strings, mixed shapes), after a tensor break/return flag: unrolled, each iteration a
+    `cond` on the loop's extra test."""
+    n = len(names)
+    for item in items:
+        def step(*st, item=item):
+            return body(item, *st)
+
+        def skip(*st):
+            return _result(list(st))
+
+        state = _as_list(ifelse(extra_test(*state), step, skip, tuple(state), names), n)
+    return state
 
 
 def _graph_for(length, item_of, body, state, names, extra_test):
@@ -301,7 +335,7 @@ def _carried(v) -> bool:
         return bool(v) and all(_carried(x) for x in v.values())
     if isinstance(v, tuple):
         return bool(v) and all(_carried(x) for x in v)
-    return is_variable(v) or hasattr(v, "_data") or isinstance(v, (int, float, bool))
+    return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
 
 
 def _to_array(items: list):
@@ -338,10 +372,10 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             elem = p[0] if isinstance(p, list) and p else None
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
-                isinstance(v, (int, float)) and (is_variable(p) or hasattr(p, "_data"))):
+                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
             if isinstance(p, Undefined):
                 continue
-            if not (is_variable(p) or hasattr(p, "_data")):
+            if not (is_variable(p) or _is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v
                 continue
             if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
