@@ -6,6 +6,8 @@ installs them from each op module's `METHODS` table onto both `Tensor` and the s
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import backend, dtypes
@@ -177,16 +179,15 @@ class Tensor:
             raise RuntimeError(
                 "in-place assignment to a leaf tensor that requires grad (stop_gradient=False) "
                 "would lose its gradient; assign to a clone() instead")
+        if self._node is not None:  # the old producer must see the value it produced
+            self._node.out_refs = _replace_ref(self._node.out_refs, self._index, _dead_ref)
         self._data = new._data
         self._node = new._node
         self._index = new._index
         self.stop_gradient = new.stop_gradient
         self._version += 1
         if new._node is not None:  # the node's output is now this object
-            import weakref
-            refs = list(new._node.out_refs)
-            refs[new._index] = weakref.ref(self)
-            new._node.out_refs = tuple(refs)
+            new._node.out_refs = _replace_ref(new._node.out_refs, new._index, weakref.ref(self))
 
     def _shallow_copy(self) -> Tensor:
         """Another handle on the same value and history (the 'before' of an in-place op)."""
@@ -207,6 +208,17 @@ class Tensor:
                 f"stop_gradient={self.stop_gradient},\n       {data})")
 
     __str__ = __repr__
+
+
+def _dead_ref():
+    """A weak reference that is always dead: autograd rebuilds that output from its array."""
+    return None
+
+
+def _replace_ref(refs: tuple, index: int, ref) -> tuple:
+    refs = list(refs)
+    refs[index] = ref
+    return tuple(refs)
 
 
 class _HookHandle:

@@ -262,9 +262,6 @@ def test_untracked_destination_with_tracked_value_becomes_tracked():
     assert v.grad.item() == pytest.approx(20.0)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor._inplace_update leaves the producing op's "
-                   "out_ref on the rebound tensor, so a grad rule that reads its outputs "
-                   "(softmax) sees the new values; fix belongs in runtime/tensor.py")
 def test_setitem_on_an_op_output_keeps_that_ops_gradient():
     from runtime.nn import functional as F
     rng = np.random.default_rng(0)
