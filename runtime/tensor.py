@@ -212,7 +212,6 @@ class Tensor:
 
 def _dead_ref():
     """A weak reference that is always dead: autograd rebuilds that output from its array."""
-    return None
 
 
 def _replace_ref(refs: tuple, index: int, ref) -> tuple:
