@@ -13,9 +13,9 @@ _BREAK_OVER_PY_SEQUENCE = (
 _BOOL_INSTEAD_OF_OPERAND = (
     "`a or b` / `a and b` on non-bool tensors give a bool tensor (logical_or/logical_and) "
     "instead of the operand Python returns: `m or 0.5` gives 1.0 where eager gives 0.5")
-_STACK_OF_TENSOR_ARRAY = (
-    "rt.stack of a list grown in a tensor loop (a tensor array) calls len() on the array "
-    "instead of building an array-to-tensor op")
+_ARRAY_FROM_SUB_BLOCK = (
+    "`while True` + tensor break growing a list: the while op's tensor-array input (%t17) is "
+    "defined inside a cond sub-block, not where the loop reads it (executor NameError v_t17)")
 
 STATIC: dict[str, str] = {
     "break_continue.break_over_enumerate": _BREAK_OVER_PY_SEQUENCE,
@@ -25,12 +25,6 @@ STATIC: dict[str, str] = {
     "assert_print_len_cast.len_of_list": (
         "a list rebound to different lengths in the two branches of a tensor if is rejected by "
         "cond (no tensor-array fallback, no conversion error naming the variable)"),
-    "list_dict.append_in_tensor_while": (
-        "slicing a tensor array (`outs[-1:]` of a list grown in a tensor while) hands the "
-        "Python list to getitem"),
-    "list_dict.append_with_tensor_trip_count": (
-        "list with an initial element grown in `for i in range(n_tensor)`: the while op's "
-        "tensor-array input is never defined in the executor's compiled plan (NameError v_tNN)"),
     "calls.generator_helper": (
         "convert_call converts a generator function (`yield` in a for): the generated body "
         "returns None instead of a generator"),
@@ -60,7 +54,7 @@ STATIC: dict[str, str] = {
     "logical.builtin_max_of_scores": (
         "builtin max() of two tensor scalars is not converted: max() calls bool() on a static "
         "Variable"),
-    "layers.GreedyUnroll": _STACK_OF_TENSOR_ARRAY,
+    "layers.GreedyUnroll": _ARRAY_FROM_SUB_BLOCK,
     "return.helper_with_early_return_in_loop": (
         "helper returning a Python int (the loop index) under a tensor condition inside a loop: "
         "return slot is None on the other path, cond rejects (True, 0) vs (False, None)"),
@@ -70,6 +64,5 @@ DYNAMIC: dict[str, str] = {
     "for.min_with_batch_dim": (
         "builtin min(3, x.shape[0]) with an unknown batch dim calls bool() on the shape tensor "
         "(min/max of a Python int and a tensor are not converted)"),
-    "list_dict.append_rows_over_batch": _STACK_OF_TENSOR_ARRAY,
-    "layers.GreedyUnroll": _STACK_OF_TENSOR_ARRAY,
+    "layers.GreedyUnroll": _ARRAY_FROM_SUB_BLOCK,
 }
