@@ -1,6 +1,10 @@
 """The `d2s` command line (also `python -m d2s`).
 
     d2s code FILE::QUALNAME [--level N]   print the converted code (after pass N)
+    d2s code FILE::QUALNAME --report [--spec SPEC ...]
+                                          the source marked with what each construct became
+    d2s check FILE::QUALNAME --spec SPEC ...
+                                          eager vs static on random inputs (exit 1: differ)
     d2s passes                            list the converter passes in order
     d2s demo                              a short end-to-end demonstration
 """
@@ -15,6 +19,15 @@ import sys
 def load_target(target: str):
     """The Python function named by 'path/to/file.py::Qual.name' (a StaticFunction gives its
     original function; a class gives its `forward`)."""
+    obj = load_object(target)
+    if isinstance(obj, type):
+        obj = obj.forward
+    obj = getattr(obj, "__wrapped__", obj) if type(obj).__name__ == "StaticFunction" else obj
+    return getattr(obj, "__func__", obj)
+
+
+def load_object(target: str):
+    """The object named by 'path/to/file.py::Qual.name', as the module defines it."""
     if "::" not in target:
         raise SystemExit(f"d2s: expected FILE::QUALNAME, got {target!r}")
     path, qualname = target.split("::", 1)
@@ -30,18 +43,52 @@ def load_target(target: str):
     obj = module
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    if isinstance(obj, type):
-        obj = obj.forward
-    obj = getattr(obj, "__wrapped__", obj) if type(obj).__name__ == "StaticFunction" else obj
-    return getattr(obj, "__func__", obj)
+    return obj
 
 
 def cmd_code(args) -> int:
     from . import converters, transpile
+    if args.report:
+        return cmd_report(args)
     fn = load_target(args.target)
     level = len(converters.PASSES) if args.level is None else args.level
     print(transpile.convert_source(fn, level))
     return 0
+
+
+def _specs(args) -> list:
+    from .check import parse_spec
+    try:
+        return [parse_spec(s) for s in args.spec or []]
+    except ValueError as e:
+        raise SystemExit(f"d2s: {e}") from None
+
+
+def cmd_report(args) -> int:
+    """`code --report`: trace for --spec (or the function's input_spec) and print the
+    report."""
+    from .check import draw, static_function_for
+    specs = _specs(args)
+    sf = static_function_for(load_object(args.target), specs)
+    if not specs and sf._input_spec is None:
+        raise SystemExit("d2s: --report traces the function: give its inputs with --spec "
+                         "(e.g. --spec 'float32[4,16]' --spec 3) or decorate it with "
+                         "@d2s.to_static(input_spec=[...])")
+    import numpy as np
+    inputs = [draw(s, 0, np.random.default_rng(0)) for s in specs]
+    print(sf.report(*inputs))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .check import check, static_function_for
+    specs = _specs(args)
+    sf = static_function_for(load_object(args.target), specs)
+    print(f"d2s check {args.target}: eager vs static on {args.draws} random draws")
+    found = check(sf, specs, draws=args.draws, seed=args.seed)
+    print("eager and static agree" if found is None else
+          f"eager and static disagree on draw {found.draw + 1}")
+    return 0 if found is None else 1
 
 
 def cmd_passes(args) -> int:
@@ -63,7 +110,21 @@ def main(argv=None) -> int:
     p.add_argument("target", help="FILE::QUALNAME, e.g. model.py::Net.forward")
     p.add_argument("--level", type=int, default=None,
                    help="the code after this many passes (0: as parsed; default: all)")
+    p.add_argument("--report", action="store_true",
+                   help="trace and print the source marked with what each if/while/for/"
+                        "and/or/assert/print/list became, and why")
+    p.add_argument("--spec", action="append", metavar="SPEC",
+                   help="an input for --report, in order: 'float32[4,16]' (None for a "
+                        "varying dim) or a Python literal")
     p.set_defaults(func=cmd_code)
+    p = sub.add_parser("check", help="compare eager and static on random inputs")
+    p.add_argument("target", help="FILE::QUALNAME")
+    p.add_argument("--spec", action="append", metavar="SPEC", required=True,
+                   help="an input, in order: 'float32[4,16]' (None for a varying dim) or a "
+                        "Python literal; repeat for each argument")
+    p.add_argument("--draws", type=int, default=6, help="number of random draws (default 6)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.set_defaults(func=cmd_check)
     p = sub.add_parser("passes", help="list the converter passes in order")
     p.set_defaults(func=cmd_passes)
     p = sub.add_parser("demo", help="run a short end-to-end demonstration")
