@@ -6,10 +6,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 """
 from __future__ import annotations
 
-_BREAK_OVER_PY_SEQUENCE = (
-    "tensor `break` in a for over a Python sequence (enumerate/zip of a list, a LayerList): "
-    "for_loop turns the sequence into an array (np.asarray of static Variables / Layers) "
-    "instead of unrolling it with the break as a guard")
 _BOOL_INSTEAD_OF_OPERAND = (
     "`a or b` / `a and b` on non-bool tensors give a bool tensor (logical_or/logical_and) "
     "instead of the operand Python returns: `m or 0.5` gives 1.0 where eager gives 0.5")
@@ -18,7 +14,6 @@ _ARRAY_FROM_SUB_BLOCK = (
     "defined inside a cond sub-block, not where the loop reads it (executor NameError v_t17)")
 
 STATIC: dict[str, str] = {
-    "break_continue.break_over_enumerate": _BREAK_OVER_PY_SEQUENCE,
     "assert_print_len_cast.print_tensor_sep_end": (
         "print of a tensor ignores sep= and end=: prints 'mean Variable: t0 - shape ...' "
         "where eager prints 'mean=<tensor>;'"),
@@ -31,8 +26,6 @@ STATIC: dict[str, str] = {
     "misc.walrus_in_while": (
         "walrus in a while condition (`while (s := ...) < 10`) binds `s` only inside the "
         "loop-test function: NameError after the loop"),
-    "layers.StackWithEarlyExit": _BREAK_OVER_PY_SEQUENCE,
-    "break_continue.break_in_zip_loop": _BREAK_OVER_PY_SEQUENCE,
     "for.builtin_all_over_generator": (
         "builtin all()/any() over tensor comparisons is not converted: all() calls bool() on a "
         "static Variable"),
