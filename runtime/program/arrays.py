@@ -223,7 +223,7 @@ def array_getitem(array: Variable, index):
         attrs = {k: v for k, v in (("start", index.start), ("stop", index.stop),
                                    ("step", index.step)) if v is not None}
         out = _bind_array(SLICE, [array], attrs, array)
-        out.stop_gradient = array.stop_gradient
+        out._stop_gradient = array.stop_gradient
         return out
     return array_read(array, index)
 

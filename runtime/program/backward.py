@@ -51,10 +51,13 @@ def _zeros(v: Variable):
 
 
 class _Backward:
-    def __init__(self, program: Program, sources: set):
+    def __init__(self, program: Program, sources: set, blocked: set = frozenset()):
         self.program = program
         self._free_cache: dict = {}
-        self.requires = set(sources)
+        # Values user code marked stop_gradient (or listed in no_grad_set) are constants.
+        self.blocked = set(blocked) | {v.name for v in program.all_vars()
+                                       if v._user_stop and v.name not in sources}
+        self.requires = set(sources) - self.blocked
         self._propagate(program.global_block())
 
     # ---- which values depend on the sources ----------------------------------------------
@@ -73,13 +76,14 @@ class _Backward:
                 for k in range(n):
                     if bblk.params[k] in req:
                         req.add(op.outputs[k])
+                req.difference_update(self.blocked)
                 continue
             for idx in op.blocks:
                 self._propagate(self.program.blocks[idx])
             hit = any(n in req for n in op.input_names()) or any(
                 n in req for idx in op.blocks for n in self.block_free(idx))
             if hit and not (registry.OPS[op.type].nondiff if op.type in registry.OPS else False):
-                req.update(op.outputs)
+                req.update(o for o in op.outputs if o not in self.blocked)
 
     def block_free(self, idx: int) -> set:
         return block_free(self.program, idx, self._free_cache)
@@ -272,8 +276,9 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     for t in targets:
         if t.block is not g0:
             raise ValueError(f"gradients: target '{t.name}' must be a top-level variable")
+    blocked = {_name_in(program, x) for x in no_grad_set or ()}
     with _building(program, g0):
-        bw = _Backward(program, set(names) | _trainable(program))
+        bw = _Backward(program, (set(names) | _trainable(program)) - blocked, blocked)
         grads: dict = {}
         for t, g in zip(targets, tg):
             _accumulate(grads, t.name, g if g is not None else ones_like(t))
@@ -305,7 +310,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
         names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)
     else:
         names = [_name_in(program, p) for p in parameter_list]
-    grads = gradients([loss], [program.global_block().var(n) for n in names])
+    grads = gradients([loss], [program.global_block().var(n) for n in names],
+                      no_grad_set=no_grad_set)
     out = []
     for n, g in zip(names, grads):
         if g is not None:

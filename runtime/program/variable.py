@@ -36,7 +36,10 @@ class Variable:
         self.dtype = dtype
         self.kind = kind  # "tensor" or "array" (a tensor array: a list of tensors)
         self.persistable = persistable
-        self.stop_gradient = stop_gradient
+        self._stop_gradient = stop_gradient
+        # Set when user code sets stop_gradient = True (or calls detach()): backward then
+        # treats the value as a constant, as Paddle does.
+        self._user_stop = False
 
     # ---- metadata -------------------------------------------------------------------------
     @property
@@ -55,6 +58,15 @@ class Variable:
                 return -1
             n *= d
         return n
+
+    @property
+    def stop_gradient(self) -> bool:
+        return self._stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool) -> None:
+        self._stop_gradient = bool(value)
+        self._user_stop = bool(value)
 
     @property
     def program(self):
@@ -163,7 +175,7 @@ class Variable:
         if not isinstance(new, Variable):
             raise TypeError(f"_inplace_update: expected a Variable, got {type(new).__name__}")
         fields = ("block", "name", "_static_shape", "dtype", "kind", "persistable",
-                  "stop_gradient")
+                  "_stop_gradient", "_user_stop")
         mine = [getattr(self, f) for f in fields]
         for f in fields:
             setattr(self, f, getattr(new, f))

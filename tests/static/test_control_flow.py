@@ -285,3 +285,19 @@ def test_tensor_array_indexing_slicing_append_and_grad():
     np.testing.assert_allclose(lv, xv * 4)
     assert yv == pytest.approx(np.sum(xv * 3 + xv * 4) + np.sum((xv * 4) ** 2))
     np.testing.assert_allclose(gx, 7.0 + 32.0 * xv)
+
+
+def test_detach_stop_gradient_and_no_grad_set_block_gradients():
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [2], "float64")
+        a = x * 3.0
+        b = x * 5.0
+        b.stop_gradient = True
+        loss = rt.sum(a * x) + rt.sum(b * x) + rt.sum(a.detach() * 7.0)
+        (dx,) = static.gradients(loss, [x])
+        (dx_nograd_a,) = static.gradients(loss, [x], no_grad_set=[a])
+    xv = np.array([1.0, -2.0])
+    g, g2 = _run(main, {"x": xv}, [dx, dx_nograd_a])
+    np.testing.assert_allclose(g, 6 * xv + 5 * xv)  # b and a.detach() are constants
+    np.testing.assert_allclose(g2, 3 * xv + 5 * xv)
