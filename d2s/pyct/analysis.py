@@ -29,6 +29,31 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
+def walk(node):
+    """Every node under `node` (itself included), in no particular order; faster than
+    `ast.walk`, which matters because analysis walks the function many times."""
+    stack = [node]
+    ast_type = gast.AST
+    while stack:
+        n = stack.pop()
+        yield n
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                stack.extend(x for x in v if isinstance(x, ast_type))
+            elif isinstance(v, ast_type):
+                stack.append(v)
+
+
+def _children(n):
+    for field in n._fields:
+        v = getattr(n, field, None)
+        if v.__class__ is list:
+            yield from v
+        elif isinstance(v, gast.AST):
+            yield v
+
+
 def qualified_name(node) -> str | None:
     """'a', 'a.b.c' for names and attribute chains on a name; None otherwise."""
     if isinstance(node, gast.Name):
@@ -93,19 +118,20 @@ def _written(node, out: set) -> None:
     elif isinstance(node, gast.MatchMapping) and node.rest:
         out.add(node.rest)
     if isinstance(node, _COMPREHENSIONS):  # only walrus targets escape a comprehension
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, gast.NamedExpr):
                 _target_names(sub.target, out)
         return
-    for child in gast.iter_child_nodes(node):
-        _written(child, out)
+    for child in _children(node):
+        if isinstance(child, gast.AST):
+            _written(child, out)
 
 
 def read(nodes) -> set[str]:
     """Names loaded anywhere in `nodes`, nested functions included (closures read them)."""
     out: set[str] = set()
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
                 out.add(sub.id)
             elif isinstance(sub, gast.AugAssign):
@@ -118,7 +144,7 @@ def local_names(fn) -> set[str]:
     only mutates, `d[k] = v`), minus its global/nonlocal declarations."""
     out = set(params(fn))
     for node in fn.body:
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
                 out.add(sub.id)
             elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not fn:
@@ -164,7 +190,7 @@ def analyze(fn) -> None:
     anno.setanno(fn, anno.SCOPE_DECL, scope_declarations(fn.body))
     _defined(fn.body, frozenset(params(fn)))
     _live(fn.body, frozenset())
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if node is not fn and isinstance(node, gast.FunctionDef):
             anno.setanno(node, anno.SCOPE_DECL, scope_declarations(node.body))
             _defined(node.body, frozenset(params(node)))
@@ -268,5 +294,5 @@ def surely_bound(stmts: list) -> set[str]:
 
 def _rebound(s) -> set:
     """Names a simple statement surely rebinds (`d[k] = v` and `a.b = v` only mutate)."""
-    return {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    return {n.id for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             and not isinstance(s, gast.AugAssign)}
