@@ -2,7 +2,7 @@
 and both in one loop."""
 import runtime as rt
 
-from .registry import case, f32, i64, neg, pos
+from .registry import case, f32, i64, neg, pos, signed
 
 
 @case(args=[(f32([1.0]),), (f32([50.0]),), (f32([6.0]),)])
@@ -97,7 +97,8 @@ def nested_outer_break_after_inner(x):
     return total
 
 
-@case(args=[(f32([[1.0, 1.0], [-5.0, 0.0], [2.0, 2.0]]),), (pos(3, 2),)])
+@case(args=[(f32([[1.0, 1.0], [-5.0, 0.0], [2.0, 2.0]]),), (pos(3, 2),)],
+      batch=lambda b: (signed(b, 2),))
 def break_over_tensor_rows(x):
     acc = rt.zeros([2])
     for row in x:

@@ -44,7 +44,8 @@ def range_negative_tensor_step(x):
     return total
 
 
-@case(args=[(f32([[1.0, 2.0], [-3.0, 1.0], [2.0, 2.0]]),), (neg(3, 2),)])
+@case(args=[(f32([[1.0, 2.0], [-3.0, 1.0], [2.0, 2.0]]),), (neg(3, 2),)],
+      batch=lambda b: (signed(b, 2),))
 def over_tensor_rows(x):
     acc = rt.zeros([2])
     for row in x:
@@ -105,7 +106,8 @@ def over_zip(x, y):
     return out
 
 
-@case(args=[(f32([[1.0, 1.0], [-2.0, 0.0], [3.0, 3.0]]),), (pos(3, 2),)])
+@case(args=[(f32([[1.0, 1.0], [-2.0, 0.0], [3.0, 3.0]]),), (pos(3, 2),)],
+      batch=lambda b: (signed(b, 2),))
 def enumerate_tensor_rows(x):
     acc = rt.zeros([2])
     for i, row in enumerate(x):
@@ -147,7 +149,8 @@ def nested_range_inner_break(x):
     return total
 
 
-@case(args=[(pos(4, 2),), (neg(4, 2),)])
+@case(args=[(pos(4, 2),), (neg(4, 2),)],
+      batch=lambda b: (signed(b, 2),))
 def range_len_indexing(x):
     s = rt.zeros([2])
     for i in range(len(x)):
@@ -275,7 +278,8 @@ def loop_var_after_tensor_break(x):
     return x * i
 
 
-@case(args=[(f32([[1.0, 1.0], [-2.0, 0.0], [3.0, 3.0]]),), (pos(3, 2),)])
+@case(args=[(f32([[1.0, 1.0], [-2.0, 0.0], [3.0, 3.0]]),), (pos(3, 2),)],
+      batch=lambda b: (signed(b, 2),))
 def row_after_break_over_rows(x):
     for row in x:
         if row.sum() < 0:

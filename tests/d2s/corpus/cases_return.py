@@ -213,7 +213,8 @@ def recursive_tensor_helper(x, depth):
     return step(x, depth)
 
 
-@case(args=[(f32([[1.0, 2.0], [-3.0, 1.0]]),), (pos(2, 2),)])
+@case(args=[(f32([[1.0, 2.0], [-3.0, 1.0]]),), (pos(2, 2),)],
+      batch=lambda b: (signed(b, 2),))
 def return_row_from_tensor_loop(x):
     for row in x:
         if row.sum() < 0:

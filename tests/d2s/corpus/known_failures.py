@@ -54,6 +54,9 @@ STATIC: dict[str, str] = {
 }
 
 DYNAMIC: dict[str, str] = {
+    "for.enumerate_tensor_rows": (
+        "`for i, row in enumerate(x)` over a tensor with an unknown batch dim calls len(x) "
+        "(plain `for row in x` becomes a while op; enumerate does not)"),
     "for.min_with_batch_dim": (
         "builtin min(3, x.shape[0]) with an unknown batch dim calls bool() on the shape tensor "
         "(min/max of a Python int and a tensor are not converted)"),
