@@ -1,5 +1,5 @@
-"""Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`, `bool`,
-`int`, `float`, `isinstance`; and `x.shape`, whose unknown dims must be read at run time.
+"""Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
+`enumerate`, `bool`, `int`, `float`, `isinstance`; and `x.shape`, whose unknown dims must be read at run time.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
@@ -32,6 +32,7 @@ BUILTINS = {
     "int": "int_",
     "float": "float_",
     "isinstance": "isinstance_",
+    "enumerate": "enumerate_",
 }
 
 

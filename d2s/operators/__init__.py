@@ -8,14 +8,25 @@ user wrote it. The generated-code API, by converter:
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`
-- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `bool_`, `int_`,
-  `float_`, `isinstance_`, `shape`
+- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `enumerate_`, `bool_`,
+  `int_`, `float_`, `isinstance_`, `shape`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
 """
 from ..convert_call import call  # noqa: F401
-from .builtins import assert_, bool_, float_, int_, isinstance_, len_, print_, range_, shape  # noqa: F401
+from .builtins import (  # noqa: F401
+    assert_,
+    bool_,
+    enumerate_,
+    float_,
+    int_,
+    isinstance_,
+    len_,
+    print_,
+    range_,
+    shape,
+)
 from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
 from .logical import and_, not_, or_  # noqa: F401

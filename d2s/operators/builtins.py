@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 
 from .. import report
-from .control_flow import TensorRange
+from .control_flow import TensorEnumerate, TensorRange
 from .variables import is_variable
 
 
@@ -51,6 +51,18 @@ def range_(*args):
     start, stop, step = (0, args[0], 1) if builtins.len(args) == 1 else (
         args[0], args[1], args[2] if builtins.len(args) > 2 else 1)
     return TensorRange(start, stop, step)
+
+
+def enumerate_(iterable, start=0):
+    """`enumerate`; over a graph value whose first dim is unknown it is a TensorEnumerate that
+    `for_loop` runs as a while op."""
+    if is_variable(iterable) and not iterable.is_array and iterable.ndim and \
+            iterable.shape[0] < 0:
+        return TensorEnumerate(iterable, start)
+    if is_variable(iterable) and iterable.ndim:
+        return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],
+                                  start)
+    return builtins.enumerate(iterable, start)
 
 
 def bool_(x=False):

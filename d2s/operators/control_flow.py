@@ -185,6 +185,16 @@ class TensorRange:
         return self.start + i * self.step
 
 
+class TensorEnumerate:
+    """`enumerate(x)` over the rows of a graph value whose first dim is unknown."""
+
+    def __init__(self, tensor, start):
+        self.tensor, self.start = tensor, start
+
+    def item(self, i):
+        return (i + self.start, self.tensor[i])
+
+
 def _sign(step):
     if is_variable(step):
         import runtime as rt
@@ -202,6 +212,10 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
         report.loop("for", 0, graph=iterable.stop)
         return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
                                   extra_test))
+    if isinstance(iterable, TensorEnumerate):
+        import runtime as rt
+        return _result(_graph_for(rt.shape(iterable.tensor)[0], iterable.item, body, state,
+                                  names, extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
         return _result(_graph_for(rt.static.array_length(iterable),
