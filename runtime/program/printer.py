@@ -66,6 +66,9 @@ def op_lines(program: Program, op: Op, block: Block, indent: str, with_origin: b
     lines = [text]
     if op.blocks:
         for label, idx in zip(_labels(op), op.blocks):
+            if not 0 <= idx < len(program.blocks):  # printed by verify() for a broken program
+                lines.append(f"{indent}  ^{label}: <missing block {idx}>")
+                continue
             sub = program.blocks[idx]
             params = ", ".join(fmt_decl(sub, n) for n in sub.params)
             lines.append(f"{indent}  ^{label}({params}):")

@@ -78,5 +78,5 @@ def _check_inference(program: Program, block, op: Op) -> None:
             continue
         if m.dtype != v.dtype or len(m.shape) != len(v._static_shape) or any(
                 a != b and a != -1 and b != -1 for a, b in zip(m.shape, v._static_shape)):
-            _fail(program, f"%{name} is recorded as {v.type_str()} but {op.type} produces "
-                           f"{m.dtype.short}{list(m.shape)}".replace(" ", ""))
+            got = f"{m.dtype.short}[{','.join(str(d) for d in m.shape)}]"
+            _fail(program, f"%{name} is recorded as {v.type_str()} but {op.type} produces {got}")

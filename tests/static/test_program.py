@@ -197,3 +197,25 @@ def test_runtime_error_in_cond_inside_while_keeps_class():
     text = str(info.value)
     assert "index 6 is out of range for an array of length 1" in text
     assert "# BAD READ" in text and "array_read(" in text
+
+
+def test_verify_catches_malformed_programs():
+    from runtime.program.verify import ProgramError
+    main, _, _ = _mlp_program()
+    main.verify()
+    g = main.global_block()
+    first = g.ops[0]
+    g.ops[0], g.ops[1] = g.ops[1], g.ops[0]  # add now reads the matmul result before it exists
+    with pytest.raises(ProgramError, match=r"reads %t0 before it is defined[\s\S]*program\("):
+        main.verify()
+    g.ops[0], g.ops[1] = g.ops[1], g.ops[0]
+    g.var("t1").dtype = rt.float64  # recorded type disagrees with the producer
+    with pytest.raises(ProgramError, match=r"%t1 is recorded as f64\[-1,2\] but add produces "
+                                           r"f32\[-1,2\]"):
+        main.verify()
+    g.var("t1").dtype = rt.float32
+    cond_op = g.ops[-1]
+    cond_op.blocks = (cond_op.blocks[0], 99)
+    with pytest.raises(ProgramError, match="refers to block 99"):
+        main.verify()
+    assert first.type == "matmul"
