@@ -297,3 +297,18 @@ def test_gradients_of_inputs_through_a_static_call():
         xe = t(v, "float64", grad=True)
         (rt.sum(rt.tanh(xe) * xe) if float(rt.mean(xe)) > 0 else rt.sum(xe * xe)).backward()
         np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-10)
+
+
+def test_save_and_load_an_inference_model(tmp_path):
+    net = Plain()
+    x = t([[1.0, -2.0], [0.5, 0.5]])
+    want = net(x).numpy()
+    prefix = str(tmp_path / "plain")
+    d2s.save(net, prefix, input_spec=[d2s.InputSpec([None, 2], "float32")])
+    loaded = d2s.load(prefix)
+    np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(loaded(t([[3.0, 1.0]])).numpy(), net(t([[3.0, 1.0]])).numpy(),
+                               rtol=1e-6)
+    assert "cond" in loaded.code and loaded.program() is not None
+    with pytest.raises(RuntimeError, match="eval mode"):
+        loaded.train()

@@ -1,0 +1,89 @@
+"""`d2s.save` / `d2s.load`: a converted function or Layer as an inference model that needs no
+Python source (the program as JSON plus its parameters, see `rt.static.save_inference_model`).
+
+    >>> import os, tempfile, runtime as rt, d2s
+    >>> @d2s.to_static
+    ... def f(x):
+    ...     return rt.tanh(x) * 2 if rt.mean(x) > 0 else x
+    >>> prefix = os.path.join(tempfile.mkdtemp(), 'f')
+    >>> d2s.save(f, prefix, input_spec=[d2s.InputSpec([None, 2])])
+    >>> g = d2s.load(prefix)
+    >>> g(rt.to_tensor([[-1.0, -2.0]])).tolist()
+    [[-1.0, -2.0]]
+"""
+from __future__ import annotations
+
+
+def _static_function(obj):
+    import runtime as rt
+
+    from .static_function import StaticFunction, to_static
+    if isinstance(obj, rt.nn.Layer):
+        forward = obj.__dict__.get("forward", getattr(obj, "forward", None))
+        if isinstance(forward, StaticFunction):
+            return forward
+        return StaticFunction(type(obj).forward, instance=obj)
+    return obj if isinstance(obj, StaticFunction) else to_static(obj)
+
+
+def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
+    """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
+    (the parameters). Without `input_spec` the program of the latest call is saved."""
+    import runtime as rt
+    sf = _static_function(layer_or_function)
+    if input_spec is not None:
+        concrete = sf.get_concrete_program(*input_spec)
+    else:
+        concrete = sf.concrete_program
+    rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
+                                   program=concrete.main_program)
+
+
+class TranslatedLayer:
+    """A loaded inference model: call it with tensors (in the order of the saved inputs);
+    eval only. `.program()` is the loaded Program and `.code` its printed form."""
+
+    def __init__(self, program, feed_names: list, fetch_vars: list):
+        import runtime as rt
+        self._program = program
+        self._feeds = list(feed_names)
+        self._fetch = tuple(v.name for v in fetch_vars)
+        self._compiled = rt.static.Executor().compiled(program, self._fetch)
+        self.training = False
+
+    def __call__(self, *inputs):
+        from runtime.tensor import wrap
+        if len(inputs) != len(self._feeds):
+            raise TypeError(f"this model takes {len(self._feeds)} inputs "
+                            f"({', '.join(self._feeds)}), got {len(inputs)}")
+        feed = {n: getattr(x, "_data", x) for n, x in zip(self._feeds, inputs)}
+        try:
+            arrays = self._compiled.fn(feed)
+        except Exception as e:
+            from runtime.executor import _rewrite
+            raise _rewrite(e, self._compiled, self._program) from e
+        outs = [wrap(a) for a in arrays]
+        return outs[0] if len(outs) == 1 else outs
+
+    forward = __call__
+
+    def program(self):
+        return self._program
+
+    @property
+    def code(self) -> str:
+        return str(self._program)
+
+    def eval(self):
+        return self
+
+    def train(self):
+        raise RuntimeError("a TranslatedLayer (a loaded inference model) runs in eval mode "
+                           "only")
+
+
+def load(path: str, **configs) -> TranslatedLayer:
+    """Load what `save` wrote (reads data only; nothing from the files is executed)."""
+    import runtime as rt
+    program, feeds, fetches = rt.static.load_inference_model(path)
+    return TranslatedLayer(program, feeds, fetches)
