@@ -179,7 +179,7 @@ def scope_declarations(body: list) -> dict[str, str]:
         elif isinstance(node, gast.Nonlocal):
             out.update(dict.fromkeys(node.names, "nonlocal"))
         elif not isinstance(node, _SCOPES):
-            stack.extend(gast.iter_child_nodes(node))
+            stack.extend(c for c in _children(node) if isinstance(c, gast.AST))
     return out
 
 

@@ -24,8 +24,9 @@ class Namer:
 
     @classmethod
     def for_tree(cls, tree) -> Namer:
+        from .analysis import walk
         used = set()
-        for node in gast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, gast.Name):
                 used.add(node.id)
             elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):

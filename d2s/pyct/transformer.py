@@ -40,6 +40,32 @@ class Base(gast.NodeTransformer):
                 origin.inherit(new, src)
         return result
 
+    def generic_visit(self, node):
+        """As `ast.NodeTransformer.generic_visit` (lists spliced, None removed), without its
+        per-field overhead: every pass visits every node."""
+        ast_type = gast.AST
+        for field in node._fields:
+            old = getattr(node, field, None)
+            if old.__class__ is list:
+                new = []
+                for item in old:
+                    if isinstance(item, ast_type):
+                        item = self.visit(item)
+                        if item is None:
+                            continue
+                        if item.__class__ is list:
+                            new.extend(item)
+                            continue
+                    new.append(item)
+                old[:] = new
+            elif isinstance(old, ast_type):
+                new_node = self.visit(old)
+                if new_node is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new_node)
+        return node
+
     def visit_block(self, stmts: list) -> list:
         out = []
         for s in stmts:
