@@ -90,16 +90,20 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
-        tensors = [v for v in values if is_variable(v) or _is_tensor(v)]
-        if _is_return_value(name) and tensors and any(v is None for v in values):
-            fills[i] = tensors[0]
+        known = [v for v in values if _is_tensor(v) or (
+            isinstance(v, (int, float)) and not isinstance(v, bool))]
+        if _is_return_value(name) and known and any(v is None for v in values):
+            fills[i] = known[0]
     return fills
 
 
 def _fill(value, like):
-    """`value`, or zeros shaped like `like` (unknown dims as 1) where `value` is None."""
+    """`value`, or zeros like `like` (a tensor: its dtype and shape with unknown dims as 1; a
+    Python number: its type) where `value` is None."""
     if like is None or value is not None:
         return value
+    if not _is_tensor(like):
+        return type(like)(0)
     import runtime as rt
     return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
 
@@ -214,10 +218,12 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
                                   extra_test))
     if isinstance(iterable, TensorEnumerate):
         import runtime as rt
+        report.loop("for", 0, graph=iterable.tensor)
         return _result(_graph_for(rt.shape(iterable.tensor)[0], iterable.item, body, state,
                                   names, extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
+        report.loop("for", 0, graph=iterable)
         return _result(_graph_for(rt.static.array_length(iterable),
                                   lambda i: rt.static.array_read(iterable, i), body, state,
                                   names, extra_test))
