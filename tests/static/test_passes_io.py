@@ -105,3 +105,20 @@ def test_corrupted_files_raise_format_error(tmp_path):
     np.savez(prefix + ".npz", **arrays)
     with pytest.raises(serialize.FormatError, match="'io.w': the program expects f32"):
         static.load_inference_model(prefix)
+
+
+def test_inference_model_with_loop_and_array_round_trip(tmp_path):
+    from .test_control_flow import _array_program
+    main, (length, _, stacked) = _array_program(True)
+    prefix = str(tmp_path / "loop")
+    g = main.global_block()
+    static.save_inference_model(prefix, [g.var("x"), g.var("n")], [length, stacked],
+                                program=main)
+    prog, feeds, fetches = static.load_inference_model(prefix)
+    assert feeds == ["x", "n"]
+    feed = {"x": np.array([1.0, 2.0], "float32"), "n": np.int64(3)}
+    a = static.Executor().run(main, feed, [length, stacked])
+    b = static.Executor().run(prog, feed, fetches)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+    assert "array_read" not in str(prog)  # pruned: `last` was not fetched
