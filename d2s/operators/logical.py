@@ -56,12 +56,28 @@ def _scalar_bool(x):
 
 
 def _graph(a, rest, op, decided: bool):
-    """`a` is a graph value: `cond(a, ...)` evaluating the rest in one branch only."""
+    """`a` is a graph value: `cond(a, ...)` evaluating the rest in one branch only.
+
+    For a bool `a` the result is a bool tensor. Otherwise, as in Python, the result is the
+    operand that decided (`m or 0.5` gives `m` or 0.5), which requires both to have one
+    dtype and rank."""
     import runtime as rt
+    first, *more = rest
+    if a.dtype != "bool":
+        pred = _scalar_bool(a)
+
+        def keep_value():
+            return a
+
+        def evaluate_value():
+            return op(first(), *more)
+
+        if decided:
+            return rt.static.nn.cond(pred, keep_value, evaluate_value)
+        return rt.static.nn.cond(pred, evaluate_value, keep_value)
     a = _scalar_bool(a)
 
     def evaluate():
-        first, *more = rest
         return _scalar_bool(op(first(), *more))
 
     def keep():
