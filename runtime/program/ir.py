@@ -220,7 +220,9 @@ class Program:
         verify(self)
 
     def clone(self, for_test: bool = False) -> Program:
-        """A deep copy of the structure that shares the same parameter tensors."""
+        """A deep copy of the structure that shares the same parameter tensors. `for_test` is
+        accepted for Paddle compatibility: layers pick train/eval behaviour when they are
+        traced (`layer.eval()`), so the copy is the same program either way."""
         from .serialize import copy_program
         return copy_program(self)
 
