@@ -1,5 +1,5 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
-`enumerate`, `bool`, `int`, `float`, `isinstance`; and `x.shape`, whose unknown dims must be read at run time.
+`enumerate`, `max`, `min`, `all`, `any`, `bool`, `int`, `float`, `isinstance`; and `x.shape`, whose unknown dims must be read at run time.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
@@ -33,6 +33,10 @@ BUILTINS = {
     "float": "float_",
     "isinstance": "isinstance_",
     "enumerate": "enumerate_",
+    "max": "max_",
+    "min": "min_",
+    "all": "all_",
+    "any": "any_",
 }
 
 

@@ -8,14 +8,16 @@ user wrote it. The generated-code API, by converter:
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`
-- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `enumerate_`, `bool_`,
-  `int_`, `float_`, `isinstance_`, `shape`
+- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `enumerate_`, `max_`,
+  `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
 """
 from ..convert_call import call  # noqa: F401
 from .builtins import (  # noqa: F401
+    all_,
+    any_,
     assert_,
     bool_,
     enumerate_,
@@ -23,6 +25,8 @@ from .builtins import (  # noqa: F401
     int_,
     isinstance_,
     len_,
+    max_,
+    min_,
     print_,
     range_,
     shape,

@@ -65,6 +65,70 @@ def enumerate_(iterable, start=0):
     return builtins.enumerate(iterable, start)
 
 
+def max_(*args, **kwargs):
+    """`max`; of values some of which are graph values: an elementwise `maximum`."""
+    return _extreme(builtins.max, "maximum", args, kwargs)
+
+
+def min_(*args, **kwargs):
+    """`min`; of values some of which are graph values: an elementwise `minimum`."""
+    return _extreme(builtins.min, "minimum", args, kwargs)
+
+
+def _extreme(py, op, args, kwargs):
+    values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
+    if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
+            is_variable(v) for v in values):
+        return py(*args, **kwargs)
+    import runtime as rt
+    values = builtins.list(values)
+    out = values[0]
+    for v in values[1:]:
+        if not is_variable(out) and not is_variable(v):
+            out = py(out, v)
+            continue
+        ref = out if is_variable(out) else v
+        out = getattr(rt, op)(_as_tensor(out, ref), _as_tensor(v, ref))
+    return out
+
+
+def _as_tensor(x, like):
+    if is_variable(x):
+        return x
+    import runtime as rt
+    return rt.full([], x, like.dtype)
+
+
+def all_(iterable):
+    """`all`; over graph values: a bool tensor (the logical and of their truth values)."""
+    return _fold(iterable, True, "logical_and", builtins.all)
+
+
+def any_(iterable):
+    """`any`; over graph values: a bool tensor (the logical or of their truth values)."""
+    return _fold(iterable, False, "logical_or", builtins.any)
+
+
+def _fold(iterable, unit, op, py):
+    items = builtins.list(iterable) if not is_variable(iterable) else None
+    if items is None or not builtins.any(is_variable(x) for x in items):
+        return py(iterable if items is None else items)
+    import runtime as rt
+
+    from .logical import to_bool
+    out = None
+    for x in items:
+        b = to_bool(x)
+        if is_variable(b) and b.ndim:
+            b = (rt.all if op == "logical_and" else rt.any)(b)
+        if not is_variable(b):
+            if b != unit:
+                return b
+            continue
+        out = b if out is None else getattr(rt, op)(out, b)
+    return unit if out is None else out
+
+
 def bool_(x=False):
     if is_variable(x):
         from .logical import to_bool
