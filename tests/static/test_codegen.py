@@ -69,3 +69,19 @@ def test_values_freed_after_last_use_and_compiled_once():
     with static.program_guard(main):
         w + 1.0
     assert exe.compiled(main, (w.name,)) is not c  # the program changed: recompiled
+
+
+@pytest.mark.gpu
+def test_same_program_on_gpu_matches_cpu():
+    from .test_control_flow import _nested_cond_in_while
+    main, _, (loss, dx, dW) = _nested_cond_in_while()
+    feed = {"x": np.array([0.3, -0.2, 0.5]), "n": np.int64(3), "p": np.bool_(True)}
+    cpu = static.Executor().run(main, feed, [loss, dx, dW])
+    rt.set_device("gpu")
+    try:
+        gpu = static.Executor().run(main, feed, [loss, dx, dW])
+    finally:
+        rt.set_device("cpu")
+    for a, b in zip(cpu, gpu):
+        assert isinstance(b, np.ndarray)
+        np.testing.assert_allclose(a, b, rtol=1e-10)
