@@ -74,12 +74,13 @@ def test_values_freed_after_last_use_and_compiled_once():
 @pytest.mark.gpu
 def test_same_program_on_gpu_matches_cpu():
     from .test_control_flow import _nested_cond_in_while
-    main, _, (loss, dx, dW) = _nested_cond_in_while()
     feed = {"x": np.array([0.3, -0.2, 0.5]), "n": np.int64(3), "p": np.bool_(True)}
-    cpu = static.Executor().run(main, feed, [loss, dx, dW])
+    main, _, fetch = _nested_cond_in_while()
+    cpu = static.Executor().run(main, feed, list(fetch))
     rt.set_device("gpu")
-    try:
-        gpu = static.Executor().run(main, feed, [loss, dx, dW])
+    try:  # parameters are created on the device in force, so build the program there
+        main, _, fetch = _nested_cond_in_while()
+        gpu = static.Executor().run(main, feed, list(fetch))
     finally:
         rt.set_device("cpu")
     for a, b in zip(cpu, gpu):
