@@ -102,6 +102,7 @@ def _prepare(fn):
     if isinstance(node, gast.Lambda):
         node = _lambda_as_def(node)
     _check_supported(node)
+    _mark_generators(node)
     code = fn.__code__
     closure = {}
     if fn.__closure__:
@@ -150,6 +151,15 @@ _UNSUPPORTED = {
     gast.AsyncFor: "async for",
     gast.AsyncWith: "async with",
 }
+
+
+def _mark_generators(fn) -> None:
+    """Nested generator functions stay exactly as written: a generator's body runs lazily, one
+    `next()` at a time, which branch and loop functions cannot express."""
+    for node in analysis.walk(fn):
+        if node is not fn and isinstance(node, gast.FunctionDef) and any(
+                isinstance(n, (gast.Yield, gast.YieldFrom)) for n in analysis.walk(node)):
+            anno.setanno(node, anno.OPAQUE, True)
 
 
 def _check_supported(fn) -> None:

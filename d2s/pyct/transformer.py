@@ -33,6 +33,8 @@ class Base(gast.NodeTransformer):
         self.ctx = ctx
 
     def visit(self, node):
+        if anno.getanno(node, anno.OPAQUE, False):
+            return node
         result = super().visit(node)
         src = anno.getanno(node, anno.ORIGIN, None)
         if src is not None and result is not None:
