@@ -248,7 +248,16 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
                 seq = _indexable(rest)
                 if seq is None:
                     return _result(_guarded(rest, body, state, names, extra_test))
-                return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
+                from runtime.program.builder import current_builder
+                blocks = current_builder().program.blocks
+                mark = len(blocks)
+                try:
+                    return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
+                except TypeError:
+                    # The body needs the item as a Python value (`xs[i]` on a Python list):
+                    # unroll the rest with guards instead.
+                    del blocks[mark:]
+                    return _result(_guarded(rest, body, state, names, extra_test))
             if not t:
                 break
         state = _as_list(body(item, *state), n)
