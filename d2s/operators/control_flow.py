@@ -392,8 +392,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
     b = current_builder()
     mark = len(b.program.blocks)
     with b.sub_block():
-        probe = _as_list(body(*[copy.copy(v) if isinstance(v, list) else v for v in state]),
-                         len(names))
+        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
     del b.program.blocks[mark:]
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
