@@ -19,15 +19,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "d2s")]
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import d2s  # noqa: E402
-import runtime as rt  # noqa: E402
-from corpus import (  # noqa: E402,F401  isort: skip
+import d2s
+import runtime as rt
+
+from corpus import (  # noqa: F401  isort: skip
     cases_if, cases_while, cases_for, cases_break_continue, cases_return, cases_logical,
     cases_assert_print_len_cast, cases_list_dict, cases_calls, cases_misc, cases_layers)
-from corpus import known_failures  # noqa: E402
-from corpus.registry import CASES  # noqa: E402
+from corpus import known_failures
+from corpus.registry import CASES
 
 
 def _inputs(value):
@@ -110,7 +111,7 @@ def main(argv=None) -> int:
     for cat, vals in sorted(by_cat.items()):
         print(f"    {cat:24s} n={len(vals):3d}  first {statistics.median(v[0] for v in vals):6.2f}"
               f"  ratio {statistics.median(v[1] for v in vals):5.2f}")
-    print(f"  slowest first calls:")
+    print("  slowest first calls:")
     for case, first, st, ea in sorted(rows, key=lambda r: -r[1])[:args.worst]:
         print(f"    {case.name:48s} {first * 1e3:7.2f} ms   static {st * 1e6:7.1f} us"
               f"   eager {ea * 1e6:7.1f} us")
