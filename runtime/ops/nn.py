@@ -273,8 +273,7 @@ DROPOUT = register(
     grad=lambda ins, outs, gs, a: [bind(DROPOUT_GRAD, (gs[0], outs[1]), {
         k: v for k, v in a.items() if k != "axis"})],
     doc="Zero each element with probability p; returns (out, keep mask). The mask is an "
-        "output so the gradient reuses it. Random: never constant-folded or merged.")
-_random.RANDOM_OPS.add(DROPOUT.name)
+        "output so the gradient reuses it.", random=True)
 
 
 def dropout(x, p: float = 0.5, axis=None, mode: str = "upscale_in_train"):

@@ -20,7 +20,7 @@ Each method returns an array of the array module `xp` (default: the current devi
 `host_generator()` is `default_generator().host` and `uniform_array(xp, shape)` is
 `default_generator().random(shape, xp=xp)`.
 
-Random ops are registered with `random_op`: nondiff, and named in `RANDOM_OPS`. Program passes
+Random ops are registered with `random_op`: nondiff, and flagged `OpDef.random`. Program passes
 must not constant-fold, deduplicate (CSE) or hoist them, and removing an unused one shifts
 the numbers later ops draw (eager mode draws them all).
 """
@@ -34,10 +34,7 @@ from .. import backend
 from ..dtypes import DEFAULT_FLOAT, convert_dtype, int64
 from . import infer as I
 from .creation import infer_shape, is_tensor, resolve_shape, shape_args
-from .registry import Meta, OpError, OpTypeError, bind, register
-
-RANDOM_OPS: set = set()
-
+from .registry import OPS, Meta, OpError, OpTypeError, bind, register
 
 class Generator:
     """A seeded random stream (see the module docstring for the API).
@@ -131,16 +128,15 @@ def set_rng_state(state: dict) -> None:
 # ---- ops -------------------------------------------------------------------------------------
 
 def random_op(name: str, *, kernel, infer, doc: str):
-    """Register an op that draws from the generator at run time (see RANDOM_OPS)."""
-    op = register(name, kernel=kernel, infer=infer, nondiff=True, amp="keep",
-                  doc=doc + " Random: never constant-folded or merged.")
-    RANDOM_OPS.add(name)
-    return op
+    """Register an op that draws from the generator at run time (`OpDef.random`)."""
+    return register(name, kernel=kernel, infer=infer, nondiff=True, amp="keep", doc=doc,
+                    random=True)
 
 
 def is_random(op) -> bool:
     """True for ops whose kernels draw random numbers (`op` is an OpDef or a name)."""
-    return getattr(op, "name", op) in RANDOM_OPS
+    opdef = OPS.get(op) if isinstance(op, str) else op
+    return opdef is not None and opdef.random
 
 
 def _gen(seed):

@@ -36,9 +36,9 @@ class Meta(NamedTuple):
 
 
 class OpDef:
-    __slots__ = ("amp", "doc", "grad", "infer", "kernel", "name", "nondiff", "printer")
+    __slots__ = ("amp", "doc", "grad", "infer", "kernel", "name", "nondiff", "printer", "random")
 
-    def __init__(self, name, kernel, infer, grad, amp, nondiff, doc, printer):
+    def __init__(self, name, kernel, infer, grad, amp, nondiff, doc, printer, random=False):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -47,6 +47,8 @@ class OpDef:
         self.nondiff = nondiff
         self.doc = doc
         self.printer = printer
+        # Draws from the generator at run time: never constant-folded, merged or dropped
+        self.random = random
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -57,14 +59,15 @@ OPS: dict[str, OpDef] = {}
 
 def register(name: str, *, kernel: Callable, infer: Callable, grad: Callable | None = None,
              amp: str = "promote", nondiff: bool = False, doc: str = "",
-             printer: Callable | None = None) -> OpDef:
+             printer: Callable | None = None, random: bool = False) -> OpDef:
     """Define an op. `nondiff=True` marks ops whose outputs never carry gradients (comparisons,
-    argmax, random numbers): they are never recorded on the tape."""
+    argmax, random numbers): they are never recorded on the tape. `random=True` marks ops that
+    draw random numbers when they run, which program passes must leave where they are."""
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")
     if amp not in ("white", "black", "promote", "keep"):
         raise ValueError(f"op {name!r}: amp must be white/black/promote/keep, not {amp!r}")
-    op = OpDef(name, kernel, infer, grad, amp, nondiff, doc, printer)
+    op = OpDef(name, kernel, infer, grad, amp, nondiff, doc, printer, random)
     OPS[name] = op
     return op
 

@@ -2,22 +2,14 @@
 from __future__ import annotations
 
 from ...ops import registry
+from ...ops.random import is_random
 from ..debug_ops import SIDE_EFFECTS
 from ..ir import Op, Program
 from ..serialize import copy_program
 
-# Ops that draw random numbers: running them twice (or once at fold time) changes results.
-RANDOM_OPS = {"dropout", "uniform", "normal", "gaussian", "randn", "rand", "randint",
-              "bernoulli", "multinomial", "randperm", "uniform_random", "gaussian_random"}
-
-
-def is_random(op_type: str) -> bool:
-    opdef = registry.OPS.get(op_type)
-    return op_type in RANDOM_OPS or (opdef is not None and "random" in (opdef.doc or "").lower())
-
-
 def has_effects(program: Program, op: Op) -> bool:
     """True when running `op` matters beyond its outputs (recursively through sub-blocks)."""
+    # Random ops draw when they run: running them twice (or at fold time) changes results
     if op.type in SIDE_EFFECTS or is_random(op.type):
         return True
     return any(has_effects(program, o) for idx in op.blocks for o in program.blocks[idx].ops)
