@@ -312,3 +312,87 @@ def test_save_and_load_an_inference_model(tmp_path):
     assert "cond" in loaded.code and loaded.program() is not None
     with pytest.raises(RuntimeError, match="eval mode"):
         loaded.train()
+
+
+side_effects = []
+
+
+def _noisy(x):
+    side_effects.append(1)
+    return rt.max(x) > 0
+
+
+def short_circuit(x):
+    if rt.mean(x) > 0 and _noisy(x):
+        return x * 2
+    return x
+
+
+def test_tensor_and_keeps_short_circuit_and_runs_side_effects_once():
+    side_effects.clear()
+    sf = d2s.to_static(short_circuit)
+    for v in ([1.0, 2.0], [-3.0, 1.0], [-1.0, -2.0]):
+        np.testing.assert_allclose(sf(t(v)).numpy(), short_circuit(t(v)).numpy())
+    assert len(sf.program_cache) == 1
+    assert len(side_effects) == 1 + 1  # one trace (inside the cond branch) + one eager call
+
+
+def grow_and_stack(x, n):
+    outs = []
+    i = 0
+    while i < n:
+        outs.append(x * i)
+        i += 1
+    return rt.stack(outs), len(outs)
+
+
+def test_list_grown_in_a_tensor_loop_is_a_tensor_array():
+    sf = d2s.to_static(grow_and_stack)
+    x = t([1.0, 2.0])
+    for n in (1, 3):
+        got, count = sf(x, rt.to_tensor(np.int64(n)))
+        want, _ = grow_and_stack(x, n)
+        np.testing.assert_allclose(got.numpy(), want.numpy())
+        assert int(count) == n
+    assert len(sf.program_cache) == 1
+
+
+class Blocks(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.blocks = rt.nn.LayerList([rt.nn.Linear(3, 3) for _ in range(3)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            if rt.max(rt.abs(x)) > 2:
+                break
+            x = block(x) * 2
+        return x
+
+
+def test_tensor_break_over_a_layer_list_unrolls_with_guards():
+    net = Blocks()
+    xs = [t(np.full((1, 3), v)) for v in (0.1, 1.0, 5.0)]
+    want = [net(x).numpy() for x in xs]
+    d2s.to_static(net)
+    for x, w in zip(xs, want):
+        np.testing.assert_allclose(net(x).numpy(), w, rtol=1e-5)
+    assert len(net.forward.program_cache) == 1
+
+
+def rows_and_extremes(x):
+    acc = rt.zeros([x.shape[1]])
+    for i, row in enumerate(x):
+        acc = acc + row * i
+    return max(rt.max(acc), 0.0), min(3, x.shape[0])
+
+
+def test_enumerate_rows_and_max_min_with_unknown_batch():
+    sf = d2s.to_static(rows_and_extremes, input_spec=[d2s.InputSpec([None, 2])])
+    for b in (1, 2, 5):
+        x = t(np.random.randn(b, 2))
+        got_max, got_min = sf(x)
+        want_max, want_min = rows_and_extremes(x)
+        np.testing.assert_allclose(float(got_max), float(want_max), rtol=1e-6)
+        assert int(got_min) == want_min
+    assert len(sf.program_cache) == 1
