@@ -248,9 +248,12 @@ class _Entry:
         self._backward = None
         self._trace_args = (args, kwargs)
         self.pending = None
-        from runtime.ops.registry import STATE
+        from runtime.ops.registry import OPS, STATE
         from runtime.tensor import wrap
         self._state, self._wrap = STATE, wrap
+        # The backward program runs the forward again: with random ops (dropout) it must
+        # draw the same numbers, so each recorded call keeps the generator state it ran with.
+        self.random = any(getattr(OPS.get(op.type), "random", False) for op in program.ops())
 
     def run(self, args, kwargs):
         """Run the program on the tensors of the call (those `lookup` just found)."""
@@ -259,6 +262,10 @@ class _Entry:
         if inputs is None:
             inputs = _signature(self.sf, args, kwargs)[2]
         feed = dict(zip(self.feed_names, [t._data for t in inputs]))
+        rng_state = None
+        if self.random and self._state.grad_enabled:
+            from runtime.ops.random import default_generator
+            rng_state = default_generator().get_state()
         try:
             arrays = self.fn(feed)
         except Exception as e:
@@ -271,8 +278,12 @@ class _Entry:
             from runtime.autograd import record
             diff = [o for o in outs if o.dtype.is_floating]
             if diff:
+                backward = self._backward_fn
+                if rng_state is not None:
+                    def backward(node, grads, rng_state=rng_state):
+                        return self._backward_fn(node, grads, rng_state)
                 record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(outs),
-                       backward_fn=self._backward_fn)
+                       backward_fn=backward)
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
@@ -301,7 +312,7 @@ class _Entry:
         self._backward = (compiled.fn, [s.name for s in seeds], diff, slots,
                           [v.name for v in feeds])
 
-    def _backward_fn(self, node, out_grads):
+    def _backward_fn(self, node, out_grads, rng_state=None):
         from runtime import backend
         from runtime.tensor import wrap
         if self._backward is None:
@@ -313,7 +324,17 @@ class _Entry:
         for name, i in zip(seed_names, diff):
             g = out_grads[i]
             feed[name] = g._data if g is not None else backend.XP.zeros_like(outs[i]._data)
-        arrays = fn(feed)
+        if rng_state is None:
+            arrays = fn(feed)
+        else:
+            from runtime.ops.random import default_generator
+            gen = default_generator()
+            now = gen.get_state()
+            gen.set_state(rng_state)
+            try:
+                arrays = fn(feed)
+            finally:
+                gen.set_state(now)
         in_grads = [None] * len(inputs)
         for slot, a in zip(slots, arrays):
             in_grads[slot] = wrap(np.asarray(a) if backend.XP is np else a)

@@ -396,3 +396,31 @@ def test_enumerate_rows_and_max_min_with_unknown_batch():
         np.testing.assert_allclose(float(got_max), float(want_max), rtol=1e-6)
         assert int(got_min) == want_min
     assert len(sf.program_cache) == 1
+
+
+class DropNet(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(6, 6)
+        self.drop = rt.nn.Dropout(0.5)
+
+    def forward(self, x):
+        h = self.drop(self.fc(x))
+        if rt.mean(h) > 0:
+            h = h * 2
+        return rt.sum(h * h)
+
+
+def test_dropout_gradients_match_eager():
+    """The static backward re-runs the forward: it must draw the same dropout mask."""
+    grads = []
+    for static in (False, True):
+        rt.seed(0)
+        net = DropNet()
+        net.to(dtype="float64")
+        if static:
+            d2s.to_static(net)
+        rt.seed(5)
+        net(rt.to_tensor(np.random.RandomState(0).randn(4, 6))).backward()
+        grads.append(net.fc.weight.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
