@@ -298,6 +298,9 @@ class _Entry:
         args, kwargs = self._trace_args
         program, feeds, leaves, _ = _trace(self.sf, args, kwargs)
         outs = [v for v in leaves if isinstance(v, Variable)]
+        for block in program.blocks:  # the forward call already updated running statistics
+            block.ops = [op for op in block.ops if op.type != "write_persistable"]
+        program.touch()
         by_id = {id(t): name for name, t in program.tensors.items()}
         with rt.static.program_guard(program):
             diff = [i for i, v in enumerate(outs) if v.dtype.is_floating]

@@ -424,3 +424,30 @@ def test_dropout_gradients_match_eager():
         net(rt.to_tensor(np.random.RandomState(0).randn(4, 6))).backward()
         grads.append(net.fc.weight.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
+
+
+class NormNet(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 4)
+        self.bn = rt.nn.BatchNorm1D(4)
+
+    def forward(self, x):
+        return rt.sum(self.bn(self.fc(x)) ** 2)
+
+
+def test_batchnorm_statistics_update_once_per_training_call():
+    states = []
+    for static in (False, True):
+        rt.seed(0)
+        net = NormNet()
+        net.to(dtype="float64")
+        if static:
+            d2s.to_static(net)
+        x = rt.to_tensor(np.random.RandomState(0).randn(5, 3))
+        for _ in range(2):
+            net(x).backward()
+        states.append({k: v.numpy().copy() for k, v in net.state_dict().items()})
+        states[-1]["grad"] = net.fc.weight.grad.numpy()
+    for k in states[0]:
+        np.testing.assert_allclose(states[1][k], states[0][k], rtol=1e-10, err_msg=k)
