@@ -33,7 +33,10 @@ import linecache
 import os
 import sys
 import sysconfig
+import weakref
 from typing import NamedTuple
+
+from runtime.ops.registry import STATE
 
 from .pyct import loader
 
@@ -151,8 +154,13 @@ def frames_of_stack(frame) -> list[UserFrame]:
 
 # ---- ops remember their user frames -----------------------------------------------------------
 
+# block -> {index of an op in block.ops: the user frames that built it}
+_OP_FRAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # op origin (file, line, source) -> the distinct user stacks that built ops with that origin
+# (for ops no longer found in the block they were built in, e.g. programs rewritten by passes)
 _OP_STACKS: dict[tuple, set] = {}
+# raw stack (id(code), line, ...) -> its user frames: an unrolled loop builds many ops from one
+_RAW_STACKS: dict[tuple, tuple] = {}
 
 
 def resolve_origin(filename: str, lineno: int):
@@ -162,22 +170,50 @@ def resolve_origin(filename: str, lineno: int):
     if src is None:
         return None
     key = src.as_tuple()
+    raw = []
+    f = sys._getframe(1)
+    while f is not None:
+        raw.append(id(f.f_code))  # code objects hash slowly; their ids do not
+        raw.append(f.f_lineno)
+        f = f.f_back
+    raw = tuple(raw)
+    frames = _RAW_STACKS.get(raw)
+    if frames is None:
+        frames = _RAW_STACKS[raw] = tuple(frames_of_stack(sys._getframe(1)))
+    builder = STATE.builder
+    if builder is not None:  # the op is appended to builder.block right after this returns
+        block = builder.block
+        table = _OP_FRAMES.get(block)
+        if table is None:
+            table = _OP_FRAMES[block] = {}
+        table[len(block.ops)] = frames
     stacks = _OP_STACKS.setdefault(key, set())
     if len(stacks) < 8:  # enough to tell one caller from several
-        stacks.add(tuple(frames_of_stack(sys._getframe(1))))
+        stacks.add(frames)
     return key
 
 
-def _frames_of_op(origin: tuple | None) -> list[UserFrame]:
+def _frames_of_op(op, origin: tuple | None) -> list[UserFrame]:
+    for block, table in list(_OP_FRAMES.items()):
+        frames = table.get(_index(block.ops, op))
+        if frames is not None:
+            return list(frames)
     if origin is None:
         return []
     stacks = [s for s in _OP_STACKS.get(tuple(origin), ()) if s]
     if len(stacks) == 1:
         return list(stacks[0])
     filename, lineno, source = origin
-    function = stacks[0][-1].function if stacks else "<program>"
+    function = next(iter(stacks))[-1].function if stacks else "<program>"
     text = source if source is not None else linecache.getline(filename, lineno).strip()
     return [UserFrame(filename, lineno, function, text)]
+
+
+def _index(ops: list, op) -> int | None:
+    for i, o in enumerate(ops):
+        if o is op:
+            return i
+    return None
 
 
 # ---- rewriting -------------------------------------------------------------------------------
@@ -219,7 +255,7 @@ def _executor_frames(e) -> tuple[list[UserFrame], str | None]:
     text = e.args[0]
     head, _, rest = text.partition(_EXECUTOR_HEADER)
     op_text = rest.partition(_EXECUTOR_OP)[2] or None
-    frames = _frames_of_op(e.origin)
+    frames = _frames_of_op(e.op, e.origin)
     if frames:
         e.args = (head,)
     return frames, op_text
