@@ -27,7 +27,7 @@ def _probe_cupy():
             if cupy.is_available():
                 cupy.zeros(1)  # the first allocation is what fails on a machine without a GPU
                 _cupy = cupy
-        except Exception:  # ImportError, CUDARuntimeError, driver errors: all mean "no GPU"
+        except Exception:  # noqa: BLE001  ImportError, CUDARuntimeError, driver errors: all mean "no GPU"
             _cupy = None
     return _cupy
 
@@ -49,7 +49,7 @@ def set_device(device: str) -> str:
     if name == "cpu":
         XP, DEVICE = np, "cpu"
         return DEVICE
-    if name == "gpu" or name.startswith("gpu:") or name.startswith("cuda"):
+    if name == "gpu" or name.startswith(("gpu:", "cuda")):
         cp = _probe_cupy()
         if cp is None:
             raise RuntimeError(

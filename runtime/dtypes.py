@@ -14,7 +14,7 @@ import numpy as np
 class DType:
     """A tensor element type. Compares equal to itself, its name and its NumPy dtype."""
 
-    __slots__ = ("name", "np", "short", "kind", "itemsize")
+    __slots__ = ("itemsize", "kind", "name", "np", "short")
 
     def __init__(self, name: str, np_dtype, short: str):
         self.name = name

@@ -22,9 +22,7 @@ def broadcast_shapes(op: str, a: tuple, b: tuple, names=("x", "y")) -> tuple:
         db = b[-i] if i <= len(b) else 1
         if da == db or db == 1:
             out.append(da)
-        elif da == 1:
-            out.append(db)
-        elif da == -1:
+        elif da == 1 or da == -1:
             out.append(db)
         elif db == -1:
             out.append(da)

@@ -36,6 +36,7 @@ from . import infer as I
 from .creation import infer_shape, is_tensor, resolve_shape, shape_args
 from .registry import OPS, Meta, OpError, OpTypeError, bind, register
 
+
 class Generator:
     """A seeded random stream (see the module docstring for the API).
 

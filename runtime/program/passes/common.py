@@ -7,6 +7,7 @@ from ..debug_ops import SIDE_EFFECTS
 from ..ir import Op, Program
 from ..serialize import copy_program
 
+
 def has_effects(program: Program, op: Op) -> bool:
     """True when running `op` matters beyond its outputs (recursively through sub-blocks)."""
     # Random ops draw when they run: running them twice (or at fold time) changes results
