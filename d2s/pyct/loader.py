@@ -73,7 +73,7 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     with open(filename, "w") as f:
         f.write(annotated)
     _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
-    module_code = compile(annotated, filename, "exec")
+    module_code = compile(reparsed, filename, "exec")  # same lines as the file, parsed once
     factory_code = _const_code(module_code, FACTORY)
     return Loaded(_const_code(factory_code, fn_node.name), text, filename)
 
