@@ -451,3 +451,21 @@ def test_batchnorm_statistics_update_once_per_training_call():
         states[-1]["grad"] = net.fc.weight.grad.numpy()
     for k in states[0]:
         np.testing.assert_allclose(states[1][k], states[0][k], rtol=1e-10, err_msg=k)
+
+
+def test_ignore_module_leaves_its_functions_unconverted():
+    import golden_cases
+
+    from d2s import convert_call
+
+    def caller(x):
+        return golden_cases.early_return(x)
+
+    x = t([1.0, 2.0])
+    np.testing.assert_allclose(d2s.to_static(caller)(x).numpy(), [2.0, 4.0])
+    d2s.ignore_module([golden_cases])
+    try:
+        with pytest.raises(TypeError, match="bool"):  # its tensor `if` is not converted
+            d2s.to_static(caller)(x)
+    finally:
+        convert_call._IGNORED_MODULES.discard("golden_cases")
