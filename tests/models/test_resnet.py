@@ -3,7 +3,6 @@ BN in training mode, dynamic batch)."""
 import numpy as np
 import pytest
 from zoo_harness import (
-    BATCHNORM_UPDATED_TWICE,
     check_buffers_after_training,
     check_dynamic_batch,
     check_eval,
@@ -62,7 +61,6 @@ def test_training(name):
     check_training(MODELS[name](), *training_data())
 
 
-@pytest.mark.xfail(strict=True, reason=BATCHNORM_UPDATED_TWICE)
 @pytest.mark.parametrize("name", MODELS)
 def test_batchnorm_statistics_after_training(name):
     rt.seed(1)

@@ -3,7 +3,6 @@ not change the result; eager vs to_static."""
 import numpy as np
 import pytest
 from zoo_harness import (
-    BATCHNORM_UPDATED_TWICE,
     check_buffers_after_training,
     check_dynamic_batch,
     check_eval,
@@ -75,7 +74,6 @@ def test_training():
     check_training(SpeechClassifier(FEATURES), *training_data())
 
 
-@pytest.mark.xfail(strict=True, reason=BATCHNORM_UPDATED_TWICE)
 def test_batchnorm_statistics_after_training():
     rt.seed(1)
     check_buffers_after_training(SpeechClassifier(FEATURES), *training_data())

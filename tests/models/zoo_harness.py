@@ -20,15 +20,6 @@ import runtime as rt
 EVAL_ATOL = 1e-5
 LOSS_ATOL = 1e-4
 
-BATCHNORM_UPDATED_TWICE = (
-    "d2s/program_cache.py: a converted forward's backward program re-traces and re-runs the "
-    "whole forward (`_Entry._build_backward`), so state-updating ops run twice per training "
-    "step: BatchNorm running mean/variance get two momentum updates (Conv2D+BatchNorm2D, one "
-    "backward: eager mean 0.049, static 0.093). Fix: keep the forward's intermediates for the "
-    "backward program instead of recomputing (also saves a forward per step), or at least "
-    "drop the running-statistics writes from the recomputed forward.")
-
-
 def leaves(x) -> list[np.ndarray]:
     if isinstance(x, (list, tuple)):
         return [a for t in x for a in leaves(t)]
