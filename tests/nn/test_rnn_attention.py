@@ -284,6 +284,20 @@ def test_transformer_encoder_stacks_fresh_layers():
     np.testing.assert_allclose(out.numpy().mean(-1), 0, atol=1e-5)  # final LayerNorm
 
 
+@pytest.mark.parametrize("normalize_before", [False, True])
+def test_transformer_encoder_incremental_cache_matches_causal_mask(normalize_before):
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, normalize_before=normalize_before), 2).to(dtype="float64")
+    x = np.random.randn(2, 4, 8)
+    causal = rt.to_tensor(np.tril(np.ones((4, 4), bool)))
+    full = enc(rt.to_tensor(x), src_mask=causal).numpy()
+    cache = enc.gen_cache(rt.to_tensor(x))
+    for t in range(4):
+        out, cache = enc(rt.to_tensor(x[:, t:t + 1]), cache=cache)
+        np.testing.assert_allclose(out.numpy()[:, 0], full[:, t], rtol=1e-9, atol=1e-10)
+    assert [c.k.shape for c in cache] == [[2, 2, 4, 4]] * 2
+
+
 def test_transformer_decoder_layer_vs_numpy():
     layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0).to(dtype="float64")
     tgt, memory = np.random.randn(2, 3, 8), np.random.randn(2, 4, 8)

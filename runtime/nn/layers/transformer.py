@@ -126,7 +126,67 @@ class MultiHeadAttention(Layer):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
 
 
-class TransformerEncoderLayer(Layer):
+class _TransformerLayer(Layer):
+    """What encoder and decoder layers share: their config, one MultiHeadAttention per name in
+    `ATTENTIONS`, the feed-forward block, and one LayerNorm and Dropout per residual block."""
+
+    ATTENTIONS: tuple = ()
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
+                 activation: str = "relu", attn_dropout: float | None = None,
+                 act_dropout: float | None = None, normalize_before: bool = False,
+                 weight_attr=None, bias_attr=None, layer_norm_eps: float = 1e-5):
+        super().__init__()
+        # The stacks build their other layers from this config, as Paddle does
+        self._config = {
+            "d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
+            "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
+            "act_dropout": act_dropout, "normalize_before": normalize_before,
+            "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
+        if not hasattr(F, activation):
+            raise ValueError(f"{type(self).__name__}: unknown activation {activation!r}")
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        n_blocks = len(self.ATTENTIONS) + 1
+        weight_attrs = _attr_list(weight_attr, n_blocks)
+        bias_attrs = _attr_list(bias_attr, n_blocks)
+        for name, w_attr, b_attr in zip(self.ATTENTIONS, weight_attrs, bias_attrs):
+            setattr(self, name, MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
+                                                   weight_attr=w_attr, bias_attr=b_attr))
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[-1], bias_attr=bias_attrs[-1])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[-1], bias_attr=bias_attrs[-1])
+        for i in range(1, n_blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, layer_norm_eps))
+        for i in range(1, n_blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
+        self.activation = getattr(F, activation)
+
+    def _block(self, norm, dropout, x, fn):
+        """x + dropout(fn(x)) with the LayerNorm before fn or after the sum."""
+        out = fn(norm(x) if self.normalize_before else x)
+        out = x + dropout(out)
+        return out if self.normalize_before else norm(out)
+
+    @staticmethod
+    def _attend(attn, kv, mask, cache, new_caches: list):
+        """fn(x) for `_block`: attention of x over `kv` (x itself when None); with a cache,
+        the updated one is appended to `new_caches`."""
+        def fn(x):
+            keys = x if kv is None else kv
+            if cache is None:
+                return attn(x, keys, keys, mask)
+            out, new_cache = attn(x, keys, keys, mask, cache)
+            new_caches.append(new_cache)
+            return out
+        return fn
+
+    def _feed_forward(self, x):
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with a residual connection and
     LayerNorm (after the block by default, before it with `normalize_before=True`).
 
@@ -136,61 +196,44 @@ class TransformerEncoderLayer(Layer):
     [2, 5, 16]
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: float | None = None,
-                 act_dropout: float | None = None, normalize_before: bool = False,
-                 weight_attr=None, bias_attr=None, layer_norm_eps: float = 1e-5):
-        super().__init__()
-        # TransformerEncoder builds its other layers from this config, as Paddle does
-        self._config = {
-            "d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
-            "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
-            "act_dropout": act_dropout, "normalize_before": normalize_before,
-            "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
-        if not hasattr(F, activation):
-            raise ValueError(f"TransformerEncoderLayer: unknown activation {activation!r}")
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weight_attrs, bias_attrs = _attr_list(weight_attr, 2), _attr_list(bias_attr, 2)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                            weight_attr=weight_attrs[0],
-                                            bias_attr=bias_attrs[0])
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[1], bias_attr=bias_attrs[1])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[1], bias_attr=bias_attrs[1])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
+    ATTENTIONS = ("self_attn",)
 
     def forward(self, src, src_mask=None, cache=None):
         src_mask = _convert_attention_mask(src_mask, src.dtype)
-        residual = src
-        if self.normalize_before:
-            src = self.norm1(src)
-        if cache is None:
-            src = self.self_attn(src, src, src, src_mask)
-        else:
-            src, cache = self.self_attn(src, src, src, src_mask, cache)
-        src = residual + self.dropout1(src)
-        if not self.normalize_before:
-            src = self.norm1(src)
-        residual = src
-        if self.normalize_before:
-            src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
-        if not self.normalize_before:
-            src = self.norm2(src)
-        return src if cache is None else (src, cache)
+        new_caches = []
+        src = self._block(self.norm1, self.dropout1, src,
+                          self._attend(self.self_attn, None, src_mask, cache, new_caches))
+        src = self._block(self.norm2, self.dropout2, src, self._feed_forward)
+        return src if cache is None else (src, new_caches[0])
 
     def gen_cache(self, src):
         return self.self_attn.gen_cache(src, type=MultiHeadAttention.Cache)
 
 
-class TransformerEncoder(Layer):
+class _TransformerStack(Layer):
+    """What the encoder and decoder stacks share: building the layers and running them."""
+
+    def __init__(self, layer: _TransformerLayer, num_layers: int, norm=None):
+        super().__init__()
+        self.layers = LayerList([layer if i == 0 else type(layer)(**layer._config)
+                                 for i in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def _run(self, output, cache, *args, **kwargs):
+        """Feed `output` through the layers (each given its own cache when `cache` is set)."""
+        new_caches = []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, *args, **kwargs)
+            else:
+                output, layer_cache = layer(output, *args, cache=cache[i], **kwargs)
+                new_caches.append(layer_cache)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output if cache is None else (output, new_caches)
+
+
+class TransformerEncoder(_TransformerStack):
     """`num_layers` encoder layers (the given one first, then fresh copies of its
     configuration with their own parameters), then an optional final `norm`.
 
@@ -201,31 +244,17 @@ class TransformerEncoder(Layer):
     """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm=None):
-        super().__init__()
-        self.layers = LayerList([encoder_layer if i == 0 else
-                                 type(encoder_layer)(**encoder_layer._config)
-                                 for i in range(num_layers)])
-        self.num_layers, self.norm = num_layers, norm
+        super().__init__(encoder_layer, num_layers, norm)
 
     def forward(self, src, src_mask=None, cache=None):
         src_mask = _convert_attention_mask(src_mask, src.dtype)
-        output = src
-        new_caches = []
-        for i, layer in enumerate(self.layers):
-            if cache is None:
-                output = layer(output, src_mask=src_mask)
-            else:
-                output, layer_cache = layer(output, src_mask=src_mask, cache=cache[i])
-                new_caches.append(layer_cache)
-        if self.norm is not None:
-            output = self.norm(output)
-        return output if cache is None else (output, new_caches)
+        return self._run(src, cache, src_mask=src_mask)
 
     def gen_cache(self, src):
         return [layer.gen_cache(src) for layer in self.layers]
 
 
-class TransformerDecoderLayer(Layer):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, cross-attention over `memory`, then a feed-forward block, each with a
     residual connection and LayerNorm (post-norm by default).
 
@@ -235,68 +264,20 @@ class TransformerDecoderLayer(Layer):
     [2, 3, 16]
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: float | None = None,
-                 act_dropout: float | None = None, normalize_before: bool = False,
-                 weight_attr=None, bias_attr=None, layer_norm_eps: float = 1e-5):
-        super().__init__()
-        self._config = {
-            "d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
-            "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
-            "act_dropout": act_dropout, "normalize_before": normalize_before,
-            "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
-        if not hasattr(F, activation):
-            raise ValueError(f"TransformerDecoderLayer: unknown activation {activation!r}")
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weight_attrs, bias_attrs = _attr_list(weight_attr, 3), _attr_list(bias_attr, 3)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                            weight_attr=weight_attrs[0],
-                                            bias_attr=bias_attrs[0])
-        self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                             weight_attr=weight_attrs[1],
-                                             bias_attr=bias_attrs[1])
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[2], bias_attr=bias_attrs[2])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[2], bias_attr=bias_attrs[2])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
-
-    def _block(self, norm, dropout, x, fn):
-        """x + dropout(fn(x)) with the LayerNorm before fn or after the sum."""
-        out = fn(norm(x) if self.normalize_before else x)
-        out = x + dropout(out)
-        return out if self.normalize_before else norm(out)
+    ATTENTIONS = ("self_attn", "cross_attn")
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
         tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = _convert_attention_mask(memory_mask, tgt.dtype)
-        caches = []
-
-        def attend(attn, kv, mask, layer_cache):
-            def fn(x):
-                keys = x if kv is None else kv
-                if layer_cache is None:
-                    return attn(x, keys, keys, mask)
-                out, new_cache = attn(x, keys, keys, mask, layer_cache)
-                caches.append(new_cache)
-                return out
-            return fn
-
+        new_caches = []
         self_cache, cross_cache = (None, None) if cache is None else cache
         tgt = self._block(self.norm1, self.dropout1, tgt,
-                          attend(self.self_attn, None, tgt_mask, self_cache))
+                          self._attend(self.self_attn, None, tgt_mask, self_cache, new_caches))
         tgt = self._block(self.norm2, self.dropout2, tgt,
-                          attend(self.cross_attn, memory, memory_mask, cross_cache))
-        tgt = self._block(self.norm3, self.dropout3, tgt, lambda x: self.linear2(
-            self.dropout(self.activation(self.linear1(x)))))
-        return tgt if cache is None else (tgt, tuple(caches))
+                          self._attend(self.cross_attn, memory, memory_mask, cross_cache,
+                                       new_caches))
+        tgt = self._block(self.norm3, self.dropout3, tgt, self._feed_forward)
+        return tgt if cache is None else (tgt, tuple(new_caches))
 
     def gen_cache(self, memory):
         """(an empty self-attention Cache, a StaticCache of the projected memory)."""
@@ -304,32 +285,17 @@ class TransformerDecoderLayer(Layer):
                 self.cross_attn.gen_cache(memory, memory, type=MultiHeadAttention.StaticCache))
 
 
-class TransformerDecoder(Layer):
+class TransformerDecoder(_TransformerStack):
     """`num_layers` decoder layers (the given one, then fresh copies of its configuration),
     then an optional final `norm`."""
 
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm=None):
-        super().__init__()
-        self.layers = LayerList([decoder_layer if i == 0 else
-                                 type(decoder_layer)(**decoder_layer._config)
-                                 for i in range(num_layers)])
-        self.num_layers, self.norm = num_layers, norm
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
         tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = _convert_attention_mask(memory_mask, tgt.dtype)
-        output = tgt
-        new_caches = []
-        for i, layer in enumerate(self.layers):
-            if cache is None:
-                output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
-            else:
-                output, layer_cache = layer(output, memory, tgt_mask=tgt_mask,
-                                            memory_mask=memory_mask, cache=cache[i])
-                new_caches.append(layer_cache)
-        if self.norm is not None:
-            output = self.norm(output)
-        return output if cache is None else (output, new_caches)
+        return self._run(tgt, cache, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
 
     def gen_cache(self, memory):
         return [layer.gen_cache(memory) for layer in self.layers]
