@@ -149,6 +149,8 @@ def _unpack(x):
     if isinstance(x, _hooks["Tensor"]):  # a Tensor subclass seen for the first time
         _TENSOR_CLASSES.add(cls)
         return x._data, not x.stop_gradient
+    if cls is np.ndarray and backend.XP is not np:
+        return backend.XP.asarray(x), False  # host data given to an op on the GPU is uploaded
     return x, False
 
 
