@@ -13,6 +13,7 @@ import contextlib
 
 import numpy as np
 
+from .. import backend
 from ..ops import registry
 from ..ops.registry import STATE, Meta, OpDef
 from . import origin as _origin
@@ -73,7 +74,8 @@ class Builder:
             self._check_visible(x)
             return x.name
         if isinstance(x, (np.ndarray, np.generic)):
-            return self.capture(registry._hooks["wrap"](np.asarray(x)))
+            # a constant lives on the current device, like an eager to_tensor
+            return self.capture(registry._hooks["wrap"](backend.XP.asarray(x)))
         return Literal(x)
 
     def _check_visible(self, v: Variable) -> None:
