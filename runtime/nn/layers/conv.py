@@ -57,10 +57,13 @@ class _ConvNd(Layer):
                                             default_initializer=default)
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
-    def _padded(self, x):
-        if self._pre_pad is None:
-            return x
-        return F.pad(x, self._pre_pad, mode=self._padding_mode, data_format=self._data_format)
+    def forward(self, x):
+        """The forward of the plain convolutions (`_convolve` is their functional form)."""
+        if self._pre_pad is not None:
+            x = F.pad(x, self._pre_pad, mode=self._padding_mode, data_format=self._data_format)
+        return self._convolve(x, self.weight, self.bias, stride=self._stride,
+                              padding=self._padding, dilation=self._dilation, groups=self._groups,
+                              data_format=self._data_format)
 
     def extra_repr(self) -> str:
         text = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
@@ -82,6 +85,8 @@ class Conv1D(_ConvNd):
     [2, 8, 10]
     """
 
+    _convolve = staticmethod(F.conv1d)
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, padding_mode: str = "zeros", weight_attr=None,
                  bias_attr=None, data_format: str = "NCL"):
@@ -89,11 +94,6 @@ class Conv1D(_ConvNd):
                          padding=padding, padding_mode=padding_mode, dilation=dilation,
                          groups=groups, weight_attr=weight_attr, bias_attr=bias_attr,
                          data_format=data_format)
-
-    def forward(self, x):
-        return F.conv1d(self._padded(x), self.weight, self.bias, stride=self._stride, padding=self._padding,
-                        dilation=self._dilation, groups=self._groups,
-                        data_format=self._data_format)
 
 
 class Conv2D(_ConvNd):
@@ -105,6 +105,8 @@ class Conv2D(_ConvNd):
     ([8, 3, 3, 3], [1, 8, 4, 4])
     """
 
+    _convolve = staticmethod(F.conv2d)
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, padding_mode: str = "zeros", weight_attr=None,
                  bias_attr=None, data_format: str = "NCHW"):
@@ -112,11 +114,6 @@ class Conv2D(_ConvNd):
                          padding=padding, padding_mode=padding_mode, dilation=dilation,
                          groups=groups, weight_attr=weight_attr, bias_attr=bias_attr,
                          data_format=data_format)
-
-    def forward(self, x):
-        return F.conv2d(self._padded(x), self.weight, self.bias, stride=self._stride, padding=self._padding,
-                        dilation=self._dilation, groups=self._groups,
-                        data_format=self._data_format)
 
 
 class Conv2DTranspose(_ConvNd):

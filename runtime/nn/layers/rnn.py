@@ -40,21 +40,7 @@ def _map(fn, *trees):
 # ---- cells ----------------------------------------------------------------------------------
 
 class RNNCellBase(Layer):
-    """Shared parts of the cells: parameters and zero initial states."""
-
-    def _create_weights(self, gates, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
-                        bias_ih_attr, bias_hh_attr):
-        self.input_size, self.hidden_size = input_size, hidden_size
-        init = Uniform(-1.0 / _math.sqrt(hidden_size), 1.0 / _math.sqrt(hidden_size))
-        rows = gates * hidden_size
-        self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
-                                               default_initializer=init)
-        self.weight_hh = self.create_parameter([rows, hidden_size], weight_hh_attr,
-                                               default_initializer=init)
-        self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
-                                             default_initializer=init)
-        self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
-                                             default_initializer=init)
+    """Shared parts of the cells: input and hidden projections and initial states."""
 
     def project_inputs(self, inputs):
         """x W_ih^T + b_ih: for one step `[B, I]`, or for all steps `[T, B, I]` at once (what
@@ -92,7 +78,36 @@ def _is_shape(s) -> bool:
     return all(isinstance(d, int) for d in s)
 
 
-class SimpleRNNCell(RNNCellBase):
+class _GatedCell(RNNCellBase):
+    """A cell whose weights stack `GATES` blocks of `hidden_size` rows, built from Paddle's
+    arguments."""
+
+    GATES = 1
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
+                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        init = Uniform(-1.0 / _math.sqrt(hidden_size), 1.0 / _math.sqrt(hidden_size))
+        rows = self.GATES * hidden_size
+        self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
+                                               default_initializer=init)
+        self.weight_hh = self.create_parameter([rows, hidden_size], weight_hh_attr,
+                                               default_initializer=init)
+        self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
+                                             default_initializer=init)
+        self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
+                                             default_initializer=init)
+
+    @property
+    def state_shape(self):
+        return (self.hidden_size,)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class SimpleRNNCell(_GatedCell):
     """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act 'tanh' (default) or 'relu'.
 
     >>> import runtime as rt
@@ -105,17 +120,12 @@ class SimpleRNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh",
                  weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
                  bias_hh_attr=None, name=None):
-        super().__init__()
         if activation not in ("tanh", "relu"):
             raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got "
                              f"{activation!r}")
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
+                         bias_hh_attr)
         self.activation = activation
-        self._create_weights(1, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
-                             bias_ih_attr, bias_hh_attr)
-
-    @property
-    def state_shape(self):
-        return (self.hidden_size,)
 
     def step(self, x, states):
         """One step from the projected input `x`; returns (output, new states)."""
@@ -124,10 +134,10 @@ class SimpleRNNCell(RNNCellBase):
         return out, out
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}, activation={self.activation}"
+        return f"{super().extra_repr()}, activation={self.activation}"
 
 
-class LSTMCell(RNNCellBase):
+class LSTMCell(_GatedCell):
     """One LSTM step; states are (h, c). Returns (h', (h', c')).
 
     >>> import runtime as rt
@@ -136,11 +146,7 @@ class LSTMCell(RNNCellBase):
     ([2, 8], [2, 8])
     """
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
-                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
-        super().__init__()
-        self._create_weights(4, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
-                             bias_ih_attr, bias_hh_attr)
+    GATES = 4
 
     @property
     def state_shape(self):
@@ -154,11 +160,8 @@ class LSTMCell(RNNCellBase):
         h = nn_ops.sigmoid(o) * tanh(c)
         return h, (h, c)
 
-    def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}"
 
-
-class GRUCell(RNNCellBase):
+class GRUCell(_GatedCell):
     """One GRU step (Paddle/cuDNN form: the reset gate scales h W_hc + b_hc).
 
     >>> import runtime as rt
@@ -167,15 +170,7 @@ class GRUCell(RNNCellBase):
     [2, 8]
     """
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
-                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
-        super().__init__()
-        self._create_weights(3, input_size, hidden_size, weight_ih_attr, weight_hh_attr,
-                             bias_ih_attr, bias_hh_attr)
-
-    @property
-    def state_shape(self):
-        return (self.hidden_size,)
+    GATES = 3
 
     def step(self, x, states):
         """One step from the projected input `x`; returns (h', h')."""
@@ -187,9 +182,6 @@ class GRUCell(RNNCellBase):
         c = tanh(x_c + r * h_c)
         out = (states - c) * z + c
         return out, out
-
-    def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}"
 
 
 # ---- running a cell over time ---------------------------------------------------------------
