@@ -57,6 +57,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
             if outs:
                 _check_bound(names, outs[0], out, src)
+                out = _promote_numbers(outs[0], out)
             outs.append(out)
             return tuple(_fill(v, fills.get(i)) for i, v in enumerate(out))
         return run
@@ -77,6 +78,19 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         outs.clear()
         result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
     return _result(list(result) if result is not None else [])
+
+
+def _promote_numbers(first: list, second: list) -> list:
+    """Python numbers of different types from the two branches (`1` and `2.5`): the second
+    becomes a tensor of the promoted dtype, which `cond` then gives the first one too."""
+    out = list(second)
+    for i, (a, b) in enumerate(zip(first, second)):
+        kinds = {type(a), type(b)}
+        if type(a) is not type(b) and kinds <= {bool, int, float}:
+            import runtime as rt
+            dtype = "float32" if float in kinds else "int64"
+            out[i] = rt.full([], b, dtype)
+    return out
 
 
 def _is_return_value(name: str) -> bool:
