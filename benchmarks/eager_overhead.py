@@ -3,12 +3,14 @@
 A chain of 100 elementwise ops (add, mul, tanh in turn) on a [4, 16] float32 tensor: the
 arrays are tiny, so the time is almost all dispatch overhead. Run as
 
-    python benchmarks/eager_overhead.py [--repeat 7] [--number 200]
+    python benchmarks/eager_overhead.py [--repeat 7] [--number 200] [--device gpu]
 
 and it prints a Markdown table of µs per op (best of `repeat` runs of `number` chains each)
 and the ratio to NumPy. Times are CPU time of this process (`time.process_time`), so other
 load on a shared machine does not inflate them. Recording on means the input has stop_gradient=False, so every op
-records a tape node; recording off runs the same chain under `rt.no_grad()`.
+records a tape node; recording off runs the same chain under `rt.no_grad()`. With
+`--device gpu` the runtime rows run on CuPy, each chain ends with a device sync (so queued
+kernels are timed too), and the NumPy row stays on the host as the baseline.
 """
 from __future__ import annotations
 
@@ -49,7 +51,17 @@ def eager_chain(x, b, w):
     return x
 
 
+def synced(fn):
+    """On the GPU, `fn` then a device sync, so kernels still queued are inside the timing."""
+    xp = rt.backend.XP
+    if xp is np:
+        return fn
+    device = xp.cuda.Device()
+    return lambda: (fn(), device.synchronize())
+
+
 def best_us_per_op(fn, repeat: int, number: int) -> float:
+    fn = synced(fn)
     fn()  # warm up
     runs = timeit.repeat(fn, repeat=repeat, number=number, timer=time.process_time)
     return min(runs) / number / N_OPS * 1e6
@@ -90,9 +102,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--number", type=int, default=200)
+    parser.add_argument("--device", default="cpu", help="cpu, or gpu (needs CuPy and a GPU)")
     args = parser.parse_args()
+    device = rt.set_device(args.device)
     print(f"{N_OPS}-op chain (add, mul, tanh) on float32{list(SHAPE)}, "
-          f"best of {args.repeat} x {args.number} chains\n")
+          f"best of {args.repeat} x {args.number} chains, runtime on {device}\n")
     print(table(measure(args.repeat, args.number)))
 
 

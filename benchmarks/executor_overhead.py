@@ -7,9 +7,11 @@ Two workloads, each timed as plain NumPy vs eager (`rt.no_grad`) vs the static e
   tensor), reported in µs per op;
 - an MLP 784-256-256-10 (ReLU) inference at batch 1 and 64, reported in µs per call.
 
-    python benchmarks/executor_overhead.py [--repeat 15] [--number 200]
+    python benchmarks/executor_overhead.py [--repeat 15] [--number 200] [--device gpu]
 
-prints a Markdown table with the ratio of each row to plain NumPy.
+prints a Markdown table with the ratio of each row to plain NumPy. With `--device gpu` the
+eager and static rows run on CuPy (each call ends with a device sync; static runs include
+uploading the feed and fetching to the host); plain NumPy stays on the host.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from eager_overhead import N_OPS, SHAPE, eager_chain, numpy_chain
+from eager_overhead import N_OPS, SHAPE, eager_chain, numpy_chain, synced
 
 import runtime as rt
 from runtime import static
@@ -37,6 +39,7 @@ from runtime import static
 def best_us(fns: list, repeat: int, number: int) -> list:
     """Best-of-`repeat` µs per call of each function, measured in interleaved rounds so that
     load from other processes hits every row alike."""
+    fns = [synced(fn) for fn in fns]
     for fn in fns:
         fn()
     best = [float("inf")] * len(fns)
@@ -128,8 +131,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--number", type=int, default=200)
+    ap.add_argument("--device", default="cpu", help="cpu, or gpu (needs CuPy and a GPU)")
     args = ap.parse_args(argv)
-    rt.set_device("cpu")
+    rt.set_device(args.device)
     groups = [chain_rows(args.repeat, args.number),
               mlp_rows(1, args.repeat, args.number),
               mlp_rows(64, args.repeat, max(args.number // 10, 1))]
