@@ -165,61 +165,66 @@ class Uniform(Initializer):
         return self._cast(_random.host_generator().uniform(self.low, self.high, shape), dtype)
 
 
-class XavierUniform(Initializer):
-    """U(-limit, limit), limit = gain * sqrt(6 / (fan_in + fan_out)) (Glorot). The default
-    initializer for weights that a layer gives no other default."""
+class _Xavier(Initializer):
+    """What the Glorot initializers share: fans from the shape unless given."""
 
     def __init__(self, fan_in: float | None = None, fan_out: float | None = None,
                  gain: float = 1.0, name=None):
         self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
 
-    def generate(self, shape, dtype):
+    def _fans(self, shape) -> tuple:
         fi, fo = compute_fans(shape)
-        fi = self.fan_in if self.fan_in is not None else fi
-        fo = self.fan_out if self.fan_out is not None else fo
+        return (self.fan_in if self.fan_in is not None else fi,
+                self.fan_out if self.fan_out is not None else fo)
+
+
+class XavierUniform(_Xavier):
+    """U(-limit, limit), limit = gain * sqrt(6 / (fan_in + fan_out)) (Glorot). The default
+    initializer for weights that a layer gives no other default."""
+
+    def generate(self, shape, dtype):
+        fi, fo = self._fans(shape)
         limit = self.gain * math.sqrt(6.0 / (fi + fo))
         return self._cast(_random.host_generator().uniform(-limit, limit, shape), dtype)
 
 
-class XavierNormal(Initializer):
+class XavierNormal(_Xavier):
     """N(0, std**2), std = gain * sqrt(2 / (fan_in + fan_out))."""
 
-    def __init__(self, fan_in: float | None = None, fan_out: float | None = None,
-                 gain: float = 1.0, name=None):
-        self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
-
     def generate(self, shape, dtype):
-        fi, fo = compute_fans(shape)
-        fi = self.fan_in if self.fan_in is not None else fi
-        fo = self.fan_out if self.fan_out is not None else fo
+        fi, fo = self._fans(shape)
         std = self.gain * math.sqrt(2.0 / (fi + fo))
         return self._cast(_random.host_generator().normal(0.0, std, shape), dtype)
 
 
-class KaimingUniform(Initializer):
-    """U(-limit, limit), limit = gain * sqrt(3 / fan_in) (He; gain sqrt(2) for relu)."""
+class _Kaiming(Initializer):
+    """What the He initializers share: fan_in from the shape unless given, the gain of the
+    nonlinearity."""
 
     def __init__(self, fan_in: float | None = None, negative_slope: float = 0.0,
                  nonlinearity: str = "relu", name=None):
         self.fan_in, self.negative_slope, self.nonlinearity = fan_in, negative_slope, nonlinearity
 
-    def generate(self, shape, dtype):
+    def _gain_and_fan_in(self, shape) -> tuple:
         fi = self.fan_in if self.fan_in is not None else compute_fans(shape)[0]
-        gain = calculate_gain(self.nonlinearity, self.negative_slope)
+        return calculate_gain(self.nonlinearity, self.negative_slope), fi
+
+
+class KaimingUniform(_Kaiming):
+    """U(-limit, limit), limit = gain * sqrt(3 / fan_in) (He; gain sqrt(2) for relu)."""
+
+    def generate(self, shape, dtype):
+        gain, fi = self._gain_and_fan_in(shape)
         limit = gain * math.sqrt(3.0 / fi)
         return self._cast(_random.host_generator().uniform(-limit, limit, shape), dtype)
 
 
-class KaimingNormal(Initializer):
+class KaimingNormal(_Kaiming):
     """N(0, std**2), std = gain / sqrt(fan_in)."""
 
-    def __init__(self, fan_in: float | None = None, negative_slope: float = 0.0,
-                 nonlinearity: str = "relu", name=None):
-        self.fan_in, self.negative_slope, self.nonlinearity = fan_in, negative_slope, nonlinearity
-
     def generate(self, shape, dtype):
-        fi = self.fan_in if self.fan_in is not None else compute_fans(shape)[0]
-        std = calculate_gain(self.nonlinearity, self.negative_slope) / math.sqrt(fi)
+        gain, fi = self._gain_and_fan_in(shape)
+        std = gain / math.sqrt(fi)
         return self._cast(_random.host_generator().normal(0.0, std, shape), dtype)
 
 

@@ -155,23 +155,13 @@ class Layer:
         d = self.__dict__
         params, layers, buffers = d.get("_parameters"), d.get("_sub_layers"), d.get("_buffers")
         if isinstance(value, Parameter):
-            self._check_initialised(params, name)
-            self._forget(name)
-            params[name] = value
+            self._register(params, name, value)
         elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign {type(value).__name__} to parameter '{name}' "
-                                "of a Layer: expected a Parameter or None")
-            params[name] = None
+            self._clear(params, name, value, f"parameter '{name}' of a Layer", "a Parameter")
         elif isinstance(value, Layer):
-            self._check_initialised(layers, name)
-            self._forget(name)
-            layers[name] = value
+            self._register(layers, name, value)
         elif layers is not None and name in layers:
-            if value is not None:
-                raise TypeError(f"cannot assign {type(value).__name__} to sublayer '{name}': "
-                                "expected a Layer or None")
-            layers[name] = None
+            self._clear(layers, name, value, f"sublayer '{name}'", "a Layer")
         elif buffers is not None and name in buffers:
             old = buffers[name]
             if STATE.builder is not None and isinstance(old, Tensor) and value is not None \
@@ -183,17 +173,26 @@ class Layer:
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}': "
                                 "expected a Tensor or None")
         elif isinstance(value, Tensor):
-            self._check_initialised(buffers, name)
-            self._forget(name)
-            buffers[name] = value
+            self._register(buffers, name, value)
             self._non_persistable_buffer_names.add(name)
         else:
             object.__setattr__(self, name, value)
 
-    def _check_initialised(self, registry, name):
+    def _register(self, registry, name, value):
+        """Make `value` the one thing `name` is: in `registry`, in no other."""
         if registry is None:
             raise AttributeError(f"cannot assign '{name}' before {type(self).__name__}.__init__ "
                                  "calls super().__init__()")
+        self._forget(name)
+        registry[name] = value
+
+    @staticmethod
+    def _clear(registry, name, value, what: str, expected: str):
+        """A registered parameter or sublayer may be set to None (it stays registered)."""
+        if value is not None:
+            raise TypeError(f"cannot assign {type(value).__name__} to {what}: "
+                            f"expected {expected} or None")
+        registry[name] = None
 
     def _forget(self, name):
         for registry in (self._parameters, self._sub_layers, self._buffers):
