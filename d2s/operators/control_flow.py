@@ -340,9 +340,10 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
-    report.arrays(names, state)
-    state = [_to_array(v) if isinstance(v, list) else (
-        dict(v) if isinstance(v, dict) else v) for v in state]
+    fixed = _fixed_lists(body, state, names)
+    report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
+    state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
+        dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
@@ -372,11 +373,34 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     return full(result)
 
 
+def _fixed_lists(body, state: list, names: tuple) -> set:
+    """Indices of Python lists in the state that the body only updates in place (same length,
+    tensors and numbers): they are carried element by element instead of becoming tensor
+    arrays, so `xs[0] = xs[0] + xs[1]` keeps working. Found by tracing the body once in a
+    scratch block."""
+    lists = [i for i, v in enumerate(state) if isinstance(v, list) and v and all(
+        _carried(x) for x in v)]
+    if not lists:
+        return set()
+    from runtime.program.builder import current_builder
+    b = current_builder()
+    mark = len(b.program.blocks)
+    try:
+        with b.sub_block():
+            out = _as_list(body(*[_copy_container(v) for v in state]), len(names))
+    except Exception:  # noqa: BLE001  (then they are arrays, as before; the real trace reports)
+        return set()
+    finally:
+        del b.program.blocks[mark:]
+    return {i for i in lists if isinstance(out[i], list) and len(out[i]) == len(state[i])
+            and all(_carried(x) for x in out[i])}
+
+
 def _carried(v) -> bool:
-    """Loop state the while op carries: tensors, numbers, and tuples/dicts of those."""
+    """Loop state the while op carries: tensors, numbers, and lists/tuples/dicts of those."""
     if isinstance(v, dict):
         return bool(v) and all(_carried(x) for x in v.values())
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, list)) and not isinstance(v, _EmptyArray):
         return bool(v) and all(_carried(x) for x in v)
     return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
 
