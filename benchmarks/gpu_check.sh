@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The one GPU check of this project: run it on a machine with a CUDA GPU and CuPy, from the
+# repository root. It needs no network and ends within 8 minutes (every step has a timeout).
+#
+#   bash benchmarks/gpu_check.sh            # logs and tables go to $OUT (default /tmp/gpu_check)
+#   GPU_CHECK_FORCE=1 bash benchmarks/gpu_check.sh   # dry run of the script without a GPU
+#
+# Steps: environment report; install the project (no dependencies fetched); the GPU tests
+# (`pytest -m gpu`: every op's values and gradients on CuPy, every op as a static program on
+# CuPy, a CNN training step, the training stack, a control-flow program, bfloat16); the GPU
+# rows of benchmarks/eager_overhead.py and benchmarks/executor_overhead.py, with the CPU
+# rows of the same machine beside them. Missing Python packages (gast, or another CuPy) can
+# be carried as wheels in .whl/ (docs/gpu.md says how); they are installed into /tmp/site.
+#
+# Files written (at most 8, for the device tool's limits): env.txt, install.log,
+# pytest_gpu.log, bench_eager.md, bench_executor.md, summary.txt.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu_check}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+declare -a RESULTS=()
+status=0
+
+step() {  # step NAME TIMEOUT_S LOGFILE COMMAND...
+    local name=$1 limit=$2 log=$3
+    shift 3
+    local t0=$SECONDS
+    timeout "$limit" "$@" >>"$log" 2>&1
+    local rc=$?
+    RESULTS+=("$name: rc=$rc in $((SECONDS - t0)) s")
+    [ "$rc" -eq 0 ] || status=1
+    echo "== $name: rc=$rc in $((SECONDS - t0)) s"
+    return "$rc"
+}
+
+# ---- environment ----------------------------------------------------------------------------
+{
+    date -u
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 || true
+    "$PY" -V
+} >"$OUT/env.txt" 2>&1
+
+# ---- install: carried wheels first, then the project itself without fetching anything -------
+: >"$OUT/install.log"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    step "install carried wheels" 120 "$OUT/install.log" "$PY" -m pip install -q --no-index \
+        --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH="$PYTHONPATH:/tmp/site"
+fi
+# Not a failure when it cannot build (no `wheel` package): the root on PYTHONPATH serves too.
+timeout 120 "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . \
+    >>"$OUT/install.log" 2>&1 || echo "pip install -e . failed; using the repository root on PYTHONPATH"
+"$PY" - >>"$OUT/env.txt" 2>&1 <<'EOF'
+import importlib
+for name in ("numpy", "cupy", "ml_dtypes", "gast", "pytest"):
+    try:
+        m = importlib.import_module(name)
+        print(f"{name} {getattr(m, '__version__', '?')}")
+    except Exception as e:  # noqa: BLE001
+        print(f"{name} MISSING ({e!r})")
+import runtime as rt
+print("runtime.is_compiled_with_cuda():", rt.is_compiled_with_cuda())
+if rt.is_compiled_with_cuda():
+    import cupy
+    print("device:", rt.set_device("gpu"), cupy.cuda.runtime.getDeviceProperties(0)["name"])
+EOF
+cat "$OUT/env.txt"
+if ! grep -q "is_compiled_with_cuda(): True" "$OUT/env.txt" && [ -z "${GPU_CHECK_FORCE:-}" ]; then
+    echo "no usable CuPy + CUDA device here: the GPU tests would all skip" | tee "$OUT/summary.txt"
+    exit 2
+fi
+
+# ---- GPU tests ------------------------------------------------------------------------------
+# gast missing (d2s's only dependency) must not stop the runtime's GPU tests from collecting.
+OPTS=()
+"$PY" -c "import gast" 2>/dev/null || OPTS+=(--continue-on-collection-errors)
+# CuPy compiles each new elementwise kernel on first use: workers spread that over the cores.
+"$PY" -c "import xdist" 2>/dev/null && OPTS+=(-n 8)
+step "pytest -m gpu" 300 "$OUT/pytest_gpu.log" "$PY" -m pytest -m gpu -q -p no:cacheprovider \
+    -rfE --durations=10 "${OPTS[@]}"
+tail -n 25 "$OUT/pytest_gpu.log"
+
+# ---- benchmarks: CPU and GPU rows of the same machine ---------------------------------------
+for b in eager executor; do
+    log="$OUT/bench_$b.md"
+    : >"$log"
+    for dev in cpu gpu; do
+        echo "## $b overhead, --device $dev" >>"$log"
+        step "benchmark $b --device $dev" 40 "$log" "$PY" "benchmarks/${b}_overhead.py" \
+            --device "$dev" --repeat 3 --number 50
+        echo >>"$log"
+    done
+    cat "$log"
+done
+
+{
+    echo "gpu_check finished $(date -u), overall rc=$status"
+    printf '%s\n' "${RESULTS[@]}"
+    grep -E "^(FAILED|ERROR)|[0-9]+ (passed|failed)" "$OUT/pytest_gpu.log" | tail -n 60
+} >"$OUT/summary.txt"
+cat "$OUT/summary.txt"
+exit "$status"
