@@ -208,8 +208,10 @@ def rmsprop_update(param, grad, learning_rate, mean_square, mean_grad, moment,
 def _unscale_kernel(xp, xs, scale):
     inv = 1.0 / scale
     outs = tuple(x * _as(inv, x.dtype) for x in xs)
-    finite = all(bool(xp.isfinite(x).all()) for x in xs)
-    return (*outs, xp.asarray(not finite))
+    finite = xp.asarray(True)
+    for x in xs:  # combined on the device: one host sync per step (GradScaler), not one per grad
+        finite = finite & xp.isfinite(x).all()
+    return (*outs, xp.asarray(~finite))
 
 
 def _unscale_infer(xs, scale):
