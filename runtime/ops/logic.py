@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from . import infer as I
-from .math import _unbroadcast, coerce
+from .math import _binary_fn, _unary_fn, _unbroadcast, coerce
 from .registry import Meta, OpTypeError, bind, register
 
 _B = dtypes.bool_
@@ -54,22 +54,6 @@ BITWISE_NOT = register("bitwise_not", kernel=lambda xp, x: xp.invert(x),
 ISFINITE = _predicate("isfinite", np.isfinite, allow="biuf")
 ISNAN = _predicate("isnan", np.isnan, allow="biuf")
 ISINF = _predicate("isinf", np.isinf, allow="biuf")
-
-
-def _binary_fn(op, doc):
-    def fn(x, y, name=None):
-        return bind(op, (x, y), {})
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = doc
-    return fn
-
-
-def _unary_fn(op, doc):
-    def fn(x, name=None):
-        return bind(op, (x,), {})
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = doc
-    return fn
 
 
 equal = _binary_fn(EQUAL, """x == y elementwise, as a bool tensor.

@@ -143,11 +143,20 @@ MAXIMUM = _binary("maximum", np.maximum, _extremum_grad(lambda x, y: x > y))
 MINIMUM = _binary("minimum", np.minimum, _extremum_grad(lambda x, y: x < y))
 
 
+def named_after(op, doc: str):
+    """Decorator for the public function of a table-defined op: named after `op`, with
+    docstring `doc`."""
+    def decorate(fn):
+        fn.__name__ = fn.__qualname__ = op.name
+        fn.__doc__ = doc
+        return fn
+    return decorate
+
+
 def _binary_fn(op, doc):
+    @named_after(op, doc)
     def fn(x, y, name=None):
         return bind(op, (x, y), {})
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = doc
     return fn
 
 
@@ -274,10 +283,9 @@ ERF = _unary("erf", _erf_kernel, lambda ins, outs, gs, a: [
 
 
 def _unary_fn(op, doc):
+    @named_after(op, doc)
     def fn(x, name=None):
         return bind(op, (x,), {})
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = doc
     return fn
 
 

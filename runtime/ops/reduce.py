@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from . import infer as I
-from .math import cast, exp, is_float_array, scale, sqrt
+from .math import cast, exp, is_float_array, named_after, scale, sqrt
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
@@ -226,10 +226,9 @@ def mean(x, axis=None, keepdim=False, name=None):
 
 
 def _reduction(op, doc):
+    @named_after(op, doc)
     def fn(x, axis=None, keepdim=False, name=None):
         return bind(op, (x,), _attrs(op.name, axis, keepdim))
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = doc
     return fn
 
 
@@ -247,12 +246,11 @@ def prod(x, axis=None, keepdim=False, dtype=None, name=None):
 
 
 def _arg(op):
+    @named_after(op, f"Index of the {op.name[3:]}imum along `axis` (None: of the flattened "
+                     "tensor, a 0-d result). The first occurrence wins on ties.")
     def fn(x, axis=None, keepdim=False, dtype="int64", name=None):
         dtype = dtypes.convert_dtype(dtype).name
         return bind(op, (x,), _attrs(op.name, axis, keepdim, dtype=dtype))
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = (f"Index of the {op.name[3:]}imum along `axis` (None: of the flattened "
-                  "tensor, a 0-d result). The first occurrence wins on ties.")
     return fn
 
 
