@@ -21,6 +21,20 @@ def _clipped(param) -> bool:
     return getattr(param, "need_clip", True)
 
 
+def _map_clipped(params_grads, fn) -> list:
+    """(p, fn(g)) for the gradients to clip; the others pass through."""
+    return [(p, fn(g) if g is not None and _clipped(p) else g) for p, g in params_grads]
+
+
+def _norm_factor(norm, clip_norm: float):
+    """clip_norm / max(norm, clip_norm): what brings a norm down to at most clip_norm."""
+    return clip_norm / maximum(norm, clip_norm)
+
+
+def _scaled(g, factor):
+    return g * (factor if factor.dtype == g.dtype else cast(factor, g.dtype))
+
+
 def _sum_squares(g):
     """sum(g**2) in at least float32, so float16 gradients do not overflow."""
     if g.dtype.itemsize < 4:
@@ -63,14 +77,8 @@ class ClipGradByGlobalNorm(ClipGradBase):
         total = squares[0]
         for s in squares[1:]:
             total = total + s
-        norm = sqrt(total)
-        scale = self.clip_norm / maximum(norm, self.clip_norm)
-        out = []
-        for p, g in params_grads:
-            if g is not None and _clipped(p):
-                g = g * (scale if scale.dtype == g.dtype else cast(scale, g.dtype))
-            out.append((p, g))
-        return out
+        factor = _norm_factor(sqrt(total), self.clip_norm)
+        return _map_clipped(params_grads, lambda g: _scaled(g, factor))
 
     def __repr__(self):
         return f"ClipGradByGlobalNorm(global_clip_norm={self.clip_norm})"
@@ -83,14 +91,8 @@ class ClipGradByNorm(ClipGradBase):
         self.clip_norm = float(clip_norm)
 
     def _clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is not None and _clipped(p):
-                norm = sqrt(_sum_squares(g))
-                scale = self.clip_norm / maximum(norm, self.clip_norm)
-                g = g * (scale if scale.dtype == g.dtype else cast(scale, g.dtype))
-            out.append((p, g))
-        return out
+        return _map_clipped(params_grads, lambda g: _scaled(
+            g, _norm_factor(sqrt(_sum_squares(g)), self.clip_norm)))
 
     def __repr__(self):
         return f"ClipGradByNorm(clip_norm={self.clip_norm})"
@@ -106,8 +108,7 @@ class ClipGradByValue(ClipGradBase):
             raise ValueError(f"ClipGradByValue: min ({self.min}) > max ({self.max})")
 
     def _clip(self, params_grads):
-        return [(p, clip(g, self.min, self.max) if g is not None and _clipped(p) else g)
-                for p, g in params_grads]
+        return _map_clipped(params_grads, lambda g: clip(g, self.min, self.max))
 
     def __repr__(self):
         return f"ClipGradByValue(min={self.min}, max={self.max})"

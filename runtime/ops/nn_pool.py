@@ -190,17 +190,25 @@ def _avg_grad_kernel(xp, g, x, kernel, stride, padding, ceil_mode=False, exclusi
     return col2im(xp, lambda i, j: share, x.shape, kernel, stride, _ONE, pads, hw)
 
 
-AVG_POOL2D = register(
-    "avg_pool2d", kernel=_avg_kernel,
-    infer=lambda x, kernel, stride, padding, ceil_mode=False, exclusive=True: _pool_infer(
+def _linear_pair(name, kernel, infer, adjoint_kernel, doc, adjoint_doc):
+    """Register a linear op `name(x)` and its adjoint `name_grad(g, x)` (x only gives the
+    shape), each the other's gradient, with the same attrs."""
+    op = register(
+        name, kernel=kernel, infer=infer,
+        grad=lambda ins, outs, gs, a: [bind(adjoint, (gs[0], ins[0]), a)], doc=doc)
+    adjoint = register(
+        f"{name}_grad", kernel=adjoint_kernel, infer=lambda g, x, **a: Meta(x.shape, g.dtype),
+        grad=lambda ins, outs, gs, a: [bind(op, (gs[0],), a), None], doc=adjoint_doc)
+    return op, adjoint
+
+
+AVG_POOL2D, AVG_POOL2D_GRAD = _linear_pair(
+    "avg_pool2d", _avg_kernel,
+    lambda x, kernel, stride, padding, ceil_mode=False, exclusive=True: _pool_infer(
         "avg_pool2d", x, kernel, stride, padding, ceil_mode),
-    grad=lambda ins, outs, gs, a: [bind(AVG_POOL2D_GRAD, (gs[0], ins[0]), a)],
-    doc="Average pooling; `exclusive` leaves padding out of the count.")
-AVG_POOL2D_GRAD = register(
-    "avg_pool2d_grad", kernel=_avg_grad_kernel,
-    infer=lambda g, x, **a: Meta(x.shape, g.dtype),
-    grad=lambda ins, outs, gs, a: [bind(AVG_POOL2D, (gs[0],), a), None],
-    doc="The adjoint of avg_pool2d: spread each g over its window.")
+    _avg_grad_kernel,
+    doc="Average pooling; `exclusive` leaves padding out of the count.",
+    adjoint_doc="The adjoint of avg_pool2d: spread each g over its window.")
 
 
 def avg_pool2d(x, kernel, stride, padding=(0, 0, 0, 0), ceil_mode=False, exclusive=True):
@@ -300,15 +308,10 @@ def _resize_infer(x, kind, size=None, scale=None, align_corners=False, align_mod
     return Meta(tuple(x.shape[:2]) + out, x.dtype)
 
 
-RESIZE2D = register(
-    "resize2d", kernel=_resize_kernel, infer=_resize_infer,
-    grad=lambda ins, outs, gs, a: [bind(RESIZE2D_GRAD, (gs[0], ins[0]), a)],
-    doc="Separable linear resampling A_h @ x @ A_w^T (adaptive avg pool, interpolate).")
-RESIZE2D_GRAD = register(
-    "resize2d_grad", kernel=_resize_grad_kernel,
-    infer=lambda g, x, **a: Meta(x.shape, g.dtype),
-    grad=lambda ins, outs, gs, a: [bind(RESIZE2D, (gs[0],), a), None],
-    doc="The adjoint of resize2d: A_h^T @ g @ A_w.")
+RESIZE2D, RESIZE2D_GRAD = _linear_pair(
+    "resize2d", _resize_kernel, _resize_infer, _resize_grad_kernel,
+    doc="Separable linear resampling A_h @ x @ A_w^T (adaptive avg pool, interpolate).",
+    adjoint_doc="The adjoint of resize2d: A_h^T @ g @ A_w.")
 
 
 def resize2d(x, kind, size=None, scale=None, align_corners=False, align_mode=0):
