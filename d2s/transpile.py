@@ -114,7 +114,8 @@ def _prepare(fn):
     namespace = collections.ChainMap(closure, fn.__globals__)
     args = analysis.params(node)
     owner = args[0] if args and _is_method(fn) else None
-    return node, Context(Namer.for_tree(node), namespace, owner=owner)
+    return node, Context(Namer.for_tree(node), namespace, owner=owner,
+                         cells=analysis.closure_cells(node))
 
 
 def _is_method(fn) -> bool:

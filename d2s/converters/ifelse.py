@@ -40,7 +40,8 @@ class IfElse(state.ScopeTracker, Base):
         candidates = self.state_candidates(written(node.body) | written(node.orelse))
         live = live_out | state.live_in(node.body, live_out) | state.live_in(node.orelse,
                                                                              live_out)
-        st = state.State(state.choose(candidates, live), self.ctx.namer, defined)
+        st = state.State(state.choose(candidates, live), self.ctx.namer, defined,
+                         self.ctx.cells)
         true_name = self.ctx.namer.new("if_true")
         false_name = self.ctx.namer.new("if_false")
         call = templates.replace_as_expression(

@@ -44,7 +44,7 @@ class Loops(state.ScopeTracker, Base):
         live = anno.getanno(node, anno.LOOP_LIVE, frozenset())
         live = live | (state.live_in(node.body, live) - targets)
         return state.State(state.choose(self.state_candidates(candidates), live),
-                           self.ctx.namer)
+                           self.ctx.namer, cells=self.ctx.cells)
 
     def visit_While(self, node):
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())

@@ -17,9 +17,15 @@ from ..pyct.naming import RESERVED
 class State:
     """The ordered state names of one construct, and how they appear in generated code."""
 
-    def __init__(self, names: list[str], namer, defined: frozenset | None = None):
+    def __init__(self, names: list[str], namer, defined: frozenset | None = None,
+                 cells: frozenset = frozenset()):
         self.names = names
-        self.params = [n if "." not in n else namer.new(n.replace(".", "_")) for n in names]
+        # A name that a closure of the user's function reads (`cells`) is not shadowed by a
+        # parameter: the function declares it nonlocal and stores the value passed in, so the
+        # closure sees every update, as it would in the user's code.
+        self.cells = [n for n in names if n in cells]
+        self.params = [n if "." not in n and n not in cells else
+                       namer.new(n.replace(".", "_")) for n in names]
         # Names not bound before the construct are not passed in (a branch binding them
         # creates them); see `undefined_in`.
         self.passed = [i for i, n in enumerate(names) if defined is None or "." in n
@@ -71,14 +77,15 @@ class State:
         """`def name(first_params..., state...): prelude; body; return state`. A state name
         not passed in and not bound on every path of `body` starts as `Undefined`."""
         tail = templates.replace("return values", values=self.values()) if returns else []
+        decl = [gast.Nonlocal(names=list(self.cells))] if self.cells else []
         bound = analysis.surely_bound(body)
         missing = [n for i, n in enumerate(self.names) if i not in self.passed
                    and n not in bound] if returns else []
         fn = templates.replace("def name(params):\n    body", name=name,
                                params=list(first_params) + [self.params[i]
                                                             for i in self.passed],
-                               body=undefined_inits(missing, frozenset()) + self.prelude()
-                               + body + tail)[0]
+                               body=decl + undefined_inits(missing, frozenset())
+                               + self.prelude() + body + tail)[0]
         anno.setanno(fn, anno.GENERATED, True)
         return fn
 

@@ -156,6 +156,20 @@ def local_names(fn) -> set[str]:
     return out - set(scope_declarations(fn.body))
 
 
+def closure_cells(fn) -> frozenset:
+    """Local names of `fn` (or of functions nested in it) that a nested function or lambda
+    reads: a closure sees their updates."""
+    out: set[str] = set()
+    for f in walk(fn):
+        if not isinstance(f, gast.FunctionDef):
+            continue
+        nested = [n for n in walk(f) if n is not f and isinstance(n, (gast.FunctionDef,
+                                                                      gast.Lambda))]
+        if nested:
+            out |= read(nested) & local_names(f)
+    return frozenset(out)
+
+
 def params(fn) -> list[str]:
     """Parameter names of a FunctionDef or Lambda, in order (incl. *args and **kwargs)."""
     a = fn.args

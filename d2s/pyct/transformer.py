@@ -20,10 +20,12 @@ class Context:
     builtins) so converters can tell a call to `rt.matmul` from a call to a user function.
     """
 
-    def __init__(self, namer: Namer, namespace: dict[str, Any], *, owner: str | None = None):
+    def __init__(self, namer: Namer, namespace: dict[str, Any], *, owner: str | None = None,
+                 cells: frozenset = frozenset()):
         self.namer = namer
         self.namespace = namespace
         self.owner = owner  # name of the first parameter of a method ('self'), if any
+        self.cells = cells  # local names that closures of the user's code read
 
 
 class Base(gast.NodeTransformer):
