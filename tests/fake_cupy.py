@@ -13,7 +13,8 @@ mixing the way CuPy does:
   data, as CuPy's do.
 - NumPy functions called on device arrays dispatch here (`__array_function__` /
   `__array_ufunc__`), as they do for CuPy arrays, except the ones CuPy lacks (`MISSING`).
-- dtypes CuPy lacks (ml_dtypes bfloat16, object, strings) raise TypeError on creation.
+- dtypes CuPy lacks (object, strings, and ml_dtypes bfloat16, which CuPy supports only from
+  version 14) raise TypeError on creation.
 
 What it cannot see: CuPy's own numerical differences, kernel launch errors, memory limits and
 speed. Those need the real GPU check (benchmarks/gpu_check.sh).
