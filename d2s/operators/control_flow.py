@@ -73,11 +73,29 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         # guarantees the zeros are never read.
         fills.update(_return_fills(names, outs))
         if not fills:
+            _explain_mismatch(names, outs, src)
             raise
         del program.blocks[mark:]
         outs.clear()
         result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
     return _result(list(result) if result is not None else [])
+
+
+def _explain_mismatch(names, outs, src) -> None:
+    """Name the variable when the branches of a tensor `if` left it with different structure
+    (e.g. lists of different lengths): `cond` itself only knows output positions."""
+    if len(outs) < 2:
+        return
+    for name, a, b in zip(names, outs[0], outs[1]):
+        if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
+            what = (f"a {type(a).__name__} of length {len(a)} in the if branch and "
+                    f"{type(b).__name__ if not isinstance(b, (list, tuple, dict)) else 'one'}"
+                    f" of length {len(b) if isinstance(b, (list, tuple, dict)) else '-'} in "
+                    "the else branch")
+            raise ValueError(
+                f"'{name}' is {what} of an if whose condition is a tensor ({where(src)}); both "
+                "branches must leave it with the same length. Append the same number of items "
+                "in both branches, or use a tensor (rt.concat) instead of a list.")
 
 
 def _promote_numbers(first: list, second: list) -> list:

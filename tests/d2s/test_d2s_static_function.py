@@ -469,3 +469,15 @@ def test_ignore_module_leaves_its_functions_unconverted():
             d2s.to_static(caller)(x)
     finally:
         convert_call._IGNORED_MODULES.discard("golden_cases")
+
+
+def list_lengths_differ(x):
+    items = [x]
+    if rt.mean(x) > 0:
+        items.append(x * 2)
+    return len(items)
+
+
+def test_list_of_different_lengths_in_tensor_branches_is_named():
+    with pytest.raises(ValueError, match=r"'items' is a list of length 2 in the if branch"):
+        d2s.to_static(list_lengths_differ)(t([1.0]))
