@@ -106,27 +106,36 @@ def _first_dtype_values(info):
 @pytest.mark.parametrize("info", tg.OPINFOS, ids=[i.name for i in tg.OPINFOS])
 def test_op_runs_on_device(info, device):
     """Every sample of every op, eager, on the device: same values as the CPU, device outputs;
-    the first differentiable sample's gradients too; the first sample as a static program."""
+    the first differentiable sample's gradients too, eager and static; the first sample as a
+    static program."""
     rt.seed(0)
     cpu = _first_dtype_values(info)
     samples = info.samples(np.random.default_rng(0))
     grad_sample = next((s for s in samples if s.grad and info.grad is not False
                         and tg.grad_positions(info, tg.cast_args(s.args, "float64"))), None)
-    cpu_grads = _grads(info, grad_sample) if grad_sample else None
+    ws, cpu_grads = _grads(info, grad_sample) if grad_sample else (None, None)
+    static_grads = static = None
     with on_device(device):
         rt.seed(0)
         dev = _first_dtype_values(info)
-        dev_grads = _grads(info, grad_sample) if grad_sample else None
-        static = None
+        _, dev_grads = _grads(info, grad_sample) if grad_sample else (None, None)
         if info.static and tg.STATIC is not None:
             args = tg.cast_args(samples[0].args, "float64")
             static, _ = tg.run_static(info, args, samples[0].kwargs)
+            if (grad_sample is not None and hasattr(tg.STATIC, "gradients")
+                    and any(w is not None for w in ws)):
+                args = tg.cast_args(grad_sample.args, "float64")
+                _, static_grads = tg.run_static(info, args, grad_sample.kwargs,
+                                                tg.grad_positions(info, args), ws)
     for c, d in zip(cpu, dev):
         tg.check_close(info, info.dtypes[0], d, c, "device vs cpu")
     if cpu_grads is not None:  # float64: CuPy's kernels may round differently from NumPy's
         tol = 1e-9 if device == "fake" else 1e-7
         for c, d in zip(cpu_grads, dev_grads):
             np.testing.assert_allclose(d, c, rtol=tol, atol=tol * 1e-3, err_msg=info.name)
+        for c, d in zip(cpu_grads, static_grads or ()):
+            np.testing.assert_allclose(_host(d), c, rtol=tol, atol=tol * 1e-3,
+                                       err_msg=f"{info.name} static gradient on the device")
     if static is not None:
         rt.seed(0)
         want = tg.as_list(info.fn(*tg.to_tensors(tg.cast_args(samples[0].args, "float64")),
@@ -146,7 +155,7 @@ def _grads(info, sample):
     outs = tg.as_list(info.fn(*tg.to_tensors(args), **sample.kwargs))
     rng = np.random.default_rng(1)
     ws = [w if o.dtype.is_floating else None for w, o in zip(tg.cotangents(rng, outs), outs)]
-    return tg.eager_grads(info, args, sample.kwargs, positions, ws)
+    return ws, tg.eager_grads(info, args, sample.kwargs, positions, ws)
 
 
 def _train_cnn(steps=2):
