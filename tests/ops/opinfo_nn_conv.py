@@ -281,10 +281,17 @@ OPINFOS = [
            covers=("resize2d_grad",), error_samples=[
                ErrorSample((np.ones((1, 2, 2)), 3), {}, ValueError,
                            r"adaptive_avg_pool2d: x must be 4-D \[N, C, H, W\], got shape "
-                           r"\[1, 2, 2\]")]),
+                           r"\[1, 2, 2\]"),
+               ErrorSample((np.ones((1, 1, 4, 4)), [2, 2, 2]), {}, ValueError,
+                           r"adaptive_avg_pool2d: output_size must be an int or 2 values, "
+                           r"got \[2, 2, 2\]")]),
     OpInfo("adaptive_max_pool2d", F.adaptive_max_pool2d, _adaptive_max_ref,
            lambda rng: [Sample((randn(rng, 2, 3, 6, 6), 2)),
-                        Sample((randn(rng, 1, 2, 5, 7), (2, 3)), {"return_mask": True})]),
+                        Sample((randn(rng, 1, 2, 5, 7), (2, 3)), {"return_mask": True})],
+           error_samples=[
+               ErrorSample((np.ones((1, 1, 4, 4)), [2, 2, 2]), {}, ValueError,
+                           r"adaptive_max_pool2d: output_size must be an int or 2 values, "
+                           r"got \[2, 2, 2\]")]),
     OpInfo("pixel_shuffle", F.pixel_shuffle, _pixel_shuffle_ref,
            lambda rng: [Sample((randn(rng, 2, 8, 2, 3), 2)), Sample((randn(rng, 1, 9, 2, 2), 3))]),
     OpInfo("interpolate", F.interpolate, _interp_ref, _interp_samples, error_samples=[

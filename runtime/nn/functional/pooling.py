@@ -44,6 +44,16 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     return from_nchw(out, data_format)
 
 
+def _output_size_2d(op: str, output_size) -> list:
+    """[h, w] from an int, None or 2 values (None in them keeps that dim)."""
+    if output_size is None or isinstance(output_size, int):
+        return [output_size, output_size]
+    size = list(output_size)
+    if len(size) != 2:
+        raise OpError(f"{op}: output_size must be an int or 2 values, got {output_size}")
+    return size
+
+
 def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     """Average over bins that tile the input evenly (bin i covers [floor(i*H/h),
     ceil((i+1)*H/h))); None in output_size keeps that dim.
@@ -53,11 +63,7 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     >>> F.adaptive_avg_pool2d(rt.ones([2, 3, 7, 7]), 1).shape
     [2, 3, 1, 1]
     """
-    size = [output_size, output_size] if output_size is None or isinstance(
-        output_size, int) else list(output_size)
-    if len(size) != 2:
-        raise OpError(f"adaptive_avg_pool2d: output_size must be an int or 2 values, got "
-                      f"{output_size}")
+    size = _output_size_2d("adaptive_avg_pool2d", output_size)
     out = _pool.resize2d(to_nchw(x, data_format, "adaptive_avg_pool2d"), "adaptive_avg", size)
     return from_nchw(out, data_format)
 
@@ -106,7 +112,5 @@ def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
     >>> F.adaptive_max_pool2d(rt.ones([1, 2, 5, 5]), 2).shape
     [1, 2, 2, 2]
     """
-    size = [output_size, output_size] if output_size is None or isinstance(
-        output_size, int) else list(output_size)
-    out, mask = _pool.adaptive_max_pool2d(x, size)
+    out, mask = _pool.adaptive_max_pool2d(x, _output_size_2d("adaptive_max_pool2d", output_size))
     return (out, mask) if return_mask else out
