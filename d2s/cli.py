@@ -6,6 +6,11 @@
     d2s check FILE::QUALNAME --spec SPEC ...
                                           eager vs static on random inputs (exit 1: differ)
     d2s passes                            list the converter passes in order
+    d2s export FILE::QUALNAME --spec SPEC ... -o PATH
+                                          save an inference model (PATH.json, PATH.npz)
+    d2s run PATH --input NAME=FILE.npy ... [--random] [-o OUT.npz]
+                                          run a saved inference model
+    d2s bench [--only NAMES] [--quick]    run the benchmark suite (source tree only)
     d2s demo                              a short end-to-end demonstration
 """
 from __future__ import annotations
@@ -129,5 +134,7 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_passes)
     p = sub.add_parser("demo", help="run a short end-to-end demonstration")
     p.set_defaults(func=cmd_demo)
+    from .cli_model import add_parsers
+    add_parsers(sub)
     args = parser.parse_args(argv)
     return args.func(args)
