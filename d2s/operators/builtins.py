@@ -13,22 +13,18 @@ from .variables import is_variable
 
 
 def print_(*args, sep=" ", end="\n", file=None, flush=False):
-    """`print`: graph values are printed when the program runs (a Print op), with the text
-    around them as the message."""
+    """`print`: a print with graph values becomes an op that prints, when the program runs,
+    exactly what eager `print` would (Python values are formatted now)."""
     report.record("print", next((a for a in args if is_variable(a)), None))
     if not any(is_variable(a) for a in args):
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
+    if file is not None:
+        raise TypeError("print(..., file=...) of a tensor inside a converted function: the "
+                        "value exists only when the program runs; print to stdout, or return "
+                        "the tensor and print it outside")
     import runtime as rt
-    text = []
-    for a in args:
-        if is_variable(a):
-            rt.static.Print(a, message=sep.join(text))
-            text = []
-        else:
-            text.append(str(a))
-    if text:
-        builtins.print(*text, sep=sep, end=end, file=file, flush=flush)
+    rt.static.py_print(*args, sep=sep, end=end)
 
 
 def len_(x):
