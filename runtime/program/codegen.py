@@ -237,16 +237,19 @@ def emit_block_results(g: _Gen, block: Block, targets: list, indent: str, entry)
     g.assign(indent, targets, [g.arg(r) for r in block.results], entry)
 
 
-def emit_cond(g: _Gen, op: Op, block: Block, indent: str) -> None:
-    entry = ("op", op, block)
-    outs = [g.ident(n) for n in op.outputs]
-    g.emit(indent, f"if {g.arg(op.inputs[0])}:", entry)
-    for i, idx in enumerate(op.blocks):
-        if i == 1:
-            g.emit(indent, "else:", entry)
+def emit_branches(g: _Gen, op: Op, indent: str, entry, outs: list, headers: list) -> None:
+    """Block i of `op` under `headers[i]` (an if / elif / else line), its results into outs."""
+    for header, idx in zip(headers, op.blocks):
+        g.emit(indent, header, entry)
         sub = g.program.blocks[idx]
         g.emit_block(sub, indent + "    ")
         emit_block_results(g, sub, outs, indent + "    ", entry)
+
+
+def emit_cond(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    outs = [g.ident(n) for n in op.outputs]
+    emit_branches(g, op, indent, ("op", op, block), outs,
+                  [f"if {g.arg(op.inputs[0])}:", "else:"])
 
 
 def emit_switch(g: _Gen, op: Op, block: Block, indent: str) -> None:
@@ -254,15 +257,9 @@ def emit_switch(g: _Gen, op: Op, block: Block, indent: str) -> None:
     outs = [g.ident(n) for n in op.outputs]
     sel = g.ident(op.outputs[0] + "@index") if op.outputs else "_switch_index"
     g.emit(indent, f"{sel} = int({g.arg(op.inputs[0])})", entry)
-    cases = list(op.attrs["cases"])
-    for i, idx in enumerate(op.blocks):
-        if i < len(cases):
-            g.emit(indent, f"{'if' if i == 0 else 'elif'} {sel} == {cases[i]!r}:", entry)
-        else:
-            g.emit(indent, "else:", entry)
-        sub = g.program.blocks[idx]
-        g.emit_block(sub, indent + "    ")
-        emit_block_results(g, sub, outs, indent + "    ", entry)
+    headers = [f"{'if' if i == 0 else 'elif'} {sel} == {case!r}:"
+               for i, case in enumerate(op.attrs["cases"])]
+    emit_branches(g, op, indent, entry, outs, headers + ["else:"])
 
 
 def emit_while(g: _Gen, op: Op, block: Block, indent: str) -> None:
