@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime import backend
+from runtime import backend, static
 from runtime.ops import registry
 
 HERE = pathlib.Path(__file__).parent
@@ -114,16 +114,15 @@ def test_op_runs_on_device(info, device):
     grad_sample = next((s for s in samples if s.grad and info.grad is not False
                         and tg.grad_positions(info, tg.cast_args(s.args, "float64"))), None)
     ws, cpu_grads = _grads(info, grad_sample) if grad_sample else (None, None)
-    static_grads = static = None
+    static_grads = static_out = None
     with on_device(device):
         rt.seed(0)
         dev = _first_dtype_values(info)
         _, dev_grads = _grads(info, grad_sample) if grad_sample else (None, None)
-        if info.static and tg.STATIC is not None:
+        if info.static:
             args = tg.cast_args(samples[0].args, "float64")
-            static, _ = tg.run_static(info, args, samples[0].kwargs)
-            if (grad_sample is not None and hasattr(tg.STATIC, "gradients")
-                    and any(w is not None for w in ws)):
+            static_out, _ = tg.run_static(info, args, samples[0].kwargs)
+            if grad_sample is not None and any(w is not None for w in ws):
                 args = tg.cast_args(grad_sample.args, "float64")
                 _, static_grads = tg.run_static(info, args, grad_sample.kwargs,
                                                 tg.grad_positions(info, args), ws)
@@ -136,11 +135,11 @@ def test_op_runs_on_device(info, device):
         for c, d in zip(cpu_grads, static_grads or ()):
             np.testing.assert_allclose(_host(d), c, rtol=tol, atol=tol * 1e-3,
                                        err_msg=f"{info.name} static gradient on the device")
-    if static is not None:
+    if static_out is not None:
         rt.seed(0)
         want = tg.as_list(info.fn(*tg.to_tensors(tg.cast_args(samples[0].args, "float64")),
                                   **samples[0].kwargs))
-        tg.check_close(info, "float64", [_host(s) for s in static],
+        tg.check_close(info, "float64", [_host(s) for s in static_out],
                        [w.numpy() for w in want], "static on device vs eager cpu")
 
 
@@ -241,10 +240,10 @@ def test_control_flow_program_on_device(device):
 
     feed = {"x": np.array([0.3, -0.2, 0.5]), "n": np.int64(3), "p": np.bool_(True)}
     main, _, fetch = _nested_cond_in_while()
-    cpu = tg.STATIC.Executor().run(main, feed, list(fetch))
+    cpu = static.Executor().run(main, feed, list(fetch))
     with on_device(device):
         main, _, fetch = _nested_cond_in_while()
-        dev = tg.STATIC.Executor().run(main, feed, list(fetch))
+        dev = static.Executor().run(main, feed, list(fetch))
     for a, b in zip(cpu, dev):
         np.testing.assert_allclose(_host(b), a, rtol=1e-12)
 
