@@ -16,6 +16,7 @@ import ast
 import os
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 
@@ -139,14 +140,14 @@ def describe(model) -> str:
 
 def _load_model(path: str):
     import d2s
-    prefix = path[:-5] if path.endswith(".json") else path
+    prefix = path.removesuffix(".json")
     missing = [prefix + e for e in (".json", ".npz") if not os.path.exists(prefix + e)]
     if missing:
         raise UsageError(f"no model at {prefix}: {', '.join(missing)} not found (d2s export "
                          "writes PATH.json and PATH.npz)")
     try:
         return d2s.load(prefix)
-    except (ValueError, KeyError, TypeError, OSError) as e:
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as e:
         raise UsageError(f"cannot load the model {prefix}: {type(e).__name__}: {e}") from None
 
 
@@ -162,7 +163,7 @@ def _random_input(dtype: np.dtype, shape, rng: np.random.Generator) -> np.ndarra
 def _read_npy(name: str, path: str) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise UsageError(f"input {name!r}: cannot read {path} as a .npy array ({e})") from None
 
 
@@ -186,13 +187,13 @@ def _inputs(args, ins: list) -> list:
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise UsageError(f"the model has no input {unknown[0]!r}; its inputs are {expected}")
+    read = {n: _checked(n, _read_npy(n, given[n]), d, s) for n, d, s in ins if n in given}
     missing = [n for n in names if n not in given]
     if missing and not args.random:
         raise UsageError(f"no value for input {missing[0]!r}: give --input "
                          f"{missing[0]}=FILE.npy or --random (inputs: {expected})")
     rng = np.random.default_rng(args.seed)
-    return [_checked(n, _read_npy(n, given[n]), d, s) if n in given
-            else _random_input(d, s, rng) for n, d, s in ins]
+    return [read[n] if n in read else _random_input(d, s, rng) for n, d, s in ins]
 
 
 def _summary(a: np.ndarray) -> str:
