@@ -3,12 +3,11 @@ tensors, and (when runtime.static is available) the same stream in static mode.
 """
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
 import runtime as rt
+from runtime import static
 from runtime.ops import random as R
 
 
@@ -163,27 +162,14 @@ def test_tril_triu_are_differentiable():
 
 # ---- static mode ------------------------------------------------------------------------------
 
-def _static():
-    try:
-        static = importlib.import_module("runtime.static")
-    except ImportError:
-        return None
-    return static if all(hasattr(static, n) for n in ("Program", "program_guard", "data",
-                                                      "Executor")) else None
 
-
-STATIC = _static()
-needs_static = pytest.mark.skipif(STATIC is None, reason="runtime.static is not available")
-
-
-@needs_static
 def test_static_random_ops_draw_the_eager_stream_at_run_time():
-    main = STATIC.Program()
-    with STATIC.program_guard(main):
-        x = STATIC.data("x", [None, 3], "float32")
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [None, 3], "float32")
         noise = rt.randn(rt.shape(x)) * 0.0 + rt.rand([2])[0]
         r = rt.randint(0, 1000, [4])
-    exe = STATIC.Executor()
+    exe = static.Executor()
     feed = {"x": np.zeros((2, 3), np.float32)}
     rt.seed(11)
     first = exe.run(main, feed=feed, fetch_list=[noise, r])
@@ -196,17 +182,16 @@ def test_static_random_ops_draw_the_eager_stream_at_run_time():
     np.testing.assert_array_equal(first[1], eager_r.numpy())
 
 
-@needs_static
 def test_static_creation_with_unknown_dims():
-    main = STATIC.Program()
-    with STATIC.program_guard(main):
-        x = STATIC.data("x", [None, 3], "float32")
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [None, 3], "float32")
         z = rt.zeros([rt.shape(x)[0], 4])
         a = rt.arange(rt.shape(x)[0])
         o = rt.ones_like(x, dtype="int64")
         y = rt.reshape(x, [-1]) + rt.full([1], 2.0)
         assert list(z.shape) == [-1, 4] and list(y.shape) == [-1]
-    out = STATIC.Executor().run(main, feed={"x": np.ones((5, 3), np.float32)},
+    out = static.Executor().run(main, feed={"x": np.ones((5, 3), np.float32)},
                                 fetch_list=[z, a, o, y])
     assert out[0].shape == (5, 4) and out[0].dtype == np.float32
     assert out[1].tolist() == [0, 1, 2, 3, 4]

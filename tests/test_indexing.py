@@ -4,12 +4,11 @@ mode (when runtime.static is available) vs eager.
 """
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
 import runtime as rt
+from runtime import static
 
 A = np.arange(60.0).reshape(3, 4, 5)
 MASK = A[..., 0] > 20  # shape (3, 4)
@@ -329,26 +328,13 @@ def test_masked_select_double_backward():
 
 # ---- static mode ------------------------------------------------------------------------------
 
-def _static():
-    try:
-        static = importlib.import_module("runtime.static")
-    except ImportError:
-        return None
-    return static if all(hasattr(static, n) for n in ("Program", "program_guard", "data",
-                                                      "Executor", "gradients")) else None
 
-
-STATIC = _static()
-needs_static = pytest.mark.skipif(STATIC is None, reason="runtime.static is not available")
-
-
-@needs_static
 def test_static_getitem_and_setitem_match_eager():
     c = np.random.default_rng(0).standard_normal((3, 4, 5))
-    main = STATIC.Program()
-    with STATIC.program_guard(main):
-        x = STATIC.data("x", [None, 4, 5], "float64")
-        i = STATIC.data("i", [], "int64")
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [None, 4, 5], "float64")
+        i = static.data("i", [], "int64")
         x.stop_gradient = False
         y = x * 2.0
         y[i, 1:] = 7.0
@@ -356,8 +342,8 @@ def test_static_getitem_and_setitem_match_eager():
         y[MASK] = -1.0
         z = y[:, [0, 2], i]
         loss = (y * c).sum() + z.sum()
-        (gx,) = STATIC.gradients([loss], [x])
-    out_y, out_z, out_g = STATIC.Executor().run(main, feed={"x": A, "i": np.array(1)},
+        (gx,) = static.gradients([loss], [x])
+    out_y, out_z, out_g = static.Executor().run(main, feed={"x": A, "i": np.array(1)},
                                                 fetch_list=[y, z, gx])
     w = rt.to_tensor(A, stop_gradient=False)
     ey = w * 2.0

@@ -4,12 +4,11 @@ that must not bake in a shape).
 """
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
 import runtime as rt
+from runtime import static
 
 A = np.arange(24.0).reshape(2, 3, 4)
 
@@ -79,18 +78,6 @@ def test_second_order_gradients_through_shape_ops():
 
 # ---- static mode: unknown dims ---------------------------------------------------------------
 
-def _static():
-    try:
-        static = importlib.import_module("runtime.static")
-    except ImportError:
-        return None
-    return static if all(hasattr(static, n) for n in ("Program", "program_guard", "data",
-                                                      "Executor", "gradients")) else None
-
-
-STATIC = _static()
-needs_static = pytest.mark.skipif(STATIC is None, reason="runtime.static is not available")
-
 
 def _chain(x):
     """Shape ops whose grads must read shapes at run time (the batch dim is unknown)."""
@@ -106,19 +93,18 @@ def _chain(x):
     return rt.tanh(rt.stack(rt.unstack(y, axis=3), axis=0))
 
 
-@needs_static
 def test_static_shapes_with_unknown_batch_and_gradients_match_eager():
-    main = STATIC.Program()
-    with STATIC.program_guard(main):
-        x = STATIC.data("x", [None, 3, 4], "float64")
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [None, 3, 4], "float64")
         x.stop_gradient = False
         y = _chain(x)
         assert list(y.shape) == [2, -1, 4, 14]
-        (gx,) = STATIC.gradients([(y * y).sum()], [x])
+        (gx,) = static.gradients([(y * y).sum()], [x])
     rng = np.random.default_rng(0)
     for batch in (2, 5):
         a = rng.standard_normal((batch, 3, 4))
-        out, g = STATIC.Executor().run(main, feed={"x": a}, fetch_list=[y, gx])
+        out, g = static.Executor().run(main, feed={"x": a}, fetch_list=[y, gx])
         w = rt.to_tensor(a, stop_gradient=False)
         ey = _chain(w)
         (ey * ey).sum().backward()
@@ -126,11 +112,10 @@ def test_static_shapes_with_unknown_batch_and_gradients_match_eager():
         np.testing.assert_allclose(g, w.grad.numpy(), rtol=1e-10)
 
 
-@needs_static
 def test_static_infer_rules_report_bad_shapes_at_build_time():
-    main = STATIC.Program()
-    with STATIC.program_guard(main):
-        x = STATIC.data("x", [None, 3, 4], "float32")
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [None, 3, 4], "float32")
         with pytest.raises(ValueError, match=r"reshape: cannot reshape x of shape \[-1, 3, 4\]"):
             rt.reshape(x, [0, 5, -1])
         with pytest.raises(ValueError, match=r"concat: x\[1\] has shape \[-1, 2, 4\] but x\[0\]"):

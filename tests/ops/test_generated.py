@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
+from runtime import static
 from runtime.ops import registry
 
 HERE = pathlib.Path(__file__).parent
@@ -28,23 +29,6 @@ OPINFOS = [info for m in MODULES for info in m.OPINFOS]
 EXEMPT = {**EXEMPT, **{k: v for m in MODULES for k, v in getattr(m, "EXEMPT", {}).items()}}
 BY_DTYPE = [(info, dt) for info in OPINFOS for dt in info.dtypes]
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
-
-
-def _static_api():
-    try:
-        static = importlib.import_module("runtime.static")
-    except ImportError:
-        return None
-    names = ("Program", "program_guard", "data", "Executor")
-    return static if all(hasattr(static, n) for n in names) else None
-
-
-STATIC = _static_api()
-needs_static = pytest.mark.skipif(
-    STATIC is None, reason="runtime.static (Program, program_guard, data, Executor) is not "
-                           "available yet")
-needs_static_grad = pytest.mark.skipif(
-    not hasattr(STATIC, "gradients"), reason="runtime.static.gradients is not available yet")
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -230,7 +214,6 @@ def test_error_inputs(info):
 STATIC_ERROR_INFOS = [i for i in ERROR_INFOS if i.static]
 
 
-@needs_static
 @pytest.mark.parametrize("info", STATIC_ERROR_INFOS, ids=[i.name for i in STATIC_ERROR_INFOS])
 def test_error_inputs_static(info):
     """Building a program from the same bad call fails the same way (the infer rule speaks)."""
@@ -252,15 +235,15 @@ def test_every_registered_op_is_described_or_exempt():
 
 def run_static(info, args, kwargs, positions=(), ws=None):
     """Build a program from the same call, run it, return (outputs, grads of `positions`)."""
-    main = STATIC.Program()
+    main = static.Program()
     feed = {}
 
     def placeholder(a, name):
-        v = STATIC.data(name, list(a.shape), str(a.dtype))
+        v = static.data(name, list(a.shape), str(a.dtype))
         feed[name] = a
         return v
 
-    with STATIC.program_guard(main):
+    with static.program_guard(main):
         sym = []
         for i, a in enumerate(args):
             if isinstance(a, np.ndarray):
@@ -280,8 +263,8 @@ def run_static(info, args, kwargs, positions=(), ws=None):
             loss = terms[0]
             for t in terms[1:]:
                 loss = loss + t
-            fetch += list(STATIC.gradients([loss], [sym[p] for p in positions]))
-    res = STATIC.Executor().run(main, feed=feed, fetch_list=fetch)
+            fetch += list(static.gradients([loss], [sym[p] for p in positions]))
+    res = static.Executor().run(main, feed=feed, fetch_list=fetch)
     return res[:len(outs)], res[len(outs):]
 
 
@@ -289,7 +272,6 @@ STATIC_INFOS = [i for i in OPINFOS if i.static]
 STATIC_GRAD_INFOS = [i for i in STATIC_INFOS if i.grad is not False]
 
 
-@needs_static
 @pytest.mark.parametrize("info", STATIC_INFOS, ids=[i.name for i in STATIC_INFOS])
 def test_static_values_match_eager(info):
     for sample in info.samples(np.random.default_rng(0)):
@@ -299,8 +281,6 @@ def test_static_values_match_eager(info):
         check_close(info, "float64", got, [o.numpy() for o in eager], f"static {sample!r}")
 
 
-@needs_static
-@needs_static_grad
 @pytest.mark.parametrize("info", STATIC_GRAD_INFOS, ids=[i.name for i in STATIC_GRAD_INFOS])
 def test_static_gradients_match_eager(info):
     rng = np.random.default_rng(1)

@@ -244,10 +244,7 @@ def test_mixed_precision_training_tracks_float32(level):
 
 
 def test_decorate_keeps_norm_layers_float32_and_seeds_master_weights():
-    norm_cls = getattr(rt.nn, "LayerNorm", None)
-    if norm_cls is None:
-        pytest.skip("rt.nn.LayerNorm is not available yet")
-    model = rt.nn.Sequential(rt.nn.Linear(4, 4), norm_cls(4))
+    model = rt.nn.Sequential(rt.nn.Linear(4, 4), rt.nn.LayerNorm(4))
     w32 = model[0].weight.numpy().copy()
     opt = rt.optimizer.SGD(0.0, parameters=model.parameters())
     rt.amp.decorate(model, opt, level="O2")

@@ -142,12 +142,10 @@ def _global_norm_clip(gs, clip_norm):
 
 
 def test_grad_clip_by_global_norm():
-    clip_cls = getattr(rt.nn, "ClipGradByGlobalNorm", None)
-    if clip_cls is None:
-        pytest.skip("rt.nn.ClipGradByGlobalNorm is not available yet")
     params, init, grads = _setup()
     grads = [[g * 3 for g in step] for step in grads]  # norms well above the threshold
-    opt = rt.optimizer.SGD(0.1, parameters=params, grad_clip=clip_cls(clip_norm=1.0))
+    opt = rt.optimizer.SGD(0.1, parameters=params,
+                           grad_clip=rt.nn.ClipGradByGlobalNorm(clip_norm=1.0))
     got = _run(opt, params, grads)
     ref = [p.astype(np.float64) for p in init]
     for step in grads:

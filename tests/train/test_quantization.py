@@ -134,10 +134,7 @@ def test_quanted_linear_matches_manual_fake_quant():
 
 
 def test_quanted_conv2d():
-    conv_cls = getattr(rt.nn, "Conv2D", None)
-    if conv_cls is None:
-        pytest.skip("rt.nn.Conv2D is not available yet")
-    model = rt.nn.Sequential(conv_cls(3, 4, 3, padding=1), rt.nn.ReLU())
+    model = rt.nn.Sequential(rt.nn.Conv2D(3, 4, 3, padding=1), rt.nn.ReLU())
     qmodel = Q.QAT().quantize(model)
     assert type(qmodel[0]).__name__ == "QuantedConv2D"
     x = _t(2, 3, 6, 6, seed=4)

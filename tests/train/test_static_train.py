@@ -8,10 +8,7 @@ import pytest
 
 import runtime as rt
 from runtime import quantization as Q
-
-static = pytest.importorskip("runtime.static")
-if not hasattr(static, "append_backward"):
-    pytest.skip("runtime.static.append_backward is not available yet", allow_module_level=True)
+from runtime import static
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((8, 4)).astype(np.float32)
