@@ -27,7 +27,7 @@ def _probe_cupy():
             if cupy.is_available():
                 cupy.zeros(1)  # the first allocation is what fails on a machine without a GPU
                 _cupy = cupy
-        except Exception:  # noqa: BLE001  ImportError, CUDARuntimeError, driver errors: all mean "no GPU"
+        except Exception:  # noqa: BLE001  (import, CUDA and driver errors all mean "no GPU")
             _cupy = None
     return _cupy
 

@@ -58,7 +58,8 @@ def test_promised_names_exist(where):
 
 
 def test_dtype_objects_equal_their_names():
-    for name in "float16 bfloat16 float32 float64 int8 int32 int64 uint8 bool".split():
+    for name in ["float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "uint8",
+                 "bool"]:
         assert getattr(rt, name) == name
 
 

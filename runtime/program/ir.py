@@ -109,8 +109,8 @@ class Block:
                 persistable: bool = False, stop_gradient: bool = True) -> Variable:
         if name in self.program._names:
             raise ValueError(f"variable name {name!r} is already used in this program")
-        v = Variable(self, name, None if shape is None else tuple(shape), dtype, kind=kind, persistable=persistable,
-                     stop_gradient=stop_gradient)
+        v = Variable(self, name, None if shape is None else tuple(shape), dtype, kind=kind,
+                     persistable=persistable, stop_gradient=stop_gradient)
         self.vars[name] = v
         self.program._names.add(name)
         return v

@@ -2,8 +2,9 @@
 
 - `check_eval`: equal outputs in eval mode (atol 1e-5);
 - `check_training`: 5 Adam steps with only `forward` converted (the loop stays eager) give
-  equal losses (atol 1e-4) to an eager copy and update the same parameters (values are not compared: Adam
-  turns float noise in a zero gradient, e.g. of an attention key bias, into lr-sized steps);
+  equal losses (atol 1e-4) to an eager copy and update the same parameters (values are not
+  compared: Adam turns float noise in a zero gradient, e.g. of an attention key bias, into
+  lr-sized steps);
 - `check_buffers_after_training`: BatchNorm running statistics agree after that training;
 - `check_dynamic_batch`: an InputSpec with a None batch dim serves two batch sizes with one
   program, each equal to eager.

@@ -59,7 +59,8 @@ OPINFOS = [
                        _err(("ab", 0.0), {}, r"full: shape must be a list of ints", TypeError)]),
     OpInfo("full_like", rt.full_like, lambda x, v, dtype=None: np.full(
         x.shape, v, dtype=x.dtype if dtype is None else np.dtype(dtype)),
-        lambda rng: [Sample((randn(rng, 2, 3), 4.0)), Sample((randn(rng, 3), 2), {"dtype": "int32"}),
+        lambda rng: [Sample((randn(rng, 2, 3), 4.0)),
+                     Sample((randn(rng, 3), 2), {"dtype": "int32"}),
                      Sample((rng.integers(0, 3, (2,)), 1))], grad=False),
     OpInfo("arange", rt.arange, _arange_ref, _fixed(
         ((5,), {}), ((2, 9, 3), {}), ((0.0, 1.0, 0.25), {}), ((5, 0, -2), {}),
@@ -72,7 +73,8 @@ OPINFOS = [
            grad=False,
            error_samples=[_err((-1,), {}, r"eye: num_rows must be a non-negative int")]),
     OpInfo("tril", rt.tril, lambda x, diagonal=0: np.tril(x, diagonal), lambda rng: [
-        Sample((randn(rng, 3, 4),)), Sample((randn(rng, 2, 3, 3), 1)), Sample((randn(rng, 4, 3), -1))],
+        Sample((randn(rng, 3, 4),)), Sample((randn(rng, 2, 3, 3), 1)),
+        Sample((randn(rng, 4, 3), -1))],
         error_samples=[_err((np.ones(3),), {}, r"tril: x must have at least 2 dims, got shape "
                                                r"\[3\]")]),
     OpInfo("triu", rt.triu, lambda x, diagonal=0: np.triu(x, diagonal), lambda rng: [
