@@ -1,208 +1,123 @@
-"""Activation layers: thin Layers over `rt.nn.functional` (Paddle names and arguments)."""
+"""Activation layers: thin Layers over `rt.nn.functional` (Paddle names and arguments).
+
+The layers without arguments are one table row each (`_activation`); those with arguments
+keep their Paddle signature and store the arguments (`_args`) that `_Activation` passes on.
+"""
 from __future__ import annotations
 
 from .. import functional as F
 from ..layer import Layer
 
 
-class ReLU(Layer):
-    """max(x, 0).
+class _Activation(Layer):
+    """forward(x) is `_function(x, *self._args)`; `extra_repr` names the arguments by ARGS."""
+
+    ARGS: tuple = ()
+    _args: tuple = ()
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        return self._function(x, *self._args)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{arg}={value}" for arg, value in zip(self.ARGS, self._args))
+
+
+def _activation(name: str, function, doc: str) -> type:
+    """An activation layer class without arguments: forward(x) is `function(x)`."""
+    return type(name, (_Activation,),
+                {"__doc__": doc, "__module__": __name__, "_function": staticmethod(function)})
+
+
+ReLU = _activation("ReLU", F.relu, """max(x, 0).
 
     >>> import runtime as rt
     >>> rt.nn.ReLU()(rt.to_tensor([-1.0, 2.0])).numpy().tolist()
     [0.0, 2.0]
-    """
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.relu(x)
-
-
-class ReLU6(Layer):
-    """min(max(x, 0), 6)."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.relu6(x)
+    """)
+ReLU6 = _activation("ReLU6", F.relu6, "min(max(x, 0), 6).")
+Sigmoid = _activation("Sigmoid", F.sigmoid, "1 / (1 + exp(-x)).")
+Silu = _activation("Silu", F.silu, "x * sigmoid(x).")
+Swish = _activation("Swish", F.swish, "x * sigmoid(x) (Paddle's name; the same as Silu).")
+Hardswish = _activation("Hardswish", F.hardswish, "x * relu6(x + 3) / 6 (MobileNetV3).")
+Tanh = _activation("Tanh", F.tanh, "tanh(x).")
+Mish = _activation("Mish", F.mish, "x * tanh(softplus(x)).")
+LogSigmoid = _activation("LogSigmoid", F.log_sigmoid, "log(sigmoid(x)), finite for any x.")
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, "clip(x / 6 + 1/2, 0, 1).")
 
 
-class LeakyReLU(Layer):
+class LeakyReLU(_Activation):
     """x where x >= 0, else negative_slope * x."""
+
+    ARGS = ("negative_slope",)
+    _function = staticmethod(F.leaky_relu)
 
     def __init__(self, negative_slope: float = 0.01, name=None):
         super().__init__()
-        self._negative_slope = negative_slope
-
-    def forward(self, x):
-        return F.leaky_relu(x, self._negative_slope)
-
-    def extra_repr(self) -> str:
-        return f"negative_slope={self._negative_slope}"
+        self._args = (negative_slope,)
 
 
-class GELU(Layer):
+class GELU(_Activation):
     """x * Phi(x); `approximate=True` uses the tanh formula."""
+
+    ARGS = ("approximate",)
+    _function = staticmethod(F.gelu)
 
     def __init__(self, approximate: bool = False, name=None):
         super().__init__()
-        self._approximate = approximate
-
-    def forward(self, x):
-        return F.gelu(x, self._approximate)
-
-    def extra_repr(self) -> str:
-        return f"approximate={self._approximate}"
+        self._args = (approximate,)
 
 
-class Sigmoid(Layer):
-    """1 / (1 + exp(-x))."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.sigmoid(x)
-
-
-class Silu(Layer):
-    """x * sigmoid(x)."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.silu(x)
-
-
-class Swish(Layer):
-    """x * sigmoid(x) (Paddle's name; the same as Silu)."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.swish(x)
-
-
-class Hardswish(Layer):
-    """x * relu6(x + 3) / 6 (MobileNetV3)."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.hardswish(x)
-
-
-class Tanh(Layer):
-    """tanh(x)."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.tanh(x)
-
-
-class Softplus(Layer):
+class Softplus(_Activation):
     """log(1 + exp(beta * x)) / beta, linear above `threshold`."""
+
+    ARGS = ("beta", "threshold")
+    _function = staticmethod(F.softplus)
 
     def __init__(self, beta: float = 1, threshold: float = 20, name=None):
         super().__init__()
-        self._beta, self._threshold = beta, threshold
-
-    def forward(self, x):
-        return F.softplus(x, self._beta, self._threshold)
-
-    def extra_repr(self) -> str:
-        return f"beta={self._beta}, threshold={self._threshold}"
+        self._args = (beta, threshold)
 
 
-class Softmax(Layer):
+class _AlongAxis(_Activation):
+    ARGS = ("axis",)
+
+    def __init__(self, axis: int = -1, name=None):
+        super().__init__()
+        self._args = (axis,)
+
+
+class Softmax(_AlongAxis):
     """softmax along `axis` (default -1)."""
 
-    def __init__(self, axis: int = -1, name=None):
-        super().__init__()
-        self._axis = axis
-
-    def forward(self, x):
-        return F.softmax(x, self._axis)
-
-    def extra_repr(self) -> str:
-        return f"axis={self._axis}"
+    _function = staticmethod(F.softmax)
 
 
-class LogSoftmax(Layer):
+class LogSoftmax(_AlongAxis):
     """log(softmax(x)) along `axis`, computed stably."""
 
-    def __init__(self, axis: int = -1, name=None):
-        super().__init__()
-        self._axis = axis
-
-    def forward(self, x):
-        return F.log_softmax(x, self._axis)
-
-    def extra_repr(self) -> str:
-        return f"axis={self._axis}"
+    _function = staticmethod(F.log_softmax)
 
 
-class ELU(Layer):
+class ELU(_Activation):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+    ARGS = ("alpha",)
+    _function = staticmethod(F.elu)
 
     def __init__(self, alpha: float = 1.0, name=None):
         super().__init__()
-        self._alpha = alpha
-
-    def forward(self, x):
-        return F.elu(x, self._alpha)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self._alpha}"
+        self._args = (alpha,)
 
 
-class Mish(Layer):
-    """x * tanh(softplus(x))."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.mish(x)
-
-
-class LogSigmoid(Layer):
-    """log(sigmoid(x)), finite for any x."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.log_sigmoid(x)
-
-
-class Hardsigmoid(Layer):
-    """clip(x / 6 + 1/2, 0, 1)."""
-
-    def __init__(self, name=None):
-        super().__init__()
-
-    def forward(self, x):
-        return F.hardsigmoid(x)
-
-
-class Hardtanh(Layer):
+class Hardtanh(_Activation):
     """clip(x, min, max)."""
+
+    ARGS = ("min", "max")
+    _function = staticmethod(F.hardtanh)
 
     def __init__(self, min: float = -1.0, max: float = 1.0, name=None):
         super().__init__()
-        self._min, self._max = min, max
-
-    def forward(self, x):
-        return F.hardtanh(x, self._min, self._max)
-
-    def extra_repr(self) -> str:
-        return f"min={self._min}, max={self._max}"
+        self._args = (min, max)
