@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno, templates
-from ..pyct.analysis import written
+from ..pyct.analysis import walk, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import state
@@ -60,4 +60,7 @@ class IfElse(state.ScopeTracker, Base):
 
 
 def transform(node, ctx):
-    return IfElse(ctx).visit(node)
+    converter = IfElse(ctx)
+    # Only a conditional expression needs a visit below statements.
+    converter.skip_expressions = not any(isinstance(n, gast.IfExp) for n in walk(node))
+    return converter.visit(node)

@@ -10,7 +10,7 @@ adding ad-hoc attributes, so a reader can find every kind of annotation here.
 """
 from __future__ import annotations
 
-_KEY = "_d2s_anno"
+KEY = _KEY = "_d2s_anno"  # the attribute (read directly on hot paths)
 
 # Keys used across the package (a docstring each, so a reader knows what they hold).
 ORIGIN = "origin"            # OriginInfo of the user code a node came from

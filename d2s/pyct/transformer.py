@@ -29,31 +29,46 @@ class Context:
 
 
 class Base(gast.NodeTransformer):
-    """`visit` returns a node or a list of nodes; new nodes inherit the visited node's origin."""
+    """`visit` returns a node or a list of nodes; new nodes inherit the visited node's origin.
+
+    A converter with no `visit_` method for an expression type never descends into
+    expressions (an expression cannot contain a statement), which skips most of the tree.
+    """
+
+    # ast.NodeVisitor's own visit_Constant only forwards to the deprecated visit_Num & co.
+    visit_Constant = None
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
+        self.skip_expressions = _statement_only(type(self))
 
     def visit(self, node):
-        if anno.getanno(node, anno.OPAQUE, False):
+        store = getattr(node, anno.KEY, None)
+        if store is not None and store.get(anno.OPAQUE, False):
             return node
-        result = super().visit(node)
-        src = anno.getanno(node, anno.ORIGIN, None)
-        if src is not None and result is not None:
-            for new in result if isinstance(result, list) else [result]:
-                origin.inherit(new, src)
+        visitor = getattr(self, "visit_" + node.__class__.__name__, None)
+        result = self.generic_visit(node) if visitor is None else visitor(node)
+        # A node returned as it was keeps its own origin (inherit would stop at it at once).
+        if result is node or result is None or store is None:
+            return result
+        src = store.get(anno.ORIGIN)
+        if src is not None:
+            for new in result if result.__class__ is list else (result,):
+                if new is not node:
+                    origin.inherit(new, src)
         return result
 
     def generic_visit(self, node):
         """As `ast.NodeTransformer.generic_visit` (lists spliced, None removed), without its
         per-field overhead: every pass visits every node."""
         ast_type = gast.AST
+        skip = gast.expr if self.skip_expressions else ()
         for field in node._fields:
             old = getattr(node, field, None)
             if old.__class__ is list:
                 new = []
                 for item in old:
-                    if isinstance(item, ast_type):
+                    if isinstance(item, ast_type) and not isinstance(item, skip):
                         item = self.visit(item)
                         if item is None:
                             continue
@@ -62,7 +77,7 @@ class Base(gast.NodeTransformer):
                             continue
                     new.append(item)
                 old[:] = new
-            elif isinstance(old, ast_type):
+            elif isinstance(old, ast_type) and not isinstance(old, skip):
                 new_node = self.visit(old)
                 if new_node is None:
                     delattr(node, field)
@@ -78,6 +93,20 @@ class Base(gast.NodeTransformer):
                 continue
             out.extend(new if isinstance(new, list) else [new])
         return out
+
+
+_STATEMENT_ONLY: dict = {}
+
+
+def _statement_only(cls) -> bool:
+    """Whether converter class `cls` has no `visit_` method for an expression node type."""
+    found = _STATEMENT_ONLY.get(cls)
+    if found is None:
+        found = _STATEMENT_ONLY[cls] = not any(
+            isinstance(getattr(gast, name[6:], None), type)
+            and issubclass(getattr(gast, name[6:]), gast.expr)
+            for name in dir(cls) if name.startswith("visit_") and getattr(cls, name) is not None)
+    return found
 
 
 def transform(converter_cls, node, ctx: Context):
