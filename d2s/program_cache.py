@@ -3,8 +3,10 @@
 `ProgramCache.lookup` builds the key of a call (see `static_function`), traces a new program
 on a miss, and returns the `_Entry` that runs it. Running feeds the tensor arguments' arrays
 to the compiled program. When gradients are wanted (grad mode on and an input or a captured
-parameter needs a gradient), the call is recorded as ONE autograd op whose backward runs a
-static backward program (the forward traced again plus `rt.static.gradients`), so
+parameter needs a gradient), the call runs the forward part of a training program (the traced
+program plus `rt.static.gradients`, split by `runtime.program.split`) and is recorded as ONE
+autograd op whose backward runs the backward part on the values the forward part saved: the
+forward runs once per step, so random ops and running statistics behave as in eager code, and
 `loss.backward()` and `opt.step()` work exactly as after eager code. Parameters are captured
 by the program as persistable variables that read the Layer's own tensors: both modes share
 them.
@@ -228,7 +230,7 @@ def build_program(sf, args, kwargs) -> ConcreteProgram:
 
 
 class _Entry:
-    """One signature's program, compiled, plus its backward program (built on first use)."""
+    """One signature's program, compiled, plus its training form (built on first use)."""
 
     def __init__(self, sf, args, kwargs):
         import runtime as rt
@@ -245,15 +247,11 @@ class _Entry:
         self.executor = rt.static.Executor()
         self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
-        self._backward = None
-        self._trace_args = (args, kwargs)
+        self._training = None
         self.pending = None
-        from runtime.ops.registry import OPS, STATE
+        from runtime.ops.registry import STATE
         from runtime.tensor import wrap
         self._state, self._wrap = STATE, wrap
-        # The backward program runs the forward again: with random ops (dropout) it must
-        # draw the same numbers, so each recorded call keeps the generator state it ran with.
-        self.random = any(getattr(OPS.get(op.type), "random", False) for op in program.ops())
 
     def run(self, args, kwargs):
         """Run the program on the tensors of the call (those `lookup` just found)."""
@@ -262,83 +260,106 @@ class _Entry:
         if inputs is None:
             inputs = _signature(self.sf, args, kwargs)[2]
         feed = dict(zip(self.feed_names, [t._data for t in inputs]))
-        rng_state = None
-        if self.random and self._state.grad_enabled:
-            from runtime.ops.random import default_generator
-            rng_state = default_generator().get_state()
+        train = self._state.grad_enabled and (self.params or any(
+            not t.stop_gradient for t in inputs))
+        if train:
+            training = self._training or self._build_training()
+            compiled, program = training.forward, training.split.forward
+        else:
+            compiled, program = self.compiled, self.concrete.main_program
         try:
-            arrays = self.fn(feed)
+            arrays = compiled.fn(feed)
         except Exception as e:
             from runtime.executor import _rewrite
-            raise _rewrite(e, self.compiled, self.concrete.main_program) from e
+            raise _rewrite(e, compiled, program) from e
         wrap = self._wrap
-        outs = [wrap(a) for a in arrays]
-        if self._state.grad_enabled and (self.params or any(
-                not t.stop_gradient for t in inputs)):
+        n = len(self.out_index)
+        outs = [wrap(a) for a in arrays[:n]]
+        if train and any(o.dtype.is_floating for o in outs):
             from runtime.autograd import record
-            diff = [o for o in outs if o.dtype.is_floating]
-            if diff:
-                backward = self._backward_fn
-                if rng_state is not None:
-                    def backward(node, grads, rng_state=rng_state):
-                        return self._backward_fn(node, grads, rng_state)
-                record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(outs),
-                       backward_fn=backward)
+            record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(outs),
+                   backward_fn=_Backward(training, arrays[n:]))
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
         return _unflatten(self.tree, iter(leaves))
 
-    # ---- backward -------------------------------------------------------------------------
-    def _build_backward(self):
-        """Trace again into a fresh program and append the gradients of the outputs (seeded
-        with fed output gradients) with respect to the inputs and captured parameters."""
+    def _build_training(self) -> _Training:
+        """A copy of the program with the gradients of the outputs (seeded by fed
+        `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
+        the forward part this call runs and the backward part `loss.backward()` runs."""
         import runtime as rt
-        from runtime.program.variable import Variable
-        args, kwargs = self._trace_args
-        program, feeds, leaves, _ = _trace(self.sf, args, kwargs)
-        outs = [v for v in leaves if isinstance(v, Variable)]
-        for block in program.blocks:  # the forward call already updated running statistics
-            block.ops = [op for op in block.ops if op.type != "write_persistable"]
-        program.touch()
-        by_id = {id(t): name for name, t in program.tensors.items()}
-        with rt.static.program_guard(program):
+        from runtime.program.serialize import copy_program
+        from runtime.program.split import split_program
+        program = self.concrete.main_program
+        copy = copy_program(program)
+        user_stop = {v.name for v in program.all_vars() if v._user_stop}
+        for v in copy.all_vars():
+            v._user_stop = v.name in user_stop
+        g0 = copy.global_block()
+        n = len(g0.ops)
+        outs = [g0.var(v.name) for v in self.concrete.outputs]
+        with rt.static.program_guard(copy):
             diff = [i for i, v in enumerate(outs) if v.dtype.is_floating]
             seeds = [rt.static.data(f"{outs[i].name}@GRAD", outs[i].shape, outs[i].dtype)
                      for i in diff]
-            g0 = program.global_block()
-            wrt = feeds + [g0.var(by_id[id(p)]) for p in self.params]
+            wrt = [g0.var(name) for name in self.feed_names] + [
+                g0.var(copy._captured[id(p)]) for p in self.params]
             grads = rt.static.gradients([outs[i] for i in diff], wrt, target_gradients=seeds)
-        fetch = [g for g in grads if g is not None]
+        split = split_program(copy, n)
         slots = [i for i, g in enumerate(grads) if g is not None]
-        compiled = self.executor.compiled(program, tuple(g.name for g in fetch))
-        self._backward = (compiled.fn, [s.name for s in seeds], diff, slots,
-                          [v.name for v in feeds])
+        forward = self.executor.compiled(
+            split.forward, tuple(v.name for v in outs) + tuple(split.fetch))
+        backward = self.executor.compiled(
+            split.backward, tuple(grads[i].name for i in slots))
+        self._training = _Training(forward, backward, split, [s.name for s in seeds], diff,
+                                   slots, self.feed_names)
+        return self._training
 
-    def _backward_fn(self, node, out_grads, rng_state=None):
+
+class _Training:
+    """The compiled forward and backward parts of one signature's training program."""
+
+    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names):
+        self.forward = forward
+        self.backward = backward
+        self.split = split
+        self.seed_names = seed_names
+        self.diff = diff  # indices of the outputs that take a gradient (seeded)
+        self.slots = slots  # indices of the inputs (then parameters) that get a gradient
+        self.feed_names = feed_names
+
+
+class _Backward:
+    """The backward function of one recorded call: runs the backward program on the values
+    the call's forward run saved. It holds them (like an eager autograd graph holds what its
+    ops saved) until the recorded node is freed."""
+
+    __slots__ = ("saved", "training")
+
+    def __init__(self, training: _Training, saved):
+        self.training = training
+        self.saved = saved
+
+    def __call__(self, node, out_grads):
         from runtime import backend
         from runtime.tensor import wrap
-        if self._backward is None:
-            self._build_backward()
-        fn, seed_names, diff, slots, feed_names = self._backward
+        t = self.training
         inputs = node.inputs
-        feed = {n: t._data for n, t in zip(feed_names, inputs)}
+        feed = {n: x._data for n, x in zip(t.feed_names, inputs)}
         outs = node.outputs()
-        for name, i in zip(seed_names, diff):
+        for name, i in zip(t.seed_names, t.diff):
             g = out_grads[i]
             feed[name] = g._data if g is not None else backend.XP.zeros_like(outs[i]._data)
-        if rng_state is None:
-            arrays = fn(feed)
-        else:
-            from runtime.ops.random import default_generator
-            gen = default_generator()
-            now = gen.get_state()
-            gen.set_state(rng_state)
-            try:
-                arrays = fn(feed)
-            finally:
-                gen.set_state(now)
+        slots = t.split.slots
+        for slot, a in zip(slots, self.saved):
+            slot._data = a
+        try:
+            arrays = t.backward.fn(feed)
+        finally:
+            for slot in slots:
+                slot._data = None
         in_grads = [None] * len(inputs)
-        for slot, a in zip(slots, arrays):
-            in_grads[slot] = wrap(np.asarray(a) if backend.XP is np else a)
+        for i, a in zip(t.slots, arrays):
+            in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
         return in_grads
