@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from finite_differences import numeric_grad
 
 import runtime as rt
 import runtime.nn.functional as F
@@ -16,15 +17,6 @@ from runtime.ops import OPS
 
 def t(a, grad=False):
     return rt.to_tensor(np.asarray(a), stop_gradient=not grad)
-
-
-def numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
 
 
 # ---- dropout --------------------------------------------------------------------------------

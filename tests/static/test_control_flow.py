@@ -2,6 +2,7 @@
 differences (float64)."""
 import numpy as np
 import pytest
+from finite_differences import numeric_grad
 
 import runtime as rt
 from runtime import static
@@ -9,15 +10,6 @@ from runtime import static
 
 def _run(main, feed, fetch):
     return static.Executor().run(main, feed=feed, fetch_list=fetch)
-
-
-def _fd(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 def _nested_cond_in_while():
@@ -57,8 +49,10 @@ def test_cond_in_while_values_and_grads(n, p):
     feed = {"x": x, "n": np.int64(n), "p": np.bool_(p)}
     lv, gx, gW = _run(main, feed, [loss, dx, dW])
     assert lv == pytest.approx(_nested_ref(x, W.numpy(), n, p), rel=1e-12)
-    np.testing.assert_allclose(gx, _fd(lambda v: _nested_ref(v, W.numpy(), n, p), x), atol=1e-7)
-    np.testing.assert_allclose(gW, _fd(lambda w: _nested_ref(x, w, n, p), W.numpy()), atol=1e-7)
+    np.testing.assert_allclose(
+        gx, numeric_grad(lambda v: _nested_ref(v, W.numpy(), n, p), x), atol=1e-7)
+    np.testing.assert_allclose(
+        gW, numeric_grad(lambda w: _nested_ref(x, w, n, p), W.numpy()), atol=1e-7)
 
 
 def _while_in_cond():
@@ -94,7 +88,7 @@ def test_while_in_cond(x, n):
     x = np.array(x)
     lv, gx = _run(main, {"x": x, "n": np.int64(n)}, [loss, dx])
     assert lv == pytest.approx(_while_in_cond_ref(x, n), rel=1e-12)
-    np.testing.assert_allclose(gx, _fd(lambda v: _while_in_cond_ref(v, n), x), atol=1e-7)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: _while_in_cond_ref(v, n), x), atol=1e-7)
 
 
 def test_while_carried_tensor_grows():
@@ -246,7 +240,7 @@ def test_gradients_through_tensor_array_built_in_loop(n):
     xv = np.array([0.3, -0.7])
     lv, gx = _run(main, {"x": xv, "n": np.int64(n)}, [loss, dx])
     assert lv == pytest.approx(_array_grad_ref(xv, n), rel=1e-12)
-    np.testing.assert_allclose(gx, _fd(lambda v: _array_grad_ref(v, n), xv), atol=1e-7)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: _array_grad_ref(v, n), xv), atol=1e-7)
 
 
 def test_gradients_through_array_concat_and_switch_case():
@@ -266,7 +260,7 @@ def test_gradients_through_array_concat_and_switch_case():
     xv = np.array([0.1, -0.4, 0.8])
     for k in (0, 1):
         gx, = _run(main, {"x": xv, "i": np.int64(k)}, [dx])
-        np.testing.assert_allclose(gx, _fd(lambda v, k=k: ref(v, k), xv), atol=1e-7)
+        np.testing.assert_allclose(gx, numeric_grad(lambda v, k=k: ref(v, k), xv), atol=1e-7)
 
 
 def test_tensor_array_indexing_slicing_append_and_grad():
