@@ -412,7 +412,7 @@ class DropNet(rt.nn.Layer):
 
 
 def test_dropout_gradients_match_eager():
-    """The static backward re-runs the forward: it must draw the same dropout mask."""
+    """The backward program uses the mask the forward part drew (dropout runs once)."""
     grads = []
     for static in (False, True):
         rt.seed(0)
@@ -481,3 +481,62 @@ def list_lengths_differ(x):
 def test_list_of_different_lengths_in_tensor_branches_is_named():
     with pytest.raises(ValueError, match=r"'items' is a list of length 2 in the if branch"):
         d2s.to_static(list_lengths_differ)(t([1.0]))
+
+
+def printing(x):
+    print("step", rt.sum(x))
+    h = rt.tanh(x) * x
+    i = 0
+    while rt.sum(h * h) > 0.1 and i < 4:
+        print("loop", rt.sum(h))
+        h = rt.tanh(h) * 1.5
+        i += 1
+    return rt.sum(h)
+
+
+def test_a_training_call_runs_the_forward_once(capsys):
+    sf = d2s.to_static(printing)
+    sf(t([1.0, 1.0], "float64", grad=True))  # traces (a first call also prints when tracing)
+    capsys.readouterr()
+    for v in ([0.5, 1.0], [0.1, -0.1]):
+        xe = t(v, "float64", grad=True)
+        loss = printing(xe)
+        eager = capsys.readouterr().out
+        loss.backward()
+        x = t(v, "float64", grad=True)
+        loss = sf(x)
+        assert capsys.readouterr().out.count("\n") == eager.count("\n")
+        loss.backward()
+        assert capsys.readouterr().out == ""  # the backward part prints nothing
+        np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-12)
+    assert len(sf.program_cache) == 1
+    backward = sf.program_cache.last._training.split.backward
+    assert "recompute" in {op.type for op in backward.ops()}
+
+
+def test_several_calls_before_one_backward_keep_their_own_saved_values():
+    sf = d2s.to_static(branchy)
+    a, b = [0.5, 1.0, 2.0], [-3.0, 0.2, 0.1]
+    grads = []
+    for f in (branchy, sf):
+        x, y = t(a, "float64", grad=True), t(b, "float64", grad=True)
+        loss = rt.sum(f(x, 2.0)[0] * f(y, 2.0)[0]) + rt.sum(f(y, 2.0)[0])
+        loss.backward(retain_graph=True)
+        loss.backward()  # a retained graph runs its backward programs again
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    for g_static, g_eager in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(g_static, g_eager, rtol=1e-12)
+    assert len(sf.program_cache) == 1
+
+
+def test_inference_calls_do_not_build_the_training_program():
+    net = d2s.to_static(Model())
+    x = rt.to_tensor(np.random.RandomState(0).randn(3, 4).astype("float32"))
+    with rt.no_grad():
+        net(x)
+    entry = net.forward.program_cache.last
+    assert entry._training is None
+    net(x).backward()
+    assert entry._training is not None
+    forward = entry._training.split.forward
+    assert len(forward.global_block().ops) == len(entry.concrete.main_program.global_block().ops)
