@@ -32,7 +32,11 @@ FACTORY = "_d2s_factory"
 def _directory() -> str:
     global _DIR
     if _DIR is None:
-        _DIR = tempfile.mkdtemp(prefix="d2s_")
+        # A memory-backed directory where there is one: writing a file per converted function
+        # to disk costs more than converting it.
+        shm = "/dev/shm"
+        memory = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+        _DIR = tempfile.mkdtemp(prefix="d2s_", dir=memory)
         atexit.register(shutil.rmtree, _DIR, True)
     return _DIR
 
@@ -63,19 +67,102 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
                                 factory=FACTORY, params=list(freevars), fn=fn_node,
                                 name=fn_node.name)[0]
     tree = gast.gast_to_ast(gast.Module(body=[factory], type_ignores=[]))
-    ast.fix_missing_locations(tree)
-    text = ast.unparse(tree)
-    reparsed = ast.parse(text)
-    line_map = _line_map(factory, reparsed.body[0])
+    printer = _Printer()
+    text = printer.visit(tree)
+    line_map = {}
+    for g, a in zip(_statements(factory), _statements(tree.body[0])):
+        src = anno.getanno(g, anno.ORIGIN, None)
+        span = printer.spans.get(id(a))
+        if src is not None and span is not None:
+            for line in range(span[0], span[1] + 1):
+                line_map[line] = src
     digest = hashlib.sha1(text.encode()).hexdigest()[:10]
     filename = os.path.join(_directory(), f"{fn_node.name}_{digest}.py")
-    annotated = _annotate(text, line_map, reparsed)
+    annotated = _annotate(text, line_map, printer.spans.values())
     with open(filename, "w") as f:
         f.write(annotated)
     _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
-    module_code = compile(reparsed, filename, "exec")  # same lines as the file, parsed once
+    # Compiled from the text (as Python would import the file): cheaper than re-parsing it
+    # into an AST, and the lines are the file's by construction.
+    module_code = compile(text, filename, "exec")
     factory_code = _const_code(module_code, FACTORY)
     return Loaded(_const_code(factory_code, fn_node.name), text, filename)
+
+
+class _Printer(ast._Unparser):
+    """`ast.unparse` that also records each statement's first and last line in its output
+    (`spans`: id(stmt) -> (first, last), as `ast.parse` of the text would number them), so
+    the text need not be parsed again to map its lines back to the user's."""
+
+    def __init__(self, **kwargs):  # f-strings print their parts with a fresh printer
+        super().__init__(**kwargs)
+        self.spans: dict[int, tuple[int, int]] = {}
+        self._waiting: list = []  # statements whose first line is their next header
+        self._marks: list = []  # (id, index in _source of the first line, of the end)
+
+    def visit(self, node) -> str:
+        text = super().visit(node)
+        starts = [0]  # newlines in _source before each index
+        for part in self._source:
+            starts.append(starts[-1] + part.count("\n"))
+        self.spans = {key: (starts[first] + 1, starts[end] + 1) for key, first, end in
+                      self._marks}
+        return text
+
+    def fill(self, text=""):
+        self.maybe_newline()
+        if self._waiting and text != "@":  # a def's line is `def`, not its decorators'
+            first = len(self._source)
+            for mark in self._waiting:
+                mark[1] = first
+            self._waiting.clear()
+        self.write("    " * self._indent + text)
+
+    def traverse(self, node):
+        if isinstance(node, ast.stmt):
+            self._mark(node, lambda: super(_Printer, self).traverse(node))
+        else:
+            super().traverse(node)
+
+    def _mark(self, node, emit) -> None:
+        mark = [id(node), None, None]
+        self._waiting.append(mark)
+        emit()
+        mark[2] = len(self._source)
+        if mark[1] is not None:
+            self._marks.append(mark)
+
+    def _write_docstring_and_traverse_body(self, node):
+        if self.get_raw_docstring(node):
+            self._mark(node.body[0], lambda: self._write_docstring(self.get_raw_docstring(node)))
+            self.traverse(node.body[1:])
+        else:
+            self.traverse(node.body)
+
+    def visit_If(self, node):
+        # As ast._Unparser.visit_If, which prints an `else: if` as `elif` without traversing
+        # the inner `if`: that statement starts at its `elif` and ends with the chain.
+        self.fill("if ")
+        self.traverse(node.test)
+        with self.block():
+            self.traverse(node.body)
+        chain = []
+        while node.orelse and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            mark = [id(node), None, None]
+            self._waiting.append(mark)
+            chain.append(mark)
+            self.fill("elif ")
+            self.traverse(node.test)
+            with self.block():
+                self.traverse(node.body)
+        if node.orelse:
+            self.fill("else")
+            with self.block():
+                self.traverse(node.orelse)
+        for mark in chain:
+            mark[2] = len(self._source)
+            self._marks.append(mark)
 
 
 def instantiate(loaded: Loaded, original, cells: dict):
@@ -114,22 +201,11 @@ def _statements(node):
             yield from _statements(child)
 
 
-def _line_map(gast_root, ast_root) -> dict:
-    mapping: dict[int, origin.OriginInfo] = {}
-    for g, a in zip(_statements(gast_root), _statements(ast_root)):
-        src = anno.getanno(g, anno.ORIGIN, None)
-        if src is not None:
-            for line in range(a.lineno, (a.end_lineno or a.lineno) + 1):
-                mapping[line] = src
-    return mapping
-
-
-def _annotate(text: str, line_map: dict, tree) -> str:
+def _annotate(text: str, line_map: dict, spans) -> str:
     """Append '# user.py:12' to each one-line statement of the generated code."""
     lines = text.split("\n")
-    for node in _statements(tree):
-        src = line_map.get(node.lineno)
-        if src is not None and node.end_lineno == node.lineno and "#" not in lines[
-                node.lineno - 1]:
-            lines[node.lineno - 1] += f"  # {src.short()}"
+    for first, last in spans:
+        src = line_map.get(first)
+        if src is not None and first == last and "#" not in lines[first - 1]:
+            lines[first - 1] += f"  # {src.short()}"
     return "\n".join(lines) + "\n"
