@@ -72,13 +72,6 @@ def xp():
     return XP
 
 
-def array_module(a):
-    """The array module that owns array `a` (numpy for anything that is not a cupy array)."""
-    if _cupy is not None and isinstance(a, _cupy.ndarray):
-        return _cupy
-    return np
-
-
 def to_numpy(a) -> np.ndarray:
     """A NumPy copy-or-view of any array (cupy arrays are copied to the host)."""
     if _cupy is not None and isinstance(a, _cupy.ndarray):

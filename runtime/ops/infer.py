@@ -37,12 +37,6 @@ def is_meta(x) -> bool:
     return isinstance(x, Meta)
 
 
-def scalar_meta(v) -> Meta:
-    """A Python scalar seen as a 0-d tensor of its natural type (bool, int64, float32)."""
-    from ..dtypes import convert_dtype
-    return Meta((), convert_dtype(type(v)))
-
-
 def binary_dtype(op: str, x, y) -> DType:
     if is_meta(x) and is_meta(y):
         return promote(x.dtype, y.dtype)

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 
 _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_INTERNAL_DIRS = [_RUNTIME_DIR,
-                  os.path.join(os.path.dirname(os.path.dirname(_RUNTIME_DIR)), "d2s") + os.sep]
+_INTERNAL_DIRS = (_RUNTIME_DIR,
+                  os.path.join(os.path.dirname(os.path.dirname(_RUNTIME_DIR)), "d2s") + os.sep)
 
 # d2s sets this to a function (filename, lineno) -> (file, line, source) or None; it maps a
 # line of generated code to the user line it came from (None: not generated code).
@@ -27,18 +27,8 @@ def set_origin_resolver(fn: Callable | None) -> None:
     origin_resolver = fn
 
 
-def add_internal_dir(path: str) -> None:
-    """Treat frames from files under `path` as internal (skipped when finding the user)."""
-    path = os.path.abspath(path) + os.sep
-    if path not in _INTERNAL_DIRS:
-        _INTERNAL_DIRS.append(path)
-
-
 def _internal(filename: str) -> bool:
-    for d in _INTERNAL_DIRS:
-        if filename.startswith(d):
-            return True
-    return False
+    return filename.startswith(_INTERNAL_DIRS)
 
 
 def capture(depth: int = 2) -> tuple | None:
