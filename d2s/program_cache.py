@@ -300,20 +300,25 @@ class _Entry:
         n = len(g0.ops)
         outs = [g0.var(v.name) for v in self.concrete.outputs]
         with rt.static.program_guard(copy):
-            diff = [i for i, v in enumerate(outs) if v.dtype.is_floating]
-            seeds = [rt.static.data(f"{outs[i].name}@GRAD", outs[i].shape, outs[i].dtype)
-                     for i in diff]
+            # one seed per distinct floating output (a function may return a value twice)
+            diff: dict = {}
+            for i, v in enumerate(outs):
+                if v.dtype.is_floating:
+                    diff.setdefault(v.name, []).append(i)
+            seeds = [rt.static.data(f"{name}@GRAD", outs[ix[0]].shape, outs[ix[0]].dtype)
+                     for name, ix in diff.items()]
             wrt = [g0.var(name) for name in self.feed_names] + [
                 g0.var(copy._captured[id(p)]) for p in self.params]
-            grads = rt.static.gradients([outs[i] for i in diff], wrt, target_gradients=seeds)
+            grads = rt.static.gradients([outs[ix[0]] for ix in diff.values()], wrt,
+                                         target_gradients=seeds)
         split = split_program(copy, n)
         slots = [i for i, g in enumerate(grads) if g is not None]
         forward = self.executor.compiled(
             split.forward, tuple(v.name for v in outs) + tuple(split.fetch))
         backward = self.executor.compiled(
             split.backward, tuple(grads[i].name for i in slots))
-        self._training = _Training(forward, backward, split, [s.name for s in seeds], diff,
-                                   slots, self.feed_names)
+        self._training = _Training(forward, backward, split, [s.name for s in seeds],
+                                   list(diff.values()), slots, self.feed_names)
         return self._training
 
 
@@ -325,7 +330,7 @@ class _Training:
         self.backward = backward
         self.split = split
         self.seed_names = seed_names
-        self.diff = diff  # indices of the outputs that take a gradient (seeded)
+        self.diff = diff  # per seed: the indices of the outputs it is the gradient of
         self.slots = slots  # indices of the inputs (then parameters) that get a gradient
         self.feed_names = feed_names
 
@@ -348,9 +353,12 @@ class _Backward:
         inputs = node.inputs
         feed = {n: x._data for n, x in zip(t.feed_names, inputs)}
         outs = node.outputs()
-        for name, i in zip(t.seed_names, t.diff):
-            g = out_grads[i]
-            feed[name] = g._data if g is not None else backend.XP.zeros_like(outs[i]._data)
+        for name, ix in zip(t.seed_names, t.diff):
+            gs = [out_grads[i]._data for i in ix if out_grads[i] is not None]
+            g = gs[0] if gs else backend.XP.zeros_like(outs[ix[0]]._data)
+            for more in gs[1:]:
+                g = g + more
+            feed[name] = g
         slots = t.split.slots
         for slot, a in zip(slots, self.saved):
             slot._data = a

@@ -540,3 +540,20 @@ def test_inference_calls_do_not_build_the_training_program():
     assert entry._training is not None
     forward = entry._training.split.forward
     assert len(forward.global_block().ops) == len(entry.concrete.main_program.global_block().ops)
+
+
+def twice(x, w):
+    y = rt.tanh(x * w)
+    return y, x, y
+
+
+def test_outputs_returned_twice_or_fed_in_get_all_their_gradients():
+    sf = d2s.to_static(twice)
+    grads = []
+    for f in (twice, sf):
+        x, w = t([0.3, -0.5], "float64", grad=True), t([1.5, 2.0], "float64", grad=True)
+        a, b, c = f(x, w)
+        rt.sum(a * 2.0 + b * b + c * 3.0).backward()
+        grads.append((x.grad.numpy(), w.grad.numpy()))
+    for g_static, g_eager in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(g_static, g_eager, rtol=1e-12)
