@@ -5,7 +5,29 @@ from .. import functional as F
 from ..layer import Layer
 
 
-class MaxPool2D(Layer):
+class _WindowPool(Layer):
+    """What the window pools share: kernel size, stride and padding, shown in the repr."""
+
+    def __init__(self, kernel_size, stride, padding):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class _AdaptivePool(Layer):
+    """What the adaptive pools share: the output size, shown in the repr."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self._output_size = output_size
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}"
+
+
+class MaxPool2D(_WindowPool):
     """Max over `kernel_size` windows; `stride` defaults to `kernel_size`.
 
     >>> import runtime as rt
@@ -15,8 +37,7 @@ class MaxPool2D(Layer):
 
     def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
                  ceil_mode: bool = False, data_format: str = "NCHW", name=None):
-        super().__init__()
-        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        super().__init__(kernel_size, stride, padding)
         self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
 
     def forward(self, x):
@@ -24,11 +45,8 @@ class MaxPool2D(Layer):
                             return_mask=self.return_mask, ceil_mode=self.ceil_mode,
                             data_format=self.data_format)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
 
-
-class AvgPool2D(Layer):
+class AvgPool2D(_WindowPool):
     """Mean over `kernel_size` windows; `exclusive=True` leaves padding out of the count.
 
     >>> import runtime as rt
@@ -39,8 +57,7 @@ class AvgPool2D(Layer):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  exclusive: bool = True, divisor_override=None, data_format: str = "NCHW",
                  name=None):
-        super().__init__()
-        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        super().__init__(kernel_size, stride, padding)
         self.ceil_mode, self.exclusive = ceil_mode, exclusive
         self.divisor, self.data_format = divisor_override, data_format
 
@@ -49,11 +66,8 @@ class AvgPool2D(Layer):
                             exclusive=self.exclusive, divisor_override=self.divisor,
                             data_format=self.data_format)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
 
-
-class AdaptiveAvgPool2D(Layer):
+class AdaptiveAvgPool2D(_AdaptivePool):
     """Average pooling to a fixed `output_size` (an int or (h, w); None keeps that dim).
 
     >>> import runtime as rt
@@ -62,17 +76,14 @@ class AdaptiveAvgPool2D(Layer):
     """
 
     def __init__(self, output_size, data_format: str = "NCHW", name=None):
-        super().__init__()
-        self._output_size, self._data_format = output_size, data_format
+        super().__init__(output_size)
+        self._data_format = data_format
 
     def forward(self, x):
         return F.adaptive_avg_pool2d(x, self._output_size, data_format=self._data_format)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self._output_size}"
 
-
-class MaxPool1D(Layer):
+class MaxPool1D(_WindowPool):
     """Max over windows of `[N, C, L]`; `stride` defaults to `kernel_size`.
 
     >>> import runtime as rt
@@ -82,36 +93,28 @@ class MaxPool1D(Layer):
 
     def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
                  ceil_mode: bool = False, name=None):
-        super().__init__()
-        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        super().__init__(kernel_size, stride, padding)
         self.return_mask, self.ceil_mode = return_mask, ceil_mode
 
     def forward(self, x):
         return F.max_pool1d(x, self.ksize, self.stride, self.padding,
                             return_mask=self.return_mask, ceil_mode=self.ceil_mode)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
 
-
-class AvgPool1D(Layer):
+class AvgPool1D(_WindowPool):
     """Mean over windows of `[N, C, L]`; `exclusive=True` leaves padding out of the count."""
 
     def __init__(self, kernel_size, stride=None, padding=0, exclusive: bool = True,
                  ceil_mode: bool = False, name=None):
-        super().__init__()
-        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        super().__init__(kernel_size, stride, padding)
         self.exclusive, self.ceil_mode = exclusive, ceil_mode
 
     def forward(self, x):
         return F.avg_pool1d(x, self.ksize, self.stride, self.padding, exclusive=self.exclusive,
                             ceil_mode=self.ceil_mode)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
 
-
-class AdaptiveAvgPool1D(Layer):
+class AdaptiveAvgPool1D(_AdaptivePool):
     """Average pooling of `[N, C, L]` to `output_size` positions.
 
     >>> import runtime as rt
@@ -120,17 +123,13 @@ class AdaptiveAvgPool1D(Layer):
     """
 
     def __init__(self, output_size: int, name=None):
-        super().__init__()
-        self._output_size = output_size
+        super().__init__(output_size)
 
     def forward(self, x):
         return F.adaptive_avg_pool1d(x, self._output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self._output_size}"
 
-
-class AdaptiveMaxPool2D(Layer):
+class AdaptiveMaxPool2D(_AdaptivePool):
     """Max pooling to a fixed `output_size`; `return_mask` also returns the argmax indices.
 
     >>> import runtime as rt
@@ -139,11 +138,8 @@ class AdaptiveMaxPool2D(Layer):
     """
 
     def __init__(self, output_size, return_mask: bool = False, name=None):
-        super().__init__()
-        self._output_size, self._return_mask = output_size, return_mask
+        super().__init__(output_size)
+        self._return_mask = return_mask
 
     def forward(self, x):
         return F.adaptive_max_pool2d(x, self._output_size, return_mask=self._return_mask)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self._output_size}"
