@@ -179,12 +179,10 @@ def test_values_match_reference(info, dtype, device):
 GRAD_INFOS = [i for i in OPINFOS if i.grad is not False]
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("info", GRAD_INFOS, ids=[i.name for i in GRAD_INFOS])
-def test_gradients_match_finite_differences(info, device):
-    rt.set_device(device)
+def grad_samples(info):
+    """(sample, float64 args, differentiable positions, output cotangents) for each sample
+    with a gradient to check; the cotangent of a non-float output is None."""
     rng = np.random.default_rng(1)
-    checked = 0
     for sample in info.samples(np.random.default_rng(0)):
         args = cast_args(sample.args, "float64")
         positions = grad_positions(info, args)
@@ -192,6 +190,15 @@ def test_gradients_match_finite_differences(info, device):
             continue
         outs = as_list(info.fn(*to_tensors(args), **sample.kwargs))
         ws = [w if o.dtype.is_floating else None for w, o in zip(cotangents(rng, outs), outs)]
+        yield sample, args, positions, ws
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("info", GRAD_INFOS, ids=[i.name for i in GRAD_INFOS])
+def test_gradients_match_finite_differences(info, device):
+    rt.set_device(device)
+    checked = 0
+    for sample, args, positions, ws in grad_samples(info):
         got = eager_grads(info, args, sample.kwargs, positions, ws)
         for p, g in zip(positions, got):
             want = numeric_grad(info, args, sample.kwargs, p, ws)
@@ -283,14 +290,7 @@ def test_static_values_match_eager(info):
 
 @pytest.mark.parametrize("info", STATIC_GRAD_INFOS, ids=[i.name for i in STATIC_GRAD_INFOS])
 def test_static_gradients_match_eager(info):
-    rng = np.random.default_rng(1)
-    for sample in info.samples(np.random.default_rng(0)):
-        args = cast_args(sample.args, "float64")
-        positions = grad_positions(info, args)
-        if not sample.grad or not positions:
-            continue
-        eager = as_list(info.fn(*to_tensors(args), **sample.kwargs))
-        ws = [w if o.dtype.is_floating else None for w, o in zip(cotangents(rng, eager), eager)]
+    for sample, args, positions, ws in grad_samples(info):
         if not any(w is not None for w in ws):
             continue
         _, grads = run_static(info, args, sample.kwargs, positions, ws)
