@@ -32,6 +32,15 @@ def _moments(xp, x, axes):
     return mean, (xc * xc).mean(axis=axes, keepdims=True), xc
 
 
+def _scale_shift(y, w, b, shape, dtype):
+    """y * w + b in place, w and b (either may be None) reshaped to `shape`; as `dtype`."""
+    if w is not None:
+        y *= w.reshape(shape)
+    if b is not None:
+        y += b.reshape(shape)
+    return y.astype(dtype, copy=False)
+
+
 def _normalized(x, axes, eps):
     """(x - mean) / sqrt(var + eps) over `axes`, and 1 / sqrt(var + eps), built from ops."""
     xc = x - R.mean(x, axis=list(axes), keepdim=True)
@@ -135,12 +144,7 @@ def _ln_kernel(xp, x, w, b, begin_norm_axis=-1, epsilon=1e-5):
     axes = tuple(range(begin_norm_axis % x.ndim, x.ndim))
     _mean, var, xc = _moments(xp, x, axes)
     y = xc / xp.sqrt(var + epsilon)
-    shape = x.shape[axes[0]:]
-    if w is not None:
-        y *= w.reshape(shape)
-    if b is not None:
-        y += b.reshape(shape)
-    return y.astype(x.dtype, copy=False)
+    return _scale_shift(y, w, b, x.shape[axes[0]:], x.dtype)
 
 
 def _ln_infer(x, w, b, begin_norm_axis=-1, epsilon=1e-5):
@@ -192,12 +196,7 @@ def _gn_kernel(xp, x, w, b, groups=1, epsilon=1e-5):
     xr = x.reshape(n, groups, -1)
     _mean, var, xc = _moments(xp, xr, (2,))
     y = (xc / xp.sqrt(var + epsilon)).reshape(x.shape)
-    shape = [-1 if i == 1 else 1 for i in range(x.ndim)]
-    if w is not None:
-        y *= w.reshape(shape)
-    if b is not None:
-        y += b.reshape(shape)
-    return y.astype(x.dtype, copy=False)
+    return _scale_shift(y, w, b, [-1 if i == 1 else 1 for i in range(x.ndim)], x.dtype)
 
 
 def _gn_infer(x, w, b, groups=1, epsilon=1e-5):
