@@ -20,7 +20,8 @@ the forward twice, draw new random numbers and update running statistics twice; 
 
 A `while` op's gradient recomputes its body from the carried values the forward loop saved,
 so values local to a loop body are never read across the cut; `SplitError` is raised if one
-is.
+is. (A random op inside a loop body draws again in that recompute: loop gradients assume the
+body is deterministic.)
 
 >>> import runtime as rt
 >>> from runtime.program.split import split_program
@@ -28,7 +29,7 @@ is.
 >>> with rt.static.program_guard(main):
 ...     x = rt.static.data('x', [3], 'float64')
 ...     y = rt.tanh(x)
-...     n = main.global_block().ops.__len__()
+...     n = len(main.global_block().ops)
 ...     g = rt.static.data('y@GRAD', [3], 'float64')
 ...     dx, = rt.static.gradients([y], [x], target_gradients=[g])
 >>> s = split_program(main, n)
