@@ -179,9 +179,7 @@ class QuantedConv2D(_Quanted):
     quant_axis = 0
 
     def _compute(self, x, weight):
-        s = self.source
-        return F.conv2d(x, weight, self.bias, stride=s._stride, padding=s._padding,
-                        dilation=s._dilation, groups=s._groups, data_format=s._data_format)
+        return self.source._forward_with(x, weight)
 
 
 _QUANTED = {"Linear": QuantedLinear, "Conv2D": QuantedConv2D}

@@ -150,6 +150,21 @@ def test_quanted_conv2d():
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_quanted_conv2d_keeps_the_padding_mode():
+    conv = rt.nn.Conv2D(2, 3, 3, padding=1, padding_mode="reflect")
+    qmodel = Q.QAT().quantize(rt.nn.Sequential(conv))
+    x = _t(1, 2, 5, 5, seed=5)
+    got = qmodel(x)
+    scale = float(qmodel[0].activation_quanter.scale)
+    qx = Q.fake_quant_dequant_moving_average_abs_max(
+        x, rt.to_tensor(np.array([scale], np.float32)), rt.ones([1]), rt.ones([1]),
+        is_test=True)[0]
+    qw, _ = Q.fake_channel_wise_quant_dequant_abs_max(conv.weight, quant_axis=0)
+    want = F.conv2d(F.pad(qx, [1, 1, 1, 1], mode="reflect"), qw, conv.bias)
+    assert got.shape == conv(x).shape == [1, 3, 5, 5]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
 def test_eval_mode_freezes_activation_scale():
     qmodel = Q.QAT().quantize(_mlp())
     qmodel(_t(4, 8))

@@ -58,11 +58,15 @@ class _ConvNd(Layer):
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
     def forward(self, x):
-        """The forward of the plain convolutions (`_convolve` is their functional form)."""
+        return self._forward_with(x, self.weight)
+
+    def _forward_with(self, x, weight):
+        """The plain convolutions' forward (`_convolve` is their functional form) with `weight`
+        (QuantedConv2D passes the fake-quantized one)."""
         if self._pre_pad is not None:
             x = F.pad(x, self._pre_pad, mode=self._padding_mode, data_format=self._data_format)
-        return self._convolve(x, self.weight, self.bias, stride=self._stride,
-                              padding=self._padding, dilation=self._dilation, groups=self._groups,
+        return self._convolve(x, weight, self.bias, stride=self._stride, padding=self._padding,
+                              dilation=self._dilation, groups=self._groups,
                               data_format=self._data_format)
 
     def extra_repr(self) -> str:
