@@ -46,7 +46,9 @@ class BuiltinCalls(Base):
         self.locals_stack = []
 
     def visit_FunctionDef(self, node):
-        self.locals_stack.append(written(node.body) | set(params(node)))
+        # Locals are computed when a builtin's name is first looked up in this function
+        # (most functions call none); the pass binds no names, so they stay valid.
+        self.locals_stack.append(node)
         try:
             return self.generic_visit(node)
         finally:
@@ -67,8 +69,11 @@ class BuiltinCalls(Base):
         return templates.replace_as_expression(f"{RESERVED}.shape(x)", x=node.value)
 
     def _shadowed(self, name: str) -> bool:
-        if any(name in scope for scope in self.locals_stack):
-            return True
+        for i, scope in enumerate(self.locals_stack):
+            if scope.__class__ is gast.FunctionDef:
+                scope = self.locals_stack[i] = written(scope.body) | set(params(scope))
+            if name in scope:
+                return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
 

@@ -96,35 +96,76 @@ def written(nodes) -> set[str]:
 
 
 def _written(node, out: set) -> None:
-    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+    # Iterative, dispatching on the exact class: this runs over every statement of every
+    # function several times per conversion.
+    stack = [node]
+    ast_type = gast.AST
+    while stack:
+        node = stack.pop()
+        cls = node.__class__
+        if cls in _DEFS:
+            out.add(node.name)
+            continue
+        if cls is gast.Lambda:
+            continue
+        if cls in _COMPREHENSION_SET:  # only walrus targets escape a comprehension
+            for sub in walk(node):
+                if sub.__class__ is gast.NamedExpr:
+                    _target_names(sub.target, out)
+            continue
+        rule = _WRITES.get(cls)
+        if rule is not None:
+            rule(node, out)
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if v.__class__ is list:
+                stack.extend(x for x in v if isinstance(x, ast_type))
+            elif isinstance(v, ast_type):
+                stack.append(v)
+
+
+def _targets(node, out: set) -> None:
+    for t in node.targets:
+        _target_names(t, out)
+
+
+def _target(node, out: set) -> None:
+    _target_names(node.target, out)
+
+
+def _optional(attr: str):
+    def rule(node, out: set) -> None:
+        value = getattr(node, attr)
+        if value is not None:
+            _target_names(value, out)
+    return rule
+
+
+def _imports(node, out: set) -> None:
+    for alias in node.names:
+        out.add((alias.asname or alias.name).split(".")[0])
+
+
+def _match_name(node, out: set) -> None:
+    if node.name:
         out.add(node.name)
-        return
-    if isinstance(node, gast.Lambda):
-        return
-    if isinstance(node, (gast.Assign, gast.Delete)):
-        for t in node.targets:
-            _target_names(t, out)
-    elif isinstance(node, (gast.AugAssign, gast.AnnAssign, gast.For, gast.AsyncFor, gast.NamedExpr)):
-        _target_names(node.target, out)
-    elif isinstance(node, gast.withitem) and node.optional_vars is not None:
-        _target_names(node.optional_vars, out)
-    elif isinstance(node, gast.ExceptHandler) and node.name is not None:
-        _target_names(node.name, out)
-    elif isinstance(node, (gast.Import, gast.ImportFrom)):
-        for alias in node.names:
-            out.add((alias.asname or alias.name).split(".")[0])
-    elif isinstance(node, (gast.MatchAs, gast.MatchStar)) and node.name:
-        out.add(node.name)
-    elif isinstance(node, gast.MatchMapping) and node.rest:
+
+
+def _match_rest(node, out: set) -> None:
+    if node.rest:
         out.add(node.rest)
-    if isinstance(node, _COMPREHENSIONS):  # only walrus targets escape a comprehension
-        for sub in walk(node):
-            if isinstance(sub, gast.NamedExpr):
-                _target_names(sub.target, out)
-        return
-    for child in _children(node):
-        if isinstance(child, gast.AST):
-            _written(child, out)
+
+
+_DEFS = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef})
+_COMPREHENSION_SET = frozenset(_COMPREHENSIONS)
+_WRITES = {
+    gast.Assign: _targets, gast.Delete: _targets,
+    gast.AugAssign: _target, gast.AnnAssign: _target, gast.For: _target,
+    gast.AsyncFor: _target, gast.NamedExpr: _target,
+    gast.withitem: _optional("optional_vars"), gast.ExceptHandler: _optional("name"),
+    gast.Import: _imports, gast.ImportFrom: _imports,
+    gast.MatchAs: _match_name, gast.MatchStar: _match_name, gast.MatchMapping: _match_rest,
+}
 
 
 def read(nodes) -> set[str]:
