@@ -125,7 +125,7 @@ def _is_method(fn) -> bool:
 
 def _run_passes(node, ctx, count: int):
     logging_utils.after_pass(node, 0, converters.PASSES)
-    present = {type(n) for n in gast.walk(node)}
+    present = {type(n) for n in analysis.walk(node)}
     for i, (_, module) in enumerate(converters.PASSES[:count], 1):
         if present.intersection(module.HANDLES):  # else the pass would change nothing
             if module.NEEDS_ANALYSIS:
@@ -185,16 +185,17 @@ def _finalize(fn) -> None:
         decls = analysis.scope_declarations(fn.body)
     for child in _direct_functions(fn.body):
         if anno.getanno(child, anno.GENERATED, False):
-            used = {n.id for n in gast.walk(child) if isinstance(n, gast.Name)}
-            wanted = sorted(n for n in decls if n in used)
-            glob = [n for n in wanted if decls[n] == "global"]
-            nonloc = [n for n in wanted if decls[n] == "nonlocal"]
-            header = []
-            if glob:
-                header.append(gast.Global(names=glob))
-            if nonloc:
-                header.append(gast.Nonlocal(names=nonloc))
-            child.body = header + child.body
+            if decls:
+                used = {n.id for n in analysis.walk(child) if isinstance(n, gast.Name)}
+                wanted = sorted(n for n in decls if n in used)
+                glob = [n for n in wanted if decls[n] == "global"]
+                nonloc = [n for n in wanted if decls[n] == "nonlocal"]
+                header = []
+                if glob:
+                    header.append(gast.Global(names=glob))
+                if nonloc:
+                    header.append(gast.Nonlocal(names=nonloc))
+                child.body = header + child.body
             anno.setanno(child, anno.SCOPE_DECL, decls)
         _finalize(child)
 

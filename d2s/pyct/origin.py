@@ -12,6 +12,7 @@ from typing import NamedTuple
 import gast
 
 from . import anno
+from .analysis import walk
 
 
 class OriginInfo(NamedTuple):
@@ -39,7 +40,7 @@ def stamp(tree, filename: str, line_offset: int, function_name: str,
     `line_offset` is added to the parsed line numbers (the tree was parsed from a snippet);
     `source_lines` are the full file's lines, so the text shown is the user's own line.
     """
-    for node in gast.walk(tree):
+    for node in walk(tree):
         lineno = getattr(node, "lineno", None)
         if lineno is None:
             continue
