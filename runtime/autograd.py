@@ -230,8 +230,9 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                     _accumulate(grads, (id(t._node), t._index), g)
                 else:
                     _leaf_add(leaves, t, g)
-            if not retain_graph:
+            if not retain_graph:  # free what the node holds for its gradient
                 node.inputs = None
+                node.backward_fn = None
     finally:
         STATE.grad_enabled = prev
     for t, g in leaves.values():
