@@ -62,7 +62,7 @@ class Base(gast.NodeTransformer):
         """As `ast.NodeTransformer.generic_visit` (lists spliced, None removed), without its
         per-field overhead: every pass visits every node."""
         ast_type = gast.AST
-        skip = gast.expr if self.skip_expressions else ()
+        skip = gast.expr if self.skip_expressions else _leaves(type(self))
         for field in node._fields:
             old = getattr(node, field, None)
             if old.__class__ is list:
@@ -85,6 +85,14 @@ class Base(gast.NodeTransformer):
                     setattr(node, field, new_node)
         return node
 
+    def visit_arguments(self, node):
+        # Parameters are Name nodes (skipped as leaves) whose annotations are expressions.
+        if not self.skip_expressions:
+            for p in node.posonlyargs + node.args + node.kwonlyargs + [node.vararg, node.kwarg]:
+                if p is not None and p.annotation is not None:
+                    p.annotation = self.visit(p.annotation)
+        return self.generic_visit(node)
+
     def visit_block(self, stmts: list) -> list:
         out = []
         for s in stmts:
@@ -106,6 +114,22 @@ def _statement_only(cls) -> bool:
             isinstance(getattr(gast, name[6:], None), type)
             and issubclass(getattr(gast, name[6:]), gast.expr)
             for name in dir(cls) if name.startswith("visit_") and getattr(cls, name) is not None)
+    return found
+
+
+_LEAVES = (gast.expr_context, gast.operator, gast.boolop, gast.unaryop, gast.cmpop, gast.Name,
+           gast.Constant)
+_LEAVES_OF: dict = {}
+
+
+def _leaves(cls) -> tuple:
+    """Leaf node types (names, constants, contexts, operators) `cls` has no `visit_` method
+    for: visiting one would change nothing, and they are most of the nodes of a function."""
+    found = _LEAVES_OF.get(cls)
+    if found is None:
+        found = _LEAVES_OF[cls] = tuple(
+            t for t in _LEAVES if getattr(cls, "visit_" + t.__name__, None) is None and not any(
+                getattr(cls, "visit_" + sub.__name__, None) for sub in t.__subclasses__()))
     return found
 
 
