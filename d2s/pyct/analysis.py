@@ -227,15 +227,23 @@ def scope_declarations(body: list) -> dict[str, str]:
     """`global`/`nonlocal` names declared directly in a function body (not nested scopes)."""
     out: dict[str, str] = {}
     stack = list(body)
-    while stack:
+    while stack:  # declarations are statements: only statement lists need a look
         node = stack.pop()
-        if isinstance(node, gast.Global):
+        cls = node.__class__
+        if cls is gast.Global:
             out.update(dict.fromkeys(node.names, "global"))
-        elif isinstance(node, gast.Nonlocal):
+        elif cls is gast.Nonlocal:
             out.update(dict.fromkeys(node.names, "nonlocal"))
-        elif not isinstance(node, _SCOPES):
-            stack.extend(c for c in _children(node) if isinstance(c, gast.AST))
+        elif cls not in _SCOPE_SET:
+            for field in _BLOCK_FIELDS:
+                block = getattr(node, field, None)
+                if block:
+                    stack.extend(block)
     return out
+
+
+_SCOPE_SET = frozenset(_SCOPES)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 # ---- the whole-function analysis --------------------------------------------------------------
