@@ -10,7 +10,8 @@ and the ratio to NumPy. Times are CPU time of this process (`time.process_time`)
 load on a shared machine does not inflate them. Recording on means the input has stop_gradient=False, so every op
 records a tape node; recording off runs the same chain under `rt.no_grad()`. With
 `--device gpu` the runtime rows run on CuPy, each chain ends with a device sync (so queued
-kernels are timed too), and the NumPy row stays on the host as the baseline.
+kernels are timed too), and the NumPy row stays on the host as the baseline. Where PyTorch is
+installed, the same chain in PyTorch eager (grad on and off) is measured in the same run.
 """
 from __future__ import annotations
 
@@ -84,7 +85,28 @@ def measure(repeat: int = 7, number: int = 200) -> list:
         ("eager, no input needs grad", best_us_per_op(
             lambda: eager_chain(x_const, b, w), repeat, number)),
     ]
-    return rows
+    return rows + torch_rows(xa, ba, wa, repeat, number)
+
+
+def torch_rows(xa, ba, wa, repeat: int, number: int) -> list:
+    """The same chain in PyTorch eager, a peer, when it is installed (CPU, one thread)."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    torch.set_num_threads(1)
+    x_rec = torch.tensor(xa, requires_grad=True)
+    b, w = torch.tensor(ba), torch.tensor(wa)
+
+    def no_grad():
+        with torch.no_grad():
+            return chain(x_rec, b, w, torch.tanh)
+
+    return [
+        (f"PyTorch {torch.__version__} eager, grad on",
+         best_us_per_op(lambda: chain(x_rec, b, w, torch.tanh), repeat, number)),
+        (f"PyTorch {torch.__version__} eager, no_grad", best_us_per_op(no_grad, repeat, number)),
+    ]
 
 
 def table(rows) -> str:

@@ -11,7 +11,9 @@ Two workloads, each timed as plain NumPy vs eager (`rt.no_grad`) vs the static e
 
 prints a Markdown table with the ratio of each row to plain NumPy. With `--device gpu` the
 eager and static rows run on CuPy (each call ends with a device sync; static runs include
-uploading the feed and fetching to the host); plain NumPy stays on the host.
+uploading the feed and fetching to the host); plain NumPy stays on the host. Where PyTorch is
+installed, the MLP is also timed as PyTorch eager and TorchScript (`torch.jit.trace`), peers
+measured in the same interleaved rounds.
 """
 from __future__ import annotations
 
@@ -111,11 +113,47 @@ def mlp_rows(batch, repeat, number):
         with rt.no_grad():
             return rt_mlp(xt)
 
-    times = best_us([lambda: numpy_mlp(xa), eager, lambda: exe.run(main, feed, fetch)],
-                    repeat, number)
+    fns = [lambda: numpy_mlp(xa), eager, lambda: exe.run(main, feed, fetch)]
     names = ["plain NumPy", "eager (no_grad)", "static executor"]
+    for name, fn in torch_mlps(ws, bs, xa, numpy_mlp(xa)):
+        fns.append(fn)
+        names.append(name)
+    times = best_us(fns, repeat, number)
     return [(f"MLP 784-256-256-10 batch {batch}, µs per call: {n}", t)
             for n, t in zip(names, times)]
+
+
+def torch_mlps(ws, bs, xa, expected) -> list:
+    """(name, call) for the MLP in PyTorch eager and TorchScript, when PyTorch is installed."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    torch.set_num_threads(1)
+    tw = [torch.tensor(w) for w in ws]
+    tb = [torch.tensor(b) for b in bs]
+
+    def mlp(x):
+        for i, (w, b) in enumerate(zip(tw, tb)):
+            x = x @ w + b
+            if i < 2:
+                x = torch.relu(x)
+        return x
+
+    x = torch.tensor(xa)
+    with torch.no_grad():
+        scripted = torch.jit.trace(mlp, x)
+        np.testing.assert_allclose(scripted(x).numpy(), expected, rtol=1e-4, atol=1e-5)
+
+    def eager():
+        with torch.no_grad():
+            return mlp(x)
+
+    def script():
+        with torch.no_grad():
+            return scripted(x)
+
+    return [(f"PyTorch {torch.__version__} eager", eager), ("TorchScript (jit.trace)", script)]
 
 
 def table(groups) -> str:
