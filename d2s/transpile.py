@@ -202,9 +202,15 @@ def _finalize(fn) -> None:
 
 def _direct_functions(stmts):
     stack = list(stmts)
-    while stack:
+    while stack:  # a def is a statement: only statement lists can hold one
         n = stack.pop()
-        if isinstance(n, gast.FunctionDef):
+        if n.__class__ is gast.FunctionDef:
             yield n
-        elif not isinstance(n, (gast.Lambda, gast.ClassDef)):
-            stack.extend(gast.iter_child_nodes(n))
+        elif n.__class__ is not gast.ClassDef:
+            for field in _BLOCK_FIELDS:
+                block = getattr(n, field, None)
+                if block:
+                    stack.extend(block)
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
