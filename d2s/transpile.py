@@ -14,6 +14,7 @@ code after `level` passes as text, for `.code`, code levels and the CLI.
 from __future__ import annotations
 
 import collections
+import gc
 import types
 
 import gast
@@ -61,10 +62,18 @@ def convert(fn):
     if converted is None:
         logging_utils.log(1, f"converting {fn.__qualname__} ({code.co_filename}:"
                              f"{code.co_firstlineno})")
-        node, ctx = _prepare(fn)
-        node = _run_passes(node, ctx, len(converters.PASSES))
-        _finalize(node)
-        loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
+        # Converting allocates many short-lived, acyclic nodes: cyclic GC passes over them
+        # cost a good part of a first call and would free nothing.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            node, ctx = _prepare(fn)
+            node = _run_passes(node, ctx, len(converters.PASSES))
+            _finalize(node)
+            loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
+        finally:
+            if paused:
+                gc.enable()
         converted = _CACHE[code] = Converted(loaded, node)
     return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
 
