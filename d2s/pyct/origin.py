@@ -83,6 +83,13 @@ class LineMap:
 
 def user_source(filename: str) -> list[str]:
     """All lines of a user file (through linecache, so it also works for IPython cells; the
-    cache is refreshed when the file changed on disk)."""
+    cache is refreshed when the file changed on disk). The list is shared: do not change it."""
     linecache.checkcache(filename)
-    return [line.rstrip("\n") for line in linecache.getlines(filename)]
+    raw = linecache.getlines(filename)
+    entry = _SOURCES.get(filename)
+    if entry is None or entry[0] is not raw:  # linecache re-read the file
+        entry = _SOURCES[filename] = (raw, [line.rstrip("\n") for line in raw])
+    return entry[1]
+
+
+_SOURCES: dict = {}

@@ -102,10 +102,14 @@ _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
 _FILE_TREES: dict = {}
+_BY_LINES: dict = {}  # filename -> (the lines list it was built from, index)
 
 
 def _file_tree(filename: str, lines: list[str]):
     """The file's ast, parsed once per file content, with an index of nodes by first line."""
+    known = _BY_LINES.get(filename)
+    if known is not None and known[0] is lines:  # the same lines as last time (user_source)
+        return known[1]
     source = "\n".join(lines) + "\n"
     key = (filename, len(source), hash(source))
     entry = _FILE_TREES.get(key)
@@ -119,6 +123,7 @@ def _file_tree(filename: str, lines: list[str]):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 index.setdefault(_first_line(n), []).append(n)
         entry = _FILE_TREES[key] = index
+    _BY_LINES[filename] = (lines, entry)
     return entry
 
 
