@@ -17,6 +17,6 @@ module of its category, decorate it with `@case(args=[...])` (see `registry.py` 
 sets that all take the same path (it traces the bytecode run). A case that fails only when
 converted is a transpiler or runtime bug: list it in `known_failures.py` with a one-line
 diagnosis; it then runs as a strict xfail, so the fix shows up as an XPASS to remove.
-Every converted call runs under a 60 s limit, so a converted loop that never ends fails its
-test instead of hanging the suite.
+Every test runs under the suite's time limit (tests/conftest.py, D2S_TEST_TIMEOUT), so a
+converted loop that never ends fails its test instead of hanging the suite.
 """
