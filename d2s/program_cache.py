@@ -13,6 +13,9 @@ them.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
+
 import numpy as np
 
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
@@ -163,6 +166,19 @@ def _checked_shape(x, spec, index: int) -> tuple:
     return spec.shape
 
 
+@contextlib.contextmanager
+def _gc_paused():
+    # Tracing and compiling allocate many short-lived objects, few in cycles: cyclic GC passes
+    # over them cost a good part of a first call and would free little.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def _trace(sf, args, kwargs, with_grad_feeds: bool = False):
     """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree)."""
     import runtime as rt
@@ -236,7 +252,8 @@ class _Entry:
         import runtime as rt
         from runtime.program.variable import Variable
         self.sf = sf
-        program, feeds, leaves, tree = _trace(sf, args, kwargs)
+        with _gc_paused():
+            program, feeds, leaves, tree = _trace(sf, args, kwargs)
         self.tree = tree
         self.leaves = leaves
         self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
@@ -245,7 +262,8 @@ class _Entry:
         self.params = [t for t in program.tensors.values() if not t.stop_gradient]
         self.concrete = ConcreteProgram(program, feeds, outs, self.params)
         self.executor = rt.static.Executor()
-        self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
+        with _gc_paused():
+            self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         self._training = None
         self.pending = None
