@@ -115,23 +115,48 @@ def _user_frames(pairs) -> list[UserFrame]:
     """
     out: list[UserFrame] = []
     files: list[str] = []
+    generated: list[bool] = []
     for frame, lineno in pairs:
-        filename = frame.f_code.co_filename
-        src = loader.lookup(filename, lineno)
-        if src is not None:
-            entry = UserFrame(src.filename, src.lineno, src.function_name, src.source_line)
-            nested = frame.f_code.co_name != src.function_name
-            if nested and files and files[-1] == filename:
-                out[-1] = entry
-                continue
-            out.append(entry)
-            files.append(filename)
-        elif _is_user_file(filename) and not loader.is_generated(filename):
-            text = linecache.getline(filename, lineno).strip()
-            out.append(UserFrame(filename, lineno, frame.f_code.co_name, text))
-            files.append(filename)
-    first = next((i for i, f in enumerate(files) if loader.is_generated(f)), None)
+        code = frame.f_code
+        info = _frame_info(code.co_filename, lineno, code.co_name)
+        if info is None:
+            continue
+        entry, nested, is_generated = info
+        if nested and files and files[-1] == code.co_filename:
+            out[-1] = entry
+            continue
+        out.append(entry)
+        files.append(code.co_filename)
+        generated.append(is_generated)
+    first = next((i for i, g in enumerate(generated) if g), None)
     return [] if first is None else out[first:]
+
+
+# (line map, file, line, function) of a frame -> (user frame, nested, generated), or None for
+# a frame that is not the user's: every op built walks the whole stack, mostly the same lines.
+# The line map is part of the key (and kept alive by it): a rewritten file gets a new map.
+_FRAME_INFO: dict[tuple, tuple | None] = {}
+_MISSING = object()
+
+
+def _frame_info(filename: str, lineno: int, function: str) -> tuple | None:
+    line_map = loader.line_map(filename)
+    key = (line_map, filename, lineno, function)
+    info = _FRAME_INFO.get(key, _MISSING)
+    if info is not _MISSING:
+        return info
+    info = None
+    if line_map is not None:
+        src = line_map.get(lineno)
+        if src is not None:
+            info = (UserFrame(src.filename, src.lineno, src.function_name, src.source_line),
+                    function != src.function_name, True)
+    elif _is_user_file(filename):
+        # not remembered: linecache may read the file again
+        text = linecache.getline(filename, lineno).strip()
+        return UserFrame(filename, lineno, function, text), False, False
+    _FRAME_INFO[key] = info
+    return info
 
 
 def frames_of_traceback(tb) -> list[UserFrame]:

@@ -46,6 +46,11 @@ def is_generated(filename: str) -> bool:
     return filename in _LINE_MAPS
 
 
+def line_map(filename: str) -> origin.LineMap | None:
+    """The line map of a generated file (None for any other file)."""
+    return _LINE_MAPS.get(filename)
+
+
 def lookup(filename: str, lineno: int) -> origin.OriginInfo | None:
     """The user origin of line `lineno` of a generated file (None if unknown)."""
     line_map = _LINE_MAPS.get(filename)
