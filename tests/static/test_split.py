@@ -3,6 +3,7 @@ the gradients read) and a backward part gives the same values and gradients as t
 program, and no forward op runs in the backward part."""
 import numpy as np
 import pytest
+from finite_differences import numeric_grad
 
 import runtime as rt
 from runtime import static
@@ -51,15 +52,6 @@ def _check(forward, feeds, feed):
     return s, whole
 
 
-def _fd(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        d = np.zeros_like(x)
-        d.flat[i] = eps
-        g.flat[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
-
-
 def _cond_in_while(x, n, p):
     W = rt.Parameter(W0.copy(), dtype="float64", name="W")
     y = static.nn.cond(p, lambda: rt.tanh(x), lambda: x * 2.0)
@@ -87,7 +79,7 @@ def test_cond_and_while_split_gives_the_whole_programs_grads(n, p):
     feeds = {"x": ([3], "float64"), "n": ([], "int64"), "p": ([], "bool")}
     s, (lv, gx) = _check(_cond_in_while, feeds, {"x": x, "n": np.int64(n), "p": np.bool_(p)})
     assert lv == pytest.approx(_cond_in_while_ref(x, n, p), rel=1e-12)
-    np.testing.assert_allclose(gx, _fd(lambda v: _cond_in_while_ref(v, n, p), x), atol=1e-7)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: _cond_in_while_ref(v, n, p), x), atol=1e-7)
     # tanh(x) is computed in a branch of the top-level cond: the forward exports it
     assert any(name.startswith("saved") for name in s.fetch)
 
@@ -120,7 +112,7 @@ def test_values_of_nested_branches_are_exported_through_each_level(x, k):
     feeds = {"x": ([2], "float64"), "k": ([], "int64")}
     _, (lv, gx) = _check(_nested_branches, feeds, {"x": x, "k": np.int64(k)})
     assert lv == pytest.approx(_nested_ref(x, k), rel=1e-12)
-    np.testing.assert_allclose(gx, _fd(lambda v: _nested_ref(v, k), x), atol=1e-6)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: _nested_ref(v, k), x), atol=1e-6)
 
 
 def _while_in_cond(x, n):
@@ -178,7 +170,7 @@ def test_random_ops_and_statistics_run_only_in_the_forward_part(capsys):
         return float(np.sum(d * d))
 
     assert mask.sum() not in (0, 3) and lv == pytest.approx(ref(x), rel=1e-12)
-    np.testing.assert_allclose(gx, _fd(ref, x), atol=1e-7)
+    np.testing.assert_allclose(gx, numeric_grad(ref, x), atol=1e-7)
     np.testing.assert_allclose(stat.numpy(), np.tanh(np.tanh(x * mask * 2.0) * 1.5))
 
 
