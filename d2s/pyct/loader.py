@@ -157,6 +157,30 @@ class _Printer(ast._Unparser):
         comment = getattr(node, "type_comment", None)
         return None if comment is None else f" # type: {comment}"
 
+    # The base class writes blocks, brackets and parentheses with generator context managers
+    # (`@contextmanager`), a good part of printing time: these give the same text with small
+    # objects. A printing error ends the whole print, so skipping the closing text on an
+    # exception (as the generators do) or not makes no difference.
+    def block(self, *, extra=None):
+        self.write(":")
+        if extra:
+            self.write(extra)
+        self._indent += 1
+        return _Dedent(self)
+
+    def delimit(self, start, end):
+        self.write(start)
+        return _Close(self, end)
+
+    def delimit_if(self, start, end, condition):
+        if condition:
+            self.write(start)
+            return _Close(self, end)
+        return _NOTHING
+
+    def require_parens(self, precedence, node):
+        return self.delimit_if("(", ")", self.get_precedence(node) > precedence)
+
     def fill(self, text=""):
         self.maybe_newline()
         if self._waiting and text != "@":  # a def's line is `def`, not its decorators'
@@ -167,10 +191,20 @@ class _Printer(ast._Unparser):
         self.write("    " * self._indent + text)
 
     def traverse(self, node):
-        if isinstance(node, ast.stmt):
-            self._mark(node, lambda: super(_Printer, self).traverse(node))
+        # As the base class's (a list: each item; a node: its visit_ method), marking the
+        # output span of each statement.
+        if node.__class__ is list:
+            for item in node:
+                self.traverse(item)
+        elif isinstance(node, ast.stmt):
+            mark = [id(node), None, None]
+            self._waiting.append(mark)
+            getattr(self, "visit_" + node.__class__.__name__)(node)
+            mark[2] = len(self._source)
+            if mark[1] is not None:
+                self._marks.append(mark)
         else:
-            super().traverse(node)
+            getattr(self, "visit_" + node.__class__.__name__, self.generic_visit)(node)
 
     def _mark(self, node, emit) -> None:
         mark = [id(node), None, None]
@@ -211,6 +245,44 @@ class _Printer(ast._Unparser):
         for mark in chain:
             mark[2] = len(self._source)
             self._marks.append(mark)
+
+
+class _Dedent:
+    __slots__ = ("printer",)
+
+    def __init__(self, printer):
+        self.printer = printer
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        self.printer._indent -= 1
+
+
+class _Close:
+    __slots__ = ("end", "printer")
+
+    def __init__(self, printer, end):
+        self.printer = printer
+        self.end = end
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        self.printer._source.append(self.end)
+
+
+class _Nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return None
+
+
+_NOTHING = _Nothing()
 
 
 def instantiate(loaded: Loaded, original, cells: dict):
