@@ -1,10 +1,15 @@
 """Cost of `d2s.to_static`: first call (convert + trace + build + compile + run) and steady
 per-call time, static vs eager, over the end-to-end corpus (tests/d2s/corpus).
 
-    python benchmarks/conversion.py [--repeat N] [--category if] [--worst 10]
+    python benchmarks/conversion.py [--repeat N] [--category if] [--worst 10] [--no-peers]
 
 Targets (issue 4): median first call <= 5 ms; median steady call faster than the eager call.
 Cases listed in the corpus's known_failures.STATIC are skipped (they do not convert yet).
+
+Peer: where PaddlePaddle is installed (`pip install paddlepaddle`), each function case is
+also run through `paddle.jit.to_static(full_graph=True)` (its AST mode) with the case's `rt`
+global bound to `paddle` (d2s follows Paddle's API names), and the first calls of both are
+compared over the cases Paddle runs eagerly and converts.
 """
 from __future__ import annotations
 
@@ -80,6 +85,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--category", default=None)
     ap.add_argument("--worst", type=int, default=8, help="show the N slowest first calls")
+    ap.add_argument("--no-peers", action="store_true", help="skip Paddle even if installed")
     args = ap.parse_args(argv)
     rt.set_device("cpu")
     rows, failed = [], []
@@ -121,7 +127,69 @@ def main(argv=None) -> int:
               f"   eager {ea * 1e6:7.1f} us")
     for name, err in failed:
         print(f"  FAILED {name}: {err}")
+    if not args.no_peers:
+        _paddle_section([r[0] for r in rows if not r[0].is_layer],
+                        {r[0].name: r[1] for r in rows})
     return 0
+
+
+def _paddle_section(cases, d2s_first: dict) -> None:
+    try:
+        import paddle
+    except ImportError:
+        print("  peer: PaddlePaddle not installed (pip install paddlepaddle to compare)")
+        return
+    firsts = _paddle_first_calls(paddle, cases)
+    if not firsts:
+        print(f"  peer: Paddle {paddle.__version__} converted none of the cases")
+        return
+    names = sorted(firsts)
+    ours = statistics.median(d2s_first[n] for n in names) * 1e3
+    theirs = statistics.median(firsts[n] for n in names) * 1e3
+    print(f"  peer, over the {len(names)} function cases Paddle {paddle.__version__} converts"
+          f" ({len(cases) - len(names)} it cannot):")
+    print(f"    first call, paddle.jit.to_static (AST mode): median {theirs:7.2f} ms")
+    print(f"    first call, d2s.to_static:                   median {ours:7.2f} ms"
+          f"   ({theirs / ours:.1f}x faster)")
+
+
+def _paddle_first_calls(paddle, cases) -> dict:
+    """{case name: seconds of Paddle's first converted call} for the cases it handles."""
+    import logging
+    import types
+    import warnings
+    paddle.set_device("cpu")
+    logging.getLogger("paddle").setLevel(logging.ERROR)
+    out = {}
+    for case in cases:
+        fn = case.fn
+        scope = dict(fn.__globals__, rt=paddle)
+        twin = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
+                                  fn.__closure__)
+        twin.__qualname__, twin.__module__ = fn.__qualname__, fn.__module__
+        try:
+            call_args = _paddle_inputs(paddle, case.args[0])
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                twin(*call_args)  # the case must run eagerly in Paddle first
+                static = paddle.jit.to_static(twin, full_graph=True)
+                start = time.perf_counter()
+                static(*call_args)
+                out[case.name] = time.perf_counter() - start
+        except Exception:  # noqa: BLE001, S112  (a case Paddle cannot run is left out, counted)
+            continue
+    return out
+
+
+def _paddle_inputs(paddle, value):
+    if isinstance(value, np.ndarray):
+        return paddle.to_tensor(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_paddle_inputs(paddle, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _paddle_inputs(paddle, v) for k, v in value.items()}
+    return value
 
 
 if __name__ == "__main__":
