@@ -20,8 +20,8 @@ LOOP_LIVE = "loop_live"      # frozenset of names live at a loop's header (each 
 EXTRA_TEST = "extra_test"    # gast expr: a `for` loop runs another iteration only if it holds
 SCOPE_DECL = "scope_decl"    # dict name -> 'global' | 'nonlocal' declared in a function
 LOOP_GUARD = "loop_guard"    # `if flag: break` opening a `for` body; the loop converter drops it
-GENERATED = "generated"
-OPAQUE = "opaque"            # a nested function no pass may change (a generator)      # True on function defs made by converters (not user functions)
+GENERATED = "generated"      # True on function defs made by converters (not user functions)
+OPAQUE = "opaque"            # a nested function no pass may change (a generator)
 
 _MISSING = object()
 
