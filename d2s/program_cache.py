@@ -252,17 +252,16 @@ class _Entry:
         import runtime as rt
         from runtime.program.variable import Variable
         self.sf = sf
-        with _gc_paused():
+        with _gc_paused():  # one pause: a collection between tracing and compiling costs
             program, feeds, leaves, tree = _trace(sf, args, kwargs)
-        self.tree = tree
-        self.leaves = leaves
-        self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
-        outs = [leaves[i] for i in self.out_index]
-        self.feed_names = [v.name for v in feeds]
-        self.params = [t for t in program.tensors.values() if not t.stop_gradient]
-        self.concrete = ConcreteProgram(program, feeds, outs, self.params)
-        self.executor = rt.static.Executor()
-        with _gc_paused():
+            self.tree = tree
+            self.leaves = leaves
+            self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
+            outs = [leaves[i] for i in self.out_index]
+            self.feed_names = [v.name for v in feeds]
+            self.params = [t for t in program.tensors.values() if not t.stop_gradient]
+            self.concrete = ConcreteProgram(program, feeds, outs, self.params)
+            self.executor = rt.static.Executor()
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         self._training = None
