@@ -115,7 +115,7 @@ def undefined_inits(names: list[str], defined: frozenset) -> list:
 
 def live_in(stmts: list, live_out: frozenset) -> frozenset:
     """Names live at the start of `stmts` (re-analysed on the current, converted code)."""
-    return analysis._live(stmts, live_out)
+    return analysis.live_in(stmts, live_out)
 
 
 class ScopeTracker:

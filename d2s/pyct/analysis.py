@@ -33,25 +33,19 @@ def walk(node):
     """Every node under `node` (itself included), in no particular order; faster than
     `ast.walk`, which matters because analysis walks the function many times."""
     stack = [node]
+    pop, push = stack.pop, stack.append
     ast_type = gast.AST
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
         for field in n._fields:
             v = getattr(n, field, None)
             if v.__class__ is list:
-                stack.extend(x for x in v if isinstance(x, ast_type))
+                for x in v:
+                    if isinstance(x, ast_type):
+                        push(x)
             elif isinstance(v, ast_type):
-                stack.append(v)
-
-
-def _children(n):
-    for field in n._fields:
-        v = getattr(n, field, None)
-        if v.__class__ is list:
-            yield from v
-        elif isinstance(v, gast.AST):
-            yield v
+                push(v)
 
 
 def qualified_name(node) -> str | None:
@@ -172,29 +166,79 @@ def read(nodes) -> set[str]:
     """Names loaded anywhere in `nodes`, nested functions included (closures read them)."""
     out: set[str] = set()
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        for sub in walk(node):
-            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
-                out.add(sub.id)
-            elif isinstance(sub, gast.AugAssign):
-                _target_names(sub.target, out)
+        _names(node, out, None)
     return out
+
+
+def _names(node, loads: set, stores: set | None) -> None:
+    """Add to `loads` the names `read(node)` gives, and to `stores` (if given) every name
+    stored anywhere in `node`; one iterative walk, dispatching on the exact class."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    ast_type, name_cls, load, store, aug = gast.AST, gast.Name, gast.Load, gast.Store, \
+        gast.AugAssign
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:  # its other fields: the context, an annotation (parameters)
+            ctx = n.ctx.__class__
+            if ctx is load:
+                loads.add(n.id)
+            elif ctx is store and stores is not None:
+                stores.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if cls is aug:
+            _target_names(n.target, loads)
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast_type):
+                        push(x)
+            elif isinstance(v, ast_type):
+                push(v)
 
 
 def local_names(fn) -> set[str]:
     """Names local to function `fn`: parameters and names it binds (not names of objects it
     only mutates, `d[k] = v`), minus its global/nonlocal declarations."""
     out = set(params(fn))
-    for node in fn.body:
-        for sub in walk(node):
-            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
-                out.add(sub.id)
-            elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not fn:
-                out.add(sub.name)
-            elif isinstance(sub, (gast.Import, gast.ImportFrom)):
-                out |= written(sub)
-            elif isinstance(sub, (gast.MatchAs, gast.MatchStar)) and sub.name:
-                out.add(sub.name)
+    stack = list(fn.body)
+    pop, push = stack.pop, stack.append
+    ast_type, name_cls, store = gast.AST, gast.Name, gast.Store
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:
+            if n.ctx.__class__ is store:
+                out.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if cls in _LOCAL_RULES:
+            _LOCAL_RULES[cls](n, out)
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast_type):
+                        push(x)
+            elif isinstance(v, ast_type):
+                push(v)
     return out - set(scope_declarations(fn.body))
+
+
+def _def_name(node, out: set) -> None:
+    out.add(node.name)
+
+
+_LOCAL_RULES = {  # what binds a local name besides a stored Name (see `local_names`)
+    gast.FunctionDef: _def_name, gast.ClassDef: _def_name,
+    gast.Import: _imports, gast.ImportFrom: _imports,
+    gast.MatchAs: _match_name, gast.MatchStar: _match_name,
+}
 
 
 def closure_cells(fn) -> frozenset:
@@ -250,14 +294,127 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 def analyze(fn) -> None:
     """Annotate `fn` (a FunctionDef) and every function nested in it; see the module doc."""
-    anno.setanno(fn, anno.SCOPE_DECL, scope_declarations(fn.body))
-    _defined(fn.body, frozenset(params(fn)))
-    _live(fn.body, frozenset())
-    for node in walk(fn):
-        if node is not fn and isinstance(node, gast.FunctionDef):
-            anno.setanno(node, anno.SCOPE_DECL, scope_declarations(node.body))
-            _defined(node.body, frozenset(params(node)))
-            _live(node.body, frozenset())
+    facts = _Facts()
+    for f in [fn] + _nested_defs(fn):
+        anno.setanno(f, anno.SCOPE_DECL, scope_declarations(f.body))
+        _defined(f.body, frozenset(params(f)), facts)
+        _live(f.body, frozenset(), facts)
+
+
+def live_in(stmts: list, live_out: frozenset) -> frozenset:
+    """Names live at the start of `stmts` when `live_out` are live after them (annotating
+    `LIVE_OUT` and `LOOP_LIVE` below, as `analyze` does)."""
+    return _live(stmts, live_out, _Facts())
+
+
+def _nested_defs(fn) -> list:
+    """Every FunctionDef below `fn`, at any depth (a def is a statement: only statement lists
+    can hold one)."""
+    out = []
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if n.__class__ is gast.FunctionDef:
+            out.append(n)
+        for field in _BLOCK_FIELDS:
+            block = getattr(n, field, None)
+            if block:
+                stack.extend(block)
+    return out
+
+
+class _Facts:
+    """What the statements of one unchanging tree write and read, each computed once.
+
+    Liveness visits a loop body once per fixpoint round, and an inner loop's body once per
+    round of each enclosing loop; definedness asks what each compound statement writes and
+    then the same of every statement inside it. Here each answer is computed once per node
+    (a compound statement's writes are the union of its own and its statements' writes) and
+    kept, keyed by the node itself: nodes hash by identity and the dicts keep them alive, so
+    no key stands for a recycled id. The answers hold only while the tree does not change,
+    so `analyze` and `live_in` make a fresh `_Facts` per call and drop it when they return.
+    The sets handed out are shared: callers must not change them.
+    """
+
+    __slots__ = ("_reads", "_uses", "_writes")
+
+    def __init__(self):
+        self._writes: dict = {}
+        self._reads: dict = {}
+        self._uses: dict = {}
+
+    def written(self, s) -> set:
+        """`written(s)` for a statement `s`."""
+        found = self._writes.get(s)
+        if found is None:
+            found = self._writes[s] = self._compute_written(s)
+        return found
+
+    def _compute_written(self, s) -> set:
+        out: set = set()
+        stack = [s]
+        pop, push = stack.pop, stack.append
+        ast_type = gast.AST
+        while stack:  # as `_written`, taking the writes of inner statements from the memo
+            node = pop()
+            cls = node.__class__
+            if cls in _DEFS:
+                out.add(node.name)
+                continue
+            if cls is gast.Lambda:
+                continue
+            if cls in _COMPREHENSION_SET:
+                for sub in walk(node):
+                    if sub.__class__ is gast.NamedExpr:
+                        _target_names(sub.target, out)
+                continue
+            if cls in _STATEMENTS and node is not s:
+                out |= self.written(node)
+                continue
+            rule = _WRITES.get(cls)
+            if rule is not None:
+                rule(node, out)
+            for field in node._fields:
+                v = getattr(node, field, None)
+                if v.__class__ is list:
+                    for x in v:
+                        if isinstance(x, ast_type):
+                            push(x)
+                elif isinstance(v, ast_type):
+                    push(v)
+        return out
+
+    def written_all(self, stmts: list) -> set:
+        """`written(stmts)` for a statement list."""
+        out: set = set()
+        for s in stmts:
+            out |= self.written(s)
+        return out
+
+    def read(self, node) -> frozenset:
+        """`read(node)`."""
+        found = self._reads.get(node)
+        if found is None:
+            loads: set = set()
+            _names(node, loads, None)
+            found = self._reads[node] = frozenset(loads)
+        return found
+
+    def uses(self, s) -> tuple:
+        """(`read(s)`, `_rebound(s)`) for a simple statement, in one walk."""
+        found = self._uses.get(s)
+        if found is None:
+            loads: set = set()
+            stores: set = set()
+            _names(s, loads, stores)
+            if s.__class__ is gast.AugAssign:
+                stores = set()
+            found = self._uses[s] = (frozenset(loads), frozenset(stores))
+        return found
+
+
+_STATEMENTS = frozenset(c for c in vars(gast).values()
+                        if isinstance(c, type) and issubclass(c, gast.stmt))
 
 
 def _blocks(stmt) -> list:
@@ -273,35 +430,38 @@ def _blocks(stmt) -> list:
     return []
 
 
-def _defined(stmts: list, defined: frozenset) -> frozenset:
+def _defined(stmts: list, defined: frozenset, facts: _Facts) -> frozenset:
     for s in stmts:
         anno.setanno(s, anno.DEFINED_IN, defined)
-        w = written(s)
+        w = facts.written(s)
         if isinstance(s, (gast.While, gast.For, gast.AsyncFor)):
-            _defined(s.body, defined | w)  # later iterations see the body's bindings
-            _defined(s.orelse, defined | w)
+            _defined(s.body, defined | w, facts)  # later iterations see the body's bindings
+            _defined(s.orelse, defined | w, facts)
         else:
             for block in _blocks(s):
-                _defined(block, defined | (w if isinstance(s, gast.Try) else frozenset()))
+                _defined(block, defined | (w if isinstance(s, gast.Try) else frozenset()),
+                         facts)
         defined = defined | w
     return defined
 
 
-def _live(stmts: list, live_out: frozenset) -> frozenset:
+def _live(stmts: list, live_out: frozenset, facts: _Facts | None = None) -> frozenset:
+    if facts is None:
+        facts = _Facts()
     live = live_out
     for s in reversed(stmts):
         anno.setanno(s, anno.LIVE_OUT, live)
-        live = _live_stmt(s, live)
+        live = _live_stmt(s, live, facts)
     return live
 
 
-def _live_stmt(s, out: frozenset) -> frozenset:
+def _live_stmt(s, out: frozenset, facts: _Facts) -> frozenset:
     if isinstance(s, gast.If):
-        return frozenset(read(s.test)) | _live(s.body, out) | _live(s.orelse, out)
+        return facts.read(s.test) | _live(s.body, out, facts) | _live(s.orelse, out, facts)
     if isinstance(s, gast.While):
-        header = out | _live(s.orelse, out) | read(s.test)
-        for _ in range(len(written(s.body)) + 2):  # a fixpoint; each round adds names
-            new = header | _live(s.body, header)
+        header = out | _live(s.orelse, out, facts) | facts.read(s.test)
+        for _ in range(len(facts.written_all(s.body)) + 2):  # a fixpoint; each round adds
+            new = header | _live(s.body, header, facts)     # names
             if new == header:
                 break
             header = new
@@ -310,26 +470,33 @@ def _live_stmt(s, out: frozenset) -> frozenset:
     if isinstance(s, (gast.For, gast.AsyncFor)):
         targets = written(s.target)
         extra = anno.getanno(s, anno.EXTRA_TEST, None)  # read before each iteration
-        header = out | _live(s.orelse, out) | (read(extra) if extra is not None else set())
-        for _ in range(len(written(s.body)) + 2):
-            new = header | (_live(s.body, header) - targets)
+        header = out | _live(s.orelse, out, facts) | (
+            facts.read(extra) if extra is not None else set())
+        for _ in range(len(facts.written_all(s.body)) + 2):
+            new = header | (_live(s.body, header, facts) - targets)
             if new == header:
                 break
             header = new
         anno.setanno(s, anno.LOOP_LIVE, header)
-        return header | read(s.iter)
+        return header | facts.read(s.iter)
     if isinstance(s, (gast.Return, gast.Raise)):
-        return frozenset(read(s))
+        return facts.read(s)
     if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-        return (out - {s.name}) | read(s)
+        return (out - {s.name}) | facts.read(s)
     blocks = _blocks(s)
     if blocks:  # try / with / match: any part may run; no part surely rebinds a name
         live = frozenset(out)
         for block in blocks:
-            live = live | _live(block, out)
-        header = list(getattr(s, "items", [])) + ([s.subject] if hasattr(s, "subject") else [])
-        return live | read(header) | read([c.guard for c in getattr(s, "cases", []) if c.guard])
-    return (out - _rebound(s)) | read(s)
+            live = live | _live(block, out, facts)
+        for part in list(getattr(s, "items", [])) + ([s.subject] if hasattr(s, "subject")
+                                                     else []):
+            live = live | facts.read(part)
+        for c in getattr(s, "cases", []):
+            if c.guard:
+                live = live | facts.read(c.guard)
+        return live
+    loads, rebound = facts.uses(s)
+    return (out - rebound) | loads
 
 
 def surely_bound(stmts: list) -> set[str]:
@@ -357,5 +524,8 @@ def surely_bound(stmts: list) -> set[str]:
 
 def _rebound(s) -> set:
     """Names a simple statement surely rebinds (`d[k] = v` and `a.b = v` only mutate)."""
-    return {n.id for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-            and not isinstance(s, gast.AugAssign)}
+    if s.__class__ is gast.AugAssign:
+        return set()
+    stores: set = set()
+    _names(s, set(), stores)
+    return stores
