@@ -41,12 +41,17 @@ class Base(gast.NodeTransformer):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.skip_expressions = _statement_only(type(self))
+        self._visitors: dict = {}  # node class -> bound visit_ method or None
 
     def visit(self, node):
         store = getattr(node, anno.KEY, None)
         if store is not None and store.get(anno.OPAQUE, False):
             return node
-        visitor = getattr(self, "visit_" + node.__class__.__name__, None)
+        cls = node.__class__
+        try:
+            visitor = self._visitors[cls]
+        except KeyError:
+            visitor = self._visitors[cls] = getattr(self, "visit_" + cls.__name__, None)
         result = self.generic_visit(node) if visitor is None else visitor(node)
         # A node returned as it was keeps its own origin (inherit would stop at it at once).
         if result is node or result is None or store is None:
