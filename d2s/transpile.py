@@ -67,8 +67,8 @@ def convert(fn):
         paused = gc.isenabled()
         gc.disable()
         try:
-            node, ctx = _prepare(fn)
-            node = _run_passes(node, ctx, len(converters.PASSES))
+            node, ctx, present = _prepare(fn)
+            node = _run_passes(node, ctx, len(converters.PASSES), present)
             _finalize(node)
             loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
         finally:
@@ -80,7 +80,7 @@ def convert(fn):
 
 def convert_with(fn, pass_names: list[str]):
     """`fn` converted by the named passes only (uncached; for testing one converter)."""
-    node, ctx = _prepare(fn)
+    node, ctx, _ = _prepare(fn)
     for name, module in converters.PASSES:
         if name in pass_names:
             if module.NEEDS_ANALYSIS:
@@ -99,19 +99,25 @@ def converted_source(fn) -> str:
 
 def convert_source(fn, level: int) -> str:
     """The source of `fn` after the first `level` passes (0: as parsed; >= len: all)."""
-    node, ctx = _prepare(fn)
-    node = _run_passes(node, ctx, min(level, len(converters.PASSES)))
+    node, ctx, present = _prepare(fn)
+    node = _run_passes(node, ctx, min(level, len(converters.PASSES)), present)
     return parser.unparse(node)
 
 
 def _prepare(fn):
+    """Parse `fn` and learn what converting it needs: (FunctionDef node, Context, the node
+    types present). One survey walk answers the questions about the whole tree; the checks
+    that need another walk run only when the survey shows they can find something."""
     errors.check_function_kind(fn)
     parsed = parser.parse_function(fn)
     node = parsed.node
     if isinstance(node, gast.Lambda):
         node = _lambda_as_def(node)
-    _check_supported(node)
-    _mark_generators(node)
+    found = analysis.survey(node)
+    if not found.types.isdisjoint(_UNSUPPORTED):
+        _check_supported(node)
+    if gast.Yield in found.types or gast.YieldFrom in found.types:
+        _mark_generators(node)
     code = fn.__code__
     closure = {}
     if fn.__closure__:
@@ -123,8 +129,9 @@ def _prepare(fn):
     namespace = collections.ChainMap(closure, fn.__globals__)
     args = analysis.params(node)
     owner = args[0] if args and _is_method(fn) else None
-    return node, Context(Namer.for_tree(node), namespace, owner=owner,
-                         cells=analysis.closure_cells(node))
+    # Without a nested function or lambda, nothing can read a closure cell.
+    cells = analysis.closure_cells(node) if found.scopes > 1 else frozenset()
+    return node, Context(Namer(found.names), namespace, owner=owner, cells=cells), found.types
 
 
 def _is_method(fn) -> bool:
@@ -132,9 +139,11 @@ def _is_method(fn) -> bool:
     return len(parts) > 1 and parts[-2] != "<locals>"
 
 
-def _run_passes(node, ctx, count: int):
+def _run_passes(node, ctx, count: int, present: set | None = None):
+    """Run the first `count` passes over `node`. `present` holds the node types in `node`
+    (from `_prepare`'s survey; computed here if not given) and grows by what passes create."""
     logging_utils.after_pass(node, 0, converters.PASSES)
-    present = {type(n) for n in analysis.walk(node)}
+    present = {type(n) for n in analysis.walk(node)} if present is None else set(present)
     for i, (_, module) in enumerate(converters.PASSES[:count], 1):
         if present.intersection(module.HANDLES):  # else the pass would change nothing
             if module.NEEDS_ANALYSIS:

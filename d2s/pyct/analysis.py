@@ -21,6 +21,8 @@ Attribute chains on a name (`self.count`) are tracked as qualified names: a writ
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import gast
 
 from . import anno
@@ -253,6 +255,53 @@ def closure_cells(fn) -> frozenset:
         if nested:
             out |= read(nested) & local_names(f)
     return frozenset(out)
+
+
+class Survey(NamedTuple):
+    """What one walk over a tree finds (see `survey`)."""
+
+    names: set  # every Name id and FunctionDef/ClassDef name (what `Namer.for_tree` collects)
+    types: set  # the classes of all its nodes, as `{type(n) for n in walk(tree)}`
+    scopes: int  # how many FunctionDef and Lambda nodes it has, the tree itself included
+
+
+def survey(tree) -> Survey:
+    """The names, node types and scope count of `tree` in one walk: converting asks these of
+    the whole function up front, and a walk per question cost more than the answers."""
+    names: set = set()
+    types: set = set()
+    scopes = 0
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    ast_type, name_cls = gast.AST, gast.Name
+    while stack:
+        n = pop()
+        cls = n.__class__
+        types.add(cls)
+        if cls is name_cls:  # the most common node: its context is a leaf, seen here
+            names.add(n.id)
+            types.add(n.ctx.__class__)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if cls in _SURVEY_SCOPES:
+            scopes += 1
+            if cls is not gast.Lambda:
+                names.add(n.name)
+        elif cls is gast.ClassDef:
+            names.add(n.name)
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast_type):
+                        push(x)
+            elif isinstance(v, ast_type):
+                push(v)
+    return Survey(names, types, scopes)
+
+
+_SURVEY_SCOPES = frozenset({gast.FunctionDef, gast.Lambda})
 
 
 def params(fn) -> list[str]:

@@ -10,8 +10,6 @@ alias that generated code uses to reach the operators is reserved: user code may
 """
 from __future__ import annotations
 
-import gast
-
 # The single name generated code uses for the d2s operators module; user code may not use it.
 RESERVED = "_d2s"
 
@@ -24,14 +22,9 @@ class Namer:
 
     @classmethod
     def for_tree(cls, tree) -> Namer:
-        from .analysis import walk
-        used = set()
-        for node in walk(tree):
-            if isinstance(node, gast.Name):
-                used.add(node.id)
-            elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
-                used.add(node.name)
-        return cls(used)
+        """A namer avoiding every name in `tree` (Name ids, function and class names)."""
+        from .analysis import survey
+        return cls(survey(tree).names)
 
     def new(self, base: str) -> str:
         """'_<base>_<k>' with the smallest k >= 1 that is unused."""

@@ -40,14 +40,28 @@ def stamp(tree, filename: str, line_offset: int, function_name: str,
     `line_offset` is added to the parsed line numbers (the tree was parsed from a snippet);
     `source_lines` are the full file's lines, so the text shown is the user's own line.
     """
+    origin_of = locator(filename, line_offset, function_name, source_lines)
     for node in walk(tree):
         lineno = getattr(node, "lineno", None)
-        if lineno is None:
-            continue
+        if lineno is not None:
+            anno.setanno(node, anno.ORIGIN, origin_of(lineno, getattr(node, "col_offset", 0)))
+
+
+def locator(filename: str, line_offset: int, function_name: str, source_lines: list[str]):
+    """`origin_of(lineno, col_offset)`: the OriginInfo `stamp` gives a node at that position
+    (for stamping nodes as they are made, without another walk). Each line's text is looked up
+    once per locator."""
+    texts: dict = {}
+    count = len(source_lines)
+
+    def origin_of(lineno: int, col_offset) -> OriginInfo:
         line = lineno + line_offset
-        text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else ""
-        anno.setanno(node, anno.ORIGIN, OriginInfo(
-            filename, line, getattr(node, "col_offset", 0) or 0, function_name, text))
+        text = texts.get(line)
+        if text is None:
+            text = texts[line] = source_lines[line - 1].strip() if 0 < line <= count else ""
+        return OriginInfo(filename, line, col_offset or 0, function_name, text)
+
+    return origin_of
 
 
 def inherit(tree, origin: OriginInfo | None) -> None:

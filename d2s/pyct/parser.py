@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import gast
 
-from . import origin
+from . import anno, origin
 
 
 class ParsedFunction(NamedTuple):
@@ -58,23 +58,24 @@ def parse_function(fn) -> ParsedFunction:
                           f"{filename}:{code.co_firstlineno}")
     if isinstance(found[0], ast.AsyncFunctionDef):
         raise SourceError(f"async function {code.co_qualname} cannot be converted")
-    node = to_gast(found[0])
+    node = to_gast(found[0], origin.locator(filename, 0, code.co_name, lines))
     if not isinstance(found[0], ast.Lambda):
         node.decorator_list = []  # decorators have already been applied to the object we got
-    origin.stamp(node, filename, 0, code.co_name, lines)
     return ParsedFunction(node, filename, code.co_firstlineno)
 
 
-def to_gast(node):
+def to_gast(node, origin_of=None):
     """The gast form of a standard-library ast node, as `gast.ast_to_gast` gives it (with
-    positions), at several times its speed: converting is a large part of a first call."""
+    positions), at several times its speed: converting is a large part of a first call.
+
+    With `origin_of` (see `origin.locator`), each new node that has a position is also
+    annotated with its origin, as `origin.stamp` would do afterwards, without another walk."""
     cls = node.__class__
     if cls is ast.Name:
         new = gast.Name(node.id, _CTX[node.ctx.__class__](), None, None)
     elif cls is ast.arg:
-        new = gast.Name(node.arg, gast.Param(),
-                        None if node.annotation is None else to_gast(node.annotation),
-                        node.type_comment)
+        new = gast.Name(node.arg, gast.Param(), None if node.annotation is None else
+                        to_gast(node.annotation, origin_of), node.type_comment)
     else:
         target = _GAST_CLASSES.get(cls)
         if target is None:
@@ -83,9 +84,9 @@ def to_gast(node):
         for field in node._fields:
             value = getattr(node, field)
             if value.__class__ is list:
-                value = [to_gast(v) if isinstance(v, ast.AST) else v for v in value]
+                value = [to_gast(v, origin_of) if isinstance(v, ast.AST) else v for v in value]
             elif isinstance(value, ast.AST):
-                value = to_gast(value)
+                value = to_gast(value, origin_of)
             setattr(new, field, value)
         if cls in _TYPE_PARAMS:
             new.type_params = []
@@ -95,6 +96,11 @@ def to_gast(node):
         value = getattr(node, attr, None)
         if value is not None or attr in node.__dict__:
             setattr(new, attr, value)
+    if origin_of is not None:
+        lineno = getattr(new, "lineno", None)
+        if lineno is not None:  # a new node has no annotations yet
+            setattr(new, anno.KEY, {anno.ORIGIN: origin_of(lineno, getattr(new, "col_offset",
+                                                                            0))})
     return new
 
 
