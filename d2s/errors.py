@@ -104,8 +104,8 @@ def _is_user_file(filename: str) -> bool:
     return known
 
 
-def _user_frames(pairs) -> list[UserFrame]:
-    """User frames from `(frame, lineno)` pairs ordered outermost first.
+def _user_frames(entries) -> list[UserFrame]:
+    """User frames from `_entry`s of frames ordered outermost first.
 
     A generated frame maps to the user line it came from. The local functions d2s makes of
     branch and loop bodies run in frames of their own; they belong to the user function that
@@ -116,35 +116,39 @@ def _user_frames(pairs) -> list[UserFrame]:
     out: list[UserFrame] = []
     files: list[str] = []
     generated: list[bool] = []
-    for frame, lineno in pairs:
-        code = frame.f_code
-        info = _frame_info(code.co_filename, lineno, code.co_name)
+    for entry in entries:
+        info = _frame_info(entry)
         if info is None:
             continue
-        entry, nested, is_generated = info
-        if nested and files and files[-1] == code.co_filename:
-            out[-1] = entry
+        user, nested, is_generated = info
+        filename = entry[1]
+        if nested and files and files[-1] == filename:
+            out[-1] = user
             continue
-        out.append(entry)
-        files.append(code.co_filename)
+        out.append(user)
+        files.append(filename)
         generated.append(is_generated)
     first = next((i for i, g in enumerate(generated) if g), None)
     return [] if first is None else out[first:]
 
 
-# (line map, file, line, function) of a frame -> (user frame, nested, generated), or None for
-# a frame that is not the user's: every op built walks the whole stack, mostly the same lines.
-# The line map is part of the key (and kept alive by it): a rewritten file gets a new map.
+def _entry(filename: str, lineno: int, function: str) -> tuple:
+    """What decides a frame's user frame: (line map of its file or None, file, line, function).
+    The line map is part of it (and kept alive by it): a rewritten file gets a new map."""
+    return (loader.line_map(filename), filename, lineno, function)
+
+
+# `_entry` of a frame -> (user frame, nested, generated), or None for a frame that is not the
+# user's: the ops built while tracing mostly share their outer frames.
 _FRAME_INFO: dict[tuple, tuple | None] = {}
 _MISSING = object()
 
 
-def _frame_info(filename: str, lineno: int, function: str) -> tuple | None:
-    line_map = loader.line_map(filename)
-    key = (line_map, filename, lineno, function)
-    info = _FRAME_INFO.get(key, _MISSING)
+def _frame_info(entry: tuple) -> tuple | None:
+    info = _FRAME_INFO.get(entry, _MISSING)
     if info is not _MISSING:
         return info
+    line_map, filename, lineno, function = entry
     info = None
     if line_map is not None:
         src = line_map.get(lineno)
@@ -155,64 +159,105 @@ def _frame_info(filename: str, lineno: int, function: str) -> tuple | None:
         # not remembered: linecache may read the file again
         text = linecache.getline(filename, lineno).strip()
         return UserFrame(filename, lineno, function, text), False, False
-    _FRAME_INFO[key] = info
+    _FRAME_INFO[entry] = info
     return info
 
 
 def frames_of_traceback(tb) -> list[UserFrame]:
     """The user frames of a traceback (see `_user_frames`)."""
-    pairs = []
+    entries = []
     while tb is not None:
-        pairs.append((tb.tb_frame, tb.tb_lineno))
+        code = tb.tb_frame.f_code
+        entries.append(_entry(code.co_filename, tb.tb_lineno, code.co_name))
         tb = tb.tb_next
-    return _user_frames(pairs)
+    return _user_frames(entries)
 
 
 def frames_of_stack(frame) -> list[UserFrame]:
     """The user frames of the live stack from `frame` outwards."""
-    pairs = []
+    return _user_frames(_stack_entries(frame))
+
+
+# file -> what a stack walk does with its frames: _SKIP those of d2s, runtime, the standard
+# library and installed packages (`_frame_info` maps them to nothing, so their line numbers
+# are not even read), _USER those of a user file, _GENERATED those of a file d2s generated.
+# A file never changes kind: a generated file's line map is registered before its code is
+# compiled (so before any frame of it can be met), and line maps are replaced, not removed.
+_KIND: dict[str, int] = {}
+_SKIP, _USER, _GENERATED = 0, 1, 2
+
+
+def _file_kind(filename: str) -> int:
+    if loader.line_map(filename) is not None:
+        return _GENERATED
+    return _USER if _is_user_file(filename) else _SKIP
+
+
+def _stack_entries(frame) -> list[tuple]:
+    """The `_entry`s of the frames from `frame` outwards that decide its user frames,
+    outermost first: frames of files `_SKIP`ped are left out, and so are those outside the
+    outermost generated frame (`_user_frames` drops them)."""
+    kept = []  # frames, innermost first
+    outermost = 0  # len(kept) up to the outermost generated frame
+    kinds = _KIND
     while frame is not None:
-        pairs.append((frame, frame.f_lineno))
+        filename = frame.f_code.co_filename
+        kind = kinds.get(filename)
+        if kind is None:
+            kind = kinds[filename] = _file_kind(filename)
+        if kind:
+            kept.append(frame)
+            if kind == _GENERATED:
+                outermost = len(kept)
         frame = frame.f_back
-    return _user_frames(reversed(pairs))
+    line_map = loader.line_map
+    # (a frame's line number is read only here: Python computes it from the line table)
+    return [(line_map(f.f_code.co_filename), f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+            for f in reversed(kept[:outermost])]
 
 
 # ---- ops remember their user frames -----------------------------------------------------------
 
 # block -> {index of an op in block.ops: the user frames that built it}
 _OP_FRAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# [(weak reference to the block an op was last built into, its table in _OP_FRAMES)]: ops
+# come in runs into one block, and a WeakKeyDictionary look-up makes a weak reference each time
+_LAST_TABLE: list = [None]
 # op origin (file, line, source) -> the distinct user stacks that built ops with that origin
 # (for ops no longer found in the block they were built in, e.g. programs rewritten by passes)
 _OP_STACKS: dict[tuple, set] = {}
-# raw stack (id(code), line, ...) -> its user frames: an unrolled loop builds many ops from one
-_RAW_STACKS: dict[tuple, tuple] = {}
+# The `_stack_entries` of a stack -> its user frames: the ops of an unrolled loop, and all ops
+# built from one line by one caller, share them.
+_STACKS: dict[tuple, tuple] = {}
 
 
-def resolve_origin(filename: str, lineno: int):
-    """The `runtime.program.origin` resolver: a generated line -> (file, line, source) of the
-    user's line, remembering the user frames that led there for errors at run time."""
+def resolve_origin(filename: str, lineno: int, frame=None):
+    """The `runtime.program.origin` resolver: a generated line (run by `frame`; default: the
+    caller's) -> (file, line, source) of the user's line, remembering the user frames that led
+    there for errors at run time."""
     src = loader.lookup(filename, lineno)
     if src is None:
         return None
     key = src.as_tuple()
-    raw = []
-    f = sys._getframe(1)
-    while f is not None:
-        raw.append(id(f.f_code))  # code objects hash slowly; their ids do not
-        raw.append(f.f_lineno)
-        f = f.f_back
-    raw = tuple(raw)
-    frames = _RAW_STACKS.get(raw)
+    entries = tuple(_stack_entries(sys._getframe(1) if frame is None else frame))
+    frames = _STACKS.get(entries)
     if frames is None:
-        frames = _RAW_STACKS[raw] = tuple(frames_of_stack(sys._getframe(1)))
+        frames = _STACKS[entries] = tuple(_user_frames(entries))
     builder = STATE.builder
     if builder is not None:  # the op is appended to builder.block right after this returns
         block = builder.block
-        table = _OP_FRAMES.get(block)
-        if table is None:
-            table = _OP_FRAMES[block] = {}
+        last = _LAST_TABLE[0]  # (read once: another thread may replace it)
+        if last is not None and last[0]() is block:
+            table = last[1]
+        else:
+            table = _OP_FRAMES.get(block)
+            if table is None:
+                table = _OP_FRAMES[block] = {}
+            _LAST_TABLE[0] = (weakref.ref(block), table)
         table[len(block.ops)] = frames
-    stacks = _OP_STACKS.setdefault(key, set())
+    stacks = _OP_STACKS.get(key)
+    if stacks is None:
+        stacks = _OP_STACKS[key] = set()
     if len(stacks) < 8:  # enough to tell one caller from several
         stacks.add(frames)
     return key

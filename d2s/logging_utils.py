@@ -52,11 +52,30 @@ def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
     _SET["verbosity"] = (int(level), bool(also_to_stdout))
 
 
+def _getenv(name: str) -> str:
+    """`os.environ.get(name, "")`, read afresh on every call (so changes to `os.environ` at
+    run time count) but cheaply for a variable that is not set, the usual case: there
+    `os.environ.get` raises and catches a KeyError inside, and the settings are read for every
+    pass run and every decision taken while tracing. CPython's `os.environ` keeps its items
+    encoded in `_data`; anything else standing for `os.environ` is asked the ordinary way."""
+    environ = os.environ
+    if environ.__class__ is not os._Environ:
+        return environ.get(name, "")
+    key = _ENCODED.get(name)
+    if key is None:
+        key = _ENCODED[name] = environ.encodekey(name)
+    raw = environ._data.get(key)
+    return "" if raw is None else environ.decodevalue(raw)
+
+
+_ENCODED: dict[str, object] = {}  # variable name -> its key in os.environ._data
+
+
 def _setting(key: str, env: str, off: int) -> tuple[int, bool]:
     chosen = _SET[key]
     if chosen is not None:
         return chosen
-    text = os.environ.get(env, "").strip()
+    text = _getenv(env).strip()
     if not text:
         return off, False
     try:
@@ -103,10 +122,14 @@ def log(level: int, text: str) -> None:
 def after_pass(node, index: int, passes: list) -> None:
     """Called by the transpiler with the function `node` after `index` passes (0: parsed)."""
     level, to_stdout = _setting("code", CODE_LEVEL_ENV, -1)
+    logs_pass = index > 0 and verbosity() >= 2
+    logs_code = level >= 0 and index == min(level, len(passes))
+    if not (logs_pass or logs_code):  # the usual case: nothing to say, no text made
+        return
     where = _where(node)
-    if index > 0:
+    if logs_pass:
         log(2, f"pass {index}/{len(passes)} ({passes[index - 1][0]}) done on {where}")
-    if level < 0 or index != min(level, len(passes)):
+    if not logs_code:
         return
     from .pyct.parser import unparse
     stage = "as parsed" if index == 0 else f"after pass {index} ({passes[index - 1][0]})"

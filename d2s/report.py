@@ -84,9 +84,14 @@ def _on() -> bool:
     return bool(_ACTIVE) or logging_utils.verbosity() >= 3
 
 
+_IS_VARIABLE = []  # [operators.variables.is_variable], imported on first use: operators import us
+
+
 def _is_graph(x) -> bool:
-    from .operators.variables import is_variable
-    return is_variable(x)
+    if not _IS_VARIABLE:
+        from .operators.variables import is_variable
+        _IS_VARIABLE.append(is_variable)
+    return _IS_VARIABLE[0](x)
 
 
 def _is_eager(x) -> bool:
@@ -142,7 +147,8 @@ def arrays(names, values) -> None:
 def _add(src, decision: Decision) -> None:
     for rec in _ACTIVE:
         rec.add(src, decision)
-    logging_utils.log(3, f"{src.short()} {decision.text()}")
+    if logging_utils.verbosity() >= 3:  # (the text only made when it is logged)
+        logging_utils.log(3, f"{src.short()} {decision.text()}")
 
 
 def _caller():
@@ -158,7 +164,12 @@ def _caller():
 
 def _mentions(kind: str, line: str) -> bool:
     """and/or from the user's own text (not flags the jump converters wrote)."""
-    return kind not in ("and", "or") or re.search(rf"\b{kind}\b", line) is not None
+    word = _WORDS.get(kind)
+    return word is None or word.search(line) is not None
+
+
+_WORDS = {kind: re.compile(rf"\b{kind}\b") for kind in ("and", "or")}
+_NAMES = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")  # names and attributes, as `x.w`
 
 
 def _describe(v) -> str:
@@ -169,9 +180,10 @@ def _tensors_named(src, frame, value) -> str:
     """'x is a tensor (f32[2,4])': graph values the user's line names, as seen by the
     generated code that ran it."""
     found: dict[str, str] = {}
-    for name in re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?", src.source_line):
+    names = (frame.f_locals, frame.f_globals)  # (f_locals copies the frame's locals: once)
+    for name in _NAMES.findall(src.source_line):
         root, _, attr = name.partition(".")
-        v = _lookup(frame, root)
+        v = _lookup(names, root)
         if not _is_graph(v) and attr and v is not _MISSING:
             root, v = name, getattr(v, "__dict__", {}).get(attr)  # no properties run here
         if _is_graph(v):
@@ -187,8 +199,10 @@ def _tensors_named(src, frame, value) -> str:
 _MISSING = object()
 
 
-def _lookup(frame, name: str):
-    return frame.f_locals.get(name, frame.f_globals.get(name, _MISSING))
+def _lookup(names: tuple, name: str):
+    local, global_ = names
+    v = local.get(name, _MISSING)
+    return global_.get(name, _MISSING) if v is _MISSING else v
 
 
 def _python_why(kind: str, value) -> str:

@@ -16,13 +16,14 @@ _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 _INTERNAL_DIRS = (_RUNTIME_DIR,
                   os.path.join(os.path.dirname(os.path.dirname(_RUNTIME_DIR)), "d2s") + os.sep)
 
-# d2s sets this to a function (filename, lineno) -> (file, line, source) or None; it maps a
-# line of generated code to the user line it came from (None: not generated code).
+# d2s sets this to a function (filename, lineno, frame) -> (file, line, source) or None; it
+# maps a line of generated code to the user line it came from (None: not generated code).
+# `frame` is the frame running that line (so the resolver need not find it again).
 origin_resolver: Callable | None = None
 
 
 def set_origin_resolver(fn: Callable | None) -> None:
-    """Install `fn(filename, lineno) -> (file, line, source) | None` (None to remove)."""
+    """Install `fn(filename, lineno, frame) -> (file, line, source) | None` (None to remove)."""
     global origin_resolver
     origin_resolver = fn
 
@@ -46,7 +47,7 @@ def capture(depth: int = 2) -> tuple | None:
         if not internal:
             lineno = f.f_lineno
             if origin_resolver is not None:
-                mapped = origin_resolver(filename, lineno)
+                mapped = origin_resolver(filename, lineno, f)
                 if mapped is not None:
                     return tuple(mapped)
             return (filename, lineno, None)
