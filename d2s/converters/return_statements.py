@@ -30,16 +30,25 @@ NEEDS_ANALYSIS = False
 
 
 def _returns(stmts: list) -> int:
+    """How many returns `stmts` hold outside nested functions and classes. A return is a
+    statement, so only statement lists need a look (an expression holds none)."""
     count = 0
     stack = list(stmts)
     while stack:
         n = stack.pop()
-        if isinstance(n, gast.Return):
+        cls = n.__class__
+        if cls is gast.Return:
             count += 1
-        elif not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                                gast.ClassDef)):
-            stack.extend(c for c in gast.iter_child_nodes(n) if isinstance(c, gast.AST))
+        elif cls not in _SCOPES:
+            for field in _BLOCK_FIELDS:
+                block = getattr(n, field, None)
+                if block.__class__ is list:
+                    stack.extend(block)
     return count
+
+
+_SCOPES = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef})
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _tail_returns(stmts: list) -> int:
@@ -72,7 +81,8 @@ class ReturnStatements(Base):
     def visit_FunctionDef(self, node):
         node = self.generic_visit(node)  # nested functions own their returns
         body = node.body
-        if _returns(body) == 0 or (isinstance(body[-1], gast.Return) and _returns(body) == 1):
+        count = _returns(body)
+        if count == 0 or (count == 1 and isinstance(body[-1], gast.Return)):
             return node
         retval = self.ctx.namer.new_plain("retval")
         init = [] if always_exits(body) else templates.replace("retval = None", retval=retval)

@@ -91,14 +91,21 @@ def written(nodes) -> set[str]:
     return out
 
 
-def _written(node, out: set) -> None:
+def _written(node, out: set, facts: _Facts | None = None) -> None:
     # Iterative, dispatching on the exact class: this runs over every statement of every
-    # function several times per conversion.
+    # function several times per conversion. With `facts`, the writes of statements inside
+    # `node` come from (and go to) its memo.
+    root = node
     stack = [node]
-    ast_type = gast.AST
+    pop, push = stack.pop, stack.append
+    ast_type, name_cls = gast.AST, gast.Name
     while stack:
-        node = stack.pop()
+        node = pop()
         cls = node.__class__
+        if cls is name_cls:  # binds nothing by itself (a target rule saw it); a parameter may
+            if node.annotation is not None:  # have an annotation
+                push(node.annotation)
+            continue
         if cls in _DEFS:
             out.add(node.name)
             continue
@@ -109,15 +116,20 @@ def _written(node, out: set) -> None:
                 if sub.__class__ is gast.NamedExpr:
                     _target_names(sub.target, out)
             continue
+        if facts is not None and cls in _STATEMENTS and node is not root:
+            out |= facts.written(node)
+            continue
         rule = _WRITES.get(cls)
         if rule is not None:
             rule(node, out)
         for field in node._fields:
             v = getattr(node, field, None)
             if v.__class__ is list:
-                stack.extend(x for x in v if isinstance(x, ast_type))
+                for x in v:
+                    if isinstance(x, ast_type):
+                        push(x)
             elif isinstance(v, ast_type):
-                stack.append(v)
+                push(v)
 
 
 def _targets(node, out: set) -> None:
@@ -393,45 +405,12 @@ class _Facts:
         self._uses: dict = {}
 
     def written(self, s) -> set:
-        """`written(s)` for a statement `s`."""
+        """`written(s)` for a statement `s` (and, on the way, for every statement in it)."""
         found = self._writes.get(s)
         if found is None:
-            found = self._writes[s] = self._compute_written(s)
+            found = self._writes[s] = set()
+            _written(s, found, self)
         return found
-
-    def _compute_written(self, s) -> set:
-        out: set = set()
-        stack = [s]
-        pop, push = stack.pop, stack.append
-        ast_type = gast.AST
-        while stack:  # as `_written`, taking the writes of inner statements from the memo
-            node = pop()
-            cls = node.__class__
-            if cls in _DEFS:
-                out.add(node.name)
-                continue
-            if cls is gast.Lambda:
-                continue
-            if cls in _COMPREHENSION_SET:
-                for sub in walk(node):
-                    if sub.__class__ is gast.NamedExpr:
-                        _target_names(sub.target, out)
-                continue
-            if cls in _STATEMENTS and node is not s:
-                out |= self.written(node)
-                continue
-            rule = _WRITES.get(cls)
-            if rule is not None:
-                rule(node, out)
-            for field in node._fields:
-                v = getattr(node, field, None)
-                if v.__class__ is list:
-                    for x in v:
-                        if isinstance(x, ast_type):
-                            push(x)
-                elif isinstance(v, ast_type):
-                    push(v)
-        return out
 
     def written_all(self, stmts: list) -> set:
         """`written(stmts)` for a statement list."""

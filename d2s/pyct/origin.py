@@ -72,16 +72,25 @@ def inherit(tree, origin: OriginInfo | None) -> None:
     if origin is None:
         return
     stack = [tree]
+    pop, push = stack.pop, stack.append
+    key, ast_type = anno.KEY, gast.AST
     while stack:
-        node = stack.pop()
-        if anno.hasanno(node, anno.ORIGIN):
+        node = pop()
+        store = getattr(node, key, None)
+        if store is None:
+            setattr(node, key, {anno.ORIGIN: origin})
+        elif anno.ORIGIN in store:
             continue
-        anno.setanno(node, anno.ORIGIN, origin)
-        for _, value in gast.iter_fields(node):
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, gast.AST))
-            elif isinstance(value, gast.AST):
-                stack.append(value)
+        else:
+            store[anno.ORIGIN] = origin
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for v in value:
+                    if isinstance(v, ast_type):
+                        push(v)
+            elif isinstance(value, ast_type):
+                push(value)
 
 
 class LineMap:
