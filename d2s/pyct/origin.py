@@ -59,9 +59,13 @@ def locator(filename: str, line_offset: int, function_name: str, source_lines: l
         text = texts.get(line)
         if text is None:
             text = texts[line] = source_lines[line - 1].strip() if 0 < line <= count else ""
-        return OriginInfo(filename, line, col_offset or 0, function_name, text)
+        # As OriginInfo(...) without the named tuple's Python-level __new__: one per node.
+        return _tuple_new(OriginInfo, (filename, line, col_offset or 0, function_name, text))
 
     return origin_of
+
+
+_tuple_new = tuple.__new__
 
 
 def inherit(tree, origin: OriginInfo | None) -> None:

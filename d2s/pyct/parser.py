@@ -67,43 +67,52 @@ def parse_function(fn) -> ParsedFunction:
 def to_gast(node, origin_of=None):
     """The gast form of a standard-library ast node, as `gast.ast_to_gast` gives it (with
     positions), at several times its speed: converting is a large part of a first call.
+    Each new node's __dict__ is built whole, in the order gast's constructor and setattr
+    would fill it (fields, then positions), and set without running gast's Python __init__.
 
     With `origin_of` (see `origin.locator`), each new node that has a position is also
     annotated with its origin, as `origin.stamp` would do afterwards, without another walk."""
     cls = node.__class__
     if cls is ast.Name:
-        new = gast.Name(node.id, _CTX[node.ctx.__class__](), None, None)
+        target = gast.Name
+        fields = {"id": node.id, "ctx": _new(_CTX[node.ctx.__class__]), "annotation": None,
+                  "type_comment": None}
     elif cls is ast.arg:
-        new = gast.Name(node.arg, gast.Param(), None if node.annotation is None else
-                        to_gast(node.annotation, origin_of), node.type_comment)
+        target = gast.Name
+        fields = {"id": node.arg, "ctx": _new(gast.Param),
+                  "annotation": None if node.annotation is None else
+                  to_gast(node.annotation, origin_of), "type_comment": node.type_comment}
     else:
         target = _GAST_CLASSES.get(cls)
         if target is None:
             target = _GAST_CLASSES[cls] = getattr(gast, cls.__name__)
-        new = target()
+        fields = {}
         for field in node._fields:
             value = getattr(node, field)
             if value.__class__ is list:
                 value = [to_gast(v, origin_of) if isinstance(v, ast.AST) else v for v in value]
             elif isinstance(value, ast.AST):
                 value = to_gast(value, origin_of)
-            setattr(new, field, value)
+            fields[field] = value
         if cls in _TYPE_PARAMS:
-            new.type_params = []
+            fields["type_params"] = []
         elif cls is ast.ExceptHandler and node.name:
-            new.name = gast.Name(node.name, gast.Store(), None, None)
+            fields["name"] = gast.Name(node.name, gast.Store(), None, None)
+    given = node.__dict__
     for attr in node._attributes:
         value = getattr(node, attr, None)
-        if value is not None or attr in node.__dict__:
-            setattr(new, attr, value)
+        if value is not None or attr in given:
+            fields[attr] = value
     if origin_of is not None:
-        lineno = getattr(new, "lineno", None)
+        lineno = fields.get("lineno")
         if lineno is not None:  # a new node has no annotations yet
-            setattr(new, anno.KEY, {anno.ORIGIN: origin_of(lineno, getattr(new, "col_offset",
-                                                                            0))})
+            fields[anno.KEY] = {anno.ORIGIN: origin_of(lineno, fields.get("col_offset", 0))}
+    new = _new(target)
+    new.__dict__.update(fields)
     return new
 
 
+_new = ast.AST.__new__  # a node with nothing set (gast's __init__ would only set fields)
 _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
