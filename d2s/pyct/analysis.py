@@ -31,6 +31,43 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
+class _FieldTable(dict):
+    """Node class -> the fields a walk must look into, found on first use of each class.
+
+    Skipped are the fields that by Python's grammar hold no node (names, strings, numbers,
+    constants: `_SCALAR_FIELDS`), and, for walks that only look for names (`leaves=False`),
+    contexts and operators, nodes with no fields. Walks run over every node of a function
+    many times per conversion, and a field not fetched is the cheapest."""
+
+    def __init__(self, leaves: bool):
+        super().__init__()
+        self.leaves = leaves
+
+    def __missing__(self, cls) -> tuple:
+        skip = _SCALAR_FIELDS.get(cls.__name__, ())
+        if not self.leaves:
+            skip += _LEAF_FIELDS
+        found = self[cls] = tuple(f for f in cls._fields if f not in skip)
+        return found
+
+
+_SCALAR_FIELDS = {
+    "FunctionDef": ("name", "type_comment"), "AsyncFunctionDef": ("name", "type_comment"),
+    "ClassDef": ("name",), "Assign": ("type_comment",), "For": ("type_comment",),
+    "AsyncFor": ("type_comment",), "With": ("type_comment",), "AsyncWith": ("type_comment",),
+    "AnnAssign": ("simple",), "ImportFrom": ("module", "level"), "Global": ("names",),
+    "Nonlocal": ("names",), "Constant": ("value", "kind"), "Attribute": ("attr",),
+    "Name": ("id", "type_comment"), "FormattedValue": ("conversion",),
+    "comprehension": ("is_async",), "keyword": ("arg",), "alias": ("name", "asname"),
+    "MatchSingleton": ("value",), "MatchMapping": ("rest",), "MatchClass": ("kwd_attrs",),
+    "MatchStar": ("name",), "MatchAs": ("name",), "TypeVar": ("name",),
+    "ParamSpec": ("name",), "TypeVarTuple": ("name",), "TypeIgnore": ("lineno", "tag"),
+}  # (gast's ExceptHandler.name is a Name node, so it is walked)
+_LEAF_FIELDS = ("ctx", "op", "ops")
+NODE_FIELDS = _FieldTable(leaves=True)  # for walks that must reach every node
+_NAME_FIELDS = _FieldTable(leaves=False)  # for walks that look for names and binding forms
+
+
 def walk(node):
     """Every node under `node` (itself included), in no particular order; faster than
     `ast.walk`, which matters because analysis walks the function many times."""
@@ -40,7 +77,7 @@ def walk(node):
     while stack:
         n = pop()
         yield n
-        for field in n._fields:
+        for field in NODE_FIELDS[n.__class__]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -122,7 +159,7 @@ def _written(node, out: set, facts: _Facts | None = None) -> None:
         rule = _WRITES.get(cls)
         if rule is not None:
             rule(node, out)
-        for field in node._fields:
+        for field in _NAME_FIELDS[node.__class__]:
             v = getattr(node, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -205,7 +242,7 @@ def _names(node, loads: set, stores: set | None) -> None:
             continue
         if cls is aug:
             _target_names(n.target, loads)
-        for field in n._fields:
+        for field in _NAME_FIELDS[n.__class__]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -233,7 +270,7 @@ def local_names(fn) -> set[str]:
             continue
         if cls in _LOCAL_RULES:
             _LOCAL_RULES[cls](n, out)
-        for field in n._fields:
+        for field in _NAME_FIELDS[n.__class__]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -302,7 +339,7 @@ def survey(tree) -> Survey:
                 names.add(n.name)
         elif cls is gast.ClassDef:
             names.add(n.name)
-        for field in n._fields:
+        for field in NODE_FIELDS[n.__class__]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import gast
 
 from . import anno
-from .analysis import walk
+from .analysis import NODE_FIELDS, walk
 
 
 class OriginInfo(NamedTuple):
@@ -87,7 +87,7 @@ def inherit(tree, origin: OriginInfo | None) -> None:
             continue
         else:
             store[anno.ORIGIN] = origin
-        for field in node._fields:
+        for field in NODE_FIELDS[node.__class__]:
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for v in value:
