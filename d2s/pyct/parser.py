@@ -73,24 +73,29 @@ def to_gast(node, origin_of=None):
     With `origin_of` (see `origin.locator`), each new node that has a position is also
     annotated with its origin, as `origin.stamp` would do afterwards, without another walk."""
     cls = node.__class__
+    given = node.__dict__  # the parser sets every field and position there
     if cls is ast.Name:
         target = gast.Name
-        fields = {"id": node.id, "ctx": _new(_CTX[node.ctx.__class__]), "annotation": None,
-                  "type_comment": None}
+        fields = {"id": given["id"], "ctx": _new(_CTX[given["ctx"].__class__]),
+                  "annotation": None, "type_comment": None}
     elif cls is ast.arg:
         target = gast.Name
-        fields = {"id": node.arg, "ctx": _new(gast.Param),
-                  "annotation": None if node.annotation is None else
-                  to_gast(node.annotation, origin_of), "type_comment": node.type_comment}
+        annotation = given["annotation"]
+        fields = {"id": given["arg"], "ctx": _new(gast.Param),
+                  "annotation": None if annotation is None else to_gast(annotation, origin_of),
+                  "type_comment": given["type_comment"]}
     else:
         target = _GAST_CLASSES.get(cls)
         if target is None:
             target = _GAST_CLASSES[cls] = getattr(gast, cls.__name__)
         fields = {}
         for field in node._fields:
-            value = getattr(node, field)
+            value = given[field]
             if value.__class__ is list:
-                value = [to_gast(v, origin_of) if isinstance(v, ast.AST) else v for v in value]
+                items = []
+                for v in value:
+                    items.append(to_gast(v, origin_of) if isinstance(v, ast.AST) else v)
+                value = items
             elif isinstance(value, ast.AST):
                 value = to_gast(value, origin_of)
             fields[field] = value
@@ -98,11 +103,9 @@ def to_gast(node, origin_of=None):
             fields["type_params"] = []
         elif cls is ast.ExceptHandler and node.name:
             fields["name"] = gast.Name(node.name, gast.Store(), None, None)
-    given = node.__dict__
-    for attr in node._attributes:
-        value = getattr(node, attr, None)
-        if value is not None or attr in given:
-            fields[attr] = value
+    for attr in node._attributes:  # (an unset position reads as None: not copied)
+        if attr in given:
+            fields[attr] = given[attr]
     if origin_of is not None:
         lineno = fields.get("lineno")
         if lineno is not None:  # a new node has no annotations yet
