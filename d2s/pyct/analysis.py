@@ -203,6 +203,7 @@ def _match_rest(node, out: set) -> None:
 
 _DEFS = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef})
 _COMPREHENSION_SET = frozenset(_COMPREHENSIONS)
+_WRITE_SCOPES = _DEFS | _COMPREHENSION_SET | {gast.Lambda}  # `_written` stops or narrows
 _WRITES = {
     gast.Assign: _targets, gast.Delete: _targets,
     gast.AugAssign: _target, gast.AnnAssign: _target, gast.For: _target,
@@ -221,9 +222,10 @@ def read(nodes) -> set[str]:
     return out
 
 
-def _names(node, loads: set, stores: set | None) -> None:
+def _names(node, loads: set, stores: set | None, facts: _Facts | None = None) -> None:
     """Add to `loads` the names `read(node)` gives, and to `stores` (if given) every name
-    stored anywhere in `node`; one iterative walk, dispatching on the exact class."""
+    stored anywhere in `node`; one iterative walk, dispatching on the exact class. With
+    `facts` (and no `stores`), the reads of statements inside `node` come from its memo."""
     stack = [node]
     pop, push = stack.pop, stack.append
     ast_type, name_cls, load, store, aug = gast.AST, gast.Name, gast.Load, gast.Store, \
@@ -240,9 +242,12 @@ def _names(node, loads: set, stores: set | None) -> None:
             if n.annotation is not None:
                 push(n.annotation)
             continue
+        if facts is not None and cls in _STATEMENTS and n is not node:
+            loads |= facts.read(n)
+            continue
         if cls is aug:
             _target_names(n.target, loads)
-        for field in _NAME_FIELDS[n.__class__]:
+        for field in _NAME_FIELDS[cls]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -250,6 +255,46 @@ def _names(node, loads: set, stores: set | None) -> None:
                         push(x)
             elif isinstance(v, ast_type):
                 push(v)
+
+
+def _statement_names(s, loads: set, stores: set) -> set | None:
+    """As `_names(s, loads, stores)`, returning also `written(s)` from the same walk; None
+    when `s` holds a lambda, a comprehension or a def, where `written` binds otherwise."""
+    writes: set | None = set()
+    stack = [s]
+    pop, push = stack.pop, stack.append
+    ast_type, name_cls, load, store, aug = gast.AST, gast.Name, gast.Load, gast.Store, \
+        gast.AugAssign
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:
+            ctx = n.ctx.__class__
+            if ctx is load:
+                loads.add(n.id)
+            elif ctx is store:
+                stores.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if writes is not None:
+            if cls in _WRITE_SCOPES:
+                writes = None
+            else:
+                rule = _WRITES.get(cls)
+                if rule is not None:
+                    rule(n, writes)
+        if cls is aug:
+            _target_names(n.target, loads)
+        for field in _NAME_FIELDS[cls]:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast_type):
+                        push(x)
+            elif isinstance(v, ast_type):
+                push(v)
+    return writes
 
 
 def local_names(fn) -> set[str]:
@@ -445,8 +490,12 @@ class _Facts:
         """`written(s)` for a statement `s` (and, on the way, for every statement in it)."""
         found = self._writes.get(s)
         if found is None:
-            found = self._writes[s] = set()
-            _written(s, found, self)
+            if s.__class__ not in _COMPOUND:
+                self.uses(s)  # one walk for all of a simple statement's names
+                found = self._writes.get(s)
+            if found is None:
+                found = self._writes[s] = set()
+                _written(s, found, self)
         return found
 
     def written_all(self, stmts: list) -> set:
@@ -457,21 +506,29 @@ class _Facts:
         return out
 
     def read(self, node) -> frozenset:
-        """`read(node)`."""
+        """`read(node)`; for a compound statement or a def, the union of what its header
+        reads and what its statements read (each of them computed once)."""
         found = self._reads.get(node)
         if found is None:
-            loads: set = set()
-            _names(node, loads, None)
-            found = self._reads[node] = frozenset(loads)
+            if node.__class__ in _STATEMENTS and node.__class__ not in _COMPOUND:
+                found = self.uses(node)[0]  # a simple statement: its reads come with uses
+            else:
+                loads: set = set()
+                _names(node, loads, None, self)
+                found = frozenset(loads)
+            self._reads[node] = found
         return found
 
     def uses(self, s) -> tuple:
-        """(`read(s)`, `_rebound(s)`) for a simple statement, in one walk."""
+        """(`read(s)`, `_rebound(s)`) for a simple statement, in one walk, which also gives
+        `written(s)` unless `s` holds a lambda, comprehension or def."""
         found = self._uses.get(s)
         if found is None:
             loads: set = set()
             stores: set = set()
-            _names(s, loads, stores)
+            writes = _statement_names(s, loads, stores)
+            if writes is not None and s not in self._writes:
+                self._writes[s] = writes
             if s.__class__ is gast.AugAssign:
                 stores = set()
             found = self._uses[s] = (frozenset(loads), frozenset(stores))
@@ -480,88 +537,130 @@ class _Facts:
 
 _STATEMENTS = frozenset(c for c in vars(gast).values()
                         if isinstance(c, type) and issubclass(c, gast.stmt))
+_TRY_STAR = getattr(gast, "TryStar", gast.Try)
 
 
 def _blocks(stmt) -> list:
     """The statement lists directly inside a compound statement."""
-    if isinstance(stmt, (gast.If, gast.While, gast.For, gast.AsyncFor)):
-        return [stmt.body, stmt.orelse]
-    if isinstance(stmt, (gast.With, gast.AsyncWith)):
-        return [stmt.body]
-    if isinstance(stmt, (gast.Try, getattr(gast, "TryStar", gast.Try))):
-        return [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]
-    if isinstance(stmt, gast.Match):
-        return [c.body for c in stmt.cases]
-    return []
+    get = _BLOCKS.get(stmt.__class__)
+    return [] if get is None else get(stmt)
+
+
+def _try_blocks(stmt) -> list:
+    return [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]
+
+
+_BLOCKS = {  # the statements that hold statement lists liveness and definedness go into
+    gast.If: lambda s: [s.body, s.orelse], gast.While: lambda s: [s.body, s.orelse],
+    gast.For: lambda s: [s.body, s.orelse], gast.AsyncFor: lambda s: [s.body, s.orelse],
+    gast.With: lambda s: [s.body], gast.AsyncWith: lambda s: [s.body],
+    gast.Try: _try_blocks, _TRY_STAR: _try_blocks,
+    gast.Match: lambda s: [c.body for c in s.cases],
+}
+_LOOPS = frozenset({gast.While, gast.For, gast.AsyncFor})
+# Statements whose reads `_Facts.read` gathers from their parts (the others: one walk).
+_COMPOUND = frozenset(_BLOCKS) | {gast.FunctionDef, gast.ClassDef}
 
 
 def _defined(stmts: list, defined: frozenset, facts: _Facts) -> frozenset:
+    key = anno.KEY
     for s in stmts:
-        anno.setanno(s, anno.DEFINED_IN, defined)
+        store = getattr(s, key, None)
+        if store is None:
+            setattr(s, key, {anno.DEFINED_IN: defined})
+        else:
+            store[anno.DEFINED_IN] = defined
         w = facts.written(s)
-        if isinstance(s, (gast.While, gast.For, gast.AsyncFor)):
+        cls = s.__class__
+        if cls in _LOOPS:
             _defined(s.body, defined | w, facts)  # later iterations see the body's bindings
             _defined(s.orelse, defined | w, facts)
-        else:
-            for block in _blocks(s):
-                _defined(block, defined | (w if isinstance(s, gast.Try) else frozenset()),
-                         facts)
-        defined = defined | w
+        elif cls in _BLOCKS:
+            inner = defined | w if cls is gast.Try else defined
+            for block in _BLOCKS[cls](s):
+                _defined(block, inner, facts)
+        if w:  # (else the same set: no copy)
+            defined = defined | w
     return defined
 
 
 def _live(stmts: list, live_out: frozenset, facts: _Facts | None = None) -> frozenset:
     if facts is None:
         facts = _Facts()
+    key = anno.KEY
     live = live_out
     for s in reversed(stmts):
-        anno.setanno(s, anno.LIVE_OUT, live)
-        live = _live_stmt(s, live, facts)
+        store = getattr(s, key, None)
+        if store is None:
+            setattr(s, key, {anno.LIVE_OUT: live})
+        else:
+            store[anno.LIVE_OUT] = live
+        rule = _LIVE_RULES.get(s.__class__)
+        if rule is not None:
+            live = rule(s, live, facts)
+        else:  # a simple statement
+            loads, rebound = facts.uses(s)
+            live = (live - rebound) | loads
     return live
 
 
-def _live_stmt(s, out: frozenset, facts: _Facts) -> frozenset:
-    if isinstance(s, gast.If):
-        return facts.read(s.test) | _live(s.body, out, facts) | _live(s.orelse, out, facts)
-    if isinstance(s, gast.While):
-        header = out | _live(s.orelse, out, facts) | facts.read(s.test)
-        for _ in range(len(facts.written_all(s.body)) + 2):  # a fixpoint; each round adds
-            new = header | _live(s.body, header, facts)     # names
-            if new == header:
-                break
-            header = new
-        anno.setanno(s, anno.LOOP_LIVE, header)
-        return header
-    if isinstance(s, (gast.For, gast.AsyncFor)):
-        targets = written(s.target)
-        extra = anno.getanno(s, anno.EXTRA_TEST, None)  # read before each iteration
-        header = out | _live(s.orelse, out, facts) | (
-            facts.read(extra) if extra is not None else set())
-        for _ in range(len(facts.written_all(s.body)) + 2):
-            new = header | (_live(s.body, header, facts) - targets)
-            if new == header:
-                break
-            header = new
-        anno.setanno(s, anno.LOOP_LIVE, header)
-        return header | facts.read(s.iter)
-    if isinstance(s, (gast.Return, gast.Raise)):
-        return facts.read(s)
-    if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-        return (out - {s.name}) | facts.read(s)
-    blocks = _blocks(s)
-    if blocks:  # try / with / match: any part may run; no part surely rebinds a name
-        live = frozenset(out)
-        for block in blocks:
-            live = live | _live(block, out, facts)
-        for part in list(getattr(s, "items", [])) + ([s.subject] if hasattr(s, "subject")
-                                                     else []):
-            live = live | facts.read(part)
-        for c in getattr(s, "cases", []):
-            if c.guard:
-                live = live | facts.read(c.guard)
-        return live
-    loads, rebound = facts.uses(s)
-    return (out - rebound) | loads
+def _live_if(s, out: frozenset, facts: _Facts) -> frozenset:
+    return facts.read(s.test) | _live(s.body, out, facts) | _live(s.orelse, out, facts)
+
+
+def _live_while(s, out: frozenset, facts: _Facts) -> frozenset:
+    header = out | _live(s.orelse, out, facts) | facts.read(s.test)
+    for _ in range(len(facts.written_all(s.body)) + 2):  # a fixpoint; each round adds names
+        new = header | _live(s.body, header, facts)
+        if new == header:
+            break
+        header = new
+    anno.setanno(s, anno.LOOP_LIVE, header)
+    return header
+
+
+def _live_for(s, out: frozenset, facts: _Facts) -> frozenset:
+    targets = written(s.target)
+    extra = anno.getanno(s, anno.EXTRA_TEST, None)  # read before each iteration
+    header = out | _live(s.orelse, out, facts) | (
+        facts.read(extra) if extra is not None else set())
+    for _ in range(len(facts.written_all(s.body)) + 2):
+        new = header | (_live(s.body, header, facts) - targets)
+        if new == header:
+            break
+        header = new
+    anno.setanno(s, anno.LOOP_LIVE, header)
+    return header | facts.read(s.iter)
+
+
+def _live_exit(s, out: frozenset, facts: _Facts) -> frozenset:
+    return facts.read(s)  # return / raise: nothing after it runs
+
+
+def _live_def(s, out: frozenset, facts: _Facts) -> frozenset:
+    return (out - {s.name}) | facts.read(s)
+
+
+def _live_parts(s, out: frozenset, facts: _Facts) -> frozenset:
+    """try / with / match: any part may run; no part surely rebinds a name."""
+    live = frozenset(out)
+    for block in _BLOCKS[s.__class__](s):
+        live = live | _live(block, out, facts)
+    for part in list(getattr(s, "items", [])) + ([s.subject] if hasattr(s, "subject") else []):
+        live = live | facts.read(part)
+    for c in getattr(s, "cases", []):
+        if c.guard:
+            live = live | facts.read(c.guard)
+    return live
+
+
+_LIVE_RULES = {
+    gast.If: _live_if, gast.While: _live_while, gast.For: _live_for,
+    gast.AsyncFor: _live_for, gast.Return: _live_exit, gast.Raise: _live_exit,
+    gast.FunctionDef: _live_def, gast.ClassDef: _live_def,
+    gast.With: _live_parts, gast.AsyncWith: _live_parts, gast.Try: _live_parts,
+    _TRY_STAR: _live_parts, gast.Match: _live_parts,
+}
 
 
 def surely_bound(stmts: list) -> set[str]:
