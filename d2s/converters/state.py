@@ -78,9 +78,11 @@ class State:
         not passed in and not bound on every path of `body` starts as `Undefined`."""
         tail = templates.replace("return values", values=self.values()) if returns else []
         decl = [gast.Nonlocal(names=list(self.cells))] if self.cells else []
-        bound = analysis.surely_bound(body)
-        missing = [n for i, n in enumerate(self.names) if i not in self.passed
-                   and n not in bound] if returns else []
+        missing = []
+        unpassed = [n for i, n in enumerate(self.names) if i not in self.passed]
+        if returns and unpassed:  # (what `body` surely binds is asked only then)
+            bound = analysis.surely_bound(body)
+            missing = [n for n in unpassed if n not in bound]
         fn = templates.replace("def name(params):\n    body", name=name,
                                params=list(first_params) + [self.params[i]
                                                             for i in self.passed],
