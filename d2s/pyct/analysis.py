@@ -159,7 +159,7 @@ def _written(node, out: set, facts: _Facts | None = None) -> None:
         rule = _WRITES.get(cls)
         if rule is not None:
             rule(node, out)
-        for field in _NAME_FIELDS[node.__class__]:
+        for field in _NAME_FIELDS[cls]:
             v = getattr(node, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -315,7 +315,7 @@ def local_names(fn) -> set[str]:
             continue
         if cls in _LOCAL_RULES:
             _LOCAL_RULES[cls](n, out)
-        for field in _NAME_FIELDS[n.__class__]:
+        for field in _NAME_FIELDS[cls]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -384,7 +384,7 @@ def survey(tree) -> Survey:
                 names.add(n.name)
         elif cls is gast.ClassDef:
             names.add(n.name)
-        for field in NODE_FIELDS[n.__class__]:
+        for field in NODE_FIELDS[cls]:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 for x in v:
@@ -471,12 +471,15 @@ class _Facts:
 
     Liveness visits a loop body once per fixpoint round, and an inner loop's body once per
     round of each enclosing loop; definedness asks what each compound statement writes and
-    then the same of every statement inside it. Here each answer is computed once per node
-    (a compound statement's writes are the union of its own and its statements' writes) and
-    kept, keyed by the node itself: nodes hash by identity and the dicts keep them alive, so
-    no key stands for a recycled id. The answers hold only while the tree does not change,
-    so `analyze` and `live_in` make a fresh `_Facts` per call and drop it when they return.
-    The sets handed out are shared: callers must not change them.
+    then the same of every statement inside it; a function's liveness reads all of each def
+    nested in it, whose statements its own analysis reads again. Here each answer is
+    computed once per node and kept: a simple statement's reads, stores and writes come
+    from one walk, and a compound statement's or def's writes and reads are the union of
+    its header's and its statements'. Keys are the nodes themselves: nodes hash by identity
+    and the dicts keep them alive, so no key stands for a recycled id. The answers hold only
+    while the tree does not change, so `analyze` and `live_in` make a fresh `_Facts` per
+    call and drop it when they return. The sets handed out are shared: callers must not
+    change them.
     """
 
     __slots__ = ("_reads", "_uses", "_writes")
