@@ -146,8 +146,8 @@ def _paddle_section(cases, d2s_first: dict) -> None:
     names = sorted(firsts)
     ours = statistics.median(d2s_first[n] for n in names) * 1e3
     theirs = statistics.median(firsts[n] for n in names) * 1e3
-    print(f"  peer, over the {len(names)} function cases Paddle {paddle.__version__} converts"
-          f" ({len(cases) - len(names)} it cannot):")
+    print(f"  peer, over the {len(names)} function cases Paddle {paddle.__version__} runs and"
+          f" converts ({len(cases) - len(names)} fail in Paddle, eagerly or converted):")
     print(f"    first call, paddle.jit.to_static (AST mode): median {theirs:7.2f} ms")
     print(f"    first call, d2s.to_static:                   median {ours:7.2f} ms"
           f"   ({theirs / ours:.1f}x faster)")
