@@ -210,9 +210,8 @@ def _stack_entries(frame) -> list[tuple]:
             if kind == _GENERATED:
                 outermost = len(kept)
         frame = frame.f_back
-    line_map = loader.line_map
     # (a frame's line number is read only here: Python computes it from the line table)
-    return [(line_map(f.f_code.co_filename), f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    return [_entry(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
             for f in reversed(kept[:outermost])]
 
 

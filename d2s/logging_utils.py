@@ -52,30 +52,11 @@ def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
     _SET["verbosity"] = (int(level), bool(also_to_stdout))
 
 
-def _getenv(name: str) -> str:
-    """`os.environ.get(name, "")`, read afresh on every call (so changes to `os.environ` at
-    run time count) but cheaply for a variable that is not set, the usual case: there
-    `os.environ.get` raises and catches a KeyError inside, and the settings are read for every
-    pass run and every decision taken while tracing. CPython's `os.environ` keeps its items
-    encoded in `_data`; anything else standing for `os.environ` is asked the ordinary way."""
-    environ = os.environ
-    if environ.__class__ is not os._Environ:
-        return environ.get(name, "")
-    key = _ENCODED.get(name)
-    if key is None:
-        key = _ENCODED[name] = environ.encodekey(name)
-    raw = environ._data.get(key)
-    return "" if raw is None else environ.decodevalue(raw)
-
-
-_ENCODED: dict[str, object] = {}  # variable name -> its key in os.environ._data
-
-
 def _setting(key: str, env: str, off: int) -> tuple[int, bool]:
     chosen = _SET[key]
     if chosen is not None:
         return chosen
-    text = _getenv(env).strip()
+    text = os.environ.get(env, "").strip()
     if not text:
         return off, False
     try:

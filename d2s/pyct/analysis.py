@@ -218,27 +218,22 @@ def read(nodes) -> set[str]:
     """Names loaded anywhere in `nodes`, nested functions included (closures read them)."""
     out: set[str] = set()
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        _names(node, out, None)
+        _names(node, out)
     return out
 
 
-def _names(node, loads: set, stores: set | None, facts: _Facts | None = None) -> None:
-    """Add to `loads` the names `read(node)` gives, and to `stores` (if given) every name
-    stored anywhere in `node`; one iterative walk, dispatching on the exact class. With
-    `facts` (and no `stores`), the reads of statements inside `node` come from its memo."""
+def _names(node, loads: set, facts: _Facts | None = None) -> None:
+    """Add to `loads` the names `read(node)` gives; one iterative walk, dispatching on the
+    exact class. With `facts`, the reads of statements inside `node` come from its memo."""
     stack = [node]
     pop, push = stack.pop, stack.append
-    ast_type, name_cls, load, store, aug = gast.AST, gast.Name, gast.Load, gast.Store, \
-        gast.AugAssign
+    ast_type, name_cls, load, aug = gast.AST, gast.Name, gast.Load, gast.AugAssign
     while stack:
         n = pop()
         cls = n.__class__
         if cls is name_cls:  # its other fields: the context, an annotation (parameters)
-            ctx = n.ctx.__class__
-            if ctx is load:
+            if n.ctx.__class__ is load:
                 loads.add(n.id)
-            elif ctx is store and stores is not None:
-                stores.add(n.id)
             if n.annotation is not None:
                 push(n.annotation)
             continue
@@ -258,8 +253,9 @@ def _names(node, loads: set, stores: set | None, facts: _Facts | None = None) ->
 
 
 def _statement_names(s, loads: set, stores: set) -> set | None:
-    """As `_names(s, loads, stores)`, returning also `written(s)` from the same walk; None
-    when `s` holds a lambda, a comprehension or a def, where `written` binds otherwise."""
+    """As `_names(s, loads)`, also adding to `stores` every name stored anywhere in `s`, and
+    returning `written(s)` from the same walk; None when `s` holds a lambda, a comprehension
+    or a def, where `written` binds otherwise."""
     writes: set | None = set()
     stack = [s]
     pop, push = stack.pop, stack.append
@@ -517,7 +513,7 @@ class _Facts:
                 found = self.uses(node)[0]  # a simple statement: its reads come with uses
             else:
                 loads: set = set()
-                _names(node, loads, None, self)
+                _names(node, loads, self)
                 found = frozenset(loads)
             self._reads[node] = found
         return found
@@ -694,5 +690,5 @@ def _rebound(s) -> set:
     if s.__class__ is gast.AugAssign:
         return set()
     stores: set = set()
-    _names(s, set(), stores)
+    _statement_names(s, set(), stores)
     return stores

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -274,15 +275,7 @@ class _Close:
         self.printer._source.append(self.end)
 
 
-class _Nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return None
-
-
-_NOTHING = _Nothing()
+_NOTHING = contextlib.nullcontext()  # reusable: it keeps no state
 
 
 def instantiate(loaded: Loaded, original, cells: dict):
