@@ -1,7 +1,7 @@
 """`_d2s.call(f)`: what a call from converted code really calls.
 
 User functions, methods, nested functions, lambdas, callable objects and Layers are converted
-(cached per code object), so control flow inside them becomes graph ops too. Functions of the
+(cached per function object), so control flow inside them becomes graph ops too. Functions of the
 runtime, NumPy, d2s itself and the standard library are called as they are, as are classes and
 built-ins, functions marked with `not_to_static`, and functions of modules passed to
 `ignore_module`. A function whose source cannot be read is called unconverted (with a warning).

@@ -13,10 +13,15 @@ them.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
+import threading
 
 import numpy as np
+
+from .function_spec import is_spec as _is_spec
+from .function_spec import is_tensor as _is_tensor
 
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
 
@@ -37,133 +42,58 @@ class ConcreteProgram:
 
 
 class ProgramCache:
-    """Signature -> traced program for one StaticFunction; `len()` is the number of
-    programs."""
+    """Signature -> traced program for one StaticFunction; `len()` is the number of programs.
 
-    def __init__(self):
-        self._entries: dict = {}
-        self._keys: list = []
+    At most `max_size` programs are kept (least recently used first out; the default is
+    `DEFAULT_SIZE`, settable per function: `f.program_cache.max_size = 8`). The first call of
+    a signature traces under a lock: other threads making the same call wait for that program
+    and reuse it. A trace that fails caches nothing.
+    """
+
+    DEFAULT_SIZE = 64
+
+    def __init__(self, max_size: int | None = None):
+        self._entries: collections.OrderedDict = collections.OrderedDict()
+        self.max_size = max_size if max_size is not None else self.DEFAULT_SIZE
+        self.traces = 0  # programs traced so far (evicted ones included)
         self.last = None
+        self._last_key = None
+        self._lock = threading.RLock()
 
     def __len__(self):
         return len(self._entries)
 
     def __iter__(self):
-        return iter(self._entries)
+        return iter(list(self._entries))
+
+    def find(self, sf, args, kwargs):
+        """(the entry for this call, traced if needed; the call's tensors in feed order)."""
+        spec = sf.spec
+        if kwargs:
+            args, kwargs = spec.normalize(args, kwargs)
+        key, tensors = spec.key(args, kwargs, sf._instance, sf.training())
+        entries = self._entries
+        entry = entries.get(key)
+        if entry is None:
+            with self._lock:
+                entry = entries.get(key)
+                if entry is None:
+                    entry = _Entry(sf, args, kwargs)
+                    entries[key] = entry
+                    while len(entries) > max(1, self.max_size):
+                        entries.popitem(last=False)
+                    self.traces += 1
+                    from .static_function import warn_retrace
+                    warn_retrace(sf, self._last_key, key, self.traces)
+        else:
+            entries.move_to_end(key)
+        self._last_key = key
+        self.last = entry
+        return entry, tensors
 
     def lookup(self, sf, args, kwargs):
-        key = None
-        if not kwargs and sf._input_spec is None:
-            key, tensors = _flat_key(sf, args)
-        if key is None:
-            key, _, tensors = _signature(sf, args, kwargs)
-        entry = self._entries.get(key)
-        if entry is None:
-            entry = self._entries[key] = _Entry(sf, args, kwargs)
-            self._keys.append(key)
-            from .static_function import warn_retrace
-            warn_retrace(sf, self._keys)
-        entry.pending = tensors
-        self.last = entry
-        return entry
-
-
-_TENSOR_CLASSES: set = set()
-_PY_SCALARS = frozenset((int, float, bool, str, type(None)))
-
-
-def _flat_key(sf, args):
-    """The key of a call whose arguments are tensors and Python scalars only (the common
-    case, kept cheap), or (None, None). Equal to what `_signature` gives for such calls."""
-    parts = []
-    tensors = []
-    for a in args:
-        cls = a.__class__
-        if cls in _TENSOR_CLASSES:
-            d = a._data
-            parts.append((d.shape, d.dtype, a.stop_gradient))
-            tensors.append(a)
-        elif cls in _PY_SCALARS:
-            parts.append(("py", cls, a))
-        else:
-            return None, None
-    parts.append((id(sf._instance), sf.training(), len(args), ()))
-    return tuple(parts), tensors
-
-
-def _is_tensor(x) -> bool:
-    return hasattr(x, "_data") and hasattr(x, "stop_gradient")
-
-
-def _is_spec(x) -> bool:
-    return type(x).__name__ == "InputSpec"
-
-
-def _leaves(x, out: list) -> None:
-    if isinstance(x, (list, tuple)):
-        for t in x:
-            _leaves(t, out)
-    elif isinstance(x, dict):
-        for k in x:
-            _leaves(x[k], out)
-    else:
-        out.append(x)
-
-
-def _signature(sf, args, kwargs):
-    """(hashable key, specs of the tensor slots, the tensor arguments in order)."""
-    leaves: list = []
-    _leaves(args, leaves)
-    if kwargs:
-        _leaves([kwargs[k] for k in sorted(kwargs)], leaves)
-    specs = sf._input_spec
-    key = []
-    slots = []
-    tensors = []
-    t_index = 0
-    for x in leaves:
-        if _is_tensor(x):
-            _TENSOR_CLASSES.add(x.__class__)
-            spec = specs[t_index] if specs is not None and t_index < len(specs) else None
-            shape = _checked_shape(x, spec, t_index)
-            key.append((shape, x._data.dtype, x.stop_gradient))
-            slots.append(spec)
-            tensors.append(x)
-            t_index += 1
-        elif _is_spec(x):
-            key.append((x.shape, x.dtype.name, x.stop_gradient))
-            slots.append(x)
-            t_index += 1
-        else:
-            try:
-                hash(x)
-                key.append(("py", type(x), x))
-            except TypeError:
-                key.append(("py", type(x), repr(x)))
-    inst = sf._instance
-    key.append((id(inst), sf.training(), len(leaves), tuple(kwargs)))
-    if len(leaves) != len(args) or kwargs:
-        key.append(_structure((args, kwargs)))
-    return tuple(key), slots, tensors
-
-
-def _structure(x):
-    """The nesting of lists/tuples/dicts (part of the key: it shapes the traced code)."""
-    if isinstance(x, (list, tuple)):
-        return (type(x), tuple(_structure(t) for t in x))
-    if isinstance(x, dict):
-        return (dict, tuple((k, _structure(v)) for k, v in x.items()))
-    return None
-
-
-def _checked_shape(x, spec, index: int) -> tuple:
-    shape = x._data.shape
-    if spec is None or not _is_spec(spec):
-        return shape
-    if len(spec.shape) != len(shape) or any(s not in (-1, d) for s, d in zip(spec.shape, shape)):
-        raise ValueError(f"argument {index}: a tensor of shape {list(shape)} does not match "
-                         f"its InputSpec shape {list(spec.shape)}")
-    return spec.shape
+        """The entry for this call (traced if needed)."""
+        return self.find(sf, args, kwargs)[0]
 
 
 @contextlib.contextmanager
@@ -179,30 +109,32 @@ def _gc_paused():
             gc.enable()
 
 
-def _trace(sf, args, kwargs, with_grad_feeds: bool = False):
+def _trace(sf, args, kwargs):
     """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree)."""
     import runtime as rt
     program = rt.static.Program()
-    names = sf.input_names(len(args))
+    names = sf.spec.arg_names
     feeds = []
     with rt.static.program_guard(program):
         counter = [0]
 
         def feed(x, hint):
-            if _is_tensor(x) or _is_spec(x):
+            if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
                 i = counter[0]
                 counter[0] += 1
-                spec = sf._input_spec[i] if sf._input_spec and i < len(sf._input_spec) else None
-                shape = spec.shape if spec is not None and _is_spec(spec) else (
-                    x.shape if _is_spec(x) else x._data.shape)
-                dtype = x.dtype
+                spec = sf.spec.spec_for(i)
+                shape = spec.shape if spec is not None else x.shape
+                dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
+                if spec is not None and spec.name:
+                    hint = spec.name
                 name = hint if hint not in program._names else f"{hint}_{i}"
                 v = rt.static.data(name, list(shape), dtype)
-                v.stop_gradient = x.stop_gradient
+                v.stop_gradient = getattr(x, "stop_gradient", True)
                 feeds.append(v)
                 return v
             if isinstance(x, (list, tuple)):
-                return type(x)(feed(t, f"{hint}_{j}") for j, t in enumerate(x))
+                items = [feed(t, f"{hint}_{j}") for j, t in enumerate(x)]
+                return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
             if isinstance(x, dict):
                 return {k: feed(t, f"{hint}_{k}") for k, t in x.items()}
             return x
@@ -233,7 +165,8 @@ def _unflatten(tree, it):
         return next(it)
     if tree[0] is dict:
         return {k: _unflatten(t, it) for k, t in zip(tree[1], tree[2])}
-    return tree[0](_unflatten(t, it) for t in tree[1])
+    items = [_unflatten(t, it) for t in tree[1]]
+    return tree[0](*items) if hasattr(tree[0], "_fields") else tree[0](items)
 
 
 def build_program(sf, args, kwargs) -> ConcreteProgram:
@@ -265,17 +198,13 @@ class _Entry:
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         self._training = None
-        self.pending = None
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
         self._state, self._wrap = STATE, wrap
 
-    def run(self, args, kwargs):
-        """Run the program on the tensors of the call (those `lookup` just found)."""
-        inputs = self.pending
-        self.pending = None
-        if inputs is None:
-            inputs = _signature(self.sf, args, kwargs)[2]
+    def run(self, inputs):
+        """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
+        them)."""
         feed = dict(zip(self.feed_names, [t._data for t in inputs]))
         train = self._state.grad_enabled and (self.params or any(
             not t.stop_gradient for t in inputs))

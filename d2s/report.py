@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -68,7 +69,27 @@ class Recorder:
         return list(self.lines.get((filename, lineno), ()))
 
 
-_ACTIVE: list[Recorder] = []
+class _PerThread(threading.local):
+    """The recorders of the traces running in this thread (a trace in another thread never
+    records into them)."""
+
+    def __init__(self):
+        self.items: list[Recorder] = []
+
+    def __bool__(self):
+        return bool(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def append(self, rec) -> None:
+        self.items.append(rec)
+
+    def remove(self, rec) -> None:
+        self.items.remove(rec)
+
+
+_ACTIVE = _PerThread()
 _LATEST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # StaticFunction -> Recorder
 _GRAPH_OPS = {"if": "graph op (cond)", "and": "graph op (cond, short-circuit kept)",
               "or": "graph op (cond, short-circuit kept)", "while": "graph op (while)",

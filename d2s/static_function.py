@@ -18,11 +18,12 @@ and its training flag.
 """
 from __future__ import annotations
 
-import inspect
+import functools
+import types
 import warnings
-import weakref
 
 from . import errors, logging_utils, report, transpile
+from .function_spec import FunctionSpec
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
 _ENABLED = [True]
@@ -52,6 +53,9 @@ class StaticFunction:
 
     def __init__(self, function, input_spec=None, full_graph: bool = True,
                  build_strategy=None, instance=None):
+        if isinstance(function, StaticFunction):
+            function = function._function
+        _check_convertible(function)
         self._function = getattr(function, "__func__", function)
         self._instance = instance if instance is not None else getattr(function, "__self__",
                                                                         None)
@@ -60,10 +64,11 @@ class StaticFunction:
         self.build_strategy = build_strategy
         self._cache = ProgramCache()
         self._converted = None
-        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._training = True
         self._restore = None  # (layer, attribute value) undone by rollback()
-        self._signature = inspect.signature(self._function)
+        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
+        # where a method's per-instance StaticFunction is kept on its instance
+        self._slot = f"__d2s_static_{self._function.__name__}_{id(self)}"
         self.__name__ = getattr(self._function, "__name__", "static_function")
         self.__qualname__ = getattr(self._function, "__qualname__", self.__name__)
         self.__doc__ = getattr(self._function, "__doc__", None)
@@ -73,11 +78,19 @@ class StaticFunction:
     def __get__(self, instance, owner=None):
         if instance is None or self._instance is not None:
             return self
-        bound = self._bound.get(instance)
-        if bound is None:
+        try:
+            store = instance.__dict__
+        except AttributeError:
+            raise TypeError(
+                f"d2s: cannot convert {self.__qualname__} for a {type(instance).__name__} "
+                "object: it has no __dict__ (its class sets __slots__), so d2s has nowhere "
+                "to keep its programs. Add '__dict__' to __slots__, or convert a plain "
+                "function that takes the object as an argument.") from None
+        bound = store.get(self._slot)
+        if bound is None or bound._instance is not instance:  # (a copy.copy of the object)
             bound = StaticFunction(self._function, self._input_spec, self.full_graph,
                                    self.build_strategy, instance=instance)
-            self._bound[instance] = bound
+            store[self._slot] = bound  # freed with the instance (no registry keeps it)
         return bound
 
     # ---- calling --------------------------------------------------------------------------
@@ -85,15 +98,16 @@ class StaticFunction:
         if not _ENABLED[0]:
             return self.dygraph_function(*args, **kwargs)
         try:
-            entry = self._cache.lookup(self, args, kwargs)
-            return entry.run(args, kwargs)
+            entry, tensors = self._cache.find(self, args, kwargs)
+            return entry.run(tensors)
         except Exception as e:  # noqa: BLE001  (re-raised: the same exception, at user lines)
             raise errors.for_user(e)
 
     def _converted_function(self):
-        if self._converted is None:
-            self._converted = transpile.convert(self._function)
-        return self._converted
+        converted = self._converted
+        if converted is None:
+            converted = self._converted = transpile.convert(self._function)
+        return converted
 
     def converted_callable(self):
         """The converted Python function (bound to the instance): what converted code calls
@@ -195,13 +209,17 @@ class StaticFunction:
         return self
 
     def input_names(self, count: int) -> list[str]:
-        names = [p for p in self._signature.parameters]
-        if self._instance is not None and names:
-            names = names[1:]
-        return names
+        return list(self.spec.arg_names)
 
     def __repr__(self):
         return f"<StaticFunction {self.__qualname__}>"
+
+    def __deepcopy__(self, memo):
+        # A deep copy of an object holding its converted method: a fresh StaticFunction for
+        # the copy (programs are traced again, for the copy's own parameters).
+        instance = memo.get(id(self._instance), self._instance)
+        return StaticFunction(self._function, self._input_spec, self.full_graph,
+                              self.build_strategy, instance=instance)
 
 
 def to_static(function=None, input_spec=None, full_graph: bool = True, build_strategy=None):
@@ -228,17 +246,60 @@ def to_static(function=None, input_spec=None, full_graph: bool = True, build_str
     return decorate(function)
 
 
-def warn_retrace(sf: StaticFunction, keys: list) -> None:
-    """Warn (once per function) that it keeps being traced, saying what changed."""
-    if len(keys) != RETRACE_WARNING:
+def warn_retrace(sf: StaticFunction, previous, key, traces: int) -> None:
+    """Warn that `sf` keeps being traced, after RETRACE_WARNING traces and again each time
+    the count doubles, naming what changed between the last two traces."""
+    n, rest = divmod(traces, RETRACE_WARNING)
+    if rest or n == 0 or n & (n - 1):  # warn at 5, 10, 20, 40, ... traces
         return
-    a, b = keys[-2], keys[-1]
-    diffs = [f"argument {i}: {x!r} -> {y!r}" for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    diffs = []
+    if previous is not None and len(previous) == len(key):
+        names = sf.spec.arg_names
+        for i, (x, y) in enumerate(zip(previous[:-1], key[:-1])):
+            if x != y:
+                what = f"argument {names[i]!r}" if len(previous) - 1 == len(names) and i < len(
+                    names) else f"argument leaf {i}"
+                diffs.append(f"{what}: {_describe(x)} -> {_describe(y)}")
+        if previous[-1] != key[-1]:
+            diffs.append("the instance, its training flag, auto_cast or the keyword names")
     warnings.warn(
-        f"d2s: {sf.__qualname__} has been traced {len(keys)} times (one program per input "
-        f"signature). Between the last two calls: {'; '.join(diffs) or 'argument count'}. "
-        "Use InputSpec with None for dims that vary, or pass changing Python values as "
-        "tensors.", stacklevel=4)
+        f"d2s: {sf.__qualname__} has been traced {traces} times (one program per input "
+        f"signature; at most {sf.program_cache.max_size} are kept). Between the last two "
+        f"traces: {'; '.join(diffs) or 'the argument structure'}. Use InputSpec with None "
+        "for dims that vary, or pass changing Python values as tensors.", stacklevel=4)
+
+
+def _describe(part) -> str:
+    """A key part as the user knows it: a tensor's shape and dtype, or a Python value."""
+    if len(part) == 3 and isinstance(part[0], tuple):
+        return f"tensor {list(part[0])} {part[1]}"
+    if len(part) == 2 and isinstance(part[0], type):
+        value = part[1]
+        value = value() if callable(value) and type(value).__name__ == "weakref" else value
+        text = repr(value)
+        return f"{part[0].__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    return str(part)
+
+
+def _check_convertible(fn) -> None:
+    """Refuse at decoration what has no Python source of its own to convert."""
+    target = getattr(fn, "__func__", fn)
+    if isinstance(target, types.FunctionType):
+        return
+    what = ("a built-in function" if isinstance(target, (types.BuiltinFunctionType,
+                                                         types.BuiltinMethodType))
+            else "a functools.partial" if isinstance(target, functools.partial)
+            else "a class" if isinstance(target, type)
+            else f"a callable {type(target).__name__} object" if callable(target)
+            else f"a {type(target).__name__}")
+    hint = ("convert the function it wraps and bind the arguments inside it"
+            if isinstance(target, functools.partial)
+            else "decorate its __call__ / forward method, or pass a Layer instance"
+            if callable(target) and not isinstance(target, type)
+            else "decorate the method (forward) instead, or pass an instance of a Layer"
+            if isinstance(target, type) else "decorate a Python function or method")
+    raise TypeError(f"d2s.to_static: cannot convert {what} ({target!r}): only Python "
+                    f"functions and methods have source to convert; {hint}.")
 
 
 __all__ = ["StaticFunction", "build_program", "enable_to_static", "to_static"]

@@ -8,14 +8,16 @@
     3
 
 `convert(fn)` returns a new function with `fn`'s globals, closure cells and defaults whose
-code is the generated code (cached per code object). `convert_source(fn, level)` gives the
+code is the generated code (cached per function object). `convert_source(fn, level)` gives the
 code after `level` passes as text, for `.code`, code levels and the CLI.
 """
 from __future__ import annotations
 
 import collections
 import gc
+import threading
 import types
+import weakref
 
 import gast
 
@@ -43,7 +45,11 @@ class Converted:
         return self._source
 
 
-_CACHE: dict = {}
+# function -> Converted. Keyed by the function object itself, not its code object: CPython's
+# code equality ignores the file, so the same text in two modules would share a conversion
+# (whose decisions depend on each module's globals). Freed with the function.
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()  # one conversion at a time; a second thread waits for it and reuses it
 _OPERATORS_CELL = None
 
 
@@ -57,25 +63,32 @@ def _operators_cell():
 
 def convert(fn):
     """The converted version of the Python function `fn` (see the module doc)."""
-    code = fn.__code__
-    converted = _CACHE.get(code)
+    converted = _CACHE.get(fn)
     if converted is None:
-        logging_utils.log(1, f"converting {fn.__qualname__} ({code.co_filename}:"
-                             f"{code.co_firstlineno})")
-        # Converting allocates many short-lived, acyclic nodes: cyclic GC passes over them
-        # cost a good part of a first call and would free nothing.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            node, ctx, present = _prepare(fn)
-            node = _run_passes(node, ctx, len(converters.PASSES), present)
-            _finalize(node)
-            loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
-        finally:
-            if paused:
-                gc.enable()
-        converted = _CACHE[code] = Converted(loaded, node)
+        with _LOCK:
+            converted = _CACHE.get(fn)
+            if converted is None:
+                converted = _CACHE[fn] = _convert(fn)
     return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
+
+
+def _convert(fn) -> Converted:
+    code = fn.__code__
+    logging_utils.log(1, f"converting {fn.__qualname__} ({code.co_filename}:"
+                         f"{code.co_firstlineno})")
+    # Converting allocates many short-lived, acyclic nodes: cyclic GC passes over them cost a
+    # good part of a first call and would free nothing.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        node, ctx, present = _prepare(fn)
+        node = _run_passes(node, ctx, len(converters.PASSES), present)
+        _finalize(node)
+        loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
+    finally:
+        if paused:
+            gc.enable()
+    return Converted(loaded, node)
 
 
 def convert_with(fn, pass_names: list[str]):
@@ -94,7 +107,7 @@ def convert_with(fn, pass_names: list[str]):
 def converted_source(fn) -> str:
     """The converted source of `fn` (after all passes)."""
     convert(fn)
-    return _CACHE[fn.__code__].source
+    return _CACHE[fn].source
 
 
 def convert_source(fn, level: int) -> str:

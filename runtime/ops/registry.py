@@ -19,6 +19,8 @@ An input is a Tensor/Variable, a Python scalar (kept as a literal), or a list of
 """
 from __future__ import annotations
 
+import threading
+
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -80,10 +82,11 @@ class OpTypeError(TypeError):
     """An op was given inputs of a dtype it cannot take."""
 
 
-class _State:
-    """Process-wide mode switches read on every op (kept in one object so lookups are cheap)."""
-
-    __slots__ = ("amp", "builder", "grad_enabled")
+class _State(threading.local):
+    """The mode switches read on every op, one set per thread (as PyTorch's grad mode): a
+    program being built in one thread never records another thread's eager ops, and `no_grad`
+    in one thread does not switch off recording in the others. A new thread starts in eager
+    mode with gradients on and no auto_cast."""
 
     def __init__(self):
         self.grad_enabled = True

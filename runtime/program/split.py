@@ -38,6 +38,8 @@ body is deterministic.)
 """
 from __future__ import annotations
 
+import threading
+
 from .debug_ops import SIDE_EFFECTS
 from .ir import Op, Program
 from .serialize import copy_program
@@ -47,10 +49,9 @@ class SplitError(ValueError):
     """The gradient part reads a value that only exists inside a forward loop body."""
 
 
-class Slot:
-    """Stands in for a persistable Tensor of the backward program: holds one saved value."""
-
-    __slots__ = ("_data",)
+class Slot(threading.local):
+    """Stands in for a persistable Tensor of the backward program: holds one saved value
+    (one per thread, so two threads can run the same backward program at once)."""
 
     def __init__(self):
         self._data = None

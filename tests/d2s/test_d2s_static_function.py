@@ -163,7 +163,23 @@ def test_retrace_warning_says_what_changed():
         for n in range(1, 7):
             sf(t(np.ones(n)))
     msgs = [str(w.message) for w in caught if "traced" in str(w.message)]
-    assert len(msgs) == 1 and "(4,)" in msgs[0] and "(5,)" in msgs[0]
+    assert len(msgs) == 1
+    assert "argument 'x': tensor [4] float32 -> tensor [5] float32" in msgs[0]
+
+
+def test_retrace_warning_repeats_at_growing_intervals_naming_the_argument():
+    def scale(x, factor):
+        return x * factor
+
+    sf = d2s.to_static(scale)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 42):
+            sf(t(np.ones(2)), n)
+    msgs = [str(w.message) for w in caught if "traced" in str(w.message)]
+    assert [m.split(" has been traced ")[1].split(" ")[0] for m in msgs] == ["5", "10", "20",
+                                                                            "40"]
+    assert "argument 'factor': int 39 -> int 40" in msgs[-1]
 
 
 def one_branch(x):

@@ -110,7 +110,7 @@ def test_verbosity_levels(caplog):
     counts = {}
     for level in range(4):
         d2s.set_verbosity(level)
-        transpile._CACHE.pop(fresh.__code__, None)
+        transpile._CACHE.pop(fresh, None)
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="d2s"):
             d2s.to_static(fresh)(rt.to_tensor(np.ones(3, "float32")))

@@ -1,0 +1,237 @@
+"""What a call of a StaticFunction is, as far as its program is concerned: the cache key, and
+the tensors the program is fed.
+
+The key rules (also in `docs/d2s.md`, "Which calls share a program"):
+
+- a Tensor, a NumPy array (fed as a tensor input, as Paddle does) or an InputSpec: its shape
+  (the InputSpec's, with -1 for dynamic dims, when one is given), dtype and stop_gradient;
+- a hashable Python value whose type compares by value (numbers, strings, tuples of those,
+  enums, frozen dataclasses...): its type and value;
+- any other object (compared by identity): the object itself, held by a weak reference, so
+  an object that dies never matches a new one that happens to reuse its address;
+- a set: its frozen contents; lists, tuples and dicts: their nesting, and their leaves by the
+  rules above; keyword arguments that name positional parameters count as positional;
+- the bound instance, its `training` flag, and the auto_cast state of the call.
+
+`repr()` is never part of a key: NumPy shortens it, and a class's repr may hide fields.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+
+import numpy as np
+
+# Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
+# the hot path, so the fast key checks the exact class and learns new ones on the slow path.
+TENSOR_CLASSES: set = set()
+_PY_SCALARS = frozenset((int, float, bool, str, complex, type(None)))
+_NDARRAY = np.ndarray
+
+
+def is_tensor(x) -> bool:
+    """An eager runtime Tensor (or Parameter)."""
+    return hasattr(x, "_data") and hasattr(x, "stop_gradient")
+
+
+def is_spec(x) -> bool:
+    return type(x).__name__ == "InputSpec"
+
+
+def amp_key():
+    """The auto_cast state of this thread, as a key (None outside auto_cast)."""
+    from runtime.ops.registry import STATE
+    amp = STATE.amp
+    return None if amp is None else amp.key
+
+
+class FunctionSpec:
+    """The signature and InputSpecs of one StaticFunction: the only code that turns a call's
+    arguments into a cache key and feed tensors."""
+
+    def __init__(self, function, input_spec, has_instance: bool):
+        self.signature = inspect.signature(function)
+        self.input_spec = list(input_spec) if input_spec is not None else None
+        self.has_instance = has_instance
+        names = list(self.signature.parameters)
+        self.arg_names = names[1:] if has_instance and names else names
+
+    def normalize(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Keyword arguments that name positional parameters moved into `args`, so `f(x, n=2)`
+        and `f(x, 2)` are one call (and share one program)."""
+        if not kwargs:
+            return args, kwargs
+        params = list(self.signature.parameters.values())
+        if self.has_instance and params:
+            params = params[1:]
+        args = list(args)
+        kwargs = dict(kwargs)
+        for p in params[len(args):]:
+            if p.kind is not p.POSITIONAL_OR_KEYWORD or p.name not in kwargs:
+                break
+            args.append(kwargs.pop(p.name))
+        return tuple(args), kwargs
+
+    def key(self, args: tuple, kwargs: dict, instance, training: bool):
+        """(hashable key, the call's tensors in feed order)."""
+        if not kwargs and self.input_spec is None:
+            found = self._flat_key(args, instance, training)
+            if found is not None:
+                return found
+        return self._full_key(args, kwargs, instance, training)
+
+    def _flat_key(self, args, instance, training):
+        """The key of a call whose arguments are tensors, arrays and Python scalars only (the
+        common case, kept cheap), or None. Equal to what `_full_key` gives for such calls."""
+        parts = []
+        tensors = []
+        for a in args:
+            cls = a.__class__
+            if cls in TENSOR_CLASSES:
+                d = a._data
+                parts.append((d.shape, d.dtype, a.stop_gradient))
+                tensors.append(a)
+            elif cls in _PY_SCALARS:
+                parts.append((cls, a))
+            elif cls is _NDARRAY:
+                parts.append((a.shape, a.dtype, True))
+                tensors.append(_array_tensor(a, None))
+            else:
+                return None
+        parts.append((id(instance), training, len(args), (), amp_key()))
+        return tuple(parts), tensors
+
+    def _full_key(self, args, kwargs, instance, training):
+        leaves: list = []
+        _leaves(args, leaves)
+        if kwargs:
+            _leaves([kwargs[k] for k in sorted(kwargs)], leaves)
+        specs = self.input_spec
+        key = []
+        tensors = []
+        t_index = 0
+        for x in leaves:
+            if is_tensor(x) or isinstance(x, np.ndarray):
+                spec = specs[t_index] if specs is not None and t_index < len(specs) else None
+                spec = spec if is_spec(spec) else None
+                if isinstance(x, np.ndarray):
+                    x = _array_tensor(x, spec)
+                else:
+                    TENSOR_CLASSES.add(x.__class__)
+                    self._check_dtype(x, spec, t_index)
+                shape = self._checked_shape(x, spec, t_index)
+                key.append((shape, x._data.dtype, x.stop_gradient))
+                tensors.append(x)
+                t_index += 1
+            elif is_spec(x):
+                key.append((x.shape, x.dtype.name, x.stop_gradient))
+                t_index += 1
+            else:
+                key.append(value_key(x))
+        key.append((id(instance), training, len(leaves), tuple(sorted(kwargs)), amp_key()))
+        if len(leaves) != len(args) or kwargs:
+            key.append(structure((args, kwargs)))
+        return tuple(key), tensors
+
+    def spec_for(self, index: int):
+        """The InputSpec given for the `index`-th tensor argument, or None."""
+        specs = self.input_spec
+        if specs is None or index >= len(specs) or not is_spec(specs[index]):
+            return None
+        return specs[index]
+
+    def tensor_name(self, index: int) -> str:
+        names = self.arg_names
+        return repr(names[index]) if index < len(names) else f"{index}"
+
+    def _checked_shape(self, x, spec, index: int) -> tuple:
+        shape = x._data.shape
+        if spec is None:
+            return shape
+        if len(spec.shape) != len(shape) or any(s not in (-1, d)
+                                                for s, d in zip(spec.shape, shape)):
+            raise ValueError(f"tensor argument {index}: a tensor of shape {list(shape)} does "
+                             f"not match its InputSpec shape {list(spec.shape)}")
+        return spec.shape
+
+    def _check_dtype(self, x, spec, index: int) -> None:
+        if spec is not None and x.dtype != spec.dtype:
+            raise TypeError(
+                f"tensor argument {index}: a {x.dtype.name} tensor does not match its "
+                f"InputSpec dtype {spec.dtype.name}; cast it first (x.astype("
+                f"'{spec.dtype.name}')) or declare InputSpec(..., dtype='{x.dtype.name}')")
+
+
+def _array_tensor(a: np.ndarray, spec):
+    """A NumPy array argument as the Tensor the program is fed (cast to its InputSpec's dtype
+    where one is given, as feeding a static program does)."""
+    from runtime import backend
+    from runtime.tensor import wrap
+    if spec is not None and a.dtype != spec.dtype.np:
+        a = a.astype(spec.dtype.np)
+    return wrap(backend.XP.asarray(a))
+
+
+def value_key(x):
+    """The key part of a non-tensor leaf (see the module doc)."""
+    cls = type(x)
+    if cls in _PY_SCALARS:
+        return (cls, x)
+    if isinstance(x, (set, frozenset)):
+        try:
+            return (cls, frozenset(x))
+        except TypeError:
+            pass
+    by_identity = cls.__eq__ is object.__eq__
+    if not by_identity:
+        try:
+            hash(x)
+            return (cls, x)
+        except TypeError:
+            pass
+    try:
+        return (cls, weakref.ref(x))
+    except TypeError:
+        pass
+    if not by_identity:
+        raise TypeError(
+            f"d2s: an argument of type {cls.__name__} is neither hashable nor weak-referenceable, "
+            "so d2s cannot tell whether a later call passes the same value: pass its tensor "
+            "fields as tensors, or make the type hashable (e.g. a frozen dataclass)")
+    return (cls, _Identity(x))
+
+
+class _Identity:
+    """Identity key for an object that cannot be weak-referenced: holds it (so its address
+    is not reused while the key lives)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _leaves(x, out: list) -> None:
+    if isinstance(x, (list, tuple)):
+        for t in x:
+            _leaves(t, out)
+    elif isinstance(x, dict):
+        for k in x:
+            _leaves(x[k], out)
+    else:
+        out.append(x)
+
+
+def structure(x):
+    """The nesting of lists/tuples/dicts (part of the key: it shapes the traced code)."""
+    if isinstance(x, (list, tuple)):
+        return (type(x), tuple(structure(t) for t in x))
+    if isinstance(x, dict):
+        return (dict, tuple((k, structure(v)) for k, v in x.items()))
+    return None
