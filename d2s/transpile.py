@@ -14,7 +14,9 @@ code after `level` passes as text, for `.code`, code levels and the CLI.
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
+import sys
 import threading
 import types
 import weakref
@@ -23,7 +25,7 @@ import gast
 
 from . import converters, errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
-from .pyct import analysis, anno, loader, parser, templates
+from .pyct import analysis, anno, hoist, loader, parser, templates
 from .pyct.naming import RESERVED, Namer
 from .pyct.transformer import Context
 
@@ -81,26 +83,48 @@ def _convert(fn) -> Converted:
     paused = gc.isenabled()
     gc.disable()
     try:
-        node, ctx, present = _prepare(fn)
-        node = _run_passes(node, ctx, len(converters.PASSES), present)
-        _finalize(node)
-        loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
+        with deep_recursion():
+            node, ctx, present = _prepare(fn)
+            node = _run_passes(node, ctx, len(converters.PASSES), present)
+            _finalize(node)
+            loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
     finally:
         if paused:
             gc.enable()
     return Converted(loaded, node)
 
 
+# What Python compiles, d2s converts: the AST walks recurse once per level of nesting, and an
+# expression such as a sum of 2,000 terms nests 2,000 deep. Python 3.11+ runs Python-to-Python
+# calls without growing the C stack, so a higher limit while converting is safe.
+_CONVERSION_RECURSION_LIMIT = 30_000 if sys.version_info >= (3, 11) else 6_000
+
+
+@contextlib.contextmanager
+def deep_recursion():
+    """Allow deep recursion while converting (restored afterwards)."""
+    old = sys.getrecursionlimit()
+    if old >= _CONVERSION_RECURSION_LIMIT:
+        yield
+        return
+    sys.setrecursionlimit(_CONVERSION_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def convert_with(fn, pass_names: list[str]):
     """`fn` converted by the named passes only (uncached; for testing one converter)."""
-    node, ctx, _ = _prepare(fn)
-    for name, module in converters.PASSES:
-        if name in pass_names:
-            if module.NEEDS_ANALYSIS:
-                analysis.analyze(node)
-            node = module.transform(node, ctx)
-    _finalize(node)
-    loaded = loader.load(node, [RESERVED] + list(fn.__code__.co_freevars))
+    with deep_recursion():
+        node, ctx, _ = _prepare(fn)
+        for name, module in converters.PASSES:
+            if name in pass_names:
+                if module.NEEDS_ANALYSIS:
+                    analysis.analyze(node)
+                node = module.transform(node, ctx)
+        _finalize(node)
+        loaded = loader.load(node, [RESERVED] + list(fn.__code__.co_freevars))
     return loader.instantiate(loaded, fn, {RESERVED: _operators_cell()})
 
 
@@ -112,9 +136,12 @@ def converted_source(fn) -> str:
 
 def convert_source(fn, level: int) -> str:
     """The source of `fn` after the first `level` passes (0: as parsed; >= len: all)."""
-    node, ctx, present = _prepare(fn)
-    node = _run_passes(node, ctx, min(level, len(converters.PASSES)), present)
-    return parser.unparse(node)
+    with deep_recursion():
+        node, ctx, present = _prepare(fn)
+        node = _run_passes(node, ctx, min(level, len(converters.PASSES)), present)
+        if level >= len(converters.PASSES):  # the last level is the code that runs
+            _finalize(node)
+        return parser.unparse(node)
 
 
 def _prepare(fn):
@@ -209,8 +236,15 @@ def _check_supported(fn) -> None:
 
 
 def _finalize(fn) -> None:
-    """Generated functions inside a function with `global`/`nonlocal` names declare them too,
-    so assignments in a branch or loop body still reach the right variable."""
+    """Generated functions move out of generated functions where that changes nothing (so
+    generated code nests no deeper than the user's: `pyct/hoist.py`), and generated functions
+    inside a function with `global`/`nonlocal` names declare them too, so assignments in a
+    branch or loop body still reach the right variable."""
+    hoist.hoist_generated(fn)
+    _declare_scopes(fn)
+
+
+def _declare_scopes(fn) -> None:
     decls = anno.getanno(fn, anno.SCOPE_DECL, None)
     if decls is None:
         decls = analysis.scope_declarations(fn.body)
@@ -228,7 +262,7 @@ def _finalize(fn) -> None:
                     header.append(gast.Nonlocal(names=nonloc))
                 child.body = header + child.body
             anno.setanno(child, anno.SCOPE_DECL, decls)
-        _finalize(child)
+        _declare_scopes(child)
 
 
 def _direct_functions(stmts):

@@ -212,13 +212,22 @@ class TensorRange:
 
     def length(self):
         import runtime as rt
-        span = self.stop - self.start
-        steps = (span + self.step - _sign(self.step)) // self.step
+        if _is_int(self.start, 0) and _is_int(self.step, 1):  # range(n): no arithmetic
+            steps = self.stop
+        else:
+            span = self.stop - self.start
+            steps = (span + self.step - _sign(self.step)) // self.step
         return rt.maximum(rt.cast(steps, "int64"), rt.zeros([], "int64")) if is_variable(
             steps) else max(int(steps), 0)
 
     def item(self, i):
-        return self.start + i * self.step
+        # (kept to the ops needed: the loop runs this every iteration)
+        scaled = i if _is_int(self.step, 1) else i * self.step
+        return scaled if _is_int(self.start, 0) else self.start + scaled
+
+
+def _is_int(x, value: int) -> bool:
+    return x.__class__ is int and x == value
 
 
 class TensorEnumerate:

@@ -16,10 +16,12 @@ import ast
 import atexit
 import contextlib
 import hashlib
+import linecache
 import os
 import shutil
 import tempfile
 import types
+import weakref
 
 import gast
 
@@ -27,6 +29,7 @@ from . import anno, origin, templates
 
 _DIR: str | None = None
 _LINE_MAPS: dict[str, origin.LineMap] = {}
+_USERS: dict[str, int] = {}  # generated file -> how many live conversions were loaded from it
 FACTORY = "_d2s_factory"
 
 
@@ -85,14 +88,34 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     digest = hashlib.sha1(text.encode()).hexdigest()[:10]
     filename = os.path.join(_directory(), f"{fn_node.name}_{digest}.py")
     annotated = _annotate(text, line_map, printer.spans.values())
-    with open(filename, "w") as f:
-        f.write(annotated)
-    _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
+    users = _USERS.get(filename, 0)
+    if not users:
+        with open(filename, "w") as f:
+            f.write(annotated)
+        _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
+    _USERS[filename] = users + 1
     # Compiled from the text (as Python would import the file): cheaper than re-parsing it
     # into an AST, and the lines are the file's by construction.
     module_code = compile(text, filename, "exec")
     factory_code = _const_code(module_code, FACTORY)
-    return Loaded(_const_code(factory_code, fn_node.name), text, filename)
+    code = _const_code(factory_code, fn_node.name)
+    # the file lives as long as the code (every function made from it, every frame running it)
+    weakref.finalize(code, _release, filename)
+    return Loaded(code, text, filename)
+
+
+def _release(filename: str) -> None:
+    """The last conversion written to `filename` is gone: remove the file and its line map
+    (a process converting fresh closures in a loop keeps a bounded number of files)."""
+    users = _USERS.get(filename, 0) - 1
+    if users > 0:
+        _USERS[filename] = users
+        return
+    _USERS.pop(filename, None)
+    _LINE_MAPS.pop(filename, None)
+    linecache.cache.pop(filename, None)
+    with contextlib.suppress(OSError):
+        os.remove(filename)
 
 
 def _to_ast(node):

@@ -11,6 +11,7 @@ import itertools
 import linecache
 import math
 import re
+import weakref
 
 from .. import backend
 from ..ops.registry import OPS
@@ -59,6 +60,7 @@ class _Gen:
         self.idents: dict = {}
         self._used_idents: set = set()
         self.tensor_ids: dict = {}  # persistable name -> closure name of its Tensor
+        self.outlined: list = []  # (function name, block, parameters) still to emit
         self._analyse()
 
     # ---- names ----------------------------------------------------------------------------
@@ -174,6 +176,15 @@ class _Gen:
         if len(self.lines) == start:
             self.emit(indent, "pass")
 
+    def outline(self, sub: Block, outs: list) -> str:
+        """The statement that runs block `sub` as a function of its own (emitted later by
+        `emit_outlined`) and assigns its results to `outs`."""
+        name = f"_block_{sub.idx}"
+        params = sorted({self.ident(n) for n in self.block_free(sub.idx)})
+        self.outlined.append((name, sub, params))
+        call = f"{name}({', '.join(params)})"
+        return f"{', '.join(outs)}, = {call}" if outs else call
+
     def assign(self, indent: str, targets: list, values: list, entry=None) -> None:
         if targets:
             self.emit(indent, ", ".join(targets) + " = " + ", ".join(values), entry)
@@ -237,13 +248,32 @@ def emit_block_results(g: _Gen, block: Block, targets: list, indent: str, entry)
     g.assign(indent, targets, [g.arg(r) for r in block.results], entry)
 
 
+# Python refuses code nested deeper than 100 levels of indentation; a branch nested deeper
+# than this becomes a function of its own (called where it would have been inlined), so a
+# chain of 100 `elif`s, which Python compiles, also compiles as a program.
+MAX_INLINE_DEPTH = 40
+
+
 def emit_branches(g: _Gen, op: Op, indent: str, entry, outs: list, headers: list) -> None:
     """Block i of `op` under `headers[i]` (an if / elif / else line), its results into outs."""
+    outline = len(indent) // 4 >= MAX_INLINE_DEPTH
     for header, idx in zip(headers, op.blocks):
         g.emit(indent, header, entry)
         sub = g.program.blocks[idx]
-        g.emit_block(sub, indent + "    ")
-        emit_block_results(g, sub, outs, indent + "    ", entry)
+        if outline:
+            g.emit(indent + "    ", g.outline(sub, outs), entry)
+        else:
+            g.emit_block(sub, indent + "    ")
+            emit_block_results(g, sub, outs, indent + "    ", entry)
+
+
+def emit_outlined(g: _Gen, name: str, sub: Block, params: list) -> None:
+    """The function `g.outline` promised: block `sub` run on its free values, returning its
+    results (emitted beside `_run`, at the top of the nesting)."""
+    g.emit("", f"def {name}({', '.join(params)}):")
+    g.emit_block(sub, "    ")
+    results = [g.arg(r) for r in sub.results]
+    g.emit("    ", "return (" + "".join(r + ", " for r in results) + ")")
 
 
 def emit_cond(g: _Gen, op: Op, block: Block, indent: str) -> None:
@@ -335,6 +365,8 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
     g.emit_block(gblk, body)
     rets = [f"{g.tensor_ids[n]}._data" if n in g.tensor_ids else g.ident(n) for n in fetch]
     g.emit(body, "return (" + "".join(r + ", " for r in rets) + ")")
+    while g.outlined:
+        emit_outlined(g, *g.outlined.pop(0))
     xp = backend.XP
     closure = dict(g.consts)
     closure.update(xp=xp, ndarray=xp.ndarray, asarray=xp.asarray,
@@ -350,4 +382,7 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
     ns: dict = {}
     exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)
     fn = ns["_make"](*[closure[n] for n in names])
-    return Compiled(fn, filename, line_map, src, g.idents, program.version, fetch)
+    compiled = Compiled(fn, filename, line_map, src, g.idents, program.version, fetch)
+    # the source stays readable (tracebacks, pdb) while the compiled program lives
+    weakref.finalize(compiled, linecache.cache.pop, filename, None)
+    return compiled

@@ -1,0 +1,145 @@
+"""Keep generated code as flat as the user's: move the functions of an `elif` out of the
+branch function that holds them, when nothing they read is bound there.
+
+A converter turns `if c: A else: B` into two local functions, and an `elif` chain into a
+function inside a function inside a function: each `elif` would add a level of indentation,
+and a chain of 100 conditions, which Python compiles, would exceed Python's 100 levels.
+
+    def _if_false_2(y):                    def _if_true_1(y): ...
+        def _if_true_1(y): ...             def _if_false_1(y): ...
+        def _if_false_1(y): ...     ->     def _if_false_2(y):
+        y = ifelse(c, _if_true_1,              y = ifelse(c, _if_true_1, _if_false_1, ...)
+                   _if_false_1, ...)           return y
+        return y
+
+A def statement only binds its name (its body runs when called), so moving it to the
+enclosing scope changes nothing as long as no name it reads is bound by the function it
+leaves: then every name resolves to the same variable. Defaults and decorators, which run
+where the def is, keep a def in place.
+"""
+from __future__ import annotations
+
+import gast
+
+from . import anno
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def hoist_generated(fn: gast.FunctionDef) -> None:
+    """Flatten the generated functions nested inside `fn` (in place)."""
+    fn.body = _flatten(fn.body)
+
+
+def _flatten(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        cls = s.__class__
+        if cls is gast.FunctionDef or cls is gast.AsyncFunctionDef:
+            s.body = _flatten(s.body)
+            if anno.getanno(s, anno.GENERATED, False) and _branch_shell(s):
+                out.extend(_take_out(s))
+        elif cls is not gast.ClassDef:
+            for field in _BODIES:
+                inner = getattr(s, field, None)
+                if not inner:
+                    continue
+                if isinstance(inner[0], (gast.ExceptHandler, gast.match_case)):
+                    for part in inner:
+                        part.body = _flatten(part.body)
+                else:
+                    setattr(s, field, _flatten(inner))
+        out.append(s)
+    return out
+
+
+def _take_out(parent: gast.FunctionDef) -> list:
+    """The generated defs directly in `parent` that can move out of it (removed from it)."""
+    candidates = [s for s in parent.body if s.__class__ is gast.FunctionDef
+                  and anno.getanno(s, anno.GENERATED, False) and _movable_form(s)]
+    if not candidates:
+        return []
+    moving = {c.name for c in candidates}
+    bound = (_bound(parent) - moving)
+    kept = {s.name for s in parent.body if isinstance(s, _SCOPES)} - moving
+    moved = []
+    for c in candidates:
+        if _free(c).isdisjoint(bound | kept):
+            moved.append(c)
+    if len(moved) != len(candidates):  # a moved def could read a def that stays: keep it simple
+        names = {m.name for m in moved}
+        staying = moving - names
+        moved = [m for m in moved if _free(m).isdisjoint(staying)]
+    if moved:
+        ids = {id(m) for m in moved}
+        parent.body = [s for s in parent.body if id(s) not in ids]
+    return moved
+
+
+def _branch_shell(fn) -> bool:
+    """A branch function that only holds another `if` (the `else` of an `elif`): its defs,
+    one statement that picks between them, and the return."""
+    if not fn.name.startswith("_if_"):
+        return False
+    rest = [s for s in fn.body if s.__class__ is not gast.FunctionDef]
+    if rest and rest[-1].__class__ is gast.Return:
+        rest = rest[:-1]
+    return len(rest) == 1 and rest[0].__class__ in (gast.Assign, gast.Expr)
+
+
+def _movable_form(fn) -> bool:
+    args = fn.args
+    return not (fn.decorator_list or args.defaults or any(d is not None for d in
+                                                           args.kw_defaults))
+
+
+def _params(fn) -> set:
+    args = fn.args
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    for extra in (args.vararg, args.kwarg):
+        if extra is not None:
+            names.append(extra.id)
+    return set(names)
+
+
+def _bound(fn) -> set:
+    """Names `fn`'s own scope binds (over nested scopes it does not look; comprehension
+    targets are their own scope)."""
+    names = _params(fn)
+    declared = set()
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPES):
+            if not isinstance(n, gast.Lambda):
+                names.add(n.name)
+            continue
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            declared.update(n.names)
+            continue
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            names.add(n.id)
+        elif isinstance(n, (gast.Import, gast.ImportFrom)):
+            for alias in n.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+        stack.extend(gast.iter_child_nodes(n))
+    return names - declared
+
+
+def _free(fn) -> set:
+    """An over-approximation of the names `fn` reads from enclosing scopes: every name read
+    anywhere inside it (nested scopes included) that its own scope does not bind, plus the
+    names it declares nonlocal."""
+    own = _bound(fn)
+    used = set()
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Name):
+            used.add(n.id)
+        elif isinstance(n, gast.Nonlocal):
+            used.update(n.names)
+        stack.extend(gast.iter_child_nodes(n))
+    return used - own
