@@ -82,6 +82,10 @@ class OpTypeError(TypeError):
     """An op was given inputs of a dtype it cannot take."""
 
 
+class OpMemoryError(MemoryError):
+    """An op could not allocate its result (a `MemoryError` that names the op and inputs)."""
+
+
 class _State(threading.local):
     """The mode switches read on every op, one set per thread (as PyTorch's grad mode): a
     program being built in one thread never records another thread's eager ops, and `no_grad`
@@ -237,6 +241,8 @@ def explain_failure(op: OpDef, inputs, attrs, error: Exception) -> Exception:
         pass
     msg = f"{op.name}: {error} (inputs: {describe(inputs)}" + (
         f"; attrs: {attrs})" if attrs else ")")
+    if isinstance(error, MemoryError):  # (NumPy's own subclass wants a shape, not a message)
+        return OpMemoryError(msg)
     try:
         return type(error)(msg)
     except Exception:  # noqa: BLE001  (exception classes whose constructor wants more)

@@ -122,6 +122,7 @@ def test_the_same_function_text_in_two_modules_converts_separately(tmp_path):
     np.testing.assert_allclose(d2s.to_static(own.count)(x).numpy(), [100, 100, 100])
 
 
+@pytest.mark.filterwarnings("ignore:d2s.*traced:UserWarning")
 def test_the_program_cache_is_bounded_least_recently_used_first_out():
     @d2s.to_static
     def f(x, k):
@@ -227,3 +228,15 @@ def test_a_copied_layer_runs_its_own_parameters():
         np.testing.assert_allclose(clone(x).numpy(), clone.fc.bias.numpy()[None])
         assert not np.allclose(net(x).numpy(), clone(x).numpy()) or np.allclose(
             net.fc.weight.numpy(), 0)
+
+
+def test_allocation_failures_are_memory_errors_naming_the_op():
+    with pytest.raises(MemoryError, match=r"^full: .*10000000"):
+        rt.zeros([10**7, 10**7])
+
+    @d2s.to_static
+    def grow(x, n):
+        return rt.expand(x, [n, n]) * 2
+
+    with pytest.raises(MemoryError, match="multiply|expand"):
+        grow(rt.ones([1]), 10**7)
