@@ -55,6 +55,18 @@ class FunctionSpec:
         self.has_instance = has_instance
         names = list(self.signature.parameters)
         self.arg_names = names[1:] if has_instance and names else names
+        # Defaults of the trailing positional parameters: a call that leaves them out is the
+        # call that passes them (`f(x)` and `f(x, 1.0)` share a program when 1.0 is the default)
+        params = list(self.signature.parameters.values())[1 if has_instance else 0:]
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        self.n_positional = len(positional)
+        self.defaults = []
+        for p in positional:
+            if p.default is p.empty:
+                self.defaults = []
+            else:
+                self.defaults.append(p.default)
 
     def normalize(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Keyword arguments that name positional parameters moved into `args`, so `f(x, n=2)`
@@ -67,10 +79,23 @@ class FunctionSpec:
         args = list(args)
         kwargs = dict(kwargs)
         for p in params[len(args):]:
-            if p.kind is not p.POSITIONAL_OR_KEYWORD or p.name not in kwargs:
+            if p.kind is not p.POSITIONAL_OR_KEYWORD:
                 break
-            args.append(kwargs.pop(p.name))
+            if p.name in kwargs:
+                args.append(kwargs.pop(p.name))
+            elif p.default is not p.empty and any(
+                    q.name in kwargs for q in params[len(args) + 1:]):
+                args.append(p.default)  # a default skipped over by a later keyword
+            else:
+                break
         return tuple(args), kwargs
+
+    def complete(self, args: tuple) -> tuple:
+        """`args` with the defaults of the positional parameters it leaves out."""
+        missing = self.n_positional - len(args)
+        if missing <= 0 or missing > len(self.defaults):
+            return args
+        return args + tuple(self.defaults[len(self.defaults) - missing:])
 
     def key(self, args: tuple, kwargs: dict, instance, training: bool):
         """(hashable key, the call's tensors in feed order)."""

@@ -71,6 +71,8 @@ class ProgramCache:
         spec = sf.spec
         if kwargs:
             args, kwargs = spec.normalize(args, kwargs)
+        if len(args) < spec.n_positional:
+            args = spec.complete(args)
         key, tensors = spec.key(args, kwargs, sf._instance, sf.training())
         entries = self._entries
         entry = entries.get(key)

@@ -106,6 +106,8 @@ def test_keyword_calls_reuse_the_positional_program():
     f(x, 2)
     f(x, n=2)
     f(n=2, x=x)
+    f(x, 2, 1.0)  # the default, passed
+    f(x, 2, scale=1.0)
     assert len(f.program_cache) == 1
     np.testing.assert_allclose(f(x, 2, scale=3.0).numpy(), [6, 6, 6])
     np.testing.assert_allclose(f(x, 2, 3.0).numpy(), [6, 6, 6])
