@@ -124,12 +124,33 @@ def _convert_function(fn):
         return fn
 
 
+def _library_forward(layer):
+    """A library Layer (`Sequential`, or any layer of the runtime) holding user Layers runs
+    its own `forward` converted too, so the user Layers it calls are converted like user code
+    (their tensor `if`s become graph ops). None when there is no user Layer inside, or the
+    library code cannot be converted."""
+    fn = getattr(type(layer).forward, "__func__", type(layer).forward)
+    if not isinstance(fn, types.FunctionType) or not _ignored_module(fn.__module__):
+        return None
+    if not any(not _ignored_module(type(sub).__module__) for sub in layer.sublayers()):
+        return None
+    from .errors import ConversionError
+    from .transpile import convert
+    try:
+        return types.MethodType(convert(fn), layer)
+    except (SourceError, ConversionError):
+        return None
+
+
 def _layer_call(layer):
     """`layer(...)` with the layer's hooks and its converted `forward`."""
     import runtime as rt
     if not isinstance(layer, rt.nn.Layer):
         return None
     forward = call(layer.forward)
+    if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
+            layer.forward, "__func__", None):
+        forward = _library_forward(layer) or forward
 
     def run(*inputs, **kwargs):
         for hook in list(layer._forward_pre_hooks.values()):

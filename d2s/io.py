@@ -31,10 +31,7 @@ def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
     (the parameters). Without `input_spec` the program of the latest call is saved."""
     import runtime as rt
     sf = _static_function(layer_or_function)
-    if input_spec is not None:
-        concrete = sf.get_concrete_program(*input_spec)
-    else:
-        concrete = sf.concrete_program
+    concrete = sf.inference_program(input_spec)
     rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
                                    program=concrete.main_program)
 

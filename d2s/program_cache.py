@@ -111,8 +111,10 @@ def _gc_paused():
             gc.enable()
 
 
-def _trace(sf, args, kwargs):
-    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree)."""
+def _trace(sf, args, kwargs, with_hooks: bool = False):
+    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree).
+    With `with_hooks`, the forward pre- and post-hooks of `sf`'s Layer run around it (what
+    `layer(x)` does), so they are part of the program."""
     import runtime as rt
     program = rt.static.Program()
     names = sf.spec.arg_names
@@ -144,12 +146,53 @@ def _trace(sf, args, kwargs):
         new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
                     enumerate(args)]
         new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
-        out = sf.trace_function()(*new_args, **new_kwargs)
+        fn = sf.trace_function()
+        if with_hooks:
+            fn = _with_hooks(sf._instance, fn)
+        try:
+            out = fn(*new_args, **new_kwargs)
+        except RecursionError as e:
+            raise _endless_recursion(e) or e
+
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = _flatten(out)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
     return program, feeds, leaves, tree
+
+
+def _endless_recursion(e: RecursionError):
+    """A ConversionError for a recursion that never ends while tracing because its depth
+    depends on a tensor (a tensor `if` traces both branches, the recursive one too), or None
+    when the recursion is plain Python."""
+    from .errors import ConversionError
+    from .pyct import loader
+    calls: dict = {}  # (file, line) of user code -> [the origins of its frames]
+    under_graph_branch = False
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "ifelse" and code.co_filename.endswith("control_flow.py"):
+            under_graph_branch = under_graph_branch or _graph_pred(tb.tb_frame)
+        src = loader.lookup(code.co_filename, tb.tb_lineno)
+        if src is not None:
+            calls.setdefault((src.filename, src.lineno), []).append(src)
+        tb = tb.tb_next
+    repeated = [o for o in calls.values() if len(o) >= 20]
+    if not repeated or not under_graph_branch:
+        return None
+    src = max(repeated, key=len)[-1]
+    return ConversionError(
+        f"d2s cannot convert {src.function_name}: it calls itself in a branch of a tensor "
+        f"condition (line {src.lineno}: {src.source_line.strip()}), so the depth of the "
+        "recursion depends on a tensor. A tensor `if` traces both of its branches, the "
+        "recursive one too, and the trace never ends. Make the depth a Python value (e.g. an "
+        "int argument counting down), or write the recursion as a `while` loop.", src)
+
+
+def _graph_pred(frame) -> bool:
+    pred = frame.f_locals.get("pred")
+    return pred is not None and type(pred).__name__ == "Variable"
 
 
 def _flatten(x):
@@ -171,9 +214,47 @@ def _unflatten(tree, it):
     return tree[0](*items) if hasattr(tree[0], "_fields") else tree[0](items)
 
 
-def build_program(sf, args, kwargs) -> ConcreteProgram:
+def _with_hooks(layer, forward):
+    """`forward` with `layer`'s own forward hooks around it, each converted like user code."""
+    from .convert_call import call
+    from .errors import ConversionError
+
+    def run_hook(kind, hook, *args):
+        try:
+            return call(hook)(layer, *args)
+        except ConversionError:
+            raise
+        except Exception as e:
+            name = getattr(hook, "__qualname__", repr(hook))
+            raise ConversionError(
+                f"the forward {kind}-hook {name} of {type(layer).__name__} cannot be part of "
+                f"the saved program ({type(e).__name__}: {e}). A saved model runs the hooks "
+                "registered on the Layer when it is saved; make the hook use tensor ops only, "
+                "or remove it (handle.remove()) before saving.") from e
+
+    def run(*inputs, **kwargs):
+        for hook in list(layer._forward_pre_hooks.values()):
+            result = run_hook("pre", hook, inputs)
+            if result is not None:
+                inputs = result if isinstance(result, tuple) else (result,)
+        outputs = forward(*inputs, **kwargs)
+        for hook in list(layer._forward_post_hooks.values()):
+            result = run_hook("post", hook, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    return run
+
+
+def has_hooks(layer) -> bool:
+    return bool(getattr(layer, "_forward_pre_hooks", None)
+                or getattr(layer, "_forward_post_hooks", None))
+
+
+def build_program(sf, args, kwargs, with_hooks: bool = False) -> ConcreteProgram:
     """Trace `sf` for these arguments into a ConcreteProgram (not cached)."""
-    program, feeds, leaves, _ = _trace(sf, args, kwargs)
+    program, feeds, leaves, _ = _trace(sf, args, kwargs, with_hooks)
     from runtime.program.variable import Variable
     outs = [v for v in leaves if isinstance(v, Variable)]
     params = [t for t in program.tensors.values() if not t.stop_gradient]
@@ -193,6 +274,7 @@ class _Entry:
             self.leaves = leaves
             self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
             outs = [leaves[i] for i in self.out_index]
+            self.out_stop = [v.stop_gradient for v in outs]
             self.feed_names = [v.name for v in feeds]
             self.params = [t for t in program.tensors.values() if not t.stop_gradient]
             self.concrete = ConcreteProgram(program, feeds, outs, self.params)
@@ -227,6 +309,10 @@ class _Entry:
             from runtime.autograd import record
             record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(outs),
                    backward_fn=_Backward(training, arrays[n:]))
+            for o, stop in zip(outs, self.out_stop):
+                if stop:  # a value the program computes without a gradient path (detached)
+                    o.stop_gradient = True
+                    o._node = None
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o

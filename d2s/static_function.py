@@ -161,6 +161,24 @@ class StaticFunction:
         except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
             raise errors.for_user(e)
 
+    def inference_program(self, input_spec=None) -> ConcreteProgram:
+        """The program `d2s.save` writes: the one for `input_spec` (or the latest call's), and
+        for a Layer with forward hooks, the hooks that `layer(x)` runs around `forward` traced
+        into it, so the saved model computes what the live Layer does."""
+        from .program_cache import has_hooks
+        if not has_hooks(self._instance):
+            if input_spec is not None:
+                return self.get_concrete_program(*input_spec)
+            return self.concrete_program
+        if input_spec is None:
+            import runtime as rt
+            last = self.concrete_program
+            input_spec = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in last.inputs]
+        try:
+            return build_program(self, tuple(input_spec), {}, with_hooks=True)
+        except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
+            raise errors.for_user(e)
+
     def report(self, *args, **kwargs) -> report.ConversionReport:
         """The user's source with each if/while/for/and/or/assert/print/list marked by what
         it became while tracing, and why. With arguments (tensors or InputSpecs) it traces for

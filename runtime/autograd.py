@@ -114,6 +114,35 @@ def is_grad_enabled() -> bool:
     return STATE.grad_enabled
 
 
+def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
+    """`grad` while a program is being built: the backward ops are appended to the program
+    (Paddle's converted code does the same), with eager `grad`'s results and errors."""
+    from .program.backward import gradients
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if grad_outputs is not None and not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    if grad_outputs is not None:  # None entries: ones, as in eager
+        grad_outputs = [g if g is not None else _ones_like(o)
+                        for g, o in zip(grad_outputs, outputs)]
+    grads = gradients(outputs, inputs, target_gradients=grad_outputs)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, grads)):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: input {i} (shape {list(t.shape)}) is not used to compute the outputs; "
+                "pass allow_unused=True to get None for it")
+        if g is not None and not create_graph:
+            g.stop_gradient = True  # as eager: without create_graph the result is a constant
+        result.append(g)
+    return result
+
+
+def _ones_like(x):
+    from .ops.creation import ones_like
+    return ones_like(x)
+
+
 def _tensor_inputs(node):
     """(slot, position-in-list or None, tensor) for every tensor input of a node."""
     for slot, x in enumerate(node.inputs):
@@ -276,6 +305,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> (dx,) = rt.grad(rt.tanh(x), x, create_graph=True)
     >>> (ddx,) = rt.grad(dx, x)
     """
+    if STATE.builder is not None:  # inside a program being built (converted code)
+        return _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)

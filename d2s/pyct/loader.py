@@ -75,6 +75,10 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     factory = templates.replace("def factory(params):\n    fn\n    return name",
                                 factory=FACTORY, params=list(freevars), fn=fn_node,
                                 name=fn_node.name)[0]
+    if fn_node.name not in freevars:
+        # The def binds its name in the factory, which would turn the function's own name
+        # (a recursive call) into a cell of the factory; as in the user's module, it is global.
+        factory.body.insert(0, gast.Global(names=[fn_node.name]))
     tree = _to_ast(gast.Module(body=[factory], type_ignores=[]))
     printer = _Printer()
     text = printer.visit(tree)
