@@ -22,6 +22,8 @@ import weakref
 
 import numpy as np
 
+from runtime.ops.registry import STATE as _STATE
+
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
 # the hot path, so the fast key checks the exact class and learns new ones on the slow path.
 TENSOR_CLASSES: set = set()
@@ -40,8 +42,7 @@ def is_spec(x) -> bool:
 
 def amp_key():
     """The auto_cast state of this thread, as a key (None outside auto_cast)."""
-    from runtime.ops.registry import STATE
-    amp = STATE.amp
+    amp = _STATE.amp
     return None if amp is None else amp.key
 
 
@@ -123,7 +124,8 @@ class FunctionSpec:
                 tensors.append(_array_tensor(a, None))
             else:
                 return None
-        parts.append((id(instance), training, len(args), (), amp_key()))
+        amp = _STATE.amp
+        parts.append((id(instance), training, len(args), (), None if amp is None else amp.key))
         return tuple(parts), tensors
 
     def _full_key(self, args, kwargs, instance, training):

@@ -281,6 +281,8 @@ class _Entry:
             self.executor = rt.static.Executor()
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
+        # the function returns exactly one tensor: its result is the call's result
+        self.single = tree is None and self.out_index == [0]
         self._training = None
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
@@ -289,9 +291,15 @@ class _Entry:
     def run(self, inputs):
         """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
         them)."""
-        feed = dict(zip(self.feed_names, [t._data for t in inputs]))
+        feed = {name: t._data for name, t in zip(self.feed_names, inputs)}
         train = self._state.grad_enabled and (self.params or any(
             not t.stop_gradient for t in inputs))
+        if not train and self.single:  # the common inference call: one tensor out
+            try:
+                return self._wrap(self.fn(feed)[0])
+            except Exception as e:
+                from runtime.executor import _rewrite
+                raise _rewrite(e, self.compiled, self.concrete.main_program) from e
         if train:
             training = self._training or self._build_training()
             compiled, program = training.forward, training.split.forward
