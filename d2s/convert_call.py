@@ -92,12 +92,17 @@ def call(f):
     if not to_static_enabled():
         return f
     if isinstance(f, StaticFunction):
-        return f.converted_callable()
+        converted = f.converted_callable()
+        _guard(f.dygraph_function)
+        return converted
     if isinstance(f, types.FunctionType):
-        return _convert_function(f)
+        converted = _convert_function(f)
+        _guard(f)
+        return converted
     if isinstance(f, types.MethodType):
         if isinstance(f.__func__, types.FunctionType):
             converted = _convert_function(f.__func__)
+            _guard(f)
             return f if converted is f.__func__ else types.MethodType(converted, f.__self__)
         return f
     if isinstance(f, functools.partial):
@@ -109,7 +114,9 @@ def call(f):
         return layer_call
     call_method = type(f).__dict__.get("__call__") if callable(f) else None
     if isinstance(call_method, types.FunctionType) and not never_converted(call_method):
-        return types.MethodType(_convert_function(call_method), f)
+        converted = types.MethodType(_convert_function(call_method), f)
+        _guard(types.MethodType(call_method, f))
+        return converted
     return f
 
 
@@ -122,6 +129,16 @@ def _convert_function(fn):
     except SourceError as e:
         warnings.warn(f"d2s: calling {fn.__qualname__} unconverted: {e}", stacklevel=3)
         return fn
+
+
+def _guard(f) -> None:
+    """Record what the user function `f` (or bound method) reads from outside its arguments,
+    for the guards of the program being traced (`d2s/guards.py`)."""
+    fn = getattr(f, "__func__", f)
+    if isinstance(fn, types.FunctionType):
+        from . import guards
+        from .transpile import reads_of
+        guards.record(fn, reads_of(fn), getattr(f, "__self__", None))
 
 
 def _library_forward(layer):
@@ -147,7 +164,7 @@ def _layer_call(layer):
     import runtime as rt
     if not isinstance(layer, rt.nn.Layer):
         return None
-    forward = call(layer.forward)
+    forward = call(layer.forward)  # (records the guards of a user forward)
     if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
             layer.forward, "__func__", None):
         forward = _library_forward(layer) or forward

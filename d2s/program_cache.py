@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from . import guards
 from .function_spec import is_spec as _is_spec
 from .function_spec import is_tensor as _is_tensor
 
@@ -53,15 +54,17 @@ class ProgramCache:
     DEFAULT_SIZE = 64
 
     def __init__(self, max_size: int | None = None):
+        # key -> [entries]: one per set of guard values (`d2s/guards.py`), newest first
         self._entries: collections.OrderedDict = collections.OrderedDict()
         self.max_size = max_size if max_size is not None else self.DEFAULT_SIZE
         self.traces = 0  # programs traced so far (evicted ones included)
         self.last = None
         self._last_key = None
+        self._count = 0
         self._lock = threading.RLock()
 
     def __len__(self):
-        return len(self._entries)
+        return self._count
 
     def __iter__(self):
         return iter(list(self._entries))
@@ -75,23 +78,46 @@ class ProgramCache:
             args = spec.complete(args)
         key, tensors = spec.key(args, kwargs, sf._instance, sf.training())
         entries = self._entries
-        entry = entries.get(key)
-        if entry is None:
+        found = entries.get(key)
+        changed = None
+        if found is not None:
+            for entry in found:
+                check = entry.check
+                if check is None or _holds(check):
+                    break
+            else:
+                changed = guards.failing(found[0].guards)
+                found = None
+        if found is None:
             with self._lock:
-                entry = entries.get(key)
-                if entry is None:
-                    entry = _Entry(sf, args, kwargs)
-                    entries[key] = entry
-                    while len(entries) > max(1, self.max_size):
-                        entries.popitem(last=False)
-                    self.traces += 1
-                    from .static_function import warn_retrace
-                    warn_retrace(sf, self._last_key, key, self.traces)
+                entry = self._trace_new(sf, args, kwargs, key, changed)
         else:
             entries.move_to_end(key)
         self._last_key = key
         self.last = entry
         return entry, tensors
+
+    def _trace_new(self, sf, args, kwargs, key, changed):
+        entries = self._entries
+        for entry in entries.get(key, ()):  # another thread may have traced it meanwhile
+            if not entry.guards or guards.failing(entry.guards) is None:
+                return entry
+        entry = _Entry(sf, args, kwargs)
+        entries.setdefault(key, []).insert(0, entry)
+        entries.move_to_end(key)
+        self._count += 1
+        while self._count > max(1, self.max_size):
+            oldest = next(iter(entries))
+            lst = entries[oldest]
+            lst.pop()
+            self._count -= 1
+            if not lst:
+                del entries[oldest]
+        self.traces += 1
+        from .static_function import warn_retrace
+        warn_retrace(sf, self._last_key, key, self.traces,
+                     None if changed is None else guards.describe(changed))
+        return entry
 
     def lookup(self, sf, args, kwargs):
         """The entry for this call (traced if needed)."""
@@ -112,7 +138,8 @@ def _gc_paused():
 
 
 def _trace(sf, args, kwargs, with_hooks: bool = False):
-    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree).
+    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree,
+    guards).
     With `with_hooks`, the forward pre- and post-hooks of `sf`'s Layer run around it (what
     `layer(x)` does), so they are part of the program."""
     import runtime as rt
@@ -149,16 +176,25 @@ def _trace(sf, args, kwargs, with_hooks: bool = False):
         fn = sf.trace_function()
         if with_hooks:
             fn = _with_hooks(sf._instance, fn)
-        try:
-            out = fn(*new_args, **new_kwargs)
-        except RecursionError as e:
-            raise _endless_recursion(e) or e
+        with guards.recording() as reads:
+            guards.record(sf._function, sf.function_reads(), sf._instance)
+            try:
+                out = fn(*new_args, **new_kwargs)
+            except RecursionError as e:
+                raise _endless_recursion(e) or e
 
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = _flatten(out)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
-    return program, feeds, leaves, tree
+    return program, feeds, leaves, tree, reads.guards
+
+
+def _holds(check) -> bool:
+    try:
+        return check()
+    except Exception:  # noqa: BLE001  (an emptied closure cell, an odd __eq__: not the same)
+        return False
 
 
 def _endless_recursion(e: RecursionError):
@@ -254,7 +290,7 @@ def has_hooks(layer) -> bool:
 
 def build_program(sf, args, kwargs, with_hooks: bool = False) -> ConcreteProgram:
     """Trace `sf` for these arguments into a ConcreteProgram (not cached)."""
-    program, feeds, leaves, _ = _trace(sf, args, kwargs, with_hooks)
+    program, feeds, leaves, _, _ = _trace(sf, args, kwargs, with_hooks)
     from runtime.program.variable import Variable
     outs = [v for v in leaves if isinstance(v, Variable)]
     params = [t for t in program.tensors.values() if not t.stop_gradient]
@@ -269,7 +305,8 @@ class _Entry:
         from runtime.program.variable import Variable
         self.sf = sf
         with _gc_paused():  # one pause: a collection between tracing and compiling costs
-            program, feeds, leaves, tree = _trace(sf, args, kwargs)
+            program, feeds, leaves, tree, self.guards = _trace(sf, args, kwargs)
+            self.check = guards.compile_check(self.guards)
             self.tree = tree
             self.leaves = leaves
             self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]

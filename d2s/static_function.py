@@ -109,6 +109,11 @@ class StaticFunction:
             converted = self._converted = transpile.convert(self._function)
         return converted
 
+    def function_reads(self):
+        """What the function reads from outside its arguments (`pyct/reads.py`)."""
+        self._converted_function()
+        return transpile.reads_of(self._function)
+
     def converted_callable(self):
         """The converted Python function (bound to the instance): what converted code calls
         when it calls this StaticFunction, so the call is traced inline."""
@@ -264,14 +269,14 @@ def to_static(function=None, input_spec=None, full_graph: bool = True, build_str
     return decorate(function)
 
 
-def warn_retrace(sf: StaticFunction, previous, key, traces: int) -> None:
+def warn_retrace(sf: StaticFunction, previous, key, traces: int, guard=None) -> None:
     """Warn that `sf` keeps being traced, after RETRACE_WARNING traces and again each time
     the count doubles, naming what changed between the last two traces."""
     n, rest = divmod(traces, RETRACE_WARNING)
     if rest or n == 0 or n & (n - 1):  # warn at 5, 10, 20, 40, ... traces
         return
-    diffs = []
-    if previous is not None and len(previous) == len(key):
+    diffs = [f"{guard} changed"] if guard is not None else []
+    if guard is None and previous is not None and len(previous) == len(key):
         names = sf.spec.arg_names
         for i, (x, y) in enumerate(zip(previous[:-1], key[:-1])):
             if x != y:

@@ -25,7 +25,7 @@ import gast
 
 from . import converters, errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
-from .pyct import analysis, anno, hoist, loader, parser, templates
+from .pyct import analysis, anno, hoist, loader, parser, reads, templates
 from .pyct.naming import RESERVED, Namer
 from .pyct.transformer import Context
 
@@ -33,10 +33,11 @@ from .pyct.transformer import Context
 class Converted:
     """A converted code object and what describes it."""
 
-    def __init__(self, loaded: loader.Loaded, node):
+    def __init__(self, loaded: loader.Loaded, node, outside=None):
         self.loaded = loaded
         self._node = node
         self._source = None
+        self.reads = outside  # what the user's function reads from outside (pyct/reads.py)
 
     @property
     def source(self) -> str:
@@ -85,13 +86,21 @@ def _convert(fn) -> Converted:
     try:
         with deep_recursion():
             node, ctx, present = _prepare(fn)
+            outside = reads.outside_reads(node)
             node = _run_passes(node, ctx, len(converters.PASSES), present)
             _finalize(node)
             loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
     finally:
         if paused:
             gc.enable()
-    return Converted(loaded, node)
+    return Converted(loaded, node, outside)
+
+
+def reads_of(fn):
+    """What the converted function `fn` reads from outside its arguments (None if `fn` has
+    not been converted)."""
+    converted = _CACHE.get(fn)
+    return None if converted is None else converted.reads
 
 
 # What Python compiles, d2s converts: the AST walks recurse once per level of nesting, and an

@@ -1,0 +1,81 @@
+"""What a function reads from outside its arguments, found from its source: the names it
+loads that it does not bind (globals, closure variables), and the attribute chains it loads
+from those names or from its first parameter (`self.mode`, `cfg.model.depth`).
+
+A converted program is only right for the values these had while it was traced; `d2s` guards
+it with them (`d2s/guards.py`).
+
+    >>> import gast
+    >>> fn = gast.parse("def f(self, x):\\n"
+    ...                 "    if self.mode == 'beam' and DEBUG:\\n"
+    ...                 "        return self.fc(x) * cfg.model.scale\\n"
+    ...                 "    return x").body[0]
+    >>> r = outside_reads(fn)
+    >>> sorted(r.names), sorted(r.chains)
+    (['DEBUG', 'cfg'], [('cfg', 'model', 'scale'), ('self', 'mode')])
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import gast
+
+MAX_CHAIN = 4  # names in a guarded chain (`self.a.b.c`)
+
+
+class Reads(NamedTuple):
+    names: frozenset  # free names loaded (globals or closure variables)
+    chains: frozenset  # tuples (root, attr, ...): root is a free name or the first parameter
+    self_name: str | None  # the first parameter (the instance, for a method)
+
+
+def outside_reads(fn) -> Reads:
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    self_name = positional[0].id if positional else None
+    bound = set()
+    loads = set()
+    chains = set()
+    called = set()
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Load):
+                loads.add(node.id)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (gast.Import, gast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+            called.add(id(node.func))
+        elif isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load):
+            chain = _chain(node)
+            if chain is not None:
+                if id(node) in called:  # `self.fc(x)`: a method or a layer, not data
+                    chain = chain[:-1]
+                if len(chain) >= 2:
+                    chains.add(chain[:MAX_CHAIN])
+    for node in gast.walk(fn):
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            a = node.args
+            for p in a.posonlyargs + a.args + a.kwonlyargs:
+                bound.add(p.id)
+            for p in (a.vararg, a.kwarg):
+                if p is not None:
+                    bound.add(p.id)
+    free = frozenset(loads - bound)
+    roots = free | ({self_name} if self_name else set())
+    return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name)
+
+
+def _chain(node) -> tuple | None:
+    """`a.b.c` as ('a', 'b', 'c'); None for anything else (calls, subscripts inside)."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    parts.append(node.id)
+    return tuple(reversed(parts))
