@@ -15,6 +15,7 @@ import weakref
 
 from .. import backend
 from ..ops.registry import OPS
+from . import fusion
 from .ir import Block, Literal, Op, Program
 
 _ids = itertools.count()
@@ -168,13 +169,45 @@ class _Gen:
     def emit_block(self, block: Block, indent: str) -> None:
         dels = self.deletions(block)
         start = len(self.lines)
+        fused, inside = {}, set()  # first op index -> group; outputs never materialised
+        if fusion.enabled():
+            for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
+                    block, n, a, b)):
+                fused[group.ops[0]] = group
+                inside.update(block.ops[j].outputs[0] for j in group.ops[:-1])
+        skip = set()
         for j, op in enumerate(block.ops):
-            EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
-            names = dels.get(j)
+            group = fused.get(j)
+            if group is not None:
+                self.emit_fused(group, block, indent)
+                skip.update(group.ops[1:])
+            elif j not in skip:
+                EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
+            names = [n for n in dels.get(j, ()) if n not in inside]
             if names:
                 self.emit(indent, "del " + ", ".join(self.ident(n) for n in sorted(names)))
         if len(self.lines) == start:
             self.emit(indent, "pass")
+
+    def _read_outside(self, block: Block, name: str, first: int, last: int) -> bool:
+        """Whether `name` is read anywhere but by ops first..last of `block`."""
+        if any(b != block.idx for b in self.reads_in.get(name, ())):
+            return True
+        if name in block.results or (block.idx == 0 and name in self.fetch):
+            return True
+        return any(name in self.op_uses(op) for j, op in enumerate(block.ops)
+                   if j < first or j > last)
+
+    def emit_fused(self, group, block: Block, indent: str) -> None:
+        """One call computing a fused chain of elementwise ops (`fusion.py`)."""
+        name = f"_fused_{len(self.consts)}"
+        ns = fusion.namespace()
+        exec(compile(fusion.function_source(name, group, block, self.ident),  # noqa: S102
+                     f"<d2s fused {name}>", "exec"), ns)
+        fn = self.const(ns[name], "FU")
+        last = block.ops[group.ops[-1]]
+        args = ", ".join(self.ident(n) for n in group.inputs)
+        self.emit(indent, f"{self.ident(group.output)} = {fn}({args})", ("op", last, block))
 
     def outline(self, sub: Block, outs: list) -> str:
         """The statement that runs block `sub` as a function of its own (emitted later by
