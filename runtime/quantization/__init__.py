@@ -1,5 +1,6 @@
 """`rt.quantization`: quantization-aware training with fake-quant ops (straight-through
-gradients), per-channel weight scales and moving-average activation scales.
+gradients), per-channel weight scales and moving-average activation scales; post-training
+quantization with pluggable observers; `convert` to int8 inference layers.
 
 >>> import runtime as rt
 >>> model = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
@@ -13,6 +14,16 @@ from .fake_quant import (
     fake_quant_dequant_abs_max,
     fake_quant_dequant_moving_average_abs_max,
 )
+from .int8 import Int8Conv2D, Int8Linear, convert, dequantize_linear
+from .observers import (
+    AbsMaxChannelWiseWeightObserver,
+    AbsmaxObserver,
+    BaseObserver,
+    BaseQuanter,
+    HistObserver,
+    MovingAverageAbsmaxObserver,
+)
+from .ptq import PTQ
 from .qat import (
     QAT,
     FakeQuanterChannelWiseAbsMax,
@@ -23,7 +34,9 @@ from .qat import (
     QuantedLinear,
 )
 
-__all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
-           "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear",
-           "fake_channel_wise_quant_dequant_abs_max", "fake_quant_dequant_abs_max",
-           "fake_quant_dequant_moving_average_abs_max"]
+__all__ = ["PTQ", "QAT", "AbsMaxChannelWiseWeightObserver", "AbsmaxObserver", "BaseObserver",
+           "BaseQuanter", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
+           "FakeQuanterWithAbsMax", "HistObserver", "Int8Conv2D", "Int8Linear",
+           "MovingAverageAbsmaxObserver", "QuantConfig", "QuantedConv2D", "QuantedLinear",
+           "convert", "dequantize_linear", "fake_channel_wise_quant_dequant_abs_max",
+           "fake_quant_dequant_abs_max", "fake_quant_dequant_moving_average_abs_max"]
