@@ -193,3 +193,19 @@ def _dequantize(a):
         step = g.one("Reshape", [step, g.ints([])])
         return g.one("DequantizeLinear", [a.name(0), step, zero], hint="dq")
     return g.one("DequantizeLinear", [a.name(0), step, zero], hint="dq", axis=int(axis))
+
+
+@converter("fake_quant_dequant_abs_max")
+def _fake_qdq_abs_max(a):
+    """Dynamic per-tensor quantization: the scale is this tensor's max |x|."""
+    g, bits = a.g, int(a.attrs.get("bit_length", 8))
+    if bits != 8:
+        raise a.error(f"{bits}-bit quantization: exported for 8 bits only")
+    x = a.name(0)
+    scale = g.one("ReduceMax", [g.one("Abs", [x])], keepdims=0)
+    step = g.one("Max", [g.one("Div", [scale, g.const(127, np.float32)]),
+                         g.const(np.finfo(np.float32).tiny, np.float32)])
+    zero = g.const(0, np.int8)
+    q = g.one("QuantizeLinear", [x, step, zero], hint="q")
+    out = g.one("DequantizeLinear", [q, step, zero], hint="dq")
+    return [out, g.one("Cast", [scale], to=ELEM["float32"])]
