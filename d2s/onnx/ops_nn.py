@@ -152,9 +152,33 @@ def _embedding(a):
 
 @converter("dropout")
 def _dropout(a):
-    if a.attrs.get("training", False):
-        raise a.error("random dropout (training mode); export the model in eval mode")
-    return [a.g.one("Identity", [a.name(0)])] + [None] * (len(a.op.outputs) - 1)
+    # the op exists only in training mode (eval-mode dropout builds no op or a scale)
+    raise a.error("random dropout (training mode); export the model in eval mode "
+                  "(layer.eval())")
+
+
+@converter("assign")
+def _assign(a):
+    return a.g.one("Identity", [a.name(0)])
+
+
+@converter("log1p")
+def _log1p(a):
+    d = a.out_dtype()
+    return a.g.one("Log", [a.g.one("Add", [a.tensor(0, d), a.g.const(1, d.np)])])
+
+
+@converter("isnan", "isinf")
+def _isnan(a):
+    x = a.name(0)
+    if not a.dtype(0).is_floating:
+        return a.g.one("Expand", [a.g.const(False, bool), a.g.one("Shape", [x])])
+    return a.g.one("IsNaN" if a.op.type == "isnan" else "IsInf", [x])
+
+
+@converter("expand_as")
+def _expand_as(a):
+    return a.g.one("Expand", [a.name(0), a.g.one("Shape", [a.name(1)])])
 
 
 # ---- quantization ----------------------------------------------------------------------------

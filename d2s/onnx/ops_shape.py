@@ -242,7 +242,7 @@ def _getitem(a):
             out_dim += 1
         else:  # one int tensor
             gather = (dim, a.name(1 + it[1]))
-            out_dim += 1
+            out_dim += a.rank(1 + it[1])
         dim += 1
     if starts:
         x = g.one("Slice", [x, g.one("Concat", starts, axis=0), g.one("Concat", ends, axis=0),
@@ -250,9 +250,7 @@ def _getitem(a):
     if gather is not None:
         if squeeze:
             raise a.error("mixing int and tensor indices has no ONNX mapping here")
-        x = g.one("Gather", [x, gather[1]], axis=gather[0])
-        if a.rank(1) != 1:
-            raise a.error("an index tensor must be 1-D here")
+        x = g.one("Gather", [x, gather[1]], axis=gather[0])  # NumPy's rule for one index
     if squeeze:
         x = g.one("Squeeze", [x, g.ints(squeeze)])
     for pos in news:
