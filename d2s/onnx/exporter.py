@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from onnx import TensorProto, helper
 
+from runtime import backend
+
 from . import ops as _ops
 from . import ops_nn, ops_shape  # noqa: F401  (register their converters)
 from .graph import ELEM, Exporter, Graph, OnnxExportError, OpArgs, _Missing, op_error, \
@@ -55,20 +57,15 @@ def _result(g: Graph, r, var) -> str:
     return g.one("Identity", [g.const(getattr(r, "value", r), var.dtype.np)])
 
 
-def _subgraph(g: Graph, block, result_vars, name: str, inputs=()) -> tuple:
-    """(GraphProto, its Graph) for `block`: `inputs` are (ir name or None, ValueInfo) pairs
-    bound as the graph's inputs; the outputs are the block's results."""
+def _subgraph(g: Graph, block, result_vars, name: str) -> tuple:
+    """(GraphProto, its Graph) for `block`, a graph without inputs (it reads the enclosing
+    graphs' values by name) whose outputs are the block's results."""
     sub = Graph(g.exp, parent=g)
     sub.op = g.op
-    in_infos = []
-    for irname, info in inputs:
-        if irname is not None:
-            sub.env[irname] = info.name
-        in_infos.append(info)
     emit_block(sub, block)
     outs = [_result(sub, r, v) for r, v in zip(block.results, result_vars)]
     out_infos = [value_info(o, v, shape=False) for o, v in zip(outs, result_vars)]
-    return helper.make_graph(sub.nodes, g.exp.fresh(name), in_infos, out_infos), sub
+    return helper.make_graph(sub.nodes, g.exp.fresh(name), [], out_infos), sub
 
 
 def _scalar_bool(g: Graph, name: str, var) -> str:
@@ -247,7 +244,6 @@ def program_to_onnx(program, feeds: list, fetches: list, graph_name: str = "d2s"
         inputs.append(value_info(name, gblk.vars[name], dim_prefix=name))
     for name, tensor in program.tensors.items():
         if name in exp.used and name in gblk.vars:
-            from runtime import backend
             g.env[name] = exp.initializer(name, backend.to_numpy(tensor._data))
     emit_block(g, gblk)
     outputs = []

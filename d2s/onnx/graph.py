@@ -9,7 +9,6 @@ names the second time.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from runtime.program import origin as _origin

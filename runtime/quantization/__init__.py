@@ -29,6 +29,7 @@ from .qat import (
     FakeQuanterChannelWiseAbsMax,
     FakeQuanterMovingAverageAbsMax,
     FakeQuanterWithAbsMax,
+    FakeQuanterWithAbsMaxObserver,
     QuantConfig,
     QuantedConv2D,
     QuantedLinear,
@@ -36,7 +37,7 @@ from .qat import (
 
 __all__ = ["PTQ", "QAT", "AbsMaxChannelWiseWeightObserver", "AbsmaxObserver", "BaseObserver",
            "BaseQuanter", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
-           "FakeQuanterWithAbsMax", "HistObserver", "Int8Conv2D", "Int8Linear",
+           "FakeQuanterWithAbsMax", "FakeQuanterWithAbsMaxObserver", "HistObserver", "Int8Conv2D", "Int8Linear",
            "MovingAverageAbsmaxObserver", "QuantConfig", "QuantedConv2D", "QuantedLinear",
            "convert", "dequantize_linear", "fake_channel_wise_quant_dequant_abs_max",
            "fake_quant_dequant_abs_max", "fake_quant_dequant_moving_average_abs_max"]

@@ -137,6 +137,17 @@ class FakeQuanterMovingAverageAbsMax(_FakeQuanter):
         return self.scale
 
 
+class FakeQuanterWithAbsMaxObserver(FakeQuanterMovingAverageAbsMax):
+    """Paddle's name and argument order for the moving-average abs-max activation quanter."""
+
+    def __init__(self, moving_rate: float = 0.9, bit_length: int = 8, dtype: str = "float32",
+                 name=None):
+        if dtype != "float32":
+            raise ValueError(f"FakeQuanterWithAbsMaxObserver: dtype must be 'float32', got "
+                             f"{dtype!r}")
+        super().__init__(bit_length, moving_rate)
+
+
 def _weight_quanter(config: QuantConfig, quant_axis: int) -> nn.Layer:
     if config.weight is not None:
         q = copy.deepcopy(config.weight)
@@ -252,4 +263,5 @@ class QAT:
 
 
 __all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
+           "FakeQuanterWithAbsMaxObserver",
            "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear"]

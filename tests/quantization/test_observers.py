@@ -66,3 +66,10 @@ def test_observer_arguments_are_checked():
         Q.HistObserver(percent=0.0)
     with pytest.raises(ValueError, match="moving_rate"):
         Q.MovingAverageAbsmaxObserver(moving_rate=1.0)
+
+
+def test_paddle_named_quanter_in_qat_config():
+    q = Q.FakeQuanterWithAbsMaxObserver(moving_rate=0.5, bit_length=8)
+    model = Q.QAT(Q.QuantConfig(activation=q)).quantize(rt.nn.Sequential(rt.nn.Linear(2, 2)))
+    aq = model[0].activation_quanter
+    assert aq is not q and aq.moving_rate == 0.5 and aq.bit_length() == 8
