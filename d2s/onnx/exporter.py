@@ -104,7 +104,8 @@ def emit_while(g: Graph, op, block) -> list:
     if len(op.outputs) != n:
         raise args.error("this loop saves per-iteration values for a gradient (a training "
                          "program); export the inference program (eval mode, no backward)")
-    init = [args.tensor(i) for i in range(n)]
+    init = [args.tensor(i) if args.is_tensor(i) else
+            args.tensor(i, bblk.var(bblk.params[i]).dtype) for i in range(n)]
     cond0 = _inline_cond(g, cblk, init)
     body = Graph(g.exp, parent=g)
     body.op = op

