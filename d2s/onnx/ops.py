@@ -42,7 +42,7 @@ def _operand_dtype(a: OpArgs, i: int, j: int):
 _UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
           "sqrt": "Sqrt", "abs": "Abs", "floor": "Floor", "ceil": "Ceil", "sin": "Sin",
           "cos": "Cos", "erf": "Erf", "sign": "Sign", "reciprocal": "Reciprocal",
-          "neg": "Neg", "negative": "Neg", "logical_not": "Not", "softplus": "Softplus"}
+          "neg": "Neg", "negative": "Neg", "logical_not": "Not"}
 
 
 def _unary(onnx_type):
@@ -88,6 +88,23 @@ def _gelu(a):
     else:
         t = g.one("Erf", [g.one("Mul", [x, g.const(1 / math.sqrt(2), d)])])
     return g.one("Mul", [g.one("Mul", [x, g.const(0.5, d)]), g.one("Add", [t, g.const(1, d)])])
+
+
+@converter("softplus")
+def _softplus(a):
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold (the runtime's rule)."""
+    g, x, d = a.g, a.name(0), a.dtype(0).np
+    beta, threshold = float(a.attrs.get("beta", 1.0)), float(a.attrs.get("threshold", 20.0))
+    bx = g.one("Mul", [x, g.const(beta, d)])
+    soft = g.one("Div", [g.one("Softplus", [bx]), g.const(beta, d)])
+    return g.one("Where", [g.one("Greater", [bx, g.const(threshold, d)]), x, soft])
+
+
+@converter("hardtanh")
+def _hardtanh(a):
+    d = a.dtype(0).np
+    return a.g.one("Clip", [a.name(0), a.g.const(a.attrs.get("min", -1.0), d),
+                            a.g.const(a.attrs.get("max", 1.0), d)])
 
 
 @converter("leaky_relu")
@@ -188,9 +205,9 @@ def _scale(a):
 @converter("clip")
 def _clip(a):
     d = a.dtype(0)
-    lo = a.tensor(1, d) if a.ir(1) is not None else ""
-    hi = a.tensor(2, d) if a.ir(2) is not None else ""
-    return a.g.one("Clip", [a.name(0), lo, hi])
+    lo, hi = a.attrs.get("min"), a.attrs.get("max")
+    return a.g.one("Clip", [a.name(0), "" if lo is None else a.g.const(lo, d.np),
+                            "" if hi is None else a.g.const(hi, d.np)])
 
 
 # ---- reductions ------------------------------------------------------------------------------
