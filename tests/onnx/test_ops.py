@@ -85,3 +85,33 @@ def test_integer_arithmetic_and_creation():
 
     check_parity(f, [InputSpec([1], "int64"), InputSpec([1])],
                  (rt.to_tensor(np.array([3])), rt.to_tensor(np.array([0.5], "float32"))))
+
+
+def test_more_reductions_indexing_and_convolutions():
+    rt.seed(1)
+    w = rt.randn([6, 1, 3, 3])
+
+    def f(x, img):
+        return (rt.argmax(x), rt.argmax(x, keepdim=True), rt.mean(x),
+                rt.squeeze(rt.reshape(x, [1, 3, 1, 4])), x[..., 1], x[1:, ...][:, None],
+                F.conv2d(img, w, padding="SAME", groups=3), F.conv2d(img, w[:, :, :2],
+                                                                     stride=2, groups=3))
+
+    check_parity(d2s.to_static(f), [InputSpec([3, 4]), InputSpec([None, 3, 6, 6])],
+                 (rt.to_tensor(X), rt.to_tensor(IMG)))
+
+
+@pytest.mark.parametrize("weight, activation", [("abs_max", "abs_max"),
+                                                ("channel_wise_abs_max", "abs_max")])
+def test_int8_per_tensor_weights_and_dynamic_activations(weight, activation):
+    Q = rt.quantization
+    rt.seed(2)
+    model = rt.nn.Sequential(rt.nn.Conv2D(3, 4, 3), rt.nn.ReLU(), rt.nn.Flatten(),
+                             rt.nn.Linear(64, 5))
+    qat = Q.QAT(Q.QuantConfig(weight_quantize_type=weight, activation_quantize_type=activation))
+    int8 = qat.convert(qat.quantize(model))
+    assert int8[0].activation_scale is None  # abs_max activations: scale of each input
+    got_proto, outs = check_parity(int8, [InputSpec([None, 3, 6, 6])], (rt.to_tensor(IMG),),
+                                   atol=0.05)
+    kinds = [n.op_type for n in got_proto.graph.node]
+    assert kinds.count("QuantizeLinear") == 2 and kinds.count("DequantizeLinear") == 4
