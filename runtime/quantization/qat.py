@@ -219,9 +219,10 @@ class QAT:
     >>> model = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
     >>> qat = rt.quantization.QAT(rt.quantization.QuantConfig())
     >>> qmodel = qat.quantize(model)          # train qmodel as usual, then:
+    >>> _ = qmodel(rt.ones([2, 4]))           # (one training-mode call, for the doctest)
     >>> infer_model = qat.convert(qmodel)
-    >>> type(qmodel[0]).__name__
-    'QuantedLinear'
+    >>> type(qmodel[0]).__name__, type(infer_model[0]).__name__
+    ('QuantedLinear', 'Int8Linear')
     """
 
     def __init__(self, config: QuantConfig | None = None):
