@@ -15,6 +15,12 @@ OPSET = 18
 PRODUCER = "d2s"
 
 
+def mapped_ops() -> list:
+    """The registered ops the exporter maps, sorted."""
+    from runtime.ops import registry
+    return sorted(n for n in set(_ops.TABLE) | set(CONTROL) if n in registry.OPS)
+
+
 def emit_block(g: Graph, block) -> None:
     for op in block.ops:
         emit_op(g, op, block)
@@ -30,8 +36,7 @@ def emit_op(g: Graph, op, block) -> None:
             conv = _ops.TABLE.get(op.type)
             if conv is None:
                 raise op_error(g.exp.program, op, "ONNX has no equivalent that this exporter "
-                               "maps (ops it maps: " + ", ".join(sorted(set(_ops.TABLE) |
-                                                                        set(CONTROL))) + ")")
+                               "maps (ops it maps: " + ", ".join(mapped_ops()) + ")")
             outs = conv(OpArgs(g, op, block))
             if isinstance(outs, str):
                 outs = [outs]
