@@ -53,6 +53,7 @@ CASES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # x / x and 1 / x at 0, on purpose
 @pytest.mark.parametrize("name", CASES)
 def test_op_parity(name):
     fn = CASES[name]
