@@ -101,6 +101,8 @@ def cmd_export(args) -> int:
             raise UsageError(f"--spec {text!r}: an inference model takes tensors only; give "
                              "DTYPE[dims] like 'float32[None,16]'")
     obj = _exportable(args.target, args.init or [])
+    if getattr(args, "format", "d2s") == "onnx":
+        return _export_onnx(args, obj, [s.input_spec() for s in specs])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(out_dir, exist_ok=True)
     d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs])
@@ -110,6 +112,19 @@ def cmd_export(args) -> int:
         path = args.output + ext
         print(f"  {path}  ({os.path.getsize(path)} bytes)")
     print(describe(model))
+    return 0
+
+
+def _export_onnx(args, obj, specs) -> int:
+    """`--format onnx`: write PATH.onnx with d2s.onnx (the optional `onnx` extra)."""
+    try:
+        import d2s.onnx
+        path = d2s.onnx.export(obj, args.output, input_spec=specs)
+    except ImportError as e:
+        raise UsageError(str(e)) from None
+    except ValueError as e:  # OnnxExportError: an op ONNX export does not map, with its line
+        raise UsageError(str(e)) from None
+    print(f"d2s export {args.target}: wrote\n  {path}  ({os.path.getsize(path)} bytes)")
     return 0
 
 
@@ -272,6 +287,9 @@ def add_parsers(sub) -> None:
                    help="writes PATH.json (program) and PATH.npz (parameters)")
     p.add_argument("--init", action="append", metavar="ARG",
                    help="a Layer class constructor argument: LITERAL or NAME=LITERAL")
+    p.add_argument("--format", choices=("d2s", "onnx"), default="d2s",
+                   help="d2s: PATH.json + PATH.npz (default); onnx: PATH.onnx (needs the "
+                        "onnx extra)")
     p.set_defaults(func=cmd_export)
     p = sub.add_parser("run", help="run a saved inference model on .npy or random inputs")
     p.add_argument("model", help="PATH as given to export (PATH.json and PATH.npz)")

@@ -39,7 +39,9 @@ PROMISED = {
     "rt.optimizer.lr": (rt.optimizer.lr,
                         "StepDecay CosineAnnealingDecay LinearWarmup ExponentialDecay"),
     "rt.amp": (rt.amp, "auto_cast GradScaler decorate white_list black_list"),
-    "rt.quantization": (rt.quantization, "QuantConfig QAT"),
+    "rt.quantization": (rt.quantization, """QuantConfig QAT PTQ convert AbsmaxObserver
+        MovingAverageAbsmaxObserver HistObserver AbsMaxChannelWiseWeightObserver BaseObserver
+        BaseQuanter"""),
     "rt.static": (rt.static, """Program program_guard default_main_program data InputSpec
         Executor append_backward gradients create_array array_write array_read array_length
         Print save_inference_model load_inference_model"""),

@@ -1,5 +1,6 @@
 """`rt.quantization`: quantization-aware training with fake-quant ops (straight-through
-gradients), per-channel weight scales and moving-average activation scales.
+gradients), per-channel weight scales and moving-average activation scales; post-training
+quantization with pluggable observers; `convert` to int8 inference layers.
 
 >>> import runtime as rt
 >>> model = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
@@ -13,17 +14,30 @@ from .fake_quant import (
     fake_quant_dequant_abs_max,
     fake_quant_dequant_moving_average_abs_max,
 )
+from .int8 import Int8Conv2D, Int8Linear, convert, dequantize_linear
+from .observers import (
+    AbsMaxChannelWiseWeightObserver,
+    AbsmaxObserver,
+    BaseObserver,
+    BaseQuanter,
+    HistObserver,
+    MovingAverageAbsmaxObserver,
+)
+from .ptq import PTQ
 from .qat import (
     QAT,
     FakeQuanterChannelWiseAbsMax,
     FakeQuanterMovingAverageAbsMax,
     FakeQuanterWithAbsMax,
+    FakeQuanterWithAbsMaxObserver,
     QuantConfig,
     QuantedConv2D,
     QuantedLinear,
 )
 
-__all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
-           "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear",
-           "fake_channel_wise_quant_dequant_abs_max", "fake_quant_dequant_abs_max",
-           "fake_quant_dequant_moving_average_abs_max"]
+__all__ = ["PTQ", "QAT", "AbsMaxChannelWiseWeightObserver", "AbsmaxObserver", "BaseObserver",
+           "BaseQuanter", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
+           "FakeQuanterWithAbsMax", "FakeQuanterWithAbsMaxObserver", "HistObserver", "Int8Conv2D", "Int8Linear",
+           "MovingAverageAbsmaxObserver", "QuantConfig", "QuantedConv2D", "QuantedLinear",
+           "convert", "dequantize_linear", "fake_channel_wise_quant_dequant_abs_max",
+           "fake_quant_dequant_abs_max", "fake_quant_dequant_moving_average_abs_max"]

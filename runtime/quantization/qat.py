@@ -13,10 +13,10 @@ from __future__ import annotations
 import copy
 
 from .. import backend, nn
-from ..autograd import no_grad
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import fake_quant as Q
+from .observers import AbsMaxChannelWiseWeightObserver, BaseQuanter
 
 _WEIGHT_TYPES = ("abs_max", "channel_wise_abs_max")
 _ACTIVATION_TYPES = ("abs_max", "moving_average_abs_max")
@@ -34,7 +34,8 @@ class QuantConfig:
     def __init__(self, weight_quantize_type: str = "channel_wise_abs_max",
                  activation_quantize_type: str = "moving_average_abs_max", weight_bits: int = 8,
                  activation_bits: int = 8, moving_rate: float = 0.9,
-                 quantizable_layer_type=("Conv2D", "Linear")):
+                 quantizable_layer_type=("Conv2D", "Linear"), *, activation=None,
+                 weight=None):
         if weight_quantize_type not in _WEIGHT_TYPES:
             raise ValueError(f"QuantConfig: weight_quantize_type must be one of {_WEIGHT_TYPES}, "
                              f"got {weight_quantize_type!r}")
@@ -57,6 +58,14 @@ class QuantConfig:
         self.weight_bits, self.activation_bits = weight_bits, activation_bits
         self.moving_rate = float(moving_rate)
         self.quantizable_layer_type = types
+        # pluggable quantizers (as Paddle's QuantConfig(activation=..., weight=...)): an
+        # instance of an observer or quanter class, copied into every quantized layer
+        for name, proto in (("activation", activation), ("weight", weight)):
+            if proto is not None and not isinstance(proto, BaseQuanter):
+                raise TypeError(f"QuantConfig: {name} must be an observer or quanter instance "
+                                f"(a subclass of rt.quantization.BaseQuanter), got "
+                                f"{type(proto).__name__}")
+        self.activation, self.weight = activation, weight
 
     def __repr__(self):
         return (f"QuantConfig(weight={self.weight_quantize_type}/{self.weight_bits}, "
@@ -66,36 +75,44 @@ class QuantConfig:
 
 # ---- quanters: layers that fake-quantize one tensor ----------------------------------------
 
-class FakeQuanterWithAbsMax(nn.Layer):
-    """Per-tensor abs-max fake quantization (no state: the scale is this tensor's max)."""
-
+class _FakeQuanter(BaseQuanter):
     def __init__(self, bits: int = 8):
-        super().__init__()
+        super().__init__(bits)
         self.bits = bits
+
+    def scales(self):
+        return None
+
+
+class FakeQuanterWithAbsMax(_FakeQuanter):
+    """Per-tensor abs-max fake quantization (no state: the scale is this tensor's max)."""
 
     def forward(self, x):
         return Q.fake_quant_dequant_abs_max(x, self.bits)[0]
 
 
-class FakeQuanterChannelWiseAbsMax(nn.Layer):
+class FakeQuanterChannelWiseAbsMax(_FakeQuanter):
     """Per-channel abs-max fake quantization of a weight along `quant_axis`."""
 
     def __init__(self, bits: int = 8, quant_axis: int = 0):
-        super().__init__()
-        self.bits, self.quant_axis = bits, quant_axis
+        super().__init__(bits)
+        self.axis = quant_axis
+
+    def quant_axis(self):
+        return self.axis
 
     def forward(self, x):
-        return Q.fake_channel_wise_quant_dequant_abs_max(x, self.bits, self.quant_axis)[0]
+        return Q.fake_channel_wise_quant_dequant_abs_max(x, self.bits, self.axis)[0]
 
 
-class FakeQuanterMovingAverageAbsMax(nn.Layer):
+class FakeQuanterMovingAverageAbsMax(_FakeQuanter):
     """Activation fake quantization with a moving-average abs-max scale, learned while
     training (buffers `scale`, `accum`, `state`, initialised as Paddle does) and fixed in
     eval mode or once `frozen` (after `QAT.convert`)."""
 
     def __init__(self, bits: int = 8, moving_rate: float = 0.9):
-        super().__init__()
-        self.bits, self.moving_rate, self.frozen = bits, moving_rate, False
+        super().__init__(bits)
+        self.moving_rate, self.frozen = moving_rate, False
         xp = backend.XP
         self.register_buffer("scale", Tensor(xp.full((1,), 0.001, xp.float32)))
         self.register_buffer("accum", Tensor(xp.ones((1,), xp.float32)))
@@ -111,14 +128,40 @@ class FakeQuanterMovingAverageAbsMax(nn.Layer):
             self.state.set_value(state)
         return out
 
+    def scales(self):
+        """The learned scale, or None while the statistics are still at their initial values
+        (the quanter never ran in training mode)."""
+        if float(self.state.numpy().reshape(-1)[0]) == 1.0 and \
+                float(self.accum.numpy().reshape(-1)[0]) == 1.0:
+            return None
+        return self.scale
+
+
+class FakeQuanterWithAbsMaxObserver(FakeQuanterMovingAverageAbsMax):
+    """Paddle's name and argument order for the moving-average abs-max activation quanter."""
+
+    def __init__(self, moving_rate: float = 0.9, bit_length: int = 8, dtype: str = "float32",
+                 name=None):
+        if dtype != "float32":
+            raise ValueError(f"FakeQuanterWithAbsMaxObserver: dtype must be 'float32', got "
+                             f"{dtype!r}")
+        super().__init__(bit_length, moving_rate)
+
 
 def _weight_quanter(config: QuantConfig, quant_axis: int) -> nn.Layer:
+    if config.weight is not None:
+        q = copy.deepcopy(config.weight)
+        if isinstance(q, AbsMaxChannelWiseWeightObserver) and q.axis == -1:
+            q.axis = quant_axis  # -1: the layer's output channels
+        return q
     if config.weight_quantize_type == "abs_max":
         return FakeQuanterWithAbsMax(config.weight_bits)
     return FakeQuanterChannelWiseAbsMax(config.weight_bits, quant_axis)
 
 
 def _activation_quanter(config: QuantConfig) -> nn.Layer:
+    if config.activation is not None:
+        return copy.deepcopy(config.activation)
     if config.activation_quantize_type == "abs_max":
         return FakeQuanterWithAbsMax(config.activation_bits)
     return FakeQuanterMovingAverageAbsMax(config.activation_bits, config.moving_rate)
@@ -143,22 +186,6 @@ class _Quanted(nn.Layer):
     def forward(self, x):
         weight = self.weight if self.weight_quanter is None else self.weight_quanter(self.weight)
         return self._compute(self.activation_quanter(x), weight)
-
-    def _freeze(self) -> None:
-        """Store the weight on its integer grid and fix the activation scale."""
-        with no_grad():
-            if self.weight_quanter is not None:
-                if isinstance(self.weight_quanter, FakeQuanterChannelWiseAbsMax):
-                    q, scale = Q.fake_channel_wise_quant_dequant_abs_max(
-                        self.weight, self.weight_quanter.bits, self.quant_axis)
-                else:
-                    q, scale = Q.fake_quant_dequant_abs_max(self.weight,
-                                                            self.weight_quanter.bits)
-                self.weight.set_value(q)
-                self.register_buffer("weight_scale", Tensor(scale._data))
-                self.weight_quanter = None
-        if isinstance(self.activation_quanter, FakeQuanterMovingAverageAbsMax):
-            self.activation_quanter.frozen = True
 
     def extra_repr(self) -> str:
         return self.source.extra_repr()
@@ -192,9 +219,10 @@ class QAT:
     >>> model = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
     >>> qat = rt.quantization.QAT(rt.quantization.QuantConfig())
     >>> qmodel = qat.quantize(model)          # train qmodel as usual, then:
+    >>> _ = qmodel(rt.ones([2, 4]))           # (one training-mode call, for the doctest)
     >>> infer_model = qat.convert(qmodel)
-    >>> type(qmodel[0]).__name__
-    'QuantedLinear'
+    >>> type(qmodel[0]).__name__, type(infer_model[0]).__name__
+    ('QuantedLinear', 'Int8Linear')
     """
 
     def __init__(self, config: QuantConfig | None = None):
@@ -228,18 +256,13 @@ class QAT:
         return None
 
     def convert(self, model: nn.Layer, inplace: bool = False) -> nn.Layer:
-        """Freeze a quantized model for inference: weights snapped to their integer grid
-        (scales in `weight_scale` buffers), activation scales fixed."""
-        if not inplace:
-            model = copy.deepcopy(model)
-        found = [m for m in model.sublayers(include_self=True) if isinstance(m, _Quanted)]
-        if not found:
-            raise ValueError("QAT.convert: the model has no quantized layers; call "
-                             "quantize() first")
-        for m in found:
-            m._freeze()
-        return model.eval()
+        """An int8 inference model (`rt.quantization.convert`): each quantized layer becomes
+        an Int8Linear / Int8Conv2D with int8 weights, float32 scales and the learned
+        activation scale. Raises if an activation scale was never learned."""
+        from .int8 import convert
+        return convert(model, inplace)
 
 
 __all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
+           "FakeQuanterWithAbsMaxObserver",
            "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear"]

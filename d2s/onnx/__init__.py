@@ -1,0 +1,84 @@
+"""`d2s.onnx.export`: a converted function or Layer as an ONNX model (the optional `onnx`
+extra: `pip install "d2s[onnx]"`, which also brings onnxruntime to run it).
+
+    >>> import os, tempfile, runtime as rt, d2s
+    >>> import d2s.onnx
+    >>> @d2s.to_static
+    ... def f(x):
+    ...     return rt.tanh(x) * 2 if rt.mean(x) > 0 else x - 1
+    >>> path = d2s.onnx.export(f, os.path.join(tempfile.mkdtemp(), 'f'),
+    ...                        input_spec=[d2s.InputSpec([None, 2])])
+    >>> os.path.basename(path)
+    'f.onnx'
+
+The static program is translated op by op: `cond` becomes an ONNX `If`, `while` a `Loop`,
+tensor arrays ONNX sequences, `None` dims of the InputSpec named dynamic axes (`x_0`, ...).
+An op without an ONNX mapping raises `OnnxExportError` naming the op and the user's line.
+"""
+from __future__ import annotations
+
+import os
+
+__all__ = ["OnnxExportError", "export", "to_model", "OPSET"]
+
+OPSET = 18
+
+
+def _require():
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise ImportError("d2s.onnx needs the `onnx` package: pip install \"d2s[onnx]\" (or "
+                          "pip install onnx onnxruntime)") from None
+
+
+def __getattr__(name):
+    if name == "OnnxExportError":
+        _require()
+        from .graph import OnnxExportError
+        return OnnxExportError
+    raise AttributeError(f"module 'd2s.onnx' has no attribute {name!r}")
+
+
+def _as_static_function(obj):
+    import runtime as rt
+
+    from ..static_function import StaticFunction, to_static
+    if isinstance(obj, rt.nn.Layer):
+        forward = obj.__dict__.get("forward", getattr(obj, "forward", None))
+        if isinstance(forward, StaticFunction):
+            return forward
+        return StaticFunction(type(obj).forward, instance=obj)
+    return obj if isinstance(obj, StaticFunction) else to_static(obj)
+
+
+def to_model(layer_or_function, input_spec=None):
+    """The `onnx.ModelProto` of the program for `input_spec` (checked by onnx.checker)."""
+    _require()
+    import onnx
+
+    from runtime.program.passes import eliminate_dead_code
+
+    from .exporter import program_to_onnx
+    sf = _as_static_function(layer_or_function)
+    concrete = sf.get_concrete_program(*input_spec) if input_spec is not None \
+        else sf.concrete_program
+    feeds = [v.name for v in concrete.inputs]
+    fetches = [v.name for v in concrete.outputs]
+    program = eliminate_dead_code(concrete.main_program, keep=fetches)
+    model = program_to_onnx(program, feeds, fetches, graph_name=getattr(sf, "__name__", "d2s"))
+    onnx.checker.check_model(model)
+    return model
+
+
+def export(layer_or_function, path: str, input_spec=None, **configs) -> str:
+    """Write `path.onnx` (as `paddle.onnx.export`; a path already ending in .onnx is kept) and
+    return the file's path. Without `input_spec` the program of the latest call is used."""
+    model = to_model(layer_or_function, input_spec)
+    import onnx
+    if not path.endswith(".onnx"):
+        path += ".onnx"
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    onnx.save(model, path)
+    return path
