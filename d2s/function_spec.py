@@ -22,6 +22,7 @@ import weakref
 
 import numpy as np
 
+from runtime import pytree
 from runtime.ops.registry import STATE as _STATE
 
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
@@ -156,8 +157,8 @@ class FunctionSpec:
             else:
                 key.append(value_key(x))
         key.append((id(instance), training, len(leaves), tuple(sorted(kwargs)), amp_key()))
-        if len(leaves) != len(args) or kwargs:
-            key.append(structure((args, kwargs)))
+        if kwargs or any(pytree.is_container(a) for a in args):
+            key.append(pytree.structure(pytree.flatten((args, kwargs))[1]))
         return tuple(key), tensors
 
     def spec_for(self, index: int):
@@ -245,20 +246,4 @@ class _Identity:
 
 
 def _leaves(x, out: list) -> None:
-    if isinstance(x, (list, tuple)):
-        for t in x:
-            _leaves(t, out)
-    elif isinstance(x, dict):
-        for k in x:
-            _leaves(x[k], out)
-    else:
-        out.append(x)
-
-
-def structure(x):
-    """The nesting of lists/tuples/dicts (part of the key: it shapes the traced code)."""
-    if isinstance(x, (list, tuple)):
-        return (type(x), tuple(structure(t) for t in x))
-    if isinstance(x, dict):
-        return (dict, tuple((k, structure(v)) for k, v in x.items()))
-    return None
+    out.extend(pytree.flatten(x)[0])

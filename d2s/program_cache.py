@@ -20,6 +20,8 @@ import threading
 
 import numpy as np
 
+from runtime import pytree
+
 from . import guards
 from .function_spec import is_spec as _is_spec
 from .function_spec import is_tensor as _is_tensor
@@ -163,11 +165,12 @@ def _trace(sf, args, kwargs, with_hooks: bool = False):
                 v.stop_gradient = getattr(x, "stop_gradient", True)
                 feeds.append(v)
                 return v
-            if isinstance(x, (list, tuple)):
-                items = [feed(t, f"{hint}_{j}") for j, t in enumerate(x)]
-                return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
-            if isinstance(x, dict):
-                return {k: feed(t, f"{hint}_{k}") for k, t in x.items()}
+            if pytree.is_container(x):
+                items, how = pytree.children(x)
+                keys = how[2] if isinstance(x, dict) or how[0] == "dataclass" else range(
+                    len(items))
+                return pytree.rebuild(how, [feed(t, f"{hint}_{k}")
+                                            for k, t in zip(keys, items)])
             return x
 
         new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
@@ -185,7 +188,7 @@ def _trace(sf, args, kwargs, with_hooks: bool = False):
 
         from runtime.program.builder import current_builder
         b = current_builder()
-        leaves, tree = _flatten(out)
+        leaves, tree = pytree.flatten(out)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
     return program, feeds, leaves, tree, reads.guards
 
@@ -229,25 +232,6 @@ def _endless_recursion(e: RecursionError):
 def _graph_pred(frame) -> bool:
     pred = frame.f_locals.get("pred")
     return pred is not None and type(pred).__name__ == "Variable"
-
-
-def _flatten(x):
-    if isinstance(x, (list, tuple)):
-        parts = [_flatten(t) for t in x]
-        return [leaf for p in parts for leaf in p[0]], (type(x), [p[1] for p in parts])
-    if isinstance(x, dict):
-        parts = [_flatten(x[k]) for k in x]
-        return [leaf for p in parts for leaf in p[0]], (dict, list(x), [p[1] for p in parts])
-    return [x], None
-
-
-def _unflatten(tree, it):
-    if tree is None:
-        return next(it)
-    if tree[0] is dict:
-        return {k: _unflatten(t, it) for k, t in zip(tree[1], tree[2])}
-    items = [_unflatten(t, it) for t in tree[1]]
-    return tree[0](*items) if hasattr(tree[0], "_fields") else tree[0](items)
 
 
 def _with_hooks(layer, forward):
@@ -319,7 +303,7 @@ class _Entry:
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         # the function returns exactly one tensor: its result is the call's result
-        self.single = tree is None and self.out_index == [0]
+        self.single = tree is pytree.LEAF and self.out_index == [0]
         self._training = None
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
@@ -361,7 +345,7 @@ class _Entry:
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
-        return _unflatten(self.tree, iter(leaves))
+        return pytree.unflatten(self.tree, leaves)
 
     def _build_training(self) -> _Training:
         """A copy of the program with the gradients of the outputs (seeded by fed

@@ -242,3 +242,36 @@ def test_allocation_failures_are_memory_errors_naming_the_op():
 
     with pytest.raises(MemoryError, match="multiply|expand"):
         grow(rt.ones([1]), 10**7)
+
+
+def test_structured_arguments_are_rebuilt_with_their_own_types():
+    import dataclasses
+
+    Pair = collections.namedtuple("Pair", "a b")
+
+    @dataclasses.dataclass(frozen=True)
+    class Batch:
+        tokens: object
+        scale: float = 1.0
+        extra: dict = dataclasses.field(default_factory=dict)
+
+    seen = []
+
+    @d2s.to_static
+    def f(batch, pair):
+        seen.append((type(batch).__name__, type(pair).__name__))
+        y = batch.tokens * batch.scale + pair.a * batch.extra["w"]
+        if rt.mean(y) > 0:
+            y = y - pair.b
+        return Pair(y, batch)
+
+    for sign in (1.0, -1.0):
+        x = rt.full([3], sign)
+        out = f(Batch(x, 2.0, {"w": rt.ones([3])}), Pair(rt.ones([3]), rt.full([3], 0.5)))
+        assert isinstance(out, Pair) and isinstance(out.b, Batch)
+        want = sign * 2.0 + 1.0
+        want = want - 0.5 if want > 0 else want
+        np.testing.assert_allclose(out.a.numpy(), [want] * 3)
+        assert out.b.scale == 2.0
+    assert seen[0] == ("Batch", "Pair")  # the traced code saw the user's own types
+    assert len(f.program_cache) == 1  # the tensors inside were fed, not baked in
