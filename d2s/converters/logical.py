@@ -2,6 +2,7 @@
 
     a and b or not c   ->   _d2s.or_(_d2s.and_(a, lambda: b), lambda: _d2s.not_(c))
     a < b < c          ->   _d2s.and_(a < b, lambda: b < c)
+    a in b             ->   _d2s.in_(a, b)
 
 The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
 them only when the left operand does not decide (for a tensor, only inside the graph branch).
@@ -60,7 +61,9 @@ class Logical(Base):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
-        if len(node.ops) < 2 or any(_has_walrus(c) for c in node.comparators):
+        if len(node.ops) == 1:
+            return _membership(node)
+        if any(_has_walrus(c) for c in node.comparators):
             return node
         operands = [node.left] + node.comparators
         if not all(_simple(c) for c in operands[2:-1]):
@@ -73,11 +76,23 @@ class Logical(Base):
                                                               v=pairs_value)
                 operands[i].target.ctx = gast.Store()
                 self._temps[id(operands[i])] = temp
-        pairs = [gast.Compare(left=self._reuse(operands[i]), ops=[op],
-                              comparators=[operands[i + 1]]) for i, op in enumerate(node.ops)]
+        pairs = [_membership(gast.Compare(left=self._reuse(operands[i]), ops=[op],
+                                          comparators=[operands[i + 1]]))
+                 for i, op in enumerate(node.ops)]
         lambdas = [templates.replace_as_expression("lambda: v", v=p) for p in pairs[1:]]
         return templates.replace_as_expression(f"{RESERVED}.and_(first, rest)",
                                                first=pairs[0], rest=lambdas)
+
+
+def _membership(node):
+    """`a in b` -> `_d2s.in_(a, b)` (`not in` -> `_d2s.not_in`): a tensor on either side
+    makes it a graph op (a list's `in` would ask for the truth of a tensor comparison)."""
+    op = node.ops[0]
+    if not isinstance(op, (gast.In, gast.NotIn)):
+        return node
+    fn = "in_" if isinstance(op, gast.In) else "not_in"
+    return templates.replace_as_expression(f"{RESERVED}.{fn}(a, b)", a=node.left,
+                                           b=node.comparators[0])
 
 
 def transform(node, ctx):

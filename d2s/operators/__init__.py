@@ -7,7 +7,7 @@ user wrote it. The generated-code API, by converter:
 - ifelse: `ifelse(pred, true_fn, false_fn, args, names)`, `ifexp(pred, true_fn, false_fn)`
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
-- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`
+- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`
 - asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `enumerate_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
@@ -33,5 +33,5 @@ from .builtins import (  # noqa: F401
 )
 from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
-from .logical import and_, not_, or_  # noqa: F401
+from .logical import and_, in_, not_, not_in, or_  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401

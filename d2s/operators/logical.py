@@ -94,3 +94,29 @@ def not_(x):
         import runtime as rt
         return rt.logical_not(to_bool(x))
     return not x
+
+
+def in_(x, container):
+    """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
+    some item; for a tensor container, to some element), as eager code decides per value."""
+    items = list(container) if isinstance(container, (list, tuple, set, frozenset)) else None
+    if is_variable(container):
+        import runtime as rt
+        return rt.any(rt.equal(container, x))
+    if items is None or not (is_variable(x) or any(is_variable(t) for t in items)):
+        return x in container
+    import runtime as rt
+    found = None
+    for item in items:
+        if not (is_variable(x) or is_variable(item)):
+            if x is item or x == item:
+                return True
+            continue
+        eq = rt.all(rt.equal(x, item))
+        found = eq if found is None else rt.logical_or(found, eq)
+    return rt.to_tensor(False) if found is None else found
+
+
+def not_in(x, container):
+    """`x not in container` (see `in_`)."""
+    return not_(in_(x, container))

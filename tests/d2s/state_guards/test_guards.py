@@ -161,3 +161,25 @@ def test_guards_are_kept_with_the_program():
     named = {describe(g) for g in guards}
     assert {"self.mode", "self.prev", "self.steps_seen", "SETTINGS.depth", "SETTINGS.decode",
             "global USE_BIAS"} <= named
+
+
+STOP_IDS = [0, 2]
+
+
+def stop_or_step(tok, x):
+    if tok in STOP_IDS:
+        return x * 10
+    if tok not in (5, 6) and x.sum() > 0:
+        return x + 1
+    return x
+
+
+def test_membership_tests_with_tensors_are_graph_ops():
+    f = d2s.to_static(stop_or_step)
+    for t in (0, 2, 3, 5, 6, 7):
+        for sign in (1.0, -1.0):
+            tok, x = rt.to_tensor(t), rt.full([2], sign)
+            want = stop_or_step(tok, x).numpy()  # eager
+            np.testing.assert_allclose(f(tok, x).numpy(), want)
+    assert len(f.program_cache) == 1
+    np.testing.assert_allclose(f(2, rt.ones([2])).numpy(), [10, 10])  # Python ints still work
