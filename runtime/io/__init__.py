@@ -15,6 +15,7 @@ from .dataloader import (  # noqa: F401
     default_collate_fn,
     default_convert_fn,
 )
+from .distributed_sampler import DistributedBatchSampler  # noqa: F401
 from .dataset import (  # noqa: F401
     ChainDataset,
     ComposeDataset,
