@@ -38,7 +38,7 @@ def collectives(rank: int) -> dict:
             "gather": [g.tolist() for g in gathered]}
 
 
-def train(mode: str, rank: int, out: str) -> dict:
+def train(mode: str, rank: int, out: str, prefix: str = "") -> dict:
     rt.seed(100 + rank)  # different initial values per rank: DataParallel must broadcast
     net = dpt.Net()
     if mode == "static":
@@ -48,8 +48,9 @@ def train(mode: str, rank: int, out: str) -> dict:
     dataset = dpt.make_dataset()
     sampler = rt.io.DistributedBatchSampler(dataset, batch_size=dpt.BATCH)
     losses = dpt.train(model, opt, rt.io.DataLoader(dataset, batch_sampler=sampler))
-    np.savez(os.path.join(out, f"{mode}_rank{rank}.npz"), **dpt.params_of(net))
-    info = {"losses": losses, "buckets": len(model._reducer.buckets)}
+    on_device = all(isinstance(p._data, rt.backend.xp().ndarray) for p in net.parameters())
+    np.savez(os.path.join(out, f"{prefix}{mode}_rank{rank}.npz"), **dpt.params_of(net))
+    info = {"losses": losses, "buckets": len(model._reducer.buckets), "on_device": on_device}
     if mode == "static":
         info["programs"] = len(net.forward.program_cache)
     return info
@@ -99,6 +100,28 @@ def unused_batch(rank: int):
     return rt.to_tensor(np.arange(8.0, dtype="float32").reshape(2, 4) * (rank + 1))
 
 
+def on_fake_gpu(rank: int, out: str) -> dict:
+    """The NCCL engine on fake_cupy arrays (NCCL calls carried by MPI, see fake_nccl.py):
+    the collectives and the eager training again, on 'GPU' tensors."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import fake_cupy
+    import fake_nccl
+    from runtime.distributed import env
+    from runtime.distributed.nccl_engine import NCCLEngine
+
+    mpi = env.engine()
+    with fake_cupy.installed():
+        fake_nccl.install(fake_cupy.FAKE)
+        env.STATE.engine = NCCLEngine(mpi, rt.backend.xp(), timeout=60)
+        try:
+            result = {"collectives": collectives(rank), "device": rt.get_device()}
+            result["eager"] = train("eager", rank, out, prefix="gpu_")
+            result["calls"] = sorted({c[0] for c in fake_nccl.CALLS})
+        finally:
+            env.STATE.engine = mpi
+    return result
+
+
 def main() -> int:
     out = sys.argv[1]
     env = dist.init_parallel_env(timeout=60)
@@ -107,6 +130,7 @@ def main() -> int:
     for mode in ("eager", "static"):
         result[mode] = train(mode, rank, out)
     accumulate_and_unused(rank, out)
+    result["fake_gpu"] = on_fake_gpu(rank, out)
     try:  # rank 1 builds a wider layer: every rank must refuse at construction
         dist.DataParallel(rt.nn.Linear(4, 3 + rank))
     except dist.DistributedError as e:

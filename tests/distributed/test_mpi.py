@@ -3,7 +3,9 @@ so CI runs this): data-parallel training ends where one process training on the
 concatenated batches ends, eager and converted; collectives give the reduced values; a
 mismatched model is refused on every rank; a dead rank is named by the survivor's timeout.
 
-One launch (about 10 s on 2 cores) produces everything; each test checks one part.
+The same run repeats the collectives and training on the NCCL engine over fake_cupy arrays
+(fake_nccl.py). One launch (10-15 s on 2 busy cores) produces everything; each test checks
+one part.
 """
 from __future__ import annotations
 
@@ -133,3 +135,19 @@ def test_a_dead_rank_is_named_by_the_timeout(run):
     assert message.startswith("rank 0: all_reduce (collective #")
     assert "waited 2 s for the other ranks. rank 1 did not answer within 2 s" in message
     assert "rank 1 fails on purpose" in proc.stderr  # the dead rank's own traceback
+
+
+def test_nccl_engine_on_fake_gpu_trains_like_one_process(run):
+    """The GPU path: NCCLEngine over fake_cupy arrays, its NCCL calls (pointers, counts, dtype
+    codes) carried between the two processes by fake_nccl; the result must be the CPU one."""
+    out, results, _ = run
+    reference = reference_training("eager")
+    for r, res in enumerate(results):
+        gpu = res["fake_gpu"]
+        assert gpu["device"] == f"gpu:{r}"  # one GPU per rank, by local rank
+        assert gpu["collectives"] == res["collectives"]
+        assert gpu["calls"] == ["allGather", "allReduce", "bcast"]
+        assert gpu["eager"]["on_device"] and gpu["eager"]["buckets"] == 3
+        params = dict(np.load(out / f"gpu_eager_rank{r}.npz"))
+        for name, want in reference.items():
+            np.testing.assert_allclose(params[name], want, rtol=2e-5, atol=2e-6, err_msg=name)
