@@ -94,8 +94,7 @@ class GradientReducer:
     def check_previous_step(self):
         """Called before a forward: the previous backward must have reduced everything."""
         if 0 < self.arrived < len(self.params):
-            missing = [self.names[id(p)] for p in self.params
-                       if id(p) not in self.before and id(p) not in self.unused]
+            missing = self._missing()
             self._new_round()
             raise DistributedError(self._missing_message(missing))
 
@@ -118,8 +117,7 @@ class GradientReducer:
             return None
         pid = id(param)
         if pid in self.before or pid in self.unused:
-            missing = [self.names[id(p)] for p in self.params
-                       if id(p) not in self.before and id(p) not in self.unused]
+            missing = self._missing()
             self._new_round()
             raise DistributedError(self._missing_message(missing))
         prev = param.grad
@@ -177,6 +175,11 @@ class GradientReducer:
         self.unsynced.clear()
         self._new_round()
         return result
+
+    def _missing(self) -> list:
+        """Names (in the model's order) of the parameters still without this step's gradient."""
+        return [name for pid, name in self.names.items()
+                if pid not in self.before and pid not in self.unused]
 
     def _missing_message(self, missing: list) -> str:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8
