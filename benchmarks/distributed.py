@@ -1,0 +1,123 @@
+"""Data-parallel step time at 1 and 2 processes (MPI engine, CPU), with scaling efficiency.
+
+    python benchmarks/distributed.py [--steps 30] [--batch 128] [--procs 1,2] [--repeat 3]
+
+LeNet on 8x8 images (the digits demo's model) trains with a fixed global batch (`--batch`,
+split evenly over the processes: strong scaling) and again with a fixed per-process batch
+(`--batch` each: weak scaling), eager and with a converted (`d2s.to_static`) forward. Each
+configuration is its own `mpiexec -n P` launch (P = 1 runs through MPI too, so both sides
+pay the same per-step costs). A step is forward + loss + backward (gradients averaged by
+DataParallel) + SGD step; after 5 warm-up steps every rank times `--steps` steps in wall-clock
+time (waiting for the other rank is part of a step), and the median of rank 0's steps counts;
+each configuration is launched `--repeat` times and the fastest launch counts (a shared
+machine's other load only ever slows a launch down). Each launch then times an all-reduce
+of LeNet's gradient size (the communication in a step).
+
+Efficiency: strong scaling T1 / (P * TP) (1.0 = P times the throughput); weak scaling
+T1 / TP (1.0 = P times the samples in the same time). BLAS runs one thread per process.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def worker(args) -> None:
+    import numpy as np
+
+    import d2s
+    import runtime as rt
+    from examples.models import LeNet
+    from runtime import distributed as dist
+
+    env = dist.init_parallel_env()
+    rt.seed(0)
+    net = LeNet(image_size=8)
+    if args.mode == "static":
+        net = d2s.to_static(net)
+    model = dist.DataParallel(net)
+    opt = rt.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
+    per_rank = args.batch // env.world_size if args.scaling == "strong" else args.batch
+    rng = np.random.RandomState(env.rank)
+    x = rt.to_tensor(rng.rand(per_rank, 1, 8, 8).astype("float32"))
+    y = rt.to_tensor(rng.randint(0, 10, per_rank).astype("int64"))
+    times = []
+    for i in range(5 + args.steps):
+        if i == 5:
+            dist.barrier()
+        start = time.perf_counter()
+        loss = rt.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        if i >= 5:
+            times.append(time.perf_counter() - start)
+    grad_size = sum(p.size for p in net.parameters())
+    flat = rt.zeros([grad_size])
+    comm = []
+    for _ in range(50):
+        start = time.perf_counter()
+        dist.all_reduce(flat)
+        comm.append(time.perf_counter() - start)
+    if env.rank == 0:
+        print(json.dumps({"ms": 1e3 * statistics.median(times), "per_rank": per_rank,
+                          "comm_ms": 1e3 * statistics.median(comm), "grad_size": grad_size}))
+
+
+def launch(procs: int, mode: str, scaling: str, args) -> dict:
+    mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
+    mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
+    if mpiexec is None:
+        raise SystemExit("mpiexec not found: pip install -e '.[dist]' (the mpich wheel)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    cmd = [mpiexec, "-n", str(procs), sys.executable, __file__, "--worker", "--mode", mode,
+           "--scaling", scaling, "--steps", str(args.steps), "--batch", str(args.batch)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--procs", default="1,2")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="eager", help=argparse.SUPPRESS)
+    parser.add_argument("--scaling", default="strong", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    procs = [int(p) for p in args.procs.split(",")]
+    print(f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}; LeNet 8x8, "
+          f"{args.steps} timed steps, median ms per step, best of {args.repeat} launches\n")
+    print("| scaling | forward | processes | batch per process | step ms | samples/s | "
+          "efficiency | all-reduce of the gradient ms |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for scaling in ("strong", "weak"):
+        for mode in ("eager", "static"):
+            base = None
+            for p in procs:
+                r = min((launch(p, mode, scaling, args) for _ in range(args.repeat)),
+                        key=lambda run: run["ms"])
+                base = base or r["ms"]
+                eff = base / (p * r["ms"]) if scaling == "strong" else base / r["ms"]
+                rate = 1e3 * r["per_rank"] * p / r["ms"]
+                print(f"| {scaling} | {mode} | {p} | {r['per_rank']} | {r['ms']:.2f} | "
+                      f"{rate:.0f} | {eff:.2f} | {r['comm_ms']:.3f} ({r['grad_size']} floats) |",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
