@@ -8,16 +8,16 @@ Launch one process per rank with an MPI launcher (`mpiexec -n 2 python train.py`
 >>> rt.distributed.get_rank(), rt.distributed.get_world_size()
 (0, 1)
 """
-from .collective import ReduceOp, Task, all_gather, all_reduce, barrier, broadcast  # noqa: F401
-from .env import (  # noqa: F401
+from .collective import ReduceOp, Task, all_gather, all_reduce, barrier, broadcast
+from .env import (
     ParallelEnv,
     get_rank,
     get_world_size,
     init_parallel_env,
     is_initialized,
 )
-from .errors import DistributedError, DistributedTimeoutError  # noqa: F401
-from .parallel import DataParallel  # noqa: F401
+from .errors import DistributedError, DistributedTimeoutError
+from .parallel import DataParallel
 
 __all__ = [
     "DataParallel",

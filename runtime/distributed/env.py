@@ -137,14 +137,14 @@ def get_rank() -> int:
     """
     if STATE.engine is None and launched_by_mpi():
         return int(os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK",
-                                                             os.environ.get("PMIX_RANK", 0))))
+                                                             os.environ.get("PMIX_RANK", "0"))))
     return engine().rank
 
 
 def get_world_size() -> int:
     """The number of processes training together (1 without a launcher)."""
     if STATE.engine is None and launched_by_mpi():
-        return int(os.environ.get("PMI_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", 1)))
+        return int(os.environ.get("PMI_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", "1")))
     return engine().size
 
 

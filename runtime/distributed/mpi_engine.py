@@ -21,7 +21,7 @@ OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
 # What a rank reports it is waiting in (the index travels in a ping's answer).
 KINDS = ("nothing", "all_reduce", "broadcast", "all_gather", "barrier")
 TAG_PING, TAG_ANSWER = 1, 2
-SPIN_SECONDS = 1e-4  # poll without sleeping this long first (most waits end within it)
+SPIN_SECONDS = 1e-3  # poll without sleeping this long first (most waits end within it)
 MAX_SLEEP = 1e-3
 GRACE_SECONDS = 2.0  # how long a timed-out rank waits for the others' answers
 
@@ -141,8 +141,8 @@ class MPIEngine:
         del pings  # left pending towards ranks that never answer
         silent = [r for r in others if r not in answers]
         elsewhere = {r: a for r, a in answers.items() if a != (seq, KINDS.index(kind))}
-        parts = [f"rank {self.rank}: {kind} (collective #{seq}) waited {self.timeout:g} s "
-                 "for the other ranks."]
+        parts = [(f"rank {self.rank}: {kind} (collective #{seq}) waited {self.timeout:g} s "
+                  "for the other ranks.")]
         if silent:
             parts.append(f"{_ranks(silent)} did not answer within {grace:g} s: exited, crashed, "
                          "or busy outside rt.distributed (stuck, or skipped this collective); "

@@ -118,12 +118,12 @@ def check_same_model(layer: Layer, eng) -> None:
             continue
         ref = {e[0]: e for e in reference}
         other = {e[0]: e for e in model}
-        for name in ref:
+        for name, entry in ref.items():
             if name not in other:
                 why = f"{name} exists on rank 0 but not on rank {rank}"
                 break
-            if ref[name] != other[name]:
-                why = (f"{name} has shape {ref[name][1]} ({ref[name][2]}) on rank 0 but "
+            if entry != other[name]:
+                why = (f"{name} has shape {entry[1]} ({entry[2]}) on rank 0 but "
                        f"{other[name][1]} ({other[name][2]}) on rank {rank}")
                 break
         else:

@@ -15,7 +15,6 @@ from .dataloader import (  # noqa: F401
     default_collate_fn,
     default_convert_fn,
 )
-from .distributed_sampler import DistributedBatchSampler  # noqa: F401
 from .dataset import (  # noqa: F401
     ChainDataset,
     ComposeDataset,
@@ -26,3 +25,4 @@ from .dataset import (  # noqa: F401
     TensorDataset,
     random_split,
 )
+from .distributed_sampler import DistributedBatchSampler  # noqa: F401

@@ -84,7 +84,7 @@ class DistributedBatchSampler(BatchSampler):
     def __len__(self) -> int:
         if self.drop_last:
             return self.num_samples // self.batch_size
-        return -(-self.num_samples // self.batch_size)
+        return (self.num_samples + self.batch_size - 1) // self.batch_size
 
     def set_epoch(self, epoch: int) -> None:
         """Use epoch `epoch`'s order next (the same on every rank)."""

@@ -13,11 +13,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import dp_training as dpt  # noqa: E402
+import dp_training as dpt
 
-import d2s  # noqa: E402
-import runtime as rt  # noqa: E402
-from runtime import distributed as dist  # noqa: E402
+import d2s
+import runtime as rt
+from runtime import distributed as dist
 
 
 def collectives(rank: int) -> dict:
@@ -106,6 +106,7 @@ def on_fake_gpu(rank: int, out: str) -> dict:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import fake_cupy
     import fake_nccl
+
     from runtime.distributed import env
     from runtime.distributed.nccl_engine import NCCLEngine
 
