@@ -132,14 +132,16 @@ def test_a_parameter_without_gradient_is_named_at_the_next_forward(loopback):
         "parts), pass DataParallel(..., find_unused_parameters=True).")
 
 
-def test_find_unused_parameters_lets_the_step_finish(loopback):
+@pytest.mark.parametrize("convert", [False, True])
+def test_find_unused_parameters_lets_the_step_finish(loopback, convert):
     rt.seed(0)
-    net = MLP()
+    net = d2s.to_static(MLP()) if convert else MLP()
     model = dist.DataParallel(net, find_unused_parameters=True)
     model(rt.ones([2, 4]), use_extra=False).sum().backward()
     # this rank contributed zero for `extra`; the loopback's twin did too
     assert np.all(net.extra.weight.grad.numpy() == 0)
     model(rt.ones([2, 4])).sum().backward()  # the next step runs normally
+    assert np.abs(net.extra.weight.grad.numpy()).sum() > 0
 
 
 def test_rt_grad_of_data_parallel_parameters_is_refused(loopback):
