@@ -13,6 +13,10 @@ each configuration is launched `--repeat` times and the fastest launch counts (a
 machine's other load only ever slows a launch down). Each launch then times an all-reduce
 of LeNet's gradient size (the communication in a step).
 
+A control row runs P copies of the one-process training at once with no communication at
+all: what this machine gives P processes (shared cores and caches, other jobs), against which
+the data-parallel rows can be read.
+
 Efficiency: strong scaling T1 / (P * TP) (1.0 = P times the throughput); weak scaling
 T1 / TP (1.0 = P times the samples in the same time). CPU efficiency compares the CPU time a
 step costs summed over all ranks with one process doing the same samples: it shows what data
@@ -93,6 +97,22 @@ def launch(procs: int, mode: str, scaling: str, args) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def launch_independent(procs: int, mode: str, args) -> dict:
+    """The control: `procs` copies of the one-process run at once, no communication. What
+    this machine gives P processes at all (shared cores, caches, other load)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = {k: v for k, v in env.items() if k not in ("PMI_RANK", "PMI_SIZE", "PMI_FD")}
+    cmd = [sys.executable, __file__, "--worker", "--mode", mode, "--scaling", "weak",
+           "--steps", str(args.steps), "--batch", str(args.batch)]
+    runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+            for _ in range(procs)]
+    results = [json.loads(r.communicate()[0].strip().splitlines()[-1]) for r in runs]
+    return {"ms": max(r["ms"] for r in results), "per_rank": args.batch,
+            "cpu_ms": sum(r["cpu_ms"] for r in results), "comm_ms": 0.0,
+            "grad_size": results[0]["grad_size"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=30)
@@ -115,11 +135,13 @@ def main() -> None:
     for mode in ("eager", "static"):
         # (processes, scaling): one process is the base of both; launches of the configurations
         # alternate, so a burst of other load hits them alike
-        configs = [(1, "strong")] + [(p, s) for p in procs if p > 1 for s in ("strong", "weak")]
+        configs = [(1, "strong")] + [(p, s) for p in procs if p > 1
+                                     for s in ("strong", "weak", "independent")]
         best: dict = {}
         for _ in range(args.repeat):
             for config in configs:
-                r = launch(config[0], mode, config[1], args)
+                r = (launch_independent(config[0], mode, args) if config[1] == "independent"
+                     else launch(config[0], mode, config[1], args))
                 if config not in best or r["ms"] < best[config]["ms"]:
                     best[config] = r
         base, base_cpu = best[(1, "strong")]["ms"], best[(1, "strong")]["cpu_ms"]
@@ -127,11 +149,13 @@ def main() -> None:
             eff = base / (p * r["ms"]) if scaling == "strong" else base / r["ms"]
             work = 1 if scaling == "strong" else p  # samples per step relative to the base
             cpu_eff = base_cpu * work / r["cpu_ms"]
-            what = "" if p == 1 else f" ({scaling})"
+            what = "" if p == 1 else f" ({scaling})" if scaling != "independent" else \
+                " independent, no communication"
             rate = 1e3 * r["per_rank"] * p / r["ms"]
+            comm = f"{r['comm_ms']:.3f} ({r['grad_size']} floats)" if p > 1 and r["comm_ms"] \
+                else "-"
             print(f"| {mode} | {p}{what} | {r['per_rank']} | {r['ms']:.2f} | {rate:.0f} | "
-                  f"{eff:.2f} | {r['cpu_ms']:.2f} | {cpu_eff:.2f} | {r['comm_ms']:.3f} "
-                  f"({r['grad_size']} floats) |", flush=True)
+                  f"{eff:.2f} | {r['cpu_ms']:.2f} | {cpu_eff:.2f} | {comm} |", flush=True)
 
 
 if __name__ == "__main__":
