@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 def test_demo_one_process():
     from examples import demo_distributed
-    assert demo_distributed.main(epochs=2) == 0
+    assert demo_distributed.main(epochs=4) == 0
 
 
 def test_demo_two_processes():
