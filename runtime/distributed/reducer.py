@@ -20,12 +20,17 @@ with the next synchronised step's, by that step.
 from __future__ import annotations
 
 import functools
+import weakref
 
 from .. import backend
 from ..tensor import Tensor, wrap
 from .errors import DistributedError
 
 MB = 1 << 20
+# id(parameter) -> (weak reference to it, the reducer whose hook it carries): wrapping a model
+# again replaces the old reducer's hooks instead of reducing every gradient twice. (Not a
+# WeakKeyDictionary: it compares keys with ==, which is elementwise for tensors.)
+_OWNER: dict = {}
 
 
 class Bucket:
@@ -75,6 +80,11 @@ class GradientReducer:
         self.params = [p for b in self.buckets for p in b.params]
         self.sync = True  # False inside no_sync()
         self.unsynced: set = set()  # ids of params holding gradients not yet averaged
+        for p in params:
+            ref, old = _OWNER.get(id(p), (None, None))
+            if old is not None and ref() is p:
+                old.remove()
+            _OWNER[id(p)] = (weakref.ref(p, lambda _, key=id(p): _OWNER.pop(key, None)), self)
         self.handles = [p.register_hook(functools.partial(self.on_grad, p)) for p in params]
         self._new_round()
 
@@ -87,8 +97,10 @@ class GradientReducer:
             b.missing, b.work = len(b.params), None
 
     def remove(self):
+        """Unhook from every parameter (a newer DataParallel over them took over)."""
         for h in self.handles:
             h.remove()
+        self.handles = []
 
     # ---- one step ---------------------------------------------------------------------------
     def check_previous_step(self):

@@ -104,6 +104,14 @@ def test_reducer_averages_in_buckets_and_keeps_accumulated_grads(loopback, conve
     assert loopback.reduced == [3, 12, 3, 24, 8, 32] * 2
 
 
+def test_wrapping_again_replaces_the_hooks(loopback):
+    net = MLP()
+    dist.DataParallel(net)
+    dist.DataParallel(net)  # e.g. rebuilt each epoch: one reduction per backward, not two
+    net(rt.ones([2, 4])).sum().backward()
+    assert len(loopback.reduced) == 1
+
+
 def test_no_sync_defers_the_reduction(loopback):
     rt.seed(0)
     net = MLP()
