@@ -84,7 +84,7 @@ class GradientReducer:
             ref, old = _OWNER.get(id(p), (None, None))
             if old is not None and ref() is p:
                 old.remove()
-            _OWNER[id(p)] = (weakref.ref(p, lambda _, key=id(p): _OWNER.pop(key, None)), self)
+            _OWNER[id(p)] = (weakref.ref(p, functools.partial(_forget, id(p))), self)
         self.handles = [p.register_hook(functools.partial(self.on_grad, p)) for p in params]
         self._new_round()
 
@@ -104,11 +104,15 @@ class GradientReducer:
 
     # ---- one step ---------------------------------------------------------------------------
     def check_previous_step(self):
-        """Called before a forward: the previous backward must have reduced everything."""
-        if 0 < self.arrived < len(self.params):
+        """Called before a forward: the previous backward must have reduced everything. A
+        forward that no backward followed (evaluation with gradients on) only marked unused
+        parameters, which launched nothing: forget it."""
+        if self.before and self.arrived < len(self.params):
             missing = self._missing()
             self._new_round()
             raise DistributedError(self._missing_message(missing))
+        if self.arrived:
+            self._new_round()
 
     def mark_unused(self, outputs):
         """find_unused_parameters=True: parameters the outputs do not depend on this step
@@ -119,8 +123,10 @@ class GradientReducer:
                 continue
             self.unused.add(id(p))
             local = p.grad._data if id(p) in self.unsynced and p.grad is not None else None
-            self._store(p, local)
-        if self.arrived == len(self.params):  # nothing to wait for: this rank's part is done
+            self._store(p, local, launch=False)  # the first gradient's hook launches
+        if self.arrived == len(self.params):  # no hook will come: this rank's part is done
+            for b in self.buckets:
+                b.work = self.engine.start_all_reduce(b.flat)
             self._finish(None)
 
     def on_grad(self, param, grad: Tensor):
@@ -142,7 +148,7 @@ class GradientReducer:
             return self._finish(param)
         return None
 
-    def _store(self, param, local):
+    def _store(self, param, local, launch: bool = True):
         bucket, offset = self.where[id(param)]
         view = bucket.flat[offset:offset + param.size]
         if local is None:
@@ -151,7 +157,7 @@ class GradientReducer:
             view[...] = local.reshape(-1)
         bucket.missing -= 1
         self.arrived += 1
-        while self.next_launch < len(self.buckets) and \
+        while launch and self.next_launch < len(self.buckets) and \
                 self.buckets[self.next_launch].missing == 0:
             b = self.buckets[self.next_launch]
             b.work = self.engine.start_all_reduce(b.flat)
@@ -200,6 +206,10 @@ class GradientReducer:
                 f"to {shown}, so that step's gradients were not averaged (the other ranks are "
                 "left waiting for them). If some parameters are unused in some steps (branches, "
                 "frozen parts), pass DataParallel(..., find_unused_parameters=True).")
+
+
+def _forget(key: int, _ref) -> None:
+    _OWNER.pop(key, None)
 
 
 def reachable_leaves(outputs) -> set:

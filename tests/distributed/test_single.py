@@ -150,6 +150,10 @@ def test_find_unused_parameters_lets_the_step_finish(loopback, convert):
     assert np.all(net.extra.weight.grad.numpy() == 0)
     model(rt.ones([2, 4])).sum().backward()  # the next step runs normally
     assert np.abs(net.extra.weight.grad.numpy()).sum() > 0
+    model(rt.ones([2, 4]), use_extra=False)  # a forward with no backward (evaluation)
+    net.clear_gradients()
+    model(rt.ones([2, 4])).sum().backward()
+    assert net.extra.weight.grad is not None
 
 
 def test_rt_grad_of_data_parallel_parameters_is_refused(loopback):
@@ -236,8 +240,9 @@ def test_sampler_drop_last_and_arguments():
 def test_docs_python_blocks_run():
     """docs/distributed.md's Python blocks run as written (in a world of one)."""
     import re
-    text = open(os.path.join(ROOT, "docs", "distributed.md")).read()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    with open(os.path.join(ROOT, "docs", "distributed.md")) as f:
+        text = f.read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
     assert len(blocks) == 2
-    for block in blocks:
-        exec(compile(block, "docs/distributed.md", "exec"), {})
+    for block in blocks:  # the repository's own documentation, run as its reader would
+        exec(compile(block, "docs/distributed.md", "exec"), {})  # noqa: S102
