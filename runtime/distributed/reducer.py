@@ -45,7 +45,7 @@ class Bucket:
         self.work = None
 
 
-def make_buckets(params: list, first_mb: float, rest_mb: float) -> list:
+def make_buckets(params: list, first_mb: float, rest_mb: float, widen: bool = False) -> list:
     """Buckets in launch order (last parameters first). Built from the first parameters: the
     bucket holding them, launched last, is capped at `first_mb` (Paddle's
     last_comm_buffer_size: a small final reduction leaves less to wait for)."""
@@ -59,7 +59,13 @@ def make_buckets(params: list, first_mb: float, rest_mb: float) -> list:
         size += nbytes
     if current:
         groups.append(current)
-    return [Bucket(list(reversed(g)), g[0]._data.dtype) for g in reversed(groups)]
+    return [Bucket(list(reversed(g)), _carried(g[0]._data.dtype, widen))
+            for g in reversed(groups)]
+
+
+def _carried(dtype, widen: bool):
+    """The bucket's dtype: MPI has no 16-bit floats, so those buckets are float32 there."""
+    return "float32" if widen and dtype.name in ("float16", "bfloat16") else dtype
 
 
 class GradientReducer:
@@ -70,7 +76,8 @@ class GradientReducer:
         self.engine = engine
         self.names = {id(p): name for name, p in named_params}
         params = [p for _, p in named_params]
-        self.buckets = make_buckets(params, last_comm_buffer_size, comm_buffer_size)
+        self.buckets = make_buckets(params, last_comm_buffer_size, comm_buffer_size,
+                                    widen=engine.name == "mpi")
         self.where = {}  # id(param) -> (bucket, offset)
         for bucket in self.buckets:
             offset = 0
@@ -175,7 +182,8 @@ class GradientReducer:
         for p in self.params:
             pid = id(p)
             bucket, offset = self.where[pid]
-            avg = bucket.flat[offset:offset + p.size].reshape(p._data.shape).copy()
+            avg = bucket.flat[offset:offset + p.size].reshape(p._data.shape).astype(
+                p._data.dtype)  # a copy: the bucket is reused next step
             prev = self.before.get(pid, p.grad)
             if pid not in self.unused and p is not current and p.grad is prev:
                 self._new_round()

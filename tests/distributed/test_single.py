@@ -246,3 +246,20 @@ def test_docs_python_blocks_run():
     assert len(blocks) == 2
     for block in blocks:  # the repository's own documentation, run as its reader would
         exec(compile(block, "docs/distributed.md", "exec"), {})  # noqa: S102
+
+
+def test_float16_gradients_travel_as_float32_on_mpi(loopback, monkeypatch):
+    monkeypatch.setattr(loopback, "name", "mpi")  # MPI has no 16-bit float type
+    rt.seed(0)
+    ref = rt.nn.Linear(4, 3).to(dtype="float16")
+    rt.seed(0)
+    net = rt.nn.Linear(4, 3).to(dtype="float16")
+    model = dist.DataParallel(net)
+    assert [b.flat.dtype.name for b in model._reducer.buckets] == ["float32"]
+    x = rt.ones([2, 4]).astype("float16")
+    model(x).sum().backward()
+    ref(x).sum().backward()
+    for name, want in grads(ref).items():
+        got = grads(net)[name]
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, want)
