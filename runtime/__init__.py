@@ -31,6 +31,7 @@ from .nn.param_attr import ParamAttr  # noqa: F401
 
 from . import amp, io, optimizer, quantization, regularizer  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from . import distributed  # noqa: F401
 
 from . import methods as _methods
 

@@ -46,7 +46,9 @@ PROMISED = {
         Executor append_backward gradients create_array array_write array_read array_length
         Print save_inference_model load_inference_model"""),
     "rt.static.nn": (rt.static.nn, "cond while_loop switch_case"),
-    "rt.io": (rt.io, "Dataset TensorDataset DataLoader"),
+    "rt.io": (rt.io, "Dataset TensorDataset DataLoader DistributedBatchSampler"),
+    "rt.distributed": (rt.distributed, """init_parallel_env get_rank get_world_size all_reduce
+        broadcast all_gather barrier DataParallel"""),
     "d2s": (d2s, """to_static InputSpec not_to_static enable_to_static ignore_module
         set_code_level set_verbosity save load"""),
 }

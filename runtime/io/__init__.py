@@ -25,3 +25,4 @@ from .dataset import (  # noqa: F401
     TensorDataset,
     random_split,
 )
+from .distributed_sampler import DistributedBatchSampler  # noqa: F401
