@@ -352,13 +352,9 @@ class _Entry:
         `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
         the forward part this call runs and the backward part `loss.backward()` runs."""
         import runtime as rt
-        from runtime.program.serialize import copy_program
         from runtime.program.split import split_program
         program = self.concrete.main_program
-        copy = copy_program(program)
-        user_stop = {v.name for v in program.all_vars() if v._user_stop}
-        for v in copy.all_vars():
-            v._user_stop = v.name in user_stop
+        copy = program.clone()
         g0 = copy.global_block()
         n = len(g0.ops)
         outs = [g0.var(v.name) for v in self.concrete.outputs]

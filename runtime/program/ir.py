@@ -119,6 +119,10 @@ class Block:
         return f"<Block {self.idx} ({len(self.ops)} ops)>"
 
 
+def _copy_inputs(inputs: list) -> list:
+    return [list(x) if isinstance(x, list) else x for x in inputs]
+
+
 class Program:
     """A static program: blocks of ops over named variables.
 
@@ -220,11 +224,35 @@ class Program:
         verify(self)
 
     def clone(self, for_test: bool = False) -> Program:
-        """A deep copy of the structure that shares the same parameter tensors. `for_test` is
-        accepted for Paddle compatibility: layers pick train/eval behaviour when they are
-        traced (`layer.eval()`), so the copy is the same program either way."""
-        from .serialize import copy_program
-        return copy_program(self)
+        """A deep copy of the structure (blocks, variables with all their flags, ops, origins)
+        that shares the same parameter tensors, made directly (as torch.fx's graph copy): JSON
+        is for files. `for_test` is accepted for Paddle compatibility: layers pick train/eval
+        behaviour when they are traced (`layer.eval()`), so the copy is the same program
+        either way."""
+        new = Program()
+        new.blocks = []
+        for b in self.blocks:
+            nb = Block(new, b.idx, b.parent)
+            for name, v in b.vars.items():
+                nv = Variable(nb, name, v._static_shape, v.dtype, kind=v.kind,
+                              persistable=v.persistable, stop_gradient=v._stop_gradient)
+                nv._user_stop = v._user_stop
+                nb.vars[name] = nv
+            nb.ops = [Op(op.type, _copy_inputs(op.inputs), list(op.outputs), dict(op.attrs),
+                         op.blocks, op.origin) for op in b.ops]
+            nb.params = list(b.params)
+            nb.results = list(b.results)
+            new.blocks.append(nb)
+        new.tensors = dict(self.tensors)
+        new.inputs = list(self.inputs)
+        new.origins = list(self.origins)
+        new._origin_ids = dict(self._origin_ids)
+        new.passes = list(self.passes)
+        new._counters = dict(self._counters)
+        new._names = set(self._names)
+        new._captured = dict(self._captured)
+        new._latest = dict(self._latest)
+        return new
 
     def num_ops(self) -> int:
         return sum(len(b.ops) for b in self.blocks)

@@ -167,8 +167,8 @@ def program_from_dict(d: dict, tensors: dict) -> Program:
 
 
 def copy_program(program: Program) -> Program:
-    """A structural deep copy sharing the same persistable Tensors."""
-    return program_from_dict(program_to_dict(program, with_source=False), program.tensors)
+    """A structural deep copy sharing the same persistable Tensors (`Program.clone`)."""
+    return program.clone()
 
 
 def to_json(program: Program) -> str:
