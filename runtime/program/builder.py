@@ -141,6 +141,42 @@ class Builder:
         finally:
             self.block = prev
 
+    @contextlib.contextmanager
+    def scratch(self):
+        """Trace into a new child block, then discard it with every block, variable, name,
+        capture and origin it made (what a probe trace needs: learn the types a body gives,
+        leave the program as it was).
+
+        >>> import runtime as rt
+        >>> from runtime.program.builder import current_builder
+        >>> main = rt.static.Program()
+        >>> with rt.static.program_guard(main):
+        ...     x = rt.static.data('x', [2], 'float32')
+        ...     with current_builder().scratch():
+        ...         probe = rt.tanh(x)
+        ...     y = rt.tanh(x)
+        >>> probe.dtype.name, y.name, main.num_ops(), len(main.blocks)
+        ('float32', 't0', 1, 1)
+        """
+        program = self.program
+        saved = (len(program.blocks), set(program._names), dict(program._counters),
+                 dict(program.tensors), dict(program._captured), dict(program._latest),
+                 len(program.origins), program.version)
+        outer = self.block
+        try:
+            with self.sub_block() as blk:
+                yield blk
+        finally:
+            self.block = outer
+            mark, names, counters, tensors, captured, latest, n_origins, version = saved
+            del program.blocks[mark:]
+            program._names, program._counters = names, counters
+            program.tensors, program._captured, program._latest = tensors, captured, latest
+            for origin in program.origins[n_origins:]:
+                program._origin_ids.pop(origin, None)
+            del program.origins[n_origins:]
+            program.version = version + 1
+
 
 def _check_same_shape(target: Variable, value: Variable) -> None:
     a, b = target._static_shape, value._static_shape
