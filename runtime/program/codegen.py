@@ -234,6 +234,11 @@ DIRECT_CALLS = {"add": ("add",), "subtract": ("subtract",), "multiply": ("multip
                 "matmul": ("matmul",), "relu": ("maximum", 0)}
 
 
+# Integer arithmetic that the array module computes exactly as the kernel does (same dtype in
+# and out; a Python int operand is weak, NEP 50): loop counters and index arithmetic.
+EXACT_ON_INTEGERS = frozenset(("add", "subtract", "multiply", "maximum", "minimum", "neg"))
+
+
 def direct_call(op: Op, block: Block):
     """(array-module function, constant trailing args) that compute `op` exactly, or None."""
     entry = DIRECT_CALLS.get(op.type)
@@ -248,9 +253,11 @@ def direct_call(op: Op, block: Block):
             dtypes.add(v.dtype)
         elif x.__class__ not in (int, float):
             return None
-    if len(dtypes) != 1 or not next(iter(dtypes)).is_floating:
+    if len(dtypes) != 1:
         return None
     dt = next(iter(dtypes))
+    if not (dt.is_floating or (dt.is_integer and op.type in EXACT_ON_INTEGERS)):
+        return None
     if block.var(op.outputs[0]).dtype != dt:
         return None
     return getattr(backend.XP, entry[0]), [dt.np.type(c) for c in entry[1:]]
