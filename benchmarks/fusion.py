@@ -93,9 +93,11 @@ def main(argv=None) -> None:
          (xa, ba, ra)),
         ("Adam update", adam_rt, lambda: adam(pa, ga, ma, va, _NP), (pa, ga, ma, va)),
     ]
+    peers = _torch_peers()
     print(f"| workload on [{args.rows}, {args.cols}] float32 | plain NumPy ms | static "
-          "unfused | static fused, 1 thread | static fused, 2 threads |")
-    print("|---|---:|---:|---:|---:|")
+          "unfused | static fused, 1 thread | static fused, 2 threads |"
+          + "".join(f" {name} |" for name, _ in peers))
+    print("|---|---:|---:|---:|---:|" + "---:|" * len(peers))
     for name, fn, ref, arrays in workloads:
         tensors = [rt.to_tensor(a) for a in arrays]
         variants = []
@@ -120,6 +122,8 @@ def main(argv=None) -> None:
             variants.append(run)
             d2s.transpile._CACHE.pop(fn, None)  # the next variant converts and compiles anew
         os.environ.pop("D2S_FUSION", None)
+        for _, make in peers:
+            variants.append(make(name, arrays))
         rows = [ref] + variants
         best = [float("inf")] * len(rows)
         with rt.no_grad():
@@ -129,6 +133,43 @@ def main(argv=None) -> None:
         base = best[0]
         cells = [f"{best[0] * 1e3:.2f}"] + [f"{b * 1e3:.2f} ({b / base:.2f}x)" for b in best[1:]]
         print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def _torch_peers() -> list:
+    """(column name, make(workload name, arrays) -> callable) for PyTorch where installed:
+    eager on one thread and `torch.compile` (one thread), the peers the issue names."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    torch.set_num_threads(1)
+
+    class _T:
+        tanh, sqrt = staticmethod(torch.tanh), staticmethod(torch.sqrt)
+
+        @staticmethod
+        def mean(x, axis, keepdims):
+            return torch.mean(x, dim=axis, keepdim=keepdims)
+
+    fns = {"GELU (tanh form)": lambda x: gelu(x, _T),
+           "bias + residual + LayerNorm": lambda x, b, r: bias_residual_layernorm(x, b, r, _T),
+           "Adam update": lambda p, g, m, v: adam(p, g, m, v, _T)}
+
+    def eager(name, arrays):
+        ts = [torch.from_numpy(a) for a in arrays]
+        fn = fns[name]
+        return lambda: fn(*ts)
+
+    def compiled(name, arrays):
+        ts = [torch.from_numpy(a) for a in arrays]
+        fn = torch.compile(fns[name])
+        fn(*ts)  # compiled here, not timed
+        return lambda: fn(*ts)
+
+    peers = [(f"PyTorch {torch.__version__} eager", eager)]
+    if os.environ.get("D2S_BENCH_TORCH_COMPILE", "1") != "0":
+        peers.append(("torch.compile", compiled))
+    return peers
 
 
 if __name__ == "__main__":
