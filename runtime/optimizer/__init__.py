@@ -7,6 +7,7 @@
 """
 from . import lr
 from .algorithms import SGD, Adam, AdamW, Momentum, RMSProp
+from .more import Adagrad, Adamax, Lamb
 from .optimizer import Optimizer
 
-__all__ = ["SGD", "Adam", "AdamW", "Momentum", "Optimizer", "RMSProp", "lr"]
+__all__ = ["Adagrad", "Adamax", "Lamb", "SGD", "Adam", "AdamW", "Momentum", "Optimizer", "RMSProp", "lr"]
