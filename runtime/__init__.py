@@ -23,6 +23,7 @@ from .ops.nn import *
 from .ops.random import *
 from .ops.reduce import *
 from .ops.shape import *
+from .ops.accumulate import add_n, increment  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401
 
