@@ -30,7 +30,7 @@ from .tensor import Tensor, to_tensor  # noqa: F401
 from . import nn  # noqa: F401
 from .nn.param_attr import ParamAttr  # noqa: F401
 
-from . import amp, io, optimizer, quantization, regularizer  # noqa: F401
+from . import amp, io, metric, optimizer, quantization, regularizer  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 from . import methods as _methods
@@ -39,5 +39,10 @@ _methods.install(Tensor)
 from . import static
 from .program.builder import disable_static, enable_static, in_dynamic_mode  # noqa: F401
 static.Variable.install_methods(_methods.method_table())
+from . import tensor as _tensor_module
+
+for _name in ("create_array", "array_write", "array_read", "array_length"):
+    setattr(_tensor_module, _name, getattr(static, _name))  # Paddle's paddle.tensor.* paths
+__version__ = "0.1.0"  # the distribution's version (pyproject.toml)
 backend.default_device()
 bool = bool_  # Paddle spells it rt.bool

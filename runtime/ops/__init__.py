@@ -24,10 +24,12 @@ from . import (
     optim_more,
     random,
     reduce,
+    resize_dyn,
     sequence,
     shape,
 )
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
-           nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence)
+           nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
+           resize_dyn)

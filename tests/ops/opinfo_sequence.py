@@ -152,3 +152,27 @@ OPINFOS = [
                                       r"\[3\]")]),
     OpInfo("add_n", _add_n_fn, _add_n_ref, _add_n_samples),
 ]
+
+
+def _accuracy_ref(input, label, k=1):
+    top = np.argsort(-input, axis=-1, kind="stable")[:, :k]
+    return np.float32(np.mean(np.any(top == label.reshape(-1, 1), axis=-1)))
+
+
+def _accuracy_samples(rng):
+    return [Sample((rng.permutation(20).reshape(5, 4).astype(float), rng.integers(0, 4, (5, 1)))),
+            Sample((rng.permutation(18).reshape(6, 3).astype(float), rng.integers(0, 3, 6)),
+                   {"k": 2})]
+
+
+OPINFOS.append(OpInfo("accuracy", rt.metric.accuracy, _accuracy_ref, _accuracy_samples,
+                      grad=False,
+                      error_samples=[ErrorSample((np.ones((2, 3)), np.zeros((2, 1), "int64")),
+                                                 {"k": 0}, ValueError,
+                                                 r"accuracy: k must be >= 1, got 0")]))
+
+# Bound only while a program is built (eager code passes numbers); tested against eager and
+# finite differences in tests/breadth/test_dynamic_shapes.py.
+EXEMPT = {"resize2d_dyn": "static-only (size known at run time); tests/breadth/"
+                          "test_dynamic_shapes.py checks values and gradients",
+          "resize2d_dyn_grad": "the adjoint of resize2d_dyn, checked through its gradients"}
