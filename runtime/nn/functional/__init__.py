@@ -58,6 +58,7 @@ from .sequence import (  # noqa: F401
     linear_chain_crf,
     sequence_mask,
 )
+from .volume import avg_pool3d, conv3d, max_pool3d  # noqa: F401
 from .norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: F401
 from .pooling import (  # noqa: F401
     adaptive_avg_pool1d,
