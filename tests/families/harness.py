@@ -45,10 +45,12 @@ def leaves(x):
 
 def check_family(tmp_path, make_model, batch, loss_of, n_inputs, *, steps=3, train_batch=4,
                  infer_batch=3, opt_cls=rt.optimizer.Adam, lr=0.01, rtol=LOSS_RTOL,
-                 atol=1e-5, seed=0, forward=None):
+                 atol=1e-5, seed=0, forward=None, skip_params=()):
     """Train eagerly and converted, compare; save the converted model without input_spec,
     reload, and compare its predictions on `infer_batch` samples with the eager model's.
-    `forward(model, *inputs)` is what the saved model computes (default: `model(*inputs)`)."""
+    `forward(model, *inputs)` is what the saved model computes (default: `model(*inputs)`).
+    `skip_params`: name suffixes of parameters whose gradient is zero in exact arithmetic
+    (attention key biases): Adam turns float noise there into lr-sized steps."""
     rt.seed(seed)
     model = make_model()
     eager, static = copy.deepcopy(model), d2s.to_static(copy.deepcopy(model))
@@ -59,6 +61,8 @@ def check_family(tmp_path, make_model, batch, loss_of, n_inputs, *, steps=3, tra
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg="losses")
     assert all(np.isfinite(want)), want
     for (name, p), q in zip(eager.named_parameters(), static.parameters()):
+        if name.endswith(skip_params):
+            continue
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
     # save without input_spec after a call with the training batch size, reload, predict
     eager.eval()
