@@ -24,7 +24,7 @@ def label_smooth(label, prior_dist=None, epsilon: float = 0.1, name=None):
 
     >>> import runtime as rt
     >>> import runtime.nn.functional as F
-    >>> F.label_smooth(rt.to_tensor([[0.0, 1.0]]), epsilon=0.2).tolist()
+    >>> F.label_smooth(rt.to_tensor([[0.0, 1.0]], dtype="float64"), epsilon=0.2).tolist()
     [[0.1, 0.9]]
     """
     if not 0.0 <= float(epsilon) <= 1.0:
