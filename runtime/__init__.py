@@ -30,7 +30,7 @@ from .tensor import Tensor, to_tensor  # noqa: F401
 from . import nn  # noqa: F401
 from .nn.param_attr import ParamAttr  # noqa: F401
 
-from . import amp, io, metric, optimizer, quantization, regularizer  # noqa: F401
+from . import amp, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 from . import methods as _methods
