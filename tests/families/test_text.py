@@ -150,7 +150,8 @@ class LexNet(nn.Layer):
         return self.fc(out)
 
     def forward(self, word, length):
-        return F.crf_decoding(self.emissions(word, length), self.transition, length=length)
+        emission = self.emissions(word, length)
+        return emission, F.crf_decoding(emission, self.transition, length=length)
 
 
 def lac_batch(rng, n):
@@ -160,9 +161,8 @@ def lac_batch(rng, n):
 
 
 def lac_loss(model, word, length, tags):
-    emission = model.emissions(word, length)
+    emission, path = model(word, length)
     cost = F.linear_chain_crf(emission, tags, model.transition, length=length)
-    path = F.crf_decoding(emission, model.transition, length=length)
     assert path.shape == [word.shape[0], SEQ] and path.dtype == rt.int64
     return rt.mean(cost)
 
@@ -187,8 +187,7 @@ def test_lac_decoding_is_the_best_path():
     net.eval()
     word, length, _ = lac_batch(np.random.default_rng(3), 2)
     length[:] = [4, 3]
-    path = net(rt.to_tensor(word), rt.to_tensor(length)).numpy()
-    em = net.emissions(rt.to_tensor(word), rt.to_tensor(length)).numpy()
+    em, path = (t.numpy() for t in net(rt.to_tensor(word), rt.to_tensor(length)))
     for b in range(2):
         n = length[b]
         assert tuple(path[b, :n]) == _viterbi(em[b], net.transition.numpy(), n)

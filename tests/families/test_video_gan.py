@@ -150,7 +150,12 @@ class CycleGAN(nn.Layer):
 
     def forward(self, real_a, real_b):
         fake_b, fake_a = self.g_ab(real_a), self.g_ba(real_b)
-        return fake_b, fake_a, self.g_ba(fake_b), self.g_ab(fake_a)
+        cyc_a, cyc_b = self.g_ba(fake_b), self.g_ab(fake_a)
+        # discriminator scores: on fakes for the generators, on detached fakes for D itself
+        d_gen = (self.d_b(fake_b), self.d_a(fake_a))
+        d_real = (self.d_b(real_b), self.d_a(real_a))
+        d_fake = (self.d_b(fake_b.detach()), self.d_a(fake_a.detach()))
+        return fake_b, fake_a, cyc_a, cyc_b, d_gen, d_real, d_fake
 
 
 def gan_batch(rng, n):
@@ -158,11 +163,11 @@ def gan_batch(rng, n):
 
 
 def cyclegan_loss(model, real_a, real_b):
-    fake_b, fake_a, cyc_a, cyc_b = model(real_a, real_b)
-    g_adv = rt.mean(rt.square(model.d_b(fake_b) - 1.0)) + rt.mean(rt.square(model.d_a(fake_a) - 1.0))
+    _, _, cyc_a, cyc_b, d_gen, d_real, d_fake = model(real_a, real_b)
+    g_adv = sum(rt.mean(rt.square(d - 1.0)) for d in d_gen)
     cyc = rt.mean(rt.abs(cyc_a - real_a)) + rt.mean(rt.abs(cyc_b - real_b))
-    d_loss = (rt.mean(rt.square(model.d_b(real_b) - 1.0)) + rt.mean(rt.square(model.d_b(fake_b.detach())))
-              + rt.mean(rt.square(model.d_a(real_a) - 1.0)) + rt.mean(rt.square(model.d_a(fake_a.detach()))))
+    d_loss = sum(rt.mean(rt.square(d - 1.0)) for d in d_real) + sum(
+        rt.mean(rt.square(d)) for d in d_fake)
     return g_adv + 10.0 * cyc + 0.5 * d_loss
 
 
