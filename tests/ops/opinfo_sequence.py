@@ -176,3 +176,18 @@ OPINFOS.append(OpInfo("accuracy", rt.metric.accuracy, _accuracy_ref, _accuracy_s
 EXEMPT = {"resize2d_dyn": "static-only (size known at run time); tests/breadth/"
                           "test_dynamic_shapes.py checks values and gradients",
           "resize2d_dyn_grad": "the adjoint of resize2d_dyn, checked through its gradients"}
+
+
+def _unbind_ref(x, axis=0):
+    return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+
+
+OPINFOS += [
+    OpInfo("unbind", rt.unbind, _unbind_ref,
+           lambda rng: [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 2, 3, 2),), {"axis": 1}),
+                        Sample((randn(rng, 2, 3),), {"axis": -1})],
+           error_samples=[ErrorSample((np.ones((2, 3)),), {"axis": 2}, ValueError,
+                                      r"unbind: axis=2 is out of range for a tensor of rank 2")]),
+    OpInfo("rank", rt.rank, lambda x: np.asarray(x.ndim, "int32"), grad=False,
+           samples=lambda rng: [Sample((randn(rng, 3, 4),)), Sample((randn(rng),))]),
+]
