@@ -123,7 +123,7 @@ def _yolo_loss_samples(rng):
                              -1)
         out[0, -1] = 0  # a padding row
         return out
-    return [Sample((rng.standard_normal((2, 2 * 8, 4, 4)), boxes(2, 3),
+    return [Sample((rng.standard_normal((2, 2 * 8, 3, 3)), boxes(2, 3),
                     rng.integers(0, 3, (2, 3)), ANCHORS, [1, 2], 3, 0.5, 8)),
             Sample((rng.standard_normal((1, 3 * 7, 3, 3)) * 0.5, boxes(1, 4),
                     rng.integers(0, 2, (1, 4)), ANCHORS, [0, 1, 2], 2, 0.3, 16),
