@@ -28,17 +28,16 @@ def _static_function(obj):
 
 def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
     """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
-    (the parameters). Without `input_spec` the program of the latest call is saved with its
-    batch dimension unknown (any batch size loads), see `save_spec.py`."""
+    (the parameters). Without `input_spec` the program of the latest call is saved."""
     import runtime as rt
     sf = _static_function(layer_or_function)
+    if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
+        from .save_spec import any_batch_spec
+        input_spec = any_batch_spec(sf)
     if input_spec is not None:
         concrete = sf.get_concrete_program(*input_spec)
-    elif sf._input_spec is not None:
-        concrete = sf.get_concrete_program(*sf._input_spec)
-    else:  # the batch dimension is saved as unknown (Paddle's behaviour)
-        from .save_spec import any_batch_program
-        concrete = any_batch_program(sf)
+    else:
+        concrete = sf.concrete_program
     rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
                                    program=concrete.main_program)
 
