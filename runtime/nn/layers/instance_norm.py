@@ -55,6 +55,11 @@ class InstanceNorm1D(_InstanceNorm):
 
     _rank, _formats = 3, ("NCL", "NLC")
 
+    def __init__(self, num_features: int, epsilon: float = 1e-5, momentum: float = 0.9,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCL", name=None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
+                         name)
+
 
 class InstanceNorm2D(_InstanceNorm):
     """Instance norm over [N, C, H, W] ('NCHW') or [N, H, W, C] ('NHWC').
@@ -67,11 +72,21 @@ class InstanceNorm2D(_InstanceNorm):
 
     _rank, _formats = 4, ("NCHW", "NHWC")
 
+    def __init__(self, num_features: int, epsilon: float = 1e-5, momentum: float = 0.9,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCHW", name=None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
+                         name)
+
 
 class InstanceNorm3D(_InstanceNorm):
     """Instance norm over [N, C, D, H, W] ('NCDHW') or channels last ('NDHWC')."""
 
     _rank, _formats = 5, ("NCDHW", "NDHWC")
+
+    def __init__(self, num_features: int, epsilon: float = 1e-5, momentum: float = 0.9,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCDHW", name=None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
+                         name)
 
 
 __all__ = ["InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D"]
