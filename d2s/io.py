@@ -31,6 +31,9 @@ def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
     (the parameters). Without `input_spec` the program of the latest call is saved."""
     import runtime as rt
     sf = _static_function(layer_or_function)
+    if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
+        from .save_spec import any_batch_spec
+        input_spec = any_batch_spec(sf)
     concrete = sf.inference_program(input_spec)
     rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
                                    program=concrete.main_program)

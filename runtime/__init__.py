@@ -23,13 +23,16 @@ from .ops.nn import *
 from .ops.random import *
 from .ops.reduce import *
 from .ops.shape import *
+from .ops.accumulate import add_n, increment  # noqa: F401
+from .ops.unbind import rank, unbind  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401
 
 from . import nn  # noqa: F401
 from .nn.param_attr import ParamAttr  # noqa: F401
+from .nn.create import create_parameter  # noqa: F401
 
-from . import amp, io, optimizer, quantization, regularizer  # noqa: F401
+from . import amp, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
 
@@ -39,5 +42,10 @@ _methods.install(Tensor)
 from . import static
 from .program.builder import disable_static, enable_static, in_dynamic_mode  # noqa: F401
 static.Variable.install_methods(_methods.method_table())
+from . import tensor as _tensor_module
+
+for _name in ("create_array", "array_write", "array_read", "array_length"):
+    setattr(_tensor_module, _name, getattr(static, _name))  # Paddle's paddle.tensor.* paths
+__version__ = "0.1.0"  # the distribution's version (pyproject.toml)
 backend.default_device()
 bool = bool_  # Paddle spells it rt.bool

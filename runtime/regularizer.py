@@ -22,4 +22,11 @@ class L2Decay:
         return f"L2Decay(coeff={self.coeff})"
 
 
-__all__ = ["L2Decay"]
+class L2DecayRegularizer(L2Decay):
+    """Paddle's fluid-era name for `L2Decay` (its keyword is `regularization_coeff`)."""
+
+    def __init__(self, regularization_coeff: float = 0.0):
+        super().__init__(regularization_coeff)
+
+
+__all__ = ["L2Decay", "L2DecayRegularizer"]

@@ -76,7 +76,11 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return backend.to_numpy(self._data)
 
-    def item(self):
+    def item(self, *index):
+        """The Python number at `index` (Paddle's and NumPy's signature: `x.item(0, 1)`, or
+        one flat index); with no index the tensor must have one element."""
+        if index:
+            return self.numpy().item(*[int(i) for i in index])
         if self._data.size != 1:
             raise ValueError(f"item(): only one-element tensors can be converted to a Python "
                              f"scalar, this one has shape {self.shape}")

@@ -51,7 +51,30 @@ PROMISED = {
         broadcast all_gather barrier DataParallel"""),
     "d2s": (d2s, """to_static InputSpec not_to_static enable_to_static ignore_module
         set_code_level set_verbosity save load"""),
+    # "Added for wave 2" (issue 22 breadth)
+    "rt (wave 2)": (rt, "__version__ increment add_n assign"),
+    "rt.tensor (wave 2)": (rt.tensor, "create_array array_write array_read array_length"),
+    "rt.static (wave 2)": (rt.static, "create_global_var accuracy"),
+    "rt.metric (wave 2)": (rt.metric, "accuracy"),
+    "rt.nn (wave 2)": (rt.nn, "Conv3D MaxPool3D AvgPool3D"),
+    "F (wave 2)": (F, """conv3d softsign label_smooth sequence_mask gather_tree
+        linear_chain_crf crf_decoding"""),
+    "rt.vision.ops (wave 2)": (rt.vision.ops, "yolo_box yolo_loss"),
+    "rt.optimizer (wave 2)": (rt.optimizer, "Adagrad Adamax"),
+    "d2s (wave 2)": (d2s, "__version__"),
 }
+
+
+def test_wave2_signatures():
+    """The keywords API.md's wave 2 promises (behaviour is tested in tests/breadth)."""
+    import inspect
+    for name in ("moving_mean_name", "moving_variance_name", "trainable_statistics",
+                 "use_global_stats", "data_layout"):
+        assert name in inspect.signature(rt.nn.BatchNorm).parameters, name
+    assert list(inspect.signature(rt.assign).parameters) == ["x", "output"]
+    assert rt.to_tensor([[1, 2], [3, 4]]).item(1, 0) == 3
+    for name in ("create_array", "array_write", "array_read", "array_length"):
+        assert getattr(rt.tensor, name) is getattr(rt.static, name)
 
 
 @pytest.mark.parametrize("where", sorted(PROMISED))

@@ -133,16 +133,16 @@ def bool_(x=False):
 
 
 def int_(x=0, *base):
-    if is_variable(x):
+    if is_variable(x):  # Paddle's converted int(): int32, float(): float32
         import runtime as rt
-        return rt.cast(x, "int64")
+        return rt.cast(x, "int32")
     return builtins.int(x, *base)
 
 
 def float_(x=0.0):
     if is_variable(x):
         import runtime as rt
-        return x if x.dtype.is_floating else rt.cast(x, "float32")
+        return rt.cast(x, "float32")
     return builtins.float(x)
 
 

@@ -21,11 +21,17 @@ from . import (
     nn_norm,
     nn_pool,
     optim,
+    optim_more,
     random,
     reduce,
+    resize_dyn,
+    sequence,
     shape,
+    unbind,
+    yolo,
 )
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
-           nn_conv, nn_pool, nn_norm, nn_loss, optim)
+           nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
+           resize_dyn, yolo, unbind)

@@ -313,8 +313,25 @@ erf = _unary_fn(ERF, "The error function, 2/sqrt(pi) * integral of exp(-t^2) fro
 
 
 def assign(x, output=None):
-    """A copy of `x` (a differentiable identity)."""
-    return bind(ASSIGN, (x,), {})
+    """A copy of `x` (a differentiable identity). With `output` (Paddle's semantics) the copy
+    is written into `output`, which is returned: its values, shape and dtype become x's, in
+    eager mode and in a program being built alike.
+
+    >>> import runtime as rt
+    >>> buf = rt.zeros([2])
+    >>> _ = rt.assign(rt.to_tensor([1.0, 2.0]), buf)
+    >>> buf.tolist()
+    [1.0, 2.0]
+    """
+    if not hasattr(x, "dtype") or isinstance(x, np.ndarray):
+        from ..tensor import to_tensor
+        x = to_tensor(x)  # a list, NumPy array or Python number, as Paddle accepts
+    out = bind(ASSIGN, (x,), {})
+    if output is None:
+        return out
+    from .inplace import write_into
+    write_into(output, out)
+    return output
 
 
 # ---- cast and scale -------------------------------------------------------------------------

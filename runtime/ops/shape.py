@@ -348,9 +348,21 @@ def tile(x, repeat_times, name=None):
     >>> rt.tile(rt.ones([2, 3]), [2, 1]).shape
     [4, 3]
     """
+    if _has_runtime_value(repeat_times):
+        from .tile_dyn import tile_dynamic
+        return tile_dynamic(x, repeat_times)
     reps = (repeat_times,) if isinstance(repeat_times, int) else tuple(
         int(r) for r in repeat_times)
     return bind(TILE, (x,), {"repeat_times": reps})
+
+
+def _has_runtime_value(repeat_times) -> bool:
+    """True while building a program when a repeat count is a tensor (known at run time)."""
+    from .registry import STATE
+    if STATE.builder is None or isinstance(repeat_times, int):
+        return False
+    parts = [repeat_times] if hasattr(repeat_times, "dtype") else list(repeat_times)
+    return any(hasattr(r, "dtype") for r in parts)
 
 
 def _tile_grad(g, x, repeat_times):

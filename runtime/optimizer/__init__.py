@@ -1,4 +1,5 @@
-"""`rt.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp and learning-rate schedulers (`lr`).
+"""`rt.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp, Adagrad, Adamax, Lamb and
+learning-rate schedulers (`lr`).
 
 >>> import runtime as rt
 >>> w = rt.Parameter(rt.ones([2]).numpy())
@@ -7,6 +8,8 @@
 """
 from . import lr
 from .algorithms import SGD, Adam, AdamW, Momentum, RMSProp
+from .more import Adagrad, Adamax, Lamb
 from .optimizer import Optimizer
 
 __all__ = ["SGD", "Adam", "AdamW", "Momentum", "Optimizer", "RMSProp", "lr"]
+__all__ += ["Adagrad", "Adamax", "Lamb"]

@@ -16,8 +16,17 @@ from ..ops.registry import STATE, Meta, OpError
 from .variable import Variable
 
 
+def _index(i) -> int:
+    """An array position from a Python int or a one-element integer tensor/array (Paddle
+    passes `[1]`-shaped int64 tensors)."""
+    data = getattr(i, "_data", i)
+    if hasattr(data, "reshape") and getattr(data, "size", 1) == 1:
+        return int(data.reshape(()).item())
+    return int(data)
+
+
 def _write_kernel(xp, x, i, arr):
-    i = int(i)
+    i = _index(i)
     out = list(arr)
     if i == len(out):
         out.append(x)
@@ -30,7 +39,7 @@ def _write_kernel(xp, x, i, arr):
 
 
 def _read_kernel(xp, arr, i):
-    i = int(i)
+    i = _index(i)
     if not -len(arr) <= i < len(arr):
         raise IndexError(f"index {i} is out of range for an array of length "
                          f"{len(arr)}")
@@ -78,14 +87,14 @@ def _concat_infer(arr, axis=0):
 # eager autograd follows the tensors in them).
 
 def _grad_read_kernel(xp, g, i, x):
-    i = int(i)
+    i = _index(i)
     v = g[i] if 0 <= i < len(g) else None
     return v if v is not None else xp.zeros_like(x)
 
 
 def _grad_drop_kernel(xp, g, i, arr):
     out = (list(g) + [None] * len(arr))[:len(arr)]
-    i = int(i)
+    i = _index(i)
     if 0 <= i < len(out):
         out[i] = None
     return out
@@ -93,7 +102,7 @@ def _grad_drop_kernel(xp, g, i, arr):
 
 def _grad_put_kernel(xp, gx, i, arr):
     out = [None] * len(arr)
-    out[int(i)] = gx
+    out[_index(i)] = gx
     return out
 
 
@@ -256,7 +265,7 @@ def array_write(x, i, array=None):
         if array is None:
             array = []
         _write_kernel(None, x, int(i), array)  # validates the index
-        i = int(i)
+        i = _index(i)
         if i == len(array):
             array.append(x)
         else:
@@ -285,7 +294,7 @@ def array_write(x, i, array=None):
 def array_read(array, i):
     """The element at position `i`."""
     if _builder() is None:
-        return array[int(i)]
+        return array[_index(i)]
     return registry.bind(READ, (array, i), {})
 
 
@@ -312,8 +321,5 @@ def array_concat(array, axis: int = 0):
 
 
 def _eager_join(array, how, axis):
-    from .. import ops
-    fn = getattr(ops.shape, how, None)
-    if fn is None:
-        raise NotImplementedError(f"rt.{how} is not available yet")
-    return fn(list(array), axis=axis)
+    from ..ops import combine
+    return getattr(combine, how)(list(array), axis=axis)

@@ -265,6 +265,10 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     >>> dx.shape
     [3]
     """
+    if not isinstance((targets if not isinstance(targets, (list, tuple)) else targets[0]),
+                      Variable):  # eager Tensors: autograd computes the same now
+        from ..static import eager
+        return eager.gradients(targets, inputs, target_gradients, no_grad_set)
     targets = [targets] if not isinstance(targets, (list, tuple)) else list(targets)
     single = not isinstance(inputs, (list, tuple))
     inputs = [inputs] if single else list(inputs)
@@ -305,6 +309,9 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
     >>> p is w, g.shape
     (True, [3])
     """
+    if not isinstance(loss, Variable):  # an eager Tensor: autograd computes the same now
+        from ..static import eager
+        return eager.append_backward(loss, parameter_list, no_grad_set)
     program = loss.program
     if parameter_list is None:
         names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)

@@ -35,3 +35,5 @@ from ..program.variable import Variable  # noqa: F401
 from . import nn  # noqa: F401
 from .input import InputSpec, data  # noqa: F401
 from .io import load_inference_model, save_inference_model  # noqa: F401
+from .globals import create_global_var  # noqa: F401
+from ..metric import accuracy  # noqa: F401

@@ -57,7 +57,8 @@ def _static(cls, clip):
 
 
 @pytest.mark.parametrize("clip", [False, True], ids=["plain", "clip"])
-@pytest.mark.parametrize("cls", ["SGD", "Momentum", "Adam", "AdamW", "RMSProp"])
+@pytest.mark.parametrize("cls", ["SGD", "Momentum", "Adam", "AdamW", "RMSProp", "Adagrad", "Adamax",
+                                 "Lamb"])
 def test_static_minimize_matches_eager(cls, clip):
     eager_losses, eager_w = _eager(cls, clip)
     static_losses, static_w, program = _static(cls, clip)

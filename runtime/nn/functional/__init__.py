@@ -22,6 +22,7 @@ from .activation import (  # noqa: F401
     silu,
     softmax,
     softplus,
+    softsign,
     swish,
     tanh,
 )
@@ -50,6 +51,14 @@ from .loss import (  # noqa: F401
     softmax_with_cross_entropy,
     square_error_cost,
 )
+from .sequence import (  # noqa: F401
+    crf_decoding,
+    gather_tree,
+    label_smooth,
+    linear_chain_crf,
+    sequence_mask,
+)
+from .volume import avg_pool3d, conv3d, max_pool3d  # noqa: F401
 from .norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: F401
 from .pooling import (  # noqa: F401
     adaptive_avg_pool1d,

@@ -82,3 +82,14 @@ def prelu(x, weight, data_format: str = "NCHW", name=None):
         channel = 1 if data_format.startswith("NC") else x.ndim - 1
         weight = _shape.reshape(weight, [-1 if i == channel else 1 for i in range(x.ndim)])
     return _nn.relu(x) - weight * _nn.relu(-x)
+
+
+def softsign(x, name=None):
+    """x / (1 + |x|).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.softsign(rt.to_tensor([-1.0, 3.0])).tolist()
+    [-0.5, 0.75]
+    """
+    return _math.divide(x, _math.add(_math.abs(x), 1.0))

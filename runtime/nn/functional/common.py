@@ -10,6 +10,7 @@ from ...ops import nn_pool as _pool
 from ...ops import reduce as _reduce
 from ...ops import shape as _shape
 from ...ops.registry import OpError
+from ...ops.resize_dyn import resize2d_dyn
 from .conv import from_nchw, pair, to_nchw
 
 linear = _nn.linear
@@ -73,6 +74,10 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
     if (size is None) == (scale_factor is None):
         raise OpError("interpolate: give exactly one of size and scale_factor")
     scale = None
+    if size is not None and _runtime_size(size):
+        y = resize2d_dyn(to_nchw(x, data_format, "interpolate"), _size_tensor(size), mode,
+                         align_corners, align_mode)
+        return from_nchw(y, data_format)
     if size is not None:
         size = pair(size, "size", "interpolate")
     else:
@@ -84,6 +89,26 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
 
 
 upsample = interpolate
+
+
+def _runtime_size(size) -> bool:
+    """True when `size` holds a value known only when the program runs (a Variable)."""
+    from ...program.variable import Variable
+    parts = size if isinstance(size, (list, tuple)) else [size]
+    return any(isinstance(s, Variable) for s in parts)
+
+
+def _size_tensor(size):
+    """`size` (a [2] int tensor, or two ints / 1-element tensors) as an int64 tensor [2]."""
+    from ...ops.combine import stack
+    if not isinstance(size, (list, tuple)):
+        return _math.cast(_shape.reshape(size, [-1]), "int64")
+    if len(size) != 2:
+        raise OpError(f"interpolate: size must be 2 ints, got {len(size)} values")
+    parts = [_math.cast(_shape.reshape(s, []), "int64") if hasattr(s, "dtype") else int(s)
+             for s in size]
+    from ...ops.creation import full
+    return stack([p if hasattr(p, "dtype") else full([], p, "int64") for p in parts])
 
 
 

@@ -20,6 +20,8 @@ from .activation import (  # noqa: F401
 )
 from .common import Dropout, Embedding, Flatten, Identity, Linear, Pad2D, Upsample  # noqa: F401
 from .conv import Conv1D, Conv2D, Conv2DTranspose  # noqa: F401
+from .volume import AvgPool3D, Conv3D, MaxPool3D  # noqa: F401
+from .instance_norm import InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,

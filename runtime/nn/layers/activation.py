@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..layer import Layer
+from .compat import check_ignored
 
 
 class _Activation(Layer):
@@ -39,7 +40,14 @@ ReLU = _activation("ReLU", F.relu, """max(x, 0).
     """)
 ReLU6 = _activation("ReLU6", F.relu6, "min(max(x, 0), 6).")
 Sigmoid = _activation("Sigmoid", F.sigmoid, "1 / (1 + exp(-x)).")
-Silu = _activation("Silu", F.silu, "x * sigmoid(x).")
+class Silu(_Activation):
+    """x * sigmoid(x). `inplace` is accepted (results are the same; nothing is reused)."""
+
+    _function = staticmethod(F.silu)
+
+    def __init__(self, name=None, inplace: bool = False):
+        check_ignored("Silu", inplace=inplace)
+        super().__init__(name)
 Swish = _activation("Swish", F.swish, "x * sigmoid(x) (Paddle's name; the same as Silu).")
 Hardswish = _activation("Hardswish", F.hardswish, "x * relu6(x + 3) / 6 (MobileNetV3).")
 Tanh = _activation("Tanh", F.tanh, "tanh(x).")

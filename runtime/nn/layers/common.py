@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...ops.shape import flatten
 from .. import functional as F
 from ..layer import Layer
+from .compat import check_ignored, refuse
 
 
 class Linear(Layer):
@@ -47,8 +48,15 @@ class Embedding(Layer):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 sparse: bool = False, weight_attr=None, name=None):
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
+                 _freeze: bool = False, device=None, dtype=None, weight_attr=None, name=None):
         super().__init__()
+        check_ignored("Embedding", sparse=sparse)
+        if max_norm is not None:
+            refuse("Embedding", "max_norm", max_norm, "renormalising looked-up rows")
+        if scale_grad_by_freq:
+            refuse("Embedding", "scale_grad_by_freq", True, "gradients scaled by id frequency")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for "
@@ -57,6 +65,12 @@ class Embedding(Layer):
         self._num_embeddings, self._embedding_dim = num_embeddings, embedding_dim
         self._padding_idx, self._sparse = padding_idx, sparse
         self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
+        if _weight is not None:  # initial values given directly (Paddle 3 / PyTorch)
+            values = _weight.numpy() if hasattr(_weight, "numpy") else _weight
+            self.weight.set_value(values)
+        self.weight.stop_gradient = bool(_freeze)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
         if padding_idx is not None:
             values = self.weight.numpy().copy()
             values[padding_idx] = 0
@@ -113,8 +127,10 @@ class Dropout(Layer):
     [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, p: float = 0.5, axis=None, mode: str = "upscale_in_train", name=None):
+    def __init__(self, p: float = 0.5, axis=None, mode: str = "upscale_in_train", name=None,
+                 inplace: bool = False):
         super().__init__()
+        check_ignored("Dropout", inplace=inplace)
         self.p, self.axis, self.mode = p, axis, mode
 
     def forward(self, input):
@@ -157,9 +173,11 @@ class Upsample(Layer):
     """
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest",
-                 align_corners: bool = False, align_mode: int = 0, data_format: str = "NCHW",
-                 name=None):
+                 align_corners: bool = False, align_mode: int = 0, data_format: str | None = None,
+                 recompute_scale_factor: bool | None = None, name=None):
         super().__init__()
+        check_ignored("Upsample", recompute_scale_factor=recompute_scale_factor)
+        data_format = "NCHW" if data_format is None else data_format  # images are 4-D here
         self.size, self.scale_factor, self.mode = size, scale_factor, mode
         self.align_corners, self.align_mode, self.data_format = (align_corners, align_mode,
                                                                  data_format)

@@ -11,6 +11,7 @@ import math
 from .. import functional as F
 from ..initializer import Normal
 from ..layer import Layer
+from .compat import bias_attr_of
 
 
 def _ntuple(value, n: int, what: str) -> list:
@@ -93,11 +94,14 @@ class Conv1D(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, padding_mode: str = "zeros", weight_attr=None,
-                 bias_attr=None, data_format: str = "NCL"):
+                 bias_attr=None, data_format: str = "NCL", bias: bool = True, device=None,
+                 dtype=None):
         super().__init__(in_channels, out_channels, kernel_size, False, 1, stride=stride,
                          padding=padding, padding_mode=padding_mode, dilation=dilation,
-                         groups=groups, weight_attr=weight_attr, bias_attr=bias_attr,
-                         data_format=data_format)
+                         groups=groups, weight_attr=weight_attr,
+                         bias_attr=bias_attr_of(bias, bias_attr), data_format=data_format)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
 
 class Conv2D(_ConvNd):
@@ -113,11 +117,14 @@ class Conv2D(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, padding_mode: str = "zeros", weight_attr=None,
-                 bias_attr=None, data_format: str = "NCHW"):
+                 bias_attr=None, data_format: str = "NCHW", bias: bool = True, device=None,
+                 dtype=None):
         super().__init__(in_channels, out_channels, kernel_size, False, 2, stride=stride,
                          padding=padding, padding_mode=padding_mode, dilation=dilation,
-                         groups=groups, weight_attr=weight_attr, bias_attr=bias_attr,
-                         data_format=data_format)
+                         groups=groups, weight_attr=weight_attr,
+                         bias_attr=bias_attr_of(bias, bias_attr), data_format=data_format)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
 
 class Conv2DTranspose(_ConvNd):
@@ -130,7 +137,7 @@ class Conv2DTranspose(_ConvNd):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, dilation=1, weight_attr=None,
+                 output_padding=0, dilation=1, groups: int = 1, weight_attr=None,
                  bias_attr=None, data_format: str = "NCHW"):
         super().__init__(in_channels, out_channels, kernel_size, True, 2, stride=stride,
                          padding=padding, output_padding=output_padding, dilation=dilation,

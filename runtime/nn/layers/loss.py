@@ -27,15 +27,28 @@ class CrossEntropyLoss(Layer):
 
     def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
                  soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                 name=None):
+                 label_smoothing: float = 0.0, name=None):
         super().__init__()
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got "
+                             f"{label_smoothing}")
+        self.label_smoothing = float(label_smoothing)
         self.weight, self.ignore_index = weight, ignore_index
         self.reduction = _check_reduction("CrossEntropyLoss", reduction)
         self.soft_label, self.axis, self.use_softmax = soft_label, axis, use_softmax
 
     def forward(self, input, label):
+        soft_label = self.soft_label
+        if self.label_smoothing > 0.0:  # as Paddle: one-hot (if needed), smooth, soft labels
+            if len(label.shape) == len(input.shape) - 1 or (
+                    not soft_label and label.shape[self.axis] == 1):
+                if len(label.shape) == len(input.shape):
+                    label = label.squeeze(self.axis)
+                label = F.one_hot(label, input.shape[self.axis])
+            label = F.label_smooth(label, epsilon=self.label_smoothing).astype(input.dtype)
+            soft_label = True
         return F.cross_entropy(input, label, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, soft_label=self.soft_label,
+                               reduction=self.reduction, soft_label=soft_label,
                                axis=self.axis, use_softmax=self.use_softmax)
 
 
@@ -110,23 +123,31 @@ class BCELoss(Layer):
 class SmoothL1Loss(Layer):
     """Huber loss: 0.5 d**2 where |d| < delta, else delta * |d| - 0.5 delta**2."""
 
-    def __init__(self, reduction: str = "mean", delta: float = 1.0, name=None):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0, is_huber: bool = True,
+                 name=None):
         super().__init__()
         self.reduction, self.delta = _check_reduction("SmoothL1Loss", reduction), delta
+        self.is_huber = bool(is_huber)  # False: the Huber loss divided by delta (Paddle)
 
     def forward(self, input, label):
-        return F.smooth_l1_loss(input, label, reduction=self.reduction, delta=self.delta)
+        loss = F.smooth_l1_loss(input, label, reduction=self.reduction, delta=self.delta)
+        return loss if self.is_huber else loss / self.delta
 
 
 class KLDivLoss(Layer):
     """label * (log(label) - input) for log-probability inputs; reduction may also be
     'batchmean'."""
 
-    def __init__(self, reduction: str = "mean"):
+    def __init__(self, reduction: str = "mean", log_target: bool = False):
         super().__init__()
         if reduction != "batchmean":
             _check_reduction("KLDivLoss", reduction)
-        self.reduction = reduction
+        self.reduction, self.log_target = reduction, bool(log_target)
 
     def forward(self, input, label):
+        if self.log_target:  # label holds log-probabilities: exp(t) * (t - input)
+            loss = label.exp() * (label - input)
+            if self.reduction == "batchmean":
+                return loss.sum() / float(input.shape[0])
+            return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[self.reduction]
         return F.kl_div(input, label, reduction=self.reduction)

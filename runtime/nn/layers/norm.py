@@ -14,6 +14,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from ..initializer import Constant
 from ..layer import Layer
+from .compat import bias_attr_of, check_ignored
 
 
 def _affine(layer, shape, weight_attr, bias_attr):
@@ -111,18 +112,29 @@ class BatchNorm(_BatchNormBase):
 
     def __init__(self, num_channels: int, act: str | None = None, is_test: bool = False,
                  momentum: float = 0.9, epsilon: float = 1e-5, param_attr=None, bias_attr=None,
-                 dtype="float32", data_layout: str = "NCHW", use_global_stats: bool = False,
-                 name=None):
+                 dtype="float32", data_layout: str = "NCHW", in_place: bool = False,
+                 moving_mean_name: str | None = None, moving_variance_name: str | None = None,
+                 do_model_average_for_mean_and_var: bool = True, use_global_stats: bool = False,
+                 trainable_statistics: bool = False, name=None):
         if act is not None and not hasattr(F, act):
             raise ValueError(f"BatchNorm: unknown activation {act!r}")
+        check_ignored("BatchNorm", in_place=in_place,
+                      do_model_average_for_mean_and_var=do_model_average_for_mean_and_var)
         self._act, self._is_test = act, is_test
+        # trainable_statistics: batch statistics (and running-stat updates) in eval mode too
+        self._trainable_statistics = bool(trainable_statistics)
         super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout,
                          use_global_stats or None, name)
+        # the running statistics' names in programs (saved models), as Paddle names them
+        if moving_mean_name is not None:
+            self._mean.name = moving_mean_name
+        if moving_variance_name is not None:
+            self._variance.name = moving_variance_name
         if dtype != "float32":
             self.to(dtype=dtype)
 
     def forward(self, x):
-        training = self.training and not self._is_test
+        training = (self.training and not self._is_test) or self._trainable_statistics
         y = F.batch_norm(x, self._mean, self._variance, weight=self.weight, bias=self.bias,
                          training=training, momentum=self._momentum, epsilon=self._epsilon,
                          data_format=self._data_format, use_global_stats=self._use_global_stats)
@@ -139,14 +151,20 @@ class LayerNorm(Layer):
     """
 
     def __init__(self, normalized_shape, epsilon: float = 1e-5, weight_attr=None,
-                 bias_attr=None, name=None):
+                 bias_attr=None, name=None, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = [normalized_shape]
+        if not elementwise_affine:  # Paddle 3 / PyTorch spelling of "no scale, no shift"
+            weight_attr = bias_attr = False
         self._normalized_shape, self._epsilon = list(normalized_shape), epsilon
         self.weight = self.create_parameter(self._normalized_shape, attr=weight_attr,
                                             default_initializer=Constant(1.0))
-        self.bias = self.create_parameter(self._normalized_shape, attr=bias_attr, is_bias=True)
+        self.bias = self.create_parameter(self._normalized_shape,
+                                          attr=bias_attr_of(bias, bias_attr), is_bias=True)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
     def forward(self, x):
         return F.layer_norm(x, self._normalized_shape, weight=self.weight, bias=self.bias,
@@ -166,7 +184,8 @@ class GroupNorm(Layer):
     """
 
     def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-5,
-                 weight_attr=None, bias_attr=None, data_format: str = "NCHW", name=None):
+                 weight_attr=None, bias_attr=None, data_format: str = "NCHW", name=None,
+                 affine: bool = True, device=None, dtype=None):
         super().__init__()
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
@@ -176,7 +195,11 @@ class GroupNorm(Layer):
                              f"{data_format!r}")
         self._num_groups, self._num_channels, self._epsilon = num_groups, num_channels, epsilon
         self._data_format = data_format
+        if not affine:  # Paddle 3 / PyTorch spelling: frozen weight 1 and bias 0
+            weight_attr = bias_attr = False
         _affine(self, [num_channels], weight_attr, bias_attr)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
     def forward(self, x):
         return F.group_norm(x, self._num_groups, self._epsilon, weight=self.weight,

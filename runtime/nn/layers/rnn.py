@@ -28,6 +28,7 @@ from .. import functional as F
 from ..container import LayerList
 from ..initializer import Uniform
 from ..layer import Layer
+from .compat import refuse
 
 
 def _map(fn, *trees):
@@ -147,6 +148,14 @@ class LSTMCell(_GatedCell):
     """
 
     GATES = 4
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
+                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, proj_size: int = 0,
+                 name=None):
+        if proj_size:
+            refuse("LSTMCell", "proj_size", proj_size, "LSTM with a projected hidden state")
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
+                         bias_hh_attr, name)
 
     @property
     def state_shape(self):
@@ -404,7 +413,9 @@ class LSTM(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
                  weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
-                 bias_hh_attr=None, name=None):
+                 bias_hh_attr=None, proj_size: int = 0, name=None):
+        if proj_size:
+            refuse("LSTM", "proj_size", proj_size, "LSTM with a projected hidden state")
         super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
                          weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
 
