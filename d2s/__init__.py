@@ -27,6 +27,10 @@ def _install_origin_resolver() -> None:
     from .errors import resolve_origin
 
     program_origin.set_origin_resolver(resolve_origin)
+    from runtime.program.variable import add_kept_observer
+
+    from .report import kept
+    add_kept_observer(kept)
 
 
 _install_origin_resolver()

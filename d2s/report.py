@@ -165,6 +165,17 @@ def arrays(names, values) -> None:
                                                        "whose condition is a tensor"))
 
 
+def kept(variable, what: str) -> None:
+    """`v.numpy()` / `v.item()` on a graph value kept it in the graph (noted once per line)."""
+    if not _on():
+        return
+    src, _ = _caller()
+    if src is not None:
+        _add(src, Decision(f".{what}()", "kept in the graph",
+                           f"the value stays a tensor of the program ({variable.type_str()}), "
+                           "as in Paddle's converted code; using it as a Python value raises"))
+
+
 def _add(src, decision: Decision) -> None:
     for rec in _ACTIVE:
         rec.add(src, decision)
