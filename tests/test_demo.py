@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from examples import demo
+from d2s import demo
 
 
 def test_demo_end_to_end(tmp_path, capsys):
