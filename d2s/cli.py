@@ -30,6 +30,9 @@ def load_target(target: str):
     """The Python function named by 'path/to/file.py::Qual.name' (a StaticFunction gives its
     original function; a class gives its `forward`)."""
     obj = load_object(target)
+    if type(obj).__name__ != "StaticFunction" and hasattr(type(obj), "forward") and \
+            not isinstance(obj, type):
+        obj = type(obj)  # a Layer instance: its class's forward
     if isinstance(obj, type):
         obj = obj.__dict__.get("forward", getattr(obj, "forward", None))
     obj = getattr(obj, "__wrapped__", obj) if type(obj).__name__ == "StaticFunction" else obj
