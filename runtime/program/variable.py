@@ -141,14 +141,11 @@ class Variable:
         _kept(self, "numpy")
         return self
 
-    def item(self, *index):
-        """The one element, kept in the graph as a 0-d tensor (`v.item(i)`: element `i` of
-        the flattened tensor). A tensor known to hold more than one element raises."""
+    def item(self):
+        """The one element, kept in the graph as a 0-d tensor. A tensor known to hold more
+        than one element raises."""
         from ..ops.shape import reshape
         _kept(self, "item")
-        if index:
-            flat = reshape(self, [-1])
-            return flat[index[0]] if len(index) == 1 else self[tuple(index)]
         n = self.size
         if n not in (-1, 1):
             raise ValueError(f"item() of static Variable '{self.name}' ({self.type_str()}), "
