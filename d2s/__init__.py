@@ -10,6 +10,7 @@
 >>> f(rt.to_tensor([1.0]), 3).tolist()
 [4.0]
 """
+from runtime import __version__  # noqa: F401  (one distribution, one version)
 from runtime.static import InputSpec  # noqa: F401
 
 from .convert_call import ignore_module, not_to_static  # noqa: F401

@@ -136,6 +136,8 @@ def cmd_demo(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="d2s", description=__doc__.split("\n")[0])
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"d2s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("code", help="print the converted code of a function")
     p.add_argument("target", help="FILE::QUALNAME, e.g. model.py::Net.forward")

@@ -5,6 +5,8 @@
 >>> y = (rt.tanh(x) * 2).sum()
 >>> y.backward()
 """
+__version__ = "0.1.0"  # the distribution's version (pyproject.toml); d2s shares it
+
 # ruff: noqa: I001 -- the order is the point: nn builds on the ops, and the Tensor methods
 # are installed only once every op module has registered its methods.
 from . import backend, dtypes, ops  # noqa: F401

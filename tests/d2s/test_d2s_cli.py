@@ -201,3 +201,17 @@ def test_demo_runs_the_packaged_demo(monkeypatch):
     calls = []
     monkeypatch.setattr(d2s.demo, "main", lambda: calls.append(1) or 0)
     assert cli.main(["demo"]) == 0 and calls == [1]
+
+
+def test_versions_match_the_distribution(capsys):
+    import re
+
+    import d2s
+    import runtime
+    root = os.path.dirname(os.path.dirname(HERE))
+    with open(os.path.join(root, "pyproject.toml")) as f:
+        version = re.search(r'^version = "([^"]+)"', f.read(), flags=re.MULTILINE).group(1)
+    assert runtime.__version__ == d2s.__version__ == version
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.strip() == f"d2s {version}"
