@@ -13,6 +13,7 @@
 from runtime import __version__  # noqa: F401  (one distribution, one version)
 from runtime.static import InputSpec  # noqa: F401
 
+from . import breakpoints  # noqa: F401  (user breakpoints fire in generated code)
 from .convert_call import ignore_module, not_to_static  # noqa: F401
 from .errors import ConversionError  # noqa: F401
 from .io import TranslatedLayer, load, save  # noqa: F401

@@ -261,10 +261,12 @@ def _iterable_text(over) -> str:
 def recording(owner, fn):
     """`fn` (a trace function of StaticFunction `owner`) recording its decisions."""
     def traced(*args, **kwargs):
+        from .breakpoints import once_per_trace
         rec = Recorder()
         _ACTIVE.append(rec)
         try:
-            return fn(*args, **kwargs)
+            with once_per_trace():  # breakpoint(): once per line per trace
+                return fn(*args, **kwargs)
         finally:
             _ACTIVE.remove(rec)
             _LATEST[owner] = rec

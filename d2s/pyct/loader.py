@@ -52,6 +52,20 @@ def line_map(filename: str) -> origin.LineMap | None:
     return _LINE_MAPS.get(filename)
 
 
+def line_maps() -> list[origin.LineMap]:
+    """The line maps of every file written so far."""
+    return list(_LINE_MAPS.values())
+
+
+_ON_LOAD: list = []
+
+
+def on_load(fn) -> None:
+    """Call `fn(line_map)` each time a generated file is written (before its code runs)."""
+    if fn not in _ON_LOAD:
+        _ON_LOAD.append(fn)
+
+
 def lookup(filename: str, lineno: int) -> origin.OriginInfo | None:
     """The user origin of line `lineno` of a generated file (None if unknown)."""
     line_map = _LINE_MAPS.get(filename)
@@ -88,6 +102,8 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     with open(filename, "w") as f:
         f.write(annotated)
     _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
+    for fn in _ON_LOAD:
+        fn(_LINE_MAPS[filename])
     # Compiled from the text (as Python would import the file): cheaper than re-parsing it
     # into an AST, and the lines are the file's by construction.
     module_code = compile(text, filename, "exec")
