@@ -102,11 +102,11 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     with open(filename, "w") as f:
         f.write(annotated)
     _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
-    for fn in _ON_LOAD:
-        fn(_LINE_MAPS[filename])
     # Compiled from the text (as Python would import the file): cheaper than re-parsing it
     # into an AST, and the lines are the file's by construction.
     module_code = compile(text, filename, "exec")
+    for fn in _ON_LOAD:  # (before any code of the file runs)
+        fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
     return Loaded(_const_code(factory_code, fn_node.name), text, filename)
 
