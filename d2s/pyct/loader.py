@@ -96,7 +96,10 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
         if src is not None and span is not None:
             for line in range(span[0], span[1] + 1):
                 line_map[line] = src
-    digest = hashlib.sha1(text.encode()).hexdigest()[:10]
+    # the user lines are part of the name: two functions whose converted text is the same
+    # (same body, other place) must not share one file and one line map
+    where = "".join(f"\n{n}:{o.filename}:{o.lineno}" for n, o in sorted(line_map.items()))
+    digest = hashlib.sha1((text + where).encode()).hexdigest()[:10]
     filename = os.path.join(_directory(), f"{fn_node.name}_{digest}.py")
     annotated = _annotate(text, line_map, printer.spans.values())
     with open(filename, "w") as f:
