@@ -31,8 +31,9 @@ def test_each_function_reports_and_fails_at_its_own_lines():
     for layer in layers:
         line = type(layer).forward.__code__.co_firstlineno
         text = str(layer.forward.report(spec))
-        assert f"{line + 2:5d} |         if rt.mean(h) > 0:\n      |         ^ if: graph op (cond)" \
-            in text, text
+        marked = (f"{line + 2:5d} |         if rt.mean(h) > 0:\n"
+                  "      |         ^ if: graph op (cond)")
+        assert marked in text, text
         with pytest.raises(ValueError) as info:
             layer(rt.ones([2, 4]))
         assert f"line {line + 3}, in forward" in "\n".join(info.value.__notes__)
