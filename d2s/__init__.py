@@ -13,6 +13,7 @@
 from runtime import __version__  # noqa: F401  (one distribution, one version)
 from runtime.static import InputSpec  # noqa: F401
 
+from . import breakpoints  # noqa: F401  (user breakpoints fire in generated code)
 from .convert_call import ignore_module, not_to_static  # noqa: F401
 from .errors import ConversionError  # noqa: F401
 from .io import TranslatedLayer, load, save  # noqa: F401
@@ -28,6 +29,10 @@ def _install_origin_resolver() -> None:
     from .errors import resolve_origin
 
     program_origin.set_origin_resolver(resolve_origin)
+    from runtime.program.variable import add_kept_observer
+
+    from .report import kept
+    add_kept_observer(kept)
 
 
 _install_origin_resolver()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -131,6 +132,7 @@ def _difference(a, b) -> str | None:
 class Disagreement(NamedTuple):
     draw: int
     message: str
+    eager_failed: bool = False  # the eager function itself raised: the inputs do not fit it
 
 
 def compare(sf, eager: Outcome, static: Outcome) -> str | None:
@@ -175,38 +177,73 @@ def _origin_of_output(sf, index: int) -> str:
 
 
 def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=print):
-    """Run eager and static on `draws` random inputs; the first Disagreement or None."""
+    """Run eager and static on `draws` random inputs; the first Disagreement or None.
+
+    A draw on which the eager function itself raises is not a disagreement but a sign that
+    the inputs do not fit the function: it ends the check with `eager_failed` set. d2s's own
+    retrace warning is silenced: the draws vary sizes on purpose."""
     rng = np.random.default_rng(seed)
     for k in range(draws):
         args = [draw(s, k, rng) for s in specs]
         eager = _run(sf.dygraph_function, args)
-        static = _run(sf, args)
         shapes = ", ".join(f"{list(a.shape)}" if hasattr(a, "_data") else repr(a)
                            for a in args)
+        label = f"draw {k + 1} ({DRAWS[k % len(DRAWS)][0]}; inputs {shapes})"
+        if eager.error is not None:
+            why = f"eager raised {type(eager.error).__name__}: {eager.error}"
+            out(f"{label}: the function raised eagerly\n  {why}")
+            return Disagreement(k, why, eager_failed=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"d2s: .* has been traced \d+ times")
+            static = _run(sf, args)
         why = compare(sf, eager, static)
         if why is not None:
-            out(f"draw {k + 1} ({DRAWS[k % len(DRAWS)][0]}; inputs {shapes}): DISAGREE\n  {why}")
+            out(f"{label}: DISAGREE\n  {why}")
             return Disagreement(k, why)
-        out(f"draw {k + 1} ({DRAWS[k % len(DRAWS)][0]}; inputs {shapes}): agree")
+        out(f"{label}: agree")
     return None
 
 
-def static_function_for(obj, specs: list[Spec]):
-    """A StaticFunction for what `FILE::QUALNAME` named: a StaticFunction stays as it is; a
-    function, or a Layer (class: made with no arguments), is converted with InputSpecs from
-    `specs` (so `None` dims share one program)."""
+def static_function_for(obj, owner, specs: list[Spec]):
+    """A StaticFunction for what `FILE::QUALNAME` named (`owner`: the class it was looked up
+    on, for `Net.forward`): a StaticFunction stays as it is; a function, or a Layer (class:
+    made with no arguments), is converted with InputSpecs from `specs` (so `None` dims share
+    one program); a method of a Layer class is converted on a new instance."""
     import d2s
     import runtime as rt
+    if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
+        name = getattr(obj, "__name__", None)
+        if name is None or getattr(owner, name, None) is not obj:
+            raise SystemExit(f"d2s: cannot find {owner.__name__}.{name} again on the class")
+        layer = _new_layer(owner)
+        if name == "forward":
+            obj = layer
+        else:
+            method = getattr(layer, name)
+            return method if isinstance(method, d2s.StaticFunction) else \
+                d2s.to_static(method.__func__, input_spec=_input_spec(specs)).__get__(layer)
     if isinstance(obj, type) and issubclass(obj, rt.nn.Layer):
-        obj = obj()  # a Layer class: an instance with its default arguments
+        obj = _new_layer(obj)  # a Layer class: an instance with its default arguments
     if isinstance(obj, rt.nn.Layer):
         forward = obj.__dict__.get("forward")
         if isinstance(forward, d2s.StaticFunction):
             return forward
+        decorated = type(obj).forward
+        if isinstance(decorated, d2s.StaticFunction):  # `@d2s.to_static def forward`
+            return obj.forward
         return d2s.to_static(obj, input_spec=_input_spec(specs)).forward
     if isinstance(obj, d2s.StaticFunction):
         return obj
     return d2s.to_static(obj, input_spec=_input_spec(specs))
+
+
+def _new_layer(cls):
+    try:
+        return cls()
+    except TypeError as e:
+        raise SystemExit(f"d2s: cannot build {cls.__name__}() with no arguments ({e}); make a "
+                         "module-level instance (net = Net(16)) and name it: FILE::net") \
+            from None
 
 
 def _input_spec(specs: list[Spec]):

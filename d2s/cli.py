@@ -4,7 +4,12 @@
     d2s code FILE::QUALNAME --report [--spec SPEC ...]
                                           the source marked with what each construct became
     d2s check FILE::QUALNAME --spec SPEC ...
-                                          eager vs static on random inputs (exit 1: differ)
+                                          eager vs static on random inputs (exit 1: they
+                                          differ; 2: the function fails eagerly)
+
+FILE::QUALNAME names a function, a Layer class (built with no arguments), a method of one
+(`model.py::Net.forward`: the class is built and its forward converted) or a module-level
+function or Layer already decorated with @d2s.to_static.
     d2s passes                            list the converter passes in order
     d2s export FILE::QUALNAME --spec SPEC ... -o PATH
                                           save an inference model (PATH.json, PATH.npz)
@@ -25,14 +30,24 @@ def load_target(target: str):
     """The Python function named by 'path/to/file.py::Qual.name' (a StaticFunction gives its
     original function; a class gives its `forward`)."""
     obj = load_object(target)
+    if type(obj).__name__ != "StaticFunction" and hasattr(type(obj), "forward") and \
+            not isinstance(obj, type):
+        obj = type(obj)  # a Layer instance: its class's forward
     if isinstance(obj, type):
-        obj = obj.forward
+        obj = obj.__dict__.get("forward", getattr(obj, "forward", None))
     obj = getattr(obj, "__wrapped__", obj) if type(obj).__name__ == "StaticFunction" else obj
+    obj = getattr(obj, "_function", obj) if type(obj).__name__ == "StaticFunction" else obj
     return getattr(obj, "__func__", obj)
 
 
 def load_object(target: str):
     """The object named by 'path/to/file.py::Qual.name', as the module defines it."""
+    return resolve(target)[0]
+
+
+def resolve(target: str):
+    """(object, owner): what 'path/to/file.py::Qual.name' names, and the class it was looked
+    up on when it is a class attribute (`Net.forward`), else None."""
     if "::" not in target:
         raise SystemExit(f"d2s: expected FILE::QUALNAME, got {target!r}")
     path, qualname = target.split("::", 1)
@@ -45,10 +60,13 @@ def load_object(target: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    obj = module
+    obj, owner = module, None
     for part in qualname.split("."):
+        if not hasattr(obj, part):
+            raise SystemExit(f"d2s: {path} has no {qualname!r} ({part!r} not found)")
+        owner = obj if isinstance(obj, type) else None
         obj = getattr(obj, part)
-    return obj
+    return obj, owner
 
 
 def cmd_code(args) -> int:
@@ -74,11 +92,14 @@ def cmd_report(args) -> int:
     report."""
     from .check import draw, static_function_for
     specs = _specs(args)
-    sf = static_function_for(load_object(args.target), specs)
+    sf = static_function_for(*resolve(args.target), specs)
     if not specs and sf._input_spec is None:
+        obj = load_object(args.target)
+        obj = obj.__dict__.get("forward") if isinstance(obj, type) else obj
+        how = ("add input_spec=[...] to its @d2s.to_static" if type(obj).__name__ ==
+               "StaticFunction" else "decorate it with @d2s.to_static(input_spec=[...])")
         raise SystemExit("d2s: --report traces the function: give its inputs with --spec "
-                         "(e.g. --spec 'float32[4,16]' --spec 3) or decorate it with "
-                         "@d2s.to_static(input_spec=[...])")
+                         f"(e.g. --spec 'float32[4,16]' --spec 3) or {how}")
     import numpy as np
     inputs = [draw(s, 0, np.random.default_rng(0)) for s in specs]
     print(sf.report(*inputs))
@@ -88,9 +109,14 @@ def cmd_report(args) -> int:
 def cmd_check(args) -> int:
     from .check import check, static_function_for
     specs = _specs(args)
-    sf = static_function_for(load_object(args.target), specs)
+    sf = static_function_for(*resolve(args.target), specs)
     print(f"d2s check {args.target}: eager vs static on {args.draws} random draws")
     found = check(sf, specs, draws=args.draws, seed=args.seed)
+    if found is not None and found.eager_failed:
+        print(f"d2s check: the function itself raised on draw {found.draw + 1} (eager, before "
+              "any conversion): fix the --spec values (one per argument, in order) or the "
+              "function", file=sys.stderr)
+        return 2
     print("eager and static agree" if found is None else
           f"eager and static disagree on draw {found.draw + 1}")
     return 0 if found is None else 1
@@ -104,12 +130,14 @@ def cmd_passes(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from examples.demo import main as demo
+    from .demo import main as demo
     return demo()
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="d2s", description=__doc__.split("\n")[0])
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"d2s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("code", help="print the converted code of a function")
     p.add_argument("target", help="FILE::QUALNAME, e.g. model.py::Net.forward")

@@ -69,8 +69,13 @@ def _exportable(target: str, init: list[str]):
     """What FILE::QUALNAME names, ready for `d2s.save` (a Layer class is instantiated)."""
     import runtime as rt
 
-    from .cli import load_object
-    obj = load_object(target)
+    from .cli import resolve
+    obj, owner = resolve(target)
+    if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
+        if getattr(obj, "__name__", None) != "forward":
+            raise UsageError(f"{target}: an inference model is a Layer's forward or a function;"
+                             f" name the class ({owner.__name__}) or its forward")
+        obj = owner  # `Net.forward`: the Layer, built below
     if isinstance(obj, type):
         if not issubclass(obj, rt.nn.Layer):
             raise UsageError(f"{target} is a class but not an rt.nn.Layer")
@@ -105,7 +110,13 @@ def cmd_export(args) -> int:
         return _export_onnx(args, obj, [s.input_spec() for s in specs])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(out_dir, exist_ok=True)
-    d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs])
+    try:
+        d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs])
+    except TypeError as e:
+        if "argument" not in str(e):
+            raise
+        raise UsageError(f"{str(e).splitlines()[0]}: give one --spec per tensor argument (an "
+                         "inference model takes tensors only)") from None
     model = d2s.load(args.output)
     print(f"d2s export {args.target}: wrote")
     for ext in (".json", ".npz"):

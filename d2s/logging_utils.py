@@ -82,15 +82,25 @@ def verbosity() -> int:
 
 
 def _emit(text: str, to_stdout: bool) -> None:
+    """Log `text`; with `to_stdout` also print it. The stderr handler d2s adds when nothing
+    handles its records is skipped for a printed text, so a terminal shows it once."""
     if LOGGER.level == logging.NOTSET and not LOGGER.isEnabledFor(logging.INFO):
         LOGGER.setLevel(logging.INFO)  # asked for by set_code_level / set_verbosity / env
+    own = _OWN_HANDLER[0]
     if not LOGGER.hasHandlers():
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-        LOGGER.addHandler(handler)
-    LOGGER.info("%s", text)
+        own = logging.StreamHandler(sys.stderr)
+        own.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        LOGGER.addHandler(own)
+        _OWN_HANDLER[0] = own
     if to_stdout:
         sys.stdout.write(text + "\n")
+    if to_stdout and own is not None and LOGGER.handlers == [own] and not \
+            logging.getLogger().handlers:
+        return  # only d2s's own stderr handler would get it: printed once, above
+    LOGGER.info("%s", text)
+
+
+_OWN_HANDLER: list = [None]  # the stderr handler d2s added, if any
 
 
 def log(level: int, text: str) -> None:

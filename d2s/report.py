@@ -165,6 +165,17 @@ def arrays(names, values) -> None:
                                                        "whose condition is a tensor"))
 
 
+def kept(variable, what: str) -> None:
+    """`v.numpy()` / `v.item()` on a graph value kept it in the graph (noted once per line)."""
+    if not _on():
+        return
+    src, _ = _caller()
+    if src is not None:
+        _add(src, Decision(f".{what}()", "kept in the graph",
+                           f"the value stays a tensor of the program ({variable.type_str()}), "
+                           "as in Paddle's converted code; using it as a Python value raises"))
+
+
 def _add(src, decision: Decision) -> None:
     for rec in _ACTIVE:
         rec.add(src, decision)
@@ -250,10 +261,12 @@ def _iterable_text(over) -> str:
 def recording(owner, fn):
     """`fn` (a trace function of StaticFunction `owner`) recording its decisions."""
     def traced(*args, **kwargs):
+        from .breakpoints import once_per_trace
         rec = Recorder()
         _ACTIVE.append(rec)
         try:
-            return fn(*args, **kwargs)
+            with once_per_trace():  # breakpoint(): once per line per trace
+                return fn(*args, **kwargs)
         finally:
             _ACTIVE.remove(rec)
             _LATEST[owner] = rec

@@ -22,7 +22,7 @@ import functools
 import types
 import warnings
 
-from . import errors, logging_utils, report, transpile
+from . import errors, fallback, logging_utils, report, transpile
 from .function_spec import FunctionSpec
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
@@ -95,13 +95,20 @@ class StaticFunction:
 
     # ---- calling --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not _ENABLED[0]:
+        if not _ENABLED[0] or not self.full_graph and fallback.runs_eagerly(self._function):
             return self.dygraph_function(*args, **kwargs)
         try:
             entry, tensors = self._cache.find(self, args, kwargs)
-            return entry.run(tensors)
-        except Exception as e:  # noqa: BLE001  (re-raised: the same exception, at user lines)
-            raise errors.for_user(e)
+        except Exception as e:  # noqa: BLE001  (re-raised, or full_graph=False runs eagerly)
+            if self.full_graph:
+                raise errors.for_user(e)
+            failed = e
+        else:
+            try:
+                return entry.run(tensors)
+            except Exception as e:  # noqa: BLE001  (re-raised: the same exception, at user lines)
+                raise errors.for_user(e)
+        return fallback.fall_back(self, failed, args, kwargs)
 
     def _converted_function(self):
         converted = self._converted

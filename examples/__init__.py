@@ -1,1 +1,2 @@
-"""Examples: a model zoo (`examples.models`) and the `d2s demo` walkthrough (`examples.demo`)."""
+"""Examples (source tree only, not installed): a model zoo (`examples.models`). The `d2s demo`
+walkthrough ships inside the package as `d2s.demo`."""

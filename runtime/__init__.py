@@ -5,6 +5,7 @@
 >>> y = (rt.tanh(x) * 2).sum()
 >>> y.backward()
 """
+
 # ruff: noqa: I001 -- the order is the point: nn builds on the ops, and the Tensor methods
 # are installed only once every op module has registered its methods.
 from . import backend, dtypes, ops  # noqa: F401

@@ -263,6 +263,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
     """
     if isinstance(data, Tensor):
         data = data._data
+    elif _is_variable(data):  # inside a program being built: an assign op (as in Paddle)
+        return _assign_variable(data, dtype, stop_gradient)
     if dtype is None:
         arr = backend.to_numpy(data) if hasattr(data, "__cuda_array_interface__") else data
         arr = np.asarray(arr)
@@ -273,6 +275,22 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
     t = wrap(backend.XP.array(data, dtype=convert_dtype(dtype).np))
     t.stop_gradient = stop_gradient
     return t
+
+
+def _is_variable(x) -> bool:
+    from .program.variable import Variable
+    return isinstance(x, Variable)
+
+
+def _assign_variable(v, dtype, stop_gradient: bool):
+    """`to_tensor(v)` of a static Variable: a copy of it in the program (cast to `dtype`)."""
+    from .ops.math import assign
+    out = assign(v)
+    if dtype is not None and convert_dtype(dtype) != v.dtype:
+        from .ops.math import cast
+        out = cast(out, dtype)
+    out.stop_gradient = stop_gradient
+    return out
 
 
 registry._hooks["Tensor"] = Tensor

@@ -6,9 +6,10 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from examples import demo
+from d2s import demo
 
 
+@pytest.mark.slow  # about 15 s: trains LeNet eagerly and converted
 def test_demo_end_to_end(tmp_path, capsys):
     rc = demo.main(out_dir=str(tmp_path))
     out = capsys.readouterr().out

@@ -55,6 +55,20 @@ def line_map(filename: str) -> origin.LineMap | None:
     return _LINE_MAPS.get(filename)
 
 
+def line_maps() -> list[origin.LineMap]:
+    """The line maps of every file written so far."""
+    return list(_LINE_MAPS.values())
+
+
+_ON_LOAD: list = []
+
+
+def on_load(fn) -> None:
+    """Call `fn(line_map)` each time a generated file is written (before its code runs)."""
+    if fn not in _ON_LOAD:
+        _ON_LOAD.append(fn)
+
+
 def lookup(filename: str, lineno: int) -> origin.OriginInfo | None:
     """The user origin of line `lineno` of a generated file (None if unknown)."""
     line_map = _LINE_MAPS.get(filename)
@@ -89,7 +103,10 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
         if src is not None and span is not None:
             for line in range(span[0], span[1] + 1):
                 line_map[line] = src
-    digest = hashlib.sha1(text.encode()).hexdigest()[:10]
+    # the user lines are part of the name: two functions whose converted text is the same
+    # (same body, other place) must not share one file and one line map
+    where = "".join(f"\n{n}:{o.filename}:{o.lineno}" for n, o in sorted(line_map.items()))
+    digest = hashlib.sha1((text + where).encode()).hexdigest()[:10]
     filename = os.path.join(_directory(), f"{fn_node.name}_{digest}.py")
     annotated = _annotate(text, line_map, printer.spans.values())
     users = _USERS.get(filename, 0)
@@ -101,6 +118,8 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     # Compiled from the text (as Python would import the file): cheaper than re-parsing it
     # into an AST, and the lines are the file's by construction.
     module_code = compile(text, filename, "exec")
+    for fn in _ON_LOAD:  # (before any code of the file runs)
+        fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
     code = _const_code(factory_code, fn_node.name)
     # the file lives as long as the code (every function made from it, every frame running it)

@@ -3,17 +3,37 @@
 It carries what shape/dtype inference knows (`_static_shape` with -1 for unknown dims, and
 `dtype`), so `registry.meta_of` treats it like a Tensor. The same operator/method table as
 `Tensor` is installed on it (`runtime.methods.install`), so model code runs unchanged.
-A Variable has no value until the program runs: asking for one (`bool(v)`, `v.numpy()`)
-raises an error that says what to do instead.
+A Variable has no value until the program runs: `v.numpy()` and `v.item()` keep it in the
+graph (as Paddle's converted code does); a Python value (`bool(v)`, `int(v)`, `v.tolist()`,
+an index) raises an error that says what to do instead.
 """
 from __future__ import annotations
 
 from ..dtypes import DType
 
 _CONTROL_FLOW_HINT = (
-    "Its value is only known when the program runs. For a data-dependent branch or loop use "
-    "rt.static.nn.cond / rt.static.nn.while_loop, or decorate the function with "
-    "@d2s.to_static, which converts Python `if`/`while` on tensors into those ops.")
+    "Its value is only known when the program runs, so it cannot drive Python logic (a "
+    "Python `if` on a value already taken out of the graph, an index into a Python list, a "
+    "Python call that needs a number). Keep it a tensor: compare and branch on the tensor "
+    "itself (inside a @d2s.to_static function `if`/`while` on a tensor become cond/while "
+    "ops; by hand: rt.static.nn.cond / rt.static.nn.while_loop), index tensors with tensors, "
+    "or see docs/errors.md, \"A tensor's value used as a Python value\".")
+
+# Called as fn(variable, what) when `.numpy()`/`.item()` keep a value in the graph (d2s notes
+# it in its conversion report); runtime itself never imports d2s.
+_KEPT_OBSERVERS: list = []
+
+
+def add_kept_observer(fn) -> None:
+    """Call `fn(variable, what)` whenever `v.numpy()` / `v.item()` keeps a value in the
+    graph (`what` is 'numpy' or 'item')."""
+    if fn not in _KEPT_OBSERVERS:
+        _KEPT_OBSERVERS.append(fn)
+
+
+def _kept(v, what: str) -> None:
+    for fn in _KEPT_OBSERVERS:
+        fn(v, what)
 
 
 class Variable:
@@ -115,19 +135,29 @@ class Variable:
         return (self[i] for i in range(n))
 
     def numpy(self):
-        raise TypeError(
-            f"static Variable '{self.name}' ({self.type_str()}) has no value while the program "
-            "is being built; run it with rt.static.Executor().run(program, feed=..., "
-            f"fetch_list=[{self.name!r}]) to get its value.")
-
-    def __array__(self, dtype=None, copy=None):
-        self.numpy()
+        """The value stays in the graph: `v.numpy()` is `v` itself, as in Paddle's converted
+        code (so `if rt.mean(x).numpy() > 5`, `x.numpy()[0]` and `range(n.numpy()[0])` build
+        ops). Where the result is then used as a Python value, that use raises."""
+        _kept(self, "numpy")
+        return self
 
     def item(self):
-        self.numpy()
+        """The one element, kept in the graph as a 0-d tensor. A tensor known to hold more
+        than one element raises."""
+        from ..ops.shape import reshape
+        _kept(self, "item")
+        n = self.size
+        if n not in (-1, 1):
+            raise ValueError(f"item() of static Variable '{self.name}' ({self.type_str()}), "
+                             f"which holds {n} elements: only a one-element tensor converts "
+                             "to a scalar; index it first (v[0].item())")
+        return reshape(self, [])
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
 
     def tolist(self):
-        self.numpy()
+        raise self._no_value("tolist()")
 
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 

@@ -171,6 +171,7 @@ def test_export_rejects_literal_specs_and_bad_init(tmp_path, module):
     assert r.returncode == 2 and "bad --init" in r.stderr
 
 
+@pytest.mark.slow  # about 12 s: runs every benchmark script
 def test_bench_quick_prints_a_table():
     r = d2s_process("bench", "--only", "eager_overhead", "--quick")
     assert r.returncode == 0, r.stderr

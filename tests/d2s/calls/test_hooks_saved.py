@@ -112,7 +112,7 @@ def test_a_hook_that_cannot_be_captured_is_a_save_time_error_naming_it(tmp_path)
     net = _Net()
 
     def log_to_numpy(layer, inputs, out):
-        return rt.to_tensor(out.numpy() * 2)  # leaves the graph: not part of a program
+        return rt.to_tensor(np.asarray(out) * 2)  # leaves the graph: not part of a program
 
     net.register_forward_post_hook(log_to_numpy)
     static = d2s.to_static(net)

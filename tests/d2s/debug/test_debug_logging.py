@@ -145,3 +145,21 @@ def test_a_handler_is_added_only_when_nothing_handles_d2s_records():
     assert done.returncode == 0, done.stderr
     assert "d2s: code of f (d2s_log_probe.py:2) after pass" in done.stderr
     assert "return x + 1" in done.stderr
+
+
+def test_also_to_stdout_shows_each_code_once_in_a_terminal(tmp_path):
+    """stdout and stderr together (what a terminal shows) hold each converted code once."""
+    path = tmp_path / "d2s_once_probe.py"
+    path.write_text("import d2s, runtime as rt\n"
+                    "d2s.set_code_level(100, also_to_stdout=True)\n"
+                    "@d2s.to_static\ndef f(x):\n    return x + 1\n"
+                    "f(rt.ones([2])); f(rt.ones([3])); f(x=rt.ones([2]))\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))  # this checkout's d2s
+    done = subprocess.run([sys.executable, str(path)], check=False, text=True, timeout=120,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=root, env=env)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.count("code of f (d2s_once_probe.py:4) after pass") == 1, done.stdout
+    assert done.stdout.count("return x + 1") == 1

@@ -54,6 +54,7 @@ def script(tmp_path_factory):
 
 def debug(script, mode: str, commands: list[str]) -> str:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONBREAKPOINT"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, script, mode], input="\n".join(commands) + "\n",
                           capture_output=True, text=True, timeout=300, cwd=ROOT, env=env,
                           check=False)

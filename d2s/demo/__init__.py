@@ -25,7 +25,7 @@ import d2s
 import runtime as rt
 from runtime import nn
 
-from .models import LeNet
+from .lenet import LeNet
 
 BATCH = 64
 BAR_WIDTH = 30
