@@ -261,10 +261,22 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
     >>> rt.to_tensor([[1, 2], [3, 4]]).dtype == 'int64'
     True
     """
+    if _is_variable(data):  # inside a program being built: an assign op (as in Paddle)
+        return _assign_variable(data, dtype, stop_gradient)
+    t = constant(data, dtype, stop_gradient)
+    if registry.STATE.builder is not None:
+        # inside a program being built: a value of the program (an assign of the constant,
+        # as Paddle's converted code does), so `t[i] = traced_value` and in-place updates
+        # are ops of the program, not writes into a trace-time constant
+        return _assign_variable(t, None, stop_gradient)
+    return t
+
+
+def constant(data, dtype=None, stop_gradient: bool = True) -> Tensor:
+    """An eager Tensor copy of `data` (what `to_tensor` makes outside a program; inside one,
+    the constant a program captures)."""
     if isinstance(data, Tensor):
         data = data._data
-    elif _is_variable(data):  # inside a program being built: an assign op (as in Paddle)
-        return _assign_variable(data, dtype, stop_gradient)
     if dtype is None:
         arr = backend.to_numpy(data) if hasattr(data, "__cuda_array_interface__") else data
         arr = np.asarray(arr)

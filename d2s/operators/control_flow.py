@@ -312,7 +312,7 @@ def _indexable(items: list):
     they are not all numbers or all tensors of one shape and dtype, e.g. Layers)."""
     import runtime as rt
     if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
-        table = rt.to_tensor(items)
+        table = rt.tensor.constant(items)
     elif all(is_variable(x) or _is_tensor(x) for x in items) and len(
             {(tuple(x.shape), str(x.dtype)) for x in items}) == 1:
         table = rt.stack(list(items))
@@ -344,7 +344,7 @@ def _graph_for(length, item_of, body, state, names, extra_test):
     def test(i, *st):
         more = i < length
         if not is_variable(more):
-            more = rt.to_tensor(bool(more)) if not is_variable(i) else more
+            more = rt.tensor.constant(bool(more)) if not is_variable(i) else more
         if extra_test is None:
             return more
         from .logical import and_

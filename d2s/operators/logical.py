@@ -114,7 +114,7 @@ def in_(x, container):
             continue
         eq = rt.all(rt.equal(x, item))
         found = eq if found is None else rt.logical_or(found, eq)
-    return rt.to_tensor(False) if found is None else found
+    return rt.tensor.constant(False) if found is None else found
 
 
 def not_in(x, container):

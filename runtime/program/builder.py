@@ -113,8 +113,8 @@ class Builder:
         if isinstance(x, Variable):
             return x
         if not isinstance(x, registry._hooks["Tensor"]):
-            from ..tensor import to_tensor
-            x = to_tensor(x)
+            from ..tensor import constant
+            x = constant(x)
         return self.block.var(self.capture(x))
 
     # ---- persistable writes ---------------------------------------------------------------

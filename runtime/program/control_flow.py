@@ -163,8 +163,8 @@ def _result_ref(builder: Builder, v, dtype) -> str:
                               f"expected {dtype.name}")
         return v.name
     if not _is_tensor(v):
-        from ..tensor import to_tensor
-        v = to_tensor(v, dtype=dtype)
+        from ..tensor import constant
+        v = constant(v, dtype=dtype)
     return builder.capture(v)
 
 

@@ -230,3 +230,26 @@ class Child2(Base):
 def test_super_is_pythons_unless_shadowed():
     np.testing.assert_allclose(d2s.to_static(Child())(rt.ones([2])).numpy(), [2, 2])
     np.testing.assert_allclose(d2s.to_static(Child2())(rt.ones([2])).numpy(), [4, 4])
+
+
+def fill_first(x):
+    t = rt.to_tensor(np.zeros([3], "float32"))
+    t[0] = x[0] * 2
+    if rt.mean(x) > 0:
+        t[1] = x[1]
+    return t
+
+
+def test_item_assignment_into_a_tensor_built_from_a_constant():
+    f = d2s.to_static(fill_first)
+    for v in ([3.0, 2.0], [-3.0, 1.0]):
+        x = rt.to_tensor(v)
+        np.testing.assert_allclose(f(x).numpy(), fill_first(x).numpy())
+    assert len(f.program_cache) == 1
+
+
+def test_a_one_element_tensor_indexes_a_python_list_eagerly():
+    h = rt.to_tensor([4], dtype="int64")
+    slots = [0] * 5
+    slots[h // 2] = 3
+    assert slots == [0, 0, 3, 0, 0]
