@@ -36,9 +36,12 @@ class GradScaler:
     >>> opt.clear_grad()
     """
 
-    def __init__(self, enable: bool = True, init_loss_scaling: float = 2.0 ** 15,
+    # Paddle 3.3.1's GradScaler defaults: scale 2**16, doubled after 2000 clean steps, halved
+    # after every step with inf/nan (AmpScaler, Paddle's older class, starts at 2**15 and
+    # grows after 1000 steps).
+    def __init__(self, enable: bool = True, init_loss_scaling: float = 2.0 ** 16,
                  incr_ratio: float = 2.0, decr_ratio: float = 0.5,
-                 incr_every_n_steps: int = 1000, decr_every_n_nan_or_inf: int = 2,
+                 incr_every_n_steps: int = 2000, decr_every_n_nan_or_inf: int = 1,
                  use_dynamic_loss_scaling: bool = True):
         if incr_ratio <= 1.0:
             raise ValueError(f"GradScaler: incr_ratio must be > 1.0, got {incr_ratio}")
@@ -184,6 +187,14 @@ class GradScaler:
     set_state_dict = load_state_dict
 
 
-AmpScaler = GradScaler
+class AmpScaler(GradScaler):
+    """Paddle's `AmpScaler`: a GradScaler with its older defaults (2**15, 1000 steps)."""
+
+    def __init__(self, enable: bool = True, init_loss_scaling: float = 2.0 ** 15,
+                 incr_ratio: float = 2.0, decr_ratio: float = 0.5,
+                 incr_every_n_steps: int = 1000, decr_every_n_nan_or_inf: int = 1,
+                 use_dynamic_loss_scaling: bool = True):
+        super().__init__(enable, init_loss_scaling, incr_ratio, decr_ratio, incr_every_n_steps,
+                         decr_every_n_nan_or_inf, use_dynamic_loss_scaling)
 
 __all__ = ["AmpScaler", "GradScaler"]
