@@ -44,8 +44,8 @@ def _ours(names) -> frozenset:
 # Deliberate differences: our op name -> (our category, Paddle's, why).
 DIFFERENCES = {
     "max_pool2d": ("promote", "white (max_pool2d_with_index)",
-                   "one max_pool2d op here serves both return_mask settings; it runs in its "
-                   "input's precision, so it is low precision after a white op anyway"),
+                   "Paddle whitelists its return_mask=True kernel (max_pool2d_with_index) and "
+                   "promotes plain pool2d; one op here serves both, and promotes"),
     "batch_norm": ("black", "promote (by x's dtype)",
                    "the kernel takes one dtype for x and its float32 statistics; a float16 "
                    "variance of large activations overflows"),

@@ -59,6 +59,7 @@ CALLS = {
     "group_norm": lambda t: F.group_norm(t([2, 4, 3]), 2, weight=t([4]), bias=t([4])),
     "batch_norm": lambda t: F.batch_norm(t([3, 4]), t([4]), t([4], pos=True), t([4]), t([4])),
     "nll_loss": lambda t: F.nll_loss(F.log_softmax(t([3, 4])), _ids(3)),
+    "nll_loss_grad": lambda t: bind(OPS["nll_loss_grad"], (t([]), _ids(3), None, t([3, 4])), {}),
     "embedding": lambda t: F.embedding(_ids(2), t([3, 4])),
     "scatter": lambda t: rt.scatter(t([3, 4]), _ids(2), t([2, 4])),
     "resize2d": lambda t: F.interpolate(t([1, 2, 3, 3]), scale_factor=2, mode="bilinear"),
