@@ -159,6 +159,35 @@ class GradScaler:
         self._init_loss_scaling = float(value)
         self._scale = float(value)
 
+    # Paddle's getters and setters of the scaling schedule
+    def get_incr_ratio(self) -> float:
+        return self._incr_ratio
+
+    def set_incr_ratio(self, value: float) -> None:
+        if value <= 1.0:
+            raise ValueError(f"GradScaler: incr_ratio must be > 1.0, got {value}")
+        self._incr_ratio = float(value)
+
+    def get_decr_ratio(self) -> float:
+        return self._decr_ratio
+
+    def set_decr_ratio(self, value: float) -> None:
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"GradScaler: decr_ratio must be in (0, 1), got {value}")
+        self._decr_ratio = float(value)
+
+    def get_incr_every_n_steps(self) -> int:
+        return self._incr_every_n_steps
+
+    def set_incr_every_n_steps(self, value: int) -> None:
+        self._incr_every_n_steps = int(value)
+
+    def get_decr_every_n_nan_or_inf(self) -> int:
+        return self._decr_every_n_nan_or_inf
+
+    def set_decr_every_n_nan_or_inf(self, value: int) -> None:
+        self._decr_every_n_nan_or_inf = int(value)
+
     def state_dict(self) -> dict:
         """The scale and counters (empty when disabled), for checkpoints."""
         if not self._enable:

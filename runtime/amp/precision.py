@@ -147,8 +147,14 @@ class auto_cast:  # Paddle's name; a context manager and a decorator
         self._saved: list = []  # a stack: a decorated function may recurse into itself
 
     def __enter__(self):
-        if self._state is not None and not _warned and backend.get_device() == "cpu":
-            _warn_cpu(self._state.dtype)
+        if self._state is not None:
+            device = backend.get_device()
+            if device == "cpu" and not _warned:
+                _warn_cpu(self._state.dtype)
+            elif device != "cpu" and self._state.dtype is dtypes.bfloat16:
+                raise RuntimeError(f"auto_cast(dtype='bfloat16') on {device}: CuPy has no "
+                                   "bfloat16 arrays; use dtype='float16' on the GPU (bfloat16 "
+                                   "runs, emulated, on the CPU)")
         self._saved.append(STATE.amp)
         STATE.amp = self._state
         return self

@@ -42,6 +42,7 @@ def _call(fn, x, state):
         return fn(x)
 
 
+@pytest.mark.filterwarnings("ignore:d2s. Block.forward has been traced")
 def test_one_converted_model_follows_each_calls_amp_state():
     rt.seed(0)
     eager = Block()
