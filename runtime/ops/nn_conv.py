@@ -146,7 +146,8 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
     # tap adds one contiguous [C, N, Ho, Wo] block; the image is built channel-major
     wt = w.reshape(groups, og, cg, taps).transpose(0, 3, 2, 1).reshape(groups, -1, og)
     gt = g.reshape(n, groups, og, -1).transpose(1, 2, 0, 3).reshape(groups, og, -1)
-    d = xp.matmul(wt, gt).astype(g.dtype, copy=False).reshape((groups,) + kernel + (cg, n) + tuple(hw))
+    d = xp.matmul(wt, gt).astype(g.dtype, copy=False)  # (bfloat16 comes back float32)
+    d = d.reshape((groups,) + kernel + (cg, n) + tuple(hw))
     img = col2im(xp, lambda i, j: d[:, i, j].reshape((c, n) + tuple(hw)),
                  (c, n) + tuple(x_shape[2:]), kernel, stride, dilation, pads, hw)
     return xp.ascontiguousarray(img.transpose(1, 0, 2, 3))
