@@ -36,9 +36,12 @@ class GradScaler:
     >>> opt.clear_grad()
     """
 
-    def __init__(self, enable: bool = True, init_loss_scaling: float = 2.0 ** 15,
+    # Paddle 3.3.1's GradScaler defaults: scale 2**16, doubled after 2000 clean steps, halved
+    # after every step with inf/nan (AmpScaler, Paddle's older class, starts at 2**15 and
+    # grows after 1000 steps).
+    def __init__(self, enable: bool = True, init_loss_scaling: float = 2.0 ** 16,
                  incr_ratio: float = 2.0, decr_ratio: float = 0.5,
-                 incr_every_n_steps: int = 1000, decr_every_n_nan_or_inf: int = 2,
+                 incr_every_n_steps: int = 2000, decr_every_n_nan_or_inf: int = 1,
                  use_dynamic_loss_scaling: bool = True):
         if incr_ratio <= 1.0:
             raise ValueError(f"GradScaler: incr_ratio must be > 1.0, got {incr_ratio}")
@@ -156,6 +159,35 @@ class GradScaler:
         self._init_loss_scaling = float(value)
         self._scale = float(value)
 
+    # Paddle's getters and setters of the scaling schedule
+    def get_incr_ratio(self) -> float:
+        return self._incr_ratio
+
+    def set_incr_ratio(self, value: float) -> None:
+        if value <= 1.0:
+            raise ValueError(f"GradScaler: incr_ratio must be > 1.0, got {value}")
+        self._incr_ratio = float(value)
+
+    def get_decr_ratio(self) -> float:
+        return self._decr_ratio
+
+    def set_decr_ratio(self, value: float) -> None:
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"GradScaler: decr_ratio must be in (0, 1), got {value}")
+        self._decr_ratio = float(value)
+
+    def get_incr_every_n_steps(self) -> int:
+        return self._incr_every_n_steps
+
+    def set_incr_every_n_steps(self, value: int) -> None:
+        self._incr_every_n_steps = int(value)
+
+    def get_decr_every_n_nan_or_inf(self) -> int:
+        return self._decr_every_n_nan_or_inf
+
+    def set_decr_every_n_nan_or_inf(self, value: int) -> None:
+        self._decr_every_n_nan_or_inf = int(value)
+
     def state_dict(self) -> dict:
         """The scale and counters (empty when disabled), for checkpoints."""
         if not self._enable:
@@ -184,6 +216,14 @@ class GradScaler:
     set_state_dict = load_state_dict
 
 
-AmpScaler = GradScaler
+class AmpScaler(GradScaler):
+    """Paddle's `AmpScaler`: a GradScaler with its older defaults (2**15, 1000 steps)."""
+
+    def __init__(self, enable: bool = True, init_loss_scaling: float = 2.0 ** 15,
+                 incr_ratio: float = 2.0, decr_ratio: float = 0.5,
+                 incr_every_n_steps: int = 1000, decr_every_n_nan_or_inf: int = 1,
+                 use_dynamic_loss_scaling: bool = True):
+        super().__init__(enable, init_loss_scaling, incr_ratio, decr_ratio, incr_every_n_steps,
+                         decr_every_n_nan_or_inf, use_dynamic_loss_scaling)
 
 __all__ = ["AmpScaler", "GradScaler"]

@@ -1,19 +1,21 @@
 """Automatic mixed precision: the framework picks each op's precision.
 
-Every op carries an AMP category in its registry entry (`OpDef.amp`), so there is one list
-and it lives next to the op:
+Every op has an AMP category: Paddle 3.3.1's lists in `lists.py` (with this registry's op
+names and the documented differences) decide it for the ops they name, and the op's registry
+entry (`OpDef.amp`) for the rest:
 
 - 'white' (matmul, conv2d, linear, einsum): numerically safe and fast in low precision; float32
   inputs are cast to float16 / bfloat16.
-- 'black' (exp, log, softmax, log_softmax, norms, losses): need float32 range or accuracy;
-  low-precision inputs are cast up to float32.
+- 'black' (exp, log, pow, cumsum, prod, softmax, norms, losses, embedding, scatter, resize):
+  need float32 range or accuracy; low-precision inputs are cast up to float32.
 - 'promote' (elementwise ops, relu, ...): run in the precision of their inputs; when float
-  inputs disagree (a float16 activation plus a float32 bias) all are cast to the widest.
+  inputs disagree (a float16 activation plus a float32 bias) all are cast to the widest, so
+  an op whose inputs are all float32 stays float32 (Paddle's `use_promote=True`).
 - 'keep' (indexing, shape ops, casts, comparisons, optimizer updates): untouched.
 
-`custom_white_list` / `custom_black_list` move ops by name. Level 'O2' runs everything but the
-black ops in low precision (with `decorate` casting the parameters once and the optimizers
-keeping float32 master weights).
+`custom_white_list` / `custom_black_list` move ops by name. Level 'O2' is meant for models whose
+parameters `decorate` has cast to low precision (the optimizers keep float32 master weights);
+with `use_promote=False` it also runs every promote op in low precision.
 
 The casts are ordinary `cast` ops, applied in `registry.bind` (eager) and `Builder.bind`
 (static) before the op runs, so gradients flow back through them and static programs show
@@ -22,10 +24,12 @@ them. Float64 inputs are never touched (they are deliberate).
 from __future__ import annotations
 
 import functools
+import warnings
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..dtypes import DType
 from ..ops.registry import OPS, STATE
+from . import lists
 
 _LEVELS = ("O0", "O1", "O2")
 _LOW = (dtypes.float16, dtypes.bfloat16)
@@ -34,18 +38,23 @@ _LOW = (dtypes.float16, dtypes.bfloat16)
 class AmpState:
     """The auto_cast settings in force; `registry.bind` calls `cast_inputs` on every op."""
 
-    __slots__ = ("dtype", "key", "level", "overrides")
+    __slots__ = ("dtype", "key", "level", "overrides", "use_promote")
 
-    def __init__(self, dtype: DType, level: str, white=(), black=()):
+    def __init__(self, dtype: DType, level: str, white=(), black=(), use_promote: bool = True):
         self.dtype = dtype
         self.level = level
+        self.use_promote = bool(use_promote) or level != "O2"  # Paddle: only O2 reads it
         self.overrides = {**{n: "white" for n in white}, **{n: "black" for n in black}}
         # What a program traced under these settings depends on (see `state_key`)
         self.key = (dtype.name, level, tuple(sorted(self.overrides.items())))
+        if not self.use_promote:
+            self.key += ("no_promote",)
 
     def category(self, op) -> str:
-        cat = self.overrides.get(op.name, op.amp)
-        if cat == "promote" and self.level == "O2":
+        cat = self.overrides.get(op.name)
+        if cat is None:
+            cat = lists.category(op.name, op.amp, self.level)
+        if cat == "promote" and not self.use_promote:
             return "white"
         return cat
 
@@ -133,10 +142,19 @@ class auto_cast:  # Paddle's name; a context manager and a decorator
         if both:
             raise ValueError(f"auto_cast: {both} are in both custom_white_list and "
                              "custom_black_list")
-        self._state = AmpState(low, level, white, black) if enable and level != "O0" else None
+        self._state = (AmpState(low, level, white, black, use_promote)
+                       if enable and level != "O0" else None)
         self._saved: list = []  # a stack: a decorated function may recurse into itself
 
     def __enter__(self):
+        if self._state is not None:
+            device = backend.get_device()
+            if device == "cpu" and not _warned:
+                _warn_cpu(self._state.dtype)
+            elif device != "cpu" and self._state.dtype is dtypes.bfloat16:
+                raise RuntimeError(f"auto_cast(dtype='bfloat16') on {device}: CuPy has no "
+                                   "bfloat16 arrays; use dtype='float16' on the GPU (bfloat16 "
+                                   "runs, emulated, on the CPU)")
         self._saved.append(STATE.amp)
         STATE.amp = self._state
         return self
@@ -155,6 +173,16 @@ class auto_cast:  # Paddle's name; a context manager and a decorator
 
 
 amp_guard = auto_cast
+
+_warned = False
+
+
+def _warn_cpu(dtype):
+    global _warned
+    _warned = True
+    warnings.warn(f"auto_cast on the CPU: {dtype.name} arithmetic is emulated in software "
+                  "here (about 10x slower than float32); use it to test accuracy, not for "
+                  "speed", UserWarning, stacklevel=3)
 
 
 def _names(names, which: str) -> tuple:
@@ -186,7 +214,8 @@ def state_key():
 def _in_force(category: str) -> set:
     state = STATE.amp
     if state is None:
-        return {name for name, op in OPS.items() if op.amp == category}
+        return {name for name, op in OPS.items()
+                if lists.category(name, op.amp, "O1") == category}
     return {name for name, op in OPS.items() if state.category(op) == category}
 
 
@@ -206,15 +235,32 @@ def black_list() -> set:
     return _in_force("black")
 
 
+def _device(device) -> str:
+    return backend.get_device() if device is None else str(device)
+
+
 def is_float16_supported(device=None) -> bool:
-    """Float16 kernels exist on every backend here (NumPy emulates them on the CPU)."""
-    return True
+    """Whether `device` (default: the current one) computes float16 natively, as Paddle's:
+    False on the CPU, where NumPy emulates float16 (correct, but slower than float32);
+    True on a GPU.
+
+    >>> import runtime as rt
+    >>> rt.amp.is_float16_supported('cpu')
+    False
+    """
+    return _device(device).startswith("gpu")
 
 
 def is_bfloat16_supported(device=None) -> bool:
-    """Bfloat16 comes from ml_dtypes on the CPU; CuPy has no bfloat16 arrays."""
-    from .. import backend
-    return backend.get_device() == "cpu"
+    """Whether `device` computes bfloat16 natively: False everywhere here. On the CPU
+    bfloat16 is emulated (ml_dtypes); CuPy has no bfloat16 arrays.
+
+    >>> import runtime as rt
+    >>> rt.amp.is_bfloat16_supported('cpu')
+    False
+    """
+    _device(device)
+    return False
 
 
 # Normalisation layers keep float32 parameters under O2: their statistics need the range.
@@ -230,6 +276,10 @@ def decorate(models, optimizers=None, level: str = "O2", dtype: str = "float16",
     instances) are cast to `dtype` in place; optimizers keep float32 master weights (taken
     from the float32 values before the cast) unless `master_weight=False`. Level 'O1' returns
     its arguments unchanged. Returns `models` or `(models, optimizers)`, shaped as given.
+
+    Outside auto_cast, each layer with parameters casts its floating tensor inputs to its
+    parameters' dtype (a forward pre-hook), so the decorated model also runs, in `dtype`,
+    without auto_cast (inside one, the auto_cast rules decide).
 
     >>> import runtime as rt
     >>> model = rt.nn.Linear(4, 2)
@@ -257,6 +307,8 @@ def decorate(models, optimizers=None, level: str = "O2", dtype: str = "float16",
                     originals[id(p)] = p._data
                     p._data = p._data.astype(low.np)
                     p._version += 1
+        for model in model_list:
+            _add_input_casts(model)
         if master_weight is not False:
             for opt in opt_list:
                 opt._multi_precision = True
@@ -266,6 +318,29 @@ def decorate(models, optimizers=None, level: str = "O2", dtype: str = "float16",
     if optimizers is None:
         return models
     return models, optimizers
+
+
+def _add_input_casts(model):
+    for layer in model.sublayers(include_self=True):
+        if layer.parameters(include_sublayers=False) and \
+                not getattr(layer, "_amp_input_cast", False):
+            layer.register_forward_pre_hook(_cast_to_params)
+            object.__setattr__(layer, "_amp_input_cast", True)
+
+
+def _cast_to_params(layer, inputs):
+    """Forward pre-hook of an O2-decorated layer: float inputs in its parameters' dtype."""
+    if STATE.amp is not None:
+        return None
+    target = next((p.dtype for p in layer.parameters(include_sublayers=False)
+                   if p.dtype in (dtypes.float32,) + _LOW), None)
+    if target is None:
+        return None
+    return tuple(_cast_one(x, target, _is_other_float) for x in inputs)
+
+
+def _is_other_float(dt: DType, target: DType) -> bool:
+    return dt is not target and (dt is dtypes.float32 or dt in _LOW)
 
 
 def _params_to_cast(model, excluded) -> list:

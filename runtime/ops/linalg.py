@@ -35,6 +35,10 @@ def _einsum_kernel(xp, *operands, equation):
         for a in operands[1:]:
             dt = dtypes.promote(dt, dtypes.of_array(a))
         operands = [a.astype(dt.np, copy=False) for a in operands]
+    dt = operands[0].dtype
+    if dt == dtypes.bfloat16.np:  # NumPy's einsum has no bfloat16 loop: accumulate in float32
+        operands = [a.astype(dtypes.float32.np) for a in operands]
+        return xp.einsum(equation, *operands).astype(dt)
     return xp.einsum(equation, *operands)
 
 

@@ -430,7 +430,8 @@ def _matmul_kernel(xp, x, y, transpose_x=False, transpose_y=False):
     if transpose_y:
         y = xp.swapaxes(y, -1, -2) if y.ndim > 1 else y
     x, y = coerce(x, y)
-    return xp.matmul(x, y)
+    # (NumPy's matmul of ml_dtypes bfloat16 accumulates and returns float32)
+    return xp.matmul(x, y).astype(x.dtype, copy=False)
 
 
 def _matmul_infer(x, y, transpose_x=False, transpose_y=False):

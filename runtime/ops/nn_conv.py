@@ -124,7 +124,7 @@ def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
     o = w.shape[0]
     wmat = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    out = xp.matmul(cols, wmat)  # [G, N*Ho*Wo, O/G]
+    out = xp.matmul(cols, wmat).astype(x.dtype, copy=False)  # [G, N*Ho*Wo, O/G]; bf16 -> f32
     n = x.shape[0]
     out = out.reshape(groups, n, hw[0], hw[1], o // groups).transpose(1, 0, 4, 2, 3)
     return xp.ascontiguousarray(out.reshape(n, o, hw[0], hw[1]))
@@ -146,7 +146,8 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
     # tap adds one contiguous [C, N, Ho, Wo] block; the image is built channel-major
     wt = w.reshape(groups, og, cg, taps).transpose(0, 3, 2, 1).reshape(groups, -1, og)
     gt = g.reshape(n, groups, og, -1).transpose(1, 2, 0, 3).reshape(groups, og, -1)
-    d = xp.matmul(wt, gt).reshape((groups,) + kernel + (cg, n) + tuple(hw))
+    d = xp.matmul(wt, gt).astype(g.dtype, copy=False)  # (bfloat16 comes back float32)
+    d = d.reshape((groups,) + kernel + (cg, n) + tuple(hw))
     img = col2im(xp, lambda i, j: d[:, i, j].reshape((c, n) + tuple(hw)),
                  (c, n) + tuple(x_shape[2:]), kernel, stride, dilation, pads, hw)
     return xp.ascontiguousarray(img.transpose(1, 0, 2, 3))
@@ -167,7 +168,7 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
             dw[:, :, i, j] = xp.einsum("nckhw,nchw->ck", g5, win[:, :, :, :, i, j])
         return dw.reshape(w.shape)
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
-    dw = xp.matmul(_grad_cols(g, groups).transpose(0, 2, 1), cols)  # [G, O/G, C/G*kh*kw]
+    dw = xp.matmul(_grad_cols(g, groups).transpose(0, 2, 1), cols).astype(x.dtype, copy=False)
     return dw.reshape(w.shape)
 
 

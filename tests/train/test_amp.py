@@ -104,9 +104,14 @@ def test_gradients_flow_through_casts_to_float32_params():
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=2e-2, atol=2e-2)
 
 
-def test_o2_runs_promote_ops_in_low_precision():
+def test_o2_promotes_as_paddle_use_promote():
     x = _t(2, 3)
-    with rt.amp.auto_cast(level="O2"):
+    with rt.amp.auto_cast(level="O2"):  # use_promote=True: float32 inputs stay float32
+        y = x * 2.0 + 1.0
+        h = x.astype("float16") * 2.0
+        assert "add" not in rt.amp.white_list()
+    assert y.dtype == "float32" and h.dtype == "float16"
+    with rt.amp.auto_cast(level="O2", use_promote=False):
         y = x * 2.0 + 1.0
         e = rt.exp(x)
         assert "add" in rt.amp.white_list()
