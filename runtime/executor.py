@@ -188,7 +188,8 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     err = e
     opdef = registry.OPS.get(op.type)
     if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
-                                                  AssertionError)) and frame is not None:
+                                                  AssertionError)) and frame is not None \
+            and op.type != "raise":  # the user's own exception: its message is the user's
         values = [_value_of(x, compiled, frame.f_locals) for x in op.inputs]
         try:
             err = registry.explain_failure(opdef, values, op.attrs, e)

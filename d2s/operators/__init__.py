@@ -8,7 +8,8 @@ user wrote it. The generated-code API, by converter:
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`
-- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `enumerate_`, `max_`,
+- asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
+- builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time)
@@ -31,6 +32,7 @@ from .builtins import (  # noqa: F401
     range_,
     shape,
 )
+from .exceptions import raise_  # noqa: F401
 from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
 from .logical import and_, not_, or_  # noqa: F401

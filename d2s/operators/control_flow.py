@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from .. import report
+from .exceptions import branch_frame, mark_raised
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -51,11 +52,19 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     src = user_origin()
     outs: list = []
     fills: dict = {}
+    raised: list = []  # per traced branch: whether it ends in a run-time `raise`
+    stand_in: list = []  # the other branch's values, for a branch that raises
+    raw: list = []  # each traced branch's values as it returned them
 
     def branch(fn):
         def run():
-            out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
-            if outs:
+            with branch_frame() as frame:
+                out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
+            raised.append(frame.raised)
+            raw.append(out)
+            if frame.raised and stand_in:
+                out = [_stand_in(v) for v in stand_in]
+            elif outs and not (raised[0] and stand_in):
                 _check_bound(names, outs[0], out, src)
                 out = _promote_numbers(outs[0], out)
             outs.append(out)
@@ -65,20 +74,51 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     pred = to_bool(pred)
     program = current_builder().program
     mark = len(program.blocks)
-    try:
-        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-    except (ValueError, TypeError):
-        # A return value set in one branch only (`_retval` is None in the other): trace again
-        # with zeros of the returned type there. The return flag that goes with it
-        # guarantees the zeros are never read.
-        fills.update(_return_fills(names, outs))
-        if not fills:
-            _explain_mismatch(names, outs, src)
-            raise
+
+    def retrace():
         del program.blocks[mark:]
         outs.clear()
+        raised.clear()
+        raw.clear()
+        return rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+
+    try:
         result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+        if len(raised) == 2 and raised[0] != raised[1]:
+            stand_in.extend(raw[1] if raised[0] else raw[0])
+            result = retrace()
+    except Exception as e:
+        if len(raised) == 2 and raised[0] != raised[1] and not stand_in:
+            # One branch raises at run time: the other one's values are the `if`'s results.
+            stand_in.extend(raw[1] if raised[0] else raw[0])
+            result = retrace()
+        elif not isinstance(e, (ValueError, TypeError)):
+            raise
+        else:
+            # A return value set in one branch only (`_retval` is None in the other): trace
+            # again with zeros of the returned type there. The return flag that goes with it
+            # guarantees the zeros are never read.
+            fills.update(_return_fills(names, outs))
+            if not fills:
+                _explain_mismatch(names, outs, src)
+                raise
+            result = retrace()
+    if raised and all(raised):
+        mark_raised()  # both branches raise: so does the code around this `if`
     return _result(list(result) if result is not None else [])
+
+
+def _stand_in(v):
+    """A value for a branch that raises at run time (never read): zeros like a tensor of the
+    other branch, the same Python value otherwise."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_stand_in(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _stand_in(x) for k, x in v.items()}
+    if is_variable(v):
+        import runtime as rt
+        return rt.zeros([d if d >= 0 else 1 for d in v.shape], v.dtype)
+    return v
 
 
 def _explain_mismatch(names, outs, src) -> None:
