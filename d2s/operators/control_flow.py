@@ -157,6 +157,9 @@ def _is_return_value(name: str) -> bool:
 
 
 def _return_fills(names, outs) -> dict:
+    """Return values set in one branch only: the other branch holds the return converter's
+    unbound placeholder (the function always returns, and the return flag guards every read
+    of it), so zeros of the returned type may stand in for it."""
     fills = {}
     if len(outs) < 2:
         return fills
@@ -164,15 +167,33 @@ def _return_fills(names, outs) -> dict:
         values = [o[i] for o in outs]
         known = [v for v in values if _is_tensor(v) or (
             isinstance(v, (int, float)) and not isinstance(v, bool))]
-        if _is_return_value(name) and known and any(v is None for v in values):
+        if _is_return_value(name) and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills
+
+
+def check_return_none(names, values, src, what: str = "if") -> None:
+    """A return value that is None (a path falls through, or `return None`) on one side of a
+    graph decision and a value on the other: the result's type would depend on data."""
+    for name, vs in zip(names, values):
+        if not _is_return_value(name):
+            continue
+        kinds = {"none" if v is None else "undefined" if isinstance(v, Undefined) else "value"
+                 for v in vs}
+        if "none" in kinds and "value" in kinds:
+            from ..errors import ConversionError
+            raise ConversionError(
+                f"the function returns a value on some paths and None on others (a path that "
+                f"ends without `return`, or `return None`), and which one is decided by a "
+                f"tensor condition ({where(src)}): a converted function's result cannot be "
+                f"None for some inputs only. Return a value on every path (e.g. `return x` "
+                f"at the end), or decide with a Python value.", origin=src)
 
 
 def _fill(value, like):
     """`value`, or zeros like `like` (a tensor: its dtype and shape with unknown dims as 1; a
     Python number: its type) where `value` is None."""
-    if like is None or value is not None:
+    if like is None or not (value is None or isinstance(value, Undefined)):
         return value
     if not _is_tensor(like):
         return type(like)(0)
@@ -188,7 +209,10 @@ def _copy_container(x):
 
 
 def _check_bound(names, first, second, src) -> None:
+    check_return_none(names, zip(first, second), src)
     for name, a, b in zip(names, first, second):
+        if _is_return_value(name):
+            continue  # the placeholder of a function that always returns (`_return_fills`)
         if isinstance(a, Undefined) != isinstance(b, Undefined):
             branch = "if" if isinstance(b, Undefined) else "else"
             raise UndefinedNameError(
@@ -502,6 +526,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if not (is_variable(p) or _is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v
                 continue
+            if v is None:
+                check_return_none([names[i]], [[None, p]], src)
             if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
                 raise UndefinedNameError(
                     f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
