@@ -85,29 +85,35 @@ class no_grad:
     ...     y = rt.ones([2]) * 2
     """
 
+    _value = False
+
     def __enter__(self):
         self._prev = STATE.grad_enabled
-        STATE.grad_enabled = False
+        STATE.grad_enabled = self._value
+        b = STATE.builder  # building a program: ops built in this region stop gradients
+        self._builder = b
+        if b is not None:
+            self._prev_builder = b.grad_enabled
+            b.grad_enabled = self._value
         return self
 
     def __exit__(self, *exc):
         STATE.grad_enabled = self._prev
+        if self._builder is not None:
+            self._builder.grad_enabled = self._prev_builder
         return False
 
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with no_grad():
+            with type(self)():
                 return fn(*args, **kwargs)
 
         return wrapper
 
 
 class enable_grad(no_grad):
-    def __enter__(self):
-        self._prev = STATE.grad_enabled
-        STATE.grad_enabled = True
-        return self
+    _value = True
 
 
 def is_grad_enabled() -> bool:

@@ -32,6 +32,10 @@ class Builder:
         # Backward passes read forward values across sibling blocks (a grad branch reads the
         # forward branch's values); plain user code may not.
         self.cross_block_reads = False
+        # Whether ops built now record gradients: `rt.no_grad()` / `rt.enable_grad()` entered
+        # while this builder is active set it, whatever the caller's eager mode was (a
+        # program traced under an eager `no_grad` still trains).
+        self.grad_enabled = True
 
     # ---- the bind hook --------------------------------------------------------------------
     def bind(self, op: OpDef, inputs, attrs: dict):
@@ -41,11 +45,14 @@ class Builder:
         multi = isinstance(out, tuple) and not isinstance(out, Meta)
         metas = out if multi else (out,)
         refs = [self.ref(x) for x in inputs]
-        stop = op.nondiff or all(_stops_gradient(x) for x in inputs)
+        stop = op.nondiff or not self.grad_enabled or all(_stops_gradient(x) for x in inputs)
         block = self.block
         outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
                                    stop_gradient=stop) for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
+        if not self.grad_enabled:
+            for o in outs:  # built under `no_grad`: a constant for backward, as in eager
+                o.stop_gradient = True
         return outs if multi else outs[0]
 
     def append(self, type: str, inputs: list, outputs: list, attrs: dict,

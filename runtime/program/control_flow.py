@@ -171,6 +171,7 @@ def _result_ref(builder: Builder, v, dtype) -> str:
 def _outputs(builder: Builder, tree, consts, specs):
     outs = [builder.block.new_var(builder.program.fresh_name(), s, d, stop_gradient=st)
             for s, d, st in specs]
+    _no_grad_region(builder, outs)
     it = iter(outs)
     leaves = [next(it) if c is None else c for c in consts]
     return outs, (unflatten(tree, leaves) if tree is not None else None)
@@ -358,4 +359,12 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             for v, s, st in zip(inits, shapes, stops)]
     b.append("while", [v.name for v in inits], [o.name for o in outs], {},
              (cblk.idx, bblk.idx))
+    _no_grad_region(b, outs)
     return unflatten(tree, outs)
+
+
+def _no_grad_region(builder: Builder, outs: list) -> None:
+    """Outputs of a cond/while built under `rt.no_grad()` are constants for backward."""
+    if not getattr(builder, "grad_enabled", True):
+        for o in outs:
+            o.stop_gradient = True
