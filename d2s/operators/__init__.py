@@ -10,7 +10,7 @@ user wrote it. The generated-code API, by converter:
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
-  `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`
+  `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
@@ -31,6 +31,7 @@ from .builtins import (  # noqa: F401
     print_,
     range_,
     shape,
+    size,
 )
 from .exceptions import raise_  # noqa: F401
 from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401

@@ -176,3 +176,13 @@ def shape(x):
     import runtime as rt
     dynamic = rt.shape(x)
     return [d if d >= 0 else dynamic[i] for i, d in enumerate(s)]
+
+
+def size(x):
+    """`x.size`; on a graph value with unknown (-1) dims it is an int64 tensor computed at run
+    time (the product of the static shape would be a negative constant)."""
+    s = x.size
+    if not is_variable(x) or all(d >= 0 for d in x.shape):
+        return s
+    import runtime as rt
+    return rt.numel(x)
