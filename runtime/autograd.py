@@ -216,6 +216,10 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 continue
             _check_versions(node)
             if node.backward_fn is not None:
+                # A custom backward (a static program's) reads gradients of its outputs'
+                # dtypes; a consumer that widened an output (float32 + float64) gave a wider one.
+                out_grads = [g.astype(o.dtype) if g is not None and o is not None
+                             and g.dtype != o.dtype else g for g, o in zip(out_grads, outs)]
                 in_grads = node.backward_fn(node, out_grads)
             else:
                 if node.op.grad is None:

@@ -105,7 +105,9 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             result = retrace()
     if raised and all(raised):
         mark_raised()  # both branches raise: so does the code around this `if`
-    return _result(list(result) if result is not None else [])
+    result = list(result) if result is not None else []
+    _mark_scalars(result, raw)
+    return _result(result)
 
 
 def _stand_in(v):
@@ -139,15 +141,16 @@ def _explain_mismatch(names, outs, src) -> None:
 
 
 def _promote_numbers(first: list, second: list) -> list:
-    """Python numbers of different types from the two branches (`1` and `2.5`): the second
-    becomes a tensor of the promoted dtype, which `cond` then gives the first one too."""
+    """Python numbers that differ between the two branches (`1` and `2.5`, `2.0` and `3.0`):
+    the second becomes a tensor of Python's precision (bool, int64, float64; the wider type
+    when they differ), which `cond` then gives the first one too."""
     out = list(second)
     for i, (a, b) in enumerate(zip(first, second)):
         kinds = {type(a), type(b)}
-        if type(a) is not type(b) and kinds <= {bool, int, float}:
+        if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
             import runtime as rt
-            dtype = "float32" if float in kinds else "int64"
-            out[i] = rt.full([], b, dtype)
+            dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
+            out[i] = _scalar(rt.full([], b, dtype))
     return out
 
 
@@ -440,8 +443,11 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     def graph_test(*values):
         return test(*full(values))
 
+    widen: dict = {}
+
     def graph_body(*values):
         out = _as_list(body(*full(values)), n)
+        _check_widening(carried, values, out, widen)
         for i, (before, after) in enumerate(zip(state, out)):
             if i not in carried and after is not before and not (
                     isinstance(after, Undefined) and isinstance(before, Undefined)):
@@ -451,8 +457,41 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     f"lists can change in such a loop")
         return [out[i] for i in carried]
 
-    result = rt.static.nn.while_loop(graph_test, graph_body, [state[i] for i in carried])
-    return full(result)
+    from runtime.program.builder import current_builder
+    blocks = current_builder().program.blocks
+    for _ in range(len(carried) + 1):
+        mark = len(blocks)
+        try:
+            with branch_frame():  # a `raise` in the body does not end the code around it
+                result = rt.static.nn.while_loop(graph_test, graph_body,
+                                                 [state[i] for i in carried])
+            return full(result)
+        except _Widen:
+            # The body widens a carried value's dtype (int32 -> int64, int -> float), as
+            # Python's first iteration would: widen it before the loop, trace again.
+            del blocks[mark:]
+            for i, dtype in widen.items():
+                v = state[i]
+                state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
+                    [], v, dtype)
+            widen.clear()
+    raise AssertionError("d2s bug: loop state kept widening")
+
+
+class _Widen(Exception):
+    """A loop body returned a carried value in a wider dtype than it received."""
+
+
+def _check_widening(carried, values, out, widen: dict) -> None:
+    from runtime.dtypes import promote
+    for k, i in enumerate(carried):
+        before, after = values[k], out[i]
+        if not (is_variable(before) and (is_variable(after) or _is_tensor(after))):
+            continue
+        if after.dtype != before.dtype and promote(before.dtype, after.dtype) == after.dtype:
+            widen[i] = after.dtype
+    if widen:
+        raise _Widen
 
 
 def _fixed_lists(body, state: list, names: tuple) -> set:
@@ -519,6 +558,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         if isinstance(v, _EmptyArray):
             elem = p[0] if isinstance(p, list) and p else None
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+        elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
+            out[i] = _python_number(v, p)
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
                 isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
             if isinstance(p, Undefined):
@@ -536,3 +577,34 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             fill = v if isinstance(v, (int, float)) else 0
             out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
     return out
+
+
+def _python_number(v, p):
+    """A Python number carried through a graph loop: a tensor of Python's precision (bool,
+    int64, float64), of the wider type when the body changes it (`1` -> `1 / 2`). Anything
+    else stays as it is."""
+    if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
+        return v
+    import runtime as rt
+    if isinstance(v, bool) and isinstance(p, bool):
+        return _scalar(rt.full([], v, "bool"))
+    dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
+    return _scalar(rt.full([], v, dtype))
+
+
+def _scalar(v):
+    """Mark a graph value as standing for a Python number (see `Variable.python_scalar`)."""
+    if is_variable(v):
+        v.python_scalar = True
+    return v
+
+
+def _mark_scalars(result, raw: list) -> None:
+    """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
+    for them) stand for a Python number too."""
+    if len(raw) != 2 or not isinstance(result, (list, tuple)):
+        return
+    for r, a, b in zip(result, raw[0], raw[1]):
+        if is_variable(r) and all((is_variable(v) and v.python_scalar) or (
+                isinstance(v, (int, float)) and not _is_tensor(v)) for v in (a, b)):
+            r.python_scalar = True

@@ -41,6 +41,11 @@ class Builder:
     def bind(self, op: OpDef, inputs, attrs: dict):
         if STATE.amp is not None:
             inputs = STATE.amp.cast_inputs(op, inputs)
+        scalars = [getattr(x, "python_scalar", False) for x in inputs]
+        if any(scalars):
+            inputs, weak = _scalar_inputs(op, inputs, scalars)
+        else:
+            weak = False
         out = op.infer(*[registry.meta_of(x) for x in inputs], **attrs)
         multi = isinstance(out, tuple) and not isinstance(out, Meta)
         metas = out if multi else (out,)
@@ -50,6 +55,9 @@ class Builder:
         outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
                                    stop_gradient=stop) for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
+        if weak:
+            for o in outs:
+                o.python_scalar = True
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
@@ -147,6 +155,28 @@ class Builder:
             yield blk
         finally:
             self.block = prev
+
+
+def _scalar_inputs(op: OpDef, inputs, scalars: list):
+    """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
+    tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
+    whose tensor inputs all stand for Python numbers stand for one too (not `cast`: an explicit
+    cast makes a real tensor)."""
+    from ..dtypes import promote_scalar
+    tensors = [x for x, w in zip(inputs, scalars)
+               if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
+    if not tensors:
+        return inputs, op.name != "cast"
+    other = tensors[0].dtype
+    out = list(inputs)
+    for i, (x, w) in enumerate(zip(inputs, scalars)):
+        if w:
+            sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
+            target = promote_scalar(other, sample)
+            if target != x.dtype:
+                from ..ops.math import cast
+                out[i] = cast(x, target)
+    return out, False
 
 
 def _check_same_shape(target: Variable, value: Variable) -> None:

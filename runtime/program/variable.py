@@ -28,6 +28,11 @@ class Variable:
 
     __array_priority__ = 100  # ndarray <op> Variable defers to Variable's reflected operator
 
+    # True for a value that stands for a Python number (d2s carries Python numbers through
+    # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
+    # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
+    python_scalar = False
+
     def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
                  persistable: bool = False, stop_gradient: bool = True):
         self.block = block
