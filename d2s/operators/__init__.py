@@ -34,7 +34,7 @@ from .builtins import (  # noqa: F401
     size,
 )
 from .exceptions import raise_  # noqa: F401
-from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401
+from .control_flow import Pending, for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
 from .logical import and_, not_, or_  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401

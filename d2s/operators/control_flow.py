@@ -168,11 +168,19 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
-        known = [v for v in values if _is_tensor(v) or (
-            isinstance(v, (int, float)) and not isinstance(v, bool))]
-        if _is_return_value(name) and known and any(isinstance(v, Undefined) for v in values):
+        known = [v for v in values if not isinstance(v, Undefined) and _has_tensor(v)]
+        placeholder = _is_return_value(name) or any(isinstance(v, Pending) for v in values)
+        if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills
+
+
+class Pending(Undefined):
+    """A name the converter proved bound before every read after a loop, though it is bound
+    only on some paths inside it (`for ... else` with a `break`: the break path binds it, the
+    `else` binds it otherwise). A tensor `if` may fill it with zeros: they are never read."""
+
+    __slots__ = ()
 
 
 def check_return_none(names, values, src, what: str = "if") -> None:
@@ -194,14 +202,33 @@ def check_return_none(names, values, src, what: str = "if") -> None:
 
 
 def _fill(value, like):
-    """`value`, or zeros like `like` (a tensor: its dtype and shape with unknown dims as 1; a
-    Python number: its type) where `value` is None."""
+    """`value`, or zeros like `like` (see `_zeros_like`) where `value` is a placeholder."""
     if like is None or not (value is None or isinstance(value, Undefined)):
         return value
-    if not _is_tensor(like):
+    return _zeros_like(like)
+
+
+def _zeros_like(like):
+    """Zeros like `like`: a tensor's dtype and shape (unknown dims as 1), a Python number's
+    type, the same structure for lists/tuples/dicts; other Python values as they are."""
+    if isinstance(like, (list, tuple)):
+        return type(like)(_zeros_like(x) for x in like)
+    if isinstance(like, dict):
+        return {k: _zeros_like(x) for k, x in like.items()}
+    if isinstance(like, (bool, int, float)) and not _is_tensor(like):
         return type(like)(0)
+    if not _is_tensor(like):
+        return like
     import runtime as rt
     return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
+
+
+def _has_tensor(x) -> bool:
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(t) for t in x)
+    if isinstance(x, dict):
+        return any(_has_tensor(t) for t in x.values())
+    return _is_tensor(x) or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
 def _copy_container(x):
@@ -214,8 +241,8 @@ def _copy_container(x):
 def _check_bound(names, first, second, src) -> None:
     check_return_none(names, zip(first, second), src)
     for name, a, b in zip(names, first, second):
-        if _is_return_value(name):
-            continue  # the placeholder of a function that always returns (`_return_fills`)
+        if _is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
+            continue  # placeholders never read (`_return_fills`)
         if isinstance(a, Undefined) != isinstance(b, Undefined):
             branch = "if" if isinstance(b, Undefined) else "else"
             raise UndefinedNameError(
@@ -563,6 +590,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
                 isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
             if isinstance(p, Undefined):
+                continue
+            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
+                out[i] = _zeros_like(p)  # a structure returned from inside the loop
                 continue
             if not (is_variable(p) or _is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v
