@@ -150,6 +150,10 @@ class Builder:
     def sub_block(self):
         """Build into a new child block of the current one (a branch or loop body)."""
         blk = self.program.new_block(self.block.idx)
+        latest = self.program._latest
+        if latest:  # a discarded scratch block had this index: forget its persistable writes
+            for key in [k for k in latest if k[0] == blk.idx]:
+                del latest[key]
         prev, self.block = self.block, blk
         try:
             yield blk
