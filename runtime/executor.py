@@ -189,7 +189,9 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     opdef = registry.OPS.get(op.type)
     if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
                                                   AssertionError)) and frame is not None \
-            and op.type != "raise":  # the user's own exception: its message is the user's
+            and op.type not in ("raise", "cond", "while", "switch_case"):
+        # not the user's own exception (its message is the user's), nor one raised inside a
+        # cond/while body (the failing op in the body explains itself)
         values = [_value_of(x, compiled, frame.f_locals) for x in op.inputs]
         try:
             err = registry.explain_failure(opdef, values, op.attrs, e)

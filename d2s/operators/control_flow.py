@@ -72,11 +72,14 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         return run
 
     pred = to_bool(pred)
-    program = current_builder().program
+    builder = current_builder()
+    program = builder.program
     mark = len(program.blocks)
+    here, op_mark = builder.block, len(builder.block.ops)
 
     def retrace():
         del program.blocks[mark:]
+        del here.ops[op_mark:]  # a cond op of the first attempt, if it was built
         outs.clear()
         raised.clear()
         raw.clear()

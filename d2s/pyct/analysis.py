@@ -640,6 +640,14 @@ def _live_def(s, out: frozenset, facts: _Facts) -> frozenset:
     return (out - {s.name}) | facts.read(s)
 
 
+def _live_with(s, out: frozenset, facts: _Facts) -> frozenset:
+    """`with`: the body runs once, in order, after the items are evaluated."""
+    live = _live(s.body, out, facts)
+    for item in s.items:
+        live = live | facts.read(item)
+    return live
+
+
 def _live_parts(s, out: frozenset, facts: _Facts) -> frozenset:
     """try / with / match: any part may run; no part surely rebinds a name."""
     live = frozenset(out)
@@ -657,7 +665,7 @@ _LIVE_RULES = {
     gast.If: _live_if, gast.While: _live_while, gast.For: _live_for,
     gast.AsyncFor: _live_for, gast.Return: _live_exit, gast.Raise: _live_exit,
     gast.FunctionDef: _live_def, gast.ClassDef: _live_def,
-    gast.With: _live_parts, gast.AsyncWith: _live_parts, gast.Try: _live_parts,
+    gast.With: _live_with, gast.AsyncWith: _live_with, gast.Try: _live_parts,
     _TRY_STAR: _live_parts, gast.Match: _live_parts,
 }
 
