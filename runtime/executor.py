@@ -200,6 +200,9 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     text = op_lines(program, op, block, "", False)[0].rstrip(" {")
     msg = (f"{err}\n  In user code:\n{_origin.format_origin(program.origin_of(op))}\n"
            f"  While running op: {text}")
+    if op.type == "raise":  # the user's own exception, as raised: the place as a note
+        e.add_note(msg.partition("\n")[2])
+        return e
     try:
         new = type(err)(msg)
     except Exception:  # noqa: BLE001  (exception classes with unusual constructors)

@@ -164,5 +164,6 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     kept (`str(exc)`); `at` ('model.py:12') is shown in the printed program."""
     if STATE.builder is None:
         raise exc
-    message = str(exc) if exc.args else ""
+    args = exc.args
+    message = "" if not args else str(args[0]) if len(args) == 1 else str(exc)
     bind(RAISE, (), {"error": error_name(type(exc)), "message": message, "at": at})
