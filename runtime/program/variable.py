@@ -11,9 +11,10 @@ from __future__ import annotations
 from ..dtypes import DType
 
 _CONTROL_FLOW_HINT = (
-    "Its value is only known when the program runs. For a data-dependent branch or loop use "
-    "rt.static.nn.cond / rt.static.nn.while_loop, or decorate the function with "
-    "@d2s.to_static, which converts Python `if`/`while` on tensors into those ops.")
+    "Its value exists only when the program runs. In a function converted by "
+    "d2s.to_static, test the tensor itself (`if x.sum() > 0:` becomes a cond/while op) and "
+    "keep Python logic on Python values, or compute the value outside the converted "
+    "function; in a program built by hand use rt.static.nn.cond / rt.static.nn.while_loop.")
 
 
 class Variable:
@@ -119,20 +120,33 @@ class Variable:
         n = len(self)
         return (self[i] for i in range(n))
 
-    def numpy(self):
+    def _read_value(self, what: str):
         raise TypeError(
-            f"static Variable '{self.name}' ({self.type_str()}) has no value while the program "
-            "is being built; run it with rt.static.Executor().run(program, feed=..., "
-            f"fetch_list=[{self.name!r}]) to get its value.")
+            f"{what} of static Variable '{self.name}' ({self.type_str()}) while the program is "
+            "being built: the value exists only when the program runs. In a function converted "
+            "by d2s.to_static keep it a tensor (a tensor `if`, rt.where, tensor arithmetic), "
+            f"or return it and call {what} on the result outside; in a program built by hand "
+            f"fetch it with rt.static.Executor().run(program, feed=..., "
+            f"fetch_list=[{self.name!r}]).")
+
+    def numpy(self):
+        self._read_value(".numpy()")
 
     def __array__(self, dtype=None, copy=None):
-        self.numpy()
+        self._read_value("np.asarray()")
 
-    def item(self):
-        self.numpy()
+    def item(self, *args):
+        self._read_value(".item()")
 
     def tolist(self):
-        self.numpy()
+        self._read_value(".tolist()")
+
+    def backward(self, *args, **kwargs):
+        raise RuntimeError(
+            f"backward() on static Variable '{self.name}' while the program is being built. "
+            "Move `backward()` out of the converted function: return the loss and call "
+            "`loss.backward()` on the result (then `optimizer.step()`); a program built by hand "
+            "gets its gradients from rt.static.append_backward(loss).")
 
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 
