@@ -575,9 +575,12 @@ def _defined(stmts: list, defined: frozenset, facts: _Facts) -> frozenset:
             _defined(s.body, defined | w, facts)  # later iterations see the body's bindings
             _defined(s.orelse, defined | w, facts)
         elif cls in _BLOCKS:
-            inner = defined | w if cls is gast.Try else defined
+            # A try body starts with what was bound before the try; handlers, else and
+            # finally may follow any part of it.
+            inner = defined | w if cls in (gast.Try, _TRY_STAR) else defined
             for block in _BLOCKS[cls](s):
-                _defined(block, inner, facts)
+                _defined(block, defined if block is getattr(s, "body", None) and cls in (
+                    gast.Try, _TRY_STAR) else inner, facts)
         if w:  # (else the same set: no copy)
             defined = defined | w
     return defined
