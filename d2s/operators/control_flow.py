@@ -147,14 +147,20 @@ def _promote_numbers(first: list, second: list) -> list:
     """Python numbers that differ between the two branches (`1` and `2.5`, `2.0` and `3.0`):
     the second becomes a tensor of Python's precision (bool, int64, float64; the wider type
     when they differ), which `cond` then gives the first one too."""
-    out = list(second)
-    for i, (a, b) in enumerate(zip(first, second)):
-        kinds = {type(a), type(b)}
-        if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
-            import runtime as rt
-            dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
-            out[i] = _scalar(rt.full([], b, dtype))
-    return out
+    return [_promote_number(a, b) for a, b in zip(first, second)]
+
+
+def _promote_number(a, b):
+    if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        return type(b)(_promote_number(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
+        return {k: _promote_number(a[k], b[k]) for k in b}
+    kinds = {type(a), type(b)}
+    if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
+        import runtime as rt
+        dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
+        return _scalar(rt.full([], b, dtype))
+    return b
 
 
 def _is_return_value(name: str) -> bool:
@@ -213,16 +219,18 @@ def _fill(value, like):
 
 def _zeros_like(like):
     """Zeros like `like`: a tensor's dtype and shape (unknown dims as 1), a Python number's
-    type, the same structure for lists/tuples/dicts; other Python values as they are."""
+    precision (a value standing for a Python number), the same structure for lists/tuples/dicts; other Python values as they are."""
     if isinstance(like, (list, tuple)):
         return type(like)(_zeros_like(x) for x in like)
     if isinstance(like, dict):
         return {k: _zeros_like(x) for k, x in like.items()}
+    import runtime as rt
     if isinstance(like, (bool, int, float)) and not _is_tensor(like):
-        return type(like)(0)
+        dtype = "bool" if isinstance(like, bool) else "int64" if isinstance(
+            like, int) else "float64"  # Python's precision, standing for a Python number
+        return _scalar(rt.full([], 0, dtype))
     if not _is_tensor(like):
         return like
-    import runtime as rt
     return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
 
 
@@ -638,6 +646,7 @@ def _mark_scalars(result, raw: list) -> None:
     if len(raw) != 2 or not isinstance(result, (list, tuple)):
         return
     for r, a, b in zip(result, raw[0], raw[1]):
-        if is_variable(r) and all((is_variable(v) and v.python_scalar) or (
-                isinstance(v, (int, float)) and not _is_tensor(v)) for v in (a, b)):
+        if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
+                v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
+                for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True

@@ -170,6 +170,10 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
     if not tensors:
+        if any(isinstance(x, float) for x in inputs):  # int scalar <op> float: a float64
+            from ..ops.math import cast
+            inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
+                      for x, w in zip(inputs, scalars)]
         return inputs, op.name != "cast"
     other = tensors[0].dtype
     out = list(inputs)
