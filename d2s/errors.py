@@ -326,7 +326,7 @@ def _executor_frames(e) -> tuple[list[UserFrame], str | None]:
     op_text = rest.partition(_EXECUTOR_OP)[2] or None
     frames = _frames_of_op(e.op, e.origin)
     if frames:
-        e.args = (head,)
+        e.args = (head,) if head else ()  # `raise KeyError` in a program: no args, as eager
     return frames, op_text
 
 

@@ -85,29 +85,35 @@ class no_grad:
     ...     y = rt.ones([2]) * 2
     """
 
+    _value = False
+
     def __enter__(self):
         self._prev = STATE.grad_enabled
-        STATE.grad_enabled = False
+        STATE.grad_enabled = self._value
+        b = STATE.builder  # building a program: ops built in this region stop gradients
+        self._builder = b
+        if b is not None:
+            self._prev_builder = b.grad_enabled
+            b.grad_enabled = self._value
         return self
 
     def __exit__(self, *exc):
         STATE.grad_enabled = self._prev
+        if self._builder is not None:
+            self._builder.grad_enabled = self._prev_builder
         return False
 
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with no_grad():
+            with type(self)():
                 return fn(*args, **kwargs)
 
         return wrapper
 
 
 class enable_grad(no_grad):
-    def __enter__(self):
-        self._prev = STATE.grad_enabled
-        STATE.grad_enabled = True
-        return self
+    _value = True
 
 
 def is_grad_enabled() -> bool:
@@ -239,6 +245,10 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 continue
             _check_versions(node)
             if node.backward_fn is not None:
+                # A custom backward (a static program's) reads gradients of its outputs'
+                # dtypes; a consumer that widened an output (float32 + float64) gave a wider one.
+                out_grads = [g.astype(o.dtype) if g is not None and o is not None
+                             and g.dtype != o.dtype else g for g, o in zip(out_grads, outs)]
                 in_grads = node.backward_fn(node, out_grads)
             else:
                 if node.op.grad is None:

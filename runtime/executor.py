@@ -188,7 +188,10 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     err = e
     opdef = registry.OPS.get(op.type)
     if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
-                                                  AssertionError)) and frame is not None:
+                                                  AssertionError)) and frame is not None \
+            and op.type not in ("raise", "cond", "while", "switch_case"):
+        # not the user's own exception (its message is the user's), nor one raised inside a
+        # cond/while body (the failing op in the body explains itself)
         values = [_value_of(x, compiled, frame.f_locals) for x in op.inputs]
         try:
             err = registry.explain_failure(opdef, values, op.attrs, e)
@@ -197,6 +200,9 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     text = op_lines(program, op, block, "", False)[0].rstrip(" {")
     msg = (f"{err}\n  In user code:\n{_origin.format_origin(program.origin_of(op))}\n"
            f"  While running op: {text}")
+    if op.type == "raise":  # the user's own exception, as raised: the place as a note
+        e.add_note(msg.partition("\n")[2])
+        return e
     try:
         new = type(err)(msg)
     except Exception:  # noqa: BLE001  (exception classes with unusual constructors)

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import gast
 
-from ..pyct import templates
+from ..pyct import anno, templates
+from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import jumps
 
 HANDLES = (gast.Break, gast.Continue, gast.NamedExpr)  # skipped when none is present
 CREATES = (gast.If, gast.Assign, gast.Call, gast.Lambda, gast.UnaryOp, gast.BoolOp)
-NEEDS_ANALYSIS = False
+NEEDS_ANALYSIS = True  # DEFINED_IN: names bound before a loop with `else` (see `_pending`)
 
 
 class BreakContinue(Base):
     def _loop(self, node):
+        defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
         node = self.generic_visit(node)  # inner loops own their jumps: convert them first
         if isinstance(node, gast.While) and not node.orelse and any(
                 isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
@@ -42,12 +44,14 @@ class BreakContinue(Base):
                 node.body, gast.Continue, flag, into_loops=False,
                 on_jump=lambda s: jumps.set_flag(flag))
         if jumps.contains(node.body, gast.Break, into_loops=False):
+            breaking = [list(node.body)]  # before the rewrite: where each break sits
             flag = self.ctx.namer.new("brk")
             node.body = jumps.rewrite(node.body, gast.Break, flag, into_loops=False,
                                       on_jump=lambda s: jumps.set_flag(flag))
             pre = templates.replace("flag = False", flag=flag)
             jumps.stop_loop(node, flag)
             if node.orelse:
+                pre += _pending(node, defined, breaking)
                 post = templates.replace("if not flag:\n    orelse", flag=flag,
                                          orelse=node.orelse)
                 node.orelse = []
@@ -55,6 +59,48 @@ class BreakContinue(Base):
 
     visit_While = _loop
     visit_For = _loop
+
+
+def _pending(loop, defined, breaking: list) -> list:
+    """`name = _d2s.Pending('name')` before a loop with `break` and `else` for each name the
+    `else` binds, that is unbound before the loop and bound before every `break`: afterwards
+    it is bound on every path, so a tensor `if` inside the loop may leave it unbound."""
+    names = sorted({n.id for s in loop.orelse for n in gast.walk(s)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
+    return [stmt for name in names if name not in defined and _bound_before_breaks(
+        breaking[0], name, False) for stmt in templates.replace(
+        f"name = {RESERVED}.Pending(label)", name=name, label=templates.const(name))]
+
+
+def _binds(stmt, name: str) -> bool:
+    targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target] if isinstance(
+        stmt, (gast.AugAssign, gast.AnnAssign)) else []
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for t in targets for n in gast.walk(t))
+
+
+def _bound_before_breaks(stmts: list, name: str, bound: bool) -> bool:
+    """Whether every `break` of this loop in `stmts` follows an assignment to `name` on its
+    path (direct assignments only: a conservative check)."""
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return bound
+        if _binds(s, name):
+            bound = True
+        elif isinstance(s, (gast.For, gast.While)):
+            if jumps.contains(s.orelse, gast.Break, into_loops=False) and not \
+                    _bound_before_breaks(s.orelse, name, bound):
+                return False
+        elif isinstance(s, (gast.If, gast.With, gast.Try)):
+            for block in (getattr(s, "body", []), getattr(s, "orelse", []),
+                          getattr(s, "finalbody", []),
+                          *[h.body for h in getattr(s, "handlers", [])]):
+                if not _bound_before_breaks(block, name, bound):
+                    return False
+        elif isinstance(s, gast.Match):
+            if not all(_bound_before_breaks(c.body, name, bound) for c in s.cases):
+                return False
+    return True
 
 
 def transform(node, ctx):

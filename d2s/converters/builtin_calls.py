@@ -1,5 +1,6 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
-`enumerate`, `max`, `min`, `all`, `any`, `bool`, `int`, `float`, `isinstance`; and `x.shape`, whose unknown dims must be read at run time.
+`enumerate`, `max`, `min`, `all`, `any`, `bool`, `int`, `float`, `isinstance`; and `x.shape` and
+`x.size`, whose unknown dims must be read at run time.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
@@ -64,9 +65,9 @@ class BuiltinCalls(Base):
 
     def visit_Attribute(self, node):
         node = self.generic_visit(node)
-        if node.attr != "shape" or not isinstance(node.ctx, gast.Load):
+        if node.attr not in ("shape", "size") or not isinstance(node.ctx, gast.Load):
             return node
-        return templates.replace_as_expression(f"{RESERVED}.shape(x)", x=node.value)
+        return templates.replace_as_expression(f"{RESERVED}.{node.attr}(x)", x=node.value)
 
     def _shadowed(self, name: str) -> bool:
         for i, scope in enumerate(self.locals_stack):

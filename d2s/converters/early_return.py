@@ -14,6 +14,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct.transformer import Base
+from . import jumps
 
 HANDLES = (gast.Return,)  # the pass is skipped when none of these is present
 CREATES = ()
@@ -29,6 +30,9 @@ def always_exits(stmts: list) -> bool:
         return True
     if isinstance(last, gast.If):
         return always_exits(last.body) and always_exits(last.orelse)
+    if isinstance(last, gast.While):  # `while True:` without a break only ends by a return
+        return (isinstance(last.test, gast.Constant) and last.test.value is True
+                and not jumps.contains(last.body, gast.Break, into_loops=False))
     return False
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import templates
+from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import jumps
 from .early_return import always_exits
@@ -97,7 +98,13 @@ class ReturnStatements(Base):
             return templates.replace("flag = True\nretval = value", flag=flag, retval=retval,
                                      value=value)
 
-        node.body = (templates.replace("flag = False\nretval = None", flag=flag, retval=retval)
+        # A function that may fall through returns None there: `_retval` starts as None. One
+        # that always ends in return/raise starts it unbound (a placeholder that only paths
+        # which already returned leave behind, so a tensor `if` may fill it).
+        start = templates.replace("retval = None", retval=retval) if not always_exits(
+            body) else templates.replace(f"retval = {RESERVED}.Undefined(name)", retval=retval,
+                                         name=templates.const(retval))
+        node.body = (templates.replace("flag = False", flag=flag) + start
                      + jumps.rewrite(body, gast.Return, flag, into_loops=True, on_jump=on_jump)
                      + templates.replace("return retval", retval=retval))
         for loop in gast.walk(node):

@@ -8,8 +8,9 @@ user wrote it. The generated-code API, by converter:
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`
-- asserts / builtin_calls: `assert_`, `print_`, `len_`, `range_`, `enumerate_`, `max_`,
-  `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`
+- asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
+- builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
+  `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
@@ -30,8 +31,10 @@ from .builtins import (  # noqa: F401
     print_,
     range_,
     shape,
+    size,
 )
-from .control_flow import for_loop, ifelse, ifexp, while_loop  # noqa: F401
+from .exceptions import raise_  # noqa: F401
+from .control_flow import Pending, for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
 from .logical import and_, in_, not_, not_in, or_  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401

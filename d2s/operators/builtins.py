@@ -125,8 +125,26 @@ def _fold(iterable, unit, op, py):
     return unit if out is None else out
 
 
+def _one_element(x, kind: str) -> None:
+    """Eager's ValueError for `int()`/`float()`/`bool()` of a tensor whose (known) size is
+    not 1: the same class and message in converted code."""
+    shape = list(x.shape)
+    if not x.is_array and all(d >= 0 for d in shape) and _prod(shape) != 1:
+        raise ValueError(
+            f"{kind}() of a tensor with shape {shape} is ambiguous: only one-element "
+            f"tensors convert to Python {kind}. Use .any() or .all() for a truth value.")
+
+
+def _prod(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def bool_(x=False):
     if is_variable(x):
+        _one_element(x, "bool")
         from .logical import to_bool
         return to_bool(x)
     return builtins.bool(x)
@@ -134,6 +152,7 @@ def bool_(x=False):
 
 def int_(x=0, *base):
     if is_variable(x):  # Paddle's converted int(): int32, float(): float32
+        _one_element(x, "int")
         import runtime as rt
         return rt.cast(x, "int32")
     return builtins.int(x, *base)
@@ -141,6 +160,7 @@ def int_(x=0, *base):
 
 def float_(x=0.0):
     if is_variable(x):
+        _one_element(x, "float")
         import runtime as rt
         return rt.cast(x, "float32")
     return builtins.float(x)
@@ -176,3 +196,13 @@ def shape(x):
     import runtime as rt
     dynamic = rt.shape(x)
     return [d if d >= 0 else dynamic[i] for i, d in enumerate(s)]
+
+
+def size(x):
+    """`x.size`; on a graph value with unknown (-1) dims it is an int64 tensor computed at run
+    time (the product of the static shape would be a negative constant)."""
+    s = x.size
+    if not is_variable(x) or all(d >= 0 for d in x.shape):
+        return s
+    import runtime as rt
+    return rt.numel(x)

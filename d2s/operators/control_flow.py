@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from .. import report
+from .exceptions import branch_frame, mark_raised
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -51,11 +52,19 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     src = user_origin()
     outs: list = []
     fills: dict = {}
+    raised: list = []  # per traced branch: whether it ends in a run-time `raise`
+    stand_in: list = []  # the other branch's values, for a branch that raises
+    raw: list = []  # each traced branch's values as it returned them
 
     def branch(fn):
         def run():
-            out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
-            if outs:
+            with branch_frame() as frame:
+                out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
+            raised.append(frame.raised)
+            raw.append(out)
+            if frame.raised and stand_in:
+                out = [_stand_in(v) for v in stand_in]
+            elif outs and not (raised[0] and stand_in):
                 _check_bound(names, outs[0], out, src)
                 out = _promote_numbers(outs[0], out)
             outs.append(out)
@@ -63,22 +72,58 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         return run
 
     pred = to_bool(pred)
-    program = current_builder().program
+    builder = current_builder()
+    program = builder.program
     mark = len(program.blocks)
+    here, op_mark = builder.block, len(builder.block.ops)
+
+    def retrace():
+        del program.blocks[mark:]
+        del here.ops[op_mark:]  # a cond op of the first attempt, if it was built
+        outs.clear()
+        raised.clear()
+        raw.clear()
+        return rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+
     try:
         result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-    except (ValueError, TypeError):
-        # A return value set in one branch only (`_retval` is None in the other): trace again
-        # with zeros of the returned type there. The return flag that goes with it
-        # guarantees the zeros are never read.
-        fills.update(_return_fills(names, outs))
-        if not fills:
-            _explain_mismatch(names, outs, src)
+        if len(raised) == 2 and raised[0] != raised[1]:
+            stand_in.extend(raw[1] if raised[0] else raw[0])
+            result = retrace()
+    except Exception as e:
+        if len(raised) == 2 and raised[0] != raised[1] and not stand_in:
+            # One branch raises at run time: the other one's values are the `if`'s results.
+            stand_in.extend(raw[1] if raised[0] else raw[0])
+            result = retrace()
+        elif not isinstance(e, (ValueError, TypeError)):
             raise
-        del program.blocks[mark:]
-        outs.clear()
-        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-    return _result(list(result) if result is not None else [])
+        else:
+            # A return value set in one branch only (`_retval` is None in the other): trace
+            # again with zeros of the returned type there. The return flag that goes with it
+            # guarantees the zeros are never read.
+            fills.update(_return_fills(names, outs))
+            if not fills:
+                _explain_mismatch(names, outs, src)
+                raise
+            result = retrace()
+    if raised and all(raised):
+        mark_raised()  # both branches raise: so does the code around this `if`
+    result = list(result) if result is not None else []
+    _mark_scalars(result, raw)
+    return _result(result)
+
+
+def _stand_in(v):
+    """A value for a branch that raises at run time (never read): zeros like a tensor of the
+    other branch, the same Python value otherwise."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_stand_in(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _stand_in(x) for k, x in v.items()}
+    if is_variable(v):
+        import runtime as rt
+        return rt.zeros([d if d >= 0 else 1 for d in v.shape], v.dtype)
+    return v
 
 
 def _explain_mismatch(names, outs, src) -> None:
@@ -99,16 +144,23 @@ def _explain_mismatch(names, outs, src) -> None:
 
 
 def _promote_numbers(first: list, second: list) -> list:
-    """Python numbers of different types from the two branches (`1` and `2.5`): the second
-    becomes a tensor of the promoted dtype, which `cond` then gives the first one too."""
-    out = list(second)
-    for i, (a, b) in enumerate(zip(first, second)):
-        kinds = {type(a), type(b)}
-        if type(a) is not type(b) and kinds <= {bool, int, float}:
-            import runtime as rt
-            dtype = "float32" if float in kinds else "int64"
-            out[i] = rt.full([], b, dtype)
-    return out
+    """Python numbers that differ between the two branches (`1` and `2.5`, `2.0` and `3.0`):
+    the second becomes a tensor of Python's precision (bool, int64, float64; the wider type
+    when they differ), which `cond` then gives the first one too."""
+    return [_promote_number(a, b) for a, b in zip(first, second)]
+
+
+def _promote_number(a, b):
+    if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        return type(b)(_promote_number(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
+        return {k: _promote_number(a[k], b[k]) for k in b}
+    kinds = {type(a), type(b)}
+    if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
+        import runtime as rt
+        dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
+        return _scalar(rt.full([], b, dtype))
+    return b
 
 
 def _is_return_value(name: str) -> bool:
@@ -117,27 +169,77 @@ def _is_return_value(name: str) -> bool:
 
 
 def _return_fills(names, outs) -> dict:
+    """Return values set in one branch only: the other branch holds the return converter's
+    unbound placeholder (the function always returns, and the return flag guards every read
+    of it), so zeros of the returned type may stand in for it."""
     fills = {}
     if len(outs) < 2:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
-        known = [v for v in values if _is_tensor(v) or (
-            isinstance(v, (int, float)) and not isinstance(v, bool))]
-        if _is_return_value(name) and known and any(v is None for v in values):
+        known = [v for v in values if not isinstance(v, Undefined) and _has_tensor(v)]
+        placeholder = _is_return_value(name) or any(isinstance(v, Pending) for v in values)
+        if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills
 
 
+class Pending(Undefined):
+    """A name the converter proved bound before every read after a loop, though it is bound
+    only on some paths inside it (`for ... else` with a `break`: the break path binds it, the
+    `else` binds it otherwise). A tensor `if` may fill it with zeros: they are never read."""
+
+    __slots__ = ()
+
+
+def check_return_none(names, values, src, what: str = "if") -> None:
+    """A return value that is None (a path falls through, or `return None`) on one side of a
+    graph decision and a value on the other: the result's type would depend on data."""
+    for name, vs in zip(names, values):
+        if not _is_return_value(name):
+            continue
+        kinds = {"none" if v is None else "undefined" if isinstance(v, Undefined) else "value"
+                 for v in vs}
+        if "none" in kinds and "value" in kinds:
+            from ..errors import ConversionError
+            raise ConversionError(
+                f"the function returns a value on some paths and None on others (a path that "
+                f"ends without `return`, or `return None`), and which one is decided by a "
+                f"tensor condition ({where(src)}): a converted function's result cannot be "
+                f"None for some inputs only. Return a value on every path (e.g. `return x` "
+                f"at the end), or decide with a Python value.", origin=src)
+
+
 def _fill(value, like):
-    """`value`, or zeros like `like` (a tensor: its dtype and shape with unknown dims as 1; a
-    Python number: its type) where `value` is None."""
-    if like is None or value is not None:
+    """`value`, or zeros like `like` (see `_zeros_like`) where `value` is a placeholder."""
+    if like is None or not (value is None or isinstance(value, Undefined)):
         return value
-    if not _is_tensor(like):
-        return type(like)(0)
+    return _zeros_like(like)
+
+
+def _zeros_like(like):
+    """Zeros like `like`: a tensor's dtype and shape (unknown dims as 1), a Python number's
+    precision (a value standing for a Python number), the same structure for lists/tuples/dicts; other Python values as they are."""
+    if isinstance(like, (list, tuple)):
+        return type(like)(_zeros_like(x) for x in like)
+    if isinstance(like, dict):
+        return {k: _zeros_like(x) for k, x in like.items()}
     import runtime as rt
+    if isinstance(like, (bool, int, float)) and not _is_tensor(like):
+        dtype = "bool" if isinstance(like, bool) else "int64" if isinstance(
+            like, int) else "float64"  # Python's precision, standing for a Python number
+        return _scalar(rt.full([], 0, dtype))
+    if not _is_tensor(like):
+        return like
     return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
+
+
+def _has_tensor(x) -> bool:
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(t) for t in x)
+    if isinstance(x, dict):
+        return any(_has_tensor(t) for t in x.values())
+    return _is_tensor(x) or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
 def _copy_container(x):
@@ -148,7 +250,10 @@ def _copy_container(x):
 
 
 def _check_bound(names, first, second, src) -> None:
+    check_return_none(names, zip(first, second), src)
     for name, a, b in zip(names, first, second):
+        if _is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
+            continue  # placeholders never read (`_return_fills`)
         if isinstance(a, Undefined) != isinstance(b, Undefined):
             branch = "if" if isinstance(b, Undefined) else "else"
             raise UndefinedNameError(
@@ -385,8 +490,11 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     def graph_test(*values):
         return test(*full(values))
 
+    widen: dict = {}
+
     def graph_body(*values):
         out = _as_list(body(*full(values)), n)
+        _check_widening(carried, values, out, widen)
         for i, (before, after) in enumerate(zip(state, out)):
             if i not in carried and after is not before and not (
                     isinstance(after, Undefined) and isinstance(before, Undefined)):
@@ -396,8 +504,41 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     f"lists can change in such a loop")
         return [out[i] for i in carried]
 
-    result = rt.static.nn.while_loop(graph_test, graph_body, [state[i] for i in carried])
-    return full(result)
+    from runtime.program.builder import current_builder
+    blocks = current_builder().program.blocks
+    for _ in range(len(carried) + 1):
+        mark = len(blocks)
+        try:
+            with branch_frame():  # a `raise` in the body does not end the code around it
+                result = rt.static.nn.while_loop(graph_test, graph_body,
+                                                 [state[i] for i in carried])
+            return full(result)
+        except _Widen:
+            # The body widens a carried value's dtype (int32 -> int64, int -> float), as
+            # Python's first iteration would: widen it before the loop, trace again.
+            del blocks[mark:]
+            for i, dtype in widen.items():
+                v = state[i]
+                state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
+                    [], v, dtype)
+            widen.clear()
+    raise AssertionError("d2s bug: loop state kept widening")
+
+
+class _Widen(Exception):
+    """A loop body returned a carried value in a wider dtype than it received."""
+
+
+def _check_widening(carried, values, out, widen: dict) -> None:
+    from runtime.dtypes import promote
+    for k, i in enumerate(carried):
+        before, after = values[k], out[i]
+        if not (is_variable(before) and (is_variable(after) or _is_tensor(after))):
+            continue
+        if after.dtype != before.dtype and promote(before.dtype, after.dtype) == after.dtype:
+            widen[i] = after.dtype
+    if widen:
+        raise _Widen
 
 
 def _fixed_lists(body, state: list, names: tuple) -> set:
@@ -464,13 +605,20 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         if isinstance(v, _EmptyArray):
             elem = p[0] if isinstance(p, list) and p else None
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+        elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
+            out[i] = _python_number(v, p)
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
                 isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
             if isinstance(p, Undefined):
                 continue
+            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
+                out[i] = _zeros_like(p)  # a structure returned from inside the loop
+                continue
             if not (is_variable(p) or _is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v
                 continue
+            if v is None:
+                check_return_none([names[i]], [[None, p]], src)
             if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
                 raise UndefinedNameError(
                     f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
@@ -479,3 +627,35 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             fill = v if isinstance(v, (int, float)) else 0
             out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
     return out
+
+
+def _python_number(v, p):
+    """A Python number carried through a graph loop: a tensor of Python's precision (bool,
+    int64, float64), of the wider type when the body changes it (`1` -> `1 / 2`). Anything
+    else stays as it is."""
+    if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
+        return v
+    import runtime as rt
+    if isinstance(v, bool) and isinstance(p, bool):
+        return _scalar(rt.full([], v, "bool"))
+    dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
+    return _scalar(rt.full([], v, dtype))
+
+
+def _scalar(v):
+    """Mark a graph value as standing for a Python number (see `Variable.python_scalar`)."""
+    if is_variable(v):
+        v.python_scalar = True
+    return v
+
+
+def _mark_scalars(result, raw: list) -> None:
+    """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
+    for them) stand for a Python number too."""
+    if len(raw) != 2 or not isinstance(result, (list, tuple)):
+        return
+    for r, a, b in zip(result, raw[0], raw[1]):
+        if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
+                v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
+                for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
+            r.python_scalar = True

@@ -575,9 +575,12 @@ def _defined(stmts: list, defined: frozenset, facts: _Facts) -> frozenset:
             _defined(s.body, defined | w, facts)  # later iterations see the body's bindings
             _defined(s.orelse, defined | w, facts)
         elif cls in _BLOCKS:
-            inner = defined | w if cls is gast.Try else defined
+            # A try body starts with what was bound before the try; handlers, else and
+            # finally may follow any part of it.
+            inner = defined | w if cls in (gast.Try, _TRY_STAR) else defined
             for block in _BLOCKS[cls](s):
-                _defined(block, inner, facts)
+                _defined(block, defined if block is getattr(s, "body", None) and cls in (
+                    gast.Try, _TRY_STAR) else inner, facts)
         if w:  # (else the same set: no copy)
             defined = defined | w
     return defined
@@ -640,6 +643,14 @@ def _live_def(s, out: frozenset, facts: _Facts) -> frozenset:
     return (out - {s.name}) | facts.read(s)
 
 
+def _live_with(s, out: frozenset, facts: _Facts) -> frozenset:
+    """`with`: the body runs once, in order, after the items are evaluated."""
+    live = _live(s.body, out, facts)
+    for item in s.items:
+        live = live | facts.read(item)
+    return live
+
+
 def _live_parts(s, out: frozenset, facts: _Facts) -> frozenset:
     """try / with / match: any part may run; no part surely rebinds a name."""
     live = frozenset(out)
@@ -657,7 +668,7 @@ _LIVE_RULES = {
     gast.If: _live_if, gast.While: _live_while, gast.For: _live_for,
     gast.AsyncFor: _live_for, gast.Return: _live_exit, gast.Raise: _live_exit,
     gast.FunctionDef: _live_def, gast.ClassDef: _live_def,
-    gast.With: _live_parts, gast.AsyncWith: _live_parts, gast.Try: _live_parts,
+    gast.With: _live_with, gast.AsyncWith: _live_with, gast.Try: _live_parts,
     _TRY_STAR: _live_parts, gast.Match: _live_parts,
 }
 

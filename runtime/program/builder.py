@@ -32,20 +32,35 @@ class Builder:
         # Backward passes read forward values across sibling blocks (a grad branch reads the
         # forward branch's values); plain user code may not.
         self.cross_block_reads = False
+        # Whether ops built now record gradients: `rt.no_grad()` / `rt.enable_grad()` entered
+        # while this builder is active set it, whatever the caller's eager mode was (a
+        # program traced under an eager `no_grad` still trains).
+        self.grad_enabled = True
 
     # ---- the bind hook --------------------------------------------------------------------
     def bind(self, op: OpDef, inputs, attrs: dict):
         if STATE.amp is not None:
             inputs = STATE.amp.cast_inputs(op, inputs)
+        scalars = [getattr(x, "python_scalar", False) for x in inputs]
+        if any(scalars):
+            inputs, weak = _scalar_inputs(op, inputs, scalars)
+        else:
+            weak = False
         out = op.infer(*[registry.meta_of(x) for x in inputs], **attrs)
         multi = isinstance(out, tuple) and not isinstance(out, Meta)
         metas = out if multi else (out,)
         refs = [self.ref(x) for x in inputs]
-        stop = op.nondiff or all(_stops_gradient(x) for x in inputs)
+        stop = op.nondiff or not self.grad_enabled or all(_stops_gradient(x) for x in inputs)
         block = self.block
         outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
                                    stop_gradient=stop) for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
+        if weak:
+            for o in outs:
+                o.python_scalar = True
+        if not self.grad_enabled:
+            for o in outs:  # built under `no_grad`: a constant for backward, as in eager
+                o.stop_gradient = True
         return outs if multi else outs[0]
 
     def append(self, type: str, inputs: list, outputs: list, attrs: dict,
@@ -135,6 +150,10 @@ class Builder:
     def sub_block(self):
         """Build into a new child block of the current one (a branch or loop body)."""
         blk = self.program.new_block(self.block.idx)
+        latest = self.program._latest
+        if latest:  # a discarded scratch block had this index: forget its persistable writes
+            for key in [k for k in latest if k[0] == blk.idx]:
+                del latest[key]
         prev, self.block = self.block, blk
         try:
             yield blk
@@ -176,6 +195,32 @@ class Builder:
                 program._origin_ids.pop(origin, None)
             del program.origins[n_origins:]
             program.version = version + 1
+
+
+def _scalar_inputs(op: OpDef, inputs, scalars: list):
+    """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
+    tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
+    whose tensor inputs all stand for Python numbers stand for one too (not `cast`: an explicit
+    cast makes a real tensor)."""
+    from ..dtypes import promote_scalar
+    tensors = [x for x, w in zip(inputs, scalars)
+               if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
+    if not tensors:
+        if any(isinstance(x, float) for x in inputs):  # int scalar <op> float: a float64
+            from ..ops.math import cast
+            inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
+                      for x, w in zip(inputs, scalars)]
+        return inputs, op.name != "cast"
+    other = tensors[0].dtype
+    out = list(inputs)
+    for i, (x, w) in enumerate(zip(inputs, scalars)):
+        if w:
+            sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
+            target = promote_scalar(other, sample)
+            if target != x.dtype:
+                from ..ops.math import cast
+                out[i] = cast(x, target)
+    return out, False
 
 
 def _check_same_shape(target: Variable, value: Variable) -> None:

@@ -369,6 +369,8 @@ def emit_write(g: _Gen, op: Op, block: Block, indent: str) -> None:
     entry = ("op", op, block)
     g.emit(indent, f"{t}._data = {g.arg(value)}", entry)
     g.emit(indent, f"{t}._version += 1", entry)
+    # Later reads of the persistable (the next iteration of a loop) see the new value.
+    g.emit(indent, f"{g.ident(target)} = {t}._data", entry)
 
 
 EMITTERS = {"cond": emit_cond, "while": emit_while, "switch_case": emit_switch,

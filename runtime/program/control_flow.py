@@ -171,6 +171,7 @@ def _result_ref(builder: Builder, v, dtype) -> str:
 def _outputs(builder: Builder, tree, consts, specs):
     outs = [builder.block.new_var(builder.program.fresh_name(), s, d, stop_gradient=st)
             for s, d, st in specs]
+    _no_grad_region(builder, outs)
     it = iter(outs)
     leaves = [next(it) if c is None else c for c in consts]
     return outs, (unflatten(tree, leaves) if tree is not None else None)
@@ -299,6 +300,8 @@ def _new_param(b: Builder, blk, v, shape=None, stop=None):
     p = blk.new_var(name, vs if shape is None else shape, vd, kind=getattr(v, "kind", "tensor"),
                     stop_gradient=getattr(v, "stop_gradient", True) if stop is None else stop)
     blk.params.append(name)
+    if getattr(v, "python_scalar", False):
+        p.python_scalar = True
     return p
 
 
@@ -335,6 +338,8 @@ def _graph_while(b: Builder, cond, body, loop_vars):
                                  f"same structure: got {describe(out)} for loop_vars "
                                  f"{describe(loop_vars)}")
             new_shapes, new_stops, refs = [], [], []
+            scalar = [init.python_scalar and (getattr(v, "python_scalar", False) or not
+                                              _is_tensor(v)) for v, init in zip(outs, inits)]
             for i, (v, init) in enumerate(zip(outs, inits)):
                 if _is_tensor(v):
                     vs, vd = _meta(v)
@@ -358,4 +363,14 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             for v, s, st in zip(inits, shapes, stops)]
     b.append("while", [v.name for v in inits], [o.name for o in outs], {},
              (cblk.idx, bblk.idx))
+    _no_grad_region(b, outs)
+    for o, w in zip(outs, scalar):
+        o.python_scalar = w
     return unflatten(tree, outs)
+
+
+def _no_grad_region(builder: Builder, outs: list) -> None:
+    """Outputs of a cond/while built under `rt.no_grad()` are constants for backward."""
+    if not getattr(builder, "grad_enabled", True):
+        for o in outs:
+            o.stop_gradient = True

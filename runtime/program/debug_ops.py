@@ -1,4 +1,4 @@
-"""`Print` and `Assert`: ops that act when the program runs (eagerly: right away)."""
+"""`Print`, `Assert` and `raise`: ops that act when the program runs (eagerly: right away)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
-SIDE_EFFECTS = {"print", "py_print", "assert", "write_persistable"}
+SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable"}
 
 
 def _print_kernel(xp, x, message="", name="", summarize=20):
@@ -100,3 +100,70 @@ def Assert(cond, data=None, summarize=20, name=None, message=None):
         return
     bind(ASSERT, (cond, list(data or [])), {"message": message or "", "summarize": summarize})
     return
+
+
+# ---- raise -----------------------------------------------------------------------------------
+
+import builtins as _builtins  # noqa: E402
+import sys as _sys  # noqa: E402
+
+# Exception classes met while building programs in this process, by qualified name, so a
+# `raise` op raises the user's own class. A program loaded elsewhere finds a user class only
+# if its module is already imported (nothing is imported or executed on behalf of a file).
+_ERROR_CLASSES: dict = {}
+
+
+class ProgramRaisedError(RuntimeError):
+    """A `raise` op whose exception class cannot be found in this process (a saved model
+    that raised a user-defined exception, loaded where that class's module is not imported)."""
+
+
+def error_name(cls: type) -> str:
+    """'ValueError' for builtins, 'module:Qualified.Name' otherwise."""
+    if getattr(_builtins, cls.__name__, None) is cls:
+        return cls.__name__
+    name = f"{cls.__module__}:{cls.__qualname__}"
+    _ERROR_CLASSES[name] = cls
+    return name
+
+
+def error_class(name: str) -> type | None:
+    if ":" not in name:
+        cls = getattr(_builtins, name, None)
+        return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+    cls = _ERROR_CLASSES.get(name)
+    if cls is not None:
+        return cls
+    module, _, qual = name.partition(":")
+    obj = _sys.modules.get(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
+def _raise_kernel(xp, error="RuntimeError", message="", at=""):
+    cls = error_class(error)
+    if cls is None:
+        raise ProgramRaisedError(f"{error}: {message}")
+    try:
+        exc = cls(message) if message else cls()
+    except Exception:  # noqa: BLE001  (unusual constructors: the message as a note)
+        exc = ProgramRaisedError(f"{error}: {message}")
+    raise exc
+
+
+RAISE = registry.register(
+    "raise", kernel=_raise_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
+    doc="Raise the exception named by `error` (a builtin name or 'module:Qualname') with "
+        "`message` when the op runs; `at` is the user line that raised it. Put it in a "
+        "cond/while block so it runs only when that branch is taken.")
+
+
+def raise_error(exc: BaseException, at: str = "") -> None:
+    """Raise `exc` when the program runs this op (eagerly: now). The class and message are
+    kept (`str(exc)`); `at` ('model.py:12') is shown in the printed program."""
+    if STATE.builder is None:
+        raise exc
+    args = exc.args
+    message = "" if not args else str(args[0]) if len(args) == 1 else str(exc)
+    bind(RAISE, (), {"error": error_name(type(exc)), "message": message, "at": at})

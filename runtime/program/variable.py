@@ -48,6 +48,11 @@ class Variable:
 
     __array_priority__ = 100  # ndarray <op> Variable defers to Variable's reflected operator
 
+    # True for a value that stands for a Python number (d2s carries Python numbers through
+    # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
+    # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
+    python_scalar = False
+
     def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
                  persistable: bool = False, stop_gradient: bool = True):
         self.block = block
@@ -158,6 +163,13 @@ class Variable:
 
     def tolist(self):
         raise self._no_value("tolist()")
+
+    def backward(self, *args, **kwargs):
+        raise RuntimeError(
+            f"backward() on static Variable '{self.name}' while the program is being built. "
+            "Move `backward()` out of the converted function: return the loss and call "
+            "`loss.backward()` on the result (then `optimizer.step()`); a program built by hand "
+            "gets its gradients from rt.static.append_backward(loss).")
 
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 

@@ -1,0 +1,1 @@
+"""Differential fuzzing of d2s: generated functions run eagerly and through `d2s.to_static`."""
