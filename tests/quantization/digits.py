@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import runtime as rt
-from examples.demo import load_digits_split
+from d2s.demo import load_digits_split
 from examples.models import LeNet
 
 BATCH = 32
