@@ -363,14 +363,10 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             for v, s, st in zip(inits, shapes, stops)]
     b.append("while", [v.name for v in inits], [o.name for o in outs], {},
              (cblk.idx, bblk.idx))
-    _no_grad_region(b, outs)
+    # (no stop_gradient on the outputs under no_grad: a branch may hand back a value from
+    # outside the region unchanged, which keeps its gradient in eager code too)
     for o, w in zip(outs, scalar):
         o.python_scalar = w
     return unflatten(tree, outs)
 
 
-def _no_grad_region(builder: Builder, outs: list) -> None:
-    """Outputs of a cond/while built under `rt.no_grad()` are constants for backward."""
-    if not getattr(builder, "grad_enabled", True):
-        for o in outs:
-            o.stop_gradient = True
