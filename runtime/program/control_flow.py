@@ -171,7 +171,7 @@ def _result_ref(builder: Builder, v, dtype) -> str:
 def _outputs(builder: Builder, tree, consts, specs):
     outs = [builder.block.new_var(builder.program.fresh_name(), s, d, stop_gradient=st)
             for s, d, st in specs]
-    # (outputs are not forced stop_gradient under no_grad: see the note in while_op)
+    # (outputs are not forced stop_gradient under no_grad: see the note in _graph_while)
     it = iter(outs)
     leaves = [next(it) if c is None else c for c in consts]
     return outs, (unflatten(tree, leaves) if tree is not None else None)
