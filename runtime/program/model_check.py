@@ -47,13 +47,13 @@ def check(program: Program, feeds: list, fetches: list) -> None:
         v = g.vars.get(n)
         if v is None or v.persistable or v.kind != "tensor" or v._static_shape is None:
             _fail(f"feed {n!r} is not a data tensor of the top block")
-    for n, v in g.vars.items():
-        if v.persistable and n not in program.tensors:
-            _fail(f"persistable {n!r} has no saved value")
     for n in program.tensors:
         if not g.vars[n].persistable:
             _fail(f"{n!r} has a saved value but is not persistable")
-    _check_blocks(program)
+    used_by = _check_blocks(program)
+    for b in program.blocks[1:]:
+        if b.idx not in used_by:  # left behind by dead-code elimination; never run
+            b.ops, b.params, b.results = [], [], []
     defined = set(program.inputs) | set(program.tensors)
     top = _check_scopes(program, 0, defined, set(defined))
     for n in fetches:
@@ -62,7 +62,7 @@ def check(program: Program, feeds: list, fetches: list) -> None:
     _verify(program)
 
 
-def _check_blocks(program: Program) -> None:
+def _check_blocks(program: Program) -> dict:
     used_by = {}
     n_origins = len(program.origins)
     for b in program.blocks:
@@ -83,9 +83,7 @@ def _check_blocks(program: Program) -> None:
                 _fail(f"{op.type} op has sub-blocks")
             else:
                 _check_attrs(op)
-    for b in program.blocks[1:]:
-        if b.idx not in used_by and (b.params or b.results or b.ops):
-            _fail(f"block {b.idx} is not run by any op")
+    return used_by
 
 
 def _check_scopes(program: Program, idx: int, visible: set, defined_once: set) -> set:

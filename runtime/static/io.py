@@ -32,7 +32,8 @@ def save_inference_model(path_prefix: str, feed_vars, fetch_vars, executor=None,
     fetches = [v.name if isinstance(v, Variable) else str(v) for v in fetch_vars]
     pruned = eliminate_dead_code(program, keep=fetches)
     pruned.inputs = [n for n in pruned.inputs if n in feeds]
-    used = {n for op in pruned.ops() for n in op.input_names()} | set(fetches)
+    used = {n for op in pruned.ops() for n in op.input_names()} | set(fetches) | {
+        r for b in pruned.blocks for r in b.results if r.__class__ is str}
     pruned.tensors = {n: t for n, t in pruned.tensors.items() if n in used}
     model_file.save(path_prefix, pruned, feeds, fetches)
 
