@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..dtypes import bool_
+from ..dtypes import ALL, bool_
 from ..ops import registry
 from .ir import Literal, Program
 from .serialize import ModelFormatError
@@ -38,6 +38,9 @@ def feeds_and_fetches(d: dict) -> tuple[list, list]:
 
 def check(program: Program, feeds: list, fetches: list) -> None:
     g = program.global_block()
+    for v in program.all_vars():
+        if v.kind == "tensor" and v._static_shape is None:
+            _fail(f"tensor %{v.name} has no shape")
     if len(set(feeds)) != len(feeds) or len(set(program.inputs)) != len(program.inputs):
         _fail(f"an input is named twice in {feeds}")
     for n in program.inputs:
@@ -280,11 +283,20 @@ def _check_attrs(op) -> None:
     if sig is None:
         return
     try:
-        sig.bind(None, *op.inputs, **op.attrs)
+        bound = sig.bind(None, *op.inputs, **op.attrs)
     except TypeError as e:
         _fail(f"{op.type} op: its {len(op.inputs)} inputs and attributes "
               f"{sorted(op.attrs)} do not fit the op ({e})")
+    _check_shape_attr(op, sig)
+    for key, value in list(bound.arguments.items())[1:len(op.inputs) + 1]:
+        p = sig.parameters[key]
+        if (value is None or (isinstance(value, tuple) and None in value)) and \
+                p.default is not None:
+            _fail(f"{op.type} op: input {key!r} is None")
     for key, value in op.attrs.items():
+        rule = _ATTR_RULES.get(key)
+        if rule is not None and not rule[0](value):
+            _fail(f"{op.type} op: attribute {key}={value!r} should be {rule[1]}")
         p = sig.parameters.get(key)
         if p is None or p.default is inspect.Parameter.empty or p.default is None:
             continue
@@ -296,6 +308,68 @@ def _check_attrs(op) -> None:
               isinstance(value, (list, tuple)) if want in (list, tuple) else True)
         if not ok:
             _fail(f"{op.type} op: attribute {key}={value!r} should be a {want.__name__}")
+
+
+def _check_shape_attr(op, sig) -> None:
+    """A `shape` attribute has a None for each dim given as a tensor input (or is None for one
+    1-D shape tensor): as many as the kernel's `*dims` receive."""
+    if "shape" not in op.attrs:
+        return
+    params = list(sig.parameters.values())[1:]  # after xp
+    if not any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return
+    fixed = sum(1 for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    dims = len(op.inputs) - fixed
+    shape = op.attrs["shape"]
+    want = 1 if shape is None else sum(d is None for d in shape)
+    if dims != want:
+        _fail(f"{op.type} op: shape {shape!r} takes {want} dims from tensors but the op has "
+              f"{dims}")
+
+
+def _is_int(v) -> bool:
+    return v.__class__ is int
+
+
+def _ints(v, none=False) -> bool:
+    return isinstance(v, (list, tuple)) and all(
+        _is_int(t) or (none and t is None) for t in v)
+
+
+def _number(v) -> bool:
+    return v.__class__ in (int, float)
+
+
+_DTYPE_NAMES = frozenset(d.name for d in ALL)
+_INT = (_is_int, "an int")
+_INT_OR_INTS = (lambda v: _is_int(v) or _ints(v), "an int or a list of ints")
+_STR = (lambda v: isinstance(v, str), "a str")
+# attribute name -> (check, what it should be), for attributes of these names on any op
+_ATTR_RULES = {
+    "axis": (lambda v: v is None or _is_int(v) or _ints(v), "None, an int or a list of ints"),
+    "shape": (lambda v: v is None or _ints(v, none=True), "a list of ints (None for a dim "
+                                                          "given as a tensor)"),
+    "perm": (_ints, "a list of ints"), "repeat_times": (_ints, "a list of ints"),
+    "paddings": (lambda v: isinstance(v, (list, tuple)) and all(_ints(t) for t in v),
+                 "a list of (before, after) pairs of ints"),
+    "shifts": _INT_OR_INTS, "kernel": _INT_OR_INTS, "stride": _INT_OR_INTS,
+    "dilation": _INT_OR_INTS, "output_padding": _INT_OR_INTS,
+    "padding": (lambda v: isinstance(v, str) or _is_int(v) or _ints(v),
+                "a str, an int or a list of ints"),
+    "size": (lambda v: v is None or _is_int(v) or _ints(v, none=True),
+             "an int or a list of ints"),
+    "sections": (lambda v: v is None or _is_int(v) or _ints(v), "None, an int or a list of ints"),
+    "num": (lambda v: v is None or _is_int(v), "None or an int"),
+    "dtype": (lambda v: v is None or v in _DTYPE_NAMES, "a dtype name"),
+    "min": (lambda v: v is None or _number(v), "None or a number"),
+    "max": (lambda v: v is None or _number(v), "None or a number"),
+    **{k: _INT for k in ("groups", "num_classes", "num_rows", "num_columns", "diagonal",
+                         "begin_norm_axis", "start_axis", "stop_axis", "ignore_index",
+                         "summarize", "bit_length", "quant_axis", "seed", "n")},
+    **{k: _STR for k in ("equation", "message", "name", "sep", "end", "mode", "reduction",
+                         "data_format", "kind")},
+}
 
 
 def _check_input(op, x) -> None:

@@ -185,6 +185,10 @@ def load(prefix: str) -> tuple:
         model_check.compile_check(program, fetches)
     except ModelFormatError as e:
         raise ModelFormatError(str(e), json_path) from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as e:
+        # a check met data of a kind no saved program has
+        raise ModelFormatError(f"invalid program ({type(e).__name__}: {_first_line(e)})",
+                               json_path) from None
     return program, feeds, fetches
 
 
