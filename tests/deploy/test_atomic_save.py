@@ -98,9 +98,6 @@ def test_a_save_killed_while_writing_parameters_leaves_the_old_model(tmp_path):
     assert partial and all(n.startswith(".model.npz.tmp-") for n in partial)
     assert len(after[partial[0]]) >= 512  # the child really had written part of it
     assert damage.outcome(prefix, inputs, expected) == "same"
-    # the same save, not killed, replaces the model with one that answers differently
-    assert _save_in_child(prefix, "none") == "DONE"
-    assert damage.outcome(prefix, inputs, expected) == "different"
 
 
 def test_a_save_killed_between_its_renames_is_refused_at_load(tmp_path):
