@@ -46,7 +46,7 @@ PROMISED = {
     "rt.static.nn": (rt.static.nn, "cond while_loop switch_case"),
     "rt.io": (rt.io, "Dataset TensorDataset DataLoader"),
     "d2s": (d2s, """to_static InputSpec not_to_static enable_to_static ignore_module
-        set_code_level set_verbosity save load"""),
+        set_code_level set_verbosity save load ModelFormatError"""),
 }
 
 
