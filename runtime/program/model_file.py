@@ -195,8 +195,8 @@ def load(prefix: str) -> tuple:
 def _read_program_file(path: str) -> dict:
     size = _existing_size(path, "the program file")
     if size > MAX_PROGRAM_BYTES:
-        raise ModelFormatError(f"the program file is {size} bytes, more than the {MAX_PROGRAM_BYTES}"
-                               " this runtime reads", path)
+        raise ModelFormatError(f"the program file is {size} bytes, more than the "
+                               f"{MAX_PROGRAM_BYTES} this runtime reads", path)
     with open(path, "rb") as f:
         data = f.read(MAX_PROGRAM_BYTES + 1)
     try:

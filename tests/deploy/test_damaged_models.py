@@ -69,7 +69,8 @@ def _paths(node, path=()):
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8) | st.sampled_from(["t0", "x", "float32", "int64", "tensor", "add",
                                              "while", "cond", "linear_0.w_0", "array"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(

@@ -1,6 +1,6 @@
 """The code blocks of docs/deployment.md and of the README's deployment section run, in order,
-in a scratch folder (Python blocks share one namespace; in bash blocks `d2s ARGS` runs this checkout's
-`d2s.cli.main(ARGS)`, what `python -m d2s ARGS` runs)."""
+in a scratch folder (Python blocks share one namespace; in bash blocks `d2s ARGS` runs this
+checkout's `d2s.cli.main(ARGS)`, what `python -m d2s ARGS` runs)."""
 from __future__ import annotations
 
 import os
