@@ -37,6 +37,7 @@ import weakref
 from typing import NamedTuple
 
 from runtime.ops.registry import STATE
+from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.ModelFormatError)
 
 from .pyct import loader
 
@@ -55,6 +56,11 @@ class ConversionError(Exception):
     def __init__(self, message: str, origin=None):
         super().__init__(message)
         self.origin = origin
+
+
+# `ModelFormatError` (a ValueError): `d2s.load` / `rt.static.load_inference_model` found a
+# saved model's file missing, truncated, damaged, edited or from another save. It is defined in
+# runtime (which loads models without d2s) and is the same class here.
 
 
 class UserFrame(NamedTuple):

@@ -1,5 +1,11 @@
 """`d2s.save` / `d2s.load`: a converted function or Layer as an inference model that needs no
-Python source (the program as JSON plus its parameters, see `rt.static.save_inference_model`).
+Python source (the program as JSON plus its parameters, see `rt.static.save_inference_model`
+and `runtime.program.model_file` for the format).
+
+Saving creates missing folders and is atomic (a save that dies part-way never leaves a model
+that loads with the wrong content). Loading checks both files and the whole program first: a
+missing, truncated, damaged or edited file, or a parameter file of another save, raises
+`d2s.ModelFormatError` naming the file, before anything runs. See docs/deployment.md.
 
     >>> import os, tempfile, runtime as rt, d2s
     >>> @d2s.to_static
@@ -28,7 +34,8 @@ def _static_function(obj):
 
 def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
     """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
-    (the parameters). Without `input_spec` the program of the latest call is saved."""
+    (the parameters), creating missing folders, atomically. Without `input_spec` the program
+    of the latest call is saved."""
     import runtime as rt
     sf = _static_function(layer_or_function)
     if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
@@ -83,7 +90,8 @@ class TranslatedLayer:
 
 
 def load(path: str, **configs) -> TranslatedLayer:
-    """Load what `save` wrote (reads data only; nothing from the files is executed)."""
+    """Load what `save` wrote (reads data only; nothing from the files is executed). Any
+    problem with `path.json` or `path.npz` raises `d2s.ModelFormatError` (a ValueError)."""
     import runtime as rt
     program, feeds, fetches = rt.static.load_inference_model(path)
     return TranslatedLayer(program, feeds, fetches)

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backend
 from .dtypes import convert_dtype
+from .program.serialize import ModelFormatError
 from .tensor import Tensor, to_tensor
 
 FORMAT = "runtime.save"
@@ -92,6 +93,8 @@ def save(obj, path: str) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)  # a file object: NumPy adds no ".npz" to the name
+            f.flush()
+            os.fsync(f.fileno())  # on disk before it takes the final name
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -101,7 +104,8 @@ def save(obj, path: str) -> None:
 
 def load(path: str, return_numpy: bool = False):
     """Load what `rt.save` wrote. Tensors come back as Tensors on the current device (or as
-    NumPy arrays with `return_numpy=True`)."""
+    NumPy arrays with `return_numpy=True`). A missing file is a FileNotFoundError; a damaged,
+    truncated or foreign one a `ModelFormatError` (a ValueError)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"rt.load: no such file {path!r}")
@@ -110,6 +114,7 @@ def load(path: str, return_numpy: bool = False):
     try:
         with open(path, "rb") as f:
             data = f.read()
+        _check_members(data)
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             manifest = json.loads(bytes(z[_MANIFEST]).decode("utf-8"))
             if manifest.get("format") != FORMAT:
@@ -118,9 +123,21 @@ def load(path: str, return_numpy: bool = False):
                 raise ValueError(f"it has format version {manifest['version']}, newer than "
                                  f"this runtime reads ({VERSION})")
             return _Reader(z, return_numpy).node(manifest["root"])
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, TypeError) as e:
-        raise ValueError(f"rt.load: {path!r} is not a valid file written by rt.save (it is "
-                         f"truncated, corrupt or of another format): {e}") from e
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, KeyError, OSError, EOFError,
+            TypeError, AttributeError, IndexError, RecursionError, NotImplementedError) as e:
+        raise ModelFormatError(f"rt.load: {path!r} is not a valid file written by rt.save (it "
+                               f"is truncated, corrupt or of another format): "
+                               f"{type(e).__name__}: {str(e)[:300]}", path) from e
+
+
+def _check_members(data: bytes) -> None:
+    """Every member is stored uncompressed (as np.savez writes them), so reading one never
+    allocates more than the file's own size (no zip bombs)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for info in zf.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or \
+                    info.file_size != info.compress_size or info.file_size > len(data):
+                raise ValueError(f"member {info.filename!r} is compressed or of the wrong size")
 
 
 class _Reader:

@@ -50,7 +50,7 @@ PROMISED = {
     "rt.distributed": (rt.distributed, """init_parallel_env get_rank get_world_size all_reduce
         broadcast all_gather barrier DataParallel"""),
     "d2s": (d2s, """to_static InputSpec not_to_static enable_to_static ignore_module
-        set_code_level set_verbosity save load"""),
+        set_code_level set_verbosity save load ModelFormatError"""),
     # "Added for wave 2" (issue 22 breadth)
     "rt (wave 2)": (rt, "__version__ increment add_n assign"),
     "rt.tensor (wave 2)": (rt.tensor, "create_array array_write array_read array_length"),

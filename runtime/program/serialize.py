@@ -11,17 +11,32 @@ import math
 
 import numpy as np
 
-from ..dtypes import convert_dtype
+from ..dtypes import ALL, convert_dtype
 from ..ops import registry
 from . import origin as _origin
 from .ir import Literal, Op, Program
 
 FORMAT = "d2s-program"
 VERSION = 1
+# Bounds on what a file may declare (a damaged or hostile file cannot make loading allocate
+# more than the checked sizes need): ints in values fit 64 bits, a rank fits NumPy's.
+MAX_INT = 2 ** 64
+MAX_RANK = 64
+MAX_DIM = 2 ** 48
+_DTYPE_NAMES = frozenset(d.name for d in ALL)
 
 
-class FormatError(ValueError):
-    """A saved program or parameter file is corrupted, of another version, or does not match."""
+class ModelFormatError(ValueError):
+    """A saved model or program file is truncated, damaged, tampered with, of another format
+    version, missing, or does not belong with the other file of its model. The message names
+    the file and what is wrong with it (`path`: that file, when known)."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+FormatError = ModelFormatError  # the name this module used before
 
 
 # ---- values ---------------------------------------------------------------------------------
@@ -52,12 +67,11 @@ def _enc_lit(x):
 
 
 def _dec(x):
+    """An op input or block result: {"v": name} references, literals, lists of those."""
     if isinstance(x, list):
         return [_dec(t) for t in x]
     if isinstance(x, dict):
-        if len(x) != 1:
-            raise FormatError(f"malformed value {x!r}")
-        (k, v), = x.items()
+        k, v = _single(x)
         if k == "v":
             return _str(v)
         if k == "float":
@@ -67,28 +81,90 @@ def _dec(x):
         if k == "lit":
             return Literal(_dec_lit(v))
         return _dec_lit(x)
-    return x
+    return _scalar(x)
 
 
 def _dec_lit(x):
+    """An attribute value or literal: plain data only (no references)."""
     if isinstance(x, dict):
-        (k, v), = x.items()
+        k, v = _single(x)
         if k == "tuple":
-            return tuple(_dec_lit(t) for t in v)
+            return tuple(_dec_lit(t) for t in _list(v))
         if k == "str":
             return _str(v)
         if k == "dict":
+            if not isinstance(v, dict):
+                raise FormatError(f"malformed dict value {v!r}")
             return {kk: _dec_lit(vv) for kk, vv in v.items()}
         return _dec(x)
     if isinstance(x, list):
         return [_dec_lit(t) for t in x]
-    return x
+    return _scalar(x)
+
+
+def _single(x: dict):
+    if len(x) != 1:
+        raise FormatError(f"malformed value {x!r}")
+    (k, v), = x.items()
+    return k, v
+
+
+def _scalar(x):
+    if x is None or x.__class__ is bool or x.__class__ is str:
+        return x
+    if x.__class__ is int:
+        if not -MAX_INT < x < MAX_INT:
+            raise FormatError(f"integer {x} is out of range")
+        return x
+    if x.__class__ is float:
+        if not math.isfinite(x):  # the writer spells these {"float": ...}
+            raise FormatError(f"malformed float {x!r}")
+        return x
+    raise FormatError(f"malformed value {x!r}")
 
 
 def _str(v) -> str:
     if not isinstance(v, str):
         raise FormatError(f"expected a string, got {v!r}")
     return v
+
+
+def _list(v) -> list:
+    if not isinstance(v, list):
+        raise FormatError(f"expected a list, got {_short(v)}")
+    return v
+
+
+def _int(v, what: str) -> int:
+    if v.__class__ is not int:
+        raise FormatError(f"{what} must be an integer, got {_short(v)}")
+    return v
+
+
+def _bool(v, what: str) -> bool:
+    if v.__class__ is not bool:
+        raise FormatError(f"{what} must be true or false, got {_short(v)}")
+    return v
+
+
+def _shape(v, name: str):
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) > MAX_RANK or any(
+            d.__class__ is not int or not -1 <= d <= MAX_DIM for d in v):
+        raise FormatError(f"variable {name!r} has a malformed shape {_short(v)}")
+    return v
+
+
+def _dtype(v, name: str):
+    if v not in _DTYPE_NAMES:
+        raise FormatError(f"variable {name!r} has an unknown dtype {_short(v)}")
+    return convert_dtype(v)
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # ---- programs -------------------------------------------------------------------------------
@@ -116,44 +192,30 @@ def program_to_dict(program: Program, with_source: bool = True) -> dict:
 
 
 def program_from_dict(d: dict, tensors: dict) -> Program:
-    """Rebuild a program; `tensors` maps persistable names to the Tensors it will use."""
+    """Rebuild a program; `tensors` maps persistable names to the Tensors it will use. Every
+    field is checked for its type; anything else raises `FormatError`."""
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise FormatError("not a saved program (missing 'format': 'd2s-program')")
     if d.get("version") != VERSION:
-        raise FormatError(f"saved program has format version {d.get('version')!r}; this "
+        raise FormatError(f"saved program has format version {_short(d.get('version'))}; this "
                           f"runtime reads version {VERSION}")
     try:
         p = Program()
-        for bd in d["blocks"]:
-            b = p.blocks[0] if bd["idx"] == 0 else p.new_block(bd["parent"])
-            if b.idx != bd["idx"]:
-                raise FormatError(f"block {bd['idx']} is out of order")
-            for vd in bd["vars"]:
-                v = b.new_var(_str(vd["name"]), vd["shape"], convert_dtype(vd["dtype"]),
-                              kind=vd["kind"], persistable=bool(vd["persistable"]),
-                              stop_gradient=bool(vd["stop_gradient"]))
-                if vd["shape"] is None:
-                    v._static_shape = None
-            b.params = [_str(n) for n in bd["params"]]
-            b.results = [_dec(r) for r in bd["results"]]
-            for od in bd["ops"]:
-                if od["type"] not in registry.OPS:
-                    raise FormatError(f"unknown op type {od['type']!r} (saved by a newer "
-                                      "runtime or corrupted)")
-                b.ops.append(Op(od["type"], [_dec(x) for x in od["inputs"]],
-                                [_str(n) for n in od["outputs"]],
-                                {k: _dec_lit(v) for k, v in od["attrs"].items()},
-                                tuple(int(i) for i in od["blocks"]), od["origin"]))
-        p.inputs = [_str(n) for n in d["inputs"]]
-        p.origins = [tuple(o) for o in d["origins"]]
+        for i, bd in enumerate(_list(d["blocks"])):
+            _block_from_dict(p, i, bd)
+        p.inputs = [_str(n) for n in _list(d["inputs"])]
+        p.origins = [_origin_from(o) for o in _list(d["origins"])]
         p._origin_ids = {o: i for i, o in enumerate(p.origins)}
-        p.passes = list(d.get("passes", []))
+        p.passes = [_str(n) for n in _list(d.get("passes", []))]
+        persistables = d["persistables"]
+        if not isinstance(persistables, dict):
+            raise FormatError("'persistables' must be an object")
     except FormatError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as e:
         raise FormatError(f"corrupted program file: {type(e).__name__}: {e}") from None
     g = p.global_block()
-    for name in d["persistables"]:
+    for name in persistables:
         t = tensors.get(name)
         v = g.vars.get(name)
         if t is None or v is None:
@@ -164,6 +226,56 @@ def program_from_dict(d: dict, tensors: dict) -> Program:
         p.tensors[name] = t
         p._captured[id(t)] = name
     return p
+
+
+def _block_from_dict(p: Program, i: int, bd: dict) -> None:
+    if _int(bd["idx"], "a block's idx") != i:
+        raise FormatError(f"block {bd['idx']} is out of order (expected block {i})")
+    parent = bd["parent"]
+    if i == 0:
+        if parent is not None:
+            raise FormatError("block 0 must have no parent")
+        b = p.blocks[0]
+    else:
+        if not 0 <= _int(parent, f"the parent of block {i}") < i:
+            raise FormatError(f"block {i} has parent {parent}; a parent comes before its "
+                              "children")
+        b = p.new_block(parent)
+    for vd in _list(bd["vars"]):
+        name = _str(vd["name"])
+        shape = _shape(vd["shape"], name)
+        kind = vd["kind"]
+        if kind not in ("tensor", "array"):
+            raise FormatError(f"variable {name!r} has an unknown kind {_short(kind)}")
+        v = b.new_var(name, shape, _dtype(vd["dtype"], name), kind=kind,
+                      persistable=_bool(vd["persistable"], "persistable"),
+                      stop_gradient=_bool(vd["stop_gradient"], "stop_gradient"))
+        if shape is None:
+            v._static_shape = None
+    b.params = [_str(n) for n in _list(bd["params"])]
+    b.results = [_dec(r) for r in _list(bd["results"])]
+    for od in _list(bd["ops"]):
+        if not isinstance(od["type"], str) or od["type"] not in registry.OPS:
+            raise FormatError(f"unknown op type {_short(od['type'])} (saved by a newer "
+                              "runtime or corrupted)")
+        attrs = od["attrs"]
+        if not isinstance(attrs, dict):
+            raise FormatError(f"the attributes of a {od['type']} op must be an object")
+        origin = od["origin"]
+        if origin is not None:
+            _int(origin, "an op's origin")
+        b.ops.append(Op(od["type"], [_dec(x) for x in _list(od["inputs"])],
+                        [_str(n) for n in _list(od["outputs"])],
+                        {k: _dec_lit(v) for k, v in attrs.items()},
+                        tuple(_int(j, "a sub-block index") for j in _list(od["blocks"])),
+                        origin))
+
+
+def _origin_from(o) -> tuple:
+    if not isinstance(o, list) or len(o) != 3 or not isinstance(o[0], str) or \
+            o[1].__class__ is not int or not (o[2] is None or isinstance(o[2], str)):
+        raise FormatError(f"malformed origin {_short(o)} (expected [file, line, source])")
+    return tuple(o)
 
 
 def copy_program(program: Program) -> Program:

@@ -72,6 +72,10 @@ def _check_inference(program: Program, block, op: Op) -> None:
     except (registry.OpError, registry.OpTypeError) as e:
         _fail(program, f"{op.type} in block {block.idx}: its inputs no longer fit: {e}")
         return
+    except Exception as e:  # noqa: BLE001  (a rule that crashes on them: they do not fit)
+        _fail(program, f"{op.type} in block {block.idx}: its inference rule fails on its "
+                       f"inputs and attributes ({type(e).__name__}: {e})")
+        return
     for name, m in zip(op.outputs, metas):
         v = block.var(name)
         if v.kind != "tensor" or m is None:

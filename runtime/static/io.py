@@ -1,9 +1,7 @@
 """Inference models: a pruned program as JSON (`.json`) plus its parameters (`.npz`)."""
 from __future__ import annotations
 
-import json
-
-from ..program import serialize
+from ..program import model_file
 from ..program.builder import default_main_program
 from ..program.ir import Program
 from ..program.passes import eliminate_dead_code
@@ -13,7 +11,8 @@ from ..program.variable import Variable
 def save_inference_model(path_prefix: str, feed_vars, fetch_vars, executor=None,
                          program: Program | None = None, **kwargs) -> None:
     """Write `path_prefix.json` (the program pruned to what `fetch_vars` need, with the feed
-    and fetch names) and `path_prefix.npz` (its parameters).
+    and fetch names) and `path_prefix.npz` (its parameters), atomically, creating missing
+    folders (see `runtime.program.model_file`).
 
     >>> import numpy as np, runtime as rt, tempfile, os
     >>> main = rt.static.Program()
@@ -33,31 +32,17 @@ def save_inference_model(path_prefix: str, feed_vars, fetch_vars, executor=None,
     fetches = [v.name if isinstance(v, Variable) else str(v) for v in fetch_vars]
     pruned = eliminate_dead_code(program, keep=fetches)
     pruned.inputs = [n for n in pruned.inputs if n in feeds]
-    used = {n for op in pruned.ops() for n in op.input_names()} | set(fetches)
+    used = {n for op in pruned.ops() for n in op.input_names()} | set(fetches) | {
+        r for b in pruned.blocks for r in b.results if r.__class__ is str}
     pruned.tensors = {n: t for n, t in pruned.tensors.items() if n in used}
-    d = serialize.program_to_dict(pruned)
-    d["feed"], d["fetch"] = feeds, fetches
-    with open(path_prefix + ".json", "w") as f:
-        json.dump(d, f, indent=1)
-    serialize.save_tensors(pruned.tensors, path_prefix + ".npz")
+    model_file.save(path_prefix, pruned, feeds, fetches)
 
 
 def load_inference_model(path_prefix: str, executor=None, **kwargs) -> list:
     """Read what `save_inference_model` wrote: `[program, feed_names, fetch_vars]`. Only data
-    is read; nothing from the files is executed."""
-    try:
-        with open(path_prefix + ".json") as f:
-            d = json.load(f)
-    except json.JSONDecodeError as e:
-        raise serialize.FormatError(f"{path_prefix}.json is corrupted ({e})") from None
-    if not isinstance(d, dict) or "feed" not in d or "fetch" not in d:
-        raise serialize.FormatError(f"{path_prefix}.json is not an inference model")
-    trainable = {n: bool(v.get("trainable")) for n, v in d.get("persistables", {}).items()}
-    tensors = serialize.load_tensors(path_prefix + ".npz", trainable)
-    program = serialize.program_from_dict(d, tensors)
+    is read; nothing from the files is executed. Every problem with the files (missing,
+    truncated, damaged, edited, or a parameter file from another save) raises
+    `ModelFormatError`, before anything runs."""
+    program, feeds, fetches = model_file.load(path_prefix)
     g = program.global_block()
-    for n in list(d["feed"]) + list(d["fetch"]):
-        if n not in g.vars:
-            raise serialize.FormatError(f"{path_prefix}.json names {n!r} as a feed or fetch "
-                                        "but the program has no such variable")
-    return [program, list(d["feed"]), [g.vars[n] for n in d["fetch"]]]
+    return [program, feeds, [g.vars[n] for n in fetches]]

@@ -139,8 +139,8 @@ def test_bad_models_and_inputs_exit_2_with_a_message(tmp_path, module):
     (tmp_path / "bad.npz").write_bytes(b"")
     r = d2s_process("run", str(tmp_path / "bad"), "--random")
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert f"d2s run: cannot load the model {tmp_path / 'bad'}: FormatError" in r.stderr
-    assert "bad.json is corrupted" in r.stderr
+    assert f"d2s run: cannot load the model {tmp_path / 'bad'}: ModelFormatError" in r.stderr
+    assert "bad.json: not a saved program: the JSON is damaged" in r.stderr
     cases = []
     (tmp_path / "bad2.json").write_bytes((tmp_path / "f.json").read_bytes())
     (tmp_path / "bad2.npz").write_bytes(b"PK\x03\x04 truncated")
