@@ -53,7 +53,7 @@ def test_some_corpus_programs_were_fused(monkeypatch):
     """(So the comparison above compares something.)"""
     monkeypatch.setattr(fusion, "MIN_ELEMENTS", 1)
     FUSED_PROGRAMS.clear()
-    for c in CASES[:60]:
+    for c in CASES:
         try:
             _run_case(c, monkeypatch, fused=True)
         except Exception:  # noqa: BLE001, S112  (known corpus failures)
