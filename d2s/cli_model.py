@@ -26,6 +26,10 @@ BENCHMARKS = {
     "executor_overhead": ["--repeat", "2", "--number", "20"],
     "conversion": ["--repeat", "1"],
     "models": ["--repeat", "1", "--target", "0.02"],
+    "loops": ["--repeat", "2", "--number", "5"],
+    "guards": ["--repeat", "2", "--number", "200"],
+    "fusion": ["--repeat", "1", "--number", "1", "--rows", "512"],
+    "memory": ["--batch", "4"],
 }
 
 

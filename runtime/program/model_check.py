@@ -290,8 +290,9 @@ def _check_attrs(op) -> None:
     _check_shape_attr(op, sig)
     for key, value in list(bound.arguments.items())[1:len(op.inputs) + 1]:
         p = sig.parameters[key]
-        if (value is None or (isinstance(value, tuple) and None in value)) and \
-                p.default is not None:
+        if p.kind is p.VAR_POSITIONAL:  # (e.g. a shape's entries: None marks a literal slot)
+            continue
+        if value is None and p.default is not None:
             _fail(f"{op.type} op: input {key!r} is None")
     for key, value in op.attrs.items():
         rule = _ATTR_RULES.get(key)
