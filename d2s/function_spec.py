@@ -168,10 +168,6 @@ class FunctionSpec:
             return None
         return specs[index]
 
-    def tensor_name(self, index: int) -> str:
-        names = self.arg_names
-        return repr(names[index]) if index < len(names) else f"{index}"
-
     def _checked_shape(self, x, spec, index: int) -> tuple:
         shape = x._data.shape
         if spec is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import types
 import warnings
+import weakref
 
 from . import errors, fallback, logging_utils, report, transpile
 from .function_spec import FunctionSpec
@@ -238,9 +239,6 @@ class StaticFunction:
             self._instance.eval()
         return self
 
-    def input_names(self, count: int) -> list[str]:
-        return list(self.spec.arg_names)
-
     def __repr__(self):
         return f"<StaticFunction {self.__qualname__}>"
 
@@ -305,7 +303,7 @@ def _describe(part) -> str:
         return f"tensor {list(part[0])} {part[1]}"
     if len(part) == 2 and isinstance(part[0], type):
         value = part[1]
-        value = value() if callable(value) and type(value).__name__ == "weakref" else value
+        value = value() if isinstance(value, weakref.ref) else value
         text = repr(value)
         return f"{part[0].__name__} {text if len(text) <= 40 else text[:37] + '...'}"
     return str(part)
