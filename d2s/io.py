@@ -20,7 +20,9 @@ missing, truncated, damaged or edited file, or a parameter file of another save,
 from __future__ import annotations
 
 
-def _static_function(obj):
+def as_static_function(obj):
+    """The StaticFunction that saving/exporting `obj` (a Layer, a function or a
+    StaticFunction) traces."""
     import runtime as rt
 
     from .static_function import StaticFunction, to_static
@@ -37,7 +39,7 @@ def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
     (the parameters), creating missing folders, atomically. Without `input_spec` the program
     of the latest call is saved."""
     import runtime as rt
-    sf = _static_function(layer_or_function)
+    sf = as_static_function(layer_or_function)
     if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
         from .save_spec import any_batch_spec
         input_spec = any_batch_spec(sf)

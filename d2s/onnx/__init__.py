@@ -40,18 +40,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'd2s.onnx' has no attribute {name!r}")
 
 
-def _as_static_function(obj):
-    import runtime as rt
-
-    from ..static_function import StaticFunction, to_static
-    if isinstance(obj, rt.nn.Layer):
-        forward = obj.__dict__.get("forward", getattr(obj, "forward", None))
-        if isinstance(forward, StaticFunction):
-            return forward
-        return StaticFunction(type(obj).forward, instance=obj)
-    return obj if isinstance(obj, StaticFunction) else to_static(obj)
-
-
 def to_model(layer_or_function, input_spec=None):
     """The `onnx.ModelProto` of the program for `input_spec` (checked by onnx.checker)."""
     _require()
@@ -60,9 +48,9 @@ def to_model(layer_or_function, input_spec=None):
     from runtime.program.passes import eliminate_dead_code
 
     from .exporter import program_to_onnx
-    sf = _as_static_function(layer_or_function)
-    concrete = sf.get_concrete_program(*input_spec) if input_spec is not None \
-        else sf.concrete_program
+    from ..io import as_static_function
+    sf = as_static_function(layer_or_function)
+    concrete = sf.inference_program(input_spec)  # (with the Layer's own forward hooks)
     feeds = [v.name for v in concrete.inputs]
     fetches = [v.name for v in concrete.outputs]
     program = eliminate_dead_code(concrete.main_program, keep=fetches)
