@@ -18,6 +18,8 @@ import gc
 
 import numpy as np
 
+from . import writeback
+
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
 
 
@@ -211,6 +213,7 @@ def _trace(sf, args, kwargs, with_grad_feeds: bool = False):
                     enumerate(args)]
         new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
         out = sf.trace_function()(*new_args, **new_kwargs)
+        out = writeback.capture(sf, new_args, new_kwargs, out)  # state left in user objects
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = _flatten(out)
@@ -299,7 +302,7 @@ class _Entry:
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
-        return _unflatten(self.tree, iter(leaves))
+        return writeback.apply(_unflatten(self.tree, iter(leaves)))
 
     def _build_training(self) -> _Training:
         """A copy of the program with the gradients of the outputs (seeded by fed

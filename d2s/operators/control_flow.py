@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from .. import report
+from . import mutation
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -51,12 +52,15 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     src = user_origin()
     outs: list = []
     fills: dict = {}
+    log = mutation.begin((true_fn, false_fn), args, names, src)  # state found by object
 
     def branch(fn):
         def run():
-            out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
+            out = _as_list(fn(*args), len(names))
             if outs:
                 _check_bound(names, outs[0], out, src)
+            out = mutation.branch_end(log, out)  # + changed objects; the snapshot restored
+            if outs:
                 out = _promote_numbers(outs[0], out)
             outs.append(out)
             return tuple(_fill(v, fills.get(i)) for i, v in enumerate(out))
@@ -65,20 +69,25 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     pred = to_bool(pred)
     program = current_builder().program
     mark = len(program.blocks)
-    try:
-        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-    except (ValueError, TypeError):
-        # A return value set in one branch only (`_retval` is None in the other): trace again
-        # with zeros of the returned type there. The return flag that goes with it
-        # guarantees the zeros are never read.
-        fills.update(_return_fills(names, outs))
-        if not fills:
-            _explain_mismatch(names, outs, src)
-            raise
-        del program.blocks[mark:]
+    for _ in range(4):
+        try:
+            result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+            break
+        except (ValueError, TypeError):
+            if not mutation.grew(outs):
+                # A return value set in one branch only (`_retval` is None in the other):
+                # trace again with zeros of the returned type there. The return flag that
+                # goes with it guarantees the zeros are never read.
+                more = _return_fills(names, outs)
+                if not more or fills:
+                    _explain_mismatch(names, outs, src)
+                    mutation.explain(log, names, outs)
+                    raise
+                fills.update(more)
+        del program.blocks[mark:]  # trace both branches again (with every changed object)
         outs.clear()
-        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-    return _result(list(result) if result is not None else [])
+    return _result(mutation.finish(log, list(result) if result is not None else [],
+                                   len(names), outs))
 
 
 def _explain_mismatch(names, outs, src) -> None:
