@@ -131,8 +131,8 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
-        known = [v for v in values if _is_tensor(v) or (
-            isinstance(v, (int, float)) and not isinstance(v, bool))]
+        known = [v for v in values if _is_tensor(v) or (isinstance(
+            v, (int, float)) and not isinstance(v, bool)) or mutation.tensor_tree(v)]
         if _is_return_value(name) and known and any(v is None for v in values):
             fills[i] = known[0]
     return fills
@@ -143,6 +143,8 @@ def _fill(value, like):
     Python number: its type) where `value` is None."""
     if like is None or value is not None:
         return value
+    if isinstance(like, (list, tuple, dict)):  # a returned structure: zeros of each leaf
+        return mutation.map_tree(lambda x: _fill(None, x), like)
     if not _is_tensor(like):
         return type(like)(0)
     import runtime as rt
@@ -367,20 +369,24 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
+    log = mutation.begin((test, body), state, names, src)  # state found by object
     fixed = _fixed_lists(body, state, names)
+    log.scratch_end()
     report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
         dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
+        log.scratch_end(probed=True)
     carried = [i for i, v in enumerate(state) if _carried(v)]
+    loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 
     def full(values):
         merged = list(state)
         for i, v in zip(carried, values):
             merged[i] = v
-        return merged
+        return loop.enter(merged, values[len(carried):])
 
     def graph_test(*values):
         return test(*full(values))
@@ -394,10 +400,14 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
                     f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
                     f"lists can change in such a loop")
-        return [out[i] for i in carried]
+        return loop.leave([out[i] for i in carried])
 
-    result = rt.static.nn.while_loop(graph_test, graph_body, [state[i] for i in carried])
-    return full(result)
+    result = rt.static.nn.while_loop(graph_test, graph_body,
+                                     [state[i] for i in carried] + loop.initial)
+    out = list(state)
+    for i, v in zip(carried, result):
+        out[i] = v
+    return loop.finish(out, result[len(carried):])
 
 
 def _fixed_lists(body, state: list, names: tuple) -> set:

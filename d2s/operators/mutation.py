@@ -144,6 +144,7 @@ class Log:
         self.seen: dict = {}      # id -> (obj, kind, path, snapshot)
         self.slots: list = []     # changed slots, in the order found
         self.kept: list = []      # each traced branch's state outputs before freezing
+        self.probed = False       # a loop body was traced (in a scratch block) and diffed
         self._ids: set = set()
         skip = set()
         for fn in fns:  # cells of the block's own state names are carried by name already
@@ -248,6 +249,15 @@ class Log:
                     self.slots.append(slot)
                     new.append(slot)
         return new
+
+    def scratch_end(self, probed: bool = False) -> None:
+        """A scratch trace of a loop body ended: remember what it changed, put it back."""
+        self.changed()
+        self.restore()
+        self.probed = self.probed or probed
+
+    def var_slot(self, obj):
+        return next((s for s in self.slots if s.kind == "var" and s.obj is obj), None)
 
     def places(self) -> list:
         """Every place the walk found (a slot per list, dict key, attribute, cell and
@@ -414,3 +424,91 @@ def finish(log: Log, result: list, n: int, outs: list):
         if len({id(o[i]) for o in kept}) == 1 and log.original(kept[0][i]) is not None:
             state[i] = kept[0][i]
     return state
+
+
+def map_tree(fn, v):
+    """`fn` on each leaf of nested lists / tuples / dicts."""
+    if type(v) in (list, tuple):
+        return type(v)(map_tree(fn, x) for x in v)
+    if type(v) is dict:
+        return {k: map_tree(fn, x) for k, x in v.items()}
+    return fn(v)
+
+
+def tensor_tree(v) -> bool:
+    """A non-empty structure of lists / tuples / dicts whose leaves are tensors or numbers."""
+    import runtime as rt
+    if type(v) in (list, tuple, dict):
+        items = list(v.values()) if type(v) is dict else list(v)
+        return bool(items) and all(tensor_tree(x) for x in items)
+    return is_variable(v) or isinstance(v, (rt.Tensor, int, float)) and not isinstance(v, bool)
+
+
+class Loop:
+    """The changed objects of a graph loop's body as extra loop variables: the body is traced
+    once in a scratch block to find them (unless an earlier scratch trace did); each trace of
+    the test / body starts by setting them to the loop's parameters (`enter`), the body's
+    trace returns their values (`leave`), and after the op they take its results (`finish`)."""
+
+    def __init__(self, log: Log, body, state: list, carried: list):
+        self.log = log
+        self.state = state
+        if not log.probed:
+            from runtime.program.builder import current_builder
+            b = current_builder()
+            mark = len(b.program.blocks)
+            try:
+                with b.sub_block():
+                    body(*state)
+            finally:
+                del b.program.blocks[mark:]
+                log.scratch_end(probed=True)
+        self.slots = list(log.slots)
+        for slot in self.slots:
+            if slot.kind == "list":
+                raise StateChangeError(
+                    f"the list {slot.path} is changed inside a loop whose condition is a "
+                    f"tensor through a name other than its own ({where(log.src)}); one static "
+                    "program cannot grow it there. Append to it by its own name in the loop "
+                    "body (it then becomes a tensor array), or collect the values in a tensor.",
+                    log.src)
+        self.initial = [_loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
+        self.aliases = [i for i in carried if is_variable(state[i]) and log.var_slot(
+            state[i]) is not None]
+
+    def enter(self, merged: list, extras) -> list:
+        if not self.slots:
+            return merged
+        for slot, v in zip(self.slots, extras):
+            slot.set(v)
+        for i in self.aliases:  # the same Python object as a changed one: keep it so
+            merged[i] = self.state[i]
+        return merged
+
+    def leave(self, outs: list) -> list:
+        if not self.slots:
+            return outs
+        new = self.log.changed()
+        if new:
+            raise StateChangeError(
+                f"{new[0].path} is changed inside a loop whose condition is a tensor "
+                f"({where(self.log.src)}) only once its values have their loop shapes; set "
+                "it before the loop to a value of the same type and shape", self.log.src)
+        return [freeze(v) for v in outs] + self.log.values()
+
+    def finish(self, out: list, extras) -> list:
+        if not self.slots:
+            return out
+        self.log.restore()
+        self.log.write(list(extras))
+        for i in self.aliases:
+            out[i] = self.state[i]
+        return out
+
+
+def _loop_value(path, v, src):
+    if v is _MISSING or isinstance(v, Undefined):
+        raise StateChangeError(
+            f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); "
+            "set it before the loop to a value of the same type and shape", src)
+    return v

@@ -50,8 +50,8 @@ EXPRS = ("x", "y", "h * 0.5", "buf + 1.0", 'd["b"] * 0.5', "o.t - y", "lst[-1]",
 # condition. {e} is an expression, {i} an index 0..2.
 SAME_SHAPE = (
     "h = h + {e}",
-    "buf[{i}] = {e}[{i}]",
-    "alias[{i}] = {e}[{i}] * 2.0",
+    "buf[{i}] = ({e})[{i}]",
+    "alias[{i}] = ({e})[{i}] * 2.0",
     "zero_first(alias)",
     "zero_first(buf)",
     "add_to(alias, {e})",
