@@ -101,7 +101,7 @@ def _explain_mismatch(names, outs, src) -> None:
                     f"{type(b).__name__ if not isinstance(b, (list, tuple, dict)) else 'one'}"
                     f" of length {len(b) if isinstance(b, (list, tuple, dict)) else '-'} in "
                     "the else branch")
-            raise ValueError(
+            raise mutation.StateChangeError(
                 f"'{name}' is {what} of an if whose condition is a tensor ({where(src)}); both "
                 "branches must leave it with the same length. Append the same number of items "
                 "in both branches, or use a tensor (rt.concat) instead of a list.")
@@ -403,7 +403,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
         return loop.leave([out[i] for i in carried])
 
     result = rt.static.nn.while_loop(graph_test, graph_body,
-                                     [state[i] for i in carried] + loop.initial)
+                                     loop.initial_state(carried) + loop.initial)
     out = list(state)
     for i, v in zip(carried, result):
         out[i] = v
@@ -477,6 +477,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
                 isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
             if isinstance(p, Undefined):
+                continue
+            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
+                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
                 continue
             if not (is_variable(p) or _is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v

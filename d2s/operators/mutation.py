@@ -34,7 +34,7 @@ _LIMIT = 20000  # objects walked per block at most; beyond it, more are not trac
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 
 
-class StateChangeError(ConversionError):
+class StateChangeError(ConversionError, ValueError):
     """A change to mutable state inside a tensor `if` or graph loop that one static program
     cannot represent (a dict key or attribute set in one branch only, a list whose length
     depends on a tensor condition, an object of another type in each branch)."""
@@ -105,10 +105,23 @@ class Slot:
             if value is not _MISSING:
                 o.cell_contents = value
         elif is_variable(value):  # var: this Python object now refers to `value`'s value
-            vars(o).update(vars(value))
+            retarget(o, vars(value))
         else:
             raise StateChangeError(f"{self.path} is a tensor replaced by "
                                    f"{type(value).__name__}")
+
+
+def retarget(var, fields: dict) -> None:
+    """Make the Python object `var` refer to the program value described by `fields` (another
+    Variable's attributes). The program's table of variables keeps one record per name whose
+    name is that name: the record `var` was for its old name is replaced by a copy."""
+    if vars(var) == fields:
+        return
+    table = getattr(getattr(var, "block", None), "vars", None)
+    if table is not None and table.get(var.name) is var:
+        table[var.name] = copy.copy(var)
+    vars(var).clear()
+    vars(var).update(fields)
 
 
 def _set_layer_attr(layer, key, value):
@@ -241,7 +254,7 @@ class Log:
         """Slots changed since the snapshot that were not found before (also remembered)."""
         new = []
         for key, (obj, kind, path, snap) in list(self.seen.items()):
-            if kind is None:
+            if kind is None or kind == "private":
                 continue
             for slot in _diff(obj, kind, path, snap):
                 if slot.ident() not in self._ids:
@@ -295,10 +308,8 @@ class Log:
             elif kind == "cell":
                 if snap is not _MISSING and obj.cell_contents is not snap:
                     obj.cell_contents = snap
-            elif kind == "var":
-                if vars(obj) != snap:
-                    vars(obj).clear()
-                    vars(obj).update(snap)
+            elif kind in ("var", "private"):
+                retarget(obj, snap)
 
     def write(self, values) -> None:
         for slot, v in zip(self.slots, values):
@@ -453,13 +464,16 @@ class Loop:
     def __init__(self, log: Log, body, state: list, carried: list):
         self.log = log
         self.state = state
+        for v in state:  # graph values made for the loop (tensor arrays): restored only
+            if is_variable(v) and id(v) not in log.seen:
+                log.seen[id(v)] = (v, "private", "", dict(vars(v)))
         if not log.probed:
             from runtime.program.builder import current_builder
             b = current_builder()
             mark = len(b.program.blocks)
             try:
-                with b.sub_block():
-                    body(*state)
+                with b.sub_block():  # objects the user can reach as they are, others copied
+                    body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
             finally:
                 del b.program.blocks[mark:]
                 log.scratch_end(probed=True)
@@ -475,6 +489,12 @@ class Loop:
         self.initial = [_loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
         self.aliases = [i for i in carried if is_variable(state[i]) and log.var_slot(
             state[i]) is not None]
+
+    def initial_state(self, carried: list) -> list:
+        """The carried state's initial values; an object the body changes in place is
+        copied first (each trace of the body changes it)."""
+        return [copy.copy(self.state[i]) if i in self.aliases else self.state[i]
+                for i in carried]
 
     def enter(self, merged: list, extras) -> list:
         if not self.slots:

@@ -42,7 +42,8 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
         os.makedirs(save, exist_ok=True)
         for k, out in enumerate(bad[:50]):
             with open(os.path.join(save, f"{gen}_{k:03d}_{out.kind}.txt"), "w") as fh:
-                fh.write(f"# {out.kind}: {out.detail}\n# inputs: {out.inputs}\n{out.source}")
+                detail = "\n".join("# " + ln for ln in out.detail.splitlines())
+                fh.write(f"# inputs: {out.inputs}\n# {out.kind}:\n{detail}\n{out.source}")
     return {"counts": dict(counts), "bad": bad}
 
 
