@@ -378,7 +378,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
-        log.scratch_end(probed=True)
+        log.scratch_end()
     carried = [i for i, v in enumerate(state) if _carried(v)]
     loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 

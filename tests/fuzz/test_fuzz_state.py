@@ -1,0 +1,30 @@
+"""The state fuzzer in the default test run: a few hundred generated functions (see
+`gen_state`), each run eagerly and converted over several inputs through one program.
+Allowed: same results; the same exception type from both; a documented refusal
+(`d2s.ConversionError`). Not allowed: different results or any other static error."""
+from hypothesis import HealthCheck, given, settings
+
+from . import gen_state, runner
+
+_SETTINGS = settings(max_examples=150, deadline=None, database=None,
+                     suppress_health_check=list(HealthCheck))
+
+
+def _check(case):
+    source, inputs = case
+    out = runner.compare(source, inputs, gen_state.make_box)
+    assert out.kind in ("same", "same_error", "refused"), str(out)
+
+
+@_SETTINGS
+@given(gen_state.programs(growing=False))
+def test_fuzz_same_shape_state(case):
+    """Containers keep their shape: every change must be carried exactly."""
+    _check(case)
+
+
+@_SETTINGS
+@given(gen_state.programs(growing=True))
+def test_fuzz_growing_lists(case):
+    """Lists may grow by a tensor-dependent count: carried, or refused with a clear error."""
+    _check(case)
