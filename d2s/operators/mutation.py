@@ -222,9 +222,19 @@ class Log:
                 self._visit(v, path)
             elif isinstance(obj, types.FunctionType):
                 self.seen[id(obj)] = (obj, None, path, None)
-                if _library(obj):
+                ours = (obj.__module__ or "").startswith("d2s.operators")
+                if _library(obj) and not ours:
                     continue
                 code = obj.__code__
+                if ours:  # d2s's wrappers of a user block: the functions they close over
+                    for c in obj.__closure__ or ():
+                        try:
+                            v = c.cell_contents
+                        except ValueError:
+                            continue
+                        if isinstance(v, (types.FunctionType, types.MethodType)):
+                            self._visit(v, getattr(v, "__name__", "function"))
+                    continue
                 for n, c in zip(code.co_freevars, obj.__closure__ or ()):
                     self._visit(c, n)
                 g = obj.__globals__
