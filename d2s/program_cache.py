@@ -212,8 +212,9 @@ def _trace(sf, args, kwargs, with_grad_feeds: bool = False):
         new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
                     enumerate(args)]
         new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
+        before = writeback.before(sf, new_args, new_kwargs)
         out = sf.trace_function()(*new_args, **new_kwargs)
-        out = writeback.capture(sf, new_args, new_kwargs, out)  # state left in user objects
+        out = writeback.capture(sf, new_args, new_kwargs, out, before)  # state left in objects
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = _flatten(out)

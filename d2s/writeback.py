@@ -66,16 +66,56 @@ def _check(path, v, depth=0):
             _check(f"{path}[{k!r}]", x, depth + 1)
 
 
-def capture(sf, args, kwargs, out):
-    """`out`, or `WithState(out, places, values)` when reachable places hold graph values."""
+def _places(sf, args, kwargs) -> list:
     roots = [sf.dygraph_function] + [a for a in args if not is_variable(a)] + [
         v for v in kwargs.values() if not is_variable(v)]
-    log = mutation.Log(roots, (), (), None, track_variables=False)
-    slots = [s for s in log.places() if _holds_variable(s.get())]
+    return mutation.Log(roots, (), (), None, track_variables=False).places()
+
+
+def before(sf, args, kwargs) -> dict:
+    """The Python numbers and eager Tensors reachable before tracing, by place: the program
+    reads them as constants (numbers) or by reference (Tensors)."""
+    import runtime as rt
+    out = {}
+    for s in _places(sf, args, kwargs):
+        v = s.get()
+        if isinstance(v, rt.Tensor) or isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[s.ident()] = v
+    return out
+
+
+def capture(sf, args, kwargs, out, before: dict):
+    """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
+    A place that held an eager Tensor before the call keeps that Tensor, which the program
+    updates in place (so the next call reads the new value); one that held a Python number
+    cannot change (the program read the number as a constant) and raises."""
+    import runtime as rt
+    slots = []
+    for s in _places(sf, args, kwargs):
+        v = s.get()
+        if not _holds_variable(v):
+            continue
+        _check(s.path, v)
+        old = before.get(s.ident())
+        if isinstance(old, rt.Tensor) and is_variable(v):
+            if tuple(old.shape) != tuple(v.shape) or old.dtype != v.dtype:
+                raise mutation.StateChangeError(
+                    f"{s.path} is a tensor of shape {list(old.shape)} ({old.dtype.name}) "
+                    f"before the call and the call sets it to one of shape {list(v.shape)} "
+                    f"({v.dtype.name}); a tensor kept on an object must keep its shape and "
+                    "dtype in converted code")
+            old.set_value(v)  # a program op writing the Tensor the program reads
+            s.set(old)
+            continue
+        if old is not None and not isinstance(old, rt.Tensor):
+            raise mutation.StateChangeError(
+                f"{s.path} is the Python number {old!r} before the call and the call sets it "
+                "to a tensor; the converted program reads the number as a constant, so later "
+                f"calls would start from {old!r} again. Make it a tensor before the first "
+                f"call (for example rt.to_tensor({old!r}))")
+        slots.append(s)
     if not slots:
         return out
-    for s in slots:
-        _check(s.path, s.get())
     return WithState((out, Places(slots), [s.get() for s in slots]))
 
 

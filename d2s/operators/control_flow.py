@@ -80,6 +80,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 # goes with it guarantees the zeros are never read.
                 more = _return_fills(names, outs)
                 if not more or fills:
+                    mutation.explain_names(names, outs, src)
                     _explain_mismatch(names, outs, src)
                     mutation.explain(log, names, outs)
                     raise
@@ -262,8 +263,9 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
     if isinstance(iterable, TensorEnumerate):
         import runtime as rt
         report.loop("for", 0, graph=iterable.tensor)
-        return _result(_graph_for(rt.shape(iterable.tensor)[0], iterable.item, body, state,
-                                  names, extra_test))
+        t = iterable.tensor
+        return _result(_graph_for(rt.static.array_length(t) if t.is_array else rt.shape(t)[0],
+                                  iterable.item, body, state, names, extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
         report.loop("for", 0, graph=iterable)
@@ -400,7 +402,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
                     f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
                     f"lists can change in such a loop")
-        return loop.leave([out[i] for i in carried])
+        return loop.leave([out[i] for i in carried], [state[i] for i in carried])
 
     result = rt.static.nn.while_loop(graph_test, graph_body,
                                      loop.initial_state(carried) + loop.initial)

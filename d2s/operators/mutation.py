@@ -515,7 +515,8 @@ class Loop:
             merged[i] = self.state[i]
         return merged
 
-    def leave(self, outs: list) -> list:
+    def leave(self, outs: list, like: list) -> list:
+        outs = [align(v, w) for v, w in zip(outs, like)]
         if not self.slots:
             return outs
         new = self.log.changed()
@@ -524,7 +525,8 @@ class Loop:
                 f"{new[0].path} is changed inside a loop whose condition is a tensor "
                 f"({where(self.log.src)}) only once its values have their loop shapes; set "
                 "it before the loop to a value of the same type and shape", self.log.src)
-        return [freeze(v) for v in outs] + self.log.values()
+        return [freeze(v) for v in outs] + [align(v, w) for v, w in zip(self.log.values(),
+                                                                       self.initial)]
 
     def finish(self, out: list, extras) -> list:
         if not self.slots:
@@ -542,3 +544,28 @@ def _loop_value(path, v, src):
             f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); "
             "set it before the loop to a value of the same type and shape", src)
     return v
+
+
+def align(v, like):
+    """`v` with its dicts' keys in `like`'s order (a loop body that pops and re-inserts a
+    key leaves the same dict in another order; the loop op compares structures in order)."""
+    if type(v) is dict and type(like) is dict and v.keys() == like.keys():
+        return {k: align(v[k], like[k]) for k in like}
+    if type(v) in (list, tuple) and type(like) is type(v) and len(v) == len(like):
+        return type(v)(align(a, b) for a, b in zip(v, like))
+    return v
+
+
+def explain_names(names, outs, src) -> None:
+    """A dict state whose key set differs between the branches: name the key."""
+    if len(outs) < 2:
+        return
+    for name, a, b in zip(names, outs[0], outs[1]):
+        if type(a) is dict and type(b) is dict and a.keys() != b.keys():
+            only = sorted(map(repr, a.keys() ^ b.keys()))[0]
+            side = "if" if only in map(repr, a) else "else"
+            raise StateChangeError(
+                f"key {only} of the dict '{name}' is set in the {side} branch only of an if "
+                f"whose condition is a tensor ({where(src)}); one static program cannot have "
+                f"both key sets. Set {name}[{only}] before the if (to a tensor of the same "
+                "shape) and assign it in both branches.", src)
