@@ -63,10 +63,11 @@ class Slot:
     (one attribute), 'cell' (a closure cell), 'global' (a module global), 'var' (which value
     a graph Variable object refers to)."""
 
-    __slots__ = ("obj", "kind", "key", "path")
+    __slots__ = ("obj", "kind", "key", "path", "grew")
 
-    def __init__(self, obj, kind, key, path):
+    def __init__(self, obj, kind, key, path, grew=False):
         self.obj, self.kind, self.key, self.path = obj, kind, key, path
+        self.grew = grew  # a list whose length changed
 
     def ident(self):
         return (id(self.obj), self.kind, self.key)
@@ -353,7 +354,7 @@ def _restore_dict(d: dict, snap: dict) -> None:
 def _diff(obj, kind, path, snap):
     if kind == "list":
         if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
-            yield Slot(obj, "list", None, path)
+            yield Slot(obj, "list", None, path, len(obj) != len(snap))
     elif kind in ("dict", "obj", "globals"):
         d = vars(obj) if kind == "obj" else obj
         sk = {"dict": "dict", "obj": "attr", "globals": "global"}[kind]
@@ -489,7 +490,7 @@ class Loop:
                 log.scratch_end(probed=True)
         self.slots = list(log.slots)
         for slot in self.slots:
-            if slot.kind == "list":
+            if slot.grew:
                 raise StateChangeError(
                     f"the list {slot.path} is changed inside a loop whose condition is a "
                     f"tensor through a name other than its own ({where(log.src)}); one static "
@@ -497,8 +498,8 @@ class Loop:
                     "body (it then becomes a tensor array), or collect the values in a tensor.",
                     log.src)
         self.initial = [_loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
-        self.aliases = [i for i in carried if is_variable(state[i]) and log.var_slot(
-            state[i]) is not None]
+        self.aliases = [i for i in carried if any(
+            s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
 
     def initial_state(self, carried: list) -> list:
         """The carried state's initial values; an object the body changes in place is
