@@ -67,9 +67,11 @@ def _check(path, v, depth=0):
 
 
 def _places(sf, args, kwargs) -> list:
-    roots = [sf.dygraph_function] + [a for a in args if not is_variable(a)] + [
-        v for v in kwargs.values() if not is_variable(v)]
-    return mutation.Log(roots, (), (), None, track_variables=False).places()
+    names = list(sf.input_names(len(args))) + list(kwargs)
+    values = list(args) + list(kwargs.values())
+    names += [f"argument {i + 1}" for i in range(len(names), len(values))]
+    return mutation.Log([sf.dygraph_function], values, names, None,
+                        track_variables=False).places()
 
 
 def before(sf, args, kwargs) -> dict:
@@ -110,9 +112,9 @@ def capture(sf, args, kwargs, out, before: dict):
         if old is not None and not isinstance(old, rt.Tensor):
             raise mutation.StateChangeError(
                 f"{s.path} is the Python number {old!r} before the call and the call sets it "
-                "to a tensor; the converted program reads the number as a constant, so later "
-                f"calls would start from {old!r} again. Make it a tensor before the first "
-                f"call (for example rt.to_tensor({old!r}))")
+                f"to a tensor (in {sf.__qualname__}); the converted program reads the number "
+                f"as a constant, so later calls would start from {old!r} again. Make it a "
+                f"tensor before the first call (for example rt.to_tensor({old!r}))")
         slots.append(s)
     if not slots:
         return out
