@@ -104,7 +104,7 @@ def _stmt(draw, depth: int, in_loop: bool, growing: bool):
             out += ["else:"] + _indent(draw(_block(depth - 1, in_loop, growing)))
         return out
     if kind == "pif":
-        out = [f"if {draw(st.sampled_from(('len(d) == 2', 'o.n == 0', 'True')))}:"]
+        out = [f"if {draw(st.sampled_from(('len(d) == 2', 'x.shape[0] == 3', 'True')))}:"]
         return out + _indent(body) + ["else:"] + _indent(draw(_block(depth - 1, in_loop,
                                                                       growing)))
     if kind == "pfor":
@@ -144,10 +144,17 @@ def programs(draw, growing: bool = True, depth: int = 2):
 
 
 class Box:
-    """The object passed in as `o`: its attributes after a call are compared too."""
+    """The object passed in as `o` (one per side for all calls of a function, so every call
+    runs one program): its attributes after each call are compared too. `n` is a tensor the
+    program reads by reference; `reset` puts it back to 0 in place before each call."""
 
     def __init__(self):
-        self.n = 0
+        import runtime as rt
+        self.n = rt.to_tensor(0.0)
+
+    def reset(self):
+        self.n.set_value(self.n * 0.0)
+        vars(self).pop("t", None)
 
 
 def make_box():

@@ -118,8 +118,9 @@ def same(a, b, path="result") -> str:
     return "" if a == b else f"{path}: {a!r} vs {b!r}"
 
 
-def _call(fn, inputs, setup):
-    state = setup() if setup is not None else None
+def _call(fn, inputs, state):
+    if state is not None and hasattr(state, "reset"):
+        state.reset()
     args = [rt.to_tensor(np.asarray(a, dtype=np.float32)) for a in inputs]
     if state is not None:
         args.append(state)
@@ -133,16 +134,19 @@ def _call(fn, inputs, setup):
 def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
     """Eager vs static for `name` defined by `source`, over each input tuple in `inputs`.
 
-    `setup()` (optional) makes a fresh argument object for each call (passed last); its state
-    after the call is compared too. Eager and static get separate namespaces, so module-level
+    `setup()` (optional) makes the object argument (passed last): one for the eager side and
+    one for the static side, used by every call (so the calls share one program); its
+    `reset()`, if any, runs before each call; its state after each call is compared too. Eager and static get separate namespaces, so module-level
     state of the generated code does not leak between them."""
     eager_ns = load(source)
     static_ns = load(source)
     eager_fn = eager_ns[name]
     static_fn = d2s.to_static(static_ns[name])
+    e_obj = setup() if setup is not None else None
+    s_obj = setup() if setup is not None else None
     for inp in inputs:
-        e_out, e_err, e_state = _call(eager_fn, inp, setup)
-        s_out, s_err, s_state = _call(static_fn, inp, setup)
+        e_out, e_err, e_state = _call(eager_fn, inp, e_obj)
+        s_out, s_err, s_state = _call(static_fn, inp, s_obj)
         if s_err is not None:
             if isinstance(s_err, d2s.ConversionError) and e_err is None:
                 return Outcome("refused", _describe(s_err), source, inputs)
