@@ -391,7 +391,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
         return loop.enter(merged, values[len(carried):])
 
     def graph_test(*values):
-        return test(*full(values))
+        return loop.restore(test(*full(values)))
 
     def graph_body(*values):
         out = _as_list(body(*full(values)), n)

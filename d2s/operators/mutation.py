@@ -526,8 +526,16 @@ class Loop:
                 f"{new[0].path} is changed inside a loop whose condition is a tensor "
                 f"({where(self.log.src)}) only once its values have their loop shapes; set "
                 "it before the loop to a value of the same type and shape", self.log.src)
-        return [freeze(v) for v in outs] + [align(v, w) for v, w in zip(self.log.values(),
-                                                                       self.initial)]
+        result = [freeze(v) for v in outs] + [align(v, w) for v, w in zip(
+            self.log.values(), self.initial)]
+        self.log.restore()  # the objects hold their values from before the loop again
+        return result
+
+    def restore(self, value):
+        """After a trace of the test: the objects hold their values from before the loop."""
+        if self.slots:
+            self.log.restore()
+        return value
 
     def finish(self, out: list, extras) -> list:
         if not self.slots:
