@@ -35,6 +35,19 @@ def test_dict_key_set_in_one_branch():
     assert "Set d['b'] before the if" in msg
 
 
+def aliased_list_lengths(x):
+    items = [x]
+    seen = items
+    if rt.mean(x) > 0:
+        items.append(x * 2.0)
+    return rt.stack(seen).sum()
+
+
+def test_aliased_list_length_depending_on_a_tensor_if():
+    msg = _refused(aliased_list_lengths, t([1.0]))
+    assert "'items' is a list of length 2 in the if branch" in msg
+
+
 def list_lengths(x):
     items = [x]
     if rt.mean(x) > 0:
