@@ -437,9 +437,8 @@ def explain(log: Log, names, outs) -> None:
 def finish(log: Log, result: list, n: int, outs: list):
     """After the op: changed objects take the op's outputs; a state name whose value was the
     same known object in every branch stays that object (its contents were just updated)."""
-    if not log.slots:
-        return result
-    log.write(result[n:])
+    if log.slots:
+        log.write(result[n:])
     state = result[:n]
     kept = log.kept[-2:]
     for i in range(n):

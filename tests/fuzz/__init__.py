@@ -12,4 +12,9 @@ def _state():
     return gen_state.programs(), gen_state.make_box
 
 
-GENERATORS = {"state": _state}
+def _state_same_shape():
+    from . import gen_state
+    return gen_state.programs(growing=False), gen_state.make_box
+
+
+GENERATORS = {"state": _state, "state-same-shape": _state_same_shape}

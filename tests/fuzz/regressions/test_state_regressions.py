@@ -34,6 +34,14 @@ CASES = [
         "    k1 = rt.zeros([])", "    while k1 < rt.abs(x[0]) + 0.5:", "        k1 = k1 + 1.0",
         '        d["a"]["k"] = lst[-1]', '        d["b"] = d["b"] + cell + x'],
      [([0.25, 2.75, 1.25], [1.25, 0.25, 1.25]), ([2.25, -1.0, 0.5], [0.5, 0.5, 0.5])]),
+    # A tensor if that changes nothing (the write is in a Python else never taken): its
+    # state name got the cond's new Variable object while the alias kept the old one, so a
+    # later write through the alias missed the name (a silent wrong result, campaign of
+    # 2,000 same-shape examples).
+    ("unchanged_state_keeps_identity", [
+        "if rt.max(buf) < 1.5:", "    if True:", "        h = h + y", "    else:",
+        "        buf[1] = (cell + x)[1]", "alias[2] = (cell + x)[2] * 2.0"],
+     [([0.25, 0.25, 2.25], [-2.75, 1.25, 2.25]), ([0.25, 0.25, 2.25], [2.75, 1.25, 2.25])]),
     # A tuple returned early inside a tensor if / tensor while (_retval None on one path).
     ("early_return_tuple", [
         "if rt.mean(x) > 0.0:", "    return h, buf, alias, lst, d, cell",
