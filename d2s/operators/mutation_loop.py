@@ -17,6 +17,9 @@ class Loop:
     def __init__(self, log: Log, body, state: list, carried: list):
         self.log = log
         self.state = state
+        self.carried = carried
+        self.entered: list = []
+        self.unchanged: set = set()
         for v in state:  # graph values made for the loop (tensor arrays): restored only
             if is_variable(v) and id(v) not in log.seen:
                 log.seen[id(v)] = (v, "private", "", dict(vars(v)))
@@ -50,6 +53,7 @@ class Loop:
                 for i in carried]
 
     def enter(self, merged: list, extras) -> list:
+        self.entered = [(v, getattr(v, "name", None)) for v in merged]
         if not self.slots:
             return merged
         for slot, v in zip(self.slots, extras):
@@ -59,6 +63,10 @@ class Loop:
         return merged
 
     def leave(self, outs: list, like: list) -> list:
+        # carried Variables the body returned as it got them: the loop leaves them unchanged,
+        # so the user's object (aliases too) stays the result
+        self.unchanged = {i for i, v in zip(self.carried, outs) if is_variable(v) and v is
+                          self.entered[i][0] and v.name == self.entered[i][1]}
         outs = [align(v, w) for v, w in zip(outs, like)]
         if not self.slots:
             return outs
@@ -80,6 +88,9 @@ class Loop:
         return value
 
     def finish(self, out: list, extras) -> list:
+        for i in self.unchanged:
+            if is_variable(self.state[i]):
+                out[i] = self.state[i]
         if not self.slots:
             return out
         self.log.restore()

@@ -42,6 +42,14 @@ CASES = [
         "if rt.max(buf) < 1.5:", "    if True:", "        h = h + y", "    else:",
         "        buf[1] = (cell + x)[1]", "alias[2] = (cell + x)[2] * 2.0"],
      [([0.25, 0.25, 2.25], [-2.75, 1.25, 2.25]), ([0.25, 0.25, 2.25], [2.75, 1.25, 2.25])]),
+    # A Python for turned graph loop (tensor return flag) that leaves `buf` unchanged: the
+    # name got the loop's new Variable while the alias kept the old one (silent wrong).
+    ("loop_unchanged_state_keeps_identity", [
+        "for i in range(2):", "    if x.shape[0] == 3:", "        bump(x)", "    else:",
+        '        buf[1] = (d["b"] * 0.5)[1]', "    if rt.max(buf) < 1.5:",
+        "        return h, buf, alias, lst, d, cell", "else:", "    if x.shape[0] == 3:",
+        "        buf[2] = (h * 0.5)[2]"],
+     [([2.25, -2.75, -0.25], [2.25, 0.75, 0.75]), ([0.25, 0.25, 1.25], [0.75, 0.25, 0.75])]),
     # A tuple returned early inside a tensor if / tensor while (_retval None on one path).
     ("early_return_tuple", [
         "if rt.mean(x) > 0.0:", "    return h, buf, alias, lst, d, cell",
