@@ -18,6 +18,7 @@ from .convert_call import ignore_module, not_to_static  # noqa: F401
 from .errors import ConversionError, ModelFormatError  # noqa: F401
 from .io import TranslatedLayer, load, save  # noqa: F401
 from .logging_utils import set_code_level, set_verbosity  # noqa: F401
+from .operators.mutation import StateChangeError  # noqa: F401
 from .static_function import StaticFunction, enable_to_static, to_static  # noqa: F401
 
 

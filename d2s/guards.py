@@ -24,7 +24,8 @@ import enum
 import threading
 import types
 
-_MISSING = object()
+_MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
+MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _PASS = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
          types.MethodType)
@@ -108,11 +109,19 @@ def record(fn, reads, instance=None) -> None:
         else:
             continue
         for attr in chain[1:]:
-            value = _lookup(obj, attr)
+            if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
+                if type(obj) is not dict:
+                    break
+                value = obj.get(attr[0], _MISSING)
+                path = f"{where}[{attr[0]!r}]"
+                place = ("item", obj, attr[0], path)
+            else:
+                value = _lookup(obj, attr)
+                path = f"{where}.{attr}"
+                place = ("attr", obj, attr, path)
             if value is _MISSING:
                 break
-            path = f"{where}.{attr}"
-            _add(guards, ("attr", obj, attr, path), value)
+            _add(guards, place, value)
             if is_data(value) or _is_tensor(value) or isinstance(value, _PASS):
                 break
             obj, where = value, path
@@ -131,6 +140,13 @@ def _lookup(obj, attr):
     return value
 
 
+def value_guard(place: tuple, value) -> tuple:
+    """The guard that `place` still holds `value` (by value for data, else by identity)."""
+    if is_data(value):
+        return (place, "eq", (value.__class__, value))
+    return (place, "is", value)
+
+
 def _add(guards: list, place: tuple, value) -> None:
     if is_data(value):
         guards.append((place, "eq", (value.__class__, value)))
@@ -147,9 +163,18 @@ def _current(place):
             return place[1].cell_contents
         except ValueError:
             return _MISSING
-    if kind == "global":
-        return place[1].get(place[2], _MISSING)
+    if kind in ("global", "item"):
+        return place[1].get(place[2], _MISSING) if isinstance(place[1], dict) else _MISSING
+    if kind == "list":
+        return place[1]
     return _lookup(place[1], place[2])
+
+
+def _same_items(lst, items) -> bool:
+    """The list holds these items: the same objects, or equal values of the same type."""
+    return len(lst) == len(items) and all(
+        a is b or is_data(b) and a.__class__ is b.__class__ and a == b
+        for a, b in zip(lst, items))
 
 
 def compile_check(guards):
@@ -158,15 +183,18 @@ def compile_check(guards):
     guards checks them without a Python call per guard."""
     if not guards:
         return None
-    env = {"_M": _MISSING}
+    env = {"_M": _MISSING, "_same": _same_items}
     terms = []
     for i, (place, how, expected) in enumerate(guards):
         kind = place[0]
         if kind == "cell":
             env[f"c{i}"] = place[1]
             read = f"c{i}.cell_contents"
+        elif kind == "list":
+            env[f"c{i}"] = place[1]
+            read = f"c{i}"
         else:
-            if kind == "global":
+            if kind in ("global", "item"):
                 store, name = place[1], place[2]
             else:
                 d = getattr(place[1], "__dict__", None)
@@ -180,6 +208,12 @@ def compile_check(guards):
         if how == "eq":
             env[f"t{i}"], env[f"x{i}"] = expected
             terms.append(f"((v := {read}).__class__ is t{i} and v == x{i})")
+        elif how == "type":
+            env[f"x{i}"] = expected
+            terms.append(f"{read}.__class__ is x{i}")
+        elif how == "items":
+            env[f"x{i}"] = expected
+            terms.append(f"_same({read}, x{i})")
         else:
             env[f"x{i}"] = expected
             terms.append(f"{read} is x{i}")
@@ -195,6 +229,12 @@ def failing(guards) -> tuple | None:
         if how == "eq":
             if value.__class__ is not expected[0] or value != expected[1]:
                 return guard
+        elif how == "type":
+            if value.__class__ is not expected:
+                return guard
+        elif how == "items":
+            if not _same_items(value, expected):
+                return guard
         elif value is not expected:
             return guard
     return None
@@ -207,4 +247,6 @@ def describe(guard) -> str:
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
+    if place[0] in ("item", "list"):
+        return place[3]
     return f"closure variable {place[2]}"

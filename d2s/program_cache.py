@@ -22,7 +22,7 @@ import numpy as np
 
 from runtime import pytree
 
-from . import guards
+from . import guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
 from .function_spec import is_tensor as _is_tensor
 
@@ -64,6 +64,7 @@ class ProgramCache:
         self._last_key = None
         self._count = 0
         self._lock = threading.RLock()
+        self.effect_places: dict = {}  # places (Python values) traces changed: side_effects
 
     def __len__(self):
         return self._count
@@ -105,6 +106,9 @@ class ProgramCache:
             if not entry.guards or guards.failing(entry.guards) is None:
                 return entry
         entry = _Entry(sf, args, kwargs)
+        if entry.new_places:  # programs traced before may write it unseen: not reused
+            entries.clear()
+            self._count = 0
         entries.setdefault(key, []).insert(0, entry)
         entries.move_to_end(key)
         self._count += 1
@@ -139,17 +143,35 @@ def _gc_paused():
             gc.enable()
 
 
-def _trace(sf, args, kwargs, with_hooks: bool = False):
+def _trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
     """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree,
-    guards).
+    guards, side effects).
     With `with_hooks`, the forward pre- and post-hooks of `sf`'s Layer run around it (what
-    `layer(x)` does), so they are part of the program."""
+    `layer(x)` does), so they are part of the program. A trace that changed Python numbers
+    reachable from the call is traced again with them as program state
+    (`side_effects.py`); if that trace fails, they are guarded and replayed instead."""
+    if not state:  # a program to save: Python values stay constants
+        return _trace_once(sf, args, kwargs, with_hooks, (), state=False)
+    try:
+        return _trace_once(sf, args, kwargs, with_hooks, ())
+    except side_effects.Promote as p:
+        promote = p.slots
+    try:
+        return _trace_once(sf, args, kwargs, with_hooks, promote)
+    except side_effects.Promote:
+        raise AssertionError("d2s bug: numbers kept changing between traces") from None
+    except Exception:  # noqa: BLE001  (the numbers stay Python values: guarded, replayed)
+        return _trace_once(sf, args, kwargs, with_hooks, (), fixed=promote)
+
+
+def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
     import runtime as rt
     program = rt.static.Program()
     names = sf.spec.arg_names
     feeds = []
     with rt.static.program_guard(program):
         counter = [0]
+        copies = []
 
         def feed(x, hint):
             if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
@@ -169,8 +191,13 @@ def _trace(sf, args, kwargs, with_hooks: bool = False):
                 items, how = pytree.children(x)
                 keys = how[2] if isinstance(x, dict) or how[0] == "dataclass" else range(
                     len(items))
-                return pytree.rebuild(how, [feed(t, f"{hint}_{k}")
-                                            for k, t in zip(keys, items)])
+                fed = [feed(t, f"{hint}_{k}") for k, t in zip(keys, items)]
+                if all(a is b for a, b in zip(fed, items)):
+                    return x  # nothing fed inside: the user's own object
+                copy = pytree.rebuild(how, fed)
+                if type(x) in (list, dict):  # its changes are written to the user's one
+                    copies.append(writeback.Copy(copy, x))
+                return copy
             return x
 
         new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
@@ -179,18 +206,38 @@ def _trace(sf, args, kwargs, with_hooks: bool = False):
         fn = sf.trace_function()
         if with_hooks:
             fn = _with_hooks(sf._instance, fn)
+        numbers = side_effects.feed_numbers(promote, program)
+        feeds += [n.feed for n in numbers]
         with guards.recording() as reads:
             guards.record(sf._function, sf.function_reads(), sf._instance)
+            before = writeback.before(sf, new_args, new_kwargs)
             try:
-                out = fn(*new_args, **new_kwargs)
-            except RecursionError as e:
-                raise _endless_recursion(e) or e
-
+                try:
+                    out = fn(*new_args, **new_kwargs)
+                except RecursionError as e:
+                    raise _endless_recursion(e) or e
+                effects = side_effects.scan(before.log, numbers, fixed,
+                                            sf.program_cache.effect_places) if state else \
+                    side_effects.Effects()
+                out = writeback.capture(sf, new_args, new_kwargs, out, before, numbers,
+                                        copies)
+                side_effects.unfeed(numbers)  # the first run feeds them and writes them back
+            except BaseException:
+                before.log.restore()  # the objects as they were before this trace
+                side_effects.unfeed(numbers)
+                raise
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = pytree.flatten(out)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
-    return program, feeds, leaves, tree, reads.guards
+    found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
+    return (program, feeds, leaves, tree,
+            found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
+            effects)
+
+
+def _is_variable(v) -> bool:
+    return type(v).__name__ == "Variable"
 
 
 def _holds(check) -> bool:
@@ -274,7 +321,7 @@ def has_hooks(layer) -> bool:
 
 def build_program(sf, args, kwargs, with_hooks: bool = False) -> ConcreteProgram:
     """Trace `sf` for these arguments into a ConcreteProgram (not cached)."""
-    program, feeds, leaves, _, _ = _trace(sf, args, kwargs, with_hooks)
+    program, feeds, leaves, _, _, _ = _trace(sf, args, kwargs, with_hooks, state=False)
     from runtime.program.variable import Variable
     outs = [v for v in leaves if isinstance(v, Variable)]
     params = [t for t in program.tensors.values() if not t.stop_gradient]
@@ -289,21 +336,25 @@ class _Entry:
         from runtime.program.variable import Variable
         self.sf = sf
         with _gc_paused():  # one pause: a collection between tracing and compiling costs
-            program, feeds, leaves, tree, self.guards = _trace(sf, args, kwargs)
+            program, feeds, leaves, tree, self.guards, effects = _trace(sf, args, kwargs)
             self.check = guards.compile_check(self.guards)
+            self.effects = effects if effects.writes else None
+            self.new_places = effects.new_places
+            self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
             self.tree = tree
             self.leaves = leaves
             self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
             outs = [leaves[i] for i in self.out_index]
             self.out_stop = [v.stop_gradient for v in outs]
-            self.feed_names = [v.name for v in feeds]
+            self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
             self.params = [t for t in program.tensors.values() if not t.stop_gradient]
             self.concrete = ConcreteProgram(program, feeds, outs, self.params)
             self.executor = rt.static.Executor()
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         # the function returns exactly one tensor: its result is the call's result
-        self.single = tree is pytree.LEAF and self.out_index == [0]
+        self.single = (tree is pytree.LEAF and self.out_index == [0]
+                       and self.effects is None and not self.numbers)
         self._training = None
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
@@ -313,6 +364,8 @@ class _Entry:
         """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
         them)."""
         feed = {name: t._data for name, t in zip(self.feed_names, inputs)}
+        for name, slot, dtype in self.numbers:  # Python numbers kept as program state
+            feed[name] = np.asarray(slot.get(), dtype)
         train = self._state.grad_enabled and (self.params or any(
             not t.stop_gradient for t in inputs))
         if not train and self.single:  # the common inference call: one tensor out
@@ -345,7 +398,10 @@ class _Entry:
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
-        return pytree.unflatten(self.tree, leaves)
+        result = writeback.apply(pytree.unflatten(self.tree, leaves))
+        if self.effects is not None:
+            self.effects.replay()  # Python values the traced code set, set again
+        return result
 
     def _build_training(self) -> _Training:
         """A copy of the program with the gradients of the outputs (seeded by fed

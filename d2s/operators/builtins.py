@@ -52,8 +52,8 @@ def range_(*args):
 def enumerate_(iterable, start=0):
     """`enumerate`; over a graph value whose first dim is unknown it is a TensorEnumerate that
     `for_loop` runs as a while op."""
-    if is_variable(iterable) and not iterable.is_array and iterable.ndim and \
-            iterable.shape[0] < 0:
+    if is_variable(iterable) and (iterable.is_array or iterable.ndim and
+                                  iterable.shape[0] < 0):
         return TensorEnumerate(iterable, start)
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from .. import report
+from . import mutation
 from .exceptions import branch_frame, mark_raised
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
@@ -53,20 +54,28 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     outs: list = []
     fills: dict = {}
     raised: list = []  # per traced branch: whether it ends in a run-time `raise`
-    stand_in: list = []  # the other branch's values, for a branch that raises
+    stand_in: list = []  # the other branch's values, for a branch that raises ...
+    settled: list = []  # ... once known (non-empty then)
     raw: list = []  # each traced branch's values as it returned them
+    full: list = []  # ... and with the objects it changed (the mutation log's extra outputs)
+    log = mutation.begin((true_fn, false_fn), args, names, src)  # state found by object
 
     def branch(fn):
         def run():
             with branch_frame() as frame:
-                out = _as_list(fn(*[_copy_container(a) for a in args]), len(names))
+                out = _as_list(fn(*args), len(names))
             raised.append(frame.raised)
             raw.append(out)
-            if frame.raised and stand_in:
-                out = [_stand_in(v) for v in stand_in]
-            elif outs and not (raised[0] and stand_in):
+            full.append(out)
+            if outs and not frame.raised and not (raised[0] and settled):
                 _check_bound(names, outs[0], out, src)
-                out = _promote_numbers(outs[0], out)
+            out = mutation.branch_end(log, out)  # + changed objects; the snapshot restored
+            full[-1] = out
+            k = len(names)
+            if frame.raised and settled:
+                out = [_stand_in(v) for v in (outs[0] if outs else stand_in)]
+            elif outs and not (raised[0] and settled):
+                out = _promote_numbers(outs[0][:k], out[:k]) + out[k:]
             outs.append(out)
             return tuple(_fill(v, fills.get(i)) for i, v in enumerate(out))
         return run
@@ -77,38 +86,49 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     mark = len(program.blocks)
     here, op_mark = builder.block, len(builder.block.ops)
 
-    def retrace():
+    def reset():  # trace both branches again (with every changed object)
         del program.blocks[mark:]
-        del here.ops[op_mark:]  # a cond op of the first attempt, if it was built
+        del here.ops[op_mark:]  # a cond op of the attempt before, if it was built
         outs.clear()
         raised.clear()
         raw.clear()
-        return rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+        full.clear()
 
-    try:
-        result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-        if len(raised) == 2 and raised[0] != raised[1]:
-            stand_in.extend(raw[1] if raised[0] else raw[0])
-            result = retrace()
-    except Exception as e:
-        if len(raised) == 2 and raised[0] != raised[1] and not stand_in:
+    def one_raises() -> bool:
+        return len(raised) == 2 and raised[0] != raised[1] and not settled
+
+    for _ in range(5):
+        try:
+            result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+            if not one_raises():
+                break
             # One branch raises at run time: the other one's values are the `if`'s results.
-            stand_in.extend(raw[1] if raised[0] else raw[0])
-            result = retrace()
-        elif not isinstance(e, (ValueError, TypeError)):
-            raise
-        else:
-            # A return value set in one branch only (`_retval` is None in the other): trace
-            # again with zeros of the returned type there. The return flag that goes with it
-            # guarantees the zeros are never read.
-            fills.update(_return_fills(names, outs))
-            if not fills:
-                _explain_mismatch(names, outs, src)
+            stand_in.extend(full[1] if raised[0] else full[0])
+            settled.append(True)
+        except Exception as e:
+            if one_raises():
+                stand_in.extend(full[1] if raised[0] else full[0])
+                settled.append(True)
+            elif not isinstance(e, (ValueError, TypeError)):
                 raise
-            result = retrace()
+            elif not mutation.grew(outs):
+                # A return value set in one branch only (`_retval` is None in the other):
+                # trace again with zeros of the returned type there. The return flag that
+                # goes with it guarantees the zeros are never read.
+                more = _return_fills(names, outs)
+                if not more or fills:
+                    mutation.explain_names(names, outs, src)
+                    _explain_mismatch(names, outs, src)
+                    mutation.explain(log, names, outs)
+                    raise
+                fills.update(more)
+        reset()
+    else:
+        raise AssertionError(f"d2s bug: the tensor `if` at {where(src)} kept changing shape")
     if raised and all(raised):
         mark_raised()  # both branches raise: so does the code around this `if`
-    result = list(result) if result is not None else []
+    result = mutation.finish(log, list(result) if result is not None else [], len(names),
+                             outs)
     _mark_scalars(result, raw)
     return _result(result)
 
@@ -137,7 +157,7 @@ def _explain_mismatch(names, outs, src) -> None:
                     f"{type(b).__name__ if not isinstance(b, (list, tuple, dict)) else 'one'}"
                     f" of length {len(b) if isinstance(b, (list, tuple, dict)) else '-'} in "
                     "the else branch")
-            raise ValueError(
+            raise mutation.StateChangeError(
                 f"'{name}' is {what} of an if whose condition is a tensor ({where(src)}); both "
                 "branches must leave it with the same length. Append the same number of items "
                 "in both branches, or use a tensor (rt.concat) instead of a list.")
@@ -177,7 +197,9 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
-        known = [v for v in values if not isinstance(v, Undefined) and _has_tensor(v)]
+        known = [v for v in values if not isinstance(v, Undefined) and (
+            _has_tensor(v) or mutation.tensor_tree(v) or (
+                isinstance(v, (int, float)) and not isinstance(v, bool)))]
         placeholder = _is_return_value(name) or any(isinstance(v, Pending) for v in values)
         if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
@@ -365,8 +387,9 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
     if isinstance(iterable, TensorEnumerate):
         import runtime as rt
         report.loop("for", 0, graph=iterable.tensor)
-        return _result(_graph_for(rt.shape(iterable.tensor)[0], iterable.item, body, state,
-                                  names, extra_test))
+        t = iterable.tensor
+        return _result(_graph_for(rt.static.array_length(t) if t.is_array else rt.shape(t)[0],
+                                  iterable.item, body, state, names, extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
         report.loop("for", 0, graph=iterable)
@@ -472,23 +495,27 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
+    log = mutation.begin((test, body), state, names, src)  # state found by object
     fixed = _fixed_lists(body, state, names)
+    log.scratch_end()
     report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
         dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
+        log.scratch_end()
     carried = [i for i, v in enumerate(state) if _carried(v)]
+    loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 
     def full(values):
         merged = list(state)
         for i, v in zip(carried, values):
             merged[i] = v
-        return merged
+        return loop.enter(merged, values[len(carried):])
 
     def graph_test(*values):
-        return test(*full(values))
+        return loop.restore(test(*full(values)))
 
     widen: dict = {}
 
@@ -502,7 +529,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
                     f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
                     f"lists can change in such a loop")
-        return [out[i] for i in carried]
+        return loop.leave([out[i] for i in carried], [state[i] for i in carried])
 
     from runtime.program.builder import current_builder
     blocks = current_builder().program.blocks
@@ -511,8 +538,11 @@ def graph_while(test, body, state: list, names: tuple) -> list:
         try:
             with branch_frame():  # a `raise` in the body does not end the code around it
                 result = rt.static.nn.while_loop(graph_test, graph_body,
-                                                 [state[i] for i in carried])
-            return full(result)
+                                                 loop.initial_state(carried) + loop.initial)
+            out = list(state)
+            for i, v in zip(carried, result):
+                out[i] = v
+            return loop.finish(out, result[len(carried):])
         except _Widen:
             # The body widens a carried value's dtype (int32 -> int64, int -> float), as
             # Python's first iteration would: widen it before the loop, trace again.
@@ -613,6 +643,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 continue
             if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
                 out[i] = _zeros_like(p)  # a structure returned from inside the loop
+                continue
+            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
+                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
                 continue
             if not (is_variable(p) or _is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v

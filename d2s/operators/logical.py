@@ -62,7 +62,17 @@ def _graph(a, rest, op, decided: bool):
     operand that decided (`m or 0.5` gives `m` or 0.5), which requires both to have one
     dtype and rank."""
     import runtime as rt
+
+    from . import mutation
+    from .variables import user_origin
     first, *more = rest
+    src = user_origin(3)
+
+    def rest_value():  # the operands evaluated only when `a` decides so
+        with mutation.python_effects_refused(
+                rest, "an operand of `and`/`or` evaluated only when a tensor operand "
+                "before it decides so", src):
+            return op(first(), *more)
     if a.dtype != "bool":
         pred = _scalar_bool(a)
 
@@ -70,7 +80,7 @@ def _graph(a, rest, op, decided: bool):
             return a
 
         def evaluate_value():
-            return op(first(), *more)
+            return rest_value()
 
         if decided:
             return rt.static.nn.cond(pred, keep_value, evaluate_value)
@@ -78,7 +88,7 @@ def _graph(a, rest, op, decided: bool):
     a = _scalar_bool(a)
 
     def evaluate():
-        return _scalar_bool(op(first(), *more))
+        return _scalar_bool(rest_value())
 
     def keep():
         return a

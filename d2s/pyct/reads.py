@@ -8,11 +8,16 @@ it with them (`d2s/guards.py`).
     >>> import gast
     >>> fn = gast.parse("def f(self, x):\\n"
     ...                 "    if self.mode == 'beam' and DEBUG:\\n"
-    ...                 "        return self.fc(x) * cfg.model.scale\\n"
+    ...                 "        return self.fc(x) * cfg.model.scale * FLAGS['k']\\n"
     ...                 "    return x").body[0]
     >>> r = outside_reads(fn)
-    >>> sorted(r.names), sorted(r.chains)
-    (['DEBUG', 'cfg'], [('cfg', 'model', 'scale'), ('self', 'mode')])
+    >>> sorted(r.names)
+    ['DEBUG', 'FLAGS', 'cfg']
+    >>> for chain in sorted(r.chains, key=str): print(chain)
+    ('FLAGS', Key(value='k'))
+    ('cfg', 'model')
+    ('cfg', 'model', 'scale')
+    ('self', 'mode')
 """
 from __future__ import annotations
 
@@ -21,6 +26,11 @@ from typing import NamedTuple
 import gast
 
 MAX_CHAIN = 4  # names in a guarded chain (`self.a.b.c`)
+
+
+class Key(NamedTuple):
+    """A constant subscript in a chain (`cfg["mode"]`)."""
+    value: object
 
 
 class Reads(NamedTuple):
@@ -49,7 +59,13 @@ def outside_reads(fn) -> Reads:
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
             called.add(id(node.func))
-        elif isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load):
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, (gast.Attribute,
+                                                                           gast.Subscript)):
+            chain = _chain(node.target)  # `self.n += 1` reads self.n
+            if chain is not None and len(chain) >= 2:
+                chains.add(chain[:MAX_CHAIN])
+        elif isinstance(node, (gast.Attribute, gast.Subscript)) and isinstance(
+                node.ctx, gast.Load):
             chain = _chain(node)
             if chain is not None:
                 if id(node) in called:  # `self.fc(x)`: a method or a layer, not data
@@ -70,10 +86,16 @@ def outside_reads(fn) -> Reads:
 
 
 def _chain(node) -> tuple | None:
-    """`a.b.c` as ('a', 'b', 'c'); None for anything else (calls, subscripts inside)."""
+    """`a.b.c` as ('a', 'b', 'c'), `a.b["k"]` as ('a', 'b', Key('k')) (a constant key or
+    index); None for anything else (calls, computed subscripts)."""
     parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        if isinstance(node, gast.Attribute):
+            parts.append(node.attr)
+        elif isinstance(node.slice, gast.Constant) and type(node.slice.value) in (str, int):
+            parts.append(Key(node.slice.value))
+        else:
+            return None
         node = node.value
     if not isinstance(node, gast.Name):
         return None

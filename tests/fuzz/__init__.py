@@ -1,1 +1,20 @@
-"""Differential fuzzing of d2s: generated functions run eagerly and through `d2s.to_static`."""
+"""Differential fuzzing of d2s: generated functions run eagerly and through `d2s.to_static`.
+
+`runner.compare(source, inputs, setup)` is the shared core; each generator module adds a
+hypothesis strategy of `(source, inputs)` to `GENERATORS` (name -> a function returning
+`(strategy, setup)`, `setup` making the per-call object argument or None).
+`python -m tests.fuzz --examples N` runs a campaign and prints the counts.
+"""
+
+
+def _state():
+    from . import gen_state
+    return gen_state.programs(), gen_state.make_box
+
+
+def _state_same_shape():
+    from . import gen_state
+    return gen_state.programs(growing=False), gen_state.make_box
+
+
+GENERATORS = {"state": _state, "state-same-shape": _state_same_shape}

@@ -1,0 +1,564 @@
+"""The mutation log: state found by object, not by name.
+
+While a branch of a tensor `if` or the body of a graph loop is traced, Python code may change
+objects the block does not name as state: a tensor written in place through an alias
+(`view = y; view[0] = 0`), a container changed at any depth or through a helper
+(`cache["l0"]["k"] = v`, `log.append(v)` in a closure), an attribute of an object
+(`self.count += 1`, `o.t = h`), a closure cell (`nonlocal acc`) or a module global.
+
+`Log` walks everything reachable from the block's functions (their closure cells, the globals
+their code names, the state passed in) and takes a shallow snapshot of each mutable object:
+lists, dicts, objects of user classes and Layers (their `__dict__`), closure cells, referenced
+globals and graph values (a `Variable` written in place changes which program value the same
+Python object refers to). After the block traced, `changed()` diffs against the snapshot; the
+changed places ("slots") become extra outputs of the `cond` / `while` op, the snapshot is
+restored (so the other branch, or the real loop trace, starts from the same objects), and
+after the op each slot is set to the op's output (every alias sees it, as in Python).
+
+What is never walked: modules, classes, functions of the runtime / d2s / NumPy / the standard
+library, eager Tensors (a leaf: the trace never writes them), and objects of library classes
+other than Layers.
+"""
+from __future__ import annotations
+
+import copy
+import sys
+import types
+
+from ..errors import ConversionError
+from .variables import Undefined, is_variable, where
+
+_LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest",
+                  "_pytest", "pluggy", "hypothesis"} | set(sys.stdlib_module_names)
+_LIMIT = 20000  # objects walked per block at most; beyond it, more are not tracked
+_MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
+MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
+
+
+class StateChangeError(ConversionError, ValueError):
+    """A change to mutable state inside a tensor `if` or graph loop that one static program
+    cannot represent (a dict key or attribute set in one branch only, a list whose length
+    depends on a tensor condition, an object of another type in each branch)."""
+
+
+def _library(obj) -> bool:
+    mod = getattr(obj, "__module__", None) or ""
+    return mod.split(".", 1)[0] in _LIBRARY_ROOTS
+
+
+def _is_layer(obj) -> bool:
+    from runtime import nn
+    return isinstance(obj, nn.Layer)
+
+
+def _code_names(code, out: set) -> set:
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+    return out
+
+
+class Slot:
+    """One changed place: `kind` is 'list' (the whole contents), 'dict' (one key), 'attr'
+    (one attribute), 'cell' (a closure cell), 'global' (a module global), 'var' (which value
+    a graph Variable object refers to)."""
+
+    __slots__ = ("obj", "kind", "key", "path", "grew")
+
+    def __init__(self, obj, kind, key, path, grew=False):
+        self.obj, self.kind, self.key, self.path = obj, kind, key, path
+        self.grew = grew  # a list whose length changed
+
+    def ident(self):
+        return (id(self.obj), self.kind, self.key)
+
+    def get(self):
+        o, k = self.obj, self.kind
+        if k == "list":
+            return list(o)
+        if k in ("dict", "global"):
+            return o.get(self.key, _MISSING)
+        if k == "attr":
+            return vars(o).get(self.key, _MISSING)
+        if k == "cell":
+            try:
+                return o.cell_contents
+            except ValueError:
+                return _MISSING
+        return o  # var
+
+    def set(self, value) -> None:
+        o, k = self.obj, self.kind
+        if k == "list":
+            o[:] = value
+        elif k in ("dict", "global"):
+            if value is _MISSING:
+                o.pop(self.key, None)
+            else:
+                o[self.key] = value
+        elif k == "attr":
+            if value is _MISSING:
+                vars(o).pop(self.key, None)
+            else:
+                try:
+                    setattr(o, self.key, value) if not _is_layer(o) else _set_layer_attr(
+                        o, self.key, value)
+                except AttributeError:  # a frozen dataclass: restore as its own code would
+                    object.__setattr__(o, self.key, value)
+        elif k == "cell":
+            if value is not _MISSING:
+                o.cell_contents = value
+        elif is_variable(value):  # var: this Python object now refers to `value`'s value
+            retarget(o, vars(value))
+        else:
+            raise StateChangeError(f"{self.path} is a tensor replaced by "
+                                   f"{type(value).__name__}")
+
+
+def retarget(var, fields: dict) -> None:
+    """Make the Python object `var` refer to the program value described by `fields` (another
+    Variable's attributes). The program's table of variables keeps one record per name whose
+    name is that name: the record `var` was for its old name is replaced by a copy."""
+    if vars(var) == fields:
+        return
+    table = getattr(getattr(var, "block", None), "vars", None)
+    if table is not None and table.get(var.name) is var:
+        table[var.name] = copy.copy(var)
+    vars(var).clear()
+    vars(var).update(fields)
+
+
+def _set_layer_attr(layer, key, value):
+    """Layers keep parameters and sub-layers in their own dicts; a plain attribute (a tensor
+    or number state such as `self.count`) is set as usual."""
+    if key in vars(layer):
+        vars(layer)[key] = value
+    else:
+        setattr(layer, key, value)
+
+
+def freeze(v):
+    """The value now, detached from later in-place changes: containers are copied (nested),
+    a Variable object is copied (its snapshot may be restored afterwards)."""
+    if is_variable(v):
+        return copy.copy(v)
+    if type(v) is list:
+        return [freeze(x) for x in v]
+    if type(v) is tuple:
+        return tuple(freeze(x) for x in v)
+    if type(v) is dict:
+        return {k: freeze(x) for k, x in v.items()}
+    return v
+
+
+class Log:
+    """Snapshot of the objects reachable from a block (see the module docstring)."""
+
+    def __init__(self, fns, args, names, src, track_variables=True):
+        self.src = src
+        self.track_variables = track_variables
+        self.names = names
+        self.seen: dict = {}      # id -> (obj, kind, path, snapshot)
+        self.slots: list = []     # changed slots, in the order found
+        self.kept: list = []      # each traced branch's state outputs before freezing
+        self.probed = False       # a loop body was traced (in a scratch block) and diffed
+        self._ids: set = set()
+        skip = set()
+        for fn in fns:  # cells of the block's own state names are carried by name already
+            code = getattr(fn, "__code__", None)
+            if code is not None and fn.__closure__:
+                skip.update(id(c) for n, c in zip(code.co_freevars, fn.__closure__)
+                            if n in names)
+        self._skip = skip
+        self._stack = []
+        for fn in fns:
+            self._visit(fn, getattr(fn, "__name__", "function"))
+        for name, a in zip(names, args):
+            self._visit(a, name)
+        self._run()
+
+    # ---- the walk ----
+    def _visit(self, obj, path):
+        if obj is None or isinstance(obj, (int, float, str, bytes, bool, complex, Undefined)):
+            return
+        if id(obj) in self.seen or len(self.seen) >= _LIMIT:
+            return
+        self._stack.append((obj, path))
+
+    def _add(self, obj, kind, path, snap):
+        self.seen[id(obj)] = (obj, kind, path, snap)
+
+    def _run(self):
+        import runtime as rt
+        tensor = rt.Tensor
+        while self._stack:
+            obj, path = self._stack.pop()
+            if id(obj) in self.seen:
+                continue
+            if is_variable(obj):
+                if self.track_variables:
+                    self._add(obj, "var", path, dict(vars(obj)))
+                else:
+                    self.seen[id(obj)] = (obj, None, path, None)
+            elif isinstance(obj, tensor) or isinstance(obj, (type, types.ModuleType)):
+                self.seen[id(obj)] = (obj, None, path, None)
+            elif type(obj) is list:
+                self._add(obj, "list", path, tuple(obj))
+                for i, x in enumerate(obj):
+                    self._visit(x, f"{path}[{i}]")
+            elif type(obj) is dict:
+                self._add(obj, "dict", path, dict(obj))
+                for k, x in obj.items():
+                    self._visit(x, f"{path}[{k!r}]")
+            elif type(obj) is tuple:
+                self.seen[id(obj)] = (obj, None, path, None)
+                for i, x in enumerate(obj):
+                    self._visit(x, f"{path}[{i}]")
+            elif isinstance(obj, types.CellType):
+                if id(obj) in self._skip:
+                    self.seen[id(obj)] = (obj, None, path, None)
+                    continue
+                try:
+                    v = obj.cell_contents
+                except ValueError:
+                    v = _MISSING
+                self._add(obj, "cell", path, v)
+                self._visit(v, path)
+            elif isinstance(obj, types.FunctionType):
+                self.seen[id(obj)] = (obj, None, path, None)
+                ours = (obj.__module__ or "").startswith("d2s.operators")
+                if _library(obj) and not ours:
+                    continue
+                code = obj.__code__
+                if ours:  # d2s's wrappers of a user block: the functions they close over
+                    for c in obj.__closure__ or ():
+                        try:
+                            v = c.cell_contents
+                        except ValueError:
+                            continue
+                        if isinstance(v, (types.FunctionType, types.MethodType)):
+                            self._visit(v, getattr(v, "__name__", "function"))
+                    continue
+                for n, c in zip(code.co_freevars, obj.__closure__ or ()):
+                    self._visit(c, n)
+                g = obj.__globals__
+                names = [n for n in _code_names(code, set()) if n in g]
+                gid = id(g)
+                entry = self.seen.get(("globals", gid))
+                if entry is None:
+                    entry = self.seen[("globals", gid)] = (g, "globals", "", {})
+                for n in names:
+                    if n not in entry[3]:
+                        entry[3][n] = g[n]
+                        self._visit(g[n], n)
+            elif isinstance(obj, types.MethodType):
+                self.seen[id(obj)] = (obj, None, path, None)
+                self._visit(obj.__func__, path)
+                self._visit(obj.__self__, path.rsplit(".", 1)[0] if "." in path else "self")
+            elif hasattr(obj, "__dict__") and (_is_layer(obj) or not _library(type(obj))):
+                d = vars(obj)
+                self._add(obj, "obj", path, dict(d))
+                for k, x in d.items():
+                    self._visit(x, f"{path}.{k}")
+            else:
+                self.seen[id(obj)] = (obj, None, path, None)
+
+    # ---- after a block traced ----
+    def changed(self) -> list:
+        """Slots changed since the snapshot that were not found before (also remembered)."""
+        new = []
+        for key, (obj, kind, path, snap) in list(self.seen.items()):
+            if kind is None or kind == "private":
+                continue
+            for slot in _diff(obj, kind, path, snap):
+                if slot.ident() not in self._ids:
+                    self._ids.add(slot.ident())
+                    self.slots.append(slot)
+                    new.append(slot)
+        return new
+
+    def scratch_end(self, probed: bool = False) -> None:
+        """A scratch trace of a loop body ended: remember what it changed, put it back."""
+        self.changed()
+        self.restore()
+        self.probed = self.probed or probed
+
+    def var_slot(self, obj):
+        return next((s for s in self.slots if s.kind == "var" and s.obj is obj), None)
+
+    def places(self) -> list:
+        """Every place the walk found (a slot per list, dict key, attribute, cell and
+        referenced global)."""
+        out = []
+        for obj, kind, path, snap in self.seen.values():
+            if kind == "list":
+                out.append(Slot(obj, "list", None, path))
+            elif kind == "dict":
+                out += [Slot(obj, "dict", k, f"{path}[{k!r}]") for k in obj]
+            elif kind == "obj":
+                out += [Slot(obj, "attr", k, f"{path}.{k}") for k in vars(obj)]
+            elif kind == "globals":
+                out += [Slot(obj, "global", k, k) for k in snap]
+            elif kind == "cell":
+                out.append(Slot(obj, "cell", None, path))
+        return out
+
+    def values(self) -> list:
+        return [freeze(s.get()) for s in self.slots]
+
+    def restore(self) -> None:
+        for obj, kind, _, snap in self.seen.values():
+            if kind == "list":
+                if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
+                    obj[:] = snap
+            elif kind == "dict":
+                _restore_dict(obj, snap)
+            elif kind == "obj":
+                _restore_dict(vars(obj), snap)
+            elif kind == "globals":
+                for n, v in snap.items():
+                    if obj.get(n, _MISSING) is not v:
+                        obj[n] = v
+            elif kind == "cell":
+                if snap is not _MISSING and obj.cell_contents is not snap:
+                    obj.cell_contents = snap
+            elif kind in ("var", "private"):
+                retarget(obj, snap)
+
+    def write(self, values) -> None:
+        for slot, v in zip(self.slots, values):
+            slot.set(v)
+
+    def original(self, value):
+        """`value` if it is an object known before the block (a list, dict or Variable
+        object whose identity must be kept), else None."""
+        entry = self.seen.get(id(value))
+        return value if entry is not None and entry[0] is value and entry[1] else None
+
+    def explain(self, first: list, second: list, branch_labels=("if", "else")) -> None:
+        """Raise StateChangeError for the first slot whose values from the two branches
+        cannot be one op output."""
+        for slot, a, b in zip(self.slots, first, second):
+            msg = _mismatch(a, b)
+            if msg:
+                raise StateChangeError(
+                    f"{slot.path} {msg} of an if whose condition is a tensor "
+                    f"({where(self.src)}); one static program cannot hold both. "
+                    f"{_advice(slot)}", self.src)
+
+
+def _restore_dict(d: dict, snap: dict) -> None:
+    if d.keys() == snap.keys() and all(d[k] is v for k, v in snap.items()):
+        return
+    d.clear()
+    d.update(snap)
+
+
+def _diff(obj, kind, path, snap):
+    if kind == "list":
+        if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
+            yield Slot(obj, "list", None, path, len(obj) != len(snap))
+    elif kind in ("dict", "obj", "globals"):
+        d = vars(obj) if kind == "obj" else obj
+        sk = {"dict": "dict", "obj": "attr", "globals": "global"}[kind]
+        keys = snap.keys() if kind == "globals" else (snap.keys() | d.keys())
+        for k in keys:
+            if d.get(k, _MISSING) is not snap.get(k, _MISSING):
+                p = (k if kind == "globals" else f"{path}.{k}" if kind == "obj"
+                     else f"{path}[{k!r}]")
+                yield Slot(obj if kind != "obj" else obj, sk, k, p)
+    elif kind == "cell":
+        try:
+            v = obj.cell_contents
+        except ValueError:
+            v = _MISSING
+        if v is not snap:
+            yield Slot(obj, "cell", None, path)
+    elif kind == "var":
+        if vars(obj).get("name") != snap.get("name") or vars(obj).get("block") is not \
+                snap.get("block"):
+            yield Slot(obj, "var", None, path)
+
+
+def _mismatch(a, b) -> str:
+    if (a is _MISSING) != (b is _MISSING):
+        side = "else" if b is _MISSING else "if"
+        return f"is set in the {'if' if side == 'else' else 'else'} branch only"
+    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        return f"is a list of length {len(a)} in the if branch and {len(b)} in the else branch"
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
+        return (f"is a dict with keys {sorted(map(str, a))} in the if branch and "
+                f"{sorted(map(str, b))} in the else branch")
+    ta = is_variable(a) or isinstance(a, (int, float))
+    tb = is_variable(b) or isinstance(b, (int, float))
+    if ta != tb or (not ta and type(a) is not type(b)):
+        return (f"is {type(a).__name__} in the if branch and {type(b).__name__} in the "
+                "else branch")
+    return ""
+
+
+def _advice(slot) -> str:
+    if slot.kind == "list":
+        return ("Append the same number of items in both branches, or collect the values "
+                "in a tensor (rt.concat / rt.where) instead of a list.")
+    if slot.kind in ("dict", "attr", "global"):
+        return ("Set it before the if (to a tensor of the same shape), then assign it in "
+                "both branches.")
+    return "Give it a tensor value of the same dtype in both branches."
+
+
+def begin(fns, args, names, src):
+    """A Log for a block about to be traced as graph control flow."""
+    return Log(fns, args, names, src)
+
+
+# ---- the hooks control_flow.ifelse calls -------------------------------------------------------
+
+def branch_end(log: Log, out: list) -> list:
+    """A branch traced: its state outputs (frozen) plus the value of every changed object;
+    then the objects are put back as they were before the branch."""
+    log.changed()
+    log.kept.append(list(out))
+    if not log.slots:
+        return out
+    result = [freeze(v) for v in out] + log.values()
+    log.restore()
+    return result
+
+
+def grew(outs: list) -> bool:
+    """The second branch changed objects the first did not: both must be traced again."""
+    return len(outs) == 2 and len(outs[1]) > len(outs[0])
+
+
+def explain(log: Log, names, outs) -> None:
+    if len(outs) == 2 and log.slots:
+        n = len(names)
+        log.explain(outs[0][n:], outs[1][n:])
+
+
+def finish(log: Log, result: list, n: int, outs: list):
+    """After the op: changed objects take the op's outputs; a state name whose value was the
+    same known object in every branch stays that object (its contents were just updated)."""
+    if log.slots:
+        log.write(result[n:])
+    state = result[:n]
+    kept = log.kept[-2:]
+    for i in range(n):
+        if len({id(o[i]) for o in kept}) == 1 and log.original(kept[0][i]) is not None:
+            state[i] = kept[0][i]
+    return state
+
+
+def map_tree(fn, v):
+    """`fn` on each leaf of nested lists / tuples / dicts."""
+    if type(v) in (list, tuple):
+        return type(v)(map_tree(fn, x) for x in v)
+    if type(v) is dict:
+        return {k: map_tree(fn, x) for k, x in v.items()}
+    return fn(v)
+
+
+def tensor_tree(v) -> bool:
+    """A non-empty structure of lists / tuples / dicts whose leaves are tensors or numbers."""
+    import runtime as rt
+    if type(v) in (list, tuple, dict):
+        items = list(v.values()) if type(v) is dict else list(v)
+        return bool(items) and all(tensor_tree(x) for x in items)
+    return is_variable(v) or isinstance(v, (rt.Tensor, int, float)) and not isinstance(v, bool)
+
+
+def graph_tree(v) -> bool:
+    """A tensor, or a non-empty structure of lists / tuples / dicts whose leaves are all
+    tensors (no Python numbers)."""
+    import runtime as rt
+    if type(v) in (list, tuple, dict):
+        items = list(v.values()) if type(v) is dict else list(v)
+        return bool(items) and all(graph_tree(x) for x in items)
+    return is_variable(v) or isinstance(v, rt.Tensor)
+
+
+def _difference(a, b, path):
+    """The first place where two branch values differ in structure: (path, a, b) or None."""
+    if type(a) in (list, tuple) and type(b) is type(a):
+        if len(a) != len(b):
+            return path, a, b
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+    elif type(a) is dict and type(b) is dict:
+        if a.keys() != b.keys():
+            return path, a, b
+        for k in a:
+            d = _difference(a[k], b[k], f"{path}[{k!r}]")
+            if d:
+                return d
+    return None
+
+
+def explain_names(names, outs, src) -> None:
+    """State whose structure differs between the branches: name the place (a dict key set,
+    a list length, also inside a returned value)."""
+    if len(outs) < 2:
+        return
+    for name, a, b in zip(names, outs[0], outs[1]):
+        if name.startswith("_retval") and not (a is None or b is None):
+            d = _difference(a, b, "the returned value")
+            if d:
+                path, x, y = d
+                raise StateChangeError(
+                    f"{path} has a different structure depending on an if whose condition is "
+                    f"a tensor ({where(src)}): {_shape_of(x)} in the if branch, {_shape_of(y)} "
+                    "in the else branch; one static program returns one structure. Return "
+                    "values of the same structure on every path (for a list whose length "
+                    "depends on a tensor, return rt.stack(...) of it).", src)
+        if type(a) is dict and type(b) is dict and a.keys() != b.keys():
+            only = sorted(map(repr, a.keys() ^ b.keys()))[0]
+            side = "if" if only in map(repr, a) else "else"
+            raise StateChangeError(
+                f"key {only} of the dict '{name}' is set in the {side} branch only of an if "
+                f"whose condition is a tensor ({where(src)}); one static program cannot have "
+                f"both key sets. Set {name}[{only}] before the if (to a tensor of the same "
+                "shape) and assign it in both branches.", src)
+
+
+def _shape_of(v) -> str:
+    if type(v) in (list, tuple):
+        return f"a {type(v).__name__} of length {len(v)}"
+    if type(v) is dict:
+        return f"a dict with keys {sorted(map(str, v))}"
+    return type(v).__name__
+
+
+from .mutation_loop import Loop, align  # noqa: E402,F401  (loop hooks)
+
+
+class python_effects_refused:
+    """A context for Python code that runs at trace time but, in eager code, only when a
+    tensor decides so (the right operand of `and`/`or` whose left operand is a tensor): a
+    Python value it changes in a reachable object cannot be replayed conditionally, so it is
+    a StateChangeError naming the place (tensors it changes are graph values)."""
+
+    def __init__(self, fns, what: str, src):
+        self.fns, self.what, self.src = fns, what, src
+
+    def __enter__(self):
+        self.log = Log(self.fns, (), (), self.src, track_variables=False)
+        return self
+
+    def __exit__(self, kind, *exc):
+        if kind is not None:
+            return False
+        for slot in self.log.changed():
+            value = slot.get()
+            if graph_tree(value):
+                continue
+            self.log.restore()
+            raise StateChangeError(
+                f"{slot.path} is changed by Python code in {self.what} ({where(self.src)}). "
+                "Eager code changes it only when the tensor decides so; a converted program "
+                "cannot repeat a Python change conditionally. Move the change out of the "
+                "condition, or keep the value in a tensor.", self.src)
+        return False

@@ -1,0 +1,118 @@
+"""The mutation log for graph loops (see `d2s.operators.mutation`): objects a loop body
+changes become extra loop variables of the `while` op."""
+from __future__ import annotations
+
+import copy
+
+from .mutation import _MISSING, Log, StateChangeError, freeze
+from .variables import Undefined, is_variable, where
+
+
+class Loop:
+    """The changed objects of a graph loop's body as extra loop variables: the body is traced
+    once in a scratch block to find them (unless an earlier scratch trace did); each trace of
+    the test / body starts by setting them to the loop's parameters (`enter`), the body's
+    trace returns their values (`leave`), and after the op they take its results (`finish`)."""
+
+    def __init__(self, log: Log, body, state: list, carried: list):
+        self.log = log
+        self.state = state
+        self.carried = carried
+        self.entered: list = []
+        self.unchanged: set = set()
+        for v in state:  # graph values made for the loop (tensor arrays): restored only
+            if is_variable(v) and id(v) not in log.seen:
+                log.seen[id(v)] = (v, "private", "", dict(vars(v)))
+        if not log.probed:
+            from runtime.program.builder import current_builder
+            b = current_builder()
+            mark = len(b.program.blocks)
+            try:
+                with b.sub_block():  # objects the user can reach as they are, others copied
+                    body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
+            finally:
+                del b.program.blocks[mark:]
+                log.scratch_end(probed=True)
+        self.slots = list(log.slots)
+        for slot in self.slots:
+            if slot.grew:
+                raise StateChangeError(
+                    f"the list {slot.path} is changed inside a loop whose condition is a "
+                    f"tensor through a name other than its own ({where(log.src)}); one static "
+                    "program cannot grow it there. Append to it by its own name in the loop "
+                    "body (it then becomes a tensor array), or collect the values in a tensor.",
+                    log.src)
+        self.initial = [_loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
+        self.aliases = [i for i in carried if any(
+            s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
+
+    def initial_state(self, carried: list) -> list:
+        """The carried state's initial values; an object the body changes in place is
+        copied first (each trace of the body changes it)."""
+        return [copy.copy(self.state[i]) if i in self.aliases else self.state[i]
+                for i in carried]
+
+    def enter(self, merged: list, extras) -> list:
+        self.entered = [(v, getattr(v, "name", None)) for v in merged]
+        if not self.slots:
+            return merged
+        for slot, v in zip(self.slots, extras):
+            slot.set(v)
+        for i in self.aliases:  # the same Python object as a changed one: keep it so
+            merged[i] = self.state[i]
+        return merged
+
+    def leave(self, outs: list, like: list) -> list:
+        # carried Variables the body returned as it got them: the loop leaves them unchanged,
+        # so the user's object (aliases too) stays the result
+        self.unchanged = {i for i, v in zip(self.carried, outs) if is_variable(v) and v is
+                          self.entered[i][0] and v.name == self.entered[i][1]}
+        outs = [align(v, w) for v, w in zip(outs, like)]
+        if not self.slots:
+            return outs
+        new = self.log.changed()
+        if new:
+            raise StateChangeError(
+                f"{new[0].path} is changed inside a loop whose condition is a tensor "
+                f"({where(self.log.src)}) only once its values have their loop shapes; set "
+                "it before the loop to a value of the same type and shape", self.log.src)
+        result = [freeze(v) for v in outs] + [align(v, w) for v, w in zip(
+            self.log.values(), self.initial)]
+        self.log.restore()  # the objects hold their values from before the loop again
+        return result
+
+    def restore(self, value):
+        """After a trace of the test: the objects hold their values from before the loop."""
+        if self.slots:
+            self.log.restore()
+        return value
+
+    def finish(self, out: list, extras) -> list:
+        for i in self.unchanged:
+            if is_variable(self.state[i]):
+                out[i] = self.state[i]
+        if not self.slots:
+            return out
+        self.log.restore()
+        self.log.write(list(extras))
+        for i in self.aliases:
+            out[i] = self.state[i]
+        return out
+
+
+def _loop_value(path, v, src):
+    if v is _MISSING or isinstance(v, Undefined):
+        raise StateChangeError(
+            f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); "
+            "set it before the loop to a value of the same type and shape", src)
+    return v
+
+
+def align(v, like):
+    """`v` with its dicts' keys in `like`'s order (a loop body that pops and re-inserts a
+    key leaves the same dict in another order; the loop op compares structures in order)."""
+    if type(v) is dict and type(like) is dict and v.keys() == like.keys():
+        return {k: align(v[k], like[k]) for k in like}
+    if type(v) in (list, tuple) and type(like) is type(v) and len(v) == len(like):
+        return type(v)(align(a, b) for a, b in zip(v, like))
+    return v

@@ -1,0 +1,209 @@
+"""Side effects of a converted call on Python state, replayed on every call.
+
+A converted function runs its Python once, while it is traced; later calls run only the
+program. Whatever the trace changed on objects that outlive the call — attributes of the Layer
+and of objects reachable from the arguments or the closure, closure cells, module globals,
+containers — must still change on every call, as eager code would change it. The mutation log
+(`operators/mutation.py`) walks those objects before the trace and diffs them after it; each
+changed place is handled by what it now holds:
+
+- a graph value (a tensor): the program computes it; `writeback.py` stores it as a Tensor
+  after each call;
+- a Python number (`int`/`float`) that was a number before (`self.step += 1`,
+  `self.seen += x.shape[0]`, a `nonlocal` counter): it becomes program state. The function
+  is traced again with the place holding a fed value that stands for the Python number; the
+  program computes the new number, which is written back as a Python number of the original
+  type after each call (so `if self.step % k == 0:` on it is a graph condition);
+- any other Python value (a flag flipped, a string, `None` replaced by an object, items of a
+  list changed or appended): the program is guarded by the value the trace started from and
+  the value the trace left is stored again after each call. A call that starts from another
+  value traces a new program (`guards.py`), which replays the change from there.
+
+A number that cannot be program state (its traced code needs a Python value, e.g.
+`range(self.n)`) falls back to the last rule.
+"""
+from __future__ import annotations
+
+from .operators import mutation
+from .operators.variables import is_variable
+
+_NUMBER_PLACES = ("attr", "cell", "global", "dict")
+_GUARDED_PLACES = ("attr", "cell", "global", "dict", "list")
+_MISSING = mutation.MISSING
+
+
+class Promote(Exception):
+    """Raised after a trace that changed Python numbers: trace again with them fed."""
+
+    def __init__(self, slots):
+        super().__init__("trace again with numbers as program state")
+        self.slots = slots
+
+
+class Number:
+    """A Python number carried as program state: fed before each call, written back after."""
+
+    __slots__ = ("slot", "feed", "type", "start")
+
+    def __init__(self, slot, feed, start):
+        self.slot, self.feed, self.type, self.start = slot, feed, type(start), start
+
+
+def is_number(v) -> bool:
+    return type(v) in (int, float)
+
+
+def feed_numbers(slots, program) -> list:
+    """Before the trace: each slot holds a fed value standing for its Python number."""
+    import runtime as rt
+    numbers = []
+    for i, s in enumerate(slots):
+        value = s.get()
+        dtype = "int64" if type(value) is int else "float64"
+        name = f"state_{_plain(s.path)}"
+        if program.find_var(name) is not None:
+            name = program.fresh_name(f"{name}_")
+        v = rt.static.data(name, [], dtype)
+        v.python_scalar = True  # combined with a tensor, it takes the tensor's dtype
+        numbers.append(Number(s, v, value))
+        s.set(v)
+    return numbers
+
+
+def unfeed(numbers) -> None:
+    """A trace failed: each fed place holds its Python number again."""
+    for n in numbers:
+        n.slot.set(n.start)
+
+
+def _plain(path: str) -> str:
+    out = "".join(c if c.isalnum() else "_" for c in path).strip("_")
+    return out[:40] or "value"
+
+
+def old_value(log, slot):
+    """A slot's value in the log's snapshot (before the trace)."""
+    entry = log.seen.get(id(slot.obj))
+    if entry is None:
+        return _MISSING
+    snap = entry[3]
+    kind = slot.kind
+    if kind == "list":
+        return list(snap)
+    if kind == "cell":
+        return snap
+    return snap.get(slot.key, _MISSING)
+
+
+class Effects:
+    """What one trace changed in Python values: `guards` (the values it started from, in
+    `guards.py`'s form) and `writes` (slot, value) stored again after each call."""
+
+    def __init__(self, numbers=()):
+        self.guards: list = []
+        self.writes: list = []
+        self.numbers = list(numbers)  # `Number`s fed as program state
+        self.new_places = False
+
+    def replay(self) -> None:
+        for slot, value in self.writes:
+            if slot.kind == "list":
+                slot.obj[:] = value
+            else:
+                slot.set(value)
+
+
+def scan(log, numbers, fixed=(), known=None) -> Effects:
+    """After a trace: the changes of Python values, or `Promote` for changed numbers that
+    are not program state yet. `numbers`: those fed as program state; `fixed`: slots of
+    numbers that failed to be (they are guarded and replayed as Python values). `known`
+    (ident -> slot, updated here): places earlier traces of the function changed; one this
+    trace left as it was (or set to the value it had) is guarded by that value, since the
+    trace may have written it without a visible change. `effects.new_places` is True when
+    this trace found a place no earlier trace changed."""
+    effects = Effects(numbers)
+    promote = []
+    fed = {n.slot.ident(): n for n in numbers}
+    fixed = {s.ident() for s in fixed}
+    changed = log.changed()
+    if known is not None:
+        idents = {s.ident() for s in changed}
+        for ident, s in list(known.items()):
+            if ident not in idents and ident not in fed:
+                effects.guards.append(_guard(s, s.get() if s.kind != "list" else list(s.obj)))
+    for s in changed:
+        if s.kind not in _GUARDED_PLACES or _internal(s):
+            continue
+        new = s.get()
+        if s.ident() in fed:
+            if is_number(new):  # set to a constant: stored again after each call
+                effects.writes.append((s, new))
+            continue
+        old = old_value(log, s)
+        if (s.ident() not in fixed and s.kind in _NUMBER_PLACES and is_number(old)
+                and (is_number(new) or is_variable(new) and not new.is_array)):
+            promote.append(s)
+            continue
+        if s.kind == "list":
+            if any(not _tensor_like(x) for x in new[len(old):]) or any(
+                    a is not b and not _tensor_like(b) for a, b in zip(old, new)):
+                effects.guards.append(_guard(s, old))
+                effects.writes.append((s, list(new)))
+            elif len(new) != len(old):  # a list grown by tensors: by its length
+                effects.guards.append(_guard(s, old))
+            continue
+        if mutation.graph_tree(new):
+            continue  # a graph value: written back by `writeback.py`
+        effects.guards.append(_guard(s, old))
+        effects.writes.append((s, new))
+    if promote:
+        raise Promote(promote)
+    if known is not None:
+        for s, _ in effects.writes:
+            if s.ident() not in known:
+                known[s.ident()] = s
+                effects.new_places = True
+    return effects
+
+
+def _tensor_like(x) -> bool:
+    return is_variable(x) or hasattr(x, "_data") and hasattr(x, "stop_gradient")
+
+
+def _internal(slot) -> bool:
+    """d2s's own bookkeeping on user objects (a per-instance StaticFunction, a Layer's
+    converted forward)."""
+    if slot.kind != "attr":
+        return False
+    from .static_function import StaticFunction
+    return (isinstance(slot.key, str) and slot.key.startswith("__d2s")
+            or isinstance(slot.get(), StaticFunction))
+
+
+def _guard(slot, old) -> tuple:
+    from . import guards
+    kind = slot.kind
+    if kind == "attr":
+        place = ("attr", slot.obj, slot.key, slot.path)
+    elif kind == "global":
+        place = ("global", slot.obj, slot.key)
+    elif kind == "cell":
+        place = ("cell", slot.obj, slot.path)
+    elif kind == "dict":
+        place = ("item", slot.obj, slot.key, slot.path)
+    else:
+        return (("list", slot.obj, None, slot.path), "items", tuple(old))
+    return guards.value_guard(place, guards.MISSING if old is _MISSING else old)
+
+
+def number_guards(numbers) -> list:
+    """Each fed number keeps its Python type (a float where an int was traces again)."""
+    from . import guards
+    out = []
+    for n in numbers:
+        s = n.slot
+        place = {"attr": ("attr", s.obj, s.key, s.path), "global": ("global", s.obj, s.key),
+                 "cell": ("cell", s.obj, s.path),
+                 "dict": ("item", s.obj, s.key, s.path)}[s.kind]
+        out.append((place, "type", n.type))
+    return out

@@ -1,0 +1,242 @@
+"""Write-back: after a converted call nothing the user can reach holds a static `Variable`.
+
+Tracing runs the user's Python code with graph values, so an attribute set on `self` or on an
+object passed in (`self.cache = h`, `o.t = x`), a closure cell (`nonlocal acc`), a module
+global or a container the function can reach (`log.append(v)`) may be left holding a
+`Variable` of the program being built. Eager code would leave a Tensor there.
+
+`capture(sf, args, kwargs, out)` runs right after tracing: it walks what the call can reach
+(the function's closure cells and the globals its code names, the bound instance — a Layer
+and its sub-layers — and the arguments) and finds every place holding a graph value. Those
+values become extra outputs of the program; `apply(result)` runs after each call of the
+compiled program and stores the computed Tensors in the same places, so the user's objects
+hold what eager code would have left there. A value that cannot be an output (a tensor array,
+a value that exists only inside a `cond`/`while` block) raises `StateChangeError` naming the
+place.
+"""
+from __future__ import annotations
+
+from .operators import mutation
+from .operators.variables import is_variable
+
+
+class WithState(tuple):
+    """`(out, places, values)`: the function's own result plus the places to write back (a
+    Python leaf, kept as a constant by the program cache) and their values (program
+    outputs)."""
+
+
+class Places:
+    """The slots to write back (not a list, so the program cache keeps it as one leaf)."""
+
+    __slots__ = ("slots", "types")
+
+    def __init__(self, slots, types=None):
+        self.slots = slots
+        self.types = types or {}  # ident -> the Python type of a number kept as state
+
+
+def _holds_variable(v, depth=0) -> bool:
+    if is_variable(v):
+        return True
+    if depth < 6 and type(v) in (list, tuple):
+        return any(_holds_variable(x, depth + 1) for x in v)
+    if depth < 6 and type(v) is dict:
+        return any(_holds_variable(x, depth + 1) for x in v.values())
+    return False
+
+
+def _check(path, v, depth=0):
+    if is_variable(v):
+        if v.is_array:
+            raise mutation.StateChangeError(
+                f"{path} holds a list that became a tensor array inside a loop whose "
+                "condition is a tensor, and it outlives the call; return it (or "
+                "rt.stack(...) of it) from the function instead of keeping it there")
+        blk = getattr(v, "block", None)
+        if blk is not None and getattr(blk, "idx", 0) != 0:
+            raise mutation.StateChangeError(
+                f"{path} was set to a tensor inside an if or loop whose condition is a tensor "
+                "in a way d2s could not follow; assign it outside the block, or return the "
+                "value from the function")
+    elif depth < 6 and type(v) in (list, tuple):
+        for i, x in enumerate(v):
+            _check(f"{path}[{i}]", x, depth + 1)
+    elif depth < 6 and type(v) is dict:
+        for k, x in v.items():
+            _check(f"{path}[{k!r}]", x, depth + 1)
+
+
+def _places(sf, args, kwargs) -> list:
+    return _log(sf, args, kwargs).places()
+
+
+class Before(dict):
+    """The Python numbers and eager Tensors reachable before tracing, by place (the program
+    reads them as constants or by reference); `.log` is the mutation log of everything
+    reachable (`side_effects.py` diffs it after the trace)."""
+
+    log = None
+
+
+def _log(sf, args, kwargs):
+    names = list(sf.spec.arg_names)[:len(args)] + list(kwargs)
+    values = list(args) + list(kwargs.values())
+    names += [f"argument {i + 1}" for i in range(len(names), len(values))]
+    return mutation.Log([sf.dygraph_function], values, names, None, track_variables=False)
+
+
+def before(sf, args, kwargs) -> Before:
+    """What is reachable before tracing (see `Before`)."""
+    import runtime as rt
+    out = Before()
+    log = out.log = _log(sf, args, kwargs)
+    for s in log.places():
+        v = s.get()
+        if s.kind == "list":  # each item is a place
+            for i, x in enumerate(v):
+                if isinstance(x, rt.Tensor):
+                    out[(id(s.obj), "item", i)] = x
+        elif isinstance(v, rt.Tensor) or isinstance(v, (int, float)) and not isinstance(v,
+                                                                                      bool):
+            out[s.ident()] = v
+    return out
+
+
+class Copy:
+    """A list or dict argument the trace got as a copy holding fed values (`copy`), and the
+    caller's own object (`original`), which must see the changes the function made."""
+
+    __slots__ = ("copy", "original", "start")
+
+    def __init__(self, copy, original):
+        self.copy, self.original = copy, original
+        self.start = dict(copy) if type(copy) is dict else list(copy)
+
+    def changed(self) -> list:
+        """Slots of the original for the entries the trace changed in the copy."""
+        c, start = self.copy, self.start
+        if type(c) is dict:
+            keys = [k for k in c.keys() | start.keys()
+                    if c.get(k, _NONE) is not start.get(k, _NONE)]
+            return [(mutation.Slot(self.original, "dict", k, f"[{k!r}]"), c.get(k, _NONE))
+                    for k in keys]
+        if len(c) == len(start):
+            return [(mutation.Slot(self.original, "dict", i, f"[{i}]"), c[i])
+                    for i in range(len(c)) if c[i] is not start[i]]
+        return [(mutation.Slot(self.original, "list", None, "a list argument"), list(c))]
+
+
+_NONE = mutation.MISSING
+
+
+def _copied(copies, sf) -> list:
+    """Slots (of the caller's objects) for what the trace changed in argument copies."""
+    slots = []
+    for cp in copies:
+        for slot, value in cp.changed():
+            if value is _NONE or not mutation.graph_tree(value):
+                raise mutation.StateChangeError(
+                    f"a list or dict passed to {sf.__qualname__} that holds tensors has its "
+                    f"entry {slot.path} changed to a Python value (or removed); a converted "
+                    "program keeps such a container's structure. Set tensors in it, or "
+                    "return the new value instead.")
+            slots.append(_Fixed(slot, value))
+    return slots
+
+
+class _Fixed:
+    """A slot whose value was taken when it was found (its place is another object)."""
+
+    __slots__ = ("slot", "value", "kind", "obj", "path")
+
+    def __init__(self, slot, value):
+        self.slot, self.value = slot, value
+        self.kind, self.obj, self.path = slot.kind, slot.obj, slot.path
+
+    def get(self):
+        return self.value
+
+    def set(self, value):
+        self.slot.set(value)
+
+    def ident(self):
+        return self.slot.ident()
+
+
+def capture(sf, args, kwargs, out, before: Before, numbers=(), copies=()):
+    """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
+    A place that held an eager Tensor before the call keeps that Tensor, which the program
+    updates in place (so the next call reads the new value). Python numbers the trace
+    changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is raised
+    to trace again with them fed."""
+    import runtime as rt
+    slots = []
+    types = {n.slot.ident(): n.type for n in numbers}
+    for s in _places(sf, args, kwargs):
+        v = s.get()
+        if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
+            continue  # a list or dict is a place of its own: written back in place
+        _check(s.path, v)
+        if s.kind == "list":
+            for i, x in enumerate(v):
+                old = before.get((id(s.obj), "item", i))
+                if isinstance(old, rt.Tensor) and is_variable(x):
+                    s.obj[i] = _update(old, x, f"{s.path}[{i}]")
+            if not _holds_variable(s.get()):
+                continue
+        old = before.get(s.ident())
+        if isinstance(old, rt.Tensor) and is_variable(v):
+            s.set(_update(old, v, s.path))
+            continue
+        if old is not None and not isinstance(old, rt.Tensor):
+            raise mutation.StateChangeError(
+                f"{s.path} is the Python number {old!r} before the call and the call sets it "
+                f"to a tensor (in {sf.__qualname__}); the converted program reads the number "
+                f"as a constant, so later calls would start from {old!r} again. Make it a "
+                f"tensor before the first call (for example rt.to_tensor({old!r}))")
+        slots.append(s)
+    slots += _copied(copies, sf)
+    if not slots:
+        return out
+    return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def _update(old, v, path):
+    """The eager Tensor `old`, which the program reads, written with `v` by a program op (so
+    the next call reads the new value)."""
+    if tuple(old.shape) != tuple(v.shape) or old.dtype != v.dtype:
+        raise mutation.StateChangeError(
+            f"{path} is a tensor of shape {list(old.shape)} ({old.dtype.name}) before the "
+            f"call and the call sets it to one of shape {list(v.shape)} ({v.dtype.name}); a "
+            "tensor kept on an object must keep its shape and dtype in converted code")
+    old.set_value(v)
+    return old
+
+
+def apply(result):
+    """After a call: store the computed values in their places; returns the user's result."""
+    if type(result) is not WithState:
+        return result
+    out, places, values = result
+    types = places.types
+    for s, v in zip(places.slots, values):
+        if s.kind == "list":
+            _into(s.obj, v)
+        elif types and s.ident() in types:
+            s.set(types[s.ident()](v.item()) if not isinstance(v, (int, float)) else v)
+        else:
+            s.set(v)
+    return out
+
+
+def _into(old: list, new: list) -> None:
+    """Write a list's new items into the list itself, keeping the identity of the lists and
+    dicts in it (they are places of their own, which every alias of them sees)."""
+    if len(old) != len(new):
+        old[:] = new
+        return
+    for i, (a, b) in enumerate(zip(old, new)):
+        if type(a) is type(b) and type(a) in (list, dict):
+            continue
+        old[i] = b

@@ -1,0 +1,107 @@
+"""Changes one static program cannot represent raise d2s.ConversionError at the user's line,
+saying what changed and what to write instead, with no internal names."""
+import re
+
+import pytest
+
+import d2s
+from d2s.operators.variables import UndefinedNameError
+import runtime as rt
+
+from .helpers import t
+
+INTERNAL = re.compile(r"\b(t\d+|_retval\w*|_if_true_\d+|_loop_body_\d+)\b")
+
+
+def _refused(fn, *args, error=d2s.ConversionError):
+    with pytest.raises(error) as info:
+        d2s.to_static(fn)(*args)
+    msg = str(info.value)
+    assert not INTERNAL.search(msg), msg
+    assert __file__ in msg or "line" in msg
+    return msg
+
+
+def key_in_one_branch(x):
+    d = {"a": x}
+    if rt.mean(x) > 0:
+        d["b"] = x * 2.0
+    return d["a"]
+
+
+def test_dict_key_set_in_one_branch():
+    msg = _refused(key_in_one_branch, t([1.0]))
+    assert "key 'b' of the dict 'd' is set in the if branch only" in msg
+    assert "Set d['b'] before the if" in msg
+
+
+def aliased_list_lengths(x):
+    items = [x]
+    seen = items
+    if rt.mean(x) > 0:
+        items.append(x * 2.0)
+    return rt.stack(seen).sum()
+
+
+def test_aliased_list_length_depending_on_a_tensor_if():
+    msg = _refused(aliased_list_lengths, t([1.0]))
+    assert "'items' is a list of length 2 in the if branch" in msg
+
+
+def list_lengths(x):
+    items = [x]
+    if rt.mean(x) > 0:
+        items.append(x * 2.0)
+    return rt.stack(items).sum()
+
+
+def test_list_length_depending_on_a_tensor_if():
+    msg = _refused(list_lengths, t([1.0]))
+    assert "'items' is a list of length 2 in the if branch" in msg
+
+
+class Holder:
+    pass
+
+
+def attr_in_one_branch(x, o):
+    if rt.mean(x) > 0:
+        o.extra = x
+    return x + 1.0
+
+
+def test_attribute_first_set_in_one_branch():
+    # (the name-based analysis sees `o.extra` as branch state: the documented
+    # UndefinedNameError, naming it)
+    msg = _refused(attr_in_one_branch, t([1.0]), Holder(), error=UndefinedNameError)
+    assert "'o.extra' is bound in only one branch" in msg
+
+
+def grow_through_helper(x):
+    log = []
+
+    def rec(v):
+        log.append(v)
+
+    i = rt.zeros([])
+    while i < rt.sum(x):
+        rec(x)
+        i = i + 1.0
+    return x
+
+
+def test_list_grown_through_a_closure_in_a_tensor_while():
+    msg = _refused(grow_through_helper, t([2.0]))
+    assert "the list log is changed inside a loop whose condition is a tensor" in msg
+
+
+def returns_differ(x):
+    out = [x]
+    if rt.mean(x) > 0:
+        return out + [x]
+    return out
+
+
+def test_returned_structure_depending_on_a_tensor_if():
+    msg = _refused(returns_differ, t([1.0]))
+    assert "the returned value has a different structure" in msg

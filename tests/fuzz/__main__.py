@@ -1,0 +1,75 @@
+"""A fuzzing campaign: `python -m tests.fuzz --examples 10000 [--gen state] [--save DIR]`.
+
+Prints the counts of each outcome (see `tests.fuzz.runner`) and saves the source of every
+disagreement / internal error (first ones first) so it can be shrunk into a regression test.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import time
+import warnings
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+from . import GENERATORS, runner
+
+
+def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dict:
+    strategy, setup = GENERATORS[gen]()
+    counts: collections.Counter = collections.Counter()
+    bad: list = []
+
+    @settings(max_examples=examples, database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def one(case):
+        source, inputs = case
+        out = runner.compare(source, inputs, setup)
+        counts[out.kind] += 1
+        if out.kind in ("disagree", "internal"):
+            bad.append(out)
+
+    if seed is not None:
+        from hypothesis import seed as hseed
+        one = hseed(seed)(one)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one()
+    if save and bad:
+        os.makedirs(save, exist_ok=True)
+        for k, out in enumerate(bad[:50]):
+            with open(os.path.join(save, f"{gen}_{k:03d}_{out.kind}.txt"), "w") as fh:
+                detail = "\n".join("# " + ln for ln in out.detail.splitlines())
+                fh.write(f"# inputs: {out.inputs}\n# {out.kind}:\n{detail}\n{out.source}")
+    return {"counts": dict(counts), "bad": bad}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz")
+    p.add_argument("--examples", type=int, default=300)
+    p.add_argument("--gen", default="all", choices=["all", *GENERATORS])
+    p.add_argument("--save", default=None, help="directory for failing sources")
+    p.add_argument("--seed", type=int, default=None)
+    a = p.parse_args(argv)
+    gens = list(GENERATORS) if a.gen == "all" else [a.gen]
+    failed = 0
+    for g in gens:
+        t0 = time.perf_counter()
+        res = campaign(g, a.examples, a.save, a.seed)
+        c = res["counts"]
+        total = sum(c.values())
+        print(f"[{g}] examples {total}  same {c.get('same', 0)}  "
+              f"expected-same-error {c.get('same_error', 0)}  refused {c.get('refused', 0)}  "
+              f"disagreements {c.get('disagree', 0)}  internal errors {c.get('internal', 0)}"
+              f"  ({time.perf_counter() - t0:.0f} s)")
+        for out in res["bad"][:3]:
+            print("  first failures:", out.kind, out.detail.splitlines()[0][:300])
+        failed += c.get("disagree", 0) + c.get("internal", 0)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Differential runner shared by the fuzzers: eager vs `d2s.to_static` on one generated
+function, called with several inputs through ONE converted function (so inputs that take
+different branches run the same program).
+
+A generator produces Python source text defining `f` (and whatever helpers it needs); the text
+is compiled in memory and registered with `linecache` under a unique file name, so d2s finds
+its source as it would for a notebook cell (nothing is written to or read from disk).
+
+`compare(source, inputs, setup=None)` returns an `Outcome`:
+
+- `same`: both ran and every returned value (and, when `setup` gives objects, every object
+  state after the call) agrees;
+- `same_error`: eager and static raised the same exception type;
+- `refused`: static raised `d2s.ConversionError` (or a subclass) — a documented refusal,
+  counted apart, never a silent wrong result;
+- `disagree`: different values, or eager raised and static did not (or the reverse with
+  eager succeeding is `internal` when static raised something else);
+- `internal`: static raised an exception that eager did not raise and that is not a
+  ConversionError.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import d2s
+import runtime as rt
+
+KINDS = ("same", "same_error", "refused", "disagree", "internal")
+_COUNTER = itertools.count()
+
+
+@dataclass
+class Outcome:
+    kind: str
+    detail: str = ""
+    source: str = ""
+    inputs: list = field(default_factory=list)
+
+    def __str__(self):
+        return f"{self.kind}: {self.detail}\n--- source ---\n{self.source}"
+
+
+def load(source: str, namespace: dict | None = None) -> dict:
+    """Compile generated `source` under a fresh linecache-backed file name; returns the
+    namespace it defined."""
+    name = f"<d2s-fuzz-{next(_COUNTER)}>.py"
+    lines = source.splitlines(keepends=True)
+    linecache.cache[name] = (len(source), None, lines, name)
+    ns = {"rt": rt, "__name__": "d2s_fuzz_generated"}
+    ns.update(namespace or {})
+    exec(compile(source, name, "exec"), ns)  # noqa: S102  (source generated in memory)
+    return ns
+
+
+def to_plain(x, depth: int = 0):
+    """Returned values as nested Python lists / floats (tensors through NumPy)."""
+    if depth > 8:
+        return "<deep>"
+    if isinstance(x, rt.Tensor):
+        return np.asarray(x.numpy(), dtype=np.float64)
+    if isinstance(x, np.ndarray):
+        return x.astype(np.float64)
+    if type(x).__name__ == "Variable":  # a static value left where the user can reach it
+        return f"<static Variable {getattr(x, 'name', '?')}>"
+    if isinstance(x, (bool, np.bool_)):
+        return float(x)
+    if isinstance(x, (int, float, np.number)):
+        return float(x)
+    if isinstance(x, (list, tuple)):
+        return [to_plain(t, depth + 1) for t in x]
+    if isinstance(x, dict):
+        return {k: to_plain(v, depth + 1) for k, v in x.items()}
+    if x is None:
+        return None
+    if hasattr(x, "__dict__"):
+        return {k: to_plain(v, depth + 1) for k, v in sorted(vars(x).items())
+                if not k.startswith("__")}
+    return repr(x)
+
+
+def same(a, b, path="result") -> str:
+    """'' when `a` and `b` agree, else where they differ."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not all(isinstance(v, (np.ndarray, float, list)) for v in (a, b)):
+            return f"{path}: {a!r} vs {b!r}"
+        a2, b2 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if a2.shape != b2.shape:
+            if a2.size == b2.size == 1:
+                a2, b2 = a2.reshape(()), b2.reshape(())
+            else:
+                return f"{path}: shape {a2.shape} vs {b2.shape}"
+        if not np.allclose(a2, b2, rtol=1e-4, atol=1e-4, equal_nan=True):
+            return f"{path}: {a2.tolist()} vs {b2.tolist()}"
+        return ""
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} vs {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = same(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return ""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return f"{path}: keys {sorted(map(str, a))} vs {sorted(map(str, b))}"
+        for k in a:
+            d = same(a[k], b[k], f"{path}[{k!r}]")
+            if d:
+                return d
+        return ""
+    if isinstance(a, float) and isinstance(b, float):
+        return "" if np.isclose(a, b, rtol=1e-4, atol=1e-4) else f"{path}: {a} vs {b}"
+    return "" if a == b else f"{path}: {a!r} vs {b!r}"
+
+
+def _call(fn, inputs, state):
+    if state is not None and hasattr(state, "reset"):
+        state.reset()
+    args = [rt.to_tensor(np.asarray(a, dtype=np.float32)) for a in inputs]
+    if state is not None:
+        args.append(state)
+    try:
+        out = fn(*args)
+    except Exception as e:  # noqa: BLE001  (the exception is the observation)
+        return None, e, state
+    return to_plain(out), None, state
+
+
+def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
+    """Eager vs static for `name` defined by `source`, over each input tuple in `inputs`.
+
+    `setup()` (optional) makes the object argument (passed last): one for the eager side and
+    one for the static side, used by every call (so the calls share one program); its
+    `reset()`, if any, runs before each call; its state after each call is compared too. Eager and static get separate namespaces, so module-level
+    state of the generated code does not leak between them."""
+    eager_ns = load(source)
+    static_ns = load(source)
+    eager_fn = eager_ns[name]
+    static_fn = d2s.to_static(static_ns[name])
+    e_obj = setup() if setup is not None else None
+    s_obj = setup() if setup is not None else None
+    for inp in inputs:
+        e_out, e_err, e_state = _call(eager_fn, inp, e_obj)
+        s_out, s_err, s_state = _call(static_fn, inp, s_obj)
+        if s_err is not None:
+            if isinstance(s_err, d2s.ConversionError) and e_err is None:
+                return Outcome("refused", _describe(s_err), source, inputs)
+            if e_err is not None and type(e_err) is type(s_err):
+                return Outcome("same_error", type(e_err).__name__, source, inputs)
+            if e_err is not None and isinstance(s_err, d2s.ConversionError):
+                return Outcome("refused", _describe(s_err), source, inputs)
+            return Outcome("internal", f"input {inp}: eager "
+                           f"{'ok' if e_err is None else type(e_err).__name__}, static "
+                           f"{_describe(s_err)}", source, inputs)
+        if e_err is not None:
+            return Outcome("disagree", f"input {inp}: eager raised {type(e_err).__name__}: "
+                           f"{e_err} but static returned", source, inputs)
+        diff = same(e_out, s_out)
+        if not diff and setup is not None:
+            diff = same(to_plain(e_state), to_plain(s_state), "argument state")
+        if diff:
+            return Outcome("disagree", f"input {inp}: {diff}", source, inputs)
+    return Outcome("same", "", source, inputs)
+
+
+def _describe(e: BaseException) -> str:
+    text = "".join(traceback.format_exception_only(type(e), e)).strip()
+    return text[:2000]
