@@ -291,6 +291,24 @@ def array_write(x, i, array=None):
     return array
 
 
+def array_setitem(array: Variable, index, value) -> None:
+    """`arr[i] = x` on a static tensor array (a Python list turned array): an `array_write`
+    at `i` (a Python int, negative from the end, or a non-negative integer tensor); `array`
+    itself refers to the new array afterwards."""
+    if isinstance(index, slice):
+        raise TypeError("assigning to a slice of a tensor array is not supported; assign "
+                        "single elements (arr[i] = x)")
+    b = _builder()
+    if isinstance(index, int) and index < 0:  # from the end, as in a Python list
+        from ..ops.math import add
+        index = add(array_length(array), index)
+    value = b.variable_of(value) if not isinstance(value, Variable) else value
+    if value.dtype != array.dtype:
+        from ..ops.math import cast
+        value = cast(value, array.dtype)
+    array_write(value, index, array)
+
+
 def array_read(array, i):
     """The element at position `i`."""
     if _builder() is None:

@@ -188,6 +188,17 @@ class Variable:
             return tensor_getitem(self, index)
 
         cls.__getitem__ = __getitem__
+        tensor_setitem = table.get("__setitem__")
+
+        def __setitem__(self, index, value):
+            if self.kind == "array":  # `lst[i] = x` on a list that became a tensor array
+                from .arrays import array_setitem
+                array_setitem(self, index, value)
+                return
+            tensor_setitem(self, index, value)
+
+        if tensor_setitem is not None:
+            cls.__setitem__ = __setitem__
 
     def append(self, x) -> None:
         """`arr.append(x)` on a tensor array: write `x` at the end."""
