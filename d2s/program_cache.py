@@ -230,6 +230,15 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         b = current_builder()
         leaves, tree = pytree.flatten(out)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+        if any(getattr(x, "is_array", False) for x in leaves):
+            from .operators.mutation import StateChangeError
+            code = getattr(sf.dygraph_function, "__code__", None)
+            at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
+            raise StateChangeError(
+                f"{sf.__qualname__}{at} returns a list whose length depends on a tensor (it "
+                "became a tensor array inside a tensor `if` or loop); one static program "
+                "returns a fixed structure. Return rt.stack(the_list) (or rt.concat) "
+                "instead.")
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
     return (program, feeds, leaves, tree,
             found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),

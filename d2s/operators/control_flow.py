@@ -60,10 +60,15 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     full: list = []  # ... and with the objects it changed (the mutation log's extra outputs)
     log = mutation.begin((true_fn, false_fn), args, names, src)  # state found by object
 
+    arrays: dict = {}  # state index -> dtype: lists of different lengths, as tensor arrays
+
     def branch(fn):
         def run():
             with branch_frame() as frame:
                 out = _as_list(fn(*args), len(names))
+            for i, dtype in arrays.items():
+                if isinstance(out[i], list):
+                    out[i] = rt.static.create_array(dtype, initialized_list=list(out[i]))
             raised.append(frame.raised)
             raw.append(out)
             full.append(out)
@@ -111,6 +116,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 settled.append(True)
             elif not isinstance(e, (ValueError, TypeError)):
                 raise
+            elif not arrays and _array_lists(names, outs, args, src, log, arrays):
+                pass  # lists whose length depends on the condition: traced again as arrays
             elif not mutation.grew(outs):
                 # A return value set in one branch only (`_retval` is None in the other):
                 # trace again with zeros of the returned type there. The return flag that
@@ -131,6 +138,33 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                              outs)
     _mark_scalars(result, raw)
     return _result(result)
+
+
+def _array_lists(names, outs, args, src, log, arrays: dict) -> bool:
+    """Find the state lists of tensors that the two branches leave with different lengths
+    (each becomes a tensor array: both branches return one); True if any. A list with another
+    reference than its name cannot become an array (StateChangeError)."""
+    if len(outs) != 2:
+        return False
+    found = {}
+    for i, (name, a, b) in enumerate(zip(names, outs[0], outs[1])):
+        if not (isinstance(a, list) and isinstance(b, list)) or len(a) == len(b) or \
+                _is_return_value(name):  # (a returned list stays a Python list: refused)
+            continue
+        items = a + b
+        if not all(is_variable(x) or _is_tensor(x) for x in items):
+            continue
+        dtypes = {str(x.dtype) for x in items}
+        ranks = {len(x.shape) for x in items}
+        if len(dtypes) != 1 or len(ranks) != 1:
+            continue
+        if i < len(args) and isinstance(args[i], list):
+            _refuse_aliased(args[i], name, "has a length that depends on a tensor condition, "
+                            "so it becomes a tensor array", src, log)
+            log.carry_by_name(args[i])
+        found[i] = items[0].dtype
+    arrays.update(found)
+    return bool(found)
 
 
 def _stand_in(v):
@@ -253,6 +287,10 @@ def _zeros_like(like):
         return _scalar(rt.full([], 0, dtype))
     if not _is_tensor(like):
         return like
+    if is_variable(like) and like.is_array:  # an empty array of the same element type
+        out = rt.static.create_array(like.dtype)
+        out._static_shape = like._static_shape
+        return out
     return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
 
 
@@ -499,6 +537,10 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     fixed = _fixed_lists(body, state, names)
     log.scratch_end()
     report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
+    for i in range(n):  # (no enumerate: its tuple would be one more reference)
+        if isinstance(state[i], list) and i not in fixed:
+            _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
+                            "is a tensor, so it becomes a tensor array", src, log)
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
         dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
@@ -603,6 +645,18 @@ def _carried(v) -> bool:
     return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
 
 
+def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:
+    """A list about to become a tensor array (its name is rebound to the array) must have no
+    other reference: that one would keep the old list and miss the appends."""
+    from .aliases import other_references
+    others = other_references(lst, name, (log,))
+    if others:
+        raise mutation.StateChangeError(
+            f"the list '{name}' {why} ({where(src)}), but it is also reachable as "
+            f"{', '.join(others[:3])}, which would keep the old list. Use one name for the "
+            "list while it grows (or rt.concat a tensor instead of a list).", src)
+
+
 def _to_array(items: list):
     import runtime as rt
     if not items:
@@ -633,7 +687,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
         if isinstance(v, _EmptyArray):
-            elem = p[0] if isinstance(p, list) and p else None
+            elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
+                p.is_array else None  # (an array: a tensor `if` in the body appended)
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)

@@ -145,6 +145,8 @@ def freeze(v):
         return copy.copy(v)
     if type(v) is list:
         return [freeze(x) for x in v]
+    if isinstance(v, list):  # d2s's empty-array marker
+        return type(v)(freeze(x) for x in v)
     if type(v) is tuple:
         return tuple(freeze(x) for x in v)
     if type(v) is dict:
@@ -164,6 +166,7 @@ class Log:
         self.kept: list = []      # each traced branch's state outputs before freezing
         self.probed = False       # a loop body was traced (in a scratch block) and diffed
         self._ids: set = set()
+        self.quiet: set = set()  # ids of objects restored after a block but not carried
         skip = set()
         for fn in fns:  # cells of the block's own state names are carried by name already
             code = getattr(fn, "__code__", None)
@@ -203,7 +206,7 @@ class Log:
                     self.seen[id(obj)] = (obj, None, path, None)
             elif isinstance(obj, tensor) or isinstance(obj, (type, types.ModuleType)):
                 self.seen[id(obj)] = (obj, None, path, None)
-            elif type(obj) is list:
+            elif isinstance(obj, list):  # also d2s's empty-array marker (a list subclass)
                 self._add(obj, "list", path, tuple(obj))
                 for i, x in enumerate(obj):
                     self._visit(x, f"{path}[{i}]")
@@ -268,8 +271,9 @@ class Log:
     def changed(self) -> list:
         """Slots changed since the snapshot that were not found before (also remembered)."""
         new = []
+        quiet = self.quiet
         for key, (obj, kind, path, snap) in list(self.seen.items()):
-            if kind is None or kind == "private":
+            if kind is None or kind == "private" or key in quiet:
                 continue
             for slot in _diff(obj, kind, path, snap):
                 if slot.ident() not in self._ids:
@@ -283,6 +287,13 @@ class Log:
         self.changed()
         self.restore()
         self.probed = self.probed or probed
+
+    def carry_by_name(self, obj) -> None:
+        """`obj` (a list becoming a tensor array under its state name) is carried by name:
+        still put back after each block, never an extra output."""
+        self.quiet.add(id(obj))
+        self.slots = [s for s in self.slots if s.obj is not obj]
+        self._ids = {i for i in self._ids if i[0] != id(obj)}
 
     def var_slot(self, obj):
         return next((s for s in self.slots if s.kind == "var" and s.obj is obj), None)
@@ -421,6 +432,8 @@ def branch_end(log: Log, out: list) -> list:
     log.changed()
     log.kept.append(list(out))
     if not log.slots:
+        if log.quiet:
+            log.restore()
         return out
     result = [freeze(v) for v in out] + log.values()
     log.restore()

@@ -71,6 +71,12 @@ class Undefined:
     def __hash__(self):
         return hash(("undefined", self.name))
 
+    def __copy__(self):  # (copy's protocol lookups would reach __getattr__)
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def _fail(self, *args, **kwargs):
         raise UndefinedNameError(f"local variable '{self.name}' is used but it is not bound "
                                  "here")

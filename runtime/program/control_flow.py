@@ -148,8 +148,12 @@ def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs:
             finally:
                 builder.block = prev
         stop = all(getattr(v, "stop_gradient", True) for v in col)
+        arrays = {getattr(v, "kind", "tensor") == "array" for v in col}
+        if len(arrays) > 1:
+            raise OpTypeError(f"{op}: output {i} is a tensor array in one branch and a "
+                              "tensor in another")
         consts.append(None)
-        specs.append((shape, dtype, stop))
+        specs.append((shape, dtype, stop, arrays.pop()))
     for b, res in zip(blocks, results):
         b.results = res
     return tree, consts, specs
@@ -169,8 +173,12 @@ def _result_ref(builder: Builder, v, dtype) -> str:
 
 
 def _outputs(builder: Builder, tree, consts, specs):
-    outs = [builder.block.new_var(builder.program.fresh_name(), s, d, stop_gradient=st)
-            for s, d, st in specs]
+    outs = [builder.block.new_var(builder.program.fresh_name(), () if arr else s, d,
+                                  stop_gradient=st, kind="array" if arr else "tensor")
+            for s, d, st, arr in specs]
+    for o, (s, _, _, arr) in zip(outs, specs):
+        if arr:  # an array's element shape
+            o._static_shape = s
     # (outputs are not forced stop_gradient under no_grad: see the note in _graph_while)
     it = iter(outs)
     leaves = [next(it) if c is None else c for c in consts]

@@ -44,20 +44,27 @@ def aliased_list_lengths(x):
 
 
 def test_aliased_list_length_depending_on_a_tensor_if():
+    # `items` would become a tensor array; `seen` would keep the old list (eager: the same)
     msg = _refused(aliased_list_lengths, t([1.0]))
-    assert "'items' is a list of length 2 in the if branch" in msg
+    assert "the list 'items' has a length that depends on a tensor condition" in msg
+    assert "reachable as the local name 'seen'" in msg
 
 
-def list_lengths(x):
-    items = [x]
-    if rt.mean(x) > 0:
-        items.append(x * 2.0)
-    return rt.stack(items).sum()
+def aliased_in_loop(x, n):
+    outs = [x]
+    keep = outs
+    i = 0
+    while i < n:
+        outs.append(x * 2.0)
+        i += 1
+    return rt.stack(keep).sum()
 
 
-def test_list_length_depending_on_a_tensor_if():
-    msg = _refused(list_lengths, t([1.0]))
-    assert "'items' is a list of length 2 in the if branch" in msg
+def test_aliased_list_grown_in_a_graph_loop():
+    # was a silent wrong result: `keep` stayed the one-element list
+    msg = _refused(aliased_in_loop, t([1.0]), t(3.0))
+    assert "the list 'outs' is appended to in a loop whose condition is a tensor" in msg
+    assert "reachable as the local name 'keep'" in msg
 
 
 class Holder:
@@ -105,3 +112,15 @@ def returns_differ(x):
 def test_returned_structure_depending_on_a_tensor_if():
     msg = _refused(returns_differ, t([1.0]))
     assert "the returned value has a different structure" in msg
+
+
+def returns_grown_list(x):
+    items = [x]
+    if rt.mean(x) > 0:
+        items.append(x * 2.0)
+    return items
+
+
+def test_returning_a_list_that_became_a_tensor_array():
+    msg = _refused(returns_grown_list, t([1.0]))
+    assert "returns a list whose length depends on a tensor" in msg and "rt.stack" in msg

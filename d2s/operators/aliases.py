@@ -1,0 +1,148 @@
+"""Other references to a Python list about to become a tensor array.
+
+A list whose length depends on a tensor (appended to in a graph loop, or a different number of
+times in the branches of a tensor `if`) becomes a tensor array, and the *name* that held it is
+rebound to the array. Any other reference to the same list object — another local name
+(`keep = outs`), a container, an attribute, a global, a closure variable — would keep the old
+Python list and silently miss the appends eager code makes. `other_references` finds them
+with the garbage collector's referrer lists, ignoring d2s's own frames and bookkeeping, so
+that the caller can refuse with a clear error instead.
+"""
+from __future__ import annotations
+
+import gc
+import re
+import sys
+
+from ..pyct import loader
+
+
+_BLOCK = re.compile(r"_(if_true|if_false|loop_body|loop_test|for_body)_\d+$")
+
+
+def _internal_frame(frame) -> bool:
+    name = frame.f_globals.get("__name__", "") or ""
+    return name.split(".", 1)[0] in ("d2s", "runtime")
+
+
+def _collect(values, ours: set, depth: int) -> None:
+    """The ids of d2s's own containers (and the containers in them, `depth` levels)."""
+    for v in values:
+        if id(v) in ours:
+            continue
+        ours.add(id(v))
+        if not depth:
+            continue
+        if type(v) in (list, tuple, dict):
+            _collect(v.values() if type(v) is dict else v, ours, depth - 1)
+        elif (type(v).__module__ or "").startswith("d2s.") and hasattr(v, "__dict__"):
+            _collect(vars(v).values(), ours, depth - 1)  # d2s's own bookkeeping objects
+
+
+def _owner_frames(ours: set) -> list:
+    """The converted frames that own the state name: the block functions d2s generated
+    (branches, loop bodies) up to the user's function itself. d2s's frames in between, and
+    what they hold, go into `ours`."""
+    owners = []
+    f = sys._getframe(2)
+    while f is not None:
+        if loader.lookup(f.f_code.co_filename, f.f_lineno) is not None:
+            owners.append(f)
+            ours.add(id(f.f_locals))
+            if not _BLOCK.match(f.f_code.co_name):
+                break
+        elif _internal_frame(f):
+            ours.add(id(f))
+            local = f.f_locals
+            ours.add(id(local))
+            _collect(local.values(), ours, 3)
+        f = f.f_back
+    return owners
+
+
+def other_references(obj, name: str, logs=()) -> list[str]:
+    """Descriptions of the references to `obj` other than the state name `name` in the
+    converted frames that own it, and d2s's own (its frames' locals, the snapshots of the
+    mutation `logs`)."""
+    ours: set = set()
+    for log in logs:
+        for entry in log.seen.values():
+            ours.add(id(entry))
+            ours.add(id(entry[3]))
+        ours.update(id(s) for s in log.slots)
+        _collect(vars(log).values(), ours, 3)
+    owners = _owner_frames(ours)
+    if not owners:
+        return []
+    found: list = []
+    cells = 0
+    named = set()  # names bound to it in the owning frames (cells included)
+    for o in owners:
+        for k, v in o.f_locals.items():
+            if v is obj:
+                named.add((k, k in o.f_code.co_cellvars or k in o.f_code.co_freevars))
+    found += sorted({f"the local name '{k}'" for k, _ in named if k != name})
+    refs = gc.get_referrers(obj)
+    for r in refs:
+        if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours):
+            continue
+        if type(r).__name__ == "frame":
+            if not _internal_frame(r) and r.f_code is not other_references.__code__:
+                found += [f"'{k}' in {r.f_code.co_name}" for k, v in r.f_locals.items()
+                          if v is obj] or [f"a variable of {r.f_code.co_name}"]
+        elif type(r).__name__ == "cell":
+            cells += _cell_alias(r, {k for k, _ in named} | {name})
+        elif type(r) is dict and r is owners[-1].f_globals:
+            found += [f"the global '{k}'" for k, v in r.items() if v is obj]
+        elif type(r) in (list, tuple, dict):
+            found.append(f"a {type(r).__name__} holding it")
+        else:
+            found.append(f"a {type(r).__name__} object")
+    if cells:
+        found.append("a closure variable")
+    return found
+
+
+def _temporary(r, refs, ours) -> bool:
+    """A tuple or list nothing else holds (an argument tuple on the interpreter's stack)."""
+    if type(r) not in (tuple, list):
+        return False
+    for h in gc.get_referrers(r):
+        if h is refs or id(h) in ours:
+            continue
+        if type(h).__name__ == "frame" and _internal_frame(h):
+            continue
+        if type(h).__name__ == "cell" and _internal_cell(h):
+            continue
+        return False
+    return True
+
+
+def _internal_cell(cell) -> bool:
+    """A closure cell of d2s's own functions only."""
+    for holder in gc.get_referrers(cell):
+        if type(holder) is tuple:
+            for fn in gc.get_referrers(holder):
+                if getattr(fn, "__closure__", None) is holder and (
+                        fn.__module__ or "").split(".", 1)[0] not in ("d2s", "runtime"):
+                    return False
+        elif type(holder).__name__ == "frame" and not _internal_frame(holder):
+            return False
+    return True
+
+
+def _cell_alias(cell, allowed: set) -> int:
+    """1 when a closure cell holding the list is a variable of another name (0 when it is
+    the state name's own cell, or d2s's)."""
+    for holder in gc.get_referrers(cell):
+        if type(holder) is not tuple:
+            continue
+        for fn in gc.get_referrers(holder):
+            code = getattr(fn, "__code__", None)
+            if code is None or getattr(fn, "__closure__", None) is not holder:
+                continue
+            if (fn.__module__ or "").split(".", 1)[0] in ("d2s", "runtime"):
+                continue
+            if code.co_freevars[holder.index(cell)] not in allowed:
+                return 1
+    return 0
