@@ -99,7 +99,7 @@ def concat(x, axis: int = 0, name=None):
     [3, 3]
     """
     if getattr(x, "is_array", False):  # a tensor array (a list grown inside a static loop)
-        from ..program.arrays import array_concat
+        from .arrays import array_concat
         return array_concat(x, int(axis))
     return bind(CONCAT, (list(x),), {"axis": int(axis)} if axis else {})
 
@@ -129,7 +129,7 @@ def stack(x, axis: int = 0, name=None):
     [2, 2]
     """
     if getattr(x, "is_array", False):  # a tensor array (a list grown inside a static loop)
-        from ..program.arrays import array_stack
+        from .arrays import array_stack
         return array_stack(x, int(axis))
     return bind(STACK, (list(x),), {"axis": int(axis)} if axis else {})
 

@@ -9,6 +9,7 @@ an index) raises an error that says what to do instead.
 """
 from __future__ import annotations
 
+from .. import core
 from ..dtypes import DType
 
 _CONTROL_FLOW_HINT = (
@@ -36,7 +37,7 @@ def _kept(v, what: str) -> None:
         fn(v, what)
 
 
-class Variable:
+class Variable(core.VariableBase):
     """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
 
     >>> import runtime as rt
@@ -183,7 +184,7 @@ class Variable:
 
         def __getitem__(self, index):
             if self.kind == "array":
-                from .arrays import array_getitem
+                from ..ops.arrays import array_getitem
                 return array_getitem(self, index)
             return tensor_getitem(self, index)
 
@@ -194,7 +195,7 @@ class Variable:
         if self.kind != "array":
             raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
-        from .arrays import array_length, array_write
+        from ..ops.arrays import array_length, array_write
         array_write(x, array_length(self), self)
 
     # ---- graph helpers --------------------------------------------------------------------
