@@ -73,7 +73,7 @@ def _exportable(target: str, init: list[str]):
     """What FILE::QUALNAME names, ready for `d2s.save` (a Layer class is instantiated)."""
     import runtime as rt
 
-    from .cli import resolve
+    from .cli_target import resolve
     obj, owner = resolve(target)
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
         if getattr(obj, "__name__", None) != "forward":
