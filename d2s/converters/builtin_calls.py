@@ -16,7 +16,7 @@ import builtins
 import gast
 
 from ..pyct import templates
-from ..pyct.analysis import params, written
+from ..pyct.activity import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 

@@ -20,7 +20,7 @@ import types
 import gast
 
 from ..pyct import templates
-from ..pyct.analysis import params, written
+from ..pyct.activity import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 

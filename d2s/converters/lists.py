@@ -12,7 +12,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import templates
-from ..pyct.analysis import params, scope_declarations, written
+from ..pyct.activity import params, scope_declarations, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import gast
 
 from . import anno
-from .analysis import NODE_FIELDS, walk
+from .walk import NODE_FIELDS, walk
 
 
 class OriginInfo(NamedTuple):
