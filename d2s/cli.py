@@ -50,7 +50,7 @@ def cmd_report(args) -> int:
     from .check import draw, static_function_for
     specs = _specs(args)
     sf = static_function_for(*resolve(args.target), specs)
-    if not specs and sf._input_spec is None:
+    if not specs and sf.spec.input_spec is None:
         obj = load_object(args.target)
         obj = obj.__dict__.get("forward") if isinstance(obj, type) else obj
         how = ("add input_spec=[...] to its @d2s.to_static" if type(obj).__name__ ==

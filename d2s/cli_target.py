@@ -17,7 +17,6 @@ def load_target(target: str):
     if isinstance(obj, type):
         obj = obj.__dict__.get("forward", getattr(obj, "forward", None))
     obj = getattr(obj, "__wrapped__", obj) if type(obj).__name__ == "StaticFunction" else obj
-    obj = getattr(obj, "_function", obj) if type(obj).__name__ == "StaticFunction" else obj
     return getattr(obj, "__func__", obj)
 
 

@@ -21,6 +21,7 @@ on top of the ops. This module breaks that knot in the open: it imports nothing 
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 
 
@@ -50,6 +51,11 @@ def is_eager_tensor(x) -> bool:
 
 def is_variable(x) -> bool:
     return isinstance(x, VariableBase)
+
+
+# The array (NumPy / CuPy) an eager Tensor holds, for other packages' hot paths (d2s's cache
+# keys): a C-level getter, as cheap as reading the attribute.
+array_of: Callable = operator.attrgetter("_data")
 
 
 def _missing(name: str) -> Callable:

@@ -95,6 +95,22 @@ class Variable(core.VariableBase):
         self._user_stop = bool(value)
 
     @property
+    def user_stop(self) -> bool:
+        """True once user code set `stop_gradient = True` (or detached it): backward treats
+        the value as a constant, as Paddle does."""
+        return self._user_stop
+
+    @user_stop.setter
+    def user_stop(self, value: bool) -> None:
+        self._user_stop = bool(value)
+
+    @property
+    def static_shape(self) -> tuple | None:
+        """The shape as inference knows it (-1: unknown dim), or None for a tensor array
+        with no element yet."""
+        return self._static_shape
+
+    @property
     def program(self):
         return self.block.program
 
