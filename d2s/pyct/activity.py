@@ -18,7 +18,7 @@ import gast
 
 from .qnames import qualified_name
 from .walk import (
-    BLOCK_FIELDS, COMPOUND, NAME_FIELDS, NODE_FIELDS, SCOPE_SET, STATEMENTS, walk)
+    BLOCK_FIELDS, COMPOUND, NAME_FIELDS, NODE_FIELDS, SCOPE_SET, STATEMENTS, push_children, walk)
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -61,7 +61,7 @@ def written_into(node, out: set, facts: Facts | None = None) -> None:
     root = node
     stack = [node]
     pop, push = stack.pop, stack.append
-    ast_type, name_cls = gast.AST, gast.Name
+    name_cls = gast.Name
     while stack:
         node = pop()
         cls = node.__class__
@@ -85,14 +85,7 @@ def written_into(node, out: set, facts: Facts | None = None) -> None:
         rule = _WRITES.get(cls)
         if rule is not None:
             rule(node, out)
-        for field in NAME_FIELDS[cls]:
-            v = getattr(node, field, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, ast_type):
-                        push(x)
-            elif isinstance(v, ast_type):
-                push(v)
+        push_children(node, NAME_FIELDS[cls], push)
 
 
 def _targets(node, out: set) -> None:
@@ -153,7 +146,7 @@ def read_into(node, loads: set, facts: Facts | None = None) -> None:
     exact class. With `facts`, the reads of statements inside `node` come from its memo."""
     stack = [node]
     pop, push = stack.pop, stack.append
-    ast_type, name_cls, load, aug = gast.AST, gast.Name, gast.Load, gast.AugAssign
+    name_cls, load, aug = gast.Name, gast.Load, gast.AugAssign
     while stack:
         n = pop()
         cls = n.__class__
@@ -168,14 +161,7 @@ def read_into(node, loads: set, facts: Facts | None = None) -> None:
             continue
         if cls is aug:
             target_names(n.target, loads)
-        for field in NAME_FIELDS[cls]:
-            v = getattr(n, field, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, ast_type):
-                        push(x)
-            elif isinstance(v, ast_type):
-                push(v)
+        push_children(n, NAME_FIELDS[cls], push)
 
 
 def statement_names(s, loads: set, stores: set) -> set | None:
@@ -185,8 +171,7 @@ def statement_names(s, loads: set, stores: set) -> set | None:
     writes: set | None = set()
     stack = [s]
     pop, push = stack.pop, stack.append
-    ast_type, name_cls, load, store, aug = gast.AST, gast.Name, gast.Load, gast.Store, \
-        gast.AugAssign
+    name_cls, load, store, aug = gast.Name, gast.Load, gast.Store, gast.AugAssign
     while stack:
         n = pop()
         cls = n.__class__
@@ -208,14 +193,7 @@ def statement_names(s, loads: set, stores: set) -> set | None:
                     rule(n, writes)
         if cls is aug:
             target_names(n.target, loads)
-        for field in NAME_FIELDS[cls]:
-            v = getattr(n, field, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, ast_type):
-                        push(x)
-            elif isinstance(v, ast_type):
-                push(v)
+        push_children(n, NAME_FIELDS[cls], push)
     return writes
 
 
@@ -225,7 +203,7 @@ def local_names(fn) -> set[str]:
     out = set(params(fn))
     stack = list(fn.body)
     pop, push = stack.pop, stack.append
-    ast_type, name_cls, store = gast.AST, gast.Name, gast.Store
+    name_cls, store = gast.Name, gast.Store
     while stack:
         n = pop()
         cls = n.__class__
@@ -237,14 +215,7 @@ def local_names(fn) -> set[str]:
             continue
         if cls in _LOCAL_RULES:
             _LOCAL_RULES[cls](n, out)
-        for field in NAME_FIELDS[cls]:
-            v = getattr(n, field, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, ast_type):
-                        push(x)
-            elif isinstance(v, ast_type):
-                push(v)
+        push_children(n, NAME_FIELDS[cls], push)
     return out - set(scope_declarations(fn.body))
 
 
@@ -289,7 +260,7 @@ def survey(tree) -> Survey:
     scopes = 0
     stack = [tree]
     pop, push = stack.pop, stack.append
-    ast_type, name_cls = gast.AST, gast.Name
+    name_cls = gast.Name
     while stack:
         n = pop()
         cls = n.__class__
@@ -306,14 +277,7 @@ def survey(tree) -> Survey:
                 names.add(n.name)
         elif cls is gast.ClassDef:
             names.add(n.name)
-        for field in NODE_FIELDS[cls]:
-            v = getattr(n, field, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, ast_type):
-                        push(x)
-            elif isinstance(v, ast_type):
-                push(v)
+        push_children(n, NODE_FIELDS[cls], push)
     return Survey(names, types, scopes)
 
 

@@ -50,23 +50,28 @@ NODE_FIELDS = _FieldTable(leaves=True)  # for walks that must reach every node
 NAME_FIELDS = _FieldTable(leaves=False)  # for walks that look for names and binding forms
 
 
+def push_children(node, fields, push, ast_type=gast.AST) -> None:
+    """`push` every node held in `node`'s `fields` (an entry of `NODE_FIELDS` or
+    `NAME_FIELDS`): the one step of each iterative walk here."""
+    for field in fields:
+        v = getattr(node, field, None)
+        if v.__class__ is list:
+            for x in v:
+                if isinstance(x, ast_type):
+                    push(x)
+        elif isinstance(v, ast_type):
+            push(v)
+
+
 def walk(node):
     """Every node under `node` (itself included), in no particular order; faster than
     `ast.walk`, which matters because analysis walks the function many times."""
     stack = [node]
     pop, push = stack.pop, stack.append
-    ast_type = gast.AST
     while stack:
         n = pop()
         yield n
-        for field in NODE_FIELDS[n.__class__]:
-            v = getattr(n, field, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, ast_type):
-                        push(x)
-            elif isinstance(v, ast_type):
-                push(v)
+        push_children(n, NODE_FIELDS[n.__class__], push)
 
 
 SCOPE_SET = frozenset(SCOPES)
