@@ -81,8 +81,8 @@ class TranslatedLayer:
         try:
             arrays = self._compiled.fn(feed)
         except Exception as e:
-            from runtime.executor import _rewrite
-            raise _rewrite(e, self._compiled, self._program) from e
+            from runtime.program.executor import rewrite_error
+            raise rewrite_error(e, self._compiled, self._program) from e
         outs = [wrap(a) for a in arrays]
         return outs[0] if len(outs) == 1 else outs
 

@@ -43,6 +43,10 @@ from . import methods as _methods
 _methods.install(Tensor)
 from . import static
 from .program.builder import disable_static, enable_static, in_dynamic_mode  # noqa: F401
+import sys as _sys
+
+from .program import executor  # noqa: E402  (also importable by its old path:)
+_sys.modules[__name__ + ".executor"] = executor  # `runtime.executor` is this same module
 static.Variable.install_methods(_methods.method_table())
 from . import tensor as _tensor_module
 

@@ -29,7 +29,6 @@ RANKS = {
     "runtime/tensor.py": 2, "runtime/autograd.py": 2, "runtime/parameter.py": 2,
     "runtime/methods.py": 2,
     "runtime/program": 3,  # the static IR, builder, backward, passes, codegen, executor
-    "runtime/executor.py": 3,
     "runtime/metric": 4,
     "runtime/static": 5, "runtime/serialization.py": 5,
     "runtime/nn": 6, "runtime/regularizer.py": 6, "runtime/vision": 6,

@@ -10,7 +10,7 @@
 >>> out.shape
 (2, 3)
 """
-from ..executor import Executor, FeedError, FetchError  # noqa: F401
+from ..program.executor import Executor, FeedError, FetchError  # noqa: F401
 from ..program import passes  # noqa: F401
 from ..ops.arrays import (  # noqa: F401
     array_concat,
