@@ -139,7 +139,9 @@ class ScopeTracker:
             is_composite(n) and root_of(n) in local)}
 
     def visit_FunctionDef(self, node):
-        local = activity.local_names(node)
+        local = anno.getanno(node, anno.LOCALS, None)  # from the analysis before this pass
+        if local is None:  # a function this pass made: not analysed yet
+            local = activity.local_names(node)
         if anno.getanno(node, anno.GENERATED, False):  # a generated body shares its user scope
             decls = self.decl_stack[-1] if self.decl_stack else {}
             local |= self.locals_stack[-1] if self.locals_stack else set()

@@ -15,6 +15,7 @@ Annotations set by `analyze(fn_node)` (see `anno`):
 - `LIVE_OUT` on each statement: names that may be read after it before being rebound.
 - `LOOP_LIVE` on `while`/`for`: names live at the start of an iteration (loop-carried).
 - `SCOPE_DECL` on function defs: `{name: 'global' | 'nonlocal'}` declared in its body.
+- `LOCALS` on function defs: its local names (`activity.local_names`).
 
 Attribute chains on a name (`self.count`) are tracked as qualified names: a write to
 `self.count` or `d[k]` writes `self.count` or `d` (the object is state that changes).
@@ -41,5 +42,6 @@ def analyze(fn) -> None:
     facts = Facts()  # what each statement reads and writes, shared by both passes
     for f in [fn] + nested_defs(fn):
         anno.setanno(f, anno.SCOPE_DECL, scope_declarations(f.body))
+        anno.setanno(f, anno.LOCALS, frozenset(local_names(f)))
         definedness.annotate(f.body, frozenset(params(f)), facts)
         liveness.annotate(f.body, frozenset(), facts)

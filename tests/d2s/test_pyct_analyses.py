@@ -175,6 +175,9 @@ def test_analyze_annotates_the_function_and_its_nested_defs():
     assert anno.getanno(inner.body[0], anno.DEFINED_IN) == {"b"}
     assert anno.getanno(inner.body[0], anno.LIVE_OUT) == {"c"}
     assert anno.getanno(fn.body[2], anno.LIVE_OUT) == frozenset()
+    # read by the state converters (ifelse, loops) instead of walking the function again
+    assert anno.getanno(fn, anno.LOCALS) == activity.local_names(fn) >= {"a", "inner"}
+    assert anno.getanno(inner, anno.LOCALS) == {"b", "c"}
     # the facade keeps every analysis importable from one place
     assert analysis.written is activity.written and analysis.live_in is liveness.live_in
     assert analysis.surely_bound is definedness.surely_bound
