@@ -24,6 +24,8 @@ import enum
 import threading
 import types
 
+from runtime import core
+
 _MISSING = object()
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _PASS = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
@@ -48,8 +50,7 @@ def is_data(value) -> bool:
     return False
 
 
-def _is_tensor(value) -> bool:
-    return hasattr(value, "_data") and hasattr(value, "stop_gradient")
+_is_tensor = core.is_eager_tensor
 
 
 class recording:
