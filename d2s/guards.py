@@ -24,8 +24,6 @@ import enum
 import threading
 import types
 
-from runtime import core
-
 _MISSING = object()
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _PASS = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
@@ -50,7 +48,8 @@ def is_data(value) -> bool:
     return False
 
 
-_is_tensor = core.is_eager_tensor
+def _is_tensor(value) -> bool:
+    return hasattr(value, "_data") and hasattr(value, "stop_gradient")
 
 
 class recording:
