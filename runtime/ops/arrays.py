@@ -15,6 +15,8 @@ from ..dtypes import convert_dtype, int64
 from . import registry
 from .registry import STATE, Meta, OpError
 
+Variable = core.VariableBase  # (the static Variable is runtime/program's, a layer above)
+
 
 def _index(i) -> int:
     """An array position from a Python int or a one-element integer tensor/array (Paddle
@@ -144,7 +146,7 @@ SPLIT_LIKE = registry.register("array_split_like", kernel=_split_like_kernel,
                                doc="g split along axis into pieces the sizes of arr's entries.")
 
 
-def _bind_array(op, inputs: list, attrs: dict, like: core.VariableBase) -> core.VariableBase:
+def _bind_array(op, inputs: list, attrs: dict, like: Variable) -> Variable:
     """Append an array-valued op; its output is an array with `like`'s element type."""
     b = _builder()
     out = _new_array(b, like.dtype, like._static_shape, stop=False)
@@ -152,11 +154,11 @@ def _bind_array(op, inputs: list, attrs: dict, like: core.VariableBase) -> core.
     return out
 
 
-def add_array_grads(a: core.VariableBase, b: core.VariableBase) -> core.VariableBase:
+def add_array_grads(a: Variable, b: Variable) -> Variable:
     return _bind_array(GRAD_ADD, [a, b], {}, a)
 
 
-def zero_array_grad(like: core.VariableBase) -> core.VariableBase:
+def zero_array_grad(like: Variable) -> Variable:
     b = _builder()
     out = _new_array(b, like.dtype, like._static_shape, stop=False)
     b.append("create_array", [], [out.name], {"dtype": like.dtype.name})
@@ -216,13 +218,13 @@ def _builder():
     return STATE.builder
 
 
-def _new_array(b, dtype, elem_shape, stop=True) -> core.VariableBase:
+def _new_array(b, dtype, elem_shape, stop=True) -> Variable:
     v = b.block.new_var(b.program.fresh_name(), (), dtype, kind="array", stop_gradient=stop)
     v._static_shape = elem_shape
     return v
 
 
-def array_getitem(array: core.VariableBase, index):
+def array_getitem(array: Variable, index):
     """`arr[i]` (array_read) or `arr[a:b:c]` (a new array) on a static tensor array."""
     if isinstance(index, slice):
         for part in (index.start, index.stop, index.step):
@@ -274,7 +276,7 @@ def array_write(x, i, array=None):
     x = b.variable_of(x)
     if array is None:
         array = create_array(x.dtype)
-    if not isinstance(array, core.VariableBase) or array.kind != "array":
+    if not isinstance(array, Variable) or array.kind != "array":
         raise TypeError(f"array_write: array must be a tensor array, got {array!r}")
     if x.dtype != array.dtype:
         raise registry.OpTypeError(f"array_write: x is {x.type_str()} but array "
