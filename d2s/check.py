@@ -21,6 +21,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from runtime import core
+
 # draw name -> (sign, scale); sign None: mixed signs
 DRAWS = [("normal", None, 1.0), ("positive", 1, 1.0), ("negative", -1, 1.0),
          ("large", None, 100.0), ("small", 1, 0.01), ("normal, other sizes", None, 1.0)]
@@ -104,7 +106,7 @@ def _flatten(x, out: list) -> None:
     elif isinstance(x, dict):
         for k in sorted(x, key=repr):
             _flatten(x[k], out)
-    elif hasattr(x, "numpy") and hasattr(x, "_data"):
+    elif core.is_eager_tensor(x):
         out.append(np.asarray(x.numpy()))
     else:
         out.append(x)
@@ -186,7 +188,7 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
     for k in range(draws):
         args = [draw(s, k, rng) for s in specs]
         eager = _run(sf.dygraph_function, args)
-        shapes = ", ".join(f"{list(a.shape)}" if hasattr(a, "_data") else repr(a)
+        shapes = ", ".join(f"{list(a.shape)}" if core.is_eager_tensor(a) else repr(a)
                            for a in args)
         label = f"draw {k + 1} ({DRAWS[k % len(DRAWS)][0]}; inputs {shapes})"
         if eager.error is not None:

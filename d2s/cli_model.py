@@ -73,7 +73,7 @@ def _exportable(target: str, init: list[str]):
     """What FILE::QUALNAME names, ready for `d2s.save` (a Layer class is instantiated)."""
     import runtime as rt
 
-    from .cli import resolve
+    from .cli_target import resolve
     obj, owner = resolve(target)
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
         if getattr(obj, "__name__", None) != "forward":
@@ -149,8 +149,8 @@ def _signature(model) -> tuple[list, list]:
     """[(name, np.dtype, shape)] for the model's inputs and for its outputs."""
     block = model.program().global_block()
     # TranslatedLayer keeps the saved feed order and fetch names, which the call follows
-    ins = [(n, np.dtype(block.vars[n].dtype.np), block.vars[n].shape) for n in model._feeds]
-    outs = [(n, np.dtype(block.vars[n].dtype.np), block.vars[n].shape) for n in model._fetch]
+    ins = [(n, np.dtype(block.vars[n].dtype.np), block.vars[n].shape) for n in model.feed_names]
+    outs = [(n, np.dtype(block.vars[n].dtype.np), block.vars[n].shape) for n in model.fetch_names]
     return ins, outs
 
 

@@ -41,8 +41,8 @@ def fall_back(sf, error: BaseException, args: tuple, kwargs: dict):
     result = sf.dygraph_function(*args, **kwargs)  # the user's own errors raise from here
     text = _warning(sf, error)
     with _LOCK:
-        first = sf._function not in _EAGER
-        _EAGER[sf._function] = text
+        first = sf.__wrapped__ not in _EAGER  # the user's function (unbound for a method)
+        _EAGER[sf.__wrapped__] = text
     if first:
         warnings.warn(text, UserWarning, stacklevel=3)
     return result

@@ -22,7 +22,7 @@ import weakref
 
 import numpy as np
 
-from runtime import pytree
+from runtime import core, pytree
 from runtime.ops.registry import STATE as _STATE
 
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
@@ -30,11 +30,12 @@ from runtime.ops.registry import STATE as _STATE
 TENSOR_CLASSES: set = set()
 _PY_SCALARS = frozenset((int, float, bool, str, complex, type(None)))
 _NDARRAY = np.ndarray
+_array_of = core.array_of  # a Tensor's array
 
 
 def is_tensor(x) -> bool:
     """An eager runtime Tensor (or Parameter)."""
-    return hasattr(x, "_data") and hasattr(x, "stop_gradient")
+    return isinstance(x, core.TensorBase)
 
 
 def is_spec(x) -> bool:
@@ -115,7 +116,7 @@ class FunctionSpec:
         for a in args:
             cls = a.__class__
             if cls in TENSOR_CLASSES:
-                d = a._data
+                d = _array_of(a)
                 parts.append((d.shape, d.dtype, a.stop_gradient))
                 tensors.append(a)
             elif cls in _PY_SCALARS:
@@ -148,7 +149,7 @@ class FunctionSpec:
                     TENSOR_CLASSES.add(x.__class__)
                     self._check_dtype(x, spec, t_index)
                 shape = self._checked_shape(x, spec, t_index)
-                key.append((shape, x._data.dtype, x.stop_gradient))
+                key.append((shape, _array_of(x).dtype, x.stop_gradient))
                 tensors.append(x)
                 t_index += 1
             elif is_spec(x):
@@ -169,7 +170,7 @@ class FunctionSpec:
         return specs[index]
 
     def _checked_shape(self, x, spec, index: int) -> tuple:
-        shape = x._data.shape
+        shape = _array_of(x).shape
         if spec is None:
             return shape
         if len(spec.shape) != len(shape) or any(s not in (-1, d)

@@ -19,6 +19,8 @@ missing, truncated, damaged or edited file, or a parameter file of another save,
 """
 from __future__ import annotations
 
+from runtime import core
+
 
 def as_static_function(obj):
     """The StaticFunction that saving/exporting `obj` (a Layer, a function or a
@@ -60,17 +62,27 @@ class TranslatedLayer:
         self._compiled = rt.static.Executor().compiled(program, self._fetch)
         self.training = False
 
+    @property
+    def feed_names(self) -> list:
+        """The names of the inputs, in call order."""
+        return list(self._feeds)
+
+    @property
+    def fetch_names(self) -> tuple:
+        return self._fetch
+
     def __call__(self, *inputs):
         from runtime.tensor import wrap
         if len(inputs) != len(self._feeds):
             raise TypeError(f"this model takes {len(self._feeds)} inputs "
                             f"({', '.join(self._feeds)}), got {len(inputs)}")
-        feed = {n: getattr(x, "_data", x) for n, x in zip(self._feeds, inputs)}
+        feed = {n: core.array_of(x) if isinstance(x, core.TensorBase) else x
+                for n, x in zip(self._feeds, inputs)}
         try:
             arrays = self._compiled.fn(feed)
         except Exception as e:
-            from runtime.executor import _rewrite
-            raise _rewrite(e, self._compiled, self._program) from e
+            from runtime.program.executor import rewrite_error
+            raise rewrite_error(e, self._compiled, self._program) from e
         outs = [wrap(a) for a in arrays]
         return outs[0] if len(outs) == 1 else outs
 

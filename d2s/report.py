@@ -32,6 +32,8 @@ import threading
 import weakref
 from typing import NamedTuple
 
+from runtime import core
+
 from . import logging_utils
 from .pyct import loader, origin
 
@@ -105,18 +107,8 @@ def _on() -> bool:
     return bool(_ACTIVE) or logging_utils.verbosity() >= 3
 
 
-_IS_VARIABLE = []  # [operators.variables.is_variable], imported on first use: operators import us
-
-
-def _is_graph(x) -> bool:
-    if not _IS_VARIABLE:
-        from .operators.variables import is_variable
-        _IS_VARIABLE.append(is_variable)
-    return _IS_VARIABLE[0](x)
-
-
-def _is_eager(x) -> bool:
-    return hasattr(x, "_data") and hasattr(x, "stop_gradient")
+_is_graph = core.is_variable  # a value of the static program being traced
+_is_eager = core.is_eager_tensor
 
 
 def record(kind: str, value) -> None:

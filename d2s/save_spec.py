@@ -15,8 +15,8 @@ def any_batch_spec(sf):
     """InputSpecs for `sf`'s latest call with dim 0 unknown (or `to_static`'s input_spec), or
     None when the latest program must be saved as traced."""
     from runtime.static import InputSpec
-    if sf._input_spec is not None:
-        return list(sf._input_spec)
+    if sf.spec.input_spec is not None:
+        return list(sf.spec.input_spec)
     concrete = sf.concrete_program
     if all(not v.shape or v.shape[0] == -1 for v in concrete.inputs):
         return None  # nothing to free: save the latest program

@@ -24,6 +24,7 @@ from .ops.nn import *
 from .ops.random import *
 from .ops.reduce import *
 from .ops.shape import *
+from .ops.tiling import *
 from .ops.accumulate import add_n, increment  # noqa: F401
 from .ops.unbind import rank, unbind  # noqa: F401
 from .parameter import Parameter  # noqa: F401
@@ -33,7 +34,7 @@ from . import nn  # noqa: F401
 from .nn.param_attr import ParamAttr  # noqa: F401
 from .nn.create import create_parameter  # noqa: F401
 
-from . import amp, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
+from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
 
@@ -42,6 +43,10 @@ from . import methods as _methods
 _methods.install(Tensor)
 from . import static
 from .program.builder import disable_static, enable_static, in_dynamic_mode  # noqa: F401
+import sys as _sys
+
+from .program import executor  # noqa: E402  (also importable by its old path:)
+_sys.modules[__name__ + ".executor"] = executor  # `runtime.executor` is this same module
 static.Variable.install_methods(_methods.method_table())
 from . import tensor as _tensor_module
 

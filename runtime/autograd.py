@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import weakref
 
-from . import backend, dtypes
+from . import backend, core, dtypes
 from .ops import registry
 from .ops.registry import STATE
 from .tensor import Tensor, wrap
@@ -74,7 +74,7 @@ def record(op, inputs, attrs, outputs, backward_fn=None):
             o._index = i
 
 
-registry.install_eager(None, record)
+core.install(record=record)
 
 
 class no_grad:
@@ -122,8 +122,8 @@ def is_grad_enabled() -> bool:
 
 def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
     """`grad` while a program is being built: the backward ops are appended to the program
-    (Paddle's converted code does the same), with eager `grad`'s results and errors."""
-    from .program.backward import gradients
+    (Paddle's converted code does the same), with eager `grad`'s results and errors. The
+    active builder (`STATE.builder`, the static layer above this one) appends them."""
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if grad_outputs is not None and not isinstance(grad_outputs, (list, tuple)):
@@ -131,7 +131,7 @@ def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
     if grad_outputs is not None:  # None entries: ones, as in eager
         grad_outputs = [g if g is not None else _ones_like(o)
                         for g, o in zip(grad_outputs, outputs)]
-    grads = gradients(outputs, inputs, target_gradients=grad_outputs)
+    grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)
     result = []
     for i, (t, g) in enumerate(zip(inputs, grads)):
         if g is None and not allow_unused:

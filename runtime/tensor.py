@@ -10,12 +10,12 @@ import weakref
 
 import numpy as np
 
-from . import backend, dtypes
+from . import backend, core, dtypes
 from .dtypes import DType, convert_dtype, of_array
 from .ops import registry
 
 
-class Tensor:
+class Tensor(core.TensorBase):
     """An n-dimensional array on the current device with eager autograd.
 
     >>> import runtime as rt
@@ -261,7 +261,7 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
     >>> rt.to_tensor([[1, 2], [3, 4]]).dtype == 'int64'
     True
     """
-    if _is_variable(data):  # inside a program being built: an assign op (as in Paddle)
+    if isinstance(data, core.VariableBase):  # inside a program being built: an assign op (as in Paddle)
         return _assign_variable(data, dtype, stop_gradient)
     t = constant(data, dtype, stop_gradient)
     if registry.STATE.builder is not None:
@@ -289,11 +289,6 @@ def constant(data, dtype=None, stop_gradient: bool = True) -> Tensor:
     return t
 
 
-def _is_variable(x) -> bool:
-    from .program.variable import Variable
-    return isinstance(x, Variable)
-
-
 def _assign_variable(v, dtype, stop_gradient: bool):
     """`to_tensor(v)` of a static Variable: a copy of it in the program (cast to `dtype`)."""
     from .ops.math import assign
@@ -305,6 +300,5 @@ def _assign_variable(v, dtype, stop_gradient: bool):
     return out
 
 
-registry._hooks["Tensor"] = Tensor
 registry.register_tensor_class(Tensor)
-registry.install_eager(wrap, None)
+core.install(wrap=wrap, to_tensor=to_tensor, constant=constant)

@@ -16,7 +16,7 @@ import builtins
 import gast
 
 from ..pyct import templates
-from ..pyct.analysis import params, written
+from ..pyct.activity import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
@@ -49,11 +49,7 @@ class BuiltinCalls(Base):
     def visit_FunctionDef(self, node):
         # Locals are computed when a builtin's name is first looked up in this function
         # (most functions call none); the pass binds no names, so they stay valid.
-        self.locals_stack.append(node)
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.locals_stack.pop()
+        return self.visit_in_scope(node, node)
 
     def visit_Call(self, node):
         node = self.generic_visit(node)

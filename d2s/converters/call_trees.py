@@ -20,7 +20,7 @@ import types
 import gast
 
 from ..pyct import templates
-from ..pyct.analysis import params, written
+from ..pyct.activity import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
@@ -46,11 +46,7 @@ class CallTrees(Base):
             self.first_param.pop()
 
     def visit_Lambda(self, node):
-        self.locals_stack.append(set(params(node)))
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.locals_stack.pop()
+        return self.visit_in_scope(node, set(params(node)))
 
     def visit_Call(self, node):
         node = self.generic_visit(node)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno, templates
-from ..pyct.analysis import walk, written
+from ..pyct.activity import written
+from ..pyct.walk import walk
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import state

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import templates
-from ..pyct.analysis import params, scope_declarations, written
+from ..pyct.activity import params, scope_declarations, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
@@ -40,11 +40,7 @@ class Lists(Base):
 
     def visit_FunctionDef(self, node):
         decl = scope_declarations(node.body)
-        self.locals_stack.append((written(node.body) | set(params(node))) - set(decl))
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.locals_stack.pop()
+        return self.visit_in_scope(node, (written(node.body) | set(params(node))) - set(decl))
 
     def _local(self, name):
         return name if name is not None and self.locals_stack and name in self.locals_stack[

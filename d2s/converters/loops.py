@@ -24,7 +24,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno, templates
-from ..pyct.analysis import written
+from ..pyct.activity import written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import state

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import gast
 
-from ..pyct import analysis, anno, templates
+from ..pyct import activity, anno, definedness, liveness, templates
 from ..pyct.naming import RESERVED
+from ..pyct.qnames import is_composite, root_of
 
 
 class State:
@@ -24,11 +25,11 @@ class State:
         # parameter: the function declares it nonlocal and stores the value passed in, so the
         # closure sees every update, as it would in the user's code.
         self.cells = [n for n in names if n in cells]
-        self.params = [n if "." not in n and n not in cells else
+        self.params = [n if not is_composite(n) and n not in cells else
                        namer.new(n.replace(".", "_")) for n in names]
         # Names not bound before the construct are not passed in (a branch binding them
         # creates them); see `undefined_in`.
-        self.passed = [i for i, n in enumerate(names) if defined is None or "." in n
+        self.passed = [i for i, n in enumerate(names) if defined is None or is_composite(n)
                        or n in defined]
 
     def __bool__(self):
@@ -55,7 +56,7 @@ class State:
         may not have the attribute yet)."""
         elts = []
         for n in (self.names[i] for i in self.passed):
-            if "." in n:
+            if is_composite(n):
                 obj, attr = n.rsplit(".", 1)
                 elts.append(templates.replace_as_expression(
                     f"{RESERVED}.attr(obj, name)", obj=templates.parse_expr(obj),
@@ -81,7 +82,7 @@ class State:
         missing = []
         unpassed = [n for i, n in enumerate(self.names) if i not in self.passed]
         if returns and unpassed:  # (what `body` surely binds is asked only then)
-            bound = analysis.surely_bound(body)
+            bound = definedness.surely_bound(body)
             missing = [n for n in unpassed if n not in bound]
         fn = templates.replace("def name(params):\n    body", name=name,
                                params=list(first_params) + [self.params[i]
@@ -97,8 +98,8 @@ def choose(candidates: set, live: set, defined: frozenset | None = None) -> list
     not itself rebound here. Sorted, so generated code is stable."""
     out = []
     for n in sorted(candidates):
-        if "." in n:
-            if n.split(".")[0] not in candidates:
+        if is_composite(n):
+            if root_of(n) not in candidates:
                 out.append(n)
         elif n in live:
             out.append(n)
@@ -109,7 +110,7 @@ def undefined_inits(names: list[str], defined: frozenset) -> list:
     """`y = _d2s.Undefined('y')` for state names not bound on any path before here."""
     out = []
     for n in names:
-        if "." not in n and n not in defined:
+        if not is_composite(n) and n not in defined:
             out += templates.replace(f"name = {RESERVED}.Undefined(label)", name=n,
                                      label=templates.const(n))
     return out
@@ -117,7 +118,7 @@ def undefined_inits(names: list[str], defined: frozenset) -> list:
 
 def live_in(stmts: list, live_out: frozenset) -> frozenset:
     """Names live at the start of `stmts` (re-analysed on the current, converted code)."""
-    return analysis.live_in(stmts, live_out)
+    return liveness.live_in(stmts, live_out)
 
 
 class ScopeTracker:
@@ -135,10 +136,12 @@ class ScopeTracker:
     def state_candidates(self, names: set) -> set:
         local = self.locals_stack[-1] if self.locals_stack else set()
         return {n for n in names - self.declared() if n in local or (
-            "." in n and n.split(".")[0] in local)}
+            is_composite(n) and root_of(n) in local)}
 
     def visit_FunctionDef(self, node):
-        local = analysis.local_names(node)
+        local = anno.getanno(node, anno.LOCALS, None)  # from the analysis before this pass
+        if local is None:  # a function this pass made: not analysed yet
+            local = activity.local_names(node)
         if anno.getanno(node, anno.GENERATED, False):  # a generated body shares its user scope
             decls = self.decl_stack[-1] if self.decl_stack else {}
             local |= self.locals_stack[-1] if self.locals_stack else set()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from onnx import TensorProto, helper
 
-from runtime import backend
-
 from . import ops as _ops
 from . import ops_nn, ops_shape  # noqa: F401  (register their converters)
 from .graph import ELEM, Exporter, Graph, OnnxExportError, OpArgs, _Missing, op_error, \
@@ -250,7 +248,7 @@ def program_to_onnx(program, feeds: list, fetches: list, graph_name: str = "d2s"
         inputs.append(value_info(name, gblk.vars[name], dim_prefix=name))
     for name, tensor in program.tensors.items():
         if name in exp.used and name in gblk.vars:
-            g.env[name] = exp.initializer(name, backend.to_numpy(tensor._data))
+            g.env[name] = exp.initializer(name, tensor.numpy())
     emit_block(g, gblk)
     outputs = []
     for k, name in enumerate(fetches):

@@ -124,10 +124,10 @@ def value_info(name: str, var, shape: bool = True, dim_prefix: str | None = None
     elem = ELEM[var.dtype.name]
     if var.kind == "array":
         return helper.make_tensor_sequence_value_info(name, elem, None)
-    if not shape or var._static_shape is None:
+    if not shape or var.static_shape is None:
         return helper.make_tensor_value_info(name, elem, None)
     dims = [d if d >= 0 else (f"{dim_prefix}_{k}" if dim_prefix else None)
-            for k, d in enumerate(var._static_shape)]
+            for k, d in enumerate(var.static_shape)]
     return helper.make_tensor_value_info(name, elem, dims)
 
 
@@ -170,7 +170,7 @@ class OpArgs:
 
     def shape(self, i: int):
         """The static shape of tensor input i (-1 for unknown dims)."""
-        return self.var(self.ir(i))._static_shape
+        return self.var(self.ir(i)).static_shape
 
     def rank(self, i: int) -> int:
         s = self.shape(i)
@@ -206,7 +206,7 @@ class OpArgs:
         return self.out_var(k).dtype
 
     def out_shape(self, k: int = 0):
-        return self.out_var(k)._static_shape
+        return self.out_var(k).static_shape
 
     def out_used(self, k: int) -> bool:
         return self.op.outputs[k] in self.g.exp.used

@@ -5,7 +5,8 @@
 - `parser`: source of functions, methods and lambdas, parsed with gast.
 - `naming`: fresh names that never collide with the user's.
 - `templates`: code generated from Python text with placeholders, never hand-built nodes.
-- `analysis`: names read and written, liveness, definedness, loop-carried names.
+- `analysis`: runs the analyses once per function: `activity` (names read and written),
+  `definedness`, `liveness` (loop-carried names too), over `walk` and `qnames` (`self.x`).
 - `transformer`: the base class converters derive from (keeps origin info on new nodes).
 - `loader`: writes generated code to a real file and loads it as a function.
 """

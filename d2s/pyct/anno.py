@@ -19,6 +19,7 @@ DEFINED_IN = "defined_in"    # frozenset of names possibly bound before a statem
 LOOP_LIVE = "loop_live"      # frozenset of names live at a loop's header (each iteration start)
 EXTRA_TEST = "extra_test"    # gast expr: a `for` loop runs another iteration only if it holds
 SCOPE_DECL = "scope_decl"    # dict name -> 'global' | 'nonlocal' declared in a function
+LOCALS = "locals"            # frozenset of a function's local names (activity.local_names)
 LOOP_GUARD = "loop_guard"    # `if flag: break` opening a `for` body; the loop converter drops it
 GENERATED = "generated"      # True on function defs made by converters (not user functions)
 OPAQUE = "opaque"            # a nested function no pass may change (a generator)

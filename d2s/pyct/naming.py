@@ -23,7 +23,7 @@ class Namer:
     @classmethod
     def for_tree(cls, tree) -> Namer:
         """A namer avoiding every name in `tree` (Name ids, function and class names)."""
-        from .analysis import survey
+        from .activity import survey
         return cls(survey(tree).names)
 
     def new(self, base: str) -> str:

@@ -9,10 +9,8 @@ from __future__ import annotations
 import linecache
 from typing import NamedTuple
 
-import gast
-
 from . import anno
-from .analysis import NODE_FIELDS, walk
+from .walk import NODE_FIELDS, push_children, walk
 
 
 class OriginInfo(NamedTuple):
@@ -77,7 +75,7 @@ def inherit(tree, origin: OriginInfo | None) -> None:
         return
     stack = [tree]
     pop, push = stack.pop, stack.append
-    key, ast_type = anno.KEY, gast.AST
+    key = anno.KEY
     while stack:
         node = pop()
         store = getattr(node, key, None)
@@ -87,14 +85,7 @@ def inherit(tree, origin: OriginInfo | None) -> None:
             continue
         else:
             store[anno.ORIGIN] = origin
-        for field in NODE_FIELDS[node.__class__]:
-            value = getattr(node, field, None)
-            if value.__class__ is list:
-                for v in value:
-                    if isinstance(v, ast_type):
-                        push(v)
-            elif isinstance(value, ast_type):
-                push(value)
+        push_children(node, NODE_FIELDS[node.__class__], push)
 
 
 class LineMap:

@@ -43,6 +43,15 @@ class Base(gast.NodeTransformer):
         self.skip_expressions = _statement_only(type(self))
         self._visitors: dict = {}  # node class -> bound visit_ method or None
 
+    def visit_in_scope(self, node, scope):
+        """`generic_visit(node)` with `scope` (what this converter counts as local in the
+        function or lambda `node`) on top of `self.locals_stack` meanwhile."""
+        self.locals_stack.append(scope)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.locals_stack.pop()
+
     def visit(self, node):
         store = getattr(node, anno.KEY, None)
         if store is not None and store.get(anno.OPAQUE, False):

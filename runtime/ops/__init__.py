@@ -5,9 +5,10 @@ The modules, one family each: `math` (elementwise arithmetic and math, matmul), 
 (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
 (activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
-`optim` (optimizer update rules).
+`optim` (optimizer update rules), `arrays` (tensor arrays: lists grown inside static loops).
 """
 from . import (
+    arrays,
     combine,
     creation,
     gather,
@@ -27,6 +28,7 @@ from . import (
     resize_dyn,
     sequence,
     shape,
+    tiling,
     unbind,
     yolo,
 )
@@ -34,4 +36,4 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
-           resize_dyn, yolo, unbind)
+           resize_dyn, yolo, unbind, tiling)

@@ -64,13 +64,25 @@ def _concat_infer(xs, axis=0):
     return Meta(tuple(merged), xs[0].dtype)
 
 
-def _concat_kernel(xp, xs, axis=0):
-    _same_dtype("concat", [a.dtype for a in xs])
-    return xp.concatenate(xs, axis=axis)
+def _join_kernel(op: str, fn: str):
+    """The kernel of concat / stack: `xp.<fn>` of same-dtype arrays."""
+    def kernel(xp, xs, axis=0):
+        _same_dtype(op, [a.dtype for a in xs])
+        return getattr(xp, fn)(xs, axis=axis)
+    return kernel
+
+
+def _join(op, how: str, x, axis):
+    """concat / stack of a list of tensors, or of a tensor array (a list grown inside a
+    static loop: its own op, `array_<how>`)."""
+    if getattr(x, "is_array", False):
+        from . import arrays
+        return getattr(arrays, f"array_{how}")(x, int(axis))
+    return bind(op, (list(x),), {"axis": int(axis)} if axis else {})
 
 
 CONCAT = register(
-    "concat", kernel=_concat_kernel, infer=_concat_infer,
+    "concat", kernel=_join_kernel("concat", "concatenate"), infer=_concat_infer,
     grad=lambda ins, outs, gs, a: [split_like(gs[0], ins[0], a.get("axis", 0))],
     amp="promote")
 
@@ -98,10 +110,7 @@ def concat(x, axis: int = 0, name=None):
     >>> rt.concat([rt.ones([2, 3]), rt.zeros([1, 3])]).shape
     [3, 3]
     """
-    if getattr(x, "is_array", False):  # a tensor array (a list grown inside a static loop)
-        from ..program.arrays import array_concat
-        return array_concat(x, int(axis))
-    return bind(CONCAT, (list(x),), {"axis": int(axis)} if axis else {})
+    return _join(CONCAT, "concat", x, axis)
 
 
 def _stack_infer(xs, axis=0):
@@ -110,13 +119,8 @@ def _stack_infer(xs, axis=0):
     return Meta(tuple(merged), xs[0].dtype)
 
 
-def _stack_kernel(xp, xs, axis=0):
-    _same_dtype("stack", [a.dtype for a in xs])
-    return xp.stack(xs, axis=axis)
-
-
 STACK = register(
-    "stack", kernel=_stack_kernel, infer=_stack_infer,
+    "stack", kernel=_join_kernel("stack", "stack"), infer=_stack_infer,
     grad=lambda ins, outs, gs, a: [unstack(gs[0], a.get("axis", 0), len(ins[0]))],
     amp="promote")
 
@@ -128,10 +132,7 @@ def stack(x, axis: int = 0, name=None):
     >>> rt.stack([rt.ones([2]), rt.zeros([2])], axis=1).shape
     [2, 2]
     """
-    if getattr(x, "is_array", False):  # a tensor array (a list grown inside a static loop)
-        from ..program.arrays import array_stack
-        return array_stack(x, int(axis))
-    return bind(STACK, (list(x),), {"axis": int(axis)} if axis else {})
+    return _join(STACK, "stack", x, axis)
 
 
 def _unstack_infer(x, axis=0, num=None):

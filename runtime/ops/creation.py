@@ -15,12 +15,13 @@ import operator
 
 from ..dtypes import DEFAULT_FLOAT, convert_dtype, int64
 from . import infer as I
-from .registry import Meta, OpError, OpTypeError, _hooks, bind, register
+from .. import core
+from .registry import Meta, OpError, OpTypeError, bind, register
 
 
 def is_tensor(x) -> bool:
     """True for an eager Tensor or a static Variable."""
-    return isinstance(x, _hooks["Tensor"]) or getattr(x, "_static_shape", None) is not None
+    return core.is_tensor(x)
 
 
 def shape_args(op: str, shape, arg: str = "shape") -> tuple:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..dtypes import float32, int64
 from . import infer as I
 from .creation import full_like
-from .math import sum_to_like
+from .elementwise import sum_to_like
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 

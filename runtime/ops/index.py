@@ -19,11 +19,11 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, core
 from . import infer as I
 from .creation import is_tensor
 from .gather import scatter_add
-from .math import sum_to_like
+from .elementwise import sum_to_like
 from .registry import STATE, Meta, OpError, OpTypeError, bind, explain_failure, register
 from .shape import reshape_as
 
@@ -293,8 +293,7 @@ def _as_value(x, value):
         return value
     if isinstance(value, numbers.Number):
         return value.item() if hasattr(value, "item") else value
-    from ..tensor import to_tensor
-    return to_tensor(np.asarray(value), dtype=x.dtype)
+    return core.to_tensor(np.asarray(value), dtype=x.dtype)
 
 
 def setitem(x, index, value) -> None:

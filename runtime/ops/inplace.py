@@ -8,22 +8,21 @@ that overwrites it when the program runs, as `set_value` does.
 """
 from __future__ import annotations
 
+from .. import core
 from .registry import STATE
 
 
 def write_into(output, value) -> None:
     """Make `output` hold `value` (the result of an op), in eager or static mode."""
-    from ..program.variable import Variable
-    from ..tensor import Tensor
     if STATE.builder is not None:
-        if isinstance(output, Variable):
+        if isinstance(output, core.VariableBase):
             output._inplace_update(value)
-        elif isinstance(output, Tensor):
+        elif isinstance(output, core.TensorBase):
             output.set_value(value)
         else:
             raise TypeError(f"assign: output must be a Tensor, got {type(output).__name__}")
         return
-    if not isinstance(output, Tensor):
+    if not isinstance(output, core.TensorBase):
         raise TypeError(f"assign: output must be a Tensor, got {type(output).__name__}")
     tracked = not value.stop_gradient and STATE.grad_enabled
     if output._node is None and not tracked:

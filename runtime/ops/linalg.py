@@ -1,10 +1,11 @@
-"""Linear algebra beyond `matmul` (which lives in `math.py`): `einsum`, and `bmm` / `dot`
-as checked compositions of existing ops (their gradients come from those ops)."""
+"""Linear algebra: `matmul`, `einsum`, and `bmm` / `dot` as checked compositions of existing
+ops (their gradients come from those ops)."""
 from __future__ import annotations
 
 from .. import dtypes
 from . import infer as I
-from .math import matmul, multiply, scale, sum_to_like
+from .elementwise import coerce, reflected, sum_to_like
+from .math import multiply, scale
 from .reduce import sum as _sum
 from .registry import Meta, OpError, bind, register
 
@@ -150,6 +151,91 @@ def dot(x, y, name=None):
     return _sum(multiply(x, y), axis=-1)
 
 
-METHODS = {"dot": dot, "bmm": bmm}
+# ---- matmul ---------------------------------------------------------------------------------
 
-__all__ = ["bmm", "dot", "einsum", "normalize_equation"]
+def _matmul_kernel(xp, x, y, transpose_x=False, transpose_y=False):
+    if transpose_x:
+        x = xp.swapaxes(x, -1, -2) if x.ndim > 1 else x
+    if transpose_y:
+        y = xp.swapaxes(y, -1, -2) if y.ndim > 1 else y
+    x, y = coerce(x, y)
+    # (NumPy's matmul of ml_dtypes bfloat16 accumulates and returns float32)
+    return xp.matmul(x, y).astype(x.dtype, copy=False)
+
+
+def _matmul_infer(x, y, transpose_x=False, transpose_y=False):
+    I.check_tensor("matmul", "x", x)
+    I.check_tensor("matmul", "y", y)
+    xs, ys = list(x.shape), list(y.shape)
+    if not xs or not ys:
+        raise OpError("matmul: x and y must have at least one dimension, got shapes "
+                      f"{I.fmt(xs)} and {I.fmt(ys)}")
+    if transpose_x and len(xs) > 1:
+        xs[-1], xs[-2] = xs[-2], xs[-1]
+    if transpose_y and len(ys) > 1:
+        ys[-1], ys[-2] = ys[-2], ys[-1]
+    k1 = xs[-1]
+    k2 = ys[-2] if len(ys) > 1 else ys[0]
+    if k1 != k2 and k1 != -1 and k2 != -1:
+        raise OpError(f"matmul: x has shape {I.fmt(x.shape)} but y has shape {I.fmt(y.shape)}; "
+                      f"inner dimensions {k1} and {k2} differ")
+    batch = I.broadcast_shapes("matmul", tuple(xs[:-2]), tuple(ys[:-2]))
+    out = list(batch) + ([xs[-2]] if len(xs) > 1 else []) + ([ys[-1]] if len(ys) > 1 else [])
+    return Meta(tuple(out), dtypes.promote(x.dtype, y.dtype))
+
+
+def _matmul_grad(ins, outs, gs, a):
+    x, y = ins
+    g = gs[0]
+    tx, ty = a.get("transpose_x", False), a.get("transpose_y", False)
+    if x.ndim == 1 or y.ndim == 1:
+        return _matmul_vector_grad(x, y, g, tx, ty)
+    if not tx and not ty:
+        gx, gy = matmul(g, y, transpose_y=True), matmul(x, g, transpose_x=True)
+    elif tx and not ty:
+        gx, gy = matmul(y, g, transpose_y=True), matmul(x, g)
+    elif not tx and ty:
+        gx, gy = matmul(g, y), matmul(g, x, transpose_x=True)
+    else:
+        gx, gy = matmul(y, g, True, True), matmul(g, x, True, True)
+    return [sum_to_like(gx, x), sum_to_like(gy, y)]
+
+
+def _matmul_vector_grad(x, y, g, tx, ty):
+    """A 1-D operand has no matrix dim to transpose into: the same products as einsums."""
+    xs = "k" if x.ndim == 1 else ("...km" if tx else "...mk")
+    ys = "k" if y.ndim == 1 else ("...nk" if ty else "...kn")
+    gsub = ("..." if x.ndim > 1 or y.ndim > 1 else "") + "m" * (x.ndim > 1) + "n" * (y.ndim > 1)
+    batched = "..." in gsub
+
+    def target(sub):  # summing over batch dims happens in sum_to_like
+        return sub if "..." in sub or not batched else "..." + sub
+
+    gx = einsum(f"{gsub},{ys}->{target(xs)}", g, y)
+    gy = einsum(f"{xs},{gsub}->{target(ys)}", x, g)
+    return [sum_to_like(gx, x), sum_to_like(gy, y)]
+
+
+MATMUL = register("matmul", kernel=_matmul_kernel, infer=_matmul_infer, grad=_matmul_grad,
+                  amp="white")
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
+    """Matrix product with NumPy broadcasting over batch dims.
+
+    >>> import runtime as rt
+    >>> rt.matmul(rt.ones([2, 3]), rt.ones([3, 4])).shape
+    [2, 4]
+    """
+    attrs = {}
+    if transpose_x:
+        attrs["transpose_x"] = True
+    if transpose_y:
+        attrs["transpose_y"] = True
+    return bind(MATMUL, (x, y), attrs)
+
+
+METHODS = {"dot": dot, "bmm": bmm,
+           "__matmul__": matmul, "__rmatmul__": reflected(matmul), "matmul": matmul}
+
+__all__ = ["bmm", "dot", "einsum", "matmul", "normalize_equation"]

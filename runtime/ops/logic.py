@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from . import infer as I
-from .math import _binary_fn, _unary_fn, _unbroadcast, coerce
+from .elementwise import binary_fn, coerce, unary_fn, unbroadcast
 from .registry import Meta, OpTypeError, bind, register
 
 _B = dtypes.bool_
@@ -56,28 +56,28 @@ ISNAN = _predicate("isnan", np.isnan, allow="biuf")
 ISINF = _predicate("isinf", np.isinf, allow="biuf")
 
 
-equal = _binary_fn(EQUAL, """x == y elementwise, as a bool tensor.
+equal = binary_fn(EQUAL, """x == y elementwise, as a bool tensor.
 
     >>> import runtime as rt
     >>> rt.equal(rt.to_tensor([1, 2]), 2).tolist()
     [False, True]
     """)
-not_equal = _binary_fn(NOT_EQUAL, "x != y elementwise, as a bool tensor.")
-less_than = _binary_fn(LESS_THAN, "x < y elementwise, as a bool tensor.")
-less_equal = _binary_fn(LESS_EQUAL, "x <= y elementwise, as a bool tensor.")
-greater_than = _binary_fn(GREATER_THAN, "x > y elementwise, as a bool tensor.")
-greater_equal = _binary_fn(GREATER_EQUAL, "x >= y elementwise, as a bool tensor.")
-logical_and = _binary_fn(LOGICAL_AND, "x and y elementwise (nonzero is true).")
-logical_or = _binary_fn(LOGICAL_OR, "x or y elementwise (nonzero is true).")
-logical_xor = _binary_fn(LOGICAL_XOR, "x xor y elementwise (nonzero is true).")
-logical_not = _unary_fn(LOGICAL_NOT, "not x elementwise (nonzero is true).")
-bitwise_and = _binary_fn(BITWISE_AND, "x & y on integer or bool tensors.")
-bitwise_or = _binary_fn(BITWISE_OR, "x | y on integer or bool tensors.")
-bitwise_xor = _binary_fn(BITWISE_XOR, "x ^ y on integer or bool tensors.")
-bitwise_not = _unary_fn(BITWISE_NOT, "~x on integer or bool tensors.")
-isfinite = _unary_fn(ISFINITE, "True where x is neither inf nor nan.")
-isnan = _unary_fn(ISNAN, "True where x is nan.")
-isinf = _unary_fn(ISINF, "True where x is +inf or -inf.")
+not_equal = binary_fn(NOT_EQUAL, "x != y elementwise, as a bool tensor.")
+less_than = binary_fn(LESS_THAN, "x < y elementwise, as a bool tensor.")
+less_equal = binary_fn(LESS_EQUAL, "x <= y elementwise, as a bool tensor.")
+greater_than = binary_fn(GREATER_THAN, "x > y elementwise, as a bool tensor.")
+greater_equal = binary_fn(GREATER_EQUAL, "x >= y elementwise, as a bool tensor.")
+logical_and = binary_fn(LOGICAL_AND, "x and y elementwise (nonzero is true).")
+logical_or = binary_fn(LOGICAL_OR, "x or y elementwise (nonzero is true).")
+logical_xor = binary_fn(LOGICAL_XOR, "x xor y elementwise (nonzero is true).")
+logical_not = unary_fn(LOGICAL_NOT, "not x elementwise (nonzero is true).")
+bitwise_and = binary_fn(BITWISE_AND, "x & y on integer or bool tensors.")
+bitwise_or = binary_fn(BITWISE_OR, "x | y on integer or bool tensors.")
+bitwise_xor = binary_fn(BITWISE_XOR, "x ^ y on integer or bool tensors.")
+bitwise_not = unary_fn(BITWISE_NOT, "~x on integer or bool tensors.")
+isfinite = unary_fn(ISFINITE, "True where x is neither inf nor nan.")
+isnan = unary_fn(ISNAN, "True where x is nan.")
+isinf = unary_fn(ISINF, "True where x is +inf or -inf.")
 
 
 # ---- where ------------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ def _where_infer(cond, x, y):
 def _where_grad(ins, outs, gs, a):
     cond, x, y = ins
     g = gs[0]
-    return [None, _unbroadcast(where(cond, g, 0.0), x), _unbroadcast(where(cond, 0.0, g), y)]
+    return [None, unbroadcast(where(cond, g, 0.0), x), unbroadcast(where(cond, 0.0, g), y)]
 
 
 def _where_kernel(xp, cond, x, y):

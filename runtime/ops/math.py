@@ -1,4 +1,4 @@
-"""Elementwise math, matmul and friends.
+"""Elementwise math: arithmetic, unary math, assign, cast, scale, clip (matmul: `linalg.py`).
 
 The pattern every op module follows: a kernel on arrays, an inference rule, a gradient rule
 written with the public op functions (one line where possible), `register(...)`, then the
@@ -11,87 +11,13 @@ import math as _math
 
 import numpy as np
 
-from .. import dtypes
+from .. import core, dtypes
 from . import infer as I
+from .elementwise import (  # noqa: F401  (sum_to_like and expand_as: public here too)
+    EXPAND_AS, PY_SCALARS, SUM_TO_LIKE, binary, binary_fn, coerce, expand_as, float_in,
+    is_float_array, named_after, reflected, sum_to_like, unary, unary_fn, unbroadcast)
+from .logic import logical_and
 from .registry import Meta, OpError, bind, register
-
-_PY_SCALARS = (int, float, bool)
-
-
-def coerce(x, y):
-    """Apply Paddle's type promotion to two kernel operands (arrays or Python scalars)."""
-    if x.__class__ in _PY_SCALARS:
-        if x.__class__ is float and y.dtype.kind in "iub":
-            y = y.astype(np.float32)
-        return x, y
-    if y.__class__ in _PY_SCALARS:
-        if y.__class__ is float and x.dtype.kind in "iub":
-            x = x.astype(np.float32)
-        return x, y
-    if x.dtype is not y.dtype and x.dtype != y.dtype:
-        dt = dtypes.promote(dtypes.of_array(x), dtypes.of_array(y)).np
-        x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
-    return x, y
-
-
-def _unbroadcast(g, x):
-    """The gradient for input `x` of a broadcasting op: `g` summed back to x's shape."""
-    if x.__class__ in _PY_SCALARS or x is None:
-        return None
-    return sum_to_like(g, x)
-
-
-# ---- broadcasting helpers used by gradient rules -------------------------------------------
-
-def _sum_to_like_kernel(xp, g, x):
-    shape = x.shape
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
-    out = g.sum(axis=axes, keepdims=True) if axes else g
-    return out.reshape(shape) if lead else out
-
-
-SUM_TO_LIKE = register(
-    "sum_to_like", kernel=_sum_to_like_kernel,
-    infer=lambda g, x: Meta(x.shape, g.dtype),
-    grad=lambda ins, outs, gs, a: [expand_as(gs[0], ins[0]), None],
-    doc="Sum `g` over the axes along which `x` was broadcast (gradient of broadcasting).")
-
-
-def sum_to_like(g, x):
-    return bind(SUM_TO_LIKE, (g, x), {})
-
-
-EXPAND_AS = register(
-    "expand_as", kernel=lambda xp, x, y: xp.broadcast_to(x, y.shape),
-    infer=lambda x, y: Meta(I.broadcast_shapes("expand_as", x.shape, y.shape), x.dtype),
-    grad=lambda ins, outs, gs, a: [sum_to_like(gs[0], ins[0]), None],
-    doc="Broadcast x to the shape of y.")
-
-
-def expand_as(x, y, name=None):
-    return bind(EXPAND_AS, (x, y), {})
-
-
-# ---- binary arithmetic ----------------------------------------------------------------------
-
-def _binary_kernel(fn):
-    def kernel(xp, x, y):
-        # the common case (two arrays of one dtype) skips promotion; two Python scalars fail
-        # here with AttributeError, and bind then reports the infer rule's error
-        if x.__class__ is y.__class__ and x.dtype is y.dtype:
-            return fn(x, y)
-        return fn(*coerce(x, y))
-    return kernel
-
-
-def _binary(name, fn, grad, *, nondiff=False, doc="", **infer_kw):
-    return register(name, kernel=_binary_kernel(fn), infer=I.binary(name, **infer_kw),
-                    grad=grad, nondiff=nondiff, doc=doc)
-
 
 def _true_divide(x, y):
     out = np.true_divide(x, y)
@@ -104,11 +30,11 @@ def _true_divide(x, y):
 def _pow_grad(ins, outs, gs, a):
     x, y = ins
     g = gs[0]
-    gx = None if x.__class__ in _PY_SCALARS else _unbroadcast(g * y * pow(x, y - 1), x)
-    if y.__class__ in _PY_SCALARS:
+    gx = None if x.__class__ in PY_SCALARS else unbroadcast(g * y * pow(x, y - 1), x)
+    if y.__class__ in PY_SCALARS:
         return [gx, None]
-    log_x = _math.log(x) if x.__class__ in _PY_SCALARS else log(x)
-    return [gx, _unbroadcast(g * outs[0] * log_x, y)]
+    log_x = _math.log(x) if x.__class__ in PY_SCALARS else log(x)
+    return [gx, unbroadcast(g * outs[0] * log_x, y)]
 
 
 def _extremum_grad(pick_x):
@@ -117,63 +43,46 @@ def _extremum_grad(pick_x):
         x, y = ins
         take_x = pick_x(x, y)
         gx = gs[0] * cast(take_x, gs[0].dtype)
-        return [_unbroadcast(gx, x), _unbroadcast(gs[0] - gx, y)]
+        return [unbroadcast(gx, x), unbroadcast(gs[0] - gx, y)]
     return rule
 
 
-ADD = _binary("add", np.add, lambda ins, outs, gs, a: [
-    _unbroadcast(gs[0], ins[0]), _unbroadcast(gs[0], ins[1])])
-SUBTRACT = _binary("subtract", np.subtract, lambda ins, outs, gs, a: [
-    _unbroadcast(gs[0], ins[0]), _unbroadcast(-gs[0], ins[1])])
-MULTIPLY = _binary("multiply", np.multiply, lambda ins, outs, gs, a: [
-    _unbroadcast(gs[0] * ins[1], ins[0]), _unbroadcast(gs[0] * ins[0], ins[1])])
+ADD = binary("add", np.add, lambda ins, outs, gs, a: [
+    unbroadcast(gs[0], ins[0]), unbroadcast(gs[0], ins[1])])
+SUBTRACT = binary("subtract", np.subtract, lambda ins, outs, gs, a: [
+    unbroadcast(gs[0], ins[0]), unbroadcast(-gs[0], ins[1])])
+MULTIPLY = binary("multiply", np.multiply, lambda ins, outs, gs, a: [
+    unbroadcast(gs[0] * ins[1], ins[0]), unbroadcast(gs[0] * ins[0], ins[1])])
 DIVIDE = register(
     "divide", kernel=lambda xp, x, y: _true_divide(*coerce(x, y)),
     infer=I.binary("divide", float_only=True),
     grad=lambda ins, outs, gs, a: [
-        _unbroadcast(gs[0] / ins[1], ins[0]),
-        _unbroadcast(-gs[0] * outs[0] / ins[1], ins[1])])
-FLOOR_DIVIDE = _binary("floor_divide", np.floor_divide, None, nondiff=True,
+        unbroadcast(gs[0] / ins[1], ins[0]),
+        unbroadcast(-gs[0] * outs[0] / ins[1], ins[1])])
+FLOOR_DIVIDE = binary("floor_divide", np.floor_divide, None, nondiff=True,
                        doc="floor(x / y); no gradient (Paddle defines none).")
-REMAINDER = _binary("remainder", np.remainder, lambda ins, outs, gs, a: [
-    _unbroadcast(gs[0], ins[0]), _unbroadcast(-gs[0] * floor_divide(ins[0], ins[1]), ins[1])],
+REMAINDER = binary("remainder", np.remainder, lambda ins, outs, gs, a: [
+    unbroadcast(gs[0], ins[0]), unbroadcast(-gs[0] * floor_divide(ins[0], ins[1]), ins[1])],
     doc="x - floor(x / y) * y: the result has the sign of y, like Python's %.")
-POW = _binary("pow", np.power, _pow_grad)
-MAXIMUM = _binary("maximum", np.maximum, _extremum_grad(lambda x, y: x > y))
-MINIMUM = _binary("minimum", np.minimum, _extremum_grad(lambda x, y: x < y))
+POW = binary("pow", np.power, _pow_grad)
+MAXIMUM = binary("maximum", np.maximum, _extremum_grad(lambda x, y: x > y))
+MINIMUM = binary("minimum", np.minimum, _extremum_grad(lambda x, y: x < y))
 
 
-def named_after(op, doc: str):
-    """Decorator for the public function of a table-defined op: named after `op`, with
-    docstring `doc`."""
-    def decorate(fn):
-        fn.__name__ = fn.__qualname__ = op.name
-        fn.__doc__ = doc
-        return fn
-    return decorate
-
-
-def _binary_fn(op, doc):
-    @named_after(op, doc)
-    def fn(x, y, name=None):
-        return bind(op, (x, y), {})
-    return fn
-
-
-add = _binary_fn(ADD, """x + y with broadcasting and Paddle's type promotion.
+add = binary_fn(ADD, """x + y with broadcasting and Paddle's type promotion.
 
     >>> import runtime as rt
     >>> rt.add(rt.to_tensor([1, 2]), 0.5).tolist()
     [1.5, 2.5]
     """)
-subtract = _binary_fn(SUBTRACT, "x - y with broadcasting.")
-multiply = _binary_fn(MULTIPLY, "x * y with broadcasting.")
-divide = _binary_fn(DIVIDE, "x / y with broadcasting (integer inputs give float32).")
-floor_divide = _binary_fn(FLOOR_DIVIDE, "floor(x / y) with broadcasting (no gradient).")
-remainder = _binary_fn(REMAINDER, "x mod y with the sign of y (Python's %).")
+subtract = binary_fn(SUBTRACT, "x - y with broadcasting.")
+multiply = binary_fn(MULTIPLY, "x * y with broadcasting.")
+divide = binary_fn(DIVIDE, "x / y with broadcasting (integer inputs give float32).")
+floor_divide = binary_fn(FLOOR_DIVIDE, "floor(x / y) with broadcasting (no gradient).")
+remainder = binary_fn(REMAINDER, "x mod y with the sign of y (Python's %).")
 mod = remainder
-maximum = _binary_fn(MAXIMUM, "Elementwise max; on ties the gradient goes to y (as Paddle).")
-minimum = _binary_fn(MINIMUM, "Elementwise min; on ties the gradient goes to y (as Paddle).")
+maximum = binary_fn(MAXIMUM, "Elementwise max; on ties the gradient goes to y (as Paddle).")
+minimum = binary_fn(MINIMUM, "Elementwise min; on ties the gradient goes to y (as Paddle).")
 
 
 def pow(x, y, name=None):
@@ -189,22 +98,6 @@ def pow(x, y, name=None):
 # ---- unary math ---------------------------------------------------------------------------
 # Float-only math on an integer tensor computes in float32 (Paddle's default float type).
 
-_FLOAT_NP = frozenset(d.np for d in dtypes.FLOATS)  # bfloat16's NumPy kind is 'V', not 'f'
-
-
-def is_float_array(x) -> bool:
-    return x.dtype in _FLOAT_NP
-
-
-def _float_in(x):
-    return x if x.dtype in _FLOAT_NP else x.astype(np.float32)
-
-
-def _unary(name, kernel, grad, *, float_only=True, allow=None, amp="promote", doc=""):
-    return register(name, kernel=kernel, infer=I.unary(name, float_only=float_only, allow=allow),
-                    grad=grad, amp=amp, doc=doc)
-
-
 def _zero_grad(ins, outs, gs, a):
     """Piecewise-constant ops (floor, sign, ...): the gradient is zero almost everywhere."""
     return [scale(gs[0], 0.0)]
@@ -212,35 +105,35 @@ def _zero_grad(ins, outs, gs, a):
 
 _NUM = "iuf"  # the kinds that arithmetic accepts (bool is not a number here)
 
-NEG = _unary("neg", lambda xp, x: -x, lambda ins, outs, gs, a: [-gs[0]], float_only=False,
+NEG = unary("neg", lambda xp, x: -x, lambda ins, outs, gs, a: [-gs[0]], float_only=False,
              allow=_NUM)
-ABS = _unary("abs", lambda xp, x: xp.abs(x), lambda ins, outs, gs, a: [gs[0] * sign(ins[0])],
+ABS = unary("abs", lambda xp, x: xp.abs(x), lambda ins, outs, gs, a: [gs[0] * sign(ins[0])],
              float_only=False, allow=_NUM)
-SIGN = _unary("sign", lambda xp, x: xp.sign(x), _zero_grad, float_only=False, allow=_NUM)
-SQUARE = _unary("square", lambda xp, x: x * x,
+SIGN = unary("sign", lambda xp, x: xp.sign(x), _zero_grad, float_only=False, allow=_NUM)
+SQUARE = unary("square", lambda xp, x: x * x,
                 lambda ins, outs, gs, a: [gs[0] * ins[0] * 2.0], float_only=False, allow=_NUM,
                 amp="black")
-EXP = _unary("exp", lambda xp, x: xp.exp(_float_in(x)),
+EXP = unary("exp", lambda xp, x: xp.exp(float_in(x)),
              lambda ins, outs, gs, a: [gs[0] * outs[0]], amp="black")
-LOG = _unary("log", lambda xp, x: xp.log(_float_in(x)),
+LOG = unary("log", lambda xp, x: xp.log(float_in(x)),
              lambda ins, outs, gs, a: [gs[0] / ins[0]], amp="black")
-LOG1P = _unary("log1p", lambda xp, x: xp.log1p(_float_in(x)),
+LOG1P = unary("log1p", lambda xp, x: xp.log1p(float_in(x)),
                lambda ins, outs, gs, a: [gs[0] / (ins[0] + 1.0)], amp="black")
-SQRT = _unary("sqrt", lambda xp, x: xp.sqrt(_float_in(x)),
+SQRT = unary("sqrt", lambda xp, x: xp.sqrt(float_in(x)),
               lambda ins, outs, gs, a: [gs[0] * 0.5 / outs[0]])
-RSQRT = _unary("rsqrt", lambda xp, x: 1.0 / xp.sqrt(_float_in(x)),
+RSQRT = unary("rsqrt", lambda xp, x: 1.0 / xp.sqrt(float_in(x)),
                lambda ins, outs, gs, a: [gs[0] * outs[0] * outs[0] * outs[0] * -0.5])
-SIN = _unary("sin", lambda xp, x: xp.sin(_float_in(x)),
+SIN = unary("sin", lambda xp, x: xp.sin(float_in(x)),
              lambda ins, outs, gs, a: [gs[0] * cos(ins[0])])
-COS = _unary("cos", lambda xp, x: xp.cos(_float_in(x)),
+COS = unary("cos", lambda xp, x: xp.cos(float_in(x)),
              lambda ins, outs, gs, a: [-gs[0] * sin(ins[0])])
-TANH = _unary("tanh", lambda xp, x: xp.tanh(_float_in(x)),
+TANH = unary("tanh", lambda xp, x: xp.tanh(float_in(x)),
               lambda ins, outs, gs, a: [gs[0] * (1.0 - outs[0] * outs[0])])
-FLOOR = _unary("floor", lambda xp, x: xp.floor(_float_in(x)), _zero_grad)
-CEIL = _unary("ceil", lambda xp, x: xp.ceil(_float_in(x)), _zero_grad)
+FLOOR = unary("floor", lambda xp, x: xp.floor(float_in(x)), _zero_grad)
+CEIL = unary("ceil", lambda xp, x: xp.ceil(float_in(x)), _zero_grad)
 # Paddle rounds halves away from zero (C `round`), not to even like NumPy
-ROUND = _unary("round", lambda xp, x: (xp.sign(x) * xp.floor(xp.abs(x) + 0.5)).astype(
-    _float_in(x).dtype, copy=False), _zero_grad, doc="Round half away from zero.")
+ROUND = unary("round", lambda xp, x: (xp.sign(x) * xp.floor(xp.abs(x) + 0.5)).astype(
+    float_in(x).dtype, copy=False), _zero_grad, doc="Round half away from zero.")
 ASSIGN = register("assign", kernel=lambda xp, x: x.copy(), infer=I.same_as(0),
                   grad=lambda ins, outs, gs, a: [gs[0]], doc="A copy of x.")
 
@@ -267,7 +160,7 @@ def _polyval(coefs, x):
 
 
 def _erf_kernel(xp, x):
-    x = _float_in(x)
+    x = float_in(x)
     work = x if x.dtype.itemsize >= 4 else x.astype(np.float32)  # float16/bfloat16 compute wide
     a = xp.abs(work)
     s = xp.minimum(a, 1.0)
@@ -278,38 +171,31 @@ def _erf_kernel(xp, x):
     return (xp.sign(work) * xp.where(a <= 1.0, small, large)).astype(x.dtype, copy=False)
 
 
-ERF = _unary("erf", _erf_kernel, lambda ins, outs, gs, a: [
+ERF = unary("erf", _erf_kernel, lambda ins, outs, gs, a: [
     gs[0] * exp(-square(ins[0])) * 1.1283791670955126])  # 2 / sqrt(pi)
 
 
-def _unary_fn(op, doc):
-    @named_after(op, doc)
-    def fn(x, name=None):
-        return bind(op, (x,), {})
-    return fn
-
-
-neg = _unary_fn(NEG, "-x elementwise.")
-abs = _unary_fn(ABS, "|x| elementwise.")
-sign = _unary_fn(SIGN, "-1, 0 or 1 by the sign of x.")
-square = _unary_fn(SQUARE, "x * x elementwise.")
-exp = _unary_fn(EXP, "e ** x elementwise (integer inputs give float32).")
-log = _unary_fn(LOG, "Natural logarithm elementwise.")
-log1p = _unary_fn(LOG1P, "log(1 + x), accurate for small x.")
-sqrt = _unary_fn(SQRT, "Square root elementwise.")
-rsqrt = _unary_fn(RSQRT, "1 / sqrt(x) elementwise.")
-sin = _unary_fn(SIN, "Sine elementwise.")
-cos = _unary_fn(COS, "Cosine elementwise.")
-tanh = _unary_fn(TANH, """Hyperbolic tangent elementwise.
+neg = unary_fn(NEG, "-x elementwise.")
+abs = unary_fn(ABS, "|x| elementwise.")
+sign = unary_fn(SIGN, "-1, 0 or 1 by the sign of x.")
+square = unary_fn(SQUARE, "x * x elementwise.")
+exp = unary_fn(EXP, "e ** x elementwise (integer inputs give float32).")
+log = unary_fn(LOG, "Natural logarithm elementwise.")
+log1p = unary_fn(LOG1P, "log(1 + x), accurate for small x.")
+sqrt = unary_fn(SQRT, "Square root elementwise.")
+rsqrt = unary_fn(RSQRT, "1 / sqrt(x) elementwise.")
+sin = unary_fn(SIN, "Sine elementwise.")
+cos = unary_fn(COS, "Cosine elementwise.")
+tanh = unary_fn(TANH, """Hyperbolic tangent elementwise.
 
     >>> import runtime as rt
     >>> float(rt.tanh(rt.to_tensor(0.0)))
     0.0
     """)
-floor = _unary_fn(FLOOR, "Largest integer <= x, as a float tensor.")
-ceil = _unary_fn(CEIL, "Smallest integer >= x, as a float tensor.")
-round = _unary_fn(ROUND, "x rounded to the nearest integer, halves away from zero.")
-erf = _unary_fn(ERF, "The error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x.")
+floor = unary_fn(FLOOR, "Largest integer <= x, as a float tensor.")
+ceil = unary_fn(CEIL, "Smallest integer >= x, as a float tensor.")
+round = unary_fn(ROUND, "x rounded to the nearest integer, halves away from zero.")
+erf = unary_fn(ERF, "The error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x.")
 
 
 def assign(x, output=None):
@@ -324,8 +210,7 @@ def assign(x, output=None):
     [1.0, 2.0]
     """
     if not hasattr(x, "dtype") or isinstance(x, np.ndarray):
-        from ..tensor import to_tensor
-        x = to_tensor(x)  # a list, NumPy array or Python number, as Paddle accepts
+        x = core.to_tensor(x)  # a list, NumPy array or Python number, as Paddle accepts
     out = bind(ASSIGN, (x,), {})
     if output is None:
         return out
@@ -409,7 +294,6 @@ def _clip_kernel(xp, x, min=None, max=None):
 
 
 def _clip_grad(ins, outs, gs, a):
-    from .logic import logical_and
     x, lo, hi = ins[0], a.get("min"), a.get("max")
     if lo is None and hi is None:
         return [gs[0]]
@@ -422,107 +306,14 @@ CLIP = register("clip", kernel=_clip_kernel, infer=I.unary("clip", allow=_NUM),
                 grad=_clip_grad)
 
 
-# ---- matmul ---------------------------------------------------------------------------------
-
-def _matmul_kernel(xp, x, y, transpose_x=False, transpose_y=False):
-    if transpose_x:
-        x = xp.swapaxes(x, -1, -2) if x.ndim > 1 else x
-    if transpose_y:
-        y = xp.swapaxes(y, -1, -2) if y.ndim > 1 else y
-    x, y = coerce(x, y)
-    # (NumPy's matmul of ml_dtypes bfloat16 accumulates and returns float32)
-    return xp.matmul(x, y).astype(x.dtype, copy=False)
-
-
-def _matmul_infer(x, y, transpose_x=False, transpose_y=False):
-    I.check_tensor("matmul", "x", x)
-    I.check_tensor("matmul", "y", y)
-    xs, ys = list(x.shape), list(y.shape)
-    if not xs or not ys:
-        raise OpError("matmul: x and y must have at least one dimension, got shapes "
-                      f"{I.fmt(xs)} and {I.fmt(ys)}")
-    if transpose_x and len(xs) > 1:
-        xs[-1], xs[-2] = xs[-2], xs[-1]
-    if transpose_y and len(ys) > 1:
-        ys[-1], ys[-2] = ys[-2], ys[-1]
-    k1 = xs[-1]
-    k2 = ys[-2] if len(ys) > 1 else ys[0]
-    if k1 != k2 and k1 != -1 and k2 != -1:
-        raise OpError(f"matmul: x has shape {I.fmt(x.shape)} but y has shape {I.fmt(y.shape)}; "
-                      f"inner dimensions {k1} and {k2} differ")
-    batch = I.broadcast_shapes("matmul", tuple(xs[:-2]), tuple(ys[:-2]))
-    out = list(batch) + ([xs[-2]] if len(xs) > 1 else []) + ([ys[-1]] if len(ys) > 1 else [])
-    return Meta(tuple(out), dtypes.promote(x.dtype, y.dtype))
-
-
-def _matmul_grad(ins, outs, gs, a):
-    x, y = ins
-    g = gs[0]
-    tx, ty = a.get("transpose_x", False), a.get("transpose_y", False)
-    if x.ndim == 1 or y.ndim == 1:
-        return _matmul_vector_grad(x, y, g, tx, ty)
-    if not tx and not ty:
-        gx, gy = matmul(g, y, transpose_y=True), matmul(x, g, transpose_x=True)
-    elif tx and not ty:
-        gx, gy = matmul(y, g, transpose_y=True), matmul(x, g)
-    elif not tx and ty:
-        gx, gy = matmul(g, y), matmul(g, x, transpose_x=True)
-    else:
-        gx, gy = matmul(y, g, True, True), matmul(g, x, True, True)
-    return [sum_to_like(gx, x), sum_to_like(gy, y)]
-
-
-def _matmul_vector_grad(x, y, g, tx, ty):
-    """A 1-D operand has no matrix dim to transpose into: the same products as einsums."""
-    from .linalg import einsum
-    xs = "k" if x.ndim == 1 else ("...km" if tx else "...mk")
-    ys = "k" if y.ndim == 1 else ("...nk" if ty else "...kn")
-    gsub = ("..." if x.ndim > 1 or y.ndim > 1 else "") + "m" * (x.ndim > 1) + "n" * (y.ndim > 1)
-    batched = "..." in gsub
-
-    def target(sub):  # summing over batch dims happens in sum_to_like
-        return sub if "..." in sub or not batched else "..." + sub
-
-    gx = einsum(f"{gsub},{ys}->{target(xs)}", g, y)
-    gy = einsum(f"{xs},{gsub}->{target(ys)}", x, g)
-    return [sum_to_like(gx, x), sum_to_like(gy, y)]
-
-
-MATMUL = register("matmul", kernel=_matmul_kernel, infer=_matmul_infer, grad=_matmul_grad,
-                  amp="white")
-
-
-def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
-    """Matrix product with NumPy broadcasting over batch dims.
-
-    >>> import runtime as rt
-    >>> rt.matmul(rt.ones([2, 3]), rt.ones([3, 4])).shape
-    [2, 4]
-    """
-    attrs = {}
-    if transpose_x:
-        attrs["transpose_x"] = True
-    if transpose_y:
-        attrs["transpose_y"] = True
-    return bind(MATMUL, (x, y), attrs)
-
-
-def _r(fn):
-    def reflected(x, y):
-        return fn(y, x)
-    reflected.__name__ = f"r{fn.__name__}"
-    return reflected
-
-
 METHODS = {
-    "__add__": add, "__radd__": _r(add), "add": add,
-    "__sub__": subtract, "__rsub__": _r(subtract), "subtract": subtract,
-    "__mul__": multiply, "__rmul__": _r(multiply), "multiply": multiply,
-    "__truediv__": divide, "__rtruediv__": _r(divide), "divide": divide,
-    "__floordiv__": floor_divide, "__rfloordiv__": _r(floor_divide), "floor_divide": floor_divide,
-    "__mod__": remainder, "__rmod__": _r(remainder), "remainder": remainder, "mod": remainder,
-    "__pow__": pow, "__rpow__": _r(pow), "pow": pow,
-    "__matmul__": matmul, "__rmatmul__": _r(matmul), "matmul": matmul,
+    "__add__": add, "__radd__": reflected(add), "add": add,
+    "__sub__": subtract, "__rsub__": reflected(subtract), "subtract": subtract,
+    "__mul__": multiply, "__rmul__": reflected(multiply), "multiply": multiply,
+    "__truediv__": divide, "__rtruediv__": reflected(divide), "divide": divide,
+    "__floordiv__": floor_divide, "__rfloordiv__": reflected(floor_divide), "floor_divide": floor_divide,
+    "__mod__": remainder, "__rmod__": reflected(remainder), "remainder": remainder, "mod": remainder,
+    "__pow__": pow, "__rpow__": reflected(pow), "pow": pow,
     "__neg__": neg, "neg": neg, "__abs__": abs, "abs": abs,
     "maximum": maximum, "minimum": minimum,
     "exp": exp, "log": log, "log1p": log1p, "sqrt": sqrt, "rsqrt": rsqrt, "square": square,
@@ -533,6 +324,6 @@ METHODS = {
 }
 
 __all__ = ["abs", "add", "assign", "cast", "ceil", "clip", "cos", "divide", "erf", "exp",
-           "expand_as", "floor", "floor_divide", "log", "log1p", "matmul", "maximum", "minimum",
+           "expand_as", "floor", "floor_divide", "log", "log1p", "maximum", "minimum",
            "mod", "multiply", "neg", "pow", "remainder", "round", "rsqrt", "scale", "sign", "sin",
            "sqrt", "square", "subtract", "sum_to_like", "tanh"]

@@ -16,6 +16,7 @@ import math
 
 from ..dtypes import bool_
 from . import infer as I
+from . import linalg as L
 from . import math as M
 from . import random as _random
 from . import reduce as R
@@ -325,11 +326,11 @@ def _linear_infer(x, w, b=None):
 def _linear_grad(ins, outs, gs, a):
     x, w, b = ins
     g = gs[0]
-    gx = M.matmul(g, w, transpose_y=True)
+    gx = L.matmul(g, w, transpose_y=True)
     if x.ndim == 2:
-        gw = M.matmul(x, g, transpose_x=True)
+        gw = L.matmul(x, g, transpose_x=True)
     else:  # fold the batch dims first: never materialise one [in, out] product per row
-        gw = M.matmul(S.reshape(x, [-1, w.shape[0]]), S.reshape(g, [-1, w.shape[1]]),
+        gw = L.matmul(S.reshape(x, [-1, w.shape[0]]), S.reshape(g, [-1, w.shape[1]]),
                       transpose_x=True)
     return [gx, gw, None if b is None else M.sum_to_like(g, b)]
 

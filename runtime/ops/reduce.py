@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import dtypes
 from . import infer as I
-from .math import cast, exp, is_float_array, named_after, scale, sqrt
+from .elementwise import is_float_array, named_after
+from .math import cast, exp, scale, sqrt
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 

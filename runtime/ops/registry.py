@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, core
 from ..dtypes import DType, of_array
 
 
@@ -100,8 +100,9 @@ class _State(threading.local):
 
 STATE = _State()
 
-# Filled in by runtime.tensor / runtime.autograd (they import this module, not the reverse).
-_hooks: dict[str, Callable] = {}
+# The old string-keyed view of `runtime.core`'s hooks ("Tensor", "wrap", "record"), kept
+# filled for code not yet switched to `runtime.core`; new code imports `runtime.core`.
+_hooks: dict[str, Callable] = {"Tensor": core.TensorBase}
 
 
 def bind(op: OpDef, inputs: tuple, attrs: dict):
@@ -153,7 +154,7 @@ def _unpack(x):
     if isinstance(x, (list, tuple)):
         return [_array_of(t) for t in x], any(
             t.__class__ in _TENSOR_CLASSES and not t.stop_gradient for t in x)
-    if isinstance(x, _hooks["Tensor"]):  # a Tensor subclass seen for the first time
+    if isinstance(x, core.TensorBase):  # a Tensor subclass seen for the first time
         _TENSOR_CLASSES.add(cls)
         return x._data, not x.stop_gradient
     if cls is np.ndarray and backend.XP is not np:
@@ -161,22 +162,23 @@ def _unpack(x):
     return x, False
 
 
-def _wrap(array):
-    return _hooks["wrap"](array)  # replaced by runtime.tensor.wrap itself once it exists
+_wrap = core.wrap
+_record = core.record
 
 
-def _record(op, inputs, attrs, outputs):
-    return _hooks["record"](op, inputs, attrs, outputs)  # replaced by autograd.record
+def _rebind() -> None:
+    """`bind` calls `runtime.core`'s hooks through module globals (the hot path)."""
+    global _wrap, _record
+    _wrap = _hooks["wrap"] = core.wrap
+    _record = _hooks["record"] = core.record
+
+
+core.on_install(_rebind)
 
 
 def install_eager(wrap: Callable, record: Callable) -> None:
-    """Called by runtime.tensor / runtime.autograd: the functions `bind` uses to wrap kernel
-    outputs in Tensors and to record tape nodes (bound directly, for speed)."""
-    global _wrap, _record
-    if wrap is not None:
-        _hooks["wrap"] = _wrap = wrap
-    if record is not None:
-        _hooks["record"] = _record = record
+    """The same as `runtime.core.install(wrap=..., record=...)`."""
+    core.install(wrap=wrap, record=record)
 
 
 _SCALARS = frozenset((int, float, bool, str, complex))
@@ -184,7 +186,7 @@ _TENSOR_CLASSES: set = set()  # Tensor and its subclasses (Parameter), filled on
 
 
 def _array_of(x):
-    return x._data if isinstance(x, _hooks["Tensor"]) else x
+    return x._data if isinstance(x, core.TensorBase) else x
 
 
 def register_tensor_class(cls) -> None:

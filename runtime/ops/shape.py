@@ -1,5 +1,5 @@
 """Shape ops: reshape, transpose, concat / stack / split, squeeze / unsqueeze / flatten,
-expand / broadcast_to / tile, flip, roll, shape, numel.
+expand / broadcast_to, flip, roll, shape, numel (tile: `tiling.py`).
 
 Gradient rules never bake in a shape: in static mode a dim may be -1 until run time, so the
 grads of reshape-like ops use `reshape_as(g, x)` (x's shape read at run time) and the grads of
@@ -13,7 +13,7 @@ from ..dtypes import int64
 from . import infer as I
 from .creation import infer_shape, resolve_shape, shape_args
 from .gather import scatter_add
-from .math import sum_to_like
+from .elementwise import sum_to_like
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
@@ -258,7 +258,7 @@ def flatten(x, start_axis: int = 0, stop_axis: int = -1, name=None):
     return bind(FLATTEN, (x,), {"start_axis": start_axis, "stop_axis": stop_axis})
 
 
-# ---- expand / broadcast_to / tile ------------------------------------------------------------
+# ---- expand / broadcast_to --------------------------------------------------------------------
 
 def _expand_target(op: str, xshape: tuple, target: tuple) -> tuple:
     """Paddle's expand rule: -1 keeps x's dim; other dims must equal x's or x's must be 1."""
@@ -312,61 +312,6 @@ def expand(x, shape, name=None):
 
 
 broadcast_to = expand
-
-
-def _tile_infer(x, repeat_times):
-    I.check_tensor("tile", "x", x)
-    if any(not isinstance(r, int) or r < 0 for r in repeat_times):
-        raise OpError(f"tile: repeat_times {list(repeat_times)} must be non-negative ints")
-    n = max(len(x.shape), len(repeat_times))
-    xs = (1,) * (n - len(x.shape)) + tuple(x.shape)
-    reps = (1,) * (n - len(repeat_times)) + tuple(repeat_times)
-    return Meta(tuple(-1 if d == -1 else d * r for d, r in zip(xs, reps)), x.dtype)
-
-
-def _tile_grad_kernel(xp, g, x, repeat_times):
-    n = max(x.ndim, len(repeat_times))
-    xs = (1,) * (n - x.ndim) + x.shape
-    reps = (1,) * (n - len(repeat_times)) + tuple(repeat_times)
-    interleaved = [v for pair in zip(reps, xs) for v in pair]
-    return g.reshape(interleaved).sum(axis=tuple(range(0, 2 * n, 2))).reshape(x.shape)
-
-
-TILE = register(
-    "tile", kernel=lambda xp, x, repeat_times: xp.tile(x, repeat_times), infer=_tile_infer,
-    grad=lambda ins, outs, gs, a: [_tile_grad(gs[0], ins[0], a["repeat_times"])], amp="keep")
-TILE_GRAD = register(
-    "tile_grad", kernel=_tile_grad_kernel, infer=lambda g, x, repeat_times: Meta(x.shape, g.dtype),
-    grad=lambda ins, outs, gs, a: [tile(gs[0], a["repeat_times"]), None], amp="keep",
-    doc="Sum the tiles of g back onto x's shape (the grad of tile).")
-
-
-def tile(x, repeat_times, name=None):
-    """Repeat x `repeat_times[i]` times along each axis (NumPy's tile).
-
-    >>> import runtime as rt
-    >>> rt.tile(rt.ones([2, 3]), [2, 1]).shape
-    [4, 3]
-    """
-    if _has_runtime_value(repeat_times):
-        from .tile_dyn import tile_dynamic
-        return tile_dynamic(x, repeat_times)
-    reps = (repeat_times,) if isinstance(repeat_times, int) else tuple(
-        int(r) for r in repeat_times)
-    return bind(TILE, (x,), {"repeat_times": reps})
-
-
-def _has_runtime_value(repeat_times) -> bool:
-    """True while building a program when a repeat count is a tensor (known at run time)."""
-    from .registry import STATE
-    if STATE.builder is None or isinstance(repeat_times, int):
-        return False
-    parts = [repeat_times] if hasattr(repeat_times, "dtype") else list(repeat_times)
-    return any(hasattr(r, "dtype") for r in parts)
-
-
-def _tile_grad(g, x, repeat_times):
-    return bind(TILE_GRAD, (g, x), {"repeat_times": tuple(repeat_times)})
 
 
 # ---- flip / roll -----------------------------------------------------------------------------
@@ -564,8 +509,8 @@ METHODS = {
     "reshape": reshape, "transpose": transpose, "T": property(_T), "moveaxis": moveaxis,
     "squeeze": squeeze,
     "unsqueeze": unsqueeze, "flatten": flatten, "expand": expand, "broadcast_to": broadcast_to,
-    "tile": tile, "flip": flip, "roll": roll, "numel": numel,
+    "flip": flip, "roll": roll, "numel": numel,
 }
 
 __all__ = ["broadcast_to", "expand", "flatten", "flip", "moveaxis", "numel", "pad", "reshape",
-           "roll", "shape", "squeeze", "tile", "transpose", "unsqueeze"]
+           "roll", "shape", "squeeze", "transpose", "unsqueeze"]

@@ -2,11 +2,11 @@
 
 `ir` (Program, Block, Op), `variable` (Variable), `builder` (static-mode bind, program_guard),
 `origin` (user source locations), `printer` (text form), `verify`, `control_flow` (cond,
-while_loop, switch_case), `arrays` (tensor arrays), `debug_ops` (Print, Assert), `codegen`
+while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 (compiles programs for the executor), `backward` (append_backward, gradients), `passes`,
-`serialize` (JSON + .npz).
+`serialize` (JSON + .npz). Tensor arrays are ops (`runtime/ops/arrays.py`).
 """
-from . import arrays, control_flow, debug_ops  # noqa: F401  (registers their ops)
+from . import control_flow, debug_ops  # noqa: F401  (registers their ops)
 from .builder import (  # noqa: F401
     Builder,
     default_main_program,

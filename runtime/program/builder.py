@@ -13,7 +13,7 @@ import contextlib
 
 import numpy as np
 
-from .. import backend
+from .. import backend, core
 from ..ops import registry
 from ..ops.registry import STATE, Meta, OpDef
 from . import origin as _origin
@@ -63,6 +63,13 @@ class Builder:
                 o.stop_gradient = True
         return outs if multi else outs[0]
 
+    def gradients(self, targets, inputs, target_gradients=None) -> list:
+        """Append the backward ops of `rt.grad` called while this program is built
+        (autograd sits below the program layer and reaches it through the active builder,
+        as `bind` does)."""
+        from .backward import gradients
+        return gradients(targets, inputs, target_gradients=target_gradients)
+
     def append(self, type: str, inputs: list, outputs: list, attrs: dict,
                blocks: tuple = ()) -> Op:
         """Append an op to the current block, stamped with the user's source location."""
@@ -83,14 +90,14 @@ class Builder:
             return x
         if isinstance(x, (list, tuple)):
             return [self.ref(t) for t in x]
-        if isinstance(x, registry._hooks["Tensor"]):
+        if isinstance(x, core.TensorBase):
             return self.capture(x)
         if isinstance(x, Variable):
             self._check_visible(x)
             return x.name
         if isinstance(x, (np.ndarray, np.generic)):
             # a constant lives on the current device, like an eager to_tensor
-            return self.capture(registry._hooks["wrap"](backend.XP.asarray(x)))
+            return self.capture(core.wrap(backend.XP.asarray(x)))
         return Literal(x)
 
     def _check_visible(self, v: Variable) -> None:
@@ -127,9 +134,8 @@ class Builder:
         """`x` as a Variable of this program (capturing a Tensor or literal as a constant)."""
         if isinstance(x, Variable):
             return x
-        if not isinstance(x, registry._hooks["Tensor"]):
-            from ..tensor import constant
-            x = constant(x)
+        if not isinstance(x, core.TensorBase):
+            x = core.constant(x)
         return self.block.var(self.capture(x))
 
     # ---- persistable writes ---------------------------------------------------------------

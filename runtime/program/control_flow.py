@@ -9,6 +9,7 @@ the relaxed shapes, at most once per changed dim).
 """
 from __future__ import annotations
 
+from .. import core
 from ..dtypes import bool_
 from ..ops import registry
 from ..ops.registry import OpError, OpTypeError
@@ -69,13 +70,13 @@ def describe(x) -> str:
         return "{" + ", ".join(f"{k!r}: {describe(v)}" for k, v in x.items()) + "}"
     if isinstance(x, Variable):
         return "Variable " + x.type_str()
-    if isinstance(x, registry._hooks["Tensor"]):
+    if isinstance(x, core.TensorBase):
         return f"Tensor {x.dtype.short}{list(x._data.shape)}".replace(" ", "")
     return repr(x)
 
 
 def _is_tensor(x) -> bool:
-    return isinstance(x, (Variable, registry._hooks["Tensor"]))
+    return core.is_tensor(x)
 
 
 def _meta(x):

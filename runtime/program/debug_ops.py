@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, core
 from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
@@ -29,7 +29,7 @@ def _assert_kernel(xp, cond, data, message="", summarize=20):
 
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=()):
-    wrap = registry._hooks["wrap"]
+    wrap = core.wrap
     it = iter(zip(values, stop_gradient))
     shown = []
     for p in parts:
@@ -84,9 +84,9 @@ def py_print(*objects, sep: str = " ", end: str = "\n") -> None:
         print(*objects, sep=sep, end=end)
         return
     from .variable import Variable
-    parts = [None if isinstance(o, (Variable, registry._hooks["Tensor"])) else str(o)
+    parts = [None if core.is_tensor(o) else str(o)
              for o in objects]
-    tensors = [o for o in objects if isinstance(o, (Variable, registry._hooks["Tensor"]))]
+    tensors = [o for o in objects if core.is_tensor(o)]
     bind(PY_PRINT, (tensors,), {"parts": parts, "sep": sep, "end": end,
                                 "stop_gradient": [bool(t.stop_gradient) for t in tensors]})
 

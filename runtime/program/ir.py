@@ -152,6 +152,17 @@ class Program:
         self._captured: dict = {}  # id(tensor) -> name
         self._latest: dict = {}  # (block idx, persistable name) -> name of its newest value
 
+    # ---- names --------------------------------------------------------------------------
+    @property
+    def names(self) -> set:
+        """Every variable name used in any block (what `fresh_name` avoids); do not change."""
+        return self._names
+
+    @property
+    def captured(self) -> dict:
+        """id(eager Tensor) -> the name of the persistable variable standing for it."""
+        return self._captured
+
     # ---- structure ------------------------------------------------------------------------
     def global_block(self) -> Block:
         return self.blocks[0]

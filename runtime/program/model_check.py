@@ -132,7 +132,7 @@ def _verify(program: Program) -> None:
 def compile_check(program: Program, fetches: list) -> None:
     """Compile the program now (the executor caches it), so a program the code generator
     cannot handle is refused at load."""
-    from ..executor import Executor
+    from .executor import Executor
     try:
         Executor().compiled(program, tuple(fetches))
     except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError, KeyError,

@@ -9,6 +9,7 @@ an index) raises an error that says what to do instead.
 """
 from __future__ import annotations
 
+from .. import core
 from ..dtypes import DType
 
 _CONTROL_FLOW_HINT = (
@@ -36,7 +37,7 @@ def _kept(v, what: str) -> None:
         fn(v, what)
 
 
-class Variable:
+class Variable(core.VariableBase):
     """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
 
     >>> import runtime as rt
@@ -92,6 +93,22 @@ class Variable:
     def stop_gradient(self, value: bool) -> None:
         self._stop_gradient = bool(value)
         self._user_stop = bool(value)
+
+    @property
+    def user_stop(self) -> bool:
+        """True once user code set `stop_gradient = True` (or detached it): backward treats
+        the value as a constant, as Paddle does."""
+        return self._user_stop
+
+    @user_stop.setter
+    def user_stop(self, value: bool) -> None:
+        self._user_stop = bool(value)
+
+    @property
+    def static_shape(self) -> tuple | None:
+        """The shape as inference knows it (-1: unknown dim), or None for a tensor array
+        with no element yet."""
+        return self._static_shape
 
     @property
     def program(self):
@@ -183,7 +200,7 @@ class Variable:
 
         def __getitem__(self, index):
             if self.kind == "array":
-                from .arrays import array_getitem
+                from ..ops.arrays import array_getitem
                 return array_getitem(self, index)
             return tensor_getitem(self, index)
 
@@ -192,7 +209,7 @@ class Variable:
 
         def __setitem__(self, index, value):
             if self.kind == "array":  # `lst[i] = x` on a list that became a tensor array
-                from .arrays import array_setitem
+                from ..ops.arrays import array_setitem
                 array_setitem(self, index, value)
                 return
             tensor_setitem(self, index, value)
@@ -205,7 +222,7 @@ class Variable:
         if self.kind != "array":
             raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
-        from .arrays import array_length, array_write
+        from ..ops.arrays import array_length, array_write
         array_write(x, array_length(self), self)
 
     # ---- graph helpers --------------------------------------------------------------------

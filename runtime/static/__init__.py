@@ -10,9 +10,9 @@
 >>> out.shape
 (2, 3)
 """
-from ..executor import Executor, FeedError, FetchError  # noqa: F401
+from ..program.executor import Executor, FeedError, FetchError  # noqa: F401
 from ..program import passes  # noqa: F401
-from ..program.arrays import (  # noqa: F401
+from ..ops.arrays import (  # noqa: F401
     array_concat,
     array_length,
     array_read,

@@ -11,6 +11,7 @@ from opinfo import ErrorSample, OpInfo, Sample, randn
 import runtime as rt
 from runtime.ops import combine as C
 from runtime.ops import shape as S
+from runtime.ops import tiling as T
 
 
 def _reshape_ref(x, shape):
@@ -175,7 +176,7 @@ OPINFOS = [
         (((2, 3), [2, 1]), {}), (((2, 3), [2]), {}), (((3,), [2, 2]), {}), (((2,), [0]), {})),
         error_samples=[_err((np.ones((2, 3)), [-1]), {},
                             r"tile: repeat_times \[-1\] must be non-negative ints")]),
-    OpInfo("tile_grad", lambda g, x, reps: S._tile_grad(g, x, reps), _tile_grad_ref,
+    OpInfo("tile_grad", lambda g, x, reps: T._tile_grad(g, x, reps), _tile_grad_ref,
            _samples((((4, 3), (2, 3), [2, 1]), {}), (((2, 2, 3), (3,), [2, 2, 1]), {})),
            grad=(0,)),
     OpInfo("flip", rt.flip, lambda x, axis: np.flip(x, axis), _samples(

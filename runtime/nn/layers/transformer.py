@@ -12,7 +12,7 @@ import collections
 
 from ...ops import combine, creation, reduce
 from ...ops import shape as shp
-from ...ops.math import matmul
+from ...ops.linalg import matmul
 from .. import functional as F
 from ..container import LayerList
 from ..layer import Layer

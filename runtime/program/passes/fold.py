@@ -1,7 +1,7 @@
 """Constant folding."""
 from __future__ import annotations
 
-from ... import backend
+from ... import backend, core
 from ...ops import registry
 from ..ir import Literal, Program
 from .common import is_pure, rename_uses, start
@@ -36,7 +36,7 @@ def fold_constants(program: Program) -> Program:
     g = new.global_block()
     mapping: dict = {}
     kept = []
-    wrap = registry._hooks["wrap"]
+    wrap = core.wrap
     for op in g.ops:
         if is_pure(new, op) and op.outputs:
             try:

@@ -1,4 +1,5 @@
-"""`rt.io`: datasets and the `DataLoader` that batches them into Tensors.
+"""Datasets and the `DataLoader` that batches them into Tensors; public as `rt.io` (Paddle's
+`paddle.io`, see `runtime/io.py`).
 
 >>> import runtime as rt
 >>> ds = rt.io.TensorDataset([rt.ones([6, 3]), rt.zeros([6])])
@@ -26,3 +27,8 @@ from .dataset import (  # noqa: F401
     random_split,
 )
 from .distributed_sampler import DistributedBatchSampler  # noqa: F401
+
+__all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "ConcatDataset", "DataLoader",
+           "Dataset", "DistributedBatchSampler", "IterableDataset", "RandomSampler", "Sampler",
+           "SequenceSampler", "Subset", "TensorDataset", "default_collate_fn",
+           "default_convert_fn", "random_split"]

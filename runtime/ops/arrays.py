@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 
+from .. import core
 from ..dtypes import convert_dtype, int64
-from ..ops import registry
-from ..ops.registry import STATE, Meta, OpError
-from .variable import Variable
+from . import registry
+from .registry import STATE, Meta, OpError
+
+Variable = core.VariableBase  # (the static Variable is runtime/program's, a layer above)
 
 
 def _index(i) -> int:
@@ -300,11 +302,11 @@ def array_setitem(array: Variable, index, value) -> None:
                         "single elements (arr[i] = x)")
     b = _builder()
     if isinstance(index, int) and index < 0:  # from the end, as in a Python list
-        from ..ops.math import add
+        from .math import add
         index = add(array_length(array), index)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
     if value.dtype != array.dtype:
-        from ..ops.math import cast
+        from .math import cast
         value = cast(value, array.dtype)
     array_write(value, index, array)
 
@@ -319,8 +321,7 @@ def array_read(array, i):
 def array_length(array):
     """The number of elements, as an int64 tensor."""
     if _builder() is None:
-        from ..tensor import to_tensor
-        return to_tensor(len(array), dtype="int64")
+        return core.to_tensor(len(array), dtype="int64")
     return registry.bind(LENGTH, (array,), {})
 
 
@@ -339,5 +340,5 @@ def array_concat(array, axis: int = 0):
 
 
 def _eager_join(array, how, axis):
-    from ..ops import combine
+    from . import combine
     return getattr(combine, how)(list(array), axis=axis)

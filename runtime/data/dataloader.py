@@ -61,6 +61,18 @@ class RandomSampler(Sampler):
         return iter(rng.permutation(n).tolist())
 
 
+def batches(indices, batch_size: int, drop_last: bool):
+    """Lists of `batch_size` consecutive indices (the last one shorter unless `drop_last`)."""
+    batch = []
+    for i in indices:
+        batch.append(i)
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+    if batch and not drop_last:
+        yield batch
+
+
 class BatchSampler(Sampler):
     """Groups indices from `sampler` (or a sequence / random sampler over `dataset`) into
     lists of `batch_size`; `drop_last` drops a final short batch."""
@@ -77,14 +89,7 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
-        batch = []
-        for i in self.sampler:
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
+        return batches(self.sampler, self.batch_size, self.drop_last)
 
     def __len__(self):
         n = len(self.sampler)

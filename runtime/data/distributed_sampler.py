@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dataloader import BatchSampler
+from .dataloader import BatchSampler, batches
 
 
 class DistributedBatchSampler(BatchSampler):
@@ -58,15 +58,7 @@ class DistributedBatchSampler(BatchSampler):
             self.epoch += 1
         if self.total_size > n:  # pad by wrapping around (repeating as often as needed)
             order = np.resize(order, self.total_size)
-        mine = self._share(order.tolist())
-        batch = []
-        for i in mine:
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
+        yield from batches(self._share(order.tolist()), self.batch_size, self.drop_last)
 
     def _share(self, order: list) -> list:
         """This rank's indices: its `batch_size` slice of every global batch, then its equal

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backend
-from .dtypes import ALL, of_array
-from .ops import registry
-from .program import origin as _origin
-from .program.builder import default_main_program
-from .program.codegen import Compiled, compile_program
-from .program.ir import Program
-from .program.printer import op_lines
-from .program.variable import Variable
+from .. import backend
+from ..dtypes import ALL, of_array
+from ..ops import registry
+from . import origin as _origin
+from .builder import default_main_program
+from .codegen import Compiled, compile_program
+from .ir import Program
+from .printer import op_lines
+from .variable import Variable
 
 
 class FeedError(ValueError):
@@ -219,3 +219,7 @@ def _value_of(x, compiled: Compiled, local_vars: dict):
     if isinstance(x, list):
         return [_value_of(t, compiled, local_vars) for t in x]
     return x
+
+
+# Public name for other packages (d2s maps failures of the programs it compiles itself).
+rewrite_error = _rewrite

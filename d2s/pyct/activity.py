@@ -1,0 +1,387 @@
+"""Activity: which names a piece of code reads and writes (AutoGraph's activity analysis),
+the local names, parameters and global/nonlocal declarations of a function, and the
+per-statement memo (`Facts`) the whole-function analyses share.
+
+Attribute chains on a name are qualified names (`qnames.QName`): a write to `self.count` or
+`d[k]` writes `self.count` or `d`.
+
+>>> import gast
+>>> fn = gast.parse("def f(x):\\n  y = x\\n  self.n = y").body[0]
+>>> sorted(written(fn.body)), sorted(read(fn.body)), sorted(local_names(fn))
+(['self.n', 'y'], ['self', 'x', 'y'], ['x', 'y'])
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import gast
+
+from .qnames import qualified_name
+from .walk import (
+    BLOCK_FIELDS, COMPOUND, NAME_FIELDS, NODE_FIELDS, SCOPE_SET, STATEMENTS, push_children, walk)
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def target_names(target, out: set, mutations: bool = True) -> None:
+    if isinstance(target, gast.Name):
+        out.add(target.id)
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        for elt in target.elts:
+            target_names(elt, out, mutations)
+    elif isinstance(target, gast.Starred):
+        target_names(target.value, out, mutations)
+    elif not mutations:
+        return
+    elif isinstance(target, gast.Attribute):
+        qn = qualified_name(target)
+        if qn is not None:
+            out.add(qn)
+    elif isinstance(target, gast.Subscript):
+        qn = qualified_name(target.value)
+        if qn is not None:
+            out.add(qn)
+
+
+def written(nodes) -> set[str]:
+    """Names (and qualified names) bound by `nodes` in the current scope."""
+    out: set[str] = set()
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        if isinstance(node, (gast.Name, gast.Tuple, gast.List, gast.Starred)):
+            target_names(node, out)  # a target expression (e.g. of a for loop)
+        else:
+            written_into(node, out)
+    return out
+
+
+def written_into(node, out: set, facts: Facts | None = None) -> None:
+    # Iterative, dispatching on the exact class: this runs over every statement of every
+    # function several times per conversion. With `facts`, the writes of statements inside
+    # `node` come from (and go to) its memo.
+    root = node
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    name_cls = gast.Name
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls is name_cls:  # binds nothing by itself (a target rule saw it); a parameter may
+            if node.annotation is not None:  # have an annotation
+                push(node.annotation)
+            continue
+        if cls in _DEFS:
+            out.add(node.name)
+            continue
+        if cls is gast.Lambda:
+            continue
+        if cls in _COMPREHENSION_SET:  # only walrus targets escape a comprehension
+            for sub in walk(node):
+                if sub.__class__ is gast.NamedExpr:
+                    target_names(sub.target, out)
+            continue
+        if facts is not None and cls in STATEMENTS and node is not root:
+            out |= facts.written(node)
+            continue
+        rule = _WRITES.get(cls)
+        if rule is not None:
+            rule(node, out)
+        push_children(node, NAME_FIELDS[cls], push)
+
+
+def _targets(node, out: set) -> None:
+    for t in node.targets:
+        target_names(t, out)
+
+
+def _target(node, out: set) -> None:
+    target_names(node.target, out)
+
+
+def _optional(attr: str):
+    def rule(node, out: set) -> None:
+        value = getattr(node, attr)
+        if value is not None:
+            target_names(value, out)
+    return rule
+
+
+def _imports(node, out: set) -> None:
+    for alias in node.names:
+        out.add((alias.asname or alias.name).split(".")[0])
+
+
+def _match_name(node, out: set) -> None:
+    if node.name:
+        out.add(node.name)
+
+
+def _match_rest(node, out: set) -> None:
+    if node.rest:
+        out.add(node.rest)
+
+
+_DEFS = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef})
+_COMPREHENSION_SET = frozenset(_COMPREHENSIONS)
+_WRITE_SCOPES = _DEFS | _COMPREHENSION_SET | {gast.Lambda}  # `written_into` stops/narrows
+_WRITES = {
+    gast.Assign: _targets, gast.Delete: _targets,
+    gast.AugAssign: _target, gast.AnnAssign: _target, gast.For: _target,
+    gast.AsyncFor: _target, gast.NamedExpr: _target,
+    gast.withitem: _optional("optional_vars"), gast.ExceptHandler: _optional("name"),
+    gast.Import: _imports, gast.ImportFrom: _imports,
+    gast.MatchAs: _match_name, gast.MatchStar: _match_name, gast.MatchMapping: _match_rest,
+}
+
+
+def read(nodes) -> set[str]:
+    """Names loaded anywhere in `nodes`, nested functions included (closures read them)."""
+    out: set[str] = set()
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        read_into(node, out)
+    return out
+
+
+def read_into(node, loads: set, facts: Facts | None = None) -> None:
+    """Add to `loads` the names `read(node)` gives; one iterative walk, dispatching on the
+    exact class. With `facts`, the reads of statements inside `node` come from its memo."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    name_cls, load, aug = gast.Name, gast.Load, gast.AugAssign
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:  # its other fields: the context, an annotation (parameters)
+            if n.ctx.__class__ is load:
+                loads.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if facts is not None and cls in STATEMENTS and n is not node:
+            loads |= facts.read(n)
+            continue
+        if cls is aug:
+            target_names(n.target, loads)
+        push_children(n, NAME_FIELDS[cls], push)
+
+
+def statement_names(s, loads: set, stores: set) -> set | None:
+    """As `read_into(s, loads)`, also adding to `stores` every name stored anywhere in `s`, and
+    returning `written(s)` from the same walk; None when `s` holds a lambda, a comprehension
+    or a def, where `written` binds otherwise."""
+    writes: set | None = set()
+    stack = [s]
+    pop, push = stack.pop, stack.append
+    name_cls, load, store, aug = gast.Name, gast.Load, gast.Store, gast.AugAssign
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:
+            ctx = n.ctx.__class__
+            if ctx is load:
+                loads.add(n.id)
+            elif ctx is store:
+                stores.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if writes is not None:
+            if cls in _WRITE_SCOPES:
+                writes = None
+            else:
+                rule = _WRITES.get(cls)
+                if rule is not None:
+                    rule(n, writes)
+        if cls is aug:
+            target_names(n.target, loads)
+        push_children(n, NAME_FIELDS[cls], push)
+    return writes
+
+
+def local_names(fn) -> set[str]:
+    """Names local to function `fn`: parameters and names it binds (not names of objects it
+    only mutates, `d[k] = v`), minus its global/nonlocal declarations."""
+    out = set(params(fn))
+    stack = list(fn.body)
+    pop, push = stack.pop, stack.append
+    name_cls, store = gast.Name, gast.Store
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:
+            if n.ctx.__class__ is store:
+                out.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if cls in _LOCAL_RULES:
+            _LOCAL_RULES[cls](n, out)
+        push_children(n, NAME_FIELDS[cls], push)
+    return out - set(scope_declarations(fn.body))
+
+
+def _def_name(node, out: set) -> None:
+    out.add(node.name)
+
+
+_LOCAL_RULES = {  # what binds a local name besides a stored Name (see `local_names`)
+    gast.FunctionDef: _def_name, gast.ClassDef: _def_name,
+    gast.Import: _imports, gast.ImportFrom: _imports,
+    gast.MatchAs: _match_name, gast.MatchStar: _match_name,
+}
+
+
+def closure_cells(fn) -> frozenset:
+    """Local names of `fn` (or of functions nested in it) that a nested function or lambda
+    reads: a closure sees their updates."""
+    out: set[str] = set()
+    for f in walk(fn):
+        if not isinstance(f, gast.FunctionDef):
+            continue
+        nested = [n for n in walk(f) if n is not f and isinstance(n, (gast.FunctionDef,
+                                                                      gast.Lambda))]
+        if nested:
+            out |= read(nested) & local_names(f)
+    return frozenset(out)
+
+
+class Survey(NamedTuple):
+    """What one walk over a tree finds (see `survey`)."""
+
+    names: set  # every Name id and FunctionDef/ClassDef name (what `Namer.for_tree` collects)
+    types: set  # the classes of all its nodes, as `{type(n) for n in walk(tree)}`
+    scopes: int  # how many FunctionDef and Lambda nodes it has, the tree itself included
+
+
+def survey(tree) -> Survey:
+    """The names, node types and scope count of `tree` in one walk: converting asks these of
+    the whole function up front, and a walk per question cost more than the answers."""
+    names: set = set()
+    types: set = set()
+    scopes = 0
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    name_cls = gast.Name
+    while stack:
+        n = pop()
+        cls = n.__class__
+        types.add(cls)
+        if cls is name_cls:  # the most common node: its context is a leaf, seen here
+            names.add(n.id)
+            types.add(n.ctx.__class__)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if cls in _SURVEY_SCOPES:
+            scopes += 1
+            if cls is not gast.Lambda:
+                names.add(n.name)
+        elif cls is gast.ClassDef:
+            names.add(n.name)
+        push_children(n, NODE_FIELDS[cls], push)
+    return Survey(names, types, scopes)
+
+
+_SURVEY_SCOPES = frozenset({gast.FunctionDef, gast.Lambda})
+
+
+def params(fn) -> list[str]:
+    """Parameter names of a FunctionDef or Lambda, in order (incl. *args and **kwargs)."""
+    a = fn.args
+    names = [p.id for p in a.posonlyargs + a.args]
+    if a.vararg is not None:
+        names.append(a.vararg.id)
+    names += [p.id for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        names.append(a.kwarg.id)
+    return names
+
+
+def scope_declarations(body: list) -> dict[str, str]:
+    """`global`/`nonlocal` names declared directly in a function body (not nested scopes)."""
+    out: dict[str, str] = {}
+    stack = list(body)
+    while stack:  # declarations are statements: only statement lists need a look
+        node = stack.pop()
+        cls = node.__class__
+        if cls is gast.Global:
+            out.update(dict.fromkeys(node.names, "global"))
+        elif cls is gast.Nonlocal:
+            out.update(dict.fromkeys(node.names, "nonlocal"))
+        elif cls not in SCOPE_SET:
+            for field in BLOCK_FIELDS:
+                block = getattr(node, field, None)
+                if block:
+                    stack.extend(block)
+    return out
+
+
+class Facts:
+    """What the statements of one unchanging tree write and read, each computed once.
+
+    Liveness visits a loop body once per fixpoint round, and an inner loop's body once per
+    round of each enclosing loop; definedness asks what each compound statement writes and
+    then the same of every statement inside it; a function's liveness reads all of each def
+    nested in it, whose statements its own analysis reads again. Here each answer is
+    computed once per node and kept: a simple statement's reads, stores and writes come
+    from one walk, and a compound statement's or def's writes and reads are the union of
+    its header's and its statements'. Keys are the nodes themselves: nodes hash by identity
+    and the dicts keep them alive, so no key stands for a recycled id. The answers hold only
+    while the tree does not change, so `analyze` and `live_in` make a fresh `Facts` per
+    call and drop it when they return. The sets handed out are shared: callers must not
+    change them.
+    """
+
+    __slots__ = ("_reads", "_uses", "_writes")
+
+    def __init__(self):
+        self._writes: dict = {}
+        self._reads: dict = {}
+        self._uses: dict = {}
+
+    def written(self, s) -> set:
+        """`written(s)` for a statement `s` (and, on the way, for every statement in it)."""
+        found = self._writes.get(s)
+        if found is None:
+            if s.__class__ not in COMPOUND:
+                self.uses(s)  # one walk for all of a simple statement's names
+                found = self._writes.get(s)
+            if found is None:
+                found = self._writes[s] = set()
+                written_into(s, found, self)
+        return found
+
+    def written_all(self, stmts: list) -> set:
+        """`written(stmts)` for a statement list."""
+        out: set = set()
+        for s in stmts:
+            out |= self.written(s)
+        return out
+
+    def read(self, node) -> frozenset:
+        """`read(node)`; for a compound statement or a def, the union of what its header
+        reads and what its statements read (each of them computed once)."""
+        found = self._reads.get(node)
+        if found is None:
+            if node.__class__ in STATEMENTS and node.__class__ not in COMPOUND:
+                found = self.uses(node)[0]  # a simple statement: its reads come with uses
+            else:
+                loads: set = set()
+                read_into(node, loads, self)
+                found = frozenset(loads)
+            self._reads[node] = found
+        return found
+
+    def uses(self, s) -> tuple:
+        """(`read(s)`, `rebound(s)`) for a simple statement, in one walk, which also gives
+        `written(s)` unless `s` holds a lambda, comprehension or def."""
+        found = self._uses.get(s)
+        if found is None:
+            loads: set = set()
+            stores: set = set()
+            writes = statement_names(s, loads, stores)
+            if writes is not None and s not in self._writes:
+                self._writes[s] = writes
+            if s.__class__ is gast.AugAssign:
+                stores = set()
+            found = self._uses[s] = (frozenset(loads), frozenset(stores))
+        return found

@@ -1,0 +1,90 @@
+"""The bottom of `runtime`: the tensor base classes and the eager hooks the op layer calls.
+
+The op layer (`runtime/ops`) computes on arrays and must hand back eager `Tensor`s and record
+tape nodes, yet `Tensor` (`runtime/tensor.py`) and the tape (`runtime/autograd.py`) are built
+on top of the ops. This module breaks that knot in the open: it imports nothing from
+`runtime`, everything else may import it, and
+
+- `TensorBase` / `VariableBase` are the bases of the eager `Tensor` and the static
+  `Variable`, so any layer can ask "is this a tensor?" with `isinstance` without importing the
+  layer that defines the class;
+- `wrap(array)` (make an eager Tensor), `record(op, inputs, attrs, outputs)` (a tape node),
+  `to_tensor(data)` and `constant(data)` (an eager Tensor copy even while a program is being
+  built) are filled in once, by `runtime.tensor` and `runtime.autograd`, when
+  they are imported (`install`). `runtime.ops.registry.bind` binds the first two directly for
+  speed.
+
+>>> import runtime as rt
+>>> from runtime import core
+>>> core.is_tensor(rt.ones([2])), core.is_tensor([1.0]), isinstance(rt.ones([1]), core.TensorBase)
+(True, False, True)
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+
+class TensorBase:
+    """The base of the eager `runtime.Tensor` (and so of `Parameter`)."""
+
+    __slots__ = ()
+
+
+class VariableBase:
+    """The base of the static `runtime.static.Variable` (a value of a program being built)."""
+
+    __slots__ = ()
+
+
+_BOTH = (TensorBase, VariableBase)
+
+
+def is_tensor(x) -> bool:
+    """An eager Tensor or a static Variable."""
+    return isinstance(x, _BOTH)
+
+
+def is_eager_tensor(x) -> bool:
+    return isinstance(x, TensorBase)
+
+
+def is_variable(x) -> bool:
+    return isinstance(x, VariableBase)
+
+
+# The array (NumPy / CuPy) an eager Tensor holds, for other packages' hot paths (d2s's cache
+# keys): a C-level getter, as cheap as reading the attribute.
+array_of: Callable = operator.attrgetter("_data")
+
+
+def _missing(name: str) -> Callable:
+    def fn(*args, **kwargs):
+        raise RuntimeError(f"runtime.core.{name} is used before runtime.tensor / "
+                           "runtime.autograd installed it (import runtime first)")
+    return fn
+
+
+wrap: Callable = _missing("wrap")  # array -> Tensor
+record: Callable = _missing("record")  # (op, inputs, attrs, outputs) -> None
+to_tensor: Callable = _missing("to_tensor")  # data -> Tensor (an assign op while building)
+constant: Callable = _missing("constant")  # data -> eager Tensor, also while building
+_listeners: list = []
+
+
+def install(*, wrap: Callable | None = None, record: Callable | None = None,
+            to_tensor: Callable | None = None, constant: Callable | None = None) -> None:
+    """Called by `runtime.tensor` and `runtime.autograd` at import: the functions the layers
+    below them call."""
+    g = globals()
+    for name, fn in (("wrap", wrap), ("record", record), ("to_tensor", to_tensor),
+                     ("constant", constant)):
+        if fn is not None:
+            g[name] = fn
+    for listener in _listeners:
+        listener()
+
+
+def on_install(listener: Callable) -> None:
+    """Call `listener()` after every `install` (the registry rebinds its fast locals)."""
+    _listeners.append(listener)

@@ -1,0 +1,183 @@
+"""d2s.pyct's analyses one at a time: activity (reads and writes), definedness, liveness, and
+composite names; `analysis.analyze` runs them once per function for every converter."""
+from __future__ import annotations
+
+import textwrap
+
+import gast
+
+from d2s.pyct import activity, analysis, anno, definedness, liveness
+from d2s.pyct.qnames import QName, is_composite, qualified_name, root_of
+
+
+def _fn(src: str):
+    return gast.parse(textwrap.dedent(src)).body[0]
+
+
+# ---- qnames ------------------------------------------------------------------------------
+
+def test_a_composite_name_is_a_string_that_knows_its_parts():
+    expr = gast.parse("self.enc.scale").body[0].value
+    q = qualified_name(expr)
+    assert isinstance(q, QName) and q == "self.enc.scale"
+    assert (q.root, q.attrs, q.parent) == ("self", ("enc", "scale"), "self.enc")
+    assert isinstance(q.parent, QName) and not isinstance(QName("self.a").parent, QName)
+    assert qualified_name(gast.parse("x").body[0].value) == "x"
+    assert qualified_name(gast.parse("f().x").body[0].value) is None
+    assert is_composite(q) and not is_composite("x")
+    assert root_of("x") == "x" and root_of("d.k") == "d"
+    assert {q} == {"self.enc.scale"}  # sits in the same sets as plain strings
+
+
+# ---- activity ----------------------------------------------------------------------------
+
+def test_activity_reads_and_writes_with_composite_names():
+    fn = _fn("""
+        def f(self, xs, d):
+            total = 0
+            for i, x in enumerate(xs):
+                total += x * self.scale
+            d['k'] = total
+            self.count = len(xs)
+            return [y for y in xs if y > total]
+        """)
+    w = activity.written(fn.body)
+    assert w == {"total", "i", "x", "d", "self.count"}
+    assert all(isinstance(n, QName) for n in w if "." in n)
+    assert activity.read(fn.body) >= {"xs", "total", "x", "self", "enumerate", "len", "y"}
+    assert "y" not in w  # a comprehension variable stays in the comprehension
+    assert activity.local_names(fn) >= {"self", "xs", "d", "total", "i", "x"}
+    assert "self.count" not in activity.local_names(fn)  # mutated, not bound
+    assert activity.params(fn) == ["self", "xs", "d"]
+
+
+def test_activity_declarations_and_closure_cells():
+    fn = _fn("""
+        def f(a):
+            global g
+            b = a
+            def inner():
+                nonlocal b
+                return b + c
+            c = 1
+            return inner
+        """)
+    assert activity.scope_declarations(fn.body) == {"g": "global"}
+    assert activity.scope_declarations(fn.body[2].body) == {"b": "nonlocal"}
+    assert activity.closure_cells(fn) == {"b", "c"}
+
+
+def test_facts_memo_agrees_with_the_plain_walks():
+    fn = _fn("""
+        def f(x):
+            if x > 0:
+                y = x
+            else:
+                y = -x
+            while y > 1:
+                y = y / 2
+            return y
+        """)
+    facts = activity.Facts()
+    for s in fn.body:
+        assert facts.written(s) == activity.written(s)
+        assert facts.read(s) == activity.read(s)
+
+
+# ---- definedness -------------------------------------------------------------------------
+
+def test_definedness_through_branches_loops_and_try():
+    fn = _fn("""
+        def f(a):
+            if a:
+                b = 1
+            while a:
+                c = b
+            try:
+                d = 1
+            except ValueError:
+                e = 2
+            return d
+        """)
+    definedness.annotate(fn.body, frozenset(activity.params(fn)), activity.Facts())
+    defined = [anno.getanno(s, anno.DEFINED_IN) for s in fn.body]
+    assert defined[0] == {"a"}
+    assert defined[1] == {"a", "b"}  # possibly bound by the if
+    assert anno.getanno(fn.body[1].body[0], anno.DEFINED_IN) == {"a", "b", "c"}  # later rounds
+    handler = fn.body[2].handlers[0].body[0]
+    assert anno.getanno(handler, anno.DEFINED_IN) >= {"d"}  # the try body may have run
+    assert defined[3] == {"a", "b", "c", "d", "e"}
+
+
+def test_surely_bound_needs_every_path():
+    fn = _fn("""
+        def f(a):
+            if a:
+                x = 1
+                y = 1
+            else:
+                x = 2
+            with open(a) as fh:
+                z = 1
+            d[0] = 1
+        """)
+    assert definedness.surely_bound(fn.body) == {"x", "fh", "z"}
+
+
+# ---- liveness ----------------------------------------------------------------------------
+
+def test_liveness_and_loop_carried_names():
+    fn = _fn("""
+        def f(n):
+            s = 0
+            i = 0
+            t = 5
+            while i < n:
+                s = s + i
+                i = i + 1
+            return s
+        """)
+    live = liveness.live_in(fn.body, frozenset())
+    assert live == {"n"}
+    assert anno.getanno(fn.body[0], anno.LIVE_OUT) == {"s", "n"}
+    assert anno.getanno(fn.body[2], anno.LIVE_OUT) == {"s", "i", "n"}  # t is dead
+    assert anno.getanno(fn.body[3], anno.LOOP_LIVE) == {"s", "i", "n"}
+    assert anno.getanno(fn.body[3].body[0], anno.LIVE_OUT) == {"s", "i", "n"}
+
+
+def test_liveness_of_a_for_loop_excludes_its_target():
+    fn = _fn("""
+        def f(xs):
+            acc = 0
+            for x in xs:
+                acc = acc + x
+            return acc
+        """)
+    assert liveness.live_in(fn.body, frozenset()) == {"xs"}
+    assert anno.getanno(fn.body[1], anno.LOOP_LIVE) == {"acc"}
+
+
+# ---- analyze: once per function, for every converter --------------------------------------
+
+def test_analyze_annotates_the_function_and_its_nested_defs():
+    fn = _fn("""
+        def f(a):
+            global g
+            def inner(b):
+                c = b
+                return c
+            return inner(a)
+        """)
+    analysis.analyze(fn)
+    inner = fn.body[1]
+    assert anno.getanno(fn, anno.SCOPE_DECL) == {"g": "global"}
+    assert anno.getanno(inner, anno.SCOPE_DECL) == {}
+    assert anno.getanno(inner.body[0], anno.DEFINED_IN) == {"b"}
+    assert anno.getanno(inner.body[0], anno.LIVE_OUT) == {"c"}
+    assert anno.getanno(fn.body[2], anno.LIVE_OUT) == frozenset()
+    # read by the state converters (ifelse, loops) instead of walking the function again
+    assert anno.getanno(fn, anno.LOCALS) == activity.local_names(fn) >= {"a", "inner"}
+    assert anno.getanno(inner, anno.LOCALS) == {"b", "c"}
+    # the facade keeps every analysis importable from one place
+    assert analysis.written is activity.written and analysis.live_in is liveness.live_in
+    assert analysis.surely_bound is definedness.surely_bound
