@@ -230,15 +230,6 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         b = current_builder()
         leaves, tree = pytree.flatten(out)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
-        if any(getattr(x, "is_array", False) for x in leaves):
-            from .operators.mutation import StateChangeError
-            code = getattr(sf.dygraph_function, "__code__", None)
-            at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
-            raise StateChangeError(
-                f"{sf.__qualname__}{at} returns a list whose length depends on a tensor (it "
-                "became a tensor array inside a tensor `if` or loop); one static program "
-                "returns a fixed structure. Return rt.stack(the_list) (or rt.concat) "
-                "instead.")
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
     return (program, feeds, leaves, tree,
             found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
@@ -355,6 +346,10 @@ class _Entry:
             self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
             outs = [leaves[i] for i in self.out_index]
             self.out_stop = [v.stop_gradient for v in outs]
+            # outputs that are tensor arrays come back as Python lists of Tensors (without a
+            # gradient path); the others are recorded for autograd
+            self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
+            self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out)
             self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
             self.params = [t for t in program.tensors.values() if not t.stop_gradient]
             self.concrete = ConcreteProgram(program, feeds, outs, self.params)
@@ -362,7 +357,7 @@ class _Entry:
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         # the function returns exactly one tensor: its result is the call's result
-        self.single = (tree is pytree.LEAF and self.out_index == [0]
+        self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers)
         self._training = None
         from runtime.ops.registry import STATE
@@ -375,7 +370,7 @@ class _Entry:
         feed = {name: t._data for name, t in zip(self.feed_names, inputs)}
         for name, slot, dtype in self.numbers:  # Python numbers kept as program state
             feed[name] = np.asarray(slot.get(), dtype)
-        train = self._state.grad_enabled and (self.params or any(
+        train = self._state.grad_enabled and self.has_diff and (self.params or any(
             not t.stop_gradient for t in inputs))
         if not train and self.single:  # the common inference call: one tensor out
             try:
@@ -395,12 +390,14 @@ class _Entry:
             raise _rewrite(e, compiled, program) from e
         wrap = self._wrap
         n = len(self.out_index)
-        outs = [wrap(a) for a in arrays[:n]]
-        if train and any(o.dtype.is_floating for o in outs):
+        outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
+                for a in arrays[:n]]
+        recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
+        if train and any(o.dtype.is_floating for o in recorded):
             from runtime.autograd import record
-            record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(outs),
+            record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
                    backward_fn=_Backward(training, arrays[n:]))
-            for o, stop in zip(outs, self.out_stop):
+            for o, stop in zip(recorded, (self.out_stop[k] for k in self.tensor_out)):
                 if stop:  # a value the program computes without a gradient path (detached)
                     o.stop_gradient = True
                     o._node = None
@@ -424,16 +421,18 @@ class _Entry:
         n = len(g0.ops)
         outs = [g0.var(v.name) for v in self.concrete.outputs]
         with rt.static.program_guard(copy):
-            # one seed per distinct floating output (a function may return a value twice)
+            # one seed per distinct floating output (a function may return a value twice;
+            # indices among the recorded outputs: tensor arrays are not recorded)
             diff: dict = {}
-            for i, v in enumerate(outs):
+            touts = [outs[k] for k in self.tensor_out]
+            for i, v in enumerate(touts):
                 if v.dtype.is_floating:
                     diff.setdefault(v.name, []).append(i)
-            seeds = [rt.static.data(f"{name}@GRAD", outs[ix[0]].shape, outs[ix[0]].dtype)
+            seeds = [rt.static.data(f"{name}@GRAD", touts[ix[0]].shape, touts[ix[0]].dtype)
                      for name, ix in diff.items()]
             wrt = [g0.var(name) for name in self.feed_names] + [
                 g0.var(copy._captured[id(p)]) for p in self.params]
-            grads = rt.static.gradients([outs[ix[0]] for ix in diff.values()], wrt,
+            grads = rt.static.gradients([touts[ix[0]] for ix in diff.values()], wrt,
                                          target_gradients=seeds)
         split = split_program(copy, n)
         slots = [i for i, g in enumerate(grads) if g is not None]

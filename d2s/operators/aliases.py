@@ -25,6 +25,16 @@ def _internal_frame(frame) -> bool:
     return name.split(".", 1)[0] in ("d2s", "runtime")
 
 
+_RENAMED = re.compile(r"_(\w+?)_\d+$")
+
+
+def _base(name: str) -> str:
+    """A state name without the renaming d2s gives a closure variable's parameter in a block
+    function (`_lst_3` carries `lst`)."""
+    m = _RENAMED.fullmatch(name)
+    return m.group(1) if m else name
+
+
 def _collect(values, ours: set, depth: int) -> None:
     """The ids of d2s's own containers (and the containers in them, `depth` levels)."""
     for v in values:
@@ -35,8 +45,12 @@ def _collect(values, ours: set, depth: int) -> None:
             continue
         if type(v) in (list, tuple, dict):
             _collect(v.values() if type(v) is dict else v, ours, depth - 1)
-        elif (type(v).__module__ or "").startswith("d2s.") and hasattr(v, "__dict__"):
-            _collect(vars(v).values(), ours, depth - 1)  # d2s's own bookkeeping objects
+        elif (type(v).__module__ or "").startswith("d2s."):  # d2s's own bookkeeping objects
+            try:
+                fields = object.__getattribute__(v, "__dict__")  # (no __getattr__ runs)
+            except AttributeError:
+                continue
+            _collect(fields.values(), ours, depth - 1)
 
 
 def _owner_frames(ours: set) -> list:
@@ -81,7 +95,8 @@ def other_references(obj, name: str, logs=()) -> list[str]:
         for k, v in o.f_locals.items():
             if v is obj:
                 named.add((k, k in o.f_code.co_cellvars or k in o.f_code.co_freevars))
-    found += sorted({f"the local name '{k}'" for k, _ in named if k != name})
+    found += sorted({f"the local name '{k}'" for k, _ in named
+                     if _base(k) != _base(name)})
     refs = gc.get_referrers(obj)
     for r in refs:
         if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours):
@@ -143,6 +158,6 @@ def _cell_alias(cell, allowed: set) -> int:
                 continue
             if (fn.__module__ or "").split(".", 1)[0] in ("d2s", "runtime"):
                 continue
-            if code.co_freevars[holder.index(cell)] not in allowed:
+            if _base(code.co_freevars[holder.index(cell)]) not in {_base(a) for a in allowed}:
                 return 1
     return 0

@@ -60,15 +60,15 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     full: list = []  # ... and with the objects it changed (the mutation log's extra outputs)
     log = mutation.begin((true_fn, false_fn), args, names, src)  # state found by object
 
-    arrays: dict = {}  # state index -> dtype: lists of different lengths, as tensor arrays
+    arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
+    given: list = []  # each branch's values as given to cond (filled, converted)
 
     def branch(fn):
         def run():
             with branch_frame() as frame:
                 out = _as_list(fn(*args), len(names))
-            for i, dtype in arrays.items():
-                if isinstance(out[i], list):
-                    out[i] = rt.static.create_array(dtype, initialized_list=list(out[i]))
+            for (i, path), dtype in arrays.items():
+                out[i] = _array_at(out[i], path, dtype)
             raised.append(frame.raised)
             raw.append(out)
             full.append(out)
@@ -82,7 +82,11 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             elif outs and not (raised[0] and settled):
                 out = _promote_numbers(outs[0][:k], out[:k]) + out[k:]
             outs.append(out)
-            return tuple(_fill(v, fills.get(i)) for i, v in enumerate(out))
+            out = [_fill(v, fills.get(i)) for i, v in enumerate(out)]
+            for (i, path), dtype in arrays.items():
+                out[i] = _array_at(out[i], path, dtype)
+            given.append(out)
+            return tuple(out)
         return run
 
     pred = to_bool(pred)
@@ -95,6 +99,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         del program.blocks[mark:]
         del here.ops[op_mark:]  # a cond op of the attempt before, if it was built
         outs.clear()
+        given.clear()
         raised.clear()
         raw.clear()
         full.clear()
@@ -116,7 +121,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 settled.append(True)
             elif not isinstance(e, (ValueError, TypeError)):
                 raise
-            elif not arrays and _array_lists(names, outs, args, src, log, arrays):
+            elif _array_lists(names, given, args, src, log, arrays):
                 pass  # lists whose length depends on the condition: traced again as arrays
             elif not mutation.grew(outs):
                 # A return value set in one branch only (`_retval` is None in the other):
@@ -140,31 +145,73 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     return _result(result)
 
 
-def _array_lists(names, outs, args, src, log, arrays: dict) -> bool:
-    """Find the state lists of tensors that the two branches leave with different lengths
-    (each becomes a tensor array: both branches return one); True if any. A list with another
-    reference than its name cannot become an array (StateChangeError)."""
-    if len(outs) != 2:
+def _array_lists(names, given, args, src, log, arrays: dict) -> bool:
+    """Find the lists of tensors (state, or inside a returned structure) that the two
+    branches leave with different lengths, or as a list in one branch and a tensor array in
+    the other: each becomes a tensor array in both; True if any new. A state list with
+    another reference than its name cannot become an array (StateChangeError)."""
+    if len(given) != 2:
         return False
     found = {}
-    for i, (name, a, b) in enumerate(zip(names, outs[0], outs[1])):
-        if not (isinstance(a, list) and isinstance(b, list)) or len(a) == len(b) or \
-                _is_return_value(name):  # (a returned list stays a Python list: refused)
-            continue
-        items = a + b
-        if not all(is_variable(x) or _is_tensor(x) for x in items):
-            continue
-        dtypes = {str(x.dtype) for x in items}
-        ranks = {len(x.shape) for x in items}
-        if len(dtypes) != 1 or len(ranks) != 1:
-            continue
-        if i < len(args) and isinstance(args[i], list):
-            _refuse_aliased(args[i], name, "has a length that depends on a tensor condition, "
-                            "so it becomes a tensor array", src, log)
-            log.carry_by_name(args[i])
-        found[i] = items[0].dtype
+    for i, (name, a, b) in enumerate(zip(names, given[0], given[1])):
+        for path, dtype in _array_paths(a, b, ()):
+            if (i, path) in arrays:
+                continue
+            if not path and i < len(args) and isinstance(args[i], list):
+                _refuse_aliased(args[i], name, "has a length that depends on a tensor "
+                                "condition, so it becomes a tensor array", src, log)
+                log.carry_by_name(args[i])
+            found[(i, path)] = dtype
     arrays.update(found)
     return bool(found)
+
+
+def _tensors_of_one_type(items) -> object:
+    """The dtype of a list of tensors of one dtype and rank, else None."""
+    if not all(is_variable(x) or _is_tensor(x) for x in items):
+        return None
+    if len({str(x.dtype) for x in items}) != 1 or len({len(x.shape) for x in items}) != 1:
+        return None
+    return items[0].dtype if items else None
+
+
+def _array_paths(a, b, path):
+    """Paths (keys into nested tuples / lists / dicts) where one branch value is a list and
+    the other a tensor array, or both lists of tensors of different lengths."""
+    a_arr = is_variable(a) and a.is_array
+    b_arr = is_variable(b) and b.is_array
+    if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
+        lst, arr = (a, b) if isinstance(a, list) else (b, a)
+        if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst):
+            yield path, arr.dtype
+        return
+    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        dtype = _tensors_of_one_type(a + b)
+        if dtype is not None:
+            yield path, dtype
+        return
+    if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        for k, (x, y) in enumerate(zip(a, b)):
+            yield from _array_paths(x, y, path + (k,))
+    elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            yield from _array_paths(a[k], b[k], path + (k,))
+
+
+def _array_at(v, path, dtype):
+    """`v` with the list at `path` as a tensor array (of `dtype`)."""
+    if not path:
+        if isinstance(v, list):
+            import runtime as rt
+            return rt.static.create_array(dtype, initialized_list=list(v))
+        return v
+    key, rest = path[0], path[1:]
+    if isinstance(v, dict) and key in v:
+        return {k: (_array_at(x, rest, dtype) if k == key else x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) and isinstance(key, int) and key < len(v):
+        items = [_array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
+        return type(v)(items) if type(v) in (list, tuple) else type(v)(*items)
+    return v
 
 
 def _stand_in(v):
@@ -187,10 +234,15 @@ def _explain_mismatch(names, outs, src) -> None:
         return
     for name, a, b in zip(names, outs[0], outs[1]):
         if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
-            what = (f"a {type(a).__name__} of length {len(a)} in the if branch and "
-                    f"{type(b).__name__ if not isinstance(b, (list, tuple, dict)) else 'one'}"
-                    f" of length {len(b) if isinstance(b, (list, tuple, dict)) else '-'} in "
-                    "the else branch")
+            other = (f"one of length {len(b)}" if isinstance(b, (list, tuple, dict)) else
+                     "a tensor" if is_variable(b) or _is_tensor(b) else type(b).__name__)
+            what = (f"a {type(a).__name__} of length {len(a)} in the if branch and {other} "
+                    "in the else branch")
+            if _is_return_value(name):
+                raise mutation.StateChangeError(
+                    f"the returned value has a different structure depending on an if whose "
+                    f"condition is a tensor ({where(src)}): {what}; one static program "
+                    "returns one structure. Return values of the same structure on every path.")
             raise mutation.StateChangeError(
                 f"'{name}' is {what} of an if whose condition is a tensor ({where(src)}); both "
                 "branches must leave it with the same length. Append the same number of items "
