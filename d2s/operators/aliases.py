@@ -35,25 +35,30 @@ def _base(name: str) -> str:
     return m.group(1) if m else name
 
 
-def _collect(values, ours: set, depth: int) -> None:
-    """The ids of d2s's own containers (and the containers in them, `depth` levels)."""
+def _collect(values, ours: set, depth: int, keep: list | None = None) -> None:
+    """The ids of d2s's own containers (and the containers in them, `depth` levels); the
+    containers themselves go to `keep` (to count the references they hold)."""
     for v in values:
         if id(v) in ours:
             continue
         ours.add(id(v))
+        if keep is not None and type(v) in (list, tuple, dict):
+            keep.append(v)
         if not depth:
             continue
         if type(v) in (list, tuple, dict):
-            _collect(v.values() if type(v) is dict else v, ours, depth - 1)
+            _collect(v.values() if type(v) is dict else v, ours, depth - 1, keep)
         elif (type(v).__module__ or "").startswith("d2s."):  # d2s's own bookkeeping objects
             try:
                 fields = object.__getattribute__(v, "__dict__")  # (no __getattr__ runs)
             except AttributeError:
                 continue
-            _collect(fields.values(), ours, depth - 1)
+            if keep is not None:
+                keep.append(fields)
+            _collect(fields.values(), ours, depth - 1, keep)
 
 
-def _owner_frames(ours: set) -> list:
+def _owner_frames(ours: set, keep: list) -> list:
     """The converted frames that own the state name: the block functions d2s generated
     (branches, loop bodies) up to the user's function itself. d2s's frames in between, and
     what they hold, go into `ours`."""
@@ -69,7 +74,7 @@ def _owner_frames(ours: set) -> list:
             ours.add(id(f))
             local = f.f_locals
             ours.add(id(local))
-            _collect(local.values(), ours, 3)
+            _collect(local.values(), ours, 3, keep)
         f = f.f_back
     return owners
 
@@ -79,15 +84,28 @@ def other_references(obj, name: str, logs=()) -> list[str]:
     converted frames that own it, and d2s's own (its frames' locals, the snapshots of the
     mutation `logs`)."""
     ours: set = set()
+    keep: list = []  # d2s's containers that may hold it
     for log in logs:
         for entry in log.seen.values():
             ours.add(id(entry))
             ours.add(id(entry[3]))
+            keep += [entry, entry[3]] if type(entry[3]) in (list, tuple, dict) else [entry]
         ours.update(id(s) for s in log.slots)
-        _collect(vars(log).values(), ours, 3)
-    owners = _owner_frames(ours)
+        keep.append(vars(log))
+        _collect(vars(log).values(), ours, 3, keep)
+    owners = _owner_frames(ours, keep)
     if not owners:
         return []
+    if _accounted(obj, keep, owners, name):
+        return []
+    ours.add(id(keep))
+    f = sys._getframe(0)
+    while f is not None:  # the f_locals dicts materialised on the way are d2s's too
+        if _internal_frame(f):
+            ours.add(id(f.f_locals))
+        if f is owners[-1]:
+            break
+        f = f.f_back
     found: list = []
     cells = 0
     named = set()  # names bound to it in the owning frames (cells included)
@@ -109,6 +127,8 @@ def other_references(obj, name: str, logs=()) -> list[str]:
             cells += _cell_alias(r, {k for k, _ in named} | {name})
         elif type(r) is dict and r is owners[-1].f_globals:
             found += [f"the global '{k}'" for k, v in r.items() if v is obj]
+        elif type(r) is dict and _frame_locals(r, obj, name, found):
+            pass  # a frame's materialised locals: judged as that frame
         elif type(r) in (list, tuple, dict):
             found.append(f"a {type(r).__name__} holding it")
         else:
@@ -116,6 +136,63 @@ def other_references(obj, name: str, logs=()) -> list[str]:
     if cells:
         found.append("a closure variable")
     return found
+
+
+def _accounted(obj, keep: list, owners: list, name: str) -> bool:
+    """Whether every reference to `obj` is one this module can name without scanning the
+    heap: d2s's frames from here up to the user's function (their locals, the cells of
+    their closure variables and their materialised `f_locals`), the state name in the owning
+    frames, and d2s's containers in `keep`. Then there is no other reference (the common
+    case, cheap); otherwise the caller scans the referrers."""
+    counted = 1  # sys.getrefcount's own argument
+    cells = set()
+    base = _base(name)
+    f = sys._getframe(0)
+    while f is not None:
+        code = f.f_code
+        owner = any(f is o for o in owners)
+        for k, v in f.f_locals.items():
+            if v is obj and owner and _base(k) != base:
+                return False  # another name for it: found by the caller's scan
+            if v is obj:
+                counted += 1  # the f_locals dict's entry
+                if k in code.co_cellvars:
+                    cells.add((id(f), k))  # the frame's own cell (a closure shares it)
+                elif k not in code.co_freevars:  # (a free variable: the defining frame's)
+                    counted += 1  # the frame's own slot
+        if f is owners[-1]:
+            break  # the user's function: what calls it is not d2s's
+        f = f.f_back
+    counted += len(cells)
+    seen = set()
+    for c in keep:
+        if c is obj:  # `keep` itself holds it
+            counted += 1
+        if id(c) in seen or c is obj:
+            continue
+        seen.add(id(c))
+        counted += sum(1 for x in (c.values() if type(c) is dict else c) if x is obj)
+    return sys.getrefcount(obj) <= counted
+
+
+def _frame_locals(d: dict, obj, name: str, found: list) -> bool:
+    """When `d` is the materialised `f_locals` of a frame: d2s's frames and converted
+    frames holding it under the state name add nothing, other names are reported."""
+    for h in gc.get_referrers(d):
+        if type(h).__name__ != "frame":
+            continue
+        try:
+            if h.f_locals is not d:
+                continue
+        except Exception:  # noqa: BLE001  (a frame being torn down)
+            continue
+        if _internal_frame(h):
+            return True
+        if loader.lookup(h.f_code.co_filename, h.f_lineno) is not None:
+            found += [f"the local name '{k}'" for k, v in d.items()
+                      if v is obj and _base(k) != _base(name)]
+            return True
+    return False
 
 
 def _temporary(r, refs, ours) -> bool:
