@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
-from runtime.program import fusion  # noqa: E402
+from runtime.program import threads  # noqa: E402
 
 
 def gelu(x, m):
@@ -81,6 +81,8 @@ def main(argv=None) -> None:
     ap.add_argument("--number", type=int, default=3)
     ap.add_argument("--rows", type=int, default=2048)
     ap.add_argument("--cols", type=int, default=1024)
+    ap.add_argument("--threads", type=int, default=threads.num_threads(),
+                    help="threads of the last fused column (default: the cores)")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     shape = (args.rows, args.cols)
@@ -95,28 +97,26 @@ def main(argv=None) -> None:
     ]
     peers = _torch_peers()
     print(f"| workload on [{args.rows}, {args.cols}] float32 | plain NumPy ms | static "
-          "unfused | static fused, 1 thread | static fused, 2 threads |"
+          f"unfused | static fused, 1 thread | static fused, {args.threads} threads |"
           + "".join(f" {name} |" for name, _ in peers))
     print("|---|---:|---:|---:|---:|" + "---:|" * len(peers))
     for name, fn, ref, arrays in workloads:
         tensors = [rt.to_tensor(a) for a in arrays]
         variants = []
-        for fused, threads in ((False, 1), (True, 1), (True, 2)):
+        for fused, n_threads in ((False, 1), (True, 1), (True, args.threads)):
             os.environ["D2S_FUSION"] = "1" if fused else "0"
-            saved = fusion.PARALLEL_ELEMENTS
-            fusion.PARALLEL_ELEMENTS = 1 << 62 if threads == 1 else saved
             sf = d2s.to_static(fn)
             sf.program_cache.max_size = 1
             with rt.no_grad():
                 out = sf(*tensors)  # compiled now, with these settings
-            fusion.PARALLEL_ELEMENTS = saved
             want = ref()
             for o, w in zip(out if isinstance(out, tuple) else (out,),
                             want if isinstance(want, tuple) else (want,)):
                 np.testing.assert_allclose(o.numpy(), w, rtol=1e-5, atol=1e-5)
             entry = sf.program_cache.last
 
-            def run(entry=entry, tensors=tensors):
+            def run(entry=entry, tensors=tensors, n_threads=n_threads):
+                threads.set_num_threads(n_threads)  # read by the fused code at run time
                 return entry.run(tensors)
 
             variants.append(run)

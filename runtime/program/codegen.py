@@ -171,10 +171,12 @@ class _Gen:
         start = len(self.lines)
         fused, inside = {}, set()  # first op index -> group; outputs never materialised
         if fusion.enabled():
+            users = self._users(block)
             for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
-                    block, n, a, b)):
+                    block, users, n, a, b)):
                 fused[group.ops[0]] = group
-                inside.update(block.ops[j].outputs[0] for j in group.ops[:-1])
+                inside.update(block.ops[j].outputs[0] for j in group.ops)
+                inside.difference_update(group.outputs)
         skip = set()
         for j, op in enumerate(block.ops):
             group = fused.get(j)
@@ -189,25 +191,33 @@ class _Gen:
         if len(self.lines) == start:
             self.emit(indent, "pass")
 
-    def _read_outside(self, block: Block, name: str, first: int, last: int) -> bool:
+    def _users(self, block: Block) -> dict:
+        """name -> indices of the ops of `block` that read it (also through sub-blocks)."""
+        users: dict = {}
+        for j, op in enumerate(block.ops):
+            for n in self.op_uses(op):
+                users.setdefault(n, []).append(j)
+        return users
+
+    def _read_outside(self, block: Block, users: dict, name: str, first: int,
+                      last: int) -> bool:
         """Whether `name` is read anywhere but by ops first..last of `block`."""
         if any(b != block.idx for b in self.reads_in.get(name, ())):
             return True
         if name in block.results or (block.idx == 0 and name in self.fetch):
             return True
-        return any(name in self.op_uses(op) for j, op in enumerate(block.ops)
-                   if j < first or j > last)
+        return any(j < first or j > last for j in users.get(name, ()))
 
     def emit_fused(self, group, block: Block, indent: str) -> None:
-        """One call computing a fused chain of elementwise ops (`fusion.py`)."""
-        name = f"_fused_{len(self.consts)}"
-        ns = fusion.namespace()
-        exec(compile(fusion.function_source(name, group, block, self.ident),  # noqa: S102
-                     f"<d2s fused {name}>", "exec"), ns)
-        fn = self.const(ns[name], "FU")
+        """One call computing a fused chain of elementwise ops and row reductions
+        (`fusion.py`), assigning the values read after it."""
+        fn = self.const(fusion.build(group, block, self.ident), "FU")
         last = block.ops[group.ops[-1]]
         args = ", ".join(self.ident(n) for n in group.inputs)
-        self.emit(indent, f"{self.ident(group.output)} = {fn}({args})", ("op", last, block))
+        outs = ", ".join(self.ident(n) for n in group.outputs)
+        if len(group.outputs) > 1:
+            outs += ","
+        self.emit(indent, f"{outs} = {fn}({args})", ("op", last, block))
 
     def outline(self, sub: Block, outs: list) -> str:
         """The statement that runs block `sub` as a function of its own (emitted later by
