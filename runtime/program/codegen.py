@@ -15,7 +15,7 @@ import weakref
 
 from .. import backend
 from ..ops.registry import OPS
-from . import fusion
+from . import fusion, inplace
 from .ir import Block, Literal, Op, Program
 
 _ids = itertools.count()
@@ -62,6 +62,7 @@ class _Gen:
         self._used_idents: set = set()
         self.tensor_ids: dict = {}  # persistable name -> closure name of its Tensor
         self.outlined: list = []  # (function name, block, parameters) still to emit
+        self.dying = ()  # the values whose last use is the op being emitted
         self._analyse()
 
     # ---- names ----------------------------------------------------------------------------
@@ -184,6 +185,7 @@ class _Gen:
                 self.emit_fused(group, block, indent)
                 skip.update(group.ops[1:])
             elif j not in skip:
+                self.dying = dels.get(j, ())
                 EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
             names = [n for n in dels.get(j, ()) if n not in inside]
             if names:
@@ -275,11 +277,32 @@ def direct_call(op: Op, block: Block):
     return getattr(backend.XP, entry[0]), [dt.np.type(c) for c in entry[1:]]
 
 
+def reusable_input(g: _Gen, op: Op, block: Block):
+    """A tensor input of an elementwise direct call whose last use is this op and whose
+    array the result may overwrite (same static shape, large enough to matter), or None.
+    Whether nothing else references the array is checked when the program runs
+    (`inplace.py`)."""
+    if op.type not in inplace.ELEMENTWISE or not g.dying:
+        return None
+    shape = block.var(op.outputs[0])._static_shape
+    if not shape or -1 in shape or math.prod(shape) < inplace.MIN_ELEMENTS:
+        return None
+    for x in op.inputs:
+        if x.__class__ is str and x in g.dying and x not in g.program.tensors and \
+                x not in g.program.inputs and block.var(x)._static_shape == shape:
+            return x
+    return None
+
+
 def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
     fast = direct_call(op, block)
     if fast is not None:
         fn, extra = fast
         args = [g.arg(x) for x in op.inputs] + [g.const(c) for c in extra]
+        reuse = reusable_input(g, op, block)
+        if reuse is not None:  # the result goes into the dying input's array when it can
+            count = sum(x == reuse for x in op.inputs)
+            args.append(f"out={g.const(inplace.owner_test(count), 'R')}({g.ident(reuse)})")
         call = f"{g.const(fn, 'F')}({', '.join(args)})"
     else:
         k = g.const(OPS[op.type].kernel, "K")
