@@ -406,7 +406,28 @@ def emit_write(g: _Gen, op: Op, block: Block, indent: str) -> None:
     g.emit(indent, f"{g.ident(target)} = {t}._data", entry)
 
 
-EMITTERS = {"cond": emit_cond, "while": emit_while, "switch_case": emit_switch,
+def emit_linear(g: _Gen, op: Op, block: Block, indent: str) -> None:
+    """`linear` as its kernel computes it, without the kernel call: the matmul, then the
+    bias added in place, when x, weight and bias share one floating dtype other than
+    bfloat16 (whose matmul comes back float32; the kernel casts it)."""
+    x, w, b = (op.inputs + [None])[:3]
+    names = [v for v in (x, w, b) if v is not None]
+    if op.attrs or any(v.__class__ is not str for v in names):
+        return emit_generic(g, op, block, indent)
+    vs = [block.var(v) for v in names]
+    dt = vs[0].dtype
+    if any(v.kind != "tensor" or v.dtype != dt for v in vs) or not dt.is_floating or \
+            dt.name == "bfloat16" or not vs[0]._static_shape or \
+            block.var(op.outputs[0]).dtype != dt:
+        return emit_generic(g, op, block, indent)
+    xp = backend.XP
+    out, entry = g.ident(op.outputs[0]), ("op", op, block)
+    g.emit(indent, f"{out} = {g.const(xp.matmul, 'F')}({g.ident(x)}, {g.ident(w)})", entry)
+    if b is not None:
+        g.emit(indent, f"{g.const(xp.add, 'F')}({out}, {g.ident(b)}, out={out})", entry)
+
+
+EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": emit_while, "switch_case": emit_switch,
             "recompute": emit_recompute, "write_persistable": emit_write}
 
 
