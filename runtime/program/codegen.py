@@ -15,7 +15,7 @@ import weakref
 
 from .. import backend
 from ..ops.registry import OPS
-from . import fusion, inplace
+from . import fusion, fusion_gpu, inplace
 from .ir import Block, Literal, Op, Program
 
 _ids = itertools.count()
@@ -171,10 +171,11 @@ class _Gen:
         dels = self.deletions(block)
         start = len(self.lines)
         fused, inside = {}, set()  # first op index -> group; outputs never materialised
-        if fusion.enabled():
+        how = fusion.mode()
+        if how is not None:
             users = self._users(block)
             for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
-                    block, users, n, a, b)):
+                    block, users, n, a, b), gpu=how == "gpu"):
                 fused[group.ops[0]] = group
                 inside.update(block.ops[j].outputs[0] for j in group.ops)
                 inside.difference_update(group.outputs)
@@ -213,7 +214,10 @@ class _Gen:
     def emit_fused(self, group, block: Block, indent: str) -> None:
         """One call computing a fused chain of elementwise ops and row reductions
         (`fusion.py`), assigning the values read after it."""
-        fn = self.const(fusion.build(group, block, self.ident), "FU")
+        if fusion.mode() == "gpu":
+            fn = self.const(fusion_gpu.build(group, block), "FU")
+        else:
+            fn = self.const(fusion.build(group, block, self.ident), "FU")
         last = block.ops[group.ops[-1]]
         args = ", ".join(self.ident(n) for n in group.inputs)
         outs = ", ".join(self.ident(n) for n in group.outputs)

@@ -51,7 +51,18 @@ _ids = itertools.count()
 
 
 def enabled() -> bool:
-    return os.environ.get("D2S_FUSION", "1") != "0" and backend.XP.__name__ == "numpy"
+    return mode() is not None
+
+
+def mode():
+    """"cpu" (chunked NumPy), "gpu" (one `ElementwiseKernel` per run, `fusion_gpu.py`) or
+    None (off: `D2S_FUSION=0`, or an array module with neither)."""
+    if os.environ.get("D2S_FUSION", "1") == "0":
+        return None
+    xp = backend.XP
+    if xp is np:
+        return "cpu"
+    return "gpu" if hasattr(xp, "ElementwiseKernel") else None
 
 
 def limits() -> tuple:
@@ -76,22 +87,35 @@ class Group:
         self.size = size  # elements of the widest value
 
 
-def find_groups(block, uses_outside) -> list[Group]:
+def find_groups(block, uses_outside, gpu: bool = False) -> list[Group]:
     """The fusible runs of `block`. `uses_outside(name, first, last)` says whether `name` is
     read anywhere but by ops first..last of this block (later ops, sub-blocks, results,
-    fetches)."""
+    fetches). With `gpu`: runs of elementwise ops whose results all have one shape (one
+    `ElementwiseKernel` computes them all)."""
     groups = []
     run = []
     key = None
     for j, op in enumerate(block.ops):
-        k = _fusible(op, block)
-        if k is not None and run and k == key and _row_local(op, block, run):
+        k = _fusible_gpu(op, block) if gpu else _fusible(op, block)
+        if k is not None and run and k == key and (gpu or _row_local(op, block, run)):
             run.append((j, op))
             continue
-        groups.extend(_close(block, run, uses_outside))
+        groups.extend(_close(block, run, uses_outside, gpu))
         run, key = ([(j, op)], k) if k is not None else ([], None)
-    groups.extend(_close(block, run, uses_outside))
+    groups.extend(_close(block, run, uses_outside, gpu))
     return groups
+
+
+def _fusible_gpu(op, block):
+    """(shape, dtype) of an op a GPU run can hold, or None: elementwise, float32/float64,
+    finite constants."""
+    if op.type in REDUCE or _fusible(op, block) is None:
+        return None
+    out = block.var(op.outputs[0])
+    if out.dtype.name not in _REDUCE_DTYPES or any(
+            x.__class__ is float and not np.isfinite(x) for x in op.inputs):
+        return None
+    return out._static_shape, out.dtype
 
 
 def _shape(block, name):
@@ -148,8 +172,8 @@ def _row_local(op, block, run) -> bool:
     return True
 
 
-def _close(block, run, uses_outside) -> list[Group]:
-    if not run:
+def _close(block, run, uses_outside, gpu: bool = False) -> list[Group]:
+    if not run or (gpu and len(run) < 2):
         return []
     first, last = run[0][0], run[-1][0]
     outputs = [op.outputs[0] for _, op in run[:-1] if uses_outside(op.outputs[0], first, last)]
@@ -159,7 +183,7 @@ def _close(block, run, uses_outside) -> list[Group]:
         if op.type in REDUCE:
             size = max(size, _size(_shape(block, op.inputs[0])))
     least, _, parallel = limits()
-    if size < least or (len(run) == 1 and size < parallel):
+    if not gpu and (size < least or (len(run) == 1 and size < parallel)):
         return []  # (one op on one thread: nothing to gain)
     made, inputs = set(), []
     for _, op in run:
