@@ -431,8 +431,9 @@ def emit_linear(g: _Gen, op: Op, block: Block, indent: str) -> None:
         g.emit(indent, f"{g.const(xp.add, 'F')}({out}, {g.ident(b)}, out={out})", entry)
 
 
-EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": emit_while, "switch_case": emit_switch,
-            "recompute": emit_recompute, "write_persistable": emit_write}
+EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": emit_while,
+            "switch_case": emit_switch, "recompute": emit_recompute,
+            "write_persistable": emit_write}
 
 
 def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
