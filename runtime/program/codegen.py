@@ -457,8 +457,12 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
         d = g.const(v.dtype.np, "D")
         g.emit(body, f"if {i}.__class__ is not ndarray: {i} = _to_array({i}, {name!r}, {d})",
                ("feed", name))
-        cond = [f"{i}.dtype is not {d}", f"{i}.ndim != {len(v._static_shape)}"]
-        cond += [f"{i}.shape[{k}] != {s}" for k, s in enumerate(v._static_shape) if s >= 0]
+        if -1 in v._static_shape:
+            cond = [f"{i}.dtype is not {d}", f"{i}.ndim != {len(v._static_shape)}"]
+            cond += [f"{i}.shape[{k}] != {s}" for k, s in enumerate(v._static_shape)
+                     if s >= 0]
+        else:  # one tuple comparison: shorter to compile, faster to run
+            cond = [f"{i}.dtype is not {d}", f"{i}.shape != {tuple(v._static_shape)!r}"]
         g.emit(body, f"if {' or '.join(cond)}: _check_feed({i}, {name!r})", ("feed", name))
     for name, tensor in program.tensors.items():
         if name in gblk.vars:
