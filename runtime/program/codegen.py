@@ -255,8 +255,40 @@ DIRECT_CALLS = {"add": ("add",), "subtract": ("subtract",), "multiply": ("multip
 EXACT_ON_INTEGERS = frozenset(("add", "subtract", "multiply", "maximum", "minimum", "neg"))
 
 
+# Comparisons of operands that Paddle's promotion leaves as they are (two tensors of one
+# dtype, or a tensor and a Python number of its kind): the kernel calls exactly this.
+COMPARISONS = {"equal": "equal", "not_equal": "not_equal", "less_than": "less",
+               "less_equal": "less_equal", "greater_than": "greater",
+               "greater_equal": "greater_equal"}
+
+
+def direct_comparison(op: Op, block: Block):
+    if op.attrs or len(op.inputs) != 2:
+        return None
+    dtypes, literals = set(), []
+    for x in op.inputs:
+        if x.__class__ is str:
+            v = block.var(x)
+            if v.kind != "tensor":
+                return None
+            dtypes.add(v.dtype)
+        elif x.__class__ in (int, float):
+            literals.append(x)
+        else:
+            return None
+    if len(dtypes) != 1:
+        return None
+    dt = next(iter(dtypes))
+    if not (dt.is_floating or dt.is_integer) or \
+            any(c.__class__ is float and not dt.is_floating for c in literals):
+        return None
+    return getattr(backend.XP, COMPARISONS[op.type]), []
+
+
 def direct_call(op: Op, block: Block):
     """(array-module function, constant trailing args) that compute `op` exactly, or None."""
+    if op.type in COMPARISONS:
+        return direct_comparison(op, block)
     entry = DIRECT_CALLS.get(op.type)
     if entry is None or op.attrs:
         return None
