@@ -13,6 +13,8 @@ import math
 import re
 import weakref
 
+import numpy as _np
+
 from .. import backend
 from ..ops.registry import OPS
 from . import fusion, fusion_gpu, inplace
@@ -330,11 +332,26 @@ def reusable_input(g: _Gen, op: Op, block: Block):
     return None
 
 
+def typed_literal(g: _Gen, x, op: Op, block: Block) -> str:
+    """An operand of a direct call. A Python number beside float32/float64/int64/int32
+    tensors becomes a NumPy scalar of their dtype: the value NumPy's weak-scalar rule (NEP 50)
+    would convert it to at every call (ints only where they fit), 0.2 us less per call."""
+    if x.__class__ not in (int, float):
+        return g.arg(x)
+    dt = next(block.var(v).dtype for v in op.inputs if v.__class__ is str).np
+    if dt.name in ("float32", "float64") and (x.__class__ is int or math.isfinite(x)):
+        return g.const(dt.type(x))
+    if dt.name in ("int64", "int32") and x.__class__ is int and \
+            _np.iinfo(dt).min <= x <= _np.iinfo(dt).max:
+        return g.const(dt.type(x))
+    return g.arg(x)
+
+
 def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
     fast = direct_call(op, block)
     if fast is not None:
         fn, extra = fast
-        args = [g.arg(x) for x in op.inputs] + [g.const(c) for c in extra]
+        args = [typed_literal(g, x, op, block) for x in op.inputs] + [g.const(c) for c in extra]
         reuse = reusable_input(g, op, block)
         if reuse is not None:  # the result goes into the dying input's array when it can
             count = sum(x == reuse for x in op.inputs)
