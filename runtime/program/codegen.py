@@ -332,6 +332,24 @@ def reusable_input(g: _Gen, op: Op, block: Block):
     return None
 
 
+def _ellipsis_out() -> bool:
+    """Whether NumPy's ufuncs take `out=...` (return an array also for 0-d results)."""
+    import numpy as np
+    try:
+        return np.add(np.asarray(1), 1, out=...).__class__ is np.ndarray
+    except TypeError:
+        return False
+
+
+_ELLIPSIS_OUT = _ellipsis_out()
+
+
+def _array_out(fn, op: Op, block: Block) -> bool:
+    """`out=...` for a NumPy ufunc with a 0-d result: an array without `asarray` after."""
+    return _ELLIPSIS_OUT and backend.XP is _np and isinstance(fn, _np.ufunc) and \
+        block.var(op.outputs[0])._static_shape == ()
+
+
 def typed_literal(g: _Gen, x, op: Op, block: Block) -> str:
     """An operand of a direct call. A Python number beside float32/float64/int64/int32
     tensors becomes a NumPy scalar of their dtype: the value NumPy's weak-scalar rule (NEP 50)
@@ -349,6 +367,7 @@ def typed_literal(g: _Gen, x, op: Op, block: Block) -> str:
 
 def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
     fast = direct_call(op, block)
+    arrays = False  # the call returns arrays, also for 0-d results
     if fast is not None:
         fn, extra = fast
         args = [typed_literal(g, x, op, block) for x in op.inputs] + [g.const(c) for c in extra]
@@ -356,6 +375,9 @@ def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
         if reuse is not None:  # the result goes into the dying input's array when it can
             count = sum(x == reuse for x in op.inputs)
             args.append(f"out={g.const(inplace.owner_test(count), 'R')}({g.ident(reuse)})")
+        elif _array_out(fn, op, block):
+            args.append("out=...")
+            arrays = True
         call = f"{g.const(fn, 'F')}({', '.join(args)})"
     else:
         k = g.const(OPS[op.type].kernel, "K")
@@ -367,7 +389,7 @@ def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
     g.emit(indent, (", ".join(outs) + " = " if outs else "") + call, entry)
     for n, o in zip(op.outputs, outs):
         v = block.var(n)
-        if v._static_shape == () and v.kind == "tensor":
+        if v._static_shape == () and v.kind == "tensor" and not arrays:
             # NumPy returns 0-d results as scalars; keep them arrays like eager mode does
             g.emit(indent, f"if {o}.__class__ is not ndarray: {o} = asarray({o})", entry)
 
