@@ -236,3 +236,29 @@ def test_thread_count_setting_and_environment(monkeypatch):
         threads._default_threads()
     monkeypatch.delenv("D2S_NUM_THREADS")
     assert threads._default_threads() >= 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_low_and_high_precision_chains_are_equal_to_unfused(monkeypatch, dtype):
+    rng = np.random.default_rng(6)
+    x = rt.cast(rt.to_tensor(rng.standard_normal((64, 40)).astype("float32")), dtype)
+    b = rt.cast(rt.to_tensor(rng.standard_normal(40).astype("float32")), dtype)
+    want, _ = _static(chain, monkeypatch, "0", x, b)
+    got, src = _static(chain, monkeypatch, "test", x, b)
+    assert " = FU" in src
+    np.testing.assert_array_equal(got[0].astype("float32"), want[0].astype("float32"))
+
+
+def transposed_chain(x):
+    t = rt.transpose(x, [1, 0])  # a strided view: its rows are not contiguous
+    return rt.tanh(t * 2.0 + 1.0) - rt.mean(t, axis=-1, keepdim=True)
+
+
+def test_a_strided_input_is_read_chunk_by_chunk(monkeypatch):
+    xa = np.random.default_rng(7).standard_normal((30, 50)).astype("float32")
+    want, _ = _static(transposed_chain, monkeypatch, "0", rt.to_tensor(xa))
+    got, src = _static(transposed_chain, monkeypatch, "test", rt.to_tensor(xa))
+    assert " = FU" in src
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got[0], np.tanh(xa.T * 2 + 1) - xa.T.mean(1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
