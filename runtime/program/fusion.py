@@ -260,13 +260,58 @@ class _Buffers:
         self.free.setdefault(self.made[i], []).append(i)
 
 
+def _row_operand(block, op, x, rows) -> bool:
+    """Whether tensor operand `x` of `op` is read a chunk of rows at a time (else whole)."""
+    s, out = _shape(block, x), _shape(block, op.outputs[0])
+    return op.type in REDUCE or (len(s) == len(out) and s[0] == rows)
+
+
+def merged_axes(ops, block, rows) -> int:
+    """How many leading axes the chunks can cut across as if they were one (a [2, 512, 1024]
+    LayerNorm is then chunked as [1024, 1024] rows): the most that every row value shares,
+    that no reduction reduces and that no operand broadcasts over. 1: the first axis only."""
+    limits_ = []
+    prefix = None
+    for op in ops:
+        out = _shape(block, op.outputs[0])
+        values = [out]
+        for x in op.input_names():
+            if _row_operand(block, op, x, rows):
+                values.append(_shape(block, x))
+            else:  # broadcast over the rows: it may only cover axes after the merged ones
+                limits_.append(len(out) - len(_shape(block, x)))
+        if op.type in REDUCE:
+            rank = len(_shape(block, op.inputs[0]))
+            limits_.append(min(a % rank for a in op.attrs["axis"]))
+        for v in values:
+            if prefix is None:
+                prefix = v
+            n = 0
+            while n < min(len(v), len(prefix)) and v[n] == prefix[n]:
+                n += 1
+            limits_.append(n)
+    return max(1, min(limits_))
+
+
 def _source(name, group, block, ident):
     ops = [block.ops[j] for j in group.ops]
-    rows, dt = group.rows, group.dtype.np
-    widest = max(_size(_shape(block, o.outputs[0])[1:]) for o in ops)
+    k_merge = merged_axes(ops, block, group.rows)
+    original = _shape
+
+    def shape_of(block, name, merged=k_merge > 1):  # row values with merged axes
+        s = original(block, name)
+        if merged and name in row_values:
+            return (_size(s[:k_merge]),) + tuple(s[k_merge:])
+        return s
+
+    row_values = {o.outputs[0] for o in ops}
+    for o in ops:
+        row_values.update(x for x in o.input_names() if _row_operand(block, o, x, group.rows))
+    rows, dt = shape_of(block, ops[0].outputs[0])[0], group.dtype.np
+    widest = max(_size(shape_of(block, o.outputs[0])[1:]) for o in ops)
     for o in ops:
         if o.type in REDUCE:
-            widest = max(widest, _size(_shape(block, o.inputs[0])[1:]))
+            widest = max(widest, _size(shape_of(block, o.inputs[0])[1:]))
     _, chunk, parallel = limits()
     step = max(1, chunk // max(widest, 1))
     consts: dict = {}
@@ -288,7 +333,7 @@ def _source(name, group, block, ident):
     body, body_ops = [], []  # a line of the chunk loop, the index of the op it runs
     for k, op in enumerate(ops):
         res = op.outputs[0]
-        out_shape = _shape(block, res)
+        out_shape = shape_of(block, res)
         dying = [x for x in dict.fromkeys(op.input_names())
                  if x in where and x not in outputs and last_use[x] == k]
 
@@ -297,8 +342,7 @@ def _source(name, group, block, ident):
                 return const(x)
             if x in where:
                 return where[x]
-            s = _shape(block, x)
-            if op.type in REDUCE or (len(s) == len(out_shape) and s[0] == rows):
+            if x in row_values:
                 if x not in sliced:
                     sliced[x] = f"a{len(sliced)}"
                 return sliced[x]
@@ -311,7 +355,7 @@ def _source(name, group, block, ident):
             dest = f"{outs[res]}c"
         else:
             reuse = [x for x in dying if op.type not in REDUCE and
-                     _shape(block, x) == out_shape]
+                     shape_of(block, x) == out_shape]
             if reuse:
                 b = int(where[reuse[0]][1:])
                 dying.remove(reuse[0])
@@ -326,14 +370,15 @@ def _source(name, group, block, ident):
         elif op.type in BINARY:
             call = f"_np.{BINARY[op.type]}({', '.join(args)}, out={dest})"
         else:
-            rank = len(_shape(block, op.inputs[0]))
+            rank = len(original(block, op.inputs[0]))
             axes = tuple(sorted(a % rank for a in op.attrs["axis"]))
             keep = bool(op.attrs.get("keepdim", False))
-            call = f"_np.{REDUCE[op.type]}.reduce({args[0]}, axis={axes!r}, " \
+            shifted = tuple(a - (k_merge - 1) for a in axes)
+            call = f"_np.{REDUCE[op.type]}.reduce({args[0]}, axis={shifted!r}, " \
                    f"keepdims={keep}, out={dest})"
             if op.type == "mean":
                 # as np.mean does it: the sum, then divided by the count as an intp
-                n = _size(_shape(block, op.inputs[0])[a] for a in axes)
+                n = _size(original(block, op.inputs[0])[a] for a in axes)
                 consts[f"n{len(consts)}"] = np.intp(n)
                 call += f"; _np.true_divide({dest}, n{len(consts) - 1}, out={dest}, " \
                         "casting='unsafe')"
@@ -342,8 +387,11 @@ def _source(name, group, block, ident):
         where[res] = dest
     params = ", ".join(ident(n) for n in group.inputs)
     lines = [f"def {name}({params}):"]
+    if k_merge > 1:  # the leading axes as one: views of contiguous inputs, else copies
+        for x in sliced:
+            lines.append(f"    {ident(x)} = {ident(x)}.reshape({tuple(shape_of(block, x))!r})")
     for n in group.outputs:
-        lines.append(f"    {outs[n]} = _empty({tuple(_shape(block, n))!r}, _dtype)")
+        lines.append(f"    {outs[n]} = _empty({tuple(shape_of(block, n))!r}, _dtype)")
     lines.append("    def part(lo, hi):")
     lines.append("        full = _spare.pop() if _spare else _new()")
     for i in range(len(bufs.made)):
@@ -364,7 +412,8 @@ def _source(name, group, block, ident):
             line_ops[len(lines)] = j
     lines.append("        _spare.append(full)")
     lines.append(f"    _run_rows(part, {rows}, {step}, {group.size >= parallel})")
-    rets = [outs[n] for n in group.outputs]
+    rets = [outs[n] if k_merge == 1 else
+            f"{outs[n]}.reshape({tuple(original(block, n))!r})" for n in group.outputs]
     lines.append("    return " + (rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ",)"))
     made = list(bufs.made)
     consts.update(_dtype=dt, _spare=[],

@@ -262,3 +262,33 @@ def test_a_strided_input_is_read_chunk_by_chunk(monkeypatch):
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(got[0], np.tanh(xa.T * 2 + 1) - xa.T.mean(1, keepdims=True),
                                rtol=1e-5, atol=1e-6)
+
+
+def ln_3d(x, pos, b):
+    h = x + pos + b  # pos: [1, T, C] broadcasts over the batch only
+    d = h - rt.mean(h, axis=-1, keepdim=True)
+    return d / rt.sqrt(rt.mean(d * d, axis=-1) .unsqueeze(-1) + 1e-5)
+
+
+def ln_flat(x, b):
+    h = x + b
+    d = h - rt.mean(h, axis=-1, keepdim=True)
+    return d / rt.sqrt(rt.mean(d * d, axis=-1, keepdim=True) + 1e-5)
+
+
+def test_leading_axes_are_chunked_as_one_where_nothing_broadcasts_over_them(monkeypatch):
+    rng = np.random.default_rng(8)
+    xa = rng.standard_normal((2, 160, 400)).astype("float32")
+    ba = rng.standard_normal(400).astype("float32")
+    pa = rng.standard_normal((1, 160, 400)).astype("float32")
+    assert fusion.merged_axes  # (the helper the generated code's shapes come from)
+    for fn, arrays in ((ln_flat, (xa, ba)), (ln_3d, (xa, pa, ba))):
+        args = [rt.to_tensor(a) for a in arrays]
+        want, _ = _static(fn, monkeypatch, "0", *args)
+        got, src = _static(fn, monkeypatch, "1", *args)
+        assert " = FU" in src
+        np.testing.assert_array_equal(got[0], want[0])
+        entry_src = "\n".join(
+            "".join(v[2]) for k, v in __import__("linecache").cache.items()
+            if "fused chain" in str(k))
+        assert "reshape((320, 400))" in entry_src  # ln_flat: [2, 160] chunked as 320 rows
