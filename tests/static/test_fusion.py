@@ -267,7 +267,7 @@ def test_a_strided_input_is_read_chunk_by_chunk(monkeypatch):
 def ln_3d(x, pos, b):
     h = x + pos + b  # pos: [1, T, C] broadcasts over the batch only
     d = h - rt.mean(h, axis=-1, keepdim=True)
-    return d / rt.sqrt(rt.mean(d * d, axis=-1) .unsqueeze(-1) + 1e-5)
+    return d / rt.sqrt(rt.mean(d * d, axis=-1).unsqueeze(-1) + 1e-5)
 
 
 def ln_flat(x, b):
