@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
-from runtime.program import fusion  # noqa: E402
+from runtime.program import threads  # noqa: E402
 
 
 def gelu(x, m):
@@ -44,6 +44,24 @@ def adam(p, g, mom, vel, m):
     vel = 0.999 * vel + 0.001 * (g * g)
     p = p - 0.001 * (mom / 0.1) / (m.sqrt(vel / 0.001) + 1e-8)
     return p, mom, vel
+
+
+class _CP:
+    """The plain-CuPy reference (`--device gpu`)."""
+
+    @staticmethod
+    def tanh(x):
+        import cupy
+        return cupy.tanh(x)
+
+    @staticmethod
+    def sqrt(x):
+        import cupy
+        return cupy.sqrt(x)
+
+    @staticmethod
+    def mean(x, axis, keepdims):
+        return x.mean(axis=axis, keepdims=keepdims)
 
 
 # runtime spells these as NumPy does; these wrappers give each function one namespace
@@ -81,42 +99,53 @@ def main(argv=None) -> None:
     ap.add_argument("--number", type=int, default=3)
     ap.add_argument("--rows", type=int, default=2048)
     ap.add_argument("--cols", type=int, default=1024)
+    ap.add_argument("--threads", type=int, default=threads.num_threads(),
+                    help="threads of the last fused column (default: the cores)")
+    ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                    help="gpu: CuPy rows (plain CuPy, static unfused, static fused = one "
+                         "generated ElementwiseKernel per run), each call synchronized")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     shape = (args.rows, args.cols)
     xa, ra, ga, ma, va, pa = (rng.standard_normal(shape).astype("float32") for _ in range(6))
     va = np.abs(va)
     ba = rng.standard_normal(args.cols).astype("float32")
+    m, label, peers = _NP, "plain NumPy", _torch_peers()
+    settings = ((False, 1), (True, 1), (True, args.threads))
+    if args.device == "gpu":
+        rt.set_device("gpu")
+        import cupy
+        xa, ra, ga, ma, va, pa, ba = (cupy.asarray(a) for a in (xa, ra, ga, ma, va, pa, ba))
+        m, label, peers, settings = _CP, "plain CuPy", [], ((False, 1), (True, 1))
     workloads = [
-        ("GELU (tanh form)", gelu_rt, lambda: gelu(xa, _NP), (xa,)),
-        ("bias + residual + LayerNorm", ln_rt, lambda: bias_residual_layernorm(xa, ba, ra, _NP),
+        ("GELU (tanh form)", gelu_rt, lambda: gelu(xa, m), (xa,)),
+        ("bias + residual + LayerNorm", ln_rt, lambda: bias_residual_layernorm(xa, ba, ra, m),
          (xa, ba, ra)),
-        ("Adam update", adam_rt, lambda: adam(pa, ga, ma, va, _NP), (pa, ga, ma, va)),
+        ("Adam update", adam_rt, lambda: adam(pa, ga, ma, va, m), (pa, ga, ma, va)),
     ]
-    peers = _torch_peers()
-    print(f"| workload on [{args.rows}, {args.cols}] float32 | plain NumPy ms | static "
-          "unfused | static fused, 1 thread | static fused, 2 threads |"
-          + "".join(f" {name} |" for name, _ in peers))
-    print("|---|---:|---:|---:|---:|" + "---:|" * len(peers))
+    fused_cols = " static fused |" if args.device == "gpu" else \
+        f" static fused, 1 thread | static fused, {args.threads} threads |"
+    print(f"| workload on [{args.rows}, {args.cols}] float32 | {label} ms | static "
+          "unfused |" + fused_cols + "".join(f" {name} |" for name, _ in peers))
+    print("|---|---:|---:|" + "---:|" * (len(settings) - 1 + len(peers)))
     for name, fn, ref, arrays in workloads:
         tensors = [rt.to_tensor(a) for a in arrays]
         variants = []
-        for fused, threads in ((False, 1), (True, 1), (True, 2)):
+        for fused, n_threads in settings:
             os.environ["D2S_FUSION"] = "1" if fused else "0"
-            saved = fusion.PARALLEL_ELEMENTS
-            fusion.PARALLEL_ELEMENTS = 1 << 62 if threads == 1 else saved
             sf = d2s.to_static(fn)
             sf.program_cache.max_size = 1
             with rt.no_grad():
                 out = sf(*tensors)  # compiled now, with these settings
-            fusion.PARALLEL_ELEMENTS = saved
             want = ref()
             for o, w in zip(out if isinstance(out, tuple) else (out,),
                             want if isinstance(want, tuple) else (want,)):
-                np.testing.assert_allclose(o.numpy(), w, rtol=1e-5, atol=1e-5)
+                np.testing.assert_allclose(o.numpy(), rt.backend.to_numpy(w), rtol=1e-5,
+                                           atol=1e-5)
             entry = sf.program_cache.last
 
-            def run(entry=entry, tensors=tensors):
+            def run(entry=entry, tensors=tensors, n_threads=n_threads):
+                threads.set_num_threads(n_threads)  # read by the fused code at run time
                 return entry.run(tensors)
 
             variants.append(run)
@@ -125,6 +154,9 @@ def main(argv=None) -> None:
         for _, make in peers:
             variants.append(make(name, arrays))
         rows = [ref] + variants
+        if args.device == "gpu":
+            sync = cupy.cuda.Device().synchronize
+            rows = [lambda f=f: (f(), sync()) for f in rows]
         best = [float("inf")] * len(rows)
         with rt.no_grad():
             for _ in range(args.repeat):

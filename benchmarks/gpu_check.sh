@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # The one GPU check of this project: run it on a machine with a CUDA GPU and CuPy, from the
-# repository root. It needs no network and ends within 8 minutes (every step has a timeout).
+# repository root. It needs no network and ends within 5 minutes (every step has a timeout;
+# the timeouts add up to 292 s).
 #
-#   bash benchmarks/gpu_check.sh            # logs and tables go to $OUT (default /tmp/gpu_check)
-#   GPU_CHECK_FORCE=1 bash benchmarks/gpu_check.sh   # dry run of the script without a GPU
+#   bash benchmarks/gpu_check.sh OUTDIR     # logs and tables go to OUTDIR (default: $OUT,
+#                                           # else /tmp/gpu_check)
+#   GPU_CHECK_FORCE=1 bash benchmarks/gpu_check.sh OUTDIR   # dry run without a GPU
 #
 # Steps: environment report; install the project (no dependencies fetched); the GPU tests
 # (`pytest -m gpu`: every op's values and gradients on CuPy, every op as a static program on
 # CuPy, a CNN training step, the training stack, a control-flow program, bfloat16); the GPU
 # rows of benchmarks/eager_overhead.py and benchmarks/executor_overhead.py, with the CPU
-# rows of the same machine beside them. Missing Python packages (gast, or another CuPy) can
+# rows of the same machine beside them; the GPU rows of benchmarks/fusion.py (plain CuPy vs
+# static unfused vs fused: one generated ElementwiseKernel per run). Missing Python packages (gast, or another CuPy) can
 # be carried as wheels in .whl/ (docs/gpu.md says how); they are installed into /tmp/site.
 #
 # Files written (at most 8, for the device tool's limits): env.txt, install.log,
-# pytest_gpu.log, bench_eager.md, bench_executor.md, summary.txt.
+# pytest_gpu.log, bench_eager.md, bench_executor.md, bench_fusion.md, summary.txt.
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/gpu_check}
+OUT=${1:-${OUT:-/tmp/gpu_check}}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
@@ -46,12 +49,12 @@ step() {  # step NAME TIMEOUT_S LOGFILE COMMAND...
 # ---- install: carried wheels first, then the project itself without fetching anything -------
 : >"$OUT/install.log"
 if ls .whl/*.whl >/dev/null 2>&1; then
-    step "install carried wheels" 120 "$OUT/install.log" "$PY" -m pip install -q --no-index \
+    step "install carried wheels" 40 "$OUT/install.log" "$PY" -m pip install -q --no-index \
         --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
     export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 # Not a failure when it cannot build (no `wheel` package): the root on PYTHONPATH serves too.
-timeout 120 "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . \
+timeout 30 "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . \
     >>"$OUT/install.log" 2>&1 || echo "pip install -e . failed; using the repository root on PYTHONPATH"
 "$PY" - >>"$OUT/env.txt" 2>&1 <<'EOF'
 import importlib
@@ -79,7 +82,7 @@ OPTS=()
 "$PY" -c "import gast" 2>/dev/null || OPTS+=(--continue-on-collection-errors)
 # CuPy compiles each new elementwise kernel on first use: workers spread that over the cores.
 "$PY" -c "import xdist" 2>/dev/null && OPTS+=(-n 8)
-step "pytest -m gpu" 300 "$OUT/pytest_gpu.log" "$PY" -m pytest -m gpu -q -p no:cacheprovider \
+step "pytest -m gpu" 120 "$OUT/pytest_gpu.log" "$PY" -m pytest -m gpu -q -p no:cacheprovider \
     -rfE --durations=10 "${OPTS[@]}"
 tail -n 25 "$OUT/pytest_gpu.log"
 
@@ -89,12 +92,18 @@ for b in eager executor; do
     : >"$log"
     for dev in cpu gpu; do
         echo "## $b overhead, --device $dev" >>"$log"
-        step "benchmark $b --device $dev" 40 "$log" "$PY" "benchmarks/${b}_overhead.py" \
+        step "benchmark $b --device $dev" 18 "$log" "$PY" "benchmarks/${b}_overhead.py" \
             --device "$dev" --repeat 3 --number 50
         echo >>"$log"
     done
     cat "$log"
 done
+
+log="$OUT/bench_fusion.md"
+echo "## fused chains, --device gpu" >"$log"
+step "benchmark fusion --device gpu" 30 "$log" "$PY" benchmarks/fusion.py --device gpu \
+    --repeat 3 --number 3
+cat "$log"
 
 {
     echo "gpu_check finished $(date -u), overall rc=$status"

@@ -30,6 +30,7 @@ BENCHMARKS = {
     "guards": ["--repeat", "2", "--number", "200"],
     "fusion": ["--repeat", "1", "--number", "1", "--rows", "512"],
     "memory": ["--batch", "4"],
+    "call_path": ["--repeat", "2", "--number", "50"],
 }
 
 

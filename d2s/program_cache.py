@@ -363,6 +363,9 @@ class _Entry:
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
         self._state, self._wrap = STATE, wrap
+        from runtime.autograd import record
+        self._record = record  # (an import inside `run` costs about 1 us a call)
+        self._float_out = self.has_diff  # (checked once, not per call)
 
     def run(self, inputs):
         """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
@@ -393,14 +396,15 @@ class _Entry:
         outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
-        if train and any(o.dtype.is_floating for o in recorded):
-            from runtime.autograd import record
-            record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
-                   backward_fn=_Backward(training, arrays[n:]))
+        if train and self._float_out:
+            self._record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
+                         backward_fn=_Backward(training, arrays[n:]))
             for o, stop in zip(recorded, (self.out_stop[k] for k in self.tensor_out)):
                 if stop:  # a value the program computes without a gradient path (detached)
                     o.stop_gradient = True
                     o._node = None
+        if self.single:
+            return outs[0]
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o

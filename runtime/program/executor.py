@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..dtypes import ALL, of_array
 from ..ops import registry
+from . import fusion as _fusion
 from . import origin as _origin
 from .builder import default_main_program
 from .codegen import Compiled, compile_program
@@ -172,9 +173,13 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     failing op and the user line that built it."""
     tb, entry, frame = e.__traceback__, None, None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == compiled.filename:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == compiled.filename:
             entry = compiled.line_map.get(tb.tb_lineno, entry)
             frame = tb.tb_frame
+        elif filename.startswith("<d2s fused chain"):
+            # inside a fused chain: the op of that line (its locals are chunks: no values)
+            entry, frame = _fusion.op_at(filename, tb.tb_lineno) or entry, None
         tb = tb.tb_next
     if entry is None:
         return e

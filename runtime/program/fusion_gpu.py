@@ -1,0 +1,90 @@
+"""Fused elementwise runs on the GPU: one generated `cupy.ElementwiseKernel` per run.
+
+`fusion.find_groups(..., gpu=True)` picks runs of elementwise ops (the ops of `fusion.UNARY`
+and `fusion.BINARY`) on float32/float64 values that all have one shape; this module turns a
+run into one kernel. Its body is straight-line code, one device function call per op:
+
+    T v0 = d2s_multiply(i0, (T)(0.5));
+    T v1 = d2s_tanh(v0);
+    o0 = d2s_add(v1, (T)(1.0));
+
+The device functions (`PREAMBLE`) compute what the CuPy ufunc of the op computes, NaN
+handling of `maximum`/`minimum` included, and the kernel broadcasts its inputs as the ufuncs
+do. Each value read after the run is one output of the kernel; the others stay in registers.
+One launch replaces one per op, and no intermediate array is allocated.
+"""
+from __future__ import annotations
+
+import itertools
+
+from .. import backend
+from . import fusion
+
+PREAMBLE = r"""
+template <typename T> __device__ T d2s_add(T a, T b) { return a + b; }
+template <typename T> __device__ T d2s_subtract(T a, T b) { return a - b; }
+template <typename T> __device__ T d2s_multiply(T a, T b) { return a * b; }
+template <typename T> __device__ T d2s_divide(T a, T b) { return a / b; }
+template <typename T> __device__ T d2s_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> __device__ T d2s_minimum(T a, T b) { return (a < b || a != a) ? a : b; }
+template <typename T> __device__ T d2s_neg(T a) { return -a; }
+template <typename T> __device__ T d2s_abs(T a) { return fabs(a); }
+template <typename T> __device__ T d2s_exp(T a) { return exp(a); }
+template <typename T> __device__ T d2s_log(T a) { return log(a); }
+template <typename T> __device__ T d2s_sqrt(T a) { return sqrt(a); }
+template <typename T> __device__ T d2s_tanh(T a) { return tanh(a); }
+template <typename T> __device__ T d2s_sin(T a) { return sin(a); }
+template <typename T> __device__ T d2s_cos(T a) { return cos(a); }
+template <typename T> __device__ T d2s_square(T a) { return a * a; }
+template <typename T> __device__ T d2s_relu(T a) { return (a > (T)0 || a != a) ? a : (T)0; }
+"""
+
+_ids = itertools.count()
+
+
+def kernel_parts(group, block) -> tuple:
+    """(in_params, out_params, body, name) of the run's `ElementwiseKernel`."""
+    params = {n: f"i{k}" for k, n in enumerate(group.inputs)}
+    outs = {n: f"o{k}" for k, n in enumerate(group.outputs)}
+    local: dict = {}
+    body = []
+    for k, j in enumerate(group.ops):
+        op = block.ops[j]
+        args = []
+        for x in op.inputs:
+            if x.__class__ is str:
+                args.append(local.get(x) or params[x])
+            else:
+                args.append(f"(T)({float(x)!r})")
+        res = op.outputs[0]
+        call = f"d2s_{op.type}({', '.join(args)})"
+        local[res] = f"v{k}"
+        body.append(f"T v{k} = {call};")
+        if res in outs:
+            body.append(f"{outs[res]} = v{k};")
+    in_params = ", ".join(f"T {p}" for p in params.values())
+    out_params = ", ".join(f"T {o}" for o in outs.values())
+    return in_params, out_params, "\n".join(body), f"d2s_fused_{next(_ids)}"
+
+
+def build(group, block):
+    """`fn(*inputs)` running the run's kernel: the outputs (one array, or a tuple)."""
+    xp = backend.XP
+    in_params, out_params, body, name = kernel_parts(group, block)
+    kernel = xp.ElementwiseKernel(in_params, out_params, body, name, preamble=PREAMBLE)
+    shape = tuple(block.var(group.outputs[0])._static_shape)
+    dtype = group.dtype.np
+    n_out = len(group.outputs)
+    empty = xp.empty
+
+    def run(*inputs):
+        outs = [empty(shape, dtype) for _ in range(n_out)]
+        kernel(*inputs, *outs)
+        return outs[0] if n_out == 1 else tuple(outs)
+
+    run.kernel_source = (in_params, out_params, body)
+    return run
+
+
+assert set(fusion.UNARY) | set(fusion.BINARY) == {
+    line.split("d2s_")[1].split("(")[0] for line in PREAMBLE.strip().splitlines()}

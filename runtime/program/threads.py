@@ -1,0 +1,113 @@
+"""The small persistent thread pool that runs fused chains on every core.
+
+NumPy's ufuncs release the GIL while they loop over an array, so the row chunks of a fused
+chain (`fusion.py`) can run on several threads at once. The pool is created on first use,
+holds `num_threads() - 1` workers (the calling thread does one share), and is dropped in a
+forked child (its threads do not survive a fork).
+
+The thread count is `D2S_NUM_THREADS` when set (1 turns threading off), else the cores this
+process may run on; `set_num_threads(n)` changes it at run time, for programs already
+compiled too.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+
+def _default_threads() -> int:
+    env = os.environ.get("D2S_NUM_THREADS")
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise ValueError(f"D2S_NUM_THREADS must be a positive integer, got {env!r}") \
+                from None
+        if n < 1:
+            raise ValueError(f"D2S_NUM_THREADS must be a positive integer, got {env!r}")
+        return n
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # platforms without sched_getaffinity
+        return os.cpu_count() or 1
+
+
+_threads = _default_threads()
+_pool = None
+_pool_size = 0
+_lock = threading.Lock()
+
+
+def num_threads() -> int:
+    """How many threads a large fused chain runs on (1: the calling thread only)."""
+    return _threads
+
+
+def set_num_threads(n: int) -> None:
+    """Run large fused chains on `n` threads (1 turns threading off).
+
+    >>> from runtime.program import threads
+    >>> old = threads.num_threads()
+    >>> threads.set_num_threads(1)
+    >>> threads.num_threads()
+    1
+    >>> threads.set_num_threads(old)
+    """
+    global _threads
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
+    _threads = n  # a smaller pool is replaced when it is next needed
+
+
+def _get_pool(workers: int):
+    global _pool, _pool_size
+    if _pool is None or _pool_size < workers:
+        with _lock:
+            if _pool is None or _pool_size < workers:
+                from concurrent.futures import ThreadPoolExecutor
+                old = _pool
+                _pool = ThreadPoolExecutor(workers, thread_name_prefix="d2s-fused")
+                _pool_size = workers
+                if old is not None:
+                    old.shutdown(wait=False)
+    return _pool
+
+
+def _forget_pool() -> None:
+    global _pool, _pool_size
+    _pool, _pool_size = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _with_errstate(part, err, lo, hi):
+    with np.errstate(**err):  # the caller's floating-point error settings, in this thread
+        part(lo, hi)
+
+
+def run_rows(part, rows: int, step: int, parallel: bool) -> None:
+    """`part(lo, hi)` over rows 0..rows: on the calling thread alone, or (when `parallel`
+    and more than one thread is allowed) split into contiguous shares of whole chunks of
+    `step` rows, one per thread."""
+    t = _threads
+    chunks = -(-rows // step)
+    if not parallel or t <= 1 or chunks < 2:
+        part(0, rows)
+        return
+    t = min(t, chunks)
+    bounds = [min(rows, (chunks * i // t) * step) for i in range(t + 1)]
+    pool = _get_pool(t - 1)
+    err = np.geterr()
+    futures = [pool.submit(_with_errstate, part, err, bounds[i], bounds[i + 1])
+               for i in range(1, t)]
+    try:
+        part(0, bounds[1])
+    finally:
+        for f in futures:  # every share finishes (or fails) before the result is used
+            f.exception()
+    for f in futures:
+        f.result()

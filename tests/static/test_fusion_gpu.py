@@ -1,0 +1,130 @@
+"""Fused runs on the GPU (`runtime/program/fusion_gpu.py`): one generated ElementwiseKernel
+per run. Without a GPU, `fake_cupy` stands in for CuPy and a small interpreter of the
+kernel's straight-line body stands in for `ElementwiseKernel` (each `d2s_<op>` device
+function is the NumPy ufunc of the op); the `gpu` test runs the real kernels."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+from runtime.program import fusion_gpu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fake_cupy  # noqa: E402
+
+_UFUNCS = {"neg": np.negative, "abs": np.absolute, "relu": lambda a: np.maximum(a, 0)}
+_LINE = re.compile(r"^T (v\d+) = d2s_(\w+)\((.*)\);$|^(o\d+) = (v\d+);$")
+
+
+class FakeElementwiseKernel:
+    """Runs the body `fusion_gpu` generates, op by op, with NumPy on the fake device."""
+
+    made: list = []
+
+    def __init__(self, in_params, out_params, operation, name, preamble=""):
+        self.n_in = len(in_params.split(","))
+        self.lines = [_LINE.match(ln) for ln in operation.splitlines()]
+        assert all(self.lines), operation
+        assert "d2s_add" in preamble
+        FakeElementwiseKernel.made.append((in_params, out_params, operation))
+
+    def __call__(self, *arrays):
+        ins, outs = arrays[:self.n_in], arrays[self.n_in:]
+        dt = ins[0]._a.dtype
+        env = {f"i{k}": a._a for k, a in enumerate(ins)}
+        for m in self.lines:
+            if m.group(1):
+                args = [dt.type(float(a.strip()[4:-1])) if a.strip().startswith("(T)")
+                        else env[a.strip()] for a in m.group(3).split(",")]
+                fn = _UFUNCS.get(m.group(2)) or getattr(np, m.group(2))
+                env[m.group(1)] = fn(*args)
+            else:
+                outs[int(m.group(4)[1:])]._a[...] = env[m.group(5)]
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + rt.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def update(p, g, m):
+    m = 0.9 * m + 0.1 * g
+    return p - 0.01 * rt.maximum(m, -p), m
+
+
+def _run(fn, arrays, fused, monkeypatch):
+    monkeypatch.setenv("D2S_FUSION", "1")
+    with fake_cupy.installed():
+        if fused:
+            monkeypatch.setattr(fake_cupy.FAKE, "ElementwiseKernel", FakeElementwiseKernel,
+                                raising=False)
+        sf = d2s.to_static(fn)
+        with rt.no_grad():
+            out = sf(*[rt.to_tensor(a) for a in arrays])
+        src = sf.program_cache.last.compiled.source
+        got = [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+    monkeypatch.delattr(fake_cupy.FAKE, "ElementwiseKernel", raising=False)
+    return got, src
+
+
+def test_a_gpu_run_is_one_kernel_equal_to_unfused(monkeypatch):
+    x = np.random.default_rng(0).standard_normal((64, 33)).astype("float32")
+    FakeElementwiseKernel.made.clear()
+    want, src0 = _run(gelu, [x], False, monkeypatch)
+    got, src = _run(gelu, [x], True, monkeypatch)
+    assert " = FU" not in src0 and src.count(" = FU") == 1, src
+    in_params, out_params, body = FakeElementwiseKernel.made[-1]
+    assert (in_params, out_params) == ("T i0", "T o0")
+    assert body.splitlines()[:2] == ["T v0 = d2s_multiply((T)(0.5), i0);",
+                                     "T v1 = d2s_multiply((T)(0.044715), i0);"]
+    assert body.count("d2s_tanh") == 1 and body.endswith("o0 = v8;")
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        got[0], 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3))), rtol=1e-5,
+        atol=1e-6)
+
+
+def test_a_gpu_run_with_two_results_and_a_broadcast_input(monkeypatch):
+    rng = np.random.default_rng(1)
+    p, g = (rng.standard_normal((50, 20)).astype("float64") for _ in range(2))
+    m = rng.standard_normal(20)  # broadcast over the rows
+    FakeElementwiseKernel.made.clear()
+    want, _ = _run(update, [p, g, m], False, monkeypatch)
+    got, src = _run(update, [p, g, m], True, monkeypatch)
+    assert " = FU" in src
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    m2 = 0.9 * m + 0.1 * g
+    np.testing.assert_allclose(got[1], m2, rtol=1e-12)
+    np.testing.assert_allclose(got[0], p - 0.01 * np.maximum(m2, -p), rtol=1e-12)
+
+
+def test_every_fusible_op_has_its_device_function():
+    names = {ln.split("d2s_")[1].split("(")[0]
+             for ln in fusion_gpu.PREAMBLE.strip().splitlines()}
+    from runtime.program import fusion
+    assert names == set(fusion.UNARY) | set(fusion.BINARY)
+
+
+@pytest.mark.gpu
+def test_real_kernels_match_unfused_cupy(monkeypatch):
+    cp = pytest.importorskip("cupy")
+    x = np.random.default_rng(2).standard_normal((256, 300)).astype("float32")
+    outs = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("D2S_FUSION", flag)
+        rt.set_device("gpu")
+        try:
+            sf = d2s.to_static(gelu)
+            with rt.no_grad():
+                outs.append(sf(rt.to_tensor(x)).numpy())
+            assert (" = FU" in sf.program_cache.last.compiled.source) == (flag == "1")
+        finally:
+            rt.set_device("cpu")
+    assert cp is not None
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
