@@ -612,10 +612,17 @@ def graph_while(test, body, state: list, names: tuple) -> list:
         return loop.restore(test(*full(values)))
 
     widen: dict = {}
+    arrayify: dict = {}  # (state index, path) -> dtype
+    extra_arrays: dict = {}  # (changed-object index, path) -> dtype
 
     def graph_body(*values):
         out = _as_list(body(*full(values)), n)
         _check_widening(carried, values, out, widen)
+        for k, i in enumerate(carried):  # a list inside the state that the body makes (or
+            for path, dtype in _array_paths(values[k], out[i], ()):  # grows into) an array
+                arrayify[(i, path)] = dtype
+        if arrayify:
+            raise _Widen
         for i, (before, after) in enumerate(zip(state, out)):
             if i not in carried and after is not before and not (
                     isinstance(after, Undefined) and isinstance(before, Undefined)):
@@ -623,7 +630,19 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
                     f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
                     f"lists can change in such a loop")
-        return loop.leave([out[i] for i in carried], [state[i] for i in carried])
+        res = loop.leave([out[i] for i in carried], [state[i] for i in carried])
+        nc = len(carried)
+        for j, slot in enumerate(loop.slots):  # objects changed through other names
+            for path, dtype in _array_paths(values[nc + j], res[nc + j], ()):
+                if slot.kind == "list" and not path:
+                    raise mutation.StateChangeError(
+                        f"the list {slot.path} becomes a tensor array inside a loop whose "
+                        f"condition is a tensor ({where(src)}) while the loop changes it "
+                        "through another name too; append to it by one name only.", src)
+                extra_arrays[(j, path)] = dtype
+        if extra_arrays:
+            raise _Widen
+        return res
 
     from runtime.program.builder import current_builder
     blocks = current_builder().program.blocks
@@ -645,7 +664,13 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                 v = state[i]
                 state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
                     [], v, dtype)
+            for (i, path), dtype in arrayify.items():
+                state[i] = _array_at(state[i], path, dtype)
+            for (j, path), dtype in extra_arrays.items():
+                loop.initial[j] = _array_at(loop.initial[j], path, dtype)
             widen.clear()
+            arrayify.clear()
+            extra_arrays.clear()
     raise AssertionError("d2s bug: loop state kept widening")
 
 
