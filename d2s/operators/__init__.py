@@ -36,5 +36,16 @@ from .builtins import (  # noqa: F401
 from .exceptions import raise_  # noqa: F401
 from .control_flow import Pending, for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
+from .try_except import (  # noqa: F401
+    try_caught,
+    try_error,
+    try_failed,
+    try_forward,
+    try_ok,
+    try_raise,
+    try_reraise,
+    try_state,
+    try_uncaught,
+)
 from .logical import and_, in_, not_, not_in, or_  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
