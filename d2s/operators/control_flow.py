@@ -15,6 +15,7 @@ import copy
 
 from .. import report
 from .exceptions import branch_frame, mark_raised
+from .scalar_merge import cast_scalar, scalar_casts
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -52,6 +53,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     src = user_origin()
     outs: list = []
     fills: dict = {}
+    casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
     raised: list = []  # per traced branch: whether it ends in a run-time `raise`
     stand_in: list = []  # the other branch's values, for a branch that raises
     raw: list = []  # each traced branch's values as it returned them
@@ -68,7 +70,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 _check_bound(names, outs[0], out, src)
                 out = _promote_numbers(outs[0], out)
             outs.append(out)
-            return tuple(_fill(v, fills.get(i)) for i, v in enumerate(out))
+            return tuple(cast_scalar(_fill(v, fills.get(i)), casts.get(i))
+                         for i, v in enumerate(out))
         return run
 
     pred = to_bool(pred)
@@ -102,7 +105,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             # again with zeros of the returned type there. The return flag that goes with it
             # guarantees the zeros are never read.
             fills.update(_return_fills(names, outs))
-            if not fills:
+            casts.update(scalar_casts(outs))
+            if not fills and not casts:
                 _explain_mismatch(names, outs, src)
                 raise
             result = retrace()
@@ -231,7 +235,8 @@ def _zeros_like(like):
         return _scalar(rt.full([], 0, dtype))
     if not _is_tensor(like):
         return like
-    return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
+    zeros = rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
+    return _scalar(zeros) if getattr(like, "python_scalar", False) else zeros
 
 
 def _has_tensor(x) -> bool:
@@ -417,7 +422,10 @@ def _indexable(items: list):
     they are not all numbers or all tensors of one shape and dtype, e.g. Layers)."""
     import runtime as rt
     if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
-        table = rt.tensor.constant(items)
+        # Python numbers: each item stands for one (Python's precision), as in eager mode
+        dtype = "float64" if any(isinstance(x, float) for x in items) else "int64"
+        table = rt.tensor.constant(items, dtype)
+        return lambda i: _scalar(table[i])
     elif all(is_variable(x) or _is_tensor(x) for x in items) and len(
             {(tuple(x.shape), str(x.dtype)) for x in items}) == 1:
         table = rt.stack(list(items))
@@ -458,7 +466,9 @@ def _graph_for(length, item_of, body, state, names, extra_test):
     def step(i, *st):
         return (i + 1, *_as_list(body(item_of(i), *st), n))
 
-    out = graph_while(test, step, [rt.zeros([], "int64")] + list(state), ("<index>",) + names)
+    # the index stands for a Python int (range and enumerate give Python ints in eager mode)
+    out = graph_while(test, step, [_scalar(rt.zeros([], "int64"))] + list(state),
+                      ("<index>",) + names)
     return out[1:]
 
 
@@ -649,12 +659,20 @@ def _scalar(v):
     return v
 
 
+def _items(v, n: int) -> list:
+    """The items of a structure, or n placeholders where a branch left it unbound."""
+    return list(v) if isinstance(v, (list, tuple)) and len(v) == n else [v] * n
+
+
 def _mark_scalars(result, raw: list) -> None:
     """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
     for them) stand for a Python number too."""
     if len(raw) != 2 or not isinstance(result, (list, tuple)):
         return
     for r, a, b in zip(result, raw[0], raw[1]):
+        if isinstance(r, (list, tuple)):  # structures (a returned tuple): item by item
+            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))])
+            continue
         if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
                 v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):

@@ -197,6 +197,9 @@ class Builder:
             program.version = version + 1
 
 
+_INDEXING = frozenset({"getitem", "getitem_grad", "setitem"})
+
+
 def _scalar_inputs(op: OpDef, inputs, scalars: list):
     """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
@@ -214,6 +217,8 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     other = tensors[0].dtype
     out = list(inputs)
     for i, (x, w) in enumerate(zip(inputs, scalars)):
+        if w and op.name in _INDEXING and x.dtype.kind in "iub":
+            continue  # an index standing for a Python int stays an index
         if w:
             sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
             target = promote_scalar(other, sample)
