@@ -36,6 +36,7 @@ from .builtins import (  # noqa: F401
 from .exceptions import raise_  # noqa: F401
 from .control_flow import Pending, for_loop, ifelse, ifexp, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
+from .switch import call_item  # noqa: F401
 from .try_except import (  # noqa: F401
     try_caught,
     try_error,
@@ -47,5 +48,15 @@ from .try_except import (  # noqa: F401
     try_state,
     try_uncaught,
 )
-from .logical import and_, in_, not_, not_in, or_  # noqa: F401
+from .logical import (  # noqa: F401
+    and_,
+    comp_filter,
+    in_,
+    not_,
+    not_in,
+    or_,
+    truth,
+    truth_and_,
+    truth_or_,
+)
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401

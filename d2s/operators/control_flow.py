@@ -636,6 +636,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                     f"bind '{names[i]}' before the loop")
             fill = v if isinstance(v, (int, float)) else 0
             out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
+            if getattr(p, "python_scalar", False):
+                _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
     return out
 
 

@@ -6,7 +6,9 @@ eager against static over inputs that take different paths through one program.
 - a value standing for a Python float (carried through a graph loop, under `no_grad`) meeting
   a float32 tensor in the other branch of a tensor `if` merges as float32 (eager:
   `tensor + python_float` is float32), also inside a returned tuple (was an OpTypeError:
-  cond rejected the float32/float64 mix)."""
+  cond rejected the float32/float64 mix), also when a tensor `if` in the loop body updates
+  the number (was float64 where eager gives float32: the disagreement class of the 2000
+  campaign)."""
 from __future__ import annotations
 
 import numpy as np
@@ -45,11 +47,29 @@ def python_float_through_no_grad(x):
     return y * s, k
 
 
+def float_loop_with_if_meets_float32(x):
+    y = x * 1.0
+    k = 0.0
+    i = rt.zeros([], "int64")
+    acc = 1e-3
+    while i < 3:
+        if x[i] > 0:  # a tensor `if` in the body keeps acc a Python float
+            acc = acc + 0.25
+        i = i + 1
+    k = k + acc
+    with rt.no_grad():
+        s = 0.5
+        if y.sum() > -2.0:
+            s = y.sum() * 0.0 + s
+    return y, k + s  # float32 when s is a tensor, as in eager mode
+
+
 INPUTS = [[-3.0, 0.5, 1.0, -3.0], [-0.25, 0.0, -1.0, 3.0], [-3.0, -1.0, -3.0, 0.5],
           [-1.0, -1.0, -1.0, -1.0], [1.0, 1.0, 1.0, 1.0]]
 
 
-@pytest.mark.parametrize("fn", [index_feeds_python_float, python_float_through_no_grad])
+@pytest.mark.parametrize("fn", [index_feeds_python_float, python_float_through_no_grad,
+                                float_loop_with_if_meets_float32])
 def test_fuzz_found_programs_match_eager(fn):
     static = d2s.to_static(fn)
     for row in INPUTS:
@@ -60,6 +80,12 @@ def test_fuzz_found_programs_match_eager(fn):
                                    np.asarray(ek.numpy() if hasattr(ek, "numpy") else ek),
                                    rtol=1e-6)
     assert len(static.program_cache) == 1
+
+
+def test_python_float_meeting_float32_is_float32_as_in_eager():
+    x = rt.to_tensor([1.0, -0.25, -0.25, 0.0])
+    _, k = d2s.to_static(float_loop_with_if_meets_float32)(x)
+    assert k.dtype == rt.float32 and k.item() == float_loop_with_if_meets_float32(x)[1].item()
 
 
 def test_loop_index_keeps_python_precision():
