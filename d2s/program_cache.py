@@ -189,6 +189,8 @@ def _trace(sf, args, kwargs, with_hooks: bool = False):
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = pytree.flatten(out)
+        from .operators.unbound import read
+        read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
     return program, feeds, leaves, tree, reads.guards
 

@@ -15,6 +15,7 @@ import copy
 
 from .. import report
 from .exceptions import branch_frame, mark_raised
+from . import unbound as unbound_mod
 from .scalar_merge import cast_scalar, scalar_casts
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
@@ -54,6 +55,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     outs: list = []
     fills: dict = {}
     casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
+    unbound: dict = {}  # index -> whether the true branch leaves it unbound (`unbound`)
     raised: list = []  # per traced branch: whether it ends in a run-time `raise`
     stand_in: list = []  # the other branch's values, for a branch that raises
     raw: list = []  # each traced branch's values as it returned them
@@ -67,7 +69,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             if frame.raised and stand_in:
                 out = [_stand_in(v) for v in stand_in]
             elif outs and not (raised[0] and stand_in):
-                _check_bound(names, outs[0], out, src)
+                _check_bound(names, outs[0], out, src, unbound)
                 out = _promote_numbers(outs[0], out)
             outs.append(out)
             return tuple(cast_scalar(_fill(v, fills.get(i)), casts.get(i))
@@ -105,6 +107,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             # again with zeros of the returned type there. The return flag that goes with it
             # guarantees the zeros are never read.
             fills.update(_return_fills(names, outs))
+            fills.update({i: outs[1][i] if first else outs[0][i]
+                          for i, first in unbound.items() if len(outs) == 2})
             casts.update(scalar_casts(outs))
             if not fills and not casts:
                 _explain_mismatch(names, outs, src)
@@ -114,7 +118,21 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         mark_raised()  # both branches raise: so does the code around this `if`
     result = list(result) if result is not None else []
     _mark_scalars(result, raw)
+    _read_checks(result, raw, unbound, pred, names, src)
     return _result(result)
+
+
+def _read_checks(result, raw, unbound, pred, names, src) -> None:
+    """Names bound in one branch only get a read check; checks of branch values go on."""
+    if len(raw) != 2:
+        return
+    import runtime as rt
+    for i, first in unbound.items():
+        unbound_mod.mark(result[i], rt.logical_not(pred) if first else pred, names[i], src)
+    for i, r in enumerate(result):
+        for k, side in enumerate(raw):
+            if i < len(side):
+                unbound_mod.carry(side[i], r, pred, k == 0)
 
 
 def _stand_in(v):
@@ -254,12 +272,15 @@ def _copy_container(x):
     return copy.copy(x) if isinstance(x, (list, dict)) or is_variable(x) else x
 
 
-def _check_bound(names, first, second, src) -> None:
+def _check_bound(names, first, second, src, unbound=None) -> None:
     check_return_none(names, zip(first, second), src)
-    for name, a, b in zip(names, first, second):
+    for i, (name, a, b) in enumerate(zip(names, first, second)):
         if _is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
             continue  # placeholders never read (`_return_fills`)
         if isinstance(a, Undefined) != isinstance(b, Undefined):
+            if unbound is not None and _is_tensor(b if isinstance(a, Undefined) else a):
+                unbound[i] = isinstance(a, Undefined)  # checked when read (`unbound`)
+                continue
             branch = "if" if isinstance(b, Undefined) else "else"
             raise UndefinedNameError(
                 f"'{name}' is bound in only one branch of an if whose condition is a tensor, "
@@ -482,6 +503,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
+    unbound_mod.read(state)  # a name bound on some paths only, carried into the loop
     fixed = _fixed_lists(body, state, names)
     report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (

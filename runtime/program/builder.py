@@ -39,6 +39,9 @@ class Builder:
 
     # ---- the bind hook --------------------------------------------------------------------
     def bind(self, op: OpDef, inputs, attrs: dict):
+        for x in inputs:  # a value with a read check (`Variable.on_read`) runs it first
+            if isinstance(x, Variable) and x.on_read is not None:
+                x.on_read()
         if STATE.amp is not None:
             inputs = STATE.amp.cast_inputs(op, inputs)
         scalars = [getattr(x, "python_scalar", False) for x in inputs]
