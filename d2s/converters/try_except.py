@@ -2,21 +2,28 @@
 the `except` clauses, in Python's order (see `d2s.operators.try_except` for the operators).
 
     try:                                   _exc_1 = 0
-        if x.sum() > 0:                    _try_1 = _d2s.try_state()
+        if x.sum() > 0:                    _try_1 = _d2s.try_state(lambda: (ValueError,))
             raise ValueError("pos")        try:
         y = x * 2                              if x.sum() > 0:
     except ValueError:              ->             _exc_1 = _d2s.try_raise(_try_1, ValueError("pos"))
         y = -x                                 if _d2s.try_ok(_exc_1):
                                                    y = x * 2
                                            except ValueError:          # errors while building
+                                               _d2s.try_end(_try_1)
                                                y = -x
                                            else:                       # errors when it runs
+                                               _d2s.try_end(_try_1)
                                                if _d2s.try_ok(_exc_1):
                                                    pass
                                                elif _d2s.try_caught(_try_1, _exc_1, ValueError):
                                                    y = -x
+                                           finally:
+                                               _d2s.try_end(_try_1)
                                            _d2s.try_reraise(_try_1, _exc_1, (ValueError,))
 
+While the body is traced the `try` is open: a run-time `raise` in a function it calls, which
+one of the clauses would catch, is a `ConversionError` (only a `raise` written in the body
+reaches the clauses when the program runs).
 `assert test, msg` in such a body becomes `if not test: raise AssertionError(msg)` first.
 Inside loops of the body, a failure also leaves the loop (`break`). Inner `try` statements are
 converted first; in an enclosing `try` body, the re-raise of an error they do not catch
@@ -58,14 +65,35 @@ def _sites(node) -> bool:
 class TryExcept(Base):
     def visit_Try(self, node):
         node = self.generic_visit(node)  # inner `try` statements first
-        if not node.handlers or not _sites(node.body):
+        if not node.handlers:
             return node
+        handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
+                                    templates.const(None) for h in node.handlers],
+                              ctx=gast.Load())
+        end = f"{RESERVED}.try_end(state)"
+        if not _sites(node.body):
+            if not any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
+                return node
+            # only open while the body runs: a helper's run-time raise it would catch is a
+            # conversion error (`operators.try_except.helper_raise`)
+            state = self.ctx.namer.new("try")
+            pre = templates.replace(f"state = {RESERVED}.try_state(lambda: handlers)",
+                                    state=state, handlers=handlers)
+            for h in node.handlers:
+                h.body = templates.replace(end, state=state) + h.body
+            node.orelse = templates.replace(end, state=state) + node.orelse
+            node.finalbody = templates.replace(end, state=state) + node.finalbody
+            return pre + [node]
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
-        pre = templates.replace(f"code = 0\nstate = {RESERVED}.try_state()", code=code,
-                                state=state) + _pending(node)
+        pre = templates.replace(
+            f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers)", code=code,
+            state=state, handlers=handlers) + _pending(node)
         node.body = self._block(node.body, code, state, False) or [gast.Pass()]
         dispatch = self._dispatch(node, code, state)
-        node.orelse = dispatch
+        node.orelse = templates.replace(end, state=state) + dispatch
+        for h in node.handlers:
+            h.body = templates.replace(end, state=state) + h.body
+        node.finalbody = templates.replace(end, state=state) + node.finalbody
         types = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
                                  templates.const(None) for h in node.handlers],
                            ctx=gast.Load())

@@ -39,6 +39,7 @@ from .lists import list_append, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .try_except import (  # noqa: F401
     try_caught,
+    try_end,
     try_error,
     try_failed,
     try_forward,

@@ -72,6 +72,8 @@ def raise_(exc, cause=None):
             raise exc from cause
         raise exc
     src = user_origin()
+    from .try_except import helper_raise
+    helper_raise(exc, src)
     if any(is_variable(a) for a in exc.args):
         raise TypeError(
             f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}) has a "

@@ -18,23 +18,70 @@ body contains `raise` (or `assert`) statements:
 """
 from __future__ import annotations
 
+import threading
+
 from .variables import is_variable, user_origin, where
 
 
 class TryState:
-    """The errors recorded while tracing one `try` body: error code -> exception."""
+    """The errors recorded while tracing one `try` body: error code -> exception; while the
+    body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors",)
+    __slots__ = ("errors", "handlers", "src")
 
-    def __init__(self):
+    def __init__(self, handlers=None, src=None):
         self.errors: dict = {}
+        self.handlers, self.src = handlers, src
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
 
+    def catches(self, exc) -> bool:
+        """Whether one of the clauses would catch `exc` (unknown classes: no)."""
+        try:
+            classes = self.handlers() if self.handlers is not None else ()
+        except Exception:  # noqa: BLE001  (a clause's class not defined yet: not this one)
+            return False
+        return any(isinstance(exc, _classes(c)) for c in classes)
 
-def try_state() -> TryState:
-    return TryState()
+
+_LOCAL = threading.local()
+
+
+def open_trys() -> list:
+    stack = getattr(_LOCAL, "open", None)
+    if stack is None:
+        stack = _LOCAL.open = []
+    return stack
+
+
+def try_state(handlers=None) -> TryState:
+    """A `try` body starts (its clauses' classes: `handlers()`, evaluated when needed)."""
+    state = TryState(handlers, user_origin())
+    open_trys().append(state)
+    return state
+
+
+def try_end(state: TryState) -> None:
+    """The `try` body ended (an `except` clause, the dispatch or `finally` starts)."""
+    stack = open_trys()
+    if state in stack:
+        del stack[stack.index(state):]
+
+
+def helper_raise(exc, src) -> None:
+    """A run-time `raise` in a function called from an open `try` body whose clauses would
+    catch it: the program raises it outside that `try`, so it is a conversion error."""
+    for state in reversed(open_trys()):
+        if state.catches(exc):
+            from ..errors import ConversionError
+            raise ConversionError(
+                f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}), in "
+                f"a function called inside a `try` whose `except` would catch it "
+                f"({where(state.src)}): the program raises it when it runs, and only a "
+                "`raise` written in the `try` body itself reaches that `except` then. Move "
+                "the check into the function with the `try`, or return a flag and raise "
+                "there.", origin=src)
 
 
 def _exception(exc):

@@ -207,6 +207,37 @@ def test_bare_raise_in_handler_re_raises_at_run_time():
         static(x * 1e6)
 
 
+def _check_positive(h):
+    if h.sum() < 0:
+        raise ValueError("negative activations")
+    return h
+
+
+def test_run_time_raise_in_a_called_helper_is_a_conversion_error():
+    """The helper's `raise` becomes a raise op of the helper's branch: the caller's `except`
+    could not catch it when the program runs, so converting says so (eager catches it)."""
+    def f(x):
+        try:
+            y = _check_positive(x * 2)
+        except ValueError:
+            y = x * 0
+        return y
+    with pytest.raises(ConversionError, match="in a function called inside a `try`") as info:
+        d2s.to_static(f)(rt.ones([2]))
+    assert "test_try.py" in str(info.value) and "h.sum() < 0" not in str(info.value)
+
+    def g(x):  # a clause that does not catch it: the helper's check stays a run-time raise
+        try:
+            y = _check_positive(x * 2)
+        except KeyError:
+            y = x * 0
+        return y
+    static = d2s.to_static(g)
+    np.testing.assert_allclose(static(rt.ones([2])).numpy(), [2.0, 2.0])
+    with pytest.raises(ValueError, match="negative activations"):
+        static(-rt.ones([2]))
+
+
 def test_except_as_name_needing_data_is_a_conversion_error():
     def f(x):
         try:
