@@ -267,3 +267,18 @@ def test_tensor_raise_after_try_is_a_run_time_check():
     np.testing.assert_allclose(static(rt.ones([2])).numpy(), [3.0, 3.0])
     with pytest.raises(OverflowError, match="too large"):
         static(rt.full([2], 5.0))
+
+
+def test_saved_model_dispatches_run_time_errors(tmp_path):
+    import os
+    static = d2s.to_static(clipped_loss)
+    static(rt.ones([2]))
+    prefix = os.path.join(str(tmp_path), "clipped")
+    d2s.save(static, prefix, input_spec=[d2s.InputSpec([None])])
+    loaded = d2s.load(prefix)
+    for row in ([1.0, 2.0, 2.0], [1.0, 3.0, 0.0], [np.nan, 0.0, 1.0]):
+        x = rt.to_tensor(np.asarray(row, "float32"))
+        want = clipped_loss(x)
+        got = loaded(x)
+        np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-6)
+        np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-6)

@@ -98,3 +98,18 @@ def test_non_tensor_value_in_one_branch_is_still_a_conversion_error():
         return x, label
     with pytest.raises(UndefinedNameError, match="'label' is bound in only one branch"):
         d2s.to_static(f)(rt.ones([2]))
+
+
+def test_saved_model_keeps_the_check(tmp_path):
+    import os
+    static = d2s.to_static(read_under_another_condition)
+    static(rt.ones([2]))
+    prefix = os.path.join(str(tmp_path), "unbound")
+    d2s.save(static, prefix, input_spec=[d2s.InputSpec([None])])
+    loaded = d2s.load(prefix)
+    np.testing.assert_allclose(loaded(rt.to_tensor([1.0, 2.0])).numpy(), [3.0, 5.0])
+    np.testing.assert_allclose(loaded(rt.to_tensor([-1.0, 0.5])).numpy(), [-1.0, 0.5])
+    with pytest.raises(UnboundLocalError, match="local variable 'y'") as info:
+        loaded(rt.to_tensor([-3.0, 2.0]))
+    assert "test_unbound.py" in "\n".join([str(info.value)] + getattr(info.value,
+                                                                      "__notes__", []))
