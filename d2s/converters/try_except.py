@@ -84,6 +84,8 @@ class TryExcept(Base):
             node.orelse = templates.replace(end, state=state) + node.orelse
             node.finalbody = templates.replace(end, state=state) + node.finalbody
             return pre + [node]
+        from .early_return import try_exits
+        exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
         pre = templates.replace(
             f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers)", code=code,
@@ -100,6 +102,7 @@ class TryExcept(Base):
         post = templates.replace(f"{RESERVED}.try_reraise(state, code, types)", state=state,
                                  code=code, types=types)
         post[0].d2s_reraise = (state, code, types)  # an enclosing `try` forwards it instead
+        post[0].d2s_exits = exits  # the function's return pass: every path has exited
         return pre + [node] + post
 
     # -- the body: raises become error codes, the rest runs only while nothing failed ------

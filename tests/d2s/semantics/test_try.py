@@ -282,3 +282,29 @@ def test_saved_model_dispatches_run_time_errors(tmp_path):
         got = loaded(x)
         np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-6)
         np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-6)
+
+
+def test_returns_in_body_and_handlers_and_try_in_graph_loop():
+    def early(x):
+        try:
+            if x.sum() < 0:
+                raise ValueError("negative")
+            return x * 2
+        except ValueError:
+            return -x
+
+    def per_row(x):
+        i = rt.zeros([], "int64")
+        s = x[0] * 0
+        while i < x.shape[0]:
+            try:
+                if x[i] < 0:
+                    raise ValueError("negative row")
+                s = s + x[i]
+            except ValueError:
+                s = s - 100.0
+            i = i + 1
+        return s
+    rows = [([1.0, 2.0, 3.0],), ([-1.0, 0.5, 2.0],), ([-9.0, -2.0, -1.0],)]
+    _same(early, rows)
+    _same(per_row, rows)
