@@ -198,10 +198,15 @@ def _pending(node) -> list:
             names.add(n.id)
         if not isinstance(n, _SCOPES):
             stack.extend(gast.iter_child_nodes(n))
-    keep = sorted(name for name in names if name not in defined and all(
-        any(_binds(s, name) for s in h.body) for h in node.handlers))
-    return [stmt for name in keep for stmt in templates.replace(
-        f"name = {RESERVED}.Pending(label)", name=name, label=templates.const(name))]
+    out = []
+    for name in sorted(n for n in names if n not in defined):
+        every = all(any(_binds(s, name) for s in h.body) for h in node.handlers)
+        # the others start unbound (`Undefined`): the body's guards may leave them unbound
+        # when the program runs, and later code may hand them on as state
+        kind = "Pending" if every else "Undefined"
+        out += templates.replace(f"name = {RESERVED}.{kind}(label)", name=name,
+                                 label=templates.const(name))
+    return out
 
 
 def _reraise(stmts: list, error) -> list:

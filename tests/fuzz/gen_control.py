@@ -96,13 +96,16 @@ def _stmt(draw, depth=0):
                       f"{ind}{ind}{ind}raise OverflowError('fuzz row')",
                       f"{ind}{ind}y = y + x[i]", f"{ind}{ind}i = i + 1"]
         lines += [f"{ind}y = y - 0.5"]
+        returning = draw(st.booleans())  # a clause returns a tuple (early return)
         for j, cls in enumerate(caught + ["AssertionError"]):
             lines += [f"except {cls}:", f"{ind}y = x * {j + 2}.0", f"{ind}k = k + {j + 1}.0"]
+            if returning and j == 0:
+                lines += [f"{ind}return y * 3.0, k"]
         if draw(st.booleans()):
             lines += ["else:", f"{ind}k = k + 0.25"]
         if draw(st.booleans()):
             lines += ["finally:", f"{ind}k = k * 2.0"]
-        return lines, False
+        return lines, returning
     if kind == "no_grad_float":
         # a Python float carried through a graph loop under no_grad, then meeting a float32
         # tensor in the branches of a tensor `if` (eager: a float or a float32 tensor)

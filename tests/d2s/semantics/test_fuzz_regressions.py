@@ -8,7 +8,8 @@ eager against static over inputs that take different paths through one program.
   `tensor + python_float` is float32), also inside a returned tuple (was an OpTypeError:
   cond rejected the float32/float64 mix), also when a tensor `if` in the loop body updates
   the number (was float64 where eager gives float32: the disagreement class of the 2000
-  campaign)."""
+  campaign); a name bound in a `try` body whose run-time check failed, rebound later (was
+  a Python UnboundLocalError while converting: the body's guard dropped the dead name)."""
 from __future__ import annotations
 
 import numpy as np
@@ -64,17 +65,56 @@ def float_loop_with_if_meets_float32(x):
     return y, k + s  # float32 when s is a tensor, as in eager mode
 
 
+def name_bound_in_a_failed_try_then_rebound(x):
+    y = x * 1.0
+    k = 0.0
+    try:
+        if x.mean() < 4.0:
+            raise ValueError("first")
+        i = rt.zeros([], "int64")
+        while i < 2:
+            y = y + x[i]
+            i = i + 1
+    except ValueError:
+        y = x * 3.0
+    if x[0] > 0.5:
+        raise KeyError("second")
+    try:
+        if x.mean() < 4.0:
+            raise ValueError("third")
+        i = rt.zeros([], "int64")
+        while i < 2:
+            y = y + x[i]
+            i = i + 1
+    except ValueError:
+        y = x * 2.0
+    with rt.no_grad():
+        s = 0.5
+        i = rt.zeros([], "int64")  # unbound before on the failed paths: never read there
+        while i < 2:
+            s = s + 0.25
+            i = i + 1
+    return y * s, k + s
+
+
 INPUTS = [[-3.0, 0.5, 1.0, -3.0], [-0.25, 0.0, -1.0, 3.0], [-3.0, -1.0, -3.0, 0.5],
           [-1.0, -1.0, -1.0, -1.0], [1.0, 1.0, 1.0, 1.0]]
 
 
 @pytest.mark.parametrize("fn", [index_feeds_python_float, python_float_through_no_grad,
-                                float_loop_with_if_meets_float32])
+                                float_loop_with_if_meets_float32,
+                                name_bound_in_a_failed_try_then_rebound])
 def test_fuzz_found_programs_match_eager(fn):
     static = d2s.to_static(fn)
     for row in INPUTS:
         x = rt.to_tensor(np.asarray(row, "float32"))
-        (ey, ek), (sy, sk) = fn(x), static(x)
+        try:
+            (ey, ek) = fn(x)
+        except KeyError:
+            with pytest.raises(KeyError):
+                static(x)
+            continue
+        (sy, sk) = static(x)
         np.testing.assert_allclose(sy.numpy(), ey.numpy(), rtol=1e-6)
         np.testing.assert_allclose(np.asarray(sk.numpy() if hasattr(sk, "numpy") else sk),
                                    np.asarray(ek.numpy() if hasattr(ek, "numpy") else ek),
