@@ -14,7 +14,7 @@ from runtime import __version__  # noqa: F401  (one distribution, one version)
 from runtime.static import InputSpec  # noqa: F401
 
 from . import breakpoints  # noqa: F401  (user breakpoints fire in generated code)
-from .convert_call import ignore_module, not_to_static  # noqa: F401
+from .call_policy import ignore_module, not_to_static  # noqa: F401
 from .errors import ConversionError, ModelFormatError  # noqa: F401
 from .io import TranslatedLayer, load, save  # noqa: F401
 from .logging_utils import set_code_level, set_verbosity  # noqa: F401

@@ -229,6 +229,8 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         from runtime.program.builder import current_builder
         b = current_builder()
         leaves, tree = pytree.flatten(out)
+        from .operators.unbound import read
+        read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
     return (program, feeds, leaves, tree,
@@ -283,7 +285,7 @@ def _graph_pred(frame) -> bool:
 
 def _with_hooks(layer, forward):
     """`forward` with `layer`'s own forward hooks around it, each converted like user code."""
-    from .convert_call import call
+    from .operators.calls import call
     from .errors import ConversionError
 
     def run_hook(kind, hook, *args):

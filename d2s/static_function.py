@@ -27,7 +27,7 @@ from . import errors, fallback, logging_utils, report, transpile
 from .function_spec import FunctionSpec
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
-_ENABLED = [True]
+from .call_policy import ENABLED as _ENABLED  # (the switch converted calls read too)
 RETRACE_WARNING = 5  # warn when one function has been traced this many times
 
 
@@ -51,6 +51,8 @@ class StaticFunction:
     Decorating a method works per instance: each object gets its own StaticFunction (and
     programs), created when the method is looked up on it.
     """
+
+    __d2s_static_function__ = True  # (what converted calls recognise it by)
 
     def __init__(self, function, input_spec=None, full_graph: bool = True,
                  build_strategy=None, instance=None):

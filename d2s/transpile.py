@@ -56,11 +56,16 @@ _LOCK = threading.RLock()  # one conversion at a time; a second thread waits for
 _OPERATORS_CELL = None
 
 
-def _operators_cell():
+def use_operators(module) -> None:
+    """The module generated code calls as `_d2s` (`d2s.operators` registers itself when it is
+    imported, so this module never imports the layer above it)."""
     global _OPERATORS_CELL
+    _OPERATORS_CELL = types.CellType(module)
+
+
+def _operators_cell():
     if _OPERATORS_CELL is None:
-        from . import operators
-        _OPERATORS_CELL = types.CellType(operators)
+        raise RuntimeError("d2s.operators is not imported: import d2s first")
     return _OPERATORS_CELL
 
 

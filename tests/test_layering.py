@@ -40,6 +40,7 @@ RANKS = {
     "d2s/pyct": 0,
     "d2s/errors.py": 1, "d2s/logging_utils.py": 1, "d2s/breakpoints.py": 1,
     "d2s/fallback.py": 1, "d2s/guards.py": 1, "d2s/function_spec.py": 1,
+    "d2s/call_policy.py": 1,
     "d2s/save_spec.py": 1, "d2s/report.py": 1,
     "d2s/converters": 2,
     "d2s/transpile.py": 3,
@@ -51,32 +52,18 @@ RANKS = {
     "d2s/cli.py": 8, "d2s/cli_model.py": 8, "d2s/cli_target.py": 8, "d2s/demo": 8, "d2s/__main__.py": 8,
 }
 
-# Upward imports still to remove, as (importing file, imported unit). All sit in files being
-# reworked on another branch (issue 16 item 1: convert_call split into a call policy and the
-# operator generated code calls; transpile given `convert` and the operators by injection).
-# Shrink this to empty; never add to it.
-KNOWN_UPWARD = {
-    # the converter asks convert_call which callees are never converted
-    ("d2s/converters/call_trees.py", "d2s/convert_call.py"),
-    # transpile imports the operators to fill generated code's namespace
-    ("d2s/transpile.py", "d2s/operators"),
-    # generated code calls `d2s.operators.call`, which is convert_call's
-    ("d2s/operators/__init__.py", "d2s/convert_call.py"),
-}
+# Upward imports allowed, as (importing file, imported unit): none (the call policy is
+# `d2s/call_policy.py`, the operator generated code calls is `d2s/operators/calls.py`, and
+# `d2s.operators` registers itself with `transpile`). Keep it empty.
+KNOWN_UPWARD: set = set()
 
-# Import cycles across folders still to break: each entry is the set of files one cycle may
-# span (a cycle found must lie inside one entry). The same rework as above removes it.
-KNOWN_CYCLES = [
-    {"d2s/convert_call.py", "d2s/converters/__init__.py", "d2s/converters/call_trees.py",
-     "d2s/operators/__init__.py", "d2s/program_cache.py", "d2s/static_function.py",
-     "d2s/transpile.py", "d2s/side_effects.py"},
-]
+# Import cycles across folders allowed: none. Keep it empty.
+KNOWN_CYCLES: list = []
 
 
-# Files are small and single-purpose: at most MAX_LINES lines. Over it still (being reworked
-# on another branch; shrink to empty, never add):
+# Files are small and single-purpose: at most MAX_LINES lines. Over it allowed: none.
 MAX_LINES = 600
-KNOWN_LONG = {"d2s/operators/control_flow.py"}
+KNOWN_LONG: set = set()
 
 
 def imported_modules(path: pathlib.Path, package: str) -> set:

@@ -19,12 +19,17 @@ from . import (
                logical,
                loops,
                return_statements,
+               try_except,
 )
 
 PASSES = [
     # Moves code after `if c: return` into the else branch, so most returns end up in tail
     # position and the return pass can use plain assignments instead of flags.
     ("early_return", early_return),
+    # A `try` whose body raises: raises become error codes dispatched to the `except`
+    # clauses when the program runs; before the passes that convert what it writes
+    # (`if`, `break`).
+    ("try_except", try_except),
     # break/continue become flags (and loop tests / extra tests); must precede `loops`, whose
     # bodies become functions from which a Python `break` could not escape.
     ("break_continue", break_continue),

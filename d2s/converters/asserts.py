@@ -7,7 +7,8 @@ graph assertion checked when the program runs. The message stays lazy, as in Pyt
 A `raise` reached at trace time outside any graph branch raises right away; inside the body of
 a tensor `if` or `while` it becomes a `raise` op that raises the same exception (class and
 message) when, and only when, the program runs that branch (`d2s.operators.exceptions`).
-A bare `raise` (re-raise in an `except` clause) stays as written.
+A bare `raise` (re-raise in an `except` clause) stays as written. A `raise` in the body of a
+`try` with `except` clauses was already rewritten by the `try_except` pass.
 """
 from __future__ import annotations
 
@@ -30,38 +31,14 @@ class Asserts(Base):
         return templates.replace(f"{RESERVED}.assert_(test, lambda: msg)", test=node.test,
                                  msg=node.msg)
 
-    in_try = 0  # how many enclosing `try` bodies with `except` clauses
-
-    def visit_Try(self, node):
-        if node.handlers:
-            self.in_try += 1
-            node.body = self.visit_block(node.body)
-            self.in_try -= 1
-        else:
-            node.body = self.visit_block(node.body)
-        for h in node.handlers:
-            h.body = self.visit_block(h.body)
-        node.orelse = self.visit_block(node.orelse)
-        node.finalbody = self.visit_block(node.finalbody)
-        return node
-
-    def visit_FunctionDef(self, node):
-        saved, self.in_try = self.in_try, 0  # a nested function's raises are its own
-        node = self.generic_visit(node)
-        self.in_try = saved
-        return node
-
     def visit_Raise(self, node):
         node = self.generic_visit(node)
         if node.exc is None:
             return node
-        cause = node.cause or templates.const(None)
-        if self.in_try:
-            return templates.replace(f"{RESERVED}.raise_(exc, cause, True)", exc=node.exc,
-                                     cause=cause)
         if node.cause is None:
             return templates.replace(f"{RESERVED}.raise_(exc)", exc=node.exc)
-        return templates.replace(f"{RESERVED}.raise_(exc, cause)", exc=node.exc, cause=cause)
+        return templates.replace(f"{RESERVED}.raise_(exc, cause)", exc=node.exc,
+                                 cause=node.cause)
 
 
 def transform(node, ctx):

@@ -5,11 +5,12 @@
     z = rt.matmul(x, w)    ->   z = rt.matmul(x, w)          (unchanged)
 
 `_d2s.call(f)` converts user functions, methods, lambdas and Layers at trace time (see
-`d2s.convert_call`). To keep the generated code readable and the trace cheap, a call is left
+`d2s/operators/calls.py`). To keep the generated code readable and the trace cheap, a call is left
 alone when the callee can be resolved now (through the function's globals, closure and
 built-ins) to something that is never converted (the runtime, NumPy, the standard library,
 classes, built-ins), or when it is a Tensor method on a local variable (`x.sum()`).
-Zero-argument `super()` becomes `super(__class__, self)`: generated helper functions have no
+`layers[i](x)` becomes `_d2s.call_item(layers, i)(x)` (a tensor `i`: a `switch_case` over the
+layers, see `d2s.operators.switch`). Zero-argument `super()` becomes `super(__class__, self)`: generated helper functions have no
 implicit class cell of their own.
 """
 from __future__ import annotations
@@ -55,6 +56,11 @@ class CallTrees(Base):
             if "__class__" in self.ctx.namespace and self.ctx.owner:
                 node.args = [templates.name("__class__"), templates.name(self.ctx.owner)]
             return node
+        if isinstance(f, gast.Subscript) and not isinstance(f.slice, gast.Slice):
+            # `layers[i](x)`: a tensor `i` selects the layer when the program runs
+            node.func = templates.replace_as_expression(f"{RESERVED}.call_item(obj, index)",
+                                                        obj=f.value, index=f.slice)
+            return node
         if self._leave_alone(f):
             return node
         node.func = templates.replace_as_expression(f"{RESERVED}.call(f)", f=f)
@@ -64,7 +70,7 @@ class CallTrees(Base):
         return any(name in scope for scope in self.locals_stack)
 
     def _leave_alone(self, f) -> bool:
-        from ..convert_call import TENSOR_METHODS, never_converted
+        from ..call_policy import TENSOR_METHODS, never_converted
         root = f
         while isinstance(root, gast.Attribute):
             root = root.value

@@ -30,10 +30,20 @@ def always_exits(stmts: list) -> bool:
         return True
     if isinstance(last, gast.If):
         return always_exits(last.body) and always_exits(last.orelse)
+    if isinstance(last, gast.Try):
+        return try_exits(last)
+    if isinstance(last, gast.Expr) and getattr(last, "d2s_exits", False):
+        return True  # the re-raise after a converted `try` whose every path exits
     if isinstance(last, gast.While):  # `while True:` without a break only ends by a return
         return (isinstance(last.test, gast.Constant) and last.test.value is True
                 and not jumps.contains(last.body, gast.Break, into_loops=False))
     return False
+
+
+def try_exits(node) -> bool:
+    """Whether every path through a `try` statement ends in `return` or `raise`."""
+    return (always_exits(node.body) or always_exits(node.orelse)) and all(
+        always_exits(h.body) for h in node.handlers) or always_exits(node.finalbody)
 
 
 def move_rest(stmts: list) -> list:

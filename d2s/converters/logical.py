@@ -7,9 +7,13 @@
 The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
 them only when the left operand does not decide (for a tensor, only inside the graph branch).
 A middle operand of a chained comparison that is not a name, constant or attribute is
-evaluated once into a temporary (`(_cmp_1 := f(x)) < c`); the lambdas read the temporary. A
-walrus written by the user in the right operand of `and`/`or` is left alone (inside a lambda
-it would bind a name of the lambda).
+evaluated once into a temporary (`(_cmp_1 := f(x)) < c`); the lambdas read the temporary. In a
+condition (`if`/`while`/`assert` tests, conditional expressions) `and`/`or` become
+`truth_and_`/`truth_or_`, which combine truth values. A walrus written by the user in the right
+operand of `and`/`or` of an `if` test is hoisted into statements before the `if`
+(`predicates.hoist_walrus`); elsewhere it is left alone (inside a lambda it would bind a name
+of the lambda). Comprehension filters become `_d2s.comp_filter(c)`, and a `match` with guards
+becomes one `match` per case under a tensor-able `if` (`predicates.match_guards`).
 """
 from __future__ import annotations
 
@@ -18,9 +22,10 @@ import gast
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
+from . import predicates
 
-HANDLES = (gast.BoolOp, gast.UnaryOp, gast.Compare)  # the pass is skipped when none of these is present
-CREATES = (gast.Call, gast.Lambda, gast.NamedExpr)
+HANDLES = (gast.BoolOp, gast.UnaryOp, gast.Compare, gast.comprehension, gast.Match)
+CREATES = (gast.Call, gast.Lambda, gast.NamedExpr, gast.If, gast.Assign)
 NEEDS_ANALYSIS = False
 
 
@@ -33,10 +38,52 @@ def _simple(node) -> bool:
         isinstance(node, gast.Attribute) and _simple(node.value))
 
 
+def _mark_test(node) -> None:
+    """`node` is a condition (an `if`/`while`/`assert` test, a conditional expression's test,
+    a comprehension filter): only its truth matters, so `and`/`or` in it (and under `not`)
+    combine truth values, as Paddle does (a float tensor `and` a bool tensor is a bool)."""
+    if isinstance(node, gast.BoolOp):
+        node.d2s_test = True
+        for v in node.values:
+            _mark_test(v)
+    elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        _mark_test(node.operand)
+
+
 class Logical(Base):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._temps: dict = {}
+
+    def visit_If(self, node):
+        pre = predicates.hoist_walrus(node, self.ctx.namer)
+        _mark_test(node.test)
+        node = self.generic_visit(node)
+        return self.visit_block(pre) + [node] if pre else node
+
+    def visit_While(self, node):
+        _mark_test(node.test)
+        return self.generic_visit(node)
+
+    def visit_IfExp(self, node):
+        _mark_test(node.test)
+        return self.generic_visit(node)
+
+    def visit_Assert(self, node):
+        _mark_test(node.test)
+        return self.generic_visit(node)
+
+    def visit_comprehension(self, node):
+        node = self.generic_visit(node)
+        node.ifs = [templates.replace_as_expression(f"{RESERVED}.comp_filter(c)", c=c)
+                    for c in node.ifs]
+        return node
+
+    def visit_Match(self, node):
+        out = predicates.match_guards(node, self.ctx.namer)
+        if out is None:
+            return self.generic_visit(node)
+        return self.visit_block(out)
 
     def _reuse(self, operand):
         """A middle operand appears twice: bound by a walrus where first compared, then read
@@ -49,6 +96,8 @@ class Logical(Base):
         if any(_has_walrus(v) for v in node.values[1:]):
             return node
         fn = "and_" if isinstance(node.op, gast.And) else "or_"
+        if getattr(node, "d2s_test", False):
+            fn = "truth_" + fn  # a condition: truth values (see `_mark_test`)
         lambdas = [templates.replace_as_expression("lambda: v", v=v) for v in node.values[1:]]
         return templates.replace_as_expression(f"{RESERVED}.{fn}(first, rest)",
                                                first=node.values[0], rest=lambdas)

@@ -7,15 +7,19 @@ user wrote it. The generated-code API, by converter:
 - ifelse: `ifelse(pred, true_fn, false_fn, args, names)`, `ifexp(pred, true_fn, false_fn)`
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
-- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`
+- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`; in
+  conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
+- try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
+  `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
-- call_trees: `call(f)` (converts user functions at trace time)
+- call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
+  (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
 """
-from ..convert_call import call  # noqa: F401
+from .calls import call  # noqa: F401
 from .builtins import (  # noqa: F401
     all_,
     any_,
@@ -34,7 +38,41 @@ from .builtins import (  # noqa: F401
     size,
 )
 from .exceptions import raise_  # noqa: F401
-from .control_flow import Pending, for_loop, ifelse, ifexp, while_loop  # noqa: F401
+from .control_flow import Pending, ifelse, ifexp  # noqa: F401
+from .loops import for_loop, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
-from .logical import and_, in_, not_, not_in, or_  # noqa: F401
+from .switch import call_item  # noqa: F401
+from .try_except import (  # noqa: F401
+    try_caught,
+    try_end,
+    try_error,
+    try_failed,
+    try_forward,
+    try_ok,
+    try_raise,
+    try_reraise,
+    try_state,
+    try_uncaught,
+)
+from .logical import (  # noqa: F401
+    and_,
+    comp_filter,
+    in_,
+    not_,
+    not_in,
+    or_,
+    truth,
+    truth_and_,
+    truth_or_,
+)
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
+
+
+def _register() -> None:
+    import sys
+
+    from .. import transpile
+    transpile.use_operators(sys.modules[__name__])
+
+
+_register()

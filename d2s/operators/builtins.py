@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 
 from .. import report
-from .control_flow import TensorEnumerate, TensorRange
+from .loops import TensorEnumerate, TensorRange
 from .variables import is_variable
 
 

@@ -16,6 +16,8 @@ import copy
 from .. import report
 from . import mutation
 from .exceptions import branch_frame, mark_raised
+from . import unbound as unbound_mod
+from .scalar_merge import cast_scalar, scalar_casts
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -53,6 +55,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     src = user_origin()
     outs: list = []
     fills: dict = {}
+    casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
+    unbound: dict = {}  # index -> whether the true branch leaves it unbound (`unbound`)
     raised: list = []  # per traced branch: whether it ends in a run-time `raise`
     stand_in: list = []  # the other branch's values, for a branch that raises ...
     settled: list = []  # ... once known (non-empty then)
@@ -73,7 +77,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             raw.append(out)
             full.append(out)
             if outs and not frame.raised and not (raised[0] and settled):
-                _check_bound(names, outs[0], out, src)
+                _check_bound(names, outs[0], out, src, unbound)
             out = mutation.branch_end(log, out)  # + changed objects; the snapshot restored
             full[-1] = out
             k = len(names)
@@ -82,7 +86,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             elif outs and not (raised[0] and settled):
                 out = _promote_numbers(outs[0][:k], out[:k]) + out[k:]
             outs.append(out)
-            out = [_fill(v, fills.get(i)) for i, v in enumerate(out)]
+            out = [cast_scalar(_fill(v, fills.get(i)), casts.get(i))
+                   for i, v in enumerate(out)]
             for (i, path), dtype in arrays.items():
                 out[i] = _array_at(out[i], path, dtype)
             given.append(out)
@@ -127,13 +132,20 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 # A return value set in one branch only (`_retval` is None in the other):
                 # trace again with zeros of the returned type there. The return flag that
                 # goes with it guarantees the zeros are never read.
-                more = _return_fills(names, outs)
-                if not more or fills:
+                k = len(names)
+                more = {i: v for i, v in _return_fills(names, outs).items() if i not in fills}
+                if len(outs) == 2:  # a name bound in one branch only: zeros, read-checked
+                    more.update({i: outs[1][i] if first else outs[0][i]
+                                 for i, first in unbound.items() if i not in fills})
+                new_casts = {i: c for i, c in scalar_casts([o[:k] for o in outs]).items()
+                             if i not in casts}
+                if not more and not new_casts:
                     mutation.explain_names(names, outs, src)
                     _explain_mismatch(names, outs, src)
                     mutation.explain(log, names, outs)
                     raise
                 fills.update(more)
+                casts.update(new_casts)
         reset()
     else:
         raise AssertionError(f"d2s bug: the tensor `if` at {where(src)} kept changing shape")
@@ -142,6 +154,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     result = mutation.finish(log, list(result) if result is not None else [], len(names),
                              outs)
     _mark_scalars(result, raw)
+    _read_checks(result, raw, unbound, pred, names, src)
     return _result(result)
 
 
@@ -212,6 +225,19 @@ def _array_at(v, path, dtype):
         items = [_array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
         return type(v)(items) if type(v) in (list, tuple) else type(v)(*items)
     return v
+
+
+def _read_checks(result, raw, unbound, pred, names, src) -> None:
+    """Names bound in one branch only get a read check; checks of branch values go on."""
+    if len(raw) != 2:
+        return
+    import runtime as rt
+    for i, first in unbound.items():
+        unbound_mod.mark(result[i], rt.logical_not(pred) if first else pred, names[i], src)
+    for i, r in enumerate(result):
+        for k, side in enumerate(raw):
+            if i < len(side):
+                unbound_mod.carry(side[i], r, pred, k == 0)
 
 
 def _stand_in(v):
@@ -343,7 +369,8 @@ def _zeros_like(like):
         out = rt.static.create_array(like.dtype)
         out._static_shape = like._static_shape
         return out
-    return rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
+    zeros = rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
+    return _scalar(zeros) if getattr(like, "python_scalar", False) else zeros
 
 
 def _has_tensor(x) -> bool:
@@ -361,12 +388,15 @@ def _copy_container(x):
     return copy.copy(x) if isinstance(x, (list, dict)) or is_variable(x) else x
 
 
-def _check_bound(names, first, second, src) -> None:
+def _check_bound(names, first, second, src, unbound=None) -> None:
     check_return_none(names, zip(first, second), src)
-    for name, a, b in zip(names, first, second):
+    for i, (name, a, b) in enumerate(zip(names, first, second)):
         if _is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
             continue  # placeholders never read (`_return_fills`)
         if isinstance(a, Undefined) != isinstance(b, Undefined):
+            if unbound is not None and _is_tensor(b if isinstance(a, Undefined) else a):
+                unbound[i] = isinstance(a, Undefined)  # checked when read (`unbound`)
+                continue
             branch = "if" if isinstance(b, Undefined) else "else"
             raise UndefinedNameError(
                 f"'{name}' is bound in only one branch of an if whose condition is a tensor, "
@@ -401,325 +431,31 @@ def probe(fn, *args):
     del b.program.blocks[mark:]
     return value
 
-
-def while_loop(test, body, args: tuple, names: tuple):
-    """`while test(*state): state = body(*state)`; returns the final state."""
-    n = len(names)
-    state = list(args)
-    iterations = 0
-    while True:
-        p = probe(test, *state)
-        if is_variable(p):
-            report.loop("while", iterations, graph=p)
-            return _result(graph_while(test, body, state, names))
-        if not p:
-            report.loop("while", iterations)
-            return _result(state)
-        state = _as_list(body(*state), n)
-        iterations += 1
+def _scalar(v):
+    """Mark a graph value as standing for a Python number (see `Variable.python_scalar`)."""
+    if is_variable(v):
+        v.python_scalar = True
+    return v
 
 
-# ---- for -------------------------------------------------------------------------------------
-
-class TensorRange:
-    """`range(start, stop, step)` where some bound is a graph value (see `range_`)."""
-
-    def __init__(self, start, stop, step):
-        self.start, self.stop, self.step = start, stop, step
-
-    def length(self):
-        import runtime as rt
-        if _is_int(self.start, 0) and _is_int(self.step, 1):  # range(n): no arithmetic
-            steps = self.stop
-        else:
-            span = self.stop - self.start
-            steps = (span + self.step - _sign(self.step)) // self.step
-        return rt.maximum(rt.cast(steps, "int64"), rt.zeros([], "int64")) if is_variable(
-            steps) else max(int(steps), 0)
-
-    def item(self, i):
-        # (kept to the ops needed: the loop runs this every iteration)
-        scaled = i if _is_int(self.step, 1) else i * self.step
-        return scaled if _is_int(self.start, 0) else self.start + scaled
+def _items(v, n: int) -> list:
+    """The items of a structure, or n placeholders where a branch left it unbound."""
+    return list(v) if isinstance(v, (list, tuple)) and len(v) == n else [v] * n
 
 
-def _is_int(x, value: int) -> bool:
-    return x.__class__ is int and x == value
-
-
-class TensorEnumerate:
-    """`enumerate(x)` over the rows of a graph value whose first dim is unknown."""
-
-    def __init__(self, tensor, start):
-        self.tensor, self.start = tensor, start
-
-    def item(self, i):
-        return (i + self.start, self.tensor[i])
-
-
-def _sign(step):
-    if is_variable(step):
-        import runtime as rt
-        return rt.sign(step)
-    return 1 if step > 0 else -1
-
-
-def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
-    """`for item in iterable: state = body(item, *state)`, stopping early once
-    `extra_test(*state)` is false; returns the final state."""
-    n = len(names)
-    state = list(args)
-    over = iterable
-    if isinstance(iterable, TensorRange):
-        report.loop("for", 0, graph=iterable.stop)
-        return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
-                                  extra_test))
-    if isinstance(iterable, TensorEnumerate):
-        import runtime as rt
-        report.loop("for", 0, graph=iterable.tensor)
-        t = iterable.tensor
-        return _result(_graph_for(rt.static.array_length(t) if t.is_array else rt.shape(t)[0],
-                                  iterable.item, body, state, names, extra_test))
-    if is_variable(iterable) and iterable.is_array:
-        import runtime as rt
-        report.loop("for", 0, graph=iterable)
-        return _result(_graph_for(rt.static.array_length(iterable),
-                                  lambda i: rt.static.array_read(iterable, i), body, state,
-                                  names, extra_test))
-    if is_variable(iterable):
-        dim = iterable.shape[0] if iterable.ndim else None
-        if dim is None:
-            raise TypeError("iteration over a 0-d tensor")
-        if dim < 0:
-            import runtime as rt
-            report.loop("for", 0, graph=iterable)
-            return _result(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
-                                      state, names, extra_test))
-        iterable = [iterable[i] for i in range(dim)]
-    iterations = 0
-    it = iter(iterable)
-    for item in it:
-        if extra_test is not None:
-            t = probe(extra_test, *state)
-            if is_variable(t):  # a tensor break/return: the rest becomes one while op
-                report.loop("for", iterations, graph=t)
-                rest = [item] + list(it)
-                seq = _indexable(rest)
-                if seq is None:
-                    return _result(_guarded(rest, body, state, names, extra_test))
-                from runtime.program.builder import current_builder
-                blocks = current_builder().program.blocks
-                mark = len(blocks)
-                try:
-                    return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
-                except TypeError:
-                    # The body needs the item as a Python value (`xs[i]` on a Python list):
-                    # unroll the rest with guards instead.
-                    del blocks[mark:]
-                    return _result(_guarded(rest, body, state, names, extra_test))
-            if not t:
-                break
-        state = _as_list(body(item, *state), n)
-        iterations += 1
-    report.loop("for", iterations, over=over)
-    return _result(state)
-
-
-def _indexable(items: list):
-    """`i -> items[i]` for a graph index `i`: the items stacked into one tensor (None when
-    they are not all numbers or all tensors of one shape and dtype, e.g. Layers)."""
-    import runtime as rt
-    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
-        table = rt.tensor.constant(items)
-    elif all(is_variable(x) or _is_tensor(x) for x in items) and len(
-            {(tuple(x.shape), str(x.dtype)) for x in items}) == 1:
-        table = rt.stack(list(items))
-    else:
-        return None
-    return lambda i: table[i]
-
-
-def _guarded(items: list, body, state: list, names: tuple, extra_test) -> list:
-    """The rest of a Python loop over items that cannot be indexed by a tensor (Layers,
-    strings, mixed shapes), after a tensor break/return flag: unrolled, each iteration a
-    `cond` on the loop's extra test."""
-    n = len(names)
-    for item in items:
-        def step(*st, item=item):
-            return body(item, *st)
-
-        def skip(*st):
-            return _result(list(st))
-
-        state = _as_list(ifelse(extra_test(*state), step, skip, tuple(state), names), n)
-    return state
-
-
-def _graph_for(length, item_of, body, state, names, extra_test):
-    import runtime as rt
-    n = len(names)
-
-    def test(i, *st):
-        more = i < length
-        if not is_variable(more):
-            more = rt.tensor.constant(bool(more)) if not is_variable(i) else more
-        if extra_test is None:
-            return more
-        from .logical import and_
-        return and_(more, lambda: extra_test(*st))
-
-    def step(i, *st):
-        return (i + 1, *_as_list(body(item_of(i), *st), n))
-
-    out = graph_while(test, step, [rt.zeros([], "int64")] + list(state), ("<index>",) + names)
-    return out[1:]
-
-
-# ---- the graph while loop --------------------------------------------------------------------
-
-def graph_while(test, body, state: list, names: tuple) -> list:
-    """One `while` op for state whose test is a graph value. State that is not a graph value
-    and not a Python number (objects, None, functions) must stay the same object; Python
-    lists become tensor arrays; names first bound inside the loop get a zero initial value of
-    the shape and dtype the body gives them (found by tracing the body once, discarded)."""
-    import runtime as rt
-    src = user_origin()
-    n = len(names)
-    log = mutation.begin((test, body), state, names, src)  # state found by object
-    fixed = _fixed_lists(body, state, names)
-    log.scratch_end()
-    report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
-    for i in range(n):  # (no enumerate: its tuple would be one more reference)
-        if isinstance(state[i], list) and i not in fixed:
-            _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
-                            "is a tensor, so it becomes a tensor array", src, log)
-    state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
-        dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
-    if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
-            v is None and _is_return_value(name)) for v, name in zip(state, names)):
-        state = _initial_values(body, state, names, src)
-        log.scratch_end()
-    carried = [i for i, v in enumerate(state) if _carried(v)]
-    loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
-
-    def full(values):
-        merged = list(state)
-        for i, v in zip(carried, values):
-            merged[i] = v
-        return loop.enter(merged, values[len(carried):])
-
-    def graph_test(*values):
-        return loop.restore(test(*full(values)))
-
-    widen: dict = {}
-    arrayify: dict = {}  # (state index, path) -> dtype
-    extra_arrays: dict = {}  # (changed-object index, path) -> dtype
-
-    def graph_body(*values):
-        out = _as_list(body(*full(values)), n)
-        _check_widening(carried, values, out, widen)
-        for k, i in enumerate(carried):  # a list inside the state that the body makes (or
-            for path, dtype in _array_paths(values[k], out[i], ()):  # grows into) an array
-                arrayify[(i, path)] = dtype
-        if arrayify:
-            raise _Widen
-        for i, (before, after) in enumerate(zip(state, out)):
-            if i not in carried and after is not before and not (
-                    isinstance(after, Undefined) and isinstance(before, Undefined)):
-                raise TypeError(
-                    f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
-                    f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
-                    f"lists can change in such a loop")
-        res = loop.leave([out[i] for i in carried], [state[i] for i in carried])
-        nc = len(carried)
-        for j, slot in enumerate(loop.slots):  # objects changed through other names
-            for path, dtype in _array_paths(values[nc + j], res[nc + j], ()):
-                if slot.kind == "list" and not path:
-                    raise mutation.StateChangeError(
-                        f"the list {slot.path} becomes a tensor array inside a loop whose "
-                        f"condition is a tensor ({where(src)}) while the loop changes it "
-                        "through another name too; append to it by one name only.", src)
-                extra_arrays[(j, path)] = dtype
-        if extra_arrays:
-            raise _Widen
-        return res
-
-    from runtime.program.builder import current_builder
-    blocks = current_builder().program.blocks
-    for _ in range(len(carried) + 1):
-        mark = len(blocks)
-        try:
-            with branch_frame():  # a `raise` in the body does not end the code around it
-                result = rt.static.nn.while_loop(graph_test, graph_body,
-                                                 loop.initial_state(carried) + loop.initial)
-            out = list(state)
-            for i, v in zip(carried, result):
-                out[i] = v
-            return loop.finish(out, result[len(carried):])
-        except _Widen:
-            # The body widens a carried value's dtype (int32 -> int64, int -> float), as
-            # Python's first iteration would: widen it before the loop, trace again.
-            del blocks[mark:]
-            for i, dtype in widen.items():
-                v = state[i]
-                state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
-                    [], v, dtype)
-            for (i, path), dtype in arrayify.items():
-                state[i] = _array_at(state[i], path, dtype)
-            for (j, path), dtype in extra_arrays.items():
-                loop.initial[j] = _array_at(loop.initial[j], path, dtype)
-            widen.clear()
-            arrayify.clear()
-            extra_arrays.clear()
-    raise AssertionError("d2s bug: loop state kept widening")
-
-
-class _Widen(Exception):
-    """A loop body returned a carried value in a wider dtype than it received."""
-
-
-def _check_widening(carried, values, out, widen: dict) -> None:
-    from runtime.dtypes import promote
-    for k, i in enumerate(carried):
-        before, after = values[k], out[i]
-        if not (is_variable(before) and (is_variable(after) or _is_tensor(after))):
+def _mark_scalars(result, raw: list) -> None:
+    """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
+    for them) stand for a Python number too."""
+    if len(raw) != 2 or not isinstance(result, (list, tuple)):
+        return
+    for r, a, b in zip(result, raw[0], raw[1]):
+        if isinstance(r, (list, tuple)):  # structures (a returned tuple): item by item
+            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))])
             continue
-        if after.dtype != before.dtype and promote(before.dtype, after.dtype) == after.dtype:
-            widen[i] = after.dtype
-    if widen:
-        raise _Widen
-
-
-def _fixed_lists(body, state: list, names: tuple) -> set:
-    """Indices of Python lists in the state that the body only updates in place (same length,
-    tensors and numbers): they are carried element by element instead of becoming tensor
-    arrays, so `xs[0] = xs[0] + xs[1]` keeps working. Found by tracing the body once in a
-    scratch block."""
-    lists = [i for i, v in enumerate(state) if isinstance(v, list) and v and all(
-        _carried(x) for x in v)]
-    if not lists:
-        return set()
-    from runtime.program.builder import current_builder
-    b = current_builder()
-    mark = len(b.program.blocks)
-    try:
-        with b.sub_block():
-            out = _as_list(body(*[_copy_container(v) for v in state]), len(names))
-    except Exception:  # noqa: BLE001  (then they are arrays, as before; the real trace reports)
-        return set()
-    finally:
-        del b.program.blocks[mark:]
-    return {i for i in lists if isinstance(out[i], list) and len(out[i]) == len(state[i])
-            and all(_carried(x) for x in out[i])}
-
-
-def _carried(v) -> bool:
-    """Loop state the while op carries: tensors, numbers, and lists/tuples/dicts of those."""
-    if isinstance(v, dict):
-        return bool(v) and all(_carried(x) for x in v.values())
-    if isinstance(v, (tuple, list)) and not isinstance(v, _EmptyArray):
-        return bool(v) and all(_carried(x) for x in v)
-    return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
+        if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
+                v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
+                for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
+            r.python_scalar = True
 
 
 def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:
@@ -732,95 +468,3 @@ def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:
             f"the list '{name}' {why} ({where(src)}), but it is also reachable as "
             f"{', '.join(others[:3])}, which would keep the old list. Use one name for the "
             "list while it grows (or rt.concat a tensor instead of a list).", src)
-
-
-def _to_array(items: list):
-    import runtime as rt
-    if not items:
-        return _EmptyArray()
-    return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
-                                  initialized_list=list(items))
-
-
-class _EmptyArray(list):
-    """An empty Python list used as loop state: its element type is known only after the
-    body appended to it once."""
-
-
-def _empty_array(v) -> bool:
-    return isinstance(v, _EmptyArray)
-
-
-def _initial_values(body, state: list, names: tuple, src) -> list:
-    """Trace the body once in a scratch block to learn the types that names first bound in
-    the loop (or Python numbers that the body turns into tensors) take."""
-    import runtime as rt
-    from runtime.program.builder import current_builder
-    b = current_builder()
-    mark = len(b.program.blocks)
-    with b.sub_block():
-        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
-    del b.program.blocks[mark:]
-    out = list(state)
-    for i, (v, p) in enumerate(zip(state, probe)):
-        if isinstance(v, _EmptyArray):
-            elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
-                p.is_array else None  # (an array: a tensor `if` in the body appended)
-            out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
-        elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
-            out[i] = _python_number(v, p)
-        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
-                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
-            if isinstance(p, Undefined):
-                continue
-            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
-                out[i] = _zeros_like(p)  # a structure returned from inside the loop
-                continue
-            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
-                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
-                continue
-            if not (is_variable(p) or _is_tensor(p)):
-                out[i] = p if isinstance(v, Undefined) else v
-                continue
-            if v is None:
-                check_return_none([names[i]], [[None, p]], src)
-            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
-                raise UndefinedNameError(
-                    f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
-                    f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
-                    f"bind '{names[i]}' before the loop")
-            fill = v if isinstance(v, (int, float)) else 0
-            out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
-    return out
-
-
-def _python_number(v, p):
-    """A Python number carried through a graph loop: a tensor of Python's precision (bool,
-    int64, float64), of the wider type when the body changes it (`1` -> `1 / 2`). Anything
-    else stays as it is."""
-    if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
-        return v
-    import runtime as rt
-    if isinstance(v, bool) and isinstance(p, bool):
-        return _scalar(rt.full([], v, "bool"))
-    dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
-    return _scalar(rt.full([], v, dtype))
-
-
-def _scalar(v):
-    """Mark a graph value as standing for a Python number (see `Variable.python_scalar`)."""
-    if is_variable(v):
-        v.python_scalar = True
-    return v
-
-
-def _mark_scalars(result, raw: list) -> None:
-    """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
-    for them) stand for a Python number too."""
-    if len(raw) != 2 or not isinstance(result, (list, tuple)):
-        return
-    for r, a, b in zip(result, raw[0], raw[1]):
-        if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
-                v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
-                for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
-            r.python_scalar = True

@@ -61,8 +61,8 @@ def _in_graph_block() -> bool:
     return b is not None and b.block is not b.program.global_block()
 
 
-def raise_(exc, cause=None, in_try=False):
-    """`raise exc [from cause]`; `in_try`: lexically inside a `try` body with `except`."""
+def raise_(exc, cause=None):
+    """`raise exc [from cause]` (see the module)."""
     if isinstance(exc, type) and issubclass(exc, BaseException):
         exc = exc()
     if not isinstance(exc, BaseException):
@@ -72,14 +72,8 @@ def raise_(exc, cause=None, in_try=False):
             raise exc from cause
         raise exc
     src = user_origin()
-    if in_try:
-        from ..errors import ConversionError
-        raise ConversionError(
-            f"raise {type(exc).__name__}(...) under a tensor condition inside a `try` with "
-            f"`except` ({where(src)}): the program raises it when it runs, after the `try` "
-            "finished (its `except` clauses apply while the function is converted), so they "
-            "could not catch it. Move the check out of the `try` (catch the error around the "
-            "call of the converted function), or decide it with a Python value.", origin=src)
+    from .try_except import helper_raise
+    helper_raise(exc, src)
     if any(is_variable(a) for a in exc.args):
         raise TypeError(
             f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}) has a "

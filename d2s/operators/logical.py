@@ -46,6 +46,41 @@ def or_(a, *rest):
     return a
 
 
+def truth(x):
+    """A condition's operand: a graph value as a 0-d bool tensor, a Python value as it is."""
+    return _scalar_bool(x) if is_variable(x) else x
+
+
+def truth_and_(a, *rest):
+    """`a and ...` where only the truth of the result matters (a condition): graph operands
+    are combined as bool tensors (a float tensor `and` a bool tensor is a bool)."""
+    return and_(truth(a), *[_truthful(f) for f in rest])
+
+
+def truth_or_(a, *rest):
+    """`a or ...` in a condition (see `truth_and_`)."""
+    return or_(truth(a), *[_truthful(f) for f in rest])
+
+
+def _truthful(f):
+    return lambda: truth(f())
+
+
+def comp_filter(c):
+    """A comprehension's `if c`: a graph value cannot decide which items the list has."""
+    if not is_variable(c):
+        return c
+    from ..errors import ConversionError
+    from .variables import user_origin, where
+    src = user_origin()
+    raise ConversionError(
+        f"a comprehension filter whose condition is a tensor ({where(src)}): the number of "
+        "items would depend on data, and a converted function's lists have a length fixed "
+        "when the program is built. Keep every item and mask instead (e.g. "
+        "`rt.where(cond, value, rt.zeros_like(value))`), or select with a tensor op "
+        "(`rt.masked_select`).", origin=src)
+
+
 def _scalar_bool(x):
     """A one-element truth value as a 0-d bool tensor, so both branches agree in rank."""
     x = to_bool(x)
@@ -82,9 +117,23 @@ def _graph(a, rest, op, decided: bool):
         def evaluate_value():
             return rest_value()
 
-        if decided:
-            return rt.static.nn.cond(pred, keep_value, evaluate_value)
-        return rt.static.nn.cond(pred, evaluate_value, keep_value)
+        try:
+            if decided:
+                return rt.static.nn.cond(pred, keep_value, evaluate_value)
+            return rt.static.nn.cond(pred, evaluate_value, keep_value)
+        except TypeError as e:
+            if "differs between branches" not in str(e):
+                raise
+            from ..errors import ConversionError
+            from .variables import user_origin, where
+            src = user_origin()
+            word = "or" if decided else "and"
+            raise ConversionError(
+                f"`a {word} b` used as a value, with a {a.dtype.name} tensor `a` and an "
+                f"operand of another dtype or shape ({where(src)}): Python gives one operand "
+                "or the other, so the result's dtype would depend on data. Use it as a "
+                f"condition (`if a {word} b:` combines truth values), or combine tensors "
+                f"explicitly (`rt.logical_{word}(a != 0, b)`).", origin=src) from e
     a = _scalar_bool(a)
 
     def evaluate():

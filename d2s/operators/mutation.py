@@ -393,6 +393,8 @@ def _diff(obj, kind, path, snap):
 
 
 def _mismatch(a, b) -> str:
+    a = _MISSING if isinstance(a, Undefined) else a
+    b = _MISSING if isinstance(b, Undefined) else b
     if (a is _MISSING) != (b is _MISSING):
         side = "else" if b is _MISSING else "if"
         return f"is set in the {'if' if side == 'else' else 'else'} branch only"

@@ -39,6 +39,9 @@ class Builder:
 
     # ---- the bind hook --------------------------------------------------------------------
     def bind(self, op: OpDef, inputs, attrs: dict):
+        for x in inputs:  # a value with a read check (`Variable.on_read`) runs it first
+            if isinstance(x, Variable) and x.on_read is not None:
+                x.on_read()
         if STATE.amp is not None:
             inputs = STATE.amp.cast_inputs(op, inputs)
         scalars = [getattr(x, "python_scalar", False) for x in inputs]
@@ -203,6 +206,9 @@ class Builder:
             program.version = version + 1
 
 
+_INDEXING = frozenset({"getitem", "getitem_grad", "setitem"})
+
+
 def _scalar_inputs(op: OpDef, inputs, scalars: list):
     """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
@@ -220,6 +226,8 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     other = tensors[0].dtype
     out = list(inputs)
     for i, (x, w) in enumerate(zip(inputs, scalars)):
+        if w and op.name in _INDEXING and x.dtype.kind in "iub":
+            continue  # an index standing for a Python int stays an index
         if w:
             sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
             target = promote_scalar(other, sample)

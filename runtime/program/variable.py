@@ -53,6 +53,9 @@ class Variable(core.VariableBase):
     # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
     # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
     python_scalar = False
+    # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
+    # there, when the program runs, that a name bound on some paths only was bound.
+    on_read = None
 
     def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
                  persistable: bool = False, stop_gradient: bool = True):

@@ -188,9 +188,20 @@ def one_branch(x):
     return y
 
 
-def test_name_bound_in_one_tensor_branch_is_an_error_naming_it():
+def test_name_bound_in_one_tensor_branch_is_unbound_only_where_read():
+    """(Issue 12: as in eager code, reading it raises UnboundLocalError only on a path where
+    it is unbound, when the program runs; a non-tensor value is checked while converting.)"""
+    f = d2s.to_static(one_branch)
+    np.testing.assert_allclose(f(t([1.0])).numpy(), [2.0])
+    with pytest.raises(UnboundLocalError, match="local variable 'y'"):
+        f(t([-1.0]))
+
+    def one_branch_label(x):
+        if rt.mean(x) > 0:
+            y = "positive"
+        return x, y
     with pytest.raises(UndefinedNameError, match=r"'y' is bound in only one branch.*line \d+"):
-        d2s.to_static(one_branch)(t([1.0]))
+        d2s.to_static(one_branch_label)(t([1.0]))
 
 
 def bound_where_read(x):

@@ -79,9 +79,9 @@ def test_nothing_is_logged_by_default(caplog):
 
 
 def test_env_vars_and_the_call_winning(caplog, monkeypatch):
-    monkeypatch.setenv(logging_utils.CODE_LEVEL_ENV, "2")
+    monkeypatch.setenv(logging_utils.CODE_LEVEL_ENV, "3")
     messages = converted_with_logging(caplog)
-    assert len(messages) == 1 and "after pass 2 (break_continue)" in messages[0]
+    assert len(messages) == 1 and "after pass 3 (break_continue)" in messages[0]
     d2s.set_code_level(1)  # the call wins over D2S_CODE_LEVEL
     messages = converted_with_logging(caplog)
     assert len(messages) == 1 and "after pass 1 (early_return)" in messages[0]

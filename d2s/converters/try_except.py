@@ -1,0 +1,232 @@
+"""`try` with `except` clauses whose body raises: errors raised when the program runs reach
+the `except` clauses, in Python's order (see `d2s.operators.try_except` for the operators).
+
+    try:                                   _exc_1 = 0
+        if x.sum() > 0:                    _try_1 = _d2s.try_state(lambda: (ValueError,))
+            raise ValueError("pos")        try:
+        y = x * 2                              if x.sum() > 0:
+    except ValueError:              ->             _exc_1 = _d2s.try_raise(_try_1, ValueError("pos"))
+        y = -x                                 if _d2s.try_ok(_exc_1):
+                                                   y = x * 2
+                                           except ValueError:          # errors while building
+                                               _d2s.try_end(_try_1)
+                                               y = -x
+                                           else:                       # errors when it runs
+                                               _d2s.try_end(_try_1)
+                                               if _d2s.try_ok(_exc_1):
+                                                   pass
+                                               elif _d2s.try_caught(_try_1, _exc_1, ValueError):
+                                                   y = -x
+                                           finally:
+                                               _d2s.try_end(_try_1)
+                                           _d2s.try_reraise(_try_1, _exc_1, (ValueError,))
+
+While the body is traced the `try` is open: a run-time `raise` in a function it calls, which
+one of the clauses would catch, is a `ConversionError` (only a `raise` written in the body
+reaches the clauses when the program runs).
+`assert test, msg` in such a body becomes `if not test: raise AssertionError(msg)` first.
+Inside loops of the body, a failure also leaves the loop (`break`). Inner `try` statements are
+converted first; in an enclosing `try` body, the re-raise of an error they do not catch
+becomes `_exc_2 = _d2s.try_forward(_try_2, _exc_2, _try_1, _exc_1, types)`, a failure of
+the enclosing body like its own `raise`.
+Runs first: the passes after it convert the `if`s, `break`s and the `for` it writes.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..pyct import anno, templates
+from ..pyct.naming import RESERVED
+from ..pyct.transformer import Base
+
+HANDLES = (gast.Try,)  # the pass is skipped when none of these is present
+CREATES = (gast.If, gast.Assign, gast.Call, gast.Raise, gast.Break)
+NEEDS_ANALYSIS = True  # DEFINED_IN: names bound before a `try` (see `_pending`)
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+
+
+def _sites(node) -> bool:
+    """Whether `node` (a statement or a list) holds a `raise X` or `assert` of this scope."""
+    stack = list(node) if isinstance(node, list) else [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Raise) and n.exc is not None or isinstance(n, gast.Assert) or \
+                getattr(n, "d2s_reraise", None):
+            return True
+        if isinstance(n, _SCOPES) or isinstance(n, gast.expr):
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return False
+
+
+class TryExcept(Base):
+    def visit_Try(self, node):
+        node = self.generic_visit(node)  # inner `try` statements first
+        if not node.handlers:
+            return node
+        handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
+                                    templates.const(None) for h in node.handlers],
+                              ctx=gast.Load())
+        end = f"{RESERVED}.try_end(state)"
+        if not _sites(node.body):
+            if not any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
+                return node
+            # only open while the body runs: a helper's run-time raise it would catch is a
+            # conversion error (`operators.try_except.helper_raise`)
+            state = self.ctx.namer.new("try")
+            pre = templates.replace(f"state = {RESERVED}.try_state(lambda: handlers)",
+                                    state=state, handlers=handlers)
+            for h in node.handlers:
+                h.body = templates.replace(end, state=state) + h.body
+            node.orelse = templates.replace(end, state=state) + node.orelse
+            node.finalbody = templates.replace(end, state=state) + node.finalbody
+            return pre + [node]
+        from .early_return import try_exits
+        exits = try_exits(node)  # before the rewrite: every path returns or raises
+        code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
+        pre = templates.replace(
+            f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers)", code=code,
+            state=state, handlers=handlers) + _pending(node)
+        node.body = self._block(node.body, code, state, False) or [gast.Pass()]
+        dispatch = self._dispatch(node, code, state)
+        node.orelse = templates.replace(end, state=state) + dispatch
+        for h in node.handlers:
+            h.body = templates.replace(end, state=state) + h.body
+        node.finalbody = templates.replace(end, state=state) + node.finalbody
+        types = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
+                                 templates.const(None) for h in node.handlers],
+                           ctx=gast.Load())
+        post = templates.replace(f"{RESERVED}.try_reraise(state, code, types)", state=state,
+                                 code=code, types=types)
+        post[0].d2s_reraise = (state, code, types)  # an enclosing `try` forwards it instead
+        post[0].d2s_exits = exits  # the function's return pass: every path has exited
+        return pre + [node] + post
+
+    # -- the body: raises become error codes, the rest runs only while nothing failed ------
+
+    def _block(self, stmts: list, code: str, state: str, in_loop: bool) -> list:
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, gast.Assert):
+                msg = s.msg if s.msg is not None else None
+                s = templates.replace("if not test:\n    raise AssertionError(msg)",
+                                      test=s.test, msg=msg)[0] if msg is not None else \
+                    templates.replace("if not test:\n    raise AssertionError",
+                                      test=s.test)[0]
+            if isinstance(s, gast.Raise) and s.exc is not None:
+                cause = s.cause if s.cause is not None else templates.const(None)
+                out += templates.replace(f"code = {RESERVED}.try_raise(state, exc, cause)",
+                                         code=code, state=state, exc=s.exc, cause=cause)
+                if in_loop:
+                    out.append(gast.Break())
+                return out  # the rest of the block is unreachable
+            if not _sites(s):
+                out.append(s)
+                continue
+            inner = getattr(s, "d2s_reraise", None)
+            if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
+                s = templates.replace(
+                    f"code = {RESERVED}.try_forward(state, code, inner, inner_code, types)",
+                    code=code, state=state, inner=inner[0], inner_code=inner[1],
+                    types=copy.deepcopy(inner[2]))[0]
+            else:
+                self._inside(s, code, state, in_loop)
+            out.append(s)
+            rest = stmts[i + 1:]
+            if in_loop:
+                out += templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
+                                         code=code)
+                return out + self._block(rest, code, state, in_loop)
+            if rest:
+                out += templates.replace(f"if {RESERVED}.try_ok(code):\n    rest", code=code,
+                                         rest=self._block(rest, code, state, in_loop))
+            return out
+        return out
+
+    def _inside(self, s, code: str, state: str, in_loop: bool) -> None:
+        if isinstance(s, (gast.For, gast.While, gast.AsyncFor)):
+            s.body = self._block(s.body, code, state, True) or [gast.Pass()]
+            s.orelse = self._block(s.orelse, code, state, in_loop)
+            return
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(s, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                setattr(s, field, self._block(block, code, state, in_loop) or [gast.Pass()])
+        for h in getattr(s, "handlers", []):
+            h.body = self._block(h.body, code, state, in_loop) or [gast.Pass()]
+        for case in getattr(s, "cases", []):
+            case.body = self._block(case.body, code, state, in_loop) or [gast.Pass()]
+
+    # -- the dispatch when the program runs -------------------------------------------------
+
+    def _dispatch(self, node, code: str, state: str) -> list:
+        chain: list = [gast.Pass()]
+        for h in reversed(node.handlers):
+            types = h.type if h.type is not None else templates.const(None)
+            error = templates.replace_as_expression(
+                f"{RESERVED}.try_error(state, code, types)", state=state, code=code,
+                types=copy.deepcopy(types))
+            body = _reraise(copy.deepcopy(h.body), error)
+            if h.name is not None:
+                name = h.name.id if isinstance(h.name, gast.Name) else h.name
+                body = templates.replace("name = error", name=name,
+                                         error=copy.deepcopy(error)) + body
+            chain = templates.replace(
+                f"if {RESERVED}.try_caught(state, code, types):\n    body\nelse:\n    rest",
+                state=state, code=code, types=copy.deepcopy(types), body=body, rest=chain)
+        orelse = node.orelse or [gast.Pass()]
+        return templates.replace(f"if {RESERVED}.try_ok(code):\n    orelse\nelse:\n    rest",
+                                 code=code, orelse=orelse, rest=chain)
+
+
+def _pending(node) -> list:
+    """`name = _d2s.Pending('name')` before the `try` for each name the body binds, that is
+    unbound before it and that every `except` clause binds: after the `try` it is bound on
+    every path that goes on (the body ran to its end, or a clause caught the error; an error
+    no clause catches is raised again), so the body's `if _d2s.try_ok(...)` may leave it
+    unbound on the failing path (zeros stand in there, never read)."""
+    from .break_continue import _binds
+    defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
+    names = set()
+    stack = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            names.add(n.id)
+        if not isinstance(n, _SCOPES):
+            stack.extend(gast.iter_child_nodes(n))
+    out = []
+    for name in sorted(n for n in names if n not in defined):
+        every = all(any(_binds(s, name) for s in h.body) for h in node.handlers)
+        # the others start unbound (`Undefined`): the body's guards may leave them unbound
+        # when the program runs, and later code may hand them on as state
+        kind = "Pending" if every else "Undefined"
+        out += templates.replace(f"name = {RESERVED}.{kind}(label)", name=name,
+                                 label=templates.const(name))
+    return out
+
+
+def _reraise(stmts: list, error) -> list:
+    """A handler's bare `raise` re-raises the caught exception (`raise <error>`)."""
+    def fix(block):
+        for i, s in enumerate(block):
+            if isinstance(s, gast.Raise) and s.exc is None:
+                block[i] = gast.Raise(exc=copy.deepcopy(error), cause=None)
+                continue
+            if isinstance(s, _SCOPES):
+                continue
+            for field in ("body", "orelse", "finalbody"):  # not nested handlers: their own
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    fix(inner)
+            for case in getattr(s, "cases", []):
+                fix(case.body)
+    fix(stmts)
+    return stmts
+
+
+def transform(node, ctx):
+    return TryExcept(ctx).visit(node)

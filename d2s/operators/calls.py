@@ -1,0 +1,119 @@
+"""`_d2s.call(f)`: what a call from converted code really calls.
+
+User functions, methods, nested functions, lambdas, callable objects and Layers are converted
+(cached per function object), so control flow inside them becomes graph ops too; what is
+never converted is the call policy's (`d2s/call_policy.py`). A function whose source cannot be
+read is called unconverted (with a warning).
+
+>>> import d2s
+>>> @d2s.not_to_static
+... def helper(x):
+...     return x
+>>> call(helper) is helper
+True
+"""
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+
+from .. import guards
+from ..call_policy import GENERATOR_FLAGS, ignored_module, never_converted, to_static_enabled
+from ..pyct.parser import SourceError
+
+
+def call(f):
+    """The callable that converted code calls in place of `f`."""
+    if not to_static_enabled():
+        return f
+    if getattr(type(f), "__d2s_static_function__", False):  # a StaticFunction
+        converted = f.converted_callable()
+        _guard(f.dygraph_function)
+        return converted
+    if isinstance(f, types.FunctionType):
+        converted = _convert_function(f)
+        _guard(f)
+        return converted
+    if isinstance(f, types.MethodType):
+        if isinstance(f.__func__, types.FunctionType):
+            converted = _convert_function(f.__func__)
+            _guard(f)
+            return f if converted is f.__func__ else types.MethodType(converted, f.__self__)
+        return f
+    if isinstance(f, functools.partial):
+        return functools.partial(call(f.func), *f.args, **f.keywords)
+    if never_converted(f) or not callable(f):
+        return f
+    layer_call = _layer_call(f)
+    if layer_call is not None:
+        return layer_call
+    call_method = type(f).__dict__.get("__call__") if callable(f) else None
+    if isinstance(call_method, types.FunctionType) and not never_converted(call_method):
+        converted = types.MethodType(_convert_function(call_method), f)
+        _guard(types.MethodType(call_method, f))
+        return converted
+    return f
+
+
+def _convert_function(fn):
+    if never_converted(fn) or fn.__code__.co_flags & GENERATOR_FLAGS:
+        return fn
+    from ..transpile import convert
+    try:
+        return convert(fn)
+    except SourceError as e:
+        warnings.warn(f"d2s: calling {fn.__qualname__} unconverted: {e}", stacklevel=3)
+        return fn
+
+
+def _guard(f) -> None:
+    """Record what the user function `f` (or bound method) reads from outside its arguments,
+    for the guards of the program being traced (`d2s/guards.py`)."""
+    fn = getattr(f, "__func__", f)
+    if isinstance(fn, types.FunctionType):
+        from ..transpile import reads_of
+        guards.record(fn, reads_of(fn), getattr(f, "__self__", None))
+
+
+def _library_forward(layer):
+    """A library Layer (`Sequential`, or any layer of the runtime) holding user Layers runs
+    its own `forward` converted too, so the user Layers it calls are converted like user code
+    (their tensor `if`s become graph ops). None when there is no user Layer inside, or the
+    library code cannot be converted."""
+    fn = getattr(type(layer).forward, "__func__", type(layer).forward)
+    if not isinstance(fn, types.FunctionType) or not ignored_module(fn.__module__):
+        return None
+    if not any(not ignored_module(type(sub).__module__) for sub in layer.sublayers()):
+        return None
+    from ..errors import ConversionError
+    from ..transpile import convert
+    try:
+        return types.MethodType(convert(fn), layer)
+    except (SourceError, ConversionError):
+        return None
+
+
+def _layer_call(layer):
+    """`layer(...)` with the layer's hooks and its converted `forward`."""
+    import runtime as rt
+    if not isinstance(layer, rt.nn.Layer):
+        return None
+    forward = call(layer.forward)  # (records the guards of a user forward)
+    if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
+            layer.forward, "__func__", None):
+        forward = _library_forward(layer) or forward
+
+    def run(*inputs, **kwargs):
+        for hook in list(layer._forward_pre_hooks.values()):
+            result = hook(layer, inputs)
+            if result is not None:
+                inputs = result if isinstance(result, tuple) else (result,)
+        outputs = forward(*inputs, **kwargs)
+        for hook in list(layer._forward_post_hooks.values()):
+            result = hook(layer, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    return run

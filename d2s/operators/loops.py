@@ -1,0 +1,420 @@
+"""`while` and `for` as generated code calls them.
+
+A Python (or eager) test runs the loop as plain Python; the first test that is a graph value
+turns the rest of the loop into one `while` op through `rt.static.nn` (a Python loop whose
+test becomes a graph value part-way runs its first iterations as Python). Lists in the state
+become tensor arrays (`graph_while`), objects the body changes through other names are extra
+loop variables (`mutation_loop.py`).
+"""
+from __future__ import annotations
+
+from .. import report
+from . import mutation
+from . import unbound as unbound_mod
+from .control_flow import (  # the helpers loops share with `if`
+    _array_at, _array_paths, _as_list, _copy_container, _fill, _has_tensor, _is_return_value,
+    _is_tensor, _refuse_aliased, _result, _scalar, _zeros_like, check_return_none, ifelse,
+    probe)
+from .exceptions import branch_frame
+from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
+
+
+def while_loop(test, body, args: tuple, names: tuple):
+    """`while test(*state): state = body(*state)`; returns the final state."""
+    n = len(names)
+    state = list(args)
+    iterations = 0
+    while True:
+        p = probe(test, *state)
+        if is_variable(p):
+            report.loop("while", iterations, graph=p)
+            return _result(graph_while(test, body, state, names))
+        if not p:
+            report.loop("while", iterations)
+            return _result(state)
+        state = _as_list(body(*state), n)
+        iterations += 1
+
+
+# ---- for -------------------------------------------------------------------------------------
+
+class TensorRange:
+    """`range(start, stop, step)` where some bound is a graph value (see `range_`)."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def length(self):
+        import runtime as rt
+        if _is_int(self.start, 0) and _is_int(self.step, 1):  # range(n): no arithmetic
+            steps = self.stop
+        else:
+            span = self.stop - self.start
+            steps = (span + self.step - _sign(self.step)) // self.step
+        return rt.maximum(rt.cast(steps, "int64"), rt.zeros([], "int64")) if is_variable(
+            steps) else max(int(steps), 0)
+
+    def item(self, i):
+        # (kept to the ops needed: the loop runs this every iteration)
+        scaled = i if _is_int(self.step, 1) else i * self.step
+        return scaled if _is_int(self.start, 0) else self.start + scaled
+
+
+def _is_int(x, value: int) -> bool:
+    return x.__class__ is int and x == value
+
+
+class TensorEnumerate:
+    """`enumerate(x)` over the rows of a graph value whose first dim is unknown."""
+
+    def __init__(self, tensor, start):
+        self.tensor, self.start = tensor, start
+
+    def item(self, i):
+        return (i + self.start, self.tensor[i])
+
+
+def _sign(step):
+    if is_variable(step):
+        import runtime as rt
+        return rt.sign(step)
+    return 1 if step > 0 else -1
+
+
+def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
+    """`for item in iterable: state = body(item, *state)`, stopping early once
+    `extra_test(*state)` is false; returns the final state."""
+    n = len(names)
+    state = list(args)
+    over = iterable
+    if isinstance(iterable, TensorRange):
+        report.loop("for", 0, graph=iterable.stop)
+        return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
+                                  extra_test))
+    if isinstance(iterable, TensorEnumerate):
+        import runtime as rt
+        report.loop("for", 0, graph=iterable.tensor)
+        t = iterable.tensor
+        return _result(_graph_for(rt.static.array_length(t) if t.is_array else rt.shape(t)[0],
+                                  iterable.item, body, state, names, extra_test))
+    if is_variable(iterable) and iterable.is_array:
+        import runtime as rt
+        report.loop("for", 0, graph=iterable)
+        return _result(_graph_for(rt.static.array_length(iterable),
+                                  lambda i: rt.static.array_read(iterable, i), body, state,
+                                  names, extra_test))
+    if is_variable(iterable):
+        dim = iterable.shape[0] if iterable.ndim else None
+        if dim is None:
+            raise TypeError("iteration over a 0-d tensor")
+        if dim < 0:
+            import runtime as rt
+            report.loop("for", 0, graph=iterable)
+            return _result(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
+                                      state, names, extra_test))
+        iterable = [iterable[i] for i in range(dim)]
+    iterations = 0
+    it = iter(iterable)
+    for item in it:
+        if extra_test is not None:
+            t = probe(extra_test, *state)
+            if is_variable(t):  # a tensor break/return: the rest becomes one while op
+                report.loop("for", iterations, graph=t)
+                rest = [item] + list(it)
+                seq = _indexable(rest)
+                if seq is None:
+                    return _result(_guarded(rest, body, state, names, extra_test))
+                from runtime.program.builder import current_builder
+                blocks = current_builder().program.blocks
+                mark = len(blocks)
+                try:
+                    return _result(_graph_for(len(rest), seq, body, state, names, extra_test))
+                except TypeError:
+                    # The body needs the item as a Python value (`xs[i]` on a Python list):
+                    # unroll the rest with guards instead.
+                    del blocks[mark:]
+                    return _result(_guarded(rest, body, state, names, extra_test))
+            if not t:
+                break
+        state = _as_list(body(item, *state), n)
+        iterations += 1
+    report.loop("for", iterations, over=over)
+    return _result(state)
+
+
+def _indexable(items: list):
+    """`i -> items[i]` for a graph index `i`: the items stacked into one tensor (None when
+    they are not all numbers or all tensors of one shape and dtype, e.g. Layers)."""
+    import runtime as rt
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
+        # Python numbers: each item stands for one (Python's precision), as in eager mode
+        dtype = "float64" if any(isinstance(x, float) for x in items) else "int64"
+        table = rt.tensor.constant(items, dtype)
+        return lambda i: _scalar(table[i])
+    elif all(is_variable(x) or _is_tensor(x) for x in items) and len(
+            {(tuple(x.shape), str(x.dtype)) for x in items}) == 1:
+        table = rt.stack(list(items))
+    else:
+        return None
+    return lambda i: table[i]
+
+
+def _guarded(items: list, body, state: list, names: tuple, extra_test) -> list:
+    """The rest of a Python loop over items that cannot be indexed by a tensor (Layers,
+    strings, mixed shapes), after a tensor break/return flag: unrolled, each iteration a
+    `cond` on the loop's extra test."""
+    n = len(names)
+    for item in items:
+        def step(*st, item=item):
+            return body(item, *st)
+
+        def skip(*st):
+            return _result(list(st))
+
+        state = _as_list(ifelse(extra_test(*state), step, skip, tuple(state), names), n)
+    return state
+
+
+def _graph_for(length, item_of, body, state, names, extra_test):
+    import runtime as rt
+    n = len(names)
+
+    def test(i, *st):
+        more = i < length
+        if not is_variable(more):
+            more = rt.tensor.constant(bool(more)) if not is_variable(i) else more
+        if extra_test is None:
+            return more
+        from .logical import and_
+        return and_(more, lambda: extra_test(*st))
+
+    def step(i, *st):
+        return (i + 1, *_as_list(body(item_of(i), *st), n))
+
+    # the index stands for a Python int (range and enumerate give Python ints in eager mode)
+    out = graph_while(test, step, [_scalar(rt.zeros([], "int64"))] + list(state),
+                      ("<index>",) + names)
+    return out[1:]
+
+
+# ---- the graph while loop --------------------------------------------------------------------
+
+def graph_while(test, body, state: list, names: tuple) -> list:
+    """One `while` op for state whose test is a graph value. State that is not a graph value
+    and not a Python number (objects, None, functions) must stay the same object; Python
+    lists become tensor arrays; names first bound inside the loop get a zero initial value of
+    the shape and dtype the body gives them (found by tracing the body once, discarded)."""
+    import runtime as rt
+    src = user_origin()
+    n = len(names)
+    unbound_mod.read(state)  # a name bound on some paths only, carried into the loop
+    log = mutation.begin((test, body), state, names, src)  # state found by object
+    fixed = _fixed_lists(body, state, names)
+    log.scratch_end()
+    report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
+    for i in range(n):  # (no enumerate: its tuple would be one more reference)
+        if isinstance(state[i], list) and i not in fixed:
+            _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
+                            "is a tensor, so it becomes a tensor array", src, log)
+    state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
+        dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
+    if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
+            v is None and _is_return_value(name)) for v, name in zip(state, names)):
+        state = _initial_values(body, state, names, src)
+        log.scratch_end()
+    carried = [i for i, v in enumerate(state) if _carried(v)]
+    loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
+
+    def full(values):
+        merged = list(state)
+        for i, v in zip(carried, values):
+            merged[i] = v
+        return loop.enter(merged, values[len(carried):])
+
+    def graph_test(*values):
+        return loop.restore(test(*full(values)))
+
+    widen: dict = {}
+    arrayify: dict = {}  # (state index, path) -> dtype
+    extra_arrays: dict = {}  # (changed-object index, path) -> dtype
+
+    def graph_body(*values):
+        out = _as_list(body(*full(values)), n)
+        _check_widening(carried, values, out, widen)
+        for k, i in enumerate(carried):  # a list inside the state that the body makes (or
+            for path, dtype in _array_paths(values[k], out[i], ()):  # grows into) an array
+                arrayify[(i, path)] = dtype
+        if arrayify:
+            raise _Widen
+        for i, (before, after) in enumerate(zip(state, out)):
+            if i not in carried and after is not before and not (
+                    isinstance(after, Undefined) and isinstance(before, Undefined)):
+                raise TypeError(
+                    f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
+                    f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
+                    f"lists can change in such a loop")
+        res = loop.leave([out[i] for i in carried], [state[i] for i in carried])
+        nc = len(carried)
+        for j, slot in enumerate(loop.slots):  # objects changed through other names
+            for path, dtype in _array_paths(values[nc + j], res[nc + j], ()):
+                if slot.kind == "list" and not path:
+                    raise mutation.StateChangeError(
+                        f"the list {slot.path} becomes a tensor array inside a loop whose "
+                        f"condition is a tensor ({where(src)}) while the loop changes it "
+                        "through another name too; append to it by one name only.", src)
+                extra_arrays[(j, path)] = dtype
+        if extra_arrays:
+            raise _Widen
+        return res
+
+    from runtime.program.builder import current_builder
+    blocks = current_builder().program.blocks
+    for _ in range(len(carried) + 1):
+        mark = len(blocks)
+        try:
+            with branch_frame():  # a `raise` in the body does not end the code around it
+                result = rt.static.nn.while_loop(graph_test, graph_body,
+                                                 loop.initial_state(carried) + loop.initial)
+            out = list(state)
+            for i, v in zip(carried, result):
+                out[i] = v
+            return loop.finish(out, result[len(carried):])
+        except _Widen:
+            # The body widens a carried value's dtype (int32 -> int64, int -> float), as
+            # Python's first iteration would: widen it before the loop, trace again.
+            del blocks[mark:]
+            for i, dtype in widen.items():
+                v = state[i]
+                state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
+                    [], v, dtype)
+            for (i, path), dtype in arrayify.items():
+                state[i] = _array_at(state[i], path, dtype)
+            for (j, path), dtype in extra_arrays.items():
+                loop.initial[j] = _array_at(loop.initial[j], path, dtype)
+            widen.clear()
+            arrayify.clear()
+            extra_arrays.clear()
+    raise AssertionError("d2s bug: loop state kept widening")
+
+
+class _Widen(Exception):
+    """A loop body returned a carried value in a wider dtype than it received."""
+
+
+def _check_widening(carried, values, out, widen: dict) -> None:
+    from runtime.dtypes import promote
+    for k, i in enumerate(carried):
+        before, after = values[k], out[i]
+        if not (is_variable(before) and (is_variable(after) or _is_tensor(after))):
+            continue
+        if after.dtype != before.dtype and promote(before.dtype, after.dtype) == after.dtype:
+            widen[i] = after.dtype
+    if widen:
+        raise _Widen
+
+
+def _fixed_lists(body, state: list, names: tuple) -> set:
+    """Indices of Python lists in the state that the body only updates in place (same length,
+    tensors and numbers): they are carried element by element instead of becoming tensor
+    arrays, so `xs[0] = xs[0] + xs[1]` keeps working. Found by tracing the body once in a
+    scratch block."""
+    lists = [i for i, v in enumerate(state) if isinstance(v, list) and v and all(
+        _carried(x) for x in v)]
+    if not lists:
+        return set()
+    from runtime.program.builder import current_builder
+    b = current_builder()
+    mark = len(b.program.blocks)
+    try:
+        with b.sub_block():
+            out = _as_list(body(*[_copy_container(v) for v in state]), len(names))
+    except Exception:  # noqa: BLE001  (then they are arrays, as before; the real trace reports)
+        return set()
+    finally:
+        del b.program.blocks[mark:]
+    return {i for i in lists if isinstance(out[i], list) and len(out[i]) == len(state[i])
+            and all(_carried(x) for x in out[i])}
+
+
+def _carried(v) -> bool:
+    """Loop state the while op carries: tensors, numbers, and lists/tuples/dicts of those."""
+    if isinstance(v, dict):
+        return bool(v) and all(_carried(x) for x in v.values())
+    if isinstance(v, (tuple, list)) and not isinstance(v, _EmptyArray):
+        return bool(v) and all(_carried(x) for x in v)
+    return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
+
+
+def _to_array(items: list):
+    import runtime as rt
+    if not items:
+        return _EmptyArray()
+    return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
+                                  initialized_list=list(items))
+
+
+class _EmptyArray(list):
+    """An empty Python list used as loop state: its element type is known only after the
+    body appended to it once."""
+
+
+def _empty_array(v) -> bool:
+    return isinstance(v, _EmptyArray)
+
+
+def _initial_values(body, state: list, names: tuple, src) -> list:
+    """Trace the body once in a scratch block to learn the types that names first bound in
+    the loop (or Python numbers that the body turns into tensors) take."""
+    import runtime as rt
+    from runtime.program.builder import current_builder
+    b = current_builder()
+    mark = len(b.program.blocks)
+    with b.sub_block():
+        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
+    del b.program.blocks[mark:]
+    out = list(state)
+    for i, (v, p) in enumerate(zip(state, probe)):
+        if isinstance(v, _EmptyArray):
+            elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
+                p.is_array else None  # (an array: a tensor `if` in the body appended)
+            out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+        elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
+            out[i] = _python_number(v, p)
+        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
+                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
+            if isinstance(p, Undefined):
+                continue
+            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
+                out[i] = _zeros_like(p)  # a structure returned from inside the loop
+                continue
+            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
+                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
+                continue
+            if not (is_variable(p) or _is_tensor(p)):
+                out[i] = p if isinstance(v, Undefined) else v
+                continue
+            if v is None:
+                check_return_none([names[i]], [[None, p]], src)
+            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
+                raise UndefinedNameError(
+                    f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
+                    f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
+                    f"bind '{names[i]}' before the loop")
+            fill = v if isinstance(v, (int, float)) else 0
+            out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
+            if getattr(p, "python_scalar", False):
+                _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
+    return out
+
+
+def _python_number(v, p):
+    """A Python number carried through a graph loop: a tensor of Python's precision (bool,
+    int64, float64), of the wider type when the body changes it (`1` -> `1 / 2`). Anything
+    else stays as it is."""
+    if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
+        return v
+    import runtime as rt
+    if isinstance(v, bool) and isinstance(p, bool):
+        return _scalar(rt.full([], v, "bool"))
+    dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
+    return _scalar(rt.full([], v, dtype))

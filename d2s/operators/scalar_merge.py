@@ -1,0 +1,64 @@
+"""Branches of a tensor `if` that leave a name as a value standing for a Python number on one
+side and a real tensor on the other (`k = acc` after a graph loop, `k = y.sum()`): in eager
+mode the name is a Python float on one path and a float32 tensor on the other, and anything
+computed from it takes the tensor's dtype. The merged graph value is therefore of the dtype
+eager mode gives `tensor <op> python_number`: the Python-number side is cast inside its
+branch (a float64 standing for a Python float meeting a float32 tensor becomes float32)."""
+from __future__ import annotations
+
+from .variables import Undefined, is_variable
+
+
+def _is_scalar(v) -> bool:
+    return (is_variable(v) and getattr(v, "python_scalar", False)) or (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and not hasattr(v, "dtype"))
+
+
+def _is_real_tensor(v) -> bool:
+    return is_variable(v) and not getattr(v, "python_scalar", False)
+
+
+def _target(a, b):
+    """The dtype the Python-number side takes (None: nothing to cast), or a structure."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        inner = [_target(x, y) for x, y in zip(a, b)]
+        return inner if any(t is not None for t in inner) else None
+    if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
+        inner = {k: _target(a[k], b[k]) for k in a}
+        return inner if any(t is not None for t in inner.values()) else None
+    for scalar, tensor in ((a, b), (b, a)):
+        if _is_scalar(scalar) and _is_real_tensor(tensor) and is_variable(scalar):
+            from runtime.dtypes import promote_scalar
+            sample = 0.0 if scalar.dtype.kind == "f" else 0
+            target = promote_scalar(tensor.dtype, sample)
+            if target != scalar.dtype:
+                return target.name
+    return None
+
+
+def scalar_casts(outs: list) -> dict:
+    """Output index -> dtype (or structure of dtypes) for the two traced branches `outs`."""
+    if len(outs) < 2:
+        return {}
+    casts = {}
+    for i, (a, b) in enumerate(zip(outs[0], outs[1])):
+        if isinstance(a, Undefined) or isinstance(b, Undefined):
+            continue
+        t = _target(a, b)
+        if t is not None:
+            casts[i] = t
+    return casts
+
+
+def cast_scalar(v, target):
+    """`v` with its Python-number parts cast as `target` says (see `scalar_casts`)."""
+    if target is None:
+        return v
+    if isinstance(target, list) and isinstance(v, (list, tuple)):
+        return type(v)(cast_scalar(x, t) for x, t in zip(v, target))
+    if isinstance(target, dict) and isinstance(v, dict):
+        return {k: cast_scalar(x, target.get(k)) for k, x in v.items()}
+    if isinstance(target, str) and _is_scalar(v) and is_variable(v) and v.dtype.name != target:
+        import runtime as rt
+        return rt.cast(v, target)
+    return v

@@ -1,0 +1,217 @@
+"""`try` / `except` / `else` / `finally` whose body raises at run time.
+
+The `try` converter (`d2s.converters.try_except`) rewrites a `try` with `except` clauses whose
+body contains `raise` (or `assert`) statements:
+
+- each `raise E(msg)` in the body becomes `code = _d2s.try_raise(state, E(msg))`. Reached
+  while tracing Python-decided code, it raises at once (the Python `except` clauses catch it,
+  as in eager mode). Reached while tracing a graph branch or loop body, it records the
+  exception and returns a fresh error code (a Python int that the branch hands on as its
+  state: after the `if`, `code` is an int64 value of the program, 0 when nothing failed);
+- the rest of the body after a statement that may have failed runs under
+  `if _d2s.try_ok(code):` (a `break` leaves loops);
+- the Python `else:` clause dispatches on `code` when the program runs: the `else` body
+  where `try_ok(code)`, each handler where `try_caught(state, code, classes)`, in the order
+  of the `except` clauses, so the first matching clause wins as in Python;
+- after `finally`, `try_reraise(state, code, classes)` raises (at run time) an error no
+  clause caught; inside an enclosing `try` body, `try_forward` hands it to that `try`.
+"""
+from __future__ import annotations
+
+import threading
+
+from .variables import is_variable, user_origin, where
+
+
+class TryState:
+    """The errors recorded while tracing one `try` body: error code -> exception; while the
+    body is traced, the state is open (`open_trys`), with its clauses' classes."""
+
+    __slots__ = ("errors", "handlers", "src")
+
+    def __init__(self, handlers=None, src=None):
+        self.errors: dict = {}
+        self.handlers, self.src = handlers, src
+
+    def __repr__(self):
+        return f"TryState({sorted(self.errors)})"
+
+    def catches(self, exc) -> bool:
+        """Whether one of the clauses would catch `exc` (unknown classes: no)."""
+        try:
+            classes = self.handlers() if self.handlers is not None else ()
+        except Exception:  # noqa: BLE001  (a clause's class not defined yet: not this one)
+            return False
+        return any(isinstance(exc, _classes(c)) for c in classes)
+
+
+_LOCAL = threading.local()
+
+
+def open_trys() -> list:
+    stack = getattr(_LOCAL, "open", None)
+    if stack is None:
+        stack = _LOCAL.open = []
+    return stack
+
+
+def try_state(handlers=None) -> TryState:
+    """A `try` body starts (its clauses' classes: `handlers()`, evaluated when needed)."""
+    state = TryState(handlers, user_origin())
+    open_trys().append(state)
+    return state
+
+
+def try_end(state: TryState) -> None:
+    """The `try` body ended (an `except` clause, the dispatch or `finally` starts)."""
+    stack = open_trys()
+    if state in stack:
+        del stack[stack.index(state):]
+
+
+def helper_raise(exc, src) -> None:
+    """A run-time `raise` in a function called from an open `try` body whose clauses would
+    catch it: the program raises it outside that `try`, so it is a conversion error."""
+    for state in reversed(open_trys()):
+        if state.catches(exc):
+            from ..errors import ConversionError
+            raise ConversionError(
+                f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}), in "
+                f"a function called inside a `try` whose `except` would catch it "
+                f"({where(state.src)}): the program raises it when it runs, and only a "
+                "`raise` written in the `try` body itself reaches that `except` then. Move "
+                "the check into the function with the `try`, or return a flag and raise "
+                "there.", origin=src)
+
+
+def _exception(exc):
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    if not isinstance(exc, BaseException):
+        raise TypeError("exceptions must derive from BaseException")
+    return exc
+
+
+def try_raise(state: TryState, exc, cause=None):
+    """`raise exc [from cause]` inside a `try` body with `except` clauses (see the module)."""
+    from .exceptions import _in_graph_block
+    exc = _exception(exc)
+    if not _in_graph_block():
+        if cause is not None:
+            raise exc from cause
+        raise exc
+    if any(is_variable(a) for a in exc.args):
+        src = user_origin()
+        raise TypeError(
+            f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}) has a "
+            "tensor argument: the message is fixed when the program is built. Use a Python "
+            "string message; print the tensor with print() before the raise if needed.")
+    if cause is not None:
+        exc.__cause__ = _exception(cause)
+    code = len(state.errors) + 1
+    state.errors[code] = exc
+    return code
+
+
+def try_ok(code):
+    """Whether nothing failed: Python True for the Python 0, else a bool graph value."""
+    return code == 0
+
+
+def try_failed(code):
+    return code != 0
+
+
+def _codes(state: TryState, classes) -> list:
+    classes = _classes(classes)
+    return [k for k, e in state.errors.items() if isinstance(e, classes)]
+
+
+def _classes(classes):
+    if classes is None:
+        return BaseException
+    return classes
+
+
+def _any_of(code, codes: list):
+    """`code in codes` as a bool graph value (Python False when `codes` is empty or `code`
+    is a Python number: a Python-level error never reaches here)."""
+    if not codes or not is_variable(code):
+        return bool(not is_variable(code) and code in codes)
+    import runtime as rt
+    hit = None
+    for k in codes:
+        eq = code == k
+        hit = eq if hit is None else rt.logical_or(hit, eq)
+    return hit
+
+
+def try_caught(state: TryState, code, classes):
+    """Whether the error raised at run time is one `except classes` catches."""
+    return _any_of(code, _codes(state, classes))
+
+
+def try_error(state: TryState, code, classes):
+    """The exception bound by `except classes as name` (a Python object, the same for every
+    error the clause may catch: which one it is cannot depend on data)."""
+    errors = [state.errors[k] for k in _codes(state, classes)]
+    if not errors:
+        return None
+    first = errors[0]
+    if any(type(e) is not type(first) or e.args != first.args for e in errors[1:]):
+        from ..errors import ConversionError
+        src = user_origin()
+        raise ConversionError(
+            f"`except ... as name` ({where(src)}) may catch different run-time errors "
+            f"({', '.join(sorted({f'{type(e).__name__}({e})' for e in errors}))}), decided by "
+            "tensor conditions: the exception object bound to the name is a Python value, "
+            "fixed when the program is built. Catch them in separate `except` clauses, or do "
+            "not bind the exception to a name.", origin=src)
+    return first
+
+
+def try_uncaught(state: TryState, code, handlers: tuple) -> list:
+    """The error codes no `except` clause catches (to re-raise after `finally`)."""
+    if not is_variable(code):
+        return []
+    caught = set()
+    for classes in handlers:
+        caught.update(_codes(state, classes))
+    return [k for k in state.errors if k not in caught]
+
+
+def try_reraise(state: TryState, code, handlers: tuple) -> None:
+    """After `finally`: raise (when the program runs) the error no clause caught, one
+    `switch_case` over the error codes (`raise` ops with the user's class and message)."""
+    uncaught = try_uncaught(state, code, handlers)
+    if not uncaught:
+        return
+    import runtime as rt
+    from runtime.program.debug_ops import raise_error
+
+    from .exceptions import _short
+    src = user_origin()
+    at = f"{_short(src.filename)}:{src.lineno}" if src is not None else ""
+
+    def raising(exc):
+        def run():
+            raise_error(exc, at=at)
+        return run
+
+    rt.static.nn.switch_case(code, {k: raising(state.errors[k]) for k in uncaught},
+                             default=lambda: None)
+
+
+def try_forward(outer: TryState, outer_code, inner: TryState, inner_code, handlers: tuple):
+    """An inner `try`'s uncaught run-time error, handed to the enclosing `try` body: it is
+    recorded there too, and the enclosing error code becomes its new code."""
+    uncaught = try_uncaught(inner, inner_code, handlers)
+    if not uncaught:
+        return outer_code
+    import runtime as rt
+    code = outer_code
+    for k in uncaught:
+        new = len(outer.errors) + 1
+        outer.errors[new] = inner.errors[k]
+        code = code + rt.cast(inner_code == k, "int64") * new
+    return code

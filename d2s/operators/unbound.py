@@ -1,0 +1,80 @@
+"""A name bound in one branch of a tensor `if` only (and read after it): unbound on the paths
+of the other branch, as in eager mode, where reading it raises `UnboundLocalError` only on a
+path that reads it.
+
+The `if`'s result for that name is the bound branch's value (zeros stand in on the other
+side) carrying a *read check*: the first op that reads it in each block first runs
+`raise UnboundLocalError` when the program took the branch that left it unbound. So static
+code raises exactly where eager code would read the unbound name, with eager's class and
+message, and runs on inputs where eager code runs. Returning the value from the converted
+function, or carrying it into a graph loop, counts as a read. A value that is not a tensor
+(a string, an object) cannot be checked when the program runs: binding it in one branch only
+stays an `UndefinedNameError` (an `UnboundLocalError`) when converting.
+"""
+from __future__ import annotations
+
+from .variables import is_variable
+
+
+class ReadCheck:
+    """Called by the program builder before an op reads the value (`Variable.on_read`)."""
+
+    __slots__ = ("bound", "name", "at", "done")
+
+    def __init__(self, bound, name: str, at: str):
+        self.bound, self.name, self.at = bound, name, at
+        self.done: set = set()  # the blocks already checked
+
+    def __call__(self):
+        import runtime as rt
+        from runtime.ops.registry import STATE
+        from runtime.program.debug_ops import raise_error
+        b = STATE.builder
+        if b is None or id(b.block) in self.done:
+            return
+        self.done.add(id(b.block))
+        error = UnboundLocalError(
+            f"cannot access local variable '{self.name}' where it is not associated with a "
+            "value")
+
+        def unbound():
+            raise_error(error, at=self.at)
+
+        rt.static.nn.cond(rt.logical_not(self.bound), unbound, lambda: None)
+
+
+def mark(value, bound, name: str, src) -> None:
+    """`value` (an `if` result) is bound only where the bool graph value `bound` is true."""
+    if not is_variable(value):
+        return
+    from .exceptions import _short
+    at = f"{_short(src.filename)}:{src.lineno}" if src is not None else ""
+    previous = value.on_read
+    if isinstance(previous, ReadCheck):
+        import runtime as rt
+        bound = rt.logical_and(bound, previous.bound)
+    value.on_read = ReadCheck(bound, name, at)
+
+
+def carry(inner, outer, pred, inner_is_true: bool) -> None:
+    """An `if` output `outer` whose branch value `inner` has a read check: the check goes on
+    with the branch's condition (the other branch bound it, or carries its own check)."""
+    if not (is_variable(inner) and is_variable(outer)):
+        return
+    check = inner.on_read
+    if not isinstance(check, ReadCheck):
+        return
+    import runtime as rt
+    taken = pred if inner_is_true else rt.logical_not(pred)
+    bound = rt.logical_or(rt.logical_not(taken), check.bound)
+    existing = outer.on_read
+    if isinstance(existing, ReadCheck):
+        bound = rt.logical_and(bound, existing.bound)
+    outer.on_read = ReadCheck(bound, check.name, check.at)
+
+
+def read(values) -> None:
+    """Values used in a way that reads them outside an op (returned, carried into a loop)."""
+    for v in values:
+        if is_variable(v) and isinstance(v.on_read, ReadCheck):
+            v.on_read()
