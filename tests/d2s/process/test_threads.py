@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+import traceback
 
 import numpy as np
 
@@ -23,7 +24,7 @@ def _run_threads(work, n=THREADS):
             barrier.wait()
             work(i)
         except BaseException as e:  # noqa: BLE001  (collected and asserted on)
-            errors.append((i, repr(e)))
+            errors.append((i, repr(e), traceback.format_exc(limit=-6)))
 
     threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
     for th in threads:
