@@ -74,7 +74,7 @@ def _owner_frames(ours: set, keep: list) -> list:
             ours.add(id(f))
             local = f.f_locals
             ours.add(id(local))
-            _collect(local.values(), ours, 3, keep)
+            _collect(local.values(), ours, 6, keep)
         f = f.f_back
     return owners
 
@@ -92,7 +92,7 @@ def other_references(obj, name: str, logs=()) -> list[str]:
             keep += [entry, entry[3]] if type(entry[3]) in (list, tuple, dict) else [entry]
         ours.update(id(s) for s in log.slots)
         keep.append(vars(log))
-        _collect(vars(log).values(), ours, 3, keep)
+        _collect(vars(log).values(), ours, 6, keep)
     owners = _owner_frames(ours, keep)
     if not owners:
         return []
@@ -195,19 +195,38 @@ def _frame_locals(d: dict, obj, name: str, found: list) -> bool:
     return False
 
 
-def _temporary(r, refs, ours) -> bool:
-    """A tuple or list nothing else holds (an argument tuple on the interpreter's stack)."""
-    if type(r) not in (tuple, list):
+def _temporary(r, refs, ours, depth: int = 4, seen=None) -> bool:
+    """A container only d2s holds: nothing but d2s's frames, closures, bookkeeping objects
+    and such containers (`depth` levels up), or nothing at all (an argument tuple on the
+    interpreter's stack). A container the user can reach is held, some levels up, by a user
+    frame, object or module."""
+    if type(r) not in (tuple, list, dict):
         return False
+    seen = set() if seen is None else seen
+    if id(r) in seen:
+        return True
+    seen.add(id(r))
     for h in gc.get_referrers(r):
-        if h is refs or id(h) in ours:
+        if h is refs or id(h) in ours or id(h) in seen:
             continue
-        if type(h).__name__ == "frame" and _internal_frame(h):
+        kind = type(h).__name__
+        if kind == "frame" and _internal_frame(h) or kind == "cell" and _internal_cell(h):
             continue
-        if type(h).__name__ == "cell" and _internal_cell(h):
+        if type(h) is dict and _owned_by_d2s(h):
+            continue  # the attributes of one of d2s's own objects
+        if depth and type(h) in (tuple, list, dict) and _temporary(h, refs, ours, depth - 1,
+                                                                   seen):
             continue
         return False
     return True
+
+
+def _owned_by_d2s(d: dict) -> bool:
+    """`d` is the `__dict__` of an object of a d2s class."""
+    for o in gc.get_referrers(d):
+        if getattr(o, "__dict__", None) is d:
+            return (type(o).__module__ or "").startswith("d2s.")
+    return False
 
 
 def _internal_cell(cell) -> bool:
