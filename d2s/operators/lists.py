@@ -14,9 +14,22 @@ def list_append(target, value):
     report.record("list", target)
     if is_variable(target) and target.is_array:
         import runtime as rt
+        if isinstance(value, (tuple, list, dict)):
+            _no_structures(value)
         return rt.static.array_write(value, rt.static.array_length(target), target)
     target.append(value)
     return target
+
+
+def _no_structures(value):
+    from .mutation import StateChangeError
+    from .variables import user_origin, where
+    src = user_origin(3)
+    raise StateChangeError(
+        f"a {type(value).__name__} is appended to a list whose length depends on a tensor "
+        f"({where(src)}); such a list is a tensor array, which holds tensors only. Keep one "
+        "list per part (xs.append(a); ys.append(b)) instead of a list of "
+        f"{type(value).__name__}s.", src)
 
 
 def list_pop(target, *index):

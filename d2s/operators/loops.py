@@ -377,6 +377,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         if isinstance(v, _EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
+            if isinstance(elem, (tuple, list, dict)):
+                from .lists import _no_structures
+                _no_structures(elem)
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)

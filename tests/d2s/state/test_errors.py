@@ -142,3 +142,19 @@ def test_returning_a_list_that_became_a_tensor_array_gives_a_list_of_tensors():
         for a, b in zip(got, want):
             assert a.numpy().tolist() == b.numpy().tolist()
     assert len(sf.program_cache) == 1
+
+
+def pairs_in_graph_loop(x, n):
+    pairs = []
+    i = 0
+    while i < n:
+        pairs.append((x * i, x + i))
+        i += 1
+    return pairs[0][0]
+
+
+def test_list_of_tuples_whose_length_depends_on_a_tensor():
+    # was an internal "created inside a cond/while block" error
+    msg = _refused(pairs_in_graph_loop, t([1.0]), t(2))
+    assert "a tuple is appended to a list whose length depends on a tensor" in msg
+    assert "xs.append(a); ys.append(b)" in msg
