@@ -251,8 +251,8 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     isinstance(after, Undefined) and isinstance(before, Undefined)):
                 raise TypeError(
                     f"'{names[i]}' is a Python {type(before).__name__} changed inside a loop "
-                    f"whose condition is a tensor ({where(src)}); only tensors, numbers and "
-                    f"lists can change in such a loop")
+                    f"whose condition is a tensor ({where(src)}{_assigned(names[i], src)}); "
+                    "only tensors, numbers and lists can change in such a loop")
         res = loop.leave([out[i] for i in carried], [state[i] for i in carried])
         nc = len(carried)
         for j, slot in enumerate(loop.slots):  # objects changed through other names
@@ -421,3 +421,25 @@ def _python_number(v, p):
         return _scalar(rt.full([], v, "bool"))
     dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
     return _scalar(rt.full([], v, dtype))
+
+
+def _assigned(name: str, src) -> str:
+    """`; assigned at line N: <code>` for the first assignment to `name` in the loop's body
+    (the lines after the loop's header that are indented deeper), or ''."""
+    import linecache
+    import re
+    if src is None:
+        return ""
+    header = linecache.getline(src.filename, src.lineno)
+    indent = len(header) - len(header.lstrip())
+    pattern = re.compile(rf"^\s*{re.escape(name)}\s*(?:[-+*/%@&|^]|//|\*\*|>>|<<)?=(?!=)")
+    n = src.lineno + 1
+    while True:
+        line = linecache.getline(src.filename, n)
+        if not line:
+            return ""
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            return ""  # past the loop's body
+        if pattern.match(line):
+            return f"; assigned at line {n}: {line.strip()}"
+        n += 1

@@ -223,3 +223,20 @@ def test_side_effects_of_a_failed_trace_are_undone():
     with pytest.raises(Exception):
         layer(rt.ones([2, 3]))
     assert layer.step == 0
+
+
+def string_changed_in_tensor_loop(x):
+    mode = "start"
+    i = rt.zeros([])
+    while i < x.sum():
+        i = i + 1
+        mode = "looping"
+    return i, mode
+
+
+def test_a_string_changed_in_a_tensor_loop_names_the_variable_and_the_assignment():
+    with pytest.raises(TypeError) as info:
+        d2s.to_static(string_changed_in_tensor_loop)(rt.to_tensor([2.0]))
+    msg = str(info.value)
+    assert "'mode' is a Python str changed inside a loop whose condition is a tensor" in msg
+    assert 'assigned at line' in msg and 'mode = "looping"' in msg
