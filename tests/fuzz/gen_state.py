@@ -63,6 +63,7 @@ SAME_SHAPE = (
     "lst[-1] = {e} - 1.0",
     "o.t = o.t + {e}",
     "o.n += 1",
+    "o.k += 1",
     "bump({e})",
     "cell = cell + {e}",
 )
@@ -72,6 +73,10 @@ GROWING = (
     "lst.append({e})",
     "push({e} * 2.0)",
 )
+
+# Python conditions: structure, shapes, and a Python counter kept on the object across calls
+# (`o.k`, changed by `o.k += 1`: program state, so a condition on it is decided per call)
+PY_CONDS = ("len(d) == 2", "x.shape[0] == 3", "True", "o.k % 2 == 0")
 
 TENSOR_CONDS = ("rt.mean(x) > 0.0", "rt.sum(h) > 1.0", "y[0] > x[1]", "rt.max(buf) < 1.5",
                 "o.t[2] > 0.0")
@@ -104,7 +109,7 @@ def _stmt(draw, depth: int, in_loop: bool, growing: bool):
             out += ["else:"] + _indent(draw(_block(depth - 1, in_loop, growing)))
         return out
     if kind == "pif":
-        out = [f"if {draw(st.sampled_from(('len(d) == 2', 'x.shape[0] == 3', 'True')))}:"]
+        out = [f"if {draw(st.sampled_from(PY_CONDS))}:"]
         return out + _indent(body) + ["else:"] + _indent(draw(_block(depth - 1, in_loop,
                                                                       growing)))
     if kind == "pfor":
@@ -151,6 +156,7 @@ class Box:
     def __init__(self):
         import runtime as rt
         self.n = rt.to_tensor(0.0)
+        self.k = 0  # a Python counter that persists across calls (a side effect replayed)
 
     def reset(self):
         self.n.set_value(self.n * 0.0)
