@@ -182,7 +182,7 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
                 if spec is not None and spec.name:
                     hint = spec.name
-                name = hint if hint not in program._names else f"{hint}_{i}"
+                name = hint if hint not in program.names else f"{hint}_{i}"
                 v = rt.static.data(name, list(shape), dtype)
                 v.stop_gradient = getattr(x, "stop_gradient", True)
                 feeds.append(v)
@@ -381,8 +381,8 @@ class _Entry:
             try:
                 return self._wrap(self.fn(feed)[0])
             except Exception as e:
-                from runtime.executor import _rewrite
-                raise _rewrite(e, self.compiled, self.concrete.main_program) from e
+                from runtime.program.executor import rewrite_error
+                raise rewrite_error(e, self.compiled, self.concrete.main_program) from e
         if train:
             training = self._training or self._build_training()
             compiled, program = training.forward, training.split.forward
@@ -391,8 +391,8 @@ class _Entry:
         try:
             arrays = compiled.fn(feed)
         except Exception as e:
-            from runtime.executor import _rewrite
-            raise _rewrite(e, compiled, program) from e
+            from runtime.program.executor import rewrite_error
+            raise rewrite_error(e, compiled, program) from e
         wrap = self._wrap
         n = len(self.out_index)
         outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
@@ -437,7 +437,7 @@ class _Entry:
             seeds = [rt.static.data(f"{name}@GRAD", touts[ix[0]].shape, touts[ix[0]].dtype)
                      for name, ix in diff.items()]
             wrt = [g0.var(name) for name in self.feed_names] + [
-                g0.var(copy._captured[id(p)]) for p in self.params]
+                g0.var(copy.captured[id(p)]) for p in self.params]
             grads = rt.static.gradients([touts[ix[0]] for ix in diff.values()], wrt,
                                          target_gradients=seeds)
         split = split_program(copy, n)
