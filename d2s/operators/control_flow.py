@@ -425,10 +425,8 @@ def probe(fn, *args):
     b = STATE.builder
     if b is None:
         return fn(*args)
-    mark = len(b.program.blocks)
-    with b.sub_block():
+    with b.scratch():
         value = fn(*args)
-    del b.program.blocks[mark:]
     return value
 
 def _scalar(v):

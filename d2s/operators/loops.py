@@ -324,14 +324,11 @@ def _fixed_lists(body, state: list, names: tuple) -> set:
         return set()
     from runtime.program.builder import current_builder
     b = current_builder()
-    mark = len(b.program.blocks)
     try:
-        with b.sub_block():
+        with b.scratch():
             out = _as_list(body(*[_copy_container(v) for v in state]), len(names))
     except Exception:  # noqa: BLE001  (then they are arrays, as before; the real trace reports)
         return set()
-    finally:
-        del b.program.blocks[mark:]
     return {i for i in lists if isinstance(out[i], list) and len(out[i]) == len(state[i])
             and all(_carried(x) for x in out[i])}
 
@@ -368,10 +365,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
     import runtime as rt
     from runtime.program.builder import current_builder
     b = current_builder()
-    mark = len(b.program.blocks)
-    with b.sub_block():
+    with b.scratch():
         probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
-    del b.program.blocks[mark:]
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
         if isinstance(v, _EmptyArray):

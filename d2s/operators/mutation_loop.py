@@ -26,12 +26,10 @@ class Loop:
         if not log.probed:
             from runtime.program.builder import current_builder
             b = current_builder()
-            mark = len(b.program.blocks)
             try:
-                with b.sub_block():  # objects the user can reach as they are, others copied
+                with b.scratch():  # objects the user can reach as they are, others copied
                     body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
             finally:
-                del b.program.blocks[mark:]
                 log.scratch_end(probed=True)
         self.slots = list(log.slots)
         for slot in self.slots:

@@ -294,12 +294,10 @@ def _python_while(cond, body, loop_vars):
 def _probe_condition(b: Builder, cond, loop_vars):
     """Trace `cond` once in a scratch block (tensor loop vars as block params) to see whether
     it is a graph value; the scratch block is discarded."""
-    mark = len(b.program.blocks)
-    with b.sub_block() as blk:
+    with b.scratch() as blk:
         leaves, tree = flatten(loop_vars)
         args = [_new_param(b, blk, v) if _is_tensor(v) else v for v in leaves]
         p = cond(*unflatten(tree, args))
-    del b.program.blocks[mark:]
     return p
 
 
