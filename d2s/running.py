@@ -1,0 +1,219 @@
+"""Running a traced program: one `Entry` per input signature holds the compiled program,
+feeds the call's tensors (and the Python numbers kept as program state), writes back the state
+the call changed, and when gradients are wanted runs the forward part of a training program
+and records the call as ONE autograd op whose backward runs the backward part on the values
+the forward part saved (see `program_cache.py`).
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+
+import numpy as np
+
+from runtime import pytree
+
+from . import guards, writeback
+from .tracing import trace
+
+_RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
+
+
+class ConcreteProgram:
+    """One traced program: `.main_program`, `.inputs` (feed Variables), `.outputs` (fetched
+    Variables), `.parameters` (captured trainable tensors)."""
+
+    def __init__(self, main_program, inputs, outputs, parameters):
+        self.main_program = main_program
+        self.inputs = inputs
+        self.outputs = outputs
+        self.parameters = parameters
+
+    def __repr__(self):
+        return (f"<ConcreteProgram inputs={[v.name for v in self.inputs]} "
+                f"outputs={[v.name for v in self.outputs]} ops={self.main_program.num_ops()}>")
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    # Tracing and compiling allocate many short-lived objects, few in cycles: cyclic GC passes
+    # over them cost a good part of a first call and would free little.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+class Entry:
+    """One signature's program, compiled, plus its training form (built on first use)."""
+
+    def __init__(self, sf, args, kwargs):
+        import runtime as rt
+        from runtime.program.variable import Variable
+        self.sf = sf
+        with _gc_paused():  # one pause: a collection between tracing and compiling costs
+            program, feeds, leaves, tree, self.guards, effects = trace(sf, args, kwargs)
+            self.check = guards.compile_check(self.guards)
+            self.effects = effects if effects.writes else None
+            self.new_places = effects.new_places
+            self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
+            self.tree = tree
+            self.leaves = leaves
+            self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
+            outs = [leaves[i] for i in self.out_index]
+            self.out_stop = [v.stop_gradient for v in outs]
+            # outputs that are tensor arrays come back as Python lists of Tensors (without a
+            # gradient path); the others are recorded for autograd
+            self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
+            self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out)
+            self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
+            self.params = [t for t in program.tensors.values() if not t.stop_gradient]
+            self.concrete = ConcreteProgram(program, feeds, outs, self.params)
+            self.executor = rt.static.Executor()
+            self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
+        self.fn = self.compiled.fn
+        # the function returns exactly one tensor: its result is the call's result
+        self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
+                       and self.effects is None and not self.numbers)
+        self._training = None
+        from runtime.ops.registry import STATE
+        from runtime.tensor import wrap
+        self._state, self._wrap = STATE, wrap
+        from runtime.autograd import record
+        self._record = record  # (an import inside `run` costs about 1 us a call)
+        self._float_out = self.has_diff  # (checked once, not per call)
+
+    def run(self, inputs):
+        """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
+        them)."""
+        feed = {name: t._data for name, t in zip(self.feed_names, inputs)}
+        for name, slot, dtype in self.numbers:  # Python numbers kept as program state
+            feed[name] = np.asarray(slot.get(), dtype)
+        train = self._state.grad_enabled and self.has_diff and (self.params or any(
+            not t.stop_gradient for t in inputs))
+        if not train and self.single:  # the common inference call: one tensor out
+            try:
+                return self._wrap(self.fn(feed)[0])
+            except Exception as e:
+                from runtime.program.executor import rewrite_error
+                raise rewrite_error(e, self.compiled, self.concrete.main_program) from e
+        if train:
+            training = self._training or self._build_training()
+            compiled, program = training.forward, training.split.forward
+        else:
+            compiled, program = self.compiled, self.concrete.main_program
+        try:
+            arrays = compiled.fn(feed)
+        except Exception as e:
+            from runtime.program.executor import rewrite_error
+            raise rewrite_error(e, compiled, program) from e
+        wrap = self._wrap
+        n = len(self.out_index)
+        outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
+                for a in arrays[:n]]
+        recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
+        if train and self._float_out:
+            self._record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
+                         backward_fn=_Backward(training, arrays[n:]))
+            for o, stop in zip(recorded, (self.out_stop[k] for k in self.tensor_out)):
+                if stop:  # a value the program computes without a gradient path (detached)
+                    o.stop_gradient = True
+                    o._node = None
+        if self.single:
+            return outs[0]
+        leaves = list(self.leaves)
+        for i, o in zip(self.out_index, outs):
+            leaves[i] = o
+        result = writeback.apply(pytree.unflatten(self.tree, leaves))
+        if self.effects is not None:
+            self.effects.replay()  # Python values the traced code set, set again
+        return result
+
+    def _build_training(self) -> _Training:
+        """A copy of the program with the gradients of the outputs (seeded by fed
+        `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
+        the forward part this call runs and the backward part `loss.backward()` runs."""
+        import runtime as rt
+        from runtime.program.split import split_program
+        program = self.concrete.main_program
+        copy = program.clone()
+        g0 = copy.global_block()
+        n = len(g0.ops)
+        outs = [g0.var(v.name) for v in self.concrete.outputs]
+        with rt.static.program_guard(copy):
+            # one seed per distinct floating output (a function may return a value twice;
+            # indices among the recorded outputs: tensor arrays are not recorded)
+            diff: dict = {}
+            touts = [outs[k] for k in self.tensor_out]
+            for i, v in enumerate(touts):
+                if v.dtype.is_floating:
+                    diff.setdefault(v.name, []).append(i)
+            seeds = [rt.static.data(f"{name}@GRAD", touts[ix[0]].shape, touts[ix[0]].dtype)
+                     for name, ix in diff.items()]
+            wrt = [g0.var(name) for name in self.feed_names] + [
+                g0.var(copy.captured[id(p)]) for p in self.params]
+            grads = rt.static.gradients([touts[ix[0]] for ix in diff.values()], wrt,
+                                         target_gradients=seeds)
+        split = split_program(copy, n)
+        slots = [i for i, g in enumerate(grads) if g is not None]
+        forward = self.executor.compiled(
+            split.forward, tuple(v.name for v in outs) + tuple(split.fetch))
+        backward = self.executor.compiled(
+            split.backward, tuple(grads[i].name for i in slots))
+        self._training = _Training(forward, backward, split, [s.name for s in seeds],
+                                   list(diff.values()), slots, self.feed_names)
+        return self._training
+
+
+class _Training:
+    """The compiled forward and backward parts of one signature's training program."""
+
+    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names):
+        self.forward = forward
+        self.backward = backward
+        self.split = split
+        self.seed_names = seed_names
+        self.diff = diff  # per seed: the indices of the outputs it is the gradient of
+        self.slots = slots  # indices of the inputs (then parameters) that get a gradient
+        self.feed_names = feed_names
+
+
+class _Backward:
+    """The backward function of one recorded call: runs the backward program on the values
+    the call's forward run saved. It holds them (like an eager autograd graph holds what its
+    ops saved) until the recorded node is freed."""
+
+    __slots__ = ("saved", "training")
+
+    def __init__(self, training: _Training, saved):
+        self.training = training
+        self.saved = saved
+
+    def __call__(self, node, out_grads):
+        from runtime import backend
+        from runtime.tensor import wrap
+        t = self.training
+        inputs = node.inputs
+        feed = {n: x._data for n, x in zip(t.feed_names, inputs)}
+        outs = node.outputs()
+        for name, ix in zip(t.seed_names, t.diff):
+            gs = [out_grads[i]._data for i in ix if out_grads[i] is not None]
+            g = gs[0] if gs else backend.XP.zeros_like(outs[ix[0]]._data)
+            for more in gs[1:]:
+                g = g + more
+            feed[name] = g
+        slots = t.split.slots
+        for slot, a in zip(slots, self.saved):
+            slot._data = a
+        try:
+            arrays = t.backward.fn(feed)
+        finally:
+            for slot in slots:
+                slot._data = None
+        in_grads = [None] * len(inputs)
+        for i, a in zip(t.slots, arrays):
+            in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
+        return in_grads

@@ -1,0 +1,180 @@
+"""Tracing a StaticFunction into a program: feeds for the call's tensors, the converted
+function run under `program_guard` with its guards recorded (`guards.py`), the Python state it
+changes found and handled (`side_effects.py`, `writeback.py`), the Layer's forward hooks around
+it, and a recursion whose depth depends on a tensor named.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime import pytree
+
+from . import guards, side_effects, writeback
+from .function_spec import is_spec as _is_spec
+from .function_spec import is_tensor as _is_tensor
+
+
+def trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
+    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree,
+    guards, side effects).
+    With `with_hooks`, the forward pre- and post-hooks of `sf`'s Layer run around it (what
+    `layer(x)` does), so they are part of the program. A trace that changed Python numbers
+    reachable from the call is traced again with them as program state
+    (`side_effects.py`); if that trace fails, they are guarded and replayed instead."""
+    if not state:  # a program to save: Python values stay constants
+        return _trace_once(sf, args, kwargs, with_hooks, (), state=False)
+    try:
+        return _trace_once(sf, args, kwargs, with_hooks, ())
+    except side_effects.Promote as p:
+        promote = p.slots
+    try:
+        return _trace_once(sf, args, kwargs, with_hooks, promote)
+    except side_effects.Promote:
+        raise AssertionError("d2s bug: numbers kept changing between traces") from None
+    except Exception:  # noqa: BLE001  (the numbers stay Python values: guarded, replayed)
+        return _trace_once(sf, args, kwargs, with_hooks, (), fixed=promote)
+
+
+def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
+    import runtime as rt
+    program = rt.static.Program()
+    names = sf.spec.arg_names
+    feeds = []
+    with rt.static.program_guard(program):
+        counter = [0]
+        copies = []
+
+        def feed(x, hint):
+            if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
+                i = counter[0]
+                counter[0] += 1
+                spec = sf.spec.spec_for(i)
+                shape = spec.shape if spec is not None else x.shape
+                dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
+                if spec is not None and spec.name:
+                    hint = spec.name
+                name = hint if hint not in program.names else f"{hint}_{i}"
+                v = rt.static.data(name, list(shape), dtype)
+                v.stop_gradient = getattr(x, "stop_gradient", True)
+                feeds.append(v)
+                return v
+            if pytree.is_container(x):
+                items, how = pytree.children(x)
+                keys = how[2] if isinstance(x, dict) or how[0] == "dataclass" else range(
+                    len(items))
+                fed = [feed(t, f"{hint}_{k}") for k, t in zip(keys, items)]
+                if all(a is b for a, b in zip(fed, items)):
+                    return x  # nothing fed inside: the user's own object
+                copy = pytree.rebuild(how, fed)
+                if type(x) in (list, dict):  # its changes are written to the user's one
+                    copies.append(writeback.Copy(copy, x))
+                return copy
+            return x
+
+        new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
+                    enumerate(args)]
+        new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
+        fn = sf.trace_function()
+        if with_hooks:
+            fn = _with_hooks(sf._instance, fn)
+        numbers = side_effects.feed_numbers(promote, program)
+        feeds += [n.feed for n in numbers]
+        with guards.recording() as reads:
+            guards.record(sf._function, sf.function_reads(), sf._instance)
+            before = writeback.before(sf, new_args, new_kwargs)
+            try:
+                try:
+                    out = fn(*new_args, **new_kwargs)
+                except RecursionError as e:
+                    raise _endless_recursion(e) or e
+                effects = side_effects.scan(before.log, numbers, fixed,
+                                            sf.program_cache.effect_places) if state else \
+                    side_effects.Effects()
+                out = writeback.capture(sf, new_args, new_kwargs, out, before, numbers,
+                                        copies)
+                side_effects.unfeed(numbers)  # the first run feeds them and writes them back
+            except BaseException:
+                before.log.restore()  # the objects as they were before this trace
+                side_effects.unfeed(numbers)
+                raise
+        from runtime.program.builder import current_builder
+        b = current_builder()
+        leaves, tree = pytree.flatten(out)
+        from .operators.unbound import read
+        read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
+        leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+    found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
+    return (program, feeds, leaves, tree,
+            found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
+            effects)
+
+
+def _is_variable(v) -> bool:
+    return type(v).__name__ == "Variable"
+
+
+def _endless_recursion(e: RecursionError):
+    """A ConversionError for a recursion that never ends while tracing because its depth
+    depends on a tensor (a tensor `if` traces both branches, the recursive one too), or None
+    when the recursion is plain Python."""
+    from .errors import ConversionError
+    from .pyct import loader
+    calls: dict = {}  # (file, line) of user code -> [the origins of its frames]
+    under_graph_branch = False
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "ifelse" and code.co_filename.endswith("control_flow.py"):
+            under_graph_branch = under_graph_branch or _graph_pred(tb.tb_frame)
+        src = loader.lookup(code.co_filename, tb.tb_lineno)
+        if src is not None:
+            calls.setdefault((src.filename, src.lineno), []).append(src)
+        tb = tb.tb_next
+    repeated = [o for o in calls.values() if len(o) >= 20]
+    if not repeated or not under_graph_branch:
+        return None
+    src = max(repeated, key=len)[-1]
+    return ConversionError(
+        f"d2s cannot convert {src.function_name}: it calls itself in a branch of a tensor "
+        f"condition (line {src.lineno}: {src.source_line.strip()}), so the depth of the "
+        "recursion depends on a tensor. A tensor `if` traces both of its branches, the "
+        "recursive one too, and the trace never ends. Make the depth a Python value (e.g. an "
+        "int argument counting down), or write the recursion as a `while` loop.", src)
+
+
+def _graph_pred(frame) -> bool:
+    pred = frame.f_locals.get("pred")
+    return pred is not None and type(pred).__name__ == "Variable"
+
+
+def _with_hooks(layer, forward):
+    """`forward` with `layer`'s own forward hooks around it, each converted like user code."""
+    from .operators.calls import call
+    from .errors import ConversionError
+
+    def run_hook(kind, hook, *args):
+        try:
+            return call(hook)(layer, *args)
+        except ConversionError:
+            raise
+        except Exception as e:
+            name = getattr(hook, "__qualname__", repr(hook))
+            raise ConversionError(
+                f"the forward {kind}-hook {name} of {type(layer).__name__} cannot be part of "
+                f"the saved program ({type(e).__name__}: {e}). A saved model runs the hooks "
+                "registered on the Layer when it is saved; make the hook use tensor ops only, "
+                "or remove it (handle.remove()) before saving.") from e
+
+    def run(*inputs, **kwargs):
+        for hook in list(layer._forward_pre_hooks.values()):
+            result = run_hook("pre", hook, inputs)
+            if result is not None:
+                inputs = result if isinstance(result, tuple) else (result,)
+        outputs = forward(*inputs, **kwargs)
+        for hook in list(layer._forward_post_hooks.values()):
+            result = run_hook("post", hook, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    return run
