@@ -57,7 +57,7 @@ class ProgramCache:
             args, kwargs = spec.normalize(args, kwargs)
         if len(args) < spec.n_positional:
             args = spec.complete(args)
-        key, tensors = spec.key(args, kwargs, sf._instance, sf.training())
+        key, tensors = spec.key(args, kwargs, sf.instance, sf.training())
         entries = self._entries
         found = entries.get(key)
         changed = None

@@ -144,6 +144,16 @@ class StaticFunction:
 
     # ---- public API -----------------------------------------------------------------------
     @property
+    def instance(self):
+        """The object a converted method is bound to (a Layer), or None."""
+        return self._instance
+
+    @property
+    def function(self):
+        """The plain (unbound) Python function that is converted."""
+        return self._function
+
+    @property
     def dygraph_function(self):
         """The original (eager) function, bound to the instance for methods."""
         if self._instance is not None:

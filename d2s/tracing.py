@@ -76,11 +76,11 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
         fn = sf.trace_function()
         if with_hooks:
-            fn = _with_hooks(sf._instance, fn)
+            fn = _with_hooks(sf.instance, fn)
         numbers = side_effects.feed_numbers(promote, program)
         feeds += [n.feed for n in numbers]
         with guards.recording() as reads:
-            guards.record(sf._function, sf.function_reads(), sf._instance)
+            guards.record(sf.function, sf.function_reads(), sf.instance)
             before = writeback.before(sf, new_args, new_kwargs)
             try:
                 try:
