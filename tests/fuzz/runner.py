@@ -171,3 +171,14 @@ def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
 def _describe(e: BaseException) -> str:
     text = "".join(traceback.format_exception_only(type(e), e)).strip()
     return text[:2000]
+
+
+def compare_saved(path, setup=None) -> Outcome:
+    """`compare` for a case saved by a campaign (`python -m tests.fuzz --save DIR`): the first
+    line holds the inputs, comment lines the first error, the rest the source."""
+    import ast
+    import pathlib
+    text = pathlib.Path(path).read_text()
+    inputs = ast.literal_eval(text.splitlines()[0][len("# inputs: "):])
+    source = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
+    return compare(source, inputs, setup)

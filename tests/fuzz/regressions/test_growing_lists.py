@@ -1,7 +1,6 @@
 """Internal errors the 10,000-example state campaign found in functions whose lists grow by a
 tensor-dependent count (kept as found, with the inputs and the first error in the header):
 each must now agree with eager or be a documented refusal (`d2s.ConversionError`)."""
-import ast
 import pathlib
 
 import pytest
@@ -13,8 +12,5 @@ CASES = sorted((pathlib.Path(__file__).parent / "growing").glob("*.txt"))
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_growing_list_case(path):
-    text = path.read_text()
-    inputs = ast.literal_eval(text.splitlines()[0][len("# inputs: "):])
-    source = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
-    out = runner.compare(source, inputs, gen_state.make_box)
+    out = runner.compare_saved(path, gen_state.make_box)
     assert out.kind in ("same", "refused"), str(out)

@@ -1,6 +1,5 @@
 """Failures the state fuzzer found that are not fixed yet, kept as strict xfails so that the fix
 is noticed (each file: the inputs and the first error in its header)."""
-import ast
 import pathlib
 
 import pytest
@@ -15,8 +14,5 @@ CASES = sorted((pathlib.Path(__file__).parent / "known").glob("*.txt"))
                    "campaign at the end of session 4; not yet diagnosed")
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_known_failure(path):
-    text = path.read_text()
-    inputs = ast.literal_eval(text.splitlines()[0][len("# inputs: "):])
-    source = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
-    out = runner.compare(source, inputs, gen_state.make_box)
+    out = runner.compare_saved(path, gen_state.make_box)
     assert out.kind in ("same", "refused"), str(out)
