@@ -101,6 +101,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     here, op_mark = builder.block, len(builder.block.ops)
 
     def reset():  # trace both branches again (with every changed object)
+        log.restore()  # a branch that failed midway may have left its values in them
         del program.blocks[mark:]
         del here.ops[op_mark:]  # a cond op of the attempt before, if it was built
         outs.clear()

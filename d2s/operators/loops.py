@@ -279,9 +279,14 @@ def graph_while(test, body, state: list, names: tuple) -> list:
             for i, v in zip(carried, result):
                 out[i] = v
             return loop.finish(out, result[len(carried):])
-        except _Widen:
+        except Exception as e:
+            log.restore()  # the user's objects must not keep values of discarded blocks
+            if not isinstance(e, _Widen):
+                raise
             # The body widens a carried value's dtype (int32 -> int64, int -> float), as
-            # Python's first iteration would: widen it before the loop, trace again.
+            # Python's first iteration would: widen it before the loop, trace again. The
+            # failed trace's changes to the user's objects (and Variables it retargeted) were
+            # undone above: they name values of the discarded blocks.
             del blocks[mark:]
             for i, dtype in widen.items():
                 v = state[i]
