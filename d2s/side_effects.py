@@ -83,7 +83,8 @@ def _plain(path: str) -> str:
 
 def old_value(log, slot):
     """A slot's value in the log's snapshot (before the trace)."""
-    entry = log.seen.get(id(slot.obj))
+    key = ("globals", id(slot.obj)) if slot.kind == "global" else id(slot.obj)
+    entry = log.seen.get(key)  # (the log keeps a module's globals under this key)
     if entry is None:
         return _MISSING
     snap = entry[3]

@@ -162,6 +162,37 @@ def test_global_flag_flipped_between_calls():
     FLAGS["double"] = False
 
 
+HITS = 0
+MASS = 0.0
+PHASE = "warmup"
+
+
+def count_globally(x):
+    global HITS, MASS, PHASE
+    if x.sum() > 0:  # module globals rebound under a tensor condition: program state
+        HITS += 1
+        MASS = MASS + 0.5
+    PHASE = "train"  # a Python value: replayed after each call, guarded by its old value
+    return x * HITS + MASS
+
+
+def test_module_globals_rebound_under_a_tensor_condition():
+    global HITS, MASS, PHASE
+    f = d2s.to_static(count_globally)
+    hits, mass = 0, 0.0
+    for x in XS:
+        if x.sum() > 0:
+            hits, mass = hits + 1, mass + 0.5
+        np.testing.assert_allclose(f(rt.to_tensor(x)).numpy(), x * hits + mass, rtol=1e-6)
+        assert (HITS, MASS, PHASE) == (hits, mass, "train")
+        assert type(HITS) is int and type(MASS) is float
+    assert 0 < hits < len(XS)
+    PHASE = "warmup"  # the caller resets it: the next call starts from another value
+    f(rt.to_tensor(XS[0]))
+    assert PHASE == "train" and len(f.program_cache) == 2
+    HITS, MASS, PHASE = 0, 0.0, "warmup"
+
+
 class LazyInit(rt.nn.Layer):
     """`self.built` flips once; a string attribute records the last mode."""
 
