@@ -172,8 +172,10 @@ def _array_lists(names, given, args, src, log, arrays: dict) -> bool:
             if (i, path) in arrays:
                 continue
             if not path and i < len(args) and isinstance(args[i], list):
-                _refuse_aliased(args[i], name, "has a length that depends on a tensor "
-                                "condition, so it becomes a tensor array", src, log)
+                if any(s.obj is args[i] for s in log.slots):  # changed in place (a branch
+                    # rebinding the name to a new list leaves the old one as it was)
+                    _refuse_aliased(args[i], name, "has a length that depends on a tensor "
+                                    "condition, so it becomes a tensor array", src, log)
                 log.carry_by_name(args[i])
             found[(i, path)] = dtype
     arrays.update(found)

@@ -7,10 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "assert_print_len_cast.len_of_list": (
-        "a list left with different lengths by the two branches of a tensor if: d2s raises a "
-        "conversion error naming the list and line (a tensor array of either length is not "
-        "built), where eager just runs one branch"),
 }
 
 DYNAMIC: dict[str, str] = {}
