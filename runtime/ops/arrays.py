@@ -49,14 +49,16 @@ def _read_kernel(xp, arr, i):
 
 
 def _stack_kernel(xp, arr, axis=0):
-    if not arr:
-        raise ValueError("the tensor array is empty")
+    if not arr:  # the error eager `rt.stack([])` raises
+        raise OpError("stack: x must be a non-empty list of tensors (a tensor array, empty "
+                      "at run time)")
     return xp.stack(arr, axis=axis)
 
 
 def _concat_kernel(xp, arr, axis=0):
     if not arr:
-        raise ValueError("the tensor array is empty")
+        raise OpError("concat: x must be a non-empty list of tensors (a tensor array, empty "
+                      "at run time)")
     return xp.concatenate(arr, axis=axis)
 
 
