@@ -34,6 +34,7 @@ BUILTINS = {
     "float": "float_",
     "isinstance": "isinstance_",
     "enumerate": "enumerate_",
+    "zip": "zip_",
     "max": "max_",
     "min": "min_",
     "all": "all_",

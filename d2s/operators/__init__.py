@@ -12,7 +12,7 @@ user wrote it. The generated-code API, by converter:
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
   `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
-- builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
+- builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
@@ -36,6 +36,7 @@ from .builtins import (  # noqa: F401
     range_,
     shape,
     size,
+    zip_,
 )
 from .exceptions import raise_  # noqa: F401
 from .control_flow import Pending, ifelse, ifexp  # noqa: F401

@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 
 from .. import report
-from .loops import TensorEnumerate, TensorRange
+from .loops import TensorEnumerate, TensorRange, TensorZip
 from .variables import is_variable
 
 
@@ -49,16 +49,31 @@ def range_(*args):
     return TensorRange(start, stop, step)
 
 
+def _unknown_length(x) -> bool:
+    return is_variable(x) and (x.is_array or x.ndim > 0 and x.shape[0] < 0)
+
+
 def enumerate_(iterable, start=0):
-    """`enumerate`; over a graph value whose first dim is unknown it is a TensorEnumerate that
-    `for_loop` runs as a while op."""
-    if is_variable(iterable) and (iterable.is_array or iterable.ndim and
-                                  iterable.shape[0] < 0):
+    """`enumerate`; over a graph value whose first dim is unknown (or a `zip_` of one) it is
+    a TensorEnumerate that `for_loop` runs as a while op."""
+    if _unknown_length(iterable) or isinstance(iterable, TensorZip):
         return TensorEnumerate(iterable, start)
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],
                                   start)
     return builtins.enumerate(iterable, start)
+
+
+def zip_(*iterables, strict=False):
+    """`zip`; when a part is a graph value of unknown length it is a TensorZip that
+    `for_loop` runs as a while op (over the shortest part, as Python's `zip`)."""
+    if any(_unknown_length(x) for x in iterables):
+        if strict:
+            raise TypeError("zip(..., strict=True) over a tensor whose length is only known "
+                            "when the program runs: the check cannot happen while converting; "
+                            "compare the lengths with a tensor condition instead")
+        return TensorZip(iterables)
+    return builtins.zip(*iterables, strict=strict)
 
 
 def max_(*args, **kwargs):

@@ -65,13 +65,80 @@ def _is_int(x, value: int) -> bool:
 
 
 class TensorEnumerate:
-    """`enumerate(x)` over the rows of a graph value whose first dim is unknown."""
+    """`enumerate(x)` over the rows of a graph value whose first dim is unknown (or a tensor
+    array, or a `TensorZip`)."""
 
     def __init__(self, tensor, start):
         self.tensor, self.start = tensor, start
+        self.zipped = isinstance(tensor, TensorZip)
+
+    def length(self):
+        if self.zipped:
+            return self.tensor.length()
+        return _graph_length(self.tensor)
 
     def item(self, i):
-        return (i + self.start, self.tensor[i])
+        if self.zipped:
+            return (i + self.start, self.tensor.item(i))
+        t = self.tensor
+        return (i + self.start, _row(t, i))
+
+
+class TensorZip:
+    """`zip(...)` where some part is a graph value of unknown length (a tensor whose first
+    dim is unknown, or a tensor array): its length is the shortest part's, as in Python; a
+    Python list part must be indexable by a tensor (numbers, or tensors of one shape)."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.rows = []
+        for k, p in enumerate(parts):
+            if is_variable(p):
+                self.rows.append(lambda i, p=p: _row(p, i))
+                continue
+            seq = _indexable(list(p)) if isinstance(p, (list, tuple)) and p else None
+            if seq is None:
+                raise TypeError(
+                    f"zip() of a tensor whose length is only known when the program runs with "
+                    f"a {type(p).__name__} (argument {k + 1}) whose items cannot be indexed by "
+                    "a tensor: make every part a tensor, a tensor array, or a list of numbers "
+                    "or of tensors of one shape")
+            self.rows.append(seq)
+
+    def length(self):
+        import runtime as rt
+        out = None
+        for p in self.parts:
+            n = _graph_length(p) if is_variable(p) else len(p)
+            if out is None:
+                out = n
+            elif is_variable(out) or is_variable(n):
+                out = rt.minimum(*[v if is_variable(v) else rt.full([], v, "int64")
+                                   for v in (out, n)])
+            else:
+                out = min(out, n)
+        return out
+
+    def item(self, i):
+        return tuple(row(i) for row in self.rows)
+
+
+def _graph_length(t):
+    import runtime as rt
+    return rt.static.array_length(t) if t.is_array else rt.shape(t)[0]
+
+
+def _row(t, i):
+    import runtime as rt
+    return rt.static.array_read(t, i) if t.is_array else t[i]
+
+
+def _first_variable(seq):
+    while isinstance(seq, TensorEnumerate):
+        seq = seq.tensor
+    if isinstance(seq, TensorZip):
+        return next(p for p in seq.parts if is_variable(p))
+    return seq
 
 
 def _sign(step):
@@ -91,12 +158,10 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
         report.loop("for", 0, graph=iterable.stop)
         return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
                                   extra_test))
-    if isinstance(iterable, TensorEnumerate):
-        import runtime as rt
-        report.loop("for", 0, graph=iterable.tensor)
-        t = iterable.tensor
-        return _result(_graph_for(rt.static.array_length(t) if t.is_array else rt.shape(t)[0],
-                                  iterable.item, body, state, names, extra_test))
+    if isinstance(iterable, (TensorEnumerate, TensorZip)):
+        report.loop("for", 0, graph=_first_variable(iterable))
+        return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
+                                  extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
         report.loop("for", 0, graph=iterable)
