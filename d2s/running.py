@@ -63,7 +63,11 @@ class Entry:
             self.tree = tree
             self.leaves = leaves
             self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
-            outs = [leaves[i] for i in self.out_index]
+            # arguments written in place: their new values are outputs too (with a gradient
+            # path), which `run` writes into the caller's Tensors
+            self.arg_writes = [i for i, _ in effects.arg_writes]
+            outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
+            self.outs = outs
             self.out_stop = [v.stop_gradient for v in outs]
             # outputs that are tensor arrays come back as Python lists of Tensors (without a
             # gradient path); the others are recorded for autograd
@@ -71,13 +75,14 @@ class Entry:
             self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out)
             self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
             self.params = [t for t in program.tensors.values() if not t.stop_gradient]
-            self.concrete = ConcreteProgram(program, feeds, outs, self.params)
+            self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],
+                                            self.params)
             self.executor = rt.static.Executor()
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
-                       and self.effects is None and not self.numbers)
+                       and self.effects is None and not self.numbers and not self.arg_writes)
         self._training = None
         from runtime.ops.registry import STATE
         from runtime.tensor import wrap
@@ -100,6 +105,12 @@ class Entry:
             except Exception as e:
                 from runtime.program.executor import rewrite_error
                 raise rewrite_error(e, self.compiled, self.concrete.main_program) from e
+        if self.arg_writes:  # the caller's Tensors written in place after the run; the run
+            # reads (and autograd records) their values from before, as eager setitem does
+            targets = _check_writable(inputs, self.arg_writes, self.feed_names, self.sf)
+            inputs = list(inputs)
+            for k in self.arg_writes:
+                inputs[k] = inputs[k]._shallow_copy()
         if train:
             training = self._training or self._build_training()
             compiled, program = training.forward, training.split.forward
@@ -111,7 +122,7 @@ class Entry:
             from runtime.program.executor import rewrite_error
             raise rewrite_error(e, compiled, program) from e
         wrap = self._wrap
-        n = len(self.out_index)
+        n = len(self.outs)
         outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
@@ -124,6 +135,8 @@ class Entry:
                     o._node = None
         if self.single:
             return outs[0]
+        for t, o in zip(targets if self.arg_writes else (), outs[len(self.out_index):]):
+            t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
@@ -142,7 +155,7 @@ class Entry:
         copy = program.clone()
         g0 = copy.global_block()
         n = len(g0.ops)
-        outs = [g0.var(v.name) for v in self.concrete.outputs]
+        outs = [g0.var(v.name) for v in self.outs]
         with rt.static.program_guard(copy):
             # one seed per distinct floating output (a function may return a value twice;
             # indices among the recorded outputs: tensor arrays are not recorded)
@@ -166,6 +179,19 @@ class Entry:
         self._training = _Training(forward, backward, split, [s.name for s in seeds],
                                    list(diff.values()), slots, self.feed_names)
         return self._training
+
+
+def _check_writable(inputs, arg_writes, names, sf) -> list:
+    """The Tensors the call writes in place. Eager code refuses an in-place write to a leaf
+    that requires grad; so does the call."""
+    for k in arg_writes:
+        t = inputs[k]
+        if not t.stop_gradient and t._node is None:
+            raise RuntimeError(
+                f"in-place assignment to a leaf tensor that requires grad (stop_gradient="
+                f"False) would lose its gradient: {sf.__qualname__} writes its tensor "
+                f"argument {names[k]!r} in place; assign to a clone() instead")
+    return [inputs[k] for k in arg_writes]
 
 
 class _Training:

@@ -105,6 +105,7 @@ class Effects:
         self.writes: list = []
         self.numbers = list(numbers)  # `Number`s fed as program state
         self.new_places = False
+        self.arg_writes: list = []  # (feed index, Variable): arguments written in place
 
     def replay(self) -> None:
         for slot, value in self.writes:

@@ -43,6 +43,7 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
     with rt.static.program_guard(program):
         counter = [0]
         copies = []
+        fed_names = []  # each fed tensor's name (an in-place write retargets its Variable)
 
         def feed(x, hint):
             if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
@@ -57,6 +58,7 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 v = rt.static.data(name, list(shape), dtype)
                 v.stop_gradient = getattr(x, "stop_gradient", True)
                 feeds.append(v)
+                fed_names.append(name)
                 return v
             if pytree.is_container(x):
                 items, how = pytree.children(x)
@@ -103,10 +105,33 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         from .operators.unbound import read
         read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+        effects.arg_writes = _written_arguments(program, feeds, fed_names)
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
     return (program, feeds, leaves, tree,
             found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
             effects)
+
+
+def _written_arguments(program, feeds, fed_names) -> list:
+    """`(feed index, new value)` for each tensor argument the function wrote in place
+    (`x[0] = 0`, `x[mask] = v`): its Variable now names the written value, and `feeds[i]` is
+    set back to the fed one. The caller's Tensor takes the new value after each call, as
+    eager code would have written it (`running.Entry`)."""
+    from .operators.mutation import StateChangeError
+    table = program.global_block().vars
+    out = []
+    for i, name in enumerate(fed_names):
+        v = feeds[i]
+        if v.name == name:
+            continue
+        if getattr(v.block, "idx", 0) != 0:
+            raise StateChangeError(
+                f"the argument {name!r} is written in place inside an if or loop whose "
+                "condition is a tensor in a way d2s could not follow; write to a copy "
+                "(y = x.clone()) and return it")
+        out.append((i, v))
+        feeds[i] = table[name]
+    return out
 
 
 def _is_variable(v) -> bool:
