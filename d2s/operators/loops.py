@@ -304,7 +304,10 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     extra_arrays: dict = {}  # (changed-object index, path) -> dtype
 
     def graph_body(*values):
+        keys = [_skeleton(v) for v in values]  # (the body may change the dicts in place)
         out = _as_list(body(*full(values)), n)
+        for k, i in enumerate(carried):
+            _check_keys(names[i], keys[k], out[i], src)
         _check_widening(carried, values, out, widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in _array_paths(values[k], out[i], ()):  # grows into) an array
@@ -320,6 +323,10 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                     "only tensors, numbers and lists can change in such a loop")
         res = loop.leave([out[i] for i in carried], [state[i] for i in carried])
         nc = len(carried)
+        for j, slot in enumerate(loop.slots):
+            if slot.kind == "dict" and res[nc + j] is mutation.MISSING:
+                _removed(slot.path[:-len(f"[{slot.key!r}]")], slot.key, src)
+            _check_keys(slot.path, keys[nc + j], res[nc + j], src)
         for j, slot in enumerate(loop.slots):  # objects changed through other names
             for path, dtype in _array_paths(values[nc + j], res[nc + j], ()):
                 if slot.kind == "list" and not path:
@@ -365,6 +372,38 @@ def graph_while(test, body, state: list, names: tuple) -> list:
             arrayify.clear()
             extra_arrays.clear()
     raise AssertionError("d2s bug: loop state kept widening")
+
+
+def _removed(path, key, src, how="removes"):
+    raise mutation.StateChangeError(
+        f"the body of a loop whose condition is a tensor ({where(src)}) {how} the key {key!r} "
+        f"of the dict {path}; one static program cannot change a dict's keys from one "
+        "iteration to the next. Keep every key (set it before the loop) and change its value "
+        "instead", src)
+
+
+def _skeleton(v):
+    """The keys of the dicts in `v` (nested in dicts, lists and tuples)."""
+    if type(v) is dict:
+        return {k: _skeleton(x) for k, x in v.items()}
+    if type(v) in (list, tuple):
+        return type(v)(_skeleton(x) for x in v)
+    return None
+
+
+def _check_keys(path, before, after, src) -> None:
+    """A dict in the loop state whose keys the body changes (`del d[k]`, `d.pop(k)`, a new
+    key) cannot be one loop variable: a StateChangeError naming the key and the loop.
+    `before`: the `_skeleton` of the value the body started from."""
+    if type(before) is dict and type(after) is dict:
+        for k in before.keys() ^ after.keys():
+            _removed(path, k, src, "removes" if k in before else "adds")
+        for k in before:
+            _check_keys(f"{path}[{k!r}]", before[k], after[k], src)
+    elif type(before) in (list, tuple) and type(after) is type(before) and len(before) == len(
+            after):
+        for j, (a, b) in enumerate(zip(before, after)):
+            _check_keys(f"{path}[{j}]", a, b, src)
 
 
 class _Widen(Exception):
