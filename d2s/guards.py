@@ -16,7 +16,9 @@ What is guarded, per value read:
 - objects (Layers, modules, functions, config objects): by identity, and the chain goes on
   into their instance attributes (`self.cfg.depth`).
 Only values found in an object's own `__dict__` (or a Layer's buffers), a module's globals or
-a closure cell are read: no property or `__getattr__` runs while guarding.
+a closure cell are read: no property or `__getattr__` runs while guarding. A property of a
+user class (`self.factor`) ran unconverted while tracing, so what its getter reads is guarded
+instead, as if the getter had been called from converted code.
 """
 from __future__ import annotations
 
@@ -119,12 +121,38 @@ def record(fn, reads, instance=None) -> None:
                 value = _lookup(obj, attr)
                 path = f"{where}.{attr}"
                 place = ("attr", obj, attr, path)
+                if value is _MISSING:  # a property of the user's class: what it reads
+                    _record_property(obj, attr)
             if value is _MISSING:
                 break
             _add(guards, place, value)
             if is_data(value) or _is_tensor(value) or isinstance(value, _PASS):
                 break
             obj, where = value, path
+
+
+_GETTER_READS: dict = {}  # a property's getter -> its `pyct.reads.Reads` (None: no source)
+
+
+def _record_property(obj, attr) -> None:
+    """`obj.attr` is a property defined in user code: its getter ran unconverted while
+    tracing, so what it reads (`self.mode`, a global) is guarded as if the getter had been
+    called from converted code, with `obj` as its `self`."""
+    import inspect
+    prop = inspect.getattr_static(type(obj), attr, None)
+    fget = prop.fget if isinstance(prop, property) else None
+    if not isinstance(fget, types.FunctionType):
+        return
+    from .call_policy import ignored_module
+    if ignored_module(getattr(fget, "__module__", "") or ""):
+        return
+    if fget not in _GETTER_READS:
+        from .pyct import parser, reads
+        try:
+            _GETTER_READS[fget] = reads.outside_reads(parser.parse_function(fget).node)
+        except Exception:  # noqa: BLE001  (no source: nothing more can be guarded)
+            _GETTER_READS[fget] = None
+    record(fget, _GETTER_READS[fget], obj)
 
 
 def _lookup(obj, attr):

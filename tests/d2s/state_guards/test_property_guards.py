@@ -1,0 +1,57 @@
+"""A Layer's property (`self.factor`) runs unconverted while tracing: the values its getter
+reads (an enum attribute, a config field, a module global) are guarded, so changing one
+between calls traces a new program instead of silently reusing the old one."""
+import enum
+
+import numpy as np
+
+import d2s
+import runtime as rt
+
+
+class Mode(enum.Enum):
+    TRAIN = 1
+    SHARPEN = 2
+
+
+BOOST = {"on": False}
+
+
+class Scaled(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+        self.mode = Mode.TRAIN
+
+    @property
+    def factor(self):
+        f = self.scale * (3.0 if self.mode is Mode.SHARPEN else 1.0)
+        return f + 10.0 if BOOST["on"] else f
+
+    def forward(self, x):
+        y = x * self.factor
+        if y.sum() > 0:  # a tensor condition too: one program per guarded setting
+            return y
+        return -y
+
+
+def test_values_read_by_a_property_getter_are_guarded():
+    eager, static = Scaled(), d2s.to_static(Scaled())
+    x = np.array([1.0, -0.5, 2.0], "float32")
+    settings = [(2.0, Mode.TRAIN, False), (2.0, Mode.SHARPEN, False), (5.0, Mode.SHARPEN, False),
+                (5.0, Mode.SHARPEN, True), (2.0, Mode.TRAIN, False)]
+    try:
+        for scale, mode, boost in settings:
+            for m in (eager, static):
+                m.scale, m.mode = scale, mode
+            BOOST["on"] = boost
+            factor = scale * (3.0 if mode is Mode.SHARPEN else 1.0) + (10.0 if boost else 0.0)
+            for sign in (1.0, -1.0):  # both branches of the tensor if
+                y = sign * x * factor
+                want = y if y.sum() > 0 else -y
+                for m in (eager, static):
+                    np.testing.assert_allclose(m(rt.to_tensor(sign * x)).numpy(), want,
+                                               rtol=1e-6)
+    finally:
+        BOOST["on"] = False
+    assert len(static.forward.program_cache) == 4  # the last setting reuses the first
