@@ -112,7 +112,7 @@ def record(fn, reads, instance=None) -> None:
             continue
         for attr in chain[1:]:
             if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
-                if type(obj) is not dict:
+                if not isinstance(obj, dict):
                     break
                 value = obj.get(attr[0], _MISSING)
                 path = f"{where}[{attr[0]!r}]"
@@ -121,8 +121,8 @@ def record(fn, reads, instance=None) -> None:
                 value = _lookup(obj, attr)
                 path = f"{where}.{attr}"
                 place = ("attr", obj, attr, path)
-                if value is _MISSING:  # a property of the user's class: what it reads
-                    _record_property(obj, attr)
+                if value is _MISSING:  # kept elsewhere than the instance's __dict__
+                    place, value = _elsewhere(obj, attr, path)
             if value is _MISSING:
                 break
             _add(guards, place, value)
@@ -132,6 +132,37 @@ def record(fn, reads, instance=None) -> None:
 
 
 _GETTER_READS: dict = {}  # a property's getter -> its `pyct.reads.Reads` (None: no source)
+
+
+def _elsewhere(obj, attr, path):
+    """`(place, value)` of `obj.attr` when the object keeps it outside its `__dict__`: in
+    `__slots__` (read through the slot's descriptor), or as an item of a dict subclass whose
+    `__getattr__` serves items as attributes (an `AttrDict` config). For a property of a user
+    class, what its getter reads is guarded instead (value `MISSING`)."""
+    import inspect
+    desc = inspect.getattr_static(type(obj), attr, None)
+    if isinstance(desc, types.MemberDescriptorType):
+        try:
+            return ("slot", obj, attr, path), desc.__get__(obj, type(obj))
+        except AttributeError:
+            return ("slot", obj, attr, path), _MISSING
+    if isinstance(desc, property):
+        _record_property(obj, attr)
+    elif isinstance(obj, dict) and desc is None and hasattr(type(obj), "__getattr__"):
+        return ("item", obj, attr, path), dict.get(obj, attr, _MISSING)
+    elif desc is not None and not isinstance(desc, _NOT_STATE) and not isinstance(obj, type):
+        # a class attribute (`SCALE = 2.0` in the class body): guarded where it is defined,
+        # and by the instance not having one of its own
+        owner = next(k for k in type(obj).__mro__ if attr in vars(k))
+        if _REC.guards is not None and isinstance(getattr(obj, "__dict__", None), dict):
+            _REC.guards.append((("attr", obj, attr, path), "is", _MISSING))
+        return ("class", owner, attr, path), desc
+    return None, _MISSING
+
+
+_NOT_STATE = (types.FunctionType, staticmethod, classmethod, property, types.MemberDescriptorType,
+              types.GetSetDescriptorType, types.WrapperDescriptorType, types.MethodDescriptorType,
+              types.BuiltinFunctionType, type)
 
 
 def _record_property(obj, attr) -> None:
@@ -153,6 +184,23 @@ def _record_property(obj, attr) -> None:
         except Exception:  # noqa: BLE001  (no source: nothing more can be guarded)
             _GETTER_READS[fget] = None
     record(fget, _GETTER_READS[fget], obj)
+
+
+def record_library_layer(layer, path: str) -> None:
+    """A Layer of the library (`Dropout`, `BatchNorm1D`), called from converted code, runs
+    its own `forward` unconverted: guard what decides what it computes, its `training` flag
+    and its public Python settings (`p`, `momentum`), so `model.bn.eval()` or
+    `model.drop.p = 0.1` between calls traces a new program."""
+    guards = _REC.guards
+    if guards is None:
+        return
+    key = ("layer", id(layer))
+    if key in _REC.seen:
+        return
+    _REC.seen.add(key)
+    for name, value in vars(layer).items():
+        if (name == "training" or not name.startswith("_")) and is_data(value):
+            _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
 
 
 def _lookup(obj, attr):
@@ -195,6 +243,10 @@ def _current(place):
         return place[1].get(place[2], _MISSING) if isinstance(place[1], dict) else _MISSING
     if kind == "list":
         return place[1]
+    if kind == "slot":
+        return getattr(place[1], place[2], _MISSING)
+    if kind == "class":
+        return place[1].__dict__.get(place[2], _MISSING)
     return _lookup(place[1], place[2])
 
 
@@ -221,13 +273,19 @@ def compile_check(guards):
         elif kind == "list":
             env[f"c{i}"] = place[1]
             read = f"c{i}"
+        elif kind == "slot":  # a member descriptor: no user code runs
+            env[f"c{i}"] = place[1]
+            read = f"getattr(c{i}, {place[2]!r}, _M)"
+        elif kind == "class":  # the class's own namespace (a live mapping)
+            env[f"d{i}"] = place[1].__dict__
+            read = f"d{i}.get({place[2]!r}, _M)"
         else:
             if kind in ("global", "item"):
                 store, name = place[1], place[2]
             else:
                 d = getattr(place[1], "__dict__", None)
                 name = place[2]
-                store = d if isinstance(d, dict) and name in d else (
+                store = d if isinstance(d, dict) and (name in d or expected is _MISSING) else (
                     d.get("_buffers") if isinstance(d, dict) else None)
                 if not isinstance(store, dict):
                     store = {}
@@ -275,6 +333,6 @@ def describe(guard) -> str:
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list"):
+    if place[0] in ("item", "list", "slot", "class"):
         return place[3]
     return f"closure variable {place[2]}"

@@ -102,6 +102,7 @@ def _layer_call(layer):
     forward = call(layer.forward)  # (records the guards of a user forward)
     if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
             layer.forward, "__func__", None):
+        guards.record_library_layer(layer, type(layer).__name__)
         forward = _library_forward(layer) or forward
 
     def run(*inputs, **kwargs):

@@ -8,6 +8,8 @@ loop variables (`mutation_loop.py`).
 """
 from __future__ import annotations
 
+import copy
+
 from .. import report
 from . import mutation
 from . import unbound as unbound_mod
@@ -282,7 +284,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
             _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                             "is a tensor, so it becomes a tensor array", src, log)
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
-        dict(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
+        copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
         state = _initial_values(body, state, names, src)
@@ -384,7 +386,7 @@ def _removed(path, key, src, how="removes"):
 
 def _skeleton(v):
     """The keys of the dicts in `v` (nested in dicts, lists and tuples)."""
-    if type(v) is dict:
+    if isinstance(v, dict):
         return {k: _skeleton(x) for k, x in v.items()}
     if type(v) in (list, tuple):
         return type(v)(_skeleton(x) for x in v)
@@ -395,7 +397,7 @@ def _check_keys(path, before, after, src) -> None:
     """A dict in the loop state whose keys the body changes (`del d[k]`, `d.pop(k)`, a new
     key) cannot be one loop variable: a StateChangeError naming the key and the loop.
     `before`: the `_skeleton` of the value the body started from."""
-    if type(before) is dict and type(after) is dict:
+    if isinstance(before, dict) and isinstance(after, dict):
         for k in before.keys() ^ after.keys():
             _removed(path, k, src, "removes" if k in before else "adds")
         for k in before:

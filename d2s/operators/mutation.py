@@ -46,6 +46,10 @@ def _library(obj) -> bool:
     return mod.split(".", 1)[0] in _LIBRARY_ROOTS
 
 
+def _ours(cls) -> bool:
+    return (getattr(cls, "__module__", None) or "").split(".", 1)[0] in ("runtime", "d2s")
+
+
 def _is_layer(obj) -> bool:
     from runtime import nn
     return isinstance(obj, nn.Layer)
@@ -151,6 +155,11 @@ def freeze(v):
         return tuple(freeze(x) for x in v)
     if type(v) is dict:
         return {k: freeze(x) for k, x in v.items()}
+    if isinstance(v, dict):  # OrderedDict, an AttrDict config: the same type
+        out = copy.copy(v)
+        for k, x in v.items():
+            out[k] = freeze(x)
+        return out
     return v
 
 
@@ -210,7 +219,9 @@ class Log:
                 self._add(obj, "list", path, tuple(obj))
                 for i, x in enumerate(obj):
                     self._visit(x, f"{path}[{i}]")
-            elif type(obj) is dict:
+            elif type(obj) is dict or isinstance(obj, dict) and not _ours(type(obj)):
+                # (also OrderedDict, defaultdict, AttrDict configs; a Layer's registries
+                # mirror into its __dict__, which is walked instead)
                 self._add(obj, "dict", path, dict(obj))
                 for k, x in obj.items():
                     self._visit(x, f"{path}[{k!r}]")
@@ -503,7 +514,7 @@ def _difference(a, b, path):
             d = _difference(x, y, f"{path}[{i}]")
             if d:
                 return d
-    elif type(a) is dict and type(b) is dict:
+    elif isinstance(a, dict) and isinstance(b, dict):
         if a.keys() != b.keys():
             return path, a, b
         for k in a:
@@ -529,7 +540,7 @@ def explain_names(names, outs, src) -> None:
                     "in the else branch; one static program returns one structure. Return "
                     "values of the same structure on every path (for a list whose length "
                     "depends on a tensor, return rt.stack(...) of it).", src)
-        if type(a) is dict and type(b) is dict and a.keys() != b.keys():
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
             only = sorted(map(repr, a.keys() ^ b.keys()))[0]
             side = "if" if only in map(repr, a) else "else"
             raise StateChangeError(
@@ -542,8 +553,8 @@ def explain_names(names, outs, src) -> None:
 def _shape_of(v) -> str:
     if type(v) in (list, tuple):
         return f"a {type(v).__name__} of length {len(v)}"
-    if type(v) is dict:
-        return f"a dict with keys {sorted(map(str, v))}"
+    if isinstance(v, dict):
+        return f"a {type(v).__name__} with keys {sorted(map(str, v))}"
     return type(v).__name__
 
 

@@ -109,8 +109,14 @@ def _loop_value(path, v, src):
 def align(v, like):
     """`v` with its dicts' keys in `like`'s order (a loop body that pops and re-inserts a
     key leaves the same dict in another order; the loop op compares structures in order)."""
-    if type(v) is dict and type(like) is dict and v.keys() == like.keys():
-        return {k: align(v[k], like[k]) for k in like}
+    if isinstance(v, dict) and type(like) is type(v) and v.keys() == like.keys():
+        if type(v) is dict:
+            return {k: align(v[k], like[k]) for k in like}
+        out = copy.copy(v)  # (a dict subclass keeps its type)
+        out.clear()
+        for k in like:
+            out[k] = align(v[k], like[k])
+        return out
     if type(v) in (list, tuple) and type(like) is type(v) and len(v) == len(like):
         return type(v)(align(a, b) for a, b in zip(v, like))
     return v

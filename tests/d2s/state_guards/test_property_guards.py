@@ -55,3 +55,28 @@ def test_values_read_by_a_property_getter_are_guarded():
     finally:
         BOOST["on"] = False
     assert len(static.forward.program_cache) == 4  # the last setting reuses the first
+
+
+class Shifted(rt.nn.Layer):
+    SCALE = 2.0          # class attributes, as model code keeps constants
+    MODE = "plain"
+
+    def forward(self, x):
+        if self.MODE == "shift":
+            x = x + 100.0
+        return x * self.SCALE
+
+
+def test_class_attributes_are_guarded_and_so_is_an_instance_shadowing_one():
+    static = d2s.to_static(Shifted())
+    x = np.array([1.0, 2.0], "float32")
+    try:
+        np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), x * 2.0)
+        Shifted.SCALE = 3.0                       # the class changed
+        np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), x * 3.0)
+        static.MODE = "shift"                     # the instance shadows the class
+        np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), (x + 100.0) * 3.0)
+        del static.MODE
+        np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), x * 3.0)
+    finally:
+        Shifted.SCALE = 2.0

@@ -1,0 +1,49 @@
+"""Library Layers called from converted code (`BatchNorm1D`, `Dropout`) run their own forward
+unconverted; their `training` flag and public settings are guarded, so `model.bn.eval()` on a
+sub-layer alone, or `model.drop.p = 1.0`, between calls traces a new program (a stale
+program kept using batch statistics, or the old dropout rate: a silent wrong result)."""
+import numpy as np
+
+import d2s
+import runtime as rt
+
+
+class Net(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 3)
+        self.bn = rt.nn.BatchNorm1D(3)
+        self.drop = rt.nn.Dropout(0.0)
+
+    def forward(self, x):
+        return self.drop(self.bn(self.fc(x)))
+
+
+def test_sub_layer_modes_and_settings_are_guarded():
+    rt.seed(0)
+    eager, static = Net(), Net()
+    static.set_state_dict(eager.state_dict())
+    static = d2s.to_static(static)
+    x = rt.to_tensor(np.random.RandomState(0).randn(4, 3).astype("float32"))
+    w, b = eager.fc.weight.numpy(), eager.fc.bias.numpy()
+    h = x.numpy() @ w + b
+    batch = (h - h.mean(0)) / np.sqrt(h.var(0) + 1e-5)
+    steps = [  # (bn training, dropout p, what the output must be)
+        (True, 0.0, batch),
+        (False, 0.0, None),   # running statistics: compared with eager
+        (False, 1.0, np.zeros_like(h)),  # p = 1 in training mode drops everything
+        (True, 0.0, batch),
+    ]
+    for bn_training, p, want in steps:
+        outs = []
+        for m in (eager, static):
+            m.train()
+            if not bn_training:
+                m.bn.eval()     # the sub-layer alone: the top layer stays in training mode
+            m.drop.p = p
+            outs.append(m(x).numpy())
+        if want is not None:
+            np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(static.bn._mean.numpy(), eager.bn._mean.numpy(), rtol=1e-5)
+    assert len(static.forward.program_cache) == 3
