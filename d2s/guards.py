@@ -13,8 +13,11 @@ What is guarded, per value read:
 - a tensor: by identity (the program reads the very tensor object it captured, so an
   attribute rebound to another tensor, or from `None` to a tensor, needs another program;
   tensors updated in place, such as parameters and BatchNorm statistics, keep theirs);
-- objects (Layers, modules, functions, config objects): by identity, and the chain goes on
-  into their instance attributes (`self.cfg.depth`).
+- objects (Layers, functions, classes, config objects): by identity, and the chain goes on
+  into their instance attributes (`self.cfg.depth`); a called one too (`self.fc(x)`,
+  `ACT(x)` with `ACT = rt.tanh`), so a swapped layer or activation needs another program.
+  Modules are not rebound in practice, and the library's own names (`rt.tanh`) are not
+  guarded.
 Only values found in an object's own `__dict__` (or a Layer's buffers), a module's globals or
 a closure cell are read: no property or `__getattr__` runs while guarding. A property of a
 user class (`self.factor`) ran unconverted while tracing, so what its getter reads is guarded
@@ -110,6 +113,8 @@ def record(fn, reads, instance=None) -> None:
             obj, where = glob[root], root
         else:
             continue
+        if isinstance(obj, types.ModuleType) and _library_module(obj):
+            continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
         for attr in chain[1:]:
             if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
                 if not isinstance(obj, dict):
@@ -186,6 +191,11 @@ def _record_property(obj, attr) -> None:
     record(fget, _GETTER_READS[fget], obj)
 
 
+def _library_module(module) -> bool:
+    from .call_policy import ignored_module
+    return ignored_module(module.__name__)
+
+
 def record_library_layer(layer, path: str) -> None:
     """A Layer of the library (`Dropout`, `BatchNorm1D`), called from converted code, runs
     its own `forward` unconverted: guard what decides what it computes, its `training` flag
@@ -226,9 +236,9 @@ def value_guard(place: tuple, value) -> tuple:
 def _add(guards: list, place: tuple, value) -> None:
     if is_data(value):
         guards.append((place, "eq", (value.__class__, value)))
-    elif place[0] == "attr" and isinstance(value, _PASS):
-        return
-    elif place[0] == "attr" or not isinstance(value, _PASS):
+    elif not isinstance(value, types.ModuleType):  # (a module is not rebound in practice)
+        # by identity: also functions and classes (`ACT = rt.tanh` swapped for another
+        # activation, `self.act = F.relu`), which the trace called or built with
         guards.append((place, "is", value))
 
 

@@ -17,6 +17,7 @@ it with them (`d2s/guards.py`).
     ('FLAGS', Key(value='k'))
     ('cfg', 'model')
     ('cfg', 'model', 'scale')
+    ('self', 'fc')
     ('self', 'mode')
 """
 from __future__ import annotations
@@ -46,7 +47,6 @@ def outside_reads(fn) -> Reads:
     bound = set()
     loads = set()
     chains = set()
-    called = set()
     for node in gast.walk(fn):
         if isinstance(node, gast.Name):
             if isinstance(node.ctx, gast.Load):
@@ -57,8 +57,6 @@ def outside_reads(fn) -> Reads:
             bound.add(node.name)
         elif isinstance(node, (gast.Import, gast.ImportFrom)):
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
-            called.add(id(node.func))
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, (gast.Attribute,
                                                                            gast.Subscript)):
             chain = _chain(node.target)  # `self.n += 1` reads self.n
@@ -67,11 +65,10 @@ def outside_reads(fn) -> Reads:
         elif isinstance(node, (gast.Attribute, gast.Subscript)) and isinstance(
                 node.ctx, gast.Load):
             chain = _chain(node)
-            if chain is not None:
-                if id(node) in called:  # `self.fc(x)`: a method or a layer, not data
-                    chain = chain[:-1]
-                if len(chain) >= 2:
-                    chains.add(chain[:MAX_CHAIN])
+            if chain is not None and len(chain) >= 2:
+                # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function it
+                # holds, by identity; a method defined in the class is not guarded)
+                chains.add(chain[:MAX_CHAIN])
     for node in gast.walk(fn):
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             a = node.args

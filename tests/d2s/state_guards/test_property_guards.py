@@ -80,3 +80,45 @@ def test_class_attributes_are_guarded_and_so_is_an_instance_shadowing_one():
         np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), x * 3.0)
     finally:
         Shifted.SCALE = 2.0
+
+
+def _double(v):
+    return v * 2.0
+
+
+ACT = rt.tanh
+POST = _double
+
+
+class Swappable(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(2, 2)
+        self.act = rt.tanh
+
+    def forward(self, x):
+        return POST(ACT(self.fc(x))) + self.act(x)
+
+
+def test_swapped_functions_and_layers_are_guarded_by_identity():
+    global ACT, POST
+    rt.seed(0)
+    static = d2s.to_static(Swappable())
+    other = rt.nn.Linear(2, 2)
+    x = rt.to_tensor(np.array([[0.5, -1.0]], "float32"))
+    try:
+        for act, post, own, fc in [(rt.tanh, _double, rt.tanh, static.fc),
+                                   (rt.nn.functional.sigmoid, _double, rt.tanh, static.fc),
+                                   (rt.nn.functional.sigmoid, lambda v: v * 3.0, rt.tanh,
+                                    static.fc),
+                                   (rt.nn.functional.sigmoid, _double,
+                                    rt.nn.functional.relu, static.fc),
+                                   (rt.tanh, _double, rt.tanh, other)]:
+            ACT, POST = act, post
+            static.act, first = own, static.fc
+            static.fc = fc
+            want = post(act(fc(x))) + own(x)
+            np.testing.assert_allclose(static(x).numpy(), want.numpy(), rtol=1e-6)
+            static.fc = first
+    finally:
+        ACT, POST = rt.tanh, _double
