@@ -213,6 +213,23 @@ def record_library_layer(layer, path: str) -> None:
             _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
 
 
+def record_hooks(layer, path: str) -> None:
+    """The forward hooks a trace ran for `layer` (also none): registering or removing one
+    between calls needs another program."""
+    guards = _REC.guards
+    if guards is None:
+        return
+    key = ("hooks", id(layer))
+    if key in _REC.seen:
+        return
+    _REC.seen.add(key)
+    for kind in ("_forward_pre_hooks", "_forward_post_hooks"):
+        hooks = getattr(layer, kind, None)
+        if isinstance(hooks, dict):
+            guards.append((("values", hooks, kind, f"{path}.{kind}"), "items",
+                           tuple(hooks.values())))
+
+
 def _lookup(obj, attr):
     """`obj.attr` from the object's own storage (never a property or `__getattr__`)."""
     d = getattr(obj, "__dict__", None)
@@ -255,6 +272,8 @@ def _current(place):
         return place[1]
     if kind == "slot":
         return getattr(place[1], place[2], _MISSING)
+    if kind == "values":
+        return list(place[1].values())
     if kind == "class":
         return place[1].__dict__.get(place[2], _MISSING)
     return _lookup(place[1], place[2])
@@ -283,6 +302,9 @@ def compile_check(guards):
         elif kind == "list":
             env[f"c{i}"] = place[1]
             read = f"c{i}"
+        elif kind == "values":  # a dict's values (a layer's hooks)
+            env[f"c{i}"] = place[1]
+            read = f"list(c{i}.values())" if expected else f"c{i}"
         elif kind == "slot":  # a member descriptor: no user code runs
             env[f"c{i}"] = place[1]
             read = f"getattr(c{i}, {place[2]!r}, _M)"
@@ -307,6 +329,8 @@ def compile_check(guards):
         elif how == "type":
             env[f"x{i}"] = expected
             terms.append(f"{read}.__class__ is x{i}")
+        elif how == "items" and not expected:
+            terms.append(f"not {read}")
         elif how == "items":
             env[f"x{i}"] = expected
             terms.append(f"_same({read}, x{i})")
@@ -343,6 +367,6 @@ def describe(guard) -> str:
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list", "slot", "class"):
+    if place[0] in ("item", "list", "slot", "class", "values"):
         return place[3]
     return f"closure variable {place[2]}"

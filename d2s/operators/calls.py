@@ -99,6 +99,7 @@ def _layer_call(layer):
     import runtime as rt
     if not isinstance(layer, rt.nn.Layer):
         return None
+    guards.record_hooks(layer, type(layer).__name__)
     forward = call(layer.forward)  # (records the guards of a user forward)
     if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
             layer.forward, "__func__", None):

@@ -47,3 +47,30 @@ def test_sub_layer_modes_and_settings_are_guarded():
         np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(static.bn._mean.numpy(), eager.bn._mean.numpy(), rtol=1e-5)
     assert len(static.forward.program_cache) == 3
+
+
+class Wrapper(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_hooks_registered_on_a_sub_layer_between_calls_are_run():
+    rt.seed(0)
+    static = d2s.to_static(Wrapper())
+    x = rt.to_tensor(np.array([[1.0, 2.0]], "float32"))
+    w, b = static.fc.weight.numpy(), static.fc.bias.numpy()
+    base = x.numpy() @ w + b
+    np.testing.assert_allclose(static(x).numpy(), base, rtol=1e-6)
+    post = static.fc.register_forward_post_hook(lambda layer, inputs, out: out * 10.0)
+    np.testing.assert_allclose(static(x).numpy(), base * 10.0, rtol=1e-6)
+    pre = static.fc.register_forward_pre_hook(lambda layer, inputs: (inputs[0] * 0.0,))
+    np.testing.assert_allclose(static(x).numpy(), np.broadcast_to(b * 10.0, base.shape),
+                               rtol=1e-6)
+    post.remove()
+    pre.remove()
+    np.testing.assert_allclose(static(x).numpy(), base, rtol=1e-6)
+    assert len(static.forward.program_cache) == 3  # the last call reuses the first program
