@@ -198,9 +198,10 @@ def _library_module(module) -> bool:
 
 def record_library_layer(layer, path: str) -> None:
     """A Layer of the library (`Dropout`, `BatchNorm1D`), called from converted code, runs
-    its own `forward` unconverted: guard what decides what it computes, its `training` flag
-    and its public Python settings (`p`, `momentum`), so `model.bn.eval()` or
-    `model.drop.p = 0.1` between calls traces a new program."""
+    its own `forward` unconverted: guard what decides what it computes, its `training` flag,
+    its public Python settings (`p`, `momentum`) and which tensors it holds, so
+    `model.bn.eval()`, `model.drop.p = 0.1` or `model.fc.weight = shared` between calls
+    traces a new program."""
     guards = _REC.guards
     if guards is None:
         return
@@ -209,7 +210,8 @@ def record_library_layer(layer, path: str) -> None:
         return
     _REC.seen.add(key)
     for name, value in vars(layer).items():
-        if (name == "training" or not name.startswith("_")) and is_data(value):
+        if (name == "training" or not name.startswith("_")) and is_data(value) or (
+                _is_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
             _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
 
 

@@ -74,3 +74,27 @@ def test_hooks_registered_on_a_sub_layer_between_calls_are_run():
     pre.remove()
     np.testing.assert_allclose(static(x).numpy(), base, rtol=1e-6)
     assert len(static.forward.program_cache) == 3  # the last call reuses the first program
+
+
+class Tied(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.enc = rt.nn.Linear(2, 2)
+        self.dec = rt.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.dec(self.enc(x))
+
+
+def test_a_parameter_replaced_between_calls_is_read():
+    rt.seed(0)
+    static = d2s.to_static(Tied())
+    x = np.array([[1.0, 2.0]], "float32")
+
+    def ref():
+        h = x @ static.enc.weight.numpy() + static.enc.bias.numpy()
+        return h @ static.dec.weight.numpy() + static.dec.bias.numpy()
+
+    np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), ref(), rtol=1e-6)
+    static.dec.weight = static.enc.weight  # weight tying after the first call
+    np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), ref(), rtol=1e-6)
