@@ -117,11 +117,15 @@ def record(fn, reads, instance=None) -> None:
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
         for attr in chain[1:]:
             if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
-                if not isinstance(obj, dict):
-                    break
-                value = obj.get(attr[0], _MISSING)
                 path = f"{where}[{attr[0]!r}]"
-                place = ("item", obj, attr[0], path)
+                if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
+                    value = _index(obj, attr[0])
+                    place = ("index", obj, attr[0], path)
+                elif isinstance(obj, dict):
+                    value = obj.get(attr[0], _MISSING)
+                    place = ("item", obj, attr[0], path)
+                else:  # (a tuple's items are guarded with the tuple itself)
+                    break
             else:
                 value = _lookup(obj, attr)
                 path = f"{where}.{attr}"
@@ -232,6 +236,10 @@ def record_hooks(layer, path: str) -> None:
                            tuple(hooks.values())))
 
 
+def _index(lst, i):
+    return lst[i] if -len(lst) <= i < len(lst) else _MISSING
+
+
 def _lookup(obj, attr):
     """`obj.attr` from the object's own storage (never a property or `__getattr__`)."""
     d = getattr(obj, "__dict__", None)
@@ -259,6 +267,9 @@ def _add(guards: list, place: tuple, value) -> None:
         # by identity: also functions and classes (`ACT = rt.tanh` swapped for another
         # activation, `self.act = F.relu`), which the trace called or built with
         guards.append((place, "is", value))
+        if type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on its items
+            path = place[3] if len(place) > 3 else place[2]
+            guards.append((("list", value, None, path), "items", tuple(value)))
 
 
 def _current(place):
@@ -276,6 +287,8 @@ def _current(place):
         return getattr(place[1], place[2], _MISSING)
     if kind == "values":
         return list(place[1].values())
+    if kind == "index":
+        return _index(place[1], place[2])
     if kind == "class":
         return place[1].__dict__.get(place[2], _MISSING)
     return _lookup(place[1], place[2])
@@ -294,7 +307,7 @@ def compile_check(guards):
     guards checks them without a Python call per guard."""
     if not guards:
         return None
-    env = {"_M": _MISSING, "_same": _same_items}
+    env = {"_M": _MISSING, "_same": _same_items, "_index": _index}
     terms = []
     for i, (place, how, expected) in enumerate(guards):
         kind = place[0]
@@ -304,6 +317,9 @@ def compile_check(guards):
         elif kind == "list":
             env[f"c{i}"] = place[1]
             read = f"c{i}"
+        elif kind == "index":  # an item of a list at a constant index
+            env[f"c{i}"] = place[1]
+            read = f"_index(c{i}, {place[2]!r})"
         elif kind == "values":  # a dict's values (a layer's hooks)
             env[f"c{i}"] = place[1]
             read = f"list(c{i}.values())" if expected else f"c{i}"
@@ -369,6 +385,6 @@ def describe(guard) -> str:
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list", "slot", "class", "values"):
+    if place[0] in ("item", "list", "slot", "class", "values", "index"):
         return place[3]
     return f"closure variable {place[2]}"

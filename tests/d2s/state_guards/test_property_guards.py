@@ -122,3 +122,43 @@ def test_swapped_functions_and_layers_are_guarded_by_identity():
             static.fc = first
     finally:
         ACT, POST = rt.tanh, _double
+
+
+OFFSETS = [1.0, 2.0]
+THRESHOLDS = [0.5, 100.0]
+
+
+class Offsets(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.scales = [1.0]
+
+    def forward(self, x):
+        for s in OFFSETS:            # a Python loop over a global list: unrolled
+            x = x + s
+        for s in self.scales:
+            x = x * s
+        if x.sum() > THRESHOLDS[1]:  # an item at a constant index
+            x = -x
+        return x
+
+
+def test_lists_read_by_converted_code_are_guarded_by_their_items():
+    static = d2s.to_static(Offsets())
+    x = np.array([1.0, 2.0], "float32")
+
+    def ref():
+        y = x + sum(OFFSETS)
+        for s in static.scales:
+            y = y * s
+        return -y if y.sum() > THRESHOLDS[1] else y
+
+    try:
+        for change in (lambda: None, lambda: OFFSETS.append(10.0),
+                       lambda: static.scales.append(2.0),
+                       lambda: THRESHOLDS.__setitem__(1, 10.0)):
+            change()
+            np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), ref())
+    finally:
+        OFFSETS[:] = [1.0, 2.0]
+        THRESHOLDS[:] = [0.5, 100.0]
