@@ -94,6 +94,10 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                     side_effects.Effects()
                 out = writeback.capture(sf, new_args, new_kwargs, out, before, numbers,
                                         copies)
+                # Until the first run writes the program's results there (and replays the
+                # Python changes), the objects hold what they held before the call: a first
+                # run that fails leaves no Variable in them.
+                before.log.restore()
                 side_effects.unfeed(numbers)  # the first run feeds them and writes them back
             except BaseException:
                 before.log.restore()  # the objects as they were before this trace
