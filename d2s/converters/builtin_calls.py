@@ -58,6 +58,9 @@ class BuiltinCalls(Base):
         if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
             return node
         node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")
+        if f.id == "print":  # an f-string holding a tensor is formatted when the program runs
+            node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
+                         for a in node.args]
         return node
 
     def visit_Attribute(self, node):
@@ -74,6 +77,24 @@ class BuiltinCalls(Base):
                 return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
+
+
+def _fstring(node):
+    """`f"a{x!r:>4}b"` as `_d2s.fstring("a", _d2s.formatted(x, "r", ">4"), "b")`: the pieces,
+    so `print_` can format a tensor piece when the program runs."""
+    pieces = []
+    for v in node.values:
+        if isinstance(v, gast.FormattedValue):
+            conv = chr(v.conversion) if v.conversion not in (None, -1) else ""
+            spec = v.format_spec if v.format_spec is not None else gast.Constant("", None)
+            call = templates.replace_as_expression(
+                f"{RESERVED}.formatted(value, conv, spec)", value=v.value,
+                conv=gast.Constant(conv, None), spec=spec)
+            pieces.append(call)
+        else:
+            pieces.append(v)
+    return gast.Call(func=templates.parse_expr(f"{RESERVED}.fstring"), args=pieces,
+                     keywords=[])
 
 
 def transform(node, ctx):

@@ -27,6 +27,8 @@ from .builtins import (  # noqa: F401
     bool_,
     enumerate_,
     float_,
+    formatted,
+    fstring,
     int_,
     isinstance_,
     len_,

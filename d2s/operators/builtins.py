@@ -12,19 +12,84 @@ from .loops import TensorEnumerate, TensorRange, TensorZip
 from .variables import is_variable
 
 
+class Formatted:
+    """One `{value!conv:spec}` of an f-string passed to `print` (see `fstring`)."""
+
+    __slots__ = ("value", "conv", "spec")
+
+    def __init__(self, value, conv, spec):
+        self.value, self.conv, self.spec = value, conv, spec
+
+    def text(self) -> str:
+        v = self.value
+        v = repr(v) if self.conv == "r" else ascii(v) if self.conv == "a" else (
+            str(v) if self.conv == "s" else v)
+        return format(v, self.spec)
+
+
+class FString(tuple):
+    """An f-string argument of `print` that holds a graph value: its pieces (strings and
+    graph values), printed when the program runs."""
+
+
+def formatted(value, conv, spec):
+    return Formatted(value, conv, spec)
+
+
+def fstring(*pieces):
+    """An f-string in a `print` call: the string, as Python makes it, unless a piece is a
+    graph value (then an `FString` that `print_` prints when the program runs)."""
+    if not any(isinstance(p, Formatted) and is_variable(p.value) for p in pieces):
+        return "".join(p.text() if isinstance(p, Formatted) else p for p in pieces)
+    out = []
+    for p in pieces:
+        if not isinstance(p, Formatted):
+            out.append(p)
+        elif not is_variable(p.value):
+            out.append(p.text())
+        elif p.spec or p.conv == "a":
+            raise TypeError(
+                f"an f-string formats a tensor with {'!a' if p.conv == 'a' else ':' + p.spec}"
+                " inside a converted function: the value exists only when the program runs, "
+                "where it is printed as eager mode prints a tensor; drop the format spec, or "
+                "format a Python number taken out of the tensor outside the function")
+        else:
+            out.append(p.value)  # (str and repr of a tensor print the same)
+    return FString(out)
+
+
 def print_(*args, sep=" ", end="\n", file=None, flush=False):
-    """`print`: a print with graph values becomes an op that prints, when the program runs,
-    exactly what eager `print` would (Python values are formatted now)."""
+    """`print`: inside a converted function it is an op that prints, every time the program
+    runs it (and only on the branch taken), exactly what eager `print` would; Python values
+    are formatted now, tensors when the program runs."""
     report.record("print", next((a for a in args if is_variable(a)), None))
-    if not any(is_variable(a) for a in args):
+    graph = any(is_variable(a) or type(a) is FString for a in args)
+    if file is not None or not graph and not _building():
+        if graph:
+            raise TypeError("print(..., file=...) of a tensor inside a converted function: "
+                            "the value exists only when the program runs; print to stdout, "
+                            "or return the tensor and print it outside")
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
-    if file is not None:
-        raise TypeError("print(..., file=...) of a tensor inside a converted function: the "
-                        "value exists only when the program runs; print to stdout, or return "
-                        "the tensor and print it outside")
     import runtime as rt
-    rt.static.py_print(*args, sep=sep, end=end)
+    if not any(type(a) is FString for a in args):
+        rt.static.py_print(*args, sep=sep, end=end)
+        return
+    objects = []  # the pieces, with the separators written out
+    for i, a in enumerate(args):
+        if i:
+            objects.append(sep)
+        objects.extend(a if type(a) is FString else [a])
+    rt.static.py_print(*[o if is_variable(o) else str(o) for o in objects], sep="", end=end)
+
+
+def _building() -> bool:
+    """Whether a static program is being built (a converted function being traced)."""
+    from runtime.program.builder import current_builder
+    try:
+        return current_builder() is not None
+    except Exception:  # noqa: BLE001  (no program is being built)
+        return False
 
 
 def len_(x):
