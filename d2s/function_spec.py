@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from runtime import core, pytree
-from runtime.ops.registry import STATE as _STATE
+from runtime.core import amp_state
 
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
 # the hot path, so the fast key checks the exact class and learns new ones on the slow path.
@@ -44,7 +44,7 @@ def is_spec(x) -> bool:
 
 def amp_key():
     """The auto_cast state of this thread, as a key (None outside auto_cast)."""
-    amp = _STATE.amp
+    amp = amp_state()
     return None if amp is None else amp.key
 
 
@@ -126,7 +126,7 @@ class FunctionSpec:
                 tensors.append(_array_tensor(a, None))
             else:
                 return None
-        amp = _STATE.amp
+        amp = amp_state()
         parts.append((id(instance), training, len(args), (), None if amp is None else amp.key))
         return tuple(parts), tensors
 

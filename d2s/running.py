@@ -79,9 +79,9 @@ class Entry:
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers)
         self._training = None
-        from runtime.ops.registry import STATE
+        from runtime.core import mode_state
         from runtime.tensor import wrap
-        self._state, self._wrap = STATE, wrap
+        self._state, self._wrap = mode_state(), wrap
         from runtime.autograd import record
         self._record = record  # (an import inside `run` costs about 1 us a call)
         self._float_out = self.has_diff  # (checked once, not per call)

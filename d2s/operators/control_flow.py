@@ -421,8 +421,8 @@ def probe(fn, *args):
     """`fn(*args)` evaluated in a scratch block that is then discarded: a Python result is
     the real value; a graph result only says "this is a graph value" (its ops are gone, so a
     loop test that turns out to be a tensor leaves no dead ops behind)."""
-    from runtime.ops.registry import STATE
-    b = STATE.builder
+    from runtime.core import active_builder
+    b = active_builder()
     if b is None:
         return fn(*args)
     with b.scratch():
