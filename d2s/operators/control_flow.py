@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 
+from runtime.core import is_tensor
+
 from .. import report
 from . import mutation
 from .exceptions import branch_frame, mark_raised
@@ -23,10 +25,7 @@ from .variables import Undefined, UndefinedNameError, is_variable, user_origin, 
 
 def _is_tensor(x) -> bool:
     """A graph value or an eager Tensor."""
-    if is_variable(x):
-        return True
-    import runtime as rt
-    return isinstance(x, rt.Tensor)
+    return is_tensor(x)
 
 
 def _as_list(out, n: int) -> list:
