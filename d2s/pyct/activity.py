@@ -224,6 +224,12 @@ def statement_names(s, loads: set, stores: set) -> set | None:
     return writes
 
 
+def binding_names(node, out: set) -> None:
+    """Add to `out` the names `node` binds in the current scope (as `written`, without the
+    objects a target only mutates)."""
+    written_into(node, out, rules=_BINDS)
+
+
 def local_names(fn) -> set[str]:
     """THE local names of function or lambda `fn`, as Python scopes them: its parameters and
     the names it binds (assignments, loop and `with` targets, `del`, imports, nested def and
@@ -234,7 +240,7 @@ def local_names(fn) -> set[str]:
     out = set(params(fn))
     body = fn.body if fn.body.__class__ is list else [fn.body]  # (a lambda's is one expr)
     for s in body:
-        written_into(s, out, rules=_BINDS)
+        binding_names(s, out)
     return out - set(scope_declarations(body))
 
 

@@ -190,6 +190,11 @@ def test_surely_bound_needs_every_path():
 
 # ---- liveness ----------------------------------------------------------------------------
 
+def test_a_comprehension_target_or_del_binds_nothing_for_surely_bound():
+    body = _fn("def f(xs):\n  n = len([name for name in xs])\n  del xs\n  k += 1").body
+    assert definedness.surely_bound(body) == {"n"}
+
+
 def test_liveness_and_loop_carried_names():
     fn = _fn("""
         def f(n):
@@ -276,7 +281,18 @@ def _nested_helper_rebinds_its_parameter(x):
     return apply(lambda v: rt.where(v > 0, v * 2.0, -v), x, 2)
 
 
+def _comprehension_reuses_a_branch_name(x, flag):
+    if flag:  # `name` here is the comprehension's own: the branch leaves it unbound
+        y = x + len([name for name in ["a", "b"]])
+    else:
+        name = 3.0
+        y = x * name
+    return y
+
+
 @pytest.mark.parametrize("fn, ref", [
+    (lambda x: _comprehension_reuses_a_branch_name(x, True), lambda a: a + 2.0),
+    (lambda x: _comprehension_reuses_a_branch_name(x, False), lambda a: a * 3.0),
     (_logs_to_a_global_list, lambda a: a * 2.0 if a.sum() > 0 else a - 1.0),
     (_lambda_parameter_shadows_a_builtin, lambda a: a * 3.0),
     (_nested_helper_rebinds_its_parameter, lambda a: np.where(a > 0, a * 4.0, -2.0 * a)),
