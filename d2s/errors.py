@@ -36,7 +36,7 @@ import sysconfig
 import weakref
 from typing import NamedTuple
 
-from runtime.ops.registry import STATE
+from runtime.core import active_builder
 from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.ModelFormatError)
 
 from .pyct import loader
@@ -248,7 +248,7 @@ def resolve_origin(filename: str, lineno: int, frame=None):
     frames = _STACKS.get(entries)
     if frames is None:
         frames = _STACKS[entries] = tuple(_user_frames(entries))
-    builder = STATE.builder
+    builder = active_builder()
     if builder is not None:  # the op is appended to builder.block right after this returns
         block = builder.block
         last = _LAST_TABLE[0]  # (read once: another thread may replace it)

@@ -23,7 +23,6 @@ import weakref
 import numpy as np
 
 from runtime import core, pytree
-from runtime.ops.registry import STATE as _STATE
 
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
 # the hot path, so the fast key checks the exact class and learns new ones on the slow path.
@@ -31,6 +30,8 @@ TENSOR_CLASSES: set = set()
 _PY_SCALARS = frozenset((int, float, bool, str, complex, type(None)))
 _NDARRAY = np.ndarray
 _array_of = core.array_of  # a Tensor's array
+
+_MODE = core.mode_state()  # the mode switches: each attribute read is the calling thread's
 
 
 def is_tensor(x) -> bool:
@@ -44,7 +45,7 @@ def is_spec(x) -> bool:
 
 def amp_key():
     """The auto_cast state of this thread, as a key (None outside auto_cast)."""
-    amp = _STATE.amp
+    amp = _MODE.amp
     return None if amp is None else amp.key
 
 
@@ -126,7 +127,7 @@ class FunctionSpec:
                 tensors.append(_array_tensor(a, None))
             else:
                 return None
-        amp = _STATE.amp
+        amp = _MODE.amp
         parts.append((id(instance), training, len(args), (), None if amp is None else amp.key))
         return tuple(parts), tensors
 

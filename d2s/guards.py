@@ -29,6 +29,8 @@ import enum
 import threading
 import types
 
+from runtime.core import is_eager_tensor
+
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
@@ -55,7 +57,7 @@ def is_data(value) -> bool:
 
 
 def _is_tensor(value) -> bool:
-    return hasattr(value, "_data") and hasattr(value, "stop_gradient")
+    return is_eager_tensor(value)
 
 
 class recording:

@@ -12,6 +12,7 @@ import gc
 import numpy as np
 
 from runtime import pytree
+from runtime.core import array_of
 
 from . import guards, writeback
 from .tracing import trace
@@ -84,9 +85,9 @@ class Entry:
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes)
         self._training = None
-        from runtime.ops.registry import STATE
+        from runtime.core import mode_state
         from runtime.tensor import wrap
-        self._state, self._wrap = STATE, wrap
+        self._state, self._wrap = mode_state(), wrap
         from runtime.autograd import record
         self._record = record  # (an import inside `run` costs about 1 us a call)
         self._float_out = self.has_diff  # (checked once, not per call)
@@ -94,7 +95,7 @@ class Entry:
     def run(self, inputs):
         """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
         them)."""
-        feed = {name: t._data for name, t in zip(self.feed_names, inputs)}
+        feed = dict(zip(self.feed_names, map(array_of, inputs)))
         for name, slot, dtype in self.numbers:  # Python numbers kept as program state
             feed[name] = np.asarray(slot.get(), dtype)
         train = self._state.grad_enabled and self.has_diff and (self.params or any(
@@ -223,11 +224,11 @@ class _Backward:
         from runtime.tensor import wrap
         t = self.training
         inputs = node.inputs
-        feed = {n: x._data for n, x in zip(t.feed_names, inputs)}
+        feed = dict(zip(t.feed_names, map(array_of, inputs)))
         outs = node.outputs()
         for name, ix in zip(t.seed_names, t.diff):
-            gs = [out_grads[i]._data for i in ix if out_grads[i] is not None]
-            g = gs[0] if gs else backend.XP.zeros_like(outs[ix[0]]._data)
+            gs = [array_of(out_grads[i]) for i in ix if out_grads[i] is not None]
+            g = gs[0] if gs else backend.XP.zeros_like(array_of(outs[ix[0]]))
             for more in gs[1:]:
                 g = g + more
             feed[name] = g

@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from runtime import pytree
+from runtime.core import is_eager_tensor as _is_tensor
+from runtime.core import is_variable as _is_variable
 
 from . import guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
-from .function_spec import is_tensor as _is_tensor
 
 
 def trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
@@ -138,10 +139,6 @@ def _written_arguments(program, feeds, fed_names) -> list:
     return out
 
 
-def _is_variable(v) -> bool:
-    return type(v).__name__ == "Variable"
-
-
 def _endless_recursion(e: RecursionError):
     """A ConversionError for a recursion that never ends while tracing because its depth
     depends on a tensor (a tensor `if` traces both branches, the recursive one too), or None
@@ -173,7 +170,7 @@ def _endless_recursion(e: RecursionError):
 
 def _graph_pred(frame) -> bool:
     pred = frame.f_locals.get("pred")
-    return pred is not None and type(pred).__name__ == "Variable"
+    return _is_variable(pred)
 
 
 def _with_hooks(layer, forward):

@@ -8,6 +8,8 @@ on top of the ops. This module breaks that knot in the open: it imports nothing 
 - `TensorBase` / `VariableBase` are the bases of the eager `Tensor` and the static
   `Variable`, so any layer can ask "is this a tensor?" with `isinstance` without importing the
   layer that defines the class;
+- `mode_state()` holds the per-thread mode switches (eager or building a program, gradients
+  on or off, auto_cast), with the accessors `active_builder()` and `amp_state()`;
 - `wrap(array)` (make an eager Tensor), `record(op, inputs, attrs, outputs)` (a tape node),
   `to_tensor(data)` and `constant(data)` (an eager Tensor copy even while a program is being
   built) are filled in once, by `runtime.tensor` and `runtime.autograd`, when
@@ -22,6 +24,7 @@ on top of the ops. This module breaks that knot in the open: it imports nothing 
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable
 
 
@@ -35,6 +38,39 @@ class VariableBase:
     """The base of the static `runtime.static.Variable` (a value of a program being built)."""
 
     __slots__ = ()
+
+
+class ModeState(threading.local):
+    """The mode switches read on every op, one set per thread (as PyTorch's grad mode): a
+    program being built in one thread never records another thread's eager ops, and `no_grad`
+    in one thread does not switch off recording in the others. A new thread starts in eager
+    mode with gradients on and no auto_cast."""
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.builder = None  # the static program builder while one is active
+        self.amp = None  # the active auto_cast state, or None
+
+
+_MODE = ModeState()
+
+
+def mode_state() -> ModeState:
+    """The mode switches (`grad_enabled`, `builder`, `amp`): one object whose attributes hold
+    the calling thread's values, so a hot path may keep it and read them per call. Only
+    `runtime` sets them (`program_guard`, `no_grad`, `auto_cast`); other packages read them
+    through this or the accessors below."""
+    return _MODE
+
+
+def active_builder():
+    """The builder of the program this thread is building (static mode), or None (eager)."""
+    return _MODE.builder
+
+
+def amp_state():
+    """This thread's active `auto_cast` state (with its `.key`), or None outside auto_cast."""
+    return _MODE.amp
 
 
 _BOTH = (TensorBase, VariableBase)

@@ -289,6 +289,21 @@ def test_pyct_imports_neither_runtime_nor_d2s():
                 assert top[:2] == ["d2s", "pyct"], f"{path.relative_to(ROOT)} imports {m}"
 
 
+def test_d2s_reads_no_private_name_of_runtime():
+    """`d2s` uses runtime's public names only: nothing imported from runtime starts with an
+    underscore, and the per-thread mode switches are read through `runtime.core`'s accessors
+    (`mode_state`, `active_builder`, `amp_state`), never as the registry's `STATE`."""
+    bad = []
+    for path, _ in python_files("d2s"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and not node.level and (
+                    node.module or "").split(".")[0] == "runtime":
+                bad += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.endswith("__")
+                        or a.name == "STATE"]
+    assert not bad, bad
+
+
 def test_import_parser_resolves_relative_and_absolute_imports(tmp_path):
     src = tmp_path / "x.py"
     src.write_text("from ..d2s import operators\nimport d2s.pyct\nfrom . import math\n")

@@ -16,7 +16,6 @@ import builtins
 import gast
 
 from ..pyct import templates
-from ..pyct.activity import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
@@ -43,14 +42,13 @@ BUILTINS = {
 
 
 class BuiltinCalls(Base):
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.locals_stack = []
-
     def visit_FunctionDef(self, node):
-        # Locals are computed when a builtin's name is first looked up in this function
-        # (most functions call none); the pass binds no names, so they stay valid.
-        return self.visit_in_scope(node, node)
+        # A function's locals (`LOCALS`) are read when a builtin's name is first looked up in
+        # it (most functions call none); the pass binds no names, so they stay valid.
+        return self.visit_in_scope(node)
+
+    def visit_Lambda(self, node):
+        return self.visit_in_scope(node)  # `lambda len: len(x)` calls its parameter
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
@@ -70,11 +68,8 @@ class BuiltinCalls(Base):
         return templates.replace_as_expression(f"{RESERVED}.{node.attr}(x)", x=node.value)
 
     def _shadowed(self, name: str) -> bool:
-        for i, scope in enumerate(self.locals_stack):
-            if scope.__class__ is gast.FunctionDef:
-                scope = self.locals_stack[i] = written(scope.body) | set(params(scope))
-            if name in scope:
-                return True
+        if self.is_local(name):
+            return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
 

@@ -21,7 +21,6 @@ import types
 import gast
 
 from ..pyct import templates
-from ..pyct.activity import params, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
@@ -32,22 +31,11 @@ _UNKNOWN = object()
 
 
 class CallTrees(Base):
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.locals_stack = []
-        self.first_param = []
-
     def visit_FunctionDef(self, node):
-        self.locals_stack.append(written(node.body) | set(params(node)))
-        self.first_param.append(params(node)[0] if params(node) else None)
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.locals_stack.pop()
-            self.first_param.pop()
+        return self.visit_in_scope(node)  # its local names are its `LOCALS`
 
     def visit_Lambda(self, node):
-        return self.visit_in_scope(node, set(params(node)))
+        return self.visit_in_scope(node)
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
@@ -66,9 +54,6 @@ class CallTrees(Base):
         node.func = templates.replace_as_expression(f"{RESERVED}.call(f)", f=f)
         return node
 
-    def _is_local(self, name: str) -> bool:
-        return any(name in scope for scope in self.locals_stack)
-
     def _leave_alone(self, f) -> bool:
         from ..call_policy import TENSOR_METHODS, never_converted
         root = f
@@ -78,7 +63,7 @@ class CallTrees(Base):
             return False
         if root.id == RESERVED or root.id in self.ctx.namer.generated:
             return True
-        if self._is_local(root.id):
+        if self.is_local(root.id):
             # `x.sum()` on a local tensor; `self.fc(x)` and `helper(x)` may be user code
             return (isinstance(f, gast.Attribute) and f.value is root
                     and root.id != self.ctx.owner and f.attr in TENSOR_METHODS)

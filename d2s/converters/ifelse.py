@@ -29,11 +29,6 @@ NEEDS_ANALYSIS = True
 
 
 class IfElse(state.ScopeTracker, Base):
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.decl_stack = []
-        self.locals_stack = []
-
     def visit_If(self, node):
         live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())

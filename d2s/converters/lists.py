@@ -12,7 +12,6 @@ from __future__ import annotations
 import gast
 
 from ..pyct import templates
-from ..pyct.activity import params, scope_declarations, written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
@@ -34,17 +33,11 @@ class Lists(Base):
     """Only lists held in local variables are rewritten: assigning a global or closure list
     would make its name local to the function."""
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.locals_stack = []
-
     def visit_FunctionDef(self, node):
-        decl = scope_declarations(node.body)
-        return self.visit_in_scope(node, (written(node.body) | set(params(node))) - set(decl))
+        return self.visit_in_scope(node)  # its local names are its `LOCALS`
 
     def _local(self, name):
-        return name if name is not None and self.locals_stack and name in self.locals_stack[
-            -1] else None
+        return name if name is not None and self.is_local_here(name) else None
 
     def visit_Expr(self, node):
         node = self.generic_visit(node)

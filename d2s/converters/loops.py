@@ -35,11 +35,6 @@ NEEDS_ANALYSIS = True
 
 
 class Loops(state.ScopeTracker, Base):
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.decl_stack = []
-        self.locals_stack = []
-
     def _state(self, node, candidates, targets=frozenset()):
         live = anno.getanno(node, anno.LOOP_LIVE, frozenset())
         live = live | (state.live_in(node.body, live) - targets)

@@ -12,7 +12,7 @@ import gast
 
 from ..pyct import activity, anno, definedness, liveness, templates
 from ..pyct.naming import RESERVED
-from ..pyct.qnames import is_composite, root_of
+from ..pyct.qnames import QName, is_composite, root_of
 
 
 class State:
@@ -26,7 +26,7 @@ class State:
         # closure sees every update, as it would in the user's code.
         self.cells = [n for n in names if n in cells]
         self.params = [n if not is_composite(n) and n not in cells else
-                       namer.new(n.replace(".", "_")) for n in names]
+                       namer.new("_".join((root_of(n),) + QName(n).attrs)) for n in names]
         # Names not bound before the construct are not passed in (a branch binding them
         # creates them); see `undefined_in`.
         self.passed = [i for i, n in enumerate(names) if defined is None or is_composite(n)
@@ -57,10 +57,10 @@ class State:
         elts = []
         for n in (self.names[i] for i in self.passed):
             if is_composite(n):
-                obj, attr = n.rsplit(".", 1)
+                q = QName(n)
                 elts.append(templates.replace_as_expression(
-                    f"{RESERVED}.attr(obj, name)", obj=templates.parse_expr(obj),
-                    name=templates.const(attr)))
+                    f"{RESERVED}.attr(obj, name)", obj=templates.parse_expr(q.parent),
+                    name=templates.const(q.attrs[-1])))
             else:
                 elts.append(templates.name(n))
         return gast.Tuple(elts=elts, ctx=gast.Load())
@@ -122,35 +122,27 @@ def live_in(stmts: list, live_out: frozenset) -> frozenset:
 
 
 class ScopeTracker:
-    """Mixin for converters: tracks the enclosing function's local names and its
-    global/nonlocal declarations. Only local names can be state: a global or closure object
-    mutated in place (`CACHE[k] = v`) stays what it is, and declared names are handled by the
-    generated functions declaring them too (see `transpile._finalize`)."""
+    """Mixin for converters: the state a construct may carry is limited to the enclosing
+    function's local names (its `LOCALS`), minus its global/nonlocal declarations
+    (`SCOPE_DECL`). Only local names can be state: a global or closure object mutated in
+    place (`CACHE[k] = v`) stays what it is, and declared names are handled by the generated
+    functions declaring them too (see `transpile._finalize`). A function a converter made
+    (`GENERATED`) shares the scope of the user function it came from."""
 
-    decl_stack: list
-    locals_stack: list
-
-    def declared(self) -> set:
-        return set(self.decl_stack[-1]) if self.decl_stack else set()
+    def _user_scope(self) -> tuple:
+        """(local names, declarations) of the innermost function, generated bodies counting
+        with the functions they sit in."""
+        local: frozenset = frozenset()
+        for fn in reversed(self.scopes):
+            local = local | activity.locals_of(fn)
+            if not anno.getanno(fn, anno.GENERATED, False):
+                return local, anno.getanno(fn, anno.SCOPE_DECL, {})
+        return local, {}
 
     def state_candidates(self, names: set) -> set:
-        local = self.locals_stack[-1] if self.locals_stack else set()
-        return {n for n in names - self.declared() if n in local or (
+        local, decls = self._user_scope()
+        return {n for n in names - set(decls) if n in local or (
             is_composite(n) and root_of(n) in local)}
 
     def visit_FunctionDef(self, node):
-        local = anno.getanno(node, anno.LOCALS, None)  # from the analysis before this pass
-        if local is None:  # a function this pass made: not analysed yet
-            local = activity.local_names(node)
-        if anno.getanno(node, anno.GENERATED, False):  # a generated body shares its user scope
-            decls = self.decl_stack[-1] if self.decl_stack else {}
-            local |= self.locals_stack[-1] if self.locals_stack else set()
-        else:
-            decls = anno.getanno(node, anno.SCOPE_DECL, {})
-        self.decl_stack.append(decls)
-        self.locals_stack.append(local)
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.decl_stack.pop()
-            self.locals_stack.pop()
+        return self.visit_in_scope(node)

@@ -85,11 +85,8 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
 
 def _building() -> bool:
     """Whether a static program is being built (a converted function being traced)."""
-    from runtime.program.builder import current_builder
-    try:
-        return current_builder() is not None
-    except Exception:  # noqa: BLE001  (no program is being built)
-        return False
+    from runtime.core import active_builder
+    return active_builder() is not None
 
 
 def len_(x):

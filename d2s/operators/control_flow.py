@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 
+from runtime.core import is_tensor
+
 from .. import report
 from . import mutation
 from .exceptions import branch_frame, mark_raised
@@ -23,10 +25,7 @@ from .variables import Undefined, UndefinedNameError, is_variable, user_origin, 
 
 def _is_tensor(x) -> bool:
     """A graph value or an eager Tensor."""
-    if is_variable(x):
-        return True
-    import runtime as rt
-    return isinstance(x, rt.Tensor)
+    return is_tensor(x)
 
 
 def _as_list(out, n: int) -> list:
@@ -424,8 +423,8 @@ def probe(fn, *args):
     """`fn(*args)` evaluated in a scratch block that is then discarded: a Python result is
     the real value; a graph result only says "this is a graph value" (its ops are gone, so a
     loop test that turns out to be a tensor leaves no dead ops behind)."""
-    from runtime.ops.registry import STATE
-    b = STATE.builder
+    from runtime.core import active_builder
+    b = active_builder()
     if b is None:
         return fn(*args)
     with b.scratch():

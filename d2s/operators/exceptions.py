@@ -56,8 +56,8 @@ def mark_raised() -> None:
 
 
 def _in_graph_block() -> bool:
-    from runtime.ops.registry import STATE
-    b = STATE.builder
+    from runtime.core import active_builder
+    b = active_builder()
     return b is not None and b.block is not b.program.global_block()
 
 

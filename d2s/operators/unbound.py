@@ -27,9 +27,9 @@ class ReadCheck:
 
     def __call__(self):
         import runtime as rt
-        from runtime.ops.registry import STATE
+        from runtime.core import active_builder
         from runtime.program.debug_ops import raise_error
-        b = STATE.builder
+        b = active_builder()
         if b is None or id(b.block) in self.done:
             return
         self.done.add(id(b.block))

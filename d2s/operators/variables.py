@@ -7,23 +7,14 @@ from __future__ import annotations
 
 import sys
 
+from runtime.core import VariableBase
+
 from ..pyct import loader
-
-
-def _variable_class():
-    from runtime.program.variable import Variable
-    return Variable
-
-
-_VARIABLE = None
 
 
 def is_variable(x) -> bool:
     """Whether `x` is a value of the static program being traced (a graph value)."""
-    global _VARIABLE
-    if _VARIABLE is None:
-        _VARIABLE = _variable_class()
-    return isinstance(x, _VARIABLE)
+    return isinstance(x, VariableBase)
 
 
 def user_origin(depth: int = 2):

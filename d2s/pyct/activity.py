@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import gast
 
+from . import anno
 from .qnames import qualified_name
 from .walk import (
     BLOCK_FIELDS, COMPOUND, NAME_FIELDS, NODE_FIELDS, SCOPE_SET, STATEMENTS, push_children, walk)
@@ -54,11 +55,13 @@ def written(nodes) -> set[str]:
     return out
 
 
-def written_into(node, out: set, facts: Facts | None = None) -> None:
+def written_into(node, out: set, facts: Facts | None = None, rules: dict | None = None) -> None:
     # Iterative, dispatching on the exact class: this runs over every statement of every
     # function several times per conversion. With `facts`, the writes of statements inside
     # `node` come from (and go to) its memo.
     root = node
+    if rules is None:
+        rules = _WRITES
     stack = [node]
     pop, push = stack.pop, stack.append
     name_cls = gast.Name
@@ -82,7 +85,7 @@ def written_into(node, out: set, facts: Facts | None = None) -> None:
         if facts is not None and cls in STATEMENTS and node is not root:
             out |= facts.written(node)
             continue
-        rule = _WRITES.get(cls)
+        rule = rules.get(cls)
         if rule is not None:
             rule(node, out)
         push_children(node, NAME_FIELDS[cls], push)
@@ -131,6 +134,30 @@ _WRITES = {
     gast.Import: _imports, gast.ImportFrom: _imports,
     gast.MatchAs: _match_name, gast.MatchStar: _match_name, gast.MatchMapping: _match_rest,
 }
+
+
+def _bind_targets(node, out: set) -> None:
+    for t in node.targets:
+        target_names(t, out, mutations=False)
+
+
+def _bind_target(node, out: set) -> None:
+    target_names(node.target, out, mutations=False)
+
+
+def _bind_optional(attr: str):
+    def rule(node, out: set) -> None:
+        value = getattr(node, attr)
+        if value is not None:
+            target_names(value, out, mutations=False)
+    return rule
+
+
+# What binds a local name (`local_names`): `_WRITES` without the objects a target mutates.
+_BINDS = {**_WRITES, **dict.fromkeys((gast.Assign, gast.Delete), _bind_targets),
+          **dict.fromkeys((gast.AugAssign, gast.AnnAssign, gast.For, gast.AsyncFor),
+                          _bind_target),
+          gast.withitem: _bind_optional("optional_vars")}
 
 
 def read(nodes) -> set[str]:
@@ -197,37 +224,35 @@ def statement_names(s, loads: set, stores: set) -> set | None:
     return writes
 
 
+def binding_names(node, out: set) -> None:
+    """Add to `out` the names `node` binds in the current scope (as `written`, without the
+    objects a target only mutates)."""
+    written_into(node, out, rules=_BINDS)
+
+
 def local_names(fn) -> set[str]:
-    """Names local to function `fn`: parameters and names it binds (not names of objects it
-    only mutates, `d[k] = v`), minus its global/nonlocal declarations."""
+    """THE local names of function or lambda `fn`, as Python scopes them: its parameters and
+    the names it binds (assignments, loop and `with` targets, `del`, imports, nested def and
+    class names, except-handler and match names, walrus targets also inside comprehensions),
+    not names of objects it only mutates (`d[k] = v`, `self.x = v`), not names bound only in a
+    nested function, class or comprehension, and not its global/nonlocal declarations.
+    Converters read it through `locals_of` (the `LOCALS` annotation, computed once)."""
     out = set(params(fn))
-    stack = list(fn.body)
-    pop, push = stack.pop, stack.append
-    name_cls, store = gast.Name, gast.Store
-    while stack:
-        n = pop()
-        cls = n.__class__
-        if cls is name_cls:
-            if n.ctx.__class__ is store:
-                out.add(n.id)
-            if n.annotation is not None:
-                push(n.annotation)
-            continue
-        if cls in _LOCAL_RULES:
-            _LOCAL_RULES[cls](n, out)
-        push_children(n, NAME_FIELDS[cls], push)
-    return out - set(scope_declarations(fn.body))
+    body = fn.body if fn.body.__class__ is list else [fn.body]  # (a lambda's is one expr)
+    for s in body:
+        binding_names(s, out)
+    return out - set(scope_declarations(body))
 
 
-def _def_name(node, out: set) -> None:
-    out.add(node.name)
-
-
-_LOCAL_RULES = {  # what binds a local name besides a stored Name (see `local_names`)
-    gast.FunctionDef: _def_name, gast.ClassDef: _def_name,
-    gast.Import: _imports, gast.ImportFrom: _imports,
-    gast.MatchAs: _match_name, gast.MatchStar: _match_name,
-}
+def locals_of(fn) -> frozenset:
+    """`local_names(fn)`, kept on `fn` as its `LOCALS` annotation: `analysis.analyze` sets it
+    on every def it analyses, and a function a converter made is analysed on first ask."""
+    store = getattr(fn, anno.KEY, None)
+    found = None if store is None else store.get(anno.LOCALS)
+    if found is None:
+        found = frozenset(local_names(fn))
+        anno.setanno(fn, anno.LOCALS, found)
+    return found
 
 
 def closure_cells(fn) -> frozenset:

@@ -15,7 +15,9 @@ Annotations set by `analyze(fn_node)` (see `anno`):
 - `LIVE_OUT` on each statement: names that may be read after it before being rebound.
 - `LOOP_LIVE` on `while`/`for`: names live at the start of an iteration (loop-carried).
 - `SCOPE_DECL` on function defs: `{name: 'global' | 'nonlocal'}` declared in its body.
-- `LOCALS` on function defs: its local names (`activity.local_names`).
+- `LOCALS` on function defs: its local names (`activity.local_names`, the one definition of
+  a local name). Converters read it through `activity.locals_of` (which analyses a function a
+  converter made on first ask) and `transformer.Base.is_local` / `is_local_here`.
 
 Attribute chains on a name (`self.count`) are tracked as qualified names: a write to
 `self.count` or `d[k]` writes `self.count` or `d` (the object is state that changes).
@@ -29,8 +31,8 @@ from __future__ import annotations
 
 from . import anno, definedness, liveness
 from .activity import (  # noqa: F401
-    Facts, Survey, closure_cells, local_names, params, read, scope_declarations, survey,
-    written)
+    Facts, Survey, closure_cells, local_names, locals_of, params, read, scope_declarations,
+    survey, written)
 from .definedness import surely_bound  # noqa: F401
 from .liveness import live_in  # noqa: F401
 from .qnames import QName, qualified_name  # noqa: F401

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gast
 
 from . import anno
-from .activity import Facts, statement_names, written
+from .activity import Facts, binding_names, written
 from .walk import BLOCKS, LOOPS, TRY_STAR, blocks
 
 
@@ -68,9 +68,11 @@ def surely_bound(stmts: list) -> set[str]:
 
 
 def rebound(s) -> set:
-    """Names a simple statement surely rebinds (`d[k] = v` and `a.b = v` only mutate)."""
-    if s.__class__ is gast.AugAssign:
+    """Names a simple statement surely rebinds in this scope (`d[k] = v` and `a.b = v` only
+    mutate; `x += 1` needs `x` bound already; `del x` unbinds; a comprehension's targets are
+    its own)."""
+    if s.__class__ in (gast.AugAssign, gast.Delete):
         return set()
-    stores: set = set()
-    statement_names(s, set(), stores)
-    return stores
+    out: set = set()
+    binding_names(s, out)
+    return out

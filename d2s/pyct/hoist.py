@@ -22,9 +22,9 @@ from __future__ import annotations
 import gast
 
 from . import anno
+from .activity import local_names
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
-_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -62,7 +62,7 @@ def _take_out(parent: gast.FunctionDef) -> list:
     if not candidates:
         return []
     moving = {c.name for c in candidates}
-    bound = (_bound(parent) - moving)
+    bound = set(local_names(parent)) - moving
     kept = {s.name for s in parent.body if isinstance(s, _SCOPES)} - moving
     moved = []
     for c in candidates:
@@ -95,44 +95,11 @@ def _movable_form(fn) -> bool:
                                                            args.kw_defaults))
 
 
-def _params(fn) -> set:
-    args = fn.args
-    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    for extra in (args.vararg, args.kwarg):
-        if extra is not None:
-            names.append(extra.id)
-    return set(names)
-
-
-def _bound(fn) -> set:
-    """Names `fn`'s own scope binds (over nested scopes it does not look; comprehension
-    targets are their own scope)."""
-    names = _params(fn)
-    declared = set()
-    stack = list(fn.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _SCOPES):
-            if not isinstance(n, gast.Lambda):
-                names.add(n.name)
-            continue
-        if isinstance(n, (gast.Global, gast.Nonlocal)):
-            declared.update(n.names)
-            continue
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
-            names.add(n.id)
-        elif isinstance(n, (gast.Import, gast.ImportFrom)):
-            for alias in n.names:
-                names.add((alias.asname or alias.name).split(".")[0])
-        stack.extend(gast.iter_child_nodes(n))
-    return names - declared
-
-
 def _free(fn) -> set:
     """An over-approximation of the names `fn` reads from enclosing scopes: every name read
     anywhere inside it (nested scopes included) that its own scope does not bind, plus the
     names it declares nonlocal."""
-    own = _bound(fn)
+    own = local_names(fn)
     used = set()
     stack = list(fn.body)
     while stack:

@@ -9,7 +9,7 @@ from typing import Any
 
 import gast
 
-from . import anno, origin
+from . import activity, anno, origin
 from .naming import Namer
 
 
@@ -42,15 +42,25 @@ class Base(gast.NodeTransformer):
         self.ctx = ctx
         self.skip_expressions = _statement_only(type(self))
         self._visitors: dict = {}  # node class -> bound visit_ method or None
+        self.scopes: list = []  # the functions and lambdas being visited (`visit_in_scope`)
 
-    def visit_in_scope(self, node, scope):
-        """`generic_visit(node)` with `scope` (what this converter counts as local in the
-        function or lambda `node`) on top of `self.locals_stack` meanwhile."""
-        self.locals_stack.append(scope)
+    def visit_in_scope(self, node):
+        """`generic_visit(node)` with the function or lambda `node` on top of `self.scopes`
+        meanwhile, so `is_local` / `is_local_here` answer for the code inside it."""
+        self.scopes.append(node)
         try:
             return self.generic_visit(node)
         finally:
-            self.locals_stack.pop()
+            self.scopes.pop()
+
+    def is_local_here(self, name: str) -> bool:
+        """Whether `name` is a local name of the innermost enclosing function (`LOCALS`)."""
+        return bool(self.scopes) and name in activity.locals_of(self.scopes[-1])
+
+    def is_local(self, name: str) -> bool:
+        """Whether `name` is a local name of any enclosing function or lambda: a closure
+        variable of the converted code, not a global or a built-in."""
+        return any(name in activity.locals_of(f) for f in self.scopes)
 
     def visit(self, node):
         store = getattr(node, anno.KEY, None)

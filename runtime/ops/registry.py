@@ -19,8 +19,6 @@ An input is a Tensor/Variable, a Python scalar (kept as a literal), or a list of
 """
 from __future__ import annotations
 
-import threading
-
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -86,19 +84,8 @@ class OpMemoryError(MemoryError):
     """An op could not allocate its result (a `MemoryError` that names the op and inputs)."""
 
 
-class _State(threading.local):
-    """The mode switches read on every op, one set per thread (as PyTorch's grad mode): a
-    program being built in one thread never records another thread's eager ops, and `no_grad`
-    in one thread does not switch off recording in the others. A new thread starts in eager
-    mode with gradients on and no auto_cast."""
-
-    def __init__(self):
-        self.grad_enabled = True
-        self.builder = None  # the static program builder while one is active
-        self.amp = None  # the active auto_cast state, or None
-
-
-STATE = _State()
+# The per-thread mode switches live at the bottom (`core.mode_state()`): read on every op.
+STATE = core.mode_state()
 
 # The old string-keyed view of `runtime.core`'s hooks ("Tensor", "wrap", "record"), kept
 # filled for code not yet switched to `runtime.core`; new code imports `runtime.core`.

@@ -9,7 +9,7 @@ the relaxed shapes, at most once per changed dim).
 """
 from __future__ import annotations
 
-from .. import core
+from .. import core, pytree
 from ..dtypes import bool_
 from ..ops import registry
 from ..ops.registry import OpError, OpTypeError
@@ -33,32 +33,22 @@ for _name in ("cond", "while", "switch_case", "recompute", "write_persistable"):
 # ---- nested structures of outputs ------------------------------------------------------------
 
 def flatten(x):
-    """(leaves, treedef) of nested lists/tuples/dicts; None is structure, not a leaf."""
-    if isinstance(x, (list, tuple)):
-        parts = [flatten(t) for t in x]
-        return [l for p in parts for l in p[0]], (type(x), tuple(p[1] for p in parts))
-    if isinstance(x, dict):
-        keys = list(x)
-        parts = [flatten(x[k]) for k in keys]
-        return [l for p in parts for l in p[0]], (dict, tuple(keys), tuple(p[1] for p in parts))
-    if x is None:
-        return [], None
-    return [x], "*"
+    """(leaves, tree) of a branch's or loop's values, by `runtime.pytree`'s one rule (lists,
+    tuples, namedtuples, dicts and dataclasses are containers), except that a `None` stays
+    structure here: it is no value of the graph, and every branch must return it alike."""
+    leaves, tree = pytree.flatten(x)
+    nones = tuple(v is None for v in leaves)
+    return [v for v in leaves if v is not None], (pytree.structure(tree), nones, tree)
 
 
 def unflatten(tree, leaves):
+    _, nones, t = tree
     it = iter(leaves)
+    return pytree.unflatten(t, [None if n else next(it) for n in nones])
 
-    def build(t):
-        if t is None:
-            return None
-        if t == "*":
-            return next(it)
-        if t[0] is dict:
-            return {k: build(s) for k, s in zip(t[1], t[2])}
-        return t[0](build(s) for s in t[1])
 
-    return build(tree)
+def _same_structure(a, b) -> bool:
+    return a[:2] == b[:2]
 
 
 def describe(x) -> str:
@@ -113,7 +103,7 @@ def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs:
     flats = [flatten(o) for o in outs]
     tree = flats[0][1]
     for (leaves, t), label, o in zip(flats[1:], labels[1:], outs[1:]):
-        if t != tree:
+        if not _same_structure(t, tree):
             raise ValueError(
                 f"{op}: the branches return different structures: {labels[0]} returned "
                 f"{describe(outs[0])} but {label} returned {describe(o)}. Every branch must "
@@ -183,7 +173,7 @@ def _outputs(builder: Builder, tree, consts, specs):
     # (outputs are not forced stop_gradient under no_grad: see the note in _graph_while)
     it = iter(outs)
     leaves = [next(it) if c is None else c for c in consts]
-    return outs, (unflatten(tree, leaves) if tree is not None else None)
+    return outs, unflatten(tree, leaves)
 
 
 def _check_pred(op: str, pred: Variable, what: str = "pred") -> None:
@@ -340,7 +330,7 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             out = body(*unflatten(tree, bps))
             out = list(out) if isinstance(out, (list, tuple)) else [out]
             outs, otree = flatten(out)
-            if otree != tree:
+            if not _same_structure(otree, tree):
                 raise ValueError(f"while_loop: body must return the loop variables in the "
                                  f"same structure: got {describe(out)} for loop_vars "
                                  f"{describe(loop_vars)}")

@@ -5,7 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import gast
+import numpy as np
+import pytest
 
+import d2s
+import runtime as rt
 from d2s.pyct import activity, analysis, anno, definedness, liveness
 from d2s.pyct.qnames import QName, is_composite, qualified_name, root_of
 
@@ -67,6 +71,66 @@ def test_activity_declarations_and_closure_cells():
     assert activity.closure_cells(fn) == {"b", "c"}
 
 
+def test_local_names_are_pythons_scoping():
+    fn = _fn("""
+        def f(a, *rest, k=1, **kw):
+            global g
+            b, (c, *d) = a
+            e[0] = 1
+            self.x = 2
+            f2 = [i for i in a if (j := i)]
+            del h
+            with a as w, a as self.y:
+                pass
+            import os.path as osp, sys
+            try:
+                pass
+            except E as err:
+                pass
+            for m, self.n in a:
+                n2 += 1
+            o[1] += 1
+            def inner():
+                p = 1
+            class C:
+                q = 2
+            lam = lambda r: (s := r)
+            g = 3
+        """)
+    assert activity.local_names(fn) == {
+        "a", "rest", "k", "kw", "b", "c", "d", "f2", "j", "h", "w", "osp", "sys", "err", "m",
+        "n2", "inner", "C", "lam"}  # not: e, o, self.* (mutated), i, p, q, r, s, g
+    lam = fn.body[-2].value
+    assert activity.local_names(lam) == {"r", "s"}
+
+
+def test_locals_of_is_the_locals_annotation_computed_once():
+    fn = _fn("def f(a):\n  b = a\n  def g(c):\n    return c")
+    analysis.analyze(fn)
+    assert anno.getanno(fn, anno.LOCALS) == {"a", "b", "g"}
+    assert activity.locals_of(fn) is anno.getanno(fn, anno.LOCALS)  # read, not recomputed
+    made = _fn("def h(x):\n  y = x")  # a function a converter made: analysed on first ask
+    assert not anno.hasanno(made, anno.LOCALS)
+    assert activity.locals_of(made) == {"x", "y"} and anno.hasanno(made, anno.LOCALS)
+
+
+def test_closure_cells_are_locals_of_the_scope_a_closure_reads():
+    # `t` is bound in `apply` only, and nothing nested in `apply` reads it: not a cell (it
+    # was one while a function's locals included names bound in its nested functions)
+    fn = _fn("""
+        def f(x):
+            def apply(fn, t):
+                for _ in range(2):
+                    t = fn(t)
+                return t
+            def outer():
+                u = 1
+                return lambda: u
+            return apply(abs, x)
+        """)
+    assert activity.closure_cells(fn) == {"u"}
+
+
 def test_facts_memo_agrees_with_the_plain_walks():
     fn = _fn("""
         def f(x):
@@ -126,6 +190,11 @@ def test_surely_bound_needs_every_path():
 
 # ---- liveness ----------------------------------------------------------------------------
 
+def test_a_comprehension_target_or_del_binds_nothing_for_surely_bound():
+    body = _fn("def f(xs):\n  n = len([name for name in xs])\n  del xs\n  k += 1").body
+    assert definedness.surely_bound(body) == {"n"}
+
+
 def test_liveness_and_loop_carried_names():
     fn = _fn("""
         def f(n):
@@ -181,3 +250,64 @@ def test_analyze_annotates_the_function_and_its_nested_defs():
     # the facade keeps every analysis importable from one place
     assert analysis.written is activity.written and analysis.live_in is liveness.live_in
     assert analysis.surely_bound is definedness.surely_bound
+
+
+# ---- converters read the analysis (`LOCALS` through `Base.is_local` / `is_local_here`) ----
+
+HISTORY = [0.0]
+
+
+def _logs_to_a_global_list(x):
+    HISTORY[0] = 1.0  # mutates the global list: `HISTORY` stays a global name here
+    HISTORY.append(2.0)  # so this stays a method call (an assignment would make it local)
+    s = x.sum()
+    if s > 0:
+        y = x * 2.0
+    else:
+        y = x - 1.0
+    return y
+
+
+def _lambda_parameter_shadows_a_builtin(x):
+    measure = lambda len: len(x)  # noqa: E731  (`len` is the lambda's parameter here)
+    return measure(lambda t: t * 3.0)
+
+
+def _nested_helper_rebinds_its_parameter(x):
+    def apply(fn, t, times):
+        for _ in range(times):
+            t = fn(t)
+        return t
+    return apply(lambda v: rt.where(v > 0, v * 2.0, -v), x, 2)
+
+
+def _comprehension_reuses_a_branch_name(x, flag):
+    if flag:  # `name` here is the comprehension's own: the branch leaves it unbound
+        y = x + len([name for name in ["a", "b"]])
+    else:
+        name = 3.0
+        y = x * name
+    return y
+
+
+@pytest.mark.parametrize("fn, ref", [
+    (lambda x: _comprehension_reuses_a_branch_name(x, True), lambda a: a + 2.0),
+    (lambda x: _comprehension_reuses_a_branch_name(x, False), lambda a: a * 3.0),
+    (_logs_to_a_global_list, lambda a: a * 2.0 if a.sum() > 0 else a - 1.0),
+    (_lambda_parameter_shadows_a_builtin, lambda a: a * 3.0),
+    (_nested_helper_rebinds_its_parameter, lambda a: np.where(a > 0, a * 4.0, -2.0 * a)),
+])
+def test_converters_scope_names_as_python_does(fn, ref):
+    static = d2s.to_static(fn)
+    for a in (np.array([1.0, 2.0], np.float32), np.array([-3.0, 0.5], np.float32)):
+        eager = fn(rt.to_tensor(a)).numpy()
+        out = static(rt.to_tensor(a)).numpy()
+        np.testing.assert_allclose(out, eager, rtol=1e-6)
+        np.testing.assert_allclose(out, ref(a), rtol=1e-6)
+    code = static.code
+    if fn is _logs_to_a_global_list:
+        assert "HISTORY.append)(2.0)" in code and "list_append(HISTORY" not in code
+    if fn is _lambda_parameter_shadows_a_builtin:
+        assert "len_" not in code
+    if fn is _nested_helper_rebinds_its_parameter:
+        assert "nonlocal" not in code  # `t` is `apply`'s own, read by no closure

@@ -185,6 +185,29 @@ def test_cond_mismatch_names_both_branches():
             static.nn.cond(p, lambda: (x, x), lambda: x)
 
 
+def test_cond_and_while_keep_namedtuples_and_none_as_structure():
+    import collections
+    pair = collections.namedtuple("pair", "value note")
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [2], "float32")
+        out = static.nn.cond(x.sum() > 0, lambda: pair(x * 2.0, None),
+                             lambda: pair(x - 1.0, None))
+        assert isinstance(out, pair) and out.note is None
+        i = rt.zeros([1], "int64")
+        i, acc = static.nn.while_loop(lambda i, acc: i < 3,
+                                      lambda i, acc: [i + 1, pair(acc.value + x, None)],
+                                      [i, pair(x, None)])
+        assert isinstance(acc, pair) and acc.note is None
+        with pytest.raises(ValueError, match="different structures"):
+            static.nn.cond(x.sum() > 0, lambda: pair(x, None), lambda: pair(x, x))
+    for a in ([1.0, 2.0], [-1.0, -2.0]):
+        a = np.array(a, np.float32)
+        got, total = _run(main, {"x": a}, [out.value, acc.value])
+        np.testing.assert_allclose(got, a * 2.0 if a.sum() > 0 else a - 1.0)
+        np.testing.assert_allclose(total, a * 4.0)
+
+
 def test_py_print_matches_eager_print(capsys):
     x = rt.to_tensor([1.5, -2.0])
     print("x:", x, 3, sep="|", end=";\n")
