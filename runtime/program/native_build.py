@@ -257,6 +257,13 @@ def wait(timeout: float | None = None) -> bool:
         return _idle.wait_for(lambda: _pending[0] == 0, timeout)
 
 
+def forget() -> None:
+    """Drop the functions this process loaded (a later run loads or builds anew from the
+    cache folder): for measuring a cold cache."""
+    with _lock:
+        _loaded.clear()
+
+
 def stats() -> dict:
     """Counts of builds, loads and failed builds, the seconds spent building, and of calls
     run by C code or handed to the NumPy code (not ready, or a floating-point exception)."""
