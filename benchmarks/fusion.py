@@ -163,15 +163,15 @@ def main(argv=None) -> None:
         base = best[0]
         cells = [f"{best[0] * 1e3:.2f}"] + [f"{b * 1e3:.2f} ({b / base:.2f}x)" for b in best[1:]]
         if jax:
-            ref_s, jax_s = jax[1][name]
+            ref_s, jax_s = jax[1][name][:2]
             cells.append(f"{jax_s * 1e3:.2f} ({jax_s / ref_s:.2f}x)")
         print(f"| {name} | " + " | ".join(cells) + " |")
     if args.device == "cpu":
         print()
-        first_calls(workloads)
+        first_calls(workloads, jax)
 
 
-def first_calls(workloads) -> None:
+def first_calls(workloads, jax=None) -> None:
     """The first call of each workload converted anew (ms): unfused, fused NumPy, fused C
     with a cold cache (the compiler on a background thread, the call on NumPy code), that
     compile's time, and fused C with the cache warm."""
@@ -181,8 +181,9 @@ def first_calls(workloads) -> None:
     from runtime.program import native_build
     cold = tempfile.mkdtemp(prefix="d2s-bench-cache-")
     print("| first call, ms | unfused | fused NumPy | fused C, cold cache (compiling in "
-          "the background) | C compile, s | fused C, warm cache |")
-    print("|---|---:|---:|---:|---:|---:|")
+          "the background) | C compile, s | fused C, warm cache |" +
+          (f" {jax[0]} |" if jax else ""))
+    print("|---|---:|---:|---:|---:|---:|" + ("---:|" if jax else ""))
     for name, fn, _, arrays in workloads:
         tensors = [rt.to_tensor(a) for a in arrays]
         cells = []
@@ -203,6 +204,8 @@ def first_calls(workloads) -> None:
             if cache and len(cells) == 3:
                 native_build.wait()
                 cells.append(f"{native_build.stats()['build_seconds'] - spent:.2f}")
+        if jax:
+            cells.append(f"{jax[1][name][2] * 1e3:.1f}")
         print(f"| {name} | " + " | ".join(cells) + " |")
     for var in ("D2S_FUSION", "D2S_NATIVE", "D2S_CACHE_DIR"):
         os.environ.pop(var, None)

@@ -3,7 +3,7 @@ is its namespace: NumPy, runtime, torch, jax.numpy), and the JAX column.
 
 JAX is measured in the Python that has it: `python benchmarks/fusion_workloads.py --jax ROWS
 COLS REPEAT NUMBER` prints, per workload, the best seconds per call of plain NumPy and of
-`jax.jit` measured side by side in that process (one thread: XLA's CPU client is limited to
+`jax.jit` measured side by side in that process, and of jit's first call (one thread: XLA's CPU client is limited to
 one with `--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`), as JSON.
 `benchmarks/fusion.py` runs it with `D2S_BENCH_JAX_PYTHON` when jax is not importable itself.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import timeit
 
 
@@ -38,7 +39,8 @@ NAMES = ("GELU (tanh form)", "bias + residual + LayerNorm", "Adam update")
 
 
 def jax_times(rows: int, cols: int, repeat: int, number: int) -> dict:
-    """{workload: (NumPy seconds, jax.jit seconds)}, best of `repeat` interleaved rounds."""
+    """{workload: (NumPy seconds, jax.jit seconds, best of `repeat` interleaved rounds;
+    seconds of jax.jit's first call)}."""
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                        "intra_op_parallelism_threads=1")
     import jax
@@ -56,7 +58,9 @@ def jax_times(rows: int, cols: int, repeat: int, number: int) -> dict:
     for name, (fn, ref, arrays) in zip(NAMES, cases):
         jitted = jax.jit(fn)
         dev = [jnp.asarray(a) for a in arrays]
-        jax.block_until_ready(jitted(*dev))
+        t0 = time.perf_counter()
+        jax.block_until_ready(jitted(*dev))  # the first call: trace, compile, run
+        first = time.perf_counter() - t0
 
         def run(jitted=jitted, dev=dev):
             jax.block_until_ready(jitted(*dev))
@@ -65,7 +69,7 @@ def jax_times(rows: int, cols: int, repeat: int, number: int) -> dict:
         for _ in range(repeat):
             for i, f in enumerate((ref, run)):
                 best[i] = min(best[i], timeit.timeit(f, number=number) / number)
-        out[name] = best
+        out[name] = best + [first]
     return out
 
 

@@ -271,9 +271,13 @@ def stats() -> dict:
 
 
 def _forget_worker() -> None:
-    global _queue
+    """In a forked child: no build thread, and fresh locks (the parent's may have been held
+    by a thread that does not exist here)."""
+    global _queue, _lock, _idle
     _queue = None
     _pending[0] = 0
+    _lock = threading.Lock()
+    _idle = threading.Condition(_lock)
 
 
 if hasattr(os, "register_at_fork"):
