@@ -20,6 +20,11 @@ before). Chunks are split over `threads.num_threads()` threads when the chain ha
 
 The unfused code stays the reference: `D2S_FUSION=0` turns fusion off, and
 `tests/static/test_fusion.py` compares the two on every program of the test corpus.
+
+Where a C compiler is found, `build` also makes the run's generated C function
+(`native.py`, `native_build.py`) and calls it instead of the NumPy code once it is compiled
+(a float tolerance from NumPy's results: `test_fusion_native.py`); `D2S_NATIVE=0` keeps the
+NumPy code alone.
 """
 from __future__ import annotations
 
