@@ -3,8 +3,9 @@ is its namespace: NumPy, runtime, torch, jax.numpy), and the JAX column.
 
 JAX is measured in the Python that has it: `python benchmarks/fusion_workloads.py --jax ROWS
 COLS REPEAT NUMBER` prints, per workload, the best seconds per call of plain NumPy and of
-`jax.jit` measured side by side in that process, and of jit's first call (one thread: XLA's CPU client is limited to
-one with `--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`), as JSON.
+`jax.jit` measured side by side in that process, and of jit's first call (one thread: XLA's
+CPU client is limited to one with `--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1`), as JSON.
 `benchmarks/fusion.py` runs it with `D2S_BENCH_JAX_PYTHON` when jax is not importable itself.
 """
 from __future__ import annotations

@@ -211,7 +211,7 @@ def _emit(ops, group, shape, level, bcast, W, T, f, name, flat, vector_math) -> 
         for t in range(1, len(tmps)):
             lines.append(f"    {T} *restrict tmp{t} = tmp0 + {W * t};")
     if flat:
-        lines.append(f"    const int64_t base = 0; const int64_t r = 0; (void)r;")
+        lines.append("    const int64_t base = 0; const int64_t r = 0; (void)r;")
         loop_lo, loop_hi, ind = f"lo * {W}", f"hi * {W}", "    "
     else:
         lines.append("    for (int64_t r = lo; r < hi; r++) {")
