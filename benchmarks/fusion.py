@@ -4,9 +4,16 @@ tensors: GELU (tanh form), bias + residual + LayerNorm, and an Adam update, in m
     python benchmarks/fusion.py [--repeat 7] [--number 3] [--rows 2048] [--cols 1024]
 
 Rows, measured side by side in interleaved rounds: plain NumPy (the same expression), the
-converted function without fusion (`D2S_FUSION=0` when it was compiled), fused on one
-thread, fused on both cores; ratios are to plain NumPy. PyTorch eager and `torch.compile`
-rows are added where torch is installed.
+converted function without fusion (`D2S_FUSION=0` when it was compiled), fused as chunked
+NumPy code (`D2S_NATIVE=0`) on one thread and on all cores, fused as generated C
+(`runtime/program/native.py`, built before timing) on one thread and on all cores; ratios
+are to plain NumPy. PyTorch eager and `torch.compile` columns are added where torch is
+installed, JAX `jit` where jax is.
+
+A second table gives first calls (convert, trace, compile, run) of each workload: unfused,
+fused NumPy, fused C with a cold cache (`D2S_NATIVE=1`: the compiler runs on a background
+thread and the call uses the NumPy code), the time that compile took, and fused C with the
+cache warm.
 """
 from __future__ import annotations
 
@@ -21,29 +28,14 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
 from runtime.program import threads  # noqa: E402
 
 
-def gelu(x, m):
-    return 0.5 * x * (1.0 + m.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
-
-
-def bias_residual_layernorm(x, bias, res, m):
-    h = x + bias + res
-    mu = m.mean(h, axis=-1, keepdims=True)
-    d = h - mu
-    var = m.mean(d * d, axis=-1, keepdims=True)
-    return d / m.sqrt(var + 1e-5)
-
-
-def adam(p, g, mom, vel, m):
-    mom = 0.9 * mom + 0.1 * g
-    vel = 0.999 * vel + 0.001 * (g * g)
-    p = p - 0.001 * (mom / 0.1) / (m.sqrt(vel / 0.001) + 1e-8)
-    return p, mom, vel
+from fusion_workloads import adam, bias_residual_layernorm, gelu  # noqa: E402
 
 
 class _CP:
@@ -111,12 +103,13 @@ def main(argv=None) -> None:
     va = np.abs(va)
     ba = rng.standard_normal(args.cols).astype("float32")
     m, label, peers = _NP, "plain NumPy", _torch_peers()
-    settings = ((False, 1), (True, 1), (True, args.threads))
+    n = args.threads
+    settings = (("0", "0", 1), ("1", "0", 1), ("1", "0", n), ("1", "sync", 1), ("1", "sync", n))
     if args.device == "gpu":
         rt.set_device("gpu")
         import cupy
         xa, ra, ga, ma, va, pa, ba = (cupy.asarray(a) for a in (xa, ra, ga, ma, va, pa, ba))
-        m, label, peers, settings = _CP, "plain CuPy", [], ((False, 1), (True, 1))
+        m, label, peers, settings = _CP, "plain CuPy", [], (("0", "0", 1), ("1", "0", 1))
     workloads = [
         ("GELU (tanh form)", gelu_rt, lambda: gelu(xa, m), (xa,)),
         ("bias + residual + LayerNorm", ln_rt, lambda: bias_residual_layernorm(xa, ba, ra, m),
@@ -124,15 +117,19 @@ def main(argv=None) -> None:
         ("Adam update", adam_rt, lambda: adam(pa, ga, ma, va, m), (pa, ga, ma, va)),
     ]
     fused_cols = " static fused |" if args.device == "gpu" else \
-        f" static fused, 1 thread | static fused, {args.threads} threads |"
+        f" fused NumPy, 1 thread | fused NumPy, {n} threads | fused C, 1 thread | " \
+        f"fused C, {n} threads |"
+    jax = _jax_column(args) if args.device == "cpu" else None
     print(f"| workload on [{args.rows}, {args.cols}] float32 | {label} ms | static "
-          "unfused |" + fused_cols + "".join(f" {name} |" for name, _ in peers))
-    print("|---|---:|---:|" + "---:|" * (len(settings) - 1 + len(peers)))
+          "unfused |" + fused_cols + "".join(f" {name} |" for name, _ in peers) +
+          (f" {jax[0]} |" if jax else ""))
+    print("|---|---:|---:|" + "---:|" * (len(settings) - 1 + len(peers) + bool(jax)))
     for name, fn, ref, arrays in workloads:
         tensors = [rt.to_tensor(a) for a in arrays]
         variants = []
-        for fused, n_threads in settings:
-            os.environ["D2S_FUSION"] = "1" if fused else "0"
+        for fused, native, n_threads in settings:
+            os.environ["D2S_FUSION"] = fused
+            os.environ["D2S_NATIVE"] = native
             sf = d2s.to_static(fn)
             sf.program_cache.max_size = 1
             with rt.no_grad():
@@ -151,6 +148,7 @@ def main(argv=None) -> None:
             variants.append(run)
             d2s.transpile._CACHE.pop(fn, None)  # the next variant converts and compiles anew
         os.environ.pop("D2S_FUSION", None)
+        os.environ.pop("D2S_NATIVE", None)
         for _, make in peers:
             variants.append(make(name, arrays))
         rows = [ref] + variants
@@ -164,7 +162,83 @@ def main(argv=None) -> None:
                     best[i] = min(best[i], timeit.timeit(f, number=args.number) / args.number)
         base = best[0]
         cells = [f"{best[0] * 1e3:.2f}"] + [f"{b * 1e3:.2f} ({b / base:.2f}x)" for b in best[1:]]
+        if jax:
+            ref_s, jax_s = jax[1][name][:2]
+            cells.append(f"{jax_s * 1e3:.2f} ({jax_s / ref_s:.2f}x)")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    if args.device == "cpu":
+        print()
+        first_calls(workloads, jax)
+
+
+def first_calls(workloads, jax=None) -> None:
+    """The first call of each workload converted anew (ms): unfused, fused NumPy, fused C
+    with a cold cache (the compiler on a background thread, the call on NumPy code), that
+    compile's time, and fused C with the cache warm."""
+    import tempfile
+    import time
+
+    from runtime.program import native_build
+    cold = tempfile.mkdtemp(prefix="d2s-bench-cache-")
+    print("| first call, ms | unfused | fused NumPy | fused C, cold cache (compiling in "
+          "the background) | C compile, s | fused C, warm cache |" +
+          (f" {jax[0]} |" if jax else ""))
+    print("|---|---:|---:|---:|---:|---:|" + ("---:|" if jax else ""))
+    for name, fn, _, arrays in workloads:
+        tensors = [rt.to_tensor(a) for a in arrays]
+        cells = []
+        spent = native_build.stats()["build_seconds"]
+        for fused, native, cache in (("0", "0", None), ("1", "0", None), ("1", "1", cold),
+                                     ("1", "1", cold)):
+            os.environ.update(D2S_FUSION=fused, D2S_NATIVE=native)
+            if cache:
+                os.environ["D2S_CACHE_DIR"] = cache
+                if len(cells) == 2:
+                    native_build.forget()  # (the timed table loaded these sources)
+            d2s.transpile._CACHE.pop(fn, None)
+            sf = d2s.to_static(fn)
+            t0 = time.perf_counter()
+            with rt.no_grad():
+                sf(*tensors)
+            cells.append(f"{(time.perf_counter() - t0) * 1e3:.1f}")
+            if cache and len(cells) == 3:
+                native_build.wait()
+                cells.append(f"{native_build.stats()['build_seconds'] - spent:.2f}")
+        if jax:
+            cells.append(f"{jax[1][name][2] * 1e3:.1f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    for var in ("D2S_FUSION", "D2S_NATIVE", "D2S_CACHE_DIR"):
+        os.environ.pop(var, None)
+    import shutil
+    shutil.rmtree(cold, ignore_errors=True)
+
+
+def _jax_column(args):
+    """(column name, {workload: (NumPy s, jax.jit s)}) or None: JAX measured in this Python
+    if it has jax, else in `D2S_BENCH_JAX_PYTHON` (a separate environment), each ratio to
+    plain NumPy timed in the same process."""
+    import json
+    import subprocess
+
+    import fusion_workloads
+    sizes = (args.rows, args.cols, args.repeat, args.number)
+    try:
+        import jax
+        return f"JAX {jax.__version__} jit", fusion_workloads.jax_times(*sizes)
+    except ImportError:
+        pass
+    python = os.environ.get("D2S_BENCH_JAX_PYTHON")
+    if not python:
+        return None
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fusion_workloads.py")
+    r = subprocess.run([python, script, "--jax", *map(str, sizes)], capture_output=True,
+                       text=True, check=False)
+    version = subprocess.run([python, "-c", "import jax; print(jax.__version__)"],
+                             capture_output=True, text=True, check=False).stdout.strip()
+    if r.returncode != 0:
+        print(f"(JAX in {python} failed: {r.stderr.strip().splitlines()[-1:]})")
+        return None
+    return f"JAX {version} jit (own process)", json.loads(r.stdout)
 
 
 def _torch_peers() -> list:

@@ -59,9 +59,9 @@ class ProgramCache:
             args = spec.complete(args)
         key, tensors = spec.key(args, kwargs, sf.instance, sf.training())
         entries = self._entries
-        found = entries.get(key)
+        found = entries.get(key)  # (never empty: lists are replaced whole, under the lock)
         changed = None
-        if found is not None:
+        if found:
             for entry in found:
                 check = entry.check
                 if check is None or _holds(check):
@@ -73,7 +73,10 @@ class ProgramCache:
             with self._lock:
                 entry = self._trace_new(sf, args, kwargs, key, changed)
         else:
-            entries.move_to_end(key)
+            try:
+                entries.move_to_end(key)
+            except KeyError:  # evicted by another thread's trace meanwhile
+                pass
         self._last_key = key
         self.last = entry
         return entry, tensors
@@ -87,15 +90,17 @@ class ProgramCache:
         if entry.new_places:  # programs traced before may write it unseen: not reused
             entries.clear()
             self._count = 0
-        entries.setdefault(key, []).insert(0, entry)
+        # lists are replaced, never changed in place: `find` reads them without the lock
+        entries[key] = [entry, *entries.get(key, ())]
         entries.move_to_end(key)
         self._count += 1
         while self._count > max(1, self.max_size):
             oldest = next(iter(entries))
             lst = entries[oldest]
-            lst.pop()
             self._count -= 1
-            if not lst:
+            if len(lst) > 1:
+                entries[oldest] = lst[:-1]
+            else:
                 del entries[oldest]
         self.traces += 1
         from .static_function import warn_retrace

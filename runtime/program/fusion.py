@@ -20,6 +20,11 @@ before). Chunks are split over `threads.num_threads()` threads when the chain ha
 
 The unfused code stays the reference: `D2S_FUSION=0` turns fusion off, and
 `tests/static/test_fusion.py` compares the two on every program of the test corpus.
+
+Where a C compiler is found, `build` also makes the run's generated C function
+(`native.py`, `native_build.py`) and calls it instead of the NumPy code once it is compiled
+(a float tolerance from NumPy's results: `test_fusion_native.py`); `D2S_NATIVE=0` keeps the
+NumPy code alone.
 """
 from __future__ import annotations
 
@@ -224,7 +229,23 @@ def build(group: Group, block, ident):
     fn = ns[name]
     _LINES[filename] = {n: ("op", block.ops[j], block) for n, j in lines.items()}
     weakref.finalize(fn, _forget, filename)
-    return fn
+    from . import native_build  # (it imports this module)
+    holder = native_build.prepare(group, block)
+    if holder is None:
+        return fn
+    return _with_native(fn, native_build.caller(holder, group.size >= limits()[2]))
+
+
+def _with_native(fn, native_fn):
+    """The run's C function (`native.py`) where it is ready and raised no floating-point
+    exception NumPy would report, else the NumPy code `fn` (the reference)."""
+
+    def fused(*args):
+        out = native_fn(*args)
+        return fn(*args) if out is None else out
+
+    fused.numpy_code = fn
+    return fused
 
 
 _LINES: dict = {}  # file name of a live fused function -> {line: ("op", op, block)}

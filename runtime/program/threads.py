@@ -11,6 +11,7 @@ compiled too.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 
@@ -84,30 +85,47 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _with_errstate(part, err, lo, hi):
+def _with_errstate(work, err):
     with np.errstate(**err):  # the caller's floating-point error settings, in this thread
-        part(lo, hi)
+        work()
+
+
+PIECES_PER_THREAD = 4
 
 
 def run_rows(part, rows: int, step: int, parallel: bool) -> None:
     """`part(lo, hi)` over rows 0..rows: on the calling thread alone, or (when `parallel`
-    and more than one thread is allowed) split into contiguous shares of whole chunks of
-    `step` rows, one per thread."""
+    and more than one thread is allowed) over the threads, in pieces of whole chunks of
+    `step` rows (about `PIECES_PER_THREAD` per thread) that each thread takes in turn from
+    a shared counter: on a machine where another process keeps a core busy, the threads
+    that do run take the pieces of one that does not (a fixed share per thread would wait
+    for it). A worker that has not started when the calling thread finds no piece left is
+    cancelled, not waited for."""
     t = _threads
     chunks = -(-rows // step)
     if not parallel or t <= 1 or chunks < 2:
         part(0, rows)
         return
     t = min(t, chunks)
-    bounds = [min(rows, (chunks * i // t) * step) for i in range(t + 1)]
+    pieces = min(chunks, t * PIECES_PER_THREAD)
+    bounds = [min(rows, (chunks * i // pieces) * step) for i in range(pieces + 1)]
+    taken = itertools.count()  # next() on it is atomic under the GIL
+
+    def work():
+        for i in taken:
+            if i >= pieces:
+                return
+            part(bounds[i], bounds[i + 1])
+
     pool = _get_pool(t - 1)
     err = np.geterr()
-    futures = [pool.submit(_with_errstate, part, err, bounds[i], bounds[i + 1])
-               for i in range(1, t)]
+    futures = [pool.submit(_with_errstate, work, err) for _ in range(1, t)]
     try:
-        part(0, bounds[1])
+        work()
     finally:
-        for f in futures:  # every share finishes (or fails) before the result is used
-            f.exception()
+        for f in futures:  # every piece finishes (or fails) before the result is used
+            if not f.cancel():
+                f.exception()
     for f in futures:
-        f.result()
+        if not f.cancelled():
+            f.result()

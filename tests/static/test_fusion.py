@@ -18,6 +18,13 @@ from tests.d2s.corpus import (  # noqa: F401  isort: skip  (registers the cases)
 FUSED_PROGRAMS = []
 
 
+@pytest.fixture(autouse=True)
+def _numpy_fused_code(monkeypatch):
+    """These tests check the fused NumPy code, which is exact; the generated C
+    (`test_fusion_native.py`) is compared within float tolerance."""
+    monkeypatch.setenv("D2S_NATIVE", "0")
+
+
 def _run_case(c, monkeypatch, fused: bool):
     # "test": every fusible chain fused, in chunks of 3 elements, over the threads
     monkeypatch.setenv("D2S_FUSION", "test" if fused else "0")

@@ -3,11 +3,14 @@ per thread, a first call converts and traces once while other threads wait, and 
 concurrently."""
 from __future__ import annotations
 
+import collections
 import importlib.util
 import threading
+import time
 import traceback
 
 import numpy as np
+import pytest
 
 import d2s
 import runtime as rt
@@ -213,3 +216,50 @@ def test_a_failed_first_call_leaves_no_state_behind():
         assert rt.in_dynamic_mode()
         assert len(broken.program_cache) == 0
         assert type(rt.ones([1]) + 1) is rt.Tensor
+
+
+class _YieldingDict(collections.OrderedDict):
+    """The program cache's table, giving up the GIL after every change it makes: threads
+    that read the table without the lock then see every intermediate state."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        time.sleep(0.001)
+
+    def setdefault(self, key, default=None):
+        got = super().setdefault(key, default)
+        time.sleep(0.001)
+        return got
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        time.sleep(0.001)
+
+    def move_to_end(self, key, last=True):
+        super().move_to_end(key, last)
+        time.sleep(0.001)
+
+
+@pytest.mark.filterwarnings("ignore:.*has been traced:UserWarning")
+def test_lookups_without_the_lock_never_see_a_half_made_cache_entry():
+    """A trace adds its entry (and evicts the oldest) while other threads look up programs
+    without the lock: they must see the table before or after, never an empty entry list
+    (the IndexError a cold first call in 16 threads hit under load)."""
+    scale = d2s.to_static(_scaled)
+    scale.program_cache._entries = _YieldingDict()
+    scale.program_cache.max_size = 3  # evictions too
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+
+    def work(i):
+        for rep in range(8):
+            n = (i + rep) % 5  # a Python int: one program per value
+            got = scale(rt.to_tensor(x), n)
+            np.testing.assert_array_equal(got.numpy(), x * n + 1)
+
+    errors = _run_threads(work, 8)
+    assert errors == [], errors[:2]
+    assert len(scale.program_cache) <= 3
+
+
+def _scaled(x, n):
+    return x * n + 1

@@ -1,0 +1,326 @@
+"""Compiling the C of a fused run once, caching it by content, and calling it.
+
+The C source comes from the program alone (`native.py`): nothing read from a file is ever
+compiled or executed but the shared objects this module wrote itself. Each source is built
+with the C compiler (`$CC`, else `gcc`, else `cc`) into a cache folder (`D2S_CACHE_DIR`, else
+`$XDG_CACHE_HOME/d2s` or `~/.cache/d2s`, subfolder `native`), named by a SHA-256 of the
+source, the compiler (path, size, modification time), its flags and the CPU (`-march=native`
+code must not run on another machine sharing the folder). The folder is created private
+(0700); a folder or file owned by another user, or writable by group or others, is not used.
+A build writes a temporary file and renames it into place, so processes building the same
+source at once are safe.
+
+`D2S_NATIVE`: unset or `1`: fused runs use the C code when a compiler exists; a source not in
+the cache is compiled on a background thread and the run uses the NumPy code until it is
+ready (a first call never waits for a compiler). `sync`: compile on the calling thread (tests,
+benchmarks). `0`: never (the NumPy code only).
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+from . import native, threads
+
+FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-ffp-contract=off", "-fno-math-errno",
+         "-fPIC", "-shared")
+PLAIN_FLAGS = ("-O2", "-ffp-contract=off", "-fPIC", "-shared")  # if the first build fails
+BITS = {"invalid": 1, "divide": 2, "over": 4, "under": 8}  # as the C function returns them
+
+_lock = threading.Lock()
+_loaded: dict = {}  # key -> ctypes function (or None: its build failed)
+_queue: queue.Queue | None = None
+_pending = [0]
+_idle = threading.Condition(_lock)
+_compiler: list = []
+_stats = {"built": 0, "loaded": 0, "failed": 0, "build_seconds": 0.0, "native_calls": 0,
+          "numpy_calls": 0}
+
+
+def mode():
+    """"background", "sync" or None (off, or no C compiler)."""
+    env = os.environ.get("D2S_NATIVE", "1").strip().lower()
+    if env in ("0", "off", "no", "false") or compiler() is None:
+        return None
+    return "sync" if env == "sync" else "background"
+
+
+def compiler():
+    """(path, identity) of the C compiler, or None."""
+    if not _compiler:
+        path = None
+        for name in ([os.environ["CC"]] if os.environ.get("CC") else []) + ["gcc", "cc"]:
+            path = shutil.which(name)
+            if path:
+                break
+        ident = None
+        if path:
+            st = os.stat(path)
+            ident = f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
+        _compiler.append((path, ident) if path else None)
+    return _compiler[0]
+
+
+def cache_dir():
+    """The private cache folder (created), or None if it cannot be used safely."""
+    base = os.environ.get("D2S_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "d2s")
+    path = os.path.join(base, "native")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path if _private(path) else None
+    except OSError:
+        return None
+
+
+def _private(path: str) -> bool:
+    st = os.stat(path)
+    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & 0o022
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features", "model name")):
+                    return line
+    except OSError:
+        pass
+    return platform.processor() + platform.machine()
+
+
+_CPU = None
+
+
+def key_of(source: str) -> str:
+    global _CPU
+    if _CPU is None:
+        _CPU = _cpu()
+    h = hashlib.sha256()
+    for part in (source, compiler()[1], " ".join(FLAGS), _CPU, sys.platform):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+class Holder:
+    """The C function of one fused run once it is ready (`fn`), with its plan."""
+
+    def __init__(self, plan, key):
+        self.plan = plan
+        self.key = key
+        self.fn = None
+
+
+def prepare(group, block):
+    """A `Holder` for `group`'s C function (loaded from the cache, compiled now or queued),
+    or None when native code is off, the run does not fit `native.py`'s layout, or no cache
+    folder can be used."""
+    how = mode()
+    if how is None:
+        return None
+    plan = native.plan(group, block, vector_math=_vector_math())
+    if plan is None:
+        return None
+    folder = cache_dir()
+    if folder is None:
+        return None
+    holder = Holder(plan, key_of(plan.source))
+    with _lock:
+        if holder.key in _loaded:
+            holder.fn = _loaded[holder.key]
+            return holder if holder.fn is not None else None
+    so = os.path.join(folder, holder.key + ".so")
+    if os.path.exists(so):
+        holder.fn = _load(holder, so)
+        return holder if holder.fn is not None else None
+    if how == "sync":
+        _build(holder, folder)
+        return holder if holder.fn is not None else None
+    _submit(holder, folder)
+    return holder
+
+
+def _vector_math() -> bool:
+    """glibc's vector math library (exp, tanh, ... on 4-8 floats at once) is linked where
+    it exists: x86-64 Linux with glibc 2.35 or later."""
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    libc, version = platform.libc_ver()
+    try:
+        return libc == "glibc" and tuple(int(v) for v in version.split(".")[:2]) >= (2, 35)
+    except ValueError:
+        return False
+
+
+def _load(holder, so):
+    try:
+        if not _private(so):
+            fn = None
+        else:
+            fn = getattr(ctypes.CDLL(so), holder.plan.name)
+            fn.restype = ctypes.c_int
+            fn.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+            _stats["loaded"] += 1
+    except (OSError, AttributeError):
+        fn = None
+    with _lock:
+        _loaded[holder.key] = fn
+    return fn
+
+
+def _build(holder, folder) -> None:
+    """Compile `holder`'s source into the cache folder (atomically) and load it."""
+    import time
+    t0 = time.perf_counter()
+    so = os.path.join(folder, holder.key + ".so")
+    path = compiler()[0]
+    ok = False
+    fd, src = tempfile.mkstemp(suffix=".c", dir=folder)
+    out = src[:-2] + ".so"
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(holder.plan.source)
+        libs = ["-lmvec", "-lm"] if "simd(" in holder.plan.source else ["-lm"]
+        for flags, extra in ((FLAGS, libs), (PLAIN_FLAGS, ["-lm"])):
+            if extra is not libs:  # the plain build: without the vector declarations
+                with open(src, "w") as f:
+                    f.write("\n".join(ln for ln in holder.plan.source.splitlines()
+                                      if "simd(" not in ln) + "\n")
+            r = subprocess.run([path, *flags, src, "-o", out, *extra], capture_output=True,
+                               timeout=120, check=False)
+            if r.returncode == 0:
+                os.chmod(out, 0o700)
+                os.replace(out, so)
+                ok = True
+                break
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    finally:
+        for p in (src, out):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+    _stats["build_seconds"] += time.perf_counter() - t0
+    if ok:
+        _stats["built"] += 1
+        holder.fn = _load(holder, so)
+    else:
+        _stats["failed"] += 1
+        with _lock:
+            _loaded[holder.key] = None
+
+
+def _submit(holder, folder) -> None:
+    global _queue
+    with _lock:
+        if _queue is None:
+            _queue = queue.Queue()
+            threading.Thread(target=_worker, args=(_queue,), name="d2s-native-build",
+                             daemon=True).start()
+        _pending[0] += 1
+        _queue.put((holder, folder))
+
+
+def _worker(q) -> None:
+    while True:
+        holder, folder = q.get()
+        try:
+            with _lock:
+                done = holder.key in _loaded
+                fn = _loaded.get(holder.key)
+            if done:
+                holder.fn = fn
+            else:
+                _build(holder, folder)
+        finally:
+            with _lock:
+                _pending[0] -= 1
+                _idle.notify_all()
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until every queued build is done (True), or `timeout` seconds passed."""
+    with _lock:
+        return _idle.wait_for(lambda: _pending[0] == 0, timeout)
+
+
+def forget() -> None:
+    """Drop the functions this process loaded (a later run loads or builds anew from the
+    cache folder): for measuring a cold cache."""
+    with _lock:
+        _loaded.clear()
+
+
+def stats() -> dict:
+    """Counts of builds, loads and failed builds, the seconds spent building, and of calls
+    run by C code or handed to the NumPy code (not ready, or a floating-point exception)."""
+    return dict(_stats)
+
+
+def _forget_worker() -> None:
+    """In a forked child: no build thread, and fresh locks (the parent's may have been held
+    by a thread that does not exist here)."""
+    global _queue, _lock, _idle
+    _queue = None
+    _pending[0] = 0
+    _lock = threading.Lock()
+    _idle = threading.Condition(_lock)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_worker)
+
+
+def error_mask() -> int:
+    """The exception bits whose NumPy error setting is not 'ignore'."""
+    err = np.geterr()
+    return sum(bit for name, bit in BITS.items() if err[name] != "ignore")
+
+
+def caller(holder, parallel: bool):
+    """`run(*inputs)`: the run's outputs computed by its C function, or None when that is
+    not ready, failed, or raised a floating-point exception NumPy would report (the caller
+    then runs the NumPy code)."""
+    plan = holder.plan
+    dt, shapes, n_out = plan.dtype, plan.out_shapes, len(plan.outputs)
+    rows, empty, array_t = plan.rows, np.empty, ctypes.c_void_p * (len(plan.inputs) + n_out)
+    contiguous = np.ascontiguousarray
+
+    def run(*inputs):
+        fn = holder.fn
+        if fn is None:
+            _stats["numpy_calls"] += 1
+            return None
+        arrays = [contiguous(a, dt) for a in inputs]
+        outs = [empty(s, dt) for s in shapes]
+        ptrs = array_t(*[a.__array_interface__["data"][0] for a in arrays + outs])
+        flags = []
+
+        def part(lo, hi):
+            flags.append(fn(ptrs, lo, hi))
+
+        threads.run_rows(part, rows, 1, parallel)
+        got = 0
+        for f in flags:
+            got |= f
+        if got < 0 or got & error_mask():
+            _stats["numpy_calls"] += 1
+            return None
+        _stats["native_calls"] += 1
+        del arrays
+        return outs[0] if n_out == 1 else tuple(outs)
+
+    return run
