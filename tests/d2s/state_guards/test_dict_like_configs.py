@@ -77,6 +77,27 @@ def test_reads_are_guarded_and_changes_kept_with_their_types():
     assert len(static.forward.program_cache) == 4  # the last setting reuses the first
 
 
+def running_sums(x, n):
+    sums = OrderedDict(total=x * 0.0, sq=x * 0.0)
+    i = 0
+    while i < n:
+        sums["total"] = sums["total"] + x
+        sums["sq"] = sums["sq"] + x * x
+        i += 1
+    return sums
+
+
+def test_an_ordered_dict_carried_through_a_graph_loop_keeps_its_type():
+    static = d2s.to_static(running_sums)
+    x = np.array([1.0, -2.0], "float32")
+    for n in (0, 3):
+        for fn in (running_sums, static):
+            out = fn(rt.to_tensor(x), rt.to_tensor(np.array(n)))
+            assert type(out) is OrderedDict and list(out) == ["total", "sq"]
+            np.testing.assert_allclose(out["total"].numpy(), x * n)
+            np.testing.assert_allclose(out["sq"].numpy(), x * x * n)
+
+
 def test_a_key_set_in_one_branch_of_an_attr_dict_names_the_key():
     @d2s.to_static
     def f(x, state):
