@@ -11,7 +11,8 @@ user wrote it. The generated-code API, by converter:
   conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
-  `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
+  `try_end`, `try_reraise`, `try_forward`, `try_collect`, `fn_state`, `fn_exit` (run-time
+  errors reach the `except` clauses, also from called functions)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
@@ -43,7 +44,10 @@ from .loops import for_loop, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .try_except import (  # noqa: F401
+    fn_exit,
+    fn_state,
     try_caught,
+    try_collect,
     try_end,
     try_error,
     try_failed,

@@ -181,7 +181,13 @@ def assert_(test, message=None):
     report.record("assert", test)
     if is_variable(test):
         import runtime as rt
-        rt.static.Assert(test, message=str(message()) if message is not None else None)
+
+        from .try_except import helper_raise
+        from .variables import user_origin
+        text = str(message()) if message is not None else None
+        helper_raise(AssertionError(text) if text is not None else AssertionError(),
+                     user_origin())  # an open `try` would catch it: a clear error
+        rt.static.Assert(test, message=text)
         return
     if not test:
         raise AssertionError(message()) if message is not None else AssertionError()

@@ -60,8 +60,10 @@ def _convert_function(fn):
     if never_converted(fn) or fn.__code__.co_flags & GENERATOR_FLAGS:
         return fn
     from ..transpile import convert
+    from .try_except import open_trys
     try:
-        return convert(fn)
+        # inside a `try` body: the conversion whose run-time errors reach its `except`
+        return convert(fn, errors=bool(open_trys()))
     except SourceError as e:
         warnings.warn(f"d2s: calling {fn.__qualname__} unconverted: {e}", stacklevel=3)
         return fn
