@@ -60,6 +60,7 @@ from .try_except import (  # noqa: F401
 )
 from .logical import (  # noqa: F401
     and_,
+    chain_value,
     comp_filter,
     in_,
     not_,

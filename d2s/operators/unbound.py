@@ -78,3 +78,32 @@ def read(values) -> None:
     for v in values:
         if is_variable(v) and isinstance(v.on_read, ReadCheck):
             v.on_read()
+
+
+def checked(values) -> bool:
+    """Whether some of `values` carry a read check."""
+    return any(is_variable(v) and isinstance(v.on_read, ReadCheck) for v in values)
+
+
+def read_if(values, taken) -> None:
+    """Values carried into a graph loop whose body runs only where the bool graph value
+    `taken` (the loop test on entry) is true: a value unbound on some paths is read only
+    there, as eager code reads it only in the body."""
+    import runtime as rt
+    from runtime.ops.registry import STATE
+    for v in values:
+        check = v.on_read if is_variable(v) else None
+        if isinstance(check, ReadCheck):
+            ReadCheck(rt.logical_or(check.bound, rt.logical_not(taken)), check.name,
+                      check.at)()
+            check.done.add(id(STATE.builder.block))
+
+
+def after_loop(inputs: dict, outputs: list, taken) -> None:
+    """The loop's results for values that were unbound on some paths when it started
+    (`inputs`: index -> read check): bound where they were, or where the loop ran."""
+    import runtime as rt
+    for i, check in inputs.items():
+        v = outputs[i]
+        if is_variable(v) and not isinstance(v.on_read, ReadCheck):
+            v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at)
