@@ -86,6 +86,12 @@ class Logical(Base):
         _mark_test(node.test)
         return self.generic_visit(node)
 
+    def visit_ListComp(self, node):
+        out = predicates.filtered_comprehension(node, self)
+        return out if out is not None else self.generic_visit(node)
+
+    visit_GeneratorExp = visit_ListComp
+
     def visit_comprehension(self, node):
         node = self.generic_visit(node)
         node.ifs = [templates.replace_as_expression(f"{RESERVED}.comp_filter(c)", c=c)

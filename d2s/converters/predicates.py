@@ -146,6 +146,51 @@ def _hoist(node, pre: list, namer, truth: bool):
     return node
 
 
+def filtered_comprehension(node, conv):
+    """`[elt for ... for v in xs if c1 if c2]` (also a generator expression) as
+    `_d2s.comp_list(lambda _acc: [_acc.item(c1 and c2, lambda v=v: elt) for ... in xs])`
+    (see `operators.predicates_comp`), or None: no filter, a filter on an earlier `for`, or
+    a walrus (it would bind a name of the lambda)."""
+    gens = node.generators
+    if not gens[-1].ifs or any(g.ifs for g in gens[:-1]) or any(g.is_async for g in gens) \
+            or _has_walrus(node):
+        return None
+    ifs = gens[-1].ifs
+    gens[-1].ifs = []
+    for c in ifs:
+        _mark(c)
+    ifs = [conv.visit(c) for c in ifs]
+    node = conv.generic_visit(node)
+    cond = ifs[0]
+    if len(ifs) > 1:
+        rest = [templates.replace_as_expression("lambda: c", c=c) for c in ifs[1:]]
+        cond = templates.replace_as_expression(f"{RESERVED}.truth_and_(first, rest)",
+                                               first=ifs[0], rest=rest)
+    names = sorted({n.id for g in gens for n in gast.walk(g.target)
+                    if isinstance(n, gast.Name)})
+    value = templates.replace_as_expression("lambda: elt", elt=node.elt)
+    value.args.args = [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                       for n in names]
+    value.args.defaults = [gast.Name(id=n, ctx=gast.Load(), annotation=None,
+                                     type_comment=None) for n in names]
+    acc = conv.ctx.namer.new("acc")
+    items = gast.ListComp(elt=templates.replace_as_expression(
+        "acc.item(cond, value)", acc=acc, cond=cond, value=value), generators=gens)
+    build = templates.replace_as_expression("lambda acc: items", acc=acc, items=items)
+    build.args.args[0].ctx = gast.Param()
+    fn = "comp_iter" if isinstance(node, gast.GeneratorExp) else "comp_list"
+    return templates.replace_as_expression(f"{RESERVED}.{fn}(build)", build=build)
+
+
+def _mark(node) -> None:
+    if isinstance(node, gast.BoolOp):
+        node.d2s_test = True
+        for v in node.values:
+            _mark(v)
+    elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        _mark(node.operand)
+
+
 def _pending(cases) -> list:
     """`name = _d2s.Pending('name')` for each name every case binds, when the last case
     always matches (`case _:` or a capture, no guard): after the `match` it is bound on every

@@ -33,6 +33,7 @@ from .builtins import (  # noqa: F401
     len_,
     max_,
     min_,
+    sum_,
     print_,
     range_,
     shape,
@@ -70,6 +71,7 @@ from .logical import (  # noqa: F401
     truth_and_,
     truth_or_,
 )
+from .predicates_comp import comp_iter, comp_list  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

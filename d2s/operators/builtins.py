@@ -39,6 +39,26 @@ def len_(x):
     return builtins.len(x)
 
 
+def sum_(iterable, /, start=0):
+    """`sum`; over a tensor array (a list whose length is decided when the program runs) the
+    sum of its elements plus `start`, as a tensor of the element's shape (zeros plus `start`
+    for an empty array, where Python gives `start`)."""
+    if not (is_variable(iterable) and iterable.is_array):
+        return builtins.sum(iterable, start)
+    import runtime as rt
+    arr = iterable
+    shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
+
+    def total():
+        return rt.sum(rt.static.array_stack(arr), axis=0)
+
+    def empty():
+        return rt.zeros(shape, arr.dtype)
+
+    out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+    return out + start if not (isinstance(start, int) and start == 0) else out
+
+
 def range_(*args):
     """`range`; with a graph bound or step it is a TensorRange that `for_loop` runs as a
     while op."""
