@@ -53,6 +53,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
 
     from .logical import to_bool
     src = user_origin()
+    _refuse_gradient_flags(names, src)
     outs: list = []
     fills: dict = {}
     casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
@@ -156,6 +157,22 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     _mark_scalars(result, raw)
     _read_checks(result, raw, unbound, pred, names, src)
     return _result(result)
+
+
+def _refuse_gradient_flags(names, src) -> None:
+    """`h.stop_gradient = ...` in a branch of a tensor `if`: eager stops the gradient through
+    `h` for all its uses (earlier ones too) on the paths that set it, which one static
+    backward cannot decide by data."""
+    for name in names:
+        if name.endswith(".stop_gradient"):
+            from ..errors import ConversionError
+            value = name[:-len(".stop_gradient")]
+            raise ConversionError(
+                f"`{name}` is set in a branch of an `if` whose condition is a tensor "
+                f"({where(src)}): in eager code it stops the gradient through `{value}` for "
+                "all its uses on the inputs that take that branch, which the program's "
+                f"backward cannot decide by data. Write `{value} = {value}.detach()` in the "
+                "branch (stops the uses after it), or set it before the `if`.", origin=src)
 
 
 def _array_lists(names, given, args, src, log, arrays: dict) -> bool:
