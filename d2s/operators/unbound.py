@@ -107,3 +107,35 @@ def after_loop(inputs: dict, outputs: list, taken) -> None:
         v = outputs[i]
         if is_variable(v) and not isinstance(v.on_read, ReadCheck):
             v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at)
+
+
+def branch_flags(values, n: int, flags: dict) -> list:
+    """A traced branch's extra `cond` outputs: for each state index in `flags`, the bool
+    telling where its value is bound (True where it has no read check). Values of this
+    branch with a read check not in `flags` yet are added (the `if` is traced again): the
+    check's flag lives in the branch's block, so only an output carries it out."""
+    import runtime as rt
+    for i, v in enumerate(values[:n]):
+        if i not in flags and is_variable(v) and isinstance(v.on_read, ReadCheck):
+            flags[i] = (v.on_read.name, v.on_read.at)
+    out = []
+    for i in sorted(flags):
+        v = values[i] if i < len(values) else None
+        check = v.on_read if is_variable(v) else None
+        out.append(check.bound if isinstance(check, ReadCheck) else
+                   rt.full([], True, "bool"))
+    return out
+
+
+def after_branches(result: list, flags: dict, bound_flags: list) -> None:
+    """The `if`'s results for the values of `flags`: checked with the flags it output."""
+    import runtime as rt
+    for i, bound in zip(sorted(flags), bound_flags):
+        v = result[i]
+        if not is_variable(v):
+            continue
+        name, at = flags[i]
+        existing = v.on_read
+        if isinstance(existing, ReadCheck):
+            bound = rt.logical_and(bound, existing.bound)
+        v.on_read = ReadCheck(bound, name, at)

@@ -148,7 +148,7 @@ def _stmt(draw, depth=0):
         t = draw(_threshold())
         op = draw(st.sampled_from(["and", "or"]))
         return ["m = y.sum() * 0.0", f"ok = {c} {op} (m := y.mean() * 2.0) > {t}",
-                "y = y + m", "k = k + rt.cast(ok, 'float64')"], False
+                "y = y + m", "k = k + rt.cast(ok, 'float32')"], False
     if kind == "comp_filter":
         t = draw(_threshold())
         return [f"parts = [y * (j + 1.0) for j in range(3) if x[j] > {t}]",
