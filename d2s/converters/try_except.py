@@ -227,6 +227,9 @@ class TryExcept(Base):
             else:
                 out.append(s)
                 done = []
+                if inner is None and self._call_sites(s):  # (a `while` test's call, ...)
+                    out += templates.replace(f"code = {RESERVED}.try_collect(state, code)",
+                                             code=code, state=state)
             if done and again:  # it may fail too: the rest is guarded again
                 rest = self._guard(rest, code, state, in_loop)
             else:
@@ -350,5 +353,10 @@ def transform(node, ctx):
     conv = TryExcept(ctx, fn)
     node = conv.visit(node)
     if getattr(ctx, "errors", False) and fn is not None:
+        # functions defined inside it too (they run while the `try` is open)
+        inner = [n for n in gast.walk(node) if isinstance(n, gast.FunctionDef)
+                 and n is not node and not anno.getanno(n, anno.OPAQUE, False)]
+        for f in inner:
+            _wrap_function(conv, f)
         _wrap_function(conv, node)
     return node

@@ -163,11 +163,12 @@ def helper_raise(exc, src) -> None:
             from ..errors import ConversionError
             raise ConversionError(
                 f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}), in "
-                f"a function called inside a `try` whose `except` would catch it "
-                f"({where(state.src)}): the program raises it when it runs, and only a "
-                "`raise` written in the `try` body itself reaches that `except` then. Move "
-                "the check into the function with the `try`, or return a flag and raise "
-                "there.", origin=src)
+                f"code called inside a `try` whose `except` would catch it "
+                f"({where(state.src)}), but that code is not converted for the `try` (it "
+                "is called through code d2s does not convert, or defined in a class body): "
+                "the program would raise it past the `except`. Call the function from the "
+                "`try` body or a converted function, or return a flag and raise in the "
+                "function with the `try`.", origin=src)
 
 
 def _exception(exc):

@@ -244,3 +244,48 @@ def test_gradients_follow_the_path_taken():
             lambda a: float(nested_helpers(rt.to_tensor(a.astype("float64")))[0].sum().item()),
             np.asarray(row, "float64"), eps=1e-4)
         np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-3, atol=1e-3)
+
+
+# -- a nested function, a @to_static function ----------------------------------------------
+
+def with_inner(h):
+    def inner(v):
+        if v.sum() > 10:
+            raise OverflowError("inner too big")
+        return v * 2
+    return inner(h) + 1
+
+
+@d2s.to_static
+def decorated_check(h):
+    if h.sum() > 10:
+        raise OverflowError("decorated too big")
+    return h * 2
+
+
+def calls_inner_and_decorated(x):
+    try:
+        y = with_inner(x)
+        y = decorated_check(y)
+    except OverflowError:
+        y = x * 0 - 1
+    return y
+
+
+def test_nested_and_decorated_functions_reach_the_except():
+    # passes; inner fails; inner passes and the decorated one fails
+    _same(calls_inner_and_decorated, [[1.0, 1.0], [9.0, 9.0], [2.0, 2.0]])
+
+
+def test_helper_raise_in_a_while_test_is_a_clear_error():
+    def f(x):
+        try:
+            n = x.sum()
+            while check_range(n, 100.0).sum() < 10:
+                n = n + 1
+        except ValueError:
+            n = x.sum() * 0
+        return n
+    with pytest.raises(d2s.errors.ConversionError, match="inside a `try`") as info:
+        d2s.to_static(f)(rt.ones([2]))
+    assert "test_try_helpers.py" in str(info.value)
