@@ -241,11 +241,11 @@ class TryExcept(Base):
         """`rest` runs only while nothing failed (a loop is left with `break`)."""
         if not rest_done:
             rest = self._block(rest, code, state, in_loop)
-        if not rest:
-            return []
-        if in_loop:
+        if in_loop:  # (also at the end of the body: no further iteration)
             return templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
                                      code=code) + rest
+        if not rest:
+            return []
         return templates.replace(f"if {RESERVED}.try_ok(code):\n    rest", code=code,
                                  rest=rest)
 

@@ -289,3 +289,23 @@ def test_helper_raise_in_a_while_test_is_a_clear_error():
     with pytest.raises(d2s.errors.ConversionError, match="inside a `try`") as info:
         d2s.to_static(f)(rt.ones([2]))
     assert "test_try_helpers.py" in str(info.value)
+
+
+def check_only(h):
+    if h.sum() > 3:
+        raise OverflowError("big")
+
+
+def check_in_a_loop(x):
+    y = x
+    try:
+        for i in range(4):
+            y = y + 1
+            check_only(y)  # the last statement of the body: a failure leaves the loop
+    except OverflowError:
+        y = y * 10
+    return y
+
+
+def test_a_failing_check_call_ends_the_loop_of_the_body():
+    _same(check_in_a_loop, [[0.1, 0.1], [1.0, 1.0], [-5.0, -5.0]])
