@@ -133,6 +133,12 @@ def _hoist(node, pre: list, namer, truth: bool):
         return node
     if isinstance(node, gast.IfExp):  # only the test is always evaluated
         node.test = _hoist(node.test, pre, namer, truth=True)
+        if _has_walrus(node.body) or _has_walrus(node.orelse):
+            # a walrus in a branch binds only where it runs: an `if` statement
+            t = namer.new("ifexp")
+            pre += templates.replace("if test:\n    t = a\nelse:\n    t = b", test=node.test,
+                                     t=t, a=node.body, b=node.orelse)
+            return templates.name(t)
         return node
     if isinstance(node, gast.BoolOp):  # only the first operand is always evaluated
         node.values[0] = _hoist(node.values[0], pre, namer, truth)

@@ -311,6 +311,7 @@ def _explain_mismatch(names, outs, src) -> None:
             from ..errors import ConversionError
             path, da, db = found
             what = ("the returned value" + path) if _is_return_value(name) else \
+                "the conditional expression's value" if name.startswith("_ifexp") else \
                 f"'{name}{path}'"
             raise ConversionError(
                 f"{what} is a {da} tensor in the if branch and a {db} tensor in the else "

@@ -113,3 +113,31 @@ def test_value_of_mixed_dtypes_is_a_clear_error():
     with pytest.raises(ConversionError, match="result's dtype would depend on data") as info:
         d2s.to_static(mixed)(rt.ones([2]))
     assert "test_walrus_values.py" in str(info.value)
+
+
+def walrus_in_ifexp_branch(x):
+    m = x.sum() * 0
+    y = (m := x.sum()) if x.mean() > 0 else x.max()  # m: the sum only where that ran
+    return y, m
+
+
+def walrus_and_in_ifexp_branch(x):
+    m = x.sum() * 0
+    y = x.max() > 0 if x.mean() > 0 else (x.mean() > -5 and (m := x.sum()) < 0)
+    return y, m
+
+
+@pytest.mark.parametrize("fn", [walrus_in_ifexp_branch, walrus_and_in_ifexp_branch])
+def test_walrus_in_a_branch_of_a_conditional_expression(fn):
+    """(was a silent wrong result: the branch's lambda bound its own `m`)"""
+    _same(fn)
+
+
+def test_walrus_in_a_conditional_expression_inside_a_comprehension_is_a_clear_error():
+    def f(x):
+        m = x.sum() * 0
+        ys = [(m := v.sum()) if v.mean() > 0 else v.max() for v in (x, -x)]
+        return ys[0], m
+    with pytest.raises(ConversionError, match="walrus") as info:
+        d2s.to_static(f)(rt.ones([2]))
+    assert "test_walrus_values.py" in str(info.value)
