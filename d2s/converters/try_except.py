@@ -220,9 +220,7 @@ class TryExcept(Base):
                         f"code = {RESERVED}.try_collect(state, code)", code=code,
                         state=state)
             rest = stmts[i + 1:]
-            if hoisted is not None:
-                if isinstance(s, gast.Return):  # (its value is the caller's to ignore)
-                    return out + [s]
+            if hoisted is not None:  # (a `return` too: an `except` may fall through)
                 done = [] if s is None else s if isinstance(s, list) else [s]
             else:
                 out.append(s)

@@ -309,3 +309,16 @@ def check_in_a_loop(x):
 
 def test_a_failing_check_call_ends_the_loop_of_the_body():
     _same(check_in_a_loop, [[0.1, 0.1], [1.0, 1.0], [-5.0, -5.0]])
+
+
+def returns_the_call(x):
+    try:
+        return check_range(x, 100.0)
+    except ValueError:
+        pass  # falls through: the code after the `try` gives the result
+    return x * 0 - 1
+
+
+def test_return_of_a_failing_call_falls_through_to_the_except():
+    """(was a silent wrong result: the `return` ran on the failing path too)"""
+    _same(returns_the_call, [[1.0, 2.0], [-1.0, -2.0]])
