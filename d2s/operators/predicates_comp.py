@@ -32,19 +32,33 @@ class Comprehension:
         from .control_flow import ifelse
         from .lists import list_append
         from .logical import truth
-
-        def take(out):
-            return list_append(out, value_fn())
-
-        def skip(out):
-            return out
+        from .try_except import TryState, deposit, open_trys, try_collect
 
         cond = truth(cond)
         if not is_variable(cond):
             if cond:
-                self.out = take(self.out)
+                self.out = list_append(self.out, value_fn())
             return self
-        self.out = ifelse(cond, take, skip, (self.out,), ("comprehension",))
+        # Inside a `try` body, a called function's run-time error raised while computing
+        # the item is handed out of the branch as its error code (`try_except`).
+        outer = open_trys()[-1] if open_trys() else None
+        errors = TryState()
+
+        def take(out, code):
+            mark = len(outer.pending) if outer is not None else 0
+            out = list_append(out, value_fn())
+            if outer is not None and len(outer.pending) > mark:
+                errors.pending, outer.pending[mark:] = outer.pending[mark:], []
+                code = try_collect(errors, code)
+            return out, code
+
+        def skip(out, code):
+            return out, code
+
+        self.out, code = ifelse(cond, take, skip, (self.out, 0),
+                                ("comprehension", "<error code>"))
+        if is_variable(code) or code != 0:
+            deposit(errors, code)
         return self
 
 

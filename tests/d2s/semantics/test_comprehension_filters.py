@@ -121,3 +121,22 @@ def test_dict_comprehension_filter_on_a_tensor_stays_a_clear_error():
     with pytest.raises(ConversionError, match="comprehension filter") as info:
         d2s.to_static(f)(rt.ones([2]))
     assert "test_comprehension_filters.py" in str(info.value)
+
+
+def _check(h):
+    if h.sum() > 10:
+        raise OverflowError("too large")
+    return h
+
+
+def checked_items_in_try(x):
+    try:
+        kept = [_check(v) for v in (x, x * 3) if v.mean() > 0]
+        total = rt.stack(kept).sum(0) if len(kept) > 0 else x * 0
+    except OverflowError:
+        total = x * 0 - 1
+    return total
+
+
+def test_a_helper_error_while_computing_a_kept_item_reaches_the_except():
+    _same(checked_items_in_try, [[1.0, 1.0], [3.0, 3.0], [-1.0, -1.0]])
