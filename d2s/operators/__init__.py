@@ -11,14 +11,15 @@ user wrote it. The generated-code API, by converter:
   conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
-  `try_end`, `try_reraise`, `try_forward`, `try_collect`, `fn_state`, `fn_exit` (run-time
-  errors reach the `except` clauses, also from called functions)
+  `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
+- functions called in a `try` body: `try_collect`, `fn_state`, `fn_exit`; comprehension
+  filters: `comp_list`, `comp_iter`; `and`/`or` values computed by statements: `chain_value`
 """
 from .calls import call  # noqa: F401
 from .builtins import (  # noqa: F401
