@@ -69,18 +69,25 @@ def _operators_cell():
     return _OPERATORS_CELL
 
 
-def convert(fn):
-    """The converted version of the Python function `fn` (see the module doc)."""
-    converted = _CACHE.get(fn)
+# function -> Converted, for calls inside an open `try` body: run-time errors become error
+# codes handed to the caller (`converters.try_except`, `operators.try_except`).
+_CACHE_ERRORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def convert(fn, errors: bool = False):
+    """The converted version of the Python function `fn` (see the module doc); `errors`: the
+    conversion for a call inside a `try` body, whose run-time errors reach its `except`."""
+    cache = _CACHE_ERRORS if errors else _CACHE
+    converted = cache.get(fn)
     if converted is None:
         with _LOCK:
-            converted = _CACHE.get(fn)
+            converted = cache.get(fn)
             if converted is None:
-                converted = _CACHE[fn] = _convert(fn)
+                converted = cache[fn] = _convert(fn, errors)
     return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
 
 
-def _convert(fn) -> Converted:
+def _convert(fn, errors: bool = False) -> Converted:
     code = fn.__code__
     logging_utils.log(1, f"converting {fn.__qualname__} ({code.co_filename}:"
                          f"{code.co_firstlineno})")
@@ -91,6 +98,9 @@ def _convert(fn) -> Converted:
     try:
         with deep_recursion():
             node, ctx, present = _prepare(fn)
+            if errors:
+                ctx.errors = True
+                present = set(present) | {gast.Try}  # the try pass wraps the whole body
             outside = reads.outside_reads(node)
             node = _run_passes(node, ctx, len(converters.PASSES), present)
             _finalize(node)
@@ -104,7 +114,7 @@ def _convert(fn) -> Converted:
 def reads_of(fn):
     """What the converted function `fn` reads from outside its arguments (None if `fn` has
     not been converted)."""
-    converted = _CACHE.get(fn)
+    converted = _CACHE.get(fn) or _CACHE_ERRORS.get(fn)
     return None if converted is None else converted.reads
 
 

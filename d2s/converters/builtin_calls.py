@@ -38,6 +38,7 @@ BUILTINS = {
     "min": "min_",
     "all": "all_",
     "any": "any_",
+    "sum": "sum_",
 }
 
 

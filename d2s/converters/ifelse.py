@@ -50,6 +50,18 @@ class IfElse(state.ScopeTracker, Base):
 
     def visit_IfExp(self, node):
         node = self.generic_visit(node)
+        if any(isinstance(n, gast.NamedExpr) for b in (node.body, node.orelse)
+               for n in gast.walk(b)):  # (a branch function would bind the name itself)
+            from ..errors import ConversionError
+            from ..pyct import anno
+            origin = anno.getanno(node, anno.ORIGIN, None)
+            at = f'File "{origin.filename}", line {origin.lineno}: ' \
+                f"{origin.source_line.strip()}" if origin is not None else "unknown line"
+            raise ConversionError(
+                f"({at}) a walrus (`:=`) in a branch of a conditional expression inside a "
+                "lambda, a comprehension or another expression d2s cannot turn into "
+                "statements: the name would be bound in a function of its own. Write an `if` "
+                "statement, or bind the name before the expression.", origin=origin)
         return templates.replace_as_expression(
             f"{RESERVED}.ifexp(test, lambda: body, lambda: orelse)", test=node.test,
             body=node.body, orelse=node.orelse)

@@ -11,8 +11,11 @@ evaluated once into a temporary (`(_cmp_1 := f(x)) < c`); the lambdas read the t
 condition (`if`/`while`/`assert` tests, conditional expressions) `and`/`or` become
 `truth_and_`/`truth_or_`, which combine truth values. A walrus written by the user in the right
 operand of `and`/`or` of an `if` test is hoisted into statements before the `if`
-(`predicates.hoist_walrus`); elsewhere it is left alone (inside a lambda it would bind a name
-of the lambda). Comprehension filters become `_d2s.comp_filter(c)`, and a `match` with guards
+(`predicates.hoist_walrus`), and so is one of an assignment, a `return` or an expression
+statement (`predicates.hoist_value_walrus`, also a conditional expression's test there),
+and a `while` test's (computed before the loop and again at the end of the body);
+elsewhere (inside a lambda or comprehension, a branch of a conditional
+expression) it is left alone: inside a lambda it would bind a name of the lambda. Comprehension filters become `_d2s.comp_filter(c)`, and a `match` with guards
 becomes one `match` per case under a tensor-able `if` (`predicates.match_guards`).
 """
 from __future__ import annotations
@@ -61,9 +64,19 @@ class Logical(Base):
         node = self.generic_visit(node)
         return self.visit_block(pre) + [node] if pre else node
 
+    def _value_walrus(self, node):
+        pre = predicates.hoist_value_walrus(node, self.ctx.namer)
+        node = self.generic_visit(node)
+        return self.visit_block(pre) + [node] if pre else node
+
+    visit_Assign = visit_AugAssign = visit_AnnAssign = _value_walrus
+    visit_Return = visit_Expr = _value_walrus
+
     def visit_While(self, node):
+        pre = predicates.hoist_while_walrus(node, self.ctx.namer)
         _mark_test(node.test)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        return self.visit_block(pre) + [node] if pre else node
 
     def visit_IfExp(self, node):
         _mark_test(node.test)
@@ -72,6 +85,12 @@ class Logical(Base):
     def visit_Assert(self, node):
         _mark_test(node.test)
         return self.generic_visit(node)
+
+    def visit_ListComp(self, node):
+        out = predicates.filtered_comprehension(node, self)
+        return out if out is not None else self.generic_visit(node)
+
+    visit_GeneratorExp = visit_ListComp
 
     def visit_comprehension(self, node):
         node = self.generic_visit(node)

@@ -10,6 +10,20 @@ is evaluated):
                                         if _bool_1:
                                             ...
 
+The same anywhere else a statement evaluates an expression (an assignment, a `return`, an
+expression statement): an `and`/`or` with a walrus in a later operand, at a position Python
+always evaluates, is computed by statements before it, keeping Python's value (`a and b` is
+`a` or `b`); a conditional expression's test is computed as a truth value. The name the walrus
+binds is bound after it only where that operand ran, as in Python: a tensor `if` leaves it
+bound on one side only (a read where eager would find it unbound raises `UnboundLocalError`
+when the program runs), or keeps its previous value on the other side:
+
+    ok = a > 0 and (n := f(x)) < 5      ->     _bool_1 = a > 0
+                                               if _bool_1:
+                                                   _bool_1 = _d2s.chain_value(
+                                                       _bool_1, (n := f(x)) < 5)
+                                               ok = _bool_1
+
 A `match` with guards (`case P if <tensor>:`): each case becomes its own `match` under
 `if not _matched_1:`, its guard an `if` around the body, so a guard that is false (when the
 program runs) goes on to the next case, as Python does:
@@ -28,6 +42,8 @@ program runs) goes on to the next case, as Python does:
                                                     _matched_1 = True
 """
 from __future__ import annotations
+
+import copy
 
 import gast
 
@@ -56,6 +72,129 @@ def hoist_walrus(node, namer) -> list:
                             v=test.values[0], inner=inner)
     node.test = templates.replace_as_expression("not t" if negate else "t", t=t)
     return pre
+
+
+_VALUE_FIELDS = {gast.Assign: "value", gast.AugAssign: "value", gast.AnnAssign: "value",
+                 gast.Return: "value", gast.Expr: "value"}
+_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _later_walrus(node) -> bool:
+    return isinstance(node, gast.BoolOp) and any(_has_walrus(v) for v in node.values[1:])
+
+
+def hoist_value_walrus(stmt, namer) -> list:
+    """Statements to put before `stmt` (its expression rewritten), or [] (see the module)."""
+    field = _VALUE_FIELDS.get(type(stmt))
+    value = getattr(stmt, field, None) if field else None
+    if value is None or not _has_walrus(value):
+        return []
+    pre: list = []
+    setattr(stmt, field, _hoist(value, pre, namer, truth=False))
+    return pre
+
+
+def hoist_while_walrus(node, namer) -> list:
+    """`while test:` whose test has an and/or with a walrus in a later operand: the test is
+    computed (as a truth value) before the loop and again at the end of the body, which the
+    jump passes before this one made always reached (`continue` is a flag by now)."""
+    if not _has_walrus(node.test):
+        return []
+    pre: list = []
+    test = _hoist(node.test, pre, namer, truth=True)
+    if not pre:
+        return []
+    node.test = test
+    node.body = node.body + copy.deepcopy(pre)
+    return pre
+
+
+def _chain(node, pre: list, namer, truth: bool):
+    """`a and b or ...` as statements into a fresh name (its value, or its truth)."""
+    t = namer.new("bool")
+    go_on = "t" if isinstance(node.op, gast.And) else "not t"
+    assign = f"t = {RESERVED}.truth(v)" if truth else "t = v"
+    later = f"t = {RESERVED}.truth(v)" if truth else f"t = {RESERVED}.chain_value(t, v)"
+    inner = templates.replace(later, t=t, v=node.values[-1])
+    for v in reversed(node.values[1:-1]):
+        inner = templates.replace(f"{later}\nif {go_on}:\n    inner", t=t, v=v,
+                                  inner=inner)
+    first = _hoist(node.values[0], pre, namer, truth)
+    pre += templates.replace(f"{assign}\nif {go_on}:\n    inner", t=t, v=first, inner=inner)
+    return templates.name(t)
+
+
+def _hoist(node, pre: list, namer, truth: bool):
+    """`node` with each and/or that has a walrus in a later operand, where Python always
+    evaluates it, replaced by a name computed in `pre` (in evaluation order)."""
+    if _later_walrus(node):
+        return _chain(node, pre, namer, truth)
+    if isinstance(node, _SCOPES) or not _has_walrus(node):
+        return node
+    if isinstance(node, gast.IfExp):  # only the test is always evaluated
+        node.test = _hoist(node.test, pre, namer, truth=True)
+        if _has_walrus(node.body) or _has_walrus(node.orelse):
+            # a walrus in a branch binds only where it runs: an `if` statement
+            t = namer.new("ifexp")
+            pre += templates.replace("if test:\n    t = a\nelse:\n    t = b", test=node.test,
+                                     t=t, a=node.body, b=node.orelse)
+            return templates.name(t)
+        return node
+    if isinstance(node, gast.BoolOp):  # only the first operand is always evaluated
+        node.values[0] = _hoist(node.values[0], pre, namer, truth)
+        return node
+    for name, field in gast.iter_fields(node):
+        if isinstance(field, gast.AST):
+            setattr(node, name, _hoist(field, pre, namer, False))
+        elif isinstance(field, list):
+            setattr(node, name, [_hoist(f, pre, namer, False) if isinstance(f, gast.AST)
+                                 else f for f in field])
+    return node
+
+
+def filtered_comprehension(node, conv):
+    """`[elt for ... for v in xs if c1 if c2]` (also a generator expression) as
+    `_d2s.comp_list(lambda _acc: [_acc.item(c1 and c2, lambda v=v: elt) for ... in xs])`
+    (see `operators.predicates_comp`), or None: no filter, a filter on an earlier `for`, or
+    a walrus (it would bind a name of the lambda)."""
+    gens = node.generators
+    if not gens[-1].ifs or any(g.ifs for g in gens[:-1]) or any(g.is_async for g in gens) \
+            or _has_walrus(node):
+        return None
+    ifs = gens[-1].ifs
+    gens[-1].ifs = []
+    for c in ifs:
+        _mark(c)
+    ifs = [conv.visit(c) for c in ifs]
+    node = conv.generic_visit(node)
+    cond = ifs[0]
+    if len(ifs) > 1:
+        rest = [templates.replace_as_expression("lambda: c", c=c) for c in ifs[1:]]
+        cond = templates.replace_as_expression(f"{RESERVED}.truth_and_(first, rest)",
+                                               first=ifs[0], rest=rest)
+    names = sorted({n.id for g in gens for n in gast.walk(g.target)
+                    if isinstance(n, gast.Name)})
+    value = templates.replace_as_expression("lambda: elt", elt=node.elt)
+    value.args.args = [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                       for n in names]
+    value.args.defaults = [gast.Name(id=n, ctx=gast.Load(), annotation=None,
+                                     type_comment=None) for n in names]
+    acc = conv.ctx.namer.new("acc")
+    items = gast.ListComp(elt=templates.replace_as_expression(
+        "acc.item(cond, value)", acc=acc, cond=cond, value=value), generators=gens)
+    build = templates.replace_as_expression("lambda acc: items", acc=acc, items=items)
+    build.args.args[0].ctx = gast.Param()
+    fn = "comp_iter" if isinstance(node, gast.GeneratorExp) else "comp_list"
+    return templates.replace_as_expression(f"{RESERVED}.{fn}(build)", build=build)
+
+
+def _mark(node) -> None:
+    if isinstance(node, gast.BoolOp):
+        node.d2s_test = True
+        for v in node.values:
+            _mark(v)
+    elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        _mark(node.operand)
 
 
 def _pending(cases) -> list:

@@ -80,13 +80,25 @@ def _assign_tail(stmts: list, retval: str) -> list:
 
 class ReturnStatements(Base):
     def visit_FunctionDef(self, node):
+        node = self._returns(node)
+        exit_ = getattr(node, "d2s_fn_exit", None)  # the `try` pass's `_d2s.fn_exit(...)`
+        if exit_ is not None and node.body and isinstance(node.body[-1], gast.Return):
+            node.body[-1:-1] = exit_[0]
+            del node.d2s_fn_exit
+        return node
+
+    def _returns(self, node):
         node = self.generic_visit(node)  # nested functions own their returns
         body = node.body
         count = _returns(body)
         if count == 0 or (count == 1 and isinstance(body[-1], gast.Return)):
             return node
         retval = self.ctx.namer.new_plain("retval")
-        init = [] if always_exits(body) else templates.replace("retval = None", retval=retval)
+        exit_ = getattr(node, "d2s_fn_exit", None)
+        # a function converted for a `try` body: a path that failed sets no return value
+        # (the caller never reads it): placeholder zeros, if the user's code always returns
+        exits = exit_[1] if exit_ is not None else always_exits(body)
+        init = [] if exits else templates.replace("retval = None", retval=retval)
         if _tail_returns(body) > 0:
             node.body = init + _assign_tail(body, retval) + templates.replace(
                 "return retval", retval=retval)
@@ -101,9 +113,9 @@ class ReturnStatements(Base):
         # A function that may fall through returns None there: `_retval` starts as None. One
         # that always ends in return/raise starts it unbound (a placeholder that only paths
         # which already returned leave behind, so a tensor `if` may fill it).
-        start = templates.replace("retval = None", retval=retval) if not always_exits(
-            body) else templates.replace(f"retval = {RESERVED}.Undefined(name)", retval=retval,
-                                         name=templates.const(retval))
+        start = templates.replace("retval = None", retval=retval) if not exits else \
+            templates.replace(f"retval = {RESERVED}.Undefined(name)", retval=retval,
+                              name=templates.const(retval))
         node.body = (templates.replace("flag = False", flag=flag) + start
                      + jumps.rewrite(body, gast.Return, flag, into_loops=True, on_jump=on_jump)
                      + templates.replace("return retval", retval=retval))

@@ -29,6 +29,19 @@ Inside loops of the body, a failure also leaves the loop (`break`). Inner `try` 
 converted first; in an enclosing `try` body, the re-raise of an error they do not catch
 becomes `_exc_2 = _d2s.try_forward(_try_2, _exc_2, _try_1, _exc_1, types)`, a failure of
 the enclosing body like its own `raise`.
+A statement of the body that calls a function that may be user code (not the runtime's, not
+a Tensor method) may fail through it: the call's value is set aside, the errors the function
+handed on are collected, and the statement finishes only while nothing failed:
+
+    y = helper(x)          ->   _tmp_1 = _d2s.call(helper)(x)
+    rest                        _exc_1 = _d2s.try_collect(_try_1, _exc_1)
+                                if _d2s.try_ok(_exc_1):
+                                    y = _tmp_1
+                                    rest
+
+The functions called inside a `try` body are converted a second time with `ctx.errors` set:
+their whole body is such a body (`_d2s.fn_state()`), and `_d2s.fn_exit(state, code)` before
+the return hands their error code to the caller (`operators.try_except`).
 Runs first: the passes after it convert the `if`s, `break`s and the `for` it writes.
 """
 from __future__ import annotations
@@ -63,6 +76,45 @@ def _sites(node) -> bool:
 
 
 class TryExcept(Base):
+    def __init__(self, ctx, fn=None):
+        super().__init__(ctx)
+        from .call_trees import CallTrees
+        from ..pyct.activity import params, written
+        self._calls = CallTrees(ctx)  # which calls may reach user code
+        if fn is not None:
+            self._calls.locals_stack.append(written(fn.body) | set(params(fn)))
+
+    def _user_call(self, node) -> bool:
+        """Whether expression `node` holds a call that may run user code."""
+        from ..call_policy import TENSOR_METHODS
+        for n in gast.walk(node):
+            if not isinstance(n, gast.Call):
+                continue
+            f = n.func
+            if isinstance(f, gast.Attribute) and not isinstance(f.value, gast.Name) and \
+                    f.attr in TENSOR_METHODS:
+                continue  # `(h > 0).all()`: a Tensor method on a computed value
+            if not self._calls._leave_alone(f):
+                return True
+        return False
+
+    def _call_sites(self, node) -> bool:
+        """Whether statement(s) `node` hold a call that may run user code (its scope)."""
+        stack = list(node) if isinstance(node, list) else [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, _SCOPES):
+                continue
+            if isinstance(n, gast.expr):
+                if self._user_call(n):
+                    return True
+                continue
+            stack.extend(gast.iter_child_nodes(n))
+        return False
+
+    def _needs(self, s) -> bool:
+        return _sites(s) or self._call_sites(s)
+
     def visit_Try(self, node):
         node = self.generic_visit(node)  # inner `try` statements first
         if not node.handlers:
@@ -71,19 +123,8 @@ class TryExcept(Base):
                                     templates.const(None) for h in node.handlers],
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
-        if not _sites(node.body):
-            if not any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
-                return node
-            # only open while the body runs: a helper's run-time raise it would catch is a
-            # conversion error (`operators.try_except.helper_raise`)
-            state = self.ctx.namer.new("try")
-            pre = templates.replace(f"state = {RESERVED}.try_state(lambda: handlers)",
-                                    state=state, handlers=handlers)
-            for h in node.handlers:
-                h.body = templates.replace(end, state=state) + h.body
-            node.orelse = templates.replace(end, state=state) + node.orelse
-            node.finalbody = templates.replace(end, state=state) + node.finalbody
-            return pre + [node]
+        if not self._needs(node.body):
+            return node
         from .early_return import try_exits
         exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
@@ -107,6 +148,39 @@ class TryExcept(Base):
 
     # -- the body: raises become error codes, the rest runs only while nothing failed ------
 
+    def _hoist(self, s, code: str, state: str):
+        """A statement whose own expression calls user code: (the statements computing that
+        value and collecting the errors, the statement using the value), else None."""
+        field = {gast.Assign: "value", gast.AugAssign: "value", gast.AnnAssign: "value",
+                 gast.Return: "value", gast.If: "test", gast.For: "iter",
+                 gast.Expr: "value"}.get(type(s))
+        value = getattr(s, field, None) if field else None
+        if value is None or not self._user_call(value):
+            return None
+        collect = templates.replace(f"code = {RESERVED}.try_collect(state, code)", code=code,
+                                    state=state)
+        if isinstance(s, gast.Expr):
+            call = s.value
+            if not isinstance(call, gast.Call) or not any(
+                    self._user_call(a) for a in call.args + [k.value for k in call.keywords]):
+                return [s] + collect, None
+            # `log.append(helper(x))`: the arguments first; the call only if they did not fail
+            pre = []
+            for i, a in enumerate(call.args):
+                if self._user_call(a):
+                    tmp = self.ctx.namer.new("tmp")
+                    pre += templates.replace("tmp = value", tmp=tmp, value=a)
+                    call.args[i] = templates.name(tmp)
+            for k in call.keywords:
+                if self._user_call(k.value):
+                    tmp = self.ctx.namer.new("tmp")
+                    pre += templates.replace("tmp = value", tmp=tmp, value=k.value)
+                    k.value = templates.name(tmp)
+            return pre + collect, s
+        tmp = self.ctx.namer.new("tmp")
+        setattr(s, field, templates.name(tmp))
+        return templates.replace("tmp = value", tmp=tmp, value=value) + collect, s
+
     def _block(self, stmts: list, code: str, state: str, in_loop: bool) -> list:
         out = []
         for i, s in enumerate(stmts):
@@ -123,28 +197,55 @@ class TryExcept(Base):
                 if in_loop:
                     out.append(gast.Break())
                 return out  # the rest of the block is unreachable
-            if not _sites(s):
+            if not self._needs(s):
                 out.append(s)
                 continue
             inner = getattr(s, "d2s_reraise", None)
+            hoisted, again = None, False
             if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
                 s = templates.replace(
                     f"code = {RESERVED}.try_forward(state, code, inner, inner_code, types)",
                     code=code, state=state, inner=inner[0], inner_code=inner[1],
                     types=copy.deepcopy(inner[2]))[0]
             else:
-                self._inside(s, code, state, in_loop)
-            out.append(s)
+                hoisted = self._hoist(s, code, state)
+                if hoisted is not None:
+                    out += hoisted[0]
+                    s = hoisted[1]
+                again = s is not None and self._needs(s)
+                if again:
+                    self._inside(s, code, state, in_loop)
+                if isinstance(s, gast.Expr):  # the call itself may fail: collect again
+                    s = [s] + templates.replace(
+                        f"code = {RESERVED}.try_collect(state, code)", code=code,
+                        state=state)
             rest = stmts[i + 1:]
-            if in_loop:
-                out += templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
-                                         code=code)
-                return out + self._block(rest, code, state, in_loop)
-            if rest:
-                out += templates.replace(f"if {RESERVED}.try_ok(code):\n    rest", code=code,
-                                         rest=self._block(rest, code, state, in_loop))
-            return out
+            if hoisted is not None:  # (a `return` too: an `except` may fall through)
+                done = [] if s is None else s if isinstance(s, list) else [s]
+            else:
+                out.append(s)
+                done = []
+                if inner is None and self._call_sites(s):  # (a `while` test's call, ...)
+                    out += templates.replace(f"code = {RESERVED}.try_collect(state, code)",
+                                             code=code, state=state)
+            if done and again:  # it may fail too: the rest is guarded again
+                rest = self._guard(rest, code, state, in_loop)
+            else:
+                rest = self._block(rest, code, state, in_loop)
+            return out + self._guard(done + rest, code, state, in_loop, rest_done=True)
         return out
+
+    def _guard(self, rest, code, state, in_loop, rest_done=False) -> list:
+        """`rest` runs only while nothing failed (a loop is left with `break`)."""
+        if not rest_done:
+            rest = self._block(rest, code, state, in_loop)
+        if in_loop:  # (also at the end of the body: no further iteration)
+            return templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
+                                     code=code) + rest
+        if not rest:
+            return []
+        return templates.replace(f"if {RESERVED}.try_ok(code):\n    rest", code=code,
+                                 rest=rest)
 
     def _inside(self, s, code: str, state: str, in_loop: bool) -> None:
         if isinstance(s, (gast.For, gast.While, gast.AsyncFor)):
@@ -228,5 +329,32 @@ def _reraise(stmts: list, error) -> list:
     return stmts
 
 
+def _wrap_function(conv: TryExcept, fn) -> None:
+    """The conversion for a call inside a `try` body (`ctx.errors`): the whole body is a
+    `try` body whose errors go to the caller (`_d2s.fn_exit`, before the return)."""
+    from .early_return import always_exits
+    from .return_statements import _returns
+    code, state = conv.ctx.namer.new("exc"), conv.ctx.namer.new("try")
+    exits = always_exits(fn.body)
+    body = conv._block(fn.body, code, state, False) or [gast.Pass()]
+    fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state()", code=code,
+                                state=state) + body
+    end = templates.replace(f"{RESERVED}.fn_exit(state, code)", state=state, code=code)
+    if _returns(fn.body):
+        fn.d2s_fn_exit = (end, exits)  # the return pass puts it before the one `return`
+    else:
+        fn.body += end
+
+
 def transform(node, ctx):
-    return TryExcept(ctx).visit(node)
+    fn = node if isinstance(node, gast.FunctionDef) else None
+    conv = TryExcept(ctx, fn)
+    node = conv.visit(node)
+    if getattr(ctx, "errors", False) and fn is not None:
+        # functions defined inside it too (they run while the `try` is open)
+        inner = [n for n in gast.walk(node) if isinstance(n, gast.FunctionDef)
+                 and n is not node and not anno.getanno(n, anno.OPAQUE, False)]
+        for f in inner:
+            _wrap_function(conv, f)
+        _wrap_function(conv, node)
+    return node

@@ -18,6 +18,8 @@ user wrote it. The generated-code API, by converter:
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
+- functions called in a `try` body: `try_collect`, `fn_state`, `fn_exit`; comprehension
+  filters: `comp_list`, `comp_iter`; `and`/`or` values computed by statements: `chain_value`
 """
 from .calls import call  # noqa: F401
 from .builtins import (  # noqa: F401
@@ -34,6 +36,7 @@ from .builtins import (  # noqa: F401
     len_,
     max_,
     min_,
+    sum_,
     print_,
     range_,
     shape,
@@ -46,7 +49,10 @@ from .loops import for_loop, while_loop  # noqa: F401
 from .lists import list_append, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .try_except import (  # noqa: F401
+    fn_exit,
+    fn_state,
     try_caught,
+    try_collect,
     try_end,
     try_error,
     try_failed,
@@ -59,6 +65,7 @@ from .try_except import (  # noqa: F401
 )
 from .logical import (  # noqa: F401
     and_,
+    chain_value,
     comp_filter,
     in_,
     not_,
@@ -68,6 +75,7 @@ from .logical import (  # noqa: F401
     truth_and_,
     truth_or_,
 )
+from .predicates_comp import comp_iter, comp_list  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

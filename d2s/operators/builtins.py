@@ -101,6 +101,26 @@ def len_(x):
     return builtins.len(x)
 
 
+def sum_(iterable, /, start=0):
+    """`sum`; over a tensor array (a list whose length is decided when the program runs) the
+    sum of its elements plus `start`, as a tensor of the element's shape (zeros plus `start`
+    for an empty array, where Python gives `start`)."""
+    if not (is_variable(iterable) and iterable.is_array):
+        return builtins.sum(iterable, start)
+    import runtime as rt
+    arr = iterable
+    shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
+
+    def total():
+        return rt.sum(rt.static.array_stack(arr), axis=0)
+
+    def empty():
+        return rt.zeros(shape, arr.dtype)
+
+    out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+    return out + start if not (isinstance(start, int) and start == 0) else out
+
+
 def range_(*args):
     """`range`; with a graph bound or step it is a TensorRange that `for_loop` runs as a
     while op."""
@@ -258,7 +278,13 @@ def assert_(test, message=None):
     report.record("assert", test)
     if is_variable(test):
         import runtime as rt
-        rt.static.Assert(test, message=str(message()) if message is not None else None)
+
+        from .try_except import helper_raise
+        from .variables import user_origin
+        text = str(message()) if message is not None else None
+        helper_raise(AssertionError(text) if text is not None else AssertionError(),
+                     user_origin())  # an open `try` would catch it: a clear error
+        rt.static.Assert(test, message=text)
         return
     if not test:
         raise AssertionError(message()) if message is not None else AssertionError()

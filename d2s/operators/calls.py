@@ -28,6 +28,9 @@ def call(f):
     if not to_static_enabled():
         return f
     if getattr(type(f), "__d2s_static_function__", False):  # a StaticFunction
+        inside = _for_try(f)
+        if inside is not None:
+            return inside
         converted = f.converted_callable()
         _guard(f.dygraph_function)
         return converted
@@ -56,12 +59,30 @@ def call(f):
     return f
 
 
+def _for_try(f):
+    """A StaticFunction called inside a `try` body: its function converted for the `try`
+    (its run-time errors reach the `except`), bound to its instance; None elsewhere."""
+    from .try_except import open_trys
+    if not open_trys():
+        return None
+    raw = f.dygraph_function
+    fn = getattr(raw, "__func__", raw)
+    if not isinstance(fn, types.FunctionType):
+        return None
+    converted = _convert_function(fn)
+    _guard(raw)
+    instance = getattr(raw, "__self__", None) or f.instance
+    return types.MethodType(converted, instance) if instance is not None else converted
+
+
 def _convert_function(fn):
     if never_converted(fn) or fn.__code__.co_flags & GENERATOR_FLAGS:
         return fn
     from ..transpile import convert
+    from .try_except import open_trys
     try:
-        return convert(fn)
+        # inside a `try` body: the conversion whose run-time errors reach its `except`
+        return convert(fn, errors=bool(open_trys()))
     except SourceError as e:
         warnings.warn(f"d2s: calling {fn.__qualname__} unconverted: {e}", stacklevel=3)
         return fn

@@ -52,6 +52,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
 
     from .logical import to_bool
     src = user_origin()
+    _refuse_gradient_flags(names, src)
     outs: list = []
     fills: dict = {}
     casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
@@ -65,6 +66,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
 
     arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
     given: list = []  # each branch's values as given to cond (filled, converted)
+    flags: dict = {}  # state index -> (name, at): values with read checks, whose bound
+    # flags are extra outputs (`unbound.branch_flags`)
 
     def branch(fn):
         def run():
@@ -90,7 +93,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             for (i, path), dtype in arrays.items():
                 out[i] = _array_at(out[i], path, dtype)
             given.append(out)
-            return tuple(out)
+            return tuple(out) + tuple(unbound_mod.branch_flags(raw[-1], len(names), flags))
         return run
 
     pred = to_bool(pred)
@@ -114,13 +117,20 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
 
     for _ in range(5):
         try:
+            before = len(flags)
             result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
+            if len(flags) != before:  # a branch value unbound on some paths: its flag too
+                reset()
+                continue
             if not one_raises():
                 break
             # One branch raises at run time: the other one's values are the `if`'s results.
             stand_in.extend(full[1] if raised[0] else full[0])
             settled.append(True)
         except Exception as e:
+            if len(flags) != before:  # (the other branch had no flag output yet)
+                reset()
+                continue
             if one_raises():
                 stand_in.extend(full[1] if raised[0] else full[0])
                 settled.append(True)
@@ -151,11 +161,30 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
         raise AssertionError(f"d2s bug: the tensor `if` at {where(src)} kept changing shape")
     if raised and all(raised):
         mark_raised()  # both branches raise: so does the code around this `if`
-    result = mutation.finish(log, list(result) if result is not None else [], len(names),
-                             outs)
+    result = list(result) if result is not None else []
+    bound_flags = result[len(result) - len(flags):] if flags else []
+    result = result[:len(result) - len(flags)]
+    result = mutation.finish(log, result, len(names), outs)
     _mark_scalars(result, raw)
-    _read_checks(result, raw, unbound, pred, names, src)
+    _read_checks(result, raw, unbound, pred, names, src, skip=flags)
+    unbound_mod.after_branches(result, flags, bound_flags)
     return _result(result)
+
+
+def _refuse_gradient_flags(names, src) -> None:
+    """`h.stop_gradient = ...` in a branch of a tensor `if`: eager stops the gradient through
+    `h` for all its uses (earlier ones too) on the paths that set it, which one static
+    backward cannot decide by data."""
+    for name in names:
+        if name.endswith(".stop_gradient"):
+            from ..errors import ConversionError
+            value = name[:-len(".stop_gradient")]
+            raise ConversionError(
+                f"`{name}` is set in a branch of an `if` whose condition is a tensor "
+                f"({where(src)}): in eager code it stops the gradient through `{value}` for "
+                "all its uses on the inputs that take that branch, which the program's "
+                f"backward cannot decide by data. Write `{value} = {value}.detach()` in the "
+                "branch (stops the uses after it), or set it before the `if`.", origin=src)
 
 
 def _array_lists(names, given, args, src, log, arrays: dict) -> bool:
@@ -229,14 +258,17 @@ def _array_at(v, path, dtype):
     return v
 
 
-def _read_checks(result, raw, unbound, pred, names, src) -> None:
-    """Names bound in one branch only get a read check; checks of branch values go on."""
+def _read_checks(result, raw, unbound, pred, names, src, skip=()) -> None:
+    """Names bound in one branch only get a read check; checks of branch values go on
+    (those in `skip` by their flags, `unbound.after_branches`)."""
     if len(raw) != 2:
         return
     import runtime as rt
     for i, first in unbound.items():
         unbound_mod.mark(result[i], rt.logical_not(pred) if first else pred, names[i], src)
     for i, r in enumerate(result):
+        if i in skip:
+            continue
         for k, side in enumerate(raw):
             if i < len(side):
                 unbound_mod.carry(side[i], r, pred, k == 0)
@@ -275,6 +307,33 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"'{name}' is {what} of an if whose condition is a tensor ({where(src)}); both "
                 "branches must leave it with the same length. Append the same number of items "
                 "in both branches, or use a tensor (rt.concat) instead of a list.")
+    for name, a, b in zip(names, outs[0], outs[1]):
+        found = _dtype_difference(a, b, "")
+        if found is not None:
+            from ..errors import ConversionError
+            path, da, db = found
+            what = ("the returned value" + path) if _is_return_value(name) else \
+                "the conditional expression's value" if name.startswith("_ifexp") else \
+                f"'{name}{path}'"
+            raise ConversionError(
+                f"{what} is a {da} tensor in the if branch and a {db} tensor in the else "
+                f"branch of an if whose condition is a tensor ({where(src)}): eager code keeps "
+                "each path's dtype, so the dtype after the if would depend on data. Cast one "
+                "side (`rt.cast(v, ...)`) so both paths give one dtype.", origin=src)
+
+
+def _dtype_difference(a, b, path):
+    """(path, dtype a, dtype b) of the first tensors of one structure whose dtypes differ."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = _dtype_difference(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if _is_tensor(a) and _is_tensor(b) and str(a.dtype) != str(b.dtype):
+        return (path, getattr(a.dtype, "name", str(a.dtype)),
+                getattr(b.dtype, "name", str(b.dtype)))
+    return None
 
 
 def _promote_numbers(first: list, second: list) -> list:

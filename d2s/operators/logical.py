@@ -62,6 +62,28 @@ def truth_or_(a, *rest):
     return or_(truth(a), *[_truthful(f) for f in rest])
 
 
+def chain_value(before, value):
+    """`a and b` / `a or b` used as a value and computed by statements (a walrus in `b`):
+    `value` replaces `before` only where the program evaluates `b`, so the two must agree in
+    dtype and rank when `before` is a graph value (the result's type would depend on data)."""
+    if is_variable(before) and (is_variable(value) or hasattr(value, "dtype")) and (
+            str(before.dtype) != str(value.dtype) or len(before.shape) != len(value.shape)):
+        from ..errors import ConversionError
+        from .variables import user_origin, where
+        src = user_origin()
+        raise ConversionError(
+            f"`a and b` / `a or b` used as a value, with a {_dtype(before)} tensor `a` and an "
+            f"operand `b` of another dtype or rank ({where(src)}): Python gives one operand "
+            "or the other, so the result's dtype would depend on data. Use it as a "
+            "condition (`if a and b:` combines truth values), or combine tensors "
+            "explicitly (`rt.logical_and(a != 0, b)`).", origin=src)
+    return value
+
+
+def _dtype(v) -> str:
+    return getattr(v.dtype, "name", str(v.dtype))
+
+
 def _truthful(f):
     return lambda: truth(f())
 

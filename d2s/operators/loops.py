@@ -274,7 +274,12 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     import runtime as rt
     src = user_origin()
     n = len(names)
-    unbound_mod.read(state)  # a name bound on some paths only, carried into the loop
+    checks, taken = {}, None
+    if unbound_mod.checked(state):  # a name bound on some paths only, carried into the loop:
+        from .logical import to_bool  # read where the body runs (the test on entry)
+        taken = to_bool(test(*state))
+        checks = {i: v.on_read for i, v in enumerate(state) if unbound_mod.checked([v])}
+        unbound_mod.read_if(state, taken)
     log = mutation.begin((test, body), state, names, src)  # state found by object
     fixed = _fixed_lists(body, state, names)
     log.scratch_end()
@@ -352,6 +357,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
             out = list(state)
             for i, v in zip(carried, result):
                 out[i] = v
+            unbound_mod.after_loop(checks, out, taken)
             return loop.finish(out, result[len(carried):])
         except Exception as e:
             log.restore()  # the user's objects must not keep values of discarded blocks

@@ -15,6 +15,16 @@ body contains `raise` (or `assert`) statements:
   of the `except` clauses, so the first matching clause wins as in Python;
 - after `finally`, `try_reraise(state, code, classes)` raises (at run time) an error no
   clause caught; inside an enclosing `try` body, `try_forward` hands it to that `try`.
+
+Functions called while a `try` body is open (helpers, methods, sub-Layers' `forward`, at any
+depth) run in a second conversion of their own (`transpile.convert(fn, errors=True)`): the
+whole body is treated as a `try` body without clauses (`fn_state`), so a run-time `raise` or
+`assert` in it becomes an error code too, and the rest of the function runs only while
+nothing failed. `fn_exit` hands the function's error code to the caller (`deposit`); the
+caller picks it up right after the statement that made the call (`try_collect`), so it
+reaches the user's `except` clauses when the program runs, exactly as eager's exception
+does: the first error raised wins, and the statement's assignment and the rest of the body
+do not happen.
 """
 from __future__ import annotations
 
@@ -27,11 +37,12 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "handlers", "src")
+    __slots__ = ("errors", "handlers", "src", "pending")
 
     def __init__(self, handlers=None, src=None):
         self.errors: dict = {}
         self.handlers, self.src = handlers, src
+        self.pending: list = []  # (called function's state, its error code, block, origin)
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
@@ -69,6 +80,81 @@ def try_end(state: TryState) -> None:
         del stack[stack.index(state):]
 
 
+def fn_state() -> TryState:
+    """A function converted for a call inside an open `try` body starts (see the module)."""
+    return try_state(None)
+
+
+def _block():
+    from runtime.ops.registry import STATE
+    b = STATE.builder
+    return None if b is None else b.block
+
+
+def _nonzero(code) -> bool:
+    return is_variable(code) or code != 0
+
+
+def deposit(state: TryState, code) -> bool:
+    """Hand the error code of the ended `state` (a called function, or a `try` whose clauses
+    did not catch everything) to the innermost open `try` body or function; False if none is
+    open."""
+    stack = open_trys()
+    if not stack:
+        return False
+    stack[-1].pending.append((state, code, _block(), user_origin()))
+    return True
+
+
+def _merge(outer: TryState, code, inner: TryState, inner_code, ks):
+    """`code`, or (where nothing failed yet) the inner error renumbered into `outer`."""
+    if not ks:
+        return code
+    import runtime as rt
+    mapped = 0
+    for k in ks:
+        new = len(outer.errors) + 1
+        outer.errors[new] = inner.errors[k]
+        hit = inner_code == k
+        mapped = mapped + (rt.cast(hit, "int64") * new if is_variable(hit) else new * hit)
+    if not is_variable(code) and code == 0:
+        return mapped
+    if not is_variable(code):
+        return code  # an error already happened: the later one never runs in eager code
+    return code + rt.cast(code == 0, "int64") * mapped
+
+
+def try_collect(state: TryState, code):
+    """After a statement that called functions: the error codes they handed on (`deposit`)
+    join this body's code, the first one raised winning."""
+    pending, state.pending = state.pending, []
+    here = _block()
+    for inner, inner_code, block, src in pending:
+        if block is not here:
+            from ..errors import ConversionError
+            raise ConversionError(
+                f"a run-time `raise`/`assert` in a function called at {where(src)} inside "
+                f"a `try` ({where(state.src)}) is reached in a graph block (a tensor `if` "
+                "or loop body) that code between them does not hand on: the `except` "
+                "clause could not see it when the program runs. Call the function outside "
+                "that tensor `if`/loop test, or check its result and raise in the function "
+                "with the `try`.", origin=src)
+        keys = sorted(inner.errors) if is_variable(inner_code) else (
+            [inner_code] if inner_code in inner.errors else [])
+        code = _merge(state, code, inner, inner_code, keys)
+    return code
+
+
+def fn_exit(state: TryState, code) -> None:
+    """The converted function ends: its error code goes to the caller (see the module)."""
+    code = try_collect(state, code)
+    try_end(state)
+    if not _nonzero(code):
+        return
+    if not deposit(state, code):
+        try_reraise(state, code, ())
+
+
 def helper_raise(exc, src) -> None:
     """A run-time `raise` in a function called from an open `try` body whose clauses would
     catch it: the program raises it outside that `try`, so it is a conversion error."""
@@ -77,11 +163,12 @@ def helper_raise(exc, src) -> None:
             from ..errors import ConversionError
             raise ConversionError(
                 f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}), in "
-                f"a function called inside a `try` whose `except` would catch it "
-                f"({where(state.src)}): the program raises it when it runs, and only a "
-                "`raise` written in the `try` body itself reaches that `except` then. Move "
-                "the check into the function with the `try`, or return a flag and raise "
-                "there.", origin=src)
+                f"code called inside a `try` whose `except` would catch it "
+                f"({where(state.src)}), but that code is not converted for the `try` (it "
+                "is called through code d2s does not convert, or defined in a class body): "
+                "the program would raise it past the `except`. Call the function from the "
+                "`try` body or a converted function, or return a flag and raise in the "
+                "function with the `try`.", origin=src)
 
 
 def _exception(exc):
@@ -186,6 +273,9 @@ def try_reraise(state: TryState, code, handlers: tuple) -> None:
     uncaught = try_uncaught(state, code, handlers)
     if not uncaught:
         return
+    if open_trys():  # a function called inside a `try` body: that `try` gets the error
+        deposit(_only(state, uncaught), code)
+        return
     import runtime as rt
     from runtime.program.debug_ops import raise_error
 
@@ -200,6 +290,12 @@ def try_reraise(state: TryState, code, handlers: tuple) -> None:
 
     rt.static.nn.switch_case(code, {k: raising(state.errors[k]) for k in uncaught},
                              default=lambda: None)
+
+
+def _only(state: TryState, keys) -> TryState:
+    out = TryState(state.handlers, state.src)
+    out.errors = {k: state.errors[k] for k in keys}
+    return out
 
 
 def try_forward(outer: TryState, outer_code, inner: TryState, inner_code, handlers: tuple):

@@ -78,3 +78,64 @@ def read(values) -> None:
     for v in values:
         if is_variable(v) and isinstance(v.on_read, ReadCheck):
             v.on_read()
+
+
+def checked(values) -> bool:
+    """Whether some of `values` carry a read check."""
+    return any(is_variable(v) and isinstance(v.on_read, ReadCheck) for v in values)
+
+
+def read_if(values, taken) -> None:
+    """Values carried into a graph loop whose body runs only where the bool graph value
+    `taken` (the loop test on entry) is true: a value unbound on some paths is read only
+    there, as eager code reads it only in the body."""
+    import runtime as rt
+    from runtime.ops.registry import STATE
+    for v in values:
+        check = v.on_read if is_variable(v) else None
+        if isinstance(check, ReadCheck):
+            ReadCheck(rt.logical_or(check.bound, rt.logical_not(taken)), check.name,
+                      check.at)()
+            check.done.add(id(STATE.builder.block))
+
+
+def after_loop(inputs: dict, outputs: list, taken) -> None:
+    """The loop's results for values that were unbound on some paths when it started
+    (`inputs`: index -> read check): bound where they were, or where the loop ran."""
+    import runtime as rt
+    for i, check in inputs.items():
+        v = outputs[i]
+        if is_variable(v) and not isinstance(v.on_read, ReadCheck):
+            v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at)
+
+
+def branch_flags(values, n: int, flags: dict) -> list:
+    """A traced branch's extra `cond` outputs: for each state index in `flags`, the bool
+    telling where its value is bound (True where it has no read check). Values of this
+    branch with a read check not in `flags` yet are added (the `if` is traced again): the
+    check's flag lives in the branch's block, so only an output carries it out."""
+    import runtime as rt
+    for i, v in enumerate(values[:n]):
+        if i not in flags and is_variable(v) and isinstance(v.on_read, ReadCheck):
+            flags[i] = (v.on_read.name, v.on_read.at)
+    out = []
+    for i in sorted(flags):
+        v = values[i] if i < len(values) else None
+        check = v.on_read if is_variable(v) else None
+        out.append(check.bound if isinstance(check, ReadCheck) else
+                   rt.full([], True, "bool"))
+    return out
+
+
+def after_branches(result: list, flags: dict, bound_flags: list) -> None:
+    """The `if`'s results for the values of `flags`: checked with the flags it output."""
+    import runtime as rt
+    for i, bound in zip(sorted(flags), bound_flags):
+        v = result[i]
+        if not is_variable(v):
+            continue
+        name, at = flags[i]
+        existing = v.on_read
+        if isinstance(existing, ReadCheck):
+            bound = rt.logical_and(bound, existing.bound)
+        v.on_read = ReadCheck(bound, name, at)

@@ -41,6 +41,10 @@ def add_n(inputs, name=None):
     >>> rt.add_n([rt.ones([2]), rt.ones([2]), rt.ones([2])]).tolist()
     [3.0, 3.0]
     """
+    if is_tensor(inputs) and getattr(inputs, "kind", None) == "array":
+        from .arrays import array_stack  # a list whose length is decided at run time
+        from .reduce import sum as sum_
+        return sum_(array_stack(inputs), axis=0)
     if is_tensor(inputs):
         return assign(inputs)
     inputs = list(inputs)

@@ -1,7 +1,9 @@
 """Generated functions exercising control flow, exceptions, types and autograd regions:
 `raise` under tensor conditions, `try`/`except` around Python-valued code, tuple returns from
 inside loops, loop state whose type Python changes (int -> float, Python floats through graph
-loops), `for ... else` with tensor breaks, and `no_grad` blocks.
+loops), `for ... else` with tensor breaks, `no_grad` blocks, run-time `raise`/`assert` in
+helper functions (nested too) called from a `try` body, walrus operators in later operands
+of `and`/`or` used as values, and comprehensions filtered by tensor conditions.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x)` (x:
 float32 [4]) returning `(y, k)`; `inputs` are several x whose values differ in sign and size,
@@ -41,7 +43,8 @@ def _cond(draw):
 def _stmt(draw, depth=0):
     kind = draw(st.sampled_from(["raise", "if", "while_float", "while_int_to_float",
                                  "no_grad", "for_else", "try", "tuple_return", "try_run_time",
-                                 "no_grad_float", "while_int32"]
+                                 "no_grad_float", "while_int32", "try_helper", "walrus",
+                                 "comp_filter"]
                                 if depth == 0 else ["raise", "if", "no_grad"]))
     c = draw(_cond())
     ind = "    "
@@ -118,10 +121,47 @@ def _stmt(draw, depth=0):
         return ["i = rt.zeros([], 'int64')", "n = rt.ones([], 'int32')", "while i < 2:",
                 f"{ind}n = n + rt.ones([], 'int64')", f"{ind}i = i + 1",
                 "y = y * n"], False
+    if kind == "try_helper":
+        # run-time checks in (nested) helpers reach the caller's `except` when it runs;
+        # lines starting with "@@" are module-level (the helpers)
+        n = next(_COUNTER)
+        exc = draw(st.sampled_from(EXCEPTIONS + ["OverflowError"]))
+        c2 = _on_h(draw(_cond()))
+        caught = draw(st.sampled_from([["ArithmeticError", "ValueError"], ["Exception"],
+                                       ["KeyError"], ["AssertionError", "LookupError"]]))
+        helper = [f"@@def _check_{n}(h, x):", f"@@    if {_on_h(c)}:",
+                  f"@@        raise {exc}('fuzz helper {exc}')"]
+        if draw(st.booleans()):
+            helper += [f"@@    assert {c2}, 'fuzz helper assert'"]
+        helper += ["@@    return h * 1.5 + x"]
+        call = f"_check_{n}(y, x)"
+        if draw(st.booleans()):  # through a second helper that goes on after the call
+            helper += [f"@@def _outer_{n}(h, x):", f"@@    h = _check_{n}(h - 0.5, x)",
+                       "@@    return h * 2.0"]
+            call = f"_outer_{n}(y, x)"
+        lines = helper + ["try:", f"{ind}y = y + 1.0", f"{ind}y = {call}",
+                          f"{ind}k = k + 0.5"]
+        for j, cls in enumerate(caught):
+            lines += [f"except {cls}:", f"{ind}k = k + {j + 2}.0"]
+        return lines, False
+    if kind == "walrus":
+        t = draw(_threshold())
+        op = draw(st.sampled_from(["and", "or"]))
+        return ["m = y.sum() * 0.0", f"ok = {c} {op} (m := y.mean() * 2.0) > {t}",
+                "y = y + m", "k = k + rt.cast(ok, 'float32')"], False
+    if kind == "comp_filter":
+        t = draw(_threshold())
+        return [f"parts = [y * (j + 1.0) for j in range(3) if x[j] > {t}]",
+                "if len(parts) > 0:", f"{ind}y = y + rt.stack(parts).sum(0)"], False
     # tuple_return: an early return of a pair from inside a loop under a tensor condition
     t = draw(_threshold())
     return ["for j in range(3):", f"{ind}if x[j] > {t}:",
             f"{ind}{ind}return y * (j + 1), k + j"], True
+
+
+def _on_h(cond: str) -> str:
+    """A condition on `y` as one on a helper's parameter `h`."""
+    return cond.replace("y.", "h.").replace("(y *", "(h *")
 
 
 @st.composite
@@ -139,11 +179,13 @@ def programs(draw):
     stmts = kept
     body = ["y = x * 1.0", "k = 0.0"]  # k: float on every path (an int on some paths
     # and a float on others, decided by a tensor, is a known limitation)
+    helpers = []
     for lines, _ in stmts:
-        body += lines
+        helpers += [ln[2:] for ln in lines if ln.startswith("@@")]
+        body += [ln for ln in lines if not ln.startswith("@@")]
     body.append("return y, k")
-    source = "import runtime as rt\n\n\ndef f(x):\n" + "".join(
-        "    " + ln + "\n" for ln in body)
+    source = "import runtime as rt\n\n\n" + "".join(ln + "\n" for ln in helpers) + \
+        "\n\ndef f(x):\n" + "".join("    " + ln + "\n" for ln in body)
     rows = draw(st.lists(st.lists(st.sampled_from([-3.0, -1.0, -0.25, 0.0, 0.5, 1.0, 3.0]),
                                   min_size=4, max_size=4), min_size=3, max_size=4))
     return source, [np.asarray(r, "float32") for r in rows]

@@ -75,12 +75,20 @@ def test_tensor_predicates_match_eager(fn):
     _same(fn)
 
 
-def test_comprehension_filter_on_a_tensor_is_a_conversion_error():
+def test_comprehension_filter_on_a_tensor_converts():
+    """The items are appended each under its own `if`: a tensor array (see
+    test_comprehension_filters.py); a dict comprehension's filter stays a clear error."""
     def keep_large(x):
         parts = [x * i for i in range(3) if x.sum() > i]
         return rt.stack(parts).sum(axis=0)
+    static = d2s.to_static(keep_large)
+    for x in (rt.ones([2]), rt.ones([2]) * 0.2, rt.ones([2]) * 3):
+        np.testing.assert_allclose(static(x).numpy(), keep_large(x).numpy())
+
+    def keyed(x):
+        return {i: x * i for i in range(3) if x.sum() > i}[0]
     with pytest.raises(ConversionError, match="comprehension filter") as info:
-        d2s.to_static(keep_large)(rt.ones([2]))
+        d2s.to_static(keyed)(rt.ones([2]))
     assert "test_predicates.py" in str(info.value) and "x.sum() > i" in str(info.value)
 
 

@@ -1,0 +1,76 @@
+"""List comprehensions and generator expressions filtered by a tensor condition.
+
+    [f(v) for v in xs if v.sum() > 0]
+ -> _d2s.comp_list(lambda _acc: [_acc.item(v.sum() > 0, lambda v=v: f(v)) for v in xs])
+
+Each item is appended under its own `if` (`control_flow.ifelse`), exactly as the loop
+
+    out = []
+    for v in xs:
+        if v.sum() > 0:
+            out.append(f(v))
+
+converts: Python conditions keep a Python list (the item is computed in Python's order), a
+tensor condition makes the list a tensor array whose length is decided when the program runs
+(`rt.stack`, `rt.concat`, `len`, `sum` and indexing read it). The item is computed only in
+the branch that appends it.
+"""
+from __future__ import annotations
+
+from .variables import is_variable
+
+
+class Comprehension:
+    """The list being built (a Python list until a tensor condition makes it an array)."""
+
+    __slots__ = ("out",)
+
+    def __init__(self):
+        self.out: list = []
+
+    def item(self, cond, value_fn):
+        from .control_flow import ifelse
+        from .lists import list_append
+        from .logical import truth
+        from .try_except import TryState, deposit, open_trys, try_collect
+
+        cond = truth(cond)
+        if not is_variable(cond):
+            if cond:
+                self.out = list_append(self.out, value_fn())
+            return self
+        # Inside a `try` body, a called function's run-time error raised while computing
+        # the item is handed out of the branch as its error code (`try_except`).
+        outer = open_trys()[-1] if open_trys() else None
+        errors = TryState()
+
+        def take(out, code):
+            mark = len(outer.pending) if outer is not None else 0
+            out = list_append(out, value_fn())
+            if outer is not None and len(outer.pending) > mark:
+                errors.pending, outer.pending[mark:] = outer.pending[mark:], []
+                code = try_collect(errors, code)
+            return out, code
+
+        def skip(out, code):
+            return out, code
+
+        self.out, code = ifelse(cond, take, skip, (self.out, 0),
+                                ("comprehension", "<error code>"))
+        if is_variable(code) or code != 0:
+            deposit(errors, code)
+        return self
+
+
+def comp_list(build):
+    """`[... for ... if <condition>]` (see the module): a list, or a tensor array."""
+    acc = Comprehension()
+    build(acc)
+    return acc.out
+
+
+def comp_iter(build):
+    """A generator expression with such a filter: an iterator over the Python list, or the
+    tensor array itself (what `sum`, `rt.stack`, ... take)."""
+    out = comp_list(build)
+    return iter(out) if isinstance(out, list) else out
