@@ -85,6 +85,8 @@ class Entry:
         from runtime.autograd import record
         self._record = record  # (an import inside `run` costs about 1 us a call)
         self._float_out = self.has_diff  # (checked once, not per call)
+        self.fast = None  # the call path of this signature, once it is called again (fast_call)
+        self.slow_calls = 0
 
     def run(self, inputs):
         """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
@@ -104,18 +106,38 @@ class Entry:
             training = self._training or self._build_training()
             compiled, program = training.forward, training.split.forward
         else:
+            training = None
             compiled, program = self.compiled, self.concrete.main_program
         try:
             arrays = compiled.fn(feed)
         except Exception as e:
             from runtime.program.executor import rewrite_error
             raise rewrite_error(e, compiled, program) from e
+        return self.finish(arrays, inputs, training)
+
+    def run_training(self, inputs, arrays):
+        """A call that records its gradient (what `run` does when it trains), given the
+        checked arrays of the feeds (the tensors', then the numbers') in feed order."""
+        training = self._training or self._build_training()
+        order = training.order
+        try:
+            out = training.forward.body(*(arrays if order is None else
+                                          [arrays[i] for i in order]))
+        except Exception as e:
+            from runtime.program.executor import rewrite_error
+            raise rewrite_error(e, training.forward, training.split.forward) from e
+        return self.finish(out, inputs, training)
+
+    def finish(self, arrays, inputs, training):
+        """The call's result from the program's fetched arrays: Tensors (recorded as one
+        autograd op when `training` is given), put in the returned structure, and the state
+        the call changed written back."""
         wrap = self._wrap
         n = len(self.out_index)
         outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
-        if train and self._float_out:
+        if training is not None and self._float_out:
             self._record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
                          backward_fn=_Backward(training, arrays[n:]))
             for o, stop in zip(recorded, (self.out_stop[k] for k in self.tensor_out)):
@@ -131,6 +153,13 @@ class Entry:
         if self.effects is not None:
             self.effects.replay()  # Python values the traced code set, set again
         return result
+
+    def body_order(self, compiled):
+        """Indices into the feed-ordered arrays (tensors, then numbers) of the arguments of
+        `compiled.body`, or None when they are those arrays as they are."""
+        names = self.feed_names + [name for name, _, _ in self.numbers]
+        order = [names.index(n) for n in compiled.body_feeds]
+        return None if order == list(range(len(names))) else order
 
     def _build_training(self) -> _Training:
         """A copy of the program with the gradients of the outputs (seeded by fed
@@ -164,15 +193,17 @@ class Entry:
         backward = self.executor.compiled(
             split.backward, tuple(grads[i].name for i in slots))
         self._training = _Training(forward, backward, split, [s.name for s in seeds],
-                                   list(diff.values()), slots, self.feed_names)
+                                   list(diff.values()), slots, self.feed_names,
+                                   self.body_order(forward))
         return self._training
 
 
 class _Training:
     """The compiled forward and backward parts of one signature's training program."""
 
-    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names):
+    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names, order):
         self.forward = forward
+        self.order = order  # the forward body's arguments (`Entry.body_order`)
         self.backward = backward
         self.split = split
         self.seed_names = seed_names

@@ -24,7 +24,9 @@ _ids = itertools.count()
 
 
 class Compiled:
-    """A compiled program: `fn(feed) -> tuple of fetched values`, plus its line map."""
+    """A compiled program: `fn(feed) -> tuple of fetched values`, plus its line map.
+    `body(*arrays)` runs it on the arrays of the feeds named `body_feeds` (in that order),
+    without checking them: for callers that checked shapes and dtypes themselves."""
 
     def __init__(self, fn, filename, line_map, source, idents, version, fetch):
         self.fn = fn
@@ -34,6 +36,8 @@ class Compiled:
         self.idents = idents  # variable name -> local identifier in the generated code
         self.version = version
         self.fetch = fetch
+        self.body = None
+        self.body_feeds: tuple = ()
 
 
 def block_free(program: Program, idx: int, cache: dict) -> set:
@@ -535,6 +539,11 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
         else:  # one tuple comparison: shorter to compile, faster to run
             cond = [f"{i}.dtype is not {d}", f"{i}.shape != {tuple(v._static_shape)!r}"]
         g.emit(body, f"if {' or '.join(cond)}: _check_feed({i}, {name!r})", ("feed", name))
+    # the program proper takes the checked feeds as arguments: a caller that has checked
+    # them itself (a d2s call of a known signature) calls `_body` directly
+    params = ", ".join(g.ident(n) for n in fed)
+    g.emit(body, f"return _body({params})")
+    g.lines.append(f"def _body({params}):")
     for name, tensor in program.tensors.items():
         if name in gblk.vars:
             g.tensor_ids[name] = g.const(tensor, "T")
@@ -552,15 +561,17 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
                    _check_names=feed_check.check_names)
     names = list(closure)
     src = "def _make(" + ", ".join(names) + "):\n" + "\n".join(
-        "    " + ln for ln in g.lines) + "\n    return _run\n"
+        "    " + ln for ln in g.lines) + "\n    return _run, _body\n"
     filename = f"<static program {next(_ids)}>"
     # shift the line map by the one `def _make` line
     line_map = {k + 1: v for k, v in g.line_map.items()}
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: dict = {}
     exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)
-    fn = ns["_make"](*[closure[n] for n in names])
+    fn, body_fn = ns["_make"](*[closure[n] for n in names])
     compiled = Compiled(fn, filename, line_map, src, g.idents, program.version, fetch)
+    compiled.body = body_fn
+    compiled.body_feeds = tuple(fed)
     # the source stays readable (tracebacks, pdb) while the compiled program lives
     weakref.finalize(compiled, linecache.cache.pop, filename, None)
     return compiled
