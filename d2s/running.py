@@ -85,6 +85,9 @@ class Entry:
         from runtime.autograd import record
         self._record = record  # (an import inside `run` costs about 1 us a call)
         self._float_out = self.has_diff  # (checked once, not per call)
+        self._params = tuple(self.params)
+        # recorded outputs the program computes without a gradient path (detached after)
+        self._detached = [i for i, k in enumerate(self.tensor_out) if self.out_stop[k]]
         self.fast = None  # the call path of this signature, once it is called again (fast_call)
         self.slow_calls = 0
 
@@ -133,19 +136,25 @@ class Entry:
         autograd op when `training` is given), put in the returned structure, and the state
         the call changed written back."""
         wrap = self._wrap
+        if self.single:  # one tensor out (`finish` of a training call, or a slow call)
+            out = wrap(arrays[0])
+            if training is not None:
+                self._record(_RUN_OP, tuple(inputs) + self._params, {}, (out,),
+                             backward_fn=_Backward(training, arrays[1:]))
+                if self._detached:
+                    out.stop_gradient = True
+                    out._node = None
+            return out
         n = len(self.out_index)
         outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
         if training is not None and self._float_out:
-            self._record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
+            self._record(_RUN_OP, tuple(inputs) + self._params, {}, tuple(recorded),
                          backward_fn=_Backward(training, arrays[n:]))
-            for o, stop in zip(recorded, (self.out_stop[k] for k in self.tensor_out)):
-                if stop:  # a value the program computes without a gradient path (detached)
-                    o.stop_gradient = True
-                    o._node = None
-        if self.single:
-            return outs[0]
+            for i in self._detached:  # a value the program computes without a gradient path
+                recorded[i].stop_gradient = True
+                recorded[i]._node = None
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
