@@ -55,7 +55,6 @@ def build(sf, entry, args: tuple):
     spec = sf.spec
     if spec.input_spec is not None or len(args) < spec.n_positional and spec.defaults:
         return None
-    from runtime.ops.registry import STATE
     from runtime.program.executor import rewrite_error
     consts: dict = {}
 
@@ -125,8 +124,8 @@ def build(sf, entry, args: tuple):
     compiled, program = entry.compiled, entry.concrete.main_program
     consts.update(
         MISS=MISS, ENABLED=sf_enabled(), runs_eagerly=fallback.runs_eagerly,
-        FUNCTION=sf.function, SF=sf, INST=inst, STATE=STATE, amp_key=amp_key, holds=_holds,
-        asarray=np.asarray if backend.XP is np else backend.XP.asarray, ENTRY=entry,
+        FUNCTION=sf.function, SF=sf, INST=inst, STATE=entry._state, amp_key=amp_key,
+        holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray, ENTRY=entry,
         BODY=compiled.body, wrap=entry._wrap,
         rewrite=lambda e: rewrite_error(e, compiled, program))
     src = "def _make(" + ", ".join(consts) + "):\n" + "\n".join(

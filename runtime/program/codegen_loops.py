@@ -44,6 +44,8 @@ class Counter:
         self.bits = bits
         self.read_in_body = read_in_body  # the body reads the counter as a tensor
         self.read_after = read_after  # the loop's final counter is read after it
+        self.start = None  # the op `full(<int>)` making the start, left out (`prepare`)
+        self.bound_maker = None  # the op `maximum(n, 0)` making the bound, made an int there
 
 
 def _int_var(block: Block, name) -> bool:
@@ -196,7 +198,8 @@ def _step(g, op: Op, bblk: Block, k: int, bits: int):
     else:
         return None
     pv, rv = bblk.var(p), bblk.var(r)
-    if not _int_var(bblk, p) or BITS[pv.dtype.name] != bits or rv.dtype != pv.dtype or tuple(rv._static_shape) != tuple(pv._static_shape):
+    if not _int_var(bblk, p) or BITS[pv.dtype.name] != bits or rv.dtype != pv.dtype or \
+            tuple(rv._static_shape) != tuple(pv._static_shape):
         return None
     read = p in bblk.results or any(o is not step_op and p in g.op_uses(o) for o in bblk.ops)
     return step_op, step, read
