@@ -51,9 +51,9 @@ def prepare(sf, entry, args: tuple) -> None:
 
 def build(sf, entry, args: tuple):
     """The fast caller of `entry` for calls like `args` (positional), or None where the fast
-    path does not apply (keywords, containers, arrays, defaults left out, InputSpecs)."""
+    path does not apply (keywords, containers, arrays, defaults left out)."""
     spec = sf.spec
-    if spec.input_spec is not None or len(args) < spec.n_positional and spec.defaults:
+    if len(args) < spec.n_positional and spec.defaults:
         return None
     from runtime.program.executor import rewrite_error
     consts: dict = {}
@@ -64,9 +64,8 @@ def build(sf, entry, args: tuple):
         return name
 
     lines = ["def fast(args):",
-             f"    if len(args) != {len(args)} or not ENABLED[0]: return MISS"]
-    if not sf.full_graph:
-        lines.append("    if runs_eagerly(FUNCTION): return MISS")
+             f"    if len(args) != {len(args)} or not ENABLED[0]: return MISS",
+             "    if not SF.full_graph and runs_eagerly(FUNCTION): return MISS"]
     names = [f"a{i}" for i in range(len(args))]
     if args:
         lines.append(f"    {', '.join(names)}, = args")
@@ -78,10 +77,14 @@ def build(sf, entry, args: tuple):
             arr = "d" + name[1:]
             lines.append(f"    if {name}.__class__ is not {const(cls, 'C')}: return MISS")
             lines.append(f"    {arr} = {name}._data")
+            given = spec.spec_for(len(tensors))  # an InputSpec: its shape, -1 = any size
+            shape = [f"{arr}.shape != {d.shape!r}"] if given is None else \
+                [f"{arr}.ndim != {len(given.shape)}"] + [
+                    f"{arr}.shape[{i}] != {n}" for i, n in enumerate(given.shape) if n != -1]
             lines.append(f"    if {arr}.__class__ is not {const(d.__class__, 'A')} or "
-                         f"{arr}.dtype is not {const(d.dtype, 'D')} or "
-                         f"{arr}.shape != {d.shape!r} or "
-                         f"{name}.stop_gradient is not {bool(a.stop_gradient)!r}: return MISS")
+                         f"{arr}.dtype is not {const(d.dtype, 'D')} or {' or '.join(shape)} "
+                         f"or {name}.stop_gradient is not {bool(a.stop_gradient)!r}: "
+                         "return MISS")
             if a.stop_gradient.__class__ is not bool:
                 return None
             tensors.append(name)
@@ -125,8 +128,8 @@ def build(sf, entry, args: tuple):
     consts.update(
         MISS=MISS, ENABLED=sf_enabled(), runs_eagerly=fallback.runs_eagerly,
         FUNCTION=sf.function, SF=sf, INST=inst, STATE=entry._state, amp_key=amp_key,
-        holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray, ENTRY=entry,
-        BODY=compiled.body, wrap=entry._wrap,
+        holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray,
+        ENTRY=entry, BODY=compiled.body, wrap=entry._wrap,
         rewrite=lambda e: rewrite_error(e, compiled, program))
     src = "def _make(" + ", ".join(consts) + "):\n" + "\n".join(
         "    " + ln for ln in lines) + "\n    return fast\n"

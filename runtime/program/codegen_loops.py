@@ -100,7 +100,8 @@ def find(g, op: Op, block: Block):
             continue
         step_op, step, read_in_body = found
         first = op.inputs[k]
-        if not (_int_var(block, first) or _in_range(first, bits)):
+        if not (_int_var(block, first) and block.var(first).dtype == cblk.var(q).dtype
+                or _in_range(first, bits)):
             continue
         out = op.outputs[k]
         read_after = out in g.reads_in or out in g.fetch

@@ -246,3 +246,25 @@ def test_threads_calling_two_signatures_each_get_their_own_program():
         t.join()
     assert not errors, errors
     assert len(f.program_cache) == 2
+
+
+def test_an_input_spec_with_a_dynamic_batch_shares_one_program_on_the_fast_path(monkeypatch):
+    spec = [rt.static.InputSpec([None, 3], "float32")]
+
+    @d2s.to_static(input_spec=spec)
+    def scale_rows(x):
+        return x * rt.sum(x, axis=1, keepdim=True)
+
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        scale_rows(_t(rng.standard_normal((2, 3))))
+    assert scale_rows.program_cache.last.fast is not None
+    _no_slow_path(monkeypatch)
+    for batch in (1, 4, 7):
+        x = rng.standard_normal((batch, 3)).astype("float32")
+        np.testing.assert_allclose(scale_rows(_t(x)).numpy(), x * x.sum(1, keepdims=True),
+                                   rtol=1e-5)
+    monkeypatch.undo()
+    assert len(scale_rows.program_cache) == 1
+    with pytest.raises(ValueError, match="does not match its InputSpec shape"):
+        scale_rows(_t(np.ones((2, 4))))  # a static dim differs: the slow path says why
