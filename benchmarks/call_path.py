@@ -11,7 +11,9 @@ Rows, timed in interleaved rounds (best of `repeat`, µs per call, ratio to plai
 - `to_static` Layer / function, under `no_grad` (inference) and with gradients on (the call
   also records one autograd node);
 - call path alone: `to_static` of `x + 1.0` on a [1, 4] tensor minus its bare program: the
-  key, the lookup, the guards, the feed, the result.
+  checks of the arguments against the program's signature (`d2s/fast_call.py`), the guards,
+  the feed, the result; and with gradients on, a one-op Layer (`x + w`, `w` a parameter)
+  minus its bare training forward: the same plus the one autograd node the call records.
 """
 from __future__ import annotations
 
@@ -112,6 +114,21 @@ def main(argv=None) -> int:
         with no_grad:
             return static_tiny(small)
 
+    class Shift(rt.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = self.create_parameter([4])
+
+        def forward(self, v):
+            return v + self.w
+
+    shift = d2s.to_static(Shift())
+    for _ in range(3):
+        shift(small)
+    shift_entry = _entry(shift)
+    shift_forward = shift_entry._training.forward
+    shift_feed = {shift_entry.feed_names[0]: small._data}
+
     rows = [("plain NumPy", lambda: numpy_mlp(xa)),
             ("bare program (entry.fn(feed))", lambda: entry.fn(feed)),
             ("to_static Layer, no_grad", inference(static_layer)),
@@ -119,13 +136,18 @@ def main(argv=None) -> int:
             ("to_static Layer, with gradients", lambda: static_layer(x)),
             ("to_static function, with gradients", lambda: static_fn(x)),
             ("call path alone: to_static(x + 1.0), no_grad", tiny_call),
-            ("call path alone: its bare program", lambda: tiny_entry.fn(tiny_feed))]
+            ("call path alone: its bare program", lambda: tiny_entry.fn(tiny_feed)),
+            ("call path alone, with gradients: one-op Layer", lambda: shift(small)),
+            ("call path alone, with gradients: its bare training forward",
+             lambda: shift_forward.fn(shift_feed))]
     times = best_us([f for _, f in rows], args.repeat, args.number)
     print("| MLP 784-256-256-10, batch 1 | µs per call | × plain NumPy |\n|---|---:|---:|")
     for (label, _), us in zip(rows[:6], times):
         print(f"| {label} | {us:.2f} | {us / times[0]:.2f} |")
     print(f"| call path alone (to_static of x + 1.0 on [1, 4], no_grad, minus its bare "
           f"program) | {times[6] - times[7]:.2f} | |")
+    print(f"| call path alone, with gradients (one-op Layer x + w on [1, 4], minus its bare "
+          f"training forward) | {times[8] - times[9]:.2f} | |")
     return 0
 
 

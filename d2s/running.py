@@ -91,6 +91,11 @@ class Entry:
         from runtime.autograd import record
         self._record = record  # (an import inside `run` costs about 1 us a call)
         self._float_out = self.has_diff  # (checked once, not per call)
+        self._params = tuple(self.params)
+        # recorded outputs the program computes without a gradient path (detached after)
+        self._detached = [i for i, k in enumerate(self.tensor_out) if self.out_stop[k]]
+        self.fast = None  # the call path of this signature, once it is called again (fast_call)
+        self.slow_calls = 0
 
     def run(self, inputs):
         """Run the program on the call's tensors (in feed order, as `ProgramCache.find` gives
@@ -116,27 +121,53 @@ class Entry:
             training = self._training or self._build_training()
             compiled, program = training.forward, training.split.forward
         else:
+            training = None
             compiled, program = self.compiled, self.concrete.main_program
         try:
             arrays = compiled.fn(feed)
         except Exception as e:
             from runtime.program.executor import rewrite_error
             raise rewrite_error(e, compiled, program) from e
+        return self.finish(arrays, inputs, training, targets if self.arg_writes else ())
+
+    def run_training(self, inputs, arrays):
+        """A call that records its gradient (what `run` does when it trains), given the
+        checked arrays of the feeds (the tensors', then the numbers') in feed order."""
+        training = self._training or self._build_training()
+        order = training.order
+        try:
+            out = training.forward.body(*(arrays if order is None else
+                                          [arrays[i] for i in order]))
+        except Exception as e:
+            from runtime.program.executor import rewrite_error
+            raise rewrite_error(e, training.forward, training.split.forward) from e
+        return self.finish(out, inputs, training)
+
+    def finish(self, arrays, inputs, training, targets=()):
+        """The call's result from the program's fetched arrays: Tensors (recorded as one
+        autograd op when `training` is given), put in the returned structure, and the state
+        the call changed written back."""
         wrap = self._wrap
+        if self.single:  # one tensor out (`finish` of a training call, or a slow call)
+            out = wrap(arrays[0])
+            if training is not None:
+                self._record(_RUN_OP, tuple(inputs) + self._params, {}, (out,),
+                             backward_fn=_Backward(training, arrays[1:]))
+                if self._detached:
+                    out.stop_gradient = True
+                    out._node = None
+            return out
         n = len(self.outs)
         outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a]
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
-        if train and self._float_out:
-            self._record(_RUN_OP, tuple(inputs) + tuple(self.params), {}, tuple(recorded),
+        if training is not None and self._float_out:
+            self._record(_RUN_OP, tuple(inputs) + self._params, {}, tuple(recorded),
                          backward_fn=_Backward(training, arrays[n:]))
-            for o, stop in zip(recorded, (self.out_stop[k] for k in self.tensor_out)):
-                if stop:  # a value the program computes without a gradient path (detached)
-                    o.stop_gradient = True
-                    o._node = None
-        if self.single:
-            return outs[0]
-        for t, o in zip(targets if self.arg_writes else (), outs[len(self.out_index):]):
+            for i in self._detached:  # a value the program computes without a gradient path
+                recorded[i].stop_gradient = True
+                recorded[i]._node = None
+        for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
@@ -145,6 +176,13 @@ class Entry:
         if self.effects is not None:
             self.effects.replay()  # Python values the traced code set, set again
         return result
+
+    def body_order(self, compiled):
+        """Indices into the feed-ordered arrays (tensors, then numbers) of the arguments of
+        `compiled.body`, or None when they are those arrays as they are."""
+        names = self.feed_names + [name for name, _, _ in self.numbers]
+        order = [names.index(n) for n in compiled.body_feeds]
+        return None if order == list(range(len(names))) else order
 
     def _build_training(self) -> _Training:
         """A copy of the program with the gradients of the outputs (seeded by fed
@@ -178,7 +216,8 @@ class Entry:
         backward = self.executor.compiled(
             split.backward, tuple(grads[i].name for i in slots))
         self._training = _Training(forward, backward, split, [s.name for s in seeds],
-                                   list(diff.values()), slots, self.feed_names)
+                                   list(diff.values()), slots, self.feed_names,
+                                   self.body_order(forward))
         return self._training
 
 
@@ -198,8 +237,9 @@ def _check_writable(inputs, arg_writes, names, sf) -> list:
 class _Training:
     """The compiled forward and backward parts of one signature's training program."""
 
-    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names):
+    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names, order):
         self.forward = forward
+        self.order = order  # the forward body's arguments (`Entry.body_order`)
         self.backward = backward
         self.split = split
         self.seed_names = seed_names

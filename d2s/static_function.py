@@ -23,7 +23,7 @@ import types
 import warnings
 import weakref
 
-from . import errors, fallback, logging_utils, report, transpile
+from . import errors, fallback, fast_call, logging_utils, report, transpile
 from .function_spec import FunctionSpec
 from .program_cache import ConcreteProgram, ProgramCache, build_program
 
@@ -98,6 +98,16 @@ class StaticFunction:
 
     # ---- calling --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        last = self._cache.last
+        if last is not None and not kwargs:
+            fast = last.fast  # the latest signature's own call path (`fast_call.py`)
+            if fast is not None:
+                try:
+                    out = fast(args)
+                except Exception as e:  # noqa: BLE001  (re-raised, see below)
+                    raise errors.for_user(e)
+                if out is not fast_call.MISS:
+                    return out
         if not _ENABLED[0] or not self.full_graph and fallback.runs_eagerly(self._function):
             return self.dygraph_function(*args, **kwargs)
         try:
@@ -107,6 +117,8 @@ class StaticFunction:
                 raise errors.for_user(e)
             failed = e
         else:
+            if entry.fast is None and not kwargs:
+                fast_call.prepare(self, entry, args)
             try:
                 return entry.run(tensors)
             except Exception as e:  # noqa: BLE001  (re-raised: the same exception, at user lines)

@@ -47,7 +47,7 @@ RANKS = {
     "d2s/operators": 4,
     "d2s/convert_call.py": 5, "d2s/program_cache.py": 5, "d2s/static_function.py": 5,
     "d2s/side_effects.py": 5, "d2s/writeback.py": 5, "d2s/tracing.py": 5,
-    "d2s/running.py": 5,
+    "d2s/running.py": 5, "d2s/fast_call.py": 5,
     "d2s/__init__.py": 6, "d2s/io.py": 6,
     "d2s/check.py": 7, "d2s/onnx": 7,
     "d2s/cli.py": 8, "d2s/cli_model.py": 8, "d2s/cli_target.py": 8, "d2s/demo": 8, "d2s/__main__.py": 8,

@@ -17,14 +17,16 @@ import numpy as _np
 
 from .. import backend
 from ..ops.registry import OPS
-from . import fusion, fusion_gpu, inplace
+from . import codegen_direct, codegen_loops, fusion, fusion_gpu, inplace
 from .ir import Block, Literal, Op, Program
 
 _ids = itertools.count()
 
 
 class Compiled:
-    """A compiled program: `fn(feed) -> tuple of fetched values`, plus its line map."""
+    """A compiled program: `fn(feed) -> tuple of fetched values`, plus its line map.
+    `body(*arrays)` runs it on the arrays of the feeds named `body_feeds` (in that order),
+    without checking them: for callers that checked shapes and dtypes themselves."""
 
     def __init__(self, fn, filename, line_map, source, idents, version, fetch):
         self.fn = fn
@@ -34,6 +36,8 @@ class Compiled:
         self.idents = idents  # variable name -> local identifier in the generated code
         self.version = version
         self.fetch = fetch
+        self.body = None
+        self.body_feeds: tuple = ()
 
 
 def block_free(program: Program, idx: int, cache: dict) -> set:
@@ -65,6 +69,9 @@ class _Gen:
         self.tensor_ids: dict = {}  # persistable name -> closure name of its Tensor
         self.outlined: list = []  # (function name, block, parameters) still to emit
         self.dying = ()  # the values whose last use is the op being emitted
+        self.replaced: dict = {}  # id(op) -> the lines emitted instead (`codegen_loops.py`)
+        self.virtual: set = set()  # names never assigned (loop counters kept as ints)
+        self.counters: dict = {}  # id(while op) -> its Counter or None (`codegen_loops.py`)
         self._analyse()
 
     # ---- names ----------------------------------------------------------------------------
@@ -172,25 +179,32 @@ class _Gen:
     def emit_block(self, block: Block, indent: str) -> None:
         dels = self.deletions(block)
         start = len(self.lines)
+        codegen_loops.prepare(self, block)
         fused, inside = {}, set()  # first op index -> group; outputs never materialised
         how = fusion.mode()
         if how is not None:
             users = self._users(block)
             for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
                     block, users, n, a, b), gpu=how == "gpu"):
+                if any(id(block.ops[j]) in self.replaced for j in group.ops):
+                    continue
                 fused[group.ops[0]] = group
                 inside.update(block.ops[j].outputs[0] for j in group.ops)
                 inside.difference_update(group.outputs)
         skip = set()
         for j, op in enumerate(block.ops):
             group = fused.get(j)
-            if group is not None:
+            lines = self.replaced.get(id(op))
+            if lines is not None:  # (an op on a loop counter kept as an int)
+                for line in lines:
+                    self.emit(indent, line, ("op", op, block))
+            elif group is not None:
                 self.emit_fused(group, block, indent)
                 skip.update(group.ops[1:])
             elif j not in skip:
                 self.dying = dels.get(j, ())
                 EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
-            names = [n for n in dels.get(j, ()) if n not in inside]
+            names = [n for n in dels.get(j, ()) if n not in inside and n not in self.virtual]
             if names:
                 self.emit(indent, "del " + ", ".join(self.ident(n) for n in sorted(names)))
         if len(self.lines) == start:
@@ -442,28 +456,6 @@ def emit_switch(g: _Gen, op: Op, block: Block, indent: str) -> None:
     emit_branches(g, op, indent, entry, outs, headers + ["else:"])
 
 
-def emit_while(g: _Gen, op: Op, block: Block, indent: str) -> None:
-    entry = ("op", op, block)
-    cblk, bblk = (g.program.blocks[i] for i in op.blocks)
-    carried = [g.ident(n) for n in bblk.params]
-    g.assign(indent, carried, [g.arg(x) for x in op.inputs], entry)
-    n = len(bblk.params)
-    saves = [g.ident(s) for s in op.outputs[n:]]
-    for s in saves:
-        g.emit(indent, f"{s} = []", entry)
-    g.emit(indent, "while True:", entry)
-    inner = indent + "    "
-    g.assign(inner, [g.ident(p) for p in cblk.params], carried, entry)
-    g.emit_block(cblk, inner)
-    g.emit(inner, f"if not {g.arg(cblk.results[0])}:", entry)
-    g.emit(inner, "    break", entry)
-    for s, c in zip(saves, carried):
-        g.emit(inner, f"{s}.append({c})", entry)
-    g.emit_block(bblk, inner)
-    emit_block_results(g, bblk, carried, inner, entry)
-    g.assign(indent, [g.ident(o) for o in op.outputs[:n]], carried, entry)
-
-
 def emit_recompute(g: _Gen, op: Op, block: Block, indent: str) -> None:
     sub = g.program.blocks[op.blocks[0]]
     g.assign(indent, [g.ident(p) for p in sub.params], [g.arg(x) for x in op.inputs],
@@ -502,9 +494,11 @@ def emit_linear(g: _Gen, op: Op, block: Block, indent: str) -> None:
         g.emit(indent, f"{g.const(xp.add, 'F')}({out}, {g.ident(b)}, out={out})", entry)
 
 
-EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": emit_while,
+EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": codegen_loops.emit_while,
             "switch_case": emit_switch, "recompute": emit_recompute,
-            "write_persistable": emit_write}
+            "write_persistable": emit_write,
+            "full": codegen_direct.emitter(codegen_direct.full, emit_generic, False),
+            "mean": codegen_direct.emitter(codegen_direct.mean, emit_generic, True)}
 
 
 def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
@@ -535,6 +529,11 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
         else:  # one tuple comparison: shorter to compile, faster to run
             cond = [f"{i}.dtype is not {d}", f"{i}.shape != {tuple(v._static_shape)!r}"]
         g.emit(body, f"if {' or '.join(cond)}: _check_feed({i}, {name!r})", ("feed", name))
+    # the program proper takes the checked feeds as arguments: a caller that has checked
+    # them itself (a d2s call of a known signature) calls `_body` directly
+    params = ", ".join(g.ident(n) for n in fed)
+    g.emit(body, f"return _body({params})")
+    g.lines.append(f"def _body({params}):")
     for name, tensor in program.tensors.items():
         if name in gblk.vars:
             g.tensor_ids[name] = g.const(tensor, "T")
@@ -552,15 +551,17 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
                    _check_names=feed_check.check_names)
     names = list(closure)
     src = "def _make(" + ", ".join(names) + "):\n" + "\n".join(
-        "    " + ln for ln in g.lines) + "\n    return _run\n"
+        "    " + ln for ln in g.lines) + "\n    return _run, _body\n"
     filename = f"<static program {next(_ids)}>"
     # shift the line map by the one `def _make` line
     line_map = {k + 1: v for k, v in g.line_map.items()}
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: dict = {}
     exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)
-    fn = ns["_make"](*[closure[n] for n in names])
+    fn, body_fn = ns["_make"](*[closure[n] for n in names])
     compiled = Compiled(fn, filename, line_map, src, g.idents, program.version, fetch)
+    compiled.body = body_fn
+    compiled.body_feeds = tuple(fed)
     # the source stays readable (tracebacks, pdb) while the compiled program lives
     weakref.finalize(compiled, linecache.cache.pop, filename, None)
     return compiled
