@@ -79,10 +79,9 @@ class TryExcept(Base):
     def __init__(self, ctx, fn=None):
         super().__init__(ctx)
         from .call_trees import CallTrees
-        from ..pyct.activity import params, written
         self._calls = CallTrees(ctx)  # which calls may reach user code
         if fn is not None:
-            self._calls.locals_stack.append(written(fn.body) | set(params(fn)))
+            self._calls.scopes.append(fn)  # its local names: `activity.locals_of(fn)`
 
     def _user_call(self, node) -> bool:
         """Whether expression `node` holds a call that may run user code."""

@@ -86,8 +86,8 @@ def fn_state() -> TryState:
 
 
 def _block():
-    from runtime.ops.registry import STATE
-    b = STATE.builder
+    from runtime.core import active_builder
+    b = active_builder()
     return None if b is None else b.block
 
 

@@ -90,13 +90,13 @@ def read_if(values, taken) -> None:
     `taken` (the loop test on entry) is true: a value unbound on some paths is read only
     there, as eager code reads it only in the body."""
     import runtime as rt
-    from runtime.ops.registry import STATE
+    from runtime.core import active_builder
     for v in values:
         check = v.on_read if is_variable(v) else None
         if isinstance(check, ReadCheck):
             ReadCheck(rt.logical_or(check.bound, rt.logical_not(taken)), check.name,
                       check.at)()
-            check.done.add(id(STATE.builder.block))
+            check.done.add(id(active_builder().block))
 
 
 def after_loop(inputs: dict, outputs: list, taken) -> None:
