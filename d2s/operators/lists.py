@@ -33,8 +33,18 @@ def _no_structures(value):
 
 
 def list_pop(target, *index):
-    """`target.pop(*index)`, returning `(list, item)`."""
+    """`target.pop(*index)`, returning `(list, item)`; on a tensor array (a list whose length
+    depends on a tensor) the item is read and the array shrinks by one, as in Python. The
+    index is a Python int (negative from the end) or an integer tensor; popping an empty
+    array raises IndexError when the program runs."""
+    report.record("list", target)
     if is_variable(target) and target.is_array:
-        raise TypeError("pop() on a list that became a tensor array inside a loop whose "
-                        "condition is a tensor is not supported; index it instead")
+        from runtime.ops.arrays import array_pop
+        if len(index) > 1:
+            raise TypeError(f"pop expected at most 1 argument, got {len(index)}")
+        i = index[0] if index else -1
+        if isinstance(i, bool) or not (isinstance(i, int) or is_variable(i) or hasattr(
+                i, "dtype")):
+            raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
+        return target, array_pop(target, i)
     return target, target.pop(*index)

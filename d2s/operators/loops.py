@@ -376,6 +376,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 from .lists import _no_structures
                 _no_structures(elem)
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+            if hasattr(elem, "dtype"):  # the element type the body writes (a pop reads it)
+                out[i]._static_shape = elem._static_shape if getattr(elem, "is_array", False) else tuple(
+                    elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
