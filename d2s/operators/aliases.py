@@ -83,6 +83,29 @@ def other_references(obj, name: str, logs=()) -> list[str]:
     """Descriptions of the references to `obj` other than the state name `name` in the
     converted frames that own it, and d2s's own (its frames' locals, the snapshots of the
     mutation `logs`)."""
+    try:
+        return _other_references(obj, name, logs)
+    finally:
+        # The frames' `f_locals` read on the way hold the frames that read them (a cycle,
+        # with every list scanned): left to the collector, which d2s pauses while tracing,
+        # they would be "other references" to the next list checked. Drop them now.
+        _forget_own_locals()
+
+
+def _forget_own_locals() -> None:
+    for f in _LOCALS_READ:
+        try:
+            f.f_locals.clear()
+        except Exception:  # noqa: BLE001  (a frame already torn down)
+            pass
+    _LOCALS_READ.clear()
+
+
+_LOCALS_READ: list = []  # d2s's own frames (of this module) whose f_locals were read
+
+
+def _other_references(obj, name: str, logs=()) -> list[str]:
+    _LOCALS_READ.append(sys._getframe(0))
     ours: set = set()
     keep: list = []  # d2s's containers that may hold it
     for log in logs:
@@ -144,6 +167,7 @@ def _accounted(obj, keep: list, owners: list, name: str) -> bool:
     their closure variables and their materialised `f_locals`), the state name in the owning
     frames, and d2s's containers in `keep`. Then there is no other reference (the common
     case, cheap); otherwise the caller scans the referrers."""
+    _LOCALS_READ.append(sys._getframe(0))
     counted = 1  # sys.getrefcount's own argument
     cells = set()
     base = _base(name)

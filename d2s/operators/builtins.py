@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 
 from .. import report
+from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange
 from .variables import is_variable
 
@@ -29,6 +30,8 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
 
 def len_(x):
     """`len`: a tensor array's length or an unknown first dim is an int64 tensor."""
+    if isinstance(x, StructArray):
+        return x.length()
     if is_variable(x):
         import runtime as rt
         if x.is_array:
@@ -52,8 +55,8 @@ def range_(*args):
 def enumerate_(iterable, start=0):
     """`enumerate`; over a graph value whose first dim is unknown it is a TensorEnumerate that
     `for_loop` runs as a while op."""
-    if is_variable(iterable) and (iterable.is_array or iterable.ndim and
-                                  iterable.shape[0] < 0):
+    if isinstance(iterable, StructArray) or is_variable(iterable) and (
+            iterable.is_array or iterable.ndim and iterable.shape[0] < 0):
         return TensorEnumerate(iterable, start)
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],

@@ -16,6 +16,7 @@ from .control_flow import (  # the helpers loops share with `if`
     _is_tensor, _refuse_aliased, _result, _scalar, _zeros_like, check_return_none, ifelse,
     probe)
 from .exceptions import branch_frame
+from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -95,8 +96,13 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
         import runtime as rt
         report.loop("for", 0, graph=iterable.tensor)
         t = iterable.tensor
-        return _result(_graph_for(rt.static.array_length(t) if t.is_array else rt.shape(t)[0],
-                                  iterable.item, body, state, names, extra_test))
+        length = t.length() if isinstance(t, StructArray) else rt.static.array_length(
+            t) if t.is_array else rt.shape(t)[0]
+        return _result(_graph_for(length, iterable.item, body, state, names, extra_test))
+    if isinstance(iterable, StructArray):  # a list of tuples / dicts as tensor arrays
+        report.loop("for", 0, graph=iterable.length())
+        return _result(_graph_for(iterable.length(), iterable.__getitem__, body, state, names,
+                                  extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
         report.loop("for", 0, graph=iterable)
@@ -346,6 +352,8 @@ def _to_array(items: list):
     import runtime as rt
     if not items:
         return _EmptyArray()
+    if is_structure(items[0]):
+        return struct_array(items)
     return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
                                   initialized_list=list(items))
 
@@ -372,13 +380,16 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         if isinstance(v, _EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
-            if isinstance(elem, (tuple, list, dict)):
-                from .lists import _no_structures
-                _no_structures(elem)
+            if isinstance(p, StructArray):  # (a tensor `if` in the body appended)
+                out[i] = p.empty()
+                continue
+            if is_structure(elem):  # a list of tuples / dicts of tensors
+                out[i] = empty_struct_array(elem)
+                continue
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
             if hasattr(elem, "dtype"):  # the element type the body writes (a pop reads it)
-                out[i]._static_shape = elem._static_shape if getattr(elem, "is_array", False) else tuple(
-                    elem.shape)
+                out[i]._static_shape = elem.static_shape if getattr(
+                    elem, "is_array", False) else tuple(elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (

@@ -304,9 +304,17 @@ def array_write(x, i, array=None):
         else:
             array[i] = x
         return array
-    x = b.variable_of(x)
     if array is None:
-        array = create_array(x.dtype)
+        array = create_array(b.variable_of(x).dtype)
+    array._inplace_update(array_written(x, i, array))
+    return array
+
+
+def array_written(x, i, array: Variable) -> Variable:
+    """A new static tensor array: `array` with `x` written at `i` (at most one past the
+    end); `array` itself is left as it is."""
+    b = _builder()
+    x = b.variable_of(x)
     if not isinstance(array, Variable) or array.kind != "array":
         raise TypeError(f"array_write: array must be a tensor array, got {array!r}")
     if x.dtype != array.dtype:
@@ -320,8 +328,7 @@ def array_write(x, i, array=None):
         a if a == c else -1 for a, c in zip(old, x._static_shape))
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
-    array._inplace_update(out)
-    return array
+    return out
 
 
 def array_setitem(array: Variable, index, value) -> None:
@@ -353,16 +360,22 @@ def array_pop(array, i=-1):
     >>> array_pop(arr).tolist(), len(arr)
     ([0.0, 0.0], 1)
     """
-    b = _builder()
-    if b is None:
+    if _builder() is None:
         return array.pop(_index(i))
+    out, item = array_popped(array, i)
+    array._inplace_update(out)
+    return item
+
+
+def array_popped(array: Variable, i=-1) -> tuple:
+    """(a new static tensor array: `array` without entry `i`, the entry); `array` itself is
+    left as it is."""
     if not isinstance(array, Variable) or array.kind != "array":
         raise TypeError(f"array_pop: array must be a tensor array, got {array!r}")
     out = _bind_array(DELETE, [array, i], {}, array)  # (first: it says "pop from empty")
     item = array_read(array, i)
     out._stop_gradient = array.stop_gradient
-    array._inplace_update(out)
-    return item
+    return out, item
 
 
 def array_read(array, i):
