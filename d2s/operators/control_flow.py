@@ -72,7 +72,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             with branch_frame() as frame:
                 out = _as_list(fn(*args), len(names))
             for (i, path), dtype in arrays.items():
-                out[i] = _array_at(out[i], path, dtype)
+                if i < len(out):  # (the changed objects' values are converted below)
+                    out[i] = _array_at(out[i], path, dtype)
             raised.append(frame.raised)
             raw.append(out)
             full.append(out)
@@ -126,7 +127,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 settled.append(True)
             elif not isinstance(e, (ValueError, TypeError)):
                 raise
-            elif _array_lists(names, given, args, src, log, arrays):
+            elif _array_lists(names, given, args, src, log, arrays) or mutation.cell_arrays(
+                    log, given, len(names), arrays):
                 pass  # lists whose length depends on the condition: traced again as arrays
             elif not mutation.grew(outs):
                 # A return value set in one branch only (`_retval` is None in the other):

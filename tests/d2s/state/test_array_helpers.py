@@ -119,3 +119,52 @@ def test_other_references_are_refused_at_the_loop(fn, what):
     msg = str(info.value)
     assert what in msg and "changes length inside a loop whose condition is a tensor" in msg
     assert "line" in msg and "while i < rt.sum(x):" in msg
+
+
+def closure_grows_in_one_branch(x):
+    lst = [x * 1.0]
+
+    def push(v):
+        lst.append(v)
+
+    if rt.mean(x) > 0:               # a graph loop in one branch only grows the list
+        k = rt.zeros([])
+        while k < rt.abs(x[0]) + 0.5:
+            k = k + 1.0
+            push(x * k)
+    return rt.stack(lst).sum(0) + len(lst)
+
+
+def ref_closure_grows_in_one_branch(x):
+    lst = [x * 1.0]
+    if x.mean() > 0:
+        k = 0.0
+        while k < abs(x[0]) + 0.5:
+            k += 1.0
+            lst.append(x * k)
+    return np.stack(lst).sum(0) + len(lst)
+
+
+def test_a_closure_grows_a_list_in_a_graph_loop_in_one_branch_of_a_tensor_if():
+    check(closure_grows_in_one_branch, ref_closure_grows_in_one_branch,
+          [([1.0, 2.0],), ([-0.5, -0.5],), ([3.0, 1.0],)])
+
+
+def closure_grows_in_one_branch_aliased(x):
+    lst = [x * 1.0]
+    keep = [lst]                     # another reference: refused, never a stale list
+
+    def push(v):
+        lst.append(v)
+
+    if rt.mean(x) > 0:
+        k = rt.zeros([])
+        while k < rt.abs(x[0]) + 0.5:
+            k = k + 1.0
+            push(x * k)
+    return rt.stack(lst).sum(0) + len(keep[0])
+
+
+def test_the_same_with_another_reference_is_refused():
+    with pytest.raises(d2s.ConversionError):
+        d2s.to_static(closure_grows_in_one_branch_aliased)(t([1.0, 2.0]))
