@@ -444,34 +444,6 @@ def branch_end(log: Log, out: list) -> list:
     return result
 
 
-def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
-    """Closure variables (changed objects after the `n` state outputs) that hold a list of
-    tensors in one branch and a tensor array in the other (a graph loop in that branch made it
-    one, `mutation_loop`), or lists of different lengths: when the list is held by that
-    variable only, it becomes an array in both branches (added to `arrays`); True if any."""
-    if len(given) != 2:
-        return False
-    from .control_flow import _array_paths
-    found = {}
-    for j, slot in enumerate(log.slots):
-        i = n + j
-        if slot.kind != "cell" or (i, ()) in arrays or i >= min(map(len, given)):
-            continue
-        paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
-        if not paths or isinstance(paths[0][1], tuple):  # (not lists of structures)
-            continue
-        entry = log.seen.get(id(slot.obj))
-        lst = entry[3] if entry is not None else None
-        if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
-            continue
-        from .aliases import other_references
-        if other_references(lst, slot.path, (log,)):
-            continue
-        found[(i, ())] = paths[0][1]
-    arrays.update(found)
-    return bool(found)
-
-
 def grew(outs: list) -> bool:
     """The second branch changed objects the first did not: both must be traced again."""
     return len(outs) == 2 and len(outs[1]) > len(outs[0])
@@ -577,7 +549,7 @@ def _shape_of(v) -> str:
     return type(v).__name__
 
 
-from .mutation_loop import Loop, align  # noqa: E402,F401  (loop hooks)
+from .mutation_loop import Loop, align, cell_arrays  # noqa: E402,F401  (loop / if hooks)
 
 
 class python_effects_refused:

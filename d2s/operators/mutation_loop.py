@@ -1,5 +1,6 @@
 """The mutation log for graph loops (see `d2s.operators.mutation`): objects a loop body
-changes become extra loop variables of the `while` op."""
+changes become extra loop variables of the `while` op; a list a closure variable holds, grown
+in a graph loop, becomes a tensor array that variable carries (also across a tensor `if`)."""
 from __future__ import annotations
 
 import copy
@@ -153,3 +154,31 @@ def align(v, like):
     if type(v) in (list, tuple) and type(like) is type(v) and len(v) == len(like):
         return type(v)(align(a, b) for a, b in zip(v, like))
     return v
+
+
+def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
+    """Closure variables (changed objects after the `n` state outputs) that hold a list of
+    tensors in one branch and a tensor array in the other (a graph loop in that branch made it
+    one, `mutation_loop`), or lists of different lengths: when the list is held by that
+    variable only, it becomes an array in both branches (added to `arrays`); True if any."""
+    if len(given) != 2:
+        return False
+    from .control_flow import _array_paths
+    found = {}
+    for j, slot in enumerate(log.slots):
+        i = n + j
+        if slot.kind != "cell" or (i, ()) in arrays or i >= min(map(len, given)):
+            continue
+        paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
+        if not paths or isinstance(paths[0][1], tuple):  # (not lists of structures)
+            continue
+        entry = log.seen.get(id(slot.obj))
+        lst = entry[3] if entry is not None else None
+        if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
+            continue
+        from .aliases import other_references
+        if other_references(lst, slot.path, (log,)):
+            continue
+        found[(i, ())] = paths[0][1]
+    arrays.update(found)
+    return bool(found)
