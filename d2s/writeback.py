@@ -17,6 +17,7 @@ place.
 from __future__ import annotations
 
 from .operators import mutation
+from .operators.lists import StructArray
 from .operators.variables import is_variable
 
 
@@ -37,7 +38,7 @@ class Places:
 
 
 def _holds_variable(v, depth=0) -> bool:
-    if is_variable(v):
+    if is_variable(v) or isinstance(v, StructArray):
         return True
     if depth < 6 and type(v) in (list, tuple):
         return any(_holds_variable(x, depth + 1) for x in v)
@@ -47,6 +48,11 @@ def _holds_variable(v, depth=0) -> bool:
 
 
 def _check(path, v, depth=0):
+    if isinstance(v, StructArray):  # a list of tuples / dicts as tensor arrays
+        raise mutation.StateChangeError(
+            f"{path} holds a list of tuples/dicts that became tensor arrays inside a loop "
+            "whose condition is a tensor, and it outlives the call; return it from the "
+            "function instead of keeping it there")
     if is_variable(v):
         if v.is_array:
             raise mutation.StateChangeError(

@@ -2,6 +2,11 @@
 
     out.append(y)        ->   out = _d2s.list_append(out, y)
     v = stack.pop()      ->   stack, v = _d2s.list_pop(stack)
+    s = s + stack.pop()  ->   stack, _pop_1 = _d2s.list_pop(stack); s = s + _pop_1
+
+A pop inside a larger expression (an assignment's value, `+=`, `return`) is taken out before
+the statement only when nothing evaluated before it in the statement can see the difference:
+no call, no use of the list's name, and no `and`/`or`/conditional/comprehension around it.
 
 On a Python list the operators mutate it in place and return it (aliases see the change, as
 in Python); inside a graph loop the list is a tensor array and they return the new array.
@@ -49,15 +54,95 @@ class Lists(Base):
         if target is not None:
             return templates.replace(f"target = {RESERVED}.list_pop(target, args)[0]",
                                      target=target, args=node.value.args)
-        return node
+        return self._hoist(node, ("value",))
 
     def visit_Assign(self, node):
         node = self.generic_visit(node)
         target = self._local(_method_call(node.value, "pop"))
         if target is None or len(node.targets) != 1:
-            return node
+            return self._hoist(node, ("value",))
         return templates.replace(f"target, result = {RESERVED}.list_pop(target, args)",
                                  target=target, result=node.targets[0], args=node.value.args)
+
+    def visit_AugAssign(self, node):
+        node = self.generic_visit(node)
+        return self._hoist(node, ("target", "value"))
+
+    def visit_Return(self, node):
+        node = self.generic_visit(node)
+        return self._hoist(node, ("value",))
+
+    def _hoist(self, stmt, fields: tuple):
+        """`stmt` with each safe `name.pop(...)` in its expression `fields` (in the order
+        Python evaluates them) taken out into a statement before it."""
+        before = []
+        while True:
+            found = _first_pop(stmt, fields, self._local)
+            if found is None:
+                break
+            parent, field, index, call, target = found
+            tmp = self.ctx.namer.new("pop")
+            before += templates.replace(f"target, result = {RESERVED}.list_pop(target, args)",
+                                        target=target, result=tmp, args=call.args)
+            if index is None:
+                setattr(parent, field, templates.name(tmp))
+            else:
+                getattr(parent, field)[index] = templates.name(tmp)
+        return before + [stmt] if before else stmt
+
+
+_OPAQUE = (gast.BoolOp, gast.IfExp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+           gast.GeneratorExp, gast.NamedExpr, gast.Await, gast.Yield, gast.YieldFrom,
+           gast.Dict)
+
+
+def _first_pop(stmt, fields: tuple, local):
+    """(parent, field, index, call, list name) of the first `name.pop(...)` Python evaluates
+    in `stmt`'s expression `fields`, when everything evaluated before it is free of calls and
+    of the list's name, and it is not under `and`/`or`/`x if c else y`/a comprehension/a
+    lambda/a dict display; else None. Its argument runs right before the pop either way."""
+    seen: list = []  # nodes evaluated before the pop
+
+    def walk(node, parent, field, index):
+        if isinstance(node, _OPAQUE):
+            seen.append(node)
+            return None
+        if isinstance(node, gast.Call):
+            target = local(_method_call(node, "pop"))
+            if target is not None and len(node.args) <= 1 and not any(
+                    isinstance(n, _OPAQUE) for a in node.args for n in gast.walk(a)):
+                return parent, field, index, node, target
+        return children(node, _order(node))
+
+    def children(node, names):
+        for f in names:
+            value = getattr(node, f, None)
+            items = value if isinstance(value, list) else [value]
+            for k, child in enumerate(items):
+                if isinstance(child, gast.expr):
+                    hit = walk(child, node, f, k if isinstance(value, list) else None)
+                    if hit is not None:
+                        return hit
+                elif child is not None and isinstance(child, gast.AST):
+                    seen.append(child)  # (a keyword: evaluated, never searched)
+        seen.append(node)
+        return None
+
+    hit = children(stmt, fields)
+    if hit is None:
+        return None
+    name = hit[4]
+    if any(isinstance(n, (gast.Call, *_OPAQUE)) or (isinstance(n, gast.Name) and n.id == name)
+           for s in seen for n in gast.walk(s)):
+        return None
+    return hit
+
+
+def _order(node) -> tuple:
+    """Child fields in the order Python evaluates them."""
+    if isinstance(node, gast.Call):
+        return ("func", "args", "keywords")
+    return node._fields
 
 
 def transform(node, ctx):

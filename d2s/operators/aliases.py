@@ -83,6 +83,29 @@ def other_references(obj, name: str, logs=()) -> list[str]:
     """Descriptions of the references to `obj` other than the state name `name` in the
     converted frames that own it, and d2s's own (its frames' locals, the snapshots of the
     mutation `logs`)."""
+    try:
+        return _other_references(obj, name, logs)
+    finally:
+        # The frames' `f_locals` read on the way hold the frames that read them (a cycle,
+        # with every list scanned): left to the collector, which d2s pauses while tracing,
+        # they would be "other references" to the next list checked. Drop them now.
+        _forget_own_locals()
+
+
+def _forget_own_locals() -> None:
+    for f in _LOCALS_READ:
+        try:
+            f.f_locals.clear()
+        except Exception:  # noqa: BLE001  (a frame already torn down)
+            pass
+    _LOCALS_READ.clear()
+
+
+_LOCALS_READ: list = []  # d2s's own frames (of this module) whose f_locals were read
+
+
+def _other_references(obj, name: str, logs=()) -> list[str]:
+    _LOCALS_READ.append(sys._getframe(0))
     ours: set = set()
     keep: list = []  # d2s's containers that may hold it
     for log in logs:
@@ -108,6 +131,7 @@ def other_references(obj, name: str, logs=()) -> list[str]:
         f = f.f_back
     found: list = []
     cells = 0
+    users = {id(o.f_locals) for o in owners}  # (a container a user's local holds is theirs)
     named = set()  # names bound to it in the owning frames (cells included)
     for o in owners:
         for k, v in o.f_locals.items():
@@ -117,7 +141,7 @@ def other_references(obj, name: str, logs=()) -> list[str]:
                      if _base(k) != _base(name)})
     refs = gc.get_referrers(obj)
     for r in refs:
-        if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours):
+        if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours, users):
             continue
         if type(r).__name__ == "frame":
             if not _internal_frame(r) and r.f_code is not other_references.__code__:
@@ -144,6 +168,7 @@ def _accounted(obj, keep: list, owners: list, name: str) -> bool:
     their closure variables and their materialised `f_locals`), the state name in the owning
     frames, and d2s's containers in `keep`. Then there is no other reference (the common
     case, cheap); otherwise the caller scans the referrers."""
+    _LOCALS_READ.append(sys._getframe(0))
     counted = 1  # sys.getrefcount's own argument
     cells = set()
     base = _base(name)
@@ -195,7 +220,7 @@ def _frame_locals(d: dict, obj, name: str, found: list) -> bool:
     return False
 
 
-def _temporary(r, refs, ours, depth: int = 4, seen=None) -> bool:
+def _temporary(r, refs, ours, users=frozenset(), depth: int = 4, seen=None) -> bool:
     """A container only d2s holds: nothing but d2s's frames, closures, bookkeeping objects
     and such containers (`depth` levels up), or nothing at all (an argument tuple on the
     interpreter's stack). A container the user can reach is held, some levels up, by a user
@@ -207,6 +232,8 @@ def _temporary(r, refs, ours, depth: int = 4, seen=None) -> bool:
         return True
     seen.add(id(r))
     for h in gc.get_referrers(r):
+        if id(h) in users:
+            return False  # a local variable of the user's function holds the container
         if h is refs or id(h) in ours or id(h) in seen:
             continue
         kind = type(h).__name__
@@ -214,8 +241,8 @@ def _temporary(r, refs, ours, depth: int = 4, seen=None) -> bool:
             continue
         if type(h) is dict and _owned_by_d2s(h):
             continue  # the attributes of one of d2s's own objects
-        if depth and type(h) in (tuple, list, dict) and _temporary(h, refs, ours, depth - 1,
-                                                                   seen):
+        if depth and type(h) in (tuple, list, dict) and _temporary(
+                h, refs, ours, users, depth - 1, seen):
             continue
         return False
     return True

@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 
 from .. import report
+from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .variables import is_variable
 
@@ -91,6 +92,8 @@ def _building() -> bool:
 
 def len_(x):
     """`len`: a tensor array's length or an unknown first dim is an int64 tensor."""
+    if isinstance(x, StructArray):
+        return x.length()
     if is_variable(x):
         import runtime as rt
         if x.is_array:
@@ -132,13 +135,15 @@ def range_(*args):
 
 
 def _unknown_length(x) -> bool:
-    return is_variable(x) and (x.is_array or x.ndim > 0 and x.shape[0] < 0)
+    return isinstance(x, StructArray) or is_variable(x) and (
+        x.is_array or x.ndim > 0 and x.shape[0] < 0)
 
 
 def enumerate_(iterable, start=0):
-    """`enumerate`; over a graph value whose first dim is unknown (or a `zip_` of one) it is
-    a TensorEnumerate that `for_loop` runs as a while op."""
-    if _unknown_length(iterable) or isinstance(iterable, TensorZip):
+    """`enumerate`; over a graph value whose first dim is unknown (a tensor array, a list of
+    tuples / dicts as tensor arrays, or a `zip_` of one) it is a TensorEnumerate that
+    `for_loop` runs as a while op."""
+    if _unknown_length(iterable) or isinstance(iterable, (TensorZip, StructArray)):
         return TensorEnumerate(iterable, start)
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],

@@ -74,7 +74,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
             with branch_frame() as frame:
                 out = _as_list(fn(*args), len(names))
             for (i, path), dtype in arrays.items():
-                out[i] = _array_at(out[i], path, dtype)
+                if i < len(out):  # (the changed objects' values are converted below)
+                    out[i] = _array_at(out[i], path, dtype)
             raised.append(frame.raised)
             raw.append(out)
             full.append(out)
@@ -136,7 +137,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                 settled.append(True)
             elif not isinstance(e, (ValueError, TypeError)):
                 raise
-            elif _array_lists(names, given, args, src, log, arrays):
+            elif _array_lists(names, given, args, src, log, arrays) or mutation.cell_arrays(
+                    log, given, len(names), arrays):
                 pass  # lists whose length depends on the condition: traced again as arrays
             elif not mutation.grew(outs):
                 # A return value set in one branch only (`_retval` is None in the other):
@@ -222,6 +224,10 @@ def _tensors_of_one_type(items) -> object:
 def _array_paths(a, b, path):
     """Paths (keys into nested tuples / lists / dicts) where one branch value is a list and
     the other a tensor array, or both lists of tensors of different lengths."""
+    like = _struct_like(a, b)  # lists of tuples / dicts of tensors (`lists.py`)
+    if like is not None:
+        yield path, ("struct", like)
+        return
     a_arr = is_variable(a) and a.is_array
     b_arr = is_variable(b) and b.is_array
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
@@ -242,9 +248,27 @@ def _array_paths(a, b, path):
             yield from _array_paths(a[k], b[k], path + (k,))
 
 
+def _struct_like(a, b):
+    """An item (or array) showing the element structure when branch values `a` and `b` are a
+    list of structures and a StructArray, or two such lists of different lengths; else None."""
+    from .lists import StructArray, is_structure
+    if isinstance(a, list) and isinstance(b, StructArray):
+        return b
+    if isinstance(b, list) and isinstance(a, StructArray):
+        return a
+    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        return next((x for x in a + b if is_structure(x)), None)
+    return None
+
+
 def _array_at(v, path, dtype):
     """`v` with the list at `path` as a tensor array (of `dtype`)."""
     if not path:
+        if isinstance(v, list) and isinstance(dtype, tuple):  # ("struct", an item or array)
+            from .lists import StructArray, empty_struct_array, struct_array
+            like = dtype[1]
+            return struct_array(v) if v else like.empty() if isinstance(
+                like, StructArray) else empty_struct_array(like)
         if isinstance(v, list):
             import runtime as rt
             return rt.static.create_array(dtype, initialized_list=list(v))

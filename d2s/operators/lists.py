@@ -1,9 +1,13 @@
 """List operations that generated code calls (see `d2s.converters.lists`).
 
 A Python list is changed in place and returned, as `list.append` would change it; inside a
-graph loop the list is a tensor array and the new array is returned.
+graph loop the list is a tensor array and the new array is returned. A list of tuples / dicts
+/ lists of tensors whose length depends on a tensor is a `StructArray`: one tensor array per
+leaf of the structure, all of the same length.
 """
 from __future__ import annotations
+
+import sys
 
 from .. import report
 from .variables import is_variable
@@ -12,6 +16,8 @@ from .variables import is_variable
 def list_append(target, value):
     """`target.append(value)`, returning the (possibly new) list."""
     report.record("list", target)
+    if isinstance(target, StructArray):
+        return target.appended(value)
     if is_variable(target) and target.is_array:
         import runtime as rt
         if isinstance(value, (tuple, list, dict)):
@@ -26,15 +32,197 @@ def _no_structures(value):
     from .variables import user_origin, where
     src = user_origin(3)
     raise StateChangeError(
-        f"a {type(value).__name__} is appended to a list whose length depends on a tensor "
-        f"({where(src)}); such a list is a tensor array, which holds tensors only. Keep one "
-        "list per part (xs.append(a); ys.append(b)) instead of a list of "
-        f"{type(value).__name__}s.", src)
+        f"a {type(value).__name__} is appended to a list of tensors whose length depends on a "
+        f"tensor ({where(src)}); such a list is a tensor array, which holds tensors of one "
+        "type only. Append values of one kind to one list (xs.append(a); pairs.append((a, "
+        "b))).", src)
 
 
 def list_pop(target, *index):
-    """`target.pop(*index)`, returning `(list, item)`."""
-    if is_variable(target) and target.is_array:
-        raise TypeError("pop() on a list that became a tensor array inside a loop whose "
-                        "condition is a tensor is not supported; index it instead")
+    """`target.pop(*index)`, returning `(list, item)`; on a tensor array (a list whose length
+    depends on a tensor) the item is read and the array shrinks by one, as in Python. The
+    index is a Python int (negative from the end) or an integer tensor; popping an empty
+    array raises IndexError when the program runs."""
+    array = isinstance(target, StructArray) or is_variable(target) and target.is_array
+    if array:
+        if len(index) > 1:
+            raise TypeError(f"pop expected at most 1 argument, got {len(index)}")
+        i = index[0] if index else -1
+        if isinstance(i, bool) or not (isinstance(i, int) or is_variable(i) or hasattr(
+                i, "dtype")):
+            raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
+        if isinstance(target, StructArray):
+            return target.popped(i)
+        from runtime.ops.arrays import array_pop
+        return target, array_pop(target, i)
     return target, target.pop(*index)
+
+
+# ---- lists of structures ----------------------------------------------------------------------
+
+class StructArray(tuple):
+    """A list of structures (tuples, lists, dicts; nested) of tensors whose length depends
+    on a tensor: one tensor array per leaf (the tuple's items), all of one length. A class
+    per structure (`tree`), so `cond` / `while` (which carry it as a tuple of arrays) rebuild
+    it with its structure.
+
+    In converted code it acts as the list: `len`, `lst[i]` (a structure of tensors; negative
+    too), `lst[a:b]`, `for`, `enumerate`, `append` and `pop` as statements. Python iteration
+    of it outside d2s (a comprehension, `list(lst)`, `zip`, unpacking) raises TypeError: its
+    length is known only when the program runs."""
+
+    tree = None
+
+    def __new__(cls, leaves=()):
+        leaves = tuple(leaves)
+        if leaves and all(type(x) is list for x in leaves):
+            # a program's result (each array comes back as a list of Tensors): the list of
+            # structures eager code returns
+            from runtime.pytree import unflatten
+            return [unflatten(cls.tree, col) for col in zip(*leaves)]
+        return tuple.__new__(cls, leaves)
+
+    # ---- the list, as user code sees it ----
+    def length(self):
+        import runtime as rt
+        return rt.static.array_length(tuple.__getitem__(self, 0))
+
+    def __getitem__(self, i):
+        from runtime.pytree import unflatten
+        leaves = tuple.__iter__(self)
+        if isinstance(i, slice):
+            return type(self)(a[i] for a in leaves)
+        return unflatten(self.tree, [a[i] for a in leaves])
+
+    def appended(self, value) -> StructArray:
+        leaves = _leaves_of(value, self.tree)
+        from runtime.ops.arrays import array_written
+        n = self.length()
+        return type(self)(array_written(x, n, a) for x, a in zip(leaves, tuple.__iter__(self)))
+
+    def popped(self, i) -> tuple:
+        from runtime.ops.arrays import array_popped
+        from runtime.pytree import unflatten
+        pairs = [array_popped(a, i) for a in tuple.__iter__(self)]
+        return type(self)(p[0] for p in pairs), unflatten(self.tree, [p[1] for p in pairs])
+
+    def empty(self) -> StructArray:
+        """An empty array of the same structure and element types."""
+        return type(self)(_empty_like(a) for a in tuple.__iter__(self))
+
+    def __iter__(self):
+        if _internal(sys._getframe(1).f_globals.get("__name__", "")):
+            return tuple.__iter__(self)
+        raise TypeError(_ITER)
+
+    def __bool__(self):
+        if sys._getframe(1).f_code.co_name in _STRUCTURAL_TRUTH:
+            return tuple.__len__(self) > 0  # (d2s asks whether a tuple has items)
+        raise TypeError("the truth value of a list whose length depends on a tensor is known "
+                        "only when the program runs; test len(lst) > 0 instead")
+
+    def __copy__(self):
+        return self
+
+    def __add__(self, other):
+        raise TypeError("+ on a list whose length depends on a tensor (a tensor array of "
+                        "structures) is not supported; append the items one by one")
+
+    __radd__ = __mul__ = __rmul__ = __add__
+
+    def append(self, value):
+        raise TypeError(_METHOD.format("append"))
+
+    def pop(self, *index):
+        raise TypeError(_METHOD.format("pop"))
+
+    def __repr__(self):
+        return f"<list of structures as {tuple.__len__(self)} tensor arrays>"
+
+
+_ITER = ("a list of tuples/dicts of tensors whose length depends on a tensor (a tensor array "
+         "per part) cannot be iterated by Python here (a comprehension, list(), zip(), "
+         "unpacking): its length is known only when the program runs. Use a for statement "
+         "(for item in lst: parts.append(item[0])), len(lst) and lst[i].")
+_METHOD = ("lst.{0}() on a list of tuples/dicts whose length depends on a tensor, called "
+           "through another name than the list's own (a helper, a closure, an alias): write "
+           "lst.{0}(...) as its own statement in the function that owns lst")
+_STRUCTURAL_TRUTH = {"_carried"}  # d2s functions that test a tuple for items
+_CLASSES: dict = {}
+_OWN = ("runtime.program", "runtime.pytree", "copy", "d2s.")
+
+
+def _internal(name: str) -> bool:
+    """Module `name` is d2s's / the runtime's structural code (which sees the leaf arrays),
+    not user code or d2s's builtins (which act for user code)."""
+    return (name or "").startswith(_OWN) and name != "d2s.operators.builtins"
+
+
+def _struct_class(tree):
+    cls = _CLASSES.get(tree)
+    if cls is None:
+        cls = _CLASSES[tree] = type("StructArray", (StructArray,), {"tree": tree})
+    return cls
+
+
+def is_structure(value) -> bool:
+    return isinstance(value, (tuple, list, dict)) and not isinstance(value, StructArray)
+
+
+def _leaves_of(value, tree=None) -> list:
+    """The tensor leaves of a structure appended to a list that is a tensor array; its
+    structure must be `tree` (when given) and hashable, and its leaves tensors."""
+    from runtime.pytree import flatten
+    from .control_flow import _is_tensor
+    from .mutation import StateChangeError
+    from .variables import user_origin, where
+    leaves, t = flatten(value)
+    src = user_origin(3)
+    if tree is not None and t != tree:
+        raise StateChangeError(
+            f"a {type(value).__name__} of another structure is appended to a list whose "
+            f"length depends on a tensor ({where(src)}); all its items must have one structure "
+            "(the same tuple length / dict keys, tensors at the same places).", src)
+    if not leaves or not all(_is_tensor(x) for x in leaves):
+        raise StateChangeError(
+            f"a {type(value).__name__} holding {'nothing' if not leaves else 'a Python value'} "
+            f"is appended to a list whose length depends on a tensor ({where(src)}); such a "
+            "list is a tensor array per part, which holds tensors only. Make every part a "
+            "tensor (rt.to_tensor(v)).", src)
+    try:
+        hash(t)
+    except TypeError:
+        raise StateChangeError(
+            f"a {type(value).__name__} is appended to a list whose length depends on a tensor "
+            f"({where(src)}); only tuples, lists and dicts (with hashable keys) of tensors can "
+            "be items of such a list.", src) from None
+    return leaves
+
+
+def struct_array(items: list) -> StructArray:
+    """The tensor arrays (one per leaf) of a Python list of structures of tensors."""
+    import runtime as rt
+    from runtime.pytree import flatten
+    tree = flatten(items[0])[1]
+    columns = list(zip(*[_leaves_of(v, tree) for v in items]))
+    return _struct_class(tree)(rt.static.create_array(_dtype(col[0]), initialized_list=list(col))
+                               for col in columns)
+
+
+def empty_struct_array(like) -> StructArray:
+    """An empty array of structures like `like` (one item: element types and shapes)."""
+    from runtime.pytree import flatten
+    leaves = _leaves_of(like)
+    return _struct_class(flatten(like)[1])(_empty_like(x) for x in leaves)
+
+
+def _dtype(x):
+    return x.dtype
+
+
+def _empty_like(x):
+    """An empty tensor array for elements like `x` (a tensor, or an array)."""
+    import runtime as rt
+    out = rt.static.create_array(x.dtype)
+    out._static_shape = x.static_shape if getattr(x, "is_array", False) else tuple(x.shape)
+    return out

@@ -18,6 +18,7 @@ from .control_flow import (  # the helpers loops share with `if`
     _is_tensor, _refuse_aliased, _result, _scalar, _zeros_like, check_return_none, ifelse,
     probe)
 from .exceptions import branch_frame
+from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -95,7 +96,7 @@ class TensorZip:
         self.parts = parts
         self.rows = []
         for k, p in enumerate(parts):
-            if is_variable(p):
+            if is_variable(p) or isinstance(p, StructArray):
                 self.rows.append(lambda i, p=p: _row(p, i))
                 continue
             seq = _indexable(list(p)) if isinstance(p, (list, tuple)) and p else None
@@ -111,7 +112,7 @@ class TensorZip:
         import runtime as rt
         out = None
         for p in self.parts:
-            n = _graph_length(p) if is_variable(p) else len(p)
+            n = _graph_length(p) if is_variable(p) or isinstance(p, StructArray) else len(p)
             if out is None:
                 out = n
             elif is_variable(out) or is_variable(n):
@@ -127,11 +128,15 @@ class TensorZip:
 
 def _graph_length(t):
     import runtime as rt
+    if isinstance(t, StructArray):
+        return t.length()
     return rt.static.array_length(t) if t.is_array else rt.shape(t)[0]
 
 
 def _row(t, i):
     import runtime as rt
+    if isinstance(t, StructArray):
+        return t[i]
     return rt.static.array_read(t, i) if t.is_array else t[i]
 
 
@@ -139,8 +144,8 @@ def _first_variable(seq):
     while isinstance(seq, TensorEnumerate):
         seq = seq.tensor
     if isinstance(seq, TensorZip):
-        return next(p for p in seq.parts if is_variable(p))
-    return seq
+        seq = next(p for p in seq.parts if is_variable(p) or isinstance(p, StructArray))
+    return seq.length() if isinstance(seq, StructArray) else seq
 
 
 def _sign(step):
@@ -163,6 +168,10 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
     if isinstance(iterable, (TensorEnumerate, TensorZip)):
         report.loop("for", 0, graph=_first_variable(iterable))
         return _result(_graph_for(iterable.length(), iterable.item, body, state, names,
+                                  extra_test))
+    if isinstance(iterable, StructArray):  # a list of tuples / dicts as tensor arrays
+        report.loop("for", 0, graph=iterable.length())
+        return _result(_graph_for(iterable.length(), iterable.__getitem__, body, state, names,
                                   extra_test))
     if is_variable(iterable) and iterable.is_array:
         import runtime as rt
@@ -463,6 +472,8 @@ def _to_array(items: list):
     import runtime as rt
     if not items:
         return _EmptyArray()
+    if is_structure(items[0]):
+        return struct_array(items)
     return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
                                   initialized_list=list(items))
 
@@ -489,10 +500,16 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         if isinstance(v, _EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
-            if isinstance(elem, (tuple, list, dict)):
-                from .lists import _no_structures
-                _no_structures(elem)
+            if isinstance(p, StructArray):  # (a tensor `if` in the body appended)
+                out[i] = p.empty()
+                continue
+            if is_structure(elem):  # a list of tuples / dicts of tensors
+                out[i] = empty_struct_array(elem)
+                continue
             out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+            if hasattr(elem, "dtype"):  # the element type the body writes (a pop reads it)
+                out[i]._static_shape = elem.static_shape if getattr(
+                    elem, "is_array", False) else tuple(elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (

@@ -68,11 +68,12 @@ class Slot:
     (one attribute), 'cell' (a closure cell), 'global' (a module global), 'var' (which value
     a graph Variable object refers to)."""
 
-    __slots__ = ("obj", "kind", "key", "path", "grew")
+    __slots__ = ("obj", "kind", "key", "path", "grew", "sample")
 
-    def __init__(self, obj, kind, key, path, grew=False):
+    def __init__(self, obj, kind, key, path, grew=False, sample=None):
         self.obj, self.kind, self.key, self.path = obj, kind, key, path
         self.grew = grew  # a list whose length changed
+        self.sample = sample  # (a list that grew: its last item then, showing the item type)
 
     def ident(self):
         return (id(self.obj), self.kind, self.key)
@@ -380,7 +381,8 @@ def _restore_dict(d: dict, snap: dict) -> None:
 def _diff(obj, kind, path, snap):
     if kind == "list":
         if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
-            yield Slot(obj, "list", None, path, len(obj) != len(snap))
+            yield Slot(obj, "list", None, path, len(obj) != len(snap),
+                       obj[-1] if len(obj) > len(snap) else None)
     elif kind in ("dict", "obj", "globals"):
         d = vars(obj) if kind == "obj" else obj
         sk = {"dict": "dict", "obj": "attr", "globals": "global"}[kind]
@@ -558,7 +560,7 @@ def _shape_of(v) -> str:
     return type(v).__name__
 
 
-from .mutation_loop import Loop, align  # noqa: E402,F401  (loop hooks)
+from .mutation_loop import Loop, align, cell_arrays  # noqa: E402,F401  (loop / if hooks)
 
 
 class python_effects_refused:

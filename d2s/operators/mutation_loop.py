@@ -1,5 +1,6 @@
 """The mutation log for graph loops (see `d2s.operators.mutation`): objects a loop body
-changes become extra loop variables of the `while` op."""
+changes become extra loop variables of the `while` op; a list a closure variable holds, grown
+in a graph loop, becomes a tensor array that variable carries (also across a tensor `if`)."""
 from __future__ import annotations
 
 import copy
@@ -31,16 +32,17 @@ class Loop:
                     body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
             finally:
                 log.scratch_end(probed=True)
-        self.slots = list(log.slots)
-        for slot in self.slots:
+        arrays = {}  # id(cell) -> the tensor array a closure variable's list becomes
+        for slot in list(log.slots):
             if slot.grew:
-                raise StateChangeError(
-                    f"the list {slot.path} is changed inside a loop whose condition is a "
-                    f"tensor through a name other than its own ({where(log.src)}); one static "
-                    "program cannot grow it there. Append to it by its own name in the loop "
-                    "body (it then becomes a tensor array), or collect the values in a tensor.",
-                    log.src)
-        self.initial = [_loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
+                cell, array = _closure_array(log, slot)
+                log.carry_by_name(slot.obj)  # the list itself stays as it was
+                log.slots.append(cell)
+                log._ids.add(cell.ident())
+                arrays[id(cell.obj)] = array
+        self.slots = list(log.slots)
+        self.initial = [arrays[id(s.obj)] if s.kind == "cell" and id(s.obj) in arrays else
+                        _loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
         self.aliases = [i for i in carried if any(
             s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
 
@@ -98,6 +100,44 @@ class Loop:
         return out
 
 
+def _closure_array(log: Log, slot):
+    """A list that a helper or closure grows (or shrinks) inside a graph loop, held by a
+    closure variable and by nothing else: that variable becomes a tensor array carried by the
+    loop (its cell is set to the array; the list object is left as it was, unreachable).
+    Returns (the cell's slot, the array); anything else is refused."""
+    from .aliases import other_references
+    from .lists import is_structure
+    from .mutation import Slot
+    src = log.src
+    cells = [(obj, path) for obj, kind, path, snap in log.seen.values()
+             if kind == "cell" and snap is slot.obj]
+    lst = slot.obj
+    others = other_references(lst, cells[0][1], (log,)) if len(cells) == 1 else ["?"]
+    sample = slot.sample if slot.sample is not None else lst[-1] if lst else None
+    why = ("it is not held by one closure variable only" if not cells or others else
+           "its items are not tensors" if not (is_variable(sample) or _tensor(sample)) else
+           "")
+    if why or any(not (is_variable(x) or _tensor(x)) for x in lst) or (
+            is_structure(sample)):
+        raise StateChangeError(
+            f"the list {slot.path} changes length inside a loop whose condition is a tensor "
+            f"through another name than its own ({where(src)}), and "
+            f"{why or 'its items are not all tensors of one type'}; one static program cannot "
+            "grow it there. Append to it by its own name in the loop body (it then becomes a "
+            "tensor array), or collect the values in a tensor.", src)
+    import runtime as rt
+    cell, path = cells[0]
+    array = rt.static.create_array(sample.dtype, initialized_list=list(lst))
+    if not lst:
+        array._static_shape = tuple(sample.shape)
+    return Slot(cell, "cell", None, path), array
+
+
+def _tensor(x) -> bool:
+    import runtime as rt
+    return isinstance(x, rt.Tensor)
+
+
 def _loop_value(path, v, src):
     if v is _MISSING or isinstance(v, Undefined):
         raise StateChangeError(
@@ -120,3 +160,31 @@ def align(v, like):
     if type(v) in (list, tuple) and type(like) is type(v) and len(v) == len(like):
         return type(v)(align(a, b) for a, b in zip(v, like))
     return v
+
+
+def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
+    """Closure variables (changed objects after the `n` state outputs) that hold a list of
+    tensors in one branch and a tensor array in the other (a graph loop in that branch made it
+    one, `mutation_loop`), or lists of different lengths: when the list is held by that
+    variable only, it becomes an array in both branches (added to `arrays`); True if any."""
+    if len(given) != 2:
+        return False
+    from .control_flow import _array_paths
+    found = {}
+    for j, slot in enumerate(log.slots):
+        i = n + j
+        if slot.kind != "cell" or (i, ()) in arrays or i >= min(map(len, given)):
+            continue
+        paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
+        if not paths or isinstance(paths[0][1], tuple):  # (not lists of structures)
+            continue
+        entry = log.seen.get(id(slot.obj))
+        lst = entry[3] if entry is not None else None
+        if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
+            continue
+        from .aliases import other_references
+        if other_references(lst, slot.path, (log,)):
+            continue
+        found[(i, ())] = paths[0][1]
+    arrays.update(found)
+    return bool(found)

@@ -199,6 +199,37 @@ SLICE_GRAD = registry.register("array_slice_grad", kernel=_slice_grad_kernel,
                                doc="Scatter the gradient of an array slice back to len(arr).")
 SLICE = registry.register("array_slice", kernel=_slice_kernel, infer=_array_meta,
                           grad=_slice_grad, amp="keep", doc="arr[start:stop:step].")
+def _position(i, n: int, what: str) -> int:
+    """`i` (negative from the end) as a position in an array of length n."""
+    i = _index(i)
+    if not -n <= i < n:
+        raise IndexError(f"{what} from an empty array" if not n else
+                         f"{what} index {i} is out of range for an array of length {n}")
+    return i + n if i < 0 else i
+
+
+def _delete_kernel(xp, arr, i):
+    out = list(arr)
+    del out[_position(i, len(arr), "pop")]
+    return out
+
+
+def _grad_insert_kernel(xp, g, i, arr):
+    """The gradient of `arr` from that of `arr` with entry i deleted: None (zero) at i."""
+    n = len(arr)
+    i = _position(i, n, "pop")
+    g = (list(g) + [None] * n)[:n - 1]
+    return g[:i] + [None] + g[i:]
+
+
+GRAD_INSERT = registry.register("array_grad_insert", kernel=_grad_insert_kernel,
+                                infer=_array_meta, nondiff=True, amp="keep",
+                                doc="An array gradient of len(arr) with no entry at i.")
+DELETE = registry.register(
+    "array_delete", kernel=_delete_kernel, infer=_array_meta, amp="keep",
+    grad=lambda ins, outs, gs, a: [_bind_array(GRAD_INSERT, [gs[0], ins[1], ins[0]], {},
+                                               ins[0]), None],
+    doc="arr without entry i (negative from the end): what list.pop(i) leaves.")
 CREATE = registry.register("create_array", kernel=lambda xp, dtype=None: [],
                            infer=lambda dtype=None: None, nondiff=True, amp="keep")
 WRITE = registry.register("array_write", kernel=_write_kernel, infer=lambda *a: None,
@@ -275,9 +306,17 @@ def array_write(x, i, array=None):
         else:
             array[i] = x
         return array
-    x = b.variable_of(x)
     if array is None:
-        array = create_array(x.dtype)
+        array = create_array(b.variable_of(x).dtype)
+    array._inplace_update(array_written(x, i, array))
+    return array
+
+
+def array_written(x, i, array: Variable) -> Variable:
+    """A new static tensor array: `array` with `x` written at `i` (at most one past the
+    end); `array` itself is left as it is."""
+    b = _builder()
+    x = b.variable_of(x)
     if not isinstance(array, Variable) or array.kind != "array":
         raise TypeError(f"array_write: array must be a tensor array, got {array!r}")
     if x.dtype != array.dtype:
@@ -291,8 +330,7 @@ def array_write(x, i, array=None):
         a if a == c else -1 for a, c in zip(old, x._static_shape))
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
-    array._inplace_update(out)
-    return array
+    return out
 
 
 def array_setitem(array: Variable, index, value) -> None:
@@ -311,6 +349,35 @@ def array_setitem(array: Variable, index, value) -> None:
         from .math import cast
         value = cast(value, array.dtype)
     array_write(value, index, array)
+
+
+def array_pop(array, i=-1):
+    """`array.pop(i)`: the element at `i` (a Python int, negative from the end, or an integer
+    tensor) and the array without it; `array` itself refers to the shorter array afterwards
+    (as `array_write` updates it). In eager mode `array` is a Python list, popped in place.
+
+    >>> import runtime as rt
+    >>> from runtime.ops.arrays import array_pop
+    >>> arr = rt.static.create_array('float32', [rt.ones([2]), rt.zeros([2])])
+    >>> array_pop(arr).tolist(), len(arr)
+    ([0.0, 0.0], 1)
+    """
+    if _builder() is None:
+        return array.pop(_index(i))
+    out, item = array_popped(array, i)
+    array._inplace_update(out)
+    return item
+
+
+def array_popped(array: Variable, i=-1) -> tuple:
+    """(a new static tensor array: `array` without entry `i`, the entry); `array` itself is
+    left as it is."""
+    if not isinstance(array, Variable) or array.kind != "array":
+        raise TypeError(f"array_pop: array must be a tensor array, got {array!r}")
+    out = _bind_array(DELETE, [array, i], {}, array)  # (first: it says "pop from empty")
+    item = array_read(array, i)
+    out._stop_gradient = array.stop_gradient
+    return out, item
 
 
 def array_read(array, i):

@@ -228,6 +228,15 @@ class Variable(core.VariableBase):
         from ..ops.arrays import array_length, array_write
         array_write(x, array_length(self), self)
 
+    def pop(self, index=-1):
+        """`arr.pop(i)` on a tensor array: the element at `i` (negative from the end); this
+        handle refers to the shorter array afterwards."""
+        if self.kind != "array":
+            raise TypeError(f"pop() on static Variable '{self.name}', which is a tensor, "
+                            "not a tensor array")
+        from ..ops.arrays import array_pop
+        return array_pop(self, index)
+
     # ---- graph helpers --------------------------------------------------------------------
     def detach(self) -> Variable:
         from ..ops.math import assign

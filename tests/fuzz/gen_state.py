@@ -16,6 +16,10 @@ def zero_first(t):
     t[0] = 0.0
 
 
+def push_to(items, v):
+    items.append(v)
+
+
 def add_to(t, v):
     t[1] = t[1] + v[1]
 
@@ -27,6 +31,7 @@ def f(x, y, o):
     lst = [x * 1.0, y * 1.0]
     d = {"a": {"k": x * 1.0}, "b": y * 1.0}
     cell = x * 0.0
+    pairs = [(x * 1.0, {"y": y * 1.0})]
 
     def bump(v):
         nonlocal cell
@@ -72,6 +77,12 @@ SAME_SHAPE = (
 GROWING = (
     "lst.append({e})",
     "push({e} * 2.0)",
+    "push_to(lst, {e} + 1.0)",
+    "h = h + lst.pop()",
+    "lst.pop(0)",
+    'pairs.append(({e}, {{"y": {e} * 0.5}}))',
+    'h = h + pairs[-1][1]["y"]',
+    "h = h + pairs.pop()[0]",
 )
 
 # Python conditions: structure, shapes, and a Python counter kept on the object across calls
