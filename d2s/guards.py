@@ -202,19 +202,24 @@ def _library_module(module) -> bool:
     return ignored_module(module.__name__)
 
 
+def _first_time(key):
+    """The guards being recorded, the first time `key` is seen in this trace; else None."""
+    guards = _REC.guards
+    if guards is None or key in _REC.seen:
+        return None
+    _REC.seen.add(key)
+    return guards
+
+
 def record_library_layer(layer, path: str) -> None:
     """A Layer of the library (`Dropout`, `BatchNorm1D`), called from converted code, runs
     its own `forward` unconverted: guard what decides what it computes, its `training` flag,
     its public Python settings (`p`, `momentum`) and which tensors it holds, so
     `model.bn.eval()`, `model.drop.p = 0.1` or `model.fc.weight = shared` between calls
     traces a new program."""
-    guards = _REC.guards
+    guards = _first_time(("layer", id(layer)))
     if guards is None:
         return
-    key = ("layer", id(layer))
-    if key in _REC.seen:
-        return
-    _REC.seen.add(key)
     for name, value in vars(layer).items():
         if (name == "training" or not name.startswith("_")) and is_data(value) or (
                 _is_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
@@ -224,13 +229,9 @@ def record_library_layer(layer, path: str) -> None:
 def record_hooks(layer, path: str) -> None:
     """The forward hooks a trace ran for `layer` (also none): registering or removing one
     between calls needs another program."""
-    guards = _REC.guards
+    guards = _first_time(("hooks", id(layer)))
     if guards is None:
         return
-    key = ("hooks", id(layer))
-    if key in _REC.seen:
-        return
-    _REC.seen.add(key)
     for kind in ("_forward_pre_hooks", "_forward_post_hooks"):
         hooks = getattr(layer, kind, None)
         if isinstance(hooks, dict):
