@@ -1,6 +1,7 @@
 """List mutation becomes assignment, so a list changed in a branch or loop is state.
 
     out.append(y)        ->   out = _d2s.list_append(out, y)
+    out.extend(ys)       ->   out = _d2s.list_method(out, 'extend', ys)   (insert, clear, remove)
     v = stack.pop()      ->   stack, v = _d2s.list_pop(stack)
     s = s + stack.pop()  ->   stack, _pop_1 = _d2s.list_pop(stack); s = s + _pop_1
 
@@ -34,6 +35,10 @@ def _method_call(node, method: str):
     return None
 
 
+# methods that change a list's length, besides append and pop (`list_method`)
+_LENGTH_METHODS = ("extend", "insert", "clear", "remove")
+
+
 class Lists(Base):
     """Only lists held in local variables are rewritten: assigning a global or closure list
     would make its name local to the function."""
@@ -54,6 +59,12 @@ class Lists(Base):
         if target is not None:
             return templates.replace(f"target = {RESERVED}.list_pop(target, args)[0]",
                                      target=target, args=node.value.args)
+        for method in _LENGTH_METHODS:
+            target = self._local(_method_call(node.value, method))
+            if target is not None:
+                return templates.replace(
+                    f"target = {RESERVED}.list_method(target, method, args)", target=target,
+                    method=gast.Constant(method, None), args=node.value.args)
         return self._hoist(node, ("value",))
 
     def visit_Assign(self, node):

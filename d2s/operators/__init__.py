@@ -14,7 +14,7 @@ user wrote it. The generated-code API, by converter:
   `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `bool_`, `int_`, `float_`, `isinstance_`, `shape`, `size`
-- lists: `list_append(lst, x)`, `list_pop(lst, *i)`
+- lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
@@ -46,7 +46,7 @@ from .builtins import (  # noqa: F401
 from .exceptions import raise_  # noqa: F401
 from .control_flow import Pending, ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401
-from .lists import list_append, list_pop  # noqa: F401
+from .lists import list_append, list_method, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .try_except import (  # noqa: F401
     fn_exit,

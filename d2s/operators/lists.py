@@ -27,6 +27,29 @@ def list_append(target, value):
     return target
 
 
+def list_method(target, method, *args):
+    """`target.<method>(*args)` for a method that changes a list's length (`extend`,
+    `insert`, `clear`, `remove`), returning the (possibly new) list, so the list is state of
+    the branch or loop around it (a tensor `if` whose branches leave it with different lengths
+    makes it a tensor array). On anything but a tensor array it is the method call itself."""
+    report.record("list", target)
+    array = isinstance(target, StructArray) or is_variable(target) and target.is_array
+    if not array:
+        getattr(target, method)(*args)
+        return target
+    if method == "extend" and len(args) == 1 and isinstance(args[0], (list, tuple)):
+        for value in args[0]:
+            target = list_append(target, value)
+        return target
+    from .mutation import StateChangeError
+    from .variables import user_origin, where
+    src = user_origin(2)
+    raise StateChangeError(
+        f"{method}() on a list whose length depends on a tensor ({where(src)}): such a list is "
+        "a tensor array, which supports append, extend by a list, pop, len, indexing and "
+        "iteration. Build a new list with those instead.", src)
+
+
 def _no_structures(value):
     from .mutation import StateChangeError
     from .variables import user_origin, where
