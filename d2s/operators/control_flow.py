@@ -72,7 +72,17 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     def branch(fn):
         def run():
             with branch_frame() as frame:
-                out = _as_list(fn(*args), len(names))
+                try:
+                    out = _as_list(fn(*args), len(names))
+                except LookupError as e:
+                    if not _raised_by_user_code(e):
+                        raise
+                    # Python's own IndexError / KeyError on this path (a list popped empty,
+                    # a missing key): eager code raises it when, and only when, the branch
+                    # is taken, so the program does (the other branch's values stand in)
+                    _raise_when_run(e)
+                    out = [args[i] if i < len(args) else Undefined(name)
+                           for i, name in enumerate(names)]
             for (i, path), dtype in arrays.items():
                 if i < len(out):  # (the changed objects' values are converted below)
                     out[i] = _array_at(out[i], path, dtype)
@@ -296,6 +306,41 @@ def _read_checks(result, raw, unbound, pred, names, src, skip=()) -> None:
         for k, side in enumerate(raw):
             if i < len(side):
                 unbound_mod.carry(side[i], r, pred, k == 0)
+
+
+def _frames(e: BaseException) -> list:
+    tb, out = e.__traceback__, []
+    while tb is not None:
+        out.append(tb)
+        tb = tb.tb_next
+    return out
+
+
+def _raised_by_user_code(e: BaseException) -> bool:
+    """Whether `e` was raised by the user's own code (its innermost frame is converted code,
+    or d2s's list operators that stand for `lst.pop()` & co. there), not by d2s."""
+    from ..pyct import loader
+    frames = _frames(e)
+    if not frames:
+        return False
+    name = frames[-1].tb_frame.f_code.co_filename
+    return loader.is_generated(name) or name == __file__.replace("control_flow.py", "lists.py")
+
+
+def _raise_when_run(e: BaseException) -> None:
+    """A `raise` op of `e` (its type and message, at the user's line) in the branch being
+    traced."""
+    from runtime.program.origin import forced
+
+    from ..pyct import loader
+    from .exceptions import raise_
+    for tb in reversed(_frames(e)):  # the innermost line of the user's code
+        src = loader.lookup(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        if src is not None:
+            with forced(tb.tb_frame, tb.tb_lineno):  # the op reports that line
+                raise_(type(e)(*e.args), src=src)
+            return
+    raise_(type(e)(*e.args))
 
 
 def _stand_in(v):

@@ -61,8 +61,9 @@ def _in_graph_block() -> bool:
     return b is not None and b.block is not b.program.global_block()
 
 
-def raise_(exc, cause=None):
-    """`raise exc [from cause]` (see the module)."""
+def raise_(exc, cause=None, src=None):
+    """`raise exc [from cause]` (see the module); `src`: the user's line, when not the
+    caller's."""
     if isinstance(exc, type) and issubclass(exc, BaseException):
         exc = exc()
     if not isinstance(exc, BaseException):
@@ -71,7 +72,7 @@ def raise_(exc, cause=None):
         if cause is not None:
             raise exc from cause
         raise exc
-    src = user_origin()
+    src = src or user_origin()
     from .try_except import helper_raise
     helper_raise(exc, src)
     if any(is_variable(a) for a in exc.args):

@@ -13,6 +13,7 @@ import copy
 from .. import report
 from . import mutation
 from . import unbound as unbound_mod
+from .control_flow import _raise_when_run, _raised_by_user_code  # noqa: I001
 from .control_flow import (  # the helpers loops share with `if`
     _array_at, _array_paths, _as_list, _copy_container, _fill, _has_tensor, _is_return_value,
     _is_tensor, _refuse_aliased, _result, _scalar, _zeros_like, check_return_none, ifelse,
@@ -276,6 +277,27 @@ def _graph_for(length, item_of, body, state, names, extra_test):
 # ---- the graph while loop --------------------------------------------------------------------
 
 def graph_while(test, body, state: list, names: tuple) -> list:
+    """One `while` op for state whose test is a graph value (see `_graph_while`). A body that
+    raises Python's own IndexError / KeyError whenever it runs (a Python list popped empty:
+    its state is the same on every run) is `if test: body`, whose branch raises that error
+    when the program runs it, as eager code does on the first iteration."""
+    logs: list = []
+    try:
+        return _graph_while(test, body, list(state), names, logs)
+    except LookupError as e:
+        if not _raised_by_user_code(e):
+            raise
+        for log in logs:
+            log.restore()
+        return _as_list(ifelse(test(*state), body, _unchanged, tuple(state), names),
+                        len(names))
+
+
+def _unchanged(*state):
+    return _result(list(state))
+
+
+def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
     """One `while` op for state whose test is a graph value. State that is not a graph value
     and not a Python number (objects, None, functions) must stay the same object; Python
     lists become tensor arrays; names first bound inside the loop get a zero initial value of
@@ -290,6 +312,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
         checks = {i: v.on_read for i, v in enumerate(state) if unbound_mod.checked([v])}
         unbound_mod.read_if(state, taken)
     log = mutation.begin((test, body), state, names, src)  # state found by object
+    logs.append(log)
     fixed = _fixed_lists(body, state, names)
     log.scratch_end()
     report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
@@ -321,7 +344,16 @@ def graph_while(test, body, state: list, names: tuple) -> list:
 
     def graph_body(*values):
         keys = [_skeleton(v) for v in values]  # (the body may change the dicts in place)
-        out = _as_list(body(*full(values)), n)
+        given = full(values)
+        try:
+            out = _as_list(body(*given), n)
+        except LookupError as e:
+            if not _raised_by_user_code(e):
+                raise
+            # Python's own IndexError / KeyError in the body (a list popped empty): eager
+            # code raises it when the body runs, so the program does; the state is unchanged
+            _raise_when_run(e)
+            out = list(given)
         for k, i in enumerate(carried):
             _check_keys(names[i], keys[k], out[i], src)
         _check_widening(carried, values, out, widen)

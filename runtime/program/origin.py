@@ -10,6 +10,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import threading
 from collections.abc import Callable
 
 _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -32,8 +33,36 @@ def _internal(filename: str) -> bool:
     return filename.startswith(_INTERNAL_DIRS)
 
 
+class _Forced(threading.local):
+    at = None  # (frame, lineno)
+
+
+_FORCED = _Forced()
+
+
+class forced:
+    """`with forced(frame, lineno):` ops built meanwhile get the origin of that user frame
+    at that line (a frame an exception has already left, whose error becomes an op)."""
+
+    def __init__(self, frame, lineno: int):
+        self.at = (frame, lineno)
+
+    def __enter__(self):
+        self.outer, _FORCED.at = _FORCED.at, self.at
+        return self
+
+    def __exit__(self, *exc):
+        _FORCED.at = self.outer
+        return False
+
+
 def capture(depth: int = 2) -> tuple | None:
     """(file, line, source) of the innermost user frame above the caller, or None."""
+    if _FORCED.at is not None:
+        frame, lineno = _FORCED.at
+        filename = frame.f_code.co_filename
+        mapped = origin_resolver(filename, lineno, frame) if origin_resolver else None
+        return tuple(mapped) if mapped is not None else (filename, lineno, None)
     try:
         f = sys._getframe(depth)
     except ValueError:

@@ -63,8 +63,9 @@ runtime.ops.registry.OpError: matmul: x has shape [2, 3] but y has shape [4, 3];
                                     KeyError, '''\
 KeyError: 'y'
   In user code:
-    File "<dir>/dbg_model.py", line 48, in python_error_in_tensor_loop
+    File "<dir>/dbg_model.py", line 48
       x = x + names["y"]
+  While running op: raise() {error='KeyError', message='y', at='dbg_model.py:48'}
 '''),
     "kernel_error_in_while": (lambda: m.kernel_error_in_while(x24(), n(2)), OpError, '''\
 runtime.ops.registry.OpError: reshape: cannot reshape x of shape [2, 4] (8 elements) to [3, -1]
@@ -119,7 +120,13 @@ def test_golden_message(name):
     assert re.sub(r"%t\d+", "%t#", text) == CASES[name][2]  # temporaries' numbers may vary
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# raised by a `raise` op when the program runs (Python's own KeyError in a tensor loop's body
+# is raised when, and only when, the body runs, as in eager code): the op's origin names the
+# line (golden above), and no Python frame is left to show
+RUN_TIME_RAISES = {"python_error_in_tensor_loop"}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - RUN_TIME_RAISES))
 def test_every_frame_is_a_real_user_line(name):
     frames = errors.user_frames(raised(name))
     assert frames
