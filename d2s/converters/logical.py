@@ -41,16 +41,7 @@ def _simple(node) -> bool:
         isinstance(node, gast.Attribute) and _simple(node.value))
 
 
-def _mark_test(node) -> None:
-    """`node` is a condition (an `if`/`while`/`assert` test, a conditional expression's test,
-    a comprehension filter): only its truth matters, so `and`/`or` in it (and under `not`)
-    combine truth values, as Paddle does (a float tensor `and` a bool tensor is a bool)."""
-    if isinstance(node, gast.BoolOp):
-        node.d2s_test = True
-        for v in node.values:
-            _mark_test(v)
-    elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
-        _mark_test(node.operand)
+_mark_test = predicates.mark_test
 
 
 class Logical(Base):

@@ -164,7 +164,7 @@ def filtered_comprehension(node, conv):
     ifs = gens[-1].ifs
     gens[-1].ifs = []
     for c in ifs:
-        _mark(c)
+        mark_test(c)
     ifs = [conv.visit(c) for c in ifs]
     node = conv.generic_visit(node)
     cond = ifs[0]
@@ -188,13 +188,16 @@ def filtered_comprehension(node, conv):
     return templates.replace_as_expression(f"{RESERVED}.{fn}(build)", build=build)
 
 
-def _mark(node) -> None:
+def mark_test(node) -> None:
+    """`node` is a condition (an `if`/`while`/`assert` test, a conditional expression's test,
+    a comprehension filter): only its truth matters, so `and`/`or` in it (and under `not`)
+    combine truth values, as Paddle does (a float tensor `and` a bool tensor is a bool)."""
     if isinstance(node, gast.BoolOp):
         node.d2s_test = True
         for v in node.values:
-            _mark(v)
+            mark_test(v)
     elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
-        _mark(node.operand)
+        mark_test(node.operand)
 
 
 def _pending(cases) -> list:
