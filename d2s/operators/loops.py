@@ -19,6 +19,7 @@ from .control_flow import (  # the helpers loops share with `if`
     _is_tensor, _refuse_aliased, _result, _scalar, _zeros_like, check_return_none, ifelse,
     probe)
 from .exceptions import branch_frame
+from .loop_keys import _check_keys, _removed, _skeleton
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
@@ -421,38 +422,6 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             arrayify.clear()
             extra_arrays.clear()
     raise AssertionError("d2s bug: loop state kept widening")
-
-
-def _removed(path, key, src, how="removes"):
-    raise mutation.StateChangeError(
-        f"the body of a loop whose condition is a tensor ({where(src)}) {how} the key {key!r} "
-        f"of the dict {path}; one static program cannot change a dict's keys from one "
-        "iteration to the next. Keep every key (set it before the loop) and change its value "
-        "instead", src)
-
-
-def _skeleton(v):
-    """The keys of the dicts in `v` (nested in dicts, lists and tuples)."""
-    if isinstance(v, dict):
-        return {k: _skeleton(x) for k, x in v.items()}
-    if type(v) in (list, tuple):
-        return type(v)(_skeleton(x) for x in v)
-    return None
-
-
-def _check_keys(path, before, after, src) -> None:
-    """A dict in the loop state whose keys the body changes (`del d[k]`, `d.pop(k)`, a new
-    key) cannot be one loop variable: a StateChangeError naming the key and the loop.
-    `before`: the `_skeleton` of the value the body started from."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        for k in before.keys() ^ after.keys():
-            _removed(path, k, src, "removes" if k in before else "adds")
-        for k in before:
-            _check_keys(f"{path}[{k!r}]", before[k], after[k], src)
-    elif type(before) in (list, tuple) and type(after) is type(before) and len(before) == len(
-            after):
-        for j, (a, b) in enumerate(zip(before, after)):
-            _check_keys(f"{path}[{j}]", a, b, src)
 
 
 class _Widen(Exception):

@@ -1,0 +1,39 @@
+"""A graph loop's dict state keeps its keys: a body that removes or adds one (`del d[k]`,
+`d.pop(k)`, a new key; nested, or through other names) is a `StateChangeError` naming the key,
+the dict and the loop (`loops.graph_while` checks each trace of the body)."""
+from __future__ import annotations
+
+from . import mutation
+from .variables import where
+
+
+def _removed(path, key, src, how="removes"):
+    raise mutation.StateChangeError(
+        f"the body of a loop whose condition is a tensor ({where(src)}) {how} the key {key!r} "
+        f"of the dict {path}; one static program cannot change a dict's keys from one "
+        "iteration to the next. Keep every key (set it before the loop) and change its value "
+        "instead", src)
+
+
+def _skeleton(v):
+    """The keys of the dicts in `v` (nested in dicts, lists and tuples)."""
+    if isinstance(v, dict):
+        return {k: _skeleton(x) for k, x in v.items()}
+    if type(v) in (list, tuple):
+        return type(v)(_skeleton(x) for x in v)
+    return None
+
+
+def _check_keys(path, before, after, src) -> None:
+    """A dict in the loop state whose keys the body changes (`del d[k]`, `d.pop(k)`, a new
+    key) cannot be one loop variable: a StateChangeError naming the key and the loop.
+    `before`: the `_skeleton` of the value the body started from."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for k in before.keys() ^ after.keys():
+            _removed(path, k, src, "removes" if k in before else "adds")
+        for k in before:
+            _check_keys(f"{path}[{k!r}]", before[k], after[k], src)
+    elif type(before) in (list, tuple) and type(after) is type(before) and len(before) == len(
+            after):
+        for j, (a, b) in enumerate(zip(before, after)):
+            _check_keys(f"{path}[{j}]", a, b, src)
