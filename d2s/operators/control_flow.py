@@ -320,11 +320,12 @@ def _raised_by_user_code(e: BaseException) -> bool:
     """Whether `e` was raised by the user's own code (its innermost frame is converted code,
     or d2s's list operators that stand for `lst.pop()` & co. there), not by d2s."""
     from ..pyct import loader
+    from . import lists
     frames = _frames(e)
     if not frames:
         return False
     name = frames[-1].tb_frame.f_code.co_filename
-    return loader.is_generated(name) or name == __file__.replace("control_flow.py", "lists.py")
+    return loader.is_generated(name) or name == lists.__file__
 
 
 def _raise_when_run(e: BaseException) -> None:
@@ -334,13 +335,11 @@ def _raise_when_run(e: BaseException) -> None:
 
     from ..pyct import loader
     from .exceptions import raise_
-    for tb in reversed(_frames(e)):  # the innermost line of the user's code
-        src = loader.lookup(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-        if src is not None:
-            with forced(tb.tb_frame, tb.tb_lineno):  # the op reports that line
-                raise_(type(e)(*e.args), src=src)
-            return
-    raise_(type(e)(*e.args))
+    tb = next(tb for tb in reversed(_frames(e))  # the innermost line of the user's code
+              if loader.is_generated(tb.tb_frame.f_code.co_filename))
+    src = loader.lookup(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+    with forced(tb.tb_frame, tb.tb_lineno):  # the op reports that line
+        raise_(type(e)(*e.args), src=src)
 
 
 def _stand_in(v):
