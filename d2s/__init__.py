@@ -16,6 +16,7 @@ from runtime.static import InputSpec  # noqa: F401
 from . import breakpoints  # noqa: F401  (user breakpoints fire in generated code)
 from .call_policy import ignore_module, not_to_static  # noqa: F401
 from .errors import ConversionError, ModelFormatError  # noqa: F401
+from .hidden_state import HiddenStateError  # noqa: F401
 from .io import TranslatedLayer, load, save  # noqa: F401
 from .logging_utils import set_code_level, set_verbosity  # noqa: F401
 from .operators.mutation import StateChangeError  # noqa: F401

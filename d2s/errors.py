@@ -299,8 +299,8 @@ def for_user(e: BaseException) -> BaseException:
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
     op_text = None
-    if isinstance(e, ConversionError):
-        frames = [_frame_of_origin(e.origin)] if e.origin is not None else []
+    if isinstance(e, ConversionError) and e.origin is not None:
+        frames = [_frame_of_origin(e.origin)]
     elif hasattr(e, "op") and hasattr(e, "origin") and _from_executor(e):
         frames, op_text = _executor_frames(e)
     else:

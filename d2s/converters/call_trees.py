@@ -20,6 +20,7 @@ import types
 
 import gast
 
+from .. import hidden_state
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
@@ -68,7 +69,14 @@ class CallTrees(Base):
             return (isinstance(f, gast.Attribute) and f.value is root
                     and root.id != self.ctx.owner and f.attr in TENSOR_METHODS)
         obj = self._resolve(f)
-        return obj is not _UNKNOWN and never_converted(obj)
+        if obj is _UNKNOWN or hidden_state.describe(obj) is not None:
+            return False  # a random draw or a clock: `_d2s.call` refuses it when tracing
+        try:
+            if obj in hidden_state.SEEDED_CONSTRUCTORS:
+                return False  # `_d2s.call` remembers the generators made in the call
+        except TypeError:
+            pass
+        return never_converted(obj)
 
     def _resolve(self, f):
         if isinstance(f, gast.Name):

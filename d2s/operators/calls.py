@@ -17,8 +17,11 @@ from __future__ import annotations
 import functools
 import types
 import warnings
+import weakref
 
-from .. import guards
+from runtime.core import active_builder
+
+from .. import guards, hidden_state
 from ..call_policy import GENERATOR_FLAGS, ignored_module, never_converted, to_static_enabled
 from ..pyct.parser import SourceError
 
@@ -27,6 +30,10 @@ def call(f):
     """The callable that converted code calls in place of `f`."""
     if not to_static_enabled():
         return f
+    if active_builder() is not None:
+        seeded = _hidden_state(f)
+        if seeded is not None:
+            return seeded
     if getattr(type(f), "__d2s_static_function__", False):  # a StaticFunction
         inside = _for_try(f)
         if inside is not None:
@@ -57,6 +64,34 @@ def call(f):
         _guard(types.MethodType(call_method, f))
         return converted
     return f
+
+
+# per program being built: id -> (generator, seeded) of the random generators its trace created
+_MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _hidden_state(f):
+    """A random draw or clock read while a program is built (`d2s/hidden_state.py`) raises;
+    a generator constructor is wrapped to remember what it makes. None otherwise."""
+    program = active_builder().program
+    try:
+        constructor = f in hidden_state.SEEDED_CONSTRUCTORS
+    except TypeError:  # unhashable callable
+        return None
+    if constructor:
+        def make(*args, **kwargs):
+            generator = f(*args, **kwargs)
+            seed = args[0] if args else kwargs.get("seed", kwargs.get("x"))
+            _MADE.setdefault(program, {})[id(generator)] = (generator, seed is not None)
+            return generator
+        return make
+    name = hidden_state.describe(f)
+    if name is None:
+        return None
+    made = _MADE.get(program, {}).get(id(getattr(f, "__self__", None)))
+    if made is not None and made[1]:
+        return None  # a generator seeded in this call draws the same numbers every call
+    raise hidden_state.refuse(name, fresh_generator=made is not None)
 
 
 def _for_try(f):
