@@ -26,6 +26,7 @@ instead, as if the getter had been called from converted code.
 from __future__ import annotations
 
 import enum
+import os
 import threading
 import types
 
@@ -115,6 +116,10 @@ def record(fn, reads, instance=None) -> None:
             obj, where = glob[root], root
         else:
             continue
+        if obj is os.environ or obj is os.getenv or obj is os and len(chain) > 1 and \
+                chain[1] in _ENVIRON_READS:
+            _record_environment()  # `os.environ.get("DEBUG")`, `os.getenv(...)`
+            continue
         if isinstance(obj, types.ModuleType) and _library_module(obj):
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
         for attr in chain[1:]:
@@ -128,6 +133,9 @@ def record(fn, reads, instance=None) -> None:
                     place = ("item", obj, attr[0], path)
                 else:  # (a tuple's items are guarded with the tuple itself)
                     break
+            elif isinstance(obj, type):  # `Config.hidden`: a class attribute, maybe inherited
+                path = f"{where}.{attr}"
+                place, value = _class_attribute(obj, attr, path)
             else:
                 value = _lookup(obj, attr)
                 path = f"{where}.{attr}"
@@ -137,9 +145,30 @@ def record(fn, reads, instance=None) -> None:
             if value is _MISSING:
                 break
             _add(guards, place, value)
-            if is_data(value) or _is_tensor(value) or isinstance(value, _PASS):
-                break
+            if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
+                    isinstance(value, type) and not _library_class(value)):
+                break  # (a user class is followed: `Config.Head.scale`)
             obj, where = value, path
+
+
+def _class_attribute(cls, attr, path):
+    """`(place, value)` of `cls.attr` read through the class: guarded in the class that
+    defines it, and by each class before it in the MRO not having one of its own. A
+    descriptor (a method, a property) is not a value: `(None, MISSING)`."""
+    try:
+        owners = [k for k in cls.__mro__ if attr in vars(k)]
+    except TypeError:  # (a metaclass with an unusual `__mro__`)
+        return None, _MISSING
+    value = vars(owners[0])[attr] if owners else None
+    if not owners or isinstance(value, _NOT_STATE) and not isinstance(value, type):
+        return None, _MISSING
+    owner = owners[0]
+    if _REC.guards is not None:
+        for k in cls.__mro__:
+            if k is owner:
+                break
+            _REC.guards.append((("class", k, attr, path), "is", _MISSING))
+    return ("class", owner, attr, path), value
 
 
 _GETTER_READS: dict = {}  # a property's getter -> its `pyct.reads.Reads` (None: no source)
@@ -195,6 +224,23 @@ def _record_property(obj, attr) -> None:
         except Exception:  # noqa: BLE001  (no source: nothing more can be guarded)
             _GETTER_READS[fget] = None
     record(fget, _GETTER_READS[fget], obj)
+
+
+_ENVIRON_READS = ("environ", "environb", "getenv", "getenvb")
+
+
+def _record_environment() -> None:
+    """The trace read the process environment: guard all of it (one dict comparison), so a
+    variable set or changed between calls traces again, as eager code would read it anew."""
+    guards = _first_time(("os.environ",))
+    if guards is not None:
+        data = os.environ._data  # (the live dict behind `os.environ`)
+        guards.append((("whole", data, None, "os.environ"), "eq", (dict, dict(data))))
+
+
+def _library_class(cls) -> bool:
+    from .call_policy import ignored_module
+    return ignored_module(getattr(cls, "__module__", None))
 
 
 def _library_module(module) -> bool:
@@ -284,7 +330,7 @@ def _current(place):
             return _MISSING
     if kind in ("global", "item"):
         return place[1].get(place[2], _MISSING) if isinstance(place[1], dict) else _MISSING
-    if kind == "list":
+    if kind in ("list", "whole"):
         return place[1]
     if kind == "slot":
         return getattr(place[1], place[2], _MISSING)
@@ -317,7 +363,7 @@ def compile_check(guards):
         if kind == "cell":
             env[f"c{i}"] = place[1]
             read = f"c{i}.cell_contents"
-        elif kind == "list":
+        elif kind in ("list", "whole"):
             env[f"c{i}"] = place[1]
             read = f"c{i}"
         elif kind == "index":  # an item of a list at a constant index
@@ -388,6 +434,6 @@ def describe(guard) -> str:
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list", "slot", "class", "values", "index"):
+    if place[0] in ("item", "list", "slot", "class", "values", "index", "whole"):
         return place[3]
     return f"closure variable {place[2]}"

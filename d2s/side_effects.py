@@ -186,7 +186,7 @@ def _guard(slot, old) -> tuple:
     from . import guards
     kind = slot.kind
     if kind == "attr":
-        place = ("attr", slot.obj, slot.key, slot.path)
+        place = _attr_place(slot)
     elif kind == "global":
         place = ("global", slot.obj, slot.key)
     elif kind == "cell":
@@ -198,13 +198,19 @@ def _guard(slot, old) -> tuple:
     return guards.value_guard(place, guards.MISSING if old is _MISSING else old)
 
 
+def _attr_place(slot) -> tuple:
+    """An attribute's guard place: a class's own namespace is read as the "class" place."""
+    kind = "class" if isinstance(slot.obj, type) else "attr"
+    return (kind, slot.obj, slot.key, slot.path)
+
+
 def number_guards(numbers) -> list:
     """Each fed number keeps its Python type (a float where an int was traces again)."""
     from . import guards
     out = []
     for n in numbers:
         s = n.slot
-        place = {"attr": ("attr", s.obj, s.key, s.path), "global": ("global", s.obj, s.key),
+        place = {"attr": _attr_place(s), "global": ("global", s.obj, s.key),
                  "cell": ("cell", s.obj, s.path),
                  "dict": ("item", s.obj, s.key, s.path)}[s.kind]
         out.append((place, "type", n.type))

@@ -51,6 +51,11 @@ def call(f):
             _guard(f)
             return f if converted is f.__func__ else types.MethodType(converted, f.__self__)
         return f
+    if isinstance(f, _CACHED):
+        # `functools.lru_cache` / `cache`: while a program is built, its cache would keep the
+        # trace's Variables (the next eager call or trace would get them back); the wrapped
+        # function runs in the program instead, with the same values
+        return call(f.__wrapped__) if active_builder() is not None else f
     if isinstance(f, functools.partial):
         return functools.partial(call(f.func), *f.args, **f.keywords)
     if never_converted(f) or not callable(f):
@@ -66,6 +71,7 @@ def call(f):
     return f
 
 
+_CACHED = type(functools.lru_cache(maxsize=None)(len))
 # per program being built: id -> (generator, seeded) of the random generators its trace created
 _MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

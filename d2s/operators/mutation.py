@@ -41,6 +41,10 @@ class StateChangeError(ConversionError, ValueError):
     depends on a tensor condition, an object of another type in each branch)."""
 
 
+_DESCRIPTORS = (property, classmethod, staticmethod, types.MemberDescriptorType,
+                types.GetSetDescriptorType)
+
+
 def _library(obj) -> bool:
     mod = getattr(obj, "__module__", None) or ""
     return mod.split(".", 1)[0] in _LIBRARY_ROOTS
@@ -104,7 +108,11 @@ class Slot:
                 o[self.key] = value
         elif k == "attr":
             if value is _MISSING:
-                vars(o).pop(self.key, None)
+                if isinstance(o, type):
+                    if self.key in vars(o):
+                        delattr(o, self.key)
+                else:
+                    vars(o).pop(self.key, None)
             else:
                 try:
                     setattr(o, self.key, value) if not _is_layer(o) else _set_layer_attr(
@@ -214,6 +222,14 @@ class Log:
                     self._add(obj, "var", path, dict(vars(obj)))
                 else:
                     self.seen[id(obj)] = (obj, None, path, None)
+            elif isinstance(obj, type) and not _library(obj) and not _ours(obj):
+                # a user class: its attributes are state (`Model.calls += 1`, a class-level
+                # registry); methods and descriptors are not walked
+                d = vars(obj)
+                self._add(obj, "cls", path, dict(d))
+                for k, x in d.items():
+                    if not (callable(x) or isinstance(x, _DESCRIPTORS) or k.startswith("__")):
+                        self._visit(x, f"{path}.{k}")
             elif isinstance(obj, tensor) or isinstance(obj, (type, types.ModuleType)):
                 self.seen[id(obj)] = (obj, None, path, None)
             elif isinstance(obj, list):  # also d2s's empty-array marker (a list subclass)
@@ -321,6 +337,9 @@ class Log:
                 out += [Slot(obj, "dict", k, f"{path}[{k!r}]") for k in obj]
             elif kind == "obj":
                 out += [Slot(obj, "attr", k, f"{path}.{k}") for k in vars(obj)]
+            elif kind == "cls":
+                out += [Slot(obj, "attr", k, f"{path}.{k}") for k in snap
+                        if not k.startswith("__")]
             elif kind == "globals":
                 out += [Slot(obj, "global", k, k) for k in snap]
             elif kind == "cell":
@@ -339,6 +358,8 @@ class Log:
                 _restore_dict(obj, snap)
             elif kind == "obj":
                 _restore_dict(vars(obj), snap)
+            elif kind == "cls":
+                _restore_class(obj, snap)
             elif kind == "globals":
                 for n, v in snap.items():
                     if obj.get(n, _MISSING) is not v:
@@ -378,20 +399,29 @@ def _restore_dict(d: dict, snap: dict) -> None:
     d.update(snap)
 
 
+def _restore_class(cls: type, snap: dict) -> None:
+    d = vars(cls)
+    for k in [k for k in d if k not in snap]:
+        delattr(cls, k)
+    for k, v in snap.items():
+        if d.get(k, _MISSING) is not v:
+            setattr(cls, k, v)
+
+
 def _diff(obj, kind, path, snap):
     if kind == "list":
         if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
             yield Slot(obj, "list", None, path, len(obj) != len(snap),
                        obj[-1] if len(obj) > len(snap) else None)
-    elif kind in ("dict", "obj", "globals"):
-        d = vars(obj) if kind == "obj" else obj
-        sk = {"dict": "dict", "obj": "attr", "globals": "global"}[kind]
+    elif kind in ("dict", "obj", "cls", "globals"):
+        d = vars(obj) if kind in ("obj", "cls") else obj
+        sk = {"dict": "dict", "obj": "attr", "cls": "attr", "globals": "global"}[kind]
         keys = snap.keys() if kind == "globals" else (snap.keys() | d.keys())
         for k in keys:
             if d.get(k, _MISSING) is not snap.get(k, _MISSING):
-                p = (k if kind == "globals" else f"{path}.{k}" if kind == "obj"
+                p = (k if kind == "globals" else f"{path}.{k}" if kind in ("obj", "cls")
                      else f"{path}[{k!r}]")
-                yield Slot(obj if kind != "obj" else obj, sk, k, p)
+                yield Slot(obj, sk, k, p)
     elif kind == "cell":
         try:
             v = obj.cell_contents
