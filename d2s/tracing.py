@@ -109,12 +109,49 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         leaves, tree = pytree.flatten(out)
         from .operators.unbound import read
         read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
+        _refuse_objects_holding_variables(sf, leaves)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
         effects.arg_writes = _written_arguments(program, feeds, fed_names)
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
     return (program, feeds, leaves, tree,
             found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
             effects)
+
+
+_PLAIN = (int, float, complex, str, bytes, bool, type(None), type, np.ndarray, np.generic)
+
+
+def _refuse_objects_holding_variables(sf, leaves) -> None:
+    """A returned object that is not a container the program can rebuild (a list, tuple,
+    dict, namedtuple or dataclass) but holds a tensor the trace computed (`return Box(x * 3)`)
+    would give every call the trace's Variable: refused, saying what to return instead."""
+    import types
+
+    from .operators.mutation import StateChangeError
+    for leaf in leaves:
+        if isinstance(leaf, _PLAIN) or _is_tensor(leaf) or _is_variable(leaf):
+            continue
+        seen, stack = set(), [(leaf, "")]
+        while stack and len(seen) < 2000:
+            obj, path = stack.pop()
+            if id(obj) in seen or isinstance(obj, _PLAIN + (types.ModuleType,)):
+                continue
+            seen.add(id(obj))
+            if _is_variable(obj):
+                raise StateChangeError(
+                    f"{sf.__qualname__} returns a {type(leaf).__name__} object holding a "
+                    f"tensor it computed (in {path or 'it'}); a converted function returns "
+                    "tensors in lists, tuples, dicts, namedtuples and dataclasses, rebuilt on "
+                    f"every call. Make {type(leaf).__name__} a dataclass "
+                    "(@dataclasses.dataclass) or a NamedTuple, or return the tensors.")
+            if _is_tensor(obj) or callable(obj) and not hasattr(obj, "__dict__"):
+                continue
+            if isinstance(obj, dict):
+                stack += [(v, f"{path}[{k!r}]") for k, v in obj.items()]
+            elif isinstance(obj, (list, tuple, set, frozenset)):
+                stack += [(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+            elif isinstance(getattr(obj, "__dict__", None), dict):
+                stack += [(v, f"{path}.{k}") for k, v in vars(obj).items()]
 
 
 def _written_arguments(program, feeds, fed_names) -> list:
