@@ -138,8 +138,12 @@ def retarget(var, fields: dict) -> None:
     table = getattr(getattr(var, "block", None), "vars", None)
     if table is not None and table.get(var.name) is var:
         table[var.name] = copy.copy(var)
+    shares = vars(var).get("shares")  # (which handles share memory belongs to the handle)
     vars(var).clear()
     vars(var).update(fields)
+    vars(var).pop("shares", None)
+    if shares is not None:
+        var.shares = shares
 
 
 def _set_layer_attr(layer, key, value):
@@ -222,6 +226,8 @@ class Log:
                     self._add(obj, "var", path, dict(vars(obj)))
                 else:
                     self.seen[id(obj)] = (obj, None, path, None)
+                for other in obj.shares:  # `y = x.detach()`: a write into y also changes x
+                    self._visit(other, path)
             elif isinstance(obj, type) and not _library(obj) and not _ours(obj):
                 # a user class: its attributes are state (`Model.calls += 1`, a class-level
                 # registry); methods and descriptors are not walked

@@ -56,6 +56,9 @@ class Variable(core.VariableBase):
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None
+    # `y = x.detach()` shares x's memory in eager code, so a write into either shows in both:
+    # the handles that share values with this one (each write updates the others)
+    shares = ()
 
     def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
                  persistable: bool = False, stop_gradient: bool = True):
@@ -242,6 +245,9 @@ class Variable(core.VariableBase):
         from ..ops.math import assign
         out = assign(self)
         out.stop_gradient = True
+        group = [v for v in self.shares if v is not self] + [self, out]
+        for v in group:  # eager's detach() is a view: writes through either show in both
+            v.shares = group
         return out
 
     def clone(self) -> Variable:
@@ -266,6 +272,35 @@ class Variable(core.VariableBase):
         self.block.vars[self.name] = self
         new.block.vars[new.name] = new
         self.block.program.touch()
+        if self.shares:
+            self._write_shared()
+
+    def _write_shared(self) -> None:
+        """After a write into this handle: the handles sharing its memory in eager code
+        (`detach()`) take the new values too, without a gradient path, as eager's write into
+        the shared array does. A handle that needs a gradient cannot follow it."""
+        from ..ops.math import assign
+        group, self.shares = self.shares, ()  # (no write back into this one)
+        try:
+            for other in group:
+                if other is self:
+                    continue
+                if not other.stop_gradient:
+                    raise TypeError(
+                        f"an in-place write into a tensor that shares memory through "
+                        f"detach() with a tensor that needs a gradient: in eager code the "
+                        "write changes that tensor's values but not its gradient path, which "
+                        "a program cannot express. Write into a copy "
+                        "(`y = x.detach().clone()`), or call detach() after the write.")
+                copy = assign(self)
+                copy.stop_gradient = True
+                other.shares = ()
+                try:
+                    other._inplace_update(copy)
+                finally:
+                    other.shares = group
+        finally:
+            self.shares = group
 
     def __repr__(self):
         flags = " persistable" if self.persistable else ""
