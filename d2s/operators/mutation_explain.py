@@ -1,0 +1,60 @@
+"""Why the branches of a tensor `if` cannot be one program's outputs: the state whose
+structure differs between them (a dict's key set, a list's length, also inside a returned
+value), named as the user wrote it (`mutation.explain_names`, called by `ifelse`)."""
+from __future__ import annotations
+
+from .mutation import StateChangeError
+from .variables import where
+
+
+def _difference(a, b, path):
+    """The first place where two branch values differ in structure: (path, a, b) or None."""
+    if type(a) in (list, tuple) and type(b) is type(a):
+        if len(a) != len(b):
+            return path, a, b
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+    elif isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return path, a, b
+        for k in a:
+            d = _difference(a[k], b[k], f"{path}[{k!r}]")
+            if d:
+                return d
+    return None
+
+
+def explain_names(names, outs, src) -> None:
+    """State whose structure differs between the branches: name the place (a dict key set,
+    a list length, also inside a returned value)."""
+    if len(outs) < 2:
+        return
+    for name, a, b in zip(names, outs[0], outs[1]):
+        if name.startswith("_retval") and not (a is None or b is None):
+            d = _difference(a, b, "the returned value")
+            if d:
+                path, x, y = d
+                raise StateChangeError(
+                    f"{path} has a different structure depending on an if whose condition is "
+                    f"a tensor ({where(src)}): {_shape_of(x)} in the if branch, {_shape_of(y)} "
+                    "in the else branch; one static program returns one structure. Return "
+                    "values of the same structure on every path (for a list whose length "
+                    "depends on a tensor, return rt.stack(...) of it).", src)
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
+            only = sorted(map(repr, a.keys() ^ b.keys()))[0]
+            side = "if" if only in map(repr, a) else "else"
+            raise StateChangeError(
+                f"key {only} of the dict '{name}' is set in the {side} branch only of an if "
+                f"whose condition is a tensor ({where(src)}); one static program cannot have "
+                f"both key sets. Set {name}[{only}] before the if (to a tensor of the same "
+                "shape) and assign it in both branches.", src)
+
+
+def _shape_of(v) -> str:
+    if type(v) in (list, tuple):
+        return f"a {type(v).__name__} of length {len(v)}"
+    if isinstance(v, dict):
+        return f"a {type(v).__name__} with keys {sorted(map(str, v))}"
+    return type(v).__name__
