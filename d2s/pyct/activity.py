@@ -255,6 +255,41 @@ def locals_of(fn) -> frozenset:
     return found
 
 
+_FUNCTIONS = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda})
+
+
+def free_names(fn) -> frozenset:
+    """The names function or lambda `fn` reads from enclosing scopes when it is called: names
+    loaded in it, or free in functions nested in it, that are not its own locals (its
+    parameters included). What its header reads (decorators, defaults) is not included."""
+    own = locals_of(fn)
+    loads: set = set()
+    body = fn.body if fn.body.__class__ is list else [fn.body]
+    stack = list(body)
+    pop, push = stack.pop, stack.append
+    name_cls, load, aug = gast.Name, gast.Load, gast.AugAssign
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is name_cls:
+            if n.ctx.__class__ is load:
+                loads.add(n.id)
+            if n.annotation is not None:
+                push(n.annotation)
+            continue
+        if cls in _FUNCTIONS:  # a nested function: its header runs here
+            loads |= free_names(n)
+            args = n.args
+            for part in (list(getattr(n, "decorator_list", ())) + list(args.defaults)
+                         + [d for d in args.kw_defaults if d is not None]):
+                push(part)
+            continue
+        if cls is aug:
+            target_names(n.target, loads)
+        push_children(n, NAME_FIELDS[cls], push)
+    return frozenset(loads - own)
+
+
 def closure_cells(fn) -> frozenset:
     """Local names of `fn` (or of functions nested in it) that a nested function or lambda
     reads: a closure sees their updates."""

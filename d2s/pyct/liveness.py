@@ -12,7 +12,7 @@ from __future__ import annotations
 import gast
 
 from . import anno
-from .activity import Facts, written
+from .activity import Facts, free_names, written
 from .walk import BLOCKS, TRY_STAR
 
 
@@ -78,7 +78,17 @@ def _live_exit(s, out: frozenset, facts: Facts) -> frozenset:
 
 
 def _live_def(s, out: frozenset, facts: Facts) -> frozenset:
-    return (out - {s.name}) | facts.read(s)
+    """A def reads its header now and, when called, the names free in it (not its own
+    parameters and locals: `def body(i): ... i ...` does not read an outer `i`)."""
+    if s.__class__ is not gast.FunctionDef:  # a class body runs now
+        return (out - {s.name}) | facts.read(s)
+    args = s.args
+    header = list(s.decorator_list) + list(args.defaults) + [
+        d for d in args.kw_defaults if d is not None]
+    live = (out - {s.name}) | free_names(s)
+    for part in header:
+        live = live | facts.read(part)
+    return live
 
 
 def _live_with(s, out: frozenset, facts: Facts) -> frozenset:
