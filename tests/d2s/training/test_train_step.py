@@ -185,3 +185,31 @@ def test_update_is_in_the_printed_program_and_result_has_no_grad_path():
     assert text.count("adam_update(") == 4 and "grad_clear(" in text
     assert "write_persistable(%" in text
     assert loss.stop_gradient  # backward already ran inside: no second backward outside
+
+
+@pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
+def test_large_update_is_one_fused_run_equal_to_eager(opt_name, monkeypatch):
+    """A parameter above the fusion threshold gets its Adam update as elementwise ops, which
+    the executor runs as one fused call; the results are the eager kernel's."""
+    monkeypatch.setenv("D2S_NATIVE", "0")  # the NumPy fused code (the C code: a tolerance)
+    eager, static = pair(lambda: nn.Linear(512, 256), opt_name)
+
+    def make(model, opt):
+        def step(x, y):
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+    e, s = make(*eager), convert(make(*static))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x, y = (rt.to_tensor(rng.standard_normal(shape).astype("float32"))
+                for shape in ((8, 512), (8, 256)))
+        e(x, y)
+        s(x, y)
+    assert_same_state(eager, static, rtol=0, atol=0)
+    src = s.program_cache.last.compiled.source
+    assert src.count(" = FU") == 1  # the [512, 256] weight's update; the bias's is one op
+    assert "adam" in str(s.concrete_program.main_program)
