@@ -83,9 +83,12 @@ def _write_kernel(xp, slot, value):
     return ()
 
 
-def _clear_kernel(xp, slot, set_to_zero=True):
+def _clear_kernel(xp, slot, set_to_zero=True, dtype=None):
     t = slot.tensor
-    if t._grad is not None:
+    if dtype is not None:  # the program wrote a gradient of this dtype just before (the
+        # write was dropped): zeros of it, or None
+        t._grad = core.wrap(xp.zeros(t._data.shape, dtype)) if set_to_zero else None
+    elif t._grad is not None:
         t._grad = core.wrap(xp.zeros_like(t._grad._data)) if set_to_zero else None
     return ()
 
@@ -149,7 +152,8 @@ def _entry(program, t):
     st = _state(program)
     e = st.grads.get(id(t))
     if e is None:
-        e = st.grads[id(t)] = [t, GradSlot(t), _UNKNOWN, False]  # tensor, slot, value, known
+        e = st.grads[id(t)] = [t, GradSlot(t), _UNKNOWN, False, None]
+        # tensor, slot, value, known, the grad_write op still last for it
     return e
 
 
@@ -158,6 +162,7 @@ def _known(e):
     case (None, or a gradient) the first time it matters."""
     if not e[3]:
         t, slot = e[0], e[1]
+        e[4] = None
         if t._grad is None:
             bind(GRAD_EXPECT_NONE, (slot,), {})
             e[2] = None
@@ -187,35 +192,68 @@ def _here(where: str) -> str:
     return f"{where} (at {o[0]}:{o[1]})" if o and o[0] else where
 
 
+def _top_level(what: str) -> None:
+    """Gradients are program state of the whole function: not set inside a tensor branch."""
+    if _builder().block.idx != 0:
+        raise RuntimeError(
+            f"{_here(what)} inside an `if` or loop whose condition is a tensor: a converted "
+            "training step handles gradients for the whole function. Move it out of the "
+            "tensor `if`/loop (compute the values in the branch and return them from it).")
+
+
 def grad_of(t):
     """`t.grad` while building."""
     b = _builder()
-    return _known(_entry(b.program, t))
+    e = _entry(b.program, t)
+    if not e[3] or e[2] is _ZERO or e[2] is _UNKNOWN:
+        _top_level(f"reading {t.name or 'a tensor'}.grad")
+    return _known(e)
 
 
 def set_grad(t, value) -> None:
     """`t.grad = value` (None: `t.clear_grad()`) while building."""
     b = _builder()
+    _top_level(f"setting {t.name or 'a tensor'}.grad")
     e = _entry(b.program, t)
     if value is None:
-        bind(GRAD_CLEAR, (e[1],), {"set_to_zero": False})
+        _clear(e, False)
         e[2], e[3] = None, True
         return
     v = b.variable_of(value)
     if list(v.shape) != list(t.shape):
         raise ValueError(f"{t.name or 'tensor'}.grad = a value of shape {list(v.shape)}: the "
                          f"tensor has shape {list(t.shape)}")
-    bind(GRAD_WRITE, (e[1], v), {})
+    _write(e, v)
     e[2], e[3] = v, True
+
+
+def _write(e, v) -> None:
+    bind(GRAD_WRITE, (e[1], v), {})
+    e[4] = _builder().block.ops[-1]
+
+
+def _clear(e, set_to_zero: bool) -> None:
+    """A `grad_clear` op; a `grad_write` just before it (nothing read the gradient since) is
+    dropped, and the clear sets what it would have cleared."""
+    attrs = {"set_to_zero": set_to_zero}
+    w = e[4]
+    ops = _builder().program.global_block().ops
+    if w is not None and ops and any(op is w for op in ops):
+        ops.remove(w)
+        written = _builder().program.global_block().var(w.inputs[1])
+        attrs["dtype"] = written.dtype.name
+    e[4] = None
+    bind(GRAD_CLEAR, (e[1],), attrs)
 
 
 def clear_grads(tensors, set_to_zero: bool) -> None:
     """`optimizer.clear_grad(set_to_zero)` while building: eager's rule, when the program
     runs; the view follows it where it knows the gradient."""
     b = _builder()
+    _top_level("optimizer.clear_grad()")
     for t in tensors:
         e = _entry(b.program, t)
-        bind(GRAD_CLEAR, (e[1],), {"set_to_zero": set_to_zero})
+        _clear(e, set_to_zero)
         if not set_to_zero:
             e[2], e[3] = None, True
         elif e[3]:
@@ -228,6 +266,7 @@ def grads_for_step(tensors) -> list:
     """`[(param, grad Variable)]` of an optimizer step while building (eager: every
     parameter whose `.grad` is not None)."""
     b = _builder()
+    _top_level("optimizer.step()")
     out = []
     for t in tensors:
         if t.stop_gradient:
@@ -297,14 +336,13 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
         t = program.tensors[n]
         g.stop_gradient = True
         e = _entry(program, t)
-        if not e[3]:  # the gradient from before the call, whatever it is then
+        if not e[3] or e[2] is _UNKNOWN:  # the gradient from before, whatever it is then
+            e[4] = None
             total = bind(GRAD_ACCUMULATE, (e[1], g), {})
         elif e[2] is None or e[2] is _ZERO:
             total = g
-        elif e[2] is _UNKNOWN:  # zeros or None: both add nothing
-            total = bind(GRAD_ACCUMULATE, (e[1], g), {})
         else:
             total = e[2] + g
         total.stop_gradient = True
-        bind(GRAD_WRITE, (e[1], total), {})
+        _write(e, total)
         e[2], e[3] = total, True

@@ -137,3 +137,22 @@ def test_returned_loss_cannot_be_backpropagated_again():
     loss = step(*batches(1, (5, 4))[0])
     with pytest.raises(RuntimeError):
         loss.backward()
+
+
+def test_step_under_a_tensor_if():
+    model, opt, loss_fn = _setup()
+
+    @d2s.to_static
+    def step(x, y):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        if loss > 0.0:
+            opt.step()
+        return loss
+
+    with pytest.raises(RuntimeError) as info:
+        step(*batches(1, (5, 4))[0])
+    text = _text(info)
+    assert "optimizer.step()" in text and "condition is a tensor" in text
+    assert all(p.grad is None for p in model.parameters())
+    assert_no_variable(model, opt)
