@@ -213,3 +213,30 @@ def test_large_update_is_one_fused_run_equal_to_eager(opt_name, monkeypatch):
     src = s.program_cache.last.compiled.source
     assert src.count(" = FU") == 1  # the [512, 256] weight's update; the bias's is one op
     assert "adam" in str(s.concrete_program.main_program)
+
+
+def test_paddle_idiom_with_everything_passed_in():
+    """Paddle's test_train_step form: the net, loss function and optimizer are arguments,
+    the rate follows a cosine schedule stepped between calls."""
+    def train_step(net, x, y, loss_fn, opt):
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    eager, static = pair(MLP, "SGD")
+    opts = []
+    for m, _ in (eager, static):
+        sched = rt.optimizer.lr.CosineAnnealingDecay(0.1, T_max=4)
+        opts.append(rt.optimizer.Momentum(learning_rate=sched, parameters=m.parameters()))
+    st = d2s.to_static(train_step)
+    ce = nn.CrossEntropyLoss()
+    for x, y in batches(5, (5, 4)):
+        le = train_step(eager[0], x, y, ce, opts[0])
+        ls = st(static[0], x, y, ce, opts[1])
+        np.testing.assert_allclose(ls.numpy(), le.numpy(), rtol=1e-5)
+        for o in opts:
+            o._learning_rate.step()
+    assert_same_state((eager[0], opts[0]), (static[0], opts[1]))
+    assert len(st.program_cache) == 1
