@@ -15,8 +15,9 @@ from .helpers import (MLP, ConvNet, assert_no_variable, assert_same_state, batch
                       pair, step_fn)
 
 
-@pytest.mark.parametrize("clear", [True, False])
-@pytest.mark.parametrize("opt_name", ["SGD", "Momentum", "Adam", "AdamW"])
+@pytest.mark.parametrize("opt_name,clear", [
+    (o, c) for o in ("SGD", "Momentum", "Adam", "AdamW") for c in (True, False)] + [
+    (o, True) for o in ("RMSProp", "Adagrad", "Adamax", "Lamb")])
 def test_mlp_steps_match_eager(opt_name, clear):
     eager, static = pair(MLP, opt_name)
     e, s = step_fn(*eager, clear=clear), convert(step_fn(*static, clear=clear))
