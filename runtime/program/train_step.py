@@ -133,7 +133,8 @@ def _builder():
 
 
 def _state(program):
-    """The per-program record: {id(tensor): [tensor, slot, value]} and the backward flag."""
+    """The per-program record: the gradients' entries by id(tensor) and where backward()
+    was called."""
     st = program.__dict__.get("_train_step")
     if st is None:
         st = program._train_step = _StepState()
@@ -238,8 +239,10 @@ def _clear(e, set_to_zero: bool) -> None:
     attrs = {"set_to_zero": set_to_zero}
     w = e[4]
     ops = _builder().program.global_block().ops
-    if w is not None and ops and any(op is w for op in ops):
-        ops.remove(w)
+    at = next((i for i in range(len(ops) - 1, -1, -1) if ops[i] is w), None) \
+        if w is not None else None
+    if at is not None:
+        del ops[at]
         written = _builder().program.global_block().var(w.inputs[1])
         attrs["dtype"] = written.dtype.name
     e[4] = None
