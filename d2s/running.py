@@ -73,7 +73,8 @@ class Entry:
             # outputs that are tensor arrays come back as Python lists of Tensors (without a
             # gradient path); the others are recorded for autograd
             self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
-            self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out)
+            self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out) and not \
+                getattr(program, "in_program_backward", False)  # a whole step: no grad path
             self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
             self.params = [t for t in program.tensors.values() if not t.stop_gradient]
             self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],

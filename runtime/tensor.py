@@ -135,10 +135,15 @@ class Tensor(core.TensorBase):
     # ---- autograd -------------------------------------------------------------------------
     @property
     def grad(self):
+        if registry.STATE.builder is not None:  # a converted training step reads it
+            return registry.STATE.builder.tensor_grad(self)
         return self._grad
 
     @grad.setter
     def grad(self, value):
+        if registry.STATE.builder is not None:
+            registry.STATE.builder.set_tensor_grad(self, value)
+            return
         self._grad = value
 
     def backward(self, grad_tensor=None, retain_graph: bool = False):
@@ -146,6 +151,9 @@ class Tensor(core.TensorBase):
         backward([self], [grad_tensor], retain_graph=retain_graph)
 
     def clear_grad(self):
+        if registry.STATE.builder is not None:
+            registry.STATE.builder.set_tensor_grad(self, None)
+            return
         self._grad = None
 
     clear_gradient = clear_grad

@@ -77,6 +77,7 @@ class GradScaler:
         clipping them by hand) and record whether any is inf/nan."""
         if not self._enable:
             return
+        _not_in_program("unscale_")
         state = self._opt_states.get(id(optimizer))
         if state == _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
@@ -99,6 +100,7 @@ class GradScaler:
         if not self._enable:
             optimizer.step()
             return
+        _not_in_program("step")
         if self._opt_states.get(id(optimizer)) == _STEPPED:
             raise RuntimeError("step() has already been called since the last update()")
         if self._opt_states.get(id(optimizer)) != _UNSCALED:
@@ -227,3 +229,17 @@ class AmpScaler(GradScaler):
                          decr_every_n_nan_or_inf, use_dynamic_loss_scaling)
 
 __all__ = ["AmpScaler", "GradScaler"]
+
+
+def _not_in_program(method: str) -> None:
+    """The scaler skips an update on inf/nan gradients by Python logic on their values, which
+    a converted training step (a program being built) cannot run."""
+    from ..ops.registry import STATE
+    if STATE.builder is None:
+        return
+    raise RuntimeError(
+        f"GradScaler.{method}() inside a converted function (a program being built): the "
+        "scaler decides in Python, from the gradients' values, whether to skip the update, "
+        "and a converted step cannot. Return the scaled loss and call "
+        "`scaled.backward()`, `scaler.step(opt)`, `scaler.update()` after the call, or "
+        "train this step without a GradScaler (float32 or bfloat16 needs none).")

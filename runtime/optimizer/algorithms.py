@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..ops import optim as U
+from ..ops.registry import STATE
+from . import static_update
 from .lr import LRScheduler
 from .optimizer import Optimizer
 
@@ -91,6 +93,10 @@ class Adam(Optimizer):
         return dict(zip(("moment1", "moment2", "beta1_pow_acc", "beta2_pow_acc"), outs))
 
     def _update(self, param, grad, lr, state):
+        if STATE.builder is not None and static_update.wanted(param, grad, state):
+            p, *rest = static_update.adam(param, grad, lr, *self._moments(state), self._beta1,
+                                          self._beta2, self._epsilon, self._decay(param))
+            return p, self._new_moments(rest)
         p, *rest = U.adam_update(param, grad, lr, *self._moments(state), self._beta1,
                                  self._beta2, self._epsilon, self._decay(param))
         return p, self._new_moments(rest)
@@ -127,6 +133,11 @@ class AdamW(Adam):
                 param.name):
             coeff = 0.0
         ratio = 1.0 if self._lr_ratio is None else float(self._lr_ratio(param))
+        if STATE.builder is not None and static_update.wanted(param, grad, state):
+            p, *rest = static_update.adam(param, grad, lr, *self._moments(state), self._beta1,
+                                          self._beta2, self._epsilon, decay=coeff,
+                                          lr_ratio=ratio)
+            return p, self._new_moments(rest)
         p, *rest = U.adamw_update(param, grad, lr, *self._moments(state), self._beta1,
                                   self._beta2, self._epsilon, coeff, ratio)
         return p, self._new_moments(rest)

@@ -116,7 +116,10 @@ class Optimizer:
         >>> w.numpy().tolist()
         [0.8999999761581421, 0.8999999761581421]
         """
-        _not_while_building("step")
+        if STATE.builder is not None:  # a converted training step: update ops in the program
+            from ..program import train_step
+            self._apply_optimize(train_step.grads_for_step(self._parameters()))
+            return
         params_grads = [(p, p.grad) for p in self._parameters()
                         if not p.stop_gradient and p.grad is not None]
         self._apply_optimize(params_grads)
@@ -226,7 +229,10 @@ class Optimizer:
     # ---- gradients ------------------------------------------------------------------------
     def clear_grad(self, set_to_zero: bool = True) -> None:
         """Reset the gradients of the parameters: to zeros (Paddle's default) or to None."""
-        _not_while_building("clear_grad")
+        if STATE.builder is not None:  # a converted training step: eager's rule, at run time
+            from ..program import train_step
+            train_step.clear_grads(self._parameters(), set_to_zero)
+            return
         for p in self._parameters():
             if p.grad is None:
                 continue
@@ -257,20 +263,6 @@ class Optimizer:
 
     def __repr__(self):
         return f"{type(self).__name__}(learning_rate={self.get_lr()})"
-
-
-def _not_while_building(method: str) -> None:
-    """`opt.step()` / `opt.clear_grad()` while a program is being built (inside a converted
-    function) would run once, now, instead of at every call: an error naming the fix."""
-    if STATE.builder is None:
-        return
-    raise RuntimeError(
-        f"optimizer.{method}() while a program is being built (inside a converted "
-        f"function): it would run once, while converting, not at every call. Move "
-        f"`{method}()` out of the converted function: return the loss, then call "
-        "`loss.backward()`, `optimizer.step()` and `optimizer.clear_grad()` on the result "
-        "after the call; a program built by hand updates parameters with "
-        "`optimizer.minimize(loss)`.")
 
 
 def _check_unique_names(params: list, who: str) -> None:

@@ -6,7 +6,7 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 (compiles programs for the executor), `backward` (append_backward, gradients), `passes`,
 `serialize` (JSON + .npz). Tensor arrays are ops (`runtime/ops/arrays.py`).
 """
-from . import control_flow, debug_ops  # noqa: F401  (registers their ops)
+from . import control_flow, debug_ops, train_step  # noqa: F401  (registers their ops)
 from .builder import (  # noqa: F401
     Builder,
     default_main_program,

@@ -73,6 +73,16 @@ class Builder:
         from .backward import gradients
         return gradients(targets, inputs, target_gradients=target_gradients)
 
+    def tensor_grad(self, tensor):
+        """`tensor.grad` read while building (`program/train_step.py`)."""
+        from . import train_step
+        return train_step.grad_of(tensor)
+
+    def set_tensor_grad(self, tensor, value) -> None:
+        """`tensor.grad = value` / `tensor.clear_grad()` while building."""
+        from . import train_step
+        train_step.set_grad(tensor, value)
+
     def append(self, type: str, inputs: list, outputs: list, attrs: dict,
                blocks: tuple = ()) -> Op:
         """Append an op to the current block, stamped with the user's source location."""

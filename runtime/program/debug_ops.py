@@ -8,7 +8,8 @@ from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
-SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable"}
+SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable",
+                "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear"}
 
 
 def _print_kernel(xp, x, message="", name="", summarize=20):

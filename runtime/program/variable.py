@@ -187,12 +187,19 @@ class Variable(core.VariableBase):
     def tolist(self):
         raise self._no_value("tolist()")
 
-    def backward(self, *args, **kwargs):
-        raise RuntimeError(
-            f"backward() on static Variable '{self.name}' while the program is being built. "
-            "Move `backward()` out of the converted function: return the loss and call "
-            "`loss.backward()` on the result (then `optimizer.step()`); a program built by hand "
-            "gets its gradients from rt.static.append_backward(loss).")
+    def backward(self, grad_tensor=None, retain_graph: bool = False):
+        """`loss.backward()` while the program is being built (a converted training step):
+        the backward of the program so far is appended and the gradients go into `.grad` of
+        every trainable tensor the loss depends on when the program runs
+        (`program/train_step.py`)."""
+        from ..ops.registry import STATE
+        if STATE.builder is None:
+            raise RuntimeError(
+                f"backward() on static Variable '{self.name}' outside the program being "
+                "built; a program built by hand gets its gradients from "
+                "rt.static.append_backward(loss)")
+        from . import train_step
+        train_step.backward(self, grad_tensor, retain_graph)
 
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 

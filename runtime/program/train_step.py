@@ -1,0 +1,351 @@
+"""A whole training step in one program: `loss.backward()`, `p.grad`, `optimizer.step()` and
+`optimizer.clear_grad()` while a program is being built (inside `@d2s.to_static`).
+
+Eager training keeps gradients in `Tensor.grad`; a program cannot hold Python state, so the
+`.grad` of each tensor the step touches is read and written by ops that act on that Python
+attribute when the program runs, in program order:
+
+- `grad_accumulate(<slot>, %g)`: `%g` if `.grad` is None now, else `.grad + %g` (what eager
+  `backward()` adds to a gradient left from before);
+- `grad_write(<slot>, %g)`: `.grad = Tensor(%g)`; `grad_clear(<slot>) {set_to_zero}`: eager
+  `clear_grad` (zeros where a gradient exists, or None);
+- `grad_read(<slot>)` / `grad_expect_none(<slot>)`: the gradient a step uses that this program
+  did not compute (`.grad` read before `backward()`, a parameter the loss does not reach):
+  the program was built for one case (a gradient, or none) and raises if the other is met.
+
+While building, each touched tensor's gradient *as the program will have it at this point* is
+a value of this module's view (per program): a Variable, None, or zeros not yet built. The
+optimizer update ops then read those Variables, so forward, backward and update are one
+program (the elementwise update chain fuses), and parameters, optimizer state and `.grad` are
+what eager code leaves after the same calls.
+"""
+from __future__ import annotations
+
+from .. import core
+from ..ops import registry
+from ..ops.registry import STATE, Meta, bind
+from .variable import Variable
+
+_ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
+_UNKNOWN = type("_Unknown", (), {"__repr__": lambda self: "<zeros or None>"})()
+
+
+class GradSlot:
+    """The `.grad` attribute of one eager tensor, as an op input (a literal)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __repr__(self):
+        return f"{self.tensor.name or 'tensor'}.grad"
+
+    def __eq__(self, other):
+        return isinstance(other, GradSlot) and other.tensor is self.tensor
+
+    def __hash__(self):
+        return id(self.tensor)
+
+
+def _name(slot) -> str:
+    return slot.tensor.name or "a tensor"
+
+
+def _read_kernel(xp, slot):
+    g = slot.tensor._grad
+    if g is None:
+        raise RuntimeError(
+            f"{_name(slot)} has no gradient (.grad is None) now, but it had one when this "
+            "step was converted, and the converted code uses it (reads .grad, or updates "
+            "the parameter with it). Keep .grad set the same way between calls, or call "
+            "clear_grad(set_to_zero=True) (zeros) instead of leaving it None.")
+    return g._data
+
+
+def _expect_none_kernel(xp, slot):
+    if slot.tensor._grad is not None:
+        raise RuntimeError(
+            f"{_name(slot)} has a gradient now, but had none (.grad was None) when this step "
+            "was converted: the converted step neither reads it nor updates the parameter "
+            "with it, as eager code would. Clear it (p.clear_grad()) before the call, or "
+            "compute it inside the step.")
+    return ()
+
+
+def _accumulate_kernel(xp, slot, g):
+    cur = slot.tensor._grad
+    return g if cur is None else cur._data + g
+
+
+def _write_kernel(xp, slot, value):
+    slot.tensor._grad = core.wrap(value)
+    return ()
+
+
+def _clear_kernel(xp, slot, set_to_zero=True, dtype=None):
+    t = slot.tensor
+    if dtype is not None:  # the program wrote a gradient of this dtype just before (the
+        # write was dropped): zeros of it, or None
+        t._grad = core.wrap(xp.zeros(t._data.shape, dtype)) if set_to_zero else None
+    elif t._grad is not None:
+        t._grad = core.wrap(xp.zeros_like(t._grad._data)) if set_to_zero else None
+    return ()
+
+
+def _like(slot, *a, **k):
+    t = slot.tensor
+    return Meta(tuple(t._data.shape), t.dtype)
+
+
+def _none(*a, **k):
+    return ()
+
+
+def _acc_infer(slot, g):
+    return Meta(g.shape, g.dtype)
+
+
+GRAD_READ = registry.register(
+    "grad_read", kernel=_read_kernel, infer=_like, nondiff=True, amp="keep",
+    doc="The `.grad` of an eager tensor when the op runs (raises when it is None).")
+GRAD_EXPECT_NONE = registry.register(
+    "grad_expect_none", kernel=_expect_none_kernel, infer=_none, nondiff=True, amp="keep",
+    doc="Raise when the `.grad` of an eager tensor is not None when the op runs.")
+GRAD_ACCUMULATE = registry.register(
+    "grad_accumulate", kernel=_accumulate_kernel, infer=_acc_infer, nondiff=True, amp="keep",
+    doc="`g` plus the `.grad` of an eager tensor when the op runs (`g` when it is None).")
+GRAD_WRITE = registry.register(
+    "grad_write", kernel=_write_kernel, infer=_none, nondiff=True, amp="keep",
+    doc="Set the `.grad` of an eager tensor to a new Tensor holding `value`.")
+GRAD_CLEAR = registry.register(
+    "grad_clear", kernel=_clear_kernel, infer=_none, nondiff=True, amp="keep",
+    doc="Eager `clear_grad`: the `.grad` of an eager tensor becomes zeros (set_to_zero) or "
+        "None, when it is not None.")
+
+OPS = ("grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear")
+
+
+# ---- the view of gradients while building ----------------------------------------------------
+
+def _builder():
+    return STATE.builder
+
+
+def _state(program):
+    """The per-program record: the gradients' entries by id(tensor) and where backward()
+    was called."""
+    st = program.__dict__.get("_train_step")
+    if st is None:
+        st = program._train_step = _StepState()
+    return st
+
+
+class _StepState:
+    __slots__ = ("backward_at", "grads")
+
+    def __init__(self):
+        self.grads: dict = {}
+        self.backward_at = None  # (file, line) of the backward() already in this program
+
+
+def _entry(program, t):
+    st = _state(program)
+    e = st.grads.get(id(t))
+    if e is None:
+        e = st.grads[id(t)] = [t, GradSlot(t), _UNKNOWN, False, None]
+        # tensor, slot, value, known, the grad_write op still last for it
+    return e
+
+
+def _known(e):
+    """The gradient of entry `e` at this point of the program: checked against the trace's
+    case (None, or a gradient) the first time it matters."""
+    if not e[3]:
+        t, slot = e[0], e[1]
+        e[4] = None
+        if t._grad is None:
+            bind(GRAD_EXPECT_NONE, (slot,), {})
+            e[2] = None
+        else:
+            e[2] = bind(GRAD_READ, (slot,), {})
+        e[3] = True
+    if e[2] is _ZERO:
+        from ..ops.creation import zeros
+        t = e[0]
+        e[2] = zeros(list(t._data.shape), t.dtype)
+    if e[2] is _UNKNOWN:
+        raise RuntimeError(
+            f"the gradient of {e[0].name or 'a tensor'} is used after clear_grad() inside the "
+            "converted step, but whether clear_grad() left zeros or None depends on the "
+            "gradient before the call, which this code does not compute; compute it with "
+            "loss.backward() first, or move clear_grad() to the end of the step")
+    return e[2]
+
+
+def _origin():
+    from . import origin
+    return origin.capture(3)
+
+
+def _here(where: str) -> str:
+    o = _origin()
+    return f"{where} (at {o[0]}:{o[1]})" if o and o[0] else where
+
+
+def _top_level(what: str) -> None:
+    """Gradients are program state of the whole function: not set inside a tensor branch."""
+    if _builder().block.idx != 0:
+        raise RuntimeError(
+            f"{_here(what)} inside an `if` or loop whose condition is a tensor: a converted "
+            "training step handles gradients for the whole function. Move it out of the "
+            "tensor `if`/loop (compute the values in the branch and return them from it).")
+
+
+def grad_of(t):
+    """`t.grad` while building."""
+    b = _builder()
+    e = _entry(b.program, t)
+    if not e[3] or e[2] is _ZERO or e[2] is _UNKNOWN:
+        _top_level(f"reading {t.name or 'a tensor'}.grad")
+    return _known(e)
+
+
+def set_grad(t, value) -> None:
+    """`t.grad = value` (None: `t.clear_grad()`) while building."""
+    b = _builder()
+    _top_level(f"setting {t.name or 'a tensor'}.grad")
+    e = _entry(b.program, t)
+    if value is None:
+        _clear(e, False)
+        e[2], e[3] = None, True
+        return
+    v = b.variable_of(value)
+    if list(v.shape) != list(t.shape):
+        raise ValueError(f"{t.name or 'tensor'}.grad = a value of shape {list(v.shape)}: the "
+                         f"tensor has shape {list(t.shape)}")
+    _write(e, v)
+    e[2], e[3] = v, True
+
+
+def _write(e, v) -> None:
+    bind(GRAD_WRITE, (e[1], v), {})
+    e[4] = _builder().block.ops[-1]
+
+
+def _clear(e, set_to_zero: bool) -> None:
+    """A `grad_clear` op; a `grad_write` just before it (nothing read the gradient since) is
+    dropped, and the clear sets what it would have cleared."""
+    attrs = {"set_to_zero": set_to_zero}
+    w = e[4]
+    ops = _builder().program.global_block().ops
+    at = next((i for i in range(len(ops) - 1, -1, -1) if ops[i] is w), None) \
+        if w is not None else None
+    if at is not None:
+        del ops[at]
+        written = _builder().program.global_block().var(w.inputs[1])
+        attrs["dtype"] = written.dtype.name
+    e[4] = None
+    bind(GRAD_CLEAR, (e[1],), attrs)
+
+
+def clear_grads(tensors, set_to_zero: bool) -> None:
+    """`optimizer.clear_grad(set_to_zero)` while building: eager's rule, when the program
+    runs; the view follows it where it knows the gradient."""
+    b = _builder()
+    _top_level("optimizer.clear_grad()")
+    for t in tensors:
+        e = _entry(b.program, t)
+        _clear(e, set_to_zero)
+        if not set_to_zero:
+            e[2], e[3] = None, True
+        elif e[3]:
+            e[2] = None if e[2] is None else _ZERO
+        else:  # zeros or None, as the gradient before the call was
+            e[2], e[3] = _UNKNOWN, True
+
+
+def grads_for_step(tensors) -> list:
+    """`[(param, grad Variable)]` of an optimizer step while building (eager: every
+    parameter whose `.grad` is not None)."""
+    b = _builder()
+    _top_level("optimizer.step()")
+    out = []
+    for t in tensors:
+        if t.stop_gradient:
+            continue
+        g = _known(_entry(b.program, t))
+        if g is not None:
+            out.append((t, g))
+    return out
+
+
+def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> None:
+    """`loss.backward()` while building: append the backward of the program so far and add
+    the gradients into `.grad` of every trainable tensor the loss depends on, as eager
+    `backward()` does."""
+    from .backward import _trainable, _used, gradients
+    b = _builder()
+    program = b.program
+    where = _here(f"backward() on '{loss.name}'")
+    if loss.block.program is not program:
+        raise RuntimeError(f"{where}: the tensor belongs to another program than the one "
+                           "being built")
+    if b.block.idx != 0 or loss.block.idx != 0:
+        raise RuntimeError(
+            f"{where} inside an `if` or loop whose condition is a tensor: a converted "
+            "function computes gradients once, for the whole function. Call backward() "
+            "outside the tensor `if`/loop (compute the loss in it and return it from the "
+            "branch), or move the backward out of the converted function.")
+    st = _state(program)
+    if st.backward_at is not None:
+        raise RuntimeError(
+            f"{where}: this converted function already called backward() (at "
+            f"{st.backward_at[0]}:{st.backward_at[1]}). A converted step computes gradients "
+            "once: add the losses and call backward() once on their sum.")
+    if not loss.dtype.is_floating:
+        raise TypeError(f"backward() needs a floating-point tensor, got {loss.dtype.name} "
+                        "(integer and bool results carry no gradient)")
+    if loss.stop_gradient:
+        raise RuntimeError(
+            "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
+            "gradient. Set stop_gradient=False on the inputs you want gradients for.")
+    g0 = program.global_block()
+    fed = [n for n in program.inputs if n in g0.vars and not g0.vars[n].stop_gradient]
+    if fed:
+        raise RuntimeError(
+            f"{where}: the argument(s) {', '.join(repr(n) for n in fed)} of the converted "
+            "function require a gradient (stop_gradient=False); a converted step gives "
+            "gradients to parameters and other tensors it reads, not to its arguments. Pass "
+            "them with stop_gradient=True, or read them from a Layer/global instead.")
+    names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)
+    for n in names:
+        t = program.tensors[n]
+        if getattr(t, "_node", None) is not None:
+            raise RuntimeError(
+                f"{where}: {t.name or n} is a tensor computed outside the converted function "
+                "with a gradient path of its own (not a leaf); eager backward() would go on "
+                "into how it was computed, which the program cannot. Compute it inside the "
+                "function, or pass it detached (x.detach()).")
+    seed = None
+    if grad_tensor is not None:
+        seed = [b.variable_of(grad_tensor)]
+    st.backward_at = _origin() or ("<unknown>", 0)
+    grads = gradients([loss], [g0.var(n) for n in names], target_gradients=seed)
+    program.in_program_backward = True  # d2s: the call's results need no gradient path
+    for n, g in zip(names, grads):
+        if g is None:
+            continue
+        t = program.tensors[n]
+        g.stop_gradient = True
+        e = _entry(program, t)
+        if not e[3] or e[2] is _UNKNOWN:  # the gradient from before, whatever it is then
+            e[4] = None
+            total = bind(GRAD_ACCUMULATE, (e[1], g), {})
+        elif e[2] is None or e[2] is _ZERO:
+            total = g
+        else:
+            total = e[2] + g
+        total.stop_gradient = True
+        _write(e, total)
+        e[2], e[3] = total, True
