@@ -72,6 +72,8 @@ class _Gen:
         self.replaced: dict = {}  # id(op) -> the lines emitted instead (`codegen_loops.py`)
         self.virtual: set = set()  # names never assigned (loop counters kept as ints)
         self.counters: dict = {}  # id(while op) -> its Counter or None (`codegen_loops.py`)
+        how = fusion.mode()  # (once per program: the blocks' search only where it can find)
+        self.fusion = how if fusion.may_fuse(program, how) else None
         self._analyse()
 
     # ---- names ----------------------------------------------------------------------------
@@ -181,7 +183,7 @@ class _Gen:
         start = len(self.lines)
         codegen_loops.prepare(self, block)
         fused, inside = {}, set()  # first op index -> group; outputs never materialised
-        how = fusion.mode()
+        how = self.fusion
         if how is not None:
             users = self._users(block)
             for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
