@@ -211,6 +211,7 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
     if logs:
         logging_utils.after_pass(node, 0, converters.PASSES)
     present = {type(n) for n in analysis.walk(node)} if present is None else set(present)
+    ctx.present = present  # (a superset of the node types in `node` while the passes run)
     for i, (_, module) in enumerate(converters.PASSES[:count], 1):
         if present.intersection(module.HANDLES):  # else the pass would change nothing
             if module.NEEDS_ANALYSIS:
