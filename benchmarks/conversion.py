@@ -2,6 +2,7 @@
 per-call time, static vs eager, over the end-to-end corpus (tests/d2s/corpus).
 
     python benchmarks/conversion.py [--repeat N] [--category if] [--worst 10] [--no-peers]
+    python benchmarks/conversion.py --sizes 500,1000,2000,4000   # first call vs function size
 
 Targets (issue 4): median first call <= 5 ms; median steady call faster than the eager call.
 Cases listed in the corpus's known_failures.STATIC are skipped (they do not convert yet).
@@ -86,8 +87,13 @@ def main(argv=None) -> int:
     ap.add_argument("--category", default=None)
     ap.add_argument("--worst", type=int, default=8, help="show the N slowest first calls")
     ap.add_argument("--no-peers", action="store_true", help="skip Paddle even if installed")
+    ap.add_argument("--sizes", default=None,
+                    help="comma-separated statement counts: time the first call of generated "
+                         "functions of that many statements instead of the corpus")
     args = ap.parse_args(argv)
     rt.set_device("cpu")
+    if args.sizes:
+        return _size_sweep([int(n) for n in args.sizes.split(",")])
     rows, failed = [], []
     for case in CASES:
         if case.name in known_failures.STATIC or (args.category and case.category !=
@@ -130,6 +136,47 @@ def main(argv=None) -> int:
     if not args.no_peers:
         _paddle_section([r[0] for r in rows if not r[0].is_layer],
                         {r[0].name: r[1] for r in rows})
+    return 0
+
+
+def _sized_function(n: int):
+    """A function of `n` statements: tensor arithmetic with a tensor `if` every 20 statements
+    (the source is registered with `linecache`, where `inspect` finds it, as d2s's own
+    generated code is)."""
+    import linecache
+    lines = ["def sized(x, y):"]
+    for i in range(n):
+        if i % 20 == 19:
+            lines += ["    if y.mean() > 0:", "        y = y * 0.5", "    else:",
+                      "        y = y + x"]
+        else:
+            lines.append(f"    y = y * 1.001 + x * {i % 7}.0")
+    lines.append("    return y")
+    src = "\n".join(lines) + "\n"
+    filename = f"<d2s-bench-sized-{n}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    scope: dict = {}
+    exec(compile(src, filename, "exec"), scope)  # noqa: S102  (source generated above)
+    return scope["sized"]
+
+
+def _size_sweep(sizes) -> int:
+    """First-call CPU time against function size (issue 17 item 6: linear is the target)."""
+    x = rt.to_tensor(np.ones([4], "float32"))
+    print("first call (convert+trace+build+run) of a generated function, CPU time:")
+    prev = None
+    for n in sizes:
+        fn = _sized_function(n)
+        static = d2s.to_static(fn)
+        start, cpu = time.perf_counter(), time.thread_time()
+        static(x, x)
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+        per = cpu / n * 1e3
+        grow = "" if prev is None else \
+            f"   x{cpu / prev[1]:.2f} for x{n / prev[0]:.1f} statements"
+        print(f"  {n:6d} statements: {cpu * 1e3:9.1f} ms CPU ({wall * 1e3:9.1f} ms wall),"
+              f" {per:.3f} ms per statement{grow}")
+        prev = (n, cpu)
     return 0
 
 

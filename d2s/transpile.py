@@ -206,15 +206,20 @@ def _is_method(fn) -> bool:
 def _run_passes(node, ctx, count: int, present: set | None = None):
     """Run the first `count` passes over `node`. `present` holds the node types in `node`
     (from `_prepare`'s survey; computed here if not given) and grows by what passes create."""
-    logging_utils.after_pass(node, 0, converters.PASSES)
+    # (the settings are read once: `after_pass` reads them again when there is anything to log)
+    logs = logging_utils.code_level() >= 0 or logging_utils.verbosity() >= 2
+    if logs:
+        logging_utils.after_pass(node, 0, converters.PASSES)
     present = {type(n) for n in analysis.walk(node)} if present is None else set(present)
+    ctx.present = present  # (a superset of the node types in `node` while the passes run)
     for i, (_, module) in enumerate(converters.PASSES[:count], 1):
         if present.intersection(module.HANDLES):  # else the pass would change nothing
             if module.NEEDS_ANALYSIS:
                 analysis.analyze(node)
             node = module.transform(node, ctx)
             present.update(module.CREATES)
-        logging_utils.after_pass(node, i, converters.PASSES)
+        if logs:
+            logging_utils.after_pass(node, i, converters.PASSES)
     return node
 
 

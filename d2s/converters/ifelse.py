@@ -70,5 +70,9 @@ class IfElse(state.ScopeTracker, Base):
 def transform(node, ctx):
     converter = IfElse(ctx)
     # Only a conditional expression needs a visit below statements.
-    converter.skip_expressions = not any(isinstance(n, gast.IfExp) for n in walk(node))
+    # (`ctx.present`, when the transpiler gives it, holds every node type of `node`: a
+    # function that never had a conditional expression needs no walk to tell)
+    present = getattr(ctx, "present", None)
+    converter.skip_expressions = (present is not None and gast.IfExp not in present) or \
+        not any(isinstance(n, gast.IfExp) for n in walk(node))
     return converter.visit(node)

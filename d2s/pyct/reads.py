@@ -26,7 +26,13 @@ from typing import NamedTuple
 
 import gast
 
+from .walk import NAME_FIELDS, push_children
+
 MAX_CHAIN = 4  # names in a guarded chain (`self.a.b.c`)
+
+
+_ATTRIBUTE_LIKE = (gast.Attribute, gast.Subscript)
+_FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 
 
 class Key(NamedTuple):
@@ -47,36 +53,43 @@ def outside_reads(fn) -> Reads:
     bound = set()
     loads = set()
     chains = set()
-    for node in gast.walk(fn):
-        if isinstance(node, gast.Name):
-            if isinstance(node.ctx, gast.Load):
+    # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
+    fields_of = NAME_FIELDS
+    stack = [fn]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls is gast.Name:
+            if node.ctx.__class__ is gast.Load:
                 loads.add(node.id)
             else:
                 bound.add(node.id)
-        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (gast.Import, gast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, (gast.Attribute,
-                                                                           gast.Subscript)):
-            chain = _chain(node.target)  # `self.n += 1` reads self.n
-            if chain is not None and len(chain) >= 2:
-                chains.add(chain[:MAX_CHAIN])
-        elif isinstance(node, (gast.Attribute, gast.Subscript)) and isinstance(
-                node.ctx, gast.Load):
-            chain = _chain(node)
-            if chain is not None and len(chain) >= 2:
-                # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function it
-                # holds, by identity; a method defined in the class is not guarded)
-                chains.add(chain[:MAX_CHAIN])
-    for node in gast.walk(fn):
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+        elif cls in _ATTRIBUTE_LIKE:
+            if node.ctx.__class__ is gast.Load:
+                chain = _chain(node)
+                if chain is not None and len(chain) >= 2:
+                    # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function
+                    # it holds, by identity; a method defined in the class is not guarded)
+                    chains.add(chain[:MAX_CHAIN])
+        elif cls in _FUNCTIONS:
+            if cls is not gast.Lambda:
+                bound.add(node.name)
             a = node.args
             for p in a.posonlyargs + a.args + a.kwonlyargs:
                 bound.add(p.id)
             for p in (a.vararg, a.kwarg):
                 if p is not None:
                     bound.add(p.id)
+        elif cls is gast.ClassDef:
+            bound.add(node.name)
+        elif cls is gast.Import or cls is gast.ImportFrom:
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif cls is gast.AugAssign and node.target.__class__ in _ATTRIBUTE_LIKE:
+            chain = _chain(node.target)  # `self.n += 1` reads self.n
+            if chain is not None and len(chain) >= 2:
+                chains.add(chain[:MAX_CHAIN])
+        push_children(node, fields_of[cls], push)
     free = frozenset(loads - bound)
     roots = free | ({self_name} if self_name else set())
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name)

@@ -72,6 +72,8 @@ class _Gen:
         self.replaced: dict = {}  # id(op) -> the lines emitted instead (`codegen_loops.py`)
         self.virtual: set = set()  # names never assigned (loop counters kept as ints)
         self.counters: dict = {}  # id(while op) -> its Counter or None (`codegen_loops.py`)
+        how = fusion.mode()  # (once per program: the blocks' search only where it can find)
+        self.fusion = how if fusion.may_fuse(program, how) else None
         self._analyse()
 
     # ---- names ----------------------------------------------------------------------------
@@ -181,7 +183,7 @@ class _Gen:
         start = len(self.lines)
         codegen_loops.prepare(self, block)
         fused, inside = {}, set()  # first op index -> group; outputs never materialised
-        how = fusion.mode()
+        how = self.fusion
         if how is not None:
             users = self._users(block)
             for group in fusion.find_groups(block, lambda n, a, b: self._read_outside(
@@ -371,12 +373,17 @@ def typed_literal(g: _Gen, x, op: Op, block: Block) -> str:
     if x.__class__ not in (int, float):
         return g.arg(x)
     dt = next(block.var(v).dtype for v in op.inputs if v.__class__ is str).np
-    if dt.name in ("float32", "float64") and (x.__class__ is int or math.isfinite(x)):
-        return g.const(dt.type(x))
-    if dt.name in ("int64", "int32") and x.__class__ is int and \
-            _np.iinfo(dt).min <= x <= _np.iinfo(dt).max:
-        return g.const(dt.type(x))
+    kind = dt.type  # (NumPy's `dtype.name` and `iinfo` are slow Python code)
+    if kind in _FLOAT_TYPES and (x.__class__ is int or math.isfinite(x)):
+        return g.const(kind(x))
+    bounds = _INT_BOUNDS.get(kind)
+    if bounds is not None and x.__class__ is int and bounds[0] <= x <= bounds[1]:
+        return g.const(kind(x))
     return g.arg(x)
+
+
+_FLOAT_TYPES = (_np.float32, _np.float64)
+_INT_BOUNDS = {t: (int(_np.iinfo(t).min), int(_np.iinfo(t).max)) for t in (_np.int64, _np.int32)}
 
 
 def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:

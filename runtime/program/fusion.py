@@ -79,6 +79,24 @@ def limits() -> tuple:
     return MIN_ELEMENTS, CHUNK_ELEMENTS, PARALLEL_ELEMENTS
 
 
+def may_fuse(program, how) -> bool:
+    """Whether `find_groups` can find anything in `program` (fusion on as `how`, `mode()`'s
+    answer): on the CPU a run is fused only when a value of it has at least MIN_ELEMENTS
+    elements of a static shape, so a program without one (most small programs) skips the
+    search."""
+    if how is None:
+        return False
+    if how != "cpu":
+        return True
+    least = limits()[0]
+    for block in program.blocks:
+        for v in block.vars.values():
+            shape = v._static_shape
+            if shape and -1 not in shape and _size(shape) >= least:
+                return True
+    return False
+
+
 class Group:
     """A fusible run: `ops` (indices into the block), the external `inputs` in order, the
     `outputs` (values read after the run, in op order), the number of `rows` and the dtype."""
