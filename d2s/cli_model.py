@@ -31,6 +31,7 @@ BENCHMARKS = {
     "fusion": ["--repeat", "1", "--number", "1", "--rows", "512"],
     "memory": ["--batch", "4"],
     "call_path": ["--repeat", "2", "--number", "50"],
+    "train_step": ["--repeat", "1", "--target", "0.02"],
 }
 
 
