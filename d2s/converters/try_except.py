@@ -123,6 +123,7 @@ class TryExcept(Base):
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
         if not self._needs(node.body):
+            _pass_conversion_errors(node)
             return node
         from .early_return import try_exits
         exits = try_exits(node)  # before the rewrite: every path returns or raises
@@ -143,6 +144,7 @@ class TryExcept(Base):
                                  code=code, types=types)
         post[0].d2s_reraise = (state, code, types)  # an enclosing `try` forwards it instead
         post[0].d2s_exits = exits  # the function's return pass: every path has exited
+        _pass_conversion_errors(node)
         return pre + [node] + post
 
     # -- the body: raises become error codes, the rest runs only while nothing failed ------
@@ -162,7 +164,7 @@ class TryExcept(Base):
             call = s.value
             if not isinstance(call, gast.Call) or not any(
                     self._user_call(a) for a in call.args + [k.value for k in call.keywords]):
-                return [s] + collect, None
+                return [s] + _at(collect, s), None
             # `log.append(helper(x))`: the arguments first; the call only if they did not fail
             pre = []
             for i, a in enumerate(call.args):
@@ -175,10 +177,10 @@ class TryExcept(Base):
                     tmp = self.ctx.namer.new("tmp")
                     pre += templates.replace("tmp = value", tmp=tmp, value=k.value)
                     k.value = templates.name(tmp)
-            return pre + collect, s
+            return _at(pre + collect, s), s
         tmp = self.ctx.namer.new("tmp")
         setattr(s, field, templates.name(tmp))
-        return templates.replace("tmp = value", tmp=tmp, value=value) + collect, s
+        return _at(templates.replace("tmp = value", tmp=tmp, value=value) + collect, s), s
 
     def _block(self, stmts: list, code: str, state: str, in_loop: bool) -> list:
         out = []
@@ -280,6 +282,25 @@ class TryExcept(Base):
         orelse = node.orelse or [gast.Pass()]
         return templates.replace(f"if {RESERVED}.try_ok(code):\n    orelse\nelse:\n    rest",
                                  code=code, orelse=orelse, rest=chain)
+
+
+def _at(stmts: list, s) -> list:
+    """`stmts` (made for statement `s`) report `s`'s line, not the enclosing `try`'s."""
+    from ..pyct import origin
+    src = anno.getanno(s, anno.ORIGIN, None)
+    for new in stmts:
+        origin.inherit(new, src)
+    return stmts
+
+
+def _pass_conversion_errors(node) -> None:
+    """`except _d2s.ConversionError: raise` first: d2s's own errors while the body is traced
+    (a construct that cannot be a graph) are not the user's, eager code never raises them,
+    so no `except ValueError` / `except Exception` clause of the user may take them (it would
+    trace its body in place of the `try` body for every input)."""
+    handler = templates.replace(
+        f"try:\n    pass\nexcept {RESERVED}.ConversionError:\n    raise")[0].handlers[0]
+    node.handlers.insert(0, handler)
 
 
 def _pending(node) -> list:

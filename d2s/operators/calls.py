@@ -27,6 +27,16 @@ def call(f):
     """The callable that converted code calls in place of `f`."""
     if not to_static_enabled():
         return f
+    out = _call(f)
+    if out is f:
+        return f
+    from .try_except import after_failure, open_trys
+    # inside a `try` body: a call made after an earlier call of the same statement may have
+    # failed at run time runs only where it did not (`try_except.after_failure`)
+    return after_failure(out) if open_trys() else out
+
+
+def _call(f):
     if getattr(type(f), "__d2s_static_function__", False):  # a StaticFunction
         inside = _for_try(f)
         if inside is not None:
