@@ -10,7 +10,7 @@ import builtins
 from .. import report
 from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange, TensorZip
-from .variables import is_variable
+from .variables import is_variable, where
 
 
 class Formatted:
@@ -105,23 +105,64 @@ def len_(x):
 
 
 def sum_(iterable, /, start=0):
-    """`sum`; over a tensor array (a list whose length is decided when the program runs) the
-    sum of its elements plus `start`, as a tensor of the element's shape (zeros plus `start`
-    for an empty array, where Python gives `start`)."""
+    """`sum`; over a tensor array (a list whose length is decided when the program runs, e.g.
+    a comprehension filtered by a tensor) the sum of its elements plus `start`, a tensor.
+    Python gives `start` itself for an empty list: where that is the same kind of value (a
+    tensor `start` of the result's shape and dtype), the program returns it; otherwise (the
+    default `0`, any Python number, or a tensor the items would broadcast or promote) eager
+    code returns a value of another type or shape when nothing was kept, which one program
+    cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
         return builtins.sum(iterable, start)
     import runtime as rt
+
+    from .variables import user_origin
     arr = iterable
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
+    from runtime.core import is_tensor
+    from runtime.dtypes import convert_dtype, promote
+    tensor_start = is_variable(start) or is_tensor(start)
+    # an empty array's sum is `start` itself: a value of the result's kind only when adding
+    # the items changes neither its shape nor its dtype
+    same = tensor_start and _keeps_shape(list(start.shape), list(arr._static_shape or ())) \
+        and promote(convert_dtype(start.dtype), convert_dtype(arr.dtype)) == \
+        convert_dtype(start.dtype)
+    src = user_origin()
 
     def total():
-        return rt.sum(rt.static.array_stack(arr), axis=0)
+        out = rt.sum(rt.static.array_stack(arr), axis=0)
+        return start + out if tensor_start else (
+            out if isinstance(start, int) and start == 0 else out + start)
 
     def empty():
-        return rt.zeros(shape, arr.dtype)
+        if same:
+            return rt.assign(start) if is_tensor(start) and not is_variable(start) else start
+        from runtime.program.debug_ops import raise_error
 
-    out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
-    return out + start if not (isinstance(start, int) and start == 0) else out
+        from .exceptions import _short
+        kind = f"{type(start).__name__} {start!r}" if not tensor_start else \
+            f"start tensor of shape {list(start.shape)} and dtype {start.dtype}"
+        raise_error(TypeError(
+            f"sum() ({where(src)}) of a list whose length is decided when the program runs "
+            f"(a comprehension or loop filtered by a tensor) got no item: eager Python "
+            f"returns the start value here ({kind}), a tensor of shape {shape} and dtype "
+            f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a tensor start value of the "
+            "result's shape, e.g. `sum(items, rt.zeros([...]))`, or keep every item and "
+            "mask it (rt.where)."), at=f"{_short(src.filename)}:{src.lineno}" if src else "")
+        out = rt.zeros(shape, arr.dtype)  # never read: the op above raises
+        return out + start if tensor_start else out
+
+    return rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+
+
+def _keeps_shape(start: list, item: list) -> bool:
+    """Whether broadcasting `item` onto `start` leaves `start`'s shape (-1: unknown)."""
+    if len(item) > len(start):
+        return False
+    for a, b in zip(reversed(start), reversed(item)):
+        if b != 1 and (a != b or a < 0):
+            return False
+    return True
 
 
 def range_(*args):
