@@ -146,9 +146,10 @@ def sum_(iterable, /, start=0):
             f"sum() ({where(src)}) of a list whose length is decided when the program runs "
             f"(a comprehension or loop filtered by a tensor) got no item: eager Python "
             f"returns the start value here ({kind}), a tensor of shape {shape} and dtype "
-            f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a tensor start value of the "
-            "result's shape, e.g. `sum(items, rt.zeros([...]))`, or keep every item and "
-            "mask it (rt.where)."), at=f"{_short(src.filename)}:{src.lineno}" if src else "")
+            f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a "
+            "tensor start value of the result's shape, e.g. `sum(items, rt.zeros([...]))`, "
+            "or keep every item and mask it (rt.where)."),
+            at=f"{_short(src.filename)}:{src.lineno}" if src else "")
         out = rt.zeros(shape, arr.dtype)  # never read: the op above raises
         return out + start if tensor_start else out
 

@@ -23,10 +23,23 @@ from .variables import is_variable
 class Comprehension:
     """The list being built (a Python list until a tensor condition makes it an array)."""
 
-    __slots__ = ("out",)
+    __slots__ = ("out", "gates")
 
     def __init__(self):
         self.out: list = []
+        self.gates: dict = {}  # `for` index -> the tensor filter of its current item
+
+    def keep(self, level: int, cond):
+        """The filter of an earlier `for` (number `level`): a Python value filters in Python;
+        a tensor keeps the item in Python and is a condition of every item appended under
+        it (the inner `for`s run for it, their items are kept only where it holds)."""
+        from .logical import truth
+        cond = truth(cond)
+        self.gates = {k: c for k, c in self.gates.items() if k < level}
+        if not is_variable(cond):
+            return cond
+        self.gates[level] = cond
+        return True
 
     def item(self, cond, value_fn):
         from .control_flow import ifelse
@@ -35,9 +48,14 @@ class Comprehension:
         from .try_except import TryState, deposit, open_trys, try_collect
 
         cond = truth(cond)
+        if not is_variable(cond) and not cond:
+            return self
+        if self.gates:
+            import runtime as rt
+            for _, gate in sorted(self.gates.items(), reverse=True):
+                cond = gate if cond is True else rt.logical_and(gate, cond)
         if not is_variable(cond):
-            if cond:
-                self.out = list_append(self.out, value_fn())
+            self.out = list_append(self.out, value_fn())
             return self
         # Inside a `try` body, a called function's run-time error raised while computing
         # the item is handed out of the branch as its error code (`try_except`).
