@@ -201,6 +201,10 @@ class TryExcept(Base):
             if not self._needs(s):
                 out.append(s)
                 continue
+            if isinstance(s, gast.While) and self._user_call(s.test):
+                rest = stmts[i + 1:]
+                return out + self._while_test(s, code, state, in_loop) + self._guard(
+                    rest, code, state, in_loop)
             inner = getattr(s, "d2s_reraise", None)
             hoisted, again = None, False
             if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
@@ -235,6 +239,32 @@ class TryExcept(Base):
                 rest = self._block(rest, code, state, in_loop)
             return out + self._guard(done + rest, code, state, in_loop, rest_done=True)
         return out
+
+    def _while_test(self, s, code: str, state: str, in_loop: bool) -> list:
+        """`while test:` whose test calls user code that may fail when the program runs: the
+        test is computed (and its errors collected) before the loop, again at the end of
+        the body and before each `continue`; the loop goes on only while nothing failed,
+        and its `else` runs only where nothing failed (eager leaves by the exception)."""
+        from .predicates import mark_test
+        w = self.ctx.namer.new("test")
+
+        def compute():
+            test = copy.deepcopy(s.test)
+            mark_test(test)
+            return _at(templates.replace(
+                f"w = {RESERVED}.truth(test)\ncode = {RESERVED}.try_collect(state, code)",
+                w=w, test=test, code=code, state=state), s)
+
+        pre = compute()
+        s.body = self._block(s.body, code, state, True) or [gast.Pass()]
+        _before_continue(s.body, compute)
+        s.body = s.body + compute()
+        if s.orelse:
+            s.orelse = self._guard(s.orelse, code, state, in_loop)
+        s.test = templates.replace_as_expression(f"{RESERVED}.try_ok(code) and w", code=code,
+                                                 w=w)
+        mark_test(s.test)
+        return pre + [s]
 
     def _guard(self, rest, code, state, in_loop, rest_done=False) -> list:
         """`rest` runs only while nothing failed (a loop is left with `break`)."""
@@ -282,6 +312,30 @@ class TryExcept(Base):
         orelse = node.orelse or [gast.Pass()]
         return templates.replace(f"if {RESERVED}.try_ok(code):\n    orelse\nelse:\n    rest",
                                  code=code, orelse=orelse, rest=chain)
+
+
+def _before_continue(stmts: list, make) -> None:
+    """`make()`'s statements before each `continue` of this loop in `stmts`."""
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        if isinstance(s, gast.Continue):
+            new = make()
+            stmts[i:i] = new
+            i += len(new) + 1
+            continue
+        if isinstance(s, (gast.For, gast.While, gast.AsyncFor)):
+            _before_continue(s.orelse, make)  # (a nested loop's `continue` is its own)
+        elif not isinstance(s, _SCOPES):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(s, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                    _before_continue(block, make)
+            for h in getattr(s, "handlers", []):
+                _before_continue(h.body, make)
+            for case in getattr(s, "cases", []):
+                _before_continue(case.body, make)
+        i += 1
 
 
 def _at(stmts: list, s) -> list:
