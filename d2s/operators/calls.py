@@ -55,7 +55,7 @@ def _call(f):
             return f if converted is f.__func__ else types.MethodType(converted, f.__self__)
         return f
     if isinstance(f, functools.partial):
-        return functools.partial(call(f.func), *f.args, **f.keywords)
+        return functools.partial(_call(f.func), *f.args, **f.keywords)
     if never_converted(f) or not callable(f):
         return f
     layer_call = _layer_call(f)
@@ -131,7 +131,7 @@ def _layer_call(layer):
     if not isinstance(layer, rt.nn.Layer):
         return None
     guards.record_hooks(layer, type(layer).__name__)
-    forward = call(layer.forward)  # (records the guards of a user forward)
+    forward = _call(layer.forward)  # (records the guards of a user forward)
     if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
             layer.forward, "__func__", None):
         guards.record_library_layer(layer, type(layer).__name__)
