@@ -219,3 +219,34 @@ def test_a_change_that_cannot_be_conditional_names_the_call():
     with pytest.raises(ConversionError, match="Call it in a statement of its own") as info:
         d2s.to_static(Net())(_t([1.0, 2.0]))
     assert "y = self.a(x) + self.b(x)" in str(info.value)
+
+
+class GateThenExpert(rt.nn.Layer):
+    """`self.gate(x) + self.experts[i](x)` with a tensor `i`: the expert switch (and its
+    run-time range check) runs only where the gate passed."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate(3.0)
+        self.experts = rt.nn.LayerList([rt.nn.Linear(2, 2) for _ in range(2)])
+
+    def forward(self, x, i):
+        try:
+            y = self.gate(x) + self.experts[i](x)
+        except ValueError:
+            y = x * 0.0
+        return y
+
+
+def test_a_layer_switch_after_a_failed_call_does_not_check_its_index():
+    eager, static = GateThenExpert(), d2s.to_static(GateThenExpert())
+    static.set_state_dict(eager.state_dict())
+    # passes; the gate fails; the gate fails and the index is out of range (eager: the
+    # gate's ValueError, caught); passes; the index out of range: IndexError from both
+    for row, i in (([1.0, 1.0], 0), ([5.0, 1.0], 1), ([5.0, 1.0], 7), ([1.0, 2.0], 1)):
+        want, got = eager(_t(row), rt.to_tensor(i)), static(_t(row), rt.to_tensor(i))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    for m in (eager, static):
+        with pytest.raises(IndexError):
+            m(_t([1.0, 1.0]), rt.to_tensor(5))
+    assert len(static.forward.program_cache) == 1
