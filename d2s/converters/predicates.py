@@ -174,6 +174,12 @@ def filtered_comprehension(node, conv):
         if c is not None:
             g.ifs = [templates.replace_as_expression("acc.keep(k, c)", acc=acc,
                                                      k=templates.const(k), c=c)]
+    for k, g in enumerate(gens):
+        if k and any(c is not None for c in conds[:k]) and \
+                any(isinstance(n, gast.Call) for n in gast.walk(g.iter)):
+            # computed only where the filters before it hold (a call may raise or write)
+            g.iter = templates.replace_as_expression("acc.inner(lambda: it)", acc=acc,
+                                                     it=g.iter)
     cond = conds[-1] if conds[-1] is not None else templates.const(True)
     names = sorted({n.id for g in gens for n in gast.walk(g.target)
                     if isinstance(n, gast.Name)})

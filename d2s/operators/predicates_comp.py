@@ -41,6 +41,47 @@ class Comprehension:
         self.gates[level] = cond
         return True
 
+    def _gate(self):
+        """The tensor filters of the `for`s around the current item, and-ed (or None)."""
+        cond = None
+        for _, gate in sorted(self.gates.items()):
+            if cond is None:
+                cond = gate
+            else:
+                import runtime as rt
+                cond = rt.logical_and(cond, gate)
+        return cond
+
+    def inner(self, iterable_fn):
+        """An inner `for`'s iterable that calls functions, under tensor filters of the `for`s
+        before it: computed in a graph `if` that runs it only where they hold (eager code
+        does not compute it for an item they drop); stand-ins elsewhere, never appended."""
+        gate = self._gate()
+        if gate is None:
+            return iterable_fn()
+        from .control_flow import _stand_in, ifelse
+        from .try_except import TryState, deposit, open_trys, try_collect
+        outer = open_trys()[-1] if open_trys() else None
+        errors, box = TryState(), []
+
+        def take(items, code):
+            mark = len(outer.pending) if outer is not None else 0
+            items = list(iterable_fn())
+            if outer is not None and len(outer.pending) > mark:  # (as in `item`)
+                errors.pending, outer.pending[mark:] = outer.pending[mark:], []
+                code = try_collect(errors, code)
+            box[:] = [items]
+            return items, code
+
+        def skip(items, code):
+            return _stand_in(box[0]), code
+
+        items, code = ifelse(gate, take, skip, (None, 0),
+                             ("<comprehension iterable>", "<error code>"))
+        if is_variable(code) or code != 0:
+            deposit(errors, code)
+        return items
+
     def item(self, cond, value_fn):
         from .control_flow import ifelse
         from .lists import list_append
@@ -50,10 +91,10 @@ class Comprehension:
         cond = truth(cond)
         if not is_variable(cond) and not cond:
             return self
-        if self.gates:
+        gate = self._gate()
+        if gate is not None:
             import runtime as rt
-            for _, gate in sorted(self.gates.items(), reverse=True):
-                cond = gate if cond is True else rt.logical_and(gate, cond)
+            cond = gate if cond is True else rt.logical_and(gate, cond)
         if not is_variable(cond):
             self.out = list_append(self.out, value_fn())
             return self

@@ -207,3 +207,59 @@ def test_a_python_filter_in_a_dict_comprehension_stays_python():
     got = d2s.to_static(python_filtered_dict)(_t([1.0, 2.0]))
     assert list(got) == ["a"]
     np.testing.assert_allclose(got["a"].numpy(), [2.0, 4.0])
+
+
+# -- an inner iterable that calls a function runs only for the items the filter keeps -----
+
+def _split(a):
+    if a.max() > 4:
+        raise ValueError("too big to split")
+    return (a * 0.5, a * 0.25)
+
+
+def split_kept(x):
+    parts = [b for a in (x, x * 3.0, -x) if a.mean() > 1 for b in _split(a)]
+    return rt.concat(parts) if len(parts) > 0 else rt.concat([x, x]) * 0.0
+
+
+def split_kept_in_try(x):
+    try:
+        parts = [b for a in (x, x * 3.0, -x) if a.mean() > 1 for b in _split(a)]
+        out = rt.stack(parts).sum(0) if len(parts) > 0 else x * 0.0
+    except ValueError:
+        out = x - 100.0
+    return out
+
+
+def _split_ref(a, in_try):
+    parts = []
+    try:
+        for p in (a, a * 3, -a):
+            if p.mean() > 1:
+                if p.max() > 4:
+                    raise ValueError
+                parts += [p * 0.5, p * 0.25]
+    except ValueError:
+        if not in_try:
+            return "ValueError"
+        return a - 100
+    if in_try:
+        return sum(parts) if parts else a * 0
+    return np.concatenate(parts) if parts else np.zeros(4)
+
+
+@pytest.mark.parametrize("fn,in_try", [(split_kept, False), (split_kept_in_try, True)])
+def test_inner_iterable_is_computed_only_for_kept_items(fn, in_try):
+    # [-5, 4.8]: every item is dropped, and _split would raise on each of them
+    static = d2s.to_static(fn)
+    for row in ([1.0, 1.0], [-2.0, -1.0], [2.0, 2.0], [-5.0, 4.8], [0.5, 0.5]):
+        ref = _split_ref(np.asarray(row, "float64"), in_try)
+        if isinstance(ref, str):
+            for f in (fn, static):
+                with pytest.raises(ValueError, match="too big to split"):
+                    f(_t(row))
+            continue
+        want, got = fn(_t(row)), static(_t(row))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, err_msg=str(row))
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, err_msg=str(row))
+    assert len(static.program_cache) == 1
