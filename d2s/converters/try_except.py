@@ -302,8 +302,10 @@ class TryExcept(Base):
                 f"{RESERVED}.try_error(state, code, types)", state=state, code=code,
                 types=copy.deepcopy(types))
             body = _reraise(copy.deepcopy(h.body), error)
-            if h.name is not None:
-                name = h.name.id if isinstance(h.name, gast.Name) else h.name
+            name = None if h.name is None else \
+                h.name.id if isinstance(h.name, gast.Name) else h.name
+            if name is not None and _reads(body, name):  # (an unread name: nothing to bind,
+                # whichever run-time error the clause catches; Python unbinds it after)
                 body = templates.replace("name = error", name=name,
                                          error=copy.deepcopy(error)) + body
             chain = templates.replace(
@@ -355,6 +357,12 @@ def _pass_conversion_errors(node) -> None:
     handler = templates.replace(
         f"try:\n    pass\nexcept {RESERVED}.ConversionError:\n    raise")[0].handlers[0]
     node.handlers.insert(0, handler)
+
+
+def _reads(stmts: list, name: str) -> bool:
+    """Whether `stmts` read `name` (also in nested functions: closures)."""
+    return any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Store)
+               for s in stmts for n in gast.walk(s))
 
 
 def _pending(node) -> list:

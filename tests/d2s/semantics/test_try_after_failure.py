@@ -250,3 +250,36 @@ def test_a_layer_switch_after_a_failed_call_does_not_check_its_index():
         with pytest.raises(IndexError):
             m(_t([1.0, 1.0]), rt.to_tensor(5))
     assert len(static.forward.program_cache) == 1
+
+
+def _over(h, limit):
+    if h.max() > limit:
+        raise ValueError(f"over {limit}")
+    return h
+
+
+class CheckedTwice(rt.nn.Layer):
+    def forward(self, x):
+        try:
+            y = _over(x, 5.0)
+        except ValueError:
+            y = _over(x * 0.1, 0.6)  # the clause's own check: not caught by this `try`
+        else:
+            y = _over(y * 2.0, 8.0) + 1.0  # neither is the `else`'s
+        return y
+
+
+def unread_exception_name(x):
+    try:
+        return CheckedTwice()(x)
+    except ValueError as err:  # bound, never read: any of the three errors may be caught
+        return x * 0.0 - 7.0
+
+
+def test_except_as_name_that_is_not_read_catches_any_of_several_errors():
+    static = d2s.to_static(unread_exception_name)
+    # passes; the else's check; the clause's check passes; the clause's check fails
+    for row in ([1.0, 1.0], [4.5, 1.0], [5.5, 1.0], [7.0, 1.0]):
+        want, got = unread_exception_name(_t(row)), static(_t(row))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, err_msg=str(row))
+    assert len(static.program_cache) == 1
