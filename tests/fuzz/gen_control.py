@@ -3,7 +3,10 @@
 inside loops, loop state whose type Python changes (int -> float, Python floats through graph
 loops), `for ... else` with tensor breaks, `no_grad` blocks, run-time `raise`/`assert` in
 helper functions (nested too) called from a `try` body, walrus operators in later operands
-of `and`/`or` used as values, and comprehensions filtered by tensor conditions.
+of `and`/`or` used as values, comprehensions filtered by tensor conditions (on the last or an
+earlier `for`), `sum()` of them (empty: a documented run-time TypeError unless the start is a
+tensor), two failing helpers in one statement (the second writes a Layer buffer), and a
+helper's run-time check in a `while` test inside a `try`.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x)` (x:
 float32 [4]) returning `(y, k)`; `inputs` are several x whose values differ in sign and size,
