@@ -14,6 +14,12 @@ converts: Python conditions keep a Python list (the item is computed in Python's
 tensor condition makes the list a tensor array whose length is decided when the program runs
 (`rt.stack`, `rt.concat`, `len`, `sum` and indexing read it). The item is computed only in
 the branch that appends it.
+
+A filter on an earlier `for` (`[a * b for a in xs if a.mean() > 0 for b in ys]`) is
+`if _acc.keep(0, a.mean() > 0)`: a Python value filters in Python; a tensor keeps the
+iteration going and is a condition of every item appended under it (`item` and-s it in). An
+inner iterable that calls a function is `_acc.inner(lambda: ...)`: computed in a graph `if`
+only where those conditions hold, as eager computes it only for kept items.
 """
 from __future__ import annotations
 
