@@ -83,9 +83,21 @@ class Logical(Base):
 
     visit_GeneratorExp = visit_ListComp
 
+    def visit_DictComp(self, node):
+        for g in node.generators:  # (for comp_filter's message: the keys depend on data)
+            g.d2s_kind = "dict"
+        return self.generic_visit(node)
+
+    def visit_SetComp(self, node):
+        for g in node.generators:
+            g.d2s_kind = "set"
+        return self.generic_visit(node)
+
     def visit_comprehension(self, node):
         node = self.generic_visit(node)
-        node.ifs = [templates.replace_as_expression(f"{RESERVED}.comp_filter(c)", c=c)
+        kind = templates.const(getattr(node, "d2s_kind", "list"))
+        node.ifs = [templates.replace_as_expression(f"{RESERVED}.comp_filter(c, kind)", c=c,
+                                                    kind=kind)
                     for c in node.ifs]
         return node
 

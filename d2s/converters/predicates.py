@@ -156,23 +156,32 @@ def _hoist(node, pre: list, namer, truth: bool):
 def filtered_comprehension(node, conv):
     """`[elt for ... for v in xs if c1 if c2]` (also a generator expression) as
     `_d2s.comp_list(lambda _acc: [_acc.item(c1 and c2, lambda v=v: elt) for ... in xs])`
-    (see `operators.predicates_comp`), or None: no filter, a filter on an earlier `for`, or
-    a walrus (it would bind a name of the lambda)."""
+    (see `operators.predicates_comp`); the filters of an earlier `for` become one
+    `if _acc.keep(k, cond)` there (a Python value filters in Python; a tensor is a condition
+    of every item appended under that iteration). None: no filter, or a walrus (it would
+    bind a name of the lambda)."""
     gens = node.generators
-    if not gens[-1].ifs or any(g.ifs for g in gens[:-1]) or any(g.is_async for g in gens) \
-            or _has_walrus(node):
+    if not any(g.ifs for g in gens) or any(g.is_async for g in gens) or _has_walrus(node):
         return None
-    ifs = gens[-1].ifs
-    gens[-1].ifs = []
-    for c in ifs:
-        mark_test(c)
-    ifs = [conv.visit(c) for c in ifs]
+    conds = []
+    for g in gens:
+        ifs, g.ifs = g.ifs, []
+        for c in ifs:
+            mark_test(c)
+        conds.append(_all_of([conv.visit(c) for c in ifs]))
     node = conv.generic_visit(node)
-    cond = ifs[0]
-    if len(ifs) > 1:
-        rest = [templates.replace_as_expression("lambda: c", c=c) for c in ifs[1:]]
-        cond = templates.replace_as_expression(f"{RESERVED}.truth_and_(first, rest)",
-                                               first=ifs[0], rest=rest)
+    acc = conv.ctx.namer.new("acc")
+    for k, (g, c) in enumerate(zip(gens[:-1], conds[:-1])):
+        if c is not None:
+            g.ifs = [templates.replace_as_expression("acc.keep(k, c)", acc=acc,
+                                                     k=templates.const(k), c=c)]
+    for k, g in enumerate(gens):
+        if k and any(c is not None for c in conds[:k]) and \
+                any(isinstance(n, gast.Call) for n in gast.walk(g.iter)):
+            # computed only where the filters before it hold (a call may raise or write)
+            g.iter = templates.replace_as_expression("acc.inner(lambda: it)", acc=acc,
+                                                     it=g.iter)
+    cond = conds[-1] if conds[-1] is not None else templates.const(True)
     names = sorted({n.id for g in gens for n in gast.walk(g.target)
                     if isinstance(n, gast.Name)})
     value = templates.replace_as_expression("lambda: elt", elt=node.elt)
@@ -180,13 +189,22 @@ def filtered_comprehension(node, conv):
                        for n in names]
     value.args.defaults = [gast.Name(id=n, ctx=gast.Load(), annotation=None,
                                      type_comment=None) for n in names]
-    acc = conv.ctx.namer.new("acc")
     items = gast.ListComp(elt=templates.replace_as_expression(
         "acc.item(cond, value)", acc=acc, cond=cond, value=value), generators=gens)
     build = templates.replace_as_expression("lambda acc: items", acc=acc, items=items)
     build.args.args[0].ctx = gast.Param()
     fn = "comp_iter" if isinstance(node, gast.GeneratorExp) else "comp_list"
     return templates.replace_as_expression(f"{RESERVED}.{fn}(build)", build=build)
+
+
+def _all_of(ifs: list):
+    """One condition for a `for`'s filters `if c1 if c2` (c2 evaluated only when c1 holds),
+    None without filters."""
+    if len(ifs) < 2:
+        return ifs[0] if ifs else None
+    rest = [templates.replace_as_expression("lambda: c", c=c) for c in ifs[1:]]
+    return templates.replace_as_expression(f"{RESERVED}.truth_and_(first, rest)",
+                                           first=ifs[0], rest=rest)
 
 
 def mark_test(node) -> None:

@@ -123,6 +123,7 @@ class TryExcept(Base):
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
         if not self._needs(node.body):
+            _pass_conversion_errors(node)
             return node
         from .early_return import try_exits
         exits = try_exits(node)  # before the rewrite: every path returns or raises
@@ -143,6 +144,7 @@ class TryExcept(Base):
                                  code=code, types=types)
         post[0].d2s_reraise = (state, code, types)  # an enclosing `try` forwards it instead
         post[0].d2s_exits = exits  # the function's return pass: every path has exited
+        _pass_conversion_errors(node)
         return pre + [node] + post
 
     # -- the body: raises become error codes, the rest runs only while nothing failed ------
@@ -162,7 +164,7 @@ class TryExcept(Base):
             call = s.value
             if not isinstance(call, gast.Call) or not any(
                     self._user_call(a) for a in call.args + [k.value for k in call.keywords]):
-                return [s] + collect, None
+                return [s] + _at(collect, s), None
             # `log.append(helper(x))`: the arguments first; the call only if they did not fail
             pre = []
             for i, a in enumerate(call.args):
@@ -175,10 +177,10 @@ class TryExcept(Base):
                     tmp = self.ctx.namer.new("tmp")
                     pre += templates.replace("tmp = value", tmp=tmp, value=k.value)
                     k.value = templates.name(tmp)
-            return pre + collect, s
+            return _at(pre + collect, s), s
         tmp = self.ctx.namer.new("tmp")
         setattr(s, field, templates.name(tmp))
-        return templates.replace("tmp = value", tmp=tmp, value=value) + collect, s
+        return _at(templates.replace("tmp = value", tmp=tmp, value=value) + collect, s), s
 
     def _block(self, stmts: list, code: str, state: str, in_loop: bool) -> list:
         out = []
@@ -199,6 +201,10 @@ class TryExcept(Base):
             if not self._needs(s):
                 out.append(s)
                 continue
+            if isinstance(s, gast.While) and self._user_call(s.test):
+                rest = stmts[i + 1:]
+                return out + self._while_test(s, code, state, in_loop) + self._guard(
+                    rest, code, state, in_loop)
             inner = getattr(s, "d2s_reraise", None)
             hoisted, again = None, False
             if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
@@ -233,6 +239,32 @@ class TryExcept(Base):
                 rest = self._block(rest, code, state, in_loop)
             return out + self._guard(done + rest, code, state, in_loop, rest_done=True)
         return out
+
+    def _while_test(self, s, code: str, state: str, in_loop: bool) -> list:
+        """`while test:` whose test calls user code that may fail when the program runs: the
+        test is computed (and its errors collected) before the loop, again at the end of
+        the body and before each `continue`; the loop goes on only while nothing failed,
+        and its `else` runs only where nothing failed (eager leaves by the exception)."""
+        from .predicates import mark_test
+        w = self.ctx.namer.new("test")
+
+        def compute():
+            test = copy.deepcopy(s.test)
+            mark_test(test)
+            return _at(templates.replace(
+                f"w = {RESERVED}.truth(test)\ncode = {RESERVED}.try_collect(state, code)",
+                w=w, test=test, code=code, state=state), s)
+
+        pre = compute()
+        s.body = self._block(s.body, code, state, True) or [gast.Pass()]
+        _before_continue(s.body, compute)
+        s.body = s.body + compute()
+        if s.orelse:
+            s.orelse = self._guard(s.orelse, code, state, in_loop)
+        s.test = templates.replace_as_expression(f"{RESERVED}.try_ok(code) and w", code=code,
+                                                 w=w)
+        mark_test(s.test)
+        return pre + [s]
 
     def _guard(self, rest, code, state, in_loop, rest_done=False) -> list:
         """`rest` runs only while nothing failed (a loop is left with `break`)."""
@@ -270,8 +302,10 @@ class TryExcept(Base):
                 f"{RESERVED}.try_error(state, code, types)", state=state, code=code,
                 types=copy.deepcopy(types))
             body = _reraise(copy.deepcopy(h.body), error)
-            if h.name is not None:
-                name = h.name.id if isinstance(h.name, gast.Name) else h.name
+            name = None if h.name is None else \
+                h.name.id if isinstance(h.name, gast.Name) else h.name
+            if name is not None and _reads(body, name):  # (an unread name: nothing to bind,
+                # whichever run-time error the clause catches; Python unbinds it after)
                 body = templates.replace("name = error", name=name,
                                          error=copy.deepcopy(error)) + body
             chain = templates.replace(
@@ -280,6 +314,55 @@ class TryExcept(Base):
         orelse = node.orelse or [gast.Pass()]
         return templates.replace(f"if {RESERVED}.try_ok(code):\n    orelse\nelse:\n    rest",
                                  code=code, orelse=orelse, rest=chain)
+
+
+def _before_continue(stmts: list, make) -> None:
+    """`make()`'s statements before each `continue` of this loop in `stmts`."""
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        if isinstance(s, gast.Continue):
+            new = make()
+            stmts[i:i] = new
+            i += len(new) + 1
+            continue
+        if isinstance(s, (gast.For, gast.While, gast.AsyncFor)):
+            _before_continue(s.orelse, make)  # (a nested loop's `continue` is its own)
+        elif not isinstance(s, _SCOPES):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(s, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                    _before_continue(block, make)
+            for h in getattr(s, "handlers", []):
+                _before_continue(h.body, make)
+            for case in getattr(s, "cases", []):
+                _before_continue(case.body, make)
+        i += 1
+
+
+def _at(stmts: list, s) -> list:
+    """`stmts` (made for statement `s`) report `s`'s line, not the enclosing `try`'s."""
+    from ..pyct import origin
+    src = anno.getanno(s, anno.ORIGIN, None)
+    for new in stmts:
+        origin.inherit(new, src)
+    return stmts
+
+
+def _pass_conversion_errors(node) -> None:
+    """`except _d2s.ConversionError: raise` first: d2s's own errors while the body is traced
+    (a construct that cannot be a graph) are not the user's, eager code never raises them,
+    so no `except ValueError` / `except Exception` clause of the user may take them (it would
+    trace its body in place of the `try` body for every input)."""
+    handler = templates.replace(
+        f"try:\n    pass\nexcept {RESERVED}.ConversionError:\n    raise")[0].handlers[0]
+    node.handlers.insert(0, handler)
+
+
+def _reads(stmts: list, name: str) -> bool:
+    """Whether `stmts` read `name` (also in nested functions: closures)."""
+    return any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Store)
+               for s in stmts for n in gast.walk(s))
 
 
 def _pending(node) -> list:

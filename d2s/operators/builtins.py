@@ -10,7 +10,7 @@ import builtins
 from .. import report
 from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange, TensorZip
-from .variables import is_variable
+from .variables import is_variable, where
 
 
 class Formatted:
@@ -105,23 +105,65 @@ def len_(x):
 
 
 def sum_(iterable, /, start=0):
-    """`sum`; over a tensor array (a list whose length is decided when the program runs) the
-    sum of its elements plus `start`, as a tensor of the element's shape (zeros plus `start`
-    for an empty array, where Python gives `start`)."""
+    """`sum`; over a tensor array (a list whose length is decided when the program runs, e.g.
+    a comprehension filtered by a tensor) the sum of its elements plus `start`, a tensor.
+    Python gives `start` itself for an empty list: where that is the same kind of value (a
+    tensor `start` of the result's shape and dtype), the program returns it; otherwise (the
+    default `0`, any Python number, or a tensor the items would broadcast or promote) eager
+    code returns a value of another type or shape when nothing was kept, which one program
+    cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
         return builtins.sum(iterable, start)
     import runtime as rt
+
+    from .variables import user_origin
     arr = iterable
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
+    from runtime.core import is_tensor
+    from runtime.dtypes import convert_dtype, promote
+    tensor_start = is_variable(start) or is_tensor(start)
+    # an empty array's sum is `start` itself: a value of the result's kind only when adding
+    # the items changes neither its shape nor its dtype
+    same = tensor_start and _keeps_shape(list(start.shape), list(arr._static_shape or ())) \
+        and promote(convert_dtype(start.dtype), convert_dtype(arr.dtype)) == \
+        convert_dtype(start.dtype)
+    src = user_origin()
 
     def total():
-        return rt.sum(rt.static.array_stack(arr), axis=0)
+        out = rt.sum(rt.static.array_stack(arr), axis=0)
+        return start + out if tensor_start else (
+            out if isinstance(start, int) and start == 0 else out + start)
 
     def empty():
-        return rt.zeros(shape, arr.dtype)
+        if same:
+            return rt.assign(start) if is_tensor(start) and not is_variable(start) else start
+        from runtime.program.debug_ops import raise_error
 
-    out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
-    return out + start if not (isinstance(start, int) and start == 0) else out
+        from .exceptions import _short
+        kind = f"{type(start).__name__} {start!r}" if not tensor_start else \
+            f"start tensor of shape {list(start.shape)} and dtype {start.dtype}"
+        raise_error(TypeError(
+            f"sum() ({where(src)}) of a list whose length is decided when the program runs "
+            f"(a comprehension or loop filtered by a tensor) got no item: eager Python "
+            f"returns the start value here ({kind}), a tensor of shape {shape} and dtype "
+            f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a "
+            "tensor start value of the result's shape, e.g. `sum(items, rt.zeros([...]))`, "
+            "or keep every item and mask it (rt.where)."),
+            at=f"{_short(src.filename)}:{src.lineno}" if src else "")
+        out = rt.zeros(shape, arr.dtype)  # never read: the op above raises
+        return out + start if tensor_start else out
+
+    return rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+
+
+def _keeps_shape(start: list, item: list) -> bool:
+    """Whether broadcasting `item` onto `start` leaves `start`'s shape (-1: unknown)."""
+    if len(item) > len(start):
+        return False
+    for a, b in zip(reversed(start), reversed(item)):
+        if b != 1 and (a != b or a < 0):
+            return False
+    return True
 
 
 def range_(*args):
@@ -174,6 +216,8 @@ def min_(*args, **kwargs):
 
 
 def _extreme(py, op, args, kwargs):
+    if builtins.len(args) == 1 and _is_array(args[0]):
+        return _array_extreme(py, op, args[0], kwargs)
     values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):
@@ -188,6 +232,50 @@ def _extreme(py, op, args, kwargs):
         ref = out if is_variable(out) else v
         out = getattr(rt, op)(_as_tensor(out, ref), _as_tensor(v, ref))
     return out
+
+
+def _is_array(x) -> bool:
+    return is_variable(x) and x.is_array
+
+
+def _empty_check(arr, what: str, exc: BaseException, fill):
+    """`fill()` where the tensor array `arr` has items, else (when the program runs) a raise
+    op of `exc`: Python's result for an empty list (`what`) is not a tensor or is an error."""
+    import runtime as rt
+    from runtime.program.debug_ops import raise_error
+
+    from .exceptions import _short
+    from .variables import user_origin
+    src = user_origin()
+    shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
+
+    def empty():
+        raise_error(exc, at=f"{_short(src.filename)}:{src.lineno}" if src else "")
+        return rt.zeros(shape, arr.dtype)  # never read: the op above raises
+
+    return rt.static.nn.cond(rt.static.array_length(arr) > 0, fill, empty)
+
+
+def _array_extreme(py, op, arr, kwargs):
+    """`max(items)` / `min(items)` of a tensor array (a comprehension filtered by a tensor)
+    of one-element tensors: the largest / smallest item; empty: Python's ValueError when the
+    program runs. Items of more elements are compared by their truth in Python (ambiguous in
+    eager code too): a TypeError naming the line."""
+    import runtime as rt
+
+    from .variables import user_origin
+    name = py.__name__
+    shape = list(arr._static_shape or ())
+    if kwargs or any(d != 1 for d in shape):
+        src = user_origin()
+        raise TypeError(
+            f"{name}() ({where(src)}) of a list whose length is decided when the program runs "
+            f"(a comprehension or loop filtered by a tensor), of items of shape {shape}"
+            f"{' with ' + ', '.join(kwargs) if kwargs else ''}: d2s takes the {name} of "
+            f"one-element items without keywords. Use rt.stack(items).{name}(0) for an "
+            "elementwise result, or keep every item and mask it (rt.where).")
+    return _empty_check(arr, name, ValueError(f"{name}() arg is an empty sequence"),
+                        lambda: getattr(rt, name)(rt.static.array_stack(arr), axis=0))
 
 
 def _as_tensor(x, like):
@@ -208,6 +296,27 @@ def any_(iterable):
 
 
 def _fold(iterable, unit, op, py):
+    if _is_array(iterable):  # a comprehension filtered by a tensor: a bool tensor
+        import runtime as rt
+
+        from .logical import to_bool
+        arr = iterable
+
+        def fold():
+            items = rt.static.array_stack(arr)
+            if arr.dtype != rt.bool:
+                items = items != 0
+            return (rt.all if op == "logical_and" else rt.any)(items)
+
+        if any(d != 1 for d in (arr._static_shape or ())):
+            from .variables import user_origin
+            src = user_origin()
+            raise TypeError(
+                f"{py.__name__}() ({where(src)}) of a list of tensors with more than one "
+                "element each: their truth is ambiguous (eager code raises too). Reduce each "
+                "item first (`.any()` / `.all()`).")
+        return to_bool(rt.static.nn.cond(rt.static.array_length(arr) > 0, fold,
+                                         lambda: rt.full([], unit, "bool")))
     items = builtins.list(iterable) if not is_variable(iterable) else None
     if items is None or not builtins.any(is_variable(x) for x in items):
         return py(iterable if items is None else items)

@@ -34,6 +34,16 @@ def call(f):
         seeded = _hidden_state(f)
         if seeded is not None:
             return seeded
+    out = _call(f)
+    if out is f:
+        return f
+    from .try_except import after_failure, open_trys
+    # inside a `try` body: a call made after an earlier call of the same statement may have
+    # failed at run time runs only where it did not (`try_except.after_failure`)
+    return after_failure(out) if open_trys() else out
+
+
+def _call(f):
     if getattr(type(f), "__d2s_static_function__", False):  # a StaticFunction
         inside = _for_try(f)
         if inside is not None:
@@ -55,9 +65,9 @@ def call(f):
         # `functools.lru_cache` / `cache`: while a program is built, its cache would keep the
         # trace's Variables (the next eager call or trace would get them back); the wrapped
         # function runs in the program instead, with the same values
-        return call(f.__wrapped__) if active_builder() is not None else f
+        return _call(f.__wrapped__) if active_builder() is not None else f
     if isinstance(f, functools.partial):
-        return functools.partial(call(f.func), *f.args, **f.keywords)
+        return functools.partial(_call(f.func), *f.args, **f.keywords)
     if never_converted(f) or not callable(f):
         return f
     layer_call = _layer_call(f)
@@ -162,7 +172,7 @@ def _layer_call(layer):
     if not isinstance(layer, rt.nn.Layer):
         return None
     guards.record_hooks(layer, type(layer).__name__)
-    forward = call(layer.forward)  # (records the guards of a user forward)
+    forward = _call(layer.forward)  # (records the guards of a user forward)
     if forward is layer.forward or getattr(forward, "__func__", None) is getattr(
             layer.forward, "__func__", None):
         guards.record_library_layer(layer, type(layer).__name__)

@@ -88,19 +88,34 @@ def _truthful(f):
     return lambda: truth(f())
 
 
-def comp_filter(c):
-    """A comprehension's `if c`: a graph value cannot decide which items the list has."""
+def comp_filter(c, kind="list"):
+    """A comprehension's `if c` that stays Python's (a dict or set comprehension, or a list
+    one with a walrus): a graph value cannot decide which items it has."""
     if not is_variable(c):
         return c
     from ..errors import ConversionError
     from .variables import user_origin, where
     src = user_origin()
+    if kind == "dict":
+        raise ConversionError(
+            f"a dict comprehension filter whose condition is a tensor ({where(src)}): the "
+            "dict's keys would depend on data, and a converted function's dicts have keys fixed "
+            "when the program is built. Keep every key and mask the value instead "
+            "(`{k: rt.where(cond, v, rt.zeros_like(v)) for k, v in d.items()}`), or keep "
+            "the selected values in a list comprehension (`[v for k, v in d.items() if "
+            "cond]` is a tensor array).", origin=src)
+    if kind == "set":
+        raise ConversionError(
+            f"a set comprehension filter whose condition is a tensor ({where(src)}): which "
+            "items the set holds would depend on data, and a converted function's sets are "
+            "fixed when the program is built. Use a list comprehension (a tensor array whose "
+            "length is decided when the program runs), or mask every item with rt.where.",
+            origin=src)
     raise ConversionError(
-        f"a comprehension filter whose condition is a tensor ({where(src)}): the number of "
-        "items would depend on data, and a converted function's lists have a length fixed "
-        "when the program is built. Keep every item and mask instead (e.g. "
-        "`rt.where(cond, value, rt.zeros_like(value))`), or select with a tensor op "
-        "(`rt.masked_select`).", origin=src)
+        f"a comprehension filter whose condition is a tensor ({where(src)}), in a "
+        "comprehension with a walrus (`:=`) or an `async for`: the number of items would "
+        "depend on data. Bind the name in a `for` statement that appends, or keep every "
+        "item and mask it (`rt.where(cond, value, rt.zeros_like(value))`).", origin=src)
 
 
 def _scalar_bool(x):

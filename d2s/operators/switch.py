@@ -27,7 +27,11 @@ def call_item(obj, index):
     if is_variable(index):
         layers = _layers(obj)
         if layers is not None:
-            return _Switch(type(obj).__name__, layers, index)
+            from .try_except import after_failure, open_trys
+            switch = _Switch(type(obj).__name__, layers, index)
+            # in a `try` body: not run (nor its range check) where an earlier call of the
+            # statement failed (`try_except.after_failure`)
+            return after_failure(switch) if open_trys() else switch
     return call(obj[index])
 
 

@@ -145,6 +145,67 @@ def try_collect(state: TryState, code):
     return code
 
 
+def _nothing_failed(state: TryState):
+    """Python True when no call made earlier in the statement being traced may have failed;
+    else a bool graph value, true where none of them failed when the program runs."""
+    here = _block()
+    ok = True
+    for _inner, code, block, _src in state.pending:
+        if block is not here or not _nonzero(code):
+            continue  # (another block: `try_collect` refuses it)
+        import runtime as rt
+        this = code == 0 if is_variable(code) else rt.zeros([], "bool")
+        ok = this if ok is True else rt.logical_and(ok, this)
+    return ok
+
+
+def after_failure(fn):
+    """`fn` (a user function, method or Layer called inside an open `try` body or a
+    function converted for one) as the call runs: when a call made before it in the same
+    statement may have failed at run time (`a(x) + b(x)`, `g(a(x))`), it is traced under
+    a graph `if` that runs it only where nothing failed, as eager code never reaches it after
+    the exception (its writes to Layer state and lists, its own errors); on the other path
+    zeros stand in for its result (never read: the statement does not finish)."""
+    def run(*args, **kwargs):
+        stack = open_trys()
+        if not stack or not stack[-1].pending:
+            return fn(*args, **kwargs)
+        outer = stack[-1]
+        ok = _nothing_failed(outer)
+        if ok is True:
+            return fn(*args, **kwargs)
+        from ..errors import ConversionError
+        from .control_flow import _stand_in, ifelse
+        errors, box = TryState(), []
+
+        def take(out, code):
+            mark = len(outer.pending)
+            out = fn(*args, **kwargs)
+            if len(outer.pending) > mark:
+                errors.pending, outer.pending[mark:] = outer.pending[mark:], []
+                code = try_collect(errors, code)
+            box[:] = [out]
+            return out, code
+
+        def skip(out, code):
+            return _stand_in(box[0]), code
+
+        try:
+            out, code = ifelse(ok, take, skip, (None, 0), ("<call result>", "<error code>"))
+        except ConversionError as e:
+            src = user_origin()
+            raise type(e)(
+                f"{e}\n(d2s: the call at {where(src)} is made only where the calls before it "
+                "in the same statement did not fail when the program runs, as eager code "
+                "stops at the first error: it becomes a graph `if`, and this change cannot "
+                "be made in one. Call it in a statement of its own.)",
+                origin=getattr(e, "origin", None) or src) from e
+        if _nonzero(code):
+            deposit(errors, code)
+        return out
+    return run
+
+
 def fn_exit(state: TryState, code) -> None:
     """The converted function ends: its error code goes to the caller (see the module)."""
     code = try_collect(state, code)

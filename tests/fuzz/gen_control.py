@@ -3,7 +3,10 @@
 inside loops, loop state whose type Python changes (int -> float, Python floats through graph
 loops), `for ... else` with tensor breaks, `no_grad` blocks, run-time `raise`/`assert` in
 helper functions (nested too) called from a `try` body, walrus operators in later operands
-of `and`/`or` used as values, and comprehensions filtered by tensor conditions.
+of `and`/`or` used as values, comprehensions filtered by tensor conditions (on the last or an
+earlier `for`), `sum()` of them (empty: a documented run-time TypeError unless the start is a
+tensor), two failing helpers in one statement (the second writes a Layer buffer), and a
+helper's run-time check in a `while` test inside a `try`.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x)` (x:
 float32 [4]) returning `(y, k)`; `inputs` are several x whose values differ in sign and size,
@@ -44,7 +47,8 @@ def _stmt(draw, depth=0):
     kind = draw(st.sampled_from(["raise", "if", "while_float", "while_int_to_float",
                                  "no_grad", "for_else", "try", "tuple_return", "try_run_time",
                                  "no_grad_float", "while_int32", "try_helper", "walrus",
-                                 "comp_filter"]
+                                 "comp_filter", "sum_filter", "nested_filter",
+                                 "two_helpers", "while_helper"]
                                 if depth == 0 else ["raise", "if", "no_grad"]))
     c = draw(_cond())
     ind = "    "
@@ -153,10 +157,59 @@ def _stmt(draw, depth=0):
         t = draw(_threshold())
         return [f"parts = [y * (j + 1.0) for j in range(3) if x[j] > {t}]",
                 "if len(parts) > 0:", f"{ind}y = y + rt.stack(parts).sum(0)"], False
+    if kind == "sum_filter":
+        # sum() of a filtered generator: with a tensor start it converts; with the default
+        # start an empty result is eager's int 0, a run-time TypeError in the program
+        t = draw(_threshold())
+        start = draw(st.sampled_from([", rt.zeros([4])", ""]))
+        return [f"s = sum((y * (j + 1.0) for j in range(3) if x[j] > {t}){start})",
+                "y = y + s"], False
+    if kind == "nested_filter":
+        # a tensor filter on the earlier `for` of a nested comprehension
+        t = draw(_threshold())
+        inner = draw(st.sampled_from(["", f" if (a * b).sum() > {t}"]))
+        return [f"parts = [a * b for a in (y, y * 2.0, -y) if {_on_a(c)} "
+                f"for b in (x, 1.0 - x){inner}]",
+                "if len(parts) > 0:", f"{ind}y = y + rt.stack(parts).sum(0)",
+                "k = k + len(parts)"], False
+    if kind == "two_helpers":
+        # two failing helpers in one statement: the second one (and its write to a Layer's
+        # buffer) does not run where the first failed
+        n = next(_COUNTER)
+        exc1, exc2 = draw(st.sampled_from(EXCEPTIONS)), draw(st.sampled_from(EXCEPTIONS))
+        c2 = _on_h(draw(_cond()))
+        helper = [f"@@_seen_{n} = rt.nn.Layer()",
+                  f"@@_seen_{n}.register_buffer('calls', rt.zeros([1]))",
+                  f"@@def _first_{n}(h, x):", f"@@    if {_on_h(c)}:",
+                  f"@@        raise {exc1}('fuzz first {exc1}')", "@@    return h + x",
+                  f"@@def _second_{n}(h, x):", f"@@    _seen_{n}.calls = _seen_{n}.calls + 1",
+                  f"@@    if {c2}:", f"@@        raise {exc2}('fuzz second {exc2}')",
+                  "@@    return h * 0.5"]
+        form = draw(st.sampled_from([f"_first_{n}(y, x) + _second_{n}(y, x)",
+                                     f"_second_{n}(_first_{n}(y, x), x)"]))
+        return helper + ["try:", f"{ind}y = {form}", "except Exception:",
+                         f"{ind}y = y - 2.0", f"k = k + _seen_{n}.calls.sum()"], False
+    if kind == "while_helper":
+        # a helper's run-time check reached from a `while` test inside a `try` body
+        n = next(_COUNTER)
+        exc = draw(st.sampled_from(EXCEPTIONS))
+        t = draw(_threshold())
+        helper = [f"@@def _done_{n}(h):", f"@@    if h.abs().max() > 30.0:",
+                  f"@@        raise {exc}('fuzz loop {exc}')",
+                  f"@@    return h.sum() > {t}"]
+        return helper + ["try:", f"{ind}i = rt.zeros([], 'int64')",
+                         f"{ind}while not _done_{n}(y) and i < 5:", f"{ind}{ind}y = y * 2.0",
+                         f"{ind}{ind}i = i + 1", f"{ind}k = k + 1.0",
+                         f"except {exc}:", f"{ind}k = k - 1.0"], False
     # tuple_return: an early return of a pair from inside a loop under a tensor condition
     t = draw(_threshold())
     return ["for j in range(3):", f"{ind}if x[j] > {t}:",
             f"{ind}{ind}return y * (j + 1), k + j"], True
+
+
+def _on_a(cond: str) -> str:
+    """A condition on `y` as one on a comprehension's variable `a`."""
+    return cond.replace("y.", "a.").replace("(y *", "(a *")
 
 
 def _on_h(cond: str) -> str:
@@ -237,6 +290,9 @@ def compare(source: str, inputs: list) -> tuple[str, str]:
     for x in inputs:
         e, s = _run(eager, x), _run(static, x)
         if s[0] == "raise" and isinstance(s[1], ConversionError):
+            return "refused", str(s[1])
+        if s[0] == "raise" and isinstance(s[1], TypeError) and "got no item" in str(s[1]):
+            # sum() of an empty array, where eager goes on with the int 0 (docs/d2s.md)
             return "refused", str(s[1])
         if e[0] == "raise" or s[0] == "raise":
             if e[0] != s[0] or type(e[1]) is not type(s[1]) or (

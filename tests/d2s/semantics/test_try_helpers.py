@@ -277,18 +277,20 @@ def test_nested_and_decorated_functions_reach_the_except():
     _same(calls_inner_and_decorated, [[1.0, 1.0], [9.0, 9.0], [2.0, 2.0]])
 
 
-def test_helper_raise_in_a_while_test_is_a_clear_error():
-    def f(x):
-        try:
-            n = x.sum()
-            while check_range(n, 100.0).sum() < 10:
-                n = n + 1
-        except ValueError:
-            n = x.sum() * 0
-        return n
-    with pytest.raises(d2s.errors.ConversionError, match="inside a `try`") as info:
-        d2s.to_static(f)(rt.ones([2]))
-    assert "test_try_helpers.py" in str(info.value)
+def helper_in_while_test(x):
+    try:
+        n = x.sum()
+        while check_range(n, 100.0).sum() < 10:
+            n = n + 1
+    except ValueError:
+        n = x.sum() * 0
+    return n
+
+
+def test_helper_raise_in_a_while_test_reaches_the_except():
+    # (converts since issue 12's while-test follow-up: tests/d2s/semantics/
+    # test_try_while_tests.py) ends at once; counts up; negative sum: ValueError caught
+    _same(helper_in_while_test, [[3.0, 4.0], [1.0, 2.0], [-1.0, -2.0]])
 
 
 def check_only(h):
