@@ -349,11 +349,10 @@ def _stand_in(v):
         return type(v)(_stand_in(x) for x in v)
     if isinstance(v, dict):
         return {k: _stand_in(x) for k, x in v.items()}
-    if is_variable(v) and v.is_array:  # an empty array of the same element type
-        return _zeros_like(v)
-    if is_variable(v):
+    if is_variable(v):  # (an array: an empty one of the same element type)
         import runtime as rt
-        return rt.zeros([d if d >= 0 else 1 for d in v.shape], v.dtype)
+        return _zeros_like(v) if v.is_array else rt.zeros(
+            [d if d >= 0 else 1 for d in v.shape], v.dtype)
     if hasattr(v, "empty") and hasattr(v, "length"):  # a StructArray (a list of tuples)
         return v.empty()
     return v
