@@ -139,8 +139,11 @@ def _tensor(x) -> bool:
 def _loop_value(path, v, src):
     if v is _MISSING or isinstance(v, Undefined):
         raise StateChangeError(
-            f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); "
-            "set it before the loop to a value of the same type and shape", src)
+            f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); in "
+            "eager code it exists after the loop only when the loop ran at least once, which "
+            "the tensor condition decides when the program runs, and one static program has "
+            "one set of keys and attributes. Set it before the loop to a value of the same "
+            "type and shape", src)
     return v
 
 
