@@ -78,7 +78,27 @@ def _live_exit(s, out: frozenset, facts: Facts) -> frozenset:
 
 
 def _live_def(s, out: frozenset, facts: Facts) -> frozenset:
-    return (out - {s.name}) | facts.read(s)
+    return (out - {s.name}) | _def_reads(s, facts)
+
+
+def _def_reads(s, facts: Facts) -> frozenset:
+    """The names a def reads from the scope around it: its header (decorators, defaults,
+    annotations) and what its body reads, less its own parameters (a read of one, also from
+    a function nested in it, is the parameter, never the enclosing scope's name: the
+    parameter `i` of a loop body function does not make an earlier `i` live)."""
+    if s.__class__ is not gast.FunctionDef and s.__class__ is not gast.AsyncFunctionDef:
+        return facts.read(s)
+    a = s.args
+    params = [p for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p]
+    header: set = set()
+    for node in list(s.decorator_list) + list(a.defaults) + [d for d in a.kw_defaults if d] + (
+            [s.returns] if s.returns is not None else []) + [
+            p.annotation for p in params if getattr(p, "annotation", None) is not None]:
+        header |= facts.read(node)
+    body: set = set()
+    for stmt in s.body:
+        body |= facts.read(stmt)
+    return frozenset(header | (body - {p.id for p in params}))
 
 
 def _live_with(s, out: frozenset, facts: Facts) -> frozenset:
