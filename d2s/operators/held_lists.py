@@ -127,7 +127,8 @@ def if_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
     found = {}
     for j, slot in enumerate(list(log.slots)):
         i = n + j
-        if slot.kind != "list" or (i, ()) in arrays or i >= min(map(len, given)):
+        if slot.kind != "list" or (i, ()) in arrays or i >= min(map(len, given)) or \
+                id(slot.obj) in log.arg_ids:  # (a state name's list: `_array_lists`)
             continue
         paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
         if not paths:
