@@ -20,8 +20,8 @@ from .mutation import Log, Slot, StateChangeError
 from .variables import where
 
 # (id(program), slot ident) -> the place's object and the list it held when it became an
-# array (`_Origin`): `writeback` writes the call's items into that list when the place held it before
-# the call (every alias of it outside the call then sees them, as in eager code)
+# array (`_Origin`): `writeback` writes the call's items into that list when the place held
+# it before the call (every alias of it outside the call then sees them, as in eager code)
 _ORIGINS: dict = {}
 
 
