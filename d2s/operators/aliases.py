@@ -309,4 +309,3 @@ def _cell_alias(cell, allowed: set) -> int:
             if _base(code.co_freevars[holder.index(cell)]) not in {_base(a) for a in allowed}:
                 return 1
     return 0
-
