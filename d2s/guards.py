@@ -61,6 +61,11 @@ def _is_tensor(value) -> bool:
     return is_eager_tensor(value)
 
 
+def recorded():
+    """The guard records of the trace running in this thread (d2s's own list), or None."""
+    return _REC.guards
+
+
 class recording:
     """While tracing: collect the guards of every user function that runs (a context)."""
 
@@ -356,7 +361,7 @@ def compile_check(guards):
     guards checks them without a Python call per guard."""
     if not guards:
         return None
-    env = {"_M": _MISSING, "_same": _same_items, "_index": _index}
+    env = {"_M": _MISSING, "_same": _same_items, "_index": _index, "__name__": __name__}
     terms = []
     for i, (place, how, expected) in enumerate(guards):
         kind = place[0]

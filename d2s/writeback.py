@@ -10,9 +10,12 @@ global or a container the function can reach (`log.append(v)`) may be left holdi
 and its sub-layers — and the arguments) and finds every place holding a graph value. Those
 values become extra outputs of the program; `apply(result)` runs after each call of the
 compiled program and stores the computed Tensors in the same places, so the user's objects
-hold what eager code would have left there. A value that cannot be an output (a tensor array,
-a value that exists only inside a `cond`/`while` block) raises `StateChangeError` naming the
-place.
+hold what eager code would have left there. A list that became a tensor array at its place
+(`held_lists`: `self.hist`, `cache["outs"]`, a closure variable) is an output too: after each
+run the place holds the list of Tensors eager code leaves, in the same list object when the
+place held it before the call. A value that cannot be an output (a tensor array inside
+another structure, a value that exists only inside a `cond`/`while` block) raises
+`StateChangeError` naming the place.
 """
 from __future__ import annotations
 
@@ -48,6 +51,9 @@ def _holds_variable(v, depth=0) -> bool:
 
 
 def _check(path, v, depth=0):
+    if depth == 0 and is_variable(v) and v.is_array and getattr(
+            getattr(v, "block", None), "idx", 0) == 0:
+        return  # a list that became a tensor array at this place: an output
     if isinstance(v, StructArray):  # a list of tuples / dicts as tensor arrays
         raise mutation.StateChangeError(
             f"{path} holds a list of tuples/dicts that became tensor arrays inside a loop "
@@ -95,8 +101,11 @@ def _log(sf, args, kwargs):
 def before(sf, args, kwargs) -> Before:
     """What is reachable before tracing (see `Before`)."""
     import runtime as rt
+    _forget()  # (a trace that failed before `capture`)
     out = Before()
     log = out.log = _log(sf, args, kwargs)
+    from .operators import held_lists
+    held_lists.trace_log(log)
     for s in log.places():
         v = s.get()
         if s.kind == "list":  # each item is a place
@@ -183,7 +192,7 @@ def capture(sf, args, kwargs, out, before: Before, numbers=(), copies=()):
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
             continue  # a list or dict is a place of its own: written back in place
-        _check(s.path, v)
+        _check(s.path, v, int(s.kind == "list"))
         if s.kind == "list":
             for i, x in enumerate(v):
                 old = before.get((id(s.obj), "item", i))
@@ -201,11 +210,58 @@ def capture(sf, args, kwargs, out, before: Before, numbers=(), copies=()):
                 f"to a tensor (in {sf.__qualname__}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
-        slots.append(s)
+        slots.append(_into_origin(s, before, v))
     slots += _copied(copies, sf)
+    _forget()
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def _into_origin(s, before: Before, v):
+    """`s`, or for a place whose list became a tensor array (`held_lists`) while it held the
+    same list object before the call, a slot that writes the items into that list."""
+    if not (is_variable(v) and v.is_array):
+        return s
+    from runtime.program.builder import current_builder
+    from .operators import held_lists
+    lst = held_lists.origin(current_builder().program, s)
+    if lst is None:
+        return s
+    old = mutation.Slot(s.obj, s.kind, s.key, s.path)
+    log = before.log
+    entry = log.seen.get(("globals", id(s.obj)) if s.kind == "global" else id(s.obj))
+    snap = entry[3] if entry is not None else None
+    held = snap if s.kind == "cell" else snap.get(s.key) if isinstance(snap, dict) else None
+    return _Into(old, lst) if held is lst else s
+
+
+class _Into:
+    """A place whose list became a tensor array and held that list object before the call:
+    after each run the items go into that list (aliases of it see them, as in eager code)
+    and the place holds it again."""
+
+    __slots__ = ("slot", "target", "kind", "obj", "key", "path")
+
+    def __init__(self, slot, target):
+        self.slot, self.target = slot, target
+        self.kind, self.obj, self.key, self.path = slot.kind, slot.obj, slot.key, slot.path
+
+    def get(self):
+        return self.slot.get()
+
+    def set(self, value):
+        self.target[:] = value
+        self.slot.set(self.target)
+
+    def ident(self):
+        return self.slot.ident()
+
+
+def _forget() -> None:
+    from runtime.program.builder import current_builder
+    from .operators import held_lists
+    held_lists.forget(current_builder().program)
 
 
 def _update(old, v, path):

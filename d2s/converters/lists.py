@@ -21,8 +21,8 @@ from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
-HANDLES = (gast.Call,)  # the pass is skipped when none of these is present
-CREATES = (gast.Assign,)
+HANDLES = (gast.Call, gast.ListComp, gast.GeneratorExp)  # the pass is skipped without them
+CREATES = (gast.Assign, gast.Call, gast.Lambda, gast.ListComp)
 NEEDS_ANALYSIS = False
 
 
@@ -75,6 +75,29 @@ class Lists(Base):
         return templates.replace(f"target, result = {RESERVED}.list_pop(target, args)",
                                  target=target, result=node.targets[0], args=node.value.args)
 
+    def visit_ListComp(self, node):
+        """`[elt for target in xs]` (one `for`, no filter) -> `_d2s.comp_map(xs, lambda _v:
+        [elt for target in (_v,)][0], 'list')`: the same list for a Python iterable, one
+        graph loop building a tensor array when `xs` is one (a list grown in a graph loop).
+        (A filtered comprehension is `predicates_comp`'s, converted before this pass.)"""
+        node = self.generic_visit(node)
+        gens = node.generators
+        if len(gens) != 1 or gens[0].ifs or gens[0].is_async or any(
+                isinstance(n, _NOT_IN_LAMBDA) for n in gast.walk(node)):
+            return node
+        item = self.ctx.namer.new("item")
+        one = gast.ListComp(elt=node.elt, generators=[gast.comprehension(
+            target=gens[0].target, iter=gast.Tuple(elts=[templates.name(item)],
+                                                   ctx=gast.Load()), ifs=[], is_async=0)])
+        fn = templates.replace_as_expression("lambda item: one[0]", item=item, one=one)
+        fn.args.args[0].ctx = gast.Param()
+        kind = "list" if isinstance(node, gast.ListComp) else "gen"
+        return templates.replace_as_expression(f"{RESERVED}.comp_map(xs, fn, kind)",
+                                               xs=gens[0].iter, fn=fn,
+                                               kind=gast.Constant(kind, None))
+
+    visit_GeneratorExp = visit_ListComp
+
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
         return self._hoist(node, ("target", "value"))
@@ -105,6 +128,9 @@ class Lists(Base):
 _OPAQUE = (gast.BoolOp, gast.IfExp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
            gast.GeneratorExp, gast.NamedExpr, gast.Await, gast.Yield, gast.YieldFrom,
            gast.Dict)
+
+
+_NOT_IN_LAMBDA = (gast.NamedExpr, gast.Await, gast.Yield, gast.YieldFrom)
 
 
 def _first_pop(stmt, fields: tuple, local):

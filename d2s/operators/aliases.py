@@ -79,12 +79,13 @@ def _owner_frames(ours: set, keep: list) -> list:
     return owners
 
 
-def other_references(obj, name: str, logs=()) -> list[str]:
+def other_references(obj, name: str, logs=(), holder=None) -> list[str]:
     """Descriptions of the references to `obj` other than the state name `name` in the
     converted frames that own it, and d2s's own (its frames' locals, the snapshots of the
-    mutation `logs`)."""
+    mutation `logs`). `holder` (a dict: a container's, an object's `__dict__`, a module's
+    globals) may hold it once more: the place that becomes the tensor array."""
     try:
-        return _other_references(obj, name, logs)
+        return _other_references(obj, name, logs, holder)
     finally:
         # The frames' `f_locals` read on the way hold the frames that read them (a cycle,
         # with every list scanned): left to the collector, which d2s pauses while tracing,
@@ -104,10 +105,18 @@ def _forget_own_locals() -> None:
 _LOCALS_READ: list = []  # d2s's own frames (of this module) whose f_locals were read
 
 
-def _other_references(obj, name: str, logs=()) -> list[str]:
+def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
     _LOCALS_READ.append(sys._getframe(0))
     ours: set = set()
     keep: list = []  # d2s's containers that may hold it
+    from .. import guards
+    if guards.recorded():  # the trace's guards (a read of `self.hist` records the list)
+        _collect([guards.recorded()], ours, 3, keep)
+    if holder is not None:
+        if sum(1 for v in holder.values() if v is obj) > 1:
+            return [f"another key of {_kind(holder)}"]
+        ours.add(id(holder))
+        keep.append(holder)  # (its one reference is counted)
     for log in logs:
         for entry in log.seen.values():
             ours.add(id(entry))
@@ -155,11 +164,15 @@ def _other_references(obj, name: str, logs=()) -> list[str]:
             pass  # a frame's materialised locals: judged as that frame
         elif type(r) in (list, tuple, dict):
             found.append(f"a {type(r).__name__} holding it")
-        else:
+        elif not (type(r).__module__ or "").startswith("d2s."):  # (d2s's write-back slots)
             found.append(f"a {type(r).__name__} object")
     if cells:
         found.append("a closure variable")
     return found
+
+
+def _kind(d: dict) -> str:
+    return "the same dict" if type(d) is dict else f"the same {type(d).__name__}"
 
 
 def _accounted(obj, keep: list, owners: list, name: str) -> bool:
@@ -231,7 +244,9 @@ def _temporary(r, refs, ours, users=frozenset(), depth: int = 4, seen=None) -> b
     if id(r) in seen:
         return True
     seen.add(id(r))
-    for h in gc.get_referrers(r):
+    holders = gc.get_referrers(r)
+    seen.add(id(holders))  # (this list, and a deeper call's, holds what it found)
+    for h in holders:
         if id(h) in users:
             return False  # a local variable of the user's function holds the container
         if h is refs or id(h) in ours or id(h) in seen:
@@ -239,6 +254,9 @@ def _temporary(r, refs, ours, users=frozenset(), depth: int = 4, seen=None) -> b
         kind = type(h).__name__
         if kind == "frame" and _internal_frame(h) or kind == "cell" and _internal_cell(h):
             continue
+        if kind == "function" and getattr(h, "__globals__", None) is r and (
+                h.__module__ or "").startswith("d2s."):
+            continue  # the namespace of d2s's own compiled function (a program's guards)
         if type(h) is dict and _owned_by_d2s(h):
             continue  # the attributes of one of d2s's own objects
         if depth and type(h) in (tuple, list, dict) and _temporary(

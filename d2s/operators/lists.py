@@ -35,25 +35,70 @@ def list_method(target, method, *args):
     report.record("list", target)
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if not array:
-        getattr(target, method)(*args)
+        try:
+            getattr(target, method)(*args)
+        except TypeError as e:  # remove(v): a graph value compared with == (bool of it)
+            if method != "remove" or not any(is_variable(x) for x in target):
+                raise
+            _refuse_remove(e)
         return target
     if method == "extend" and len(args) == 1 and isinstance(args[0], (list, tuple)):
         for value in args[0]:
             target = list_append(target, value)
         return target
+    if method == "clear" and not args:  # an empty array of the same element type
+        return target.empty() if isinstance(target, StructArray) else _empty_array(target)
+    if method == "insert" and len(args) == 2 and not isinstance(target, StructArray):
+        return _insert(target, *args)
     from .mutation import StateChangeError
     from .variables import user_origin, where
     src = user_origin(2)
+    if method == "remove":
+        _refuse_remove(None)
+    what = ("insert() on a list of tuples/dicts" if method == "insert" else f"{method}()")
     raise StateChangeError(
-        f"{method}() on a list whose length depends on a tensor ({where(src)}): such a list is "
-        "a tensor array, which supports append, extend by a list, pop, len, indexing and "
-        "iteration. Build a new list with those instead.", src)
+        f"{what} on a list whose length depends on a tensor ({where(src)}): such a list is "
+        "a tensor array, which supports append, extend by a list, insert (of a tensor), "
+        "clear, pop, len, indexing and iteration. Build a new list with those instead.", src)
 
 
-def _no_structures(value):
+def _refuse_remove(cause):
     from .mutation import StateChangeError
     from .variables import user_origin, where
     src = user_origin(3)
+    raise StateChangeError(
+        f"remove() of a tensor from a list of tensors ({where(src)}): remove finds the item "
+        "with ==, which on tensors compares element by element (eager code raises on a tensor "
+        "of more than one element, and on one element removes by value, a decision only the "
+        "run can make). Pop it by its index instead (lst.pop(i)).", src) from cause
+
+
+def _empty_array(target):
+    """An empty tensor array like `target` (what `clear()` leaves)."""
+    return _empty_like(target)
+
+
+def _insert(target, index, value):
+    """`target.insert(index, value)` on a tensor array: a new array (an `array_insert` op;
+    the index is a Python int or an integer tensor, clamped as Python clamps it)."""
+    import runtime as rt
+    from runtime.ops.arrays import array_inserted
+    if isinstance(index, bool) or not (isinstance(index, int) or is_variable(index) or hasattr(
+            index, "dtype")):
+        raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
+    if isinstance(value, (tuple, list, dict)):
+        _no_structures(value, 4)
+    v = value if is_variable(value) or hasattr(value, "dtype") else rt.to_tensor(
+        value, dtype=target.dtype)
+    if v.dtype != target.dtype:
+        v = rt.cast(v, target.dtype)
+    return array_inserted(target, index, v)
+
+
+def _no_structures(value, depth=3):
+    from .mutation import StateChangeError
+    from .variables import user_origin, where
+    src = user_origin(depth)
     raise StateChangeError(
         f"a {type(value).__name__} is appended to a list of tensors whose length depends on a "
         f"tensor ({where(src)}); such a list is a tensor array, which holds tensors of one "

@@ -8,11 +8,21 @@ from .variables import where
 
 
 def _removed(path, key, src, how="removes"):
+    if how == "adds":
+        raise mutation.StateChangeError(
+            f"the body of a loop whose condition is a tensor ({where(src)}) adds the key "
+            f"{key!r} to the dict {path}; in eager code the key exists after the loop only when "
+            "the loop ran at least once, which the tensor condition decides when the program "
+            "runs, and one static program has one set of keys. Set it before the loop to a "
+            f"value of the same type and shape ({path}[{key!r}] = ..., or {path}.setdefault("
+            f"{key!r}, ...)); inside the loop a setdefault of that key is then a no-op and an "
+            "assignment changes its value, as in eager code", src)
     raise mutation.StateChangeError(
         f"the body of a loop whose condition is a tensor ({where(src)}) {how} the key {key!r} "
-        f"of the dict {path}; one static program cannot change a dict's keys from one "
-        "iteration to the next. Keep every key (set it before the loop) and change its value "
-        "instead", src)
+        f"of the dict {path}; in eager code the key is gone after the loop only when the loop "
+        "ran at least once, which the tensor condition decides when the program runs, and one "
+        "static program has one set of keys. Keep every key (set it before the loop) and "
+        "change its value instead", src)
 
 
 def _skeleton(v):

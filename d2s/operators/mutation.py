@@ -197,6 +197,7 @@ class Log:
                 skip.update(id(c) for n, c in zip(code.co_freevars, fn.__closure__)
                             if n in names)
         self._skip = skip
+        self.arg_ids = {id(a) for a in args}  # the state passed in (carried by name)
         self._stack = []
         for fn in fns:
             self._visit(fn, getattr(fn, "__name__", "function"))

@@ -32,16 +32,17 @@ class Loop:
                     body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
             finally:
                 log.scratch_end(probed=True)
-        arrays = {}  # id(cell) -> the tensor array a closure variable's list becomes
+        arrays = {}  # a place's ident -> the tensor array the list it holds becomes
         for slot in list(log.slots):
             if slot.grew:
-                cell, array = _closure_array(log, slot)
+                place, array = _closure_array(log, slot)
                 log.carry_by_name(slot.obj)  # the list itself stays as it was
-                log.slots.append(cell)
-                log._ids.add(cell.ident())
-                arrays[id(cell.obj)] = array
+                if place.ident() not in log._ids:
+                    log.slots.append(place)
+                    log._ids.add(place.ident())
+                arrays[place.ident()] = array
         self.slots = list(log.slots)
-        self.initial = [arrays[id(s.obj)] if s.kind == "cell" and id(s.obj) in arrays else
+        self.initial = [arrays[s.ident()] if s.ident() in arrays else
                         _loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
         self.aliases = [i for i in carried if any(
             s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
@@ -101,36 +102,33 @@ class Loop:
 
 
 def _closure_array(log: Log, slot):
-    """A list that a helper or closure grows (or shrinks) inside a graph loop, held by a
-    closure variable and by nothing else: that variable becomes a tensor array carried by the
-    loop (its cell is set to the array; the list object is left as it was, unreachable).
-    Returns (the cell's slot, the array); anything else is refused."""
-    from .aliases import other_references
+    """A list grown (or shrunk) inside a graph loop through another name than a local one (a
+    helper, a closure, `self.hist.append(v)`, `cache["outs"].append(h)`): the one place that
+    holds it (`held_lists.holder`: a closure variable, an attribute, a dict entry, a global;
+    nothing else may refer to the list) becomes a tensor array carried by the loop (the list
+    object is left as it was, unreachable from the traced code). Returns (the place's slot,
+    the array); anything else is refused."""
+    from .held_lists import holder
     from .lists import is_structure
-    from .mutation import Slot
     src = log.src
-    cells = [(obj, path) for obj, kind, path, snap in log.seen.values()
-             if kind == "cell" and snap is slot.obj]
     lst = slot.obj
-    others = other_references(lst, cells[0][1], (log,)) if len(cells) == 1 else ["?"]
     sample = slot.sample if slot.sample is not None else lst[-1] if lst else None
-    why = ("it is not held by one closure variable only" if not cells or others else
-           "its items are not tensors" if not (is_variable(sample) or _tensor(sample)) else
-           "")
-    if why or any(not (is_variable(x) or _tensor(x)) for x in lst) or (
-            is_structure(sample)):
+    what = "changes length inside a loop whose condition is a tensor"
+    why = ("its items are not tensors" if not (is_variable(sample) or _tensor(sample)) else
+           "" if not any(not (is_variable(x) or _tensor(x)) for x in lst) and not
+           is_structure(sample) else "its items are not all tensors of one type")
+    if why:
+        path = log.seen[id(lst)][2] if id(lst) in log.seen else "(a list)"
         raise StateChangeError(
-            f"the list {slot.path} changes length inside a loop whose condition is a tensor "
-            f"through another name than its own ({where(src)}), and "
-            f"{why or 'its items are not all tensors of one type'}; one static program cannot "
-            "grow it there. Append to it by its own name in the loop body (it then becomes a "
-            "tensor array), or collect the values in a tensor.", src)
+            f"the list {path} {what} through another name than its own ({where(src)}), and "
+            f"{why}; one static program cannot grow it there. Append tensors of one type, or "
+            "collect the values in a tensor.", src)
+    place = holder(log, lst, what + " through another name than its own")
     import runtime as rt
-    cell, path = cells[0]
     array = rt.static.create_array(sample.dtype, initialized_list=list(lst))
     if not lst:
         array._static_shape = tuple(sample.shape)
-    return Slot(cell, "cell", None, path), array
+    return place, array
 
 
 def _tensor(x) -> bool:
@@ -141,8 +139,11 @@ def _tensor(x) -> bool:
 def _loop_value(path, v, src):
     if v is _MISSING or isinstance(v, Undefined):
         raise StateChangeError(
-            f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); "
-            "set it before the loop to a value of the same type and shape", src)
+            f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); in "
+            "eager code it exists after the loop only when the loop ran at least once, which "
+            "the tensor condition decides when the program runs, and one static program has "
+            "one set of keys and attributes. Set it before the loop to a value of the same "
+            "type and shape", src)
     return v
 
 
@@ -163,28 +164,51 @@ def align(v, like):
 
 
 def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
-    """Closure variables (changed objects after the `n` state outputs) that hold a list of
-    tensors in one branch and a tensor array in the other (a graph loop in that branch made it
-    one, `mutation_loop`), or lists of different lengths: when the list is held by that
-    variable only, it becomes an array in both branches (added to `arrays`); True if any."""
+    """Places (changed objects after the `n` state outputs: closure variables, attributes,
+    dict entries, globals) that hold a list of tensors in one branch and a tensor array in
+    the other (a graph loop in that branch made it one), or lists of different lengths: when
+    the list is held by that place only, it becomes an array in both branches (added to
+    `arrays`). Then lists changed in place whose lengths differ (`held_lists.if_arrays`).
+    True if any."""
     if len(given) != 2:
         return False
     from .control_flow import _array_paths
+    from .held_lists import if_arrays, remember
     found = {}
     for j, slot in enumerate(log.slots):
         i = n + j
-        if slot.kind != "cell" or (i, ()) in arrays or i >= min(map(len, given)):
+        if slot.kind not in _PLACES or (i, ()) in arrays or i >= min(map(len, given)):
             continue
         paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
         if not paths or isinstance(paths[0][1], tuple):  # (not lists of structures)
             continue
-        entry = log.seen.get(id(slot.obj))
-        lst = entry[3] if entry is not None else None
+        lst, container = _before(log, slot)
         if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
             continue
         from .aliases import other_references
-        if other_references(lst, slot.path, (log,)):
+        from .held_lists import trace_logs
+        if other_references(lst, slot.path if slot.kind == "cell" else "", trace_logs(log),
+                            holder=container):
             continue
+        remember(slot, lst)
         found[(i, ())] = paths[0][1]
     arrays.update(found)
-    return bool(found)
+    return bool(found) | if_arrays(log, given, n, arrays)
+
+
+_PLACES = ("cell", "dict", "attr", "global")
+
+
+def _before(log: Log, slot):
+    """What `slot`'s place held before the block, and the dict holding it (None for a
+    cell)."""
+    if slot.kind == "global":
+        entry = log.seen.get(("globals", id(slot.obj)))
+        return (entry[3].get(slot.key) if entry else None), slot.obj
+    entry = log.seen.get(id(slot.obj))
+    if entry is None:
+        return None, None
+    if slot.kind == "cell":
+        return entry[3], None
+    snap = entry[3] if isinstance(entry[3], dict) else {}
+    return snap.get(slot.key), (slot.obj if slot.kind == "dict" else vars(slot.obj))

@@ -79,12 +79,16 @@ def _live_exit(s, out: frozenset, facts: Facts) -> frozenset:
 
 def _live_def(s, out: frozenset, facts: Facts) -> frozenset:
     """A def reads its header now and, when called, the names free in it (not its own
-    parameters and locals: `def body(i): ... i ...` does not read an outer `i`)."""
-    if s.__class__ is not gast.FunctionDef:  # a class body runs now
-        return (out - {s.name}) | facts.read(s)
-    args = s.args
-    header = list(s.decorator_list) + list(args.defaults) + [
-        d for d in args.kw_defaults if d is not None]
+    parameters and locals: the parameter `i` of a loop body function does not make an
+    earlier `i` live)."""
+    if s.__class__ is not gast.FunctionDef and s.__class__ is not gast.AsyncFunctionDef:
+        return (out - {s.name}) | facts.read(s)  # a class body runs now
+    a = s.args
+    params = [p for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p]
+    header = list(s.decorator_list) + list(a.defaults) + [
+        d for d in a.kw_defaults if d is not None] + (
+        [s.returns] if s.returns is not None else []) + [
+        p.annotation for p in params if getattr(p, "annotation", None) is not None]
     live = (out - {s.name}) | free_names(s)
     for part in header:
         live = live | facts.read(part)

@@ -230,6 +230,47 @@ DELETE = registry.register(
     grad=lambda ins, outs, gs, a: [_bind_array(GRAD_INSERT, [gs[0], ins[1], ins[0]], {},
                                                ins[0]), None],
     doc="arr without entry i (negative from the end): what list.pop(i) leaves.")
+def _insert_position(i, n: int) -> int:
+    """Where `list.insert(i, x)` puts x in a list of length n (clamped, as Python does)."""
+    i = _index(i)
+    return min(max(i + n, 0) if i < 0 else i, n)
+
+
+def _insert_kernel(xp, arr, i, x):
+    out = list(arr)
+    out.insert(_insert_position(i, len(arr)), x)
+    return out
+
+
+def _grad_remove_kernel(xp, g, i, arr):
+    """The gradient of `arr` from that of `arr` with an entry inserted at i: g without it."""
+    n = len(arr)
+    p = _insert_position(i, n)
+    g = (list(g) + [None] * (n + 1))[:n + 1]
+    return g[:p] + g[p + 1:]
+
+
+def _grad_inserted_kernel(xp, g, i, arr, x):
+    """The gradient of the inserted entry: entry i (clamped) of g."""
+    p = _insert_position(i, len(arr))
+    v = g[p] if p < len(g) else None
+    return v if v is not None else xp.zeros_like(x)
+
+
+GRAD_REMOVE = registry.register("array_grad_remove", kernel=_grad_remove_kernel,
+                                infer=_array_meta, nondiff=True, amp="keep",
+                                doc="An array gradient without the entry inserted at i.")
+GRAD_INSERTED = registry.register(
+    "array_grad_inserted", kernel=_grad_inserted_kernel, nondiff=True, amp="keep",
+    infer=lambda g, i, arr, x: Meta(x.shape, x.dtype),
+    doc="The gradient of the entry inserted at i.")
+INSERT = registry.register(
+    "array_insert", kernel=_insert_kernel, infer=_array_meta, amp="keep",
+    grad=lambda ins, outs, gs, a: [
+        _bind_array(GRAD_REMOVE, [gs[0], ins[1], ins[0]], {}, ins[0]), None,
+        registry.bind(GRAD_INSERTED, (gs[0], ins[1], ins[0], ins[2]), {})],
+    doc="arr with x inserted before position i (clamped, negative from the end): what "
+        "list.insert(i, x) leaves.")
 CREATE = registry.register("create_array", kernel=lambda xp, dtype=None: [],
                            infer=lambda dtype=None: None, nondiff=True, amp="keep")
 WRITE = registry.register("array_write", kernel=_write_kernel, infer=lambda *a: None,
@@ -378,6 +419,28 @@ def array_popped(array: Variable, i=-1) -> tuple:
     item = array_read(array, i)
     out._stop_gradient = array.stop_gradient
     return out, item
+
+
+def array_inserted(array: Variable, i, x) -> Variable:
+    """A new static tensor array: `array` with `x` inserted before position `i` (a Python
+    int or an integer tensor; clamped and negative from the end, as `list.insert`); `array`
+    itself is left as it is."""
+    if not isinstance(array, Variable) or array.kind != "array":
+        raise TypeError(f"array_insert: array must be a tensor array, got {array!r}")
+    b = _builder()
+    x = b.variable_of(x)
+    if x.dtype != array.dtype:
+        raise registry.OpTypeError(f"array_insert: x is {x.type_str()} but array "
+                                   f"'{array.name}' holds {array.dtype.name}")
+    old = array._static_shape
+    if old is not None and len(old) != len(x._static_shape):
+        raise OpError(f"array_insert: x is {x.type_str()} but array '{array.name}' holds "
+                      f"elements of rank {len(old)}")
+    out = _bind_array(INSERT, [array, i, x], {}, array)
+    out._static_shape = x._static_shape if old is None else tuple(
+        a if a == c else -1 for a, c in zip(old, x._static_shape))
+    out._stop_gradient = array.stop_gradient and x.stop_gradient
+    return out
 
 
 def array_read(array, i):

@@ -247,6 +247,32 @@ class Variable(core.VariableBase):
         from ..ops.arrays import array_pop
         return array_pop(self, index)
 
+    def insert(self, index, x) -> None:
+        """`arr.insert(i, x)` on a tensor array: `x` before position `i` (clamped, negative
+        from the end, as `list.insert`); this handle refers to the longer array afterwards."""
+        if self.kind != "array":
+            raise TypeError(f"insert() on static Variable '{self.name}', which is a tensor, "
+                            "not a tensor array")
+        from ..ops.arrays import array_inserted
+        self._inplace_update(array_inserted(self, index, x))
+
+    def clear(self) -> None:
+        """`arr.clear()` on a tensor array: this handle refers to an empty array of the same
+        element type afterwards."""
+        if self.kind != "array":
+            raise TypeError(f"clear() on static Variable '{self.name}', which is a tensor, "
+                            "not a tensor array")
+        from ..ops.arrays import create_array
+        empty = create_array(self.dtype)
+        empty._static_shape = self._static_shape
+        self._inplace_update(empty)
+
+    def remove(self, value) -> None:
+        raise TypeError(
+            f"remove() on static Variable '{self.name}': a tensor array cannot remove an item "
+            "by value (remove compares tensors with ==, element by element, which only the run "
+            "can decide); pop it by its index instead (arr.pop(i))")
+
     # ---- graph helpers --------------------------------------------------------------------
     def detach(self) -> Variable:
         from ..ops.math import assign

@@ -67,6 +67,16 @@ CASES = [
         "for i in range(2):", "    h = h + y"],
      [([2.75, 2.75, 2.75], [-2.75, -2.75, -2.75]), ([-2.75, -2.75, -2.75], [-2.75, -2.75, -2.75]),
       ([-2.75, -2.75, -2.75], [-2.75, -2.75, -2.75])]),
+    # `i` bound in one branch of a tensor if, then only the target of a later `for i in`:
+    # liveness counted the loop body function's parameter `i` (read by the functions nested
+    # in it) as a read of the earlier `i`, so the if carried it (internal UndefinedNameError;
+    # state3 campaign, seed 101, 3 of 300).
+    ("loop_target_after_one_branch_binding", [
+        "if rt.mean(x) > 0.0:", "    i = 0", "    h = h * 2.0",
+        "for i in range(2):", "    if rt.mean(x) > 0.0:", "        if i == 1:",
+        "            continue", "    zero_first(alias)"],
+     [([2.75, 0.25, 2.75], [-0.25, -1.25, -2.75]), ([-0.25, -0.25, -2.75], [-2.75, -1.25, -2.75]),
+      ([-0.25, -2.75, 1.25], [-0.25, -2.75, 1.25])]),
 ]
 
 

@@ -1,0 +1,30 @@
+"""A comprehension over a list that is a tensor array (grown in a graph loop).
+
+    [f(h) for h in hs]   ->   _d2s.comp_map(hs, lambda _item_1: [f(h) for h in (_item_1,)][0],
+                                            'list')
+
+(`d2s.converters.lists`). Over a Python iterable it is the comprehension itself (a list, or a
+generator for a generator expression). Over a tensor array (or a list of tuples / dicts as
+tensor arrays, `StructArray`) it is one graph loop, exactly as the statement
+
+    out = []
+    for h in hs:
+        out.append(f(h))
+
+converts: the result is a tensor array of the items (`rt.stack`, `len`, indexing, `sum`,
+iteration read it; returned, it is the list of Tensors eager code returns).
+"""
+from __future__ import annotations
+
+from .lists import StructArray, list_append
+from .variables import is_variable
+
+
+def comp_map(xs, fn, kind: str):
+    if isinstance(xs, StructArray) or is_variable(xs) and xs.is_array:
+        from .loops import for_loop
+        return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
+                        ("comprehension",))
+    if kind == "gen":
+        return (fn(x) for x in xs)
+    return [fn(x) for x in xs]

@@ -1,0 +1,76 @@
+"""`setdefault` / `d[k] = v` / `update` in a graph loop body: a key set before the loop (a
+setdefault of it inside is a no-op) converts; a key first set inside the loop exists after it
+only when the loop ran at least once, which one static program cannot have both ways: a
+clear error saying so, naming the key, the dict and the loop."""
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+
+
+class Accumulate(rt.nn.Layer):
+    def forward(self, x):
+        cache = {}
+        cache.setdefault("h", x * 0.0)     # the key exists before the loop
+        i = 0
+        while i < rt.sum(x):
+            cache.setdefault("h", x * 5.0)  # an existing key: a no-op, as in eager code
+            cache["h"] = cache["h"] + x
+            i += 1
+        return cache["h"]
+
+
+def test_setdefault_of_a_key_set_before_the_loop_converts():
+    eager, static = Accumulate(), d2s.to_static(Accumulate())
+    for v in ([1.0, 2.0], [0.25, 0.5], [-1.0, -2.0]):   # 3, 1 and 0 iterations
+        x = np.asarray(v, np.float32)
+        want = x * max(int(np.ceil(x.sum())), 0)
+        np.testing.assert_allclose(eager(rt.to_tensor(x)).numpy(), want)
+        np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), want)
+
+
+def setdefault_new(x):
+    d = {"a": x}
+    i = 0
+    while i < rt.sum(x):
+        d.setdefault("c", x * 0.0)
+        d["c"] = d["c"] + x
+        i += 1
+    return d["a"]
+
+
+def assign_new(x):
+    d = {"a": x}
+    i = 0
+    while i < rt.sum(x):
+        d["c"] = x * i
+        i += 1
+    return d["a"]
+
+
+@pytest.mark.parametrize("fn", [setdefault_new, assign_new])
+def test_a_key_first_set_inside_the_loop_is_a_precise_error(fn):
+    with pytest.raises(d2s.StateChangeError) as info:
+        d2s.to_static(fn)(rt.to_tensor(np.ones(2, "float32")))
+    msg = str(info.value)
+    assert "adds the key 'c' to the dict d" in msg and "while i < rt.sum(x):" in msg
+    assert "only when the loop ran at least once" in msg
+    assert "d.setdefault('c', ...)" in msg
+
+
+def update_new(x):
+    d = {"a": x}
+    i = 0
+    while i < rt.sum(x):
+        d.update(c=x * i)
+        i += 1
+    return d["a"]
+
+
+def test_update_with_a_new_key_inside_the_loop_is_a_precise_error():
+    with pytest.raises(d2s.StateChangeError) as info:
+        d2s.to_static(update_new)(rt.to_tensor(np.ones(2, "float32")))
+    msg = str(info.value)
+    assert "d['c'] is first set inside a loop whose condition is a tensor" in msg
+    assert "only when the loop ran at least once" in msg
