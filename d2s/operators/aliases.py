@@ -149,10 +149,17 @@ def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
     found += sorted({f"the local name '{k}'" for k, _ in named
                      if _base(k) != _base(name)})
     refs = gc.get_referrers(obj)
+    live = set()  # the frames running now
+    f = sys._getframe(0)
+    while f is not None:
+        live.add(id(f))
+        f = f.f_back
     for r in refs:
         if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours, users):
             continue
         if type(r).__name__ == "frame":
+            if _BLOCK.match(r.f_code.co_name) and id(r) not in live:
+                continue  # a finished branch / loop body function (kept by a traceback)
             if not _internal_frame(r) and r.f_code is not other_references.__code__:
                 found += [f"'{k}' in {r.f_code.co_name}" for k, v in r.f_locals.items()
                           if v is obj] or [f"a variable of {r.f_code.co_name}"]
