@@ -345,17 +345,14 @@ def _raise_when_run(e: BaseException) -> None:
 def _stand_in(v):
     """A value for a branch that raises at run time (never read): zeros like a tensor of the
     other branch, the same Python value otherwise."""
+    from .lists import StructArray
+    if isinstance(v, StructArray):  # (a list of tuples as arrays: empty ones)
+        return v.empty()
     if isinstance(v, (list, tuple)):
         return type(v)(_stand_in(x) for x in v)
     if isinstance(v, dict):
         return {k: _stand_in(x) for k, x in v.items()}
-    if is_variable(v):  # (an array: an empty one of the same element type)
-        import runtime as rt
-        return _zeros_like(v) if v.is_array else rt.zeros(
-            [d if d >= 0 else 1 for d in v.shape], v.dtype)
-    if hasattr(v, "empty") and hasattr(v, "length"):  # a StructArray (a list of tuples)
-        return v.empty()
-    return v
+    return _zeros_like(v) if is_variable(v) else v  # (an array: an empty one)
 
 
 def _explain_mismatch(names, outs, src) -> None:

@@ -128,3 +128,36 @@ def _source(body):
 def test_regression(name, body, inputs):
     out = runner.compare(_source(body), inputs, gen_state.make_box)
     assert out.kind == "same", str(out)
+
+
+def test_a_branch_that_always_raises_beside_one_that_leaves_the_return_unset():
+    """Campaign seed 1016: one branch of a tensor `if` always raises IndexError (a list
+    popped empty) and returns from a loop, the other leaves `_retval` unset: the raising
+    branch's stand-in values must not touch the unset one (an internal `_retval` error)."""
+    import numpy as np
+
+    import d2s
+    import runtime as rt
+
+    def f(x, y):
+        pairs = []
+        h = x * 1.0
+        if rt.max(y) < 1.5:
+            h = h + pairs.pop()
+            for i in range(2):
+                if rt.max(y) < 1.5:
+                    return h
+        else:
+            h = x * 2
+        return h
+
+    static = d2s.to_static(f)
+    x = rt.to_tensor(np.array([1.25, 0.75], "float32"))
+    np.testing.assert_allclose(static(x, rt.to_tensor(np.array([0.25, 2.25], "float32"))).numpy(),
+                               [2.5, 1.5])
+    try:
+        static(x, rt.to_tensor(np.array([0.25, 1.25], "float32")))
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("eager raises IndexError (pop from empty list) on this input")
