@@ -170,7 +170,12 @@ def main(argv=None) -> int:
                         help="CPU seconds per timed round (sets the number of calls)")
     parser.add_argument("--only", default="", help="comma-separated name prefixes")
     parser.add_argument("--blas-threads", type=int, default=1)
-    args = parser.parse_args(argv)
+    return with_blas_threads(run, parser.parse_args(argv))
+
+
+def with_blas_threads(run, args) -> int:
+    """`run(args)` with BLAS limited to `args.blas_threads` threads (where threadpoolctl is
+    installed)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

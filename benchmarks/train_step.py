@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
-from models import cases  # noqa: E402  (benchmarks/models.py: the zoo's models and inputs)
+from models import cases, with_blas_threads  # noqa: E402  (benchmarks/models.py: the zoo's models and inputs)
 
 
 def _whole_step(model, loss_fn, opt, n_inputs: int):
@@ -134,14 +134,7 @@ def main(argv=None) -> int:
     parser.add_argument("--optimizer", default="SGD", choices=["SGD", "Momentum", "Adam",
                                                                 "AdamW"])
     parser.add_argument("--blas-threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        print("threadpoolctl is not installed: BLAS uses its default thread count")
-        return run(args)
-    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
-        return run(args)
+    return with_blas_threads(run, parser.parse_args(argv))
 
 
 def run(args) -> int:
