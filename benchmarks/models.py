@@ -21,11 +21,15 @@ import copy
 import time
 import timeit
 
+import os
+import sys
+
 import numpy as np
 
-import d2s
-import runtime as rt
-from examples import models as zoo
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import d2s  # noqa: E402
+import runtime as rt  # noqa: E402
+from examples import models as zoo  # noqa: E402
 
 
 class Case:
