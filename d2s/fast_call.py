@@ -96,7 +96,10 @@ def build(sf, entry, args: tuple):
         else:
             return None
     if len(tensors) != len(entry.feed_names):
-        return None
+        return None  # (also a Tensor passed as several arguments: fed once)
+    for i, t in enumerate(tensors):  # calls with one Tensor as two arguments: another program
+        for u in tensors[i + 1:]:
+            lines.append(f"    if {t} is {u}: return MISS")
     training = sf.training()
     inst = sf.instance  # (what `sf.training()` reads, without its call)
     lines.append(f"    if SF._training != {const(training, 'B')}: return MISS" if inst is None

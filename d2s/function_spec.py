@@ -102,12 +102,22 @@ class FunctionSpec:
         return args + tuple(self.defaults[len(self.defaults) - missing:])
 
     def key(self, args: tuple, kwargs: dict, instance, training: bool):
-        """(hashable key, the call's tensors in feed order)."""
+        """(hashable key, the call's tensors in feed order). One Tensor passed as several
+        arguments (`attn(x, x, x)`) is fed once, and the key says which arguments are the
+        same object: eager code sees one object there (`q is k`, a write through one seen
+        through the other), so the program is traced for that."""
+        found = None
         if not kwargs and self.input_spec is None:
             found = self._flat_key(args, instance, training)
-            if found is not None:
-                return found
-        return self._full_key(args, kwargs, instance, training)
+        if found is None:
+            found = self._full_key(args, kwargs, instance, training)
+        tensors = found[1]
+        if len(tensors) > 1 and len({id(t) for t in tensors}) != len(tensors):
+            first: dict = {}
+            pattern = tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
+            unique = [t for i, t in enumerate(tensors) if pattern[i] == i]
+            return found[0] + (("same objects", pattern),), unique
+        return found
 
     def _flat_key(self, args, instance, training):
         """The key of a call whose arguments are tensors, arrays and Python scalars only (the

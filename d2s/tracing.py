@@ -46,7 +46,11 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         copies = []
         fed_names = []  # each fed tensor's name (an in-place write retargets its Variable)
 
+        same: dict = {}  # id -> Variable: a Tensor passed as several arguments is fed once
+
         def feed(x, hint):
+            if _is_tensor(x) and id(x) in same:
+                return same[id(x)]
             if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
                 i = counter[0]
                 counter[0] += 1
@@ -60,6 +64,8 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 v.stop_gradient = getattr(x, "stop_gradient", True)
                 feeds.append(v)
                 fed_names.append(name)
+                if _is_tensor(x):
+                    same[id(x)] = v
                 return v
             if pytree.is_container(x):
                 items, how = pytree.children(x)
