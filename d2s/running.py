@@ -82,9 +82,12 @@ class Entry:
             self.executor = rt.static.Executor()
             self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
+        # lists grown by a tensor condition, returned stacked (`tracing._packed`)
+        self.as_lists = [k for k, v in enumerate(outs) if getattr(v, "returned_as_list", False)]
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
-                       and self.effects is None and not self.numbers and not self.arg_writes)
+                       and self.effects is None and not self.numbers and not self.arg_writes
+                       and not self.as_lists)
         self._training = None
         from runtime.core import mode_state
         from runtime.tensor import wrap
@@ -168,6 +171,9 @@ class Entry:
             for i in self._detached:  # a value the program computes without a gradient path
                 recorded[i].stop_gradient = True
                 recorded[i]._node = None
+        for k in self.as_lists:  # un-stacked by eager ops: each item keeps its gradient path
+            outs[k] = list(outs[k].unbind(0)) if outs[k]._node is not None and len(
+                arrays[k]) else [wrap(a) for a in arrays[k]]
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)

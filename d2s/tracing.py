@@ -117,11 +117,28 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
         _refuse_objects_holding_variables(sf, leaves)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+        if state:
+            leaves = [_packed(x) for x in leaves]
         effects.arg_writes = _written_arguments(program, feeds, fed_names)
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
     return (program, feeds, leaves, tree,
             found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
             effects)
+
+
+def _packed(v):
+    """A returned tensor array of floats with a known element shape (a list grown by a tensor
+    condition): returned as its elements stacked (`array_pack`), which `running.Entry`
+    un-stacks with eager ops, so the list's items keep their gradient path as eager's do."""
+    if not (_is_variable(v) and v.is_array and v.dtype.is_floating):
+        return v
+    shape = v._static_shape
+    if shape is None or any(d < 0 for d in shape):
+        return v  # (elements of different shapes: returned without a gradient path)
+    from runtime.ops.arrays import array_pack
+    packed = array_pack(v)
+    packed.returned_as_list = True
+    return packed
 
 
 _PLAIN = (int, float, complex, str, bytes, bool, type(None), type, np.ndarray, np.generic)

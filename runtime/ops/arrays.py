@@ -283,6 +283,16 @@ LENGTH = registry.register("array_length", kernel=lambda xp, arr: xp.asarray(len
 STACK = registry.register(
     "array_stack", kernel=_stack_kernel, infer=_stack_infer, amp="keep",
     grad=lambda ins, outs, gs, a: [_bind_array(UNSTACK, [gs[0], ins[0]], dict(a), ins[0])])
+def _pack_kernel(xp, arr, shape=(), dtype="float32"):
+    return xp.stack(arr) if arr else xp.zeros((0, *shape), dtype)
+
+
+# `array_stack` that gives a [0, ...] tensor for an empty array: how a program returns a list
+# grown by a tensor condition with its gradient path (d2s un-stacks it with eager ops)
+PACK = registry.register(
+    "array_pack", kernel=_pack_kernel, amp="keep",
+    infer=lambda arr, shape=(), dtype=None: Meta((-1, *_elem("array_pack", arr)), arr.dtype),
+    grad=lambda ins, outs, gs, a: [_bind_array(UNSTACK, [gs[0], ins[0]], {}, ins[0])])
 CONCAT = registry.register(
     "array_concat", kernel=_concat_kernel, infer=_concat_infer, amp="keep",
     grad=lambda ins, outs, gs, a: [_bind_array(SPLIT_LIKE, [gs[0], ins[0]], dict(a), ins[0])])
@@ -455,6 +465,13 @@ def array_length(array):
     if _builder() is None:
         return core.to_tensor(len(array), dtype="int64")
     return registry.bind(LENGTH, (array,), {})
+
+
+def array_pack(array):
+    """The elements stacked along a new first axis; an empty array gives a [0, ...] tensor
+    (its element shape must be known)."""
+    shape = tuple(array._static_shape)
+    return registry.bind(PACK, (array,), {"shape": shape, "dtype": array.dtype.name})
 
 
 def array_stack(array, axis: int = 0):
