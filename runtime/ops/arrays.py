@@ -363,22 +363,28 @@ def array_write(x, i, array=None):
     return array
 
 
+def _element_shape(op: str, array, x: Variable) -> tuple:
+    """The element shape of `array` once `x` is put in it (dims that differ become -1),
+    after checking that `x` fits: same dtype and rank."""
+    if not isinstance(array, Variable) or array.kind != "array":
+        raise TypeError(f"{op}: array must be a tensor array, got {array!r}")
+    if x.dtype != array.dtype:
+        raise registry.OpTypeError(f"{op}: x is {x.type_str()} but array "
+                                   f"'{array.name}' holds {array.dtype.name}")
+    old = array._static_shape
+    if old is not None and len(old) != len(x._static_shape):
+        raise OpError(f"{op}: x is {x.type_str()} but array '{array.name}' holds "
+                      f"elements of rank {len(old)}")
+    return x._static_shape if old is None else tuple(
+        a if a == c else -1 for a, c in zip(old, x._static_shape))
+
+
 def array_written(x, i, array: Variable) -> Variable:
     """A new static tensor array: `array` with `x` written at `i` (at most one past the
     end); `array` itself is left as it is."""
     b = _builder()
     x = b.variable_of(x)
-    if not isinstance(array, Variable) or array.kind != "array":
-        raise TypeError(f"array_write: array must be a tensor array, got {array!r}")
-    if x.dtype != array.dtype:
-        raise registry.OpTypeError(f"array_write: x is {x.type_str()} but array "
-                                   f"'{array.name}' holds {array.dtype.name}")
-    old = array._static_shape
-    if old is not None and len(old) != len(x._static_shape):
-        raise OpError(f"array_write: x is {x.type_str()} but array '{array.name}' holds "
-                      f"elements of rank {len(old)}")
-    shape = x._static_shape if old is None else tuple(
-        a if a == c else -1 for a, c in zip(old, x._static_shape))
+    shape = _element_shape("array_write", array, x)
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
     return out
@@ -435,20 +441,10 @@ def array_inserted(array: Variable, i, x) -> Variable:
     """A new static tensor array: `array` with `x` inserted before position `i` (a Python
     int or an integer tensor; clamped and negative from the end, as `list.insert`); `array`
     itself is left as it is."""
-    if not isinstance(array, Variable) or array.kind != "array":
-        raise TypeError(f"array_insert: array must be a tensor array, got {array!r}")
-    b = _builder()
-    x = b.variable_of(x)
-    if x.dtype != array.dtype:
-        raise registry.OpTypeError(f"array_insert: x is {x.type_str()} but array "
-                                   f"'{array.name}' holds {array.dtype.name}")
-    old = array._static_shape
-    if old is not None and len(old) != len(x._static_shape):
-        raise OpError(f"array_insert: x is {x.type_str()} but array '{array.name}' holds "
-                      f"elements of rank {len(old)}")
+    x = _builder().variable_of(x)
+    shape = _element_shape("array_insert", array, x)
     out = _bind_array(INSERT, [array, i, x], {}, array)
-    out._static_shape = x._static_shape if old is None else tuple(
-        a if a == c else -1 for a, c in zip(old, x._static_shape))
+    out._static_shape = shape
     out._stop_gradient = array.stop_gradient and x.stop_gradient
     return out
 
