@@ -100,7 +100,7 @@ _GRAPH_OPS = {"if": "graph op (cond)", "and": "graph op (cond, short-circuit kep
               "list": "tensor array (appended to at run time)"}
 _PYTHON = {"if": "plain Python", "and": "plain Python", "or": "plain Python",
            "assert": "plain Python (checked once, while tracing)",
-           "print": "plain Python (printed once, while tracing)", "list": "Python list"}
+           "print": "graph op (print, at run time)", "list": "Python list"}
 
 
 def _on() -> bool:

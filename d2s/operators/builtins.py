@@ -10,6 +10,7 @@ import builtins
 from .. import report
 from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange, TensorZip
+from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
 from .variables import is_variable, where
 
 
@@ -28,26 +29,23 @@ class Formatted:
         return format(v, self.spec)
 
 
-class FString(tuple):
-    """An f-string argument of `print` that holds a graph value: its pieces (strings and
-    graph values), printed when the program runs."""
-
-
 def formatted(value, conv, spec):
     return Formatted(value, conv, spec)
 
 
-def fstring(*pieces):
+def fstring(*parts):
     """An f-string in a `print` call: the string, as Python makes it, unless a piece is a
     graph value (then an `FString` that `print_` prints when the program runs)."""
-    if not any(isinstance(p, Formatted) and is_variable(p.value) for p in pieces):
-        return "".join(p.text() if isinstance(p, Formatted) else p for p in pieces)
+    if not any(isinstance(p, Formatted) and holds_graph_values(p.value) for p in parts):
+        return "".join(p.text() if isinstance(p, Formatted) else p for p in parts)
     out = []
-    for p in pieces:
+    for p in parts:
         if not isinstance(p, Formatted):
             out.append(p)
-        elif not is_variable(p.value):
+        elif not holds_graph_values(p.value):
             out.append(p.text())
+        elif not is_variable(p.value) and not p.spec and p.conv != "a":
+            out.extend(pieces(p.value))  # (a container: its repr, element by element)
         elif p.spec or p.conv == "a":
             raise TypeError(
                 f"an f-string formats a tensor with {'!a' if p.conv == 'a' else ':' + p.spec}"
@@ -64,24 +62,22 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
     runs it (and only on the branch taken), exactly what eager `print` would; Python values
     are formatted now, tensors when the program runs."""
     report.record("print", next((a for a in args if is_variable(a)), None))
+    args = [as_print_arg(a) for a in args]
     graph = any(is_variable(a) or type(a) is FString for a in args)
-    if file is not None or not graph and not _building():
-        if graph:
-            raise TypeError("print(..., file=...) of a tensor inside a converted function: "
-                            "the value exists only when the program runs; print to stdout, "
-                            "or return the tensor and print it outside")
+    if not graph and not _building():
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     import runtime as rt
     if not any(type(a) is FString for a in args):
-        rt.static.py_print(*args, sep=sep, end=end)
+        rt.static.py_print(*args, sep=sep, end=end, file=file)
         return
     objects = []  # the pieces, with the separators written out
     for i, a in enumerate(args):
         if i:
             objects.append(sep)
         objects.extend(a if type(a) is FString else [a])
-    rt.static.py_print(*[o if is_variable(o) else str(o) for o in objects], sep="", end=end)
+    rt.static.py_print(*[o if is_variable(o) else str(o) for o in objects], sep="", end=end,
+                       file=file)
 
 
 def _building() -> bool:
@@ -97,10 +93,10 @@ def len_(x):
     if is_variable(x):
         import runtime as rt
         if x.is_array:
-            return rt.static.array_length(x)
+            return eager_int(rt.static.array_length(x))
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return x.shape[0] if x.shape[0] >= 0 else rt.shape(x)[0]
+        return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
     return builtins.len(x)
 
 
@@ -412,7 +408,7 @@ def shape(x):
         return s
     import runtime as rt
     dynamic = rt.shape(x)
-    return [d if d >= 0 else dynamic[i] for i, d in enumerate(s)]
+    return [d if d >= 0 else eager_int(dynamic[i]) for i, d in enumerate(s)]
 
 
 def size(x):
@@ -422,4 +418,4 @@ def size(x):
     if not is_variable(x) or all(d >= 0 for d in x.shape):
         return s
     import runtime as rt
-    return rt.numel(x)
+    return eager_int(rt.numel(x))

@@ -29,20 +29,33 @@ def _assert_kernel(xp, cond, data, message="", summarize=20):
         raise AssertionError((message or "Assert failed: the condition is False") + shown)
 
 
-def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=()):
+def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
+                     as_int=()):
     wrap = core.wrap
-    it = iter(zip(values, stop_gradient))
+    it = iter(zip(values, stop_gradient, as_int or [False] * len(values)))
     shown = []
     for p in parts:
         if p is None:
-            a, stop = next(it)
+            a, stop, whole = next(it)
+            if whole:  # (a dim or length: a Python int in eager code)
+                shown.append(str(int(a)))
+                continue
             t = wrap(a)
             t.stop_gradient = stop
             shown.append(str(t))
         else:
             shown.append(p)
-    print(*shown, sep=sep, end=end, flush=True)
+    print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
     return ()
+
+
+def _stream(file):
+    """The `file=` of a `py_print` op: None (stdout), "stdout"/"stderr" (looked up when the op
+    runs, as eager `print` would, so redirections apply), or the user's own file object (such
+    a program runs in this process but cannot be saved)."""
+    if file is None or file == "stdout":
+        return _sys.stdout
+    return _sys.stderr if file == "stderr" else file
 
 
 PY_PRINT = registry.register(
@@ -73,7 +86,7 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
                                   "summarize": summarize})
 
 
-def py_print(*objects, sep: str = " ", end: str = "\n") -> None:
+def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     """`print(*objects, sep=sep, end=end)` with the same output as eager mode; in a static
     program tensors are printed when the program runs (Python values are formatted now).
 
@@ -82,14 +95,19 @@ def py_print(*objects, sep: str = " ", end: str = "\n") -> None:
     n = 3!
     """
     if STATE.builder is None:
-        print(*objects, sep=sep, end=end)
+        print(*objects, sep=sep, end=end, file=file)
         return
-    from .variable import Variable
     parts = [None if core.is_tensor(o) else str(o)
              for o in objects]
     tensors = [o for o in objects if core.is_tensor(o)]
-    bind(PY_PRINT, (tensors,), {"parts": parts, "sep": sep, "end": end,
-                                "stop_gradient": [bool(t.stop_gradient) for t in tensors]})
+    attrs = {"parts": parts, "sep": sep, "end": end,
+             "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
+    if any(getattr(t, "eager_int", False) for t in tensors):
+        attrs["as_int"] = [bool(getattr(t, "eager_int", False)) for t in tensors]
+    if file is not None:
+        attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
+                         else file)
+    bind(PY_PRINT, (tensors,), attrs)
 
 
 def Assert(cond, data=None, summarize=20, name=None, message=None):

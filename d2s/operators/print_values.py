@@ -1,0 +1,54 @@
+"""What `print` shows of values that hold graph values: a list, tuple or dict holding tensors
+(`print(x.shape)` with an unknown batch dim, `print([h, c])`) is printed when the program runs,
+element by element as Python's `repr` of the container would show it; a dim, length or size
+that eager code has as a Python int prints as that int."""
+from __future__ import annotations
+
+from .variables import is_variable
+
+
+class FString(tuple):
+    """An f-string or container argument of `print` that holds a graph value: its pieces
+    (strings and graph values), printed when the program runs."""
+
+
+def eager_int(v):
+    """Mark `v` (a 0-d int64 graph value) as what eager code holds as a Python int (a dim, a
+    length, a size): `print` shows it as that int, not as a tensor."""
+    if is_variable(v):
+        v.eager_int = True
+    return v
+
+
+def holds_graph_values(x, depth: int = 0) -> bool:
+    if is_variable(x):
+        return True
+    if depth > 8 or type(x) not in (list, tuple, dict):
+        return False
+    items = x.values() if type(x) is dict else x
+    return any(holds_graph_values(v, depth + 1) for v in items)
+
+
+def pieces(x) -> list:
+    """`repr(x)` as pieces: strings, and graph values left for the program to format."""
+    if is_variable(x):
+        return [x]
+    if type(x) not in (list, tuple, dict) or not holds_graph_values(x):
+        return [repr(x)]
+    if type(x) is dict:
+        out = ["{"]
+        for i, (k, v) in enumerate(x.items()):
+            out += ([", "] if i else []) + [repr(k), ": "] + pieces(v)
+        return out + ["}"]
+    out = ["[" if type(x) is list else "("]
+    for i, v in enumerate(x):
+        out += ([", "] if i else []) + pieces(v)
+    return out + ([",)"] if type(x) is tuple and len(x) == 1 else ["]" if type(x) is list
+                                                                   else ")"])
+
+
+def as_print_arg(x):
+    """A `print` argument: a container holding graph values becomes an `FString`."""
+    if type(x) in (list, tuple, dict) and holds_graph_values(x):
+        return FString(pieces(x))
+    return x
