@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 import sysconfig
 import weakref
@@ -306,6 +307,7 @@ def for_user(e: BaseException) -> BaseException:
     else:
         frames = frames_of_traceback(e.__traceback__)
     e.__d2s_frames__ = frames
+    _without_internal_names(e)
     if frames:
         e.add_note(format_frames(frames) + (f"\n  While running op: {op_text}" if op_text
                                             else ""))
@@ -315,6 +317,18 @@ def for_user(e: BaseException) -> BaseException:
     e.__cause__ = None
     e.__suppress_context__ = True
     return e.with_traceback(None)
+
+
+_INTERNAL_VARIABLE = re.compile(r"(?:a |the )?(?:0-d )?static Variable '(?:t\d+|_[A-Za-z0-9_]*)'")
+
+
+def _without_internal_names(e: BaseException) -> None:
+    """The runtime names a static value by its program name (`static Variable 't9'`): in
+    converted code that name is the trace's, not the user's, so it reads "a tensor computed
+    by the converted code" (the note that follows names the user's line)."""
+    if e.args and isinstance(e.args[0], str) and _INTERNAL_VARIABLE.search(e.args[0]):
+        e.args = (_INTERNAL_VARIABLE.sub("a tensor computed by the converted code",
+                                         e.args[0]),) + e.args[1:]
 
 
 def _frame_of_origin(src) -> UserFrame:
