@@ -39,6 +39,7 @@ BUILTINS = {
     "all": "all_",
     "any": "any_",
     "sum": "sum_",
+    "reversed": "reversed_",
 }
 
 

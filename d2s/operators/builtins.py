@@ -100,6 +100,14 @@ def len_(x):
     return builtins.len(x)
 
 
+def reversed_(seq, /):
+    """`reversed`; of a tensor array (a list grown under a tensor condition) the array
+    reversed when the program runs (`arr[::-1]`, which keeps the gradient path)."""
+    if isinstance(seq, StructArray) or is_variable(seq) and seq.is_array:
+        return seq[::-1]
+    return builtins.reversed(seq)
+
+
 def sum_(iterable, /, start=0):
     """`sum`; over a tensor array (a list whose length is decided when the program runs, e.g.
     a comprehension filtered by a tensor) the sum of its elements plus `start`, a tensor.

@@ -150,7 +150,7 @@ class Variable(core.VariableBase):
 
     def __len__(self):
         if self.kind == "array":
-            raise self._no_value("len() of a tensor array")
+            raise self._no_value("len()")  # (the type says array<...>)
         if not self._static_shape:
             raise TypeError(f"len() of a 0-d static Variable '{self.name}'")
         n = self._static_shape[0]
