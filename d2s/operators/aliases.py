@@ -130,6 +130,11 @@ def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
         return []
     if _accounted(obj, keep, owners, name):
         return []
+    # The collector is paused while tracing: the cycles the trace left (finished branch and
+    # loop-body frames, their locals, snapshots) would each be a referrer to judge, more with
+    # every branch traced (a slowdown that grew with the function, to minutes). Free them
+    # first (a full collection: some hang on older garbage).
+    gc.collect()
     ours.add(id(keep))
     f = sys._getframe(0)
     while f is not None:  # the f_locals dicts materialised on the way are d2s's too
