@@ -88,7 +88,8 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
             fn = _with_hooks(sf.instance, fn)
         numbers = side_effects.feed_numbers(promote, program)
         feeds += [n.feed for n in numbers]
-        with guards.recording() as reads:
+        from .operators.aliases import call_arguments
+        with guards.recording() as reads, call_arguments(new_args, new_kwargs):
             guards.record(sf.function, sf.function_reads(), sf.instance)
             before = writeback.before(sf, new_args, new_kwargs)
             try:

@@ -10,9 +10,11 @@ that the caller can refuse with a clear error instead.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import re
 import sys
+import threading
 
 from ..pyct import loader
 
@@ -79,11 +81,32 @@ def _owner_frames(ours: set, keep: list) -> list:
     return owners
 
 
+_CALL = threading.local()  # .lists: {id: list} of the lists the traced call was given
+
+
+@contextlib.contextmanager
+def call_arguments(args, kwargs):
+    """While a call is traced: the lists it was given as arguments. The caller holds them
+    (in a variable of a frame the collector may not list), so each is an other reference
+    of its own: a list passed in that would become a tensor array is refused, not left
+    without the appends (eager code appends to the caller's list)."""
+    lists = {id(a): a for a in (*args, *kwargs.values()) if type(a) is list}
+    before = getattr(_CALL, "lists", None)
+    _CALL.lists = lists
+    try:
+        yield
+    finally:
+        _CALL.lists = before
+
+
 def other_references(obj, name: str, logs=(), holder=None) -> list[str]:
     """Descriptions of the references to `obj` other than the state name `name` in the
     converted frames that own it, and d2s's own (its frames' locals, the snapshots of the
     mutation `logs`). `holder` (a dict: a container's, an object's `__dict__`, a module's
     globals) may hold it once more: the place that becomes the tensor array."""
+    given = getattr(_CALL, "lists", None)
+    if given and id(obj) in given and given[id(obj)] is obj:
+        return ["the caller's list (an argument of the converted function)"]
     try:
         return _other_references(obj, name, logs, holder)
     finally:

@@ -460,12 +460,13 @@ def _fixed_lists(body, state: list, names: tuple) -> set:
             and all(_carried(x) for x in out[i])}
 
 
-def _carried(v) -> bool:
-    """Loop state the while op carries: tensors, numbers, and lists/tuples/dicts of those."""
+def _carried(v, inner: bool = False) -> bool:
+    """Loop state the while op carries: tensors, numbers, and lists/tuples/dicts of those
+    (inside one, also an empty list, tuple or dict: a returned `(h, [])`)."""
     if isinstance(v, dict):
-        return bool(v) and all(_carried(x) for x in v.values())
+        return bool(v) and all(_carried(x, True) for x in v.values()) or inner and not v
     if isinstance(v, (tuple, list)) and not isinstance(v, _EmptyArray):
-        return bool(v) and all(_carried(x) for x in v)
+        return bool(v) and all(_carried(x, True) for x in v) or inner and not v
     return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
 
 

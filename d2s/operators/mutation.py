@@ -238,6 +238,10 @@ class Log:
                 for k, x in d.items():
                     if not (callable(x) or isinstance(x, _DESCRIPTORS) or k.startswith("__")):
                         self._visit(x, f"{path}.{k}")
+                    elif isinstance(x, (types.FunctionType, staticmethod, classmethod)):
+                        # its closure and globals: a method can append to a list it closes
+                        # over (`trace.append(h)` in a Layer defined inside a function)
+                        self._visit(getattr(x, "__func__", x), f"{path}.{k}")
             elif isinstance(obj, tensor) or isinstance(obj, (type, types.ModuleType)):
                 self.seen[id(obj)] = (obj, None, path, None)
             elif isinstance(obj, list):  # also d2s's empty-array marker (a list subclass)
@@ -300,6 +304,9 @@ class Log:
                 self._add(obj, "obj", path, dict(d))
                 for k, x in d.items():
                     self._visit(x, f"{path}.{k}")
+                for cls in type(obj).__mro__:  # its user classes: their methods' state
+                    if not (_library(cls) or _ours(cls)) and cls is not object:
+                        self._visit(cls, f"type({path})")
             else:
                 self.seen[id(obj)] = (obj, None, path, None)
 

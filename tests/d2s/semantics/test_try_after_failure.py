@@ -197,11 +197,11 @@ def test_a_conversion_error_is_not_caught_by_the_users_except(fn):
 
 
 def test_a_change_that_cannot_be_conditional_names_the_call():
-    trace = []
+    seen = {}
 
     class Logged(Gate):
         def forward(self, h):
-            trace.append(h)  # a Python list grown on the path where the call runs
+            seen["last"] = h  # a dict key set only on the path where the call runs
             return super().forward(h)
 
     class Net(rt.nn.Layer):
@@ -219,6 +219,42 @@ def test_a_change_that_cannot_be_conditional_names_the_call():
     with pytest.raises(ConversionError, match="Call it in a statement of its own") as info:
         d2s.to_static(Net())(_t([1.0, 2.0]))
     assert "y = self.a(x) + self.b(x)" in str(info.value)
+    assert seen == {}  # (nothing the trace computed was left there)
+
+
+def test_a_closure_list_grown_by_a_conditional_call_gets_eagers_items():
+    """The call runs only where the one before it did not fail: the list it appends to (a
+    closure variable of a Layer's method) grows by a tensor condition, so it is a tensor
+    array in the program, and after each call holds the Tensors eager code holds."""
+    def build(trace):
+        class Logged(Gate):
+            def forward(self, h):
+                trace.append(h)
+                return super().forward(h)
+
+        class Net(rt.nn.Layer):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = Gate(3.0), Logged(5.0)
+
+            def forward(self, x):
+                try:
+                    y = self.a(x) + self.b(x)
+                except ValueError:
+                    y = x
+                return y
+        return Net()
+
+    eager_trace, static_trace = [], []
+    eager, static = build(eager_trace), d2s.to_static(build(static_trace))
+    for row in ([1.0, 2.0], [4.0, 1.0], [1.0, 1.0]):  # the second fails in self.a
+        np.testing.assert_allclose(static(_t(row)).numpy(), eager(_t(row)).numpy())
+        assert len(static_trace) == len(eager_trace)
+        for s, e in zip(static_trace, eager_trace):
+            assert type(s) is rt.Tensor
+            np.testing.assert_allclose(s.numpy(), e.numpy())
+    assert len(eager_trace) == 2
+    np.testing.assert_allclose(static.b.calls.numpy(), [2.0])
 
 
 class GateThenExpert(rt.nn.Layer):
