@@ -1,6 +1,6 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
-`enumerate`, `max`, `min`, `all`, `any`, `bool`, `int`, `float`, `isinstance`; and `x.shape` and
-`x.size`, whose unknown dims must be read at run time.
+`enumerate`, `max`, `min`, `all`, `any`, `sum`, `reversed`, `list`, `tuple`, `bool`, `int`,
+`float`, `isinstance`; and `x.shape` and `x.size`, whose unknown dims must be read at run time.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
@@ -40,6 +40,8 @@ BUILTINS = {
     "any": "any_",
     "sum": "sum_",
     "reversed": "reversed_",
+    "list": "list_",
+    "tuple": "tuple_",
 }
 
 

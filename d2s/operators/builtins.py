@@ -103,9 +103,34 @@ def len_(x):
 def reversed_(seq, /):
     """`reversed`; of a tensor array (a list grown under a tensor condition) the array
     reversed when the program runs (`arr[::-1]`, which keeps the gradient path)."""
-    if isinstance(seq, StructArray) or is_variable(seq) and seq.is_array:
+    if _is_list_array(seq):
         return seq[::-1]
     return builtins.reversed(seq)
+
+
+def list_(*args):
+    """`list`; of a tensor array (a list grown under a tensor condition) a copy of the array
+    made when the program runs (`arr[:]`, which keeps the gradient path): Python iteration of
+    it here cannot know its length."""
+    if len(args) == 1 and _is_list_array(args[0]):
+        return args[0][:]
+    return builtins.list(*args)
+
+
+def tuple_(*args):
+    """`tuple`; of a tensor array a copy of it (as `list_`) that converted code treats as a
+    tuple: `append`, `pop` and the other list methods on it raise AttributeError, as on a
+    tuple."""
+    if len(args) == 1 and _is_list_array(args[0]):
+        out = args[0][:]
+        out._d2s_tuple = True
+        return out
+    return builtins.tuple(*args)
+
+
+def _is_list_array(x) -> bool:
+    """A list that is tensor arrays: of tensors, or of structures (`StructArray`)."""
+    return isinstance(x, StructArray) or is_variable(x) and x.is_array
 
 
 def sum_(iterable, /, start=0):

@@ -16,6 +16,7 @@ from .variables import is_variable
 def list_append(target, value):
     """`target.append(value)`, returning the (possibly new) list."""
     report.record("list", target)
+    _not_a_tuple(target, "append")
     if isinstance(target, StructArray):
         return target.appended(value)
     if is_variable(target) and target.is_array:
@@ -33,6 +34,7 @@ def list_method(target, method, *args):
     the branch or loop around it (a tensor `if` whose branches leave it with different lengths
     makes it a tensor array). On anything but a tensor array it is the method call itself."""
     report.record("list", target)
+    _not_a_tuple(target, method)
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if not array:
         try:
@@ -60,6 +62,13 @@ def list_method(target, method, *args):
         f"{what} on a list whose length depends on a tensor ({where(src)}): such a list is "
         "a tensor array, which supports append, extend by a list, insert (of a tensor), "
         "clear, pop, len, indexing and iteration. Build a new list with those instead.", src)
+
+
+def _not_a_tuple(target, method):
+    """`tuple(arr)` of a tensor array is an array too (`tuple_`); as a tuple it has no list
+    methods."""
+    if getattr(target, "_d2s_tuple", False):
+        raise AttributeError(f"'tuple' object has no attribute '{method}'")
 
 
 def _refuse_remove(cause):
@@ -111,6 +120,7 @@ def list_pop(target, *index):
     depends on a tensor) the item is read and the array shrinks by one, as in Python. The
     index is a Python int (negative from the end) or an integer tensor; popping an empty
     array raises IndexError when the program runs."""
+    _not_a_tuple(target, "pop")
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if array:
         if len(index) > 1:
@@ -136,8 +146,8 @@ class StructArray(tuple):
 
     In converted code it acts as the list: `len`, `lst[i]` (a structure of tensors; negative
     too), `lst[a:b]`, `for`, `enumerate`, `append` and `pop` as statements. Python iteration
-    of it outside d2s (a comprehension, `list(lst)`, `zip`, unpacking) raises TypeError: its
-    length is known only when the program runs."""
+    of it outside d2s (a comprehension, `zip`, unpacking) raises TypeError: its length is
+    known only when the program runs (`list(lst)` and `tuple(lst)` copy the array)."""
 
     tree = None
 
@@ -209,9 +219,9 @@ class StructArray(tuple):
 
 
 _ITER = ("a list of tuples/dicts of tensors whose length depends on a tensor (a tensor array "
-         "per part) cannot be iterated by Python here (a comprehension, list(), zip(), "
-         "unpacking): its length is known only when the program runs. Use a for statement "
-         "(for item in lst: parts.append(item[0])), len(lst) and lst[i].")
+         "per part) cannot be iterated by Python here (a comprehension, zip(), unpacking): "
+         "its length is known only when the program runs. Use a for statement (for item in "
+         "lst: parts.append(item[0])), len(lst) and lst[i].")
 _METHOD = ("lst.{0}() on a list of tuples/dicts whose length depends on a tensor, called "
            "through another name than the list's own (a helper, a closure, an alias): write "
            "lst.{0}(...) as its own statement in the function that owns lst")
