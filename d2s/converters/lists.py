@@ -92,9 +92,24 @@ class Lists(Base):
         fn = templates.replace_as_expression("lambda item: one[0]", item=item, one=one)
         fn.args.args[0].ctx = gast.Param()
         kind = "list" if isinstance(node, gast.ListComp) else "gen"
+        acc = self._accumulator(node.elt)
+        if acc is not None:  # a filtered comprehension's items (`predicates_comp`)
+            return templates.replace_as_expression(
+                f"{RESERVED}.comp_map(xs, fn, kind, acc)", xs=gens[0].iter, fn=fn,
+                kind=gast.Constant(kind, None), acc=acc)
         return templates.replace_as_expression(f"{RESERVED}.comp_map(xs, fn, kind)",
                                                xs=gens[0].iter, fn=fn,
                                                kind=gast.Constant(kind, None))
+
+    def _accumulator(self, elt):
+        """The name of the list a filtered comprehension appends to, where `elt` is its
+        `_acc.item(cond, value)` (`predicates`'s rewrite), else None."""
+        f = getattr(elt, "func", None)
+        if (isinstance(elt, gast.Call) and isinstance(f, gast.Attribute) and f.attr == "item"
+                and isinstance(f.value, gast.Name) and f.value.id.startswith("_acc_")
+                and f.value.id in self.ctx.namer.generated):
+            return templates.name(f.value.id)
+        return None
 
     visit_GeneratorExp = visit_ListComp
 

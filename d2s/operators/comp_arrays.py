@@ -12,7 +12,8 @@ tensor arrays, `StructArray`) it is one graph loop, exactly as the statement
         out.append(f(h))
 
 converts: the result is a tensor array of the items (`rt.stack`, `len`, indexing, `sum`,
-iteration read it; returned, it is the list of Tensors eager code returns).
+iteration read it; returned, it is the list of Tensors eager code returns). A filtered one
+(`[f(h) for h in hs if h.sum() > 0]`) appends under a graph `if` in that loop.
 """
 from __future__ import annotations
 
@@ -20,11 +21,22 @@ from .lists import StructArray, list_append
 from .variables import is_variable
 
 
-def comp_map(xs, fn, kind: str):
+def comp_map(xs, fn, kind: str, acc=None):
+    """`acc`: the list a filtered comprehension builds (`predicates_comp.Comprehension`),
+    where `fn(item)` appends to it under the item's condition instead of giving the item;
+    over a tensor array it is the graph loop's state."""
     if isinstance(xs, StructArray) or is_variable(xs) and xs.is_array:
         from .loops import for_loop
-        return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
-                        ("comprehension",))
+        if acc is None:
+            return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
+                            ("comprehension",))
+
+        def body(item, out):
+            acc.out = out
+            fn(item)
+            return acc.out
+        acc.out = for_loop(xs, body, (acc.out,), ("comprehension",))
+        return acc
     if kind == "gen":
         return (fn(x) for x in xs)
     return [fn(x) for x in xs]
