@@ -23,6 +23,20 @@ def check(fn, ref, inputs, programs=1):
     return sf
 
 
+def check_grad(fn, ref, points, weights=(1.0, -2.0)):
+    """d sum(fn(x) * weights) / dx through the converted `fn` matches finite differences of
+    `ref` (NumPy, float64) at each point (pick points away from the jumps of `fn`)."""
+    from finite_differences import numeric_grad
+    sf = d2s.to_static(fn)
+    for xv in points:
+        x = t(xv)
+        x.stop_gradient = False
+        rt.sum(sf(x) * t(list(weights))).backward()
+        want = numeric_grad(lambda a: float((ref(a) * list(weights)).sum()),
+                            np.asarray(xv, np.float64))
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-3, atol=1e-3)
+
+
 def variables_reachable(*roots, limit=5000):
     """Paths of static Variables reachable from `roots` (attributes, containers, closure
     cells, referenced globals)."""
