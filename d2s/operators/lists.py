@@ -67,7 +67,8 @@ def list_method(target, method, *args):
 def _not_a_tuple(target, method):
     """`tuple(arr)` of a tensor array is an array too (`tuple_`); as a tuple it has no list
     methods."""
-    if getattr(target, "_d2s_tuple", False):
+    if (isinstance(target, StructArray) or is_variable(target)) and getattr(
+            target, "_d2s_tuple", False):
         raise AttributeError(f"'tuple' object has no attribute '{method}'")
 
 
