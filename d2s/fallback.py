@@ -23,11 +23,12 @@ from . import errors
 # original function -> the reason it runs eagerly (weak: dies with the function)
 _EAGER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
+ANY = [False]  # whether any function was ever sent to eager mode (a fast test for call paths)
 
 
 def runs_eagerly(function) -> bool:
     """Whether `function` (a StaticFunction's original function) was sent to eager mode."""
-    return function in _EAGER
+    return ANY[0] and function in _EAGER  # (`in` on a WeakKeyDictionary makes a weakref)
 
 
 def reason(function) -> str | None:
@@ -43,6 +44,7 @@ def fall_back(sf, error: BaseException, args: tuple, kwargs: dict):
     with _LOCK:
         first = sf.__wrapped__ not in _EAGER  # the user's function (unbound for a method)
         _EAGER[sf.__wrapped__] = text
+        ANY[0] = True
     if first:
         warnings.warn(text, UserWarning, stacklevel=3)
     return result

@@ -65,7 +65,7 @@ def build(sf, entry, args: tuple):
 
     lines = ["def fast(args):",
              f"    if len(args) != {len(args)} or not ENABLED[0]: return MISS",
-             "    if not SF.full_graph and runs_eagerly(FUNCTION): return MISS"]
+             "    if EAGER[0] and not SF.full_graph and runs_eagerly(FUNCTION): return MISS"]
     names = [f"a{i}" for i in range(len(args))]
     if args:
         lines.append(f"    {', '.join(names)}, = args")
@@ -129,7 +129,7 @@ def build(sf, entry, args: tuple):
                  f"    return ENTRY.finish(out, {inputs}, None)")
     compiled, program = entry.compiled, entry.concrete.main_program
     consts.update(
-        MISS=MISS, ENABLED=sf_enabled(), runs_eagerly=fallback.runs_eagerly,
+        MISS=MISS, ENABLED=sf_enabled(), runs_eagerly=fallback.runs_eagerly, EAGER=fallback.ANY,
         FUNCTION=sf.function, SF=sf, INST=inst, STATE=entry._state, amp_key=amp_key,
         holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray,
         ENTRY=entry, BODY=compiled.body, wrap=entry._wrap,

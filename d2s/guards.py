@@ -264,17 +264,29 @@ def _first_time(key):
 
 def record_library_layer(layer, path: str) -> None:
     """A Layer of the library (`Dropout`, `BatchNorm1D`), called from converted code, runs
-    its own `forward` unconverted: guard what decides what it computes, its `training` flag,
-    its public Python settings (`p`, `momentum`) and which tensors it holds, so
-    `model.bn.eval()`, `model.drop.p = 0.1` or `model.fc.weight = shared` between calls
-    traces a new program."""
+    its own `forward` unconverted: guard what decides what it computes, its `training` flag
+    and its public Python settings (`p`, `momentum`) where its `forward` can read them, and
+    which tensors it holds, so `model.bn.eval()`, `model.drop.p = 0.1` or
+    `model.fc.weight = shared` between calls traces a new program."""
     guards = _first_time(("layer", id(layer)))
     if guards is None:
         return
+    reads = _forward_reads(type(layer))
     for name, value in vars(layer).items():
-        if (name == "training" or not name.startswith("_")) and is_data(value) or (
+        if (name == "training" or not name.startswith("_")) and is_data(value) and (
+                reads is None or name in reads) or (
                 _is_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
             _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
+
+
+def _forward_reads(cls):
+    """The attributes the `forward` of a library Layer class can read (`pyct/self_reads.py`:
+    its own and the methods it reaches; `Linear.in_features`, read by `extra_repr` alone, is
+    not among them), or None (anything)."""
+    from runtime.nn import Layer
+
+    from .pyct.self_reads import attribute_reads
+    return attribute_reads(tuple(c for c in cls.__mro__ if c is not Layer and c is not object))
 
 
 def record_hooks(layer, path: str) -> None:
