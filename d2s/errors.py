@@ -38,6 +38,7 @@ import weakref
 from typing import NamedTuple
 
 from runtime.core import active_builder
+from runtime.program.origin import frame_line
 from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.ModelFormatError)
 
 from .pyct import loader
@@ -217,8 +218,8 @@ def _stack_entries(frame) -> list[tuple]:
             if kind == _GENERATED:
                 outermost = len(kept)
         frame = frame.f_back
-    # (a frame's line number is read only here: Python computes it from the line table)
-    return [_entry(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    # (a frame's line number is read only here: `frame_line` keeps long functions' line tables)
+    return [_entry(f.f_code.co_filename, frame_line(f), f.f_code.co_name)
             for f in reversed(kept[:outermost])]
 
 

@@ -556,17 +556,16 @@ def compile_program(program: Program, fetch: tuple, feed_check) -> Compiled:
     closure.update(xp=xp, ndarray=xp.ndarray, asarray=xp.asarray,
                    _to_array=feed_check.to_array, _check_feed=feed_check.check,
                    _check_names=feed_check.check_names)
-    names = list(closure)
-    src = "def _make(" + ", ".join(names) + "):\n" + "\n".join(
-        "    " + ln for ln in g.lines) + "\n    return _run, _body\n"
+    # The constants are the globals of the generated functions, not parameters of a
+    # function making them: CPython parses and compiles a function of thousands of
+    # parameters (and closure cells) in time that grows faster than its size.
+    src = "\n".join(g.lines) + "\n"
     filename = f"<static program {next(_ids)}>"
-    # shift the line map by the one `def _make` line
-    line_map = {k + 1: v for k, v in g.line_map.items()}
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns: dict = {}
+    ns = closure
     exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)
-    fn, body_fn = ns["_make"](*[closure[n] for n in names])
-    compiled = Compiled(fn, filename, line_map, src, g.idents, program.version, fetch)
+    fn, body_fn = ns["_run"], ns["_body"]
+    compiled = Compiled(fn, filename, dict(g.line_map), src, g.idents, program.version, fetch)
     compiled.body = body_fn
     compiled.body_feeds = tuple(fed)
     # the source stays readable (tracebacks, pdb) while the compiled program lives

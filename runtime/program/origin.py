@@ -7,10 +7,12 @@ real files) can map its lines back to the user's by setting `origin_resolver`.
 """
 from __future__ import annotations
 
+import bisect
 import linecache
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 
 _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -56,6 +58,33 @@ class forced:
         return False
 
 
+# id(code) -> (weak reference to the code, instruction offsets, line of each): the line
+# table of a long function, read once. `frame.f_lineno` decodes the code's line table from
+# its start on every read, so reading it once per op built by a function of n statements
+# cost time growing with n squared.
+_LINE_TABLES: dict = {}
+_LONG = 512  # bytes of line table (about 100 statements) from which a table is kept
+
+
+def frame_line(frame) -> int:
+    """`frame.f_lineno`, in constant time for long functions."""
+    code = frame.f_code
+    if len(code.co_linetable) < _LONG or frame.f_trace is not None:
+        return frame.f_lineno
+    table = _LINE_TABLES.get(id(code))
+    if table is None or table[0]() is not code:
+        starts, lines = [], []
+        for start, _end, line in code.co_lines():
+            starts.append(start)
+            lines.append(line)
+        key = id(code)
+        table = _LINE_TABLES[key] = (
+            weakref.ref(code, lambda _r, k=key: _LINE_TABLES.pop(k, None)), starts, lines)
+    i = bisect.bisect_right(table[1], frame.f_lasti) - 1
+    line = table[2][i] if i >= 0 else None
+    return frame.f_lineno if line is None else line
+
+
 def capture(depth: int = 2) -> tuple | None:
     """(file, line, source) of the innermost user frame above the caller, or None."""
     if _FORCED.at is not None:
@@ -74,12 +103,12 @@ def capture(depth: int = 2) -> tuple | None:
         if internal is None:
             internal = cache[filename] = _internal(filename)
         if not internal:
-            lineno = f.f_lineno
+            line = frame_line(f)
             if origin_resolver is not None:
-                mapped = origin_resolver(filename, lineno, f)
+                mapped = origin_resolver(filename, line, f)
                 if mapped is not None:
                     return tuple(mapped)
-            return (filename, lineno, None)
+            return (filename, line, None)
         f = f.f_back
     return None
 

@@ -1,5 +1,7 @@
 """The generated code: direct array-module calls agree bit for bit with the registered kernels;
 values are freed after their last use; one compilation per program version."""
+import re
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,7 @@ def test_direct_calls_match_kernels(op, dtype):
             if op != "matmul" else [fn(xa, xb)]
     got = static.Executor().run(main, {"a": a, "b": b}, outs)
     src = static.Executor().compiled(main, tuple(o.name for o in outs)).source
-    assert "F" in src.split("):")[0], f"{op} did not use a direct call:\n{src}"
+    assert re.search(r"\bF\d+\(", src), f"{op} did not use a direct call:\n{src}"
     kernel = OPS[op].kernel
     want = [kernel(np, a)] if unary else [kernel(np, a, b), kernel(np, a, 2.0),
                                           kernel(np, a, 3)] if op != "matmul" else \
@@ -48,7 +50,7 @@ def test_mixed_dtypes_use_the_kernel():
         c = a + b
     out, = static.Executor().run(main, {"a": np.ones(2, "float32"), "b": np.ones(2)}, [c])
     assert out.dtype == np.float64
-    assert "K" in static.Executor().compiled(main, (c.name,)).source.split("):")[0]
+    assert re.search(r"\bK\d+\(", static.Executor().compiled(main, (c.name,)).source)
 
 
 def test_values_freed_after_last_use_and_compiled_once():
