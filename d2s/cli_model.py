@@ -32,6 +32,7 @@ BENCHMARKS = {
     "memory": ["--batch", "4"],
     "call_path": ["--repeat", "2", "--number", "50"],
     "train_step": ["--repeat", "1", "--target", "0.02"],
+    "profile_step": ["--calls", "10"],
 }
 
 
