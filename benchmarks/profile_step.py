@@ -42,6 +42,9 @@ def _name(fn) -> str:
         return f"np.{fn.__name__}"
     if module.startswith("numpy"):
         return f"np.{name}"
+    code = getattr(fn, "__code__", None)
+    if name.endswith("<lambda>") and code is not None:  # where it is defined
+        return f"lambda at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
     return name.replace("<locals>.", "")
 
 
