@@ -12,11 +12,14 @@
 # CuPy, a CNN training step, the training stack, a control-flow program, bfloat16); the GPU
 # rows of benchmarks/eager_overhead.py and benchmarks/executor_overhead.py, with the CPU
 # rows of the same machine beside them; the GPU rows of benchmarks/fusion.py (plain CuPy vs
-# static unfused vs fused: one generated ElementwiseKernel per run). Missing Python packages (gast, or another CuPy) can
-# be carried as wheels in .whl/ (docs/gpu.md says how); they are installed into /tmp/site.
+# static unfused vs fused: one generated ElementwiseKernel per run); benchmarks/amp_gpu.py
+# (float32 vs float16 matmuls and a converted MLP under auto_cast: do float16 matmuls reach
+# the tensor cores). Missing Python packages (gast, or another CuPy) can be carried as wheels
+# in .whl/ (docs/gpu.md says how); they are installed into /tmp/site.
 #
 # Files written (at most 8, for the device tool's limits): env.txt, install.log,
-# pytest_gpu.log, bench_eager.md, bench_executor.md, bench_fusion.md, summary.txt.
+# pytest_gpu.log, bench_eager.md, bench_executor.md, bench_fusion.md, bench_amp.md,
+# summary.txt.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/gpu_check}}
@@ -92,7 +95,7 @@ for b in eager executor; do
     : >"$log"
     for dev in cpu gpu; do
         echo "## $b overhead, --device $dev" >>"$log"
-        step "benchmark $b --device $dev" 18 "$log" "$PY" "benchmarks/${b}_overhead.py" \
+        step "benchmark $b --device $dev" 15 "$log" "$PY" "benchmarks/${b}_overhead.py" \
             --device "$dev" --repeat 3 --number 50
         echo >>"$log"
     done
@@ -101,8 +104,14 @@ done
 
 log="$OUT/bench_fusion.md"
 echo "## fused chains, --device gpu" >"$log"
-step "benchmark fusion --device gpu" 30 "$log" "$PY" benchmarks/fusion.py --device gpu \
+step "benchmark fusion --device gpu" 25 "$log" "$PY" benchmarks/fusion.py --device gpu \
     --repeat 3 --number 3
+cat "$log"
+
+log="$OUT/bench_amp.md"
+echo "## float16 on the tensor cores, --device gpu" >"$log"
+step "benchmark amp_gpu" 20 "$log" "$PY" benchmarks/amp_gpu.py --device gpu --repeat 3 \
+    --number 5
 cat "$log"
 
 {
