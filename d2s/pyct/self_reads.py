@@ -30,6 +30,8 @@ def attribute_reads(classes: tuple, root: str = "forward") -> frozenset | None:
             return _CACHE[key]
     result = _reads(classes, root)
     with _LOCK:
+        if len(_CACHE) > 1024:  # (classes made at run time, one per call, would pile up)
+            _CACHE.clear()
         _CACHE[key] = result
     return result
 
@@ -73,7 +75,9 @@ def _class_methods(cls) -> dict | None:
             params = fn.args.posonlyargs + fn.args.args
             static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
                          for d in fn.decorator_list)
-            if static or not params:
+            if not all(_known_decorator(d) for d in fn.decorator_list):
+                methods[fn.name] = _ANY  # a wrapper may read anything before calling it
+            elif static or not params:
                 methods.setdefault(fn.name, frozenset())
             else:  # (a property's getter and setter share a name: both count)
                 reads = _reads_of(fn, params[0].arg)
@@ -84,6 +88,13 @@ def _class_methods(cls) -> dict | None:
                 if isinstance(t, ast.Name):
                     methods[t.id] = frozenset({fn.value.id})
     return methods
+
+
+def _known_decorator(node) -> bool:
+    """`staticmethod`, `classmethod`, `property` and a property's `.setter` / `.deleter`."""
+    if isinstance(node, ast.Name):
+        return node.id in ("staticmethod", "classmethod", "property")
+    return isinstance(node, ast.Attribute) and node.attr in ("setter", "getter", "deleter")
 
 
 def _defined_in_body(cls) -> bool:
@@ -101,7 +112,8 @@ def _defined_in_body(cls) -> bool:
             fns = [value]
         for f in fns:
             if not (inspect.isfunction(f) and f.__qualname__.startswith(prefix) and
-                    "<locals>" not in f.__qualname__[len(prefix):]):
+                    "<locals>" not in f.__qualname__[len(prefix):]) or \
+                    hasattr(f, "__wrapped__"):  # (a wrapper made elsewhere: functools.wraps)
                 return False
     return True
 

@@ -3,7 +3,10 @@
 trace a new program; `Linear.in_features`, read only by `extra_repr`, is not checked on every
 call. A subclass whose helper, reached from the library `forward`, reads a new setting has
 that setting guarded; a class whose methods use `self` as a whole has every setting guarded."""
+import functools
+
 import numpy as np
+
 import d2s
 import runtime as rt
 from d2s.guards import _forward_reads
@@ -63,6 +66,37 @@ Patched.forward = _patched_forward
 
 def describe(obj, x):
     return x
+
+
+def only_when_training(method):
+    @functools.wraps(method)
+    def wrapper(self, x):
+        return method(self, x) if self.training else x
+    return wrapper
+
+
+class Decorated:
+    @only_when_training  # reads `training` in a wrapper defined elsewhere
+    def forward(self, x):
+        return x * self.scale
+
+
+class PropertyReader:
+    def forward(self, x):
+        return x * self.factor
+
+    @property
+    def factor(self):
+        return self.scale * 2
+
+    @factor.setter
+    def factor(self, value):
+        self.scale = value / 2
+
+
+def test_decorated_methods_and_properties():
+    assert attribute_reads((Decorated,)) is None
+    assert attribute_reads((PropertyReader,)) == {"forward", "factor", "scale"}
 
 
 def test_reads_follow_the_methods_forward_reaches():
