@@ -166,6 +166,15 @@ def _erf_kernel(xp, x):
     s = xp.minimum(a, 1.0)
     z = s * s
     small = s * _polyval(_ERF_T, z) / _polyval(_ERF_U, z)
+    if xp is np and small.__class__ is np.ndarray and small.ndim:
+        # On the CPU the |x| > 1 formula (an exp and two polynomials of degree 8: most of the
+        # work) runs on those elements only: the same operations on the same values, so the
+        # same results as the `where` below. (On CuPy the `where` needs no host sync.)
+        big = a > 1.0
+        if big.any():
+            b = xp.minimum(a[big], 8.0)
+            small[big] = 1.0 - xp.exp(-b * b) * _polyval(_ERFC_P, b) / _polyval(_ERFC_Q, b)
+        return (xp.sign(work) * small).astype(x.dtype, copy=False)
     b = xp.clip(a, 1.0, 8.0)
     large = 1.0 - xp.exp(-b * b) * _polyval(_ERFC_P, b) / _polyval(_ERFC_Q, b)
     return (xp.sign(work) * xp.where(a <= 1.0, small, large)).astype(x.dtype, copy=False)
