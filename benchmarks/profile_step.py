@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
-from call_path import MLP  # noqa: E402
+from call_path import MLP, _entry  # noqa: E402
 from models import cases  # noqa: E402
 from train_step import _make_opt, _whole_step  # noqa: E402
 
@@ -115,10 +115,6 @@ def report(title: str, plain: float, table: dict, profiled: float, top: int,
     print(f"| total, not profiled | | {plain:.4f} | |")
     for line in extra or ():
         print(line)
-
-
-def _entry(sf):
-    return (sf.forward if hasattr(sf, "forward") else sf).program_cache.last
 
 
 def mlp_profile(calls: int) -> None:

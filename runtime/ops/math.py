@@ -159,6 +159,11 @@ def _polyval(coefs, x):
     return acc
 
 
+def _erf_above_one(xp, b):
+    """erf(b) for 1 <= b <= 8 (Cephes: 1 - exp(-b^2) P(b)/Q(b))."""
+    return 1.0 - xp.exp(-b * b) * _polyval(_ERFC_P, b) / _polyval(_ERFC_Q, b)
+
+
 def _erf_kernel(xp, x):
     x = float_in(x)
     work = x if x.dtype.itemsize >= 4 else x.astype(np.float32)  # float16/bfloat16 compute wide
@@ -173,10 +178,9 @@ def _erf_kernel(xp, x):
         big = a > 1.0
         if big.any():
             b = xp.minimum(a[big], 8.0)
-            small[big] = 1.0 - xp.exp(-b * b) * _polyval(_ERFC_P, b) / _polyval(_ERFC_Q, b)
+            small[big] = _erf_above_one(xp, b)
         return (xp.sign(work) * small).astype(x.dtype, copy=False)
-    b = xp.clip(a, 1.0, 8.0)
-    large = 1.0 - xp.exp(-b * b) * _polyval(_ERFC_P, b) / _polyval(_ERFC_Q, b)
+    large = _erf_above_one(xp, xp.clip(a, 1.0, 8.0))
     return (xp.sign(work) * xp.where(a <= 1.0, small, large)).astype(x.dtype, copy=False)
 
 
