@@ -16,6 +16,15 @@ mixing the way CuPy does:
 - dtypes CuPy lacks (object, strings, and ml_dtypes bfloat16, which CuPy supports only from
   version 14) raise TypeError on creation.
 
+CUDA-graph capture (`cuda.Stream.begin_capture` / `end_capture`, `Graph.launch`) is kept as
+CUDA keeps it: while a stream captures, every device operation is recorded with the arrays it
+reads and writes, and a launch replays those operations on the same arrays and nothing else
+(the Python code that issued them does not run again). Reading a device value on the host
+(`.get()`, `bool()`, `float()`, `.item()`, printing) and copying host data to the device
+(`asarray` of a NumPy array or a Python number) raise during a capture, as a synchronising
+call or an upload would invalidate a real one; random draws are recorded as their values
+(a captured generator kernel replays one draw).
+
 What it cannot see: CuPy's own numerical differences, kernel launch errors, memory limits and
 speed. Those need the real GPU check (benchmarks/gpu_check.sh).
 
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import types
 
 import numpy as np
@@ -83,13 +93,118 @@ def _wrap(obj):
     return obj
 
 
-def _device_fn(fn, name: str, host_ok: bool = False):
+class CaptureError(RuntimeError):
+    """What CUDA reports for an operation a capturing stream does not allow."""
+
+
+class _Capture(threading.local):
+    ops = None  # while this thread's current stream captures: the recorded operations
+    made: set = set()  # ids of the arrays made by captured operations
+    saved: dict = {}  # id -> (array made before the capture and written in it, its contents)
+
+
+_CAPTURE = _Capture()
+
+
+def _capturing() -> bool:
+    return _CAPTURE.ops is not None
+
+
+def _refuse(what: str) -> None:
+    if _CAPTURE.ops is not None:
+        raise CaptureError(f"cudaErrorStreamCaptureUnsupported: {what} is not permitted when "
+                           "stream is capturing")
+
+
+def _has_host_array(obj) -> bool:
+    if isinstance(obj, np.ndarray):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_has_host_array(x) for x in obj)
+    if isinstance(obj, dict):
+        return any(_has_host_array(x) for x in obj.values())
+    return False
+
+
+def _arrays_of(result) -> list:
+    if isinstance(result, np.ndarray):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [a for r in result for a in _arrays_of(r)]
+    return []
+
+
+def _run(fn, args, kwargs, *, host_ok=False, replayed=True):
+    """`fn` on the NumPy views of `args`; while capturing, also recorded: a launch calls it
+    again on the same arrays and writes what it gives into the same result arrays (or, for a
+    random draw, `replayed=False`, keeps the values drawn)."""
+    ops = _CAPTURE.ops
+    if ops is not None and host_ok and (_has_host_array(args) or _has_host_array(kwargs)):
+        _refuse("a copy from host memory")
+    np_args, np_kwargs = _unwrap(args, host_ok), _unwrap(kwargs, host_ok)
+    if ops is not None:
+        _keep_before(_written(fn, np_args, np_kwargs))
+    result = fn(*np_args, **np_kwargs)
+    if ops is not None:
+        for made in _arrays_of(result):
+            if made.base is None:
+                _CAPTURE.made.add(id(made))
+        if isinstance(result, np.generic):  # (wrapped as a 0-d device array: that one is kept)
+            result = np.asarray(result)
+        elif isinstance(result, (bool, int, float, complex)) and \
+                getattr(fn, "__name__", "") not in _METADATA:
+            _refuse(f"reading a device value on the host ({fn.__name__} gave a "
+                    f"{type(result).__name__})")
+        if replayed:
+            ops.append((fn, np_args, np_kwargs, result))
+    return result
+
+
+# functions of shapes and dtypes only: their Python results read no device memory
+_METADATA = frozenset({"ndim", "shape", "size", "result_type", "can_cast", "min_scalar_type",
+                       "promote_types", "iscomplexobj", "isrealobj", "isscalar",
+                       "broadcast_shapes", "may_share_memory", "shares_memory", "__len__"})
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _written(fn, np_args, np_kwargs) -> list:
+    """The arrays an operation writes in place (its `out=`, an item assignment's target)."""
+    if fn is _setitem or getattr(fn, "__name__", "") == "at":
+        return _arrays_of(np_args[:1])
+    return _arrays_of(np_kwargs.get("out"))
+
+
+def _keep_before(targets) -> None:
+    """A capture runs nothing on a real device: arrays made before it and written by captured
+    operations get their contents back when it ends (`_Stream.end_capture`)."""
+    for t in targets:
+        root = _root(t)
+        if id(root) not in _CAPTURE.made and id(root) not in _CAPTURE.saved:
+            _CAPTURE.saved[id(root)] = (root, root.copy())
+
+
+def _replay(ops) -> None:
+    for fn, args, kwargs, result in ops:
+        again = fn(*args, **kwargs)
+        if isinstance(again, np.generic):
+            again = np.asarray(again)
+        for old, new in zip(_arrays_of(result), _arrays_of(again)):
+            if old is not new and not np.may_share_memory(old, new):
+                old[...] = new
+
+
+def _device_fn(fn, name: str, host_ok: bool = False, replayed: bool = True):
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if name in MISSING:
             raise AttributeError(f"module 'cupy' has no attribute '{name}'")
         _check_dtype(kwargs.get("dtype"))
-        return _wrap(fn(*_unwrap(args, host_ok), **_unwrap(kwargs, host_ok)))
+        return _wrap(_run(fn, args, kwargs, host_ok=host_ok, replayed=replayed))
     return call
 
 
@@ -109,6 +224,7 @@ class ndarray:
                         "`.get()` to construct a NumPy array explicitly.")
 
     def get(self, *args, **kwargs) -> np.ndarray:
+        _refuse("a copy to host memory")
         return self._a.copy()
 
     @property
@@ -119,14 +235,14 @@ class ndarray:
     # -- NumPy protocols (CuPy implements both) --------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "at":
-            getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))
+            _run(getattr(ufunc, method), inputs, kwargs)
             return None
-        return _wrap(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs)))
+        return _wrap(_run(getattr(ufunc, method), inputs, kwargs))
 
     def __array_function__(self, func, types_, args, kwargs):
         if func.__name__ in MISSING:
             return NotImplemented
-        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
+        return _wrap(_run(func, args, kwargs))
 
     # -- attributes ------------------------------------------------------------------------
     shape = property(lambda self: self._a.shape)
@@ -137,9 +253,9 @@ class ndarray:
     nbytes = property(lambda self: self._a.nbytes)
     strides = property(lambda self: self._a.strides)
     flags = property(lambda self: self._a.flags)
-    T = property(lambda self: ndarray(self._a.T))
-    real = property(lambda self: ndarray(self._a.real))
-    imag = property(lambda self: ndarray(self._a.imag))
+    T = property(lambda self: ndarray(_run(np.transpose, (self,), {})))
+    real = property(lambda self: ndarray(_run(np.real, (self,), {})))
+    imag = property(lambda self: ndarray(_run(np.imag, (self,), {})))
 
     def __getattr__(self, name):
         if name.startswith("__"):  # __array_interface__ & co. would hand NumPy the host buffer
@@ -151,20 +267,22 @@ class ndarray:
 
     def astype(self, dtype, *args, **kwargs):
         _check_dtype(dtype)
-        return ndarray(self._a.astype(dtype, *args, **kwargs))
+        return ndarray(_run(np.ndarray.astype, (self, dtype) + args, kwargs))
 
     def tolist(self):
+        _refuse("a copy to host memory")
         return self._a.tolist()
 
     def item(self, *args):
+        _refuse("a copy to host memory")
         return self._a.item(*args)
 
     # -- indexing: CuPy accepts host index arrays and host values --------------------------
     def __getitem__(self, index):
-        return _wrap(self._a[_unwrap(index, host_ok=True)])
+        return _wrap(_run(_getitem, (self, index), {}, host_ok=True))
 
     def __setitem__(self, index, value):
-        self._a[_unwrap(index, host_ok=True)] = _unwrap(value, host_ok=True)
+        _run(_setitem, (self, index, value), {}, host_ok=True)
 
     def __len__(self):
         return len(self._a)
@@ -173,31 +291,47 @@ class ndarray:
         return (_wrap(x) for x in self._a)
 
     def __bool__(self):
+        _refuse("a copy to host memory")
         return bool(self._a)
 
     def __float__(self):
+        _refuse("a copy to host memory")
         return float(self._a)
 
     def __int__(self):
+        _refuse("a copy to host memory")
         return int(self._a)
 
     def __index__(self):
+        _refuse("a copy to host memory")
         return self._a.__index__()
 
     def __complex__(self):
+        _refuse("a copy to host memory")
         return complex(self._a)
 
     def __repr__(self):
+        _refuse("a copy to host memory")
         return "fake_cupy." + repr(self._a)
 
     def __str__(self):
+        _refuse("a copy to host memory")
         return str(self._a)
 
     def __format__(self, spec):
+        _refuse("a copy to host memory")
         return format(self._a, spec)
 
     def __dlpack__(self, *args, **kwargs):
         raise TypeError("fake_cupy arrays do not export DLPack")
+
+
+def _getitem(a, index):
+    return a[index]
+
+
+def _setitem(a, index, value):
+    a[index] = value
 
 
 def _operator(ufunc, reflected=False):
@@ -239,7 +373,7 @@ class _Ufunc:
 
     def __call__(self, *args, **kwargs):
         _check_dtype(kwargs.get("dtype"))
-        return _wrap(self._uf(*_unwrap(args), **_unwrap(kwargs)))
+        return _wrap(_run(self._uf, args, kwargs))
 
     def __getattr__(self, name):
         attr = getattr(self._uf, name)
@@ -263,7 +397,9 @@ class _Namespace(types.ModuleType):
             return attr  # dtypes, constants
         if isinstance(attr, np.ufunc):
             return _Ufunc(attr)
-        return _device_fn(attr, name, host_ok=name in _HOST_INPUTS_OK)
+        # a random draw: a captured generator kernel replays the state it was captured with
+        return _device_fn(attr, name, host_ok=name in _HOST_INPUTS_OK,
+                          replayed=not self.__name__.endswith(".random"))
 
 
 class _Device:
@@ -277,9 +413,132 @@ class _Device:
         pass
 
 
+class _Current(threading.local):
+    stream = None  # this thread's current stream (None: the null stream)
+
+
+_CURRENT = _Current()
+
+
+class _Event:
+    def __init__(self, *args, **kwargs):
+        self.recorded = False
+
+    def record(self, stream=None):
+        self.recorded = True
+
+    def synchronize(self):
+        _refuse("synchronizing with an event")
+
+
+class _Graph:
+    """What `end_capture` gives: the recorded device operations, replayed by `launch`."""
+
+    def __init__(self, ops):
+        self.ops = ops
+        self.launches = 0
+
+    def launch(self, stream=None):
+        self.launches += 1
+        _replay(self.ops)
+
+
+class _Stream:
+    """A CUDA stream: `with stream:` makes it current; `begin_capture` records the device
+    operations this thread issues until `end_capture`, as CUDA's relaxed capture mode does."""
+
+    null = None
+
+    def __init__(self, null=False, non_blocking=False, ptds=False):
+        self.ptr = 0 if null else id(self)
+        self.non_blocking = non_blocking
+        self._outer = []
+        self._ops = None
+        self._invalid = None
+
+    def __enter__(self):
+        self._outer.append(_CURRENT.stream)
+        _CURRENT.stream = self
+        if self._ops is not None:
+            _CAPTURE.ops = self._ops
+        return self
+
+    def __exit__(self, *exc):
+        _CURRENT.stream = self._outer.pop()
+        if self._ops is not None:
+            _CAPTURE.ops = None
+        return False
+
+    def record(self, event=None):
+        event = event or _Event()
+        event.record(self)
+        return event
+
+    def wait_event(self, event):
+        pass
+
+    def synchronize(self):
+        if self._ops is not None:
+            raise CaptureError("cudaErrorStreamCaptureUnsupported: synchronizing a capturing "
+                               "stream")
+
+    def begin_capture(self, mode=None):
+        if self.ptr == 0:
+            raise RuntimeError("cannot capture on the default (legacy) stream")
+        if self._ops is not None:
+            raise RuntimeError("the stream is already capturing")
+        self._ops = []
+        _CAPTURE.made, _CAPTURE.saved = set(), {}
+        if _CURRENT.stream is self:
+            _CAPTURE.ops = self._ops
+
+    def is_capturing(self):
+        return self._ops is not None
+
+    def end_capture(self):
+        if self._ops is None:
+            raise RuntimeError("the stream is not capturing")
+        ops, self._ops = self._ops, None
+        if _CURRENT.stream is self:
+            _CAPTURE.ops = None
+        for root, before in _CAPTURE.saved.values():
+            root[...] = before
+        _CAPTURE.made, _CAPTURE.saved = set(), {}
+        return _Graph(ops)
+
+
+_Stream.null = _Stream(null=True)
+
+
+def _get_current_stream():
+    return _CURRENT.stream or _Stream.null
+
+
+class _MemoryPool:
+    def __init__(self, allocator=None):
+        self.allocations = 0
+
+    def malloc(self, size):
+        self.allocations += 1
+        return None
+
+    def used_bytes(self):
+        return 0
+
+    def free_all_blocks(self):
+        pass
+
+
+@contextlib.contextmanager
+def _using_allocator(allocator=None):
+    yield
+
+
 class _Module(_Namespace):
     ndarray = ndarray
-    cuda = types.SimpleNamespace(Device=_Device)
+    cuda = types.SimpleNamespace(
+        Device=_Device, Stream=_Stream, Event=_Event, Graph=_Graph, MemoryPool=_MemoryPool,
+        using_allocator=_using_allocator, get_current_stream=_get_current_stream)
 
     @staticmethod
     def is_available() -> bool:
@@ -297,14 +556,18 @@ class _Module(_Namespace):
         _check_dtype(dtype)
         if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
             return a
-        data = np.asarray(_unwrap(a, host_ok=True), dtype=dtype, order=order)
+        if not isinstance(a, ndarray):
+            _refuse("a copy from host memory")
+        data = _run(np.asarray, (a,), {"dtype": dtype, "order": order}, host_ok=True)
         _check_dtype(data.dtype)
         return ndarray(data)
 
     def array(self, a, dtype=None, copy=True, order="K", ndmin=0):
         _check_dtype(dtype)
-        data = np.array(_unwrap(a, host_ok=True), dtype=dtype, copy=copy, order=order,
-                        ndmin=ndmin)
+        if not isinstance(a, ndarray):
+            _refuse("a copy from host memory")
+        data = _run(np.array, (a,), {"dtype": dtype, "copy": copy, "order": order,
+                                     "ndmin": ndmin}, host_ok=True)
         _check_dtype(data.dtype)
         return ndarray(data)
 

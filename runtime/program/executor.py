@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..dtypes import ALL, of_array
 from ..ops import registry
+from . import cuda_graph
 from . import fusion as _fusion
 from . import origin as _origin
 from .builder import default_main_program
@@ -121,7 +122,7 @@ class Executor:
         c = program._compiled.get(key)
         if c is None or c.version != program.version:
             _check_fetch(program, fetch)
-            c = compile_program(program, fetch, _FeedCheck(program))
+            c = cuda_graph.wrap(compile_program(program, fetch, _FeedCheck(program)), program)
             program._compiled[key] = c
         return c
 
