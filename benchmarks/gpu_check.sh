@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one GPU check of this project: run it on a machine with a CUDA GPU and CuPy, from the
 # repository root. It needs no network and ends within 5 minutes (every step has a timeout;
-# the timeouts add up to 292 s).
+# the timeouts add up to 293 s).
 #
 #   bash benchmarks/gpu_check.sh OUTDIR     # logs and tables go to OUTDIR (default: $OUT,
 #                                           # else /tmp/gpu_check)
@@ -11,7 +11,8 @@
 # (`pytest -m gpu`: every op's values and gradients on CuPy, every op as a static program on
 # CuPy, a CNN training step, the training stack, a control-flow program, bfloat16); the GPU
 # rows of benchmarks/eager_overhead.py and benchmarks/executor_overhead.py, with the CPU
-# rows of the same machine beside them; the GPU rows of benchmarks/fusion.py (plain CuPy vs
+# rows of the same machine beside them; benchmarks/cuda_graph.py (converted programs called
+# as they are vs captured as CUDA graphs and replayed); the GPU rows of benchmarks/fusion.py (plain CuPy vs
 # static unfused vs fused: one generated ElementwiseKernel per run); benchmarks/amp_gpu.py
 # (float32 vs float16 matmuls and a converted MLP under auto_cast: do float16 matmuls reach
 # the tensor cores). Missing Python packages (gast, or another CuPy) can be carried as wheels
@@ -85,7 +86,7 @@ OPTS=()
 "$PY" -c "import gast" 2>/dev/null || OPTS+=(--continue-on-collection-errors)
 # CuPy compiles each new elementwise kernel on first use: workers spread that over the cores.
 "$PY" -c "import xdist" 2>/dev/null && OPTS+=(-n 8)
-step "pytest -m gpu" 120 "$OUT/pytest_gpu.log" "$PY" -m pytest -m gpu -q -p no:cacheprovider \
+step "pytest -m gpu" 115 "$OUT/pytest_gpu.log" "$PY" -m pytest -m gpu -q -p no:cacheprovider \
     -rfE --durations=10 "${OPTS[@]}"
 tail -n 25 "$OUT/pytest_gpu.log"
 
@@ -95,12 +96,19 @@ for b in eager executor; do
     : >"$log"
     for dev in cpu gpu; do
         echo "## $b overhead, --device $dev" >>"$log"
-        step "benchmark $b --device $dev" 15 "$log" "$PY" "benchmarks/${b}_overhead.py" \
+        step "benchmark $b --device $dev" 12 "$log" "$PY" "benchmarks/${b}_overhead.py" \
             --device "$dev" --repeat 3 --number 50
         echo >>"$log"
     done
     cat "$log"
 done
+
+# CUDA graphs: the same converted programs called as they are and captured (into the
+# executor's file: the files are at most 8)
+log="$OUT/bench_executor.md"
+echo "## CUDA graphs (D2S_CUDA_GRAPH=1), --device gpu" >>"$log"
+step "benchmark cuda_graph" 15 "$log" "$PY" benchmarks/cuda_graph.py --repeat 3 --number 50
+tail -n 4 "$log"
 
 log="$OUT/bench_fusion.md"
 echo "## fused chains, --device gpu" >"$log"

@@ -372,3 +372,25 @@ class _cpu:
     def __exit__(self, *exc):
         from runtime import backend
         backend.XP, backend.DEVICE = self.saved
+
+
+def test_the_benchmark_runs_and_says_what_was_captured(capsys):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import cuda_graph as bench
+    with fake_cupy.installed():
+        assert bench.main(["--repeat", "1", "--number", "2"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ")]
+    assert rows[0].startswith("| gpu:0, µs per call | plain CuPy")
+    assert [r.split(" | ")[0] for r in rows[1:]] == ["| MLP 784-256-256-10, batch 1",
+                                                    "| 24 elementwise ops on f32[64]"]
+    for r in rows[1:]:
+        cells = r.strip("| ").split(" | ")
+        assert cells[5] == "yes" and float(cells[6]) == 0.0, r
+
+
+def test_the_benchmark_without_a_gpu_says_so(capsys, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import cuda_graph as bench
+    monkeypatch.setattr(bench.rt, "is_compiled_with_cuda", lambda: False)
+    assert bench.main([]) == 2
+    assert "no usable CuPy + CUDA device" in capsys.readouterr().err
