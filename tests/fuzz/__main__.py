@@ -1,5 +1,9 @@
 """A fuzzing campaign: `python -m tests.fuzz --examples 10000 [--gen state] [--save DIR]`.
 
+`--device fake-gpu` runs both sides on `tests/fake_cupy.py` with CUDA-graph capture on
+(`D2S_CUDA_GRAPH=1`): a converted program that can be captured runs its third and later
+calls as replays of its second.
+
 Prints the counts of each outcome (see `tests.fuzz.runner`) and saves the source of every
 disagreement / internal error (first ones first) so it can be shrunk into a regression test.
 """
@@ -53,7 +57,10 @@ def main(argv=None) -> int:
     p.add_argument("--gen", default="all", choices=["all", *GENERATORS])
     p.add_argument("--save", default=None, help="directory for failing sources")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--device", default="cpu", choices=["cpu", "fake-gpu"])
     a = p.parse_args(argv)
+    if a.device == "fake-gpu":
+        return _on_fake_gpu(main, argv)
     gens = list(GENERATORS) if a.gen == "all" else [a.gen]
     failed = 0
     for g in gens:
@@ -69,6 +76,36 @@ def main(argv=None) -> int:
             print("  first failures:", out.kind, out.detail.splitlines()[0][:300])
         failed += c.get("disagree", 0) + c.get("internal", 0)
     return 1 if failed else 0
+
+
+def _on_fake_gpu(main, argv) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import fake_cupy
+    os.environ["D2S_CUDA_GRAPH"] = "1"
+    rest = [x for x in argv or sys.argv[1:] if x not in ("--device", "fake-gpu")]
+    from runtime.program import cuda_graph
+    counts = {"captures": 0, "replays": 0}
+    capture, replay = cuda_graph._Graph.capture.__func__, cuda_graph._Graph.replay
+
+    def counted_capture(cls, *args):
+        graph = capture(cls, *args)
+        counts["captures"] += graph is not None
+        return graph
+
+    def counted_replay(self, arrays):
+        counts["replays"] += 1
+        return replay(self, arrays)
+
+    cuda_graph._Graph.capture = classmethod(counted_capture)
+    cuda_graph._Graph.replay = counted_replay
+    try:
+        with fake_cupy.installed():
+            rc = main(rest)
+    finally:
+        cuda_graph._Graph.capture, cuda_graph._Graph.replay = classmethod(capture), replay
+    print(f"[fake-gpu] CUDA graphs captured {counts['captures']}, replayed "
+          f"{counts['replays']} calls")
+    return rc
 
 
 if __name__ == "__main__":
