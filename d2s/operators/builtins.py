@@ -393,17 +393,27 @@ def bool_(x=False):
 def int_(x=0, *base):
     if is_variable(x):  # Paddle's converted int(): int32, float(): float32
         _one_element(x, "int")
-        import runtime as rt
-        return rt.cast(x, "int32")
+        return _number(x, "int32")
     return builtins.int(x, *base)
 
 
 def float_(x=0.0):
     if is_variable(x):
         _one_element(x, "float")
-        import runtime as rt
-        return rt.cast(x, "float32")
+        return _number(x, "float32")
     return builtins.float(x)
+
+
+def _number(x, dtype: str):
+    """The graph value standing for the Python number `int(x)` / `float(x)`: a number has
+    no gradient path back to `x` in eager mode, so neither has this (Paddle's converted
+    `float()` keeps one, and its gradients differ from its eager mode's)."""
+    import runtime as rt
+    out = rt.cast(x, dtype)
+    if out is x:  # (a cast to its own dtype is the value itself: a copy is the number)
+        out = rt.assign(x)
+    out.stop_gradient = True
+    return out
 
 
 def isinstance_(obj, cls):
