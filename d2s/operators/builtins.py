@@ -410,9 +410,10 @@ def _number(x, dtype: str):
     `float()` keeps one, and its gradients differ from its eager mode's)."""
     import runtime as rt
     out = rt.cast(x, dtype)
-    if out is x:  # (a cast to its own dtype is the value itself: a copy is the number)
-        out = rt.assign(x)
-    out.stop_gradient = True
+    if not out.stop_gradient:
+        if out is x:  # (a cast to its own dtype is the value itself: a copy is the number)
+            out = rt.assign(x)
+        out.stop_gradient = True
     return out
 
 

@@ -163,15 +163,21 @@ class Variable(core.VariableBase):
         return (self[i] for i in range(n))
 
     def numpy(self):
-        """The value stays in the graph: `v.numpy()` is `v` itself, as in Paddle's converted
-        code (so `if rt.mean(x).numpy() > 5`, `x.numpy()[0]` and `range(n.numpy()[0])` build
-        ops). Where the result is then used as a Python value, that use raises."""
+        """The value stays in the graph, as in Paddle's converted code (so `if
+        rt.mean(x).numpy() > 5`, `x.numpy()[0]` and `range(n.numpy()[0])` build ops); where
+        the result is then used as a Python value, that use raises. Eager `numpy()` is an
+        array, which has no gradient path: while a program is built the result is `v`
+        detached (a view of it with no gradient), `v` itself when it has none."""
+        from ..ops.registry import STATE
         _kept(self, "numpy")
-        return self
+        if self.stop_gradient or STATE.builder is None:
+            return self
+        return self.detach()
 
     def item(self):
-        """The one element, kept in the graph as a 0-d tensor. A tensor known to hold more
-        than one element raises."""
+        """The one element, kept in the graph as a 0-d tensor with no gradient path (eager
+        `item()` is a Python number). A tensor known to hold more than one element raises."""
+        from ..ops.math import assign
         from ..ops.shape import reshape
         _kept(self, "item")
         n = self.size
@@ -179,7 +185,12 @@ class Variable(core.VariableBase):
             raise ValueError(f"item() of static Variable '{self.name}' ({self.type_str()}), "
                              f"which holds {n} elements: only a one-element tensor converts "
                              "to a scalar; index it first (v[0].item())")
-        return reshape(self, [])
+        out = reshape(self, [])
+        if not out.stop_gradient:
+            if out is self:  # (a 0-d value reshaped to 0-d is itself: a copy is the number)
+                out = assign(self)
+            out.stop_gradient = True
+        return out
 
     def __array__(self, dtype=None, copy=None):
         raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
