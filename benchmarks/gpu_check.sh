@@ -12,11 +12,12 @@
 # CuPy, a CNN training step, the training stack, a control-flow program, bfloat16); the GPU
 # rows of benchmarks/eager_overhead.py and benchmarks/executor_overhead.py, with the CPU
 # rows of the same machine beside them; benchmarks/cuda_graph.py (converted programs called
-# as they are vs captured as CUDA graphs and replayed); the GPU rows of benchmarks/fusion.py (plain CuPy vs
-# static unfused vs fused: one generated ElementwiseKernel per run); benchmarks/amp_gpu.py
-# (float32 vs float16 matmuls and a converted MLP under auto_cast: do float16 matmuls reach
-# the tensor cores). Missing Python packages (gast, or another CuPy) can be carried as wheels
-# in .whl/ (docs/gpu.md says how); they are installed into /tmp/site.
+# as they are vs captured as CUDA graphs and replayed); the GPU rows of benchmarks/fusion.py
+# (plain CuPy vs static unfused vs fused: one generated ElementwiseKernel per run);
+# benchmarks/amp_gpu.py (float32 vs float16 matmuls and a converted MLP under auto_cast: do
+# float16 matmuls reach the tensor cores). Missing Python packages (gast, or another CuPy)
+# can be carried as wheels in .whl/ (docs/gpu.md says how); they are installed into
+# /tmp/site.
 #
 # Files written (at most 8, for the device tool's limits): env.txt, install.log,
 # pytest_gpu.log, bench_eager.md, bench_executor.md, bench_fusion.md, bench_amp.md,

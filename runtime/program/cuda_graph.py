@@ -20,12 +20,12 @@ the whole of what it does:
   refused capture leaves the program running as it is, for good.
 
 The program is run once as it is (a warm-up: kernels compile, cuBLAS starts, caches fill),
-then captured on its own stream into a private memory pool, which no other allocation uses while the graph lives (its
-intermediate buffers are the graph's). The parameters and buffers the program reads are
-captured as the arrays they hold then: when one of them is given a new array (not written
-in place), the graph is captured again. Results are copied out on each call; the caller's
-current stream is ordered before and after the launch with events, and a lock keeps
-threads from sharing the graph's buffers at once.
+then captured on its own stream into a private memory pool, which no other allocation uses
+while the graph lives (its intermediate buffers are the graph's). The parameters and
+buffers the program reads are captured as the arrays they hold then: when one of them is
+given a new array (not written in place), the graph is captured again. Results are copied
+out on each call; the caller's current stream is ordered before and after the launch with
+events, and a lock keeps threads from sharing the graph's buffers at once.
 """
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ def refusal(program) -> str | None:
     for op in block.ops:
         opdef = registry.OPS.get(op.type)
         if opdef is None or opdef.random:
-            return f"op {op.type!r} draws random numbers" if opdef else f"op {op.type!r}"
+            return f"op {op.type!r} draws random numbers" if opdef else \
+                f"op {op.type!r} is not a registered op"
     for v in block.vars.values():
         shape = getattr(v, "_static_shape", None)
         if shape is None or -1 in shape or getattr(v, "is_array", False):
