@@ -14,25 +14,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
+from amp_gpu import best_ms  # noqa: E402  (timing with a device synchronisation)
+from call_path import MLP, _entry  # noqa: E402  (the MLP 784-256-256-10 of the call path)
 from runtime import backend  # noqa: E402
 from runtime.program import cuda_graph  # noqa: E402
-
-
-class MLP(rt.nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2, self.fc3 = (rt.nn.Linear(784, 256), rt.nn.Linear(256, 256),
-                                        rt.nn.Linear(256, 10))
-
-    def forward(self, x):
-        return self.fc3(rt.nn.functional.relu(self.fc2(rt.nn.functional.relu(self.fc1(x)))))
 
 
 def chain(x):
@@ -59,22 +51,8 @@ def plain_chain(x):
     return x
 
 
-def _sync() -> None:
-    if backend.XP is not np:
-        backend.XP.cuda.Device().synchronize()
-
-
 def best_us(fn, repeat: int, number: int) -> float:
-    fn()
-    _sync()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        _sync()
-        best = min(best, (time.perf_counter() - start) / number * 1e6)
-    return best
+    return best_ms(fn, repeat, number) * 1e3
 
 
 def _converted(make, flag: str, x):
@@ -119,7 +97,7 @@ def main(argv=None) -> int:
         with rt.no_grad():
             got = [on(x).numpy() for _ in range(3)]  # the capture, then replays
         diff = max(float(np.max(np.abs(g - want))) for g in [first] + got)
-        entry = (on.forward if isinstance(on, rt.nn.Layer) else on).program_cache.last
+        entry = _entry(on)
         captured = isinstance(entry.compiled.body, cuda_graph.GraphBody) and \
             entry.compiled.body.captured
         plain = plain_of(off)

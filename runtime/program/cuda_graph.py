@@ -80,7 +80,6 @@ def wrap(compiled, program):
     if not enabled() or compiled.body is None or refusal(program) is not None:
         return compiled
     body = GraphBody(compiled.body, list(program.tensors.values()))
-    compiled.plain_body = compiled.body
     compiled.body = body
     compiled.fn.__globals__["_body"] = body  # `_run` calls `_body` by its global name
     return compiled
