@@ -325,8 +325,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
-        state = _initial_values(body, state, names, src)
-        log.scratch_end()
+        state = _settled_initial_values(body, state, names, src, log)
     carried = [i for i, v in enumerate(state) if _carried(v)]
     loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 
@@ -487,6 +486,21 @@ class _EmptyArray(list):
 
 def _empty_array(v) -> bool:
     return isinstance(v, _EmptyArray)
+
+
+def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
+    """`_initial_values`, traced again while a name stays unbound and the probe turned a
+    Python number into a tensor: a branch that binds it may be settled by that number on the
+    first probe (`k = 0` ... `if k > 5: return y`) and a tensor `if` only with the tensor the
+    loop really carries."""
+    for _ in range(len(names)):
+        out = _initial_values(body, state, names, src)
+        log.scratch_end()
+        if not any(isinstance(v, Undefined) for v in out) or all(
+                a is b for a, b in zip(out, state)):
+            return out
+        state = out
+    return state
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:
