@@ -41,7 +41,9 @@ class Base(gast.NodeTransformer):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.skip_expressions = _statement_only(type(self))
-        self._visitors: dict = {}  # node class -> bound visit_ method or None
+        # node class -> this class's visit_ function or None (shared by every instance: a
+        # bound method kept per instance would make each converter a reference cycle)
+        self._visitors = _visitors_of(type(self))
         self.scopes: list = []  # the functions and lambdas being visited (`visit_in_scope`)
 
     def visit_in_scope(self, node):
@@ -70,8 +72,8 @@ class Base(gast.NodeTransformer):
         try:
             visitor = self._visitors[cls]
         except KeyError:
-            visitor = self._visitors[cls] = getattr(self, "visit_" + cls.__name__, None)
-        result = self.generic_visit(node) if visitor is None else visitor(node)
+            visitor = self._visitors[cls] = getattr(type(self), "visit_" + cls.__name__, None)
+        result = self.generic_visit(node) if visitor is None else visitor(self, node)
         # A node returned as it was keeps its own origin (inherit would stop at it at once).
         if result is node or result is None or store is None:
             return result
@@ -125,6 +127,16 @@ class Base(gast.NodeTransformer):
                 continue
             out.extend(new if isinstance(new, list) else [new])
         return out
+
+
+_VISITORS: dict = {}
+
+
+def _visitors_of(cls) -> dict:
+    table = _VISITORS.get(cls)
+    if table is None:
+        table = _VISITORS[cls] = {}
+    return table
 
 
 _STATEMENT_ONLY: dict = {}
