@@ -11,6 +11,7 @@ import gast
 
 from . import activity, anno, origin
 from .naming import Namer
+from .walk import BLOCK_FIELDS, NODE_FIELDS
 
 
 class Context:
@@ -88,8 +89,14 @@ class Base(gast.NodeTransformer):
         """As `ast.NodeTransformer.generic_visit` (lists spliced, None removed), without its
         per-field overhead: every pass visits every node."""
         ast_type = gast.AST
-        skip = gast.expr if self.skip_expressions else _leaves(type(self))
-        for field in node._fields:
+        if self.skip_expressions:
+            skip = gast.expr
+            # a converter that visits statements only needs only the statement lists
+            fields = (BLOCK_ONLY if _block_only(type(self)) else NODE_FIELDS)[node.__class__]
+        else:
+            skip = _leaves(type(self))
+            fields = NODE_FIELDS[node.__class__]  # (fields holding no node are not fetched)
+        for field in fields:
             old = getattr(node, field, None)
             if old.__class__ is list:
                 new = []
@@ -151,6 +158,40 @@ def _statement_only(cls) -> bool:
             and issubclass(getattr(gast, name[6:]), gast.expr)
             for name in dir(cls) if name.startswith("visit_") and getattr(cls, name) is not None)
     return found
+
+
+class _BlockFields(dict):
+    """Node class -> its fields that hold statements or clauses (`body`, `orelse`,
+    `finalbody`, `handlers`, `cases`): all a walk that skips expressions can reach a
+    statement through (everything else a statement holds is an expression, or a node made of
+    expressions: `withitem`, `alias`, `arguments`, an operator)."""
+
+    def __missing__(self, cls) -> tuple:
+        found = self[cls] = tuple(f for f in cls._fields if f in BLOCK_FIELDS)
+        return found
+
+
+BLOCK_ONLY = _BlockFields()
+_BLOCK_ONLY_OF: dict = {}
+_CLAUSES = (gast.stmt, gast.excepthandler, gast.match_case, gast.expr)
+
+
+def _block_only(cls) -> bool:
+    """Whether converter `cls`, skipping expressions, has `visit_` methods only for
+    statements, clauses and expressions (never reached then), and `Base.visit_arguments`
+    (which then changes nothing): then the statement lists are the only fields its walk
+    needs."""
+    found = _BLOCK_ONLY_OF.get(cls)
+    if found is None:
+        found = _BLOCK_ONLY_OF[cls] = all(
+            name == "visit_arguments" or (isinstance(getattr(gast, name[6:], None), type)
+                                         and issubclass(getattr(gast, name[6:]), _CLAUSES))
+            for name in dir(cls) if name.startswith("visit_") and name not in _HELPERS
+            and getattr(cls, name) is not None)
+    return found
+
+
+_HELPERS = ("visit_in_scope", "visit_block")
 
 
 _LEAVES = (gast.expr_context, gast.operator, gast.boolop, gast.unaryop, gast.cmpop, gast.Name,
