@@ -391,29 +391,33 @@ def bool_(x=False):
 
 
 def int_(x=0, *base):
-    if is_variable(x):  # Paddle's converted int(): int32, float(): float32
+    if is_variable(x):
         _one_element(x, "int")
-        return _number(x, "int32")
+        return _number(x, "int64")
     return builtins.int(x, *base)
 
 
 def float_(x=0.0):
     if is_variable(x):
         _one_element(x, "float")
-        return _number(x, "float32")
+        return _number(x, "float64")
     return builtins.float(x)
 
 
 def _number(x, dtype: str):
-    """The graph value standing for the Python number `int(x)` / `float(x)`: a number has
-    no gradient path back to `x` in eager mode, so neither has this (Paddle's converted
-    `float()` keeps one, and its gradients differ from its eager mode's)."""
+    """The graph value standing for the Python number `int(x)` / `float(x)`: an int64 or a
+    float64 (Python's int and float hold what those hold: Paddle's converted int32 and float32
+    wrap 3e9 and round 2**24 + 1), combined with a tensor as a Python number is (it takes the
+    tensor's dtype: `Variable.python_scalar`). A number has no gradient path back to `x` in
+    eager mode, so neither has this (Paddle's converted `float()` keeps one, and its
+    gradients differ from its eager mode's)."""
     import runtime as rt
     out = rt.cast(x, dtype)
-    if not out.stop_gradient:
-        if out is x:  # (a cast to its own dtype is the value itself: a copy is the number)
-            out = rt.assign(x)
+    if out is x or not out.stop_gradient:
+        # (a cast to its own dtype is the value itself: a copy is the number)
+        out = rt.assign(x) if out is x else out
         out.stop_gradient = True
+    out.python_scalar = True
     return out
 
 

@@ -130,9 +130,10 @@ def _scalar_bool(x):
 def _graph(a, rest, op, decided: bool):
     """`a` is a graph value: `cond(a, ...)` evaluating the rest in one branch only.
 
-    For a bool `a` the result is a bool tensor. Otherwise, as in Python, the result is the
-    operand that decided (`m or 0.5` gives `m` or 0.5), which requires both to have one
-    dtype and rank."""
+    As in Python, the result is the operand that decided (`m or 0.5` gives `m` or 0.5; `(x >
+    0) and y` gives `x > 0` or `y`, whatever `y` is), which requires both to have one dtype
+    and shape: otherwise the result's type would depend on data, a `ConversionError`. (In a
+    condition, `truth_and_` / `truth_or_` combine truth values instead.)"""
     import runtime as rt
 
     from . import mutation
@@ -145,43 +146,31 @@ def _graph(a, rest, op, decided: bool):
                 rest, "an operand of `and`/`or` evaluated only when a tensor operand "
                 "before it decides so", src):
             return op(first(), *more)
-    if a.dtype != "bool":
-        pred = _scalar_bool(a)
+    pred = _scalar_bool(a)
 
-        def keep_value():
-            return a
-
-        def evaluate_value():
-            return rest_value()
-
-        try:
-            if decided:
-                return rt.static.nn.cond(pred, keep_value, evaluate_value)
-            return rt.static.nn.cond(pred, evaluate_value, keep_value)
-        except TypeError as e:
-            if "differs between branches" not in str(e):
-                raise
-            from ..errors import ConversionError
-            from .variables import user_origin, where
-            src = user_origin()
-            word = "or" if decided else "and"
-            raise ConversionError(
-                f"`a {word} b` used as a value, with a {a.dtype.name} tensor `a` and an "
-                f"operand of another dtype or shape ({where(src)}): Python gives one operand "
-                "or the other, so the result's dtype would depend on data. Use it as a "
-                f"condition (`if a {word} b:` combines truth values), or combine tensors "
-                f"explicitly (`rt.logical_{word}(a != 0, b)`).", origin=src) from e
-    a = _scalar_bool(a)
-
-    def evaluate():
-        return _scalar_bool(rest_value())
-
-    def keep():
+    def keep_value():
         return a
 
-    if decided:
-        return rt.static.nn.cond(a, keep, evaluate)
-    return rt.static.nn.cond(a, evaluate, keep)
+    def evaluate_value():
+        return rest_value()
+
+    try:
+        if decided:
+            return rt.static.nn.cond(pred, keep_value, evaluate_value)
+        return rt.static.nn.cond(pred, evaluate_value, keep_value)
+    except TypeError as e:
+        if "differs between branches" not in str(e):
+            raise
+        from ..errors import ConversionError
+        from .variables import user_origin, where
+        src = user_origin()
+        word = "or" if decided else "and"
+        raise ConversionError(
+            f"`a {word} b` used as a value, with a {a.dtype.name} tensor `a` and an "
+            f"operand of another dtype or shape ({where(src)}): Python gives one operand "
+            "or the other, so the result's dtype would depend on data. Use it as a "
+            f"condition (`if a {word} b:` combines truth values), or combine tensors "
+            f"explicitly (`rt.logical_{word}(a != 0, b)`).", origin=src) from e
 
 
 def not_(x):

@@ -307,11 +307,14 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
     src = user_origin()
     n = len(names)
     checks, taken = {}, None
-    if unbound_mod.checked(state):  # a name bound on some paths only, carried into the loop:
-        from .logical import to_bool  # read where the body runs (the test on entry)
+    # names first bound inside the loop: after it, bound only where the body ran
+    first_bound = [i for i in range(n) if isinstance(state[i], Undefined)]
+    if unbound_mod.checked(state) or first_bound:
+        from .logical import to_bool  # the test on entry: whether the body runs at all
         taken = to_bool(test(*state))
+    if unbound_mod.checked(state):  # a name bound on some paths only, carried into the loop:
         checks = {i: v.on_read for i, v in enumerate(state) if unbound_mod.checked([v])}
-        unbound_mod.read_if(state, taken)
+        unbound_mod.read_if(state, taken)  # read where the body runs
     log = mutation.begin((test, body), state, names, src)  # state found by object
     logs.append(log)
     fixed = _fixed_lists(body, state, names)
@@ -399,6 +402,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             for i, v in zip(carried, result):
                 out[i] = v
             unbound_mod.after_loop(checks, out, taken)
+            unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
             return loop.finish(out, result[len(carried):])
         except Exception as e:
             log.restore()  # the user's objects must not keep values of discarded blocks

@@ -109,6 +109,16 @@ def after_loop(inputs: dict, outputs: list, taken) -> None:
             v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at)
 
 
+def bound_by_loop(indices: list, names: tuple, outputs: list, taken, src) -> None:
+    """The loop's results for names first bound inside it (`indices`; zeros stood in for
+    them on entry): bound only where the body ran (`taken`: the test on entry), as in eager
+    mode, where reading one after a loop that never ran raises `UnboundLocalError`."""
+    for i in indices:
+        v = outputs[i]
+        if is_variable(v) and not isinstance(v.on_read, ReadCheck):
+            mark(v, taken, names[i], src)
+
+
 def branch_flags(values, n: int, flags: dict) -> list:
     """A traced branch's extra `cond` outputs: for each state index in `flags`, the bool
     telling where its value is bound (True where it has no read check). Values of this

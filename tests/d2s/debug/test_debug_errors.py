@@ -103,7 +103,7 @@ d2s.operators.variables.UndefinedNameError: 'y' is bound in only one branch of a
       if rt.mean(x) > 0:
 '''),
     "tensor_as_list_index": (lambda: m.tensor_as_list_index(x24()), TypeError, '''\
-TypeError: Using as a Python index of a tensor computed by the converted code (i32[]). Its value is only known when the program runs, so it cannot drive Python logic (a Python `if` on a value already taken out of the graph, an index into a Python list, a Python call that needs a number). Keep it a tensor: compare and branch on the tensor itself (inside a @d2s.to_static function `if`/`while` on a tensor become cond/while ops; by hand: rt.static.nn.cond / rt.static.nn.while_loop), index tensors with tensors, or see docs/errors.md, "A tensor's value used as a Python value".
+TypeError: Using as a Python index of a tensor computed by the converted code (i64[]). Its value is only known when the program runs, so it cannot drive Python logic (a Python `if` on a value already taken out of the graph, an index into a Python list, a Python call that needs a number). Keep it a tensor: compare and branch on the tensor itself (inside a @d2s.to_static function `if`/`while` on a tensor become cond/while ops; by hand: rt.static.nn.cond / rt.static.nn.while_loop), index tensors with tensors, or see docs/errors.md, "A tensor's value used as a Python value".
   In user code:
     File "<dir>/dbg_model.py", line 95, in tensor_as_list_index
       return x * SCALES[k]
