@@ -326,9 +326,18 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
                             "is a tensor, so it becomes a tensor array", src, log)
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
         copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
+    numbers = {}  # index -> a Python number the body may turn into a tensor
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
             v is None and _is_return_value(name)) for v, name in zip(state, names)):
+        numbers = {i: v for i, v in enumerate(state) if isinstance(v, (int, float))}
+        before = state
         state = _settled_initial_values(body, state, names, src, log)
+        # a number filling a tensor of another shape: right only where the body runs
+        numbers = {i: v for i, v in numbers.items() if is_variable(state[i]) and
+                   state[i].ndim and not getattr(state[i], "python_scalar", False)}
+        if numbers and taken is None:
+            from .logical import to_bool
+            taken = to_bool(test(*before))
     carried = [i for i, v in enumerate(state) if _carried(v)]
     loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 
@@ -403,6 +412,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
                 out[i] = v
             unbound_mod.after_loop(checks, out, taken)
             unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
+            unbound_mod.tensor_by_loop(numbers, names, out, taken, src)
             return loop.finish(out, result[len(carried):])
         except Exception as e:
             log.restore()  # the user's objects must not keep values of discarded blocks

@@ -19,10 +19,12 @@ from .variables import is_variable
 class ReadCheck:
     """Called by the program builder before an op reads the value (`Variable.on_read`)."""
 
-    __slots__ = ("bound", "name", "at", "done")
+    __slots__ = ("bound", "name", "at", "done", "error")
 
-    def __init__(self, bound, name: str, at: str):
+    def __init__(self, bound, name: str, at: str, error=None):
         self.bound, self.name, self.at = bound, name, at
+        # what is raised where the value is not what eager code has (None: unbound)
+        self.error = error
         self.done: set = set()  # the blocks already checked
 
     def __call__(self):
@@ -33,7 +35,7 @@ class ReadCheck:
         if b is None or id(b.block) in self.done:
             return
         self.done.add(id(b.block))
-        error = UnboundLocalError(
+        error = self.error or UnboundLocalError(
             f"cannot access local variable '{self.name}' where it is not associated with a "
             "value")
 
@@ -43,8 +45,9 @@ class ReadCheck:
         rt.static.nn.cond(rt.logical_not(self.bound), unbound, lambda: None)
 
 
-def mark(value, bound, name: str, src) -> None:
-    """`value` (an `if` result) is bound only where the bool graph value `bound` is true."""
+def mark(value, bound, name: str, src, error=None) -> None:
+    """`value` (an `if` result) is bound only where the bool graph value `bound` is true
+    (elsewhere reading it raises `error`, by default eager's `UnboundLocalError`)."""
     if not is_variable(value):
         return
     from .exceptions import _short
@@ -53,7 +56,7 @@ def mark(value, bound, name: str, src) -> None:
     if isinstance(previous, ReadCheck):
         import runtime as rt
         bound = rt.logical_and(bound, previous.bound)
-    value.on_read = ReadCheck(bound, name, at)
+    value.on_read = ReadCheck(bound, name, at, error)
 
 
 def carry(inner, outer, pred, inner_is_true: bool) -> None:
@@ -70,7 +73,7 @@ def carry(inner, outer, pred, inner_is_true: bool) -> None:
     existing = outer.on_read
     if isinstance(existing, ReadCheck):
         bound = rt.logical_and(bound, existing.bound)
-    outer.on_read = ReadCheck(bound, check.name, check.at)
+    outer.on_read = ReadCheck(bound, check.name, check.at, check.error)
 
 
 def read(values) -> None:
@@ -95,7 +98,7 @@ def read_if(values, taken) -> None:
         check = v.on_read if is_variable(v) else None
         if isinstance(check, ReadCheck):
             ReadCheck(rt.logical_or(check.bound, rt.logical_not(taken)), check.name,
-                      check.at)()
+                      check.at, check.error)()
             check.done.add(id(active_builder().block))
 
 
@@ -106,7 +109,8 @@ def after_loop(inputs: dict, outputs: list, taken) -> None:
     for i, check in inputs.items():
         v = outputs[i]
         if is_variable(v) and not isinstance(v.on_read, ReadCheck):
-            v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at)
+            v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at,
+                                  check.error)
 
 
 def bound_by_loop(indices: list, names: tuple, outputs: list, taken, src) -> None:
@@ -119,6 +123,25 @@ def bound_by_loop(indices: list, names: tuple, outputs: list, taken, src) -> Non
             mark(v, taken, names[i], src)
 
 
+def tensor_by_loop(numbers: dict, names: tuple, outputs: list, taken, src) -> None:
+    """The loop's results for Python numbers the body makes tensors of a shape that is not a
+    number's (`numbers`: index -> the number; the number filled a tensor of that shape on
+    entry): where the loop never ran, eager code still has the number, whose shape the
+    program cannot give; reading the value there raises a TypeError naming the line."""
+    from .variables import where
+    for i, number in numbers.items():
+        v = outputs[i]
+        if is_variable(v) and not isinstance(v.on_read, ReadCheck):
+            error = TypeError(
+                f"'{names[i]}' is the Python number {number!r} before a loop whose condition "
+                f"is a tensor ({where(src)}), and a tensor of shape {list(v.shape)} after "
+                "each run of its body: this time the loop did not run, so eager code would "
+                f"read the number, which the program cannot give with that shape. Bind "
+                f"'{names[i]}' to a tensor of that shape before the loop (for example "
+                f"`{names[i]} = rt.full({list(v.shape)}, {number!r})`).")
+            mark(v, taken, names[i], src, error)
+
+
 def branch_flags(values, n: int, flags: dict) -> list:
     """A traced branch's extra `cond` outputs: for each state index in `flags`, the bool
     telling where its value is bound (True where it has no read check). Values of this
@@ -127,7 +150,7 @@ def branch_flags(values, n: int, flags: dict) -> list:
     import runtime as rt
     for i, v in enumerate(values[:n]):
         if i not in flags and is_variable(v) and isinstance(v.on_read, ReadCheck):
-            flags[i] = (v.on_read.name, v.on_read.at)
+            flags[i] = (v.on_read.name, v.on_read.at, v.on_read.error)
     out = []
     for i in sorted(flags):
         v = values[i] if i < len(values) else None
@@ -144,8 +167,8 @@ def after_branches(result: list, flags: dict, bound_flags: list) -> None:
         v = result[i]
         if not is_variable(v):
             continue
-        name, at = flags[i]
+        name, at, error = flags[i]
         existing = v.on_read
         if isinstance(existing, ReadCheck):
             bound = rt.logical_and(bound, existing.bound)
-        v.on_read = ReadCheck(bound, name, at)
+        v.on_read = ReadCheck(bound, name, at, error)
