@@ -15,13 +15,13 @@ from . import mutation
 from . import unbound as unbound_mod
 from .control_flow import _raise_when_run, _raised_by_user_code  # noqa: I001
 from .control_flow import (  # the helpers loops share with `if`
-    _array_at, _array_paths, _as_list, _copy_container, _fill, _has_tensor, _is_return_value,
-    _is_tensor, _refuse_aliased, _result, _scalar, _zeros_like, check_return_none, ifelse,
-    probe)
+    _array_at, _array_paths, _as_list, _copy_container, _is_return_value, _is_tensor,
+    _refuse_aliased, _result, _scalar, ifelse, probe)
 from .exceptions import branch_frame
+from .loop_initial import _EmptyArray, _empty_array, _settled_initial_values, _to_array
 from .loop_keys import _check_keys, _removed, _skeleton
-from .lists import StructArray, empty_struct_array, is_structure, struct_array
-from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
+from .lists import StructArray
+from .variables import Undefined, is_variable, user_origin, where
 
 
 def while_loop(test, body, args: tuple, names: tuple):
@@ -266,8 +266,8 @@ def _graph_for(length, item_of, body, state, names, extra_test):
         from .logical import and_
         return and_(more, lambda: extra_test(*st))
 
-    def step(i, *st):
-        return (i + 1, *_as_list(body(item_of(i), *st), n))
+    def step(i, *st):  # (the index alone, where the loop carries no other state)
+        return _result([i + 1, *_as_list(body(item_of(i), *st), n)])
 
     # the index stands for a Python int (range and enumerate give Python ints in eager mode)
     out = graph_while(test, step, [_scalar(rt.zeros([], "int64"))] + list(state),
@@ -481,105 +481,6 @@ def _carried(v, inner: bool = False) -> bool:
     if isinstance(v, (tuple, list)) and not isinstance(v, _EmptyArray):
         return bool(v) and all(_carried(x, True) for x in v) or inner and not v
     return is_variable(v) or _is_tensor(v) or isinstance(v, (int, float, bool))
-
-
-def _to_array(items: list):
-    import runtime as rt
-    if not items:
-        return _EmptyArray()
-    if is_structure(items[0]):
-        return struct_array(items)
-    return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
-                                  initialized_list=list(items))
-
-
-class _EmptyArray(list):
-    """An empty Python list used as loop state: its element type is known only after the
-    body appended to it once."""
-
-
-def _empty_array(v) -> bool:
-    return isinstance(v, _EmptyArray)
-
-
-def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
-    """`_initial_values`, traced again while a name stays unbound and the probe turned a
-    Python number into a tensor: a branch that binds it may be settled by that number on the
-    first probe (`k = 0` ... `if k > 5: return y`) and a tensor `if` only with the tensor the
-    loop really carries."""
-    for _ in range(len(names)):
-        out = _initial_values(body, state, names, src)
-        log.scratch_end()
-        if not any(isinstance(v, Undefined) for v in out) or all(
-                a is b for a, b in zip(out, state)):
-            return out
-        state = out
-    return state
-
-
-def _initial_values(body, state: list, names: tuple, src) -> list:
-    """Trace the body once in a scratch block to learn the types that names first bound in
-    the loop (or Python numbers that the body turns into tensors) take."""
-    import runtime as rt
-    from runtime.program.builder import current_builder
-    b = current_builder()
-    with b.scratch():
-        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
-    out = list(state)
-    for i, (v, p) in enumerate(zip(state, probe)):
-        if isinstance(v, _EmptyArray):
-            elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
-                p.is_array else None  # (an array: a tensor `if` in the body appended)
-            if isinstance(p, StructArray):  # (a tensor `if` in the body appended)
-                out[i] = p.empty()
-                continue
-            if is_structure(elem):  # a list of tuples / dicts of tensors
-                out[i] = empty_struct_array(elem)
-                continue
-            out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
-            if hasattr(elem, "dtype"):  # the element type the body writes (a pop reads it)
-                out[i]._static_shape = elem.static_shape if getattr(
-                    elem, "is_array", False) else tuple(elem.shape)
-        elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
-            out[i] = _python_number(v, p)
-        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
-                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
-            if isinstance(p, Undefined):
-                continue
-            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
-                out[i] = _zeros_like(p)  # a structure returned from inside the loop
-                continue
-            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
-                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
-                continue
-            if not (is_variable(p) or _is_tensor(p)):
-                out[i] = p if isinstance(v, Undefined) else v
-                continue
-            if v is None:
-                check_return_none([names[i]], [[None, p]], src)
-            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
-                raise UndefinedNameError(
-                    f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
-                    f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
-                    f"bind '{names[i]}' before the loop")
-            fill = v if isinstance(v, (int, float)) else 0
-            out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
-            if getattr(p, "python_scalar", False):
-                _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
-    return out
-
-
-def _python_number(v, p):
-    """A Python number carried through a graph loop: a tensor of Python's precision (bool,
-    int64, float64), of the wider type when the body changes it (`1` -> `1 / 2`). Anything
-    else stays as it is."""
-    if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
-        return v
-    import runtime as rt
-    if isinstance(v, bool) and isinstance(p, bool):
-        return _scalar(rt.full([], v, "bool"))
-    dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
-    return _scalar(rt.full([], v, dtype))
 
 
 def _assigned(name: str, src) -> str:

@@ -174,23 +174,48 @@ class Variable(core.VariableBase):
             return self
         return self.detach()
 
-    def item(self):
-        """The one element, kept in the graph as a 0-d tensor with no gradient path (eager
-        `item()` is a Python number). A tensor known to hold more than one element raises."""
+    def item(self, *index):
+        """The element at `index` (one flat index, or one per dim, as eager's `x.item(0, 1)`)
+        or the one element, kept in the graph as a 0-d tensor with no gradient path that
+        stands for a Python number (eager `item()` is one: combined with a tensor, it takes
+        the tensor's dtype). A tensor known to hold more than one element raises without an
+        index; an index known to be out of range raises eager's IndexError."""
         from ..ops.math import assign
         from ..ops.shape import reshape
         _kept(self, "item")
-        n = self.size
-        if n not in (-1, 1):
-            raise ValueError(f"item() of static Variable '{self.name}' ({self.type_str()}), "
-                             f"which holds {n} elements: only a one-element tensor converts "
-                             "to a scalar; index it first (v[0].item())")
-        out = reshape(self, [])
-        if not out.stop_gradient:
-            if out is self:  # (a 0-d value reshaped to 0-d is itself: a copy is the number)
-                out = assign(self)
+        if index:
+            out = self._item_at(index)
+        else:
+            n = self.size
+            if n not in (-1, 1):
+                raise ValueError(
+                    f"item() of static Variable '{self.name}' ({self.type_str()}), which holds "
+                    f"{n} elements: only a one-element tensor converts to a scalar; index it "
+                    "first (v[0].item())")
+            out = reshape(self, [])
+        if out is self or not out.stop_gradient:
+            # (a 0-d value reshaped to 0-d is itself: a copy is the number)
+            out = assign(self) if out is self else out
             out.stop_gradient = True
+        out.python_scalar = True
         return out
+
+    def _item_at(self, index: tuple):
+        from ..ops.shape import reshape
+        shape = self._static_shape
+        if len(index) == 1:  # a flat index, as NumPy's item(i)
+            flat = reshape(self, [-1])
+            i, = index
+            n = self.size
+            if isinstance(i, int) and n >= 0 and not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for size {n}")
+            return flat[i]
+        if len(index) != len(shape):
+            raise ValueError("incorrect number of indices for array")
+        for k, (i, d) in enumerate(zip(index, shape)):
+            if isinstance(i, int) and d >= 0 and not -d <= i < d:
+                raise IndexError(f"index {i} is out of bounds for axis {k} with size {d}")
+        return self[tuple(index)]
 
     def __array__(self, dtype=None, copy=None):
         raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")

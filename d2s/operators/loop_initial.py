@@ -1,0 +1,112 @@
+"""The initial values of a graph loop's state (`loops._graph_while`): Python lists as tensor
+arrays, and for names first bound inside the loop, Python numbers the body makes tensors and
+empty lists the body appends to, the types the body gives them (a probe trace of the body,
+discarded).
+"""
+from __future__ import annotations
+
+from . import mutation
+from .control_flow import (
+    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar, _zeros_like,
+    check_return_none)
+from .lists import StructArray, empty_struct_array, is_structure, struct_array
+from .variables import Undefined, UndefinedNameError, is_variable, where
+
+
+def _to_array(items: list):
+    import runtime as rt
+    if not items:
+        return _EmptyArray()
+    if is_structure(items[0]):
+        return struct_array(items)
+    return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
+                                  initialized_list=list(items))
+
+
+class _EmptyArray(list):
+    """An empty Python list used as loop state: its element type is known only after the
+    body appended to it once."""
+
+
+def _empty_array(v) -> bool:
+    return isinstance(v, _EmptyArray)
+
+
+def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
+    """`_initial_values`, traced again while a name stays unbound and the probe turned a
+    Python number into a tensor: a branch that binds it may be settled by that number on the
+    first probe (`k = 0` ... `if k > 5: return y`) and a tensor `if` only with the tensor the
+    loop really carries."""
+    for _ in range(len(names)):
+        out = _initial_values(body, state, names, src)
+        log.scratch_end()
+        if not any(isinstance(v, Undefined) for v in out) or all(
+                a is b for a, b in zip(out, state)):
+            return out
+        state = out
+    return state
+
+
+def _initial_values(body, state: list, names: tuple, src) -> list:
+    """Trace the body once in a scratch block to learn the types that names first bound in
+    the loop (or Python numbers that the body turns into tensors) take."""
+    import runtime as rt
+    from runtime.program.builder import current_builder
+    b = current_builder()
+    with b.scratch():
+        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
+    out = list(state)
+    for i, (v, p) in enumerate(zip(state, probe)):
+        if isinstance(v, _EmptyArray):
+            elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
+                p.is_array else None  # (an array: a tensor `if` in the body appended)
+            if isinstance(p, StructArray):  # (a tensor `if` in the body appended)
+                out[i] = p.empty()
+                continue
+            if is_structure(elem):  # a list of tuples / dicts of tensors
+                out[i] = empty_struct_array(elem)
+                continue
+            out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
+            if hasattr(elem, "dtype"):  # the element type the body writes (a pop reads it)
+                out[i]._static_shape = elem.static_shape if getattr(
+                    elem, "is_array", False) else tuple(elem.shape)
+        elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
+            out[i] = _python_number(v, p)
+        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
+                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
+            if isinstance(p, Undefined):
+                continue
+            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
+                out[i] = _zeros_like(p)  # a structure returned from inside the loop
+                continue
+            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
+                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
+                continue
+            if not (is_variable(p) or _is_tensor(p)):
+                out[i] = p if isinstance(v, Undefined) else v
+                continue
+            if v is None:
+                check_return_none([names[i]], [[None, p]], src)
+            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
+                raise UndefinedNameError(
+                    f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
+                    f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
+                    f"bind '{names[i]}' before the loop")
+            fill = v if isinstance(v, (int, float)) else 0
+            out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
+            if getattr(p, "python_scalar", False):
+                _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
+    return out
+
+
+def _python_number(v, p):
+    """A Python number carried through a graph loop: a tensor of Python's precision (bool,
+    int64, float64), of the wider type when the body changes it (`1` -> `1 / 2`). Anything
+    else stays as it is."""
+    if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
+        return v
+    import runtime as rt
+    if isinstance(v, bool) and isinstance(p, bool):
+        return _scalar(rt.full([], v, "bool"))
+    dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
+    return _scalar(rt.full([], v, dtype))

@@ -1,0 +1,111 @@
+"""Graph loops that run zero times, found porting Paddle's dygraph_to_static tests
+(`test_loop.py`, `test_for_enumerate.py`): what a name holds after a loop whose body never
+ran is what eager code holds. A name first bound inside the loop is unbound there (reading it
+raises UnboundLocalError when the program runs; it read zeros); a Python number the body
+makes a tensor of another shape is still the number in eager code, which the program cannot
+give, so reading it raises a TypeError naming the loop (a number filled the tensor: a sum
+after the loop gave 24 for eager's 4); a loop whose only state is its index runs (it raised
+an internal structure error). Eager vs static vs NumPy through one converted program."""
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+from tests.finite_differences import numeric_grad
+
+
+def last_step(x, n):
+    for i in range(n):
+        y = x * i
+    return y
+
+
+def last_step_while(x, n):
+    k = rt.zeros([], "int64")
+    while k < n:
+        z = x + k
+        k = k + 1
+    return z
+
+
+class LastIndex(rt.nn.Layer):
+    def forward(self, x, n):
+        for i in range(n):
+            x = x + 1.0
+        return x * i
+
+
+@pytest.mark.parametrize("fn", [last_step, last_step_while, LastIndex()])
+def test_a_name_first_bound_in_the_loop_is_unbound_after_no_iteration(fn):
+    static = d2s.to_static(fn)
+    x = rt.to_tensor(np.array([1.0, 2.0], "float32"))
+    for n in (3, 1):
+        nn = rt.to_tensor(np.int64(n))
+        np.testing.assert_allclose(static(x, nn).numpy(), fn(x, nn).numpy())
+    zero = rt.to_tensor(np.int64(0))
+    with pytest.raises(UnboundLocalError):
+        fn(x, zero)
+    with pytest.raises(UnboundLocalError, match="where it is not associated with a value"):
+        static(x, zero)
+    cache = static.forward.program_cache if isinstance(fn, rt.nn.Layer) else \
+        static.program_cache
+    assert len(cache) == 1
+
+
+def test_gradient_of_a_name_bound_in_the_loop():
+    static = d2s.to_static(last_step)
+    a = np.array([0.5, -1.5], "float64")
+    x = rt.to_tensor(a, stop_gradient=False)
+    static(x, rt.to_tensor(np.int64(4))).sum().backward()
+    want = numeric_grad(lambda v: float((v * 3).sum()), a)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+
+def grid(i):
+    b = 4
+    while i < 10:
+        b = rt.zeros([2, 3]) + 1.0
+        i += 1
+    return rt.sum(b + rt.zeros([1]))
+
+
+def running_sum(x, n):
+    h = 0
+    for _ in range(n):
+        h = h + x
+    return h * 2
+
+
+def test_a_number_made_a_tensor_of_another_shape_after_no_iteration():
+    static = d2s.to_static(grid)
+    assert static(rt.to_tensor(np.array([7], "int32"))).numpy() == 6.0
+    assert grid(rt.to_tensor(np.array([12], "int32"))).numpy() == 4.0  # eager: the number
+    with pytest.raises(TypeError, match="'b' is the Python number 4 before a loop") as e:
+        static(rt.to_tensor(np.array([12], "int32")))
+    assert "while i < 10:" in str(e.value)
+
+
+def test_a_running_sum_from_zero_through_one_program():
+    static = d2s.to_static(running_sum)
+    a = np.array([1.0, 2.0, 3.0], "float32")
+    x = rt.to_tensor(a)
+    for n in (1, 4):
+        nn = rt.to_tensor(np.int64(n))
+        np.testing.assert_allclose(static(x, nn).numpy(), a * n * 2)
+        np.testing.assert_allclose(running_sum(x, nn).numpy(), a * n * 2)
+    assert running_sum(x, rt.to_tensor(np.int64(0))) == 0
+    with pytest.raises(TypeError, match="'h' is the Python number 0"):
+        static(x, rt.to_tensor(np.int64(0)))
+
+
+def index_only(x, n):
+    for i in range(n):
+        y = x + 1  # noqa: F841  (dead after the loop: the loop carries its index alone)
+    return x * 2
+
+
+def test_a_loop_carrying_only_its_index():
+    static = d2s.to_static(index_only)
+    x = rt.to_tensor(np.array([1.0, 2.0], "float32"))
+    for n in (0, 3):
+        np.testing.assert_allclose(static(x, rt.to_tensor(np.int64(n))).numpy(), [2.0, 4.0])
