@@ -33,18 +33,22 @@ def _empty_array(v) -> bool:
 
 
 def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
-    """`_initial_values`, traced again while a name stays unbound and the probe turned a
-    Python number into a tensor: a branch that binds it may be settled by that number on the
-    first probe (`k = 0` ... `if k > 5: return y`) and a tensor `if` only with the tensor the
-    loop really carries."""
+    """`_initial_values`, traced again while a name stays unbound (or an empty list's items
+    unseen) and the probe turned a Python number into a tensor: a branch that binds it may be
+    settled by that number on the first probe (`k = 0` ... `if k > 5: return y`; `i = 0` ...
+    `a.append(x)`, `if i % 2 == 1: a.pop()`, which leaves `a` empty) and a tensor `if` only
+    with the tensor the loop really carries."""
+    out = state
     for _ in range(len(names)):
         out = _initial_values(body, state, names, src)
         log.scratch_end()
-        if not any(isinstance(v, Undefined) for v in out) or all(
+        if not any(isinstance(v, Undefined) or _empty_array(v) for v in out) or all(
                 a is b for a, b in zip(out, state)):
-            return out
+            break
         state = out
-    return state
+    # an empty list whose items no probe saw (the body appends under a branch the probe did
+    # not take) stays a Python list
+    return [[] if _empty_array(v) else v for v in out]
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:
@@ -66,10 +70,12 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if is_structure(elem):  # a list of tuples / dicts of tensors
                 out[i] = empty_struct_array(elem)
                 continue
-            out[i] = rt.static.create_array(elem.dtype) if hasattr(elem, "dtype") else []
-            if hasattr(elem, "dtype"):  # the element type the body writes (a pop reads it)
-                out[i]._static_shape = elem.static_shape if getattr(
-                    elem, "is_array", False) else tuple(elem.shape)
+            if not hasattr(elem, "dtype"):
+                continue  # (items not seen yet: `_settled_initial_values` probes again)
+            out[i] = rt.static.create_array(elem.dtype)
+            # the element type the body writes (a pop reads it)
+            out[i]._static_shape = elem.static_shape if getattr(
+                elem, "is_array", False) else tuple(elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
         elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (

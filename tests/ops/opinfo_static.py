@@ -5,6 +5,7 @@ from __future__ import annotations
 
 _FLOW = "a structural op built by rt.static.nn / backward; tests/static/test_control_flow.py"
 _ARRAY = "a tensor-array op (list-valued); tests/static/test_control_flow.py"
+_JOIN = "+ of tensor arrays (list-valued); tests/d2s/semantics/test_tensor_array_concatenation.py"
 
 OPINFOS: list = []
 EXEMPT = {
@@ -17,7 +18,8 @@ EXEMPT = {
     "array_split_like": _ARRAY, "array_slice_grad": _ARRAY,
     "array_delete": _ARRAY, "array_grad_insert": _ARRAY,
     "array_insert": _ARRAY, "array_grad_remove": _ARRAY, "array_grad_inserted": _ARRAY,
-    "array_pack": _ARRAY,
+    "array_pack": _ARRAY, "array_join": _JOIN, "array_grad_head": _JOIN,
+    "array_grad_tail": _JOIN,
     "print": "prints at run time; tests/static/test_control_flow.py",
     "py_print": "prints at run time; tests/static/test_control_flow.py",
     "assert": "raises at run time; tests/static/test_control_flow.py",

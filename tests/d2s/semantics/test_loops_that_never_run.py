@@ -109,3 +109,38 @@ def test_a_loop_carrying_only_its_index():
     x = rt.to_tensor(np.array([1.0, 2.0], "float32"))
     for n in (0, 3):
         np.testing.assert_allclose(static(x, rt.to_tensor(np.int64(n))).numpy(), [2.0, 4.0])
+
+
+def keep_odd_steps(x, n):
+    kept = []
+    i = 0
+    while i < n:
+        kept.append(x + i)
+        i += 1
+        if i % 2 == 1:  # a tensor `if` once `i` is the loop's tensor (Python's 1 on a probe)
+            kept.pop()
+    return rt.concat(kept + [x * 0])
+
+
+def keep_odd_steps_ref(x, n):
+    kept, i = [], 0
+    while i < n:
+        kept.append(x + i)
+        i += 1
+        if i % 2 == 1:
+            kept.pop()
+    return np.concatenate(kept + [x * 0])
+
+
+def test_a_list_emptied_under_a_tensor_if_on_the_first_probe():
+    """Paddle's `test_list_pop_in_while_loop`: the probe that learns the list's items ran
+    the body with `i` still Python's 0, so the pop settled it empty and the real trace
+    refused the list ("only tensors, numbers and lists can change")."""
+    static = d2s.to_static(keep_odd_steps)
+    a = np.array([1.0], "float32")
+    for n in (0, 1, 4, 5):
+        nn = rt.to_tensor(np.array([n], "int32"))
+        want = keep_odd_steps_ref(a, n)
+        np.testing.assert_allclose(keep_odd_steps(rt.to_tensor(a), nn).numpy(), want)
+        np.testing.assert_allclose(static(rt.to_tensor(a), nn).numpy(), want)
+    assert len(static.program_cache) == 1

@@ -124,3 +124,19 @@ def test_item_is_a_python_number_beside_a_tensor():
     out = d2s.to_static(mean_times)(x, t)
     assert out.dtype == mean_times(x, t).dtype == rt.float32
     np.testing.assert_allclose(out.numpy(), [2.0, 4.0])
+
+
+def first_row_small(x):
+    y = x + 1
+    if y.numpy()[0] < 10:  # a row of 3: its truth is ambiguous, eagerly too
+        y = y * 2
+    return y
+
+
+def test_truth_of_a_tensor_of_several_elements_is_eagers_value_error():
+    x = rt.to_tensor(np.ones([4, 3], "float32"))
+    with pytest.raises(ValueError, match="truth value of an array with more than one"):
+        first_row_small(x)
+    with pytest.raises(ValueError, match="truth value of an array with more than one") as e:
+        d2s.to_static(first_row_small)(x)
+    assert "'t" not in str(e.value)  # no name of the program's own values
