@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from .. import report
-from . import mutation
+from . import loop_errors, mutation
 from . import unbound as unbound_mod
 from .control_flow import _raise_when_run, _raised_by_user_code  # noqa: I001
 from .control_flow import (  # the helpers loops share with `if`
@@ -417,6 +417,11 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         except Exception as e:
             log.restore()  # the user's objects must not keep values of discarded blocks
             if not isinstance(e, _Widen):
+                told = loop_errors.named(
+                    e, loop.initial_state(carried) + loop.initial,
+                    [names[i] for i in carried] + [s.path for s in loop.slots], src)
+                if told is not None:
+                    raise told from None
                 raise
             # The body widens a carried value's dtype (int32 -> int64, int -> float), as
             # Python's first iteration would: widen it before the loop, trace again. The

@@ -144,3 +144,26 @@ def test_a_list_emptied_under_a_tensor_if_on_the_first_probe():
         np.testing.assert_allclose(keep_odd_steps(rt.to_tensor(a), nn).numpy(), want)
         np.testing.assert_allclose(static(rt.to_tensor(a), nn).numpy(), want)
     assert len(static.program_cache) == 1
+
+
+def attribute_becomes_a_tensor(x):
+    class Holder:  # Paddle's `while_loop_class_var`
+        def __init__(self):
+            self.a, self.b = 1, 2
+
+    foo = Holder()
+    i = rt.zeros([1], "int64")
+    while i < x:
+        foo.b = rt.zeros([1], "float32")
+        foo.a = foo.b + foo.a
+        i += 1
+    return foo.a
+
+
+def test_a_carried_value_changing_dtype_is_named_as_the_user_wrote_it():
+    """The while op numbers its variables ("loop variable 3"): the error names `foo.b`."""
+    x = rt.to_tensor(np.array([2], "int64"))
+    np.testing.assert_allclose(attribute_becomes_a_tensor(x).numpy(), [1.0])  # eager runs
+    with pytest.raises(TypeError, match=r"'foo\.\w' is i64\[\] before a loop") as e:
+        d2s.to_static(attribute_becomes_a_tensor)(x)
+    assert "loop variable" not in str(e.value) and "while i < x:" in str(e.value)

@@ -1,0 +1,34 @@
+"""The runtime's errors about a graph loop's variables, told with the user's names: the
+`while` op numbers its variables (the leaves of the carried state, then of the objects the
+body changes), which mean nothing at the user's line."""
+from __future__ import annotations
+
+import re
+
+from runtime import pytree
+
+from .variables import where
+
+_KEPT = re.compile(r"while_loop: loop variable (\d+) is (.+?) before the loop but the body "
+                   r"returns (?:Variable )?(.+?); a loop variable must keep its dtype and rank")
+
+
+def named(error: Exception, values: list, labels: list, src) -> Exception | None:
+    """`error` told with the name of the loop variable it is about (`values`: the loop's
+    variables as passed to the `while` op; `labels`: the user's name of each); None where
+    it is not about one variable."""
+    m = _KEPT.match(str(error)) if isinstance(error, TypeError) else None
+    if m is None:
+        return None
+    leaf, before, after = int(m.group(1)), m.group(2), m.group(3)
+    for value, label in zip(values, labels):
+        n = len(pytree.flatten(value)[0])
+        if leaf < n:
+            return TypeError(
+                f"'{label}' is {before} before a loop whose condition is a tensor "
+                f"({where(src)}) and {after} after its body: a value the loop carries keeps "
+                f"its dtype and rank. Give '{label}' that dtype and rank before the loop (for "
+                f"a Python number that becomes a tensor: `{label} = rt.zeros(...)` of the "
+                "body's shape and dtype).")
+        leaf -= n
+    return None
