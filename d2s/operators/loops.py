@@ -307,16 +307,24 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
     src = user_origin()
     n = len(names)
     checks, taken = {}, None
+    log = mutation.begin((test, body), state, names, src)  # state found by object
+    logs.append(log)
+    _refuse_test_effects(test, state, log, src)
+
+    def entered(values):
+        """The test on entry (whether the body runs at all); what it changes in Python
+        objects is put back, as the loop's own test changes them when the program runs."""
+        from .logical import to_bool
+        out = to_bool(test(*values))
+        log.scratch_end()
+        return out
     # names first bound inside the loop: after it, bound only where the body ran
     first_bound = [i for i in range(n) if isinstance(state[i], Undefined)]
     if unbound_mod.checked(state) or first_bound:
-        from .logical import to_bool  # the test on entry: whether the body runs at all
-        taken = to_bool(test(*state))
+        taken = entered(state)
     if unbound_mod.checked(state):  # a name bound on some paths only, carried into the loop:
         checks = {i: v.on_read for i, v in enumerate(state) if unbound_mod.checked([v])}
         unbound_mod.read_if(state, taken)  # read where the body runs
-    log = mutation.begin((test, body), state, names, src)  # state found by object
-    logs.append(log)
     fixed = _fixed_lists(body, state, names)
     log.scratch_end()
     report.arrays(names, [None if i in fixed else v for i, v in enumerate(state)])
@@ -336,8 +344,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         numbers = {i: v for i, v in numbers.items() if is_variable(state[i]) and
                    state[i].ndim and not getattr(state[i], "python_scalar", False)}
         if numbers and taken is None:
-            from .logical import to_bool
-            taken = to_bool(test(*before))
+            taken = entered(before)
     carried = [i for i, v in enumerate(state) if _carried(v)]
     loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 
@@ -440,6 +447,23 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             arrayify.clear()
             extra_arrays.clear()
     raise AssertionError("d2s bug: loop state kept widening")
+
+
+def _refuse_test_effects(test, state: list, log, src) -> None:
+    """The loop's condition traced once in a scratch block: eager code runs its Python
+    effects (`self.log.append(...)`, a counter on an object) each time it tests it, which the
+    `while` op's condition block cannot do (its only output is the truth value)."""
+    from runtime.program.builder import current_builder
+    with current_builder().scratch():
+        test(*state)
+    new = log.changed()
+    log.restore()
+    if new:
+        raise mutation.StateChangeError(
+            f"{new[0].path} is changed by the condition of a loop whose condition is a tensor "
+            f"({where(src)}): eager code changes it each time it tests the condition, and the "
+            "program's loop condition can only compute its truth value. Change it in the loop "
+            "body (or before the loop) instead.", src)
 
 
 class _Widen(Exception):

@@ -167,3 +167,36 @@ def test_a_carried_value_changing_dtype_is_named_as_the_user_wrote_it():
     with pytest.raises(TypeError, match=r"'foo\.\w' is i64\[\] before a loop") as e:
         d2s.to_static(attribute_becomes_a_tensor)(x)
     assert "loop variable" not in str(e.value) and "while i < x:" in str(e.value)
+
+
+class Recorder:
+    def __init__(self):
+        self.tested = []
+
+
+def counted_condition(x, n, rec):
+    i = rt.zeros([], "int64")
+    y = x
+
+    def more(i):
+        rec.tested.append(1)  # eager: once per test, the last one false
+        return i < n
+
+    while more(i):
+        y = y + 1.0
+        i = i + 1
+    return y
+
+
+def test_python_effects_in_a_tensor_loop_condition_are_refused():
+    """Eager code runs the condition's Python effects each time it tests it (4 appends for
+    3 iterations); the program's condition block only computes a truth value (a trace
+    appended 3 times, silently)."""
+    x, n = rt.to_tensor(np.array([1.0], "float32")), rt.to_tensor(np.int64(3))
+    rec = Recorder()
+    np.testing.assert_allclose(counted_condition(x, n, rec).numpy(), [4.0])
+    assert len(rec.tested) == 4
+    rec = Recorder()
+    with pytest.raises(d2s.ConversionError, match=r"rec\.tested is changed by the condition"):
+        d2s.to_static(counted_condition)(x, n, rec)
+    assert rec.tested == []  # put back as it was
