@@ -72,6 +72,7 @@ class StaticFunction:
         self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
         # where a method's per-instance StaticFunction is kept on its instance
         self._slot = f"__d2s_static_{self._function.__name__}_{id(self)}"
+        self._classes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # (classmethods)
         self.__name__ = getattr(self._function, "__name__", "static_function")
         self.__qualname__ = getattr(self._function, "__qualname__", self.__name__)
         self.__doc__ = getattr(self._function, "__doc__", None)
@@ -89,11 +90,16 @@ class StaticFunction:
                 "object: it has no __dict__ (its class sets __slots__), so d2s has nowhere "
                 "to keep its programs. Add '__dict__' to __slots__, or convert a plain "
                 "function that takes the object as an argument.") from None
-        bound = store.get(self._slot)
+        if not isinstance(store, dict):  # a class: `@classmethod` over `@to_static`
+            store = self._classes  # (a class's __dict__ is read-only)
+            bound = store.get(instance)
+        else:
+            bound = store.get(self._slot)
         if bound is None or bound._instance is not instance:  # (a copy.copy of the object)
             bound = StaticFunction(self._function, self._input_spec, self.full_graph,
                                    self.build_strategy, instance=instance)
-            store[self._slot] = bound  # freed with the instance (no registry keeps it)
+            # freed with the instance (no registry keeps it)
+            store[instance if store is self._classes else self._slot] = bound
         return bound
 
     # ---- calling --------------------------------------------------------------------------

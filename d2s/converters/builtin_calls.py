@@ -19,7 +19,8 @@ from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 
-HANDLES = (gast.Call, gast.Attribute)  # the pass is skipped when none of these is present
+# the pass is skipped when none of these is present
+HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -42,6 +43,9 @@ BUILTINS = {
     "reversed": "reversed_",
     "list": "list_",
     "tuple": "tuple_",
+    "str": "str_",  # (the text of a tensor exists only when the program runs: refused)
+    "repr": "repr_",
+    "format": "format_",
 }
 
 
@@ -55,14 +59,29 @@ class BuiltinCalls(Base):
         return self.visit_in_scope(node)  # `lambda len: len(x)` calls its parameter
 
     def visit_Call(self, node):
-        node = self.generic_visit(node)
         f = node.func
+        if isinstance(f, gast.Name) and f.id == "print" and not self._shadowed("print"):
+            # an f-string holding a tensor is formatted when the program runs
+            node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
+                         for a in node.args]
+        node = self.generic_visit(node)
         if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
             return node
         node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")
-        if f.id == "print":  # an f-string holding a tensor is formatted when the program runs
-            node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
-                         for a in node.args]
+        return node
+
+    def visit_JoinedStr(self, node):
+        # an f-string used as a value (not a `print` argument): its text, or an error where
+        # a piece is a tensor computed by the converted code
+        node = self.generic_visit(node)
+        return templates.replace_as_expression(f"{RESERVED}.text(value)", value=_fstring(node))
+
+    def visit_BinOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, gast.Mod) and isinstance(node.left, gast.Constant) and \
+                isinstance(node.left.value, str):  # "..." % args
+            return templates.replace_as_expression(f"{RESERVED}.percent(fmt, args)",
+                                                   fmt=node.left, args=node.right)
         return node
 
     def visit_Attribute(self, node):

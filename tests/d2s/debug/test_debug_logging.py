@@ -69,7 +69,7 @@ def test_final_code_level_is_the_code_users_see(caplog):
     d2s.set_code_level()
     code = converted_with_logging(caplog)[0].partition(":\n")[2]
     assert code == d2s.to_static(percent_and_branch).code
-    assert "_d2s.ifelse(" in code and "'%d%%' % k" in code and "x % 2" in code
+    assert "_d2s.ifelse(" in code and "_d2s.percent('%d%%', k)" in code and "x % 2" in code
 
 
 def test_nothing_is_logged_by_default(caplog):
@@ -129,7 +129,7 @@ def test_also_to_stdout_and_percent_text(caplog, capsys):
     messages = converted_with_logging(caplog)
     out, err = capsys.readouterr()
     assert messages[0] in out
-    assert "'%d%%' % k" in out and "Logging error" not in err
+    assert "_d2s.percent('%d%%', k)" in out and "Logging error" not in err
 
 
 def test_a_handler_is_added_only_when_nothing_handles_d2s_records():

@@ -1,0 +1,56 @@
+"""The text of a value, as converted code makes it: `str()`, `repr()`, `format()`, `%`
+formatting and f-strings outside `print`. A tensor computed by the converted code has no
+value, so no text, until the program runs: making one is an error at the user's line (the
+traced value's own text, `Variable(%t0: i64[])`, would come back instead of eager's, and
+nothing would say so). `print` shows such a tensor when the program runs (`print_`)."""
+from __future__ import annotations
+
+import builtins
+
+from .print_values import FString, holds_graph_values
+from .variables import user_origin, where
+
+
+def _refuse(what: str):
+    from ..errors import ConversionError
+    src = user_origin()
+    raise ConversionError(
+        f"{what} of a tensor computed by the converted code ({where(src)}): its text exists "
+        "only when the program runs. Print it there (`print(x)`, or an f-string inside "
+        "`print`), or return the tensor and make its text outside the converted function.",
+        origin=src)
+
+
+def str_(*args, **kwargs):
+    """`str(x)`"""
+    if args and holds_graph_values(args[0]):
+        _refuse("str()")
+    return builtins.str(*args, **kwargs)
+
+
+def repr_(x):
+    """`repr(x)`"""
+    if holds_graph_values(x):
+        _refuse("repr()")
+    return builtins.repr(x)
+
+
+def format_(x, spec=""):
+    """`format(x, spec)`"""
+    if holds_graph_values(x):
+        _refuse("format()")
+    return builtins.format(x, spec)
+
+
+def percent(fmt, args):
+    """`"..." % args` with a string literal on the left."""
+    if holds_graph_values(args):
+        _refuse("`%` formatting")
+    return fmt % args
+
+
+def text(value):
+    """An f-string outside `print` (`fstring` gives an `FString` where a piece is a tensor)."""
+    if isinstance(value, FString):
+        _refuse("an f-string")
+    return value
