@@ -189,9 +189,9 @@ class Variable(core.VariableBase):
             n = self.size
             if n not in (-1, 1):
                 raise ValueError(
-                    f"item() of static Variable '{self.name}' ({self.type_str()}), which holds "
-                    f"{n} elements: only a one-element tensor converts to a scalar; index it "
-                    "first (v[0].item())")
+                    f"item() of a tensor of {n} elements ({self.type_str()}): only a "
+                    "one-element tensor converts to a scalar; index it first (v[0].item(), "
+                    "or v.item(i))")
             out = reshape(self, [])
         if out is self or not out.stop_gradient:
             # (a 0-d value reshaped to 0-d is itself: a copy is the number)

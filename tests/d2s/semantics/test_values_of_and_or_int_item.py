@@ -140,3 +140,16 @@ def test_truth_of_a_tensor_of_several_elements_is_eagers_value_error():
     with pytest.raises(ValueError, match="truth value of an array with more than one") as e:
         d2s.to_static(first_row_small)(x)
     assert "'t" not in str(e.value)  # no name of the program's own values
+
+
+def whole_item(x):
+    return x.item()
+
+
+def test_item_of_several_elements_names_no_program_value():
+    with pytest.raises(ValueError, match="only one-element tensors"):
+        whole_item(rt.ones([3]))
+    with pytest.raises(ValueError, match=r"item\(\) of a tensor of 3 elements \(f32\[3\]\)") \
+            as e:
+        d2s.to_static(whole_item)(rt.ones([3]))
+    assert "'t" not in str(e.value).splitlines()[0]
