@@ -141,7 +141,8 @@ def main(argv=None) -> int:
           f"   p90 {np.percentile(firsts, 90):7.2f} ms   (target <= 3 ms)")
     print(f"  first call, CPU time of this thread:  median {statistics.median(first_cpus):7.2f} ms"
           "   (what the wall time is on an idle machine)")
-    print(f"  the same, first of each case's calls:  median {statistics.median(single_cpus):7.2f} ms"
+    single = statistics.median(single_cpus)
+    print(f"  the same, first of each case's calls:  median {single:7.2f} ms"
           "   (one sample per case: noisier)")
     print(f"  steady call, static:                  median {statistics.median(statics):7.1f} us")
     print(f"  steady call, eager:                   median {statistics.median(eagers):7.1f} us")

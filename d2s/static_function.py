@@ -72,7 +72,7 @@ class StaticFunction:
         self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
         # where a method's per-instance StaticFunction is kept on its instance
         self._slot = f"__d2s_static_{self._function.__name__}_{id(self)}"
-        self._classes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # (classmethods)
+        self._classes = None  # class -> its StaticFunction (`@classmethod` over `@to_static`)
         self.__name__ = getattr(self._function, "__name__", "static_function")
         self.__qualname__ = getattr(self._function, "__qualname__", self.__name__)
         self.__doc__ = getattr(self._function, "__doc__", None)
@@ -91,7 +91,9 @@ class StaticFunction:
                 "to keep its programs. Add '__dict__' to __slots__, or convert a plain "
                 "function that takes the object as an argument.") from None
         if not isinstance(store, dict):  # a class: `@classmethod` over `@to_static`
-            store = self._classes  # (a class's __dict__ is read-only)
+            if self._classes is None:  # (a class's __dict__ is read-only)
+                self._classes = weakref.WeakKeyDictionary()
+            store = self._classes
             bound = store.get(instance)
         else:
             bound = store.get(self._slot)

@@ -6,6 +6,8 @@ and Python side effects of building them happen once.
 """
 from __future__ import annotations
 
+import math
+
 from .. import report
 from .variables import is_variable
 
@@ -15,7 +17,7 @@ def to_bool(x):
     if not is_variable(x):
         return bool(x)
     shape = x.shape
-    if not x.is_array and all(d >= 0 for d in shape) and _size(shape) != 1:
+    if not x.is_array and all(d >= 0 for d in shape) and math.prod(shape) != 1:
         # eager's class and message (the program would name its own value instead)
         raise ValueError("The truth value of an array with more than one element is "
                          f"ambiguous (a tensor of shape {list(shape)}). Use a.any() or a.all()")
@@ -23,13 +25,6 @@ def to_bool(x):
         return x
     import runtime as rt
     return rt.not_equal(x, rt.zeros_like(x))
-
-
-def _size(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def and_(a, *rest):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from . import mutation
 from .control_flow import (
-    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar, _zeros_like,
-    check_return_none)
+    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar,
+    _zeros_like, check_return_none)
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, where
 

@@ -309,19 +309,12 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
     checks, taken = {}, None
     log = mutation.begin((test, body), state, names, src)  # state found by object
     logs.append(log)
-    _refuse_test_effects(test, state, log, src)
-
-    def entered(values):
-        """The test on entry (whether the body runs at all); what it changes in Python
-        objects is put back, as the loop's own test changes them when the program runs."""
-        from .logical import to_bool
-        out = to_bool(test(*values))
-        log.scratch_end()
-        return out
+    _refuse_test_effects(test, state, log, src)  # (so the test can run again: `taken`)
+    from .logical import to_bool
     # names first bound inside the loop: after it, bound only where the body ran
     first_bound = [i for i in range(n) if isinstance(state[i], Undefined)]
     if unbound_mod.checked(state) or first_bound:
-        taken = entered(state)
+        taken = to_bool(test(*state))  # the test on entry: whether the body runs at all
     if unbound_mod.checked(state):  # a name bound on some paths only, carried into the loop:
         checks = {i: v.on_read for i, v in enumerate(state) if unbound_mod.checked([v])}
         unbound_mod.read_if(state, taken)  # read where the body runs
@@ -344,7 +337,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         numbers = {i: v for i, v in numbers.items() if is_variable(state[i]) and
                    state[i].ndim and not getattr(state[i], "python_scalar", False)}
         if numbers and taken is None:
-            taken = entered(before)
+            taken = to_bool(test(*before))
     carried = [i for i, v in enumerate(state) if _carried(v)]
     loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
 

@@ -23,7 +23,6 @@ from . import (
     nn_pool,
     optim,
     optim_more,
-    plus,
     random,
     reduce,
     resize_dyn,
@@ -37,4 +36,4 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
-           resize_dyn, yolo, unbind, tiling, plus)
+           resize_dyn, yolo, unbind, tiling)

@@ -518,18 +518,13 @@ def _eager_join(array, how, axis):
     return getattr(combine, how)(list(array), axis=axis)
 
 
-def is_array(v) -> bool:
-    """Whether `v` is a static tensor array (a list whose length the program decides)."""
-    return isinstance(v, Variable) and v.kind == "array"
-
-
 def array_joined(a, b) -> Variable:
     """`a + b` where one side is a static tensor array and the other an array or a Python
     list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
     Python's list concatenation gives."""
-    if not is_array(a):
+    if not _is_array(a):
         a = _array_of(a, b)
-    if not is_array(b):
+    if not _is_array(b):
         b = _array_of(b, a)
     if a.dtype != b.dtype:
         raise registry.OpTypeError(f"array + array: '{a.name}' holds {a.dtype.name} but "
@@ -543,6 +538,10 @@ def array_joined(a, b) -> Variable:
         x if x == y else -1 for x, y in zip(sa, sb))
     out._stop_gradient = a.stop_gradient and b.stop_gradient
     return out
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, Variable) and v.kind == "array"
 
 
 def _array_of(items, like: Variable) -> Variable:

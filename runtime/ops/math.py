@@ -320,7 +320,7 @@ CLIP = register("clip", kernel=_clip_kernel, infer=I.unary("clip", allow=_NUM),
 
 
 METHODS = {
-    "add": add,  # (`+` is plus.py's: a tensor array's `+` is a list concatenation)
+    "__add__": add, "__radd__": reflected(add), "add": add,
     "__sub__": subtract, "__rsub__": reflected(subtract), "subtract": subtract,
     "__mul__": multiply, "__rmul__": reflected(multiply), "multiply": multiply,
     "__truediv__": divide, "__rtruediv__": reflected(divide), "divide": divide,

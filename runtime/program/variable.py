@@ -265,6 +265,21 @@ class Variable(core.VariableBase):
 
         if tensor_setitem is not None:
             cls.__setitem__ = __setitem__
+        tensor_add = table["__add__"]
+
+        def __add__(self, other):  # `lst + [x]` on a list that became a tensor array
+            if self.kind == "array" or (isinstance(other, Variable) and other.kind == "array"):
+                from ..ops.arrays import array_joined
+                return array_joined(self, other)
+            return tensor_add(self, other)
+
+        def __radd__(self, other):  # `[x] + lst`
+            if self.kind == "array":
+                from ..ops.arrays import array_joined
+                return array_joined(other, self)
+            return tensor_add(other, self)
+
+        cls.__add__, cls.__radd__ = __add__, __radd__
 
     def append(self, x) -> None:
         """`arr.append(x)` on a tensor array: write `x` at the end."""
