@@ -30,17 +30,20 @@ _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 def hoist_generated(fn: gast.FunctionDef) -> None:
     """Flatten the generated functions nested inside `fn` (in place)."""
-    fn.body = _flatten(fn.body)
+    fn.body = _flatten(fn.body, {})
 
 
-def _flatten(stmts: list) -> list:
+def _flatten(stmts: list, free: dict) -> list:
+    """`free` caches `_free` by node id: a def's body is final before it is first asked
+    (inner levels are flattened first) and a def moved up is not changed again, so an `elif`
+    chain of n conditions costs n walks, not n * n."""
     out = []
     for s in stmts:
         cls = s.__class__
         if cls is gast.FunctionDef or cls is gast.AsyncFunctionDef:
-            s.body = _flatten(s.body)
+            s.body = _flatten(s.body, free)
             if anno.getanno(s, anno.GENERATED, False) and _branch_shell(s):
-                out.extend(_take_out(s))
+                out.extend(_take_out(s, free))
         elif cls is not gast.ClassDef:
             for field in _BODIES:
                 inner = getattr(s, field, None)
@@ -48,14 +51,14 @@ def _flatten(stmts: list) -> list:
                     continue
                 if isinstance(inner[0], (gast.ExceptHandler, gast.match_case)):
                     for part in inner:
-                        part.body = _flatten(part.body)
+                        part.body = _flatten(part.body, free)
                 else:
-                    setattr(s, field, _flatten(inner))
+                    setattr(s, field, _flatten(inner, free))
         out.append(s)
     return out
 
 
-def _take_out(parent: gast.FunctionDef) -> list:
+def _take_out(parent: gast.FunctionDef, free: dict) -> list:
     """The generated defs directly in `parent` that can move out of it (removed from it)."""
     candidates = [s for s in parent.body if s.__class__ is gast.FunctionDef
                   and anno.getanno(s, anno.GENERATED, False) and _movable_form(s)]
@@ -66,12 +69,15 @@ def _take_out(parent: gast.FunctionDef) -> list:
     kept = {s.name for s in parent.body if isinstance(s, _SCOPES)} - moving
     moved = []
     for c in candidates:
-        if _free(c).isdisjoint(bound | kept):
+        if id(c) not in free:
+            free[id(c)] = _free(c)
+    for c in candidates:
+        if free[id(c)].isdisjoint(bound | kept):
             moved.append(c)
     if len(moved) != len(candidates):  # a moved def could read a def that stays: keep it simple
         names = {m.name for m in moved}
         staying = moving - names
-        moved = [m for m in moved if _free(m).isdisjoint(staying)]
+        moved = [m for m in moved if free[id(m)].isdisjoint(staying)]
     if moved:
         ids = {id(m) for m in moved}
         parent.body = [s for s in parent.body if id(s) not in ids]
