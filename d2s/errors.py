@@ -201,10 +201,16 @@ def _file_kind(filename: str) -> int:
     return _USER if _is_user_file(filename) else _SKIP
 
 
+# Every op built while tracing walks the stack for its user frames: a recursion n deep would
+# cost n * n (minutes for a runaway one). Errors name the innermost frames, as many as this
+# (Python's own traceback of a deep recursion shows its innermost frames too).
+_DEEPEST = 200
+
+
 def _stack_entries(frame) -> list[tuple]:
     """The `_entry`s of the frames from `frame` outwards that decide its user frames,
     outermost first: frames of files `_SKIP`ped are left out, and so are those outside the
-    outermost generated frame (`_user_frames` drops them)."""
+    outermost generated frame (`_user_frames` drops them); `_DEEPEST` frames at most."""
     kept = []  # frames, innermost first
     outermost = 0  # len(kept) up to the outermost generated frame
     kinds = _KIND
@@ -217,6 +223,8 @@ def _stack_entries(frame) -> list[tuple]:
             kept.append(frame)
             if kind == _GENERATED:
                 outermost = len(kept)
+            if len(kept) == _DEEPEST:
+                break
         frame = frame.f_back
     # (a frame's line number is read only here: `frame_line` keeps long functions' line tables)
     return [_entry(f.f_code.co_filename, frame_line(f), f.f_code.co_name)

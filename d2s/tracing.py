@@ -5,6 +5,8 @@ it, and a recursion whose depth depends on a tensor named.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from runtime import pytree
@@ -13,6 +15,13 @@ from runtime.core import is_variable as _is_variable
 
 from . import guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
+from .transpile import deep_recursion
+
+# A converted call goes through a few Python frames for each of the user's (the operators an
+# `if`, a call or a loop runs in), so a trace may recurse this many times deeper than Python
+# lets the user's own code: what runs eagerly traces (a recursive function as deep as eager's
+# limit, an `elif` chain of hundreds). No more: a runaway recursion still ends as eager's does.
+_TRACE_FRAMES_PER_USER_FRAME = 4
 
 
 def trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
@@ -22,6 +31,11 @@ def trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
     `layer(x)` does), so they are part of the program. A trace that changed Python numbers
     reachable from the call is traced again with them as program state
     (`side_effects.py`); if that trace fails, they are guarded and replayed instead."""
+    with deep_recursion(_TRACE_FRAMES_PER_USER_FRAME * sys.getrecursionlimit()):
+        return _trace(sf, args, kwargs, with_hooks, state)
+
+
+def _trace(sf, args, kwargs, with_hooks, state):
     if not state:  # a program to save: Python values stay constants
         return _trace_once(sf, args, kwargs, with_hooks, (), state=False)
     try:

@@ -43,7 +43,8 @@ class Converted:
     def source(self) -> str:
         """The converted function alone (what `.code` shows), printed on first use."""
         if self._source is None:
-            self._source = parser.unparse(self._node)
+            with deep_recursion():  # printing a long expression recurses as deep as parsing
+                self._source = parser.unparse(self._node)
             self._node = None
         return self._source
 
@@ -125,13 +126,13 @@ _CONVERSION_RECURSION_LIMIT = 30_000 if sys.version_info >= (3, 11) else 6_000
 
 
 @contextlib.contextmanager
-def deep_recursion():
-    """Allow deep recursion while converting (restored afterwards)."""
+def deep_recursion(limit: int = _CONVERSION_RECURSION_LIMIT):
+    """Allow recursion `limit` deep while converting or tracing (restored afterwards)."""
     old = sys.getrecursionlimit()
-    if old >= _CONVERSION_RECURSION_LIMIT:
+    if old >= limit:
         yield
         return
-    sys.setrecursionlimit(_CONVERSION_RECURSION_LIMIT)
+    sys.setrecursionlimit(limit)
     try:
         yield
     finally:
