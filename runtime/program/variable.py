@@ -10,6 +10,8 @@ to `Tensor` later (`rt.Tensor.view = my_view`) are found on a Variable too (`__g
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .. import backend, core
 from ..dtypes import DType
 
@@ -66,7 +68,7 @@ class Variable(core.VariableBase):
     # The eager Tensor class and what it held once runtime was imported (`mirror_tensor`):
     # anything else found on it later was added by user code, and is found here too.
     _tensor_class = None
-    _tensor_own: dict = {}
+    _tensor_own: ClassVar[dict] = {}
 
     def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
                  persistable: bool = False, stop_gradient: bool = True):

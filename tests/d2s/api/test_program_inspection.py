@@ -38,7 +38,7 @@ def test_inputs_outputs_and_concrete_program_follow_the_latest_call():
     net = d2s.to_static(Gate())
     sf = net.forward
     with pytest.raises(RuntimeError, match="has not been called yet"):
-        sf.concrete_program
+        _ = sf.concrete_program
     with pytest.raises(RuntimeError, match="program cache is empty"):
         sf.program_cache.last()
     for x in batches():

@@ -4,10 +4,10 @@ Layer using them matches eager and NumPy, with the same gradient as finite diffe
 Variable's own methods still win, and missing names still raise AttributeError."""
 import numpy as np
 import pytest
+from finite_differences import numeric_grad
 
 import d2s
 import runtime as rt
-from finite_differences import numeric_grad
 
 
 # ---- what a speech toolkit's `tensor_utils.py` does at import -----------------------------
