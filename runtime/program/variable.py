@@ -253,6 +253,32 @@ class Variable(core.VariableBase):
         from . import train_step
         train_step.backward(self, grad_tensor, retain_graph)
 
+    def register_hook(self, hook):
+        """`hook(grad)` on a value computed in converted code: the backward built from the
+        program calls it with this value's gradient (a Variable, so the hook's tensor ops
+        become backward ops that run at every backward) and uses the Variable it returns as
+        the gradient, as eager hooks replace it. A hook must return the gradient: one that
+        returns None only looks at it, which its Python would do once, when the backward is
+        built, not at each backward: that raises. Returns a handle with `.remove()`."""
+        from ..ops.registry import STATE
+        from ..tensor import _HookHandle
+        from . import origin
+        if STATE.builder is None:
+            raise RuntimeError(f"register_hook on static Variable '{self.name}' outside the "
+                               "program being built")
+        if self.stop_gradient:
+            raise RuntimeError("register_hook on a tensor with stop_gradient=True: it never "
+                               "receives a gradient")
+        if self.block is not self.program.global_block():
+            raise NotImplementedError(
+                f"register_hook on '{self.name}', a value computed inside a branch or loop "
+                "that depends on a tensor (a cond/while op): register the hook on a value "
+                "computed outside it")
+        hooks = self.program.grad_hooks.setdefault(self.name, [])
+        entry = (hook, origin.capture())
+        hooks.append(entry)
+        return _HookHandle(hooks, entry)
+
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 
     # ---- methods --------------------------------------------------------------------------
