@@ -238,9 +238,12 @@ class StaticFunction:
 
     @property
     def inputs(self) -> list:
-        """The InputSpecs (shape, dtype, feed name) of the latest program's inputs."""
+        """The InputSpecs (shape, dtype, feed name) of the latest program's tensor arguments
+        (not the Python numbers it keeps as program state, which are fed too)."""
         from runtime.static import InputSpec
-        return [InputSpec(v.shape, v.dtype, v.name) for v in self.concrete_program.inputs]
+        feeds = self.concrete_program.inputs
+        state = {name for name, _, _ in self._cache.last_entry.numbers}
+        return [InputSpec(v.shape, v.dtype, v.name) for v in feeds if v.name not in state]
 
     @property
     def outputs(self) -> list:

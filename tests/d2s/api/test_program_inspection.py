@@ -116,3 +116,20 @@ def test_with_hook_traces_the_forward_hooks_in():
                        fetch_list=hooked.outputs)[0]
     np.testing.assert_allclose(plain_h, reference(net, x)[0], rtol=1e-5)
     np.testing.assert_allclose(hooked_h, 10.0 * plain_h, rtol=1e-5)
+
+
+def test_inputs_are_the_arguments_not_the_state_the_program_keeps():
+    class Counter(rt.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0  # a Python number the program keeps as state (fed at each call)
+
+        def forward(self, x):
+            self.steps += 1
+            return x * self.steps
+
+    net = d2s.to_static(Counter())
+    outs = [net(rt.ones([2])).numpy() for _ in range(2)]
+    np.testing.assert_allclose(outs, [[1.0, 1.0], [2.0, 2.0]])
+    assert [(list(s.shape), s.name) for s in net.forward.inputs] == [([2], "x")]
+    assert len(net.forward.concrete_program.inputs) == 2  # x and the kept count
