@@ -420,8 +420,9 @@ def _respecified(converted, input_spec) -> list | None:
             raise ValueError(
                 f"d2s.to_static: {converted.__qualname__} was converted with input_spec "
                 f"{old}; the new input_spec {new} cannot replace it: argument {i} {why}. "
-                "Convert the original function with the new spec instead "
-                "(d2s.to_static(f.dygraph_function, input_spec=...)).")
+                "Roll the conversion back first (f.rollback()), or convert the eager "
+                "function with the new spec (d2s.to_static(f.dygraph_function, "
+                "input_spec=...)).")
     return new
 
 
