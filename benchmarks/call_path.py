@@ -58,7 +58,7 @@ def best_us(fns: list, repeat: int, number: int) -> list:
 
 def _entry(sf):
     forward = sf.forward if hasattr(sf, "forward") else sf
-    return forward.program_cache.last
+    return forward.program_cache.last_entry
 
 
 def main(argv=None) -> int:

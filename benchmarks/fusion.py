@@ -139,7 +139,7 @@ def main(argv=None) -> None:
                             want if isinstance(want, tuple) else (want,)):
                 np.testing.assert_allclose(o.numpy(), rt.backend.to_numpy(w), rtol=1e-5,
                                            atol=1e-5)
-            entry = sf.program_cache.last
+            entry = sf.program_cache.last_entry
 
             def run(entry=entry, tensors=tensors, n_threads=n_threads):
                 threads.set_num_threads(n_threads)  # read by the fused code at run time

@@ -49,7 +49,7 @@ def main(argv=None) -> None:
         layer = d2s.to_static(getattr(module, f"Reads{n}")())
         with rt.no_grad():
             assert float(layer(x).numpy()[0]) == 1 + sum(range(n))
-        guards = len(layer.forward.program_cache.last.guards)
+        guards = len(layer.forward.program_cache.last_entry.guards)
         rows.append((n, guards, layer))
     best = [float("inf")] * len(rows)
     with rt.no_grad():

@@ -123,7 +123,7 @@ def fused_rows() -> None:
         sf = d2s.to_static(ln)
         with rt.no_grad():
             sf(x, b, r)  # compiled (and built) now, under these settings
-        entry = sf.program_cache.last
+        entry = sf.program_cache.last_entry
         cells.append((label, lambda entry=entry: entry.run([x, b, r])))
     for var in ("D2S_FUSION", "D2S_NATIVE"):
         os.environ.pop(var, None)

@@ -13,7 +13,10 @@
 from runtime import __version__  # noqa: F401  (one distribution, one version)
 from runtime.static import InputSpec  # noqa: F401
 
-from . import breakpoints  # noqa: F401  (user breakpoints fire in generated code)
+from . import (
+    breakpoints,  # noqa: F401  (user breakpoints fire in generated code)
+    onnx,  # noqa: F401  (as paddle.onnx; `onnx` is imported when an export runs)
+)
 from .call_policy import ignore_module, not_to_static  # noqa: F401
 from .errors import ConversionError, ModelFormatError  # noqa: F401
 from .hidden_state import HiddenStateError  # noqa: F401

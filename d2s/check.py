@@ -166,7 +166,7 @@ def compare(sf, eager: Outcome, static: Outcome) -> str | None:
 def _origin_of_output(sf, index: int) -> str:
     """The user line of the op that computed the program's `index`-th output."""
     from runtime.program import origin as program_origin
-    entry = sf.program_cache.last
+    entry = sf.program_cache.last_entry
     if entry is None or index >= len(entry.concrete.outputs):
         return ""
     program = entry.concrete.main_program

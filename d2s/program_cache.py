@@ -38,7 +38,7 @@ class ProgramCache:
         self._entries: collections.OrderedDict = collections.OrderedDict()
         self.max_size = max_size if max_size is not None else self.DEFAULT_SIZE
         self.traces = 0  # programs traced so far (evicted ones included)
-        self.last = None
+        self.last_entry = None  # the latest call's Entry (`running.py`)
         self._last_key = None
         self._count = 0
         self._lock = threading.RLock()
@@ -78,7 +78,7 @@ class ProgramCache:
             except KeyError:  # evicted by another thread's trace meanwhile
                 pass
         self._last_key = key
-        self.last = entry
+        self.last_entry = entry
         return entry, tensors
 
     def _trace_new(self, sf, args, kwargs, key, changed):
@@ -107,6 +107,21 @@ class ProgramCache:
         warn_retrace(sf, self._last_key, key, self.traces,
                      None if changed is None else guards.describe(changed))
         return entry
+
+    def concrete_programs(self) -> list[ConcreteProgram]:
+        """The programs kept, least recently used first (as Paddle's
+        `program_cache.concrete_programs()`)."""
+        return [entry.concrete for entries in list(self._entries.values())
+                for entry in reversed(entries)]
+
+    def last(self) -> tuple:
+        """(cache key, ConcreteProgram) of the latest call, as Paddle's
+        `program_cache.last()`; a RuntimeError before the first call."""
+        entry = self.last_entry
+        if entry is None:
+            raise RuntimeError("the program cache is empty: the function has not been called "
+                               "(or traced through get_concrete_program) yet")
+        return self._last_key, entry.concrete
 
     def lookup(self, sf, args, kwargs):
         """The entry for this call (traced if needed)."""

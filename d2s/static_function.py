@@ -19,6 +19,7 @@ and its training flag.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 import warnings
 import weakref
@@ -68,7 +69,8 @@ class StaticFunction:
         self._cache = ProgramCache()
         self._converted = None
         self._training = True
-        self._restore = None  # (layer, attribute value) undone by rollback()
+        self._restore = None  # (layer, its own `forward` before to_static(layer)): rollback()
+        self._owners = weakref.WeakSet()  # classes it was read from or defined in: rollback()
         self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
         # where a method's per-instance StaticFunction is kept on its instance
         self._slot = f"__d2s_static_{self._function.__name__}_{id(self)}"
@@ -79,8 +81,13 @@ class StaticFunction:
         self.__wrapped__ = self._function
 
     # ---- binding to instances -------------------------------------------------------------
+    def __set_name__(self, owner, name):
+        self._owners.add(owner)
+
     def __get__(self, instance, owner=None):
         if instance is None or self._instance is not None:
+            if instance is None and owner is not None:
+                self._owners.add(owner)  # (`Net.forward.rollback()` restores it there)
             return self
         try:
             store = instance.__dict__
@@ -106,7 +113,7 @@ class StaticFunction:
 
     # ---- calling --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        last = self._cache.last
+        last = self._cache.last_entry
         if last is not None and not kwargs:
             fast = last.fast  # the latest signature's own call path (`fast_call.py`)
             if fast is not None:
@@ -187,17 +194,61 @@ class StaticFunction:
 
     @property
     def program_cache(self) -> ProgramCache:
+        """The programs traced so far, one per input signature: `len()`,
+        `.concrete_programs()`, `.last()` (key, ConcreteProgram of the latest call)."""
         return self._cache
+
+    def get_traced_count(self) -> int:
+        """How many programs have been traced (evicted ones included; `len(program_cache)`
+        counts those kept)."""
+        return self._cache.traces
 
     @property
     def concrete_program(self) -> ConcreteProgram:
         """The program of the latest call (or of the InputSpec when one was given)."""
-        if self._cache.last is None:
+        if self._cache.last_entry is None:
             if self._input_spec is None:
                 raise RuntimeError(f"{self.__name__} has not been called yet and has no "
                                    "input_spec: call it or use get_concrete_program(...)")
             return self.get_concrete_program(*self._input_spec)
-        return self._cache.last.concrete
+        return self._cache.last_entry.concrete
+
+    def concrete_program_specify_input_spec(self, input_spec=None,
+                                            with_hook: bool = False) -> ConcreteProgram:
+        """The program for `input_spec` (a list of InputSpecs), as Paddle's method: where
+        the function was converted with its own input_spec, that one is used (and `input_spec`
+        must agree with it, else ValueError); with neither, the latest call's program.
+        `with_hook=True` traces a Layer's forward hooks into it (what `d2s.save` writes).
+        """
+        spec = input_spec
+        if self._input_spec is not None:
+            if input_spec is not None:
+                _respecified(self, input_spec)  # (raises where the two disagree)
+                if list(input_spec) != self._input_spec:
+                    warnings.warn(
+                        f"d2s: {self.__qualname__} was converted with input_spec "
+                        f"{self._input_spec}, which is used; {list(input_spec)} is ignored",
+                        stacklevel=2)
+            spec = self._input_spec
+        if with_hook:
+            return self.inference_program(spec)
+        if spec is None:
+            return self.concrete_program
+        return self.get_concrete_program(*spec)
+
+    @property
+    def inputs(self) -> list:
+        """The InputSpecs (shape, dtype, feed name) of the latest program's tensor arguments
+        (not the Python numbers it keeps as program state, which are fed too)."""
+        from runtime.static import InputSpec
+        feeds = self.concrete_program.inputs
+        state = {name for name, _, _ in self._cache.last_entry.numbers}
+        return [InputSpec(v.shape, v.dtype, v.name) for v in feeds if v.name not in state]
+
+    @property
+    def outputs(self) -> list:
+        """The latest program's output Variables (shape, dtype, name), in return order."""
+        return list(self.concrete_program.outputs)
 
     def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
         """The program for these arguments (tensors or InputSpecs), traced if needed."""
@@ -216,9 +267,7 @@ class StaticFunction:
                 return self.get_concrete_program(*input_spec)
             return self.concrete_program
         if input_spec is None:
-            import runtime as rt
-            last = self.concrete_program
-            input_spec = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in last.inputs]
+            input_spec = self.inputs
         try:
             return build_program(self, tuple(input_spec), {}, with_hooks=True)
         except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
@@ -249,15 +298,59 @@ class StaticFunction:
         return report.render(self._function, rec)
 
     def rollback(self):
-        """Undo `to_static(layer)` (restore the eager forward); returns the eager function."""
-        if self._restore is not None:
-            layer, attr = self._restore
-            if attr is None:
-                layer.__dict__.pop("forward", None)
-            else:
-                layer.__dict__["forward"] = attr
-            self._restore = None
+        """Undo the conversion where this StaticFunction is stored and return the eager
+        function (bound to the instance for a method), as Paddle's `rollback()` does:
+
+        - on an instance (`net.infer = to_static(net.infer)`, `to_static(net)`): the
+          instance's attribute is the plain bound method again;
+        - a method converted in its class body, rolled back through an instance
+          (`net.forward.rollback()`): that instance's method is plain, others stay converted;
+        - on a class (`Net.forward = to_static(Net.forward)`, then `Net.forward.rollback()`):
+          the class holds the plain function again, for every instance.
+
+        A plain function is not rebound where it is stored: `f = f.rollback()`.
+
+        >>> import runtime as rt, d2s
+        >>> class Net(rt.nn.Layer):
+        ...     def infer(self, x):
+        ...         return x * 2
+        >>> net = Net()
+        >>> net.infer = d2s.to_static(net.infer)
+        >>> net.infer.rollback()(rt.ones([1])).tolist(), type(net.infer).__name__
+        ([2.0], 'method')
+        """
+        instance = self._instance
+        if instance is None:
+            for owner in list(self._owners):
+                for name, value in list(vars(owner).items()):
+                    if value is self:
+                        setattr(owner, name, self._function)
+            return self._function
+        store = getattr(instance, "__dict__", None)
+        if isinstance(store, dict):
+            self._restore_on(instance, store)
         return self.dygraph_function
+
+    def _restore_on(self, instance, store: dict) -> None:
+        """`rollback()` of a method: each attribute of `instance` holding this
+        StaticFunction goes back to what was there (the class's plain method shows through),
+        or to the eager bound method where the class has nothing plain under that name."""
+        eager = self.dygraph_function
+        for name in [k for k, v in store.items() if v is self]:
+            del store[name]
+            if name == self._slot:
+                continue
+            if self._restore is not None and name == "forward":  # to_static(layer)
+                if self._restore[1] is not None:
+                    store[name] = self._restore[1]
+            elif inspect.getattr_static(type(instance), name, None) is not self._function:
+                store[name] = eager
+        self._restore = None
+        name = self._function.__name__  # converted in the class body: shadow it here
+        in_class = inspect.getattr_static(type(instance), name, None)
+        if isinstance(in_class, StaticFunction) and in_class._function is self._function \
+                and name not in store:
+            store[name] = eager
 
     def train(self):
         self._training = True
@@ -291,19 +384,61 @@ def to_static(function=None, input_spec=None, full_graph: bool = True, build_str
     def decorate(fn):
         import runtime as rt
         if isinstance(fn, rt.nn.Layer):
-            forward = fn.__dict__.get("forward")
-            sf = StaticFunction(type(fn).forward, input_spec, full_graph, build_strategy,
-                                instance=fn)
-            sf._restore = (fn, forward)
+            own = fn.__dict__.get("forward")
+            converted = own if isinstance(own, StaticFunction) else None
+            if converted is not None and input_spec is None:
+                return fn
+            method = converted or inspect.getattr_static(type(fn), "forward")
+            sf = StaticFunction(type(fn).forward, _respecified(method, input_spec), full_graph,
+                                build_strategy, instance=fn)
+            sf._restore = converted._restore if converted is not None else (fn, own)
             fn.__dict__["forward"] = sf
             return fn
         if isinstance(fn, StaticFunction):
-            return fn
+            if input_spec is None:
+                return fn
+            return StaticFunction(fn._function, _respecified(fn, input_spec), full_graph,
+                                  build_strategy, instance=fn._instance)
         return StaticFunction(fn, input_spec, full_graph, build_strategy)
 
     if function is None:
         return decorate
     return decorate(function)
+
+
+def _respecified(converted, input_spec) -> list | None:
+    """The input_spec of `converted` converted again with `input_spec`: the new one where
+    the two agree (the same dtype and rank per argument, each dim equal or dynamic in one),
+    else a ValueError saying which argument differs."""
+    old = converted._input_spec if isinstance(converted, StaticFunction) else None
+    if input_spec is None or old is None:
+        return old if input_spec is None else list(input_spec)
+    new = list(input_spec)
+    for i in range(min(len(old), len(new))):
+        why = _spec_conflict(old[i], new[i])
+        if why is not None:
+            raise ValueError(
+                f"d2s.to_static: {converted.__qualname__} was converted with input_spec "
+                f"{old}; the new input_spec {new} cannot replace it: argument {i} {why}. "
+                "Roll the conversion back first (f.rollback()), or convert the eager "
+                "function with the new spec (d2s.to_static(f.dygraph_function, "
+                "input_spec=...)).")
+    return new
+
+
+def _spec_conflict(old, new) -> str | None:
+    """Why two specs of one argument cannot both describe it (None when they can)."""
+    from runtime.static import InputSpec
+    if not (isinstance(old, InputSpec) and isinstance(new, InputSpec)):
+        return None if old == new else f"was {old!r}, now {new!r}"
+    if old.dtype != new.dtype:
+        return f"was {old.dtype.name}, now {new.dtype.name}"
+    if len(old.shape) != len(new.shape):
+        return f"had {len(old.shape)} dims, now {len(new.shape)}"
+    for k, (a, b) in enumerate(zip(old.shape, new.shape)):
+        if a != b and a >= 0 and b >= 0:
+            return f"had {a} in dim {k}, now {b}"
+    return None
 
 
 def warn_retrace(sf: StaticFunction, previous, key, traces: int, guard=None) -> None:

@@ -48,6 +48,7 @@ import sys as _sys
 from .program import executor  # noqa: E402  (also importable by its old path:)
 _sys.modules[__name__ + ".executor"] = executor  # `runtime.executor` is this same module
 static.Variable.install_methods(_methods.method_table())
+static.Variable.mirror_tensor(Tensor)  # what user code adds to Tensor later: on Variable too
 from . import tensor as _tensor_module
 
 for _name in ("create_array", "array_write", "array_read", "array_length"):

@@ -51,6 +51,10 @@ PROMISED = {
         broadcast all_gather barrier DataParallel"""),
     "d2s": (d2s, """to_static InputSpec not_to_static enable_to_static ignore_module
         set_code_level set_verbosity save load ModelFormatError"""),
+    "d2s (issue 36)": (d2s, "onnx"),
+    "StaticFunction (issue 36)": (d2s.StaticFunction, """rollback inputs outputs
+        concrete_program concrete_program_specify_input_spec program_cache get_traced_count"""),
+    "ProgramCache (issue 36)": (d2s.program_cache.ProgramCache, "concrete_programs last"),
     # "Added for wave 2" (issue 22 breadth)
     "rt (wave 2)": (rt, "__version__ increment add_n assign"),
     "rt.tensor (wave 2)": (rt.tensor, "create_array array_write array_read array_length"),

@@ -23,6 +23,7 @@ from .builder import STATE, Builder
 from .codegen import block_free
 from .control_flow import while_loop
 from .ir import Block, Op, Program
+from .origin import format_origin
 from .variable import Variable
 
 _NO_GRAD = {"print": None, "assert": None, "write_persistable": None, "create_array": None,
@@ -95,9 +96,14 @@ class _Backward:
     def run_block(self, block: Block, grads: dict) -> None:
         """Append the gradient ops of `block`'s ops (in reverse) to the current block,
         reading and updating `grads` (name -> gradient Variable)."""
+        hooks = self.program.grad_hooks
         for op in reversed(block.ops):
             if not any(grads.get(n) is not None for n in op.outputs):
                 continue
+            if hooks:  # the outputs' gradients are complete: their hooks may replace them
+                for n in op.outputs:
+                    if n in hooks:
+                        apply_grad_hooks(hooks[n], grads, n)
             if op.type in ("cond", "switch_case"):
                 self.branch_grad(op, block, grads)
             elif op.type == "while":
@@ -221,6 +227,25 @@ def _enable_saving(op: Op, block: Block, pvars: list) -> list:
     return [block.var(s) for s in op.outputs[n:]]
 
 
+def apply_grad_hooks(hooks: list, grads: dict, name: str) -> None:
+    """Replace `grads[name]` by what each `register_hook` hook returns for it, in order."""
+    g = grads.get(name)
+    for hook, origin in list(hooks) if g is not None else ():
+        out = hook(g)
+        if not isinstance(out, Variable):
+            where = format_origin(origin)
+            what = "None" if out is None else f"a {type(out).__name__}"
+            raise TypeError(
+                f"a gradient hook registered in converted code returned {what}:\n{where}\n"
+                "In converted code a hook runs once, while the backward is built, with the "
+                "gradient as a traced value; it must return the gradient (changed or not) "
+                "computed with tensor ops. To look at gradient values (save or print them), "
+                "register the hook on the converted call's result or a parameter in eager "
+                "code, or read `.grad` after backward(); see docs/d2s.md, \"Gradient hooks\".")
+        g = out
+    grads[name] = g
+
+
 def _value(block: Block, x):
     if x.__class__ is str:
         return block.var(x)
@@ -287,6 +312,9 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
         for t, g in zip(targets, tg):
             _accumulate(grads, t.name, g if g is not None else ones_like(t))
         bw.run_block(g0, grads)
+        for n in names:  # inputs no op of the program computes
+            if n in program.grad_hooks and not any(n in op.outputs for op in g0.ops):
+                apply_grad_hooks(program.grad_hooks[n], grads, n)
     return [grads.get(n) for n in names]
 
 

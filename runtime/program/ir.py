@@ -151,6 +151,9 @@ class Program:
         self._names: set = set()
         self._captured: dict = {}  # id(tensor) -> name
         self._latest: dict = {}  # (block idx, persistable name) -> name of its newest value
+        # name -> [(hook, origin)]: `register_hook` on a value while the program is built;
+        # the backward built from it applies them (`backward.py`)
+        self.grad_hooks: dict = {}
 
     # ---- names --------------------------------------------------------------------------
     @property
@@ -263,6 +266,7 @@ class Program:
         new._names = set(self._names)
         new._captured = dict(self._captured)
         new._latest = dict(self._latest)
+        new.grad_hooks = {name: list(hooks) for name, hooks in self.grad_hooks.items()}
         return new
 
     def num_ops(self) -> int:

@@ -5,11 +5,14 @@ It carries what shape/dtype inference knows (`_static_shape` with -1 for unknown
 `Tensor` is installed on it (`runtime.methods.install`), so model code runs unchanged.
 A Variable has no value until the program runs: `v.numpy()` and `v.item()` keep it in the
 graph (as Paddle's converted code does); a Python value (`bool(v)`, `int(v)`, `v.tolist()`,
-an index) raises an error that says what to do instead.
+an index) raises an error that says what to do instead. Methods and properties user code adds
+to `Tensor` later (`rt.Tensor.view = my_view`) are found on a Variable too (`__getattr__`).
 """
 from __future__ import annotations
 
-from .. import core
+from typing import ClassVar
+
+from .. import backend, core
 from ..dtypes import DType
 
 _CONTROL_FLOW_HINT = (
@@ -19,6 +22,8 @@ _CONTROL_FLOW_HINT = (
     "itself (inside a @d2s.to_static function `if`/`while` on a tensor become cond/while "
     "ops; by hand: rt.static.nn.cond / rt.static.nn.while_loop), index tensors with tensors, "
     "or see docs/errors.md, \"A tensor's value used as a Python value\".")
+
+_ABSENT = object()  # (a name not found on a class)
 
 # Called as fn(variable, what) when `.numpy()`/`.item()` keep a value in the graph (d2s notes
 # it in its conversion report); runtime itself never imports d2s.
@@ -59,6 +64,11 @@ class Variable(core.VariableBase):
     # `y = x.detach()` shares x's memory in eager code, so a write into either shows in both:
     # the handles that share values with this one (each write updates the others)
     shares = ()
+
+    # The eager Tensor class and what it held once runtime was imported (`mirror_tensor`):
+    # anything else found on it later was added by user code, and is found here too.
+    _tensor_class = None
+    _tensor_own: ClassVar[dict] = {}
 
     def __init__(self, block, name: str, shape: tuple, dtype: DType, *, kind: str = "tensor",
                  persistable: bool = False, stop_gradient: bool = True):
@@ -119,6 +129,12 @@ class Variable(core.VariableBase):
     @property
     def program(self):
         return self.block.program
+
+    @property
+    def place(self) -> str:
+        """Where the program runs, as eager `Tensor.place` says: 'cpu' or the current
+        device."""
+        return backend.get_device()
 
     @property
     def is_array(self) -> bool:
@@ -237,6 +253,32 @@ class Variable(core.VariableBase):
         from . import train_step
         train_step.backward(self, grad_tensor, retain_graph)
 
+    def register_hook(self, hook):
+        """`hook(grad)` on a value computed in converted code: the backward built from the
+        program calls it with this value's gradient (a Variable, so the hook's tensor ops
+        become backward ops that run at every backward) and uses the Variable it returns as
+        the gradient, as eager hooks replace it. A hook must return the gradient: one that
+        returns None only looks at it, which its Python would do once, when the backward is
+        built, not at each backward: that raises. Returns a handle with `.remove()`."""
+        from ..ops.registry import STATE
+        from ..tensor import _HookHandle
+        from . import origin
+        if STATE.builder is None:
+            raise RuntimeError(f"register_hook on static Variable '{self.name}' outside the "
+                               "program being built")
+        if self.stop_gradient:
+            raise RuntimeError("register_hook on a tensor with stop_gradient=True: it never "
+                               "receives a gradient")
+        if self.block is not self.program.global_block():
+            raise NotImplementedError(
+                f"register_hook on '{self.name}', a value computed inside a branch or loop "
+                "that depends on a tensor (a cond/while op): register the hook on a value "
+                "computed outside it")
+        hooks = self.program.grad_hooks.setdefault(self.name, [])
+        entry = (hook, origin.capture())
+        hooks.append(entry)
+        return _HookHandle(hooks, entry)
+
     __hash__ = object.__hash__  # == builds an elementwise op; identity keeps dict/set use
 
     # ---- methods --------------------------------------------------------------------------
@@ -280,6 +322,35 @@ class Variable(core.VariableBase):
             return tensor_add(other, self)
 
         cls.__add__, cls.__radd__ = __add__, __radd__
+
+    @classmethod
+    def mirror_tensor(cls, tensor_class: type) -> None:
+        """Remember `tensor_class`'s attributes now: the ones user code adds to it later
+        (speech toolkits add `masked_fill`, `view`, `eq` to the tensor class at import) are
+        found on Variables too, bound to the Variable, so converted code can call them. What
+        Variable defines itself (the shared method table) wins over them."""
+        cls._tensor_class = tensor_class
+        cls._tensor_own = {name: value for klass in reversed(tensor_class.__mro__)
+                           for name, value in vars(klass).items()}
+
+    def __getattr__(self, name: str):
+        tensor_class = type(self)._tensor_class
+        if tensor_class is None or name.startswith("__"):
+            raise AttributeError(f"'Variable' object has no attribute {name!r}")
+        for klass in tensor_class.__mro__:
+            found = vars(klass).get(name, _ABSENT)
+            if found is not _ABSENT:
+                break
+        own = type(self)._tensor_own.get(name, _ABSENT)
+        if found is not _ABSENT and found is not own:  # added by user code
+            get = getattr(found, "__get__", None)
+            return get(self, type(self)) if get is not None else found
+        where = f"static Variable '{self.__dict__.get('name')}', a Tensor's traced form"
+        if own is not _ABSENT:
+            raise AttributeError(
+                f"Tensor.{name} has no static form: {where} inside converted code has no "
+                f"{name!r}; use it on eager tensors (outside @d2s.to_static)")
+        raise AttributeError(f"'Tensor' object has no attribute {name!r} ({where})")
 
     def append(self, x) -> None:
         """`arr.append(x)` on a tensor array: write `x` at the end."""

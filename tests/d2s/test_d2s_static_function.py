@@ -565,7 +565,7 @@ def test_a_training_call_runs_the_forward_once(capsys):
         assert capsys.readouterr().out == ""  # the backward part prints nothing
         np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-12)
     assert len(sf.program_cache) == 1
-    backward = sf.program_cache.last._training.split.backward
+    backward = sf.program_cache.last_entry._training.split.backward
     assert "recompute" in {op.type for op in backward.ops()}
 
 
@@ -589,7 +589,7 @@ def test_inference_calls_do_not_build_the_training_program():
     x = rt.to_tensor(np.random.RandomState(0).randn(3, 4).astype("float32"))
     with rt.no_grad():
         net(x)
-    entry = net.forward.program_cache.last
+    entry = net.forward.program_cache.last_entry
     assert entry._training is None
     net(x).backward()
     assert entry._training is not None

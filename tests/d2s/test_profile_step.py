@@ -24,7 +24,7 @@ def test_profile_splits_a_call_and_restores_the_program():
     x = rt.to_tensor(np.linspace(-1, 1, 64).astype("float32"))
     want = np.tanh(x.numpy() * 2.0 + 1.0).sum()
     static(x)
-    entry = static.program_cache.last
+    entry = static.program_cache.last_entry
     names = dict(entry.compiled.body.__globals__)
     plain, table, profiled = profile(lambda: static(x), entry.compiled.body.__globals__, 20)
     assert entry.compiled.body.__globals__ == names  # every function put back

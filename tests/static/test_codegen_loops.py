@@ -15,7 +15,7 @@ from tests.finite_differences import numeric_grad
 
 
 def _source(sf) -> str:
-    return sf.program_cache.last.compiled.source
+    return sf.program_cache.last_entry.compiled.source
 
 
 def _i64(v):

@@ -45,7 +45,7 @@ def _inputs(n, shape, seed=0):
 
 
 def _entry(sf):
-    return (sf.forward if isinstance(sf, rt.nn.Layer) else sf).program_cache.last
+    return (sf.forward if isinstance(sf, rt.nn.Layer) else sf).program_cache.last_entry
 
 
 def _body(sf):

@@ -87,7 +87,7 @@ def test_a_large_chain_is_fused_and_exact_on_one_and_two_threads(monkeypatch):
         with rt.no_grad():
             got = sf(x, b).numpy()
         np.testing.assert_array_equal(got, want)
-        assert "FU" in sf.program_cache.last.compiled.source
+        assert "FU" in sf.program_cache.last_entry.compiled.source
 
 
 def test_gradients_through_a_fused_forward_match(monkeypatch):
@@ -134,7 +134,7 @@ def _static(fn, monkeypatch, flag, *args):
     with rt.no_grad():
         out = sf(*args)
     return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))], \
-        sf.program_cache.last.compiled.source
+        sf.program_cache.last_entry.compiled.source
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -194,7 +194,7 @@ def test_layer_norm_gradients_through_the_fused_forward(monkeypatch):
     x = rt.to_tensor(xa, stop_gradient=False)
     b = rt.to_tensor(ba, stop_gradient=False)
     (sf(x, b, rt.to_tensor(ra)) ** 3).sum().backward()
-    assert " = FU" in sf.program_cache.last.compiled.source
+    assert " = FU" in sf.program_cache.last_entry.compiled.source
 
     def f(xv):
         return float((_np_layer_norm(xv, ba, ra) ** 3).sum())

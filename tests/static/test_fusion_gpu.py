@@ -66,7 +66,7 @@ def _run(fn, arrays, fused, monkeypatch):
         sf = d2s.to_static(fn)
         with rt.no_grad():
             out = sf(*[rt.to_tensor(a) for a in arrays])
-        src = sf.program_cache.last.compiled.source
+        src = sf.program_cache.last_entry.compiled.source
         got = [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
     monkeypatch.delattr(fake_cupy.FAKE, "ElementwiseKernel", raising=False)
     return got, src
@@ -123,7 +123,7 @@ def test_real_kernels_match_unfused_cupy(monkeypatch):
             sf = d2s.to_static(gelu)
             with rt.no_grad():
                 outs.append(sf(rt.to_tensor(x)).numpy())
-            assert (" = FU" in sf.program_cache.last.compiled.source) == (flag == "1")
+            assert (" = FU" in sf.program_cache.last_entry.compiled.source) == (flag == "1")
         finally:
             rt.set_device("cpu")
     assert cp is not None

@@ -39,7 +39,7 @@ def test_a_chain_of_dying_values_lives_in_one_array(monkeypatch):
     sf = d2s.to_static(chain)
     with rt.no_grad():
         peak, out = _peak(lambda: sf(x))
-    assert sf.program_cache.last.compiled.source.count("out=R") == 4
+    assert sf.program_cache.last_entry.compiled.source.count("out=R") == 4
     assert peak < 1.5 * xa.nbytes, peak  # one result array, not five
     np.testing.assert_allclose(out.numpy(), np.exp(np.tanh(xa * 2) + 1) - 3, rtol=1e-6)
     np.testing.assert_array_equal(x.numpy(), xa)  # the feed is untouched

@@ -51,7 +51,7 @@ def test_fast_path_matches_slow_path_eager_and_numpy_on_both_branches(monkeypatc
     pos, neg = np.array([1.0, 2.0, 3.0], "float32"), np.array([-1.0, -2.0, 0.5], "float32")
     with rt.no_grad():
         slow = [f(_t(pos), 2.0).numpy() for _ in range(3)]  # traced, then slow calls
-        entry = f.program_cache.last
+        entry = f.program_cache.last_entry
         assert entry.fast is not None
         _no_slow_path(monkeypatch)
         for a in (pos, neg, pos):
@@ -115,7 +115,7 @@ def test_guards_train_eval_and_parameter_updates_seen_on_the_fast_path():
         for _ in range(3):
             np.testing.assert_allclose(layer(_t(x)).numpy(), _numpy_scaled(layer, x, True),
                                        rtol=1e-5, atol=1e-6)
-        assert layer.forward.program_cache.last.fast is not None
+        assert layer.forward.program_cache.last_entry.fast is not None
         layer.scale = 3.0  # a guarded attribute changed: a new trace
         np.testing.assert_allclose(layer(_t(x)).numpy(), _numpy_scaled(layer, x, True),
                                    rtol=1e-5, atol=1e-6)
@@ -143,7 +143,7 @@ def test_gradients_through_the_fast_path_match_finite_differences():
         xt = _t(x, stop_gradient=False)
         loss = rt.sum(layer(xt)) ** 2
         loss.backward()
-    assert layer.forward.program_cache.last.fast is not None
+    assert layer.forward.program_cache.last_entry.fast is not None
     np.testing.assert_allclose(xt.grad.numpy(), numeric_grad(loss_np, x), rtol=1e-3,
                                atol=1e-3)
     with rt.no_grad():  # and without gradients: no autograd node
@@ -183,7 +183,7 @@ def test_run_time_errors_on_the_fast_path_name_the_user_line():
 
     for _ in range(3):
         checked(_t([1.0, 2.0]))
-    assert checked.program_cache.last.fast is not None
+    assert checked.program_cache.last_entry.fast is not None
     with pytest.raises(AssertionError, match="mean must be positive") as info:
         checked(_t([-1.0, -2.0]))
     assert "assert rt.mean(x) > 0" in "\n".join(getattr(info.value, "__notes__", []))
@@ -199,7 +199,7 @@ def test_switching_conversion_off_runs_eager_code_again():
 
     for _ in range(3):
         np.testing.assert_allclose(f(_t([1.0])).numpy(), [3.0])
-    assert f.program_cache.last.fast is not None
+    assert f.program_cache.last_entry.fast is not None
     d2s.enable_to_static(False)
     try:
         np.testing.assert_allclose(f(_t([1.0])).numpy(), [2.0])
@@ -258,7 +258,7 @@ def test_an_input_spec_with_a_dynamic_batch_shares_one_program_on_the_fast_path(
     rng = np.random.default_rng(2)
     for _ in range(3):
         scale_rows(_t(rng.standard_normal((2, 3))))
-    assert scale_rows.program_cache.last.fast is not None
+    assert scale_rows.program_cache.last_entry.fast is not None
     _no_slow_path(monkeypatch)
     for batch in (1, 4, 7):
         x = rng.standard_normal((batch, 3)).astype("float32")

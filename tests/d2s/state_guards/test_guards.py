@@ -159,7 +159,7 @@ def test_the_retrace_warning_names_the_attribute_that_keeps_changing():
 def test_guards_are_kept_with_the_program():
     model = Model()
     model(rt.ones([1, 3]))
-    guards = model.forward.program_cache.last.guards
+    guards = model.forward.program_cache.last_entry.guards
     from d2s.guards import describe
     named = {describe(g) for g in guards}
     assert {"self.mode", "self.prev", "self.steps_seen", "SETTINGS.depth", "SETTINGS.decode",

@@ -211,7 +211,7 @@ def test_large_update_is_one_fused_run_equal_to_eager(opt_name, monkeypatch):
         e(x, y)
         s(x, y)
     assert_same_state(eager, static, rtol=0, atol=0)
-    src = s.program_cache.last.compiled.source
+    src = s.program_cache.last_entry.compiled.source
     assert src.count(" = FU") == 1  # the [512, 256] weight's update; the bias's is one op
     assert "adam" in str(s.concrete_program.main_program)
 
