@@ -12,6 +12,7 @@ import functools
 import weakref
 
 from . import backend, core, dtypes
+from .autograd_pylayer import PyLayer, PyLayerContext  # noqa: F401  (rt.autograd.PyLayer)
 from .ops import registry
 from .ops.registry import STATE
 from .tensor import Tensor, wrap
