@@ -55,7 +55,7 @@ def test_eager_value_and_grad_match_numpy_and_finite_differences():
     assert positive.stop_gradient and positive.dtype == "int64"
     np.testing.assert_array_equal(positive.numpy(), (_np_scaled_tanh(x0, w0) > 0).astype(int))
     (y * y).sum().backward()
-    loss = lambda a, b: float(np.sum(_np_scaled_tanh(a, b, 1.5) ** 2))  # noqa: E731
+    loss = lambda a, b: float(np.sum(_np_scaled_tanh(a, b, 1.5) ** 2))
     np.testing.assert_allclose(x.grad.numpy(), numeric_grad(lambda a: loss(a, w0), x0),
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(w.grad.numpy(), numeric_grad(lambda b: loss(x0, b), w0),
@@ -86,7 +86,7 @@ def test_materialize_grads_off_passes_none_for_unused_outputs():
             return da * 2 if da is not None else db * 3
 
     x = rt.to_tensor([1.0, 2.0], stop_gradient=False)
-    a, b = Split.apply(x)
+    a, _ = Split.apply(x)
     a.sum().backward()
     assert seen == [(False, True)]
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
@@ -186,7 +186,7 @@ def test_static_program_holds_one_pylayer_op_and_its_grad_matches_finite_differe
     w = rt.to_tensor(w0, stop_gradient=False)
     loss = f(x, w)
     loss.backward()
-    ref = lambda a, b: float(np.sum(_np_scaled_tanh(a, b, 1.5) ** 2))  # noqa: E731
+    ref = lambda a, b: float(np.sum(_np_scaled_tanh(a, b, 1.5) ** 2))
     np.testing.assert_allclose(loss.numpy(), ref(x0, w0), rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), numeric_grad(lambda a: ref(a, w0), x0),
                                rtol=1e-6, atol=1e-8)
