@@ -13,6 +13,7 @@ from .autograd import enable_grad, grad, is_grad_enabled, no_grad  # noqa: F401
 from .backend import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8)
+from .dtypes import get_default_dtype, set_default_dtype  # noqa: F401
 from .ops.combine import *
 from .ops.creation import *
 from .ops.gather import *
