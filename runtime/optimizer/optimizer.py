@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 from .. import backend
 from ..autograd import no_grad
+from ..ops.math import sign
 from ..ops.registry import STATE
 from ..parameter import Parameter
-from ..ops.math import sign
 from ..regularizer import L1Decay, L2Decay
 from ..tensor import Tensor
 from .lr import LRScheduler
