@@ -23,6 +23,7 @@ from . import (
     nn_pool,
     optim,
     optim_more,
+    placement,
     random,
     reduce,
     resize_dyn,
@@ -36,4 +37,4 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
-           resize_dyn, yolo, unbind, tiling)
+           resize_dyn, yolo, unbind, tiling, placement)
