@@ -9,17 +9,26 @@ user's `backward`. The same op serves both modes:
   engine did not compute arrive as None when `ctx.set_materialize_grads(False)`);
 - converted code: the forward's ops are appended to the program without gradients, then the
   `pylayer` op; `append_backward` calls its rule on Variables, so `backward` is traced into the
-  backward program (there, missing gradients of a multi-output layer arrive as zeros).
+  backward program (there, missing gradients of a multi-output layer arrive as zeros). The op
+  names its context by a plain-data id, so the program can be saved for inference.
 
 A `backward` computed outside runtime ops (through `.numpy()`) gives a gradient that is a
 constant; asking for a second-order gradient through it raises instead of returning zero.
 """
 from __future__ import annotations
 
+import itertools
+
 from . import core
 from .ops.creation import zeros_like
 from .ops.registry import STATE, Meta, bind, register
 from .tensor import Tensor, wrap
+
+# The contexts of PyLayers traced into programs, by the plain-data id their op carries (so a
+# program holding one can be saved: a loaded program passes the values through). One entry
+# per PyLayer call per trace, as many as the programs traced.
+_STATIC_CONTEXTS: dict = {}
+_CONTEXT_IDS = itertools.count()
 
 
 class PyLayerContext:
@@ -93,7 +102,9 @@ class PyLayer:
         outs = [leaves[i] for i in slots]
         frozen = {i for i, t in enumerate(outs) if id(t) in ctx._non_differentiable}
         if STATE.builder is not None:
-            joined = bind(PYLAYER, (inputs, outs), {"ctx": ctx})
+            key = next(_CONTEXT_IDS)
+            _STATIC_CONTEXTS[key] = ctx
+            joined = bind(PYLAYER, (inputs, outs), {"layer": cls.__name__, "ctx_id": key})
             joined = joined if isinstance(joined, tuple) else (joined,)
             for i in frozen:
                 joined[i].stop_gradient = True
@@ -146,7 +157,11 @@ def _eager_backward(node, out_grads):
 
 def _pylayer_grad(inputs, outputs, grads, attrs):
     ins, outs = inputs
-    ctx = attrs["ctx"]
+    ctx = _STATIC_CONTEXTS.get(attrs["ctx_id"])
+    if ctx is None:
+        raise RuntimeError(
+            f"PyLayer {attrs['layer']}: its backward is Python code, which a program loaded "
+            "from a file does not hold; differentiate the model built from the class instead")
     builder = STATE.builder
     if builder is not None:  # the backward may be built in a copy of the forward's program
         ctx._saved = tuple(_in_program(builder, t) for t in ctx._saved)
@@ -219,11 +234,11 @@ def _raise_second_order(node, out_grads):
         "Write backward with runtime ops to differentiate it again.")
 
 
-def _pass_through(xp, inputs, outs, ctx):
+def _pass_through(xp, inputs, outs, **_):
     return tuple(outs) if len(outs) > 1 else outs[0]  # (one output is a value, not a tuple)
 
 
-def _infer_pass_through(inputs, outs, ctx):
+def _infer_pass_through(inputs, outs, **_):
     metas = tuple(Meta(o.shape, o.dtype) for o in outs)
     return metas if len(metas) > 1 else metas[0]
 
@@ -232,8 +247,8 @@ PYLAYER = register("pylayer", kernel=_pass_through, infer=_infer_pass_through,
                    grad=_pylayer_grad, amp="keep",
                    doc="The outputs of a PyLayer's forward; its gradient calls the backward.")
 PYLAYER_NOT_DIFFERENTIABLE = register(
-    "pylayer_not_differentiable", kernel=lambda xp, x, ctx: x,
-    infer=lambda x, ctx: x, amp="keep",
+    "pylayer_not_differentiable", kernel=lambda xp, x, **_: x,
+    infer=lambda x, **_: x, amp="keep",
     doc="Marks a constant PyLayer gradient: differentiating it again raises.")
 
 __all__ = ["PyLayer", "PyLayerContext"]

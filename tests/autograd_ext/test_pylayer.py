@@ -194,3 +194,26 @@ def test_static_program_holds_one_pylayer_op_and_its_grad_matches_finite_differe
                                rtol=1e-6, atol=1e-8)
     program = str(f.concrete_program.main_program)
     assert program.count("pylayer(") == 1
+
+
+class CubeNet(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return Cube.apply(self.fc(x))
+
+
+def test_a_saved_model_holding_a_pylayer_loads_and_runs_its_forward(tmp_path):
+    rt.seed(0)
+    net = CubeNet()
+    net.eval()
+    x = rt.to_tensor(np.array([[0.5, -1.0, 2.0], [1.0, 0.25, -0.5]]), "float32")
+    want = net(x).numpy()
+    prefix = str(tmp_path / "cube")
+    d2s.save(net, prefix, input_spec=[d2s.InputSpec([None, 3], "float32")])
+    loaded = d2s.load(prefix)
+    np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6)
+    ref = (x.numpy() @ net.fc.weight.numpy() + net.fc.bias.numpy()) ** 3
+    np.testing.assert_allclose(want, ref, rtol=1e-5)
