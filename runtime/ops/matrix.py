@@ -112,7 +112,7 @@ def _inv_grad(ins, outs, gs, a):
     return [neg(matmul(matmul(y, gs[0], transpose_x=True), y, transpose_y=True))]
 
 
-INV = register("inv", kernel=_inv_kernel, infer=_inv_infer, grad=_inv_grad, amp="black",
+INV = register("inv", kernel=_inv_kernel, infer=_inv_infer, grad=_inv_grad,
                doc="The inverse of each square matrix in the last two axes.")
 
 
