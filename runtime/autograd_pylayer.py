@@ -50,7 +50,8 @@ class PyLayerContext:
         return self._saved
 
     def mark_non_differentiable(self, *tensors) -> None:
-        """Outputs of `forward` that carry no gradient (`stop_gradient=True`, as indices)."""
+        """Mark outputs of `forward` that carry no gradient: `apply` returns them with
+        `stop_gradient=True`, and `backward` gets a zero (or None) gradient for them."""
         self._non_differentiable.extend(id(t) for t in tensors)
 
     def set_materialize_grads(self, value: bool) -> None:
