@@ -7,7 +7,8 @@ user's `backward`. The same op serves both modes:
 
 - eager: the tape records one node whose backward calls `backward` on Tensors (gradients the
   engine did not compute arrive as None when `ctx.set_materialize_grads(False)`);
-- converted code: the forward's ops are appended to the program without gradients, then the
+- converted code (where d2s converts `forward` and `backward` like other called functions):
+  the forward's ops are appended to the program without gradients, then the
   `pylayer` op; `append_backward` calls its rule on Variables, so `backward` is traced into the
   backward program (there, missing gradients of a multi-output layer arrive as zeros). The op
   names its context by a plain-data id, so the program can be saved for inference.

@@ -217,3 +217,48 @@ def test_a_saved_model_holding_a_pylayer_loads_and_runs_its_forward(tmp_path):
     np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6)
     ref = (x.numpy() @ net.fc.weight.numpy() + net.fc.bias.numpy()) ** 3
     np.testing.assert_allclose(want, ref, rtol=1e-5)
+
+
+class SignedSquare(rt.autograd.PyLayer):
+    """A tensor `if` in forward and in backward (converted code makes both graph ops)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        if x.mean() > 0:
+            y = x * 2
+        else:
+            y = x * x
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        if x.mean() > 0:
+            g = dy * 2
+        else:
+            g = dy * 2 * x
+        return g
+
+
+def _signed_square_loss(x):
+    return (SignedSquare.apply(x) * rt.to_tensor([3.0, 0.5], dtype=x.dtype)).sum()
+
+
+def test_tensor_control_flow_inside_forward_and_backward_is_converted():
+    static = d2s.to_static(_signed_square_loss)
+
+    def ref(a):
+        y = a * 2 if a.mean() > 0 else a * a
+        return float((y * np.array([3.0, 0.5])).sum())
+
+    for x0 in (np.array([1.0, 2.0]), np.array([-1.0, -3.0])):  # both branches, one program
+        want_grad = numeric_grad(ref, x0)
+        for fn in (_signed_square_loss, static):
+            x = rt.to_tensor(x0, stop_gradient=False)
+            loss = fn(x)
+            loss.backward()
+            np.testing.assert_allclose(loss.numpy(), ref(x0), rtol=1e-12)
+            np.testing.assert_allclose(x.grad.numpy(), want_grad, rtol=1e-6, atol=1e-8)
+    assert len(static.program_cache) == 1
+    assert "cond(" in str(static.concrete_program.main_program)
