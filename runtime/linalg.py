@@ -8,7 +8,7 @@ True
 from __future__ import annotations
 
 from .ops.linalg import matmul
-from .ops.matrix import inv
+from .ops.matrix import inv, svdvals
 from .ops.matrix import linalg_norm as norm
 
-__all__ = ["inv", "matmul", "norm"]
+__all__ = ["inv", "matmul", "norm", "svdvals"]

@@ -70,7 +70,7 @@ PROMISED = {
     "rt.autograd (issue 36)": (rt.autograd, "PyLayer PyLayerContext"),
     "rt.regularizer (issue 36)": (rt.regularizer, "L1Decay L2Decay L1DecayRegularizer"),
     "rt.device (issue 36)": (rt.device, "set_device get_device is_compiled_with_cuda"),
-    "rt.linalg (issue 36)": (rt.linalg, "norm inv"),
+    "rt.linalg (issue 36)": (rt.linalg, "norm inv svdvals"),
     "Tensor (issue 36)": (rt.ones([2]), """masked_fill view view_as reciprocal kron nonzero
         unique bincount bucketize cumprod median quantile put_along_axis scatter_nd_add
         multinomial diag inverse to cpu"""),

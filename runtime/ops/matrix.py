@@ -13,7 +13,7 @@ from .reduce import min as min_
 from .reduce import norm as vector_norm
 from .reduce import sum as sum_
 from .registry import Meta, OpError, bind, register
-from .shape import squeeze
+from .shape import squeeze, transpose, unsqueeze
 
 # ---- diag ------------------------------------------------------------------------------------
 
@@ -126,6 +126,44 @@ def inv(x, name=None):
     return bind(INV, (x,), {})
 
 
+# ---- singular values ---------------------------------------------------------------------------
+
+
+def _svdvals_infer(x):
+    I.check_tensor("svdvals", "x", x)
+    if len(x.shape) < 2 or not x.dtype.is_floating:
+        raise OpError(f"svdvals: x is {x.dtype.name}{I.fmt(x.shape)}; it must be a (batch of) "
+                      "floating-point matrices [..., m, n]")
+    m, n = x.shape[-2:]
+    return Meta((*x.shape[:-2], -1 if -1 in (m, n) else min(m, n)), x.dtype)
+
+
+def _svdvals_grad_kernel(xp, g, x):
+    """d s_i = u_i^T dX v_i, so dL/dX = U diag(g) V^T (singular values taken distinct)."""
+    u, _, vh = xp.linalg.svd(x, full_matrices=False)
+    return (u * g[..., None, :]) @ vh
+
+
+SVDVALS = register(
+    "svdvals", kernel=lambda xp, x: xp.linalg.svd(x, compute_uv=False), infer=_svdvals_infer,
+    grad=lambda ins, outs, gs, a: [bind(SVDVALS_GRAD, (gs[0], ins[0]), {})],
+    doc="The singular values of each matrix in the last two axes, largest first.")
+SVDVALS_GRAD = register(
+    "svdvals_grad", kernel=_svdvals_grad_kernel, infer=lambda g, x: Meta(x.shape, g.dtype),
+    doc="U diag(g) V^T: the gradient of svdvals (distinct singular values); not "
+        "differentiable again.")
+
+
+def svdvals(x, name=None):
+    """The singular values of `x`'s matrices (the last two axes), largest first.
+
+    >>> import runtime as rt
+    >>> rt.linalg.svdvals(rt.to_tensor([[3.0, 0.0], [0.0, -4.0]])).tolist()
+    [4.0, 3.0]
+    """
+    return bind(SVDVALS, (x,), {})
+
+
 # ---- norm ------------------------------------------------------------------------------------
 
 _INF = float("inf")
@@ -134,6 +172,7 @@ _INF = float("inf")
 def linalg_norm(x, p=None, axis=None, keepdim: bool = False, name=None):
     """Paddle's `linalg.norm`: with `axis` None or an int, a vector norm (of all elements when
     None; p=None is 2, p=0 counts non-zeros); with two axes, the matrix norm 'fro' (p=None),
+    'nuc' (the sum of the singular values), 2 / -2 (the largest / smallest singular value),
     1 / -1 (max / min column sum of |x|) or inf / -inf (max / min row sum).
 
     >>> import runtime as rt
@@ -151,14 +190,24 @@ def linalg_norm(x, p=None, axis=None, keepdim: bool = False, name=None):
     rows, cols = (I.norm_axis("linalg.norm", a, len(x.shape)) for a in axis)
     if p in (None, "fro"):
         return sqrt(sum_(x * x, [rows, cols], keepdim=keepdim))
+    if p in ("nuc", 2, -2):
+        return _singular_norm(x, p, rows, cols, keepdim)
     reduce = {1: (rows, cols, max_), -1: (rows, cols, min_),
               _INF: (cols, rows, max_), -_INF: (cols, rows, min_)}.get(p)
     if reduce is None:
-        raise OpError(f"linalg.norm: the matrix norm p={p!r} is not supported; use 'fro', 1, "
-                      "-1, inf or -inf ('nuc', 2 and -2 need singular values)")
+        raise OpError(f"linalg.norm: the matrix norm p={p!r} is not supported; use 'fro', "
+                      "'nuc', 2, -2, 1, -1, inf or -inf")
     summed, picked, pick = reduce
     out = pick(sum_(abs_(x), summed, keepdim=True), picked, keepdim=True)
     return out if keepdim else squeeze(out, sorted([rows, cols]))
+
+
+def _singular_norm(x, p, rows: int, cols: int, keepdim: bool):
+    """'nuc', 2 or -2 over the matrices spanned by axes (rows, cols)."""
+    rest = [a for a in range(len(x.shape)) if a not in (rows, cols)]
+    s = svdvals(transpose(x, [*rest, rows, cols]))
+    out = {"nuc": sum_, 2: max_, -2: min_}[p](s, -1)
+    return unsqueeze(out, sorted([rows, cols])) if keepdim else out
 
 
 METHODS = {"diag": diag, "inverse": inv}

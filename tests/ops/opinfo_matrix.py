@@ -63,7 +63,10 @@ def _norm_samples(rng):
             Sample((x,), {"axis": [0, 1]}), Sample((x,), {"p": "fro", "axis": [1, 0]}),
             Sample((x,), {"p": 1, "axis": [0, 1]}), Sample((x,), {"p": -1, "axis": [0, 1]}),
             Sample((x,), {"p": np.inf, "axis": [0, 1], "keepdim": True}),
-            Sample((_distinct(rng, 2, 3, 4),), {"p": -np.inf, "axis": [2, 1]})]
+            Sample((_distinct(rng, 2, 3, 4),), {"p": -np.inf, "axis": [2, 1]}),
+            Sample((randn(rng, 3, 4),), {"p": "nuc", "axis": [0, 1]}),
+            Sample((randn(rng, 2, 3, 4),), {"p": 2, "axis": [2, 0]}),
+            Sample((randn(rng, 2, 3, 4),), {"p": -2, "axis": [1, 2], "keepdim": True})]
 
 
 def _kron_samples(rng):
@@ -147,8 +150,14 @@ OPINFOS = [
                     r"inv: x has shape \[2, 3\]; it must be a \(batch of\) square matrices"),
         ErrorSample((np.ones((2, 2)),), {}, ValueError, r"inv: x \(shape \[2, 2\]\) is singular")]),
     OpInfo("linalg_norm", rt.linalg.norm, _norm_ref, _norm_samples, error_samples=[
-        ErrorSample((np.ones((2, 2)),), {"p": "nuc", "axis": [0, 1]}, ValueError,
-                    r"linalg.norm: the matrix norm p='nuc' is not supported")]),
+        ErrorSample((np.ones((2, 2)),), {"p": 3, "axis": [0, 1]}, ValueError,
+                    r"linalg.norm: the matrix norm p=3 is not supported")]),
+    OpInfo("svdvals", rt.linalg.svdvals, lambda x: np.linalg.svd(x, compute_uv=False),
+           lambda rng: [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 2, 4, 3),)),
+                        Sample((randn(rng, 2, 2),))],
+           covers=("svdvals_grad",), grad_tol=1e-5, error_samples=[
+               ErrorSample((np.ones(3),), {}, ValueError,
+                           r"svdvals: x is float64\[3\]; it must be a \(batch of\)")]),
     OpInfo("kron", rt.kron, np.kron, _kron_samples),
     OpInfo("cumprod", rt.cumprod, _cumprod_ref, _cumprod_samples, covers=("cumprod_grad",),
            error_samples=[ErrorSample((np.ones((2, 3)),), {"dim": 2}, ValueError,
