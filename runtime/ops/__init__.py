@@ -5,7 +5,11 @@ The modules, one family each: `math` (elementwise arithmetic and math, matmul), 
 (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
 (activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
-`optim` (optimizer update rules), `arrays` (tensor arrays: lists grown inside static loops).
+`optim` (optimizer update rules), `arrays` (tensor arrays: lists grown inside static loops),
+`compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
+norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cumprod),
+`order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
+scatter_nd_add), `placement` (Tensor.to / cpu).
 """
 from . import (
     arrays,
