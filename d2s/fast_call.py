@@ -26,7 +26,7 @@ import numpy as np
 from runtime import backend
 
 from . import fallback
-from .function_spec import _PY_SCALARS, TENSOR_CLASSES, amp_key
+from .function_spec import _PY_SCALARS, TENSOR_CLASSES, amp_key, default_dtype_key
 
 MISS = type("_Miss", (), {"__repr__": lambda self: "<MISS>"})()
 _ids = itertools.count()
@@ -108,6 +108,7 @@ def build(sf, entry, args: tuple):
     amp = amp_key()
     lines.append("    if STATE.amp is not None: return MISS" if amp is None else
                  f"    if amp_key() != {const(amp, 'M')}: return MISS")
+    lines.append(f"    if STATE.default_float != {default_dtype_key()!r}: return MISS")
     if entry.check is not None:
         lines.append(f"    if not holds({const(entry.check, 'G')}): return MISS")
     for k, (_, slot, dtype) in enumerate(entry.numbers):  # Python numbers kept as state

@@ -49,6 +49,12 @@ def amp_key():
     return None if amp is None else amp.key
 
 
+def default_dtype_key() -> str:
+    """This thread's default float dtype (`rt.set_default_dtype`): creation ops in a trace
+    read it, so a program is traced for each."""
+    return _MODE.default_float
+
+
 class FunctionSpec:
     """The signature and InputSpecs of one StaticFunction: the only code that turns a call's
     arguments into a cache key and feed tensors."""
@@ -138,7 +144,8 @@ class FunctionSpec:
             else:
                 return None
         amp = _MODE.amp
-        parts.append((id(instance), training, len(args), (), None if amp is None else amp.key))
+        parts.append((id(instance), training, len(args), (), None if amp is None else amp.key,
+                      _MODE.default_float))
         return tuple(parts), tensors
 
     def _full_key(self, args, kwargs, instance, training):
@@ -168,7 +175,8 @@ class FunctionSpec:
                 t_index += 1
             else:
                 key.append(value_key(x))
-        key.append((id(instance), training, len(leaves), tuple(sorted(kwargs)), amp_key()))
+        key.append((id(instance), training, len(leaves), tuple(sorted(kwargs)), amp_key(),
+                    default_dtype_key()))
         if kwargs or any(pytree.is_container(a) for a in args):
             key.append(pytree.structure(pytree.flatten((args, kwargs))[1]))
         return tuple(key), tensors

@@ -10,14 +10,23 @@
 # are installed only once every op module has registered its methods.
 from . import backend, dtypes, ops  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad  # noqa: F401
+from .autograd import set_grad_enabled  # noqa: F401
 from .backend import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8)
+from .dtypes import get_default_dtype, set_default_dtype  # noqa: F401
 from .ops.combine import *
+from .ops.compositions import *
 from .ops.creation import *
 from .ops.gather import *
 from .ops.index import *
 from .ops.linalg import *
+from .ops.matrix import *
+from .ops.counting import *
+from .ops.cumulative import *
+from .ops.order_stats import *
+from .ops.sampling import *
+from .ops.scatter_update import *
 from .ops.logic import *
 from .ops.math import *
 from .ops.nn import *
@@ -37,6 +46,8 @@ from .nn.create import create_parameter  # noqa: F401
 from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
+from .distributed import DataParallel  # noqa: F401  (Paddle's paddle.DataParallel)
+from . import device, linalg  # noqa: F401
 
 from . import methods as _methods
 

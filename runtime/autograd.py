@@ -12,6 +12,7 @@ import functools
 import weakref
 
 from . import backend, core, dtypes
+from .autograd_pylayer import PyLayer, PyLayerContext  # noqa: F401  (rt.autograd.PyLayer)
 from .ops import registry
 from .ops.registry import STATE
 from .tensor import Tensor, wrap
@@ -114,6 +115,38 @@ class no_grad:
 
 class enable_grad(no_grad):
     _value = True
+
+
+class set_grad_enabled(no_grad):
+    """Turn gradient recording on or off: at once when called (as PyTorch's), and back to
+    what it was when used as a context manager or decorator (as Paddle's) exits.
+
+    >>> import runtime as rt
+    >>> x = rt.ones([2])
+    >>> x.stop_gradient = False
+    >>> with rt.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.stop_gradient, rt.is_grad_enabled()
+    (True, True)
+    """
+
+    def __init__(self, mode: bool):
+        self._value = bool(mode)
+        super().__enter__()
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        self.__exit__()  # as a decorator: switched only while `fn` runs
+        mode = self._value
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
 
 
 def is_grad_enabled() -> bool:

@@ -50,6 +50,7 @@ class ModeState(threading.local):
         self.grad_enabled = True
         self.builder = None  # the static program builder while one is active
         self.amp = None  # the active auto_cast state, or None
+        self.default_float = "float32"  # rt.set_default_dtype: what creation ops make
 
 
 _MODE = ModeState()

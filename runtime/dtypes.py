@@ -10,6 +10,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from . import core
+
 
 class DType:
     """A tensor element type. Compares equal to itself, its name and its NumPy dtype."""
@@ -67,7 +69,36 @@ _BY_NAME.update({d.short: d for d in ALL})
 _BY_NP = {d.np: d for d in ALL}
 _BY_PY = {bool: bool_, int: int64, float: float32}
 
-DEFAULT_FLOAT = float32
+DEFAULT_FLOAT = float32  # the default of a new thread; `default_float()` is the one in force
+_MODE = core.mode_state()
+
+
+def default_float() -> DType:
+    """The floating dtype creation ops and new parameters use in this thread."""
+    return _BY_NAME[_MODE.default_float]
+
+
+def set_default_dtype(d) -> None:
+    """Make `d` (float16, bfloat16, float32 or float64) the dtype that creation ops, Python
+    floats given to `to_tensor` and new Layers' parameters get, in this thread (Paddle's
+    `paddle.set_default_dtype`). Converted functions trace again after a change.
+
+    >>> import runtime as rt
+    >>> rt.set_default_dtype("float64")
+    >>> rt.zeros([2]).dtype, rt.to_tensor(1.5).dtype
+    (rt.float64, rt.float64)
+    >>> rt.set_default_dtype("float32")
+    """
+    dt = convert_dtype(d)
+    if dt not in FLOATS:
+        raise TypeError(f"set_default_dtype: the default dtype must be one of "
+                        f"{[f.name for f in FLOATS]}, got {dt.name}")
+    _MODE.default_float = dt.name
+
+
+def get_default_dtype() -> str:
+    """The name of this thread's default floating dtype ('float32' unless changed)."""
+    return _MODE.default_float
 
 
 def convert_dtype(d) -> DType:

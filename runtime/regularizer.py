@@ -1,25 +1,35 @@
 """`rt.regularizer`: weight-decay descriptions an optimizer or a ParamAttr can carry.
 
-Only L2 decay is provided: the update ops add `coeff * param` to the gradient, which is what
-Paddle's `L2Decay` means. (L1 would need the sign of the parameter in every update op.)
+Both add a term to each gradient before the optimizer's update, as Paddle's do: `L2Decay`
+adds `coeff * param` (the update ops take it as their decay coefficient), `L1Decay` adds
+`coeff * sign(param)` (the optimizer adds it to the gradient first).
 
 >>> import runtime as rt
 >>> w = rt.Parameter(rt.ones([2]).numpy())
 >>> opt = rt.optimizer.SGD(0.1, parameters=[w], weight_decay=rt.regularizer.L2Decay(1e-4))
+>>> opt = rt.optimizer.Adam(0.1, parameters=[w], weight_decay=rt.regularizer.L1Decay(1e-4))
 """
 from __future__ import annotations
 
 
-class L2Decay:
-    """Add `coeff * param` to each gradient (L2 regularisation, `0.5 * coeff * ||w||^2`)."""
+class WeightDecayRegularizer:
+    """A decay coefficient (>= 0); subclasses say which penalty it weighs."""
 
     def __init__(self, coeff: float = 0.0):
         if coeff < 0:
-            raise ValueError(f"L2Decay: coeff must be >= 0, got {coeff}")
+            raise ValueError(f"{type(self).__name__}: coeff must be >= 0, got {coeff}")
         self.coeff = float(coeff)
 
     def __repr__(self):
-        return f"L2Decay(coeff={self.coeff})"
+        return f"{type(self).__name__}(coeff={self.coeff})"
+
+
+class L2Decay(WeightDecayRegularizer):
+    """Add `coeff * param` to each gradient (L2 regularisation, `0.5 * coeff * ||w||^2`)."""
+
+
+class L1Decay(WeightDecayRegularizer):
+    """Add `coeff * sign(param)` to each gradient (L1 regularisation, `coeff * sum(|w|)`)."""
 
 
 class L2DecayRegularizer(L2Decay):
@@ -29,4 +39,12 @@ class L2DecayRegularizer(L2Decay):
         super().__init__(regularization_coeff)
 
 
-__all__ = ["L2Decay", "L2DecayRegularizer"]
+class L1DecayRegularizer(L1Decay):
+    """Paddle's fluid-era name for `L1Decay` (its keyword is `regularization_coeff`)."""
+
+    def __init__(self, regularization_coeff: float = 0.0):
+        super().__init__(regularization_coeff)
+
+
+__all__ = ["L1Decay", "L1DecayRegularizer", "L2Decay", "L2DecayRegularizer",
+           "WeightDecayRegularizer"]

@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 
 from . import backend, core, dtypes
-from .dtypes import DType, convert_dtype, of_array
+from .dtypes import DType, convert_dtype, default_float, of_array
 from .ops import registry
 
 
@@ -263,7 +263,8 @@ def wrap(array) -> Tensor:
 def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
     """Make a Tensor from a list, scalar, NumPy array or Tensor (always a copy).
 
-    Python floats become float32 (Paddle's default), Python ints int64, bools bool.
+    Python floats become the default dtype (float32 unless `rt.set_default_dtype` changed
+    it, as in Paddle), Python ints int64, bools bool.
 
     >>> import runtime as rt
     >>> rt.to_tensor([[1, 2], [3, 4]]).dtype == 'int64'
@@ -289,7 +290,7 @@ def constant(data, dtype=None, stop_gradient: bool = True) -> Tensor:
         arr = backend.to_numpy(data) if hasattr(data, "__cuda_array_interface__") else data
         arr = np.asarray(arr)
         if arr.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
-            arr = arr.astype(np.float32)
+            arr = arr.astype(default_float().np)
         dtype = arr.dtype
         data = arr
     t = wrap(backend.XP.array(data, dtype=convert_dtype(dtype).np))

@@ -66,6 +66,18 @@ PROMISED = {
     "rt.vision.ops (wave 2)": (rt.vision.ops, "yolo_box yolo_loss"),
     "rt.optimizer (wave 2)": (rt.optimizer, "Adagrad Adamax"),
     "d2s (wave 2)": (d2s, "__version__"),
+    # issue 36: custom autograd, defaults, tensors and math
+    "rt (issue 36)": (rt, """set_default_dtype get_default_dtype set_grad_enabled DataParallel
+        reciprocal broadcast_shape masked_fill view view_as nonzero unique meshgrid is_tensor
+        diag kron cumprod median quantile bincount bucketize searchsorted put_along_axis
+        scatter_nd_add multinomial"""),
+    "rt.autograd (issue 36)": (rt.autograd, "PyLayer PyLayerContext"),
+    "rt.regularizer (issue 36)": (rt.regularizer, "L1Decay L2Decay L1DecayRegularizer"),
+    "rt.device (issue 36)": (rt.device, "set_device get_device is_compiled_with_cuda"),
+    "rt.linalg (issue 36)": (rt.linalg, "norm inv svdvals"),
+    "Tensor (issue 36)": (rt.ones([2]), """masked_fill view view_as reciprocal kron nonzero
+        unique bincount bucketize cumprod median quantile put_along_axis scatter_nd_add
+        multinomial diag inverse to cpu"""),
 }
 
 

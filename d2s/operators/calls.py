@@ -19,6 +19,7 @@ import types
 import warnings
 import weakref
 
+from runtime.autograd import PyLayer
 from runtime.core import active_builder
 
 from .. import guards, hidden_state
@@ -56,6 +57,8 @@ def _call(f):
         _guard(f)
         return converted
     if isinstance(f, types.MethodType):
+        if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
+            return _pylayer_apply(f.__self__)
         if isinstance(f.__func__, types.FunctionType):
             converted = _convert_function(f.__func__)
             _guard(f)
@@ -82,6 +85,25 @@ def _call(f):
 
 
 _CACHED = type(functools.lru_cache(maxsize=None)(len))
+_PYLAYER_APPLY = PyLayer.apply.__func__
+# PyLayer subclass -> the subclass whose forward and backward are converted
+_CONVERTED_PYLAYERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _pylayer_apply(layer: type):
+    """`SomeLayer.apply` called from converted code: the layer's `forward` and `backward`
+    converted too (a tensor `if` in them becomes a graph op, in the program's forward and in
+    its backward), through a subclass of the same name made once per layer."""
+    converted = _CONVERTED_PYLAYERS.get(layer)
+    if converted is None:
+        converted = type(layer.__name__, (layer,), {
+            "forward": staticmethod(_convert_function(layer.forward)),
+            "backward": staticmethod(_convert_function(layer.backward)),
+            "__module__": layer.__module__, "__qualname__": layer.__qualname__})
+        _CONVERTED_PYLAYERS[layer] = converted
+    _guard(layer.forward)
+    _guard(layer.backward)
+    return converted.apply
 # per program being built: id -> (generator, seeded) of the random generators its trace created
 _MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 from .. import backend
-from ..dtypes import DType, convert_dtype
+from ..dtypes import DType, convert_dtype, default_float
 from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
 from ..tensor import Tensor
@@ -103,11 +103,11 @@ class Layer:
     [3, 2]
     """
 
-    def __init__(self, name_scope: str | None = None, dtype="float32"):
+    def __init__(self, name_scope: str | None = None, dtype=None):
         d = self.__dict__
         d["training"] = True
         d["_full_name"] = unique_name(name_scope or _snake(type(self).__name__))
-        d["_dtype"] = convert_dtype(dtype).name
+        d["_dtype"] = (default_float() if dtype is None else convert_dtype(dtype)).name
         d["_parameters"] = _Registry(d)
         d["_sub_layers"] = _Registry(d)
         d["_buffers"] = _Registry(d)

@@ -5,17 +5,25 @@ The modules, one family each: `math` (elementwise arithmetic and math, matmul), 
 (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
 (activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
-`optim` (optimizer update rules), `arrays` (tensor arrays: lists grown inside static loops).
+`optim` (optimizer update rules), `arrays` (tensor arrays: lists grown inside static loops),
+`compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
+norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cumprod),
+`order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
+scatter_nd_add), `placement` (Tensor.to / cpu).
 """
 from . import (
     arrays,
     combine,
+    compositions,
+    counting,
     creation,
+    cumulative,
     gather,
     index,
     linalg,
     logic,
     math,
+    matrix,
     nn,
     nn_conv,
     nn_loss,
@@ -23,9 +31,13 @@ from . import (
     nn_pool,
     optim,
     optim_more,
+    order_stats,
+    placement,
     random,
     reduce,
     resize_dyn,
+    sampling,
+    scatter_update,
     sequence,
     shape,
     tiling,
@@ -36,4 +48,5 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
-           resize_dyn, yolo, unbind, tiling)
+           resize_dyn, yolo, unbind, tiling, placement, compositions,
+           matrix, counting, cumulative, order_stats, sampling, scatter_update)

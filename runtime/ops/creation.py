@@ -13,7 +13,7 @@ import math
 import numbers
 import operator
 
-from ..dtypes import DEFAULT_FLOAT, convert_dtype, int64
+from ..dtypes import convert_dtype, default_float, int64
 from . import infer as I
 from .. import core
 from .registry import Meta, OpError, OpTypeError, bind, register
@@ -123,7 +123,7 @@ def full(shape, fill_value, dtype=None, name=None):
     [[7, 7], [7, 7]]
     """
     attr, dims = shape_args("full", shape)
-    default = convert_dtype(bool) if isinstance(fill_value, bool) else DEFAULT_FLOAT
+    default = convert_dtype(bool) if isinstance(fill_value, bool) else default_float()
     return bind(FULL, (fill_value, *dims), {"shape": attr, "dtype": _dtype_name(dtype, default)})
 
 
@@ -134,7 +134,7 @@ def zeros(shape, dtype=None, name=None):
     >>> rt.zeros([2, 3]).shape
     [2, 3]
     """
-    return full(shape, 0, DEFAULT_FLOAT if dtype is None else dtype)
+    return full(shape, 0, default_float() if dtype is None else dtype)
 
 
 def ones(shape, dtype=None, name=None):
@@ -144,7 +144,7 @@ def ones(shape, dtype=None, name=None):
     >>> rt.ones([2]).tolist()
     [1.0, 1.0]
     """
-    return full(shape, 1, DEFAULT_FLOAT if dtype is None else dtype)
+    return full(shape, 1, default_float() if dtype is None else dtype)
 
 
 empty = zeros
@@ -239,7 +239,7 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
     if dtype is None:
         ints = all(v.dtype.is_integer if is_tensor(v) else isinstance(v, numbers.Integral)
                    for v in (start, end, step))
-        dtype = int64 if ints else DEFAULT_FLOAT
+        dtype = int64 if ints else default_float()
     return bind(ARANGE, (start, end, step), {"dtype": convert_dtype(dtype).name})
 
 
@@ -265,7 +265,7 @@ def linspace(start, stop, num, dtype=None, name=None):
     >>> rt.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
     """
-    return bind(LINSPACE, (start, stop, num), {"dtype": _dtype_name(dtype, DEFAULT_FLOAT)})
+    return bind(LINSPACE, (start, stop, num), {"dtype": _dtype_name(dtype, default_float())})
 
 
 def _eye_infer(num_rows, num_columns, dtype):
@@ -289,7 +289,7 @@ def eye(num_rows, num_columns=None, dtype=None, name=None):
     """
     return bind(EYE, (), {"num_rows": num_rows,
                           "num_columns": num_rows if num_columns is None else num_columns,
-                          "dtype": _dtype_name(dtype, DEFAULT_FLOAT)})
+                          "dtype": _dtype_name(dtype, default_float())})
 
 
 # ---- tril / triu -----------------------------------------------------------------------------

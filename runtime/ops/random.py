@@ -31,7 +31,7 @@ import numbers
 import numpy as np
 
 from .. import backend
-from ..dtypes import DEFAULT_FLOAT, convert_dtype, int64
+from ..dtypes import convert_dtype, default_float, int64
 from . import infer as I
 from .creation import infer_shape, is_tensor, resolve_shape, shape_args
 from .registry import OPS, Meta, OpError, OpTypeError, bind, register
@@ -208,7 +208,7 @@ BERNOULLI = random_op(
 
 
 def _float_dtype(op: str, dtype) -> str:
-    dt = DEFAULT_FLOAT if dtype is None else convert_dtype(dtype)
+    dt = default_float() if dtype is None else convert_dtype(dtype)
     if not dt.is_floating:
         raise OpTypeError(f"{op}: dtype must be a floating type, got {dt.name}")
     return dt.name
@@ -274,7 +274,7 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
         return base * std + mean
     if shape is None:
         raise OpError("normal: shape is required when mean and std are numbers")
-    return _shaped(GAUSSIAN, shape, {"dtype": DEFAULT_FLOAT.name, "mean": float(mean),
+    return _shaped(GAUSSIAN, shape, {"dtype": default_float().name, "mean": float(mean),
                                      "std": float(std)})
 
 

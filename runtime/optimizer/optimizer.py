@@ -13,9 +13,10 @@ from collections.abc import Iterable
 
 from .. import backend
 from ..autograd import no_grad
+from ..ops.math import sign
 from ..ops.registry import STATE
 from ..parameter import Parameter
-from ..regularizer import L2Decay
+from ..regularizer import L1Decay, L2Decay
 from ..tensor import Tensor
 from .lr import LRScheduler
 
@@ -23,14 +24,17 @@ _LOW_PRECISION = ("float16", "bfloat16")
 
 
 def l2_coeff(weight_decay) -> float:
-    """A `weight_decay` argument (None, a float, or `rt.regularizer.L2Decay`) as a number."""
+    """The L2 coefficient of a `weight_decay` argument (None, a float, `rt.regularizer.L2Decay`
+    or `L1Decay`, whose L2 part is 0)."""
     if weight_decay is None:
         return 0.0
     if isinstance(weight_decay, (int, float)):
         return float(weight_decay)
+    if isinstance(weight_decay, L1Decay):
+        return 0.0
     if not isinstance(weight_decay, L2Decay):
-        raise TypeError(f"weight_decay must be a float or rt.regularizer.L2Decay, got "
-                        f"{type(weight_decay).__name__}")
+        raise TypeError(f"weight_decay must be a float, rt.regularizer.L2Decay or "
+                        f"rt.regularizer.L1Decay, got {type(weight_decay).__name__}")
     return weight_decay.coeff
 
 
@@ -138,7 +142,11 @@ class Optimizer:
             lr = lr * ratio
         state = self._state_of(p)
         master = state.get("fp32_master")
-        new_p, new_state = self._update(master if master is not None else p, g, lr, state)
+        weights = master if master is not None else p
+        l1 = self._regularizer(p)
+        if isinstance(l1, L1Decay) and l1.coeff:  # the update ops know only L2 decay
+            g = g + sign(weights) * l1.coeff
+        new_p, new_state = self._update(weights, g, lr, state)
         for key, value in new_state.items():
             state[key].set_value(value)
         if master is not None:
@@ -148,11 +156,14 @@ class Optimizer:
     def _update(self, param, grad, lr, state: dict):
         raise NotImplementedError
 
-    def _decay(self, param) -> float:
-        """L2 coefficient for `param`: its own regularizer (ParamAttr) wins over the
-        optimizer's `weight_decay`."""
+    def _regularizer(self, param):
+        """`param`'s own regularizer (ParamAttr) wins over the optimizer's `weight_decay`."""
         own = getattr(param, "regularizer", None)
-        return l2_coeff(own if own is not None else self._weight_decay)
+        return own if own is not None else self._weight_decay
+
+    def _decay(self, param) -> float:
+        """L2 coefficient for `param` (the update ops add `coeff * param` themselves)."""
+        return l2_coeff(self._regularizer(param))
 
     def _parameters(self) -> list:
         if self._parameter_list is None:

@@ -49,6 +49,7 @@ CALLS = {
     "sum": lambda t: rt.sum(t([2, 4])),
     "mean": lambda t: rt.mean(t([2, 4])),
     "prod": lambda t: rt.prod(t([2, 4], pos=True)),
+    "cumprod": lambda t: rt.cumprod(t([2, 4], pos=True), dim=-1),
     "cumsum": lambda t: rt.cumsum(t([2, 4]), axis=-1),
     "pow": lambda t: rt.pow(t([2, 4]), 3.0),
     "rsqrt": lambda t: rt.rsqrt(t([2, 4], pos=True)),

@@ -1,0 +1,92 @@
+"""Order statistics composed from `sort` and slicing (their gradients flow to the elements
+picked): `quantile` (NumPy's and Paddle's interpolations) and `median` (the 0.5 quantile: the
+mean of the two middle elements of an even count)."""
+from __future__ import annotations
+
+import math
+
+from . import infer as I
+from .combine import stack
+from .gather import sort
+from .index import slice as slice_
+from .math import cast
+from .registry import OpError
+from .shape import reshape, squeeze
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _pick(s, axis: int, q: float, n: int, interpolation: str):
+    pos = q * (n - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    if interpolation == "nearest":  # (NumPy's: halves round to the even neighbour)
+        lo = hi = round(pos)
+    elif interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    low = slice_(s, [axis], [lo], [lo + 1])
+    if hi == lo:
+        return low
+    high = slice_(s, [axis], [hi], [hi + 1])
+    w = 0.5 if interpolation == "midpoint" else pos - lo
+    return low * (1.0 - w) + high * w
+
+
+def quantile(x, q, axis=None, keepdim: bool = False, interpolation: str = "linear",
+             name=None):
+    """The `q`-quantile(s) of `x` along `axis` (of all elements when None). A list of q
+    gives one result per q, stacked on a new first axis.
+
+    >>> import runtime as rt
+    >>> rt.quantile(rt.to_tensor([1.0, 2.0, 4.0, 8.0]), 0.5).item()
+    3.0
+    """
+    if interpolation not in _INTERPOLATIONS:
+        raise OpError(f"quantile: interpolation={interpolation!r}; use one of "
+                      f"{list(_INTERPOLATIONS)}")
+    qs = list(q) if isinstance(q, (list, tuple)) else [q]
+    if not qs or any(not 0 <= float(v) <= 1 for v in qs):
+        raise OpError(f"quantile: q={q!r}; every q must be in [0, 1]")
+    ndim = len(x.shape)
+    if axis is None:
+        src, a = reshape(x, [-1]), 0
+    else:
+        src, a = x, I.norm_axis("quantile", axis, ndim)
+    n = src.shape[a]
+    if n == -1:
+        raise OpError("quantile: the size of the axis reduced is unknown (-1) while building "
+                      "a program; give that dim a fixed size in the InputSpec")
+    if n == 0:
+        raise OpError("quantile: the axis reduced is empty")
+    s = sort(src, axis=a)
+    outs = []
+    for v in qs:
+        out = _pick(s, a, float(v), n, interpolation)
+        if axis is None:
+            out = reshape(out, [1] * ndim) if keepdim else reshape(out, [])
+        elif not keepdim:
+            out = squeeze(out, [a])
+        outs.append(out)
+    return stack(outs, 0) if isinstance(q, (list, tuple)) else outs[0]
+
+
+def median(x, axis=None, keepdim: bool = False, mode: str = "avg", name=None):
+    """The median along `axis` (of all elements when None): for an even count, the mean of
+    the two middle elements (Paddle's mode='avg').
+
+    >>> import runtime as rt
+    >>> rt.median(rt.to_tensor([[3.0, 1.0], [2.0, 5.0]]), axis=1).tolist()
+    [2.0, 3.5]
+    """
+    if mode != "avg":
+        raise OpError(f"median: mode={mode!r} is not supported; use mode='avg' (or "
+                      "rt.quantile(x, 0.5, interpolation='lower') for the lower middle)")
+    if not x.dtype.is_floating:  # (Paddle's median of ints is float32)
+        x = cast(x, "float32")
+    return quantile(x, 0.5, axis, keepdim)
+
+
+METHODS = {"quantile": quantile, "median": median}
+
+__all__ = ["median", "quantile"]
