@@ -37,6 +37,8 @@ from .nn.create import create_parameter  # noqa: F401
 from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
+from . import hapi  # noqa: F401
+from .hapi import Model, callbacks, flops, summary  # noqa: F401
 
 from . import methods as _methods
 

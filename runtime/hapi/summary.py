@@ -1,0 +1,100 @@
+"""`rt.summary`: the layer table of a network (each layer's output shape and parameter
+count) and its totals, as Paddle's `paddle.summary` prints them.
+
+>>> import runtime as rt
+>>> net = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.ReLU(), rt.nn.Linear(8, 2))
+>>> info = rt.summary(net, (1, 4))  # doctest: +ELLIPSIS
+---------------------------------------------------------------------------
+  Layer (type)     Input Shape         Output Shape        Param #
+===========================================================================
+    Linear-1         [[1, 4]]             [1, 8]              40
+     ReLU-1          [[1, 8]]             [1, 8]              0
+    Linear-2         [[1, 8]]             [1, 2]              18
+===========================================================================
+Total params: 58
+Trainable params: 58
+Non-trainable params: 0
+...
+>>> info
+{'total_params': 58, 'trainable_params': 58}
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..nn.container import LayerDict, LayerList, Sequential
+from .layer_calls import make_inputs, record_calls, shape_of
+
+CONTAINERS = (Sequential, LayerList, LayerDict)  # they compute nothing of their own
+COLUMNS = (("Layer (type)", 15), ("Input Shape", 20), ("Output Shape", 20), ("Param #", 15))
+BYTES = 4  # Paddle's size estimates count every value as float32
+
+
+def own_parameters(layer) -> tuple[int, int]:
+    """(all, trainable) parameter counts of the layer itself (not of its sublayers)."""
+    total = trainable = 0
+    for p in layer._parameters.values():
+        if p is None:
+            continue
+        n = int(np.prod(p.shape))
+        total += n
+        trainable += n if not p.stop_gradient else 0
+    return total, trainable
+
+
+def summary(net, input_size=None, dtypes=None, input=None) -> dict:
+    """Run `net` once on inputs of `input_size` (a shape, a list of shapes, or InputSpecs;
+    None / -1 dims become 1) of `dtypes` (default float32), or on the tensors `input`, and
+    print each layer's output shape and parameter count, then the totals and size
+    estimates. Returns `{'total_params': n, 'trainable_params': m}`."""
+    if input is not None:
+        inputs = list(input) if isinstance(input, (list, tuple)) else [input]
+    elif input_size is not None:
+        inputs = make_inputs(input_size, dtypes)
+    else:
+        raise ValueError("summary: give input_size or input")
+    has_children = {id(layer) for layer in net.sublayers(include_self=True)
+                    if layer.sublayers()}
+
+    def chosen(layer):
+        return not isinstance(layer, CONTAINERS) and (layer is not net
+                                                      or id(net) not in has_children)
+
+    calls = record_calls(net, inputs, chosen)
+    seen: dict[str, int] = {}
+    rows, total, trainable, activations = [], 0, 0, 0
+    for call in calls:
+        kind = type(call.layer).__name__
+        seen[kind] = seen.get(kind, 0) + 1
+        n_all, n_train = own_parameters(call.layer)
+        total, trainable = total + n_all, trainable + n_train
+        out_shape = shape_of(call.output)
+        activations += sum(int(np.prod(s)) for s in flat_shapes(out_shape))
+        rows.append((f"{kind}-{seen[kind]}", str([shape_of(x) for x in call.inputs]),
+                     str(out_shape), f"{n_all:,}"))
+    input_values = sum(int(np.prod(x.shape)) for x in inputs)
+    print_table(rows, total, trainable, input_values, activations)
+    return {"total_params": total, "trainable_params": trainable}
+
+
+def flat_shapes(shape) -> list:
+    if shape and isinstance(shape[0], list):
+        return [s for sub in shape for s in flat_shapes(sub)]
+    return [shape]
+
+
+def print_table(rows, total, trainable, input_values, activations) -> None:
+    width = sum(w for _, w in COLUMNS) + 5
+    header = "".join(name.center(w) for name, w in COLUMNS)
+    lines = ["-" * width, header.rstrip(), "=" * width]
+    lines += ["".join(cell.center(w) for cell, (_, w) in zip(row, COLUMNS, strict=True)).rstrip()
+              for row in rows]
+    mb = BYTES / 1024 ** 2
+    input_mb, pass_mb, params_mb = input_values * mb, 2 * activations * mb, total * mb
+    lines += ["=" * width, f"Total params: {total:,}", f"Trainable params: {trainable:,}",
+              f"Non-trainable params: {total - trainable:,}", "-" * width,
+              f"Input size (MB): {input_mb:.2f}",
+              f"Forward/backward pass size (MB): {pass_mb:.2f}",
+              f"Params size (MB): {params_mb:.2f}",
+              f"Estimated Total Size (MB): {input_mb + pass_mb + params_mb:.2f}", "-" * width]
+    print("\n".join(lines))
