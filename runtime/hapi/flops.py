@@ -89,7 +89,7 @@ def flops(net, input_size, custom_ops: dict | None = None, print_detail: bool = 
     over its leaf layers by `FLOP_RULES`; `custom_ops` maps more layer types to
     `fn(layer, inputs, output) -> int`. Prints the totals (and with `print_detail` a row per
     layer: name, input and output shape, parameters, FLOPs) and returns the total."""
-    rules = dict(FLOP_RULES, **(custom_ops or {}))
+    rules = {**FLOP_RULES, **(custom_ops or {})}
     calls = record_calls(net, make_inputs(list(input_size)), lambda layer: not layer.sublayers())
     rows, total_flops, total_params, unknown = [], 0, 0, []
     for call in calls:
