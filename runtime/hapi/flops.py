@@ -90,7 +90,8 @@ def flops(net, input_size, custom_ops: dict | None = None, print_detail: bool = 
     `fn(layer, inputs, output) -> int`. Prints the totals (and with `print_detail` a row per
     layer: name, input and output shape, parameters, FLOPs) and returns the total."""
     rules = {**FLOP_RULES, **(custom_ops or {})}
-    calls = record_calls(net, make_inputs(list(input_size)), lambda layer: not layer.sublayers())
+    calls = record_calls(net, make_inputs(list(input_size)), lambda layer: not layer.sublayers(),
+                         "flops")
     rows, total_flops, total_params, unknown = [], 0, 0, []
     for call in calls:
         kind = type(call.layer)

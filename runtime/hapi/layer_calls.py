@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..dtypes import convert_dtype
+from ..nn import Layer
 from ..static import InputSpec
 from ..tensor import Tensor, to_tensor
 from .static_converter import is_converted
@@ -76,9 +77,12 @@ def eager_forwards(network):
             layer.__dict__["forward"] = forward
 
 
-def record_calls(network, inputs: list, chosen: Callable) -> list[LayerCall]:
+def record_calls(network, inputs: list, chosen: Callable, caller: str) -> list[LayerCall]:
     """Call `network(*inputs)` once in eval mode without gradients, recording the calls of
     the layers for which `chosen(layer)` holds, in the order they returned."""
+    if not isinstance(network, Layer):
+        raise TypeError(f"{caller}: net must be an rt.nn.Layer, got {type(network).__name__} "
+                        "(measuring a static Program is not provided)")
     calls = []
 
     def record(layer, layer_inputs, output):

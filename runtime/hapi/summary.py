@@ -53,14 +53,10 @@ def summary(net, input_size=None, dtypes=None, input=None) -> dict:
         inputs = make_inputs(input_size, dtypes)
     else:
         raise ValueError("summary: give input_size or input")
-    has_children = {id(layer) for layer in net.sublayers(include_self=True)
-                    if layer.sublayers()}
+    def chosen(layer):  # the network itself only when it has no sublayers
+        return not isinstance(layer, CONTAINERS) and (layer is not net or not net.sublayers())
 
-    def chosen(layer):
-        return not isinstance(layer, CONTAINERS) and (layer is not net
-                                                      or id(net) not in has_children)
-
-    calls = record_calls(net, inputs, chosen)
+    calls = record_calls(net, inputs, chosen, "summary")
     seen: dict[str, int] = {}
     rows, total, trainable, activations = [], 0, 0, 0
     for call in calls:

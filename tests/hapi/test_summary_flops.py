@@ -107,3 +107,11 @@ def test_a_converted_network_is_measured_eagerly_and_stays_converted(capsys):
     assert rt.flops(static, [1, 1, 28, 28]) == 347560
     assert getattr(static.forward, "__d2s_static_function__", False)
     capsys.readouterr()
+
+
+def test_only_layers_are_measured():
+    program = rt.static.Program()
+    with pytest.raises(TypeError, match="flops: net must be an rt.nn.Layer, got Program"):
+        rt.flops(program, [1, 4])
+    with pytest.raises(TypeError, match="summary: net must be an rt.nn.Layer"):
+        rt.summary(lambda x: x, (1, 4))
