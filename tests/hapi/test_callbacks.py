@@ -1,6 +1,9 @@
 """Callbacks of rt.Model.fit: the hook order, EarlyStopping's patience / min_delta / baseline /
 mode and best-model saving, ModelCheckpoint's files, LRScheduler by step and by epoch, and the
 progress printed per epoch."""
+import io
+import sys
+
 import numpy as np
 import pytest
 
@@ -151,3 +154,21 @@ def test_progress_lines_per_epoch(capsys):
     assert out[5] == "Eval samples: 8" and out[6] == "Epoch 2/2"
     model.fit(small_data(), batch_size=6, epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_per_epoch_on_a_terminal(monkeypatch):
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stdout", screen)
+    small_model().fit(small_data(n=24), batch_size=6, epochs=2, verbose=1)
+    lines = screen.getvalue().split("\n")
+    assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2" and lines[4] == ""
+    for bar in (lines[1], lines[3]):  # one line per epoch, redrawn once per step
+        frames = [f for f in bar.split("\r") if f]
+        assert len(frames) == 4
+        assert frames[0].startswith("step 1/4 [" + "=" * 6 + ">" + "." * 23 + "] - loss: ")
+        assert frames[-1].startswith("step 4/4 [" + "=" * 30 + "] - loss: ")
