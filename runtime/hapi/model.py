@@ -83,6 +83,8 @@ class Model:
         self._loss = None
         self._metrics = []
         self.stop_training = False
+        self._accumulate = 1  # fit's accumulate_grad_batches
+        self._iters_left = None  # the training steps fit's num_iters leaves
         if self._inputs:
             self.network = static_converter.convert(network, self._inputs)
         self._input_count = len(self._inputs) or forward_arity(network)
@@ -182,42 +184,70 @@ class Model:
 
     def run_pass(self, loader, cbks, mode: str):
         """One pass over `loader` in `mode` ('train', 'eval' or 'predict'): the logs of its
-        last step (train, eval) or the outputs of every batch (predict)."""
-        logs, outputs = {}, []
+        last step (train, eval) or the outputs of every batch (predict). Training updates
+        the parameters every `accumulate_grad_batches` steps (and after the last one) and
+        stops the pass, and `fit`, when the `num_iters` budget is spent."""
+        logs, outputs, pending = {}, [], False
         for m in self._metrics:
             m.reset()
         for step, data in enumerate(loader):
             data = as_list(data)
+            inputs, labels = data[:self._input_count], data[self._input_count:]
             cbks.on_batch_begin(mode, step, logs)
             if mode == "predict":
-                outputs.append(self.predict_batch(data[:self._input_count]))
+                outputs.append(self.predict_batch(inputs))
             else:
-                batch = getattr(self, f"{mode}_batch")(data[:self._input_count],
-                                                       data[self._input_count:])
-                losses = batch[0] if self._metrics and self._loss is not None else batch
-                values = [[float(np.asarray(v).reshape(-1)[0]) for v in losses]] \
-                    if self._loss is not None else []
-                for m in self._metrics:
-                    values += as_list(m.accumulate())
-                logs.update(zip(self.metrics_name(), values, strict=True))
+                if mode == "train":
+                    pending = (step + 1) % self._accumulate != 0
+                    batch = self.train_batch(inputs, labels, update=not pending)
+                else:
+                    batch = self.eval_batch(inputs, labels)
+                logs.update(zip(self.metrics_name(), self.logged_values(batch), strict=True))
             logs["step"] = step
             logs["batch_size"] = int(data[0].shape[0])
             cbks.on_batch_end(mode, step, logs)
+            if mode == "train" and self._iters_left is not None:
+                self._iters_left -= 1
+                if self._iters_left <= 0:
+                    self.stop_training = True
+                    break
+        if pending:  # the gradients of the last, incomplete group of steps
+            self._optimizer.step()
+            self._optimizer.clear_grad()
         return outputs if mode == "predict" else logs
+
+    def logged_values(self, batch) -> list:
+        """A batch's losses (as one list) and each metric's value so far, in
+        `metrics_name()` order."""
+        losses = batch[0] if self._metrics and self._loss is not None else batch
+        values = [[float(np.asarray(v).reshape(-1)[0]) for v in losses]] \
+            if self._loss is not None else []
+        for m in self._metrics:
+            values += as_list(m.accumulate())
+        return values
 
     def fit(self, train_data=None, eval_data=None, batch_size: int = 1, epochs: int = 1,
             eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None,
             save_freq: int = 1, verbose: int = 2, drop_last: bool = False, shuffle: bool = True,
-            num_workers: int = 0, callbacks=None) -> None:
+            num_workers: int = 0, callbacks=None, accumulate_grad_batches: int = 1,
+            num_iters: int | None = None) -> None:
         """Train for `epochs` passes over `train_data` (an `rt.io.Dataset`, batched here, or
         a DataLoader), evaluating on `eval_data` every `eval_freq` epochs. Returns None (as
         Paddle's); callbacks see the logs. Stops early when a callback sets
-        `model.stop_training` (EarlyStopping does, after an evaluation)."""
+        `model.stop_training` (EarlyStopping does, after an evaluation), or after
+        `num_iters` training steps in all (which then replaces `epochs`, as in Paddle).
+        `accumulate_grad_batches=k` sums the gradients of k steps into each update."""
         if train_data is None:
             raise ValueError("Model.fit: train_data is required")
+        if int(accumulate_grad_batches) < 1 or (num_iters is not None and int(num_iters) < 1):
+            raise ValueError("Model.fit: accumulate_grad_batches and num_iters must be >= 1")
+        self._accumulate = int(accumulate_grad_batches)
+        self._iters_left = None if num_iters is None else int(num_iters)
         train_loader = self.loader(train_data, batch_size, shuffle, drop_last)
         eval_loader = self.loader(eval_data, batch_size, False, False)
         steps = self.steps_of(train_loader)
+        if num_iters is not None and steps:
+            epochs = int(num_iters) // steps + 1
         cbks = config_callbacks(callbacks, self, {"epochs": epochs, "steps": steps,
                                                   "batch_size": batch_size,
                                                   "metrics": self.metrics_name()},

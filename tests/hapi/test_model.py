@@ -195,3 +195,32 @@ def test_clear_errors():
     model.prepare(rt.optimizer.SGD(0.1, parameters=model.parameters()), nn.CrossEntropyLoss())
     with pytest.raises(TypeError, match="Dataset or rt.io.DataLoader"):
         model.fit([np.zeros((2, 3))], verbose=0)
+
+
+def test_accumulated_gradients_update_every_k_steps():
+    net, twin = fresh_pair()
+    model = prepared(net)
+    data, x, y = dataset(n=40)  # 5 batches of 8: updates after 2, 4 and 5 (the rest)
+    model.fit(data, batch_size=8, epochs=1, shuffle=False, verbose=0, accumulate_grad_batches=2)
+    opt = rt.optimizer.SGD(0.1, parameters=twin.parameters())
+    loss_fn = nn.CrossEntropyLoss()
+    for group in ((0, 8), (16, 24), (32,)):
+        for i in group:
+            loss_fn(twin(rt.to_tensor(x[i:i + 8])), rt.to_tensor(y[i:i + 8])).backward()
+        opt.step()
+        opt.clear_grad()
+    for a, b in zip(net.parameters(), twin.parameters(), strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+        assert a.grad is None or not np.any(a.grad.numpy())
+
+
+def test_num_iters_caps_the_training_steps():
+    model = prepared(Branchy())
+    steps = []
+    model.train_batch = lambda *args, train=model.train_batch, **kw: (
+        steps.append(1), train(*args, **kw))[1]
+    data, _, _ = dataset(n=16)  # 2 steps per epoch
+    model.fit(data, batch_size=8, epochs=1, verbose=0, num_iters=5)
+    assert len(steps) == 5 and model.stop_training
+    with pytest.raises(ValueError, match="must be >= 1"):
+        model.fit(data, batch_size=8, verbose=0, accumulate_grad_batches=0)
