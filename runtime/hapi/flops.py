@@ -31,7 +31,7 @@ from ..nn import (
     ReLU,
     ReLU6,
 )
-from .layer_calls import make_inputs, record_calls, shape_of
+from .layer_calls import make_inputs, parameter_totals, record_calls, shape_of
 
 
 def numel(x) -> int:
@@ -87,20 +87,24 @@ FLOP_RULES: dict[type, Callable] = {
 def flops(net, input_size, custom_ops: dict | None = None, print_detail: bool = False) -> int:
     """The FLOPs of `net` on one input of shape `input_size` (random normal values), summed
     over its leaf layers by `FLOP_RULES`; `custom_ops` maps more layer types to
-    `fn(layer, inputs, output) -> int`. Prints the totals (and with `print_detail` a row per
-    layer: name, input and output shape, parameters, FLOPs) and returns the total."""
+    `fn(layer, inputs, output) -> int`. Prints the totals (every parameter of `net` once;
+    with `print_detail` also a row per layer call: name, input and output shape,
+    parameters, FLOPs) and returns the total FLOPs."""
     rules = {**FLOP_RULES, **(custom_ops or {})}
     calls = record_calls(net, make_inputs(list(input_size)), lambda layer: not layer.sublayers(),
                          "flops")
-    rows, total_flops, total_params, unknown = [], 0, 0, []
+    rows, total_flops, unknown, measured = [], 0, [], set()
     for call in calls:
         kind = type(call.layer)
         rule = rules.get(kind)
         if rule is None and kind not in unknown:
             unknown.append(kind)
         count = int(rule(call.layer, call.inputs, call.output)) if rule else 0
-        params = sum(numel(p) for p in call.layer.parameters())
-        total_flops, total_params = total_flops + count, total_params + params
+        # a layer called twice costs twice, but its parameters count once
+        params = sum(numel(p) for p in call.layer.parameters()) \
+            if id(call.layer) not in measured else 0
+        measured.add(id(call.layer))
+        total_flops += count
         rows.append([call.layer.full_name(), str(shape_of(call.inputs[0])),
                      str(shape_of(call.output)), str(params), str(count)])
     for kind in unknown:
@@ -108,7 +112,7 @@ def flops(net, input_size, custom_ops: dict | None = None, print_detail: bool = 
               "FLOPs.")
     if print_detail:
         print_rows(["Layer Name", "Input Shape", "Output Shape", "Params", "Flops"], rows)
-    print(f"Total Flops: {total_flops}     Total Params: {total_params}")
+    print(f"Total Flops: {total_flops}     Total Params: {parameter_totals(net)[0]}")
     return total_flops
 
 

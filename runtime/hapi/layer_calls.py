@@ -103,6 +103,12 @@ def record_calls(network, inputs: list, chosen: Callable, caller: str) -> list[L
     return calls
 
 
+def parameter_totals(net) -> tuple[int, int]:
+    """(all, trainable) parameter counts of the network, a shared parameter once."""
+    sizes = [(int(np.prod(p.shape)), not p.stop_gradient) for p in net.parameters()]
+    return sum(n for n, _ in sizes), sum(n for n, trainable in sizes if trainable)
+
+
 def shape_of(value):
     """A tensor's shape as a list; a list of shapes for a tuple/list of outputs."""
     if isinstance(value, Tensor):

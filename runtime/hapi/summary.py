@@ -23,52 +23,48 @@ from __future__ import annotations
 import numpy as np
 
 from ..nn.container import LayerDict, LayerList, Sequential
-from .layer_calls import make_inputs, record_calls, shape_of
+from .layer_calls import make_inputs, parameter_totals, record_calls, shape_of
 
 CONTAINERS = (Sequential, LayerList, LayerDict)  # they compute nothing of their own
 COLUMNS = (("Layer (type)", 15), ("Input Shape", 20), ("Output Shape", 20), ("Param #", 15))
 BYTES = 4  # Paddle's size estimates count every value as float32
 
 
-def own_parameters(layer) -> tuple[int, int]:
-    """(all, trainable) parameter counts of the layer itself (not of its sublayers)."""
-    total = trainable = 0
-    for p in layer._parameters.values():
-        if p is None:
-            continue
-        n = int(np.prod(p.shape))
-        total += n
-        trainable += n if not p.stop_gradient else 0
-    return total, trainable
+def own_parameters(layer) -> int:
+    """The parameter count of the layer itself (not of its sublayers)."""
+    return sum(int(np.prod(p.shape)) for p in layer._parameters.values() if p is not None)
 
 
 def summary(net, input_size=None, dtypes=None, input=None) -> dict:
     """Run `net` once on inputs of `input_size` (a shape, a list of shapes, or InputSpecs;
     None / -1 dims become 1) of `dtypes` (default float32), or on the tensors `input`, and
-    print each layer's output shape and parameter count, then the totals and size
-    estimates. Returns `{'total_params': n, 'trainable_params': m}`."""
+    print each layer's output shape and parameter count, then the totals (every parameter
+    of `net` once) and size estimates. Returns `{'total_params': n, 'trainable_params': m}`."""
     if input is not None:
         inputs = list(input) if isinstance(input, (list, tuple)) else [input]
     elif input_size is not None:
         inputs = make_inputs(input_size, dtypes)
     else:
         raise ValueError("summary: give input_size or input")
-    def chosen(layer):  # the network itself only when it has no sublayers
-        return not isinstance(layer, CONTAINERS) and (layer is not net or not net.sublayers())
+    def chosen(layer):  # the network itself when it has no sublayers or holds parameters
+        return not isinstance(layer, CONTAINERS) and (
+            layer is not net or not net.sublayers() or own_parameters(net) > 0)
 
     calls = record_calls(net, inputs, chosen, "summary")
     seen: dict[str, int] = {}
-    rows, total, trainable, activations = [], 0, 0, 0
+    measured: set[int] = set()  # a layer called twice shows its parameters once
+    rows, activations = [], 0
     for call in calls:
         kind = type(call.layer).__name__
         seen[kind] = seen.get(kind, 0) + 1
-        n_all, n_train = own_parameters(call.layer)
-        total, trainable = total + n_all, trainable + n_train
+        n_all = own_parameters(call.layer) if id(call.layer) not in measured else 0
+        measured.add(id(call.layer))
         out_shape = shape_of(call.output)
         activations += sum(int(np.prod(s)) for s in flat_shapes(out_shape))
         rows.append((f"{kind}-{seen[kind]}", str([shape_of(x) for x in call.inputs]),
                      str(out_shape), f"{n_all:,}"))
     input_values = sum(int(np.prod(x.shape)) for x in inputs)
+    total, trainable = parameter_totals(net)
     print_table(rows, total, trainable, input_values, activations)
     return {"total_params": total, "trainable_params": trainable}
 

@@ -115,3 +115,27 @@ def test_only_layers_are_measured():
         rt.flops(program, [1, 4])
     with pytest.raises(TypeError, match="summary: net must be an rt.nn.Layer"):
         rt.summary(lambda x: x, (1, 4))
+
+
+class SharedAndOwn(nn.Layer):
+    """A Linear applied twice, and a parameter of the network's own."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.scale = self.create_parameter([4])
+
+    def forward(self, x):
+        return self.body(self.body(x)) * self.scale
+
+
+def test_shared_layers_and_own_parameters_count_once(capsys):
+    info = rt.summary(SharedAndOwn(), (2, 4))
+    assert info == {"total_params": 20 + 4, "trainable_params": 24}
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines()
+            if line.strip().startswith(("Linear-", "SharedAndOwn-"))]
+    assert [(r[0], r[-1]) for r in rows] == [("Linear-1", "20"), ("Linear-2", "0"),
+                                            ("SharedAndOwn-1", "4")]
+    assert rt.flops(SharedAndOwn(), [2, 4]) == 2 * (4 * 2 * 4)  # two calls of the Linear
+    assert "Total Params: 24" in capsys.readouterr().out
