@@ -18,6 +18,7 @@ This module imports nothing from the runtime: anything may use it.
 """
 from __future__ import annotations
 
+import numbers
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,8 @@ def format_value(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(format_value(v) for v in value) if len(value) != 1 \
             else format_value(value[0])
-    if isinstance(value, float):
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        value = float(value)  # NumPy scalars too
         return f"{value:.4f}" if 1e-4 <= abs(value) < 1e4 or value == 0 else f"{value:.4e}"
     return str(value)
 

@@ -2,6 +2,8 @@
 import io
 import re
 
+import numpy as np
+
 from runtime.progress import ProgressBar, format_value
 
 
@@ -55,3 +57,4 @@ def test_format_value():
     assert format_value([1.5, 2]) == "1.5000, 2"
     assert format_value(1e-7) == "1.0000e-07"
     assert format_value("x") == "x"
+    assert format_value(np.float32(0.5)) == "0.5000" and format_value(np.int64(3)) == "3"
