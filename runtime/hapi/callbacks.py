@@ -184,8 +184,8 @@ class LRScheduler(Callback):
 
     def __init__(self, by_step: bool = True, by_epoch: bool = False):
         super().__init__()
-        if by_step == by_epoch:
-            raise ValueError("LRScheduler: set exactly one of by_step and by_epoch")
+        if by_step and by_epoch:
+            raise ValueError("LRScheduler: by_step and by_epoch exclude each other")
         self.by_step = by_step
         self.by_epoch = by_epoch
 

@@ -132,13 +132,14 @@ def scheduled_model():
 
 
 @pytest.mark.parametrize(("callbacks", "steps"), [(None, 6), ([LRScheduler()], 6),
-                                                  ([LRScheduler(False, True)], 3)])
+                                                  ([LRScheduler(False, True)], 3),
+                                                  ([LRScheduler(False, False)], 0)])
 def test_lr_scheduler_steps_by_step_or_by_epoch(callbacks, steps):
     model, schedule = scheduled_model()
     model.fit(small_data(), batch_size=6, epochs=3, verbose=0, callbacks=callbacks)
     assert schedule.last_epoch == steps
     assert model._optimizer.get_lr() == pytest.approx(0.1 * 0.5 ** steps)
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match="exclude each other"):
         LRScheduler(by_step=True, by_epoch=True)
 
 
