@@ -41,3 +41,20 @@ def _install_origin_resolver() -> None:
 
 
 _install_origin_resolver()
+
+
+def _register_with_model() -> None:
+    """`rt.Model(net, inputs=[...])` converts with `to_static`, `Model.save(path,
+    training=False)` writes with `save` (runtime may not import d2s: it asks this hook)."""
+    from runtime.hapi import static_converter
+
+    def convert(layer, input_spec):
+        return to_static(layer, input_spec=input_spec)
+
+    def save_inference(layer, path, input_spec):
+        save(layer, path, input_spec=input_spec)
+
+    static_converter.register(convert, save_inference)
+
+
+_register_with_model()

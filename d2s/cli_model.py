@@ -20,6 +20,8 @@ import zipfile
 
 import numpy as np
 
+from runtime.progress import ProgressBar
+
 # benchmark name -> the arguments --quick passes (small repeat counts)
 BENCHMARKS = {
     "eager_overhead": ["--repeat", "2", "--number", "20"],
@@ -281,17 +283,20 @@ def cmd_bench(args) -> int:
     env = dict(os.environ)
     # the scripts import runtime, d2s and examples from the source tree
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    status = 0
-    for name in names:
+    failed = []
+    # one plain line per finished benchmark: the scripts' own output runs between them
+    bar = ProgressBar(total=len(names), prefix="d2s bench: benchmark", tty=False)
+    for done, name in enumerate(names, start=1):
         script = os.path.join(where, name + ".py")
         cmd = [sys.executable, script] + (BENCHMARKS[name] if args.quick else [])
         print(f"## {name}\n\n$ {' '.join(cmd[1:])}\n", flush=True)
         rc = subprocess.call(cmd, cwd=root, env=env)
         if rc != 0:
             print(f"\nd2s bench: {name} exited with status {rc}", file=sys.stderr, flush=True)
-            status = 1
+            failed.append(name)
+        bar.update(done, [("finished", name), ("failed", ", ".join(failed) or "none")])
         print(flush=True)
-    return status
+    return 1 if failed else 0
 
 
 def add_parsers(sub) -> None:

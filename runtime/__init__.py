@@ -48,6 +48,8 @@ from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
 from .distributed import DataParallel  # noqa: F401  (Paddle's paddle.DataParallel)
 from . import device, linalg  # noqa: F401
+from . import hapi  # noqa: F401
+from .hapi import Model, callbacks, flops, summary  # noqa: F401
 
 from . import methods as _methods
 

@@ -60,6 +60,10 @@ PROMISED = {
     "rt.tensor (wave 2)": (rt.tensor, "create_array array_write array_read array_length"),
     "rt.static (wave 2)": (rt.static, "create_global_var accuracy"),
     "rt.metric (wave 2)": (rt.metric, "accuracy"),
+    "rt (issue 36, high-level API)": (rt, "Model summary flops callbacks"),
+    "rt.metric (issue 36)": (rt.metric, "Metric Accuracy Auc"),
+    "rt.callbacks (issue 36)": (rt.callbacks, """Callback EarlyStopping ModelCheckpoint
+        LRScheduler ProgBarLogger"""),
     "rt.nn (wave 2)": (rt.nn, "Conv3D MaxPool3D AvgPool3D"),
     "F (wave 2)": (F, """conv3d softsign label_smooth sequence_mask gather_tree
         linear_chain_crf crf_decoding"""),

@@ -24,9 +24,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 RANKS = {
     # runtime: the bottom holds no runtime imports but each other's
     "runtime/backend.py": 0, "runtime/dtypes.py": 0, "runtime/core.py": 0,
-    "runtime/pytree.py": 0, "runtime/device.py": 1,
+    "runtime/pytree.py": 0, "runtime/progress.py": 0, "runtime/device.py": 1,
     "runtime/ops": 1,  # the op registry and every op (tensor arrays included)
-    "runtime/tensor.py": 2, "runtime/autograd.py": 2, "runtime/linalg.py": 2, "runtime/autograd_pylayer.py": 2, "runtime/parameter.py": 2,
+    "runtime/tensor.py": 2, "runtime/autograd.py": 2, "runtime/linalg.py": 2,
+    "runtime/autograd_pylayer.py": 2, "runtime/parameter.py": 2,
     "runtime/methods.py": 2,
     "runtime/program": 3,  # the static IR, builder, backward, passes, codegen, executor
     "runtime/metric": 4,
@@ -35,7 +36,8 @@ RANKS = {
     "runtime/amp": 7, "runtime/optimizer": 7, "runtime/quantization": 7,
     "runtime/distributed": 7,
     "runtime/data": 8, "runtime/io.py": 8,
-    "runtime/__init__.py": 9,
+    "runtime/hapi": 9,  # Model trains with nn, optimizer, data, metric
+    "runtime/__init__.py": 10,
     # d2s: pyct -> converters -> transpile -> operators -> trace/run -> api -> cli
     "d2s/pyct": 0,
     "d2s/errors.py": 1, "d2s/logging_utils.py": 1, "d2s/breakpoints.py": 1,

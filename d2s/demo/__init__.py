@@ -1,6 +1,6 @@
 """`d2s demo`: LeNet on scikit-learn's bundled 8x8 handwritten digits, eager then static.
 
-1. trains in eager mode for a few epochs (with a text progress bar);
+1. trains in eager mode for a few epochs (with `runtime.progress`'s progress bar);
 2. converts the model with `d2s.to_static` and shows part of the converted `forward`;
 3. keeps training from the same parameters, one static program per step;
 4. reports test accuracy and the measured eager vs static step time;
@@ -24,11 +24,11 @@ import numpy as np
 import d2s
 import runtime as rt
 from runtime import nn
+from runtime.progress import ProgressBar
 
 from .lenet import LeNet
 
 BATCH = 64
-BAR_WIDTH = 30
 
 # The reloading process sees only the saved files: no model class, no Python source. It reads
 # them back with the loader that matches the writer (`d2s.load` for `d2s.save`).
@@ -63,22 +63,14 @@ def load_digits_split(test_fraction: float = 0.2, seed: int = 0):
     return x[train], y[train], x[test], y[test]
 
 
-def progress(prefix: str, done: int, total: int, loss: float) -> None:
-    # Redrawing one line needs a terminal; elsewhere (logs, pipes) print each epoch's end only.
-    if done < total and not sys.stdout.isatty():
-        return
-    filled = BAR_WIDTH * done // total
-    bar = "#" * filled + "." * (BAR_WIDTH - filled)
-    end = "\n" if done == total else ""
-    print(f"\r  {prefix} [{bar}] {done:3d}/{total} loss {loss:.4f}", end=end, flush=True)
-
-
 def train_epoch(model, opt, loss_fn, x, y, rng, prefix: str) -> list[float]:
     """One pass over (x, y) in shuffled batches; returns the CPU seconds each step took (CPU
     time, so other load on a shared machine does not blur the comparison)."""
     model.train()
     order = rng.permutation(len(y))
     steps = (len(y) + BATCH - 1) // BATCH
+    # redrawn in place on a terminal; elsewhere (logs, pipes) only each epoch's last step
+    bar = ProgressBar(total=steps, prefix=f"  {prefix} step", every=steps)
     times = []
     for i in range(steps):
         idx = order[i * BATCH:(i + 1) * BATCH]
@@ -91,7 +83,7 @@ def train_epoch(model, opt, loss_fn, x, y, rng, prefix: str) -> list[float]:
         opt.step()
         opt.clear_grad()
         times.append(time.process_time() - start)
-        progress(prefix, i + 1, steps, float(loss))
+        bar.update(i + 1, [("loss", float(loss))])
     return times
 
 

@@ -1,4 +1,5 @@
-"""`rt.metric`: evaluation metrics with Paddle's names (`accuracy`)."""
+"""`rt.metric`: evaluation metrics with Paddle's names: the `accuracy` function and the
+streaming `Metric` classes (`Accuracy`, `Auc`) that `rt.Model` reports."""
 from __future__ import annotations
 
 from ..ops import gather as _gather
@@ -6,6 +7,7 @@ from ..ops import logic as _logic
 from ..ops import math as _math
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
+from .metrics import Accuracy, Auc, Metric
 
 
 def accuracy(input, label, k: int = 1, correct=None, total=None, name=None):
@@ -34,4 +36,4 @@ def accuracy(input, label, k: int = 1, correct=None, total=None, name=None):
     return acc
 
 
-__all__ = ["accuracy"]
+__all__ = ["Accuracy", "Auc", "Metric", "accuracy"]

@@ -176,6 +176,7 @@ def test_bench_quick_prints_a_table():
     r = d2s_process("bench", "--only", "eager_overhead", "--quick")
     assert r.returncode == 0, r.stderr
     assert "## eager_overhead" in r.stdout and "| plain NumPy |" in r.stdout
+    assert "d2s bench: benchmark 1/1 - finished: eager_overhead - failed: none" in r.stdout
     r = d2s("bench", "--only", "nosuch")
     assert r.returncode == 2 and "no benchmark 'nosuch'" in r.stderr
 

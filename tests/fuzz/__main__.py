@@ -18,6 +18,8 @@ import warnings
 
 from hypothesis import HealthCheck, Phase, given, settings
 
+from runtime.progress import ProgressBar
+
 from . import GENERATORS, runner
 
 
@@ -25,6 +27,12 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
     strategy, setup = GENERATORS[gen]()
     counts: collections.Counter = collections.Counter()
     bad: list = []
+    # hypothesis may stop short of `examples`: finish() closes the bar where it stopped
+    bar = ProgressBar(total=examples, prefix=f"[{gen}] example", every=max(1, examples // 10))
+
+    def shown():
+        return [("same", counts["same"]), ("disagreements", counts["disagree"]),
+                ("internal errors", counts["internal"])]
 
     @settings(max_examples=examples, database=None, deadline=None,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
@@ -35,6 +43,7 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
         counts[out.kind] += 1
         if out.kind in ("disagree", "internal"):
             bad.append(out)
+        bar.update(sum(counts.values()), shown())
 
     if seed is not None:
         from hypothesis import seed as hseed
@@ -42,6 +51,7 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         one()
+    bar.finish(sum(counts.values()), shown())
     if save and bad:
         os.makedirs(save, exist_ok=True)
         for k, out in enumerate(bad[:50]):
