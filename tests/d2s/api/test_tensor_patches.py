@@ -51,13 +51,13 @@ class MaskedPool(rt.nn.Layer):
         self.proj = rt.nn.Linear(3, 2)
 
     def forward(self, feats, lengths):
-        frames = rt.arange(feats.num_frames).view(1, -1)
-        pad = (frames >= lengths.view(-1, 1)).view(feats.shape[0], feats.num_frames, 1)
+        frames = rt.arange(feats.num_frames).view([1, -1])
+        pad = (frames >= lengths.view([-1, 1])).view([feats.shape[0], feats.num_frames, 1])
         kept = feats.masked_fill(pad, 0.0)
         if rt.sum(lengths.eq(0).astype("int32")) > 0:  # an empty utterance: no division
             pooled = rt.sum(kept, axis=1)
         else:
-            pooled = rt.sum(kept, axis=1) / lengths.view(-1, 1).astype(feats.dtype)
+            pooled = rt.sum(kept, axis=1) / lengths.view([-1, 1]).astype(feats.dtype)
         return self.proj(pooled) + kept.frame_energy().sum(axis=1, keepdim=True)
 
 
