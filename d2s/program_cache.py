@@ -50,6 +50,10 @@ class ProgramCache:
     def __iter__(self):
         return iter(list(self._entries))
 
+    def items(self) -> list[tuple]:
+        """(key, entry) for every program kept, least recently used first."""
+        return [(key, entry) for key, lst in list(self._entries.items()) for entry in lst]
+
     def find(self, sf, args, kwargs):
         """(the entry for this call, traced if needed; the call's tensors in feed order)."""
         spec = sf.spec
@@ -87,6 +91,8 @@ class ProgramCache:
             if not entry.guards or guards.failing(entry.guards) is None:
                 return entry
         entry = Entry(sf, args, kwargs)
+        entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
+        entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused
             entries.clear()
             self._count = 0
