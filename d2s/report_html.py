@@ -67,9 +67,10 @@ def render_page(sf, args: tuple, kwargs: dict, layout: str = "auto") -> str:
     """The page for StaticFunction `sf` traced for `args` (tensors, InputSpecs, Python
     values)."""
     fn = sf._function
-    conversion = _timed(lambda: transpile.convert_with(fn, [n for n, _ in converters.PASSES]))
     failure, rec, concrete, timings = None, None, None, None
     try:
+        conversion = _timed(lambda: transpile.convert_with(fn, [n for n, _ in
+                                                                converters.PASSES]))
         sf.report(*args, **kwargs)
         rec = report.latest(sf)
         concrete = sf.get_concrete_program(*args, **kwargs)
