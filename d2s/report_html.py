@@ -27,6 +27,7 @@ import html
 import linecache
 import os
 import statistics
+import sys
 import time
 from typing import NamedTuple
 
@@ -67,11 +68,11 @@ def render_page(sf, args: tuple, kwargs: dict, layout: str = "auto") -> str:
     """The page for StaticFunction `sf` traced for `args` (tensors, InputSpecs, Python
     values)."""
     fn = sf._function
-    failure, rec, concrete, timings = None, None, None, None
+    failure, rec, concrete, timings, ran = None, None, None, None, None
     try:
         conversion = _timed(lambda: transpile.convert_with(fn, [n for n, _ in
                                                                 converters.PASSES]))
-        sf.report(*args, **kwargs)
+        ran = lines_run(lambda: sf.report(*args, **kwargs))
         rec = report.latest(sf)
         concrete = sf.get_concrete_program(*args, **kwargs)
         timings = _timings(sf, _examples(args), kwargs, conversion)
@@ -80,7 +81,7 @@ def render_page(sf, args: tuple, kwargs: dict, layout: str = "auto") -> str:
         rec = report.latest(sf)
     parts = [_HEAD.format(title=html.escape(sf.__qualname__)),
              f"<h1>Conversion report: <code>{html.escape(sf.__qualname__)}</code></h1>",
-             _legend(), _source_section(fn, rec, concrete, sf, failure),
+             _legend(), _source_section(fn, rec, concrete, sf, failure, ran),
              _converted_section(fn), _program_section(concrete, layout),
              _cache_section(sf), _timings_section(timings), "</body></html>"]
     return "\n".join(parts)
@@ -164,7 +165,9 @@ def _refusal(e: BaseException, default: tuple) -> tuple[tuple[str, int], str]:
     where = default
     src = getattr(e, "origin", None)
     frames = errors.user_frames(e)
-    if src is not None:
+    if isinstance(src, tuple):  # (an op's origin: file, line, source)
+        where = (src[0], src[1])
+    elif src is not None:
         where = (src.filename, src.lineno)
     elif frames:
         where = (frames[-1].filename, frames[-1].lineno)
@@ -173,7 +176,30 @@ def _refusal(e: BaseException, default: tuple) -> tuple[tuple[str, int], str]:
     return where, f"{type(e).__name__}: {message} (see docs/errors.md, section {section})"
 
 
-def _source_section(fn, rec, concrete, sf, failure) -> str:
+def lines_run(call) -> set[tuple[str, int]]:
+    """The user lines (file, line) whose generated code ran during `call()` (a trace)."""
+    seen: set[tuple[str, int]] = set()
+
+    def on_line(frame, event, arg):
+        if event == "line":
+            src = loader.lookup(frame.f_code.co_filename, frame.f_lineno)
+            if src is not None:
+                seen.add((src.filename, src.lineno))
+        return on_line
+
+    def on_call(frame, event, arg):
+        return on_line if loader.is_generated(frame.f_code.co_filename) else None
+
+    before = sys.gettrace()  # (a debugger's or coverage's tracer: paused for the trace)
+    sys.settrace(on_call)
+    try:
+        call()
+    finally:
+        sys.settrace(before)
+    return seen
+
+
+def _source_section(fn, rec, concrete, sf, failure, ran) -> str:
     marks = line_marks(fn, rec, concrete, sf, failure)
     out = ["<h2>Source</h2>"]
     for filename, node in report.functions(fn, rec):
@@ -189,9 +215,10 @@ def _source_section(fn, rec, concrete, sf, failure) -> str:
                 if kind not in kinds_seen and rec is not None:
                     got.append(Mark("unreached", f"{kind}: not reached while tracing"))
                     kinds_seen.add(kind)
-            if not got and rec is not None and _is_statement(text):
+            if not got and ran is not None and _is_statement(text):
                 got.append(Mark("python", "Python, run once while tracing (no op in the "
-                                          "program)"))
+                                          "program)") if (filename, i) in ran else
+                           Mark("unreached", "not run while tracing"))
             out.append(_source_row(filename, i, text, got))
         out.append("</table>")
     if failure is not None:

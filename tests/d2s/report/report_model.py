@@ -37,4 +37,6 @@ class Scaled(rt.nn.Layer):
         y = self.fc(x)
         if self.scale > 1:
             y = y * self.scale
+        else:
+            y = y - 1.0
         return rt.nn.functional.relu(y)

@@ -47,7 +47,7 @@ def test_every_source_line_is_on_the_page_marked(page):
     by_text = {text.strip(): kind for kind, text in rows.values()}
     assert by_text["if rt.mean(x) > 0:"] == "graph"
     assert by_text["while i < rt.shape(y)[0]:"] == "graph"
-    assert by_text["for _ in range(n):"] == "python"
+    assert by_text["for _ in range(n):"] == "python" and by_text["i = 0"] == "python"
     assert by_text["y = x - 1"] == "ops" and by_text["return rt.tanh(y)"] == "ops"
     assert "graph op (cond): x is a tensor (f32[3])" in page
     assert "plain Python, unrolled 2 times" in page
@@ -146,6 +146,7 @@ def test_cli_writes_the_page_for_a_layer_built_with_init(tmp_path, capsys):
     by_text = {text.strip(): kind for kind, text in rows.values()}
     assert by_text["if self.scale > 1:"] == "python"  # a Python float: decided while tracing
     assert by_text["y = y * self.scale"] == "ops"
+    assert by_text["y = y - 1.0"] == "unreached"  # the Python branch the trace did not take
     assert re.search(r"checked before every call: [^<]*self\.scale", page)
     assert 'class="node param"' in page
     assert cli.main(["report", f"{MODEL}::Scaled", "--spec", "float32[2,4]", "-o",
