@@ -37,6 +37,7 @@ from .nn.create import create_parameter  # noqa: F401
 from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
+from .distributed import DataParallel  # noqa: F401  (Paddle's paddle.DataParallel)
 
 from . import methods as _methods
 
