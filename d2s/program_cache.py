@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import threading
 
-from . import guards
+from . import guards, logging_utils
 from .running import ConcreteProgram, Entry
 from .tracing import trace
 
@@ -109,9 +109,13 @@ class ProgramCache:
             else:
                 del entries[oldest]
         self.traces += 1
-        from .static_function import warn_retrace
-        warn_retrace(sf, self._last_key, key, self.traces,
-                     None if changed is None else guards.describe(changed))
+        from .static_function import retrace_diffs, warn_retrace
+        guard = None if changed is None else guards.describe(changed)
+        if self.traces > 1 and logging_utils.verbosity() >= 1:
+            why = "; ".join(retrace_diffs(sf, self._last_key, key, guard)) or \
+                "the argument structure changed"
+            logging_utils.log(1, f"retraced {sf.__qualname__} (trace {self.traces}): {why}")
+        warn_retrace(sf, self._last_key, key, self.traces, guard)
         return entry
 
     def lookup(self, sf, args, kwargs):
