@@ -99,12 +99,14 @@ def _examples(args: tuple) -> tuple:
     """Arguments to call with: an InputSpec becomes a random tensor (a varying dim: 2)."""
     import numpy as np
 
+    import runtime as rt
     from runtime.static import InputSpec
-
-    from .check import Spec, draw
     rng = np.random.default_rng(0)
-    return tuple(draw(Spec(a.dtype.name, tuple(2 if d in (None, -1) else d for d in a.shape),
-                           None), 0, rng) if isinstance(a, InputSpec) else a for a in args)
+
+    def example(spec):
+        shape = [2 if d in (None, -1) else d for d in spec.shape]
+        return rt.to_tensor(rng.standard_normal(shape).astype(spec.dtype.np))
+    return tuple(example(a) if isinstance(a, InputSpec) else a for a in args)
 
 
 def _timings(sf, args: tuple, kwargs: dict, conversion: float) -> Timings:

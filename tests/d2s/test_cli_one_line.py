@@ -54,7 +54,8 @@ class Head(rt.nn.Layer):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli_one_line") / "one_line_model.py"
-    body = "\n".join(f"    x = x + {i}" for i in range(1500))  # (more than a pipe buffer)
+    # 1000 lines of 200 characters: more than a pipe's buffer holds (64 KiB)
+    body = "\n".join(f"    s{i} = '{'x' * 200}'" for i in range(1000))
     path.write_text(MODEL.format(body=body))
     return str(path)
 
