@@ -123,7 +123,8 @@ def main(argv=None) -> int:
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        print("onnxruntime is not installed: pip install 'd2s[onnx]'")
+        print("onnxruntime is not installed: pip install onnxruntime (or, in the d2s checkout, "
+              "pip install '.[onnx]')")
         return 1
     rows = []
     with tempfile.TemporaryDirectory() as work:

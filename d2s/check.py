@@ -15,6 +15,7 @@ Spec(dtype='float32', shape=(None, 16), value=None)
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import warnings
 from typing import NamedTuple
@@ -23,10 +24,14 @@ import numpy as np
 
 from runtime import core
 
+from . import errors
+
 # draw name -> (sign, scale); sign None: mixed signs
 DRAWS = [("normal", None, 1.0), ("positive", 1, 1.0), ("negative", -1, 1.0),
          ("large", None, 100.0), ("small", 1, 0.01), ("normal, other sizes", None, 1.0)]
 _SIZES = [3, 2, 5, 1, 4, 7]
+_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int64",
+                  "long": "int64"}  # what a user may write for a dtype, from C or NumPy
 _SPEC = re.compile(r"^\s*([a-z0-9_]+)\s*\[([^\]]*)\]\s*$")
 
 
@@ -55,8 +60,19 @@ def parse_spec(text: str) -> Spec:
         except (ValueError, SyntaxError):
             raise ValueError(f"bad spec {text!r}: expected DTYPE[dims] like 'float32[4,16]' or "
                              "a Python literal like 3") from None
+    from runtime.dtypes import ALL
+    names = [d.name for d in ALL]
+    if m.group(1) not in names:
+        near = _DTYPE_ALIASES.get(m.group(1)) or next(iter(difflib.get_close_matches(
+            m.group(1), names, 1)), None)
+        raise ValueError(f"bad spec {text!r}: unknown dtype {m.group(1)!r}; expected one of "
+                         f"{', '.join(names)}" + (f" (did you mean {near}?)" if near else ""))
     dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
-    shape = tuple(None if d in ("None", "-1", "?") else int(d) for d in dims)
+    try:
+        shape = tuple(None if d in ("None", "-1", "?") else int(d) for d in dims)
+    except ValueError:
+        raise ValueError(f"bad spec {text!r}: each dim is a number, or None for one that "
+                         "varies, as in 'float32[None,16]'") from None
     return Spec(m.group(1), shape, None)
 
 
@@ -198,26 +214,36 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"d2s: .* has been traced \d+ times")
             static = _run(sf, args)
+        if isinstance(static.error, errors.ConversionError):
+            raise static.error  # d2s refuses the function: not a disagreement of values
         why = compare(sf, eager, static)
         if why is not None:
             out(f"{label}: DISAGREE\n  {why}")
             return Disagreement(k, why)
-        out(f"{label}: agree")
+        out(f"{label}: agree ({compared(eager.leaves)})")
     return None
 
 
-def static_function_for(obj, owner, specs: list[Spec]):
+def compared(leaves: list) -> str:
+    """What a check compared: 'outputs float32[4,2], int 3'."""
+    text = ", ".join(f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else
+                     f"{type(a).__name__} {a!r}"[:40] for a in leaves)
+    return f"{len(leaves)} output{'s' * (len(leaves) != 1)}: {text or 'none'}"
+
+
+def static_function_for(obj, owner, specs: list[Spec], init: tuple = ((), {})):
     """A StaticFunction for what `FILE::QUALNAME` named (`owner`: the class it was looked up
     on, for `Net.forward`): a StaticFunction stays as it is; a function, or a Layer (class:
-    made with no arguments), is converted with InputSpecs from `specs` (so `None` dims share
-    one program); a method of a Layer class is converted on a new instance."""
+    made with the arguments `init`, (args, kwargs)), is converted with InputSpecs from `specs`
+    (so `None` dims share one program); a method of a Layer class is converted on a new
+    instance."""
     import d2s
     import runtime as rt
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
         name = getattr(obj, "__name__", None)
         if name is None or getattr(owner, name, None) is not obj:
             raise SystemExit(f"d2s: cannot find {owner.__name__}.{name} again on the class")
-        layer = _new_layer(owner)
+        layer = _new_layer(owner, init)
         if name == "forward":
             obj = layer
         else:
@@ -225,7 +251,7 @@ def static_function_for(obj, owner, specs: list[Spec]):
             return method if isinstance(method, d2s.StaticFunction) else \
                 d2s.to_static(method.__func__, input_spec=_input_spec(specs)).__get__(layer)
     if isinstance(obj, type) and issubclass(obj, rt.nn.Layer):
-        obj = _new_layer(obj)  # a Layer class: an instance with its default arguments
+        obj = _new_layer(obj, init)  # a Layer class: an instance
     if isinstance(obj, rt.nn.Layer):
         forward = obj.__dict__.get("forward")
         if isinstance(forward, d2s.StaticFunction):
@@ -239,11 +265,14 @@ def static_function_for(obj, owner, specs: list[Spec]):
     return d2s.to_static(obj, input_spec=_input_spec(specs))
 
 
-def _new_layer(cls):
+def _new_layer(cls, init: tuple):
+    args, kwargs = init
     try:
-        return cls()
+        return cls(*args, **kwargs)
     except TypeError as e:
-        raise SystemExit(f"d2s: cannot build {cls.__name__}() with no arguments ({e}); make a "
+        given = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        raise SystemExit(f"d2s: cannot build {cls.__name__}({given}) ({e}); give its "
+                         "arguments with --init (--init 16 or --init hidden=16), or make a "
                          "module-level instance (net = Net(16)) and name it: FILE::net") \
             from None
 

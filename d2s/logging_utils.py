@@ -110,8 +110,9 @@ def log(level: int, text: str) -> None:
         _emit(text, to_stdout)
 
 
-def after_pass(node, index: int, passes: list) -> None:
-    """Called by the transpiler with the function `node` after `index` passes (0: parsed)."""
+def after_pass(node, index: int, passes: list, seconds: float | None = None) -> None:
+    """Called by the transpiler with the function `node` after `index` passes (0: parsed),
+    the last of which took `seconds`."""
     level, to_stdout = _setting("code", CODE_LEVEL_ENV, -1)
     logs_pass = index > 0 and verbosity() >= 2
     logs_code = level >= 0 and index == min(level, len(passes))
@@ -119,7 +120,8 @@ def after_pass(node, index: int, passes: list) -> None:
         return
     where = _where(node)
     if logs_pass:
-        log(2, f"pass {index}/{len(passes)} ({passes[index - 1][0]}) done on {where}")
+        took = "" if seconds is None else f" in {seconds * 1e3:.3f} ms"
+        log(2, f"pass {index}/{len(passes)} ({passes[index - 1][0]}) done on {where}{took}")
     if not logs_code:
         return
     from .pyct.parser import unparse

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import threading
 
-from . import guards
+from . import guards, logging_utils
 from .running import ConcreteProgram, Entry
 from .tracing import trace
 
@@ -49,6 +49,10 @@ class ProgramCache:
 
     def __iter__(self):
         return iter(list(self._entries))
+
+    def items(self) -> list[tuple]:
+        """(key, entry) for every program kept, least recently used first."""
+        return [(key, entry) for key, lst in list(self._entries.items()) for entry in lst]
 
     def find(self, sf, args, kwargs):
         """(the entry for this call, traced if needed; the call's tensors in feed order)."""
@@ -87,6 +91,8 @@ class ProgramCache:
             if not entry.guards or guards.failing(entry.guards) is None:
                 return entry
         entry = Entry(sf, args, kwargs)
+        entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
+        entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused
             entries.clear()
             self._count = 0
@@ -103,9 +109,13 @@ class ProgramCache:
             else:
                 del entries[oldest]
         self.traces += 1
-        from .static_function import warn_retrace
-        warn_retrace(sf, self._last_key, key, self.traces,
-                     None if changed is None else guards.describe(changed))
+        from .static_function import retrace_diffs, warn_retrace
+        guard = None if changed is None else guards.describe(changed)
+        if self.traces > 1 and logging_utils.verbosity() >= 1:
+            why = "; ".join(retrace_diffs(sf, self._last_key, key, guard)) or \
+                "the argument structure changed"
+            logging_utils.log(1, f"retraced {sf.__qualname__} (trace {self.traces}): {why}")
+        warn_retrace(sf, self._last_key, key, self.traces, guard)
         return entry
 
     def concrete_programs(self) -> list[ConcreteProgram]:

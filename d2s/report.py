@@ -288,14 +288,23 @@ def latest(owner) -> Recorder | None:
 
 def render(function, rec: Recorder) -> ConversionReport:
     """The report for Python function `function` and the functions it called."""
-    code = function.__code__
-    parts = [_render_function(code.co_filename, code.co_name, code.co_firstlineno, rec)]
-    for filename, name in rec.functions:
-        if (filename, name) != (code.co_filename, code.co_name):
-            lines = [ln for (f, ln) in rec.lines if f == filename]
-            parts.append(_render_function(filename, name, min(lines), rec, inside=True))
+    parts = [_render_function(filename, node, rec) for filename, node in functions(function,
+                                                                                  rec)]
     decisions = {k: list(v) for k, v in rec.lines.items()}
     return ConversionReport("\n\n".join(p for p in parts if p), decisions)
+
+
+def functions(function, rec: Recorder | None) -> list[tuple[str, ast.FunctionDef]]:
+    """(file, def node) of `function` and of each user function it called while tracing (as
+    far as the trace recorded their decisions), in the order met."""
+    code = function.__code__
+    found = [(code.co_filename, _function_node(code.co_filename, code.co_name,
+                                                code.co_firstlineno, False))]
+    for filename, name in rec.functions if rec is not None else ():
+        if (filename, name) != (code.co_filename, code.co_name):
+            lines = [ln for (f, ln) in rec.lines if f == filename]
+            found.append((filename, _function_node(filename, name, min(lines), True)))
+    return [(f, node) for f, node in found if node is not None]
 
 
 def _function_node(filename: str, name: str, line: int, inside: bool):
@@ -310,16 +319,10 @@ def _function_node(filename: str, name: str, line: int, inside: bool):
     return best
 
 
-def _render_function(filename, name, line, rec: Recorder, inside: bool = False) -> str:
-    node = _function_node(filename, name, line, inside)
-    if node is None:
-        return ""
+def _render_function(filename, node, rec: Recorder) -> str:
+    name = node.name
     source = origin.user_source(filename)
-    marks: dict[int, list[tuple[int, str]]] = {}
-    for n in ast.walk(node):
-        kind = _construct(n)
-        if kind is not None and n is not node:
-            marks.setdefault(n.lineno, []).append((n.col_offset, kind))
+    marks = constructs(node)
     import os
     out = [f"Conversion report for {name} ({os.path.basename(filename)}:{node.lineno})"]
     for i in range(node.lineno, node.end_lineno + 1):
@@ -335,6 +338,16 @@ def _render_function(filename, name, line, rec: Recorder, inside: bool = False) 
                 out.append(f"      | {' ' * col}^ {kind}: not reached while tracing")
                 kinds.add(kind)
     return "\n".join(out)
+
+
+def constructs(node) -> dict[int, list[tuple[int, str]]]:
+    """line -> [(column, kind)] of the constructs the report describes inside def `node`."""
+    marks: dict[int, list[tuple[int, str]]] = {}
+    for n in ast.walk(node):
+        kind = _construct(n)
+        if kind is not None and n is not node:
+            marks.setdefault(n.lineno, []).append((n.col_offset, kind))
+    return marks
 
 
 def _construct(n) -> str | None:

@@ -297,6 +297,12 @@ class StaticFunction:
             rec = report.latest(self)
         return report.render(self._function, rec)
 
+    def report_html(self, *args, layout: str = "auto", **kwargs) -> str:
+        """`report(...)` as one self-contained HTML page, with the converted code, the program
+        drawn, the program cache and timings (`d2s/report_html.py`; loaded on first use)."""
+        from .report_html import render_page
+        return render_page(self, args or tuple(self._input_spec or ()), kwargs, layout)
+
     def rollback(self):
         """Undo the conversion where this StaticFunction is stored and return the eager
         function (bound to the instance for a method), as Paddle's `rollback()` does:
@@ -447,16 +453,7 @@ def warn_retrace(sf: StaticFunction, previous, key, traces: int, guard=None) -> 
     n, rest = divmod(traces, RETRACE_WARNING)
     if rest or n == 0 or n & (n - 1):  # warn at 5, 10, 20, 40, ... traces
         return
-    diffs = [f"{guard} changed"] if guard is not None else []
-    if guard is None and previous is not None and len(previous) == len(key):
-        names = sf.spec.arg_names
-        for i, (x, y) in enumerate(zip(previous[:-1], key[:-1])):
-            if x != y:
-                what = f"argument {names[i]!r}" if len(previous) - 1 == len(names) and i < len(
-                    names) else f"argument leaf {i}"
-                diffs.append(f"{what}: {_describe(x)} -> {_describe(y)}")
-        if previous[-1] != key[-1]:
-            diffs.append("the instance, its training flag, auto_cast or the keyword names")
+    diffs = retrace_diffs(sf, previous, key, guard)
     warnings.warn(
         f"d2s: {sf.__qualname__} has been traced {traces} times (one program per input "
         f"signature; at most {sf.program_cache.max_size} are kept). Between the last two "
@@ -464,7 +461,22 @@ def warn_retrace(sf: StaticFunction, previous, key, traces: int, guard=None) -> 
         "for dims that vary, or pass changing Python values as tensors.", stacklevel=4)
 
 
-def _describe(part) -> str:
+def retrace_diffs(sf: StaticFunction, previous, key, guard=None) -> list[str]:
+    """What changed between the cache keys of two traces (or the guard that failed)."""
+    diffs = [f"{guard} changed"] if guard is not None else []
+    if guard is None and previous is not None and len(previous) == len(key):
+        names = sf.spec.arg_names
+        for i, (x, y) in enumerate(zip(previous[:-1], key[:-1])):
+            if x != y:
+                what = f"argument {names[i]!r}" if len(previous) - 1 == len(names) and i < len(
+                    names) else f"argument leaf {i}"
+                diffs.append(f"{what}: {describe_key_part(x)} -> {describe_key_part(y)}")
+        if previous[-1] != key[-1]:
+            diffs.append("the instance, its training flag, auto_cast or the keyword names")
+    return diffs
+
+
+def describe_key_part(part) -> str:
     """A key part as the user knows it: a tensor's shape and dtype, or a Python value."""
     if len(part) == 3 and isinstance(part[0], tuple):
         return f"tensor {list(part[0])} {part[1]}"

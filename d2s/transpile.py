@@ -18,6 +18,7 @@ import contextlib
 import gc
 import sys
 import threading
+import time
 import types
 import weakref
 
@@ -214,13 +215,14 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
     present = {type(n) for n in analysis.walk(node)} if present is None else set(present)
     ctx.present = present  # (a superset of the node types in `node` while the passes run)
     for i, (_, module) in enumerate(converters.PASSES[:count], 1):
+        start = time.perf_counter() if logs else 0.0
         if present.intersection(module.HANDLES):  # else the pass would change nothing
             if module.NEEDS_ANALYSIS:
                 analysis.analyze(node)
             node = module.transform(node, ctx)
             present.update(module.CREATES)
         if logs:
-            logging_utils.after_pass(node, i, converters.PASSES)
+            logging_utils.after_pass(node, i, converters.PASSES, time.perf_counter() - start)
     return node
 
 

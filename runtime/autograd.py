@@ -63,7 +63,7 @@ class Node:
 
 _weakref = weakref.ref
 _TENSOR_CLASSES = registry._TENSOR_CLASSES
-_FLOAT_NP = frozenset(d.np for d in dtypes.FLOATS)
+_FLOAT_NP = dtypes.NP_FLOATS  # (grows when bfloat16 loads)
 
 
 def record(op, inputs, attrs, outputs, backward_fn=None):

@@ -1,13 +1,15 @@
 """Data types: one `DType` object per supported type, equal to its name.
 
 `rt.float32 == 'float32'` and `x.dtype == 'float32'` are both true. bfloat16 comes from
-`ml_dtypes` because NumPy has none. Promotion follows Paddle: a Python scalar never widens a
+`ml_dtypes` because NumPy has none; ml_dtypes is imported when bfloat16's NumPy dtype is first
+needed (`rt.bfloat16.np`, or an array of it met), since importing it costs more than NumPy. Promotion follows Paddle: a Python scalar never widens a
 tensor (`f16_tensor * 2.0` stays float16), an integer tensor meeting a Python float becomes the
 default float type (float32), and two tensors promote like NumPy.
 """
 from __future__ import annotations
 
-import ml_dtypes
+import sys
+
 import numpy as np
 
 from . import core
@@ -51,8 +53,27 @@ class DType:
     __str__ = __repr__
 
 
+class _DeferredDType(DType):
+    """A DType whose NumPy dtype comes from `module`, imported on first use of `.np` (the
+    slot stays empty until then, so reading `.np` of every other DType costs nothing more)."""
+
+    __slots__ = ("attr", "module")
+
+    def __init__(self, name: str, module: str, attr: str, short: str, itemsize: int):
+        self.name, self.short, self.kind, self.itemsize = name, short, "f", itemsize
+        self.module, self.attr = module, attr
+
+    def __getattr__(self, attr):
+        if attr != "np":
+            raise AttributeError(attr)
+        import importlib
+        self.np = np.dtype(getattr(importlib.import_module(self.module), self.attr))
+        _register(self)
+        return self.np
+
+
 float16 = DType("float16", np.float16, "f16")
-bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, "bf16")
+bfloat16 = _DeferredDType("bfloat16", "ml_dtypes", "bfloat16", "bf16", 2)
 float32 = DType("float32", np.float32, "f32")
 float64 = DType("float64", np.float64, "f64")
 int8 = DType("int8", np.int8, "i8")
@@ -66,8 +87,37 @@ ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bo
 FLOATS = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({d.short: d for d in ALL})
-_BY_NP = {d.np: d for d in ALL}
+_BY_NP: dict = {}
 _BY_PY = {bool: bool_, int: int64, float: float32}
+# The NumPy dtypes (and scalar types) of ALL and FLOATS, as far as loaded: sets that grow when a
+# deferred dtype loads, which modules keep for membership tests on the hot path.
+NP_ALL: set = set()
+NP_FLOATS: set = set()
+# NumPy scalar types a Tensor may wrap: those of the loaded dtypes and NumPy's other numbers
+NP_SCALAR_TYPES: set = {np.dtype(c).type for c in "?bhilqBHILQefdgFD"}
+
+
+def _register(d: DType) -> None:
+    _BY_NP[d.np] = d
+    NP_ALL.add(d.np)
+    NP_SCALAR_TYPES.add(d.np.type)
+    if d in FLOATS:
+        NP_FLOATS.add(d.np)
+
+
+for _d in ALL:
+    if not isinstance(_d, _DeferredDType):
+        _register(_d)
+
+
+def _load_deferred() -> bool:
+    """Load the deferred dtypes whose module someone imported (an array of one may exist)."""
+    found = False
+    for d in ALL:
+        if isinstance(d, _DeferredDType) and d.module in sys.modules and d not in _BY_NP.values():
+            d.np  # noqa: B018  (loads it)
+            found = True
+    return found
 
 DEFAULT_FLOAT = float32  # the default of a new thread; `default_float()` is the one in force
 _MODE = core.mode_state()
@@ -114,6 +164,8 @@ def convert_dtype(d) -> DType:
         return _BY_PY[d]
     try:
         found = _BY_NP.get(np.dtype(d))
+        if found is None and _load_deferred():
+            found = _BY_NP.get(np.dtype(d))
     except TypeError:
         found = None
     if found is None:
@@ -123,7 +175,12 @@ def convert_dtype(d) -> DType:
 
 def of_array(a) -> DType:
     """The DType of a NumPy/CuPy array."""
-    return _BY_NP[a.dtype]
+    try:
+        return _BY_NP[a.dtype]
+    except KeyError:
+        if not _load_deferred():
+            raise
+        return _BY_NP[a.dtype]
 
 
 _RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4,

@@ -243,8 +243,7 @@ class _HookHandle:
 
 _new = Tensor.__new__
 _ndarray = np.ndarray
-_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFD") | frozenset(
-    d.np.type for d in dtypes.ALL)
+_NUMPY_SCALARS = dtypes.NP_SCALAR_TYPES  # (grows when bfloat16 loads)
 
 
 def wrap(array) -> Tensor:

@@ -53,7 +53,8 @@ def load_digits_split(test_fraction: float = 0.2, seed: int = 0):
     try:
         from sklearn.datasets import load_digits
     except ImportError:
-        raise SystemExit("d2s demo needs scikit-learn: pip install 'd2s[demo]'") from None
+        raise SystemExit("d2s demo needs scikit-learn: pip install scikit-learn (or, in the d2s "
+                         "checkout, pip install '.[demo]')") from None
     digits = load_digits()
     x = (digits.images / 16.0).astype("float32")[:, None, :, :]
     y = digits.target.astype("int64")

@@ -1,5 +1,5 @@
 """`d2s.onnx.export`: a converted function or Layer as an ONNX model (the optional `onnx`
-extra: `pip install "d2s[onnx]"`, which also brings onnxruntime to run it).
+extra: `pip install ".[onnx]"` in the checkout, which also brings onnxruntime to run it).
 
     >>> import os, tempfile, runtime as rt, d2s
     >>> import d2s.onnx
@@ -28,8 +28,8 @@ def _require():
     try:
         import onnx  # noqa: F401
     except ImportError:
-        raise ImportError("d2s.onnx needs the `onnx` package: pip install \"d2s[onnx]\" (or "
-                          "pip install onnx onnxruntime)") from None
+        raise ImportError("d2s.onnx needs the `onnx` package: pip install onnx onnxruntime "
+                          "(or, in the d2s checkout, pip install \".[onnx]\")") from None
 
 
 def __getattr__(name):

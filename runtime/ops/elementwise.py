@@ -115,7 +115,7 @@ def unary_fn(op, doc):
     return fn
 
 
-_FLOAT_NP = frozenset(d.np for d in dtypes.FLOATS)  # bfloat16's NumPy kind is 'V', not 'f'
+_FLOAT_NP = dtypes.NP_FLOATS  # bfloat16's NumPy kind is 'V', not 'f'
 
 
 def is_float_array(x) -> bool:

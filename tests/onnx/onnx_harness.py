@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx", reason="the `onnx` extra is not installed "
-                                          "(pip install 'd2s[onnx]')")
+                                          "(pip install '.[onnx]' in the checkout)")
 ort = pytest.importorskip("onnxruntime", reason="the `onnx` extra (onnxruntime) is not "
-                                                "installed (pip install 'd2s[onnx]')")
+                                                "installed (pip install '.[onnx]' in the checkout)")
 
 import d2s  # noqa: E402
 import d2s.onnx  # noqa: E402
