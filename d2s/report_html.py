@@ -140,7 +140,7 @@ def line_marks(fn, rec, concrete, sf, failure) -> dict[tuple[str, int], list[Mar
                 f"{t} x{n}" if n > 1 else t for t, n in per.items()))
     code = fn.__code__
     first = (code.co_filename, code.co_firstlineno)
-    entry = sf.program_cache.last
+    entry = sf.program_cache.last_entry
     if entry is not None and entry.guards:
         add(first, "every-call", "checked before every call: " + ", ".join(
             dict.fromkeys(guards.describe(g) for g in entry.guards)))
