@@ -217,13 +217,16 @@ class Builder:
 
 
 _INDEXING = frozenset({"getitem", "getitem_grad", "setitem"})
+# ops that make a real tensor of a Python number (`rt.cast`, `rt.to_tensor(n)`, `rt.full`,
+# `rt.zeros_like`...): their output does not stand for a Python number
+_MAKES_TENSOR = frozenset({"cast", "assign", "full", "full_like"})
 
 
 def _scalar_inputs(op: OpDef, inputs, scalars: list):
     """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
-    whose tensor inputs all stand for Python numbers stand for one too (not `cast`: an explicit
-    cast makes a real tensor)."""
+    whose tensor inputs all stand for Python numbers stand for one too (not `_MAKES_TENSOR`: an
+    explicit cast or `to_tensor` makes a real tensor)."""
     from ..dtypes import promote_scalar
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
@@ -232,7 +235,7 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
             from ..ops.math import cast
             inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
                       for x, w in zip(inputs, scalars)]
-        return inputs, op.name != "cast"
+        return inputs, op.name not in _MAKES_TENSOR
     other = tensors[0].dtype
     out = list(inputs)
     for i, (x, w) in enumerate(zip(inputs, scalars)):
