@@ -89,10 +89,15 @@ class Entry:
         # them): the call gives Python numbers there, as eager code does
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)])
                            if v.python_scalar and not v.is_array]
+        # integer/bool outputs the traced code marked stop_gradient=False
+        # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
+        # them, but they keep the flag, as eager's do
+        self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
+            v.is_array or v.dtype.is_floating or v.python_scalar)]
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
-                       and not self.as_lists and not self.python_out)
+                       and not self.as_lists and not self.python_out and not self.flagged_out)
         self._training = None
         from runtime.core import mode_state
         from runtime.tensor import wrap
@@ -179,6 +184,8 @@ class Entry:
         for k in self.as_lists:  # un-stacked by eager ops: each item keeps its gradient path
             outs[k] = list(outs[k].unbind(0)) if outs[k]._node is not None and len(
                 arrays[k]) else [wrap(a) for a in arrays[k]]
+        for k in self.flagged_out:
+            outs[k].stop_gradient = False
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for t, o in zip(targets, outs[len(self.out_index):]):

@@ -78,6 +78,11 @@ class Builder:
         from . import train_step
         return train_step.grad_of(tensor)
 
+    def made_parameter(self, tensor) -> None:
+        """Note a Parameter made while this program is built, with the user's line that
+        made it (`Program.made_parameters`)."""
+        self.program.made_parameters[tensor.name] = _origin.capture(2)
+
     def set_tensor_grad(self, tensor, value) -> None:
         """`tensor.grad = value` / `tensor.clear_grad()` while building."""
         from . import train_step

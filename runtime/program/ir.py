@@ -151,6 +151,9 @@ class Program:
         self._names: set = set()
         self._captured: dict = {}  # id(tensor) -> name
         self._latest: dict = {}  # (block idx, persistable name) -> name of its newest value
+        # name -> (file, line, source) of each Parameter the code being built made (a Layer
+        # created inside a converted function; `Builder.made_parameter`)
+        self.made_parameters: dict = {}
 
     # ---- names --------------------------------------------------------------------------
     @property
