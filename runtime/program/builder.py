@@ -55,8 +55,10 @@ class Builder:
         refs = [self.ref(x) for x in inputs]
         stop = op.nondiff or not self.grad_enabled or all(_stops_gradient(x) for x in inputs)
         block = self.block
+        # (an integer or bool result has no gradient path, as in eager mode)
         outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
-                                   stop_gradient=stop) for m in metas)
+                                   stop_gradient=stop or m.dtype.kind in "iub")
+                     for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
         if weak:
             for o in outs:
