@@ -5,7 +5,6 @@ the real one it agrees."""
 import numpy as np
 import pytest
 
-import d2s
 import runtime as rt
 from d2s import check as checker
 from d2s import running
@@ -53,8 +52,8 @@ CASES = {
     "type": (summary, "float32[3]", lambda e: setattr(e, "python_out", []),
              "output 1: eager gave a float"),
     "stop_gradient": (ids_of, "float32[3]", lambda e: setattr(e, "flagged_out", []),
-                      "eager gave a tensor with stop_gradient=False, static one with "
-                      "stop_gradient=True"),
+                      ("eager gave a tensor with stop_gradient=False, static one with "
+                       "stop_gradient=True")),
 }
 
 
