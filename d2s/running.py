@@ -87,8 +87,9 @@ class Entry:
         self.as_lists = [k for k, v in enumerate(outs) if getattr(v, "returned_as_list", False)]
         # outputs standing for Python numbers (`item()`, `int(t)`, `bool(t)`, arithmetic on
         # them): the call gives Python numbers there, as eager code does
-        self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)])
-                           if v.python_scalar and not v.is_array]
+        self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                           v.python_scalar and not v.is_array and not getattr(
+                               v, "mixed_number", False)]
         # integer/bool outputs the traced code marked stop_gradient=False
         # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
         # them, but they keep the flag, as eager's do

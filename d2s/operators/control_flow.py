@@ -583,6 +583,17 @@ def _mark_scalars(result, raw: list) -> None:
                 v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
+            kinds = {_number_kind(v) for v in (a, b) if not isinstance(v, Undefined)}
+            # an int on one path and a float on the other: which one a run gives is not
+            # known, so the call returns it as a tensor (`running.Entry.python_out`)
+            r.mixed_number = len(kinds) > 1
+
+
+def _number_kind(v) -> str:
+    """'b', 'i' or 'f': the Python type a number (or a value standing for one) has."""
+    if is_variable(v):
+        return "i" if v.dtype.kind in "iu" else v.dtype.kind
+    return "b" if isinstance(v, bool) else "i" if isinstance(v, int) else "f"
 
 
 def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:
