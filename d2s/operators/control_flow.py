@@ -19,7 +19,7 @@ from .. import report
 from . import mutation
 from .exceptions import branch_frame, mark_raised
 from . import unbound as unbound_mod
-from .scalar_merge import cast_scalar, scalar_casts
+from .scalar_merge import cast_scalar, mixed_number_types, scalar_casts
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -583,17 +583,7 @@ def _mark_scalars(result, raw: list) -> None:
                 v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
-            kinds = {_number_kind(v) for v in (a, b) if not isinstance(v, Undefined)}
-            # an int on one path and a float on the other: which one a run gives is not
-            # known, so the call returns it as a tensor (`running.Entry.python_out`)
-            r.mixed_number = len(kinds) > 1
-
-
-def _number_kind(v) -> str:
-    """'b', 'i' or 'f': the Python type a number (or a value standing for one) has."""
-    if is_variable(v):
-        return "i" if v.dtype.kind in "iu" else v.dtype.kind
-    return "b" if isinstance(v, bool) else "i" if isinstance(v, int) else "f"
+            r.mixed_number = mixed_number_types(a, b)  # (returned as a tensor)
 
 
 def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:
