@@ -1,5 +1,8 @@
 """`d2s check FILE::QUALNAME --spec 'float32[4,16]' ...`: run a function eagerly and converted
 on random inputs and report the first disagreement, with the user line that made the value.
+It compares what "What is the same as eager" in docs/d2s.md promises: the Python type of every
+returned leaf, each tensor's dtype, shape, values and `stop_gradient`, and for a Layer, after
+`backward()` of the returned tensors, which parameters got a gradient and its values.
 
 Several draws are made, chosen to flip tensor predicates where they can: standard normal,
 all-positive and all-negative values (so `if rt.mean(x) > 0` takes both branches), large and
@@ -99,41 +102,82 @@ def draw(spec: Spec, k: int, rng: np.random.Generator):
 
 
 class Outcome(NamedTuple):
-    """A call's result: its leaves (arrays or Python values) or the exception it raised."""
+    """A call's result: its leaves (`TensorLeaf`s or Python values) and, after `backward()`
+    of its tensors, which parameters got a gradient (name -> array or None); or the exception
+    it raised."""
 
     leaves: list | None
     error: BaseException | None
+    grads: dict | None = None
 
 
-def _run(fn, args) -> Outcome:
+class TensorLeaf(NamedTuple):
+    """A returned tensor: its values (dtype, shape) and `stop_gradient`."""
+
+    array: np.ndarray
+    stop_gradient: bool
+
+
+def _run(fn, args, params=()) -> Outcome:
+    for p in params:
+        p.clear_grad()
     try:
         out = fn(*args)
     except Exception as e:  # noqa: BLE001  (an error is an outcome to compare)
         return Outcome(None, e)
     leaves: list = []
-    _flatten(out, leaves)
-    return Outcome(leaves, None)
+    tensors: list = []
+    _flatten(out, leaves, tensors)
+    return Outcome(leaves, None, _gradients(tensors, params) if params else None)
 
 
-def _flatten(x, out: list) -> None:
+def _gradients(tensors: list, params) -> dict:
+    """`backward()` of the sum of the returned tensors that have a gradient path; then each
+    parameter's gradient (None where it got none)."""
+    trained = [t for t in tensors if not t.stop_gradient and t.dtype.is_floating]
+    if trained:
+        total = trained[0].sum()
+        for t in trained[1:]:
+            total = total + t.sum()
+        total.backward()
+    return {p.name: None if p.grad is None else np.asarray(p.grad.numpy()) for p in params}
+
+
+def _flatten(x, out: list, tensors: list) -> None:
     if isinstance(x, (list, tuple)):
         for t in x:
-            _flatten(t, out)
+            _flatten(t, out, tensors)
     elif isinstance(x, dict):
         for k in sorted(x, key=repr):
-            _flatten(x[k], out)
+            _flatten(x[k], out, tensors)
     elif core.is_eager_tensor(x):
-        out.append(np.asarray(x.numpy()))
+        out.append(TensorLeaf(np.asarray(x.numpy()), bool(x.stop_gradient)))
+        tensors.append(x)
     else:
         out.append(x)
 
 
 def _difference(a, b) -> str | None:
-    """Why leaf `a` (eager) and `b` (static) differ, or None."""
-    if isinstance(a, np.ndarray) != isinstance(b, np.ndarray):
-        return f"eager gave {type(a).__name__}, static gave {type(b).__name__}"
-    if not isinstance(a, np.ndarray):
+    """Why leaf `a` (eager) and `b` (static) differ, or None: the Python type of the leaf, a
+    tensor's `stop_gradient`, dtype, shape and values."""
+    if type(a) is not type(b):
+        return f"eager gave {_short(a)}, static gave {_short(b)}"
+    if not isinstance(a, TensorLeaf):
         return None if a == b else f"eager gave {a!r}, static gave {b!r}"
+    if a.stop_gradient != b.stop_gradient:
+        return (f"eager gave a tensor with stop_gradient={a.stop_gradient}, static one with "
+                f"stop_gradient={b.stop_gradient}")
+    return _array_difference(a.array, b.array)
+
+
+def _short(v) -> str:
+    """'a Tensor float32[3]', 'a float 2.5'."""
+    if isinstance(v, TensorLeaf):
+        return f"a Tensor {v.array.dtype}{list(v.array.shape)}"
+    return f"{'an' if type(v).__name__[0] in 'aeiou' else 'a'} {type(v).__name__} {v!r:.60}"
+
+
+def _array_difference(a: np.ndarray, b: np.ndarray) -> str | None:
     if a.shape != b.shape or a.dtype != b.dtype:
         return (f"eager gave {a.dtype}{list(a.shape)}, static gave {b.dtype}{list(b.shape)}")
     if np.issubdtype(a.dtype, np.floating):
@@ -171,11 +215,25 @@ def compare(sf, eager: Outcome, static: Outcome) -> str | None:
     if len(eager.leaves) != len(static.leaves):
         return f"eager returned {len(eager.leaves)} values, static {len(static.leaves)}"
     tensor_index = 0
-    for i, (a, b) in enumerate(zip(eager.leaves, static.leaves)):
+    for i, (a, b) in enumerate(zip(eager.leaves, static.leaves, strict=True)):
         why = _difference(a, b)
         if why is not None:
             return f"output {i}: {why}" + _origin_of_output(sf, tensor_index)
-        tensor_index += isinstance(a, np.ndarray)
+        tensor_index += isinstance(a, TensorLeaf)
+    return _gradient_difference(eager.grads or {}, static.grads or {})
+
+
+def _gradient_difference(eager: dict, static: dict) -> str | None:
+    """How the parameters' gradients after `backward()` differ (presence, then values)."""
+    for name, g in eager.items():
+        s = static.get(name)
+        if (g is None) != (s is None):
+            return (f"after backward(), parameter {name} has "
+                    f"{'no gradient' if g is None else 'a gradient'} eagerly, "
+                    f"{'none' if s is None else 'one'} from the converted call")
+        why = None if g is None else _array_difference(g, s)
+        if why is not None:
+            return f"the gradient of parameter {name}: {why}"
     return None
 
 
@@ -201,9 +259,12 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
     the inputs do not fit the function: it ends the check with `eager_failed` set. d2s's own
     retrace warning is silenced: the draws vary sizes on purpose."""
     rng = np.random.default_rng(seed)
+    instance = getattr(sf, "instance", None)
+    params = [p for p in instance.parameters() if not p.stop_gradient] if hasattr(
+        instance, "parameters") else []
     for k in range(draws):
         args = [draw(s, k, rng) for s in specs]
-        eager = _run(sf.dygraph_function, args)
+        eager = _run(sf.dygraph_function, args, params)
         shapes = ", ".join(f"{list(a.shape)}" if core.is_eager_tensor(a) else repr(a)
                            for a in args)
         label = f"draw {k + 1} ({DRAWS[k % len(DRAWS)][0]}; inputs {shapes})"
@@ -213,7 +274,7 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
             return Disagreement(k, why, eager_failed=True)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"d2s: .* has been traced \d+ times")
-            static = _run(sf, args)
+            static = _run(sf, args, params)
         if isinstance(static.error, errors.ConversionError):
             raise static.error  # d2s refuses the function: not a disagreement of values
         why = compare(sf, eager, static)

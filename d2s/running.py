@@ -13,6 +13,7 @@ import numpy as np
 
 from runtime import pytree
 from runtime.core import array_of
+from runtime.program.reached import branch_conditions
 
 from . import guards, writeback
 from .tracing import trace
@@ -84,10 +85,20 @@ class Entry:
         self.fn = self.compiled.fn
         # lists grown by a tensor condition, returned stacked (`tracing._packed`)
         self.as_lists = [k for k, v in enumerate(outs) if getattr(v, "returned_as_list", False)]
+        # outputs standing for Python numbers (`item()`, `int(t)`, `bool(t)`, arithmetic on
+        # them): the call gives Python numbers there, as eager code does
+        self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                           v.python_scalar and not v.is_array and not getattr(
+                               v, "mixed_number", False)]
+        # integer/bool outputs the traced code marked stop_gradient=False
+        # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
+        # them, but they keep the flag, as eager's do
+        self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
+            v.is_array or v.dtype.is_floating or v.python_scalar)]
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
-                       and not self.as_lists)
+                       and not self.as_lists and not self.python_out and not self.flagged_out)
         self._training = None
         from runtime.core import mode_state
         from runtime.tensor import wrap
@@ -174,6 +185,10 @@ class Entry:
         for k in self.as_lists:  # un-stacked by eager ops: each item keeps its gradient path
             outs[k] = list(outs[k].unbind(0)) if outs[k]._node is not None and len(
                 arrays[k]) else [wrap(a) for a in arrays[k]]
+        for k in self.flagged_out:
+            outs[k].stop_gradient = False
+        for k in self.python_out:
+            outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
@@ -218,13 +233,20 @@ class Entry:
                                          target_gradients=seeds)
         split = split_program(copy, n)
         slots = [i for i, g in enumerate(grads) if g is not None]
+        # inputs and parameters read only under a tensor `if`: the branch predicates come
+        # out after the saved values, and a call that took no branch reading one leaves it
+        # no gradient (`.grad` None, as eager)
+        conds = branch_conditions(program, [wrt[i].name for i in slots])
+        preds = list(dict.fromkeys(p for pairs in conds.values() for p, _ in pairs))
+        reach = [(i, [(preds.index(p), truth) for p, truth in conds[wrt[i].name]])
+                 for i in slots if wrt[i].name in conds]
         forward = self.executor.compiled(
-            split.forward, tuple(v.name for v in outs) + tuple(split.fetch))
+            split.forward, tuple(v.name for v in outs) + tuple(split.fetch) + tuple(preds))
         backward = self.executor.compiled(
             split.backward, tuple(grads[i].name for i in slots))
         self._training = _Training(forward, backward, split, [s.name for s in seeds],
                                    list(diff.values()), slots, self.feed_names,
-                                   self.body_order(forward))
+                                   self.body_order(forward), reach)
         return self._training
 
 
@@ -244,7 +266,8 @@ def _check_writable(inputs, arg_writes, names, sf) -> list:
 class _Training:
     """The compiled forward and backward parts of one signature's training program."""
 
-    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names, order):
+    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names, order,
+                 reach=()):
         self.forward = forward
         self.order = order  # the forward body's arguments (`Entry.body_order`)
         self.backward = backward
@@ -253,6 +276,9 @@ class _Training:
         self.diff = diff  # per seed: the indices of the outputs it is the gradient of
         self.slots = slots  # indices of the inputs (then parameters) that get a gradient
         self.feed_names = feed_names
+        # (input index, [(predicate index, branch truth), ...]) for each input read only
+        # under tensor `if`s; the predicates' values follow the saved ones
+        self.reach = reach
 
 
 class _Backward:
@@ -280,7 +306,7 @@ class _Backward:
                 g = g + more
             feed[name] = g
         slots = t.split.slots
-        for slot, a in zip(slots, self.saved):
+        for slot, a in zip(slots, self.saved[:len(slots)], strict=True):
             slot._data = a
         try:
             arrays = t.backward.fn(feed)
@@ -288,6 +314,11 @@ class _Backward:
             for slot in slots:
                 slot._data = None
         in_grads = [None] * len(inputs)
-        for i, a in zip(t.slots, arrays):
+        for i, a in zip(t.slots, arrays, strict=True):
             in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
+        if t.reach:
+            preds = self.saved[len(slots):]
+            for i, pairs in t.reach:  # read on no branch this call took: no gradient
+                if not any(bool(preds[p]) is truth for p, truth in pairs):
+                    in_grads[i] = None
         return in_grads

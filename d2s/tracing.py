@@ -131,6 +131,7 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         from .operators.unbound import read
         read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
         _refuse_objects_holding_variables(sf, leaves)
+        _refuse_parameters_made_per_call(sf, program, args, kwargs)
         leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
         if state:
             leaves = [_packed(x) for x in leaves]
@@ -192,6 +193,36 @@ def _refuse_objects_holding_variables(sf, leaves) -> None:
                 stack += [(v, f"{path}.{k}") for k, v in vars(obj).items()]
 
 
+def _refuse_parameters_made_per_call(sf, program, args, kwargs) -> None:
+    """A Parameter the traced code made (a Layer created inside the function) that the
+    program uses and no Layer of the call keeps (not the instance's, not an argument's, so
+    not a Layer built on the first call and kept on `self`): eager code makes new ones, with
+    new values, on every call; the program would reuse the trace's and accumulate their
+    gradients. Refused at the line that made it."""
+    made = program.made_parameters
+    if not made:
+        return
+    from runtime.nn import Layer
+    from runtime.program.origin import format_origin
+
+    from .errors import ConversionError
+    kept = set()
+    for owner in (sf.instance, *args, *kwargs.values()):
+        if isinstance(owner, Layer):
+            kept.update(p.name for p in owner.parameters())
+    for name, origin in made.items():
+        t = program.tensors.get(name)
+        if t is None or t.stop_gradient or name in kept:
+            continue
+        raise ConversionError(
+            f"{sf.__qualname__} makes the parameter {name} (shape {list(t.shape)}) on every "
+            f"call:\n{format_origin(origin)}\nA converted function is traced once, so later "
+            "calls would reuse the first call's parameters (and add up their gradients) where "
+            "eager code makes new ones each call. Create the Layer once, outside the function "
+            "(in __init__, or pass it in), and call it here.",
+            None)
+
+
 def _written_arguments(program, feeds, fed_names) -> list:
     """`(feed index, new value)` for each tensor argument the function wrote in place
     (`x[0] = 0`, `x[mask] = v`): its Variable now names the written value, and `feeds[i]` is
@@ -250,8 +281,8 @@ def _graph_pred(frame) -> bool:
 
 def _with_hooks(layer, forward):
     """`forward` with `layer`'s own forward hooks around it, each converted like user code."""
-    from .operators.calls import call
     from .errors import ConversionError
+    from .operators.calls import call
 
     def run_hook(kind, hook, *args):
         try:

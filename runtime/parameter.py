@@ -28,6 +28,8 @@ class Parameter(Tensor):
                          name=name or unique_name("param"))
         self.persistable = True
         self.trainable = trainable
+        if registry.STATE.builder is not None:  # made by code a program is built from
+            registry.STATE.builder.made_parameter(self)
 
     @property
     def trainable(self) -> bool:

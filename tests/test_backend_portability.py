@@ -126,13 +126,13 @@ def test_op_runs_on_device(info, device):
                 args = tg.cast_args(grad_sample.args, "float64")
                 _, static_grads = tg.run_static(info, args, grad_sample.kwargs,
                                                 tg.grad_positions(info, args), ws)
-    for c, d in zip(cpu, dev):
+    for c, d in zip(cpu, dev, strict=True):
         tg.check_close(info, info.dtypes[0], d, c, "device vs cpu")
     if cpu_grads is not None:  # float64: CuPy's kernels may round differently from NumPy's
         tol = 1e-9 if device == "fake" else 1e-7
-        for c, d in zip(cpu_grads, dev_grads):
+        for c, d in zip(cpu_grads, dev_grads, strict=True):
             np.testing.assert_allclose(d, c, rtol=tol, atol=tol * 1e-3, err_msg=info.name)
-        for c, d in zip(cpu_grads, static_grads or ()):
+        for c, d in zip(cpu_grads, static_grads, strict=True) if static_grads else ():
             np.testing.assert_allclose(_host(d), c, rtol=tol, atol=tol * 1e-3,
                                        err_msg=f"{info.name} static gradient on the device")
     if static_out is not None:
@@ -186,7 +186,7 @@ def test_cnn_training_step_on_device(device):
         dev_losses, dev_params = _train_cnn()
     np.testing.assert_allclose(dev_losses, cpu_losses, rtol=1e-5)
     assert len(dev_params) == len(cpu_params) == 6
-    for c, d in zip(cpu_params, dev_params):
+    for c, d in zip(cpu_params, dev_params, strict=True):
         np.testing.assert_allclose(d, c, rtol=1e-5, atol=1e-6)
 
 
@@ -244,7 +244,7 @@ def test_control_flow_program_on_device(device):
     with on_device(device):
         main, _, fetch = _nested_cond_in_while()
         dev = static.Executor().run(main, feed, list(fetch))
-    for a, b in zip(cpu, dev):
+    for a, b in zip(cpu, dev, strict=True):
         np.testing.assert_allclose(_host(b), a, rtol=1e-12)
 
 

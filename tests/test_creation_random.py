@@ -22,7 +22,7 @@ def test_seed_reproduces_every_random_op_and_different_seeds_differ():
     first = _draws()
     rt.seed(42)
     again = _draws()
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a, b)
     rt.seed(43)
     other = _draws()

@@ -17,7 +17,7 @@ from .variables import is_variable, where
 class Formatted:
     """One `{value!conv:spec}` of an f-string passed to `print` (see `fstring`)."""
 
-    __slots__ = ("value", "conv", "spec")
+    __slots__ = ("conv", "spec", "value")
 
     def __init__(self, value, conv, spec):
         self.value, self.conv, self.spec = value, conv, spec
@@ -385,8 +385,13 @@ def _prod(shape) -> int:
 def bool_(x=False):
     if is_variable(x):
         _one_element(x, "bool")
+        import runtime as rt
+
         from .logical import to_bool
-        return to_bool(x)
+        out = to_bool(x)
+        out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
+        out.python_scalar = True  # a Python bool, as eager `bool(t)` is
+        return out
     return builtins.bool(x)
 
 

@@ -19,7 +19,7 @@ from .. import report
 from . import mutation
 from .exceptions import branch_frame, mark_raised
 from . import unbound as unbound_mod
-from .scalar_merge import cast_scalar, scalar_casts
+from .scalar_merge import cast_scalar, mixed_number_types, scalar_casts
 from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
 
 
@@ -583,6 +583,7 @@ def _mark_scalars(result, raw: list) -> None:
                 v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
+            r.mixed_number = mixed_number_types(a, b)  # (returned as a tensor)
 
 
 def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:

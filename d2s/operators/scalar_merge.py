@@ -62,3 +62,18 @@ def cast_scalar(v, target):
         import runtime as rt
         return rt.cast(v, target)
     return v
+
+
+def mixed_number_types(a, b) -> bool:
+    """Whether the two branches give Python numbers of different types (an int on one path,
+    a float on the other): which one a run gives is not known to the program, so a converted
+    call returns the merged value as a tensor (`running.Entry.python_out`)."""
+    kinds = {_number_kind(v) for v in (a, b) if not isinstance(v, Undefined)}
+    return len(kinds) > 1
+
+
+def _number_kind(v) -> str:
+    """'b', 'i' or 'f': the Python type a number (or a value standing for one) has."""
+    if is_variable(v):
+        return "i" if v.dtype.kind in "iu" else v.dtype.kind
+    return "b" if isinstance(v, bool) else "i" if isinstance(v, int) else "f"

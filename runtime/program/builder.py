@@ -55,8 +55,10 @@ class Builder:
         refs = [self.ref(x) for x in inputs]
         stop = op.nondiff or not self.grad_enabled or all(_stops_gradient(x) for x in inputs)
         block = self.block
+        # (an integer or bool result has no gradient path, as in eager mode)
         outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
-                                   stop_gradient=stop) for m in metas)
+                                   stop_gradient=stop or m.dtype.kind in "iub")
+                     for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
         if weak:
             for o in outs:
@@ -77,6 +79,11 @@ class Builder:
         """`tensor.grad` read while building (`program/train_step.py`)."""
         from . import train_step
         return train_step.grad_of(tensor)
+
+    def made_parameter(self, tensor) -> None:
+        """Note a Parameter made while this program is built, with the user's line that
+        made it (`Program.made_parameters`)."""
+        self.program.made_parameters[tensor.name] = _origin.capture(2)
 
     def set_tensor_grad(self, tensor, value) -> None:
         """`tensor.grad = value` / `tensor.clear_grad()` while building."""
@@ -217,13 +224,16 @@ class Builder:
 
 
 _INDEXING = frozenset({"getitem", "getitem_grad", "setitem"})
+# ops that make a real tensor of a Python number (`rt.cast`, `rt.to_tensor(n)`, `rt.full`,
+# `rt.zeros_like`...): their output does not stand for a Python number
+_MAKES_TENSOR = frozenset({"cast", "assign", "full", "full_like"})
 
 
 def _scalar_inputs(op: OpDef, inputs, scalars: list):
     """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
-    whose tensor inputs all stand for Python numbers stand for one too (not `cast`: an explicit
-    cast makes a real tensor)."""
+    whose tensor inputs all stand for Python numbers stand for one too (not `_MAKES_TENSOR`: an
+    explicit cast or `to_tensor` makes a real tensor)."""
     from ..dtypes import promote_scalar
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
@@ -232,7 +242,7 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
             from ..ops.math import cast
             inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
                       for x, w in zip(inputs, scalars)]
-        return inputs, op.name != "cast"
+        return inputs, op.name not in _MAKES_TENSOR
     other = tensors[0].dtype
     out = list(inputs)
     for i, (x, w) in enumerate(zip(inputs, scalars)):

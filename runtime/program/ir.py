@@ -154,6 +154,9 @@ class Program:
         # name -> [(hook, origin)]: `register_hook` on a value while the program is built;
         # the backward built from it applies them (`backward.py`)
         self.grad_hooks: dict = {}
+        # name -> (file, line, source) of each Parameter the code being built made (a Layer
+        # created inside a converted function; `Builder.made_parameter`)
+        self.made_parameters: dict = {}
 
     # ---- names --------------------------------------------------------------------------
     @property

@@ -53,7 +53,7 @@ def test_one_converted_model_follows_each_calls_amp_state():
         want = _call(eager, x, state)
         got = _call(static, x, state)
         assert got[1].dtype == h_dtype, f"{label}: linear gave {got[1].dtype.name}"
-        for w, g in zip(want, got):
+        for w, g in zip(want, got, strict=True):
             assert g.dtype == w.dtype, label
             np.testing.assert_allclose(g.numpy().astype(np.float32),
                                        w.numpy().astype(np.float32), rtol=1e-3, atol=1e-3,

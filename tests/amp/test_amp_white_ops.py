@@ -69,7 +69,7 @@ def test_white_op_gradients_in_low_precision(dtype):
         return [t.grad for t in (x, w, img, k)]
 
     want = [g.numpy() for g in run("float32")]
-    for g, ref in zip(run(dtype), want):
+    for g, ref in zip(run(dtype), want, strict=True):
         assert g.dtype == dtype
         np.testing.assert_allclose(g.numpy().astype(np.float32), ref, rtol=TOL[dtype],
                                    atol=TOL[dtype] * np.abs(ref).max())

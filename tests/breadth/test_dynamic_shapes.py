@@ -53,9 +53,9 @@ def test_shapes_from_rt_shape_in_one_program_at_several_sizes():
             n, _, h, w = shape
             assert eager[0].shape == [n, 2, 2 * h, w + 1] and eager[1].shape == [n, 2, 2 * h,
                                                                                  2 * w]
-            for e, g in zip(eager, got):
+            for e, g in zip(eager, got, strict=True):
                 np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
-            for g, want in zip(got[2:], _numpy_parts(x0)):
+            for g, want in zip(got[2:], _numpy_parts(x0), strict=True):
                 np.testing.assert_array_equal(g.numpy(), want)
 
 

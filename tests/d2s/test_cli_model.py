@@ -99,7 +99,7 @@ def test_export_then_run_equals_eager_on_both_branches(tmp_path, module):
         got, out = run_saved(tmp_path, prefix, run, x=x, y=y)
         want = [t.numpy() for t in mod.f(rt.to_tensor(x), rt.to_tensor(y))]
         assert len(got) == 2 and f"output_0: float32[{batch},6]" in out
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             assert g.dtype == w.dtype and g.shape == w.shape
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 

@@ -320,7 +320,7 @@ def test_training_through_a_converted_layer_matches_eager():
         if static:
             assert len(net.forward.program_cache) == 1
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-7)
-    for a, b in zip(results[1][1], results[0][1]):
+    for a, b in zip(results[1][1], results[0][1], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     assert len(set(np.round(results[0][0], 6))) > 5  # the losses really changed
 
@@ -428,7 +428,7 @@ def test_tensor_break_over_a_layer_list_unrolls_with_guards():
     xs = [t(np.full((1, 3), v)) for v in (0.1, 1.0, 5.0)]
     want = [net(x).numpy() for x in xs]
     d2s.to_static(net)
-    for x, w in zip(xs, want):
+    for x, w in zip(xs, want, strict=True):
         np.testing.assert_allclose(net(x).numpy(), w, rtol=1e-5)
     assert len(net.forward.program_cache) == 1
 
@@ -579,7 +579,7 @@ def test_several_calls_before_one_backward_keep_their_own_saved_values():
         loss.backward(retain_graph=True)
         loss.backward()  # a retained graph runs its backward programs again
         grads.append((x.grad.numpy(), y.grad.numpy()))
-    for g_static, g_eager in zip(grads[1], grads[0]):
+    for g_static, g_eager in zip(grads[1], grads[0], strict=True):
         np.testing.assert_allclose(g_static, g_eager, rtol=1e-12)
     assert len(sf.program_cache) == 1
 
@@ -610,7 +610,7 @@ def test_outputs_returned_twice_or_fed_in_get_all_their_gradients():
         a, b, c = f(x, w)
         rt.sum(a * 2.0 + b * b + c * 3.0).backward()
         grads.append((x.grad.numpy(), w.grad.numpy()))
-    for g_static, g_eager in zip(grads[1], grads[0]):
+    for g_static, g_eager in zip(grads[1], grads[0], strict=True):
         np.testing.assert_allclose(g_static, g_eager, rtol=1e-12)
 
 

@@ -105,7 +105,7 @@ def test_training_calls_record_one_node_whose_backward_matches_eager_and_numeric
         (type(net).forward(net, xe) * _t(probe)).sum().backward()  # eager
         eager_grads = xe.grad.numpy(), net.fc.weight.grad.numpy(), net.fc.bias.grad.numpy()
         net.clear_gradients()
-        for s, e in zip(static_grads, eager_grads):
+        for s, e in zip(static_grads, eager_grads, strict=True):
             np.testing.assert_allclose(s, e, rtol=1e-5, atol=1e-6)
 
         def loss_of_x(v):

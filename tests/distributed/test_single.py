@@ -209,7 +209,7 @@ def test_sampler_ranks_partition_the_epoch_like_one_big_batch(n, batch, ranks):
     assert len(lengths) == 1 and lengths == {len(rt.io.DistributedBatchSampler(
         list(range(n)), batch, ranks, 0))}
     padded = np.resize(np.arange(n), -(-n // ranks) * ranks).tolist()
-    together = [i for step in zip(*shares) for b in step for i in b]
+    together = [i for step in zip(*shares, strict=True) for b in step for i in b]
     assert together == padded  # step k of every rank, concatenated, in order
 
 

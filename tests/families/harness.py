@@ -77,7 +77,7 @@ def check_family(tmp_path, make_model, batch, loss_of, n_inputs, *, steps=3, tra
         want_out = leaves(call(eager, *_tensors(inputs)))
         got_out = leaves(loaded(*_tensors(inputs)))
     assert len(got_out) == len(want_out)
-    for g, w in zip(got_out, want_out):
+    for g, w in zip(got_out, want_out, strict=True):
         assert g.shape[0] == infer_batch or g.ndim == 0 or w.shape == g.shape
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg="reloaded prediction")
     return want

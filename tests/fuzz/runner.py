@@ -57,19 +57,31 @@ def load(source: str, namespace: dict | None = None) -> dict:
     return ns
 
 
+@dataclass(frozen=True)
+class TensorValue:
+    """A returned Tensor as the contract compares it: values (as float64), dtype, shape and
+    `stop_gradient`."""
+
+    array: np.ndarray
+    dtype: str
+    stop_gradient: bool
+
+
 def to_plain(x, depth: int = 0):
-    """Returned values as nested Python lists / floats (tensors through NumPy)."""
+    """Returned values as nested Python lists, dicts and numbers (each keeping its Python
+    type) and `TensorValue`s."""
     if depth > 8:
         return "<deep>"
     if isinstance(x, rt.Tensor):
-        return np.asarray(x.numpy(), dtype=np.float64)
+        return TensorValue(np.asarray(x.numpy(), dtype=np.float64), str(x.dtype.name),
+                           bool(x.stop_gradient))
     if isinstance(x, np.ndarray):
         return x.astype(np.float64)
     if type(x).__name__ == "Variable":  # a static value left where the user can reach it
         return f"<static Variable {getattr(x, 'name', '?')}>"
-    if isinstance(x, (bool, np.bool_)):
-        return float(x)
-    if isinstance(x, (int, float, np.number)):
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.number):
         return float(x)
     if isinstance(x, (list, tuple)):
         return [to_plain(t, depth + 1) for t in x]
@@ -84,28 +96,30 @@ def to_plain(x, depth: int = 0):
 
 
 def same(a, b, path="result") -> str:
-    """'' when `a` and `b` agree, else where they differ."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        if not all(isinstance(v, (np.ndarray, float, list)) for v in (a, b)):
-            return f"{path}: {a!r} vs {b!r}"
-        a2, b2 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-        if a2.shape != b2.shape:
-            if a2.size == b2.size == 1:
-                a2, b2 = a2.reshape(()), b2.reshape(())
-            else:
-                return f"{path}: shape {a2.shape} vs {b2.shape}"
-        if not np.allclose(a2, b2, rtol=1e-4, atol=1e-4, equal_nan=True):
-            return f"{path}: {a2.tolist()} vs {b2.tolist()}"
+    """'' when `a` and `b` agree, else where they differ: the Python type of every leaf,
+    a tensor's dtype, shape, `stop_gradient` and values, lengths before items."""
+    if type(a) is not type(b):
+        return f"{path}: {type(a).__name__} {a!r} vs {type(b).__name__} {b!r}"
+    if isinstance(a, TensorValue):
+        if a.dtype != b.dtype or a.stop_gradient != b.stop_gradient:
+            return (f"{path}: {a.dtype} stop_gradient={a.stop_gradient} vs {b.dtype} "
+                    f"stop_gradient={b.stop_gradient}")
+        a, b = a.array, b.array
+    if isinstance(a, np.ndarray):
+        if a.shape != b.shape:
+            return f"{path}: shape {a.shape} vs {b.shape}"
+        if not np.allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True):
+            return f"{path}: {a.tolist()} vs {b.tolist()}"
         return ""
-    if isinstance(a, list) and isinstance(b, list):
+    if isinstance(a, list):
         if len(a) != len(b):
             return f"{path}: length {len(a)} vs {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             d = same(x, y, f"{path}[{i}]")
             if d:
                 return d
         return ""
-    if isinstance(a, dict) and isinstance(b, dict):
+    if isinstance(a, dict):
         if set(a) != set(b):
             return f"{path}: keys {sorted(map(str, a))} vs {sorted(map(str, b))}"
         for k in a:
@@ -113,7 +127,7 @@ def same(a, b, path="result") -> str:
             if d:
                 return d
         return ""
-    if isinstance(a, float) and isinstance(b, float):
+    if isinstance(a, float):
         return "" if np.isclose(a, b, rtol=1e-4, atol=1e-4) else f"{path}: {a} vs {b}"
     return "" if a == b else f"{path}: {a!r} vs {b!r}"
 

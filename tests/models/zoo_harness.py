@@ -79,7 +79,8 @@ def check_training(model, batches, loss_of, lr: float = 0.01) -> list[float]:
     got = train_losses(static, batches, loss_of, lr)
     np.testing.assert_allclose(got, want, rtol=0, atol=LOSS_ATOL)
     def moved(trained):
-        return [name for (name, p), q in zip(model.named_parameters(), trained.parameters())
+        return [name for (name, p), q in zip(model.named_parameters(), trained.parameters(),
+                                             strict=True)
                 if not np.array_equal(p.numpy(), q.numpy())]
     assert moved(static) == moved(eager) and moved(static), \
         f"updated parameters differ: static {moved(static)}, eager {moved(eager)}"

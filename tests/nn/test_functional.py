@@ -191,6 +191,30 @@ def test_second_order_gradient_of_bilinear_ops(name, f):
     np.testing.assert_allclose(gw.numpy(), want, atol=1e-6)
 
 
+@pytest.mark.parametrize("wrt", ["x", "gy"])
+def test_second_order_gradient_of_conv2d_grad_filter(wrt):
+    """d/dx and d/dgy of <d/dw <conv2d(x, w), gy>, v>: the gradient of `conv2d_grad_filter`
+    in its other two inputs (the test above reaches it only through `conv2d_grad_input`)."""
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((2, 2, 5, 5)), rng.standard_normal((3, 2, 3, 3))
+    gy = rng.standard_normal(F.conv2d(t(x), t(w), stride=2, padding=1).shape)
+    v = rng.standard_normal(w.shape)
+
+    def grad_w(x_arr, gy_arr, create=False):
+        xt, wt, gt = t(x_arr, grad=True), t(w, grad=True), t(gy_arr, grad=True)
+        (gw,) = rt.grad(F.conv2d(xt, wt, stride=2, padding=1), [wt], grad_outputs=gt,
+                        create_graph=create)
+        return gw, xt, gt
+
+    gw, xt, gt = grad_w(x, gy, create=True)
+    (got,) = rt.grad((gw * t(v)).sum(), [xt if wrt == "x" else gt])
+    if wrt == "x":
+        want = numeric_grad(lambda a: float((grad_w(a, gy)[0].numpy() * v).sum()), x)
+    else:
+        want = numeric_grad(lambda a: float((grad_w(x, a)[0].numpy() * v).sum()), gy)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-6)
+
+
 @pytest.mark.parametrize("f", [
     lambda x: F.softmax(x * x, axis=1),
     lambda x: F.log_softmax(x * x),

@@ -116,7 +116,8 @@ def test_set_state_dict_errors_name_the_key():
 def test_set_state_dict_by_parameter_name():
     a, b = MLP(), MLP()
     by_name = {p.name: p.numpy() for p in a.parameters()}
-    by_name = {bp.name: by_name[ap.name] for ap, bp in zip(a.parameters(), b.parameters())}
+    by_name = {bp.name: by_name[ap.name]
+               for ap, bp in zip(a.parameters(), b.parameters(), strict=True)}
     b.set_state_dict(by_name, use_structured_name=False)
     np.testing.assert_array_equal(a.fc2.weight.numpy(), b.fc2.weight.numpy())
 
@@ -642,10 +643,10 @@ def test_layers_static_equals_eager_with_dynamic_batch(make, specs, feed):
     layer = make()
     layer.eval()
     feeds = [feed(2), feed(3)]
-    for arrays, got in zip(feeds, _static_run(layer, specs, feeds)):
+    for arrays, got in zip(feeds, _static_run(layer, specs, feeds), strict=True):
         want = _flat(layer(*[rt.to_tensor(a) for a in arrays]))
         assert len(got) == len(want)
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
 
 
@@ -679,7 +680,7 @@ def test_rnn_static_with_unknown_time_steps(make):
     runs = _static_run(WithLengths(), [([None, None, 3], "float32"), ([None], "int64")], feeds)
     for (x, lengths), got in zip(feeds, runs):
         want = _flat(net(rt.to_tensor(x), sequence_length=rt.to_tensor(lengths)))
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
 
 

@@ -166,7 +166,7 @@ def test_python_style_floor_divide_and_remainder(dtype):
     ys = np.array([2, 2, -4, 3, -5], dtype)
     _, (outs,) = check_parity(f, [InputSpec([5], dtype), InputSpec([5], dtype)],
                               (_t(xs, dtype), _t(ys, dtype)))
-    for got, want in zip(outs, (xs // ys, xs % ys, xs // 3, xs % -4)):
+    for got, want in zip(outs, (xs // ys, xs % ys, xs // 3, xs % -4), strict=True):
         np.testing.assert_allclose(got, want)
 
 

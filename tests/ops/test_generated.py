@@ -107,7 +107,7 @@ def _tol(info, dtype, which):
 def check_close(info, dtype, got, want, what):
     got, want = as_list(got), as_list(want)
     assert len(got) == len(want), f"{info.name}: {len(got)} outputs, reference has {len(want)}"
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         g, w = to_numpy(g), np.asarray(w)
         assert g.shape == w.shape, f"{info.name} {what}: shape {g.shape}, reference {w.shape}"
         if w.dtype.kind in "biu" or g.dtype.kind in "biu":
@@ -200,7 +200,7 @@ def test_gradients_match_finite_differences(info, device):
     checked = 0
     for sample, args, positions, ws in grad_samples(info):
         got = eager_grads(info, args, sample.kwargs, positions, ws)
-        for p, g in zip(positions, got):
+        for p, g in zip(positions, got, strict=True):
             want = numeric_grad(info, args, sample.kwargs, p, ws)
             np.testing.assert_allclose(g, want, rtol=info.grad_tol, atol=info.grad_tol,
                                        err_msg=f"{info.name} d/d(arg {p}) {sample!r}")
@@ -295,7 +295,7 @@ def test_static_gradients_match_eager(info):
             continue
         _, grads = run_static(info, args, sample.kwargs, positions, ws)
         want = eager_grads(info, args, sample.kwargs, positions, ws)
-        for p, g, w in zip(positions, grads, want):
+        for p, g, w in zip(positions, grads, want, strict=True):
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-9,
                                        err_msg=f"{info.name} static d/d(arg {p}) {sample!r}")
 
@@ -347,9 +347,9 @@ def test_infer_rules_accept_unknown_dims(info):
             continue
         got = got if isinstance(got, tuple) and not isinstance(got, registry.Meta) else (got,)
         outs = out if isinstance(out, tuple) else (out,)
-        for m, o in zip(got, outs):
+        for m, o in zip(got, outs, strict=True):
             assert m.dtype.np == np.dtype(o.dtype), f"{op.name}: dtype {m.dtype} vs {o.dtype}"
             assert len(m.shape) == np.ndim(o), f"{op.name}: rank of {m.shape} vs {np.shape(o)}"
-            assert all(d in (-1, e) for d, e in zip(m.shape, np.shape(o))), (
+            assert all(d in (-1, e) for d, e in zip(m.shape, np.shape(o), strict=True)), (
                 f"{op.name}: inferred {m.shape} with unknown input dims, eager gave "
                 f"{np.shape(o)}")

@@ -54,8 +54,8 @@ def test_round_halves_away_from_zero():
 def test_remainder_and_floor_divide_follow_python():
     a, b = [7, -7, 7, -7], [3, 3, -3, -3]
     x, y = rt.to_tensor(a), rt.to_tensor(b)
-    assert (x % y).tolist() == [p % q for p, q in zip(a, b)]
-    assert (x // y).tolist() == [p // q for p, q in zip(a, b)]
+    assert (x % y).tolist() == [p % q for p, q in zip(a, b, strict=True)]
+    assert (x // y).tolist() == [p // q for p, q in zip(a, b, strict=True)]
     assert (x // y).dtype == "int64"
 
 

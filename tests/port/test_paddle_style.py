@@ -357,7 +357,7 @@ def _close(got, want):
     got, want = _arrays(got), want
     if isinstance(got, list):
         assert len(got) == len(want)
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             _close(g, w)
         return
     np.testing.assert_allclose(got, np.asarray(want, dtype=got.dtype), rtol=1e-5, atol=1e-6)

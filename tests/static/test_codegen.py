@@ -37,7 +37,7 @@ def test_direct_calls_match_kernels(op, dtype):
     want = [kernel(np, a)] if unary else [kernel(np, a, b), kernel(np, a, 2.0),
                                           kernel(np, a, 3)] if op != "matmul" else \
         [kernel(np, a, b)]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
 
@@ -85,6 +85,6 @@ def test_same_program_on_gpu_matches_cpu():
         gpu = static.Executor().run(main, feed, list(fetch))
     finally:
         rt.set_device("cpu")
-    for a, b in zip(cpu, gpu):
+    for a, b in zip(cpu, gpu, strict=True):
         assert isinstance(b, np.ndarray)
         np.testing.assert_allclose(a, b, rtol=1e-10)

@@ -62,7 +62,7 @@ def test_counters_compared_and_stepped_every_way_and_read_after(start):
     k = max(0, -(-start // 2))  # halvings
     want_x = x * 0.5 ** k + max(0, 3 - k)
     np.testing.assert_array_equal(got[0], want_x)
-    for g, e in zip(got, eager):
+    for g, e in zip(got, eager, strict=True):
         assert g.dtype == e.dtype and g.shape == e.shape
         np.testing.assert_array_equal(g, e)
     np.testing.assert_array_equal(got[1], [start - 2 * k])

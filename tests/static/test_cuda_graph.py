@@ -239,7 +239,7 @@ def test_training_calls_give_eager_gradients(graphs):
         for model in (eager, sf):
             model.clear_gradients()
             (model(rt.to_tensor(x)) ** 2).sum().backward()
-        for g, w in zip(sf.parameters(), eager.parameters()):
+        for g, w in zip(sf.parameters(), eager.parameters(), strict=True):
             np.testing.assert_allclose(g.grad.numpy(), w.grad.numpy(), rtol=1e-5, atol=1e-6)
     training = _entry(sf)._training
     # the forward (with the values it saves) is a graph; the backward reads those values,
@@ -295,7 +295,7 @@ def test_real_graphs_match_the_uncaptured_program(monkeypatch):
                 want = numpy_mlp(layer, xs[-1])
         finally:
             rt.set_device("cpu")
-    for a, b in zip(results["0"], results["1"]):
+    for a, b in zip(results["0"], results["1"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(results["1"][-1], want, rtol=1e-4, atol=1e-5)
 

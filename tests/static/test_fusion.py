@@ -101,7 +101,7 @@ def test_gradients_through_a_fused_forward_match(monkeypatch):
         b = rt.to_tensor(ba, stop_gradient=False)
         d2s.to_static(chain)(x, b).sum().backward()
         grads.append((x.grad.numpy(), b.grad.numpy()))
-    for a, bgrad in zip(grads[0], grads[1]):
+    for a, bgrad in zip(grads[0], grads[1], strict=True):
         np.testing.assert_allclose(a, bgrad, rtol=1e-6, atol=1e-6)
 
 
@@ -162,7 +162,7 @@ def test_an_update_with_three_results_is_one_fused_call(monkeypatch, n_threads):
     monkeypatch.setattr(threads, "_threads", n_threads)
     got, src = _static(adam_like, monkeypatch, "1", *args)
     assert src.count(" = FU") == 1, src
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
     p, gr, m, v = arrays
     m2 = np.float32(0.9) * m + np.float32(0.1) * gr

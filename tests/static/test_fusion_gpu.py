@@ -97,7 +97,7 @@ def test_a_gpu_run_with_two_results_and_a_broadcast_input(monkeypatch):
     want, _ = _run(update, [p, g, m], False, monkeypatch)
     got, src = _run(update, [p, g, m], True, monkeypatch)
     assert " = FU" in src
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     m2 = 0.9 * m + 0.1 * g
     np.testing.assert_allclose(got[1], m2, rtol=1e-12)

@@ -106,7 +106,7 @@ def test_large_chains_in_c_equal_numpy_fused_and_unfused(monkeypatch, native, n_
         calls = _counts()[0]
         in_c = _run(fn, monkeypatch, "1", "sync", *arrays)
         assert _counts()[0] == calls + 1, fn.__name__  # one call of the C function
-        for u, f, c in zip(unfused, fused, in_c):
+        for u, f, c in zip(unfused, fused, in_c, strict=True):
             np.testing.assert_array_equal(f, u)
             np.testing.assert_allclose(c, u, rtol=RTOL, atol=ATOL, err_msg=fn.__name__)
     np.testing.assert_allclose(_run(layer_norm, monkeypatch, "1", "sync", x, b, r)[0],
@@ -126,7 +126,7 @@ def test_arithmetic_only_chains_are_exact(monkeypatch, native):
     want = _run(affine, monkeypatch, "0", "0", *arrays)
     with np.errstate(invalid="ignore"):
         got = _run(affine, monkeypatch, "1", "sync", *arrays)
-    for w, g in zip(want, got):
+    for w, g in zip(want, got, strict=True):
         np.testing.assert_array_equal(g, w)  # NaN where NumPy has NaN (maximum propagates)
 
 

@@ -60,7 +60,7 @@ def test_program_json_round_trip_with_control_flow():
     feed = {"x": np.array([0.3, -0.2, 0.5]), "n": np.int64(3), "p": np.bool_(False)}
     a = static.Executor().run(main, feed, [loss, dx, dW])
     b = static.Executor().run(back, feed, [loss.name, dx.name, dW.name])
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(u, v)
     assert json.loads(text)["origins"][0][0].endswith("test_control_flow.py")
 
@@ -126,6 +126,6 @@ def test_inference_model_with_loop_and_array_round_trip(tmp_path):
     feed = {"x": np.array([1.0, 2.0], "float32"), "n": np.int64(3)}
     a = static.Executor().run(main, feed, [length, stacked])
     b = static.Executor().run(prog, feed, fetches)
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(u, v)
     assert "array_read" not in str(prog)  # pruned: `last` was not fetched

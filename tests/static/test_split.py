@@ -44,7 +44,7 @@ def _check(forward, feeds, feed):
     main, n, loss, seed, grads = _build(forward, feeds)
     whole = static.Executor().run(main, {**feed, seed: np.float64(1.0)}, [loss, *grads])
     s, parts = _run_split(main, n, loss, seed, grads, feed)
-    for a, b in zip(whole, parts):
+    for a, b in zip(whole, parts, strict=True):
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-13, atol=1e-13)
     assert len(s.forward.global_block().ops) == n
     assert ([op.type for op in s.backward.global_block().ops]

@@ -74,5 +74,5 @@ def test_static_training_matches_eager(make, shape, opt_name):
     assert eager[-1] < eager[1]  # it learns (the two batches alternate)
     # The static learning rate is a float32 variable (eager uses the Python float), so
     # parameters agree to ~1e-7 absolute rather than bit for bit.
-    for a, b in zip(_params(model), eager_final):
+    for a, b in zip(_params(model), eager_final, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -150,8 +150,8 @@ def test_grad_clip_by_global_norm():
     ref = [p.astype(np.float64) for p in init]
     for step in grads:
         clipped = _global_norm_clip(step, 1.0)
-        ref = [p - 0.1 * g for p, g in zip(ref, clipped)]
-    for g_, r in zip(got, ref):
+        ref = [p - 0.1 * g for p, g in zip(ref, clipped, strict=True)]
+    for g_, r in zip(got, ref, strict=True):
         np.testing.assert_allclose(g_, r, rtol=1e-5, atol=1e-6)
 
 
@@ -201,7 +201,7 @@ def test_state_dict_round_trip_through_save_load(cls, tmp_path):
 
     a = _run(opt, params, grads[2:])
     b = _run(opt2, params2, grads[2:])
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-7)
 
 

@@ -97,7 +97,7 @@ def test_qat_layer_in_static_program_updates_scale_like_eager():
     assert "moving_average_abs_max_scale(" in str(main)
     exe = static.Executor()
     got = [exe.run(main, feed={"x": X * k}, fetch_list=[out])[0] for k in (1.0, 2.0)]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(static_q[0].activation_quanter.scale.numpy(),
                                eager_q[0].activation_quanter.scale.numpy(), rtol=1e-6)

@@ -229,7 +229,7 @@ def test_static(c: Case):
         _check_stdout(c, exp_out, got_out, where)
     # A signature whose every call raised while tracing (a Python-level raise) caches nothing.
     signatures = {_signature(a) for a in c.args}
-    traced = {_signature(a) for a, (exp, _) in zip(c.args, expected)
+    traced = {_signature(a) for a, (exp, _) in zip(c.args, expected, strict=True)
               if not isinstance(exp, Raised)}
     assert len(traced) <= len(static_fn.program_cache) <= len(signatures), (
         f"{c.name}: {len(static_fn.program_cache)} programs cached for {len(signatures)} "

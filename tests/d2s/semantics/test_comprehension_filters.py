@@ -29,7 +29,7 @@ def _same(fn, rows=ROWS, reference=None):
         want, got = fn(x), static(x)
         want = want if isinstance(want, tuple) else (want,)
         got = got if isinstance(got, tuple) else (got,)
-        for w, g in zip(want, got):
+        for w, g in zip(want, got, strict=True):
             np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6, err_msg=str(row))
         if reference is not None:
             np.testing.assert_allclose(_np(got[0]), reference(np.asarray(row, "float64")),

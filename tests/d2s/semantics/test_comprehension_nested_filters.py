@@ -40,7 +40,7 @@ def _same(fn, reference, rows=ROWS):
         got = got if isinstance(got, tuple) else (got,)
         ref = reference(np.asarray(row, "float64"))
         ref = ref if isinstance(ref, tuple) else (ref,)
-        for w, g, r in zip(want, got, ref):
+        for w, g, r in zip(want, got, ref, strict=True):
             np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6, err_msg=str(row))
             np.testing.assert_allclose(_np(g), r, rtol=1e-5, atol=1e-5, err_msg=str(row))
     assert len(static.program_cache) == 1

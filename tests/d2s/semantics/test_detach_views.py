@@ -21,7 +21,7 @@ def _same(fn, *inputs):
     for args in inputs:
         eager = fn(*[_t(a) for a in args])
         got = static(*[_t(a) for a in args])
-        for e, s in zip(eager, got):
+        for e, s in zip(eager, got, strict=True):
             np.testing.assert_allclose(s.numpy(), e.numpy(), rtol=1e-6)
     assert len(static.program_cache) == 1
     return static

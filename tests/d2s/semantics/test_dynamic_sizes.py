@@ -56,7 +56,7 @@ def test_one_program_every_batch_size(fn):
         x = rt.to_tensor(np.arange(batch * 4, dtype="float32").reshape(batch, 4))
         want, got = _values(fn(x)), _values(static(x))
         assert len(want) == len(got)
-        for w, g in zip(want, got):
+        for w, g in zip(want, got, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-6)
     assert len(static.program_cache) == 1
 

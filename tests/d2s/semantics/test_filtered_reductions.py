@@ -38,7 +38,7 @@ def test_max_and_min_of_filtered_items():
     for row in ROWS:
         want, got = largest_kept(_t(row)), static(_t(row))
         ref = _largest_kept_ref(np.asarray(row, "float64"))
-        for w, g, r in zip(want, got, ref):
+        for w, g, r in zip(want, got, ref, strict=True):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, err_msg=str(row))
             np.testing.assert_allclose(g.numpy(), r, rtol=1e-5, err_msg=str(row))
     assert len(static.program_cache) == 1
@@ -94,7 +94,7 @@ def test_any_and_all_of_filtered_items():
     for row in ROWS + [[0.0, 0.0]]:  # the last keeps nothing: any False, all True
         want, got = any_all(_t(row)), static(_t(row))
         ref = _any_all_ref(np.asarray(row, "float64"))
-        for w, g, r in zip(want, got, ref):
+        for w, g, r in zip(want, got, ref, strict=True):
             np.testing.assert_allclose(g.numpy(), w.numpy(), err_msg=str(row))
             np.testing.assert_allclose(g.numpy(), r, rtol=1e-6, err_msg=str(row))
     assert len(static.program_cache) == 1

@@ -54,7 +54,7 @@ def test_same_dtype_on_every_path_converts():
                 static(x)
             continue
         got = static(x)
-        for w, g in zip(want, got):
+        for w, g in zip(want, got, strict=True):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
 
 

@@ -66,7 +66,7 @@ def test_teacher_gradients_match_eager(style, sign):
     static = Distill(style)
     static.forward = d2s.to_static(static.forward)
     want, got = _grads(eager, x), _grads(static, x)
-    for w, g in zip(want, got):
+    for w, g in zip(want, got, strict=True):
         if w is None:
             assert g is None or not np.any(g), "a frozen teacher received a gradient"
         else:

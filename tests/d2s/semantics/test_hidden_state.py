@@ -68,7 +68,7 @@ def test_runtime_draws_give_eagers_numbers_and_change_per_call():
     eager = [m.forward(x).numpy() for _ in range(6)]
     rt.seed(3)
     converted = [static(x).numpy() for _ in range(6)]
-    for a, b in zip(eager, converted):
+    for a, b in zip(eager, converted, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     assert len({a.tobytes() for a in converted}) > 1  # layers dropped differently per call
     m.eval()  # no draw decides anything: every layer runs

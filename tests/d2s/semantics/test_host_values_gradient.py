@@ -93,7 +93,7 @@ def test_host_values_leave_gradients_as_eager(k):
         want_out, want = _grads(fn_, arrays_)
         got_out, got = _grads(static, arrays_)
         assert got_out == pytest.approx(want_out, rel=1e-6)
-        for g, w, n in zip(got, want, _held(fn_, arrays_)):
+        for g, w, n in zip(got, want, _held(fn_, arrays_), strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(g, n, rtol=1e-5, atol=1e-6)
 

@@ -55,7 +55,7 @@ def test_early_exit_from_a_loop_that_grows_a_returned_list():
             h, lst = fn(rt.to_tensor(x), rt.to_tensor(y), 1.0)
             got = [h.numpy()] + [v.numpy() for v in lst]
             assert len(got) == len(want)
-            for a, b in zip(got, want):
+            for a, b in zip(got, want, strict=True):
                 np.testing.assert_allclose(a, b, rtol=1e-6)
     assert len(static.program_cache) == 1
 
@@ -73,7 +73,7 @@ def test_in_place_writes_through_self_in_a_loop_that_grows_a_list():
             total, steps = m(rt.to_tensor(x), rt.to_tensor(np.array(n)))
             np.testing.assert_allclose(total.numpy(), want_total)
             assert len(steps) == n
-            for a, b in zip(steps, want_steps):
+            for a, b in zip(steps, want_steps, strict=True):
                 np.testing.assert_allclose(a.numpy(), b)
         assert isinstance(static.total, rt.Tensor)  # write-back: a Tensor, not a Variable
         np.testing.assert_allclose(static.total.numpy(), want_total)

@@ -23,7 +23,7 @@ def _check(fn, inputs, exact=True):
         want, got = fn(*args), static(*args)
         want = want if isinstance(want, tuple) else (want,)
         got = got if isinstance(got, tuple) else (got,)
-        for w, g in zip(want, got):
+        for w, g in zip(want, got, strict=True):
             if exact:
                 assert _value(g).item() == _value(w).item(), (args, w, g)
             else:
@@ -49,8 +49,8 @@ def test_python_float_keeps_float64_precision():
     static = _check(float_accumulator, [(np.ones(3, "float32"),),
                                         (np.array([1, -1, 1], "float32"),)])
     acc, big = static(rt.ones([3]))
-    assert acc.dtype == rt.float64 and big.dtype == rt.int64
-    assert acc.item() == 2.0 ** 24 + 3  # float32 would round this away
+    assert type(acc) is float and type(big) is int  # Python numbers, as eager gives
+    assert acc == 2.0 ** 24 + 3  # float32 would round this away
 
 
 def float_meets_float32_tensor(x):

@@ -19,7 +19,7 @@ F = rt.nn.functional
 def _close(a, b):
     a = a if isinstance(a, tuple) else (a,)
     b = b if isinstance(b, tuple) else (b,)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_allclose(np.asarray(y.numpy() if hasattr(y, "numpy") else y),
                                    np.asarray(x.numpy() if hasattr(x, "numpy") else x),
                                    rtol=1e-5, atol=1e-6)

@@ -88,7 +88,7 @@ def test_optimizer_step_inside_a_forward_does_what_eager_does(clear_only, grads_
     for _ in range(3):
         np.testing.assert_allclose(static(rt.ones([1, 2])).numpy(),
                                    nets[0](rt.ones([1, 2])).numpy(), rtol=1e-6)
-    for a, b in zip(nets[0].fc.parameters(), nets[1].fc.parameters()):
+    for a, b in zip(nets[0].fc.parameters(), nets[1].fc.parameters(), strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
         assert (a.grad is None) == (b.grad is None)
         if a.grad is not None:

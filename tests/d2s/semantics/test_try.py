@@ -62,7 +62,7 @@ def _same(fn, inputs, static=None):
         want, got = fn(*args), static(*args)
         want = want if isinstance(want, tuple) else (want,)
         got = got if isinstance(got, tuple) else (got,)
-        for w, g in zip(want, got):
+        for w, g in zip(want, got, strict=True):
             np.testing.assert_allclose(np.asarray(g.numpy() if hasattr(g, "numpy") else g),
                                        np.asarray(w.numpy() if hasattr(w, "numpy") else w),
                                        rtol=1e-6)

@@ -62,7 +62,7 @@ def _run_pair(make, rows):
         want, got = eager(_t(row)), static(_t(row))
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6,
                                    err_msg=str(row))
-        for w, g in zip(_state(eager), _state(static)):
+        for w, g in zip(_state(eager), _state(static), strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=str(row))
     assert len(static.forward.program_cache) == 1
     return eager, static
@@ -250,7 +250,7 @@ def test_a_closure_list_grown_by_a_conditional_call_gets_eagers_items():
     for row in ([1.0, 2.0], [4.0, 1.0], [1.0, 1.0]):  # the second fails in self.a
         np.testing.assert_allclose(static(_t(row)).numpy(), eager(_t(row)).numpy())
         assert len(static_trace) == len(eager_trace)
-        for s, e in zip(static_trace, eager_trace):
+        for s, e in zip(static_trace, eager_trace, strict=True):
             assert type(s) is rt.Tensor
             np.testing.assert_allclose(s.numpy(), e.numpy())
     assert len(eager_trace) == 2

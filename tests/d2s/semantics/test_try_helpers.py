@@ -31,7 +31,7 @@ def _same(fn, rows, static=None, programs=1):
         args = [_t(a) if isinstance(a, list) else a for a in args]
         want, got = _np(fn(*args)), _np(static(*args))
         for w, g in zip(want if isinstance(want, list) else [want],
-                        got if isinstance(got, list) else [got]):
+                        got if isinstance(got, list) else [got], strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=str(row))
     assert len(static.program_cache) == programs
     return static
@@ -144,7 +144,7 @@ def test_sub_layer_forward_assertions_reach_the_except_of_the_whole_forward():
     static = d2s.to_static(net)
     for row in rows:
         x = _t(row)
-        for w, g in zip(net.forward(x), static(x)):
+        for w, g in zip(net.forward(x), static(x), strict=True):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
     statuses = [float(static(_t(r))[1].numpy()[0]) for r in rows[:3]]
     assert statuses == [0.0, 1.0, 2.0]

@@ -124,7 +124,7 @@ def test_assert_in_a_while_test_with_continue_and_else():
     for row in ([6.0, 5.0], [1.0, 1.0], [-1.0, 4.0], [-20.0, 25.0], [60.0, 0.0]):
         want, got = tripled(_t(row)), static(_t(row))
         ref = _tripled_ref(np.asarray(row, "float64"))
-        for w, g, r in zip(want, got, ref):
+        for w, g, r in zip(want, got, ref, strict=True):
             g = np.asarray(g.numpy() if hasattr(g, "numpy") else g)
             np.testing.assert_allclose(g, np.asarray(w.numpy() if hasattr(w, "numpy") else w),
                                        rtol=1e-6, err_msg=str(row))

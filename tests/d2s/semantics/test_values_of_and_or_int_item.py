@@ -72,10 +72,12 @@ def test_int_and_float_hold_what_python_numbers_hold():
         x = rt.to_tensor(np.array([v], "float64"))
         want = int(v) + 1
         assert count_plus_one(x) == want
-        assert d2s.to_static(count_plus_one)(x).numpy().tolist() == [want]
+        got = d2s.to_static(count_plus_one)(x)
+        assert type(got) is int and got == want
     y = rt.to_tensor(np.array([16777217], "int64"))
     assert as_float_plus_one(y) == 16777218.0
-    assert d2s.to_static(as_float_plus_one)(y).numpy().tolist() == [16777218.0]
+    got = d2s.to_static(as_float_plus_one)(y)
+    assert type(got) is float and got == 16777218.0
 
 
 def test_float_of_a_tensor_takes_the_dtype_of_the_tensor_it_scales():
@@ -98,7 +100,8 @@ def test_item_with_an_index_through_one_program():
         want = a.item(2, 1) + a.item(k) * a.item(-1)
         kk = rt.to_tensor(np.int64(k))
         assert corner(x, kk) == want
-        np.testing.assert_allclose(static(x, kk).numpy(), want)
+        got = static(x, kk)
+        assert type(got) is float and got == want
     assert len(static.program_cache) == 1
 
 

@@ -52,7 +52,7 @@ def test_a_list_argument_changed_the_same_way_on_every_path_sees_each_change():
         log_both(t(xv), eager_seen)
         sf(t(xv), static_seen)
     want = [np.array([4.0, 1.0]) + 3.0, -np.array([0.5, 0.5]), np.array([3.0, 3.0])]
-    for e, s, w in zip(eager_seen, static_seen, want):
+    for e, s, w in zip(eager_seen, static_seen, want, strict=True):
         np.testing.assert_allclose(e.numpy(), w)
         np.testing.assert_allclose(s.numpy(), w)
     assert len(static_seen) == 3 and all(type(v) is rt.Tensor for v in static_seen)

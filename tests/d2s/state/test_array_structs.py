@@ -150,7 +150,7 @@ def test_a_returned_list_of_tuples_is_what_eager_returns():
     for v in ([1.0, 2.0], [-1.0, 0.0], [0.5, 1.0]):
         got, want = sf(t(v)), returns_pairs(t(v))
         assert type(got) is list and len(got) == len(want)
-        for (a, d), (b, e) in zip(got, want):
+        for (a, d), (b, e) in zip(got, want, strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy())
             np.testing.assert_allclose(d["a"].numpy(), e["a"].numpy())
     assert len(sf.program_cache) == 1

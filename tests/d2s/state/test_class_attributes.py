@@ -38,7 +38,7 @@ def test_class_counters_change_on_every_call_like_eager():
     eager = [model.forward(t(x)).numpy() for x in inputs]
     eager_counts = (Counted.calls, Counted.positive)
     Counted.calls = Counted.positive = 0
-    for x, want in zip(inputs, eager):
+    for x, want in zip(inputs, eager, strict=True):
         np.testing.assert_allclose(static(t(x)).numpy(), want, rtol=1e-6)
     assert (Counted.calls, Counted.positive) == eager_counts
     assert type(Counted.calls) is int and type(Counted.positive) is int

@@ -142,7 +142,7 @@ def test_returning_a_list_that_became_a_tensor_array_gives_a_list_of_tensors():
     for v in ([1.0], [-1.0]):
         got, want = sf(t(v)), returns_grown_list(t(v))
         assert type(got) is list and len(got) == len(want)
-        for a, b in zip(got, want):
+        for a, b in zip(got, want, strict=True):
             assert a.numpy().tolist() == b.numpy().tolist()
     assert len(sf.program_cache) == 1
 

@@ -103,7 +103,7 @@ def test_self_hist_appended_under_a_tensor_if_is_written_back_as_eager_leaves_it
         got = sf(t(v)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         assert static.hist is hist and len(hist) == len(eager.hist)
-        for a, b in zip(hist, eager.hist):
+        for a, b in zip(hist, eager.hist, strict=True):
             assert isinstance(a, rt.Tensor)
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
     assert not variables_reachable(static)

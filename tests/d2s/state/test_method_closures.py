@@ -47,7 +47,7 @@ def test_lists_reached_through_a_sublayers_method_get_eagers_items():
     big = [np.array(r) for r in rows if sum(r) > 2]
     for got in (eager_trace, static_trace):
         assert [type(v) for v in got] == [rt.Tensor] * len(big)
-        for v, w in zip(got, big):
+        for v, w in zip(got, big, strict=True):
             np.testing.assert_allclose(v.numpy(), w)
     np.testing.assert_allclose([v.numpy() for v in SEEN], [w.sum() for w in big for _ in "es"])
     assert variables_reachable(static, static_trace, SEEN) == []

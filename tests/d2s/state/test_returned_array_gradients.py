@@ -38,7 +38,7 @@ def test_returned_array_items_carry_gradients_like_eager():
         outs, h = static(x, rt.to_tensor(np.array(n, "int64")))
         assert len(outs) == n
         ref_outs, ref_h = _ref(x0, n)
-        for o, r in zip(outs, ref_outs):
+        for o, r in zip(outs, ref_outs, strict=True):
             np.testing.assert_allclose(o.numpy(), r, rtol=1e-5)
         loss = h.sum() * 0.5 + x.sum()
         for o in outs:

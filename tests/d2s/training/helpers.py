@@ -79,15 +79,15 @@ def grads_of(model):
 def assert_same_state(a, b, rtol=1e-5, atol=1e-6):
     """Parameters, buffers, `.grad` and the optimizer's state of two (model, opt) pairs."""
     (m1, o1), (m2, o2) = a, b
-    for x, y in zip(m1.state_dict().values(), m2.state_dict().values()):
+    for x, y in zip(m1.state_dict().values(), m2.state_dict().values(), strict=True):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=rtol, atol=atol)
-    for x, y in zip(grads_of(m1), grads_of(m2)):
+    for x, y in zip(grads_of(m1), grads_of(m2), strict=True):
         assert (x is None) == (y is None)
         if x is not None:
             np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
     s1, s2 = o1.state_dict(), o2.state_dict()
     assert len(s1) == len(s2)
-    for x, y in zip(s1.values(), s2.values()):
+    for x, y in zip(s1.values(), s2.values(), strict=True):
         if isinstance(x, dict):
             assert x == y
         else:

@@ -40,7 +40,7 @@ def test_backward_under_a_tensor_if():
     text = _text(info)
     assert "backward()" in text and "inside an `if` or loop whose condition is a tensor" in text
     assert "test_train_step_errors.py" in text and "loss.backward()" in text  # the user's line
-    for b, p in zip(before, model.parameters()):  # nothing ran
+    for b, p in zip(before, model.parameters(), strict=True):  # nothing ran
         np.testing.assert_array_equal(b, p.numpy())
         assert p.grad is None
     assert_no_variable(model, opt)
