@@ -287,8 +287,9 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
 
 def compared(leaves: list) -> str:
     """What a check compared: 'outputs float32[4,2], int 3'."""
+    arrays = [a.array if isinstance(a, TensorLeaf) else a for a in leaves]
     text = ", ".join(f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else
-                     f"{type(a).__name__} {a!r}"[:40] for a in leaves)
+                     f"{type(a).__name__} {a!r}"[:40] for a in arrays)
     return f"{len(leaves)} output{'s' * (len(leaves) != 1)}: {text or 'none'}"
 
 
