@@ -210,10 +210,33 @@ class Entry:
         """A copy of the program with the gradients of the outputs (seeded by fed
         `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
         the forward part this call runs and the backward part `loss.backward()` runs."""
+        program = self.concrete.main_program
+        split, grads, seeds, diff, wrt = self._gradient_split()
+        slots = [i for i, g in enumerate(grads) if g is not None]
+        # inputs and parameters read only under a tensor `if`: the branch predicates come
+        # out after the saved values, and a call that took no branch reading one leaves it
+        # no gradient (`.grad` None, as eager)
+        conds = branch_conditions(program, [wrt[i].name for i in slots])
+        preds = list(dict.fromkeys(p for pairs in conds.values() for p, _ in pairs))
+        reach = [(i, [(preds.index(p), truth) for p, truth in conds[wrt[i].name]])
+                 for i in slots if wrt[i].name in conds]
+        outs = tuple(v.name for v in self.outs)
+        forward = self.executor.compiled(split.forward, outs + tuple(split.fetch) + tuple(preds))
+        backward = _Part(self.executor.compiled(split.backward,
+                                                tuple(grads[i].name for i in slots)),
+                         split.slots, list(range(len(split.slots))), [s.name for s in seeds],
+                         list(diff.values()), slots)
+        self._training = _Training(forward, backward, split, list(diff), self.feed_names,
+                                   self.body_order(forward), reach, self._partial_backward)
+        return self._training
+
+    def _gradient_split(self, keep=None):
+        """The program's clone with the gradients of its floating outputs (of those named in
+        `keep`; default all) fed as `<out>@GRAD`, split after the forward ops. Returns (split,
+        gradients per input and parameter, seeds, {output name: its indices}, inputs)."""
         import runtime as rt
         from runtime.program.split import split_program
-        program = self.concrete.main_program
-        copy = program.clone()
+        copy = self.concrete.main_program.clone()
         g0 = copy.global_block()
         n = len(g0.ops)
         outs = [g0.var(v.name) for v in self.outs]
@@ -223,7 +246,7 @@ class Entry:
             diff: dict = {}
             touts = [outs[k] for k in self.tensor_out]
             for i, v in enumerate(touts):
-                if v.dtype.is_floating:
+                if v.dtype.is_floating and (keep is None or v.name in keep):
                     diff.setdefault(v.name, []).append(i)
             seeds = [rt.static.data(f"{name}@GRAD", touts[ix[0]].shape, touts[ix[0]].dtype)
                      for name, ix in diff.items()]
@@ -231,23 +254,23 @@ class Entry:
                 g0.var(copy.captured[id(p)]) for p in self.params]
             grads = rt.static.gradients([touts[ix[0]] for ix in diff.values()], wrt,
                                          target_gradients=seeds)
-        split = split_program(copy, n)
+        return split_program(copy, n), grads, seeds, diff, wrt
+
+    def _partial_backward(self, present: tuple):
+        """The backward part for a `backward()` that reached only the outputs `present`
+        marks: the others get no gradient, as eagerly, rather than a zero seed whose product
+        with an infinite local gradient (sqrt at 0, log at 0) would be NaN. None when it
+        needs a saved value the forward run did not save under the same name."""
+        t = self._training
+        split, grads, seeds, diff, _ = self._gradient_split(
+            {name for name, p in zip(t.out_names, present) if p})
+        saved = {name: k for k, name in enumerate(t.split.fetch)}
+        if any(name not in saved for name in split.fetch):
+            return None
         slots = [i for i, g in enumerate(grads) if g is not None]
-        # inputs and parameters read only under a tensor `if`: the branch predicates come
-        # out after the saved values, and a call that took no branch reading one leaves it
-        # no gradient (`.grad` None, as eager)
-        conds = branch_conditions(program, [wrt[i].name for i in slots])
-        preds = list(dict.fromkeys(p for pairs in conds.values() for p, _ in pairs))
-        reach = [(i, [(preds.index(p), truth) for p, truth in conds[wrt[i].name]])
-                 for i in slots if wrt[i].name in conds]
-        forward = self.executor.compiled(
-            split.forward, tuple(v.name for v in outs) + tuple(split.fetch) + tuple(preds))
-        backward = self.executor.compiled(
-            split.backward, tuple(grads[i].name for i in slots))
-        self._training = _Training(forward, backward, split, [s.name for s in seeds],
-                                   list(diff.values()), slots, self.feed_names,
-                                   self.body_order(forward), reach)
-        return self._training
+        return _Part(self.executor.compiled(split.backward, tuple(grads[i].name for i in slots)),
+                     split.slots, [saved[name] for name in split.fetch],
+                     [s.name for s in seeds], list(diff.values()), slots)
 
 
 def _check_writable(inputs, arg_writes, names, sf) -> list:
@@ -263,22 +286,44 @@ def _check_writable(inputs, arg_writes, names, sf) -> list:
     return [inputs[k] for k in arg_writes]
 
 
+class _Part:
+    """A compiled backward program: the slots it reads saved values from (with the index of
+    each among the values the forward run saved), the seeds it is fed (each the gradient of
+    the outputs at `diff`), and which inputs (then parameters) it gives a gradient."""
+
+    def __init__(self, backward, slots, saved_index, seed_names, diff, grads):
+        self.backward = backward
+        self.slots = slots
+        self.saved_index = saved_index
+        self.seed_names = seed_names
+        self.diff = diff
+        self.grads = grads
+
+
 class _Training:
     """The compiled forward and backward parts of one signature's training program."""
 
-    def __init__(self, forward, backward, split, seed_names, diff, slots, feed_names, order,
-                 reach=()):
+    def __init__(self, forward, backward: _Part, split, out_names, feed_names, order,
+                 reach, make_partial):
         self.forward = forward
         self.order = order  # the forward body's arguments (`Entry.body_order`)
-        self.backward = backward
+        self.backward = backward  # for a backward() that reached every output
         self.split = split
-        self.seed_names = seed_names
-        self.diff = diff  # per seed: the indices of the outputs it is the gradient of
-        self.slots = slots  # indices of the inputs (then parameters) that get a gradient
+        self.out_names = out_names  # the floating outputs, one seed each
         self.feed_names = feed_names
         # (input index, [(predicate index, branch truth), ...]) for each input read only
         # under tensor `if`s; the predicates' values follow the saved ones
         self.reach = reach
+        self._make_partial = make_partial
+        self._partial: dict = {}  # which outputs have a gradient -> _Part (or None)
+
+    def part_for(self, present: tuple) -> _Part:
+        if all(present):
+            return self.backward
+        part = self._partial.get(present, False)
+        if part is False:
+            part = self._partial[present] = self._make_partial(present)
+        return self.backward if part is None else part
 
 
 class _Backward:
@@ -297,27 +342,29 @@ class _Backward:
         from runtime.tensor import wrap
         t = self.training
         inputs = node.inputs
+        part = t.part_for(tuple(any(out_grads[i] is not None for i in ix)
+                                for ix in t.backward.diff))
         feed = dict(zip(t.feed_names, map(array_of, inputs)))
         outs = node.outputs()
-        for name, ix in zip(t.seed_names, t.diff):
+        for name, ix in zip(part.seed_names, part.diff, strict=True):
             gs = [array_of(out_grads[i]) for i in ix if out_grads[i] is not None]
             g = gs[0] if gs else backend.XP.zeros_like(array_of(outs[ix[0]]))
             for more in gs[1:]:
                 g = g + more
             feed[name] = g
-        slots = t.split.slots
-        for slot, a in zip(slots, self.saved[:len(slots)], strict=True):
-            slot._data = a
+        n_saved = len(t.split.slots)
+        for slot, k in zip(part.slots, part.saved_index, strict=True):
+            slot._data = self.saved[k]
         try:
-            arrays = t.backward.fn(feed)
+            arrays = part.backward.fn(feed)
         finally:
-            for slot in slots:
+            for slot in part.slots:
                 slot._data = None
         in_grads = [None] * len(inputs)
-        for i, a in zip(t.slots, arrays, strict=True):
+        for i, a in zip(part.grads, arrays, strict=True):
             in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
         if t.reach:
-            preds = self.saved[len(slots):]
+            preds = self.saved[n_saved:]
             for i, pairs in t.reach:  # read on no branch this call took: no gradient
                 if not any(bool(preds[p]) is truth for p, truth in pairs):
                     in_grads[i] = None
