@@ -62,6 +62,12 @@ PROMISED = {
     "rt.vision.ops (wave 2)": (rt.vision.ops, "yolo_box yolo_loss"),
     "rt.optimizer (wave 2)": (rt.optimizer, "Adagrad Adamax"),
     "d2s (wave 2)": (d2s, "__version__"),
+    # issue 36: layers and functions
+    "rt.nn (issue 36)": (rt.nn, """PReLU SiLU CosineSimilarity PixelShuffle Unfold
+        MarginRankingLoss"""),
+    "F (issue 36)": (F, """cosine_similarity pixel_shuffle unfold glu log_loss
+        margin_ranking_loss scaled_dot_product_attention"""),
+    "rt.nn.utils (issue 36)": (rt.nn.utils, "clip_grad_norm_"),
 }
 
 

@@ -143,3 +143,31 @@ def kl_div(input, label, reduction: str = "mean", name=None):
     if reduction == "batchmean":
         return _reduce.sum(loss) / float(input.shape[0])
     return _reduce_loss(loss, reduction, "kl_div")
+
+
+def log_loss(input, label, epsilon: float = 1e-4, name=None):
+    """-label * log(input + epsilon) - (1 - label) * log(1 - input + epsilon), unreduced, for
+    probabilities `input` [N, 1] (Paddle's `F.log_loss`).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> round(F.log_loss(rt.to_tensor([[0.5]]), rt.to_tensor([[1.0]])).item(), 4)
+    0.6929
+    """
+    return (-label * _math.log(input + epsilon)
+            - (1.0 - label) * _math.log(1.0 - input + epsilon))
+
+
+def margin_ranking_loss(input, other, label, margin: float = 0.0, reduction: str = "mean",
+                        name=None):
+    """max(0, -label * (input - other) + margin), reduced; label is 1 where `input` should
+    rank higher and -1 where `other` should.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> x, y = rt.to_tensor([1.0, 2.0]), rt.to_tensor([2.0, 1.0])
+    >>> F.margin_ranking_loss(x, y, rt.to_tensor([1.0, 1.0]), reduction="none").tolist()
+    [1.0, 0.0]
+    """
+    return _reduce_loss(_nn.relu(margin - label * (input - other)), reduction,
+                        "margin_ranking_loss")

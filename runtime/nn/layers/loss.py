@@ -151,3 +151,21 @@ class KLDivLoss(Layer):
                 return loss.sum() / float(input.shape[0])
             return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[self.reduction]
         return F.kl_div(input, label, reduction=self.reduction)
+
+
+class MarginRankingLoss(Layer):
+    """max(0, -label * (input - other) + margin), reduced (see `F.margin_ranking_loss`).
+
+    >>> import runtime as rt
+    >>> loss = rt.nn.MarginRankingLoss(margin=0.5)
+    >>> loss(rt.to_tensor([1.0]), rt.to_tensor([1.0]), rt.to_tensor([1.0])).item()
+    0.5
+    """
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean", name=None):
+        super().__init__()
+        self.margin = margin
+        self.reduction = _check_reduction("MarginRankingLoss", reduction)
+
+    def forward(self, input, other, label):
+        return F.margin_ranking_loss(input, other, label, self.margin, self.reduction)
