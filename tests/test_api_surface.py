@@ -64,9 +64,9 @@ PROMISED = {
     "d2s (wave 2)": (d2s, "__version__"),
     # issue 36: layers and functions
     "rt.nn (issue 36)": (rt.nn, """PReLU SiLU CosineSimilarity PixelShuffle Unfold
-        MarginRankingLoss"""),
+        MarginRankingLoss CTCLoss"""),
     "F (issue 36)": (F, """cosine_similarity pixel_shuffle unfold glu log_loss
-        margin_ranking_loss scaled_dot_product_attention"""),
+        margin_ranking_loss scaled_dot_product_attention ctc_loss"""),
     "rt.nn.utils (issue 36)": (rt.nn.utils, "clip_grad_norm_"),
 }
 

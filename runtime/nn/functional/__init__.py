@@ -45,6 +45,7 @@ from .loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    ctc_loss,
     kl_div,
     l1_loss,
     log_loss,

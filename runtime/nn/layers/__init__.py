@@ -28,6 +28,7 @@ from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    CTCLoss,
     KLDivLoss,
     L1Loss,
     MarginRankingLoss,

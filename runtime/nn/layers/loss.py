@@ -169,3 +169,27 @@ class MarginRankingLoss(Layer):
 
     def forward(self, input, other, label):
         return F.margin_ranking_loss(input, other, label, self.margin, self.reduction)
+
+
+class CTCLoss(Layer):
+    """CTC loss for speech and handwriting recognition (see `F.ctc_loss`): forward(log_probs
+    [T, N, C] unnormalised, labels [N, L], input_lengths [N], label_lengths [N],
+    norm_by_times=False).
+
+    >>> import runtime as rt
+    >>> ctc = rt.nn.CTCLoss(blank=0)
+    >>> loss = ctc(rt.randn([5, 2, 4]), rt.to_tensor([[1, 2], [3, 0]], dtype="int32"),
+    ...            rt.to_tensor([5, 4]), rt.to_tensor([2, 1]))
+    >>> loss.shape
+    []
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", name=None):
+        super().__init__()
+        self.blank = blank
+        self.reduction = _check_reduction("CTCLoss", reduction)
+
+    def forward(self, log_probs, labels, input_lengths, label_lengths,
+                norm_by_times: bool = False):
+        return F.ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                          self.reduction, norm_by_times)
