@@ -66,7 +66,7 @@ PROMISED = {
     "rt.nn (issue 36)": (rt.nn, """PReLU SiLU CosineSimilarity PixelShuffle Unfold
         MarginRankingLoss CTCLoss"""),
     "F (issue 36)": (F, """cosine_similarity pixel_shuffle unfold glu log_loss
-        margin_ranking_loss scaled_dot_product_attention ctc_loss"""),
+        margin_ranking_loss scaled_dot_product_attention ctc_loss affine_grid grid_sample"""),
     "rt.nn.utils (issue 36)": (rt.nn.utils, "clip_grad_norm_"),
 }
 

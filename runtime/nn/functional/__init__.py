@@ -67,6 +67,7 @@ from .pooling import (  # noqa: F401
     max_pool1d,
     max_pool2d,
 )
+from .sampling import affine_grid, grid_sample  # noqa: F401
 from .sequence import (  # noqa: F401
     crf_decoding,
     gather_tree,
