@@ -68,6 +68,10 @@ PROMISED = {
     "F (issue 36)": (F, """cosine_similarity pixel_shuffle unfold glu log_loss
         margin_ranking_loss scaled_dot_product_attention ctc_loss affine_grid grid_sample"""),
     "rt.nn.utils (issue 36)": (rt.nn.utils, "clip_grad_norm_"),
+    "rt.vision.models (issue 36)": (rt.vision.models, """LeNet ResNet BasicBlock
+        BottleneckBlock resnet18 resnet34 resnet50 MobileNetV2 mobilenet_v2 VGG vgg16"""),
+    "rt.vision.transforms (issue 36)": (rt.vision.transforms, """Compose Normalize Transpose
+        ToTensor Resize CenterCrop RandomHorizontalFlip"""),
 }
 
 
