@@ -35,6 +35,7 @@ from .nn.param_attr import ParamAttr  # noqa: F401
 from .nn.create import create_parameter  # noqa: F401
 
 from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
+from . import fft, signal  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
 
