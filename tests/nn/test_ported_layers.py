@@ -10,7 +10,9 @@ from layer_gradcheck import check_grads
 
 import d2s
 import runtime as rt
+import runtime.nn.functional as F
 from runtime import nn
+from runtime.static import InputSpec
 
 
 class SuperResolutionHead(nn.Layer):
@@ -153,3 +155,40 @@ def test_clip_grad_norm_leaves_small_gradients_and_skips_missing_ones():
     (w * float("nan")).sum().backward()
     with pytest.raises(RuntimeError, match="clip_grad_norm_: the total 2.0 norm"):
         nn.utils.clip_grad_norm_(w, 1.0, error_if_nonfinite=True)
+
+
+def _converted(fn, *specs):
+    return d2s.to_static(fn, input_spec=[InputSpec(shape, dtype) for shape, dtype in specs])
+
+
+def test_unknown_batch_serves_two_batch_sizes_and_unknown_image_sizes_are_refused():
+    rng = np.random.default_rng(5)
+    unfold = _converted(lambda x: F.unfold(x, 2, strides=2), ([None, 2, 4, 6], "float32"))
+    attend = _converted(lambda q: F.scaled_dot_product_attention(q, q, q),
+                        ([None, None, 2, 4], "float32"))
+    gate = _converted(lambda x: F.glu(x, axis=1), ([None, None, 3], "float32"))
+    for batch in (1, 3):
+        x = rng.standard_normal((batch, 2, 4, 6)).astype(np.float32)
+        np.testing.assert_allclose(unfold(rt.to_tensor(x)).numpy(),
+                                   F.unfold(rt.to_tensor(x), 2, strides=2).numpy())
+        q = rng.standard_normal((batch, batch + 2, 2, 4)).astype(np.float32)
+        np.testing.assert_allclose(attend(rt.to_tensor(q)).numpy(),
+                                   F.scaled_dot_product_attention(*[rt.to_tensor(q)] * 3)
+                                   .numpy(), rtol=1e-5, atol=1e-6)
+        g = rng.standard_normal((batch, 2 * batch, 3)).astype(np.float32)
+        np.testing.assert_allclose(gate(rt.to_tensor(g)).numpy(),
+                                   F.glu(rt.to_tensor(g), axis=1).numpy())
+    x = rt.to_tensor(rng.standard_normal((1, 2, 4, 6)).astype(np.float32))
+    with pytest.raises(ValueError, match=r"unfold: x has shape \[-1, 2, -1, -1\]; its "
+                                         r"channels, height and width must be known"):
+        _converted(lambda x: F.unfold(x, 2), ([None, 2, None, None], "float32"))(x)
+    grid = rt.to_tensor(rng.uniform(-1, 1, (1, 3, 3, 2)).astype(np.float32))
+    with pytest.raises(ValueError, match=r"grid_sample: x has shape \[-1, 2, -1, -1\] and "
+                                         r"grid \[-1, 3, 3, 2\]; all but the batch dim"):
+        _converted(lambda x, g: F.grid_sample(x, g), ([None, 2, None, None], "float32"),
+                   ([None, 3, 3, 2], "float32"))(x, grid)
+    q = rt.to_tensor(rng.standard_normal((1, 3, 2, 4)).astype(np.float32))
+    with pytest.raises(ValueError, match="scaled_dot_product_attention: is_causal needs the "
+                                         "sequence lengths"):
+        _converted(lambda q: F.scaled_dot_product_attention(q, q, q, is_causal=True),
+                   ([None, None, 2, 4], "float32"))(q)

@@ -104,7 +104,7 @@ def glu(x, axis: int = -1, name=None):
     >>> F.glu(rt.to_tensor([[1.0, 2.0, 0.0, 0.0]])).tolist()
     [[0.5, 1.0]]
     """
-    if x.shape[axis] % 2:
+    if x.shape[axis] >= 0 and x.shape[axis] % 2:  # (-1: known when the program runs)
         raise ValueError(f"glu: x has shape {list(x.shape)}; its size on axis {axis} must be "
                          "even (it is split in two halves)")
     a, b = _split(x, 2, axis)

@@ -51,6 +51,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     v = _shape.transpose(value, _HEADS_FIRST)
     scores = _linalg.matmul(q, k, transpose_y=True) * (1.0 / math.sqrt(query.shape[-1]))
     if is_causal:
+        if query.shape[1] < 0 or key.shape[1] < 0:
+            raise OpError(f"scaled_dot_product_attention: is_causal needs the sequence "
+                          f"lengths when the program is built; query has shape "
+                          f"{list(query.shape)} and key {list(key.shape)} (pass attn_mask, "
+                          "or give the InputSpec a fixed seq_len)")
         scores = scores + _causal_mask(query.shape[1], key.shape[1], scores.dtype)
     if attn_mask is not None:
         if attn_mask.dtype == "bool":

@@ -42,6 +42,10 @@ def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
     dh, dw = _ints(dilations, 2, "dilations")
     top, left, bottom, right = _paddings(paddings)
     n, c, h, w = x.shape
+    if h < 0 or w < 0 or c < 0:
+        raise OpError(f"unfold: x has shape {list(x.shape)}; its channels, height and width "
+                      "must be known when the program is built (an InputSpec may leave only "
+                      "the batch dim None)")
     oh = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1
     ow = (w + left + right - dw * (kw - 1) - 1) // sw + 1
     if oh < 1 or ow < 1:

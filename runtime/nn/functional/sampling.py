@@ -108,6 +108,10 @@ def grid_sample(x, grid, mode: str = "bilinear", padding_mode: str = "zeros",
     if x.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2:
         raise OpError(f"grid_sample: x must be [N, C, H, W] and grid [N, H_out, W_out, 2], "
                       f"got shapes {list(x.shape)} and {list(grid.shape)}")
+    if -1 in tuple(x.shape[1:]) or -1 in tuple(grid.shape[1:]):
+        raise OpError(f"grid_sample: x has shape {list(x.shape)} and grid {list(grid.shape)}; "
+                      "all but the batch dim must be known when the program is built (an "
+                      "InputSpec may leave only the batch dim None)")
     image = _FlatImage(x)
     ho, wo = grid.shape[1], grid.shape[2]
     points = _shape.reshape(grid, [-1, ho * wo, 2])
