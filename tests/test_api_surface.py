@@ -72,7 +72,8 @@ PROMISED = {
         BottleneckBlock resnet18 resnet34 resnet50 MobileNetV2 mobilenet_v2 VGG vgg16"""),
     "rt.vision.transforms (issue 36)": (rt.vision.transforms, """Compose Normalize Transpose
         ToTensor Resize CenterCrop RandomHorizontalFlip"""),
-    "rt.fft (issue 36)": (rt.fft, "fftfreq rfftfreq fft ifft rfft irfft ComplexUnsupported"),
+    "rt.fft (issue 36)": (rt.fft, "fftfreq rfftfreq fft ifft rfft irfft"),
+    "rt (issue 36 complex)": (rt, "complex64 complex128 complex real imag"),
     "rt.signal (issue 36)": (rt.signal, "stft istft"),
 }
 

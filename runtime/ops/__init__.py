@@ -29,6 +29,7 @@ from . import (
     resize_dyn,
     sequence,
     shape,
+    spectral,
     tiling,
     unbind,
     yolo,
@@ -37,4 +38,4 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, nn_ctc, optim, optim_more, sequence,
-           resize_dyn, yolo, unbind, tiling)
+           resize_dyn, yolo, unbind, tiling, spectral)
