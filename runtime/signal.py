@@ -61,6 +61,10 @@ def stft(x, n_fft: int, hop_length=None, win_length=None, window=None, center: b
     if center:
         x = _shape.pad(x, [n_fft // 2, n_fft // 2], mode=pad_mode)
     length = x.shape[-1]
+    if length < 0:
+        raise OpError(f"stft: x has shape {list(x.shape)}; the number of samples must be known "
+                      "when the program is built (an InputSpec may leave only the batch dim "
+                      "None)")
     if length < n_fft:
         raise OpError(f"stft: the signal has {length} samples (after padding), fewer than "
                       f"n_fft={n_fft}")

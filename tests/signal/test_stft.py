@@ -116,3 +116,14 @@ def test_argument_errors_name_the_function_and_the_value():
         rt.signal.istft(spec, 16)
     with pytest.raises(ValueError, match="istft: return_complex=True is not supported"):
         rt.signal.istft(spec, 8, return_complex=True)
+    unknown_length = d2s.to_static(lambda w: rt.real(rt.signal.stft(w, 8)),
+                                   input_spec=[d2s.InputSpec([None, None], "float32")])
+    with pytest.raises(ValueError, match=r"stft: x has shape \[-1, -1\]; the number of "
+                                         r"samples must be known"):
+        unknown_length(rt.ones([2, 32]))
+    known_length = d2s.to_static(lambda w: rt.real(rt.signal.stft(w, 8)),
+                                 input_spec=[d2s.InputSpec([None, 32], "float32")])
+    for batch in (1, 3):
+        wave = rt.randn([batch, 32])
+        np.testing.assert_allclose(known_length(wave).numpy(),
+                                   rt.real(rt.signal.stft(wave, 8)).numpy(), atol=1e-5)
