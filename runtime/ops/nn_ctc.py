@@ -188,11 +188,12 @@ def _ctc_grad(ins, outs, gs, a):
             None, None, None]
 
 
+# amp 'promote', as Paddle's lists leave warpctc: F.ctc_loss feeds it log_softmax's float32
 CTC_LOSS = register("ctc_loss", kernel=_ctc_kernel, infer=_ctc_infer, grad=_ctc_grad,
-                    amp="black", doc="CTC negative log-likelihood per sequence (see module).")
+                    amp="promote", doc="CTC negative log-likelihood per sequence (see module).")
 CTC_LOSS_GRAD = register(
     "ctc_loss_grad", kernel=_ctc_grad_kernel,
-    infer=lambda g, logp, *_, **a: Meta(logp.shape, logp.dtype), amp="black",
+    infer=lambda g, logp, *_, **a: Meta(logp.shape, logp.dtype), amp="promote",
     doc="Gradient of ctc_loss with respect to log_probs, times g (no gradient of its own).")
 
 
