@@ -12,8 +12,7 @@ from . import backend, dtypes, ops  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad  # noqa: F401
 from .backend import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from .dtypes import (  # noqa: F401
-    DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8, int16,
-    int32, int64, uint8)
+    DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8)
 from .ops.combine import *
 from .ops.creation import *
 from .ops.gather import *
@@ -28,6 +27,7 @@ from .ops.shape import *
 from .ops.tiling import *
 from .ops.accumulate import add_n, increment  # noqa: F401
 from .ops.unbind import rank, unbind  # noqa: F401
+from .dtypes import complex64, complex128  # noqa: F401
 from .ops.spectral import complex, imag, real  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401

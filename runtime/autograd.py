@@ -14,7 +14,7 @@ import weakref
 from . import backend, core, dtypes
 from .ops import registry
 from .ops.registry import STATE
-from .ops.spectral import check_complex_grad
+from .ops.spectral import COMPLEX_NP, check_complex_grad
 from .tensor import Tensor, wrap
 
 
@@ -64,14 +64,13 @@ class Node:
 _weakref = weakref.ref
 _TENSOR_CLASSES = registry._TENSOR_CLASSES
 _FLOAT_NP = frozenset(d.np for d in dtypes.FLOATS)
-_COMPLEX_NP = frozenset((dtypes.complex64.np, dtypes.complex128.np))
 
 
 def record(op, inputs, attrs, outputs, backward_fn=None):
     node = Node(op, inputs, attrs, outputs, backward_fn)
     for i, o in enumerate(outputs):
         dtype = o._data.dtype
-        if dtype in _FLOAT_NP or dtype in _COMPLEX_NP and (backward_fn is not None
+        if dtype in _FLOAT_NP or dtype in COMPLEX_NP and (backward_fn is not None
                                                             or check_complex_grad(op.name)):
             o.stop_gradient = False  # (integer and bool outputs carry no gradient)
             o._node = node

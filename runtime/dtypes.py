@@ -75,7 +75,7 @@ FLOATS = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({d.short: d for d in ALL})
 _BY_NP = {d.np: d for d in ALL}
-_BY_PY = {bool: bool_, int: int64, float: float32, complex: complex64}
+_BY_PY = {bool: bool_, int: int64, float: float32}
 
 DEFAULT_FLOAT = float32
 

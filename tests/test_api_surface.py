@@ -60,8 +60,6 @@ PROMISED = {
     "F (wave 2)": (F, """conv3d softsign label_smooth sequence_mask gather_tree
         linear_chain_crf crf_decoding"""),
     "rt.vision.ops (wave 2)": (rt.vision.ops, "yolo_box yolo_loss"),
-    "rt.optimizer (wave 2)": (rt.optimizer, "Adagrad Adamax"),
-    "d2s (wave 2)": (d2s, "__version__"),
     # issue 36: layers and functions
     "rt.nn (issue 36)": (rt.nn, """PReLU SiLU CosineSimilarity PixelShuffle Unfold
         MarginRankingLoss CTCLoss"""),
@@ -75,6 +73,8 @@ PROMISED = {
     "rt.fft (issue 36)": (rt.fft, "fftfreq rfftfreq fft ifft rfft irfft"),
     "rt (issue 36 complex)": (rt, "complex64 complex128 complex real imag"),
     "rt.signal (issue 36)": (rt.signal, "stft istft"),
+    "rt.optimizer (wave 2)": (rt.optimizer, "Adagrad Adamax"),
+    "d2s (wave 2)": (d2s, "__version__"),
 }
 
 

@@ -37,5 +37,5 @@ from . import (
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
-           nn_conv, nn_pool, nn_norm, nn_loss, nn_ctc, optim, optim_more, sequence,
-           resize_dyn, yolo, unbind, tiling, spectral)
+           nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
+           resize_dyn, yolo, unbind, tiling)

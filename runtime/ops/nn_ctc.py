@@ -203,7 +203,3 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank: int = 0,
     return bind(CTC_LOSS, (log_probs, labels, input_lengths, label_lengths),
                 {"blank": int(blank), "norm_by_times": bool(norm_by_times)})
 
-
-METHODS: dict = {}
-
-__all__: list = []

@@ -25,6 +25,7 @@ NORMS = ("backward", "forward", "ortho")
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 _REAL_OF = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float32: complex64, float64: complex128}
+COMPLEX_NP = frozenset((complex64.np, complex128.np))  # what autograd records gradients of
 
 # The ops above, and ops that only move elements of one tensor (their gradients move them
 # back, which holds for complex values as for real ones).
@@ -218,7 +219,3 @@ def fft_r2c(x, n=None, axis: int = -1, norm: str = "backward"):
 def fft_c2r(x, n=None, axis: int = -1, norm: str = "backward"):
     return bind(FFT_C2R, (x,), {"n": n, "axis": axis, "norm": norm})
 
-
-METHODS: dict = {}
-
-__all__: list = []
