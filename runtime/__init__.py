@@ -36,6 +36,8 @@ from .ops.shape import *
 from .ops.tiling import *
 from .ops.accumulate import add_n, increment  # noqa: F401
 from .ops.unbind import rank, unbind  # noqa: F401
+from .dtypes import complex64, complex128  # noqa: F401
+from .ops.spectral import complex, imag, real  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401
 
@@ -44,6 +46,7 @@ from .nn.param_attr import ParamAttr  # noqa: F401
 from .nn.create import create_parameter  # noqa: F401
 
 from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
+from . import fft, signal  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from . import distributed  # noqa: F401
 from .distributed import DataParallel  # noqa: F401  (Paddle's paddle.DataParallel)

@@ -15,6 +15,7 @@ from . import backend, core, dtypes
 from .autograd_pylayer import PyLayer, PyLayerContext  # noqa: F401  (rt.autograd.PyLayer)
 from .ops import registry
 from .ops.registry import STATE
+from .ops.spectral import COMPLEX_NP, check_complex_grad
 from .tensor import Tensor, wrap
 
 
@@ -69,8 +70,10 @@ _FLOAT_NP = dtypes.NP_FLOATS  # (grows when bfloat16 loads)
 def record(op, inputs, attrs, outputs, backward_fn=None):
     node = Node(op, inputs, attrs, outputs, backward_fn)
     for i, o in enumerate(outputs):
-        if o._data.dtype in _FLOAT_NP:  # integer and bool outputs carry no gradient
-            o.stop_gradient = False
+        dtype = o._data.dtype
+        if dtype in _FLOAT_NP or dtype in COMPLEX_NP and (backward_fn is not None
+                                                            or check_complex_grad(op.name)):
+            o.stop_gradient = False  # (integer and bool outputs carry no gradient)
             o._node = node
             o._index = i
 

@@ -25,12 +25,19 @@ class DType:
         self.np = np.dtype(np_dtype)
         self.short = short  # the printed form in program text: f32, i64, b1, ...
         self.kind = "b" if name == "bool" else ("f" if short.startswith(("f", "bf")) else
+                                                "c" if short.startswith("c") else
                                                 ("u" if name == "uint8" else "i"))
         self.itemsize = self.np.itemsize
 
     @property
     def is_floating(self) -> bool:
         return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        """complex64 / complex128: only the ops of `runtime/ops/spectral.py` differentiate
+        through them (see `COMPLEX_GRAD_OPS` there)."""
+        return self.kind == "c"
 
     @property
     def is_integer(self) -> bool:
@@ -82,8 +89,11 @@ int32 = DType("int32", np.int32, "i32")
 int64 = DType("int64", np.int64, "i64")
 uint8 = DType("uint8", np.uint8, "u8")
 bool_ = DType("bool", np.bool_, "b1")
+complex64 = DType("complex64", np.complex64, "c64")
+complex128 = DType("complex128", np.complex128, "c128")
 
-ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
+       complex128)
 FLOATS = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({d.short: d for d in ALL})
@@ -184,7 +194,7 @@ def of_array(a) -> DType:
 
 
 _RANK = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4,
-         float16: 5, bfloat16: 5, float32: 6, float64: 7}
+         float16: 5, bfloat16: 5, float32: 6, float64: 7, complex64: 8, complex128: 9}
 
 
 def promote(a: DType, b: DType) -> DType:
@@ -195,12 +205,14 @@ def promote(a: DType, b: DType) -> DType:
         return float32
     if {a, b} == {uint8, int8}:
         return int16
+    if {a, b} == {float64, complex64}:
+        return complex128
     return a if _RANK[a] >= _RANK[b] else b
 
 
 def promote_scalar(t: DType, value) -> DType:
     """The result type of `tensor (of type t) <op> python scalar`: the scalar never widens."""
-    if isinstance(value, bool) or t.kind == "f":
+    if isinstance(value, bool) or t.kind in "fc":
         return t
     if isinstance(value, float):
         return DEFAULT_FLOAT

@@ -68,6 +68,19 @@ PROMISED = {
     "F (wave 2)": (F, """conv3d softsign label_smooth sequence_mask gather_tree
         linear_chain_crf crf_decoding"""),
     "rt.vision.ops (wave 2)": (rt.vision.ops, "yolo_box yolo_loss"),
+    # issue 36: layers and functions
+    "rt.nn (issue 36)": (rt.nn, """PReLU SiLU CosineSimilarity PixelShuffle Unfold
+        MarginRankingLoss CTCLoss"""),
+    "F (issue 36)": (F, """cosine_similarity pixel_shuffle unfold glu log_loss
+        margin_ranking_loss scaled_dot_product_attention ctc_loss affine_grid grid_sample"""),
+    "rt.nn.utils (issue 36)": (rt.nn.utils, "clip_grad_norm_"),
+    "rt.vision.models (issue 36)": (rt.vision.models, """LeNet ResNet BasicBlock
+        BottleneckBlock resnet18 resnet34 resnet50 MobileNetV2 mobilenet_v2 VGG vgg16"""),
+    "rt.vision.transforms (issue 36)": (rt.vision.transforms, """Compose Normalize Transpose
+        ToTensor Resize CenterCrop RandomHorizontalFlip"""),
+    "rt.fft (issue 36)": (rt.fft, "fftfreq rfftfreq fft ifft rfft irfft"),
+    "rt (issue 36 complex)": (rt, "complex64 complex128 complex real imag"),
+    "rt.signal (issue 36)": (rt.signal, "stft istft"),
     "rt.optimizer (wave 2)": (rt.optimizer, "Adagrad Adamax"),
     "d2s (wave 2)": (d2s, "__version__"),
     # issue 36: custom autograd, defaults, tensors and math

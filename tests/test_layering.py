@@ -33,6 +33,7 @@ RANKS = {
     "runtime/metric": 4,
     "runtime/static": 5, "runtime/serialization.py": 5,
     "runtime/nn": 6, "runtime/regularizer.py": 6, "runtime/vision": 6,
+    "runtime/fft.py": 6, "runtime/signal.py": 6,
     "runtime/amp": 7, "runtime/optimizer": 7, "runtime/quantization": 7,
     "runtime/distributed": 7,
     "runtime/data": 8, "runtime/io.py": 8,

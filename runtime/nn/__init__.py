@@ -5,7 +5,7 @@
 >>> [name for name, _ in model.named_parameters()]
 ['0.weight', '0.bias', '1.weight', '1.bias']
 """
-from . import functional, initializer  # noqa: F401
+from . import functional, initializer, utils  # noqa: F401
 from .clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue  # noqa: F401
 from .container import LayerDict, LayerList, ParameterList, Sequential  # noqa: F401
 from .layer import Layer  # noqa: F401

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 
 from ..ops import registry
-from ..ops.creation import ones_like, zeros_like
 from ..ops.arrays import add_array_grads, zero_array_grad
+from ..ops.creation import ones_like, zeros_like
+from ..ops.spectral import check_complex_grad
 from .builder import STATE, Builder
 from .codegen import block_free
 from .control_flow import while_loop
@@ -44,7 +45,7 @@ def _building(program: Program, block: Block):
 
 
 def _differentiable(v: Variable) -> bool:
-    return v.dtype.is_floating
+    return v.dtype.is_floating or v.dtype.is_complex
 
 
 def _zeros(v: Variable):
@@ -120,6 +121,8 @@ class _Backward:
                                       "append_backward cannot differentiate through it")
         ins = [_value(block, x) for x in op.inputs]
         outs = [block.var(n) for n in op.outputs]
+        if any(o.dtype.is_complex for o in outs):
+            check_complex_grad(op.type)
         gs = [grads.get(n) for n in op.outputs]
         if len(outs) > 1:
             gs = [g if g is not None else _zeros(o) for g, o in zip(gs, outs)]

@@ -1,3 +1,3 @@
-"""`rt.vision`: detection helpers with Paddle's names (`rt.vision.ops.yolo_box`,
-`rt.vision.ops.yolo_loss`)."""
-from . import ops  # noqa: F401
+"""`rt.vision`: detection helpers (`rt.vision.ops.yolo_box`, `yolo_loss`), image classifiers
+(`rt.vision.models`) and image transforms (`rt.vision.transforms`), with Paddle's names."""
+from . import models, ops, transforms  # noqa: F401

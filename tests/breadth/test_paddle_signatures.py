@@ -25,6 +25,7 @@ ACCEPTED = {
 }
 
 SKIP = {"Layer", "RNNCellBase"}  # base classes, not layers a model constructs
+SKIP.add("SiLU")  # PyTorch's spelling of Silu (the same class); paddle.nn has only Silu
 
 
 def _layers():

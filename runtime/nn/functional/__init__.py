@@ -8,6 +8,7 @@
 from .activation import (  # noqa: F401
     elu,
     gelu,
+    glu,
     hardsigmoid,
     hardswish,
     hardtanh,
@@ -26,6 +27,7 @@ from .activation import (  # noqa: F401
     swish,
     tanh,
 )
+from .attention import scaled_dot_product_attention  # noqa: F401
 from .common import (  # noqa: F401
     cosine_similarity,
     dropout,
@@ -43,23 +45,19 @@ from .loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    ctc_loss,
     kl_div,
     l1_loss,
+    log_loss,
+    margin_ranking_loss,
     mse_loss,
     nll_loss,
     smooth_l1_loss,
     softmax_with_cross_entropy,
     square_error_cost,
 )
-from .sequence import (  # noqa: F401
-    crf_decoding,
-    gather_tree,
-    label_smooth,
-    linear_chain_crf,
-    sequence_mask,
-)
-from .volume import avg_pool3d, conv3d, max_pool3d  # noqa: F401
 from .norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: F401
+from .patches import unfold  # noqa: F401
 from .pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -69,3 +67,12 @@ from .pooling import (  # noqa: F401
     max_pool1d,
     max_pool2d,
 )
+from .sampling import affine_grid, grid_sample  # noqa: F401
+from .sequence import (  # noqa: F401
+    crf_decoding,
+    gather_tree,
+    label_smooth,
+    linear_chain_crf,
+    sequence_mask,
+)
+from .volume import avg_pool3d, conv3d, max_pool3d  # noqa: F401

@@ -5,6 +5,7 @@ from ...dtypes import convert_dtype
 from ...ops import math as _math
 from ...ops import nn as _nn
 from ...ops import shape as _shape
+from ...ops.combine import split as _split
 
 relu = _nn.relu
 relu6 = _nn.relu6
@@ -93,3 +94,18 @@ def softsign(x, name=None):
     [-0.5, 0.75]
     """
     return _math.divide(x, _math.add(_math.abs(x), 1.0))
+
+
+def glu(x, axis: int = -1, name=None):
+    """The gated linear unit: x = [a, b] split in halves along `axis`, a * sigmoid(b).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.glu(rt.to_tensor([[1.0, 2.0, 0.0, 0.0]])).tolist()
+    [[0.5, 1.0]]
+    """
+    if x.shape[axis] >= 0 and x.shape[axis] % 2:  # (-1: known when the program runs)
+        raise ValueError(f"glu: x has shape {list(x.shape)}; its size on axis {axis} must be "
+                         "even (it is split in two halves)")
+    a, b = _split(x, 2, axis)
+    return a * _nn.sigmoid(b)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ops import math as _math
 from ...ops import nn as _nn
+from ...ops import nn_ctc as _ctc
 from ...ops import nn_loss as _loss
 from ...ops import reduce as _reduce
 from ...ops import shape as _shape
@@ -143,3 +144,54 @@ def kl_div(input, label, reduction: str = "mean", name=None):
     if reduction == "batchmean":
         return _reduce.sum(loss) / float(input.shape[0])
     return _reduce_loss(loss, reduction, "kl_div")
+
+
+def log_loss(input, label, epsilon: float = 1e-4, name=None):
+    """-label * log(input + epsilon) - (1 - label) * log(1 - input + epsilon), unreduced, for
+    probabilities `input` [N, 1] (Paddle's `F.log_loss`).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> round(F.log_loss(rt.to_tensor([[0.5]]), rt.to_tensor([[1.0]])).item(), 4)
+    0.6929
+    """
+    return (-label * _math.log(input + epsilon)
+            - (1.0 - label) * _math.log(1.0 - input + epsilon))
+
+
+def margin_ranking_loss(input, other, label, margin: float = 0.0, reduction: str = "mean",
+                        name=None):
+    """max(0, -label * (input - other) + margin), reduced; label is 1 where `input` should
+    rank higher and -1 where `other` should.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> x, y = rt.to_tensor([1.0, 2.0]), rt.to_tensor([2.0, 1.0])
+    >>> F.margin_ranking_loss(x, y, rt.to_tensor([1.0, 1.0]), reduction="none").tolist()
+    [1.0, 0.0]
+    """
+    return _reduce_loss(_nn.relu(margin - label * (input - other)), reduction,
+                        "margin_ranking_loss")
+
+
+def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank: int = 0,
+             reduction: str = "mean", norm_by_times: bool = False, name=None):
+    """CTC loss of unnormalised scores `log_probs` [T, N, C] (softmax is applied along the
+    class axis first, as Paddle's warp-ctc does) against padded `labels` [N, L].
+
+    'mean' divides each sequence's loss by its label length, then averages (Paddle);
+    `norm_by_times` divides the gradient (not the loss) by each input length.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> logits = rt.zeros([3, 1, 2])  # 3 frames, 1 sequence, blank + 1 class
+    >>> loss = F.ctc_loss(logits, rt.to_tensor([[1]], dtype="int32"), rt.to_tensor([3]),
+    ...                   rt.to_tensor([1]), reduction="none")
+    >>> round(float(loss.numpy()[0]), 4)  # -log(6 alignments / 2**3)
+    0.2877
+    """
+    loss = _ctc.ctc_loss(_nn.log_softmax(log_probs, -1), labels, input_lengths, label_lengths,
+                         blank, norm_by_times)
+    if reduction == "mean":
+        return _reduce.mean(loss / _math.cast(label_lengths, loss.dtype))
+    return _reduce_loss(loss, reduction, "ctc_loss")

@@ -9,9 +9,11 @@ from .activation import (  # noqa: F401
     LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
+    SiLU,
     Silu,
     Softmax,
     Softplus,
@@ -20,14 +22,16 @@ from .activation import (  # noqa: F401
 )
 from .common import Dropout, Embedding, Flatten, Identity, Linear, Pad2D, Upsample  # noqa: F401
 from .conv import Conv1D, Conv2D, Conv2DTranspose  # noqa: F401
-from .volume import AvgPool3D, Conv3D, MaxPool3D  # noqa: F401
+from .distance import CosineSimilarity  # noqa: F401
 from .instance_norm import InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    CTCLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
@@ -40,6 +44,7 @@ from .norm import (  # noqa: F401
     GroupNorm,
     LayerNorm,
 )
+from .patches import PixelShuffle, Unfold  # noqa: F401
 from .pool import (  # noqa: F401
     AdaptiveAvgPool1D,
     AdaptiveAvgPool2D,
@@ -68,3 +73,4 @@ from .transformer import (  # noqa: F401
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .volume import AvgPool3D, Conv3D, MaxPool3D  # noqa: F401

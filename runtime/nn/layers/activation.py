@@ -6,6 +6,7 @@ keep their Paddle signature and store the arguments (`_args`) that `_Activation`
 from __future__ import annotations
 
 from .. import functional as F
+from ..initializer import Constant
 from ..layer import Layer
 from .compat import check_ignored
 
@@ -48,6 +49,9 @@ class Silu(_Activation):
     def __init__(self, name=None, inplace: bool = False):
         check_ignored("Silu", inplace=inplace)
         super().__init__(name)
+
+
+SiLU = Silu  # PyTorch's spelling of the same layer, used by ported scripts
 Swish = _activation("Swish", F.swish, "x * sigmoid(x) (Paddle's name; the same as Silu).")
 Hardswish = _activation("Hardswish", F.hardswish, "x * relu6(x + 3) / 6 (MobileNetV3).")
 Tanh = _activation("Tanh", F.tanh, "tanh(x).")
@@ -129,3 +133,27 @@ class Hardtanh(_Activation):
     def __init__(self, min: float = -1.0, max: float = 1.0, name=None):
         super().__init__()
         self._args = (min, max)
+
+
+class PReLU(Layer):
+    """max(x, 0) + weight * min(x, 0) with a learned slope: one shared (`num_parameters=1`)
+    or one per channel (axis 1 for NC... data formats, the last axis otherwise), starting at
+    `init`.
+
+    >>> import runtime as rt
+    >>> rt.nn.PReLU()(rt.to_tensor([-2.0, 3.0])).tolist()
+    [-0.5, 3.0]
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, weight_attr=None,
+                 data_format: str = "NCHW", name=None):
+        super().__init__()
+        self._num_parameters, self._data_format = num_parameters, data_format
+        self.weight = self.create_parameter([num_parameters], attr=weight_attr,
+                                            default_initializer=Constant(init))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight, data_format=self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self._num_parameters}, data_format={self._data_format}"

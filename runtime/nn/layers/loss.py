@@ -151,3 +151,45 @@ class KLDivLoss(Layer):
                 return loss.sum() / float(input.shape[0])
             return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[self.reduction]
         return F.kl_div(input, label, reduction=self.reduction)
+
+
+class MarginRankingLoss(Layer):
+    """max(0, -label * (input - other) + margin), reduced (see `F.margin_ranking_loss`).
+
+    >>> import runtime as rt
+    >>> loss = rt.nn.MarginRankingLoss(margin=0.5)
+    >>> loss(rt.to_tensor([1.0]), rt.to_tensor([1.0]), rt.to_tensor([1.0])).item()
+    0.5
+    """
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean", name=None):
+        super().__init__()
+        self.margin = margin
+        self.reduction = _check_reduction("MarginRankingLoss", reduction)
+
+    def forward(self, input, other, label):
+        return F.margin_ranking_loss(input, other, label, self.margin, self.reduction)
+
+
+class CTCLoss(Layer):
+    """CTC loss for speech and handwriting recognition (see `F.ctc_loss`): forward(log_probs
+    [T, N, C] unnormalised, labels [N, L], input_lengths [N], label_lengths [N],
+    norm_by_times=False).
+
+    >>> import runtime as rt
+    >>> ctc = rt.nn.CTCLoss(blank=0)
+    >>> loss = ctc(rt.randn([5, 2, 4]), rt.to_tensor([[1, 2], [3, 0]], dtype="int32"),
+    ...            rt.to_tensor([5, 4]), rt.to_tensor([2, 1]))
+    >>> loss.shape
+    []
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", name=None):
+        super().__init__()
+        self.blank = blank
+        self.reduction = _check_reduction("CTCLoss", reduction)
+
+    def forward(self, log_probs, labels, input_lengths, label_lengths,
+                norm_by_times: bool = False):
+        return F.ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                          self.reduction, norm_by_times)
