@@ -179,14 +179,18 @@ def _origin_of_output(sf, index: int) -> str:
 
 
 def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=print):
-    """Run eager and static on `draws` random inputs; the first Disagreement or None.
+    """Run eager and static on `draws` random inputs; the first Disagreement or None. Both
+    calls of a draw start from the same `rt.seed`, so random ops (Dropout in training mode)
+    draw the same numbers in both.
 
     A draw on which the eager function itself raises is not a disagreement but a sign that
     the inputs do not fit the function: it ends the check with `eager_failed` set. d2s's own
     retrace warning is silenced: the draws vary sizes on purpose."""
+    import runtime as rt
     rng = np.random.default_rng(seed)
     for k in range(draws):
         args = [draw(s, k, rng) for s in specs]
+        rt.seed(seed + k)
         eager = _run(sf.dygraph_function, args)
         shapes = ", ".join(f"{list(a.shape)}" if core.is_eager_tensor(a) else repr(a)
                            for a in args)
@@ -197,6 +201,7 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
             return Disagreement(k, why, eager_failed=True)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"d2s: .* has been traced \d+ times")
+            rt.seed(seed + k)
             static = _run(sf, args)
         why = compare(sf, eager, static)
         if why is not None:
@@ -206,18 +211,38 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
     return None
 
 
-def static_function_for(obj, owner, specs: list[Spec]):
+def init_args(items) -> tuple[list, dict]:
+    """`--init` values: 'NAME=LITERAL' is a keyword argument, a bare literal a positional one
+    (ValueError for anything else)."""
+    args, kwargs = [], {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        keyword = eq and name.isidentifier()
+        try:
+            value = ast.literal_eval(text if keyword else item)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"bad --init {item!r}: expected a Python literal or NAME=LITERAL, "
+                             "e.g. --init 16 or --init hidden=32") from None
+        if keyword:
+            kwargs[name] = value
+        else:
+            args.append(value)
+    return args, kwargs
+
+
+def static_function_for(obj, owner, specs: list[Spec], init=()):
     """A StaticFunction for what `FILE::QUALNAME` named (`owner`: the class it was looked up
     on, for `Net.forward`): a StaticFunction stays as it is; a function, or a Layer (class:
-    made with no arguments), is converted with InputSpecs from `specs` (so `None` dims share
-    one program); a method of a Layer class is converted on a new instance."""
+    made with the `init` arguments, `--init` strings), is converted with InputSpecs from
+    `specs` (so `None` dims share one program); a method of a Layer class is converted on a
+    new instance."""
     import d2s
     import runtime as rt
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
         name = getattr(obj, "__name__", None)
         if name is None or getattr(owner, name, None) is not obj:
             raise SystemExit(f"d2s: cannot find {owner.__name__}.{name} again on the class")
-        layer = _new_layer(owner)
+        layer = _new_layer(owner, init)
         if name == "forward":
             obj = layer
         else:
@@ -225,7 +250,7 @@ def static_function_for(obj, owner, specs: list[Spec]):
             return method if isinstance(method, d2s.StaticFunction) else \
                 d2s.to_static(method.__func__, input_spec=_input_spec(specs)).__get__(layer)
     if isinstance(obj, type) and issubclass(obj, rt.nn.Layer):
-        obj = _new_layer(obj)  # a Layer class: an instance with its default arguments
+        obj = _new_layer(obj, init)  # a Layer class: an instance with the --init arguments
     if isinstance(obj, rt.nn.Layer):
         forward = obj.__dict__.get("forward")
         if isinstance(forward, d2s.StaticFunction):
@@ -239,11 +264,16 @@ def static_function_for(obj, owner, specs: list[Spec]):
     return d2s.to_static(obj, input_spec=_input_spec(specs))
 
 
-def _new_layer(cls):
+def _new_layer(cls, init=()):
     try:
-        return cls()
+        args, kwargs = init_args(init)
+    except ValueError as e:
+        raise SystemExit(f"d2s: {e}") from None
+    try:
+        return cls(*args, **kwargs)
     except TypeError as e:
-        raise SystemExit(f"d2s: cannot build {cls.__name__}() with no arguments ({e}); make a "
+        raise SystemExit(f"d2s: cannot build {cls.__name__}({', '.join(init)}) ({e}); give its "
+                         "arguments with --init (--init 16 --init hidden=32) or make a "
                          "module-level instance (net = Net(16)) and name it: FILE::net") \
             from None
 

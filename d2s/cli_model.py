@@ -12,7 +12,6 @@ exit with status 2 and a message naming what was expected.
 """
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -54,28 +53,11 @@ def _reported(command: str):
 
 # ---- export ---------------------------------------------------------------------------------
 
-def _init_args(items: list[str]) -> tuple[list, dict]:
-    """`--init` values: 'NAME=LITERAL' is a keyword argument, a bare literal a positional one."""
-    args, kwargs = [], {}
-    for item in items:
-        name, eq, text = item.partition("=")
-        keyword = eq and name.isidentifier()
-        try:
-            value = ast.literal_eval(text if keyword else item)
-        except (ValueError, SyntaxError):
-            raise UsageError(f"bad --init {item!r}: expected a Python literal or NAME=LITERAL, "
-                             "e.g. --init 16 or --init hidden=32") from None
-        if keyword:
-            kwargs[name] = value
-        else:
-            args.append(value)
-    return args, kwargs
-
-
 def _exportable(target: str, init: list[str]):
     """What FILE::QUALNAME names, ready for `d2s.save` (a Layer class is instantiated)."""
     import runtime as rt
 
+    from .check import init_args
     from .cli_target import resolve
     obj, owner = resolve(target)
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
@@ -86,7 +68,10 @@ def _exportable(target: str, init: list[str]):
     if isinstance(obj, type):
         if not issubclass(obj, rt.nn.Layer):
             raise UsageError(f"{target} is a class but not an rt.nn.Layer")
-        args, kwargs = _init_args(init)
+        try:
+            args, kwargs = init_args(init)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
         try:
             obj = obj(*args, **kwargs)
         except TypeError as e:
@@ -113,12 +98,14 @@ def cmd_export(args) -> int:
             raise UsageError(f"--spec {text!r}: an inference model takes tensors only; give "
                              "DTYPE[dims] like 'float32[None,16]'")
     obj = _exportable(args.target, args.init or [])
+    set_mode(obj, args.train)
     if getattr(args, "format", "d2s") == "onnx":
         return _export_onnx(args, obj, [s.input_spec() for s in specs])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(out_dir, exist_ok=True)
     try:
-        d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs])
+        d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs],
+                 training=args.train)
     except TypeError as e:
         if "argument" not in str(e):
             raise
@@ -133,11 +120,20 @@ def cmd_export(args) -> int:
     return 0
 
 
+def set_mode(obj, training: bool) -> None:
+    """The command line's mode rule: a Layer (or the Layer a converted method is bound to) is
+    put in eval mode, or in training mode with `--train`, before it is traced."""
+    import runtime as rt
+    layer = obj if isinstance(obj, rt.nn.Layer) else getattr(obj, "instance", None)
+    if isinstance(layer, rt.nn.Layer):
+        layer.train() if training else layer.eval()
+
+
 def _export_onnx(args, obj, specs) -> int:
     """`--format onnx`: write PATH.onnx with d2s.onnx (the optional `onnx` extra)."""
     try:
         import d2s.onnx
-        path = d2s.onnx.export(obj, args.output, input_spec=specs)
+        path = d2s.onnx.export(obj, args.output, input_spec=specs, training=args.train)
     except ImportError as e:
         raise UsageError(str(e)) from None
     except ValueError as e:  # OnnxExportError: an op ONNX export does not map, with its line
@@ -305,6 +301,9 @@ def add_parsers(sub) -> None:
                    help="writes PATH.json (program) and PATH.npz (parameters)")
     p.add_argument("--init", action="append", metavar="ARG",
                    help="a Layer class constructor argument: LITERAL or NAME=LITERAL")
+    p.add_argument("--train", action="store_true",
+                   help="save the training-mode program (default: the Layer in eval mode, "
+                        "an inference model)")
     p.add_argument("--format", choices=("d2s", "onnx"), default="d2s",
                    help="d2s: PATH.json + PATH.npz (default); onnx: PATH.onnx (needs the "
                         "onnx extra)")

@@ -19,6 +19,8 @@ missing, truncated, damaged or edited file, or a parameter file of another save,
 """
 from __future__ import annotations
 
+import os
+
 from runtime import core
 
 
@@ -36,16 +38,33 @@ def as_static_function(obj):
     return obj if isinstance(obj, StaticFunction) else to_static(obj)
 
 
-def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
-    """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
-    (the parameters), creating missing folders, atomically. Without `input_spec` the program
-    of the latest call is saved."""
-    import runtime as rt
+def inference_program(layer_or_function, input_spec=None, training: bool = False,
+                      what: str = "d2s.save"):
+    """The ConcreteProgram that `save` (and `d2s.onnx.export`) writes: traced for `input_spec`
+    (default: the latest call's, batch dimension unknown; see `save_spec`) with a Layer in
+    eval mode unless `training` (`save_spec.inference_mode`)."""
+    from .save_spec import any_batch_spec, inference_mode
     sf = as_static_function(layer_or_function)
-    if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
-        from .save_spec import any_batch_spec
-        input_spec = any_batch_spec(sf)
-    concrete = sf.inference_program(input_spec)
+    with inference_mode(sf.instance, training, what):
+        if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
+            input_spec = any_batch_spec(sf)
+        return sf.inference_program(input_spec)
+
+
+def save(layer_or_function, path: str, input_spec=None, training: bool = False,
+         **configs) -> None:
+    """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
+    (the parameters), creating missing folders, atomically. Without `input_spec` the latest
+    call's inputs are used, with the batch dimension unknown.
+
+    A Layer is saved as an inference model: it (and every sublayer) is in eval mode for the
+    trace and put back afterwards, with a warning when it was in training mode.
+    `training=True` saves the training-mode program instead (Dropout random, BatchNorm on
+    the batch's statistics)."""
+    import runtime as rt
+    from runtime.program.model_file import check_target
+    check_target(os.fspath(path))  # an unusable path fails before the trace
+    concrete = inference_program(layer_or_function, input_spec, training)
     rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
                                    program=concrete.main_program)
 

@@ -40,17 +40,19 @@ def __getattr__(name):
     raise AttributeError(f"module 'd2s.onnx' has no attribute {name!r}")
 
 
-def to_model(layer_or_function, input_spec=None):
-    """The `onnx.ModelProto` of the program for `input_spec` (checked by onnx.checker)."""
+def to_model(layer_or_function, input_spec=None, training: bool = False):
+    """The `onnx.ModelProto` of the program for `input_spec` (checked by onnx.checker); a
+    Layer is traced in eval mode unless `training`, as `d2s.save` does."""
     _require()
     import onnx
 
     from runtime.program.passes import eliminate_dead_code
 
     from .exporter import program_to_onnx
-    from ..io import as_static_function
+    from ..io import as_static_function, inference_program
     sf = as_static_function(layer_or_function)
-    concrete = sf.inference_program(input_spec)  # (with the Layer's own forward hooks)
+    # the program d2s.save writes: eval mode, the Layer's own forward hooks included
+    concrete = inference_program(sf, input_spec, training, "d2s.onnx.export")
     feeds = [v.name for v in concrete.inputs]
     fetches = [v.name for v in concrete.outputs]
     program = eliminate_dead_code(concrete.main_program, keep=fetches)
@@ -59,10 +61,12 @@ def to_model(layer_or_function, input_spec=None):
     return model
 
 
-def export(layer_or_function, path: str, input_spec=None, **configs) -> str:
+def export(layer_or_function, path: str, input_spec=None, training: bool = False,
+           **configs) -> str:
     """Write `path.onnx` (as `paddle.onnx.export`; a path already ending in .onnx is kept) and
-    return the file's path. Without `input_spec` the program of the latest call is used."""
-    model = to_model(layer_or_function, input_spec)
+    return the file's path. Without `input_spec` the program of the latest call is used. A
+    Layer is exported in eval mode unless `training` (see `d2s.save`)."""
+    model = to_model(layer_or_function, input_spec, training)
     import onnx
     if not path.endswith(".onnx"):
         path += ".onnx"

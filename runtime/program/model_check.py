@@ -22,6 +22,10 @@ from .serialize import ModelFormatError
 
 _BRANCHING = ("cond", "switch_case")
 _STRUCTURAL = ("cond", "while", "switch_case", "recompute", "write_persistable")
+# inputs an op leaves out on purpose (None) when its attribute says so: a training-mode
+# batch_norm uses the batch's statistics, not the running ones (its inference rule refuses
+# them missing in eval mode)
+_OPTIONAL_INPUTS = {"batch_norm": ("training", {"rmean", "rvar"})}
 
 
 def _fail(msg: str):
@@ -272,6 +276,11 @@ def _signature(op_type: str):
     return sig
 
 
+def _may_be_none(op, key: str) -> bool:
+    attr, keys = _OPTIONAL_INPUTS.get(op.type, (None, ()))
+    return key in keys and op.attrs.get(attr) is True
+
+
 def _check_attrs(op) -> None:
     """The kernel, called as the executor calls it (`kernel(xp, *inputs, **attrs)`), binds
     every attribute to one of its parameters, and each attribute has the type of that
@@ -292,7 +301,7 @@ def _check_attrs(op) -> None:
         p = sig.parameters[key]
         if p.kind is p.VAR_POSITIONAL:  # (e.g. a shape's entries: None marks a literal slot)
             continue
-        if value is None and p.default is not None:
+        if value is None and p.default is not None and not _may_be_none(op, key):
             _fail(f"{op.type} op: input {key!r} is None")
     for key, value in op.attrs.items():
         rule = _ATTR_RULES.get(key)

@@ -56,24 +56,39 @@ MAX_PROGRAM_BYTES = 1 << 30
 
 def save(prefix: str, program, feeds: list, fetches: list) -> None:
     """Write `prefix.json` and `prefix.npz` for `program` (already pruned to `fetches`),
-    creating missing parent folders; atomic as described in the module docstring."""
+    creating missing parent folders; atomic as described in the module docstring. Nothing is
+    written when the path is unusable (`ModelPathError`) or when the program fails the checks
+    loading makes (`ModelFormatError`): a save never leaves a model that does not load."""
     prefix = os.fspath(prefix)
-    folder, base = os.path.split(os.path.abspath(prefix))
-    if not base or prefix.endswith(("/", os.sep)):
-        raise ValueError(f"the model path {prefix!r} must end with a file name prefix, e.g. "
-                         f"{os.path.join(prefix, 'model')!r}")
-    os.makedirs(folder, exist_ok=True)
+    folder, base = check_target(prefix)
+    d = serialize.program_to_dict(program)
+    d["feed"], d["fetch"] = list(feeds), list(fetches)
+    try:
+        as_read = _as_json_reads_it(d, prefix + ".json")
+        _declared_parameters(as_read, prefix + ".json")
+        _checked_program(as_read, program.tensors, prefix + ".json")
+    except ModelFormatError as e:
+        raise ModelFormatError(f"not saved (nothing was written): the program fails the "
+                               f"checks loading makes, so the files would not load: {e}",
+                               e.path) from None
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise ModelPathError(f"cannot save the model at {prefix!r}: cannot create the folder "
+                             f"{folder!r} ({e.strerror})") from None
     arrays = {name: _stored(t, program.global_block().vars[name])
               for name, t in program.tensors.items()}
     temps = []
     try:
-        npz_tmp = _temp(folder, base, ".npz", temps)
+        try:
+            npz_tmp = _temp(folder, base, ".npz", temps)
+        except OSError as e:
+            raise ModelPathError(f"cannot save the model at {prefix!r}: cannot write in the "
+                                 f"folder {folder!r} ({e.strerror})") from None
         with open(npz_tmp, "wb") as f:
             _write_parameters(f, arrays)
             _sync(f)
         size, digest = _digest_file(npz_tmp)
-        d = serialize.program_to_dict(program)
-        d["feed"], d["fetch"] = list(feeds), list(fetches)
         d["parameters"] = {"size": size, "sha256": digest}
         d["checksum"] = content_checksum(d)
         json_tmp = _temp(folder, base, ".json", temps)
@@ -92,6 +107,43 @@ def save(prefix: str, program, feeds: list, fetches: list) -> None:
                 os.remove(t)
             except OSError:
                 pass
+
+
+def _as_json_reads_it(d: dict, path: str) -> dict:
+    """`d` after a trip through the JSON text the loader parses (tuples become lists; a NaN
+    or infinite number, which the loader refuses, is refused here)."""
+    try:
+        return json.loads(json.dumps(d), object_pairs_hook=_no_duplicates,
+                          parse_constant=_no_constant)
+    except ValueError as e:
+        raise ModelFormatError(f"the program does not write as JSON ({_first_line(e)})",
+                               path) from None
+
+
+class ModelPathError(ValueError):
+    """A model path that cannot be written: empty, a folder, or in a place that is not a
+    writable folder. Raised before anything is written."""
+
+
+def check_target(prefix: str) -> tuple[str, str]:
+    """(folder, file name prefix) of a model path, checked: the folder exists or can be
+    made, and is writable."""
+    example = os.path.join(prefix or "out", "model")
+    if not prefix or prefix.endswith(("/", os.sep)) or os.path.isdir(prefix):
+        what = "empty" if not prefix else "a folder"
+        raise ModelPathError(f"the model path {prefix!r} is {what}; give a file name prefix "
+                             f"(PATH.json and PATH.npz are written), e.g. {example!r}")
+    folder, base = os.path.split(os.path.abspath(prefix))
+    existing = folder
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ModelPathError(f"cannot save the model at {prefix!r}: {existing!r} is a file, "
+                             "not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ModelPathError(f"cannot save the model at {prefix!r}: the folder {existing!r} is "
+                             "not writable")
+    return folder, base
 
 
 def _stored(tensor, var) -> np.ndarray:
@@ -178,6 +230,13 @@ def load(prefix: str) -> tuple:
     d = _read_program_file(json_path)
     declared = _declared_parameters(d, json_path)
     tensors = _read_parameters(npz_path, json_path, d, declared)
+    program = _checked_program(d, tensors, json_path)
+    return program, *model_check.feeds_and_fetches(d)
+
+
+def _checked_program(d: dict, tensors: dict, json_path: str):
+    """The Program of a program dict with its parameters, after every check of
+    `model_check` and a compile (what `load` runs, and `save` before it writes)."""
     try:
         program = serialize.program_from_dict(d, tensors)
         feeds, fetches = model_check.feeds_and_fetches(d)
@@ -189,7 +248,7 @@ def load(prefix: str) -> tuple:
         # a check met data of a kind no saved program has
         raise ModelFormatError(f"invalid program ({type(e).__name__}: {_first_line(e)})",
                                json_path) from None
-    return program, feeds, fetches
+    return program
 
 
 def _read_program_file(path: str) -> dict:
