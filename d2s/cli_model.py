@@ -161,10 +161,20 @@ def describe(model) -> str:
     """The inputs, outputs and op count of a loaded model, one per line."""
     ins, outs = _signature(model)
     lines = ["  inputs:"] + [f"    {n}: {_fmt(d, s)}" for n, d, s in ins]
-    lines += ["  outputs:"] + [f"    output_{i} ({n}): {_fmt(d, s)}"
+    where = _output_places(model)
+    lines += ["  outputs:"] + [f"    output_{i} ({n}): {_fmt(d, s)}{where.get(i, '')}"
                                for i, (n, d, s) in enumerate(outs)]
     lines.append(f"  ops: {len(list(model.program().ops()))}")
     return "\n".join(lines)
+
+
+def _output_places(model) -> dict:
+    """output index -> '  (returned at out[0]['a'])' for a model returning a nested value."""
+    if model.structure is None:
+        return {}
+    from runtime.program.model_structure import paths
+    return {i: f"  (returned at out{p})" for i, p in paths(model.structure["outputs"]).items()
+            if p}
 
 
 def _load_model(path: str):
@@ -240,14 +250,15 @@ def cmd_run(args) -> int:
     ins, _ = _signature(model)
     arrays = _inputs(args, ins)
     try:
-        out = model(*arrays)
+        from runtime.backend import to_numpy
+        outs = [np.asarray(to_numpy(a)) for a in model.run_flat(*arrays)]
     except ValueError as e:
         raise UsageError(f"the model rejected its inputs: {e}") from None
-    outs = [np.asarray(t.numpy()) for t in (out if isinstance(out, list) else [out])]
+    where = _output_places(model)
     print(f"d2s run {args.model}: inputs "
           + ", ".join(f"{n}={_fmt(a.dtype, a.shape)}" for (n, _, _), a in zip(ins, arrays)))
     for i, a in enumerate(outs):
-        print(f"  output_{i}: {_fmt(a.dtype, a.shape)}  {_summary(a)}")
+        print(f"  output_{i}: {_fmt(a.dtype, a.shape)}  {_summary(a)}{where.get(i, '')}")
     if args.output:
         np.savez(args.output, **{f"output_{i}": a for i, a in enumerate(outs)})
         print(f"  saved to {args.output}")

@@ -59,6 +59,8 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
                 if spec is not None and spec.name:
                     hint = spec.name
+                elif _is_spec(x) and x.name:  # an InputSpec given for this call names it
+                    hint = x.name
                 name = hint if hint not in program.names else f"{hint}_{i}"
                 v = rt.static.data(name, list(shape), dtype)
                 v.stop_gradient = getattr(x, "stop_gradient", True)

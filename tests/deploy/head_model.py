@@ -1,5 +1,6 @@
-"""A small Layer with BatchNorm and Dropout, whose output depends on its mode (the deploy
-tests save it in both, from Python and from the command line)."""
+"""Small models the deploy tests save: a Layer with BatchNorm and Dropout, whose output
+depends on its mode (saved in both, from Python and from the command line), and a function
+whose one large intermediate value a test enlarges in the saved file."""
 import runtime as rt
 
 
@@ -12,3 +13,7 @@ class Head(rt.nn.Layer):
 
     def forward(self, x):
         return self.drop(rt.nn.functional.relu(self.bn(self.fc(x))))
+
+
+def filled_sum(x):
+    return rt.sum(rt.full([30, 40], 2.0)) + x

@@ -63,13 +63,14 @@ def test_a_place_that_cannot_be_written_is_refused(tmp_path):
 def test_a_program_loading_would_refuse_is_not_written(tmp_path, monkeypatch):
     calls = []
 
-    def refuse(program, feeds, fetches):
+    def refuse(program, feeds, fetches, max_result_bytes=None):
         calls.append(feeds)
         raise model_check.ModelFormatError("mul op: a check that fails")
 
     monkeypatch.setattr(model_check, "check", refuse)  # the loader's own check
-    with pytest.raises(d2s.ModelFormatError, match="not saved .nothing was written.*a check "
-                                                    "that fails"):
+    with pytest.raises(d2s.ModelFormatError, match=r"m\.json: not saved \(nothing was "
+                                                    r"written\): .* would not load: mul op: a "
+                                                    "check that fails$"):
         d2s.save(Scale().eval(), str(tmp_path / "m"), input_spec=SPEC)
     assert calls == [["x"]] and _everything_under(tmp_path) == []
     monkeypatch.undo()
