@@ -209,6 +209,18 @@ class TranslatedLayer:
 
     forward = __call__
 
+    def __getstate__(self) -> dict:
+        # the program as its saved form (its compiled code is rebuilt on unpickling)
+        from runtime.program import serialize
+        return {"program": serialize.program_to_dict(self._program),
+                "tensors": dict(self._program.tensors), "feeds": self._feeds,
+                "fetch": list(self._fetch), "structure": self._structure}
+
+    def __setstate__(self, state: dict) -> None:
+        from runtime.program import serialize
+        program = serialize.program_from_dict(state["program"], state["tensors"])
+        self.__init__(program, state["feeds"], state["fetch"], state["structure"])
+
     def program(self):
         return self._program
 
