@@ -11,7 +11,7 @@ from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
 
-from . import guards, side_effects, writeback
+from . import errors, guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
 
 
@@ -109,8 +109,12 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 # run that fails leaves no Variable in them.
                 before.log.restore()
                 side_effects.unfeed(numbers)  # the first run feeds them and writes them back
-            except BaseException:
-                before.log.restore()  # the objects as they were before this trace
+            except BaseException as e:
+                if errors.raised_by_user_code(e):  # as eagerly: Python changes made before
+                    from .operators.failed_trace import restore_graph_values
+                    restore_graph_values(before.log)  # the user's raise stand
+                else:
+                    before.log.restore()  # the objects as they were before this trace
                 side_effects.unfeed(numbers)
                 raise
         from runtime.program.builder import current_builder
