@@ -65,6 +65,12 @@ LOADER = textwrap.dedent("""
     import numpy as np
     import runtime as rt, d2s
     folder = sys.argv[1]
+
+    def flat(out):  # the leaves of a nested output (the saved model keeps the nesting)
+        if isinstance(out, (list, tuple)):
+            return [a for t in out for a in flat(t)]
+        return [out.numpy()]
+
     with np.load(folder + "/expected.npz", allow_pickle=False) as z:
         expected = dict(z)
     for name in sys.argv[2:]:
@@ -72,8 +78,7 @@ LOADER = textwrap.dedent("""
                   if f"{name}.in{i}" in expected]
         want = [expected[f"{name}.out{i}"] for i in range(9) if f"{name}.out{i}" in expected]
         for mode in ("train", "eval"):
-            got = d2s.load(f"{folder}/{name}.{mode}")(*inputs)
-            got = [t.numpy() for t in (got if isinstance(got, list) else [got])]
+            got = flat(d2s.load(f"{folder}/{name}.{mode}")(*inputs))
             assert len(got) == len(want), (name, mode, len(got), len(want))
             for g, w in zip(got, want):
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=name + mode)
