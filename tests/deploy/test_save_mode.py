@@ -126,17 +126,16 @@ def test_cli_export_is_eval_by_default_and_train_keeps_training(tmp_path):
     assert not np.array_equal(tr(x).numpy(), tr(x).numpy())  # p=0.9 Dropout, batch stats
 
 
-def test_cli_check_compares_eval_mode_and_train_is_seeded(tmp_path):
-    target = HEAD
-    ran = _cli("check", target, "--spec", "float32[4,6]", "--init", "width=6", "--draws", "2")
-    assert ran.returncode == 0, ran.stderr
-    assert "(eval mode)" in ran.stdout and "eager and static agree" in ran.stdout
-    ran = _cli("check", target, "--spec", "float32[4,6]", "--init", "6", "--draws", "2",
-               "--train")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "(training mode, seeded)" in ran.stdout
-    bad = _cli("check", target, "--spec", "float32[4,6]", "--init", "width=", "--draws", "1")
-    assert bad.returncode != 0 and "bad --init 'width='" in bad.stderr
+def test_cli_check_compares_eval_mode_and_train_is_seeded(capsys):
+    check = ["check", HEAD, "--spec", "float32[4,6]", "--draws", "2"]
+    assert cli.main([*check, "--init", "width=6"]) == 0
+    out = capsys.readouterr().out
+    assert "(eval mode)" in out and "eager and static agree" in out
+    assert cli.main([*check, "--init", "6", "--train"]) == 0  # Dropout draws the same
+    out = capsys.readouterr().out
+    assert "(training mode, seeded)" in out and "eager and static agree" in out
+    ran = _cli(*check, "--init", "width=")  # (a user's command line, in a fresh process)
+    assert ran.returncode != 0 and "bad --init 'width='" in ran.stderr
 
 
 def test_cli_report_takes_init_and_reports_eval_mode(tmp_path, capsys):
