@@ -253,17 +253,21 @@ def _origin_of_output(sf, index: int) -> str:
 
 
 def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=print):
-    """Run eager and static on `draws` random inputs; the first Disagreement or None.
+    """Run eager and static on `draws` random inputs; the first Disagreement or None. Both
+    calls of a draw start from the same `rt.seed`, so random ops (Dropout in training mode)
+    draw the same numbers in both.
 
     A draw on which the eager function itself raises is not a disagreement but a sign that
     the inputs do not fit the function: it ends the check with `eager_failed` set. d2s's own
     retrace warning is silenced: the draws vary sizes on purpose."""
+    import runtime as rt
     rng = np.random.default_rng(seed)
     instance = getattr(sf, "instance", None)
     params = [p for p in instance.parameters() if not p.stop_gradient] if hasattr(
         instance, "parameters") else []
     for k in range(draws):
         args = [draw(s, k, rng) for s in specs]
+        rt.seed(seed + k)
         eager = _run(sf.dygraph_function, args, params)
         shapes = ", ".join(f"{list(a.shape)}" if core.is_eager_tensor(a) else repr(a)
                            for a in args)
@@ -274,6 +278,7 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
             return Disagreement(k, why, eager_failed=True)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"d2s: .* has been traced \d+ times")
+            rt.seed(seed + k)
             static = _run(sf, args, params)
         if isinstance(static.error, errors.ConversionError):
             raise static.error  # d2s refuses the function: not a disagreement of values

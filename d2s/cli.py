@@ -13,7 +13,8 @@
 
 FILE::QUALNAME names a function, a Layer class (built with the --init arguments, by default
 none), a method of one (`model.py::Net.forward`: the class is built and its forward
-converted) or a module-level function or Layer already decorated with @d2s.to_static.
+converted) or a module-level function or Layer already decorated with @d2s.to_static. A Layer is compared,
+reported and exported in eval mode (as it is deployed); --train uses training mode.
     d2s passes                            list the converter passes in order
     d2s export FILE::QUALNAME --spec SPEC ... -o PATH
                                           save an inference model (PATH.json, PATH.npz)
@@ -67,8 +68,10 @@ def _static_function(args, specs: list):
 def _traced_inputs(args) -> tuple:
     """(StaticFunction, example inputs drawn from --spec) for `code --report` and `report`."""
     from .check import draw
+    from .cli_model import set_mode
     specs = _specs(args)
     sf = _static_function(args, specs)
+    set_mode(sf, getattr(args, "train", False))
     if not specs and sf.spec.input_spec is None:
         obj = load_object(args.target)
         obj = obj.__dict__.get("forward") if isinstance(obj, type) else obj
@@ -102,9 +105,12 @@ def cmd_report_html(args) -> int:
 
 def cmd_check(args) -> int:
     from .check import check
+    from .cli_model import set_mode
     specs = _specs(args)
     sf = _static_function(args, specs)
-    print(f"d2s check {args.target}: eager vs static on {args.draws} random draws")
+    set_mode(sf, args.train)
+    mode = "training mode, seeded" if args.train else "eval mode"
+    print(f"d2s check {args.target}: eager vs static on {args.draws} random draws ({mode})")
     found = check(sf, specs, draws=args.draws, seed=args.seed)
     if found is not None and found.eager_failed:
         print(f"d2s check: the function itself raised on draw {found.draw + 1} (eager, before "
@@ -128,6 +134,14 @@ def cmd_demo(args) -> int:
     return demo()
 
 
+def _add_mode_arguments(p) -> None:
+    p.add_argument("--init", action="append", metavar="ARG",
+                   help="a Layer class constructor argument: LITERAL or NAME=LITERAL")
+    p.add_argument("--train", action="store_true",
+                   help="a Layer in training mode, random ops seeded alike in eager and "
+                        "static (default: eval mode)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="d2s", description=__doc__.split("\n")[0])
     from . import __version__
@@ -143,6 +157,7 @@ def main(argv=None) -> int:
     p.add_argument("--spec", action="append", metavar="SPEC",
                    help="an input for --report, in order: 'float32[4,16]' (None for a "
                         "varying dim) or a Python literal")
+    _add_mode_arguments(p)
     p.set_defaults(func=cmd_code)
     p = sub.add_parser("check", help="compare eager and static on random inputs")
     p.add_argument("target", help="FILE::QUALNAME")
@@ -151,6 +166,7 @@ def main(argv=None) -> int:
                         "Python literal; repeat for each argument")
     p.add_argument("--draws", type=int, default=6, help="number of random draws (default 6)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _add_mode_arguments(p)
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("passes", help="list the converter passes in order")
     p.set_defaults(func=cmd_passes)

@@ -115,12 +115,14 @@ def cmd_export(args) -> int:
             raise UsageError(f"--spec {text!r}: an inference model takes tensors only; give "
                              "DTYPE[dims] like 'float32[None,16]'")
     obj = _exportable(args.target, args.init or [])
+    set_mode(obj, args.train)
     if getattr(args, "format", "d2s") == "onnx":
         return _export_onnx(args, obj, [s.input_spec() for s in specs])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(out_dir, exist_ok=True)
     try:
-        d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs])
+        d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs],
+                 training=args.train)
     except TypeError as e:
         if "argument" not in str(e):
             raise
@@ -135,11 +137,20 @@ def cmd_export(args) -> int:
     return 0
 
 
+def set_mode(obj, training: bool) -> None:
+    """The command line's mode rule: a Layer (or the Layer a converted method is bound to) is
+    put in eval mode, or in training mode with `--train`, before it is traced."""
+    import runtime as rt
+    layer = obj if isinstance(obj, rt.nn.Layer) else getattr(obj, "instance", None)
+    if isinstance(layer, rt.nn.Layer):
+        layer.train() if training else layer.eval()
+
+
 def _export_onnx(args, obj, specs) -> int:
     """`--format onnx`: write PATH.onnx with d2s.onnx (the optional `onnx` extra)."""
     try:
         import d2s.onnx
-        path = d2s.onnx.export(obj, args.output, input_spec=specs)
+        path = d2s.onnx.export(obj, args.output, input_spec=specs, training=args.train)
     except ImportError as e:
         raise UsageError(str(e)) from None
     except ValueError as e:  # OnnxExportError: an op ONNX export does not map, with its line
@@ -167,10 +178,20 @@ def describe(model) -> str:
     """The inputs, outputs and op count of a loaded model, one per line."""
     ins, outs = _signature(model)
     lines = ["  inputs:"] + [f"    {n}: {_fmt(d, s)}" for n, d, s in ins]
-    lines += ["  outputs:"] + [f"    output_{i} ({n}): {_fmt(d, s)}"
+    where = _output_places(model)
+    lines += ["  outputs:"] + [f"    output_{i} ({n}): {_fmt(d, s)}{where.get(i, '')}"
                                for i, (n, d, s) in enumerate(outs)]
     lines.append(f"  ops: {len(list(model.program().ops()))}")
     return "\n".join(lines)
+
+
+def _output_places(model) -> dict:
+    """output index -> '  (returned at out[0]['a'])' for a model returning a nested value."""
+    if model.structure is None:
+        return {}
+    from runtime.program.model_structure import paths
+    return {i: f"  (returned at out{p})" for i, p in paths(model.structure["outputs"]).items()
+            if p}
 
 
 def _load_model(path: str):
@@ -246,14 +267,15 @@ def cmd_run(args) -> int:
     ins, _ = _signature(model)
     arrays = _inputs(args, ins)
     try:
-        out = model(*arrays)
+        from runtime.backend import to_numpy
+        outs = [np.asarray(to_numpy(a)) for a in model.run_flat(*arrays)]
     except ValueError as e:
         raise UsageError(f"the model rejected its inputs: {e}") from None
-    outs = [np.asarray(t.numpy()) for t in (out if isinstance(out, list) else [out])]
+    where = _output_places(model)
     print(f"d2s run {args.model}: inputs "
           + ", ".join(f"{n}={_fmt(a.dtype, a.shape)}" for (n, _, _), a in zip(ins, arrays)))
     for i, a in enumerate(outs):
-        print(f"  output_{i}: {_fmt(a.dtype, a.shape)}  {_summary(a)}")
+        print(f"  output_{i}: {_fmt(a.dtype, a.shape)}  {_summary(a)}{where.get(i, '')}")
     if args.output:
         np.savez(args.output, **{f"output_{i}": a for i, a in enumerate(outs)})
         print(f"  saved to {args.output}")
@@ -310,6 +332,9 @@ def add_parsers(sub) -> None:
                    help="writes PATH.json (program) and PATH.npz (parameters)")
     p.add_argument("--init", action="append", metavar="ARG",
                    help="a Layer class constructor argument: LITERAL or NAME=LITERAL")
+    p.add_argument("--train", action="store_true",
+                   help="save the training-mode program (default: the Layer in eval mode, "
+                        "an inference model)")
     p.add_argument("--format", choices=("d2s", "onnx"), default="d2s",
                    help="d2s: PATH.json + PATH.npz (default); onnx: PATH.onnx (needs the "
                         "onnx extra)")

@@ -112,6 +112,43 @@ def _is_user_file(filename: str) -> bool:
     return known
 
 
+_D2S_DIR = os.path.dirname(os.path.abspath(__file__))
+# d2s frames that only pass the user's code on: converted calls, a converted `raise`
+_PASSING_CALLS = tuple(os.path.join(_D2S_DIR, *parts) for parts in (
+    ("convert_call.py",), ("operators", "calls.py"), ("operators", "exceptions.py")))
+_IFELSE = os.path.join(_D2S_DIR, "operators", "control_flow.py")
+
+
+def _passes_on(frame) -> bool:
+    """A d2s frame between user frames that only runs the user's code: a converted call or
+    raise, or an `if` on a Python value (not a graph branch being traced)."""
+    filename = frame.f_code.co_filename
+    if filename.startswith(_PASSING_CALLS):
+        return True
+    from runtime.program.variable import Variable
+    return filename == _IFELSE and frame.f_code.co_name == "ifelse" and not isinstance(
+        frame.f_locals.get("pred"), Variable)
+
+
+def raised_by_user_code(e: BaseException) -> bool:
+    """Whether `e` is the user's own exception from Python logic: from the first user frame
+    of its traceback on, every frame is the user's (a file of theirs, or their converted
+    code) or d2s passing the user's code on (`_passes_on`), and `e` is not a
+    ConversionError. One raised by d2s or the runtime, or while a graph branch or loop was
+    traced, is not."""
+    if isinstance(e, ConversionError):
+        return False
+    tb, seen_user = e.__traceback__, False
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if _file_kind(filename) != _SKIP:
+            seen_user = True
+        elif seen_user and not _passes_on(tb.tb_frame):
+            return False
+        tb = tb.tb_next
+    return seen_user
+
+
 def _user_frames(entries) -> list[UserFrame]:
     """User frames from `_entry`s of frames ordered outermost first.
 

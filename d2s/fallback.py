@@ -14,6 +14,7 @@ whole function (docs/d2s.md, "full_graph").
 """
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 import weakref
@@ -23,6 +24,14 @@ from . import errors
 # original function -> the reason it runs eagerly (weak: dies with the function)
 _EAGER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
+
+
+def _unlock_in_child() -> None:  # (a fork while another thread held it: see transpile.py)
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_unlock_in_child)
 ANY = [False]  # whether any function was ever sent to eager mode (a fast test for call paths)
 
 

@@ -19,7 +19,9 @@ missing, truncated, damaged or edited file, or a parameter file of another save,
 """
 from __future__ import annotations
 
-from runtime import core
+import os
+
+from runtime import core, pytree
 
 
 def as_static_function(obj):
@@ -36,29 +38,121 @@ def as_static_function(obj):
     return obj if isinstance(obj, StaticFunction) else to_static(obj)
 
 
-def save(layer_or_function, path: str, input_spec=None, **configs) -> None:
-    """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
-    (the parameters), creating missing folders, atomically. Without `input_spec` the program
-    of the latest call is saved."""
-    import runtime as rt
+def inference_program(layer_or_function, input_spec=None, training: bool = False,
+                      what: str = "d2s.save"):
+    """The ConcreteProgram that `save` (and `d2s.onnx.export`) writes: traced for `input_spec`
+    (default: the latest call's, batch dimension unknown; see `save_spec`) with a Layer in
+    eval mode unless `training` (`save_spec.inference_mode`). Its `.outputs` are the tensors
+    the function returns, once each, and `.structure` nests the inputs and outputs
+    (`runtime.program.model_structure`)."""
+    from .save_spec import any_batch_spec, inference_mode
     sf = as_static_function(layer_or_function)
-    if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
-        from .save_spec import any_batch_spec
-        input_spec = any_batch_spec(sf)
-    concrete = sf.inference_program(input_spec)
+    with inference_mode(sf.instance, training, what):
+        if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
+            input_spec = any_batch_spec(sf)
+        if input_spec is None:  # a plain function's latest program, as it was traced
+            entry = sf.program_cache.last
+            return _with_structure(entry.concrete.main_program, entry.concrete.inputs,
+                                   pytree.unflatten(entry.tree, entry.leaves), None)
+        return _traced(sf, list(input_spec))
+
+
+def _traced(sf, specs: list):
+    from . import errors
+    from .program_cache import has_hooks
+    from .tracing import trace
+    try:  # (the Layer's own forward hooks traced in, as `layer(x)` runs them)
+        program, feeds, leaves, tree, _, _ = trace(sf, tuple(specs), {},
+                                                   has_hooks(sf.instance), state=False)
+    except Exception as e:  # noqa: BLE001  (re-raised at the user's line, as a call does)
+        raise errors.for_user(e)
+    return _with_structure(program, feeds, pytree.unflatten(tree, leaves), specs)
+
+
+def _with_structure(program, feeds: list, out, args):
+    """The ConcreteProgram of `program` whose outputs are the tensors in the returned `out`,
+    with the structure of `args` (None: flat tensors) and of `out`."""
+    from runtime.program.model_structure import encode
+    from runtime.program.variable import Variable
+
+    from .running import ConcreteProgram
+    from .writeback import WithState
+    if isinstance(out, WithState):  # (lists and dicts written back to the caller: not saved)
+        out = out[0]
+    outputs: list = []
+
+    def output(leaf):
+        if isinstance(leaf, Variable):
+            index = next((k for k, v in enumerate(outputs) if v is leaf), len(outputs))
+            if index == len(outputs):
+                outputs.append(leaf)
+            return {"output": index}
+        if leaf is None or isinstance(leaf, (bool, int, float, str)):
+            return {"value": leaf}
+        raise TypeError(f"d2s.save: the function returns a {type(leaf).__name__}; a saved "
+                        "model returns tensors, numbers and strings in lists, tuples and dicts")
+
+    inputs = [0]
+
+    def argument(leaf):
+        if core.is_eager_tensor(leaf) or hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+            inputs[0] += 1
+            return {"input": inputs[0] - 1}
+        return {"value": leaf if leaf is None or isinstance(leaf, (bool, int, float, str))
+                else repr(leaf)}
+
+    structure = {"inputs": None, "outputs": encode(out, output)}
+    nested = args is not None and any(pytree.is_container(a) for a in args)
+    if nested:
+        structure["inputs"] = [encode(a, argument) for a in args]
+        if inputs[0] != len(feeds):  # (a tensor given twice is fed once): flat inputs
+            structure["inputs"] = None
+    params = [t for t in program.tensors.values() if not t.stop_gradient]
+    concrete = ConcreteProgram(program, list(feeds), outputs, params)
+    concrete.structure = structure
+    return concrete
+
+
+def save(layer_or_function, path: str, input_spec=None, training: bool = False,
+         **configs) -> None:
+    """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
+    (the parameters), creating missing folders, atomically. Without `input_spec` the latest
+    call's inputs are used, with the batch dimension unknown.
+
+    A Layer is saved as an inference model: it (and every sublayer) is in eval mode for the
+    trace and put back afterwards, with a warning when it was in training mode.
+    `training=True` saves the training-mode program instead (Dropout random, BatchNorm on
+    the batch's statistics)."""
+    import runtime as rt
+    from runtime.program.model_file import check_target
+    check_target(os.fspath(path))  # an unusable path fails before the trace
+    concrete = inference_program(layer_or_function, input_spec, training)
     rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
-                                   program=concrete.main_program)
+                                   program=concrete.main_program,
+                                   structure=stored_structure(concrete))
+
+
+def stored_structure(concrete) -> dict | None:
+    """What the model file records: nothing for flat tensors in and one tensor out."""
+    inputs, outputs = concrete.structure["inputs"], concrete.structure["outputs"]
+    if inputs is None and outputs == {"output": 0}:
+        return None
+    flat = [{"input": k} for k in range(len(concrete.inputs))]
+    return {"inputs": flat if inputs is None else inputs, "outputs": outputs}
 
 
 class TranslatedLayer:
-    """A loaded inference model: call it with tensors (in the order of the saved inputs);
-    eval only. `.program()` is the loaded Program and `.code` its printed form."""
+    """A loaded inference model: call it as the saved function was called (tensors, and the
+    lists, tuples and dicts of tensors it took), and it returns what the function returned
+    (the same nesting); eval only. `.program()` is the loaded Program and `.code` its printed
+    form."""
 
-    def __init__(self, program, feed_names: list, fetch_vars: list):
+    def __init__(self, program, feed_names: list, fetch_vars: list, structure=None):
         import runtime as rt
         self._program = program
         self._feeds = list(feed_names)
-        self._fetch = tuple(v.name for v in fetch_vars)
+        self._fetch = tuple(v.name if not isinstance(v, str) else v for v in fetch_vars)
+        self._structure = structure
         self._compiled = rt.static.Executor().compiled(program, self._fetch)
         self.training = False
 
@@ -71,22 +165,61 @@ class TranslatedLayer:
     def fetch_names(self) -> tuple:
         return self._fetch
 
+    @property
+    def structure(self) -> dict | None:
+        """How the inputs and outputs nest (`runtime.program.model_structure`), or None for
+        flat tensors in and one tensor (or a list of them) out."""
+        return self._structure
+
     def __call__(self, *inputs):
+        from runtime.program.model_structure import build
         from runtime.tensor import wrap
+        arrays = self.run_flat(*self._flat_inputs(inputs))
+        outs = [wrap(a) for a in arrays]
+        if self._structure is not None:
+            return build(self._structure["outputs"], outs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def _flat_inputs(self, inputs: tuple) -> list:
+        """The call's tensors in feed order."""
+        if self._structure is None:
+            return list(inputs)
+        from runtime.program.model_structure import pick
+        nodes = self._structure["inputs"]
+        if len(inputs) != len(nodes):
+            raise TypeError(f"this model takes {len(nodes)} arguments, got {len(inputs)}")
+        found: dict = {}
+        for k, (node, value) in enumerate(zip(nodes, inputs)):
+            pick(node, value, f"argument {k}", found)
+        return [found[k] for k in range(len(self._feeds))]
+
+    def run_flat(self, *inputs) -> list:
+        """The output arrays, in fetch order, for the inputs in feed order (tensors or
+        arrays)."""
         if len(inputs) != len(self._feeds):
             raise TypeError(f"this model takes {len(self._feeds)} inputs "
                             f"({', '.join(self._feeds)}), got {len(inputs)}")
         feed = {n: core.array_of(x) if isinstance(x, core.TensorBase) else x
                 for n, x in zip(self._feeds, inputs)}
         try:
-            arrays = self._compiled.fn(feed)
+            return self._compiled.fn(feed)
         except Exception as e:
             from runtime.program.executor import rewrite_error
             raise rewrite_error(e, self._compiled, self._program) from e
-        outs = [wrap(a) for a in arrays]
-        return outs[0] if len(outs) == 1 else outs
 
     forward = __call__
+
+    def __getstate__(self) -> dict:
+        # the program as its saved form (its compiled code is rebuilt on unpickling)
+        from runtime.program import serialize
+        return {"program": serialize.program_to_dict(self._program),
+                "tensors": dict(self._program.tensors), "feeds": self._feeds,
+                "fetch": list(self._fetch), "structure": self._structure}
+
+    def __setstate__(self, state: dict) -> None:
+        from runtime.program import serialize
+        program = serialize.program_from_dict(state["program"], state["tensors"])
+        self.__init__(program, state["feeds"], state["fetch"], state["structure"])
 
     def program(self):
         return self._program
@@ -103,9 +236,12 @@ class TranslatedLayer:
                            "only")
 
 
-def load(path: str, **configs) -> TranslatedLayer:
+def load(path: str, max_result_bytes: int | None = None, **configs) -> TranslatedLayer:
     """Load what `save` wrote (reads data only; nothing from the files is executed). Any
-    problem with `path.json` or `path.npz` raises `d2s.ModelFormatError` (a ValueError)."""
-    import runtime as rt
-    program, feeds, fetches = rt.static.load_inference_model(path)
-    return TranslatedLayer(program, feeds, fetches)
+    problem with `path.json` or `path.npz` raises `d2s.ModelFormatError` (a ValueError), as
+    does an op whose result would take more than `max_result_bytes` (default
+    `runtime.program.model_check.MAX_RESULT_BYTES`, 1 GiB)."""
+    from runtime.program import model_file
+    program, feeds, fetches, structure = model_file.load_structured(os.fspath(path),
+                                                                    max_result_bytes)
+    return TranslatedLayer(program, feeds, fetches, structure)

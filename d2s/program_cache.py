@@ -15,7 +15,9 @@ them.
 from __future__ import annotations
 
 import collections
+import os
 import threading
+import weakref
 
 from . import guards, logging_utils
 from .running import ConcreteProgram, Entry
@@ -42,6 +44,7 @@ class ProgramCache:
         self._last_key = None
         self._count = 0
         self._lock = threading.RLock()
+        _CACHES.add(self)
         self.effect_places: dict = {}  # places (Python values) traces changed: side_effects
 
     def __len__(self):
@@ -136,6 +139,22 @@ class ProgramCache:
     def lookup(self, sf, args, kwargs):
         """The entry for this call (traced if needed)."""
         return self.find(sf, args, kwargs)[0]
+
+
+# every ProgramCache, so that a forked child can free their locks (`_unlock_in_child`)
+_CACHES: weakref.WeakSet = weakref.WeakSet()
+
+
+def _unlock_in_child() -> None:
+    """A fork while another thread traces copies that function's lock held by a thread the
+    child does not have: every call of the function in the child would wait for ever. The
+    child gets free locks (a trace stores its program only when it is done, so nothing
+    half-made is left behind)."""
+    for cache in list(_CACHES):
+        cache._lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_unlock_in_child)
 
 
 def _holds(check) -> bool:

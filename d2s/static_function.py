@@ -373,12 +373,42 @@ class StaticFunction:
     def __repr__(self):
         return f"<StaticFunction {self.__qualname__}>"
 
+    def __reduce__(self):
+        # Pickled as what it converts (the function by its module and name), its options,
+        # instance and mode; programs, compiled code and caches are not: the copy traces again
+        # on its first call (as a deep copy does).
+        return (_unpickled, (_reference(self._function), self._input_spec, self.full_graph,
+                             self.build_strategy, self._instance),
+                {"_training": self._training, "_restore": self._restore})
+
     def __deepcopy__(self, memo):
         # A deep copy of an object holding its converted method: a fresh StaticFunction for
         # the copy (programs are traced again, for the copy's own parameters).
         instance = memo.get(id(self._instance), self._instance)
         return StaticFunction(self._function, self._input_spec, self.full_graph,
                               self.build_strategy, instance=instance)
+
+
+def _reference(function):
+    """(module, qualified name) of a function defined at a module's or class's top level (its
+    name may now hold its StaticFunction), else the function itself."""
+    qualname = getattr(function, "__qualname__", "<locals>")
+    module = getattr(function, "__module__", None)
+    return function if module is None or "<locals>" in qualname else (module, qualname)
+
+
+def _unpickled(reference, input_spec, full_graph, build_strategy, instance):
+    function = reference
+    if isinstance(reference, tuple):
+        import importlib
+        function = importlib.import_module(reference[0])
+        for part in reference[1].split("."):
+            function = getattr(function, part)
+    if isinstance(function, StaticFunction):
+        if instance is None and function._instance is None:
+            return function  # a module's decorated function: that one, like a pickled function
+        function = function._function
+    return StaticFunction(function, input_spec, full_graph, build_strategy, instance=instance)
 
 
 def to_static(function=None, input_spec=None, full_graph: bool = True, build_strategy=None):

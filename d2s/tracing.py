@@ -13,7 +13,7 @@ from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
 
-from . import guards, side_effects, writeback
+from . import errors, guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
 from .transpile import deep_recursion
 
@@ -73,6 +73,8 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
                 if spec is not None and spec.name:
                     hint = spec.name
+                elif _is_spec(x) and x.name:  # an InputSpec given for this call names it
+                    hint = x.name
                 name = hint if hint not in program.names else f"{hint}_{i}"
                 v = rt.static.data(name, list(shape), dtype)
                 v.stop_gradient = getattr(x, "stop_gradient", True)
@@ -121,8 +123,12 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 # run that fails leaves no Variable in them.
                 before.log.restore()
                 side_effects.unfeed(numbers)  # the first run feeds them and writes them back
-            except BaseException:
-                before.log.restore()  # the objects as they were before this trace
+            except BaseException as e:
+                if errors.raised_by_user_code(e):  # as eagerly: Python changes made before
+                    from .operators.failed_trace import restore_graph_values
+                    restore_graph_values(before.log)  # the user's raise stand
+                else:
+                    before.log.restore()  # the objects as they were before this trace
                 side_effects.unfeed(numbers)
                 raise
         from runtime.program.builder import current_builder

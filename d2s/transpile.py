@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
+import os
 import sys
 import threading
 import time
@@ -55,6 +56,16 @@ class Converted:
 # (whose decisions depend on each module's globals). Freed with the function.
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.RLock()  # one conversion at a time; a second thread waits for it and reuses it
+
+
+def _unlock_in_child() -> None:
+    """A fork while another thread converts copies the lock held, by a thread the child does
+    not have: the child starts with a free one (conversions only finish into `_CACHE`)."""
+    global _LOCK
+    _LOCK = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_unlock_in_child)
 _OPERATORS_CELL = None
 
 

@@ -37,12 +37,62 @@ def _directory() -> str:
     global _DIR
     if _DIR is None:
         # A memory-backed directory where there is one: writing a file per converted function
-        # to disk costs more than converting it.
+        # to disk costs more than converting it. Named by the process id, so that a process
+        # killed before its exit handler ran leaves a folder the next process removes.
         shm = "/dev/shm"
         memory = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-        _DIR = tempfile.mkdtemp(prefix="d2s_", dir=memory)
-        atexit.register(shutil.rmtree, _DIR, True)
+        parent = memory or tempfile.gettempdir()
+        remove_stale(parent)
+        _DIR = tempfile.mkdtemp(prefix=f"d2s_{os.getpid()}_", dir=parent)
+        atexit.register(_remove, _DIR, os.getpid())
     return _DIR
+
+
+def _remove(folder: str, pid: int) -> None:
+    if os.getpid() == pid:  # (not from a forked child, which inherits the exit handler)
+        shutil.rmtree(folder, True)
+
+
+def _forget_in_child() -> None:
+    """A forked child writes its files in a folder of its own (the parent removes its own)."""
+    global _DIR
+    _DIR = None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def remove_stale(parent: str) -> list[str]:
+    """Remove the `d2s_PID_*` folders in `parent` of this user's processes that are no longer
+    running (killed before their exit handler ran); returns what was removed."""
+    removed = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        pid = name.split("_")[1] if name.startswith("d2s_") and name.count("_") >= 2 else ""
+        if not pid.isdigit() or int(pid) == os.getpid() or _running(int(pid)):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.stat(path).st_uid != os.getuid() or not os.path.isdir(path):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, True)
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def is_generated(filename: str) -> bool:

@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import textwrap
 import threading
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
+
+
+def _unlock_in_child() -> None:  # a fork while another thread held it: the child gets a free one
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_unlock_in_child)
 _ANY = object()  # a method that uses `self` as a whole
 
 

@@ -62,6 +62,11 @@ class _Registry(OrderedDict):
             self._attrs.pop(key, None)
         super().clear()
 
+    def __reduce__(self):
+        # pickled as its items; the copy mirrors into a scratch dict until Layer.__setstate__
+        # adopts it (as for deepcopy below)
+        return _Registry, ({},), None, None, iter(list(self.items()))
+
     def __deepcopy__(self, memo):
         # the copy mirrors into a scratch dict until Layer.__setstate__ adopts it
         new = _Registry({})

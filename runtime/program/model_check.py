@@ -8,8 +8,9 @@ sub-block sees what its enclosing blocks defined before the op that runs it); pe
 the sub-blocks, arity and dtypes of the structural ops (`cond`, `while`, `switch_case`,
 `recompute`, `write_persistable`); each other op's attributes against its kernel's parameters
 (names, required ones, and the type its default has); op origins; then `verify` (every op's
-inference rule accepts its inputs and attributes and agrees with the recorded outputs), and
-the program compiles.
+inference rule accepts its inputs and attributes and agrees with the recorded outputs); the
+size of every op's result, from its static shape, is at most `MAX_RESULT_BYTES` (a dim known
+only when the program runs counts as 1); and the program compiles.
 """
 from __future__ import annotations
 
@@ -21,7 +22,15 @@ from .ir import Literal, Program
 from .serialize import ModelFormatError
 
 _BRANCHING = ("cond", "switch_case")
+# the most bytes one op's result may ask for, from its static shape: far above any zoo model's
+# largest value (a few MiB) and far below a machine's memory; settable (a module global, or
+# `d2s.load(path, max_result_bytes=N)` for one load)
+MAX_RESULT_BYTES = 1 << 30
 _STRUCTURAL = ("cond", "while", "switch_case", "recompute", "write_persistable")
+# inputs an op leaves out on purpose (None) when its attribute says so: a training-mode
+# batch_norm uses the batch's statistics, not the running ones (its inference rule refuses
+# them missing in eval mode)
+_OPTIONAL_INPUTS = {"batch_norm": ("training", {"rmean", "rvar"})}
 
 
 def _fail(msg: str):
@@ -36,7 +45,8 @@ def feeds_and_fetches(d: dict) -> tuple[list, list]:
     return list(feeds), list(fetches)
 
 
-def check(program: Program, feeds: list, fetches: list) -> None:
+def check(program: Program, feeds: list, fetches: list,
+          max_result_bytes: int | None = None) -> None:
     g = program.global_block()
     for v in program.all_vars():
         if v.kind == "tensor" and v._static_shape is None:
@@ -63,6 +73,30 @@ def check(program: Program, feeds: list, fetches: list) -> None:
         if n not in top or n not in g.vars:
             _fail(f"fetch {n!r} is not a value of the top block")
     _verify(program)
+    _check_result_sizes(program, MAX_RESULT_BYTES if max_result_bytes is None else
+                        max_result_bytes)
+
+
+def _check_result_sizes(program: Program, limit: int) -> None:
+    """Each op's results fit in `limit` bytes (so a loaded model never allocates more per op,
+    whatever its file asks)."""
+    from .origin import short
+    for b in program.blocks:
+        for op in b.ops:
+            for name in op.outputs:
+                v = program.find_var(name) if name.__class__ is str else None
+                if v is None or v.kind != "tensor" or v._static_shape is None:
+                    continue
+                size = v.dtype.np.itemsize
+                for d in v._static_shape:
+                    size *= max(int(d), 1)
+                if size > limit:
+                    where = short(program.origin_of(op))
+                    _fail(f"{op.type} op{f' ({where})' if where else ''} makes %{name} "
+                          f"{v.dtype.name}{list(v._static_shape)}, {size} bytes: more than the "
+                          f"limit of {limit} bytes per op result (raise it with "
+                          "d2s.load(path, max_result_bytes=N) or "
+                          "runtime.program.model_check.MAX_RESULT_BYTES)")
 
 
 def _check_blocks(program: Program) -> dict:
@@ -272,6 +306,11 @@ def _signature(op_type: str):
     return sig
 
 
+def _may_be_none(op, key: str) -> bool:
+    attr, keys = _OPTIONAL_INPUTS.get(op.type, (None, ()))
+    return key in keys and op.attrs.get(attr) is True
+
+
 def _check_attrs(op) -> None:
     """The kernel, called as the executor calls it (`kernel(xp, *inputs, **attrs)`), binds
     every attribute to one of its parameters, and each attribute has the type of that
@@ -292,7 +331,7 @@ def _check_attrs(op) -> None:
         p = sig.parameters[key]
         if p.kind is p.VAR_POSITIONAL:  # (e.g. a shape's entries: None marks a literal slot)
             continue
-        if value is None and p.default is not None:
+        if value is None and p.default is not None and not _may_be_none(op, key):
             _fail(f"{op.type} op: input {key!r} is None")
     for key, value in op.attrs.items():
         rule = _ATTR_RULES.get(key)

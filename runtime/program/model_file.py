@@ -35,13 +35,14 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 import zipfile
 
 import numpy as np
 
 from .. import backend
 from ..dtypes import bfloat16
-from . import model_check, serialize
+from . import model_check, model_structure, serialize
 from .serialize import ModelFormatError
 
 # dtypes a .npy header cannot name, stored as the unsigned integers of their bits
@@ -50,30 +51,52 @@ _CHUNK = 1 << 20
 _NPY_VERSIONS = ((1, 0), (2, 0))
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed: the same model always gives the same bytes
 MAX_PROGRAM_BYTES = 1 << 30
+PAIR_WAIT = 2.0  # seconds a load waits for another process's save to rename its program
 
 
 # ---- saving -----------------------------------------------------------------------------------
 
-def save(prefix: str, program, feeds: list, fetches: list) -> None:
+def save(prefix: str, program, feeds: list, fetches: list, structure: dict | None = None
+         ) -> None:
     """Write `prefix.json` and `prefix.npz` for `program` (already pruned to `fetches`),
-    creating missing parent folders; atomic as described in the module docstring."""
+    creating missing parent folders; atomic as described in the module docstring.
+    `structure` nests the feeds and fetches (`model_structure`). Nothing is
+    written when the path is unusable (`ModelPathError`) or when the program fails the checks
+    loading makes (`ModelFormatError`): a save never leaves a model that does not load."""
     prefix = os.fspath(prefix)
-    folder, base = os.path.split(os.path.abspath(prefix))
-    if not base or prefix.endswith(("/", os.sep)):
-        raise ValueError(f"the model path {prefix!r} must end with a file name prefix, e.g. "
-                         f"{os.path.join(prefix, 'model')!r}")
-    os.makedirs(folder, exist_ok=True)
+    folder, base = check_target(prefix)
+    d = serialize.program_to_dict(program)
+    d["feed"], d["fetch"] = list(feeds), list(fetches)
+    if structure is not None:
+        d["structure"] = structure
+    try:
+        as_read = _as_json_reads_it(d, prefix + ".json")
+        _declared_parameters(as_read, prefix + ".json")
+        _checked_program(as_read, program.tensors, prefix + ".json")
+        _structure(as_read, prefix + ".json")
+    except ModelFormatError as e:
+        why = str(e).removeprefix(f"{e.path}: ")
+        raise ModelFormatError(f"not saved (nothing was written): the program fails the "
+                               f"checks loading makes, so the files would not load: {why}",
+                               e.path) from None
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise ModelPathError(f"cannot save the model at {prefix!r}: cannot create the folder "
+                             f"{folder!r} ({e.strerror})") from None
     arrays = {name: _stored(t, program.global_block().vars[name])
               for name, t in program.tensors.items()}
     temps = []
     try:
-        npz_tmp = _temp(folder, base, ".npz", temps)
+        try:
+            npz_tmp = _temp(folder, base, ".npz", temps)
+        except OSError as e:
+            raise ModelPathError(f"cannot save the model at {prefix!r}: cannot write in the "
+                                 f"folder {folder!r} ({e.strerror})") from None
         with open(npz_tmp, "wb") as f:
             _write_parameters(f, arrays)
             _sync(f)
         size, digest = _digest_file(npz_tmp)
-        d = serialize.program_to_dict(program)
-        d["feed"], d["fetch"] = list(feeds), list(fetches)
         d["parameters"] = {"size": size, "sha256": digest}
         d["checksum"] = content_checksum(d)
         json_tmp = _temp(folder, base, ".json", temps)
@@ -92,6 +115,43 @@ def save(prefix: str, program, feeds: list, fetches: list) -> None:
                 os.remove(t)
             except OSError:
                 pass
+
+
+def _as_json_reads_it(d: dict, path: str) -> dict:
+    """`d` after a trip through the JSON text the loader parses (tuples become lists; a NaN
+    or infinite number, which the loader refuses, is refused here)."""
+    try:
+        return json.loads(json.dumps(d), object_pairs_hook=_no_duplicates,
+                          parse_constant=_no_constant)
+    except ValueError as e:
+        raise ModelFormatError(f"the program does not write as JSON ({_first_line(e)})",
+                               path) from None
+
+
+class ModelPathError(ValueError):
+    """A model path that cannot be written: empty, a folder, or in a place that is not a
+    writable folder. Raised before anything is written."""
+
+
+def check_target(prefix: str) -> tuple[str, str]:
+    """(folder, file name prefix) of a model path, checked: the folder exists or can be
+    made, and is writable."""
+    example = os.path.join(prefix or "out", "model")
+    if not prefix or prefix.endswith(("/", os.sep)) or os.path.isdir(prefix):
+        what = "empty" if not prefix else "a folder"
+        raise ModelPathError(f"the model path {prefix!r} is {what}; give a file name prefix "
+                             f"(PATH.json and PATH.npz are written), e.g. {example!r}")
+    folder, base = os.path.split(os.path.abspath(prefix))
+    existing = folder
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ModelPathError(f"cannot save the model at {prefix!r}: {existing!r} is a file, "
+                             "not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ModelPathError(f"cannot save the model at {prefix!r}: the folder {existing!r} is "
+                             "not writable")
+    return folder, base
 
 
 def _stored(tensor, var) -> np.ndarray:
@@ -173,15 +233,92 @@ def _content_digest(d: dict) -> str:
 def load(prefix: str) -> tuple:
     """(program, feed names, fetch names) of the model at `prefix`, checked; any problem with
     the files raises `ModelFormatError`."""
+    return load_structured(prefix)[:3]
+
+
+def load_structured(prefix: str, max_result_bytes: int | None = None) -> tuple:
+    """`load`'s (program, feeds, fetches) plus the checked structure of the inputs and
+    outputs (`{"inputs": [node, ...], "outputs": node}`, see `model_structure`), or None for
+    a model saved without one (flat tensors in, a tensor or a list of tensors out).
+
+    A program beside parameters of another save is what a load sees while another process
+    saves the same model (between its two renames): the load reads the pair again, waiting
+    while that save's program is still a temporary file (up to `PAIR_WAIT` seconds). The same
+    mixed pair read twice with no save under way in between stays mixed (a save killed
+    between the renames, a file copied from elsewhere) and is refused."""
     prefix = os.fspath(prefix)
+    deadline = time.monotonic() + PAIR_WAIT
+    last = None
+    while True:
+        try:
+            return _load_once(prefix, max_result_bytes)
+        except _MixedPair as e:
+            # the same mixed pair twice, with no save under way between the two reads: it
+            # stays (and reading it again once more catches a save that just renamed)
+            state = (e.checksum, e.found)
+            if state == last or time.monotonic() >= deadline:
+                raise
+            last = None if _saving(prefix) else state
+            if last is None:
+                time.sleep(0.002)
+
+
+def _saving(prefix: str) -> bool:
+    """Whether a save of `prefix` has its program written under a temporary name."""
+    folder, base = os.path.split(os.path.abspath(prefix))
+    start = f".{base}.json.tmp-"
+    try:
+        return any(name.startswith(start) for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
+class _MixedPair(ModelFormatError):
+    """The parameter file (its size or digest: `found`) is not the one the program (of
+    `checksum`) was saved with."""
+
+    def __init__(self, message: str, path: str, found):
+        super().__init__(message, path)
+        self.found, self.checksum = found, None
+
+
+def _load_once(prefix: str, max_result_bytes: int | None = None) -> tuple:
     json_path, npz_path = prefix + ".json", prefix + ".npz"
     d = _read_program_file(json_path)
     declared = _declared_parameters(d, json_path)
-    tensors = _read_parameters(npz_path, json_path, d, declared)
+    try:
+        tensors = _read_parameters(npz_path, json_path, d, declared)
+    except _MixedPair as e:
+        e.checksum = d.get("checksum")
+        raise
+    program = _checked_program(d, tensors, json_path, max_result_bytes)
+    return (program, *model_check.feeds_and_fetches(d), _structure(d, json_path))
+
+
+def _structure(d: dict, json_path: str) -> dict | None:
+    s = d.get("structure")
+    if s is None:
+        return None
+    feeds, fetches = model_check.feeds_and_fetches(d)
+    try:
+        if not isinstance(s, dict) or set(s) != {"inputs", "outputs"} or not isinstance(
+                s["inputs"], list):
+            raise ModelFormatError("\"structure\" is not {\"inputs\": [...], \"outputs\": ...}")
+        model_structure.check({"tuple": s["inputs"]}, "input", len(feeds))
+        model_structure.check(s["outputs"], "output", len(fetches))
+    except ModelFormatError as e:
+        raise ModelFormatError(str(e), json_path) from None
+    return s
+
+
+def _checked_program(d: dict, tensors: dict, json_path: str,
+                     max_result_bytes: int | None = None):
+    """The Program of a program dict with its parameters, after every check of
+    `model_check` and a compile (what `load` runs, and `save` before it writes)."""
     try:
         program = serialize.program_from_dict(d, tensors)
         feeds, fetches = model_check.feeds_and_fetches(d)
-        model_check.check(program, feeds, fetches)
+        model_check.check(program, feeds, fetches, max_result_bytes)
         model_check.compile_check(program, fetches)
     except ModelFormatError as e:
         raise ModelFormatError(str(e), json_path) from None
@@ -189,7 +326,7 @@ def load(prefix: str) -> tuple:
         # a check met data of a kind no saved program has
         raise ModelFormatError(f"invalid program ({type(e).__name__}: {_first_line(e)})",
                                json_path) from None
-    return program, feeds, fetches
+    return program
 
 
 def _read_program_file(path: str) -> dict:
@@ -291,16 +428,17 @@ def _read_parameters(path: str, json_path: str, d: dict, declared: dict) -> dict
                                "parameter file", json_path)
     size = _existing_size(path, "the parameter file")
     if size != info["size"]:
-        raise ModelFormatError(
+        raise _MixedPair(
             f"the parameter file is {size} bytes but its program ({os.path.basename(json_path)}"
             f") was saved with {info['size']} bytes of parameters: the file is truncated, "
-            "damaged, or from another save", path)
+            "damaged, or from another save", path, found=size)
     with open(path, "rb") as f:
         got_size, digest = _digest_stream(f)
         if got_size != size or digest != info["sha256"]:
-            raise ModelFormatError(
+            raise _MixedPair(
                 f"the parameters are not the ones saved with {os.path.basename(json_path)} "
-                "(their SHA-256 differs): the file is damaged or from another save", path)
+                "(their SHA-256 differs): the file is damaged or from another save", path,
+                found=digest)
         f.seek(0)
         try:
             return _read_members(f, size, declared)

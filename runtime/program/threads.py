@@ -77,8 +77,10 @@ def _get_pool(workers: int):
 
 
 def _forget_pool() -> None:
-    global _pool, _pool_size
-    _pool, _pool_size = None, 0
+    """In a forked child: the parent's threads are gone, and its lock may have been held by
+    one of them."""
+    global _pool, _pool_size, _lock
+    _pool, _pool_size, _lock = None, 0, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -9,10 +9,12 @@ from ..program.variable import Variable
 
 
 def save_inference_model(path_prefix: str, feed_vars, fetch_vars, executor=None,
-                         program: Program | None = None, **kwargs) -> None:
+                         program: Program | None = None, structure: dict | None = None,
+                         **kwargs) -> None:
     """Write `path_prefix.json` (the program pruned to what `fetch_vars` need, with the feed
     and fetch names) and `path_prefix.npz` (its parameters), atomically, creating missing
-    folders (see `runtime.program.model_file`).
+    folders (see `runtime.program.model_file`; `structure` nests the feeds and fetches, see
+    `runtime.program.model_structure`).
 
     >>> import numpy as np, runtime as rt, tempfile, os
     >>> main = rt.static.Program()
@@ -35,7 +37,7 @@ def save_inference_model(path_prefix: str, feed_vars, fetch_vars, executor=None,
     used = {n for op in pruned.ops() for n in op.input_names()} | set(fetches) | {
         r for b in pruned.blocks for r in b.results if r.__class__ is str}
     pruned.tensors = {n: t for n, t in pruned.tensors.items() if n in used}
-    model_file.save(path_prefix, pruned, feeds, fetches)
+    model_file.save(path_prefix, pruned, feeds, fetches, structure)
 
 
 def load_inference_model(path_prefix: str, executor=None, **kwargs) -> list:

@@ -1,0 +1,146 @@
+"""The nested structure of a saved model's inputs and outputs (`"structure"` in `PATH.json`).
+
+A Layer whose `forward(self, xs, cfg)` takes a list of tensors and a dict, and returns a tuple,
+is saved with its program's flat feeds and fetches plus this description, so the loaded model
+is called with the same list and dict and returns the same tuple. A node is one of
+
+    {"input": K}            the K-th feed (inputs) / {"output": K}: the K-th fetch (outputs)
+    {"value": V}            a constant leaf (a JSON number, string, bool or null)
+    {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
+    {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
+
+`"structure": {"inputs": [NODE per argument], "outputs": NODE}`. Namedtuples are saved as
+tuples and dataclasses as dicts of their fields. Loading checks the description like the rest
+of the file (`check`): every feed is used exactly once, every fetch at least once, the depth is
+bounded.
+
+>>> node = encode(({"a": 1, "b": 2}, 3), lambda leaf: {"output": leaf - 1})
+>>> node
+{'tuple': [{'dict': [['a', {'output': 0}], ['b', {'output': 1}]]}, {'output': 2}]}
+>>> build(check(node, "output", 3), ["A", "B", "C"])
+({'a': 'A', 'b': 'B'}, 'C')
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .serialize import ModelFormatError
+
+MAX_DEPTH = 64
+_CONTAINERS = ("list", "tuple", "dict")
+_SCALARS = (int, float, str, bool, type(None))
+
+
+def encode(value, leaf) -> dict:
+    """The node of a nested `value`; `leaf(x)` gives the node of each non-container leaf."""
+    if isinstance(value, dict) or dataclasses.is_dataclass(value) and not isinstance(
+            value, type):
+        items = value.items() if isinstance(value, dict) else (
+            (f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+        out = []
+        for key, item in items:
+            if not isinstance(key, (str, int)) or isinstance(key, bool):
+                raise TypeError(f"a saved model's dict keys are strings or integers, not "
+                                f"{key!r}")
+            out.append([key, encode(item, leaf)])
+        return {"dict": out}
+    if isinstance(value, (list, tuple)):
+        return {"list" if isinstance(value, list) else "tuple":
+                [encode(item, leaf) for item in value]}
+    return leaf(value)
+
+
+def check(node, kind: str, count: int) -> dict:
+    """`node` as read from a file, checked: well-formed, and its `kind` ("input" or "output")
+    leaves name 0..count-1 (inputs: each exactly once; outputs: each at least once)."""
+    seen: list = []
+    _check(node, kind, count, seen, 0)
+    missing = sorted(set(range(count)) - set(seen))
+    if missing or kind == "input" and len(seen) != len(set(seen)):
+        raise ModelFormatError(f"the {kind} structure does not use each of the {count} "
+                               f"{kind}s once (missing {missing[:3]})")
+    return node
+
+
+def _check(node, kind, count, seen, depth) -> None:
+    if depth > MAX_DEPTH:
+        raise ModelFormatError(f"the {kind} structure is nested deeper than {MAX_DEPTH}")
+    if not isinstance(node, dict) or len(node) != 1:
+        raise ModelFormatError(f"a node of the {kind} structure is not a one-key object")
+    (tag, body), = node.items()
+    if tag == kind:
+        if body.__class__ is not int or not 0 <= body < count:
+            raise ModelFormatError(f"the {kind} structure names {kind} {body!r} of {count}")
+        seen.append(body)
+    elif tag == "value":
+        if not isinstance(body, _SCALARS):
+            raise ModelFormatError(f"a constant of the {kind} structure is a "
+                                   f"{type(body).__name__}")
+    elif tag in ("list", "tuple") and isinstance(body, list):
+        for item in body:
+            _check(item, kind, count, seen, depth + 1)
+    elif tag == "dict" and isinstance(body, list):
+        for pair in body:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int))
+                    and not isinstance(pair[0], bool)):
+                raise ModelFormatError(f"a dict of the {kind} structure has an entry {pair!r}")
+            _check(pair[1], kind, count, seen, depth + 1)
+    else:
+        raise ModelFormatError(f"the {kind} structure has a node {tag!r}")
+
+
+def build(node: dict, leaves: list):
+    """The nested value `node` describes, its output leaves taken from `leaves`."""
+    (tag, body), = node.items()
+    if tag in ("output", "input"):
+        return leaves[body]
+    if tag == "value":
+        return body
+    if tag == "dict":
+        return {key: build(item, leaves) for key, item in body}
+    items = [build(item, leaves) for item in body]
+    return items if tag == "list" else tuple(items)
+
+
+def pick(node: dict, value, where: str, out: dict) -> None:
+    """Put each input leaf of the caller's `value` (shaped like `node`) into `out[index]`;
+    a TypeError at `where` when the shapes differ."""
+    (tag, body), = node.items()
+    if tag == "input":
+        out[body] = value
+    elif tag == "list" or tag == "tuple":
+        if not isinstance(value, (list, tuple)) or len(value) != len(body):
+            raise TypeError(f"{where} should be a {tag} of {len(body)} items, got "
+                            f"{_kind(value)}")
+        for i, (item, v) in enumerate(zip(body, value)):
+            pick(item, v, f"{where}[{i}]", out)
+    elif tag == "dict":
+        keys = [key for key, _ in body]
+        if not isinstance(value, dict) or sorted(map(str, value)) != sorted(map(str, keys)):
+            raise TypeError(f"{where} should be a dict with keys {keys}, got {_kind(value)}")
+        for key, item in body:
+            pick(item, value[key], f"{where}[{key!r}]", out)
+
+
+def paths(node: dict, where: str = "") -> dict:
+    """index -> where the leaf sits (`"[0]['a']"`; "" for the node itself), for each input
+    or output leaf of `node` (the first place, for one that appears twice)."""
+    (tag, body), = node.items()
+    if tag in ("input", "output"):
+        return {body: where}
+    if tag == "value":
+        return {}
+    out: dict = {}
+    pairs = body if tag == "dict" else enumerate(body)
+    for key, item in pairs:
+        for k, p in paths(item, f"{where}[{key!r}]").items():
+            out.setdefault(k, p)
+    return out
+
+
+def _kind(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {list(value)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
