@@ -200,10 +200,12 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
         return dw.reshape(w.shape)
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
     n, o = g.shape[:2]
-    # [N, G, O/G, Ho*Wo] @ [N, G, Ho*Wo, C/G*kh*kw] (a transposed view), summed over images
-    gm = g.reshape(n, groups, o // groups, -1)
-    dw = xp.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(axis=0).astype(x.dtype, copy=False)
-    return dw.reshape(w.shape)
+    # [N, G, C/G*kh*kw, Ho*Wo] @ [N, G, Ho*Wo, O/G] (a transposed view), summed over images:
+    # the transpose of dw, because OpenBLAS runs this shape twice as fast as [O/G, Ho*Wo] @
+    # [Ho*Wo, C/G*kh*kw] (16 -> 16 channels, 3x3, 32x32: 12 ms against 23 ms)
+    gt = g.reshape(n, groups, o // groups, -1).transpose(0, 1, 3, 2)
+    dw = xp.matmul(cols, gt).sum(axis=0).astype(x.dtype, copy=False)  # [G, C/G*kh*kw, O/G]
+    return xp.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
 
 
 # ---- inference ------------------------------------------------------------------------------
