@@ -126,7 +126,7 @@ def step_rows(sides: dict, repeat: int) -> None:
         _report(f"block step, {'to_static' if static else 'eager'}", medians)
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--against", required=True, help="an older runtime/ops/nn_conv.py")
     parser.add_argument("--repeat", type=int, default=30)
@@ -136,13 +136,16 @@ def main(argv=None) -> None:
     with contextlib.suppress(ImportError):
         from threadpoolctl import threadpool_limits
         limit = threadpool_limits(1)
-    with limit:
-        print("| [16, 16, 32, 32], 3x3, 16->16 | old ms | new ms | new / old |")
-        print("|---|---:|---:|---:|")
-        kernel_rows(sides, args.repeat)
-        step_rows(sides, args.repeat)
-    install(sides["new"])
+    try:
+        with limit:
+            print("| [16, 16, 32, 32], 3x3, 16->16 | old ms | new ms | new / old |")
+            print("|---|---:|---:|---:|")
+            kernel_rows(sides, args.repeat)
+            step_rows(sides, args.repeat)
+    finally:
+        install(sides["new"])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
