@@ -71,7 +71,14 @@ def col2im(xp, piece, shape, kernel, stride, dilation, pads, out_hw):
     return out[:, :, pt:pt + h, pl:pl + w]
 
 
+def _check_padding(op, padding):
+    """Checked by the kernels too: eager calls skip shape inference."""
+    if padding not in ("SAME", "VALID") and any(p < 0 for p in padding):
+        raise OpError(f"{op}: padding must not be negative, got {list(padding)}")
+
+
 def _geometry(x_shape, w_shape, stride, padding, dilation):
+    _check_padding("conv2d", padding)
     kernel = tuple(w_shape[2:])
     pads = resolve_padding(padding, x_shape[2:], kernel, stride, dilation)
     hw = tuple(out_size(n, k, s, p, d)
@@ -238,6 +245,7 @@ def _check_pair(op, x, w, groups, x_arg="x", w_arg="weight", transpose=False):
 
 
 def _spatial(op, x_hw, kernel, stride, padding, dilation):
+    _check_padding(op, padding)
     if padding in ("SAME", "VALID"):
         if padding == "SAME":
             return tuple(-1 if n == -1 else -(-n // s) for n, s in zip(x_hw, stride))
@@ -319,6 +327,7 @@ def _transpose_geometry(x_hw, w_shape, stride, padding, output_padding, dilation
 
 def _transpose_kernel(xp, x, w, stride, padding, output_padding, dilation, groups):
     check_dtypes_match(x, w)
+    _check_padding("conv2d_transpose", padding)
     pads, hw = _transpose_geometry(x.shape[2:], w.shape, stride, padding, output_padding,
                                    dilation)
     shape = (x.shape[0], w.shape[1] * groups) + hw
@@ -327,6 +336,7 @@ def _transpose_kernel(xp, x, w, stride, padding, output_padding, dilation, group
 
 def _transpose_infer(x, w, stride, padding, output_padding, dilation, groups):
     _check_pair("conv2d_transpose", x, w, groups, transpose=True)
+    _check_padding("conv2d_transpose", padding)
     _, hw = _transpose_geometry(x.shape[2:], w.shape, stride, padding, output_padding,
                                 dilation)
     if any(d == 0 or d < -1 for d in hw):

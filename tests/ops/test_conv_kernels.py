@@ -122,3 +122,19 @@ def test_one_converted_program_takes_both_input_gradient_paths():
             assert len(got) == len(want)
             for g, v in zip(got, want):
                 np.testing.assert_allclose(g.numpy(), v, rtol=1e-6, atol=1e-8)
+
+
+def transposed(x, w):
+    return F.conv2d_transpose(x, w, padding=[0, -1])
+
+
+def forward(x, w):
+    return F.conv2d(x, w, padding=-1)
+
+
+@pytest.mark.parametrize("fn, op", [(forward, "conv2d"), (transposed, "conv2d_transpose")])
+def test_negative_padding_is_an_error_eager_and_static(fn, op):
+    x, w = rt.ones([1, 2, 5, 5]), rt.ones([2, 2, 3, 3])
+    for f in (fn, d2s.to_static(fn)):
+        with pytest.raises(ValueError, match=rf"{op}: padding must not be negative, got \["):
+            f(x, w)
