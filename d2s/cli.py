@@ -136,7 +136,8 @@ def cmd_demo(args) -> int:
 
 def _add_mode_arguments(p) -> None:
     p.add_argument("--init", action="append", metavar="ARG",
-                   help="a Layer class constructor argument: LITERAL or NAME=LITERAL")
+                   help="a constructor argument when FILE::QUALNAME is a Layer class: a "
+                        "Python literal or NAME=LITERAL (repeat for each)")
     p.add_argument("--train", action="store_true",
                    help="a Layer in training mode, random ops seeded alike in eager and "
                         "static (default: eval mode)")
@@ -179,12 +180,8 @@ def main(argv=None) -> int:
     p.add_argument("--layout", choices=("auto", "dot", "layered"), default="auto",
                    help="how the program is drawn: Graphviz dot when installed (auto), dot, "
                         "or the layout of d2s (layered)")
+    _add_mode_arguments(p)
     p.set_defaults(func=cmd_report_html)
-    for name in ("code", "check", "report"):
-        sub.choices[name].add_argument(
-            "--init", action="append", metavar="ARG",
-            help="a constructor argument when FILE::QUALNAME is a Layer class: a Python "
-                 "literal or NAME=LITERAL (repeat for each)")
     from .cli_model import add_parsers
     add_parsers(sub)
     args = parser.parse_args(argv)
