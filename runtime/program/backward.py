@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 
 from ..ops import registry
+from ..ops.registry import bind
 from ..ops.arrays import add_array_grads, zero_array_grad
 from ..ops.creation import ones_like, zeros_like
 from ..ops.spectral import check_complex_grad
 from .builder import STATE, Builder
 from .codegen import block_free
 from .control_flow import while_loop
+from .debug_ops import GRAD_HOOK
 from .ir import Block, Op, Program
 from .origin import format_origin
 from .variable import Variable
@@ -231,21 +233,13 @@ def _enable_saving(op: Op, block: Block, pvars: list) -> list:
 
 
 def apply_grad_hooks(hooks: list, grads: dict, name: str) -> None:
-    """Replace `grads[name]` by what each `register_hook` hook returns for it, in order."""
+    """Pass `grads[name]` through each `register_hook` hook, in order: a `grad_hook` op that
+    calls the hook with the gradient's values when the program runs (as eager backward does:
+    a hook may look, save or print, and what it returns, if not None, replaces the
+    gradient)."""
     g = grads.get(name)
     for hook, origin in list(hooks) if g is not None else ():
-        out = hook(g)
-        if not isinstance(out, Variable):
-            where = format_origin(origin)
-            what = "None" if out is None else f"a {type(out).__name__}"
-            raise TypeError(
-                f"a gradient hook registered in converted code returned {what}:\n{where}\n"
-                "In converted code a hook runs once, while the backward is built, with the "
-                "gradient as a traced value; it must return the gradient (changed or not) "
-                "computed with tensor ops. To look at gradient values (save or print them), "
-                "register the hook on the converted call's result or a parameter in eager "
-                "code, or read `.grad` after backward(); see docs/d2s.md, \"Gradient hooks\".")
-        g = out
+        g = bind(GRAD_HOOK, (g,), {"hook": hook, "where": format_origin(origin)})
     grads[name] = g
 
 

@@ -8,7 +8,7 @@ from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
-SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable",
+SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear"}
 
 
@@ -49,6 +49,26 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
     return ()
 
 
+def _grad_hook_kernel(xp, g, hook=None, where=""):
+    """Call a `register_hook` hook with the gradient as an eager Tensor, as eager backward
+    does; what it returns (None: the gradient as it is) goes on back."""
+    out = hook(core.wrap(g))
+    if out is None:
+        return g
+    a = out._data if core.is_eager_tensor(out) else xp.asarray(out)
+    if tuple(a.shape) != tuple(g.shape):
+        raise ValueError(f"a gradient hook returned a tensor of shape {list(a.shape)} for a "
+                         f"gradient of shape {list(g.shape)}:\n{where}")
+    return a.astype(g.dtype, copy=False)
+
+
+def _grad_hook_second_order(ins, outs, gs, attrs):
+    raise NotImplementedError(
+        "a second-order gradient through a tensor with a register_hook hook in converted "
+        f"code:\n{attrs.get('where', '')}\nthe hook runs on gradient values when the "
+        "program runs, not on traced values; compute the higher-order gradient eagerly")
+
+
 def _stream(file):
     """The `file=` of a `py_print` op: None (stdout), "stdout"/"stderr" (looked up when the op
     runs, as eager `print` would, so redirections apply), or the user's own file object (such
@@ -62,6 +82,11 @@ PY_PRINT = registry.register(
     "py_print", kernel=_py_print_kernel, infer=lambda values, **a: (), nondiff=True,
     amp="keep", doc="Python's print(*objects, sep, end) when the op runs, tensors shown as "
                     "eager mode shows them.")
+GRAD_HOOK = registry.register(
+    "grad_hook", kernel=_grad_hook_kernel, infer=lambda g, **a: Meta(g.shape, g.dtype),
+    grad=_grad_hook_second_order, amp="keep",
+    doc="Call a register_hook hook (a Python callable) with the gradient when the op runs; "
+        "its result, if not None, replaces the gradient.")
 PRINT = registry.register(
     "print", kernel=_print_kernel, infer=lambda x, **a: Meta(x.shape, x.dtype),
     grad=lambda ins, outs, gs, a: [gs[0]], amp="keep",
