@@ -42,7 +42,8 @@ def test_a_bfloat16_array_made_by_the_user_is_known():
 
 HEAVY = ("runtime.nn", "runtime.optimizer", "runtime.amp", "runtime.quantization",
          "runtime.distributed", "runtime.vision", "runtime.hapi.model", "runtime.serialization",
-         "runtime.data", "runtime.io", "ml_dtypes")
+         "runtime.data", "runtime.io", "runtime.static.io", "runtime.metric", "d2s.converters",
+         "ml_dtypes")
 LAZY_NAMES = ("nn amp data io metric optimizer quantization regularizer vision load save "
               "distributed DataParallel device linalg hapi Model callbacks flops summary "
               "ParamAttr create_parameter").split()
