@@ -44,9 +44,9 @@ HEAVY = ("runtime.nn", "runtime.optimizer", "runtime.amp", "runtime.quantization
          "runtime.distributed", "runtime.vision", "runtime.hapi.model", "runtime.serialization",
          "runtime.data", "runtime.io", "runtime.static.io", "runtime.metric", "d2s.converters",
          "ml_dtypes")
-LAZY_NAMES = ("nn amp data io metric optimizer quantization regularizer vision load save "
-              "distributed DataParallel device linalg hapi Model callbacks flops summary "
-              "ParamAttr create_parameter").split()
+LAZY_NAMES = ["nn", "amp", "data", "io", "metric", "optimizer", "quantization", "regularizer",
+              "vision", "load", "save", "distributed", "DataParallel", "device", "linalg", "hapi",
+              "Model", "callbacks", "flops", "summary", "ParamAttr", "create_parameter"]
 
 
 def test_import_runtime_and_d2s_leaves_the_heavy_parts_unloaded_until_used():
