@@ -25,7 +25,7 @@ import weakref
 
 import gast
 
-from . import converters, errors, logging_utils
+from . import errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
 from .pyct import analysis, anno, hoist, loader, parser, reads, templates
 from .pyct.naming import RESERVED, Namer
@@ -67,6 +67,13 @@ def _unlock_in_child() -> None:
 
 os.register_at_fork(after_in_child=_unlock_in_child)
 _OPERATORS_CELL = None
+
+
+def _passes() -> list:
+    """`converters.PASSES`, imported on the first conversion (not by `import d2s`)."""
+    from . import converters
+
+    return converters.PASSES
 
 
 def use_operators(module) -> None:
@@ -115,7 +122,7 @@ def _convert(fn, errors: bool = False) -> Converted:
                 ctx.errors = True
                 present = set(present) | {gast.Try}  # the try pass wraps the whole body
             outside = reads.outside_reads(node)
-            node = _run_passes(node, ctx, len(converters.PASSES), present)
+            node = _run_passes(node, ctx, len(_passes()), present)
             _finalize(node)
             loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
     finally:
@@ -155,7 +162,7 @@ def convert_with(fn, pass_names: list[str]):
     """`fn` converted by the named passes only (uncached; for testing one converter)."""
     with deep_recursion():
         node, ctx, _ = _prepare(fn)
-        for name, module in converters.PASSES:
+        for name, module in _passes():
             if name in pass_names:
                 if module.NEEDS_ANALYSIS:
                     analysis.analyze(node)
@@ -175,8 +182,8 @@ def convert_source(fn, level: int) -> str:
     """The source of `fn` after the first `level` passes (0: as parsed; >= len: all)."""
     with deep_recursion():
         node, ctx, present = _prepare(fn)
-        node = _run_passes(node, ctx, min(level, len(converters.PASSES)), present)
-        if level >= len(converters.PASSES):  # the last level is the code that runs
+        node = _run_passes(node, ctx, min(level, len(_passes())), present)
+        if level >= len(_passes()):  # the last level is the code that runs
             _finalize(node)
         return parser.unparse(node)
 
@@ -222,10 +229,10 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
     # (the settings are read once: `after_pass` reads them again when there is anything to log)
     logs = logging_utils.code_level() >= 0 or logging_utils.verbosity() >= 2
     if logs:
-        logging_utils.after_pass(node, 0, converters.PASSES)
+        logging_utils.after_pass(node, 0, _passes())
     present = {type(n) for n in analysis.walk(node)} if present is None else set(present)
     ctx.present = present  # (a superset of the node types in `node` while the passes run)
-    for i, (_, module) in enumerate(converters.PASSES[:count], 1):
+    for i, (_, module) in enumerate(_passes()[:count], 1):
         start = time.perf_counter() if logs else 0.0
         if present.intersection(module.HANDLES):  # else the pass would change nothing
             if module.NEEDS_ANALYSIS:
@@ -233,7 +240,7 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
             node = module.transform(node, ctx)
             present.update(module.CREATES)
         if logs:
-            logging_utils.after_pass(node, i, converters.PASSES, time.perf_counter() - start)
+            logging_utils.after_pass(node, i, _passes(), time.perf_counter() - start)
     return node
 
 

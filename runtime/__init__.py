@@ -41,18 +41,40 @@ from .ops.spectral import complex, imag, real  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .tensor import Tensor, to_tensor  # noqa: F401
 
-from . import nn  # noqa: F401
-from .nn.param_attr import ParamAttr  # noqa: F401
-from .nn.create import create_parameter  # noqa: F401
+# The parts a program needs only when it uses them load on first access (`rt.nn`,
+# `rt.optimizer`, `rt.Model`...): `import runtime` stays a fraction of a second.
+# `from runtime import nn` and `import runtime.nn` work as for any submodule.
+_LAZY = {  # public name -> (module, attribute of it, or None for the module itself)
+    "nn": (".nn", None), "ParamAttr": (".nn.param_attr", "ParamAttr"),
+    "create_parameter": (".nn.create", "create_parameter"),
+    "amp": (".amp", None), "data": (".data", None), "io": (".io", None),
+    "metric": (".metric", None), "optimizer": (".optimizer", None),
+    "quantization": (".quantization", None), "regularizer": (".regularizer", None),
+    "vision": (".vision", None), "load": (".serialization", "load"),
+    "save": (".serialization", "save"), "distributed": (".distributed", None),
+    "DataParallel": (".distributed", "DataParallel"),  # Paddle's paddle.DataParallel
+    "device": (".device", None), "linalg": (".linalg", None), "hapi": (".hapi", None),
+    "Model": (".hapi", "Model"), "callbacks": (".hapi", "callbacks"),
+    "flops": (".hapi", "flops"), "summary": (".hapi", "summary"),
+    "fft": (".fft", None), "signal": (".signal", None),
+}
 
-from . import amp, data, io, metric, optimizer, quantization, regularizer, vision  # noqa: F401
-from . import fft, signal  # noqa: F401
-from .serialization import load, save  # noqa: F401
-from . import distributed  # noqa: F401
-from .distributed import DataParallel  # noqa: F401  (Paddle's paddle.DataParallel)
-from . import device, linalg  # noqa: F401
-from . import hapi  # noqa: F401
-from .hapi import Model, callbacks, flops, summary  # noqa: F401
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'runtime' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value  # later accesses are plain attribute lookups
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 from . import methods as _methods
 

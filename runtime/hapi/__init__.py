@@ -1,10 +1,44 @@
 """The high-level API (Paddle's `paddle.hapi`): `Model` with `fit` / `evaluate` / `predict`,
 its callbacks, and `summary` / `flops` of a network. Public as `rt.Model`, `rt.callbacks`,
-`rt.summary`, `rt.flops`."""
-from . import callbacks
-from .flops import flops
-from .model import Model
+`rt.summary`, `rt.flops`.
+
+Each loads on first access: `import d2s` registers its converter in `static_converter` without
+loading `Model` (and `nn`, `optimizer`, `io` behind it)."""
+import sys
+import types
+
 from .static_converter import ConverterMissingError
-from .summary import summary
 
 __all__ = ["ConverterMissingError", "Model", "callbacks", "flops", "summary"]
+
+_LAZY = {"callbacks": (".callbacks", None), "flops": (".flops", "flops"),
+         "Model": (".model", "Model"), "summary": (".summary", "summary")}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'runtime.hapi' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """`runtime.hapi.summary` and `.flops` stay the functions: importing the submodules of the
+    same names (as `Model` does) would otherwise bind the modules here."""
+
+    def __setattr__(self, name, value):
+        if name in ("flops", "summary") and isinstance(value, types.ModuleType):
+            value = getattr(value, name, value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

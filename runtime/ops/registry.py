@@ -54,7 +54,42 @@ class OpDef:
         return f"<op {self.name}>"
 
 
-OPS: dict[str, OpDef] = {}
+# Ops registered by a module that `import runtime` loads only on first use (`rt.quantization`):
+# looking such an op up by name imports that module, so a program saved or built elsewhere
+# runs in a process that never imported it. tests/test_lazy_imports.py keeps this complete.
+REGISTERED_BY = {
+    "fake_quant_dequant_abs_max": "runtime.quantization.fake_quant",
+    "fake_channel_wise_quant_dequant_abs_max": "runtime.quantization.fake_quant",
+    "moving_average_abs_max_scale": "runtime.quantization.fake_quant",
+    "fake_quant_dequant": "runtime.quantization.fake_quant",
+    "dequantize_linear": "runtime.quantization.int8",
+}
+
+
+class OpTable(dict):
+    """name -> OpDef; `[name]`, `.get(name)` and `name in` also find the ops of
+    `REGISTERED_BY`, importing the module that registers them (the one place that does)."""
+
+    def __missing__(self, name):
+        module = REGISTERED_BY.get(name)
+        if module is None:
+            raise KeyError(name)
+        import importlib
+
+        importlib.import_module(module)
+        return dict.__getitem__(self, name)
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name):
+        return self.get(name) is not None
+
+
+OPS: OpTable = OpTable()
 
 
 def register(name: str, *, kernel: Callable, infer: Callable, grad: Callable | None = None,
@@ -63,7 +98,7 @@ def register(name: str, *, kernel: Callable, infer: Callable, grad: Callable | N
     """Define an op. `nondiff=True` marks ops whose outputs never carry gradients (comparisons,
     argmax, random numbers): they are never recorded on the tape. `random=True` marks ops that
     draw random numbers when they run, which program passes must leave where they are."""
-    if name in OPS:
+    if dict.__contains__(OPS, name):
         raise ValueError(f"op {name!r} is registered twice")
     if amp not in ("white", "black", "promote", "keep"):
         raise ValueError(f"op {name!r}: amp must be white/black/promote/keep, not {amp!r}")

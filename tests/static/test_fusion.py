@@ -56,9 +56,12 @@ def test_fused_and_unfused_agree_on_the_corpus(c, monkeypatch):
 
 
 def test_some_corpus_programs_were_fused(monkeypatch):
-    """(So the comparison above compares something.)"""
+    """(So the comparison above compares something.) Stops at the fifth fused program: going
+    through the whole corpus again cost 20 s."""
     FUSED_PROGRAMS.clear()
     for c in CASES:
+        if len(set(FUSED_PROGRAMS)) >= 5:
+            break
         try:
             _run_case(c, monkeypatch, fused=True)
         except Exception:  # noqa: BLE001, S112  (known corpus failures)

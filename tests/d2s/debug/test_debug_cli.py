@@ -71,15 +71,32 @@ def d2s_cli(*args):
     return done.returncode, done.stdout, done.stderr
 
 
+def d2s_cli_here(*args):
+    """`d2s_cli` in this process (a fresh `python -m d2s` costs an import of runtime and d2s
+    each time): for commands whose result does not depend on a fresh process."""
+    import contextlib
+    import io
+
+    from d2s import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main(list(args))
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
 def line_of(text: str) -> int:
     return MODEL.splitlines().index(text) + 1
 
 
 def test_code_prints_converted_code_at_each_level(model_file):
-    rc, out, err = d2s_cli("code", f"{model_file}::good")
+    rc, out, err = d2s_cli_here("code", f"{model_file}::good")
     assert rc == 0, err
     assert "_d2s.ifelse(" in out and "_d2s.for_loop(" in out
-    rc, out0, _ = d2s_cli("code", f"{model_file}::good", "--level", "0")
+    rc, out0, _ = d2s_cli_here("code", f"{model_file}::good", "--level", "0")
     assert rc == 0 and out0.strip() == textwrap.dedent('''\
         def good(x, n):
             if rt.mean(x) > 0:
@@ -92,7 +109,7 @@ def test_code_prints_converted_code_at_each_level(model_file):
 
 
 def test_code_report_with_specs_and_with_input_spec(model_file):
-    rc, out, err = d2s_cli("code", f"{model_file}::good", "--report", "--spec", "float32[2,3]",
+    rc, out, err = d2s_cli_here("code", f"{model_file}::good", "--report", "--spec", "float32[2,3]",
                            "--spec", "2")
     assert rc == 0, err
     lines = out.splitlines()
@@ -100,23 +117,23 @@ def test_code_report_with_specs_and_with_input_spec(model_file):
     assert lines[i + 1] == "      |     ^ if: graph op (cond): x is a tensor (f32[2,3])"
     assert lines[lines.index(f"{line_of('    for _ in range(n):'):5d} |     for _ in range(n):")
                  + 1] == "      |     ^ for: plain Python, unrolled 2 times: over a range"
-    rc, out, err = d2s_cli("code", f"{model_file}::with_spec", "--report")
+    rc, out, err = d2s_cli_here("code", f"{model_file}::with_spec", "--report")
     assert rc == 0, err
     assert "^ while: graph op (while): x is a tensor (f32[-1,3])" in out
-    rc, out, err = d2s_cli("code", f"{model_file}::Net", "--report", "--spec", "float32[5,4]")
+    rc, out, err = d2s_cli_here("code", f"{model_file}::Net", "--report", "--spec", "float32[5,4]")
     assert rc == 0, err
     assert "^ if: graph op (cond): h is a tensor (f32[5,2])" in out
-    rc, _, err = d2s_cli("code", f"{model_file}::good", "--report")
+    rc, _, err = d2s_cli("code", f"{model_file}::good", "--report")  # (a user's command line)
     assert rc != 0 and "--spec" in err
 
 
 def test_check_agrees_on_a_correct_function(model_file):
-    rc, out, err = d2s_cli("check", f"{model_file}::good", "--spec", "float32[None,4]",
+    rc, out, err = d2s_cli_here("check", f"{model_file}::good", "--spec", "float32[None,4]",
                            "--spec", "3")
     assert rc == 0, err + out
     assert out.count(": agree") == 6 and out.rstrip().endswith("eager and static agree")
     assert "(positive;" in out and "(negative;" in out  # both branches of the tensor if
-    rc, out, err = d2s_cli("check", f"{model_file}::Net", "--spec", "float32[None,4]")
+    rc, out, err = d2s_cli_here("check", f"{model_file}::Net", "--spec", "float32[None,4]")
     assert rc == 0, err + out
 
 
