@@ -32,6 +32,7 @@ BUILTINS = {
     "bool": "bool_",
     "int": "int_",
     "float": "float_",
+    "round": "round_",
     "isinstance": "isinstance_",
     "enumerate": "enumerate_",
     "zip": "zip_",
