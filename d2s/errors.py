@@ -42,6 +42,7 @@ from typing import NamedTuple
 from runtime.core import active_builder
 from runtime.program.origin import frame_line
 from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.ModelFormatError)
+from runtime.program.variable import Variable
 
 from .pyct import loader
 
@@ -351,7 +352,6 @@ def _container_index_error(e: BaseException) -> ConversionError | None:
     """A Python list, tuple or dict indexed by a value the converted program computes
     (`LABELS[int(t)]`): the list's `__index__` refuses it, a dict looks it up as a key it
     never has. Either way the error the user should see is the same one, at the line."""
-    from runtime.program.variable import Variable
     key = e.args[0] if len(e.args) == 1 else None
     if not ((isinstance(e, KeyError) and isinstance(key, Variable))
             or (isinstance(e, TypeError) and isinstance(key, str)

@@ -61,12 +61,30 @@ def truth(x):
 def truth_and_(a, *rest):
     """`a and ...` where only the truth of the result matters (a condition): graph operands
     are combined as bool tensors (a float tensor `and` a bool tensor is a bool)."""
-    return and_(truth(a), *[_truthful(f) for f in rest])
+    return _condition(and_, truth(a), [_truthful(f) for f in rest], decides=False)
 
 
 def truth_or_(a, *rest):
     """`a or ...` in a condition (see `truth_and_`)."""
-    return or_(truth(a), *[_truthful(f) for f in rest])
+    return _condition(or_, truth(a), [_truthful(f) for f in rest], decides=True)
+
+
+def _condition(op, a, rest: list, decides: bool):
+    """`op(a, *rest)` as a condition. A graph `a` followed by operands that give a Python
+    value deciding the condition alone (`t and False`, `t or True`): the condition is that
+    Python value, as eager's truth is on every input, so a tensor `if` on it prunes the
+    branch eager never enters (its code is not traced; the `cond` built is never read)."""
+    if not (is_variable(a) and rest):
+        return op(a, *rest)
+    given: list = []
+
+    def remaining():
+        given.append(op(rest[0](), *rest[1:]))
+        return given[-1]
+    out = op(a, remaining)
+    if len(given) == 1 and not is_variable(given[0]) and bool(given[0]) is decides:
+        return decides
+    return out
 
 
 def chain_value(before, value):

@@ -49,6 +49,7 @@ KeyError: 'b'
 '''),
     "error_in_branch": (lambda: m.error_in_branch(x24()), OpError, '''\
 runtime.ops.registry.OpError: reshape: cannot reshape x of shape [2, 4] (8 elements) to [3, -1]
+  Raised while d2s traced a branch of the `if` (File "<dir>/dbg_model.py", line 28: if rt.mean(x) > 0:). Both branches of an `if` whose condition is a tensor are built into the program, whichever one these inputs take: make the branch valid for every input, or decide it with a Python value before the `if`.
   In user code:
     File "<dir>/dbg_model.py", line 29, in error_in_branch
       y = rt.reshape(x, [3, -1])
