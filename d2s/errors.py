@@ -387,6 +387,22 @@ def _suggest_name(e: BaseException) -> None:
         e.args = (f"{e.args[0]}. Did you mean: '{close[0]}'?",)
 
 
+def note_traced_branch(e: BaseException, where: str) -> BaseException:
+    """`e`, raised while tracing a branch of the tensor `if` at `where`, with a note that both
+    branches are traced whatever the inputs (eager code may never run the failing line for
+    them). Only the innermost `if` adds it; d2s's own conversion errors and unbound names
+    explain themselves."""
+    if isinstance(e, (ConversionError, UnboundLocalError)) or getattr(
+            e, "__d2s_branch_noted__", False):
+        return e
+    e.__d2s_branch_noted__ = True
+    e.add_note(f"  Raised while d2s traced a branch of the `if` ({where}). Both branches of "
+               "an `if` whose condition is a tensor are built into the program, whichever "
+               "one these inputs take: make the branch valid for every input, or decide it "
+               "with a Python value before the `if`.")
+    return e
+
+
 def _frame_of_origin(src) -> UserFrame:
     return UserFrame(src.filename, src.lineno, src.function_name, src.source_line)
 

@@ -16,6 +16,7 @@ import copy
 from runtime.core import is_tensor
 
 from .. import report
+from ..errors import note_traced_branch
 from . import mutation
 from .exceptions import branch_frame, mark_raised
 from . import unbound as unbound_mod
@@ -83,9 +84,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                     _raise_when_run(e)
                     out = [args[i] if i < len(args) else Undefined(name)
                            for i, name in enumerate(names)]
-                except Exception as e:
-                    _note_traced_branch(e, src)
-                    raise
+                except Exception as e:  # (re-raised: the same exception)
+                    raise note_traced_branch(e, where(src))
             for (i, path), dtype in arrays.items():
                 if i < len(out):  # (the changed objects' values are converted below)
                     out[i] = _array_at(out[i], path, dtype)
@@ -343,21 +343,6 @@ def _raise_when_run(e: BaseException) -> None:
     src = loader.lookup(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
     with forced(tb.tb_frame, tb.tb_lineno):  # the op reports that line
         raise_(type(e)(*e.args), src=src)
-
-
-def _note_traced_branch(e: BaseException, src) -> None:
-    """An error raised while tracing a branch of a tensor `if`: say that both branches are
-    traced, whatever the inputs (eager code may never run the failing line for them). Only
-    the innermost `if` adds it; d2s's own conversion errors explain themselves."""
-    from ..errors import ConversionError
-    if isinstance(e, (ConversionError, UndefinedNameError)) or getattr(
-            e, "__d2s_branch_noted__", False):
-        return
-    e.__d2s_branch_noted__ = True
-    e.add_note(f"  Raised while d2s traced a branch of the `if` ({where(src)}). Both "
-               "branches of an `if` whose condition is a tensor are built into the program, "
-               "whichever one these inputs take: make the branch valid for every input, or "
-               "decide it with a Python value before the `if`.")
 
 
 def _stand_in(v):

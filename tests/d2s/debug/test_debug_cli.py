@@ -130,7 +130,7 @@ def test_check_reports_a_value_baked_at_trace_time_with_its_line(model_file):
 
 def test_check_reports_a_static_error_with_the_user_line(model_file):
     # (a Python list indexed by a computed value: a refusal at the line, exit status 2)
-    rc, out, err = d2s_cli("check", f"{model_file}::reads_value", "--spec", "float32[3]")
+    rc, _, err = d2s_cli("check", f"{model_file}::reads_value", "--spec", "float32[3]")
     assert rc == 2
     assert "ConversionError" in err and "indexes a Python container" in err
     line = "    return x * signs[x.sum().item() > 0]"
