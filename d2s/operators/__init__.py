@@ -14,7 +14,7 @@ user wrote it. The generated-code API, by converter:
   `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
-  `round_`, `isinstance_`, `shape`, `size`
+  `round_`, `isinstance_`, `list_query`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
@@ -36,6 +36,7 @@ from .builtins import (  # noqa: F401
     isinstance_,
     len_,
     list_,
+    list_query,
     max_,
     min_,
     sum_,

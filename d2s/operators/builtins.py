@@ -434,6 +434,42 @@ def round_(number, ndigits=None):
     return out
 
 
+# list method -> how it compares items, and what to write instead with tensors
+_COMPARING = {
+    "index": ("finds the item with ==",
+              ("keep the positions you need as Python ints, or compare as tensors: "
+               "`rt.nonzero(rt.stack(lst) == v)`")),
+    "count": ("counts the items equal to it by ==",
+              "compare as tensors: `(rt.stack(lst) == v).sum()`"),
+    "sort": ("orders the items with <",
+             ("sort them as a tensor: `rt.sort(rt.stack(lst))`, or `rt.argsort` to reorder "
+              "other values")),
+}
+
+
+def list_query(obj, method: str):
+    """`obj.<method>` for `index`, `count`, `sort`: on a Python list compared with graph
+    values, the comparison's truth exists only when the program runs, so the `bool()` of it
+    that the list method takes becomes an error saying so (at the user's line)."""
+    bound = getattr(obj, method)
+    if not isinstance(obj, list):
+        return bound
+
+    def call(*args, **kwargs):
+        try:
+            return bound(*args, **kwargs)
+        except TypeError:
+            if not any(is_variable(v) for v in (*obj, *args)):
+                raise
+        from ..errors import ConversionError
+        how, advice = _COMPARING[method]
+        raise ConversionError(
+            f"list.{method}() with tensors computed by the converted code: it {how}, and "
+            "the truth of a comparison of such tensors is known only when the program runs "
+            f"(eager code decides it value by value). Instead, {advice}.")
+    return call
+
+
 def _number(x, dtype: str):
     """The graph value standing for the Python number `int(x)` / `float(x)`: an int64 or a
     float64 (Python's int and float hold what those hold: Paddle's converted int32 and float32

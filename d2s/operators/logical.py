@@ -77,14 +77,25 @@ def _condition(op, a, rest: list, decides: bool):
     if not (is_variable(a) and rest):
         return op(a, *rest)
     given: list = []
+    evaluate = _chained(op, rest)
 
     def remaining():
-        given.append(op(rest[0](), *rest[1:]))
+        given.append(evaluate())
         return given[-1]
     out = op(a, remaining)
     if len(given) == 1 and not is_variable(given[0]) and bool(given[0]) is decides:
         return decides
     return out
+
+
+def _chained(op, fns: list):
+    """`lambda: op(fns[0](), fns[1], ...)` closing over each function itself, not a list of
+    them: `mutation.python_effects_refused` finds the user's code through such closures."""
+    first = fns[0]
+    if len(fns) == 1:
+        return first
+    after = _chained(op, fns[1:])
+    return lambda: op(first(), after)
 
 
 def chain_value(before, value):
