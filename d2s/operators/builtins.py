@@ -448,11 +448,11 @@ _COMPARING = {
 
 
 def list_query(obj, method: str):
-    """`obj.<method>` for `index`, `count`, `sort`: on a Python list compared with graph
-    values, the comparison's truth exists only when the program runs, so the `bool()` of it
-    that the list method takes becomes an error saying so (at the user's line)."""
+    """`obj.<method>` for `index`, `count`, `sort`: on a Python list or tuple compared with
+    graph values, the comparison's truth exists only when the program runs, so the `bool()`
+    of it that the method takes becomes an error saying so (at the user's line)."""
     bound = getattr(obj, method)
-    if not isinstance(obj, list):
+    if not isinstance(obj, (list, tuple)):
         return bound
 
     def call(*args, **kwargs):
@@ -464,9 +464,9 @@ def list_query(obj, method: str):
         from ..errors import ConversionError
         how, advice = _COMPARING[method]
         raise ConversionError(
-            f"list.{method}() with tensors computed by the converted code: it {how}, and "
-            "the truth of a comparison of such tensors is known only when the program runs "
-            f"(eager code decides it value by value). Instead, {advice}.")
+            f"{type(obj).__name__}.{method}() with tensors computed by the converted code: it "
+            f"{how}, and the truth of a comparison of such tensors is known only when the "
+            f"program runs (eager code decides it value by value). Instead, {advice}.")
     return call
 
 

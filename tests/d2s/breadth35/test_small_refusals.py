@@ -104,3 +104,16 @@ def test_list_methods_on_python_values_still_convert():
         want = x if k % 2 == 0 else x * 3.0
         for fn in (python_positions, static):
             np.testing.assert_allclose(fn(rt.to_tensor(x), names).numpy(), want)
+
+
+def tuple_position(x):
+    pair = (x * 0.5, x)
+    return pair.index(x * 1.0)
+
+
+def test_a_tuple_index_comparing_tensors():
+    x = rt.to_tensor([2.0])
+    assert tuple_position(x) == 1
+    with pytest.raises(d2s.ConversionError, match=r"tuple\.index\(\)") as info:
+        d2s.to_static(tuple_position, full_graph=True)(x)
+    assert_at_user_line(info.value, __file__, line_of(tuple_position, "pair.index"))
