@@ -7,8 +7,9 @@ user wrote it. The generated-code API, by converter:
 - ifelse: `ifelse(pred, true_fn, false_fn, args, names)`, `ifexp(pred, true_fn, false_fn)`
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
-- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`; in
-  conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)` (comprehension `if`)
+- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`,
+  `eq_`, `ne_`; in conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)`
+  (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
   `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
@@ -75,8 +76,10 @@ from .logical import (  # noqa: F401
     and_,
     chain_value,
     comp_filter,
+    eq_,
     in_,
     not_,
+    ne_,
     not_in,
     or_,
     truth,

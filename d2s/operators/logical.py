@@ -238,6 +238,48 @@ def in_(x, container):
     return rt.tensor.constant(False) if found is None else found
 
 
+def eq_(a, b):
+    """`a == b`. Two lists (or two tuples) holding graph values compare as eager's list
+    comparison does, item by item (an item equals itself; others by the truth of their
+    `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`."""
+    if not _sequences_with_graph_values(a, b):
+        return a == b
+    if len(a) != len(b):
+        return False
+    import runtime as rt
+    found = None
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        same = eq_(x, y)
+        if not is_variable(same):
+            if not same:
+                return False
+            continue
+        same = _scalar_bool(same)
+        found = same if found is None else rt.logical_and(found, same)
+    return True if found is None else found
+
+
+def ne_(a, b):
+    """`a != b` (see `eq_`)."""
+    if not _sequences_with_graph_values(a, b):
+        return a != b
+    same = eq_(a, b)
+    if not is_variable(same):
+        return not same
+    import runtime as rt
+    return rt.logical_not(same)
+
+
+def _sequences_with_graph_values(a, b) -> bool:
+    return type(a) is type(b) and type(a) in (list, tuple) and _holds_graph(a + b)
+
+
+def _holds_graph(items) -> bool:
+    return any(is_variable(v) or type(v) in (list, tuple) and _holds_graph(v) for v in items)
+
+
 def not_in(x, container):
     """`x not in container` (see `in_`)."""
     return not_(in_(x, container))

@@ -117,3 +117,22 @@ def test_a_tuple_index_comparing_tensors():
     with pytest.raises(d2s.ConversionError, match=r"tuple\.index\(\)") as info:
         d2s.to_static(tuple_position, full_graph=True)(x)
     assert_at_user_line(info.value, __file__, line_of(tuple_position, "pair.index"))
+
+
+def same_pair(x, y):
+    ours, theirs = [x, x * 2.0], [y, y * 2.0]
+    if ours == theirs:                      # item by item, as eager's list comparison
+        return x + 1.0
+    if [x] != [x]:                          # the same tensor: equal by identity
+        return x * 0.0
+    return x - 1.0
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 1.0), (1.0, 2.0), (-3.0, -3.0), (0.5, -0.5)])
+def test_lists_of_tensors_compared_with_eq(a, b):
+    static = d2s.to_static(same_pair, full_graph=True)
+    x, y = rt.to_tensor([a]), rt.to_tensor([b])
+    want = np.array([a + 1.0 if a == b else a - 1.0], "float32")
+    for fn in (same_pair, static):
+        np.testing.assert_allclose(fn(x, y).numpy(), want)
+    assert len(static.program_cache) == 1
