@@ -29,6 +29,8 @@ op (`runtime.executor`); the user frames of that op are remembered at build time
 """
 from __future__ import annotations
 
+import builtins
+import difflib
 import linecache
 import os
 import re
@@ -40,6 +42,7 @@ from typing import NamedTuple
 from runtime.core import active_builder
 from runtime.program.origin import frame_line
 from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.ModelFormatError)
+from runtime.program.variable import Variable
 
 from .pyct import loader
 
@@ -345,6 +348,7 @@ def for_user(e: BaseException) -> BaseException:
     its traceback cut down to nothing (`raise` adds the raising frame). Idempotent."""
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
+    e = _container_index_error(e) or e
     op_text = None
     if isinstance(e, ConversionError) and e.origin is not None:
         frames = [_frame_of_origin(e.origin)]
@@ -354,6 +358,7 @@ def for_user(e: BaseException) -> BaseException:
         frames = frames_of_traceback(e.__traceback__)
     e.__d2s_frames__ = frames
     _without_internal_names(e)
+    _suggest_name(e)
     if frames:
         e.add_note(format_frames(frames) + (f"\n  While running op: {op_text}" if op_text
                                             else ""))
@@ -375,6 +380,64 @@ def _without_internal_names(e: BaseException) -> None:
     if e.args and isinstance(e.args[0], str) and _INTERNAL_VARIABLE.search(e.args[0]):
         e.args = (_INTERNAL_VARIABLE.sub("a tensor computed by the converted code",
                                          e.args[0]),) + e.args[1:]
+
+
+_NO_INDEX = "Using as a Python index of static Variable"
+
+
+def _container_index_error(e: BaseException) -> ConversionError | None:
+    """A Python list, tuple or dict indexed by a value the converted program computes
+    (`LABELS[int(t)]`): the list's `__index__` refuses it, a dict looks it up as a key it
+    never has. Either way the error the user should see is the same one, at the line."""
+    key = e.args[0] if len(e.args) == 1 else None
+    if not ((isinstance(e, KeyError) and isinstance(key, Variable))
+            or (isinstance(e, TypeError) and isinstance(key, str)
+                and key.startswith(_NO_INDEX))):
+        return None
+    error = ConversionError(
+        "a value computed by the converted program indexes a Python container (a list, "
+        "tuple or dict): its value is known only when the program runs, so it cannot pick an "
+        "element of a Python object while the program is built. Keep the table a tensor and "
+        "index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: "
+        "its values as a list); strings and other objects cannot be chosen by a computed "
+        "value. See docs/errors.md, \"A tensor's value used as a Python value\".")
+    return error.with_traceback(e.__traceback__)
+
+
+def _suggest_name(e: BaseException) -> None:
+    """Python's "Did you mean: 'value'?" for a NameError: Python computes it from the frame
+    that raised, which `for_user` cuts from the traceback, so it is computed here."""
+    name = getattr(e, "name", None)
+    if not isinstance(e, NameError) or not name or full_traceback() or e.__traceback__ is None:
+        return
+    if len(e.args) != 1 or not isinstance(e.args[0], str) or "Did you mean" in e.args[0]:
+        return
+    tb = e.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame = tb.tb_frame
+    names = {*frame.f_locals, *frame.f_globals, *vars(builtins)}
+    if not name.startswith("_"):  # never a generated name (`_d2s`, `_retval`, `_if_true_3`)
+        names = {n for n in names if not n.startswith("_")}
+    close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.7)
+    if close:
+        e.args = (f"{e.args[0]}. Did you mean: '{close[0]}'?",)
+
+
+def note_traced_branch(e: BaseException, where: str) -> BaseException:
+    """`e`, raised while tracing a branch of the tensor `if` at `where`, with a note that both
+    branches are traced whatever the inputs (eager code may never run the failing line for
+    them). Only the innermost `if` adds it; d2s's own conversion errors and unbound names
+    explain themselves."""
+    if isinstance(e, (ConversionError, UnboundLocalError)) or getattr(
+            e, "__d2s_branch_noted__", False):
+        return e
+    e.__d2s_branch_noted__ = True
+    e.add_note(f"  Raised while d2s traced a branch of the `if` ({where}). Both branches of "
+               "an `if` whose condition is a tensor are built into the program, whichever "
+               "one these inputs take: make the branch valid for every input, or decide it "
+               "with a Python value before the `if`.")
+    return e
 
 
 def _frame_of_origin(src) -> UserFrame:

@@ -60,7 +60,7 @@ def fall_back(sf, error: BaseException, args: tuple, kwargs: dict):
 
 
 def _warning(sf, error: BaseException) -> str:
-    errors.for_user(error)
+    error = errors.for_user(error)
     frames = errors.user_frames(error)
     where = ""
     if frames:

@@ -32,6 +32,7 @@ BUILTINS = {
     "bool": "bool_",
     "int": "int_",
     "float": "float_",
+    "round": "round_",
     "isinstance": "isinstance_",
     "enumerate": "enumerate_",
     "zip": "zip_",
@@ -47,6 +48,9 @@ BUILTINS = {
     "repr": "repr_",
     "format": "format_",
 }
+
+# list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`
+COMPARING_METHODS = ("index", "count", "sort")
 
 
 class BuiltinCalls(Base):
@@ -65,6 +69,10 @@ class BuiltinCalls(Base):
             node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
                          for a in node.args]
         node = self.generic_visit(node)
+        if isinstance(f, gast.Attribute) and f.attr in COMPARING_METHODS:
+            node.func = templates.replace_as_expression(
+                f"{RESERVED}.list_query(obj, '{f.attr}')", obj=f.value)
+            return node
         if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
             return node
         node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")

@@ -3,6 +3,7 @@
     a and b or not c   ->   _d2s.or_(_d2s.and_(a, lambda: b), lambda: _d2s.not_(c))
     a < b < c          ->   _d2s.and_(a < b, lambda: b < c)
     a in b             ->   _d2s.in_(a, b)
+    a == b             ->   _d2s.eq_(a, b)     (lists of tensors compare item by item)
 
 The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
 them only when the left operand does not decide (for a tensor, only inside the graph branch).
@@ -155,13 +156,18 @@ class Logical(Base):
                                                first=pairs[0], rest=lambdas)
 
 
+# comparisons whose Python form asks for the truth of tensor comparisons (a list's `in` and
+# `==` compare item by item): operators that make them graph ops where tensors take part
+_ITEMWISE = {gast.In: "in_", gast.NotIn: "not_in", gast.Eq: "eq_", gast.NotEq: "ne_"}
+
+
 def _membership(node):
-    """`a in b` -> `_d2s.in_(a, b)` (`not in` -> `_d2s.not_in`): a tensor on either side
-    makes it a graph op (a list's `in` would ask for the truth of a tensor comparison)."""
-    op = node.ops[0]
-    if not isinstance(op, (gast.In, gast.NotIn)):
+    """`a in b` -> `_d2s.in_(a, b)` (`not in` -> `_d2s.not_in`, `==` -> `_d2s.eq_`, `!=` ->
+    `_d2s.ne_`): a tensor on either side makes it a graph op (a list's `in` / `==` would ask
+    for the truth of a tensor comparison)."""
+    fn = _ITEMWISE.get(type(node.ops[0]))
+    if fn is None:
         return node
-    fn = "in_" if isinstance(op, gast.In) else "not_in"
     return templates.replace_as_expression(f"{RESERVED}.{fn}(a, b)", a=node.left,
                                            b=node.comparators[0])
 

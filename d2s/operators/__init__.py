@@ -7,14 +7,15 @@ user wrote it. The generated-code API, by converter:
 - ifelse: `ifelse(pred, true_fn, false_fn, args, names)`, `ifexp(pred, true_fn, false_fn)`
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
-- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`; in
-  conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)` (comprehension `if`)
+- logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`,
+  `eq_`, `ne_`; in conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)`
+  (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
   `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
-  `isinstance_`, `shape`, `size`
+  `round_`, `isinstance_`, `list_query`, `shape`, `size`
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
@@ -36,10 +37,12 @@ from .builtins import (  # noqa: F401
     isinstance_,
     len_,
     list_,
+    list_query,
     max_,
     min_,
     sum_,
     print_,
+    round_,
     range_,
     reversed_,
     shape,
@@ -73,8 +76,10 @@ from .logical import (  # noqa: F401
     and_,
     chain_value,
     comp_filter,
+    eq_,
     in_,
     not_,
+    ne_,
     not_in,
     or_,
     truth,

@@ -409,6 +409,72 @@ def float_(x=0.0):
     return builtins.float(x)
 
 
+def round_(number, ndigits=None):
+    """`round()`; of a graph value: Python's rounding (halves to even) as graph ops, to
+    `ndigits` decimals (a number, not a tensor) by scaling first, as NumPy's `round` does.
+    `round(x)` stands for the Python int eager code gets, `round(x, n)` keeps `x`'s type."""
+    if not is_variable(number):
+        return builtins.round(number, ndigits)
+    if is_variable(ndigits):
+        raise TypeError("round(): ndigits is a tensor computed by the converted code; the "
+                        "number of digits must be a Python int")
+    if number.dtype.kind in "iub" and (ndigits is None or ndigits >= 0):
+        return number
+    import runtime as rt
+    scale = 10.0 ** (ndigits or 0)
+    value = rt.assign(number)
+    value.python_scalar = False  # (a Python number's stand-in takes the others' dtype)
+    scaled = value * scale if ndigits else value
+    low = rt.floor(scaled)
+    rest = scaled - low
+    # a half goes to the even neighbour: `low` when it is even, `low + 1` when odd
+    half = rt.full_like(rest, 0.5)
+    up = rt.where(rt.equal(rest, half), rt.remainder(low, rt.full_like(low, 2)),
+                  rt.greater_than(rest, half).astype(low.dtype))
+    out = low + up
+    if ndigits is None:
+        return int_(out)
+    out = out / scale if ndigits else out
+    out.python_scalar = getattr(number, "python_scalar", False)
+    return out
+
+
+# list method -> how it compares items, and what to write instead with tensors
+_COMPARING = {
+    "index": ("finds the item with ==",
+              ("keep the positions you need as Python ints, or compare as tensors: "
+               "`rt.nonzero(rt.stack(lst) == v)`")),
+    "count": ("counts the items equal to it by ==",
+              "compare as tensors: `(rt.stack(lst) == v).sum()`"),
+    "sort": ("orders the items with <",
+             ("sort them as a tensor: `rt.sort(rt.stack(lst))`, or `rt.argsort` to reorder "
+              "other values")),
+}
+
+
+def list_query(obj, method: str):
+    """`obj.<method>` for `index`, `count`, `sort`: on a Python list or tuple compared with
+    graph values, the comparison's truth exists only when the program runs, so the `bool()`
+    of it that the method takes becomes an error saying so (at the user's line)."""
+    bound = getattr(obj, method)
+    if not isinstance(obj, (list, tuple)):
+        return bound
+
+    def call(*args, **kwargs):
+        try:
+            return bound(*args, **kwargs)
+        except TypeError:
+            if not any(is_variable(v) for v in (*obj, *args)):
+                raise
+        from ..errors import ConversionError
+        how, advice = _COMPARING[method]
+        raise ConversionError(
+            f"{type(obj).__name__}.{method}() with tensors computed by the converted code: it "
+            f"{how}, and the truth of a comparison of such tensors is known only when the "
+            f"program runs (eager code decides it value by value). Instead, {advice}.")
+    return call
+
+
 def _number(x, dtype: str):
     """The graph value standing for the Python number `int(x)` / `float(x)`: an int64 or a
     float64 (Python's int and float hold what those hold: Paddle's converted int32 and float32

@@ -5,7 +5,7 @@
 
 (`d2s.converters.lists`). Over a Python iterable it is the comprehension itself (a list, or a
 generator for a generator expression). Over a tensor array (or a list of tuples / dicts as
-tensor arrays, `StructArray`) it is one graph loop, exactly as the statement
+tensor arrays, `StructArray`, or `range` of a tensor) it is one graph loop, exactly as the statement
 
     out = []
     for h in hs:
@@ -18,14 +18,19 @@ iteration read it; returned, it is the list of Tensors eager code returns). A fi
 from __future__ import annotations
 
 from .lists import StructArray, list_append
+from .loops import TensorEnumerate, TensorRange, TensorZip
 from .variables import is_variable
+
+# what only a graph loop iterates: lists as tensor arrays, and `range`, `enumerate` and
+# `zip` over a length known when the program runs (`range(n)` of a tensor `n`)
+GRAPH_ITERABLES = (StructArray, TensorRange, TensorEnumerate, TensorZip)
 
 
 def comp_map(xs, fn, kind: str, acc=None):
     """`acc`: the list a filtered comprehension builds (`predicates_comp.Comprehension`),
     where `fn(item)` appends to it under the item's condition instead of giving the item;
     over a tensor array it is the graph loop's state."""
-    if isinstance(xs, StructArray) or is_variable(xs) and xs.is_array:
+    if isinstance(xs, GRAPH_ITERABLES) or is_variable(xs) and xs.is_array:
         from .loops import for_loop
         if acc is None:
             return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),

@@ -16,6 +16,7 @@ import copy
 from runtime.core import is_tensor
 
 from .. import report
+from ..errors import note_traced_branch
 from . import mutation
 from .exceptions import branch_frame, mark_raised
 from . import unbound as unbound_mod
@@ -83,6 +84,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
                     _raise_when_run(e)
                     out = [args[i] if i < len(args) else Undefined(name)
                            for i, name in enumerate(names)]
+                except Exception as e:  # (re-raised: the same exception)
+                    raise note_traced_branch(e, where(src))
             for (i, path), dtype in arrays.items():
                 if i < len(out):  # (the changed objects' values are converted below)
                     out[i] = _array_at(out[i], path, dtype)

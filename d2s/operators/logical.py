@@ -61,12 +61,41 @@ def truth(x):
 def truth_and_(a, *rest):
     """`a and ...` where only the truth of the result matters (a condition): graph operands
     are combined as bool tensors (a float tensor `and` a bool tensor is a bool)."""
-    return and_(truth(a), *[_truthful(f) for f in rest])
+    return _condition(and_, truth(a), [_truthful(f) for f in rest], decides=False)
 
 
 def truth_or_(a, *rest):
     """`a or ...` in a condition (see `truth_and_`)."""
-    return or_(truth(a), *[_truthful(f) for f in rest])
+    return _condition(or_, truth(a), [_truthful(f) for f in rest], decides=True)
+
+
+def _condition(op, a, rest: list, decides: bool):
+    """`op(a, *rest)` as a condition. A graph `a` followed by operands that give a Python
+    value deciding the condition alone (`t and False`, `t or True`): the condition is that
+    Python value, as eager's truth is on every input, so a tensor `if` on it prunes the
+    branch eager never enters (its code is not traced; the `cond` built is never read)."""
+    if not (is_variable(a) and rest):
+        return op(a, *rest)
+    given: list = []
+    evaluate = _chained(op, rest)
+
+    def remaining():
+        given.append(evaluate())
+        return given[-1]
+    out = op(a, remaining)
+    if len(given) == 1 and not is_variable(given[0]) and bool(given[0]) is decides:
+        return decides
+    return out
+
+
+def _chained(op, fns: list):
+    """`lambda: op(fns[0](), fns[1], ...)` closing over each function itself, not a list of
+    them: `mutation.python_effects_refused` finds the user's code through such closures."""
+    first = fns[0]
+    if len(fns) == 1:
+        return first
+    after = _chained(op, fns[1:])
+    return lambda: op(first(), after)
 
 
 def chain_value(before, value):
@@ -207,6 +236,48 @@ def in_(x, container):
         eq = rt.all(rt.equal(x, item))
         found = eq if found is None else rt.logical_or(found, eq)
     return rt.tensor.constant(False) if found is None else found
+
+
+def eq_(a, b):
+    """`a == b`. Two lists (or two tuples) holding graph values compare as eager's list
+    comparison does, item by item (an item equals itself; others by the truth of their
+    `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`."""
+    if not _sequences_with_graph_values(a, b):
+        return a == b
+    if len(a) != len(b):
+        return False
+    import runtime as rt
+    found = None
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        same = eq_(x, y)
+        if not is_variable(same):
+            if not same:
+                return False
+            continue
+        same = _scalar_bool(same)
+        found = same if found is None else rt.logical_and(found, same)
+    return True if found is None else found
+
+
+def ne_(a, b):
+    """`a != b` (see `eq_`)."""
+    if not _sequences_with_graph_values(a, b):
+        return a != b
+    same = eq_(a, b)
+    if not is_variable(same):
+        return not same
+    import runtime as rt
+    return rt.logical_not(same)
+
+
+def _sequences_with_graph_values(a, b) -> bool:
+    return type(a) is type(b) and type(a) in (list, tuple) and _holds_graph(a + b)
+
+
+def _holds_graph(items) -> bool:
+    return any(is_variable(v) or type(v) in (list, tuple) and _holds_graph(v) for v in items)
 
 
 def not_in(x, container):

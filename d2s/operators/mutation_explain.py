@@ -50,6 +50,44 @@ def explain_names(names, outs, src) -> None:
                 f"whose condition is a tensor ({where(src)}); one static program cannot have "
                 f"both key sets. Set {name}[{only}] before the if (to a tensor of the same "
                 "shape) and assign it in both branches.", src)
+    for name, a, b in zip(names, outs[0], outs[1]):
+        _refuse_chosen_text(name, a, b, src)
+
+
+def _refuse_chosen_text(name: str, a, b, src) -> None:
+    """A string (or bytes) that differs between the branches: a program's values are
+    tensors of numbers, so which text eager code has would be decided when it runs."""
+    found = _text_difference(a, b, "")
+    if found is None:
+        return
+    from ..errors import ConversionError
+    path, x, y = found
+    what = ("the returned value" + path) if name.startswith("_retval") else \
+        "the conditional expression's value" + path if name.startswith("_ifexp") else \
+        f"'{name}{path}'"
+    raise ConversionError(
+        f"{what} is a string chosen by a tensor condition ({where(src)}): {x!r} in the if "
+        f"branch, {y!r} in the else branch. A program computes tensors of numbers, so it "
+        "cannot pick a text when it runs. Keep a number or a bool tensor instead (an index "
+        "into a tuple of the texts, read after the call: `MODES[int(mode_id)]`), or decide "
+        "the `if` with a Python value.", src)
+
+
+def _text_difference(a, b, path):
+    """The first place where the branches hold different strings: (path, a, b) or None."""
+    if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
+        return None if type(a) is type(b) and a == b else (path, a, b)
+    if type(a) in (list, tuple) and type(b) is type(a) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _text_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            d = _text_difference(a[k], b[k], f"{path}[{k!r}]")
+            if d:
+                return d
+    return None
 
 
 def _shape_of(v) -> str:

@@ -19,10 +19,13 @@ from .variables import is_variable
 class ReadCheck:
     """Called by the program builder before an op reads the value (`Variable.on_read`)."""
 
-    __slots__ = ("bound", "name", "at", "done", "error")
+    __slots__ = ("bound", "name", "at", "done", "error", "origin")
 
-    def __init__(self, bound, name: str, at: str, error=None):
+    def __init__(self, bound, name: str, at: str, error=None, origin=None):
         self.bound, self.name, self.at = bound, name, at
+        # (file, line, source) of the statement that left it unbound on some paths: the
+        # line an error names where the value is read after the function returned
+        self.origin = origin
         # what is raised where the value is not what eager code has (None: unbound)
         self.error = error
         self.done: set = set()  # the blocks already checked
@@ -56,7 +59,8 @@ def mark(value, bound, name: str, src, error=None) -> None:
     if isinstance(previous, ReadCheck):
         import runtime as rt
         bound = rt.logical_and(bound, previous.bound)
-    value.on_read = ReadCheck(bound, name, at, error)
+    origin = (src.filename, src.lineno, src.source_line) if src is not None else None
+    value.on_read = ReadCheck(bound, name, at, error, origin)
 
 
 def carry(inner, outer, pred, inner_is_true: bool) -> None:
@@ -73,14 +77,20 @@ def carry(inner, outer, pred, inner_is_true: bool) -> None:
     existing = outer.on_read
     if isinstance(existing, ReadCheck):
         bound = rt.logical_and(bound, existing.bound)
-    outer.on_read = ReadCheck(bound, check.name, check.at, check.error)
+    outer.on_read = ReadCheck(bound, check.name, check.at, check.error, check.origin)
 
 
 def read(values) -> None:
-    """Values used in a way that reads them outside an op (returned, carried into a loop)."""
+    """Values returned by the converted function: read after it returned, so the check's
+    error names the line that left the value unbound (the caller's line would be wrong)."""
+    from runtime.program.origin import forced
     for v in values:
         if is_variable(v) and isinstance(v.on_read, ReadCheck):
-            v.on_read()
+            if v.on_read.origin is None:
+                v.on_read()
+                continue
+            with forced.origin(v.on_read.origin):
+                v.on_read()
 
 
 def checked(values) -> bool:
@@ -110,7 +120,7 @@ def after_loop(inputs: dict, outputs: list, taken) -> None:
         v = outputs[i]
         if is_variable(v) and not isinstance(v.on_read, ReadCheck):
             v.on_read = ReadCheck(rt.logical_or(check.bound, taken), check.name, check.at,
-                                  check.error)
+                                  check.error, check.origin)
 
 
 def bound_by_loop(indices: list, names: tuple, outputs: list, taken, src) -> None:

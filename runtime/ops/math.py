@@ -16,7 +16,7 @@ from . import infer as I
 from .elementwise import (  # noqa: F401  (sum_to_like and expand_as: public here too)
     EXPAND_AS, PY_SCALARS, SUM_TO_LIKE, binary, binary_fn, coerce, expand_as, float_in,
     is_float_array, named_after, reflected, sum_to_like, unary, unary_fn, unbroadcast)
-from .logic import logical_and
+from .logic import logical_and, where
 from .registry import Meta, OpError, bind, register
 
 def _true_divide(x, y):
@@ -294,12 +294,36 @@ def clip(x, min=None, max=None, name=None):
     >>> rt.clip(rt.to_tensor([-2.0, 0.5, 3.0]), -1.0, 1.0).tolist()
     [-1.0, 0.5, 1.0]
     """
+    if core.is_variable(min) or core.is_variable(max):
+        return _clip_by_computed_bounds(x, min, max)
     attrs = {}
     if min is not None:
         attrs["min"] = float(min)
     if max is not None:
         attrs["max"] = float(max)
     return bind(CLIP, (x,), attrs)
+
+
+def _clip_by_computed_bounds(x, lo, hi):
+    """`clip` with a bound a program computes (a Variable: its value, which the op's
+    attributes would hold, is known only when the program runs), from elementwise ops with
+    `clip`'s values and gradient: to `x` strictly inside the bounds, none to the bounds."""
+    bounds = []
+    for b in (lo, hi):
+        if core.is_tensor(b):
+            if all(d >= 0 for d in b.shape) and _math.prod(b.shape) != 1:
+                raise ValueError(f"clip: a tensor bound must hold one value, got shape "
+                                 f"{list(b.shape)}")
+            b = cast(b.detach(), x.dtype)
+        bounds.append(b)
+    lo, hi = bounds
+    held = x.detach()
+    limited = held if lo is None else maximum(held, lo)
+    limited = limited if hi is None else minimum(limited, hi)
+    inside = [c for c in (None if lo is None else x > lo, None if hi is None else x < hi)
+              if c is not None]
+    keep = inside[0] if len(inside) == 1 else logical_and(*inside)
+    return where(keep, x, limited)
 
 
 def _clip_kernel(xp, x, min=None, max=None):

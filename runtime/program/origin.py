@@ -36,7 +36,7 @@ def _internal(filename: str) -> bool:
 
 
 class _Forced(threading.local):
-    at = None  # (frame, lineno)
+    at = None  # (frame, lineno), or (None, origin) for an origin given outright
 
 
 _FORCED = _Forced()
@@ -48,6 +48,14 @@ class forced:
 
     def __init__(self, frame, lineno: int):
         self.at = (frame, lineno)
+
+    @classmethod
+    def origin(cls, origin: tuple) -> forced:
+        """`with forced.origin((file, line, source)):` ops built meanwhile get that origin
+        (a user line whose frame is gone: a value read after its function returned)."""
+        out = cls(None, 0)
+        out.at = (None, origin)
+        return out
 
     def __enter__(self):
         self.outer, _FORCED.at = _FORCED.at, self.at
@@ -89,6 +97,8 @@ def capture(depth: int = 2) -> tuple | None:
     """(file, line, source) of the innermost user frame above the caller, or None."""
     if _FORCED.at is not None:
         frame, lineno = _FORCED.at
+        if frame is None:
+            return lineno
         filename = frame.f_code.co_filename
         mapped = origin_resolver(filename, lineno, frame) if origin_resolver else None
         return tuple(mapped) if mapped is not None else (filename, lineno, None)

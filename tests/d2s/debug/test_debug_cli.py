@@ -146,12 +146,13 @@ def test_check_reports_a_value_baked_at_trace_time_with_its_line(model_file):
 
 
 def test_check_reports_a_static_error_with_the_user_line(model_file):
-    rc, out, _ = d2s_cli("check", f"{model_file}::reads_value", "--spec", "float32[3]")
-    assert rc == 1
-    assert "static raised TypeError" in out and "eager returned" in out
+    # (a Python list indexed by a computed value: a refusal at the line, exit status 2)
+    rc, _, err = d2s_cli("check", f"{model_file}::reads_value", "--spec", "float32[3]")
+    assert rc == 2
+    assert "ConversionError" in err and "indexes a Python container" in err
     line = "    return x * signs[x.sum().item() > 0]"
-    assert f'File "{model_file}", line {line_of(line)}, in reads_value' in out
-    assert "docs/errors.md" in out
+    assert f"model.py:{line_of(line)})" in err
+    assert "docs/errors.md" in err
 
 
 def test_draws_flip_signs_scales_and_varying_sizes():

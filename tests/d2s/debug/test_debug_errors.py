@@ -49,6 +49,7 @@ KeyError: 'b'
 '''),
     "error_in_branch": (lambda: m.error_in_branch(x24()), OpError, '''\
 runtime.ops.registry.OpError: reshape: cannot reshape x of shape [2, 4] (8 elements) to [3, -1]
+  Raised while d2s traced a branch of the `if` (File "<dir>/dbg_model.py", line 28: if rt.mean(x) > 0:). Both branches of an `if` whose condition is a tensor are built into the program, whichever one these inputs take: make the branch valid for every input, or decide it with a Python value before the `if`.
   In user code:
     File "<dir>/dbg_model.py", line 29, in error_in_branch
       y = rt.reshape(x, [3, -1])
@@ -102,8 +103,8 @@ d2s.operators.variables.UndefinedNameError: 'y' is bound in only one branch of a
     File "<dir>/dbg_model.py", line 84, in bound_in_one_branch
       if rt.mean(x) > 0:
 '''),
-    "tensor_as_list_index": (lambda: m.tensor_as_list_index(x24()), TypeError, '''\
-TypeError: Using as a Python index of a tensor computed by the converted code (i64[]). Its value is only known when the program runs, so it cannot drive Python logic (a Python `if` on a value already taken out of the graph, an index into a Python list, a Python call that needs a number). Keep it a tensor: compare and branch on the tensor itself (inside a @d2s.to_static function `if`/`while` on a tensor become cond/while ops; by hand: rt.static.nn.cond / rt.static.nn.while_loop), index tensors with tensors, or see docs/errors.md, "A tensor's value used as a Python value".
+    "tensor_as_list_index": (lambda: m.tensor_as_list_index(x24()), d2s.ConversionError, '''\
+d2s.errors.ConversionError: a value computed by the converted program indexes a Python container (a list, tuple or dict): its value is known only when the program runs, so it cannot pick an element of a Python object while the program is built. Keep the table a tensor and index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: its values as a list); strings and other objects cannot be chosen by a computed value. See docs/errors.md, "A tensor's value used as a Python value".
   In user code:
     File "<dir>/dbg_model.py", line 95, in tensor_as_list_index
       return x * SCALES[k]
