@@ -90,7 +90,9 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         feeds += [n.feed for n in numbers]
         from .operators.aliases import call_arguments
         with guards.recording() as reads, call_arguments(new_args, new_kwargs):
-            guards.record(sf.function, sf.function_reads(), sf.instance)
+            passed = guards.bind_arguments(sf.function, new_args, new_kwargs, sf.instance)
+            guards.passed_in(passed)
+            guards.record(sf.function, sf.function_reads(), sf.instance, passed)
             before = writeback.before(sf, new_args, new_kwargs)
             try:
                 try:
@@ -236,8 +238,8 @@ def _graph_pred(frame) -> bool:
 
 def _with_hooks(layer, forward):
     """`forward` with `layer`'s own forward hooks around it, each converted like user code."""
-    from .operators.calls import call
     from .errors import ConversionError
+    from .operators.calls import call
 
     def run_hook(kind, hook, *args):
         try:
