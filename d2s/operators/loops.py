@@ -294,6 +294,16 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                         len(names))
 
 
+def _into_dict(original: dict, new: dict) -> dict:
+    """The loop's result for a dict its body changed in place, written into the dict the
+    name held before the loop, which the name holds again: the caller's object (an argument,
+    an attribute's dict) sees the change, as in eager code (`side_effects.py` then makes a
+    Python number there program state)."""
+    for k in new:
+        original[k] = new[k]
+    return original
+
+
 def _unchanged(*state):
     return _result(list(state))
 
@@ -325,6 +335,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         if isinstance(state[i], list) and i not in fixed:
             _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                             "is a tensor, so it becomes a tensor array", src, log)
+    dicts = {i: v for i, v in enumerate(state) if isinstance(v, dict)}
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
         copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     numbers = {}  # index -> a Python number the body may turn into a tensor
@@ -351,6 +362,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         return loop.restore(test(*full(values)))
 
     widen: dict = {}
+    changed_in_place: set = set()
     arrayify: dict = {}  # (state index, path) -> dtype
     extra_arrays: dict = {}  # (changed-object index, path) -> dtype
 
@@ -368,6 +380,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             out = list(given)
         for k, i in enumerate(carried):
             _check_keys(names[i], keys[k], out[i], src)
+        changed_in_place.clear()  # dicts the body changed, not rebound: the same object after
+        changed_in_place.update(i for i in dicts if i in carried and out[i] is given[i])
         _check_widening(carried, values, out, widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in _array_paths(values[k], out[i], ()):  # grows into) an array
@@ -413,7 +427,10 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             unbound_mod.after_loop(checks, out, taken)
             unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
             unbound_mod.tensor_by_loop(numbers, names, out, taken, src)
-            return loop.finish(out, result[len(carried):])
+            out = loop.finish(out, result[len(carried):])
+            for i in changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
+                out[i] = _into_dict(dicts[i], out[i])
+            return out
         except Exception as e:
             log.restore()  # the user's objects must not keep values of discarded blocks
             if not isinstance(e, _Widen):
