@@ -299,8 +299,7 @@ def _into_dict(original: dict, new: dict) -> dict:
     name held before the loop, which the name holds again: the caller's object (an argument,
     an attribute's dict) sees the change, as in eager code (`side_effects.py` then makes a
     Python number there program state)."""
-    for k in new:
-        original[k] = new[k]
+    original.update(new)
     return original
 
 
