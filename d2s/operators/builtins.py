@@ -166,6 +166,9 @@ def sum_(iterable, /, start=0):
     def empty():
         if same:
             return rt.assign(start) if is_tensor(start) and not is_variable(start) else start
+        if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
+            # a list of Python numbers grown by the program: Python's `start` itself
+            return rt.full([], start, "int64" if arr.dtype == rt.bool else arr.dtype)
         from runtime.program.debug_ops import raise_error
 
         from .exceptions import _short

@@ -18,7 +18,8 @@ from .control_flow import (  # the helpers loops share with `if`
     _array_at, _array_paths, _as_list, _copy_container, _is_return_value, _is_tensor,
     _refuse_aliased, _result, _scalar, ifelse, probe)
 from .exceptions import branch_frame
-from .loop_initial import _EmptyArray, _empty_array, _settled_initial_values, _to_array
+from .loop_initial import (
+    _EmptyArray, _empty_array, _settled_initial_values, _to_array, python_items)
 from .loop_keys import _check_keys, _removed, _skeleton
 from .lists import StructArray
 from .variables import Undefined, is_variable, user_origin, where
@@ -423,6 +424,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             out = list(state)
             for i, v in zip(carried, result):
                 out[i] = v
+                if getattr(state[i], "python_items", False):
+                    python_items(v)
             unbound_mod.after_loop(checks, out, taken)
             unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
             unbound_mod.tensor_by_loop(numbers, names, out, taken, src)
