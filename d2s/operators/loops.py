@@ -362,6 +362,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         return loop.restore(test(*full(values)))
 
     widen: dict = {}
+    widened: dict = {}  # index -> a tensor's dtype before the body widened it
     changed_in_place: set = set()
     arrayify: dict = {}  # (state index, path) -> dtype
     extra_arrays: dict = {}  # (changed-object index, path) -> dtype
@@ -429,6 +430,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             unbound_mod.after_loop(checks, out, taken)
             unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
             unbound_mod.tensor_by_loop(numbers, names, out, taken, src)
+            unbound_mod.dtype_by_loop(widened, names, out, taken, src)
             out = loop.finish(out, result[len(carried):])
             for i in changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
                 out[i] = _into_dict(dicts[i], out[i])
@@ -447,8 +449,14 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             # failed trace's changes to the user's objects (and Variables it retargeted) were
             # undone above: they name values of the discarded blocks.
             del blocks[mark:]
+            if taken is None and any(_is_tensor(state[i]) or is_variable(state[i]) and not
+                                     state[i].python_scalar for i in widen):
+                taken = to_bool(test(*state))  # (the test on entry, with the old dtypes)
             for i, dtype in widen.items():
                 v = state[i]
+                if (is_variable(v) and not v.python_scalar or _is_tensor(v)) and \
+                        i not in widened:
+                    widened[i] = v.dtype  # eager's dtype where the body never runs
                 state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
                     [], v, dtype)
             for (i, path), dtype in arrayify.items():
