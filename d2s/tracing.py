@@ -13,6 +13,7 @@ from runtime.core import is_variable as _is_variable
 
 from . import guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
+from .operators.traced_keys import refuse_traced_keys
 
 
 def trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
@@ -115,6 +116,7 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 raise
         from runtime.program.builder import current_builder
         b = current_builder()
+        refuse_traced_keys(out, sf.function)  # (`{int(t): v}`: see `traced_keys`)
         leaves, tree = pytree.flatten(out)
         from .operators.unbound import read
         read(leaves)  # a returned name bound on some paths only (`operators.unbound`)

@@ -11,6 +11,7 @@ from .. import report
 from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
+from .traced_keys import check_unique
 from .variables import is_variable, where
 
 
@@ -97,6 +98,7 @@ def len_(x):
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
+    check_unique(x, "len()")
     return builtins.len(x)
 
 

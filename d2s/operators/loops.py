@@ -22,6 +22,7 @@ from .loop_initial import (
     _EmptyArray, _empty_array, _settled_initial_values, _to_array, python_items)
 from .loop_keys import _check_keys, _removed, _skeleton
 from .lists import StructArray
+from .traced_keys import check_unique
 from .variables import Undefined, is_variable, user_origin, where
 
 
@@ -192,6 +193,7 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
             return _result(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
                                       state, names, extra_test))
         iterable = [iterable[i] for i in range(dim)]
+    check_unique(iterable, "a for loop over the items")
     iterations = 0
     it = iter(iterable)
     for item in it:

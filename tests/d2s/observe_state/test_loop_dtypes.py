@@ -44,7 +44,7 @@ def test_zero_iterations_raise_where_eager_keeps_the_old_dtype():
     static = d2s.to_static(accumulate)
     x = rt.to_tensor([0.0, -1.0])
     acc, steps = accumulate(x, False)
-    assert acc.dtype == rt.int32 and acc.item() == 0
+    assert acc.dtype == rt.int32 and acc.item() == 0 and steps.item() == 0
     with pytest.raises(TypeError, match=r"'acc' is a tensor of dtype int32 before a loop .*"
                        r"test_loop_dtypes.py.*while i < x.sum\(\)"):
         static(x, False)
