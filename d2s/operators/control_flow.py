@@ -364,7 +364,8 @@ def _explain_mismatch(names, outs, src) -> None:
         if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
             other = (f"one of length {len(b)}" if isinstance(b, (list, tuple, dict)) else
                      "a tensor" if is_variable(b) or _is_tensor(b) else type(b).__name__)
-            what = (f"a {type(a).__name__} of length {len(a)} in the if branch and {other} "
+            kind = "list" if isinstance(a, list) else type(a).__name__  # (also an empty array)
+            what = (f"a {kind} of length {len(a)} in the if branch and {other} "
                     "in the else branch")
             if _is_return_value(name):
                 raise mutation.StateChangeError(

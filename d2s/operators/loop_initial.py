@@ -82,8 +82,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if not hasattr(elem, "dtype"):
                 continue  # (items not seen yet: `_settled_initial_values` probes again)
             out[i] = rt.static.create_array(elem.dtype)
-            if getattr(elem, "python_scalar", False):  # (`out.append(i * 2)`, `i` from range)
-                python_items(out[i])
+            if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
+                python_items(out[i])  # (`out.append(i * 2)`, `i` from range; an inner loop's)
             # the element type the body writes (a pop reads it)
             out[i]._static_shape = elem.static_shape if getattr(
                 elem, "is_array", False) else tuple(elem.shape)
