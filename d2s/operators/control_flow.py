@@ -242,7 +242,9 @@ def _array_paths(a, b, path):
     b_arr = is_variable(b) and b.is_array
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
         lst, arr = (a, b) if isinstance(a, list) else (b, a)
-        if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst):
+        if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
+                getattr(arr, "python_items", False) and all(
+                    type(x) in (int, float, bool) for x in lst)):  # (Python numbers)
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
@@ -281,7 +283,10 @@ def _array_at(v, path, dtype):
                 like, StructArray) else empty_struct_array(like)
         if isinstance(v, list):
             import runtime as rt
-            return rt.static.create_array(dtype, initialized_list=list(v))
+            array = rt.static.create_array(dtype, initialized_list=list(v))
+            if v and all(type(x) in (int, float, bool) for x in v):
+                array.python_items = True  # (a list of Python numbers: `sum` of it empty)
+            return array
         return v
     key, rest = path[0], path[1:]
     if isinstance(v, dict) and key in v:

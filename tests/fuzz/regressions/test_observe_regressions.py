@@ -15,6 +15,14 @@ CASES = [
         "    while j < rt.abs(y[0]) + 0.5:", "        j = j + 1.0", "        flags.append(True)"],
      [([0.75, 0.75, 2.75], [1.25, -0.25, 0.75]), ([-1.25, -0.25, -0.75], [0.25, 0.5, 1.0]),
       ([2.25, 1.0, 1.0], [-2.75, 1.0, 1.0])]),
+    # A list of Python numbers that a graph loop in one branch of a tensor `if` makes a tensor
+    # array while the other branch leaves it a list: the list was not made an array for the
+    # `cond` (internal ValueError: branches of different structures; campaign of 120).
+    ("number_list_array_in_one_branch", [
+        "if rt.sum(h) > 1.0:", "    while k < rt.abs(x[0]) + 0.5:", "        k = k + 1.0",
+        "        nums.insert(0, 0)"],
+     [([2.75, 2.75, 1.25], [0.25, 2.25, 0.25]), ([-1.25, -1.25, -1.25], [1.25, 0.75, -2.75]),
+      ([0.25, 0.75, -1.25], [1.25, 0.75, -2.75])]),
 ]
 
 
