@@ -243,8 +243,9 @@ def _array_paths(a, b, path):
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
         lst, arr = (a, b) if isinstance(a, list) else (b, a)
         if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
-                getattr(arr, "python_items", False) and all(
-                    type(x) in (int, float, bool) for x in lst)):  # (Python numbers)
+                all(type(x) in (int, float, bool) for x in lst) and (  # Python numbers
+                    getattr(arr, "python_items", False) or all(
+                        PYTHON_ITEM_DTYPES[type(x)] == arr.dtype.name for x in lst))):
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
@@ -258,6 +259,10 @@ def _array_paths(a, b, path):
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
             yield from _array_paths(a[k], b[k], path + (k,))
+
+
+# the dtype of a tensor array holding Python numbers (a list of them grown by the program)
+PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float32"}
 
 
 def _struct_like(a, b):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from . import mutation
 from .control_flow import (
-    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar,
-    _zeros_like, check_return_none)
+    PYTHON_ITEM_DTYPES, _as_list, _copy_container, _fill, _has_tensor, _is_return_value,
+    _is_tensor, _scalar, _zeros_like, check_return_none)
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, where
 
@@ -127,8 +127,7 @@ def python_item_dtype(v):
     """The dtype of a tensor array holding Python numbers like `v` (a list of them that a
     graph loop or a tensor `if` grows): bool, int64 for ints, float32 for floats; None for
     anything else."""
-    cls = v.__class__
-    return {bool: "bool", int: "int64", float: "float32"}.get(cls)
+    return PYTHON_ITEM_DTYPES.get(v.__class__)
 
 
 def _python_number(v, p):
