@@ -81,3 +81,21 @@ def test_for_range_pop_and_insert(fn, reference):
         assert eager == want
         np.testing.assert_allclose(got, want)
     assert static._cache.traces == 1
+
+
+def ints_then_a_float(x):
+    vals = [1, 2]
+    i = rt.zeros([], "int64")
+    while i < x.sum():
+        vals.insert(0, 0.5)  # Python's list holds ints and floats; an int64 array cannot
+        i += 1
+    return sum(vals)
+
+
+def test_a_float_into_a_list_of_ints_is_refused_at_its_line():
+    x = rt.to_tensor([1.0, 1.0])
+    assert ints_then_a_float(x) == 4.0
+    with pytest.raises(d2s.errors.ConversionError,
+                       match=r"list of Python ints .* int64.*test_number_lists.py.*"
+                             r"vals.insert\(0, 0.5\).*the float 0.5"):
+        d2s.to_static(ints_then_a_float)(x)
