@@ -7,8 +7,10 @@ The key rules (also in `docs/d2s.md`, "Which calls share a program"):
   (the InputSpec's, with -1 for dynamic dims, when one is given), dtype and stop_gradient;
 - a hashable Python value whose type compares by value (numbers, strings, tuples of those,
   enums, frozen dataclasses...): its type and value;
-- any other object (compared by identity): the object itself, held by a weak reference, so
-  an object that dies never matches a new one that happens to reuse its address;
+- any other object (compared by identity, also one that is unhashable because its class
+  defines `__eq__` alone): the object itself, held by a weak reference, so an object that
+  dies never matches a new one that happens to reuse its address; what the trace read of its
+  fields is guarded (`guards.py`);
 - a set: its frozen contents; lists, tuples and dicts: their nesting, and their leaves by the
   rules above; keyword arguments that name positional parameters count as positional;
 - the bound instance, its `training` flag, and the auto_cast state of the call.
@@ -234,7 +236,7 @@ def value_key(x):
         except TypeError:
             pass
     try:
-        return (cls, weakref.ref(x))
+        return (cls, weakref.ref(x) if by_identity else _WeakIdentity(x))
     except TypeError:
         pass
     if not by_identity:
@@ -243,6 +245,25 @@ def value_key(x):
             "so d2s cannot tell whether a later call passes the same value: pass its tensor "
             "fields as tensors, or make the type hashable (e.g. a frozen dataclass)")
     return (cls, _Identity(x))
+
+
+class _WeakIdentity:
+    """Identity key for an unhashable object (`__eq__` without `__hash__`, a plain
+    dataclass), held by a weak reference: a `weakref.ref` would hash the object itself. What
+    the trace read of its fields is guarded (`guards.record`)."""
+
+    __slots__ = ("id", "ref")
+
+    def __init__(self, obj):
+        self.ref = weakref.ref(obj)
+        self.id = id(obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _WeakIdentity) and other.id == self.id and \
+            self.ref() is not None and other.ref() is self.ref()
+
+    def __hash__(self):
+        return self.id
 
 
 class _Identity:

@@ -43,6 +43,7 @@ class _Recording(threading.local):
     def __init__(self):
         self.guards = None  # the list being filled by the trace running in this thread
         self.seen = None
+        self.passed = None  # ids of the objects the traced call was passed (`passed_in`)
 
 
 _REC = _Recording()
@@ -70,24 +71,55 @@ class recording:
     """While tracing: collect the guards of every user function that runs (a context)."""
 
     def __enter__(self):
-        self.outer = (_REC.guards, _REC.seen)
-        _REC.guards, _REC.seen = [], set()
+        self.outer = (_REC.guards, _REC.seen, _REC.passed)
+        _REC.guards, _REC.seen, _REC.passed = [], set(), set()
         return self
 
     def __exit__(self, *exc):
         self.guards = tuple(_REC.guards)
-        _REC.guards, _REC.seen = self.outer
+        _REC.guards, _REC.seen, _REC.passed = self.outer
         return False
 
 
-def record(fn, reads, instance=None) -> None:
+def bind_arguments(fn, args, kwargs, instance=None) -> dict:
+    """The parameter -> argument mapping of a call of `fn` (`instance` bound to its first
+    parameter); {} where the arguments do not fit its signature (the call itself will say)."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind_partial(*((instance,) if instance is not None else ()), *args,
+                                 **kwargs)
+    except (TypeError, ValueError):
+        return {}
+    return dict(bound.arguments)
+
+
+def passed_in(arguments: dict) -> None:
+    """The traced call was passed these objects: what a called function reads through one of
+    them is guarded too (an object made while tracing is not, it is made anew every call)."""
+    if _REC.passed is None:
+        return
+    from runtime import pytree
+    for value in arguments.values():
+        _REC.passed.add(id(value))
+        if pytree.is_container(value):
+            _REC.passed.update(id(v) for v in pytree.children(value)[0])
+
+
+def record(fn, reads, instance=None, arguments=None) -> None:
     """Record the guards for `reads` (a `pyct.reads.Reads` of `fn`) as `fn` starts running,
-    with `instance` bound to its first parameter (None for a plain function)."""
+    with `instance` bound to its first parameter (None for a plain function) and `arguments`
+    (parameter -> value) the objects it was passed, where what it reads through them is
+    guarded (`cfg.scale` of `def f(x, cfg)`): by value, so the caller changing a field
+    between calls traces a new program, as eager code would read the new value."""
     guards = _REC.guards
     if guards is None or reads is None:
         return
     seen = _REC.seen
-    key = (id(fn), id(instance))
+    passed = _REC.passed
+    arguments = {k: v for k, v in (arguments or {}).items()
+                 if k in reads.params and id(v) in passed and not _is_tensor(v)}
+    key = (id(fn), id(instance), tuple(sorted((k, id(v)) for k, v in arguments.items())))
     if key in seen:
         return
     seen.add(key)
@@ -107,10 +139,12 @@ def record(fn, reads, instance=None) -> None:
             _add(guards, ("global", glob, name), glob[name])
     for chain in reads.chains:
         root = chain[0]
-        if root == reads.self_name:
-            if instance is None:
-                continue
+        if root == reads.self_name and instance is not None:
             obj, where = instance, "self"
+        elif root in arguments:
+            obj, where = arguments[root], root
+        elif root == reads.self_name:
+            continue
         elif root in cells:
             try:
                 obj = cells[root].cell_contents
@@ -422,7 +456,7 @@ def compile_check(guards):
             env[f"x{i}"] = expected
             terms.append(f"{read} is x{i}")
     source = "lambda: " + " and ".join(terms)
-    return eval(compile(source, "<d2s guards>", "eval"), env)  # noqa: S307  (our own text)
+    return eval(compile(source, "<d2s guards>", "eval"), env)
 
 
 def failing(guards) -> tuple | None:

@@ -15,6 +15,7 @@ from runtime.core import is_variable as _is_variable
 
 from . import errors, guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
+from .operators.traced_keys import refuse_traced_keys
 from .transpile import deep_recursion
 
 # A converted call goes through a few Python frames for each of the user's (the operators an
@@ -106,7 +107,9 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         feeds += [n.feed for n in numbers]
         from .operators.aliases import call_arguments
         with guards.recording() as reads, call_arguments(new_args, new_kwargs):
-            guards.record(sf.function, sf.function_reads(), sf.instance)
+            passed = guards.bind_arguments(sf.function, new_args, new_kwargs, sf.instance)
+            guards.passed_in(passed)
+            guards.record(sf.function, sf.function_reads(), sf.instance, passed)
             before = writeback.before(sf, new_args, new_kwargs)
             try:
                 try:
@@ -133,6 +136,7 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
                 raise
         from runtime.program.builder import current_builder
         b = current_builder()
+        refuse_traced_keys(out, sf.function)  # (`{int(t): v}`: see `traced_keys`)
         leaves, tree = pytree.flatten(out)
         from .operators.unbound import read
         read(leaves)  # a returned name bound on some paths only (`operators.unbound`)

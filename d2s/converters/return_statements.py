@@ -24,6 +24,7 @@ from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import jumps
 from .early_return import always_exits
+from .try_except import DISCARDS_RETURN
 
 HANDLES = (gast.Return,)  # the pass is skipped when none of these is present
 CREATES = (gast.If, gast.Assign, gast.Call, gast.Lambda, gast.UnaryOp, gast.BoolOp)
@@ -122,6 +123,14 @@ class ReturnStatements(Base):
         for loop in gast.walk(node):
             if isinstance(loop, (gast.For, gast.While)) and _sets(loop, flag):
                 jumps.stop_loop(loop, flag)
+        for n in gast.walk(node):  # a jump in a `finally` ends the pending return
+            for field in ("body", "orelse", "finalbody"):
+                stmts = getattr(n, field, None)
+                if isinstance(stmts, list) and any(getattr(x, DISCARDS_RETURN, False)
+                                                   for x in stmts):
+                    setattr(n, field, [templates.replace("flag = False", flag=flag)[0]
+                                       if getattr(x, DISCARDS_RETURN, False) else x
+                                       for x in stmts])
         return node
 
 

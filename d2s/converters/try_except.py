@@ -53,6 +53,7 @@ import gast
 from ..pyct import anno, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
+from . import jumps
 
 HANDLES = (gast.Try,)  # the pass is skipped when none of these is present
 CREATES = (gast.If, gast.Assign, gast.Call, gast.Raise, gast.Break)
@@ -428,7 +429,44 @@ def _wrap_function(conv: TryExcept, fn) -> None:
         fn.body += end
 
 
+DISCARDS_RETURN = "d2s_discards_return"  # a `pass` marking where a pending return ends
+
+
+def mark_finally_jumps(node) -> None:
+    """A `break` or `continue` in a `finally` clause whose `try` returns: in Python the jump
+    discards the pending return (`try: return a` / `finally: continue`). Before each such
+    jump goes a `pass` marked `DISCARDS_RETURN`, which the return pass makes `flag = False`
+    (a `return` in the `finally` overrides the pending one by itself)."""
+    for t in gast.walk(node):
+        if not (isinstance(t, gast.Try) and t.finalbody and jumps.contains(
+                t.body + [h for handler in t.handlers for h in handler.body] + t.orelse,
+                gast.Return, into_loops=True)):
+            continue
+        t.finalbody = _before_jumps(t.finalbody)
+
+
+def _before_jumps(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Continue)):
+            marker = gast.Pass()
+            setattr(marker, DISCARDS_RETURN, True)
+            out += [gast.copy_location(marker, s), s]
+            continue
+        if not isinstance(s, (gast.For, gast.While, *_SCOPES)):  # (their own jumps)
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, _before_jumps(getattr(s, field)))
+            for handler in getattr(s, "handlers", ()):
+                handler.body = _before_jumps(handler.body)
+        elif isinstance(s, (gast.For, gast.While)):
+            s.orelse = _before_jumps(s.orelse)  # (an else clause jumps for the outer loop)
+        out.append(s)
+    return out
+
+
 def transform(node, ctx):
+    mark_finally_jumps(node)
     fn = node if isinstance(node, gast.FunctionDef) else None
     conv = TryExcept(ctx, fn)
     node = conv.visit(node)

@@ -11,6 +11,7 @@ from .. import report
 from .lists import StructArray
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
+from .traced_keys import check_unique
 from .variables import is_variable, where
 
 
@@ -97,6 +98,7 @@ def len_(x):
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
+    check_unique(x, "len()")
     return builtins.len(x)
 
 
@@ -148,6 +150,7 @@ def sum_(iterable, /, start=0):
     from .variables import user_origin
     arr = iterable
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
+    dtype = "int64" if arr.dtype == rt.bool else arr.dtype  # (Python's sum of bools: an int)
     from runtime.core import is_tensor
     from runtime.dtypes import convert_dtype, promote
     tensor_start = is_variable(start) or is_tensor(start)
@@ -166,6 +169,9 @@ def sum_(iterable, /, start=0):
     def empty():
         if same:
             return rt.assign(start) if is_tensor(start) and not is_variable(start) else start
+        if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
+            # a list of Python numbers grown by the program: Python's `start` itself
+            return rt.full([], start, dtype)
         from runtime.program.debug_ops import raise_error
 
         from .exceptions import _short
@@ -179,7 +185,7 @@ def sum_(iterable, /, start=0):
             "tensor start value of the result's shape, e.g. `sum(items, rt.zeros([...]))`, "
             "or keep every item and mask it (rt.where)."),
             at=f"{_short(src.filename)}:{src.lineno}" if src else "")
-        out = rt.zeros(shape, arr.dtype)  # never read: the op above raises
+        out = rt.zeros(shape, dtype)  # never read: the op above raises
         return out + start if tensor_start else out
 
     return rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)

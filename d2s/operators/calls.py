@@ -55,14 +55,15 @@ def _call(f):
     if isinstance(f, types.FunctionType):
         converted = _convert_function(f)
         _guard(f)
-        return converted
+        return _guarding_arguments(f, converted)
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)
         if isinstance(f.__func__, types.FunctionType):
             converted = _convert_function(f.__func__)
             _guard(f)
-            return f if converted is f.__func__ else types.MethodType(converted, f.__self__)
+            out = f if converted is f.__func__ else types.MethodType(converted, f.__self__)
+            return _guarding_arguments(f, out)
         return f
     if isinstance(f, _CACHED):
         # `functools.lru_cache` / `cache`: while a program is built, its cache would keep the
@@ -168,6 +169,29 @@ def _guard(f) -> None:
     if isinstance(fn, types.FunctionType):
         from ..transpile import reads_of
         guards.record(fn, reads_of(fn), getattr(f, "__self__", None))
+
+
+def _guarding_arguments(f, out):
+    """`out` (what converted code calls for the user function `f`), recording as it is called
+    the guards of what `f` reads through the objects it is passed (`guards.record`), where it
+    reads through any and a program is being traced."""
+    if guards.recorded() is None:
+        return out
+    fn = getattr(f, "__func__", f)
+    from ..transpile import reads_of
+    reads = reads_of(fn)
+    if reads is None:
+        return out
+    instance = getattr(f, "__self__", None)
+    through = reads.params - {reads.self_name} if instance is not None else reads.params
+    if not any(c[0] in through for c in reads.chains):
+        return out
+
+    @functools.wraps(out)
+    def guarded(*args, **kwargs):
+        guards.record(fn, reads, instance, guards.bind_arguments(fn, args, kwargs, instance))
+        return out(*args, **kwargs)
+    return guarded
 
 
 def _library_forward(layer):

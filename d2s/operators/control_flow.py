@@ -245,7 +245,10 @@ def _array_paths(a, b, path):
     b_arr = is_variable(b) and b.is_array
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
         lst, arr = (a, b) if isinstance(a, list) else (b, a)
-        if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst):
+        if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
+                all(type(x) in (int, float, bool) for x in lst) and (  # Python numbers
+                    getattr(arr, "python_items", False) or all(
+                        PYTHON_ITEM_DTYPES[type(x)] == arr.dtype.name for x in lst))):
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
@@ -259,6 +262,10 @@ def _array_paths(a, b, path):
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
             yield from _array_paths(a[k], b[k], path + (k,))
+
+
+# the dtype of a tensor array holding Python numbers (a list of them grown by the program)
+PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float32"}
 
 
 def _struct_like(a, b):
@@ -284,7 +291,10 @@ def _array_at(v, path, dtype):
                 like, StructArray) else empty_struct_array(like)
         if isinstance(v, list):
             import runtime as rt
-            return rt.static.create_array(dtype, initialized_list=list(v))
+            array = rt.static.create_array(dtype, initialized_list=list(v))
+            if v and all(type(x) in (int, float, bool) for x in v):
+                array.python_items = True  # (a list of Python numbers: `sum` of it empty)
+            return array
         return v
     key, rest = path[0], path[1:]
     if isinstance(v, dict) and key in v:
@@ -367,7 +377,8 @@ def _explain_mismatch(names, outs, src) -> None:
         if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
             other = (f"one of length {len(b)}" if isinstance(b, (list, tuple, dict)) else
                      "a tensor" if is_variable(b) or _is_tensor(b) else type(b).__name__)
-            what = (f"a {type(a).__name__} of length {len(a)} in the if branch and {other} "
+            kind = "list" if isinstance(a, list) else type(a).__name__  # (also an empty array)
+            what = (f"a {kind} of length {len(a)} in the if branch and {other} "
                     "in the else branch")
             if _is_return_value(name):
                 raise mutation.StateChangeError(

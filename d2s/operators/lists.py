@@ -23,6 +23,7 @@ def list_append(target, value):
         import runtime as rt
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
+        _number_fits(target, value)
         return rt.static.array_write(value, rt.static.array_length(target), target)
     target.append(value)
     return target
@@ -88,6 +89,25 @@ def _empty_array(target):
     return _empty_like(target)
 
 
+def _number_fits(array, value) -> None:
+    """A Python number put into a tensor array (a list grown by the program) must keep its
+    value in the array's dtype: a float into a list of ints (int64) would lose its fraction,
+    where Python's list holds both; refused at the user's line."""
+    if type(value) not in (int, float) or array.dtype.name not in ("int64", "bool"):
+        return
+    if type(value) is int and array.dtype.name == "int64":
+        return
+    from .mutation import StateChangeError
+    from .variables import user_origin, where
+    src = user_origin(3)
+    kind = "ints" if array.dtype.name == "int64" else "bools"
+    raise StateChangeError(
+        f"a list of Python {kind} that a loop or if whose condition is a tensor grows is a "
+        f"tensor array of {array.dtype.name}, and here ({where(src)}) it gets the "
+        f"{type(value).__name__} {value!r}, which that dtype cannot hold. Start the list with "
+        f"values of that type (for example `[0.0]`, or append float(v)).", src)
+
+
 def _insert(target, index, value):
     """`target.insert(index, value)` on a tensor array: a new array (an `array_insert` op;
     the index is a Python int or an integer tensor, clamped as Python clamps it)."""
@@ -98,6 +118,7 @@ def _insert(target, index, value):
         raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
     if isinstance(value, (tuple, list, dict)):
         _no_structures(value, 4)
+    _number_fits(target, value)
     v = value if is_variable(value) or hasattr(value, "dtype") else rt.to_tensor(
         value, dtype=target.dtype)
     if v.dtype != target.dtype:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import report
+from .traced_keys import equal_items, traced
 from .variables import is_variable
 
 
@@ -220,21 +221,21 @@ def not_(x):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
-    items = list(container) if isinstance(container, (list, tuple, set, frozenset)) else None
+    items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
+        else None
     if is_variable(container):
         import runtime as rt
         return rt.any(rt.equal(container, x))
-    if items is None or not (is_variable(x) or any(is_variable(t) for t in items)):
+    if items is None or not (traced(x) or any(traced(t) for t in items)):
         return x in container
     import runtime as rt
-    found = None
+    found = None  # (a set or dict of values the trace computed: compared by value)
     for item in items:
-        if not (is_variable(x) or is_variable(item)):
-            if x is item or x == item:
-                return True
-            continue
-        eq = rt.all(rt.equal(x, item))
-        found = eq if found is None else rt.logical_or(found, eq)
+        eq = equal_items(x, item)
+        if eq is True:
+            return True
+        if eq is not False:
+            found = eq if found is None else rt.logical_or(found, eq)
     return rt.tensor.constant(False) if found is None else found
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from . import mutation
 from .control_flow import (
-    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar,
-    _zeros_like, check_return_none)
+    PYTHON_ITEM_DTYPES, _as_list, _copy_container, _fill, _has_tensor, _is_return_value,
+    _is_tensor, _scalar, _zeros_like, check_return_none)
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, where
 
@@ -19,8 +19,12 @@ def _to_array(items: list):
         return _EmptyArray()
     if is_structure(items[0]):
         return struct_array(items)
-    return rt.static.create_array(items[0].dtype if hasattr(items[0], "dtype") else "float32",
-                                  initialized_list=list(items))
+    first = items[0]
+    if hasattr(first, "dtype"):
+        return rt.static.create_array(first.dtype, initialized_list=list(items))
+    array = rt.static.create_array(python_item_dtype(first) or "float32",
+                                   initialized_list=list(items))
+    return python_items(array) if python_item_dtype(first) else array
 
 
 class _EmptyArray(list):
@@ -70,9 +74,16 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if is_structure(elem):  # a list of tuples / dicts of tensors
                 out[i] = empty_struct_array(elem)
                 continue
+            dtype = python_item_dtype(elem)
+            if dtype is not None:  # Python numbers: a tensor array of their dtype
+                out[i] = python_items(rt.static.create_array(dtype))
+                out[i]._static_shape = ()
+                continue
             if not hasattr(elem, "dtype"):
                 continue  # (items not seen yet: `_settled_initial_values` probes again)
             out[i] = rt.static.create_array(elem.dtype)
+            if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
+                python_items(out[i])  # (`out.append(i * 2)`, `i` from range; an inner loop's)
             # the element type the body writes (a pop reads it)
             out[i]._static_shape = elem.static_shape if getattr(
                 elem, "is_array", False) else tuple(elem.shape)
@@ -103,6 +114,20 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if getattr(p, "python_scalar", False):
                 _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
     return out
+
+
+def python_items(array):
+    """Mark a tensor array as a list of Python numbers (`sum` of it when empty is the start
+    value, as Python's; a loop's result array keeps the mark)."""
+    array.python_items = True
+    return array
+
+
+def python_item_dtype(v):
+    """The dtype of a tensor array holding Python numbers like `v` (a list of them that a
+    graph loop or a tensor `if` grows): bool, int64 for ints, float32 for floats; None for
+    anything else."""
+    return PYTHON_ITEM_DTYPES.get(v.__class__)
 
 
 def _python_number(v, p):

@@ -18,9 +18,11 @@ from .control_flow import (  # the helpers loops share with `if`
     _array_at, _array_paths, _as_list, _copy_container, _is_return_value, _is_tensor,
     _refuse_aliased, _result, _scalar, ifelse, probe)
 from .exceptions import branch_frame
-from .loop_initial import _EmptyArray, _empty_array, _settled_initial_values, _to_array
+from .loop_initial import (
+    _EmptyArray, _empty_array, _settled_initial_values, _to_array, python_items)
 from .loop_keys import _check_keys, _removed, _skeleton
 from .lists import StructArray
+from .traced_keys import check_unique
 from .variables import Undefined, is_variable, user_origin, where
 
 
@@ -191,6 +193,7 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
             return _result(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
                                       state, names, extra_test))
         iterable = [iterable[i] for i in range(dim)]
+    check_unique(iterable, "a for loop over the items")
     iterations = 0
     it = iter(iterable)
     for item in it:
@@ -294,6 +297,15 @@ def graph_while(test, body, state: list, names: tuple) -> list:
                         len(names))
 
 
+def _into_dict(original: dict, new: dict) -> dict:
+    """The loop's result for a dict its body changed in place, written into the dict the
+    name held before the loop, which the name holds again: the caller's object (an argument,
+    an attribute's dict) sees the change, as in eager code (`side_effects.py` then makes a
+    Python number there program state)."""
+    original.update(new)
+    return original
+
+
 def _unchanged(*state):
     return _result(list(state))
 
@@ -325,6 +337,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         if isinstance(state[i], list) and i not in fixed:
             _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                             "is a tensor, so it becomes a tensor array", src, log)
+    dicts = {i: v for i, v in enumerate(state) if isinstance(v, dict)}
     state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
         copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     numbers = {}  # index -> a Python number the body may turn into a tensor
@@ -351,6 +364,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
         return loop.restore(test(*full(values)))
 
     widen: dict = {}
+    widened: dict = {}  # index -> a tensor's dtype before the body widened it
+    changed_in_place: set = set()
     arrayify: dict = {}  # (state index, path) -> dtype
     extra_arrays: dict = {}  # (changed-object index, path) -> dtype
 
@@ -368,6 +383,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             out = list(given)
         for k, i in enumerate(carried):
             _check_keys(names[i], keys[k], out[i], src)
+        changed_in_place.clear()  # dicts the body changed, not rebound: the same object after
+        changed_in_place.update(i for i in dicts if i in carried and out[i] is given[i])
         _check_widening(carried, values, out, widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in _array_paths(values[k], out[i], ()):  # grows into) an array
@@ -410,10 +427,16 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             out = list(state)
             for i, v in zip(carried, result):
                 out[i] = v
+                if getattr(state[i], "python_items", False):
+                    python_items(v)
             unbound_mod.after_loop(checks, out, taken)
             unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
             unbound_mod.tensor_by_loop(numbers, names, out, taken, src)
-            return loop.finish(out, result[len(carried):])
+            unbound_mod.dtype_by_loop(widened, names, out, taken, src)
+            out = loop.finish(out, result[len(carried):])
+            for i in changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
+                out[i] = _into_dict(dicts[i], out[i])
+            return out
         except Exception as e:
             log.restore()  # the user's objects must not keep values of discarded blocks
             if not isinstance(e, _Widen):
@@ -428,8 +451,14 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             # failed trace's changes to the user's objects (and Variables it retargeted) were
             # undone above: they name values of the discarded blocks.
             del blocks[mark:]
+            if taken is None and any(_is_tensor(state[i]) or is_variable(state[i]) and not
+                                     state[i].python_scalar for i in widen):
+                taken = to_bool(test(*state))  # (the test on entry, with the old dtypes)
             for i, dtype in widen.items():
                 v = state[i]
+                if (is_variable(v) and not v.python_scalar or _is_tensor(v)) and \
+                        i not in widened:
+                    widened[i] = v.dtype  # eager's dtype where the body never runs
                 state[i] = rt.cast(v, dtype) if is_variable(v) or _is_tensor(v) else rt.full(
                     [], v, dtype)
             for (i, path), dtype in arrayify.items():

@@ -152,6 +152,24 @@ def tensor_by_loop(numbers: dict, names: tuple, outputs: list, taken, src) -> No
             mark(v, taken, names[i], src, error)
 
 
+def dtype_by_loop(widened: dict, names: tuple, outputs: list, taken, src) -> None:
+    """The loop's results for tensors whose dtype the body changes (`widened`: index -> the
+    dtype before the loop; the program carries them in the body's dtype from the start): where
+    the loop never ran, eager code still has the tensor in its old dtype, which the program
+    cannot give; reading the value there raises a TypeError naming the loop and the name."""
+    from .variables import where
+    for i, before in widened.items():
+        v = outputs[i]
+        if is_variable(v) and v.dtype != before and not isinstance(v.on_read, ReadCheck):
+            error = TypeError(
+                f"'{names[i]}' is a tensor of dtype {before.name} before a loop whose "
+                f"condition is a tensor ({where(src)}), and of dtype {v.dtype.name} after each "
+                "run of its body: this time the loop did not run, so eager code would have "
+                f"the {before.name} tensor, which the program cannot give. Cast it before "
+                f"the loop (for example `{names[i]} = {names[i]}.astype('{v.dtype.name}')`).")
+            mark(v, taken, names[i], src, error)
+
+
 def branch_flags(values, n: int, flags: dict) -> list:
     """A traced branch's extra `cond` outputs: for each state index in `flags`, the bool
     telling where its value is bound (True where it has no read check). Values of this

@@ -44,6 +44,9 @@ class Reads(NamedTuple):
     names: frozenset  # free names loaded (globals or closure variables)
     chains: frozenset  # tuples (root, attr, ...): root is a free name or the first parameter
     self_name: str | None  # the first parameter (the instance, for a method)
+    # the parameters the body never rebinds: chains rooted at them read the call's arguments
+    # (`cfg.scale` of `def f(x, cfg)`), guarded with the objects passed (`guards.record`)
+    params: frozenset = frozenset()
 
 
 def outside_reads(fn) -> Reads:
@@ -52,6 +55,7 @@ def outside_reads(fn) -> Reads:
     self_name = positional[0].id if positional else None
     bound = set()
     loads = set()
+    stored = set()
     chains = set()
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
@@ -65,6 +69,8 @@ def outside_reads(fn) -> Reads:
                 loads.add(node.id)
             else:
                 bound.add(node.id)
+                if node.ctx.__class__ is not gast.Param:
+                    stored.add(node.id)
         elif cls in _ATTRIBUTE_LIKE:
             if node.ctx.__class__ is gast.Load:
                 chain = _chain(node)
@@ -91,8 +97,9 @@ def outside_reads(fn) -> Reads:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
     free = frozenset(loads - bound)
-    roots = free | ({self_name} if self_name else set())
-    return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name)
+    params = frozenset(p.id for p in positional + args.kwonlyargs) - stored
+    roots = free | params | ({self_name} if self_name else set())
+    return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params)
 
 
 def _chain(node) -> tuple | None:

@@ -17,4 +17,9 @@ def _state_same_shape():
     return gen_state.programs(growing=False), gen_state.make_box
 
 
-GENERATORS = {"state": _state, "state-same-shape": _state_same_shape}
+def _observe():
+    from . import gen_observe
+    return gen_observe.programs(), gen_observe.make_observed
+
+
+GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe}

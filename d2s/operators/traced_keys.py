@@ -1,0 +1,80 @@
+"""Python containers holding values the converted code computed (`int(t)`, a tuple of them).
+
+Such a value is a graph value while tracing, which hashes and compares by identity: a set of
+`(int(a[i]), int(a[i + 1]))` pairs or a dict keyed by `int(t)` would find nothing
+(`pair in seen` silently False). Membership (`in_`) compares by value instead, as a graph op
+(`equal_items`); a returned dict whose keys are such values cannot be rebuilt by the program
+(its keys are fixed) and is refused at the function's line (`refuse_traced_keys`).
+"""
+from __future__ import annotations
+
+from .variables import is_variable
+
+
+def traced(v) -> bool:
+    """A graph value, or a tuple holding one."""
+    return is_variable(v) or type(v) is tuple and any(traced(x) for x in v)
+
+
+def equal_items(a, b):
+    """`a == b` as Python compares container items: True, False or a bool graph value
+    (tuples item by item, graph values by all their elements)."""
+    if type(a) is tuple or type(b) is tuple:
+        if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
+            return False
+        result = True
+        for x, y in zip(a, b):
+            same = equal_items(x, y)
+            if same is False:
+                return False
+            if same is not True:
+                import runtime as rt
+                result = same if result is True else rt.logical_and(result, same)
+        return result
+    if not (is_variable(a) or is_variable(b)):
+        return a is b or bool(a == b)
+    import runtime as rt
+    return rt.all(rt.equal(a, b))
+
+
+def refuse_traced_keys(out, fn) -> None:
+    """A dict in the result `out` keyed by a value the converted code computed: the program
+    returns the same keys every call, so the trace's value would be the key (refused)."""
+    from ..errors import ConversionError
+    stack, seen = [out], set()
+    while stack and len(seen) < 2000:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, dict):
+            if any(traced(k) for k in v):
+                code = getattr(fn, "__code__", None)
+                at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
+                raise ConversionError(
+                    f"{getattr(fn, '__qualname__', fn)}{at} returns a dict keyed by a value "
+                    "computed by the converted code (`{int(t): v}`): a value computed by the "
+                    "converted code used as a dict key is known only when the program runs, "
+                    "and a program returns the same keys on every call. Return the keys and "
+                    "values as tensors (e.g. two lists) instead.")
+            stack.extend(v.values())
+        elif type(v) in (list, tuple):
+            stack.extend(v)
+
+
+def check_unique(container, what: str) -> None:
+    """`len` of, or a loop over, a set or dict whose elements or keys the converted code
+    computed: equal values are distinct objects while tracing, so the count (and the items)
+    would be the trace's, not Python's (a ConversionError at the user's line)."""
+    if not isinstance(container, (set, frozenset, dict)) or not any(
+            traced(k) for k in container):
+        return
+    from ..errors import ConversionError
+    from .variables import user_origin, where
+    src = user_origin(3)
+    kind = "dict key" if isinstance(container, dict) else "set element"
+    raise ConversionError(
+        f"{what} ({where(src)}) of a {type(container).__name__} holding a value computed by "
+        f"the converted code used as a {kind}: its value is known only when the program runs, "
+        f"so equal values would count as different {kind}s. Keep such values in a tensor "
+        "(rt.unique, or compare with `in`, which converted code evaluates by value).", src)

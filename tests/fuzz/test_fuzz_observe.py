@@ -1,0 +1,18 @@
+"""The observe fuzzer in the default test run (see `gen_observe`): generated functions with
+lists of Python numbers grown in graph loops, argument fields changed between calls, dicts
+counted into, traced pairs in sets, dtype-widening loops and jumps in `finally`, each run
+eagerly and converted over several inputs through one program. Allowed: same results (and the
+same argument object afterwards); the same exception type from both; a documented refusal
+(`d2s.ConversionError`). Not allowed: different results or any other static error."""
+from hypothesis import HealthCheck, given, settings
+
+from . import gen_observe, runner
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(case=gen_observe.programs())
+def test_fuzz_observe(case):
+    source, inputs = case
+    out = runner.compare(source, inputs, gen_observe.make_observed)
+    assert out.kind in ("same", "same_error", "refused"), str(out)
