@@ -94,7 +94,9 @@ def len_(x):
     if is_variable(x):
         import runtime as rt
         if x.is_array:
-            return eager_int(rt.static.array_length(x))
+            n = eager_int(rt.static.array_length(x))
+            n.python_scalar = True  # a list's length: a Python int when returned
+            return n
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
@@ -188,7 +190,10 @@ def sum_(iterable, /, start=0):
         out = rt.zeros(shape, dtype)  # never read: the op above raises
         return out + start if tensor_start else out
 
-    return rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+    out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+    if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
+        out.python_scalar = True  # the sum of Python numbers: a Python number, as eagerly
+    return out
 
 
 def _keeps_shape(start: list, item: list) -> bool:

@@ -123,7 +123,7 @@ def if_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
     (output index, ()) -> dtype); True if any."""
     if len(given) != 2:
         return False
-    from .control_flow import _array_paths
+    from .branch_arrays import _array_paths
     found = {}
     for j, slot in enumerate(list(log.slots)):
         i = n + j

@@ -6,9 +6,10 @@ discarded).
 from __future__ import annotations
 
 from . import mutation
+from .branch_arrays import PYTHON_ITEM_DTYPES
 from .control_flow import (
-    PYTHON_ITEM_DTYPES, _as_list, _copy_container, _fill, _has_tensor, _is_return_value,
-    _is_tensor, _scalar, _zeros_like, check_return_none)
+    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar,
+    _zeros_like, check_return_none)
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, where
 

@@ -14,9 +14,10 @@ from .. import report
 from . import loop_errors, mutation
 from . import unbound as unbound_mod
 from .control_flow import _raise_when_run, _raised_by_user_code  # noqa: I001
+from .branch_arrays import _array_at, _array_paths
 from .control_flow import (  # the helpers loops share with `if`
-    _array_at, _array_paths, _as_list, _copy_container, _is_return_value, _is_tensor,
-    _refuse_aliased, _result, _scalar, ifelse, probe)
+    _as_list, _copy_container, _is_return_value, _is_tensor, _refuse_aliased, _result,
+    _scalar, ifelse, probe)
 from .exceptions import branch_frame
 from .loop_initial import (
     _EmptyArray, _empty_array, _settled_initial_values, _to_array, python_items)

@@ -172,7 +172,7 @@ def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
     True if any."""
     if len(given) != 2:
         return False
-    from .control_flow import _array_paths
+    from .branch_arrays import _array_paths
     from .held_lists import if_arrays, remember
     found = {}
     for j, slot in enumerate(log.slots):

@@ -1,0 +1,91 @@
+"""Lists that become tensor arrays at a tensor `if` or loop: which paths of the two branch
+(or loop-carried) values are lists of different lengths, or a list beside an array, and the
+dtype each array takes; and a value with the list at such a path made an array.
+
+Used by `control_flow.py` (`if`), `loops.py`, `loop_initial.py` and the mutation logs.
+"""
+from __future__ import annotations
+
+from runtime.core import is_tensor as _is_tensor
+
+from .variables import is_variable
+
+
+def _tensors_of_one_type(items) -> object:
+    """The dtype of a list of tensors of one dtype and rank, else None."""
+    if not all(is_variable(x) or _is_tensor(x) for x in items):
+        return None
+    if len({str(x.dtype) for x in items}) != 1 or len({len(x.shape) for x in items}) != 1:
+        return None
+    return items[0].dtype if items else None
+
+
+def _array_paths(a, b, path):
+    """Paths (keys into nested tuples / lists / dicts) where one branch value is a list and
+    the other a tensor array, or both lists of tensors of different lengths."""
+    like = _struct_like(a, b)  # lists of tuples / dicts of tensors (`lists.py`)
+    if like is not None:
+        yield path, ("struct", like)
+        return
+    a_arr = is_variable(a) and a.is_array
+    b_arr = is_variable(b) and b.is_array
+    if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
+        lst, arr = (a, b) if isinstance(a, list) else (b, a)
+        if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
+                all(type(x) in (int, float, bool) for x in lst) and (  # Python numbers
+                    getattr(arr, "python_items", False) or all(
+                        PYTHON_ITEM_DTYPES[type(x)] == arr.dtype.name for x in lst))):
+            yield path, arr.dtype
+        return
+    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        dtype = _tensors_of_one_type(a + b)
+        if dtype is not None:
+            yield path, dtype
+        return
+    if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        for k, (x, y) in enumerate(zip(a, b)):
+            yield from _array_paths(x, y, path + (k,))
+    elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            yield from _array_paths(a[k], b[k], path + (k,))
+
+
+# the dtype of a tensor array holding Python numbers (a list of them grown by the program)
+PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float32"}
+
+
+def _struct_like(a, b):
+    """An item (or array) showing the element structure when branch values `a` and `b` are a
+    list of structures and a StructArray, or two such lists of different lengths; else None."""
+    from .lists import StructArray, is_structure
+    if isinstance(a, list) and isinstance(b, StructArray):
+        return b
+    if isinstance(b, list) and isinstance(a, StructArray):
+        return a
+    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        return next((x for x in a + b if is_structure(x)), None)
+    return None
+
+
+def _array_at(v, path, dtype):
+    """`v` with the list at `path` as a tensor array (of `dtype`)."""
+    if not path:
+        if isinstance(v, list) and isinstance(dtype, tuple):  # ("struct", an item or array)
+            from .lists import StructArray, empty_struct_array, struct_array
+            like = dtype[1]
+            return struct_array(v) if v else like.empty() if isinstance(
+                like, StructArray) else empty_struct_array(like)
+        if isinstance(v, list):
+            import runtime as rt
+            array = rt.static.create_array(dtype, initialized_list=list(v))
+            if v and all(type(x) in (int, float, bool) for x in v):
+                array.python_items = True  # (a list of Python numbers: `sum` of it empty)
+            return array
+        return v
+    key, rest = path[0], path[1:]
+    if isinstance(v, dict) and key in v:
+        return {k: (_array_at(x, rest, dtype) if k == key else x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) and isinstance(key, int) and key < len(v):
+        items = [_array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
+        return type(v)(items) if type(v) in (list, tuple) else type(v)(*items)
+    return v
