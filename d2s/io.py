@@ -51,7 +51,7 @@ def inference_program(layer_or_function, input_spec=None, training: bool = False
         if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
             input_spec = any_batch_spec(sf)
         if input_spec is None:  # a plain function's latest program, as it was traced
-            entry = sf.program_cache.last
+            entry = sf.program_cache.last_entry
             return _with_structure(entry.concrete.main_program, entry.concrete.inputs,
                                    pytree.unflatten(entry.tree, entry.leaves), None)
         return _traced(sf, list(input_spec))

@@ -61,17 +61,16 @@ def test_tensor_arrays_with_one_element_int64_index_eager_and_converted():
 
 
 def test_converted_int_float_bool_hold_python_numbers():
-    # Paddle's converted code casts to int32 / float32; here int64 / float64, which hold what
-    # Python's int and float hold (docs/paddle_compat.md)
+    # Paddle's converted code returns int32 / float32 tensors; here the call returns the
+    # Python int, float and bool eager code gives (docs/paddle_compat.md, docs/d2s.md)
     @d2s.to_static
     def f(x):
         return int(x), float(x), bool(x)
 
     for value, dtype in ((2.7, "float64"), (3, "int64"), (1.5, "float16")):
         i, fl, b = f(rt.to_tensor(np.array([value], dtype)))
-        assert (i.dtype, fl.dtype, b.dtype) == (rt.int64, rt.float64, rt.bool)
-        assert i.tolist() == [int(value)] and fl.tolist() == [float(value)]
-        assert b.tolist() == [True]
+        assert (type(i), type(fl), type(b)) == (int, float, bool)
+        assert (i, fl, b) == (int(value), float(value), True)
     x = rt.to_tensor([2.7])
     assert (int(x), float(x), bool(x)) == (2, pytest.approx(2.7), True)  # eager: Python values
 
@@ -205,8 +204,9 @@ def _static_calls(tmp_path):
 
 
 def test_every_public_function_of_rt_static_works_eagerly(tmp_path, capsys):
-    public = {n for n, o in vars(static).items()
-              if not n.startswith("_") and inspect.isfunction(o)}
+    names = set(vars(static)) | set(static._LAZY)  # (some load on first access)
+    public = {n for n in names
+              if not n.startswith("_") and inspect.isfunction(getattr(static, n))}
     calls = _static_calls(tmp_path)
     assert public == set(calls), f"untested: {sorted(public - set(calls))}"
     for name, (call, check) in calls.items():
