@@ -2,7 +2,6 @@
 operator frames for each of the user's, and the trace allows for them (d2s/tracing.py)."""
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import numpy as np
@@ -10,15 +9,7 @@ import pytest
 
 import d2s
 import runtime as rt
-
-
-def _module(folder, name, lines):
-    path = folder / f"{name}.py"
-    path.write_text("\n".join(lines) + "\n")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.d2s.process.test_deep_code import _module
 
 
 @pytest.fixture(scope="module")
