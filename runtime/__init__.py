@@ -15,6 +15,7 @@ from .backend import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8)
 from .dtypes import get_default_dtype, set_default_dtype  # noqa: F401
+from .lazy_names import lazy_names as _lazy_names
 from .ops.combine import *
 from .ops.compositions import *
 from .ops.creation import *
@@ -60,20 +61,7 @@ _LAZY = {  # public name -> (module, attribute of it, or None for the module its
 }
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'runtime' has no attribute {name!r}")
-    import importlib
-
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(module_name, __name__)
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value  # later accesses are plain attribute lookups
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY)
 
 
 from . import methods as _methods

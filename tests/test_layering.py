@@ -24,7 +24,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 RANKS = {
     # runtime: the bottom holds no runtime imports but each other's
     "runtime/backend.py": 0, "runtime/dtypes.py": 0, "runtime/core.py": 0,
-    "runtime/pytree.py": 0, "runtime/progress.py": 0, "runtime/device.py": 1,
+    "runtime/pytree.py": 0, "runtime/progress.py": 0, "runtime/lazy_names.py": 0,
+    "runtime/device.py": 1,
     "runtime/ops": 1,  # the op registry and every op (tensor arrays included)
     "runtime/tensor.py": 2, "runtime/autograd.py": 2, "runtime/linalg.py": 2,
     "runtime/autograd_pylayer.py": 2, "runtime/parameter.py": 2,

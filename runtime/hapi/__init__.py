@@ -7,6 +7,7 @@ loading `Model` (and `nn`, `optimizer`, `io` behind it)."""
 import sys
 import types
 
+from ..lazy_names import lazy_names
 from .static_converter import ConverterMissingError
 
 __all__ = ["ConverterMissingError", "Model", "callbacks", "flops", "summary"]
@@ -15,20 +16,7 @@ _LAZY = {"callbacks": (".callbacks", None), "flops": (".flops", "flops"),
          "Model": (".model", "Model"), "summary": (".summary", "summary")}
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'runtime.hapi' has no attribute {name!r}")
-    import importlib
-
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(module_name, __name__)
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 class _Package(types.ModuleType):

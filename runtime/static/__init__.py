@@ -35,6 +35,7 @@ from ..program.variable import Variable  # noqa: F401
 from . import nn  # noqa: F401
 from .input import InputSpec, data  # noqa: F401
 from .globals import create_global_var  # noqa: F401
+from ..lazy_names import lazy_names
 
 # Loaded on first access (not needed to build or run a program): `import runtime` stays light.
 _LAZY = {"io": (".io", None), "load_inference_model": (".io", "load_inference_model"),
@@ -42,20 +43,4 @@ _LAZY = {"io": (".io", None), "load_inference_model": (".io", "load_inference_mo
          "accuracy": ("..metric", "accuracy")}
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'runtime.static' has no attribute {name!r}")
-    import importlib
-    import sys
-
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(module_name, __name__)
-    value = module if attribute is None else getattr(module, attribute)
-    setattr(sys.modules[__name__], name, value)  # (`globals` here is the submodule .globals)
-    return value
-
-
-def __dir__():
-    import sys
-
-    return sorted(set(vars(sys.modules[__name__])) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
