@@ -86,6 +86,9 @@ def _with_structure(program, feeds: list, out, args):
             index = next((k for k, v in enumerate(outputs) if v is leaf), len(outputs))
             if index == len(outputs):
                 outputs.append(leaf)
+            if leaf.python_scalar and not leaf.is_array and not getattr(
+                    leaf, "mixed_number", False):  # (as `running.Entry.python_out`)
+                return {"number": index}
             return {"output": index}
         if leaf is None or isinstance(leaf, (bool, int, float, str)):
             return {"value": leaf}

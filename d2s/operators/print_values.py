@@ -17,6 +17,7 @@ def eager_int(v):
     length, a size): `print` shows it as that int, not as a tensor."""
     if is_variable(v):
         v.eager_int = True
+        v.python_scalar = True  # (returned, it is that int; see `Variable.python_scalar`)
     return v
 
 

@@ -224,9 +224,20 @@ class Builder:
 
 
 _INDEXING = frozenset({"getitem", "getitem_grad", "setitem"})
+# ops where `tensor <op> python_number` takes eager's scalar promotion; elsewhere (`reshape`,
+# `full`, `arange`, `expand`...) an integer standing for a Python int is a size or an index
+_ARITHMETIC = frozenset({
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum",
+    "minimum", "equal", "not_equal", "less_than", "less_equal", "greater_than",
+    "greater_equal", "where", "clip", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor"})
 # ops that make a real tensor of a Python number (`rt.cast`, `rt.to_tensor(n)`, `rt.full`,
 # `rt.zeros_like`...): their output does not stand for a Python number
-_MAKES_TENSOR = frozenset({"cast", "assign", "full", "full_like"})
+# (and ops that build a tensor of sizes or items: `rt.arange(n)`, `rt.stack([a, b])`...)
+_MAKES_TENSOR = frozenset({
+    "cast", "assign", "full", "full_like", "arange", "linspace", "eye", "reshape", "expand",
+    "tile", "stack", "concat", "one_hot", "randint", "uniform_random", "gaussian_random",
+    "randperm", "unsqueeze"})
 
 
 def _scalar_inputs(op: OpDef, inputs, scalars: list):
@@ -246,8 +257,8 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     other = tensors[0].dtype
     out = list(inputs)
     for i, (x, w) in enumerate(zip(inputs, scalars)):
-        if w and op.name in _INDEXING and x.dtype.kind in "iub":
-            continue  # an index standing for a Python int stays an index
+        if w and op.name not in _ARITHMETIC and x.dtype.kind in "iub":
+            continue  # an index or a size standing for a Python int stays one
         if w:
             sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
             target = promote_scalar(other, sample)

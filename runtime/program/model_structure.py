@@ -5,6 +5,9 @@ is saved with its program's flat feeds and fetches plus this description, so the
 is called with the same list and dict and returns the same tuple. A node is one of
 
     {"input": K}            the K-th feed (inputs) / {"output": K}: the K-th fetch (outputs)
+    {"number": K}           outputs: the K-th fetch as a Python number (`int`, `float` or
+                            `bool` by its dtype), where the function returned one (`len(xs)`,
+                            `loss.item()`), as the converted call does
     {"value": V}            a constant leaf (a JSON number, string, bool or null)
     {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
     {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
@@ -68,7 +71,7 @@ def _check(node, kind, count, seen, depth) -> None:
     if not isinstance(node, dict) or len(node) != 1:
         raise ModelFormatError(f"a node of the {kind} structure is not a one-key object")
     (tag, body), = node.items()
-    if tag == kind:
+    if tag == kind or kind == "output" and tag == "number":
         if body.__class__ is not int or not 0 <= body < count:
             raise ModelFormatError(f"the {kind} structure names {kind} {body!r} of {count}")
         seen.append(body)
@@ -94,6 +97,8 @@ def build(node: dict, leaves: list):
     (tag, body), = node.items()
     if tag in ("output", "input"):
         return leaves[body]
+    if tag == "number":
+        return leaves[body].item()
     if tag == "value":
         return body
     if tag == "dict":
@@ -126,7 +131,7 @@ def paths(node: dict, where: str = "") -> dict:
     """index -> where the leaf sits (`"[0]['a']"`; "" for the node itself), for each input
     or output leaf of `node` (the first place, for one that appears twice)."""
     (tag, body), = node.items()
-    if tag in ("input", "output"):
+    if tag in ("input", "output", "number"):
         return {body: where}
     if tag == "value":
         return {}

@@ -188,3 +188,32 @@ def test_onnx_export_keeps_names_and_structure(tmp_path):
     want_h, want = reference(model, xs, cfg)
     np.testing.assert_allclose(h, want_h, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(extra["sum"], want["sum"], rtol=1e-5, atol=1e-5)
+
+
+class Counter(rt.nn.Layer):
+    """Returns Python numbers made from tensors beside a tensor: `len` of a list whose length
+    a tensor `if` decides, `.item()` of the mean, `bool` of a comparison."""
+
+    def forward(self, x):
+        xs = [x, x * 2]
+        if rt.mean(x) > 0:
+            xs = [x, x * 2, x + 1]
+        return {"n": len(xs), "mean": x.mean().item(), "big": bool(x.max() > 1)}, xs[0] * 3
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_python_numbers_come_back_as_python_numbers_from_a_loaded_model(tmp_path, sign):
+    model = Counter().eval()
+    static = d2s.to_static(model, input_spec=[d2s.InputSpec([None, 3], "float32")])
+    x = np.array([[0.5, 1.5, 2.0]], "float32") * sign
+    live = static(rt.to_tensor(x))
+    eager = Counter()(rt.to_tensor(x))
+    d2s.save(static, str(tmp_path / "counter"))
+    loaded = d2s.load(str(tmp_path / "counter"))(rt.to_tensor(x))
+    n = 3 if sign > 0 else 2
+    want = {"n": n, "mean": float(np.float32(x.mean())), "big": bool(x.max() > 1)}
+    for got in (eager, live, loaded):
+        numbers, tensor = got
+        assert numbers == want
+        assert [type(v) for v in numbers.values()] == [int, float, bool]
+        np.testing.assert_allclose(tensor.numpy(), x * 3)
