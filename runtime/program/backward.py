@@ -339,7 +339,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
         return eager.append_backward(loss, parameter_list, no_grad_set)
     program = loss.program
     if parameter_list is None:
-        names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)
+        names = trainable_used(program)
     else:
         names = [_name_in(program, p) for p in parameter_list]
     grads = gradients([loss], [program.global_block().var(n) for n in names],
@@ -351,8 +351,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
     return out
 
 
-def _used(program: Program) -> set:
+def trainable_used(program: Program) -> list:
+    """The names of the trainable tensors `program` reads, in capture order: what a backward
+    of the whole program gives gradients to."""
     used = set()
     for op in program.ops():
         used.update(op.input_names())
-    return used
+    return sorted(_trainable(program) & used, key=list(program.tensors).index)

@@ -19,25 +19,10 @@
 from __future__ import annotations
 
 from ..dtypes import DType
+from .literal import Literal  # noqa: F401  (part of the IR: op inputs)
+from .printer import program_to_string
 from .variable import Variable
-
-
-class Literal:
-    """A constant op input that is not an int/float/bool/None (e.g. a string)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other):
-        return isinstance(other, Literal) and other.value == self.value
-
-    def __hash__(self):
-        return hash(("Literal", repr(self.value)))
-
-    def __repr__(self):
-        return repr(self.value)
+from .verify import verify
 
 
 class Op:
@@ -226,7 +211,6 @@ class Program:
 
     # ---- printing and checking ------------------------------------------------------------
     def to_string(self, with_origin: bool = False) -> str:
-        from .printer import program_to_string
         return program_to_string(self, with_origin=with_origin)
 
     def __str__(self):
@@ -237,7 +221,6 @@ class Program:
 
     def verify(self) -> None:
         """Raise `ProgramError` (with the program text) if the program is malformed."""
-        from .verify import verify
         verify(self)
 
     def clone(self, for_test: bool = False) -> Program:

@@ -243,15 +243,14 @@ class Variable(core.VariableBase):
         """`loss.backward()` while the program is being built (a converted training step):
         the backward of the program so far is appended and the gradients go into `.grad` of
         every trainable tensor the loss depends on when the program runs
-        (`program/train_step.py`)."""
+        (`Builder.backward`, built by `program/train_step.py`)."""
         from ..ops.registry import STATE
         if STATE.builder is None:
             raise RuntimeError(
                 f"backward() on static Variable '{self.name}' outside the program being "
                 "built; a program built by hand gets its gradients from "
                 "rt.static.append_backward(loss)")
-        from . import train_step
-        train_step.backward(self, grad_tensor, retain_graph)
+        STATE.builder.backward(self, grad_tensor, retain_graph)
 
     def register_hook(self, hook):
         """`hook(grad)` on a value computed in converted code: the backward built from the
