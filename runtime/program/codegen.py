@@ -17,7 +17,7 @@ import numpy as _np
 
 from .. import backend
 from ..ops.registry import OPS
-from . import codegen_direct, codegen_loops, fusion, fusion_gpu, inplace
+from . import codegen_direct, codegen_loops, fused_function, fusion, fusion_gpu, inplace
 from .ir import Block, Literal, Op, Program
 
 _ids = itertools.count()
@@ -235,7 +235,7 @@ class _Gen:
         if fusion.mode() == "gpu":
             fn = self.const(fusion_gpu.build(group, block), "FU")
         else:
-            fn = self.const(fusion.build(group, block, self.ident), "FU")
+            fn = self.const(fused_function.build(group, block, self.ident), "FU")
         last = block.ops[group.ops[-1]]
         args = ", ".join(self.ident(n) for n in group.inputs)
         outs = ", ".join(self.ident(n) for n in group.outputs)
