@@ -20,22 +20,27 @@ def build(group, block, ident):
     """The function computing `group` (see `fusion.py`): takes the group's inputs, returns
     its outputs (one value, or a tuple when there are several). `ident(name)` gives a
     variable's identifier in generated code."""
-    name = f"_fused_{next(_ids)}"
-    plan = fusion_chunks.plan(name, group, block, ident)
+    plan = fusion_chunks.plan(f"_fused_{next(_ids)}", group, block, ident)
+    fn, filename, lines = compile_numpy(plan)
+    remember_lines(fn, filename, {n: ("op", block.ops[j], block) for n, j in lines.items()})
+    holder = native_build.prepare(group, block)
+    if holder is None:
+        return fn
+    return _with_native(fn, native_build.caller(holder, group.size >= limits()[2]))
+
+
+def compile_numpy(plan) -> tuple:
+    """`(fn, filename, {line: op index})`: the NumPy function of `plan` (a `ChunkPlan`), the
+    file name its text is kept under in `linecache`, and the op each line computes."""
     src, lines = numpy_source(plan)
-    filename = f"<d2s fused chain {name}>"
+    filename = f"<d2s fused chain {plan.name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     dt, step, buffers = plan.dtype, plan.step, plan.buffers
     ns = {"_np": np, "_empty": np.empty, "_run_rows": threads.run_rows}
     ns.update(plan.consts)
     ns.update(_dtype=dt, _spare=[], _new=lambda: [np.empty((step,) + rs, dt) for rs in buffers])
     exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)
-    fn = ns[name]
-    remember_lines(fn, filename, {n: ("op", block.ops[j], block) for n, j in lines.items()})
-    holder = native_build.prepare(group, block)
-    if holder is None:
-        return fn
-    return _with_native(fn, native_build.caller(holder, group.size >= limits()[2]))
+    return ns[plan.name], filename, lines
 
 
 def _with_native(fn, native_fn):

@@ -50,14 +50,16 @@ class Loop:
 
 @dataclass
 class LoopNest:
-    """A fused run as one C function `name`: `inputs` and `outputs` arrays (counts), rows of
-    `width` elements of C type `ctype` ("float" or "double"), `tmps` row buffers, and the
-    `body` (Steps between the loops and Loops) in order."""
+    """A fused run as one C function `name`: `inputs` and `outputs` arrays (counts), `rows`
+    rows (the caller gives each call a range lo..hi of them) of `width` elements of C type
+    `ctype` ("float" or "double"), `tmps` row buffers, and the `body` (Steps between the
+    loops and Loops) in order."""
 
     name: str
     ctype: str
     inputs: int
     outputs: int
+    rows: int
     width: int
     flat: bool
     tmps: int

@@ -57,6 +57,17 @@ class Plan:
 
 def plan(group, block, vector_math: bool = True):
     """The `Plan` of `group`, or None when its values do not fit the layout above."""
+    nest = plan_loops(group, block)
+    if nest is None:
+        return None
+    out_shapes = [tuple(block.var(n)._static_shape) for n in group.outputs]
+    return Plan(c_source(nest, vector_math), nest.name, group, nest.rows,
+                np.dtype(group.dtype.np), out_shapes)
+
+
+def plan_loops(group, block) -> LoopNest | None:
+    """The `LoopNest` of `group` (a `fusion.Group` of `block`), or None when its values do not
+    fit the layout above."""
     if group.dtype.name not in ("float32", "float64"):
         return None
     ops = [block.ops[j] for j in group.ops]
@@ -108,17 +119,14 @@ def plan(group, block, vector_math: bool = True):
                 bcast[x] = "wide"
             else:
                 return None
-    dt = np.dtype(group.dtype.np)
     flat = all(v == "wide" for v in level.values()) and \
         not any(o.type in fusion.REDUCE for o in ops) and \
         all(v == "scalar" for v in bcast.values())
-    nest = loop_nest(ops, group, level, bcast, W, "float" if dt == np.float32 else "double",
-                     flat)
-    out_shapes = [shape(n) for n in group.outputs]
-    return Plan(c_source(nest, vector_math), nest.name, group, R, dt, out_shapes)
+    ctype = "float" if group.dtype.name == "float32" else "double"
+    return _loop_nest(ops, group, level, bcast, R, W, ctype, flat)
 
 
-def loop_nest(ops, group, level, bcast, W, ctype, flat) -> LoopNest:
+def _loop_nest(ops, group, level, bcast, R, W, ctype, flat) -> LoopNest:
     """The `LoopNest` of the run's `ops`, given each value's `level` ("wide" or "row") and the
     layout of the operands broadcast over the rows (`bcast`: "scalar" or "wide")."""
     order, seg_of, made_in = _segments(ops, level)
@@ -151,7 +159,7 @@ def loop_nest(ops, group, level, bcast, W, ctype, flat) -> LoopNest:
 
     body = [Loop([step(o) for o in ops if seg_of[id(o)] == item]) if kind == "loop"
             else step(item) for kind, item in order]
-    return LoopNest("d2s_fused", ctype, len(inputs), len(outs), W, flat, len(tmps), body)
+    return LoopNest("d2s_fused", ctype, len(inputs), len(outs), R, W, flat, len(tmps), body)
 
 
 def _segments(ops, level):
