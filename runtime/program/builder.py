@@ -16,7 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import backend, core
+from ..dtypes import promote_scalar
 from ..ops import registry
+from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import origin as _origin
 from .ir import Block, Literal, Op, Program
@@ -266,12 +268,10 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
     whose tensor inputs all stand for Python numbers stand for one too (not `_MAKES_TENSOR`: an
     explicit cast or `to_tensor` makes a real tensor)."""
-    from ..dtypes import promote_scalar
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
     if not tensors:
         if any(isinstance(x, float) for x in inputs):  # int scalar <op> float: a float64
-            from ..ops.math import cast
             inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
                       for x, w in zip(inputs, scalars)]
         return inputs, op.name not in _MAKES_TENSOR
@@ -284,7 +284,6 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
             sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
             target = promote_scalar(other, sample)
             if target != x.dtype:
-                from ..ops.math import cast
                 out[i] = cast(x, target)
     return out, False
 

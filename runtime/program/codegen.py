@@ -350,9 +350,8 @@ def reusable_input(g: _Gen, op: Op, block: Block):
 
 def _ellipsis_out() -> bool:
     """Whether NumPy's ufuncs take `out=...` (return an array also for 0-d results)."""
-    import numpy as np
     try:
-        return np.add(np.asarray(1), 1, out=...).__class__ is np.ndarray
+        return _np.add(_np.asarray(1), 1, out=...).__class__ is _np.ndarray
     except TypeError:
         return False
 
