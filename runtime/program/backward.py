@@ -23,10 +23,9 @@ from ..ops.registry import bind
 from ..ops.spectral import check_complex_grad
 from . import eager_grads as eager
 from .builder import STATE, Builder
-from .codegen import block_free
 from .control_flow import while_loop
 from .debug_ops import GRAD_HOOK
-from .ir import Block, Op, Program
+from .ir import Block, Op, Program, block_free
 from .origin import format_origin
 from .variable import Variable
 

@@ -9,7 +9,7 @@ import linecache
 
 import numpy as np
 
-from . import fusion_chunks, native_build, threads
+from . import fusion_chunks, threads
 from .fusion import limits, remember_lines
 from .fusion_emit import numpy_source
 
@@ -23,6 +23,9 @@ def build(group, block, ident):
     plan = fusion_chunks.plan(f"_fused_{next(_ids)}", group, block, ident)
     fn, filename, lines = compile_numpy(plan)
     remember_lines(fn, filename, {n: ("op", block.ops[j], block) for n, j in lines.items()})
+    # (imported here: it loads the compiler machinery, subprocess and ctypes, which only a
+    # program with a fused run on the CPU needs)
+    from . import native_build
     holder = native_build.prepare(group, block)
     if holder is None:
         return fn

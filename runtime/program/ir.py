@@ -257,3 +257,20 @@ class Program:
 
     def num_ops(self) -> int:
         return sum(len(b.ops) for b in self.blocks)
+
+
+def block_free(program: Program, idx: int, cache: dict) -> set:
+    """Names read by block `idx` or its sub-blocks that are not defined inside them."""
+    got = cache.get(idx)
+    if got is None:
+        b = program.blocks[idx]
+        got = set()
+        local = set(b.params)
+        for op in b.ops:
+            got.update(n for n in op.input_names() if n not in local)
+            for sub in op.blocks:
+                got.update(n for n in block_free(program, sub, cache) if n not in local)
+            local.update(op.outputs)
+        got.update(r for r in b.results if r.__class__ is str and r not in local)
+        cache[idx] = got
+    return got
