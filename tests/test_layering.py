@@ -275,6 +275,43 @@ def test_op_families_import_one_way():
         f"import cycles among op modules: {[sorted(c) for c in cycles]}"
 
 
+# Inside runtime/program, bottom to top (docs/architecture.md, "The program layers"): the IR;
+# the builder, which appends ops; backward and the training step, built on the builder; the
+# passes; the plans of generated code; the emitters (text from a plan, and what compiles it);
+# the executor; model files. A file imports the same or a lower rank, and no cycle.
+PROGRAM_RANKS = {
+    "literal.py": 0, "origin.py": 0, "variable.py": 0, "printer.py": 0, "verify.py": 0,
+    "ir.py": 0, "reached.py": 0, "serialize.py": 0,
+    "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1,
+    "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2,
+    "passes": 3,
+    "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
+    "codegen_direct.py": 4, "inplace.py": 4, "threads.py": 4,
+    # (native.py plans and hands native_build the emitted source)
+    "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
+    "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5,
+    "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
+    "model_check.py": 7, "model_file.py": 7, "model_structure.py": 7,
+    "__init__.py": 8,
+}
+
+
+def _program_unit(rel: str) -> str:
+    return rel.split("/")[2]
+
+
+def test_program_files_import_downward_without_cycles():
+    program = {rel: {t for t in ts if t.startswith("runtime/program/")}
+               for rel, ts in GRAPH.items() if rel.startswith("runtime/program/")}
+    missing = sorted({_program_unit(rel) for rel in program} - set(PROGRAM_RANKS))
+    assert not missing, f"give these a rank in PROGRAM_RANKS: {missing}"
+    upward = sorted((rel, t) for rel, ts in program.items() for t in ts
+                    if PROGRAM_RANKS[_program_unit(rel)] < PROGRAM_RANKS[_program_unit(t)])
+    assert not upward, f"imports of a higher program layer: {upward}"
+    cycles = [sorted(c) for c in strongly_connected(program) if len(c) > 1]
+    assert not cycles, f"import cycles in runtime/program: {cycles}"
+
+
 def test_runtime_never_imports_d2s():
     files = list(python_files("runtime"))
     assert files, "no runtime sources found"

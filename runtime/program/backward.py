@@ -17,15 +17,15 @@ from __future__ import annotations
 import contextlib
 
 from ..ops import registry
-from ..ops.registry import bind
-from ..ops.arrays import add_array_grads, zero_array_grad
+from ..ops.arrays import add_array_grads, array_length, array_read, zero_array_grad
 from ..ops.creation import ones_like, zeros_like
+from ..ops.registry import bind
 from ..ops.spectral import check_complex_grad
+from . import eager_grads as eager
 from .builder import STATE, Builder
-from .codegen import block_free
 from .control_flow import while_loop
 from .debug_ops import GRAD_HOOK
-from .ir import Block, Op, Program
+from .ir import Block, Op, Program, block_free
 from .origin import format_origin
 from .variable import Variable
 
@@ -177,7 +177,6 @@ class _Backward:
             return
         saves = _enable_saving(op, block, pvars)
         outs = [block.var(o) for o in op.outputs[:n]]
-        from ..ops.arrays import array_length, array_read
         start = array_length(saves[0]) - 1
         g_carry = [grads.get(op.outputs[k]) if grads.get(op.outputs[k]) is not None
                    else _zeros(outs[k]) for k in carried]
@@ -289,7 +288,6 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     """
     if not isinstance((targets if not isinstance(targets, (list, tuple)) else targets[0]),
                       Variable):  # eager Tensors: autograd computes the same now
-        from . import eager_grads as eager
         return eager.gradients(targets, inputs, target_gradients, no_grad_set)
     targets = [targets] if not isinstance(targets, (list, tuple)) else list(targets)
     single = not isinstance(inputs, (list, tuple))
@@ -335,11 +333,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
     (True, [3])
     """
     if not isinstance(loss, Variable):  # an eager Tensor: autograd computes the same now
-        from . import eager_grads as eager
         return eager.append_backward(loss, parameter_list, no_grad_set)
     program = loss.program
     if parameter_list is None:
-        names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)
+        names = trainable_used(program)
     else:
         names = [_name_in(program, p) for p in parameter_list]
     grads = gradients([loss], [program.global_block().var(n) for n in names],
@@ -351,8 +348,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
     return out
 
 
-def _used(program: Program) -> set:
+def trainable_used(program: Program) -> list:
+    """The names of the trainable tensors `program` reads, in capture order: what a backward
+    of the whole program gives gradients to."""
     used = set()
     for op in program.ops():
         used.update(op.input_names())
-    return used
+    return sorted(_trainable(program) & used, key=list(program.tensors).index)

@@ -10,17 +10,47 @@ the same arrays.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import backend, core
+from ..dtypes import promote_scalar
 from ..ops import registry
+from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import origin as _origin
 from .ir import Block, Literal, Op, Program
 from .variable import Variable
 
 _SCALARS = (int, float, bool)
+
+
+class Training(NamedTuple):
+    """What training does while a program is built, installed from the layer above
+    (`train_step.py`): each is called with the builder active."""
+
+    gradients: Callable  # (targets, inputs, target_gradients=None) -> [Variable | None]
+    grad_of: Callable  # (tensor) -> its gradient at this point of the program
+    set_grad: Callable  # (tensor, value or None) -> None
+    backward: Callable  # (loss, grad_tensor, retain_graph) -> None
+
+
+_TRAINING: list = [None]
+
+
+def install_training(training: Training) -> None:
+    """Set what `Builder.gradients`, `tensor_grad`, `set_tensor_grad` and `backward` do."""
+    _TRAINING[0] = training
+
+
+def _training() -> Training:
+    training = _TRAINING[0]
+    if training is None:
+        raise RuntimeError("internal error: no training layer installed in the builder "
+                           "(runtime.program imports train_step, which installs it)")
+    return training
 
 
 class Builder:
@@ -68,27 +98,31 @@ class Builder:
                 o.stop_gradient = True
         return outs if multi else outs[0]
 
+    # ---- training, built from above ------------------------------------------------------
+    # Autograd and Tensor sit below this layer and reach the program being built through the
+    # active builder; what they ask for (`rt.grad`, `tensor.grad`, `loss.backward()`) is built
+    # on this class's public API by `backward.py` and `train_step.py`, which install it here
+    # (`install_training`) when `runtime.program` is imported.
     def gradients(self, targets, inputs, target_gradients=None) -> list:
-        """Append the backward ops of `rt.grad` called while this program is built
-        (autograd sits below the program layer and reaches it through the active builder,
-        as `bind` does)."""
-        from .backward import gradients
-        return gradients(targets, inputs, target_gradients=target_gradients)
+        """Append the backward ops of `rt.grad` called while this program is built."""
+        return _training().gradients(targets, inputs, target_gradients=target_gradients)
 
     def tensor_grad(self, tensor):
-        """`tensor.grad` read while building (`program/train_step.py`)."""
-        from . import train_step
-        return train_step.grad_of(tensor)
+        """`tensor.grad` read while building."""
+        return _training().grad_of(tensor)
+
+    def set_tensor_grad(self, tensor, value) -> None:
+        """`tensor.grad = value` / `tensor.clear_grad()` while building."""
+        _training().set_grad(tensor, value)
+
+    def backward(self, loss: Variable, grad_tensor=None, retain_graph: bool = False) -> None:
+        """`loss.backward()` on a Variable while building (a converted training step)."""
+        _training().backward(loss, grad_tensor, retain_graph)
 
     def made_parameter(self, tensor) -> None:
         """Note a Parameter made while this program is built, with the user's line that
         made it (`Program.made_parameters`)."""
         self.program.made_parameters[tensor.name] = _origin.capture(2)
-
-    def set_tensor_grad(self, tensor, value) -> None:
-        """`tensor.grad = value` / `tensor.clear_grad()` while building."""
-        from . import train_step
-        train_step.set_grad(tensor, value)
 
     def append(self, type: str, inputs: list, outputs: list, attrs: dict,
                blocks: tuple = ()) -> Op:
@@ -245,12 +279,10 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
     whose tensor inputs all stand for Python numbers stand for one too (not `_MAKES_TENSOR`: an
     explicit cast or `to_tensor` makes a real tensor)."""
-    from ..dtypes import promote_scalar
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
     if not tensors:
         if any(isinstance(x, float) for x in inputs):  # int scalar <op> float: a float64
-            from ..ops.math import cast
             inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
                       for x, w in zip(inputs, scalars)]
         return inputs, op.name not in _MAKES_TENSOR
@@ -263,7 +295,6 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
             sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
             target = promote_scalar(other, sample)
             if target != x.dtype:
-                from ..ops.math import cast
                 out[i] = cast(x, target)
     return out, False
 

@@ -17,8 +17,8 @@ import numpy as _np
 
 from .. import backend
 from ..ops.registry import OPS
-from . import codegen_direct, codegen_loops, fusion, fusion_gpu, inplace
-from .ir import Block, Literal, Op, Program
+from . import codegen_direct, codegen_loops, fused_function, fusion, fusion_gpu, inplace
+from .ir import Block, Literal, Op, Program, block_free
 
 _ids = itertools.count()
 
@@ -38,23 +38,6 @@ class Compiled:
         self.fetch = fetch
         self.body = None
         self.body_feeds: tuple = ()
-
-
-def block_free(program: Program, idx: int, cache: dict) -> set:
-    """Names read by block `idx` or its sub-blocks that are not defined inside them."""
-    got = cache.get(idx)
-    if got is None:
-        b = program.blocks[idx]
-        got = set()
-        local = set(b.params)
-        for op in b.ops:
-            got.update(n for n in op.input_names() if n not in local)
-            for sub in op.blocks:
-                got.update(n for n in block_free(program, sub, cache) if n not in local)
-            local.update(op.outputs)
-        got.update(r for r in b.results if r.__class__ is str and r not in local)
-        cache[idx] = got
-    return got
 
 
 class _Gen:
@@ -235,7 +218,7 @@ class _Gen:
         if fusion.mode() == "gpu":
             fn = self.const(fusion_gpu.build(group, block), "FU")
         else:
-            fn = self.const(fusion.build(group, block, self.ident), "FU")
+            fn = self.const(fused_function.build(group, block, self.ident), "FU")
         last = block.ops[group.ops[-1]]
         args = ", ".join(self.ident(n) for n in group.inputs)
         outs = ", ".join(self.ident(n) for n in group.outputs)
@@ -350,9 +333,8 @@ def reusable_input(g: _Gen, op: Op, block: Block):
 
 def _ellipsis_out() -> bool:
     """Whether NumPy's ufuncs take `out=...` (return an array also for 0-d results)."""
-    import numpy as np
     try:
-        return np.add(np.asarray(1), 1, out=...).__class__ is np.ndarray
+        return _np.add(_np.asarray(1), 1, out=...).__class__ is _np.ndarray
     except TypeError:
         return False
 

@@ -13,6 +13,7 @@ from .. import core, pytree
 from ..dtypes import bool_
 from ..ops import registry
 from ..ops.registry import OpError, OpTypeError
+from ..tensor import constant
 from .builder import Builder, current_builder
 from .variable import Variable
 
@@ -159,7 +160,6 @@ def _result_ref(builder: Builder, v, dtype) -> str:
                               f"expected {dtype.name}")
         return v.name
     if not _is_tensor(v):
-        from ..tensor import constant
         v = constant(v, dtype=dtype)
     return builder.capture(v)
 

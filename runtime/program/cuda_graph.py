@@ -34,6 +34,8 @@ import os
 import threading
 
 from .. import backend
+from ..ops import registry
+from .split import Slot
 
 WARMUP_CALLS = 1  # calls run as they are before the capture
 _REFUSED = object()  # a program whose capture failed
@@ -52,7 +54,6 @@ def enabled() -> bool:
 
 def refusal(program) -> str | None:
     """Why `program` cannot be captured (None: it can be tried)."""
-    from ..ops import registry
     if len(program.blocks) != 1:
         return "it has control flow (a sub-block)"
     if getattr(program, "in_program_backward", False):
@@ -67,7 +68,6 @@ def refusal(program) -> str | None:
         shape = getattr(v, "_static_shape", None)
         if shape is None or -1 in shape or getattr(v, "is_array", False):
             return f"{v.name} has no static shape"
-    from .split import Slot
     if any(isinstance(t, Slot) for t in program.tensors.values()):
         # a backward program: it reads the values its forward saved, new arrays each call
         return "it reads values saved by a forward call"

@@ -3,10 +3,13 @@ Tensors: the same results computed with autograd (`rt.grad`), so code written fo
 runs unchanged in eager mode (Paddle users call them from helpers used in both modes)."""
 from __future__ import annotations
 
+from ..autograd import grad
+from ..parameter import Parameter
+from ..tensor import Tensor
+
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     """d(sum of targets)/d(inputs) now; None for an input the targets do not depend on."""
-    from ..autograd import grad
     _refuse_no_grad_set("gradients", no_grad_set)
     targets = [targets] if not isinstance(targets, (list, tuple)) else list(targets)
     single = not isinstance(inputs, (list, tuple))
@@ -37,8 +40,6 @@ def _refuse_no_grad_set(fn, no_grad_set):
 
 def _leaves(t) -> list:
     """The trainable Parameters (stop_gradient=False, no producer) behind `t`."""
-    from ..parameter import Parameter
-    from ..tensor import Tensor
     found, seen, stack = [], set(), [t]
     while stack:
         x = stack.pop()

@@ -19,25 +19,10 @@
 from __future__ import annotations
 
 from ..dtypes import DType
+from .literal import Literal  # noqa: F401  (part of the IR: op inputs)
+from .printer import program_to_string
 from .variable import Variable
-
-
-class Literal:
-    """A constant op input that is not an int/float/bool/None (e.g. a string)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other):
-        return isinstance(other, Literal) and other.value == self.value
-
-    def __hash__(self):
-        return hash(("Literal", repr(self.value)))
-
-    def __repr__(self):
-        return repr(self.value)
+from .verify import verify
 
 
 class Op:
@@ -226,7 +211,6 @@ class Program:
 
     # ---- printing and checking ------------------------------------------------------------
     def to_string(self, with_origin: bool = False) -> str:
-        from .printer import program_to_string
         return program_to_string(self, with_origin=with_origin)
 
     def __str__(self):
@@ -237,7 +221,6 @@ class Program:
 
     def verify(self) -> None:
         """Raise `ProgramError` (with the program text) if the program is malformed."""
-        from .verify import verify
         verify(self)
 
     def clone(self, for_test: bool = False) -> Program:
@@ -274,3 +257,20 @@ class Program:
 
     def num_ops(self) -> int:
         return sum(len(b.ops) for b in self.blocks)
+
+
+def block_free(program: Program, idx: int, cache: dict) -> set:
+    """Names read by block `idx` or its sub-blocks that are not defined inside them."""
+    got = cache.get(idx)
+    if got is None:
+        b = program.blocks[idx]
+        got = set()
+        local = set(b.params)
+        for op in b.ops:
+            got.update(n for n in op.input_names() if n not in local)
+            for sub in op.blocks:
+                got.update(n for n in block_free(program, sub, cache) if n not in local)
+            local.update(op.outputs)
+        got.update(r for r in b.results if r.__class__ is str and r not in local)
+        cache[idx] = got
+    return got

@@ -18,8 +18,11 @@ import inspect
 
 from ..dtypes import ALL, bool_
 from ..ops import registry
+from .executor import Executor
 from .ir import Literal, Program
+from .origin import short
 from .serialize import ModelFormatError
+from .verify import ProgramError, verify
 
 _BRANCHING = ("cond", "switch_case")
 # the most bytes one op's result may ask for, from its static shape: far above any zoo model's
@@ -80,7 +83,6 @@ def check(program: Program, feeds: list, fetches: list,
 def _check_result_sizes(program: Program, limit: int) -> None:
     """Each op's results fit in `limit` bytes (so a loaded model never allocates more per op,
     whatever its file asks)."""
-    from .origin import short
     for b in program.blocks:
         for op in b.ops:
             for name in op.outputs:
@@ -156,7 +158,6 @@ def _check_scopes(program: Program, idx: int, visible: set, defined_once: set) -
 
 
 def _verify(program: Program) -> None:
-    from .verify import ProgramError, verify
     try:
         verify(program)
     except ProgramError as e:
@@ -166,7 +167,6 @@ def _verify(program: Program) -> None:
 def compile_check(program: Program, fetches: list) -> None:
     """Compile the program now (the executor caches it), so a program the code generator
     cannot handle is refused at load."""
-    from .executor import Executor
     try:
         Executor().compiled(program, tuple(fetches))
     except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError, KeyError,

@@ -42,6 +42,8 @@ import numpy as np
 
 from .. import backend
 from ..dtypes import bfloat16
+from ..parameter import Parameter
+from ..tensor import Tensor
 from . import model_check, model_structure, serialize
 from .serialize import ModelFormatError
 
@@ -451,8 +453,6 @@ def _read_parameters(path: str, json_path: str, d: dict, declared: dict) -> dict
 
 
 def _read_members(f, size: int, declared: dict) -> dict:
-    from ..parameter import Parameter
-    from ..tensor import Tensor
     with zipfile.ZipFile(f) as zf:
         infos = zf.infolist()
         names = [i.filename for i in infos]

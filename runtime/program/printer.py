@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..ops.registry import OPS
 from . import origin as _origin
-from .ir import Block, Literal, Op, Program
+from .literal import Literal
 
 # How the sub-blocks of each control-flow op are labelled.
 BLOCK_LABELS = {"cond": ("true", "false"), "while": ("cond", "body"), "recompute": ("body",)}
@@ -39,17 +39,17 @@ def fmt_attrs(attrs: dict) -> str:
     return " {" + ", ".join(f"{k}={v!r}" for k, v in attrs.items()) + "}"
 
 
-def fmt_decl(block: Block, name: str) -> str:
+def fmt_decl(block, name: str) -> str:
     return f"%{name}: {block.var(name).type_str()}"
 
 
-def _labels(op: Op) -> list:
+def _labels(op) -> list:
     if op.type == "switch_case":
         return [f"case {k}" for k in op.attrs["cases"]] + ["default"]
     return list(BLOCK_LABELS.get(op.type, ())) or [f"block{i}" for i in range(len(op.blocks))]
 
 
-def op_lines(program: Program, op: Op, block: Block, indent: str, with_origin: bool) -> list:
+def op_lines(program, op, block, indent: str, with_origin: bool) -> list:
     """The line(s) of one op; sub-blocks follow, indented, and end with `}`."""
     lhs = ", ".join(fmt_decl(block, n) for n in op.outputs)
     opdef = OPS.get(op.type)
@@ -77,7 +77,7 @@ def op_lines(program: Program, op: Op, block: Block, indent: str, with_origin: b
     return lines
 
 
-def block_lines(program: Program, block: Block, indent: str, with_origin: bool) -> list:
+def block_lines(program, block, indent: str, with_origin: bool) -> list:
     lines = []
     for op in block.ops:
         lines.extend(op_lines(program, op, block, indent, with_origin))
@@ -86,7 +86,7 @@ def block_lines(program: Program, block: Block, indent: str, with_origin: bool) 
     return lines
 
 
-def program_to_string(program: Program, with_origin: bool = False) -> str:
+def program_to_string(program, with_origin: bool = False) -> str:
     g = program.global_block()
     header = ", ".join(fmt_decl(g, n) for n in program.inputs)
     lines = [f"program({header}) {{"]

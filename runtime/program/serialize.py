@@ -11,8 +11,11 @@ import math
 
 import numpy as np
 
+from .. import backend
 from ..dtypes import ALL, convert_dtype
 from ..ops import registry
+from ..parameter import Parameter
+from ..tensor import Tensor
 from . import origin as _origin
 from .ir import Literal, Op, Program
 
@@ -298,13 +301,10 @@ def from_json(text: str, tensors: dict) -> Program:
 # ---- parameters -----------------------------------------------------------------------------
 
 def save_tensors(tensors: dict, path: str) -> None:
-    from .. import backend
     np.savez(path, **{n: backend.to_numpy(t._data) for n, t in tensors.items()})
 
 
 def load_tensors(path: str, trainable: dict) -> dict:
-    from ..parameter import Parameter
-    from ..tensor import Tensor
     try:
         with np.load(path, allow_pickle=False) as f:
             arrays = {n: f[n] for n in f.files}

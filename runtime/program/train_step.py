@@ -23,7 +23,11 @@ from __future__ import annotations
 
 from .. import core
 from ..ops import registry
+from ..ops.creation import zeros
 from ..ops.registry import STATE, Meta, bind
+from . import origin
+from .backward import gradients, trainable_used
+from .builder import Training, install_training
 from .variable import Variable
 
 _ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
@@ -171,7 +175,6 @@ def _known(e):
             e[2] = bind(GRAD_READ, (slot,), {})
         e[3] = True
     if e[2] is _ZERO:
-        from ..ops.creation import zeros
         t = e[0]
         e[2] = zeros(list(t._data.shape), t.dtype)
     if e[2] is _UNKNOWN:
@@ -184,7 +187,6 @@ def _known(e):
 
 
 def _origin():
-    from . import origin
     return origin.capture(3)
 
 
@@ -284,7 +286,6 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     """`loss.backward()` while building: append the backward of the program so far and add
     the gradients into `.grad` of every trainable tensor the loss depends on, as eager
     `backward()` does."""
-    from .backward import _trainable, _used, gradients
     b = _builder()
     program = b.program
     where = _here(f"backward() on '{loss.name}'")
@@ -318,7 +319,7 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
             "function require a gradient (stop_gradient=False); a converted step gives "
             "gradients to parameters and other tensors it reads, not to its arguments. Pass "
             "them with stop_gradient=True, or read them from a Layer/global instead.")
-    names = sorted(_trainable(program) & _used(program), key=list(program.tensors).index)
+    names = trainable_used(program)
     for n in names:
         t = program.tensors[n]
         if getattr(t, "_node", None) is not None:
@@ -349,3 +350,7 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
         total.stop_gradient = True
         _write(e, total)
         e[2], e[3] = total, True
+
+
+install_training(Training(gradients=gradients, grad_of=grad_of, set_grad=set_grad,
+                          backward=backward))

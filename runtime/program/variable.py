@@ -14,6 +14,21 @@ from typing import ClassVar
 
 from .. import backend, core
 from ..dtypes import DType
+from ..ops.arrays import (
+    array_getitem,
+    array_inserted,
+    array_joined,
+    array_length,
+    array_pop,
+    array_setitem,
+    array_write,
+    create_array,
+)
+from ..ops.math import assign
+from ..ops.registry import STATE
+from ..ops.shape import reshape
+from ..tensor import _HookHandle
+from . import origin
 
 _CONTROL_FLOW_HINT = (
     "Its value is only known when the program runs, so it cannot drive Python logic (a "
@@ -184,7 +199,6 @@ class Variable(core.VariableBase):
         the result is then used as a Python value, that use raises. Eager `numpy()` is an
         array, which has no gradient path: while a program is built the result is `v`
         detached (a view of it with no gradient), `v` itself when it has none."""
-        from ..ops.registry import STATE
         _kept(self, "numpy")
         if self.stop_gradient or STATE.builder is None:
             return self
@@ -196,8 +210,6 @@ class Variable(core.VariableBase):
         stands for a Python number (eager `item()` is one: combined with a tensor, it takes
         the tensor's dtype). A tensor known to hold more than one element raises without an
         index; an index known to be out of range raises eager's IndexError."""
-        from ..ops.math import assign
-        from ..ops.shape import reshape
         _kept(self, "item")
         if index:
             out = self._item_at(index)
@@ -217,7 +229,6 @@ class Variable(core.VariableBase):
         return out
 
     def _item_at(self, index: tuple):
-        from ..ops.shape import reshape
         shape = self._static_shape
         if len(index) == 1:  # a flat index, as NumPy's item(i)
             flat = reshape(self, [-1])
@@ -243,15 +254,13 @@ class Variable(core.VariableBase):
         """`loss.backward()` while the program is being built (a converted training step):
         the backward of the program so far is appended and the gradients go into `.grad` of
         every trainable tensor the loss depends on when the program runs
-        (`program/train_step.py`)."""
-        from ..ops.registry import STATE
+        (`Builder.backward`, built by `program/train_step.py`)."""
         if STATE.builder is None:
             raise RuntimeError(
                 f"backward() on static Variable '{self.name}' outside the program being "
                 "built; a program built by hand gets its gradients from "
                 "rt.static.append_backward(loss)")
-        from . import train_step
-        train_step.backward(self, grad_tensor, retain_graph)
+        STATE.builder.backward(self, grad_tensor, retain_graph)
 
     def register_hook(self, hook):
         """`hook(grad)` on a value computed in converted code: the backward built from the
@@ -260,9 +269,6 @@ class Variable(core.VariableBase):
         the gradient, as eager hooks replace it. A hook must return the gradient: one that
         returns None only looks at it, which its Python would do once, when the backward is
         built, not at each backward: that raises. Returns a handle with `.remove()`."""
-        from ..ops.registry import STATE
-        from ..tensor import _HookHandle
-        from . import origin
         if STATE.builder is None:
             raise RuntimeError(f"register_hook on static Variable '{self.name}' outside the "
                                "program being built")
@@ -291,7 +297,6 @@ class Variable(core.VariableBase):
 
         def __getitem__(self, index):
             if self.kind == "array":
-                from ..ops.arrays import array_getitem
                 return array_getitem(self, index)
             return tensor_getitem(self, index)
 
@@ -300,7 +305,6 @@ class Variable(core.VariableBase):
 
         def __setitem__(self, index, value):
             if self.kind == "array":  # `lst[i] = x` on a list that became a tensor array
-                from ..ops.arrays import array_setitem
                 array_setitem(self, index, value)
                 return
             tensor_setitem(self, index, value)
@@ -311,13 +315,11 @@ class Variable(core.VariableBase):
 
         def __add__(self, other):  # `lst + [x]` on a list that became a tensor array
             if self.kind == "array" or (isinstance(other, Variable) and other.kind == "array"):
-                from ..ops.arrays import array_joined
                 return array_joined(self, other)
             return tensor_add(self, other)
 
         def __radd__(self, other):  # `[x] + lst`
             if self.kind == "array":
-                from ..ops.arrays import array_joined
                 return array_joined(other, self)
             return tensor_add(other, self)
 
@@ -357,7 +359,6 @@ class Variable(core.VariableBase):
         if self.kind != "array":
             raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
-        from ..ops.arrays import array_length, array_write
         array_write(x, array_length(self), self)
 
     def pop(self, index=-1):
@@ -366,7 +367,6 @@ class Variable(core.VariableBase):
         if self.kind != "array":
             raise TypeError(f"pop() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
-        from ..ops.arrays import array_pop
         return array_pop(self, index)
 
     def insert(self, index, x) -> None:
@@ -375,7 +375,6 @@ class Variable(core.VariableBase):
         if self.kind != "array":
             raise TypeError(f"insert() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
-        from ..ops.arrays import array_inserted
         self._inplace_update(array_inserted(self, index, x))
 
     def clear(self) -> None:
@@ -384,7 +383,6 @@ class Variable(core.VariableBase):
         if self.kind != "array":
             raise TypeError(f"clear() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
-        from ..ops.arrays import create_array
         empty = create_array(self.dtype)
         empty._static_shape = self._static_shape
         self._inplace_update(empty)
@@ -397,7 +395,6 @@ class Variable(core.VariableBase):
 
     # ---- graph helpers --------------------------------------------------------------------
     def detach(self) -> Variable:
-        from ..ops.math import assign
         out = assign(self)
         out.stop_gradient = True
         group = [v for v in self.shares if v is not self] + [self, out]
@@ -406,7 +403,6 @@ class Variable(core.VariableBase):
         return out
 
     def clone(self) -> Variable:
-        from ..ops.math import assign
         return assign(self)
 
     def _inplace_update(self, new: Variable) -> None:
@@ -434,7 +430,6 @@ class Variable(core.VariableBase):
         """After a write into this handle: the handles sharing its memory in eager code
         (`detach()`) take the new values too, without a gradient path, as eager's write into
         the shared array does. A handle that needs a gradient cannot follow it."""
-        from ..ops.math import assign
         group, self.shares = self.shares, ()  # (no write back into this one)
         try:
             for other in group:

@@ -10,7 +10,7 @@ producer and consumer that disagree).
 from __future__ import annotations
 
 from ..ops import registry
-from .ir import Literal, Op, Program
+from .literal import Literal
 
 _STRUCTURAL = {"cond", "while", "switch_case", "recompute", "write_persistable",
                "create_array", "array_write"}
@@ -20,11 +20,11 @@ class ProgramError(ValueError):
     """A malformed program (a bug in whatever built or transformed it)."""
 
 
-def _fail(program: Program, msg: str) -> None:
+def _fail(program, msg: str) -> None:
     raise ProgramError(f"{msg}\n--- program ---\n{program}")
 
 
-def verify(program: Program) -> None:
+def verify(program) -> None:
     defined_anywhere = set(program.inputs) | set(program.tensors)
     for b in program.blocks:
         defined_anywhere.update(b.params)
@@ -58,7 +58,7 @@ def verify(program: Program) -> None:
                 _fail(program, f"block {b.idx} yields %{r}, which is never defined")
 
 
-def _check_inference(program: Program, block, op: Op) -> None:
+def _check_inference(program, block, op) -> None:
     def value(x):
         if x.__class__ is str:
             return block.var(x)
