@@ -19,8 +19,11 @@ The key rules (also in `docs/d2s.md`, "Which calls share a program"):
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -206,6 +209,31 @@ class FunctionSpec:
                 f"tensor argument {index}: a {x.dtype.name} tensor does not match its "
                 f"InputSpec dtype {spec.dtype.name}; cast it first (x.astype("
                 f"'{spec.dtype.name}')) or declare InputSpec(..., dtype='{x.dtype.name}')")
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceTarget:
+    """Everything a trace needs to know about the function it traces, as values: made by
+    `StaticFunction.trace_target()` when a call needs a new program and passed down the spine
+    (`program_cache` -> `tracing` -> `running`), which never reaches back for the
+    StaticFunction itself."""
+
+    spec: FunctionSpec
+    function: Callable  # the plain Python function that is converted
+    instance: Any  # the object a converted method is bound to (a Layer), or None
+    qualname: str  # how errors and logs name the function
+    converted: Callable  # what the trace calls: the converted function, instance bound
+    reads: Any  # what `function` reads from outside its arguments (`pyct/reads.py`)
+    training: bool  # the training flag the call's key holds
+    effect_places: dict  # places earlier traces changed (`side_effects.scan`, updated there)
+    number: int  # which program of the function this trace makes (for the log)
+
+    @property
+    def eager(self) -> Callable:
+        """The original function, bound to the instance for a method."""
+        if self.instance is not None:
+            return self.function.__get__(self.instance)
+        return self.function
 
 
 def _array_tensor(a: np.ndarray, spec):

@@ -62,11 +62,12 @@ def _traced(sf, specs: list):
     from .program_cache import has_hooks
     from .tracing import trace
     try:  # (the Layer's own forward hooks traced in, as `layer(x)` runs them)
-        program, feeds, leaves, tree, _, _ = trace(sf, tuple(specs), {},
-                                                   has_hooks(sf.instance), state=False)
+        traced = trace(sf.trace_target(), tuple(specs), {}, has_hooks(sf.instance),
+                       state=False)
     except Exception as e:  # noqa: BLE001  (re-raised at the user's line, as a call does)
         raise errors.for_user(e)
-    return _with_structure(program, feeds, pytree.unflatten(tree, leaves), specs)
+    return _with_structure(traced.program, traced.feeds,
+                           pytree.unflatten(traced.tree, traced.leaves), specs)
 
 
 def _with_structure(program, feeds: list, out, args):
