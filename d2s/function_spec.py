@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime import core, pytree
+from runtime import backend, core, pytree
+from runtime.tensor import wrap
 
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
 # the hot path, so the fast key checks the exact class and learns new ones on the slow path.
@@ -214,9 +215,9 @@ class FunctionSpec:
 @dataclasses.dataclass(frozen=True)
 class TraceTarget:
     """Everything a trace needs to know about the function it traces, as values: made by
-    `StaticFunction.trace_target()` when a call needs a new program and passed down the spine
-    (`program_cache` -> `tracing` -> `running`), which never reaches back for the
-    StaticFunction itself."""
+    `StaticFunction.trace_target()` (once per training mode; the function is converted then)
+    and passed down the spine (`program_cache` -> `tracing` -> `running`, see
+    docs/architecture.md), which never reaches back for the StaticFunction itself."""
 
     spec: FunctionSpec
     function: Callable  # the plain Python function that is converted
@@ -239,8 +240,6 @@ class TraceTarget:
 def _array_tensor(a: np.ndarray, spec):
     """A NumPy array argument as the Tensor the program is fed (cast to its InputSpec's dtype
     where one is given, as feeding a static program does)."""
-    from runtime import backend
-    from runtime.tensor import wrap
     if spec is not None and a.dtype != spec.dtype.np:
         a = a.astype(spec.dtype.np)
     return wrap(backend.XP.asarray(a))

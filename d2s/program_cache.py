@@ -15,16 +15,16 @@ them.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable
 
 from runtime.program.variable import Variable
 
 from . import guards, logging_utils
-from .function_spec import FunctionSpec, TraceTarget
+from .function_spec import TraceTarget
 from .running import ConcreteProgram, Entry, gc_paused
 from .tracing import trace
 
@@ -42,9 +42,7 @@ class ProgramCache:
 
     DEFAULT_SIZE = 64
 
-    def __init__(self, spec: FunctionSpec, instance=None, max_size: int | None = None):
-        self.spec = spec  # (the key of a call, `function_spec.py`)
-        self.instance = instance
+    def __init__(self, max_size: int | None = None):
         # key -> [entries]: one per set of guard values (`d2s/guards.py`), newest first
         self._entries: collections.OrderedDict = collections.OrderedDict()
         self.max_size = max_size if max_size is not None else self.DEFAULT_SIZE
@@ -66,15 +64,15 @@ class ProgramCache:
         """(key, entry) for every program kept, least recently used first."""
         return [(key, entry) for key, lst in list(self._entries.items()) for entry in lst]
 
-    def find(self, args, kwargs, training: bool, target_of: Callable[[], TraceTarget]):
-        """(the entry for this call, traced if needed; the call's tensors in feed order).
-        `target_of()` gives what a trace needs (called only when one is)."""
-        spec = self.spec
+    def find(self, target: TraceTarget, args, kwargs):
+        """(the entry for this call of `target`, traced if needed; the call's tensors in feed
+        order)."""
+        spec = target.spec
         if kwargs:
             args, kwargs = spec.normalize(args, kwargs)
         if len(args) < spec.n_positional:
             args = spec.complete(args)
-        key, tensors = spec.key(args, kwargs, self.instance, training)
+        key, tensors = spec.key(args, kwargs, target.instance, target.training)
         entries = self._entries
         found = entries.get(key)  # (never empty: lists are replaced whole, under the lock)
         changed = None
@@ -88,7 +86,7 @@ class ProgramCache:
                 found = None
         if found is None:
             with self._lock:
-                entry = self._trace_new(target_of, args, kwargs, key, changed)
+                entry = self._trace_new(target, args, kwargs, key, changed)
         else:
             try:
                 entries.move_to_end(key)
@@ -98,12 +96,12 @@ class ProgramCache:
         self.last_entry = entry
         return entry, tensors
 
-    def _trace_new(self, target_of, args, kwargs, key, changed):
+    def _trace_new(self, target, args, kwargs, key, changed):
         entries = self._entries
         for entry in entries.get(key, ()):  # another thread may have traced it meanwhile
             if not entry.guards or guards.failing(entry.guards) is None:
                 return entry
-        target = target_of()
+        target = dataclasses.replace(target, number=len(self) + 1)
         with gc_paused():  # one pause: a collection between tracing and compiling costs
             entry = Entry(trace(target, args, kwargs))
         entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
@@ -113,7 +111,7 @@ class ProgramCache:
             self._count = 0
         self._keep(key, entry)
         self.traces += 1
-        self._tell_retrace(target.qualname, key, changed)
+        self._tell_retrace(target, key, changed)
         return entry
 
     def _keep(self, key, entry) -> None:
@@ -132,11 +130,11 @@ class ProgramCache:
             else:
                 del entries[oldest]
 
-    def _tell_retrace(self, name: str, key, changed) -> None:
+    def _tell_retrace(self, target: TraceTarget, key, changed) -> None:
         """Log a retrace (at verbosity 1), and warn after RETRACE_WARNING traces and again
         each time the count doubles, naming what changed between the last two traces."""
         guard = None if changed is None else guards.describe(changed)
-        names = self.spec.arg_names
+        name, names = target.qualname, target.spec.arg_names
         if self.traces > 1 and logging_utils.verbosity() >= 1:
             why = "; ".join(retrace_diffs(names, self._last_key, key, guard)) or \
                 "the argument structure changed"
@@ -166,9 +164,9 @@ class ProgramCache:
                                "(or traced through get_concrete_program) yet")
         return self._last_key, entry.concrete
 
-    def lookup(self, args, kwargs, training: bool, target_of: Callable[[], TraceTarget]):
-        """The entry for this call (traced if needed)."""
-        return self.find(args, kwargs, training, target_of)[0]
+    def lookup(self, target: TraceTarget, args, kwargs):
+        """The entry for this call of `target` (traced if needed)."""
+        return self.find(target, args, kwargs)[0]
 
 
 # every ProgramCache, so that a forked child can free their locks (`_unlock_in_child`)

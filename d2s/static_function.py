@@ -69,7 +69,8 @@ class StaticFunction:
         self.full_graph = full_graph
         self.build_strategy = build_strategy
         self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
-        self._cache = ProgramCache(self.spec, self._instance)
+        self._cache = ProgramCache()
+        self._targets: dict = {}  # training flag -> the TraceTarget of calls in that mode
         self._converted = None
         self._training = True
         self._restore = None  # (layer, its own `forward` before to_static(layer)): rollback()
@@ -128,7 +129,7 @@ class StaticFunction:
         if not _ENABLED[0] or not self.full_graph and fallback.runs_eagerly(self._function):
             return self.dygraph_function(*args, **kwargs)
         try:
-            entry, tensors = self._cache.find(args, kwargs, self.training(), self.trace_target)
+            entry, tensors = self._cache.find(self._target(), args, kwargs)
         except Exception as e:  # noqa: BLE001  (re-raised, or full_graph=False runs eagerly)
             if self.full_graph:
                 raise errors.for_user(e)
@@ -170,6 +171,15 @@ class StaticFunction:
             converted=report.recording(self, self.converted_callable()),
             reads=self.function_reads(), training=self.training(),
             effect_places=self._cache.effect_places, number=len(self._cache) + 1)
+
+    def _target(self) -> TraceTarget:
+        """The TraceTarget of a call in the current mode, made (and the function converted)
+        on the first such call: what it holds does not change after that."""
+        training = self.training()
+        target = self._targets.get(training)
+        if target is None:
+            target = self._targets[training] = self.trace_target()
+        return target
 
     def training(self) -> bool:
         inst = self._instance
@@ -259,8 +269,7 @@ class StaticFunction:
     def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
         """The program for these arguments (tensors or InputSpecs), traced if needed."""
         try:
-            entry = self._cache.lookup(args, kwargs, self.training(), self.trace_target)
-            return entry.concrete
+            return self._cache.lookup(self._target(), args, kwargs).concrete
         except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
             raise errors.for_user(e)
 
