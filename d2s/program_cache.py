@@ -1,8 +1,9 @@
 """Programs traced from a StaticFunction, one per input signature (tracing: `tracing.py`;
 running: `running.py`).
 
-`ProgramCache.find` builds the key of a call (`function_spec.py`), traces a new program on a
-miss, and returns the `Entry` that runs it. Running feeds the tensor arguments' arrays
+`ProgramCache.find` builds the key of a call of a `TraceTarget` (`function_spec.py`), traces a
+new program on a miss (warning when a function keeps being traced), and returns the `Entry`
+that runs it. Running feeds the tensor arguments' arrays
 to the compiled program. When gradients are wanted (grad mode on and an input or a captured
 parameter needs a gradient), the call runs the forward part of a training program (the traced
 program plus `rt.static.gradients`, split by `runtime.program.split`) and is recorded as ONE

@@ -1,7 +1,8 @@
 """Tracing a call of a StaticFunction (its `TraceTarget`) into a program (a `Trace`): feeds for
-the call's tensors, the converted function run under `program_guard` with its guards recorded (`guards.py`), the Python state it
-changes found and handled (`side_effects.py`, `writeback.py`), the Layer's forward hooks around
-it, and a recursion whose depth depends on a tensor named.
+the call's tensors, the converted function run under `program_guard` with its guards recorded
+(`guards.py`), the Python state it changes found and handled (`side_effects.py`,
+`writeback.py`), the Layer's forward hooks around it, and a recursion whose depth depends on a
+tensor named.
 """
 from __future__ import annotations
 
