@@ -20,6 +20,8 @@ import inspect
 import sys
 import types
 
+import runtime as rt
+
 from .pyct import loader
 
 _IGNORED_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest", "_pytest",
@@ -29,7 +31,6 @@ GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC
 
 
 def _tensor_methods() -> frozenset:
-    import runtime as rt
     return frozenset(n for n in dir(rt.Tensor) if not n.startswith("_"))
 
 

@@ -25,7 +25,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+import d2s
+import runtime as rt
 from runtime import core
+from runtime.dtypes import ALL
+from runtime.program import origin as program_origin
+from runtime.static import InputSpec
 
 from . import errors
 
@@ -50,7 +55,6 @@ class Spec(NamedTuple):
         return self.dtype is not None
 
     def input_spec(self):
-        from runtime.static import InputSpec
         return InputSpec(list(self.shape), self.dtype)
 
 
@@ -63,7 +67,6 @@ def parse_spec(text: str) -> Spec:
         except (ValueError, SyntaxError):
             raise ValueError(f"bad spec {text!r}: expected DTYPE[dims] like 'float32[4,16]' or "
                              "a Python literal like 3") from None
-    from runtime.dtypes import ALL
     names = [d.name for d in ALL]
     if m.group(1) not in names:
         near = _DTYPE_ALIASES.get(m.group(1)) or next(iter(difflib.get_close_matches(
@@ -81,7 +84,6 @@ def parse_spec(text: str) -> Spec:
 
 def draw(spec: Spec, k: int, rng: np.random.Generator):
     """The k-th random value for `spec` (see DRAWS)."""
-    import runtime as rt
     if not spec.is_tensor:
         return spec.value
     _, sign, scale = DRAWS[k % len(DRAWS)]
@@ -199,7 +201,6 @@ class Disagreement(NamedTuple):
 
 def compare(sf, eager: Outcome, static: Outcome) -> str | None:
     """Text describing how the outcomes disagree (with the user line), or None."""
-    from . import errors
     if eager.error is not None or static.error is not None:
         if eager.error is not None and static.error is not None and type(
                 eager.error) is type(static.error):
@@ -239,7 +240,6 @@ def _gradient_difference(eager: dict, static: dict) -> str | None:
 
 def _origin_of_output(sf, index: int) -> str:
     """The user line of the op that computed the program's `index`-th output."""
-    from runtime.program import origin as program_origin
     entry = sf.program_cache.last_entry
     if entry is None or index >= len(entry.concrete.outputs):
         return ""
@@ -260,7 +260,6 @@ def check(sf, specs: list[Spec], draws: int = len(DRAWS), seed: int = 0, out=pri
     A draw on which the eager function itself raises is not a disagreement but a sign that
     the inputs do not fit the function: it ends the check with `eager_failed` set. d2s's own
     retrace warning is silenced: the draws vary sizes on purpose."""
-    import runtime as rt
     rng = np.random.default_rng(seed)
     instance = getattr(sf, "instance", None)
     params = [p for p in instance.parameters() if not p.stop_gradient] if hasattr(
@@ -304,8 +303,6 @@ def static_function_for(obj, owner, specs: list[Spec], init: tuple = ((), {})):
     made with the arguments `init`, (args, kwargs)), is converted with InputSpecs from `specs`
     (so `None` dims share one program); a method of a Layer class is converted on a new
     instance."""
-    import d2s
-    import runtime as rt
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
         name = getattr(obj, "__name__", None)
         if name is None or getattr(owner, name, None) is not obj:

@@ -32,13 +32,17 @@ import argparse
 import os
 import sys
 
+import numpy as np
+
+from . import __version__, converters, errors, transpile
+from .check import check, draw, parse_spec, static_function_for
+from .cli_model import UsageError, _init_args, add_parsers, set_mode
 from .cli_target import load_object, load_target, resolve
 
 TRACEBACK_ENV = "D2S_TRACEBACK"
 
 
 def cmd_code(args) -> int:
-    from . import converters, transpile
     if args.report:
         return cmd_report(args)
     fn = load_target(args.target)
@@ -48,7 +52,6 @@ def cmd_code(args) -> int:
 
 
 def _specs(args) -> list:
-    from .check import parse_spec
     try:
         return [parse_spec(s) for s in args.spec or []]
     except ValueError as e:
@@ -56,8 +59,6 @@ def _specs(args) -> list:
 
 
 def _static_function(args, specs: list):
-    from .check import static_function_for
-    from .cli_model import UsageError, _init_args
     try:
         init = _init_args(args.init or [])
     except UsageError as e:
@@ -67,8 +68,6 @@ def _static_function(args, specs: list):
 
 def _traced_inputs(args) -> tuple:
     """(StaticFunction, example inputs drawn from --spec) for `code --report` and `report`."""
-    from .check import draw
-    from .cli_model import set_mode
     specs = _specs(args)
     sf = _static_function(args, specs)
     set_mode(sf, getattr(args, "train", False))
@@ -79,7 +78,6 @@ def _traced_inputs(args) -> tuple:
                "StaticFunction" else "decorate it with @d2s.to_static(input_spec=[...])")
         raise SystemExit("d2s: --report traces the function: give its inputs with --spec "
                          f"(e.g. --spec 'float32[4,16]' --spec 3) or {how}")
-    import numpy as np
     return sf, [draw(s, 0, np.random.default_rng(0)) for s in specs]
 
 
@@ -104,8 +102,6 @@ def cmd_report_html(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .check import check
-    from .cli_model import set_mode
     specs = _specs(args)
     sf = _static_function(args, specs)
     set_mode(sf, args.train)
@@ -123,15 +119,14 @@ def cmd_check(args) -> int:
 
 
 def cmd_passes(args) -> int:
-    from . import converters
     for i, name in enumerate(converters.NAMES, 1):
         print(f"{i:3d}  {name}")
     return 0
 
 
 def cmd_demo(args) -> int:
-    from .demo import main as demo
-    return demo()
+    from . import demo  # (loads runtime.nn and a model: only for this command)
+    return demo.main()
 
 
 def _add_mode_arguments(p) -> None:
@@ -145,7 +140,6 @@ def _add_mode_arguments(p) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="d2s", description=__doc__.split("\n")[0])
-    from . import __version__
     parser.add_argument("--version", action="version", version=f"d2s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("code", help="print the converted code of a function")
@@ -182,7 +176,6 @@ def main(argv=None) -> int:
                         "or the layout of d2s (layered)")
     _add_mode_arguments(p)
     p.set_defaults(func=cmd_report_html)
-    from .cli_model import add_parsers
     add_parsers(sub)
     args = parser.parse_args(argv)
     return reported(args.func, args)
@@ -222,7 +215,6 @@ def reported(command, args) -> int:
 
 def one_line(e: BaseException) -> str:
     """'TypeName: first line of the message (file.py:12)', the user's line when known."""
-    from . import errors
     text = (str(e).strip().splitlines() or [""])[0]
     src = getattr(e, "origin", None)
     frames = errors.user_frames(e)

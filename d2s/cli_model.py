@@ -20,7 +20,15 @@ import zipfile
 
 import numpy as np
 
+import d2s
+import d2s.onnx
+import runtime as rt
+from runtime.backend import to_numpy
+from runtime.program.model_structure import paths
 from runtime.progress import ProgressBar
+
+from .check import parse_spec
+from .cli_target import resolve
 
 # benchmark name -> the arguments --quick passes (small repeat counts)
 BENCHMARKS = {
@@ -76,9 +84,7 @@ def _init_args(items: list[str]) -> tuple[list, dict]:
 
 def _exportable(target: str, init: list[str]):
     """What FILE::QUALNAME names, ready for `d2s.save` (a Layer class is instantiated)."""
-    import runtime as rt
 
-    from .cli_target import resolve
     obj, owner = resolve(target)
     if isinstance(owner, type) and issubclass(owner, rt.nn.Layer):
         if getattr(obj, "__name__", None) != "forward":
@@ -103,9 +109,7 @@ def _exportable(target: str, init: list[str]):
 
 @_reported("export")
 def cmd_export(args) -> int:
-    import d2s
 
-    from .check import parse_spec
     try:
         specs = [parse_spec(s) for s in args.spec]
     except ValueError as e:
@@ -140,7 +144,6 @@ def cmd_export(args) -> int:
 def set_mode(obj, training: bool) -> None:
     """The command line's mode rule: a Layer (or the Layer a converted method is bound to) is
     put in eval mode, or in training mode with `--train`, before it is traced."""
-    import runtime as rt
     layer = obj if isinstance(obj, rt.nn.Layer) else getattr(obj, "instance", None)
     if isinstance(layer, rt.nn.Layer):
         layer.train() if training else layer.eval()
@@ -149,7 +152,6 @@ def set_mode(obj, training: bool) -> None:
 def _export_onnx(args, obj, specs) -> int:
     """`--format onnx`: write PATH.onnx with d2s.onnx (the optional `onnx` extra)."""
     try:
-        import d2s.onnx
         path = d2s.onnx.export(obj, args.output, input_spec=specs, training=args.train)
     except ImportError as e:
         raise UsageError(str(e)) from None
@@ -189,13 +191,11 @@ def _output_places(model) -> dict:
     """output index -> '  (returned at out[0]['a'])' for a model returning a nested value."""
     if model.structure is None:
         return {}
-    from runtime.program.model_structure import paths
     return {i: f"  (returned at out{p})" for i, p in paths(model.structure["outputs"]).items()
             if p}
 
 
 def _load_model(path: str):
-    import d2s
     prefix = path.removesuffix(".json")
     missing = [prefix + e for e in (".json", ".npz") if not os.path.exists(prefix + e)]
     if missing:
@@ -267,7 +267,6 @@ def cmd_run(args) -> int:
     ins, _ = _signature(model)
     arrays = _inputs(args, ins)
     try:
-        from runtime.backend import to_numpy
         outs = [np.asarray(to_numpy(a)) for a in model.run_flat(*arrays)]
     except ValueError as e:
         raise UsageError(f"the model rejected its inputs: {e}") from None

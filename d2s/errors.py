@@ -45,6 +45,7 @@ from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.Model
 from runtime.program.variable import Variable
 
 from .pyct import loader
+from .pyct.origin import OriginInfo
 
 FULL_TRACEBACK_ENV = "D2S_FULL_TRACEBACK"
 _HEADER = "  In user code:"
@@ -128,7 +129,6 @@ def _passes_on(frame) -> bool:
     filename = frame.f_code.co_filename
     if filename.startswith(_PASSING_CALLS):
         return True
-    from runtime.program.variable import Variable
     return filename == _IFELSE and frame.f_code.co_name == "ifelse" and not isinstance(
         frame.f_locals.get("pred"), Variable)
 
@@ -477,7 +477,6 @@ def check_function_kind(fn) -> None:
     code = getattr(fn, "__code__", None)
     if code is None or not code.co_flags & _ASYNC_FLAGS:
         return
-    from .pyct.origin import OriginInfo
     lineno, text = code.co_firstlineno, ""
     for i in range(code.co_firstlineno, code.co_firstlineno + 50):
         line = linecache.getline(code.co_filename, i).strip()

@@ -19,12 +19,16 @@ The key rules (also in `docs/d2s.md`, "Which calls share a program"):
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from runtime import core, pytree
+from runtime import backend, core, pytree
+from runtime.tensor import wrap
 
 # Classes of runtime tensors (Tensor, Parameter, ...) met so far: `isinstance` is too slow for
 # the hot path, so the fast key checks the exact class and learns new ones on the slow path.
@@ -208,11 +212,34 @@ class FunctionSpec:
                 f"'{spec.dtype.name}')) or declare InputSpec(..., dtype='{x.dtype.name}')")
 
 
+@dataclasses.dataclass(frozen=True)
+class TraceTarget:
+    """Everything a trace needs to know about the function it traces, as values: made by
+    `StaticFunction.trace_target()` (once per training mode; the function is converted then)
+    and passed down the spine (`program_cache` -> `tracing` -> `running`, see
+    docs/architecture.md), which never reaches back for the StaticFunction itself."""
+
+    spec: FunctionSpec
+    function: Callable  # the plain Python function that is converted
+    instance: Any  # the object a converted method is bound to (a Layer), or None
+    qualname: str  # how errors and logs name the function
+    converted: Callable  # what the trace calls: the converted function, instance bound
+    reads: Any  # what `function` reads from outside its arguments (`pyct/reads.py`)
+    training: bool  # the training flag the call's key holds
+    effect_places: dict  # places earlier traces changed (`side_effects.scan`, updated there)
+    number: int  # which program of the function this trace makes (for the log)
+
+    @property
+    def eager(self) -> Callable:
+        """The original function, bound to the instance for a method."""
+        if self.instance is not None:
+            return self.function.__get__(self.instance)
+        return self.function
+
+
 def _array_tensor(a: np.ndarray, spec):
     """A NumPy array argument as the Tensor the program is fed (cast to its InputSpec's dtype
     where one is given, as feeding a static program does)."""
-    from runtime import backend
-    from runtime.tensor import wrap
     if spec is not None and a.dtype != spec.dtype.np:
         a = a.astype(spec.dtype.np)
     return wrap(backend.XP.asarray(a))

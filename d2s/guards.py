@@ -26,11 +26,18 @@ instead, as if the getter had been called from converted code.
 from __future__ import annotations
 
 import enum
+import inspect
 import os
 import threading
 import types
 
+from runtime import pytree
 from runtime.core import is_eager_tensor
+
+from .call_policy import ignored_module
+from .pyct import parser
+from .pyct.reads import outside_reads
+from .pyct.self_reads import attribute_reads
 
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
@@ -84,7 +91,6 @@ class recording:
 def bind_arguments(fn, args, kwargs, instance=None) -> dict:
     """The parameter -> argument mapping of a call of `fn` (`instance` bound to its first
     parameter); {} where the arguments do not fit its signature (the call itself will say)."""
-    import inspect
     try:
         sig = inspect.signature(fn)
         bound = sig.bind_partial(*((instance,) if instance is not None else ()), *args,
@@ -99,7 +105,6 @@ def passed_in(arguments: dict) -> None:
     them is guarded too (an object made while tracing is not, it is made anew every call)."""
     if _REC.passed is None:
         return
-    from runtime import pytree
     for value in arguments.values():
         _REC.passed.add(id(value))
         if pytree.is_container(value):
@@ -138,56 +143,67 @@ def record(fn, reads, instance=None, arguments=None) -> None:
         elif name in glob:
             _add(guards, ("global", glob, name), glob[name])
     for chain in reads.chains:
-        root = chain[0]
-        if root == reads.self_name and instance is not None:
-            obj, where = instance, "self"
-        elif root in arguments:
-            obj, where = arguments[root], root
-        elif root == reads.self_name:
+        found = _chain_root(chain[0], reads, instance, arguments, cells, glob)
+        if found is None:
             continue
-        elif root in cells:
-            try:
-                obj = cells[root].cell_contents
-            except ValueError:
-                continue
-            where = root
-        elif root in glob:
-            obj, where = glob[root], root
-        else:
-            continue
+        obj, where = found
         if obj is os.environ or obj is os.getenv or obj is os and len(chain) > 1 and \
                 chain[1] in _ENVIRON_READS:
             _record_environment()  # `os.environ.get("DEBUG")`, `os.getenv(...)`
             continue
         if isinstance(obj, types.ModuleType) and _library_module(obj):
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
-        for attr in chain[1:]:
-            if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
-                path = f"{where}[{attr[0]!r}]"
-                if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
-                    value = _index(obj, attr[0])
-                    place = ("index", obj, attr[0], path)
-                elif isinstance(obj, dict):
-                    value = obj.get(attr[0], _MISSING)
-                    place = ("item", obj, attr[0], path)
-                else:  # (a tuple's items are guarded with the tuple itself)
-                    break
-            elif isinstance(obj, type):  # `Config.hidden`: a class attribute, maybe inherited
-                path = f"{where}.{attr}"
-                place, value = _class_attribute(obj, attr, path)
-            else:
-                value = _lookup(obj, attr)
-                path = f"{where}.{attr}"
-                place = ("attr", obj, attr, path)
-                if value is _MISSING:  # kept elsewhere than the instance's __dict__
-                    place, value = _elsewhere(obj, attr, path)
-            if value is _MISSING:
+        _record_chain(guards, obj, where, chain[1:])
+
+
+def _chain_root(root: str, reads, instance, arguments: dict, cells: dict, glob: dict):
+    """(the object a read chain starts from, its name in guard paths), or None where the
+    root is a local name (or an empty closure cell)."""
+    if root == reads.self_name and instance is not None:
+        return instance, "self"
+    if root in arguments:
+        return arguments[root], root
+    if root == reads.self_name:
+        return None
+    if root in cells:
+        try:
+            return cells[root].cell_contents, root
+        except ValueError:
+            return None
+    if root in glob:
+        return glob[root], root
+    return None
+
+
+def _record_chain(guards: list, obj, where: str, attrs) -> None:
+    """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor."""
+    for attr in attrs:
+        if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
+            path = f"{where}[{attr[0]!r}]"
+            if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
+                value = _index(obj, attr[0])
+                place = ("index", obj, attr[0], path)
+            elif isinstance(obj, dict):
+                value = obj.get(attr[0], _MISSING)
+                place = ("item", obj, attr[0], path)
+            else:  # (a tuple's items are guarded with the tuple itself)
                 break
-            _add(guards, place, value)
-            if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
-                    isinstance(value, type) and not _library_class(value)):
-                break  # (a user class is followed: `Config.Head.scale`)
-            obj, where = value, path
+        elif isinstance(obj, type):  # `Config.hidden`: a class attribute, maybe inherited
+            path = f"{where}.{attr}"
+            place, value = _class_attribute(obj, attr, path)
+        else:
+            value = _lookup(obj, attr)
+            path = f"{where}.{attr}"
+            place = ("attr", obj, attr, path)
+            if value is _MISSING:  # kept elsewhere than the instance's __dict__
+                place, value = _elsewhere(obj, attr, path)
+        if value is _MISSING:
+            break
+        _add(guards, place, value)
+        if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
+                isinstance(value, type) and not _library_class(value)):
+            break  # (a user class is followed: `Config.Head.scale`)
+        obj, where = value, path
 
 
 def _class_attribute(cls, attr, path):
@@ -218,7 +234,6 @@ def _elsewhere(obj, attr, path):
     `__slots__` (read through the slot's descriptor), or as an item of a dict subclass whose
     `__getattr__` serves items as attributes (an `AttrDict` config). For a property of a user
     class, what its getter reads is guarded instead (value `MISSING`)."""
-    import inspect
     desc = inspect.getattr_static(type(obj), attr, None)
     if isinstance(desc, types.MemberDescriptorType):
         try:
@@ -248,18 +263,15 @@ def _record_property(obj, attr) -> None:
     """`obj.attr` is a property defined in user code: its getter ran unconverted while
     tracing, so what it reads (`self.mode`, a global) is guarded as if the getter had been
     called from converted code, with `obj` as its `self`."""
-    import inspect
     prop = inspect.getattr_static(type(obj), attr, None)
     fget = prop.fget if isinstance(prop, property) else None
     if not isinstance(fget, types.FunctionType):
         return
-    from .call_policy import ignored_module
     if ignored_module(getattr(fget, "__module__", "") or ""):
         return
     if fget not in _GETTER_READS:
-        from .pyct import parser, reads
         try:
-            _GETTER_READS[fget] = reads.outside_reads(parser.parse_function(fget).node)
+            _GETTER_READS[fget] = outside_reads(parser.parse_function(fget).node)
         except Exception:  # noqa: BLE001  (no source: nothing more can be guarded)
             _GETTER_READS[fget] = None
     record(fget, _GETTER_READS[fget], obj)
@@ -278,12 +290,10 @@ def _record_environment() -> None:
 
 
 def _library_class(cls) -> bool:
-    from .call_policy import ignored_module
     return ignored_module(getattr(cls, "__module__", None))
 
 
 def _library_module(module) -> bool:
-    from .call_policy import ignored_module
     return ignored_module(module.__name__)
 
 
@@ -318,8 +328,6 @@ def _forward_reads(cls):
     its own and the methods it reaches; `Linear.in_features`, read by `extra_repr` alone, is
     not among them), or None (anything)."""
     from runtime.nn import Layer
-
-    from .pyct.self_reads import attribute_reads
     return attribute_reads(tuple(c for c in cls.__mro__ if c is not Layer and c is not object))
 
 

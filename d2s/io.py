@@ -21,15 +21,26 @@ from __future__ import annotations
 
 import os
 
+import runtime as rt
 from runtime import core, pytree
+from runtime.program import model_structure, serialize
+from runtime.program.executor import rewrite_error
+from runtime.program.variable import Variable
+from runtime.tensor import wrap
+
+from . import errors
+from .program_cache import has_hooks
+from .running import ConcreteProgram
+from .save_spec import any_batch_spec, inference_mode
+from .static_function import StaticFunction, to_static
+from .tracing import trace
+from .writeback import WithState
 
 
 def as_static_function(obj):
     """The StaticFunction that saving/exporting `obj` (a Layer, a function or a
     StaticFunction) traces."""
-    import runtime as rt
 
-    from .static_function import StaticFunction, to_static
     if isinstance(obj, rt.nn.Layer):
         forward = obj.__dict__.get("forward", getattr(obj, "forward", None))
         if isinstance(forward, StaticFunction):
@@ -45,7 +56,6 @@ def inference_program(layer_or_function, input_spec=None, training: bool = False
     eval mode unless `training` (`save_spec.inference_mode`). Its `.outputs` are the tensors
     the function returns, once each, and `.structure` nests the inputs and outputs
     (`runtime.program.model_structure`)."""
-    from .save_spec import any_batch_spec, inference_mode
     sf = as_static_function(layer_or_function)
     with inference_mode(sf.instance, training, what):
         if input_spec is None:  # the batch dimension is saved as unknown (Paddle's behaviour)
@@ -58,25 +68,19 @@ def inference_program(layer_or_function, input_spec=None, training: bool = False
 
 
 def _traced(sf, specs: list):
-    from . import errors
-    from .program_cache import has_hooks
-    from .tracing import trace
     try:  # (the Layer's own forward hooks traced in, as `layer(x)` runs them)
-        program, feeds, leaves, tree, _, _ = trace(sf, tuple(specs), {},
-                                                   has_hooks(sf.instance), state=False)
+        traced = trace(sf.trace_target(), tuple(specs), {}, has_hooks(sf.instance),
+                       state=False)
     except Exception as e:  # noqa: BLE001  (re-raised at the user's line, as a call does)
         raise errors.for_user(e)
-    return _with_structure(program, feeds, pytree.unflatten(tree, leaves), specs)
+    return _with_structure(traced.program, traced.feeds,
+                           pytree.unflatten(traced.tree, traced.leaves), specs)
 
 
 def _with_structure(program, feeds: list, out, args):
     """The ConcreteProgram of `program` whose outputs are the tensors in the returned `out`,
     with the structure of `args` (None: flat tensors) and of `out`."""
-    from runtime.program.model_structure import encode
-    from runtime.program.variable import Variable
 
-    from .running import ConcreteProgram
-    from .writeback import WithState
     if isinstance(out, WithState):  # (lists and dicts written back to the caller: not saved)
         out = out[0]
     outputs: list = []
@@ -104,10 +108,10 @@ def _with_structure(program, feeds: list, out, args):
         return {"value": leaf if leaf is None or isinstance(leaf, (bool, int, float, str))
                 else repr(leaf)}
 
-    structure = {"inputs": None, "outputs": encode(out, output)}
+    structure = {"inputs": None, "outputs": model_structure.encode(out, output)}
     nested = args is not None and any(pytree.is_container(a) for a in args)
     if nested:
-        structure["inputs"] = [encode(a, argument) for a in args]
+        structure["inputs"] = [model_structure.encode(a, argument) for a in args]
         if inputs[0] != len(feeds):  # (a tensor given twice is fed once): flat inputs
             structure["inputs"] = None
     params = [t for t in program.tensors.values() if not t.stop_gradient]
@@ -126,7 +130,7 @@ def save(layer_or_function, path: str, input_spec=None, training: bool = False,
     trace and put back afterwards, with a warning when it was in training mode.
     `training=True` saves the training-mode program instead (Dropout random, BatchNorm on
     the batch's statistics)."""
-    import runtime as rt
+    # (model_file takes ~50 ms to import: save and load load it)
     from runtime.program.model_file import check_target
     check_target(os.fspath(path))  # an unusable path fails before the trace
     concrete = inference_program(layer_or_function, input_spec, training)
@@ -151,7 +155,6 @@ class TranslatedLayer:
     form."""
 
     def __init__(self, program, feed_names: list, fetch_vars: list, structure=None):
-        import runtime as rt
         self._program = program
         self._feeds = list(feed_names)
         self._fetch = tuple(v.name if not isinstance(v, str) else v for v in fetch_vars)
@@ -175,25 +178,22 @@ class TranslatedLayer:
         return self._structure
 
     def __call__(self, *inputs):
-        from runtime.program.model_structure import build
-        from runtime.tensor import wrap
         arrays = self.run_flat(*self._flat_inputs(inputs))
         outs = [wrap(a) for a in arrays]
         if self._structure is not None:
-            return build(self._structure["outputs"], outs)
+            return model_structure.build(self._structure["outputs"], outs)
         return outs[0] if len(outs) == 1 else outs
 
     def _flat_inputs(self, inputs: tuple) -> list:
         """The call's tensors in feed order."""
         if self._structure is None:
             return list(inputs)
-        from runtime.program.model_structure import pick
         nodes = self._structure["inputs"]
         if len(inputs) != len(nodes):
             raise TypeError(f"this model takes {len(nodes)} arguments, got {len(inputs)}")
         found: dict = {}
         for k, (node, value) in enumerate(zip(nodes, inputs)):
-            pick(node, value, f"argument {k}", found)
+            model_structure.pick(node, value, f"argument {k}", found)
         return [found[k] for k in range(len(self._feeds))]
 
     def run_flat(self, *inputs) -> list:
@@ -207,20 +207,17 @@ class TranslatedLayer:
         try:
             return self._compiled.fn(feed)
         except Exception as e:
-            from runtime.program.executor import rewrite_error
             raise rewrite_error(e, self._compiled, self._program) from e
 
     forward = __call__
 
     def __getstate__(self) -> dict:
         # the program as its saved form (its compiled code is rebuilt on unpickling)
-        from runtime.program import serialize
         return {"program": serialize.program_to_dict(self._program),
                 "tensors": dict(self._program.tensors), "feeds": self._feeds,
                 "fetch": list(self._fetch), "structure": self._structure}
 
     def __setstate__(self, state: dict) -> None:
-        from runtime.program import serialize
         program = serialize.program_from_dict(state["program"], state["tensors"])
         self.__init__(program, state["feeds"], state["fetch"], state["structure"])
 
@@ -244,7 +241,7 @@ def load(path: str, max_result_bytes: int | None = None, **configs) -> Translate
     problem with `path.json` or `path.npz` raises `d2s.ModelFormatError` (a ValueError), as
     does an op whose result would take more than `max_result_bytes` (default
     `runtime.program.model_check.MAX_RESULT_BYTES`, 1 GiB)."""
-    from runtime.program import model_file
+    from runtime.program import model_file  # (~50 ms to import: see `save`)
     program, feeds, fetches, structure = model_file.load_structured(os.fspath(path),
                                                                     max_result_bytes)
     return TranslatedLayer(program, feeds, fetches, structure)

@@ -25,6 +25,9 @@ import logging
 import os
 import sys
 
+from .pyct import anno
+from .pyct.parser import unparse
+
 LOGGER = logging.getLogger("d2s")
 CODE_LEVEL_ENV = "D2S_CODE_LEVEL"
 VERBOSITY_ENV = "D2S_VERBOSITY"
@@ -124,12 +127,10 @@ def after_pass(node, index: int, passes: list, seconds: float | None = None) -> 
         log(2, f"pass {index}/{len(passes)} ({passes[index - 1][0]}) done on {where}{took}")
     if not logs_code:
         return
-    from .pyct.parser import unparse
     stage = "as parsed" if index == 0 else f"after pass {index} ({passes[index - 1][0]})"
     _emit(f"code of {where} {stage}:\n{unparse(node)}", to_stdout)
 
 
 def _where(node) -> str:
-    from .pyct import anno
     src = anno.getanno(node, anno.ORIGIN, None)
     return f"{node.name} ({src.short()})" if src is not None else node.name

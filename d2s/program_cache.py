@@ -1,8 +1,9 @@
 """Programs traced from a StaticFunction, one per input signature (tracing: `tracing.py`;
 running: `running.py`).
 
-`ProgramCache.find` builds the key of a call (`function_spec.py`), traces a new program on a
-miss, and returns the `Entry` that runs it. Running feeds the tensor arguments' arrays
+`ProgramCache.find` builds the key of a call of a `TraceTarget` (`function_spec.py`), traces a
+new program on a miss (warning when a function keeps being traced), and returns the `Entry`
+that runs it. Running feeds the tensor arguments' arrays
 to the compiled program. When gradients are wanted (grad mode on and an input or a captured
 parameter needs a gradient), the call runs the forward part of a training program (the traced
 program plus `rt.static.gradients`, split by `runtime.program.split`) and is recorded as ONE
@@ -15,13 +16,20 @@ them.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import threading
+import warnings
 import weakref
 
+from runtime.program.variable import Variable
+
 from . import guards, logging_utils
-from .running import ConcreteProgram, Entry
+from .function_spec import TraceTarget
+from .running import ConcreteProgram, Entry, gc_paused
 from .tracing import trace
+
+RETRACE_WARNING = 5  # warn when one function has been traced this many times
 
 
 class ProgramCache:
@@ -57,14 +65,15 @@ class ProgramCache:
         """(key, entry) for every program kept, least recently used first."""
         return [(key, entry) for key, lst in list(self._entries.items()) for entry in lst]
 
-    def find(self, sf, args, kwargs):
-        """(the entry for this call, traced if needed; the call's tensors in feed order)."""
-        spec = sf.spec
+    def find(self, target: TraceTarget, args, kwargs):
+        """(the entry for this call of `target`, traced if needed; the call's tensors in feed
+        order)."""
+        spec = target.spec
         if kwargs:
             args, kwargs = spec.normalize(args, kwargs)
         if len(args) < spec.n_positional:
             args = spec.complete(args)
-        key, tensors = spec.key(args, kwargs, sf.instance, sf.training())
+        key, tensors = spec.key(args, kwargs, target.instance, target.training)
         entries = self._entries
         found = entries.get(key)  # (never empty: lists are replaced whole, under the lock)
         changed = None
@@ -78,7 +87,7 @@ class ProgramCache:
                 found = None
         if found is None:
             with self._lock:
-                entry = self._trace_new(sf, args, kwargs, key, changed)
+                entry = self._trace_new(target, args, kwargs, key, changed)
         else:
             try:
                 entries.move_to_end(key)
@@ -88,17 +97,27 @@ class ProgramCache:
         self.last_entry = entry
         return entry, tensors
 
-    def _trace_new(self, sf, args, kwargs, key, changed):
+    def _trace_new(self, target, args, kwargs, key, changed):
         entries = self._entries
         for entry in entries.get(key, ()):  # another thread may have traced it meanwhile
             if not entry.guards or guards.failing(entry.guards) is None:
                 return entry
-        entry = Entry(sf, args, kwargs)
+        target = dataclasses.replace(target, number=len(self) + 1)
+        with gc_paused():  # one pause: a collection between tracing and compiling costs
+            entry = Entry(trace(target, args, kwargs))
         entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
         entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused
             entries.clear()
             self._count = 0
+        self._keep(key, entry)
+        self.traces += 1
+        self._tell_retrace(target, key, changed)
+        return entry
+
+    def _keep(self, key, entry) -> None:
+        """Store `entry` under `key`, the least recently used programs out past `max_size`."""
+        entries = self._entries
         # lists are replaced, never changed in place: `find` reads them without the lock
         entries[key] = [entry, *entries.get(key, ())]
         entries.move_to_end(key)
@@ -111,15 +130,25 @@ class ProgramCache:
                 entries[oldest] = lst[:-1]
             else:
                 del entries[oldest]
-        self.traces += 1
-        from .static_function import retrace_diffs, warn_retrace
+
+    def _tell_retrace(self, target: TraceTarget, key, changed) -> None:
+        """Log a retrace (at verbosity 1), and warn after RETRACE_WARNING traces and again
+        each time the count doubles, naming what changed between the last two traces."""
         guard = None if changed is None else guards.describe(changed)
+        name, names = target.qualname, target.spec.arg_names
         if self.traces > 1 and logging_utils.verbosity() >= 1:
-            why = "; ".join(retrace_diffs(sf, self._last_key, key, guard)) or \
+            why = "; ".join(retrace_diffs(names, self._last_key, key, guard)) or \
                 "the argument structure changed"
-            logging_utils.log(1, f"retraced {sf.__qualname__} (trace {self.traces}): {why}")
-        warn_retrace(sf, self._last_key, key, self.traces, guard)
-        return entry
+            logging_utils.log(1, f"retraced {name} (trace {self.traces}): {why}")
+        n, rest = divmod(self.traces, RETRACE_WARNING)
+        if rest or n == 0 or n & (n - 1):  # warn at 5, 10, 20, 40, ... traces
+            return
+        diffs = retrace_diffs(names, self._last_key, key, guard)
+        warnings.warn(
+            f"d2s: {name} has been traced {self.traces} times (one program per input "
+            f"signature; at most {self.max_size} are kept). Between the last two "
+            f"traces: {'; '.join(diffs) or 'the argument structure'}. Use InputSpec with None "
+            "for dims that vary, or pass changing Python values as tensors.", stacklevel=4)
 
     def concrete_programs(self) -> list[ConcreteProgram]:
         """The programs kept, least recently used first (as Paddle's
@@ -136,9 +165,9 @@ class ProgramCache:
                                "(or traced through get_concrete_program) yet")
         return self._last_key, entry.concrete
 
-    def lookup(self, sf, args, kwargs):
-        """The entry for this call (traced if needed)."""
-        return self.find(sf, args, kwargs)[0]
+    def lookup(self, target: TraceTarget, args, kwargs):
+        """The entry for this call of `target` (traced if needed)."""
+        return self.find(target, args, kwargs)[0]
 
 
 # every ProgramCache, so that a forked child can free their locks (`_unlock_in_child`)
@@ -169,10 +198,37 @@ def has_hooks(layer) -> bool:
                 or getattr(layer, "_forward_post_hooks", None))
 
 
-def build_program(sf, args, kwargs, with_hooks: bool = False) -> ConcreteProgram:
-    """Trace `sf` for these arguments into a ConcreteProgram (not cached)."""
-    program, feeds, leaves, _, _, _ = trace(sf, args, kwargs, with_hooks, state=False)
-    from runtime.program.variable import Variable
-    outs = [v for v in leaves if isinstance(v, Variable)]
-    params = [t for t in program.tensors.values() if not t.stop_gradient]
-    return ConcreteProgram(program, feeds, outs, params)
+def build_program(target: TraceTarget, args, kwargs,
+                  with_hooks: bool = False) -> ConcreteProgram:
+    """Trace a call of `target` into a ConcreteProgram (not cached)."""
+    traced = trace(target, args, kwargs, with_hooks, state=False)
+    outs = [v for v in traced.leaves if isinstance(v, Variable)]
+    params = [t for t in traced.program.tensors.values() if not t.stop_gradient]
+    return ConcreteProgram(traced.program, traced.feeds, outs, params)
+
+
+def retrace_diffs(arg_names, previous, key, guard=None) -> list[str]:
+    """What changed between the cache keys of two traces (or the guard that failed), the
+    arguments named by `arg_names` (the function's parameters)."""
+    diffs = [f"{guard} changed"] if guard is not None else []
+    if guard is None and previous is not None and len(previous) == len(key):
+        for i, (x, y) in enumerate(zip(previous[:-1], key[:-1])):
+            if x != y:
+                what = f"argument {arg_names[i]!r}" if len(previous) - 1 == len(arg_names) \
+                    and i < len(arg_names) else f"argument leaf {i}"
+                diffs.append(f"{what}: {describe_key_part(x)} -> {describe_key_part(y)}")
+        if previous[-1] != key[-1]:
+            diffs.append("the instance, its training flag, auto_cast or the keyword names")
+    return diffs
+
+
+def describe_key_part(part) -> str:
+    """A key part as the user knows it: a tensor's shape and dtype, or a Python value."""
+    if len(part) == 3 and isinstance(part[0], tuple):
+        return f"tensor {list(part[0])} {part[1]}"
+    if len(part) == 2 and isinstance(part[0], type):
+        value = part[1]
+        value = value() if isinstance(value, weakref.ref) else value
+        text = repr(value)
+        return f"{part[0].__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    return str(part)

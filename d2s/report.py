@@ -26,6 +26,7 @@ nothing otherwise); at verbosity 3 each decision is also logged.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 import threading
@@ -35,6 +36,7 @@ from typing import NamedTuple
 from runtime import core
 
 from . import logging_utils
+from .breakpoints import once_per_trace
 from .pyct import loader, origin
 
 
@@ -253,7 +255,6 @@ def _iterable_text(over) -> str:
 def recording(owner, fn):
     """`fn` (a trace function of StaticFunction `owner`) recording its decisions."""
     def traced(*args, **kwargs):
-        from .breakpoints import once_per_trace
         rec = Recorder()
         _ACTIVE.append(rec)
         try:
@@ -323,7 +324,6 @@ def _render_function(filename, node, rec: Recorder) -> str:
     name = node.name
     source = origin.user_source(filename)
     marks = constructs(node)
-    import os
     out = [f"Conversion report for {name} ({os.path.basename(filename)}:{node.lineno})"]
     for i in range(node.lineno, node.end_lineno + 1):
         text = source[i - 1] if i <= len(source) else ""

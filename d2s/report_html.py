@@ -31,10 +31,14 @@ import sys
 import time
 from typing import NamedTuple
 
+import numpy as np
+
+import runtime as rt
+from runtime.static import InputSpec
+
 from . import converters, errors, guards, report, report_svg, transpile
-from .program_cache import build_program
+from .program_cache import build_program, describe_key_part, retrace_diffs
 from .pyct import loader, origin
-from .static_function import StaticFunction, describe_key_part, retrace_diffs
 
 # mark kind -> (legend text, background colour)
 KINDS = {
@@ -97,10 +101,6 @@ def _timed(call) -> float:
 
 def _examples(args: tuple) -> tuple:
     """Arguments to call with: an InputSpec becomes a random tensor (a varying dim: 2)."""
-    import numpy as np
-
-    import runtime as rt
-    from runtime.static import InputSpec
     rng = np.random.default_rng(0)
 
     def example(spec):
@@ -110,9 +110,11 @@ def _examples(args: tuple) -> tuple:
 
 
 def _timings(sf, args: tuple, kwargs: dict, conversion: float) -> Timings:
-    fresh = StaticFunction(sf._function, sf._input_spec, sf.full_graph, sf.build_strategy,
-                           instance=sf._instance)
-    trace = _timed(lambda: build_program(fresh, args, kwargs))
+    # a new StaticFunction of the same class (one-way imports: `static_function` loads
+    # this module for `report_html()`, so this module does not import it)
+    fresh = type(sf)(sf._function, sf._input_spec, sf.full_graph, sf.build_strategy,
+                     instance=sf._instance)
+    trace = _timed(lambda: build_program(fresh.trace_target(), args, kwargs))
     first = _timed(lambda: fresh(*args, **kwargs))
     steady = statistics.median(_timed(lambda: fresh(*args, **kwargs)) for _ in range(5))
     return Timings(conversion, trace, max(first - trace - steady, 0.0), first, steady)
@@ -308,7 +310,7 @@ def _cache_section(sf) -> str:
             why = "first call"
         else:
             changed = None if entry.changed is None else guards.describe(entry.changed)
-            why = "; ".join(retrace_diffs(sf, entry.previous_key, key, changed)) or \
+            why = "; ".join(retrace_diffs(sf.spec.arg_names, entry.previous_key, key, changed)) or \
                 "the argument structure changed"
         rows.append(f"<tr><td>{number or ''}</td><td>{_esc(signature)}</td>"
                     f"<td>{_esc(checks)}</td><td>{_esc(why)}</td></tr>")

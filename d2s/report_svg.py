@@ -26,6 +26,9 @@ import shutil
 import subprocess
 from typing import NamedTuple
 
+from runtime.program import fusion
+from runtime.program.printer import op_lines
+
 _SUB_BLOCK_NAMES = {"cond": ("^true", "^false"), "while": ("^cond", "^body")}
 _ROW_GAP, _COL_GAP, _PAD, _HEADER, _NODE_H = 34, 14, 10, 18, 26
 _FILL = {"op": "#ffffff", "fused": "#ffe9b3", "feed": "#d8ecff", "param": "#e4f5dc",
@@ -118,7 +121,6 @@ def _read_anywhere(program, name: str) -> bool:
 
 
 def _op_title(op, block) -> str:
-    from runtime.program.printer import op_lines
     lines = op_lines(block.program, op, block, "", False)
     text = lines[0].strip() if lines else op.type
     origin = block.program.origin_of(op)
@@ -132,7 +134,6 @@ def _op_title(op, block) -> str:
 def fused_ops(program) -> set[tuple[int, int]]:
     """(block, op index) of each op the executor fuses into a run (`fusion.find_groups`, as
     the code generator asks it); empty when fusion is off or nothing is large enough."""
-    from runtime.program import fusion
     how = fusion.mode()
     if not fusion.may_fuse(program, how):
         return set()

@@ -11,12 +11,18 @@ import gc
 
 import numpy as np
 
-from runtime import pytree
-from runtime.core import array_of
+import runtime as rt
+from runtime import backend, pytree
+from runtime.autograd import record
+from runtime.core import array_of, mode_state
+from runtime.program.executor import rewrite_error
 from runtime.program.reached import branch_conditions
+from runtime.program.split import split_program
+from runtime.program.variable import Variable
+from runtime.tensor import wrap
 
 from . import guards, writeback
-from .tracing import trace
+from .tracing import Trace
 
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
 
@@ -37,9 +43,9 @@ class ConcreteProgram:
 
 
 @contextlib.contextmanager
-def _gc_paused():
-    # Tracing and compiling allocate many short-lived objects, few in cycles: cyclic GC passes
-    # over them cost a good part of a first call and would free little.
+def gc_paused():
+    """Cyclic GC off for a while: tracing and compiling allocate many short-lived objects, few
+    in cycles, and GC passes over them cost a good part of a first call and would free little."""
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -52,36 +58,34 @@ def _gc_paused():
 class Entry:
     """One signature's program, compiled, plus its training form (built on first use)."""
 
-    def __init__(self, sf, args, kwargs):
-        import runtime as rt
-        from runtime.program.variable import Variable
-        self.sf = sf
-        with _gc_paused():  # one pause: a collection between tracing and compiling costs
-            program, feeds, leaves, tree, self.guards, effects = trace(sf, args, kwargs)
-            self.check = guards.compile_check(self.guards)
-            self.effects = effects if effects.writes else None
-            self.new_places = effects.new_places
-            self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
-            self.tree = tree
-            self.leaves = leaves
-            self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
-            # arguments written in place: their new values are outputs too (with a gradient
-            # path), which `run` writes into the caller's Tensors
-            self.arg_writes = [i for i, _ in effects.arg_writes]
-            outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
-            self.outs = outs
-            self.out_stop = [v.stop_gradient for v in outs]
-            # outputs that are tensor arrays come back as Python lists of Tensors (without a
-            # gradient path); the others are recorded for autograd
-            self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
-            self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out) and not \
-                getattr(program, "in_program_backward", False)  # a whole step: no grad path
-            self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
-            self.params = [t for t in program.tensors.values() if not t.stop_gradient]
-            self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],
-                                            self.params)
-            self.executor = rt.static.Executor()
-            self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
+    def __init__(self, trace: Trace):
+        program, feeds, leaves, effects = trace.program, trace.feeds, trace.leaves, trace.effects
+        self.name = trace.target.qualname  # (for errors)
+        self.guards = trace.guards
+        self.check = guards.compile_check(self.guards)
+        self.effects = effects if effects.writes else None
+        self.new_places = effects.new_places
+        self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
+        self.tree = tree = trace.tree
+        self.leaves = leaves
+        self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
+        # arguments written in place: their new values are outputs too (with a gradient
+        # path), which `run` writes into the caller's Tensors
+        self.arg_writes = [i for i, _ in effects.arg_writes]
+        outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
+        self.outs = outs
+        self.out_stop = [v.stop_gradient for v in outs]
+        # outputs that are tensor arrays come back as Python lists of Tensors (without a
+        # gradient path); the others are recorded for autograd
+        self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
+        self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out) and not \
+            getattr(program, "in_program_backward", False)  # a whole step: no grad path
+        self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
+        self.params = [t for t in program.tensors.values() if not t.stop_gradient]
+        self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],
+                                        self.params)
+        self.executor = rt.static.Executor()
+        self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
         self.fn = self.compiled.fn
         # lists grown by a tensor condition, returned stacked (`tracing._packed`)
         self.as_lists = [k for k, v in enumerate(outs) if getattr(v, "returned_as_list", False)]
@@ -100,11 +104,8 @@ class Entry:
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out)
         self._training = None
-        from runtime.core import mode_state
-        from runtime.tensor import wrap
         self._state, self._wrap = mode_state(), wrap
-        from runtime.autograd import record
-        self._record = record  # (an import inside `run` costs about 1 us a call)
+        self._record = record
         self._float_out = self.has_diff  # (checked once, not per call)
         self._params = tuple(self.params)
         # recorded outputs the program computes without a gradient path (detached after)
@@ -124,11 +125,10 @@ class Entry:
             try:
                 return self._wrap(self.fn(feed)[0])
             except Exception as e:
-                from runtime.program.executor import rewrite_error
                 raise rewrite_error(e, self.compiled, self.concrete.main_program) from e
         if self.arg_writes:  # the caller's Tensors written in place after the run; the run
             # reads (and autograd records) their values from before, as eager setitem does
-            targets = _check_writable(inputs, self.arg_writes, self.feed_names, self.sf)
+            targets = _check_writable(inputs, self.arg_writes, self.feed_names, self.name)
             inputs = list(inputs)
             for k in self.arg_writes:
                 inputs[k] = inputs[k]._shallow_copy()
@@ -141,7 +141,6 @@ class Entry:
         try:
             arrays = compiled.fn(feed)
         except Exception as e:
-            from runtime.program.executor import rewrite_error
             raise rewrite_error(e, compiled, program) from e
         return self.finish(arrays, inputs, training, targets if self.arg_writes else ())
 
@@ -154,7 +153,6 @@ class Entry:
             out = training.forward.body(*(arrays if order is None else
                                           [arrays[i] for i in order]))
         except Exception as e:
-            from runtime.program.executor import rewrite_error
             raise rewrite_error(e, training.forward, training.split.forward) from e
         return self.finish(out, inputs, training)
 
@@ -234,8 +232,6 @@ class Entry:
         """The program's clone with the gradients of its floating outputs (of those named in
         `keep`; default all) fed as `<out>@GRAD`, split after the forward ops. Returns (split,
         gradients per input and parameter, seeds, {output name: its indices}, inputs)."""
-        import runtime as rt
-        from runtime.program.split import split_program
         copy = self.concrete.main_program.clone()
         g0 = copy.global_block()
         n = len(g0.ops)
@@ -273,7 +269,7 @@ class Entry:
                      [s.name for s in seeds], list(diff.values()), slots)
 
 
-def _check_writable(inputs, arg_writes, names, sf) -> list:
+def _check_writable(inputs, arg_writes, names, function_name: str) -> list:
     """The Tensors the call writes in place. Eager code refuses an in-place write to a leaf
     that requires grad; so does the call."""
     for k in arg_writes:
@@ -281,7 +277,7 @@ def _check_writable(inputs, arg_writes, names, sf) -> list:
         if not t.stop_gradient and t._node is None:
             raise RuntimeError(
                 f"in-place assignment to a leaf tensor that requires grad (stop_gradient="
-                f"False) would lose its gradient: {sf.__qualname__} writes its tensor "
+                f"False) would lose its gradient: {function_name} writes its tensor "
                 f"argument {names[k]!r} in place; assign to a clone() instead")
     return [inputs[k] for k in arg_writes]
 
@@ -338,8 +334,6 @@ class _Backward:
         self.saved = saved
 
     def __call__(self, node, out_grads):
-        from runtime import backend
-        from runtime.tensor import wrap
         t = self.training
         inputs = node.inputs
         part = t.part_for(tuple(any(out_grads[i] is not None for i in ix)

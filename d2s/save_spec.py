@@ -21,6 +21,9 @@ import os
 import sys
 import warnings
 
+import runtime as rt
+from runtime.static import InputSpec
+
 _D2S = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -28,7 +31,6 @@ _D2S = os.path.dirname(os.path.abspath(__file__))
 def inference_mode(layer, training: bool, what: str):
     """Within: `layer` (a Layer or None) and its sublayers in eval mode, unless `training`;
     every sublayer's own flag restored afterwards. Warns once when the switch changed a mode."""
-    import runtime as rt
     if training or not isinstance(layer, rt.nn.Layer):
         yield
         return
@@ -52,7 +54,6 @@ def inference_mode(layer, training: bool, what: str):
 def any_batch_spec(sf):
     """InputSpecs for `sf`'s latest call with dim 0 unknown (or `to_static`'s input_spec), or
     None when the latest program of a plain function must be saved as traced."""
-    from runtime.static import InputSpec
     if sf.spec.input_spec is not None:
         return list(sf.spec.input_spec)
     concrete = sf.concrete_program

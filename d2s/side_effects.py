@@ -24,6 +24,9 @@ A number that cannot be program state (its traced code needs a Python value, e.g
 """
 from __future__ import annotations
 
+import runtime as rt
+
+from . import guards
 from .operators import mutation
 from .operators.variables import is_variable
 
@@ -55,7 +58,6 @@ def is_number(v) -> bool:
 
 def feed_numbers(slots, program) -> list:
     """Before the trace: each slot holds a fed value standing for its Python number."""
-    import runtime as rt
     numbers = []
     for i, s in enumerate(slots):
         value = s.get()
@@ -174,16 +176,14 @@ def _tensor_like(x) -> bool:
 
 def _internal(slot) -> bool:
     """d2s's own bookkeeping on user objects (a per-instance StaticFunction, a Layer's
-    converted forward)."""
+    converted forward; a StaticFunction is known by its class's `__d2s_static_function__`)."""
     if slot.kind != "attr":
         return False
-    from .static_function import StaticFunction
     return (isinstance(slot.key, str) and slot.key.startswith("__d2s")
-            or isinstance(slot.get(), StaticFunction))
+            or getattr(type(slot.get()), "__d2s_static_function__", False) is True)
 
 
 def _guard(slot, old) -> tuple:
-    from . import guards
     kind = slot.kind
     if kind == "attr":
         place = _attr_place(slot)
@@ -206,7 +206,6 @@ def _attr_place(slot) -> tuple:
 
 def number_guards(numbers) -> list:
     """Each fed number keeps its Python type (a float where an int was traces again)."""
-    from . import guards
     out = []
     for n in numbers:
         s = n.slot

@@ -19,17 +19,19 @@ and its training flag.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import types
 import warnings
 import weakref
 
-from . import errors, fallback, fast_call, logging_utils, report, transpile
-from .function_spec import FunctionSpec
-from .program_cache import ConcreteProgram, ProgramCache, build_program
+import runtime as rt
+from runtime.static import InputSpec
 
+from . import errors, fallback, fast_call, report, transpile
 from .call_policy import ENABLED as _ENABLED  # (the switch converted calls read too)
-RETRACE_WARNING = 5  # warn when one function has been traced this many times
+from .function_spec import FunctionSpec, TraceTarget
+from .program_cache import ConcreteProgram, ProgramCache, build_program, has_hooks
 
 
 def enable_to_static(flag: bool) -> None:
@@ -66,12 +68,13 @@ class StaticFunction:
         self._input_spec = list(input_spec) if input_spec is not None else None
         self.full_graph = full_graph
         self.build_strategy = build_strategy
+        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
         self._cache = ProgramCache()
+        self._targets: dict = {}  # training flag -> the TraceTarget of calls in that mode
         self._converted = None
         self._training = True
         self._restore = None  # (layer, its own `forward` before to_static(layer)): rollback()
         self._owners = weakref.WeakSet()  # classes it was read from or defined in: rollback()
-        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
         # where a method's per-instance StaticFunction is kept on its instance
         self._slot = f"__d2s_static_{self._function.__name__}_{id(self)}"
         self._classes = None  # class -> its StaticFunction (`@classmethod` over `@to_static`)
@@ -126,7 +129,7 @@ class StaticFunction:
         if not _ENABLED[0] or not self.full_graph and fallback.runs_eagerly(self._function):
             return self.dygraph_function(*args, **kwargs)
         try:
-            entry, tensors = self._cache.find(self, args, kwargs)
+            entry, tensors = self._cache.find(self._target(), args, kwargs)
         except Exception as e:  # noqa: BLE001  (re-raised, or full_graph=False runs eagerly)
             if self.full_graph:
                 raise errors.for_user(e)
@@ -159,10 +162,24 @@ class StaticFunction:
             return fn.__get__(self._instance)
         return fn
 
-    def trace_function(self):
-        """What tracing calls: the converted function, with the instance bound."""
-        logging_utils.log(1, f"tracing {self.__qualname__} (program {len(self._cache) + 1})")
-        return report.recording(self, self.converted_callable())
+    def trace_target(self) -> TraceTarget:
+        """What a trace of a call needs to know of this function (`function_spec.py`): the
+        converted function (recording the conversion report), what it reads, its mode."""
+        return TraceTarget(
+            spec=self.spec, function=self._function, instance=self._instance,
+            qualname=self.__qualname__,
+            converted=report.recording(self, self.converted_callable()),
+            reads=self.function_reads(), training=self.training(),
+            effect_places=self._cache.effect_places, number=len(self._cache) + 1)
+
+    def _target(self) -> TraceTarget:
+        """The TraceTarget of a call in the current mode, made (and the function converted)
+        on the first such call: what it holds does not change after that."""
+        training = self.training()
+        target = self._targets.get(training)
+        if target is None:
+            target = self._targets[training] = self.trace_target()
+        return target
 
     def training(self) -> bool:
         inst = self._instance
@@ -240,7 +257,6 @@ class StaticFunction:
     def inputs(self) -> list:
         """The InputSpecs (shape, dtype, feed name) of the latest program's tensor arguments
         (not the Python numbers it keeps as program state, which are fed too)."""
-        from runtime.static import InputSpec
         feeds = self.concrete_program.inputs
         state = {name for name, _, _ in self._cache.last_entry.numbers}
         return [InputSpec(v.shape, v.dtype, v.name) for v in feeds if v.name not in state]
@@ -253,7 +269,7 @@ class StaticFunction:
     def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
         """The program for these arguments (tensors or InputSpecs), traced if needed."""
         try:
-            return self._cache.lookup(self, args, kwargs).concrete
+            return self._cache.lookup(self._target(), args, kwargs).concrete
         except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
             raise errors.for_user(e)
 
@@ -261,7 +277,6 @@ class StaticFunction:
         """The program `d2s.save` writes: the one for `input_spec` (or the latest call's), and
         for a Layer with forward hooks, the hooks that `layer(x)` runs around `forward` traced
         into it, so the saved model computes what the live Layer does."""
-        from .program_cache import has_hooks
         if not has_hooks(self._instance):
             if input_spec is not None:
                 return self.get_concrete_program(*input_spec)
@@ -269,7 +284,7 @@ class StaticFunction:
         if input_spec is None:
             input_spec = self.inputs
         try:
-            return build_program(self, tuple(input_spec), {}, with_hooks=True)
+            return build_program(self.trace_target(), tuple(input_spec), {}, with_hooks=True)
         except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
             raise errors.for_user(e)
 
@@ -291,7 +306,7 @@ class StaticFunction:
                 raise RuntimeError(f"{self.__name__} has not been traced yet: call it, or pass "
                                    "example inputs (tensors or InputSpecs) to report()")
             try:
-                build_program(self, args or tuple(self._input_spec), kwargs)
+                build_program(self.trace_target(), args or tuple(self._input_spec), kwargs)
             except Exception as e:  # noqa: BLE001  (re-raised, see __call__)
                 raise errors.for_user(e)
             rec = report.latest(self)
@@ -400,7 +415,6 @@ def _reference(function):
 def _unpickled(reference, input_spec, full_graph, build_strategy, instance):
     function = reference
     if isinstance(reference, tuple):
-        import importlib
         function = importlib.import_module(reference[0])
         for part in reference[1].split("."):
             function = getattr(function, part)
@@ -418,7 +432,6 @@ def to_static(function=None, input_spec=None, full_graph: bool = True, build_str
     `to_static(layer)` (converts the layer's forward in place and returns the layer).
     """
     def decorate(fn):
-        import runtime as rt
         if isinstance(fn, rt.nn.Layer):
             own = fn.__dict__.get("forward")
             converted = own if isinstance(own, StaticFunction) else None
@@ -464,7 +477,6 @@ def _respecified(converted, input_spec) -> list | None:
 
 def _spec_conflict(old, new) -> str | None:
     """Why two specs of one argument cannot both describe it (None when they can)."""
-    from runtime.static import InputSpec
     if not (isinstance(old, InputSpec) and isinstance(new, InputSpec)):
         return None if old == new else f"was {old!r}, now {new!r}"
     if old.dtype != new.dtype:
@@ -475,47 +487,6 @@ def _spec_conflict(old, new) -> str | None:
         if a != b and a >= 0 and b >= 0:
             return f"had {a} in dim {k}, now {b}"
     return None
-
-
-def warn_retrace(sf: StaticFunction, previous, key, traces: int, guard=None) -> None:
-    """Warn that `sf` keeps being traced, after RETRACE_WARNING traces and again each time
-    the count doubles, naming what changed between the last two traces."""
-    n, rest = divmod(traces, RETRACE_WARNING)
-    if rest or n == 0 or n & (n - 1):  # warn at 5, 10, 20, 40, ... traces
-        return
-    diffs = retrace_diffs(sf, previous, key, guard)
-    warnings.warn(
-        f"d2s: {sf.__qualname__} has been traced {traces} times (one program per input "
-        f"signature; at most {sf.program_cache.max_size} are kept). Between the last two "
-        f"traces: {'; '.join(diffs) or 'the argument structure'}. Use InputSpec with None "
-        "for dims that vary, or pass changing Python values as tensors.", stacklevel=4)
-
-
-def retrace_diffs(sf: StaticFunction, previous, key, guard=None) -> list[str]:
-    """What changed between the cache keys of two traces (or the guard that failed)."""
-    diffs = [f"{guard} changed"] if guard is not None else []
-    if guard is None and previous is not None and len(previous) == len(key):
-        names = sf.spec.arg_names
-        for i, (x, y) in enumerate(zip(previous[:-1], key[:-1])):
-            if x != y:
-                what = f"argument {names[i]!r}" if len(previous) - 1 == len(names) and i < len(
-                    names) else f"argument leaf {i}"
-                diffs.append(f"{what}: {describe_key_part(x)} -> {describe_key_part(y)}")
-        if previous[-1] != key[-1]:
-            diffs.append("the instance, its training flag, auto_cast or the keyword names")
-    return diffs
-
-
-def describe_key_part(part) -> str:
-    """A key part as the user knows it: a tensor's shape and dtype, or a Python value."""
-    if len(part) == 3 and isinstance(part[0], tuple):
-        return f"tensor {list(part[0])} {part[1]}"
-    if len(part) == 2 and isinstance(part[0], type):
-        value = part[1]
-        value = value() if isinstance(value, weakref.ref) else value
-        text = repr(value)
-        return f"{part[0].__name__} {text if len(text) <= 40 else text[:37] + '...'}"
-    return str(part)
 
 
 def _check_convertible(fn) -> None:

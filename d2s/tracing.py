@@ -1,21 +1,37 @@
-"""Tracing a StaticFunction into a program: feeds for the call's tensors, the converted
-function run under `program_guard` with its guards recorded (`guards.py`), the Python state it
-changes found and handled (`side_effects.py`, `writeback.py`), the Layer's forward hooks around
-it, and a recursion whose depth depends on a tensor named.
+"""Tracing a call of a StaticFunction (its `TraceTarget`) into a program (a `Trace`): feeds for
+the call's tensors, the converted function run under `program_guard` with its guards recorded
+(`guards.py`), the Python state it changes found and handled (`side_effects.py`,
+`writeback.py`), the Layer's forward hooks around it, and a recursion whose depth depends on a
+tensor named.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
+import types
+from typing import Any
 
 import numpy as np
 
+import runtime as rt
 from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
+from runtime.ops.arrays import array_pack
+from runtime.program.builder import current_builder
+from runtime.program.origin import format_origin
 
-from . import errors, guards, side_effects, writeback
+from . import errors, guards, logging_utils, side_effects, writeback
+from .errors import ConversionError
+from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
+from .operators.aliases import call_arguments
+from .operators.calls import call
+from .operators.failed_trace import restore_graph_values
+from .operators.mutation import StateChangeError
 from .operators.traced_keys import refuse_traced_keys
+from .operators.unbound import read as read_unbound
+from .pyct import loader
 from .transpile import deep_recursion
 
 # A converted call goes through a few Python frames for each of the user's (the operators an
@@ -25,131 +41,165 @@ from .transpile import deep_recursion
 _TRACE_FRAMES_PER_USER_FRAME = 4
 
 
-def trace(sf, args, kwargs, with_hooks: bool = False, state: bool = True):
-    """Trace `sf` into a new program. Returns (program, feed vars, output leaves, tree,
-    guards, side effects).
-    With `with_hooks`, the forward pre- and post-hooks of `sf`'s Layer run around it (what
-    `layer(x)` does), so they are part of the program. A trace that changed Python numbers
-    reachable from the call is traced again with them as program state
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """One traced program and what running it needs: the feed Variables (the call's tensors,
+    then the Python numbers kept as program state), the returned leaves (Variables where the
+    program computes them) and their `pytree` structure, the guards a call must pass to reuse
+    it (`guards.py`), and the Python state it changes (`side_effects.Effects`)."""
+
+    target: TraceTarget
+    program: Any
+    feeds: list
+    leaves: list
+    tree: Any
+    guards: tuple
+    effects: side_effects.Effects
+
+
+def trace(target: TraceTarget, args, kwargs, with_hooks: bool = False,
+          state: bool = True) -> Trace:
+    """Trace a call of `target` into a new program.
+    With `with_hooks`, the forward pre- and post-hooks of the target's Layer run around it
+    (what `layer(x)` does), so they are part of the program. A trace that changed Python
+    numbers reachable from the call is traced again with them as program state
     (`side_effects.py`); if that trace fails, they are guarded and replayed instead."""
     with deep_recursion(_TRACE_FRAMES_PER_USER_FRAME * sys.getrecursionlimit()):
-        return _trace(sf, args, kwargs, with_hooks, state)
+        return _trace(target, args, kwargs, with_hooks, state)
 
 
-def _trace(sf, args, kwargs, with_hooks, state):
+def _trace(target, args, kwargs, with_hooks, state):
     if not state:  # a program to save: Python values stay constants
-        return _trace_once(sf, args, kwargs, with_hooks, (), state=False)
+        return _trace_once(target, args, kwargs, with_hooks, (), state=False)
     try:
-        return _trace_once(sf, args, kwargs, with_hooks, ())
+        return _trace_once(target, args, kwargs, with_hooks, ())
     except side_effects.Promote as p:
         promote = p.slots
     try:
-        return _trace_once(sf, args, kwargs, with_hooks, promote)
+        return _trace_once(target, args, kwargs, with_hooks, promote)
     except side_effects.Promote:
         raise AssertionError("d2s bug: numbers kept changing between traces") from None
     except Exception:  # noqa: BLE001  (the numbers stay Python values: guarded, replayed)
-        return _trace_once(sf, args, kwargs, with_hooks, (), fixed=promote)
+        return _trace_once(target, args, kwargs, with_hooks, (), fixed=promote)
 
 
-def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
-    import runtime as rt
+def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True) -> Trace:
+    logging_utils.log(1, f"tracing {target.qualname} (program {target.number})")
     program = rt.static.Program()
-    names = sf.spec.arg_names
-    feeds = []
     with rt.static.program_guard(program):
-        counter = [0]
-        copies = []
-        fed_names = []  # each fed tensor's name (an in-place write retargets its Variable)
-
-        same: dict = {}  # id -> Variable: a Tensor passed as several arguments is fed once
-
-        def feed(x, hint):
-            if _is_tensor(x) and id(x) in same:
-                return same[id(x)]
-            if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
-                i = counter[0]
-                counter[0] += 1
-                spec = sf.spec.spec_for(i)
-                shape = spec.shape if spec is not None else x.shape
-                dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
-                if spec is not None and spec.name:
-                    hint = spec.name
-                elif _is_spec(x) and x.name:  # an InputSpec given for this call names it
-                    hint = x.name
-                name = hint if hint not in program.names else f"{hint}_{i}"
-                v = rt.static.data(name, list(shape), dtype)
-                v.stop_gradient = getattr(x, "stop_gradient", True)
-                feeds.append(v)
-                fed_names.append(name)
-                if _is_tensor(x):
-                    same[id(x)] = v
-                return v
-            if pytree.is_container(x):
-                items, how = pytree.children(x)
-                keys = how[2] if isinstance(x, dict) or how[0] == "dataclass" else range(
-                    len(items))
-                fed = [feed(t, f"{hint}_{k}") for k, t in zip(keys, items)]
-                if all(a is b for a, b in zip(fed, items)):
-                    return x  # nothing fed inside: the user's own object
-                copy = pytree.rebuild(how, fed)
-                if type(x) in (list, dict):  # its changes are written to the user's one
-                    copies.append(writeback.Copy(copy, x))
-                return copy
-            return x
-
-        new_args = [feed(a, names[i] if i < len(names) else f"arg{i}") for i, a in
-                    enumerate(args)]
-        new_kwargs = {k: feed(kwargs[k], k) for k in sorted(kwargs)}
-        fn = sf.trace_function()
-        if with_hooks:
-            fn = _with_hooks(sf.instance, fn)
+        fed = _Feeder(target.spec, program)
+        names = target.spec.arg_names
+        new_args = [fed.feed(a, names[i] if i < len(names) else f"arg{i}")
+                    for i, a in enumerate(args)]
+        new_kwargs = {k: fed.feed(kwargs[k], k) for k in sorted(kwargs)}
+        fn = _with_hooks(target.instance, target.converted) if with_hooks else target.converted
         numbers = side_effects.feed_numbers(promote, program)
-        feeds += [n.feed for n in numbers]
-        from .operators.aliases import call_arguments
-        with guards.recording() as reads, call_arguments(new_args, new_kwargs):
-            passed = guards.bind_arguments(sf.function, new_args, new_kwargs, sf.instance)
-            guards.passed_in(passed)
-            guards.record(sf.function, sf.function_reads(), sf.instance, passed)
-            before = writeback.before(sf, new_args, new_kwargs)
-            try:
-                try:
-                    out = fn(*new_args, **new_kwargs)
-                except RecursionError as e:
-                    raise _endless_recursion(e) or e
-                effects = side_effects.scan(before.log, numbers, fixed,
-                                            sf.program_cache.effect_places) if state else \
-                    side_effects.Effects()
-                out = writeback.capture(sf, new_args, new_kwargs, out, before, numbers,
-                                        copies)
-                # Until the first run writes the program's results there (and replays the
-                # Python changes), the objects hold what they held before the call: a first
-                # run that fails leaves no Variable in them.
-                before.log.restore()
-                side_effects.unfeed(numbers)  # the first run feeds them and writes them back
-            except BaseException as e:
-                if errors.raised_by_user_code(e):  # as eagerly: Python changes made before
-                    from .operators.failed_trace import restore_graph_values
-                    restore_graph_values(before.log)  # the user's raise stand
-                else:
-                    before.log.restore()  # the objects as they were before this trace
-                side_effects.unfeed(numbers)
-                raise
-        from runtime.program.builder import current_builder
-        b = current_builder()
-        refuse_traced_keys(out, sf.function)  # (`{int(t): v}`: see `traced_keys`)
-        leaves, tree = pytree.flatten(out)
-        from .operators.unbound import read
-        read(leaves)  # a returned name bound on some paths only (`operators.unbound`)
-        _refuse_objects_holding_variables(sf, leaves)
-        _refuse_parameters_made_per_call(sf, program, args, kwargs)
-        leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
-        if state:
-            leaves = [_packed(x) for x in leaves]
-        effects.arg_writes = _written_arguments(program, feeds, fed_names)
+        fed.feeds += [n.feed for n in numbers]
+        out, effects, reads = _run(target, fn, new_args, new_kwargs, fed, numbers, fixed,
+                                   state)
+        leaves, tree = _returned(target, program, out, args, kwargs, state)
+        effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
-    return (program, feeds, leaves, tree,
-            found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
-            effects)
+    return Trace(target, program, fed.feeds, leaves, tree,
+                 found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
+                 effects)
+
+
+class _Feeder:
+    """Feeds a call's arguments to the program being traced: each tensor, array or InputSpec
+    becomes a feed Variable (named after its parameter or InputSpec), containers are rebuilt
+    around what was fed in them, other values pass as they are."""
+
+    def __init__(self, spec, program):
+        self.spec, self.program = spec, program
+        self.feeds: list = []
+        self.names: list = []  # each fed tensor's name (an in-place write retargets it)
+        self.copies: list = []  # lists and dicts rebuilt: their changes go to the user's
+        self._same: dict = {}  # id -> Variable: a Tensor passed as several arguments, fed once
+
+    def feed(self, x, hint: str):
+        if _is_tensor(x) and id(x) in self._same:
+            return self._same[id(x)]
+        if _is_tensor(x) or _is_spec(x) or isinstance(x, np.ndarray):
+            return self._feed_tensor(x, hint)
+        if pytree.is_container(x):
+            items, how = pytree.children(x)
+            keys = how[2] if isinstance(x, dict) or how[0] == "dataclass" else range(
+                len(items))
+            fed = [self.feed(t, f"{hint}_{k}") for k, t in zip(keys, items)]
+            if all(a is b for a, b in zip(fed, items)):
+                return x  # nothing fed inside: the user's own object
+            copy = pytree.rebuild(how, fed)
+            if type(x) in (list, dict):  # its changes are written to the user's one
+                self.copies.append(writeback.Copy(copy, x))
+            return copy
+        return x
+
+    def _feed_tensor(self, x, hint: str):
+        i = len(self.names)
+        spec = self.spec.spec_for(i)
+        shape = spec.shape if spec is not None else x.shape
+        dtype = spec.dtype if spec is not None and isinstance(x, np.ndarray) else x.dtype
+        if spec is not None and spec.name:
+            hint = spec.name
+        elif _is_spec(x) and x.name:  # an InputSpec given for this call names it
+            hint = x.name
+        name = hint if hint not in self.program.names else f"{hint}_{i}"
+        v = rt.static.data(name, list(shape), dtype)
+        v.stop_gradient = getattr(x, "stop_gradient", True)
+        self.feeds.append(v)
+        self.names.append(name)
+        if _is_tensor(x):
+            self._same[id(x)] = v
+        return v
+
+
+def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
+    """Run the converted function on the fed arguments, recording its guards; returns (what
+    it returned, the Python state it changed, the guard recording). The objects it changed
+    hold what they held before (the first run writes the program's results there); a trace
+    that fails leaves them as they were, or as the user's raise left them."""
+    with guards.recording() as reads, call_arguments(args, kwargs):
+        passed = guards.bind_arguments(target.function, args, kwargs, target.instance)
+        guards.passed_in(passed)
+        guards.record(target.function, target.reads, target.instance, passed)
+        before = writeback.before(target, args, kwargs)
+        try:
+            try:
+                out = fn(*args, **kwargs)
+            except RecursionError as e:
+                raise _endless_recursion(e) or e
+            effects = side_effects.scan(before.log, numbers, fixed, target.effect_places) \
+                if state else side_effects.Effects()
+            out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies)
+            # Until the first run writes the program's results there (and replays the
+            # Python changes), the objects hold what they held before the call: a first
+            # run that fails leaves no Variable in them.
+            before.log.restore()
+            side_effects.unfeed(numbers)  # the first run feeds them and writes them back
+        except BaseException as e:
+            if errors.raised_by_user_code(e):  # as eagerly: Python changes made before
+                restore_graph_values(before.log)  # the user's raise stand
+            else:
+                before.log.restore()  # the objects as they were before this trace
+            side_effects.unfeed(numbers)
+            raise
+    return out, effects, reads
+
+
+def _returned(target, program, out, args, kwargs, state) -> tuple:
+    """(leaves, tree) of what the traced function returned, each tensor leaf its Variable;
+    refuses what a program cannot return for every call."""
+    refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
+    leaves, tree = pytree.flatten(out)
+    read_unbound(leaves)  # a returned name bound on some paths only (`operators.unbound`)
+    _refuse_objects_holding_variables(target, leaves)
+    _refuse_parameters_made_per_call(target, program, args, kwargs)
+    b = current_builder()
+    leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+    if state:
+        leaves = [_packed(x) for x in leaves]
+    return leaves, tree
 
 
 def _packed(v):
@@ -161,7 +211,6 @@ def _packed(v):
     shape = v._static_shape
     if shape is None or any(d < 0 for d in shape):
         return v  # (elements of different shapes: returned without a gradient path)
-    from runtime.ops.arrays import array_pack
     packed = array_pack(v)
     packed.returned_as_list = True
     return packed
@@ -170,13 +219,10 @@ def _packed(v):
 _PLAIN = (int, float, complex, str, bytes, bool, type(None), type, np.ndarray, np.generic)
 
 
-def _refuse_objects_holding_variables(sf, leaves) -> None:
+def _refuse_objects_holding_variables(target, leaves) -> None:
     """A returned object that is not a container the program can rebuild (a list, tuple,
     dict, namedtuple or dataclass) but holds a tensor the trace computed (`return Box(x * 3)`)
     would give every call the trace's Variable: refused, saying what to return instead."""
-    import types
-
-    from .operators.mutation import StateChangeError
     for leaf in leaves:
         if isinstance(leaf, _PLAIN) or _is_tensor(leaf) or _is_variable(leaf):
             continue
@@ -188,7 +234,7 @@ def _refuse_objects_holding_variables(sf, leaves) -> None:
             seen.add(id(obj))
             if _is_variable(obj):
                 raise StateChangeError(
-                    f"{sf.__qualname__} returns a {type(leaf).__name__} object holding a "
+                    f"{target.qualname} returns a {type(leaf).__name__} object holding a "
                     f"tensor it computed (in {path or 'it'}); a converted function returns "
                     "tensors in lists, tuples, dicts, namedtuples and dataclasses, rebuilt on "
                     f"every call. Make {type(leaf).__name__} a dataclass "
@@ -203,7 +249,7 @@ def _refuse_objects_holding_variables(sf, leaves) -> None:
                 stack += [(v, f"{path}.{k}") for k, v in vars(obj).items()]
 
 
-def _refuse_parameters_made_per_call(sf, program, args, kwargs) -> None:
+def _refuse_parameters_made_per_call(target, program, args, kwargs) -> None:
     """A Parameter the traced code made (a Layer created inside the function) that the
     program uses and no Layer of the call keeps (not the instance's, not an argument's, so
     not a Layer built on the first call and kept on `self`): eager code makes new ones, with
@@ -212,12 +258,9 @@ def _refuse_parameters_made_per_call(sf, program, args, kwargs) -> None:
     made = program.made_parameters
     if not made:
         return
-    from runtime.nn import Layer
-    from runtime.program.origin import format_origin
-
-    from .errors import ConversionError
+    from runtime.nn import Layer  # (runtime.nn is loaded on first use)
     kept = set()
-    for owner in (sf.instance, *args, *kwargs.values()):
+    for owner in (target.instance, *args, *kwargs.values()):
         if isinstance(owner, Layer):
             kept.update(p.name for p in owner.parameters())
     for name, origin in made.items():
@@ -225,7 +268,7 @@ def _refuse_parameters_made_per_call(sf, program, args, kwargs) -> None:
         if t is None or t.stop_gradient or name in kept:
             continue
         raise ConversionError(
-            f"{sf.__qualname__} makes the parameter {name} (shape {list(t.shape)}) on every "
+            f"{target.qualname} makes the parameter {name} (shape {list(t.shape)}) on every "
             f"call:\n{format_origin(origin)}\nA converted function is traced once, so later "
             "calls would reuse the first call's parameters (and add up their gradients) where "
             "eager code makes new ones each call. Create the Layer once, outside the function "
@@ -238,7 +281,6 @@ def _written_arguments(program, feeds, fed_names) -> list:
     (`x[0] = 0`, `x[mask] = v`): its Variable now names the written value, and `feeds[i]` is
     set back to the fed one. The caller's Tensor takes the new value after each call, as
     eager code would have written it (`running.Entry`)."""
-    from .operators.mutation import StateChangeError
     table = program.global_block().vars
     out = []
     for i, name in enumerate(fed_names):
@@ -259,8 +301,6 @@ def _endless_recursion(e: RecursionError):
     """A ConversionError for a recursion that never ends while tracing because its depth
     depends on a tensor (a tensor `if` traces both branches, the recursive one too), or None
     when the recursion is plain Python."""
-    from .errors import ConversionError
-    from .pyct import loader
     calls: dict = {}  # (file, line) of user code -> [the origins of its frames]
     under_graph_branch = False
     tb = e.__traceback__
@@ -291,9 +331,6 @@ def _graph_pred(frame) -> bool:
 
 def _with_hooks(layer, forward):
     """`forward` with `layer`'s own forward hooks around it, each converted like user code."""
-    from .errors import ConversionError
-    from .operators.calls import call
-
     def run_hook(kind, hook, *args):
         try:
             return call(hook)(layer, *args)

@@ -27,7 +27,7 @@ import gast
 
 from . import errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
-from .pyct import analysis, anno, hoist, loader, parser, reads, templates
+from .pyct import analysis, anno, hoist, loader, origin, parser, reads, templates
 from .pyct.naming import RESERVED, Namer
 from .pyct.transformer import Context
 
@@ -248,7 +248,6 @@ def _lambda_as_def(node):
     fn = templates.replace("def _lambda():\n    return body", body=node.body)[0]
     fn.args = node.args
     anno.copyanno(node, fn, anno.ORIGIN)
-    from .pyct import origin
     origin.inherit(fn, anno.getanno(node, anno.ORIGIN, None))
     return fn
 

@@ -5,7 +5,7 @@ object passed in (`self.cache = h`, `o.t = x`), a closure cell (`nonlocal acc`),
 global or a container the function can reach (`log.append(v)`) may be left holding a
 `Variable` of the program being built. Eager code would leave a Tensor there.
 
-`capture(sf, args, kwargs, out)` runs right after tracing: it walks what the call can reach
+`capture(target, args, kwargs, out)` runs right after tracing: it walks what the call can reach
 (the function's closure cells and the globals its code names, the bound instance — a Layer
 and its sub-layers — and the arguments) and finds every place holding a graph value. Those
 values become extra outputs of the program; `apply(result)` runs after each call of the
@@ -19,7 +19,10 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 """
 from __future__ import annotations
 
-from .operators import mutation
+import runtime as rt
+from runtime.program.builder import current_builder
+
+from .operators import held_lists, mutation
 from .operators.lists import StructArray
 from .operators.variables import is_variable
 
@@ -79,8 +82,8 @@ def _check(path, v, depth=0):
             _check(f"{path}[{k!r}]", x, depth + 1)
 
 
-def _places(sf, args, kwargs) -> list:
-    return _log(sf, args, kwargs).places()
+def _places(target, args, kwargs) -> list:
+    return _log(target, args, kwargs).places()
 
 
 class Before(dict):
@@ -91,20 +94,18 @@ class Before(dict):
     log = None
 
 
-def _log(sf, args, kwargs):
-    names = list(sf.spec.arg_names)[:len(args)] + list(kwargs)
+def _log(target, args, kwargs):
+    names = list(target.spec.arg_names)[:len(args)] + list(kwargs)
     values = list(args) + list(kwargs.values())
     names += [f"argument {i + 1}" for i in range(len(names), len(values))]
-    return mutation.Log([sf.dygraph_function], values, names, None, track_variables=False)
+    return mutation.Log([target.eager], values, names, None, track_variables=False)
 
 
-def before(sf, args, kwargs) -> Before:
+def before(target, args, kwargs) -> Before:
     """What is reachable before tracing (see `Before`)."""
-    import runtime as rt
     _forget()  # (a trace that failed before `capture`)
     out = Before()
-    log = out.log = _log(sf, args, kwargs)
-    from .operators import held_lists
+    log = out.log = _log(target, args, kwargs)
     held_lists.trace_log(log)
     for s in log.places():
         v = s.get()
@@ -145,14 +146,14 @@ class Copy:
 _NONE = mutation.MISSING
 
 
-def _copied(copies, sf) -> list:
+def _copied(copies, target) -> list:
     """Slots (of the caller's objects) for what the trace changed in argument copies."""
     slots = []
     for cp in copies:
         for slot, value in cp.changed():
             if value is _NONE or not mutation.graph_tree(value):
                 raise mutation.StateChangeError(
-                    f"a list or dict passed to {sf.__qualname__} that holds tensors has its "
+                    f"a list or dict passed to {target.qualname} that holds tensors has its "
                     f"entry {slot.path} changed to a Python value (or removed); a converted "
                     "program keeps such a container's structure. Set tensors in it, or "
                     "return the new value instead.")
@@ -179,16 +180,15 @@ class _Fixed:
         return self.slot.ident()
 
 
-def capture(sf, args, kwargs, out, before: Before, numbers=(), copies=()):
+def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
     """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
     A place that held an eager Tensor before the call keeps that Tensor, which the program
     updates in place (so the next call reads the new value). Python numbers the trace
     changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is raised
     to trace again with them fed."""
-    import runtime as rt
     slots = []
     types = {n.slot.ident(): n.type for n in numbers}
-    for s in _places(sf, args, kwargs):
+    for s in _places(target, args, kwargs):
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
             continue  # a list or dict is a place of its own: written back in place
@@ -207,11 +207,11 @@ def capture(sf, args, kwargs, out, before: Before, numbers=(), copies=()):
         if old is not None and not isinstance(old, rt.Tensor):
             raise mutation.StateChangeError(
                 f"{s.path} is the Python number {old!r} before the call and the call sets it "
-                f"to a tensor (in {sf.__qualname__}); the converted program reads the number "
+                f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
         slots.append(_into_origin(s, before, v))
-    slots += _copied(copies, sf)
+    slots += _copied(copies, target)
     _forget()
     if not slots:
         return out
@@ -223,8 +223,6 @@ def _into_origin(s, before: Before, v):
     same list object before the call, a slot that writes the items into that list."""
     if not (is_variable(v) and v.is_array):
         return s
-    from runtime.program.builder import current_builder
-    from .operators import held_lists
     lst = held_lists.origin(current_builder().program, s)
     if lst is None:
         return s
@@ -259,8 +257,6 @@ class _Into:
 
 
 def _forget() -> None:
-    from runtime.program.builder import current_builder
-    from .operators import held_lists
     held_lists.forget(current_builder().program)
 
 

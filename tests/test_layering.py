@@ -49,9 +49,12 @@ RANKS = {
     "d2s/converters": 2,
     "d2s/transpile.py": 3,
     "d2s/operators": 4,
-    "d2s/convert_call.py": 5, "d2s/program_cache.py": 5, "d2s/static_function.py": 5,
-    "d2s/side_effects.py": 5, "d2s/writeback.py": 5, "d2s/tracing.py": 5,
-    "d2s/running.py": 5, "d2s/fast_call.py": 5, "d2s/report_html.py": 5,
+    "d2s/convert_call.py": 5,
+    # the spine (docs/architecture.md, "The spine"), one file above the next: a call's
+    # values go down it and nothing below reaches back up for the StaticFunction
+    "d2s/writeback.py": 5.1, "d2s/side_effects.py": 5.2, "d2s/tracing.py": 5.3,
+    "d2s/running.py": 5.4, "d2s/program_cache.py": 5.5, "d2s/fast_call.py": 5.6,
+    "d2s/report_html.py": 5.7, "d2s/static_function.py": 5.8,
     "d2s/__init__.py": 6, "d2s/io.py": 6,
     "d2s/onnx": 6,  # (d2s.onnx after `import d2s`, as paddle.onnx; it imports only d2s/io)
     "d2s/check.py": 7,

@@ -12,10 +12,15 @@ import numpy as np
 import d2s
 import runtime as rt
 from d2s.running import Entry
+from d2s.tracing import trace
 from runtime import core
 
 sys.path.insert(0, __file__.rsplit("/tests/", 1)[0] + "/tests")
 from finite_differences import numeric_grad  # noqa: E402
+
+
+def _traced(sf, args, kwargs):
+    return trace(sf.trace_target(), args, kwargs)
 
 
 def _t(a, stop_gradient=True):
@@ -44,7 +49,7 @@ NEG = -POS  # h.mean() < 0: the other branch of the same program
 
 
 def test_an_entry_runs_one_compiled_program_for_both_branches():
-    entry = Entry(d2s.to_static(_gate), (_t(POS), _t(W)), {})
+    entry = Entry(_traced(d2s.to_static(_gate), (_t(POS), _t(W)), {}))
     assert [v.name for v in entry.concrete.inputs] == ["x", "w"]
     assert entry.single  # one tensor out: returned as it is
     with rt.no_grad():
@@ -60,7 +65,7 @@ def _parts(x, scale):
 
 
 def test_the_result_structure_and_its_python_values_are_rebuilt():
-    entry = Entry(d2s.to_static(_parts), (_t(POS), 3.0), {})
+    entry = Entry(_traced(d2s.to_static(_parts), (_t(POS), 3.0), {}))
     assert not entry.single
     for a in (POS, NEG):
         out = entry.run([_t(a)])  # (3.0 is part of the signature, not fed)
@@ -91,7 +96,7 @@ def test_training_calls_record_one_node_whose_backward_matches_eager_and_numeric
     weight = net.fc.weight.numpy().astype(np.float64)
     bias = net.fc.bias.numpy().astype(np.float64)
     d2s.to_static(net)
-    entry = Entry(net.forward, (_t(POS, stop_gradient=False),), {})
+    entry = Entry(_traced(net.forward, (_t(POS, stop_gradient=False),), {}))
     probe = np.array([[1.0, -2.0], [0.5, 3.0]])  # loss = sum(out * probe)
     assert ((POS @ weight + bias).mean() > 0) != ((NEG @ weight + bias).mean() > 0)
     for a in (POS, NEG):
@@ -120,7 +125,7 @@ def test_training_calls_record_one_node_whose_backward_matches_eager_and_numeric
 def test_each_call_keeps_the_values_its_own_backward_needs():
     x1, x2 = _t(POS, stop_gradient=False), _t(NEG * 0.5, stop_gradient=False)
     w = _t(W, stop_gradient=False)
-    entry = Entry(d2s.to_static(_gate), (x1, w), {})
+    entry = Entry(_traced(d2s.to_static(_gate), (x1, w), {}))
     loss = entry.run([x1, w]).sum() + (entry.run([x2, w]) * 3.0).sum()  # two calls, then
     loss.backward()  # one backward through both nodes
 
@@ -139,7 +144,7 @@ def test_each_call_keeps_the_values_its_own_backward_needs():
 
 def test_grad_mode_is_read_per_thread_when_a_program_runs():
     # (traced for an x that needs a gradient: `stop_gradient` is part of the signature)
-    entry = Entry(d2s.to_static(_gate), (_t(POS, stop_gradient=False), _t(W)), {})
+    entry = Entry(_traced(d2s.to_static(_gate), (_t(POS, stop_gradient=False), _t(W)), {}))
     seen = {}
 
     def other_thread():  # gradients on here, whatever the main thread does
