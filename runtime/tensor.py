@@ -147,8 +147,7 @@ class Tensor(core.TensorBase):
         self._grad = value
 
     def backward(self, grad_tensor=None, retain_graph: bool = False):
-        from .autograd import backward
-        backward([self], [grad_tensor], retain_graph=retain_graph)
+        core.backward([self], [grad_tensor], retain_graph=retain_graph)
 
     def clear_grad(self):
         if registry.STATE.builder is not None:
