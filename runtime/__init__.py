@@ -8,6 +8,8 @@
 
 # ruff: noqa: I001 -- the order is the point: nn builds on the ops, and the Tensor methods
 # are installed only once every op module has registered its methods.
+import importlib
+
 from . import backend, dtypes, ops  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad  # noqa: F401
 from .autograd import set_grad_enabled  # noqa: F401
@@ -63,8 +65,6 @@ _LAZY = {  # public name -> (module, attribute of it, or None for the module its
 def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module 'runtime' has no attribute {name!r}")
-    import importlib
-
     module_name, attribute = _LAZY[name]
     module = importlib.import_module(module_name, __name__)
     value = module if attribute is None else getattr(module, attribute)

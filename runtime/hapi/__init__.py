@@ -4,6 +4,7 @@ its callbacks, and `summary` / `flops` of a network. Public as `rt.Model`, `rt.c
 
 Each loads on first access: `import d2s` registers its converter in `static_converter` without
 loading `Model` (and `nn`, `optimizer`, `io` behind it)."""
+import importlib
 import sys
 import types
 
@@ -18,8 +19,6 @@ _LAZY = {"callbacks": (".callbacks", None), "flops": (".flops", "flops"),
 def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module 'runtime.hapi' has no attribute {name!r}")
-    import importlib
-
     module_name, attribute = _LAZY[name]
     module = importlib.import_module(module_name, __name__)
     value = module if attribute is None else getattr(module, attribute)

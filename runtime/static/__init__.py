@@ -10,6 +10,9 @@
 >>> out.shape
 (2, 3)
 """
+import importlib
+import sys
+
 from ..program.executor import Executor, FeedError, FetchError  # noqa: F401
 from ..program import passes  # noqa: F401
 from ..ops.arrays import (  # noqa: F401
@@ -45,9 +48,6 @@ _LAZY = {"io": (".io", None), "load_inference_model": (".io", "load_inference_mo
 def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module 'runtime.static' has no attribute {name!r}")
-    import importlib
-    import sys
-
     module_name, attribute = _LAZY[name]
     module = importlib.import_module(module_name, __name__)
     value = module if attribute is None else getattr(module, attribute)
@@ -56,6 +56,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    import sys
-
     return sorted(set(vars(sys.modules[__name__])) | set(_LAZY))
