@@ -29,8 +29,8 @@ every process with the same `D2S_NATIVE` setting, whether the cache is cold or w
 
 A run whose build fails runs the NumPy code on every call, and a call whose C code raises a
 floating-point exception that `np.geterr()` reports runs the NumPy code (the same inputs and
-error settings, the same path). `D2S_NATIVE=0` and `1` differ by a few units in the last
-place on the second kind of run (`tests/static/test_native_determinism.py`).
+error settings, the same path). `sync` gives the bits of `1`; `0` and `1` differ by a few
+units in the last place on the second kind of run (`tests/static/test_native_determinism.py`).
 """
 from __future__ import annotations
 

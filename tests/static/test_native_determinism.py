@@ -125,6 +125,15 @@ def test_the_adam_run_in_c_equals_the_numpy_code_to_the_bit(cold_cache, monkeypa
         assert g.numpy().tobytes() == w.numpy().tobytes()
 
 
+def test_sync_gives_the_bits_of_the_default(cold_cache, monkeypatch):
+    default = _calls(4)
+    monkeypatch.setenv("D2S_NATIVE", "sync")
+    sync = _calls(1)
+    assert sorted(default) == sorted(sync) == sorted(NUMPY)
+    for name, outs in default.items():
+        assert outs[-1].tobytes() == sync[name][0].tobytes(), name
+
+
 _PROBE = """
 import json, sys
 import numpy as np
