@@ -11,9 +11,9 @@ are to plain NumPy. PyTorch eager and `torch.compile` columns are added where to
 installed, JAX `jit` where jax is.
 
 A second table gives first calls (convert, trace, compile, run) of each workload: unfused,
-fused NumPy, fused C with a cold cache (`D2S_NATIVE=1`: the compiler runs on a background
-thread and the call uses the NumPy code), the time that compile took, and fused C with the
-cache warm.
+fused NumPy, fused C with a cold cache (`D2S_NATIVE=1`: GELU and LayerNorm, whose C code is
+not NumPy's to the bit, compile before the call; Adam's compiles on a background thread while
+the call uses the NumPy code), the time that compile took, and fused C with the cache warm.
 """
 from __future__ import annotations
 
@@ -180,8 +180,8 @@ def first_calls(workloads, jax=None) -> None:
 
     from runtime.program import native_build
     cold = tempfile.mkdtemp(prefix="d2s-bench-cache-")
-    print("| first call, ms | unfused | fused NumPy | fused C, cold cache (compiling in "
-          "the background) | C compile, s | fused C, warm cache |" +
+    print("| first call, ms | unfused | fused NumPy | fused C, cold cache (GELU, LayerNorm: "
+          "compiled first; Adam: in the background) | C compile, s | fused C, warm cache |" +
           (f" {jax[0]} |" if jax else ""))
     print("|---|---:|---:|---:|---:|---:|" + ("---:|" if jax else ""))
     for name, fn, _, arrays in workloads:

@@ -13,7 +13,7 @@ import weakref
 
 from . import backend, core, dtypes
 from .autograd_pylayer import PyLayer, PyLayerContext  # noqa: F401  (rt.autograd.PyLayer)
-from .ops import registry
+from .ops import creation, registry
 from .ops.registry import STATE
 from .ops.spectral import COMPLEX_NP, check_complex_grad
 from .tensor import Tensor, wrap
@@ -165,7 +165,7 @@ def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
     if grad_outputs is not None and not isinstance(grad_outputs, (list, tuple)):
         grad_outputs = [grad_outputs]
     if grad_outputs is not None:  # None entries: ones, as in eager
-        grad_outputs = [g if g is not None else _ones_like(o)
+        grad_outputs = [g if g is not None else creation.ones_like(o)
                         for g, o in zip(grad_outputs, outputs)]
     grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)
     result = []
@@ -178,11 +178,6 @@ def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
             g.stop_gradient = True  # as eager: without create_graph the result is a constant
         result.append(g)
     return result
-
-
-def _ones_like(x):
-    from .ops.creation import ones_like
-    return ones_like(x)
 
 
 def _tensor_inputs(node):
@@ -239,24 +234,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
     With `capture` (a list of tensors) the gradients of those tensors are returned instead of
     accumulated into `.grad` of leaves.
     """
-    grads: dict = {}
-    leaves: dict = {}
-    for r, g in zip(roots, root_grads):
-        if not r.dtype.is_floating:
-            raise TypeError(f"backward() needs a floating-point tensor, got {r.dtype.name} "
-                            "(integer and bool results carry no gradient)")
-        if r.stop_gradient:
-            raise RuntimeError(
-                "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
-                "gradient. Set stop_gradient=False on the inputs you want gradients for.")
-        if g is None:
-            g = ones_like(r)
-        elif not isinstance(g, Tensor):
-            g = wrap(backend.XP.asarray(g, dtype=r._data.dtype))
-        if r._node is None:
-            _leaf_add(leaves, r, g)
-        else:
-            _accumulate(grads, (id(r._node), r._index), g)
+    grads, leaves = _seed(roots, root_grads)
     captured = {}
     capture_keys = {}
     if capture is not None:
@@ -279,20 +257,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 out_grads.append(g)
             if all(g is None for g in out_grads):
                 continue
-            _check_versions(node)
-            if node.backward_fn is not None:
-                # A custom backward (a static program's) reads gradients of its outputs'
-                # dtypes; a consumer that widened an output (float32 + float64) gave a wider one.
-                out_grads = [g.astype(o.dtype) if g is not None and o is not None
-                             and g.dtype != o.dtype else g for g, o in zip(out_grads, outs)]
-                in_grads = node.backward_fn(node, out_grads)
-            else:
-                if node.op.grad is None:
-                    raise RuntimeError(f"op '{node.op.name}' has no gradient rule")
-                if len(outs) > 1:  # rules of multi-output ops see a zero grad, never None
-                    out_grads = [g if g is not None else zeros_like(o)
-                                 for g, o in zip(out_grads, outs)]
-                in_grads = node.op.grad(list(node.inputs), outs, out_grads, node.attrs)
+            in_grads = _input_grads(node, outs, out_grads)
             for slot, j, t in _tensor_inputs(node):
                 if t.stop_gradient:
                     continue
@@ -321,6 +286,47 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
     return captured
 
 
+def _seed(roots, root_grads):
+    """(gradients by (node id, output index), gradients of leaves by id): the roots' given
+    gradients (ones where None), after checking that each root can have one."""
+    grads: dict = {}
+    leaves: dict = {}
+    for r, g in zip(roots, root_grads):
+        if not r.dtype.is_floating:
+            raise TypeError(f"backward() needs a floating-point tensor, got {r.dtype.name} "
+                            "(integer and bool results carry no gradient)")
+        if r.stop_gradient:
+            raise RuntimeError(
+                "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
+                "gradient. Set stop_gradient=False on the inputs you want gradients for.")
+        if g is None:
+            g = ones_like(r)
+        elif not isinstance(g, Tensor):
+            g = wrap(backend.XP.asarray(g, dtype=r._data.dtype))
+        if r._node is None:
+            _leaf_add(leaves, r, g)
+        else:
+            _accumulate(grads, (id(r._node), r._index), g)
+    return grads, leaves
+
+
+def _input_grads(node, outs, out_grads) -> list:
+    """The gradients of `node`'s input slots, from those of its outputs (None where unknown),
+    by its custom backward or its op's gradient rule."""
+    _check_versions(node)
+    if node.backward_fn is not None:
+        # A custom backward (a static program's) reads gradients of its outputs' dtypes; a
+        # consumer that widened an output (float32 + float64) gave a wider one.
+        out_grads = [g.astype(o.dtype) if g is not None and o is not None
+                     and g.dtype != o.dtype else g for g, o in zip(out_grads, outs)]
+        return node.backward_fn(node, out_grads)
+    if node.op.grad is None:
+        raise RuntimeError(f"op '{node.op.name}' has no gradient rule")
+    if len(outs) > 1:  # rules of multi-output ops see a zero grad, never None
+        out_grads = [g if g is not None else zeros_like(o) for g, o in zip(out_grads, outs)]
+    return node.op.grad(list(node.inputs), outs, out_grads, node.attrs)
+
+
 def _check_versions(node):
     versions = node.versions or (0,) * len(node.inputs)
     for x, v in zip(node.inputs, versions):
@@ -340,6 +346,9 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
     """Accumulate d(tensors)/d(leaf) into every leaf's `.grad`."""
     grad_tensors = grad_tensors or [None] * len(tensors)
     run_backward(list(tensors), list(grad_tensors), retain_graph=retain_graph)
+
+
+core.install(backward=backward)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

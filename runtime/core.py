@@ -12,9 +12,9 @@ on top of the ops. This module breaks that knot in the open: it imports nothing 
   on or off, auto_cast), with the accessors `active_builder()` and `amp_state()`;
 - `wrap(array)` (make an eager Tensor), `record(op, inputs, attrs, outputs)` (a tape node),
   `to_tensor(data)` and `constant(data)` (an eager Tensor copy even while a program is being
-  built) are filled in once, by `runtime.tensor` and `runtime.autograd`, when
-  they are imported (`install`). `runtime.ops.registry.bind` binds the first two directly for
-  speed.
+  built) and `backward` (the tape's, for `Tensor.backward`) are filled in once, by
+  `runtime.tensor` and `runtime.autograd`, when they are imported (`install`).
+  `runtime.ops.registry.bind` binds the first two directly for speed.
 
 >>> import runtime as rt
 >>> from runtime import core
@@ -106,16 +106,18 @@ wrap: Callable = _missing("wrap")  # array -> Tensor
 record: Callable = _missing("record")  # (op, inputs, attrs, outputs) -> None
 to_tensor: Callable = _missing("to_tensor")  # data -> Tensor (an assign op while building)
 constant: Callable = _missing("constant")  # data -> eager Tensor, also while building
+backward: Callable = _missing("backward")  # (tensors, grad_tensors, retain_graph): Tensor.backward
 _listeners: list = []
 
 
 def install(*, wrap: Callable | None = None, record: Callable | None = None,
-            to_tensor: Callable | None = None, constant: Callable | None = None) -> None:
+            to_tensor: Callable | None = None, constant: Callable | None = None,
+            backward: Callable | None = None) -> None:
     """Called by `runtime.tensor` and `runtime.autograd` at import: the functions the layers
     below them call."""
     g = globals()
     for name, fn in (("wrap", wrap), ("record", record), ("to_tensor", to_tensor),
-                     ("constant", constant)):
+                     ("constant", constant), ("backward", backward)):
         if fn is not None:
             g[name] = fn
     for listener in _listeners:

@@ -8,6 +8,7 @@ default float type (float32), and two tensors promote like NumPy.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 
 import numpy as np
@@ -73,7 +74,6 @@ class _DeferredDType(DType):
     def __getattr__(self, attr):
         if attr != "np":
             raise AttributeError(attr)
-        import importlib
         self.np = np.dtype(getattr(importlib.import_module(self.module), self.attr))
         _register(self)
         return self.np

@@ -13,6 +13,7 @@ import numpy as np
 from . import backend, core, dtypes
 from .dtypes import DType, convert_dtype, default_float, of_array
 from .ops import registry
+from .ops.math import assign, cast
 
 
 class Tensor(core.TensorBase):
@@ -147,8 +148,7 @@ class Tensor(core.TensorBase):
         self._grad = value
 
     def backward(self, grad_tensor=None, retain_graph: bool = False):
-        from .autograd import backward
-        backward([self], [grad_tensor], retain_graph=retain_graph)
+        core.backward([self], [grad_tensor], retain_graph=retain_graph)
 
     def clear_grad(self):
         if registry.STATE.builder is not None:
@@ -211,7 +211,6 @@ class Tensor(core.TensorBase):
         return wrap(self._data)
 
     def clone(self) -> Tensor:
-        from .ops.math import assign
         return assign(self)
 
     def __repr__(self):
@@ -299,10 +298,8 @@ def constant(data, dtype=None, stop_gradient: bool = True) -> Tensor:
 
 def _assign_variable(v, dtype, stop_gradient: bool):
     """`to_tensor(v)` of a static Variable: a copy of it in the program (cast to `dtype`)."""
-    from .ops.math import assign
     out = assign(v)
     if dtype is not None and convert_dtype(dtype) != v.dtype:
-        from .ops.math import cast
         out = cast(out, dtype)
     out.stop_gradient = stop_gradient
     return out

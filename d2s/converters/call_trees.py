@@ -21,6 +21,7 @@ import types
 import gast
 
 from .. import hidden_state
+from ..call_policy import TENSOR_METHODS, never_converted
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
@@ -56,7 +57,6 @@ class CallTrees(Base):
         return node
 
     def _leave_alone(self, f) -> bool:
-        from ..call_policy import TENSOR_METHODS, never_converted
         root = f
         while isinstance(root, gast.Attribute):
             root = root.value

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gast
 
+from ..errors import ConversionError
 from ..pyct import anno, templates
 from ..pyct.activity import written
 from ..pyct.walk import walk
@@ -52,8 +53,6 @@ class IfElse(state.ScopeTracker, Base):
         node = self.generic_visit(node)
         if any(isinstance(n, gast.NamedExpr) for b in (node.body, node.orelse)
                for n in gast.walk(b)):  # (a branch function would bind the name itself)
-            from ..errors import ConversionError
-            from ..pyct import anno
             origin = anno.getanno(node, anno.ORIGIN, None)
             at = f'File "{origin.filename}", line {origin.lineno}: ' \
                 f"{origin.source_line.strip()}" if origin is not None else "unknown line"

@@ -4,7 +4,8 @@
 `flag = True` (plus `retval = value` for a return), drops what follows it in its block (it
 was unreachable), and guards the statements after any compound statement containing such a
 jump with `if not flag:`. Nested loops own their own `break`/`continue`; functions own their
-`return`.
+`return`. `count_returns(stmts)`: how many returns a function body holds (the return
+converter's and the try converter's question).
 """
 from __future__ import annotations
 
@@ -31,6 +32,28 @@ def contains(stmts, kinds, *, into_loops: bool) -> bool:
             continue
         stack.extend(c for c in gast.iter_child_nodes(n) if isinstance(c, gast.AST))
     return False
+
+
+def count_returns(stmts: list) -> int:
+    """How many returns `stmts` hold outside nested functions and classes. A return is a
+    statement, so only statement lists need a look (an expression holds none)."""
+    count = 0
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        cls = n.__class__
+        if cls is gast.Return:
+            count += 1
+        elif cls not in _SCOPE_CLASSES:
+            for field in _BLOCK_FIELDS:
+                block = getattr(n, field, None)
+                if block.__class__ is list:
+                    stack.extend(block)
+    return count
+
+
+_SCOPE_CLASSES = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef})
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def rewrite(stmts: list, kinds, flag: str, *, into_loops: bool, on_jump) -> list:

@@ -50,6 +50,7 @@ import gast
 from ..pyct import templates
 from ..pyct.walk import walk
 from ..pyct.naming import RESERVED
+from .break_continue import _binds
 
 
 def _has_walrus(node) -> bool:
@@ -223,7 +224,6 @@ def _pending(cases) -> list:
     """`name = _d2s.Pending('name')` for each name every case binds, when the last case
     always matches (`case _:` or a capture, no guard): after the `match` it is bound on every
     path, so the guard's `if` may leave it unbound on the paths that go on."""
-    from .break_continue import _binds
     last = cases[-1]
     if last.guard is not None or not (isinstance(last.pattern, gast.MatchAs)
                                       and last.pattern.pattern is None):

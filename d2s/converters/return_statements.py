@@ -31,41 +31,19 @@ CREATES = (gast.If, gast.Assign, gast.Call, gast.Lambda, gast.UnaryOp, gast.Bool
 NEEDS_ANALYSIS = False
 
 
-def _returns(stmts: list) -> int:
-    """How many returns `stmts` hold outside nested functions and classes. A return is a
-    statement, so only statement lists need a look (an expression holds none)."""
-    count = 0
-    stack = list(stmts)
-    while stack:
-        n = stack.pop()
-        cls = n.__class__
-        if cls is gast.Return:
-            count += 1
-        elif cls not in _SCOPES:
-            for field in _BLOCK_FIELDS:
-                block = getattr(n, field, None)
-                if block.__class__ is list:
-                    stack.extend(block)
-    return count
-
-
-_SCOPES = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef})
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def _tail_returns(stmts: list) -> int:
     """How many returns sit in tail position, or -1 if a return is anywhere else."""
     if not stmts:
         return 0
     head, last = stmts[:-1], stmts[-1]
-    if _returns(head):
+    if jumps.count_returns(head):
         return -1
     if isinstance(last, gast.Return):
         return 1
-    if isinstance(last, gast.If) and not _returns([last.test]):
+    if isinstance(last, gast.If) and not jumps.count_returns([last.test]):
         a, b = _tail_returns(last.body), _tail_returns(last.orelse)
         return -1 if a < 0 or b < 0 else a + b
-    return -1 if _returns([last]) else 0
+    return -1 if jumps.count_returns([last]) else 0
 
 
 def _assign_tail(stmts: list, retval: str) -> list:
@@ -91,7 +69,7 @@ class ReturnStatements(Base):
     def _returns(self, node):
         node = self.generic_visit(node)  # nested functions own their returns
         body = node.body
-        count = _returns(body)
+        count = jumps.count_returns(body)
         if count == 0 or (count == 1 and isinstance(body[-1], gast.Return)):
             return node
         retval = self.ctx.namer.new_plain("retval")

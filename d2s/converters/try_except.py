@@ -50,10 +50,15 @@ import copy
 
 import gast
 
-from ..pyct import anno, templates
+from ..call_policy import TENSOR_METHODS
+from ..pyct import anno, origin, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import jumps
+from .break_continue import _binds
+from .call_trees import CallTrees
+from .early_return import always_exits, try_exits
+from .predicates import mark_test
 
 HANDLES = (gast.Try,)  # the pass is skipped when none of these is present
 CREATES = (gast.If, gast.Assign, gast.Call, gast.Raise, gast.Break)
@@ -79,14 +84,12 @@ def _sites(node) -> bool:
 class TryExcept(Base):
     def __init__(self, ctx, fn=None):
         super().__init__(ctx)
-        from .call_trees import CallTrees
         self._calls = CallTrees(ctx)  # which calls may reach user code
         if fn is not None:
             self._calls.scopes.append(fn)  # its local names: `activity.locals_of(fn)`
 
     def _user_call(self, node) -> bool:
         """Whether expression `node` holds a call that may run user code."""
-        from ..call_policy import TENSOR_METHODS
         for n in gast.walk(node):
             if not isinstance(n, gast.Call):
                 continue
@@ -126,7 +129,6 @@ class TryExcept(Base):
         if not self._needs(node.body):
             _pass_conversion_errors(node)
             return node
-        from .early_return import try_exits
         exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
         pre = templates.replace(
@@ -246,7 +248,6 @@ class TryExcept(Base):
         test is computed (and its errors collected) before the loop, again at the end of
         the body and before each `continue`; the loop goes on only while nothing failed,
         and its `else` runs only where nothing failed (eager leaves by the exception)."""
-        from .predicates import mark_test
         w = self.ctx.namer.new("test")
 
         def compute():
@@ -343,7 +344,6 @@ def _before_continue(stmts: list, make) -> None:
 
 def _at(stmts: list, s) -> list:
     """`stmts` (made for statement `s`) report `s`'s line, not the enclosing `try`'s."""
-    from ..pyct import origin
     src = anno.getanno(s, anno.ORIGIN, None)
     for new in stmts:
         origin.inherit(new, src)
@@ -372,7 +372,6 @@ def _pending(node) -> list:
     every path that goes on (the body ran to its end, or a clause caught the error; an error
     no clause catches is raised again), so the body's `if _d2s.try_ok(...)` may leave it
     unbound on the failing path (zeros stand in there, never read)."""
-    from .break_continue import _binds
     defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
     names = set()
     stack = list(node.body)
@@ -415,15 +414,13 @@ def _reraise(stmts: list, error) -> list:
 def _wrap_function(conv: TryExcept, fn) -> None:
     """The conversion for a call inside a `try` body (`ctx.errors`): the whole body is a
     `try` body whose errors go to the caller (`_d2s.fn_exit`, before the return)."""
-    from .early_return import always_exits
-    from .return_statements import _returns
     code, state = conv.ctx.namer.new("exc"), conv.ctx.namer.new("try")
     exits = always_exits(fn.body)
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
     fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state()", code=code,
                                 state=state) + body
     end = templates.replace(f"{RESERVED}.fn_exit(state, code)", state=state, code=code)
-    if _returns(fn.body):
+    if jumps.count_returns(fn.body):
         fn.d2s_fn_exit = (end, exits)  # the return pass puts it before the one `return`
     else:
         fn.body += end

@@ -24,6 +24,10 @@ from __future__ import annotations
 import json
 import os
 
+from runtime.program.passes import eliminate_dead_code
+
+from ..io import as_static_function, inference_program, stored_structure
+
 __all__ = ["OnnxExportError", "export", "to_model", "OPSET"]
 
 OPSET = 18
@@ -51,10 +55,7 @@ def to_model(layer_or_function, input_spec=None, training: bool = False):
     _require()
     import onnx
 
-    from runtime.program.passes import eliminate_dead_code
-
-    from .exporter import program_to_onnx
-    from ..io import as_static_function, inference_program, stored_structure
+    from .exporter import program_to_onnx  # (imports onnx)
     sf = as_static_function(layer_or_function)
     # the program d2s.save writes: eval mode, the Layer's own forward hooks included
     concrete = inference_program(sf, input_spec, training, "d2s.onnx.export")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from onnx import TensorProto, helper
 
+from runtime.ops import registry
+
 from . import ops as _ops
 from . import ops_nn, ops_shape  # noqa: F401  (register their converters)
 from .graph import ELEM, Exporter, Graph, OnnxExportError, OpArgs, _Missing, op_error, \
@@ -15,7 +17,6 @@ PRODUCER = "d2s"
 
 def mapped_ops() -> list:
     """The registered ops the exporter maps, sorted."""
-    from runtime.ops import registry
     return sorted(n for n in set(_ops.TABLE) | set(CONTROL) if n in registry.OPS)
 
 

@@ -15,7 +15,9 @@ import math
 
 import numpy as np
 
+from ..ops.math import cast
 from ..ops.optim import check_finite_and_unscale
+from ..ops.registry import STATE
 from ..tensor import to_tensor
 
 _UNSCALED, _STEPPED = "unscaled", "stepped"
@@ -68,7 +70,6 @@ class GradScaler:
         if not self._enable:
             return var
         if var.dtype != "float32" and var.dtype != "float64":
-            from ..ops.math import cast
             var = cast(var, "float32")
         return var * self._scale
 
@@ -234,7 +235,6 @@ __all__ = ["AmpScaler", "GradScaler"]
 def _not_in_program(method: str) -> None:
     """The scaler skips an update on inf/nan gradients by Python logic on their values, which
     a converted training step (a program being built) cannot run."""
-    from ..ops.registry import STATE
     if STATE.builder is None:
         return
     raise RuntimeError(

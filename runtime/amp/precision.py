@@ -28,6 +28,7 @@ import warnings
 
 from .. import backend, dtypes
 from ..dtypes import DType
+from ..ops.math import cast
 from ..ops.registry import OPS, STATE
 from . import lists
 
@@ -114,7 +115,6 @@ def _cast_one(x, target, wanted):
     dt = _float_dtype(x)
     if dt is None or not wanted(dt, target):
         return x
-    from ..ops.math import cast
     return cast(x, target)
 
 

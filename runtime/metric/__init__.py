@@ -7,6 +7,7 @@ from ..ops import logic as _logic
 from ..ops import math as _math
 from ..ops import reduce as _reduce
 from ..ops import shape as _shape
+from ..ops.inplace import write_into
 from .metrics import Accuracy, Auc, Metric
 
 
@@ -27,7 +28,6 @@ def accuracy(input, label, k: int = 1, correct=None, total=None, name=None):
     row_hit = _math.cast(_reduce.any(hits, axis=-1), "float32")
     acc = _reduce.mean(row_hit)
     if correct is not None or total is not None:
-        from ..ops.inplace import write_into
         if correct is not None:
             write_into(correct, _math.cast(_reduce.sum(row_hit), correct.dtype))
         if total is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .layer import Layer
+from .param_attr import ParamAttr
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias: bool = False,
@@ -15,7 +16,6 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias: bool = False,
     ([2, 3], False)
     """
     if attr is None and name is not None:
-        from .param_attr import ParamAttr
         attr = ParamAttr(name=name)
     return Layer().create_parameter(list(shape), attr=attr, dtype=dtype, is_bias=is_bias,
                                     default_initializer=default_initializer)

@@ -5,7 +5,8 @@ The modules, one family each: `math` (elementwise arithmetic and math, matmul), 
 (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
 (activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
-`optim` (optimizer update rules), `arrays` (tensor arrays: lists grown inside static loops),
+`optim` (optimizer update rules), `optim_adagrad_adamax_lamb` (those three's), `arrays`
+(tensor arrays: lists grown inside static loops),
 `compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
 norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cumprod),
 `order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
@@ -31,7 +32,7 @@ from . import (
     nn_norm,
     nn_pool,
     optim,
-    optim_more,
+    optim_adagrad_adamax_lamb,
     order_stats,
     placement,
     random,
@@ -49,6 +50,6 @@ from . import (
 from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, register  # noqa: F401
 
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
-           nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_more, sequence,
+           nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_adagrad_adamax_lamb, sequence,
            resize_dyn, yolo, unbind, tiling, placement, compositions,
            matrix, counting, cumulative, order_stats, sampling, scatter_update)

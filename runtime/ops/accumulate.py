@@ -2,9 +2,11 @@
 counters in loops use it) and `add_n` (the sum of a list of tensors)."""
 from __future__ import annotations
 
+from .arrays import array_stack
 from .creation import is_tensor
 from .inplace import write_into
 from .math import add, assign, cast
+from .reduce import sum as sum_
 
 
 def increment(x, value: float = 1.0, name=None):
@@ -42,9 +44,7 @@ def add_n(inputs, name=None):
     [3.0, 3.0]
     """
     if is_tensor(inputs) and getattr(inputs, "kind", None) == "array":
-        from .arrays import array_stack  # a list whose length is decided at run time
-        from .reduce import sum as sum_
-        return sum_(array_stack(inputs), axis=0)
+        return sum_(array_stack(inputs), axis=0)  # a list whose length is decided at run time
     if is_tensor(inputs):
         return assign(inputs)
     inputs = list(inputs)

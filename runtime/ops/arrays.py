@@ -12,7 +12,7 @@ import itertools
 
 from .. import core
 from ..dtypes import convert_dtype, int64
-from . import registry
+from . import combine, math, registry
 from .registry import STATE, Meta, OpError
 
 Variable = core.VariableBase  # (the static Variable is runtime/program's, a layer above)
@@ -428,12 +428,10 @@ def array_setitem(array: Variable, index, value) -> None:
                         "single elements (arr[i] = x)")
     b = _builder()
     if isinstance(index, int) and index < 0:  # from the end, as in a Python list
-        from .math import add
-        index = add(array_length(array), index)
+        index = math.add(array_length(array), index)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
     if value.dtype != array.dtype:
-        from .math import cast
-        value = cast(value, array.dtype)
+        value = math.cast(value, array.dtype)
     array_write(value, index, array)
 
 
@@ -514,8 +512,10 @@ def array_concat(array, axis: int = 0):
 
 
 def _eager_join(array, how, axis):
-    from . import combine
     return getattr(combine, how)(list(array), axis=axis)
+
+
+combine.ARRAY_JOINS.update(stack=array_stack, concat=array_concat)
 
 
 def array_joined(a, b) -> Variable:

@@ -72,12 +72,16 @@ def _join_kernel(op: str, fn: str):
     return kernel
 
 
+# "concat" / "stack" -> the function joining a tensor array (a list grown inside a static
+# loop; its own op): filled in by `arrays.py`, which imports this module (and which made any
+# tensor array there is)
+ARRAY_JOINS: dict = {}
+
+
 def _join(op, how: str, x, axis):
-    """concat / stack of a list of tensors, or of a tensor array (a list grown inside a
-    static loop: its own op, `array_<how>`)."""
+    """concat / stack of a list of tensors, or of a tensor array (`ARRAY_JOINS`)."""
     if getattr(x, "is_array", False):
-        from . import arrays
-        return getattr(arrays, f"array_{how}")(x, int(axis))
+        return ARRAY_JOINS[how](x, int(axis))
     return bind(op, (list(x),), {"axis": int(axis)} if axis else {})
 
 

@@ -23,6 +23,7 @@ from .. import backend, core
 from . import infer as I
 from .creation import is_tensor
 from .gather import scatter_add
+from .math import cast
 from .elementwise import sum_to_like
 from .registry import STATE, Meta, OpError, OpTypeError, bind, explain_failure, register
 from .shape import reshape_as
@@ -278,7 +279,6 @@ def _setitem_grad(ins, outs, gs, a):
         gv = bind(GETITEM, (gs[0], *tensors), a)
         gv = sum_to_like(gv, value) if value.ndim <= gv.ndim else reshape_as(gv, value)
         if value.dtype != x.dtype:
-            from .math import cast
             gv = cast(gv, value.dtype)
     return [gx, gv] + [None] * len(tensors)
 

@@ -16,6 +16,7 @@ from . import infer as I
 from .elementwise import (  # noqa: F401  (sum_to_like and expand_as: public here too)
     EXPAND_AS, PY_SCALARS, SUM_TO_LIKE, binary, binary_fn, coerce, expand_as, float_in,
     is_float_array, named_after, reflected, sum_to_like, unary, unary_fn, unbroadcast)
+from .inplace import write_into
 from .logic import logical_and, where
 from .registry import Meta, OpError, bind, register
 
@@ -227,7 +228,6 @@ def assign(x, output=None):
     out = bind(ASSIGN, (x,), {})
     if output is None:
         return out
-    from .inplace import write_into
     write_into(output, out)
     return output
 

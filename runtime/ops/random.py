@@ -35,6 +35,7 @@ from ..dtypes import convert_dtype, default_float, int64
 from . import infer as I
 from .creation import infer_shape, is_tensor, resolve_shape, shape_args
 from .registry import OPS, Meta, OpError, OpTypeError, bind, register
+from .shape import shape as shape_of
 
 
 class Generator:
@@ -267,7 +268,6 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
     [4]
     """
     if is_tensor(mean) or is_tensor(std):
-        from .shape import shape as shape_of
         ref = mean + std if is_tensor(mean) and is_tensor(std) else (
             mean if is_tensor(mean) else std)
         base = standard_normal(shape_of(ref), ref.dtype)

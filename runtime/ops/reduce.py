@@ -18,8 +18,11 @@ import numpy as np
 from .. import dtypes
 from . import infer as I
 from .elementwise import is_float_array, named_after
+from .math import abs as _abs
 from .math import cast, exp, scale, sqrt
+from .math import pow as _pow
 from .registry import Meta, OpError, OpTypeError, bind, register
+from .shape import flatten
 
 
 def _axes(x, axis):
@@ -267,7 +270,6 @@ def cumsum(x, axis=None, dtype=None, name=None):
     [1, 3, 6]
     """
     if axis is None:
-        from .shape import flatten
         x, axis = flatten(x), 0
     attrs = {"axis": int(axis)}
     if dtype is not None:
@@ -303,8 +305,6 @@ def norm(x, p="fro", axis=None, keepdim=False, name=None):
     >>> rt.norm(rt.to_tensor([3.0, 4.0])).item()
     5.0
     """
-    from .math import abs as _abs
-    from .math import pow as _pow
     if p in ("fro", 2, 2.0):
         return sqrt(sum(x * x, axis, keepdim=keepdim))
     if p in (1, 1.0):

@@ -19,6 +19,7 @@ An input is a Tensor/Variable, a Python scalar (kept as a literal), or a list of
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -74,8 +75,6 @@ class OpTable(dict):
         module = REGISTERED_BY.get(name)
         if module is None:
             raise KeyError(name)
-        import importlib
-
         importlib.import_module(module)
         return dict.__getitem__(self, name)
 

@@ -7,8 +7,8 @@ learning-rate schedulers (`lr`).
 >>> opt = rt.optimizer.Momentum(learning_rate=sched, momentum=0.9, parameters=[w])
 """
 from . import lr
+from .adagrad_adamax_lamb import Adagrad, Adamax, Lamb
 from .algorithms import SGD, Adam, AdamW, Momentum, RMSProp
-from .more import Adagrad, Adamax, Lamb
 from .optimizer import Optimizer
 
 __all__ = ["SGD", "Adam", "AdamW", "Momentum", "Optimizer", "RMSProp", "lr"]

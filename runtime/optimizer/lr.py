@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from .. import backend
-from ..parameter import Parameter
+from ..parameter import Parameter, unique_name
 
 
 class LRScheduler:
@@ -68,7 +68,7 @@ class LRScheduler:
         """The persistable float32 0-d tensor holding the current rate (read by programs)."""
         if self._var is None:
             self._var = Parameter(backend.XP.asarray(self.last_lr, dtype="float32"),
-                                  name=_unique("learning_rate"), trainable=False)
+                                  name=unique_name("learning_rate"), trainable=False)
         return self._var
 
     def state_dict(self) -> dict:
@@ -90,11 +90,6 @@ class LRScheduler:
         self.step(self.last_epoch)
 
     set_dict = set_state_dict
-
-
-def _unique(prefix):
-    from ..parameter import unique_name
-    return unique_name(prefix)
 
 
 class StepDecay(LRScheduler):

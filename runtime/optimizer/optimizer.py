@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import backend
+from .. import backend, static
 from ..autograd import no_grad
 from ..ops.math import sign
 from ..ops.registry import STATE
-from ..parameter import Parameter
+from ..parameter import Parameter, unique_name
+from ..program import train_step
 from ..regularizer import L1Decay, L2Decay
 from ..tensor import Tensor
 from .lr import LRScheduler
@@ -102,7 +103,6 @@ class Optimizer:
         if isinstance(self._learning_rate, LRScheduler):
             return self._learning_rate.var()
         if self._lr_var is None:
-            from ..parameter import unique_name
             self._lr_var = Parameter(backend.XP.asarray(self.get_lr(), dtype="float32"),
                                      name=unique_name("learning_rate"), trainable=False)
         return self._lr_var
@@ -121,7 +121,6 @@ class Optimizer:
         [0.8999999761581421, 0.8999999761581421]
         """
         if STATE.builder is not None:  # a converted training step: update ops in the program
-            from ..program import train_step
             self._apply_optimize(train_step.grads_for_step(self._parameters()))
             return
         params_grads = [(p, p.grad) for p in self._parameters()
@@ -241,7 +240,6 @@ class Optimizer:
     def clear_grad(self, set_to_zero: bool = True) -> None:
         """Reset the gradients of the parameters: to zeros (Paddle's default) or to None."""
         if STATE.builder is not None:  # a converted training step: eager's rule, at run time
-            from ..program import train_step
             train_step.clear_grads(self._parameters(), set_to_zero)
             return
         for p in self._parameters():
@@ -266,7 +264,6 @@ class Optimizer:
             with no_grad():
                 self._apply_optimize(params_grads)
             return None, params_grads
-        from .. import static
         params_grads = static.append_backward(loss, parameter_list=params,
                                               no_grad_set=no_grad_set)
         self._apply_optimize(params_grads)

@@ -12,6 +12,7 @@ kernel call costs less than a dozen op calls.
 from __future__ import annotations
 
 from ..ops.math import sqrt
+from ..program import fusion
 
 _DTYPES = ("float32", "float64")
 
@@ -19,7 +20,6 @@ _DTYPES = ("float32", "float64")
 def wanted(param, grad, state: dict) -> bool:
     """Whether the update of `param` is written as elementwise ops (a program is being built,
     the parameter is large enough to be fused, one float dtype throughout)."""
-    from ..program import fusion
     if not fusion.enabled():
         return False
     shape = tuple(param.shape)

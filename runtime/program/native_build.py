@@ -10,10 +10,27 @@ code must not run on another machine sharing the folder). The folder is created 
 A build writes a temporary file and renames it into place, so processes building the same
 source at once are safe.
 
-`D2S_NATIVE`: unset or `1`: fused runs use the C code when a compiler exists; a source not in
-the cache is compiled on a background thread and the run uses the NumPy code until it is
-ready (a first call never waits for a compiler). `sync`: compile on the calling thread (tests,
-benchmarks). `0`: never (the NumPy code only).
+`D2S_NATIVE`: unset or `1`: fused runs use the C code when a compiler exists. `sync`: every
+source not in the cache is compiled on the calling thread (tests, benchmarks). `0`: never
+(the NumPy code only).
+
+Bitwise determinism: the same inputs give the same bits on every call of a program, and in
+every process with the same `D2S_NATIVE` setting, whether the cache is cold or warm. So with
+`1` the path of a run is chosen by what its C code computes (`same_bits_as_numpy`):
+
+- a run of ops whose C result is NumPy's to the bit (`SAME_BITS_AS_NUMPY`: + - * /, sqrt,
+  maximum, minimum, relu, neg, abs, square; correctly rounded, nothing contracted) that is
+  not in the cache is compiled on a background thread, and its calls run the NumPy code until
+  the C code is ready: a first call never waits, and the switch changes no bit;
+- any other run (exp, log, tanh, sin, cos from the C library, row reductions accumulated in
+  double) that is not in the cache is compiled before its first call (0.3-0.8 s per source,
+  once per machine), so it runs the C code from its first call on, as it does with a warm
+  cache.
+
+A run whose build fails runs the NumPy code on every call, and a call whose C code raises a
+floating-point exception that `np.geterr()` reports runs the NumPy code (the same inputs and
+error settings, the same path). `sync` gives the bits of `1`; `0` and `1` differ by a few
+units in the last place on the second kind of run (`tests/static/test_native_determinism.py`).
 """
 from __future__ import annotations
 
@@ -35,6 +52,10 @@ from . import native, threads
 FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-ffp-contract=off", "-fno-math-errno",
          "-fPIC", "-shared")
 PLAIN_FLAGS = ("-O2", "-ffp-contract=off", "-fPIC", "-shared")  # if the first build fails
+# elementwise ops correctly rounded in C as in NumPy (or exact): a run of these alone gives
+# NumPy's bits; exp, log, tanh, sin, cos and the row reductions do not
+SAME_BITS_AS_NUMPY = frozenset({"add", "subtract", "multiply", "divide", "sqrt", "maximum",
+                                "minimum", "relu", "neg", "abs", "square"})
 BITS = {"invalid": 1, "divide": 2, "over": 4, "under": 8}  # as the C function returns them
 
 _lock = threading.Lock()
@@ -145,11 +166,17 @@ def prepare(group, block):
     if os.path.exists(so):
         holder.fn = _load(holder, so)
         return holder if holder.fn is not None else None
-    if how == "sync":
+    if how == "sync" or not same_bits_as_numpy(group, block):
         _build(holder, folder)
         return holder if holder.fn is not None else None
     _submit(holder, folder)
     return holder
+
+
+def same_bits_as_numpy(group, block) -> bool:
+    """Whether `group`'s C code computes NumPy's bits (see the module doc): then the NumPy
+    code may run its calls until the C code is built in the background."""
+    return all(block.ops[j].type in SAME_BITS_AS_NUMPY for j in group.ops)
 
 
 def _vector_math() -> bool:

@@ -14,7 +14,7 @@ from .fake_quant import (
     fake_quant_dequant_abs_max,
     fake_quant_dequant_moving_average_abs_max,
 )
-from .int8 import Int8Conv2D, Int8Linear, convert, dequantize_linear
+from .int8 import Int8Conv2D, Int8Linear, dequantize_linear
 from .observers import (
     AbsMaxChannelWiseWeightObserver,
     AbsmaxObserver,
@@ -33,6 +33,7 @@ from .qat import (
     QuantConfig,
     QuantedConv2D,
     QuantedLinear,
+    convert,
 )
 
 __all__ = ["PTQ", "QAT", "AbsMaxChannelWiseWeightObserver", "AbsmaxObserver", "BaseObserver",

@@ -1,5 +1,5 @@
-"""int8 inference models: `convert` turns a quantized model (QAT-trained, or PTQ-calibrated)
-into layers that hold int8 weights with float32 abs-max scales.
+"""int8 inference layers: what `convert` (`qat.py`) turns the layers of a quantized model
+(QAT-trained, or PTQ-calibrated) into, holding int8 weights with float32 abs-max scales.
 
 An `Int8Linear` / `Int8Conv2D` stores its weight as an int8 buffer `weight` (the integer
 grid values `k`, |k| <= 127) and `weight_scale` (abs-max per output channel); its forward
@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend, nn
-from ..autograd import no_grad
 from ..dtypes import float32
 from ..nn import functional as F
 from ..ops import infer as I
@@ -151,67 +150,4 @@ class Int8Conv2D(_Int8):
         return self.source._forward_with(x, w)
 
 
-# ---- convert ---------------------------------------------------------------------------------
-
-def _weight_scale(m, quanter) -> tuple:
-    """(abs-max scales, quant axis or None) of a quantized layer's weight."""
-    from .qat import FakeQuanterChannelWiseAbsMax
-    from .observers import BaseObserver
-    w = np.asarray(m.weight.numpy(), np.float32)
-    channel = isinstance(quanter, FakeQuanterChannelWiseAbsMax) or (
-        quanter is not None and quanter.quant_axis() is not None)
-    axis = m.quant_axis if channel else None
-    if isinstance(quanter, BaseObserver) and quanter.scales() is not None:
-        s = quanter.scales().numpy()
-    elif axis is None:
-        s = np.abs(w).max(keepdims=True).reshape(1)
-    else:
-        s = np.abs(w).max(axis=tuple(i for i in range(w.ndim) if i != axis))
-    return s, axis
-
-
-def _activation_scale(name: str, m, quanter):
-    """(scale or None for dynamic abs-max, bits); raises when the quantizer saw no data."""
-    from .qat import FakeQuanterWithAbsMax
-    if isinstance(quanter, FakeQuanterWithAbsMax):
-        return None, quanter.bits
-    scale = quanter.scales()
-    if scale is None:
-        raise ValueError(
-            f"convert: the activation quantizer of layer '{name}' ({type(m).__name__}, "
-            f"{type(quanter).__name__}) has never seen data, so it has no scale. Run "
-            "calibration batches through the model returned by PTQ.quantize (or train the "
-            "QAT model) before convert")
-    return scale.numpy(), quanter.bit_length()
-
-
-def convert(model: nn.Layer, inplace: bool = False) -> nn.Layer:
-    """Replace every quantized layer (from `QAT.quantize` or `PTQ.quantize`) by its int8
-    inference layer; returns the model in eval mode."""
-    import copy
-
-    from .qat import QuantedConv2D, _Quanted
-    if not inplace:
-        model = copy.deepcopy(model)
-    found = [(n, m) for n, m in model.named_sublayers(include_self=True)
-             if isinstance(m, _Quanted)]
-    if not found:
-        raise ValueError("convert: the model has no quantized layers; call quantize() first")
-    made = {}
-    with no_grad():
-        for name, m in found:
-            ws, axis = _weight_scale(m, m.weight_quanter)
-            a_scale, a_bits = _activation_scale(name or type(m).__name__, m,
-                                                m.activation_quanter)
-            bits = m.weight_quanter.bit_length() if m.weight_quanter is not None else 8
-            q = quantize_to_int(np.asarray(m.weight.numpy()), ws, bits, axis)
-            cls = Int8Conv2D if isinstance(m, QuantedConv2D) else Int8Linear
-            made[id(m)] = cls(m.source, q, ws, bits, axis, a_scale, a_bits)
-    for layer in model.sublayers(include_self=True):
-        for key, child in list(layer._sub_layers.items()):
-            if child is not None and id(child) in made:
-                layer._sub_layers[key] = made[id(child)]
-    return model.eval()
-
-
-__all__ = ["Int8Conv2D", "Int8Linear", "convert", "dequantize_linear"]
+__all__ = ["Int8Conv2D", "Int8Linear", "dequantize_linear", "quantize_to_int"]

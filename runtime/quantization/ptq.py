@@ -21,7 +21,7 @@ import copy
 from .. import nn
 from .observers import AbsMaxChannelWiseWeightObserver, AbsmaxObserver, \
     MovingAverageAbsmaxObserver
-from .qat import QAT, QuantConfig
+from .qat import QAT, QuantConfig, convert
 
 
 def _observer_config(config: QuantConfig) -> QuantConfig:
@@ -54,7 +54,6 @@ class PTQ:
 
     def convert(self, model: nn.Layer, inplace: bool = False) -> nn.Layer:
         """The int8 inference model; raises if an observer saw no calibration data."""
-        from .int8 import convert
         return convert(model, inplace)
 
 

@@ -6,17 +6,21 @@ computation. The wrapper holds the original Parameter objects under the original
 float checkpoint loads into the quantized model, optimizers see the same parameters, and
 `state_dict` only gains the activation scales. `convert` freezes a trained model for int8
 inference: weights are stored on their integer grid (with their scales as buffers) and
-activations use the scales learned in training.
+activations use the scales learned in training (the layers of `int8.py`).
 """
 from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from .. import backend, nn
+from ..autograd import no_grad
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import fake_quant as Q
-from .observers import AbsMaxChannelWiseWeightObserver, BaseQuanter
+from .int8 import Int8Conv2D, Int8Linear, quantize_to_int
+from .observers import AbsMaxChannelWiseWeightObserver, BaseObserver, BaseQuanter
 
 _WEIGHT_TYPES = ("abs_max", "channel_wise_abs_max")
 _ACTIVATION_TYPES = ("abs_max", "moving_average_abs_max")
@@ -259,10 +263,66 @@ class QAT:
         """An int8 inference model (`rt.quantization.convert`): each quantized layer becomes
         an Int8Linear / Int8Conv2D with int8 weights, float32 scales and the learned
         activation scale. Raises if an activation scale was never learned."""
-        from .int8 import convert
         return convert(model, inplace)
 
 
+# ---- convert ---------------------------------------------------------------------------------
+
+def _weight_scale(m, quanter) -> tuple:
+    """(abs-max scales, quant axis or None) of a quantized layer's weight."""
+    w = np.asarray(m.weight.numpy(), np.float32)
+    channel = isinstance(quanter, FakeQuanterChannelWiseAbsMax) or (
+        quanter is not None and quanter.quant_axis() is not None)
+    axis = m.quant_axis if channel else None
+    if isinstance(quanter, BaseObserver) and quanter.scales() is not None:
+        s = quanter.scales().numpy()
+    elif axis is None:
+        s = np.abs(w).max(keepdims=True).reshape(1)
+    else:
+        s = np.abs(w).max(axis=tuple(i for i in range(w.ndim) if i != axis))
+    return s, axis
+
+
+def _activation_scale(name: str, m, quanter):
+    """(scale or None for dynamic abs-max, bits); raises when the quantizer saw no data."""
+    if isinstance(quanter, FakeQuanterWithAbsMax):
+        return None, quanter.bits
+    scale = quanter.scales()
+    if scale is None:
+        raise ValueError(
+            f"convert: the activation quantizer of layer '{name}' ({type(m).__name__}, "
+            f"{type(quanter).__name__}) has never seen data, so it has no scale. Run "
+            "calibration batches through the model returned by PTQ.quantize (or train the "
+            "QAT model) before convert")
+    return scale.numpy(), quanter.bit_length()
+
+
+def convert(model: nn.Layer, inplace: bool = False) -> nn.Layer:
+    """Replace every quantized layer (from `QAT.quantize` or `PTQ.quantize`) by its int8
+    inference layer; returns the model in eval mode."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    found = [(n, m) for n, m in model.named_sublayers(include_self=True)
+             if isinstance(m, _Quanted)]
+    if not found:
+        raise ValueError("convert: the model has no quantized layers; call quantize() first")
+    made = {}
+    with no_grad():
+        for name, m in found:
+            ws, axis = _weight_scale(m, m.weight_quanter)
+            a_scale, a_bits = _activation_scale(name or type(m).__name__, m,
+                                                m.activation_quanter)
+            bits = m.weight_quanter.bit_length() if m.weight_quanter is not None else 8
+            q = quantize_to_int(np.asarray(m.weight.numpy()), ws, bits, axis)
+            cls = Int8Conv2D if isinstance(m, QuantedConv2D) else Int8Linear
+            made[id(m)] = cls(m.source, q, ws, bits, axis, a_scale, a_bits)
+    for layer in model.sublayers(include_self=True):
+        for key, child in list(layer._sub_layers.items()):
+            if child is not None and id(child) in made:
+                layer._sub_layers[key] = made[id(child)]
+    return model.eval()
+
+
 __all__ = ["QAT", "FakeQuanterChannelWiseAbsMax", "FakeQuanterMovingAverageAbsMax",
-           "FakeQuanterWithAbsMaxObserver",
-           "FakeQuanterWithAbsMax", "QuantConfig", "QuantedConv2D", "QuantedLinear"]
+           "FakeQuanterWithAbsMax", "FakeQuanterWithAbsMaxObserver", "QuantConfig",
+           "QuantedConv2D", "QuantedLinear", "convert"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import convert_dtype
+from ..tensor import Tensor
 
 
 def create_global_var(shape, value, dtype, persistable: bool = False, force_cpu: bool = False,
@@ -19,7 +20,6 @@ def create_global_var(shape, value, dtype, persistable: bool = False, force_cpu:
     >>> v.tolist(), v.persistable
     ([1.5, 1.5], True)
     """
-    from ..tensor import Tensor
     dims = [int(d) for d in ([shape] if isinstance(shape, int) else shape)]
     if any(d < 0 for d in dims):
         raise ValueError(f"create_global_var: shape must have non-negative dims, got {dims}")

@@ -2,6 +2,9 @@
 `F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle`."""
 from __future__ import annotations
 
+from ... import core
+from ...ops import combine as _combine
+from ...ops import creation as _creation
 from ...ops import gather as _gather
 from ...ops import math as _math
 from ...ops import nn as _nn
@@ -93,22 +96,20 @@ upsample = interpolate
 
 def _runtime_size(size) -> bool:
     """True when `size` holds a value known only when the program runs (a Variable)."""
-    from ...program.variable import Variable
     parts = size if isinstance(size, (list, tuple)) else [size]
-    return any(isinstance(s, Variable) for s in parts)
+    return any(isinstance(s, core.VariableBase) for s in parts)
 
 
 def _size_tensor(size):
     """`size` (a [2] int tensor, or two ints / 1-element tensors) as an int64 tensor [2]."""
-    from ...ops.combine import stack
     if not isinstance(size, (list, tuple)):
         return _math.cast(_shape.reshape(size, [-1]), "int64")
     if len(size) != 2:
         raise OpError(f"interpolate: size must be 2 ints, got {len(size)} values")
     parts = [_math.cast(_shape.reshape(s, []), "int64") if hasattr(s, "dtype") else int(s)
              for s in size]
-    from ...ops.creation import full
-    return stack([p if hasattr(p, "dtype") else full([], p, "int64") for p in parts])
+    return _combine.stack([p if hasattr(p, "dtype") else _creation.full([], p, "int64")
+                           for p in parts])
 
 
 

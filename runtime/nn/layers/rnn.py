@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math as _math
 
-from ...ops import combine, creation, reduce
+from ...ops import arrays, combine, creation, reduce
 from ...ops import nn as nn_ops
 from ...ops import shape as shp
 from ...ops.linalg import matmul
 from ...ops.math import tanh
+from ...program import control_flow
 from .. import functional as F
 from ..container import LayerList
 from ..initializer import Uniform
@@ -220,9 +221,6 @@ def _unrolled(cell, x, states, sequence_length, is_reverse):
 def _graph_loop(cell, x, states, sequence_length, is_reverse):
     """The number of steps is known only at run time (static mode): one while op over t,
     outputs collected in a tensor array."""
-    from ...ops import arrays
-    from ...program import control_flow
-
     steps = shp.shape(x)[0]
     outputs = arrays.create_array(x.dtype)
 

@@ -1,6 +1,6 @@
-"""More optimizer update rules (Paddle's adagrad, adamax and lamb ops); the conventions of
-`optim.py` apply: nondiff, amp='keep', learning rate a float or a 0-d tensor, outputs in the
-parameter's dtype."""
+"""The Adagrad, Adamax and Lamb update rules (Paddle's adagrad, adamax and lamb ops); the
+conventions of `optim.py` apply: nondiff, amp='keep', learning rate a float or a 0-d tensor,
+outputs in the parameter's dtype."""
 from __future__ import annotations
 
 from .optim import _as, _check, _grad, _l2, _like

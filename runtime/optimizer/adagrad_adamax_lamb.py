@@ -1,10 +1,10 @@
 """Adagrad, Adamax and Lamb (Paddle 2.x signatures and defaults), each its state list plus one
-call to its update op (`runtime/ops/optim_more.py`)."""
+call to its update op (`runtime/ops/optim_adagrad_adamax_lamb.py`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..ops import optim_more as U
+from ..ops import optim_adagrad_adamax_lamb as U
 from .lr import LRScheduler
 from .optimizer import Optimizer
 

@@ -1,10 +1,11 @@
-"""OpInfos for runtime/ops/optim_more.py: the Adagrad, Adamax and LAMB update rules."""
+"""OpInfos for runtime/ops/optim_adagrad_adamax_lamb.py: the Adagrad, Adamax and LAMB update
+rules."""
 from __future__ import annotations
 
 import numpy as np
 from opinfo import ErrorSample, OpInfo, Sample, randn
 
-from runtime.ops import optim_more
+from runtime.ops import optim_adagrad_adamax_lamb as rules
 
 
 def _pos(rng, *shape):
@@ -40,13 +41,13 @@ def _shape_error(name, *extra):
 
 
 OPINFOS = [
-    OpInfo("adagrad_update", optim_more.adagrad_update, _adagrad_ref, grad=False,
+    OpInfo("adagrad_update", rules.adagrad_update, _adagrad_ref, grad=False,
            samples=lambda rng: [
                Sample((randn(rng, 3, 4), randn(rng, 3, 4), 0.1, _pos(rng, 3, 4))),
                Sample((randn(rng, 5), randn(rng, 5), np.asarray(0.05), _pos(rng, 5)),
                       {"initial_accumulator_value": 0.1, "weight_decay": 0.01})],
            error_samples=[_shape_error("adagrad_update", np.ones(2))]),
-    OpInfo("adamax_update", optim_more.adamax_update, _adamax_ref, grad=False,
+    OpInfo("adamax_update", rules.adamax_update, _adamax_ref, grad=False,
            samples=lambda rng: [
                Sample((randn(rng, 3, 4), randn(rng, 3, 4), 0.1, randn(rng, 3, 4),
                        _pos(rng, 3, 4), np.asarray(0.9))),
@@ -54,7 +55,7 @@ OPINFOS = [
                        _pos(rng, 5), np.asarray(0.81)), {"beta1": 0.8, "weight_decay": 0.1})],
            error_samples=[_shape_error("adamax_update", np.ones(2), np.ones(2),
                                        np.asarray(0.9))]),
-    OpInfo("lamb_update", optim_more.lamb_update, _lamb_ref, grad=False,
+    OpInfo("lamb_update", rules.lamb_update, _lamb_ref, grad=False,
            samples=lambda rng: [
                Sample((randn(rng, 3, 4), randn(rng, 3, 4), 0.1, randn(rng, 3, 4),
                        _pos(rng, 3, 4), np.asarray(0.9), np.asarray(0.999))),
