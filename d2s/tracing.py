@@ -106,7 +106,8 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         numbers = side_effects.feed_numbers(promote, program)
         feeds += [n.feed for n in numbers]
         from .operators.aliases import call_arguments
-        with guards.recording() as reads, call_arguments(new_args, new_kwargs):
+        from .operators.trace_state import tracing
+        with guards.recording() as reads, call_arguments(new_args, new_kwargs), tracing():
             passed = guards.bind_arguments(sf.function, new_args, new_kwargs, sf.instance)
             guards.passed_in(passed)
             guards.record(sf.function, sf.function_reads(), sf.instance, passed)

@@ -101,11 +101,10 @@ def _log(sf, args, kwargs):
 def before(sf, args, kwargs) -> Before:
     """What is reachable before tracing (see `Before`)."""
     import runtime as rt
-    _forget()  # (a trace that failed before `capture`)
     out = Before()
     log = out.log = _log(sf, args, kwargs)
-    from .operators import held_lists
-    held_lists.trace_log(log)
+    from .operators import trace_state
+    trace_state.current().call_logs.append(log)
     for s in log.places():
         v = s.get()
         if s.kind == "list":  # each item is a place
@@ -212,7 +211,6 @@ def capture(sf, args, kwargs, out, before: Before, numbers=(), copies=()):
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
         slots.append(_into_origin(s, before, v))
     slots += _copied(copies, sf)
-    _forget()
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
@@ -223,9 +221,8 @@ def _into_origin(s, before: Before, v):
     same list object before the call, a slot that writes the items into that list."""
     if not (is_variable(v) and v.is_array):
         return s
-    from runtime.program.builder import current_builder
     from .operators import held_lists
-    lst = held_lists.origin(current_builder().program, s)
+    lst = held_lists.origin(s)
     if lst is None:
         return s
     old = mutation.Slot(s.obj, s.kind, s.key, s.path)
@@ -256,12 +253,6 @@ class _Into:
 
     def ident(self):
         return self.slot.ident()
-
-
-def _forget() -> None:
-    from runtime.program.builder import current_builder
-    from .operators import held_lists
-    held_lists.forget(current_builder().program)
 
 
 def _update(old, v, path):

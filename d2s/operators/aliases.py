@@ -16,8 +16,8 @@ import re
 import sys
 import threading
 
+from .. import guards
 from ..pyct import loader
-
 
 _BLOCK = re.compile(r"_(if_true|if_false|loop_body|loop_test|for_body)_\d+$")
 
@@ -132,7 +132,6 @@ def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
     _LOCALS_READ.append(sys._getframe(0))
     ours: set = set()
     keep: list = []  # d2s's containers that may hold it
-    from .. import guards
     if guards.recorded():  # the trace's guards (a read of `self.hist` records the list)
         _collect([guards.recorded()], ours, 3, keep)
     if holder is not None:

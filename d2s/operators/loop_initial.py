@@ -5,17 +5,27 @@ discarded).
 """
 from __future__ import annotations
 
+import runtime as rt
+from runtime.core import is_tensor
+from runtime.program.builder import current_builder
+
 from . import mutation
+from .block_values import (
+    as_list,
+    check_return_none,
+    copy_container,
+    fill_placeholder,
+    has_tensor,
+    is_return_value,
+    mark_python_number,
+    zeros_like,
+)
 from .branch_arrays import PYTHON_ITEM_DTYPES
-from .control_flow import (
-    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar,
-    _zeros_like, check_return_none)
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, where
 
 
 def _to_array(items: list):
-    import runtime as rt
     if not items:
         return _EmptyArray()
     if is_structure(items[0]):
@@ -59,11 +69,9 @@ def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
 def _initial_values(body, state: list, names: tuple, src) -> list:
     """Trace the body once in a scratch block to learn the types that names first bound in
     the loop (or Python numbers that the body turns into tensors) take."""
-    import runtime as rt
-    from runtime.program.builder import current_builder
     b = current_builder()
     with b.scratch():
-        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
+        probe = as_list(body(*[copy_container(v) for v in state]), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
         if isinstance(v, _EmptyArray):
@@ -90,22 +98,22 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 elem, "is_array", False) else tuple(elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
-        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
-                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
+        elif isinstance(v, Undefined) or (v is None and is_return_value(names[i])) or (
+                isinstance(v, (int, float)) and (is_variable(p) or is_tensor(p))):
             if isinstance(p, Undefined):
                 continue
-            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
-                out[i] = _zeros_like(p)  # a structure returned from inside the loop
+            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and has_tensor(p):
+                out[i] = zeros_like(p)  # a structure returned from inside the loop
                 continue
-            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
-                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
+            if v is None and is_return_value(names[i]) and mutation.tensor_tree(p):
+                out[i] = fill_placeholder(None, p)  # a returned tuple: zeros of each part
                 continue
-            if not (is_variable(p) or _is_tensor(p)):
+            if not (is_variable(p) or is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v
                 continue
             if v is None:
                 check_return_none([names[i]], [[None, p]], src)
-            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
+            if any(d < 0 for d in p.shape) and not is_return_value(names[i]):
                 raise UndefinedNameError(
                     f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
                     f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
@@ -113,7 +121,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             fill = v if isinstance(v, (int, float)) else 0
             out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
             if getattr(p, "python_scalar", False):
-                _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
+                mark_python_number(out[i])  # the body keeps it a Python number (a tensor
+                # `if` in it)
     return out
 
 
@@ -137,8 +146,7 @@ def _python_number(v, p):
     else stays as it is."""
     if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
         return v
-    import runtime as rt
     if isinstance(v, bool) and isinstance(p, bool):
-        return _scalar(rt.full([], v, "bool"))
+        return mark_python_number(rt.full([], v, "bool"))
     dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
-    return _scalar(rt.full([], v, dtype))
+    return mark_python_number(rt.full([], v, dtype))

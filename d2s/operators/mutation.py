@@ -26,6 +26,8 @@ import copy
 import sys
 import types
 
+import runtime as rt
+
 from ..errors import ConversionError
 from .variables import Undefined, is_variable, where
 
@@ -217,7 +219,6 @@ class Log:
         self.seen[id(obj)] = (obj, kind, path, snap)
 
     def _run(self):
-        import runtime as rt
         tensor = rt.Tensor
         while self._stack:
             obj, path = self._stack.pop()
@@ -535,7 +536,6 @@ def map_tree(fn, v):
 
 def tensor_tree(v) -> bool:
     """A non-empty structure of lists / tuples / dicts whose leaves are tensors or numbers."""
-    import runtime as rt
     if type(v) in (list, tuple, dict):
         items = list(v.values()) if type(v) is dict else list(v)
         return bool(items) and all(tensor_tree(x) for x in items)
@@ -545,15 +545,10 @@ def tensor_tree(v) -> bool:
 def graph_tree(v) -> bool:
     """A tensor, or a non-empty structure of lists / tuples / dicts whose leaves are all
     tensors (no Python numbers)."""
-    import runtime as rt
     if type(v) in (list, tuple, dict):
         items = list(v.values()) if type(v) is dict else list(v)
         return bool(items) and all(graph_tree(x) for x in items)
     return is_variable(v) or isinstance(v, rt.Tensor)
-
-
-from .mutation_explain import explain_names  # noqa: E402,F401  (an if's hook)
-from .mutation_loop import Loop, align, cell_arrays  # noqa: E402,F401  (loop / if hooks)
 
 
 class python_effects_refused:

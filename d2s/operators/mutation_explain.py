@@ -1,8 +1,9 @@
 """Why the branches of a tensor `if` cannot be one program's outputs: the state whose
 structure differs between them (a dict's key set, a list's length, also inside a returned
-value), named as the user wrote it (`mutation.explain_names`, called by `ifelse`)."""
+value), named as the user wrote it (`explain_names`, called by `control_flow.ifelse`)."""
 from __future__ import annotations
 
+from ..errors import ConversionError
 from .mutation import StateChangeError
 from .variables import where
 
@@ -60,7 +61,6 @@ def _refuse_chosen_text(name: str, a, b, src) -> None:
     found = _text_difference(a, b, "")
     if found is None:
         return
-    from ..errors import ConversionError
     path, x, y = found
     what = ("the returned value" + path) if name.startswith("_retval") else \
         "the conditional expression's value" + path if name.startswith("_ifexp") else \
