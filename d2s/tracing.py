@@ -15,6 +15,7 @@ from runtime.core import is_variable as _is_variable
 
 from . import errors, guards, side_effects, writeback
 from .function_spec import is_spec as _is_spec
+from .operators.trace_state import tracing
 from .operators.traced_keys import refuse_traced_keys
 from .transpile import deep_recursion
 
@@ -106,7 +107,6 @@ def _trace_once(sf, args, kwargs, with_hooks, promote, fixed=(), state=True):
         numbers = side_effects.feed_numbers(promote, program)
         feeds += [n.feed for n in numbers]
         from .operators.aliases import call_arguments
-        from .operators.trace_state import tracing
         with guards.recording() as reads, call_arguments(new_args, new_kwargs), tracing():
             passed = guards.bind_arguments(sf.function, new_args, new_kwargs, sf.instance)
             guards.passed_in(passed)

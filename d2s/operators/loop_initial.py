@@ -1,4 +1,4 @@
-"""The initial values of a graph loop's state (`loops._graph_while`): Python lists as tensor
+"""The initial values of a graph loop's state (`graph_while._GraphWhile`): Python lists as tensor
 arrays, and for names first bound inside the loop, Python numbers the body makes tensors and
 empty lists the body appends to, the types the body gives them (a probe trace of the body,
 discarded).
@@ -25,9 +25,9 @@ from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_variable, where
 
 
-def _to_array(items: list):
+def to_array(items: list):
     if not items:
-        return _EmptyArray()
+        return EmptyArray()
     if is_structure(items[0]):
         return struct_array(items)
     first = items[0]
@@ -38,16 +38,16 @@ def _to_array(items: list):
     return python_items(array) if python_item_dtype(first) else array
 
 
-class _EmptyArray(list):
+class EmptyArray(list):
     """An empty Python list used as loop state: its element type is known only after the
     body appended to it once."""
 
 
-def _empty_array(v) -> bool:
-    return isinstance(v, _EmptyArray)
+def is_empty_array(v) -> bool:
+    return isinstance(v, EmptyArray)
 
 
-def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
+def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     """`_initial_values`, traced again while a name stays unbound (or an empty list's items
     unseen) and the probe turned a Python number into a tensor: a branch that binds it may be
     settled by that number on the first probe (`k = 0` ... `if k > 5: return y`; `i = 0` ...
@@ -57,13 +57,13 @@ def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     for _ in range(len(names)):
         out = _initial_values(body, state, names, src)
         log.scratch_end()
-        if not any(isinstance(v, Undefined) or _empty_array(v) for v in out) or all(
+        if not any(isinstance(v, Undefined) or is_empty_array(v) for v in out) or all(
                 a is b for a, b in zip(out, state)):
             break
         state = out
     # an empty list whose items no probe saw (the body appends under a branch the probe did
     # not take) stays a Python list
-    return [[] if _empty_array(v) else v for v in out]
+    return [[] if is_empty_array(v) else v for v in out]
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:
@@ -74,7 +74,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         probe = as_list(body(*[copy_container(v) for v in state]), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
-        if isinstance(v, _EmptyArray):
+        if isinstance(v, EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
             if isinstance(p, StructArray):  # (a tensor `if` in the body appended)
@@ -89,7 +89,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 out[i]._static_shape = ()
                 continue
             if not hasattr(elem, "dtype"):
-                continue  # (items not seen yet: `_settled_initial_values` probes again)
+                continue  # (items not seen yet: `settled_initial_values` probes again)
             out[i] = rt.static.create_array(elem.dtype)
             if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
                 python_items(out[i])  # (`out.append(i * 2)`, `i` from range; an inner loop's)
