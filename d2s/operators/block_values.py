@@ -19,7 +19,7 @@ from .aliases import other_references
 from .exceptions import raise_
 from .lists import StructArray
 from .mutation import StateChangeError
-from .variables import Undefined, is_variable, where
+from .variables import Undefined, is_return_value, is_variable, where
 
 
 def as_list(out, n: int) -> list:
@@ -40,11 +40,6 @@ class Pending(Undefined):
     `else` binds it otherwise). A tensor `if` may fill it with zeros: they are never read."""
 
     __slots__ = ()
-
-
-def is_return_value(name: str) -> bool:
-    """The return converter's `_retval` (its reads are guarded by the return flag)."""
-    return name.startswith("_retval")
 
 
 def check_return_none(names, values, src, what: str = "if") -> None:

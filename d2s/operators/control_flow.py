@@ -25,7 +25,6 @@ from .block_values import (
     check_return_none,
     fill_placeholder,
     has_tensor,
-    is_return_value,
     mark_python_number,
     raise_when_run,
     raised_by_user_code,
@@ -39,7 +38,15 @@ from .logical import to_bool
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
 from .scalar_merge import cast_scalar, mixed_number_types, scalar_casts
-from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
+from .variables import (
+    Undefined,
+    UndefinedNameError,
+    is_return_value,
+    is_variable,
+    marked_returns,
+    user_origin,
+    where,
+)
 
 # ---- if --------------------------------------------------------------------------------------
 
@@ -49,6 +56,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
     src = user_origin()
+    names = marked_returns(names)
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
     pred = to_bool(pred)

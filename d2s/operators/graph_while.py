@@ -22,7 +22,6 @@ from . import unbound as unbound_mod
 from .block_values import (
     as_list,
     copy_container,
-    is_return_value,
     raise_when_run,
     raised_by_user_code,
     refuse_aliased,
@@ -35,7 +34,7 @@ from .logical import to_bool
 from .loop_initial import EmptyArray, is_empty_array, python_items, settled_initial_values, to_array
 from .loop_keys import check_keys, dict_keys_of, refuse_key_change
 from .mutation_loop import Loop
-from .variables import Undefined, is_variable, user_origin, where
+from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
 
 
 def graph_while(test, body, state: list, names: tuple) -> list:
@@ -43,6 +42,7 @@ def graph_while(test, body, state: list, names: tuple) -> list:
     raises Python's own IndexError / KeyError whenever it runs (a Python list popped empty:
     its state is the same on every run) is `if test: body`, whose branch raises that error
     when the program runs it, as eager code does on the first iteration."""
+    names = marked_returns(names)
     logs: list = []
     try:
         return _graph_while(test, body, list(state), names, logs)

@@ -16,13 +16,12 @@ from .block_values import (
     copy_container,
     fill_placeholder,
     has_tensor,
-    is_return_value,
     mark_python_number,
     zeros_like,
 )
 from .branch_arrays import PYTHON_ITEM_DTYPES
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
-from .variables import Undefined, UndefinedNameError, is_variable, where
+from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
 
 def to_array(items: list):
