@@ -23,11 +23,7 @@ user wrote it. The generated-code API, by converter:
 - functions called in a `try` body: `try_collect`, `fn_state`, `fn_exit`; comprehension
   filters: `comp_list`, `comp_iter`; `and`/`or` values computed by statements: `chain_value`
 """
-import sys
-
-from .. import transpile
-from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)
-from .block_values import Pending  # noqa: F401
+from .calls import call  # noqa: F401
 from .builtins import (  # noqa: F401
     all_,
     any_,
@@ -44,39 +40,24 @@ from .builtins import (  # noqa: F401
     list_query,
     max_,
     min_,
+    sum_,
     print_,
+    round_,
     range_,
     reversed_,
-    round_,
     shape,
     size,
-    sum_,
     tuple_,
     zip_,
 )
-from .calls import call  # noqa: F401
-from .comp_arrays import comp_map  # noqa: F401
-from .control_flow import ifelse, ifexp  # noqa: F401
 from .exceptions import raise_  # noqa: F401
-from .lists import list_append, list_method, list_pop  # noqa: F401
-from .logical import (  # noqa: F401
-    and_,
-    chain_value,
-    comp_filter,
-    eq_,
-    in_,
-    ne_,
-    not_,
-    not_in,
-    or_,
-    truth,
-    truth_and_,
-    truth_or_,
-)
+from .block_values import Pending  # noqa: F401
+from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401
-from .predicates_comp import comp_iter, comp_list  # noqa: F401
+from .lists import list_append, list_method, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .text import format_, percent, repr_, str_, text  # noqa: F401
+from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)
 from .try_except import (  # noqa: F401
     fn_exit,
     fn_state,
@@ -92,11 +73,29 @@ from .try_except import (  # noqa: F401
     try_state,
     try_uncaught,
 )
+from .logical import (  # noqa: F401
+    and_,
+    chain_value,
+    comp_filter,
+    eq_,
+    in_,
+    not_,
+    ne_,
+    not_in,
+    or_,
+    truth,
+    truth_and_,
+    truth_or_,
+)
+from .predicates_comp import comp_iter, comp_list  # noqa: F401
+from .comp_arrays import comp_map  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 
 def _register() -> None:
+    import sys
 
+    from .. import transpile
     transpile.use_operators(sys.modules[__name__])
 
 

@@ -19,6 +19,7 @@ import threading
 from .. import guards
 from ..pyct import loader
 
+
 _BLOCK = re.compile(r"_(if_true|if_false|loop_body|loop_test|for_body)_\d+$")
 
 
