@@ -155,7 +155,7 @@ class _GraphIf:
             raise_when_run(e)
             return [args[i] if i < len(args) else Undefined(name)
                     for i, name in enumerate(names)]
-        except Exception as e:  # (re-raised: the same exception)
+        except Exception as e:  # noqa: BLE001  (re-raised: the same exception)
             raise note_traced_branch(e, where(self.src))
 
     def _trace_branch(self, fn) -> tuple:

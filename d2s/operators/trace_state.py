@@ -27,7 +27,7 @@ class TraceState:
     - `trys`: the `try` bodies (and functions converted for one) open, innermost last.
     """
 
-    __slots__ = ("call_logs", "origins", "frames", "trys")
+    __slots__ = ("call_logs", "frames", "origins", "trys")
 
     def __init__(self):
         self.call_logs: list = []

@@ -16,7 +16,7 @@ from d2s.operators import trace_state
 def users_retval_on_one_path(x):
     if x.sum() > 0:
         _retval = x * 2
-    return _retval  # noqa: F821  (unbound where the sum is not positive, as in eager code)
+    return _retval  # (unbound where the sum is not positive, as in eager code)
 
 
 def early_return_beside_users_retval(x):
