@@ -44,7 +44,7 @@ def call(f):
     if out is f:
         return f
     # inside a `try` body: a call made after an earlier call of the same statement may have
-    # failed at run time runs only where it did not (`try_except.after_failure`)
+    # failed at run time runs only where it did not (`try_calls.after_failure`)
     return after_failure(out) if open_trys() else out
 
 

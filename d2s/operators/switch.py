@@ -34,7 +34,7 @@ def call_item(obj, index):
         if layers is not None:
             switch = _Switch(type(obj).__name__, layers, index)
             # in a `try` body: not run (nor its range check) where an earlier call of the
-            # statement failed (`try_except.after_failure`)
+            # statement failed (`try_calls.after_failure`)
             return after_failure(switch) if open_trys() else switch
     return call(obj[index])
 
