@@ -29,6 +29,7 @@ from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
 from .operators.mutation import StateChangeError
+from .operators.trace_state import tracing
 from .operators.traced_keys import refuse_traced_keys
 from .operators.unbound import read as read_unbound
 from .pyct import loader
@@ -159,7 +160,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
     it returned, the Python state it changed, the guard recording). The objects it changed
     hold what they held before (the first run writes the program's results there); a trace
     that fails leaves them as they were, or as the user's raise left them."""
-    with guards.recording() as reads, call_arguments(args, kwargs):
+    with guards.recording() as reads, call_arguments(args, kwargs), tracing():
         passed = guards.bind_arguments(target.function, args, kwargs, target.instance)
         guards.passed_in(passed)
         guards.record(target.function, target.reads, target.instance, passed)

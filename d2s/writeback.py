@@ -20,9 +20,8 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 from __future__ import annotations
 
 import runtime as rt
-from runtime.program.builder import current_builder
 
-from .operators import held_lists, mutation
+from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
 from .operators.variables import is_variable
 
@@ -103,10 +102,9 @@ def _log(target, args, kwargs):
 
 def before(target, args, kwargs) -> Before:
     """What is reachable before tracing (see `Before`)."""
-    _forget()  # (a trace that failed before `capture`)
     out = Before()
     log = out.log = _log(target, args, kwargs)
-    held_lists.trace_log(log)
+    trace_state.current().call_logs.append(log)
     for s in log.places():
         v = s.get()
         if s.kind == "list":  # each item is a place
@@ -212,7 +210,6 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
         slots.append(_into_origin(s, before, v))
     slots += _copied(copies, target)
-    _forget()
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
@@ -223,7 +220,7 @@ def _into_origin(s, before: Before, v):
     same list object before the call, a slot that writes the items into that list."""
     if not (is_variable(v) and v.is_array):
         return s
-    lst = held_lists.origin(current_builder().program, s)
+    lst = held_lists.origin(s)
     if lst is None:
         return s
     old = mutation.Slot(s.obj, s.kind, s.key, s.path)
@@ -254,10 +251,6 @@ class _Into:
 
     def ident(self):
         return self.slot.ident()
-
-
-def _forget() -> None:
-    held_lists.forget(current_builder().program)
 
 
 def _update(old, v, path):

@@ -264,6 +264,37 @@ def test_no_file_over_the_line_limit():
     assert not fixed, f"under the limit now: remove from KNOWN_LONG: {fixed}"
 
 
+# Within d2s/operators each file imports only files of a lower rank (so no cycle): the trace
+# state and the values at the bottom, the mutation log and the per-block records on them,
+# the constructs (`if`, loops, `try`, calls) on top (docs/architecture.md, "Trace state").
+OPERATOR_RANKS = {
+    "variables.py": 0, "trace_state.py": 0, "aliases.py": 0,
+    "mutation.py": 1, "exceptions.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
+    "print_values.py": 1, "loop_errors.py": 1,
+    "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
+    "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
+    "block_values.py": 3, "branch_arrays.py": 3,
+    "held_lists.py": 4, "loop_initial.py": 4,
+    "mutation_loop.py": 5,
+    "control_flow.py": 6,
+    "graph_while.py": 7, "try_calls.py": 7, "predicates_comp.py": 7,
+    "loops.py": 8, "calls.py": 8,
+    "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
+    "__init__.py": 10,
+}
+
+
+def test_operators_import_lower_ranks_only():
+    files = {rel.rsplit("/", 1)[1]: ts for rel, ts in GRAPH.items()
+             if rel.startswith("d2s/operators/")}
+    assert set(files) == set(OPERATOR_RANKS), \
+        f"give these a rank in OPERATOR_RANKS: {sorted(set(files) - set(OPERATOR_RANKS))}"
+    bad = sorted((f, t) for f, ts in files.items() for t in (
+        t.rsplit("/", 1)[1] for t in ts if t.startswith("d2s/operators/"))
+        if OPERATOR_RANKS[t] >= OPERATOR_RANKS[f])
+    assert not bad, f"imports of the same or a higher rank in d2s/operators: {bad}"
+
+
 # Within runtime/ops the op families import each other one way (the shared helpers are in
 # ops/elementwise.py). The one pair left: concat/stack accept a tensor array (array ops),
 # and an eager tensor array (a Python list) is joined with concat/stack.

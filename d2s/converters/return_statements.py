@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gast
 
-from ..pyct import templates
+from ..pyct import anno, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import jumps
@@ -73,6 +73,7 @@ class ReturnStatements(Base):
         if count == 0 or (count == 1 and isinstance(body[-1], gast.Return)):
             return node
         retval = self.ctx.namer.new_plain("retval")
+        anno.setanno(node, anno.RETURN_VALUE, retval)  # (the line map's `return_values`)
         exit_ = getattr(node, "d2s_fn_exit", None)
         # a function converted for a `try` body: a path that failed sets no return value
         # (the caller never reads it): placeholder zeros, if the user's code always returns

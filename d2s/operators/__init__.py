@@ -51,7 +51,8 @@ from .builtins import (  # noqa: F401
     zip_,
 )
 from .exceptions import raise_  # noqa: F401
-from .control_flow import Pending, ifelse, ifexp  # noqa: F401
+from .block_values import Pending  # noqa: F401
+from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401
 from .lists import list_append, list_method, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401

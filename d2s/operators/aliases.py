@@ -16,6 +16,7 @@ import re
 import sys
 import threading
 
+from .. import guards
 from ..pyct import loader
 
 
@@ -132,7 +133,6 @@ def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
     _LOCALS_READ.append(sys._getframe(0))
     ours: set = set()
     keep: list = []  # d2s's containers that may hold it
-    from .. import guards
     if guards.recorded():  # the trace's guards (a read of `self.hist` records the list)
         _collect([guards.recorded()], ours, 3, keep)
     if holder is not None:

@@ -6,8 +6,10 @@ Used by `control_flow.py` (`if`), `loops.py`, `loop_initial.py` and the mutation
 """
 from __future__ import annotations
 
+import runtime as rt
 from runtime.core import is_tensor as _is_tensor
 
+from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import is_variable
 
 
@@ -20,7 +22,7 @@ def _tensors_of_one_type(items) -> object:
     return items[0].dtype if items else None
 
 
-def _array_paths(a, b, path):
+def array_paths(a, b, path):
     """Paths (keys into nested tuples / lists / dicts) where one branch value is a list and
     the other a tensor array, or both lists of tensors of different lengths."""
     like = _struct_like(a, b)  # lists of tuples / dicts of tensors (`lists.py`)
@@ -44,10 +46,10 @@ def _array_paths(a, b, path):
         return
     if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
         for k, (x, y) in enumerate(zip(a, b)):
-            yield from _array_paths(x, y, path + (k,))
+            yield from array_paths(x, y, path + (k,))
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
-            yield from _array_paths(a[k], b[k], path + (k,))
+            yield from array_paths(a[k], b[k], path + (k,))
 
 
 # the dtype of a tensor array holding Python numbers (a list of them grown by the program)
@@ -57,7 +59,6 @@ PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float32"}
 def _struct_like(a, b):
     """An item (or array) showing the element structure when branch values `a` and `b` are a
     list of structures and a StructArray, or two such lists of different lengths; else None."""
-    from .lists import StructArray, is_structure
     if isinstance(a, list) and isinstance(b, StructArray):
         return b
     if isinstance(b, list) and isinstance(a, StructArray):
@@ -67,16 +68,14 @@ def _struct_like(a, b):
     return None
 
 
-def _array_at(v, path, dtype):
+def array_at(v, path, dtype):
     """`v` with the list at `path` as a tensor array (of `dtype`)."""
     if not path:
         if isinstance(v, list) and isinstance(dtype, tuple):  # ("struct", an item or array)
-            from .lists import StructArray, empty_struct_array, struct_array
             like = dtype[1]
             return struct_array(v) if v else like.empty() if isinstance(
                 like, StructArray) else empty_struct_array(like)
         if isinstance(v, list):
-            import runtime as rt
             array = rt.static.create_array(dtype, initialized_list=list(v))
             if v and all(type(x) in (int, float, bool) for x in v):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)
@@ -84,8 +83,8 @@ def _array_at(v, path, dtype):
         return v
     key, rest = path[0], path[1:]
     if isinstance(v, dict) and key in v:
-        return {k: (_array_at(x, rest, dtype) if k == key else x) for k, x in v.items()}
+        return {k: (array_at(x, rest, dtype) if k == key else x) for k, x in v.items()}
     if isinstance(v, (list, tuple)) and isinstance(key, int) and key < len(v):
-        items = [_array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
+        items = [array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
         return type(v)(items) if type(v) in (list, tuple) else type(v)(*items)
     return v

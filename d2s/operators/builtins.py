@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import builtins
 
+import runtime as rt
+from runtime.core import active_builder, is_tensor
+from runtime.dtypes import convert_dtype, promote
+from runtime.program.debug_ops import raise_error
+
 from .. import report
+from ..errors import ConversionError
+from .exceptions import helper_raise, short_name
 from .lists import StructArray
+from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
 from .traced_keys import check_unique
-from .variables import is_variable, where
+from .variables import is_variable, user_origin, where
 
 
 class Formatted:
@@ -68,7 +76,6 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
     if not graph and not _building():
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
-    import runtime as rt
     if not any(type(a) is FString for a in args):
         rt.static.py_print(*args, sep=sep, end=end, file=file)
         return
@@ -83,7 +90,6 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
 
 def _building() -> bool:
     """Whether a static program is being built (a converted function being traced)."""
-    from runtime.core import active_builder
     return active_builder() is not None
 
 
@@ -92,7 +98,6 @@ def len_(x):
     if isinstance(x, StructArray):
         return x.length()
     if is_variable(x):
-        import runtime as rt
         if x.is_array:
             n = eager_int(rt.static.array_length(x))
             n.python_scalar = True  # a list's length: a Python int when returned
@@ -147,14 +152,10 @@ def sum_(iterable, /, start=0):
     cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
         return builtins.sum(iterable, start)
-    import runtime as rt
 
-    from .variables import user_origin
     arr = iterable
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
     dtype = "int64" if arr.dtype == rt.bool else arr.dtype  # (Python's sum of bools: an int)
-    from runtime.core import is_tensor
-    from runtime.dtypes import convert_dtype, promote
     tensor_start = is_variable(start) or is_tensor(start)
     # an empty array's sum is `start` itself: a value of the result's kind only when adding
     # the items changes neither its shape nor its dtype
@@ -174,9 +175,7 @@ def sum_(iterable, /, start=0):
         if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
             # a list of Python numbers grown by the program: Python's `start` itself
             return rt.full([], start, dtype)
-        from runtime.program.debug_ops import raise_error
 
-        from .exceptions import _short
         kind = f"{type(start).__name__} {start!r}" if not tensor_start else \
             f"start tensor of shape {list(start.shape)} and dtype {start.dtype}"
         raise_error(TypeError(
@@ -186,7 +185,7 @@ def sum_(iterable, /, start=0):
             f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a "
             "tensor start value of the result's shape, e.g. `sum(items, rt.zeros([...]))`, "
             "or keep every item and mask it (rt.where)."),
-            at=f"{_short(src.filename)}:{src.lineno}" if src else "")
+            at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
         out = rt.zeros(shape, dtype)  # never read: the op above raises
         return out + start if tensor_start else out
 
@@ -262,7 +261,6 @@ def _extreme(py, op, args, kwargs):
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):
         return py(*args, **kwargs)
-    import runtime as rt
     values = builtins.list(values)
     out = values[0]
     for v in values[1:]:
@@ -281,16 +279,12 @@ def _is_array(x) -> bool:
 def _empty_check(arr, what: str, exc: BaseException, fill):
     """`fill()` where the tensor array `arr` has items, else (when the program runs) a raise
     op of `exc`: Python's result for an empty list (`what`) is not a tensor or is an error."""
-    import runtime as rt
-    from runtime.program.debug_ops import raise_error
 
-    from .exceptions import _short
-    from .variables import user_origin
     src = user_origin()
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
 
     def empty():
-        raise_error(exc, at=f"{_short(src.filename)}:{src.lineno}" if src else "")
+        raise_error(exc, at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
         return rt.zeros(shape, arr.dtype)  # never read: the op above raises
 
     return rt.static.nn.cond(rt.static.array_length(arr) > 0, fill, empty)
@@ -301,9 +295,7 @@ def _array_extreme(py, op, arr, kwargs):
     of one-element tensors: the largest / smallest item; empty: Python's ValueError when the
     program runs. Items of more elements are compared by their truth in Python (ambiguous in
     eager code too): a TypeError naming the line."""
-    import runtime as rt
 
-    from .variables import user_origin
     name = py.__name__
     shape = list(arr._static_shape or ())
     if kwargs or any(d != 1 for d in shape):
@@ -321,7 +313,6 @@ def _array_extreme(py, op, arr, kwargs):
 def _as_tensor(x, like):
     if is_variable(x):
         return x
-    import runtime as rt
     return rt.full([], x, like.dtype)
 
 
@@ -337,9 +328,7 @@ def any_(iterable):
 
 def _fold(iterable, unit, op, py):
     if _is_array(iterable):  # a comprehension filtered by a tensor: a bool tensor
-        import runtime as rt
 
-        from .logical import to_bool
         arr = iterable
 
         def fold():
@@ -349,7 +338,6 @@ def _fold(iterable, unit, op, py):
             return (rt.all if op == "logical_and" else rt.any)(items)
 
         if any(d != 1 for d in (arr._static_shape or ())):
-            from .variables import user_origin
             src = user_origin()
             raise TypeError(
                 f"{py.__name__}() ({where(src)}) of a list of tensors with more than one "
@@ -360,9 +348,7 @@ def _fold(iterable, unit, op, py):
     items = builtins.list(iterable) if not is_variable(iterable) else None
     if items is None or not builtins.any(is_variable(x) for x in items):
         return py(iterable if items is None else items)
-    import runtime as rt
 
-    from .logical import to_bool
     out = None
     for x in items:
         b = to_bool(x)
@@ -396,9 +382,7 @@ def _prod(shape) -> int:
 def bool_(x=False):
     if is_variable(x):
         _one_element(x, "bool")
-        import runtime as rt
 
-        from .logical import to_bool
         out = to_bool(x)
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
@@ -431,7 +415,6 @@ def round_(number, ndigits=None):
                         "number of digits must be a Python int")
     if number.dtype.kind in "iub" and (ndigits is None or ndigits >= 0):
         return number
-    import runtime as rt
     scale = 10.0 ** (ndigits or 0)
     value = rt.assign(number)
     value.python_scalar = False  # (a Python number's stand-in takes the others' dtype)
@@ -477,7 +460,6 @@ def list_query(obj, method: str):
         except TypeError:
             if not any(is_variable(v) for v in (*obj, *args)):
                 raise
-        from ..errors import ConversionError
         how, advice = _COMPARING[method]
         raise ConversionError(
             f"{type(obj).__name__}.{method}() with tensors computed by the converted code: it "
@@ -493,7 +475,6 @@ def _number(x, dtype: str):
     tensor's dtype: `Variable.python_scalar`). A number has no gradient path back to `x` in
     eager mode, so neither has this (Paddle's converted `float()` keeps one, and its
     gradients differ from its eager mode's)."""
-    import runtime as rt
     out = rt.cast(x, dtype)
     if out is x or not out.stop_gradient:
         # (a cast to its own dtype is the value itself: a copy is the number)
@@ -506,7 +487,6 @@ def _number(x, dtype: str):
 def isinstance_(obj, cls):
     """`isinstance`; a graph value is an instance of `rt.Tensor` (it stands for one)."""
     if is_variable(obj):
-        import runtime as rt
         classes = cls if isinstance(cls, tuple) else (cls,)
         if any(c is rt.Tensor for c in classes):
             return True
@@ -517,10 +497,7 @@ def assert_(test, message=None):
     """`assert test, message()`; a graph test is checked when the program runs."""
     report.record("assert", test)
     if is_variable(test):
-        import runtime as rt
 
-        from .try_except import helper_raise
-        from .variables import user_origin
         text = str(message()) if message is not None else None
         helper_raise(AssertionError(text) if text is not None else AssertionError(),
                      user_origin())  # an open `try` would catch it: a clear error
@@ -536,7 +513,6 @@ def shape(x):
     s = x.shape
     if not is_variable(x) or all(d >= 0 for d in s):
         return s
-    import runtime as rt
     dynamic = rt.shape(x)
     return [d if d >= 0 else eager_int(dynamic[i]) for i, d in enumerate(s)]
 
@@ -547,5 +523,4 @@ def size(x):
     s = x.size
     if not is_variable(x) or all(d >= 0 for d in x.shape):
         return s
-    import runtime as rt
     return eager_int(rt.numel(x))

@@ -19,12 +19,17 @@ import types
 import warnings
 import weakref
 
+import runtime as rt
 from runtime.autograd import PyLayer
 from runtime.core import active_builder
 
 from .. import guards, hidden_state
 from ..call_policy import GENERATOR_FLAGS, ignored_module, never_converted, to_static_enabled
+from ..errors import ConversionError
 from ..pyct.parser import SourceError
+from ..transpile import convert, reads_of
+from .try_calls import after_failure
+from .try_except import open_trys
 
 
 def call(f):
@@ -38,9 +43,8 @@ def call(f):
     out = _call(f)
     if out is f:
         return f
-    from .try_except import after_failure, open_trys
     # inside a `try` body: a call made after an earlier call of the same statement may have
-    # failed at run time runs only where it did not (`try_except.after_failure`)
+    # failed at run time runs only where it did not (`try_calls.after_failure`)
     return after_failure(out) if open_trys() else out
 
 
@@ -136,7 +140,6 @@ def _hidden_state(f):
 def _for_try(f):
     """A StaticFunction called inside a `try` body: its function converted for the `try`
     (its run-time errors reach the `except`), bound to its instance; None elsewhere."""
-    from .try_except import open_trys
     if not open_trys():
         return None
     raw = f.dygraph_function
@@ -152,8 +155,6 @@ def _for_try(f):
 def _convert_function(fn):
     if never_converted(fn) or fn.__code__.co_flags & GENERATOR_FLAGS:
         return fn
-    from ..transpile import convert
-    from .try_except import open_trys
     try:
         # inside a `try` body: the conversion whose run-time errors reach its `except`
         return convert(fn, errors=bool(open_trys()))
@@ -167,7 +168,6 @@ def _guard(f) -> None:
     for the guards of the program being traced (`d2s/guards.py`)."""
     fn = getattr(f, "__func__", f)
     if isinstance(fn, types.FunctionType):
-        from ..transpile import reads_of
         guards.record(fn, reads_of(fn), getattr(f, "__self__", None))
 
 
@@ -178,7 +178,6 @@ def _guarding_arguments(f, out):
     if guards.recorded() is None:
         return out
     fn = getattr(f, "__func__", f)
-    from ..transpile import reads_of
     reads = reads_of(fn)
     if reads is None:
         return out
@@ -204,8 +203,6 @@ def _library_forward(layer):
         return None
     if not any(not ignored_module(type(sub).__module__) for sub in layer.sublayers()):
         return None
-    from ..errors import ConversionError
-    from ..transpile import convert
     try:
         return types.MethodType(convert(fn), layer)
     except (SourceError, ConversionError):
@@ -214,7 +211,6 @@ def _library_forward(layer):
 
 def _layer_call(layer):
     """`layer(...)` with the layer's hooks and its converted `forward`."""
-    import runtime as rt
     if not isinstance(layer, rt.nn.Layer):
         return None
     guards.record_hooks(layer, type(layer).__name__)

@@ -18,7 +18,7 @@ iteration read it; returned, it is the list of Tensors eager code returns). A fi
 from __future__ import annotations
 
 from .lists import StructArray, list_append
-from .loops import TensorEnumerate, TensorRange, TensorZip
+from .loops import TensorEnumerate, TensorRange, TensorZip, for_loop
 from .variables import is_variable
 
 # what only a graph loop iterates: lists as tensor arrays, and `range`, `enumerate` and
@@ -31,7 +31,6 @@ def comp_map(xs, fn, kind: str, acc=None):
     where `fn(item)` appends to it under the item's condition instead of giving the item;
     over a tensor array it is the graph loop's state."""
     if isinstance(xs, GRAPH_ITERABLES) or is_variable(xs) and xs.is_array:
-        from .loops import for_loop
         if acc is None:
             return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
                             ("comprehension",))

@@ -11,36 +11,42 @@ single value when there is one name, a tuple otherwise (see `d2s.converters.stat
 """
 from __future__ import annotations
 
-import copy
-
+import runtime as rt
 from runtime.core import is_tensor
+from runtime.program.builder import current_builder
 
 from .. import report
-from ..errors import note_traced_branch
+from ..errors import ConversionError, note_traced_branch
 from . import mutation
-from .exceptions import branch_frame, mark_raised
 from . import unbound as unbound_mod
-from .branch_arrays import _array_at, _array_paths
+from .block_values import (
+    Pending,
+    as_list,
+    check_return_none,
+    fill_placeholder,
+    has_tensor,
+    mark_python_number,
+    raise_when_run,
+    raised_by_user_code,
+    refuse_aliased,
+    result_of,
+    stand_in,
+)
+from .branch_arrays import array_at, array_paths
+from .exceptions import branch_frame, mark_raised
+from .logical import to_bool
+from .mutation_explain import explain_names
+from .mutation_loop import cell_arrays
 from .scalar_merge import cast_scalar, mixed_number_types, scalar_casts
-from .variables import Undefined, UndefinedNameError, is_variable, user_origin, where
-
-
-def _is_tensor(x) -> bool:
-    """A graph value or an eager Tensor."""
-    return is_tensor(x)
-
-
-def _as_list(out, n: int) -> list:
-    if n == 1:
-        return [out]
-    return list(out) if n else []
-
-
-def _result(state: list):
-    if len(state) == 1:
-        return state[0]
-    return tuple(state) if state else None
-
+from .variables import (
+    Undefined,
+    UndefinedNameError,
+    is_return_value,
+    is_variable,
+    marked_returns,
+    user_origin,
+    where,
+)
 
 # ---- if --------------------------------------------------------------------------------------
 
@@ -49,142 +55,183 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     report.record("if", pred)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
-    import runtime as rt
-    from runtime.program.builder import current_builder
-
-    from .logical import to_bool
     src = user_origin()
+    names = marked_returns(names)
     _refuse_gradient_flags(names, src)
-    outs: list = []
-    fills: dict = {}
-    casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
-    unbound: dict = {}  # index -> whether the true branch leaves it unbound (`unbound`)
-    raised: list = []  # per traced branch: whether it ends in a run-time `raise`
-    stand_in: list = []  # the other branch's values, for a branch that raises ...
-    settled: list = []  # ... once known (non-empty then)
-    raw: list = []  # each traced branch's values as it returned them
-    full: list = []  # ... and with the objects it changed (the mutation log's extra outputs)
-    log = mutation.begin((true_fn, false_fn), args, names, src)  # state found by object
+    graph_if = _GraphIf((true_fn, false_fn), args, names, src)
+    pred = to_bool(pred)
+    return result_of(graph_if.build(pred))
 
-    arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
-    given: list = []  # each branch's values as given to cond (filled, converted)
-    flags: dict = {}  # state index -> (name, at): values with read checks, whose bound
-    # flags are extra outputs (`unbound.branch_flags`)
 
-    def branch(fn):
+class _GraphIf:
+    """One tensor `if` being built into a `cond` op. Tracing both branches may show what they
+    need to be one op's outputs (lists that become tensor arrays, zeros where a value is
+    unbound on one path, Python numbers cast to tensors, a branch that raises at run time
+    whose values the other branch's stand in for): then they are traced again with it, up to
+    five times. (A plain object, not `__slots__`: `aliases` reads d2s's objects' fields.)"""
+
+    def __init__(self, fns, args: tuple, names: tuple, src):
+        self.fns, self.args, self.names, self.src = fns, args, names, src
+        self.log = mutation.begin(fns, args, names, src)  # state found by object
+        self.fills: dict = {}  # state index -> a value like which zeros fill a placeholder
+        self.casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
+        self.unbound: dict = {}  # index -> whether the true branch leaves it unbound
+        self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
+        self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
+        # bound flags are extra outputs (`unbound.branch_flags`)
+        self.standing: list = []  # the other branch's values, for a branch that raises ...
+        self.settled = False  # ... once known
+        self._new_attempt()
+
+    def _new_attempt(self) -> None:
+        self.outs: list = []  # each traced branch's values (numbers promoted, + objects)
+        self.given: list = []  # ... as given to cond (filled, converted)
+        self.raised: list = []  # per traced branch: whether it ends in a run-time `raise`
+        self.raw: list = []  # each traced branch's values as it returned them
+        self.full: list = []  # ... and with the objects it changed (the log's extra outputs)
+
+    def build(self, pred) -> list:
+        """Trace the branches into a `cond` op (again while they need it); the new state."""
+        builder = current_builder()
+        self.marks = (len(builder.program.blocks), builder.block, len(builder.block.ops))
+        for _ in range(5):
+            try:
+                before = len(self.flags)
+                result = rt.static.nn.cond(pred, self._branch(self.fns[0]),
+                                           self._branch(self.fns[1]))
+                if len(self.flags) != before:  # a value unbound on some paths: its flag too
+                    self._reset()
+                    continue
+                if not self._one_raises():
+                    break
+                self._settle()  # the other branch's values are the `if`'s results
+            except Exception as e:
+                if len(self.flags) != before:  # (the other branch had no flag output yet)
+                    self._reset()
+                    continue
+                if self._one_raises():
+                    self._settle()
+                elif not self._fixed_by_tracing_again(e):
+                    raise
+            self._reset()
+        else:
+            raise AssertionError(
+                f"d2s bug: the tensor `if` at {where(self.src)} kept changing shape")
+        return self._finish(pred, result)
+
+    def _reset(self) -> None:
+        """Before both branches are traced again (with every changed object)."""
+        self.log.restore()  # a branch that failed midway may have left its values in them
+        mark, here, op_mark = self.marks
+        del current_builder().program.blocks[mark:]
+        del here.ops[op_mark:]  # a cond op of the attempt before, if it was built
+        self._new_attempt()
+
+    def _one_raises(self) -> bool:
+        raised = self.raised
+        return len(raised) == 2 and raised[0] != raised[1] and not self.settled
+
+    def _settle(self) -> None:
+        """One branch raises at run time: the other one's values stand in for its values."""
+        self.standing.extend(self.full[1] if self.raised[0] else self.full[0])
+        self.settled = True
+
+    def _branch(self, fn):
         def run():
-            with branch_frame() as frame:
-                try:
-                    out = _as_list(fn(*args), len(names))
-                except LookupError as e:
-                    if not _raised_by_user_code(e):
-                        raise
-                    # Python's own IndexError / KeyError on this path (a list popped empty,
-                    # a missing key): eager code raises it when, and only when, the branch
-                    # is taken, so the program does (the other branch's values stand in)
-                    _raise_when_run(e)
-                    out = [args[i] if i < len(args) else Undefined(name)
-                           for i, name in enumerate(names)]
-                except Exception as e:  # (re-raised: the same exception)
-                    raise note_traced_branch(e, where(src))
-            for (i, path), dtype in arrays.items():
-                if i < len(out):  # (the changed objects' values are converted below)
-                    out[i] = _array_at(out[i], path, dtype)
-            raised.append(frame.raised)
-            raw.append(out)
-            full.append(out)
-            if outs and not frame.raised and not (raised[0] and settled):
-                _check_bound(names, outs[0], out, src, unbound)
-            out = mutation.branch_end(log, out)  # + changed objects; the snapshot restored
-            full[-1] = out
-            k = len(names)
-            if frame.raised and settled:
-                out = [_stand_in(v) for v in (outs[0] if outs else stand_in)]
-            elif outs and not (raised[0] and settled):
-                out = _promote_numbers(outs[0][:k], out[:k]) + out[k:]
-            outs.append(out)
-            out = [cast_scalar(_fill(v, fills.get(i)), casts.get(i))
-                   for i, v in enumerate(out)]
-            for (i, path), dtype in arrays.items():
-                out[i] = _array_at(out[i], path, dtype)
-            given.append(out)
-            return tuple(out) + tuple(unbound_mod.branch_flags(raw[-1], len(names), flags))
+            return self._trace_branch(fn)
         return run
 
-    pred = to_bool(pred)
-    builder = current_builder()
-    program = builder.program
-    mark = len(program.blocks)
-    here, op_mark = builder.block, len(builder.block.ops)
-
-    def reset():  # trace both branches again (with every changed object)
-        log.restore()  # a branch that failed midway may have left its values in them
-        del program.blocks[mark:]
-        del here.ops[op_mark:]  # a cond op of the attempt before, if it was built
-        outs.clear()
-        given.clear()
-        raised.clear()
-        raw.clear()
-        full.clear()
-
-    def one_raises() -> bool:
-        return len(raised) == 2 and raised[0] != raised[1] and not settled
-
-    for _ in range(5):
+    def _call(self, fn) -> list:
+        """The branch's values (inside its `branch_frame`)."""
+        args, names = self.args, self.names
         try:
-            before = len(flags)
-            result = rt.static.nn.cond(pred, branch(true_fn), branch(false_fn))
-            if len(flags) != before:  # a branch value unbound on some paths: its flag too
-                reset()
-                continue
-            if not one_raises():
-                break
-            # One branch raises at run time: the other one's values are the `if`'s results.
-            stand_in.extend(full[1] if raised[0] else full[0])
-            settled.append(True)
-        except Exception as e:
-            if len(flags) != before:  # (the other branch had no flag output yet)
-                reset()
-                continue
-            if one_raises():
-                stand_in.extend(full[1] if raised[0] else full[0])
-                settled.append(True)
-            elif not isinstance(e, (ValueError, TypeError)):
+            return as_list(fn(*args), len(names))
+        except LookupError as e:
+            if not raised_by_user_code(e):
                 raise
-            elif _array_lists(names, given, args, src, log, arrays) or mutation.cell_arrays(
-                    log, given, len(names), arrays):
-                pass  # lists whose length depends on the condition: traced again as arrays
-            elif not mutation.grew(outs):
-                # A return value set in one branch only (`_retval` is None in the other):
-                # trace again with zeros of the returned type there. The return flag that
-                # goes with it guarantees the zeros are never read.
-                k = len(names)
-                more = {i: v for i, v in _return_fills(names, outs).items() if i not in fills}
-                if len(outs) == 2:  # a name bound in one branch only: zeros, read-checked
-                    more.update({i: outs[1][i] if first else outs[0][i]
-                                 for i, first in unbound.items() if i not in fills})
-                new_casts = {i: c for i, c in scalar_casts([o[:k] for o in outs]).items()
-                             if i not in casts}
-                if not more and not new_casts:
-                    mutation.explain_names(names, outs, src)
-                    _explain_mismatch(names, outs, src)
-                    mutation.explain(log, names, outs)
-                    raise
-                fills.update(more)
-                casts.update(new_casts)
-        reset()
-    else:
-        raise AssertionError(f"d2s bug: the tensor `if` at {where(src)} kept changing shape")
-    if raised and all(raised):
-        mark_raised()  # both branches raise: so does the code around this `if`
-    result = list(result) if result is not None else []
-    bound_flags = result[len(result) - len(flags):] if flags else []
-    result = result[:len(result) - len(flags)]
-    result = mutation.finish(log, result, len(names), outs)
-    _mark_scalars(result, raw)
-    _read_checks(result, raw, unbound, pred, names, src, skip=flags)
-    unbound_mod.after_branches(result, flags, bound_flags)
-    return _result(result)
+            # Python's own IndexError / KeyError on this path (a list popped empty, a
+            # missing key): eager code raises it when, and only when, the branch is taken,
+            # so the program does (the other branch's values stand in)
+            raise_when_run(e)
+            return [args[i] if i < len(args) else Undefined(name)
+                    for i, name in enumerate(names)]
+        except Exception as e:  # noqa: BLE001  (re-raised: the same exception)
+            raise note_traced_branch(e, where(self.src))
+
+    def _trace_branch(self, fn) -> tuple:
+        """Trace one branch: its values as `cond` takes them (and the bound flags)."""
+        k, outs = len(self.names), self.outs
+        with branch_frame() as frame:
+            out = self._call(fn)
+        for (i, path), dtype in self.arrays.items():
+            if i < len(out):  # (the changed objects' values are converted below)
+                out[i] = array_at(out[i], path, dtype)
+        self.raised.append(frame.raised)
+        self.raw.append(out)
+        self.full.append(out)
+        if outs and not frame.raised and not (self.raised[0] and self.settled):
+            _check_bound(self.names, outs[0], out, self.src, self.unbound)
+        out = mutation.branch_end(self.log, out)  # + changed objects; the snapshot restored
+        self.full[-1] = out
+        if frame.raised and self.settled:
+            out = [stand_in(v) for v in (outs[0] if outs else self.standing)]
+        elif outs and not (self.raised[0] and self.settled):
+            out = _promote_numbers(outs[0][:k], out[:k]) + out[k:]
+        outs.append(out)
+        out = [cast_scalar(fill_placeholder(v, self.fills.get(i)), self.casts.get(i))
+               for i, v in enumerate(out)]
+        for (i, path), dtype in self.arrays.items():
+            out[i] = array_at(out[i], path, dtype)
+        self.given.append(out)
+        return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags))
+
+    def _fixed_by_tracing_again(self, e: Exception) -> bool:
+        """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
+        lists whose length depends on the condition become arrays, objects the second
+        branch changed are traced in both, placeholders get zeros, numbers casts. Otherwise
+        the state that differs is explained (StateChangeError), or False."""
+        if not isinstance(e, (ValueError, TypeError)):
+            return False
+        names, given, log = self.names, self.given, self.log
+        if _array_lists(names, given, self.args, self.src, log, self.arrays) or cell_arrays(
+                log, given, len(names), self.arrays):
+            return True
+        return mutation.grew(self.outs) or self._fill_placeholders()
+
+    def _fill_placeholders(self) -> bool:
+        """A return value set in one branch only (`_retval` is unbound in the other): zeros of
+        the returned type there (the return flag that goes with it guarantees they are never
+        read); a name bound in one branch only: zeros, read-checked; Python numbers meeting
+        tensors: casts. False (after explaining the difference) when none is new."""
+        names, outs, k = self.names, self.outs, len(self.names)
+        more = {i: v for i, v in _return_fills(names, outs).items() if i not in self.fills}
+        if len(outs) == 2:
+            more.update({i: outs[1][i] if first else outs[0][i]
+                         for i, first in self.unbound.items() if i not in self.fills})
+        new_casts = {i: c for i, c in scalar_casts([o[:k] for o in outs]).items()
+                     if i not in self.casts}
+        if not more and not new_casts:
+            explain_names(names, outs, self.src)
+            _explain_mismatch(names, outs, self.src)
+            mutation.explain(self.log, names, outs)
+            return False
+        self.fills.update(more)
+        self.casts.update(new_casts)
+        return True
+
+    def _finish(self, pred, result) -> list:
+        """`cond`'s outputs as the new state: changed objects written, read checks."""
+        if self.raised and all(self.raised):
+            mark_raised()  # both branches raise: so does the code around this `if`
+        flags = self.flags
+        result = list(result) if result is not None else []
+        bound_flags = result[len(result) - len(flags):] if flags else []
+        result = result[:len(result) - len(flags)]
+        result = mutation.finish(self.log, result, len(self.names), self.outs)
+        _mark_scalars(result, self.raw)
+        _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
+        unbound_mod.after_branches(result, flags, bound_flags)
+        return result
 
 
 def _refuse_gradient_flags(names, src) -> None:
@@ -193,7 +240,6 @@ def _refuse_gradient_flags(names, src) -> None:
     backward cannot decide by data."""
     for name in names:
         if name.endswith(".stop_gradient"):
-            from ..errors import ConversionError
             value = name[:-len(".stop_gradient")]
             raise ConversionError(
                 f"`{name}` is set in a branch of an `if` whose condition is a tensor "
@@ -212,13 +258,13 @@ def _array_lists(names, given, args, src, log, arrays: dict) -> bool:
         return False
     found = {}
     for i, (name, a, b) in enumerate(zip(names, given[0], given[1])):
-        for path, dtype in _array_paths(a, b, ()):
+        for path, dtype in array_paths(a, b, ()):
             if (i, path) in arrays:
                 continue
             if not path and i < len(args) and isinstance(args[i], list):
                 if any(s.obj is args[i] for s in log.slots):  # changed in place (a branch
                     # rebinding the name to a new list leaves the old one as it was)
-                    _refuse_aliased(args[i], name, "has a length that depends on a tensor "
+                    refuse_aliased(args[i], name, "has a length that depends on a tensor "
                                     "condition, so it becomes a tensor array", src, log)
                 log.carry_by_name(args[i])
             found[(i, path)] = dtype
@@ -231,7 +277,6 @@ def _read_checks(result, raw, unbound, pred, names, src, skip=()) -> None:
     (those in `skip` by their flags, `unbound.after_branches`)."""
     if len(raw) != 2:
         return
-    import runtime as rt
     for i, first in unbound.items():
         unbound_mod.mark(result[i], rt.logical_not(pred) if first else pred, names[i], src)
     for i, r in enumerate(result):
@@ -242,53 +287,6 @@ def _read_checks(result, raw, unbound, pred, names, src, skip=()) -> None:
                 unbound_mod.carry(side[i], r, pred, k == 0)
 
 
-def _frames(e: BaseException) -> list:
-    tb, out = e.__traceback__, []
-    while tb is not None:
-        out.append(tb)
-        tb = tb.tb_next
-    return out
-
-
-def _raised_by_user_code(e: BaseException) -> bool:
-    """Whether `e` was raised by the user's own code (its innermost frame is converted code,
-    or d2s's list operators that stand for `lst.pop()` & co. there), not by d2s."""
-    from ..pyct import loader
-    from . import lists
-    frames = _frames(e)
-    if not frames:
-        return False
-    name = frames[-1].tb_frame.f_code.co_filename
-    return loader.is_generated(name) or name == lists.__file__
-
-
-def _raise_when_run(e: BaseException) -> None:
-    """A `raise` op of `e` (its type and message, at the user's line) in the branch being
-    traced."""
-    from runtime.program.origin import forced
-
-    from ..pyct import loader
-    from .exceptions import raise_
-    tb = next(tb for tb in reversed(_frames(e))  # the innermost line of the user's code
-              if loader.is_generated(tb.tb_frame.f_code.co_filename))
-    src = loader.lookup(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-    with forced(tb.tb_frame, tb.tb_lineno):  # the op reports that line
-        raise_(type(e)(*e.args), src=src)
-
-
-def _stand_in(v):
-    """A value for a branch that raises at run time (never read): zeros like a tensor of the
-    other branch, the same Python value otherwise."""
-    from .lists import StructArray
-    if isinstance(v, StructArray):  # (a list of tuples as arrays: empty ones)
-        return v.empty()
-    if isinstance(v, (list, tuple)):
-        return type(v)(_stand_in(x) for x in v)
-    if isinstance(v, dict):
-        return {k: _stand_in(x) for k, x in v.items()}
-    return _zeros_like(v) if is_variable(v) else v  # (an array: an empty one)
-
-
 def _explain_mismatch(names, outs, src) -> None:
     """Name the variable when the branches of a tensor `if` left it with different structure
     (e.g. lists of different lengths): `cond` itself only knows output positions."""
@@ -297,11 +295,11 @@ def _explain_mismatch(names, outs, src) -> None:
     for name, a, b in zip(names, outs[0], outs[1]):
         if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
             other = (f"one of length {len(b)}" if isinstance(b, (list, tuple, dict)) else
-                     "a tensor" if is_variable(b) or _is_tensor(b) else type(b).__name__)
+                     "a tensor" if is_variable(b) or is_tensor(b) else type(b).__name__)
             kind = "list" if isinstance(a, list) else type(a).__name__  # (also an empty array)
             what = (f"a {kind} of length {len(a)} in the if branch and {other} "
                     "in the else branch")
-            if _is_return_value(name):
+            if is_return_value(name):
                 raise mutation.StateChangeError(
                     f"the returned value has a different structure depending on an if whose "
                     f"condition is a tensor ({where(src)}): {what}; one static program "
@@ -313,9 +311,8 @@ def _explain_mismatch(names, outs, src) -> None:
     for name, a, b in zip(names, outs[0], outs[1]):
         found = _dtype_difference(a, b, "")
         if found is not None:
-            from ..errors import ConversionError
             path, da, db = found
-            what = ("the returned value" + path) if _is_return_value(name) else \
+            what = ("the returned value" + path) if is_return_value(name) else \
                 "the conditional expression's value" if name.startswith("_ifexp") else \
                 f"'{name}{path}'"
             raise ConversionError(
@@ -333,7 +330,7 @@ def _dtype_difference(a, b, path):
             if found is not None:
                 return found
         return None
-    if _is_tensor(a) and _is_tensor(b) and str(a.dtype) != str(b.dtype):
+    if is_tensor(a) and is_tensor(b) and str(a.dtype) != str(b.dtype):
         return (path, getattr(a.dtype, "name", str(a.dtype)),
                 getattr(b.dtype, "name", str(b.dtype)))
     return None
@@ -353,15 +350,9 @@ def _promote_number(a, b):
         return {k: _promote_number(a[k], b[k]) for k in b}
     kinds = {type(a), type(b)}
     if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
-        import runtime as rt
         dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
-        return _scalar(rt.full([], b, dtype))
+        return mark_python_number(rt.full([], b, dtype))
     return b
-
-
-def _is_return_value(name: str) -> bool:
-    """The return converter's `_retval` (its reads are guarded by the return flag)."""
-    return name.startswith("_retval")
 
 
 def _return_fills(names, outs) -> dict:
@@ -374,91 +365,21 @@ def _return_fills(names, outs) -> dict:
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
         known = [v for v in values if not isinstance(v, Undefined) and (
-            _has_tensor(v) or mutation.tensor_tree(v) or (
+            has_tensor(v) or mutation.tensor_tree(v) or (
                 isinstance(v, (int, float)) and not isinstance(v, bool)))]
-        placeholder = _is_return_value(name) or any(isinstance(v, Pending) for v in values)
+        placeholder = is_return_value(name) or any(isinstance(v, Pending) for v in values)
         if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills
 
 
-class Pending(Undefined):
-    """A name the converter proved bound before every read after a loop, though it is bound
-    only on some paths inside it (`for ... else` with a `break`: the break path binds it, the
-    `else` binds it otherwise). A tensor `if` may fill it with zeros: they are never read."""
-
-    __slots__ = ()
-
-
-def check_return_none(names, values, src, what: str = "if") -> None:
-    """A return value that is None (a path falls through, or `return None`) on one side of a
-    graph decision and a value on the other: the result's type would depend on data."""
-    for name, vs in zip(names, values):
-        if not _is_return_value(name):
-            continue
-        kinds = {"none" if v is None else "undefined" if isinstance(v, Undefined) else "value"
-                 for v in vs}
-        if "none" in kinds and "value" in kinds:
-            from ..errors import ConversionError
-            raise ConversionError(
-                f"the function returns a value on some paths and None on others (a path that "
-                f"ends without `return`, or `return None`), and which one is decided by a "
-                f"tensor condition ({where(src)}): a converted function's result cannot be "
-                f"None for some inputs only. Return a value on every path (e.g. `return x` "
-                f"at the end), or decide with a Python value.", origin=src)
-
-
-def _fill(value, like):
-    """`value`, or zeros like `like` (see `_zeros_like`) where `value` is a placeholder."""
-    if like is None or not (value is None or isinstance(value, Undefined)):
-        return value
-    return _zeros_like(like)
-
-
-def _zeros_like(like):
-    """Zeros like `like`: a tensor's dtype and shape (unknown dims as 1), a Python number's
-    precision (a value standing for a Python number), the same structure for lists/tuples/dicts; other Python values as they are."""
-    if isinstance(like, (list, tuple)):
-        return type(like)(_zeros_like(x) for x in like)
-    if isinstance(like, dict):
-        return {k: _zeros_like(x) for k, x in like.items()}
-    import runtime as rt
-    if isinstance(like, (bool, int, float)) and not _is_tensor(like):
-        dtype = "bool" if isinstance(like, bool) else "int64" if isinstance(
-            like, int) else "float64"  # Python's precision, standing for a Python number
-        return _scalar(rt.full([], 0, dtype))
-    if not _is_tensor(like):
-        return like
-    if is_variable(like) and like.is_array:  # an empty array of the same element type
-        out = rt.static.create_array(like.dtype)
-        out._static_shape = like._static_shape
-        return out
-    zeros = rt.zeros([d if d >= 0 else 1 for d in like.shape], like.dtype)
-    return _scalar(zeros) if getattr(like, "python_scalar", False) else zeros
-
-
-def _has_tensor(x) -> bool:
-    if isinstance(x, (list, tuple)):
-        return any(_has_tensor(t) for t in x)
-    if isinstance(x, dict):
-        return any(_has_tensor(t) for t in x.values())
-    return _is_tensor(x) or (isinstance(x, (int, float)) and not isinstance(x, bool))
-
-
-def _copy_container(x):
-    """Branches traced one after the other must each start from the same values: lists and
-    dicts are copied, and so is a Variable object (`y[0] = v` rebinds the object it is
-    called on to a new variable of the branch's block)."""
-    return copy.copy(x) if isinstance(x, (list, dict)) or is_variable(x) else x
-
-
 def _check_bound(names, first, second, src, unbound=None) -> None:
     check_return_none(names, zip(first, second), src)
     for i, (name, a, b) in enumerate(zip(names, first, second)):
-        if _is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
+        if is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
             continue  # placeholders never read (`_return_fills`)
         if isinstance(a, Undefined) != isinstance(b, Undefined):
-            if unbound is not None and _is_tensor(b if isinstance(a, Undefined) else a):
+            if unbound is not None and is_tensor(b if isinstance(a, Undefined) else a):
                 unbound[i] = isinstance(a, Undefined)  # checked when read (`unbound`)
                 continue
             branch = "if" if isinstance(b, Undefined) else "else"
@@ -473,31 +394,11 @@ def ifexp(pred, true_fn, false_fn):
     report.record("if", pred)
     if not is_variable(pred):
         return true_fn() if pred else false_fn()
-    import runtime as rt
 
-    from .logical import to_bool
     return rt.static.nn.cond(to_bool(pred), true_fn, false_fn)
 
 
 # ---- while -----------------------------------------------------------------------------------
-
-def probe(fn, *args):
-    """`fn(*args)` evaluated in a scratch block that is then discarded: a Python result is
-    the real value; a graph result only says "this is a graph value" (its ops are gone, so a
-    loop test that turns out to be a tensor leaves no dead ops behind)."""
-    from runtime.core import active_builder
-    b = active_builder()
-    if b is None:
-        return fn(*args)
-    with b.scratch():
-        value = fn(*args)
-    return value
-
-def _scalar(v):
-    """Mark a graph value as standing for a Python number (see `Variable.python_scalar`)."""
-    if is_variable(v):
-        v.python_scalar = True
-    return v
 
 
 def _items(v, n: int) -> list:
@@ -515,19 +416,9 @@ def _mark_scalars(result, raw: list) -> None:
             _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))])
             continue
         if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
-                v, Undefined) or (isinstance(v, (int, float)) and not _is_tensor(v))
+                v, Undefined) or (isinstance(v, (int, float)) and not is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
             r.mixed_number = mixed_number_types(a, b)  # (returned as a tensor)
 
 
-def _refuse_aliased(lst: list, name: str, why: str, src, log) -> None:
-    """A list about to become a tensor array (its name is rebound to the array) must have no
-    other reference: that one would keep the old list and miss the appends."""
-    from .aliases import other_references
-    others = other_references(lst, name, (log,))
-    if others:
-        raise mutation.StateChangeError(
-            f"the list '{name}' {why} ({where(src)}), but it is also reachable as "
-            f"{', '.join(others[:3])}, which would keep the old list. Use one name for the "
-            "list while it grows (or rt.concat a tensor instead of a list).", src)

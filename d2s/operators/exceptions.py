@@ -11,11 +11,14 @@ A branch that ends in such a `raise` never hands its values to the code after th
 """
 from __future__ import annotations
 
-import threading
+import os
 
+from runtime.core import active_builder
+from runtime.program.debug_ops import raise_error
+
+from ..errors import ConversionError
+from .trace_state import current
 from .variables import is_variable, user_origin, where
-
-_LOCAL = threading.local()
 
 
 class Frame:
@@ -27,36 +30,29 @@ class Frame:
         self.raised = False
 
 
-def _frames() -> list:
-    frames = getattr(_LOCAL, "frames", None)
-    if frames is None:
-        frames = _LOCAL.frames = []
-    return frames
-
-
 class branch_frame:
     """`with branch_frame() as f:` around tracing one graph branch or loop body; `f.raised`
     tells afterwards whether every path through it ends in a run-time `raise`."""
 
     def __enter__(self) -> Frame:
         f = Frame()
-        _frames().append(f)
+        current().frames.append(f)
         return f
 
     def __exit__(self, *exc):
-        _frames().pop()
+        current().frames.pop()
         return False
 
 
 def mark_raised() -> None:
     """The innermost traced branch always raises (both branches of an inner `if` did)."""
-    frames = _frames()
+    frames = current().frames
     if frames:
         frames[-1].raised = True
 
 
-def _in_graph_block() -> bool:
-    from runtime.core import active_builder
+def in_graph_block() -> bool:
+    """Whether a graph branch or loop body (not the program's top level) is being traced."""
     b = active_builder()
     return b is not None and b.block is not b.program.global_block()
 
@@ -68,24 +64,37 @@ def raise_(exc, cause=None, src=None):
         exc = exc()
     if not isinstance(exc, BaseException):
         raise TypeError("exceptions must derive from BaseException")
-    if not _in_graph_block():
+    if not in_graph_block():
         if cause is not None:
             raise exc from cause
         raise exc
     src = src or user_origin()
-    from .try_except import helper_raise
     helper_raise(exc, src)
     if any(is_variable(a) for a in exc.args):
         raise TypeError(
             f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}) has a "
             "tensor argument: the message is fixed when the program is built. Use a Python "
             "string message; print the tensor with print() before the raise if needed.")
-    from runtime.program.debug_ops import raise_error
-    at = f"{_short(src.filename)}:{src.lineno}" if src is not None else ""
+    at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
     raise_error(exc, at=at)
     mark_raised()
 
 
-def _short(filename: str) -> str:
-    import os
+def helper_raise(exc, src) -> None:
+    """A run-time `raise` in a function called from an open `try` body whose clauses would
+    catch it: the program raises it outside that `try`, so it is a conversion error."""
+    for state in reversed(current().trys):
+        if state.catches(exc):
+            raise ConversionError(
+                f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}), in "
+                f"code called inside a `try` whose `except` would catch it "
+                f"({where(state.src)}), but that code is not converted for the `try` (it "
+                "is called through code d2s does not convert, or defined in a class body): "
+                "the program would raise it past the `except`. Call the function from the "
+                "`try` body or a converted function, or return a flag and raise in the "
+                "function with the `try`.", origin=src)
+
+
+def short_name(filename: str) -> str:
+    """The file's base name, as a `raise` op reports where it was raised."""
     return os.path.basename(filename)

@@ -5,7 +5,7 @@ was before the call; a traced value never leaks out of a failed call. (When d2s 
 `mutation.Log.restore` undoes everything instead.)"""
 from __future__ import annotations
 
-from .mutation import _MISSING, Log, retarget
+from .mutation import MISSING, Log, retarget
 from .variables import is_variable
 
 
@@ -29,7 +29,7 @@ def restore_graph_values(log: Log) -> None:
                 else:
                     delattr(obj, k)
         elif kind == "cell":
-            if snap is not _MISSING and _holds_graph(obj.cell_contents):
+            if snap is not MISSING and _holds_graph(obj.cell_contents):
                 obj.cell_contents = snap
         elif kind in ("var", "private"):
             retarget(obj, snap)

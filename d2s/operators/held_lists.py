@@ -16,27 +16,11 @@ is refused with a StateChangeError naming the list and the other reference.
 """
 from __future__ import annotations
 
+from .aliases import other_references
+from .branch_arrays import array_paths
 from .mutation import Log, Slot, StateChangeError
+from .trace_state import current
 from .variables import where
-
-# (id(program), slot ident) -> the place's object and the list it held when it became an
-# array (`_Origin`): `writeback` writes the call's items into that list when the place held
-# it before the call (every alias of it outside the call then sees them, as in eager code)
-_ORIGINS: dict = {}
-
-
-_TRACE_LOGS: list = []  # weak references to the logs of the calls being traced (`writeback`)
-
-
-def trace_log(log: Log) -> None:
-    """`log` (of everything a call being traced can reach) is d2s's: what it holds is not
-    another reference to a list."""
-    import weakref
-    _TRACE_LOGS[:] = [r for r in _TRACE_LOGS if r() is not None] + [weakref.ref(log)]
-
-
-def trace_logs(log: Log) -> tuple:
-    return (log,) + tuple(x for x in (r() for r in _TRACE_LOGS) if x is not None)
 
 
 def holder(log: Log, lst: list, what: str) -> Slot:
@@ -67,10 +51,9 @@ def holder(log: Log, lst: list, what: str) -> Slot:
         why = ("it is held by " + ", ".join(p.path for p, _ in places) if places else
                "d2s cannot find the one place that holds it")
     if not why:
-        from .aliases import other_references
         slot, container = places[0]
         name = slot.path if slot.kind == "cell" else ""
-        others = other_references(lst, name, trace_logs(log), holder=container)
+        others = other_references(lst, name, current().logs(log), holder=container)
         if others:
             why = "it is also reachable as " + ", ".join(others)
     if why:
@@ -99,21 +82,15 @@ class _Origin:
 
 
 def remember(slot: Slot, lst: list) -> None:
-    from runtime.program.builder import current_builder
-    _ORIGINS[(id(current_builder().program), slot.ident())] = _Origin(slot.obj, lst)
+    """`slot`'s place held `lst` when it became a tensor array (`origin`)."""
+    current().origins[slot.ident()] = _Origin(slot.obj, lst)
 
 
-def origin(program, slot):
-    """The list object `slot`'s place held when it became a tensor array in `program`'s
-    trace, or None."""
-    entry = _ORIGINS.get((id(program), slot.ident()))
+def origin(slot):
+    """The list object `slot`'s place held when it became a tensor array in the trace
+    running now, or None."""
+    entry = current().origins.get(slot.ident())
     return entry.lst if entry is not None and entry.obj is slot.obj else None
-
-
-def forget(program) -> None:
-    """The entries of `program`'s trace (it ended)."""
-    for k in [k for k in _ORIGINS if k[0] == id(program)]:
-        del _ORIGINS[k]
 
 
 def if_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
@@ -123,14 +100,13 @@ def if_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
     (output index, ()) -> dtype); True if any."""
     if len(given) != 2:
         return False
-    from .branch_arrays import _array_paths
     found = {}
     for j, slot in enumerate(list(log.slots)):
         i = n + j
         if slot.kind != "list" or (i, ()) in arrays or i >= min(map(len, given)) or \
                 id(slot.obj) in log.arg_ids:  # (a state name's list: `_array_lists`)
             continue
-        paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
+        paths = [(p, dt) for p, dt in array_paths(given[0][i], given[1][i], ()) if not p]
         if not paths:
             continue
         place = holder(log, slot.obj, "has a length that depends on a tensor condition")

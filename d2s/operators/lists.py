@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import sys
 
+import runtime as rt
+from runtime.core import is_tensor as _is_tensor
+from runtime.ops.arrays import array_inserted, array_pop, array_popped, array_written
+from runtime.pytree import flatten, unflatten
+
 from .. import report
-from .variables import is_variable
+from .mutation import StateChangeError
+from .variables import is_variable, user_origin, where
 
 
 def list_append(target, value):
@@ -20,7 +26,6 @@ def list_append(target, value):
     if isinstance(target, StructArray):
         return target.appended(value)
     if is_variable(target) and target.is_array:
-        import runtime as rt
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
         _number_fits(target, value)
@@ -53,8 +58,6 @@ def list_method(target, method, *args):
         return target.empty() if isinstance(target, StructArray) else _empty_array(target)
     if method == "insert" and len(args) == 2 and not isinstance(target, StructArray):
         return _insert(target, *args)
-    from .mutation import StateChangeError
-    from .variables import user_origin, where
     src = user_origin(2)
     if method == "remove":
         _refuse_remove(None)
@@ -74,8 +77,6 @@ def _not_a_tuple(target, method):
 
 
 def _refuse_remove(cause):
-    from .mutation import StateChangeError
-    from .variables import user_origin, where
     src = user_origin(3)
     raise StateChangeError(
         f"remove() of a tensor from a list of tensors ({where(src)}): remove finds the item "
@@ -97,8 +98,6 @@ def _number_fits(array, value) -> None:
         return
     if type(value) is int and array.dtype.name == "int64":
         return
-    from .mutation import StateChangeError
-    from .variables import user_origin, where
     src = user_origin(3)
     kind = "ints" if array.dtype.name == "int64" else "bools"
     raise StateChangeError(
@@ -111,8 +110,6 @@ def _number_fits(array, value) -> None:
 def _insert(target, index, value):
     """`target.insert(index, value)` on a tensor array: a new array (an `array_insert` op;
     the index is a Python int or an integer tensor, clamped as Python clamps it)."""
-    import runtime as rt
-    from runtime.ops.arrays import array_inserted
     if isinstance(index, bool) or not (isinstance(index, int) or is_variable(index) or hasattr(
             index, "dtype")):
         raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
@@ -127,8 +124,6 @@ def _insert(target, index, value):
 
 
 def _no_structures(value, depth=3):
-    from .mutation import StateChangeError
-    from .variables import user_origin, where
     src = user_origin(depth)
     raise StateChangeError(
         f"a {type(value).__name__} is appended to a list of tensors whose length depends on a "
@@ -153,7 +148,6 @@ def list_pop(target, *index):
             raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
         if isinstance(target, StructArray):
             return target.popped(i)
-        from runtime.ops.arrays import array_pop
         return target, array_pop(target, i)
     return target, target.pop(*index)
 
@@ -178,17 +172,14 @@ class StructArray(tuple):
         if leaves and all(type(x) is list for x in leaves):
             # a program's result (each array comes back as a list of Tensors): the list of
             # structures eager code returns
-            from runtime.pytree import unflatten
             return [unflatten(cls.tree, col) for col in zip(*leaves)]
         return tuple.__new__(cls, leaves)
 
     # ---- the list, as user code sees it ----
     def length(self):
-        import runtime as rt
         return rt.static.array_length(tuple.__getitem__(self, 0))
 
     def __getitem__(self, i):
-        from runtime.pytree import unflatten
         leaves = tuple.__iter__(self)
         if isinstance(i, slice):
             return type(self)(a[i] for a in leaves)
@@ -196,13 +187,10 @@ class StructArray(tuple):
 
     def appended(self, value) -> StructArray:
         leaves = _leaves_of(value, self.tree)
-        from runtime.ops.arrays import array_written
         n = self.length()
         return type(self)(array_written(x, n, a) for x, a in zip(leaves, tuple.__iter__(self)))
 
     def popped(self, i) -> tuple:
-        from runtime.ops.arrays import array_popped
-        from runtime.pytree import unflatten
         pairs = [array_popped(a, i) for a in tuple.__iter__(self)]
         return type(self)(p[0] for p in pairs), unflatten(self.tree, [p[1] for p in pairs])
 
@@ -272,10 +260,6 @@ def is_structure(value) -> bool:
 def _leaves_of(value, tree=None) -> list:
     """The tensor leaves of a structure appended to a list that is a tensor array; its
     structure must be `tree` (when given) and hashable, and its leaves tensors."""
-    from runtime.pytree import flatten
-    from .control_flow import _is_tensor
-    from .mutation import StateChangeError
-    from .variables import user_origin, where
     leaves, t = flatten(value)
     src = user_origin(3)
     if tree is not None and t != tree:
@@ -301,8 +285,6 @@ def _leaves_of(value, tree=None) -> list:
 
 def struct_array(items: list) -> StructArray:
     """The tensor arrays (one per leaf) of a Python list of structures of tensors."""
-    import runtime as rt
-    from runtime.pytree import flatten
     tree = flatten(items[0])[1]
     columns = list(zip(*[_leaves_of(v, tree) for v in items]))
     return _struct_class(tree)(rt.static.create_array(_dtype(col[0]), initialized_list=list(col))
@@ -311,7 +293,6 @@ def struct_array(items: list) -> StructArray:
 
 def empty_struct_array(like) -> StructArray:
     """An empty array of structures like `like` (one item: element types and shapes)."""
-    from runtime.pytree import flatten
     leaves = _leaves_of(like)
     return _struct_class(flatten(like)[1])(_empty_like(x) for x in leaves)
 
@@ -322,7 +303,6 @@ def _dtype(x):
 
 def _empty_like(x):
     """An empty tensor array for elements like `x` (a tensor, or an array)."""
-    import runtime as rt
     out = rt.static.create_array(x.dtype)
     out._static_shape = x.static_shape if getattr(x, "is_array", False) else tuple(x.shape)
     return out

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import math
 
+import runtime as rt
+
 from .. import report
+from ..errors import ConversionError
+from . import mutation
 from .traced_keys import equal_items, traced
-from .variables import is_variable
+from .variables import is_variable, user_origin, where
 
 
 def to_bool(x):
@@ -24,7 +28,6 @@ def to_bool(x):
                          f"ambiguous (a tensor of shape {list(shape)}). Use a.any() or a.all()")
     if x.dtype == "bool":
         return x
-    import runtime as rt
     return rt.not_equal(x, rt.zeros_like(x))
 
 
@@ -105,8 +108,6 @@ def chain_value(before, value):
     dtype and rank when `before` is a graph value (the result's type would depend on data)."""
     if is_variable(before) and (is_variable(value) or hasattr(value, "dtype")) and (
             str(before.dtype) != str(value.dtype) or len(before.shape) != len(value.shape)):
-        from ..errors import ConversionError
-        from .variables import user_origin, where
         src = user_origin()
         raise ConversionError(
             f"`a and b` / `a or b` used as a value, with a {_dtype(before)} tensor `a` and an "
@@ -130,8 +131,6 @@ def comp_filter(c, kind="list"):
     one with a walrus): a graph value cannot decide which items it has."""
     if not is_variable(c):
         return c
-    from ..errors import ConversionError
-    from .variables import user_origin, where
     src = user_origin()
     if kind == "dict":
         raise ConversionError(
@@ -159,7 +158,6 @@ def _scalar_bool(x):
     """A one-element truth value as a 0-d bool tensor, so both branches agree in rank."""
     x = to_bool(x)
     if is_variable(x) and x.ndim and all(d == 1 for d in x.shape):
-        import runtime as rt
         return rt.reshape(x, [])
     return x
 
@@ -171,10 +169,7 @@ def _graph(a, rest, op, decided: bool):
     0) and y` gives `x > 0` or `y`, whatever `y` is), which requires both to have one dtype
     and shape: otherwise the result's type would depend on data, a `ConversionError`. (In a
     condition, `truth_and_` / `truth_or_` combine truth values instead.)"""
-    import runtime as rt
 
-    from . import mutation
-    from .variables import user_origin
     first, *more = rest
     src = user_origin(3)
 
@@ -198,8 +193,6 @@ def _graph(a, rest, op, decided: bool):
     except TypeError as e:
         if "differs between branches" not in str(e):
             raise
-        from ..errors import ConversionError
-        from .variables import user_origin, where
         src = user_origin()
         word = "or" if decided else "and"
         raise ConversionError(
@@ -213,7 +206,6 @@ def _graph(a, rest, op, decided: bool):
 def not_(x):
     """`not x`"""
     if is_variable(x):
-        import runtime as rt
         return rt.logical_not(to_bool(x))
     return not x
 
@@ -224,11 +216,9 @@ def in_(x, container):
     items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
         else None
     if is_variable(container):
-        import runtime as rt
         return rt.any(rt.equal(container, x))
     if items is None or not (traced(x) or any(traced(t) for t in items)):
         return x in container
-    import runtime as rt
     found = None  # (a set or dict of values the trace computed: compared by value)
     for item in items:
         eq = equal_items(x, item)
@@ -247,7 +237,6 @@ def eq_(a, b):
         return a == b
     if len(a) != len(b):
         return False
-    import runtime as rt
     found = None
     for x, y in zip(a, b):
         if x is y:
@@ -269,7 +258,6 @@ def ne_(a, b):
     same = eq_(a, b)
     if not is_variable(same):
         return not same
-    import runtime as rt
     return rt.logical_not(same)
 
 

@@ -1,23 +1,32 @@
-"""The initial values of a graph loop's state (`loops._graph_while`): Python lists as tensor
+"""The initial values of a graph loop's state (`graph_while._GraphWhile`): Python lists as tensor
 arrays, and for names first bound inside the loop, Python numbers the body makes tensors and
 empty lists the body appends to, the types the body gives them (a probe trace of the body,
 discarded).
 """
 from __future__ import annotations
 
+import runtime as rt
+from runtime.core import is_tensor
+from runtime.program.builder import current_builder
+
 from . import mutation
+from .block_values import (
+    as_list,
+    check_return_none,
+    copy_container,
+    fill_placeholder,
+    has_tensor,
+    mark_python_number,
+    zeros_like,
+)
 from .branch_arrays import PYTHON_ITEM_DTYPES
-from .control_flow import (
-    _as_list, _copy_container, _fill, _has_tensor, _is_return_value, _is_tensor, _scalar,
-    _zeros_like, check_return_none)
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
-from .variables import Undefined, UndefinedNameError, is_variable, where
+from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
 
-def _to_array(items: list):
-    import runtime as rt
+def to_array(items: list):
     if not items:
-        return _EmptyArray()
+        return EmptyArray()
     if is_structure(items[0]):
         return struct_array(items)
     first = items[0]
@@ -28,16 +37,16 @@ def _to_array(items: list):
     return python_items(array) if python_item_dtype(first) else array
 
 
-class _EmptyArray(list):
+class EmptyArray(list):
     """An empty Python list used as loop state: its element type is known only after the
     body appended to it once."""
 
 
-def _empty_array(v) -> bool:
-    return isinstance(v, _EmptyArray)
+def is_empty_array(v) -> bool:
+    return isinstance(v, EmptyArray)
 
 
-def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
+def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     """`_initial_values`, traced again while a name stays unbound (or an empty list's items
     unseen) and the probe turned a Python number into a tensor: a branch that binds it may be
     settled by that number on the first probe (`k = 0` ... `if k > 5: return y`; `i = 0` ...
@@ -47,26 +56,24 @@ def _settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     for _ in range(len(names)):
         out = _initial_values(body, state, names, src)
         log.scratch_end()
-        if not any(isinstance(v, Undefined) or _empty_array(v) for v in out) or all(
+        if not any(isinstance(v, Undefined) or is_empty_array(v) for v in out) or all(
                 a is b for a, b in zip(out, state)):
             break
         state = out
     # an empty list whose items no probe saw (the body appends under a branch the probe did
     # not take) stays a Python list
-    return [[] if _empty_array(v) else v for v in out]
+    return [[] if is_empty_array(v) else v for v in out]
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:
     """Trace the body once in a scratch block to learn the types that names first bound in
     the loop (or Python numbers that the body turns into tensors) take."""
-    import runtime as rt
-    from runtime.program.builder import current_builder
     b = current_builder()
     with b.scratch():
-        probe = _as_list(body(*[_copy_container(v) for v in state]), len(names))
+        probe = as_list(body(*[copy_container(v) for v in state]), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
-        if isinstance(v, _EmptyArray):
+        if isinstance(v, EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
             if isinstance(p, StructArray):  # (a tensor `if` in the body appended)
@@ -81,7 +88,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 out[i]._static_shape = ()
                 continue
             if not hasattr(elem, "dtype"):
-                continue  # (items not seen yet: `_settled_initial_values` probes again)
+                continue  # (items not seen yet: `settled_initial_values` probes again)
             out[i] = rt.static.create_array(elem.dtype)
             if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
                 python_items(out[i])  # (`out.append(i * 2)`, `i` from range; an inner loop's)
@@ -90,22 +97,22 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 elem, "is_array", False) else tuple(elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
-        elif isinstance(v, Undefined) or (v is None and _is_return_value(names[i])) or (
-                isinstance(v, (int, float)) and (is_variable(p) or _is_tensor(p))):
+        elif isinstance(v, Undefined) or (v is None and is_return_value(names[i])) or (
+                isinstance(v, (int, float)) and (is_variable(p) or is_tensor(p))):
             if isinstance(p, Undefined):
                 continue
-            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and _has_tensor(p):
-                out[i] = _zeros_like(p)  # a structure returned from inside the loop
+            if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and has_tensor(p):
+                out[i] = zeros_like(p)  # a structure returned from inside the loop
                 continue
-            if v is None and _is_return_value(names[i]) and mutation.tensor_tree(p):
-                out[i] = _fill(None, p)  # a returned tuple: zeros of each part
+            if v is None and is_return_value(names[i]) and mutation.tensor_tree(p):
+                out[i] = fill_placeholder(None, p)  # a returned tuple: zeros of each part
                 continue
-            if not (is_variable(p) or _is_tensor(p)):
+            if not (is_variable(p) or is_tensor(p)):
                 out[i] = p if isinstance(v, Undefined) else v
                 continue
             if v is None:
                 check_return_none([names[i]], [[None, p]], src)
-            if any(d < 0 for d in p.shape) and not _is_return_value(names[i]):
+            if any(d < 0 for d in p.shape) and not is_return_value(names[i]):
                 raise UndefinedNameError(
                     f"'{names[i]}' is first bound inside a loop whose condition is a tensor "
                     f"and has a shape unknown before the loop ({p.shape}) ({where(src)}); "
@@ -113,7 +120,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             fill = v if isinstance(v, (int, float)) else 0
             out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
             if getattr(p, "python_scalar", False):
-                _scalar(out[i])  # the body keeps it a Python number (a tensor `if` in it)
+                mark_python_number(out[i])  # the body keeps it a Python number (a tensor
+                # `if` in it)
     return out
 
 
@@ -137,8 +145,7 @@ def _python_number(v, p):
     else stays as it is."""
     if not (isinstance(v, (int, float)) and isinstance(p, (int, float))):
         return v
-    import runtime as rt
     if isinstance(v, bool) and isinstance(p, bool):
-        return _scalar(rt.full([], v, "bool"))
+        return mark_python_number(rt.full([], v, "bool"))
     dtype = "float64" if isinstance(v, float) or isinstance(p, float) else "int64"
-    return _scalar(rt.full([], v, dtype))
+    return mark_python_number(rt.full([], v, dtype))

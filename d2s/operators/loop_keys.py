@@ -7,7 +7,7 @@ from . import mutation
 from .variables import where
 
 
-def _removed(path, key, src, how="removes"):
+def refuse_key_change(path, key, src, how="removes"):
     if how == "adds":
         raise mutation.StateChangeError(
             f"the body of a loop whose condition is a tensor ({where(src)}) adds the key "
@@ -25,25 +25,25 @@ def _removed(path, key, src, how="removes"):
         "change its value instead", src)
 
 
-def _skeleton(v):
+def dict_keys_of(v):
     """The keys of the dicts in `v` (nested in dicts, lists and tuples)."""
     if isinstance(v, dict):
-        return {k: _skeleton(x) for k, x in v.items()}
+        return {k: dict_keys_of(x) for k, x in v.items()}
     if type(v) in (list, tuple):
-        return type(v)(_skeleton(x) for x in v)
+        return type(v)(dict_keys_of(x) for x in v)
     return None
 
 
-def _check_keys(path, before, after, src) -> None:
+def check_keys(path, before, after, src) -> None:
     """A dict in the loop state whose keys the body changes (`del d[k]`, `d.pop(k)`, a new
     key) cannot be one loop variable: a StateChangeError naming the key and the loop.
-    `before`: the `_skeleton` of the value the body started from."""
+    `before`: the `dict_keys_of` of the value the body started from."""
     if isinstance(before, dict) and isinstance(after, dict):
         for k in before.keys() ^ after.keys():
-            _removed(path, k, src, "removes" if k in before else "adds")
+            refuse_key_change(path, k, src, "removes" if k in before else "adds")
         for k in before:
-            _check_keys(f"{path}[{k!r}]", before[k], after[k], src)
+            check_keys(f"{path}[{k!r}]", before[k], after[k], src)
     elif type(before) in (list, tuple) and type(after) is type(before) and len(before) == len(
             after):
         for j, (a, b) in enumerate(zip(before, after)):
-            _check_keys(f"{path}[{j}]", a, b, src)
+            check_keys(f"{path}[{j}]", a, b, src)

@@ -26,6 +26,8 @@ import copy
 import sys
 import types
 
+import runtime as rt
+
 from ..errors import ConversionError
 from .variables import Undefined, is_variable, where
 
@@ -217,8 +219,6 @@ class Log:
         self.seen[id(obj)] = (obj, kind, path, snap)
 
     def _run(self):
-        import runtime as rt
-        tensor = rt.Tensor
         while self._stack:
             obj, path = self._stack.pop()
             if id(obj) in self.seen:
@@ -231,18 +231,8 @@ class Log:
                 for other in obj.shares:  # `y = x.detach()`: a write into y also changes x
                     self._visit(other, path)
             elif isinstance(obj, type) and not _library(obj) and not _ours(obj):
-                # a user class: its attributes are state (`Model.calls += 1`, a class-level
-                # registry); methods and descriptors are not walked
-                d = vars(obj)
-                self._add(obj, "cls", path, dict(d))
-                for k, x in d.items():
-                    if not (callable(x) or isinstance(x, _DESCRIPTORS) or k.startswith("__")):
-                        self._visit(x, f"{path}.{k}")
-                    elif isinstance(x, (types.FunctionType, staticmethod, classmethod)):
-                        # its closure and globals: a method can append to a list it closes
-                        # over (`trace.append(h)` in a Layer defined inside a function)
-                        self._visit(getattr(x, "__func__", x), f"{path}.{k}")
-            elif isinstance(obj, tensor) or isinstance(obj, (type, types.ModuleType)):
+                self._walk_class(obj, path)
+            elif isinstance(obj, rt.Tensor) or isinstance(obj, (type, types.ModuleType)):
                 self.seen[id(obj)] = (obj, None, path, None)
             elif isinstance(obj, list):  # also d2s's empty-array marker (a list subclass)
                 self._add(obj, "list", path, tuple(obj))
@@ -259,56 +249,80 @@ class Log:
                 for i, x in enumerate(obj):
                     self._visit(x, f"{path}[{i}]")
             elif isinstance(obj, types.CellType):
-                if id(obj) in self._skip:
-                    self.seen[id(obj)] = (obj, None, path, None)
-                    continue
-                try:
-                    v = obj.cell_contents
-                except ValueError:
-                    v = _MISSING
-                self._add(obj, "cell", path, v)
-                self._visit(v, path)
+                self._walk_cell(obj, path)
             elif isinstance(obj, types.FunctionType):
                 self.seen[id(obj)] = (obj, None, path, None)
-                ours = (obj.__module__ or "").startswith("d2s.operators")
-                if _library(obj) and not ours:
-                    continue
-                code = obj.__code__
-                if ours:  # d2s's wrappers of a user block: the functions they close over
-                    for c in obj.__closure__ or ():
-                        try:
-                            v = c.cell_contents
-                        except ValueError:
-                            continue
-                        if isinstance(v, (types.FunctionType, types.MethodType)):
-                            self._visit(v, getattr(v, "__name__", "function"))
-                    continue
-                for n, c in zip(code.co_freevars, obj.__closure__ or ()):
-                    self._visit(c, n)
-                g = obj.__globals__
-                names = [n for n in _code_names(code, set()) if n in g]
-                gid = id(g)
-                entry = self.seen.get(("globals", gid))
-                if entry is None:
-                    entry = self.seen[("globals", gid)] = (g, "globals", "", {})
-                for n in names:
-                    if n not in entry[3]:
-                        entry[3][n] = g[n]
-                        self._visit(g[n], n)
+                self._walk_function(obj)
             elif isinstance(obj, types.MethodType):
                 self.seen[id(obj)] = (obj, None, path, None)
                 self._visit(obj.__func__, path)
                 self._visit(obj.__self__, path.rsplit(".", 1)[0] if "." in path else "self")
             elif hasattr(obj, "__dict__") and (_is_layer(obj) or not _library(type(obj))):
-                d = vars(obj)
-                self._add(obj, "obj", path, dict(d))
-                for k, x in d.items():
-                    self._visit(x, f"{path}.{k}")
-                for cls in type(obj).__mro__:  # its user classes: their methods' state
-                    if not (_library(cls) or _ours(cls)) and cls is not object:
-                        self._visit(cls, f"type({path})")
+                self._walk_object(obj, path)
             else:
                 self.seen[id(obj)] = (obj, None, path, None)
+
+    def _walk_class(self, cls, path) -> None:
+        """A user class: its attributes are state (`Model.calls += 1`, a class-level
+        registry); methods and descriptors are not walked."""
+        d = vars(cls)
+        self._add(cls, "cls", path, dict(d))
+        for k, x in d.items():
+            if not (callable(x) or isinstance(x, _DESCRIPTORS) or k.startswith("__")):
+                self._visit(x, f"{path}.{k}")
+            elif isinstance(x, (types.FunctionType, staticmethod, classmethod)):
+                # its closure and globals: a method can append to a list it closes over
+                # (`trace.append(h)` in a Layer defined inside a function)
+                self._visit(getattr(x, "__func__", x), f"{path}.{k}")
+
+    def _walk_cell(self, cell, path) -> None:
+        if id(cell) in self._skip:
+            self.seen[id(cell)] = (cell, None, path, None)
+            return
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            v = _MISSING
+        self._add(cell, "cell", path, v)
+        self._visit(v, path)
+
+    def _walk_function(self, fn) -> None:
+        """A user function's closure cells and the globals its code names; d2s's wrappers of
+        a user block: the functions they close over."""
+        ours = (fn.__module__ or "").startswith("d2s.operators")
+        if _library(fn) and not ours:
+            return
+        code = fn.__code__
+        if ours:
+            for c in fn.__closure__ or ():
+                try:
+                    v = c.cell_contents
+                except ValueError:
+                    continue
+                if isinstance(v, (types.FunctionType, types.MethodType)):
+                    self._visit(v, getattr(v, "__name__", "function"))
+            return
+        for n, c in zip(code.co_freevars, fn.__closure__ or ()):
+            self._visit(c, n)
+        g = fn.__globals__
+        names = [n for n in _code_names(code, set()) if n in g]
+        gid = id(g)
+        entry = self.seen.get(("globals", gid))
+        if entry is None:
+            entry = self.seen[("globals", gid)] = (g, "globals", "", {})
+        for n in names:
+            if n not in entry[3]:
+                entry[3][n] = g[n]
+                self._visit(g[n], n)
+
+    def _walk_object(self, obj, path) -> None:
+        d = vars(obj)
+        self._add(obj, "obj", path, dict(d))
+        for k, x in d.items():
+            self._visit(x, f"{path}.{k}")
+        for cls in type(obj).__mro__:  # its user classes: their methods' state
+            if not (_library(cls) or _ours(cls)) and cls is not object:
+                self._visit(cls, f"type({path})")
 
     # ---- after a block traced ----
     def changed(self) -> list:
@@ -535,7 +549,6 @@ def map_tree(fn, v):
 
 def tensor_tree(v) -> bool:
     """A non-empty structure of lists / tuples / dicts whose leaves are tensors or numbers."""
-    import runtime as rt
     if type(v) in (list, tuple, dict):
         items = list(v.values()) if type(v) is dict else list(v)
         return bool(items) and all(tensor_tree(x) for x in items)
@@ -545,15 +558,10 @@ def tensor_tree(v) -> bool:
 def graph_tree(v) -> bool:
     """A tensor, or a non-empty structure of lists / tuples / dicts whose leaves are all
     tensors (no Python numbers)."""
-    import runtime as rt
     if type(v) in (list, tuple, dict):
         items = list(v.values()) if type(v) is dict else list(v)
         return bool(items) and all(graph_tree(x) for x in items)
     return is_variable(v) or isinstance(v, rt.Tensor)
-
-
-from .mutation_explain import explain_names  # noqa: E402,F401  (an if's hook)
-from .mutation_loop import Loop, align, cell_arrays  # noqa: E402,F401  (loop / if hooks)
 
 
 class python_effects_refused:

@@ -1,10 +1,11 @@
 """Why the branches of a tensor `if` cannot be one program's outputs: the state whose
 structure differs between them (a dict's key set, a list's length, also inside a returned
-value), named as the user wrote it (`mutation.explain_names`, called by `ifelse`)."""
+value), named as the user wrote it (`explain_names`, called by `control_flow.ifelse`)."""
 from __future__ import annotations
 
+from ..errors import ConversionError
 from .mutation import StateChangeError
-from .variables import where
+from .variables import is_return_value, where
 
 
 def _difference(a, b, path):
@@ -32,7 +33,7 @@ def explain_names(names, outs, src) -> None:
     if len(outs) < 2:
         return
     for name, a, b in zip(names, outs[0], outs[1]):
-        if name.startswith("_retval") and not (a is None or b is None):
+        if is_return_value(name) and not (a is None or b is None):
             d = _difference(a, b, "the returned value")
             if d:
                 path, x, y = d
@@ -60,9 +61,8 @@ def _refuse_chosen_text(name: str, a, b, src) -> None:
     found = _text_difference(a, b, "")
     if found is None:
         return
-    from ..errors import ConversionError
     path, x, y = found
-    what = ("the returned value" + path) if name.startswith("_retval") else \
+    what = ("the returned value" + path) if is_return_value(name) else \
         "the conditional expression's value" + path if name.startswith("_ifexp") else \
         f"'{name}{path}'"
     raise ConversionError(

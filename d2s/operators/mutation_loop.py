@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import copy
 
-from .mutation import _MISSING, Log, StateChangeError, freeze
+import runtime as rt
+from runtime.program.builder import current_builder
+
+from .aliases import other_references
+from .branch_arrays import array_paths
+from .held_lists import holder, if_arrays, remember
+from .lists import is_structure
+from .mutation import MISSING, Log, StateChangeError, freeze
+from .trace_state import current
 from .variables import Undefined, is_variable, where
 
 
@@ -25,7 +33,6 @@ class Loop:
             if is_variable(v) and id(v) not in log.seen:
                 log.seen[id(v)] = (v, "private", "", dict(vars(v)))
         if not log.probed:
-            from runtime.program.builder import current_builder
             b = current_builder()
             try:
                 with b.scratch():  # objects the user can reach as they are, others copied
@@ -108,8 +115,6 @@ def _closure_array(log: Log, slot):
     nothing else may refer to the list) becomes a tensor array carried by the loop (the list
     object is left as it was, unreachable from the traced code). Returns (the place's slot,
     the array); anything else is refused."""
-    from .held_lists import holder
-    from .lists import is_structure
     src = log.src
     lst = slot.obj
     sample = slot.sample if slot.sample is not None else lst[-1] if lst else None
@@ -124,7 +129,6 @@ def _closure_array(log: Log, slot):
             f"{why}; one static program cannot grow it there. Append tensors of one type, or "
             "collect the values in a tensor.", src)
     place = holder(log, lst, what + " through another name than its own")
-    import runtime as rt
     array = rt.static.create_array(sample.dtype, initialized_list=list(lst))
     if not lst:
         array._static_shape = tuple(sample.shape)
@@ -132,12 +136,11 @@ def _closure_array(log: Log, slot):
 
 
 def _tensor(x) -> bool:
-    import runtime as rt
     return isinstance(x, rt.Tensor)
 
 
 def _loop_value(path, v, src):
-    if v is _MISSING or isinstance(v, Undefined):
+    if v is MISSING or isinstance(v, Undefined):
         raise StateChangeError(
             f"{path} is first set inside a loop whose condition is a tensor ({where(src)}); in "
             "eager code it exists after the loop only when the loop ran at least once, which "
@@ -172,22 +175,18 @@ def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
     True if any."""
     if len(given) != 2:
         return False
-    from .branch_arrays import _array_paths
-    from .held_lists import if_arrays, remember
     found = {}
     for j, slot in enumerate(log.slots):
         i = n + j
         if slot.kind not in _PLACES or (i, ()) in arrays or i >= min(map(len, given)):
             continue
-        paths = [(p, dt) for p, dt in _array_paths(given[0][i], given[1][i], ()) if not p]
+        paths = [(p, dt) for p, dt in array_paths(given[0][i], given[1][i], ()) if not p]
         if not paths or isinstance(paths[0][1], tuple):  # (not lists of structures)
             continue
         lst, container = _before(log, slot)
         if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
             continue
-        from .aliases import other_references
-        from .held_lists import trace_logs
-        if other_references(lst, slot.path if slot.kind == "cell" else "", trace_logs(log),
+        if other_references(lst, slot.path if slot.kind == "cell" else "", current().logs(log),
                             holder=container):
             continue
         remember(slot, lst)

@@ -23,6 +23,13 @@ only where those conditions hold, as eager computes it only for kept items.
 """
 from __future__ import annotations
 
+import runtime as rt
+
+from .block_values import stand_in
+from .control_flow import ifelse
+from .lists import list_append
+from .logical import truth
+from .try_except import TryState, deposit, open_trys, try_collect
 from .variables import is_variable
 
 
@@ -39,7 +46,6 @@ class Comprehension:
         """The filter of an earlier `for` (number `level`): a Python value filters in Python;
         a tensor keeps the item in Python and is a condition of every item appended under
         it (the inner `for`s run for it, their items are kept only where it holds)."""
-        from .logical import truth
         cond = truth(cond)
         self.gates = {k: c for k, c in self.gates.items() if k < level}
         if not is_variable(cond):
@@ -54,7 +60,6 @@ class Comprehension:
             if cond is None:
                 cond = gate
             else:
-                import runtime as rt
                 cond = rt.logical_and(cond, gate)
         return cond
 
@@ -65,8 +70,6 @@ class Comprehension:
         gate = self._gate()
         if gate is None:
             return iterable_fn()
-        from .control_flow import _stand_in, ifelse
-        from .try_except import TryState, deposit, open_trys, try_collect
         outer = open_trys()[-1] if open_trys() else None
         errors, box = TryState(), []
 
@@ -80,7 +83,7 @@ class Comprehension:
             return items, code
 
         def skip(items, code):
-            return _stand_in(box[0]), code
+            return stand_in(box[0]), code
 
         items, code = ifelse(gate, take, skip, (None, 0),
                              ("<comprehension iterable>", "<error code>"))
@@ -89,17 +92,12 @@ class Comprehension:
         return items
 
     def item(self, cond, value_fn):
-        from .control_flow import ifelse
-        from .lists import list_append
-        from .logical import truth
-        from .try_except import TryState, deposit, open_trys, try_collect
 
         cond = truth(cond)
         if not is_variable(cond) and not cond:
             return self
         gate = self._gate()
         if gate is not None:
-            import runtime as rt
             cond = gate if cond is True else rt.logical_and(gate, cond)
         if not is_variable(cond):
             self.out = list_append(self.out, value_fn())

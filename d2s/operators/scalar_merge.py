@@ -6,6 +6,9 @@ eager mode gives `tensor <op> python_number`: the Python-number side is cast ins
 branch (a float64 standing for a Python float meeting a float32 tensor becomes float32)."""
 from __future__ import annotations
 
+import runtime as rt
+from runtime.dtypes import promote_scalar
+
 from .variables import Undefined, is_variable
 
 
@@ -28,7 +31,6 @@ def _target(a, b):
         return inner if any(t is not None for t in inner.values()) else None
     for scalar, tensor in ((a, b), (b, a)):
         if _is_scalar(scalar) and _is_real_tensor(tensor) and is_variable(scalar):
-            from runtime.dtypes import promote_scalar
             sample = 0.0 if scalar.dtype.kind == "f" else 0
             target = promote_scalar(tensor.dtype, sample)
             if target != scalar.dtype:
@@ -59,7 +61,6 @@ def cast_scalar(v, target):
     if isinstance(target, dict) and isinstance(v, dict):
         return {k: cast_scalar(x, target.get(k)) for k, x in v.items()}
     if isinstance(target, str) and _is_scalar(v) and is_variable(v) and v.dtype.name != target:
-        import runtime as rt
         return rt.cast(v, target)
     return v
 

@@ -8,11 +8,17 @@ gradients. An index out of range raises `IndexError` when the program runs (as
 `LayerList[i]` does eagerly); negative indices count from the end."""
 from __future__ import annotations
 
+import runtime as rt
+from runtime.program.debug_ops import raise_error
+
+from .calls import call
+from .exceptions import short_name
+from .try_calls import after_failure
+from .try_except import open_trys
 from .variables import is_variable, user_origin
 
 
 def _layers(obj):
-    import runtime as rt
     if isinstance(obj, (rt.nn.LayerList, rt.nn.Sequential)):
         return list(obj._sub_layers.values()) if isinstance(obj, rt.nn.Sequential) else \
             list(obj)
@@ -23,14 +29,12 @@ def _layers(obj):
 
 def call_item(obj, index):
     """The callable `obj[index]` (see the module)."""
-    from .calls import call
     if is_variable(index):
         layers = _layers(obj)
         if layers is not None:
-            from .try_except import after_failure, open_trys
             switch = _Switch(type(obj).__name__, layers, index)
             # in a `try` body: not run (nor its range check) where an earlier call of the
-            # statement failed (`try_except.after_failure`)
+            # statement failed (`try_calls.after_failure`)
             return after_failure(switch) if open_trys() else switch
     return call(obj[index])
 
@@ -42,11 +46,7 @@ class _Switch:
         self.what, self.layers, self.index = what, layers, index
 
     def __call__(self, *args, **kwargs):
-        import runtime as rt
-        from runtime.program.debug_ops import raise_error
 
-        from .calls import call
-        from .exceptions import _short
         n = len(self.layers)
         i = self.index
         if i.dtype.kind not in "iu":
@@ -57,7 +57,7 @@ class _Switch:
                             f"shape {list(i.shape)}")
         i = rt.reshape(i, [])
         src = user_origin()
-        at = f"{_short(src.filename)}:{src.lineno}" if src is not None else ""
+        at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
         bad = rt.logical_or(i < -n, i >= n)
         error = IndexError(f"{self.what} index is out of range for length {n}")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import builtins
 
+from ..errors import ConversionError
 from .print_values import FString, holds_graph_values
 from .variables import user_origin, where
 
 
 def _refuse(what: str):
-    from ..errors import ConversionError
     src = user_origin()
     raise ConversionError(
         f"{what} of a tensor computed by the converted code ({where(src)}): its text exists "

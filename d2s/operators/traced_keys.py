@@ -8,7 +8,10 @@ Such a value is a graph value while tracing, which hashes and compares by identi
 """
 from __future__ import annotations
 
-from .variables import is_variable
+import runtime as rt
+
+from ..errors import ConversionError
+from .variables import is_variable, user_origin, where
 
 
 def traced(v) -> bool:
@@ -28,19 +31,16 @@ def equal_items(a, b):
             if same is False:
                 return False
             if same is not True:
-                import runtime as rt
                 result = same if result is True else rt.logical_and(result, same)
         return result
     if not (is_variable(a) or is_variable(b)):
         return a is b or bool(a == b)
-    import runtime as rt
     return rt.all(rt.equal(a, b))
 
 
 def refuse_traced_keys(out, fn) -> None:
     """A dict in the result `out` keyed by a value the converted code computed: the program
     returns the same keys every call, so the trace's value would be the key (refused)."""
-    from ..errors import ConversionError
     stack, seen = [out], set()
     while stack and len(seen) < 2000:
         v = stack.pop()
@@ -69,8 +69,6 @@ def check_unique(container, what: str) -> None:
     if not isinstance(container, (set, frozenset, dict)) or not any(
             traced(k) for k in container):
         return
-    from ..errors import ConversionError
-    from .variables import user_origin, where
     src = user_origin(3)
     kind = "dict key" if isinstance(container, dict) else "set element"
     raise ConversionError(

@@ -28,8 +28,13 @@ do not happen.
 """
 from __future__ import annotations
 
-import threading
+import runtime as rt
+from runtime.core import active_builder
+from runtime.program.debug_ops import raise_error
 
+from ..errors import ConversionError
+from .exceptions import in_graph_block, short_name
+from .trace_state import current
 from .variables import is_variable, user_origin, where
 
 
@@ -56,14 +61,9 @@ class TryState:
         return any(isinstance(exc, _classes(c)) for c in classes)
 
 
-_LOCAL = threading.local()
-
-
 def open_trys() -> list:
-    stack = getattr(_LOCAL, "open", None)
-    if stack is None:
-        stack = _LOCAL.open = []
-    return stack
+    """The `try` bodies open in the trace running now, innermost last (`trace_state`)."""
+    return current().trys
 
 
 def try_state(handlers=None) -> TryState:
@@ -85,13 +85,14 @@ def fn_state() -> TryState:
     return try_state(None)
 
 
-def _block():
-    from runtime.core import active_builder
+def current_block():
+    """The program block being traced now (None outside a program)."""
     b = active_builder()
     return None if b is None else b.block
 
 
-def _nonzero(code) -> bool:
+def may_have_failed(code) -> bool:
+    """An error code that is a graph value, or a Python code of an error raised."""
     return is_variable(code) or code != 0
 
 
@@ -102,7 +103,7 @@ def deposit(state: TryState, code) -> bool:
     stack = open_trys()
     if not stack:
         return False
-    stack[-1].pending.append((state, code, _block(), user_origin()))
+    stack[-1].pending.append((state, code, current_block(), user_origin()))
     return True
 
 
@@ -110,7 +111,6 @@ def _merge(outer: TryState, code, inner: TryState, inner_code, ks):
     """`code`, or (where nothing failed yet) the inner error renumbered into `outer`."""
     if not ks:
         return code
-    import runtime as rt
     mapped = 0
     for k in ks:
         new = len(outer.errors) + 1
@@ -128,10 +128,9 @@ def try_collect(state: TryState, code):
     """After a statement that called functions: the error codes they handed on (`deposit`)
     join this body's code, the first one raised winning."""
     pending, state.pending = state.pending, []
-    here = _block()
+    here = current_block()
     for inner, inner_code, block, src in pending:
         if block is not here:
-            from ..errors import ConversionError
             raise ConversionError(
                 f"a run-time `raise`/`assert` in a function called at {where(src)} inside "
                 f"a `try` ({where(state.src)}) is reached in a graph block (a tensor `if` "
@@ -145,91 +144,14 @@ def try_collect(state: TryState, code):
     return code
 
 
-def _nothing_failed(state: TryState):
-    """Python True when no call made earlier in the statement being traced may have failed;
-    else a bool graph value, true where none of them failed when the program runs."""
-    here = _block()
-    ok = True
-    for _inner, code, block, _src in state.pending:
-        if block is not here or not _nonzero(code):
-            continue  # (another block: `try_collect` refuses it)
-        import runtime as rt
-        this = code == 0 if is_variable(code) else rt.zeros([], "bool")
-        ok = this if ok is True else rt.logical_and(ok, this)
-    return ok
-
-
-def after_failure(fn):
-    """`fn` (a user function, method or Layer called inside an open `try` body or a
-    function converted for one) as the call runs: when a call made before it in the same
-    statement may have failed at run time (`a(x) + b(x)`, `g(a(x))`), it is traced under
-    a graph `if` that runs it only where nothing failed, as eager code never reaches it after
-    the exception (its writes to Layer state and lists, its own errors); on the other path
-    zeros stand in for its result (never read: the statement does not finish)."""
-    def run(*args, **kwargs):
-        stack = open_trys()
-        if not stack or not stack[-1].pending:
-            return fn(*args, **kwargs)
-        outer = stack[-1]
-        ok = _nothing_failed(outer)
-        if ok is True:
-            return fn(*args, **kwargs)
-        from ..errors import ConversionError
-        from .control_flow import _stand_in, ifelse
-        errors, box = TryState(), []
-
-        def take(out, code):
-            mark = len(outer.pending)
-            out = fn(*args, **kwargs)
-            if len(outer.pending) > mark:
-                errors.pending, outer.pending[mark:] = outer.pending[mark:], []
-                code = try_collect(errors, code)
-            box[:] = [out]
-            return out, code
-
-        def skip(out, code):
-            return _stand_in(box[0]), code
-
-        try:
-            out, code = ifelse(ok, take, skip, (None, 0), ("<call result>", "<error code>"))
-        except ConversionError as e:
-            src = user_origin()
-            raise type(e)(
-                f"{e}\n(d2s: the call at {where(src)} is made only where the calls before it "
-                "in the same statement did not fail when the program runs, as eager code "
-                "stops at the first error: it becomes a graph `if`, and this change cannot "
-                "be made in one. Call it in a statement of its own.)",
-                origin=getattr(e, "origin", None) or src) from e
-        if _nonzero(code):
-            deposit(errors, code)
-        return out
-    return run
-
-
 def fn_exit(state: TryState, code) -> None:
     """The converted function ends: its error code goes to the caller (see the module)."""
     code = try_collect(state, code)
     try_end(state)
-    if not _nonzero(code):
+    if not may_have_failed(code):
         return
     if not deposit(state, code):
         try_reraise(state, code, ())
-
-
-def helper_raise(exc, src) -> None:
-    """A run-time `raise` in a function called from an open `try` body whose clauses would
-    catch it: the program raises it outside that `try`, so it is a conversion error."""
-    for state in reversed(open_trys()):
-        if state.catches(exc):
-            from ..errors import ConversionError
-            raise ConversionError(
-                f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}), in "
-                f"code called inside a `try` whose `except` would catch it "
-                f"({where(state.src)}), but that code is not converted for the `try` (it "
-                "is called through code d2s does not convert, or defined in a class body): "
-                "the program would raise it past the `except`. Call the function from the "
-                "`try` body or a converted function, or return a flag and raise in the "
-                "function with the `try`.", origin=src)
 
 
 def _exception(exc):
@@ -242,9 +164,8 @@ def _exception(exc):
 
 def try_raise(state: TryState, exc, cause=None):
     """`raise exc [from cause]` inside a `try` body with `except` clauses (see the module)."""
-    from .exceptions import _in_graph_block
     exc = _exception(exc)
-    if not _in_graph_block():
+    if not in_graph_block():
         if cause is not None:
             raise exc from cause
         raise exc
@@ -286,7 +207,6 @@ def _any_of(code, codes: list):
     is a Python number: a Python-level error never reaches here)."""
     if not codes or not is_variable(code):
         return bool(not is_variable(code) and code in codes)
-    import runtime as rt
     hit = None
     for k in codes:
         eq = code == k
@@ -307,7 +227,6 @@ def try_error(state: TryState, code, classes):
         return None
     first = errors[0]
     if any(type(e) is not type(first) or e.args != first.args for e in errors[1:]):
-        from ..errors import ConversionError
         src = user_origin()
         raise ConversionError(
             f"`except ... as name` ({where(src)}) may catch different run-time errors "
@@ -337,12 +256,9 @@ def try_reraise(state: TryState, code, handlers: tuple) -> None:
     if open_trys():  # a function called inside a `try` body: that `try` gets the error
         deposit(_only(state, uncaught), code)
         return
-    import runtime as rt
-    from runtime.program.debug_ops import raise_error
 
-    from .exceptions import _short
     src = user_origin()
-    at = f"{_short(src.filename)}:{src.lineno}" if src is not None else ""
+    at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
 
     def raising(exc):
         def run():
@@ -365,7 +281,6 @@ def try_forward(outer: TryState, outer_code, inner: TryState, inner_code, handle
     uncaught = try_uncaught(inner, inner_code, handlers)
     if not uncaught:
         return outer_code
-    import runtime as rt
     code = outer_code
     for k in uncaught:
         new = len(outer.errors) + 1

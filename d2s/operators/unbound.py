@@ -13,7 +13,13 @@ stays an `UndefinedNameError` (an `UnboundLocalError`) when converting.
 """
 from __future__ import annotations
 
-from .variables import is_variable
+import runtime as rt
+from runtime.core import active_builder
+from runtime.program.debug_ops import raise_error
+from runtime.program.origin import forced
+
+from .exceptions import short_name
+from .variables import is_variable, where
 
 
 class ReadCheck:
@@ -31,9 +37,6 @@ class ReadCheck:
         self.done: set = set()  # the blocks already checked
 
     def __call__(self):
-        import runtime as rt
-        from runtime.core import active_builder
-        from runtime.program.debug_ops import raise_error
         b = active_builder()
         if b is None or id(b.block) in self.done:
             return
@@ -53,11 +56,9 @@ def mark(value, bound, name: str, src, error=None) -> None:
     (elsewhere reading it raises `error`, by default eager's `UnboundLocalError`)."""
     if not is_variable(value):
         return
-    from .exceptions import _short
-    at = f"{_short(src.filename)}:{src.lineno}" if src is not None else ""
+    at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
     previous = value.on_read
     if isinstance(previous, ReadCheck):
-        import runtime as rt
         bound = rt.logical_and(bound, previous.bound)
     origin = (src.filename, src.lineno, src.source_line) if src is not None else None
     value.on_read = ReadCheck(bound, name, at, error, origin)
@@ -71,7 +72,6 @@ def carry(inner, outer, pred, inner_is_true: bool) -> None:
     check = inner.on_read
     if not isinstance(check, ReadCheck):
         return
-    import runtime as rt
     taken = pred if inner_is_true else rt.logical_not(pred)
     bound = rt.logical_or(rt.logical_not(taken), check.bound)
     existing = outer.on_read
@@ -83,7 +83,6 @@ def carry(inner, outer, pred, inner_is_true: bool) -> None:
 def read(values) -> None:
     """Values returned by the converted function: read after it returned, so the check's
     error names the line that left the value unbound (the caller's line would be wrong)."""
-    from runtime.program.origin import forced
     for v in values:
         if is_variable(v) and isinstance(v.on_read, ReadCheck):
             if v.on_read.origin is None:
@@ -102,8 +101,6 @@ def read_if(values, taken) -> None:
     """Values carried into a graph loop whose body runs only where the bool graph value
     `taken` (the loop test on entry) is true: a value unbound on some paths is read only
     there, as eager code reads it only in the body."""
-    import runtime as rt
-    from runtime.core import active_builder
     for v in values:
         check = v.on_read if is_variable(v) else None
         if isinstance(check, ReadCheck):
@@ -115,7 +112,6 @@ def read_if(values, taken) -> None:
 def after_loop(inputs: dict, outputs: list, taken) -> None:
     """The loop's results for values that were unbound on some paths when it started
     (`inputs`: index -> read check): bound where they were, or where the loop ran."""
-    import runtime as rt
     for i, check in inputs.items():
         v = outputs[i]
         if is_variable(v) and not isinstance(v.on_read, ReadCheck):
@@ -138,7 +134,6 @@ def tensor_by_loop(numbers: dict, names: tuple, outputs: list, taken, src) -> No
     number's (`numbers`: index -> the number; the number filled a tensor of that shape on
     entry): where the loop never ran, eager code still has the number, whose shape the
     program cannot give; reading the value there raises a TypeError naming the line."""
-    from .variables import where
     for i, number in numbers.items():
         v = outputs[i]
         if is_variable(v) and not isinstance(v.on_read, ReadCheck):
@@ -157,7 +152,6 @@ def dtype_by_loop(widened: dict, names: tuple, outputs: list, taken, src) -> Non
     dtype before the loop; the program carries them in the body's dtype from the start): where
     the loop never ran, eager code still has the tensor in its old dtype, which the program
     cannot give; reading the value there raises a TypeError naming the loop and the name."""
-    from .variables import where
     for i, before in widened.items():
         v = outputs[i]
         if is_variable(v) and v.dtype != before and not isinstance(v.on_read, ReadCheck):
@@ -175,7 +169,6 @@ def branch_flags(values, n: int, flags: dict) -> list:
     telling where its value is bound (True where it has no read check). Values of this
     branch with a read check not in `flags` yet are added (the `if` is traced again): the
     check's flag lives in the branch's block, so only an output carries it out."""
-    import runtime as rt
     for i, v in enumerate(values[:n]):
         if i not in flags and is_variable(v) and isinstance(v.on_read, ReadCheck):
             flags[i] = (v.on_read.name, v.on_read.at, v.on_read.error)
@@ -190,7 +183,6 @@ def branch_flags(values, n: int, flags: dict) -> list:
 
 def after_branches(result: list, flags: dict, bound_flags: list) -> None:
     """The `if`'s results for the values of `flags`: checked with the flags it output."""
-    import runtime as rt
     for i, bound in zip(sorted(flags), bound_flags):
         v = result[i]
         if not is_variable(v):

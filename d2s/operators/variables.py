@@ -28,6 +28,33 @@ def user_origin(depth: int = 2):
     return None
 
 
+class ReturnValue(str):
+    """The marker of a state name that holds the function's return value: the name the
+    return converter chose (`_retval`), as recorded in the generated file's line map
+    (`LineMap.return_values`), marked by `marked_returns` when a tensor `if` or loop starts.
+    Its reads are guarded by the return flag, so a placeholder may stand in for it."""
+
+    __slots__ = ()
+
+
+def marked_returns(names: tuple) -> tuple:
+    """`names` (a block's state names) with the return value's name a `ReturnValue`: the
+    return names of the innermost generated code calling us."""
+    f = sys._getframe(1)
+    while f is not None:
+        line_map = loader.line_map(f.f_code.co_filename)
+        if line_map is not None:
+            returns = line_map.return_values
+            return tuple(ReturnValue(n) if n in returns else n for n in names)
+        f = f.f_back
+    return names
+
+
+def is_return_value(name: str) -> bool:
+    """Whether the state name `name` holds the function's return value (`ReturnValue`)."""
+    return isinstance(name, ReturnValue)
+
+
 def where(src) -> str:
     return f'File "{src.filename}", line {src.lineno}: {src.source_line}' if src else \
         "(unknown line)"

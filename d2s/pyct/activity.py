@@ -19,7 +19,15 @@ import gast
 from . import anno
 from .qnames import qualified_name
 from .walk import (
-    BLOCK_FIELDS, COMPOUND, NAME_FIELDS, NODE_FIELDS, SCOPE_SET, STATEMENTS, push_children, walk)
+    BLOCK_FIELDS,
+    COMPOUND,
+    NAME_FIELDS,
+    NODE_FIELDS,
+    SCOPE_SET,
+    STATEMENTS,
+    push_children,
+    walk,
+)
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 

@@ -31,8 +31,17 @@ from __future__ import annotations
 
 from . import anno, definedness, liveness
 from .activity import (  # noqa: F401
-    Facts, Survey, closure_cells, local_names, locals_of, params, read, scope_declarations,
-    survey, written)
+    Facts,
+    Survey,
+    closure_cells,
+    local_names,
+    locals_of,
+    params,
+    read,
+    scope_declarations,
+    survey,
+    written,
+)
 from .definedness import surely_bound  # noqa: F401
 from .liveness import live_in  # noqa: F401
 from .qnames import QName, qualified_name  # noqa: F401

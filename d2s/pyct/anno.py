@@ -21,6 +21,7 @@ EXTRA_TEST = "extra_test"    # gast expr: a `for` loop runs another iteration on
 SCOPE_DECL = "scope_decl"    # dict name -> 'global' | 'nonlocal' declared in a function
 LOCALS = "locals"            # frozenset of a function's local names (activity.local_names)
 LOOP_GUARD = "loop_guard"    # `if flag: break` opening a `for` body; the loop converter drops it
+RETURN_VALUE = "return_value"  # on a function def: the name its return converter returns
 GENERATED = "generated"      # True on function defs made by converters (not user functions)
 OPAQUE = "opaque"            # a nested function no pass may change (a generator)
 

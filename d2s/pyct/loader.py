@@ -147,7 +147,10 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     printer = _Printer()
     text = printer.visit(tree)
     line_map = {}
+    returns = set()
     for g, a in zip(_statements(factory), _statements(tree.body[0])):
+        if isinstance(g, gast.FunctionDef) and anno.hasanno(g, anno.RETURN_VALUE):
+            returns.add(anno.getanno(g, anno.RETURN_VALUE))
         src = anno.getanno(g, anno.ORIGIN, None)
         span = printer.spans.get(id(a))
         if src is not None and span is not None:
@@ -163,7 +166,7 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     if not users:
         with open(filename, "w") as f:
             f.write(annotated)
-        _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
+        _LINE_MAPS[filename] = origin.LineMap(filename, line_map, frozenset(returns))
     _USERS[filename] = users + 1
     # Compiled from the text (as Python would import the file): cheaper than re-parsing it
     # into an AST, and the lines are the file's by construction.

@@ -89,11 +89,14 @@ def inherit(tree, origin: OriginInfo | None) -> None:
 
 
 class LineMap:
-    """Generated-file line -> OriginInfo of the user statement it was generated from."""
+    """Generated-file line -> OriginInfo of the user statement it was generated from;
+    `return_values`: the names the file's functions return their value in (`_retval`)."""
 
-    def __init__(self, filename: str, mapping: dict[int, OriginInfo]):
+    def __init__(self, filename: str, mapping: dict[int, OriginInfo],
+                 return_values: frozenset = frozenset()):
         self.filename = filename
         self.mapping = mapping
+        self.return_values = return_values
 
     def get(self, lineno: int) -> OriginInfo | None:
         return self.mapping.get(lineno)

@@ -1,0 +1,73 @@
+"""What the operators keep while one call is traced: one `TraceState` per trace.
+
+The trace (`d2s/tracing.py`) makes it and installs it around the call (`with tracing():`);
+the operators reach it through `current()`, the one accessor (docs/architecture.md, "Trace
+state"). It holds the whole call's mutation logs (`writeback.before` adds its log) and the
+per-block stacks: the graph branches and loop bodies being traced (`exceptions.branch_frame`)
+and the `try` bodies open (`try_except.try_state`). Nothing here knows what a branch or a
+`try` does; the constructs above (`control_flow`, `loops`, `try_except`, `held_lists`) keep
+their data in it.
+
+Outside a trace `current()` is the thread's own state: converted code run as plain Python (a
+StaticFunction called eagerly with conversion on) still opens `try` bodies there.
+"""
+from __future__ import annotations
+
+import threading
+
+
+class TraceState:
+    """The state of one trace (see the module).
+
+    - `call_logs`: mutation logs of everything the traced call can reach; what they hold is
+      d2s's, never another reference to a list (`held_lists.holder`);
+    - `origins`: a place whose list became a tensor array (a slot's ident) -> (the place's
+      object, the list it held), which `writeback` fills after each run;
+    - `frames`: the graph branches and loop bodies being traced, innermost last;
+    - `trys`: the `try` bodies (and functions converted for one) open, innermost last.
+    """
+
+    __slots__ = ("call_logs", "frames", "origins", "trys")
+
+    def __init__(self):
+        self.call_logs: list = []
+        self.origins: dict = {}
+        self.frames: list = []
+        self.trys: list = []
+
+    def __repr__(self):
+        return (f"TraceState({len(self.call_logs)} call logs, {len(self.origins)} origins, "
+                f"{len(self.frames)} frames, {len(self.trys)} open trys)")
+
+    def logs(self, log) -> tuple:
+        """`log` (a block's) and the call logs of this trace and of the traces it runs in."""
+        return (log,) + tuple(x for s in reversed(_stack()) for x in s.call_logs)
+
+
+_LOCAL = threading.local()
+
+
+def _stack() -> list:
+    stack = getattr(_LOCAL, "stack", None)
+    if stack is None:
+        stack = _LOCAL.stack = [TraceState()]  # the thread's own state, outside any trace
+    return stack
+
+
+def current() -> TraceState:
+    """The state of the trace running on this thread (the thread's own outside a trace)."""
+    return _stack()[-1]
+
+
+class tracing:
+    """`with tracing() as state:` around one trace: `state` is `current()` inside."""
+
+    def __enter__(self) -> TraceState:
+        self.state = TraceState()
+        _stack().append(self.state)
+        return self.state
+
+    def __exit__(self, *exc):
+        stack = _stack()
+        del stack[stack.index(self.state):]
+        return False
