@@ -241,6 +241,20 @@ def test_known_cycles_are_still_real():
     assert not gone, f"broken: remove from KNOWN_CYCLES in tests/test_layering.py: {gone}"
 
 
+def file_cycles() -> list:
+    """Import cycles between modules (package `__init__` files left out: a package importing
+    its own modules to re-export them is not a cycle of the code)."""
+    modules = {rel: {t for t in ts if not t.endswith("__init__.py")}
+               for rel, ts in GRAPH.items() if not rel.endswith("__init__.py")}
+    return [c for c in strongly_connected(modules) if len(c) > 1]
+
+
+def test_no_import_cycle_between_modules():
+    # (issue 38: from 8 cycles, the largest of 11 files, to none; a new one is a design
+    # problem to solve by moving the shared piece down, not an entry in a list)
+    assert not [sorted(c) for c in file_cycles()], "import cycles between modules"
+
+
 def test_ops_never_imports_program():
     for rel, targets in GRAPH.items():
         if rel.startswith("runtime/ops/"):
