@@ -82,6 +82,84 @@ def _owner_frames(ours: set, keep: list) -> list:
     return owners
 
 
+class _Referrers:
+    """`gc.get_referrers`, one heap scan for many objects. Each scan walks every object the
+    collector tracks (the cost grows with the user's heap), so the check asks for the
+    referrers of what it will judge next (`ahead`) and `of` scans them together with the one
+    it needs now. The lists this object keeps are not referrers of anything it is asked
+    about (as the check's own lists were not)."""
+
+    def __init__(self):
+        self._found: dict = {}  # id -> the referrers of that object
+        self._ahead: dict = {}  # id -> an object to scan with the next scan
+        self._kept: list = []  # each scan's lists (alive, so that their ids stay theirs)
+        self._own = {id(self._found), id(self._ahead), id(self._kept)}
+
+    def ahead(self, objs) -> None:
+        for o in objs:
+            if id(o) not in self._found:
+                self._ahead[id(o)] = o
+
+    def of(self, obj) -> list:
+        if id(obj) not in self._found:
+            self._ahead[id(obj)] = obj
+            self._scan()
+        return self._found[id(obj)]
+
+    def up(self, objs, levels: int, known: set) -> None:
+        """Scan the referrers of the containers and cells among `objs`, and of the ones
+        holding those, `levels` levels up: one scan a level for what the check will judge
+        (not the objects whose ids are `known`: judged without their referrers)."""
+        self._kept.append(objs)  # (a list of its own: not a referrer)
+        self._own.add(id(objs))
+        frontier = [o for o in objs if _judged(o)]
+        for _ in range(levels):
+            self._kept.append(frontier)  # (a list of its own: not a referrer)
+            self._own.add(id(frontier))
+            self.ahead(frontier)
+            if not self._ahead:
+                return
+            self._scan()
+            frontier = [h for o in frontier for h in self._found[id(o)]
+                        if _judged(h) and id(h) not in self._found and not self.owns(h)
+                        and id(h) not in known]
+
+    def forget(self) -> None:
+        self._found.clear()
+        self._ahead.clear()
+        self._kept.clear()
+
+    def owns(self, x) -> bool:
+        return id(x) in self._own
+
+    def _scan(self) -> None:
+        objs = list(self._ahead.values())
+        self._ahead.clear()
+        by_id = {id(o): [] for o in objs}
+        self._kept += [objs, by_id]
+        self._own.update([id(objs), id(by_id)] + [id(v) for v in by_id.values()])
+        mark = _Mark()  # the call's own argument tuple is the one tuple that ends with it
+        for h in gc.get_referrers(*objs, mark):
+            if id(h) in self._own or type(h) is tuple and h and h[-1] is mark:
+                continue
+            named = set()
+            for r in gc.get_referents(h):
+                lst = by_id.get(id(r))
+                if lst is not None and id(r) not in named:
+                    named.add(id(r))
+                    lst.append(h)
+        for o in objs:
+            self._found[id(o)] = by_id[id(o)]
+
+
+def _judged(x) -> bool:
+    return type(x) in (tuple, list, dict) or type(x).__name__ == "cell"
+
+
+class _Mark:
+    """A fresh object that marks `gc.get_referrers`' own argument tuple."""
+
+
 _CALL = threading.local()  # .lists: {id: list} of the lists the traced call was given
 
 
@@ -166,24 +244,39 @@ def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
         if f is owners[-1]:
             break
         f = f.f_back
-    found: list = []
-    cells = 0
-    users = {id(o.f_locals) for o in owners}  # (a container a user's local holds is theirs)
     named = set()  # names bound to it in the owning frames (cells included)
     for o in owners:
         for k, v in o.f_locals.items():
             if v is obj:
                 named.add((k, k in o.f_code.co_cellvars or k in o.f_code.co_freevars))
-    found += sorted({f"the local name '{k}'" for k, _ in named
-                     if _base(k) != _base(name)})
-    refs = gc.get_referrers(obj)
+    found = sorted({f"the local name '{k}'" for k, _ in named if _base(k) != _base(name)})
+    return found + _judge_referrers(obj, name, ours, owners, named)
+
+
+def _judge_referrers(obj, name: str, ours: set, owners: list, named: set) -> list[str]:
+    """Descriptions of the referrers of `obj` that are neither d2s's nor the owning frames'
+    state name."""
+    heap = _Referrers()
+    try:
+        # (`_temporary` looks 5 levels up; a cell's tuple, its function)
+        heap.up([obj], 7, ours | {id(o.f_locals) for o in owners})
+        return _judge(obj, name, ours, owners, named, heap)
+    finally:
+        heap.forget()  # (its lists hold the frames that hold `obj`: no cycle left behind)
+
+
+def _judge(obj, name: str, ours: set, owners: list, named: set, heap: _Referrers) -> list:
+    found: list = []
+    cells = 0
+    users = {id(o.f_locals) for o in owners}  # (a container a user's local holds is theirs)
     live = set()  # the frames running now
     f = sys._getframe(0)
     while f is not None:
         live.add(id(f))
         f = f.f_back
+    refs = heap.of(obj)
     for r in refs:
-        if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours, users):
+        if id(r) in ours or any(r is o for o in owners) or _temporary(r, refs, ours, heap, users):
             continue
         if type(r).__name__ == "frame":
             if _BLOCK.match(r.f_code.co_name) and id(r) not in live:
@@ -192,10 +285,10 @@ def _other_references(obj, name: str, logs=(), holder=None) -> list[str]:
                 found += [f"'{k}' in {r.f_code.co_name}" for k, v in r.f_locals.items()
                           if v is obj] or [f"a variable of {r.f_code.co_name}"]
         elif type(r).__name__ == "cell":
-            cells += _cell_alias(r, {k for k, _ in named} | {name})
+            cells += _cell_alias(r, {k for k, _ in named} | {name}, heap)
         elif type(r) is dict and r is owners[-1].f_globals:
             found += [f"the global '{k}'" for k, v in r.items() if v is obj]
-        elif type(r) is dict and _frame_locals(r, obj, name, found):
+        elif type(r) is dict and _frame_locals(r, obj, name, found, heap):
             pass  # a frame's materialised locals: judged as that frame
         elif type(r) in (list, tuple, dict):
             found.append(f"a {type(r).__name__} holding it")
@@ -248,10 +341,10 @@ def _accounted(obj, keep: list, owners: list, name: str) -> bool:
     return sys.getrefcount(obj) <= counted
 
 
-def _frame_locals(d: dict, obj, name: str, found: list) -> bool:
+def _frame_locals(d: dict, obj, name: str, found: list, heap: _Referrers) -> bool:
     """When `d` is the materialised `f_locals` of a frame: d2s's frames and converted
     frames holding it under the state name add nothing, other names are reported."""
-    for h in gc.get_referrers(d):
+    for h in heap.of(d):
         if type(h).__name__ != "frame":
             continue
         try:
@@ -268,7 +361,8 @@ def _frame_locals(d: dict, obj, name: str, found: list) -> bool:
     return False
 
 
-def _temporary(r, refs, ours, users=frozenset(), depth: int = 4, seen=None) -> bool:
+def _temporary(r, refs, ours, heap: _Referrers, users=frozenset(), depth: int = 4,
+               seen=None) -> bool:
     """A container only d2s holds: nothing but d2s's frames, closures, bookkeeping objects
     and such containers (`depth` levels up), or nothing at all (an argument tuple on the
     interpreter's stack). A container the user can reach is held, some levels up, by a user
@@ -279,41 +373,44 @@ def _temporary(r, refs, ours, users=frozenset(), depth: int = 4, seen=None) -> b
     if id(r) in seen:
         return True
     seen.add(id(r))
-    holders = gc.get_referrers(r)
-    seen.add(id(holders))  # (this list, and a deeper call's, holds what it found)
+    holders = heap.of(r)
+    heap.ahead(h for h in holders if _judged(h))  # (judged next: scanned together)
     for h in holders:
         if id(h) in users:
             return False  # a local variable of the user's function holds the container
-        if h is refs or id(h) in ours or id(h) in seen:
+        if h is refs or id(h) in ours or id(h) in seen or heap.owns(h):
             continue
         kind = type(h).__name__
-        if kind == "frame" and _internal_frame(h) or kind == "cell" and _internal_cell(h):
+        if kind == "frame" and _internal_frame(h) or kind == "cell" and _internal_cell(
+                h, heap):
             continue
         if kind == "function" and getattr(h, "__globals__", None) is r and (
                 h.__module__ or "").startswith("d2s."):
             continue  # the namespace of d2s's own compiled function (a program's guards)
-        if type(h) is dict and _owned_by_d2s(h):
+        if type(h) is dict and _owned_by_d2s(h, heap):
             continue  # the attributes of one of d2s's own objects
         if depth and type(h) in (tuple, list, dict) and _temporary(
-                h, refs, ours, users, depth - 1, seen):
+                h, refs, ours, heap, users, depth - 1, seen):
             continue
         return False
     return True
 
 
-def _owned_by_d2s(d: dict) -> bool:
+def _owned_by_d2s(d: dict, heap: _Referrers) -> bool:
     """`d` is the `__dict__` of an object of a d2s class."""
-    for o in gc.get_referrers(d):
+    for o in heap.of(d):
         if getattr(o, "__dict__", None) is d:
             return (type(o).__module__ or "").startswith("d2s.")
     return False
 
 
-def _internal_cell(cell) -> bool:
+def _internal_cell(cell, heap: _Referrers) -> bool:
     """A closure cell of d2s's own functions only."""
-    for holder in gc.get_referrers(cell):
+    holders = heap.of(cell)
+    heap.ahead(h for h in holders if type(h) is tuple)
+    for holder in holders:
         if type(holder) is tuple:
-            for fn in gc.get_referrers(holder):
+            for fn in heap.of(holder):
                 if getattr(fn, "__closure__", None) is holder and (
                         fn.__module__ or "").split(".", 1)[0] not in ("d2s", "runtime"):
                     return False
@@ -322,13 +419,15 @@ def _internal_cell(cell) -> bool:
     return True
 
 
-def _cell_alias(cell, allowed: set) -> int:
+def _cell_alias(cell, allowed: set, heap: _Referrers) -> int:
     """1 when a closure cell holding the list is a variable of another name (0 when it is
     the state name's own cell, or d2s's)."""
-    for holder in gc.get_referrers(cell):
+    holders = heap.of(cell)
+    heap.ahead(h for h in holders if type(h) is tuple)
+    for holder in holders:
         if type(holder) is not tuple:
             continue
-        for fn in gc.get_referrers(holder):
+        for fn in heap.of(holder):
             code = getattr(fn, "__code__", None)
             if code is None or getattr(fn, "__closure__", None) is not holder:
                 continue
