@@ -19,7 +19,8 @@ milliseconds per call:
   `torch.compile` (below 1: d2s is faster).
 
 Each thread count runs in fresh processes, one per side, with the BLAS/OpenMP thread variables
-set (and `torch.set_num_threads`). A cell is the best of `--repeat` rounds; on one thread the
+set (and `torch.set_num_threads`); d2s compiles its generated C at the first call
+(`D2S_NATIVE=sync` unless set), so the table is the steady state. A cell is the best of `--repeat` rounds; on one thread the
 clock is process CPU time, so load from other processes on a shared machine does not inflate
 it; on more threads it is wall-clock time. A model that does not convert shows the error's
 class in its cell instead of a time.
@@ -143,6 +144,8 @@ def selected(only: str) -> list[dict]:
 
 def _worker_rows(cmd: list[str], threads: int) -> list[dict]:
     env = dict(os.environ, **{var: str(threads) for var in THREAD_VARS})
+    # steady state: d2s's generated C (fused runs, convolutions) compiled at the first call
+    env.setdefault("D2S_NATIVE", "sync")
     done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=False)
     rows = [json.loads(line[4:]) for line in done.stdout.splitlines() if line.startswith("ROW ")]
     if done.returncode != 0:
