@@ -18,8 +18,8 @@ milliseconds per call:
 - ratios of the best d2s column (converted or whole step) to PyTorch eager and to
   `torch.compile` (below 1: d2s is faster).
 
-Each thread count runs in fresh processes, one per side, with the BLAS/OpenMP thread variables
-set (and `torch.set_num_threads`); d2s compiles its generated C at the first call
+Each thread count runs in fresh processes, one per side, with the BLAS/OpenMP and d2s thread
+variables set (and `torch.set_num_threads`); d2s compiles its generated C at the first call
 (`D2S_NATIVE=sync` unless set), so the table is the steady state. A cell is the best of `--repeat` rounds; on one thread the
 clock is process CPU time, so load from other processes on a shared machine does not inflate
 it; on more threads it is wall-clock time. A model that does not convert shows the error's
@@ -40,7 +40,7 @@ import model_table_cases as spec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = ("eager", "to_static", "whole_step", "torch", "torch_compile")
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "D2S_NUM_THREADS")
 
 
 # ---- the d2s side (a worker process per thread count) ---------------------------------------

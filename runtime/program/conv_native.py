@@ -16,7 +16,8 @@ GCC/Clang vector extensions (8 floats; lowered to AVX, SSE or NEON, whichever th
   accumulators sum g[o, y, x] * x_padded[c, y + i*dh, x + j*dw] over images, rows and
   8-pixel chunks; one horizontal sum per weight at the end.
 
-Images are padded into a zeroed scratch copy (rows rounded up so vector loads never leave it)
+Images are split over the d2s threads (`threads.py`; each piece of the weight gradient sums
+into its own buffer). Each image is padded into a zeroed scratch copy (rows rounded up so vector loads never leave it)
 and output rows are computed in whole vectors and stored cropped. Summation order differs from
 the GEMM's, so results agree with the NumPy path to float rounding, not bit for bit
 (tests/ops/test_conv_native.py). A geometry compiles on the background build thread (the
@@ -25,11 +26,12 @@ NumPy kernels run until it is ready) unless `D2S_NATIVE=sync`; `D2S_NATIVE=0` tu
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import numpy as np
 
 from ..ops import nn_conv
-from . import native_build
+from . import native_build, threads
 
 VECTOR = 8  # floats per vector
 OUT_BLOCK, PIXEL_VECTORS = 4, 2  # forward: output channels x vectors of one row per block
@@ -202,10 +204,20 @@ def _applies(xp, arrays, w_shape, stride, pads, groups) -> bool:
             and min(min(p) for p in pads) >= 0)
 
 
-def _call(fn, arrays, out) -> bool:
+def _over_images(fn, arrays, out_of_piece) -> list | None:
+    """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
+    (`threads.run_rows`; ctypes releases the GIL), each piece writing `out_of_piece(lo, hi)`;
+    those outputs, or None if a call failed (no memory for its scratch)."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    ptrs = (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, out)])
-    return fn(ptrs, 0, arrays[0].shape[0]) == 0
+    outs = []
+
+    def piece(lo, hi):
+        out = out_of_piece(lo, hi)
+        ptrs = (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, out)])
+        outs.append(out if fn(ptrs, lo, hi) == 0 else None)
+
+    threads.run_rows(piece, arrays[0].shape[0], 1, True)
+    return None if any(o is None for o in outs) else outs
 
 
 def conv2d(xp, x, w, stride, pads, dilation, groups):
@@ -217,7 +229,8 @@ def conv2d(xp, x, w, stride, pads, dilation, groups):
     if fn is None:
         return None
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
-    return out if _call(fn, (x, w), out) else None
+    # each piece writes its own images of `out`
+    return None if _over_images(fn, (x, w), lambda lo, hi: out) is None else out
 
 
 def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
@@ -230,8 +243,9 @@ def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
     fn = _function("grad_filter", defines)
     if fn is None:
         return None
-    out = np.empty(w_shape, np.float32)
-    return out if _call(fn, (x, g), out) else None
+    # each piece sums its own images into its own buffer; the buffers are added here
+    parts = _over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
+    return None if parts is None else functools.reduce(np.add, parts)
 
 
 nn_conv.NATIVE_KERNELS.update(conv2d=conv2d, conv2d_grad_filter=conv2d_grad_filter)

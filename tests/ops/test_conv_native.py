@@ -15,7 +15,7 @@ import d2s
 import runtime as rt
 import runtime.nn.functional as F
 from runtime.ops import nn_conv
-from runtime.program import conv_native, native_build
+from runtime.program import conv_native, native_build, threads
 
 pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
 
@@ -196,3 +196,22 @@ def test_what_the_c_kernels_leave_to_numpy(counted):
                               ((-1, 1), (1, 1)), (1, 1), 1) is None
     assert conv_native.conv2d_grad_filter(np, x32, np.ones((1, 4, 6, 6), np.float32),
                                           (4, 4, 3, 3), (1, 1), pads, (1, 1), 1) is not None
+
+
+def test_images_split_over_threads_give_the_same_results(counted):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 4, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((5, 6, 6, 7)).astype(np.float32)
+    kwargs = {"padding": [1, 1, 1, 1]}
+    old = threads.num_threads()
+    try:
+        threads.set_num_threads(1)
+        one = kernels(x, w, g, kwargs)
+        threads.set_num_threads(3)
+        several = kernels(x, w, g, kwargs)
+    finally:
+        threads.set_num_threads(old)
+    assert counted["conv2d_grad_filter"] == 2 and len(one) == len(several) == 3
+    for a, b in zip(one, several):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
