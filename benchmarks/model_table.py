@@ -2,7 +2,7 @@
 of `d2s bench --models`.
 
     python benchmarks/model_table.py [--torch-python /tmp/torchvenv/bin/python] [--threads 1,2]
-                                     [--only 'ResNet basic block,LeNet'] [--no-compile] [--quick]
+                                     [--only 'ResNet basic block,LeNet'] [--compile all] [--quick]
 
 Rows: each case of `model_table_cases.py` (the zoo of `examples/models`, the ResNet basic
 block of issue 37 on [16, 16, 32, 32] and a Transformer encoder layer d=256, 4 heads, FFN
@@ -12,9 +12,10 @@ milliseconds per call:
 
 - d2s eager; `to_static`: the model converted (`d2s.to_static(model)`), the loop eager;
   whole step: the step function converted, backward and the optimizer inside one program;
-- PyTorch eager and `torch.compile` (the model compiled), from `torch_twins.py` run by the
-  interpreter given as `--torch-python` (a separate environment: torch is no dependency of
-  d2s); without it those columns are "-";
+- PyTorch eager and `torch.compile` (the model compiled; by default for the two blocks only,
+  as compiling costs 10 s or more per shape: `--compile all`), from `torch_twins.py` run by
+  the interpreter given as `--torch-python` (a separate environment: torch is no dependency
+  of d2s); without it those columns are "-";
 - ratios of the best d2s column (converted or whole step) to PyTorch eager and to
   `torch.compile` (below 1: d2s is faster).
 
@@ -39,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import model_table_cases as spec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+BLOCKS = ("ResNet basic block", "Transformer encoder layer")
 COLUMNS = ("eager", "to_static", "whole_step", "torch", "torch_compile")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "D2S_NUM_THREADS")
 
@@ -157,8 +159,7 @@ def _worker_rows(cmd: list[str], threads: int) -> list[dict]:
 def worker_args(args, threads: int) -> list[str]:
     out = ["--threads", str(threads), "--repeat", str(args.repeat), "--target",
            str(args.target), "--only", args.only]
-    return out + (["--quick"] if args.quick else []) + (["--no-compile"] if args.no_compile
-                                                        else [])
+    return out + ["--compile", args.compile] + (["--quick"] if args.quick else [])
 
 
 def measure(args, threads: int) -> dict:
@@ -211,8 +212,10 @@ def parse(argv=None):
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--target", type=float, default=0.2,
                         help="seconds per timed round (sets the number of calls)")
-    parser.add_argument("--no-compile", action="store_true",
-                        help="leave out torch.compile (compiling costs seconds per shape)")
+    parser.add_argument("--compile", default=",".join(BLOCKS), metavar="PREFIXES",
+                        help="cases timed under torch.compile too, comma-separated name "
+                             "prefixes, 'all' or 'none' (compiling costs 10 s or more per "
+                             "shape; default: the two blocks)")
     parser.add_argument("--quick", action="store_true",
                         help="small shapes and one short round: a smoke run")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

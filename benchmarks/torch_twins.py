@@ -3,7 +3,7 @@ blocks (same layers, sizes and inputs; not the same weights), timed eager and un
 `torch.compile`. Runs in an interpreter that has torch (a separate environment: torch is no
 dependency of d2s) and prints one `ROW {json}` line per (case, task), as the d2s side does.
 
-    /tmp/torchvenv/bin/python benchmarks/torch_twins.py --threads 1 [--quick] [--no-compile]
+    /tmp/torchvenv/bin/python benchmarks/torch_twins.py --threads 1 [--quick] [--compile all]
 
 Seq2Seq has no twin here (its cells stay "-").
 """
@@ -230,17 +230,23 @@ def calls(case: dict, model: nn.Module, task: str, inputs, labels, compile_too: 
     return {column: train_step(f) for column, f in forwards.items()}
 
 
+def compiles(name: str, prefixes: list[str]) -> bool:
+    return prefixes == ["all"] or any(name.startswith(p) for p in prefixes if p != "none")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", default="")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--target", type=float, default=0.2)
-    parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--compile", default="none",
+                        help="cases also timed under torch.compile: name prefixes, 'all', 'none'")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     prefixes = [s.strip() for s in args.only.split(",") if s.strip()]
+    compiled = [s.strip() for s in args.compile.split(",") if s.strip()]
     makers = twins(args.quick)
     for case in spec.CASES:
         if case["name"] not in makers or (prefixes and not any(
@@ -253,7 +259,7 @@ def main(argv=None) -> int:
             torch.manual_seed(0)
             row = {"name": case["name"], "task": task, "batch": batch}
             for column, call in calls(case, makers[case["name"]](), task, inputs, labels,
-                                      not args.no_compile).items():
+                                      compiles(case["name"], compiled)).items():
                 row[column] = spec.best_ms(call, args.repeat, args.target,
                                            spec.clock_for(args.threads))
             spec.emit(row)
