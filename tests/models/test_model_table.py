@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 
+from d2s import cli, cli_model
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NUMBER = r"\d+\.\d\d"
 
@@ -69,3 +71,17 @@ def test_both_sides_get_the_same_inputs():
     assert dense.shape == (5, 3) and dense.dtype == np.float32
     assert set(np.unique(labels)) <= {0.0, 1.0} and labels.dtype == np.float32
     assert cases.tasks(deepfm, quick=False) == [("train", 256), ("infer", 1), ("infer", 32)]
+
+
+def test_d2s_bench_models_runs_the_table_with_the_torch_interpreter(monkeypatch, capsys):
+    """`d2s bench --models --torch-python PATH [--quick]` runs benchmarks/model_table.py alone,
+    handing it the interpreter (the script itself is run by the tests above)."""
+    ran = []
+    monkeypatch.setattr(cli_model.subprocess, "call", lambda cmd, **kw: ran.append(cmd) or 0)
+    assert cli.main(["bench", "--models", "--torch-python", "/opt/torch/bin/python",
+                     "--quick"]) == 0
+    assert len(ran) == 1, ran
+    script, *args = ran[0][1:]
+    assert script.endswith("benchmarks/model_table.py")
+    assert args == ["--quick", "--torch-python", "/opt/torch/bin/python"]
+    assert "## model_table" in capsys.readouterr().out
