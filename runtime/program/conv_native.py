@@ -20,8 +20,11 @@ Images are split over the d2s threads (`threads.py`; each piece of the weight gr
 into its own buffer). Each image is padded into a zeroed scratch copy (rows rounded up so vector loads never leave it)
 and output rows are computed in whole vectors and stored cropped. Summation order differs from
 the GEMM's, so results agree with the NumPy path to float rounding, not bit for bit
-(tests/ops/test_conv_native.py). A geometry compiles on the background build thread (the
-NumPy kernels run until it is ready) unless `D2S_NATIVE=sync`; `D2S_NATIVE=0` turns it off.
+(tests/ops/test_conv_native.py). So that a repeated call gives the same bits, a geometry
+keeps the kernel of its first call in a process: C where its shared object was in the cache
+(or, with `D2S_NATIVE=sync`, compiled right then), else NumPy, while the background build
+thread compiles it for the next process (a first call never waits for the compiler).
+`D2S_NATIVE=0` turns it off.
 """
 from __future__ import annotations
 
@@ -183,7 +186,7 @@ def source(kind: str, defines: dict) -> str:
     return head + f"#define NAME {name}\n" + _PRELUDE + body
 
 
-_holders: dict = {}  # (kind, geometry) -> native_build.Holder, or None: no cache folder
+_holders: dict = {}  # (kind, geometry) -> a ready native_build.Holder, or None: NumPy
 
 
 def _function(kind: str, defines: dict):
@@ -192,7 +195,11 @@ def _function(kind: str, defines: dict):
         return None
     key = (kind, tuple(defines.items()))
     if key not in _holders:
-        _holders[key] = native_build.prepare_source(f"d2s_conv_{kind}", source(kind, defines))
+        holder = native_build.prepare_source(f"d2s_conv_{kind}", source(kind, defines))
+        # A geometry keeps the kernel of its first call for the rest of the process: C and
+        # NumPy differ at float rounding, and a call repeated must give the same bits. One
+        # not compiled yet is built in the background for the next process.
+        _holders[key] = holder if holder is not None and holder.fn is not None else None
     holder = _holders[key]
     return None if holder is None else holder.fn
 
