@@ -214,17 +214,19 @@ def _applies(xp, arrays, w_shape, stride, pads, groups) -> bool:
 def _over_images(fn, arrays, out_of_piece) -> list | None:
     """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
     (`threads.run_rows`; ctypes releases the GIL), each piece writing `out_of_piece(lo, hi)`;
-    those outputs, or None if a call failed (no memory for its scratch)."""
+    those outputs in the order of their images (not of finishing: sums of them are then the
+    same bits every call), or None if a call failed (no memory for its scratch)."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    outs = []
+    outs = {}
 
     def piece(lo, hi):
         out = out_of_piece(lo, hi)
         ptrs = (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, out)])
-        outs.append(out if fn(ptrs, lo, hi) == 0 else None)
+        outs[lo] = out if fn(ptrs, lo, hi) == 0 else None
 
     threads.run_rows(piece, arrays[0].shape[0], 1, True)
-    return None if any(o is None for o in outs) else outs
+    ordered = [outs[lo] for lo in sorted(outs)]
+    return None if any(o is None for o in ordered) else ordered
 
 
 def conv2d(xp, x, w, stride, pads, dilation, groups):
