@@ -5,13 +5,16 @@ one whole training step (forward, `loss.backward()`, `opt.step()`, `opt.clear_gr
     python benchmarks/profile_step.py [--model "BERT classifier (T=16)"] [--optimizer Adam]
                                       [--calls 200]
 
+`--model` is a zoo model of benchmarks/models.py or "ResNet basic block" (issue 37's block).
+
 The compiled program's functions are its globals (`runtime/program/codegen.py`); each one
 the program calls is replaced, for the profiled calls only, by a wrapper that adds its time
 to its name (`np.matmul`, a kernel, a fused chain). What the wrappers do not cover is the
 program's own Python (assignments, `del`, branches) and the call path around it
 (`d2s/fast_call.py`, the result's Tensor). The wrappers' own cost (measured on a function
-doing nothing, per call) is subtracted. Totals are CPU time of this thread; the un-profiled
-call time is measured first, alternately with plain NumPy for the MLP.
+doing nothing, per call) is subtracted. All times are CPU time of this thread (other load on a
+shared machine does not count); the un-profiled call time is measured first, alternately with
+plain NumPy for the MLP.
 """
 from __future__ import annotations
 
@@ -25,14 +28,16 @@ from collections import defaultdict
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import d2s  # noqa: E402
-import runtime as rt  # noqa: E402
-from call_path import MLP, _entry  # noqa: E402
-from models import cases  # noqa: E402
-from train_step import _make_opt, _whole_step  # noqa: E402
+from call_path import MLP, _entry
+from models import Case, cases
+from train_step import _make_opt, _whole_step
+
+import d2s
+import runtime as rt
+from examples.models.resnet import BasicBlock
 
 
 def _name(fn) -> str:
@@ -58,7 +63,7 @@ def profile(call, program_globals: dict, calls: int):
         call()
     plain = (time.thread_time() - start) / calls * 1e3
     spent: dict = defaultdict(lambda: [0, 0.0])
-    clock = time.perf_counter
+    clock = time.thread_time  # CPU time: load from other processes does not count
     originals = {}
 
     def wrapped(fn, name):
@@ -148,8 +153,17 @@ def mlp_profile(calls: int) -> None:
            profiled, 8, [f"| plain NumPy, same run | | {numpy_ms:.4f} | |"])
 
 
+def block_case() -> Case:
+    """Issue 37's ResNet basic block (two 3x3 convs 16 -> 16 with BatchNorm) on
+    [16, 16, 32, 32], its loss the output's mean."""
+    x = rt.to_tensor(np.random.default_rng(1).standard_normal((16, 16, 32, 32)).astype(
+        "float32"))
+    return Case("ResNet basic block", lambda: BasicBlock(16, 16), (x,), rt.zeros([1]),
+                lambda out, _labels: out.mean())
+
+
 def step_profile(name: str, opt_name: str, calls: int) -> None:
-    case = next(c for c in cases() if c.name == name)
+    case = next(c for c in cases() + [block_case()] if c.name == name)
     rt.seed(0)
     model = copy.deepcopy(case.make())
     model.train()

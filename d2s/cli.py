@@ -21,6 +21,8 @@ reported and exported in eval mode (as it is deployed); --train uses training mo
     d2s run PATH --input NAME=FILE.npy ... [--random] [-o OUT.npz]
                                           run a saved inference model
     d2s bench [--only NAMES] [--quick]    run the benchmark suite (source tree only)
+    d2s bench --models [--torch-python PATH]
+                                          the zoo's training/inference table vs PyTorch
     d2s demo                              a short end-to-end demonstration
 
 A mistake in what was given (a bad --spec, a function d2s cannot convert, an error raised by

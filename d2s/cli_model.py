@@ -36,6 +36,7 @@ BENCHMARKS = {
     "executor_overhead": ["--repeat", "2", "--number", "20"],
     "conversion": ["--repeat", "1"],
     "models": ["--repeat", "1", "--target", "0.02"],
+    "model_table": ["--quick"],
     "loops": ["--repeat", "2", "--number", "5"],
     "guards": ["--repeat", "2", "--number", "200"],
     "fusion": ["--repeat", "1", "--number", "1", "--rows", "512"],
@@ -293,6 +294,8 @@ def benchmarks_dir() -> str | None:
 @_reported("bench")
 def cmd_bench(args) -> int:
     names = [s.strip() for s in (args.only or ",".join(BENCHMARKS)).split(",") if s.strip()]
+    if args.models:
+        names = ["model_table"]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         raise UsageError(f"no benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")
@@ -310,6 +313,8 @@ def cmd_bench(args) -> int:
     for done, name in enumerate(names, start=1):
         script = os.path.join(where, name + ".py")
         cmd = [sys.executable, script] + (BENCHMARKS[name] if args.quick else [])
+        if name == "model_table" and args.torch_python:
+            cmd += ["--torch-python", args.torch_python]
         print(f"## {name}\n\n$ {' '.join(cmd[1:])}\n", flush=True)
         rc = subprocess.call(cmd, cwd=root, env=env)
         if rc != 0:
@@ -352,4 +357,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--only", metavar="NAMES",
                    help=f"comma-separated, from {','.join(BENCHMARKS)} (default: all)")
     p.add_argument("--quick", action="store_true", help="small repeat counts")
+    p.add_argument("--models", action="store_true",
+                   help="only the model table (benchmarks/model_table.py): the zoo and two "
+                        "blocks, d2s vs PyTorch")
+    p.add_argument("--torch-python", metavar="PATH",
+                   help="an interpreter with torch, for the model table's PyTorch columns")
     p.set_defaults(func=cmd_bench)

@@ -88,6 +88,11 @@ def _geometry(x_shape, w_shape, stride, padding, dilation):
 
 # ---- kernels --------------------------------------------------------------------------------
 
+# C kernels for stride-1 convolutions, filled in by runtime/program/conv_native.py (this
+# package may not import the program package): "conv2d" and "conv2d_grad_filter", each
+# returning None where it does not apply or is not compiled yet, and the NumPy code runs.
+NATIVE_KERNELS: dict = {}
+
 def _padded(xp, x, pads):
     """x inside zero borders: one zeroed buffer and one interior copy (`xp.pad` is slower)."""
     (pt, pb), (pl, pr) = pads
@@ -139,6 +144,15 @@ def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
     kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
     if _depthwise(w, groups):
         return _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups)
+    return _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups)
+
+
+def _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups):
+    """Not depthwise: the C kernel where it applies, else im2col and one GEMM."""
+    native = NATIVE_KERNELS.get("conv2d")
+    out = native and native(xp, x, w, stride, pads, dilation, groups)
+    if out is not None:
+        return out
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
     o = w.shape[0]
     # [G, O/G, C/G*kh*kw] @ [N, G, C/G*kh*kw, Ho*Wo]: one GEMM per image and group whose
@@ -178,9 +192,7 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
         cg = c // groups
         flipped = w.reshape((groups, og, cg) + kernel).transpose(0, 2, 1, 3, 4)
         flipped = flipped.reshape((c, og) + kernel)[:, :, ::-1, ::-1]
-        cols = _cols(xp, g, kernel, (1, 1), dilation, full, x_shape[2:], groups)
-        out = xp.matmul(flipped.reshape(groups, cg, -1), cols).astype(g.dtype, copy=False)
-        return out.reshape(x_shape)
+        return _conv_gemm(xp, g, flipped, kernel, (1, 1), dilation, full, x_shape[2:], groups)
     # [G, C/G*kh*kw, O/G] @ [N, G, O/G, Ho*Wo] = the columns' gradient, [N, C, kh, kw, Ho, Wo]
     # (the weight's transpose is a view BLAS reads as is); col2im adds each tap's
     # [N, C, Ho, Wo] block into the padded image
@@ -205,6 +217,10 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
         for i, j in _taps(kernel):
             dw[:, :, i, j] = xp.einsum("nckhw,nchw->ck", g5, win[:, :, :, :, i, j])
         return dw.reshape(w.shape)
+    native = NATIVE_KERNELS.get("conv2d_grad_filter")
+    dw = native and native(xp, x, g, w.shape, stride, pads, dilation, groups)
+    if dw is not None:
+        return dw
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
     n, o = g.shape[:2]
     # [N, G, C/G*kh*kw, Ho*Wo] @ [N, G, Ho*Wo, O/G] (a transposed view), summed over images:

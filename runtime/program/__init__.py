@@ -6,7 +6,8 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 (compiles programs for the executor), `backward` (append_backward, gradients), `passes`,
 `serialize` (JSON + .npz). Tensor arrays are ops (`runtime/ops/arrays.py`).
 """
-from . import control_flow, debug_ops, train_step  # noqa: F401  (registers their ops)
+# (they register their ops; conv_native installs the C convolution kernels in nn_conv)
+from . import control_flow, conv_native, debug_ops, train_step  # noqa: F401
 from .builder import (  # noqa: F401
     Builder,
     default_main_program,

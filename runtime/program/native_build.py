@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 
 import numpy as np
 
@@ -154,6 +155,20 @@ def prepare(group, block):
     plan = native.plan(group, block, vector_math=_vector_math())
     if plan is None:
         return None
+    return _holder(plan, how)
+
+
+def prepare_source(name: str, source: str):
+    """A `Holder` for the C function `name` of a generated `source` (the convolution kernels
+    of `conv_native.py`; signature `int name(void **arrays, int64_t lo, int64_t hi)`), as
+    `prepare` makes one for a fused run; None when native code is off or no cache folder
+    can be used."""
+    how = mode()
+    return None if how is None else _holder(types.SimpleNamespace(name=name, source=source),
+                                            how)
+
+
+def _holder(plan, how):
     folder = cache_dir()
     if folder is None:
         return None

@@ -1,0 +1,223 @@
+"""The generated-C convolution kernels (runtime/program/conv_native.py) against the NumPy path
+they replace (runtime/ops/nn_conv.py) and a per-pixel reference: the forward, the input
+gradient (the forward's kernel on the flipped weight) and the weight gradient, on every
+conv2d configuration of the op tests (strides, dilations, groups, padding modes; the ones the
+C code does not take run the NumPy path and are checked to), eagerly and converted.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from finite_differences import numeric_grad
+from test_conv_kernels import CONFIGS, IDS, conv_reference
+
+import d2s
+import runtime as rt
+import runtime.nn.functional as F
+from runtime.ops import nn_conv
+from runtime.program import conv_native, native_build, threads
+
+pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
+
+# the op tests' configurations, and shapes that fill whole vector blocks (the ResNet block's),
+# leave ragged row ends (WO = 13), a ragged output-channel block (5 per group) and a 5-wide
+# kernel (the weight gradient's smaller block); padding [top, bottom, left, right]
+NATIVE_CONFIGS = CONFIGS + [
+    ((2, 16, 32, 32), (16, 16, 3, 3), {"padding": [1, 1, 1, 1]}),
+    ((2, 4, 9, 13), (10, 2, 3, 3), {"padding": [1, 1, 1, 1], "groups": 2}),
+    ((1, 3, 8, 17), (5, 3, 5, 5), {"padding": [2, 2, 2, 2], "dilation": (1, 2)}),
+    ((1, 2, 5, 4), (2, 2, 3, 2), {"padding": "VALID"}),
+    ((1, 2, 5, 4), (2, 2, 3, 3), {"padding": "SAME"}),
+    ((3, 4, 1, 21), (6, 4, 1, 3), {"padding": [0, 0, 1, 1]}),  # conv1d's shape
+]
+NATIVE_IDS = IDS + ["block-16", "ragged", "5x5-dilated", "valid", "same", "conv1d"]
+
+
+def takes_c(x_shape, w_shape, kwargs) -> bool:
+    """Where the C kernels apply: stride 1 and not depthwise."""
+    depthwise = kwargs.get("groups", 1) > 1 and w_shape[1] == 1
+    return kwargs.get("stride", 1) in (1, (1, 1)) and not depthwise
+
+
+@pytest.fixture
+def counted(monkeypatch, tmp_path):
+    """Native code compiled on the calling thread into a fresh cache; counts the calls the C
+    kernels answered (not None) by op."""
+    monkeypatch.setenv("D2S_NATIVE", "sync")
+    monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(conv_native, "_holders", {})
+    answered = {"conv2d": 0, "conv2d_grad_filter": 0}
+
+    def counting(name, fn):
+        def call(*args):
+            out = fn(*args)
+            answered[name] += out is not None
+            return out
+        return call
+
+    monkeypatch.setattr(nn_conv, "NATIVE_KERNELS", {
+        name: counting(name, fn) for name, fn in nn_conv.NATIVE_KERNELS.items()})
+    return answered
+
+
+def op_attrs(kwargs) -> dict:
+    return {"stride": [int(s) for s in np.broadcast_to(kwargs.get("stride", 1), 2)],
+            "padding": kwargs["padding"], "groups": kwargs.get("groups", 1),
+            "dilation": [int(d) for d in np.broadcast_to(kwargs.get("dilation", 1), 2)]}
+
+
+def kernels(x, w, g, kwargs):
+    """(forward, input gradient, weight gradient) of the registered kernels."""
+    attrs = op_attrs(kwargs)
+    return (nn_conv._conv2d_kernel(np, x, w, **attrs),
+            nn_conv._grad_input_kernel(np, g, w, x, **attrs),
+            nn_conv._grad_filter_kernel(np, x, g, w, **attrs))
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", NATIVE_CONFIGS, ids=NATIVE_IDS)
+def test_kernels_equal_the_numpy_path(x_shape, w_shape, kwargs, counted, monkeypatch):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    out_shape = nn_conv._conv2d_kernel(np, x, w, **op_attrs(kwargs)).shape
+    g = rng.standard_normal(out_shape).astype(np.float32)
+    native = kernels(x, w, g, kwargs)
+    c = takes_c(x_shape, w_shape, kwargs)
+    # the forward twice, the input gradient where its "full" padding is not negative
+    assert counted["conv2d"] >= 2 * c and counted["conv2d_grad_filter"] == c
+    monkeypatch.setattr(nn_conv, "NATIVE_KERNELS", {})
+    numpy_path = kernels(x, w, g, kwargs)
+    assert len(native) == len(numpy_path) == 3
+    for name, got, want in zip(("forward", "grad input", "grad filter"), native, numpy_path):
+        assert got.dtype == np.float32 and got.shape == want.shape, name
+        scale = np.abs(want).max()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * scale, err_msg=name)
+    if isinstance(kwargs["padding"], list):
+        np.testing.assert_allclose(native[0], conv_reference(x, w, **kwargs), rtol=1e-4,
+                                   atol=1e-4)
+
+
+# the op tests' configurations that the C kernels take (the finite differences of the
+# larger ones would cost minutes)
+C_CONFIGS = [(c, i) for c, i in zip(CONFIGS, IDS) if takes_c(*c)]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", [c for c, _ in C_CONFIGS],
+                         ids=[i for _, i in C_CONFIGS])
+def test_gradients_against_finite_differences_eager_and_static(x_shape, w_shape, kwargs,
+                                                               counted):
+    """float32 through F.conv2d and rt.grad, eager and converted, against central differences
+    of the float64 reference."""
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    r = rng.standard_normal(conv_reference(x, w, **kwargs).shape)
+    want = (conv_reference(x, w, **kwargs),
+            numeric_grad(lambda a: (conv_reference(a, w, **kwargs) * r).sum(), x, 1e-4),
+            numeric_grad(lambda a: (conv_reference(x, a, **kwargs) * r).sum(), w, 1e-4))
+
+    def conv_and_grads(xt, wt, rt_):
+        y = F.conv2d(xt, wt, **kwargs)
+        dx, dw = rt.grad([(y * rt_).sum()], [xt, wt])
+        return y, dx, dw
+
+    for fn in (conv_and_grads, d2s.to_static(conv_and_grads)):
+        xt, wt = (rt.to_tensor(a.astype("float32"), stop_gradient=False) for a in (x, w))
+        got = fn(xt, wt, rt.to_tensor(r.astype("float32")))
+        assert len(got) == len(want)
+        for name, g, v in zip(("y", "dx", "dw"), got, want):
+            np.testing.assert_allclose(g.numpy(), v, rtol=1e-4, atol=1e-4, err_msg=name)
+    assert counted["conv2d"] >= 2 and counted["conv2d_grad_filter"] == 2
+
+
+def block_step(x, w):
+    """A tensor `if` between a stride-1 conv (the C kernels) and a stride-2 one (NumPy)."""
+    if x.mean() > 0:
+        y = F.relu(F.conv2d(x, w, padding=1))
+    else:
+        y = F.relu(F.conv2d(x, w, padding=1, stride=2))
+    loss = (y * y).mean()
+    dx, dw = rt.grad([loss], [x, w])
+    return loss, dx, dw
+
+
+def test_one_program_takes_the_c_and_the_numpy_kernels(counted):
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((4, 4, 3, 3))
+    static = d2s.to_static(block_step)
+    for sign, stride in ((1.0, 1), (-1.0, 2)):
+        x = np.abs(rng.standard_normal((2, 4, 6, 6))) * sign
+
+        def loss(a, b, stride=stride):
+            y = np.maximum(conv_reference(a, b, stride=stride, padding=(1, 1, 1, 1)), 0)
+            return (y * y).mean()
+
+        want = (loss(x, w), numeric_grad(lambda a: loss(a, w), x, 1e-4),
+                numeric_grad(lambda b, x=x: loss(x, b), w, 1e-4))
+        before = dict(counted)
+        for fn in (block_step, static):
+            got = fn(*(rt.to_tensor(a.astype("float32"), stop_gradient=False) for a in (x, w)))
+            assert len(got) == len(want)
+            for g, v in zip(got, want):
+                np.testing.assert_allclose(g.numpy(), v, rtol=1e-3, atol=1e-4)
+        ran_c = counted["conv2d_grad_filter"] - before["conv2d_grad_filter"]
+        assert ran_c == (2 if stride == 1 else 0), (stride, counted)
+
+
+def test_background_build_keeps_numpy_for_the_process(monkeypatch, tmp_path):
+    """`D2S_NATIVE=1`: a geometry not in the cache does not wait for the compiler (None: the
+    NumPy path runs) and stays on NumPy in this process, so repeated calls give the same
+    bits; the next process (fresh `_holders`) loads the C from the cache. `D2S_NATIVE=0`:
+    never."""
+    monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(conv_native, "_holders", {})
+    x = np.ones((1, 3, 7, 7), np.float32)
+    w = np.ones((2, 3, 3, 3), np.float32)
+    args = (np, x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    monkeypatch.setenv("D2S_NATIVE", "0")
+    assert conv_native.conv2d(*args) is None and conv_native._holders == {}
+    monkeypatch.setenv("D2S_NATIVE", "1")
+    assert conv_native.conv2d(*args) is None
+    assert native_build.wait(120)
+    assert conv_native.conv2d(*args) is None
+    monkeypatch.setattr(conv_native, "_holders", {})
+    out = conv_native.conv2d(*args)
+    assert out is not None
+    # an interior pixel sees 3 channels x 9 taps of ones; a corner 3 x 4
+    assert out[0, 1, 3, 3] == 27.0 and out[0, 0, 0, 0] == 12.0
+
+
+def test_what_the_c_kernels_leave_to_numpy(counted):
+    """float64, a stride, depthwise, and negative "full" padding return None."""
+    x32 = np.ones((1, 4, 6, 6), np.float32)
+    pads = ((1, 1), (1, 1))
+    assert conv_native.conv2d(np, x32.astype(np.float64), np.ones((4, 4, 3, 3)), (1, 1), pads,
+                              (1, 1), 1) is None
+    assert conv_native.conv2d(np, x32, np.ones((4, 4, 3, 3), np.float32), (2, 2), pads,
+                              (1, 1), 1) is None
+    assert conv_native.conv2d(np, x32, np.ones((4, 1, 3, 3), np.float32), (1, 1), pads,
+                              (1, 1), 4) is None
+    assert conv_native.conv2d(np, x32, np.ones((4, 4, 3, 3), np.float32), (1, 1),
+                              ((-1, 1), (1, 1)), (1, 1), 1) is None
+    assert conv_native.conv2d_grad_filter(np, x32, np.ones((1, 4, 6, 6), np.float32),
+                                          (4, 4, 3, 3), (1, 1), pads, (1, 1), 1) is not None
+
+
+def test_images_split_over_threads_give_the_same_results(counted):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 4, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((5, 6, 6, 7)).astype(np.float32)
+    kwargs = {"padding": [1, 1, 1, 1]}
+    old = threads.num_threads()
+    try:
+        threads.set_num_threads(1)
+        one = kernels(x, w, g, kwargs)
+        threads.set_num_threads(3)
+        several = kernels(x, w, g, kwargs)
+        again = kernels(x, w, g, kwargs)
+    finally:
+        threads.set_num_threads(old)
+    assert counted["conv2d_grad_filter"] == 3 and len(one) == len(several) == len(again) == 3
+    for a, b, c in zip(one, several, again):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(c, b)  # the pieces' sums in image order: same bits
