@@ -20,10 +20,10 @@ Images are split over the d2s threads (`threads.py`; each piece of the weight gr
 into its own buffer). Each image is padded into a zeroed scratch copy (rows rounded up so vector loads never leave it)
 and output rows are computed in whole vectors and stored cropped. Summation order differs from
 the GEMM's, so results agree with the NumPy path to float rounding, not bit for bit
-(tests/ops/test_conv_native.py). So that a repeated call gives the same bits, a geometry
-keeps the kernel of its first call in a process: C where its shared object was in the cache
-(or, with `D2S_NATIVE=sync`, compiled right then), else NumPy, while the background build
-thread compiles it for the next process (a first call never waits for the compiler).
+(tests/ops/test_conv_native.py). So that every call gives the same bits, in this process
+and in any other with the same `D2S_NATIVE` setting, a geometry whose C code is not in the
+cache is compiled before its first call (about half a second, once per machine), as a fused
+run with inexact math is (`native_build`).
 `D2S_NATIVE=0` turns it off.
 """
 from __future__ import annotations
@@ -196,9 +196,10 @@ def _function(kind: str, defines: dict):
     key = (kind, tuple(defines.items()))
     if key not in _holders:
         holder = native_build.prepare_source(f"d2s_conv_{kind}", source(kind, defines))
-        # A geometry keeps the kernel of its first call for the rest of the process: C and
-        # NumPy differ at float rounding, and a call repeated must give the same bits. One
-        # not compiled yet is built in the background for the next process.
+        # C and NumPy differ at float rounding: a geometry whose C code is not in the cache
+        # is compiled before its first call (`native_build`), so every call, in every
+        # process with the same D2S_NATIVE setting, runs the same kernel; a geometry whose
+        # build fails runs NumPy on every call.
         _holders[key] = holder if holder is not None and holder.fn is not None else None
     holder = _holders[key]
     return None if holder is None else holder.fn

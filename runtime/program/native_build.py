@@ -155,7 +155,7 @@ def prepare(group, block):
     plan = native.plan(group, block, vector_math=_vector_math())
     if plan is None:
         return None
-    return _holder(plan, how)
+    return _holder(plan, how, same_bits_as_numpy(group, block))
 
 
 def prepare_source(name: str, source: str):
@@ -163,12 +163,14 @@ def prepare_source(name: str, source: str):
     of `conv_native.py`; signature `int name(void **arrays, int64_t lo, int64_t hi)`), as
     `prepare` makes one for a fused run; None when native code is off or no cache folder
     can be used."""
-    how = mode()
+    how = mode()  # (a convolution sums in another order than NumPy: not the same bits)
     return None if how is None else _holder(types.SimpleNamespace(name=name, source=source),
-                                            how)
+                                            how, exact=False)
 
 
-def _holder(plan, how):
+def _holder(plan, how, exact: bool):
+    """A `Holder` for `plan`; one not in the cache is built now unless its C code computes
+    NumPy's bits (`exact`) and may be built in the background."""
     folder = cache_dir()
     if folder is None:
         return None
@@ -181,7 +183,7 @@ def _holder(plan, how):
     if os.path.exists(so):
         holder.fn = _load(holder, so)
         return holder if holder.fn is not None else None
-    if how == "sync" or not same_bits_as_numpy(group, block):
+    if how == "sync" or not exact:
         _build(holder, folder)
         return holder if holder.fn is not None else None
     _submit(holder, folder)
