@@ -339,7 +339,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                             "is a tensor, so it becomes a tensor array", src, log)
     dicts = {i: v for i, v in enumerate(state) if isinstance(v, dict)}
-    state = [_to_array(v) if isinstance(v, list) and i not in fixed else (
+    state = [_to_array(v, names[i], src) if isinstance(v, list) and i not in fixed else (
         copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     numbers = {}  # index -> a Python number the body may turn into a tensor
     if any(isinstance(v, (Undefined, int, float)) or _empty_array(v) or (
