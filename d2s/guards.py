@@ -32,6 +32,8 @@ import types
 
 from runtime.core import is_eager_tensor
 
+from .pyct.reads import APPENDS
+
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
@@ -134,9 +136,9 @@ def record(fn, reads, instance=None, arguments=None) -> None:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            _add(guards, ("cell", cell, name), value)
+            _add(guards, ("cell", cell, name), value, items=name not in reads.appended)
         elif name in glob:
-            _add(guards, ("global", glob, name), glob[name])
+            _add(guards, ("global", glob, name), glob[name], items=name not in reads.appended)
     for chain in reads.chains:
         root = chain[0]
         if root == reads.self_name and instance is not None:
@@ -161,7 +163,7 @@ def record(fn, reads, instance=None, arguments=None) -> None:
             continue
         if isinstance(obj, types.ModuleType) and _library_module(obj):
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
-        for attr in chain[1:]:
+        for k, attr in enumerate(chain[1:], 2):
             if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
                 path = f"{where}[{attr[0]!r}]"
                 if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
@@ -183,7 +185,7 @@ def record(fn, reads, instance=None, arguments=None) -> None:
                     place, value = _elsewhere(obj, attr, path)
             if value is _MISSING:
                 break
-            _add(guards, place, value)
+            _add(guards, place, value, items=chain[k:k + 1] not in _APPENDING)
             if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
                     isinstance(value, type) and not _library_class(value)):
                 break  # (a user class is followed: `Config.Head.scale`)
@@ -360,14 +362,17 @@ def value_guard(place: tuple, value) -> tuple:
     return (place, "is", value)
 
 
-def _add(guards: list, place: tuple, value) -> None:
+_APPENDING = tuple((name,) for name in APPENDS)  # `self.log.append(v)` reads no item
+
+
+def _add(guards: list, place: tuple, value, items: bool = True) -> None:
     if is_data(value):
         guards.append((place, "eq", (value.__class__, value)))
     elif not isinstance(value, types.ModuleType):  # (a module is not rebound in practice)
         # by identity: also functions and classes (`ACT = rt.tanh` swapped for another
         # activation, `self.act = F.relu`), which the trace called or built with
         guards.append((place, "is", value))
-        if type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on its items
+        if items and type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on its items
             path = place[3] if len(place) > 3 else place[2]
             guards.append((("list", value, None, path), "items", tuple(value)))
 

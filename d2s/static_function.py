@@ -71,7 +71,8 @@ class StaticFunction:
         self._training = True
         self._restore = None  # (layer, its own `forward` before to_static(layer)): rollback()
         self._owners = weakref.WeakSet()  # classes it was read from or defined in: rollback()
-        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
+        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None,
+                                 self.function_reads)
         # where a method's per-instance StaticFunction is kept on its instance
         self._slot = f"__d2s_static_{self._function.__name__}_{id(self)}"
         self._classes = None  # class -> its StaticFunction (`@classmethod` over `@to_static`)
