@@ -373,10 +373,11 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
+        pending = any(isinstance(v, Pending) for v in values)  # (a flag: `found = True`)
         known = [v for v in values if not isinstance(v, Undefined) and (
             _has_tensor(v) or mutation.tensor_tree(v) or (
-                isinstance(v, (int, float)) and not isinstance(v, bool)))]
-        placeholder = _is_return_value(name) or any(isinstance(v, Pending) for v in values)
+                isinstance(v, (int, float)) and (pending or not isinstance(v, bool))))]
+        placeholder = _is_return_value(name) or pending
         if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills
