@@ -339,6 +339,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             _refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                             "is a tensor, so it becomes a tensor array", src, log)
     dicts = {i: v for i, v in enumerate(state) if isinstance(v, dict)}
+    dict_keys = {i: _skeleton(v) for i, v in dicts.items()}  # (one not carried: checked too)
     state = [_to_array(v, names[i], src) if isinstance(v, list) and i not in fixed else (
         copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
     numbers = {}  # index -> a Python number the body may turn into a tensor
@@ -384,6 +385,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             out = list(given)
         for k, i in enumerate(carried):
             _check_keys(names[i], keys[k], out[i], src)
+        for i in dicts.keys() - set(carried):  # (a dict of no tensors: a key set in the body)
+            _check_keys(names[i], dict_keys[i], out[i], src)
         changed_in_place.clear()  # dicts the body changed, not rebound: the same object after
         changed_in_place.update(i for i in dicts if i in carried and out[i] is given[i])
         _check_widening(carried, values, out, widen)
