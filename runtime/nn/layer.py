@@ -168,9 +168,14 @@ class Layer:
         elif layers is not None and name in layers:
             self._clear(layers, name, value, f"sublayer '{name}'", "a Layer")
         elif buffers is not None and name in buffers:
-            if value is None or isinstance(value, (Tensor, VariableBase)):
-                # (a graph value while tracing: as eager's new tensor, with its gradient path;
-                # d2s writes its value back into the buffer after each call)
+            old = buffers[name]
+            if isinstance(value, VariableBase) and value.stop_gradient and isinstance(
+                    old, Tensor):
+                old.set_value(value)  # tracing: write the buffer's persistable variable
+            elif value is None or isinstance(value, (Tensor, VariableBase)):
+                # (a graph value with a gradient path while tracing: rebound, as eager rebinds
+                # the buffer to the new tensor; d2s writes it back into the buffer after
+                # each call)
                 buffers[name] = value
             else:
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}': "
