@@ -355,6 +355,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             taken = to_bool(test(*before))
     carried = [i for i, v in enumerate(state) if _carried(v)]
     loop = mutation.Loop(log, body, state, carried)  # changed objects: extra loop vars
+    if loop.numbers and taken is None:  # (an attribute's number filling a tensor)
+        taken = to_bool(test(*state))
 
     def full(values):
         merged = list(state)
@@ -437,6 +439,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
             unbound_mod.bound_by_loop(first_bound, names, out, taken, src)
             unbound_mod.tensor_by_loop(numbers, names, out, taken, src)
             unbound_mod.dtype_by_loop(widened, names, out, taken, src)
+            unbound_mod.tensor_by_loop({j: v for j, v in loop.numbers.items() if loop.initial[
+                j].ndim}, [s.path for s in loop.slots], list(result[len(carried):]), taken, src)
             out = loop.finish(out, result[len(carried):])
             for i in changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
                 out[i] = _into_dict(dicts[i], out[i])
