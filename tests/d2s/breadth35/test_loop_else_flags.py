@@ -109,3 +109,29 @@ def test_a_string_flag_is_refused_without_internal_names():
     assert "'label' is a string chosen by a tensor condition" in text
     assert "'hit' in the if branch, unbound in the else branch" in text
     assert not INTERNAL.search(text), text
+
+
+def hits_per_row(x, n):
+    h = x * 1.0
+    for j in range(n):
+        k = rt.zeros([])
+        while k < rt.abs(x[0]) + 0.5:
+            k = k + 1.0
+            if rt.sum(h) > 4.0:
+                hit = 1
+                break
+        else:
+            hit = 0
+        h = h + hit
+    return h
+
+
+def test_a_while_else_flag_inside_a_graph_loop():
+    # found by the breadth fuzzer: the outer loop carries `hit`, so it was not a placeholder
+    # for the inner loop (UndefinedNameError: 'hit' is bound in only one branch)
+    static = d2s.to_static(hits_per_row, full_graph=True)
+    for values, k in (([1.0, 2.0, 3.0], 2), ([-1.0, 0.0, 0.0], 2), ([3.0, 2.0, 1.0], 0)):
+        x = np.array(values, "float32")
+        want = hits_per_row(rt.to_tensor(x), rt.to_tensor(k)).numpy()
+        np.testing.assert_allclose(static(rt.to_tensor(x), rt.to_tensor(k)).numpy(), want)
+    assert len(static.program_cache) == 1
