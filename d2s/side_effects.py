@@ -27,6 +27,7 @@ A number that cannot be program state (its traced code needs a Python value, e.g
 """
 from __future__ import annotations
 
+from . import guards
 from .operators import mutation
 from .operators.variables import is_variable
 
@@ -188,7 +189,6 @@ class Appended(list):
 def _read_places() -> set:
     """The places the running trace's read guards name: (kind, id of the object, key), with
     the key None where the whole object was read (a list's items, a dict's values)."""
-    from . import guards
     out = set()
     for g in guards.recorded() or ():
         kind, obj = g[0][0], g[0][1]
@@ -225,7 +225,6 @@ def _internal(slot) -> bool:
 
 
 def _guard(slot, old) -> tuple:
-    from . import guards
     kind = slot.kind
     if kind == "attr":
         place = _attr_place(slot)
@@ -248,7 +247,6 @@ def _attr_place(slot) -> tuple:
 
 def number_guards(numbers) -> list:
     """Each fed number keeps its Python type (a float where an int was traces again)."""
-    from . import guards
     out = []
     for n in numbers:
         s = n.slot

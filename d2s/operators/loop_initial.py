@@ -125,8 +125,7 @@ def _refuse_objects(name: str, item, src):
     """A list that a graph loop grows is a tensor array, which holds numbers only: a string
     (or any other Python object) in it has no tensor form, and a Python list would have the
     length of one trip."""
-    from .mutation import StateChangeError
-    raise StateChangeError(
+    raise mutation.StateChangeError(
         f"'{name}' holds {type(item).__name__} items ({item!r:.40}) and a loop whose condition "
         f"is a tensor ({where(src)}) appends to it: a list such a loop grows is a tensor "
         "array, which holds tensors and Python numbers only. Keep a number per item (an index "
