@@ -283,7 +283,7 @@ def _stand_in(v):
     if isinstance(v, StructArray):  # (a list of tuples as arrays: empty ones)
         return v.empty()
     if isinstance(v, (list, tuple)):
-        return type(v)(_stand_in(x) for x in v)
+        return _same_kind(v, [_stand_in(x) for x in v])
     if isinstance(v, dict):
         return {k: _stand_in(x) for k, x in v.items()}
     return _zeros_like(v) if is_variable(v) else v  # (an array: an empty one)
@@ -348,7 +348,7 @@ def _promote_numbers(first: list, second: list) -> list:
 
 def _promote_number(a, b):
     if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
-        return type(b)(_promote_number(x, y) for x, y in zip(a, b))
+        return _same_kind(b, [_promote_number(x, y) for x, y in zip(a, b)])
     if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
         return {k: _promote_number(a[k], b[k]) for k in b}
     kinds = {type(a), type(b)}
@@ -416,11 +416,17 @@ def _fill(value, like):
     return _zeros_like(like)
 
 
+def _same_kind(like, items: list):
+    """A list or tuple of `like`'s type holding `items` (a namedtuple takes them as its
+    fields)."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
 def _zeros_like(like):
     """Zeros like `like`: a tensor's dtype and shape (unknown dims as 1), a Python number's
     precision (a value standing for a Python number), the same structure for lists/tuples/dicts; other Python values as they are."""
     if isinstance(like, (list, tuple)):
-        return type(like)(_zeros_like(x) for x in like)
+        return _same_kind(like, [_zeros_like(x) for x in like])
     if isinstance(like, dict):
         return {k: _zeros_like(x) for k, x in like.items()}
     import runtime as rt
