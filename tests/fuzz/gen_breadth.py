@@ -3,9 +3,10 @@ Python flags set by `for ... else` / `while ... else` around a tensor `break`; l
 length a tensor `if` decides, read after it; Python numbers and loop counters appended to
 lists that graph loops grow (a counter into a list of float tensors); dict entries and
 attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then a
-tensor); `del` of a name in one branch; a `with` block that returns under a tensor condition;
-state on the argument object written every call (`o.calls += 1`, `o.warm = True`,
-`o.log.append(...)`), which must not make every call trace again.
+tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
+branch; a `with` block that returns under a tensor condition; state on the argument object
+written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must not
+make every call trace again.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; `o` made by `make_state`, compared after each call); `inputs` are
@@ -17,7 +18,10 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 PRELUDE = '''\
+import collections
 import contextlib
+
+Pair = collections.namedtuple("Pair", "low high")
 
 
 def f(x, y, o):
@@ -25,9 +29,10 @@ def f(x, y, o):
     out = [y]
     nums = [0.5]
     stats = {"n": rt.zeros([])}
+    p = Pair(x, y)
 '''
 
-RESULT = "h, len(out), len(nums), stats['n']"
+RESULT = "h, len(out), len(nums), stats['n'], p.low + p.high"
 
 TENSOR_CONDS = ("rt.mean(x) > 0.0", "rt.sum(h) > 1.0", "y[0] > x[1]", "x[2] < 0.5")
 TRIPS = "rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), 'int64')"  # 0..3 trips
@@ -43,6 +48,7 @@ ANYWHERE = (
     "h = h + len(out)",
     'stats["n"] = stats["n"] + rt.mean(h)',
     "o.calls += 1",
+    "p = Pair(p.low * 0.5, p.high + h)",
 )
 
 TOP = (  # outside tensor ifs and graph loops
