@@ -110,10 +110,12 @@ def _number_fits(array, value) -> None:
 
 
 def _dtype_fits(array, value):
-    """A graph value put into a tensor array of another dtype: a value standing for a Python
-    int or bool (a loop counter) into an array of floats is that float, as Python's arithmetic
-    would mix them; anything else is refused at the user's line (an eager list holds both
-    dtypes, an array one)."""
+    """A value put into a tensor array of another dtype: a Python int or bool, or a graph
+    value standing for one (a loop counter), into an array of floats is that float, as
+    Python's arithmetic would mix them; any other graph value is refused at the user's line
+    (an eager list holds both dtypes, an array one)."""
+    if type(value) in (int, bool) and array.dtype.is_floating:
+        return float(value)
     if not is_variable(value) or value.dtype == array.dtype or value.is_array:
         return value
     if getattr(value, "python_scalar", False) and array.dtype.is_floating and \

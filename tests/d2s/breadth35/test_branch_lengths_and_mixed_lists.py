@@ -123,3 +123,23 @@ def test_a_float_tensor_appended_to_a_list_of_ints_is_refused_at_the_append():
     text = assert_at_user_line(info.value, __file__, line_of(ints_then_means, "out.append"))
     assert "tensor array of int64" in text and "gets a tensor of float32" in text
     assert "Start the list with floats" in text
+
+
+def weights(x, n):
+    ws = []
+    for i in range(n):
+        ws.append(0.25)
+        ws.append(1)  # a Python int into a list the loop makes an array of floats
+    return x * sum(ws), len(ws)
+
+
+def test_a_python_int_appended_to_a_list_of_floats_in_a_graph_loop():
+    # found by the observe fuzzer: array_write: x is i64[] but array 't20' holds float32
+    static = d2s.to_static(weights, full_graph=True)
+    xv = np.array([1.0, -2.0], "float32")
+    for k in (1, 3):
+        for fn in (weights, static):
+            y, n = fn(rt.to_tensor(xv), rt.to_tensor(k))
+            np.testing.assert_allclose(y.numpy(), xv * 1.25 * k, rtol=1e-6)
+            assert int(n) == 2 * k
+    assert len(static.program_cache) == 1
