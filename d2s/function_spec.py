@@ -65,10 +65,12 @@ class FunctionSpec:
     """The signature and InputSpecs of one StaticFunction: the only code that turns a call's
     arguments into a cache key and feed tensors."""
 
-    def __init__(self, function, input_spec, has_instance: bool):
+    def __init__(self, function, input_spec, has_instance: bool, reads=None):
         self.signature = inspect.signature(function)
         self.input_spec = list(input_spec) if input_spec is not None else None
         self.has_instance = has_instance
+        self._reads = reads  # () -> what the function reads (`pyct/reads.py`), or None
+        self._appended = None  # indices of list parameters the function only appends to
         names = list(self.signature.parameters)
         self.arg_names = names[1:] if has_instance and names else names
         # Defaults of the trailing positional parameters: a call that leaves them out is the
@@ -155,6 +157,7 @@ class FunctionSpec:
         return tuple(parts), tensors
 
     def _full_key(self, args, kwargs, instance, training):
+        args = self._appended_lists(args)
         leaves: list = []
         _leaves(args, leaves)
         if kwargs:
@@ -186,6 +189,20 @@ class FunctionSpec:
         if kwargs or any(pytree.is_container(a) for a in args):
             key.append(pytree.structure(pytree.flatten((args, kwargs))[1]))
         return tuple(key), tensors
+
+    def _appended_lists(self, args: tuple) -> tuple:
+        """A list of Python values passed where the function only appends to it (`log.append(v)`,
+        `pyct/reads.py`) is keyed by identity: the program reads none of its items, which
+        grow on every call (the trace's appends are replayed, `side_effects.py`)."""
+        if not any(a.__class__ is list for a in args):
+            return args
+        if self._appended is None:
+            reads = self._reads() if self._reads is not None else None
+            names = reads.appended & reads.params if reads is not None else frozenset()
+            self._appended = frozenset(i for i, n in enumerate(self.arg_names) if n in names)
+        return tuple(_Identity(a) if i in self._appended and a.__class__ is list and not any(
+            is_tensor(x) or x.__class__ is _NDARRAY for x in pytree.flatten(a)[0]) else a
+            for i, a in enumerate(args))
 
     def spec_for(self, index: int):
         """The InputSpec given for the `index`-th tensor argument, or None."""

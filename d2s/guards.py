@@ -36,7 +36,7 @@ from runtime.core import is_eager_tensor
 
 from .call_policy import ignored_module
 from .pyct import parser
-from .pyct.reads import outside_reads
+from .pyct.reads import APPENDS, outside_reads
 from .pyct.self_reads import attribute_reads
 
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -139,9 +139,9 @@ def record(fn, reads, instance=None, arguments=None) -> None:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            _add(guards, ("cell", cell, name), value)
+            _add(guards, ("cell", cell, name), value, items=name not in reads.appended)
         elif name in glob:
-            _add(guards, ("global", glob, name), glob[name])
+            _add(guards, ("global", glob, name), glob[name], items=name not in reads.appended)
     for chain in reads.chains:
         found = _chain_root(chain[0], reads, instance, arguments, cells, glob)
         if found is None:
@@ -177,7 +177,7 @@ def _chain_root(root: str, reads, instance, arguments: dict, cells: dict, glob: 
 
 def _record_chain(guards: list, obj, where: str, attrs) -> None:
     """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor."""
-    for attr in attrs:
+    for i, attr in enumerate(attrs):
         if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
             path = f"{where}[{attr[0]!r}]"
             if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
@@ -199,7 +199,7 @@ def _record_chain(guards: list, obj, where: str, attrs) -> None:
                 place, value = _elsewhere(obj, attr, path)
         if value is _MISSING:
             break
-        _add(guards, place, value)
+        _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
         if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
                 isinstance(value, type) and not _library_class(value)):
             break  # (a user class is followed: `Config.Head.scale`)
@@ -368,14 +368,18 @@ def value_guard(place: tuple, value) -> tuple:
     return (place, "is", value)
 
 
-def _add(guards: list, place: tuple, value) -> None:
+_APPENDING = tuple((name,) for name in APPENDS)  # `self.log.append(v)` reads no item
+
+
+def _add(guards: list, place: tuple, value, items: bool = True) -> None:
     if is_data(value):
         guards.append((place, "eq", (value.__class__, value)))
     elif not isinstance(value, types.ModuleType):  # (a module is not rebound in practice)
         # by identity: also functions and classes (`ACT = rt.tanh` swapped for another
         # activation, `self.act = F.relu`), which the trace called or built with
         guards.append((place, "is", value))
-        if type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on its items
+        if items and type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on
+            # its items (not where the function only appends to it: `self.log.append(v)`)
             path = place[3] if len(place) > 3 else place[2]
             guards.append((("list", value, None, path), "items", tuple(value)))
 

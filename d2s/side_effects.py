@@ -15,9 +15,12 @@ changed place is handled by what it now holds:
   program computes the new number, which is written back as a Python number of the original
   type after each call (so `if self.step % k == 0:` on it is a graph condition);
 - any other Python value (a flag flipped, a string, `None` replaced by an object, items of a
-  list changed or appended): the program is guarded by the value the trace started from and
-  the value the trace left is stored again after each call. A call that starts from another
-  value traces a new program (`guards.py`), which replays the change from there.
+  list changed or appended): the value the trace left is stored again after each call. Where
+  the trace read the place (a read guard of `guards.py` names it), the program is also guarded
+  by the value the trace started from: a call that starts from another value traces a new
+  program, which replays the change from there. A place only written (`state.warm = True`)
+  is not guarded, so one program serves every call; Python items only appended to a list
+  the trace did not read (`self.history.append(step)`) are appended again after each call.
 
 A number that cannot be program state (its traced code needs a Python value, e.g.
 `range(self.n)`) falls back to the last rule.
@@ -111,7 +114,9 @@ class Effects:
 
     def replay(self) -> None:
         for slot, value in self.writes:
-            if slot.kind == "list":
+            if isinstance(value, Appended):
+                slot.obj.extend(value)
+            elif slot.kind == "list":
                 slot.obj[:] = value
             else:
                 slot.set(value)
@@ -130,6 +135,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
     fed = {n.slot.ident(): n for n in numbers}
     fixed = {s.ident() for s in fixed}
     changed = log.changed()
+    read = _read_places()
     if known is not None:
         idents = {s.ident() for s in changed}
         for ident, s in list(known.items()):
@@ -149,16 +155,23 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             promote.append(s)
             continue
         if s.kind == "list":
-            if any(not _tensor_like(x) for x in new[len(old):]) or any(
+            if not _was_read(s, read) and len(new) > len(old) and all(
+                    a is b for a, b in zip(old, new)) and not any(
+                    _tensor_like(x) for x in new[len(old):]):
+                effects.writes.append((s, Appended(new[len(old):])))
+            elif any(not _tensor_like(x) for x in new[len(old):]) or any(
                     a is not b and not _tensor_like(b) for a, b in zip(old, new)):
                 effects.guards.append(_guard(s, old))
                 effects.writes.append((s, list(new)))
             elif len(new) != len(old):  # a list grown by tensors: by its length
                 effects.guards.append(_guard(s, old))
             continue
-        if mutation.graph_tree(new):
-            continue  # a graph value: written back by `writeback.py`
-        effects.guards.append(_guard(s, old))
+        if mutation.graph_tree(new):  # a graph value: written back by `writeback.py`
+            if type(old) is list:  # a list become a tensor array: made from its items
+                effects.guards.append((("list", old, None, s.path), "items", tuple(old)))
+            continue
+        if _was_read(s, read):
+            effects.guards.append(_guard(s, old))
         effects.writes.append((s, new))
     if promote:
         raise Promote(promote)
@@ -168,6 +181,34 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+class Appended(list):
+    """Items a trace appended to a list it did not read: appended again after each call."""
+
+
+def _read_places() -> set:
+    """The places the running trace's read guards name: (kind, id of the object, key), with
+    the key None where the whole object was read (a list's items, a dict's values)."""
+    out = set()
+    for g in guards.recorded() or ():
+        kind, obj = g[0][0], g[0][1]
+        kind = _READ_KIND.get(kind, kind)
+        out.add((kind, id(obj), None if kind in ("list", "cell") or g[0][0] in _WHOLE
+                 else g[0][2]))
+    return out
+
+
+_READ_KIND = {"class": "attr", "index": "list", "values": "item", "whole": "item"}
+_WHOLE = ("values", "whole")
+
+
+def _was_read(slot, read: set) -> bool:
+    kind = {"dict": "item", "list": "list", "attr": "attr", "global": "global",
+            "cell": "cell"}[slot.kind]
+    whole = (kind, id(slot.obj), None)
+    return whole in read or kind not in ("list", "cell") and (kind, id(slot.obj),
+                                                              slot.key) in read
 
 
 def _tensor_like(x) -> bool:

@@ -68,7 +68,8 @@ class StaticFunction:
         self._input_spec = list(input_spec) if input_spec is not None else None
         self.full_graph = full_graph
         self.build_strategy = build_strategy
-        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None)
+        self.spec = FunctionSpec(self._function, self._input_spec, self._instance is not None,
+                                 self.function_reads)
         self._cache = ProgramCache()
         self._targets: dict = {}  # training flag -> the TraceTarget of calls in that mode
         self._converted = None

@@ -13,6 +13,7 @@ from . import (
                break_continue,
                builtin_calls,
                call_trees,
+               deletes,
                early_return,
                ifelse,
                lists,
@@ -41,6 +42,9 @@ PASSES = [
     ("logical", logical),
     # assert -> _d2s.assert_ (anywhere; before call_trees so the assert is not a user call).
     ("asserts", asserts),
+    # `del name` inside if/for/while becomes an assignment of "unbound"; before loops and
+    # ifelse, whose body functions then carry the name as state.
+    ("deletes", deletes),
     # list.append/pop become assignments; before loops and ifelse, which then see the list
     # name as bound in the body and carry it as state.
     ("lists", lists),

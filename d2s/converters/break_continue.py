@@ -67,9 +67,20 @@ def _pending(loop, defined, breaking: list) -> list:
     it is bound on every path, so a tensor `if` inside the loop may leave it unbound."""
     names = sorted({n.id for s in loop.orelse for n in gast.walk(s)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
-    return [stmt for name in names if name not in defined and _bound_before_breaks(
-        breaking[0], name, False) for stmt in templates.replace(
+    return [stmt for name in names if (name not in defined or not _read_in(loop, name)) and
+            _bound_before_breaks(breaking[0], name, False) for stmt in templates.replace(
         f"name = {RESERVED}.Pending(label)", name=name, label=templates.const(name))]
+
+
+def _read_in(loop, name: str) -> bool:
+    """Whether the loop (its test or iterable, its body) reads `name`: a value bound before
+    the loop (or by an outer loop's last trip) that it never reads is dead once the `else`
+    or a `break` path binds the name again."""
+    parts = [loop.test if isinstance(loop, gast.While) else loop.iter] + loop.body + \
+        loop.orelse
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load) or
+               isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and
+               n.target.id == name for part in parts for n in gast.walk(part))
 
 
 def _binds(stmt, name: str) -> bool:

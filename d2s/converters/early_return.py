@@ -30,6 +30,9 @@ def always_exits(stmts: list) -> bool:
         return True
     if isinstance(last, gast.If):
         return always_exits(last.body) and always_exits(last.orelse)
+    if isinstance(last, gast.With):  # (a `raise` the context manager may suppress: not one)
+        return always_exits(last.body) and not jumps.contains(last.body, gast.Raise,
+                                                              into_loops=True)
     if isinstance(last, gast.Try):
         return try_exits(last)
     if isinstance(last, gast.Expr) and getattr(last, "d2s_exits", False):
@@ -49,6 +52,8 @@ def try_exits(node) -> bool:
 def move_rest(stmts: list) -> list:
     out = []
     for i, s in enumerate(stmts):
+        if isinstance(s, gast.With):  # (its body is a block of its own: `if c: return`)
+            s.body = move_rest(s.body)
         if isinstance(s, gast.If):
             s.body = move_rest(s.body)
             s.orelse = move_rest(s.orelse)

@@ -66,12 +66,18 @@ def fill_placeholder(value, like):
     return zeros_like(like)
 
 
+def same_kind(like, items: list):
+    """A list or tuple of `like`'s type holding `items` (a namedtuple takes them as its
+    fields)."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
 def zeros_like(like):
     """Zeros like `like`: a tensor's dtype and shape (unknown dims as 1), a Python number's
     precision (a value standing for a Python number), the same structure for lists / tuples
     / dicts; other Python values as they are."""
     if isinstance(like, (list, tuple)):
-        return type(like)(zeros_like(x) for x in like)
+        return same_kind(like, [zeros_like(x) for x in like])
     if isinstance(like, dict):
         return {k: zeros_like(x) for k, x in like.items()}
     if isinstance(like, (bool, int, float)) and not is_tensor(like):
@@ -116,7 +122,7 @@ def stand_in(v):
     if isinstance(v, StructArray):  # (a list of tuples as arrays: empty ones)
         return v.empty()
     if isinstance(v, (list, tuple)):
-        return type(v)(stand_in(x) for x in v)
+        return same_kind(v, [stand_in(x) for x in v])
     if isinstance(v, dict):
         return {k: stand_in(x) for k, x in v.items()}
     return zeros_like(v) if is_variable(v) else v  # (an array: an empty one)

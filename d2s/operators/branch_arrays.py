@@ -40,7 +40,7 @@ def array_paths(a, b, path):
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
-        dtype = _tensors_of_one_type(a + b)
+        dtype = _tensors_of_one_type(a + b) or _numbers_of_one_type(a + b)
         if dtype is not None:
             yield path, dtype
         return
@@ -50,6 +50,14 @@ def array_paths(a, b, path):
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
             yield from array_paths(a[k], b[k], path + (k,))
+
+
+def _numbers_of_one_type(items):
+    """The array dtype of a list of Python numbers of one type (`PYTHON_ITEM_DTYPES`), else
+    None (a bool beside a float would not stay a bool in one array)."""
+    kinds = {x.__class__ for x in items}
+    return PYTHON_ITEM_DTYPES[kinds.pop()] if len(kinds) == 1 and next(
+        iter(kinds)) in PYTHON_ITEM_DTYPES else None
 
 
 # the dtype of a tensor array holding Python numbers (a list of them grown by the program)

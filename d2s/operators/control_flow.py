@@ -30,6 +30,7 @@ from .block_values import (
     raised_by_user_code,
     refuse_aliased,
     result_of,
+    same_kind,
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
@@ -345,7 +346,7 @@ def _promote_numbers(first: list, second: list) -> list:
 
 def _promote_number(a, b):
     if isinstance(a, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
-        return type(b)(_promote_number(x, y) for x, y in zip(a, b))
+        return same_kind(b, [_promote_number(x, y) for x, y in zip(a, b)])
     if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
         return {k: _promote_number(a[k], b[k]) for k in b}
     kinds = {type(a), type(b)}
@@ -364,10 +365,11 @@ def _return_fills(names, outs) -> dict:
         return fills
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
+        pending = any(isinstance(v, Pending) for v in values)  # (a flag: `found = True`)
         known = [v for v in values if not isinstance(v, Undefined) and (
             has_tensor(v) or mutation.tensor_tree(v) or (
-                isinstance(v, (int, float)) and not isinstance(v, bool)))]
-        placeholder = is_return_value(name) or any(isinstance(v, Pending) for v in values)
+                isinstance(v, (int, float)) and (pending or not isinstance(v, bool))))]
+        placeholder = is_return_value(name) or pending
         if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills

@@ -97,11 +97,15 @@ class _GraphWhile:
                            if unbound_mod.checked([v])}
             unbound_mod.read_if(state, self.taken)  # read where the body runs
         self.dicts = {i: v for i, v in enumerate(state) if isinstance(v, dict)}
+        # (a dict not carried is checked too)
+        self.dict_keys = {i: dict_keys_of(v) for i, v in self.dicts.items()}
         self.state = self._arrays_of_lists(state)
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
+        if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
+            self.taken = to_bool(test(*self.state))  # tensor)
         self.widen: dict = {}
         self.widened: dict = {}  # index -> a tensor's dtype before the body widened it
         self.changed_in_place: set = set()
@@ -119,7 +123,7 @@ class _GraphWhile:
             if isinstance(state[i], list) and i not in fixed:
                 refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                                "is a tensor, so it becomes a tensor array", self.src, log)
-        return [to_array(v) if isinstance(v, list) and i not in fixed else (
+        return [to_array(v, names[i], self.src) if isinstance(v, list) and i not in fixed else (
             copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
 
     def _initial_values(self) -> None:
@@ -162,6 +166,8 @@ class _GraphWhile:
             out = list(given)
         for k, i in enumerate(carried):
             check_keys(names[i], keys[k], out[i], src)
+        for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
+            check_keys(names[i], self.dict_keys[i], out[i], src)
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
         self.changed_in_place.update(i for i in self.dicts if i in carried and
                                      out[i] is given[i])
@@ -242,6 +248,9 @@ class _GraphWhile:
         unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src)
         unbound_mod.tensor_by_loop(self.numbers, names, out, taken, src)
         unbound_mod.dtype_by_loop(self.widened, names, out, taken, src)
+        loop = self.loop
+        unbound_mod.tensor_by_loop({j: v for j, v in loop.numbers.items() if loop.initial[
+            j].ndim}, [s.path for s in loop.slots], list(result[len(carried):]), taken, src)
         out = self.loop.finish(out, result[len(carried):])
         for i in self.changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
             out[i] = _into_dict(self.dicts[i], out[i])

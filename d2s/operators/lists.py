@@ -29,6 +29,7 @@ def list_append(target, value):
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
         _number_fits(target, value)
+        value = _dtype_fits(target, value)
         return rt.static.array_write(value, rt.static.array_length(target), target)
     target.append(value)
     return target
@@ -105,6 +106,33 @@ def _number_fits(array, value) -> None:
         f"tensor array of {array.dtype.name}, and here ({where(src)}) it gets the "
         f"{type(value).__name__} {value!r}, which that dtype cannot hold. Start the list with "
         f"values of that type (for example `[0.0]`, or append float(v)).", src)
+
+
+def _dtype_fits(array, value):
+    """A value put into a tensor array of another dtype: a Python int or bool, or a graph
+    value standing for one (a loop counter), into an array of floats is that float, as
+    Python's arithmetic would mix them; any other graph value is refused at the user's line
+    (an eager list holds both dtypes, an array one)."""
+    if type(value) in (int, bool) and array.dtype.is_floating:
+        return float(value)
+    if not is_variable(value) or value.dtype == array.dtype or value.is_array:
+        return value
+    if getattr(value, "python_scalar", False) and array.dtype.is_floating and \
+            not value.dtype.is_floating:
+        import runtime as rt
+        return rt.cast(value, array.dtype)
+    from .mutation import StateChangeError
+    from .variables import user_origin, where
+    src = user_origin(3)
+    held = "Python numbers" if getattr(array, "python_items", False) else "tensors"
+    raise StateChangeError(
+        f"a list that a loop or if whose condition is a tensor grows is a tensor array of "
+        f"{array.dtype.name} (its {held}), and here ({where(src)}) it gets a tensor of "
+        f"{value.dtype.name}: an array holds one dtype. " + (
+            "Start the list with floats (`[0.0, 1.0]` for `[0, 1]`)." if
+            value.dtype.is_floating and not array.dtype.is_floating else
+            f"Cast what you append (`v.astype('{array.dtype.name}')`), or start the list "
+            "with values of the dtype it collects."), src)
 
 
 def _insert(target, index, value):

@@ -24,12 +24,14 @@ from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
 
-def to_array(items: list):
+def to_array(items: list, name: str, src):
     if not items:
         return EmptyArray()
     if is_structure(items[0]):
         return struct_array(items)
     first = items[0]
+    if not hasattr(first, "dtype") and python_item_dtype(first) is None:
+        _refuse_objects(name, first, src)
     if hasattr(first, "dtype"):
         return rt.static.create_array(first.dtype, initialized_list=list(items))
     array = rt.static.create_array(python_item_dtype(first) or "float32",
@@ -88,6 +90,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 out[i]._static_shape = ()
                 continue
             if not hasattr(elem, "dtype"):
+                if isinstance(p, list) and p:  # (a string, None, an object)
+                    _refuse_objects(names[i], elem, src)
                 continue  # (items not seen yet: `settled_initial_values` probes again)
             out[i] = rt.static.create_array(elem.dtype)
             if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
@@ -123,6 +127,17 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 mark_python_number(out[i])  # the body keeps it a Python number (a tensor
                 # `if` in it)
     return out
+
+
+def _refuse_objects(name: str, item, src):
+    """A list that a graph loop grows is a tensor array, which holds numbers only: a string
+    (or any other Python object) in it has no tensor form, and a Python list would have the
+    length of one trip."""
+    raise mutation.StateChangeError(
+        f"'{name}' holds {type(item).__name__} items ({item!r:.40}) and a loop whose condition "
+        f"is a tensor ({where(src)}) appends to it: a list such a loop grows is a tensor "
+        "array, which holds tensors and Python numbers only. Keep a number per item (an index "
+        "into a tuple of the texts, read after the call), or loop over a Python range.", src)
 
 
 def python_items(array):

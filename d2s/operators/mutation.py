@@ -151,8 +151,12 @@ def retarget(var, fields: dict) -> None:
 
 def _set_layer_attr(layer, key, value):
     """Layers keep parameters and sub-layers in their own dicts; a plain attribute (a tensor
-    or number state such as `self.count`) is set as usual."""
-    if key in vars(layer):
+    or number state such as `self.count`) is set as usual; a buffer in its registry too (a
+    trace rebinds it to a graph value, as eager code to a new tensor)."""
+    buffers = vars(layer).get("_buffers")
+    if buffers is not None and key in buffers:
+        buffers[key] = value  # (mirrored into `__dict__` by the registry)
+    elif key in vars(layer):
         vars(layer)[key] = value
     else:
         setattr(layer, key, value)
@@ -478,9 +482,12 @@ def _mismatch(a, b) -> str:
     ta = is_variable(a) or isinstance(a, (int, float))
     tb = is_variable(b) or isinstance(b, (int, float))
     if ta != tb or (not ta and type(a) is not type(b)):
-        return (f"is {type(a).__name__} in the if branch and {type(b).__name__} in the "
-                "else branch")
+        return (f"is {_kind(a)} in the if branch and {_kind(b)} in the else branch")
     return ""
+
+
+def _kind(v) -> str:
+    return "a tensor" if is_variable(v) else "None" if v is None else type(v).__name__
 
 
 def _advice(slot) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import ConversionError
 from .mutation import StateChangeError
-from .variables import is_return_value, where
+from .variables import Undefined, is_return_value, where
 
 
 def _difference(a, b, path):
@@ -66,11 +66,15 @@ def _refuse_chosen_text(name: str, a, b, src) -> None:
         "the conditional expression's value" + path if name.startswith("_ifexp") else \
         f"'{name}{path}'"
     raise ConversionError(
-        f"{what} is a string chosen by a tensor condition ({where(src)}): {x!r} in the if "
-        f"branch, {y!r} in the else branch. A program computes tensors of numbers, so it "
+        f"{what} is a string chosen by a tensor condition ({where(src)}): {_shown(x)} in the "
+        f"if branch, {_shown(y)} in the else branch. A program computes tensors of numbers, so it "
         "cannot pick a text when it runs. Keep a number or a bool tensor instead (an index "
         "into a tuple of the texts, read after the call: `MODES[int(mode_id)]`), or decide "
         "the `if` with a Python value.", src)
+
+
+def _shown(v) -> str:
+    return "unbound" if isinstance(v, Undefined) else repr(v)
 
 
 def _text_difference(a, b, path):

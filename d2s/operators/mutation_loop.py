@@ -32,11 +32,14 @@ class Loop:
         for v in state:  # graph values made for the loop (tensor arrays): restored only
             if is_variable(v) and id(v) not in log.seen:
                 log.seen[id(v)] = (v, "private", "", dict(vars(v)))
+        probed = {}  # a place's ident -> what the probe trace of the body left there
         if not log.probed:
             b = current_builder()
             try:
                 with b.scratch():  # objects the user can reach as they are, others copied
                     body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
+                    log.changed()
+                    probed = {s.ident(): s.get() for s in log.slots}
             finally:
                 log.scratch_end(probed=True)
         arrays = {}  # a place's ident -> the tensor array the list it holds becomes
@@ -51,6 +54,13 @@ class Loop:
         self.slots = list(log.slots)
         self.initial = [arrays[s.ident()] if s.ident() in arrays else
                         _loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
+        # slot index -> a Python number the body makes a tensor of another shape or dtype:
+        # it fills that tensor on entry (`unbound.tensor_by_loop` checks a loop of no trips)
+        self.numbers = {j: v for j, (s, v) in enumerate(zip(self.slots, self.initial))
+                        if _filled_number(v, probed.get(s.ident()))}
+        for j, v in self.numbers.items():
+            p = probed[self.slots[j].ident()]
+            self.initial[j] = _full_like(p, v)
         self.aliases = [i for i in carried if any(
             s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
 
@@ -133,6 +143,21 @@ def _closure_array(log: Log, slot):
     if not lst:
         array._static_shape = tuple(sample.shape)
     return place, array
+
+
+def _filled_number(v, probe) -> bool:
+    """A Python number (`self.total = 0`) that the body makes a tensor other than the number's
+    own kind (a float tensor, a tensor of a shape): the loop carries the tensor."""
+    if type(v) not in (int, float) or not is_variable(probe) or probe.is_array or getattr(
+            probe, "python_scalar", False) or any(d < 0 for d in probe.shape):
+        return False
+    own = "int64" if type(v) is int else "float32"
+    return bool(probe.shape) or probe.dtype.name != own
+
+
+def _full_like(like, number):
+    import runtime as rt
+    return rt.full(list(like.shape), number, like.dtype)
 
 
 def _tensor(x) -> bool:

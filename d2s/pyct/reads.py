@@ -29,6 +29,9 @@ import gast
 from .walk import NAME_FIELDS, push_children
 
 MAX_CHAIN = 4  # names in a guarded chain (`self.a.b.c`)
+# list methods that add items without reading the list: a chain ending in one reads the
+# object that holds the list, not its items (`guards.record`)
+APPENDS = frozenset(("append", "extend"))
 
 
 _ATTRIBUTE_LIKE = (gast.Attribute, gast.Subscript)
@@ -47,6 +50,8 @@ class Reads(NamedTuple):
     # the parameters the body never rebinds: chains rooted at them read the call's arguments
     # (`cfg.scale` of `def f(x, cfg)`), guarded with the objects passed (`guards.record`)
     params: frozenset = frozenset()
+    # names loaded only to append to (`log.append(v)`): the list's items are not read
+    appended: frozenset = frozenset()
 
 
 def outside_reads(fn) -> Reads:
@@ -57,6 +62,8 @@ def outside_reads(fn) -> Reads:
     loads = set()
     stored = set()
     chains = set()
+    appended_to = set()  # ids of `xs` in `xs.append`: a list only appended to is not read
+    appends, other_loads = set(), set()
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
     stack = [fn]
@@ -67,12 +74,15 @@ def outside_reads(fn) -> Reads:
         if cls is gast.Name:
             if node.ctx.__class__ is gast.Load:
                 loads.add(node.id)
+                (appends if id(node) in appended_to else other_loads).add(node.id)
             else:
                 bound.add(node.id)
                 if node.ctx.__class__ is not gast.Param:
                     stored.add(node.id)
         elif cls in _ATTRIBUTE_LIKE:
-            if node.ctx.__class__ is gast.Load:
+            if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
+                if cls is gast.Attribute and node.attr in APPENDS:
+                    appended_to.add(id(node.value))
                 chain = _chain(node)
                 if chain is not None and len(chain) >= 2:
                     # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function
@@ -99,7 +109,8 @@ def outside_reads(fn) -> Reads:
     free = frozenset(loads - bound)
     params = frozenset(p.id for p in positional + args.kwonlyargs) - stored
     roots = free | params | ({self_name} if self_name else set())
-    return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params)
+    return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
+                 frozenset(appends - other_loads - stored))
 
 
 def _chain(node) -> tuple | None:

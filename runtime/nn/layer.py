@@ -20,8 +20,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 from .. import backend
+from ..core import VariableBase
 from ..dtypes import DType, convert_dtype, default_float
-from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
 from ..tensor import Tensor
 from .initializer import Constant, Initializer, XavierUniform, global_initializer
@@ -169,10 +169,13 @@ class Layer:
             self._clear(layers, name, value, f"sublayer '{name}'", "a Layer")
         elif buffers is not None and name in buffers:
             old = buffers[name]
-            if STATE.builder is not None and isinstance(old, Tensor) and value is not None \
-                    and not isinstance(value, Tensor):
+            if isinstance(value, VariableBase) and value.stop_gradient and isinstance(
+                    old, Tensor):
                 old.set_value(value)  # tracing: write the buffer's persistable variable
-            elif value is None or isinstance(value, Tensor):
+            elif value is None or isinstance(value, (Tensor, VariableBase)):
+                # (a graph value with a gradient path while tracing: rebound, as eager rebinds
+                # the buffer to the new tensor; d2s writes it back into the buffer after
+                # each call)
                 buffers[name] = value
             else:
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}': "

@@ -22,4 +22,10 @@ def _observe():
     return gen_observe.programs(), gen_observe.make_observed
 
 
-GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe}
+def _breadth():
+    from . import gen_breadth
+    return gen_breadth.programs(), gen_breadth.make_state
+
+
+GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe,
+              "breadth": _breadth}

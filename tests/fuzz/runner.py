@@ -16,7 +16,9 @@ its source as it would for a notebook cell (nothing is written to or read from d
 - `disagree`: different values, or eager raised and static did not (or the reverse with
   eager succeeding is `internal` when static raised something else);
 - `internal`: static raised an exception that eager did not raise and that is not a
-  ConversionError.
+  ConversionError, or a message of static's that shows an internal name (`_retval`, `t12`,
+  `Variable(%`, `<undefined`) where eager's does not (the "While running op:" note, the IR
+  op a run-time error came from, aside).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import numpy as np
 
 import d2s
 import runtime as rt
+from tests.d2s.breadth35.messages import INTERNAL
 
 KINDS = ("same", "same_error", "refused", "disagree", "internal")
 _COUNTER = itertools.count()
@@ -162,6 +165,10 @@ def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
         e_out, e_err, e_state = _call(eager_fn, inp, e_obj)
         s_out, s_err, s_state = _call(static_fn, inp, s_obj)
         if s_err is not None:
+            if _shows_internal_name(s_err) and not (
+                    e_err is not None and _shows_internal_name(e_err)):
+                return Outcome("internal", f"input {inp}: the message shows an internal "
+                               f"name: {_describe(s_err)}", source, inputs)
             if isinstance(s_err, d2s.ConversionError) and e_err is None:
                 return Outcome("refused", _describe(s_err), source, inputs)
             if e_err is not None and type(e_err) is type(s_err):
@@ -180,6 +187,14 @@ def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
         if diff:
             return Outcome("disagree", f"input {inp}: {diff}", source, inputs)
     return Outcome("same", "", source, inputs)
+
+
+def _shows_internal_name(e: BaseException) -> bool:
+    """Whether the message names d2s's own variables; the program op a run-time error came
+    from ("While running op: %t3 = ..."), a debugging note in the IR's printed form, is not
+    the message."""
+    return bool(INTERNAL.search("\n".join(
+        ln for ln in _describe(e).splitlines() if "While running op:" not in ln)))
 
 
 def _describe(e: BaseException) -> str:

@@ -160,13 +160,20 @@ def attribute_becomes_a_tensor(x):
     return foo.a
 
 
-def test_a_carried_value_changing_dtype_is_named_as_the_user_wrote_it():
-    """The while op numbers its variables ("loop variable 3"): the error names `foo.b`."""
+def test_an_attribute_a_loop_makes_a_tensor_is_checked_where_the_loop_never_ran():
+    """The numbers fill tensors of the body's type (issue 35; this was refused for every
+    input); where the loop ran zero times the read of `foo.a` raises, naming it as the user
+    wrote it (not the while op's "loop variable 3")."""
+    static = d2s.to_static(attribute_becomes_a_tensor)
     x = rt.to_tensor(np.array([2], "int64"))
     np.testing.assert_allclose(attribute_becomes_a_tensor(x).numpy(), [1.0])  # eager runs
-    with pytest.raises(TypeError, match=r"'foo\.\w' is i64\[\] before a loop") as e:
-        d2s.to_static(attribute_becomes_a_tensor)(x)
+    np.testing.assert_allclose(static(x).numpy(), [1.0])
+    zero = rt.to_tensor(np.array([0], "int64"))
+    assert attribute_becomes_a_tensor(zero) == 1
+    with pytest.raises(TypeError, match=r"'foo\.a' is the Python number 1 before a loop") as e:
+        static(zero)
     assert "loop variable" not in str(e.value) and "while i < x:" in str(e.value)
+    assert len(static.program_cache) == 1
 
 
 class Recorder:

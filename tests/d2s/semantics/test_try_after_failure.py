@@ -182,7 +182,7 @@ def everything_caught(x):
     cache = []
     try:
         if x.mean() > 0:
-            cache.append(x.shape[0])  # a Python list growing on a tensor path
+            cache.append("seen")  # a list of strings growing on a tensor path
         out = x + float(len(cache))
     except Exception:
         out = x

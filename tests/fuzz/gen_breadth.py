@@ -1,0 +1,135 @@
+"""Generated functions for the classes of issue 35 (what eager runs, converted code runs):
+Python flags set by `for ... else` / `while ... else` around a tensor `break`; lists whose
+length a tensor `if` decides, read after it; Python numbers and loop counters appended to
+lists that graph loops grow (a counter into a list of float tensors); dict entries and
+attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then a
+tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
+branch; a `with` block that returns under a tensor condition; state on the argument object
+written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must not
+make every call trace again.
+
+`programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
+(x, y: float32 [3]; `o` made by `make_state`, compared after each call); `inputs` are
+several (x, y) pairs of different signs, so tensor conditions and trip counts (zero
+included) differ between the calls of one converted function.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+PRELUDE = '''\
+import collections
+import contextlib
+
+Pair = collections.namedtuple("Pair", "low high")
+
+
+def f(x, y, o):
+    h = x * 1.0
+    out = [y]
+    nums = [0.5]
+    stats = {"n": rt.zeros([])}
+    p = Pair(x, y)
+'''
+
+RESULT = "h, len(out), len(nums), stats['n'], p.low + p.high"
+
+TENSOR_CONDS = ("rt.mean(x) > 0.0", "rt.sum(h) > 1.0", "y[0] > x[1]", "x[2] < 0.5")
+TRIPS = "rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), 'int64')"  # 0..3 trips
+TRIPS_1 = "rt.cast(rt.clip(y[1] + 2.0, 1.0, 3.0), 'int64')"  # 1..3 trips
+NUMBERS = ("0.5", "1.5", "-0.25")
+
+ANYWHERE = (
+    "h = h + 1.0",
+    "h = h * 0.5 + y",
+    "out.append(h * 0.5)",
+    "nums.append({n})",
+    "h = h + len(nums)",
+    "h = h + len(out)",
+    'stats["n"] = stats["n"] + rt.mean(h)',
+    "o.calls += 1",
+    "p = Pair(p.low * 0.5, p.high + h)",
+)
+
+TOP = (  # outside tensor ifs and graph loops
+    "o.warm = True",
+    "o.log.append(len(o.log))",
+    "tmp = h * 2.0\nif {c}:\n    del tmp\n    h = h + 1.0",
+    "for t in out:\n    h = h + t * 0.1",
+    "o.total = 0\nfor i in range({trips1}):\n    o.total = o.total + h\nh = h + o.total",
+    "mixed = [rt.sum(h)]\nfor i in range({trips}):\n    mixed.append(i)\nh = h + len(mixed)",
+)
+
+
+@st.composite
+def _stmt(draw, depth: int, in_graph: bool):
+    kinds = ["simple"] * 4
+    if not in_graph:
+        kinds += ["top"] * 2
+    if depth > 0:
+        kinds += ["tif", "trange", "for_else", "while_else"]
+    kind = draw(st.sampled_from(kinds))
+    cond = draw(st.sampled_from(TENSOR_CONDS))
+    if kind == "simple":
+        return draw(st.sampled_from(ANYWHERE)).format(
+            n=draw(st.sampled_from(NUMBERS))).splitlines()
+    if kind == "top":
+        return draw(st.sampled_from(TOP)).format(c=cond, trips=TRIPS,
+                                                  trips1=TRIPS_1).splitlines()
+    body = draw(_block(depth - 1, True))
+    if kind == "tif":
+        return [f"if {cond}:"] + _indent(body)
+    if kind == "trange":
+        return [f"for i in range({TRIPS}):", "    h = h + i"] + _indent(body)
+    if kind == "for_else":
+        return ([f"for i in range({TRIPS}):"] + _indent(body)
+                + ["    if h[i % 3] > 1.0:", "        found = True", "        break",
+                   "else:", "    found = False", "if found:", "    h = h * 2.0"])
+    return (["k = rt.zeros([])", "while k < rt.abs(x[0]) + 0.5:", "    k = k + 1.0"]
+            + _indent(body) + ["    if rt.sum(h) > 4.0:", "        hit = 1", "        break",
+                               "else:", "    hit = 0", "h = h + hit"])
+
+
+def _indent(lines):
+    return ["    " + ln for ln in lines]
+
+
+@st.composite
+def _block(draw, depth: int, in_graph: bool):
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        out += draw(_stmt(depth, in_graph))
+    return out
+
+
+_VALUES = st.sampled_from([-2.75, -1.25, -0.25, 0.25, 0.75, 1.25, 2.25])
+_VECTOR = st.lists(_VALUES, min_size=3, max_size=3)
+
+
+@st.composite
+def programs(draw, depth: int = 2):
+    body = draw(_block(depth, False))
+    if draw(st.booleans()):  # a `with` block that returns under a tensor condition
+        body += ["with contextlib.nullcontext():",
+                 f"    if {draw(st.sampled_from(TENSOR_CONDS))}:", f"        return {RESULT}",
+                 "    h = h - 1.0"]
+    source = PRELUDE + "\n".join("    " + ln for ln in body) + f"\n    return {RESULT}\n"
+    inputs = draw(st.lists(st.tuples(_VECTOR, _VECTOR), min_size=3, max_size=3))
+    # a positive and a negative x: loops of zero trips and both sides of each condition
+    inputs[0] = ([abs(v) for v in inputs[0][0]], inputs[0][1])
+    inputs[1] = ([-abs(v) for v in inputs[1][0]], inputs[1][1])
+    return source, inputs
+
+
+class State:
+    """The object passed in as `o`: a call counter, a flag and a log the function writes on
+    every call (compared after each call), and a field a graph loop makes a tensor."""
+
+    def __init__(self):
+        self.calls = 0
+        self.warm = False
+        self.log = []
+
+
+def make_state():
+    return State()

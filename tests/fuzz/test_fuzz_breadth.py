@@ -1,0 +1,21 @@
+"""The breadth fuzzer (see `gen_breadth`, issue 35): for/while-else flags around tensor
+breaks, lists whose length a tensor `if` decides, counters appended to float lists, dict
+entries and attributes changed in graph loops, `del` in one branch, a `with` that returns
+under a tensor condition, and argument state written on every call, each run eagerly and
+converted over several inputs through one program. Allowed: same results and argument
+state; the same exception type; a documented refusal. Not allowed: different results, any
+other static error, or a message showing an internal name (`runner.compare`)."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from . import gen_breadth, runner
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(case=gen_breadth.programs())
+def test_fuzz_breadth(case):
+    source, inputs = case
+    out = runner.compare(source, inputs, gen_breadth.make_state)
+    assert out.kind in ("same", "same_error", "refused"), str(out)
