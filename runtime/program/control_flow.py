@@ -302,6 +302,8 @@ def _new_param(b: Builder, blk, v, shape=None, stop=None):
     blk.params.append(name)
     if getattr(v, "python_scalar", False):
         p.python_scalar = True
+    if getattr(v, "python_items", False):  # (an array of Python numbers: `sum` of it too)
+        p.python_items = True
     return p
 
 
@@ -365,8 +367,10 @@ def _graph_while(b: Builder, cond, body, loop_vars):
              (cblk.idx, bblk.idx))
     # (no stop_gradient on the outputs under no_grad: a branch may hand back a value from
     # outside the region unchanged, which keeps its gradient in eager code too)
-    for o, w in zip(outs, scalar):
+    for o, w, init in zip(outs, scalar, inits):
         o.python_scalar = w
+        if getattr(init, "python_items", False):  # (an array of Python numbers stays one)
+            o.python_items = True
     return unflatten(tree, outs)
 
 
