@@ -10,14 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from . import gen_observe, runner
 
 
-# Known open (issue 33): len() and sum() of a list of Python numbers that the program made a
-# tensor array comes back as a 0-d int64 Tensor where eager gives a Python int when the array
-# reached the result through a return inside a loop or a try/finally (the mark that the
-# array holds Python numbers is lost on those paths; values agree). About a third of the
-# generated programs meet it, and a run takes minutes: slow, and expected to fail until fixed.
+# (a run takes minutes: slow)
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="Python type of sum/len over a Python-number array "
-                   "returned through a loop's return or finally (issue 33, open)")
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(case=gen_observe.programs())
