@@ -157,7 +157,7 @@ def _state(program):
 
 
 class _StepState:
-    __slots__ = ("backward_at", "grads", "branch_only")
+    __slots__ = ("backward_at", "branch_only", "grads")
 
     def __init__(self):
         self.grads: dict = {}
