@@ -320,6 +320,9 @@ def _fix_unset(params, shapes):
 def _graph_while(b: Builder, cond, body, loop_vars):
     leaves, tree = flatten(loop_vars)
     inits = [b.variable_of(v) for v in leaves]
+    for v, init in zip(leaves, inits):
+        if isinstance(v, (int, float)) and not _is_tensor(v):  # (a Python number carried,
+            init.python_scalar = True  # the item of a Python list: it stays one, as eagerly)
     shapes = [v._static_shape for v in inits]
     stops = [v.stop_gradient for v in inits]
     for _ in range(2 + sum(len(s or ()) for s in shapes) + len(stops)):

@@ -1,7 +1,8 @@
 """`len` and `sum` of a list of Python numbers that a graph loop grows are Python numbers when
 returned, as in eager code, also where the value leaves through a `return` inside a loop or
 through a loop that a `finally` breaks: the mark that a tensor array holds Python numbers
-survives the loops and branches it passes (issue 33)."""
+survives the loops and branches it passes; so do the items of a list whose length the loop
+keeps (each item a loop variable) (issue 33)."""
 import math
 
 import numpy as np
@@ -37,6 +38,18 @@ def returned_past_a_finally_break(x):
     return len(nums), sum(nums)
 
 
+def rotated_in_a_tensor_while(x):
+    nums = [3, 1]
+    h = x * 1.0
+    k = rt.zeros([])
+    while k < x[0]:
+        k = k + 1.0
+        if len(nums) > 1:
+            h = h + nums.pop(0)
+        nums.insert(0, 5)
+    return len(nums), sum(nums), nums[0]
+
+
 def _trips(v: float) -> int:
     return max(0, math.ceil(v))
 
@@ -57,6 +70,14 @@ def returned_past_a_finally_break_reference(x):
         if x[1] > 0 or x[2] > 0:  # (the return, or the break that drops it)
             break
     return len(nums), sum(nums)
+
+
+def rotated_in_a_tensor_while_reference(x):
+    nums = [3, 1]
+    for _ in range(_trips(x[0])):
+        nums.pop(0)
+        nums.insert(0, 5)
+    return len(nums), sum(nums), nums[0]
 
 
 # a positive / negative x[0] (loops that run or not), x[1] (return or not), x[2] (break)
@@ -81,3 +102,8 @@ def test_len_and_sum_returned_inside_a_tensor_while():
 
 def test_len_and_sum_returned_past_a_finally_that_breaks():
     _check(returned_past_a_finally_break, returned_past_a_finally_break_reference)
+
+
+def test_len_and_sum_of_a_list_whose_length_a_tensor_while_keeps():
+    """(popped and refilled: the list stays a Python list, its items carried by the loop)"""
+    _check(rotated_in_a_tensor_while, rotated_in_a_tensor_while_reference)
