@@ -56,7 +56,8 @@ def list_method(target, method, *args):
             target = list_append(target, value)
         return target
     if method == "clear" and not args:  # an empty array of the same element type
-        return target.empty() if isinstance(target, StructArray) else _empty_array(target)
+        return target.empty() if isinstance(target, StructArray) else _in_place(
+            target, _empty_like(target))
     if method == "insert" and len(args) == 2 and not isinstance(target, StructArray):
         return _insert(target, *args)
     src = user_origin(2)
@@ -86,9 +87,12 @@ def _refuse_remove(cause):
         "run can make). Pop it by its index instead (lst.pop(i)).", src) from cause
 
 
-def _empty_array(target):
-    """An empty tensor array like `target` (what `clear()` leaves)."""
-    return _empty_like(target)
+def _in_place(target, new):
+    """`target` (a tensor array) refers to the array `new` afterwards, as `list.insert` and
+    `list.clear` change the list itself: every name bound to the list (an alias, a loop's
+    state that is also a changed object) sees the change, as `append` and `pop` do."""
+    target._inplace_update(new)
+    return target
 
 
 def _number_fits(array, value) -> None:
@@ -148,7 +152,7 @@ def _insert(target, index, value):
         value, dtype=target.dtype)
     if v.dtype != target.dtype:
         v = rt.cast(v, target.dtype)
-    return array_inserted(target, index, v)
+    return _in_place(target, array_inserted(target, index, v))
 
 
 def _no_structures(value, depth=3):

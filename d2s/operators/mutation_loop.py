@@ -9,7 +9,7 @@ import runtime as rt
 from runtime.program.builder import current_builder
 
 from .aliases import other_references
-from .branch_arrays import array_paths
+from .branch_arrays import PYTHON_ITEM_DTYPES, array_paths
 from .held_lists import holder, if_arrays, remember
 from .lists import is_structure
 from .mutation import MISSING, Log, StateChangeError, freeze
@@ -129,7 +129,9 @@ def _closure_array(log: Log, slot):
     lst = slot.obj
     sample = slot.sample if slot.sample is not None else lst[-1] if lst else None
     what = "changes length inside a loop whose condition is a tensor"
-    why = ("its items are not tensors" if not (is_variable(sample) or _tensor(sample)) else
+    numbers = _python_numbers(sample, lst)
+    why = "" if numbers else (
+           "its items are not tensors" if not (is_variable(sample) or _tensor(sample)) else
            "" if not any(not (is_variable(x) or _tensor(x)) for x in lst) and not
            is_structure(sample) else "its items are not all tensors of one type")
     if why:
@@ -140,9 +142,20 @@ def _closure_array(log: Log, slot):
             "collect the values in a tensor.", src)
     place = holder(log, lst, what + " through another name than its own")
     array = rt.static.create_array(sample.dtype, initialized_list=list(lst))
+    if numbers:
+        array.python_items = True  # (`box.hist.append(bool(t))`: Python bools eagerly)
     if not lst:
         array._static_shape = tuple(sample.shape)
     return place, array
+
+
+def _python_numbers(sample, lst) -> bool:
+    """Whether a list grown with `sample` holds Python numbers of one type in eager code
+    (`bool(t)`, `int(t)` appended; the numbers it held before the call of the same type)."""
+    if not (is_variable(sample) and sample.python_scalar):
+        return False
+    return all(x.python_scalar and x.dtype == sample.dtype if is_variable(x) else
+               PYTHON_ITEM_DTYPES.get(type(x)) == sample.dtype.name for x in lst)
 
 
 def _filled_number(v, probe) -> bool:
@@ -156,7 +169,6 @@ def _filled_number(v, probe) -> bool:
 
 
 def _full_like(like, number):
-    import runtime as rt
     return rt.full(list(like.shape), number, like.dtype)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from .. import backend, static
 from ..autograd import no_grad
+from ..ops.logic import where
 from ..ops.math import sign
 from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
@@ -146,6 +147,12 @@ class Optimizer:
         if isinstance(l1, L1Decay) and l1.coeff:  # the update ops know only L2 decay
             g = g + sign(weights) * l1.coeff
         new_p, new_state = self._update(weights, g, lr, state)
+        if STATE.builder is not None:  # a converted step: the run decides whether p has a
+            from ..program import train_step  # gradient (read only under a tensor `if`)
+            present = train_step.has_grad_now(p)
+            if present is not None:  # eager skips a parameter whose .grad is None
+                new_p = where(present, new_p, weights)
+                new_state = {k: where(present, v, state[k]) for k, v in new_state.items()}
         for key, value in new_state.items():
             state[key].set_value(value)
         if master is not None:

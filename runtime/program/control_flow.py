@@ -100,7 +100,7 @@ def _trace(builder: Builder, fn):
 def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs: list):
     """Check that branch outputs agree; set each block's results; return (output treedef,
     leaf list with None where a graph output goes, list of (shape, dtype, stop, is an array,
-    is an array of Python numbers) per graph output)."""
+    is an array of Python numbers, stands for a Python number) per graph output)."""
     flats = [flatten(o) for o in outs]
     tree = flats[0][1]
     for (leaves, t), label, o in zip(flats[1:], labels[1:], outs[1:]):
@@ -146,7 +146,9 @@ def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs:
                               "tensor in another")
         consts.append(None)
         specs.append((shape, dtype, stop, arrays.pop(),
-                      any(getattr(v, "python_items", False) for v in col)))
+                      any(getattr(v, "python_items", False) for v in col),
+                      all(getattr(v, "python_scalar", False) or isinstance(v, (int, float))
+                          and not _is_tensor(v) for v in col)))
     for b, res in zip(blocks, results):
         b.results = res
     return tree, consts, specs
@@ -167,12 +169,14 @@ def _result_ref(builder: Builder, v, dtype) -> str:
 def _outputs(builder: Builder, tree, consts, specs):
     outs = [builder.block.new_var(builder.program.fresh_name(), () if arr else s, d,
                                   stop_gradient=st, kind="array" if arr else "tensor")
-            for s, d, st, arr, _ in specs]
-    for o, (s, _, _, arr, numbers) in zip(outs, specs):
+            for s, d, st, arr, _, _ in specs]
+    for o, (s, _, _, arr, numbers, scalar) in zip(outs, specs):
         if arr:  # an array's element shape
             o._static_shape = s
         if numbers:  # an array of Python numbers (a list the program grows): it stays one
             o.python_items = True
+        if scalar:  # every branch gives a Python number (or a value standing for one)
+            o.python_scalar = True
     # (outputs are not forced stop_gradient under no_grad: see the note in _graph_while)
     it = iter(outs)
     leaves = [next(it) if c is None else c for c in consts]
@@ -302,6 +306,8 @@ def _new_param(b: Builder, blk, v, shape=None, stop=None):
     blk.params.append(name)
     if getattr(v, "python_scalar", False):
         p.python_scalar = True
+    if getattr(v, "python_items", False):  # (an array of Python numbers: `sum` of it too)
+        p.python_items = True
     return p
 
 
@@ -314,6 +320,9 @@ def _fix_unset(params, shapes):
 def _graph_while(b: Builder, cond, body, loop_vars):
     leaves, tree = flatten(loop_vars)
     inits = [b.variable_of(v) for v in leaves]
+    for v, init in zip(leaves, inits):
+        if isinstance(v, (int, float)) and not _is_tensor(v):  # (a Python number carried,
+            init.python_scalar = True  # the item of a Python list: it stays one, as eagerly)
     shapes = [v._static_shape for v in inits]
     stops = [v.stop_gradient for v in inits]
     for _ in range(2 + sum(len(s or ()) for s in shapes) + len(stops)):
@@ -365,8 +374,10 @@ def _graph_while(b: Builder, cond, body, loop_vars):
              (cblk.idx, bblk.idx))
     # (no stop_gradient on the outputs under no_grad: a branch may hand back a value from
     # outside the region unchanged, which keeps its gradient in eager code too)
-    for o, w in zip(outs, scalar):
+    for o, w, init in zip(outs, scalar, inits):
         o.python_scalar = w
+        if getattr(init, "python_items", False):  # (an array of Python numbers stays one)
+            o.python_items = True
     return unflatten(tree, outs)
 
 

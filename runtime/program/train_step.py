@@ -22,6 +22,7 @@ what eager code leaves after the same calls.
 from __future__ import annotations
 
 from .. import core
+from ..dtypes import bool_
 from ..ops import registry
 from ..ops.creation import zeros
 from ..ops.registry import STATE, Meta, bind
@@ -82,9 +83,14 @@ def _accumulate_kernel(xp, slot, g):
     return g if cur is None else cur._data + g
 
 
-def _write_kernel(xp, slot, value):
-    slot.tensor._grad = core.wrap(value)
+def _write_kernel(xp, slot, value, reached=None):
+    if reached is None or bool(reached):  # (a parameter this run did not reach: unchanged)
+        slot.tensor._grad = core.wrap(value)
     return ()
+
+
+def _present_kernel(xp, slot):
+    return xp.asarray(slot.tensor._grad is not None)
 
 
 def _clear_kernel(xp, slot, set_to_zero=True, dtype=None):
@@ -106,6 +112,10 @@ def _none(*a, **k):
     return ()
 
 
+def _bool(*a, **k):
+    return Meta((), bool_)
+
+
 def _acc_infer(slot, g):
     return Meta(g.shape, g.dtype)
 
@@ -121,13 +131,18 @@ GRAD_ACCUMULATE = registry.register(
     doc="`g` plus the `.grad` of an eager tensor when the op runs (`g` when it is None).")
 GRAD_WRITE = registry.register(
     "grad_write", kernel=_write_kernel, infer=_none, nondiff=True, amp="keep",
-    doc="Set the `.grad` of an eager tensor to a new Tensor holding `value`.")
+    doc="Set the `.grad` of an eager tensor to a new Tensor holding `value` (when the "
+        "optional bool `reached` is true).")
+GRAD_PRESENT = registry.register(
+    "grad_present", kernel=_present_kernel, infer=_bool, nondiff=True, amp="keep",
+    doc="Whether the `.grad` of an eager tensor is not None when the op runs.")
 GRAD_CLEAR = registry.register(
     "grad_clear", kernel=_clear_kernel, infer=_none, nondiff=True, amp="keep",
     doc="Eager `clear_grad`: the `.grad` of an eager tensor becomes zeros (set_to_zero) or "
         "None, when it is not None.")
 
-OPS = ("grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear")
+OPS = ("grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
+       "grad_present")
 
 
 # ---- the view of gradients while building ----------------------------------------------------
@@ -146,11 +161,12 @@ def _state(program):
 
 
 class _StepState:
-    __slots__ = ("backward_at", "grads")
+    __slots__ = ("backward_at", "branch_only", "grads")
 
     def __init__(self):
         self.grads: dict = {}
         self.backward_at = None  # (file, line) of the backward() already in this program
+        self.branch_only: set = set()  # ids of tensors read only under tensor `if` branches
 
 
 def _entry(program, t):
@@ -230,9 +246,37 @@ def set_grad(t, value) -> None:
     e[2], e[3] = v, True
 
 
-def _write(e, v) -> None:
-    bind(GRAD_WRITE, (e[1], v), {})
-    e[4] = _builder().block.ops[-1]
+def _write(e, v, reached=None) -> None:
+    bind(GRAD_WRITE, (e[1], v) if reached is None else (e[1], v, reached), {})
+    # (a write that depends on the run is never dropped for a clear after it: `_clear`)
+    e[4] = _builder().block.ops[-1] if reached is None else None
+
+
+def has_grad_now(t):
+    """While building: a 0-d bool Variable, whether `t.grad` is not None when the program
+    runs this point, for a tensor read only under tensor `if` branches (the run decides
+    whether backward() reached it, as eager autograd does); None for any other tensor (the
+    program knows)."""
+    b = _builder()
+    if id(t) not in _state(b.program).branch_only:
+        return None
+    return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
+
+
+def _reached(program, names) -> dict:
+    """`name -> 0-d bool Variable`: for tensors read only inside branches of top-level tensor
+    `if`s (`reached.branch_conditions`), whether this run takes a branch that reads it."""
+    from ..ops.logic import logical_not, logical_or
+    from .reached import branch_conditions
+    g0 = program.global_block()
+    out = {}
+    for name, pairs in branch_conditions(program, names).items():
+        flag = None
+        for pred, truth in pairs:
+            p = g0.var(pred) if truth else logical_not(g0.var(pred))
+            flag = p if flag is None else logical_or(flag, p)
+        out[name] = flag
+    return out
 
 
 def _clear(e, set_to_zero: bool) -> None:
@@ -332,12 +376,15 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if grad_tensor is not None:
         seed = [b.variable_of(grad_tensor)]
     st.backward_at = _origin() or ("<unknown>", 0)
+    reached = _reached(program, names)  # (of the forward ops: the backward reads them all)
     grads = gradients([loss], [g0.var(n) for n in names], target_gradients=seed)
     program.in_program_backward = True  # d2s: the call's results need no gradient path
     for n, g in zip(names, grads):
         if g is None:
             continue
         t = program.tensors[n]
+        if n in reached:
+            st.branch_only.add(id(t))
         g.stop_gradient = True
         e = _entry(program, t)
         if not e[3] or e[2] is _UNKNOWN:  # the gradient from before, whatever it is then
@@ -348,7 +395,7 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
         else:
             total = e[2] + g
         total.stop_gradient = True
-        _write(e, total)
+        _write(e, total, reached.get(n))
         e[2], e[3] = total, True
 
 

@@ -82,17 +82,20 @@ def _stmt(draw, depth: int, in_loop: bool):
         other = draw(_block(depth - 1, in_loop))
         return ([f"if {draw(st.sampled_from(PY_CONDS))}:"] + _indent(body) + ["else:"]
                 + _indent(other))
+    k = f"k{depth}"  # (a counter per nesting depth: an inner loop resetting the outer's
+    #                    counter would loop forever, eagerly too)
     if kind == "twhile":  # 1..4 iterations
-        return (["k = rt.zeros([])", "while k < rt.abs(x[0]) + 0.5:", "    k = k + 1.0"]
-                + _indent(body))
+        return ([f"{k} = rt.zeros([])", f"while {k} < rt.abs(x[0]) + 0.5:",
+                 f"    {k} = {k} + 1.0"] + _indent(body))
     if kind == "twhile_maybe_none":  # zero iterations for x[0] <= 0
-        return ["k = rt.zeros([])", "while k < x[0]:", "    k = k + 1.0"] + _indent(body)
+        return ([f"{k} = rt.zeros([])", f"while {k} < x[0]:", f"    {k} = {k} + 1.0"]
+                + _indent(body))
     if kind == "trange":  # range of a tensor: 0..3 iterations
         return (["for i in range(rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), 'int64')):",
                  "    h = h + i"] + _indent(body))
     if kind == "widen":  # the body makes the int32 accumulator float32; runs at least once
-        return ["k = rt.zeros([])", "while k < rt.abs(y[0]) + 0.5:", "    k = k + 1.0",
-                "    acc = acc + y[1]"] + _indent(body)
+        return [f"{k} = rt.zeros([])", f"while {k} < rt.abs(y[0]) + 0.5:",
+                f"    {k} = {k} + 1.0", "    acc = acc + y[1]"] + _indent(body)
     # try / finally: the finally returns, or (in a loop of its own) breaks / continues
     cond = draw(st.sampled_from(TENSOR_CONDS + PY_CONDS))
     if draw(st.booleans()):
