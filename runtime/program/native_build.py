@@ -131,8 +131,13 @@ def prepare(group, block):
     if how is None:
         return None
     plan = native.plan(group, block, vector_math=_vector_math())
-    if plan is None:
-        return None
+    return None if plan is None else holder_of(plan, how)
+
+
+def holder_of(plan, how):
+    """A `Holder` for the C function of `plan` (its `name` and `source`): loaded from the
+    cache, compiled now (`how` "sync") or queued; None when its build failed or no cache
+    folder can be used."""
     folder = cache_dir()
     if folder is None:
         return None
