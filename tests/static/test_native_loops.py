@@ -10,7 +10,7 @@ import pytest
 
 import d2s
 import runtime as rt
-from runtime.program import native_build
+from runtime.program import native_build, native_loops
 from tests.finite_differences import numeric_grad
 
 pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
@@ -186,6 +186,18 @@ def test_with_native_code_off_the_python_loop_runs(monkeypatch):
     assert "NL" not in f.program_cache.last_entry.compiled.source
     np.testing.assert_array_equal(y.numpy(), numpy_gate_then_count(np.ones((4, 16), "float32"),
                                                                    3)[0])
+
+
+@pytest.mark.parametrize("n", [2, 3, 10])
+def test_a_loop_paused_between_calls_resumes_where_it_stopped(monkeypatch, n):
+    """The C function stops after TRIPS_PER_CALL iterations (so that Ctrl-C reaches Python
+    in a loop that never ends) and the next call resumes from the carried values."""
+    monkeypatch.setattr(native_loops, "TRIPS_PER_CALL", 3)
+    x = np.linspace(-1.0, 1.0, 64).reshape(4, 16).astype("float32")
+    native, python, calls = _both(gate_then_count, monkeypatch, x, np.array([n], "int64"))
+    assert calls == 1
+    _assert_equal_lists(native, python)
+    _assert_equal_lists(native, list(numpy_gate_then_count(x, n)))
 
 
 def test_division_by_zero_reports_as_numpy_does(monkeypatch):
