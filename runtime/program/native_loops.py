@@ -26,8 +26,10 @@ op keep the Python loop alone; `D2S_NATIVE=0` turns native code off.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
+import threading
 
 import numpy as np
 
@@ -356,7 +358,7 @@ def plan(g, op, block) -> LoopPlan | None:
         return None
 
 
-def caller(holder, plan):
+def caller(holder, plan, stats: dict, error_mask):
     """`run(*arrays, *ints)`: the loop's outputs (a tuple) computed by its C function, or
     None when that is not ready, an argument is not the array the program declares, another
     thread is running it, or the C raised a floating-point flag NumPy would report (the
@@ -364,11 +366,9 @@ def caller(holder, plan):
 
     The C function reads and writes buffers made once (their addresses are its argument):
     copying the few elements in and out costs less than handing `ctypes` each array. `run`
-    is generated for the loop's arguments, as its overhead is most of the call."""
-    import ctypes
-    import threading
-
-    from . import native_build
+    is generated for the loop's arguments, as its overhead is most of the call. `stats`:
+    the counts of native and NumPy calls to add to; `error_mask()`: the flag bits NumPy
+    would report (`native_build.py`)."""
     inputs = [np.empty(shape, dt) for _, dt, shape in plan.arrays]
     outputs = [np.empty(shape, dt) for _, dt, shape in plan.outputs]
     state = np.zeros(max(8, plan.state_bytes), np.uint8)
@@ -376,7 +376,6 @@ def caller(holder, plan):
     buffers = [state, ints] + inputs + outputs
     pointers = (ctypes.c_void_p * len(buffers))(
         *[b.__array_interface__["data"][0] for b in buffers])
-    stats = native_build._stats
     function = []
 
     def starting(p):
@@ -393,7 +392,7 @@ def caller(holder, plan):
     lock = threading.Lock()
     ns = {"ndarray": np.ndarray, "F": function, "P": pointers, "ints": ints,
           "acquire": lock.acquire, "release": lock.release, "stats": stats,
-          "mask": native_build.error_mask, "PAUSED": PAUSED}
+          "mask": error_mask, "PAUSED": PAUSED}
     names = [f"a{k}" for k in range(len(inputs))] + [f"n{k}" for k in range(len(plan.ints))]
     lines = [f"def run({', '.join(names)}):"]
     for k, b in enumerate(inputs):
@@ -435,7 +434,8 @@ def emit_while(g, op, block, indent: str) -> None:
         codegen_loops.emit_while(g, op, block, indent)
         return
     entry = ("op", op, block)
-    fn = g.const(caller(holder, found), "NL")
+    # (the calls are counted with the fused runs', in the counts `native_build.stats` reports)
+    fn = g.const(caller(holder, found, native_build._stats, native_build.error_mask), "NL")
     args = [expr for expr, _, _ in found.arrays] + found.ints
     g.emit(indent, f"r_loop = {fn}({', '.join(args)})", entry)
     g.emit(indent, "if r_loop is not None:", entry)
