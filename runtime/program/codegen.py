@@ -17,7 +17,15 @@ import numpy as _np
 
 from .. import backend
 from ..ops.registry import OPS
-from . import codegen_direct, codegen_loops, fused_function, fusion, fusion_gpu, inplace
+from . import (
+    codegen_direct,
+    codegen_loops,
+    fused_function,
+    fusion,
+    fusion_gpu,
+    inplace,
+    native_loops,
+)
 from .ir import Block, Literal, Op, Program, block_free
 
 _ids = itertools.count()
@@ -483,7 +491,7 @@ def emit_linear(g: _Gen, op: Op, block: Block, indent: str) -> None:
         g.emit(indent, f"{g.const(xp.add, 'F')}({out}, {g.ident(b)}, out={out})", entry)
 
 
-EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": codegen_loops.emit_while,
+EMITTERS = {"linear": emit_linear, "cond": emit_cond, "while": native_loops.emit_while,
             "switch_case": emit_switch, "recompute": emit_recompute,
             "write_persistable": emit_write,
             "full": codegen_direct.emitter(codegen_direct.full, emit_generic, False),

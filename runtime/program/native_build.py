@@ -155,7 +155,7 @@ def prepare(group, block):
     plan = native.plan(group, block, vector_math=_vector_math())
     if plan is None:
         return None
-    return _holder(plan, how, same_bits_as_numpy(group, block))
+    return holder_of(plan, how, same_bits_as_numpy(group, block))
 
 
 def prepare_source(name: str, source: str):
@@ -164,13 +164,15 @@ def prepare_source(name: str, source: str):
     `prepare` makes one for a fused run; None when native code is off or no cache folder
     can be used."""
     how = mode()  # (a convolution sums in another order than NumPy: not the same bits)
-    return None if how is None else _holder(types.SimpleNamespace(name=name, source=source),
-                                            how, exact=False)
+    return None if how is None else holder_of(types.SimpleNamespace(name=name, source=source),
+                                              how, exact=False)
 
 
-def _holder(plan, how, exact: bool):
-    """A `Holder` for `plan`; one not in the cache is built now unless its C code computes
-    NumPy's bits (`exact`) and may be built in the background."""
+def holder_of(plan, how, exact: bool):
+    """A `Holder` for the C function of `plan` (its `name` and `source`): loaded from the
+    cache, or built now unless its C code computes NumPy's bits (`exact`: then queued for the
+    background, its calls running the NumPy code meanwhile); None when its build failed or no
+    cache folder can be used."""
     folder = cache_dir()
     if folder is None:
         return None
