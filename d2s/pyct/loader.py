@@ -165,9 +165,7 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
             f.write(annotated)
         _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
     _USERS[filename] = users + 1
-    # Compiled from the text (as Python would import the file): cheaper than re-parsing it
-    # into an AST, and the lines are the file's by construction.
-    module_code = compile(text, filename, "exec")
+    module_code = _compile(text, tree, printer.spans, filename)
     for fn in _ON_LOAD:  # (before any code of the file runs)
         fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
@@ -175,6 +173,26 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     # the file lives as long as the code (every function made from it, every frame running it)
     weakref.finalize(code, _release, filename)
     return Loaded(code, text, filename)
+
+
+def _compile(text: str, tree: ast.Module, spans: dict, filename: str) -> types.CodeType:
+    """The module's code, compiled from the text (as Python would import the file): cheaper
+    than re-parsing it into an AST, and the lines are the file's by construction.
+    Python's tokenizer reads at most 100 levels of indentation, and the factory around the
+    function adds one to the user's: code nested as deep as Python compiles the user's source
+    is compiled from its tree instead, each statement placed at its lines in the text."""
+    try:
+        return compile(text, filename, "exec")
+    except IndentationError as e:
+        if "too many levels of indentation" not in str(e):
+            raise
+    for node in ast.walk(tree):
+        span = spans.get(id(node)) if isinstance(node, ast.stmt) else None
+        if span is not None:
+            node.lineno, node.end_lineno = span
+            node.col_offset = node.end_col_offset = 0
+    ast.fix_missing_locations(tree)  # the rest: their statement's lines (or line 1)
+    return compile(tree, filename, "exec")
 
 
 def _release(filename: str) -> None:
