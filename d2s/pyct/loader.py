@@ -128,10 +128,22 @@ def lookup(filename: str, lineno: int) -> origin.OriginInfo | None:
 class Loaded:
     """The result of `load`: the code object of the converted function and its source."""
 
-    def __init__(self, code: types.CodeType, source: str, filename: str):
+    def __init__(self, code: types.CodeType, source: str, filename: str,
+                 from_tree: bool = False):
         self.code = code
         self.source = source
         self.filename = filename
+        self.from_tree = from_tree  # compiled from its tree: the text does not parse
+
+    def function_source(self) -> str | None:
+        """The converted function alone, printed from the module's text (None where the text
+        does not parse: code nested deeper than Python's tokenizer reads)."""
+        if self.from_tree:
+            return None
+        factory = ast.parse(self.source).body[0]
+        name = self.code.co_name
+        fn = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == name)
+        return ast.unparse(fn)
 
 
 def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
@@ -165,24 +177,24 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
             f.write(annotated)
         _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
     _USERS[filename] = users + 1
-    module_code = _compile(text, tree, printer.spans, filename)
+    module_code, from_tree = _compile(text, tree, printer.spans, filename)
     for fn in _ON_LOAD:  # (before any code of the file runs)
         fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
     code = _const_code(factory_code, fn_node.name)
     # the file lives as long as the code (every function made from it, every frame running it)
     weakref.finalize(code, _release, filename)
-    return Loaded(code, text, filename)
+    return Loaded(code, text, filename, from_tree)
 
 
-def _compile(text: str, tree: ast.Module, spans: dict, filename: str) -> types.CodeType:
-    """The module's code, compiled from the text (as Python would import the file): cheaper
+def _compile(text: str, tree: ast.Module, spans: dict, filename: str):
+    """(The module's code, whether it came from the tree), compiled from the text (as Python would import the file): cheaper
     than re-parsing it into an AST, and the lines are the file's by construction.
     Python's tokenizer reads at most 100 levels of indentation, and the factory around the
     function adds one to the user's: code nested as deep as Python compiles the user's source
     is compiled from its tree instead, each statement placed at its lines in the text."""
     try:
-        return compile(text, filename, "exec")
+        return compile(text, filename, "exec"), False
     except IndentationError as e:
         if "too many levels of indentation" not in str(e):
             raise
@@ -192,7 +204,7 @@ def _compile(text: str, tree: ast.Module, spans: dict, filename: str) -> types.C
             node.lineno, node.end_lineno = span
             node.col_offset = node.end_col_offset = 0
     ast.fix_missing_locations(tree)  # the rest: their statement's lines (or line 1)
-    return compile(tree, filename, "exec")
+    return compile(tree, filename, "exec"), True
 
 
 def _release(filename: str) -> None:
