@@ -90,3 +90,19 @@ def test_each_phase_of_a_first_call_grows_linearly_with_the_function():
             "trace, build and run"} <= set(small)
     grown = {phase: large[phase] / small[phase] for phase in small}
     assert all(ratio <= FACTOR * 1.25 for ratio in grown.values()), grown
+
+
+def test_statements_that_bind_no_new_name_share_the_names_bound_before_them():
+    # a set of the names bound so far per statement would grow as statements x names
+    import gast
+
+    from d2s.pyct import anno, definedness
+    from d2s.pyct.activity import Facts
+    body = "\n".join(f"    {'ab'[k % 2]} = a + b * {k}" for k in range(400))
+    fn = gast.parse(f"def f(a):\n    b = a\n{body}\n    if a:\n        c = b\n    return c").body[0]
+    after = definedness.annotate(fn.body, frozenset({"a"}), Facts())
+    sets = [anno.getanno(s, anno.DEFINED_IN) for s in fn.body]
+    assert len(sets) == 403 and after == {"a", "b", "c"}
+    assert sets[0] == {"a"} and sets[1] == sets[-2] == {"a", "b"}  # (-2: the `if`)
+    assert sets[-1] == {"a", "b", "c"}
+    assert len({id(s) for s in sets}) == 3  # one set per new name, not one per statement
