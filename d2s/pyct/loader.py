@@ -155,29 +155,34 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
         # The def binds its name in the factory, which would turn the function's own name
         # (a recursive call) into a cell of the factory; as in the user's module, it is global.
         factory.body.insert(0, gast.Global(names=[fn_node.name]))
-    tree = _to_ast(gast.Module(body=[factory], type_ignores=[]))
+    module = gast.Module(body=[factory], type_ignores=[])
+    tree = _to_ast(module)
     printer = _Printer()
     text = printer.visit(tree)
+    spans = printer.spans
     line_map = {}
     for g, a in zip(_statements(factory), _statements(tree.body[0])):
         src = anno.getanno(g, anno.ORIGIN, None)
-        span = printer.spans.get(id(a))
+        span = spans.get(id(a))
         if src is not None and span is not None:
             for line in range(span[0], span[1] + 1):
                 line_map[line] = src
+    # (freed before compiling, which takes as much memory again: `_compile` makes the tree
+    # again where it needs it)
+    del tree, printer
     # the user lines are part of the name: two functions whose converted text is the same
     # (same body, other place) must not share one file and one line map
     where = "".join(f"\n{n}:{o.filename}:{o.lineno}" for n, o in sorted(line_map.items()))
     digest = hashlib.sha1((text + where).encode()).hexdigest()[:10]
     filename = os.path.join(_directory(), f"{fn_node.name}_{digest}.py")
-    annotated = _annotate(text, line_map, printer.spans.values())
+    annotated = _annotate(text, line_map, spans.values())
     users = _USERS.get(filename, 0)
     if not users:
         with open(filename, "w") as f:
             f.write(annotated)
         _LINE_MAPS[filename] = origin.LineMap(filename, line_map)
     _USERS[filename] = users + 1
-    module_code, from_tree = _compile(text, tree, printer.spans, filename)
+    module_code, from_tree = _compile(text, module, filename)
     for fn in _ON_LOAD:  # (before any code of the file runs)
         fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
@@ -187,9 +192,10 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     return Loaded(code, text, filename, from_tree)
 
 
-def _compile(text: str, tree: ast.Module, spans: dict, filename: str):
-    """(The module's code, whether it came from the tree), compiled from the text (as Python would import the file): cheaper
-    than re-parsing it into an AST, and the lines are the file's by construction.
+def _compile(text: str, module: gast.Module, filename: str):
+    """(The module's code, whether it was compiled from its tree). Compiled from the text, as
+    Python would import the file: cheaper than re-parsing it into an AST, and the lines are
+    the file's by construction.
     Python's tokenizer reads at most 100 levels of indentation, and the factory around the
     function adds one to the user's: code nested as deep as Python compiles the user's source
     is compiled from its tree instead, each statement placed at its lines in the text."""
@@ -198,8 +204,11 @@ def _compile(text: str, tree: ast.Module, spans: dict, filename: str):
     except IndentationError as e:
         if "too many levels of indentation" not in str(e):
             raise
+    tree = _to_ast(module)
+    printer = _Printer()
+    printer.visit(tree)  # (the same text again, for each statement's lines in it)
     for node in ast.walk(tree):
-        span = spans.get(id(node)) if isinstance(node, ast.stmt) else None
+        span = printer.spans.get(id(node)) if isinstance(node, ast.stmt) else None
         if span is not None:
             node.lineno, node.end_lineno = span
             node.col_offset = node.end_col_offset = 0
