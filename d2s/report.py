@@ -206,7 +206,7 @@ def _tensors_named(src, frame, value) -> str:
     """'x is a tensor (f32[2,4])': graph values the user's line names, as seen by the
     generated code that ran it."""
     found: dict[str, str] = {}
-    names = (frame.f_locals, frame.f_globals)  # (f_locals copies the frame's locals: once)
+    names = (_locals_of(frame), frame.f_globals)
     for name in _NAMES.findall(src.source_line):
         root, _, attr = name.partition(".")
         v = _lookup(names, root)
@@ -223,6 +223,28 @@ def _tensors_named(src, frame, value) -> str:
 
 
 _MISSING = object()
+# Before Python 3.13, `frame.f_locals` copies every local of the frame: once per tensor `if`
+# of a function with thousands of locals (a huge unrolled model) that makes tracing quadratic.
+# Frames with more locals than this name none of them in the report's reasons.
+_LOCALS_COPIED_AT_MOST = 256
+
+
+def _locals_of(frame):
+    """The frame's locals to look names up in (copied once per decision), or, where copying
+    them would cost too much, a mapping that hides the globals they shadow."""
+    code = frame.f_code
+    if sys.version_info >= (3, 13) or code.co_nlocals + len(code.co_cellvars) + len(
+            code.co_freevars) <= _LOCALS_COPIED_AT_MOST:
+        return frame.f_locals
+    hidden = _HIDDEN_LOCALS.get(code)
+    if hidden is None:
+        names = code.co_varnames + code.co_cellvars + code.co_freevars
+        hidden = _HIDDEN_LOCALS[code] = dict.fromkeys(names, _UNKNOWN)
+    return hidden
+
+
+_UNKNOWN = object()  # a local whose value is not read (neither missing nor a tensor)
+_HIDDEN_LOCALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> names
 
 
 def _lookup(names: tuple, name: str):

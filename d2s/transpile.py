@@ -37,7 +37,9 @@ class Converted:
 
     def __init__(self, loaded: loader.Loaded, node, outside=None):
         self.loaded = loaded
-        self._node = node
+        # The tree of a huge function is several times its code's size: the function is
+        # printed from the module's text instead, unless that text does not parse.
+        self._node = node if loaded.from_tree else None
         self._source = None
         self.reads = outside  # what the user's function reads from outside (pyct/reads.py)
 
@@ -46,7 +48,8 @@ class Converted:
         """The converted function alone (what `.code` shows), printed on first use."""
         if self._source is None:
             with deep_recursion():  # printing a long expression recurses as deep as parsing
-                self._source = parser.unparse(self._node)
+                self._source = self.loaded.function_source() if self._node is None else \
+                    parser.unparse(self._node)
             self._node = None
         return self._source
 

@@ -39,8 +39,8 @@ def annotate(stmts: list, defined: frozenset, facts: Facts) -> frozenset:
             for block in BLOCKS[cls](s):
                 annotate(block, defined if block is getattr(s, "body", None) and cls in (
                     gast.Try, TRY_STAR) else inner, facts)
-        if w:  # (else the same set: no copy)
-            defined = defined | w
+        if w and not w <= defined:  # (else the same set, shared: no copy per statement,
+            defined = defined | w    # which in a long function would be quadratic)
     return defined
 
 

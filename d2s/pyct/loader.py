@@ -128,10 +128,22 @@ def lookup(filename: str, lineno: int) -> origin.OriginInfo | None:
 class Loaded:
     """The result of `load`: the code object of the converted function and its source."""
 
-    def __init__(self, code: types.CodeType, source: str, filename: str):
+    def __init__(self, code: types.CodeType, source: str, filename: str,
+                 from_tree: bool = False):
         self.code = code
         self.source = source
         self.filename = filename
+        self.from_tree = from_tree  # compiled from its tree: the text does not parse
+
+    def function_source(self) -> str | None:
+        """The converted function alone, printed from the module's text (None where the text
+        does not parse: code nested deeper than Python's tokenizer reads)."""
+        if self.from_tree:
+            return None
+        factory = ast.parse(self.source).body[0]
+        name = self.code.co_name
+        fn = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == name)
+        return ast.unparse(fn)
 
 
 def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
@@ -143,41 +155,68 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
         # The def binds its name in the factory, which would turn the function's own name
         # (a recursive call) into a cell of the factory; as in the user's module, it is global.
         factory.body.insert(0, gast.Global(names=[fn_node.name]))
-    tree = _to_ast(gast.Module(body=[factory], type_ignores=[]))
+    module = gast.Module(body=[factory], type_ignores=[])
+    tree = _to_ast(module)
     printer = _Printer()
     text = printer.visit(tree)
+    spans = printer.spans
     line_map = {}
     returns = set()
     for g, a in zip(_statements(factory), _statements(tree.body[0])):
         if isinstance(g, gast.FunctionDef) and anno.hasanno(g, anno.RETURN_VALUE):
             returns.add(anno.getanno(g, anno.RETURN_VALUE))
         src = anno.getanno(g, anno.ORIGIN, None)
-        span = printer.spans.get(id(a))
+        span = spans.get(id(a))
         if src is not None and span is not None:
             for line in range(span[0], span[1] + 1):
                 line_map[line] = src
+    # (freed before compiling, which takes as much memory again: `_compile` makes the tree
+    # again where it needs it)
+    del tree, printer
     # the user lines are part of the name: two functions whose converted text is the same
     # (same body, other place) must not share one file and one line map
     where = "".join(f"\n{n}:{o.filename}:{o.lineno}" for n, o in sorted(line_map.items()))
     digest = hashlib.sha1((text + where).encode()).hexdigest()[:10]
     filename = os.path.join(_directory(), f"{fn_node.name}_{digest}.py")
-    annotated = _annotate(text, line_map, printer.spans.values())
+    annotated = _annotate(text, line_map, spans.values())
     users = _USERS.get(filename, 0)
     if not users:
         with open(filename, "w") as f:
             f.write(annotated)
         _LINE_MAPS[filename] = origin.LineMap(filename, line_map, frozenset(returns))
     _USERS[filename] = users + 1
-    # Compiled from the text (as Python would import the file): cheaper than re-parsing it
-    # into an AST, and the lines are the file's by construction.
-    module_code = compile(text, filename, "exec")
+    module_code, from_tree = _compile(text, module, filename)
     for fn in _ON_LOAD:  # (before any code of the file runs)
         fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
     code = _const_code(factory_code, fn_node.name)
     # the file lives as long as the code (every function made from it, every frame running it)
     weakref.finalize(code, _release, filename)
-    return Loaded(code, text, filename)
+    return Loaded(code, text, filename, from_tree)
+
+
+def _compile(text: str, module: gast.Module, filename: str):
+    """(The module's code, whether it was compiled from its tree). Compiled from the text, as
+    Python would import the file: cheaper than re-parsing it into an AST, and the lines are
+    the file's by construction.
+    Python's tokenizer reads at most 100 levels of indentation, and the factory around the
+    function adds one to the user's: code nested as deep as Python compiles the user's source
+    is compiled from its tree instead, each statement placed at its lines in the text."""
+    try:
+        return compile(text, filename, "exec"), False
+    except IndentationError as e:
+        if "too many levels of indentation" not in str(e):
+            raise
+    tree = _to_ast(module)
+    printer = _Printer()
+    printer.visit(tree)  # (the same text again, for each statement's lines in it)
+    for node in ast.walk(tree):
+        span = printer.spans.get(id(node)) if isinstance(node, ast.stmt) else None
+        if span is not None:
+            node.lineno, node.end_lineno = span
+            node.col_offset = node.end_col_offset = 0
+    ast.fix_missing_locations(tree)  # the rest: their statement's lines (or line 1)
+    return compile(tree, filename, "exec"), True
 
 
 def _release(filename: str) -> None:

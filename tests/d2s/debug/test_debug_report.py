@@ -133,3 +133,26 @@ def test_verbosity_3_logs_each_decision(caplog):
         logging_utils._SET["verbosity"] = None
     assert any(r.getMessage().startswith("test_debug_report.py:") and "baked" in r.getMessage()
                for r in caplog.records)
+
+
+def test_a_frame_with_hundreds_of_locals_reports_the_value_without_copying_them():
+    # Before Python 3.13, reading a frame's locals copies all of them: a function with
+    # thousands of locals and a tensor `if` on each block would trace in quadratic time, so
+    # such frames give the value's type instead of the names on the line.
+    import linecache
+    import sys
+    lines = ["def wide(x):"] + [f"    v{i} = x * {i}.0" for i in range(300)]
+    lines += ["    if (v7 + v9).mean() > 0:", "        x = x + v1", "    return x"]
+    src = "\n".join(lines) + "\n"
+    filename = "<d2s-test-wide-frame>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    scope = {}
+    exec(compile(src, filename, "exec"), scope)  # noqa: S102  (source generated above)
+    static = d2s.to_static(scope["wide"])
+    for v in (1.0, -1.0):  # each branch: the converted call agrees with eager
+        np.testing.assert_allclose(static(x24(v)).numpy(), scope["wide"](x24(v)).numpy())
+    rep = static.report(x24())
+    found = [d.text() for d in rep.decisions[(filename, 302)]]
+    named = "v7 (f32[2,4]), v9 (f32[2,4]) are tensors"
+    reason = named if sys.version_info >= (3, 13) else "the value is a tensor (b1[])"
+    assert found == [f"if: graph op (cond): {reason}"]

@@ -73,3 +73,60 @@ def test_a_sum_of_2000_terms_converts(deep):
 def test_150_nested_parentheses_convert(deep):
     f = d2s.to_static(deep.nested)
     np.testing.assert_allclose(f(rt.zeros([2])).numpy(), [150, 150])
+
+
+def _nested_ifs(depth: int) -> list[str]:
+    """`def nested_ifs(x)`: `depth` tensor `if`s, each inside the one before."""
+    lines = ["def nested_ifs(x):"]
+    for d in range(depth):
+        pad = "    " * (d + 1)
+        lines += [f"{pad}x = x * 1.5 - {d % 3}.0", f"{pad}if x.sum() > {d % 5}.0:"]
+    return lines + ["    " * (depth + 1) + "x = -x", "    return x"]
+
+
+def _nested_reference(x, depth: int):
+    for d in range(depth):
+        x = x * 1.5 - d % 3
+        if not x.sum() > d % 5:
+            return x
+    return -x
+
+
+def _deepest_python_compiles() -> int:
+    depth = 120
+    while True:
+        try:
+            compile("\n".join(_nested_ifs(depth)) + "\n", "<probe>", "exec")
+            return depth
+        except (IndentationError, SyntaxError):
+            depth -= 1
+
+
+def _check_nested_ifs(folder, depth: int) -> None:
+    lines = _nested_ifs(depth)
+    f = d2s.to_static(_module(folder, f"nested_ifs_{depth}", lines).nested_ifs)
+    # each input leaves the nest at another level (the last one reaches the innermost `if`)
+    for v in (-1.0, 0.5, 0.9, 1.2, 2.0, 3.0):
+        x = np.full([4], v, "float32")
+        np.testing.assert_allclose(f(rt.to_tensor(x)).numpy(), _nested_reference(x, depth),
+                                   rtol=1e-5)
+    assert len(f.program_cache) == 1
+
+    def indent(text_lines):
+        return max((len(s) - len(s.lstrip())) // 4 for s in text_lines if s.strip())
+
+    # each converted `if` nests its branch functions no deeper than the user's branches
+    assert indent(f.code.splitlines()) == indent(lines) == depth + 1
+
+
+def test_tensor_ifs_nested_40_deep_convert_and_take_every_depth(tmp_path):
+    _check_nested_ifs(tmp_path, 40)
+
+
+@pytest.mark.slow
+def test_tensor_ifs_nested_as_deep_as_python_compiles_convert(tmp_path):
+    # Python's tokenizer stops at 100 levels of indentation; the generated module wraps the
+    # function in one more level, so the deepest code is compiled from its tree
+    depth = _deepest_python_compiles()
+    assert depth >= 97
+    _check_nested_ifs(tmp_path, depth)
