@@ -158,10 +158,13 @@ def _grads(info, sample):
 
 
 def _train_cnn(steps=2):
-    """A conv + batch norm + pool + linear + dropout classifier, Adam, a few steps."""
+    """A conv + batch norm + pool + linear + dropout classifier, Adam, a few steps. (The
+    convolution has no bias, as before a BatchNorm in model code: BatchNorm cancels it, so
+    its gradient is rounding noise that Adam scales to full steps, and the host's C kernel and
+    the device's GEMM round differently.)"""
     rt.seed(0)
     model = rt.nn.Sequential(
-        rt.nn.Conv2D(2, 4, 3, padding=1), rt.nn.BatchNorm2D(4), rt.nn.ReLU(),
+        rt.nn.Conv2D(2, 4, 3, padding=1, bias_attr=False), rt.nn.BatchNorm2D(4), rt.nn.ReLU(),
         rt.nn.MaxPool2D(2), rt.nn.Flatten(), rt.nn.Dropout(0.0), rt.nn.Linear(4 * 3 * 3, 3))
     opt = rt.optimizer.Adam(0.01, parameters=model.parameters())
     rng = np.random.default_rng(0)
@@ -185,7 +188,7 @@ def test_cnn_training_step_on_device(device):
     with on_device(device):
         dev_losses, dev_params = _train_cnn()
     np.testing.assert_allclose(dev_losses, cpu_losses, rtol=1e-5)
-    assert len(dev_params) == len(cpu_params) == 6
+    assert len(dev_params) == len(cpu_params) == 5
     for c, d in zip(cpu_params, dev_params, strict=True):
         np.testing.assert_allclose(d, c, rtol=1e-5, atol=1e-6)
 

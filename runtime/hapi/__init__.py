@@ -7,7 +7,7 @@ loading `Model` (and `nn`, `optimizer`, `io` behind it)."""
 import sys
 import types
 
-from ..lazy_names import lazy_names
+from ..lazy_names import lazy_names as _lazy_names
 from .static_converter import ConverterMissingError
 
 __all__ = ["ConverterMissingError", "Model", "callbacks", "flops", "summary"]
@@ -16,7 +16,7 @@ _LAZY = {"callbacks": (".callbacks", None), "flops": (".flops", "flops"),
          "Model": (".model", "Model"), "summary": (".summary", "summary")}
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY)
 
 
 class _Package(types.ModuleType):

@@ -458,5 +458,7 @@ def emit_while(g, op, block, indent: str) -> None:
     if unread:  # (assigned as the Python loop assigns them, for the `del` after the loop;
         # the counter the Python loop keeps as an int is never assigned)
         g.emit(indent + "    ", f"{' = '.join(unread)} = None", entry)
+    if not written and not unread:  # (a loop carrying only its index: nothing to assign)
+        g.emit(indent + "    ", "pass", entry)
     g.emit(indent, "else:", entry)
     codegen_loops.emit_while(g, op, block, indent + "    ")

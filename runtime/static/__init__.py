@@ -35,7 +35,7 @@ from ..program.variable import Variable  # noqa: F401
 from . import nn  # noqa: F401
 from .input import InputSpec, data  # noqa: F401
 from .globals import create_global_var  # noqa: F401
-from ..lazy_names import lazy_names
+from ..lazy_names import lazy_names as _lazy_names
 
 # Loaded on first access (not needed to build or run a program): `import runtime` stays light.
 _LAZY = {"io": (".io", None), "load_inference_model": (".io", "load_inference_model"),
@@ -43,4 +43,4 @@ _LAZY = {"io": (".io", None), "load_inference_model": (".io", "load_inference_mo
          "accuracy": ("..metric", "accuracy")}
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY)

@@ -31,4 +31,5 @@ EXEMPT = {
     "grad_accumulate": "adds to .grad at run time; tests/d2s/training/",
     "grad_write": "writes .grad at run time; tests/d2s/training/",
     "grad_clear": "clears .grad at run time; tests/d2s/training/",
+    "grad_present": "whether .grad is set at run time; tests/d2s/training/test_step_untaken_branch.py",
 }
