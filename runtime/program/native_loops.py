@@ -34,42 +34,27 @@ import threading
 import numpy as np
 
 from .. import backend
-from . import codegen_loops
-from .native_emit import C_BINARY, C_UNARY, _const
+from . import codegen_loops, native_loops_emit
+from .loop_plan import Buffer, Carried, Copy, LoopOutput, LoopStep, Ref, WhilePlan
+from .native_emit import C_BINARY, C_UNARY
+from .native_loops_emit import (
+    COMPARE,
+    CTYPES,
+    INT_OPS,
+    LOGICAL,
+    PAUSED,
+    UNSIGNED,
+    LoopPlan,  # noqa: F401 (what `emit_while` hands `native_build` and `caller`)
+)
 
 MAX_ELEMENTS = 4096  # per value: the buffers live on the C stack
 MAX_BYTES = 1 << 18  # all buffers together
 # Iterations per C call: between calls the Python caller sees Ctrl-C (a loop that never
 # ends stays interruptible); the call after resumes from the carried values.
 TRIPS_PER_CALL = 1 << 20
-PAUSED = 16  # returned (with the flags) when the loop stopped after TRIPS_PER_CALL
-
-CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int64": "int64_t",
-          "bool": "unsigned char"}
-_UNSIGNED = {"int32_t": "uint32_t", "int64_t": "uint64_t"}
 FLOAT_OPS = set(C_UNARY) | set(C_BINARY)
-INT_OPS = {"add": "+", "subtract": "-", "multiply": "*"}
-INT_UNARY = {"neg", "maximum", "minimum"}
-COMPARE = codegen_loops.SYMBOL
-LOGICAL = {"logical_and": "({0} && {1})", "logical_or": "({0} || {1})",
-           "logical_not": "(!{0})"}
 
 _ids = itertools.count()
-
-
-class LoopPlan:
-    """The C function of one `while` op: its `source` and `name`, the Python expressions of
-    its array arguments (`arrays`: (expr, dtype, shape)) and int arguments (`ints`), the
-    loop outputs it writes (`outputs`: (name, dtype, shape)) and the bytes its carried
-    values take (`state_bytes`: the caller keeps them, so that a call can resume)."""
-
-    def __init__(self, name, source, arrays, ints, outputs, state_bytes):
-        self.name = name
-        self.source = source
-        self.arrays = arrays
-        self.ints = ints
-        self.outputs = outputs
-        self.state_bytes = state_bytes
 
 
 def _shape(var) -> tuple:
@@ -77,38 +62,34 @@ def _shape(var) -> tuple:
 
 
 class _Planner:
-    """Walks a `while` op's blocks and writes its C, or gives up (`_Unfit`)."""
+    """Walks a `while` op's blocks into a `WhilePlan`, or gives up (`_Unfit`)."""
 
     def __init__(self, g, op, block):
         self.g, self.op, self.block = g, op, block
         prog = g.program
         self.cblk, self.bblk = (prog.blocks[i] for i in op.blocks)
         self.counter = g.counters.get(id(op))
-        self.place: dict = {}  # name -> (C array, dtype name, shape)
-        self.arrays: list = []  # (python expr, dtype, shape)
-        self.ints: list = []  # python exprs of int64 arguments
-        self.decls: list = []
+        self.place: dict = {}  # name -> (Ref, dtype name, shape)
+        self.out = WhilePlan(name="", trips_per_call=TRIPS_PER_CALL)
         self.nbytes = 0
-        self.state_bytes = 0
-        self.tmp = itertools.count()
 
     # ---- values -------------------------------------------------------------------------
     def _value(self, blk, name) -> tuple:
-        """(C array, dtype, shape) of `name` read in `blk`: a buffer made in the loop, else an
+        """(Ref, dtype, shape) of `name` read in `blk`: a buffer made in the loop, else an
         argument (an array, or for a loop bound kept as a Python int, an int64)."""
         if name in self.place:
             return self.place[name]
-        c = self.counter
+        c, out = self.counter, self.out
         if c is not None and c.bound_maker is not None and name == c.bound:
-            self.ints.append(f"m_{self.g.ident(name)}")
-            place = (f"n{len(self.ints) - 1}", "int64", ())
+            out.ints.append(f"m_{self.g.ident(name)}")
+            place = (Ref("int", len(out.ints) - 1), "int64", ())
         else:
             if name in self.g.virtual:
                 raise _Unfit
             var = blk.var(name)
             dt, shape = self._check(var)
-            self.arrays.append((self.g.ident(name), dt, shape))
-            place = (f"a{len(self.arrays) - 1}", dt, shape)
+            out.arrays.append((self.g.ident(name), dt, shape))
+            place = (Ref("array", len(out.arrays) - 1), dt, shape)
         self.place[name] = place
         return place
 
@@ -120,125 +101,115 @@ class _Planner:
             raise _Unfit
         return var.dtype.name, shape
 
-    def _buffer(self, dt, shape) -> str:
-        name = f"b{next(self.tmp)}"
-        self.nbytes += np.dtype(dt).itemsize * max(1, math.prod(shape))
+    def _buffer(self, dt, shape) -> Ref:
+        size = max(1, math.prod(shape))
+        self.nbytes += np.dtype(dt).itemsize * size
         if self.nbytes > MAX_BYTES:
             raise _Unfit
-        self.decls.append(f"    {CTYPES[dt]} {name}[{max(1, math.prod(shape))}];")
-        return name
+        self.out.buffers.append(Buffer(dt, size))
+        return Ref("buffer", len(self.out.buffers) - 1)
 
     # ---- ops ----------------------------------------------------------------------------
-    def _op(self, blk, o) -> list:
-        """The C lines computing op `o` of `blk` into a new buffer."""
+    def _op(self, blk, o) -> LoopStep:
+        """The step computing op `o` of `blk` into a new buffer."""
         if o.blocks or o.attrs or len(o.outputs) != 1 or \
                 any(isinstance(x, list) for x in o.inputs):
             raise _Unfit
         dt, shape = self._check(blk.var(o.outputs[0]))
         n = math.prod(shape)
-        args, dts = [], []
+        operands, sizes, dts = [], [], []
         for x in o.inputs:
             if x.__class__ is str:
-                arr, xdt, xshape = self._value(blk, x)
-                args.append(f"{arr}{_index(xshape, shape)}")
+                ref, xdt, xshape = self._value(blk, x)
+                operands.append(ref)
+                sizes.append(_broadcast(xshape, shape))
                 dts.append(xdt)
             elif isinstance(x, (bool, int, float)):
-                args.append(x)
+                operands.append(x)
+                sizes.append(None)
                 dts.append(None)
             else:
                 raise _Unfit
-        expr = _expression(o.type, dt, args, dts)
+        dts = _operand_dtypes(o.type, dt, operands, dts)
         out = self._buffer(dt, shape)
         self.place[o.outputs[0]] = (out, dt, shape)
-        return [f"        for (int64_t j = 0; j < {n}; j++) {out}[j] = {expr};"]
+        return LoopStep(o.type, dt, n, out.index, operands, sizes, dts)
 
-    def plan(self) -> LoopPlan:
-        op, cblk, bblk = self.op, self.cblk, self.bblk
+    def plan(self) -> WhilePlan:
+        op, cblk, bblk, out = self.op, self.cblk, self.bblk, self.out
         n = len(bblk.params)
         if len(op.outputs) != n or len(cblk.params) != n or len(cblk.results) != 1 or \
                 len(op.inputs) != n or len(bblk.results) != n:
             raise _Unfit  # values saved per iteration (a backward pass), or unusual
-        lines, states = [], []
-        for k in range(n):  # the carried values, in buffers made from the loop's inputs
+        for k in range(n):  # the carried values, made from the loop's inputs
             dt, shape = self._check(bblk.var(bblk.params[k]))
             for other in (cblk.var(cblk.params[k]), self.block.var(op.outputs[k])):
                 if self._check(other) != (dt, shape):
                     raise _Unfit
-            s = f"s{k}"  # (8-byte aligned in the caller's state buffer)
-            self.decls.append(f"    {CTYPES[dt]} *restrict {s} = ({CTYPES[dt]} *)"
-                              f"(p[0] + {self.state_bytes});")
-            self.state_bytes += -(-np.dtype(dt).itemsize * max(1, math.prod(shape)) // 8) * 8
-            states.append(s)
-            lines += self._init(k, s, dt, shape)
+            # (8-byte aligned in the caller's state buffer)
+            size = max(1, math.prod(shape))
+            out.carried.append(Carried(dt, shape, size, out.state_bytes,
+                                       self._init(k, dt, shape)))
+            out.state_bytes += -(-np.dtype(dt).itemsize * size // 8) * 8
         for k in range(n):
             self.place[bblk.params[k]] = self.place[cblk.params[k]] = \
-                (states[k], *self._check(bblk.var(bblk.params[k])))
-        lines.append("    for (;;) {")
-        for o in cblk.ops:
-            lines += self._op(cblk, o)
+                (Ref("state", k), out.carried[k].dtype, out.carried[k].shape)
+        out.cond_steps = [self._op(cblk, o) for o in cblk.ops]
         cond = cblk.results[0]
         if cond.__class__ is not str:
             raise _Unfit
-        arr, _, cshape = self._value(cblk, cond)
+        out.cond, _, cshape = self._value(cblk, cond)
         if math.prod(cshape) != 1:
             raise _Unfit
-        lines.append(f"        if (!{arr}[0]) break;")
-        for o in bblk.ops:
-            lines += self._op(bblk, o)
-        lines += self._next(states)
-        lines.append(f"        if (++trips == {TRIPS_PER_CALL}) return {PAUSED} | d2s_flags();")
-        lines.append("    }")
-        outputs = []
-        for k, out in enumerate(op.outputs):
-            if out in self.g.reads_in or out in self.g.fetch:
-                dt, shape = self._check(self.block.var(out))
-                outputs.append((out, dt, shape))
-                m = math.prod(shape)
-                lines.append(f"    memcpy(o{len(outputs) - 1}, {states[k]}, {m} * "
-                             f"sizeof({CTYPES[dt]}));")
-        name = f"d2s_loop_{next(_ids)}"
-        return LoopPlan(name, _source(name, self, outputs, lines), self.arrays, self.ints,
-                        outputs, self.state_bytes)
+        out.body_steps = [self._op(bblk, o) for o in bblk.ops]
+        out.copies = self._next()
+        for k, name in enumerate(op.outputs):
+            if name in self.g.reads_in or name in self.g.fetch:
+                dt, shape = self._check(self.block.var(name))
+                out.outputs.append(LoopOutput(name, dt, shape, k))
+        out.name = f"d2s_loop_{next(_ids)}"
+        return out
 
-    def _init(self, k, s, dt, shape) -> list:
-        c, m = self.counter, max(1, math.prod(shape))
+    def _init(self, k, dt, shape):
+        """The first value of carried value `k`: a `Ref` to an array argument, or a literal."""
+        c = self.counter
         first = self.op.inputs[k]
         if c is not None and c.slot == k and c.start is not None:
             first = c.start.inputs[0]
         if first.__class__ is str:
-            arr, xdt, xshape = self._value(self.block, first)
+            ref, xdt, xshape = self._value(self.block, first)
             if (xdt, xshape) != (dt, shape):
                 raise _Unfit
-            return [f"    if (!resume) memcpy({s}, {arr}, {m} * sizeof({CTYPES[dt]}));"]
+            return ref
         if not isinstance(first, (bool, int, float)):
             raise _Unfit
-        fill = f"for (int64_t j = 0; j < {m}; j++) {s}[j] = {_literal(first, dt)};"
-        return [f"    if (!resume) {fill}"]
+        _check_literal(first, dt)
+        return first
 
-    def _next(self, states) -> list:
-        """The carried values of the next iteration: a result that is a carried value is
-        copied aside first (another may overwrite it)."""
+    def _next(self) -> list:
+        """The copies making the carried values of the next iteration: a result that is a
+        carried value is copied aside first (another may overwrite it)."""
         bblk = self.bblk
         first, last = [], []
         for k, r in enumerate(bblk.results):
             dt, shape = self._check(bblk.var(bblk.params[k]))
             m = max(1, math.prod(shape))
+            state = Ref("state", k)
             if r.__class__ is not str:
-                first.append(f"        for (int64_t j = 0; j < {m}; j++) {states[k]}[j] = "
-                             f"{_literal(r, dt)};")
+                _check_literal(r, dt)
+                first.append(Copy(state, r, dt, m))
                 continue
-            arr, rdt, rshape = self._value(bblk, r)
+            ref, rdt, rshape = self._value(bblk, r)
             if (rdt, rshape) != (dt, shape):
                 raise _Unfit
-            if arr == states[k]:
+            if ref == state:
                 continue
-            copy = f"sizeof({CTYPES[dt]}) * {m}"
-            if arr in states:
+            if ref.place == "state":
                 aside = self._buffer(dt, shape)
-                first.append(f"        memcpy({aside}, {arr}, {copy});")
-                last.append(f"        memcpy({states[k]}, {aside}, {copy});")
+                first.append(Copy(aside, ref, dt, m))
+                last.append(Copy(state, aside, dt, m))
             else:
-                last.append(f"        memcpy({states[k]}, {arr}, {copy});")
+                last.append(Copy(state, ref, dt, m))
         return first + last
 
 
@@ -246,111 +217,64 @@ class _Unfit(Exception):
     """The loop does not fit what `native_loops.py` writes (the Python loop runs)."""
 
 
-def _index(xshape, shape) -> str:
-    """How an operand of `xshape` is read at element j of a result of `shape`: the same
-    element, its only element, or (trailing dimensions) element j modulo its size."""
-    m, n = math.prod(xshape), math.prod(shape)
+def _broadcast(xshape, shape) -> int:
+    """The element count of an operand of `xshape` read at element j of a result of `shape`:
+    the same elements, one element, or (trailing dimensions) read modulo its size."""
+    m = math.prod(xshape)
     if m == 1:
-        return "[0]"
+        return m
     core = tuple(xshape)
     while core and core[0] == 1:
         core = core[1:]
     if len(core) > len(shape) or tuple(shape[len(shape) - len(core):]) != core:
         raise _Unfit
-    return "[j]" if m == n else f"[j % {m}]"
+    return m
 
 
-def _literal(x, dt) -> str:
-    if dt in ("float32", "float64"):
-        return _const(float(x), CTYPES[dt])
-    if dt == "bool":
-        return "1" if x else "0"
+def _check_literal(x, dt) -> None:
+    """A Python number written into a value of dtype `dt`: an integer one must fit it."""
+    if dt in ("float32", "float64", "bool"):
+        return
     if isinstance(x, float) or not (np.iinfo(dt).min <= x <= np.iinfo(dt).max):
         raise _Unfit
-    return f"(({CTYPES[dt]}){int(x)}LL)"
 
 
-def _expression(kind, dt, args, dts) -> str:
-    """C for one element of op `kind` (result dtype `dt`) of operands `args` (C text, or a
-    Python number where `dts` has None)."""
+def _operand_dtypes(kind, dt, operands, dts) -> list:
+    """The dtype each operand of op `kind` (result dtype `dt`) is read as (a literal, where
+    `dts` has None: that of the op's tensors), or `_Unfit` when the C cannot compute it."""
     tensors = {d for d in dts if d is not None}
     if kind in COMPARE or kind in LOGICAL:
         if dt != "bool" or len(tensors) != 1:
             raise _Unfit
-        (odt,) = tensors
-        if kind in LOGICAL and odt != "bool":
+        (written,) = tensors
+        if kind in LOGICAL and written != "bool":
             raise _Unfit
-        text = [a if d is not None else _literal(a, odt) for a, d in zip(args, dts)]
-        if kind in LOGICAL:
-            return LOGICAL[kind].format(*text) if len(text) == (1 if kind == "logical_not"
-                                                                 else 2) else _bad()
-        return f"({text[0]} {COMPARE[kind]} {text[1]})" if len(text) == 2 else _bad()
-    if tensors != {dt}:
-        raise _Unfit  # (no dtype promotion inside the loop)
-    text = [a if d is not None else _literal(a, dt) for a, d in zip(args, dts)]
-    T = CTYPES[dt]
+        want = 1 if kind == "logical_not" else 2
+    else:
+        if tensors != {dt}:
+            raise _Unfit  # (no dtype promotion inside the loop)
+        written, want = dt, _arity(kind, dt)
+    if len(operands) != want:
+        raise _Unfit
+    for x, d in zip(operands, dts, strict=True):
+        if d is None:
+            _check_literal(x, written)
+    return [written if d is None else d for d in dts]
+
+
+def _arity(kind, dt) -> int:
+    """The operands elementwise op `kind` takes on values of dtype `dt` (`_Unfit`: none)."""
     if dt in ("float32", "float64") and kind in FLOAT_OPS:
-        table = C_UNARY if kind in C_UNARY else C_BINARY
-        want = 1 if table is C_UNARY else 2
-        if len(text) != want:
-            raise _Unfit
-        expr = table[kind].format(*text, T=T, f="f" if T == "float" else "", F="f")
-        # (each value has its own C type here: the max/min helpers are named by it)
-        return expr.replace("d2s_max(", f"d2s_max_{T}(").replace("d2s_min(", f"d2s_min_{T}(")
-    if T in _UNSIGNED and len(text) == 2 and kind in INT_OPS:
-        U = _UNSIGNED[T]  # wraps around as NumPy's integer arithmetic does
-        return f"(({T})(({U}){text[0]} {INT_OPS[kind]} ({U}){text[1]}))"
-    if T in _UNSIGNED and kind == "neg" and len(text) == 1:
-        return f"(({T})(-({_UNSIGNED[T]}){text[0]}))"
-    if T in _UNSIGNED and kind in ("maximum", "minimum") and len(text) == 2:
-        sym = ">" if kind == "maximum" else "<"
-        return f"({text[0]} {sym} {text[1]} ? {text[0]} : {text[1]})"
+        return 1 if kind in C_UNARY else 2
+    if CTYPES[dt] in UNSIGNED and (kind in INT_OPS or kind in ("maximum", "minimum")):
+        return 2
+    if CTYPES[dt] in UNSIGNED and kind == "neg":
+        return 1
     raise _Unfit
 
 
-def _bad():
-    raise _Unfit
-
-
-def _source(name, planner, outputs, lines) -> str:
-    """The C function `int name(char **p)`: `p` holds the carried values' buffer, the int64
-    buffer (the int arguments, then the flag saying the call resumes a paused loop), the
-    array arguments and the outputs. It returns the floating-point flags it raised, with
-    PAUSED when it stopped after TRIPS_PER_CALL iterations."""
-    head = [
-        "/* generated by d2s (runtime/program/native_loops.py) from one tensor loop */",
-        "#include <math.h>", "#include <fenv.h>", "#include <stdint.h>", "#include <string.h>",
-        "static int d2s_flags(void) {",
-        "    int fl = fetestexcept(FE_ALL_EXCEPT);",
-        "    return ((fl & FE_INVALID) ? 1 : 0) | ((fl & FE_DIVBYZERO) ? 2 : 0) |",
-        "        ((fl & FE_OVERFLOW) ? 4 : 0) | ((fl & FE_UNDERFLOW) ? 8 : 0);",
-        "}",
-    ]
-    for T in ("float", "double"):
-        head += [f"static inline {T} d2s_{fn}_{T}({T} a, {T} b) "
-                 f"{{ return (a {sym} b || a != a) ? a : b; }}"
-                 for fn, sym in (("max", ">"), ("min", "<"))]
-    na, ni = len(planner.arrays), len(planner.ints)
-    body = [f"int {name}(char **p) {{",
-            "    int64_t *restrict ints = (int64_t *)p[1];",
-            f"    const int resume = (int)ints[{ni}];",
-            f"    ints[{ni}] = 0;",
-            "    int64_t trips = 0;"]
-    for k, (_, dt, _shape) in enumerate(planner.arrays):
-        T = CTYPES[dt]
-        body.append(f"    const {T} *restrict a{k} = (const {T} *)p[{2 + k}];")
-    for k, (_, dt, _shape) in enumerate(outputs):
-        body.append(f"    {CTYPES[dt]} *restrict o{k} = ({CTYPES[dt]} *)p[{2 + na + k}];")
-    body += [f"    const int64_t n{k}[1] = {{ints[{k}]}};" for k in range(ni)]
-    body += planner.decls
-    body.append("    feclearexcept(FE_ALL_EXCEPT);")
-    body += lines
-    body += ["    return d2s_flags();", "}"]
-    return "\n".join(head + body) + "\n"
-
-
-def plan(g, op, block) -> LoopPlan | None:
-    """The `LoopPlan` of `while` op `op` of `block` (`g`: the program's code generator), or
+def plan(g, op, block) -> WhilePlan | None:
+    """The `WhilePlan` of `while` op `op` of `block` (`g`: the program's code generator), or
     None when it does not fit (see the module doc)."""
     try:
         return _Planner(g, op, block).plan()
@@ -430,7 +354,8 @@ def _exact(g, op, native_build) -> bool:
 def emit_while(g, op, block, indent: str) -> None:
     """A `while` op as one call of its C function where it fits (see the module doc), with
     the Python loop (`codegen_loops.emit_while`) as the fallback; else the Python loop."""
-    found = plan(g, op, block) if backend.XP is np else None
+    planned = plan(g, op, block) if backend.XP is np else None
+    found = native_loops_emit.emit(planned) if planned is not None else None
     holder = None
     if found is not None:
         # (imported here: the compiler machinery, subprocess and ctypes, which only a

@@ -1,0 +1,108 @@
+"""The plan of a tensor loop's C function (`native_loops.py` makes it, `native_loops_emit.py`
+writes it).
+
+A `WhilePlan` says everything the C text of one `while` op needs, so that deciding and
+writing stay apart and each can be tested alone:
+
+    carried values  s<k>: (dtype, elements), in the caller's state buffer, first filled from
+                    an array argument or a literal (unless the call resumes a paused loop)
+    arguments       a<k>: arrays read by the loop; n<k>: int64 loop bounds
+    buffers         b<k>: (dtype, elements) on the C stack, each the result of one step
+    for (;;) {      the condition's steps; stop when `cond` is zero; the body's steps;
+                    the copies to the next iteration }
+    outputs         o<k>: carried values read after the loop, copied out
+
+A step reads each operand from a `Ref` (with its element count: equal to the result's, one,
+or the trailing dimensions of the result, read modulo its size) or a Python literal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A value the C function reads: `place` "state" (carried value `index`), "array" (array
+    argument `index`), "int" (int64 argument `index`) or "buffer" (buffer `index`)."""
+
+    place: str
+    index: int
+
+
+@dataclass
+class Carried:
+    """A carried value: its `dtype`, `shape`, `size` (elements, at least one), `offset` (bytes
+    into the state buffer) and `init` (a `Ref` to an array argument, or a literal)."""
+
+    dtype: str
+    shape: tuple
+    size: int
+    offset: int
+    init: object
+
+
+@dataclass
+class Buffer:
+    """A buffer on the C stack: `dtype` and `size` (elements, at least one)."""
+
+    dtype: str
+    size: int
+
+
+@dataclass
+class LoopStep:
+    """One elementwise op: `result = type(*operands)` over `size` elements, into buffer
+    `result`. `operands`: a `Ref` or a Python literal each; `sizes`: each operand's element
+    count (None for a literal); `dtypes`: each operand's dtype (None for a literal); `dtype`:
+    the result's."""
+
+    type: str
+    dtype: str
+    size: int
+    result: int
+    operands: list
+    sizes: list
+    dtypes: list
+
+
+@dataclass
+class Copy:
+    """A copy to the next iteration: `target` (a `Ref`) gets `source` (a `Ref`, or a literal
+    filling it) over `size` elements of `dtype`."""
+
+    target: Ref
+    source: object
+    dtype: str
+    size: int
+
+
+@dataclass
+class LoopOutput:
+    """A carried value read after the loop: the program's `name` for it, its `dtype`,
+    `shape` and `state` (the carried value's index)."""
+
+    name: str
+    dtype: str
+    shape: tuple
+    state: int
+
+
+@dataclass
+class WhilePlan:
+    """The C function `name` of one `while` op: see the module doc. `arrays`: (Python
+    expression, dtype, shape) of each array argument; `ints`: the Python expression of each
+    int64 argument; `state_bytes`: the bytes the carried values take; `trips_per_call`: the
+    iterations after which a call pauses (the caller resumes it: Python sees Ctrl-C)."""
+
+    name: str
+    trips_per_call: int
+    carried: list = field(default_factory=list)
+    arrays: list = field(default_factory=list)
+    ints: list = field(default_factory=list)
+    buffers: list = field(default_factory=list)
+    cond_steps: list = field(default_factory=list)
+    cond: Ref | None = None
+    body_steps: list = field(default_factory=list)
+    copies: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    state_bytes: int = 0
