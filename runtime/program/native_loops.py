@@ -18,6 +18,9 @@ NumPy function computes: + - * / and sqrt correctly rounded in both (no contract
 multiply-add), integer arithmetic wrapping around as NumPy's does; exp, log, tanh, sin and
 cos come from the C library (a few units in the last place from NumPy's).
 
+This module decides (`plan`: whether the loop fits, then its `WhilePlan`, `loop_plan.py`);
+`native_loops_emit.py` writes the C text from the plan; `caller` runs the compiled function.
+
 The Python loop stays the fallback: before the C is compiled (it builds in the background,
 `native_build.py`), when an input is not the array the program declares, and when the C
 raised a floating-point flag that NumPy would report (the Python loop then reports it).
