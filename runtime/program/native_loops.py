@@ -47,7 +47,6 @@ from .native_loops_emit import (
     LOGICAL,
     PAUSED,
     UNSIGNED,
-    LoopPlan,  # noqa: F401 (what `emit_while` hands `native_build` and `caller`)
 )
 
 MAX_ELEMENTS = 4096  # per value: the buffers live on the C stack
