@@ -318,7 +318,8 @@ def caller(holder, plan, stats: dict, error_mask):
     lock = threading.Lock()
     ns = {"ndarray": np.ndarray, "F": function, "P": pointers, "ints": ints,
           "acquire": lock.acquire, "release": lock.release, "stats": stats,
-          "mask": error_mask, "PAUSED": PAUSED}
+          "mask": error_mask, "PAUSED": PAUSED,
+          "buffers": buffers}  # (kept alive with `run`: the C code holds their addresses)
     names = [f"a{k}" for k in range(len(inputs))] + [f"n{k}" for k in range(len(plan.ints))]
     lines = [f"def run({', '.join(names)}):"]
     for k, b in enumerate(inputs):

@@ -240,3 +240,34 @@ def test_gradient_of_a_training_loop(monkeypatch):
         return float(np.sum(y * y))
 
     np.testing.assert_allclose(xt.grad.numpy(), numeric_grad(ref, x), rtol=1e-6)
+
+
+def python_float_stepped_by_a_counter(x):
+    """A Python float carried with a 0-d int64 counter (kept by the C code in its state
+    buffer), then arrays made after the loop: they must not share the state's memory."""
+    y = x * 1.0
+    s = 0.5
+    i = rt.zeros([], "int64")
+    while i < 2:
+        s = s + 0.25
+        i = i + 1
+    return y * s, y + s
+
+
+def test_the_state_buffer_lives_as_long_as_the_loop(monkeypatch, tmp_path):
+    # (found as values of a later array overwritten with the loop's counter and float: the
+    # state buffer was freed once its caller was built, and NumPy reused its memory)
+    import gc
+    monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("D2S_NATIVE", "sync")
+    static = d2s.to_static(python_float_stepped_by_a_counter)
+    x = np.array([-3.0, 0.5, 1.0, -3.0], "float32")
+    before = _native_calls()
+    for _ in range(3):
+        gc.collect()
+        junk = [np.full(4, 7.0, "float32") for _ in range(64)]  # (reuse freed memory)
+        a, b = static(rt.to_tensor(x))
+        del junk
+        np.testing.assert_array_equal(a.numpy(), x * np.float32(1.0))
+        np.testing.assert_array_equal(b.numpy(), x + np.float32(1.0))
+    assert _native_calls() - before == 3  # (the loop ran in C each time)
