@@ -68,7 +68,13 @@ def main(argv=None) -> int:
     p.add_argument("--save", default=None, help="directory for failing sources")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="cpu", choices=["cpu", "fake-gpu"])
+    p.add_argument("--native", default=None, choices=["1", "sync", "0"],
+                   help="D2S_NATIVE for the campaign; `sync` runs the generated C (fused "
+                        "runs, loops) from each program's first call: each example is a new "
+                        "program, so by default its exact C is still building while it runs")
     a = p.parse_args(argv)
+    if a.native is not None:
+        os.environ["D2S_NATIVE"] = a.native
     if a.device == "fake-gpu":
         return _on_fake_gpu(main, argv)
     gens = list(GENERATORS) if a.gen == "all" else [a.gen]
