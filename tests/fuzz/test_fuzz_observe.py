@@ -10,15 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from . import gen_observe, runner
 
 
-# Known open (issue 33), about 7 in 200 generated programs (`python -m tests.fuzz --gen observe
-# --examples 200 --seed 7`): sum() of a list of Python ints after two `for i in range(tensor)`
-# loops under a Python `if` comes back as a 0-d Tensor on the call that retraces for a new
-# `o.scale` (values agree); a list grown with ints and floats in a graph loop is an internal
-# OpTypeError from array_write instead of a refusal at the user's line. Not strict: most runs
-# of 40 examples pass. A run takes minutes: slow.
+# Known open (issue 33): Python-type differences with equal values, 17 in 300 generated
+# programs (`python -m tests.fuzz --gen observe --examples 300 --seed 14003`): `sum()` of a list
+# that only the untaken branch of a tensor `if` fills with floats is `0.0` where eager's empty
+# list sums to the int `0` (the type depends on the run-time length), and `sum()` of a popped
+# list of ints returned from inside `try`/`finally` in a graph loop is a 0-d Tensor. Not strict:
+# most runs of 40 examples pass. A run takes minutes: slow.
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="sum() type after two tensor-range loops; a list of "
-                   "ints and floats grown in a graph loop (issue 33, open)")
+@pytest.mark.xfail(strict=False, reason="sum() of a list the untaken branch filled, and of a "
+                   "list returned from try/finally in a graph loop (issue 33, open)")
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(case=gen_observe.programs())
