@@ -13,6 +13,7 @@ compiled code equals the code object is chosen.
 from __future__ import annotations
 
 import ast
+import collections
 import textwrap
 import types
 from typing import NamedTuple
@@ -119,8 +120,12 @@ _new = ast.AST.__new__  # a node with nothing set (gast's __init__ would only se
 _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
-_FILE_TREES: dict = {}
+# The function nodes of the files parsed lately, by (file, content): an editor or notebook
+# that changes a file makes a new entry, so only the `_KEEP_FILES` most recent stay (a file of
+# a 10,000-line function keeps tens of MB of nodes).
+_FILE_TREES: collections.OrderedDict = collections.OrderedDict()
 _BY_LINES: dict = {}  # filename -> (the lines list it was built from, index)
+_KEEP_FILES = 16
 
 
 def _file_tree(filename: str, lines: list[str]):
@@ -141,6 +146,12 @@ def _file_tree(filename: str, lines: list[str]):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 index.setdefault(_first_line(n), []).append(n)
         entry = _FILE_TREES[key] = index
+        while len(_FILE_TREES) > _KEEP_FILES:
+            (old_name, _, _), _ = _FILE_TREES.popitem(last=False)
+            if all(k[0] != old_name for k in _FILE_TREES):  # (nor its last-lines shortcut)
+                _BY_LINES.pop(old_name, None)
+    else:
+        _FILE_TREES.move_to_end(key)
     _BY_LINES[filename] = (lines, entry)
     return entry
 

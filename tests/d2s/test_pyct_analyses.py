@@ -311,3 +311,23 @@ def test_converters_scope_names_as_python_does(fn, ref):
         assert "len_" not in code
     if fn is _nested_helper_rebinds_its_parameter:
         assert "nonlocal" not in code  # `t` is `apply`'s own, read by no closure
+
+
+def test_the_parsed_file_cache_keeps_the_latest_files_only(tmp_path):
+    """Each converted file's function nodes are cached by content; an editor or notebook that
+    changes files makes new entries, so only `_KEEP_FILES` stay, the latest used."""
+    from d2s.pyct import parser
+    keep = parser._KEEP_FILES
+    names = []
+    for k in range(keep + 3):
+        path = tmp_path / f"m{k}.py"
+        lines = [f"def f{k}(x):", f"    return x + {k}"]
+        path.write_text("\n".join(lines) + "\n")
+        names.append(str(path))
+        index = parser._file_tree(str(path), lines)
+        assert [n.name for n in index[1]] == [f"f{k}"]
+    cached = [key[0] for key in parser._FILE_TREES]
+    assert len(parser._FILE_TREES) <= keep and cached[-1] == names[-1]
+    assert names[0] not in cached and names[0] not in parser._BY_LINES
+    again = parser._file_tree(names[-3], ["def f(x):", "    return x"])  # a new content
+    assert [n.name for n in again[1]] == ["f"] and len(parser._FILE_TREES) <= keep
