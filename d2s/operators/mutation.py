@@ -29,7 +29,7 @@ import types
 import runtime as rt
 
 from ..errors import ConversionError
-from .variables import Undefined, is_variable, where
+from .variables import Undefined, is_return_value, is_variable, where
 
 _LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest",
                   "_pytest", "pluggy", "hypothesis"} | set(sys.stdlib_module_names)
@@ -413,6 +413,15 @@ class Log:
         entry = self.seen.get(id(value))
         return value if entry is not None and entry[0] is value and entry[1] else None
 
+    def _shown(self, path: str) -> str:
+        """`path` as the user knows it: a place under the function's return value (a name the
+        converter made, `variables.ReturnValue`) is "the returned value"."""
+        for name in self.names or ():
+            if is_return_value(name) and (path == name or path.startswith((f"{name}[",
+                                                                             f"{name}."))):
+                return "the returned value" + path[len(name):]
+        return path
+
     def explain(self, first: list, second: list, branch_labels=("if", "else")) -> None:
         """Raise StateChangeError for the first slot whose values from the two branches
         cannot be one op output."""
@@ -420,7 +429,7 @@ class Log:
             msg = _mismatch(a, b)
             if msg:
                 raise StateChangeError(
-                    f"{slot.path} {msg} of an if whose condition is a tensor "
+                    f"{self._shown(slot.path)} {msg} of an if whose condition is a tensor "
                     f"({where(self.src)}); one static program cannot hold both. "
                     f"{_advice(slot)}", self.src)
 
