@@ -29,12 +29,14 @@ import types
 import runtime as rt
 
 from ..errors import ConversionError
+from .branch_mismatch import MISSING as _MISSING
+from .branch_mismatch import advice as _advice
+from .branch_mismatch import mismatch as _mismatch
 from .variables import Undefined, is_return_value, is_variable, where
 
 _LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest",
                   "_pytest", "pluggy", "hypothesis"} | set(sys.stdlib_module_names)
 _LIMIT = 20000  # objects walked per block at most; beyond it, more are not tracked
-_MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
 
 
@@ -475,38 +477,6 @@ def _diff(obj, kind, path, snap):
         if vars(obj).get("name") != snap.get("name") or vars(obj).get("block") is not \
                 snap.get("block"):
             yield Slot(obj, "var", None, path)
-
-
-def _mismatch(a, b) -> str:
-    a = _MISSING if isinstance(a, Undefined) else a
-    b = _MISSING if isinstance(b, Undefined) else b
-    if (a is _MISSING) != (b is _MISSING):
-        side = "else" if b is _MISSING else "if"
-        return f"is set in the {'if' if side == 'else' else 'else'} branch only"
-    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
-        return f"is a list of length {len(a)} in the if branch and {len(b)} in the else branch"
-    if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
-        return (f"is a dict with keys {sorted(map(str, a))} in the if branch and "
-                f"{sorted(map(str, b))} in the else branch")
-    ta = is_variable(a) or isinstance(a, (int, float))
-    tb = is_variable(b) or isinstance(b, (int, float))
-    if ta != tb or (not ta and type(a) is not type(b)):
-        return (f"is {_kind(a)} in the if branch and {_kind(b)} in the else branch")
-    return ""
-
-
-def _kind(v) -> str:
-    return "a tensor" if is_variable(v) else "None" if v is None else type(v).__name__
-
-
-def _advice(slot) -> str:
-    if slot.kind == "list":
-        return ("Append the same number of items in both branches, or collect the values "
-                "in a tensor (rt.concat / rt.where) instead of a list.")
-    if slot.kind in ("dict", "attr", "global"):
-        return ("Set it before the if (to a tensor of the same shape), then assign it in "
-                "both branches.")
-    return "Give it a tensor value of the same dtype in both branches."
 
 
 def begin(fns, args, names, src):
