@@ -131,3 +131,17 @@ def test_a_saved_program_with_quantization_ops_runs_in_a_process_that_never_impo
     for name in ("int8", "qat"):
         got = np.load(tmp_path / f"{name}_out.npy")
         np.testing.assert_allclose(got, expected[name], rtol=1e-6, atol=1e-6)
+
+
+def test_the_import_time_benchmark_reports_both_imports_and_their_ratio(capsys):
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "benchmarks", "import_time.py")
+    spec = importlib.util.spec_from_file_location("import_time", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("import numpy ") and "import numpy, runtime, d2s" in out
+    assert float(out.rsplit("ratio ", 1)[1].rstrip("x\n")) > 1.0  # (numpy is part of both)
