@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from .gen_state import VECTOR, indent
+
 PRELUDE = '''\
 import collections
 import contextlib
@@ -78,20 +80,17 @@ def _stmt(draw, depth: int, in_graph: bool):
                                                   trips1=TRIPS_1).splitlines()
     body = draw(_block(depth - 1, True))
     if kind == "tif":
-        return [f"if {cond}:"] + _indent(body)
+        return [f"if {cond}:"] + indent(body)
     if kind == "trange":
-        return [f"for i in range({TRIPS}):", "    h = h + i"] + _indent(body)
+        return [f"for i in range({TRIPS}):", "    h = h + i"] + indent(body)
     if kind == "for_else":
-        return ([f"for i in range({TRIPS}):"] + _indent(body)
+        return ([f"for i in range({TRIPS}):"] + indent(body)
                 + ["    if h[i % 3] > 1.0:", "        found = True", "        break",
                    "else:", "    found = False", "if found:", "    h = h * 2.0"])
     return (["k = rt.zeros([])", "while k < rt.abs(x[0]) + 0.5:", "    k = k + 1.0"]
-            + _indent(body) + ["    if rt.sum(h) > 4.0:", "        hit = 1", "        break",
+            + indent(body) + ["    if rt.sum(h) > 4.0:", "        hit = 1", "        break",
                                "else:", "    hit = 0", "h = h + hit"])
 
-
-def _indent(lines):
-    return ["    " + ln for ln in lines]
 
 
 @st.composite
@@ -102,8 +101,6 @@ def _block(draw, depth: int, in_graph: bool):
     return out
 
 
-_VALUES = st.sampled_from([-2.75, -1.25, -0.25, 0.25, 0.75, 1.25, 2.25])
-_VECTOR = st.lists(_VALUES, min_size=3, max_size=3)
 
 
 @st.composite
@@ -114,7 +111,7 @@ def programs(draw, depth: int = 2):
                  f"    if {draw(st.sampled_from(TENSOR_CONDS))}:", f"        return {RESULT}",
                  "    h = h - 1.0"]
     source = PRELUDE + "\n".join("    " + ln for ln in body) + f"\n    return {RESULT}\n"
-    inputs = draw(st.lists(st.tuples(_VECTOR, _VECTOR), min_size=3, max_size=3))
+    inputs = draw(st.lists(st.tuples(VECTOR, VECTOR), min_size=3, max_size=3))
     # a positive and a negative x: loops of zero trips and both sides of each condition
     inputs[0] = ([abs(v) for v in inputs[0][0]], inputs[0][1])
     inputs[1] = ([-abs(v) for v in inputs[1][0]], inputs[1][1])

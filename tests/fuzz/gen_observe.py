@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from .gen_state import VECTOR, indent
+
 PRELUDE = '''\
 def f(x, y, o):
     h = x * o.scale
@@ -77,40 +79,37 @@ def _stmt(draw, depth: int, in_loop: bool):
         return ["if len(nums) > 1:", f"    h = h + {which}"]
     body = draw(_block(depth - 1, True))
     if kind == "tif":
-        return [f"if {draw(st.sampled_from(TENSOR_CONDS))}:"] + _indent(body)
+        return [f"if {draw(st.sampled_from(TENSOR_CONDS))}:"] + indent(body)
     if kind == "pif":
         other = draw(_block(depth - 1, in_loop))
-        return ([f"if {draw(st.sampled_from(PY_CONDS))}:"] + _indent(body) + ["else:"]
-                + _indent(other))
+        return ([f"if {draw(st.sampled_from(PY_CONDS))}:"] + indent(body) + ["else:"]
+                + indent(other))
     k = f"k{depth}"  # (a counter per nesting depth: an inner loop resetting the outer's
     #                    counter would loop forever, eagerly too)
     if kind == "twhile":  # 1..4 iterations
         return ([f"{k} = rt.zeros([])", f"while {k} < rt.abs(x[0]) + 0.5:",
-                 f"    {k} = {k} + 1.0"] + _indent(body))
+                 f"    {k} = {k} + 1.0"] + indent(body))
     if kind == "twhile_maybe_none":  # zero iterations for x[0] <= 0
         return ([f"{k} = rt.zeros([])", f"while {k} < x[0]:", f"    {k} = {k} + 1.0"]
-                + _indent(body))
+                + indent(body))
     if kind == "trange":  # range of a tensor: 0..3 iterations
         return (["for i in range(rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), 'int64')):",
-                 "    h = h + i"] + _indent(body))
+                 "    h = h + i"] + indent(body))
     if kind == "widen":  # the body makes the int32 accumulator float32; runs at least once
         return [f"{k} = rt.zeros([])", f"while {k} < rt.abs(y[0]) + 0.5:",
-                f"    {k} = {k} + 1.0", "    acc = acc + y[1]"] + _indent(body)
+                f"    {k} = {k} + 1.0", "    acc = acc + y[1]"] + indent(body)
     # try / finally: the finally returns, or (in a loop of its own) breaks / continues
     cond = draw(st.sampled_from(TENSOR_CONDS + PY_CONDS))
     if draw(st.booleans()):
-        return (["try:"] + _indent(body) + [f"    if {draw(st.sampled_from(TENSOR_CONDS))}:",
+        return (["try:"] + indent(body) + [f"    if {draw(st.sampled_from(TENSOR_CONDS))}:",
                                             f"        return {RESULT}", "finally:",
                                             f"    if {cond}:", f"        return {RESULT}"])
     jump = draw(st.sampled_from(("break", "continue")))
-    return (["for j in range(2):", "    try:"] + _indent(_indent(body))
+    return (["for j in range(2):", "    try:"] + indent(indent(body))
             + [f"        if {draw(st.sampled_from(TENSOR_CONDS))}:",
                f"            return {RESULT}", "    finally:", f"        if {cond}:",
                f"            {jump}"])
 
-
-def _indent(lines):
-    return ["    " + ln for ln in lines]
 
 
 @st.composite
@@ -121,15 +120,13 @@ def _block(draw, depth: int, in_loop: bool):
     return out
 
 
-_VALUES = st.sampled_from([-2.75, -1.25, -0.25, 0.25, 0.75, 1.25, 2.25])
-_VECTOR = st.lists(_VALUES, min_size=3, max_size=3)
 
 
 @st.composite
 def programs(draw, depth: int = 2):
     body = draw(_block(depth, False))
     source = PRELUDE + "\n".join("    " + ln for ln in body) + f"\n    return {RESULT}\n"
-    inputs = draw(st.lists(st.tuples(_VECTOR, _VECTOR), min_size=3, max_size=3))
+    inputs = draw(st.lists(st.tuples(VECTOR, VECTOR), min_size=3, max_size=3))
     # at least one input with a positive and one with a negative x (loops that never run)
     inputs[0] = ([abs(v) for v in inputs[0][0]], inputs[0][1])
     inputs[1] = ([-abs(v) for v in inputs[1][0]], inputs[1][1])

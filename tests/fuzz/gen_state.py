@@ -115,23 +115,24 @@ def _stmt(draw, depth: int, in_loop: bool, growing: bool):
         return [f"if {cond}:", f"    {jump}"]
     body = draw(_block(depth - 1, in_loop or kind in ("pfor", "twhile"), growing))
     if kind == "tif":
-        out = [f"if {draw(st.sampled_from(TENSOR_CONDS))}:"] + _indent(body)
+        out = [f"if {draw(st.sampled_from(TENSOR_CONDS))}:"] + indent(body)
         if draw(st.booleans()):
-            out += ["else:"] + _indent(draw(_block(depth - 1, in_loop, growing)))
+            out += ["else:"] + indent(draw(_block(depth - 1, in_loop, growing)))
         return out
     if kind == "pif":
         out = [f"if {draw(st.sampled_from(PY_CONDS))}:"]
-        return out + _indent(body) + ["else:"] + _indent(draw(_block(depth - 1, in_loop,
+        return out + indent(body) + ["else:"] + indent(draw(_block(depth - 1, in_loop,
                                                                       growing)))
     if kind == "pfor":
-        return ["for i in range(2):"] + _indent(body)
+        return ["for i in range(2):"] + indent(body)
     # a tensor while whose trip count depends on the input (1..4 iterations)
     k = f"k{depth}"
     return ([f"{k} = rt.zeros([])", "i = 0", f"while {k} < rt.abs(x[0]) + 0.5:",
-             f"    {k} = {k} + 1.0"] + _indent(body))
+             f"    {k} = {k} + 1.0"] + indent(body))
 
 
-def _indent(lines):
+def indent(lines):
+    """`lines` one level deeper (the fuzz generators build bodies line by line)."""
     return ["    " + ln for ln in lines]
 
 
@@ -144,15 +145,15 @@ def _block(draw, depth: int, in_loop: bool, growing: bool):
     return out
 
 
-_VALUES = st.sampled_from([-2.75, -1.25, -0.25, 0.25, 0.75, 1.25, 2.25])
-_VECTOR = st.lists(_VALUES, min_size=3, max_size=3)
+VALUES = st.sampled_from([-2.75, -1.25, -0.25, 0.25, 0.75, 1.25, 2.25])
+VECTOR = st.lists(VALUES, min_size=3, max_size=3)
 
 
 @st.composite
 def programs(draw, growing: bool = True, depth: int = 2):
     body = draw(_block(depth, False, growing))
     source = PRELUDE + "\n".join("    " + ln for ln in body) + f"\n    return {RESULT}\n"
-    inputs = draw(st.lists(st.tuples(_VECTOR, _VECTOR), min_size=3, max_size=3))
+    inputs = draw(st.lists(st.tuples(VECTOR, VECTOR), min_size=3, max_size=3))
     # at least one input with a positive and one with a negative mean of x
     inputs[0] = ([abs(v) for v in inputs[0][0]], inputs[0][1])
     inputs[1] = ([-abs(v) for v in inputs[1][0]], inputs[1][1])
