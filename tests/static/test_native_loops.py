@@ -270,4 +270,7 @@ def test_the_state_buffer_lives_as_long_as_the_loop(monkeypatch, tmp_path):
         del junk
         np.testing.assert_array_equal(a.numpy(), x * np.float32(1.0))
         np.testing.assert_array_equal(b.numpy(), x + np.float32(1.0))
+        eager = python_float_stepped_by_a_counter(rt.to_tensor(x))
+        assert [(t.dtype, t.stop_gradient) for t in (a, b)] == [
+            (t.dtype, t.stop_gradient) for t in eager]
     assert _native_calls() - before == 3  # (the loop ran in C each time)
