@@ -25,6 +25,7 @@ import runtime as rt
 from runtime import core, pytree
 from runtime.program import model_structure, serialize
 from runtime.program.executor import rewrite_error
+from runtime.program.passes import fold_batch_norm
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
@@ -120,8 +121,8 @@ def _with_structure(program, feeds: list, out, args):
     return concrete
 
 
-def save(layer_or_function, path: str, input_spec=None, training: bool = False,
-         **configs) -> None:
+def save(layer_or_function, path: str, input_spec=None, training: bool = False, *,
+         optimize: bool = True, **configs) -> None:
     """Write `path.json` (the program for `input_spec`, pruned to its outputs) and `path.npz`
     (the parameters), creating missing folders, atomically. Without `input_spec` the latest
     call's inputs are used, with the batch dimension unknown.
@@ -129,13 +130,17 @@ def save(layer_or_function, path: str, input_spec=None, training: bool = False,
     A Layer is saved as an inference model: it (and every sublayer) is in eval mode for the
     trace and put back afterwards, with a warning when it was in training mode.
     `training=True` saves the training-mode program instead (Dropout random, BatchNorm on
-    the batch's statistics)."""
+    the batch's statistics). `optimize` (the default) folds each eval-mode BatchNorm that
+    follows a convolution or linear layer into that layer's weight and bias
+    (`rt.static.passes.fold_batch_norm`); `optimize=False` saves the program as traced."""
     # (model_file takes ~50 ms to import: save and load load it)
     from runtime.program.model_file import check_target
     check_target(os.fspath(path))  # an unusable path fails before the trace
     concrete = inference_program(layer_or_function, input_spec, training)
-    rt.static.save_inference_model(path, concrete.inputs, concrete.outputs,
-                                   program=concrete.main_program,
+    program = concrete.main_program
+    if optimize:
+        program = fold_batch_norm(program, keep=concrete.outputs)
+    rt.static.save_inference_model(path, concrete.inputs, concrete.outputs, program=program,
                                    structure=stored_structure(concrete))
 
 
