@@ -127,7 +127,7 @@ def cmd_export(args) -> int:
     os.makedirs(out_dir, exist_ok=True)
     try:
         d2s.save(obj, args.output, input_spec=[s.input_spec() for s in specs],
-                 training=args.train)
+                 training=args.train, optimize=args.optimize)
     except TypeError as e:
         if "argument" not in str(e):
             raise
@@ -339,6 +339,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--train", action="store_true",
                    help="save the training-mode program (default: the Layer in eval mode, "
                         "an inference model)")
+    p.add_argument("--no-optimize", dest="optimize", action="store_false",
+                   help="save the program as traced (default: BatchNorm folded into the "
+                        "convolution or linear layer before it, as d2s.save does)")
     p.add_argument("--format", choices=("d2s", "onnx"), default="d2s",
                    help="d2s: PATH.json + PATH.npz (default); onnx: PATH.onnx (needs the "
                         "onnx extra)")

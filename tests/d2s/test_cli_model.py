@@ -119,6 +119,21 @@ def test_export_a_layer_keeps_its_parameters(tmp_path, module, what):
     assert (got == 0).any() and (got > 0).any()  # relu did cut something
 
 
+def test_export_folds_batch_norm_unless_no_optimize(tmp_path):
+    target = os.path.join(ROOT, "examples", "models", "resnet.py") + "::ResNet"
+    x = np.random.default_rng(3).standard_normal((2, 3, 8, 8)).astype("float32")
+    outs = {}
+    for name, extra in (("folded", []), ("traced", ["--no-optimize"])):
+        prefix = str(tmp_path / name)
+        rt.seed(0)  # (the same fresh weights both times)
+        r = d2s("export", target, "--spec", "float32[None,3,8,8]", "-o", prefix, *extra)
+        assert r.returncode == 0, r.stderr
+        with open(prefix + ".json", encoding="utf-8") as f:
+            outs[name] = (f.read().count('"batch_norm"'), run_saved(tmp_path, prefix, x=x)[0])
+    assert outs["folded"][0] == 0 and outs["traced"][0] > 0
+    np.testing.assert_allclose(outs["folded"][1][0], outs["traced"][1][0], rtol=1e-5, atol=1e-6)
+
+
 def test_run_random_inputs_follow_the_saved_specs(tmp_path, module):
     path, _ = module
     prefix = str(tmp_path / "f")
