@@ -157,6 +157,12 @@ def test_batch_norm_without_affine_parameters_folds():
     assert _check_folds(forward, [2, 2, 3, 3]) == ["conv2d", "add"]
 
 
+def test_a_number_added_between_folds_into_the_bias():
+    rt.seed(19)
+    conv, bn = nn.Conv2D(2, 3, 3, bias_attr=False), _randomized(nn.BatchNorm2D(3))
+    assert _check_folds(lambda x: bn(conv(x) + 0.5), [2, 2, 4, 4]) == ["conv2d", "add"]
+
+
 def test_batch_norms_one_after_another_both_fold():
     rt.seed(9)
     model = _randomized(nn.Sequential(nn.Conv2D(2, 3, 3), nn.BatchNorm2D(3), nn.BatchNorm2D(3)))

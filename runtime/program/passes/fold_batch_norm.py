@@ -254,6 +254,8 @@ class _Folder:
         shape = self.shape(producer.outputs[0])
         channel = PRODUCERS[producer.type].channel % len(shape)
         size = shape[channel]
+        if size == -1:
+            return None
         bias = self.xp.zeros((size,), self.xp.float64)
         for op in between:
             x = self.passed_on(op)
@@ -272,7 +274,7 @@ class _Folder:
                     return None
         shape = self.shape(bn.inputs[0])
         at = 1 if bn.attrs.get("data_format", "NCHW").startswith("NC") else len(shape) - 1
-        if channel != at or shape[at] != size or size == -1:
+        if channel != at or shape[at] != size:
             return None
         return _Match(producer, between, bias, channel)
 
