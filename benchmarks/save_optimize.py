@@ -2,7 +2,9 @@
 as traced (`optimize=False`), side by side in one run, at batch 1 and 32.
 
 Each pair is loaded with `d2s.load`, checked equal (rtol 1e-5) on the timed input, then
-timed in interleaved rounds (best of `--repeat`); the ratio is folded / as traced.
+timed in interleaved rounds (best of `--repeat`); the ratio is folded / as traced. Times are
+the process's CPU time (all its threads; one BLAS thread), so other load on a shared machine
+does not skew the ratio as it skews wall time.
 
     python benchmarks/save_optimize.py [--repeat 15] [--number 20]
 """
@@ -12,6 +14,8 @@ import argparse
 import os
 import sys
 import tempfile
+import time
+import timeit
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one BLAS thread, as the other benchmarks
@@ -22,7 +26,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import d2s
 import runtime as rt
-from benchmarks.inference import best_us
 from examples.models import MobileNet, ResNet
 
 # (name, make the Layer, input shape with None for the batch)
@@ -41,6 +44,18 @@ def _with_statistics(layer, shape: list):
         for _ in range(3):
             layer(rt.to_tensor(rng.standard_normal([8] + shape[1:]).astype(np.float32)))
     return layer.eval()
+
+
+def best_cpu_us(fns: list, repeat: int, number: int) -> list:
+    """Best-of-`repeat` CPU µs per call of each function, in interleaved rounds."""
+    for fn in fns:
+        fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            cpu = timeit.timeit(fn, number=number, timer=time.process_time)
+            best[i] = min(best[i], cpu / number * 1e6)
+    return best
 
 
 def main(argv=None) -> int:
@@ -66,8 +81,8 @@ def main(argv=None) -> int:
                 [batch] + shape[1:]).astype(np.float32))
             np.testing.assert_allclose(loaded[True](x).numpy(), loaded[False](x).numpy(),
                                        rtol=1e-5, atol=1e-5, err_msg=name)
-            traced, folded = best_us([lambda m=loaded[o], x=x: m(x) for o in (False, True)],
-                                     args.repeat, args.number)
+            traced, folded = best_cpu_us([lambda m=loaded[o], x=x: m(x) for o in (False, True)],
+                                         args.repeat, args.number)
             print(f"| {name} | {batch} | {traced:.0f} | {folded:.0f} | {folded / traced:.2f} "
                   f"| {ops} |")
     return 0
