@@ -240,8 +240,9 @@ def _locals_of(frame):
     if entry is None or entry[0]() is not code:
         names = code.co_varnames + code.co_cellvars + code.co_freevars
         key = id(code)
-        forget = lambda _ref: _HIDDEN_LOCALS.pop(key, None)  # noqa: E731
-        entry = _HIDDEN_LOCALS[key] = (weakref.ref(code, forget), dict.fromkeys(names, _UNKNOWN))
+        entry = _HIDDEN_LOCALS[key] = (
+            weakref.ref(code, lambda _r, k=key: _HIDDEN_LOCALS.pop(k, None)),
+            dict.fromkeys(names, _UNKNOWN))
     return entry[1]
 
 
