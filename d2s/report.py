@@ -236,15 +236,20 @@ def _locals_of(frame):
     if sys.version_info >= (3, 13) or code.co_nlocals + len(code.co_cellvars) + len(
             code.co_freevars) <= _LOCALS_COPIED_AT_MOST:
         return frame.f_locals
-    hidden = _HIDDEN_LOCALS.get(code)
-    if hidden is None:
+    entry = _HIDDEN_LOCALS.get(id(code))
+    if entry is None or entry[0]() is not code:
         names = code.co_varnames + code.co_cellvars + code.co_freevars
-        hidden = _HIDDEN_LOCALS[code] = dict.fromkeys(names, _UNKNOWN)
-    return hidden
+        key = id(code)
+        entry = _HIDDEN_LOCALS[key] = (
+            weakref.ref(code, lambda _r, k=key: _HIDDEN_LOCALS.pop(k, None)),
+            dict.fromkeys(names, _UNKNOWN))
+    return entry[1]
 
 
 _UNKNOWN = object()  # a local whose value is not read (neither missing nor a tensor)
-_HIDDEN_LOCALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> names
+# id(code) -> (a weak reference to the code, its names): by identity, since hashing a code
+# object hashes all its bytecode and constants (milliseconds for a huge function, per `if`)
+_HIDDEN_LOCALS: dict = {}
 
 
 def _lookup(names: tuple, name: str):

@@ -43,13 +43,24 @@ class Lists(Base):
     """Only lists held in local variables are rewritten: assigning a global or closure list
     would make its name local to the function."""
 
+    # `.pop` calls visited so far: a statement with none in it has nothing to hoist (its
+    # expressions are not searched again: linear in a huge function's size)
+    _pops = 0
+
     def visit_FunctionDef(self, node):
         return self.visit_in_scope(node)  # its local names are its `LOCALS`
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.func, gast.Attribute) and node.func.attr == "pop":
+            self._pops += 1
+        return node
 
     def _local(self, name):
         return name if name is not None and self.is_local_here(name) else None
 
     def visit_Expr(self, node):
+        pops = self._pops
         node = self.generic_visit(node)
         target = self._local(_method_call(node.value, "append"))
         if target is not None and len(node.value.args) == 1:
@@ -65,13 +76,14 @@ class Lists(Base):
                 return templates.replace(
                     f"target = {RESERVED}.list_method(target, method, args)", target=target,
                     method=gast.Constant(method, None), args=node.value.args)
-        return self._hoist(node, ("value",))
+        return self._hoist(node, ("value",), pops)
 
     def visit_Assign(self, node):
+        pops = self._pops
         node = self.generic_visit(node)
         target = self._local(_method_call(node.value, "pop"))
         if target is None or len(node.targets) != 1:
-            return self._hoist(node, ("value",))
+            return self._hoist(node, ("value",), pops)
         return templates.replace(f"target, result = {RESERVED}.list_pop(target, args)",
                                  target=target, result=node.targets[0], args=node.value.args)
 
@@ -114,16 +126,21 @@ class Lists(Base):
     visit_GeneratorExp = visit_ListComp
 
     def visit_AugAssign(self, node):
+        pops = self._pops
         node = self.generic_visit(node)
-        return self._hoist(node, ("target", "value"))
+        return self._hoist(node, ("target", "value"), pops)
 
     def visit_Return(self, node):
+        pops = self._pops
         node = self.generic_visit(node)
-        return self._hoist(node, ("value",))
+        return self._hoist(node, ("value",), pops)
 
-    def _hoist(self, stmt, fields: tuple):
+    def _hoist(self, stmt, fields: tuple, pops_before: int):
         """`stmt` with each safe `name.pop(...)` in its expression `fields` (in the order
-        Python evaluates them) taken out into a statement before it."""
+        Python evaluates them) taken out into a statement before it (`pops_before`: `_pops`
+        before its expressions were visited)."""
+        if self._pops == pops_before:
+            return stmt
         before = []
         while True:
             found = _first_pop(stmt, fields, self._local)

@@ -45,13 +45,13 @@ def parse_function(fn) -> ParsedFunction:
     if not lines:
         raise SourceError(f"no source for {code.co_qualname} (file {filename!r} is not readable;"
                           f" functions defined with exec() or in a REPL cannot be converted)")
-    tree = _file_tree(filename, lines)
+    index = _file_tree(filename, lines)
     if code.co_name == "<lambda>":
-        found = [n for n in _candidates(tree, code.co_firstlineno) if isinstance(n, ast.Lambda)]
+        found = index.lambdas().get(code.co_firstlineno, [])
         if len(found) > 1:
             found = [n for n in found if _same_code(n, code)]
     else:
-        found = [n for n in _candidates(tree, code.co_firstlineno)
+        found = [n for n in index.get(code.co_firstlineno, [])
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and n.name == code.co_name and _first_line(n) == code.co_firstlineno]
     if not found:
@@ -141,11 +141,7 @@ def _file_tree(filename: str, lines: list[str]):
             tree = ast.parse(source)
         except SyntaxError as e:
             raise SourceError(f"cannot parse {filename}: {e}") from e
-        index: dict = {}
-        for n in ast.walk(tree):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                index.setdefault(_first_line(n), []).append(n)
-        entry = _FILE_TREES[key] = index
+        entry = _FILE_TREES[key] = _FileIndex(tree)
         while len(_FILE_TREES) > _KEEP_FILES:
             (old_name, _, _), _ = _FILE_TREES.popitem(last=False)
             if all(k[0] != old_name for k in _FILE_TREES):  # (nor its last-lines shortcut)
@@ -156,8 +152,38 @@ def _file_tree(filename: str, lines: list[str]):
     return entry
 
 
-def _candidates(index: dict, line: int) -> list:
-    return index.get(line, [])
+class _FileIndex(dict):
+    """A file's function definitions by first line; its lambdas, found on first ask.
+
+    A def is a statement: only statement lists are searched for them, not the expressions
+    that make up most of a file's nodes (a lambda can be in any expression)."""
+
+    def __init__(self, tree: ast.Module):
+        super().__init__()
+        self._tree = tree
+        self._lambdas: dict | None = None
+        stack = list(tree.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.setdefault(_first_line(n), []).append(n)
+            for field in _BLOCK_FIELDS:
+                block = getattr(n, field, None)
+                if block:
+                    stack.extend(block)
+
+    def lambdas(self) -> dict:
+        if self._lambdas is None:
+            self._lambdas = {}
+            for n in ast.walk(self._tree):
+                if isinstance(n, ast.Lambda):
+                    self._lambdas.setdefault(n.lineno, []).append(n)
+        return self._lambdas
+
+
+# the fields of statements that hold statement lists (an `except`'s and a `case`'s
+# statements are in the `body` of the handler or case node in `handlers` or `cases`)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _first_line(node) -> int:

@@ -331,3 +331,58 @@ def test_the_parsed_file_cache_keeps_the_latest_files_only(tmp_path):
     assert names[0] not in cached and names[0] not in parser._BY_LINES
     again = parser._file_tree(names[-3], ["def f(x):", "    return x"])  # a new content
     assert [n.name for n in again[1]] == ["f"] and len(parser._FILE_TREES) <= keep
+
+
+def test_the_file_index_finds_defs_in_every_kind_of_block_and_lambdas_in_expressions(
+        tmp_path):
+    """Defs are found from the statement lists alone (a huge file's expressions are not
+    walked); lambdas, which any expression can hold, from a walk made on first ask."""
+    from d2s.pyct import parser
+    src = textwrap.dedent("""\
+        import contextlib
+        class Box:
+            if True:
+                def in_if(self, x):
+                    return x + 1
+        try:
+            def in_try(x):
+                return x + 2
+            raise ValueError
+        except ValueError:
+            def in_except(x):
+                return x + 3
+        finally:
+            def in_finally(x):
+                return x + 4
+        for _ in range(1):
+            def in_for(x):
+                return x + 5
+        else:
+            def in_for_else(x):
+                return x + 6
+        with contextlib.nullcontext():
+            def in_with(x):
+                return x + 7
+        match 1:
+            case 1:
+                def in_case(x):
+                    return x + 8
+        scale = {"k": (lambda x: x * 9, lambda x: x * 10)}
+        """)
+    path = tmp_path / "blocks.py"
+    path.write_text(src)
+    namespace: dict = {}
+    exec(compile(src, str(path), "exec"), namespace)  # noqa: S102  (the test's own source)
+    fns = [namespace["Box"]().in_if] + [namespace[n] for n in (
+        "in_try", "in_except", "in_finally", "in_for", "in_for_else", "in_with", "in_case")]
+    assert len(fns) == 8
+    for k, fn in enumerate(fns, 1):
+        node = parser.parse_function(fn).node
+        assert node.name == fn.__name__
+        assert parser.unparse(node.body).endswith(f"return x + {k}")
+    nine, ten = namespace["scale"]["k"]
+    assert parser.unparse(parser.parse_function(nine).node) == "lambda x: x * 9"
+    assert parser.unparse(parser.parse_function(ten).node) == "lambda x: x * 10"
+    t = rt.to_tensor(np.array([1.0, 2.0], "float32"))
+    for k, fn in enumerate(fns, 1):  # and each converts and runs as eager does
+        np.testing.assert_allclose(d2s.to_static(fn)(t).numpy(), t.numpy() + k)
