@@ -284,7 +284,7 @@ def plan(g, op, block) -> WhilePlan | None:
         return None
 
 
-def caller(holder, plan, stats: dict, error_mask):
+def caller(holder, plan, stats: dict, error_mask, contiguous=()):
     """`run(*arrays, *ints)`: the loop's outputs (a tuple) computed by its C function, or
     None when that is not ready, an argument is not the array the program declares, another
     thread is running it, or the C raised a floating-point flag NumPy would report (the
@@ -294,7 +294,8 @@ def caller(holder, plan, stats: dict, error_mask):
     copying the few elements in and out costs less than handing `ctypes` each array. `run`
     is generated for the loop's arguments, as its overhead is most of the call. `stats`:
     the counts of native and NumPy calls to add to; `error_mask()`: the flag bits NumPy
-    would report (`native_build.py`)."""
+    would report (`native_build.py`); `contiguous`: the indices of the arrays that must come
+    C-contiguous (a mean reads them: NumPy sums another layout in another order)."""
     inputs = [np.empty(shape, dt) for _, dt, shape in plan.arrays]
     outputs = [np.empty(shape, dt) for _, dt, shape in plan.outputs]
     state = np.zeros(max(8, plan.state_bytes), np.uint8)
@@ -326,6 +327,8 @@ def caller(holder, plan, stats: dict, error_mask):
         ns[f"b{k}"], ns[f"D{k}"] = b, b.dtype
         lines.append(f"    if a{k}.__class__ is not ndarray or a{k}.dtype is not D{k} or "
                      f"a{k}.shape != {b.shape!r}: return None")
+        if k in contiguous:
+            lines.append(f"    if not a{k}.flags.c_contiguous: return None")
     lines += ["    if not acquire(False): return None", "    try:"]
     lines += [f"        b{k}[...] = a{k}" for k in range(len(inputs))]
     lines += [f"        ints[{k}] = n{k}" for k in range(len(plan.ints))]
@@ -346,33 +349,50 @@ def caller(holder, plan, stats: dict, error_mask):
     return ns["run"]
 
 
-def _exact(g, op, native_build) -> bool:
-    """Whether the loop's C code computes NumPy's bits (only + - * /, sqrt, max, min...,
-    comparisons and logic): then it may be built in the background while the Python loop
-    runs, else it is built before the first call (`native_build`'s determinism rule)."""
-    exact = native_build.SAME_BITS_AS_NUMPY | set(COMPARE) | set(LOGICAL)
-    return all(o.type in exact for i in op.blocks for o in g.program.blocks[i].ops)
+def _exact(g, ops, native_build) -> bool:
+    """Whether the C code of `ops` (a loop and the ops before it) computes NumPy's bits (only
+    + - * /, sqrt, max, min..., comparisons and logic, means summed as NumPy sums, `if`s of
+    those): then it may be built in the background while the Python code runs, else it is
+    built before the first call (`native_build`'s determinism rule)."""
+    exact = native_build.SAME_BITS_AS_NUMPY | set(COMPARE) | set(LOGICAL) | {"mean"}
+    return all(_all_exact(g, o, exact) for o in ops)
+
+
+def _all_exact(g, op, exact) -> bool:
+    if op.type not in ("while", "cond"):
+        return op.type in exact or id(op) in g.replaced
+    return all(_all_exact(g, o, exact) for i in op.blocks for o in g.program.blocks[i].ops)
 
 
 def emit_while(g, op, block, indent: str) -> None:
     """A `while` op as one call of its C function where it fits (see the module doc), with
     the Python loop (`codegen_loops.emit_while`) as the fallback; else the Python loop."""
     planned = plan(g, op, block) if backend.XP is np else None
-    found = native_loops_emit.emit(planned) if planned is not None else None
+    inside = indent + "    " if emit_call(g, op, block, indent, planned, [op]) else indent
+    codegen_loops.emit_while(g, op, block, inside)
+
+
+def emit_call(g, op, block, indent: str, planned, ops) -> bool:
+    """The call of the C function of `planned` (the `WhilePlan` of `while` op `op` and the
+    ops before it in `ops`; None: no plan), its results assigned and the other values `ops`
+    make set to None, then `else:`: True. False (nothing emitted) when there is no C
+    function. The caller writes the fallback under the `else:`."""
+    found = native_loops_emit.emit(planned) if planned is not None and \
+        backend.XP is np else None
     holder = None
     if found is not None:
         # (imported here: the compiler machinery, subprocess and ctypes, which only a
         # program with such a loop needs)
         from . import native_build
         how = native_build.mode()
-        holder = native_build.holder_of(found, how, _exact(g, op, native_build)) if (
+        holder = native_build.holder_of(found, how, _exact(g, ops, native_build)) if (
             how is not None) else None
     if holder is None:
-        codegen_loops.emit_while(g, op, block, indent)
-        return
+        return False
     entry = ("op", op, block)
     # (the calls are counted with the fused runs', in the counts `native_build.stats` reports)
-    fn = g.const(caller(holder, found, native_build._stats, native_build.error_mask), "NL")
+    fn = g.const(caller(holder, found, native_build._stats, native_build.error_mask,
+                        planned.contiguous), "NL")
     args = [expr for expr, _, _ in found.arrays] + found.ints
     g.emit(indent, f"r_loop = {fn}({', '.join(args)})", entry)
     g.emit(indent, "if r_loop is not None:", entry)
@@ -380,13 +400,14 @@ def emit_while(g, op, block, indent: str) -> None:
     if written:
         g.emit(indent + "    ", f"{', '.join(g.ident(x) for x in written)}, = r_loop", entry)
     counter = g.counters.get(id(op))
-    kept = counter.slot if counter is not None and not counter.read_after else -1
-    unread = [g.ident(x) for k, x in enumerate(op.outputs)
-              if x not in written and x not in g.virtual and k != kept]
-    if unread:  # (assigned as the Python loop assigns them, for the `del` after the loop;
-        # the counter the Python loop keeps as an int is never assigned)
+    kept = op.outputs[counter.slot] if counter is not None and not counter.read_after else None
+    made = [x for o in ops for x in o.outputs]
+    unread = list(dict.fromkeys(g.ident(x) for x in made
+                                if x not in written and x not in g.virtual and x != kept))
+    if unread:  # (assigned as the Python code assigns them, for the `del`s after it; the
+        # counter the Python loop keeps as an int is never assigned)
         g.emit(indent + "    ", f"{' = '.join(unread)} = None", entry)
     if not written and not unread:  # (a loop carrying only its index: nothing to assign)
         g.emit(indent + "    ", "pass", entry)
     g.emit(indent, "else:", entry)
-    codegen_loops.emit_while(g, op, block, indent + "    ")
+    return True
