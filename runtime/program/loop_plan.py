@@ -71,6 +71,24 @@ class LoopStep:
 
 
 @dataclass
+class MatmulStep:
+    """A matrix product `a @ b` of 2-D float values into buffer `result` ([m, n]): `a` is
+    [m, k] ([k, m] read transposed when `trans_a`), `b` [k, n] ([n, k] when `trans_b`). Each
+    element sums its k products in order in `dtype` (BLAS sums in another order: the result
+    is NumPy's within a rounding)."""
+
+    dtype: str
+    m: int
+    k: int
+    n: int
+    result: int
+    a: Ref
+    b: Ref
+    trans_a: bool
+    trans_b: bool
+
+
+@dataclass
 class Reduce:
     """A mean over all `size` elements of `operand` (a `Ref`) of `dtype` into buffer
     `result`, summed as NumPy's `add.reduce` sums a contiguous array (pairwise, blocks of 8)

@@ -16,7 +16,9 @@ the carried values read after the loop into fresh arrays. An operand broadcasts 
 one element or the trailing dimensions of the result (a bias row). Each op computes what its
 NumPy function computes: + - * / and sqrt correctly rounded in both (no contracted
 multiply-add), integer arithmetic wrapping around as NumPy's does; exp, log, tanh, sin and
-cos come from the C library (a few units in the last place from NumPy's).
+cos come from the C library (a few units in the last place from NumPy's). A `matmul` of two
+2-D float values ([4, 16] x [16, 16] in a recurrent step) is one step too: each element sums
+its products in order (BLAS sums in another order: NumPy's values within a rounding).
 
 This module decides (`plan`: whether the loop fits, then its `WhilePlan`, `loop_plan.py`);
 `native_loops_emit.py` writes the C text from the plan; `caller` runs the compiled function.
@@ -38,7 +40,16 @@ import numpy as np
 
 from .. import backend
 from . import codegen_loops, native_loops_emit
-from .loop_plan import Buffer, Carried, Copy, LoopOutput, LoopStep, Ref, WhilePlan
+from .loop_plan import (
+    Buffer,
+    Carried,
+    Copy,
+    LoopOutput,
+    LoopStep,
+    MatmulStep,
+    Ref,
+    WhilePlan,
+)
 from .native_emit import C_BINARY, C_UNARY
 from .native_loops_emit import (
     COMPARE,
@@ -114,6 +125,8 @@ class _Planner:
     # ---- ops ----------------------------------------------------------------------------
     def _op(self, blk, o) -> LoopStep:
         """The step computing op `o` of `blk` into a new buffer."""
+        if o.type == "matmul":
+            return self._matmul(blk, o)
         if o.blocks or o.attrs or len(o.outputs) != 1 or \
                 any(isinstance(x, list) for x in o.inputs):
             raise _Unfit
@@ -136,6 +149,25 @@ class _Planner:
         out = self._buffer(dt, shape)
         self.place[o.outputs[0]] = (out, dt, shape)
         return LoopStep(o.type, dt, n, out.index, operands, sizes, dts)
+
+    def _matmul(self, blk, o) -> MatmulStep:
+        """A product of two 2-D float values of the loop (no batch dimensions)."""
+        ta, tb = bool(o.attrs.get("transpose_x")), bool(o.attrs.get("transpose_y"))
+        if set(o.attrs) - {"transpose_x", "transpose_y"} or len(o.inputs) != 2 or \
+                any(x.__class__ is not str for x in o.inputs):
+            raise _Unfit
+        (ra, da, sa), (rb, db, sb) = (self._value(blk, x) for x in o.inputs)
+        dt, shape = self._check(blk.var(o.outputs[0]))
+        if dt not in ("float32", "float64") or da != dt or db != dt or len(sa) != 2 or \
+                len(sb) != 2 or "int" in (ra.place, rb.place):
+            raise _Unfit
+        m, k = sa[::-1] if ta else sa
+        k2, n = sb[::-1] if tb else sb
+        if k != k2 or tuple(shape) != (m, n):
+            raise _Unfit
+        out = self._buffer(dt, shape)
+        self.place[o.outputs[0]] = (out, dt, tuple(shape))
+        return MatmulStep(dt, m, k, n, out.index, ra, rb, ta, tb)
 
     def plan(self) -> WhilePlan:
         op, cblk, bblk, out = self.op, self.cblk, self.bblk, self.out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .codegen_loops import SYMBOL as COMPARE
-from .loop_plan import Branch, Reduce, Ref, WhilePlan
+from .loop_plan import Branch, MatmulStep, Reduce, Ref, WhilePlan
 from .native_emit import C_BINARY, C_UNARY, _const
 
 CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int64": "int64_t",
@@ -170,6 +170,8 @@ def _name(ref: Ref) -> str:
 
 
 def _step(step) -> str:
+    if isinstance(step, MatmulStep):
+        return _matmul(step)
     n = step.size
     args = []
     for x, m, dt in zip(step.operands, step.sizes, step.dtypes, strict=True):
@@ -180,6 +182,16 @@ def _step(step) -> str:
             args.append(_literal(x, dt))
     expr = _expression(step.type, step.dtype, args)
     return f"        for (int64_t j = 0; j < {n}; j++) b{step.result}[j] = {expr};"
+
+
+def _matmul(s: MatmulStep) -> str:
+    """`b<result> = a @ b` (see `MatmulStep`), one line."""
+    a = f"{_name(s.a)}[kk * {s.m} + i]" if s.trans_a else f"{_name(s.a)}[i * {s.k} + kk]"
+    b = f"{_name(s.b)}[j * {s.k} + kk]" if s.trans_b else f"{_name(s.b)}[kk * {s.n} + j]"
+    T = CTYPES[s.dtype]
+    return (f"        for (int64_t i = 0; i < {s.m}; i++) for (int64_t j = 0; j < {s.n}; j++) "
+            f"{{ {T} acc = 0; for (int64_t kk = 0; kk < {s.k}; kk++) acc += {a} * {b}; "
+            f"b{s.result}[i * {s.n} + j] = acc; }}")
 
 
 def _copy(copy) -> str:
