@@ -17,7 +17,8 @@ one element or the trailing dimensions of the result (a bias row). Each op compu
 NumPy function computes: + - * / and sqrt correctly rounded in both (no contracted
 multiply-add), integer arithmetic wrapping around as NumPy's does; exp, log, tanh, sin and
 cos come from the C library (a few units in the last place from NumPy's). A `matmul` of two
-2-D float values ([4, 16] x [16, 16] in a recurrent step) is one step too: each element sums
+2-D float values ([4, 16] x [16, 16] in a recurrent step; up to `MAX_MATMUL` multiply-adds)
+is one step too: each element sums
 its products in order (BLAS sums in another order: NumPy's values within a rounding).
 
 This module decides (`plan`: whether the loop fits, then its `WhilePlan`, `loop_plan.py`);
@@ -62,6 +63,8 @@ from .native_loops_emit import (
 
 MAX_ELEMENTS = 4096  # per value: the buffers live on the C stack
 MAX_BYTES = 1 << 18  # all buffers together
+# A matmul step's multiply-adds: beyond, BLAS (blocked, vectorised) beats the plain C loop
+MAX_MATMUL = 1 << 16
 # Iterations per C call: between calls the Python caller sees Ctrl-C (a loop that never
 # ends stays interruptible); the call after resumes from the carried values.
 TRIPS_PER_CALL = 1 << 20
@@ -163,7 +166,7 @@ class _Planner:
             raise _Unfit
         m, k = sa[::-1] if ta else sa
         k2, n = sb[::-1] if tb else sb
-        if k != k2 or tuple(shape) != (m, n):
+        if k != k2 or tuple(shape) != (m, n) or m * k * n > MAX_MATMUL:
             raise _Unfit
         out = self._buffer(dt, shape)
         self.place[o.outputs[0]] = (out, dt, tuple(shape))
