@@ -200,3 +200,59 @@ def test_for_range_with_a_tensor_bound(monkeypatch, n, sign):
     for _ in range(n):
         y = y - np.float32(0.25)
     _assert_same(native, [y])
+
+
+def two_regions_and_a_nested_one(x, flag):
+    """Two `if` + loop regions in a row (the second reads the first's result through a fused
+    chain), and one inside the branch of an outer tensor `if`."""
+    for _ in range(2):  # (unrolled: two regions in one block)
+        z = x * 2.0 + 1.0
+        if rt.mean(z) > 0:
+            y = z * 0.5
+        else:
+            y = -z
+        i = rt.zeros([1], "int64")
+        while i < 3:
+            y = y * 0.5 + 0.25
+            i += 1
+        x = y - 1.0
+    if rt.sum(flag) > 0:  # (a region inside a branch block)
+        if rt.mean(x) > -0.5:
+            w = x + 1.0
+        else:
+            w = x - 1.0
+        j = rt.zeros([1], "int64")
+        while j < 2:
+            w = w * w
+            j += 1
+    else:
+        w = x
+    return w
+
+
+def numpy_two_regions(x, flag):
+    t = x.dtype.type
+    for _ in range(2):
+        z = x * t(2.0) + t(1.0)
+        y = z * t(0.5) if z.mean() > 0 else -z
+        for _ in range(3):
+            y = y * t(0.5) + t(0.25)
+        x = y - t(1.0)
+    if flag.sum() > 0:
+        w = x + t(1.0) if x.mean() > -0.5 else x - t(1.0)
+        for _ in range(2):
+            w = w * w
+        return w
+    return x
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("flag", [1.0, -1.0])
+def test_regions_in_a_row_and_inside_a_branch(monkeypatch, sign, flag):
+    x = (sign * np.random.default_rng(5).uniform(0.5, 2.0, (4, 16))).astype("float32")
+    f = np.array([flag], "float32")
+    native, calls = _run(two_regions_and_a_nested_one, "sync", monkeypatch, x, f)
+    assert calls == (3 if flag > 0 else 2)
+    python, _ = _run(two_regions_and_a_nested_one, "0", monkeypatch, x, f)
+    _assert_same(native, python)
+    _assert_same(native, [numpy_two_regions(x, f)])
