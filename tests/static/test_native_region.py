@@ -84,6 +84,7 @@ def test_a_mean_at_the_threshold_takes_numpys_branch(monkeypatch, n):
         for trial in range(3):
             x = (rng.standard_normal(n) * 10.0 ** rng.uniform(-4, 4, n)).astype(dtype)
             x[-1] = -(x[:-1].astype("float64").sum())  # (sum near 0 in exact arithmetic)
+            x = x.reshape(4, -1) if n % 4 == 0 and trial else x  # (2-D: summed as 1-D)
             native, calls = _run(gate_while, "sync", monkeypatch, x)
             assert calls == 1
             _assert_same(native, [numpy_gate_while(x)])
@@ -96,6 +97,9 @@ def test_pairwise_sum_is_numpys(n):
     for dtype in (np.float32, np.float64):
         x = (rng.standard_normal(n) * 10.0 ** rng.uniform(-5, 5, n)).astype(dtype)
         assert native_region._pairwise(x, dtype) == np.add.reduce(x)
+    for shape in ((4, 16), (16, 33), (64, 64), (2, 3, 5)):  # (the mean reads a 2-D value)
+        x = rng.standard_normal(shape).astype(np.float32) * np.float32(1e3)
+        assert native_region._pairwise(x.ravel(), np.float32) == np.add.reduce(x, axis=None)
 
 
 def test_a_transposed_input_keeps_the_python_code(monkeypatch):
