@@ -155,10 +155,10 @@ def _pre(steps, ind: str) -> list:
         elif isinstance(s, Branch):
             lines.append(f"{ind}if ({_name(s.pred)}[0]) {{")
             lines += _pre(s.then_steps, ind + "    ")
-            lines += [ind + _copy(c).lstrip() for c in s.then_copies]
+            lines += [ind + "    " + _copy(c).lstrip() for c in s.then_copies]
             lines.append(f"{ind}}} else {{")
             lines += _pre(s.else_steps, ind + "    ")
-            lines += [ind + _copy(c).lstrip() for c in s.else_copies]
+            lines += [ind + "    " + _copy(c).lstrip() for c in s.else_copies]
             lines.append(f"{ind}}}")
         else:
             lines.append(ind + _step(s).lstrip())
