@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one GPU check of this project: run it on a machine with a CUDA GPU and CuPy, from the
-# repository root. It needs no network and ends within 5 minutes (every step has a timeout;
-# the timeouts add up to 293 s).
+# repository root. It needs no network and ends within 6 minutes (every step has a timeout;
+# the timeouts add up to 333 s).
 #
 #   bash benchmarks/gpu_check.sh OUTDIR     # logs and tables go to OUTDIR (default: $OUT,
 #                                           # else /tmp/gpu_check)
@@ -14,6 +14,8 @@
 # rows of the same machine beside them; benchmarks/cuda_graph.py (converted programs called
 # as they are vs captured as CUDA graphs and replayed); the GPU rows of benchmarks/fusion.py
 # (plain CuPy vs static unfused vs fused: one generated ElementwiseKernel per run);
+# benchmarks/gpu_conv.py (convolutions through cuDNN vs the im2col + GEMM path, forward and
+# forward + backward, values compared; into bench_fusion.md);
 # benchmarks/amp_gpu.py (float32 vs float16 matmuls and a converted MLP under auto_cast: do
 # float16 matmuls reach the tensor cores). Missing Python packages (gast, or another CuPy)
 # can be carried as wheels in .whl/ (docs/gpu.md says how); they are installed into
@@ -116,6 +118,11 @@ echo "## fused chains, --device gpu" >"$log"
 step "benchmark fusion --device gpu" 25 "$log" "$PY" benchmarks/fusion.py --device gpu \
     --repeat 3 --number 3
 cat "$log"
+
+echo "## convolutions: cuDNN vs im2col + GEMM (D2S_CUDNN=0), --device gpu" >>"$log"
+step "benchmark gpu_conv" 40 "$log" "$PY" benchmarks/gpu_conv.py --device gpu --repeat 3 \
+    --number 10
+tail -n 8 "$log"
 
 log="$OUT/bench_amp.md"
 echo "## float16 on the tensor cores, --device gpu" >"$log"

@@ -1,6 +1,7 @@
 """Tensor loops: `for i in range(n)` with a tensor `n` against the same loop written as a
 tensor `while`, eager code and plain NumPy, in µs per iteration; then a small control-flow
-function (a tensor `if`, then a 10-step tensor `while` or `for range(n)`) per call.
+function (a tensor `if`, then a 10-step tensor `while` or `for range(n)`) per call, on f32[4]
+and f32[4, 16]; then a 10-step loop whose body calls a small matmul ([4, 16] x [16, 16]).
 
     python benchmarks/loops.py [--repeat 9] [--number 20] [--steps 100]
 
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import d2s  # noqa: E402
 import runtime as rt  # noqa: E402
+from runtime.program import native_build  # noqa: E402
 
 
 def for_range(x, n):
@@ -79,6 +81,21 @@ def numpy_gate(x, n=10):
     return y
 
 
+def matmul_while(y, w):
+    """A 10-step tensor `while` whose body calls a small matmul."""
+    i = rt.zeros([1], "int64")
+    while i < 10:
+        y = rt.matmul(y, w) + 1.0
+        i += 1
+    return y
+
+
+def numpy_matmul_loop(y, w):
+    for _ in range(10):
+        y = y @ w + np.float32(1.0)
+    return y
+
+
 def best_us(fns: list, repeat: int, number: int) -> list:
     """Best-of-`repeat` CPU µs per call of each function, in interleaved rounds."""
     for fn in fns:
@@ -99,9 +116,12 @@ def _times(fn, k: int):
 
 
 def table(title: str, unit: str, rows: list, times: list) -> str:
+    """Markdown rows, each with its ratio to the last "plain NumPy" row above it."""
     lines = [f"| {title} | {unit} | × plain NumPy |", "|---|---:|---:|"]
-    lines += [f"| {name} | {us:.2f} | {us / times[0]:.2f} |" for (name, _), us in
-              zip(rows, times)]
+    base = times[0]
+    for (name, _), us in zip(rows, times, strict=True):
+        base = us if name.startswith("plain NumPy") else base
+        lines.append(f"| {name} | {us:.2f} | {us / base:.2f} |")
     return "\n".join(lines)
 
 
@@ -130,10 +150,19 @@ def main(argv=None) -> None:
 
     ga = np.array([0.5, -0.25, 1.0, 2.0], np.float32)
     g, n10 = rt.to_tensor(ga), rt.to_tensor([10], dtype="int64")
+    wide_a = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    wide = rt.to_tensor(wide_a)
     sg_while, sg_for = d2s.to_static(gate_while), d2s.to_static(gate_for)
-    for a in (ga, -ga):  # both branches of the one program
+    for a in (ga, -ga, wide_a, -wide_a):  # both branches of the one program, two shapes
         np.testing.assert_allclose(sg_while(rt.to_tensor(a)).numpy(), numpy_gate(a))
         np.testing.assert_allclose(sg_for(rt.to_tensor(a), n10).numpy(), numpy_gate(a))
+    sg_wide = d2s.to_static(gate_while)  # (its own program: one shape per row)
+    sg_wide(wide)
+    wa = (np.random.default_rng(1).standard_normal((16, 16)) * 0.2).astype(np.float32)
+    w = rt.to_tensor(wa)
+    sg_matmul = d2s.to_static(matmul_while)
+    np.testing.assert_allclose(sg_matmul(wide, w).numpy(), numpy_matmul_loop(wide_a, wa),
+                               rtol=1e-5, atol=1e-5)
 
     def eager_gate():
         with rt.no_grad():
@@ -143,7 +172,14 @@ def main(argv=None) -> None:
                  ("eager, tensor `if` + `while` (no_grad)", eager_gate),
                  ("to_static, tensor `if` + 10-step tensor `while`", lambda: sg_while(g)),
                  ("to_static, tensor `if` + `for range(n)`, n = 10 a tensor",
-                  lambda: sg_for(g, n10))]
+                  lambda: sg_for(g, n10)),
+                 ("plain NumPy, f32[4, 16]", lambda: numpy_gate(wide_a)),
+                 ("to_static, tensor `if` + 10-step tensor `while`, f32[4, 16]",
+                  lambda: sg_wide(wide)),
+                 ("plain NumPy, 10 steps of `y = y @ w + 1` ([4, 16] x [16, 16])",
+                  lambda: numpy_matmul_loop(wide_a, wa)),
+                 ("to_static, the same as a tensor `while`", lambda: sg_matmul(wide, w))]
+    native_build.wait(60)  # (loops in C built in the background: time what users get)
     # (one timing of a loop row runs `number` loops; of a function row, ten times as many
     # calls, so that both take about as long)
     times = best_us([f for _, f in loop_rows] + [_times(f, 10) for _, f in gate_rows],

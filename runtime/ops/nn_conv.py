@@ -14,6 +14,7 @@ the spatial size is known), `groups` an int (groups == channels is depthwise).
 """
 from __future__ import annotations
 
+from . import conv_cudnn
 from . import infer as I
 from .nn import check_dtypes_match, check_float
 from .registry import Meta, OpError, OpTypeError, bind, register
@@ -142,6 +143,9 @@ def _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups):
 def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
     check_dtypes_match(x, w)
     kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
+    out = conv_cudnn.forward(xp, x, w, stride, pads, dilation, groups, hw)  # (GPU: cuDNN)
+    if out is not None:
+        return out
     if _depthwise(w, groups):
         return _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups)
     return _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups)
@@ -204,11 +208,18 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
 
 
 def _grad_input_kernel(xp, g, w, x, stride, padding, dilation, groups):
+    pads = resolve_padding(padding, x.shape[2:], tuple(w.shape[2:]), stride, dilation)
+    gx = conv_cudnn.grad_input(xp, g, w, x.shape, stride, pads, dilation, groups)
+    if gx is not None:
+        return gx
     return _col2im_conv(xp, g, w, x.shape, stride, padding, dilation, groups)
 
 
 def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
     kernel, pads, hw = _geometry(x.shape, w.shape, stride, padding, dilation)
+    dw = conv_cudnn.grad_filter(xp, x, g, w.shape, stride, pads, dilation, groups)
+    if dw is not None:
+        return dw
     if _depthwise(w, groups):
         n, c = x.shape[:2]
         win = windows(xp, x, kernel, stride, dilation, pads, hw)

@@ -25,6 +25,7 @@ from . import (
     fusion_gpu,
     inplace,
     native_loops,
+    native_region,
 )
 from .ir import Block, Literal, Op, Program, block_free
 
@@ -185,16 +186,25 @@ class _Gen:
                 inside.update(block.ops[j].outputs[0] for j in group.ops)
                 inside.difference_update(group.outputs)
         skip = set()
+        regions = native_region.find(self, block, {j for g in fused.values() for j in g.ops}) \
+            if backend.XP is _np else {}
         for j, op in enumerate(block.ops):
             group = fused.get(j)
             lines = self.replaced.get(id(op))
-            if lines is not None:  # (an op on a loop counter kept as an int)
+            region = regions.get(j)
+            if region is not None:  # (a loop and ops before it as one C call)
+                native_region.emit(self, block, region, indent, lambda o, ind: EMITTERS.get(
+                    o.type, emit_generic)(self, o, block, ind))
+                skip.update(range(j + 1, region.last + 1))
+            elif j in skip:
+                pass
+            elif lines is not None:  # (an op on a loop counter kept as an int)
                 for line in lines:
                     self.emit(indent, line, ("op", op, block))
             elif group is not None:
                 self.emit_fused(group, block, indent)
                 skip.update(group.ops[1:])
-            elif j not in skip:
+            else:
                 self.dying = dels.get(j, ())
                 EMITTERS.get(op.type, emit_generic)(self, op, block, indent)
             names = [n for n in dels.get(j, ()) if n not in inside and n not in self.virtual]

@@ -12,6 +12,11 @@ writing stay apart and each can be tested alone:
                     the copies to the next iteration }
     outputs         o<k>: carried values read after the loop, copied out
 
+A loop may come with a prologue (`pre_steps`: the ops before it in its block, run once
+before the carried values' first values, when the call does not resume a paused loop):
+elementwise steps, means over all elements (`Reduce`) and tensor `if`s whose branches are
+elementwise (`Branch`), so that a function's `if` and the loop after it are one C call.
+
 A step reads each operand from a `Ref` (with its element count: equal to the result's, one,
 or the trailing dimensions of the result, read modulo its size) or a Python literal.
 """
@@ -66,6 +71,49 @@ class LoopStep:
 
 
 @dataclass
+class MatmulStep:
+    """A matrix product `a @ b` of 2-D float values into buffer `result` ([m, n]): `a` is
+    [m, k] ([k, m] read transposed when `trans_a`), `b` [k, n] ([n, k] when `trans_b`). Each
+    element sums its k products in order in `dtype` (BLAS sums in another order: the result
+    is NumPy's within a rounding)."""
+
+    dtype: str
+    m: int
+    k: int
+    n: int
+    result: int
+    a: Ref
+    b: Ref
+    trans_a: bool
+    trans_b: bool
+
+
+@dataclass
+class Reduce:
+    """A mean over all `size` elements of `operand` (a `Ref`) of `dtype` into buffer
+    `result`, summed as NumPy's `add.reduce` sums a contiguous array (pairwise, blocks of 8)
+    and divided as `numpy.mean` divides (in double, then rounded to `dtype`)."""
+
+    dtype: str
+    size: int
+    result: int
+    operand: Ref
+
+
+@dataclass
+class Branch:
+    """A tensor `if`: when `pred` (a `Ref` to one bool) is nonzero, `then_steps` then
+    `then_copies`, else `else_steps` then `else_copies` (the copies write the `if`'s results
+    into the buffers its readers read)."""
+
+    pred: Ref
+    then_steps: list
+    then_copies: list
+    else_steps: list
+    else_copies: list
+
+
+@dataclass
 class Copy:
     """A copy to the next iteration: `target` (a `Ref`) gets `source` (a `Ref`, or a literal
     filling it) over `size` elements of `dtype`."""
@@ -92,7 +140,9 @@ class WhilePlan:
     """The C function `name` of one `while` op: see the module doc. `arrays`: (Python
     expression, dtype, shape) of each array argument; `ints`: the Python expression of each
     int64 argument; `state_bytes`: the bytes the carried values take; `trips_per_call`: the
-    iterations after which a call pauses (the caller resumes it: Python sees Ctrl-C)."""
+    iterations after which a call pauses (the caller resumes it: Python sees Ctrl-C);
+    `contiguous`: the indices of the array arguments that must come C-contiguous (NumPy sums
+    another layout in another order)."""
 
     name: str
     trips_per_call: int
@@ -106,3 +156,5 @@ class WhilePlan:
     copies: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     state_bytes: int = 0
+    pre_steps: list = field(default_factory=list)
+    contiguous: set = field(default_factory=set)  # array arguments a reduction reads

@@ -16,7 +16,10 @@ the carried values read after the loop into fresh arrays. An operand broadcasts 
 one element or the trailing dimensions of the result (a bias row). Each op computes what its
 NumPy function computes: + - * / and sqrt correctly rounded in both (no contracted
 multiply-add), integer arithmetic wrapping around as NumPy's does; exp, log, tanh, sin and
-cos come from the C library (a few units in the last place from NumPy's).
+cos come from the C library (a few units in the last place from NumPy's). A `matmul` of two
+2-D float values ([4, 16] x [16, 16] in a recurrent step; up to `MAX_MATMUL` multiply-adds)
+is one step too: each element sums
+its products in order (BLAS sums in another order: NumPy's values within a rounding).
 
 This module decides (`plan`: whether the loop fits, then its `WhilePlan`, `loop_plan.py`);
 `native_loops_emit.py` writes the C text from the plan; `caller` runs the compiled function.
@@ -38,7 +41,16 @@ import numpy as np
 
 from .. import backend
 from . import codegen_loops, native_loops_emit
-from .loop_plan import Buffer, Carried, Copy, LoopOutput, LoopStep, Ref, WhilePlan
+from .loop_plan import (
+    Buffer,
+    Carried,
+    Copy,
+    LoopOutput,
+    LoopStep,
+    MatmulStep,
+    Ref,
+    WhilePlan,
+)
 from .native_emit import C_BINARY, C_UNARY
 from .native_loops_emit import (
     COMPARE,
@@ -51,6 +63,8 @@ from .native_loops_emit import (
 
 MAX_ELEMENTS = 4096  # per value: the buffers live on the C stack
 MAX_BYTES = 1 << 18  # all buffers together
+# A matmul step's multiply-adds: beyond, BLAS (blocked, vectorised) beats the plain C loop
+MAX_MATMUL = 1 << 16
 # Iterations per C call: between calls the Python caller sees Ctrl-C (a loop that never
 # ends stays interruptible); the call after resumes from the carried values.
 TRIPS_PER_CALL = 1 << 20
@@ -114,6 +128,8 @@ class _Planner:
     # ---- ops ----------------------------------------------------------------------------
     def _op(self, blk, o) -> LoopStep:
         """The step computing op `o` of `blk` into a new buffer."""
+        if o.type == "matmul":
+            return self._matmul(blk, o)
         if o.blocks or o.attrs or len(o.outputs) != 1 or \
                 any(isinstance(x, list) for x in o.inputs):
             raise _Unfit
@@ -136,6 +152,25 @@ class _Planner:
         out = self._buffer(dt, shape)
         self.place[o.outputs[0]] = (out, dt, shape)
         return LoopStep(o.type, dt, n, out.index, operands, sizes, dts)
+
+    def _matmul(self, blk, o) -> MatmulStep:
+        """A product of two 2-D float values of the loop (no batch dimensions)."""
+        ta, tb = bool(o.attrs.get("transpose_x")), bool(o.attrs.get("transpose_y"))
+        if set(o.attrs) - {"transpose_x", "transpose_y"} or len(o.inputs) != 2 or \
+                any(x.__class__ is not str for x in o.inputs):
+            raise _Unfit
+        (ra, da, sa), (rb, db, sb) = (self._value(blk, x) for x in o.inputs)
+        dt, shape = self._check(blk.var(o.outputs[0]))
+        if dt not in ("float32", "float64") or da != dt or db != dt or len(sa) != 2 or \
+                len(sb) != 2 or "int" in (ra.place, rb.place):
+            raise _Unfit
+        m, k = sa[::-1] if ta else sa
+        k2, n = sb[::-1] if tb else sb
+        if k != k2 or tuple(shape) != (m, n) or m * k * n > MAX_MATMUL:
+            raise _Unfit
+        out = self._buffer(dt, shape)
+        self.place[o.outputs[0]] = (out, dt, tuple(shape))
+        return MatmulStep(dt, m, k, n, out.index, ra, rb, ta, tb)
 
     def plan(self) -> WhilePlan:
         op, cblk, bblk, out = self.op, self.cblk, self.bblk, self.out
@@ -284,7 +319,7 @@ def plan(g, op, block) -> WhilePlan | None:
         return None
 
 
-def caller(holder, plan, stats: dict, error_mask):
+def caller(holder, plan, stats: dict, error_mask, contiguous=()):
     """`run(*arrays, *ints)`: the loop's outputs (a tuple) computed by its C function, or
     None when that is not ready, an argument is not the array the program declares, another
     thread is running it, or the C raised a floating-point flag NumPy would report (the
@@ -294,7 +329,8 @@ def caller(holder, plan, stats: dict, error_mask):
     copying the few elements in and out costs less than handing `ctypes` each array. `run`
     is generated for the loop's arguments, as its overhead is most of the call. `stats`:
     the counts of native and NumPy calls to add to; `error_mask()`: the flag bits NumPy
-    would report (`native_build.py`)."""
+    would report (`native_build.py`); `contiguous`: the indices of the arrays that must come
+    C-contiguous (a mean reads them: NumPy sums another layout in another order)."""
     inputs = [np.empty(shape, dt) for _, dt, shape in plan.arrays]
     outputs = [np.empty(shape, dt) for _, dt, shape in plan.outputs]
     state = np.zeros(max(8, plan.state_bytes), np.uint8)
@@ -326,6 +362,8 @@ def caller(holder, plan, stats: dict, error_mask):
         ns[f"b{k}"], ns[f"D{k}"] = b, b.dtype
         lines.append(f"    if a{k}.__class__ is not ndarray or a{k}.dtype is not D{k} or "
                      f"a{k}.shape != {b.shape!r}: return None")
+        if k in contiguous:
+            lines.append(f"    if not a{k}.flags.c_contiguous: return None")
     lines += ["    if not acquire(False): return None", "    try:"]
     lines += [f"        b{k}[...] = a{k}" for k in range(len(inputs))]
     lines += [f"        ints[{k}] = n{k}" for k in range(len(plan.ints))]
@@ -346,33 +384,50 @@ def caller(holder, plan, stats: dict, error_mask):
     return ns["run"]
 
 
-def _exact(g, op, native_build) -> bool:
-    """Whether the loop's C code computes NumPy's bits (only + - * /, sqrt, max, min...,
-    comparisons and logic): then it may be built in the background while the Python loop
-    runs, else it is built before the first call (`native_build`'s determinism rule)."""
-    exact = native_build.SAME_BITS_AS_NUMPY | set(COMPARE) | set(LOGICAL)
-    return all(o.type in exact for i in op.blocks for o in g.program.blocks[i].ops)
+def _exact(g, ops, native_build) -> bool:
+    """Whether the C code of `ops` (a loop and the ops before it) computes NumPy's bits (only
+    + - * /, sqrt, max, min..., comparisons and logic, means summed as NumPy sums, `if`s of
+    those): then it may be built in the background while the Python code runs, else it is
+    built before the first call (`native_build`'s determinism rule)."""
+    exact = native_build.SAME_BITS_AS_NUMPY | set(COMPARE) | set(LOGICAL) | {"mean"}
+    return all(_all_exact(g, o, exact) for o in ops)
+
+
+def _all_exact(g, op, exact) -> bool:
+    if op.type not in ("while", "cond"):
+        return op.type in exact or id(op) in g.replaced
+    return all(_all_exact(g, o, exact) for i in op.blocks for o in g.program.blocks[i].ops)
 
 
 def emit_while(g, op, block, indent: str) -> None:
     """A `while` op as one call of its C function where it fits (see the module doc), with
     the Python loop (`codegen_loops.emit_while`) as the fallback; else the Python loop."""
     planned = plan(g, op, block) if backend.XP is np else None
-    found = native_loops_emit.emit(planned) if planned is not None else None
+    inside = indent + "    " if emit_call(g, op, block, indent, planned, [op]) else indent
+    codegen_loops.emit_while(g, op, block, inside)
+
+
+def emit_call(g, op, block, indent: str, planned, ops) -> bool:
+    """The call of the C function of `planned` (the `WhilePlan` of `while` op `op` and the
+    ops before it in `ops`; None: no plan), its results assigned and the other values `ops`
+    make set to None, then `else:`: True. False (nothing emitted) when there is no C
+    function. The caller writes the fallback under the `else:`."""
+    found = native_loops_emit.emit(planned) if planned is not None and \
+        backend.XP is np else None
     holder = None
     if found is not None:
         # (imported here: the compiler machinery, subprocess and ctypes, which only a
         # program with such a loop needs)
         from . import native_build
         how = native_build.mode()
-        holder = native_build.holder_of(found, how, _exact(g, op, native_build)) if (
+        holder = native_build.holder_of(found, how, _exact(g, ops, native_build)) if (
             how is not None) else None
     if holder is None:
-        codegen_loops.emit_while(g, op, block, indent)
-        return
+        return False
     entry = ("op", op, block)
     # (the calls are counted with the fused runs', in the counts `native_build.stats` reports)
-    fn = g.const(caller(holder, found, native_build._stats, native_build.error_mask), "NL")
+    fn = g.const(caller(holder, found, native_build._stats, native_build.error_mask,
+                        planned.contiguous), "NL")
     args = [expr for expr, _, _ in found.arrays] + found.ints
     g.emit(indent, f"r_loop = {fn}({', '.join(args)})", entry)
     g.emit(indent, "if r_loop is not None:", entry)
@@ -380,13 +435,14 @@ def emit_while(g, op, block, indent: str) -> None:
     if written:
         g.emit(indent + "    ", f"{', '.join(g.ident(x) for x in written)}, = r_loop", entry)
     counter = g.counters.get(id(op))
-    kept = counter.slot if counter is not None and not counter.read_after else -1
-    unread = [g.ident(x) for k, x in enumerate(op.outputs)
-              if x not in written and x not in g.virtual and k != kept]
-    if unread:  # (assigned as the Python loop assigns them, for the `del` after the loop;
-        # the counter the Python loop keeps as an int is never assigned)
+    kept = op.outputs[counter.slot] if counter is not None and not counter.read_after else None
+    made = [x for o in ops for x in o.outputs]
+    unread = list(dict.fromkeys(g.ident(x) for x in made
+                                if x not in written and x not in g.virtual and x != kept))
+    if unread:  # (assigned as the Python code assigns them, for the `del`s after it; the
+        # counter the Python loop keeps as an int is never assigned)
         g.emit(indent + "    ", f"{' = '.join(unread)} = None", entry)
     if not written and not unread:  # (a loop carrying only its index: nothing to assign)
         g.emit(indent + "    ", "pass", entry)
     g.emit(indent, "else:", entry)
-    codegen_loops.emit_while(g, op, block, indent + "    ")
+    return True

@@ -19,6 +19,7 @@ from runtime.program.loop_plan import (
     Copy,
     LoopOutput,
     LoopStep,
+    MatmulStep,
     Ref,
     WhilePlan,
 )
@@ -117,12 +118,19 @@ def repeated_matmul(x, w, n):
     return x
 
 
-def test_no_plan_for_a_loop_that_is_not_elementwise(monkeypatch):
+def test_no_plan_for_a_batched_matmul_and_one_step_for_a_2d_one(monkeypatch):
     w = np.array([[0.0, 1.0], [1.0, 0.0]], "float32")
-    plans, (out,) = _plans_of(repeated_matmul, monkeypatch, np.eye(2, dtype="float32") * 3,
-                              w, np.array([3], "int64"))
-    np.testing.assert_array_equal(out, 3 * w)
+    x = np.eye(2, dtype="float32") * 3
+    plans, (out,) = _plans_of(repeated_matmul, monkeypatch, x[None], w[None],
+                              np.array([3], "int64"))
+    np.testing.assert_array_equal(out, 3 * w[None])
     assert plans == [None]
+    plans, (out,) = _plans_of(repeated_matmul, monkeypatch, x, w, np.array([3], "int64"))
+    np.testing.assert_array_equal(out, 3 * w)
+    (p,) = plans
+    steps = [s for s in p.body_steps if isinstance(s, MatmulStep)]
+    assert steps == [MatmulStep("float32", 2, 2, 2, steps[0].result, Ref("state", 1),
+                                Ref("array", 2), False, False)]
 
 
 def _hand_made_plan(trips_per_call) -> WhilePlan:

@@ -166,8 +166,9 @@ def matmul_steps(x, w, n):
 
 
 def test_a_body_that_is_not_elementwise_keeps_the_python_loop(monkeypatch):
-    x = np.eye(3, dtype="float32")
-    w = np.full((3, 3), 0.5, "float32")
+    """A batched matmul (3-D operands) is not one the C loop computes."""
+    x = np.stack([np.eye(3, dtype="float32")] * 2)
+    w = np.full((2, 3, 3), 0.5, "float32")
     native, python, calls = _both(matmul_steps, monkeypatch, x, w, np.array([3], "int64"))
     assert calls == 0
     _assert_equal_lists(native, python)
@@ -175,6 +176,37 @@ def test_a_body_that_is_not_elementwise_keeps_the_python_loop(monkeypatch):
     for _ in range(3):
         want = want @ w + np.float32(1.0)
     np.testing.assert_array_equal(native[0], want)
+
+
+def transposed_matmul_steps(x, w, v, n):
+    """Products with each operand transposed, and one of a carried value with itself."""
+    for _ in range(n):
+        x = rt.tanh(rt.matmul(x, w, transpose_y=True) * 0.5 + rt.matmul(v, x,
+                                                                          transpose_x=True))
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [0, 1, 10])
+def test_a_small_matmul_in_the_c_loop(monkeypatch, dtype, n):
+    """2-D products run in the C loop, equal to BLAS's within a rounding (each element sums
+    its products in order)."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((4, 4)).astype(dtype)
+    w = (rng.standard_normal((4, 4)) * 0.5).astype(dtype)
+    v = (rng.standard_normal((4, 4)) * 0.5).astype(dtype)
+    nt = np.array([n], "int64")
+    for fn, args in ((matmul_steps, (x * 0.1, w, nt)), (transposed_matmul_steps, (x, w, v, nt))):
+        native, python, calls = _both(fn, monkeypatch, *args)
+        assert calls == 1
+        assert len(native) == len(python) == 1
+        tol = 1e-5 if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(native[0], python[0], rtol=tol, atol=tol)
+        assert native[0].dtype == python[0].dtype
+    want = x
+    for _ in range(n):
+        want = np.tanh(want @ w.T * want.dtype.type(0.5) + v.T @ want)
+    np.testing.assert_allclose(native[0], want, rtol=tol, atol=tol)
 
 
 def test_with_native_code_off_the_python_loop_runs(monkeypatch):
