@@ -296,7 +296,7 @@ def check_dtypes_match(x, w):
 
 def _linear_kernel(xp, x, w, b=None):
     check_dtypes_match(x, w)
-    out = xp.matmul(x, w).astype(x.dtype, copy=False)  # bfloat16 comes back float32
+    out = L.matmul_rows(xp, x, w).astype(x.dtype, copy=False)  # bfloat16 comes back float32
     if b is not None:
         out += b
     return out
