@@ -62,10 +62,19 @@ _PIECEWISE = {
 }
 
 
+def _piecewise_grad_kernel(derivative):
+    def kernel(xp, g, x, **a):
+        d = derivative(xp, x, **a)
+        if d.dtype == bool and g.dtype.kind == "f":  # a mask: cast inside the multiply
+            return xp.multiply(g, d, dtype=g.dtype)
+        return (g * d).astype(g.dtype, copy=False)
+    return kernel
+
+
 def _piecewise(name, forward, derivative):
     grad_op = register(
         f"{name}_grad",
-        kernel=lambda xp, g, x, **a: (g * derivative(xp, x, **a)).astype(g.dtype, copy=False),
+        kernel=_piecewise_grad_kernel(derivative),
         infer=lambda g, x, **a: Meta(g.shape, g.dtype),
         grad=lambda ins, outs, gs, a: [bind(grad_op, (gs[0], ins[1]), a), None],
         doc=f"Gradient of {name}: g times the derivative of {name} at x.")
