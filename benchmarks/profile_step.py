@@ -5,7 +5,8 @@ one whole training step (forward, `loss.backward()`, `opt.step()`, `opt.clear_gr
     python benchmarks/profile_step.py [--model "BERT classifier (T=16)"] [--optimizer Adam]
                                       [--calls 200]
 
-`--model` is a zoo model of benchmarks/models.py or "ResNet basic block" (issue 37's block).
+`--model` is a zoo model of benchmarks/models.py, "ResNet basic block" or "Transformer encoder
+layer" (issue 37's blocks).
 
 The compiled program's functions are its globals (`runtime/program/codegen.py`); each one
 the program calls is replaced, for the profiled calls only, by a wrapper that adds its time
@@ -162,8 +163,18 @@ def block_case() -> Case:
                 lambda out, _labels: out.mean())
 
 
+def encoder_layer_case() -> Case:
+    """Issue 37's Transformer encoder layer (d=256, 4 heads, FFN 1024, no dropout) on
+    [16, 64, 256], its loss the output's mean."""
+    x = rt.to_tensor(np.random.default_rng(1).standard_normal((16, 64, 256)).astype(
+        "float32"))
+    return Case("Transformer encoder layer",
+                lambda: rt.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0), (x,),
+                rt.zeros([1]), lambda out, _labels: out.mean())
+
+
 def step_profile(name: str, opt_name: str, calls: int) -> None:
-    case = next(c for c in cases() + [block_case()] if c.name == name)
+    case = next(c for c in cases() + [block_case(), encoder_layer_case()] if c.name == name)
     rt.seed(0)
     model = copy.deepcopy(case.make())
     model.train()

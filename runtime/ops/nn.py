@@ -62,10 +62,19 @@ _PIECEWISE = {
 }
 
 
+def _piecewise_grad_kernel(derivative):
+    def kernel(xp, g, x, **a):
+        d = derivative(xp, x, **a)
+        if d.dtype == bool and g.dtype.kind == "f":  # a mask: cast inside the multiply
+            return xp.multiply(g, d, dtype=g.dtype)
+        return (g * d).astype(g.dtype, copy=False)
+    return kernel
+
+
 def _piecewise(name, forward, derivative):
     grad_op = register(
         f"{name}_grad",
-        kernel=lambda xp, g, x, **a: (g * derivative(xp, x, **a)).astype(g.dtype, copy=False),
+        kernel=_piecewise_grad_kernel(derivative),
         infer=lambda g, x, **a: Meta(g.shape, g.dtype),
         grad=lambda ins, outs, gs, a: [bind(grad_op, (gs[0], ins[1]), a), None],
         doc=f"Gradient of {name}: g times the derivative of {name} at x.")
@@ -197,7 +206,16 @@ def _softmax_infer(op):
     return rule
 
 
+# generated C kernels installed by runtime/program/softmax_native.py (ops may not import the
+# program package); a kernel returns None where it does not apply
+NATIVE_KERNELS: dict = {}
+
+
 def _softmax_kernel(xp, x, axis=-1):
+    native = NATIVE_KERNELS.get("softmax")
+    out = None if native is None else native(xp, x, axis)
+    if out is not None:
+        return out
     e = xp.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -296,7 +314,7 @@ def check_dtypes_match(x, w):
 
 def _linear_kernel(xp, x, w, b=None):
     check_dtypes_match(x, w)
-    out = xp.matmul(x, w).astype(x.dtype, copy=False)  # bfloat16 comes back float32
+    out = L.matmul_rows(xp, x, w).astype(x.dtype, copy=False)  # bfloat16 comes back float32
     if b is not None:
         out += b
     return out

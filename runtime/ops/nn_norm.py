@@ -140,7 +140,16 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
 # ---- layer norm -----------------------------------------------------------------------------
 
+# generated C installed by runtime/program/layernorm_native.py (ops may not import the
+# program package); it returns None where it does not apply
+NATIVE_KERNELS: dict = {}
+
+
 def _ln_kernel(xp, x, w, b, begin_norm_axis=-1, epsilon=1e-5):
+    native = NATIVE_KERNELS.get("layer_norm")
+    out = None if native is None else native(xp, x, w, b, begin_norm_axis, epsilon)
+    if out is not None:
+        return out
     axes = tuple(range(begin_norm_axis % x.ndim, x.ndim))
     _mean, var, xc = _moments(xp, x, axes)
     y = xc / xp.sqrt(var + epsilon)

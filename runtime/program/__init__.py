@@ -7,7 +7,7 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 `serialize` (JSON + .npz). Tensor arrays are ops (`runtime/ops/arrays.py`).
 """
 # (they register their ops; conv_native installs the C convolution kernels in nn_conv)
-from . import control_flow, conv_native, debug_ops, train_step  # noqa: F401
+from . import control_flow, conv_native, debug_ops, layernorm_native, softmax_native, train_step  # noqa: F401
 from .builder import (  # noqa: F401
     Builder,
     default_main_program,

@@ -19,12 +19,13 @@ import contextlib
 from ..ops import registry
 from ..ops.arrays import add_array_grads, array_length, array_read, zero_array_grad
 from ..ops.creation import ones_like, zeros_like
+from ..ops.random import is_random
 from ..ops.registry import bind
 from ..ops.spectral import check_complex_grad
 from . import eager_grads as eager
 from .builder import STATE, Builder
 from .control_flow import while_loop
-from .debug_ops import GRAD_HOOK
+from .debug_ops import GRAD_HOOK, SIDE_EFFECTS
 from .ir import Block, Op, Program, block_free
 from .origin import format_origin
 from .variable import Variable
@@ -301,6 +302,7 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
         if t.block is not g0:
             raise ValueError(f"gradients: target '{t.name}' must be a top-level variable")
     blocked = {_name_in(program, x) for x in no_grad_set or ()}
+    first = len(g0.ops)
     with _building(program, g0):
         bw = _Backward(program, (set(names) | _trainable(program)) - blocked, blocked)
         grads: dict = {}
@@ -310,7 +312,36 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
         for n in names:  # inputs no op of the program computes
             if n in program.grad_hooks and not any(n in op.outputs for op in g0.ops):
                 apply_grad_hooks(program.grad_hooks[n], grads, n)
-    return [grads.get(n) for n in names]
+    out = [grads.get(n) for n in names]
+    _drop_unread(program, first, {g.name for g in out if g is not None})
+    return out
+
+
+def _drop_unread(program: Program, first: int, wanted: set) -> None:
+    """Remove the top-level ops from index `first` on (the backward's) whose outputs nothing
+    reads: a gradient rule computes the gradients of all its inputs, also of those no source
+    depends on (a layer's input: `x @ W`'s `g @ W.T`, a GEMM as long as the forward's), and
+    only the needed ones are accumulated. Ops with effects, random ops and ops with blocks
+    stay; the forward's ops are not touched."""
+    g0 = program.global_block()
+    read = set(wanted) | {r for r in g0.results if r.__class__ is str}
+    for op in g0.ops[:first]:
+        read.update(op.input_names())
+    kept = []
+    for op in reversed(g0.ops[first:]):
+        pure = not op.blocks and op.type in registry.OPS and op.type not in SIDE_EFFECTS \
+            and not is_random(op.type) and not op.type.startswith(("array_", "create_array"))
+        if pure and not any(o in read for o in op.outputs):
+            for o in op.outputs:
+                g0.vars.pop(o, None)
+            continue
+        kept.append(op)
+        read.update(op.input_names())
+        for idx in op.blocks:
+            read.update(block_free(program, idx, {}))
+    if len(kept) != len(g0.ops) - first:
+        g0.ops[first:] = reversed(kept)
+        program.touch()
 
 
 def _trainable(program: Program) -> set:

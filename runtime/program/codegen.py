@@ -7,6 +7,7 @@ to the op it runs, which is how the executor names the failing op and its user s
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 import math
@@ -16,6 +17,7 @@ import weakref
 import numpy as _np
 
 from .. import backend
+from ..ops.linalg import matmul_rows
 from ..ops.registry import OPS
 from . import (
     codegen_direct,
@@ -327,9 +329,19 @@ def direct_call(op: Op, block: Block):
         return None
     if block.var(op.outputs[0]).dtype != dt:
         return None
-    if op.type == "matmul" and dt.name == "bfloat16":
-        return None  # NumPy's bfloat16 matmul returns float32: the kernel casts back
+    if op.type == "matmul":
+        if dt.name == "bfloat16":
+            return None  # NumPy's bfloat16 matmul returns float32: the kernel casts back
+        return matmul_call(*(block.var(x)._static_shape for x in op.inputs)), []
     return getattr(backend.XP, entry[0]), [dt.np.type(c) for c in entry[1:]]
+
+
+def matmul_call(x_shape: tuple, y_shape: tuple):
+    """The array module's matmul, or `matmul_rows` (one GEMM over all rows) where x has batch
+    dims and y is a matrix."""
+    if len(x_shape) > 2 and len(y_shape) == 2:
+        return functools.partial(matmul_rows, backend.XP)
+    return backend.XP.matmul
 
 
 def reusable_input(g: _Gen, op: Op, block: Block):
@@ -496,7 +508,8 @@ def emit_linear(g: _Gen, op: Op, block: Block, indent: str) -> None:
         return emit_generic(g, op, block, indent)
     xp = backend.XP
     out, entry = g.ident(op.outputs[0]), ("op", op, block)
-    g.emit(indent, f"{out} = {g.const(xp.matmul, 'F')}({g.ident(x)}, {g.ident(w)})", entry)
+    matmul = matmul_call(vs[0]._static_shape, vs[1]._static_shape)
+    g.emit(indent, f"{out} = {g.const(matmul, 'F')}({g.ident(x)}, {g.ident(w)})", entry)
     if b is not None:
         g.emit(indent, f"{g.const(xp.add, 'F')}({out}, {g.ident(b)}, out={out})", entry)
 
