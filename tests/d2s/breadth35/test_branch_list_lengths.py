@@ -52,11 +52,33 @@ def residuals_ref(x, bias):
     return [x + bias] if x.sum() > 0 else [(x + bias) * 2.0, x * x * 2.0]
 
 
-@pytest.mark.parametrize("fn, ref", [(features, features_ref), (residuals, residuals_ref)])
+def layered(x, bias):
+    xs = [x]
+    if x.sum() > 0:
+        if x.max() > 1.5:
+            return xs  # from inside a nested tensor `if`
+        xs.append(x * bias)
+    else:
+        xs.append(x * 3.0)
+        xs.append(x + bias)
+    return xs
+
+
+def layered_ref(x, bias):
+    if x.sum() > 0:
+        return [x] if x.max() > 1.5 else [x, x * bias]
+    return [x, x * 3.0, x + bias]
+
+
+SMALL = np.array([0.5, 1.0], "float32")  # positive sum, max <= 1.5
+
+
+@pytest.mark.parametrize("fn, ref", [(features, features_ref), (residuals, residuals_ref),
+                                     (layered, layered_ref)])
 def test_returned_lists_of_branch_dependent_length_are_lists_of_the_run_time_length(fn, ref):
     static = d2s.to_static(fn, full_graph=True)
     bias = rt.to_tensor(BIAS)
-    for xv in (POSITIVE, NEGATIVE):
+    for xv in (POSITIVE, NEGATIVE, SMALL):
         want = ref(xv, BIAS)
         for run in (fn, static):
             got = run(rt.to_tensor(xv), bias)
@@ -119,6 +141,28 @@ def test_iteration_len_stack_concat_and_sum_follow_the_run_time_length():
             assert int(got[1]) == want[1]
             for k in (0, 2, 3, 4):
                 np.testing.assert_allclose(got[k].numpy(), want[k], rtol=1e-6)
+    assert len(static.program_cache) == 1
+
+
+def grown_in_a_loop(x, n):
+    xs = [x]
+    i = 0
+    while i < n:
+        if x.sum() > i:
+            xs.append(x * i)
+        i += 1
+    return rt.stack(xs).sum(0), len(xs)
+
+
+def test_a_branch_dependent_append_inside_a_graph_loop():
+    static = d2s.to_static(grown_in_a_loop, full_graph=True)
+    for xv in (POSITIVE, NEGATIVE, SMALL):
+        kept = [k for k in range(3) if xv.sum() > k]
+        want = xv + sum(xv * k for k in kept)
+        for run in (grown_in_a_loop, static):
+            total, n = run(rt.to_tensor(xv), rt.to_tensor(3))
+            np.testing.assert_allclose(total.numpy(), want, rtol=1e-6)
+            assert int(n) == 1 + len(kept)
     assert len(static.program_cache) == 1
 
 
