@@ -11,7 +11,8 @@ single value when there is one name, a tuple otherwise (see `d2s.converters.stat
 """
 from __future__ import annotations
 
-import traceback
+import contextlib
+import os
 
 import runtime as rt
 from runtime.core import is_tensor
@@ -197,9 +198,7 @@ class _GraphIf:
         if not isinstance(e, (ValueError, TypeError)):
             return False
         names, given, log = self.names, self.given, self.log
-        # (the finished frames of `cond` in its traceback hold the branch values: the alias
-        # check of a list becoming an array would find them)
-        traceback.clear_frames(e.__traceback__)
+        _drop_runtime_locals(e)
         passed = args_by_name(self.fns[0], self.args, names)
         if _array_lists(names, given, passed, self.src, log, self.arrays) or cell_arrays(
                 log, given, len(names), self.arrays):
@@ -240,6 +239,21 @@ class _GraphIf:
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
+
+
+def _drop_runtime_locals(e: BaseException) -> None:
+    """The finished runtime frames (`cond`'s) in the traceback of `e` hold the branch values,
+    which the alias check of a list becoming an array would find as other references to it:
+    their locals are dropped (d2s's frames, which say how to show the error, are kept)."""
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+            with contextlib.suppress(RuntimeError):  # (a frame still running)
+                tb.tb_frame.clear()
+        tb = tb.tb_next
+
+
+_RUNTIME_DIR = os.path.dirname(rt.__file__) + os.sep
 
 
 def _refuse_gradient_flags(names, src) -> None:
