@@ -199,3 +199,26 @@ def test_items_that_cannot_be_one_array_are_refused_at_the_if_with_the_reason(fn
         d2s.to_static(fn)(x)
     text = assert_at_user_line(info.value, __file__, line_of(fn, "if x.sum() > 0"))
     assert why in text and "one dtype and rank" in text
+
+
+def chosen_rates(x):
+    rates = [0.5]
+    if x[2] < 0.5:
+        if x.mean() > 0.0:  # (the number appended is chosen by a tensor: a graph value)
+            rates.append(1.5)
+        else:
+            rates.append(-0.25)
+        rates.append(2.0)
+    return x * len(rates), sum(rates)
+
+
+def test_python_numbers_beside_numbers_an_inner_tensor_if_chose():
+    # (found by the breadth fuzzer: was "its items are tensors and Python floats")
+    static = d2s.to_static(chosen_rates, full_graph=True)
+    for xv in ([1.0, 1.0, 0.0], [-1.0, -1.0, 0.0], [1.0, 1.0, 1.0]):
+        rates = [0.5] + ([1.5 if np.mean(xv) > 0 else -0.25, 2.0] if xv[2] < 0.5 else [])
+        for run in (chosen_rates, static):
+            y, total = run(rt.to_tensor(np.array(xv, "float32")))
+            np.testing.assert_allclose(y.numpy(), np.array(xv) * len(rates))
+            assert type(total) is float and total == pytest.approx(sum(rates))
+    assert len(static.program_cache) == 1
