@@ -34,9 +34,9 @@ def array_paths(a, b, path):
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
         lst, arr = (a, b) if isinstance(a, list) else (b, a)
         if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
-                all(type(x) in (int, float, bool) for x in lst) and (  # Python numbers
+                all(_number_kind(x) is not None for x in lst) and (  # Python numbers
                     getattr(arr, "python_items", False) or all(
-                        PYTHON_ITEM_DTYPES[type(x)] == arr.dtype.name for x in lst))):
+                        PYTHON_ITEM_DTYPES[_number_kind(x)] == arr.dtype.name for x in lst))):
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):

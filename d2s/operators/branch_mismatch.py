@@ -18,8 +18,7 @@ def mismatch(a, b) -> str:
         side = "else" if b is MISSING else "if"
         return f"is set in the {'if' if side == 'else' else 'else'} branch only"
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
-        return (f"is a list of length {len(a)} in the if branch and {len(b)} in the else "
-                f"branch{not_one_array(a, b)}")
+        return f"is a list of length {len(a)} in the if branch and {len(b)} in the else branch"
     if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
         return (f"is a dict with keys {sorted(map(str, a))} in the if branch and "
                 f"{sorted(map(str, b))} in the else branch")
@@ -36,8 +35,8 @@ def _kind(v) -> str:
 
 def advice(slot) -> str:
     if slot.kind == "list":
-        return ("Append the same number of items in both branches, or collect the values "
-                "in a tensor (rt.concat / rt.where) instead of a list.")
+        return ("Append items of one dtype and rank (or the same number of items in both "
+                "branches), or collect the values in a tensor (rt.concat / rt.where).")
     if slot.kind in ("dict", "attr", "global"):
         return ("Set it before the if (to a tensor of the same shape), then assign it in "
                 "both branches.")

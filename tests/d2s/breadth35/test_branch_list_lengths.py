@@ -222,3 +222,28 @@ def test_python_numbers_beside_numbers_an_inner_tensor_if_chose():
             np.testing.assert_allclose(y.numpy(), np.array(xv) * len(rates))
             assert type(total) is float and total == pytest.approx(sum(rates))
     assert len(static.program_cache) == 1
+
+
+def rates_in_both_branches(x):
+    rates = [0.5]
+    if x[2] < 0.5:
+        if x.mean() > 0.0:
+            rates.append(1.5)  # an array in this branch (its length decided inside)
+    else:
+        if x.mean() > 0.0:
+            rates.append(1.5)
+        else:
+            rates.append(-0.25)
+        rates.append(1.5)  # a list here, holding a number the inner `if` chose
+    return x * len(rates), sum(rates)
+
+
+def test_an_array_in_one_branch_and_chosen_numbers_in_the_other():
+    # (found by the breadth fuzzer: was "its items are tensors and Python floats")
+    static = d2s.to_static(rates_in_both_branches, full_graph=True)
+    for xv in ([1.0, 1.0, 0.0], [-1.0, -1.0, 0.0], [1.0, 1.0, 1.0], [-1.0, -1.0, 1.0]):
+        want = rates_in_both_branches(rt.to_tensor(np.array(xv, "float32")))
+        got = static(rt.to_tensor(np.array(xv, "float32")))
+        np.testing.assert_allclose(got[0].numpy(), want[0].numpy())
+        assert type(got[1]) is float and got[1] == pytest.approx(want[1])
+    assert len(static.program_cache) == 1
