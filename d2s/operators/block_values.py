@@ -7,6 +7,7 @@ program runs that block), and the refusal of a list with two names that becomes 
 from __future__ import annotations
 
 import copy
+import re
 
 import runtime as rt
 from runtime.core import active_builder, is_tensor
@@ -26,6 +27,27 @@ def as_list(out, n: int) -> list:
     if n == 1:
         return [out]
     return list(out) if n else []
+
+
+def args_by_name(fn, args: tuple, names: tuple) -> list:
+    """The value passed in for each state name of block function `fn`, or `Undefined(name)`
+    for a name the block binds first (the converter passes only the names bound before the
+    block, in the order of `names`; an attribute's or a closure variable's parameter is
+    renamed `_<name>_<k>`: `converters/state.py`)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or len(args) == len(names):
+        return [args[i] if i < len(args) else Undefined(n) for i, n in enumerate(names)]
+    params = code.co_varnames[:code.co_argcount]
+    out, k = [], 0
+    for name in names:
+        if k < len(args) and k < len(params) and ("." in name or params[k] == name or
+                                                  re.fullmatch(rf"_{re.escape(name)}_\d+",
+                                                               params[k])):
+            out.append(args[k])
+            k += 1
+        else:
+            out.append(Undefined(name))
+    return out
 
 
 def result_of(state: list):

@@ -34,13 +34,14 @@ def array_paths(a, b, path):
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
         lst, arr = (a, b) if isinstance(a, list) else (b, a)
         if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
-                all(type(x) in (int, float, bool) for x in lst) and (  # Python numbers
+                all(_number_kind(x) is not None for x in lst) and (  # Python numbers
                     getattr(arr, "python_items", False) or all(
-                        PYTHON_ITEM_DTYPES[type(x)] == arr.dtype.name for x in lst))):
+                        PYTHON_ITEM_DTYPES[_number_kind(x)] == arr.dtype.name for x in lst))):
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
-        dtype = _tensors_of_one_type(a + b) or _numbers_of_one_type(a + b)
+        dtype = _tensors_of_one_type(a + b) or _numbers_of_one_type(a + b) or \
+            _numbers_beside_chosen_ones(a + b)
         if dtype is not None:
             yield path, dtype
         return
@@ -58,6 +59,28 @@ def _numbers_of_one_type(items):
     kinds = {x.__class__ for x in items}
     return PYTHON_ITEM_DTYPES[kinds.pop()] if len(kinds) == 1 and next(
         iter(kinds)) in PYTHON_ITEM_DTYPES else None
+
+
+def _number_kind(x):
+    """The Python type of a number, or of the number a graph value stands for (0-d, a number
+    a tensor `if` chose: `Variable.python_scalar`); None for anything else."""
+    if type(x) in (bool, int, float):
+        return type(x)
+    if not (is_variable(x) and getattr(x, "python_scalar", False)) or x.is_array or x.shape:
+        return None
+    if x.dtype.name == "bool":
+        return bool
+    return float if x.dtype.is_floating else int
+
+
+def _numbers_beside_chosen_ones(items):
+    """The dtype of the graph values among Python numbers of one type that stand for
+    numbers of that type (`nums.append(1.5)` and `nums.append(-0.25)` in the two branches
+    of an inner tensor `if`), else None."""
+    if len({_number_kind(x) for x in items}) != 1 or _number_kind(items[0]) is None:
+        return None
+    dtypes = {x.dtype.name: x.dtype for x in items if is_variable(x)}
+    return next(iter(dtypes.values())) if len(dtypes) == 1 else None
 
 
 # the dtype of a tensor array holding Python numbers (a list of them grown by the program)
@@ -84,8 +107,12 @@ def array_at(v, path, dtype):
             return struct_array(v) if v else like.empty() if isinstance(
                 like, StructArray) else empty_struct_array(like)
         if isinstance(v, list):
-            array = rt.static.create_array(dtype, initialized_list=list(v))
-            if v and all(type(x) in (int, float, bool) for x in v):
+            items = list(v)
+            if any(is_variable(x) for x in v):  # (numbers beside graph values standing for
+                items = [rt.full([], x, dtype) if type(x) in (int, float, bool) else x  # ones)
+                         for x in v]
+            array = rt.static.create_array(dtype, initialized_list=items)
+            if v and all(_number_kind(x) is not None for x in v):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)
             return array
         return v

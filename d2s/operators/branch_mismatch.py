@@ -2,6 +2,8 @@
 and what to write instead (`mutation.Log.explain`'s message parts)."""
 from __future__ import annotations
 
+from runtime.core import is_tensor
+
 from .variables import Undefined, is_variable
 
 MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()  # a place unset
@@ -33,9 +35,46 @@ def _kind(v) -> str:
 
 def advice(slot) -> str:
     if slot.kind == "list":
-        return ("Append the same number of items in both branches, or collect the values "
-                "in a tensor (rt.concat / rt.where) instead of a list.")
+        return ("Append items of one dtype and rank (or the same number of items in both "
+                "branches), or collect the values in a tensor (rt.concat / rt.where).")
     if slot.kind in ("dict", "attr", "global"):
         return ("Set it before the if (to a tensor of the same shape), then assign it in "
                 "both branches.")
     return "Give it a tensor value of the same dtype in both branches."
+
+
+def not_one_array(a, b) -> str:
+    """Why two branch values of one place, lists of different lengths, cannot become one
+    tensor array (what `branch_arrays.array_paths` found no dtype for): "; its items are
+    ... (a list whose length ...)", or "" when they are not such lists."""
+    if not (isinstance(a, list) and isinstance(b, list) and len(a) != len(b)):
+        return ""
+    return (f"; its items are {_items_kind(a + b)}, but a list whose length depends on a "
+            "tensor condition becomes a tensor array, which holds tensors of one dtype and "
+            "rank or Python numbers of one type")
+
+
+def _items_kind(items: list) -> str:
+    tensors = [x for x in items if is_variable(x) or is_tensor(x)]
+    numbers = [x for x in items if type(x) in (bool, int, float)]
+    other = next((x for x in items if not (is_variable(x) or is_tensor(x))
+                  and type(x) not in (bool, int, float)), MISSING)
+    if isinstance(other, (tuple, list, dict)):  # (one structure of tensors would be arrays)
+        return f"{type(other).__name__}s whose structures or item types differ"
+    if other is not MISSING:
+        held = "None" if other is None else f"the {type(other).__name__} {_short(other)}"
+        return f"not all tensors or numbers (it holds {held})"
+    if tensors and numbers:
+        return f"tensors and Python {type(numbers[0]).__name__}s"
+    if numbers:
+        return "Python numbers of types " + " and ".join(
+            sorted({type(x).__name__ for x in numbers}))
+    dtypes = sorted({getattr(x.dtype, "name", str(x.dtype)) for x in tensors})
+    if len(dtypes) > 1:
+        return "tensors of dtypes " + " and ".join(dtypes)
+    return "tensors of ranks " + " and ".join(sorted({str(len(x.shape)) for x in tensors}))
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."

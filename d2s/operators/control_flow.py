@@ -11,6 +11,9 @@ single value when there is one name, a tuple otherwise (see `d2s.converters.stat
 """
 from __future__ import annotations
 
+import contextlib
+import os
+
 import runtime as rt
 from runtime.core import is_tensor
 from runtime.program.builder import current_builder
@@ -21,6 +24,7 @@ from . import mutation
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
+    args_by_name,
     as_list,
     check_return_none,
     fill_placeholder,
@@ -34,6 +38,7 @@ from .block_values import (
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
+from .branch_mismatch import not_one_array
 from .exceptions import branch_frame, mark_raised
 from .logical import to_bool
 from .mutation_explain import explain_names
@@ -154,8 +159,7 @@ class _GraphIf:
             # missing key): eager code raises it when, and only when, the branch is taken,
             # so the program does (the other branch's values stand in)
             raise_when_run(e)
-            return [args[i] if i < len(args) else Undefined(name)
-                    for i, name in enumerate(names)]
+            return args_by_name(fn, args, names)
         except Exception as e:  # noqa: BLE001  (re-raised: the same exception)
             raise note_traced_branch(e, where(self.src))
 
@@ -194,7 +198,9 @@ class _GraphIf:
         if not isinstance(e, (ValueError, TypeError)):
             return False
         names, given, log = self.names, self.given, self.log
-        if _array_lists(names, given, self.args, self.src, log, self.arrays) or cell_arrays(
+        _drop_runtime_locals(e)
+        passed = args_by_name(self.fns[0], self.args, names)
+        if _array_lists(names, given, passed, self.src, log, self.arrays) or cell_arrays(
                 log, given, len(names), self.arrays):
             return True
         return mutation.grew(self.outs) or self._fill_placeholders()
@@ -235,6 +241,21 @@ class _GraphIf:
         return result
 
 
+def _drop_runtime_locals(e: BaseException) -> None:
+    """The finished runtime frames (`cond`'s) in the traceback of `e` hold the branch values,
+    which the alias check of a list becoming an array would find as other references to it:
+    their locals are dropped (d2s's frames, which say how to show the error, are kept)."""
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+            with contextlib.suppress(RuntimeError):  # (a frame still running)
+                tb.tb_frame.clear()
+        tb = tb.tb_next
+
+
+_RUNTIME_DIR = os.path.dirname(rt.__file__) + os.sep
+
+
 def _refuse_gradient_flags(names, src) -> None:
     """`h.stop_gradient = ...` in a branch of a tensor `if`: eager stops the gradient through
     `h` for all its uses (earlier ones too) on the paths that set it, which one static
@@ -250,24 +271,29 @@ def _refuse_gradient_flags(names, src) -> None:
                 "branch (stops the uses after it), or set it before the `if`.", origin=src)
 
 
-def _array_lists(names, given, args, src, log, arrays: dict) -> bool:
+def _array_lists(names, given, passed, src, log, arrays: dict) -> bool:
     """Find the lists of tensors (state, or inside a returned structure) that the two
     branches leave with different lengths, or as a list in one branch and a tensor array in
-    the other: each becomes a tensor array in both; True if any new. A state list with
-    another reference than its name cannot become an array (StateChangeError)."""
+    the other: each becomes a tensor array in both; True if any new. A state list passed in
+    (`passed`: per name) with another reference than its name cannot become an array
+    (StateChangeError)."""
     if len(given) != 2:
         return False
     found = {}
-    for i, (name, a, b) in enumerate(zip(names, given[0], given[1])):
-        for path, dtype in array_paths(a, b, ()):
+    for i in range(min(len(names), len(given[0]), len(given[1]))):
+        # (lists, not iterators: a suspended one holds the branch values, which the alias
+        # check would find as other references to the list)
+        name, a, b = names[i], given[0][i], given[1][i]
+        for path, dtype in list(array_paths(a, b, ())):
             if (i, path) in arrays:
                 continue
-            if not path and i < len(args) and isinstance(args[i], list):
-                if any(s.obj is args[i] for s in log.slots):  # changed in place (a branch
+            arg = passed[i] if i < len(passed) else None
+            if not path and isinstance(arg, list):
+                if any(s.obj is arg for s in log.slots):  # changed in place (a branch
                     # rebinding the name to a new list leaves the old one as it was)
-                    refuse_aliased(args[i], name, "has a length that depends on a tensor "
-                                    "condition, so it becomes a tensor array", src, log)
-                log.carry_by_name(args[i])
+                    refuse_aliased(arg, name, "has a length that depends on a tensor "
+                                   "condition, so it becomes a tensor array", src, log)
+                log.carry_by_name(arg)
             found[(i, path)] = dtype
     arrays.update(found)
     return bool(found)
@@ -306,9 +332,10 @@ def _explain_mismatch(names, outs, src) -> None:
                     f"condition is a tensor ({where(src)}): {what}; one static program "
                     "returns one structure. Return values of the same structure on every path.")
             raise mutation.StateChangeError(
-                f"'{name}' is {what} of an if whose condition is a tensor ({where(src)}); both "
-                "branches must leave it with the same length. Append the same number of items "
-                "in both branches, or use a tensor (rt.concat) instead of a list.")
+                f"'{name}' is {what} of an if whose condition is a tensor ({where(src)})"
+                f"{not_one_array(a, b) or '; both branches must leave it with the same length'}"
+                ". Append items of one dtype and rank (cast with rt.cast, or keep other values "
+                "in a separate list), or the same number of items in both branches.")
     for name, a, b in zip(names, outs[0], outs[1]):
         found = _dtype_difference(a, b, "")
         if found is not None:

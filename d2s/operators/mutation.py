@@ -32,6 +32,7 @@ from ..errors import ConversionError
 from .branch_mismatch import MISSING as _MISSING
 from .branch_mismatch import advice as _advice
 from .branch_mismatch import mismatch as _mismatch
+from .branch_mismatch import not_one_array as _not_one_array
 from .variables import Undefined, is_return_value, is_variable, where
 
 _LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest",
@@ -432,7 +433,8 @@ class Log:
             if msg:
                 raise StateChangeError(
                     f"{self._shown(slot.path)} {msg} of an if whose condition is a tensor "
-                    f"({where(self.src)}); one static program cannot hold both. "
+                    f"({where(self.src)}); one static program cannot hold both"
+                    f"{_not_one_array(a, b)}. "
                     f"{_advice(slot)}", self.src)
 
 

@@ -4,6 +4,7 @@ value), named as the user wrote it (`explain_names`, called by `control_flow.ife
 from __future__ import annotations
 
 from ..errors import ConversionError
+from .branch_mismatch import not_one_array
 from .mutation import StateChangeError
 from .variables import Undefined, is_return_value, where
 
@@ -40,9 +41,9 @@ def explain_names(names, outs, src) -> None:
                 raise StateChangeError(
                     f"{path} has a different structure depending on an if whose condition is "
                     f"a tensor ({where(src)}): {_shape_of(x)} in the if branch, {_shape_of(y)} "
-                    "in the else branch; one static program returns one structure. Return "
-                    "values of the same structure on every path (for a list whose length "
-                    "depends on a tensor, return rt.stack(...) of it).", src)
+                    f"in the else branch{not_one_array(x, y)}; one static program returns one "
+                    "structure. Return values of the same structure on every path (a list of "
+                    "tensors of one dtype and rank may differ in length).", src)
         if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
             only = sorted(map(repr, a.keys() ^ b.keys()))[0]
             side = "if" if only in map(repr, a) else "else"

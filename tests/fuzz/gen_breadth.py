@@ -1,12 +1,12 @@
 """Generated functions for the classes of issue 35 (what eager runs, converted code runs):
 Python flags set by `for ... else` / `while ... else` around a tensor `break`; lists whose
-length a tensor `if` decides, read after it; Python numbers and loop counters appended to
-lists that graph loops grow (a counter into a list of float tensors); dict entries and
-attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then a
-tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
-branch; a `with` block that returns under a tensor condition; state on the argument object
-written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must not
-make every call trace again.
+length a tensor `if` (with or without `else`) decides, read after it or returned; Python
+numbers and loop counters appended to lists that graph loops grow (a counter into a list of
+float tensors); dict entries and attributes changed in graph loops (an attribute a loop
+makes a tensor: `o.total = 0`, then a tensor); a namedtuple rebound in the branches of a
+tensor `if`; `del` of a name in one branch; a `with` block that returns under a tensor
+condition; state on the argument object written every call (`o.calls += 1`, `o.warm =
+True`, `o.log.append(...)`), which must not make every call trace again.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; `o` made by `make_state`, compared after each call); `inputs` are
@@ -35,6 +35,7 @@ def f(x, y, o):
 '''
 
 RESULT = "h, len(out), len(nums), stats['n'], p.low + p.high"
+RESULT_WITH_LIST = "h, out, len(nums), stats['n'], p.low + p.high"
 
 TENSOR_CONDS = ("rt.mean(x) > 0.0", "rt.sum(h) > 1.0", "y[0] > x[1]", "x[2] < 0.5")
 TRIPS = "rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), 'int64')"  # 0..3 trips
@@ -69,7 +70,7 @@ def _stmt(draw, depth: int, in_graph: bool):
     if not in_graph:
         kinds += ["top"] * 2
     if depth > 0:
-        kinds += ["tif", "trange", "for_else", "while_else"]
+        kinds += ["tif", "tif_else", "trange", "for_else", "while_else"]
     kind = draw(st.sampled_from(kinds))
     cond = draw(st.sampled_from(TENSOR_CONDS))
     if kind == "simple":
@@ -81,6 +82,9 @@ def _stmt(draw, depth: int, in_graph: bool):
     body = draw(_block(depth - 1, True))
     if kind == "tif":
         return [f"if {cond}:"] + indent(body)
+    if kind == "tif_else":  # (lists appended to a different number of times per branch)
+        return [f"if {cond}:"] + indent(body) + ["else:"] + indent(
+            draw(_block(depth - 1, True)))
     if kind == "trange":
         return [f"for i in range({TRIPS}):", "    h = h + i"] + indent(body)
     if kind == "for_else":
@@ -106,11 +110,15 @@ def _block(draw, depth: int, in_graph: bool):
 @st.composite
 def programs(draw, depth: int = 2):
     body = draw(_block(depth, False))
+    result = RESULT
+    if draw(st.booleans()):  # the list itself (tensor ifs decide its length), returned early
+        result = RESULT_WITH_LIST
+        body += [f"if {draw(st.sampled_from(TENSOR_CONDS))}:", f"    return {result}"]
     if draw(st.booleans()):  # a `with` block that returns under a tensor condition
         body += ["with contextlib.nullcontext():",
-                 f"    if {draw(st.sampled_from(TENSOR_CONDS))}:", f"        return {RESULT}",
+                 f"    if {draw(st.sampled_from(TENSOR_CONDS))}:", f"        return {result}",
                  "    h = h - 1.0"]
-    source = PRELUDE + "\n".join("    " + ln for ln in body) + f"\n    return {RESULT}\n"
+    source = PRELUDE + "\n".join("    " + ln for ln in body) + f"\n    return {result}\n"
     inputs = draw(st.lists(st.tuples(VECTOR, VECTOR), min_size=3, max_size=3))
     # a positive and a negative x: loops of zero trips and both sides of each condition
     inputs[0] = ([abs(v) for v in inputs[0][0]], inputs[0][1])

@@ -84,17 +84,19 @@ def test_each_trace_has_its_own_operator_state():
     assert not outside.trys and not outside.frames
 
 
-def test_a_returned_list_of_branch_dependent_length_is_named_as_the_returned_value():
-    # (found by the state fuzzer: the refusal named the converter's variable `_retval`)
+def test_a_returned_list_of_items_of_two_dtypes_is_named_as_the_returned_value():
+    # (found by the state fuzzer: the refusal named the converter's variable `_retval`; a
+    # list of one dtype converts: tests/d2s/breadth35/test_branch_list_lengths.py)
     def f(x):
         lst = [x * 1.0]
         if x.sum() > 0:
             return x, lst
-        lst.append(x * 2.0)
+        lst.append(x.astype("int64"))
         return x, lst
 
     with pytest.raises(d2s.ConversionError) as info:
         d2s.to_static(f)(rt.ones([2]))
     text = str(info.value)
-    assert text.startswith("the returned value is a list of length 1 in the if branch and 2")
+    assert text.startswith("the returned value[1] has a different structure")
+    assert "its items are tensors of dtypes float32 and int64" in text
     assert "_retval" not in text and "test_return_marker.py" in text
