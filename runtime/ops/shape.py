@@ -13,8 +13,8 @@ from ..dtypes import int64
 from . import infer as I
 from .combine import concat
 from .creation import full, infer_shape, is_tensor, resolve_shape, shape_args
-from .gather import scatter_add
 from .elementwise import sum_to_like
+from .gather import scatter_add
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 

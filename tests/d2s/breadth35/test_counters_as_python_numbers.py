@@ -44,7 +44,7 @@ def test_pad_by_the_counter_gradient():
     for n in (0, 3):
         t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
         (static(t, rt.to_tensor(n)) ** 2).sum().backward()
-        want = numeric_grad(lambda v: (reference_pad(v, n) ** 2).sum(), x)
+        want = numeric_grad(lambda v, n=n: (reference_pad(v, n) ** 2).sum(), x)
         np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-4, atol=1e-4)
 
 
