@@ -1,7 +1,8 @@
 """The counter of a loop over `range(n_tensor)` used where eager code has a Python int
 (issue 35): a pad width and fill value, randint bounds, a nested range, a slice bound, a
-shape. Each converts (eager vs static vs NumPy, one program for every count, gradients
-against finite differences), or raises at the user's line saying what to write instead."""
+shape, a linspace count. Each converts (eager vs static vs NumPy, one program for every
+count, gradients against finite differences), or raises at the user's line saying what to
+write instead."""
 import numpy as np
 import pytest
 
@@ -99,6 +100,7 @@ def triangle_sums(x, n):
         for j in range(i):                       # a nested graph loop bounded by the counter
             s = s + x[:, :i].sum() * j           # and a slice bound
         s = s + rt.full([i], 0.5).sum()          # and a shape
+        s = s + rt.linspace(0.0, 1.0, i + 2).sum()   # and a count beside float bounds
     return s
 
 
@@ -107,7 +109,7 @@ def reference_triangle(x, n):
     for i in range(n):
         for j in range(i):
             s += x[:, :i].sum() * j
-        s += 0.5 * i
+        s += 0.5 * i + np.linspace(0.0, 1.0, i + 2).sum()
     return s
 
 
