@@ -1,7 +1,9 @@
 """Generated functions for the classes of issue 35 (what eager runs, converted code runs):
 Python flags set by `for ... else` / `while ... else` around a tensor `break`; lists whose
 length a tensor `if` decides, read after it; Python numbers and loop counters appended to
-lists that graph loops grow (a counter into a list of float tensors); dict entries and
+lists that graph loops grow (a counter into a list of float tensors); a loop counter used
+where eager code has a Python int (a pad width and value, randint bounds, `range(i)`, a
+slice bound, a shape); dict entries and
 attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then a
 tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
 branch; a `with` block that returns under a tensor condition; state on the argument object
@@ -53,6 +55,18 @@ ANYWHERE = (
     "p = Pair(p.low * 0.5, p.high + h)",
 )
 
+F = "rt.nn.functional"
+COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has a Python int
+    "h = h + i",
+    f"h = h + {F}.pad(h[:2], [0, 1], value=i)",
+    f"h = h + {F}.pad(h[:i % 3], [0, 3 - i % 3], value=i * 0.5)",
+    "h = h + rt.randint(i, i + 1, []).astype('float32')",
+    "for j in range(i):\n    h = h + j * 0.5",
+    "h = h + rt.full([i], 0.5).sum() + rt.zeros([i + 1]).sum()",
+    "h = h + h[:i].sum() * 0.1",
+    "nums.append(i)",
+)
+
 TOP = (  # outside tensor ifs and graph loops
     "o.warm = True",
     "o.log.append(len(o.log))",
@@ -60,6 +74,8 @@ TOP = (  # outside tensor ifs and graph loops
     "for t in out:\n    h = h + t * 0.1",
     "o.total = 0\nfor i in range({trips1}):\n    o.total = o.total + h\nh = h + o.total",
     "mixed = [rt.sum(h)]\nfor i in range({trips}):\n    mixed.append(i)\nh = h + len(mixed)",
+    # a static trip count: the counter stays a Python int
+    f"for i in range(3):\n    h = h + {F}.pad(h[:i], [0, 3 - i], value=i) * ([0.5] * i + [1])[-1]",
 )
 
 
@@ -82,7 +98,8 @@ def _stmt(draw, depth: int, in_graph: bool):
     if kind == "tif":
         return [f"if {cond}:"] + indent(body)
     if kind == "trange":
-        return [f"for i in range({TRIPS}):", "    h = h + i"] + indent(body)
+        counter = draw(st.sampled_from(COUNTER)).splitlines()
+        return [f"for i in range({TRIPS}):"] + indent(counter + body)
     if kind == "for_else":
         return ([f"for i in range({TRIPS}):"] + indent(body)
                 + ["    if h[i % 3] > 1.0:", "        found = True", "        break",
