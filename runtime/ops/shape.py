@@ -12,9 +12,9 @@ import math as _pymath
 from ..dtypes import int64
 from . import infer as I
 from .combine import concat
-from .creation import full, infer_shape, is_tensor, resolve_shape, shape_args
+from .creation import arange, full, infer_shape, is_tensor, resolve_shape, shape_args
 from .elementwise import sum_to_like
-from .gather import scatter_add
+from .gather import index_select, scatter_add
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
@@ -370,8 +370,25 @@ def roll(x, shifts, axis=None, name=None):
     >>> rt.roll(rt.arange(4), 1).tolist()
     [3, 0, 1, 2]
     """
+    if is_tensor(shifts) or isinstance(shifts, (list, tuple)) and any(map(is_tensor, shifts)):
+        return _roll_by_tensors(x, shifts, axis)
     return bind(ROLL, (x,), {"shifts": _axis_list(shifts),
                              "axis": None if axis is None else _axis_list(axis)})
+
+
+def _roll_by_tensors(x, shifts, axis):
+    """Roll by shifts known only at run time (the counter of a graph loop: `roll(x, i)`):
+    each axis gathers at `(arange(n) - shift) % n`."""
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    axes = [0] if axis is None else list(_axis_list(axis))
+    if len(axes) != len(shifts):
+        raise OpError(f"roll: {len(shifts)} shifts for axis {axis} (one shift for each axis, "
+                      "one when axis is None)")
+    y = flatten(x) if axis is None else x
+    for shift, ax in zip(shifts, axes):
+        n = y.shape[ax] if y.shape[ax] >= 0 else shape(y)[ax]
+        y = index_select(y, (arange(n) - shift) % n, ax)
+    return reshape_as(y, x) if axis is None else y
 
 
 # ---- pad -------------------------------------------------------------------------------------

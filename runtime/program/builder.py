@@ -91,8 +91,11 @@ class Builder:
                      for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
         if weak:
+            note = next((x.python_number_note for x in inputs
+                         if getattr(x, "python_number_note", None)), None)
             for o in outs:
                 o.python_scalar = True
+                o.python_number_note = note
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True

@@ -154,3 +154,45 @@ def test_a_static_trip_count_keeps_the_counter_a_python_int():
     want = sum(x[i].sum() + i * (i + 1) for i in range(3))
     for fn in (rows_of_widths, static):
         np.testing.assert_allclose(fn(rt.to_tensor(x)).numpy(), want)
+
+
+def rolled_by_counter(x, n):
+    total = x * 0
+    for i in range(n):
+        total = total + rt.roll(x, i, axis=1) * (i + 1) + rt.roll(x, -i)
+    return total
+
+
+def reference_rolled(x, n):
+    return sum((np.roll(x, i, axis=1) * (i + 1) + np.roll(x, -i) for i in range(n)),
+               np.zeros_like(x))
+
+
+def test_roll_by_the_counter():
+    static = d2s.to_static(rolled_by_counter, full_graph=True)
+    x = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]])
+    for n in (0, 2, 5):
+        want = reference_rolled(x, n)
+        for fn in (rolled_by_counter, static):
+            got = fn(rt.to_tensor(x.astype("float32")), rt.to_tensor(n)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+        t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+        (static(t, rt.to_tensor(n)) ** 2).sum().backward()
+        grad = numeric_grad(lambda v, n=n: (reference_rolled(v, n) ** 2).sum(), x)
+        np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+    assert len(static.program_cache) == 2  # (with and without a gradient)
+
+
+def top_by_counter(x, n):
+    total = x.sum()
+    for i in range(n):
+        total = total + rt.topk(x, i % 3 + 1)[0].sum()
+    return total
+
+
+def test_a_call_that_needs_an_int_names_the_counter_and_the_fix():
+    static = d2s.to_static(top_by_counter, full_graph=True)
+    with pytest.raises(TypeError, match="counter of a `for` over `range\\(\\)` of a tensor") as e:
+        static(rt.ones([4]), rt.to_tensor(2))
+    text = assert_at_user_line(e.value, __file__, top_by_counter.__code__.co_firstlineno + 3)
+    assert "Give the loop a Python int bound" in text and "rt.topk(x, i % 3 + 1)" in text
