@@ -190,9 +190,18 @@ def top_by_counter(x, n):
     return total
 
 
-def test_a_call_that_needs_an_int_names_the_counter_and_the_fix():
-    static = d2s.to_static(top_by_counter, full_graph=True)
+def pooled_by_counter(x, n):
+    total = x.sum()
+    for i in range(n):
+        total = total + F.avg_pool1d(x.reshape([1, 1, -1]), i + 1).sum()
+    return total
+
+
+@pytest.mark.parametrize("fn, call", [(top_by_counter, "rt.topk(x, i % 3 + 1)"),
+                                      (pooled_by_counter, "F.avg_pool1d(")])
+def test_a_call_that_needs_an_int_names_the_counter_and_the_fix(fn, call):
+    static = d2s.to_static(fn, full_graph=True)
     with pytest.raises(TypeError, match="counter of a `for` over `range\\(\\)` of a tensor") as e:
         static(rt.ones([4]), rt.to_tensor(2))
-    text = assert_at_user_line(e.value, __file__, top_by_counter.__code__.co_firstlineno + 3)
-    assert "Give the loop a Python int bound" in text and "rt.topk(x, i % 3 + 1)" in text
+    text = assert_at_user_line(e.value, __file__, fn.__code__.co_firstlineno + 3)
+    assert "Give the loop a Python int bound" in text and call in text
