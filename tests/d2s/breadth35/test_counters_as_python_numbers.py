@@ -205,3 +205,32 @@ def test_a_call_that_needs_an_int_names_the_counter_and_the_fix(fn, call):
         static(rt.ones([4]), rt.to_tensor(2))
     text = assert_at_user_line(e.value, __file__, fn.__code__.co_firstlineno + 3)
     assert "Give the loop a Python int bound" in text and call in text
+
+
+def picked_rows(x, n):
+    total = x[0] * 0
+    for i in range(n):
+        total = total + x[[i % 3, 0]].sum(axis=0) * (i + 1)
+        x[[i % 3]] = x[[i % 3]] * 0.5              # an index list with the counter, written
+    return total, x
+
+
+def reference_rows(x, n):
+    x, total = x.copy(), x[0] * 0
+    for i in range(n):
+        total = total + x[[i % 3, 0]].sum(axis=0) * (i + 1)
+        x[[i % 3]] = x[[i % 3]] * 0.5
+    return total, x
+
+
+def test_an_index_list_holding_the_counter():
+    static = d2s.to_static(picked_rows, full_graph=True)
+    x = np.array([[1.0, 2.0], [3.0, -4.0], [5.0, 6.0]], "float32")
+    for n in (0, 2, 4):
+        want = reference_rows(x, n)
+        for fn in (picked_rows, static):
+            got = fn(rt.to_tensor(x), rt.to_tensor(n))
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g.numpy(), w, rtol=1e-6)
+    assert len(static.program_cache) == 1
