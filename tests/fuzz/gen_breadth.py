@@ -3,7 +3,7 @@ Python flags set by `for ... else` / `while ... else` around a tensor `break`; l
 length a tensor `if` decides, read after it; Python numbers and loop counters appended to
 lists that graph loops grow (a counter into a list of float tensors); a loop counter used
 where eager code has a Python int (a pad width and value, randint bounds, `range(i)`, a
-slice bound, a shape); dict entries and
+slice bound, a shape, a roll shift, an index list); dict entries and
 attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then a
 tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
 branch; a `with` block that returns under a tensor condition; state on the argument object
@@ -64,6 +64,8 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     "for j in range(i):\n    h = h + j * 0.5",
     "h = h + rt.full([i], 0.5).sum() + rt.zeros([i + 1]).sum()",
     "h = h + h[:i].sum() * 0.1",
+    "h = h + rt.roll(h, i) * 0.5 + h[[i % 3, 0, 2]]",
+    "h[[i % 3]] = h[[i % 3]] + 1.0",
     "nums.append(i)",
 )
 
