@@ -301,7 +301,8 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
 
 
 def randint(low: int = 0, high: int | None = None, shape=(1,), dtype=None, name=None):
-    """Integers on [low, high) (int64 by default); with only `low`, on [0, low).
+    """Integers on [low, high) (int64 by default); with only `low`, on [0, low). The bounds
+    may be one-value int tensors (checked when the op runs).
 
     >>> import runtime as rt
     >>> x = rt.randint(0, 3, [10])

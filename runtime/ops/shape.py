@@ -364,7 +364,8 @@ def flip(x, axis, name=None):
 
 
 def roll(x, shifts, axis=None, name=None):
-    """Shift elements of x cyclically along `axis` (all elements, flattened, when None).
+    """Shift elements of x cyclically along `axis` (all elements, flattened, when None);
+    shifts may be ints or one-value int tensors.
 
     >>> import runtime as rt
     >>> rt.roll(rt.arange(4), 1).tolist()
@@ -477,7 +478,7 @@ def _pad_pairs(pad, ndim: int, mode: str, data_format: str) -> tuple:
 def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format: str = "NCHW",
         name=None):
     """Pad x (Paddle's layout, see `_pad_pairs`); mode is constant, reflect, replicate or
-    circular.
+    circular. In constant mode the widths and `value` may be one-value int tensors.
 
     >>> import runtime as rt
     >>> rt.pad(rt.ones([1, 1, 2, 2]), [1, 1, 0, 0]).shape
