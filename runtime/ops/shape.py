@@ -478,7 +478,8 @@ def _pad_pairs(pad, ndim: int, mode: str, data_format: str) -> tuple:
 def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format: str = "NCHW",
         name=None):
     """Pad x (Paddle's layout, see `_pad_pairs`); mode is constant, reflect, replicate or
-    circular. In constant mode the widths and `value` may be one-value int tensors.
+    circular. In constant mode the widths may be one-value int tensors and `value` a
+    one-value tensor.
 
     >>> import runtime as rt
     >>> rt.pad(rt.ones([1, 1, 2, 2]), [1, 1, 0, 0]).shape
