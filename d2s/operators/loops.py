@@ -64,7 +64,18 @@ class TensorRange:
     def item(self, i):
         # (kept to the ops needed: the loop runs this every iteration)
         scaled = i if _is_int(self.step, 1) else i * self.step
-        return scaled if _is_int(self.start, 0) else self.start + scaled
+        counter = scaled if _is_int(self.start, 0) else self.start + scaled
+        counter.python_number_note = COUNTER_NOTE
+        return counter
+
+
+# What a Python use of a graph loop's counter says (`Variable.python_number_note`)
+COUNTER_NOTE = (
+    "It is the counter of a `for` over `range()` of a tensor: that loop is a graph loop, so "
+    "the counter is a value known only when the program runs, and this use needs a Python "
+    "number. Give the loop a Python int bound (a Python number, or a size known when tracing "
+    "such as `range(x.shape[0])`) so that the counter stays an int, or give the call a size "
+    "that does not change between trips (pad or slice to the largest size, then mask).")
 
 
 def _is_int(x, value: int) -> bool:

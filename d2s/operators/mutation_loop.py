@@ -88,6 +88,7 @@ class Loop:
         outs = [align(v, w) for v, w in zip(outs, like)]
         if not self.slots:
             return outs
+        self._check_aliases_kept(outs)
         new = self.log.changed()
         if new:
             raise StateChangeError(
@@ -98,6 +99,22 @@ class Loop:
             self.log.values(), self.initial)]
         self.log.restore()  # the objects hold their values from before the loop again
         return result
+
+    def _check_aliases_kept(self, outs: list) -> None:
+        """A name whose object the body changes in place (`h[i] = v`) and then rebinds
+        (`h = h * 2`): in eager code only the first trip changes the object the loop started
+        with, later trips change the new values; one loop body cannot say which trip it is."""
+        for i, v in zip(self.carried, outs):
+            if i in self.aliases and is_variable(self.state[i]) and v is not self.state[i]:
+                path = next(s.path for s in self.slots if s.obj is self.state[i])
+                raise StateChangeError(
+                    f"'{path}' is changed in place and rebound in the body of a loop whose "
+                    f"condition is a tensor ({where(self.log.src)}): eager code changes the "
+                    f"object the loop started with in the first trip only, which one program "
+                    f"cannot express. Rebind it before the in-place change (`{path} = "
+                    f"{path}.clone()` as the body's first line, if nothing else reads the "
+                    "object the loop started with), or build the new value out of place "
+                    "(rt.where, rt.scatter)", self.log.src)
 
     def restore(self, value):
         """After a trace of the test: the objects hold their values from before the loop."""

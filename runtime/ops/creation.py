@@ -66,6 +66,15 @@ def resolve_shape(attr, dims) -> tuple:
     return tuple(int(next(it).item()) if d is None else d for d in attr)
 
 
+# A program fixes every value's rank when it is built (a static dim may be -1, a rank not)
+_UNKNOWN_RANK = (
+    "{op}: the {arg} is a 1-D tensor whose length is only known when the program runs, so the "
+    "result's rank would be too; a program needs the rank of every value when it is built. "
+    "Pass the {arg} as a list with one entry per dim (ints or 0-d int tensors, as in "
+    "[rt.shape(x)[0], 4]), or a tensor of a known length (rt.shape(x), or an InputSpec "
+    "with a fixed length such as InputSpec([3], 'int64'))")
+
+
 def infer_shape(op: str, attr, dims, arg: str = "shape") -> tuple:
     """The static shape (tensor dims are -1), checking the shape tensors' types."""
     for m in dims:
@@ -74,9 +83,10 @@ def infer_shape(op: str, attr, dims, arg: str = "shape") -> tuple:
             raise OpTypeError(f"{op}: {arg} tensors must be integers, got {m.dtype.name}")
     if attr is None:
         (m,) = dims
-        if len(m.shape) != 1 or m.shape[0] == -1:
-            raise OpError(f"{op}: a {arg} tensor must be 1-D with a known length, got shape "
-                          f"{I.fmt(m.shape)}")
+        if len(m.shape) != 1:
+            raise OpError(f"{op}: a {arg} tensor must be 1-D, got shape {I.fmt(m.shape)}")
+        if m.shape[0] == -1:
+            raise OpError(_UNKNOWN_RANK.format(op=op, arg=arg))
         return (-1,) * m.shape[0]
     for m in dims:
         if m.shape not in ((), (1,)) and -1 not in m.shape:

@@ -21,12 +21,13 @@ import numpy as np
 
 from .. import backend, core
 from . import infer as I
-from .creation import is_tensor
+from .combine import concat
+from .creation import full, is_tensor
 from .gather import scatter_add
 from .math import cast
 from .elementwise import sum_to_like
 from .registry import STATE, Meta, OpError, OpTypeError, bind, explain_failure, register
-from .shape import reshape_as
+from .shape import reshape, reshape_as
 
 
 class IndexOutOfRange(OpError, IndexError):
@@ -69,6 +70,9 @@ def parse_index(index) -> tuple:
         elif is_tensor(it):
             tensors.append(it)
             spec.append(("tensor", len(tensors) - 1))
+        elif isinstance(it, list) and any(is_tensor(v) for v in it):
+            tensors.append(_index_of_entries(it))
+            spec.append(("tensor", len(tensors) - 1))
         elif isinstance(it, (list, np.ndarray)):
             arr = np.asarray(it)
             if arr.dtype.kind not in "biu" and arr.size:
@@ -79,6 +83,24 @@ def parse_index(index) -> tuple:
             raise OpTypeError(f"getitem: unsupported index {it!r} of type {type(it).__name__}; "
                               "use ints, slices, None, ..., bool masks or int tensors")
     return tuple(spec), tensors
+
+
+def _index_of_entries(entries: list):
+    """`x[[i, 0]]` with `i` a one-value int tensor (a graph loop's counter): the list as one
+    int64 index tensor."""
+    parts = []
+    for v in entries:
+        if not is_tensor(v) and not (isinstance(v, numbers.Integral) and
+                                     not isinstance(v, bool)):
+            raise OpTypeError(f"getitem: an index list with tensors must hold ints and "
+                              f"one-value int tensors, got {type(v).__name__} {v!r}")
+        if is_tensor(v) and (not v.dtype.is_integer or v.shape not in ([], [1])):
+            raise OpTypeError(f"getitem: an index list with tensors must hold ints and "
+                              f"one-value int tensors, got a {v.dtype.name} tensor of shape "
+                              f"{list(v.shape)}")
+        part = full([1], v, "int64") if not is_tensor(v) else reshape(cast(v, "int64"), [1])
+        parts.append(part)
+    return concat(parts)
 
 
 def build_index(xp, spec, tensors) -> tuple:

@@ -170,11 +170,33 @@ GAUSSIAN = random_op(
     kernel=lambda xp, *dims, shape, dtype, mean=0.0, std=1.0, seed=0: _gen(seed).normal(
         mean, std, resolve_shape(shape, dims), dtype, xp),
     doc="Normal numbers with the given mean and std.")
-RANDINT = random_op(
-    "randint", infer=_shaped_infer("randint", floating=False),
-    kernel=lambda xp, *dims, shape, dtype, low=0, high=1, seed=0: _gen(seed).integers(
-        low, high, resolve_shape(shape, dims), dtype, xp),
-    doc="Integers on [low, high).")
+_RANDINT_SHAPE = _shaped_infer("randint", floating=False)
+
+
+def _randint_infer(*ins, tensor_bounds=False, **attrs):
+    """With `tensor_bounds`, the last two inputs are low and high (one int each)."""
+    if tensor_bounds:
+        *ins, low, high = ins
+        for arg, bound in (("low", low), ("high", high)):
+            if I.is_meta(bound) and (not bound.dtype.is_integer or
+                                     bound.shape not in ((), (1,)) and -1 not in bound.shape):
+                raise OpTypeError(f"randint: {arg} must be an int or a one-value int tensor, "
+                                  f"got {bound.dtype.name}{I.fmt(bound.shape)}")
+    return _RANDINT_SHAPE(*ins, **attrs)
+
+
+def _randint_kernel(xp, *ins, shape, dtype, low=0, high=1, seed=0, tensor_bounds=False):
+    if tensor_bounds:
+        *ins, low, high = ins
+        low, high = int(low), int(high)
+        if high <= low:
+            raise OpError(f"randint: high ({high}) must be greater than low ({low})")
+    return _gen(seed).integers(low, high, resolve_shape(shape, ins), dtype, xp)
+
+
+RANDINT = random_op("randint", infer=_randint_infer, kernel=_randint_kernel,
+                    doc="Integers on [low, high) (bounds as attrs, or as the last two inputs "
+                        "with `tensor_bounds`).")
 
 
 def _randperm_infer(n, dtype):
@@ -279,7 +301,8 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
 
 
 def randint(low: int = 0, high: int | None = None, shape=(1,), dtype=None, name=None):
-    """Integers on [low, high) (int64 by default); with only `low`, on [0, low).
+    """Integers on [low, high) (int64 by default); with only `low`, on [0, low). The bounds
+    may be one-value int tensors (checked when the op runs).
 
     >>> import runtime as rt
     >>> x = rt.randint(0, 3, [10])
@@ -288,13 +311,16 @@ def randint(low: int = 0, high: int | None = None, shape=(1,), dtype=None, name=
     """
     if high is None:
         low, high = 0, low
+    dtype = (int64 if dtype is None else convert_dtype(dtype)).name
+    if is_tensor(low) or is_tensor(high):  # e.g. the counter of a graph loop
+        attr, dims = shape_args("randint", shape)
+        return bind(RANDINT, (*dims, low, high), {"shape": attr, "dtype": dtype,
+                                                  "tensor_bounds": True})
     if not isinstance(low, numbers.Integral) or not isinstance(high, numbers.Integral):
         raise OpTypeError(f"randint: low and high must be ints, got {low!r} and {high!r}")
     if high <= low:
         raise OpError(f"randint: high ({high}) must be greater than low ({low})")
-    return _shaped(RANDINT, shape, {"dtype": (int64 if dtype is None else
-                                              convert_dtype(dtype)).name,
-                                    "low": int(low), "high": int(high)})
+    return _shaped(RANDINT, shape, {"dtype": dtype, "low": int(low), "high": int(high)})
 
 
 def randperm(n: int, dtype="int64", name=None):

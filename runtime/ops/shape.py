@@ -11,9 +11,10 @@ import math as _pymath
 
 from ..dtypes import int64
 from . import infer as I
-from .creation import infer_shape, resolve_shape, shape_args
-from .gather import scatter_add
+from .combine import concat
+from .creation import arange, full, infer_shape, is_tensor, resolve_shape, shape_args
 from .elementwise import sum_to_like
+from .gather import index_select, scatter_add
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
@@ -363,14 +364,32 @@ def flip(x, axis, name=None):
 
 
 def roll(x, shifts, axis=None, name=None):
-    """Shift elements of x cyclically along `axis` (all elements, flattened, when None).
+    """Shift elements of x cyclically along `axis` (all elements, flattened, when None);
+    shifts may be ints or one-value int tensors.
 
     >>> import runtime as rt
     >>> rt.roll(rt.arange(4), 1).tolist()
     [3, 0, 1, 2]
     """
+    if is_tensor(shifts) or isinstance(shifts, (list, tuple)) and any(map(is_tensor, shifts)):
+        return _roll_by_tensors(x, shifts, axis)
     return bind(ROLL, (x,), {"shifts": _axis_list(shifts),
                              "axis": None if axis is None else _axis_list(axis)})
+
+
+def _roll_by_tensors(x, shifts, axis):
+    """Roll by shifts known only at run time (the counter of a graph loop: `roll(x, i)`):
+    each axis gathers at `(arange(n) - shift) % n`."""
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    axes = [0] if axis is None else list(_axis_list(axis))
+    if len(axes) != len(shifts):
+        raise OpError(f"roll: {len(shifts)} shifts for axis {axis} (one shift for each axis, "
+                      "one when axis is None)")
+    y = flatten(x) if axis is None else x
+    for shift, ax in zip(shifts, axes):
+        n = y.shape[ax] if y.shape[ax] >= 0 else shape(y)[ax]
+        y = index_select(y, (arange(n) - shift) % n, ax)
+    return reshape_as(y, x) if axis is None else y
 
 
 # ---- pad -------------------------------------------------------------------------------------
@@ -441,7 +460,7 @@ def _pad_pairs(pad, ndim: int, mode: str, data_format: str) -> tuple:
     the pairs cover the trailing spatial axes, last axis first ([left, right, top, bottom,
     front, back]); channel-last formats (NHWC, NLC, NDHWC) leave the last axis alone.
     """
-    pad = [int(p) for p in pad]
+    pad = [p if is_tensor(p) else int(p) for p in pad]
     if len(pad) % 2:
         raise OpError(f"pad: pad {pad} must have an even length")
     pairs = [(0, 0)] * ndim
@@ -459,7 +478,8 @@ def _pad_pairs(pad, ndim: int, mode: str, data_format: str) -> tuple:
 def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format: str = "NCHW",
         name=None):
     """Pad x (Paddle's layout, see `_pad_pairs`); mode is constant, reflect, replicate or
-    circular.
+    circular. In constant mode the widths may be one-value int tensors and `value` a
+    one-value tensor.
 
     >>> import runtime as rt
     >>> rt.pad(rt.ones([1, 1, 2, 2]), [1, 1, 0, 0]).shape
@@ -467,10 +487,32 @@ def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format: str = "
     """
     if mode not in _PAD_MODES:
         raise OpError(f"pad: mode must be one of {sorted(_PAD_MODES)}, got {mode!r}")
-    attrs = {"paddings": _pad_pairs(pad, x.ndim, mode, data_format), "mode": mode}
+    pairs = _pad_pairs(pad, x.ndim, mode, data_format)
+    if is_tensor(value) or any(is_tensor(w) for pair in pairs for w in pair):
+        return _pad_by_tensors(x, pairs, mode, value)
+    attrs = {"paddings": pairs, "mode": mode}
     if mode == "constant" and value:
         attrs["value"] = float(value)
     return bind(PAD, (x,), attrs)
+
+
+def _pad_by_tensors(x, pairs, mode: str, value):
+    """Constant padding whose widths or fill value are tensors (the counter of a graph loop,
+    as in `pad(x, [0, i], value=i)`): filled blocks concatenated around x, so a width known
+    only at run time gives a dim known only at run time."""
+    if mode != "constant":
+        raise OpTypeError(f"pad: widths or a value given as tensors need mode='constant', got "
+                          f"mode={mode!r}; pass Python ints for {mode} padding")
+    for axis, (lo, hi) in enumerate(pairs):
+        if lo.__class__ is int and hi.__class__ is int and not (lo or hi):
+            continue
+        dims = [d if d >= 0 else shape(x)[k] for k, d in enumerate(x.shape)]
+        blocks = []
+        for width in (lo, hi):
+            dims[axis] = width
+            blocks.append(full(dims, value, x.dtype))
+        x = concat([blocks[0], x, blocks[1]], axis)
+    return x
 
 
 # ---- shape / numel ---------------------------------------------------------------------------

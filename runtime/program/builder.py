@@ -91,8 +91,11 @@ class Builder:
                      for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
         if weak:
+            note = next((x.python_number_note for x in inputs
+                         if getattr(x, "python_number_note", None)), None)
             for o in outs:
                 o.python_scalar = True
+                o.python_number_note = note
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
@@ -274,15 +277,27 @@ _MAKES_TENSOR = frozenset({
     "randperm", "unsqueeze"})
 
 
+# `[0] * i` with `i` standing for a Python int is a list repetition in eager code
+_REPEATED_SEQUENCE = (
+    "a Python list or tuple repeated by a number known only when the program runs (`[0] * i` "
+    "where i is the counter of a loop over a tensor range, or a size read from a tensor): "
+    "its length would be a run-time value, which a Python list cannot have. Make a tensor of "
+    "that length instead (rt.full([i], 0) or rt.zeros([i])), or give the loop a Python int "
+    "bound so that i stays a Python int")
+
+
 def _scalar_inputs(op: OpDef, inputs, scalars: list):
     """Inputs standing for Python numbers (`Variable.python_scalar`) combined with real
     tensors take the dtype eager mode gives `tensor <op> python_number`; the outputs of an op
     whose tensor inputs all stand for Python numbers stand for one too (not `_MAKES_TENSOR`: an
     explicit cast or `to_tensor` makes a real tensor)."""
+    if op.name == "multiply" and any(isinstance(x, (list, tuple)) for x in inputs):
+        raise TypeError(_REPEATED_SEQUENCE)
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
     if not tensors:
-        if any(isinstance(x, float) for x in inputs):  # int scalar <op> float: a float64
+        # int scalar <op> float: a float64 (not a size: `rt.full([i], 1.0)` keeps `i` an int)
+        if op.name not in _MAKES_TENSOR and any(isinstance(x, float) for x in inputs):
             inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
                       for x, w in zip(inputs, scalars)]
         return inputs, op.name not in _MAKES_TENSOR

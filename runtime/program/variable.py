@@ -73,6 +73,10 @@ class Variable(core.VariableBase):
     # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
     # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
     python_scalar = False
+    # Why a value standing for a Python number is a graph value, and what to write so that
+    # it stays a number (d2s sets it on the counter of a graph loop; ops on it pass it on):
+    # a Python use of its value (`int()`, an index) says it instead of the general hint.
+    python_number_note = None
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None
@@ -165,7 +169,7 @@ class Variable(core.VariableBase):
     # ---- no value at build time -----------------------------------------------------------
     def _no_value(self, what: str) -> TypeError:
         return TypeError(f"{what} of static Variable '{self.name}' ({self.type_str()}). "
-                        + _CONTROL_FLOW_HINT)
+                        + (self.python_number_note or _CONTROL_FLOW_HINT))
 
     def __bool__(self):
         raise self._no_value("bool()")

@@ -2,11 +2,13 @@
 Python flags set by `for ... else` / `while ... else` around a tensor `break`; lists whose
 length a tensor `if` (with or without `else`) decides, read after it or returned; Python
 numbers and loop counters appended to lists that graph loops grow (a counter into a list of
-float tensors); dict entries and attributes changed in graph loops (an attribute a loop
-makes a tensor: `o.total = 0`, then a tensor); a namedtuple rebound in the branches of a
-tensor `if`; `del` of a name in one branch; a `with` block that returns under a tensor
-condition; state on the argument object written every call (`o.calls += 1`, `o.warm =
-True`, `o.log.append(...)`), which must not make every call trace again.
+float tensors); a loop counter used where eager code has a Python int (a pad width and value,
+randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list); dict entries
+and attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then
+a tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
+branch; a `with` block that returns under a tensor condition; state on the argument object
+written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must not
+make every call trace again.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; `o` made by `make_state`, compared after each call); `inputs` are
@@ -54,6 +56,20 @@ ANYWHERE = (
     "p = Pair(p.low * 0.5, p.high + h)",
 )
 
+F = "rt.nn.functional"
+COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has a Python int
+    "h = h + i",
+    f"h = h + {F}.pad(h[:2], [0, 1], value=i)",
+    f"h = h + {F}.pad(h[:i % 3], [0, 3 - i % 3], value=i * 0.5)",
+    "h = h + rt.randint(i, i + 1, []).astype('float32')",
+    "for j in range(i):\n    h = h + j * 0.5",
+    "h = h + rt.full([i], 0.5).sum() + rt.zeros([i + 1]).sum()",
+    "h = h + h[:i].sum() * 0.1",
+    "h = h + rt.roll(h, i) * 0.5 + h[[i % 3, 0, 2]]",
+    "h[[i % 3]] = h[[i % 3]] + 1.0",
+    "nums.append(i)",
+)
+
 TOP = (  # outside tensor ifs and graph loops
     "o.warm = True",
     "o.log.append(len(o.log))",
@@ -61,6 +77,8 @@ TOP = (  # outside tensor ifs and graph loops
     "for t in out:\n    h = h + t * 0.1",
     "o.total = 0\nfor i in range({trips1}):\n    o.total = o.total + h\nh = h + o.total",
     "mixed = [rt.sum(h)]\nfor i in range({trips}):\n    mixed.append(i)\nh = h + len(mixed)",
+    # a static trip count: the counter stays a Python int
+    f"for i in range(3):\n    h = h + {F}.pad(h[:i], [0, 3 - i], value=i) * ([0.5] * i + [1])[-1]",
 )
 
 
@@ -86,7 +104,8 @@ def _stmt(draw, depth: int, in_graph: bool):
         return [f"if {cond}:"] + indent(body) + ["else:"] + indent(
             draw(_block(depth - 1, True)))
     if kind == "trange":
-        return [f"for i in range({TRIPS}):", "    h = h + i"] + indent(body)
+        counter = draw(st.sampled_from(COUNTER)).splitlines()
+        return [f"for i in range({TRIPS}):"] + indent(counter + body)
     if kind == "for_else":
         return ([f"for i in range({TRIPS}):"] + indent(body)
                 + ["    if h[i % 3] > 1.0:", "        found = True", "        break",

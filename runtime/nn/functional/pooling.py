@@ -68,10 +68,18 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     return from_nchw(out, data_format)
 
 
+def _one_size(v):
+    """A 1-D pool's size from an int or a one-entry list (`int()` of a tensor: a size known
+    only at run time says so, not "too many indices")."""
+    if isinstance(v, (list, tuple)):
+        return v[0]
+    return int(v) if hasattr(v, "dtype") else v
+
+
 def _pool1d(pool2d, x, kernel_size, stride, padding, **kwargs):
     """A 1-D pool over [N, C, L] is the 2-D pool over [N, C, 1, L]."""
-    k = kernel_size if isinstance(kernel_size, int) else kernel_size[0]
-    s = k if stride is None else (stride if isinstance(stride, int) else stride[0])
+    k = _one_size(kernel_size)
+    s = k if stride is None else _one_size(stride)
     if isinstance(padding, str):
         pad = padding
     else:
