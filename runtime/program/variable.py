@@ -73,6 +73,12 @@ class Variable(core.VariableBase):
     # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
     # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
     python_scalar = False
+    # For a value standing for a Python number whose type the run decides (d2s: `sum()` of
+    # a list of floats that may be empty is the int start): a bool value, True for a float.
+    float_when = None
+    # ... and the tensor arrays whose being non-empty makes it a float (`float_when` is the
+    # `or` of theirs: rebuilt from them where the flag itself is not visible)
+    float_arrays = ()
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None
