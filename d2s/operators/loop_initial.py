@@ -33,7 +33,10 @@ def to_array(items: list, name: str, src):
     if not hasattr(first, "dtype") and python_item_dtype(first) is None:
         _refuse_objects(name, first, src)
     if hasattr(first, "dtype"):
-        return rt.static.create_array(first.dtype, initialized_list=list(items))
+        array = rt.static.create_array(first.dtype, initialized_list=list(items))
+        if all(getattr(v, "python_scalar", False) or python_item_dtype(v) for v in items):
+            array.number_sums = True  # (numbers a tensor `if` merged: `sum` of them is one)
+        return array
     array = rt.static.create_array(python_item_dtype(first) or "float32",
                                    initialized_list=list(items))
     return python_items(array) if python_item_dtype(first) else array

@@ -1,7 +1,8 @@
 """The Python type of a returned number that the run decides (issue 33): `sum()` of a list of
 Python floats that only an untaken branch of a tensor `if`, or a graph loop that ran zero
 times, fills is eager's int `0` (the start value), a float where an item was kept; the same
-after arithmetic, through a `return` inside a tensor `if`, and for a number that is an int on
+after arithmetic, through a `return` inside a tensor `if`, for ints a tensor `if` merged and a graph loop then
+grew (an int, not a 0-d Tensor), and for a number that is an int on
 one path of a tensor `if` and a float on the other. Each function runs converted once, on
 inputs that take different paths through one program, against a plain-Python reference."""
 import math
@@ -52,6 +53,17 @@ def appended_in_the_returning_branch(x):
     return sum(lengths)
 
 
+def merged_then_grown(x):
+    nums = [3, 1]
+    if x[0] > 0:
+        nums[0] = 5
+    k = rt.zeros([])
+    while k < x[1]:
+        k = k + 1.0
+        nums.insert(0, 2)
+    return sum(nums), len(nums)
+
+
 def int_or_float_by_branch(x):
     if rt.mean(x) > 0.0:
         n = 3
@@ -84,6 +96,11 @@ def appended_in_the_returning_branch_reference(v):
     return sum(lengths)
 
 
+def merged_then_grown_reference(v):
+    nums = [2] * _trips(v[1]) + [5 if v[0] > 0 else 3, 1]
+    return sum(nums), len(nums)
+
+
 def int_or_float_by_branch_reference(v):
     n = 3 if sum(v) > 0 else 0.5
     return n, n * 2
@@ -94,6 +111,7 @@ CASES = [(filled_by_a_branch, filled_by_a_branch_reference),
          (filled_by_a_loop, filled_by_a_loop_reference),
          (returned_inside_a_tensor_if, returned_inside_a_tensor_if_reference),
          (appended_in_the_returning_branch, appended_in_the_returning_branch_reference),
+         (merged_then_grown, merged_then_grown_reference),
          (int_or_float_by_branch, int_or_float_by_branch_reference)]
 
 
