@@ -120,13 +120,13 @@ class TryExcept(Base):
 
     def visit_Try(self, node):
         node = self.generic_visit(node)  # inner `try` statements first
-        if not node.handlers and not _finally_jumps(node):
+        if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
             return node
         handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
                                     templates.const(None) for h in node.handlers],
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
-        if node.handlers and not self._needs(node.body):
+        if not self._needs(node.body):
             _pass_conversion_errors(node)
             return node
         exits = try_exits(node)  # before the rewrite: every path returns or raises
