@@ -151,3 +151,23 @@ def test_a_type_that_cannot_leave_its_branch_is_refused_at_the_line():
     with pytest.raises(d2s.ConversionError, match=r"sum\(items, 0\.0\)") as info:
         d2s.to_static(merged_twice)(rt.to_tensor([1.0, 1.0, 1.0]))
     assert "if x[1] > 0.0:" in str(info.value)
+
+
+def ints_and_floats_then_a_loop(x):
+    lengths = [0.25, 2]
+    k = rt.zeros([])
+    while k < x[0]:
+        k = k + 1.0
+        for _ in range(2):
+            lengths.append(0.25)
+            lengths.append(2)
+    return sum(lengths), len(lengths)
+
+
+def test_a_list_of_ints_and_floats_grown_by_a_graph_loop_holds_floats():
+    static = d2s.to_static(ints_and_floats_then_a_loop)
+    for v in INPUTS:
+        n = 2 + 4 * _trips(v[0])
+        expected = (n / 2 * 2.25, n)
+        for got in (ints_and_floats_then_a_loop(rt.to_tensor(v)), static(rt.to_tensor(v))):
+            assert got == expected and _types(got) == (float, int), (v, got)
