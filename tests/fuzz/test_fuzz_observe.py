@@ -10,9 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from . import gen_observe, runner
 
 
-# A run takes minutes: slow. (`python -m tests.fuzz --gen observe --examples 1000 --seed 33001`
-# for a campaign.)
+# Known open (issue 33): Python-type differences with equal values, 6 in 1000 generated
+# programs (`python -m tests.fuzz --gen observe --examples 1000 --seed 33001`): `sum()` of a
+# list of floats that stays empty comes back as `0.0` on some paths that return from inside
+# `try`/`finally`, and `sum()` of a popped list of ints as a 0-d Tensor. Not strict: most runs
+# of 40 examples pass. A run takes minutes: slow.
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="sum() types on some try/finally return paths "
+                   "(issue 33, open)")
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(case=gen_observe.programs())
