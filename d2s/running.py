@@ -73,6 +73,11 @@ class Entry:
         # path), which `run` writes into the caller's Tensors
         self.arg_writes = [i for i, _ in effects.arg_writes]
         outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
+        # Python numbers whose type the run decides (`sum()` of a list of floats is the int
+        # start when the list is empty): (output, output of its "is a float" flag)
+        self.number_kinds = [(k, len(outs) + j) for j, k in enumerate(
+            k for k in range(len(self.out_index)) if _float_flag(outs[k]) is not None)]
+        outs = outs + [_float_flag(outs[k]) for k, _ in self.number_kinds]
         self.outs = outs
         self.out_stop = [v.stop_gradient for v in outs]
         # outputs that are tensor arrays come back as Python lists of Tensors (without a
@@ -92,8 +97,8 @@ class Entry:
         # outputs standing for Python numbers (`item()`, `int(t)`, `bool(t)`, arithmetic on
         # them): the call gives Python numbers there, as eager code does
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
-                           v.python_scalar and not v.is_array and not getattr(
-                               v, "mixed_number", False)]
+                           v.python_scalar and not v.is_array and (not getattr(
+                               v, "mixed_number", False) or _float_flag(v) is not None)]
         # integer/bool outputs the traced code marked stop_gradient=False
         # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
         # them, but they keep the flag, as eager's do
@@ -102,7 +107,8 @@ class Entry:
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
-                       and not self.as_lists and not self.python_out and not self.flagged_out)
+                       and not self.as_lists and not self.python_out and not self.flagged_out
+                       and not self.number_kinds)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
         self._record = record
@@ -187,6 +193,8 @@ class Entry:
             outs[k].stop_gradient = False
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
+        for k, flag in self.number_kinds:
+            outs[k] = float(outs[k]) if arrays[flag] else int(outs[k])
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
@@ -267,6 +275,12 @@ class Entry:
         return _Part(self.executor.compiled(split.backward, tuple(grads[i].name for i in slots)),
                      split.slots, [saved[name] for name in split.fetch],
                      [s.name for s in seeds], list(diff.values()), slots)
+
+
+def _float_flag(v):
+    """The bool graph value saying whether the Python number `v` stands for is a float when
+    the program runs (`Variable.float_when`), or None where its dtype decides."""
+    return getattr(v, "float_when", None) if getattr(v, "python_scalar", False) else None
 
 
 def _check_writable(inputs, arg_writes, names, function_name: str) -> list:

@@ -120,7 +120,7 @@ class TryExcept(Base):
 
     def visit_Try(self, node):
         node = self.generic_visit(node)  # inner `try` statements first
-        if not node.handlers:
+        if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
             return node
         handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
                                     templates.const(None) for h in node.handlers],
@@ -147,6 +147,11 @@ class TryExcept(Base):
                                  code=code, types=types)
         post[0].d2s_reraise = (state, code, types)  # an enclosing `try` forwards it instead
         post[0].d2s_exits = exits  # the function's return pass: every path has exited
+        if not node.handlers:  # (a jump in `finally` may discard any error: held till then)
+            node.handlers = templates.replace(
+                f"try:\n    pass\nexcept Exception as error:\n    {end}\n"
+                f"    code = {RESERVED}.try_hold(state, error)", state=state, code=code,
+                error=self.ctx.namer.new("error"))[0].handlers
         _pass_conversion_errors(node)
         return pre + [node] + post
 
@@ -316,6 +321,14 @@ class TryExcept(Base):
         orelse = node.orelse or [gast.Pass()]
         return templates.replace(f"if {RESERVED}.try_ok(code):\n    orelse\nelse:\n    rest",
                                  code=code, orelse=orelse, rest=chain)
+
+
+def _finally_jumps(node) -> bool:
+    """Whether the `finally` of `node` may `return`, `break` or `continue`: in Python that
+    discards an error the `try` body raised (the jump's value or loop goes on)."""
+    return bool(node.finalbody) and (
+        jumps.contains(node.finalbody, gast.Return, into_loops=True) or
+        jumps.contains(node.finalbody, (gast.Break, gast.Continue), into_loops=False))
 
 
 def _before_continue(stmts: list, make) -> None:

@@ -12,7 +12,7 @@ user wrote it. The generated-code API, by converter:
   (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
-  `try_end`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
+  `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
   `round_`, `isinstance_`, `list_query`, `shape`, `size`
@@ -67,6 +67,7 @@ from .try_except import (  # noqa: F401
     try_error,
     try_failed,
     try_forward,
+    try_hold,
     try_ok,
     try_raise,
     try_reraise,

@@ -190,8 +190,12 @@ def sum_(iterable, /, start=0):
         return out + start if tensor_start else out
 
     out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
-    if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
+    numbers = getattr(arr, "python_items", False) or getattr(arr, "number_sums", False)
+    if numbers and isinstance(start, (int, float)):
         out.python_scalar = True  # the sum of Python numbers: a Python number, as eagerly
+        if type(start) is int and arr.dtype.is_floating:  # (an empty list: the int start)
+            out.float_when = rt.static.array_length(arr) > 0
+            out.float_arrays = (arr,)
     return out
 
 

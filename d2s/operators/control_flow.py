@@ -43,7 +43,7 @@ from .exceptions import branch_frame, mark_raised
 from .logical import to_bool
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
-from .scalar_merge import cast_scalar, mixed_number_types, scalar_casts
+from .scalar_merge import cast_scalar, merged_float_flag, mixed_number_types, scalar_casts
 from .variables import (
     Undefined,
     UndefinedNameError,
@@ -235,7 +235,7 @@ class _GraphIf:
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
         result = mutation.finish(self.log, result, len(self.names), self.outs)
-        _mark_scalars(result, self.raw)
+        _mark_scalars(result, self.raw, pred, self.src)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
@@ -435,19 +435,20 @@ def _items(v, n: int) -> list:
     return list(v) if isinstance(v, (list, tuple)) and len(v) == n else [v] * n
 
 
-def _mark_scalars(result, raw: list) -> None:
+def _mark_scalars(result, raw: list, pred, src) -> None:
     """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
-    for them) stand for a Python number too."""
+    for them) stand for a Python number too (of the type of the branch a run takes)."""
     if len(raw) != 2 or not isinstance(result, (list, tuple)):
         return
     for r, a, b in zip(result, raw[0], raw[1]):
         if isinstance(r, (list, tuple)):  # structures (a returned tuple): item by item
-            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))])
+            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))], pred, src)
             continue
         if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
                 v, Undefined) or (isinstance(v, (int, float)) and not is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
-            r.mixed_number = mixed_number_types(a, b)  # (returned as a tensor)
+            r.mixed_number = mixed_number_types(a, b)  # (saved: returned as a tensor)
+            r.float_when = merged_float_flag(a, b, pred, src)
 
 

@@ -244,6 +244,8 @@ class _GraphWhile:
             out[i] = v
             if getattr(state[i], "python_items", False):
                 python_items(v)
+            if getattr(state[i], "number_sums", False):
+                v.number_sums = True
         unbound_mod.after_loop(self.checks, out, taken)
         unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src)
         unbound_mod.tensor_by_loop(self.numbers, names, out, taken, src)

@@ -33,10 +33,24 @@ def to_array(items: list, name: str, src):
     if not hasattr(first, "dtype") and python_item_dtype(first) is None:
         _refuse_objects(name, first, src)
     if hasattr(first, "dtype"):
-        return rt.static.create_array(first.dtype, initialized_list=list(items))
-    array = rt.static.create_array(python_item_dtype(first) or "float32",
-                                   initialized_list=list(items))
-    return python_items(array) if python_item_dtype(first) else array
+        array = rt.static.create_array(first.dtype, initialized_list=list(items))
+        if all(getattr(v, "python_scalar", False) or python_item_dtype(v) for v in items):
+            array.number_sums = True  # (numbers a tensor `if` merged: `sum` of them is one)
+        return array
+    if python_item_dtype(first) is None:
+        return rt.static.create_array("float32", initialized_list=list(items))
+    dtype, numbers = _numbers_of_one_dtype(items)
+    return python_items(rt.static.create_array(dtype, initialized_list=numbers))
+
+
+def _numbers_of_one_dtype(items: list) -> tuple:
+    """(dtype, items) for a list of Python numbers: the widest kind among them (`[0.25, 2]`
+    is a list of floats, `[True, 1]` of ints), each item made that kind, as Python's `sum`
+    of them would."""
+    kinds = {type(v) for v in items}
+    kind = float if float in kinds else int if int in kinds else bool
+    return PYTHON_ITEM_DTYPES[kind], [kind(v) if type(v) in (bool, int, float) else v
+                                      for v in items]
 
 
 class EmptyArray(list):

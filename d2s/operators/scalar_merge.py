@@ -6,10 +6,14 @@ eager mode gives `tensor <op> python_number`: the Python-number side is cast ins
 branch (a float64 standing for a Python float meeting a float32 tensor becomes float32)."""
 from __future__ import annotations
 
+import functools
+
 import runtime as rt
 from runtime.dtypes import promote_scalar
+from runtime.program.builder import current_builder
 
-from .variables import Undefined, is_variable
+from ..errors import ConversionError
+from .variables import Undefined, is_variable, where
 
 
 def _is_scalar(v) -> bool:
@@ -71,6 +75,48 @@ def mixed_number_types(a, b) -> bool:
     call returns the merged value as a tensor (`running.Entry.python_out`)."""
     kinds = {_number_kind(v) for v in (a, b) if not isinstance(v, Undefined)}
     return len(kinds) > 1
+
+
+def merged_float_flag(a, b, pred, src):
+    """The bool graph value saying whether the merge of the Python numbers `a` (the branch
+    taken where `pred` holds) and `b` is a float when the program runs
+    (`Variable.float_when`): the branches' own flags, or their types where those decide; None
+    where the type is one for all runs (or a bool is involved: the dtype says which)."""
+    sides = [v for v in (a, b) if not isinstance(v, Undefined)]
+    if not any(is_variable(v) and v.float_when is not None for v in sides) and \
+            not mixed_number_types(a, b):
+        return None
+    if any(_number_kind(v) == "b" for v in sides):
+        return None
+    flags = [_float_flag(v, src) for v in (a, b)]
+    if len(sides) == 1:  # (the other side is a placeholder never read)
+        return flags[0] if sides[0] is a else flags[1]
+    return rt.where(pred, *flags)
+
+
+def _float_flag(v, src):
+    if isinstance(v, Undefined):
+        return None
+    flag = getattr(v, "float_when", None) if is_variable(v) else None
+    if flag is None:
+        return rt.full([], _number_kind(v) == "f", "bool")
+    if _visible(flag):
+        return flag
+    arrays = v.float_arrays  # (`sum()` of lists the branch did not change)
+    if arrays and all(_visible(a) for a in arrays):
+        flags = [rt.static.array_length(a) > 0 for a in arrays]
+        return functools.reduce(rt.logical_or, flags)
+    raise ConversionError(
+        f"a Python number computed inside a branch of an `if` whose condition is a tensor "
+        f"({where(src)}) is an int on some inputs and a float on others (the sum() of a "
+        "list of floats that may be empty is the int 0), which a value leaving the branch "
+        "cannot say. Give sum() a float start (`sum(items, 0.0)`), or compute it before the "
+        "`if`.", origin=src)
+
+
+def _visible(v) -> bool:
+    block = current_builder().block
+    return v.block is block or v.block.idx == 0 or v.block in block.ancestors()
 
 
 def _number_kind(v) -> str:

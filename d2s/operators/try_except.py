@@ -239,7 +239,7 @@ def try_error(state: TryState, code, classes):
 
 def try_uncaught(state: TryState, code, handlers: tuple) -> list:
     """The error codes no `except` clause catches (to re-raise after `finally`)."""
-    if not is_variable(code):
+    if not is_variable(code) and not code:
         return []
     caught = set()
     for classes in handlers:
@@ -247,9 +247,23 @@ def try_uncaught(state: TryState, code, handlers: tuple) -> list:
     return [k for k in state.errors if k not in caught]
 
 
+def try_hold(state: TryState, exc) -> int:
+    """An error raised while tracing a `try` body without `except` clauses whose `finally`
+    may jump (`return`, `break`, `continue`): the jump discards it, so it is held as an
+    error code until after the `finally` (`try_reraise`)."""
+    code = len(state.errors) + 1
+    state.errors[code] = exc
+    return code
+
+
 def try_reraise(state: TryState, code, handlers: tuple) -> None:
     """After `finally`: raise (when the program runs) the error no clause caught, one
     `switch_case` over the error codes (`raise` ops with the user's class and message)."""
+    if not is_variable(code) and code:  # an error of the Python-decided path
+        held = [k for k in try_uncaught(state, code, handlers) if k == code]
+        if held:
+            _raise_now(state.errors[code])
+        return
     uncaught = try_uncaught(state, code, handlers)
     if not uncaught:
         return
@@ -267,6 +281,15 @@ def try_reraise(state: TryState, code, handlers: tuple) -> None:
 
     rt.static.nn.switch_case(code, {k: raising(state.errors[k]) for k in uncaught},
                              default=lambda: None)
+
+
+def _raise_now(exc) -> None:
+    """Raise `exc` where the trace is: at once on a Python-decided path, else when the program
+    runs this block (a `raise` op)."""
+    if not in_graph_block():
+        raise exc
+    src = user_origin()
+    raise_error(exc, at=f"{short_name(src.filename)}:{src.lineno}" if src is not None else "")
 
 
 def _only(state: TryState, keys) -> TryState:

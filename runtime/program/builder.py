@@ -18,6 +18,7 @@ import numpy as np
 from .. import backend, core
 from ..dtypes import promote_scalar
 from ..ops import registry
+from ..ops.logic import logical_or
 from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import origin as _origin
@@ -93,9 +94,14 @@ class Builder:
         if weak:
             note = next((x.python_number_note for x in inputs
                          if getattr(x, "python_number_note", None)), None)
+            flag = _float_when(op, inputs, outs)
             for o in outs:
                 o.python_scalar = True
                 o.python_number_note = note
+                if flag is not None:
+                    o.float_when = flag
+                    o.float_arrays = tuple(a for x in inputs for a in getattr(
+                        x, "float_arrays", ()))
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
@@ -312,6 +318,24 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
             if target != x.dtype:
                 out[i] = cast(x, target)
     return out, False
+
+
+def _float_when(op: OpDef, inputs, outs):
+    """Arithmetic on Python numbers one of which is a float on some runs only
+    (`Variable.float_when`): the result is a float where any operand is (`/`: always)."""
+    flags = [getattr(x, "float_when", None) for x in inputs]
+    if all(f is None for f in flags) or op.name == "divide" or len(outs) != 1 or \
+            not outs[0].dtype.is_floating:
+        return None
+    known = [f if f is not None else x.dtype.kind == "f" if hasattr(x, "dtype") else
+             isinstance(x, float) for f, x in zip(flags, inputs)]
+    if any(f is True for f in known):
+        return None
+    flag = None
+    for f in known:
+        if f is not False:
+            flag = f if flag is None else logical_or(flag, f)
+    return flag
 
 
 def _check_same_shape(target: Variable, value: Variable) -> None:

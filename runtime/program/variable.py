@@ -77,6 +77,12 @@ class Variable(core.VariableBase):
     # it stays a number (d2s sets it on the counter of a graph loop; ops on it pass it on):
     # a Python use of its value (`int()`, an index) says it instead of the general hint.
     python_number_note = None
+    # For a value standing for a Python number whose type the run decides (d2s: `sum()` of
+    # a list of floats that may be empty is the int start): a bool value, True for a float.
+    float_when = None
+    # ... and the tensor arrays whose being non-empty makes it a float (`float_when` is the
+    # `or` of theirs: rebuilt from them where the flag itself is not visible)
+    float_arrays = ()
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None

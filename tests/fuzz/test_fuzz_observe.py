@@ -10,15 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from . import gen_observe, runner
 
 
-# Known open (issue 33): Python-type differences with equal values, 17 in 300 generated
-# programs (`python -m tests.fuzz --gen observe --examples 300 --seed 14003`): `sum()` of a list
-# that only the untaken branch of a tensor `if` fills with floats is `0.0` where eager's empty
-# list sums to the int `0` (the type depends on the run-time length), and `sum()` of a popped
-# list of ints returned from inside `try`/`finally` in a graph loop is a 0-d Tensor. Not strict:
-# most runs of 40 examples pass. A run takes minutes: slow.
+# Known open (issue 33): Python-type differences with equal values, 6 in 1000 generated
+# programs (`python -m tests.fuzz --gen observe --examples 1000 --seed 33001`): `sum()` of a
+# list of floats that stays empty comes back as `0.0` on some paths that return from inside
+# `try`/`finally`, and `sum()` of a popped list of ints as a 0-d Tensor. Not strict: most runs
+# of 40 examples pass. A run takes minutes: slow.
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="sum() of a list the untaken branch filled, and of a "
-                   "list returned from try/finally in a graph loop (issue 33, open)")
+@pytest.mark.xfail(strict=False, reason="sum() types on some try/finally return paths "
+                   "(issue 33, open)")
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(case=gen_observe.programs())
