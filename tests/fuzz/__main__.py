@@ -76,7 +76,7 @@ def refusal_kind(detail: str) -> str:
     first = detail.splitlines()[0] if detail else ""
     first = re.sub(r"\S+\.py:\d+", "FILE:LINE", first)
     first = re.sub(r"'[^']*'", "'…'", first)
-    return re.sub(r"\d+", "N", first)[:160]
+    return re.sub(r"\b\d+\b", "N", first)[:160]
 
 
 def main(argv=None) -> int:
