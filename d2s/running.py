@@ -268,12 +268,14 @@ class Entry:
         t = self._training
         split, grads, seeds, diff, _ = self._gradient_split(
             {name for name, p in zip(t.out_names, present) if p})
-        saved = {name: k for k, name in enumerate(t.split.fetch)}
-        if any(name not in saved for name in split.fetch):
+        # keyed by the saved values' own names: the top-level names a split gives values of
+        # branches (`saved0`, ...) depend on which values that split saves
+        saved = {name: k for k, name in enumerate(t.split.saved)}
+        if any(name not in saved for name in split.saved):
             return None
         slots = [i for i, g in enumerate(grads) if g is not None]
         return _Part(self.executor.compiled(split.backward, tuple(grads[i].name for i in slots)),
-                     split.slots, [saved[name] for name in split.fetch],
+                     split.slots, [saved[name] for name in split.saved],
                      [s.name for s in seeds], list(diff.values()), slots)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import sys
 import time
 import warnings
@@ -27,6 +28,7 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
     strategy, setup = GENERATORS[gen]()
     counts: collections.Counter = collections.Counter()
     bad: list = []
+    refusals: dict = {}  # refusal_kind -> the refused outcomes
     # hypothesis may stop short of `examples`: finish() closes the bar where it stopped
     bar = ProgressBar(total=examples, prefix=f"[{gen}] example", every=max(1, examples // 10))
 
@@ -43,6 +45,8 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
         counts[out.kind] += 1
         if out.kind in ("disagree", "internal"):
             bad.append(out)
+        if out.kind == "refused":
+            refusals.setdefault(refusal_kind(out.detail), []).append(out)
         bar.update(sum(counts.values()), shown())
 
     if seed is not None:
@@ -52,13 +56,27 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
         warnings.simplefilter("ignore")
         one()
     bar.finish(sum(counts.values()), shown())
-    if save and bad:
+    if save and (bad or refusals):
         os.makedirs(save, exist_ok=True)
         for k, out in enumerate(bad[:50]):
             with open(os.path.join(save, f"{gen}_{k:03d}_{out.kind}.txt"), "w") as fh:
                 detail = "\n".join("# " + ln for ln in out.detail.splitlines())
                 fh.write(f"# inputs: {out.inputs}\n# {out.kind}:\n{detail}\n{out.source}")
-    return {"counts": dict(counts), "bad": bad}
+        for k, (kind, outs) in enumerate(sorted(refusals.items())):
+            with open(os.path.join(save, f"{gen}_refused_{k:03d}.txt"), "w") as fh:
+                detail = "\n".join("# " + ln for ln in outs[0].detail.splitlines())
+                fh.write(f"# inputs: {outs[0].inputs}\n# refused ({len(outs)} like it):\n"
+                         f"{detail}\n{outs[0].source}")
+    return {"counts": dict(counts), "bad": bad, "refusals": refusals}
+
+
+def refusal_kind(detail: str) -> str:
+    """A refusal's message without what varies between examples (file, line, names, numbers),
+    so refusals of one kind count together."""
+    first = detail.splitlines()[0] if detail else ""
+    first = re.sub(r"\S+\.py:\d+", "FILE:LINE", first)
+    first = re.sub(r"'[^']*'", "'…'", first)
+    return re.sub(r"\b\d+\b", "N", first)[:160]
 
 
 def main(argv=None) -> int:
@@ -88,6 +106,8 @@ def main(argv=None) -> int:
               f"expected-same-error {c.get('same_error', 0)}  refused {c.get('refused', 0)}  "
               f"disagreements {c.get('disagree', 0)}  internal errors {c.get('internal', 0)}"
               f"  ({time.perf_counter() - t0:.0f} s)")
+        for kind, outs in sorted(res["refusals"].items(), key=lambda kv: -len(kv[1])):
+            print(f"  refused {len(outs)}: {kind}")
         for out in res["bad"][:3]:
             print("  first failures:", out.kind, out.detail.splitlines()[0][:300])
         failed += c.get("disagree", 0) + c.get("internal", 0)

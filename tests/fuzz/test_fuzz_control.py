@@ -32,9 +32,12 @@ def test_fuzz_control(case):
     assert kind in ALLOWED, f"{kind}: {detail}\n--- source ---\n{source}"
 
 
+# 400 programs in parts of 40 (one seed each): each part stays well within the per-test
+# time limit (D2S_TEST_TIMEOUT) on a busy machine, where 400 in one test did not
 @pytest.mark.slow
-def test_fuzz_control_campaign():
-    counts, bad = campaign(400)
+@pytest.mark.parametrize("part", range(10))
+def test_fuzz_control_campaign(part):
+    _, bad = campaign(40, seed=part)
     assert not bad, bad[0]
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from tests.finite_differences import numeric_grad
 
 
 def loss_and_log(x):
@@ -54,3 +55,35 @@ def test_a_head_no_loss_reached_keeps_grad_none_as_eager():
             assert p.grad is None and got[name] is None, name
         else:
             np.testing.assert_allclose(got[name].numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def gated_with_aux_loss(x):
+    if x.mean() > 0:  # a tensor `if`: values its branch computes are saved by export
+        scaled = x * 2.0
+        aux_loss = (scaled * scaled).sum()
+        h = rt.tanh(x)
+        y = h * h
+    else:
+        aux_loss = x.sum()
+        y = x * 3.0
+    return y, aux_loss
+
+
+def _gated_y_sum(x):
+    return (np.tanh(x) ** 2).sum() if x.mean() > 0 else (3.0 * x).sum()
+
+
+def test_backward_through_one_output_of_a_branch_reads_its_own_saved_values():
+    """The backward for the reached outputs saves fewer branch values than the full one; each
+    must read its own (it read the full backward's first saved value, 2x, for tanh(x))."""
+    static = d2s.to_static(gated_with_aux_loss)
+    for x0 in ([0.5, 1.0, -0.25], [-0.5, 0.25, -1.0], [2.0, -1.0, 0.75]):
+        x0 = np.array(x0, "float32")
+        expected = numeric_grad(_gated_y_sum, x0.astype("float64"))
+        for fn in (gated_with_aux_loss, static):
+            x = rt.to_tensor(x0, stop_gradient=False)
+            y, aux_loss = fn(x)
+            y.sum().backward()
+            np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(aux_loss.numpy(), (4 * x0 * x0).sum()
+                                       if x0.mean() > 0 else x0.sum(), rtol=1e-6)
