@@ -344,10 +344,15 @@ def _explain_mismatch(names, outs, src) -> None:
                 "the conditional expression's value" if name.startswith("_ifexp") else \
                 f"'{name}{path}'"
             raise ConversionError(
-                f"{what} is a {da} tensor in the if branch and a {db} tensor in the else "
+                f"{what} is {_a(da)} tensor in the if branch and {_a(db)} tensor in the else "
                 f"branch of an if whose condition is a tensor ({where(src)}): eager code keeps "
                 "each path's dtype, so the dtype after the if would depend on data. Cast one "
                 "side (`rt.cast(v, ...)`) so both paths give one dtype.", origin=src)
+
+
+def _a(dtype: str) -> str:
+    """`dtype` with its article: 'a float32', 'an int64'."""
+    return ("an " if dtype[:1] in "aeiou" else "a ") + dtype
 
 
 def _dtype_difference(a, b, path):
