@@ -26,6 +26,7 @@ import gast
 from ..pyct import anno, templates
 from ..pyct.activity import written
 from ..pyct.naming import RESERVED
+from ..pyct.qnames import is_composite
 from ..pyct.transformer import Base
 from . import state
 
@@ -50,9 +51,11 @@ class Loops(state.ScopeTracker, Base):
         body_name = self.ctx.namer.new("loop_body")
         test_fn = st.function(test_name, templates.replace("return test", test=node.test),
                               returns=False)
+        unread = _unread(node, st.names)
         call = templates.replace_as_expression(
-            f"{RESERVED}.while_loop(test_fn, body_fn, args, names)", test_fn=test_name,
-            body_fn=body_name, args=st.args(), names=st.names_const())
+            f"{RESERVED}.while_loop(test_fn, body_fn, args, names{', unread' if unread else ''})",
+            test_fn=test_name, body_fn=body_name, args=st.args(), names=st.names_const(),
+            unread=templates.const(unread))
         return (state.undefined_inits(st.names, defined)
                 + [test_fn, st.function(body_name, node.body)] + st.assign(call) + node.orelse)
 
@@ -82,6 +85,15 @@ class Loops(state.ScopeTracker, Base):
             f"{RESERVED}.for_loop(iter_, body_fn, args, names, extra)", iter_=node.iter,
             body_fn=body_name, args=st.args(), names=st.names_const(), extra=extra_name)
         return out + st.assign(call) + node.orelse
+
+
+def _unread(loop, names: list) -> tuple:
+    """The state names whose value on entry the loop never reads: its test does not, and
+    every path through its body binds them first (a value bound on some paths only before
+    the loop is then not read by it; only after a loop that ran zero times)."""
+    live = anno.getanno(loop, anno.LOOP_LIVE, frozenset())
+    read = state.live_in([gast.Expr(value=loop.test)] + loop.body, live)
+    return tuple(n for n in names if not is_composite(n) and n not in read)
 
 
 def _check_no_jumps(loop) -> None:

@@ -37,15 +37,16 @@ from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
 
 
-def graph_while(test, body, state: list, names: tuple) -> list:
+def graph_while(test, body, state: list, names: tuple, unread=()) -> list:
     """One `while` op for state whose test is a graph value (see `_graph_while`). A body that
     raises Python's own IndexError / KeyError whenever it runs (a Python list popped empty:
     its state is the same on every run) is `if test: body`, whose branch raises that error
-    when the program runs it, as eager code does on the first iteration."""
+    when the program runs it, as eager code does on the first iteration. `unread`: names
+    whose value on entry neither the test nor the body reads (the body binds them first)."""
     names = marked_returns(names)
     logs: list = []
     try:
-        return _graph_while(test, body, list(state), names, logs)
+        return _graph_while(test, body, list(state), names, logs, unread)
     except LookupError as e:
         if not raised_by_user_code(e):
             raise
@@ -68,12 +69,12 @@ def _into_dict(original: dict, new: dict) -> dict:
     return original
 
 
-def _graph_while(test, body, state: list, names: tuple, logs: list) -> list:
+def _graph_while(test, body, state: list, names: tuple, logs: list, unread=()) -> list:
     """One `while` op for state whose test is a graph value. State that is not a graph value
     and not a Python number (objects, None, functions) must stay the same object; Python
     lists become tensor arrays; names first bound inside the loop get a zero initial value of
     the shape and dtype the body gives them (found by tracing the body once, discarded)."""
-    return _GraphWhile(test, body, state, names, logs).build()
+    return _GraphWhile(test, body, state, names, logs, unread).build()
 
 
 class _GraphWhile:
@@ -81,7 +82,7 @@ class _GraphWhile:
     its test and body found (dtypes to widen, lists that become arrays), and the checks after
     it. (A plain object, not `__slots__`: `aliases` reads d2s's objects' fields.)"""
 
-    def __init__(self, test, body, state: list, names: tuple, logs: list):
+    def __init__(self, test, body, state: list, names: tuple, logs: list, unread=()):
         self.test, self.body, self.names = test, body, names
         self.src = src = user_origin()
         self.checks, self.taken = {}, None
@@ -95,7 +96,9 @@ class _GraphWhile:
         if unbound_mod.checked(state):  # a name bound on some paths only, carried into it:
             self.checks = {i: v.on_read for i, v in enumerate(state)
                            if unbound_mod.checked([v])}
-            unbound_mod.read_if(state, self.taken)  # read where the body runs
+            # read where the body runs (not a value the body binds before reading it)
+            unbound_mod.read_if([v for n, v in zip(names, state) if n not in unread],
+                                self.taken)
         self.dicts = {i: v for i, v in enumerate(state) if isinstance(v, dict)}
         # (a dict not carried is checked too)
         self.dict_keys = {i: dict_keys_of(v) for i, v in self.dicts.items()}

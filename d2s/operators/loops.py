@@ -27,8 +27,9 @@ from .traced_keys import check_unique
 from .variables import is_variable
 
 
-def while_loop(test, body, args: tuple, names: tuple):
-    """`while test(*state): state = body(*state)`; returns the final state."""
+def while_loop(test, body, args: tuple, names: tuple, unread=()):
+    """`while test(*state): state = body(*state)`; returns the final state. `unread`: the
+    names whose value on entry the loop never reads (its body binds them first)."""
     n = len(names)
     state = list(args)
     iterations = 0
@@ -36,7 +37,7 @@ def while_loop(test, body, args: tuple, names: tuple):
         p = probe(test, *state)
         if is_variable(p):
             report.loop("while", iterations, graph=p)
-            return result_of(graph_while(test, body, state, names))
+            return result_of(graph_while(test, body, state, names, unread))
         if not p:
             report.loop("while", iterations)
             return result_of(state)
