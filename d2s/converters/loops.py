@@ -51,7 +51,7 @@ class Loops(state.ScopeTracker, Base):
         body_name = self.ctx.namer.new("loop_body")
         test_fn = st.function(test_name, templates.replace("return test", test=node.test),
                               returns=False)
-        unread = _unread(node, st.names)
+        unread = _unread(node, st.names, [gast.Expr(value=node.test)] + node.body)
         call = templates.replace_as_expression(
             f"{RESERVED}.while_loop(test_fn, body_fn, args, names{', unread' if unread else ''})",
             test_fn=test_name, body_fn=body_name, args=st.args(), names=st.names_const(),
@@ -81,18 +81,22 @@ class Loops(state.ScopeTracker, Base):
             out.append(st.function(extra_name, templates.replace("return test", test=extra),
                                    returns=False))
         out.append(st.function(body_name, body, first_params=[item]))
+        unread = _unread(node, st.names, ([] if extra is None else [gast.Expr(value=extra)])
+                         + body)
         call = templates.replace_as_expression(
-            f"{RESERVED}.for_loop(iter_, body_fn, args, names, extra)", iter_=node.iter,
-            body_fn=body_name, args=st.args(), names=st.names_const(), extra=extra_name)
+            f"{RESERVED}.for_loop(iter_, body_fn, args, names, extra"
+            f"{', unread' if unread else ''})", iter_=node.iter,
+            body_fn=body_name, args=st.args(), names=st.names_const(), extra=extra_name,
+            unread=templates.const(unread))
         return out + st.assign(call) + node.orelse
 
 
-def _unread(loop, names: list) -> tuple:
-    """The state names whose value on entry the loop never reads: its test does not, and
-    every path through its body binds them first (a value bound on some paths only before
-    the loop is then not read by it; only after a loop that ran zero times)."""
+def _unread(loop, names: list, runs: list) -> tuple:
+    """The state names whose value on entry the loop never reads: `runs` (its test, then its
+    body) binds them first on every path (a value bound on some paths only before the loop
+    is then not read by it; only after a loop that ran zero times)."""
     live = anno.getanno(loop, anno.LOOP_LIVE, frozenset())
-    read = state.live_in([gast.Expr(value=loop.test)] + loop.body, live)
+    read = state.live_in(runs, live)
     return tuple(n for n in names if not is_composite(n) and n not in read)
 
 

@@ -167,29 +167,29 @@ def _sign(step):
     return 1 if step > 0 else -1
 
 
-def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
+def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=()):
     """`for item in iterable: state = body(item, *state)`, stopping early once
-    `extra_test(*state)` is false; returns the final state."""
+    `extra_test(*state)` is false; returns the final state. `unread`: as for `while_loop`."""
     n = len(names)
     state = list(args)
     over = iterable
     if isinstance(iterable, TensorRange):
         report.loop("for", 0, graph=iterable.stop)
         return result_of(_graph_for(iterable.length(), iterable.item, body, state, names,
-                                  extra_test))
+                                  extra_test, unread))
     if isinstance(iterable, (TensorEnumerate, TensorZip)):
         report.loop("for", 0, graph=_first_variable(iterable))
         return result_of(_graph_for(iterable.length(), iterable.item, body, state, names,
-                                  extra_test))
+                                  extra_test, unread))
     if isinstance(iterable, StructArray):  # a list of tuples / dicts as tensor arrays
         report.loop("for", 0, graph=iterable.length())
         return result_of(_graph_for(iterable.length(), iterable.__getitem__, body, state, names,
-                                  extra_test))
+                                  extra_test, unread))
     if is_variable(iterable) and iterable.is_array:
         report.loop("for", 0, graph=iterable)
         return result_of(_graph_for(rt.static.array_length(iterable),
                                   lambda i: rt.static.array_read(iterable, i), body, state,
-                                  names, extra_test))
+                                  names, extra_test, unread))
     if is_variable(iterable):
         dim = iterable.shape[0] if iterable.ndim else None
         if dim is None:
@@ -197,7 +197,7 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
         if dim < 0:
             report.loop("for", 0, graph=iterable)
             return result_of(_graph_for(rt.shape(iterable)[0], lambda i: iterable[i], body,
-                                      state, names, extra_test))
+                                      state, names, extra_test, unread))
         iterable = [iterable[i] for i in range(dim)]
     check_unique(iterable, "a for loop over the items")
     iterations = 0
@@ -214,7 +214,8 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None):
                 blocks = current_builder().program.blocks
                 mark = len(blocks)
                 try:
-                    return result_of(_graph_for(len(rest), seq, body, state, names, extra_test))
+                    return result_of(_graph_for(len(rest), seq, body, state, names,
+                                                extra_test, unread))
                 except TypeError:
                     # The body needs the item as a Python value (`xs[i]` on a Python list):
                     # unroll the rest with guards instead.
@@ -260,7 +261,7 @@ def _guarded(items: list, body, state: list, names: tuple, extra_test) -> list:
     return state
 
 
-def _graph_for(length, item_of, body, state, names, extra_test):
+def _graph_for(length, item_of, body, state, names, extra_test, unread=()):
     n = len(names)
 
     def test(i, *st):
@@ -276,7 +277,7 @@ def _graph_for(length, item_of, body, state, names, extra_test):
 
     # the index stands for a Python int (range and enumerate give Python ints in eager mode)
     out = graph_while(test, step, [mark_python_number(rt.zeros([], "int64"))] + list(state),
-                      ("<index>",) + names)
+                      ("<index>",) + names, unread)
     return out[1:]
 
 

@@ -72,3 +72,49 @@ def test_flag_rebound_by_a_later_while_else():
         np.testing.assert_allclose(scan(x, lim).numpy(), want, rtol=1e-6)
         np.testing.assert_allclose(static(x, lim).numpy(), want, rtol=1e-6)
     assert len(static.program_cache) == 1
+
+
+def scan_for(x, n):
+    h = x * 1.0
+    if rt.sum(h) > 1.0:
+        k = rt.zeros([])
+        while k < rt.abs(x[0]) + 0.5:
+            k = k + 1.0
+            if rt.sum(h) > 4.0:
+                hit = 1
+                break
+        else:
+            hit = 0
+        h = h + hit
+    for i in range(n):                    # a graph `for` over a tensor range
+        for j in range(n):
+            if rt.sum(h) + i > 4.0:
+                hit = 1
+                break
+        else:
+            hit = 0
+        h = h + hit
+    else:
+        hit = 0
+    return h + hit
+
+
+def reference_for(x, n):
+    h = x.astype("float32")
+    if h.sum() > 1.0:
+        h = h + (1 if h.sum() > 4.0 else 0)
+    for i in range(n):
+        hit = 1 if n > 0 and h.sum() + i > 4.0 else 0
+        h = h + hit
+    return h
+
+
+def test_flag_rebound_by_a_later_for_else_over_a_tensor_range():
+    static = d2s.to_static(scan_for)
+    for values in ([-0.25, -1.25, -0.25], [2.75, 1.25, 0.25], [0.25, 0.5, 0.5]):
+        for n in (0, 1, 2):
+            x, nn = rt.to_tensor(values), rt.to_tensor(n)
+            want = reference_for(np.array(values, "float32"), n)
+            np.testing.assert_allclose(scan_for(x, nn).numpy(), want, rtol=1e-6)
+            np.testing.assert_allclose(static(x, nn).numpy(), want, rtol=1e-6)
+    assert len(static.program_cache) == 1
