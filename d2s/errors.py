@@ -428,9 +428,10 @@ def note_traced_branch(e: BaseException, where: str) -> BaseException:
     """`e`, raised while tracing a branch of the tensor `if` at `where`, with a note that both
     branches are traced whatever the inputs (eager code may never run the failing line for
     them). Only the innermost `if` adds it; d2s's own conversion errors and unbound names
-    explain themselves."""
-    if isinstance(e, (ConversionError, UnboundLocalError)) or getattr(
-            e, "__d2s_branch_noted__", False):
+    (`UndefinedNameError`, a subclass of UnboundLocalError) explain themselves; Python's own
+    UnboundLocalError (a name the branch reads before binding it) gets the note."""
+    ours = isinstance(e, UnboundLocalError) and type(e) is not UnboundLocalError
+    if isinstance(e, ConversionError) or ours or getattr(e, "__d2s_branch_noted__", False):
         return e
     e.__d2s_branch_noted__ = True
     e.add_note(f"  Raised while d2s traced a branch of the `if` ({where}). Both branches of "

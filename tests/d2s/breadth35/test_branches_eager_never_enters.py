@@ -93,3 +93,23 @@ def test_an_error_from_a_branch_says_both_branches_are_traced():
     assert "Both branches of an `if` whose condition is a tensor are built" in text
     assert f'line {failing - 3}: if x.mean() > 0' in text
     assert text.count("Raised while d2s traced a branch") == 1
+
+
+def shift_if_large(x):
+    h = x * 1.0
+    if rt.sum(h) > 1.0:
+        h = h + hit         # noqa: F821  (read before the branch binds it: eager never gets here)
+        hit = 0             # noqa: F841
+    return h
+
+
+def test_a_name_a_branch_reads_before_binding_it_says_both_branches_are_traced():
+    x = rt.to_tensor([-0.25, -1.25, -0.25])
+    np.testing.assert_allclose(shift_if_large(x).numpy(), [-0.25, -1.25, -0.25])  # eager runs
+    with pytest.raises(UnboundLocalError, match="'hit'") as info:
+        d2s.to_static(shift_if_large)(x)
+    lines, first = inspect.getsourcelines(shift_if_large)
+    failing = first + next(i for i, ln in enumerate(lines) if "h + hit" in ln)
+    text = assert_at_user_line(info.value, __file__, failing)
+    assert f"line {failing - 1}: if rt.sum(h) > 1.0" in text
+    assert text.count("Raised while d2s traced a branch") == 1
