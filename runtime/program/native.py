@@ -43,7 +43,8 @@ assert set(C_REDUCE) == set(fusion.REDUCE)
 
 class Plan:
     """The C source of a run (`source`), the function's name, and how to call it: the
-    run's inputs in order, its outputs with their shapes, the row count and dtype."""
+    run's inputs in order, its outputs with their shapes, the row count (-1: that of input
+    `row_input`, at run time) and dtype."""
 
     def __init__(self, source, name, group, rows, dtype, out_shapes):
         self.source = source
@@ -53,6 +54,7 @@ class Plan:
         self.rows = rows
         self.dtype = dtype
         self.out_shapes = out_shapes
+        self.row_input = self.inputs.index(group.row_inputs[0]) if group.row_inputs else None
 
 
 def plan(group, block, vector_math: bool = True):
