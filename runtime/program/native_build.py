@@ -336,6 +336,13 @@ def error_mask() -> int:
     return sum(bit for name, bit in BITS.items() if err[name] != "ignore")
 
 
+def _expanded(a, shape):
+    """`a` (its axes beyond `shape`'s all 1) broadcast to one contiguous row of `shape`."""
+    extra = a.ndim - len(shape)
+    return np.ascontiguousarray(np.broadcast_to(a.reshape(a.shape[extra:]) if extra > 0 else a,
+                                                shape))
+
+
 def caller(holder, parallel_rows: int):
     """`run(*inputs)`: the run's outputs computed by its C function, or None when that is
     not ready, failed, or raised a floating-point exception NumPy would report (the caller
@@ -346,6 +353,7 @@ def caller(holder, parallel_rows: int):
     empty, array_t = np.empty, ctypes.c_void_p * (len(plan.inputs) + n_out)
     contiguous = np.ascontiguousarray
     known_rows, row_input = plan.rows, plan.row_input
+    expand = list(plan.expand.items())
 
     def run(*inputs):
         fn = holder.fn
@@ -353,6 +361,8 @@ def caller(holder, parallel_rows: int):
             _stats["numpy_calls"] += 1
             return None
         arrays = [contiguous(a, dt) for a in inputs]
+        for k, shape in expand:
+            arrays[k] = _expanded(arrays[k], shape)
         rows = known_rows if known_rows != -1 else arrays[row_input].shape[0]
         outs = [empty(s if s[0] != -1 else (rows,) + s[1:], dt) for s in shapes]
         ptrs = array_t(*[a.__array_interface__["data"][0] for a in arrays + outs])

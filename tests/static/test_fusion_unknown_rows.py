@@ -200,3 +200,22 @@ def test_the_c_function_of_a_run_takes_its_rows_at_run_time(monkeypatch):
         np.testing.assert_allclose(got, np.tanh(x + b) * x - np.float32(0.5), rtol=1e-5,
                                    atol=1e-6)
     assert len(sf.program_cache) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
+def test_conv_bias_and_relu_run_as_c_with_the_bias_expanded_to_a_row(tmp_path, monkeypatch):
+    """A folded conv's bias [1, C, 1, 1] is broadcast to one row [C, H, W] before the call,
+    which the C code reads as a broadcast row (`LoopNest.expand`); add and max give NumPy's
+    bits (the C convolution kernels, in both programs, do not: compared with native code on)."""
+    monkeypatch.setenv("D2S_NATIVE", "sync")
+    _, unfused = _saved(MODELS[0][1], MODELS[0][2], tmp_path, monkeypatch, "0")
+    _, fused = _saved(MODELS[0][1], MODELS[0][2], tmp_path, monkeypatch, "1")
+    for batch, runs in ((32, 9), (7, 0)):  # (below 65536 elements a run goes unfused)
+        x = rt.to_tensor(np.random.default_rng(batch).standard_normal(
+            [batch, 3, 32, 32]).astype("float32"))
+        before = native_build.stats()["native_calls"]
+        with rt.no_grad():
+            got = fused(x).numpy()
+        assert native_build.stats()["native_calls"] - before == runs
+        np.testing.assert_array_equal(got, unfused(x).numpy())
