@@ -114,11 +114,6 @@ class Group:
         self.least = least
         self.row_inputs = row_inputs
 
-    @property
-    def size(self) -> int:
-        """Elements of the widest value; for unknown rows, of one row."""
-        return self.width * max(self.rows, 1)
-
     def parallel_rows(self) -> int:
         """The fewest rows from which the chunks are split over the threads."""
         return -(-limits()[2] // self.width)
