@@ -244,7 +244,21 @@ class _Gen:
         outs = ", ".join(self.ident(n) for n in group.outputs)
         if len(group.outputs) > 1:
             outs += ","
-        self.emit(indent, f"{outs} = {fn}({args})", ("op", last, block))
+        guard = fusion.run_time_guard(group, self.ident)
+        if guard is None:
+            self.emit(indent, f"{outs} = {fn}({args})", ("op", last, block))
+            return
+        self.emit(indent, f"if {guard}:", ("op", last, block))
+        self.emit(indent + "    ", f"{outs} = {fn}({args})", ("op", last, block))
+        self.emit(indent, "else:")  # (the ops unfused, as without fusion)
+        for j in group.ops:
+            self.dying = ()
+            op = block.ops[j]
+            EMITTERS.get(op.type, emit_generic)(self, op, block, indent + "    ")
+        inside = [block.ops[j].outputs[0] for j in group.ops]
+        inside = [self.ident(n) for n in inside if n not in group.outputs]
+        if inside:
+            self.emit(indent + "    ", "del " + ", ".join(inside))
 
     def outline(self, sub: Block, outs: list) -> str:
         """The statement that runs block `sub` as a function of its own (emitted later by

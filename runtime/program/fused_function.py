@@ -10,7 +10,7 @@ import linecache
 import numpy as np
 
 from . import fusion_chunks, threads
-from .fusion import limits, remember_lines
+from .fusion import remember_lines
 from .fusion_emit import numpy_source
 
 _ids = itertools.count()
@@ -29,7 +29,7 @@ def build(group, block, ident):
     holder = native_build.prepare(group, block)
     if holder is None:
         return fn
-    return _with_native(fn, native_build.caller(holder, group.size >= limits()[2]))
+    return _with_native(fn, native_build.caller(holder, group.parallel_rows()))
 
 
 def compile_numpy(plan) -> tuple:

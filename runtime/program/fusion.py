@@ -2,7 +2,11 @@
 so that the intermediates never exist at full size, on every core.
 
 A run of consecutive fusible ops in a block, on float tensors of one dtype and static shapes
-that share their first dimension (the rows), becomes one generated function. Fusible ops:
+that share their first dimension (the rows), becomes one generated function. The rows may be
+unknown (-1, a saved model's batch) where every other dimension is known: the function then
+takes the row count from its inputs at run time, and the program calls it only where the
+row inputs agree on it and the run is big enough (`run_time_guard`), else runs the ops
+unfused. Fusible ops:
 
 - elementwise: add, subtract, multiply, divide, maximum, minimum, neg, abs, exp, log, sqrt,
   tanh, sin, cos, square, relu, whose operands either have the rows as first dimension or
@@ -88,22 +92,31 @@ def may_fuse(program, how) -> bool:
     for block in program.blocks:
         for v in block.vars.values():
             shape = v._static_shape
-            if shape and -1 not in shape and size_of(shape) >= least:
+            if shape and -1 not in shape[1:] and (shape[0] == -1 or size_of(shape) >= least):
                 return True
     return False
 
 
 class Group:
     """A fusible run: `ops` (indices into the block), the external `inputs` in order, the
-    `outputs` (values read after the run, in op order), the number of `rows` and the dtype."""
+    `outputs` (values read after the run, in op order), the number of `rows` (-1: known at
+    run time only) and the dtype. `width`: elements per row of the widest value; `least`:
+    the fewest elements (rows x width) for which the run is worth fusing; `row_inputs`: the
+    inputs read a chunk of rows at a time."""
 
-    def __init__(self, ops, inputs, outputs, rows, dtype, size):
+    def __init__(self, ops, inputs, outputs, rows, dtype, width, least, row_inputs):
         self.ops = ops
         self.inputs = inputs
         self.outputs = outputs
         self.rows = rows
         self.dtype = dtype
-        self.size = size  # elements of the widest value
+        self.width = width
+        self.least = least
+        self.row_inputs = row_inputs
+
+    def parallel_rows(self) -> int:
+        """The fewest rows from which the chunks are split over the threads."""
+        return -(-limits()[2] // self.width)
 
 
 def find_groups(block, uses_outside, gpu: bool = False) -> list[Group]:
@@ -131,7 +144,7 @@ def _fusible_gpu(op, block):
     if op.type in REDUCE or _fusible(op, block) is None:
         return None
     out = block.var(op.outputs[0])
-    if out.dtype.name not in _REDUCE_DTYPES or any(
+    if out._static_shape[0] == -1 or out.dtype.name not in _REDUCE_DTYPES or any(
             x.__class__ is float and not np.isfinite(x) for x in op.inputs):
         return None
     return out._static_shape, out.dtype
@@ -152,15 +165,16 @@ def _fusible(op, block):
         return None
     out = block.var(op.outputs[0])
     shape = out._static_shape
-    if out.kind != "tensor" or not out.dtype.is_floating or not shape or -1 in shape or \
-            shape[0] < 2:
+    if out.kind != "tensor" or not out.dtype.is_floating or not shape or -1 in shape[1:] or \
+            shape[0] in (0, 1):
         return None
     for x in op.inputs:
         if x.__class__ is str:
             v = block.var(x)
             s = v._static_shape
-            if v.kind != "tensor" or v.dtype != out.dtype or s is None or -1 in s:
-                return None
+            if v.kind != "tensor" or v.dtype != out.dtype or s is None or -1 in s[1:] or \
+                    (s and s[0] == -1 and (shape[0] != -1 or len(s) != len(shape))):
+                return None  # (unknown rows only as the output's rows)
             if op.type not in REDUCE and not _broadcasts_to(s, shape):
                 return None
         elif x.__class__ not in (int, float) or op.type in REDUCE:
@@ -197,21 +211,40 @@ def _close(block, run, uses_outside, gpu: bool = False) -> list[Group]:
     first, last = run[0][0], run[-1][0]
     outputs = [op.outputs[0] for _, op in run[:-1] if uses_outside(op.outputs[0], first, last)]
     outputs.append(run[-1][1].outputs[0])
-    size = max(size_of(_shape(block, op.outputs[0])) for _, op in run)
+    width = max(size_of(_shape(block, op.outputs[0])[1:]) for _, op in run)
     for _, op in run:
         if op.type in REDUCE:
-            size = max(size, size_of(_shape(block, op.inputs[0])))
+            width = max(width, size_of(_shape(block, op.inputs[0])[1:]))
     least, _, parallel = limits()
-    if not gpu and (size < least or (len(run) == 1 and size < parallel)):
-        return []  # (one op on one thread: nothing to gain)
-    made, inputs = set(), []
+    if len(run) == 1:
+        least = parallel  # (one op on one thread: nothing to gain)
+    out = block.var(run[0][1].outputs[0])
+    rows = out._static_shape[0]
+    if not gpu and rows != -1 and rows * width < least:
+        return []
+    made, inputs, row_inputs = set(), [], []
     for _, op in run:
         for x in op.input_names():
             if x not in made and x not in inputs:
                 inputs.append(x)
+            if x not in made and x not in row_inputs and row_operand(block, op, x, rows):
+                row_inputs.append(x)
         made.add(op.outputs[0])
-    out = block.var(run[0][1].outputs[0])
-    return [Group([j for j, _ in run], inputs, outputs, out._static_shape[0], out.dtype, size)]
+    if rows == -1 and not row_inputs:
+        return []  # (nothing to read the row count from)
+    return [Group([j for j, _ in run], inputs, outputs, rows, out.dtype, width, least,
+                  row_inputs)]
+
+
+def run_time_guard(group, ident) -> str | None:
+    """For a run with unknown rows, the Python condition under which the fused function may
+    run: every row input has the same row count (unfused, a row count of 1 would broadcast)
+    and the run has at least `group.least` elements. None for known rows (always fused)."""
+    if group.rows != -1:
+        return None
+    first, *others = [f"{ident(x)}.shape[0]" for x in group.row_inputs]
+    return " and ".join([f"{first} * {group.width} >= {group.least}"] +
+                        [f"{x} == {first}" for x in others])
 
 
 def size_of(shape) -> int:
@@ -260,7 +293,10 @@ def row_operand(block, op, x, rows) -> bool:
 def merged_axes(ops, block, rows) -> int:
     """How many leading axes the chunks can cut across as if they were one (a [2, 512, 1024]
     LayerNorm is then chunked as [1024, 1024] rows): the most that every row value shares,
-    that no reduction reduces and that no operand broadcasts over. 1: the first axis only."""
+    that no reduction reduces and that no operand broadcasts over. 1: the first axis only
+    (always, where the rows are unknown)."""
+    if rows == -1:
+        return 1
     limits_ = []
     prefix = None
     for op in ops:

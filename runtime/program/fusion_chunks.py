@@ -39,8 +39,9 @@ class ChunkPlan:
     """The fused function `name(*params)`: `outputs` [(array, shape while computing, shape
     returned or None when the same)], `reshaped` inputs [(ident, shape)] on entry, chunk
     `buffers` (their row shapes), `sliced` inputs [(chunk name, ident)] read a chunk at a
-    time, `calls` in order, `step` rows per chunk of `rows`, `parallel` over the threads, and
-    the constants the code names (`consts`)."""
+    time, `calls` in order, `step` rows per chunk of `rows` (-1: the row count of the first
+    sliced input, at run time), split over the threads from `parallel_rows` rows, and the
+    constants the code names (`consts`)."""
 
     name: str
     params: list
@@ -51,7 +52,7 @@ class ChunkPlan:
     calls: list
     step: int
     rows: int
-    parallel: bool
+    parallel_rows: int
     dtype: np.dtype
     consts: dict
 
@@ -107,7 +108,7 @@ def plan(name: str, group, block, ident) -> ChunkPlan:
     for o in ops:
         if o.type in REDUCE:
             widest = max(widest, size_of(shape(o.inputs[0])[1:]))
-    _, chunk, parallel = limits()
+    chunk = limits()[1]
     step = max(1, chunk // max(widest, 1))
     consts: dict = {}
     bufs = _Buffers()
@@ -121,7 +122,7 @@ def plan(name: str, group, block, ident) -> ChunkPlan:
          for n in group.outputs],
         [(ident(x), tuple(shape(x))) for x in sliced] if k > 1 else [],
         list(bufs.made), [(v, ident(x)) for x, v in sliced.items()], calls, step,
-        shape(ops[0].outputs[0])[0], group.size >= parallel, dt, consts)
+        shape(ops[0].outputs[0])[0], group.parallel_rows(), dt, consts)
 
 
 def _calls(ops, group, shape, ident, outs, bufs, sliced, consts) -> list:

@@ -12,8 +12,14 @@ def numpy_source(plan) -> tuple:
     lines = [f"def {plan.name}({', '.join(plan.params)}):"]
     for ident, shape in plan.reshaped:  # the leading axes as one: views of contiguous inputs
         lines.append(f"    {ident} = {ident}.reshape({shape!r})")
-    for array, shape, _ in plan.outputs:
-        lines.append(f"    {array} = _empty({shape!r}, _dtype)")
+    if plan.rows == -1:  # (rows known at run time: every output has them first)
+        lines.append(f"    rows = {plan.sliced[0][1]}.shape[0]")
+        for array, shape, _ in plan.outputs:
+            lines.append(f"    {array} = _empty((rows,) + {tuple(shape[1:])!r}, _dtype)")
+    else:
+        lines.append(f"    rows = {plan.rows}")
+        for array, shape, _ in plan.outputs:
+            lines.append(f"    {array} = _empty({shape!r}, _dtype)")
     lines.append("    def part(lo, hi):")
     lines.append("        full = _spare.pop() if _spare else _new()")
     n = len(plan.buffers)
@@ -34,7 +40,7 @@ def numpy_source(plan) -> tuple:
         lines.append("            " + _call_text(call))
         line_ops[len(lines)] = call.op
     lines.append("        _spare.append(full)")
-    lines.append(f"    _run_rows(part, {plan.rows}, {plan.step}, {plan.parallel})")
+    lines.append(f"    _run_rows(part, rows, {plan.step}, rows >= {plan.parallel_rows})")
     rets = [array if back is None else f"{array}.reshape({back!r})"
             for array, _, back in plan.outputs]
     lines.append("    return " + (rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ",)"))

@@ -53,7 +53,9 @@ class LoopNest:
     """A fused run as one C function `name`: `inputs` and `outputs` arrays (counts), `rows`
     rows (the caller gives each call a range lo..hi of them) of `width` elements of C type
     `ctype` ("float" or "double"), `tmps` row buffers, and the `body` (Steps between the
-    loops and Loops) in order."""
+    loops and Loops) in order. `expand`: {input position: row shape} of the inputs the
+    caller broadcasts to one whole row before the call (a conv bias [1, C, 1, 1] to
+    [C, H, W]), which the C code then reads as broadcast rows."""
 
     name: str
     ctype: str
@@ -64,6 +66,7 @@ class LoopNest:
     flat: bool
     tmps: int
     body: list = field(default_factory=list)
+    expand: dict = field(default_factory=dict)
 
     def steps(self):
         """Every step, in order (inside the loops too)."""

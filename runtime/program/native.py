@@ -43,9 +43,11 @@ assert set(C_REDUCE) == set(fusion.REDUCE)
 
 class Plan:
     """The C source of a run (`source`), the function's name, and how to call it: the
-    run's inputs in order, its outputs with their shapes, the row count and dtype."""
+    run's inputs in order, its outputs with their shapes, the row count (-1: that of input
+    `row_input`, at run time), dtype, and the inputs to `expand` to a row before the call
+    (`LoopNest.expand`)."""
 
-    def __init__(self, source, name, group, rows, dtype, out_shapes):
+    def __init__(self, source, name, group, rows, dtype, out_shapes, expand):
         self.source = source
         self.name = name
         self.inputs = list(group.inputs)
@@ -53,6 +55,8 @@ class Plan:
         self.rows = rows
         self.dtype = dtype
         self.out_shapes = out_shapes
+        self.row_input = self.inputs.index(group.row_inputs[0]) if group.row_inputs else None
+        self.expand = expand
 
 
 def plan(group, block, vector_math: bool = True):
@@ -62,7 +66,7 @@ def plan(group, block, vector_math: bool = True):
         return None
     out_shapes = [tuple(block.var(n)._static_shape) for n in group.outputs]
     return Plan(c_source(nest, vector_math), nest.name, group, nest.rows,
-                np.dtype(group.dtype.np), out_shapes)
+                np.dtype(group.dtype.np), out_shapes, nest.expand)
 
 
 def plan_loops(group, block) -> LoopNest | None:
@@ -117,13 +121,28 @@ def plan_loops(group, block) -> LoopNest | None:
             elif level[o.outputs[0]] == "wide" and \
                     (1,) * (len(wide_shape) - len(s)) + s == tuple(wide_shape):
                 bcast[x] = "wide"
+            elif level[o.outputs[0]] == "wide" and _broadcasts_over_row(s, wide_shape):
+                bcast[x] = "expand"
             else:
                 return None
     flat = all(v == "wide" for v in level.values()) and \
         not any(o.type in fusion.REDUCE for o in ops) and \
         all(v == "scalar" for v in bcast.values())
     ctype = "float" if group.dtype.name == "float32" else "double"
-    return _loop_nest(ops, group, level, bcast, R, W, ctype, flat)
+    nest = _loop_nest(ops, group, level, bcast, R, W, ctype, flat)
+    nest.expand = {group.inputs.index(x): tuple(wide_shape) for x, how in bcast.items()
+                   if how == "expand"}
+    return nest
+
+
+def _broadcasts_over_row(shape, row) -> bool:
+    """Whether an operand of `shape` broadcasts to one whole row of `row`'s shape, its
+    leading axes beyond the row's (over the rows) all 1."""
+    extra = len(shape) - len(row)
+    if extra > 0 and any(d != 1 for d in shape[:extra]):
+        return False
+    shape = shape[max(extra, 0):]
+    return all(d in (1, t) for d, t in zip(reversed(shape), reversed(row)))
 
 
 def _loop_nest(ops, group, level, bcast, R, W, ctype, flat) -> LoopNest:
@@ -146,7 +165,7 @@ def _loop_nest(ops, group, level, bcast, R, W, ctype, flat) -> LoopNest:
         if x.__class__ is not str:
             return Operand("const", x)
         if x in inputs and x not in local:
-            how = ("bcast" if bcast[x] == "wide" else "scalar") if x in bcast else level[x]
+            how = ("scalar" if bcast[x] == "scalar" else "bcast") if x in bcast else level[x]
             return Operand("input", inputs[x], how)
         if level[x] == "wide" and made_in[x] != seg:
             return Operand("output", outs[x]) if x in outs else Operand("tmp", tmps.index(x))

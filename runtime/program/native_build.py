@@ -336,14 +336,24 @@ def error_mask() -> int:
     return sum(bit for name, bit in BITS.items() if err[name] != "ignore")
 
 
-def caller(holder, parallel: bool):
+def _expanded(a, shape):
+    """`a` (its axes beyond `shape`'s all 1) broadcast to one contiguous row of `shape`."""
+    extra = a.ndim - len(shape)
+    return np.ascontiguousarray(np.broadcast_to(a.reshape(a.shape[extra:]) if extra > 0 else a,
+                                                shape))
+
+
+def caller(holder, parallel_rows: int):
     """`run(*inputs)`: the run's outputs computed by its C function, or None when that is
     not ready, failed, or raised a floating-point exception NumPy would report (the caller
-    then runs the NumPy code)."""
+    then runs the NumPy code). The rows are split over the threads from `parallel_rows`;
+    unknown rows (-1) are those of the run's first row input."""
     plan = holder.plan
     dt, shapes, n_out = plan.dtype, plan.out_shapes, len(plan.outputs)
-    rows, empty, array_t = plan.rows, np.empty, ctypes.c_void_p * (len(plan.inputs) + n_out)
+    empty, array_t = np.empty, ctypes.c_void_p * (len(plan.inputs) + n_out)
     contiguous = np.ascontiguousarray
+    known_rows, row_input = plan.rows, plan.row_input
+    expand = list(plan.expand.items())
 
     def run(*inputs):
         fn = holder.fn
@@ -351,14 +361,17 @@ def caller(holder, parallel: bool):
             _stats["numpy_calls"] += 1
             return None
         arrays = [contiguous(a, dt) for a in inputs]
-        outs = [empty(s, dt) for s in shapes]
+        for k, shape in expand:
+            arrays[k] = _expanded(arrays[k], shape)
+        rows = known_rows if known_rows != -1 else arrays[row_input].shape[0]
+        outs = [empty(s if s[0] != -1 else (rows,) + s[1:], dt) for s in shapes]
         ptrs = array_t(*[a.__array_interface__["data"][0] for a in arrays + outs])
         flags = []
 
         def part(lo, hi):
             flags.append(fn(ptrs, lo, hi))
 
-        threads.run_rows(part, rows, 1, parallel)
+        threads.run_rows(part, rows, 1, rows >= parallel_rows)
         got = 0
         for f in flags:
             got |= f

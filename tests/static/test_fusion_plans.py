@@ -108,7 +108,7 @@ def _hand_made_chunk_plan():
         calls=[ChunkCall(10, "exp", ["a0"], "b0"),
                ChunkCall(11, "multiply", ["b0", "c0"], "o0c", "o0"),
                ChunkCall(12, "add", ["b0"], "o1c", "o1", axes=(1,))],
-        step=2, rows=7, parallel=False, dtype=np.dtype("float64"),
+        step=2, rows=7, parallel_rows=8, dtype=np.dtype("float64"),
         consts={"c0": np.float64(2.0)})
 
 
