@@ -145,3 +145,49 @@ def test_tensors_in_an_array_stay_tensors():
     assert len(got) == 2
     assert all(isinstance(t, rt.Tensor) for t in got)
     np.testing.assert_allclose(got[1].numpy(), [2.0, 2.0])
+
+
+def root_steps(x):
+    steps = []
+    i = rt.zeros([], "int64")
+    while i < x.sum():
+        steps.append(0.1 * float(i + 1) ** 0.5)
+        i += 1
+    return sum(steps), sum(steps, 0.7), steps
+
+
+def test_sums_add_the_floats_in_pythons_order():
+    # (NumPy's pairwise sum, or the start added last, differ from Python's in the last bit)
+    static = d2s.to_static(root_steps)
+    for n in (33, 3, 0):
+        x = rt.to_tensor(np.array([n], "float32"))
+        steps = [0.1 * float(i + 1) ** 0.5 for i in range(n)]
+        want = (sum(steps), sum(steps, 0.7), steps)
+        same_leaves(root_steps(x), want)
+        same_leaves(static(x), want)
+    assert static._cache.traces == 1
+
+
+class Steps(rt.nn.Layer):
+    """Returns the list of Python floats a graph loop grows, its sum and a tensor."""
+
+    def forward(self, x):
+        steps = []
+        for i in range(rt.cast(x.sum(), "int64")):
+            steps.append(0.1 * (i + 1))
+        return {"steps": steps, "total": sum(steps)}, x * 2
+
+
+def test_a_saved_model_gives_back_the_list_of_python_numbers(tmp_path):
+    static = d2s.to_static(Steps().eval(), input_spec=[d2s.InputSpec([None], "float32")])
+    static(rt.to_tensor(np.ones([1], "float32")))
+    d2s.save(static, str(tmp_path / "steps"))
+    loaded = d2s.load(str(tmp_path / "steps"))
+    for data in [[1.0, 2.0], [0.0, 0.0, 0.0], [2.0]]:
+        steps = [0.1 * (i + 1) for i in range(int(sum(data)))]
+        x = rt.to_tensor(np.array(data, "float32"))
+        for numbers, y in (Steps()(x), static(x), loaded(x)):
+            same_leaves(numbers["steps"], steps)
+            assert type(numbers["total"]) is type(sum(steps))
+            assert numbers["total"] == pytest.approx(sum(steps), rel=1e-15)
+            np.testing.assert_allclose(y.numpy(), np.array(data) * 2)
