@@ -191,3 +191,26 @@ def test_a_saved_model_gives_back_the_list_of_python_numbers(tmp_path):
             assert type(numbers["total"]) is type(sum(steps))
             assert numbers["total"] == pytest.approx(sum(steps), rel=1e-15)
             np.testing.assert_allclose(y.numpy(), np.array(data) * 2)
+
+
+def made_tensors(x):
+    steps = []
+    total = 0.0
+    for i in range(rt.cast(x.sum(), "int64")):
+        steps.append(0.1 * (i + 1))
+        total += 0.5
+    return rt.to_tensor(steps), rt.to_tensor(total), x * steps[-1]
+
+
+def test_tensors_made_of_the_floats_have_eagers_default_dtype():
+    # (the floats are float64 in the program; a tensor made of them is float32, as eagerly)
+    static = d2s.to_static(made_tensors)
+    for data in [[1.0, 2.0], [0.5, 1.0]]:
+        n = int(sum(data))
+        want = [np.array([0.1 * (i + 1) for i in range(n)], "float32"),
+                np.array(0.5 * n, "float32"), np.array(data, "float32") * np.float32(0.1 * n)]
+        for got in (made_tensors(rt.to_tensor(data)), static(rt.to_tensor(data))):
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                assert g.dtype == rt.float32
+                np.testing.assert_allclose(g.numpy(), w, rtol=1e-6)
