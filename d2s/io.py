@@ -23,6 +23,7 @@ import os
 
 import runtime as rt
 from runtime import core, pytree
+from runtime.ops.arrays import holds_python_numbers
 from runtime.program import model_structure, serialize
 from runtime.program.executor import rewrite_error
 from runtime.program.passes import fold_batch_norm
@@ -86,14 +87,23 @@ def _with_structure(program, feeds: list, out, args):
         out = out[0]
     outputs: list = []
 
+    def fetch(v) -> int:
+        index = next((k for k, o in enumerate(outputs) if o is v), len(outputs))
+        if index == len(outputs):
+            outputs.append(v)
+        return index
+
     def output(leaf):
         if isinstance(leaf, Variable):
-            index = next((k for k, v in enumerate(outputs) if v is leaf), len(outputs))
-            if index == len(outputs):
-                outputs.append(leaf)
+            index = fetch(leaf)
+            flag = leaf.float_when if leaf.python_scalar else None
+            if flag is not None and not leaf.is_array:  # (`sum()` of a list of floats that
+                return {"number_kind": [index, fetch(flag)]}  # may be empty: the int start)
             if leaf.python_scalar and not leaf.is_array and not getattr(
                     leaf, "mixed_number", False):  # (as `running.Entry.python_out`)
                 return {"number": index}
+            if leaf.is_array and holds_python_numbers(leaf):  # (as `running.Entry`'s)
+                return {"numbers": index}
             return {"output": index}
         if leaf is None or isinstance(leaf, (bool, int, float, str)):
             return {"value": leaf}
@@ -184,7 +194,7 @@ class TranslatedLayer:
 
     def __call__(self, *inputs):
         arrays = self.run_flat(*self._flat_inputs(inputs))
-        outs = [wrap(a) for a in arrays]
+        outs = [wrap(a) if type(a) is not list else [wrap(x) for x in a] for a in arrays]
         if self._structure is not None:
             return model_structure.build(self._structure["outputs"], outs)
         return outs[0] if len(outs) == 1 else outs

@@ -15,6 +15,7 @@ import runtime as rt
 from runtime import backend, pytree
 from runtime.autograd import record
 from runtime.core import array_of, mode_state
+from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.reached import branch_conditions
 from runtime.program.split import split_program
@@ -99,6 +100,9 @@ class Entry:
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.python_scalar and not v.is_array and (not getattr(
                                v, "mixed_number", False) or _float_flag(v) is not None)]
+        # arrays standing for lists of Python numbers: the call gives lists of Python numbers
+        self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                             v.is_array and holds_python_numbers(v)]
         # integer/bool outputs the traced code marked stop_gradient=False
         # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
         # them, but they keep the flag, as eager's do
@@ -108,6 +112,7 @@ class Entry:
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
+                       and not self.number_lists
                        and not self.number_kinds)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
@@ -193,6 +198,8 @@ class Entry:
             outs[k].stop_gradient = False
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
+        for k in self.number_lists:
+            outs[k] = [a.item() for a in arrays[k]]
         for k, flag in self.number_kinds:
             outs[k] = float(outs[k]) if arrays[flag] else int(outs[k])
         for t, o in zip(targets, outs[len(self.out_index):]):

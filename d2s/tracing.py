@@ -17,7 +17,7 @@ import runtime as rt
 from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
-from runtime.ops.arrays import array_pack
+from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program.builder import current_builder
 from runtime.program.origin import format_origin
 
@@ -207,8 +207,8 @@ def _packed(v):
     """A returned tensor array of floats with a known element shape (a list grown by a tensor
     condition): returned as its elements stacked (`array_pack`), which `running.Entry`
     un-stacks with eager ops, so the list's items keep their gradient path as eager's do."""
-    if not (_is_variable(v) and v.is_array and v.dtype.is_floating):
-        return v
+    if not (_is_variable(v) and v.is_array and v.dtype.is_floating) or holds_python_numbers(v):
+        return v  # (a list of Python numbers comes back as numbers: `running.Entry`)
     shape = v._static_shape
     if shape is None or any(d < 0 for d in shape):
         return v  # (elements of different shapes: returned without a gradient path)

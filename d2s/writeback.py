@@ -208,9 +208,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
                 f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
-        slots.append(_into_origin(s, before, v))
-        if is_variable(v) and v.is_array and getattr(v, "python_items", False):
-            types[s.ident()] = _PYTHON_TYPES[v.dtype.name]  # (items written back as numbers)
+        slots.append(_into_origin(s, before, v))  # (an array of Python numbers comes back
+        # as a list of them: `running.Entry.number_lists`)
     slots += _copied(copies, target)
     if not slots:
         return out
@@ -277,21 +276,15 @@ def apply(result):
         if s.kind == "list":
             _into(s.obj, v)
         elif types and s.ident() in types:
-            s.set(_as_numbers(types[s.ident()], v))
+            s.set(_as_number(types[s.ident()], v))
         else:
             s.set(v)
     return out
 
 
-# the Python type of the items of a tensor array that holds Python numbers, by its dtype
-_PYTHON_TYPES = {"bool": bool, "int64": int, "float32": float, "float64": float}
-
-
-def _as_numbers(kind: type, v):
-    """A value the program computed for a place that holds Python numbers of type `kind`
-    in eager code: a number, or a list of them (from a tensor array)."""
-    if isinstance(v, list):
-        return [kind(x.item()) for x in v]
+def _as_number(kind: type, v):
+    """A value the program computed for a place that holds a Python number of type `kind`
+    in eager code."""
     return v if isinstance(v, (int, float)) else kind(v.item())
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from . import backend, core, dtypes
 from .dtypes import DType, convert_dtype, default_float, of_array
 from .ops import registry
+from .ops.arrays import holds_python_numbers
 from .ops.math import assign, cast
 
 
@@ -298,6 +299,9 @@ def constant(data, dtype=None, stop_gradient: bool = True) -> Tensor:
 
 def _assign_variable(v, dtype, stop_gradient: bool):
     """`to_tensor(v)` of a static Variable: a copy of it in the program (cast to `dtype`)."""
+    if dtype is None and v.dtype.name == "float64" and (
+            getattr(v, "python_scalar", False) or holds_python_numbers(v)):
+        dtype = default_float()  # (Python floats, kept in float64: eager's default dtype)
     out = assign(v)
     if dtype is not None and convert_dtype(dtype) != v.dtype:
         out = cast(out, dtype)

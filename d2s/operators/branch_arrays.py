@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
+from runtime.dtypes import convert_dtype
 
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import is_variable
@@ -79,12 +80,25 @@ def _numbers_beside_chosen_ones(items):
     of an inner tensor `if`), else None."""
     if len({_number_kind(x) for x in items}) != 1 or _number_kind(items[0]) is None:
         return None
+    if _number_kind(items[0]) is float:  # (eager's floats: exact in float64 only)
+        return PYTHON_ITEM_DTYPES[float]
     dtypes = {x.dtype.name: x.dtype for x in items if is_variable(x)}
     return next(iter(dtypes.values())) if len(dtypes) == 1 else None
 
 
 # the dtype of a tensor array holding Python numbers (a list of them grown by the program)
-PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float32"}
+PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+
+
+def _number_as(x, dtype):
+    """An item of a list made an array of `dtype`: a Python number, or a graph value standing
+    for one (`float(t)` of a float32 `t` in a float64 array of Python floats), in that dtype;
+    anything else as it is."""
+    if type(x) in (int, float, bool):
+        return rt.full([], x, dtype)
+    if is_variable(x) and _number_kind(x) is not None and x.dtype != convert_dtype(dtype):
+        return rt.cast(x, dtype)
+    return x
 
 
 def _struct_like(a, b):
@@ -109,8 +123,7 @@ def array_at(v, path, dtype):
         if isinstance(v, list):
             items = list(v)
             if any(is_variable(x) for x in v):  # (numbers beside graph values standing for
-                items = [rt.full([], x, dtype) if type(x) in (int, float, bool) else x  # ones)
-                         for x in v]
+                items = [_number_as(x, dtype) for x in v]  # ones)
             array = rt.static.create_array(dtype, initialized_list=items)
             if v and all(_number_kind(x) is not None for x in v):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)

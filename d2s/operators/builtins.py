@@ -10,6 +10,7 @@ import builtins
 import runtime as rt
 from runtime.core import active_builder, is_tensor
 from runtime.dtypes import convert_dtype, promote
+from runtime.ops.arrays import holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
 from .. import report
@@ -163,8 +164,13 @@ def sum_(iterable, /, start=0):
         and promote(convert_dtype(start.dtype), convert_dtype(arr.dtype)) == \
         convert_dtype(start.dtype)
     src = user_origin()
+    in_order = holds_python_numbers(arr) and arr.dtype.is_floating and not shape and type(
+        start) in (int, float)
 
     def total():
+        if in_order:  # Python adds floats one by one, from `start`: so does the program
+            items = rt.concat([rt.full([1], start, arr.dtype), rt.static.array_stack(arr)])
+            return rt.cumsum(items)[-1]
         out = rt.sum(rt.static.array_stack(arr), axis=0)
         return start + out if tensor_start else (
             out if isinstance(start, int) and start == 0 else out + start)
@@ -190,7 +196,7 @@ def sum_(iterable, /, start=0):
         return out + start if tensor_start else out
 
     out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
-    numbers = getattr(arr, "python_items", False) or getattr(arr, "number_sums", False)
+    numbers = holds_python_numbers(arr)
     if numbers and isinstance(start, (int, float)):
         out.python_scalar = True  # the sum of Python numbers: a Python number, as eagerly
         if type(start) is int and arr.dtype.is_floating:  # (an empty list: the int start)

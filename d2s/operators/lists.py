@@ -11,7 +11,13 @@ import sys
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
-from runtime.ops.arrays import array_inserted, array_pop, array_popped, array_written
+from runtime.ops.arrays import (
+    array_inserted,
+    array_pop,
+    array_popped,
+    array_written,
+    holds_python_numbers,
+)
 from runtime.pytree import flatten, unflatten
 
 from .. import report
@@ -117,14 +123,13 @@ def _dtype_fits(array, value):
     value standing for one (a loop counter), into an array of floats is that float, as
     Python's arithmetic would mix them; any other graph value is refused at the user's line
     (an eager list holds both dtypes, an array one)."""
-    if type(value) in (int, bool) and array.dtype.is_floating:
-        return float(value)
+    if type(value) in (int, bool, float) and array.dtype.is_floating:
+        return rt.full([], float(value), array.dtype)  # (a float64 array keeps eager's float)
     if not is_variable(value) or value.dtype == array.dtype or value.is_array:
         return value
-    if getattr(value, "python_scalar", False) and array.dtype.is_floating and \
-            not value.dtype.is_floating:
-        import runtime as rt
-        return rt.cast(value, array.dtype)
+    if getattr(value, "python_scalar", False) and array.dtype.is_floating and (
+            not value.dtype.is_floating or holds_python_numbers(array)):
+        return rt.cast(value, array.dtype)  # (`float(t)` of a float32 t: exact in float64)
     from .mutation import StateChangeError
     from .variables import user_origin, where
     src = user_origin(3)

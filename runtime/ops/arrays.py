@@ -368,6 +368,8 @@ def create_array(dtype="float32", initialized_list=None):
     arr = _new_array(b, dt, None)
     b.append("create_array", [], [arr.name], {"dtype": dt.name})
     for i, x in enumerate(initialized_list or []):
+        if type(x) in (bool, int, float):  # (a Python number: in the array's dtype)
+            x = core.constant(x, dtype=dt)
         array_write(x, i, arr)
     return arr
 
@@ -477,10 +479,20 @@ def array_inserted(array: Variable, i, x) -> Variable:
 
 
 def array_read(array, i):
-    """The element at position `i`."""
+    """The element at position `i` (of an array of Python numbers: a value standing for a
+    Python number, as the list's item is eagerly)."""
     if _builder() is None:
         return array[_index(i)]
-    return registry.bind(READ, (array, i), {})
+    out = registry.bind(READ, (array, i), {})
+    if holds_python_numbers(array):
+        out.python_scalar = True
+    return out
+
+
+def holds_python_numbers(array) -> bool:
+    """Whether a static tensor array stands for a list of Python numbers (d2s marks a list of
+    them that a graph loop or a tensor `if` grows: `python_items`, `number_sums`)."""
+    return getattr(array, "python_items", False) or getattr(array, "number_sums", False)
 
 
 def array_length(array):

@@ -8,6 +8,11 @@ is called with the same list and dict and returns the same tuple. A node is one 
     {"number": K}           outputs: the K-th fetch as a Python number (`int`, `float` or
                             `bool` by its dtype), where the function returned one (`len(xs)`,
                             `loss.item()`), as the converted call does
+    {"number_kind": [K, F]} outputs: the K-th fetch as a Python float when the F-th (a bool)
+                            is true, else as an int (`sum()` of a list of floats that may be
+                            empty is the int start)
+    {"numbers": K}          outputs: the K-th fetch, a tensor array, as a list of Python
+                            numbers (a list of them grown by a graph loop or tensor `if`)
     {"value": V}            a constant leaf (a JSON number, string, bool or null)
     {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
     {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
@@ -32,6 +37,7 @@ from .serialize import ModelFormatError
 MAX_DEPTH = 64
 _CONTAINERS = ("list", "tuple", "dict")
 _SCALARS = (int, float, str, bool, type(None))
+_NUMBERS = ("number", "numbers")  # (output leaves given back as Python numbers)
 
 
 def encode(value, leaf) -> dict:
@@ -71,10 +77,14 @@ def _check(node, kind, count, seen, depth) -> None:
     if not isinstance(node, dict) or len(node) != 1:
         raise ModelFormatError(f"a node of the {kind} structure is not a one-key object")
     (tag, body), = node.items()
-    if tag == kind or kind == "output" and tag == "number":
+    if tag == kind or kind == "output" and tag in _NUMBERS:
         if body.__class__ is not int or not 0 <= body < count:
             raise ModelFormatError(f"the {kind} structure names {kind} {body!r} of {count}")
         seen.append(body)
+    elif tag == "number_kind" and kind == "output" and isinstance(body, list) and len(
+            body) == 2:
+        for index in body:
+            _check({"output": index}, kind, count, seen, depth + 1)
     elif tag == "value":
         if not isinstance(body, _SCALARS):
             raise ModelFormatError(f"a constant of the {kind} structure is a "
@@ -99,6 +109,11 @@ def build(node: dict, leaves: list):
         return leaves[body]
     if tag == "number":
         return leaves[body].item()
+    if tag == "number_kind":
+        number, is_float = (leaves[k].item() for k in body)
+        return float(number) if is_float else int(number)
+    if tag == "numbers":
+        return [t.item() for t in leaves[body]]
     if tag == "value":
         return body
     if tag == "dict":
@@ -131,8 +146,10 @@ def paths(node: dict, where: str = "") -> dict:
     """index -> where the leaf sits (`"[0]['a']"`; "" for the node itself), for each input
     or output leaf of `node` (the first place, for one that appears twice)."""
     (tag, body), = node.items()
-    if tag in ("input", "output", "number"):
+    if tag in ("input", "output", *_NUMBERS):
         return {body: where}
+    if tag == "number_kind":
+        return {body[0]: where, body[1]: where}
     if tag == "value":
         return {}
     out: dict = {}
