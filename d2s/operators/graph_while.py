@@ -244,6 +244,10 @@ class _GraphWhile:
             out[i] = v
             if getattr(state[i], "python_items", False):
                 python_items(v)
+                v.mixed_numbers = getattr(v, "mixed_numbers", False) or getattr(
+                    state[i], "mixed_numbers", False)
+                v.keeps_float = getattr(v, "keeps_float", False) and getattr(
+                    state[i], "keeps_float", False)
             if getattr(state[i], "number_sums", False):
                 v.number_sums = True
         unbound_mod.after_loop(self.checks, out, taken)

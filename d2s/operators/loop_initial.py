@@ -40,7 +40,10 @@ def to_array(items: list, name: str, src):
     if python_item_dtype(first) is None:
         return rt.static.create_array("float32", initialized_list=list(items))
     dtype, numbers = _numbers_of_one_dtype(items)
-    return python_items(rt.static.create_array(dtype, initialized_list=numbers))
+    array = python_items(rt.static.create_array(dtype, initialized_list=numbers))
+    array.mixed_numbers = dtype == "float32" and any(type(v) in (bool, int) for v in items)
+    array.keeps_float = float in {type(v) for v in items}
+    return array
 
 
 def _numbers_of_one_dtype(items: list) -> tuple:
