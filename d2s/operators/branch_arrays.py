@@ -116,7 +116,7 @@ def array_at(v, path, dtype):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)
                 kinds = {_number_kind(x) for x in v}  # (ints beside floats: `sum_`)
                 array.mixed_numbers = array.dtype.is_floating and bool(kinds & {int, bool})
-                array.keeps_float = float in kinds
+                array.keeps_float = array.float_if_filled = float in kinds
             return array
         return v
     key, rest = path[0], path[1:]

@@ -163,8 +163,8 @@ def sum_(iterable, /, start=0):
         and promote(convert_dtype(start.dtype), convert_dtype(arr.dtype)) == \
         convert_dtype(start.dtype)
     src = user_origin()
-    if getattr(arr, "mixed_numbers", False) and not getattr(arr, "keeps_float", False) and \
-            type(start) in (int, bool):
+    if getattr(arr, "mixed_numbers", False) and not getattr(arr, "float_if_filled", False) \
+            and type(start) in (int, bool):
         raise ConversionError(
             f"sum() ({where(src)}) of a list of Python numbers that a loop or if whose "
             "condition is a tensor grows, holding ints beside floats: Python gives an int "

@@ -117,8 +117,10 @@ def _mark_mixed(array, value) -> None:
     """A Python number put into an array of Python floats: an int or bool beside them makes
     Python's `sum` of the list an int or a float depending on which items the run leaves in
     it (`Variable.mixed_numbers`), unless a float item surely stays (`keeps_float`: one
-    appended here, or one the list started with, and no pop since); `sum_` refuses the rest
-    with an int start."""
+    appended here, or one the list started with, and no pop since) or the list holds a float
+    whenever it is not empty (`float_if_filled`: `[]` grown by `append(0.25); append(2)` in a
+    loop; the sum's type is then `float_when` its length > 0); `sum_` refuses the rest with an
+    int start."""
     if not (getattr(array, "python_items", False) and array.dtype.is_floating):
         return
     if is_variable(value) and getattr(value, "python_scalar", False) and not value.shape:
@@ -128,9 +130,10 @@ def _mark_mixed(array, value) -> None:
     else:
         return
     if floating:
-        array.keeps_float = True
+        array.keeps_float = array.float_if_filled = True
     else:
         array.mixed_numbers = True
+        array.float_if_filled = getattr(array, "keeps_float", False)
 
 
 def _dtype_fits(array, value):
@@ -202,7 +205,8 @@ def list_pop(target, *index):
             raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
         if isinstance(target, StructArray):
             return target.popped(i)
-        target.keeps_float = False  # (the popped item may be the float `sum` relied on)
+        target.keeps_float = target.float_if_filled = False  # (the popped item may be the
+        # float `sum` relied on)
         return target, array_pop(target, i)
     return target, target.pop(*index)
 
