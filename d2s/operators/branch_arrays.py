@@ -127,6 +127,9 @@ def array_at(v, path, dtype):
             array = rt.static.create_array(dtype, initialized_list=items)
             if v and all(_number_kind(x) is not None for x in v):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)
+                kinds = {_number_kind(x) for x in v}  # (ints beside floats: `sum_`)
+                array.mixed_numbers = array.dtype.is_floating and bool(kinds & {int, bool})
+                array.keeps_float = array.float_if_filled = float in kinds
             return array
         return v
     key, rest = path[0], path[1:]

@@ -164,6 +164,14 @@ def sum_(iterable, /, start=0):
         and promote(convert_dtype(start.dtype), convert_dtype(arr.dtype)) == \
         convert_dtype(start.dtype)
     src = user_origin()
+    if getattr(arr, "mixed_numbers", False) and not getattr(arr, "float_if_filled", False) \
+            and type(start) in (int, bool):
+        raise ConversionError(
+            f"sum() ({where(src)}) of a list of Python numbers that a loop or if whose "
+            "condition is a tensor grows, holding ints beside floats: Python gives an int "
+            "where the items left are ints only and a float otherwise, which only the run "
+            "decides. Give sum() a float start, `sum(items, 0.0)`, or append floats only "
+            "(`float(v)`).", src)
     in_order = holds_python_numbers(arr) and arr.dtype.is_floating and not shape and type(
         start) in (int, float)
 

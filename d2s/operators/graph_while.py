@@ -17,6 +17,7 @@ from runtime.dtypes import promote
 from runtime.program.builder import current_builder
 
 from .. import report
+from ..errors import ConversionError
 from . import loop_errors, mutation
 from . import unbound as unbound_mod
 from .block_values import (
@@ -76,6 +77,21 @@ def _graph_while(test, body, state: list, names: tuple, logs: list, unread=()) -
     the shape and dtype the body gives them (found by tracing the body once, discarded)."""
     return _GraphWhile(test, body, state, names, logs, unread).build()
 
+
+
+def _refuse_run_decided_type(name, src):
+    """A Python number the loop body makes whose type only the run decides (the `sum()` of a
+    list of floats that may be empty: eager's int start when it is): the loop carries its
+    value, not its type, so converted code would give a float where eager has the int."""
+    raise ConversionError(
+        f"'{_shown(name)}' is a Python number made in a loop whose condition is a tensor "
+        f"({where(src)}) from sum() of a list that may be empty: eager Python gives the int "
+        "start value for an empty list and a float otherwise, and the loop carries the value "
+        "but not which type it has. Give sum() a float start, `sum(items, 0.0)`.", src)
+
+
+def _shown(name):
+    return "the returned value" if is_return_value(name) else name
 
 class _GraphWhile:
     """One graph `while` loop being built (see `_graph_while`): its state, what the traces of
@@ -245,8 +261,14 @@ class _GraphWhile:
         out = list(state)
         for i, v in zip(carried, result):
             out[i] = v
+            if getattr(v, "float_type_lost", False):
+                _refuse_run_decided_type(names[i], src)
             if getattr(state[i], "python_items", False):
                 python_items(v)
+                v.mixed_numbers = getattr(v, "mixed_numbers", False) or getattr(
+                    state[i], "mixed_numbers", False)
+                for mark in ("keeps_float", "float_if_filled"):
+                    setattr(v, mark, getattr(v, mark, False) and getattr(state[i], mark, False))
             if getattr(state[i], "number_sums", False):
                 v.number_sums = True
         unbound_mod.after_loop(self.checks, out, taken)

@@ -35,6 +35,7 @@ def list_append(target, value):
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
         _number_fits(target, value)
+        _mark_mixed(target, value)
         value = _dtype_fits(target, value)
         return rt.static.array_write(value, rt.static.array_length(target), target)
     target.append(value)
@@ -118,6 +119,29 @@ def _number_fits(array, value) -> None:
         f"values of that type (for example `[0.0]`, or append float(v)).", src)
 
 
+def _mark_mixed(array, value) -> None:
+    """A Python number put into an array of Python floats: an int or bool beside them makes
+    Python's `sum` of the list an int or a float depending on which items the run leaves in
+    it (`Variable.mixed_numbers`), unless a float item surely stays (`keeps_float`: one
+    appended here, or one the list started with, and no pop since) or the list holds a float
+    whenever it is not empty (`float_if_filled`: `[]` grown by `append(0.25); append(2)` in a
+    loop; the sum's type is then `float_when` its length > 0); `sum_` refuses the rest with an
+    int start."""
+    if not (getattr(array, "python_items", False) and array.dtype.is_floating):
+        return
+    if is_variable(value) and getattr(value, "python_scalar", False) and not value.shape:
+        floating = value.dtype.is_floating  # (a loop counter, a number a tensor `if` chose)
+    elif type(value) in (bool, int, float):
+        floating = type(value) is float
+    else:
+        return
+    if floating:
+        array.keeps_float = array.float_if_filled = True
+    else:
+        array.mixed_numbers = True
+        array.float_if_filled = getattr(array, "keeps_float", False)
+
+
 def _dtype_fits(array, value):
     """A value put into a tensor array of another dtype: a Python int or bool, or a graph
     value standing for one (a loop counter), into an array of floats is that float, as
@@ -153,6 +177,7 @@ def _insert(target, index, value):
     if isinstance(value, (tuple, list, dict)):
         _no_structures(value, 4)
     _number_fits(target, value)
+    _mark_mixed(target, value)
     v = value if is_variable(value) or hasattr(value, "dtype") else rt.to_tensor(
         value, dtype=target.dtype)
     if v.dtype != target.dtype:
@@ -185,6 +210,8 @@ def list_pop(target, *index):
             raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
         if isinstance(target, StructArray):
             return target.popped(i)
+        target.keeps_float = target.float_if_filled = False  # (the popped item may be the
+        # float `sum` relied on)
         return target, array_pop(target, i)
     return target, target.pop(*index)
 

@@ -40,7 +40,10 @@ def to_array(items: list, name: str, src):
     if python_item_dtype(first) is None:
         return rt.static.create_array("float32", initialized_list=list(items))
     dtype, numbers = _numbers_of_one_dtype(items)
-    return python_items(rt.static.create_array(dtype, initialized_list=numbers))
+    array = python_items(rt.static.create_array(dtype, initialized_list=numbers))
+    array.mixed_numbers = dtype == "float32" and any(type(v) in (bool, int) for v in items)
+    array.keeps_float = array.float_if_filled = float in {type(v) for v in items}
+    return array
 
 
 def _numbers_of_one_dtype(items: list) -> tuple:
@@ -101,6 +104,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             dtype = python_item_dtype(elem)
             if dtype is not None:  # Python numbers: a tensor array of their dtype
                 out[i] = python_items(rt.static.create_array(dtype))
+                out[i].float_if_filled = True  # (empty: no int without a float in it)
                 out[i]._static_shape = ()
                 continue
             if not hasattr(elem, "dtype"):

@@ -146,7 +146,7 @@ def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs:
                               "tensor in another")
         consts.append(None)
         specs.append((shape, dtype, stop, arrays.pop(),
-                      any(getattr(v, "python_items", False) for v in col),
+                      _number_items(col),
                       all(getattr(v, "python_scalar", False) or isinstance(v, (int, float))
                           and not _is_tensor(v) for v in col)))
     for b, res in zip(blocks, results):
@@ -175,6 +175,9 @@ def _outputs(builder: Builder, tree, consts, specs):
             o._static_shape = s
         if numbers:  # an array of Python numbers (a list the program grows): it stays one
             o.python_items = True
+            o.mixed_numbers = "mixed" in numbers
+            o.keeps_float = "float" in numbers
+            o.float_if_filled = "filled" in numbers
         if scalar:  # every branch gives a Python number (or a value standing for one)
             o.python_scalar = True
     # (outputs are not forced stop_gradient under no_grad: see the note in _graph_while)
@@ -308,7 +311,23 @@ def _new_param(b: Builder, blk, v, shape=None, stop=None):
         p.python_scalar = True
     if getattr(v, "python_items", False):  # (an array of Python numbers: `sum` of it too)
         p.python_items = True
+        p.mixed_numbers = getattr(v, "mixed_numbers", False)
+        p.keeps_float = getattr(v, "keeps_float", False)
+        p.float_if_filled = getattr(v, "float_if_filled", False)
     return p
+
+
+def _number_items(values) -> tuple:
+    """Whether `values` (one output of each branch) are arrays of Python numbers: () for
+    none, else ("numbers",) plus "mixed" where one may hold ints beside floats
+    (`mixed_numbers`), "float" where each surely keeps a float item (`keeps_float`) and
+    "filled" where each holds one when not empty (`float_if_filled`)."""
+    if not any(getattr(v, "python_items", False) for v in values):
+        return ()
+    marks = [("mixed", any(getattr(v, "mixed_numbers", False) for v in values)),
+             ("float", all(getattr(v, "keeps_float", False) for v in values)),
+             ("filled", all(getattr(v, "float_if_filled", False) for v in values))]
+    return ("numbers",) + tuple(name for name, on in marks if on)
 
 
 def _fix_unset(params, shapes):
@@ -347,6 +366,9 @@ def _graph_while(b: Builder, cond, body, loop_vars):
                                  f"same structure: got {describe(out)} for loop_vars "
                                  f"{describe(loop_vars)}")
             new_shapes, new_stops, refs = [], [], []
+            mixed = [tuple(getattr(v, f, False) for f in (
+                "mixed_numbers", "keeps_float", "float_if_filled")) + (
+                getattr(v, "float_when", None) is not None,) for v in outs]
             scalar = [init.python_scalar and (getattr(v, "python_scalar", False) or not
                                               _is_tensor(v)) for v, init in zip(outs, inits)]
             for i, (v, init) in enumerate(zip(outs, inits)):
@@ -374,10 +396,16 @@ def _graph_while(b: Builder, cond, body, loop_vars):
              (cblk.idx, bblk.idx))
     # (no stop_gradient on the outputs under no_grad: a branch may hand back a value from
     # outside the region unchanged, which keeps its gradient in eager code too)
-    for o, w, init in zip(outs, scalar, inits):
+    for o, w, init, m in zip(outs, scalar, inits, mixed):
         o.python_scalar = w
+        # a number whose type the body's run decides (`float_when`, a graph value of the body):
+        # not carried out of the loop; d2s refuses it (`graph_while`)
+        o.float_type_lost = w and m[3]
         if getattr(init, "python_items", False):  # (an array of Python numbers stays one)
             o.python_items = True
+            o.mixed_numbers = m[0]  # (a float the body appended: its 0 runs leave none)
+            o.keeps_float = m[1] and getattr(init, "keeps_float", False)
+            o.float_if_filled = m[2] and getattr(init, "float_if_filled", False)
     return unflatten(tree, outs)
 
 
