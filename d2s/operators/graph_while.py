@@ -84,14 +84,29 @@ def _refuse_run_decided_type(name, src):
     list of floats that may be empty: eager's int start when it is): the loop carries its
     value, not its type, so converted code would give a float where eager has the int."""
     raise ConversionError(
-        f"'{_shown(name)}' is a Python number made in a loop whose condition is a tensor "
+        f"{_shown(name)} is a Python number made in a loop whose condition is a tensor "
         f"({where(src)}) from sum() of a list that may be empty: eager Python gives the int "
         "start value for an empty list and a float otherwise, and the loop carries the value "
         "but not which type it has. Give sum() a float start, `sum(items, 0.0)`.", src)
 
 
+def _lost_float_type(v) -> bool:
+    """Whether `v`, or a value in the tuples, lists and dicts it holds (`return h, sum(xs)`),
+    is a loop output whose Python number type the body's run decided (`float_type_lost`)."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif getattr(x, "float_type_lost", False):
+            return True
+    return False
+
+
 def _shown(name):
-    return "the returned value" if is_return_value(name) else name
+    return "the returned value" if is_return_value(name) else f"'{name}'"
 
 class _GraphWhile:
     """One graph `while` loop being built (see `_graph_while`): its state, what the traces of
@@ -261,7 +276,7 @@ class _GraphWhile:
         out = list(state)
         for i, v in zip(carried, result):
             out[i] = v
-            if getattr(v, "float_type_lost", False):
+            if _lost_float_type(v):
                 _refuse_run_decided_type(names[i], src)
             if getattr(state[i], "python_items", False):
                 python_items(v)

@@ -157,3 +157,31 @@ def test_a_run_typed_sum_returned_from_a_graph_loop_is_refused_at_the_loop():
         d2s.to_static(returned_from_try_finally)(x, y)
     message = str(info.value)
     assert "test_mixed_number_sums.py" in message and "for j in range(2):" in message
+
+
+def returned_in_a_tuple_from_try_finally(x, y):
+    lengths = []
+    h = x * 1.0
+    for j in range(2):
+        try:
+            k = rt.zeros([])
+            while k < x[0]:
+                k = k + 1.0
+                lengths.append(0.25)
+            if y[0] > x[1]:
+                return h, sum(lengths)
+        finally:
+            if rt.sum(x) > 1.0:
+                break  # noqa: B012
+    return h, sum(lengths)
+
+
+def test_a_run_typed_sum_returned_in_a_tuple_from_a_graph_loop_is_refused_at_the_loop():
+    # (the campaign's seed 33001 cases: the sum inside a returned tuple was a silent `0.0`)
+    x, y = rt.to_tensor([-0.25, -2.75, -0.25]), rt.to_tensor([-0.25, -2.75, 2.25])
+    assert type(returned_in_a_tuple_from_try_finally(x, y)[1]) is int  # eager: the int start
+    with pytest.raises(d2s.ConversionError, match=r"sum\(items, 0\.0\)") as info:
+        d2s.to_static(returned_in_a_tuple_from_try_finally)(x, y)
+    message = str(info.value)
+    assert "test_mixed_number_sums.py" in message and "for j in range(2):" in message
+    assert message.startswith("the returned value is a Python number")
