@@ -198,9 +198,30 @@ def _returned(target, program, out, args, kwargs, state) -> tuple:
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()
     leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+    for v in leaves:
+        _refuse_unknown_number_type(v)
     if state:
         leaves = [_packed(x) for x in leaves]
     return leaves, tree
+
+
+def _refuse_unknown_number_type(v) -> None:
+    """A returned list of Python numbers holding ints beside floats (the program keeps them as
+    floats), or a number read from one: which are ints, as eager code has them, only the run
+    decides, so the call could not give eager's types."""
+    if _is_variable(v) and getattr(v, "number_type_unknown", False):
+        raise ConversionError(
+            "the function returns an item of a list of Python numbers that holds ints beside "
+            "floats and that a loop or if whose condition is a tensor grows (or a number "
+            "computed from one): the program keeps the items as floats, so whether eager code "
+            "has an int there only the run decides. Append floats only (`float(v)`), or keep "
+            "the ints in a separate list.")
+    if _is_variable(v) and v.is_array and getattr(v, "mixed_numbers", False):
+        raise ConversionError(
+            "the function returns a list of Python numbers that holds ints beside floats and "
+            "that a loop or if whose condition is a tensor grows: the program keeps the items "
+            "as floats, so which of them are ints (as in eager code) only the run decides. "
+            "Append floats only (`float(v)`), or keep the ints in a separate list.")
 
 
 def _packed(v):

@@ -41,7 +41,8 @@ def to_array(items: list, name: str, src):
         return rt.static.create_array("float32", initialized_list=list(items))
     dtype, numbers = _numbers_of_one_dtype(items)
     array = python_items(rt.static.create_array(dtype, initialized_list=numbers))
-    array.mixed_numbers = dtype == "float32" and any(type(v) in (bool, int) for v in items)
+    array.mixed_numbers = dtype in ("float32", "float64") and any(
+        type(v) in (bool, int) for v in items)
     array.keeps_float = array.float_if_filled = float in {type(v) for v in items}
     return array
 

@@ -486,6 +486,8 @@ def array_read(array, i):
     out = registry.bind(READ, (array, i), {})
     if holds_python_numbers(array):
         out.python_scalar = True
+        # (ints kept as floats beside floats: whether this item is an int only the run knows)
+        out.number_type_unknown = getattr(array, "mixed_numbers", False)
     return out
 
 

@@ -95,9 +95,11 @@ class Builder:
             note = next((x.python_number_note for x in inputs
                          if getattr(x, "python_number_note", None)), None)
             flag = _float_when(op, inputs, outs)
+            unknown = any(getattr(x, "number_type_unknown", False) for x in inputs)
             for o in outs:
                 o.python_scalar = True
                 o.python_number_note = note
+                o.number_type_unknown = unknown
                 if flag is not None:
                     o.float_when = flag
                     o.float_arrays = tuple(a for x in inputs for a in getattr(

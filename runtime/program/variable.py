@@ -77,6 +77,10 @@ class Variable(core.VariableBase):
     # it stays a number (d2s sets it on the counter of a graph loop; ops on it pass it on):
     # a Python use of its value (`int()`, an index) says it instead of the general hint.
     python_number_note = None
+    # A value standing for a Python number read from a list that holds ints beside floats
+    # (kept as floats): whether eager code has an int there only the run decides (d2s refuses
+    # to return it as a number)
+    number_type_unknown = False
     # For a value standing for a Python number whose type the run decides (d2s: `sum()` of
     # a list of floats that may be empty is the int start): a bool value, True for a float.
     float_when = None
