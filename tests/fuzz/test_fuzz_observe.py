@@ -10,8 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from . import gen_observe, runner
 
 
-# A run takes minutes: slow.
+# Known open (issue 33): `python -m tests.fuzz --gen observe --examples 2000 --seed 17010`
+# finds 5 disagreements and 2 internal errors in 2,000 (seed 33001: 0 in 1,000): `sum()` of an
+# int list popped under a tensor `if` in a graph loop and returned after a `try`/`finally` in a
+# Python `for` comes back as a 0-d int64 Tensor for eager's int; a `ValueError` naming a
+# Variable made inside a cond/while block. Not strict: most runs of 40 examples pass. Slow.
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="sum() type after a pop under a tensor if in a graph "
+                   "loop; a Variable made in a block (issue 33, open)")
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(case=gen_observe.programs())
