@@ -168,6 +168,21 @@ def prepare_source(name: str, source: str):
                                               how, exact=False)
 
 
+_ready: dict = {}  # function name -> its ready C function, or None (its build failed)
+
+
+def ready_function(name: str, source_of):
+    """The ready C function `name` of a fixed kernel (softmax, LayerNorm: one per dtype), its
+    source made by `source_of()` on the first ask, or None (native code off, or its build
+    failed). Inexact code: built before its first call (`prepare_source`)."""
+    if mode() is None:
+        return None
+    if name not in _ready:
+        holder = prepare_source(name, source_of())
+        _ready[name] = holder.fn if holder is not None else None
+    return _ready[name]
+
+
 def holder_of(plan, how, exact: bool):
     """A `Holder` for the C function of `plan` (its `name` and `source`): loaded from the
     cache, or built now unless its C code computes NumPy's bits (`exact`: then queued for the

@@ -61,18 +61,9 @@ def _name(dtype) -> str:
     return f"d2s_softmax_{np.dtype(dtype).name}"
 
 
-_holders: dict = {}  # dtype -> the ready C function, or None: NumPy
-
-
 def _function(dtype):
     """The ready C function for `dtype`, or None (off, or its build failed)."""
-    if native_build.mode() is None:
-        return None
-    if dtype not in _holders:
-        holder = native_build.prepare_source(_name(dtype), source(dtype))
-        # inexact math: built before its first call (`native_build`), so every call runs it
-        _holders[dtype] = holder.fn if holder is not None else None
-    return _holders[dtype]
+    return native_build.ready_function(_name(dtype), lambda: source(dtype))
 
 
 def softmax(xp, x, axis):

@@ -33,7 +33,7 @@ def answered(monkeypatch, tmp_path):
     """The C kernel compiled on the calling thread into a fresh cache; counts its answers."""
     monkeypatch.setenv("D2S_NATIVE", "sync")
     monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(layernorm_native, "_holders", {})
+    monkeypatch.setattr(native_build, "_ready", {})
     count = [0]
 
     def counting(*args):
