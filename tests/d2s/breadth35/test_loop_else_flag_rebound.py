@@ -69,8 +69,10 @@ def test_flag_rebound_by_a_later_while_else():
     for values, limit in CASES:
         x, lim = rt.to_tensor(values), rt.to_tensor(limit)
         want = reference(np.array(values, "float32"), limit)
-        np.testing.assert_allclose(scan(x, lim).numpy(), want, rtol=1e-6)
-        np.testing.assert_allclose(static(x, lim).numpy(), want, rtol=1e-6)
+        eager, got = scan(x, lim), static(x, lim)
+        np.testing.assert_allclose(eager.numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+        assert (got.dtype, got.stop_gradient) == (eager.dtype, eager.stop_gradient)
     assert len(static.program_cache) == 1
 
 
@@ -115,6 +117,8 @@ def test_flag_rebound_by_a_later_for_else_over_a_tensor_range():
         for n in (0, 1, 2):
             x, nn = rt.to_tensor(values), rt.to_tensor(n)
             want = reference_for(np.array(values, "float32"), n)
-            np.testing.assert_allclose(scan_for(x, nn).numpy(), want, rtol=1e-6)
-            np.testing.assert_allclose(static(x, nn).numpy(), want, rtol=1e-6)
+            eager, got = scan_for(x, nn), static(x, nn)
+            np.testing.assert_allclose(eager.numpy(), want, rtol=1e-6)
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+            assert (got.dtype, got.stop_gradient) == (eager.dtype, eager.stop_gradient)
     assert len(static.program_cache) == 1

@@ -55,5 +55,6 @@ def test_used_inside_the_function_it_converts():
         trips = int(np.ceil(max(v, 0.0)))
         assert n_want == n_got == 2 + trips and type(n_got) is int
         np.testing.assert_allclose(got.numpy(), want.numpy())
+        assert (got.dtype, got.stop_gradient) == (want.dtype, want.stop_gradient)
         np.testing.assert_allclose(got.numpy(), v * 2 + 2.25 + 1.5 * trips, rtol=1e-6)
     assert len(static.program_cache) == 1
