@@ -340,7 +340,7 @@ PROGRAM_RANKS = {
     # (native.py plans and hands native_build the emitted source)
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
-    "native_loops_emit.py": 5, "native_region.py": 5,
+    "native_loops_emit.py": 5, "native_region.py": 5, "cuda_loops.py": 5,
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
     "softmax_native.py": 6,  # (C row softmax, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
