@@ -108,7 +108,6 @@ def test_a_gpu_run_with_two_results_and_a_broadcast_input(monkeypatch):
 def test_every_fusible_op_has_its_device_function():
     names = {ln.split("d2s_")[1].split("(")[0]
              for ln in fusion_gpu.PREAMBLE.strip().splitlines()}
-    from runtime.program import fusion
     assert names == set(fusion.UNARY) | set(fusion.BINARY)
 
 
