@@ -198,7 +198,7 @@ def caller(plan: WhilePlan, stats: dict):
     instead). `stats['native_calls']` counts the calls."""
     xp = backend.XP
     source = kernel_source(plan)
-    kernel = xp.RawKernel(source, plan.name)
+    kernel = xp.RawKernel(source, plan.name, options=("--fmad=false",))  # (as C: no FMA)
     block = (threads(plan),)
     state = xp.zeros(max(8, plan.state_bytes), xp.uint8)
     scratch = xp.zeros(max(8, buffers(plan)[1]), xp.uint8)
