@@ -137,6 +137,8 @@ def kernel_source(plan: WhilePlan) -> str:
     lines.append(f"        if (!{ref_name(plan.cond)}[0]) break;")
     lines += _steps(plan.body_steps, "        ")
     lines += _steps(plan.copies, "        ")
+    if not plan.body_steps and not plan.copies:  # (no barrier since the condition was read:
+        lines.append(f"        {_SYNC}")  # one before the next iteration writes it again)
     lines += [f"        if (++trips == {plan.trips_per_call}) {{",
               "            if (t == 0) paused[0] = 1;", "            return;", "        }",
               "    }"]

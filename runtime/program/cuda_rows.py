@@ -50,7 +50,7 @@ extern "C" __global__ void {kernel}(const {T} *__restrict__ x, {T} *__restrict__
   for (long long j = t; j < n; j += nt) m = (xr[j] > m || xr[j] != xr[j]) ? xr[j] : m;
 {max}
   {T} s = 0;
-  for (long long j = t; j < n; j += nt) {{ yr[j] = exp(xr[j] - mx); s += yr[j]; }}
+  for (long long j = t; j < n; j += nt) {{ yr[j] = {exp}(xr[j] - mx); s += yr[j]; }}
 {sum}
   for (long long j = t; j < n; j += nt) yr[j] = yr[j] / total;
 }}
@@ -72,7 +72,7 @@ extern "C" __global__ void {kernel}(const {T} *__restrict__ x, const {T} *__rest
   double q = 0;
   for (long long j = t; j < n; j += nt) {{ const {T} d = xr[j] - mean; q += (double)d * d; }}
 {squares}
-  const {T} sd = sqrt(({T})(var / n) + ({T})eps);
+  const {T} sd = {sqrt}(({T})(var / n) + ({T})eps);
   for (long long j = t; j < n; j += nt) {{
     {T} v = (xr[j] - mean) / sd;
     if (has_w) v *= w[j];
@@ -83,6 +83,7 @@ extern "C" __global__ void {kernel}(const {T} *__restrict__ x, const {T} *__rest
 """
 
 _CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_SUFFIX = {"float": "f", "double": ""}  # (expf, sqrtf: the float functions by name)
 _kernels: dict = {}  # (what, dtype, threads) -> RawKernel
 
 
@@ -95,14 +96,15 @@ def softmax_source(dtype, threads: int) -> str:
     T = _CTYPES[np.dtype(dtype)]
     biggest = "(red[t + h] > red[t] || red[t + h] != red[t + h]) ? red[t + h] : red[t]"
     return _SOFTMAX.format(kernel=_name("softmax", dtype), T=T, threads=threads,
+                           exp="exp" + _SUFFIX[T],
                            max=_reduce("m", biggest, T, "mx"),
                            sum=_reduce("s", "red[t] + red[t + h]", T, "total"))
 
 
 def layer_norm_source(dtype, threads: int) -> str:
     """The CUDA of the row LayerNorm for float32 or float64, blocks of `threads`."""
-    add = "red[t] + red[t + h]"
-    return _LAYER_NORM.format(kernel=_name("layer_norm", dtype), T=_CTYPES[np.dtype(dtype)],
+    add, T = "red[t] + red[t + h]", _CTYPES[np.dtype(dtype)]
+    return _LAYER_NORM.format(kernel=_name("layer_norm", dtype), T=T, sqrt="sqrt" + _SUFFIX[T],
                               threads=threads, sum=_reduce("s", add, "double", "total"),
                               squares=_reduce("q", add, "double", "var"))
 

@@ -17,6 +17,7 @@ import pytest
 import d2s
 import runtime as rt
 from runtime.program import cuda_loops, native_build, native_loops
+from runtime.program.loop_plan import WhilePlan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cuda_host
@@ -139,6 +140,25 @@ def test_zero_one_and_many_trips_with_a_broadcast_row(monkeypatch, shape):
             out, _on_cpu(damp, [x, bias, np.array([n], "int64")], monkeypatch))
 
 
+def halve_until(x, y, limit):
+    """A loop whose trips depend on the data: halve x (and double y) while x > limit."""
+    while x > limit:
+        x = x * 0.5
+        y = rt.minimum(y * 2.0, 1e30)
+    return x + y
+
+
+@pytest.mark.parametrize("x0,trips", [(0.5, 0), (1.5, 1), (1000.0, 10)])
+def test_data_dependent_trips(monkeypatch, x0, trips):
+    y = np.random.default_rng(12).standard_normal((3, 20)).astype("float32")
+    ((out, calls),) = _on_fake_gpu(halve_until, [[np.array([x0], "float32"), y,
+                                                  np.array([1.0], "float32")]])
+    assert calls == 1
+    want = np.float32(x0) * np.float32(0.5) ** trips + np.minimum(y * np.float32(2 ** trips),
+                                                                  np.float32(1e30))
+    np.testing.assert_array_equal(out, want)
+
+
 def test_a_matmul_body(monkeypatch):
     rng = np.random.default_rng(5)
     h = rng.standard_normal((4, 16)).astype("float32")
@@ -216,7 +236,7 @@ def test_a_kernel_text_is_cuda_not_host_c():
     assert f'extern "C" __global__ void {name}(' in code and "__syncthreads();" in code
     assert cuda_host.parameters(code, name)[:3] == ["char *__restrict__", "char *__restrict__",
                                                     "int *__restrict__"]
-    assert cuda_loops.threads(native_loops.WhilePlan(name, 1)) == 32
+    assert cuda_loops.threads(WhilePlan(name, 1)) == 32
 
 
 @pytest.mark.gpu
