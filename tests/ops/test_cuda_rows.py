@@ -135,3 +135,19 @@ def test_where_the_kernels_do_not_apply_the_array_code_runs(monkeypatch):
 def test_block_threads_are_a_power_of_two():
     assert [cuda_rows._threads(n) for n in (1, 32, 33, 200, 256, 257, 10**6)] == \
         [32, 32, 64, 256, 256, 256, 256]
+
+
+@pytest.mark.gpu
+def test_real_kernels_equal_numpy():
+    pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 3, 300)).astype("float32") * 3
+    w, b = rng.standard_normal(300).astype("float32"), rng.standard_normal(300).astype("float32")
+    rt.set_device("gpu")
+    try:
+        got = F.softmax(rt.to_tensor(x), axis=-1).numpy()
+        ln = F.layer_norm(rt.to_tensor(x), [300], rt.to_tensor(w), rt.to_tensor(b)).numpy()
+    finally:
+        rt.set_device("cpu")
+    np.testing.assert_allclose(got, numpy_softmax(x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(ln, numpy_layer_norm(x, w, b, 1), rtol=1e-4, atol=1e-5)
