@@ -23,6 +23,7 @@ its products in order (BLAS sums in another order: NumPy's values within a round
 
 This module decides (`plan`: whether the loop fits, then its `WhilePlan`, `loop_plan.py`);
 `native_loops_emit.py` writes the C text from the plan; `caller` runs the compiled function.
+On CuPy the plan becomes one CUDA kernel instead (`cuda_loops.py`).
 
 The Python loop stays the fallback: before the C is compiled (it builds in the background,
 `native_build.py`), when an input is not the array the program declares, and when the C
