@@ -15,13 +15,13 @@ import pytest
 import d2s
 import runtime as rt
 import runtime.nn.functional as F
-from runtime.program import cuda_rows, native_build
+from runtime.program import cuda_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cuda_host
 import fake_cupy
 
-pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
+pytestmark = pytest.mark.skipif(cuda_host.COMPILER is None, reason="no C++ compiler")
 
 
 def numpy_softmax(x):

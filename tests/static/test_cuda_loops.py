@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cuda_host
 import fake_cupy
 
-pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
+pytestmark = pytest.mark.skipif(cuda_host.COMPILER is None, reason="no C++ compiler")
 
 
 def gate_while(x):

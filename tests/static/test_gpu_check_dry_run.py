@@ -13,10 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime.program import native_build
-
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
+import cuda_host
 import gpu_kernels
 
 CHECKS = ["loop kernel: if + while, float32[4, 16], mean > 0",
@@ -34,7 +33,7 @@ TABLES = ["if + while, f32[4, 16]", "GELU, f32[8, 16]", "softmax, f32[2, 2, 3, 4
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
+@pytest.mark.skipif(cuda_host.COMPILER is None, reason="no C++ compiler")
 def test_the_dry_run_checks_every_kernel_and_writes_every_table(tmp_path):
     env = dict(os.environ, GPU_CHECK_DRY_RUN="1", PYTHON=sys.executable)
     r = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), str(tmp_path)],
