@@ -139,10 +139,7 @@ def _check(name, got, want, rtol, atol, results, kernels=None):
     results.append((name, diff, ok))
 
 
-def checks(dry: bool) -> list:
-    """(name, largest difference, passed) of each kernel against NumPy."""
-    rng = np.random.default_rng(0)
-    out: list = []
+def _loop_checks(dry, rng, out) -> None:
     static = d2s.to_static(gate_while)
     for shape, dtype in (((4, 16), "float32"), ((300,), "float64")):
         for sign in (1.0, -1.0):
@@ -151,6 +148,9 @@ def checks(dry: bool) -> list:
             got = static(rt.to_tensor(x)).numpy()
             _check(f"loop kernel: if + while, {dtype}{list(shape)}, mean {'>' if sign > 0 else '<'}"
                    " 0", got, numpy_gate_while(x), 0, 0, out, _calls() - before == 1)
+
+
+def _recurrent_checks(dry, rng, out) -> None:
     h = rng.standard_normal((4, 16)).astype("float32")
     w = (rng.standard_normal((16, 16)) * 0.3).astype("float32")
     loop = d2s.to_static(recurrent)
@@ -162,25 +162,28 @@ def checks(dry: bool) -> list:
         got = loop(rt.to_tensor(h), rt.to_tensor(w), rt.to_tensor(np.array([n]))).numpy()
         _check(f"loop kernel: recurrent matmul, {n} trips", got, want, 1e-5, 1e-6, out,
                _calls() - before == 1)
+
+
+def _fused_check(dry, rng, out) -> None:
     x = rng.standard_normal(SIZES["gelu"][dry]).astype("float32")
     with _env(D2S_FUSION="1"):
         got = d2s.to_static(gelu)(rt.to_tensor(x)).numpy()
     _check("fused chain: GELU", got, 0.5 * x * (1 + np.tanh(0.7978845608 * (
         x + 0.044715 * x ** 3))), 1e-5, 1e-6, out)
+
+
+def _row_checks(dry, rng, out) -> None:
     x = rng.standard_normal(SIZES["softmax"][dry]).astype("float32") * 3
     e = np.exp(x - x.max(-1, keepdims=True))
     _check("softmax kernel", F.softmax(rt.to_tensor(x), -1).numpy(),
            e / e.sum(-1, keepdims=True), 1e-5, 1e-7, out)
     x = rng.standard_normal(SIZES["layer_norm"][dry]).astype("float32") + 1
-    d = x.shape[-1]
     m = x.mean(-1, keepdims=True)
-    _check("LayerNorm kernel", F.layer_norm(rt.to_tensor(x), [d]).numpy(),
+    _check("LayerNorm kernel", F.layer_norm(rt.to_tensor(x), [x.shape[-1]]).numpy(),
            (x - m) / np.sqrt(x.var(-1, keepdims=True) + 1e-5), 1e-4, 1e-5, out)
-    out += _conv_checks(rng)
-    return out
 
 
-def _conv_checks(rng) -> list:
+def _conv_checks(dry, rng, out) -> None:
     """conv2d and its two gradients on the device (cuDNN where it is) against the CPU."""
     x = rng.standard_normal((2, 4, 7, 7)).astype("float32")
     w = rng.standard_normal((6, 4, 3, 3)).astype("float32")
@@ -198,11 +201,13 @@ def _conv_checks(rng) -> list:
         want = run()
     finally:
         rt.set_device(device)
-    out: list = []
     for name, g, e in zip(("forward", "input gradient", "weight gradient"), got, want,
                           strict=True):
         _check(f"conv2d {name} (cuDNN where present)", g, e, 1e-4, 1e-4, out)
-    return out
+
+
+# each appends (name, largest difference, passed) rows; one that raises is one failed row
+CHECKS = (_loop_checks, _recurrent_checks, _fused_check, _row_checks, _conv_checks)
 
 
 # ---- timings ----------------------------------------------------------------------------------
@@ -219,43 +224,38 @@ def _best_ms(fn, repeat: int, number: int) -> float:
     return best
 
 
-def _timed(fns: dict, repeat: int, number: int) -> list:
-    return [(name, _best_ms(fn, repeat, number)) for name, fn in fns.items()]
-
-
-def timings(dry: bool, repeat: int, number: int) -> list:
-    """(table title, [(column, ms)]) for each workload."""
-    xp, rng = backend.XP, np.random.default_rng(1)
-    rows = []
+def _loop_timing(dry, rng):
+    xp = backend.XP
     host = rng.uniform(0.1, 2.0, (4, 16)).astype("float32")
     x, a = rt.to_tensor(host), xp.asarray(host)
     with _env(D2S_NATIVE="0"):
         per_op = d2s.to_static(gate_while)
         per_op(x)
     one = d2s.to_static(gate_while)
-    rows.append(("if + while, f32[4, 16]", _timed({
-        "plain CuPy": lambda: plain_gate_while(xp, a), "d2s op by op": lambda: per_op(x),
-        "d2s one kernel": lambda: one(x)}, repeat, number)))
+    return "if + while, f32[4, 16]", {"plain CuPy": lambda: plain_gate_while(xp, a),
+                                      "d2s op by op": lambda: per_op(x),
+                                      "d2s one kernel": lambda: one(x)}
+
+
+def _gelu_timing(dry, rng):
     host = rng.standard_normal(SIZES["gelu"][dry]).astype("float32")
-    x, a = rt.to_tensor(host), xp.asarray(host)
+    x, a = rt.to_tensor(host), backend.XP.asarray(host)
     with _env(D2S_FUSION="0"):
         unfused = d2s.to_static(gelu)
         unfused(x)
     fused = d2s.to_static(gelu)
-    rows.append((f"GELU, f32{list(x.shape)}", _timed({
-        "plain CuPy": lambda: _plain_gelu(a), "d2s unfused": lambda: unfused(x),
-        "d2s fused": lambda: fused(x)}, repeat, number)))
-    for name, plain, kernel in (("softmax", _plain_softmax, lambda t: F.softmax(t, -1)),
-                                ("layer_norm", _plain_layer_norm,
-                                 lambda t: F.layer_norm(t, [t.shape[-1]]))):
+    return f"GELU, f32{list(x.shape)}", {"plain CuPy": lambda: _plain_gelu(a),
+                                         "d2s unfused": lambda: unfused(x),
+                                         "d2s fused": lambda: fused(x)}
+
+
+def _row_timing(name, plain, kernel):
+    def workload(dry, rng):
         host = rng.standard_normal(SIZES[name][dry]).astype("float32")
-        t, a = rt.to_tensor(host), xp.asarray(host)
-        rows.append((f"{name}, f32{list(t.shape)}", _timed({
-            "plain CuPy": lambda a=a, plain=plain: plain(a),
-            "d2s kernel": lambda t=t, kernel=kernel: kernel(t)}, repeat, number)))
-    rows.append(_step_row("ResNet basic block step", _block(dry), repeat, number))
-    rows.append(_step_row("Transformer encoder layer step", _encoder(dry), repeat, number))
-    return rows
+        t, a = rt.to_tensor(host), backend.XP.asarray(host)
+        return f"{name}, f32{list(t.shape)}", {"plain CuPy": lambda: plain(a),
+                                               "d2s kernel": lambda: kernel(t)}
+    return workload
 
 
 def _block(dry: bool):
@@ -268,36 +268,48 @@ def _encoder(dry: bool):
     return rt.nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0), SIZES["encoder"][dry]
 
 
-def _step_row(title, model_shape, repeat, number):
-    model, shape = model_shape
-    opt = rt.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
-    x = rt.to_tensor(np.random.default_rng(2).standard_normal(shape).astype("float32"))
+def _step_timing(title, make):
+    def workload(dry, rng):
+        model, shape = make(dry)
+        opt = rt.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
+        x = rt.to_tensor(rng.standard_normal(shape).astype("float32"))
 
-    def step(x):
-        loss = model(x).mean()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
+        def step(x):
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
 
-    converted = d2s.to_static(step)
-    return (f"{title}, {list(shape)}", _timed({"d2s eager": lambda: step(x),
-                                               "d2s converted": lambda: converted(x)},
-                                              repeat, number))
+        converted = d2s.to_static(step)
+        return f"{title}, {list(shape)}", {"d2s eager": lambda: step(x),
+                                           "d2s converted": lambda: converted(x)}
+    return workload
+
+
+# each makes (title, {column: call}); the first column is the ratios' base
+WORKLOADS = (_loop_timing, _gelu_timing,
+             _row_timing("softmax", _plain_softmax, lambda t: F.softmax(t, -1)),
+             _row_timing("layer_norm", _plain_layer_norm,
+                         lambda t: F.layer_norm(t, [t.shape[-1]])),
+             _step_timing("ResNet basic block step", _block),
+             _step_timing("Transformer encoder layer step", _encoder))
 
 
 # ---- main -------------------------------------------------------------------------------------
-def _tables(results, rows) -> str:
+def check_table(results) -> str:
     lines = ["## GPU kernels against NumPy", "", "| kernel | max abs diff | ok |",
              "|---|---|---|"]
-    lines += [f"| {n} | {d:.3g} | {'yes' if ok else 'NO'} |" for n, d, ok in results]
-    for title, cols in rows:
-        base = cols[0][1]
-        head = f"## {title}, {backend.get_device()}, ms per call (ratio to {cols[0][0]})"
-        lines += ["", head, "", "| " + " | ".join(c for c, _ in cols) + " |",
-                  "|" + "---|" * len(cols),
-                  "| " + " | ".join(f"{ms:.3f} ({ms / base:.2f}x)" for _, ms in cols) + " |"]
-    return "\n".join(lines)
+    return "\n".join(lines + [f"| {n} | {d:.3g} | {'yes' if ok else 'NO'} |"
+                              for n, d, ok in results])
+
+
+def timing_table(title, cols) -> str:
+    base = cols[0][1]
+    return "\n".join([
+        "", f"## {title}, {backend.get_device()}, ms per call (ratio to {cols[0][0]})", "",
+        "| " + " | ".join(c for c, _ in cols) + " |", "|" + "---|" * len(cols),
+        "| " + " | ".join(f"{ms:.3f} ({ms / base:.2f}x)" for _, ms in cols) + " |"])
 
 
 @contextlib.contextmanager
@@ -327,15 +339,26 @@ def main(argv=None) -> int:
         print("no usable CuPy + CUDA device (use --dry-run on the CPU)", file=sys.stderr)
         return 2
     repeat, number = (1, 1) if args.dry_run else (args.repeat, args.number)
+    rng, results, failed = np.random.default_rng(0), [], []
     with _device(args.dry_run):
-        results = checks(args.dry_run)
-        rows = timings(args.dry_run, repeat, number)
-        print(_tables(results, rows))
-    failed = [n for n, _, ok in results if not ok]
+        for check in CHECKS:  # (all checks first: printed before any timing starts)
+            try:
+                check(args.dry_run, rng, results)
+            except Exception as e:  # noqa: BLE001  (reported as a failed row, the rest run)
+                results.append((f"{check.__name__}: {type(e).__name__}: {e}"[:300], np.nan,
+                                False))
+        print(check_table(results), flush=True)
+        for workload in WORKLOADS:
+            try:
+                title, calls = workload(args.dry_run, rng)
+                print(timing_table(title, [(c, _best_ms(fn, repeat, number))
+                                           for c, fn in calls.items()]), flush=True)
+            except Exception as e:  # noqa: BLE001  (reported, the rest run)
+                failed.append(f"timing {workload.__name__}: {type(e).__name__}: {e}"[:300])
+    failed = [n for n, _, ok in results if not ok] + failed
     if failed:
         print("FAILED: " + "; ".join(failed), file=sys.stderr)
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -63,3 +63,18 @@ def test_a_kernel_check_fails_on_a_wrong_value_or_when_the_kernel_did_not_run():
     gpu_kernels._check("shape", np.ones(3), np.ones((1, 3)), 0, 0, results)
     assert [(n, ok) for n, _, ok in results] == [("close", True), ("far", False),
                                                  ("not launched", False), ("shape", False)]
+
+
+def test_a_check_that_raises_is_a_failed_row_and_the_rest_still_run(monkeypatch, capsys):
+    def compile_error(dry, rng, out):
+        raise RuntimeError("NVRTC_ERROR_COMPILATION")
+
+    def passing(dry, rng, out):
+        out.append(("passing", 0.0, True))
+
+    monkeypatch.setattr(gpu_kernels, "CHECKS", (compile_error, passing))
+    monkeypatch.setattr(gpu_kernels, "WORKLOADS", ())
+    assert gpu_kernels.main(["--dry-run"]) == 1
+    out, err = capsys.readouterr()
+    assert "| compile_error: RuntimeError: NVRTC_ERROR_COMPILATION | nan | NO |" in out
+    assert "| passing | 0 | yes |" in out and "FAILED: compile_error" in err
