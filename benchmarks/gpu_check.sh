@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one GPU check of this project: run it on a machine with a CUDA GPU and CuPy, from the
-# repository root. It needs no network and ends within 7 minutes (every step has a timeout;
+# repository root. It needs no network and ends within 8 minutes (every step has a timeout;
 # the timeouts add up to 433 s).
 #
 #   bash benchmarks/gpu_check.sh OUTDIR     # logs and tables go to OUTDIR (default: $OUT,
