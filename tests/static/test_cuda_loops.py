@@ -93,7 +93,9 @@ def _on_fake_gpu(fn, calls_of_args, kernels=True):
             for args in calls_of_args:
                 before = _calls()
                 out = static(*[rt.to_tensor(a) for a in args])
-                results.append((out.numpy(), _calls() - before))
+                out = [t.numpy() for t in out] if isinstance(out, (tuple, list)) else \
+                    out.numpy()
+                results.append((out, _calls() - before))
     return results
 
 
@@ -157,6 +159,35 @@ def test_data_dependent_trips(monkeypatch, x0, trips):
     want = np.float32(x0) * np.float32(0.5) ** trips + np.minimum(y * np.float32(2 ** trips),
                                                                   np.float32(1e30))
     np.testing.assert_array_equal(out, want)
+
+
+def count_down(x, limit):
+    """int32 carried values wrapping around, a condition of two comparisons."""
+    steps = rt.zeros([1], "int32")
+    total = rt.zeros([3], "int32")
+    while rt.logical_and(x > 1, steps < limit):
+        x = x - 1
+        steps = steps + 1
+        total = total * 3 + steps
+    return x, steps, total
+
+
+def test_integer_values_and_a_logical_condition():
+    cases = [(0, 5), (2, 5), (40, 100), (40, 7)]
+    got = _on_fake_gpu(count_down, [[np.array([x], "int32"), np.array([n], "int32")]
+                                    for x, n in cases])
+    assert len(got) == len(cases)
+    for (out, calls), (x, n) in zip(got, cases, strict=True):
+        assert calls == 1
+        k = min(max(x - 1, 0), n)
+        total = np.zeros(3, "int32")
+        with np.errstate(over="ignore"):
+            for s in range(1, k + 1):
+                total = total * np.int32(3) + np.int32(s)  # (3**39 wraps around int32)
+        assert [a.dtype for a in out] == [np.dtype("int32")] * 3
+        np.testing.assert_array_equal(out[0], [x - k if x > 1 else x])
+        np.testing.assert_array_equal(out[1], [k])
+        np.testing.assert_array_equal(out[2], total)
 
 
 def test_a_matmul_body(monkeypatch):
