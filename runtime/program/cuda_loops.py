@@ -6,8 +6,9 @@ launch one kernel per op per iteration and read the condition on the host each t
 module writes the loop's `WhilePlan` (`loop_plan.py`) as one kernel of ONE thread block
 instead, launched once per call:
 
-    extern "C" __global__ void d2s_loop_3(char *state, int *paused, const float *a0,
-                                          float *o0, const int64_t m0, const int resume) {
+    extern "C" __global__ void d2s_loop_3(char *state, char *scratch, int *paused,
+                                          const float *a0, float *o0, const int64_t m0,
+                                          const int resume) {
         const int64_t t = threadIdx.x, nt = blockDim.x;
         __shared__ float b0[64];                  // each step's result
         ...
@@ -15,7 +16,7 @@ instead, launched once per call:
             for (int64_t j = t; j < 1; j += nt) b1[j] = (s1[0] < n0[0]);
             __syncthreads();
             if (!b1[0]) break;                    // every thread reads the same value
-            for (int64_t j = t; j < 64; j += nt) b2[j] = (s0[j] * 0.5f);
+            for (int64_t j = t; j < 64; j += nt) b2[j] = (s0[j] * ((float)0.5));
             __syncthreads();
             ...
         }
@@ -31,8 +32,9 @@ A larger loop keeps the per-op path (a kernel per op, the condition read per ite
 where a grid of blocks per op does better.
 
 Values: the steps are `native_loops_emit`'s own C lines (the same operations in the same
-types), with a thread's share of the elements; a mean in the prologue is summed by thread 0
-in NumPy's pairwise order (`d2s_sum_<T>`: NumPy's bits; CuPy's `mean` sums in a tree). The
+types), with a thread's share of the elements, compiled without contracting a multiply and
+an add (`--fmad=false`, as the C is); a mean in the prologue is summed by thread 0 in
+NumPy's pairwise order (`d2s_sum_<T>`: NumPy's bits; CuPy's `mean` sums in a tree). The
 device's exp, log, tanh, sin, cos differ from glibc's by a few units in the last place.
 
 The carried values live in a device buffer the caller keeps, so a call that stops after
