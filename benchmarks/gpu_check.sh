@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The one GPU check of this project: run it on a machine with a CUDA GPU and CuPy, from the
-# repository root. It needs no network and ends within 6 minutes (every step has a timeout;
-# the timeouts add up to 333 s).
+# repository root. It needs no network and ends within 8 minutes (every step has a timeout;
+# the timeouts add up to 433 s).
 #
 #   bash benchmarks/gpu_check.sh OUTDIR     # logs and tables go to OUTDIR (default: $OUT,
 #                                           # else /tmp/gpu_check)
-#   GPU_CHECK_FORCE=1 bash benchmarks/gpu_check.sh OUTDIR   # dry run without a GPU
+#   GPU_CHECK_FORCE=1 bash benchmarks/gpu_check.sh OUTDIR   # every step, without a GPU
+#   GPU_CHECK_DRY_RUN=1 bash benchmarks/gpu_check.sh OUTDIR # on the CPU, in a minute: the
+#       kernel step on the fake CuPy (benchmarks/gpu_kernels.py --dry-run), the other steps
+#       listed with their scripts checked to exist (tests/static/test_gpu_check_dry_run.py)
 #
-# Steps: environment report; install the project (no dependencies fetched); the GPU tests
+# Steps: environment report; install the project (no dependencies fetched); the generated GPU
+# kernels (benchmarks/gpu_kernels.py: the loop, fused, softmax, LayerNorm and cuDNN kernels
+# checked against NumPy first, then timed against plain CuPy, with the conv-block and
+# Transformer training steps; into gpu_kernels.md); the GPU tests
 # (`pytest -m gpu`: every op's values and gradients on CuPy, every op as a static program on
 # CuPy, a CNN training step, the training stack, a control-flow program, bfloat16); the GPU
 # rows of benchmarks/eager_overhead.py and benchmarks/executor_overhead.py, with the CPU
@@ -21,9 +27,9 @@
 # can be carried as wheels in .whl/ (docs/gpu.md says how); they are installed into
 # /tmp/site.
 #
-# Files written (at most 8, for the device tool's limits): env.txt, install.log,
-# pytest_gpu.log, bench_eager.md, bench_executor.md, bench_fusion.md, bench_amp.md,
-# summary.txt.
+# Files written (at most 8, for the device tool's limits): env.txt (with the install log),
+# gpu_kernels.md, pytest_gpu.log, bench_eager.md, bench_executor.md, bench_fusion.md,
+# bench_amp.md, summary.txt.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/gpu_check}}
@@ -34,9 +40,22 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 declare -a RESULTS=()
 status=0
 
+DRY=${GPU_CHECK_DRY_RUN:-}
+
 step() {  # step NAME TIMEOUT_S LOGFILE COMMAND...
     local name=$1 limit=$2 log=$3
     shift 3
+    if [ -n "$DRY" ]; then  # (listed, not run: its script must exist)
+        local script
+        for script in "$@"; do
+            case $script in
+                *.py) [ -f "$script" ] || { echo "missing $script" >>"$log"; status=1; } ;;
+            esac
+        done
+        RESULTS+=("$name: dry run, not run ($*)")
+        echo "== $name: dry run, not run"
+        return 0
+    fi
     local t0=$SECONDS
     timeout "$limit" "$@" >>"$log" 2>&1
     local rc=$?
@@ -54,15 +73,17 @@ step() {  # step NAME TIMEOUT_S LOGFILE COMMAND...
 } >"$OUT/env.txt" 2>&1
 
 # ---- install: carried wheels first, then the project itself without fetching anything -------
-: >"$OUT/install.log"
-if ls .whl/*.whl >/dev/null 2>&1; then
-    step "install carried wheels" 40 "$OUT/install.log" "$PY" -m pip install -q --no-index \
+INSTALL_LOG="$OUT/env.txt"
+if [ -n "$DRY" ]; then
+    :  # (nothing installed: the repository root is on PYTHONPATH)
+elif ls .whl/*.whl >/dev/null 2>&1; then
+    step "install carried wheels" 40 "$INSTALL_LOG" "$PY" -m pip install -q --no-index \
         --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
     export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 # Not a failure when it cannot build (no `wheel` package): the root on PYTHONPATH serves too.
-timeout 30 "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . \
-    >>"$OUT/install.log" 2>&1 || echo "pip install -e . failed; using the repository root on PYTHONPATH"
+[ -n "$DRY" ] || timeout 30 "$PY" -m pip install -q --no-deps --no-build-isolation --no-index \
+    -e . >>"$INSTALL_LOG" 2>&1 || echo "pip install -e . failed; using the repository root on PYTHONPATH"
 "$PY" - >>"$OUT/env.txt" 2>&1 <<'EOF'
 import importlib
 for name in ("numpy", "cupy", "ml_dtypes", "gast", "pytest"):
@@ -78,10 +99,21 @@ if rt.is_compiled_with_cuda():
     print("device:", rt.set_device("gpu"), cupy.cuda.runtime.getDeviceProperties(0)["name"])
 EOF
 cat "$OUT/env.txt"
-if ! grep -q "is_compiled_with_cuda(): True" "$OUT/env.txt" && [ -z "${GPU_CHECK_FORCE:-}" ]; then
+if ! grep -q "is_compiled_with_cuda(): True" "$OUT/env.txt" && [ -z "${GPU_CHECK_FORCE:-}" ] \
+        && [ -z "$DRY" ]; then
     echo "no usable CuPy + CUDA device here: the GPU tests would all skip" | tee "$OUT/summary.txt"
     exit 2
 fi
+
+# ---- the generated kernels: values against NumPy, then timings ------------------------------
+log="$OUT/gpu_kernels.md"
+: >"$log"
+if [ -n "$DRY" ]; then  # (the one step a dry run runs: on the fake CuPy, kernels on the host)
+    DRY="" step "gpu kernels (dry run)" 120 "$log" "$PY" benchmarks/gpu_kernels.py --dry-run
+else
+    step "gpu kernels" 100 "$log" "$PY" benchmarks/gpu_kernels.py --repeat 3 --number 10
+fi
+cat "$log"
 
 # ---- GPU tests ------------------------------------------------------------------------------
 # gast missing (d2s's only dependency) must not stop the runtime's GPU tests from collecting.
@@ -91,7 +123,7 @@ OPTS=()
 "$PY" -c "import xdist" 2>/dev/null && OPTS+=(-n 8)
 step "pytest -m gpu" 115 "$OUT/pytest_gpu.log" "$PY" -m pytest -m gpu -q -p no:cacheprovider \
     -rfE --durations=10 "${OPTS[@]}"
-tail -n 25 "$OUT/pytest_gpu.log"
+tail -n 25 "$OUT/pytest_gpu.log" 2>/dev/null
 
 # ---- benchmarks: CPU and GPU rows of the same machine ---------------------------------------
 for b in eager executor; do
@@ -133,7 +165,8 @@ cat "$log"
 {
     echo "gpu_check finished $(date -u), overall rc=$status"
     printf '%s\n' "${RESULTS[@]}"
-    grep -E "^(FAILED|ERROR)|[0-9]+ (passed|failed)" "$OUT/pytest_gpu.log" | tail -n 60
+    grep -E "^(FAILED|ERROR)|[0-9]+ (passed|failed)" "$OUT/pytest_gpu.log" 2>/dev/null | tail -n 60
+    grep -E "\| NO \|$" "$OUT/gpu_kernels.md"
 } >"$OUT/summary.txt"
 cat "$OUT/summary.txt"
 exit "$status"

@@ -189,7 +189,7 @@ class _Gen:
                 inside.difference_update(group.outputs)
         skip = set()
         regions = native_region.find(self, block, {j for g in fused.values() for j in g.ops}) \
-            if backend.XP is _np else {}
+            if native_loops.native_device() else {}
         for j, op in enumerate(block.ops):
             group = fused.get(j)
             lines = self.replaced.get(id(op))

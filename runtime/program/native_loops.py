@@ -23,6 +23,7 @@ its products in order (BLAS sums in another order: NumPy's values within a round
 
 This module decides (`plan`: whether the loop fits, then its `WhilePlan`, `loop_plan.py`);
 `native_loops_emit.py` writes the C text from the plan; `caller` runs the compiled function.
+On CuPy the plan becomes one CUDA kernel instead (`cuda_loops.py`).
 
 The Python loop stays the fallback: before the C is compiled (it builds in the background,
 `native_build.py`), when an input is not the array the program declares, and when the C
@@ -40,7 +41,7 @@ import threading
 import numpy as np
 
 from .. import backend
-from . import codegen_loops, native_loops_emit
+from . import codegen_loops, cuda_loops, native_loops_emit
 from .loop_plan import (
     Buffer,
     Carried,
@@ -399,10 +400,17 @@ def _all_exact(g, op, exact) -> bool:
     return all(_all_exact(g, o, exact) for i in op.blocks for o in g.program.blocks[i].ops)
 
 
+def native_device() -> bool:
+    """Whether loops may run as native code on the device in force: C on NumPy, one CUDA
+    kernel on CuPy (`cuda_loops.py`)."""
+    return backend.XP is np or cuda_loops.enabled()
+
+
 def emit_while(g, op, block, indent: str) -> None:
-    """A `while` op as one call of its C function where it fits (see the module doc), with
-    the Python loop (`codegen_loops.emit_while`) as the fallback; else the Python loop."""
-    planned = plan(g, op, block) if backend.XP is np else None
+    """A `while` op as one call of its C function (its CUDA kernel on CuPy) where it fits
+    (see the module doc), with the Python loop (`codegen_loops.emit_while`) as the fallback;
+    else the Python loop."""
+    planned = plan(g, op, block) if native_device() else None
     inside = indent + "    " if emit_call(g, op, block, indent, planned, [op]) else indent
     codegen_loops.emit_while(g, op, block, inside)
 
@@ -412,26 +420,15 @@ def emit_call(g, op, block, indent: str, planned, ops) -> bool:
     ops before it in `ops`; None: no plan), its results assigned and the other values `ops`
     make set to None, then `else:`: True. False (nothing emitted) when there is no C
     function. The caller writes the fallback under the `else:`."""
-    found = native_loops_emit.emit(planned) if planned is not None and \
-        backend.XP is np else None
-    holder = None
-    if found is not None:
-        # (imported here: the compiler machinery, subprocess and ctypes, which only a
-        # program with such a loop needs)
-        from . import native_build
-        how = native_build.mode()
-        holder = native_build.holder_of(found, how, _exact(g, ops, native_build)) if (
-            how is not None) else None
-    if holder is None:
+    run = _runner(g, planned, ops) if planned is not None else None
+    if run is None:
         return False
     entry = ("op", op, block)
-    # (the calls are counted with the fused runs', in the counts `native_build.stats` reports)
-    fn = g.const(caller(holder, found, native_build._stats, native_build.error_mask,
-                        planned.contiguous), "NL")
-    args = [expr for expr, _, _ in found.arrays] + found.ints
+    fn = g.const(run, "NL")
+    args = [expr for expr, _, _ in planned.arrays] + planned.ints
     g.emit(indent, f"r_loop = {fn}({', '.join(args)})", entry)
     g.emit(indent, "if r_loop is not None:", entry)
-    written = [name for name, _, _ in found.outputs]
+    written = [o.name for o in planned.outputs]
     if written:
         g.emit(indent + "    ", f"{', '.join(g.ident(x) for x in written)}, = r_loop", entry)
     counter = g.counters.get(id(op))
@@ -446,3 +443,21 @@ def emit_call(g, op, block, indent: str, planned, ops) -> bool:
         g.emit(indent + "    ", "pass", entry)
     g.emit(indent, "else:", entry)
     return True
+
+
+def _runner(g, planned, ops):
+    """The function running `planned` natively (see `caller`, `cuda_loops.caller`), or None:
+    native code off, no C compiler or its build failed."""
+    # (imported here: the compiler machinery, subprocess and ctypes, which only a program
+    # with such a loop needs; its counts are the fused runs', `native_build.stats`)
+    from . import native_build
+    if backend.XP is not np:
+        return cuda_loops.caller(planned, native_build._stats)
+    found = native_loops_emit.emit(planned)
+    how = native_build.mode()
+    holder = native_build.holder_of(found, how, _exact(g, ops, native_build)) if (
+        how is not None) else None
+    if holder is None:
+        return None
+    return caller(holder, found, native_build._stats, native_build.error_mask,
+                  planned.contiguous)

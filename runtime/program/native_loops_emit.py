@@ -59,16 +59,24 @@ def _head(plan: WhilePlan) -> list:
         "        ((fl & FE_OVERFLOW) ? 4 : 0) | ((fl & FE_UNDERFLOW) ? 8 : 0);",
         "}",
     ]
+    return head + helpers(plan, "static")
+
+
+def helpers(plan: WhilePlan, qualifier: str) -> list:
+    """The helper functions the steps of `plan` call (`d2s_max_<T>`, `d2s_min_<T>`, and for
+    a mean `d2s_sum_<T>`), each declared `qualifier` ("static" in C; CUDA adds
+    `__device__`)."""
+    lines = []
     for T in ("float", "double"):
-        head += [f"static inline {T} d2s_{fn}_{T}({T} a, {T} b) "
-                 f"{{ return (a {sym} b || a != a) ? a : b; }}"
-                 for fn, sym in (("max", ">"), ("min", "<"))]
+        lines += [f"{qualifier} inline {T} d2s_{fn}_{T}({T} a, {T} b) "
+                  f"{{ return (a {sym} b || a != a) ? a : b; }}"
+                  for fn, sym in (("max", ">"), ("min", "<"))]
     if any(isinstance(s, Reduce) for s in plan.pre_steps):
-        head += _pairwise_sums()
-    return head
+        lines += _pairwise_sums(qualifier)
+    return lines
 
 
-def _pairwise_sums() -> list:
+def _pairwise_sums(qualifier: str) -> list:
     """`d2s_sum_<T>(a, n)`: the sum NumPy's `add.reduce` computes over a contiguous array
     (numpy's pairwise summation: below 8 elements in order; up to 128 in 8 running sums
     added as a tree, then the rest in order; above, the two halves, split at a multiple of
@@ -76,7 +84,7 @@ def _pairwise_sums() -> list:
     lines = []
     for T in ("float", "double"):
         lines += [
-            f"static {T} d2s_sum_{T}(const {T} *a, int64_t n) {{",
+            f"{qualifier} {T} d2s_sum_{T}(const {T} *a, int64_t n) {{",
             f"    if (n < 8) {{ {T} r = 0; for (int64_t i = 0; i < n; i++) r += a[i]; return r; }}",
             "    if (n <= 128) {",
             f"        {T} r[8]; int64_t i;",
@@ -126,16 +134,16 @@ def _lines(plan: WhilePlan) -> list:
         lines.append("    }")
     for k, c in enumerate(plan.carried):
         if isinstance(c.init, Ref):
-            lines.append(f"    if (!resume) memcpy(s{k}, {_name(c.init)}, "
+            lines.append(f"    if (!resume) memcpy(s{k}, {ref_name(c.init)}, "
                          f"{c.size} * sizeof({CTYPES[c.dtype]}));")
         else:
             lines.append(f"    if (!resume) for (int64_t j = 0; j < {c.size}; j++) "
-                         f"s{k}[j] = {_literal(c.init, c.dtype)};")
+                         f"s{k}[j] = {literal(c.init, c.dtype)};")
     lines.append("    for (;;) {")
-    lines += [_step(s) for s in plan.cond_steps]
-    lines.append(f"        if (!{_name(plan.cond)}[0]) break;")
-    lines += [_step(s) for s in plan.body_steps]
-    lines += [_copy(c) for c in plan.copies]
+    lines += [step_line(s) for s in plan.cond_steps]
+    lines.append(f"        if (!{ref_name(plan.cond)}[0]) break;")
+    lines += [step_line(s) for s in plan.body_steps]
+    lines += [copy_line(c) for c in plan.copies]
     lines.append(f"        if (++trips == {plan.trips_per_call}) return {PAUSED} | d2s_flags();")
     lines.append("    }")
     for k, o in enumerate(plan.outputs):
@@ -151,25 +159,30 @@ def _pre(steps, ind: str) -> list:
         if isinstance(s, Reduce):
             T = CTYPES[s.dtype]
             lines.append(f"{ind}b{s.result}[0] = ({T})((double)(({T})0 + d2s_sum_{T}("
-                         f"{_name(s.operand)}, {s.size})) / (double){s.size});")
+                         f"{ref_name(s.operand)}, {s.size})) / (double){s.size});")
         elif isinstance(s, Branch):
-            lines.append(f"{ind}if ({_name(s.pred)}[0]) {{")
+            lines.append(f"{ind}if ({ref_name(s.pred)}[0]) {{")
             lines += _pre(s.then_steps, ind + "    ")
-            lines += [ind + "    " + _copy(c).lstrip() for c in s.then_copies]
+            lines += [ind + "    " + copy_line(c).lstrip() for c in s.then_copies]
             lines.append(f"{ind}}} else {{")
             lines += _pre(s.else_steps, ind + "    ")
-            lines += [ind + "    " + _copy(c).lstrip() for c in s.else_copies]
+            lines += [ind + "    " + copy_line(c).lstrip() for c in s.else_copies]
             lines.append(f"{ind}}}")
         else:
-            lines.append(ind + _step(s).lstrip())
+            lines.append(ind + step_line(s).lstrip())
     return lines
 
 
-def _name(ref: Ref) -> str:
+def ref_name(ref: Ref) -> str:
     return f"{_PREFIX[ref.place]}{ref.index}"
 
 
-def _step(step) -> str:
+SERIAL = "for (int64_t j = 0; j < {n}; j++)"  # the loop over a step's elements, in C
+
+
+def step_line(step, loop: str = SERIAL) -> str:
+    """One step as one line; `loop` (with `{n}`, the element count) runs j over the
+    elements this code computes (all of them in C; a thread's share in CUDA)."""
     if isinstance(step, MatmulStep):
         return _matmul(step)
     n = step.size
@@ -177,33 +190,39 @@ def _step(step) -> str:
     for x, m, dt in zip(step.operands, step.sizes, step.dtypes, strict=True):
         if isinstance(x, Ref):
             at = "[0]" if m == 1 else "[j]" if m == n else f"[j % {m}]"
-            args.append(f"{_name(x)}{at}")
+            args.append(f"{ref_name(x)}{at}")
         else:
-            args.append(_literal(x, dt))
+            args.append(literal(x, dt))
     expr = _expression(step.type, step.dtype, args)
-    return f"        for (int64_t j = 0; j < {n}; j++) b{step.result}[j] = {expr};"
+    return f"        {loop.format(n=n)} b{step.result}[j] = {expr};"
+
+
+def matmul_operands(s: MatmulStep) -> tuple:
+    """The C of element (i, kk) of `a` and (kk, j) of `b` of a matmul step."""
+    a = f"{ref_name(s.a)}[kk * {s.m} + i]" if s.trans_a else f"{ref_name(s.a)}[i * {s.k} + kk]"
+    b = f"{ref_name(s.b)}[j * {s.k} + kk]" if s.trans_b else f"{ref_name(s.b)}[kk * {s.n} + j]"
+    return a, b
 
 
 def _matmul(s: MatmulStep) -> str:
     """`b<result> = a @ b` (see `MatmulStep`), one line."""
-    a = f"{_name(s.a)}[kk * {s.m} + i]" if s.trans_a else f"{_name(s.a)}[i * {s.k} + kk]"
-    b = f"{_name(s.b)}[j * {s.k} + kk]" if s.trans_b else f"{_name(s.b)}[kk * {s.n} + j]"
+    a, b = matmul_operands(s)
     T = CTYPES[s.dtype]
     return (f"        for (int64_t i = 0; i < {s.m}; i++) for (int64_t j = 0; j < {s.n}; j++) "
             f"{{ {T} acc = 0; for (int64_t kk = 0; kk < {s.k}; kk++) acc += {a} * {b}; "
             f"b{s.result}[i * {s.n} + j] = acc; }}")
 
 
-def _copy(copy) -> str:
-    target = _name(copy.target)
+def copy_line(copy) -> str:
+    target = ref_name(copy.target)
     if isinstance(copy.source, Ref):
-        return (f"        memcpy({target}, {_name(copy.source)}, "
+        return (f"        memcpy({target}, {ref_name(copy.source)}, "
                 f"sizeof({CTYPES[copy.dtype]}) * {copy.size});")
     return (f"        for (int64_t j = 0; j < {copy.size}; j++) {target}[j] = "
-            f"{_literal(copy.source, copy.dtype)};")
+            f"{literal(copy.source, copy.dtype)};")
 
 
-def _literal(x, dt) -> str:
+def literal(x, dt) -> str:
     if dt in ("float32", "float64"):
         return _const(float(x), CTYPES[dt])
     if dt == "bool":

@@ -13,9 +13,10 @@ import pytest
 
 import d2s
 import runtime as rt
-from runtime.program import fusion_gpu
+from runtime.program import fusion, fusion_gpu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import cuda_host  # noqa: E402
 import fake_cupy  # noqa: E402
 
 _UFUNCS = {"neg": np.negative, "abs": np.absolute, "relu": lambda a: np.maximum(a, 0)}
@@ -107,7 +108,6 @@ def test_a_gpu_run_with_two_results_and_a_broadcast_input(monkeypatch):
 def test_every_fusible_op_has_its_device_function():
     names = {ln.split("d2s_")[1].split("(")[0]
              for ln in fusion_gpu.PREAMBLE.strip().splitlines()}
-    from runtime.program import fusion
     assert names == set(fusion.UNARY) | set(fusion.BINARY)
 
 
@@ -128,3 +128,33 @@ def test_real_kernels_match_unfused_cupy(monkeypatch):
             rt.set_device("cpu")
     assert cp is not None
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(cuda_host.COMPILER is None, reason="no C++ compiler")
+def test_compiled_kernel_bodies_equal_unfused(monkeypatch):
+    """The generated preamble and bodies compiled as host C++ (`tests/cuda_host.py`), as
+    NVRTC compiles them, on every fusible op: equal to the unfused values (the C library's
+    tanh/exp/... within roundings of NumPy's)."""
+    def every_op(x, y):
+        a = rt.nn.functional.relu(x) * y - rt.abs(x) / (y * y + 1.0)
+        b = rt.maximum(rt.sqrt(rt.square(x) + 1.0), -y) + rt.minimum(a, rt.exp(-x))
+        return rt.tanh(b) + rt.sin(a) * rt.cos(x) + rt.log(rt.abs(y) + 2.0) - (-b)
+
+    rng = np.random.default_rng(3)
+    for dtype, rtol in (("float32", 2e-6), ("float64", 1e-13)):
+        x = rng.standard_normal((40, 30)).astype(dtype)
+        y = rng.standard_normal(30).astype(dtype)  # (broadcast over the rows)
+        x[0, :3] = np.nan
+        want, _ = _run(every_op, [x, y], False, monkeypatch)
+        monkeypatch.setenv("D2S_FUSION", "1")
+        cuda_host.ElementwiseKernel.made.clear()
+        with fake_cupy.installed(), cuda_host.installed():
+            sf = d2s.to_static(every_op)
+            with rt.no_grad():
+                got = sf(rt.to_tensor(x), rt.to_tensor(y)).numpy()
+        bodies = [body for _, _, body in cuda_host.ElementwiseKernel.made]
+        ops = {ln.split("d2s_")[1].split("(")[0] for body in bodies for ln in body.splitlines()
+               if "d2s_" in ln}
+        assert ops == set(fusion.UNARY) | set(fusion.BINARY)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want[0]))
+        np.testing.assert_allclose(got, want[0], rtol=rtol, atol=rtol)
