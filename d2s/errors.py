@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import inspect
 import linecache
 import os
 import re
 import sys
 import sysconfig
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -247,10 +249,10 @@ def _file_kind(filename: str) -> int:
 _DEEPEST = 200
 
 
-def _stack_entries(frame) -> list[tuple]:
+def _stack_entries(frame, deepest: int = _DEEPEST) -> list[tuple]:
     """The `_entry`s of the frames from `frame` outwards that decide its user frames,
     outermost first: frames of files `_SKIP`ped are left out, and so are those outside the
-    outermost generated frame (`_user_frames` drops them); `_DEEPEST` frames at most."""
+    outermost generated frame (`_user_frames` drops them); `deepest` frames at most."""
     kept = []  # frames, innermost first
     outermost = 0  # len(kept) up to the outermost generated frame
     kinds = _KIND
@@ -263,12 +265,52 @@ def _stack_entries(frame) -> list[tuple]:
             kept.append(frame)
             if kind == _GENERATED:
                 outermost = len(kept)
-            if len(kept) == _DEEPEST:
+            if len(kept) == deepest:
                 break
         frame = frame.f_back
     # (a frame's line number is read only here: `frame_line` keeps long functions' line tables)
     return [_entry(f.f_code.co_filename, frame_line(f), f.f_code.co_name)
             for f in reversed(kept[:outermost])]
+
+
+class _LastWalk:
+    """The stack walk of the generated frame that built the last op: its callers' entries and
+    the user frames of its last line. A function's ops come in runs from one frame, and while
+    a frame runs its callers stay where they are, so the next op of that frame reads only its
+    own line. The frame is held (frames take no weak references) until a walk from another
+    frame or the end of the trace (`forget_last_walk`)."""
+
+    __slots__ = ("frame", "frames", "line", "outer")
+
+    def __init__(self):
+        self.frame = self.outer = self.line = self.frames = None
+
+    def user_frames(self, frame, line: int) -> tuple:
+        """The user frames of the stack from generated `frame`, which runs `line`."""
+        if frame is not self.frame or frame.f_code.co_flags & _RESUMABLE:
+            # (a generator's callers change each time it is resumed)
+            self.frame, self.line = frame, None
+            self.outer = tuple(_stack_entries(frame.f_back, _DEEPEST - 1))
+        elif line == self.line:
+            return self.frames
+        code = frame.f_code
+        entries = self.outer + (_entry(code.co_filename, line, code.co_name),)
+        frames = _STACKS.get(entries)
+        if frames is None:
+            frames = _STACKS[entries] = tuple(_user_frames(entries))
+        self.line, self.frames = line, frames
+        return frames
+
+
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_LAST_WALK = threading.local()
+
+
+def forget_last_walk() -> None:
+    """Release the frame the last stack walk of this thread holds (at the end of a trace)."""
+    walk = getattr(_LAST_WALK, "walk", None)
+    if walk is not None:
+        walk.frame = walk.outer = walk.frames = None
 
 
 # ---- ops remember their user frames -----------------------------------------------------------
@@ -294,10 +336,10 @@ def resolve_origin(filename: str, lineno: int, frame=None):
     if src is None:
         return None
     key = src.as_tuple()
-    entries = tuple(_stack_entries(sys._getframe(1) if frame is None else frame))
-    frames = _STACKS.get(entries)
-    if frames is None:
-        frames = _STACKS[entries] = tuple(_user_frames(entries))
+    walk = getattr(_LAST_WALK, "walk", None)
+    if walk is None:
+        walk = _LAST_WALK.walk = _LastWalk()
+    frames = walk.user_frames(sys._getframe(1) if frame is None else frame, lineno)
     builder = active_builder()
     if builder is not None:  # the op is appended to builder.block right after this returns
         block = builder.block
