@@ -275,31 +275,42 @@ def _stack_entries(frame, deepest: int = _DEEPEST) -> list[tuple]:
 
 class _LastWalk:
     """The stack walk of the generated frame that built the last op: its callers' entries and
-    the user frames of its last line. A function's ops come in runs from one frame, and while
-    a frame runs its callers stay where they are, so the next op of that frame reads only its
-    own line. The frame is held (frames take no weak references) until a walk from another
-    frame or the end of the trace (`forget_last_walk`)."""
+    the user origin and frames of its last line. A function's ops come in runs from one
+    frame, often several from one line, and while a frame runs its callers stay where they
+    are, so the next op of that frame reads only its own line. The frame is held (frames take
+    no weak references) until a walk from another frame or the end of the trace
+    (`forget_last_walk`)."""
 
-    __slots__ = ("frame", "frames", "line", "outer")
+    __slots__ = ("frame", "frames", "key", "line", "outer")
 
     def __init__(self):
-        self.frame = self.outer = self.line = self.frames = None
+        self.frame = self.outer = self.line = self.key = self.frames = None
 
-    def user_frames(self, frame, line: int) -> tuple:
-        """The user frames of the stack from generated `frame`, which runs `line`."""
-        if frame is not self.frame or frame.f_code.co_flags & _RESUMABLE:
-            # (a generator's callers change each time it is resumed)
-            self.frame, self.line = frame, None
+    def resolve(self, frame, filename: str, line: int) -> tuple:
+        """(the user's (file, line, source), the user frames of the stack) for `frame`
+        running `line` of `filename`; (None, None) where that is no generated line."""
+        # (a generator's callers change each time it is resumed)
+        same = frame is self.frame and not frame.f_code.co_flags & _RESUMABLE
+        if same and line == self.line:
+            return self.key, self.frames
+        src = loader.lookup(filename, line)
+        if src is None:
+            return None, None
+        if not same:
+            self.frame = frame
             self.outer = tuple(_stack_entries(frame.f_back, _DEEPEST - 1))
-        elif line == self.line:
-            return self.frames
-        code = frame.f_code
-        entries = self.outer + (_entry(code.co_filename, line, code.co_name),)
+        entries = self.outer + (_entry(filename, line, frame.f_code.co_name),)
         frames = _STACKS.get(entries)
         if frames is None:
             frames = _STACKS[entries] = tuple(_user_frames(entries))
-        self.line, self.frames = line, frames
-        return frames
+        key = src.as_tuple()
+        stacks = _OP_STACKS.get(key)
+        if stacks is None:
+            stacks = _OP_STACKS[key] = set()
+        if len(stacks) < 8:  # enough to tell one caller from several
+            stacks.add(frames)
+        self.line, self.key, self.frames = line, key, frames
+        return key, frames
 
 
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -310,7 +321,7 @@ def forget_last_walk() -> None:
     """Release the frame the last stack walk of this thread holds (at the end of a trace)."""
     walk = getattr(_LAST_WALK, "walk", None)
     if walk is not None:
-        walk.frame = walk.outer = walk.frames = None
+        walk.frame = walk.outer = walk.key = walk.frames = None
 
 
 # ---- ops remember their user frames -----------------------------------------------------------
@@ -332,14 +343,12 @@ def resolve_origin(filename: str, lineno: int, frame=None):
     """The `runtime.program.origin` resolver: a generated line (run by `frame`; default: the
     caller's) -> (file, line, source) of the user's line, remembering the user frames that led
     there for errors at run time."""
-    src = loader.lookup(filename, lineno)
-    if src is None:
-        return None
-    key = src.as_tuple()
     walk = getattr(_LAST_WALK, "walk", None)
     if walk is None:
         walk = _LAST_WALK.walk = _LastWalk()
-    frames = walk.user_frames(sys._getframe(1) if frame is None else frame, lineno)
+    key, frames = walk.resolve(sys._getframe(1) if frame is None else frame, filename, lineno)
+    if key is None:
+        return None
     builder = active_builder()
     if builder is not None:  # the op is appended to builder.block right after this returns
         block = builder.block
@@ -352,11 +361,6 @@ def resolve_origin(filename: str, lineno: int, frame=None):
                 table = _OP_FRAMES[block] = {}
             _LAST_TABLE[0] = (weakref.ref(block), table)
         table[len(block.ops)] = frames
-    stacks = _OP_STACKS.get(key)
-    if stacks is None:
-        stacks = _OP_STACKS[key] = set()
-    if len(stacks) < 8:  # enough to tell one caller from several
-        stacks.add(frames)
     return key
 
 
