@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import inspect
 import linecache
 import os
 import re
 import sys
 import sysconfig
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -247,10 +249,10 @@ def _file_kind(filename: str) -> int:
 _DEEPEST = 200
 
 
-def _stack_entries(frame) -> list[tuple]:
+def _stack_entries(frame, deepest: int = _DEEPEST) -> list[tuple]:
     """The `_entry`s of the frames from `frame` outwards that decide its user frames,
     outermost first: frames of files `_SKIP`ped are left out, and so are those outside the
-    outermost generated frame (`_user_frames` drops them); `_DEEPEST` frames at most."""
+    outermost generated frame (`_user_frames` drops them); `deepest` frames at most."""
     kept = []  # frames, innermost first
     outermost = 0  # len(kept) up to the outermost generated frame
     kinds = _KIND
@@ -263,12 +265,63 @@ def _stack_entries(frame) -> list[tuple]:
             kept.append(frame)
             if kind == _GENERATED:
                 outermost = len(kept)
-            if len(kept) == _DEEPEST:
+            if len(kept) == deepest:
                 break
         frame = frame.f_back
     # (a frame's line number is read only here: `frame_line` keeps long functions' line tables)
     return [_entry(f.f_code.co_filename, frame_line(f), f.f_code.co_name)
             for f in reversed(kept[:outermost])]
+
+
+class _LastWalk:
+    """The stack walk of the generated frame that built the last op: its callers' entries and
+    the user origin and frames of its last line. A function's ops come in runs from one
+    frame, often several from one line, and while a frame runs its callers stay where they
+    are, so the next op of that frame reads only its own line. The frame is held (frames take
+    no weak references) until a walk from another frame or the end of the trace
+    (`forget_last_walk`)."""
+
+    __slots__ = ("frame", "frames", "key", "line", "outer")
+
+    def __init__(self):
+        self.frame = self.outer = self.line = self.key = self.frames = None
+
+    def resolve(self, frame, filename: str, line: int) -> tuple:
+        """(the user's (file, line, source), the user frames of the stack) for `frame`
+        running `line` of `filename`; (None, None) where that is no generated line."""
+        # (a generator's callers change each time it is resumed)
+        same = frame is self.frame and not frame.f_code.co_flags & _RESUMABLE
+        if same and line == self.line:
+            return self.key, self.frames
+        src = loader.lookup(filename, line)
+        if src is None:
+            return None, None
+        if not same:
+            self.frame = frame
+            self.outer = tuple(_stack_entries(frame.f_back, _DEEPEST - 1))
+        entries = self.outer + (_entry(filename, line, frame.f_code.co_name),)
+        frames = _STACKS.get(entries)
+        if frames is None:
+            frames = _STACKS[entries] = tuple(_user_frames(entries))
+        key = src.as_tuple()
+        stacks = _OP_STACKS.get(key)
+        if stacks is None:
+            stacks = _OP_STACKS[key] = set()
+        if len(stacks) < 8:  # enough to tell one caller from several
+            stacks.add(frames)
+        self.line, self.key, self.frames = line, key, frames
+        return key, frames
+
+
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_LAST_WALK = threading.local()
+
+
+def forget_last_walk() -> None:
+    """Release the frame the last stack walk of this thread holds (at the end of a trace)."""
+    walk = getattr(_LAST_WALK, "walk", None)
+    if walk is not None:
+        walk.frame = walk.outer = walk.key = walk.frames = None
 
 
 # ---- ops remember their user frames -----------------------------------------------------------
@@ -290,14 +343,12 @@ def resolve_origin(filename: str, lineno: int, frame=None):
     """The `runtime.program.origin` resolver: a generated line (run by `frame`; default: the
     caller's) -> (file, line, source) of the user's line, remembering the user frames that led
     there for errors at run time."""
-    src = loader.lookup(filename, lineno)
-    if src is None:
+    walk = getattr(_LAST_WALK, "walk", None)
+    if walk is None:
+        walk = _LAST_WALK.walk = _LastWalk()
+    key, frames = walk.resolve(sys._getframe(1) if frame is None else frame, filename, lineno)
+    if key is None:
         return None
-    key = src.as_tuple()
-    entries = tuple(_stack_entries(sys._getframe(1) if frame is None else frame))
-    frames = _STACKS.get(entries)
-    if frames is None:
-        frames = _STACKS[entries] = tuple(_user_frames(entries))
     builder = active_builder()
     if builder is not None:  # the op is appended to builder.block right after this returns
         block = builder.block
@@ -310,11 +361,6 @@ def resolve_origin(filename: str, lineno: int, frame=None):
                 table = _OP_FRAMES[block] = {}
             _LAST_TABLE[0] = (weakref.ref(block), table)
         table[len(block.ops)] = frames
-    stacks = _OP_STACKS.get(key)
-    if stacks is None:
-        stacks = _OP_STACKS[key] = set()
-    if len(stacks) < 8:  # enough to tell one caller from several
-        stacks.add(frames)
     return key
 
 

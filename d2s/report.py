@@ -34,6 +34,7 @@ import weakref
 from typing import NamedTuple
 
 from runtime import core
+from runtime.program.origin import frame_line
 
 from . import logging_utils
 from .breakpoints import once_per_trace
@@ -181,7 +182,7 @@ def _caller():
     """The user origin and frame of the innermost generated code on the stack."""
     f = sys._getframe(2)
     while f is not None:
-        src = loader.lookup(f.f_code.co_filename, f.f_lineno)
+        src = loader.lookup(f.f_code.co_filename, frame_line(f))
         if src is not None:
             return src, f
         f = f.f_back

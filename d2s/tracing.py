@@ -65,8 +65,11 @@ def trace(target: TraceTarget, args, kwargs, with_hooks: bool = False,
     (what `layer(x)` does), so they are part of the program. A trace that changed Python
     numbers reachable from the call is traced again with them as program state
     (`side_effects.py`); if that trace fails, they are guarded and replayed instead."""
-    with deep_recursion(_TRACE_FRAMES_PER_USER_FRAME * sys.getrecursionlimit()):
-        return _trace(target, args, kwargs, with_hooks, state)
+    try:
+        with deep_recursion(_TRACE_FRAMES_PER_USER_FRAME * sys.getrecursionlimit()):
+            return _trace(target, args, kwargs, with_hooks, state)
+    finally:
+        errors.forget_last_walk()  # (the frames of the traced call are done)
 
 
 def _trace(target, args, kwargs, with_hooks, state):

@@ -16,9 +16,10 @@ import re
 import sys
 import threading
 
+from runtime.program.origin import frame_line
+
 from .. import guards
 from ..pyct import loader
-
 
 _BLOCK = re.compile(r"_(if_true|if_false|loop_body|loop_test|for_body)_\d+$")
 
@@ -68,7 +69,7 @@ def _owner_frames(ours: set, keep: list) -> list:
     owners = []
     f = sys._getframe(2)
     while f is not None:
-        if loader.lookup(f.f_code.co_filename, f.f_lineno) is not None:
+        if loader.lookup(f.f_code.co_filename, frame_line(f)) is not None:
             owners.append(f)
             ours.add(id(f.f_locals))
             if not _BLOCK.match(f.f_code.co_name):
@@ -354,7 +355,7 @@ def _frame_locals(d: dict, obj, name: str, found: list, heap: _Referrers) -> boo
             continue
         if _internal_frame(h):
             return True
-        if loader.lookup(h.f_code.co_filename, h.f_lineno) is not None:
+        if loader.lookup(h.f_code.co_filename, frame_line(h)) is not None:
             found += [f"the local name '{k}'" for k, v in d.items()
                       if v is obj and _base(k) != _base(name)]
             return True

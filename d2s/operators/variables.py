@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from runtime.core import VariableBase
+from runtime.program.origin import frame_line
 
 from ..pyct import loader
 
@@ -21,7 +22,7 @@ def user_origin(depth: int = 2):
     """The user origin (OriginInfo) of the innermost generated-code frame calling us."""
     f = sys._getframe(depth)
     while f is not None:
-        src = loader.lookup(f.f_code.co_filename, f.f_lineno)
+        src = loader.lookup(f.f_code.co_filename, frame_line(f))
         if src is not None:
             return src
         f = f.f_back

@@ -58,6 +58,7 @@ class _Gen:
         self.lines: list[str] = []
         self.line_map: dict = {}
         self.consts: dict = {}  # closure name -> object
+        self._const_names: dict = {}  # (what `const` keys an object by) -> its name
         self.idents: dict = {}
         self._used_idents: set = set()
         self.tensor_ids: dict = {}  # persistable name -> closure name of its Tensor
@@ -74,7 +75,8 @@ class _Gen:
     def ident(self, name: str) -> str:
         i = self.idents.get(name)
         if i is None:
-            base = "v_" + re.sub(r"\W", "_", name)
+            base = "v_" + (name if name.isidentifier() and name.isascii() else  # (no regex)
+                           re.sub(r"\W", "_", name))
             i = base
             n = 1
             while i in self._used_idents:
@@ -85,8 +87,14 @@ class _Gen:
         return i
 
     def const(self, obj, prefix: str = "C") -> str:
-        name = f"{prefix}{len(self.consts)}"
-        self.consts[name] = obj
+        """The global the generated code reads `obj` by: one per object (`consts` keeps it
+        alive, so its id is not reused), and one per NumPy scalar's type and bytes."""
+        key = (obj.__class__, obj.tobytes(), prefix) if isinstance(obj, _np.generic) else \
+            (id(obj), prefix)
+        name = self._const_names.get(key)
+        if name is None:
+            name = self._const_names[key] = f"{prefix}{len(self.consts)}"
+            self.consts[name] = obj
         return name
 
     def lit(self, v) -> str:
@@ -375,23 +383,6 @@ def reusable_input(g: _Gen, op: Op, block: Block):
     return None
 
 
-def _ellipsis_out() -> bool:
-    """Whether NumPy's ufuncs take `out=...` (return an array also for 0-d results)."""
-    try:
-        return _np.add(_np.asarray(1), 1, out=...).__class__ is _np.ndarray
-    except TypeError:
-        return False
-
-
-_ELLIPSIS_OUT = _ellipsis_out()
-
-
-def _array_out(fn, op: Op, block: Block) -> bool:
-    """`out=...` for a NumPy ufunc with a 0-d result: an array without `asarray` after."""
-    return _ELLIPSIS_OUT and backend.XP is _np and isinstance(fn, _np.ufunc) and \
-        block.var(op.outputs[0])._static_shape == ()
-
-
 def typed_literal(g: _Gen, x, op: Op, block: Block) -> str:
     """An operand of a direct call. A Python number beside float32/float64/int64/int32
     tensors becomes a NumPy scalar of their dtype: the value NumPy's weak-scalar rule (NEP 50)
@@ -422,7 +413,7 @@ def emit_generic(g: _Gen, op: Op, block: Block, indent: str) -> None:
         if reuse is not None:  # the result goes into the dying input's array when it can
             count = sum(x == reuse for x in op.inputs)
             args.append(f"out={g.const(inplace.owner_test(count), 'R')}({g.ident(reuse)})")
-        elif _array_out(fn, op, block):
+        elif codegen_direct.array_out(fn, op, block):
             args.append("out=...")
             arrays = True
         call = f"{g.const(fn, 'F')}({', '.join(args)})"

@@ -1,7 +1,8 @@
 """Two ops that small programs run once per call (a loop's counter start, a tensor `if`'s
 condition), emitted as the array-module calls their kernels end in, without the kernels'
 Python frames (used by `codegen.py`; tests/static/test_codegen_direct.py checks each against
-its kernel, bit for bit):
+its kernel, bit for bit), and whether a direct call's 0-d result can come back as an array
+(`array_out`):
 
 - `full` of a literal with a static shape: `xp.full(shape, value, dtype=...)`, what
   `_full_kernel` calls;
@@ -62,3 +63,20 @@ def emitter(make, generic, scalar_result: bool):
         if scalar_result:
             g.emit(indent, f"if {out}.__class__ is not ndarray: {out} = asarray({out})", entry)
     return emit
+
+
+def _ellipsis_out() -> bool:
+    """Whether NumPy's ufuncs take `out=...` (return an array also for 0-d results)."""
+    try:
+        return np.add(np.asarray(1), 1, out=...).__class__ is np.ndarray
+    except TypeError:
+        return False
+
+
+_ELLIPSIS_OUT = _ellipsis_out()
+
+
+def array_out(fn, op, block) -> bool:
+    """`out=...` for a NumPy ufunc with a 0-d result: an array without `asarray` after."""
+    return _ELLIPSIS_OUT and backend.XP is np and isinstance(fn, np.ufunc) and \
+        block.var(op.outputs[0])._static_shape == ()

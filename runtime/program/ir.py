@@ -78,10 +78,14 @@ class Block:
 
     def var(self, name: str) -> Variable:
         """The variable `name` as seen from this block (searching enclosing blocks too)."""
-        for b in self.ancestors():
+        b = self
+        while True:  # (`ancestors` without a generator: this runs several times per op built)
             v = b.vars.get(name)
             if v is not None:
                 return v
+            if b.parent is None:
+                break
+            b = b.program.blocks[b.parent]
         found = self.program.find_var(name)
         if found is not None:
             return found
