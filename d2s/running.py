@@ -17,7 +17,7 @@ from runtime.autograd import record
 from runtime.core import array_of, mode_state
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
-from runtime.program.reached import branch_conditions
+from runtime.program.reached import Branch, reach_conditions
 from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
@@ -223,16 +223,11 @@ class Entry:
         """A copy of the program with the gradients of the outputs (seeded by fed
         `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
         the forward part this call runs and the backward part `loss.backward()` runs."""
-        program = self.concrete.main_program
         split, grads, seeds, diff, wrt = self._gradient_split()
         slots = [i for i, g in enumerate(grads) if g is not None]
-        # inputs and parameters read only under a tensor `if`: the branch predicates come
-        # out after the saved values, and a call that took no branch reading one leaves it
-        # no gradient (`.grad` None, as eager)
-        conds = branch_conditions(program, [wrt[i].name for i in slots])
-        preds = list(dict.fromkeys(p for pairs in conds.values() for p, _ in pairs))
-        reach = [(i, [(preds.index(p), truth) for p, truth in conds[wrt[i].name]])
-                 for i in slots if wrt[i].name in conds]
+        # inputs and parameters read only under a tensor `if` or in a graph loop's body: a
+        # call that reached none of their reads leaves them no gradient (`.grad` None)
+        preds, reach = _reach_flags(split, [wrt[i].name for i in slots], slots)
         outs = tuple(v.name for v in self.outs)
         forward = self.executor.compiled(split.forward, outs + tuple(split.fetch) + tuple(preds))
         backward = _Part(self.executor.compiled(split.backward,
@@ -286,6 +281,36 @@ class Entry:
                      [s.name for s in seeds], list(diff.values()), slots)
 
 
+def _reach_flags(split, names: list, slots: list) -> tuple:
+    """(the branch predicates the forward part fetches after its saved values, `reach`):
+    `reach` holds `(gradient slot, sites)` for each of `names` (the inputs and parameters at
+    `slots`) read only under conditions (`reached.reach_conditions`); a site is a list of
+    `(index among the saved values then the predicates, truth)`, where truth None means "a
+    loop's saved iterations, not empty" (`_holds`)."""
+    sites_of = reach_conditions(split.forward, names)
+    preds = list(dict.fromkeys(c.pred for sites in sites_of.values() for site in sites
+                               for c in site if isinstance(c, Branch)))
+    saved = {name: k for k, name in enumerate(split.saved)}
+    n = len(split.saved)
+
+    def flag(c):
+        if isinstance(c, Branch):
+            return n + preds.index(c.pred), c.truth
+        return (saved[c.saves], None) if c.saves in saved else None  # (else: no condition)
+
+    reach = [(i, [[f for f in map(flag, site) if f is not None] for site in sites_of[name]])
+             for i, name in zip(slots, names, strict=True) if name in sites_of]
+    return preds, reach
+
+
+def _holds(value, truth) -> bool:
+    """Whether a reach condition holds: a predicate equal to `truth`, or (truth None) the
+    saved iterations of a loop (None from a branch that did not run) not empty."""
+    if truth is None:
+        return value is not None and len(value) > 0
+    return bool(value) is truth
+
+
 def _float_flag(v):
     """The bool graph value saying whether the Python number `v` stands for is a float when
     the program runs (`Variable.float_when`), or None where its dtype decides."""
@@ -330,8 +355,8 @@ class _Training:
         self.split = split
         self.out_names = out_names  # the floating outputs, one seed each
         self.feed_names = feed_names
-        # (input index, [(predicate index, branch truth), ...]) for each input read only
-        # under tensor `if`s; the predicates' values follow the saved ones
+        # (input index, sites) for each input read only under tensor `if`s or in graph loop
+        # bodies (`_reach_flags`)
         self.reach = reach
         self._make_partial = make_partial
         self._partial: dict = {}  # which outputs have a gradient -> _Part (or None)
@@ -369,7 +394,6 @@ class _Backward:
             for more in gs[1:]:
                 g = g + more
             feed[name] = g
-        n_saved = len(t.split.slots)
         for slot, k in zip(part.slots, part.saved_index, strict=True):
             slot._data = self.saved[k]
         try:
@@ -380,9 +404,8 @@ class _Backward:
         in_grads = [None] * len(inputs)
         for i, a in zip(part.grads, arrays, strict=True):
             in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
-        if t.reach:
-            preds = self.saved[n_saved:]
-            for i, pairs in t.reach:  # read on no branch this call took: no gradient
-                if not any(bool(preds[p]) is truth for p, truth in pairs):
-                    in_grads[i] = None
+        saved = self.saved
+        for i, sites in t.reach:  # read on no path this call took: no gradient
+            if not any(all(_holds(saved[k], truth) for k, truth in site) for site in sites):
+                in_grads[i] = None
         return in_grads
