@@ -79,6 +79,11 @@ class Entry:
         self.number_kinds = [(k, len(outs) + j) for j, k in enumerate(
             k for k in range(len(self.out_index)) if _float_flag(outs[k]) is not None)]
         outs = outs + [_float_flag(outs[k]) for k, _ in self.number_kinds]
+        # results whose stop_gradient (of each item, for a list) the run decides
+        # (`runtime/program/stop_flags.py`): (output, output of its flag)
+        self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
+            k for k in range(len(self.out_index)) if outs[k].stop_when is not None)]
+        outs = outs + [outs[k].stop_when for k, _ in self.stop_flags]
         self.outs = outs
         self.out_stop = [v.stop_gradient for v in outs]
         # outputs that are tensor arrays come back as Python lists of Tensors (without a
@@ -113,7 +118,7 @@ class Entry:
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.number_lists
-                       and not self.number_kinds)
+                       and not self.number_kinds and not self.stop_flags)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
         self._record = record
@@ -194,6 +199,13 @@ class Entry:
         for k in self.as_lists:  # un-stacked by eager ops: each item keeps its gradient path
             outs[k] = list(outs[k].unbind(0)) if outs[k]._node is not None and len(
                 arrays[k]) else [wrap(a) for a in arrays[k]]
+        for k, flag in self.stop_flags:  # no gradient path on this run: cut, as eager's
+            items = zip(outs[k], arrays[flag], strict=True) if type(outs[k]) is list else (
+                (outs[k], arrays[flag]),)
+            for item, cut in items:
+                if cut:
+                    item.stop_gradient = True
+                    item._node = None
         for k in self.flagged_out:
             outs[k].stop_gradient = False
         for k in self.python_out:
