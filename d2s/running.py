@@ -88,7 +88,8 @@ class Entry:
         self.out_stop = [v.stop_gradient for v in outs]
         # outputs that are tensor arrays come back as Python lists of Tensors (without a
         # gradient path); the others are recorded for autograd
-        self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
+        flags = {f for _, f in self.stop_flags}
+        self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array and k not in flags]
         self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out) and not \
             getattr(program, "in_program_backward", False)  # a whole step: no grad path
         self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
@@ -118,7 +119,8 @@ class Entry:
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.number_lists
-                       and not self.number_kinds and not self.stop_flags)
+                       and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
+        # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
         self._record = record
@@ -180,9 +182,10 @@ class Entry:
         if self.single:  # one tensor out (`finish` of a training call, or a slow call)
             out = wrap(arrays[0])
             if training is not None:
+                n = len(self.outs)
                 self._record(_RUN_OP, tuple(inputs) + self._params, {}, (out,),
-                             backward_fn=_Backward(training, arrays[1:]))
-                if self._detached:
+                             backward_fn=_Backward(training, arrays[n:]))
+                if self._detached or (n > 1 and arrays[1]):
                     out.stop_gradient = True
                     out._node = None
             return out

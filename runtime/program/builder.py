@@ -361,7 +361,8 @@ def _stop_when(inputs):
             f = getattr(x, "stop_when", None)
             if f is None:
                 return None
-            flags.append(f)
+            if not any(f is g for g in flags):  # (`x * x`: one flag)
+                flags.append(f)
     flag = flags[0]
     for f in flags[1:]:
         flag = logical_and(flag, f)

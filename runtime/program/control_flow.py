@@ -429,12 +429,13 @@ def _graph_while(b: Builder, cond, body, loop_vars):
                 refs.append(_result_ref(b, v, init.dtype))
             refs += [_result_ref(b, stop_flags.carried(outs[k]), bool_) for k in flagged]
             bblk.results = refs
-            differing = {k for k, (v, init) in enumerate(zip(outs, inits))
-                         if stop_flags.differ([init, v])}
+            # (the loop variables whose flag the body decides, and those whose flag is
+            # their entry's or the body's, by whether the loop ran)
+            carry, by_trips = stop_flags.loop_flags(inits, outs)
         if new_shapes == shapes and new_stops == stops:
-            if differing <= set(flagged):
+            if carry <= set(flagged):
                 break
-            for k in sorted(differing - set(flagged)):  # (in the block around the loop)
+            for k in sorted(carry - set(flagged)):  # (in the block around the loop)
                 entry_flags[k] = b.variable_of(stop_flags.carried(inits[k]))
         shapes, stops = new_shapes, new_stops
         del b.program.blocks[mark:]
@@ -445,6 +446,10 @@ def _graph_while(b: Builder, cond, body, loop_vars):
              [o.name for o in outs + flag_outs], {}, (cblk.idx, bblk.idx))
     for k, f in zip(flagged, flag_outs):
         stop_flags.attach(outs[k], f)
+    by_trips = [k for k in by_trips if k not in entry_flags]
+    if by_trips:  # (the first test, on the values at entry: whether the loop ran)
+        stop_flags.by_trips(cond(*unflatten(tree, inits)), [inits[k] for k in by_trips],
+                            [outs[k] for k in by_trips])
     # (no stop_gradient on the outputs under no_grad: a branch may hand back a value from
     # outside the region unchanged, which keeps its gradient in eager code too)
     for o, w, init, m in zip(outs, scalar, inits, mixed):

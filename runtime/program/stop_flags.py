@@ -11,7 +11,9 @@ gives it a gradient path); where the paths into it differ, the value carries the
   have none (`arrays.array_written` writes an item's flag beside it, `array_read` reads it).
 
 `cond` and `while_loop` carry these flags as more outputs (and loop variables) where their
-branches, or a loop's entry and body, differ (`differ`, `carried`, `attach`); d2s's call cuts
+branches, or a loop's entry and body, differ (`differ`, `carried`, `attach`); a loop variable
+whose flags at entry and from the body are both static is flagged by the loop's first test
+instead (`by_trips`: no value carried through the loop). d2s's call cuts
 each returned tensor and list item whose flag is True (`d2s/running.py`), as eager's result
 is. A value computed from a flagged one has its static flag (False: the gradient that flows
 through it on a cut run is zero).
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 from .. import core
 from ..ops.arrays import item_flags
+from ..ops.logic import logical_not
 from .variable import Variable
 
 
@@ -69,6 +72,29 @@ def carried(v):
         return item_flags(v)
     flag = _flag(v)
     return _static(v) if flag is None else flag
+
+
+def loop_flags(inits: list, outs: list) -> tuple:
+    """(the indices of a loop's variables whose flag must be carried through the loop: a
+    run-decided flag at entry or from the body, or an array's items; those whose static flag
+    at entry differs from the body's, decided by whether the loop ran)."""
+    carry, by_trips = set(), []
+    for k, (init, out) in enumerate(zip(inits, outs)):
+        if differ([init, out]):
+            if _flag(init) is not None or _flag(out) is not None or (
+                    isinstance(out, Variable) and out.kind == "array"):
+                carry.add(k)
+            else:
+                by_trips.append(k)
+    return carry, by_trips
+
+
+def by_trips(ran, inits: list, outs: list) -> None:
+    """Flag the outputs `outs` of a loop whose static flags at entry (`inits`) and after the
+    body differ, given `ran`, whether the loop ran (its first test): the entry's on the runs
+    where it did not (no carried value: a recurrent state from `rt.zeros` is the common case)."""
+    for init, out in zip(inits, outs, strict=True):
+        attach(out, logical_not(ran) if _static(init) else ran)
 
 
 def attach(v, flag) -> None:
