@@ -219,11 +219,18 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
                                           [t_out, f_out])
     outs, result = _outputs(b, tree, consts, specs)
     b.append("cond", [b.ref(pred)], [o.name for o in outs], {}, (tb.idx, fb.idx))
-    if flagged:
-        result, flag_outs = result
-        leaves = flatten(result)[0]
-        for k, f in zip(flagged, flag_outs, strict=True):
-            stop_flags.attach(leaves[k], f)
+    return _with_stop_flags(result, flagged)
+
+
+def _with_stop_flags(result, flagged: list):
+    """A branch op's result, its leaves at `flagged` given their flags (the outputs after
+    the result's, where `_branch_stop_flags` found any)."""
+    if not flagged:
+        return result
+    result, flag_outs = result
+    leaves = flatten(result)[0]
+    for k, f in zip(flagged, flag_outs, strict=True):
+        stop_flags.attach(leaves[k], f)
     return result
 
 
@@ -266,12 +273,15 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     b = current_builder()
     traced = [_trace(b, fn) for _, fn in pairs] + [_trace(b, default)]
     labels = [f"branch {k}" for k, _ in pairs] + ["default"]
-    tree, consts, specs = _merge_branches("switch_case", b, labels, [t[0] for t in traced],
-                                          [t[1] for t in traced])
+    blocks, results = [t[0] for t in traced], [t[1] for t in traced]
+    flagged, flags = _branch_stop_flags(b, blocks, results)
+    if flagged:  # (their flags, as more outputs)
+        results = [[r, f] for r, f in zip(results, flags, strict=True)]
+    tree, consts, specs = _merge_branches("switch_case", b, labels, blocks, results)
     outs, result = _outputs(b, tree, consts, specs)
     b.append("switch_case", [b.ref(branch_index)], [o.name for o in outs],
-             {"cases": [k for k, _ in pairs]}, tuple(t[0].idx for t in traced))
-    return result
+             {"cases": [k for k, _ in pairs]}, tuple(blk.idx for blk in blocks))
+    return _with_stop_flags(result, flagged)
 
 
 # ---- while_loop ------------------------------------------------------------------------------

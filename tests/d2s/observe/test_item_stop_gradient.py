@@ -115,3 +115,26 @@ def test_stop_gradient_of_results_follows_the_path_taken(fn, calls):
         want, got = _leaves(fn(*args)), _leaves(converted(*args))
         _same_flags_and_values(got, want)
     assert len(converted.program_cache) == 1
+
+
+class Experts(rt.nn.Layer):
+    """Picks an expert by a tensor index (one `switch_case`); the second one is frozen."""
+
+    def __init__(self):
+        super().__init__()
+        self.experts = rt.nn.LayerList([rt.nn.Linear(3, 2) for _ in range(3)])
+        for p in self.experts[1].parameters():
+            p.stop_gradient = True
+
+    def forward(self, x, i):
+        return self.experts[i](x)
+
+
+def test_a_frozen_expert_picked_by_a_tensor_index_gives_no_gradient_path():
+    eager, static = _pair(Experts)
+    x = rt.to_tensor(np.random.default_rng(2).standard_normal((2, 3)).astype("float32"))
+    for i in (0, 1, 2, 1):
+        want, got = eager(x, rt.to_tensor(i)), static(x, rt.to_tensor(i))
+        assert want.stop_gradient == (i == 1)
+        _same_flags_and_values([got], [want])
+    assert len(static.forward.program_cache) == 1
