@@ -271,16 +271,15 @@ def has_grad_now(t):
 
 def _reached(program, names, forward_ops) -> dict:
     """`name -> 0-d bool Variable`: for tensors that `forward_ops` read only under conditions
-    (`reached.reach_conditions`: branches of top-level tensor `if`s, bodies of top-level
-    graph loops), whether this run reached one of their reads. (A loop inside a branch is
-    told apart by its branch alone: its saved iterations are not a top-level value.)"""
+    (`reached.reach_conditions`: branches of top-level tensor `if`s, bodies of graph loops
+    outside loop bodies), whether this run reached one of their reads."""
     from ..ops.logic import logical_and, logical_not, logical_or
     g0 = program.global_block()
 
     def holds(c):
         if isinstance(c, Branch):
             return g0.var(c.pred) if c.truth else logical_not(g0.var(c.pred))
-        return array_length(g0.var(c.saves)) > 0 if c.saves in g0.vars else None
+        return _loop_ran(program, c.saves)
 
     out = {}
     for name, sites in reach_conditions(program, names, forward_ops).items():
@@ -293,6 +292,31 @@ def _reached(program, names, forward_ops) -> dict:
         else:
             out[name] = functools.reduce(logical_or, flags)
     return out
+
+
+def _loop_ran(program, saves: str):
+    """A top-level 0-d bool Variable: whether the loop that saves its iterations into
+    `saves` ran (False on the runs that took no branch around it: each branch op around it
+    gains that output)."""
+    b = _builder()
+    block = program.find_var(saves).block
+    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+    prev = b.block
+    try:
+        b.block = block
+        ran = array_length(block.var(saves)) > 0
+        while block.idx != 0:
+            op, parent = owners[block.idx]
+            out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+            no = b.capture(core.constant(False))
+            op.outputs.append(out.name)
+            for sub in op.blocks:
+                program.blocks[sub].results.append(ran.name if sub == block.idx else no)
+            ran, block = out, parent
+        program.touch()
+        return ran
+    finally:
+        b.block = prev
 
 
 def _clear(e, set_to_zero: bool) -> None:

@@ -79,3 +79,38 @@ def test_converted_step_moves_exactly_the_parameters_eager_moves(kind):
                 if name in untouched:
                     np.testing.assert_array_equal(p.numpy(), untouched[name], err_msg=name)
     assert len(converted.program_cache) == 1
+
+
+class GatedLoop(LoopedHeads):
+    """The cell loop runs only on the branch that positive inputs take."""
+
+    def forward(self, x, steps):
+        h = rt.tanh(self.embed(x))
+        if x.mean() > 0:
+            for _ in range(steps):
+                h = rt.tanh(self.cell(h) + h)
+        return self.head_a(h)
+
+
+@pytest.mark.parametrize("kind", ["sgd_weight_decay", "adam"])
+def test_a_loop_inside_a_branch_moves_the_cell_only_when_both_ran(kind):
+    rt.seed(6)
+    eager, static = GatedLoop(), GatedLoop()
+    static.set_state_dict(eager.state_dict())
+    eager_opt, static_opt = OPTIMIZERS[kind](eager.parameters()), OPTIMIZERS[kind](
+        static.parameters())
+    converted = d2s.to_static(train_step)
+    cell = static.cell.weight.numpy().copy()
+    rng = np.random.default_rng(1)
+    for k, (sign, trips) in enumerate([(1, 0), (-1, 2), (-1, 0), (1, 2), (-1, 1)]):
+        x = rt.to_tensor(np.abs(rng.standard_normal((2, 3))).astype("float32") * sign)
+        steps = rt.to_tensor(trips)
+        train_step(eager, eager_opt, x, steps)
+        converted(static, static_opt, x, steps)
+        if k < 3:  # the branch and the loop have not both run yet: the cell is untouched
+            np.testing.assert_array_equal(static.cell.weight.numpy(), cell)
+        for (name, e), (_, s) in zip(eager.named_parameters(), static.named_parameters(),
+                                     strict=True):
+            np.testing.assert_allclose(s.numpy(), e.numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name} after step {k}")
+    assert len(converted.program_cache) == 1
