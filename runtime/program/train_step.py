@@ -275,11 +275,14 @@ def _reached(program, names, forward_ops) -> dict:
     outside loop bodies), whether this run reached one of their reads."""
     from ..ops.logic import logical_and, logical_not, logical_or
     g0 = program.global_block()
+    ran: dict = {}  # (one flag per loop, whatever reads in it)
 
     def holds(c):
         if isinstance(c, Branch):
             return g0.var(c.pred) if c.truth else logical_not(g0.var(c.pred))
-        return _loop_ran(program, c.saves)
+        if c.saves not in ran:
+            ran[c.saves] = _loop_ran(program, c.saves)
+        return ran[c.saves]
 
     out = {}
     for name, sites in reach_conditions(program, names, forward_ops).items():
