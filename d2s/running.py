@@ -17,7 +17,7 @@ from runtime.autograd import record
 from runtime.core import array_of, mode_state
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
-from runtime.program.reached import branch_conditions
+from runtime.program.reached import Branch, reach_conditions
 from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
@@ -79,11 +79,17 @@ class Entry:
         self.number_kinds = [(k, len(outs) + j) for j, k in enumerate(
             k for k in range(len(self.out_index)) if _float_flag(outs[k]) is not None)]
         outs = outs + [_float_flag(outs[k]) for k, _ in self.number_kinds]
+        # results whose stop_gradient (of each item, for a list) the run decides
+        # (`runtime/program/stop_flags.py`): (output, output of its flag)
+        self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
+            k for k in range(len(self.out_index)) if outs[k].stop_when is not None)]
+        outs = outs + [outs[k].stop_when for k, _ in self.stop_flags]
         self.outs = outs
         self.out_stop = [v.stop_gradient for v in outs]
         # outputs that are tensor arrays come back as Python lists of Tensors (without a
         # gradient path); the others are recorded for autograd
-        self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array]
+        flags = {f for _, f in self.stop_flags}
+        self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array and k not in flags]
         self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out) and not \
             getattr(program, "in_program_backward", False)  # a whole step: no grad path
         self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
@@ -113,7 +119,8 @@ class Entry:
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.number_lists
-                       and not self.number_kinds)
+                       and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
+        # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
         self._record = record
@@ -175,9 +182,10 @@ class Entry:
         if self.single:  # one tensor out (`finish` of a training call, or a slow call)
             out = wrap(arrays[0])
             if training is not None:
+                n = len(self.outs)
                 self._record(_RUN_OP, tuple(inputs) + self._params, {}, (out,),
-                             backward_fn=_Backward(training, arrays[1:]))
-                if self._detached:
+                             backward_fn=_Backward(training, arrays[n:]))
+                if self._detached or (n > 1 and arrays[1]):
                     out.stop_gradient = True
                     out._node = None
             return out
@@ -194,6 +202,13 @@ class Entry:
         for k in self.as_lists:  # un-stacked by eager ops: each item keeps its gradient path
             outs[k] = list(outs[k].unbind(0)) if outs[k]._node is not None and len(
                 arrays[k]) else [wrap(a) for a in arrays[k]]
+        for k, flag in self.stop_flags:  # no gradient path on this run: cut, as eager's
+            items = zip(outs[k], arrays[flag], strict=True) if type(outs[k]) is list else (
+                (outs[k], arrays[flag]),)
+            for item, cut in items:
+                if cut:
+                    item.stop_gradient = True
+                    item._node = None
         for k in self.flagged_out:
             outs[k].stop_gradient = False
         for k in self.python_out:
@@ -223,16 +238,11 @@ class Entry:
         """A copy of the program with the gradients of the outputs (seeded by fed
         `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
         the forward part this call runs and the backward part `loss.backward()` runs."""
-        program = self.concrete.main_program
         split, grads, seeds, diff, wrt = self._gradient_split()
         slots = [i for i, g in enumerate(grads) if g is not None]
-        # inputs and parameters read only under a tensor `if`: the branch predicates come
-        # out after the saved values, and a call that took no branch reading one leaves it
-        # no gradient (`.grad` None, as eager)
-        conds = branch_conditions(program, [wrt[i].name for i in slots])
-        preds = list(dict.fromkeys(p for pairs in conds.values() for p, _ in pairs))
-        reach = [(i, [(preds.index(p), truth) for p, truth in conds[wrt[i].name]])
-                 for i in slots if wrt[i].name in conds]
+        # inputs and parameters read only under a tensor `if` or in a graph loop's body: a
+        # call that reached none of their reads leaves them no gradient (`.grad` None)
+        preds, reach = _reach_flags(split, [wrt[i].name for i in slots], slots)
         outs = tuple(v.name for v in self.outs)
         forward = self.executor.compiled(split.forward, outs + tuple(split.fetch) + tuple(preds))
         backward = _Part(self.executor.compiled(split.backward,
@@ -286,6 +296,36 @@ class Entry:
                      [s.name for s in seeds], list(diff.values()), slots)
 
 
+def _reach_flags(split, names: list, slots: list) -> tuple:
+    """(the branch predicates the forward part fetches after its saved values, `reach`):
+    `reach` holds `(gradient slot, sites)` for each of `names` (the inputs and parameters at
+    `slots`) read only under conditions (`reached.reach_conditions`); a site is a list of
+    `(index among the saved values then the predicates, truth)`, where truth None means "a
+    loop's saved iterations, not empty" (`_holds`)."""
+    sites_of = reach_conditions(split.forward, names)
+    preds = list(dict.fromkeys(c.pred for sites in sites_of.values() for site in sites
+                               for c in site if isinstance(c, Branch)))
+    saved = {name: k for k, name in enumerate(split.saved)}
+    n = len(split.saved)
+
+    def flag(c):
+        if isinstance(c, Branch):
+            return n + preds.index(c.pred), c.truth
+        return (saved[c.saves], None) if c.saves in saved else None  # (else: no condition)
+
+    reach = [(i, [[f for f in map(flag, site) if f is not None] for site in sites_of[name]])
+             for i, name in zip(slots, names, strict=True) if name in sites_of]
+    return preds, reach
+
+
+def _holds(value, truth) -> bool:
+    """Whether a reach condition holds: a predicate equal to `truth`, or (truth None) the
+    saved iterations of a loop (None from a branch that did not run) not empty."""
+    if truth is None:
+        return value is not None and len(value) > 0
+    return bool(value) is truth
+
+
 def _float_flag(v):
     """The bool graph value saying whether the Python number `v` stands for is a float when
     the program runs (`Variable.float_when`), or None where its dtype decides."""
@@ -330,8 +370,8 @@ class _Training:
         self.split = split
         self.out_names = out_names  # the floating outputs, one seed each
         self.feed_names = feed_names
-        # (input index, [(predicate index, branch truth), ...]) for each input read only
-        # under tensor `if`s; the predicates' values follow the saved ones
+        # (input index, sites) for each input read only under tensor `if`s or in graph loop
+        # bodies (`_reach_flags`)
         self.reach = reach
         self._make_partial = make_partial
         self._partial: dict = {}  # which outputs have a gradient -> _Part (or None)
@@ -369,7 +409,6 @@ class _Backward:
             for more in gs[1:]:
                 g = g + more
             feed[name] = g
-        n_saved = len(t.split.slots)
         for slot, k in zip(part.slots, part.saved_index, strict=True):
             slot._data = self.saved[k]
         try:
@@ -380,9 +419,8 @@ class _Backward:
         in_grads = [None] * len(inputs)
         for i, a in zip(part.grads, arrays, strict=True):
             in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
-        if t.reach:
-            preds = self.saved[n_saved:]
-            for i, pairs in t.reach:  # read on no branch this call took: no gradient
-                if not any(bool(preds[p]) is truth for p, truth in pairs):
-                    in_grads[i] = None
+        saved = self.saved
+        for i, sites in t.reach:  # read on no path this call took: no gradient
+            if not any(all(_holds(saved[k], truth) for k, truth in site) for site in sites):
+                in_grads[i] = None
         return in_grads

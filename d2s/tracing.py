@@ -238,6 +238,8 @@ def _packed(v):
         return v  # (elements of different shapes: returned without a gradient path)
     packed = array_pack(v)
     packed.returned_as_list = True
+    if v.item_stops is not None:  # (each item's stop_gradient: `running.Entry`)
+        packed.stop_when = array_pack(v.item_stops)
     return packed
 
 

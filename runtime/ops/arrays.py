@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 
 from .. import core
-from ..dtypes import convert_dtype, int64
+from ..dtypes import bool_, convert_dtype, int64
 from . import combine, math, registry
 from .registry import STATE, Meta, OpError
 
@@ -278,6 +278,10 @@ WRITE = registry.register("array_write", kernel=_write_kernel, infer=lambda *a: 
 READ = registry.register("array_read", kernel=_read_kernel,
                          infer=lambda arr, i: Meta(_elem("array_read", arr), arr.dtype),
                          grad=_read_grad, amp="keep")
+FILL_LIKE = registry.register(
+    "array_fill_like", kernel=lambda xp, arr, value=False: [xp.asarray(value)] * len(arr),
+    infer=_array_meta, nondiff=True, amp="keep",
+    doc="A bool array as long as arr, each entry `value` (its items' flags: `item_flags`).")
 LENGTH = registry.register("array_length", kernel=lambda xp, arr: xp.asarray(len(arr), "int64"),
                            infer=lambda arr: Meta((), int64), nondiff=True, amp="keep")
 STACK = registry.register(
@@ -366,6 +370,7 @@ def create_array(dtype="float32", initialized_list=None):
     if b is None:
         return list(initialized_list or [])
     arr = _new_array(b, dt, None)
+    arr.no_items = True  # (its stop_gradient says nothing of items: it has none)
     b.append("create_array", [], [arr.name], {"dtype": dt.name})
     for i, x in enumerate(initialized_list or []):
         if type(x) in (bool, int, float):  # (a Python number: in the array's dtype)
@@ -418,6 +423,25 @@ def array_written(x, i, array: Variable) -> Variable:
     shape = _element_shape("array_write", array, x)
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
+    flags, flag = getattr(array, "item_stops", None), getattr(x, "stop_when", None)
+    if flags is not None or flag is not None or (
+            x.stop_gradient != array.stop_gradient and not getattr(array, "no_items", False)):
+        # (items whose stop_gradient differ: each one's flag is written beside it)
+        flag = b.variable_of(x.stop_gradient) if flag is None else flag
+        out.item_stops = array_written(flag, i, item_flags(array))
+    return out
+
+
+def item_flags(array: Variable) -> Variable:
+    """The stop_gradient flags of the items of a static tensor array, as a bool array of the
+    same length: its own (`Variable.item_stops`, where its items' flags differ), else its
+    static flag for every item."""
+    flags = getattr(array, "item_stops", None)
+    if flags is not None:
+        return flags
+    b = _builder()
+    out = _new_array(b, bool_, (), stop=True)
+    b.append("array_fill_like", [b.ref(array)], [out.name], {"value": array.stop_gradient})
     return out
 
 
@@ -463,6 +487,9 @@ def array_popped(array: Variable, i=-1) -> tuple:
     out = _bind_array(DELETE, [array, i], {}, array)  # (first: it says "pop from empty")
     item = array_read(array, i)
     out._stop_gradient = array.stop_gradient
+    flags = getattr(array, "item_stops", None)
+    if flags is not None:
+        out.item_stops = _bind_array(DELETE, [flags, i], {}, flags)
     return out, item
 
 
@@ -484,6 +511,9 @@ def array_read(array, i):
     if _builder() is None:
         return array[_index(i)]
     out = registry.bind(READ, (array, i), {})
+    flags = getattr(array, "item_stops", None)
+    if flags is not None:  # (the item's own stop_gradient, when the run decides it)
+        out.stop_when = registry.bind(READ, (flags, i), {})
     if holds_python_numbers(array):
         out.python_scalar = True
         # (ints kept as floats beside floats: whether this item is an int only the run knows)

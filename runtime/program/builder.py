@@ -18,7 +18,7 @@ import numpy as np
 from .. import backend, core
 from ..dtypes import promote_scalar
 from ..ops import registry
-from ..ops.logic import logical_or
+from ..ops.logic import logical_and, logical_or
 from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import origin as _origin
@@ -91,6 +91,11 @@ class Builder:
                                    stop_gradient=stop or m.dtype.kind in "iub")
                      for m in metas)
         self.append(op.name, refs, [o.name for o in outs], attrs)
+        flag = None if stop else _stop_when(inputs)
+        if flag is not None:  # (inputs with a gradient path on some runs only)
+            for o in outs:
+                if not o.stop_gradient:
+                    o.stop_when = flag
         if weak:
             note = next((x.python_number_note for x in inputs
                          if getattr(x, "python_number_note", None)), None)
@@ -345,6 +350,23 @@ def _check_same_shape(target: Variable, value: Variable) -> None:
     if len(a) != len(b) or any(x != y and x != -1 and y != -1 for x, y in zip(a, b)):
         raise ValueError(f"set_value: value has shape {list(b)} but the persistable "
                          f"'{target.name}' has shape {list(a)}")
+
+
+def _stop_when(inputs):
+    """For an op whose inputs have a gradient path on some runs only (`stop_flags.py`): the
+    bool value, True on the runs where none has one; None where an input surely has one."""
+    flags = []
+    for x in inputs:
+        if not _stops_gradient(x):
+            f = getattr(x, "stop_when", None)
+            if f is None:
+                return None
+            if not any(f is g for g in flags):  # (`x * x`: one flag)
+                flags.append(f)
+    flag = flags[0]
+    for f in flags[1:]:
+        flag = logical_and(flag, f)
+    return flag
 
 
 def _stops_gradient(x) -> bool:

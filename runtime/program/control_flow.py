@@ -14,6 +14,7 @@ from ..dtypes import bool_
 from ..ops import registry
 from ..ops.registry import OpError, OpTypeError
 from ..tensor import constant
+from . import stop_flags
 from .builder import Builder, current_builder
 from .variable import Variable
 
@@ -211,11 +212,44 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
     b = current_builder()
     tb, t_out = _trace(b, true_fn)
     fb, f_out = _trace(b, false_fn)
+    flagged, flags = _branch_stop_flags(b, [tb, fb], [t_out, f_out])
+    if flagged:  # (their flags, as more outputs)
+        t_out, f_out = [t_out, flags[0]], [f_out, flags[1]]
     tree, consts, specs = _merge_branches("cond", b, ["true_fn", "false_fn"], [tb, fb],
                                           [t_out, f_out])
     outs, result = _outputs(b, tree, consts, specs)
     b.append("cond", [b.ref(pred)], [o.name for o in outs], {}, (tb.idx, fb.idx))
+    return _with_stop_flags(result, flagged)
+
+
+def _with_stop_flags(result, flagged: list):
+    """A branch op's result, its leaves at `flagged` given their flags (the outputs after
+    the result's, where `_branch_stop_flags` found any)."""
+    if not flagged:
+        return result
+    result, flag_outs = result
+    leaves = flatten(result)[0]
+    for k, f in zip(flagged, flag_outs, strict=True):
+        stop_flags.attach(leaves[k], f)
     return result
+
+
+def _branch_stop_flags(b: Builder, blocks: list, outs: list) -> tuple:
+    """(indices of the output leaves whose stop_gradient the branch taken decides, each
+    branch's flags of them, built in its block: `stop_flags.carried`)."""
+    flats = [flatten(o) for o in outs]
+    if any(not _same_structure(f[1], flats[0][1]) for f in flats):
+        return [], []  # (`_merge_branches` says what differs)
+    columns = list(zip(*[f[0] for f in flats]))
+    flagged = [k for k, col in enumerate(columns) if stop_flags.differ(col)]
+    flags = []
+    for blk, (leaves, _) in zip(blocks, flats):
+        prev, b.block = b.block, blk
+        try:
+            flags.append([stop_flags.carried(leaves[k]) for k in flagged])
+        finally:
+            b.block = prev
+    return flagged, flags
 
 
 def switch_case(branch_index, branch_fns, default=None, name=None):
@@ -239,12 +273,15 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     b = current_builder()
     traced = [_trace(b, fn) for _, fn in pairs] + [_trace(b, default)]
     labels = [f"branch {k}" for k, _ in pairs] + ["default"]
-    tree, consts, specs = _merge_branches("switch_case", b, labels, [t[0] for t in traced],
-                                          [t[1] for t in traced])
+    blocks, results = [t[0] for t in traced], [t[1] for t in traced]
+    flagged, flags = _branch_stop_flags(b, blocks, results)
+    if flagged:  # (their flags, as more outputs)
+        results = [[r, f] for r, f in zip(results, flags, strict=True)]
+    tree, consts, specs = _merge_branches("switch_case", b, labels, blocks, results)
     outs, result = _outputs(b, tree, consts, specs)
     b.append("switch_case", [b.ref(branch_index)], [o.name for o in outs],
-             {"cases": [k for k, _ in pairs]}, tuple(t[0].idx for t in traced))
-    return result
+             {"cases": [k for k, _ in pairs]}, tuple(blk.idx for blk in blocks))
+    return _with_stop_flags(result, flagged)
 
 
 # ---- while_loop ------------------------------------------------------------------------------
@@ -330,6 +367,13 @@ def _number_items(values) -> tuple:
     return ("numbers",) + tuple(name for name, on in marks if on)
 
 
+def _new_var_like(b: Builder, v: Variable) -> Variable:
+    out = b.block.new_var(b.program.fresh_name(), v._static_shape, v.dtype, kind=v.kind,
+                          stop_gradient=True)
+    out._static_shape = v._static_shape
+    return out
+
+
 def _fix_unset(params, shapes):
     for p, s in zip(params, shapes):
         if s is None:  # Block.new_var made a tuple of None; keep "no element yet"
@@ -344,11 +388,17 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             init.python_scalar = True  # the item of a Python list: it stays one, as eagerly)
     shapes = [v._static_shape for v in inits]
     stops = [v.stop_gradient for v in inits]
-    for _ in range(2 + sum(len(s or ()) for s in shapes) + len(stops)):
+    # loop variables whose stop_gradient the trip count decides (`stop_flags`): their
+    # flags at entry, carried as more loop variables
+    entry_flags: dict = {}
+    for _ in range(2 + sum(len(s or ()) for s in shapes) + 2 * len(stops)):
         mark = len(b.program.blocks)
+        flagged = sorted(entry_flags)
         with b.sub_block() as cblk:
             cps = [_new_param(b, cblk, v, s, st) for v, s, st in zip(inits, shapes, stops)]
             _fix_unset(cps, shapes)
+            for k in flagged:
+                _new_param(b, cblk, entry_flags[k])
             pred = cond(*unflatten(tree, cps))
             if not isinstance(pred, Variable):
                 raise TypeError(f"while_loop: cond returned {describe(pred)} for tensor loop "
@@ -358,6 +408,8 @@ def _graph_while(b: Builder, cond, body, loop_vars):
         with b.sub_block() as bblk:
             bps = [_new_param(b, bblk, v, s, st) for v, s, st in zip(inits, shapes, stops)]
             _fix_unset(bps, shapes)
+            for k in flagged:
+                stop_flags.attach(bps[k], _new_param(b, bblk, entry_flags[k]))
             out = body(*unflatten(tree, bps))
             out = list(out) if isinstance(out, (list, tuple)) else [out]
             outs, otree = flatten(out)
@@ -385,15 +437,29 @@ def _graph_while(b: Builder, cond, body, loop_vars):
                     new_shapes.append(shapes[i])
                     new_stops.append(stops[i])
                 refs.append(_result_ref(b, v, init.dtype))
+            refs += [_result_ref(b, stop_flags.carried(outs[k]), bool_) for k in flagged]
             bblk.results = refs
+            # (the loop variables whose flag the body decides, and those whose flag is
+            # their entry's or the body's, by whether the loop ran)
+            carry, by_trips = stop_flags.loop_flags(inits, outs)
         if new_shapes == shapes and new_stops == stops:
-            break
+            if carry <= set(flagged):
+                break
+            for k in sorted(carry - set(flagged)):  # (in the block around the loop)
+                entry_flags[k] = b.variable_of(stop_flags.carried(inits[k]))
         shapes, stops = new_shapes, new_stops
         del b.program.blocks[mark:]
     outs = [b.block.new_var(b.program.fresh_name(), s, v.dtype, kind=v.kind, stop_gradient=st)
             for v, s, st in zip(inits, shapes, stops)]
-    b.append("while", [v.name for v in inits], [o.name for o in outs], {},
-             (cblk.idx, bblk.idx))
+    flag_outs = [_new_var_like(b, entry_flags[k]) for k in flagged]
+    b.append("while", [v.name for v in inits] + [entry_flags[k].name for k in flagged],
+             [o.name for o in outs + flag_outs], {}, (cblk.idx, bblk.idx))
+    for k, f in zip(flagged, flag_outs):
+        stop_flags.attach(outs[k], f)
+    by_trips = [k for k in by_trips if k not in entry_flags]
+    if by_trips:  # (the first test, on the values at entry: whether the loop ran)
+        stop_flags.by_trips(cond(*unflatten(tree, inits)), [inits[k] for k in by_trips],
+                            [outs[k] for k in by_trips])
     # (no stop_gradient on the outputs under no_grad: a branch may hand back a value from
     # outside the region unchanged, which keeps its gradient in eager code too)
     for o, w, init, m in zip(outs, scalar, inits, mixed):

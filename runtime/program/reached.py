@@ -1,50 +1,99 @@
-"""Which values a run of a program reaches: the branch conditions under which a value (a
-parameter, an input) is read.
+"""Which values a run of a program reaches: the conditions under which a value (a parameter,
+an input) is read.
 
 Eager autograd gives a parameter a gradient only when the call used it: one read only on the
-branch of a tensor `if` that this input did not take keeps `.grad is None`, and an optimizer
-with weight decay or momentum leaves it alone. The program's gradient has a value for it on
-every run (zeros from the branch not taken), so the caller needs, per run, whether the value
-was read. `branch_conditions` finds, for each name read only inside the branches of top-level
-`cond` ops, the `(predicate name, branch)` pairs under which it is read; the name was reached
-on a run when any pair holds (the predicate's value equals the branch's truth). A name read at
-the top level, or inside a loop body or `switch_case` case, is reached on every run (a loop
-that runs zero times still gives zeros: not told apart here).
+branch of a tensor `if` that this input did not take, or only in the body of a tensor `while`
+(`for i in range(n)` with a tensor `n`) that ran zero times, keeps `.grad is None`, and an
+optimizer with weight decay or momentum leaves it alone. The program's gradient has a value
+for it on every run (zeros from the branch not taken, or from the loop that did not run), so
+the caller needs, per run, whether the value was read.
+
+`reach_conditions(program, names)` finds, for each name read only under such conditions, the
+*sites* that read it: each site is a tuple of conditions that all hold on a run that reads it
+there, and the name is reached on a run when the conditions of any one site hold. A condition
+is one of
+
+- `Branch(pred, truth)`: a top-level `cond` op took the branch `truth` (its predicate, a
+  top-level value, equals `truth`);
+- `Ran(saves)`: a `while` op (at the top level or in branches, not in a loop body) ran its
+  body at least once: the array its first carried value is saved into each iteration
+  (`backward.py` adds it when the loop is differentiated) is not empty. A loop that saves
+  nothing gives no gradient to what it reads, and its reads count as unconditional.
+
+A name read at the top level, or where no condition applies, is reached on every run and left
+out. Conditions inside a loop body are not told apart: a read anywhere in the body of a loop
+that ran counts (a branch inside the body that no iteration took still gives zeros); so are
+`cond` ops nested in branches and `switch_case` cases.
 
 >>> import runtime as rt
->>> from runtime.program.reached import branch_conditions
+>>> from runtime.program.reached import reach_conditions
 >>> main = rt.static.Program()
 >>> with rt.static.program_guard(main):
 ...     x = rt.static.data('x', [2], 'float32')
 ...     a = rt.static.data('a', [2], 'float32')
 ...     b = rt.static.data('b', [2], 'float32')
 ...     y = rt.static.nn.cond(x.sum() > 0, lambda: x * a, lambda: x - b)
->>> branch_conditions(main, ['x', 'a', 'b'])
-{'a': [('t1', True)], 'b': [('t1', False)]}
+>>> reach_conditions(main, ['x', 'a', 'b'])
+{'a': [(Branch(pred='t1', truth=True),)], 'b': [(Branch(pred='t1', truth=False),)]}
 """
 from __future__ import annotations
 
-from .ir import Program
+from typing import NamedTuple
+
+from .ir import Op, Program
 
 
-def branch_conditions(program: Program, names) -> dict:
-    """`name -> [(predicate name, branch truth), ...]` for each of `names` read only inside
-    branches of top-level `cond` ops (in any block below a branch); names read elsewhere, or
-    not at all, are left out."""
+class Branch(NamedTuple):
+    """The top-level `cond` op whose predicate is `pred` took the branch `truth`."""
+
+    pred: str
+    truth: bool
+
+
+class Ran(NamedTuple):
+    """The `while` op that saves into the array `saves` ran its body at least once."""
+
+    saves: str
+
+
+def reach_conditions(program: Program, names, ops=None) -> dict:
+    """`name -> [site, ...]` (a site: a tuple of `Branch` / `Ran` conditions) for each of
+    `names` read only under conditions by `ops` (default: the program's top-level ops) and
+    the blocks they run; names read unconditionally, or not at all, are left out."""
     wanted = set(names)
-    under: dict = {}  # name -> the (pred, truth) pairs of the branches that read it
-    everywhere: set = set()  # names read where every run reads them
-    for op in program.global_block().ops:
-        everywhere.update(n for n in op.input_names() if n in wanted)
-        if op.type == "cond":
-            pred = op.inputs[0]
-            for idx, truth in zip(op.blocks, (True, False), strict=True):
-                for name in _reads_below(program, idx) & wanted:
-                    under.setdefault(name, []).append((pred, truth))
-        else:
-            for idx in op.blocks:
-                everywhere.update(_reads_below(program, idx) & wanted)
-    return {n: pairs for n, pairs in under.items() if n not in everywhere}
+    sites: dict = {}  # name -> the distinct sites reading it
+    for op in program.global_block().ops if ops is None else ops:
+        _op_reads(program, op, (), wanted, sites)
+    return {n: list(s) for n, s in sites.items() if () not in s}
+
+
+def _op_reads(program: Program, op: Op, site: tuple, wanted: set, sites: dict) -> None:
+    _record(op.input_names(), site, wanted, sites)
+    if op.type == "cond" and not site:
+        for idx, truth in zip(op.blocks, (True, False), strict=True):
+            _block_reads(program, idx, (Branch(op.inputs[0], truth),), wanted, sites)
+    elif op.type == "while":
+        cond_idx, body_idx = op.blocks
+        n = len(program.block(body_idx).params)
+        _block_reads(program, cond_idx, site, wanted, sites)  # (runs at least once)
+        ran = (Ran(op.outputs[n]),) if len(op.outputs) > n else ()
+        _record(_reads_below(program, body_idx), site + ran, wanted, sites)
+    else:
+        for idx in op.blocks:
+            _block_reads(program, idx, site, wanted, sites)
+
+
+def _block_reads(program: Program, idx: int, site: tuple, wanted: set, sites: dict) -> None:
+    block = program.block(idx)
+    for op in block.ops:
+        _op_reads(program, op, site, wanted, sites)
+    _record((r for r in block.results if r.__class__ is str), site, wanted, sites)
+
+
+def _record(reads, site: tuple, wanted: set, sites: dict) -> None:
+    for name in reads:
+        if name in wanted:
+            sites.setdefault(name, {})[site] = None  # (a dict: distinct sites, in order)
 
 
 def _reads_below(program: Program, idx: int) -> set:

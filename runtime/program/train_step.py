@@ -21,14 +21,18 @@ what eager code leaves after the same calls.
 """
 from __future__ import annotations
 
+import functools
+
 from .. import core
 from ..dtypes import bool_
 from ..ops import registry
+from ..ops.arrays import array_length
 from ..ops.creation import zeros
 from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
 from .builder import Training, install_training
+from .reached import Branch, reach_conditions
 from .variable import Variable
 
 _ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
@@ -161,12 +165,13 @@ def _state(program):
 
 
 class _StepState:
-    __slots__ = ("backward_at", "branch_only", "grads")
+    __slots__ = ("backward_at", "grads", "sometimes_reached")
 
     def __init__(self):
         self.grads: dict = {}
         self.backward_at = None  # (file, line) of the backward() already in this program
-        self.branch_only: set = set()  # ids of tensors read only under tensor `if` branches
+        # ids of tensors read only under tensor `if` branches or in graph loop bodies
+        self.sometimes_reached: set = set()
 
 
 def _entry(program, t):
@@ -254,29 +259,67 @@ def _write(e, v, reached=None) -> None:
 
 def has_grad_now(t):
     """While building: a 0-d bool Variable, whether `t.grad` is not None when the program
-    runs this point, for a tensor read only under tensor `if` branches (the run decides
+    runs this point, for a tensor read only under tensor `if` branches or in graph loop
+    bodies (the run decides
     whether backward() reached it, as eager autograd does); None for any other tensor (the
     program knows)."""
     b = _builder()
-    if id(t) not in _state(b.program).branch_only:
+    if id(t) not in _state(b.program).sometimes_reached:
         return None
     return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
 
 
-def _reached(program, names) -> dict:
-    """`name -> 0-d bool Variable`: for tensors read only inside branches of top-level tensor
-    `if`s (`reached.branch_conditions`), whether this run takes a branch that reads it."""
-    from ..ops.logic import logical_not, logical_or
-    from .reached import branch_conditions
+def _reached(program, names, forward_ops) -> dict:
+    """`name -> 0-d bool Variable`: for tensors that `forward_ops` read only under conditions
+    (`reached.reach_conditions`: branches of top-level tensor `if`s, bodies of graph loops
+    outside loop bodies), whether this run reached one of their reads."""
+    from ..ops.logic import logical_and, logical_not, logical_or
     g0 = program.global_block()
+    ran: dict = {}  # (one flag per loop, whatever reads in it)
+
+    def holds(c):
+        if isinstance(c, Branch):
+            return g0.var(c.pred) if c.truth else logical_not(g0.var(c.pred))
+        if c.saves not in ran:
+            ran[c.saves] = _loop_ran(program, c.saves)
+        return ran[c.saves]
+
     out = {}
-    for name, pairs in branch_conditions(program, names).items():
-        flag = None
-        for pred, truth in pairs:
-            p = g0.var(pred) if truth else logical_not(g0.var(pred))
-            flag = p if flag is None else logical_or(flag, p)
-        out[name] = flag
+    for name, sites in reach_conditions(program, names, forward_ops).items():
+        flags = []
+        for site in sites:
+            conds = [f for f in map(holds, site) if f is not None]
+            if not conds:  # (a site this run always reaches)
+                break
+            flags.append(functools.reduce(logical_and, conds))
+        else:
+            out[name] = functools.reduce(logical_or, flags)
     return out
+
+
+def _loop_ran(program, saves: str):
+    """A top-level 0-d bool Variable: whether the loop that saves its iterations into
+    `saves` ran (False on the runs that took no branch around it: each branch op around it
+    gains that output)."""
+    b = _builder()
+    block = program.find_var(saves).block
+    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+    prev = b.block
+    try:
+        b.block = block
+        ran = array_length(block.var(saves)) > 0
+        while block.idx != 0:
+            op, parent = owners[block.idx]
+            out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+            no = b.capture(core.constant(False))
+            op.outputs.append(out.name)
+            for sub in op.blocks:
+                program.blocks[sub].results.append(ran.name if sub == block.idx else no)
+            ran, block = out, parent
+        program.touch()
+        return ran
+    finally:
+        b.block = prev
 
 
 def _clear(e, set_to_zero: bool) -> None:
@@ -376,15 +419,16 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if grad_tensor is not None:
         seed = [b.variable_of(grad_tensor)]
     st.backward_at = _origin() or ("<unknown>", 0)
-    reached = _reached(program, names)  # (of the forward ops: the backward reads them all)
+    forward_ops = list(g0.ops)  # (the backward ops read every parameter)
     grads = gradients([loss], [g0.var(n) for n in names], target_gradients=seed)
+    reached = _reached(program, names, forward_ops)  # (loops save their iterations now)
     program.in_program_backward = True  # d2s: the call's results need no gradient path
     for n, g in zip(names, grads):
         if g is None:
             continue
         t = program.tensors[n]
         if n in reached:
-            st.branch_only.add(id(t))
+            st.sometimes_reached.add(id(t))
         g.stop_gradient = True
         e = _entry(program, t)
         if not e[3] or e[2] is _UNKNOWN:  # the gradient from before, whatever it is then

@@ -90,6 +90,14 @@ class Variable(core.VariableBase):
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None
+    # Where only the run decides whether a value has a gradient path (a branch's output,
+    # one taken branch detached; a loop's, zero trips from a detached start): a 0-d bool
+    # value, True on the runs where it has none (`stop_flags.py`) ...
+    stop_when = None
+    # ... and for a tensor array whose items' flags differ, a bool array of them
+    item_stops = None
+    # A tensor array known to hold no items (its stop_gradient says nothing about items)
+    no_items = False
     # `y = x.detach()` shares x's memory in eager code, so a write into either shows in both:
     # the handles that share values with this one (each write updates the others)
     shares = ()
@@ -428,7 +436,7 @@ class Variable(core.VariableBase):
         if not isinstance(new, Variable):
             raise TypeError(f"_inplace_update: expected a Variable, got {type(new).__name__}")
         fields = ("block", "name", "_static_shape", "dtype", "kind", "persistable",
-                  "_stop_gradient", "_user_stop")
+                  "_stop_gradient", "_user_stop", "stop_when", "item_stops", "no_items")
         mine = [getattr(self, f) for f in fields]
         for f in fields:
             setattr(self, f, getattr(new, f))
