@@ -341,6 +341,7 @@ PROGRAM_RANKS = {
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
     "native_loops_emit.py": 5, "native_region.py": 5,
+    "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
     "softmax_native.py": 6,  # (C row softmax, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
