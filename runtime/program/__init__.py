@@ -8,6 +8,7 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 """
 # (they register their ops; conv_native installs the C convolution kernels in nn_conv)
 from . import control_flow, conv_native, debug_ops, layernorm_native, softmax_native, train_step  # noqa: F401
+from . import lstm_native  # noqa: F401  (installs the C LSTM recurrence in ops/nn_rnn)
 from .builder import (  # noqa: F401
     Builder,
     default_main_program,
