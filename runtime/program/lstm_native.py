@@ -51,12 +51,21 @@ _FORWARD = """D2S_VECTOR_WIDTH int d2s_lstm_forward(void **a, int64_t lo, int64_
       float *restrict g = acts + row * G;
       const float *restrict x = xw + row * G;
       float *restrict hn = out + row * H, *restrict cn = cs + row * H;
-      memset(g, 0, sizeof(float) * G);
-      for (int64_t j = 0; j < H; j++) {
-        const float hj = hp[j];
-        const float *restrict w = wt + j * G;
-        #pragma omp simd
-        for (int64_t k = 0; k < G; k++) g[k] = D2S_FMAF(hj, w[k], g[k]);
+      int64_t k0 = 0;
+      for (; k0 + 32 <= G; k0 += 32) {  /* 32 sums in registers while h's row streams past */
+        float acc[32] = {0};
+        for (int64_t j = 0; j < H; j++) {
+          const float hj = hp[j];
+          const float *restrict w = wt + j * G + k0;
+          #pragma omp simd
+          for (int kk = 0; kk < 32; kk++) acc[kk] = D2S_FMAF(hj, w[kk], acc[kk]);
+        }
+        memcpy(g + k0, acc, sizeof acc);
+      }
+      for (; k0 < G; k0++) {
+        float s = 0.0f;
+        for (int64_t j = 0; j < H; j++) s = D2S_FMAF(hp[j], wt[j * G + k0], s);
+        g[k0] = s;
       }
       #pragma omp simd
       for (int64_t k = 0; k < 2 * H; k++) g[k] = d2s_sigmoidf(x[k] + g[k]);  /* i, f */
@@ -108,13 +117,22 @@ _BACKWARD = """D2S_VECTOR_WIDTH int d2s_lstm_backward(void **a, int64_t lo, int6
         d[2 * H + m] = dcm * i * (1.0f - gg * gg);
         d[3 * H + m] = h * tc * o * (1.0f - o);
         dc[m] = dcm * f;
-        dh[m] = 0.0f;
       }
-      for (int64_t k = 0; k < G; k++) {
-        const float dk = d[k];
-        const float *restrict wk = w + k * H;
-        #pragma omp simd
-        for (int64_t m = 0; m < H; m++) dh[m] = D2S_FMAF(dk, wk[m], dh[m]);
+      int64_t m0 = 0;
+      for (; m0 + 32 <= H; m0 += 32) {  /* dh = d W_hh, 32 sums in registers */
+        float acc[32] = {0};
+        for (int64_t k = 0; k < G; k++) {
+          const float dk = d[k];
+          const float *restrict wk = w + k * H + m0;
+          #pragma omp simd
+          for (int mm = 0; mm < 32; mm++) acc[mm] = D2S_FMAF(dk, wk[mm], acc[mm]);
+        }
+        memcpy(dh + m0, acc, sizeof acc);
+      }
+      for (; m0 < H; m0++) {
+        float s = 0.0f;
+        for (int64_t k = 0; k < G; k++) s = D2S_FMAF(d[k], w[k * H + m0], s);
+        dh[m0] = s;
       }
     }
   }
