@@ -254,5 +254,6 @@ def _lstm_sequence(a):
     w = g.const(np.eye(4 * hidden, dtype=np_dtype)[rows][None], np_dtype)
     r = g.one("Unsqueeze", [g.one("Gather", [a.name(3), g.ints(rows)], axis=0), g.ints([0])])
     h0, c0 = (g.one("Unsqueeze", [a.name(i), g.ints([0])]) for i in (1, 2))
-    y, _, y_c = g.node("LSTM", [a.name(0), w, r, "", "", h0, c0], 3, hidden_size=hidden)
+    y, _, y_c = g.node("LSTM", [a.name(0), w, r, "", "", h0, c0], 3, hidden_size=hidden,
+                       direction="reverse" if a.attrs.get("reverse") else "forward")
     return [g.one("Squeeze", [y, g.ints([1])]), g.one("Squeeze", [y_c, g.ints([0])]), None, None]

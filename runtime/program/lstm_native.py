@@ -43,10 +43,11 @@ _FORWARD = """D2S_VECTOR_WIDTH int d2s_lstm_forward(void **a, int64_t lo, int64_
   const float *restrict xw = a[0], *restrict h0 = a[1], *restrict c0 = a[2], *restrict wt = a[3];
   float *restrict out = a[4], *restrict cs = a[5], *restrict acts = a[6];
   const int64_t T = ((const int64_t *)a[7])[0], B = ((const int64_t *)a[7])[1];
-  const int64_t H = ((const int64_t *)a[7])[2], G = 4 * H;
+  const int64_t H = ((const int64_t *)a[7])[2], G = 4 * H, rev = ((const int64_t *)a[7])[3];
   for (int64_t b = lo; b < hi; b++) {
     const float *hp = h0 + b * H, *cp = c0 + b * H;
-    for (int64_t t = 0; t < T; t++) {
+    for (int64_t s = 0; s < T; s++) {
+      const int64_t t = rev ? T - 1 - s : s;
       const int64_t row = t * B + b;
       float *restrict g = acts + row * G;
       const float *restrict x = xw + row * G;
@@ -95,15 +96,15 @@ _BACKWARD = """D2S_VECTOR_WIDTH int d2s_lstm_backward(void **a, int64_t lo, int6
   const float *restrict w = a[3], *restrict cs = a[4], *restrict acts = a[5];
   float *restrict d_xw = a[6], *restrict d_h0 = a[7], *restrict d_c0 = a[8];
   const int64_t T = ((const int64_t *)a[9])[0], B = ((const int64_t *)a[9])[1];
-  const int64_t H = ((const int64_t *)a[9])[2], G = 4 * H;
+  const int64_t H = ((const int64_t *)a[9])[2], G = 4 * H, rev = ((const int64_t *)a[9])[3];
   for (int64_t b = lo; b < hi; b++) {
     float *restrict dh = d_h0 + b * H, *restrict dc = d_c0 + b * H;
     memset(dh, 0, sizeof(float) * H);
     memcpy(dc, d_c + b * H, sizeof(float) * H);
-    for (int64_t t = T - 1; t >= 0; t--) {
-      const int64_t row = t * B + b;
+    for (int64_t s = T - 1; s >= 0; s--) {
+      const int64_t t = rev ? T - 1 - s : s, row = t * B + b;
       const float *restrict g = acts + row * G, *restrict c = cs + row * H;
-      const float *restrict cprev = t ? cs + (row - B) * H : c0 + b * H;
+      const float *restrict cprev = s ? cs + (rev ? row + B : row - B) * H : c0 + b * H;
       const float *restrict dout = d_out + row * H;
       float *restrict d = d_xw + row * G;
       #pragma omp simd
@@ -175,7 +176,7 @@ def _fits(xp, *arrays) -> bool:
     return xp is np and all(x.dtype == np.float32 for x in arrays)
 
 
-def lstm_forward(xp, xw, h0, c0, w_hh):
+def lstm_forward(xp, xw, h0, c0, w_hh, reverse):
     """`lstm_sequence`'s kernel in C, or None where it does not apply."""
     fn = _function("d2s_lstm_forward")
     if fn is None or not _fits(xp, xw, h0, c0, w_hh) or not xw.size:
@@ -186,13 +187,13 @@ def lstm_forward(xp, xw, h0, c0, w_hh):
     out = np.empty((steps, batch, hidden), np.float32)
     cs = np.empty_like(out)
     acts = np.empty_like(xw)
-    sizes = np.array([steps, batch, hidden], np.int64)
+    sizes = np.array([steps, batch, hidden, reverse], np.int64)
     if not _call(fn, (xw, h0, c0, wt, out, cs, acts), sizes, batch):
         return None
-    return out, cs[-1].copy(), cs, acts
+    return out, cs[0 if reverse else -1].copy(), cs, acts
 
 
-def lstm_backward(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts):
+def lstm_backward(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts, reverse):
     """(d xw, d h0, d c0) of `lstm_sequence_grad` in C, or None where it does not apply."""
     fn = _function("d2s_lstm_backward")
     if fn is None or not _fits(xp, d_out, d_c, c0, w_hh, cs, acts) or not acts.size:
@@ -202,7 +203,7 @@ def lstm_backward(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts):
     d_xw = np.empty_like(arrays[-1])
     d_h0 = np.empty((batch, hidden), np.float32)
     d_c0 = np.empty_like(d_h0)
-    sizes = np.array([steps, batch, hidden], np.int64)
+    sizes = np.array([steps, batch, hidden, reverse], np.int64)
     if not _call(fn, (*arrays, d_xw, d_h0, d_c0), sizes, batch):
         return None
     return d_xw, d_h0, d_c0

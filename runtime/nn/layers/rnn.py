@@ -242,12 +242,9 @@ def _lstm_sequence(cell, x, states, is_reverse):
     xw = cell.project_inputs(x)
     if cell.bias_hh is not None:
         xw = xw + cell.bias_hh
-    if is_reverse:
-        xw = shp.flip(xw, [0])
     h0, c0 = states
-    out, c_last, _, _ = lstm_sequence(xw, h0, c0, cell.weight_hh)
-    final = (out[-1], c_last)
-    return (shp.flip(out, [0]) if is_reverse else out), final
+    out, c_last, _, _ = lstm_sequence(xw, h0, c0, cell.weight_hh, reverse=is_reverse)
+    return out, (out[0] if is_reverse else out[-1], c_last)
 
 
 def _run(cell, inputs, states, sequence_length, is_reverse, time_major):
