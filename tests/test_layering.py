@@ -337,16 +337,16 @@ PROGRAM_RANKS = {
     "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
     "loop_plan.py": 4,
     "codegen_direct.py": 4, "inplace.py": 4, "threads.py": 4,
+    "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     # (native.py plans and hands native_build the emitted source)
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
     "native_loops_emit.py": 5, "native_region.py": 5,
-    "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
     "softmax_native.py": 6,  # (C row softmax, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
-    "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
+    "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)
     "model_check.py": 7, "model_file.py": 7, "model_structure.py": 7,
     "__init__.py": 8,
 }
