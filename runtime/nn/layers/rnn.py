@@ -26,7 +26,7 @@ from ...ops import shape as shp
 from ...ops.linalg import matmul
 from ...ops.math import tanh
 from ...ops.nn_rnn import lstm_sequence
-from ...program import control_flow, lstm_native  # noqa: F401  (installs lstm_sequence's C kernels)
+from ...program import control_flow
 from .. import functional as F
 from ..container import LayerList
 from ..initializer import Uniform
