@@ -273,8 +273,16 @@ class Entry:
                      for name, ix in diff.items()]
             wrt = [g0.var(name) for name in self.feed_names] + [
                 g0.var(copy.captured[id(p)]) for p in self.params]
-            grads = rt.static.gradients([touts[ix[0]] for ix in diff.values()], wrt,
-                                         target_gradients=seeds)
+            # an input fed with stop_gradient=True (part of the signature) gets no gradient,
+            # as eagerly: differentiating it anyway would leave its backward GEMMs in the
+            # program (a Transformer layer's input: three of its 16)
+            needed = [i for i, v in enumerate(wrt)
+                      if i >= len(self.feed_names) or not v.stop_gradient]
+            grads = [None] * len(wrt)
+            found = rt.static.gradients([touts[ix[0]] for ix in diff.values()],
+                                        [wrt[i] for i in needed], target_gradients=seeds)
+            for i, g in zip(needed, found, strict=True):
+                grads[i] = g
         return split_program(copy, n), grads, seeds, diff, wrt
 
     def _partial_backward(self, present: tuple):

@@ -337,6 +337,7 @@ PROGRAM_RANKS = {
     "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
     "loop_plan.py": 4,
     "codegen_direct.py": 4, "inplace.py": 4, "threads.py": 4,
+    "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     # (native.py plans and hands native_build the emitted source)
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
@@ -346,6 +347,7 @@ PROGRAM_RANKS = {
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
+    "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)
     "model_check.py": 7, "model_file.py": 7, "model_structure.py": 7,
     "__init__.py": 8,
 }

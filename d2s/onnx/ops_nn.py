@@ -233,3 +233,27 @@ def _fake_qdq_abs_max(a):
     q = g.one("QuantizeLinear", [x, step, zero], hint="q")
     out = g.one("DequantizeLinear", [q, step, zero], hint="dq")
     return [out, g.one("Cast", [scale], to=ELEM["float32"])]
+
+
+# ONNX's LSTM orders the gate blocks i, o, f, c; the runtime's (Paddle's) are i, f, g, o
+_ONNX_GATE_BLOCKS = (0, 3, 1, 2)
+
+
+@converter("lstm_sequence")
+def _lstm_sequence(a):
+    """ONNX's LSTM over the projected inputs: W an identity that reorders the gate blocks
+    (the projection and both biases are already in `xw`), R the recurrent weight's rows in
+    ONNX's order; the cells and gates of every step (read only by the gradient) are not
+    produced."""
+    hidden = a.shape(1)[-1]
+    if hidden < 0:
+        raise a.error("the hidden size must be known")
+    rows = np.concatenate([np.arange(b * hidden, (b + 1) * hidden) for b in _ONNX_GATE_BLOCKS])
+    g = a.g
+    np_dtype = a.dtype(0).np
+    w = g.const(np.eye(4 * hidden, dtype=np_dtype)[rows][None], np_dtype)
+    r = g.one("Unsqueeze", [g.one("Gather", [a.name(3), g.ints(rows)], axis=0), g.ints([0])])
+    h0, c0 = (g.one("Unsqueeze", [a.name(i), g.ints([0])]) for i in (1, 2))
+    y, _, y_c = g.node("LSTM", [a.name(0), w, r, "", "", h0, c0], 3, hidden_size=hidden,
+                       direction="reverse" if a.attrs.get("reverse") else "forward")
+    return [g.one("Squeeze", [y, g.ints([1])]), g.one("Squeeze", [y_c, g.ints([0])]), None, None]

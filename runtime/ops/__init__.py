@@ -31,6 +31,7 @@ from . import (
     nn_loss,
     nn_norm,
     nn_pool,
+    nn_rnn,
     optim,
     optim_adagrad_adamax_lamb,
     order_stats,

@@ -21,8 +21,8 @@ per-row value and no bias row, rows lo..hi are one flat loop.
 Each op computes what its NumPy ufunc computes: + - * / and sqrt are correctly rounded in
 both (the C is compiled with `-ffp-contract=off`, so no multiply-add is contracted);
 `maximum`/`minimum`/`relu` propagate NaN as NumPy does; exp, log, tanh, sin and cos come
-from the C library (glibc's vector versions where available) and may differ from NumPy's by a
-few units in the last place; sums and means accumulate in double (NumPy: pairwise in the
+from the C library (glibc's vector versions where available; float32 tanh is d2s's own,
+`native_math.py`) and may differ from NumPy's by a few units in the last place; sums and means accumulate in double (NumPy: pairwise in the
 value's dtype), so they can differ by a rounding of the result. The function returns the
 floating-point exception flags it raised; when one that `np.geterr()` does not ignore is
 set, the caller runs the NumPy code instead, so warnings and `np.errstate` errors are

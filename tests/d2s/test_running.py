@@ -122,6 +122,28 @@ def test_training_calls_record_one_node_whose_backward_matches_eager_and_numeric
                                    rtol=1e-4, atol=1e-4)
 
 
+def test_an_input_fed_without_gradient_gets_no_backward_ops():
+    # a converted model trained with its input data (stop_gradient=True): the backward part
+    # computes the weights' gradients only, not the input's (a matmul fewer per Linear)
+    rt.seed(3)
+    net = _Net()
+    weight = net.fc.weight.numpy().astype(np.float64)
+    d2s.to_static(net)
+    bias = net.fc.bias.numpy().astype(np.float64)
+    entry = Entry(_traced(net.forward, (_t(POS),), {}))
+    probe = np.array([[1.0, -2.0], [0.5, 3.0]])
+    for a in (POS, NEG):  # both branches of the one program
+        x = _t(a)
+        (entry.run([x]) * _t(probe)).sum().backward()
+        backward_ops = [op.type for op in entry._training.split.backward.global_block().ops]
+        assert backward_ops.count("matmul") == 1 and x.grad is None
+        xs = a.astype(np.float64)
+        h = xs @ weight + bias
+        dh = (2.0 * (1.0 - np.tanh(h) ** 2) if h.mean() > 0 else 2.0 * h) * probe
+        np.testing.assert_allclose(net.fc.weight.grad.numpy(), xs.T @ dh, rtol=1e-5, atol=1e-6)
+        net.clear_gradients()
+
+
 def test_each_call_keeps_the_values_its_own_backward_needs():
     x1, x2 = _t(POS, stop_gradient=False), _t(NEG * 0.5, stop_gradient=False)
     w = _t(W, stop_gradient=False)

@@ -116,3 +116,24 @@ def test_int8_per_tensor_weights_and_dynamic_activations(weight, activation):
                                    atol=0.05)
     kinds = [n.op_type for n in got_proto.graph.node]
     assert kinds.count("QuantizeLinear") == 2 and kinds.count("DequantizeLinear") == 4
+
+
+def test_lstm_layers_become_onnx_lstm_nodes():
+    # a bidirectional two-layer LSTM from given states, batch unknown: one ONNX LSTM per
+    # direction and layer (gate blocks reordered), checked at batch 1 and 3
+    rt.seed(3)
+    net = rt.nn.LSTM(4, 5, num_layers=2, direction="bidirect")
+    net.eval()
+    rng = np.random.default_rng(3)
+
+    def inputs(batch):
+        return tuple(rt.to_tensor(rng.standard_normal(s).astype("float32")) for s in
+                     ((batch, 6, 4), (4, batch, 5), (4, batch, 5)))
+
+    def f(x, h0, c0):
+        out, (h, c) = net(x, (h0, c0))
+        return out, h, c
+
+    specs = [InputSpec([None, 6, 4]), InputSpec([4, None, 5]), InputSpec([4, None, 5])]
+    proto, _ = check_parity(d2s.to_static(f), specs, inputs(1), inputs(3))
+    assert [n.op_type for n in proto.graph.node].count("LSTM") == 4

@@ -137,7 +137,7 @@ def _hand_made_nest():
 def test_c_text_from_a_hand_made_loop_nest():
     src = c_source(_hand_made_nest(), vector_math=False)
     body = [ln.strip() for ln in src.splitlines()]
-    for line in ("int hand_made(char **p, int64_t lo, int64_t hi) {",
+    for line in ("D2S_VECTOR_WIDTH int hand_made(char **p, int64_t lo, int64_t hi) {",
                  "const float *restrict i1 = (const float *)p[1];",
                  "float *restrict o1 = (float *)p[3];",
                  "for (int64_t r = lo; r < hi; r++) {", "double accv1 = 0.0;",

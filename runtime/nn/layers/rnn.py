@@ -25,6 +25,7 @@ from ...ops import nn as nn_ops
 from ...ops import shape as shp
 from ...ops.linalg import matmul
 from ...ops.math import tanh
+from ...ops.nn_rnn import lstm_sequence
 from ...program import control_flow
 from .. import functional as F
 from ..container import LayerList
@@ -236,14 +237,28 @@ def _graph_loop(cell, x, states, sequence_length, is_reverse):
     return (shp.flip(out, [0]) if is_reverse else out), states
 
 
+def _lstm_sequence(cell, x, states, is_reverse):
+    """All steps of an `LSTMCell` as one op (`ops/nn_rnn.py`): (outputs, (h, c))."""
+    xw = cell.project_inputs(x)
+    if cell.bias_hh is not None:
+        xw = xw + cell.bias_hh
+    h0, c0 = states
+    out, c_last, _, _ = lstm_sequence(xw, h0, c0, cell.weight_hh, reverse=is_reverse)
+    return out, (out[0] if is_reverse else out[-1], c_last)
+
+
 def _run(cell, inputs, states, sequence_length, is_reverse, time_major):
     """Run `cell` over the time axis; returns (outputs with inputs' layout, final states).
-    A Python loop of ops when the number of steps is known (always in eager mode), else a
-    graph loop."""
+    An LSTMCell (not a subclass with its own `step`) over a known number of steps without
+    `sequence_length` is one op; other cells a Python loop of ops when the number of steps is
+    known (always in eager mode), else a graph loop."""
     perm = [1, 0] + list(range(2, len(inputs.shape)))
     x = inputs if time_major else shp.transpose(inputs, perm)
     if states is None:
         states = cell.get_initial_states(x, batch_dim_idx=1)
+    if type(cell).step is LSTMCell.step and sequence_length is None and x.shape[0] > 0:
+        out, states = _lstm_sequence(cell, x, states, is_reverse)
+        return (out if time_major else shp.transpose(out, perm)), states
     loop = _unrolled if x.shape[0] >= 0 else _graph_loop
     out, states = loop(cell, cell.project_inputs(x), states, sequence_length, is_reverse)
     return (out if time_major else shp.transpose(out, perm)), states
