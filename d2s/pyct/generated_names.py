@@ -2,11 +2,12 @@
 CPython compiles a huge converted function in linear time.
 
 Every `if` and loop becomes local functions (`_if_true_3`, `_for_body_7`) defined right before
-the one statement that calls the operator with them. Each name the Namer gives is new, so a
-function of 3,000 `if`s gets 6,000 local names, and CPython's symbol table copies the set of
-names bound in the enclosing function into every nested function: compiling it grows as
-functions x locals (0.5 s of 0.8 s for 10,000 lines). A generated function is dead once the
-statement after it has run, so the next group of definitions can take the same names:
+the one statement that calls the operator with them. Each name the Namer gives is new, so the
+10,000-line function of `benchmarks/huge_function.py` has 1,794 local names, and CPython's
+symbol table copies the set of names bound in the enclosing function into each of its 2,856
+nested functions: compiling grows as functions x locals (0.5 s of its 0.8 s). A generated
+function is dead once the statement after it has run, so the next group of definitions can
+take the same names:
 
     def _if_true_1(y): ...                    def _if_true_1(y): ...
     def _if_false_1(y): ...                   def _if_false_1(y): ...
@@ -17,8 +18,8 @@ statement after it has run, so the next group of definitions can take the same n
 
 A group is a run of generated defs and the statement after it. Its names are renamed only if
 nothing outside the group reads them, and only in scopes with at least `REUSE_FROM` generated
-defs: a function of ordinary size keeps its distinct names (easier to read in `.code`), which
-cost nothing to compile.
+defs, where renaming costs less than it saves: a function of ordinary size keeps its distinct
+names (easier to read in `.code`).
 """
 from __future__ import annotations
 
@@ -27,9 +28,12 @@ import re
 import gast
 
 from . import anno
-from .walk import BLOCK_FIELDS, NAME_FIELDS, push_children
+from .walk import BLOCK_FIELDS, NAME_FIELDS
 
-REUSE_FROM = 64  # generated defs in one scope (in its statement lists, not nested scopes)
+# Generated defs in one scope (its statement lists, not nested scopes) from which renaming
+# pays: it walks the whole function (about 0.1 ms per def of the benchmark's code), and what
+# it saves grows as defs x locals (0.03 s at 627 defs, 0.54 s at 2,499): even at ~1,200.
+REUSE_FROM = 1200
 _NUMBERED = re.compile(r"(_.+)_(\d+)")
 
 
@@ -76,15 +80,18 @@ def reuse_generated_names(fn: gast.FunctionDef, reuse_from: int | None = None) -
              if _NUMBERED.fullmatch(d.name)}
     if not owner:
         return
-    kept, outermost = _names_outside_groups(fn, owner)  # kept: the names that stay
+    kept, found = _names_outside_groups(fn, owner)  # kept: the names that stay
     renamed = owner.keys() - kept
     if not renamed:
         return
     mapping: dict[str, str] = {}
     _choose(scope, renamed, kept, frozenset(), mapping)
-    for group in outermost:  # (a renamed name is used inside its group only)
-        for node in group.defs + [group.user]:
-            _rename(node, mapping)
+    for old, new in mapping.items():
+        for node in found[old]:
+            if node.__class__ is gast.Name:
+                node.id = new
+            else:
+                node.name = new
 
 
 def _statement_lists(stmts: list):
@@ -116,53 +123,56 @@ def _groups_of(block: list) -> list:
     return out
 
 
-def _names_outside_groups(fn, owner: dict) -> tuple[set, list]:
+def _names_outside_groups(fn, owner: dict) -> tuple[set, dict]:
     """(Every name in `fn`, read, bound, declared or imported, except the names of generated
-    defs of `owner` used inside their def's group only; the groups not inside another)."""
-    out, outermost = set(), []
+    defs of `owner` used inside their def's group only; name of `owner` -> the Name and
+    FunctionDef nodes of it inside its group)."""
+    out, found = set(), {name: [] for name in owner}
     starts = {id(n): g for g in set(owner.values()) for n in [g.user] + g.defs}
     # Groups begin at statements: the walk carries which groups it is inside per statement,
     # and walks each statement's expressions (most of the nodes) with a plain stack.
     statements = [(fn, None)]  # (statement, the groups it is in: (innermost, (next, ...)))
-    stmt_type, ast_type = gast.stmt, gast.AST
+    stmt_type, ast_type, name_type = gast.stmt, gast.AST, gast.Name
     while statements:
         stmt, inside = statements.pop()
         group = starts.get(id(stmt))
         if group is not None:
-            if inside is None and group.user is stmt:
-                outermost.append(group)
             inside = (group, inside)
-        names = []
         stack = [stmt]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
+            node = pop()
             cls = node.__class__
-            if cls is gast.Name:
-                names.append(node.id)
+            name = None
+            if cls is name_type:
+                name = node.id
             elif cls in _SCOPES:
-                names.append(getattr(node, "name", None))
+                name = getattr(node, "name", None)
             elif cls is gast.Global or cls is gast.Nonlocal:
                 out.update(node.names)  # (declared names are never renamed)
             elif cls is gast.alias:
                 out.add((node.asname or node.name).split(".")[0])
+            if name is not None:
+                mine = owner.get(name)
+                if mine is None or not _inside(mine, inside):
+                    out.add(name)
+                else:
+                    found[name].append(node)
             for field in NAME_FIELDS[cls]:
                 value = getattr(node, field, None)
-                if value.__class__ is not list:
-                    value = (value,)
-                for item in value:
-                    if isinstance(item, stmt_type) and item is not stmt:
-                        statements.append((item, inside))
-                    elif isinstance(item, ast_type):
-                        stack.append(item)
-        for name in names:
-            if not _inside(owner.get(name), inside):
-                out.add(name)
-    out.discard(None)  # (a lambda's)
-    return out, outermost
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, stmt_type):
+                            statements.append((item, inside))
+                        elif isinstance(item, ast_type):
+                            push(item)
+                elif isinstance(value, ast_type):  # (a statement is always in a list)
+                    push(value)
+    return out, found
 
 
 def _inside(group, inside) -> bool:
-    while inside is not None and group is not None:
+    while inside is not None:
         if inside[0] is group:
             return True
         inside = inside[1]
@@ -193,23 +203,6 @@ def _choose(scope: _Scope, renamed: set, kept: set, taken: frozenset, mapping: d
 def _base_number(name: str) -> tuple[str, int]:
     base, number = _NUMBERED.fullmatch(name).groups()
     return base, int(number)
-
-
-def _rename(fn, mapping: dict) -> None:
-    stack = [fn]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        cls = node.__class__
-        if cls is gast.Name:
-            new = mapping.get(node.id)
-            if new is not None:
-                node.id = new
-        elif cls is gast.FunctionDef:  # (`fn` itself is in no group: never renamed)
-            new = mapping.get(node.name)
-            if new is not None:
-                node.name = new
-        push_children(node, NAME_FIELDS[cls], push)
 
 
 _SCOPES = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef})
