@@ -27,7 +27,7 @@ import gast
 
 from . import errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
-from .pyct import analysis, anno, hoist, loader, origin, parser, reads, templates
+from .pyct import analysis, anno, generated_names, hoist, loader, origin, parser, reads, templates
 from .pyct.naming import RESERVED, Namer
 from .pyct.transformer import Context
 
@@ -296,8 +296,11 @@ def _finalize(fn) -> None:
     """Generated functions move out of generated functions where that changes nothing (so
     generated code nests no deeper than the user's: `pyct/hoist.py`), and generated functions
     inside a function with `global`/`nonlocal` names declare them too, so assignments in a
-    branch or loop body still reach the right variable."""
+    branch or loop body still reach the right variable. A scope with many generated
+    functions reuses their names (`pyct/generated_names.py`: CPython compiles it in linear
+    time then)."""
     hoist.hoist_generated(fn)
+    generated_names.reuse_generated_names(fn)
     _declare_scopes(fn)
 
 

@@ -9,4 +9,6 @@
   `definedness`, `liveness` (loop-carried names too), over `walk` and `qnames` (`self.x`).
 - `transformer`: the base class converters derive from (keeps origin info on new nodes).
 - `loader`: writes generated code to a real file and loads it as a function.
+- `hoist`, `generated_names`: generated code as flat as the user's, and generated function
+  names reused in a huge scope (so CPython compiles it in linear time).
 """

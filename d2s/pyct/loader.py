@@ -285,9 +285,13 @@ class _Printer(ast._Unparser):
 
     def visit(self, node) -> str:
         text = super().visit(node)
-        starts = [0]  # newlines in _source before each index
-        for part in self._source:
-            starts.append(starts[-1] + part.count("\n"))
+        # newlines in _source before each index a mark holds (counted a slice at a time:
+        # there are ten times as many parts as marks)
+        source = self._source
+        starts, count, last = {}, 0, 0
+        for index in sorted({i for _, first, end in self._marks for i in (first, end)}):
+            count += "".join(source[last:index]).count("\n")
+            starts[index], last = count, index
         self.spans = {key: (starts[first] + 1, starts[end] + 1) for key, first, end in
                       self._marks}
         return text
