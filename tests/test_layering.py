@@ -342,6 +342,7 @@ PROGRAM_RANKS = {
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
     "native_loops_emit.py": 5, "native_region.py": 5,
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
+    "conv_depthwise_native.py": 6,  # (C depthwise convolution kernels, on conv_native's)
     "softmax_native.py": 6,  # (C row softmax, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,

@@ -89,10 +89,19 @@ def _geometry(x_shape, w_shape, stride, padding, dilation):
 
 # ---- kernels --------------------------------------------------------------------------------
 
-# C kernels for stride-1 convolutions, filled in by runtime/program/conv_native.py (this
-# package may not import the program package): "conv2d" and "conv2d_grad_filter", each
-# returning None where it does not apply or is not compiled yet, and the NumPy code runs.
+# C kernels, filled in by runtime/program/conv_native.py ("conv2d", "conv2d_grad_filter") and
+# conv_depthwise_native.py ("depthwise_conv2d", "depthwise_grad_input",
+# "depthwise_grad_filter"; this package may not import the program package), each returning
+# None where it does not apply or is not compiled yet, and the NumPy code runs.
 NATIVE_KERNELS: dict = {}
+
+
+def _native(name, *args):
+    """What the C kernel `name` returns (None where it does not apply), or None if none is
+    installed."""
+    kernel = NATIVE_KERNELS.get(name)
+    return None if kernel is None else kernel(*args)
+
 
 def _padded(xp, x, pads):
     """x inside zero borders: one zeroed buffer and one interior copy (`xp.pad` is slower)."""
@@ -147,14 +156,15 @@ def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
     if out is not None:
         return out
     if _depthwise(w, groups):
-        return _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups)
+        out = _native("depthwise_conv2d", xp, x, w, stride, pads, dilation, groups)
+        return out if out is not None else _depthwise_forward(
+            xp, x, w, kernel, stride, dilation, pads, hw, groups)
     return _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups)
 
 
 def _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups):
     """Not depthwise: the C kernel where it applies, else im2col and one GEMM."""
-    native = NATIVE_KERNELS.get("conv2d")
-    out = native and native(xp, x, w, stride, pads, dilation, groups)
+    out = _native("conv2d", xp, x, w, stride, pads, dilation, groups)
     if out is not None:
         return out
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
@@ -183,6 +193,9 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
     n, c = x_shape[:2]
     o, hw = w.shape[0], g.shape[2:]
     if _depthwise(w, groups):
+        gx = _native("depthwise_grad_input", xp, g, w, x_shape, stride, pads, dilation, groups)
+        if gx is not None:
+            return gx
         g5 = g.reshape((n, c, o // c) + tuple(hw))
         w4 = w.reshape((c, o // c) + kernel)
         return col2im(xp, lambda i, j: (g5 * w4[None, :, :, None, None, i, j]).sum(2),
@@ -221,6 +234,9 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
     if dw is not None:
         return dw
     if _depthwise(w, groups):
+        dw = _native("depthwise_grad_filter", xp, x, g, w.shape, stride, pads, dilation, groups)
+        if dw is not None:
+            return dw
         n, c = x.shape[:2]
         win = windows(xp, x, kernel, stride, dilation, pads, hw)
         g5 = g.reshape((n, c, w.shape[0] // c) + tuple(hw))
@@ -228,8 +244,7 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
         for i, j in _taps(kernel):
             dw[:, :, i, j] = xp.einsum("nckhw,nchw->ck", g5, win[:, :, :, :, i, j])
         return dw.reshape(w.shape)
-    native = NATIVE_KERNELS.get("conv2d_grad_filter")
-    dw = native and native(xp, x, g, w.shape, stride, pads, dilation, groups)
+    dw = _native("conv2d_grad_filter", xp, x, g, w.shape, stride, pads, dilation, groups)
     if dw is not None:
         return dw
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)

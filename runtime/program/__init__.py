@@ -6,8 +6,17 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 (compiles programs for the executor), `backward` (append_backward, gradients), `passes`,
 `serialize` (JSON + .npz). Tensor arrays are ops (`runtime/ops/arrays.py`).
 """
-# (they register their ops; conv_native installs the C convolution kernels in nn_conv)
-from . import control_flow, conv_native, debug_ops, layernorm_native, softmax_native, train_step  # noqa: F401
+# (they register their ops; conv_native and conv_depthwise_native install the C
+# convolution kernels in nn_conv)
+from . import (  # noqa: F401
+    control_flow,
+    conv_depthwise_native,
+    conv_native,
+    debug_ops,
+    layernorm_native,
+    softmax_native,
+    train_step,
+)
 from .builder import (  # noqa: F401
     Builder,
     default_main_program,

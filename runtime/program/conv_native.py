@@ -50,13 +50,27 @@ static inline v8 load(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v;
 #else
 #define CONTRACT __attribute__((optimize("fp-contract=fast")))
 #endif
-/* x [N][C][H][W] into xp [C][HP][WPA], zero borders (xp was zeroed once) */
+/* x [N][C][H][W] into xp [C][SH][SW][HPS][WPA], zero borders (xp was zeroed once): the
+   padded image split into SH x SW phase planes, plane (py, px) holding padded rows py,
+   py + SH, ... and columns px, px + SW, ..., so a tap of a strided convolution reads
+   consecutive floats of one plane (at stride 1 there is one plane, the padded image) */
 static void pad_image(const float *x, float *xp) {
   for (int c = 0; c < C; c++)
-    for (int y = 0; y < H; y++)
-      memcpy(xp + ((int64_t)c * HP + y + PT) * WPA + PL, x + ((int64_t)c * H + y) * W,
-             sizeof(float) * W);
+    for (int y = 0; y < H; y++) {
+      const float *src = x + ((int64_t)c * H + y) * W;
+      int yp = y + PT;
+      float *rows = xp + ((int64_t)(c * SH + yp % SH) * SW * HPS + yp / SH) * WPA;
+      if (SW == 1) {
+        memcpy(rows + PL, src, sizeof(float) * W);
+        continue;
+      }
+      for (int i = 0; i < W; i++)
+        rows[(int64_t)(i + PL) % SW * HPS * WPA + (i + PL) / SW] = src[i];
+    }
 }
+/* the first float of plane row `y` (of the output's rows) for tap (i, j) of channel c */
+#define TAP(c, y, i, j) (xp + ((((int64_t)(c) * SH + (i) * DH % SH) * SW + (j) * DW % SW) \
+                               * HPS + (y) + (i) * DH / SH) * WPA + (j) * DW / SW)
 """
 
 _FORWARD = """
@@ -65,7 +79,7 @@ _FORWARD = """
 CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   const float *x = p[0], *w = p[1];
   float *out = p[2];
-  float *xp = calloc((size_t)C * HP * WPA, sizeof(float));
+  float *xp = calloc((size_t)C * SH * SW * HPS * WPA, sizeof(float));
   float *wk = calloc((size_t)G * OBLK * CG * KH * KW * OB, sizeof(float));
   if (!xp || !wk) { free(xp); free(wk); return -1; }
   for (int o = 0; o < G * OG; o++)  /* [g][o block][c][tap][o in block] */
@@ -87,10 +101,10 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
             const float *wt = wb;
             for (int c = 0; c < CG; c++)
               for (int i = 0; i < KH; i++) {
-                const float *row = xp + ((int64_t)(g * CG + c) * HP + y + i * DH) * WPA + x0;
                 for (int j = 0; j < KW; j++, wt += OB) {
+                  const float *row = TAP(g * CG + c, y, i, j) + x0;
                   v8 in[NV];
-                  for (int v = 0; v < NV; v++) in[v] = load(row + j * DW + 8 * v);
+                  for (int v = 0; v < NV; v++) in[v] = load(row + 8 * v);
                   for (int b = 0; b < OB; b++)
                     for (int v = 0; v < NV; v++) acc[b][v] += wt[b] * in[v];
                 }
@@ -113,7 +127,7 @@ _GRAD_FILTER = """
 CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   const float *x = p[0], *gout = p[1];
   float *dw = p[2];
-  float *xp = calloc((size_t)C * HP * WPA, sizeof(float));
+  float *xp = calloc((size_t)C * SH * SW * HPS * WPA, sizeof(float));
   /* gout of one image, [g][o rounded up to OB][y][WOV]: zero past WO and past OG */
   float *gp = calloc((size_t)G * OBLK * OB * HO * WOV, sizeof(float));
   if (!xp || !gp) { free(xp); free(gp); return -1; }
@@ -132,11 +146,10 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
             for (int b = 0; b < OB; b++)
               for (int j = 0; j < KW; j++) acc[b][j] = (v8){0};
             for (int y = 0; y < HO; y++) {
-              const float *row = xp + ((int64_t)(g * CG + c) * HP + y + i * DH) * WPA;
               const float *grow = gp + (((int64_t)g * OBLK + ob) * OB * HO + y) * WOV;
               for (int x0 = 0; x0 < WOV; x0 += 8) {
                 v8 in[KW];
-                for (int j = 0; j < KW; j++) in[j] = load(row + x0 + j * DW);
+                for (int j = 0; j < KW; j++) in[j] = load(TAP(g * CG + c, y, i, j) + x0);
                 for (int b = 0; b < OB; b++) {
                   v8 gv = load(grow + (int64_t)b * HO * WOV + x0);
                   for (int j = 0; j < KW; j++) acc[b][j] += gv * in[j];
@@ -162,20 +175,22 @@ def _round_up(n: int, m: int) -> int:
     return -(-n // m) * m
 
 
-def _defines(x_shape, w_shape, pads, dilation, groups, out_block, pixel_vectors) -> dict:
-    """The #defines of one geometry: sizes, padding, and the padded row length WPA that
-    every vector load of either kernel stays inside."""
+def _defines(x_shape, w_shape, stride, pads, dilation, groups, out_block,
+             pixel_vectors) -> dict:
+    """The #defines of one geometry: sizes, padding, stride, the rows of a phase plane HPS
+    and the plane's row length WPA that every vector load of either kernel stays inside."""
     _, c, h, w = x_shape
     o, cg, kh, kw = w_shape
     (pt, pb), (pl, pr) = pads
+    (sh, sw), (dh, dw) = stride, dilation
     hp, wp = h + pt + pb, w + pl + pr
-    ho, wo = hp - dilation[0] * (kh - 1), wp - dilation[1] * (kw - 1)
-    reach = _round_up(wo, VECTOR * pixel_vectors) + dilation[1] * (kw - 1)
+    ho, wo = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    reach = _round_up(wo, VECTOR * pixel_vectors) + dw * (kw - 1) // sw
     return {"C": c, "H": h, "W": w, "G": groups, "CG": cg, "OG": o // groups, "KH": kh,
-            "KW": kw, "DH": dilation[0], "DW": dilation[1], "PT": pt, "PL": pl, "HP": hp,
-            "WPA": _round_up(max(wp, reach), VECTOR), "HO": ho, "WO": wo,
-            "WOV": _round_up(wo, VECTOR), "OB": out_block, "NV": pixel_vectors,
-            "OBLK": -(-(o // groups) // out_block)}
+            "KW": kw, "SH": sh, "SW": sw, "DH": dh, "DW": dw, "PT": pt, "PL": pl,
+            "HPS": -(-hp // sh), "WPA": _round_up(max(-(-wp // sw), reach), VECTOR),
+            "HO": ho, "WO": wo, "WOV": _round_up(wo, VECTOR), "OB": out_block,
+            "NV": pixel_vectors, "OBLK": -(-(o // groups) // out_block)}
 
 
 def source(kind: str, defines: dict) -> str:
@@ -189,13 +204,14 @@ def source(kind: str, defines: dict) -> str:
 _holders: dict = {}  # (kind, geometry) -> a ready native_build.Holder, or None: NumPy
 
 
-def _function(kind: str, defines: dict):
-    """The ready C function of `kind` for `defines`, or None (off, compiling, failed)."""
+def ready_kernel(kind: str, defines: dict, source_of):
+    """The ready C function of `kind` for `defines`, its source `source_of(defines)`, or None
+    (native code off, or its build failed)."""
     if native_build.mode() is None:
         return None
     key = (kind, tuple(defines.items()))
     if key not in _holders:
-        holder = native_build.prepare_source(f"d2s_conv_{kind}", source(kind, defines))
+        holder = native_build.prepare_source(f"d2s_{kind}", source_of(defines))
         # C and NumPy differ at float rounding: a geometry whose C code is not in the cache
         # is compiled before its first call (`native_build`), so every call, in every
         # process with the same D2S_NATIVE setting, runs the same kernel; a geometry whose
@@ -205,14 +221,18 @@ def _function(kind: str, defines: dict):
     return None if holder is None else holder.fn
 
 
-def _applies(xp, arrays, w_shape, stride, pads, groups) -> bool:
-    """Stride-1 float32 NumPy convolutions, not depthwise, with non-negative padding."""
+def _applies(xp, arrays, w_shape, pads, groups) -> bool:
+    """Float32 NumPy convolutions, not depthwise, with non-negative padding, whose kernel is
+    not 1 x 1: a 1 x 1 convolution is one GEMM per image on im2col's columns (the image
+    itself at stride 1), which OpenBLAS runs faster than these kernels (MobileNet's
+    pointwise [16, 8, 16, 16] -> 16 channels: 0.10 against 0.11 ms; [16, 32, 4, 4] -> 32,
+    whose 4-pixel rows fill a quarter of the 16-pixel block: 0.07 against 0.11 ms)."""
     return (xp is np and all(a.dtype == np.float32 and a.size for a in arrays)
-            and tuple(stride) == (1, 1) and not (groups > 1 and w_shape[1] == 1)
+            and not (groups > 1 and w_shape[1] == 1) and tuple(w_shape[2:]) != (1, 1)
             and min(min(p) for p in pads) >= 0)
 
 
-def _over_images(fn, arrays, out_of_piece) -> list | None:
+def over_images(fn, arrays, out_of_piece) -> list | None:
     """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
     (`threads.run_rows`; ctypes releases the GIL), each piece writing `out_of_piece(lo, hi)`;
     those outputs in the order of their images (not of finishing: sums of them are then the
@@ -232,29 +252,30 @@ def _over_images(fn, arrays, out_of_piece) -> list | None:
 
 def conv2d(xp, x, w, stride, pads, dilation, groups):
     """The forward convolution in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (x, w), w.shape, stride, pads, groups):
+    if not _applies(xp, (x, w), w.shape, pads, groups):
         return None
-    defines = _defines(x.shape, w.shape, pads, dilation, groups, OUT_BLOCK, PIXEL_VECTORS)
-    fn = _function("forward", defines)
+    defines = _defines(x.shape, w.shape, stride, pads, dilation, groups, OUT_BLOCK,
+                       PIXEL_VECTORS)
+    fn = ready_kernel("conv_forward", defines, functools.partial(source, "forward"))
     if fn is None:
         return None
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
     # each piece writes its own images of `out`
-    return None if _over_images(fn, (x, w), lambda lo, hi: out) is None else out
+    return None if over_images(fn, (x, w), lambda lo, hi: out) is None else out
 
 
 def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
     """The weight gradient in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (x, g), w_shape, stride, pads, groups):
+    if not _applies(xp, (x, g), w_shape, pads, groups):
         return None
     # 4 x KW accumulators fit the 16 vector registers of AVX2 up to KW = 3
     block = 4 if w_shape[3] <= 3 else 2
-    defines = _defines(x.shape, w_shape, pads, dilation, groups, block, 1)
-    fn = _function("grad_filter", defines)
+    defines = _defines(x.shape, w_shape, stride, pads, dilation, groups, block, 1)
+    fn = ready_kernel("conv_grad_filter", defines, functools.partial(source, "grad_filter"))
     if fn is None:
         return None
     # each piece sums its own images into its own buffer; the buffers are added here
-    parts = _over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
+    parts = over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
     return None if parts is None else functools.reduce(np.add, parts)
 
 

@@ -31,14 +31,48 @@ NATIVE_CONFIGS = CONFIGS + [
     ((1, 2, 5, 4), (2, 2, 3, 2), {"padding": "VALID"}),
     ((1, 2, 5, 4), (2, 2, 3, 3), {"padding": "SAME"}),
     ((3, 4, 1, 21), (6, 4, 1, 3), {"padding": [0, 0, 1, 1]}),  # conv1d's shape
+    # strided (the phase planes of conv_native's pad_image): ResNet's downsampling conv and
+    # shortcut, MobileNet's stem, stride 3 with asymmetric padding, mixed strides with
+    # dilation, groups and a 5-wide kernel, odd sizes
+    ((2, 16, 32, 32), (32, 16, 3, 3), {"padding": [1, 1, 1, 1], "stride": 2}),
+    ((2, 16, 32, 32), (32, 16, 1, 1), {"padding": [0, 0, 0, 0], "stride": 2}),
+    ((1, 3, 32, 32), (8, 3, 3, 3), {"padding": [1, 1, 1, 1], "stride": 2}),
+    ((1, 3, 11, 13), (5, 3, 3, 3), {"padding": [1, 0, 2, 1], "stride": 3}),
+    ((2, 4, 9, 17), (6, 2, 3, 3), {"padding": [1, 1, 1, 1], "stride": 2, "groups": 2,
+                                   "dilation": (2, 1)}),
+    ((1, 2, 7, 20), (3, 2, 2, 5), {"padding": [0, 1, 2, 2], "stride": (1, 2),
+                                   "dilation": (1, 2)}),
 ]
-NATIVE_IDS = IDS + ["block-16", "ragged", "5x5-dilated", "valid", "same", "conv1d"]
+# depthwise (conv_depthwise_native): MobileNet's, strides 1/2/3, dilation, asymmetric and
+# wide padding, channel multipliers, odd sizes, batch 1
+DEPTHWISE_CONFIGS = [
+    ((16, 8, 16, 16), (8, 1, 3, 3), {"padding": [1, 1, 1, 1], "groups": 8}),
+    ((2, 16, 8, 8), (16, 1, 3, 3), {"padding": [1, 1, 1, 1], "stride": 2, "groups": 16}),
+    ((1, 3, 11, 13), (6, 1, 3, 3), {"padding": [1, 0, 2, 1], "stride": 3, "groups": 3}),
+    ((1, 2, 9, 7), (6, 1, 3, 2), {"padding": [2, 1, 0, 3], "stride": (2, 1),
+                                  "dilation": (2, 3), "groups": 2}),
+    ((1, 3, 6, 7), (3, 1, 5, 5), {"padding": [3, 3, 3, 3], "groups": 3}),
+    ((3, 2, 6, 5), (4, 1, 3, 3), {"padding": "SAME", "stride": 2, "groups": 2}),
+]
+NATIVE_CONFIGS += DEPTHWISE_CONFIGS
+NATIVE_IDS = IDS + ["block-16", "ragged", "5x5-dilated", "valid", "same", "conv1d",
+                    "down-3x3", "down-1x1", "stem", "stride3", "stride2-groups", "stride-1x2",
+                    "dw-mobilenet", "dw-stride2", "dw-stride3-x2", "dw-dilated-x3",
+                    "dw-5x5-wide", "dw-same"]
 
 
-def takes_c(x_shape, w_shape, kwargs) -> bool:
-    """Where the C kernels apply: stride 1 and not depthwise."""
+def takes_c(x_shape, w_shape, kwargs) -> dict:
+    """How many calls of each C kernel `kernels` makes (by the name `nn_conv` calls it):
+    depthwise convolutions take the three depthwise kernels, 1 x 1 ones none, others the
+    forward (twice at stride 1, where the input gradient is a convolution with the flipped
+    kernel, unless its "full" padding is negative) and the weight gradient."""
     depthwise = kwargs.get("groups", 1) > 1 and w_shape[1] == 1
-    return kwargs.get("stride", 1) in (1, (1, 1)) and not depthwise
+    if depthwise:
+        return {"depthwise_conv2d": 1, "depthwise_grad_input": 1, "depthwise_grad_filter": 1}
+    if tuple(w_shape[2:]) == (1, 1):
+        return {}
+    stride1 = kwargs.get("stride", 1) in (1, (1, 1))
+    return {"conv2d": 1 + stride1, "conv2d_grad_filter": 1}
 
 
 @pytest.fixture
@@ -48,7 +82,7 @@ def counted(monkeypatch, tmp_path):
     monkeypatch.setenv("D2S_NATIVE", "sync")
     monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(conv_native, "_holders", {})
-    answered = {"conv2d": 0, "conv2d_grad_filter": 0}
+    answered = dict.fromkeys(nn_conv.NATIVE_KERNELS, 0)
 
     def counting(name, fn):
         def call(*args):
@@ -83,10 +117,13 @@ def test_kernels_equal_the_numpy_path(x_shape, w_shape, kwargs, counted, monkeyp
     w = rng.standard_normal(w_shape).astype(np.float32)
     out_shape = nn_conv._conv2d_kernel(np, x, w, **op_attrs(kwargs)).shape
     g = rng.standard_normal(out_shape).astype(np.float32)
+    before = dict(counted)
     native = kernels(x, w, g, kwargs)
-    c = takes_c(x_shape, w_shape, kwargs)
-    # the forward twice, the input gradient where its "full" padding is not negative
-    assert counted["conv2d"] >= 2 * c and counted["conv2d_grad_filter"] == c
+    ran = {k: counted[k] - before[k] for k in counted if counted[k] > before[k]}
+    expected = takes_c(x_shape, w_shape, kwargs)
+    if ran.get("conv2d") == 1 and expected.get("conv2d") == 2:  # negative "full" padding
+        expected["conv2d"] = 1
+    assert ran == expected
     monkeypatch.setattr(nn_conv, "NATIVE_KERNELS", {})
     numpy_path = kernels(x, w, g, kwargs)
     assert len(native) == len(numpy_path) == 3
@@ -99,9 +136,11 @@ def test_kernels_equal_the_numpy_path(x_shape, w_shape, kwargs, counted, monkeyp
                                    atol=1e-4)
 
 
-# the op tests' configurations that the C kernels take (the finite differences of the
-# larger ones would cost minutes)
-C_CONFIGS = [(c, i) for c, i in zip(CONFIGS, IDS) if takes_c(*c)]
+# the op tests' configurations that the C kernels take and the small depthwise ones (the
+# finite differences of the larger ones would cost minutes)
+C_CONFIGS = [(c, i) for c, i in zip(NATIVE_CONFIGS, NATIVE_IDS)
+             if takes_c(*c) and (c in CONFIGS or i.startswith("dw-") and np.prod(c[0]) < 300
+                                 and isinstance(c[2]["padding"], list))]
 
 
 @pytest.mark.parametrize("x_shape, w_shape, kwargs", [c for c, _ in C_CONFIGS],
@@ -128,11 +167,14 @@ def test_gradients_against_finite_differences_eager_and_static(x_shape, w_shape,
         assert len(got) == len(want)
         for name, g, v in zip(("y", "dx", "dw"), got, want):
             np.testing.assert_allclose(g.numpy(), v, rtol=1e-4, atol=1e-4, err_msg=name)
-    assert counted["conv2d"] >= 2 and counted["conv2d_grad_filter"] == 2
+    # each C kernel at least once eagerly and once converted
+    assert all(counted[k] >= 2 for k in takes_c(x_shape, w_shape, kwargs)), counted
 
 
 def block_step(x, w):
-    """A tensor `if` between a stride-1 conv (the C kernels) and a stride-2 one (NumPy)."""
+    """A tensor `if` between a stride-1 conv and a stride-2 one: both forwards and weight
+    gradients in C, the input gradient as a C convolution at stride 1 and as NumPy's GEMM +
+    col2im at stride 2."""
     if x.mean() > 0:
         y = F.relu(F.conv2d(x, w, padding=1))
     else:
@@ -161,8 +203,9 @@ def test_one_program_takes_the_c_and_the_numpy_kernels(counted):
             assert len(got) == len(want)
             for g, v in zip(got, want):
                 np.testing.assert_allclose(g.numpy(), v, rtol=1e-3, atol=1e-4)
-        ran_c = counted["conv2d_grad_filter"] - before["conv2d_grad_filter"]
-        assert ran_c == (2 if stride == 1 else 0), (stride, counted)
+        ran_c = {k: counted[k] - before[k] for k in counted if counted[k] > before[k]}
+        # per call: the forward (and at stride 1 the input gradient) and the weight gradient
+        assert ran_c == {"conv2d": 4 if stride == 1 else 2, "conv2d_grad_filter": 2}, stride
 
 
 def test_a_geometry_runs_the_same_kernel_cold_or_warm(monkeypatch, tmp_path):
@@ -190,12 +233,10 @@ def test_a_geometry_runs_the_same_kernel_cold_or_warm(monkeypatch, tmp_path):
 
 
 def test_what_the_c_kernels_leave_to_numpy(counted):
-    """float64, a stride, depthwise, and negative "full" padding return None."""
+    """float64, depthwise (`conv_depthwise_native`'s) and negative padding return None."""
     x32 = np.ones((1, 4, 6, 6), np.float32)
     pads = ((1, 1), (1, 1))
     assert conv_native.conv2d(np, x32.astype(np.float64), np.ones((4, 4, 3, 3)), (1, 1), pads,
-                              (1, 1), 1) is None
-    assert conv_native.conv2d(np, x32, np.ones((4, 4, 3, 3), np.float32), (2, 2), pads,
                               (1, 1), 1) is None
     assert conv_native.conv2d(np, x32, np.ones((4, 1, 3, 3), np.float32), (1, 1), pads,
                               (1, 1), 4) is None
@@ -205,12 +246,14 @@ def test_what_the_c_kernels_leave_to_numpy(counted):
                                           (4, 4, 3, 3), (1, 1), pads, (1, 1), 1) is not None
 
 
-def test_images_split_over_threads_give_the_same_results(counted):
+@pytest.mark.parametrize("w_shape, groups", [((6, 4, 3, 3), 1), ((8, 1, 3, 3), 4)],
+                         ids=["dense", "depthwise"])
+def test_images_split_over_threads_give_the_same_results(w_shape, groups, counted):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((5, 4, 6, 7)).astype(np.float32)
-    w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
-    g = rng.standard_normal((5, 6, 6, 7)).astype(np.float32)
-    kwargs = {"padding": [1, 1, 1, 1]}
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    g = rng.standard_normal((5, w_shape[0], 6, 7)).astype(np.float32)
+    kwargs = {"padding": [1, 1, 1, 1], "groups": groups}
     old = threads.num_threads()
     try:
         threads.set_num_threads(1)
@@ -220,7 +263,8 @@ def test_images_split_over_threads_give_the_same_results(counted):
         again = kernels(x, w, g, kwargs)
     finally:
         threads.set_num_threads(old)
-    assert counted["conv2d_grad_filter"] == 3 and len(one) == len(several) == len(again) == 3
+    name = "depthwise_grad_filter" if groups > 1 else "conv2d_grad_filter"
+    assert counted[name] == 3 and len(one) == len(several) == len(again) == 3
     for a, b, c in zip(one, several, again):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(c, b)  # the pieces' sums in image order: same bits
