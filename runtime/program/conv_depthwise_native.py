@@ -11,8 +11,9 @@ per call where the C code keeps a row in L1. Each output row accumulates in a lo
 stride 2); the input gradient scatters each output row back through the taps into a padded
 plane and crops it; the weight gradient sums g * x rows per tap the same way and adds each
 row's sum. Sizes are `#define`s, as in `conv_native.py`, and the same rules hold: images
-split over the d2s threads, a geometry compiled before its first call, results equal to the
-NumPy path's to float rounding (tests/ops/test_conv_native.py).
+split over the d2s threads, a geometry compiled before its first call (with the others its
+program planned: `conv_kernels.py`), results equal to the NumPy path's to float rounding
+(tests/ops/test_conv_native.py).
 """
 from __future__ import annotations
 
@@ -21,18 +22,10 @@ import functools
 import numpy as np
 
 from ..ops import nn_conv
-from . import conv_native
+from . import conv_kernels
 
-_PRELUDE = """#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#if defined(__clang__)
-#pragma clang fp contract(fast)
-#define CONTRACT
-#else
-#define CONTRACT __attribute__((optimize("fp-contract=fast")))
-#endif
-/* channel plane x [H][W] into xp [HP][WP], zero borders (xp was zeroed once) */
+_PRELUDE = """/* channel plane x [H][W] into xp [HP][WP], zero borders (xp was zeroed once) */
+#define pad_plane D2S_CAT(NAME, _pad)
 static void pad_plane(const float *x, float *xp) {
   for (int y = 0; y < H; y++)
     memcpy(xp + (int64_t)(y + PT) * WP + PL, x + (int64_t)y * W, sizeof(float) * W);
@@ -67,6 +60,7 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   free(xp);
   return 0;
 }
+#undef pad_plane
 """
 
 _GRAD_INPUT = """
@@ -99,6 +93,7 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   free(gp);
   return 0;
 }
+#undef pad_plane
 """
 
 _GRAD_FILTER = """
@@ -132,6 +127,7 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   free(xp);
   return 0;
 }
+#undef pad_plane
 """
 
 _BODIES = {"forward": _FORWARD, "grad_input": _GRAD_INPUT, "grad_filter": _GRAD_FILTER}
@@ -139,8 +135,10 @@ _BODIES = {"forward": _FORWARD, "grad_input": _GRAD_INPUT, "grad_filter": _GRAD_
 
 def source(kind: str, defines: dict) -> str:
     """The C of `kind` ("forward", "grad_input" or "grad_filter") for one geometry."""
-    head = "".join(f"#define {k} {v}\n" for k, v in defines.items())
-    return head + f"#define NAME d2s_depthwise_{kind}\n" + _PRELUDE + _BODIES[kind]
+    return conv_kernels.assemble(f"depthwise_{kind}", defines, _PRELUDE + _BODIES[kind])
+
+
+_SOURCES = {kind: functools.partial(source, kind) for kind in _BODIES}
 
 
 def _defines(x_shape, w_shape, stride, pads, dilation) -> dict:
@@ -156,50 +154,60 @@ def _defines(x_shape, w_shape, stride, pads, dilation) -> dict:
 
 def _applies(xp, arrays, x_shape, w_shape, pads, groups) -> bool:
     """Float32 NumPy depthwise convolutions with non-negative padding."""
-    return (xp is np and all(a.dtype == np.float32 and a.size for a in arrays)
+    return (xp is np and all(a.dtype == np.float32 and 0 not in a.shape for a in arrays)
             and groups == x_shape[1] and w_shape[1] == 1 and min(min(p) for p in pads) >= 0)
 
 
-def _ready(kind, x_shape, w_shape, stride, pads, dilation):
+def _kernel(kind, arrays, x_shape, w_shape, stride, pads, dilation, groups, xp, planning):
+    """(defines, the ready C function) of `kind` for this geometry, or None where it does
+    not apply or is not ready; only planned (`conv_kernels.plan`) if `planning`."""
+    if not _applies(xp, arrays, x_shape, w_shape, pads, groups):
+        return None
     defines = _defines(x_shape, w_shape, stride, pads, dilation)
-    return defines, conv_native.ready_kernel(f"depthwise_{kind}", defines,
-                                             functools.partial(source, kind))
+    if planning:
+        conv_kernels.plan(f"depthwise_{kind}", defines, _SOURCES[kind])
+        return None
+    fn = conv_kernels.ready_kernel(f"depthwise_{kind}", defines, _SOURCES[kind])
+    return None if fn is None else (defines, fn)
 
 
-def depthwise_conv2d(xp, x, w, stride, pads, dilation, groups):
-    """The forward in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (x, w), x.shape, w.shape, pads, groups):
+def depthwise_conv2d(xp, x, w, stride, pads, dilation, groups, planning=False):
+    """The forward in C, or None where it does not apply or is not ready (or `planning`:
+    the arrays are `Meta`s of a traced program)."""
+    ready = _kernel("forward", (x, w), x.shape, w.shape, stride, pads, dilation, groups, xp,
+                    planning)
+    if ready is None:
         return None
-    defines, fn = _ready("forward", x.shape, w.shape, stride, pads, dilation)
-    if fn is None:
-        return None
+    defines, fn = ready
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
-    return None if conv_native.over_images(fn, (x, w), lambda lo, hi: out) is None else out
+    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out) is None else out
 
 
-def depthwise_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups):
+def depthwise_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups, planning=False):
     """The input gradient in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (g, w), x_shape, w.shape, pads, groups):
-        return None
-    _, fn = _ready("grad_input", x_shape, w.shape, stride, pads, dilation)
-    if fn is None:
+    ready = _kernel("grad_input", (g, w), x_shape, w.shape, stride, pads, dilation, groups,
+                    xp, planning)
+    if ready is None:
         return None
     gx = np.empty(x_shape, np.float32)
-    return None if conv_native.over_images(fn, (g, w), lambda lo, hi: gx) is None else gx
+    return None if conv_kernels.over_images(ready[1], (g, w), lambda lo, hi: gx) is None \
+        else gx
 
 
-def depthwise_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
+def depthwise_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups, planning=False):
     """The weight gradient in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (x, g), x.shape, w_shape, pads, groups):
-        return None
-    _, fn = _ready("grad_filter", x.shape, w_shape, stride, pads, dilation)
-    if fn is None:
+    ready = _kernel("grad_filter", (x, g), x.shape, w_shape, stride, pads, dilation, groups,
+                    xp, planning)
+    if ready is None:
         return None
     # each piece sums its own images into its own buffer; the buffers are added here
-    parts = conv_native.over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
+    parts = conv_kernels.over_images(ready[1], (x, g),
+                                     lambda lo, hi: np.empty(w_shape, np.float32))
     return None if parts is None else functools.reduce(np.add, parts)
 
 
-nn_conv.NATIVE_KERNELS.update(depthwise_conv2d=depthwise_conv2d,
-                              depthwise_grad_input=depthwise_grad_input,
-                              depthwise_grad_filter=depthwise_grad_filter)
+_KERNELS = {"depthwise_conv2d": depthwise_conv2d, "depthwise_grad_input": depthwise_grad_input,
+            "depthwise_grad_filter": depthwise_grad_filter}
+nn_conv.NATIVE_KERNELS.update(_KERNELS)
+nn_conv.NATIVE_PLANS.update({name: functools.partial(fn, planning=True)
+                             for name, fn in _KERNELS.items()})

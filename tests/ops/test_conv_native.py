@@ -17,7 +17,7 @@ import d2s
 import runtime as rt
 import runtime.nn.functional as F
 from runtime.ops import nn_conv
-from runtime.program import conv_native, native_build, threads
+from runtime.program import conv_kernels, conv_native, native_build, threads
 
 pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
 
@@ -81,7 +81,8 @@ def counted(monkeypatch, tmp_path):
     kernels answered (not None) by op."""
     monkeypatch.setenv("D2S_NATIVE", "sync")
     monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(conv_native, "_holders", {})
+    monkeypatch.setattr(conv_kernels, "_holders", {})
+    monkeypatch.setattr(conv_kernels, "_planned", {})
     answered = dict.fromkeys(nn_conv.NATIVE_KERNELS, 0)
 
     def counting(name, fn):
@@ -213,18 +214,20 @@ def test_a_geometry_runs_the_same_kernel_cold_or_warm(monkeypatch, tmp_path):
     NumPy differ at float rounding), so a cold process and a warm one (fresh `_holders`,
     loading the cached C) give the same bits from the first call on. `D2S_NATIVE=0`: never."""
     monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(conv_native, "_holders", {})
+    monkeypatch.setattr(conv_kernels, "_holders", {})
+    monkeypatch.setattr(conv_kernels, "_planned", {})
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 3, 7, 7)).astype(np.float32)
     w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
     args = (np, x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     monkeypatch.setenv("D2S_NATIVE", "0")
-    assert conv_native.conv2d(*args) is None and conv_native._holders == {}
+    assert conv_native.conv2d(*args) is None and conv_kernels._holders == {}
     monkeypatch.setenv("D2S_NATIVE", "1")
     cold = conv_native.conv2d(*args)
     assert cold is not None  # compiled now: the first call runs the C code
     assert os.listdir(tmp_path)  # (and the cache holds it for the next process)
-    monkeypatch.setattr(conv_native, "_holders", {})
+    monkeypatch.setattr(conv_kernels, "_holders", {})
+    monkeypatch.setattr(conv_kernels, "_planned", {})
     warm = conv_native.conv2d(*args)
     assert warm is not None and warm.tobytes() == cold.tobytes()
     ones = conv_native.conv2d(np, np.ones_like(x), np.ones_like(w), *args[3:])
@@ -268,3 +271,58 @@ def test_images_split_over_threads_give_the_same_results(w_shape, groups, counte
     for a, b, c in zip(one, several, again):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(c, b)  # the pieces' sums in image order: same bits
+
+
+class SeparableBlock(rt.nn.Layer):
+    """A strided conv, a depthwise one and a dense 3x3: seven C kernels in training."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = rt.nn.Conv2D(3, 4, 3, stride=2, padding=1)
+        self.depthwise = rt.nn.Conv2D(4, 4, 3, padding=1, groups=4)
+        self.dense = rt.nn.Conv2D(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.dense(F.relu(self.depthwise(F.relu(self.stem(x)))))
+
+
+def test_a_programs_geometries_compile_together_with_the_bits_of_one_at_a_time(
+        monkeypatch, tmp_path):
+    """Tracing plans every geometry the program's first run will ask for; the first kernel
+    call builds them in one compiler run per core (`native_build.prepare_sources`), and each
+    kernel gives the bits it gives when built alone (a cold process and a warm one agree)."""
+    monkeypatch.setenv("D2S_NATIVE", "sync")
+    builds = []
+    build = native_build._build
+
+    def recording(holder, folder):
+        builds.append(holder.plan.source.count("#define NAME d2s_"))
+        build(holder, folder)
+    monkeypatch.setattr(native_build, "_build", recording)
+    rng = np.random.default_rng(4)
+    x = rt.to_tensor(rng.standard_normal((2, 3, 9, 9)).astype(np.float32))
+    rt.seed(0)
+    model = SeparableBlock()
+    runs = []
+    for cache in ("together", "alone"):
+        monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path / cache))
+        monkeypatch.setattr(conv_kernels, "_holders", {})
+        monkeypatch.setattr(conv_kernels, "_planned", {})
+        monkeypatch.setattr(native_build, "_loaded", {})
+        builds.clear()
+        step = d2s.to_static(lambda x: model(x)) if cache == "together" else model
+        model.clear_gradients()
+        y = step(x)
+        (y * y).mean().backward()
+        runs.append([y.numpy()] + [p.grad.numpy() for p in model.parameters()])
+        kernels_built = [n for n in builds if n]
+        # forward + weight gradient of stem and dense (the dense input gradient is the
+        # forward's kernel of the same geometry; x needs none), and the depthwise's three
+        if cache == "together":
+            assert sum(kernels_built) == 7
+            assert len(kernels_built) <= min(os.cpu_count() or 1, 7)
+        else:  # eager: each kernel built at its first call
+            assert kernels_built == [1] * 7
+    assert len(runs[0]) == len(runs[1]) == 7
+    for together, alone in zip(*runs):
+        np.testing.assert_array_equal(together, alone)
