@@ -345,6 +345,7 @@ PROGRAM_RANKS = {
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
     "conv_depthwise_native.py": 6,  # (C depthwise convolution kernels, on conv_native's)
     "softmax_native.py": 6,  # (C row softmax, built by native_build)
+    "pool_native.py": 6,  # (C max pooling and its adjoint, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
     "model_check.py": 7, "model_file.py": 7, "model_structure.py": 7,

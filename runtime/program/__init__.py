@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     conv_native,
     debug_ops,
     layernorm_native,
+    pool_native,
     softmax_native,
     train_step,
 )
