@@ -253,10 +253,13 @@ class Entry:
                                    self.body_order(forward), reach, self._partial_backward)
         return self._training
 
-    def _gradient_split(self, keep=None):
+    def _gradient_split(self, keep=None, needed=None):
         """The program's clone with the gradients of its floating outputs (of those named in
-        `keep`; default all) fed as `<out>@GRAD`, split after the forward ops. Returns (split,
-        gradients per input and parameter, seeds, {output name: its indices}, inputs)."""
+        `keep`; default all) fed as `<out>@GRAD`, split after the forward ops, giving a
+        gradient to the inputs and parameters whose flag in `needed` is true (default: the
+        parameters and the inputs fed with stop_gradient=False).
+        Returns (split, gradients per input and parameter, seeds, {output name: its
+        indices}, inputs)."""
         copy = self.concrete.main_program.clone()
         g0 = copy.global_block()
         n = len(g0.ops)
@@ -273,26 +276,29 @@ class Entry:
                      for name, ix in diff.items()]
             wrt = [g0.var(name) for name in self.feed_names] + [
                 g0.var(copy.captured[id(p)]) for p in self.params]
-            # an input fed with stop_gradient=True (part of the signature) gets no gradient,
-            # as eagerly: differentiating it anyway would leave its backward GEMMs in the
-            # program (a Transformer layer's input: three of its 16)
-            needed = [i for i, v in enumerate(wrt)
-                      if i >= len(self.feed_names) or not v.stop_gradient]
-            grads = [None] * len(wrt)
-            found = rt.static.gradients([touts[ix[0]] for ix in diff.values()],
-                                        [wrt[i] for i in needed], target_gradients=seeds)
-            for i, g in zip(needed, found, strict=True):
-                grads[i] = g
+            if needed is None:
+                # an input fed with stop_gradient=True (part of the signature) gets no
+                # gradient, as eagerly: differentiating it anyway would leave its backward
+                # GEMMs in the program (a Transformer layer's input: three of its 16)
+                needed = [k >= len(self.feed_names) or not v.stop_gradient
+                          for k, v in enumerate(wrt)]
+            asked = [v for k, v in enumerate(wrt) if needed[k]]
+            found = iter(rt.static.gradients([touts[ix[0]] for ix in diff.values()], asked,
+                                             target_gradients=seeds) if asked else ())
+            grads = [next(found) if needed[k] else None for k in range(len(wrt))]
         return split_program(copy, n), grads, seeds, diff, wrt
 
-    def _partial_backward(self, present: tuple):
+    def _partial_backward(self, present: tuple, needed: tuple):
         """The backward part for a `backward()` that reached only the outputs `present`
         marks: the others get no gradient, as eagerly, rather than a zero seed whose product
-        with an infinite local gradient (sqrt at 0, log at 0) would be NaN. None when it
-        needs a saved value the forward run did not save under the same name."""
+        with an infinite local gradient (sqrt at 0, log at 0) would be NaN. It computes the
+        gradients only of the inputs and parameters `needed` marks (those that require one:
+        a model's input image usually does not, and its gradient through the first
+        convolution is a convolution's work). None when it needs a saved value the forward
+        run did not save under the same name."""
         t = self._training
         split, grads, seeds, diff, _ = self._gradient_split(
-            {name for name, p in zip(t.out_names, present) if p})
+            {name for name, p in zip(t.out_names, present) if p}, needed)
         # keyed by the saved values' own names: the top-level names a split gives values of
         # branches (`saved0`, ...) depend on which values that split saves
         saved = {name: k for k, name in enumerate(t.split.saved)}
@@ -382,14 +388,18 @@ class _Training:
         # bodies (`_reach_flags`)
         self.reach = reach
         self._make_partial = make_partial
-        self._partial: dict = {}  # which outputs have a gradient -> _Part (or None)
+        # (which outputs have a gradient, which inputs need one) -> _Part (or None)
+        self._partial: dict = {}
 
-    def part_for(self, present: tuple) -> _Part:
-        if all(present):
+    def part_for(self, present: tuple, needed: tuple) -> _Part:
+        """The backward part for outputs `present` marks as reached and inputs (then
+        parameters) `needed` marks as requiring a gradient."""
+        if all(present) and all(needed[i] for i in self.backward.grads):
             return self.backward
-        part = self._partial.get(present, False)
+        key = (present, needed)
+        part = self._partial.get(key, False)
         if part is False:
-            part = self._partial[present] = self._make_partial(present)
+            part = self._partial[key] = self._make_partial(present, needed)
         return self.backward if part is None else part
 
 
@@ -408,7 +418,8 @@ class _Backward:
         t = self.training
         inputs = node.inputs
         part = t.part_for(tuple(any(out_grads[i] is not None for i in ix)
-                                for ix in t.backward.diff))
+                                for ix in t.backward.diff),
+                          tuple(not x.stop_gradient for x in inputs))
         feed = dict(zip(t.feed_names, map(array_of, inputs)))
         outs = node.outputs()
         for name, ix in zip(part.seed_names, part.diff, strict=True):

@@ -342,8 +342,11 @@ PROGRAM_RANKS = {
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
     "native_loops_emit.py": 5, "native_region.py": 5, "cuda_loops.py": 5,
+    "conv_kernels.py": 6,  # (what the C convolution kernels share: sources, builds, calls)
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
+    "conv_depthwise_native.py": 6,  # (C depthwise convolution kernels, on conv_native's)
     "softmax_native.py": 6,  # (C row softmax, built by native_build)
+    "pool_native.py": 6,  # (C max pooling and its adjoint, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,

@@ -14,6 +14,7 @@ the spatial size is known), `groups` an int (groups == channels is depthwise).
 """
 from __future__ import annotations
 
+from .. import backend
 from . import conv_cudnn
 from . import infer as I
 from .nn import check_dtypes_match, check_float
@@ -89,10 +90,22 @@ def _geometry(x_shape, w_shape, stride, padding, dilation):
 
 # ---- kernels --------------------------------------------------------------------------------
 
-# C kernels for stride-1 convolutions, filled in by runtime/program/conv_native.py (this
-# package may not import the program package): "conv2d" and "conv2d_grad_filter", each
-# returning None where it does not apply or is not compiled yet, and the NumPy code runs.
+# C kernels, filled in by runtime/program/conv_native.py ("conv2d", "conv2d_grad_filter") and
+# conv_depthwise_native.py ("depthwise_conv2d", "depthwise_grad_input",
+# "depthwise_grad_filter"; this package may not import the program package), each returning
+# None where it does not apply or is not compiled yet, and the NumPy code runs.
 NATIVE_KERNELS: dict = {}
+# the same names, called with `Meta`s (shape, dtype) for the arrays while a program is traced:
+# they note which C kernels its first run will ask for, so that they compile together
+NATIVE_PLANS: dict = {}
+
+
+def _native(name, *args):
+    """What the C kernel `name` returns (None where it does not apply), or None if none is
+    installed."""
+    kernel = NATIVE_KERNELS.get(name)
+    return None if kernel is None else kernel(*args)
+
 
 def _padded(xp, x, pads):
     """x inside zero borders: one zeroed buffer and one interior copy (`xp.pad` is slower)."""
@@ -147,14 +160,15 @@ def _conv2d_kernel(xp, x, w, stride, padding, dilation, groups):
     if out is not None:
         return out
     if _depthwise(w, groups):
-        return _depthwise_forward(xp, x, w, kernel, stride, dilation, pads, hw, groups)
+        out = _native("depthwise_conv2d", xp, x, w, stride, pads, dilation, groups)
+        return out if out is not None else _depthwise_forward(
+            xp, x, w, kernel, stride, dilation, pads, hw, groups)
     return _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups)
 
 
 def _conv_gemm(xp, x, w, kernel, stride, dilation, pads, hw, groups):
     """Not depthwise: the C kernel where it applies, else im2col and one GEMM."""
-    native = NATIVE_KERNELS.get("conv2d")
-    out = native and native(xp, x, w, stride, pads, dilation, groups)
+    out = _native("conv2d", xp, x, w, stride, pads, dilation, groups)
     if out is not None:
         return out
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
@@ -176,6 +190,40 @@ def _full_padding(x_hw, out_hw, kernel, dilation, pads):
     return tuple(full)
 
 
+def _flipped_padding(x_shape, w_shape, out_hw, stride, pads, dilation):
+    """The padding of the flipped-kernel convolution that is the input gradient of a
+    stride-1 convolution, or None where that does not apply (a stride, or padding wider
+    than the dilated kernel)."""
+    full = _full_padding(x_shape[2:], out_hw, tuple(w_shape[2:]), dilation, pads)
+    return full if tuple(stride) == (1, 1) and min(min(p) for p in full) >= 0 else None
+
+
+def _plan_native(kind, x, w, g, stride, padding, dilation, groups):
+    """Name to `NATIVE_PLANS` the C kernels that the `kind` op ("forward", "grad_input",
+    "grad_filter") of a traced program will call, given the `Meta`s of its input `x`,
+    weight `w` and output gradient `g` (None for the forward)."""
+    if not NATIVE_PLANS or any(d == -1 for m in (x, w, g) if m is not None for d in m.shape):
+        return
+    kernel = tuple(w.shape[2:])
+    pads = resolve_padding(padding, x.shape[2:], kernel, stride, dilation)
+    xp = backend.XP
+    if _depthwise(w, groups):
+        name, args = {"forward": ("depthwise_conv2d", (x, w)),
+                      "grad_input": ("depthwise_grad_input", (g, w, x.shape)),
+                      "grad_filter": ("depthwise_grad_filter", (x, g, w.shape))}[kind]
+        NATIVE_PLANS[name](xp, *args, stride, pads, dilation, groups)
+    elif kind == "forward":
+        NATIVE_PLANS["conv2d"](xp, x, w, stride, pads, dilation, groups)
+    elif kind == "grad_filter":
+        NATIVE_PLANS["conv2d_grad_filter"](xp, x, g, w.shape, stride, pads, dilation, groups)
+    else:
+        full = _flipped_padding(x.shape, w.shape, g.shape[2:], stride, pads, dilation)
+        if full is not None:
+            og = w.shape[0] // groups
+            flipped = Meta((x.shape[1], og) + kernel, w.dtype)
+            NATIVE_PLANS["conv2d"](xp, g, flipped, (1, 1), full, dilation, groups)
+
+
 def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
     """The adjoint of conv2d in x: [N, O, Ho, Wo] grads -> [N, C, H, W]."""
     kernel = tuple(w.shape[2:])
@@ -183,13 +231,16 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
     n, c = x_shape[:2]
     o, hw = w.shape[0], g.shape[2:]
     if _depthwise(w, groups):
+        gx = _native("depthwise_grad_input", xp, g, w, x_shape, stride, pads, dilation, groups)
+        if gx is not None:
+            return gx
         g5 = g.reshape((n, c, o // c) + tuple(hw))
         w4 = w.reshape((c, o // c) + kernel)
         return col2im(xp, lambda i, j: (g5 * w4[None, :, :, None, None, i, j]).sum(2),
                       x_shape, kernel, stride, dilation, pads, hw)
     og = o // groups
-    full = _full_padding(x_shape[2:], hw, kernel, dilation, pads)
-    if tuple(stride) == (1, 1) and min(min(p) for p in full) >= 0:
+    full = _flipped_padding(x_shape, w.shape, hw, stride, pads, dilation)
+    if full is not None:
         # at stride 1 the adjoint is a convolution of g, padded to the "full" size, with the
         # flipped weight whose in/out channels are swapped in each group: im2col + a GEMM
         # with inner dimension O/G*kh*kw, instead of col2im's k*k strided adds
@@ -221,6 +272,9 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
     if dw is not None:
         return dw
     if _depthwise(w, groups):
+        dw = _native("depthwise_grad_filter", xp, x, g, w.shape, stride, pads, dilation, groups)
+        if dw is not None:
+            return dw
         n, c = x.shape[:2]
         win = windows(xp, x, kernel, stride, dilation, pads, hw)
         g5 = g.reshape((n, c, w.shape[0] // c) + tuple(hw))
@@ -228,8 +282,7 @@ def _grad_filter_kernel(xp, x, g, w, stride, padding, dilation, groups):
         for i, j in _taps(kernel):
             dw[:, :, i, j] = xp.einsum("nckhw,nchw->ck", g5, win[:, :, :, :, i, j])
         return dw.reshape(w.shape)
-    native = NATIVE_KERNELS.get("conv2d_grad_filter")
-    dw = native and native(xp, x, g, w.shape, stride, pads, dilation, groups)
+    dw = _native("conv2d_grad_filter", xp, x, g, w.shape, stride, pads, dilation, groups)
     if dw is not None:
         return dw
     cols = _cols(xp, x, kernel, stride, dilation, pads, hw, groups)
@@ -291,7 +344,18 @@ def _spatial(op, x_hw, kernel, stride, padding, dilation):
 def _conv2d_infer(x, w, stride, padding, dilation, groups):
     _check_pair("conv2d", x, w, groups)
     hw = _spatial("conv2d", x.shape[2:], w.shape[2:], stride, padding, dilation)
+    _plan_native("forward", x, w, None, stride, padding, dilation, groups)
     return Meta((x.shape[0], w.shape[0]) + hw, x.dtype)
+
+
+def _grad_input_infer(g, w, x, stride, padding, dilation, groups):
+    _plan_native("grad_input", x, w, g, stride, padding, dilation, groups)
+    return Meta(x.shape, g.dtype)
+
+
+def _grad_filter_infer(x, g, w, stride, padding, dilation, groups):
+    _plan_native("grad_filter", x, w, g, stride, padding, dilation, groups)
+    return Meta(w.shape, x.dtype)
 
 
 # ---- registration ---------------------------------------------------------------------------
@@ -316,11 +380,11 @@ CONV2D = register("conv2d", kernel=_conv2d_kernel, infer=_conv2d_infer, grad=_co
                   amp="white", doc="2-D convolution, NCHW, weight [O, C/groups, kh, kw].")
 CONV2D_GRAD_INPUT = register(
     "conv2d_grad_input", kernel=_grad_input_kernel, grad=_grad_input_grad, amp="white",
-    infer=lambda g, w, x, **a: Meta(x.shape, g.dtype),
+    infer=_grad_input_infer,
     doc="The adjoint of conv2d in its input (col2im); the third input gives the shape.")
 CONV2D_GRAD_FILTER = register(
     "conv2d_grad_filter", kernel=_grad_filter_kernel, grad=_grad_filter_grad, amp="white",
-    infer=lambda x, g, w, **a: Meta(w.shape, x.dtype),
+    infer=_grad_filter_infer,
     doc="The adjoint of conv2d in its weight; the third input gives the shape.")
 
 

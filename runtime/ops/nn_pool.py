@@ -66,10 +66,20 @@ def _pool_infer(op, x, kernel, stride, padding, ceil_mode):
 
 # ---- max pooling ----------------------------------------------------------------------------
 
+# C kernels filled in by runtime/program/pool_native.py (this package may not import the
+# program package): "max_pool2d" and "max_pool2d_grad", NumPy's bits, each returning None
+# where it does not apply, and the NumPy code runs
+NATIVE_KERNELS: dict = {}
+
+
 def _max_kernel(xp, x, kernel, stride, padding, ceil_mode=False):
     check_padding("max_pool2d", kernel, padding)
     n, c, h, w = x.shape
     pads, hw = _geometry((h, w), kernel, stride, padding, ceil_mode)
+    native = NATIVE_KERNELS.get("max_pool2d")
+    found = native and native(xp, x, kernel, stride, pads, hw)
+    if found is not None:
+        return found
     win = windows(xp, x, kernel, stride, _ONE, pads, hw, fill=-xp.inf)
     flat = win.reshape(n, c, hw[0], hw[1], -1)
     arg = flat.argmax(axis=-1)
@@ -85,6 +95,10 @@ def _max_infer(x, kernel, stride, padding, ceil_mode=False):
 
 
 def _scatter_kernel(xp, g, index, x):
+    native = NATIVE_KERNELS.get("max_pool2d_grad")
+    found = native and native(xp, g, index, x.shape)
+    if found is not None:
+        return found
     n, c, h, w = x.shape
     flat = index.reshape(n * c, -1) + xp.arange(n * c).reshape(-1, 1) * (h * w)
     out = xp.bincount(flat.ravel(), weights=g.ravel(), minlength=n * c * h * w)

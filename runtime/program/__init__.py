@@ -6,16 +6,18 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 (compiles programs for the executor), `backward` (append_backward, gradients), `passes`,
 `serialize` (JSON + .npz). Tensor arrays are ops (`runtime/ops/arrays.py`).
 """
-# (they register their ops; conv_native installs the C convolution kernels in nn_conv;
-# cuda_rows the CUDA softmax and LayerNorm in front of the C ones, which it imports first;
-# lstm_native the C LSTM recurrence in nn_rnn)
+# (they register their ops; conv_native and conv_depthwise_native install the C convolution
+# kernels in nn_conv, pool_native the C max pooling; cuda_rows the CUDA softmax and LayerNorm
+# in front of the C ones, which it imports first; lstm_native the C LSTM recurrence in nn_rnn)
 from . import (  # noqa: F401
     control_flow,
+    conv_depthwise_native,
     conv_native,
     cuda_rows,
     debug_ops,
     layernorm_native,
     lstm_native,
+    pool_native,
     softmax_native,
     train_step,
 )

@@ -1,9 +1,10 @@
-"""Direct 2-D convolution in generated C: the forward and the weight gradient of a stride-1
-float32 convolution (any kernel size, dilation, padding, groups but depthwise), compiled
-through `native_build` and installed in `runtime/ops/nn_conv.py`'s `NATIVE_KERNELS` (ops may not
-import the program package: the rank rule of tests/test_layering.py). The input gradient of
-a stride-1 convolution is a convolution of the output gradient with the flipped kernel, so
-it runs on the forward's kernel.
+"""Direct 2-D convolution in generated C: the forward and the weight gradient of a float32
+convolution (any stride, kernel size but 1 x 1, dilation, padding, groups but depthwise:
+`conv_depthwise_native.py`), compiled through `native_build` (`conv_kernels.py`) and
+installed in `runtime/ops/nn_conv.py`'s `NATIVE_KERNELS` (ops may not import the program
+package: the rank rule of tests/test_layering.py). The input gradient of a stride-1
+convolution is a convolution of the output gradient with the flipped kernel, so it runs on
+the forward's kernel; at larger strides it stays NumPy's GEMM + col2im.
 
 Why direct C and not im2col + GEMM: the ResNet basic block's 16-channel GEMMs are too thin
 for BLAS (docs/performance.md, "Convolution kernels"). Each source is specialised to one
@@ -13,50 +14,55 @@ GCC/Clang vector extensions (8 floats; lowered to AVX, SSE or NEON, whichever th
 - forward: 4 output channels x 16 output pixels of one row accumulate in 8 vector registers;
   each tap loads 2 input vectors and broadcasts 4 weights (prepacked tap-major, 4 at a time);
 - weight gradient: for one (output-channel block, input channel, kernel row), 4 x KW vector
-  accumulators sum g[o, y, x] * x_padded[c, y + i*dh, x + j*dw] over images, rows and
+  accumulators sum g[o, y, x] * x_padded[c, y*sh + i*dh, x*sw + j*dw] over images, rows and
   8-pixel chunks; one horizontal sum per weight at the end.
 
-Images are split over the d2s threads (`threads.py`; each piece of the weight gradient sums
-into its own buffer). Each image is padded into a zeroed scratch copy (rows rounded up so vector loads never leave it)
-and output rows are computed in whole vectors and stored cropped. Summation order differs from
-the GEMM's, so results agree with the NumPy path to float rounding, not bit for bit
+Each image is padded into a zeroed scratch copy split into stride x stride phase planes
+(`pad_image`), so that at any stride a tap's 8 pixels are 8 consecutive floats of one plane;
+rows are rounded up so vector loads never leave it, and output rows are computed in whole
+vectors and stored cropped. Images are split over the d2s threads (`threads.py`; each piece
+of the weight gradient sums into its own buffer). Summation order differs from the GEMM's, so
+results agree with the NumPy path to float rounding, not bit for bit
 (tests/ops/test_conv_native.py). So that every call gives the same bits, in this process
 and in any other with the same `D2S_NATIVE` setting, a geometry whose C code is not in the
-cache is compiled before its first call (about half a second, once per machine), as a fused
-run with inexact math is (`native_build`).
+cache is compiled before its first call (together with the other geometries its program
+planned: `conv_kernels.py`), as a fused run with inexact math is (`native_build`).
 `D2S_NATIVE=0` turns it off.
 """
 from __future__ import annotations
 
-import ctypes
 import functools
 
 import numpy as np
 
 from ..ops import nn_conv
-from . import native_build, threads
+from . import conv_kernels
 
 VECTOR = 8  # floats per vector
 OUT_BLOCK, PIXEL_VECTORS = 4, 2  # forward: output channels x vectors of one row per block
 
-_PRELUDE = """#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-typedef float v8 __attribute__((vector_size(32)));
-static inline v8 load(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v; }
-#if defined(__clang__)
-#pragma clang fp contract(fast)
-#define CONTRACT
-#else
-#define CONTRACT __attribute__((optimize("fp-contract=fast")))
-#endif
-/* x [N][C][H][W] into xp [C][HP][WPA], zero borders (xp was zeroed once) */
+_PRELUDE = """/* x [N][C][H][W] into xp [C][SH][SW][HPS][WPA], zero borders (xp was zeroed once): the
+   padded image split into SH x SW phase planes, plane (py, px) holding padded rows py,
+   py + SH, ... and columns px, px + SW, ..., so a tap of a strided convolution reads
+   consecutive floats of one plane (at stride 1 there is one plane, the padded image) */
+#define pad_image D2S_CAT(NAME, _pad)
 static void pad_image(const float *x, float *xp) {
   for (int c = 0; c < C; c++)
-    for (int y = 0; y < H; y++)
-      memcpy(xp + ((int64_t)c * HP + y + PT) * WPA + PL, x + ((int64_t)c * H + y) * W,
-             sizeof(float) * W);
+    for (int y = 0; y < H; y++) {
+      const float *src = x + ((int64_t)c * H + y) * W;
+      int yp = y + PT;
+      float *rows = xp + ((int64_t)(c * SH + yp % SH) * SW * HPS + yp / SH) * WPA;
+      if (SW == 1) {
+        memcpy(rows + PL, src, sizeof(float) * W);
+        continue;
+      }
+      for (int i = 0; i < W; i++)
+        rows[(int64_t)(i + PL) % SW * HPS * WPA + (i + PL) / SW] = src[i];
+    }
 }
+/* the first float of plane row `y` (of the output's rows) for tap (i, j) of channel c */
+#define TAP(c, y, i, j) (xp + ((((int64_t)(c) * SH + (i) * DH % SH) * SW + (j) * DW % SW) \
+                               * HPS + (y) + (i) * DH / SH) * WPA + (j) * DW / SW)
 """
 
 _FORWARD = """
@@ -65,7 +71,7 @@ _FORWARD = """
 CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   const float *x = p[0], *w = p[1];
   float *out = p[2];
-  float *xp = calloc((size_t)C * HP * WPA, sizeof(float));
+  float *xp = calloc((size_t)C * SH * SW * HPS * WPA, sizeof(float));
   float *wk = calloc((size_t)G * OBLK * CG * KH * KW * OB, sizeof(float));
   if (!xp || !wk) { free(xp); free(wk); return -1; }
   for (int o = 0; o < G * OG; o++)  /* [g][o block][c][tap][o in block] */
@@ -87,10 +93,10 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
             const float *wt = wb;
             for (int c = 0; c < CG; c++)
               for (int i = 0; i < KH; i++) {
-                const float *row = xp + ((int64_t)(g * CG + c) * HP + y + i * DH) * WPA + x0;
                 for (int j = 0; j < KW; j++, wt += OB) {
+                  const float *row = TAP(g * CG + c, y, i, j) + x0;
                   v8 in[NV];
-                  for (int v = 0; v < NV; v++) in[v] = load(row + j * DW + 8 * v);
+                  for (int v = 0; v < NV; v++) in[v] = load(row + 8 * v);
                   for (int b = 0; b < OB; b++)
                     for (int v = 0; v < NV; v++) acc[b][v] += wt[b] * in[v];
                 }
@@ -105,6 +111,8 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   free(wk);
   return 0;
 }
+#undef pad_image
+#undef TAP
 """
 
 _GRAD_FILTER = """
@@ -113,7 +121,7 @@ _GRAD_FILTER = """
 CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   const float *x = p[0], *gout = p[1];
   float *dw = p[2];
-  float *xp = calloc((size_t)C * HP * WPA, sizeof(float));
+  float *xp = calloc((size_t)C * SH * SW * HPS * WPA, sizeof(float));
   /* gout of one image, [g][o rounded up to OB][y][WOV]: zero past WO and past OG */
   float *gp = calloc((size_t)G * OBLK * OB * HO * WOV, sizeof(float));
   if (!xp || !gp) { free(xp); free(gp); return -1; }
@@ -132,11 +140,10 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
             for (int b = 0; b < OB; b++)
               for (int j = 0; j < KW; j++) acc[b][j] = (v8){0};
             for (int y = 0; y < HO; y++) {
-              const float *row = xp + ((int64_t)(g * CG + c) * HP + y + i * DH) * WPA;
               const float *grow = gp + (((int64_t)g * OBLK + ob) * OB * HO + y) * WOV;
               for (int x0 = 0; x0 < WOV; x0 += 8) {
                 v8 in[KW];
-                for (int j = 0; j < KW; j++) in[j] = load(row + x0 + j * DW);
+                for (int j = 0; j < KW; j++) in[j] = load(TAP(g * CG + c, y, i, j) + x0);
                 for (int b = 0; b < OB; b++) {
                   v8 gv = load(grow + (int64_t)b * HO * WOV + x0);
                   for (int j = 0; j < KW; j++) acc[b][j] += gv * in[j];
@@ -155,6 +162,8 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
   free(gp);
   return 0;
 }
+#undef pad_image
+#undef TAP
 """
 
 
@@ -162,100 +171,94 @@ def _round_up(n: int, m: int) -> int:
     return -(-n // m) * m
 
 
-def _defines(x_shape, w_shape, pads, dilation, groups, out_block, pixel_vectors) -> dict:
-    """The #defines of one geometry: sizes, padding, and the padded row length WPA that
-    every vector load of either kernel stays inside."""
+def _defines(x_shape, w_shape, stride, pads, dilation, groups, out_block,
+             pixel_vectors) -> dict:
+    """The #defines of one geometry: sizes, padding, stride, the rows of a phase plane HPS
+    and the plane's row length WPA that every vector load of either kernel stays inside."""
     _, c, h, w = x_shape
     o, cg, kh, kw = w_shape
     (pt, pb), (pl, pr) = pads
+    (sh, sw), (dh, dw) = stride, dilation
     hp, wp = h + pt + pb, w + pl + pr
-    ho, wo = hp - dilation[0] * (kh - 1), wp - dilation[1] * (kw - 1)
-    reach = _round_up(wo, VECTOR * pixel_vectors) + dilation[1] * (kw - 1)
+    ho, wo = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    reach = _round_up(wo, VECTOR * pixel_vectors) + dw * (kw - 1) // sw
     return {"C": c, "H": h, "W": w, "G": groups, "CG": cg, "OG": o // groups, "KH": kh,
-            "KW": kw, "DH": dilation[0], "DW": dilation[1], "PT": pt, "PL": pl, "HP": hp,
-            "WPA": _round_up(max(wp, reach), VECTOR), "HO": ho, "WO": wo,
-            "WOV": _round_up(wo, VECTOR), "OB": out_block, "NV": pixel_vectors,
-            "OBLK": -(-(o // groups) // out_block)}
+            "KW": kw, "SH": sh, "SW": sw, "DH": dh, "DW": dw, "PT": pt, "PL": pl,
+            "HPS": -(-hp // sh), "WPA": _round_up(max(-(-wp // sw), reach), VECTOR),
+            "HO": ho, "WO": wo, "WOV": _round_up(wo, VECTOR), "OB": out_block,
+            "NV": pixel_vectors, "OBLK": -(-(o // groups) // out_block)}
 
 
 def source(kind: str, defines: dict) -> str:
     """The C of `kind` ("forward" or "grad_filter") for one geometry."""
-    name = f"d2s_conv_{kind}"
-    head = "".join(f"#define {k} {v}\n" for k, v in defines.items())
-    body = _FORWARD if kind == "forward" else _GRAD_FILTER
-    return head + f"#define NAME {name}\n" + _PRELUDE + body
+    return conv_kernels.assemble(f"conv_{kind}", defines,
+                                 _PRELUDE + (_FORWARD if kind == "forward" else _GRAD_FILTER))
 
 
-_holders: dict = {}  # (kind, geometry) -> a ready native_build.Holder, or None: NumPy
-
-
-def _function(kind: str, defines: dict):
-    """The ready C function of `kind` for `defines`, or None (off, compiling, failed)."""
-    if native_build.mode() is None:
-        return None
-    key = (kind, tuple(defines.items()))
-    if key not in _holders:
-        holder = native_build.prepare_source(f"d2s_conv_{kind}", source(kind, defines))
-        # C and NumPy differ at float rounding: a geometry whose C code is not in the cache
-        # is compiled before its first call (`native_build`), so every call, in every
-        # process with the same D2S_NATIVE setting, runs the same kernel; a geometry whose
-        # build fails runs NumPy on every call.
-        _holders[key] = holder if holder is not None and holder.fn is not None else None
-    holder = _holders[key]
-    return None if holder is None else holder.fn
-
-
-def _applies(xp, arrays, w_shape, stride, pads, groups) -> bool:
-    """Stride-1 float32 NumPy convolutions, not depthwise, with non-negative padding."""
-    return (xp is np and all(a.dtype == np.float32 and a.size for a in arrays)
-            and tuple(stride) == (1, 1) and not (groups > 1 and w_shape[1] == 1)
+def _applies(xp, arrays, w_shape, pads, groups) -> bool:
+    """Float32 NumPy convolutions, not depthwise, with non-negative padding, whose kernel is
+    not 1 x 1: a 1 x 1 convolution is one GEMM per image on im2col's columns (the image
+    itself at stride 1), which OpenBLAS runs faster than these kernels (MobileNet's
+    pointwise [16, 8, 16, 16] -> 16 channels: 0.10 against 0.11 ms; [16, 32, 4, 4] -> 32,
+    whose 4-pixel rows fill a quarter of the 16-pixel block: 0.07 against 0.11 ms)."""
+    return (xp is np and all(a.dtype == np.float32 and 0 not in a.shape for a in arrays)
+            and not (groups > 1 and w_shape[1] == 1) and tuple(w_shape[2:]) != (1, 1)
             and min(min(p) for p in pads) >= 0)
 
 
-def _over_images(fn, arrays, out_of_piece) -> list | None:
-    """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
-    (`threads.run_rows`; ctypes releases the GIL), each piece writing `out_of_piece(lo, hi)`;
-    those outputs in the order of their images (not of finishing: sums of them are then the
-    same bits every call), or None if a call failed (no memory for its scratch)."""
-    arrays = [np.ascontiguousarray(a) for a in arrays]
-    outs = {}
+def _forward_defines(xp, x, w, stride, pads, dilation, groups) -> dict | None:
+    if not _applies(xp, (x, w), w.shape, pads, groups):
+        return None
+    return _defines(x.shape, w.shape, stride, pads, dilation, groups, OUT_BLOCK, PIXEL_VECTORS)
 
-    def piece(lo, hi):
-        out = out_of_piece(lo, hi)
-        ptrs = (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, out)])
-        outs[lo] = out if fn(ptrs, lo, hi) == 0 else None
 
-    threads.run_rows(piece, arrays[0].shape[0], 1, True)
-    ordered = [outs[lo] for lo in sorted(outs)]
-    return None if any(o is None for o in ordered) else ordered
+def _grad_filter_defines(xp, x, g, w_shape, stride, pads, dilation, groups) -> dict | None:
+    if not _applies(xp, (x, g), w_shape, pads, groups):
+        return None
+    # 4 x KW accumulators fit the 16 vector registers of AVX2 up to KW = 3
+    block = 4 if w_shape[3] <= 3 else 2
+    return _defines(x.shape, w_shape, stride, pads, dilation, groups, block, 1)
+
+
+_FORWARD_SOURCE = functools.partial(source, "forward")
+_GRAD_FILTER_SOURCE = functools.partial(source, "grad_filter")
 
 
 def conv2d(xp, x, w, stride, pads, dilation, groups):
     """The forward convolution in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (x, w), w.shape, stride, pads, groups):
-        return None
-    defines = _defines(x.shape, w.shape, pads, dilation, groups, OUT_BLOCK, PIXEL_VECTORS)
-    fn = _function("forward", defines)
-    if fn is None:
+    defines = _forward_defines(xp, x, w, stride, pads, dilation, groups)
+    fn = defines and conv_kernels.ready_kernel("conv_forward", defines, _FORWARD_SOURCE)
+    if not fn:
         return None
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
     # each piece writes its own images of `out`
-    return None if _over_images(fn, (x, w), lambda lo, hi: out) is None else out
+    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out) is None else out
 
 
 def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
     """The weight gradient in C, or None where it does not apply or is not ready."""
-    if not _applies(xp, (x, g), w_shape, stride, pads, groups):
-        return None
-    # 4 x KW accumulators fit the 16 vector registers of AVX2 up to KW = 3
-    block = 4 if w_shape[3] <= 3 else 2
-    defines = _defines(x.shape, w_shape, pads, dilation, groups, block, 1)
-    fn = _function("grad_filter", defines)
-    if fn is None:
+    defines = _grad_filter_defines(xp, x, g, w_shape, stride, pads, dilation, groups)
+    fn = defines and conv_kernels.ready_kernel("conv_grad_filter", defines,
+                                               _GRAD_FILTER_SOURCE)
+    if not fn:
         return None
     # each piece sums its own images into its own buffer; the buffers are added here
-    parts = _over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
+    parts = conv_kernels.over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
     return None if parts is None else functools.reduce(np.add, parts)
 
 
+def plan_conv2d(xp, x, w, stride, pads, dilation, groups) -> None:
+    """`conv2d` of a traced program, its arrays' `Meta`s in their place (`conv_kernels.plan`)."""
+    defines = _forward_defines(xp, x, w, stride, pads, dilation, groups)
+    if defines:
+        conv_kernels.plan("conv_forward", defines, _FORWARD_SOURCE)
+
+
+def plan_conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups) -> None:
+    defines = _grad_filter_defines(xp, x, g, w_shape, stride, pads, dilation, groups)
+    if defines:
+        conv_kernels.plan("conv_grad_filter", defines, _GRAD_FILTER_SOURCE)
+
+
 nn_conv.NATIVE_KERNELS.update(conv2d=conv2d, conv2d_grad_filter=conv2d_grad_filter)
+nn_conv.NATIVE_PLANS.update(conv2d=plan_conv2d, conv2d_grad_filter=plan_conv2d_grad_filter)

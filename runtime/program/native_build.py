@@ -168,6 +168,47 @@ def prepare_source(name: str, source: str):
                                               how, exact=False)
 
 
+def prepare_sources(items: list) -> None:
+    """Build those of the generated C files `items` ((function name, source) pairs whose
+    names do not clash: `conv_kernels.assemble`) that are not in the cache, concatenated into
+    one file per core and compiled in parallel; each shared object is then stored under the
+    key of every source in it, so `prepare_source` loads each as if built alone. A model's
+    first call compiles its convolution geometries so (`conv_kernels.py`): one compiler
+    process per core instead of one per geometry. A failed build leaves its sources to
+    `prepare_source`, one at a time."""
+    folder = cache_dir()
+    if mode() is None or folder is None:
+        return
+    missing = [(name, source) for name, source in dict(items).items()
+               if not os.path.exists(os.path.join(folder, key_of(source) + ".so"))]
+    if len(missing) < 2:
+        return
+    parts = min(os.cpu_count() or 1, len(missing))
+    workers = [threading.Thread(target=_build_together, args=(missing[i::parts], folder))
+               for i in range(parts)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def _build_together(chunk: list, folder: str) -> None:
+    source = "".join(text for _, text in chunk)
+    holder = Holder(types.SimpleNamespace(name=chunk[0][0], source=source), key_of(source))
+    _build(holder, folder)
+    if holder.fn is None:
+        return
+    built = os.path.join(folder, holder.key + ".so")
+    for _, text in chunk:  # (a rename into place, as `_build` does: atomic)
+        target = os.path.join(folder, key_of(text) + ".so")
+        temporary = f"{target}.{os.getpid()}.{threading.get_ident()}"
+        try:
+            os.link(built, temporary)
+            os.replace(temporary, target)
+        except OSError:
+            return
+
+
 _ready: dict = {}  # function name -> its ready C function, or None (its build failed)
 
 
