@@ -18,7 +18,7 @@ EXEMPT = {
     "array_split_like": _ARRAY, "array_slice_grad": _ARRAY,
     "array_delete": _ARRAY, "array_grad_insert": _ARRAY,
     "array_insert": _ARRAY, "array_grad_remove": _ARRAY, "array_grad_inserted": _ARRAY,
-    "array_pack": _ARRAY, "array_join": _JOIN, "array_grad_head": _JOIN,
+    "array_pack": _ARRAY, "array_fill_like": _ARRAY, "array_join": _JOIN, "array_grad_head": _JOIN,
     "array_grad_tail": _JOIN,
     "print": "prints at run time; tests/static/test_control_flow.py",
     "py_print": "prints at run time; tests/static/test_control_flow.py",
