@@ -257,10 +257,11 @@ def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
         lst, container = _before(log, slot)
         if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
             continue
-        if other_references(lst, slot.path if slot.kind == "cell" else "", current().logs(log),
-                            holder=container):
-            continue
-        remember(slot, lst)
+        # (the branches rebound the place, not changed the list: a list another reference
+        # holds stays as it was, as in eager code, and the place gets a list of its own)
+        if not other_references(lst, slot.path if slot.kind == "cell" else "",
+                                current().logs(log), holder=container):
+            remember(slot, lst)
         found[(i, ())] = paths[0][1]
     arrays.update(found)
     return bool(found) | if_arrays(log, given, n, arrays)
