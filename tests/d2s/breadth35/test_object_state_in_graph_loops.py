@@ -182,3 +182,44 @@ def test_a_change_a_python_shape_decides_after_the_first_trip_is_refused_with_th
     assert ("cache['newest'] is changed inside a loop whose condition is a tensor" in text and
             "only once its values have their loop shapes: a Python decision on a value's "
             "shape or stop_gradient" in text and "`if rt.shape(h)[0] > 1:`" in text), text
+
+
+class Stream:
+    """Model-code state: `trace` is set only when `debug` (a Python config) is on."""
+
+    def __init__(self, debug: bool):
+        self.debug = debug
+
+
+def warm_up(x, n, stream):
+    h = x * 1.0
+    for _ in range(n):
+        if stream.debug:
+            stream.trace = h
+        h = h * 0.5 + 1.0
+    if h.sum() > 0:
+        h = h * 2.0
+    elif stream.debug:
+        stream.last = h
+    return h
+
+
+def warm_up_ref(x, n):
+    h = x * 1.0
+    for _ in range(n):
+        h = h * 0.5 + 1.0
+    return h * 2.0 if h.sum() > 0 else h
+
+
+def test_an_attribute_set_only_where_python_decides_not_to_is_left_unset():
+    """The converted code passes the attribute's absence along as a placeholder; after the
+    call the object has no such attribute, as in eager code (it held the placeholder)."""
+    static = d2s.to_static(warm_up)
+    for xv in (X, -3.0 * np.abs(X)):
+        for n in (0, 2):
+            want = warm_up_ref(xv, n)
+            for run in (warm_up, static):
+                stream = Stream(debug=False)
+                out = run(rt.to_tensor(xv), rt.to_tensor(n), stream)
+                np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+                assert not hasattr(stream, "trace") and not hasattr(stream, "last")
