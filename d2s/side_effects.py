@@ -31,7 +31,7 @@ import runtime as rt
 
 from . import guards
 from .operators import mutation
-from .operators.variables import is_variable
+from .operators.variables import Undefined, is_variable
 
 _NUMBER_PLACES = ("attr", "cell", "global", "dict")
 _GUARDED_PLACES = ("attr", "cell", "global", "dict", "list")
@@ -145,6 +145,10 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
         if s.kind not in _GUARDED_PLACES or _internal(s):
             continue
         new = s.get()
+        if isinstance(new, Undefined):  # (converted code passed the place's absence along:
+            new = mutation.MISSING      # set in a branch or loop body that did not run)
+            if old_value(log, s) is mutation.MISSING:
+                continue
         if s.ident() in fed:
             if is_number(new):  # set to a constant: stored again after each call
                 effects.writes.append((s, new))

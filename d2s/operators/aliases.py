@@ -434,6 +434,9 @@ def _cell_alias(cell, allowed: set, heap: _Referrers) -> int:
                 continue
             if (fn.__module__ or "").split(".", 1)[0] in ("d2s", "runtime"):
                 continue
-            if _base(code.co_freevars[holder.index(cell)]) not in {_base(a) for a in allowed}:
+            # by identity: `==` of two cells compares their contents (a graph value's `==`
+            # is a tensor)
+            index = next(i for i, c in enumerate(holder) if c is cell)
+            if _base(code.co_freevars[index]) not in {_base(a) for a in allowed}:
                 return 1
     return 0

@@ -49,12 +49,15 @@ def not_one_array(a, b) -> str:
     ... (a list whose length ...)", or "" when they are not such lists."""
     if not (isinstance(a, list) and isinstance(b, list) and len(a) != len(b)):
         return ""
-    return (f"; its items are {_items_kind(a + b)}, but a list whose length depends on a "
+    kind = _items_kind(a + b)
+    if kind is None:  # (items that could be one array: something else is the reason)
+        return ""
+    return (f"; its items are {kind}, but a list whose length depends on a "
             "tensor condition becomes a tensor array, which holds tensors of one dtype and "
             "rank or Python numbers of one type")
 
 
-def _items_kind(items: list) -> str:
+def _items_kind(items: list) -> str | None:
     tensors = [x for x in items if is_variable(x) or is_tensor(x)]
     numbers = [x for x in items if type(x) in (bool, int, float)]
     other = next((x for x in items if not (is_variable(x) or is_tensor(x))
@@ -72,7 +75,8 @@ def _items_kind(items: list) -> str:
     dtypes = sorted({getattr(x.dtype, "name", str(x.dtype)) for x in tensors})
     if len(dtypes) > 1:
         return "tensors of dtypes " + " and ".join(dtypes)
-    return "tensors of ranks " + " and ".join(sorted({str(len(x.shape)) for x in tensors}))
+    ranks = sorted({str(len(x.shape)) for x in tensors})
+    return "tensors of ranks " + " and ".join(ranks) if len(ranks) > 1 else None
 
 
 def _short(v) -> str:

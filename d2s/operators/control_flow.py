@@ -296,7 +296,24 @@ def _array_lists(names, given, passed, src, log, arrays: dict) -> bool:
                 log.carry_by_name(arg)
             found[(i, path)] = dtype
     arrays.update(found)
-    return bool(found)
+    return bool(found) | _arrays_made_inside(names, given, passed, src, log)
+
+
+def _arrays_made_inside(names, given, passed, src, log) -> bool:
+    """State lists that both branches leave as tensor arrays (an inner `if` or loop made
+    them arrays) after a branch appended to the list object in place first: the name carries
+    those appends, so the list object is no changed place of its own (it was: 'a list of
+    length 2 in the if branch and 1 in the else branch'). True if any new."""
+    new = False
+    for i in range(min(len(names), len(passed), *map(len, given))):
+        arg = passed[i]
+        if isinstance(arg, list) and any(s.obj is arg for s in log.slots) and all(
+                is_variable(g[i]) and g[i].is_array for g in given):
+            refuse_aliased(arg, names[i], "has a length that depends on a tensor condition, "
+                           "so it becomes a tensor array", src, log)
+            log.carry_by_name(arg)
+            new = True
+    return new
 
 
 def _read_checks(result, raw, unbound, pred, names, src, skip=()) -> None:

@@ -21,14 +21,31 @@ def named(error: Exception, values: list, labels: list, src) -> Exception | None
     if m is None:
         return None
     leaf, before, after = int(m.group(1)), m.group(2), m.group(3)
-    for value, label in zip(values, labels):
+    for value, name in zip(values, labels):
         n = len(pytree.flatten(value)[0])
         if leaf < n:
+            label = name + _leaf_path(value, leaf)
             return TypeError(
-                f"'{label}' is {before} before a loop whose condition is a tensor "
+                f"{label!r} is {before} before a loop whose condition is a tensor "
                 f"({where(src)}) and {after} after its body: a value the loop carries keeps "
-                f"its dtype and rank. Give '{label}' that dtype and rank before the loop (for "
+                f"its dtype and rank. Give {label!r} that dtype and rank before the loop (for "
                 f"a Python number that becomes a tensor: `{label} = rt.zeros(...)` of the "
                 "body's shape and dtype).")
         leaf -= n
     return None
+
+
+def _leaf_path(value, leaf: int) -> str:
+    """Where leaf number `leaf` of `value` is inside it: `['mem']`, `[0]`, `.h` ('' for a
+    leaf itself)."""
+    if not pytree.is_container(value):
+        return ""
+    items, (kind, _, keys) = pytree.children(value)
+    for k, item in enumerate(items):
+        n = len(pytree.flatten(item)[0])
+        if leaf < n:
+            where_in = (f"[{keys[k]!r}]" if kind is dict else f".{keys[k]}" if
+                        kind == "dataclass" else f"[{k}]")
+            return where_in + _leaf_path(item, leaf)
+        leaf -= n
+    return ""

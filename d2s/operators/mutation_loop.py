@@ -8,6 +8,7 @@ import copy
 import runtime as rt
 from runtime.program.builder import current_builder
 
+from ..pyct.qnames import is_composite
 from .aliases import other_references
 from .branch_arrays import PYTHON_ITEM_DTYPES, array_paths
 from .held_lists import holder, if_arrays, remember
@@ -29,6 +30,9 @@ class Loop:
         self.carried = carried
         self.entered: list = []
         self.unchanged: set = set()
+        # attribute state (`o.t`) is carried by name: each trace of the body sets it from a
+        # parameter, which is not a change the log carries too
+        self.by_name = {n for n in log.names or () if is_composite(n)}
         for v in state:  # graph values made for the loop (tensor arrays): restored only
             if is_variable(v) and id(v) not in log.seen:
                 log.seen[id(v)] = (v, "private", "", dict(vars(v)))
@@ -42,6 +46,7 @@ class Loop:
                     probed = {s.ident(): s.get() for s in log.slots}
             finally:
                 log.scratch_end(probed=True)
+        self._changed()
         arrays = {}  # a place's ident -> the tensor array the list it holds becomes
         for slot in list(log.slots):
             if slot.grew:
@@ -86,19 +91,31 @@ class Loop:
         self.unchanged = {i for i, v in zip(self.carried, outs) if is_variable(v) and v is
                           self.entered[i][0] and v.name == self.entered[i][1]}
         outs = [align(v, w) for v, w in zip(outs, like)]
+        new = self._changed()  # (also where the probe found no change)
+        if new:
+            self.log.restore()
+            raise StateChangeError(
+                f"{new[0].path} is changed inside a loop whose condition is a tensor "
+                f"({where(self.log.src)}) only once its values have their loop shapes: a "
+                "Python decision on a value's shape or stop_gradient (`if h.shape[0] > 1:`, "
+                "`if not h.stop_gradient:`) differs between the first trip and later ones, "
+                "and one loop body cannot take both. Decide it with a tensor condition "
+                "(`if rt.shape(h)[0] > 1:`) or a Python value fixed before the loop",
+                self.log.src)
         if not self.slots:
             return outs
         self._check_aliases_kept(outs)
-        new = self.log.changed()
-        if new:
-            raise StateChangeError(
-                f"{new[0].path} is changed inside a loop whose condition is a tensor "
-                f"({where(self.log.src)}) only once its values have their loop shapes; set "
-                "it before the loop to a value of the same type and shape", self.log.src)
         result = [freeze(v) for v in outs] + [align(v, w) for v, w in zip(
             self.log.values(), self.initial)]
         self.log.restore()  # the objects hold their values from before the loop again
         return result
+
+    def _changed(self) -> list:
+        """The log's newly changed places but those carried by name (kept known, so never
+        new again)."""
+        new = self.log.changed()
+        self.log.slots = [s for s in self.log.slots if s.path not in self.by_name]
+        return [s for s in new if s.path not in self.by_name]
 
     def _check_aliases_kept(self, outs: list) -> None:
         """A name whose object the body changes in place (`h[i] = v`) and then rebinds
@@ -240,10 +257,11 @@ def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
         lst, container = _before(log, slot)
         if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
             continue
-        if other_references(lst, slot.path if slot.kind == "cell" else "", current().logs(log),
-                            holder=container):
-            continue
-        remember(slot, lst)
+        # (the branches rebound the place, not changed the list: a list another reference
+        # holds stays as it was, as in eager code, and the place gets a list of its own)
+        if not other_references(lst, slot.path if slot.kind == "cell" else "",
+                                current().logs(log), holder=container):
+            remember(slot, lst)
         found[(i, ())] = paths[0][1]
     arrays.update(found)
     return bool(found) | if_arrays(log, given, n, arrays)

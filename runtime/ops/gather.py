@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..dtypes import float32, int64
 from . import infer as I
-from .creation import full_like
+from .creation import full_like, is_tensor
 from .elementwise import sum_to_like
 from .registry import Meta, OpError, OpTypeError, bind, register
 
@@ -344,16 +344,22 @@ def argsort(x, axis: int = -1, descending: bool = False, name=None):
     return _sort(x, axis, descending)[1]
 
 
-def _topk_kernel(xp, x, k, axis=-1, largest=True):
+def _topk_kernel(xp, x, k, axis=-1, largest=True, tensor_k=False):
+    if tensor_k:
+        k = _run_time_size("topk", "k", k, 0, x.shape[axis] if x.ndim else 1)
     idx = _sorted_index(xp, x, axis, largest)
     idx = xp.take(idx, xp.arange(k), axis=axis)
     return xp.take_along_axis(x, idx, axis), idx
 
 
-def _topk_infer(x, k, axis=-1, largest=True):
+def _topk_infer(x, k, axis=-1, largest=True, tensor_k=False):
     I.check_tensor("topk", "x", x)
     ax = I.norm_axis("topk", axis, len(x.shape))
     n = x.shape[ax] if x.shape else 1
+    if tensor_k:  # (k known when the op runs: the counter of a graph loop)
+        _check_size_input("topk", "k", k)
+        shape = x.shape[:ax] + (-1,) + x.shape[ax + 1:]
+        return Meta(shape, x.dtype), Meta(shape, int64)
     if not isinstance(k, int) or k < 0 or (n != -1 and k > n):
         raise OpError(f"topk: k={k} must be between 0 and the size {n} of axis {axis} of x "
                       f"(shape {I.fmt(x.shape)})")
@@ -363,8 +369,10 @@ def _topk_infer(x, k, axis=-1, largest=True):
 
 TOPK = register(
     "topk", kernel=_topk_kernel, infer=_topk_infer, amp="keep",
-    grad=lambda ins, outs, gs, a: [_along_grad(gs[0], ins[0], outs[1], a.get("axis", -1))],
-    doc="(values, indices) of the k largest (or smallest) entries along `axis`, sorted.")
+    grad=lambda ins, outs, gs, a: [_along_grad(gs[0], ins[0], outs[1], a.get("axis", -1))] +
+    [None] * (len(ins) - 1),
+    doc="(values, indices) of the k largest (or smallest) entries along `axis`, sorted (k "
+        "an attr, or with `tensor_k` a one-value int input).")
 
 
 def topk(x, k: int, axis: int = -1, largest: bool = True, sorted: bool = True,
@@ -377,17 +385,21 @@ def topk(x, k: int, axis: int = -1, largest: bool = True, sorted: bool = True,
     >>> v.tolist(), i.tolist()
     ([5.0, 3.0], [1, 2])
     """
-    attrs = {"k": int(k)}
+    # a tensor k (the counter of a graph loop) is an input: the size along `axis` is then
+    # known when the op runs
+    attrs = {"tensor_k": True} if is_tensor(k) else {"k": int(k)}
     if axis != -1:
         attrs["axis"] = axis
     if not largest:
         attrs["largest"] = False
-    return bind(TOPK, (x,), attrs)
+    return bind(TOPK, (x, k) if is_tensor(k) else (x,), attrs)
 
 
 # ---- one_hot ---------------------------------------------------------------------------------
 
-def _one_hot_kernel(xp, x, num_classes):
+def _one_hot_kernel(xp, x, num_classes, tensor_classes=False):
+    if tensor_classes:
+        num_classes = _run_time_size("one_hot", "num_classes", num_classes, 1, None)
     if x.dtype.kind not in "iu":
         raise OpTypeError(f"one_hot: x must be an integer tensor, got {x.dtype} (shape "
                           f"{list(x.shape)})")
@@ -397,8 +409,11 @@ def _one_hot_kernel(xp, x, num_classes):
     return (x[..., None] == xp.arange(num_classes)).astype(float32.np)
 
 
-def _one_hot_infer(x, num_classes):
+def _one_hot_infer(x, num_classes, tensor_classes=False):
     _check_index("one_hot", x, "x")
+    if tensor_classes:  # (known when the op runs: the counter of a graph loop)
+        _check_size_input("one_hot", "num_classes", num_classes)
+        return Meta(tuple(x.shape) + (-1,), float32)
     if not isinstance(num_classes, int) or num_classes < 1:
         raise OpError(f"one_hot: num_classes must be a positive int, got {num_classes!r}")
     return Meta(tuple(x.shape) + (num_classes,), float32)
@@ -415,7 +430,28 @@ def one_hot(x, num_classes: int, name=None):
     >>> rt.one_hot(rt.to_tensor([2, 0]), 3).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
+    if is_tensor(num_classes):  # (the counter of a graph loop: an input)
+        return bind(ONE_HOT, (x, num_classes), {"tensor_classes": True})
     return bind(ONE_HOT, (x,), {"num_classes": int(num_classes)})
+
+
+def _check_size_input(op: str, arg: str, size) -> None:
+    """A size given as a tensor: one int value."""
+    if not size.dtype.is_integer or size.shape not in ((), (1,)):
+        raise OpTypeError(f"{op}: {arg} must be an int or a one-value int tensor, got "
+                          f"{size.dtype.name}{I.fmt(size.shape)}")
+
+
+def _run_time_size(op: str, arg: str, size, low: int, high: int | None) -> int:
+    """A size input's value, checked to be an int in [low, high] when the op runs."""
+    if size.dtype.kind not in "iu" or size.size != 1:
+        raise OpTypeError(f"{op}: {arg} must be an int or a one-value int tensor, got "
+                          f"{size.dtype}{list(size.shape)}")
+    n = int(size.reshape(()))
+    if n < low or (high is not None and n > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise OpError(f"{op}: {arg}={n} must be {bound}")
+    return n
 
 
 METHODS = {

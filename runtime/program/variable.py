@@ -205,7 +205,8 @@ class Variable(core.VariableBase):
         if self.kind == "array":
             raise self._no_value("len()")  # (the type says array<...>)
         if not self._static_shape:
-            raise TypeError(f"len() of a 0-d static Variable '{self.name}'")
+            note = f". {self.python_number_note}" if self.python_number_note else ""
+            raise TypeError(f"len() of a 0-d static Variable '{self.name}'{note}")
         n = self._static_shape[0]
         if n < 0:
             raise self._no_value("len() (the first dimension is unknown)")

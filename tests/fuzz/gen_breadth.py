@@ -110,7 +110,9 @@ def _stmt(draw, depth: int, in_graph: bool):
         return ([f"for i in range({TRIPS}):"] + indent(body)
                 + ["    if h[i % 3] > 1.0:", "        found = True", "        break",
                    "else:", "    found = False", "if found:", "    h = h * 2.0"])
-    return (["k = rt.zeros([])", "while k < rt.abs(x[0]) + 0.5:", "    k = k + 1.0"]
+    k = f"k{depth}"  # (one counter per nesting level: an inner loop resetting the outer
+    # loop's counter can make eager code loop forever)
+    return ([f"{k} = rt.zeros([])", f"while {k} < rt.abs(x[0]) + 0.5:", f"    {k} = {k} + 1.0"]
             + indent(body) + ["    if rt.sum(h) > 4.0:", "        hit = 1", "        break",
                                "else:", "    hit = 0", "h = h + hit"])
 

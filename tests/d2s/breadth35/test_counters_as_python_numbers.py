@@ -186,7 +186,36 @@ def test_roll_by_the_counter():
 def top_by_counter(x, n):
     total = x.sum()
     for i in range(n):
-        total = total + rt.topk(x, i % 3 + 1)[0].sum()
+        values, _ = rt.topk(x, i % 3 + 1)  # k known when the program runs
+        total = total + values.sum() + F.one_hot(rt.argmax(x), i + 3).sum(-1) * 0.5
+    return total
+
+
+def reference_top(x, n):
+    total = x.sum()
+    for i in range(n):
+        total = total + np.sort(x)[::-1][:i % 3 + 1].sum() + 0.5
+    return total
+
+
+def test_topk_and_one_hot_sized_by_the_counter():
+    static = d2s.to_static(top_by_counter, full_graph=True)
+    x = np.array([1.0, -2.0, 3.0, 0.5])
+    for n in (0, 1, 4):
+        want = reference_top(x, n)
+        for fn in (top_by_counter, static):
+            t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+            got = fn(t, rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+            got.backward()
+            grad = numeric_grad(lambda v, n=n: reference_top(v, n), x)
+            np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+
+
+def split_by_counter(x, n):
+    total = x.sum()
+    for i in range(n):
+        total = total + rt.split(x, i + 1)[0].sum()
     return total
 
 
@@ -197,7 +226,7 @@ def pooled_by_counter(x, n):
     return total
 
 
-@pytest.mark.parametrize("fn, call", [(top_by_counter, "rt.topk(x, i % 3 + 1)"),
+@pytest.mark.parametrize("fn, call", [(split_by_counter, "rt.split(x, i + 1)"),
                                       (pooled_by_counter, "F.avg_pool1d(")])
 def test_a_call_that_needs_an_int_names_the_counter_and_the_fix(fn, call):
     static = d2s.to_static(fn, full_graph=True)

@@ -1,0 +1,27 @@
+"""Cases the breadth and state fuzzers found for issue 35, kept as found (inputs and the first
+error in the header): each now runs the same as eager code through one converted function.
+
+- `breadth_cell_compared_by_value`: an internal `bool() of a tensor` at a tensor `if` after
+  a graph loop (a closure cell compared with `==` while looking for other references to a
+  growing list);
+- `breadth_arrays_made_inside_branches`: refused as "out is a list of length 3 in the if
+  branch and 2 in the else branch" (arrays made inside both branches after an append);
+- `state_same_shape_attribute_carried_by_name`: refused as "o.t is changed ... only once its
+  values have their loop shapes" (an attribute the loop carries by name, stored from the
+  loop's parameter on each trace, taken for a change the probe had missed)."""
+import pathlib
+
+import pytest
+
+from .. import GENERATORS, runner
+
+CASES = {"breadth_arrays_made_inside_branches": "breadth",
+         "breadth_cell_compared_by_value": "breadth",
+         "state_same_shape_attribute_carried_by_name": "state-same-shape"}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_found_case_runs_as_eager(name):
+    path = pathlib.Path(__file__).parent / "found35" / f"{name}.txt"
+    out = runner.compare_saved(path, GENERATORS[CASES[name]]()[1])
+    assert out.kind == "same", str(out)
