@@ -12,8 +12,8 @@ from . import gen_observe, runner
 
 # Campaigns: `python -m tests.fuzz --gen observe --examples 500 --seed 16001`: 450 same, 50
 # refused, 0 disagreements, 0 internal errors; seed 17010 (its 5 sum() types and 2 internal
-# errors are tests/fuzz/regressions/test_observe_regressions.py cases now): 0 and 0 in the
-# first 1,000 of 2,000 after the fixes. Slow.
+# errors are tests/fuzz/regressions/test_observe_regressions.py cases now), 2,000: 1,843 same,
+# 157 refused, 0 disagreements, 0 internal errors. Slow.
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
