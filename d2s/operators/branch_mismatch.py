@@ -29,6 +29,13 @@ def mismatch(a, b) -> str:
     return ""
 
 
+def set_mismatch(a: tuple, b: tuple) -> str:
+    """`mismatch` for a set's items (tuples) after the two branches, which differ."""
+    if len(a) != len(b):
+        return f"is a set of size {len(a)} in the if branch and {len(b)} in the else branch"
+    return "is a set holding other items in the if branch than in the else branch"
+
+
 def _kind(v) -> str:
     return "a tensor" if is_variable(v) else "None" if v is None else type(v).__name__
 
@@ -37,6 +44,11 @@ def advice(slot) -> str:
     if slot.kind == "list":
         return ("Append items of one dtype and rank (or the same number of items in both "
                 "branches), or collect the values in a tensor (rt.concat / rt.where).")
+    if slot.kind == "set":
+        return ("A set holds Python values, so a program cannot add or remove one on the "
+                "inputs that take one branch only. Change the set alike in both branches, keep "
+                "what it tracks in a tensor (a bool mask, rt.unique), or decide the if with a "
+                "Python value (code after a `return` inside such an if is its else branch).")
     if slot.kind in ("dict", "attr", "global"):
         return ("Set it before the if (to a tensor of the same shape), then assign it in "
                 "both branches.")

@@ -16,6 +16,7 @@ from runtime.program.debug_ops import raise_error
 from .. import report
 from ..errors import ConversionError
 from .exceptions import helper_raise, short_name
+from .float_sum import graph_float_sum
 from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
@@ -176,9 +177,8 @@ def sum_(iterable, /, start=0):
         start) in (int, float)
 
     def total():
-        if in_order:  # Python adds floats one by one, from `start`: so does the program
-            items = rt.concat([rt.full([1], start, arr.dtype), rt.static.array_stack(arr)])
-            return rt.cumsum(items)[-1]
+        if in_order:  # Python's own order (and compensation, from 3.12): so the program's
+            return graph_float_sum(arr, start)
         out = rt.sum(rt.static.array_stack(arr), axis=0)
         return start + out if tensor_start else (
             out if isinstance(start, int) and start == 0 else out + start)

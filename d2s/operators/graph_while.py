@@ -284,8 +284,6 @@ class _GraphWhile:
                     state[i], "mixed_numbers", False)
                 for mark in ("keeps_float", "float_if_filled"):
                     setattr(v, mark, getattr(v, mark, False) and getattr(state[i], mark, False))
-            if getattr(state[i], "number_sums", False):
-                v.number_sums = True
         unbound_mod.after_loop(self.checks, out, taken)
         unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src)
         unbound_mod.tensor_by_loop(self.numbers, names, out, taken, src)

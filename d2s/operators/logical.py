@@ -13,7 +13,7 @@ import runtime as rt
 from .. import report
 from ..errors import ConversionError
 from . import mutation
-from .traced_keys import equal_items, traced
+from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
 
 
@@ -213,6 +213,7 @@ def not_(x):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    check_decided(container, "`in`")
     items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
         else None
     if is_variable(container):

@@ -33,6 +33,7 @@ from .branch_mismatch import MISSING as _MISSING
 from .branch_mismatch import advice as _advice
 from .branch_mismatch import mismatch as _mismatch
 from .branch_mismatch import not_one_array as _not_one_array
+from .branch_sets import set_changed, set_values, sets_aside
 from .variables import Undefined, is_return_value, is_variable, where
 
 _LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest",
@@ -74,9 +75,9 @@ def _code_names(code, out: set) -> set:
 
 
 class Slot:
-    """One changed place: `kind` is 'list' (the whole contents), 'dict' (one key), 'attr'
-    (one attribute), 'cell' (a closure cell), 'global' (a module global), 'var' (which value
-    a graph Variable object refers to)."""
+    """One changed place: `kind` is 'list' (the whole contents), 'set' (its items, as a
+    tuple), 'dict' (one key), 'attr' (one attribute), 'cell' (a closure cell), 'global' (a
+    module global), 'var' (which value a graph Variable object refers to)."""
 
     __slots__ = ("obj", "kind", "key", "path", "grew", "sample")
 
@@ -92,6 +93,8 @@ class Slot:
         o, k = self.obj, self.kind
         if k == "list":
             return list(o)
+        if k == "set":
+            return tuple(o)
         if k in ("dict", "global"):
             return o.get(self.key, _MISSING)
         if k == "attr":
@@ -107,6 +110,9 @@ class Slot:
         o, k = self.obj, self.kind
         if k == "list":
             o[:] = value
+        elif k == "set":
+            o.clear()
+            o.update(value)
         elif k in ("dict", "global"):
             if value is _MISSING:
                 o.pop(self.key, None)
@@ -189,9 +195,11 @@ def freeze(v):
 class Log:
     """Snapshot of the objects reachable from a block (see the module docstring)."""
 
-    def __init__(self, fns, args, names, src, track_variables=True):
+    def __init__(self, fns, args, names, src, track_variables=True, sets=False):
         self.src = src
         self.track_variables = track_variables
+        self.sets = sets  # (sets are put back between the traces of a graph block's code)
+        self.set_items: dict = {}  # a set's slot index -> its items after each branch traced
         self.names = names
         self.seen: dict = {}      # id -> (obj, kind, path, snapshot)
         self.slots: list = []     # changed slots, in the order found
@@ -251,6 +259,8 @@ class Log:
                 self._add(obj, "dict", path, dict(obj))
                 for k, x in obj.items():
                     self._visit(x, f"{path}[{k!r}]")
+            elif type(obj) is set and self.sets:
+                self._add(obj, "set", path, tuple(obj))
             elif type(obj) is tuple:
                 self.seen[id(obj)] = (obj, None, path, None)
                 for i, x in enumerate(obj):
@@ -390,6 +400,10 @@ class Log:
             if kind == "list":
                 if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
                     obj[:] = snap
+            elif kind == "set":
+                if set_changed(obj, snap):
+                    obj.clear()
+                    obj.update(snap)
             elif kind == "dict":
                 _restore_dict(obj, snap)
             elif kind == "obj":
@@ -459,6 +473,9 @@ def _diff(obj, kind, path, snap):
         if len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap)):
             yield Slot(obj, "list", None, path, len(obj) != len(snap),
                        obj[-1] if len(obj) > len(snap) else None)
+    elif kind == "set":
+        if set_changed(obj, snap):
+            yield Slot(obj, "set", None, path)
     elif kind in ("dict", "obj", "cls", "globals"):
         d = vars(obj) if kind in ("obj", "cls") else obj
         sk = {"dict": "dict", "obj": "attr", "cls": "attr", "globals": "global"}[kind]
@@ -483,7 +500,7 @@ def _diff(obj, kind, path, snap):
 
 def begin(fns, args, names, src):
     """A Log for a block about to be traced as graph control flow."""
-    return Log(fns, args, names, src)
+    return Log(fns, args, names, src, sets=True)
 
 
 # ---- the hooks control_flow.ifelse calls -------------------------------------------------------
@@ -497,7 +514,7 @@ def branch_end(log: Log, out: list) -> list:
         if log.quiet:
             log.restore()
         return out
-    result = [freeze(v) for v in out] + log.values()
+    result = [freeze(v) for v in out] + sets_aside(log, log.values())
     log.restore()
     return result
 
@@ -517,7 +534,7 @@ def finish(log: Log, result: list, n: int, outs: list):
     """After the op: changed objects take the op's outputs; a state name whose value was the
     same known object in every branch stays that object (its contents were just updated)."""
     if log.slots:
-        log.write(result[n:])
+        log.write(set_values(log, result[n:]))
     state = result[:n]
     kept = log.kept[-2:]
     for i in range(n):

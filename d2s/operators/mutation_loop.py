@@ -57,6 +57,7 @@ class Loop:
                     log._ids.add(place.ident())
                 arrays[place.ident()] = array
         self.slots = list(log.slots)
+        _refuse_sets(self.slots, log.src)
         self.initial = [arrays[s.ident()] if s.ident() in arrays else
                         _loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
         # slot index -> a Python number the body makes a tensor of another shape or dtype:
@@ -150,6 +151,18 @@ class Loop:
         for i in self.aliases:
             out[i] = self.state[i]
         return out
+
+
+def _refuse_sets(slots: list, src) -> None:
+    """A set the body changes: eager code changes it on each trip the run makes, and a set
+    (of Python values) has no tensor form a `while` op could carry."""
+    for slot in slots:
+        if slot.kind == "set":
+            raise StateChangeError(
+                f"the set {slot.path} is changed inside a loop whose condition is a tensor "
+                f"({where(src)}): eager code changes it on each trip the run makes, and a set "
+                "holds Python values, which a program cannot change per trip. Keep what it "
+                "tracks in a tensor (a bool mask, rt.unique), or loop over a Python range.", src)
 
 
 def _closure_array(log: Log, slot):

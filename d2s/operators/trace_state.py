@@ -24,13 +24,16 @@ class TraceState:
     - `origins`: a place whose list became a tensor array (a slot's ident) -> (the place's
       object, the list it held), which `writeback` fills after each run;
     - `frames`: the graph branches and loop bodies being traced, innermost last;
-    - `trys`: the `try` bodies (and functions converted for one) open, innermost last.
+    - `trys`: the `try` bodies (and functions converted for one) open, innermost last;
+    - `undecided`: the id of a set whose items a tensor `if` decides -> (the set, its path,
+      the `if`'s origin): reading it is refused (`mutation.finish`, `traced_keys`).
     """
 
-    __slots__ = ("call_logs", "frames", "origins", "trys")
+    __slots__ = ("call_logs", "frames", "origins", "trys", "undecided")
 
     def __init__(self):
         self.call_logs: list = []
+        self.undecided: dict = {}
         self.origins: dict = {}
         self.frames: list = []
         self.trys: list = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import runtime as rt
 
 from ..errors import ConversionError
+from .trace_state import current
 from .variables import is_variable, user_origin, where
 
 
@@ -62,10 +63,29 @@ def refuse_traced_keys(out, fn) -> None:
             stack.extend(v)
 
 
+def check_decided(container, what: str) -> None:
+    """`what` (`in`, `len()`, a loop) reads a set that the branches of a tensor `if` left
+    holding other items (`mutation.finish`): which ones it holds only the run decides, and a
+    set holds Python values (a ConversionError at the user's line)."""
+    entry = current().undecided.get(id(container))
+    if entry is None or entry[0] is not container:
+        return
+    _, path, if_src = entry
+    src = user_origin(3)
+    raise ConversionError(
+        f"{what} ({where(src)}) reads the set {path}, which the branches of an if whose "
+        f"condition is a tensor ({where(if_src)}) leave holding other items: which items it "
+        "holds is decided when the program runs, and a set holds Python values. Change it "
+        "alike in both branches, keep what it tracks in a tensor (a bool mask, rt.unique), or "
+        "decide the if with a Python value (code after a `return` inside such an if is its "
+        "else branch).", src)
+
+
 def check_unique(container, what: str) -> None:
     """`len` of, or a loop over, a set or dict whose elements or keys the converted code
     computed: equal values are distinct objects while tracing, so the count (and the items)
     would be the trace's, not Python's (a ConversionError at the user's line)."""
+    check_decided(container, what)
     if not isinstance(container, (set, frozenset, dict)) or not any(
             traced(k) for k in container):
         return

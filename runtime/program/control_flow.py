@@ -174,7 +174,9 @@ def _outputs(builder: Builder, tree, consts, specs):
     for o, (s, _, _, arr, numbers, scalar) in zip(outs, specs):
         if arr:  # an array's element shape
             o._static_shape = s
-        if numbers:  # an array of Python numbers (a list the program grows): it stays one
+        if "sums" in numbers:  # numbers a tensor `if` merged (`sum` of them is one)
+            o.number_sums = True
+        elif numbers:  # an array of Python numbers (a list the program grows): it stays one
             o.python_items = True
             o.mixed_numbers = "mixed" in numbers
             o.keeps_float = "float" in numbers
@@ -346,6 +348,8 @@ def _new_param(b: Builder, blk, v, shape=None, stop=None):
     blk.params.append(name)
     if getattr(v, "python_scalar", False):
         p.python_scalar = True
+    if getattr(v, "number_sums", False):  # (numbers a tensor `if` merged, as below)
+        p.number_sums = True
     if getattr(v, "python_items", False):  # (an array of Python numbers: `sum` of it too)
         p.python_items = True
         p.mixed_numbers = getattr(v, "mixed_numbers", False)
@@ -358,9 +362,11 @@ def _number_items(values) -> tuple:
     """Whether `values` (one output of each branch) are arrays of Python numbers: () for
     none, else ("numbers",) plus "mixed" where one may hold ints beside floats
     (`mixed_numbers`), "float" where each surely keeps a float item (`keeps_float`) and
-    "filled" where each holds one when not empty (`float_if_filled`)."""
+    "filled" where each holds one when not empty (`float_if_filled`); ("sums",) where each is
+    an array of numbers a tensor `if` merged (`number_sums`)."""
     if not any(getattr(v, "python_items", False) for v in values):
-        return ()
+        # arrays of numbers a tensor `if` merged, on every branch: still numbers
+        return ("sums",) if all(getattr(v, "number_sums", False) for v in values) else ()
     marks = [("mixed", any(getattr(v, "mixed_numbers", False) for v in values)),
              ("float", all(getattr(v, "keeps_float", False) for v in values)),
              ("filled", all(getattr(v, "float_if_filled", False) for v in values))]
@@ -467,6 +473,8 @@ def _graph_while(b: Builder, cond, body, loop_vars):
         # a number whose type the body's run decides (`float_when`, a graph value of the body):
         # not carried out of the loop; d2s refuses it (`graph_while`)
         o.float_type_lost = w and m[3]
+        if getattr(init, "number_sums", False):  # (so does one of numbers an `if` merged)
+            o.number_sums = True
         if getattr(init, "python_items", False):  # (an array of Python numbers stays one)
             o.python_items = True
             o.mixed_numbers = m[0]  # (a float the body appended: its 0 runs leave none)
