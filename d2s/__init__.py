@@ -38,6 +38,10 @@ def _install_origin_resolver() -> None:
 
     from .report import kept
     add_kept_observer(kept)
+    from runtime.program.variable import add_varying_stop_reader
+
+    from .operators.loop_errors import refuse_varying_stop_read
+    add_varying_stop_reader(refuse_varying_stop_read)
 
 
 _install_origin_resolver()

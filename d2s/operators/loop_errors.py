@@ -4,9 +4,13 @@ body changes), which mean nothing at the user's line."""
 from __future__ import annotations
 
 import re
+import sys
 
 from runtime import pytree
+from runtime.program.origin import frame_line
 
+from ..errors import ConversionError
+from ..pyct import loader
 from .variables import where
 
 _KEPT = re.compile(r"while_loop: loop variable (\d+) is (.+?) before the loop but the body "
@@ -49,3 +53,21 @@ def _leaf_path(value, leaf: int) -> str:
             return where_in + _leaf_path(item, leaf)
         leaf -= n
     return ""
+
+
+def refuse_varying_stop_read(value) -> None:
+    """Converted code read the stop_gradient of a value a graph loop carries that does not
+    require a gradient when the loop starts and does from its second trip on
+    (`Variable.stop_varies`): eager code decides a Python test of it per trip, one program
+    once for every trip (a ConversionError at the user's line; reads by d2s itself pass)."""
+    f = sys._getframe(2)  # (the code that read the property)
+    src = loader.lookup(f.f_code.co_filename, frame_line(f))
+    if src is None:
+        return
+    raise ConversionError(
+        f"reading stop_gradient ({where(src)}) of a value that a loop whose condition is a "
+        "tensor carries: it does not require a gradient when the loop starts and does from "
+        "the second trip on, so a Python decision on it would differ between trips, which "
+        "one program cannot express. Decide before the loop (read the flag of the value the "
+        "loop starts from), or give the loop a value that requires a gradient from the "
+        "start.", src)

@@ -386,6 +386,14 @@ def _fix_unset(params, shapes):
             p._static_shape = None
 
 
+def _mark_varying_stops(params, inits, stops) -> None:
+    """A loop parameter's stop_gradient at the first trip is its entry's, from the second on
+    the body's: where they differ, a Python test of it is one decision for every trip
+    (`Variable.stop_varies`; d2s refuses such a read in converted code)."""
+    for p, v, st in zip(params, inits, stops):
+        p.stop_varies = st != v.stop_gradient
+
+
 def _graph_while(b: Builder, cond, body, loop_vars):
     leaves, tree = flatten(loop_vars)
     inits = [b.variable_of(v) for v in leaves]
@@ -403,6 +411,7 @@ def _graph_while(b: Builder, cond, body, loop_vars):
         with b.sub_block() as cblk:
             cps = [_new_param(b, cblk, v, s, st) for v, s, st in zip(inits, shapes, stops)]
             _fix_unset(cps, shapes)
+            _mark_varying_stops(cps, inits, stops)
             for k in flagged:
                 _new_param(b, cblk, entry_flags[k])
             pred = cond(*unflatten(tree, cps))
@@ -414,6 +423,7 @@ def _graph_while(b: Builder, cond, body, loop_vars):
         with b.sub_block() as bblk:
             bps = [_new_param(b, bblk, v, s, st) for v, s, st in zip(inits, shapes, stops)]
             _fix_unset(bps, shapes)
+            _mark_varying_stops(bps, inits, stops)
             for k in flagged:
                 stop_flags.attach(bps[k], _new_param(b, bblk, entry_flags[k]))
             out = body(*unflatten(tree, bps))

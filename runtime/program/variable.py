@@ -57,6 +57,17 @@ def _kept(v, what: str) -> None:
         fn(v, what)
 
 
+# Called as `fn(variable)` when code reads the stop_gradient of a value whose flag differs
+# between the trips of the graph loop that carries it (`Variable.stop_varies`): d2s refuses
+# such a read from converted user code, a Python decision eager code makes per trip.
+_VARYING_STOP_READERS: list = []
+
+
+def add_varying_stop_reader(fn) -> None:
+    if fn not in _VARYING_STOP_READERS:
+        _VARYING_STOP_READERS.append(fn)
+
+
 class Variable(core.VariableBase):
     """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
 
@@ -138,8 +149,15 @@ class Variable(core.VariableBase):
             n *= d
         return n
 
+    # True on a graph loop's body parameter that does not require a gradient at the loop's
+    # entry and does from a later trip on (control_flow._graph_while)
+    stop_varies = False
+
     @property
     def stop_gradient(self) -> bool:
+        if self.stop_varies:
+            for fn in _VARYING_STOP_READERS:
+                fn(self)
         return self._stop_gradient
 
     @stop_gradient.setter
