@@ -47,6 +47,9 @@ BUILTINS = {
     "str": "str_",  # (the text of a tensor exists only when the program runs: refused)
     "repr": "repr_",
     "format": "format_",
+    "sorted": "sorted_",  # (these three refuse a set a tensor `if` left undecided)
+    "set": "set_",
+    "frozenset": "frozenset_",
 }
 
 # list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`

@@ -29,6 +29,19 @@ CREATES = (gast.FunctionDef, gast.Call, gast.Lambda, gast.Return, gast.Assign)
 NEEDS_ANALYSIS = True
 
 
+# methods that change a set in place (not lists' or dicts', whose changes a tensor `if`
+# merges into tensor arrays and graph values)
+_SET_METHODS = frozenset({"add", "discard", "difference_update", "intersection_update",
+                          "symmetric_difference_update"})
+
+
+def _set_receivers(body: list) -> set:
+    """Names whose set methods a branch calls (`seen.add(k)`)."""
+    return {n.func.value.id for stmt in body for n in walk(stmt)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+            and n.func.attr in _SET_METHODS and isinstance(n.func.value, gast.Name)}
+
+
 class IfElse(state.ScopeTracker, Base):
     def visit_If(self, node):
         live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
@@ -41,9 +54,15 @@ class IfElse(state.ScopeTracker, Base):
                          self.ctx.cells)
         true_name = self.ctx.namer.new("if_true")
         false_name = self.ctx.namer.new("if_false")
+        # sets the branches change in place and code after the `if` reads: if the branches
+        # leave one holding other items, the `if` refuses it (`branch_sets.set_values`)
+        read_after = tuple(sorted((_set_receivers(node.body) | _set_receivers(node.orelse))
+                                  & live_out - set(st.names)))
         call = templates.replace_as_expression(
-            f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names)", test=node.test,
-            true_fn=true_name, false_fn=false_name, args=st.args(), names=st.names_const())
+            f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names"
+            f"{', read_after' if read_after else ''})", test=node.test,
+            true_fn=true_name, false_fn=false_name, args=st.args(), names=st.names_const(),
+            read_after=templates.const(read_after))
         return ([st.function(true_name, node.body, returns=bool(st)),
                    st.function(false_name, node.orelse or ([] if st else templates.replace(
                        "pass")), returns=bool(st))]

@@ -32,6 +32,7 @@ from .builtins import (  # noqa: F401
     enumerate_,
     float_,
     formatted,
+    frozenset_,
     fstring,
     int_,
     isinstance_,
@@ -45,8 +46,10 @@ from .builtins import (  # noqa: F401
     round_,
     range_,
     reversed_,
+    set_,
     shape,
     size,
+    sorted_,
     tuple_,
     zip_,
 )

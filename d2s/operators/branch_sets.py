@@ -9,6 +9,8 @@ is refused at the `if` (`mutation_loop` refuses a set a graph loop body changes)
 """
 from __future__ import annotations
 
+import re
+
 from ..errors import ConversionError
 from .branch_mismatch import advice, set_mismatch
 from .trace_state import current
@@ -43,6 +45,12 @@ def set_values(log, values: list) -> list:
             values[i] = a
             continue
         slot = log.slots[i]
+        if re.split(r"[.\[]", slot.path, maxsplit=1)[0] in log.read_after:
+            raise ConversionError(
+                f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "
+                f"tensor ({where(log.src)}), and code after the if reads it: which items it "
+                f"holds is decided when the program runs, and a set holds Python values. "
+                f"{advice(slot)}", log.src)
         if any(id(slot.obj) in call.seen for call in current().call_logs):
             raise ConversionError(
                 f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "

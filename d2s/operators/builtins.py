@@ -21,7 +21,7 @@ from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
-from .traced_keys import check_unique
+from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
 
 
@@ -116,6 +116,7 @@ def reversed_(seq, /):
     reversed when the program runs (`arr[::-1]`, which keeps the gradient path)."""
     if _is_list_array(seq):
         return seq[::-1]
+    _decided("reversed()", seq)
     return builtins.reversed(seq)
 
 
@@ -125,6 +126,7 @@ def list_(*args):
     it here cannot know its length."""
     if len(args) == 1 and _is_list_array(args[0]):
         return args[0][:]
+    _decided("list()", *args)
     return builtins.list(*args)
 
 
@@ -136,7 +138,34 @@ def tuple_(*args):
         out = args[0][:]
         out._d2s_tuple = True
         return out
+    _decided("tuple()", *args)
     return builtins.tuple(*args)
+
+
+def sorted_(iterable, /, *, key=None, reverse=False):
+    """`sorted` (refused of a set a tensor `if` left undecided, as every read of it)."""
+    _decided("sorted()", iterable)
+    return builtins.sorted(iterable, key=key, reverse=reverse)
+
+
+def set_(*args):
+    """`set` (of an undecided set: refused, as `sorted_`)."""
+    _decided("set()", *args)
+    return builtins.set(*args)
+
+
+def frozenset_(*args):
+    """`frozenset` (of an undecided set: refused, as `sorted_`)."""
+    _decided("frozenset()", *args)
+    return builtins.frozenset(*args)
+
+
+def _decided(what: str, *args) -> None:
+    """Refuse `what` reading a set whose items the branches of a tensor `if` left to the run
+    (`traced_keys.check_decided`, a ConversionError at the user's line)."""
+    for x in args:
+        if isinstance(x, (set, frozenset)):
+            check_decided(x, what)
 
 
 def _is_list_array(x) -> bool:
@@ -153,6 +182,7 @@ def sum_(iterable, /, start=0):
     code returns a value of another type or shape when nothing was kept, which one program
     cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
+        _decided("sum()", iterable)
         return builtins.sum(iterable, start)
 
     arr = iterable
@@ -247,6 +277,7 @@ def enumerate_(iterable, start=0):
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],
                                   start)
+    _decided("enumerate()", iterable)
     return builtins.enumerate(iterable, start)
 
 
@@ -259,16 +290,19 @@ def zip_(*iterables, strict=False):
                             "when the program runs: the check cannot happen while converting; "
                             "compare the lengths with a tensor condition instead")
         return TensorZip(iterables)
+    _decided("zip()", *iterables)
     return builtins.zip(*iterables, strict=strict)
 
 
 def max_(*args, **kwargs):
     """`max`; of values some of which are graph values: an elementwise `maximum`."""
+    _decided("max()", *args)
     return _extreme(builtins.max, "maximum", args, kwargs)
 
 
 def min_(*args, **kwargs):
     """`min`; of values some of which are graph values: an elementwise `minimum`."""
+    _decided("min()", *args)
     return _extreme(builtins.min, "minimum", args, kwargs)
 
 
@@ -336,11 +370,13 @@ def _as_tensor(x, like):
 
 def all_(iterable):
     """`all`; over graph values: a bool tensor (the logical and of their truth values)."""
+    _decided("all()", iterable)
     return _fold(iterable, True, "logical_and", builtins.all)
 
 
 def any_(iterable):
     """`any`; over graph values: a bool tensor (the logical or of their truth values)."""
+    _decided("any()", iterable)
     return _fold(iterable, False, "logical_or", builtins.any)
 
 

@@ -56,8 +56,9 @@ from .variables import (
 
 # ---- if --------------------------------------------------------------------------------------
 
-def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
-    """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state."""
+def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
+    """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state. `read_after`:
+    names of sets the branches change in place that code after the `if` reads."""
     report.record("if", pred)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
@@ -65,6 +66,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple):
     names = marked_returns(names)
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
+    graph_if.log.read_after = read_after
     pred = to_bool(pred)
     return result_of(graph_if.build(pred))
 

@@ -233,7 +233,9 @@ def in_(x, container):
 def eq_(a, b):
     """`a == b`. Two lists (or two tuples) holding graph values compare as eager's list
     comparison does, item by item (an item equals itself; others by the truth of their
-    `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`."""
+    `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`
+    (of a set a tensor `if` left undecided: refused, as its other reads)."""
+    _decided_sets(a, b, "`==`")
     if not _sequences_with_graph_values(a, b):
         return a == b
     if len(a) != len(b):
@@ -254,12 +256,19 @@ def eq_(a, b):
 
 def ne_(a, b):
     """`a != b` (see `eq_`)."""
+    _decided_sets(a, b, "`!=`")
     if not _sequences_with_graph_values(a, b):
         return a != b
     same = eq_(a, b)
     if not is_variable(same):
         return not same
     return rt.logical_not(same)
+
+
+def _decided_sets(a, b, what: str) -> None:
+    for x in (a, b):
+        if isinstance(x, (set, frozenset)):
+            check_decided(x, what)
 
 
 def _sequences_with_graph_values(a, b) -> bool:

@@ -196,7 +196,7 @@ class Log:
     """Snapshot of the objects reachable from a block (see the module docstring)."""
 
     def __init__(self, fns, args, names, src, track_variables=True, sets=False):
-        self.src = src
+        self.src, self.read_after = src, ()  # (sets read after an `if`: `branch_sets`)
         self.track_variables = track_variables
         self.sets = sets  # (sets are put back between the traces of a graph block's code)
         self.set_items: dict = {}  # a set's slot index -> its items after each branch traced
