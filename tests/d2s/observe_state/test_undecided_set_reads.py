@@ -3,7 +3,7 @@
 where a branch calls the set's methods (`tags.add`), else (a helper changed it) at each
 converted read (`in`, `len()`, loops, and the builtins and comparisons that used to see the
 items of both branches silently: `sorted`, `list`, `tuple`, `set`, `frozenset`, `min`,
-`max`, `any`, `all`, `sum`, `enumerate`, `zip`, `reversed`, `==`, `!=`; a comprehension or
+`max`, `any`, `all`, `sum`, `enumerate`, `zip`, `==`, `!=`; a comprehension or
 generator over it, too, through the `if`). A set changed alike in both branches still
 converts and gives eager's result."""
 from __future__ import annotations
@@ -27,7 +27,6 @@ READS = {
     "sum": lambda s: sum(s),
     "enumerate": lambda s: len([i for i, _ in enumerate(s)]),
     "zip": lambda s: len(list(zip(s, s))),
-    "reversed": lambda s: len(list(reversed(sorted(s)))),
     "eq": lambda s: int(s == {0, 1}),
     "ne": lambda s: int(s != {0, 1}),
 }
