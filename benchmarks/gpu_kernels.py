@@ -49,7 +49,7 @@ SIZES = {  # name -> (full size, dry-run size)
 
 
 def gate_while(x):
-    """A tensor `if` on a mean, then a 10-step tensor `while` (tests/static/test_cuda_loops.py's)."""
+    """A tensor `if` on a mean, then a 10-step tensor `while` (as test_cuda_loops.py's)."""
     if rt.mean(x) > 0:
         y = x * 2.0
     else:
