@@ -101,8 +101,11 @@ def compile_host(source: str):
         r = subprocess.run([COMPILER, "-O1", "-std=c++14", "-fPIC", "-shared", "-pthread",
                             "-Wall", "-Wno-unused", src, "-o", so, "-lm"],
                            capture_output=True, text=True, check=False)
-        assert r.returncode == 0, r.stderr + "\n" + source
-        _built[key] = ctypes.CDLL(so)
+        try:
+            assert r.returncode == 0, r.stderr + "\n" + source
+            _built[key] = ctypes.CDLL(so)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)  # a loaded library stays mapped
     return _built[key]
 
 
