@@ -30,18 +30,19 @@ from .nn import check_float, sigmoid
 from .registry import STATE, Meta, OpError, bind, register
 from .shape import reshape
 
-# generated C installed by runtime/program/lstm_native.py (ops may not import the program
-# package): "lstm_forward" and "lstm_backward", each returning None where it does not apply
+# generated C installed by runtime/program/lstm_native.py and gru_native.py (ops may not
+# import the program package): "lstm_forward", "lstm_backward", "gru_forward", "gru_backward", each
+# returning None where it does not apply
 NATIVE_KERNELS: dict = {}
 
 
-def _sigmoid(xp, x, out):
+def sigmoid_into(xp, x, out):
     # as `_sigmoid_kernel`: exp of -|x| never overflows, each branch exact on its half
     e = xp.exp(-xp.abs(x))
     xp.divide(xp.where(x >= 0, 1, e), 1 + e, out=out)
 
 
-def _order(steps: int, reverse: bool) -> range:
+def step_order(steps: int, reverse: bool) -> range:
     """The time steps in the order the recurrence visits them."""
     return range(steps - 1, -1, -1) if reverse else range(steps)
 
@@ -57,10 +58,10 @@ def _lstm_kernel(xp, xw, h0, c0, w_hh, reverse=False):
     acts = xp.empty_like(xw)
     w_t = w_hh.T
     h, c = h0, c0
-    for t in _order(steps, reverse):
+    for t in step_order(steps, reverse):
         gates = xw[t] + h @ w_t
         a = acts[t]
-        _sigmoid(xp, gates, a)  # i, f, o (the g quarter is overwritten with its tanh)
+        sigmoid_into(xp, gates, a)  # i, f, o (the g quarter is overwritten with its tanh)
         g = a[:, 2 * hidden:3 * hidden]
         xp.tanh(gates[:, 2 * hidden:3 * hidden], out=g)
         c = a[:, hidden:2 * hidden] * c
@@ -102,7 +103,7 @@ def _lstm_grad_kernel(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts, reverse=False
     dh = xp.zeros_like(h0)
     dc = d_c
     first = steps - 1 if reverse else 0
-    for t in reversed(_order(steps, reverse)):
+    for t in reversed(step_order(steps, reverse)):
         a = acts[t]
         i, f, g, o = (a[:, k * hidden:(k + 1) * hidden] for k in range(4))
         dh = dh + d_out[t]
@@ -160,7 +161,7 @@ def _differentiable_grad(xw, h0, c0, w_hh, d_out, d_c, reverse):
     if steps < 0:
         raise OpError("lstm_sequence: a second derivative needs a known number of steps; "
                       f"the inputs are {I.fmt(xw.shape)}")
-    order = _order(steps, reverse)
+    order = step_order(steps, reverse)
     xs, h, c = unstack(xw, axis=0), h0, c0
     saved = [None] * steps  # per step: activated gates, tanh(c), previous c, previous h
     for t in order:
