@@ -31,8 +31,8 @@ from .registry import STATE, Meta, OpError, bind, register
 from .shape import reshape
 
 # generated C installed by runtime/program/lstm_native.py and gru_native.py (ops may not
-# import the program package): "lstm_forward", "lstm_backward", "gru_forward", "gru_backward", each
-# returning None where it does not apply
+# import the program package): "lstm_forward", "lstm_backward", "gru_forward" and
+# "gru_backward", each returning None where it does not apply
 NATIVE_KERNELS: dict = {}
 
 
