@@ -167,7 +167,11 @@ def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
     if grad_outputs is not None:  # None entries: ones, as in eager
         grad_outputs = [g if g is not None else creation.ones_like(o)
                         for g, o in zip(grad_outputs, outputs)]
-    grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)
+    prev, STATE.create_graph = STATE.create_graph, create_graph
+    try:
+        grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)
+    finally:
+        STATE.create_graph = prev
     result = []
     for i, (t, g) in enumerate(zip(inputs, grads)):
         if g is None and not allow_unused:
@@ -242,8 +246,8 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
             k = (id(t._node), t._index) if t._node is not None else ("leaf", id(t))
             capture_keys.setdefault(k, []).append(i)
     order = _toposort(roots)
-    prev = STATE.grad_enabled
-    STATE.grad_enabled = create_graph
+    prev = STATE.grad_enabled, STATE.create_graph
+    STATE.grad_enabled = STATE.create_graph = create_graph
     try:
         for node in order:
             outs = node.outputs()
@@ -274,7 +278,7 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 node.inputs = None
                 node.backward_fn = None
     finally:
-        STATE.grad_enabled = prev
+        STATE.grad_enabled, STATE.create_graph = prev
     for t, g in leaves.values():
         g = _run_hooks(t, g)
         for ci in capture_keys.get(("leaf", id(t)), ()):

@@ -48,6 +48,10 @@ class ModeState(threading.local):
 
     def __init__(self):
         self.grad_enabled = True
+        # True while gradient rules build a backward that is itself differentiated
+        # (`rt.grad(create_graph=True)`, eager or converted): a fused op's rule then builds
+        # its backward from differentiable ops (`lstm_sequence`'s)
+        self.create_graph = False
         self.builder = None  # the static program builder while one is active
         self.amp = None  # the active auto_cast state, or None
         self.default_float = "float32"  # rt.set_default_dtype: what creation ops make

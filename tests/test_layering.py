@@ -353,6 +353,7 @@ PROGRAM_RANKS = {
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
     "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)
+    "gru_native.py": 7,  # (C GRU recurrence, on lstm_native's helpers)
     "model_check.py": 7, "model_file.py": 7, "model_structure.py": 7,
     "__init__.py": 8,
 }

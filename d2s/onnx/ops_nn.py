@@ -257,3 +257,41 @@ def _lstm_sequence(a):
     y, _, y_c = g.node("LSTM", [a.name(0), w, r, "", "", h0, c0], 3, hidden_size=hidden,
                        direction="reverse" if a.attrs.get("reverse") else "forward")
     return [g.one("Squeeze", [y, g.ints([1])]), g.one("Squeeze", [y_c, g.ints([0])]), None, None]
+
+
+# ONNX's GRU orders the gate blocks z, r, h; the runtime's (Paddle's) are r, z, c
+_ONNX_GRU_BLOCKS = (1, 0, 2)
+
+
+@converter("gru_sequence")
+def _gru_sequence(a):
+    """ONNX's GRU with `linear_before_reset` (the reset gate scales the hidden projection with
+    its bias, as Paddle's and cuDNN's GRU) over the projected inputs: W an identity that
+    reorders the gate blocks (the projection and `b_ih` are already in `xw`), R and the
+    recurrent bias in ONNX's order, `sequence_lens` from `lengths` (ONNX's Y is zero past a
+    row's length and Y_h its last valid state, as the op's); the saved gates and states (read
+    only by the gradient) are not produced."""
+    hidden = a.shape(1)[-1]
+    if hidden < 0:
+        raise a.error("the hidden size must be known")
+    rows = np.concatenate([np.arange(b * hidden, (b + 1) * hidden) for b in _ONNX_GRU_BLOCKS])
+    g = a.g
+    np_dtype = a.dtype(0).np
+    w = g.const(np.eye(3 * hidden, dtype=np_dtype)[rows][None], np_dtype)
+    r = g.one("Unsqueeze", [g.one("Gather", [a.name(2), g.ints(rows)], axis=0), g.ints([0])])
+    bias = ""
+    if a.is_tensor(3):
+        b_hh = g.one("Gather", [a.name(3), g.ints(rows)], axis=0)
+        zeros = g.const(np.zeros(3 * hidden, np_dtype), np_dtype)
+        bias = g.one("Unsqueeze", [g.one("Concat", [zeros, b_hh], axis=0), g.ints([0])])
+    lengths = ""
+    if a.is_tensor(4):  # within 0..T, as the op reads them
+        steps = g.one("Gather", [g.one("Shape", [a.name(0)]), g.ints([0])], axis=0)
+        within = g.one("Min", [g.one("Cast", [a.name(4)], to=ELEM["int64"]), steps])
+        lengths = g.one("Cast", [g.one("Max", [within, g.const(0, np.int64)])],
+                        to=ELEM["int32"])
+    h0 = g.one("Unsqueeze", [a.name(1), g.ints([0])])
+    y, y_h = g.node("GRU", [a.name(0), w, r, bias, lengths, h0], 2, hidden_size=hidden,
+                    linear_before_reset=1,
+                    direction="reverse" if a.attrs.get("reverse") else "forward")
+    return [g.one("Squeeze", [y, g.ints([1])]), g.one("Squeeze", [y_h, g.ints([0])]), None, None]

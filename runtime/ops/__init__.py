@@ -28,6 +28,7 @@ from . import (
     nn,
     nn_conv,
     nn_ctc,
+    nn_gru,
     nn_loss,
     nn_norm,
     nn_pool,

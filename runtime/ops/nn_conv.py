@@ -14,7 +14,7 @@ the spatial size is known), `groups` an int (groups == channels is depthwise).
 """
 from __future__ import annotations
 
-from .. import backend
+from .. import backend, core
 from . import conv_cudnn
 from . import infer as I
 from .nn import check_dtypes_match, check_float
@@ -90,10 +90,11 @@ def _geometry(x_shape, w_shape, stride, padding, dilation):
 
 # ---- kernels --------------------------------------------------------------------------------
 
-# C kernels, filled in by runtime/program/conv_native.py ("conv2d", "conv2d_grad_filter") and
-# conv_depthwise_native.py ("depthwise_conv2d", "depthwise_grad_input",
-# "depthwise_grad_filter"; this package may not import the program package), each returning
-# None where it does not apply or is not compiled yet, and the NumPy code runs.
+# C kernels, filled in by runtime/program/conv_native.py ("conv2d", "conv2d_grad_filter",
+# "conv2d_grad_input") and conv_depthwise_native.py ("depthwise_conv2d",
+# "depthwise_grad_input", "depthwise_grad_filter"; this package may not import the program
+# package), each returning None where it does not apply or is not compiled yet, and the
+# NumPy code runs.
 NATIVE_KERNELS: dict = {}
 # the same names, called with `Meta`s (shape, dtype) for the arrays while a program is traced:
 # they note which C kernels its first run will ask for, so that they compile together
@@ -222,6 +223,9 @@ def _plan_native(kind, x, w, g, stride, padding, dilation, groups):
             og = w.shape[0] // groups
             flipped = Meta((x.shape[1], og) + kernel, w.dtype)
             NATIVE_PLANS["conv2d"](xp, g, flipped, (1, 1), full, dilation, groups)
+        else:
+            NATIVE_PLANS["conv2d_grad_input"](xp, g, w, x.shape, stride, pads, dilation,
+                                              groups)
 
 
 def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
@@ -248,6 +252,9 @@ def _col2im_conv(xp, g, w, x_shape, stride, padding, dilation, groups):
         flipped = w.reshape((groups, og, cg) + kernel).transpose(0, 2, 1, 3, 4)
         flipped = flipped.reshape((c, og) + kernel)[:, :, ::-1, ::-1]
         return _conv_gemm(xp, g, flipped, kernel, (1, 1), dilation, full, x_shape[2:], groups)
+    gx = _native("conv2d_grad_input", xp, g, w, x_shape, stride, pads, dilation, groups)
+    if gx is not None:
+        return gx
     # [G, C/G*kh*kw, O/G] @ [N, G, O/G, Ho*Wo] = the columns' gradient, [N, C, kh, kw, Ho, Wo]
     # (the weight's transpose is a view BLAS reads as is); col2im adds each tap's
     # [N, C, Ho, Wo] block into the padded image
@@ -362,7 +369,10 @@ def _grad_filter_infer(x, g, w, stride, padding, dilation, groups):
 
 def _conv2d_grad(ins, outs, gs, a):
     x, w = ins
-    return [bind(CONV2D_GRAD_INPUT, (gs[0], w, x), a),
+    # an eager input that needs no gradient (a model's image) gets none: autograd would drop
+    # it (a static program drops its op when nothing reads it)
+    skip = x.stop_gradient and core.is_eager_tensor(x)
+    return [None if skip else bind(CONV2D_GRAD_INPUT, (gs[0], w, x), a),
             bind(CONV2D_GRAD_FILTER, (x, gs[0], w), a)]
 
 

@@ -23,21 +23,26 @@ inside one kernel, in eager and static mode alike (`runtime/nn/layers/rnn.py` us
 from __future__ import annotations
 
 from . import infer as I
-from .nn import check_float
-from .registry import Meta, OpError, bind, register
+from .combine import concat, split, stack, unstack
+from .linalg import matmul
+from .math import tanh
+from .nn import check_float, sigmoid
+from .registry import STATE, Meta, OpError, bind, register
+from .shape import reshape
 
-# generated C installed by runtime/program/lstm_native.py (ops may not import the program
-# package): "lstm_forward" and "lstm_backward", each returning None where it does not apply
+# generated C installed by runtime/program/lstm_native.py and gru_native.py (ops may not
+# import the program package): "lstm_forward", "lstm_backward", "gru_forward" and
+# "gru_backward", each returning None where it does not apply
 NATIVE_KERNELS: dict = {}
 
 
-def _sigmoid(xp, x, out):
+def sigmoid_into(xp, x, out):
     # as `_sigmoid_kernel`: exp of -|x| never overflows, each branch exact on its half
     e = xp.exp(-xp.abs(x))
     xp.divide(xp.where(x >= 0, 1, e), 1 + e, out=out)
 
 
-def _order(steps: int, reverse: bool) -> range:
+def step_order(steps: int, reverse: bool) -> range:
     """The time steps in the order the recurrence visits them."""
     return range(steps - 1, -1, -1) if reverse else range(steps)
 
@@ -53,10 +58,10 @@ def _lstm_kernel(xp, xw, h0, c0, w_hh, reverse=False):
     acts = xp.empty_like(xw)
     w_t = w_hh.T
     h, c = h0, c0
-    for t in _order(steps, reverse):
+    for t in step_order(steps, reverse):
         gates = xw[t] + h @ w_t
         a = acts[t]
-        _sigmoid(xp, gates, a)  # i, f, o (the g quarter is overwritten with its tanh)
+        sigmoid_into(xp, gates, a)  # i, f, o (the g quarter is overwritten with its tanh)
         g = a[:, 2 * hidden:3 * hidden]
         xp.tanh(gates[:, 2 * hidden:3 * hidden], out=g)
         c = a[:, hidden:2 * hidden] * c
@@ -98,21 +103,28 @@ def _lstm_grad_kernel(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts, reverse=False
     dh = xp.zeros_like(h0)
     dc = d_c
     first = steps - 1 if reverse else 0
-    for t in reversed(_order(steps, reverse)):
+    for t in reversed(step_order(steps, reverse)):
         a = acts[t]
         i, f, g, o = (a[:, k * hidden:(k + 1) * hidden] for k in range(4))
         dh = dh + d_out[t]
-        tc = xp.tanh(cs[t])
-        dc = dc + dh * o * (1 - tc * tc)
         c_prev = c0 if t == first else cs[t + 1 if reverse else t - 1]
+        gates, dc = _step_grads(i, f, g, o, xp.tanh(cs[t]), c_prev, dh, dc)
         d = d_xw[t]
-        d[:, :hidden] = dc * g * i * (1 - i)
-        d[:, hidden:2 * hidden] = dc * c_prev * f * (1 - f)
-        d[:, 2 * hidden:3 * hidden] = dc * i * (1 - g * g)
-        d[:, 3 * hidden:] = dh * tc * o * (1 - o)
-        dc = dc * f
+        for k, part in enumerate(gates):
+            d[:, k * hidden:(k + 1) * hidden] = part
         dh = d @ w_hh
     return d_xw, dh, dc, _w_grad(xp, d_xw, h0, out, w_hh, reverse)
+
+
+def _step_grads(i, f, g, o, tanh_c, c_prev, dh, dc):
+    """One step of the recurrence backwards, in arithmetic alone (NumPy arrays in the kernel,
+    tensors in `_differentiable_grad`): from the activated gates, tanh of the step's c, the
+    previous c and the gradients of the step's h and c, the gradients of the four gates'
+    pre-activations and of the previous c."""
+    dc = dc + dh * o * (1 - tanh_c * tanh_c)
+    gates = (dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
+             dh * tanh_c * o * (1 - o))
+    return gates, dc * f
 
 
 def _w_grad(xp, d_xw, h0, out, w_hh, reverse):
@@ -130,6 +142,8 @@ def _lstm_grad_infer(d_out, d_c, h0, c0, w_hh, out, cs, acts, reverse=False):
 
 
 def _lstm_grad(ins, outs, gs, attrs):
+    if STATE.create_graph:  # a second derivative will follow (a gradient penalty)
+        return list(_differentiable_grad(*ins, gs[0], gs[1], attrs["reverse"]))
     _, h0, c0, w_hh = ins
     # (the cells and gates of every step are not differentiable outputs: their gradients are
     # not read)
@@ -139,13 +153,52 @@ def _lstm_grad(ins, outs, gs, attrs):
     return [d_xw, d_h0, d_c0, d_w]
 
 
+def _differentiable_grad(xw, h0, c0, w_hh, d_out, d_c, reverse):
+    """(d xw, d h0, d c0, d w_hh) built from ops, so that they can be differentiated again:
+    the forward recomputed step by step as `LSTMCell.step`'s ops, then the recurrence run
+    backwards with `_step_grads`: per step the ops the layer had before it was one op."""
+    steps, hidden = xw.shape[0], h0.shape[-1]
+    if steps < 0:
+        raise OpError("lstm_sequence: a second derivative needs a known number of steps; "
+                      f"the inputs are {I.fmt(xw.shape)}")
+    order = step_order(steps, reverse)
+    xs, h, c = unstack(xw, axis=0), h0, c0
+    saved = [None] * steps  # per step: activated gates, tanh(c), previous c, previous h
+    for t in order:
+        i, f, g, o = split(xs[t] + matmul(h, w_hh, transpose_y=True), 4, axis=-1)
+        i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
+        c_new = f * c + i * g
+        saved[t] = (i, f, g, o, tanh(c_new), c, h)
+        c, h = c_new, o * saved[t][4]
+    d_outs, dh, dc = unstack(d_out, axis=0), None, d_c
+    d_xw = [None] * steps
+    for t in reversed(order):
+        i, f, g, o, tanh_c, c_prev, _ = saved[t]
+        dh = d_outs[t] if dh is None else dh + d_outs[t]
+        gates, dc = _step_grads(i, f, g, o, tanh_c, c_prev, dh, dc)
+        d_xw[t] = concat(list(gates), axis=-1)
+        dh = matmul(d_xw[t], w_hh)
+    d_xw = stack(d_xw, axis=0)
+    h_prev = reshape(stack([saved[t][6] for t in range(steps)], axis=0), [-1, hidden])
+    d_w = matmul(reshape(d_xw, [-1, 4 * hidden]), h_prev, transpose_x=True)
+    return d_xw, dh, dc, d_w
+
+
+def _refuse_second_derivative(ins, outs, gs, attrs):
+    raise OpError("lstm_sequence: its gradient was built without create_graph, so it cannot "
+                  "be differentiated again; take the first gradient with "
+                  "rt.grad(..., create_graph=True) to differentiate through an LSTM twice")
+
+
 LSTM_SEQUENCE = register(
     "lstm_sequence", kernel=_lstm_kernel, infer=_lstm_infer, grad=_lstm_grad,
     doc="All steps of one LSTM direction from the projected inputs: (h of every step, the last "
         "c, c of every step, activated gates of every step).")
 LSTM_SEQUENCE_GRAD = register(
     "lstm_sequence_grad", kernel=_lstm_grad_kernel, infer=_lstm_grad_infer,
-    doc="The gradient of lstm_sequence (the recurrence run backwards); not differentiable.")
+    grad=_refuse_second_derivative,
+    doc="The gradient of lstm_sequence (the recurrence run backwards); under create_graph "
+        "lstm_sequence's rule builds a differentiable backward of ops instead.")
 
 
 def lstm_sequence(xw, h0, c0, w_hh, reverse: bool = False):

@@ -8,13 +8,15 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 """
 # (they register their ops; conv_native and conv_depthwise_native install the C convolution
 # kernels in nn_conv, pool_native the C max pooling; cuda_rows the CUDA softmax and LayerNorm
-# in front of the C ones, which it imports first; lstm_native the C LSTM recurrence in nn_rnn)
+# in front of the C ones, which it imports first; lstm_native the C LSTM recurrence in nn_rnn,
+# gru_native the C GRU recurrence)
 from . import (  # noqa: F401
     control_flow,
     conv_depthwise_native,
     conv_native,
     cuda_rows,
     debug_ops,
+    gru_native,
     layernorm_native,
     lstm_native,
     pool_native,

@@ -1,10 +1,12 @@
-"""Direct 2-D convolution in generated C: the forward and the weight gradient of a float32
-convolution (any stride, kernel size but 1 x 1, dilation, padding, groups but depthwise:
-`conv_depthwise_native.py`), compiled through `native_build` (`conv_kernels.py`) and
-installed in `runtime/ops/nn_conv.py`'s `NATIVE_KERNELS` (ops may not import the program
-package: the rank rule of tests/test_layering.py). The input gradient of a stride-1
-convolution is a convolution of the output gradient with the flipped kernel, so it runs on
-the forward's kernel; at larger strides it stays NumPy's GEMM + col2im.
+"""Direct 2-D convolution in generated C: the forward, the weight gradient and the input
+gradient of a float32 convolution (any stride, kernel size but 1 x 1, dilation, padding,
+groups but depthwise: `conv_depthwise_native.py`), compiled through `native_build`
+(`conv_kernels.py`) and installed in `runtime/ops/nn_conv.py`'s `NATIVE_KERNELS` (ops may not
+import the program package: the rank rule of tests/test_layering.py). The input gradient of
+a stride-1 convolution is a convolution of the output gradient with the flipped kernel, so it
+runs on the forward's kernel; at larger strides (and where the padding is wider than the
+dilated kernel) it has its own kernel instead of NumPy's GEMM + col2im, which also runs
+`conv2d_transpose`.
 
 Why direct C and not im2col + GEMM: the ResNet basic block's 16-channel GEMMs are too thin
 for BLAS (docs/performance.md, "Convolution kernels"). Each source is specialised to one
@@ -15,7 +17,12 @@ GCC/Clang vector extensions (8 floats; lowered to AVX, SSE or NEON, whichever th
   each tap loads 2 input vectors and broadcasts 4 weights (prepacked tap-major, 4 at a time);
 - weight gradient: for one (output-channel block, input channel, kernel row), 4 x KW vector
   accumulators sum g[o, y, x] * x_padded[c, y*sh + i*dh, x*sw + j*dw] over images, rows and
-  8-pixel chunks; one horizontal sum per weight at the end.
+  8-pixel chunks; one horizontal sum per weight at the end;
+- input gradient: for one (block of 4 input channels, tap, output row, 16 output pixels), 8
+  vector accumulators sum w[o, c, i, j] * g[o, y, x] over the output channels, then are added
+  where the forward read that tap's pixels (the phase planes below), cropped at the end:
+  0.35x to 0.5x the time of GEMM + col2im (`benchmarks/conv_grad_input.py`,
+  docs/performance.md).
 
 Each image is padded into a zeroed scratch copy split into stride x stride phase planes
 (`pad_image`), so that at any stride a tap's 8 pixels are 8 consecutive floats of one plane;
@@ -166,6 +173,82 @@ CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
 #undef TAP
 """
 
+_GRAD_INPUT = """
+/* gx[n][g*CG + c][y][x] = sum over o < OG, i, j of
+   w[g*OG + o][c][i][j] * gout[n][g*OG + o][yo][xo] where the padded (y, x) is
+   (yo*SH + i*DH, xo*SW + j*DW): the forward's adjoint. Each tap's products are added where
+   the forward reads them, into the phase planes (TAP: 8 consecutive floats of one plane at
+   any stride), which are then cropped back into the image. */
+CONTRACT int NAME(void **p, int64_t lo, int64_t hi) {
+  const float *gout = p[0], *w = p[1];
+  float *gx = p[2];
+  const size_t planes = (size_t)C * SH * SW * HPS * WPA;
+  float *xp = malloc(sizeof(float) * planes);
+  /* gout of one image, [G*OG][HO][WOB]: zero past WO, so whole vectors add zeros there */
+  float *gp = calloc((size_t)G * OG * HO * WOB, sizeof(float));
+  /* the weight as [g][input-channel block][tap][o][channel in block], zero past CG */
+  float *wk = calloc((size_t)G * CBLK * KH * KW * OG * OB, sizeof(float));
+  if (!xp || !gp || !wk) { free(xp); free(gp); free(wk); return -1; }
+  for (int o = 0; o < G * OG; o++)
+    for (int c = 0; c < CG; c++)
+      for (int t = 0; t < KH * KW; t++)
+        wk[((((int64_t)(o / OG) * CBLK + c / OB) * KH * KW + t) * OG + o % OG) * OB + c % OB]
+            = w[((int64_t)o * CG + c) * KH * KW + t];
+  for (int64_t n = lo; n < hi; n++) {
+    memset(xp, 0, sizeof(float) * planes);
+    for (int o = 0; o < G * OG; o++)
+      for (int y = 0; y < HO; y++)
+        memcpy(gp + ((int64_t)o * HO + y) * WOB, gout + ((n * G * OG + o) * HO + y) * WO,
+               sizeof(float) * WO);
+    for (int g = 0; g < G; g++)
+      for (int cb = 0; cb < CBLK; cb++)
+        for (int i = 0; i < KH; i++)
+          for (int j = 0; j < KW; j++) {
+            const float *wt0 = wk + ((((int64_t)g * CBLK + cb) * KH + i) * KW + j) * OG * OB;
+            for (int y = 0; y < HO; y++)
+              for (int x0 = 0; x0 < WO; x0 += NV * 8) {
+                v8 acc[OB][NV];
+                for (int b = 0; b < OB; b++)
+                  for (int v = 0; v < NV; v++) acc[b][v] = (v8){0};
+                const float *wt = wt0;
+                for (int o = 0; o < OG; o++, wt += OB) {
+                  const float *grow = gp + ((int64_t)(g * OG + o) * HO + y) * WOB + x0;
+                  v8 in[NV];
+                  for (int v = 0; v < NV; v++) in[v] = load(grow + 8 * v);
+                  for (int b = 0; b < OB; b++)
+                    for (int v = 0; v < NV; v++) acc[b][v] += wt[b] * in[v];
+                }
+                for (int b = 0; b < OB && cb * OB + b < CG; b++) {
+                  float *dst = TAP(g * CG + cb * OB + b, y, i, j) + x0;
+                  for (int v = 0; v < NV; v++) {
+                    v8 sum = load(dst + 8 * v) + acc[b][v];
+                    memcpy(dst + 8 * v, &sum, sizeof sum);
+                  }
+                }
+              }
+          }
+    for (int c = 0; c < C; c++)  /* crop: the image's pixels, where pad_image put them */
+      for (int y = 0; y < H; y++) {
+        int yp = y + PT;
+        const float *rows = xp + ((int64_t)(c * SH + yp % SH) * SW * HPS + yp / SH) * WPA;
+        float *dst = gx + ((n * C + c) * H + y) * W;
+        if (SW == 1) {
+          memcpy(dst, rows + PL, sizeof(float) * W);
+          continue;
+        }
+        for (int i = 0; i < W; i++)
+          dst[i] = rows[(int64_t)(i + PL) % SW * HPS * WPA + (i + PL) / SW];
+      }
+  }
+  free(xp);
+  free(gp);
+  free(wk);
+  return 0;
+}
+#undef pad_image
+#undef TAP
+"""
+
 
 def _round_up(n: int, m: int) -> int:
     return -(-n // m) * m
@@ -189,10 +272,12 @@ def _defines(x_shape, w_shape, stride, pads, dilation, groups, out_block,
             "NV": pixel_vectors, "OBLK": -(-(o // groups) // out_block)}
 
 
+_BODIES = {"forward": _FORWARD, "grad_filter": _GRAD_FILTER, "grad_input": _GRAD_INPUT}
+
+
 def source(kind: str, defines: dict) -> str:
-    """The C of `kind` ("forward" or "grad_filter") for one geometry."""
-    return conv_kernels.assemble(f"conv_{kind}", defines,
-                                 _PRELUDE + (_FORWARD if kind == "forward" else _GRAD_FILTER))
+    """The C of `kind` ("forward", "grad_filter" or "grad_input") for one geometry."""
+    return conv_kernels.assemble(f"conv_{kind}", defines, _PRELUDE + _BODIES[kind])
 
 
 def _applies(xp, arrays, w_shape, pads, groups) -> bool:
@@ -220,8 +305,22 @@ def _grad_filter_defines(xp, x, g, w_shape, stride, pads, dilation, groups) -> d
     return _defines(x.shape, w_shape, stride, pads, dilation, groups, block, 1)
 
 
+def _grad_input_defines(xp, g, w, x_shape, stride, pads, dilation, groups) -> dict | None:
+    if not _applies(xp, (g, w), w.shape, pads, groups) or 0 in x_shape:
+        return None
+    defines = _defines(x_shape, w.shape, stride, pads, dilation, groups, OUT_BLOCK,
+                       PIXEL_VECTORS)
+    if (defines["HO"], defines["WO"]) != tuple(g.shape[2:]):
+        return None  # (not the output of a convolution of x_shape: no adjoint of one)
+    # blocks of OUT_BLOCK input channels; gout's rows padded to whole blocks of pixels
+    defines.update(CBLK=-(-defines["CG"] // OUT_BLOCK),
+                   WOB=_round_up(defines["WO"], VECTOR * PIXEL_VECTORS))
+    return defines
+
+
 _FORWARD_SOURCE = functools.partial(source, "forward")
 _GRAD_FILTER_SOURCE = functools.partial(source, "grad_filter")
+_GRAD_INPUT_SOURCE = functools.partial(source, "grad_input")
 
 
 def conv2d(xp, x, w, stride, pads, dilation, groups):
@@ -247,6 +346,19 @@ def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
     return None if parts is None else functools.reduce(np.add, parts)
 
 
+def conv2d_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups):
+    """The input gradient in C (where the flipped-kernel convolution does not apply: strides,
+    padding wider than the dilated kernel), or None where it does not apply or is not
+    ready."""
+    defines = _grad_input_defines(xp, g, w, x_shape, stride, pads, dilation, groups)
+    fn = defines and conv_kernels.ready_kernel("conv_grad_input", defines, _GRAD_INPUT_SOURCE)
+    if not fn:
+        return None
+    gx = np.empty(tuple(x_shape), np.float32)
+    # each piece writes its own images of `gx`
+    return None if conv_kernels.over_images(fn, (g, w), lambda lo, hi: gx) is None else gx
+
+
 def plan_conv2d(xp, x, w, stride, pads, dilation, groups) -> None:
     """`conv2d` of a traced program, its arrays' `Meta`s in their place (`conv_kernels.plan`)."""
     defines = _forward_defines(xp, x, w, stride, pads, dilation, groups)
@@ -260,5 +372,13 @@ def plan_conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups) -
         conv_kernels.plan("conv_grad_filter", defines, _GRAD_FILTER_SOURCE)
 
 
-nn_conv.NATIVE_KERNELS.update(conv2d=conv2d, conv2d_grad_filter=conv2d_grad_filter)
-nn_conv.NATIVE_PLANS.update(conv2d=plan_conv2d, conv2d_grad_filter=plan_conv2d_grad_filter)
+def plan_conv2d_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups) -> None:
+    defines = _grad_input_defines(xp, g, w, x_shape, stride, pads, dilation, groups)
+    if defines:
+        conv_kernels.plan("conv_grad_input", defines, _GRAD_INPUT_SOURCE)
+
+
+nn_conv.NATIVE_KERNELS.update(conv2d=conv2d, conv2d_grad_filter=conv2d_grad_filter,
+                              conv2d_grad_input=conv2d_grad_input)
+nn_conv.NATIVE_PLANS.update(conv2d=plan_conv2d, conv2d_grad_filter=plan_conv2d_grad_filter,
+                            conv2d_grad_input=plan_conv2d_grad_input)

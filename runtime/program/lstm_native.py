@@ -134,24 +134,25 @@ _BACKWARD = """D2S_VECTOR_WIDTH int d2s_lstm_backward(void **a, int64_t lo, int6
 """
 
 
-_FUNCTIONS = {"d2s_lstm_forward": _FORWARD, "d2s_lstm_backward": _BACKWARD}
-
-
-def source(name: str) -> str:
-    """The C of one direction of the LSTM recurrence (float32): `d2s_lstm_forward` or
-    `d2s_lstm_backward` (one source each: the build cache holds one function per source)."""
+def c_source(function: str) -> str:
+    """A recurrence's C function (float32) after the helpers it may use: `d2s_vecmat`,
+    `d2s_sigmoidf`, `d2s_tanhf` (one source per function: the build cache holds one function
+    per source; `gru_native` builds its kernels on these too)."""
     declaration = ('__attribute__((simd("notinbranch"))) float expf(float);'
                    if native_build._vector_math() else "")
     return _HEAD.format(declaration=declaration, tanhf=TANHF,
-                        vector_width="\n".join(VECTOR_WIDTH)) + _FUNCTIONS[name]
+                        vector_width="\n".join(VECTOR_WIDTH)) + function
 
 
-def _function(name: str):
-    """The ready C function `name`, or None (native code off, or its build failed)."""
-    return native_build.ready_function(name, lambda: source(name))
+def ready(name: str, function: str):
+    """The ready C function `name` (its text `function`), or None (native code off, or its
+    build failed)."""
+    return native_build.ready_function(name, lambda: c_source(function))
 
 
-def _call(fn, arrays, sizes, batch: int) -> bool:
+def call_rows(fn, arrays, sizes, batch: int) -> bool:
+    """Run `fn(pointers, lo, hi)` over the batch rows, split over the d2s threads; whether
+    every piece succeeded."""
     ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*(x.ctypes.data for x in arrays),
                                                  sizes.ctypes.data)
     failed = []
@@ -164,14 +165,15 @@ def _call(fn, arrays, sizes, batch: int) -> bool:
     return not failed
 
 
-def _fits(xp, *arrays) -> bool:
+def fits(xp, *arrays) -> bool:
+    """Whether the C kernels apply: NumPy arrays, all float32."""
     return xp is np and all(x.dtype == np.float32 for x in arrays)
 
 
 def lstm_forward(xp, xw, h0, c0, w_hh, reverse):
     """`lstm_sequence`'s kernel in C, or None where it does not apply."""
-    fn = _function("d2s_lstm_forward")
-    if fn is None or not _fits(xp, xw, h0, c0, w_hh) or not xw.size:
+    fn = ready("d2s_lstm_forward", _FORWARD)
+    if fn is None or not fits(xp, xw, h0, c0, w_hh) or not xw.size:
         return None
     steps, batch, hidden = xw.shape[0], xw.shape[1], h0.shape[-1]
     xw, h0, c0 = (np.ascontiguousarray(x) for x in (xw, h0, c0))
@@ -180,15 +182,15 @@ def lstm_forward(xp, xw, h0, c0, w_hh, reverse):
     cs = np.empty_like(out)
     acts = np.empty_like(xw)
     sizes = np.array([steps, batch, hidden, reverse], np.int64)
-    if not _call(fn, (xw, h0, c0, wt, out, cs, acts), sizes, batch):
+    if not call_rows(fn, (xw, h0, c0, wt, out, cs, acts), sizes, batch):
         return None
     return out, cs[0 if reverse else -1].copy(), cs, acts
 
 
 def lstm_backward(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts, reverse):
     """(d xw, d h0, d c0) of `lstm_sequence_grad` in C, or None where it does not apply."""
-    fn = _function("d2s_lstm_backward")
-    if fn is None or not _fits(xp, d_out, d_c, c0, w_hh, cs, acts) or not acts.size:
+    fn = ready("d2s_lstm_backward", _BACKWARD)
+    if fn is None or not fits(xp, d_out, d_c, c0, w_hh, cs, acts) or not acts.size:
         return None
     steps, batch, hidden = out.shape
     arrays = [np.ascontiguousarray(x) for x in (d_out, d_c, c0, w_hh, cs, acts)]
@@ -196,7 +198,7 @@ def lstm_backward(xp, d_out, d_c, h0, c0, w_hh, out, cs, acts, reverse):
     d_h0 = np.empty((batch, hidden), np.float32)
     d_c0 = np.empty_like(d_h0)
     sizes = np.array([steps, batch, hidden, reverse], np.int64)
-    if not _call(fn, (*arrays, d_xw, d_h0, d_c0), sizes, batch):
+    if not call_rows(fn, (*arrays, d_xw, d_h0, d_c0), sizes, batch):
         return None
     return d_xw, d_h0, d_c0
 

@@ -137,3 +137,28 @@ def test_lstm_layers_become_onnx_lstm_nodes():
     specs = [InputSpec([None, 6, 4]), InputSpec([4, None, 5]), InputSpec([4, None, 5])]
     proto, _ = check_parity(d2s.to_static(f), specs, inputs(1), inputs(3))
     assert [n.op_type for n in proto.graph.node].count("LSTM") == 4
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_layers_become_onnx_gru_nodes(bias):
+    # a bidirectional two-layer GRU from a given state over sequences of different lengths
+    # (a row of the full length, one that ends early, one longer than the input), batch
+    # unknown: one ONNX GRU per direction and layer, checked at batch 1 and 3
+    rt.seed(4)
+    net = rt.nn.GRU(4, 5, num_layers=2, direction="bidirect",
+                    bias_hh_attr=None if bias else False)
+    net.eval()
+    rng = np.random.default_rng(4)
+
+    def inputs(batch):
+        x, h0 = (rt.to_tensor(rng.standard_normal(s).astype("float32"))
+                 for s in ((batch, 6, 4), (4, batch, 5)))
+        return x, h0, rt.to_tensor(np.array([6, 2, 9][:batch], "int64"))
+
+    def f(x, h0, lengths):
+        out, h = net(x, h0, sequence_length=lengths)
+        return out, h
+
+    specs = [InputSpec([None, 6, 4]), InputSpec([4, None, 5]), InputSpec([None], "int64")]
+    proto, _ = check_parity(d2s.to_static(f), specs, inputs(1), inputs(3))
+    assert [n.op_type for n in proto.graph.node].count("GRU") == 4

@@ -428,3 +428,7 @@ OPINFOS = [
 EXEMPT["lstm_sequence"] = ("a whole LSTM direction (nn.LSTM's kernel): values, gradients vs central "
                            "differences and its C kernel in tests/nn/test_lstm_sequence.py")
 EXEMPT["lstm_sequence_grad"] = "the grad of lstm_sequence; checked in tests/nn/test_lstm_sequence.py"
+EXEMPT["gru_sequence"] = ("a whole GRU direction (nn.GRU's kernel): values, gradients vs central "
+                          "differences and the loop of ops, its C kernel in "
+                          "tests/nn/test_gru_sequence.py")
+EXEMPT["gru_sequence_grad"] = "the grad of gru_sequence; checked in tests/nn/test_gru_sequence.py"

@@ -1,6 +1,7 @@
 """The generated-C convolution kernels (runtime/program/conv_native.py) against the NumPy path
 they replace (runtime/ops/nn_conv.py) and a per-pixel reference: the forward, the input
-gradient (the forward's kernel on the flipped weight) and the weight gradient, on every
+gradient (the forward's kernel on the flipped weight at stride 1, its own kernel at other
+strides and where the padding is wider than the kernel) and the weight gradient, on every
 conv2d configuration of the op tests (strides, dilations, groups, padding modes; the ones the
 C code does not take run the NumPy path and are checked to), eagerly and converted.
 """
@@ -64,15 +65,21 @@ NATIVE_IDS = IDS + ["block-16", "ragged", "5x5-dilated", "valid", "same", "conv1
 def takes_c(x_shape, w_shape, kwargs) -> dict:
     """How many calls of each C kernel `kernels` makes (by the name `nn_conv` calls it):
     depthwise convolutions take the three depthwise kernels, 1 x 1 ones none, others the
-    forward (twice at stride 1, where the input gradient is a convolution with the flipped
-    kernel, unless its "full" padding is negative) and the weight gradient."""
+    forward, the weight gradient and the input gradient: at stride 1 a convolution with the
+    flipped kernel (the forward's kernel again), at other strides (and where the padding is
+    wider than the dilated kernel: `nn_conv._flipped_padding`) its own kernel."""
     depthwise = kwargs.get("groups", 1) > 1 and w_shape[1] == 1
     if depthwise:
         return {"depthwise_conv2d": 1, "depthwise_grad_input": 1, "depthwise_grad_filter": 1}
     if tuple(w_shape[2:]) == (1, 1):
         return {}
-    stride1 = kwargs.get("stride", 1) in (1, (1, 1))
-    return {"conv2d": 1 + stride1, "conv2d_grad_filter": 1}
+    attrs = op_attrs(kwargs)
+    _, pads, hw = nn_conv._geometry(x_shape, w_shape, attrs["stride"], attrs["padding"],
+                                    attrs["dilation"])
+    if nn_conv._flipped_padding(x_shape, w_shape, hw, attrs["stride"], pads,
+                                attrs["dilation"]) is not None:
+        return {"conv2d": 2, "conv2d_grad_filter": 1}
+    return {"conv2d": 1, "conv2d_grad_input": 1, "conv2d_grad_filter": 1}
 
 
 @pytest.fixture
@@ -121,10 +128,7 @@ def test_kernels_equal_the_numpy_path(x_shape, w_shape, kwargs, counted, monkeyp
     before = dict(counted)
     native = kernels(x, w, g, kwargs)
     ran = {k: counted[k] - before[k] for k in counted if counted[k] > before[k]}
-    expected = takes_c(x_shape, w_shape, kwargs)
-    if ran.get("conv2d") == 1 and expected.get("conv2d") == 2:  # negative "full" padding
-        expected["conv2d"] = 1
-    assert ran == expected
+    assert ran == takes_c(x_shape, w_shape, kwargs)
     monkeypatch.setattr(nn_conv, "NATIVE_KERNELS", {})
     numpy_path = kernels(x, w, g, kwargs)
     assert len(native) == len(numpy_path) == 3
@@ -174,8 +178,8 @@ def test_gradients_against_finite_differences_eager_and_static(x_shape, w_shape,
 
 def block_step(x, w):
     """A tensor `if` between a stride-1 conv and a stride-2 one: both forwards and weight
-    gradients in C, the input gradient as a C convolution at stride 1 and as NumPy's GEMM +
-    col2im at stride 2."""
+    gradients in C, the input gradient as a C convolution at stride 1 and by its own C kernel
+    at stride 2."""
     if x.mean() > 0:
         y = F.relu(F.conv2d(x, w, padding=1))
     else:
@@ -205,8 +209,10 @@ def test_one_program_takes_the_c_and_the_numpy_kernels(counted):
             for g, v in zip(got, want):
                 np.testing.assert_allclose(g.numpy(), v, rtol=1e-3, atol=1e-4)
         ran_c = {k: counted[k] - before[k] for k in counted if counted[k] > before[k]}
-        # per call: the forward (and at stride 1 the input gradient) and the weight gradient
-        assert ran_c == {"conv2d": 4 if stride == 1 else 2, "conv2d_grad_filter": 2}, stride
+        # per call: the forward, the input gradient and the weight gradient
+        want_c = {"conv2d": 4, "conv2d_grad_filter": 2} if stride == 1 else {
+            "conv2d": 2, "conv2d_grad_input": 2, "conv2d_grad_filter": 2}
+        assert ran_c == want_c, stride
 
 
 def test_a_geometry_runs_the_same_kernel_cold_or_warm(monkeypatch, tmp_path):
@@ -317,12 +323,41 @@ def test_a_programs_geometries_compile_together_with_the_bits_of_one_at_a_time(
         runs.append([y.numpy()] + [p.grad.numpy() for p in model.parameters()])
         kernels_built = [n for n in builds if n]
         # forward + weight gradient of stem and dense (the dense input gradient is the
-        # forward's kernel of the same geometry; x needs none), and the depthwise's three
+        # forward's kernel of the same geometry; x needs none), and the depthwise's three;
+        # tracing also plans the stem's strided input gradient (its op is built, then
+        # dropped as unread: `backward._drop_unread`)
         if cache == "together":
-            assert sum(kernels_built) == 7
-            assert len(kernels_built) <= min(os.cpu_count() or 1, 7)
+            assert sum(kernels_built) == 8
+            assert len(kernels_built) <= min(os.cpu_count() or 1, 8)
         else:  # eager: each kernel built at its first call
             assert kernels_built == [1] * 7
     assert len(runs[0]) == len(runs[1]) == 7
     for together, alone in zip(*runs):
         np.testing.assert_array_equal(together, alone)
+
+
+# transposed convolutions are the input gradient's adjoint map (`nn_conv._col2im_conv`): a
+# GAN generator's stride-2 upsampling (with output_padding), stride 3 with groups and
+# dilation, SAME padding
+TRANSPOSE_CONFIGS = [
+    ((2, 16, 8, 8), (16, 8, 4, 4), {"stride": [2, 2], "padding": [1, 1, 1, 1]}),
+    ((1, 6, 5, 7), (6, 2, 3, 3), {"stride": [3, 2], "padding": [1, 0, 2, 1],
+                                  "output_padding": [1, 1], "dilation": [1, 2], "groups": 2}),
+    ((2, 4, 6, 6), (4, 3, 3, 3), {"stride": [2, 2], "padding": "SAME"}),
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", TRANSPOSE_CONFIGS,
+                         ids=["gan-up", "stride3-groups", "same"])
+def test_transposed_convolutions_take_the_input_gradient_kernel(x_shape, w_shape, kwargs,
+                                                               counted, monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    attrs = {"output_padding": [0, 0], "dilation": [1, 1], "groups": 1, **kwargs}
+    native = nn_conv._transpose_kernel(np, x, w, **attrs)
+    assert counted["conv2d_grad_input"] == 1
+    monkeypatch.setattr(nn_conv, "NATIVE_KERNELS", {})
+    want = nn_conv._transpose_kernel(np, x, w, **attrs)
+    assert native.dtype == np.float32 and native.shape == want.shape
+    np.testing.assert_allclose(native, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

@@ -43,3 +43,20 @@ def test_a_kernel_that_differs_is_not_timed(tmp_path):
     with pytest.raises(AssertionError, match="Mismatched elements"):
         bench.main(["--against", str(wrong), "--repeat", "1"])
     assert bench.registry.OPS["conv2d"].kernel is bench.nn_conv._conv2d_kernel
+
+
+def test_grad_input_benchmark_rows(capsys):
+    """benchmarks/conv_grad_input.py: one row per case (values compared before timing), and
+    the C kernels installed again afterwards."""
+    spec = importlib.util.spec_from_file_location("conv_grad_input_benchmark",
+                                                  ROOT / "benchmarks/conv_grad_input.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    installed = dict(bench.nn_conv.NATIVE_KERNELS)
+    bench.main(["--quick"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + len(bench.QUICK), rows
+    for row, case in zip(rows[1:], bench.QUICK):
+        assert re.fullmatch(rf"\| {re.escape(case[0])} \| \d+\.\d{{3}} \| \d+\.\d{{3}} \| "
+                            r"\d+\.\d\dx \|", row), row
+    assert bench.nn_conv.NATIVE_KERNELS == installed

@@ -25,6 +25,7 @@ from ...ops import nn as nn_ops
 from ...ops import shape as shp
 from ...ops.linalg import matmul
 from ...ops.math import tanh
+from ...ops.nn_gru import gru_sequence
 from ...ops.nn_rnn import lstm_sequence
 from ...program import control_flow
 from .. import functional as F
@@ -247,17 +248,28 @@ def _lstm_sequence(cell, x, states, is_reverse):
     return out, (out[0] if is_reverse else out[-1], c_last)
 
 
+def _gru_sequence(cell, x, state, sequence_length, is_reverse):
+    """All steps of a `GRUCell` as one op (`ops/nn_gru.py`): (outputs, last state)."""
+    out, last, _, _ = gru_sequence(cell.project_inputs(x), state, cell.weight_hh,
+                                   cell.bias_hh, sequence_length, reverse=is_reverse)
+    return out, last
+
+
 def _run(cell, inputs, states, sequence_length, is_reverse, time_major):
     """Run `cell` over the time axis; returns (outputs with inputs' layout, final states).
-    An LSTMCell (not a subclass with its own `step`) over a known number of steps without
-    `sequence_length` is one op; other cells a Python loop of ops when the number of steps is
-    known (always in eager mode), else a graph loop."""
+    Over a known number of steps, a GRUCell and (without `sequence_length`) an LSTMCell, not
+    subclasses with their own `step`, are one op; other cells a Python loop of ops when the
+    number of steps is known (always in eager mode), else a graph loop."""
     perm = [1, 0] + list(range(2, len(inputs.shape)))
     x = inputs if time_major else shp.transpose(inputs, perm)
     if states is None:
         states = cell.get_initial_states(x, batch_dim_idx=1)
-    if type(cell).step is LSTMCell.step and sequence_length is None and x.shape[0] > 0:
+    step = type(cell).step
+    if step is LSTMCell.step and sequence_length is None and x.shape[0] > 0:
         out, states = _lstm_sequence(cell, x, states, is_reverse)
+        return (out if time_major else shp.transpose(out, perm)), states
+    if step is GRUCell.step and x.shape[0] > 0:
+        out, states = _gru_sequence(cell, x, states, sequence_length, is_reverse)
         return (out if time_major else shp.transpose(out, perm)), states
     loop = _unrolled if x.shape[0] >= 0 else _graph_loop
     out, states = loop(cell, cell.project_inputs(x), states, sequence_length, is_reverse)
