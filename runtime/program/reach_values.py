@@ -1,0 +1,133 @@
+"""The graph values that tell, on a run, whether a reach condition held (`reached.py`).
+
+`top_level(program, c, made)` gives a top-level 0-d bool Variable for the condition `c`:
+
+- `Branch(pred, truth)`: the predicate, or its negation;
+- `Ran(saves)`: the loop's saved iterations are not empty;
+- `Trips(saves, site)`: the `while` op that saves into `saves` gains one more loop variable,
+  False at entry and, after each trip, itself or whether `site`'s conditions all held on that
+  trip (`trip_flag`): "some trip took this branch". Its final value is the flag.
+
+A value decided inside a branch (a loop in a tensor `if`, a loop's flag there) leaves it as one
+more output of each branch op around it, False from the branches that did not run (`lift`).
+A `recompute` of the loop body (the loop's gradient) gets a constant for the new loop variable:
+the flag changes nothing else the body computes.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from .. import core
+from ..dtypes import bool_
+from ..ops.arrays import array_length
+from ..ops.logic import logical_and, logical_not, logical_or
+from ..ops.registry import STATE
+from .builder import Builder
+from .reached import Branch, Ran
+from .variable import Variable
+
+
+def top_level(program, c, made: dict) -> Variable:
+    """A top-level 0-d bool Variable, True on the runs where the condition `c` held; `made`
+    keeps those already made (one flag per loop and site, whatever reads there)."""
+    with _building(program):
+        return lift(program, held(program, c, made), program.global_block())
+
+
+def held(program, c, made: dict) -> Variable:
+    """A 0-d bool Variable in the block that decides `c`, True where it held."""
+    v = made.get(c)
+    if v is None:
+        if isinstance(c, Branch):
+            pred = program.find_var(c.pred)
+            v = pred if c.truth else _in(program, pred.block, lambda: logical_not(pred))
+        elif isinstance(c, Ran):
+            saves = program.find_var(c.saves)
+            v = _in(program, saves.block, lambda: array_length(saves) > 0)
+        else:
+            v = trip_flag(program, c.saves, c.site, made)
+        made[c] = v
+    return v
+
+
+def trip_flag(program, saves: str, site: tuple, made: dict) -> Variable:
+    """The output of a new loop variable of the `while` op that saves into `saves`: whether
+    on some trip the body's conditions `site` all held."""
+    block = program.find_var(saves).block
+    loop = next(op for op in block.ops if op.type == "while" and saves in op.outputs)
+    cblk, bblk = (program.blocks[i] for i in loop.blocks)
+    n = len(bblk.params)
+    no = _false(program)
+    param = _bool_var(program, bblk)
+    _bool_var(program, cblk, param=True)
+    trip = [lift(program, held(program, c, made), bblk) for c in site]
+    bblk.results.append(_in(program, bblk, lambda: logical_or(
+        param, functools.reduce(logical_and, trip))).name)
+    out = _bool_var(program, block, param=False)
+    saved = block.new_var(program.fresh_name(), (), bool_, kind="array")
+    loop.inputs.append(no)
+    loop.outputs.insert(n, out.name)
+    loop.outputs.append(saved.name)  # (saved too: every carried value is)
+    for blk in program.blocks:
+        for op in blk.ops:
+            if op.type == "recompute" and tuple(op.blocks) == (bblk.idx,):
+                op.inputs.append(no)
+    program.touch()
+    return out
+
+
+def lift(program, v: Variable, to) -> Variable:
+    """`v` (defined in `to` or in a branch below it) as a value of block `to`: each branch op
+    between them gains an output, `v` from the branch that holds it, False from the others."""
+    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+    block = v.block
+    while block is not to:
+        op, parent = owners[block.idx]
+        out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+        no = _false(program)
+        op.outputs.append(out.name)
+        for sub in op.blocks:
+            program.blocks[sub].results.append(v.name if sub == block.idx else no)
+        v, block = out, parent
+    program.touch()
+    return v
+
+
+def _false(program) -> str:
+    """The name of a constant False (a captured tensor: readable in every block)."""
+    return _in(program, program.global_block(),
+               lambda: STATE.builder.capture(core.constant(False)))
+
+
+def _bool_var(program, block, param: bool = True) -> Variable:
+    v = block.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+    if param:
+        block.params.append(v.name)
+    return v
+
+
+def _in(program, block, make):
+    """`make()` with the builder appending to `block`."""
+    b = STATE.builder
+    prev = b.block
+    try:
+        b.block = block
+        return make()
+    finally:
+        b.block = prev
+
+
+@contextlib.contextmanager
+def _building(program):
+    """The builder building `program` (a new one when none is: a split's forward part)."""
+    b = STATE.builder
+    if b is not None and b.program is program:
+        yield b
+        return
+    STATE.builder = Builder(program)
+    STATE.builder.cross_block_reads = True
+    try:
+        yield STATE.builder
+    finally:
+        STATE.builder = b
