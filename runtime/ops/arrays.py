@@ -352,6 +352,9 @@ def array_getitem(array: Variable, index):
                                    ("step", index.step)) if v is not None}
         out = _bind_array(SLICE, [array], attrs, array)
         out._stop_gradient = array.stop_gradient
+        flags = getattr(array, "item_stops", None)
+        if flags is not None:  # (each item keeps its own flag)
+            out.item_stops = _bind_array(SLICE, [flags], attrs, flags)
         return out
     return array_read(array, index)
 
@@ -423,13 +426,25 @@ def array_written(x, i, array: Variable) -> Variable:
     shape = _element_shape("array_write", array, x)
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
-    flags, flag = getattr(array, "item_stops", None), getattr(x, "stop_when", None)
-    if flags is not None or flag is not None or (
-            x.stop_gradient != array.stop_gradient and not getattr(array, "no_items", False)):
-        # (items whose stop_gradient differ: each one's flag is written beside it)
-        flag = b.variable_of(x.stop_gradient) if flag is None else flag
-        out.item_stops = array_written(flag, i, item_flags(array))
+    if _flags_differ(array, x):  # (items whose stop_gradient differ: each one's flag
+        out.item_stops = array_written(_stop_flag(x), i, item_flags(array))  # beside it)
     return out
+
+
+def _flags_differ(array: Variable, x: Variable) -> bool:
+    """Whether an array made of `array`'s items and `x` needs each item's stop_gradient flag
+    beside it: one of them has a flag the run decides, or their static flags differ (an
+    array with no items has none to differ)."""
+    return getattr(array, "item_stops", None) is not None or \
+        getattr(x, "stop_when", None) is not None or (
+            x.stop_gradient != array.stop_gradient and not getattr(array, "no_items", False))
+
+
+def _stop_flag(x: Variable):
+    """The item `x`'s stop_gradient as a 0-d bool value: the run's (`stop_when`) or its
+    static one."""
+    flag = getattr(x, "stop_when", None)
+    return _builder().variable_of(x.stop_gradient) if flag is None else flag
 
 
 def item_flags(array: Variable) -> Variable:
@@ -502,6 +517,9 @@ def array_inserted(array: Variable, i, x) -> Variable:
     out = _bind_array(INSERT, [array, i, x], {}, array)
     out._static_shape = shape
     out._stop_gradient = array.stop_gradient and x.stop_gradient
+    if _flags_differ(array, x):  # (each item's flag, `x`'s inserted beside it)
+        flags = item_flags(array)
+        out.item_stops = _bind_array(INSERT, [flags, i, _stop_flag(x)], {}, flags)
     return out
 
 
@@ -581,6 +599,12 @@ def array_joined(a, b) -> Variable:
     out._static_shape = sb if sa is None else sa if sb is None else tuple(
         x if x == y else -1 for x, y in zip(sa, sb))
     out._stop_gradient = a.stop_gradient and b.stop_gradient
+    if any(getattr(v, "item_stops", None) is not None for v in (a, b)) or (
+            a.stop_gradient != b.stop_gradient and not any(
+                getattr(v, "no_items", False) for v in (a, b))):
+        # (items whose stop_gradient differ: each one's flag, joined as the items are)
+        fa, fb = item_flags(a), item_flags(b)
+        out.item_stops = _bind_array(JOIN, [fa, fb], {}, fa)
     return out
 
 
