@@ -32,22 +32,27 @@ def top_level(program, c, made: dict) -> Variable:
     """A top-level 0-d bool Variable, True on the runs where the condition `c` held; `made`
     keeps those already made (one flag per loop and site, whatever reads there)."""
     with _building(program):
-        return lift(program, held(program, c, made), program.global_block())
+        return held(program, c, made, program.global_block())
 
 
-def held(program, c, made: dict) -> Variable:
-    """A 0-d bool Variable in the block that decides `c`, True where it held."""
-    v = made.get(c)
+def held(program, c, made: dict, into) -> Variable:
+    """A 0-d bool Variable that block `into` can read, True where `c` held: made in `into`
+    when what decides `c` is a value `into` can read (a predicate computed before a loop and
+    tested in its body), else in the block that decides it and lifted to `into`."""
+    key = (c, into.idx)
+    v = made.get(key)
     if v is None:
         if isinstance(c, Branch):
             pred = program.find_var(c.pred)
-            v = pred if c.truth else _in(program, pred.block, lambda: logical_not(pred))
+            at = into if _encloses(program, pred.block, into) else pred.block
+            v = pred if c.truth else _in(program, at, lambda: logical_not(pred))
         elif isinstance(c, Ran):
             saves = program.find_var(c.saves)
-            v = _in(program, saves.block, lambda: array_length(saves) > 0)
+            at = into if _encloses(program, saves.block, into) else saves.block
+            v = _in(program, at, lambda: array_length(saves) > 0)
         else:
             v = trip_flag(program, c.saves, c.site, made)
-        made[c] = v
+        v = made[key] = lift(program, v, into)
     return v
 
 
@@ -61,7 +66,7 @@ def trip_flag(program, saves: str, site: tuple, made: dict) -> Variable:
     no = _false(program)
     param = _bool_var(program, bblk)
     _bool_var(program, cblk, param=True)
-    trip = [lift(program, held(program, c, made), bblk) for c in site]
+    trip = [held(program, c, made, bblk) for c in site]
     bblk.results.append(_in(program, bblk, lambda: logical_or(
         param, functools.reduce(logical_and, trip))).name)
     out = _bool_var(program, block, param=False)
@@ -78,8 +83,11 @@ def trip_flag(program, saves: str, site: tuple, made: dict) -> Variable:
 
 
 def lift(program, v: Variable, to) -> Variable:
-    """`v` (defined in `to` or in a branch below it) as a value of block `to`: each branch op
-    between them gains an output, `v` from the branch that holds it, False from the others."""
+    """`v` as a value block `to` can read: itself where it is defined in `to` or a block
+    around it; else (defined in a branch below `to`) each branch op between them gains an
+    output, `v` from the branch that holds it, False from the others."""
+    if _encloses(program, v.block, to):
+        return v
     owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
     block = v.block
     while block is not to:
@@ -92,6 +100,15 @@ def lift(program, v: Variable, to) -> Variable:
         v, block = out, parent
     program.touch()
     return v
+
+
+def _encloses(program, outer, block) -> bool:
+    """Whether `outer` is `block` or a block around it (whose values `block` can read)."""
+    while block is not outer:
+        if block.idx == 0:
+            return False
+        block = program.blocks[block.parent]
+    return True
 
 
 def _false(program) -> str:

@@ -40,6 +40,28 @@ def _switched_reference(p, x, steps):
     return ((h @ p["head.weight"] + p["head.bias"]) ** 2).mean(), ran
 
 
+class PresetCell(SwitchedCell):
+    """The cell is chosen once, before the loop, and tested on every trip."""
+
+    def forward(self, x, steps):
+        h = rt.tanh(self.embed(x))
+        use_a = x.mean() > 0
+        for _ in range(steps):
+            if use_a:
+                h = rt.tanh(self.a(h))
+            else:
+                h = rt.tanh(self.b(h))
+        return (self.head(h) ** 2).mean()
+
+
+def _preset_reference(p, x, steps):
+    cell = "a" if x.mean() > 0 else "b"
+    h = np.tanh(x @ p["embed.weight"] + p["embed.bias"])
+    for _ in range(steps):
+        h = np.tanh(h @ p[f"{cell}.weight"] + p[f"{cell}.bias"])
+    return ((h @ p["head.weight"] + p["head.bias"]) ** 2).mean(), [cell] * steps
+
+
 class GatedRefiner(rt.nn.Layer):
     """On the trips whose state has a positive mean, refine it until it is within 1."""
 
@@ -127,6 +149,20 @@ def test_a_cell_has_a_gradient_only_when_some_trip_ran_it():
                          lambda p, x=x, steps=steps: _switched_reference(p, x, steps)[0],
                          lambda name, ran=ran: name.split(".")[0] not in {"a", "b"} - set(ran))
     assert seen == {frozenset("a"), frozenset("b"), frozenset("ab"), frozenset()}
+    assert len(static.forward.program_cache) == 1
+
+
+def test_a_condition_computed_before_the_loop_and_tested_in_its_body():
+    eager, static = _pair(PresetCell, 1)
+    base = np.abs(np.random.default_rng(2).standard_normal((2, 3)))
+    for scale, steps in ((1.0, 2), (-1.0, 2), (1.0, 0), (-1.0, 1), (2.0, 1)):
+        x = base * scale
+        want, ran = _preset_reference(_params64(eager), x, steps)
+        for loss in _run(eager, static, x.astype("float32"), np.int64(steps)):
+            np.testing.assert_allclose(loss, want, rtol=1e-5)
+        _check_gradients(eager, static,
+                         lambda p, x=x, steps=steps: _preset_reference(p, x, steps)[0],
+                         lambda name, ran=ran: name.split(".")[0] not in {"a", "b"} - set(ran))
     assert len(static.forward.program_cache) == 1
 
 

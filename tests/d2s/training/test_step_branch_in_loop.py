@@ -9,7 +9,7 @@ import pytest
 
 import d2s
 import runtime as rt
-from tests.d2s.observe.test_reached_branches_in_loops import GatedRefiner, SwitchedCell
+from tests.d2s.observe.test_reached_branches_in_loops import GatedRefiner, PresetCell, SwitchedCell
 
 OPTIMIZERS = {
     "sgd_weight_decay": lambda ps: rt.optimizer.SGD(0.1, parameters=ps, weight_decay=0.1),
@@ -78,3 +78,11 @@ def test_converted_step_moves_a_correction_inside_a_branch_only_when_it_ran(kind
     moved = _train(GatedRefiner, 2, kind, [(0.2, 2), (-0.2, 2), (4.0, 2), (4.0, 0)], base)
     assert "correct" not in moved[0] | moved[1]
     assert "correct" in moved[2]
+
+
+@pytest.mark.parametrize("kind", ["sgd_weight_decay", "momentum"])
+def test_converted_step_with_the_cell_chosen_before_the_loop(kind):
+    base = np.abs(np.random.default_rng(2).standard_normal((2, 3)))
+    schedule = [(1.0, 2), (1.0, 0), (-1.0, 2), (1.0, 1)]
+    moved = _train(PresetCell, 1, kind, schedule, base)
+    assert [m & {"a", "b"} for m in moved[:3]] == [{"a"}, set(), {"b"}]
