@@ -316,9 +316,9 @@ def _reach_flags(split, names: list, slots: list) -> tuple:
     `reach` holds `(gradient slot, sites)` for each of `names` (the inputs and parameters at
     `slots`) read only under conditions (`reached.reach_conditions`); a site is a list of
     `(index among the saved values then the fetched flags, truth)`, where truth None means "a
-    loop's saved iterations, not empty" (`_holds`). The flags are branch predicates, and for
-    a branch inside a loop body, whether some trip took it (`reach_values.top_level` makes
-    the loop carry it)."""
+    loop's saved iterations, not empty" (`_holds`). The flags are top-level branch
+    predicates, else made by `reach_values.top_level`: whether a branch nested in another
+    was taken, whether some trip of a loop took a branch in its body (the loop carries it)."""
     sites_of = reach_conditions(split.forward, names)
     saved = {name: k for k, name in enumerate(split.saved)}
     n = len(split.saved)
@@ -328,9 +328,9 @@ def _reach_flags(split, names: list, slots: list) -> tuple:
     def flag(c):
         if isinstance(c, Ran):
             return (saved[c.saves], None) if c.saves in saved else None  # (else: no condition)
-        if isinstance(c, Branch):
+        if isinstance(c, Branch) and c.pred in split.forward.global_block().vars:
             name, truth = c.pred, c.truth
-        else:
+        else:  # (a loop's trips, a branch nested in a branch: a flag the program makes)
             name, truth = top_level(split.forward, c, made).name, True
         return n + fetched.setdefault(name, len(fetched)), truth
 

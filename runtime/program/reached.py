@@ -13,8 +13,8 @@ the caller needs, per run, whether the value was read.
 there, and the name is reached on a run when the conditions of any one site hold. A condition
 is one of
 
-- `Branch(pred, truth)`: a `cond` op took the branch `truth` (its predicate equals `truth`):
-  one at the top level, or at the top level of a loop body in a `Trips` site;
+- `Branch(pred, truth)`: a `cond` op took the branch `truth` (its predicate equals `truth`);
+  in a site, the conditions of the branches around it come first (`if` / `elif` chains);
 - `Ran(saves)`: a `while` op ran its body at least once: the array its first carried value is
   saved into each iteration (`backward.py` adds it when the loop is differentiated) is not
   empty. A loop that saves nothing gives no gradient to what it reads, and its reads count as
@@ -25,8 +25,8 @@ is one of
   branch, is not reached (`reach_values.trip_flag` makes the loop carry the flag).
 
 A name read at the top level, or where no condition applies, is reached on every run and left
-out. `cond` ops nested in branches and `switch_case` cases are not told apart: a read there
-counts when the conditions around the outer branch hold.
+out. `switch_case` cases are not told apart: a read in any case counts when the conditions
+around the op hold.
 
 >>> import runtime as rt
 >>> from runtime.program.reached import reach_conditions
@@ -80,7 +80,7 @@ def reach_conditions(program: Program, names, ops=None) -> dict:
 
 def _op_reads(program: Program, op: Op, site: tuple, wanted: set, sites: dict) -> None:
     _record(op.input_names(), site, wanted, sites)
-    if op.type == "cond" and not site:
+    if op.type == "cond":
         for idx, truth in zip(op.blocks, (True, False), strict=True):
             _block_reads(program, idx, (Branch(op.inputs[0], truth),), wanted, sites)
     elif op.type == "while":
