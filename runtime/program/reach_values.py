@@ -8,8 +8,9 @@
   False at entry and, after each trip, itself or whether `site`'s conditions all held on that
   trip (`trip_flag`): "some trip took this branch". Its final value is the flag.
 
-A value decided inside a branch (a loop in a tensor `if`, a loop's flag there) leaves it as one
-more output of each branch op around it, False from the branches that did not run (`lift`).
+A value decided inside a branch (the predicate of an `if` nested in another, a loop in a tensor
+`if`, a loop's flag there) leaves it as one more output of each branch op around it, False
+from the branches that did not run (`lift`).
 A `recompute` of the loop body (the loop's gradient) gets a constant for the new loop variable:
 the flag changes nothing else the body computes.
 """
@@ -50,8 +51,10 @@ def held(program, c, made: dict, into) -> Variable:
             saves = program.find_var(c.saves)
             at = into if _encloses(program, saves.block, into) else saves.block
             v = _in(program, at, lambda: array_length(saves) > 0)
-        else:
-            v = trip_flag(program, c.saves, c.site, made)
+        else:  # (one flag per loop and site, wherever it is read)
+            v = made.get(c)
+            if v is None:
+                v = made[c] = trip_flag(program, c.saves, c.site, made)
         v = made[key] = lift(program, v, into)
     return v
 
