@@ -3,6 +3,7 @@
 `top_level(program, c, made)` gives a top-level 0-d bool Variable for the condition `c`:
 
 - `Branch(pred, truth)`: the predicate, or its negation;
+- `Case(index, cases, k)`: the index equals `cases[k]` (the default: none of them);
 - `Ran(saves)`: the loop's saved iterations are not empty;
 - `Trips(saves, site)`: the `while` op that saves into `saves` gains one more loop variable,
   False at entry and, after each trip, itself or whether `site`'s conditions all held on that
@@ -22,10 +23,11 @@ import functools
 from .. import core
 from ..dtypes import bool_
 from ..ops.arrays import array_length
-from ..ops.logic import logical_and, logical_not, logical_or
+from ..ops.logic import equal, logical_and, logical_not, logical_or, not_equal
 from ..ops.registry import STATE
+from ..ops.shape import reshape
 from .builder import Builder
-from .reached import Branch, Ran
+from .reached import Branch, Case, Ran
 from .variable import Variable
 
 
@@ -47,6 +49,10 @@ def held(program, c, made: dict, into) -> Variable:
             pred = program.find_var(c.pred)
             at = into if _encloses(program, pred.block, into) else pred.block
             v = pred if c.truth else _in(program, at, lambda: logical_not(pred))
+        elif isinstance(c, Case):
+            index = program.find_var(c.index)
+            at = into if _encloses(program, index.block, into) else index.block
+            v = _in(program, at, lambda: _case_ran(index, c.cases, c.k))
         elif isinstance(c, Ran):
             saves = program.find_var(c.saves)
             at = into if _encloses(program, saves.block, into) else saves.block
@@ -57,6 +63,13 @@ def held(program, c, made: dict, into) -> Variable:
                 v = made[c] = trip_flag(program, c.saves, c.site, made)
         v = made[key] = lift(program, v, into)
     return v
+
+
+def _case_ran(index: Variable, cases: tuple, k: int) -> Variable:
+    """Whether the `switch_case` op on `index` runs its block `k` (0-d)."""
+    tests = [equal(index, cases[k])] if k < len(cases) else [not_equal(index, c) for c in cases]
+    ran = functools.reduce(logical_and, tests) if tests else STATE.builder.variable_of(True)
+    return ran if ran._static_shape == () else reshape(ran, [])
 
 
 def trip_flag(program, saves: str, site: tuple, made: dict) -> Variable:

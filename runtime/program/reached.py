@@ -19,14 +19,15 @@ is one of
   saved into each iteration (`backward.py` adds it when the loop is differentiated) is not
   empty. A loop that saves nothing gives no gradient to what it reads, and its reads count as
   unconditional;
+- `Case(index, cases, k)`: a `switch_case` op (`self.layers[i](h)` with a tensor `i`) ran
+  its block `k`;
 - `Trips(saves, site)`: on some trip of that `while` op the conditions of `site` (a site of
   the loop body: its own top-level `cond` ops, the loops inside it) all held. A parameter read
   only on a branch of a tensor `if` inside the body of a loop that ran, when no trip took that
   branch, is not reached (`reach_values.trip_flag` makes the loop carry the flag).
 
 A name read at the top level, or where no condition applies, is reached on every run and left
-out. `switch_case` cases are not told apart: a read in any case counts when the conditions
-around the op hold.
+out.
 
 >>> import runtime as rt
 >>> from runtime.program.reached import reach_conditions
@@ -57,6 +58,15 @@ class Ran(NamedTuple):
     """The `while` op that saves into the array `saves` ran its body at least once."""
 
     saves: str
+
+
+class Case(NamedTuple):
+    """The `switch_case` op on the integer `index` ran its block `k`: `index` equals
+    `cases[k]`, or (`k == len(cases)`, the default) none of them."""
+
+    index: str
+    cases: tuple
+    k: int
 
 
 class Trips(NamedTuple):
@@ -97,6 +107,10 @@ def _op_reads(program: Program, op: Op, site: tuple, wanted: set, sites: dict) -
             for s in [()] if () in body_sites else body_sites:
                 _record((name,), site + ((Trips(saves, s),) if s else (Ran(saves),)),
                         wanted, sites)
+    elif op.type == "switch_case" and op.inputs[0].__class__ is str:
+        cases = tuple(op.attrs["cases"])
+        for k, idx in enumerate(op.blocks):
+            _block_reads(program, idx, site + (Case(op.inputs[0], cases, k),), wanted, sites)
     else:
         for idx in op.blocks:
             _block_reads(program, idx, site, wanted, sites)
