@@ -17,7 +17,8 @@ from runtime.autograd import record
 from runtime.core import array_of, mode_state
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
-from runtime.program.reached import Branch, reach_conditions
+from runtime.program.reach_values import top_level
+from runtime.program.reached import Branch, Ran, reach_conditions
 from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
@@ -311,25 +312,31 @@ class Entry:
 
 
 def _reach_flags(split, names: list, slots: list) -> tuple:
-    """(the branch predicates the forward part fetches after its saved values, `reach`):
+    """(the top-level bool values the forward part fetches after its saved values, `reach`):
     `reach` holds `(gradient slot, sites)` for each of `names` (the inputs and parameters at
     `slots`) read only under conditions (`reached.reach_conditions`); a site is a list of
-    `(index among the saved values then the predicates, truth)`, where truth None means "a
-    loop's saved iterations, not empty" (`_holds`)."""
+    `(index among the saved values then the fetched flags, truth)`, where truth None means "a
+    loop's saved iterations, not empty" (`_holds`). The flags are top-level branch
+    predicates, else made by `reach_values.top_level`: whether a branch nested in another
+    was taken, whether some trip of a loop took a branch in its body (the loop carries it)."""
     sites_of = reach_conditions(split.forward, names)
-    preds = list(dict.fromkeys(c.pred for sites in sites_of.values() for site in sites
-                               for c in site if isinstance(c, Branch)))
     saved = {name: k for k, name in enumerate(split.saved)}
     n = len(split.saved)
+    fetched: dict = {}  # top-level flag name -> its index among the fetched flags
+    made: dict = {}
 
     def flag(c):
-        if isinstance(c, Branch):
-            return n + preds.index(c.pred), c.truth
-        return (saved[c.saves], None) if c.saves in saved else None  # (else: no condition)
+        if isinstance(c, Ran):
+            return (saved[c.saves], None) if c.saves in saved else None  # (else: no condition)
+        if isinstance(c, Branch) and c.pred in split.forward.global_block().vars:
+            name, truth = c.pred, c.truth
+        else:  # (a loop's trips, a branch nested in a branch: a flag the program makes)
+            name, truth = top_level(split.forward, c, made).name, True
+        return n + fetched.setdefault(name, len(fetched)), truth
 
     reach = [(i, [[f for f in map(flag, site) if f is not None] for site in sites_of[name]])
              for i, name in zip(slots, names, strict=True) if name in sites_of]
-    return preds, reach
+    return list(fetched), reach
 
 
 def _holds(value, truth) -> bool:

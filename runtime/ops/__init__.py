@@ -6,13 +6,14 @@ The modules, one family each: `math` (elementwise arithmetic and math, matmul), 
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
 (activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
 `optim` (optimizer update rules), `optim_adagrad_adamax_lamb` (those three's), `arrays`
-(tensor arrays: lists grown inside static loops),
+(tensor arrays: lists grown inside static loops; `array_joins`: their `a + b`),
 `compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
 norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cumprod),
 `order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
 scatter_nd_add), `placement` (Tensor.to / cpu).
 """
 from . import (
+    array_joins,
     arrays,
     combine,
     compositions,

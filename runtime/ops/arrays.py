@@ -302,35 +302,6 @@ CONCAT = registry.register(
     grad=lambda ins, outs, gs, a: [_bind_array(SPLIT_LIKE, [gs[0], ins[0]], dict(a), ins[0])])
 
 
-def _join_kernel(xp, a, b):
-    return list(a) + list(b)
-
-
-def _grad_head_kernel(xp, g, a):
-    """The gradient of `a` from that of `a + b`: its first len(a) entries."""
-    n = len(a)
-    return (list(g) + [None] * n)[:n]
-
-
-def _grad_tail_kernel(xp, g, a, b):
-    """The gradient of `b` from that of `a + b`: the entries after the first len(a)."""
-    n, m = len(a), len(b)
-    return (list(g) + [None] * (n + m))[n:n + m]
-
-
-GRAD_HEAD = registry.register("array_grad_head", kernel=_grad_head_kernel, infer=_array_meta,
-                              nondiff=True, amp="keep",
-                              doc="The first len(a) entries of an array gradient.")
-GRAD_TAIL = registry.register("array_grad_tail", kernel=_grad_tail_kernel, infer=_array_meta,
-                              nondiff=True, amp="keep",
-                              doc="The entries of an array gradient after the first len(a).")
-JOIN = registry.register(
-    "array_join", kernel=_join_kernel, infer=_array_meta, amp="keep",
-    grad=lambda ins, outs, gs, a: [_bind_array(GRAD_HEAD, [gs[0], ins[0]], {}, ins[0]),
-                                   _bind_array(GRAD_TAIL, [gs[0], ins[0], ins[1]], {}, ins[1])],
-    doc="a + b: the entries of array a, then those of array b (list concatenation).")
-
-
 def _builder():
     return STATE.builder
 
@@ -352,6 +323,9 @@ def array_getitem(array: Variable, index):
                                    ("step", index.step)) if v is not None}
         out = _bind_array(SLICE, [array], attrs, array)
         out._stop_gradient = array.stop_gradient
+        flags = getattr(array, "item_stops", None)
+        if flags is not None:  # (each item keeps its own flag)
+            out.item_stops = _bind_array(SLICE, [flags], attrs, flags)
         return out
     return array_read(array, index)
 
@@ -423,13 +397,25 @@ def array_written(x, i, array: Variable) -> Variable:
     shape = _element_shape("array_write", array, x)
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
-    flags, flag = getattr(array, "item_stops", None), getattr(x, "stop_when", None)
-    if flags is not None or flag is not None or (
-            x.stop_gradient != array.stop_gradient and not getattr(array, "no_items", False)):
-        # (items whose stop_gradient differ: each one's flag is written beside it)
-        flag = b.variable_of(x.stop_gradient) if flag is None else flag
-        out.item_stops = array_written(flag, i, item_flags(array))
+    if item_flags_differ(array, x):  # (items whose stop_gradient differ: each one's flag
+        out.item_stops = array_written(_stop_flag(x), i, item_flags(array))  # beside it)
     return out
+
+
+def item_flags_differ(a: Variable, x) -> bool:
+    """Whether an array of `a`'s items and `x` (an item, or an array of them) needs each
+    item's stop_gradient flag beside it: one of them has a flag the run decides, or their
+    static flags differ (an array with no items has none to differ)."""
+    return any(getattr(v, "item_stops", None) is not None or getattr(v, "stop_when", None)
+               is not None for v in (a, x)) or (a.stop_gradient != x.stop_gradient and not any(
+                   getattr(v, "no_items", False) for v in (a, x)))
+
+
+def _stop_flag(x: Variable):
+    """The item `x`'s stop_gradient as a 0-d bool value: the run's (`stop_when`) or its
+    static one."""
+    flag = getattr(x, "stop_when", None)
+    return _builder().variable_of(x.stop_gradient) if flag is None else flag
 
 
 def item_flags(array: Variable) -> Variable:
@@ -502,6 +488,9 @@ def array_inserted(array: Variable, i, x) -> Variable:
     out = _bind_array(INSERT, [array, i, x], {}, array)
     out._static_shape = shape
     out._stop_gradient = array.stop_gradient and x.stop_gradient
+    if item_flags_differ(array, x):  # (each item's flag, `x`'s inserted beside it)
+        flags = item_flags(array)
+        out.item_stops = _bind_array(INSERT, [flags, i, _stop_flag(x)], {}, flags)
     return out
 
 
@@ -560,40 +549,3 @@ def _eager_join(array, how, axis):
 
 
 combine.ARRAY_JOINS.update(stack=array_stack, concat=array_concat)
-
-
-def array_joined(a, b) -> Variable:
-    """`a + b` where one side is a static tensor array and the other an array or a Python
-    list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
-    Python's list concatenation gives."""
-    if not _is_array(a):
-        a = _array_of(a, b)
-    if not _is_array(b):
-        b = _array_of(b, a)
-    if a.dtype != b.dtype:
-        raise registry.OpTypeError(f"array + array: '{a.name}' holds {a.dtype.name} but "
-                                   f"'{b.name}' holds {b.dtype.name}")
-    sa, sb = a._static_shape, b._static_shape
-    if sa is not None and sb is not None and len(sa) != len(sb):
-        raise OpError(f"array + array: '{a.name}' holds elements of rank {len(sa)} but "
-                      f"'{b.name}' of rank {len(sb)}")
-    out = _bind_array(JOIN, [a, b], {}, a)
-    out._static_shape = sb if sa is None else sa if sb is None else tuple(
-        x if x == y else -1 for x, y in zip(sa, sb))
-    out._stop_gradient = a.stop_gradient and b.stop_gradient
-    return out
-
-
-def _is_array(v) -> bool:
-    return isinstance(v, Variable) and v.kind == "array"
-
-
-def _array_of(items, like: Variable) -> Variable:
-    """A Python list or tuple of tensors as a static array holding `like`'s dtype."""
-    if not isinstance(items, (list, tuple)):
-        raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
-                        f"tensor array, not {type(items).__name__}")
-    arr = create_array(like.dtype)
-    for i, x in enumerate(items):
-        arr = array_written(x, i, arr)
-    return arr

@@ -13,17 +13,21 @@ the caller needs, per run, whether the value was read.
 there, and the name is reached on a run when the conditions of any one site hold. A condition
 is one of
 
-- `Branch(pred, truth)`: a top-level `cond` op took the branch `truth` (its predicate, a
-  top-level value, equals `truth`);
-- `Ran(saves)`: a `while` op (at the top level or in branches, not in a loop body) ran its
-  body at least once: the array its first carried value is saved into each iteration
-  (`backward.py` adds it when the loop is differentiated) is not empty. A loop that saves
-  nothing gives no gradient to what it reads, and its reads count as unconditional.
+- `Branch(pred, truth)`: a `cond` op took the branch `truth` (its predicate equals `truth`);
+  in a site, the conditions of the branches around it come first (`if` / `elif` chains);
+- `Ran(saves)`: a `while` op ran its body at least once: the array its first carried value is
+  saved into each iteration (`backward.py` adds it when the loop is differentiated) is not
+  empty. A loop that saves nothing gives no gradient to what it reads, and its reads count as
+  unconditional;
+- `Case(index, cases, k)`: a `switch_case` op (`self.layers[i](h)` with a tensor `i`) ran
+  its block `k`;
+- `Trips(saves, site)`: on some trip of that `while` op the conditions of `site` (a site of
+  the loop body: its own top-level `cond` ops, the loops inside it) all held. A parameter read
+  only on a branch of a tensor `if` inside the body of a loop that ran, when no trip took that
+  branch, is not reached (`reach_values.trip_flag` makes the loop carry the flag).
 
 A name read at the top level, or where no condition applies, is reached on every run and left
-out. Conditions inside a loop body are not told apart: a read anywhere in the body of a loop
-that ran counts (a branch inside the body that no iteration took still gives zeros); so are
-`cond` ops nested in branches and `switch_case` cases.
+out.
 
 >>> import runtime as rt
 >>> from runtime.program.reached import reach_conditions
@@ -56,6 +60,23 @@ class Ran(NamedTuple):
     saves: str
 
 
+class Case(NamedTuple):
+    """The `switch_case` op on the integer `index` ran its block `k`: `index` equals
+    `cases[k]`, or (`k == len(cases)`, the default) none of them."""
+
+    index: str
+    cases: tuple
+    k: int
+
+
+class Trips(NamedTuple):
+    """On some trip of the `while` op that saves into `saves`, the body's conditions `site`
+    all held."""
+
+    saves: str
+    site: tuple
+
+
 def reach_conditions(program: Program, names, ops=None) -> dict:
     """`name -> [site, ...]` (a site: a tuple of `Branch` / `Ran` conditions) for each of
     `names` read only under conditions by `ops` (default: the program's top-level ops) and
@@ -69,15 +90,27 @@ def reach_conditions(program: Program, names, ops=None) -> dict:
 
 def _op_reads(program: Program, op: Op, site: tuple, wanted: set, sites: dict) -> None:
     _record(op.input_names(), site, wanted, sites)
-    if op.type == "cond" and not site:
+    if op.type == "cond":
         for idx, truth in zip(op.blocks, (True, False), strict=True):
             _block_reads(program, idx, (Branch(op.inputs[0], truth),), wanted, sites)
     elif op.type == "while":
         cond_idx, body_idx = op.blocks
         n = len(program.block(body_idx).params)
         _block_reads(program, cond_idx, site, wanted, sites)  # (runs at least once)
-        ran = (Ran(op.outputs[n]),) if len(op.outputs) > n else ()
-        _record(_reads_below(program, body_idx), site + ran, wanted, sites)
+        if len(op.outputs) == n:  # (saves nothing: no gradient, reads count as unconditional)
+            _record(_reads_below(program, body_idx), site, wanted, sites)
+            return
+        saves = op.outputs[n]
+        inner: dict = {}  # name -> the sites reading it within one trip of the body
+        _block_reads(program, body_idx, (), wanted, inner)
+        for name, body_sites in inner.items():
+            for s in [()] if () in body_sites else body_sites:
+                _record((name,), site + ((Trips(saves, s),) if s else (Ran(saves),)),
+                        wanted, sites)
+    elif op.type == "switch_case" and op.inputs[0].__class__ is str:
+        cases = tuple(op.attrs["cases"])
+        for k, idx in enumerate(op.blocks):
+            _block_reads(program, idx, site + (Case(op.inputs[0], cases, k),), wanted, sites)
     else:
         for idx in op.blocks:
             _block_reads(program, idx, site, wanted, sites)

@@ -8,7 +8,8 @@ gives it a gradient path); where the paths into it differ, the value carries the
 - `Variable.stop_when` (a tensor): a 0-d bool value, True on the runs where it has no gradient
   path;
 - `Variable.item_stops` (a tensor array): a bool array as long as it, True at the items that
-  have none (`arrays.array_written` writes an item's flag beside it, `array_read` reads it).
+  have none (`arrays.array_written` writes an item's flag beside it, `array_read` reads it;
+  insert, pop, slicing and joining move the flags as they move the items).
 
 `cond` and `while_loop` carry these flags as more outputs (and loop variables) where their
 branches, or a loop's entry and body, differ (`differ`, `carried`, `attach`); a loop variable

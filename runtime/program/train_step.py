@@ -26,13 +26,13 @@ import functools
 from .. import core
 from ..dtypes import bool_
 from ..ops import registry
-from ..ops.arrays import array_length
 from ..ops.creation import zeros
 from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
 from .builder import Training, install_training
-from .reached import Branch, reach_conditions
+from .reach_values import top_level
+from .reached import reach_conditions
 from .variable import Variable
 
 _ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
@@ -271,55 +271,16 @@ def has_grad_now(t):
 
 def _reached(program, names, forward_ops) -> dict:
     """`name -> 0-d bool Variable`: for tensors that `forward_ops` read only under conditions
-    (`reached.reach_conditions`: branches of top-level tensor `if`s, bodies of graph loops
-    outside loop bodies), whether this run reached one of their reads."""
-    from ..ops.logic import logical_and, logical_not, logical_or
-    g0 = program.global_block()
-    ran: dict = {}  # (one flag per loop, whatever reads in it)
-
-    def holds(c):
-        if isinstance(c, Branch):
-            return g0.var(c.pred) if c.truth else logical_not(g0.var(c.pred))
-        if c.saves not in ran:
-            ran[c.saves] = _loop_ran(program, c.saves)
-        return ran[c.saves]
-
+    (`reached.reach_conditions`: branches of top-level tensor `if`s, bodies of graph loops and
+    the branches their trips took), whether this run reached one of their reads."""
+    from ..ops.logic import logical_and, logical_or
+    made: dict = {}  # (one flag per condition, whatever reads under it)
     out = {}
     for name, sites in reach_conditions(program, names, forward_ops).items():
-        flags = []
-        for site in sites:
-            conds = [f for f in map(holds, site) if f is not None]
-            if not conds:  # (a site this run always reaches)
-                break
-            flags.append(functools.reduce(logical_and, conds))
-        else:
-            out[name] = functools.reduce(logical_or, flags)
+        flags = [functools.reduce(logical_and, [top_level(program, c, made) for c in site])
+                 for site in sites]
+        out[name] = functools.reduce(logical_or, flags)
     return out
-
-
-def _loop_ran(program, saves: str):
-    """A top-level 0-d bool Variable: whether the loop that saves its iterations into
-    `saves` ran (False on the runs that took no branch around it: each branch op around it
-    gains that output)."""
-    b = _builder()
-    block = program.find_var(saves).block
-    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
-    prev = b.block
-    try:
-        b.block = block
-        ran = array_length(block.var(saves)) > 0
-        while block.idx != 0:
-            op, parent = owners[block.idx]
-            out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
-            no = b.capture(core.constant(False))
-            op.outputs.append(out.name)
-            for sub in op.blocks:
-                program.blocks[sub].results.append(ran.name if sub == block.idx else no)
-            ran, block = out, parent
-        program.touch()
-        return ran
-    finally:
-        b.block = prev
 
 
 def _clear(e, set_to_zero: bool) -> None:

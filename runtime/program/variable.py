@@ -14,10 +14,10 @@ from typing import ClassVar
 
 from .. import backend, core
 from ..dtypes import DType
+from ..ops.array_joins import array_joined
 from ..ops.arrays import (
     array_getitem,
     array_inserted,
-    array_joined,
     array_length,
     array_pop,
     array_setitem,

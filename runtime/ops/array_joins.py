@@ -1,0 +1,87 @@
+"""`a + b` on static tensor arrays (Python's list concatenation): a new array with the entries
+of `a`, then those of `b`, each item keeping its own stop_gradient flag (`arrays.item_flags`).
+"""
+from __future__ import annotations
+
+from . import registry
+from .arrays import (
+    Variable,
+    _array_meta,
+    _bind_array,
+    array_written,
+    create_array,
+    item_flags,
+    item_flags_differ,
+)
+from .registry import OpError
+
+
+def _join_kernel(xp, a, b):
+    return list(a) + list(b)
+
+
+def _grad_head_kernel(xp, g, a):
+    """The gradient of `a` from that of `a + b`: its first len(a) entries."""
+    n = len(a)
+    return (list(g) + [None] * n)[:n]
+
+
+def _grad_tail_kernel(xp, g, a, b):
+    """The gradient of `b` from that of `a + b`: the entries after the first len(a)."""
+    n, m = len(a), len(b)
+    return (list(g) + [None] * (n + m))[n:n + m]
+
+
+GRAD_HEAD = registry.register("array_grad_head", kernel=_grad_head_kernel, infer=_array_meta,
+                              nondiff=True, amp="keep",
+                              doc="The first len(a) entries of an array gradient.")
+GRAD_TAIL = registry.register("array_grad_tail", kernel=_grad_tail_kernel, infer=_array_meta,
+                              nondiff=True, amp="keep",
+                              doc="The entries of an array gradient after the first len(a).")
+JOIN = registry.register(
+    "array_join", kernel=_join_kernel, infer=_array_meta, amp="keep",
+    grad=lambda ins, outs, gs, a: [_bind_array(GRAD_HEAD, [gs[0], ins[0]], {}, ins[0]),
+                                   _bind_array(GRAD_TAIL, [gs[0], ins[0], ins[1]], {}, ins[1])],
+    doc="a + b: the entries of array a, then those of array b (list concatenation).")
+
+
+
+def array_joined(a, b) -> Variable:
+    """`a + b` where one side is a static tensor array and the other an array or a Python
+    list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
+    Python's list concatenation gives."""
+    if not _is_array(a):
+        a = _array_of(a, b)
+    if not _is_array(b):
+        b = _array_of(b, a)
+    if a.dtype != b.dtype:
+        raise registry.OpTypeError(f"array + array: '{a.name}' holds {a.dtype.name} but "
+                                   f"'{b.name}' holds {b.dtype.name}")
+    sa, sb = a._static_shape, b._static_shape
+    if sa is not None and sb is not None and len(sa) != len(sb):
+        raise OpError(f"array + array: '{a.name}' holds elements of rank {len(sa)} but "
+                      f"'{b.name}' of rank {len(sb)}")
+    out = _bind_array(JOIN, [a, b], {}, a)
+    out._static_shape = sb if sa is None else sa if sb is None else tuple(
+        x if x == y else -1 for x, y in zip(sa, sb))
+    out._stop_gradient = a.stop_gradient and b.stop_gradient
+    if item_flags_differ(a, b):
+        # (items whose stop_gradient differ: each one's flag, joined as the items are)
+        fa, fb = item_flags(a), item_flags(b)
+        out.item_stops = _bind_array(JOIN, [fa, fb], {}, fa)
+    return out
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, Variable) and v.kind == "array"
+
+
+def _array_of(items, like: Variable) -> Variable:
+    """A Python list or tuple of tensors as a static array holding `like`'s dtype."""
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
+                        f"tensor array, not {type(items).__name__}")
+    arr = create_array(like.dtype)
+    for i, x in enumerate(items):
+        arr = array_written(x, i, arr)
+    return arr

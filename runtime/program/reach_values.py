@@ -1,0 +1,166 @@
+"""The graph values that tell, on a run, whether a reach condition held (`reached.py`).
+
+`top_level(program, c, made)` gives a top-level 0-d bool Variable for the condition `c`:
+
+- `Branch(pred, truth)`: the predicate, or its negation;
+- `Case(index, cases, k)`: the index equals `cases[k]` (the default: none of them);
+- `Ran(saves)`: the loop's saved iterations are not empty;
+- `Trips(saves, site)`: the `while` op that saves into `saves` gains one more loop variable,
+  False at entry and, after each trip, itself or whether `site`'s conditions all held on that
+  trip (`trip_flag`): "some trip took this branch". Its final value is the flag.
+
+A value decided inside a branch (the predicate of an `if` nested in another, a loop in a tensor
+`if`, a loop's flag there) leaves it as one more output of each branch op around it, False
+from the branches that did not run (`lift`).
+A `recompute` of the loop body (the loop's gradient) gets a constant for the new loop variable:
+the flag changes nothing else the body computes.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from .. import core
+from ..dtypes import bool_
+from ..ops.arrays import array_length
+from ..ops.logic import equal, logical_and, logical_not, logical_or, not_equal
+from ..ops.registry import STATE
+from ..ops.shape import reshape
+from .builder import Builder
+from .reached import Branch, Case, Ran
+from .variable import Variable
+
+
+def top_level(program, c, made: dict) -> Variable:
+    """A top-level 0-d bool Variable, True on the runs where the condition `c` held; `made`
+    keeps those already made (one flag per loop and site, whatever reads there)."""
+    with _building(program):
+        return held(program, c, made, program.global_block())
+
+
+def held(program, c, made: dict, into) -> Variable:
+    """A 0-d bool Variable that block `into` can read, True where `c` held: made in `into`
+    when what decides `c` is a value `into` can read (a predicate computed before a loop and
+    tested in its body), else in the block that decides it and lifted to `into`."""
+    key = (c, into.idx)
+    v = made.get(key)
+    if v is None:
+        if isinstance(c, Branch):
+            pred = program.find_var(c.pred)
+            at = into if _encloses(program, pred.block, into) else pred.block
+            v = pred if c.truth else _in(program, at, lambda: logical_not(pred))
+        elif isinstance(c, Case):
+            index = program.find_var(c.index)
+            at = into if _encloses(program, index.block, into) else index.block
+            v = _in(program, at, lambda: _case_ran(index, c.cases, c.k))
+        elif isinstance(c, Ran):
+            saves = program.find_var(c.saves)
+            at = into if _encloses(program, saves.block, into) else saves.block
+            v = _in(program, at, lambda: array_length(saves) > 0)
+        else:  # (one flag per loop and site, wherever it is read)
+            v = made.get(c)
+            if v is None:
+                v = made[c] = trip_flag(program, c.saves, c.site, made)
+        v = made[key] = lift(program, v, into)
+    return v
+
+
+def _case_ran(index: Variable, cases: tuple, k: int) -> Variable:
+    """Whether the `switch_case` op on `index` runs its block `k` (0-d)."""
+    tests = [equal(index, cases[k])] if k < len(cases) else [not_equal(index, c) for c in cases]
+    ran = functools.reduce(logical_and, tests) if tests else STATE.builder.variable_of(True)
+    return ran if ran._static_shape == () else reshape(ran, [])
+
+
+def trip_flag(program, saves: str, site: tuple, made: dict) -> Variable:
+    """The output of a new loop variable of the `while` op that saves into `saves`: whether
+    on some trip the body's conditions `site` all held."""
+    block = program.find_var(saves).block
+    loop = next(op for op in block.ops if op.type == "while" and saves in op.outputs)
+    cblk, bblk = (program.blocks[i] for i in loop.blocks)
+    n = len(bblk.params)
+    no = _false(program)
+    param = _bool_var(program, bblk)
+    _bool_var(program, cblk, param=True)
+    trip = [held(program, c, made, bblk) for c in site]
+    bblk.results.append(_in(program, bblk, lambda: logical_or(
+        param, functools.reduce(logical_and, trip))).name)
+    out = _bool_var(program, block, param=False)
+    saved = block.new_var(program.fresh_name(), (), bool_, kind="array")
+    loop.inputs.append(no)
+    loop.outputs.insert(n, out.name)
+    loop.outputs.append(saved.name)  # (saved too: every carried value is)
+    for blk in program.blocks:
+        for op in blk.ops:
+            if op.type == "recompute" and tuple(op.blocks) == (bblk.idx,):
+                op.inputs.append(no)
+    program.touch()
+    return out
+
+
+def lift(program, v: Variable, to) -> Variable:
+    """`v` as a value block `to` can read: itself where it is defined in `to` or a block
+    around it; else (defined in a branch below `to`) each branch op between them gains an
+    output, `v` from the branch that holds it, False from the others."""
+    if _encloses(program, v.block, to):
+        return v
+    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+    block = v.block
+    while block is not to:
+        op, parent = owners[block.idx]
+        out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+        no = _false(program)
+        op.outputs.append(out.name)
+        for sub in op.blocks:
+            program.blocks[sub].results.append(v.name if sub == block.idx else no)
+        v, block = out, parent
+    program.touch()
+    return v
+
+
+def _encloses(program, outer, block) -> bool:
+    """Whether `outer` is `block` or a block around it (whose values `block` can read)."""
+    while block is not outer:
+        if block.idx == 0:
+            return False
+        block = program.blocks[block.parent]
+    return True
+
+
+def _false(program) -> str:
+    """The name of a constant False (a captured tensor: readable in every block)."""
+    return _in(program, program.global_block(),
+               lambda: STATE.builder.capture(core.constant(False)))
+
+
+def _bool_var(program, block, param: bool = True) -> Variable:
+    v = block.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+    if param:
+        block.params.append(v.name)
+    return v
+
+
+def _in(program, block, make):
+    """`make()` with the builder appending to `block`."""
+    b = STATE.builder
+    prev = b.block
+    try:
+        b.block = block
+        return make()
+    finally:
+        b.block = prev
+
+
+@contextlib.contextmanager
+def _building(program):
+    """The builder building `program` (a new one when none is: a split's forward part)."""
+    b = STATE.builder
+    if b is not None and b.program is program:
+        yield b
+        return
+    STATE.builder = Builder(program)
+    STATE.builder.cross_block_reads = True
+    try:
+        yield STATE.builder
+    finally:
+        STATE.builder = b
