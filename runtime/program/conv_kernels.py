@@ -20,7 +20,7 @@ import hashlib
 
 import numpy as np
 
-from . import native_build, threads
+from . import native_build, native_pool
 
 # once per C file, however many kernels it holds
 COMMON = """#ifndef D2S_CONV_COMMON
@@ -93,17 +93,15 @@ def ready_kernel(kind: str, defines: dict, source_of):
 
 def over_images(fn, arrays, out_of_piece) -> list | None:
     """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
-    (`threads.run_rows`; ctypes releases the GIL), each piece writing `out_of_piece(lo, hi)`;
-    those outputs in the order of their images (not of finishing: sums of them are then the
-    same bits every call), or None if a call failed (no memory for its scratch)."""
+    (`native_pool.py`), each piece writing `out_of_piece(lo, hi)`; those outputs in the
+    order of their images (not of finishing: sums of them are then the same bits every call),
+    or None if a call failed (no memory for its scratch)."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    outs = {}
+    outs = []
 
-    def piece(lo, hi):
-        out = out_of_piece(lo, hi)
-        ptrs = (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, out)])
-        outs[lo] = out if fn(ptrs, lo, hi) == 0 else None
+    def args_of(lo, hi):
+        outs.append(out_of_piece(lo, hi))
+        return (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, outs[-1])])
 
-    threads.run_rows(piece, arrays[0].shape[0], 1, True)
-    ordered = [outs[lo] for lo in sorted(outs)]
-    return None if any(o is None for o in ordered) else ordered
+    failed = any(native_pool.run_pieces(fn, args_of, arrays[0].shape[0], 1, True))
+    return None if failed else outs

@@ -20,7 +20,7 @@ GCC/Clang vector extensions (8 floats; lowered to AVX, SSE or NEON, whichever th
 Each image is padded into a zeroed scratch copy split into stride x stride phase planes
 (`pad_image`), so that at any stride a tap's 8 pixels are 8 consecutive floats of one plane;
 rows are rounded up so vector loads never leave it, and output rows are computed in whole
-vectors and stored cropped. Images are split over the d2s threads (`threads.py`; each piece
+vectors and stored cropped. Images are split over the d2s threads (`native_pool.py`; each piece
 of the weight gradient sums into its own buffer). Summation order differs from the GEMM's, so
 results agree with the NumPy path to float rounding, not bit for bit
 (tests/ops/test_conv_native.py). So that every call gives the same bits, in this process

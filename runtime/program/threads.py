@@ -95,22 +95,31 @@ def _with_errstate(work, err):
 PIECES_PER_THREAD = 4
 
 
-def run_rows(part, rows: int, step: int, parallel: bool) -> None:
-    """`part(lo, hi)` over rows 0..rows: on the calling thread alone, or (when `parallel`
-    and more than one thread is allowed) over the threads, in pieces of whole chunks of
-    `step` rows (about `PIECES_PER_THREAD` per thread) that each thread takes in turn from
-    a shared counter: on a machine where another process keeps a core busy, the threads
-    that do run take the pieces of one that does not (a fixed share per thread would wait
-    for it). A worker that has not started when the calling thread finds no piece left is
-    cancelled, not waited for."""
+def piece_bounds(rows: int, step: int, parallel: bool) -> list:
+    """The bounds of the pieces rows 0..rows are split into: `[0, rows]` (one piece) unless
+    `parallel` and more than one thread is allowed, else whole chunks of `step` rows, about
+    `PIECES_PER_THREAD` pieces per thread (at most one per chunk)."""
     t = _threads
     chunks = -(-rows // step)
     if not parallel or t <= 1 or chunks < 2:
+        return [0, rows]
+    pieces = min(chunks, min(t, chunks) * PIECES_PER_THREAD)
+    return [min(rows, (chunks * i // pieces) * step) for i in range(pieces + 1)]
+
+
+def run_rows(part, rows: int, step: int, parallel: bool) -> None:
+    """`part(lo, hi)` over rows 0..rows: on the calling thread alone, or (when `parallel`
+    and more than one thread is allowed) over the threads, in the pieces of `piece_bounds`
+    that each thread takes in turn from a shared counter: on a machine where another process
+    keeps a core busy, the threads that do run take the pieces of one that does not (a fixed
+    share per thread would wait for it). A worker that has not started when the calling
+    thread finds no piece left is cancelled, not waited for. (C kernels run their pieces on
+    `native_pool.py`'s threads instead: no GIL between pieces.)"""
+    bounds = piece_bounds(rows, step, parallel)
+    pieces = len(bounds) - 1
+    if pieces == 1:
         part(0, rows)
         return
-    t = min(t, chunks)
-    pieces = min(chunks, t * PIECES_PER_THREAD)
-    bounds = [min(rows, (chunks * i // pieces) * step) for i in range(pieces + 1)]
     taken = itertools.count()  # next() on it is atomic under the GIL
 
     def work():
@@ -119,6 +128,7 @@ def run_rows(part, rows: int, step: int, parallel: bool) -> None:
                 return
             part(bounds[i], bounds[i + 1])
 
+    t = min(_threads, pieces)
     pool = _get_pool(t - 1)
     err = np.geterr()
     futures = [pool.submit(_with_errstate, work, err) for _ in range(1, t)]
