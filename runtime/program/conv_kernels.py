@@ -99,9 +99,10 @@ def over_images(fn, arrays, out_of_piece) -> list | None:
     arrays = [np.ascontiguousarray(a) for a in arrays]
     outs = []
 
-    def args_of(lo, hi):
+    def out_address(lo, hi):
         outs.append(out_of_piece(lo, hi))
-        return (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, outs[-1])])
+        return outs[-1].ctypes.data
 
-    failed = any(native_pool.run_pieces(fn, args_of, arrays[0].shape[0], 1, True))
+    common = (ctypes.c_void_p * 2)(*[a.ctypes.data for a in arrays])
+    failed = any(native_pool.run_pieces(fn, common, arrays[0].shape[0], 1, True, out_address))
     return None if failed else outs

@@ -94,7 +94,7 @@ def layer_norm(xp, x, w, b, begin_norm_axis, epsilon):
                                  None if b is None else b.ctypes.data, out.ctypes.data,
                                  n.ctypes.data, eps.ctypes.data)
     # each piece writes its own rows
-    failed = any(native_pool.run_pieces(fn, lambda lo, hi: ptrs, x.size // cols, ROWS_PER_PIECE,
+    failed = any(native_pool.run_pieces(fn, ptrs, x.size // cols, ROWS_PER_PIECE,
                                         True))
     return None if failed else out
 

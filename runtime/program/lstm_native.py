@@ -155,7 +155,7 @@ def _call(fn, arrays, sizes, batch: int) -> bool:
     ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*(x.ctypes.data for x in arrays),
                                                  sizes.ctypes.data)
     # each piece computes its own batch rows
-    return not any(native_pool.run_pieces(fn, lambda lo, hi: ptrs, batch, 4, True))
+    return not any(native_pool.run_pieces(fn, ptrs, batch, 4, True))
 
 
 def _fits(xp, *arrays) -> bool:

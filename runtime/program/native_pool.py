@@ -22,15 +22,20 @@ results do not depend on which pool ran it. The helpers are created on first use
 from __future__ import annotations
 
 import ctypes
+from itertools import pairwise
 
 from . import native_build, threads
+
+MAX_ARGS = 64  # shared arguments of a job whose pieces each get one more
 
 SOURCE = r"""
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MAX_HELPERS 63
+#define MAX_ARGS D2S_MAX_ARGS  /* shared arguments of a job with one more per piece */
 typedef int (*piece_fn)(void **, int64_t, int64_t);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;   /* guards all below but `next` */
@@ -41,18 +46,33 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int helpers;          /* helper threads created */
 static uint64_t generation;  /* one more per job */
 static int wanted, joined, inside;  /* helpers the job may use / that joined / still in it */
-static piece_fn job_fn;
-static void ***job_args;
-static const int64_t *job_bounds;
-static int *job_results;
-static int64_t job_pieces;
-static atomic_llong next;
+struct job {
+    piece_fn fn;
+    void **common, **extra;  /* the arguments every piece shares; one more per piece, or NULL */
+    int n_common;
+    const int64_t *bounds;
+    int *results;
+    int64_t pieces;
+    atomic_llong next;  /* the next piece to take */
+};
+static struct job shared;  /* the job the helpers take pieces of */
 
-static void take_pieces(void) {
+static void run_piece(struct job *j, int64_t i) {
+    void *table[MAX_ARGS + 1];
+    void **args = j->common;
+    if (j->extra) {
+        memcpy(table, j->common, sizeof(void *) * j->n_common);
+        table[j->n_common] = j->extra[i];
+        args = table;
+    }
+    j->results[i] = j->fn(args, j->bounds[i], j->bounds[i + 1]);
+}
+
+static void take_pieces(struct job *j) {
     for (;;) {
-        long long i = atomic_fetch_add(&next, 1);
-        if (i >= job_pieces) return;
-        job_results[i] = job_fn(job_args[i], job_bounds[i], job_bounds[i + 1]);
+        long long i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->pieces) return;
+        run_piece(j, i);
     }
 }
 
@@ -67,7 +87,7 @@ static void *helper(void *unused) {
         joined++;
         inside++;
         pthread_mutex_unlock(&lock);
-        take_pieces();
+        take_pieces(&shared);
         pthread_mutex_lock(&lock);
         if (--inside == 0) pthread_cond_signal(&left);
     }
@@ -98,34 +118,40 @@ static void add_helpers(int n) {  /* under `lock` */
     pthread_attr_destroy(&attr);
 }
 
-/* args: the piece function, its argument table per piece, the pieces + 1 bounds, an int
-   per piece for its result. `threads`: the caller and at most threads - 1 helpers. */
+/* args: the piece function, the arguments every piece shares, how many, one more argument
+   per piece or NULL, the pieces + 1 bounds, an int per piece for its result. `threads`: the
+   caller and at most threads - 1 helpers. */
 int d2s_pool_run(void **args, int64_t pieces, int64_t threads) {
-    piece_fn fn = (piece_fn)args[0];
-    void ***tables = (void ***)args[1];
-    const int64_t *bounds = (const int64_t *)args[2];
-    int *results = (int *)args[3];
     int want = threads - 1 < MAX_HELPERS ? (int)(threads - 1) : MAX_HELPERS;
+    struct job *j = &shared;
+    struct job alone;  /* a job run by the caller only (another one may hold the helpers) */
+    if ((intptr_t)args[2] > MAX_ARGS && args[3]) return -1;
     if (want < 1 || pieces < 2 || pthread_mutex_trylock(&owner) != 0) {
-        for (int64_t i = 0; i < pieces; i++)
-            results[i] = fn(tables[i], bounds[i], bounds[i + 1]);
+        want = 0;
+        j = &alone;
+    } else {
+        pthread_mutex_lock(&lock);  /* (helpers read the shared job after taking it) */
+    }
+    j->fn = (piece_fn)args[0];
+    j->common = (void **)args[1];
+    j->n_common = (int)(intptr_t)args[2];
+    j->extra = (void **)args[3];
+    j->bounds = (const int64_t *)args[4];
+    j->results = (int *)args[5];
+    j->pieces = pieces;
+    atomic_store(&j->next, 0);
+    if (want == 0) {
+        take_pieces(j);
         return 0;
     }
     pthread_once(&once, register_fork);
-    pthread_mutex_lock(&lock);
     add_helpers(want);
-    job_fn = fn;
-    job_args = tables;
-    job_bounds = bounds;
-    job_results = results;
-    job_pieces = pieces;
-    atomic_store(&next, 0);
     wanted = want < helpers ? want : helpers;
     joined = inside = 0;
     generation++;
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
-    take_pieces();
+    take_pieces(j);
     pthread_mutex_lock(&lock);
     wanted = 0;  /* a helper waking from now on skips this job */
     while (inside > 0) pthread_cond_wait(&left, &lock);
@@ -133,7 +159,7 @@ int d2s_pool_run(void **args, int64_t pieces, int64_t threads) {
     pthread_mutex_unlock(&owner);
     return 0;
 }
-"""
+""".replace("D2S_MAX_ARGS", str(MAX_ARGS))
 
 _run = None  # the loaded d2s_pool_run, False once its build failed (or native code is off)
 
@@ -147,20 +173,30 @@ def available() -> bool:
     return bool(_run)
 
 
-def run_pieces(fn, args_of, rows: int, step: int, parallel: bool) -> list:
+def run_pieces(fn, common, rows: int, step: int, parallel: bool, extra_of=None) -> list:
     """The result of the C kernel `fn` (`int fn(void **args, int64_t lo, int64_t hi)`, a
     ctypes function) over rows 0..rows, in the pieces of `threads.piece_bounds`, one per
-    piece in row order; `args_of(lo, hi)` is a piece's argument table (a ctypes array of
-    pointers), made on the calling thread before any piece runs."""
+    piece in row order. Every piece gets the pointers `common` (a ctypes array), followed,
+    when `extra_of` is given, by its own `extra_of(lo, hi)` (an address, made on the
+    calling thread before any piece runs: a piece's own output)."""
     bounds = threads.piece_bounds(rows, step, parallel)
     pieces = len(bounds) - 1
-    tables = [args_of(bounds[i], bounds[i + 1]) for i in range(pieces)]
+    extra = None if extra_of is None else [extra_of(lo, hi) for lo, hi in pairwise(bounds)]
     if pieces == 1 or not available():
-        return [fn(t, lo, hi) for t, lo, hi in zip(tables, bounds, bounds[1:])]
+        table = common
+        results = []
+        for i in range(pieces):
+            if extra is not None:
+                table = (ctypes.c_void_p * (len(common) + 1))(*common, extra[i])
+            results.append(fn(table, bounds[i], bounds[i + 1]))
+        return results
     results = (ctypes.c_int * pieces)()
-    table_ptrs = (ctypes.c_void_p * pieces)(*[ctypes.addressof(t) for t in tables])
     bounds_c = (ctypes.c_int64 * (pieces + 1))(*bounds)
-    job = (ctypes.c_void_p * 4)(ctypes.cast(fn, ctypes.c_void_p), ctypes.addressof(table_ptrs),
+    extra_c = None if extra is None else (ctypes.c_void_p * pieces)(*extra)
+    job = (ctypes.c_void_p * 6)(ctypes.cast(fn, ctypes.c_void_p), ctypes.addressof(common),
+                                len(common), extra_c and ctypes.addressof(extra_c),
                                 ctypes.addressof(bounds_c), ctypes.addressof(results))
-    _run(job, pieces, threads.num_threads())
+    if _run(job, pieces, threads.num_threads()) != 0:
+        raise ValueError(f"native_pool: a job of {len(common)} shared arguments and one per "
+                         f"piece (at most {MAX_ARGS})")
     return list(results)

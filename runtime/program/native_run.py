@@ -43,7 +43,7 @@ def caller(holder, parallel_rows: int):
         outs = [empty(s if s[0] != -1 else (rows,) + s[1:], dt) for s in shapes]
         ptrs = array_t(*[a.__array_interface__["data"][0] for a in arrays + outs])
         got = 0
-        for flags in native_pool.run_pieces(fn, lambda lo, hi: ptrs, rows, 1,
+        for flags in native_pool.run_pieces(fn, ptrs, rows, 1,
                                             rows >= parallel_rows):
             got |= flags
         if got < 0 or got & native_build.error_mask():

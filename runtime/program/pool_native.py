@@ -106,7 +106,7 @@ def _run(fn, arrays, planes: int) -> bool:
     every piece succeeded."""
     ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
     # each piece writes its own planes
-    return not any(native_pool.run_pieces(fn, lambda lo, hi: ptrs, planes, PLANES_PER_PIECE,
+    return not any(native_pool.run_pieces(fn, ptrs, planes, PLANES_PER_PIECE,
                                           True))
 
 

@@ -80,7 +80,7 @@ def softmax(xp, x, axis):
     n = np.array([x.shape[-1]], np.int64)
     ptrs = (ctypes.c_void_p * 3)(x.ctypes.data, out.ctypes.data, n.ctypes.data)
     # each piece writes its own rows
-    failed = any(native_pool.run_pieces(fn, lambda lo, hi: ptrs, x.size // x.shape[-1], ROWS_PER_PIECE,
+    failed = any(native_pool.run_pieces(fn, ptrs, x.size // x.shape[-1], ROWS_PER_PIECE,
                                         True))
     return None if failed else out
 
