@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 
 import numpy as np
 
@@ -91,11 +92,26 @@ def ready_kernel(kind: str, defines: dict, source_of):
     return None if holder is None else holder.fn
 
 
-def over_images(fn, arrays, out_of_piece) -> list | None:
+# Fewer multiply-adds than this in one kernel call run on the calling thread alone. Measured
+# in training steps on 2 cores (docs/performance.md, "Two threads"): the ResNet and MobileNet
+# kernels (0.04-2.4 M multiply-adds, 100-350 us) took 1.0-2.2x as long split over two threads
+# (each piece's scratch, weight packing and cache misses on the other core's data), LeNet's
+# (7.7-15 M, 0.8-1.3 ms) 0.72-0.78x.
+SPLIT_MACS = 4_000_000
+
+
+def macs(out_channel_values, w_shape) -> int:
+    """The multiply-adds of a convolution call: one per weight of an output channel for each
+    value of the array that has the output channels (the output, or its gradient)."""
+    return out_channel_values.size * math.prod(w_shape[1:])
+
+
+def over_images(fn, arrays, out_of_piece, work: int | None = None) -> list | None:
     """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
-    (`native_pool.py`), each piece writing `out_of_piece(lo, hi)`; those outputs in the
-    order of their images (not of finishing: sums of them are then the same bits every call),
-    or None if a call failed (no memory for its scratch)."""
+    (`native_pool.py`) when its `work` (`macs`; None: any) is at least `SPLIT_MACS`, each
+    piece writing `out_of_piece(lo, hi)`; those outputs in the order of their images (not of
+    finishing: sums of them are then the same bits every call), or None if a call failed (no
+    memory for its scratch)."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
     outs = []
 
@@ -104,5 +120,6 @@ def over_images(fn, arrays, out_of_piece) -> list | None:
         return outs[-1].ctypes.data
 
     common = (ctypes.c_void_p * 2)(*[a.ctypes.data for a in arrays])
-    failed = any(native_pool.run_pieces(fn, common, arrays[0].shape[0], 1, True, out_address))
+    split = work is None or work >= SPLIT_MACS
+    failed = any(native_pool.run_pieces(fn, common, arrays[0].shape[0], 1, split, out_address))
     return None if failed else outs

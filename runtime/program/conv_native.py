@@ -232,7 +232,9 @@ def conv2d(xp, x, w, stride, pads, dilation, groups):
         return None
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
     # each piece writes its own images of `out`
-    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out) is None else out
+    work = conv_kernels.macs(out, w.shape)
+    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out, work) is None \
+        else out
 
 
 def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
@@ -243,7 +245,8 @@ def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
     if not fn:
         return None
     # each piece sums its own images into its own buffer; the buffers are added here
-    parts = conv_kernels.over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
+    parts = conv_kernels.over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32),
+                                     conv_kernels.macs(g, w_shape))
     return None if parts is None else functools.reduce(np.add, parts)
 
 
