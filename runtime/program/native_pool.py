@@ -196,7 +196,7 @@ def run_pieces(fn, common, rows: int, step: int, parallel: bool, extra_of=None) 
     job = (ctypes.c_void_p * 6)(ctypes.cast(fn, ctypes.c_void_p), ctypes.addressof(common),
                                 len(common), extra_c and ctypes.addressof(extra_c),
                                 ctypes.addressof(bounds_c), ctypes.addressof(results))
-    if _run(job, pieces, threads.num_threads()) != 0:
+    if _run(job, pieces, threads.pool_threads()) != 0:
         raise ValueError(f"native_pool: a job of {len(common)} shared arguments and one per "
                          f"piece (at most {MAX_ARGS})")
     return list(results)

@@ -17,6 +17,8 @@ import threading
 
 import numpy as np
 
+from . import blas_threads
+
 
 def _default_threads() -> int:
     env = os.environ.get("D2S_NUM_THREADS")
@@ -44,6 +46,16 @@ _lock = threading.Lock()
 def num_threads() -> int:
     """How many threads a large fused chain runs on (1: the calling thread only)."""
     return _threads
+
+
+def pool_threads() -> int:
+    """The threads d2s's pools split work over now: `num_threads()`, or 1 while the BLAS
+    under NumPy runs on more than one thread (its workers spin between GEMMs and hold the
+    cores: `blas_threads.py`)."""
+    if _threads <= 1:
+        return 1
+    blas = blas_threads.count()
+    return 1 if blas is not None and blas > 1 else _threads
 
 
 def set_num_threads(n: int) -> None:
@@ -98,8 +110,8 @@ PIECES_PER_THREAD = 4
 def piece_bounds(rows: int, step: int, parallel: bool) -> list:
     """The bounds of the pieces rows 0..rows are split into: `[0, rows]` (one piece) unless
     `parallel` and more than one thread is allowed, else whole chunks of `step` rows, about
-    `PIECES_PER_THREAD` pieces per thread (at most one per chunk)."""
-    t = _threads
+    `PIECES_PER_THREAD` pieces per thread (at most one per chunk), over `pool_threads()`."""
+    t = pool_threads()
     chunks = -(-rows // step)
     if not parallel or t <= 1 or chunks < 2:
         return [0, rows]
@@ -128,7 +140,7 @@ def run_rows(part, rows: int, step: int, parallel: bool) -> None:
                 return
             part(bounds[i], bounds[i + 1])
 
-    t = min(_threads, pieces)
+    t = min(pool_threads(), pieces)
     pool = _get_pool(t - 1)
     err = np.geterr()
     futures = [pool.submit(_with_errstate, work, err) for _ in range(1, t)]

@@ -144,7 +144,7 @@ from tests.static.test_native_determinism import _calls
 got = _calls(5)
 native_build.wait(120)
 np.savez(sys.argv[1], **{k: np.stack(v) for k, v in got.items()})
-print(json.dumps({**native_build.stats(), "pool": threads.num_threads() > 1}))
+print(json.dumps({**native_build.stats(), "pool": threads.pool_threads() > 1}))
 """
 
 

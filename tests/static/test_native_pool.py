@@ -1,7 +1,8 @@
 """The C kernels' thread pool (runtime/program/native_pool.py): every row computed once, in the
 pieces of `threads.piece_bounds` whichever thread runs them; each piece's own argument; the
-helpers made once and reused; Python threads calling at once; a forked child; and the rule
-for when a convolution is split over the threads at all (`conv_kernels.SPLIT_MACS`).
+helpers made once and reused; Python threads calling at once; a forked child; and the rules
+for when work is split over d2s's threads at all: only while BLAS runs on one thread
+(`threads.pool_threads`), and for a convolution, from `conv_kernels.SPLIT_MACS`.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 import runtime as rt
 import runtime.nn.functional as F
-from runtime.program import conv_kernels, native_build, native_pool, threads
+from runtime.program import blas_threads, conv_kernels, native_build, native_pool, threads
 
 pytestmark = pytest.mark.skipif(native_build.compiler() is None, reason="no C compiler")
 
@@ -34,6 +35,12 @@ int d2s_test_pool_rows(void **a, int64_t lo, int64_t hi) {
 # the same, and the piece's own int64 (its third argument) set to its end
 OWN_SOURCE = ROWS_SOURCE.replace("d2s_test_pool_rows", "d2s_test_pool_own").replace(
     "    return", "    *(int64_t *)a[2] = hi;\n    return")
+
+
+@pytest.fixture(autouse=True)
+def blas_on_one_thread(monkeypatch):
+    """d2s's pools split work only while BLAS runs on one thread (tested below)."""
+    monkeypatch.setattr(blas_threads, "count", lambda: 1)
 
 
 @pytest.fixture
@@ -193,3 +200,46 @@ def test_a_convolution_is_split_only_from_split_macs(monkeypatch):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     finally:
         threads.set_num_threads(old)
+
+
+@pytest.mark.parametrize("blas, d2s, pool", [(1, 2, 2), (1, 1, 1), (None, 3, 3), (2, 2, 1),
+                                             (4, 3, 1), (2, 1, 1)])
+def test_pools_use_their_threads_only_while_blas_uses_one(monkeypatch, blas, d2s, pool):
+    """The rule of threads.pool_threads: BLAS's spinning workers hold the cores while it has
+    more than one; an unknown BLAS (None) leaves d2s's setting as it is."""
+    monkeypatch.setattr(blas_threads, "count", lambda: blas)
+    old = threads.num_threads()
+    try:
+        threads.set_num_threads(d2s)
+        assert threads.num_threads() == d2s  # the setting itself is unchanged
+        assert threads.pool_threads() == pool
+        assert len(threads.piece_bounds(64, 1, True)) - 1 == (
+            1 if pool == 1 else pool * threads.PIECES_PER_THREAD)
+    finally:
+        threads.set_num_threads(old)
+
+
+def _openblas_setter():
+    for path in blas_threads._openblas_paths():
+        lib = ctypes.CDLL(path)
+        for name in blas_threads._NAMES:
+            if hasattr(lib, name):
+                return getattr(lib, name.replace("get_num_threads", "set_num_threads"))
+    return None
+
+
+def test_the_count_is_openblas_own_setting(monkeypatch):
+    monkeypatch.undo()  # the real library, not the fixture's 1
+    setter = _openblas_setter()
+    if setter is None or blas_threads.count() is None:
+        pytest.skip("no OpenBLAS in this process")
+    old = blas_threads.count()
+    setter.argtypes = (ctypes.c_int,)
+    try:
+        for n in (2, 1, 3):
+            setter(n)
+            assert blas_threads.count() == n
+            with_d2s = threads.num_threads()
+            assert threads.pool_threads() == (1 if n > 1 or with_d2s == 1 else with_d2s)
+    finally:
+        setter(old)
