@@ -7,7 +7,9 @@ forked child (its threads do not survive a fork).
 
 The thread count is `D2S_NUM_THREADS` when set (1 turns threading off), else the cores this
 process may run on; `set_num_threads(n)` changes it at run time, for programs already
-compiled too.
+compiled too. Work is split over those threads only while the BLAS under NumPy runs on one
+thread (`pool_threads`; with more, its spinning workers hold the cores: `blas_threads.py`).
+The C kernels split their pieces over the C threads of `native_pool.py` instead of this pool.
 """
 from __future__ import annotations
 
