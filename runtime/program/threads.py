@@ -113,9 +113,9 @@ def piece_bounds(rows: int, step: int, parallel: bool) -> list:
     """The bounds of the pieces rows 0..rows are split into: `[0, rows]` (one piece) unless
     `parallel` and more than one thread is allowed, else whole chunks of `step` rows, about
     `PIECES_PER_THREAD` pieces per thread (at most one per chunk), over `pool_threads()`."""
-    t = pool_threads()
     chunks = -(-rows // step)
-    if not parallel or t <= 1 or chunks < 2:
+    t = pool_threads() if parallel and chunks > 1 else 1  # (asks BLAS only when it matters)
+    if t <= 1:
         return [0, rows]
     pieces = min(chunks, min(t, chunks) * PIECES_PER_THREAD)
     return [min(rows, (chunks * i // pieces) * step) for i in range(pieces + 1)]
