@@ -15,9 +15,10 @@ left. A helper that wakes after the pieces are gone does nothing, so a helper wh
 busy costs the call nothing but the wake-up. The caller then waits only for helpers that hold
 a piece. A second Python thread calling while a call is under way runs its pieces itself.
 
-The piece bounds are those of `threads.piece_bounds` whichever pool runs them, so a call's
-results do not depend on which pool ran it. The helpers are created on first use, as many as
-`threads.num_threads() - 1` (never more than 63), and are forgotten in a forked child.
+The piece bounds are those of `threads.piece_bounds` whichever threads run them, so a call's
+results do not depend on which thread ran which piece. The helpers are created on first use,
+as many as `threads.pool_threads() - 1` (never more than 63; none while BLAS runs on more
+than one thread), and are forgotten in a forked child.
 """
 from __future__ import annotations
 
