@@ -339,11 +339,14 @@ PROGRAM_RANKS = {
     "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
     "loop_plan.py": 4,
     "codegen_direct.py": 4, "inplace.py": 4, "threads.py": 4,
+    "blas_threads.py": 4,  # (the BLAS library's thread count, which threads.py defers to)
     "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     # (native.py plans and hands native_build the emitted source)
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
     "native_build.py": 5, "fused_function.py": 5, "codegen.py": 5, "native_loops.py": 5,
     "native_loops_emit.py": 5, "native_region.py": 5, "cuda_loops.py": 5,
+    "native_pool.py": 5,  # (the C kernels' thread pool, built by native_build)
+    "native_run.py": 5,  # (calls a fused run's C function over native_pool's threads)
     "conv_kernels.py": 6,  # (what the C convolution kernels share: sources, builds, calls)
     "conv_native.py": 6,  # (C convolution kernels, built by native_build)
     "conv_depthwise_native.py": 6,  # (C depthwise convolution kernels, on conv_native's)

@@ -180,7 +180,9 @@ def depthwise_conv2d(xp, x, w, stride, pads, dilation, groups, planning=False):
         return None
     defines, fn = ready
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
-    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out) is None else out
+    work = conv_kernels.macs(out, w.shape)
+    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out, work) is None \
+        else out
 
 
 def depthwise_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups, planning=False):
@@ -190,7 +192,8 @@ def depthwise_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups, plan
     if ready is None:
         return None
     gx = np.empty(x_shape, np.float32)
-    return None if conv_kernels.over_images(ready[1], (g, w), lambda lo, hi: gx) is None \
+    work = conv_kernels.macs(g, w.shape)
+    return None if conv_kernels.over_images(ready[1], (g, w), lambda lo, hi: gx, work) is None \
         else gx
 
 
@@ -202,7 +205,8 @@ def depthwise_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups, pla
         return None
     # each piece sums its own images into its own buffer; the buffers are added here
     parts = conv_kernels.over_images(ready[1], (x, g),
-                                     lambda lo, hi: np.empty(w_shape, np.float32))
+                                     lambda lo, hi: np.empty(w_shape, np.float32),
+                                     conv_kernels.macs(g, w_shape))
     return None if parts is None else functools.reduce(np.add, parts)
 
 

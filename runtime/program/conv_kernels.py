@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 
 import numpy as np
 
-from . import native_build, threads
+from . import native_build, native_pool
 
 # once per C file, however many kernels it holds
 COMMON = """#ifndef D2S_CONV_COMMON
@@ -91,19 +92,34 @@ def ready_kernel(kind: str, defines: dict, source_of):
     return None if holder is None else holder.fn
 
 
-def over_images(fn, arrays, out_of_piece) -> list | None:
+# Fewer multiply-adds than this in one kernel call run on the calling thread alone. Measured
+# in training steps on 2 cores (docs/performance.md, "Two threads"): the ResNet and MobileNet
+# kernels (0.04-2.4 M multiply-adds, 100-350 us) took 1.0-2.2x as long split over two threads
+# (each piece's scratch, weight packing and cache misses on the other core's data), LeNet's
+# (7.7-15 M, 0.8-1.3 ms) 0.72-0.78x.
+SPLIT_MACS = 4_000_000
+
+
+def macs(out_channel_values, w_shape) -> int:
+    """The multiply-adds of a convolution call: one per weight of an output channel for each
+    value of the array that has the output channels (the output, or its gradient)."""
+    return out_channel_values.size * math.prod(w_shape[1:])
+
+
+def over_images(fn, arrays, out_of_piece, work: int | None = None) -> list | None:
     """Run `fn` over the images of `arrays[0]`, in pieces on the d2s threads
-    (`threads.run_rows`; ctypes releases the GIL), each piece writing `out_of_piece(lo, hi)`;
-    those outputs in the order of their images (not of finishing: sums of them are then the
-    same bits every call), or None if a call failed (no memory for its scratch)."""
+    (`native_pool.py`) when its `work` (`macs`; None: any) is at least `SPLIT_MACS`, each
+    piece writing `out_of_piece(lo, hi)`; those outputs in the order of their images (not of
+    finishing: sums of them are then the same bits every call), or None if a call failed (no
+    memory for its scratch)."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    outs = {}
+    outs = []
 
-    def piece(lo, hi):
-        out = out_of_piece(lo, hi)
-        ptrs = (ctypes.c_void_p * 3)(*[a.ctypes.data for a in (*arrays, out)])
-        outs[lo] = out if fn(ptrs, lo, hi) == 0 else None
+    def out_address(lo, hi):
+        outs.append(out_of_piece(lo, hi))
+        return outs[-1].ctypes.data
 
-    threads.run_rows(piece, arrays[0].shape[0], 1, True)
-    ordered = [outs[lo] for lo in sorted(outs)]
-    return None if any(o is None for o in ordered) else ordered
+    common = (ctypes.c_void_p * 2)(*[a.ctypes.data for a in arrays])
+    split = work is None or work >= SPLIT_MACS
+    failed = any(native_pool.run_pieces(fn, common, arrays[0].shape[0], 1, split, out_address))
+    return None if failed else outs

@@ -27,7 +27,7 @@ GCC/Clang vector extensions (8 floats; lowered to AVX, SSE or NEON, whichever th
 Each image is padded into a zeroed scratch copy split into stride x stride phase planes
 (`pad_image`), so that at any stride a tap's 8 pixels are 8 consecutive floats of one plane;
 rows are rounded up so vector loads never leave it, and output rows are computed in whole
-vectors and stored cropped. Images are split over the d2s threads (`threads.py`; each piece
+vectors and stored cropped. Images are split over the d2s threads (`native_pool.py`; each piece
 of the weight gradient sums into its own buffer). Summation order differs from the GEMM's, so
 results agree with the NumPy path to float rounding, not bit for bit
 (tests/ops/test_conv_native.py). So that every call gives the same bits, in this process
@@ -331,7 +331,9 @@ def conv2d(xp, x, w, stride, pads, dilation, groups):
         return None
     out = np.empty((x.shape[0], w.shape[0], defines["HO"], defines["WO"]), np.float32)
     # each piece writes its own images of `out`
-    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out) is None else out
+    work = conv_kernels.macs(out, w.shape)
+    return None if conv_kernels.over_images(fn, (x, w), lambda lo, hi: out, work) is None \
+        else out
 
 
 def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
@@ -342,7 +344,8 @@ def conv2d_grad_filter(xp, x, g, w_shape, stride, pads, dilation, groups):
     if not fn:
         return None
     # each piece sums its own images into its own buffer; the buffers are added here
-    parts = conv_kernels.over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32))
+    parts = conv_kernels.over_images(fn, (x, g), lambda lo, hi: np.empty(w_shape, np.float32),
+                                     conv_kernels.macs(g, w_shape))
     return None if parts is None else functools.reduce(np.add, parts)
 
 

@@ -25,11 +25,11 @@ def build(group, block, ident):
     remember_lines(fn, filename, {n: ("op", block.ops[j], block) for n, j in lines.items()})
     # (imported here: it loads the compiler machinery, subprocess and ctypes, which only a
     # program with a fused run on the CPU needs)
-    from . import native_build
+    from . import native_build, native_run
     holder = native_build.prepare(group, block)
     if holder is None:
         return fn
-    return _with_native(fn, native_build.caller(holder, group.parallel_rows()))
+    return _with_native(fn, native_run.caller(holder, group.parallel_rows()))
 
 
 def compile_numpy(plan) -> tuple:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..ops import nn_norm
-from . import native_build, threads
+from . import native_build, native_pool
 
 ROWS_PER_PIECE = 256  # rows per piece when split over the d2s threads
 
@@ -93,13 +93,9 @@ def layer_norm(xp, x, w, b, begin_norm_axis, epsilon):
     ptrs = (ctypes.c_void_p * 6)(x.ctypes.data, None if w is None else w.ctypes.data,
                                  None if b is None else b.ctypes.data, out.ctypes.data,
                                  n.ctypes.data, eps.ctypes.data)
-    failed = []
-
-    def piece(lo, hi):  # each piece writes its own rows
-        if fn(ptrs, lo, hi) != 0:
-            failed.append(lo)
-
-    threads.run_rows(piece, x.size // cols, ROWS_PER_PIECE, True)
+    # each piece writes its own rows
+    failed = any(native_pool.run_pieces(fn, ptrs, x.size // cols, ROWS_PER_PIECE,
+                                        True))
     return None if failed else out
 
 

@@ -7,7 +7,7 @@ Why: the NumPy kernel makes about 12 NumPy calls per step forward and 15 backwar
 microseconds on the small [B, H] arrays of a recurrent layer (the zoo's LSTM LM: B = 16,
 H = 32, whose `exp` alone took 9 us per call here); in C a step of one row is a few hundred
 vectorised multiply-adds. Batch rows are independent, so the rows are split over the d2s
-threads (`threads.run_rows`).
+threads (`native_pool.py`).
 
 The recurrent product h W_hh^T is summed over the hidden units in order (the NumPy kernel:
 BLAS's order), sigmoid is 1 / (1 + exp(-x)) with the C library's (vector) `expf`, tanh is
@@ -23,7 +23,7 @@ import ctypes
 import numpy as np
 
 from ..ops import nn_rnn
-from . import native_build, threads
+from . import native_build, native_pool
 from .native_emit import VECTOR_WIDTH
 from .native_math import TANHF
 
@@ -155,14 +155,8 @@ def call_rows(fn, arrays, sizes, batch: int) -> bool:
     every piece succeeded."""
     ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*(x.ctypes.data for x in arrays),
                                                  sizes.ctypes.data)
-    failed = []
-
-    def piece(lo, hi):  # each piece computes its own batch rows
-        if fn(ptrs, lo, hi) != 0:
-            failed.append(lo)
-
-    threads.run_rows(piece, batch, 4, True)
-    return not failed
+    # each piece computes its own batch rows
+    return not any(native_pool.run_pieces(fn, ptrs, batch, 4, True))
 
 
 def fits(xp, *arrays) -> bool:

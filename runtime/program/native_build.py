@@ -48,7 +48,7 @@ import types
 
 import numpy as np
 
-from . import native, threads
+from . import native
 
 FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-ffp-contract=off", "-fno-math-errno",
          "-fPIC", "-shared")
@@ -366,6 +366,11 @@ def forget() -> None:
         _loaded.clear()
 
 
+def count(event: str) -> None:
+    """Count a call of a fused run by its C code (`native_calls`) or NumPy's (`numpy_calls`)."""
+    _stats[event] += 1
+
+
 def stats() -> dict:
     """Counts of builds, loads and failed builds, the seconds spent building, and of calls
     run by C code or handed to the NumPy code (not ready, or a floating-point exception)."""
@@ -390,52 +395,3 @@ def error_mask() -> int:
     """The exception bits whose NumPy error setting is not 'ignore'."""
     err = np.geterr()
     return sum(bit for name, bit in BITS.items() if err[name] != "ignore")
-
-
-def _expanded(a, shape):
-    """`a` (its axes beyond `shape`'s all 1) broadcast to one contiguous row of `shape`."""
-    extra = a.ndim - len(shape)
-    return np.ascontiguousarray(np.broadcast_to(a.reshape(a.shape[extra:]) if extra > 0 else a,
-                                                shape))
-
-
-def caller(holder, parallel_rows: int):
-    """`run(*inputs)`: the run's outputs computed by its C function, or None when that is
-    not ready, failed, or raised a floating-point exception NumPy would report (the caller
-    then runs the NumPy code). The rows are split over the threads from `parallel_rows`;
-    unknown rows (-1) are those of the run's first row input."""
-    plan = holder.plan
-    dt, shapes, n_out = plan.dtype, plan.out_shapes, len(plan.outputs)
-    empty, array_t = np.empty, ctypes.c_void_p * (len(plan.inputs) + n_out)
-    contiguous = np.ascontiguousarray
-    known_rows, row_input = plan.rows, plan.row_input
-    expand = list(plan.expand.items())
-
-    def run(*inputs):
-        fn = holder.fn
-        if fn is None:
-            _stats["numpy_calls"] += 1
-            return None
-        arrays = [contiguous(a, dt) for a in inputs]
-        for k, shape in expand:
-            arrays[k] = _expanded(arrays[k], shape)
-        rows = known_rows if known_rows != -1 else arrays[row_input].shape[0]
-        outs = [empty(s if s[0] != -1 else (rows,) + s[1:], dt) for s in shapes]
-        ptrs = array_t(*[a.__array_interface__["data"][0] for a in arrays + outs])
-        flags = []
-
-        def part(lo, hi):
-            flags.append(fn(ptrs, lo, hi))
-
-        threads.run_rows(part, rows, 1, rows >= parallel_rows)
-        got = 0
-        for f in flags:
-            got |= f
-        if got < 0 or got & error_mask():
-            _stats["numpy_calls"] += 1
-            return None
-        _stats["native_calls"] += 1
-        del arrays
-        return outs[0] if n_out == 1 else tuple(outs)
-
-    return run

@@ -22,7 +22,7 @@ import ctypes
 import numpy as np
 
 from ..ops import nn_pool
-from . import native_build, threads
+from . import native_build, native_pool
 
 PLANES_PER_PIECE = 16  # (image, channel) planes per piece over the d2s threads
 
@@ -105,13 +105,9 @@ def _run(fn, arrays, planes: int) -> bool:
     """`fn` over the `planes` (image, channel) planes, in pieces on the d2s threads; whether
     every piece succeeded."""
     ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-    failed = []
-
-    def piece(lo, hi):  # each piece writes its own planes
-        if fn(ptrs, lo, hi) != 0:
-            failed.append(lo)
-    threads.run_rows(piece, planes, PLANES_PER_PIECE, True)
-    return not failed
+    # each piece writes its own planes
+    return not any(native_pool.run_pieces(fn, ptrs, planes, PLANES_PER_PIECE,
+                                          True))
 
 
 def max_pool(xp, x, kernel, stride, pads, hw):

@@ -20,7 +20,7 @@ import ctypes
 import numpy as np
 
 from ..ops import nn as nn_ops
-from . import native_build, threads
+from . import native_build, native_pool
 
 ROWS_PER_PIECE = 256  # rows per piece when split over the d2s threads
 
@@ -79,13 +79,9 @@ def softmax(xp, x, axis):
     out = np.empty_like(x)
     n = np.array([x.shape[-1]], np.int64)
     ptrs = (ctypes.c_void_p * 3)(x.ctypes.data, out.ctypes.data, n.ctypes.data)
-    failed = []
-
-    def piece(lo, hi):  # each piece writes its own rows
-        if fn(ptrs, lo, hi) != 0:
-            failed.append(lo)
-
-    threads.run_rows(piece, x.size // x.shape[-1], ROWS_PER_PIECE, True)
+    # each piece writes its own rows
+    failed = any(native_pool.run_pieces(fn, ptrs, x.size // x.shape[-1], ROWS_PER_PIECE,
+                                        True))
     return None if failed else out
 
 

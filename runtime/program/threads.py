@@ -7,7 +7,9 @@ forked child (its threads do not survive a fork).
 
 The thread count is `D2S_NUM_THREADS` when set (1 turns threading off), else the cores this
 process may run on; `set_num_threads(n)` changes it at run time, for programs already
-compiled too.
+compiled too. Work is split over those threads only while the BLAS under NumPy runs on one
+thread (`pool_threads`; with more, its spinning workers hold the cores: `blas_threads.py`).
+The C kernels split their pieces over the C threads of `native_pool.py` instead of this pool.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import os
 import threading
 
 import numpy as np
+
+from . import blas_threads
 
 
 def _default_threads() -> int:
@@ -44,6 +48,16 @@ _lock = threading.Lock()
 def num_threads() -> int:
     """How many threads a large fused chain runs on (1: the calling thread only)."""
     return _threads
+
+
+def pool_threads() -> int:
+    """The threads d2s's pools split work over now: `num_threads()`, or 1 while the BLAS
+    under NumPy runs on more than one thread (its workers spin between GEMMs and hold the
+    cores: `blas_threads.py`)."""
+    if _threads <= 1:
+        return 1
+    blas = blas_threads.count()
+    return 1 if blas is not None and blas > 1 else _threads
 
 
 def set_num_threads(n: int) -> None:
@@ -95,22 +109,31 @@ def _with_errstate(work, err):
 PIECES_PER_THREAD = 4
 
 
+def piece_bounds(rows: int, step: int, parallel: bool) -> list:
+    """The bounds of the pieces rows 0..rows are split into: `[0, rows]` (one piece) unless
+    `parallel` and more than one thread is allowed, else whole chunks of `step` rows, about
+    `PIECES_PER_THREAD` pieces per thread (at most one per chunk), over `pool_threads()`."""
+    chunks = -(-rows // step)
+    t = pool_threads() if parallel and chunks > 1 else 1  # (asks BLAS only when it matters)
+    if t <= 1:
+        return [0, rows]
+    pieces = min(chunks, min(t, chunks) * PIECES_PER_THREAD)
+    return [min(rows, (chunks * i // pieces) * step) for i in range(pieces + 1)]
+
+
 def run_rows(part, rows: int, step: int, parallel: bool) -> None:
     """`part(lo, hi)` over rows 0..rows: on the calling thread alone, or (when `parallel`
-    and more than one thread is allowed) over the threads, in pieces of whole chunks of
-    `step` rows (about `PIECES_PER_THREAD` per thread) that each thread takes in turn from
-    a shared counter: on a machine where another process keeps a core busy, the threads
-    that do run take the pieces of one that does not (a fixed share per thread would wait
-    for it). A worker that has not started when the calling thread finds no piece left is
-    cancelled, not waited for."""
-    t = _threads
-    chunks = -(-rows // step)
-    if not parallel or t <= 1 or chunks < 2:
+    and more than one thread is allowed) over the threads, in the pieces of `piece_bounds`
+    that each thread takes in turn from a shared counter: on a machine where another process
+    keeps a core busy, the threads that do run take the pieces of one that does not (a fixed
+    share per thread would wait for it). A worker that has not started when the calling
+    thread finds no piece left is cancelled, not waited for. (C kernels run their pieces on
+    `native_pool.py`'s threads instead: no GIL between pieces.)"""
+    bounds = piece_bounds(rows, step, parallel)
+    pieces = len(bounds) - 1
+    if pieces == 1:
         part(0, rows)
         return
-    t = min(t, chunks)
-    pieces = min(chunks, t * PIECES_PER_THREAD)
-    bounds = [min(rows, (chunks * i // pieces) * step) for i in range(pieces + 1)]
     taken = itertools.count()  # next() on it is atomic under the GIL
 
     def work():
@@ -119,6 +142,7 @@ def run_rows(part, rows: int, step: int, parallel: bool) -> None:
                 return
             part(bounds[i], bounds[i + 1])
 
+    t = min(pool_threads(), pieces)
     pool = _get_pool(t - 1)
     err = np.geterr()
     futures = [pool.submit(_with_errstate, work, err) for _ in range(1, t)]
