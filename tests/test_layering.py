@@ -285,7 +285,7 @@ OPERATOR_RANKS = {
     "variables.py": 0, "trace_state.py": 0, "aliases.py": 0,
     "branch_mismatch.py": 0.5,  # (mutation.py's messages: above variables, below mutation)
     "branch_sets.py": 0.75,  # (the sets mutation.py's logs track: above branch_mismatch)
-    "float_sum.py": 0,
+    "float_sum.py": 0, "block_functions.py": 0,
     "mutation.py": 1, "exceptions.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
     "print_values.py": 1, "loop_errors.py": 1,
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,

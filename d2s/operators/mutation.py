@@ -29,6 +29,7 @@ import types
 import runtime as rt
 
 from ..errors import ConversionError
+from .block_functions import user_functions
 from .branch_mismatch import MISSING as _MISSING
 from .branch_mismatch import advice as _advice
 from .branch_mismatch import mismatch as _mismatch
@@ -208,7 +209,7 @@ class Log:
         self._ids: set = set()
         self.quiet: set = set()  # ids of objects restored after a block but not carried
         skip = set()
-        for fn in _unwrapped(fns):  # cells of the block's own state names: carried by name
+        for fn in user_functions(fns):  # cells of the block's own state names: carried by name
             code = getattr(fn, "__code__", None)
             if code is not None and fn.__closure__:
                 skip.update(id(c) for n, c in zip(code.co_freevars, fn.__closure__)
@@ -496,28 +497,6 @@ def _diff(obj, kind, path, snap):
         if vars(obj).get("name") != snap.get("name") or vars(obj).get("block") is not \
                 snap.get("block"):
             yield Slot(obj, "var", None, path)
-
-
-def _unwrapped(fns) -> list:
-    """`fns` with the user functions d2s's wrappers of them close over (a `for` over a
-    `range` wraps the user's body) in place of the wrappers."""
-    out, stack, seen = [], list(fns), set()
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        if not (getattr(fn, "__module__", None) or "").startswith("d2s.operators"):
-            out.append(fn)
-            continue
-        for c in getattr(fn, "__closure__", None) or ():
-            try:
-                v = c.cell_contents
-            except ValueError:
-                continue
-            if isinstance(v, types.FunctionType):
-                stack.append(v)
-    return out
 
 
 def begin(fns, args, names, src):

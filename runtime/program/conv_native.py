@@ -359,7 +359,9 @@ def conv2d_grad_input(xp, g, w, x_shape, stride, pads, dilation, groups):
         return None
     gx = np.empty(tuple(x_shape), np.float32)
     # each piece writes its own images of `gx`
-    return None if conv_kernels.over_images(fn, (g, w), lambda lo, hi: gx) is None else gx
+    work = conv_kernels.macs(g, w.shape)
+    return None if conv_kernels.over_images(fn, (g, w), lambda lo, hi: gx, work) is None \
+        else gx
 
 
 def plan_conv2d(xp, x, w, stride, pads, dilation, groups) -> None:
