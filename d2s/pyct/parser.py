@@ -57,12 +57,31 @@ def parse_function(fn) -> ParsedFunction:
                           f"{filename}:{code.co_firstlineno}")
     if isinstance(found[0], ast.AsyncFunctionDef):
         raise SourceError(f"async function {code.co_qualname} cannot be converted")
-    node = to_gast(found[0], origin.locator(filename, 0, code.co_name, lines))
+    locator = origin.locator(filename, 0, code.co_name, lines)
+    if index.large and not isinstance(found[0], ast.Lambda):
+        node = _to_gast_taking(found[0], locator)
+    else:
+        node = to_gast(found[0], locator)
     if not isinstance(found[0], ast.Lambda):
         node.decorator_list = []  # decorators have already been applied to the object we got
     del found
     index.forget_tree()  # (a large file's: its functions are parsed one at a time from now)
     return ParsedFunction(node, filename, code.co_firstlineno)
+
+
+def _to_gast_taking(fn, origin_of):
+    """`to_gast(fn)` for a def of a large file, whose tree is let go afterwards: each
+    statement of its body is dropped from the ast tree once converted, so the two trees are
+    never whole at once (a 10,000-line function's ast is 27 MB)."""
+    body, fn.body = fn.body, []
+    try:
+        node = to_gast(fn, origin_of)
+    finally:
+        fn.body = body
+    for i, stmt in enumerate(body):
+        node.body.append(to_gast(stmt, origin_of))
+        body[i] = None
+    return node
 
 
 def to_gast(node, origin_of=None):
@@ -189,6 +208,11 @@ class _FileIndex(dict):
             if n.name == name and _first_line(n) == first_line:
                 found.append(n)
         return found
+
+    @property
+    def large(self) -> bool:
+        """Whether the file keeps the places of its defs only, once a def is parsed."""
+        return self._lines is not None
 
     def forget_tree(self) -> None:
         """A large file's tree is let go: its defs are kept as places."""

@@ -415,6 +415,9 @@ def test_a_large_file_keeps_the_places_of_its_defs_and_parses_each_again_alone(t
     exec(compile(src, str(path), "exec"), namespace)  # noqa: S102  (the test's own source)
     first = parser.parse_function(namespace["f7"]).node
     assert first.name == "f7" and parser.unparse(first.body) == "return x + 7"
+    # (converted a statement at a time, each dropped from the ast tree: the same nodes)
+    assert gast.dump(first, include_attributes=True) == gast.dump(
+        parser.to_gast(ast.parse(src).body[8]), include_attributes=True)
     index = next(v for k, v in parser._FILE_TREES.items() if k[0] == str(path))
     assert index._tree is None
     assert all(n.__class__ is parser._Place for nodes in index.values() for n in nodes)
