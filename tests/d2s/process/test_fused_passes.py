@@ -31,7 +31,7 @@ def builtins_and_user_calls(x, i):
     names = ["a", "b", "a"]
     n = len(names) + names.index("b") + names.count("a")  # 3 + 1 + 2
     rows = x.shape[0]
-    label = "%d rows" % rows
+    label = "%d rows" % rows  # noqa: UP031  (the `%` formatting the pass converts)
     text = f"{label}: {n:>3}"
     y = helper(x) * float(n) + LAYERS[i](x)
     for k in range(len(text) % 3):
