@@ -240,9 +240,14 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
         logging_utils.after_pass(node, 0, _passes())
     present = {type(n) for n in analysis.walk(node)} if present is None else set(present)
     ctx.present = present  # (a superset of the node types in `node` while the passes run)
-    for i, (_, module) in enumerate(_passes()[:count], 1):
+    passes = _passes()[:count]
+    done = set()  # (passes run by a fused pass)
+    for i, (name, module) in enumerate(passes, 1):
         start = time.perf_counter() if logs else 0.0
-        if present.intersection(module.HANDLES):  # else the pass would change nothing
+        if name not in done and present.intersection(module.HANDLES):  # else: no change
+            if not logs:
+                module = _fused(name, module, passes[i:], present)
+                done.update(getattr(module, "FUSES", ()))
             if module.NEEDS_ANALYSIS:
                 analysis.analyze(node)
             node = module.transform(node, ctx)
@@ -250,6 +255,17 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
         if logs:
             logging_utils.after_pass(node, i, _passes(), time.perf_counter() - start)
     return node
+
+
+def _fused(name, module, rest, present):
+    """`module`, or the pass that runs it and the next one (`rest[0]`) in one walk where the
+    next one runs too (`converters.FUSED`)."""
+    from . import converters
+
+    fused = converters.FUSED.get(name)
+    if fused is None or not rest or not present.intersection(rest[0][1].HANDLES):
+        return module
+    return fused
 
 
 def _lambda_as_def(node):

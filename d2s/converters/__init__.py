@@ -12,6 +12,7 @@ from . import (
                asserts,
                break_continue,
                builtin_calls,
+               builtins_then_calls,
                call_trees,
                deletes,
                early_return,
@@ -62,3 +63,8 @@ PASSES = [
 ]
 
 NAMES = [name for name, _ in PASSES]
+
+# pass name -> the pass that runs it and the next one in one walk, where both run (the code
+# is the same; not while code levels or passes are logged)
+FUSED = {builtins_then_calls.FUSES[0]: builtins_then_calls}
+assert all(NAMES[NAMES.index(m.FUSES[0]) + 1] == m.FUSES[1] for m in FUSED.values())

@@ -40,7 +40,10 @@ class CallTrees(Base):
         return self.visit_in_scope(node)
 
     def visit_Call(self, node):
-        node = self.generic_visit(node)
+        return self.route(self.generic_visit(node))
+
+    def route(self, node):
+        """`node` (a call whose parts are converted) as the converted code makes it."""
         f = node.func
         if isinstance(f, gast.Name) and f.id == "super" and not node.args:
             if "__class__" in self.ctx.namespace and self.ctx.owner:

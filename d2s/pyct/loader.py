@@ -26,6 +26,7 @@ import weakref
 import gast
 
 from . import anno, origin, templates
+from .source_printer import Printer, to_ast
 
 _DIR: str | None = None
 _LINE_MAPS: dict[str, origin.LineMap] = {}
@@ -156,23 +157,20 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
         # (a recursive call) into a cell of the factory; as in the user's module, it is global.
         factory.body.insert(0, gast.Global(names=[fn_node.name]))
     module = gast.Module(body=[factory], type_ignores=[])
-    tree = _to_ast(module)
-    printer = _Printer()
-    text = printer.visit(tree)
+    printer = Printer()
+    text = printer.visit(module)
     spans = printer.spans
     line_map = {}
     returns = set()
-    for g, a in zip(_statements(factory), _statements(tree.body[0])):
+    for g in _statements(factory):
         if isinstance(g, gast.FunctionDef) and anno.hasanno(g, anno.RETURN_VALUE):
             returns.add(anno.getanno(g, anno.RETURN_VALUE))
         src = anno.getanno(g, anno.ORIGIN, None)
-        span = spans.get(id(a))
+        span = spans.get(id(g))
         if src is not None and span is not None:
             for line in range(span[0], span[1] + 1):
                 line_map[line] = src
-    # (freed before compiling, which takes as much memory again: `_compile` makes the tree
-    # again where it needs it)
-    del tree, printer
+    del printer
     # the user lines are part of the name: two functions whose converted text is the same
     # (same body, other place) must not share one file and one line map
     where = "".join(f"\n{n}:{o.filename}:{o.lineno}" for n, o in sorted(line_map.items()))
@@ -207,8 +205,8 @@ def _compile(text: str, module: gast.Module, filename: str):
     except IndentationError as e:
         if "too many levels of indentation" not in str(e):
             raise
-    tree = _to_ast(module)
-    printer = _Printer()
+    tree = to_ast(module)
+    printer = Printer()
     printer.visit(tree)  # (the same text again, for each statement's lines in it)
     for node in ast.walk(tree):
         span = printer.spans.get(id(node)) if isinstance(node, ast.stmt) else None
@@ -232,192 +230,6 @@ def _release(filename: str) -> None:
     with contextlib.suppress(OSError):
         os.remove(filename)
 
-
-def _to_ast(node):
-    """The standard-library ast of a gast tree, for printing only (no positions), as
-    `gast.gast_to_ast` would give it (at several times its speed)."""
-    cls = node.__class__
-    if cls is gast.Name:
-        return ast.Name(node.id, _to_ast(node.ctx))
-    if cls is gast.arguments:
-        return ast.arguments(
-            [_arg(a) for a in node.posonlyargs], [_arg(a) for a in node.args],
-            _arg(node.vararg), [_arg(a) for a in node.kwonlyargs],
-            [None if d is None else _to_ast(d) for d in node.kw_defaults], _arg(node.kwarg),
-            [_to_ast(d) for d in node.defaults])
-    target = _AST_CLASSES.get(cls)
-    if target is None:
-        target = _AST_CLASSES[cls] = getattr(ast, cls.__name__)
-    new = target()
-    for field in node._fields:
-        value = getattr(node, field, _MISSING)
-        if value.__class__ is list:
-            value = [_to_ast(v) if isinstance(v, gast.AST) else v for v in value]
-        elif isinstance(value, gast.AST):
-            value = _to_ast(value)
-        elif value is _MISSING:
-            continue
-        setattr(new, field, value)
-    if cls is gast.ExceptHandler and node.name is not None:
-        new.name = node.name.id
-    return new
-
-
-def _arg(name):
-    return None if name is None else ast.arg(
-        name.id, None if name.annotation is None else _to_ast(name.annotation))
-
-
-_AST_CLASSES: dict = {}
-_MISSING = object()
-
-
-class _Printer(ast._Unparser):
-    """`ast.unparse` that also records each statement's first and last line in its output
-    (`spans`: id(stmt) -> (first, last), as `ast.parse` of the text would number them), so
-    the text need not be parsed again to map its lines back to the user's."""
-
-    def __init__(self, **kwargs):  # f-strings print their parts with a fresh printer
-        super().__init__(**kwargs)
-        self.spans: dict[int, tuple[int, int]] = {}
-        self._waiting: list = []  # statements whose first line is their next header
-        self._marks: list = []  # (id, index in _source of the first line, of the end)
-
-    def visit(self, node) -> str:
-        text = super().visit(node)
-        # newlines in _source before each index a mark holds (counted a slice at a time:
-        # there are ten times as many parts as marks)
-        source = self._source
-        starts, count, last = {}, 0, 0
-        for index in sorted({i for _, first, end in self._marks for i in (first, end)}):
-            count += "".join(source[last:index]).count("\n")
-            starts[index], last = count, index
-        self.spans = {key: (starts[first] + 1, starts[end] + 1) for key, first, end in
-                      self._marks}
-        return text
-
-    def get_type_comment(self, node):  # the module has no type-ignore lines to look up
-        comment = getattr(node, "type_comment", None)
-        return None if comment is None else f" # type: {comment}"
-
-    # The base class writes blocks, brackets and parentheses with generator context managers
-    # (`@contextmanager`), a good part of printing time: these give the same text with small
-    # objects. A printing error ends the whole print, so skipping the closing text on an
-    # exception (as the generators do) or not makes no difference.
-    def block(self, *, extra=None):
-        self.write(":")
-        if extra:
-            self.write(extra)
-        self._indent += 1
-        return _Dedent(self)
-
-    def delimit(self, start, end):
-        self.write(start)
-        return _Close(self, end)
-
-    def delimit_if(self, start, end, condition):
-        if condition:
-            self.write(start)
-            return _Close(self, end)
-        return _NOTHING
-
-    def require_parens(self, precedence, node):
-        return self.delimit_if("(", ")", self.get_precedence(node) > precedence)
-
-    def fill(self, text=""):
-        self.maybe_newline()
-        if self._waiting and text != "@":  # a def's line is `def`, not its decorators'
-            first = len(self._source)
-            for mark in self._waiting:
-                mark[1] = first
-            self._waiting.clear()
-        self.write("    " * self._indent + text)
-
-    def traverse(self, node):
-        # As the base class's (a list: each item; a node: its visit_ method), marking the
-        # output span of each statement.
-        if node.__class__ is list:
-            for item in node:
-                self.traverse(item)
-        elif isinstance(node, ast.stmt):
-            mark = [id(node), None, None]
-            self._waiting.append(mark)
-            getattr(self, "visit_" + node.__class__.__name__)(node)
-            mark[2] = len(self._source)
-            if mark[1] is not None:
-                self._marks.append(mark)
-        else:
-            getattr(self, "visit_" + node.__class__.__name__, self.generic_visit)(node)
-
-    def _mark(self, node, emit) -> None:
-        mark = [id(node), None, None]
-        self._waiting.append(mark)
-        emit()
-        mark[2] = len(self._source)
-        if mark[1] is not None:
-            self._marks.append(mark)
-
-    def _write_docstring_and_traverse_body(self, node):
-        if self.get_raw_docstring(node):
-            self._mark(node.body[0], lambda: self._write_docstring(self.get_raw_docstring(node)))
-            self.traverse(node.body[1:])
-        else:
-            self.traverse(node.body)
-
-    def visit_If(self, node):
-        # As ast._Unparser.visit_If, which prints an `else: if` as `elif` without traversing
-        # the inner `if`: that statement starts at its `elif` and ends with the chain.
-        self.fill("if ")
-        self.traverse(node.test)
-        with self.block():
-            self.traverse(node.body)
-        chain = []
-        while node.orelse and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-            node = node.orelse[0]
-            mark = [id(node), None, None]
-            self._waiting.append(mark)
-            chain.append(mark)
-            self.fill("elif ")
-            self.traverse(node.test)
-            with self.block():
-                self.traverse(node.body)
-        if node.orelse:
-            self.fill("else")
-            with self.block():
-                self.traverse(node.orelse)
-        for mark in chain:
-            mark[2] = len(self._source)
-            self._marks.append(mark)
-
-
-class _Dedent:
-    __slots__ = ("printer",)
-
-    def __init__(self, printer):
-        self.printer = printer
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        self.printer._indent -= 1
-
-
-class _Close:
-    __slots__ = ("end", "printer")
-
-    def __init__(self, printer, end):
-        self.printer = printer
-        self.end = end
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        self.printer._source.append(self.end)
-
-
-_NOTHING = contextlib.nullcontext()  # reusable: it keeps no state
 
 
 def instantiate(loaded: Loaded, original, cells: dict):
@@ -448,10 +260,10 @@ _STMT_LISTS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 def _statements(node):
-    """Statements in pre-order (the same order for a gast tree and its re-parsed ast)."""
+    """The statements under `node` in pre-order."""
     for field in _STMT_LISTS:
         for child in getattr(node, field, None) or []:
-            if isinstance(child, (ast.stmt, gast.stmt)):
+            if isinstance(child, gast.stmt):
                 yield child
             yield from _statements(child)
 

@@ -51,18 +51,37 @@ def parse_function(fn) -> ParsedFunction:
         if len(found) > 1:
             found = [n for n in found if _same_code(n, code)]
     else:
-        found = [n for n in index.get(code.co_firstlineno, [])
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and n.name == code.co_name and _first_line(n) == code.co_firstlineno]
+        found = index.functions(code.co_firstlineno, code.co_name)
     if not found:
         raise SourceError(f"cannot find the source of {code.co_qualname} at "
                           f"{filename}:{code.co_firstlineno}")
     if isinstance(found[0], ast.AsyncFunctionDef):
         raise SourceError(f"async function {code.co_qualname} cannot be converted")
-    node = to_gast(found[0], origin.locator(filename, 0, code.co_name, lines))
+    locator = origin.locator(filename, 0, code.co_name, lines)
+    if index.large and not isinstance(found[0], ast.Lambda):
+        node = _to_gast_taking(found[0], locator)
+    else:
+        node = to_gast(found[0], locator)
     if not isinstance(found[0], ast.Lambda):
         node.decorator_list = []  # decorators have already been applied to the object we got
+    del found
+    index.forget_tree()  # (a large file's: its functions are parsed one at a time from now)
     return ParsedFunction(node, filename, code.co_firstlineno)
+
+
+def _to_gast_taking(fn, origin_of):
+    """`to_gast(fn)` for a def of a large file, whose tree is let go afterwards: each
+    statement of its body is dropped from the ast tree once converted, so the two trees are
+    never whole at once (a 10,000-line function's ast is 27 MB)."""
+    body, fn.body = fn.body, []
+    try:
+        node = to_gast(fn, origin_of)
+    finally:
+        fn.body = body
+    for i, stmt in enumerate(body):
+        node.body.append(to_gast(stmt, origin_of))
+        body[i] = None
+    return node
 
 
 def to_gast(node, origin_of=None):
@@ -126,6 +145,9 @@ _CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
 _FILE_TREES: collections.OrderedDict = collections.OrderedDict()
 _BY_LINES: dict = {}  # filename -> (the lines list it was built from, index)
 _KEEP_FILES = 16
+# A file of more characters keeps the places of its functions, not its tree (27 MB for a file
+# of one 10,000-line function): a function of it converted again is parsed alone.
+_LARGE = 100_000
 
 
 def _file_tree(filename: str, lines: list[str]):
@@ -141,7 +163,7 @@ def _file_tree(filename: str, lines: list[str]):
             tree = ast.parse(source)
         except SyntaxError as e:
             raise SourceError(f"cannot parse {filename}: {e}") from e
-        entry = _FILE_TREES[key] = _FileIndex(tree)
+        entry = _FILE_TREES[key] = _FileIndex(tree, lines if len(source) > _LARGE else None)
         while len(_FILE_TREES) > _KEEP_FILES:
             (old_name, _, _), _ = _FILE_TREES.popitem(last=False)
             if all(k[0] != old_name for k in _FILE_TREES):  # (nor its last-lines shortcut)
@@ -156,11 +178,14 @@ class _FileIndex(dict):
     """A file's function definitions by first line; its lambdas, found on first ask.
 
     A def is a statement: only statement lists are searched for them, not the expressions
-    that make up most of a file's nodes (a lambda can be in any expression)."""
+    that make up most of a file's nodes (a lambda can be in any expression). A large file
+    (`lines` given) keeps its tree until `forget_tree`, then the place of each def only
+    (`_Place`): its source is parsed again alone when it is asked for."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, lines: list[str] | None = None):
         super().__init__()
         self._tree = tree
+        self._lines = lines
         self._lambdas: dict | None = None
         stack = list(tree.body)
         while stack:
@@ -172,13 +197,61 @@ class _FileIndex(dict):
                 if block:
                     stack.extend(block)
 
+    def functions(self, first_line: int, name: str) -> list:
+        """The defs (async ones too) of `name` whose first line is `first_line`."""
+        found = []
+        for n in self.get(first_line, []):
+            if n.__class__ is _Place:
+                if n.name != name:
+                    continue
+                n = n.parse(self._lines)
+            if n.name == name and _first_line(n) == first_line:
+                found.append(n)
+        return found
+
+    @property
+    def large(self) -> bool:
+        """Whether the file keeps the places of its defs only, once a def is parsed."""
+        return self._lines is not None
+
+    def forget_tree(self) -> None:
+        """A large file's tree is let go: its defs are kept as places."""
+        if self._lines is None or self._tree is None:
+            return
+        self._tree = None
+        for first_line, nodes in self.items():
+            self[first_line] = [n if n.__class__ is _Place else _Place(
+                n.name, first_line, n.end_lineno, n.col_offset) for n in nodes]
+
     def lambdas(self) -> dict:
         if self._lambdas is None:
+            tree = self._tree
+            if tree is None:  # (a large file whose tree was let go)
+                tree = ast.parse("\n".join(self._lines) + "\n")
             self._lambdas = {}
-            for n in ast.walk(self._tree):
+            for n in ast.walk(tree):
                 if isinstance(n, ast.Lambda):
                     self._lambdas.setdefault(n.lineno, []).append(n)
         return self._lambdas
+
+
+class _Place(NamedTuple):
+    """Where a def is in its file's lines (its decorators included)."""
+
+    name: str
+    first_line: int
+    last_line: int
+    col_offset: int
+
+    def parse(self, lines: list[str]):
+        """The def's ast, parsed from its own lines at their place in the file: the lines
+        before it blank and, where it is indented, an `if 1:` on the line before it."""
+        if self.col_offset:
+            head = "\n" * (self.first_line - 2) + "if 1:\n"
+        else:
+            head = "\n" * (self.first_line - 1)
+        tree = ast.parse(head + "\n".join(lines[self.first_line - 1:self.last_line]) + "\n")
+        return tree.body[0].body[0] if self.col_offset else tree.body[0]
 
 
 # the fields of statements that hold statement lists (an `except`'s and a `case`'s

@@ -41,11 +41,25 @@ class Base(gast.NodeTransformer):
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.skip_expressions = _statement_only(type(self))
+        self.skip_expressions = _statement_only(type(self))  # (sets `_skip` and `_fields`)
         # node class -> this class's visit_ function or None (shared by every instance: a
         # bound method kept per instance would make each converter a reference cycle)
         self._visitors = _visitors_of(type(self))
         self.scopes: list = []  # the functions and lambdas being visited (`visit_in_scope`)
+
+    @property
+    def skip_expressions(self) -> bool:
+        """Whether the walk skips expressions (a converter with no `visit_` method for one;
+        `ifelse` sets it where the function has no conditional expression)."""
+        return self._skip is gast.expr
+
+    @skip_expressions.setter
+    def skip_expressions(self, skip: bool) -> None:
+        # what `generic_visit` does not descend into, and the fields it looks into, per class
+        cls = type(self)
+        self._skip = gast.expr if skip else _leaves(cls)
+        self._fields = (BLOCK_ONLY if _block_only(cls) else NODE_FIELDS) if skip else \
+            NODE_FIELDS
 
     def visit_in_scope(self, node):
         """`generic_visit(node)` with the function or lambda `node` on top of `self.scopes`
@@ -89,14 +103,10 @@ class Base(gast.NodeTransformer):
         """As `ast.NodeTransformer.generic_visit` (lists spliced, None removed), without its
         per-field overhead: every pass visits every node."""
         ast_type = gast.AST
-        if self.skip_expressions:
-            skip = gast.expr
-            # a converter that visits statements only needs only the statement lists
-            fields = (BLOCK_ONLY if _block_only(type(self)) else NODE_FIELDS)[node.__class__]
-        else:
-            skip = _leaves(type(self))
-            fields = NODE_FIELDS[node.__class__]  # (fields holding no node are not fetched)
-        for field in fields:
+        skip = self._skip
+        # (fields holding no node are not fetched; a converter that visits statements only
+        # fetches only the statement lists)
+        for field in self._fields[node.__class__]:
             old = getattr(node, field, None)
             if old.__class__ is list:
                 new = []

@@ -386,3 +386,56 @@ def test_the_file_index_finds_defs_in_every_kind_of_block_and_lambdas_in_express
     t = rt.to_tensor(np.array([1.0, 2.0], "float32"))
     for k, fn in enumerate(fns, 1):  # and each converts and runs as eager does
         np.testing.assert_allclose(d2s.to_static(fn)(t).numpy(), t.numpy() + k)
+
+
+def test_a_large_file_keeps_the_places_of_its_defs_and_parses_each_again_alone(tmp_path):
+    """A file of over `_LARGE` characters lets its tree go once a function of it is parsed
+    (tens of MB for a huge function); a def of it asked for later is parsed from its own
+    lines, with the lines and columns it has in the whole file, decorators and nesting
+    included."""
+    import ast
+
+    from d2s.pyct import parser
+    small = [f"def f{k}(x):\n    return x + {k}\n" for k in range(4000)]
+    tail = textwrap.dedent("""\
+        class Layer:
+            @staticmethod
+            def forward(x, w):
+                if rt.mean(x) > 0:
+                    return (x * w
+                            + 1.0)  # a continuation line
+                return x - w
+        scale = lambda x: x * 3
+        """)
+    src = "import runtime as rt\n" + "".join(small) + tail
+    assert len(src) > parser._LARGE
+    path = tmp_path / "large.py"
+    path.write_text(src)
+    namespace: dict = {}
+    exec(compile(src, str(path), "exec"), namespace)  # noqa: S102  (the test's own source)
+    first = parser.parse_function(namespace["f7"]).node
+    assert first.name == "f7" and parser.unparse(first.body) == "return x + 7"
+    # (converted a statement at a time, each dropped from the ast tree: the same nodes)
+    assert gast.dump(first, include_attributes=True) == gast.dump(
+        parser.to_gast(ast.parse(src).body[8]), include_attributes=True)
+    index = next(v for k, v in parser._FILE_TREES.items() if k[0] == str(path))
+    assert index._tree is None
+    assert all(n.__class__ is parser._Place for nodes in index.values() for n in nodes)
+    whole = ast.parse(src)
+    forward = whole.body[-2].body[0]
+    again = index.functions(parser._first_line(forward), "forward")
+    assert len(again) == 1
+    assert ast.dump(again[0], include_attributes=True) == ast.dump(forward,
+                                                                   include_attributes=True)
+    layer_forward = parser.parse_function(namespace["Layer"].forward)
+    assert layer_forward.node.name == "forward" and layer_forward.node.lineno == forward.lineno
+    assert parser.unparse(parser.parse_function(namespace["scale"]).node) == "lambda x: x * 3"
+    # and each converts and runs as eager does, on both sides of the tensor `if`
+    w = rt.to_tensor(np.array([2.0, 0.5], "float32"))
+    for a in (np.array([1.0, 2.0], "float32"), np.array([-3.0, 1.0], "float32")):
+        x = rt.to_tensor(a)
+        want = a * w.numpy() + 1.0 if a.mean() > 0 else a - w.numpy()
+        np.testing.assert_allclose(d2s.to_static(namespace["Layer"].forward)(x, w).numpy(),
+                                   want, rtol=1e-6)
+        np.testing.assert_allclose(d2s.to_static(namespace["f3999"])(x).numpy(), a + 3999)
+        np.testing.assert_allclose(d2s.to_static(namespace["scale"])(x).numpy(), a * 3)
