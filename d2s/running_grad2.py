@@ -10,12 +10,15 @@ again: the saved values' dependence on the inputs matters) and recorded as one a
 itself, whose backward is a `ProgramCall` of that program's gradient, and so on for third
 and higher derivatives.
 
-What such a program cannot do is refused with `SecondDerivativeError` at the
-`rt.grad`/`backward()` that asks for `create_graph`: random ops (dropout would draw another
-mask than the call's), a graph loop (its backward recomputes the body from saved iterations,
-which is not differentiable again), Python numbers kept as program state (their values at
-the call are gone). Converted whole, a function that calls `rt.grad(..., create_graph=True)`
-builds its second derivative in its own program instead.
+A tensor `if` in the program works (its gradient computes the branch again,
+`runtime/program/backward.py`), and a parameter or input read only on a branch the call did not
+take gets no gradient, as eagerly. What such a program cannot do is refused with
+`SecondDerivativeError` at the `rt.grad`/`backward()` that asks for `create_graph`, naming the
+function: a graph loop (its gradient recomputes the body from saved iterations, which is not
+differentiable again: call the function eagerly there), random ops (dropout would draw another
+mask than the call's) and Python numbers kept as program state (their values at the call are
+gone): converted whole, a function that calls `rt.grad(..., create_graph=True)` builds its
+second derivative in its own program instead.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops.random import is_random
 from runtime.program.debug_ops import SIDE_EFFECTS
 from runtime.program.executor import rewrite_error
+from runtime.program.reached import reach_conditions
 from runtime.tensor import wrap
 
 _GRAD_OP = type("StaticProgramGradOp", (), {"name": "run_program_grad", "grad": None,
@@ -39,15 +43,21 @@ class SecondDerivativeError(NotImplementedError):
 class ProgramCall:
     """`program` run on tensors fed as `feed_names`, giving `out_names` (a name may repeat),
     recorded as one autograd op of the feeds and `params` (the trainable tensors the program
-    captured) when gradients are on. `name` is the converted function's (for errors)."""
+    captured) when gradients are on. `name` is the converted function's (for errors); its
+    own ops are the program's first `forward_ops` top-level ops (the gradient ops of the
+    levels below come after them)."""
 
-    def __init__(self, program, feed_names: list, out_names: list, params: list, name: str):
+    def __init__(self, program, feed_names: list, out_names: list, params: list, name: str,
+                 forward_ops: int):
         self.program = program
         self.feed_names = feed_names
         self.out_names = out_names
         self.params = params
         self.name = name
-        self.compiled = rt.static.Executor().compiled(program, tuple(out_names))
+        self.forward_ops = forward_ops
+        self.preds, self.reach = _reach(program, program.global_block().ops[:forward_ops],
+                                        feed_names + [program.captured[id(p)] for p in params])
+        self.compiled = rt.static.Executor().compiled(program, tuple(out_names + self.preds))
         self._grad_calls: dict = {}  # (outputs with a gradient, inputs needing one, create_graph)
 
     def __call__(self, tensors: list) -> list:
@@ -56,21 +66,30 @@ class ProgramCall:
             arrays = self.compiled.fn(feed)
         except Exception as e:
             raise rewrite_error(e, self.compiled, self.program) from e
-        outs = [wrap(a) for a in arrays]
+        n = len(self.out_names)
+        outs = [wrap(a) for a in arrays[:n]]
         inputs = tuple(tensors) + tuple(self.params)
         if mode_state().grad_enabled and any(not x.stop_gradient for x in inputs):
-            record(_GRAD_OP, inputs, {}, tuple(outs), backward_fn=self.backward)
+            preds = [bool(p) for p in arrays[n:]]
+            record(_GRAD_OP, inputs, {}, tuple(outs),
+                   backward_fn=lambda node, out_grads: self.backward(node, out_grads, preds))
         return outs
 
-    def backward(self, node, out_grads) -> list:
+    def backward(self, node, out_grads, preds=None) -> list:
         """The gradients of the recorded inputs (None where there is none), themselves
-        recorded when `create_graph` asks for it."""
+        recorded when `create_graph` asks for it. With `preds` (the values of the run's
+        branch predicates, `self.preds`), an input read only on branches the run did not take
+        gets None, as eagerly; without, the caller decides that."""
         inputs = node.inputs
         present = tuple(g is not None for g in out_grads)
         needed = tuple(not x.stop_gradient for x in inputs)
         grads = self.grads_of(present, needed)
         n = len(self.feed_names)
-        return grads(list(inputs[:n]), out_grads, node.outputs(), len(inputs))
+        in_grads = grads(list(inputs[:n]), out_grads, node.outputs(), len(inputs))
+        for i, sites in self.reach if preds is not None else ():
+            if not any(all(preds[k] is truth for k, truth in site) for site in sites):
+                in_grads[i] = None
+        return in_grads
 
     def grads_of(self, present: tuple, needed: tuple) -> _Gradients:
         """The (cached) gradient program for the outputs `present` marks, giving gradients to
@@ -114,7 +133,8 @@ class _Gradients:
             state.create_graph = prev
         self.slots = [k for k, g in enumerate(grads) if g is not None]
         self.call = ProgramCall(copy, call.feed_names + [s.name for s in seeds],
-                                [grads[k].name for k in self.slots], call.params, call.name)
+                                [grads[k].name for k in self.slots], call.params, call.name,
+                                call.forward_ops)
 
     def __call__(self, feeds: list, out_grads: list, outs: list, n_inputs: int) -> list:
         seeds = []
@@ -146,27 +166,44 @@ def entry_call(entry) -> ProgramCall:
                 f"whole instead")
         call = entry.graph_call = ProgramCall(
             entry.concrete.main_program, list(entry.feed_names),
-            [entry.outs[k].name for k in entry.tensor_out], list(entry.params), entry.name)
+            [entry.outs[k].name for k in entry.tensor_out], list(entry.params), entry.name,
+            len(entry.concrete.main_program.global_block().ops))
     return call
+
+
+def _reach(program, ops: list, names: list) -> tuple:
+    """(the predicates of the top-level branches that `ops` read some of `names` only under,
+    `(index in names, sites)` for those: each site a list of `(predicate index, truth)` that
+    all hold on a run that reads the name there; `runtime/program/reached.py`). `ops` are the
+    converted function's: the gradient ops after them read what they read, under the same
+    predicates, or a value only for its shape (the zeros of a branch not taken). There is no
+    graph loop (`check_differentiable_again`), so every condition is a branch's."""
+    sites_of = reach_conditions(program, names, ops)
+    preds = list(dict.fromkeys(c.pred for sites in sites_of.values() for site in sites
+                               for c in site))
+    reach = [(i, [[(preds.index(c.pred), c.truth) for c in site] for site in sites_of[name]])
+             for i, name in enumerate(names) if name in sites_of]
+    return preds, reach
 
 
 def check_differentiable_again(program, name: str) -> None:
     """Raise `SecondDerivativeError` when the gradient of `program` (the converted function
     `name`'s) cannot be built as a differentiable program."""
+    whole = (f"Convert the function that calls rt.grad(..., create_graph=True) (and the "
+             f"backward of its result) as a whole instead, or call {name} eagerly there")
     for op in program.ops():
         why = None
         if is_random(op.type):
             why = (f"draws random numbers (op '{op.type}'): a gradient that runs it again "
-                   "would draw others than the call did")
+                   f"would draw others than the call did. {whole}")
         elif op.type == "while":
             why = ("has a graph loop (a tensor `while` or `for`), whose gradient cannot be "
-                   "differentiated again")
+                   f"differentiated again. Call {name} eagerly where its gradient is "
+                   f"differentiated again (undecorated, or marked d2s.not_to_static)")
         if why is not None:
             raise SecondDerivativeError(
                 f"a second derivative through the converted call of {name} is not supported: "
-                f"it {why}. Convert the function that calls rt.grad(..., create_graph=True) "
-                f"(and the backward of its result) as a whole instead, or call {name} "
-                f"eagerly there")
+                f"it {why}")
 
 
 def _drop_effects(program) -> None:

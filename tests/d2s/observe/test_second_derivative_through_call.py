@@ -8,8 +8,8 @@ import pytest
 
 import d2s
 import runtime as rt
-import runtime.nn as nn
 import runtime.nn.functional as F
+from runtime import nn
 from tests.finite_differences import numeric_grad
 
 
@@ -95,3 +95,150 @@ def test_gradient_penalty_through_a_converted_layer_trains_as_eager(make, shape)
         np.testing.assert_allclose(gs, ge, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(ps, pe, rtol=1e-5)
         _assert_same_grads(eager_grads, static_grads)
+
+
+class BranchCritic(nn.Layer):
+    """A critic whose head depends on a tensor `if`: each input takes one head."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 8)
+        self.head_a = nn.Linear(8, 1)
+        self.head_b = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = rt.tanh(self.fc(x))
+        if h.mean() > 0:
+            out = self.head_a(h * h)
+        else:
+            out = self.head_b(rt.sin(h))
+        return out
+
+
+def test_gradient_penalty_through_a_tensor_if_trains_as_eager():
+    rt.seed(5)
+    net = BranchCritic()
+    static = d2s.to_static(copy.deepcopy(net))
+    rng = np.random.RandomState(1)
+    base = rng.randn(4, 3).astype("float32")
+    took = []
+    for x0 in (base, -base, base):  # both branches of one program, then the first again
+        net.clear_gradients()
+        static.clear_gradients()
+        ge, pe, eager_grads = _gradient_penalty(net, x0)
+        gs, ps, static_grads = _gradient_penalty(static, x0)
+        np.testing.assert_allclose(gs, ge, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ps, pe, rtol=1e-5)
+        _assert_same_grads(eager_grads, static_grads)
+        took.append((net.head_a.weight.grad is None, net.head_b.weight.grad is None))
+    assert took[0] != took[1]  # the inputs took different branches
+    assert len(static.forward.program_cache) == 1
+    assert net.head_a.bias.grad is None  # the input gradient does not depend on a bias
+
+
+def branchy(x):
+    h = x * 1.5
+    if x.sum() > 0:
+        y = (rt.tanh(h) * h * x).sum()
+    else:
+        y = (rt.sin(h) * x * x).sum()
+    return y
+
+
+def _branchy_gradient(a):
+    """NumPy: d branchy / dx."""
+    h = 1.5 * a
+    if a.sum() > 0:
+        t = np.tanh(h)
+        return 1.5 * (1 - t ** 2) * h * a + t * 1.5 * a + t * h
+    return 1.5 * np.cos(h) * a * a + 2 * np.sin(h) * a
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["true_branch", "false_branch"])
+def test_second_derivative_vs_finite_differences_of_the_first(sign):
+    x0 = sign * np.array([0.4, -0.3, 0.9])
+    v = np.array([1.0, -2.0, 0.5])
+    static = d2s.to_static(branchy)
+    x = rt.to_tensor(x0, stop_gradient=False)
+    (dx,) = rt.grad(static(x), x, create_graph=True)
+    np.testing.assert_allclose(dx.numpy(), _branchy_gradient(x0), rtol=1e-10)
+    (hv,) = rt.grad((dx * rt.to_tensor(v)).sum(), x)  # Hessian times v
+    expected = numeric_grad(lambda a: (_branchy_gradient(a) * v).sum(), x0)
+    np.testing.assert_allclose(hv.numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+def quartic(x):
+    return (x ** 4).sum()
+
+
+def test_third_derivative_through_a_converted_call():
+    x0 = np.array([0.5, -1.5, 2.0])
+    x = rt.to_tensor(x0, stop_gradient=False)
+    (d1,) = rt.grad(d2s.to_static(quartic)(x), x, create_graph=True)
+    (d2,) = rt.grad(d1.sum(), x, create_graph=True)
+    assert not d2.stop_gradient
+    (d3,) = rt.grad(d2.sum(), x)
+    np.testing.assert_allclose(d1.numpy(), 4 * x0 ** 3)
+    np.testing.assert_allclose(d2.numpy(), 12 * x0 ** 2)
+    np.testing.assert_allclose(d3.numpy(), 24 * x0)
+
+
+def branchy_penalty(x):
+    (g,) = rt.grad(branchy(x), x, create_graph=True)
+    return (g * g).sum()
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["true_branch", "false_branch"])
+def test_converted_whole_the_penalty_with_a_tensor_if_is_eagers(sign):
+    x0 = sign * np.array([0.4, -0.3, 0.9])
+    x = rt.to_tensor(x0, stop_gradient=False)
+    branchy_penalty(x).backward()
+    eager = x.grad.numpy()
+    x = rt.to_tensor(x0, stop_gradient=False)
+    d2s.to_static(branchy_penalty)(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), eager, rtol=1e-10)
+    expected = numeric_grad(lambda a: (_branchy_gradient(a) ** 2).sum(), x0)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+def looped(x, n):
+    y = x
+    i = rt.zeros([], "int64")
+    while i < n:
+        y = rt.tanh(y * x)
+        i = i + 1
+    return y.sum()
+
+
+def dropped(x):
+    h = F.dropout(x, p=0.5, training=True)
+    return (h * h * x).sum()
+
+
+def test_what_cannot_be_differentiated_again_is_refused_at_the_grad_call():
+    x = rt.to_tensor(np.array([0.5, -0.2]), stop_gradient=False)
+    n = rt.to_tensor(2)
+    loop_call = d2s.to_static(looped)
+    (dx,) = rt.grad(loop_call(x, n), x)  # a first derivative works
+    assert dx.stop_gradient
+    with pytest.raises(d2s.SecondDerivativeError, match=r"converted call of looped .*graph "
+                       r"loop.*Call looped eagerly"):
+        rt.grad(loop_call(x, n), x, create_graph=True)
+    with pytest.raises(d2s.SecondDerivativeError, match=r"converted call of dropped .*random "
+                       r"numbers \(op 'dropout'\).*as a whole"):
+        rt.grad(d2s.to_static(dropped)(x), x, create_graph=True)
+
+
+def dropped_penalty(x):
+    h = F.dropout(x, p=0.5, training=True)
+    (g,) = rt.grad((h * h * x).sum(), x, create_graph=True)
+    return (g * g).sum(), h
+
+
+def test_converted_whole_a_penalty_through_dropout_keeps_the_calls_mask():
+    x0 = np.linspace(0.5, 2.0, 8)
+    x = rt.to_tensor(x0, stop_gradient=False)
+    penalty, h = d2s.to_static(dropped_penalty)(x)
+    penalty.backward()
+    kept = h.numpy() != 0  # h = 2 x on kept items: the penalty is sum((3 * 4 x^2)^2)
+    np.testing.assert_allclose(x.grad.numpy(), 36 * 16 * kept * x0 ** 3, rtol=1e-10)
