@@ -11,8 +11,9 @@ itself, whose backward is a `ProgramCall` of that program's gradient, and so on 
 and higher derivatives.
 
 A tensor `if` in the program works (its gradient computes the branch again,
-`runtime/program/backward.py`), and a parameter or input read only on a branch the call did not
-take gets no gradient, as eagerly. What such a program cannot do is refused with
+`runtime/program/backward.py`), and a parameter or input whose gradient a run computes from no
+output gradient (read only on a branch not taken, or on a branch where the gradient does not
+depend on it) gets None, as eagerly (`computed_from`). What such a program cannot do is refused with
 `SecondDerivativeError` at the `rt.grad`/`backward()` that asks for `create_graph`, naming the
 function: a graph loop (its gradient recomputes the body from saved iterations, which is not
 differentiable again: call the function eagerly there), random ops (dropout would draw another
@@ -29,7 +30,6 @@ from runtime.core import array_of, mode_state
 from runtime.ops.random import is_random
 from runtime.program.debug_ops import SIDE_EFFECTS
 from runtime.program.executor import rewrite_error
-from runtime.program.reached import reach_conditions
 from runtime.tensor import wrap
 
 _GRAD_OP = type("StaticProgramGradOp", (), {"name": "run_program_grad", "grad": None,
@@ -43,20 +43,18 @@ class SecondDerivativeError(NotImplementedError):
 class ProgramCall:
     """`program` run on tensors fed as `feed_names`, giving `out_names` (a name may repeat),
     recorded as one autograd op of the feeds and `params` (the trainable tensors the program
-    captured) when gradients are on. `name` is the converted function's (for errors); its
-    own ops are the program's first `forward_ops` top-level ops (the gradient ops of the
-    levels below come after them)."""
+    captured) when gradients are on. `name` is the converted function's (for errors)."""
 
-    def __init__(self, program, feed_names: list, out_names: list, params: list, name: str,
-                 forward_ops: int):
+    def __init__(self, program, feed_names: list, out_names: list, params: list, name: str):
         self.program = program
         self.feed_names = feed_names
         self.out_names = out_names
         self.params = params
         self.name = name
-        self.forward_ops = forward_ops
-        self.preds, self.reach = _reach(program, program.global_block().ops[:forward_ops],
-                                        feed_names + [program.captured[id(p)] for p in params])
+        # the predicates of the top-level branches: which gradients a run computes
+        # (`computed_from`) depends on the branches it took
+        self.preds = list(dict.fromkeys(op.inputs[0] for op in program.global_block().ops
+                                        if op.type == "cond" and op.inputs[0].__class__ is str))
         self.compiled = rt.static.Executor().compiled(program, tuple(out_names + self.preds))
         self._grad_calls: dict = {}  # (outputs with a gradient, inputs needing one, create_graph)
 
@@ -78,17 +76,18 @@ class ProgramCall:
     def backward(self, node, out_grads, preds=None) -> list:
         """The gradients of the recorded inputs (None where there is none), themselves
         recorded when `create_graph` asks for it. With `preds` (the values of the run's
-        branch predicates, `self.preds`), an input read only on branches the run did not take
-        gets None, as eagerly; without, the caller decides that."""
+        branch predicates, `self.preds`), an input whose gradient this run computes from no
+        output gradient (only from the zeros of branches not taken) gets None, as eagerly;
+        without, the caller decides that."""
         inputs = node.inputs
         present = tuple(g is not None for g in out_grads)
         needed = tuple(not x.stop_gradient for x in inputs)
         grads = self.grads_of(present, needed)
         n = len(self.feed_names)
         in_grads = grads(list(inputs[:n]), out_grads, node.outputs(), len(inputs))
-        for i, sites in self.reach if preds is not None else ():
-            if not any(all(preds[k] is truth for k, truth in site) for site in sites):
-                in_grads[i] = None
+        if preds is not None:
+            for k in grads.unreached(dict(zip(self.preds, preds))):
+                in_grads[k] = None
         return in_grads
 
     def grads_of(self, present: tuple, needed: tuple) -> _Gradients:
@@ -132,9 +131,22 @@ class _Gradients:
         finally:
             state.create_graph = prev
         self.slots = [k for k, g in enumerate(grads) if g is not None]
+        self.first = len(call.program.global_block().ops)  # (the gradient ops come after)
+        self.seed_names = [s.name for s in seeds]
+        self._unreached: dict = {}  # branches taken -> inputs given no gradient
         self.call = ProgramCall(copy, call.feed_names + [s.name for s in seeds],
-                                [grads[k].name for k in self.slots], call.params, call.name,
-                                call.forward_ops)
+                                [grads[k].name for k in self.slots], call.params, call.name)
+
+    def unreached(self, taken: dict) -> list:
+        """The inputs (indices) whose gradient a run that took the branches `taken`
+        (predicate -> truth) computes from no seed."""
+        key = tuple(taken.values())
+        got = self._unreached.get(key)
+        if got is None:
+            real = computed_from(self.call.program, self.first, self.seed_names, taken)
+            got = self._unreached[key] = [k for k, name in zip(self.slots, self.call.out_names)
+                                          if name not in real]
+        return got
 
     def __call__(self, feeds: list, out_grads: list, outs: list, n_inputs: int) -> list:
         seeds = []
@@ -166,24 +178,39 @@ def entry_call(entry) -> ProgramCall:
                 f"whole instead")
         call = entry.graph_call = ProgramCall(
             entry.concrete.main_program, list(entry.feed_names),
-            [entry.outs[k].name for k in entry.tensor_out], list(entry.params), entry.name,
-            len(entry.concrete.main_program.global_block().ops))
+            [entry.outs[k].name for k in entry.tensor_out], list(entry.params), entry.name)
     return call
 
 
-def _reach(program, ops: list, names: list) -> tuple:
-    """(the predicates of the top-level branches that `ops` read some of `names` only under,
-    `(index in names, sites)` for those: each site a list of `(predicate index, truth)` that
-    all hold on a run that reads the name there; `runtime/program/reached.py`). `ops` are the
-    converted function's: the gradient ops after them read what they read, under the same
-    predicates, or a value only for its shape (the zeros of a branch not taken). There is no
-    graph loop (`check_differentiable_again`), so every condition is a branch's."""
-    sites_of = reach_conditions(program, names, ops)
-    preds = list(dict.fromkeys(c.pred for sites in sites_of.values() for site in sites
-                               for c in site))
-    reach = [(i, [[(preds.index(c.pred), c.truth) for c in site] for site in sites_of[name]])
-             for i, name in enumerate(names) if name in sites_of]
-    return preds, reach
+def computed_from(program, first: int, sources: list, taken: dict) -> set:
+    """The names that the top-level ops of `program` from index `first` on (gradient ops)
+    compute from `sources` (seeds) on a run whose top-level branches took `taken` (predicate
+    -> truth): an op's outputs are, when it reads one of them; a branch op's, when the result
+    of the branch taken is (of any branch, for branches inside branches). A gradient not among
+    them is only zeros standing for "no gradient" (of a branch not taken, or of a value read
+    for its shape): eager code has None there."""
+    real = set(sources)
+    for op in program.global_block().ops[first:]:
+        _mark(program, op, real, taken)
+    return real
+
+
+def _mark(program, op, real: set, taken: dict) -> None:
+    if not op.blocks:
+        if any(n in real for n in op.input_names()):
+            real.update(op.outputs)
+        return
+    if op.type == "cond" and op.inputs[0] in taken:
+        blocks = [op.blocks[0 if taken[op.inputs[0]] else 1]]
+    else:
+        blocks = op.blocks
+    for idx in blocks:
+        block = program.blocks[idx]
+        inner = set(real) | {n for n in op.input_names() if n in real}
+        for sub in block.ops:
+            _mark(program, sub, inner, {})
+        real.update(o for o, r in zip(op.outputs, block.results) if r.__class__ is str
+                    and r in inner)
 
 
 def check_differentiable_again(program, name: str) -> None:

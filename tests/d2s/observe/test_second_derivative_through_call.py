@@ -271,3 +271,43 @@ def test_converted_whole_a_penalty_through_dropout_keeps_the_calls_mask():
     penalty.backward()
     kept = h.numpy() != 0  # h = 2 x on kept items: the penalty is sum((3 * 4 x^2)^2)
     np.testing.assert_allclose(x.grad.numpy(), 36 * 16 * kept * x0 ** 3, rtol=1e-10)
+
+
+class LinearBranchCritic(nn.Layer):
+    """On one branch the output is linear in `h`: the input gradient then does not depend on
+    `fc.bias` (eager leaves its `.grad` None), on the other it does."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 8)
+        self.head_a = nn.Linear(8, 1)
+        self.head_b = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.mean() > 0:
+            return self.head_a(h * h)
+        return self.head_b(h)
+
+
+def test_penalty_steps_with_weight_decay_and_momentum_move_what_eager_moves():
+    rt.seed(11)
+    net = LinearBranchCritic()
+    static = d2s.to_static(copy.deepcopy(net))
+    opts = [rt.optimizer.Momentum(0.05, momentum=0.9, parameters=m.parameters(),
+                                  weight_decay=0.1) for m in (net, static)]
+    x0 = np.random.RandomState(2).randn(4, 3).astype("float32")
+    x0 *= 3 / (x0 @ net.fc.weight.numpy()).mean()  # h's mean about 3 (bias small): head_a
+    bias_grads = []
+    for x in (x0, -x0, x0, -x0):  # both branches, twice
+        for m, opt in zip((net, static), opts):
+            opt.clear_grad(set_to_zero=False)  # (None: a step then skips what got none)
+            _gradient_penalty(m, x)
+        _assert_same_grads([p.grad for p in net.parameters()],
+                           [p.grad for p in static.parameters()])
+        bias_grads.append(net.fc.bias.grad is None)
+        for opt in opts:
+            opt.step()
+    assert bias_grads == [False, True] * 2  # the linear branch gives fc.bias no gradient
+    for (name, p), q in zip(net.named_parameters(), static.parameters(), strict=True):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
