@@ -170,12 +170,12 @@ def entry_call(entry) -> ProgramCall:
     call = getattr(entry, "graph_call", None)
     if call is None:
         if entry.numbers:
+            kept = ", ".join(getattr(slot, "path", n) for n, slot, _ in entry.numbers)
             raise SecondDerivativeError(
                 f"a second derivative through the converted call of {entry.name} is not "
-                f"supported: the program keeps Python numbers as state "
-                f"({', '.join(n for n, _, _ in entry.numbers)}), whose values at the call are "
-                f"gone. Convert the function that calls rt.grad(..., create_graph=True) as a "
-                f"whole instead")
+                f"supported: the program keeps Python numbers as state ({kept}), whose values "
+                f"at the call are gone. Convert the function that calls "
+                f"rt.grad(..., create_graph=True) as a whole instead")
         call = entry.graph_call = ProgramCall(
             entry.concrete.main_program, list(entry.feed_names),
             [entry.outs[k].name for k in entry.tensor_out], list(entry.params), entry.name)

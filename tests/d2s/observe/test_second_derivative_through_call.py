@@ -311,3 +311,41 @@ def test_penalty_steps_with_weight_decay_and_momentum_move_what_eager_moves():
     assert bias_grads == [False, True] * 2  # the linear branch gives fc.bias no gradient
     for (name, p), q in zip(net.named_parameters(), static.parameters(), strict=True):
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+class Annealed(nn.Layer):
+    """Keeps a Python float it changes each call (program state)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+        self.scale = 1.0
+
+    def forward(self, x):
+        self.scale = self.scale * 0.5
+        return (self.fc(x) ** 2).sum() * self.scale
+
+
+def input_penalty(net, x):
+    (g,) = rt.grad(net(x), x, create_graph=True)
+    return (g * g).sum()
+
+
+def test_program_state_numbers_are_refused_and_converting_the_caller_works():
+    net = Annealed()
+    twin = copy.deepcopy(net)
+    x0 = np.random.RandomState(0).randn(3, 2).astype("float32")
+    x = rt.to_tensor(x0, stop_gradient=False)
+    with pytest.raises(d2s.SecondDerivativeError, match=r"Annealed.forward .*Python numbers "
+                       r"as state \(self.scale\).*as a whole"):
+        rt.grad(d2s.to_static(copy.deepcopy(net))(x), x, create_graph=True)
+    converted = d2s.to_static(input_penalty)
+    for _ in range(3):
+        x = rt.to_tensor(x0, stop_gradient=False)
+        input_penalty(net, x).backward()
+        y = rt.to_tensor(x0, stop_gradient=False)
+        converted(twin, y).backward()
+        np.testing.assert_allclose(y.grad.numpy(), x.grad.numpy(), rtol=1e-5)
+        _assert_same_grads([p.grad for p in net.parameters()],
+                           [p.grad for p in twin.parameters()])
+        assert twin.scale == net.scale
