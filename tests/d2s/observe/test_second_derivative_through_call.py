@@ -40,6 +40,17 @@ class ConvCritic(nn.Layer):
         return self.fc(h.flatten(1))
 
 
+class RecurrentCritic(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(3, 4)
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.fc(out[:, -1])
+
+
 def _gradient_penalty(net, x0):
     """WGAN-GP's penalty on the input gradient, backward; returns (input gradient, penalty,
     parameters' gradients)."""
@@ -79,8 +90,9 @@ def test_without_create_graph_the_gradient_is_a_constant_as_eagers():
         np.testing.assert_allclose(dx.numpy(), 3 * x0 ** 2)
 
 
-@pytest.mark.parametrize("make, shape", [(Critic, (4, 3)), (ConvCritic, (2, 2, 4, 4))],
-                         ids=["linear_tanh", "conv_relu"])
+@pytest.mark.parametrize("make, shape", [(Critic, (4, 3)), (ConvCritic, (2, 2, 4, 4)),
+                                         (RecurrentCritic, (2, 5, 3))],
+                         ids=["linear_tanh", "conv_relu", "lstm"])
 def test_gradient_penalty_through_a_converted_layer_trains_as_eager(make, shape):
     rt.seed(3)
     net = make()
