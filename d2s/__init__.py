@@ -23,6 +23,7 @@ from .hidden_state import HiddenStateError  # noqa: F401
 from .io import TranslatedLayer, load, save  # noqa: F401
 from .logging_utils import set_code_level, set_verbosity  # noqa: F401
 from .operators.mutation import StateChangeError  # noqa: F401
+from .running_grad2 import SecondDerivativeError  # noqa: F401
 from .static_function import StaticFunction, enable_to_static, to_static  # noqa: F401
 
 

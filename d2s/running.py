@@ -23,9 +23,10 @@ from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
-from . import guards, writeback
+from . import guards, running_grad2, writeback
 from .tracing import Trace
 
+_STATE = mode_state()
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
 
 
@@ -252,6 +253,7 @@ class Entry:
                          list(diff.values()), slots)
         self._training = _Training(forward, backward, split, list(diff), self.feed_names,
                                    self.body_order(forward), reach, self._partial_backward)
+        self._training.entry = self  # (its gradients under create_graph: `running_grad2`)
         return self._training
 
     def _gradient_split(self, keep=None, needed=None):
@@ -424,6 +426,9 @@ class _Backward:
     def __call__(self, node, out_grads):
         t = self.training
         inputs = node.inputs
+        if _STATE.create_graph:  # differentiated again: the gradients are recorded ops
+            return self._cut_unreached(running_grad2.entry_call(t.entry).backward(
+                node, out_grads))
         part = t.part_for(tuple(any(out_grads[i] is not None for i in ix)
                                 for ix in t.backward.diff),
                           tuple(not x.stop_gradient for x in inputs))
@@ -445,8 +450,11 @@ class _Backward:
         in_grads = [None] * len(inputs)
         for i, a in zip(part.grads, arrays, strict=True):
             in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
+        return self._cut_unreached(in_grads)
+
+    def _cut_unreached(self, in_grads: list) -> list:
         saved = self.saved
-        for i, sites in t.reach:  # read on no path this call took: no gradient
+        for i, sites in self.training.reach:  # read on no path this call took: no gradient
             if not any(all(_holds(saved[k], truth) for k, truth in site) for site in sites):
                 in_grads[i] = None
         return in_grads

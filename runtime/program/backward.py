@@ -26,7 +26,7 @@ from . import eager_grads as eager
 from .builder import STATE, Builder
 from .control_flow import while_loop
 from .debug_ops import GRAD_HOOK, SIDE_EFFECTS
-from .ir import Block, Op, Program, block_free
+from .ir import Block, Op, Program, block_free, defined_under
 from .origin import format_origin
 from .variable import Variable
 
@@ -91,7 +91,10 @@ class _Backward:
                 req.update(o for o in op.outputs if o not in self.blocked)
 
     def block_free(self, idx: int) -> set:
-        return block_free(self.program, idx, self._free_cache)
+        free = block_free(self.program, idx, self._free_cache)
+        redone = [op.blocks[0] for op in self.program.blocks[idx].ops
+                  if op.type == "recompute" and not op.inputs]
+        return free.difference(*(defined_under(self.program, i) for i in redone))
 
     def needs(self, name) -> bool:
         return name.__class__ is str and name in self.requires
@@ -102,6 +105,9 @@ class _Backward:
         reading and updating `grads` (name -> gradient Variable)."""
         hooks = self.program.grad_hooks
         for op in reversed(block.ops):
+            if op.type == "recompute" and not op.inputs:  # a branch computed again (its
+                self.run_block(self.program.blocks[op.blocks[0]], grads)  # values: no outputs)
+                continue
             if not any(grads.get(n) is not None for n in op.outputs):
                 continue
             if hooks:  # the outputs' gradients are complete: their hooks may replace them
@@ -147,18 +153,35 @@ class _Backward:
         if not free:
             return
         out_grads = [grads.get(n) for n in op.outputs]
-        gblocks = []
+        gblocks, locals_ = [], []
         for idx in op.blocks:
             fwd = self.program.blocks[idx]
             with b.sub_block() as gb:
+                if STATE.create_graph and not _draws(self.program, idx):  # differentiated
+                    # again: the branch's values are computed again here, so they are this
+                    # block's own (`block_free`); a branch drawing random numbers would draw
+                    # others
+                    b.append("recompute", [], [], {}, (idx,))
                 local: dict = {}
                 for r, g in zip(fwd.results, out_grads):
                     if g is not None and self.needs(r):
                         _accumulate(local, r, g)
                 self.run_block(fwd, local)
-                gb.results = [b.ref(local[n]) if local.get(n) is not None
-                              else b.ref(_zeros(block.var(n))) for n in free]
-            gblocks.append(gb.idx)
+            gblocks.append(gb)
+            locals_.append(local)
+        # a value no branch's ops give a gradient gets none, as eagerly (not zeros)
+        free = [n for n in free if any(local.get(n) is not None for local in locals_)]
+        if not free:
+            for gb in gblocks:  # (left empty: no op runs them)
+                gb.ops = []
+            return
+        outer = b.block
+        for gb, local in zip(gblocks, locals_):
+            b.block = gb
+            gb.results = [b.ref(local[n]) if local.get(n) is not None
+                          else b.ref(_zeros(block.var(n))) for n in free]
+        b.block = outer
+        gblocks = [gb.idx for gb in gblocks]
         outs = [_like(b, block.var(n)) for n in free]
         b.append(op.type, list(op.inputs[:1]), [o.name for o in outs], dict(op.attrs),
                  tuple(gblocks))
@@ -209,6 +232,12 @@ class _Backward:
                 _accumulate(grads, op.inputs[k], g)
         for f, g in zip(free, res[1 + len(carried):]):
             _accumulate(grads, f, g)
+
+
+def _draws(program: Program, idx: int) -> bool:
+    """Whether block `idx` or a block below it has a random op."""
+    return any(is_random(op.type) or any(_draws(program, sub) for sub in op.blocks)
+               for op in program.blocks[idx].ops)
 
 
 def _like(b, v: Variable) -> Variable:

@@ -263,6 +263,17 @@ class Program:
         return sum(len(b.ops) for b in self.blocks)
 
 
+def defined_under(program: Program, idx: int) -> set:
+    """Every name defined in block `idx` or any block nested in it."""
+    b = program.blocks[idx]
+    out = set(b.params)
+    for op in b.ops:
+        out.update(op.outputs)
+        for sub in op.blocks:
+            out |= defined_under(program, sub)
+    return out
+
+
 def block_free(program: Program, idx: int, cache: dict) -> set:
     """Names read by block `idx` or its sub-blocks that are not defined inside them."""
     got = cache.get(idx)

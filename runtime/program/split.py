@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 
 from .debug_ops import SIDE_EFFECTS
-from .ir import Op, Program
+from .ir import Op, Program, defined_under
 from .serialize import copy_program
 
 
@@ -119,17 +119,6 @@ def _definitions(program: Program) -> dict:
     return out
 
 
-def _defined_under(program: Program, idx: int) -> set:
-    """Every name defined in block `idx` or any block nested in it."""
-    b = program.blocks[idx]
-    out = set(b.params)
-    for op in b.ops:
-        out.update(op.outputs)
-        for sub in op.blocks:
-            out |= _defined_under(program, sub)
-    return out
-
-
 def _reads(program: Program, ops: list, local: set, cache: dict) -> set:
     """Names `ops` (and their sub-blocks) read that are not defined by them. A `recompute` op
     re-runs a forward loop body inline, so what that body defines is local to the ops after
@@ -142,7 +131,7 @@ def _reads(program: Program, ops: list, local: set, cache: dict) -> set:
             got.update(x for x in _block_reads(program, sub, cache) if x not in local)
         local.update(op.outputs)
         if op.type == "recompute":
-            local |= _defined_under(program, op.blocks[0])
+            local |= defined_under(program, op.blocks[0])
     return got
 
 
@@ -155,7 +144,7 @@ def _block_reads(program: Program, idx: int, cache: dict) -> set:
         defined = local | {o for op in b.ops for o in op.outputs}
         for op in b.ops:
             if op.type == "recompute":
-                defined |= _defined_under(program, op.blocks[0])
+                defined |= defined_under(program, op.blocks[0])
         got.update(r for r in b.results if r.__class__ is str and r not in defined)
         cache[idx] = got
     return got
@@ -182,8 +171,9 @@ def _owners(program: Program) -> dict:
     out: dict = {}
     for b in program.blocks:
         for op in b.ops:
-            for sub in op.blocks:
-                out[sub] = (op, b.idx)
+            for sub in op.blocks:  # (a branch computed again is its own op's)
+                if op.type != "recompute" or sub not in out:
+                    out[sub] = (op, b.idx)
     return out
 
 
