@@ -270,7 +270,11 @@ def _graph_for(length, item_of, body, state, names, extra_test, unread=()):
             more = rt.tensor.constant(bool(more)) if not is_variable(i) else more
         if extra_test is None:
             return more
-        return and_(more, lambda: extra_test(*st))
+        # d2s's own test (`not _do_return`, `not _break`): no user code, so it is traced on
+        # every path; traced only where `more` holds, its setting of state the loop carries
+        # by name (`o.stats = ...`) looked like a change under a tensor-decided operand
+        extra = extra_test(*st)
+        return and_(more, lambda: extra)
 
     def step(i, *st):  # (the index alone, where the loop carries no other state)
         return result_of([i + 1, *as_list(body(item_of(i), *st), n)])
