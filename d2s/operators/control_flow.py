@@ -43,7 +43,14 @@ from .exceptions import branch_frame, mark_raised
 from .logical import to_bool
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
-from .scalar_merge import cast_scalar, merged_float_flag, mixed_number_types, scalar_casts
+from .scalar_merge import (
+    WIDE_NUMBER,
+    cast_scalar,
+    merged_float_flag,
+    mixed_number_types,
+    number_rank,
+    scalar_casts,
+)
 from .variables import (
     Undefined,
     UndefinedNameError,
@@ -404,6 +411,13 @@ def _promote_number(a, b):
     if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
         dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
         return mark_python_number(rt.full([], b, dtype))
+    # a number graph value on one side, a Python number of a wider type on the other (an int
+    # and 1.5, a bool and 3): both take the wider type (the first branch by the cast that
+    # `scalar_casts` asks for), never the wider number a constant of the narrower dtype
+    if number_rank(a) > number_rank(b) >= 0 and is_variable(b) and not is_variable(a):
+        return mark_python_number(rt.cast(b, WIDE_NUMBER[number_rank(a)]))
+    if number_rank(b) > number_rank(a) >= 0 and is_variable(a) and not is_variable(b):
+        return mark_python_number(rt.full([], b, WIDE_NUMBER[number_rank(b)]))
     return b
 
 

@@ -33,6 +33,8 @@ def _target(a, b):
     if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
         inner = {k: _target(a[k], b[k]) for k in a}
         return inner if any(t is not None for t in inner.values()) else None
+    if min(number_rank(a), number_rank(b)) >= 0 and number_rank(a) != number_rank(b):
+        return _wider_target(a, b)
     for scalar, tensor in ((a, b), (b, a)):
         if _is_scalar(scalar) and _is_real_tensor(tensor) and is_variable(scalar):
             sample = 0.0 if scalar.dtype.kind == "f" else 0
@@ -40,6 +42,29 @@ def _target(a, b):
             if target != scalar.dtype:
                 return target.name
     return None
+
+
+def _wider_target(a, b):
+    """Numbers of two types (an int on one path, a float on the other; a bool and an int): the
+    merged value holds both as the wider one's dtype (float64 for a Python float), a
+    `float_when` flag saying which type a run gives; None where the narrower side is no graph
+    value (`cond` makes a Python number a constant of the other side's dtype)."""
+    low, high = sorted((a, b), key=number_rank)
+    if not is_variable(low):
+        return None
+    return high.dtype.name if is_variable(high) else WIDE_NUMBER[number_rank(high)]
+
+
+WIDE_NUMBER = ("bool", "int64", "float64")  # (a Python bool, int, float as a graph value)
+
+
+def number_rank(v) -> int:
+    """0, 1, 2 for a Python bool, int, float (or a graph value standing for one); -1 for
+    anything else."""
+    if is_variable(v) and not getattr(v, "python_scalar", False) or not (
+            is_variable(v) or isinstance(v, (int, float)) and not hasattr(v, "dtype")):
+        return -1
+    return "bif".index(_number_kind(v))
 
 
 def scalar_casts(outs: list) -> dict:
