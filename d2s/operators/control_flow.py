@@ -374,6 +374,22 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"branch of an if whose condition is a tensor ({where(src)}): eager code keeps "
                 "each path's dtype, so the dtype after the if would depend on data. Cast one "
                 "side (`rt.cast(v, ...)`) so both paths give one dtype.", origin=src)
+    for name, a, b in zip(names, outs[0], outs[1]):
+        found = _dtype_difference(a, b, "", _rank)
+        if found is not None:
+            path, ra, rb = found
+            what = ("the returned value" + path) if is_return_value(name) else \
+                "the conditional expression's value" if name.startswith("_ifexp") else \
+                f"'{name}{path}'"
+            raise ConversionError(
+                f"{what} is a tensor of rank {ra} in the if branch and of rank {rb} in the else "
+                f"branch of an if whose condition is a tensor ({where(src)}): one static "
+                "program gives one rank on every path. Reshape one side (`x.reshape([-1])`, "
+                "`x.sum()`) so both paths give one rank.", origin=src)
+
+
+def _rank(t) -> int:
+    return len(t.shape)
 
 
 def _a(dtype: str) -> str:
@@ -381,17 +397,22 @@ def _a(dtype: str) -> str:
     return ("an " if dtype[:1] in "aeiou" else "a ") + dtype
 
 
-def _dtype_difference(a, b, path):
-    """(path, dtype a, dtype b) of the first tensors of one structure whose dtypes differ."""
+def _dtype_name(t) -> str:
+    return getattr(t.dtype, "name", str(t.dtype))
+
+
+def _dtype_difference(a, b, path, prop=_dtype_name):
+    """(path, prop(a), prop(b)) of the first tensors of one structure where `prop` (the dtype,
+    or another property) differs."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b)):
-            found = _dtype_difference(x, y, f"{path}[{i}]")
+            found = _dtype_difference(x, y, f"{path}[{i}]", prop)
             if found is not None:
                 return found
         return None
-    if is_tensor(a) and is_tensor(b) and str(a.dtype) != str(b.dtype):
-        return (path, getattr(a.dtype, "name", str(a.dtype)),
-                getattr(b.dtype, "name", str(b.dtype)))
+    arrays = prop is _rank and (getattr(a, "is_array", False) or getattr(b, "is_array", False))
+    if is_tensor(a) and is_tensor(b) and not arrays and prop(a) != prop(b):
+        return path, prop(a), prop(b)
     return None
 
 

@@ -6,6 +6,7 @@ the loop) deciding the dtype of the merged return value, so the float 1.5 became
 constant (fixed in d2s/operators/scalar_merge.py: numbers of two types merge as the wider)."""
 from __future__ import annotations
 
+# ruff: noqa: B012  (a `break` in `finally` is what is tested)
 import numpy as np
 
 import d2s
