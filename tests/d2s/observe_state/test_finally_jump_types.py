@@ -284,3 +284,25 @@ def test_a_finally_that_changes_a_list_two_returns_return_differently_is_refused
     with pytest.raises(d2s.ConversionError, match=r"the `finally` clause changes 'log', which "
                        r"a `return` of its `try` returns(.|\n)*log.append\(1.0\)"):
         d2s.to_static(two_returns)(rt.to_tensor(np.array([1.0, 2.0], "float32")))
+
+
+def skip_large(x):
+    seen = []
+    total = 0.0
+    for i in range(3):
+        try:
+            if x[i] > 0:
+                continue
+            total += 1.0
+        finally:
+            if x[i] > 5.0:
+                continue
+            seen.append(float(x[i]))
+        total += 0.5
+    return total, seen
+
+
+def test_a_continue_of_the_try_does_not_skip_the_finally_after_its_own_continue():
+    _check(skip_large, [([1.0, 2.0, 3.0], (0.0, [1.0, 2.0, 3.0])),
+                        ([-1.0, 6.0, 3.0], (1.5, [-1.0, 3.0])),
+                        ([-6.0, -1.0, 3.0], (3.0, [-6.0, -1.0, 3.0]))])
