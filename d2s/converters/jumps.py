@@ -70,6 +70,7 @@ def rewrite(stmts: list, kinds, flag: str, *, into_loops: bool, on_jump, fresh=N
         if not contains(s, kinds, into_loops=into_loops):
             out.append(s)
             continue
+        jump = first_jump(s, kinds, into_loops=into_loops)  # (before its jumps are replaced)
         own = _finally_flag(s, kinds, into_loops, fresh)
         for field in _blocks(s, into_loops):
             if own is not None and field == "finalbody":
@@ -83,7 +84,6 @@ def rewrite(stmts: list, kinds, flag: str, *, into_loops: bool, on_jump, fresh=N
         out.append(s)
         rest = stmts[i + 1:]
         if rest:
-            jump = first_jump(s, kinds, into_loops=into_loops)
             guard = templates.replace("if not flag:\n    rest", flag=flag,
                                       rest=again(rest, flag=flag, on_jump=on_jump))
             out += _stamped(guard, jump)

@@ -48,6 +48,7 @@ from .scalar_merge import (
     cast_scalar,
     merged_float_flag,
     mixed_number_types,
+    number_kind_flags,
     number_rank,
     scalar_casts,
 )
@@ -94,6 +95,7 @@ class _GraphIf:
         self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
+        self.kinds: dict = {}  # paths of numbers whose float flags are extra outputs too
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -111,17 +113,18 @@ class _GraphIf:
         self.marks = (len(builder.program.blocks), builder.block, len(builder.block.ops))
         for _ in range(5):
             try:
-                before = len(self.flags)
+                before = len(self.flags) + len(self.kinds)
                 result = rt.static.nn.cond(pred, self._branch(self.fns[0]),
                                            self._branch(self.fns[1]))
-                if len(self.flags) != before:  # a value unbound on some paths: its flag too
+                if len(self.flags) + len(self.kinds) != before:  # (a new flag output)
                     self._reset()
                     continue
                 if not self._one_raises():
                     break
                 self._settle()  # the other branch's values are the `if`'s results
             except Exception as e:
-                if len(self.flags) != before:  # (the other branch had no flag output yet)
+                if len(self.flags) + len(self.kinds) != before:  # (the other branch had no
+                    # flag output yet)
                     self._reset()
                     continue
                 if self._one_raises():
@@ -197,7 +200,8 @@ class _GraphIf:
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
-        return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags))
+        return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
+            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1]))
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -241,10 +245,12 @@ class _GraphIf:
             mark_raised()  # both branches raise: so does the code around this `if`
         flags = self.flags
         result = list(result) if result is not None else []
+        kinds = dict(zip(sorted(self.kinds), result[len(result) - len(self.kinds):]))
+        result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
         result = mutation.finish(self.log, result, len(self.names), self.outs)
-        _mark_scalars(result, self.raw, pred, self.src)
+        _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
@@ -410,8 +416,10 @@ def _dtype_difference(a, b, path, prop=_dtype_name):
             if found is not None:
                 return found
         return None
-    arrays = prop is _rank and (getattr(a, "is_array", False) or getattr(b, "is_array", False))
-    if is_tensor(a) and is_tensor(b) and not arrays and prop(a) != prop(b):
+    if not (is_tensor(a) and is_tensor(b)) or prop is _rank and (
+            getattr(a, "is_array", False) or getattr(b, "is_array", False)):
+        return None
+    if prop(a) != prop(b):
         return path, prop(a), prop(b)
     return None
 
@@ -494,20 +502,23 @@ def _items(v, n: int) -> list:
     return list(v) if isinstance(v, (list, tuple)) and len(v) == n else [v] * n
 
 
-def _mark_scalars(result, raw: list, pred, src) -> None:
+def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
     """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
-    for them) stand for a Python number too (of the type of the branch a run takes)."""
+    for them) stand for a Python number too (of the type of the branch a run takes; `kinds`:
+    path -> the float flag `cond` gave out, where a branch's own lives in its block)."""
     if len(raw) != 2 or not isinstance(result, (list, tuple)):
         return
-    for r, a, b in zip(result, raw[0], raw[1]):
+    for i, (r, a, b) in enumerate(zip(result, raw[0], raw[1])):
         if isinstance(r, (list, tuple)):  # structures (a returned tuple): item by item
-            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))], pred, src)
+            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))], pred, src, kinds,
+                          (*path, i))
             continue
         if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
                 v, Undefined) or (isinstance(v, (int, float)) and not is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
             r.mixed_number = mixed_number_types(a, b)  # (saved: returned as a tensor)
-            r.float_when = merged_float_flag(a, b, pred, src)
+            r.float_when = kinds[(*path, i)] if (*path, i) in kinds else \
+                merged_float_flag(a, b, pred, src)
 
 

@@ -139,9 +139,47 @@ def _float_flag(v, src):
         "`if`.", origin=src)
 
 
-def _visible(v) -> bool:
-    block = current_builder().block
+def _visible(v, block=None) -> bool:
+    block = block or current_builder().block
     return v.block is block or v.block.idx == 0 or v.block in block.ancestors()
+
+
+def number_kind_flags(values: list, n: int, kinds: dict, outer) -> list:
+    """A traced branch's extra `cond` outputs: for each path in `kinds` (state index, then
+    item indices), the bool saying whether the number there is a float when the program runs.
+    Numbers of this branch whose flag (`Variable.float_when`) lives in a block that code after
+    the `if` (in block `outer`) cannot read are added (the `if` is traced again): only an
+    output carries such a flag out, as a `return` inside nested tensor `if`s needs."""
+    for path, v in _number_leaves(values[:n], ()):
+        flag = v.float_when
+        if path not in kinds and flag is not None and not _visible(flag, outer):
+            kinds[path] = True
+    return [_flag_here(_at(values, path)) for path in sorted(kinds)]
+
+
+def _number_leaves(v, path):
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            yield from _number_leaves(x, (*path, i))
+    elif is_variable(v) and getattr(v, "python_scalar", False):
+        yield path, v
+
+
+def _at(v, path):
+    for i in path:
+        if not isinstance(v, (list, tuple)) or i >= len(v):
+            return None
+        v = v[i]
+    return v
+
+
+def _flag_here(v):
+    """The float flag of `v` in the block being traced (a placeholder's: False)."""
+    flag = getattr(v, "float_when", None) if is_variable(v) else None
+    if flag is not None:
+        return flag
+    number = number_rank(v) >= 0 and not isinstance(v, Undefined)
+    return rt.full([], number and _number_kind(v) == "f", "bool")
 
 
 def _number_kind(v) -> str:

@@ -306,3 +306,29 @@ def test_a_continue_of_the_try_does_not_skip_the_finally_after_its_own_continue(
     _check(skip_large, [([1.0, 2.0, 3.0], (0.0, [1.0, 2.0, 3.0])),
                         ([-1.0, 6.0, 3.0], (1.5, [-1.0, 3.0])),
                         ([-6.0, -1.0, 3.0], (3.0, [-6.0, -1.0, 3.0]))])
+
+
+def returns_in_nested_branches(x):
+    """`observe --seed 16602` (refused, naming the `def` line): the type of `sum(lengths)`
+    (an int 0 for an empty list) is decided inside nested tensor `if`s that `return`s make;
+    the outer `if` now gives the inner float flag out."""
+    lengths = []
+    if x[2] < 0.5:
+        try:
+            lengths.append(0.25)
+            if x[0] > 1.0:
+                return len(lengths), sum(lengths)
+        finally:
+            if rt.mean(x) > 0.0:
+                return len(lengths), sum(lengths)
+    if x[1] > 0.0:
+        return len(lengths), sum(lengths)
+    lengths.append(0.5)
+    return len(lengths), sum(lengths)
+
+
+def test_a_number_type_decided_by_returns_in_nested_tensor_ifs():
+    _check(returns_in_nested_branches, [
+        ([2.0, 1.0, 0.0], (1, 0.25)), ([-2.0, 1.0, 0.0], (1, 0.25)),
+        ([-2.0, -1.0, 0.0], (2, 0.75)), ([2.0, 1.0, 1.0], (0, 0)),
+        ([-2.0, -1.0, 1.0], (1, 0.5))])
