@@ -332,3 +332,45 @@ def test_a_number_type_decided_by_returns_in_nested_tensor_ifs():
         ([2.0, 1.0, 0.0], (1, 0.25)), ([-2.0, 1.0, 0.0], (1, 0.25)),
         ([-2.0, -1.0, 0.0], (2, 0.75)), ([2.0, 1.0, 1.0], (0, 0)),
         ([-2.0, -1.0, 1.0], (1, 0.5))])
+
+
+def steps_in_a_tensor_while(x):
+    k = rt.zeros([])
+    hist = []
+    while k < x[0]:
+        try:
+            k = k + 1.0
+            if k > 2.0:
+                return k, hist
+        finally:
+            hist.append(float(k))
+            if x[1] < 0.0:
+                break
+    return k * 10.0, hist
+
+
+def test_a_tensor_while_whose_finally_logs_and_breaks():
+    _check(steps_in_a_tensor_while, [([3.5, 1.0], ([1.0, 2.0, 3.0],)), ([3.5, -1.0], ([1.0],)),
+                                     ([1.0, 1.0], ([1.0],)), ([-1.0, 1.0], ([],))])
+
+
+def count_with_handler(x):
+    total = 0
+    for i in range(3):
+        try:
+            total += 1
+            if x[i] < 0:
+                raise ValueError("negative score")
+        except ValueError:
+            total += 10
+            return total
+        finally:
+            if x[i] > 5.0:
+                continue
+            total += 100
+    return total
+
+
+def test_a_finally_after_an_except_that_returns():
+    _check(count_with_handler, [([1.0, 2.0, 3.0], 303), ([1.0, -2.0, 3.0], 112),
+                                ([6.0, -2.0, 3.0], 12), ([6.0, 6.0, 6.0], 3)])
