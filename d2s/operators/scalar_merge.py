@@ -132,11 +132,21 @@ def _float_flag(v, src):
         flags = [rt.static.array_length(a) > 0 for a in arrays]
         return functools.reduce(rt.logical_or, flags)
     raise ConversionError(
-        f"a Python number computed inside a branch of an `if` whose condition is a tensor "
-        f"({where(src)}) is an int on some inputs and a float on others (the sum() of a "
-        "list of floats that may be empty is the int 0), which a value leaving the branch "
-        "cannot say. Give sum() a float start (`sum(items, 0.0)`), or compute it before the "
-        "`if`.", origin=src)
+        f"a Python number computed {_decided_at(src)} ({where(src)}) is an int on some "
+        "inputs and a float on others (the sum() of a list of floats that may be empty is the "
+        "int 0), which a value leaving the branch cannot say. Give sum() a float start "
+        "(`sum(items, 0.0)`), or compute it before the `if`.", origin=src)
+
+
+def _decided_at(src) -> str:
+    """Where a tensor condition chose the path: the user's `if`, a loop that a tensor `break`
+    or `return` may end early, or the code after a `return` (d2s's own `if` names it)."""
+    line = src.source_line.lstrip() if src is not None else "if"
+    if line.startswith(("if ", "elif ", "if(")):
+        return "inside a branch of an `if` whose condition is a tensor"
+    if line.startswith(("for ", "while ", "async for ")):
+        return "in a loop that a tensor `break` or `return` may end early"
+    return "on a path that a tensor condition decides"
 
 
 def _visible(v, block=None) -> bool:
