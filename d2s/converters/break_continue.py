@@ -42,12 +42,13 @@ class BreakContinue(Base):
             flag = self.ctx.namer.new("cont")
             node.body = templates.replace("flag = False", flag=flag) + jumps.rewrite(
                 node.body, gast.Continue, flag, into_loops=False,
-                on_jump=lambda s: jumps.set_flag(flag))
+                on_jump=lambda s: jumps.set_flag(flag), fresh=lambda: self.ctx.namer.new("fin"))
         if jumps.contains(node.body, gast.Break, into_loops=False):
             breaking = [list(node.body)]  # before the rewrite: where each break sits
             flag = self.ctx.namer.new("brk")
             node.body = jumps.rewrite(node.body, gast.Break, flag, into_loops=False,
-                                      on_jump=lambda s: jumps.set_flag(flag))
+                                      on_jump=lambda s: jumps.set_flag(flag),
+                                      fresh=lambda: self.ctx.namer.new("fin"))
             pre = templates.replace("flag = False", flag=flag)
             jumps.stop_loop(node, flag)
             if node.orelse:

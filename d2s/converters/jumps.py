@@ -9,10 +9,13 @@ converter's and the try converter's question).
 """
 from __future__ import annotations
 
+import functools
+
 import gast
 
 from ..pyct import anno, templates
 from ..pyct.naming import RESERVED
+from ..pyct.origin import inherit as origin_inherit
 
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -56,31 +59,71 @@ _SCOPE_CLASSES = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def rewrite(stmts: list, kinds, flag: str, *, into_loops: bool, on_jump) -> list:
-    """See the module doc; `on_jump(stmt)` gives the statements replacing one jump."""
+def rewrite(stmts: list, kinds, flag: str, *, into_loops: bool, on_jump, fresh=None) -> list:
+    """See the module doc; `on_jump(stmt)` gives the statements replacing one jump; `fresh()`
+    names the flag of a `finally` clause's own jumps (`_finally_flag`)."""
     out = []
+    again = functools.partial(rewrite, kinds=kinds, into_loops=into_loops, fresh=fresh)
     for i, s in enumerate(stmts):
         if isinstance(s, kinds):
-            return out + on_jump(s)
+            return out + _stamped(on_jump(s), s)
         if not contains(s, kinds, into_loops=into_loops):
             out.append(s)
             continue
+        jump = first_jump(s, kinds, into_loops=into_loops)  # (before its jumps are replaced)
+        own = _finally_flag(s, kinds, into_loops, fresh)
         for field in _blocks(s, into_loops):
-            setattr(s, field, rewrite(getattr(s, field), kinds, flag, into_loops=into_loops,
-                                      on_jump=on_jump))
-        if isinstance(s, gast.Try):
-            for h in s.handlers:
-                h.body = rewrite(h.body, kinds, flag, into_loops=into_loops, on_jump=on_jump)
-        if isinstance(s, gast.Match):
-            for c in s.cases:
-                c.body = rewrite(c.body, kinds, flag, into_loops=into_loops, on_jump=on_jump)
+            if own is not None and field == "finalbody":
+                s.finalbody = templates.replace("own = False", own=own) + again(
+                    s.finalbody, flag=own, on_jump=lambda j, own=own: on_jump(j) + set_flag(own))
+            else:
+                setattr(s, field, again(getattr(s, field), flag=flag, on_jump=on_jump))
+        for h in s.handlers if isinstance(s, gast.Try) else s.cases if isinstance(
+                s, gast.Match) else ():
+            h.body = again(h.body, flag=flag, on_jump=on_jump)
         out.append(s)
         rest = stmts[i + 1:]
         if rest:
-            out += templates.replace("if not flag:\n    rest", flag=flag, rest=rewrite(
-                rest, kinds, flag, into_loops=into_loops, on_jump=on_jump))
+            guard = templates.replace("if not flag:\n    rest", flag=flag,
+                                      rest=again(rest, flag=flag, on_jump=on_jump))
+            out += _stamped(guard, jump)
         return out
     return out
+
+
+def _finally_flag(s, kinds, into_loops: bool, fresh):
+    """A new flag for the jumps of the `finally` clause of `s` (None: it has none): what
+    follows such a jump in the clause is guarded by it, not by the shared flag, which a jump
+    of the `try` body may have set already (the clause still runs all of its code then)."""
+    if fresh is None or not isinstance(s, gast.Try) or not s.finalbody:
+        return None
+    return fresh() if contains(s.finalbody, kinds, into_loops=into_loops) else None
+
+
+def first_jump(s, kinds, *, into_loops: bool):
+    """The first jump of `kinds` in `s` that belongs to the enclosing construct, or None."""
+    stack = [s]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, kinds):
+            return n
+        if isinstance(n, _SCOPES) or (isinstance(n, _LOOPS) and not into_loops):
+            if isinstance(n, _LOOPS):
+                stack.extend(reversed(n.orelse))
+            continue
+        stack.extend(reversed([c for c in gast.iter_child_nodes(n) if isinstance(c, gast.AST)]))
+    return None
+
+
+def _stamped(new: list, jump) -> list:
+    """`new` (statements made for `jump`) with the jump's origin: a message or traceback about
+    the generated `if not flag:` or assignment names the user's `return`/`break`/`continue`,
+    not the enclosing `def` or loop."""
+    src = anno.getanno(jump, anno.ORIGIN, None) if jump is not None else None
+    if src is not None:
+        for n in new:
+            origin_inherit(n, src)
+    return new
 
 
 def _blocks(s, into_loops: bool) -> list[str]:

@@ -22,7 +22,7 @@ import gast
 from ..pyct import anno, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from . import jumps
+from . import finally_returns, jumps
 from .early_return import always_exits
 from .try_except import DISCARDS_RETURN
 
@@ -96,8 +96,10 @@ class ReturnStatements(Base):
         start = templates.replace("retval = None", retval=retval) if not exits else \
             templates.replace(f"retval = {RESERVED}.Undefined(name)", retval=retval,
                               name=templates.const(retval))
+        finally_returns.refresh_returns(body, flag, retval)
         node.body = (templates.replace("flag = False", flag=flag) + start
-                     + jumps.rewrite(body, gast.Return, flag, into_loops=True, on_jump=on_jump)
+                     + jumps.rewrite(body, gast.Return, flag, into_loops=True, on_jump=on_jump,
+                                   fresh=lambda: self.ctx.namer.new("fin_return"))
                      + templates.replace("return retval", retval=retval))
         for loop in gast.walk(node):
             if isinstance(loop, (gast.For, gast.While)) and _sets(loop, flag):

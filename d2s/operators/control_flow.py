@@ -43,7 +43,15 @@ from .exceptions import branch_frame, mark_raised
 from .logical import to_bool
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
-from .scalar_merge import cast_scalar, merged_float_flag, mixed_number_types, scalar_casts
+from .scalar_merge import (
+    WIDE_NUMBER,
+    cast_scalar,
+    merged_float_flag,
+    mixed_number_types,
+    number_kind_flags,
+    number_rank,
+    scalar_casts,
+)
 from .variables import (
     Undefined,
     UndefinedNameError,
@@ -87,6 +95,7 @@ class _GraphIf:
         self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
+        self.kinds: dict = {}  # paths of numbers whose float flags are extra outputs too
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -104,17 +113,18 @@ class _GraphIf:
         self.marks = (len(builder.program.blocks), builder.block, len(builder.block.ops))
         for _ in range(5):
             try:
-                before = len(self.flags)
+                before = len(self.flags) + len(self.kinds)
                 result = rt.static.nn.cond(pred, self._branch(self.fns[0]),
                                            self._branch(self.fns[1]))
-                if len(self.flags) != before:  # a value unbound on some paths: its flag too
+                if len(self.flags) + len(self.kinds) != before:  # (a new flag output)
                     self._reset()
                     continue
                 if not self._one_raises():
                     break
                 self._settle()  # the other branch's values are the `if`'s results
             except Exception as e:
-                if len(self.flags) != before:  # (the other branch had no flag output yet)
+                if len(self.flags) + len(self.kinds) != before:  # (the other branch had no
+                    # flag output yet)
                     self._reset()
                     continue
                 if self._one_raises():
@@ -190,7 +200,8 @@ class _GraphIf:
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
-        return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags))
+        return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
+            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1]))
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -234,10 +245,12 @@ class _GraphIf:
             mark_raised()  # both branches raise: so does the code around this `if`
         flags = self.flags
         result = list(result) if result is not None else []
+        kinds = dict(zip(sorted(self.kinds), result[len(result) - len(self.kinds):]))
+        result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
         result = mutation.finish(self.log, result, len(self.names), self.outs)
-        _mark_scalars(result, self.raw, pred, self.src)
+        _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
@@ -367,6 +380,22 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"branch of an if whose condition is a tensor ({where(src)}): eager code keeps "
                 "each path's dtype, so the dtype after the if would depend on data. Cast one "
                 "side (`rt.cast(v, ...)`) so both paths give one dtype.", origin=src)
+    for name, a, b in zip(names, outs[0], outs[1]):
+        found = _dtype_difference(a, b, "", _rank)
+        if found is not None:
+            path, ra, rb = found
+            what = ("the returned value" + path) if is_return_value(name) else \
+                "the conditional expression's value" if name.startswith("_ifexp") else \
+                f"'{name}{path}'"
+            raise ConversionError(
+                f"{what} is a tensor of rank {ra} in the if branch and of rank {rb} in the else "
+                f"branch of an if whose condition is a tensor ({where(src)}): one static "
+                "program gives one rank on every path. Reshape one side (`x.reshape([-1])`, "
+                "`x.sum()`) so both paths give one rank.", origin=src)
+
+
+def _rank(t) -> int:
+    return len(t.shape)
 
 
 def _a(dtype: str) -> str:
@@ -374,17 +403,24 @@ def _a(dtype: str) -> str:
     return ("an " if dtype[:1] in "aeiou" else "a ") + dtype
 
 
-def _dtype_difference(a, b, path):
-    """(path, dtype a, dtype b) of the first tensors of one structure whose dtypes differ."""
+def _dtype_name(t) -> str:
+    return getattr(t.dtype, "name", str(t.dtype))
+
+
+def _dtype_difference(a, b, path, prop=_dtype_name):
+    """(path, prop(a), prop(b)) of the first tensors of one structure where `prop` (the dtype,
+    or another property) differs."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b)):
-            found = _dtype_difference(x, y, f"{path}[{i}]")
+            found = _dtype_difference(x, y, f"{path}[{i}]", prop)
             if found is not None:
                 return found
         return None
-    if is_tensor(a) and is_tensor(b) and str(a.dtype) != str(b.dtype):
-        return (path, getattr(a.dtype, "name", str(a.dtype)),
-                getattr(b.dtype, "name", str(b.dtype)))
+    if not (is_tensor(a) and is_tensor(b)) or prop is _rank and (
+            getattr(a, "is_array", False) or getattr(b, "is_array", False)):
+        return None
+    if prop(a) != prop(b):
+        return path, prop(a), prop(b)
     return None
 
 
@@ -404,6 +440,13 @@ def _promote_number(a, b):
     if kinds <= {bool, int, float} and (type(a) is not type(b) or a != b):
         dtype = "float64" if float in kinds else "bool" if kinds == {bool} else "int64"
         return mark_python_number(rt.full([], b, dtype))
+    # a number graph value on one side, a Python number of a wider type on the other (an int
+    # and 1.5, a bool and 3): both take the wider type (the first branch by the cast that
+    # `scalar_casts` asks for), never the wider number a constant of the narrower dtype
+    if number_rank(a) > number_rank(b) >= 0 and is_variable(b) and not is_variable(a):
+        return mark_python_number(rt.cast(b, WIDE_NUMBER[number_rank(a)]))
+    if number_rank(b) > number_rank(a) >= 0 and is_variable(a) and not is_variable(b):
+        return mark_python_number(rt.full([], b, WIDE_NUMBER[number_rank(b)]))
     return b
 
 
@@ -459,20 +502,23 @@ def _items(v, n: int) -> list:
     return list(v) if isinstance(v, (list, tuple)) and len(v) == n else [v] * n
 
 
-def _mark_scalars(result, raw: list, pred, src) -> None:
+def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
     """Outputs of a tensor `if` whose branches both gave Python numbers (or values standing
-    for them) stand for a Python number too (of the type of the branch a run takes)."""
+    for them) stand for a Python number too (of the type of the branch a run takes; `kinds`:
+    path -> the float flag `cond` gave out, where a branch's own lives in its block)."""
     if len(raw) != 2 or not isinstance(result, (list, tuple)):
         return
-    for r, a, b in zip(result, raw[0], raw[1]):
+    for i, (r, a, b) in enumerate(zip(result, raw[0], raw[1])):
         if isinstance(r, (list, tuple)):  # structures (a returned tuple): item by item
-            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))], pred, src)
+            _mark_scalars(r, [_items(a, len(r)), _items(b, len(r))], pred, src, kinds,
+                          (*path, i))
             continue
         if is_variable(r) and all((is_variable(v) and v.python_scalar) or isinstance(
                 v, Undefined) or (isinstance(v, (int, float)) and not is_tensor(v))
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
             r.mixed_number = mixed_number_types(a, b)  # (saved: returned as a tensor)
-            r.float_when = merged_float_flag(a, b, pred, src)
+            r.float_when = kinds[(*path, i)] if (*path, i) in kinds else \
+                merged_float_flag(a, b, pred, src)
 
 

@@ -33,6 +33,8 @@ def _target(a, b):
     if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
         inner = {k: _target(a[k], b[k]) for k in a}
         return inner if any(t is not None for t in inner.values()) else None
+    if min(number_rank(a), number_rank(b)) >= 0 and number_rank(a) != number_rank(b):
+        return _wider_target(a, b)
     for scalar, tensor in ((a, b), (b, a)):
         if _is_scalar(scalar) and _is_real_tensor(tensor) and is_variable(scalar):
             sample = 0.0 if scalar.dtype.kind == "f" else 0
@@ -40,6 +42,29 @@ def _target(a, b):
             if target != scalar.dtype:
                 return target.name
     return None
+
+
+def _wider_target(a, b):
+    """Numbers of two types (an int on one path, a float on the other; a bool and an int): the
+    merged value holds both as the wider one's dtype (float64 for a Python float), a
+    `float_when` flag saying which type a run gives; None where the narrower side is no graph
+    value (`cond` makes a Python number a constant of the other side's dtype)."""
+    low, high = sorted((a, b), key=number_rank)
+    if not is_variable(low):
+        return None
+    return high.dtype.name if is_variable(high) else WIDE_NUMBER[number_rank(high)]
+
+
+WIDE_NUMBER = ("bool", "int64", "float64")  # (a Python bool, int, float as a graph value)
+
+
+def number_rank(v) -> int:
+    """0, 1, 2 for a Python bool, int, float (or a graph value standing for one); -1 for
+    anything else."""
+    if is_variable(v) and not getattr(v, "python_scalar", False) or not (
+            is_variable(v) or isinstance(v, (int, float)) and not hasattr(v, "dtype")):
+        return -1
+    return "bif".index(_number_kind(v))
 
 
 def scalar_casts(outs: list) -> dict:
@@ -107,16 +132,64 @@ def _float_flag(v, src):
         flags = [rt.static.array_length(a) > 0 for a in arrays]
         return functools.reduce(rt.logical_or, flags)
     raise ConversionError(
-        f"a Python number computed inside a branch of an `if` whose condition is a tensor "
-        f"({where(src)}) is an int on some inputs and a float on others (the sum() of a "
-        "list of floats that may be empty is the int 0), which a value leaving the branch "
-        "cannot say. Give sum() a float start (`sum(items, 0.0)`), or compute it before the "
-        "`if`.", origin=src)
+        f"a Python number computed {_decided_at(src)} ({where(src)}) is an int on some "
+        "inputs and a float on others (the sum() of a list of floats that may be empty is the "
+        "int 0), which a value leaving the branch cannot say. Give sum() a float start "
+        "(`sum(items, 0.0)`), or compute it before the `if`.", origin=src)
 
 
-def _visible(v) -> bool:
-    block = current_builder().block
+def _decided_at(src) -> str:
+    """Where a tensor condition chose the path: the user's `if`, a loop that a tensor `break`
+    or `return` may end early, or the code after a `return` (d2s's own `if` names it)."""
+    line = src.source_line.lstrip() if src is not None else "if"
+    if line.startswith(("if ", "elif ", "if(")):
+        return "inside a branch of an `if` whose condition is a tensor"
+    if line.startswith(("for ", "while ", "async for ")):
+        return "in a loop that a tensor `break` or `return` may end early"
+    return "on a path that a tensor condition decides"
+
+
+def _visible(v, block=None) -> bool:
+    block = block or current_builder().block
     return v.block is block or v.block.idx == 0 or v.block in block.ancestors()
+
+
+def number_kind_flags(values: list, n: int, kinds: dict, outer) -> list:
+    """A traced branch's extra `cond` outputs: for each path in `kinds` (state index, then
+    item indices), the bool saying whether the number there is a float when the program runs.
+    Numbers of this branch whose flag (`Variable.float_when`) lives in a block that code after
+    the `if` (in block `outer`) cannot read are added (the `if` is traced again): only an
+    output carries such a flag out, as a `return` inside nested tensor `if`s needs."""
+    for path, v in _number_leaves(values[:n], ()):
+        flag = v.float_when
+        if path not in kinds and flag is not None and not _visible(flag, outer):
+            kinds[path] = True
+    return [_flag_here(_at(values, path)) for path in sorted(kinds)]
+
+
+def _number_leaves(v, path):
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            yield from _number_leaves(x, (*path, i))
+    elif is_variable(v) and getattr(v, "python_scalar", False):
+        yield path, v
+
+
+def _at(v, path):
+    for i in path:
+        if not isinstance(v, (list, tuple)) or i >= len(v):
+            return None
+        v = v[i]
+    return v
+
+
+def _flag_here(v):
+    """The float flag of `v` in the block being traced (a placeholder's: False)."""
+    flag = getattr(v, "float_when", None) if is_variable(v) else None
+    if flag is not None:
+        return flag
+    number = number_rank(v) >= 0 and not isinstance(v, Undefined)
+    return rt.full([], number and _number_kind(v) == "f", "bool")
 
 
 def _number_kind(v) -> str:
