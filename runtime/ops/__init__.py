@@ -13,6 +13,7 @@ norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cump
 scatter_nd_add), `placement` (Tensor.to / cpu).
 """
 from . import (
+    array_split,
     arrays,
     combine,
     compositions,
@@ -31,6 +32,7 @@ from . import (
     nn_loss,
     nn_norm,
     nn_pool,
+    nn_pool_windows,
     nn_rnn,
     optim,
     optim_adagrad_adamax_lamb,
