@@ -30,6 +30,7 @@ class Loop:
         self.carried = carried
         self.entered: list = []
         self.unchanged: set = set()
+        self.rebound: set = set()  # aliases the body rebinds after changing them in place
         # attribute state (`o.t`) is carried by name: each trace of the body sets it from a
         # parameter, which is not a change the log carries too
         self.by_name = {n for n in log.names or () if is_composite(n)}
@@ -83,6 +84,13 @@ class Loop:
         for slot, v in zip(self.slots, extras):
             slot.set(v)
         for i in self.aliases:  # the same Python object as a changed one: keep it so
+            # A tensor takes the value the loop carries under its name (the same as its
+            # slot's while the body only changes it in place; a body that also rebinds the
+            # name changes, from the second trip on, the value the name had at its start)
+            var = next((s for s in self.slots if s.obj is self.state[i] and s.kind == "var"),
+                       None)
+            if var is not None and is_variable(merged[i]):
+                var.set(merged[i])
             merged[i] = self.state[i]
         return merged
 
@@ -121,18 +129,27 @@ class Loop:
     def _check_aliases_kept(self, outs: list) -> None:
         """A name whose object the body changes in place (`h[i] = v`) and then rebinds
         (`h = h * 2`): in eager code only the first trip changes the object the loop started
-        with, later trips change the new values; one loop body cannot say which trip it is."""
+        with, later trips change the new values. The loop carries the name's value (`enter`),
+        so that converts where nothing else reads the starting object; where something does
+        (another name, the caller), one loop body cannot say which trip it is: refused."""
+        self.rebound = set()
         for i, v in zip(self.carried, outs):
             if i in self.aliases and is_variable(self.state[i]) and v is not self.state[i]:
                 path = next(s.path for s in self.slots if s.obj is self.state[i])
+                others = other_references(self.state[i], path, current().logs(self.log))
+                if not others:
+                    self.rebound.add(i)  # (the loop's starting value: read by nothing else)
+                    continue
+                seen = next((o for o in others if o.startswith("the local name")),
+                            "another reference (the caller's tensor, a container)")
                 raise StateChangeError(
                     f"'{path}' is changed in place and rebound in the body of a loop whose "
-                    f"condition is a tensor ({where(self.log.src)}): eager code changes the "
-                    f"object the loop started with in the first trip only, which one program "
-                    f"cannot express. Rebind it before the in-place change (`{path} = "
-                    f"{path}.clone()` as the body's first line, if nothing else reads the "
-                    "object the loop started with), or build the new value out of place "
-                    "(rt.where, rt.scatter)", self.log.src)
+                    f"condition is a tensor ({where(self.log.src)}), and the tensor the loop "
+                    f"started with is also {seen}: eager code changes that tensor in the "
+                    "first trip only, which one program cannot express. Start the loop from "
+                    f"a copy (`{path} = {path}.clone()` before the loop, or as the body's "
+                    "first line), or build the new value out of place (rt.where, "
+                    "rt.scatter)", self.log.src)
 
     def restore(self, value):
         """After a trace of the test: the objects hold their values from before the loop."""
@@ -149,7 +166,8 @@ class Loop:
         self.log.restore()
         self.log.write(list(extras))
         for i in self.aliases:
-            out[i] = self.state[i]
+            if i not in self.rebound:
+                out[i] = self.state[i]
         return out
 
 

@@ -1,13 +1,17 @@
 """A name changed in place and then rebound in a graph loop's body (`h[i] = v; h = h * 2`;
 found by the breadth fuzzer, issue 35): eager code changes the loop's starting object in the
-first trip only, so it is an error at the loop's line (it gave the values of the in-place
-changes alone); the advice it gives, and in-place changes alone, convert."""
+first trip only and the new values later. Where nothing else reads the starting tensor the
+loop carries the name's value and it converts (eager vs static vs NumPy, gradients against
+finite differences); where something does (another name, the caller's tensor) it is an error
+at the loop's line (it once gave the values of the in-place changes alone); the advice it
+gives, and in-place changes alone, convert."""
 import numpy as np
 import pytest
 
 import d2s
 import runtime as rt
 from tests.d2s.breadth35.messages import assert_at_user_line
+from tests.finite_differences import numeric_grad
 
 
 def changed_then_rebound(x, n):
@@ -28,14 +32,78 @@ def changed_then_rebound_while(x, n):
     return h
 
 
-@pytest.mark.parametrize("fn, line", [(changed_then_rebound, 2),
-                                      (changed_then_rebound_while, 3)])
-def test_changed_in_place_then_rebound_is_an_error_at_the_loop(fn, line):
+def reference_rebound(x, n):
+    h = x.copy()
+    for i in range(n):
+        h[i] = h[i] + 1.0
+        h = h * 2.0
+    return h
+
+
+@pytest.mark.parametrize("fn", [changed_then_rebound, changed_then_rebound_while])
+def test_changed_in_place_then_rebound_converts(fn):
+    static = d2s.to_static(fn, full_graph=True)
+    x = np.array([0.5, -1.25, 2.0], "float32")
+    for n in (0, 1, 3):
+        want = reference_rebound(x, n)
+        for f in (fn, static):
+            np.testing.assert_allclose(f(rt.to_tensor(x), rt.to_tensor(n)).numpy(), want)
+    assert len(static.program_cache) == 1
+
+
+def squared_rebound(x, n):
+    h = x * 1.0
+    for i in range(n):
+        h[i] = h[i] * h[i]
+        h = h * 1.5 + h[0]
+    return (h * h).sum()
+
+
+def reference_squared(x, n):
+    h = x.copy()
+    for i in range(n):
+        h[i] = h[i] * h[i]
+        h = h * 1.5 + h[0]
+    return (h * h).sum()
+
+
+def test_changed_in_place_then_rebound_gradient():
+    static = d2s.to_static(squared_rebound, full_graph=True)
+    x = np.array([0.5, -1.25, 0.75])
+    for n in (0, 2, 3):
+        t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+        got = static(t, rt.to_tensor(n))
+        np.testing.assert_allclose(got.numpy(), reference_squared(x, n), rtol=1e-5)
+        got.backward()
+        want = numeric_grad(lambda v, n=n: reference_squared(v, n), x)
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def rebound_beside_another_name(x, n):
+    h = x * 1.0
+    first = h
+    for i in range(n):
+        h[i] = h[i] + 1.0
+        h = h * 2.0
+    return h, first
+
+
+def rebound_argument(h, n):
+    for i in range(n):
+        h[i] = h[i] + 1.0
+        h = h * 2.0
+    return h
+
+
+@pytest.mark.parametrize("fn, line, other", [
+    (rebound_beside_another_name, 3, "the local name 'first'"),
+    (rebound_argument, 1, "the caller's tensor")])
+def test_a_starting_tensor_read_elsewhere_is_an_error_at_the_loop(fn, line, other):
     static = d2s.to_static(fn, full_graph=True)
     with pytest.raises(d2s.StateChangeError, match="'h' is changed in place and rebound") as e:
         static(rt.ones([3]), rt.to_tensor(2))
     text = assert_at_user_line(e.value, __file__, fn.__code__.co_firstlineno + line)
-    assert "h = h.clone()" in text
+    assert "h = h.clone()" in text and other in text
 
 
 def cloned_then_changed(x, n):
