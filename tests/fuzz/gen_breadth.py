@@ -3,7 +3,9 @@ Python flags set by `for ... else` / `while ... else` around a tensor `break`; l
 length a tensor `if` (with or without `else`) decides, read after it or returned; Python
 numbers and loop counters appended to lists that graph loops grow (a counter into a list of
 float tensors); a loop counter used where eager code has a Python int (a pad width and value,
-randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list); dict entries
+randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list, a split's
+number of parts, a pool's kernel or adaptive size); a name changed in place, then rebound in
+a graph loop's body; dict entries
 and attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then
 a tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
 branch; a `with` block that returns under a tensor condition; state on the argument object
@@ -68,6 +70,13 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     "h = h + rt.roll(h, i) * 0.5 + h[[i % 3, 0, 2]]",
     "h[[i % 3]] = h[[i % 3]] + 1.0",
     "nums.append(i)",
+    # parts and pool windows as many as the counter says, and a name changed in place, then
+    # rebound (eager code changes the loop's starting tensor in the first trip only)
+    "h = h + rt.stack(rt.split(rt.tile(h, [i + 1]), i + 1)).mean(0) * 0.5",
+    f"h = h + {F}.avg_pool1d(rt.tile(h, [i + 1]).reshape([1, 1, -1]), i + 1).reshape([-1])",
+    f"h = h + {F}.max_pool1d(h.reshape([1, 1, 3]), i % 3 + 1, stride=1).max()",
+    f"h = h + {F}.adaptive_avg_pool1d(h.reshape([1, 1, 3]), i % 3 + 1).sum()",
+    "h[i % 3] = h[i % 3] + 1.0\nh = h * 0.5",
 )
 
 TOP = (  # outside tensor ifs and graph loops
