@@ -1,5 +1,6 @@
 """Generated functions for the classes of issue 35 (what eager runs, converted code runs):
-Python flags set by `for ... else` / `while ... else` around a tensor `break`; lists whose
+Python flags set by `for ... else` / `while ... else` around a tensor `break` (a walrus in
+the `while` test, read after the loop); lists whose
 length a tensor `if` (with or without `else`) decides, read after it or returned; Python
 numbers and loop counters appended to lists that graph loops grow (a counter into a list of
 float tensors); a loop counter used where eager code has a Python int (a pad width and value,
@@ -97,7 +98,7 @@ def _stmt(draw, depth: int, in_graph: bool):
     if not in_graph:
         kinds += ["top"] * 2
     if depth > 0:
-        kinds += ["tif", "tif_else", "trange", "for_else", "while_else"]
+        kinds += ["tif", "tif_else", "trange", "for_else", "while_else", "walrus_else"]
     kind = draw(st.sampled_from(kinds))
     cond = draw(st.sampled_from(TENSOR_CONDS))
     if kind == "simple":
@@ -121,6 +122,11 @@ def _stmt(draw, depth: int, in_graph: bool):
                    "else:", "    found = False", "if found:", "    h = h * 2.0"])
     k = f"k{depth}"  # (one counter per nesting level: an inner loop resetting the outer
     # loop's counter can make eager code loop forever)
+    if kind == "walrus_else":  # the name the test binds, read after the loop
+        return ([f"{k} = rt.zeros([])", f"while (w{depth} := {k} + 1.0) < rt.abs(x[0]) + 0.5:",
+                 f"    {k} = w{depth}"] + indent(body) +
+                ["    if rt.sum(h) > 4.0:", "        break", "else:", "    h = h - 0.5",
+                 f"h = h + w{depth}"])
     return ([f"{k} = rt.zeros([])", f"while {k} < rt.abs(x[0]) + 0.5:", f"    {k} = {k} + 1.0"]
             + indent(body) + ["    if rt.sum(h) > 4.0:", "        hit = 1", "        break",
                                "else:", "    hit = 0", "h = h + hit"])
