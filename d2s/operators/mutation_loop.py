@@ -84,13 +84,12 @@ class Loop:
         for slot, v in zip(self.slots, extras):
             slot.set(v)
         for i in self.aliases:  # the same Python object as a changed one: keep it so
-            # A tensor takes the value the loop carries under its name (the same as its
-            # slot's while the body only changes it in place; a body that also rebinds the
-            # name changes, from the second trip on, the value the name had at its start)
-            var = next((s for s in self.slots if s.obj is self.state[i] and s.kind == "var"),
-                       None)
-            if var is not None and is_variable(merged[i]):
-                var.set(merged[i])
+            # It takes the value the loop carries under its name (the same as its slot's
+            # while the body only changes it in place; a body that also rebinds the name
+            # changes, from the second trip on, the value the name had at its start)
+            own = next((s for s in self.slots if s.obj is self.state[i]), None)
+            if own is not None and _same_kind(own.kind, merged[i], self.state[i]):
+                own.set(list(merged[i]) if own.kind == "list" else merged[i])
             merged[i] = self.state[i]
         return merged
 
@@ -134,22 +133,23 @@ class Loop:
         (another name, the caller), one loop body cannot say which trip it is: refused."""
         self.rebound = set()
         for i, v in zip(self.carried, outs):
-            if i in self.aliases and is_variable(self.state[i]) and v is not self.state[i]:
+            if i in self.aliases and v is not self.state[i]:
                 path = next(s.path for s in self.slots if s.obj is self.state[i])
                 others = other_references(self.state[i], path, current().logs(self.log))
                 if not others:
                     self.rebound.add(i)  # (the loop's starting value: read by nothing else)
                     continue
+                what = "tensor" if is_variable(self.state[i]) else "list"
                 seen = next((o for o in others if o.startswith("the local name")),
-                            "another reference (the caller's tensor, a container)")
+                            f"another reference (the caller's {what}, a container)")
+                copy_it = f"{path}.clone()" if what == "tensor" else f"list({path})"
                 raise StateChangeError(
                     f"'{path}' is changed in place and rebound in the body of a loop whose "
-                    f"condition is a tensor ({where(self.log.src)}), and the tensor the loop "
-                    f"started with is also {seen}: eager code changes that tensor in the "
+                    f"condition is a tensor ({where(self.log.src)}), and the {what} the loop "
+                    f"started with is also {seen}: eager code changes that {what} in the "
                     "first trip only, which one program cannot express. Start the loop from "
-                    f"a copy (`{path} = {path}.clone()` before the loop, or as the body's "
-                    "first line), or build the new value out of place (rt.where, "
-                    "rt.scatter)", self.log.src)
+                    f"a copy (`{path} = {copy_it}` before the loop, or as the body's first "
+                    "line), or build the new value out of place", self.log.src)
 
     def restore(self, value):
         """After a trace of the test: the objects hold their values from before the loop."""
@@ -169,6 +169,14 @@ class Loop:
             if i not in self.rebound:
                 out[i] = self.state[i]
         return out
+
+
+def _same_kind(kind: str, carried, obj) -> bool:
+    """Whether the loop's carried value can stand for the changed object `obj` (a tensor
+    for a tensor, a list as long for a list)."""
+    if kind == "var":
+        return is_variable(carried)
+    return kind == "list" and type(carried) is list and len(carried) == len(obj)
 
 
 def _refuse_sets(slots: list, src) -> None:

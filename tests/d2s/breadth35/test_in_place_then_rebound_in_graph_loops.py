@@ -139,3 +139,52 @@ def test_the_advice_and_in_place_changes_alone_convert(fn, rebind):
         for f in (fn, static):
             np.testing.assert_allclose(f(rt.to_tensor(x), rt.to_tensor(n)).numpy(), want)
     assert len(static.program_cache) == 1
+
+
+def swapped_pair(x, n):
+    pair = [x * 1.0, x * 0.5]
+    for i in range(n):
+        pair[0] = pair[0] + 1.0                  # in place: the first trip's list only
+        pair = [pair[1] * 2.0, pair[0]]          # then a new list
+    return pair[0] * pair[1]
+
+
+def reference_pair(x, n):
+    pair = [x.copy(), x * 0.5]
+    for i in range(n):
+        pair[0] = pair[0] + 1.0
+        pair = [pair[1] * 2.0, pair[0]]
+    return pair[0] * pair[1]
+
+
+def test_a_list_changed_in_place_then_rebound_converts():
+    # (it gave the in-place changes of the starting list only: 3.0 for 4.0 at n = 1)
+    static = d2s.to_static(swapped_pair, full_graph=True)
+    x = np.array([0.5, -1.5, 2.0])
+    for n in (0, 1, 3):
+        want = reference_pair(x, n)
+        for fn in (swapped_pair, static):
+            got = fn(rt.to_tensor(x.astype("float32")), rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+        t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+        static(t, rt.to_tensor(n)).sum().backward()
+        grad = numeric_grad(lambda v, n=n: reference_pair(v, n).sum(), x)
+        np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+
+
+def swapped_beside_another_name(x, n):
+    pair = [x * 1.0, x * 0.5]
+    start = pair
+    for i in range(n):
+        pair[0] = pair[0] + 1.0
+        pair = [pair[1] * 2.0, pair[0]]
+    return pair[0] + start[0]
+
+
+def test_a_starting_list_read_elsewhere_is_an_error_at_the_loop():
+    static = d2s.to_static(swapped_beside_another_name, full_graph=True)
+    with pytest.raises(d2s.StateChangeError, match="'pair' is changed in place and rebound") as e:
+        static(rt.ones([3]), rt.to_tensor(2))
+    text = assert_at_user_line(e.value, __file__,
+                               swapped_beside_another_name.__code__.co_firstlineno + 3)
+    assert "the local name 'start'" in text and "pair = list(pair)" in text
