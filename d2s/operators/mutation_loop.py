@@ -51,7 +51,11 @@ class Loop:
         arrays = {}  # a place's ident -> the tensor array the list it holds becomes
         for slot in list(log.slots):
             if slot.grew:
-                place, array = _closure_array(log, slot)
+                try:
+                    place, array = _closure_array(log, slot)
+                except StateChangeError:
+                    _refuse_grown_and_rebound(slot, state, log.src)
+                    raise
                 log.carry_by_name(slot.obj)  # the list itself stays as it was
                 if place.ident() not in log._ids:
                     log.slots.append(place)
@@ -177,6 +181,20 @@ def _same_kind(kind: str, carried, obj) -> bool:
     if kind == "var":
         return is_variable(carried)
     return kind == "list" and type(carried) is list and len(carried) == len(obj)
+
+
+def _refuse_grown_and_rebound(slot, state: list, src) -> None:
+    """A list the loop carries under a name, whose length the body changes in place and which
+    it then rebinds (`out.append(v)`, then `out = out[1:]`), that no one place holds: what
+    to write instead."""
+    if any(slot.obj is v for v in state):
+        raise StateChangeError(
+            f"the list {slot.path} changes length in place (append, pop, ...) and is then "
+            f"rebound in the body of a loop whose condition is a tensor ({where(src)}): the "
+            "list the loop started with changes length in the first trip only, and d2s "
+            "cannot make it a tensor array that the name carries. Build "
+            f"the new list out of place (`{slot.path} = {slot.path}[1:] + [v]`), or change "
+            "this list in place only", src)
 
 
 def _refuse_sets(slots: list, src) -> None:

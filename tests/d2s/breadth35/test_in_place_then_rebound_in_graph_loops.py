@@ -188,3 +188,37 @@ def test_a_starting_list_read_elsewhere_is_an_error_at_the_loop():
     text = assert_at_user_line(e.value, __file__,
                                swapped_beside_another_name.__code__.co_firstlineno + 3)
     assert "the local name 'start'" in text and "pair = list(pair)" in text
+
+
+def grown_then_sliced(x, n):
+    window = [x]
+    for i in range(n):
+        window.append(x * 2.0)
+        window = window[1:]
+    return rt.stack(window).sum()
+
+
+def test_a_list_grown_then_rebound_says_to_build_it_out_of_place():
+    static = d2s.to_static(grown_then_sliced, full_graph=True)
+    with pytest.raises(d2s.StateChangeError, match="changes length in place") as e:
+        static(rt.ones([3]), rt.to_tensor(2))
+    text = assert_at_user_line(e.value, __file__,
+                               grown_then_sliced.__code__.co_firstlineno + 2)
+    assert "window = window[1:] + [v]" in text
+
+
+def sliced_out_of_place(x, n):
+    window = [x]
+    for i in range(n):
+        window = window[1:] + [x * 2.0 + i]
+    return rt.stack(window).sum()
+
+
+def test_the_out_of_place_form_converts():
+    static = d2s.to_static(sliced_out_of_place, full_graph=True)
+    x = np.array([0.5, -1.0, 2.0], "float32")
+    for n in (0, 1, 3):
+        want = (x * 2.0 + n - 1).sum() if n else x.sum()
+        for fn in (sliced_out_of_place, static):
+            np.testing.assert_allclose(fn(rt.to_tensor(x), rt.to_tensor(n)).numpy(), want,
+                                       rtol=1e-6)
