@@ -246,7 +246,7 @@ def chunk(x, chunks: int, axis: int = 0, name=None) -> list:
     >>> len(rt.chunk(rt.ones([4]), 2))
     2
     """
-    return split(x, int(chunks), axis)
+    return split(x, chunks if isinstance(chunks, core.VariableBase) else int(chunks), axis)
 
 
 METHODS = {"split": split, "chunk": chunk, "unstack": unstack}

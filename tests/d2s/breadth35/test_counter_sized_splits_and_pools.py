@@ -57,6 +57,24 @@ def test_split_by_the_counter_gradient():
         np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-4, atol=1e-4)
 
 
+def chunk_maxima(x, n):
+    total = x.sum() * 0
+    for i in range(n):
+        total = total + rt.stack(rt.chunk(x, i + 1)).max(0).sum() + x.chunk(i + 1)[-1].sum()
+    return total
+
+
+def test_chunk_by_the_counter():
+    static = d2s.to_static(chunk_maxima, full_graph=True)
+    x = np.array([0.5, -1.0, 2.0, 1.5, -0.25, 3.0], "float32")
+    for n in (0, 1, 3):
+        want = sum(np.stack(np.split(x, i + 1)).max(0).sum() + np.split(x, i + 1)[-1].sum()
+                   for i in range(n))
+        for fn in (chunk_maxima, static):
+            np.testing.assert_allclose(fn(rt.to_tensor(x), rt.to_tensor(n)).numpy(), want,
+                                       rtol=1e-6)
+
+
 def uneven_split(x, n):
     total = x.sum()
     for i in range(n):
