@@ -155,6 +155,26 @@ class Loop:
                     f"a copy (`{path} = {copy_it}` before the loop, or as the body's first "
                     "line), or build the new value out of place", self.log.src)
 
+    def check_dict_kept(self, name: str, original: dict, given: dict, before: dict,
+                        out) -> None:
+        """A dict the body changes in place (`d["a"] = v`) and then rebinds (`d = {...}`):
+        the loop carries a copy of it, so that converts unless something else reads the dict
+        the loop started with (eager code changes it in the first trip only)."""
+        if out is given or (given.keys() == before.keys() and all(
+                given[k] is v for k, v in before.items())):
+            return
+        others = other_references(original, name, current().logs(self.log))
+        if others:
+            seen = next((o for o in others if o.startswith("the local name")),
+                        "another reference (the caller's dict, a container)")
+            raise StateChangeError(
+                f"'{name}' is changed in place and rebound in the body of a loop whose "
+                f"condition is a tensor ({where(self.log.src)}), and the dict the loop started "
+                f"with is also {seen}: eager code changes that dict in the first trip only, "
+                "which one program cannot express. Start the loop from a copy (`"
+                f"{name} = dict({name})` before the loop), or build the new dict out of place",
+                self.log.src)
+
     def restore(self, value):
         """After a trace of the test: the objects hold their values from before the loop."""
         if self.slots:

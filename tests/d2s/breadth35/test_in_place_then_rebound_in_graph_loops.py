@@ -222,3 +222,63 @@ def test_the_out_of_place_form_converts():
         for fn in (sliced_out_of_place, static):
             np.testing.assert_allclose(fn(rt.to_tensor(x), rt.to_tensor(n)).numpy(), want,
                                        rtol=1e-6)
+
+
+def swapped_dict(x, n):
+    d = {"a": x * 1.0, "b": x * 0.5}
+    for i in range(n):
+        d["a"] = d["a"] + 1.0                    # in place: the first trip's dict only
+        d = {"a": d["b"] * 2.0, "b": d["a"]}     # then a new dict
+    return d["a"] * d["b"]
+
+
+def reference_dict(x, n):
+    d = {"a": x.copy(), "b": x * 0.5}
+    for i in range(n):
+        d["a"] = d["a"] + 1.0
+        d = {"a": d["b"] * 2.0, "b": d["a"]}
+    return d["a"] * d["b"]
+
+
+def test_a_dict_changed_in_place_then_rebound_converts():
+    static = d2s.to_static(swapped_dict, full_graph=True)
+    x = np.array([1.0, -0.5, 0.25])
+    for n in (0, 1, 3):
+        want = reference_dict(x, n)
+        for fn in (swapped_dict, static):
+            got = fn(rt.to_tensor(x.astype("float32")), rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+        t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+        static(t, rt.to_tensor(n)).sum().backward()
+        grad = numeric_grad(lambda v, n=n: reference_dict(v, n).sum(), x)
+        np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+
+
+def dict_beside_another_name(x, n):
+    d = {"a": x * 1.0, "b": x * 0.5}
+    keep = d
+    for i in range(n):
+        d["a"] = d["a"] + 1.0
+        d = {"a": d["b"] * 2.0, "b": d["a"]}
+    return d["a"] * d["b"] + keep["a"]
+
+
+def dict_of_the_caller(x, n, d):
+    for i in range(n):
+        d["a"] = d["a"] + 1.0
+        d = {"a": d["b"] * 2.0, "b": d["a"]}
+    return d["a"] * d["b"]
+
+
+@pytest.mark.parametrize("fn, line, other", [
+    (dict_beside_another_name, 3, "the local name 'keep'"),
+    (dict_of_the_caller, 1, "the caller's dict")])
+def test_a_starting_dict_read_elsewhere_is_an_error_at_the_loop(fn, line, other):
+    # (it left `keep` without the first trip's change: x for eager's x + 1)
+    static = d2s.to_static(fn, full_graph=True)
+    args = (rt.ones([2]), rt.to_tensor(2)) + (({"a": rt.ones([2]), "b": rt.ones([2])},)
+                                               if fn is dict_of_the_caller else ())
+    with pytest.raises(d2s.StateChangeError, match="'d' is changed in place and rebound") as e:
+        static(*args)
+    text = assert_at_user_line(e.value, __file__, fn.__code__.co_firstlineno + line)
+    assert "d = dict(d)" in text and other in text
