@@ -5,8 +5,8 @@ length a tensor `if` (with or without `else`) decides, read after it or returned
 numbers and loop counters appended to lists that graph loops grow (a counter into a list of
 float tensors); a loop counter used where eager code has a Python int (a pad width and value,
 randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list, a split's
-number of parts, a pool's kernel or adaptive size); a name changed in place, then rebound in
-a graph loop's body; dict entries
+number of parts, a pool's kernel or adaptive size); a name (a tensor, a list, a dict) changed in
+place, then rebound in a graph loop's body; dict entries
 and attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then
 a tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
 branch; a `with` block that returns under a tensor condition; state on the argument object
@@ -79,6 +79,7 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     f"h = h + {F}.adaptive_avg_pool1d(h.reshape([1, 1, 3]), i % 3 + 1).sum()",
     "h[i % 3] = h[i % 3] + 1.0\nh = h * 0.5",
     "out[0] = out[0] * 0.5\nout = [t + 0.25 for t in out]",
+    'stats["n"] = stats["n"] + 1.0\nstats = {"n": stats["n"] * 0.5}',
 )
 
 TOP = (  # outside tensor ifs and graph loops
