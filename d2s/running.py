@@ -130,6 +130,11 @@ class Entry:
         self._params = tuple(self.params)
         # recorded outputs the program computes without a gradient path (detached after)
         self._detached = [i for i, k in enumerate(self.tensor_out) if self.out_stop[k]]
+        # feeds and captured tensors the program never reads (a `self.h` it only writes):
+        # recorded without their gradient path, so a backward never walks into the graph of
+        # an old value (one an eager call's backward freed)
+        self._unread = _unread(program, self.feed_names + [
+            name for name, t in program.tensors.items() if not t.stop_gradient], outs)
         self.fast = None  # the call path of this signature, once it is called again (fast_call)
         self.slow_calls = 0
 
@@ -185,7 +190,8 @@ class Entry:
             out = wrap(arrays[0])
             if training is not None:
                 n = len(self.outs)
-                self._record(_RUN_OP, tuple(inputs) + self._params, {}, (out,),
+                self._record(_RUN_OP, _recorded_sources(inputs, self._params, self._unread), {},
+                             (out,),
                              backward_fn=_Backward(training, arrays[n:]))
                 if self._detached or (n > 1 and arrays[1]):
                     out.stop_gradient = True
@@ -196,7 +202,8 @@ class Entry:
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
         if training is not None and self._float_out:
-            self._record(_RUN_OP, tuple(inputs) + self._params, {}, tuple(recorded),
+            self._record(_RUN_OP, _recorded_sources(inputs, self._params, self._unread), {},
+                         tuple(recorded),
                          backward_fn=_Backward(training, arrays[n:]))
             for i in self._detached:  # a value the program computes without a gradient path
                 recorded[i].stop_gradient = True
@@ -347,6 +354,31 @@ def _holds(value, truth) -> bool:
     if truth is None:
         return value is not None and len(value) > 0
     return bool(value) is truth
+
+
+def _unread(program, names: list, outs: list) -> frozenset:
+    """Positions in `names` (the feeds, then the captured tensors with a gradient path) of
+    values that the program only writes (`write_persistable`'s target) or never uses: no op
+    of any block reads them, no block returns them, the program does not fetch them."""
+    read = {v.name for v in outs}
+    for block in program.blocks:
+        read.update(r for r in block.results if r.__class__ is str)
+        for op in block.ops:
+            names_read = op.input_names()
+            if op.type == "write_persistable":
+                next(names_read, None)  # (its target: written, not read)
+            read.update(names_read)
+    return frozenset(k for k, name in enumerate(names) if name not in read)
+
+
+def _recorded_sources(inputs, params: tuple, unread: frozenset) -> tuple:
+    """The call's tensors and the captured ones, as the run op records them: those the
+    program only writes without their gradient path (a `self.h` a first eager call left with
+    a graph that its backward freed is not walked again)."""
+    sources = tuple(inputs) + params
+    if not unread:
+        return sources
+    return tuple(t.detach() if k in unread else t for k, t in enumerate(sources))
 
 
 def _float_flag(v):

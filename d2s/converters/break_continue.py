@@ -9,11 +9,14 @@
                                               i += 1
 
 A `continue` flag is reset at the top of each iteration. A `while` test with a walrus
-becomes `while True:` with the test as a `break` at the top of the body. A `for` loop gets `not _brk_1` as its
+becomes `while True:` with the test as a `break` at the top of the body; with an `else`, the
+test is computed before the loop and at the end of the body instead. A `for` loop gets `not _brk_1` as its
 extra test (the loop converter passes it to `for_loop`). A loop's `else` runs when the loop
 ended without `break`: it moves after the loop under `if not _brk_1:`.
 """
 from __future__ import annotations
+
+import copy
 
 import gast
 
@@ -43,13 +46,16 @@ class BreakContinue(Base):
             node.body = templates.replace("flag = False", flag=flag) + jumps.rewrite(
                 node.body, gast.Continue, flag, into_loops=False,
                 on_jump=lambda s: jumps.set_flag(flag), fresh=lambda: self.ctx.namer.new("fin"))
+        if isinstance(node, gast.While) and node.orelse and any(
+                isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+            pre = _test_before_trips(node, self.ctx.namer.new("test"))
         if jumps.contains(node.body, gast.Break, into_loops=False):
             breaking = [list(node.body)]  # before the rewrite: where each break sits
             flag = self.ctx.namer.new("brk")
             node.body = jumps.rewrite(node.body, gast.Break, flag, into_loops=False,
                                       on_jump=lambda s: jumps.set_flag(flag),
                                       fresh=lambda: self.ctx.namer.new("fin"))
-            pre = templates.replace("flag = False", flag=flag)
+            pre += templates.replace("flag = False", flag=flag)
             jumps.stop_loop(node, flag)
             if node.orelse:
                 pre += _pending(node, defined, breaking)
@@ -60,6 +66,18 @@ class BreakContinue(Base):
 
     visit_While = _loop
     visit_For = _loop
+
+
+def _test_before_trips(node, name: str) -> list:
+    """`while (k := f()) < n: ... else: ...` -> `_test_1 = (k := f()) < n` before the loop and
+    as the body's last statement (after the `continue` rewrite: a `continue` skips to it),
+    `while _test_1:`: the walrus binds `k` where code after the loop reads it, and the `else`
+    stays the loop's (a `break` in the test's place would skip it). Returns the statement
+    before the loop."""
+    node.body = node.body + templates.replace("name = test", name=name, test=node.test)
+    first = templates.replace("name = test", name=name, test=copy.deepcopy(node.test))
+    node.test = gast.Name(name, gast.Load(), None, None)
+    return first
 
 
 def _pending(loop, defined, breaking: list) -> list:

@@ -189,6 +189,7 @@ class _GraphWhile:
         carried, names, src = self.carried, self.names, self.src
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         given = self._full(values)
+        dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
         try:
             out = as_list(self.body(*given), len(names))
         except LookupError as e:
@@ -202,6 +203,8 @@ class _GraphWhile:
             check_keys(names[i], keys[k], out[i], src)
         for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
             check_keys(names[i], self.dict_keys[i], out[i], src)
+        for i, before in dicts.items():  # (changed in place, then rebound: `d = {...}`)
+            self.loop.check_dict_kept(names[i], self.dicts[i], given[i], before, out[i])
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
         self.changed_in_place.update(i for i in self.dicts if i in carried and
                                      out[i] is given[i])

@@ -30,6 +30,7 @@ class Loop:
         self.carried = carried
         self.entered: list = []
         self.unchanged: set = set()
+        self.rebound: set = set()  # aliases the body rebinds after changing them in place
         # attribute state (`o.t`) is carried by name: each trace of the body sets it from a
         # parameter, which is not a change the log carries too
         self.by_name = {n for n in log.names or () if is_composite(n)}
@@ -50,7 +51,11 @@ class Loop:
         arrays = {}  # a place's ident -> the tensor array the list it holds becomes
         for slot in list(log.slots):
             if slot.grew:
-                place, array = _closure_array(log, slot)
+                try:
+                    place, array = _closure_array(log, slot)
+                except StateChangeError:
+                    _refuse_grown_and_rebound(slot, state, log.src)
+                    raise
                 log.carry_by_name(slot.obj)  # the list itself stays as it was
                 if place.ident() not in log._ids:
                     log.slots.append(place)
@@ -83,6 +88,12 @@ class Loop:
         for slot, v in zip(self.slots, extras):
             slot.set(v)
         for i in self.aliases:  # the same Python object as a changed one: keep it so
+            # It takes the value the loop carries under its name (the same as its slot's
+            # while the body only changes it in place; a body that also rebinds the name
+            # changes, from the second trip on, the value the name had at its start)
+            own = next((s for s in self.slots if s.obj is self.state[i]), None)
+            if own is not None and _same_kind(own.kind, merged[i], self.state[i]):
+                own.set(list(merged[i]) if own.kind == "list" else merged[i])
             merged[i] = self.state[i]
         return merged
 
@@ -121,18 +132,48 @@ class Loop:
     def _check_aliases_kept(self, outs: list) -> None:
         """A name whose object the body changes in place (`h[i] = v`) and then rebinds
         (`h = h * 2`): in eager code only the first trip changes the object the loop started
-        with, later trips change the new values; one loop body cannot say which trip it is."""
+        with, later trips change the new values. The loop carries the name's value (`enter`),
+        so that converts where nothing else reads the starting object; where something does
+        (another name, the caller), one loop body cannot say which trip it is: refused."""
+        self.rebound = set()
         for i, v in zip(self.carried, outs):
-            if i in self.aliases and is_variable(self.state[i]) and v is not self.state[i]:
+            if i in self.aliases and v is not self.state[i]:
                 path = next(s.path for s in self.slots if s.obj is self.state[i])
+                others = other_references(self.state[i], path, current().logs(self.log))
+                if not others:
+                    self.rebound.add(i)  # (the loop's starting value: read by nothing else)
+                    continue
+                what = "tensor" if is_variable(self.state[i]) else "list"
+                seen = next((o for o in others if o.startswith("the local name")),
+                            f"another reference (the caller's {what}, a container)")
+                copy_it = f"{path}.clone()" if what == "tensor" else f"list({path})"
                 raise StateChangeError(
                     f"'{path}' is changed in place and rebound in the body of a loop whose "
-                    f"condition is a tensor ({where(self.log.src)}): eager code changes the "
-                    f"object the loop started with in the first trip only, which one program "
-                    f"cannot express. Rebind it before the in-place change (`{path} = "
-                    f"{path}.clone()` as the body's first line, if nothing else reads the "
-                    "object the loop started with), or build the new value out of place "
-                    "(rt.where, rt.scatter)", self.log.src)
+                    f"condition is a tensor ({where(self.log.src)}), and the {what} the loop "
+                    f"started with is also {seen}: eager code changes that {what} in the "
+                    "first trip only, which one program cannot express. Start the loop from "
+                    f"a copy (`{path} = {copy_it}` before the loop, or as the body's first "
+                    "line), or build the new value out of place", self.log.src)
+
+    def check_dict_kept(self, name: str, original: dict, given: dict, before: dict,
+                        out) -> None:
+        """A dict the body changes in place (`d["a"] = v`) and then rebinds (`d = {...}`):
+        the loop carries a copy of it, so that converts unless something else reads the dict
+        the loop started with (eager code changes it in the first trip only)."""
+        if out is given or (given.keys() == before.keys() and all(
+                given[k] is v for k, v in before.items())):
+            return
+        others = other_references(original, name, current().logs(self.log))
+        if others:
+            seen = next((o for o in others if o.startswith("the local name")),
+                        "another reference (the caller's dict, a container)")
+            raise StateChangeError(
+                f"'{name}' is changed in place and rebound in the body of a loop whose "
+                f"condition is a tensor ({where(self.log.src)}), and the dict the loop started "
+                f"with is also {seen}: eager code changes that dict in the first trip only, "
+                "which one program cannot express. Start the loop from a copy (`"
+                f"{name} = dict({name})` before the loop), or build the new dict out of place",
+                self.log.src)
 
     def restore(self, value):
         """After a trace of the test: the objects hold their values from before the loop."""
@@ -149,8 +190,31 @@ class Loop:
         self.log.restore()
         self.log.write(list(extras))
         for i in self.aliases:
-            out[i] = self.state[i]
+            if i not in self.rebound:
+                out[i] = self.state[i]
         return out
+
+
+def _same_kind(kind: str, carried, obj) -> bool:
+    """Whether the loop's carried value can stand for the changed object `obj` (a tensor
+    for a tensor, a list as long for a list)."""
+    if kind == "var":
+        return is_variable(carried)
+    return kind == "list" and type(carried) is list and len(carried) == len(obj)
+
+
+def _refuse_grown_and_rebound(slot, state: list, src) -> None:
+    """A list the loop carries under a name, whose length the body changes in place and which
+    it then rebinds (`out.append(v)`, then `out = out[1:]`), that no one place holds: what
+    to write instead."""
+    if any(slot.obj is v for v in state):
+        raise StateChangeError(
+            f"the list {slot.path} changes length in place (append, pop, ...) and is then "
+            f"rebound in the body of a loop whose condition is a tensor ({where(src)}): the "
+            "list the loop started with changes length in the first trip only, and d2s "
+            "cannot make it a tensor array that the name carries. Build "
+            f"the new list out of place (`{slot.path} = {slot.path}[1:] + [v]`), or change "
+            "this list in place only", src)
 
 
 def _refuse_sets(slots: list, src) -> None:

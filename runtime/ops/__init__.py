@@ -14,6 +14,7 @@ scatter_nd_add), `placement` (Tensor.to / cpu).
 """
 from . import (
     array_joins,
+    array_split,
     arrays,
     combine,
     compositions,
@@ -33,6 +34,7 @@ from . import (
     nn_loss,
     nn_norm,
     nn_pool,
+    nn_pool_windows,
     nn_rnn,
     optim,
     optim_adagrad_adamax_lamb,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+from .. import core
 from . import infer as I
 from .registry import Meta, OpError, OpTypeError, bind, register
 
@@ -76,6 +77,9 @@ def _join_kernel(op: str, fn: str):
 # loop; its own op): filled in by `arrays.py`, which imports this module (and which made any
 # tensor array there is)
 ARRAY_JOINS: dict = {}
+# "split" -> the function splitting a tensor into a tensor array of a number of parts known
+# only when the program runs (a static Variable count): also filled in by `arrays.py`
+ARRAY_SPLITS: dict = {}
 
 
 def _join(op, how: str, x, axis):
@@ -221,6 +225,12 @@ def split(x, num_or_sections, axis: int = 0, name=None) -> list:
     >>> [t.shape for t in rt.split(rt.ones([5, 2]), [2, -1])]
     [[2, 2], [3, 2]]
     """
+    if isinstance(num_or_sections, core.VariableBase) and num_or_sections.kind != "array":
+        # a count known only when the program runs (the counter of a graph loop): the parts
+        # are a tensor array, as long as that count
+        return ARRAY_SPLITS["split"](x, num_or_sections, int(axis))
+    if core.is_tensor(num_or_sections) and not num_or_sections.shape:
+        num_or_sections = int(num_or_sections)  # (an eager 0-d tensor: its value)
     attrs = {"axis": int(axis)}
     if isinstance(num_or_sections, int):
         attrs["num"] = num_or_sections
@@ -236,7 +246,7 @@ def chunk(x, chunks: int, axis: int = 0, name=None) -> list:
     >>> len(rt.chunk(rt.ones([4]), 2))
     2
     """
-    return split(x, int(chunks), axis)
+    return split(x, chunks if isinstance(chunks, core.VariableBase) else int(chunks), axis)
 
 
 METHODS = {"split": split, "chunk": chunk, "unstack": unstack}

@@ -58,10 +58,14 @@ def _pool_infer(op, x, kernel, stride, padding, ceil_mode):
         raise OpError(f"{op}: x must be 4-D [N, C, H, W], got shape {I.fmt(x.shape)}")
     check_padding(op, kernel, padding)
     _, hw = _geometry(x.shape[2:], kernel, stride, padding, ceil_mode)
+    _check_fits(op, x.shape, kernel, padding, hw)
+    return Meta(tuple(x.shape[:2]) + hw, x.dtype)
+
+
+def _check_fits(op, x_shape, kernel, padding, hw):
     if any(d == 0 or d < -1 for d in hw):
         raise OpError(f"{op}: kernel {list(kernel)} does not fit into x of shape "
-                      f"{I.fmt(x.shape)} with padding {padding}")
-    return Meta(tuple(x.shape[:2]) + hw, x.dtype)
+                      f"{I.fmt(tuple(x_shape))} with padding {padding}")
 
 
 # ---- max pooling ----------------------------------------------------------------------------
@@ -76,6 +80,7 @@ def _max_kernel(xp, x, kernel, stride, padding, ceil_mode=False):
     check_padding("max_pool2d", kernel, padding)
     n, c, h, w = x.shape
     pads, hw = _geometry((h, w), kernel, stride, padding, ceil_mode)
+    _check_fits("max_pool2d", x.shape, kernel, padding, hw)  # (eager runs no infer)
     native = NATIVE_KERNELS.get("max_pool2d")
     found = native and native(xp, x, kernel, stride, pads, hw)
     if found is not None:
@@ -194,6 +199,7 @@ def _counts(xp, x_hw, kernel, stride, pads, hw, exclusive, dtype):
 def _avg_kernel(xp, x, kernel, stride, padding, ceil_mode=False, exclusive=True):
     check_padding("avg_pool2d", kernel, padding)
     pads, hw = _geometry(x.shape[2:], kernel, stride, padding, ceil_mode)
+    _check_fits("avg_pool2d", x.shape, kernel, padding, hw)  # (eager runs no infer)
     total = windows(xp, x, kernel, stride, _ONE, pads, hw).sum(axis=(4, 5))
     return total / _counts(xp, x.shape[2:], kernel, stride, pads, hw, exclusive, x.dtype)
 

@@ -1,9 +1,12 @@
 """Generated functions for the classes of issue 35 (what eager runs, converted code runs):
-Python flags set by `for ... else` / `while ... else` around a tensor `break`; lists whose
+Python flags set by `for ... else` / `while ... else` around a tensor `break` (a walrus in
+the `while` test, read after the loop); lists whose
 length a tensor `if` (with or without `else`) decides, read after it or returned; Python
 numbers and loop counters appended to lists that graph loops grow (a counter into a list of
 float tensors); a loop counter used where eager code has a Python int (a pad width and value,
-randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list); dict entries
+randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list, a split's
+number of parts, a pool's kernel or adaptive size); a name (a tensor, a list, a dict) changed in
+place, then rebound in a graph loop's body; dict entries
 and attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then
 a tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
 branch; a `with` block that returns under a tensor condition; state on the argument object
@@ -68,6 +71,15 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     "h = h + rt.roll(h, i) * 0.5 + h[[i % 3, 0, 2]]",
     "h[[i % 3]] = h[[i % 3]] + 1.0",
     "nums.append(i)",
+    # parts and pool windows as many as the counter says, and a name changed in place, then
+    # rebound (eager code changes the loop's starting tensor in the first trip only)
+    "h = h + rt.stack(rt.split(rt.tile(h, [i + 1]), i + 1)).mean(0) * 0.5",
+    f"h = h + {F}.avg_pool1d(rt.tile(h, [i + 1]).reshape([1, 1, -1]), i + 1).reshape([-1])",
+    f"h = h + {F}.max_pool1d(h.reshape([1, 1, 3]), i % 3 + 1, stride=1).max()",
+    f"h = h + {F}.adaptive_avg_pool1d(h.reshape([1, 1, 3]), i % 3 + 1).sum()",
+    "h[i % 3] = h[i % 3] + 1.0\nh = h * 0.5",
+    "out[0] = out[0] * 0.5\nout = [t + 0.25 for t in out]",
+    'stats["n"] = stats["n"] + 1.0\nstats = {"n": stats["n"] * 0.5}',
 )
 
 TOP = (  # outside tensor ifs and graph loops
@@ -88,7 +100,7 @@ def _stmt(draw, depth: int, in_graph: bool):
     if not in_graph:
         kinds += ["top"] * 2
     if depth > 0:
-        kinds += ["tif", "tif_else", "trange", "for_else", "while_else"]
+        kinds += ["tif", "tif_else", "trange", "for_else", "while_else", "walrus_else"]
     kind = draw(st.sampled_from(kinds))
     cond = draw(st.sampled_from(TENSOR_CONDS))
     if kind == "simple":
@@ -112,6 +124,11 @@ def _stmt(draw, depth: int, in_graph: bool):
                    "else:", "    found = False", "if found:", "    h = h * 2.0"])
     k = f"k{depth}"  # (one counter per nesting level: an inner loop resetting the outer
     # loop's counter can make eager code loop forever)
+    if kind == "walrus_else":  # the name the test binds, read after the loop
+        return ([f"{k} = rt.zeros([])", f"while (w{depth} := {k} + 1.0) < rt.abs(x[0]) + 0.5:",
+                 f"    {k} = w{depth}"] + indent(body) +
+                ["    if rt.sum(h) > 4.0:", "        break", "else:", "    h = h - 0.5",
+                 f"h = h + w{depth}"])
     return ([f"{k} = rt.zeros([])", f"while {k} < rt.abs(x[0]) + 0.5:", f"    {k} = {k} + 1.0"]
             + indent(body) + ["    if rt.sum(h) > 4.0:", "        hit = 1", "        break",
                                "else:", "    hit = 0", "h = h + hit"])

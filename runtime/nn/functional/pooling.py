@@ -5,10 +5,20 @@ from __future__ import annotations
 from ...ops import nn_pool as _pool
 from ...ops import shape as _shape
 from ...ops.registry import OpError
+from . import pooling_run_time as _run_time
 from .conv import from_nchw, padding4, pair, to_nchw
 
 
+def _sizes(v) -> tuple:
+    """A pair of sizes that may hold values the program computes (left as they are)."""
+    v = tuple(v) if isinstance(v, (list, tuple)) else (v, v)
+    return v * 2 if len(v) == 1 else v
+
+
 def _window(op, kernel_size, stride, padding):
+    if _run_time.computed(kernel_size, stride):  # (sizes known when the program runs)
+        kernel = _sizes(kernel_size)
+        return kernel, kernel if stride is None else _sizes(stride), padding4(padding, op)
     kernel = pair(kernel_size, "kernel_size", op)
     stride = kernel if stride is None else pair(stride, "stride", op)
     return kernel, stride, padding4(padding, op)
@@ -24,8 +34,8 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask: bool = False
     [1, 1, 2, 2]
     """
     kernel, stride, padding = _window("max_pool2d", kernel_size, stride, padding)
-    out, mask = _pool.max_pool2d(to_nchw(x, data_format, "max_pool2d"), kernel, stride,
-                                 padding, ceil_mode)
+    pool = _run_time.max_pool2d if _run_time.computed(kernel, stride) else _pool.max_pool2d
+    out, mask = pool(to_nchw(x, data_format, "max_pool2d"), kernel, stride, padding, ceil_mode)
     out = from_nchw(out, data_format)
     return (out, from_nchw(mask, data_format)) if return_mask else out
 
@@ -36,7 +46,10 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     """Mean over each window; with `exclusive` (default) padding is not counted."""
     kernel, stride, padding = _window("avg_pool2d", kernel_size, stride, padding)
     x = to_nchw(x, data_format, "avg_pool2d")
-    if divisor_override:
+    if _run_time.computed(kernel, stride):
+        out = _run_time.avg_pool2d(x, kernel, stride, padding, ceil_mode, exclusive,
+                                   divisor_override)
+    elif divisor_override:
         out = _pool.avg_pool2d(x, kernel, stride, padding, ceil_mode, exclusive=False)
         out = out * (kernel[0] * kernel[1] / divisor_override)
     else:
@@ -64,16 +77,25 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     [2, 3, 1, 1]
     """
     size = _output_size_2d("adaptive_avg_pool2d", output_size)
-    out = _pool.resize2d(to_nchw(x, data_format, "adaptive_avg_pool2d"), "adaptive_avg", size)
+    x = to_nchw(x, data_format, "adaptive_avg_pool2d")
+    if _run_time.computed(size):
+        out = _run_time.avg_pool2d(x, _kept(size, x), None, None, adaptive=True)
+    else:
+        out = _pool.resize2d(x, "adaptive_avg", size)
     return from_nchw(out, data_format)
 
 
+def _kept(size, x) -> list:
+    """An adaptive size whose None entries keep x's H or W."""
+    return [_shape.shape(x)[2 + i] if s is None else s for i, s in enumerate(size)]
+
+
 def _one_size(v):
-    """A 1-D pool's size from an int or a one-entry list (`int()` of a tensor: a size known
-    only at run time says so, not "too many indices")."""
+    """A 1-D pool's size from an int or a one-entry list (a value the program computes stays
+    a tensor: a size known when the program runs)."""
     if isinstance(v, (list, tuple)):
         return v[0]
-    return int(v) if hasattr(v, "dtype") else v
+    return int(v) if hasattr(v, "dtype") and not _run_time.computed(v) else v
 
 
 def _pool1d(pool2d, x, kernel_size, stride, padding, **kwargs):
@@ -85,10 +107,22 @@ def _pool1d(pool2d, x, kernel_size, stride, padding, **kwargs):
     else:
         p = [padding] if isinstance(padding, int) else list(padding)
         pad = [0, 0, p[0], p[-1]]
+    if _run_time.computed(k, s):  # (sizes known when the program runs)
+        return _run_time_pool1d(pool2d, x, k, s, pad, **kwargs)
     out = pool2d(_shape.unsqueeze(x, 2), (1, k), (1, s), pad, **kwargs)
     if isinstance(out, tuple):
         return tuple(_shape.squeeze(o, 2) for o in out)
     return _shape.squeeze(out, 2)
+
+
+def _run_time_pool1d(pool2d, x, k, s, pad, return_mask=False, exclusive=True,
+                     ceil_mode=False):
+    pad = padding4(pad, "pool1d")
+    pad = pad if isinstance(pad, str) else tuple(pad[2:])
+    if pool2d is avg_pool2d:
+        return _run_time.avg_pool1d(x, k, s, pad, ceil_mode, exclusive)
+    out, mask = _run_time.max_pool1d(x, k, s, pad, ceil_mode)
+    return (out, mask) if return_mask else out
 
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
@@ -107,6 +141,8 @@ def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive: bool = True,
 
 def adaptive_avg_pool1d(x, output_size: int, name=None):
     """Adaptive average pooling over the last dim of [N, C, L]."""
+    if _run_time.computed(output_size):
+        return _run_time.adaptive_avg_pool1d(x, output_size)
     out = _pool.resize2d(_shape.unsqueeze(x, 2), "adaptive_avg", [1, output_size])
     return _shape.squeeze(out, 2)
 
@@ -120,5 +156,9 @@ def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
     >>> F.adaptive_max_pool2d(rt.ones([1, 2, 5, 5]), 2).shape
     [1, 2, 2, 2]
     """
-    out, mask = _pool.adaptive_max_pool2d(x, _output_size_2d("adaptive_max_pool2d", output_size))
+    size = _output_size_2d("adaptive_max_pool2d", output_size)
+    if _run_time.computed(size):
+        out, mask = _run_time.max_pool2d(x, _kept(size, x), None, None, adaptive=True)
+    else:
+        out, mask = _pool.adaptive_max_pool2d(x, size)
     return (out, mask) if return_mask else out

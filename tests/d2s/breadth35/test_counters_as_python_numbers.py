@@ -3,6 +3,8 @@
 shape, a linspace count. Each converts (eager vs static vs NumPy, one program for every
 count, gradients against finite differences), or raises at the user's line saying what to
 write instead."""
+import math
+
 import numpy as np
 import pytest
 
@@ -212,23 +214,15 @@ def test_topk_and_one_hot_sized_by_the_counter():
             np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
 
 
-def split_by_counter(x, n):
+def rooted_by_counter(x, n):
     total = x.sum()
     for i in range(n):
-        total = total + rt.split(x, i + 1)[0].sum()
+        total = total + math.sqrt(i + 1)
     return total
 
 
-def pooled_by_counter(x, n):
-    total = x.sum()
-    for i in range(n):
-        total = total + F.avg_pool1d(x.reshape([1, 1, -1]), i + 1).sum()
-    return total
-
-
-@pytest.mark.parametrize("fn, call", [(split_by_counter, "rt.split(x, i + 1)"),
-                                      (pooled_by_counter, "F.avg_pool1d(")])
-def test_a_call_that_needs_an_int_names_the_counter_and_the_fix(fn, call):
+def test_a_call_that_needs_an_int_names_the_counter_and_the_fix():
+    fn, call = rooted_by_counter, "math.sqrt(i + 1)"
     static = d2s.to_static(fn, full_graph=True)
     with pytest.raises(TypeError, match="counter of a `for` over `range\\(\\)` of a tensor") as e:
         static(rt.ones([4]), rt.to_tensor(2))
