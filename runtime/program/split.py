@@ -182,8 +182,7 @@ def _export(program: Program, name: str, idx: int, owner: dict) -> str:
     more output of each branch op around it; returns its top-level name."""
     op, parent_idx = owner[idx]
     if op.type not in ("cond", "switch_case"):
-        raise SplitError(f"the gradient ops read {name!r}, which is computed inside the body "
-                         f"of a '{op.type}' op; only values of branches can be saved")
+        raise SplitError(_loop_value_message(program, op))
     v = program.blocks[idx].var(name)
     parent = program.blocks[parent_idx]
     out = parent.new_var(program.fresh_name("saved"), (), v.dtype, kind=v.kind)
@@ -192,6 +191,20 @@ def _export(program: Program, name: str, idx: int, owner: dict) -> str:
     if parent_idx == 0:
         return out.name
     return _export(program, out.name, parent_idx, owner)
+
+
+def _loop_value_message(program: Program, loop: Op) -> str:
+    """Why the gradient cannot be split off: it reads a value each trip of `loop` makes (a
+    gradient through the loop differentiated again), told at the loop's source line."""
+    where = ""
+    if loop.origin is not None and loop.origin < len(program.origins):
+        file, line, source = program.origins[loop.origin][:3]
+        text = f": {source.strip()}" if source else ""
+        where = f' (File "{file}", line {line}{text})'
+    return (f"the gradient needs values computed on each trip of a loop whose condition is a "
+            f"tensor{where}, as it does when a gradient taken through that loop (rt.grad(..., "
+            f"create_graph=True)) is differentiated again, which programs do not support. "
+            "Run the function that takes that gradient eagerly (without to_static)")
 
 
 def _add_output(program: Program, op: Op, out: str, idx: int, name: str) -> None:
