@@ -59,7 +59,8 @@ class IfElse(state.ScopeTracker, Base):
         # the branches leave such a set holding other items, the `if` refuses it
         # (`branch_sets.set_values`; no read of it after the `if` could be decided)
         reaching = _reaching_names(node.body) | _reaching_names(node.orelse)
-        read_after = tuple(sorted((reaching & live_out | self.ctx.cells) - set(st.names)))
+        read_after = tuple(sorted((reaching & live_out | self.ctx.cells)
+                                  - set(st.names) - {RESERVED}))
         call = templates.replace_as_expression(
             f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names"
             f"{', read_after' if read_after else ''})", test=node.test,

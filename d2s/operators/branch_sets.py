@@ -23,7 +23,7 @@ from ..errors import ConversionError
 from ..pyct import loader
 from .branch_mismatch import advice, set_mismatch
 from .trace_state import current
-from .variables import is_variable, where
+from .variables import Undefined, is_variable, where
 
 
 def set_changed(obj: set, snap: tuple) -> bool:
@@ -36,8 +36,8 @@ def sets_aside(log, values: list) -> list:
     """The items of each changed set after this branch, kept aside for `finish`; the op gets
     None in their place (a set has no tensor form)."""
     for i, slot in enumerate(log.slots):
-        if slot.kind == "set":
-            log.set_items.setdefault(i, []).append(values[i])
+        if slot.kind == "set":  # (by the slot, not its index: a branch traced again may
+            log.set_items.setdefault(slot.ident(), []).append(values[i])  # find more)
             values[i] = None
     return values
 
@@ -48,12 +48,14 @@ def set_values(log, values: list) -> list:
     Python values cannot express: refused here when code after the `if` or the caller can
     read the set, else its later converted reads are (`traced_keys.check_decided`), so a set
     nothing reads again (code after an early `return`) converts."""
-    for i, items in log.set_items.items():
+    for i, slot in enumerate(log.slots):
+        items = log.set_items.get(slot.ident()) if slot.kind == "set" else None
+        if not items:
+            continue
         a, b = items[-2:] if len(items) > 1 else (items[0], items[0])
         if len(a) == len(b) and all(x is y for x, y in zip(a, b)):
             values[i] = a
             continue
-        slot = log.slots[i]
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
         if root in log.read_after:
             raise ConversionError(
@@ -77,7 +79,8 @@ def set_values(log, values: list) -> list:
     return values
 
 
-_OPAQUE = (types.FunctionType, types.MethodType, types.ModuleType, type)
+# (not searched: functions, and the placeholder of an unbound name, which raises on any read)
+_OPAQUE = (types.FunctionType, types.MethodType, types.ModuleType, type, Undefined)
 
 
 def _alias(obj: set, root: str) -> str | None:
@@ -109,6 +112,9 @@ def _holds(value, obj, limit: int = 2000) -> bool:
             stack.extend(v)
         elif isinstance(v, dict):
             stack.extend(v.values())
-        elif hasattr(v, "__dict__"):
-            stack.extend(vars(v).values())
+        else:
+            try:
+                stack.extend(vars(v).values())
+            except TypeError:  # no `__dict__`
+                pass
     return False

@@ -199,7 +199,7 @@ class Log:
         self.src, self.read_after = src, ()  # (sets read after an `if`: `branch_sets`)
         self.track_variables = track_variables
         self.sets = sets  # (sets are put back between the traces of a graph block's code)
-        self.set_items: dict = {}  # a set's slot index -> its items after each branch traced
+        self.set_items: dict = {}  # a set's slot ident -> its items after each branch traced
         self.names = names
         self.seen: dict = {}      # id -> (obj, kind, path, snapshot)
         self.slots: list = []     # changed slots, in the order found

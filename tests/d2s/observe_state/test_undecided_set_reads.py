@@ -225,3 +225,30 @@ def test_a_set_changed_alike_in_both_branches_converts():
         np.testing.assert_allclose(e_y.numpy(), want)
         assert type(s_n) is int and s_n == e_n == 2
         assert type(s_u) is int and s_u == e_u == 3
+
+
+def _recorded_beside_returns(x, y):
+    seen = {(0, 1)}
+    lengths = [0.5]
+    if y[0] > x[1]:
+        if x.mean() > 0.0:
+            return x * 2.0, sum(lengths)
+    else:
+        if x.mean() > 0.0:
+            seen.add((1, 1))  # (while the return value is still unbound: the search for
+            return x * 3.0, sum(lengths)  # another name holding the set skips it)
+        lengths.append(0.25)
+    return x, sum(lengths)
+
+
+def test_a_set_changed_beside_early_returns_converts():
+    static = d2s.to_static(_recorded_beside_returns)
+    cases = [([0.25, 0.25, 1.25], [-1.25, -2.75, -1.25], 3.0, 0.5),
+             ([-0.25, -1.25, -0.25], [0.25, 0.25, 2.25], 1.0, 0.5),
+             ([0.25, 0.75, 2.25], [1.25, -2.75, -1.25], 2.0, 0.5),
+             ([-0.25, 0.75, -2.25], [-1.25, -2.75, -1.25], 1.0, 0.75)]
+    for x_np, y_np, scale, want_sum in cases:  # (every path through one program)
+        x, y = rt.to_tensor(np.array(x_np, "float32")), rt.to_tensor(np.array(y_np, "float32"))
+        for h, total in (_recorded_beside_returns(x, y), static(x, y)):
+            np.testing.assert_allclose(h.numpy(), np.array(x_np, "float32") * scale)
+            assert type(total) is float and total == want_sum
