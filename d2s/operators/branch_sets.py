@@ -32,12 +32,29 @@ def set_changed(obj: set, snap: tuple) -> bool:
     return len(obj) != len(snap) or {id(x) for x in obj} != {id(x) for x in snap}
 
 
-def sets_aside(log, values: list) -> list:
-    """The items of each changed set after this branch, kept aside for `finish`; the op gets
-    None in their place (a set has no tensor form)."""
+def undecided_ids() -> frozenset:
+    """The ids of the sets an `if` left undecided so far in this trace."""
+    return frozenset(current().undecided)
+
+
+def undecided_aside(log) -> frozenset:
+    """At the end of a branch: the ids of the sets an `if` inside it left undecided, moved
+    from the trace's marks to the block's `log.doubts` (the branch's end puts its sets back,
+    and a branch traced after it must not find the mark); `set_values` marks them again."""
+    undecided = current().undecided
+    here = {k: undecided.pop(k) for k in list(undecided) if k not in log.undecided_before}
+    log.doubts.update(here)
+    return frozenset(here)
+
+
+def sets_aside(log, values: list, doubted: frozenset) -> list:
+    """The items of each changed set after this branch, kept aside for `finish` with whether
+    an `if` inside the branch left them undecided (`doubted`); the op gets None in their
+    place (a set has no tensor form)."""
     for i, slot in enumerate(log.slots):
         if slot.kind == "set":  # (by the slot, not its index: a branch traced again may
-            log.set_items.setdefault(slot.ident(), []).append(values[i])  # find more)
+            log.set_items.setdefault(slot.ident(), []).append(  # find more)
+                (values[i], id(slot.obj) in doubted))
             values[i] = None
     return values
 
@@ -52,30 +69,35 @@ def set_values(log, values: list) -> list:
         items = log.set_items.get(slot.ident()) if slot.kind == "set" else None
         if not items:
             continue
-        a, b = items[-2:] if len(items) > 1 else (items[0], items[0])
-        if len(a) == len(b) and all(x is y for x, y in zip(a, b)):
+        (a, doubt_a), (b, doubt_b) = items[-2:] if len(items) > 1 else (items[0], items[0])
+        same = len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        if same and not (doubt_a or doubt_b):
             values[i] = a
             continue
+        why = ("is a set whose items an if inside a branch leaves undecided" if same else
+               set_mismatch(a, b))
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
         if root in log.read_after:
             raise ConversionError(
-                f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
                 f"tensor ({where(log.src)}), and code after the if can read it: which items "
                 f"it holds is decided when the program runs. {advice(slot)}", log.src)
         if any(id(slot.obj) in call.seen for call in current().call_logs):
             raise ConversionError(
-                f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
                 f"tensor ({where(log.src)}), and the caller sees it after the call. "
                 f"{advice(slot)}", log.src)
         alias = _alias(slot.obj, root)
         if alias is not None:
             raise ConversionError(
-                f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
                 f"tensor ({where(log.src)}), and code after the if can read it as {alias}: "
                 f"which items it holds is decided when the program runs. {advice(slot)}",
                 log.src)
         current().undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
         values[i] = a + tuple(x for x in b if all(x is not y for y in a))
+    sets = {id(slot.obj) for slot in log.slots if slot.kind == "set"}
+    current().undecided.update({k: v for k, v in log.doubts.items() if k not in sets})
     return values
 
 

@@ -252,3 +252,61 @@ def test_a_set_changed_beside_early_returns_converts():
         for h, total in (_recorded_beside_returns(x, y), static(x, y)):
             np.testing.assert_allclose(h.numpy(), np.array(x_np, "float32") * scale)
             assert type(total) is float and total == want_sum
+
+
+def _read_in_one_branch_changed_in_the_other(x, y):
+    tags = {0}
+    if y[0] > x[1]:
+        h = x + max(tags)
+    else:
+        if x.mean() > 0.0:
+            tags.discard(0)
+            return x * 2.0
+        h = x - 1.0
+    return h
+
+
+def test_a_set_an_inner_if_leaves_undecided_is_not_so_in_the_other_branch():
+    """The inner `if` marks `tags` undecided while the outer else branch is traced; the mark
+    went with the set's items back to how they were, so the outer if branch, traced again,
+    read it without refusal (observe-sets fuzzer, seed 17601: `max()` refused)."""
+    static = d2s.to_static(_read_in_one_branch_changed_in_the_other)
+    cases = [([0.25, 0.25, 1.25], [-1.25, -2.75, -1.25], [0.5, 0.5, 2.5]),
+             ([-0.25, -1.25, -0.25], [0.25, 0.25, 2.25], [-0.25, -1.25, -0.25]),
+             ([-0.25, 0.75, -2.25], [-1.25, -2.75, -1.25], [-1.25, -0.25, -3.25])]
+    for x_np, y_np, want in cases:  # (every path through one program)
+        x, y = rt.to_tensor(np.array(x_np, "float32")), rt.to_tensor(np.array(y_np, "float32"))
+        np.testing.assert_allclose(_read_in_one_branch_changed_in_the_other(x, y).numpy(), want)
+        np.testing.assert_allclose(static(x, y).numpy(), want)
+
+
+def _drop(tags, k):
+    tags.discard(k)
+
+
+def _undecided_inside_then_counted(change, k):
+    def count(x, y):
+        tags = {0}
+        marks = [tags]
+        if y[0] > x[1]:
+            h = x + 1.0
+        else:
+            if x.mean() > 0.0:
+                change(marks[0], k)  # (on the other path `tags` stays {0})
+            h = x - 1.0
+        return h * len(tags)
+    return count
+
+
+@pytest.mark.parametrize(("change", "k"), [(_tag, 1), (_drop, 0)], ids=["add", "discard"])
+def test_a_set_an_inner_if_leaves_undecided_stays_so_after_the_outer_if(change, k):
+    """With `discard`, the outer if's branches leave the set holding the items it had (the
+    inner if's union), so only the inner if's mark tells that the run decides them."""
+    fn = _undecided_inside_then_counted(change, k)
+    x, y = rt.to_tensor(np.ones(3, "float32")), rt.to_tensor(np.zeros(3, "float32"))
+    fn(x, y)  # eager runs
+    with pytest.raises(d2s.ConversionError, match="tags") as info:
+        d2s.to_static(fn)(x, y)
+    message = str(info.value)  # (at the outer if, or at the read after it)
+    assert "of an if whose condition is a tensor" in message
+    assert "if y[0] > x[1]:" in message or "if x.mean() > 0.0:" in message
