@@ -5,11 +5,12 @@ changed set is a slot of kind 'set' whose value is its items as a tuple).
 The `cond` op gets None in a set's place (a set has no tensor form); `set_values` decides
 what the set holds after the `if`: the branches' items where they are the same objects. A set
 the branches leave holding other items is refused at the `if` when code after it can read
-the set (through a name the converter found live there, `read_after`) or the caller can: no
-read of it could be decided, and reads of a set are not all converted code (`s | t`, a
-comprehension, `str(s)`, a library call). Else it holds the union, with its converted reads
-refused (`traced_keys.check_decided`: a read through another name, an alias). `mutation_loop`
-refuses a set a graph loop body changes.
+the set (through a name the converter found live there, `read_after`, or another local name
+holding it, `_alias`) or the caller can: no read of it could be decided, and reads of a set
+are not all converted code (`s | t`, a comprehension, `str(s)`, a library call). Else it
+holds the union, marked undecided, with its converted reads refused
+(`traced_keys.check_decided`); an `if` around it treats it as changed differently by its
+branches (`undecided_aside`). `mutation_loop` refuses a set a graph loop body changes.
 """
 from __future__ import annotations
 
