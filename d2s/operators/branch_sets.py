@@ -75,8 +75,8 @@ def set_values(log, values: list) -> list:
         if same and not (doubt_a or doubt_b):
             values[i] = a
             continue
-        why = ("is a set whose items an if inside a branch leaves undecided" if same else
-               set_mismatch(a, b))
+        why = set_mismatch(a, b) if not same else (
+            "is a set whose items a nested if decides on some inputs only, in a branch")
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
         if root in log.read_after:
             raise ConversionError(
