@@ -62,7 +62,8 @@ def describe(f) -> str | None:
             return f"np.random.{name}"
         return f"{type(owner).__name__}.{name}"
     module = getattr(f, "__module__", None) or ""
-    if module == "secrets" or getattr(secrets, getattr(f, "__name__", ""), None) is f:
+    name = getattr(f, "__name__", None)  # (None itself is no `secrets` function)
+    if module == "secrets" or name and getattr(secrets, name, None) is f:
         return _name(f)
     return None
 

@@ -19,9 +19,9 @@ import gast
 from ..errors import ConversionError
 from ..pyct import anno, templates
 from ..pyct.activity import written
-from ..pyct.walk import walk
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
+from ..pyct.walk import walk
 from . import state
 
 HANDLES = (gast.If, gast.IfExp)  # the pass is skipped when none of these is present
@@ -29,17 +29,17 @@ CREATES = (gast.FunctionDef, gast.Call, gast.Lambda, gast.Return, gast.Assign)
 NEEDS_ANALYSIS = True
 
 
-# methods that change a set in place (not lists' or dicts', whose changes a tensor `if`
-# merges into tensor arrays and graph values)
-_SET_METHODS = frozenset({"add", "discard", "difference_update", "intersection_update",
-                          "symmetric_difference_update"})
-
-
-def _set_receivers(body: list) -> set:
-    """Names whose set methods a branch calls (`seen.add(k)`)."""
-    return {n.func.value.id for stmt in body for n in walk(stmt)
-            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-            and n.func.attr in _SET_METHODS and isinstance(n.func.value, gast.Name)}
+def _reaching_names(body: list) -> set:
+    """Names through which a branch may change a set in place: receivers of method calls
+    (`seen.add(k)`, `box.track(k)`) and names inside the arguments of calls
+    (`tag(seen, k)`, `update(state=box)`)."""
+    out = set()
+    for n in (n for stmt in body for n in walk(stmt) if isinstance(n, gast.Call)):
+        if isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name):
+            out.add(n.func.value.id)
+        out |= {a.id for arg in n.args + [k.value for k in n.keywords] for a in walk(arg)
+                if isinstance(a, gast.Name)}
+    return out
 
 
 class IfElse(state.ScopeTracker, Base):
@@ -54,10 +54,13 @@ class IfElse(state.ScopeTracker, Base):
                          self.ctx.cells)
         true_name = self.ctx.namer.new("if_true")
         false_name = self.ctx.namer.new("if_false")
-        # sets the branches change in place and code after the `if` reads: if the branches
-        # leave one holding other items, the `if` refuses it (`branch_sets.set_values`)
-        read_after = tuple(sorted((_set_receivers(node.body) | _set_receivers(node.orelse))
-                                  & live_out - set(st.names)))
+        # names of objects through which the branches may change a set in place that code
+        # after the `if` reads (a local a closure reads, `cells`, any time it is called): if
+        # the branches leave such a set holding other items, the `if` refuses it
+        # (`branch_sets.set_values`; no read of it after the `if` could be decided)
+        reaching = _reaching_names(node.body) | _reaching_names(node.orelse)
+        read_after = tuple(sorted((reaching & live_out | self.ctx.cells)
+                                  - set(st.names) - {RESERVED}))
         call = templates.replace_as_expression(
             f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names"
             f"{', read_after' if read_after else ''})", test=node.test,

@@ -3,18 +3,28 @@ sets in graph blocks: every trace of a branch or body starts from the set as it 
 changed set is a slot of kind 'set' whose value is its items as a tuple).
 
 The `cond` op gets None in a set's place (a set has no tensor form); `set_values` decides
-what the set holds after the `if`: the branches' items where they are the same objects, else
-the union, with its reads refused (`traced_keys.check_decided`). A set the caller can reach
-is refused at the `if` (`mutation_loop` refuses a set a graph loop body changes).
+what the set holds after the `if`: the branches' items where they are the same objects. A set
+the branches leave holding other items is refused at the `if` when code after it can read
+the set (through a name the converter found live there, `read_after`, or another local name
+holding it, `_alias`) or the caller can: no read of it could be decided, and reads of a set
+are not all converted code (`s | t`, a comprehension, `str(s)`, a library call). Else it
+holds the union, marked undecided, with its converted reads refused
+(`traced_keys.check_decided`); an `if` around it treats it as changed differently by its
+branches (`undecided_aside`). `mutation_loop` refuses a set a graph loop body changes.
 """
 from __future__ import annotations
 
 import re
+import sys
+import types
+
+from runtime.core import is_tensor
 
 from ..errors import ConversionError
+from ..pyct import loader
 from .branch_mismatch import advice, set_mismatch
 from .trace_state import current
-from .variables import where
+from .variables import Undefined, is_variable, where
 
 
 def set_changed(obj: set, snap: tuple) -> bool:
@@ -23,12 +33,29 @@ def set_changed(obj: set, snap: tuple) -> bool:
     return len(obj) != len(snap) or {id(x) for x in obj} != {id(x) for x in snap}
 
 
-def sets_aside(log, values: list) -> list:
-    """The items of each changed set after this branch, kept aside for `finish`; the op gets
-    None in their place (a set has no tensor form)."""
+def undecided_ids() -> frozenset:
+    """The ids of the sets an `if` left undecided so far in this trace."""
+    return frozenset(current().undecided)
+
+
+def undecided_aside(log) -> frozenset:
+    """At the end of a branch: the ids of the sets an `if` inside it left undecided, moved
+    from the trace's marks to the block's `log.doubts` (the branch's end puts its sets back,
+    and a branch traced after it must not find the mark); `set_values` marks them again."""
+    undecided = current().undecided
+    here = {k: undecided.pop(k) for k in list(undecided) if k not in log.undecided_before}
+    log.doubts.update(here)
+    return frozenset(here)
+
+
+def sets_aside(log, values: list, doubted: frozenset) -> list:
+    """The items of each changed set after this branch, kept aside for `finish` with whether
+    an `if` inside the branch left them undecided (`doubted`); the op gets None in their
+    place (a set has no tensor form)."""
     for i, slot in enumerate(log.slots):
-        if slot.kind == "set":
-            log.set_items.setdefault(i, []).append(values[i])
+        if slot.kind == "set":  # (by the slot, not its index: a branch traced again may
+            log.set_items.setdefault(slot.ident(), []).append(  # find more)
+                (values[i], id(slot.obj) in doubted))
             values[i] = None
     return values
 
@@ -36,26 +63,81 @@ def sets_aside(log, values: list) -> list:
 def set_values(log, values: list) -> list:
     """`values` with each changed set's items after the `if`: the branches' items where they
     are the same objects; otherwise the run decides which the set holds, which a set of
-    Python values cannot express: refused here when the caller can reach the set, else its
-    later reads are (`traced_keys.check_decided`), so a set nothing reads again (code after
-    an early `return`) converts."""
-    for i, items in log.set_items.items():
-        a, b = items[-2:] if len(items) > 1 else (items[0], items[0])
-        if len(a) == len(b) and all(x is y for x, y in zip(a, b)):
+    Python values cannot express: refused here when code after the `if` or the caller can
+    read the set, else its later converted reads are (`traced_keys.check_decided`), so a set
+    nothing reads again (code after an early `return`) converts."""
+    for i, slot in enumerate(log.slots):
+        items = log.set_items.get(slot.ident()) if slot.kind == "set" else None
+        if not items:
+            continue
+        (a, doubt_a), (b, doubt_b) = items[-2:] if len(items) > 1 else (items[0], items[0])
+        same = len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        if same and not (doubt_a or doubt_b):
             values[i] = a
             continue
-        slot = log.slots[i]
-        if re.split(r"[.\[]", slot.path, maxsplit=1)[0] in log.read_after:
+        why = set_mismatch(a, b) if not same else (
+            "is a set whose items a nested if decides on some inputs only, in a branch")
+        root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
+        if root in log.read_after:
             raise ConversionError(
-                f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "
-                f"tensor ({where(log.src)}), and code after the if reads it: which items it "
-                f"holds is decided when the program runs, and a set holds Python values. "
-                f"{advice(slot)}", log.src)
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
+                f"tensor ({where(log.src)}), and code after the if can read it: which items "
+                f"it holds is decided when the program runs. {advice(slot)}", log.src)
         if any(id(slot.obj) in call.seen for call in current().call_logs):
             raise ConversionError(
-                f"{log._shown(slot.path)} {set_mismatch(a, b)} of an if whose condition is a "
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
                 f"tensor ({where(log.src)}), and the caller sees it after the call. "
                 f"{advice(slot)}", log.src)
+        alias = _alias(slot.obj, root)
+        if alias is not None:
+            raise ConversionError(
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
+                f"tensor ({where(log.src)}), and code after the if can read it as {alias}: "
+                f"which items it holds is decided when the program runs. {advice(slot)}",
+                log.src)
         current().undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
         values[i] = a + tuple(x for x in b if all(x is not y for y in a))
+    sets = {id(slot.obj) for slot in log.slots if slot.kind == "set"}
+    current().undecided.update({k: v for k, v in log.doubts.items() if k not in sets})
     return values
+
+
+# (not searched: functions, and the placeholder of an unbound name, which raises on any read)
+_OPAQUE = (types.FunctionType, types.MethodType, types.ModuleType, type, Undefined)
+
+
+def _alias(obj: set, root: str) -> str | None:
+    """A local name of the generated code running the `if`, other than `root` (the name the
+    branches reached `obj` by), whose value holds `obj` (itself, or in its items, values or
+    attributes): an alias that code after the `if` may read; None if there is none.
+    (Functions are not searched: the branch functions close over `root`.)"""
+    frame = sys._getframe(1)
+    while frame is not None and loader.line_map(frame.f_code.co_filename) is None:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    for name, value in frame.f_locals.items():
+        if name != root and _holds(value, obj):
+            return name
+    return None
+
+
+def _holds(value, obj, limit: int = 2000) -> bool:
+    stack, seen = [value], set()
+    while stack and len(seen) < limit:
+        v = stack.pop()
+        if v is obj:
+            return True
+        if id(v) in seen or isinstance(v, _OPAQUE) or is_variable(v) or is_tensor(v):
+            continue
+        seen.add(id(v))
+        if isinstance(v, (list, tuple, set, frozenset)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        else:
+            try:
+                stack.extend(vars(v).values())
+            except TypeError:  # no `__dict__`
+                pass
+    return False

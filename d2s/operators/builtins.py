@@ -208,7 +208,8 @@ def sum_(iterable, /, start=0):
 
     def total():
         if in_order:  # Python's own order (and compensation, from 3.12): so the program's
-            return graph_float_sum(arr, start)
+            return graph_float_sum(arr, start, _ints_at(src) if getattr(
+                arr, "mixed_numbers", False) else None)
         out = rt.sum(rt.static.array_stack(arr), axis=0)
         return start + out if tensor_start else (
             out if isinstance(start, int) and start == 0 else out + start)
@@ -241,6 +242,19 @@ def sum_(iterable, /, start=0):
             out.float_when = rt.static.array_length(arr) > 0
             out.float_arrays = (arr,)
     return out
+
+
+def _ints_at(src) -> tuple:
+    """What the program raises where a `sum()` of Python ints beside floats would depend on
+    which items were ints (`float_sum.graph_float_sum`), and the line."""
+    message = (f"sum() ({where(src)}) of a list of Python numbers that a loop or if whose "
+               "condition is a tensor grows, holding ints beside floats: from Python 3.12 "
+               "sum() compensates the rounding of adding a float but not of adding an int, the "
+               "program keeps the ints as floats (an int 2 and a float 2.0 look alike), and here "
+               "an addition rounded whose compensation depends on which items were ints, so the "
+               "last bit of eager's result does too. Append floats only (`float(v)`), or keep "
+               "the ints in a separate list.")
+    return message, f"{short_name(src.filename)}:{src.lineno}" if src else ""
 
 
 def _keeps_shape(start: list, item: list) -> bool:

@@ -193,7 +193,8 @@ class _GraphIf:
         if frame.raised and self.settled:
             out = [stand_in(v) for v in (outs[0] if outs else self.standing)]
         elif outs and not (self.raised[0] and self.settled):
-            out = _promote_numbers(outs[0][:k], out[:k]) + out[k:]
+            n = min(len(outs[0]), len(out))  # (state, then the changed objects' values)
+            out = _promote_numbers(outs[0][:n], out[:n]) + out[n:]
         outs.append(out)
         out = [cast_scalar(fill_placeholder(v, self.fills.get(i)), self.casts.get(i))
                for i, v in enumerate(out)]

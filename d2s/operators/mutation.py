@@ -34,7 +34,7 @@ from .branch_mismatch import MISSING as _MISSING
 from .branch_mismatch import advice as _advice
 from .branch_mismatch import mismatch as _mismatch
 from .branch_mismatch import not_one_array as _not_one_array
-from .branch_sets import set_changed, set_values, sets_aside
+from .branch_sets import set_changed, set_values, sets_aside, undecided_aside, undecided_ids
 from .variables import Undefined, is_return_value, is_variable, where
 
 _LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytest",
@@ -200,7 +200,9 @@ class Log:
         self.src, self.read_after = src, ()  # (sets read after an `if`: `branch_sets`)
         self.track_variables = track_variables
         self.sets = sets  # (sets are put back between the traces of a graph block's code)
-        self.set_items: dict = {}  # a set's slot index -> its items after each branch traced
+        self.set_items: dict = {}  # a set's slot ident -> its items after each branch traced
+        # (sets an `if` left undecided before this block / inside it: `branch_sets`)
+        self.undecided_before, self.doubts = undecided_ids() if sets else frozenset(), {}
         self.names = names
         self.seen: dict = {}      # id -> (obj, kind, path, snapshot)
         self.slots: list = []     # changed slots, in the order found
@@ -511,11 +513,12 @@ def branch_end(log: Log, out: list) -> list:
     then the objects are put back as they were before the branch."""
     log.changed()
     log.kept.append(list(out))
+    doubted = undecided_aside(log)
     if not log.slots:
         if log.quiet:
             log.restore()
         return out
-    result = [freeze(v) for v in out] + sets_aside(log, log.values())
+    result = [freeze(v) for v in out] + sets_aside(log, log.values(), doubted)
     log.restore()
     return result
 
@@ -534,8 +537,7 @@ def explain(log: Log, names, outs) -> None:
 def finish(log: Log, result: list, n: int, outs: list):
     """After the op: changed objects take the op's outputs; a state name whose value was the
     same known object in every branch stays that object (its contents were just updated)."""
-    if log.slots:
-        log.write(set_values(log, result[n:]))
+    log.write(set_values(log, result[n:]))
     state = result[:n]
     kept = log.kept[-2:]
     for i in range(n):

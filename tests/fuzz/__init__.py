@@ -22,10 +22,15 @@ def _observe():
     return gen_observe.programs(), gen_observe.make_observed
 
 
+def _observe_sets():
+    from . import gen_observe, gen_observe_sets
+    return gen_observe_sets.programs(), gen_observe.make_observed
+
+
 def _breadth():
     from . import gen_breadth
     return gen_breadth.programs(), gen_breadth.make_state
 
 
 GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe,
-              "breadth": _breadth}
+              "observe-sets": _observe_sets, "breadth": _breadth}

@@ -154,3 +154,23 @@ def test_not_to_static_helpers_draw_when_the_program_is_built_as_documented():
     first = f(_t([2.0])).numpy()  # the helper ran once, when the program was built
     assert len(drawn) == 1
     np.testing.assert_allclose(first, [2.0 * drawn[0]], rtol=1e-6)
+
+
+def _scaled_by(hook):
+    def scale(x, use_hook):
+        if use_hook:  # (a Python decision: with no hook the call below is never reached)
+            return hook(x)
+        return x * 2.0
+    return scale
+
+
+def test_a_callable_that_is_none_on_a_path_not_taken_converts():
+    """The hidden-state check looks at every callable the code names; a closure variable
+    holding None (a hook not given) is no `secrets` function (it raised AttributeError)."""
+    plain = _scaled_by(None)
+    static = d2s.to_static(plain)
+    x = _t([1.0, -2.0])
+    np.testing.assert_array_equal(static(x, False).numpy(), [2.0, -4.0])
+    np.testing.assert_array_equal(plain(x, False).numpy(), [2.0, -4.0])
+    hooked = d2s.to_static(_scaled_by(lambda v: v - 1.0))
+    np.testing.assert_array_equal(hooked(x, True).numpy(), [0.0, -3.0])
