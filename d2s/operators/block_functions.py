@@ -1,5 +1,5 @@
-"""The user functions behind the functions a graph block gets (`d2s.operators.mutation`
-finds the cells a block carries by name through them)."""
+"""The user functions behind the functions a graph block gets, and the closure cells of the
+names the block carries by name (`d2s.operators.mutation` does not diff those)."""
 from __future__ import annotations
 
 import types
@@ -24,4 +24,15 @@ def user_functions(fns) -> list:
                 continue
             if isinstance(v, types.FunctionType):
                 stack.append(v)
+    return out
+
+
+def carried_cells(fns, names) -> set:
+    """The ids of the closure cells, in the user functions behind `fns`, of the `names` a
+    block carries by name."""
+    out = set()
+    for fn in user_functions(fns):
+        code = getattr(fn, "__code__", None)
+        if code is not None and fn.__closure__:
+            out.update(id(c) for n, c in zip(code.co_freevars, fn.__closure__) if n in names)
     return out

@@ -29,7 +29,7 @@ import types
 import runtime as rt
 
 from ..errors import ConversionError
-from .block_functions import user_functions
+from .block_functions import carried_cells
 from .branch_mismatch import MISSING as _MISSING
 from .branch_mismatch import advice as _advice
 from .branch_mismatch import mismatch as _mismatch
@@ -210,13 +210,7 @@ class Log:
         self.probed = False       # a loop body was traced (in a scratch block) and diffed
         self._ids: set = set()
         self.quiet: set = set()  # ids of objects restored after a block but not carried
-        skip = set()
-        for fn in user_functions(fns):  # cells of the block's own state names: carried by name
-            code = getattr(fn, "__code__", None)
-            if code is not None and fn.__closure__:
-                skip.update(id(c) for n, c in zip(code.co_freevars, fn.__closure__)
-                            if n in names)
-        self._skip = skip
+        self._skip = carried_cells(fns, names)  # (the block carries them by name)
         self.arg_ids = {id(a) for a in args}  # the state passed in (carried by name)
         self._stack = []
         for fn in fns:
