@@ -11,7 +11,7 @@ from runtime.program.origin import frame_line
 
 from ..errors import ConversionError
 from ..pyct import loader
-from .variables import where
+from .variables import is_return_value, where
 
 _KEPT = re.compile(r"while_loop: loop variable (\d+) is (.+?) before the loop but the body "
                    r"returns (?:Variable )?(.+?); a loop variable must keep its dtype and rank")
@@ -27,6 +27,14 @@ def named(error: Exception, values: list, labels: list, src) -> Exception | None
     leaf, before, after = int(m.group(1)), m.group(2), m.group(3)
     for value, name in zip(values, labels):
         n = len(pytree.flatten(value)[0])
+        if leaf < n and is_return_value(name):  # (d2s's name for what `return` gives)
+            return ConversionError(
+                f"the returned value{_leaf_path(value, leaf)} is {before} before a loop whose "
+                f"condition is a tensor ({where(src)}) and {after} after its body: the value "
+                "the loop carries for a `return` keeps one dtype and rank, and here the "
+                "function returns another on a path before the loop than in it. Return one "
+                "dtype on every path (`rt.cast(v, ...)`; for a sum of Python numbers, "
+                "`sum(items, 0.0)`).", src)
         if leaf < n:
             label = name + _leaf_path(value, leaf)
             return TypeError(
