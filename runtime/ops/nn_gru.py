@@ -25,7 +25,7 @@ from .combine import concat, split, stack, unstack
 from .linalg import matmul
 from .math import tanh
 from .nn import check_float, sigmoid
-from .nn_rnn import NATIVE_KERNELS, sigmoid_into, step_order
+from .nn_rnn import NATIVE_KERNELS, refuse_second_derivative, sigmoid_into, step_order
 from .reduce import sum as reduce_sum
 from .registry import STATE, Meta, OpError, bind, register
 from .shape import reshape, unsqueeze
@@ -198,19 +198,13 @@ def _differentiable_grad(xw, h0, w_hh, b_hh, lengths, d_out, d_last, reverse):
     return stack(d_xw, axis=0), dh, d_w, None if b_hh is None else reduce_sum(d_hp, axis=0)
 
 
-def _refuse_second_derivative(ins, outs, gs, attrs):
-    raise OpError("gru_sequence: its gradient was built without create_graph, so it cannot "
-                  "be differentiated again; take the first gradient with "
-                  "rt.grad(..., create_graph=True) to differentiate through a GRU twice")
-
-
 GRU_SEQUENCE = register(
     "gru_sequence", kernel=_gru_kernel, infer=_gru_infer, grad=_gru_grad,
     doc="All steps of one GRU direction from the projected inputs: (h of every step, the last "
         "h, saved gates of every step, the state every step started from).")
 GRU_SEQUENCE_GRAD = register(
     "gru_sequence_grad", kernel=_gru_grad_kernel, infer=_gru_grad_infer,
-    grad=_refuse_second_derivative,
+    grad=refuse_second_derivative("gru_sequence", "a GRU"),
     doc="The gradient of gru_sequence (the recurrence run backwards); under create_graph "
         "gru_sequence's rule builds a differentiable backward of ops instead.")
 

@@ -184,10 +184,14 @@ def _differentiable_grad(xw, h0, c0, w_hh, d_out, d_c, reverse):
     return d_xw, dh, dc, d_w
 
 
-def _refuse_second_derivative(ins, outs, gs, attrs):
-    raise OpError("lstm_sequence: its gradient was built without create_graph, so it cannot "
-                  "be differentiated again; take the first gradient with "
-                  "rt.grad(..., create_graph=True) to differentiate through an LSTM twice")
+def refuse_second_derivative(op: str, layer: str):
+    """The gradient rule of a fused recurrence's gradient op: built without create_graph, it
+    is not differentiable (under create_graph the forward op's rule builds one of ops)."""
+    def rule(ins, outs, gs, attrs):
+        raise OpError(f"{op}: its gradient was built without create_graph, so it cannot be "
+                      "differentiated again; take the first gradient with "
+                      f"rt.grad(..., create_graph=True) to differentiate through {layer} twice")
+    return rule
 
 
 LSTM_SEQUENCE = register(
@@ -196,7 +200,7 @@ LSTM_SEQUENCE = register(
         "c, c of every step, activated gates of every step).")
 LSTM_SEQUENCE_GRAD = register(
     "lstm_sequence_grad", kernel=_lstm_grad_kernel, infer=_lstm_grad_infer,
-    grad=_refuse_second_derivative,
+    grad=refuse_second_derivative("lstm_sequence", "an LSTM"),
     doc="The gradient of lstm_sequence (the recurrence run backwards); under create_graph "
         "lstm_sequence's rule builds a differentiable backward of ops instead.")
 
