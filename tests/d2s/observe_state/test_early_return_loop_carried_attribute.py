@@ -51,5 +51,6 @@ def test_early_return_in_range_loop_with_state_carried_by_name():
         got = static(rt.to_tensor(x), rt.to_tensor(y), static_o)
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
         np.testing.assert_array_equal(got.numpy(), eager.numpy())
+        assert got.dtype == eager.dtype and got.stop_gradient == eager.stop_gradient
         assert static_o.stats == eager_o.stats == {"count": count}
         assert type(static_o.stats["count"]) is int

@@ -64,6 +64,7 @@ def test_closure_variable_rebound_in_graph_loop(use_helper):
         eager, eager_flag = scan(rt.to_tensor(x), use_helper)
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
         np.testing.assert_array_equal(got.numpy(), eager.numpy())
+        assert got.dtype == eager.dtype and got.stop_gradient == eager.stop_gradient
         assert got_flag == eager_flag == flag and type(got_flag) is int
 
 
@@ -76,3 +77,5 @@ def test_closure_variable_assigned_on_an_untaken_python_branch():
         assert len(got) == len(eager) == 2
         for a, b in zip(got, eager):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+            assert type(a) is type(b) and a.dtype == b.dtype
+            assert a.stop_gradient == b.stop_gradient
