@@ -323,6 +323,8 @@ def min_(*args, **kwargs):
 def _extreme(py, op, args, kwargs):
     if builtins.len(args) == 1 and _is_array(args[0]):
         return _array_extreme(py, op, args[0], kwargs)
+    if builtins.len(args) == 1 and not is_variable(args[0]):
+        args = (builtins.list(args[0]),)  # a generator is read once, here
     values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):

@@ -38,7 +38,7 @@ from .block_values import (
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
-from .branch_mismatch import not_one_array
+from .branch_mismatch import none_against_value, not_one_array
 from .exceptions import branch_frame, mark_raised
 from .logical import to_bool
 from .mutation_explain import explain_names
@@ -369,6 +369,17 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"{not_one_array(a, b) or '; both branches must leave it with the same length'}"
                 ". Append items of one dtype and rank (cast with rt.cast, or keep other values "
                 "in a separate list), or the same number of items in both branches.")
+    for name, a, b in zip(names, outs[0], outs[1]):
+        found = none_against_value(a, b)
+        if found is not None:
+            path, ka, kb = found
+            what = ("the returned value" + path) if is_return_value(name) else f"'{name}{path}'"
+            raise ConversionError(
+                f"{what} is {ka} in the if branch and {kb} in the else branch of an if whose "
+                f"condition is a tensor ({where(src)}): one program value cannot be None for "
+                "some inputs only. Give it a tensor on both paths (an empty one, "
+                "`rt.zeros([0])`, or a flag beside it), or decide the if with a Python value.",
+                origin=src)
     for name, a, b in zip(names, outs[0], outs[1]):
         found = _dtype_difference(a, b, "")
         if found is not None:
