@@ -52,7 +52,7 @@ def test_a_tensor_array_reverses_in_place_when_the_program_runs():
             np.testing.assert_allclose(alias.numpy(), want, rtol=1e-6)
             (got * rt.to_tensor(np.arange(2 * n, dtype="float32").reshape(n, 2))).sum().backward()
             weights = np.arange(2 * n, dtype="float64").reshape(n, 2)
-            grad = numeric_grad(lambda v: float((_np_backtrace(v, n) * weights).sum()),
+            grad = numeric_grad(lambda v, n=n, w=weights: float((_np_backtrace(v, n) * w).sum()),
                                 sv.astype("float64"))
             np.testing.assert_allclose(x.grad.numpy(), grad, rtol=1e-5, atol=1e-6)
     assert len(static.program_cache) == 1

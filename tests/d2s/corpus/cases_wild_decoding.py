@@ -4,8 +4,8 @@ filtering and a repetition penalty over the ids generated so far."""
 import numpy as np
 
 import runtime as paddle
-import runtime.nn as nn
 import runtime.nn.functional as F
+from runtime import nn
 
 from .registry import case, f32, i64, rand
 

@@ -31,7 +31,7 @@ def _np_iou(a, b):
     rb = np.minimum(a[:, None, 2:], b[:, 2:])
     wh = np.clip(rb - lt, 0, None)
     inter = wh[..., 0] * wh[..., 1]
-    area = lambda x: (x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1])  # noqa: E731
+    area = lambda x: (x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1])
     return inter / (area(a)[:, None] + area(b) - inter)
 
 

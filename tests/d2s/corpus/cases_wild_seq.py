@@ -7,10 +7,10 @@ import math
 import numpy as np
 
 import runtime as paddle
-import runtime.nn as nn
 import runtime.nn.functional as F
+from runtime import nn
 
-from .registry import case, f32, i64, rand
+from .registry import case, i64, rand
 
 PAD_ID = 0
 Seq2SeqOutput = collections.namedtuple("Seq2SeqOutput", ["logits", "attention", "mask"])

@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 import runtime as paddle
-import runtime.nn as nn
 import runtime.nn.functional as F
+from runtime import nn
 
 from .registry import case, f32, i64, neg, pos, rand
 
