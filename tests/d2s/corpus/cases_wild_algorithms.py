@@ -177,7 +177,8 @@ class ScheduledSamplingDecoder(nn.Layer):
         return loss, logits_all
 
 
-@case(args=[(pos(2, 4) * 0.01,), (pos(2, 4) * 5,), (rand(2, 4),)])
+@case(args=[(pos(2, 4) * 0.01,), (pos(2, 4) * 5,), (rand(2, 4),)],
+      batch=lambda b: (rand(b, 4) * b,))
 class EarlyExitEncoder(nn.Layer):
     """DeeBERT-style early exit: each layer has a classifier; return as soon as one is sure."""
 

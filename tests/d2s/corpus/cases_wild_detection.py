@@ -102,7 +102,8 @@ def encode_then_decode(gt, anchors, image_size):
     return _CODER.decode(deltas, anchors, image_size)
 
 
-@case(args=[(_BOXES, _BOXES[:2]), (_BOXES, f32([[100, 100, 110, 110]]))])
+@case(args=[(_BOXES, _BOXES[:2]), (_BOXES, f32([[100, 100, 110, 110]]))],
+      batch=lambda b: (np.tile(_BOXES, (b, 1))[:b + 1], _BOXES[:2] + b))
 def match_anchors(anchors, gt_boxes, fg_thresh=0.5, bg_thresh=0.4):
     """Label anchors 1 (foreground), 0 (background) or -1 (ignored) by their best IoU."""
     iou = box_iou(anchors, gt_boxes)
@@ -131,7 +132,8 @@ def nms(boxes, scores, iou_threshold):
     return paddle.stack(keep)
 
 
-@case(args=[(_BOXES, _SCORES, i64([0, 0, 1, 1, 0, 1])), (_BOXES, _SCORES, i64([0, 1, 0, 1, 2, 2]))])
+@case(args=[(_BOXES, _SCORES, i64([0, 0, 1, 1, 0, 1])), (_BOXES, _SCORES, i64([0, 1, 0, 1, 2, 2]))],
+      batch=lambda b: (np.tile(_BOXES, (2, 1))[:b], np.tile(_SCORES, 2)[:b], i64(np.arange(b) % 2)))
 def batched_nms(boxes, scores, idxs, iou_threshold=0.5):
     """torchvision's trick: offset boxes by class so boxes of different classes never overlap."""
     if boxes.numel() == 0:

@@ -52,7 +52,8 @@ def binary_f1_with_counters(preds, labels):
     return {"precision": precision, "recall": recall, "f1": f1}
 
 
-@case(args=[(i64([1, 0, 1, 1, 0]), i64([1, 0, 0, 1, 1])), (i64([0, 0, 0]), i64([1, 1, 0]))])
+@case(args=[(i64([1, 0, 1, 1, 0]), i64([1, 0, 0, 1, 1])), (i64([0, 0, 0]), i64([1, 1, 0]))],
+      batch=lambda b: (i64(np.arange(b) % 2), i64(np.arange(b) % 3 % 2)))
 def binary_f1_vectorised(preds, labels, eps=1e-8):
     tp = ((preds == 1) & (labels == 1)).astype("float32").sum()
     fp = ((preds == 1) & (labels == 0)).astype("float32").sum()

@@ -114,7 +114,8 @@ class Seq2SeqAttention(nn.Layer):
         return Seq2SeqOutput(logits=logits, attention=attn, mask=pad)
 
 
-@case(args=[(rand(2, 3, 4), rand(2, 5, 4), i64([5, 2])), (rand(2, 3, 4), rand(2, 5, 4), i64([5, 5]))])
+@case(args=[(rand(2, 3, 4), rand(2, 5, 4), i64([5, 2])), (rand(2, 3, 4), rand(2, 5, 4), i64([5, 5]))],
+      batch=lambda b: (rand(b, 3, 4), rand(b, 5, 4), i64(np.arange(b) % 5 + 1)))
 class LuongAttention(Seq2SeqAttention):
     pass
 
@@ -168,7 +169,8 @@ def pad_and_truncate(batch_ids, max_length, pad_to_multiple_of):
 
 
 @case(args=[(i64([[5, 6, 0, 0], [3, 4, 7, 0]]), rand(2, 4, 3)),
-            (i64([[5, 6, 1, 1], [3, 4, 7, 2]]), rand(2, 4, 3))])
+            (i64([[5, 6, 1, 1], [3, 4, 7, 2]]), rand(2, 4, 3))],
+      batch=lambda b: (i64(np.arange(4 * b).reshape(b, 4) % (b + 2)), rand(b, 4, 3)))
 def dynamic_padding_mask_pool(input_ids, hidden):
     """Mean pooling over the non-pad tokens, with the mask computed from the ids."""
     mask = (input_ids != PAD_ID).astype(hidden.dtype).unsqueeze(-1)
@@ -195,7 +197,8 @@ def last_token_pooling(input_ids, hidden, eos_id):
     return hidden[batch, pos]
 
 
-@case(args=[(rand(3, 5, 2), i64([5, 2, 4])), (rand(3, 5, 2), i64([1, 1, 1]))])
+@case(args=[(rand(3, 5, 2), i64([5, 2, 4])), (rand(3, 5, 2), i64([1, 1, 1]))],
+      batch=lambda b: (rand(b, 5, 2), i64(np.arange(b) % 5 + 1)))
 def sort_by_length_and_unsort(x, lengths):
     """pack_padded_sequence's bookkeeping: sort by length, run, restore the order."""
     sorted_lengths, order = paddle.sort(lengths, descending=True), paddle.argsort(

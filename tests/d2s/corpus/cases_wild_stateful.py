@@ -116,7 +116,7 @@ def first_over_threshold(scores, thr):
     return found, index
 
 
-@case(args=[(rand(2, 3, 4),), (rand(2, 3),)])
+@case(args=[(rand(2, 3, 4),), (rand(2, 3),)], batch=lambda b: (rand(b, 3, 4) * b,))
 def flatten_optional_time(x):
     """`try`/`except` around an unpacking that fails for some shapes (a Python decision)."""
     try:

@@ -266,6 +266,7 @@ class Top2Router(nn.Layer):
         return out.reshape(x.shape), aux_loss, dropped
 
 
-@case(args=[(rand(2, 3, 4),), (pos(1, 1, 4) * 5,), (neg(2, 1, 4) * 5,)])
+@case(args=[(rand(2, 3, 4),), (pos(1, 1, 4) * 5,), (neg(2, 1, 4) * 5,)],
+      batch=lambda b: (rand(b, 3, 4),))
 class MoELayer(Top2Router):
     pass
