@@ -304,3 +304,31 @@ def stop_on_confidence(probs, max_new_tokens, threshold):
             break
         probs = F.softmax(probs * 2.0, axis=-1)
     return probs, stopped_at
+
+
+def _np_python_beam(table, beam, steps):
+    beams = [([BOS_ID], 0.0)]
+    for _ in range(steps):
+        cand = []
+        for seq, s in beams:
+            lp = table[seq[-1]] - np.log(np.exp(table[seq[-1]]).sum())
+            for t in range(VOCAB):
+                cand.append((seq + [t], s + lp[t]))
+        beams = sorted(cand, key=lambda c: c[1], reverse=True)[:beam]
+    return np.asarray([b[1] for b in beams], np.float32)
+
+
+@case(args=[(_CHAIN, 2, 3), (_LOOP, 3, 2), (_EOS_NEXT, 1, 1)],
+      ref=lambda t, k, n: _np_python_beam(t, k, n), rtol=1e-5)
+def python_beam_search(transition, beam_size, steps):
+    """A textbook beam search over Python lists of (tokens, score) hypotheses: candidates are
+    ranked with `sorted(..., key=...)` by their tensor scores."""
+    beams = [([BOS_ID], paddle.zeros([]))]
+    for _ in range(steps):
+        candidates = []
+        for tokens, score in beams:
+            log_probs = F.log_softmax(transition[tokens[-1]], axis=-1)
+            for tok in range(VOCAB):
+                candidates.append((tokens + [tok], score + log_probs[tok]))
+        beams = sorted(candidates, key=lambda c: c[1], reverse=True)[:beam_size]
+    return paddle.stack([score for _, score in beams])
