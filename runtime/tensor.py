@@ -272,7 +272,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
     """
     if isinstance(data, core.VariableBase):  # inside a program being built: an assign op (as in Paddle)
         return _assign_variable(data, dtype, stop_gradient)
-    if isinstance(data, (list, tuple)) and _holds_variables(data):
+    if registry.STATE.builder is not None and isinstance(data, (list, tuple)) and (
+            _holds_variables(data)):
         return _stack_variables(data, dtype, stop_gradient)
     t = constant(data, dtype, stop_gradient)
     if registry.STATE.builder is not None:
