@@ -399,6 +399,8 @@ def _explain_mismatch(names, outs, src) -> None:
 def _explain_none(names, outs, src) -> None:
     """Name the value that is None after one branch and a tensor after the other (a local
     name or the returned value; `mutation.explain` names changed objects' places)."""
+    if len(outs) < 2:
+        return
     for name, a, b in zip(names, outs[0], outs[1]):
         found = none_against_value(a, b)
         if found is not None:
