@@ -293,7 +293,7 @@ class Variable(core.VariableBase):
         value with no gradient path that stands for a Python number), for a value whose shape
         is known when the program is built (`lengths.tolist()` of an input, then a loop over
         it); of a shape known only when the program runs there is no list to build."""
-        shape = self._static_shape
+        shape = self.shape
         if self.is_array or any(d < 0 for d in shape):
             raise self._no_value("tolist()")
         _kept(self, "tolist")
