@@ -14,6 +14,7 @@ from . import backend, core, dtypes
 from .dtypes import DType, convert_dtype, default_float, of_array
 from .ops import registry
 from .ops.arrays import holds_python_numbers
+from .ops.combine import stack
 from .ops.math import assign, cast
 
 
@@ -271,6 +272,9 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
     """
     if isinstance(data, core.VariableBase):  # inside a program being built: an assign op (as in Paddle)
         return _assign_variable(data, dtype, stop_gradient)
+    if registry.STATE.builder is not None and isinstance(data, (list, tuple)) and (
+            _holds_variables(data)):
+        return _stack_variables(data, dtype, stop_gradient)
     t = constant(data, dtype, stop_gradient)
     if registry.STATE.builder is not None:
         # inside a program being built: a value of the program (an assign of the constant,
@@ -295,6 +299,38 @@ def constant(data, dtype=None, stop_gradient: bool = True) -> Tensor:
     t = wrap(backend.XP.array(data, dtype=convert_dtype(dtype).np))
     t.stop_gradient = stop_gradient
     return t
+
+
+def _holds_variables(data) -> bool:
+    return any(isinstance(x, core.VariableBase) or isinstance(x, (list, tuple)) and
+               _holds_variables(x) for x in data)
+
+
+def _stack_variables(data, dtype, stop_gradient: bool):
+    """`to_tensor([a, b, ...])` of program values (`[loss.item(), n]`, `x.tolist()`), nested
+    lists of one shape: the items stacked in the program, of the dtype eager code's copy of
+    their values has (float64: the default float dtype, as `constant` makes it)."""
+    leaves = []
+
+    def collect(d):
+        for x in d:
+            (collect if isinstance(x, (list, tuple)) else leaves.append)(x)
+    collect(data)
+    if dtype is None:
+        kinds = [(x.dtype.np if isinstance(x, core.VariableBase) else np.asarray(x).dtype)
+                 for x in leaves]
+        dtype = convert_dtype(np.result_type(*kinds))
+        if dtype.name == "float64":  # (as eager's copy of a list: `constant`)
+            dtype = default_float()
+
+    def build(d):
+        items = [build(x) if isinstance(x, (list, tuple)) else
+                 _assign_variable(x, dtype, True) if isinstance(x, core.VariableBase) else
+                 to_tensor(x, dtype) for x in d]
+        return stack(items)
+    out = build(data)
+    out.stop_gradient = stop_gradient
+    return out
 
 
 def _assign_variable(v, dtype, stop_gradient: bool):

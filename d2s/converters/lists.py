@@ -1,7 +1,8 @@
 """List mutation becomes assignment, so a list changed in a branch or loop is state.
 
     out.append(y)        ->   out = _d2s.list_append(out, y)
-    out.extend(ys)       ->   out = _d2s.list_method(out, 'extend', ys)   (insert, clear, remove)
+    out.extend(ys)       ->   out = _d2s.list_method(out, 'extend', ys)   (insert, clear, remove,
+                                                                          reverse)
     v = stack.pop()      ->   stack, v = _d2s.list_pop(stack)
     s = s + stack.pop()  ->   stack, _pop_1 = _d2s.list_pop(stack); s = s + _pop_1
 
@@ -35,8 +36,8 @@ def _method_call(node, method: str):
     return None
 
 
-# methods that change a list's length, besides append and pop (`list_method`)
-_LENGTH_METHODS = ("extend", "insert", "clear", "remove")
+# methods that change a list in place, besides append and pop (`list_method`)
+_CHANGING_METHODS = ("extend", "insert", "clear", "remove", "reverse")
 
 
 class Lists(Base):
@@ -70,7 +71,7 @@ class Lists(Base):
         if target is not None:
             return templates.replace(f"target = {RESERVED}.list_pop(target, args)[0]",
                                      target=target, args=node.value.args)
-        for method in _LENGTH_METHODS:
+        for method in _CHANGING_METHODS:
             target = self._local(_method_call(node.value, method))
             if target is not None:
                 return templates.replace(

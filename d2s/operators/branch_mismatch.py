@@ -29,6 +29,21 @@ def mismatch(a, b) -> str:
     return ""
 
 
+def none_against_value(a, b, path: str = ""):
+    """(path, kind of a, kind of b) of the first place of one structure that is None after one
+    branch of a tensor `if` and a tensor or number after the other, or None."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = none_against_value(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if (a is None) != (b is None) and not isinstance(a, Undefined) and not isinstance(
+            b, Undefined):
+        return path, _kind(a), _kind(b)
+    return None
+
+
 def set_mismatch(a: tuple, b: tuple) -> str:
     """`mismatch` for a set's items (tuples) after the two branches, which differ."""
     if len(a) != len(b):

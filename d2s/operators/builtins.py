@@ -21,6 +21,7 @@ from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
+from .sort_values import sort_in_place, sorted_items
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
 
@@ -143,9 +144,10 @@ def tuple_(*args):
 
 
 def sorted_(iterable, /, *, key=None, reverse=False):
-    """`sorted` (refused of a set a tensor `if` left undecided, as every read of it)."""
+    """`sorted` (refused of an undecided set, as every read of it); by graph-value keys, the
+    order is decided when the program runs (`sort_values`)."""
     _decided("sorted()", iterable)
-    return builtins.sorted(iterable, key=key, reverse=reverse)
+    return sorted_items(builtins.list(iterable), key, reverse)
 
 
 def set_(*args):
@@ -323,6 +325,8 @@ def min_(*args, **kwargs):
 def _extreme(py, op, args, kwargs):
     if builtins.len(args) == 1 and _is_array(args[0]):
         return _array_extreme(py, op, args[0], kwargs)
+    if builtins.len(args) == 1 and not is_variable(args[0]):
+        args = (builtins.list(args[0]),)  # a generator is read once, here
     values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):
@@ -519,6 +523,8 @@ def list_query(obj, method: str):
     graph values, the comparison's truth exists only when the program runs, so the `bool()`
     of it that the method takes becomes an error saying so (at the user's line)."""
     bound = getattr(obj, method)
+    if method == "sort" and isinstance(obj, list):
+        return sort_in_place(obj)
     if not isinstance(obj, (list, tuple)):
         return bound
 

@@ -38,7 +38,7 @@ from .block_values import (
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
-from .branch_mismatch import not_one_array
+from .branch_mismatch import none_against_value, not_one_array
 from .exceptions import branch_frame, mark_raised
 from .logical import to_bool
 from .mutation_explain import explain_names
@@ -235,6 +235,7 @@ class _GraphIf:
             explain_names(names, outs, self.src)
             _explain_mismatch(names, outs, self.src)
             mutation.explain(self.log, names, outs)
+            _explain_none(names, outs, self.src)
             return False
         self.fills.update(more)
         self.casts.update(new_casts)
@@ -393,6 +394,24 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"branch of an if whose condition is a tensor ({where(src)}): one static "
                 "program gives one rank on every path. Reshape one side (`x.reshape([-1])`, "
                 "`x.sum()`) so both paths give one rank.", origin=src)
+
+
+def _explain_none(names, outs, src) -> None:
+    """Name the value that is None after one branch and a tensor after the other (a local
+    name or the returned value; `mutation.explain` names changed objects' places)."""
+    if len(outs) < 2:
+        return
+    for name, a, b in zip(names, outs[0], outs[1]):
+        found = none_against_value(a, b)
+        if found is not None:
+            path, ka, kb = found
+            what = ("the returned value" + path) if is_return_value(name) else f"'{name}{path}'"
+            raise ConversionError(
+                f"{what} is {ka} in the if branch and {kb} in the else branch of an if whose "
+                f"condition is a tensor ({where(src)}): one program value cannot be None for "
+                "some inputs only. Give it a tensor on both paths (an empty one, "
+                "`rt.zeros([0])`, or a flag beside it), or decide the if with a Python value.",
+                origin=src)
 
 
 def _rank(t) -> int:

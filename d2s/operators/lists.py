@@ -43,8 +43,8 @@ def list_append(target, value):
 
 
 def list_method(target, method, *args):
-    """`target.<method>(*args)` for a method that changes a list's length (`extend`,
-    `insert`, `clear`, `remove`), returning the (possibly new) list, so the list is state of
+    """`target.<method>(*args)` for a method that changes a list in place (`extend`,
+    `insert`, `clear`, `remove`, `reverse`), returning the (possibly new) list, so the list is state of
     the branch or loop around it (a tensor `if` whose branches leave it with different lengths
     makes it a tensor array). On anything but a tensor array it is the method call itself."""
     report.record("list", target)
@@ -67,6 +67,10 @@ def list_method(target, method, *args):
             target, _empty_like(target))
     if method == "insert" and len(args) == 2 and not isinstance(target, StructArray):
         return _insert(target, *args)
+    if method == "reverse" and not args:  # reversed when the program runs
+        reversed_array = target[::-1]
+        return reversed_array if isinstance(target, StructArray) else _in_place(
+            target, reversed_array)
     src = user_origin(2)
     if method == "remove":
         _refuse_remove(None)
@@ -74,7 +78,7 @@ def list_method(target, method, *args):
     raise StateChangeError(
         f"{what} on a list whose length depends on a tensor ({where(src)}): such a list is "
         "a tensor array, which supports append, extend by a list, insert (of a tensor), "
-        "clear, pop, len, indexing and iteration. Build a new list with those instead.", src)
+        "clear, reverse, pop, len, indexing and iteration. Build a new list with those instead.", src)
 
 
 def _not_a_tuple(target, method):

@@ -21,6 +21,8 @@ def to_bool(x):
     """A graph value as a bool tensor (Python values: `bool(x)`)."""
     if not is_variable(x):
         return bool(x)
+    if x.is_array:  # a list whose length the program decides: true when it has items
+        return rt.static.array_length(x) > 0
     shape = x.shape
     if not x.is_array and all(d >= 0 for d in shape) and math.prod(shape) != 1:
         # eager's class and message (the program would name its own value instead)

@@ -321,7 +321,8 @@ def _as_value(x, value):
 def setitem(x, index, value) -> None:
     """x[index] = value. Writes into x's array when autograd does not track x or value (or,
     for a leaf, under no_grad); otherwise (and in static mode) x is rebound to a
-    differentiable copy.
+    differentiable copy; an eager tensor a program being built captured is overwritten when
+    the program runs (`set_value`).
 
     >>> import runtime as rt
     >>> x = rt.zeros([2, 3])
@@ -339,7 +340,27 @@ def setitem(x, index, value) -> None:
         return
     # The op must see the value x holds now, not the object that is about to be rebound.
     before = x if STATE.builder is not None else x._shallow_copy()
-    x._inplace_update(bind(SETITEM, (before, value, *tensors), attrs))
+    out = bind(SETITEM, (before, value, *tensors), attrs)
+    if STATE.builder is not None and not isinstance(x, core.VariableBase) and (
+            x.stop_gradient or out.stop_gradient):
+        _write_captured(x, out)
+        return
+    x._inplace_update(out)
+
+
+def _write_captured(x, out) -> None:
+    """`x[...] = v` on an eager tensor that the program being built captured (a Layer's
+    buffer, a global): an op that overwrites its array when the program runs (`set_value`),
+    which what the program does after it reads. Eager code would make a buffer written with a
+    value that requires a gradient part of the graph, history that outlives the call: refused."""
+    if not out.stop_gradient:
+        raise RuntimeError(
+            "x[...] = value with a value that requires a gradient, into a tensor created "
+            f"outside the converted function (a Layer's buffer or a global, {x.dtype.name}"
+            f"{list(x.shape)}): a program writes such a tensor when it runs, "
+            "with no gradient path through it. Write value.detach() (a cache), or copy the "
+            "tensor into the function first (buf = self.buf.clone()) and return it.")
+    x.set_value(out)
 
 
 def _write_in_place(x, value, tensors, attrs):

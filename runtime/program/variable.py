@@ -46,8 +46,8 @@ _KEPT_OBSERVERS: list = []
 
 
 def add_kept_observer(fn) -> None:
-    """Call `fn(variable, what)` whenever `v.numpy()` / `v.item()` keeps a value in the
-    graph (`what` is 'numpy' or 'item')."""
+    """Call `fn(variable, what)` whenever `v.numpy()` / `v.item()` / `v.tolist()` keeps a
+    value in the graph (`what` is 'numpy', 'item' or 'tolist')."""
     if fn not in _KEPT_OBSERVERS:
         _KEPT_OBSERVERS.append(fn)
 
@@ -289,7 +289,17 @@ class Variable(core.VariableBase):
         raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
 
     def tolist(self):
-        raise self._no_value("tolist()")
+        """Nested lists of the elements, each kept in the graph as `item()` keeps one (a 0-d
+        value with no gradient path that stands for a Python number), for a value whose shape
+        is known when the program is built (`lengths.tolist()` of an input, then a loop over
+        it); of a shape known only when the program runs there is no list to build."""
+        shape = self.shape
+        if self.is_array or any(d < 0 for d in shape):
+            raise self._no_value("tolist()")
+        _kept(self, "tolist")
+        if not shape:
+            return self.item()
+        return [self[i].tolist() for i in range(shape[0])]
 
     def backward(self, grad_tensor=None, retain_graph: bool = False):
         """`loss.backward()` while the program is being built (a converted training step):

@@ -1,0 +1,111 @@
+"""`sorted(items, key=...)` and `items.sort(key=...)` of a Python list whose sort keys are
+tensors computed by the converted code (a beam search keeping its best hypotheses:
+`sorted(beams, key=lambda b: b[1], reverse=True)[:k]`).
+
+The list's length is fixed when the program is built; only the order is decided when it runs.
+So the keys become one tensor, `argsort` (stable, as Python's sort) gives the order, and item
+`p` of the result is, leaf by leaf, the stacked leaves of every item indexed by `order[p]`:
+
+    sorted([(s0, 0), (s1, 1)], key=lambda h: h[0], reverse=True)
+        ->  order = argsort(-stack([s0, s1]))
+            [(stack([s0, s1])[order[0]], stack([0, 1])[order[0]]), (... order[1] ...)]
+
+Leaves that are the same Python object in every item stay it; Python numbers that differ become
+0-d graph values standing for Python numbers (as `int(t)` does); tensor leaves keep their
+gradient path through the gather. What one program cannot give is refused at the user's line:
+items of other structures, or leaves of other dtypes or shapes (the dtype at a position would
+depend on data), and keys that are not one number each (tuples of tensors, vectors).
+"""
+from __future__ import annotations
+
+import builtins
+
+import runtime as rt
+from runtime.pytree import flatten, unflatten
+
+from ..errors import ConversionError
+from .variables import is_variable, user_origin, where
+
+_NUMBERS = (bool, int, float)
+
+
+def sorted_items(items: list, key, reverse: bool) -> list:
+    """`items` sorted as `sorted(items, key=key, reverse=reverse)` sorts them; each key is
+    computed once."""
+    keys = [item if key is None else key(item) for item in items]
+    if not builtins.any(is_variable(k) for k in keys):
+        order = builtins.sorted(builtins.range(len(items)), key=keys.__getitem__,
+                                reverse=reverse)
+        return [items[i] for i in order]
+    src = user_origin()
+    order = _order(keys, reverse, src)
+    flat = [flatten(item) for item in items]
+    tree = flat[0][1]
+    if any(t != tree for _, t in flat):
+        raise ConversionError(
+            f"sorting a list of items of different structures by tensors ({where(src)}): the "
+            "structure at each position would depend on data. Give every item the same "
+            "structure.", origin=src)
+    columns = [_column([leaves[j] for leaves, _ in flat], src)
+               for j in builtins.range(len(flat[0][0]))]
+    return [unflatten(tree, [c(order[p]) for c in columns]) for p in builtins.range(len(items))]
+
+
+def sort_in_place(items: list):
+    """`items.sort`: sorts the list in place as `sorted_items` orders it."""
+
+    def sort(*, key=None, reverse=False):
+        items[:] = sorted_items(items, key, reverse)
+    return sort
+
+
+def _order(keys: list, reverse: bool, src):
+    """The stable sorting order of `keys` (numbers or one-element graph values), a tensor."""
+    parts = []
+    for k in keys:
+        if not (isinstance(k, _NUMBERS) or is_variable(k) and k.size in (1, -1)
+                and k.ndim <= 1):
+            raise ConversionError(
+                f"a sort key computed by the converted code that is not one number "
+                f"({where(src)}): a key {_what(k)} orders items by the truth of tensor "
+                "comparisons. Return one number per item from the key (a 0-d tensor), or "
+                "sort a tensor with rt.argsort.", origin=src)
+        parts.append(rt.reshape(rt.cast(k, "float64"), [])
+                     if is_variable(k) else rt.to_tensor(float(k), "float64"))
+    values = rt.stack(parts)
+    # a stable ascending sort of the negated keys is Python's reverse=True (ties keep order)
+    return rt.argsort(-values if reverse else values)
+
+
+def _column(leaves: list, src):
+    """`pick(i)`: the leaf of the item at the run-time position `i`."""
+    first = leaves[0]
+    if builtins.all(v is first for v in leaves) or not builtins.any(
+            is_variable(v) or rt.is_tensor(v) for v in leaves) and builtins.all(
+            type(v) is type(first) and v == first for v in leaves):
+        return lambda i: first
+    if builtins.all(isinstance(v, _NUMBERS) for v in leaves):
+        kind = "float64" if builtins.any(isinstance(v, float) for v in leaves) else (
+            "bool" if builtins.all(isinstance(v, bool) for v in leaves) else "int64")
+        stacked = rt.to_tensor(leaves, kind)
+
+        def number(i):
+            out = stacked[i]
+            out.python_scalar = True
+            return out
+        return number
+    if not builtins.all(is_variable(v) or rt.is_tensor(v) for v in leaves) or len(
+            {(str(v.dtype), tuple(v.shape)) for v in leaves}) != 1:
+        raise ConversionError(
+            f"sorting a list by tensors whose items hold values of other types, dtypes or "
+            f"shapes at one place ({where(src)}: {', '.join(_what(v) for v in leaves[:4])}): "
+            "the value at each position after sorting would depend on data. Give the items "
+            "values of one dtype and shape there.", origin=src)
+    stacked = rt.stack(leaves)
+    return lambda i: stacked[i]
+
+
+def _what(v) -> str:
+    if is_variable(v) or rt.is_tensor(v):
+        return f"a {v.dtype} tensor of shape {list(v.shape)}"
+    return f"a {type(v).__name__}"
