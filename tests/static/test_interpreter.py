@@ -80,6 +80,7 @@ def test_paths_the_first_run_did_not_take_run_compiled():
     assert len(sf.program_cache) == 1
 
 
+@pytest.mark.slow  # (the backward of 1,400 ops: about 5 s on a loaded machine)
 def test_a_training_call_after_an_interpreted_first_call_has_its_gradient():
     arrays = _inputs(0.3)
     sf = d2s.to_static(unrolled)
