@@ -1,6 +1,7 @@
 """First call of a huge converted function: time and memory by phase (issue 35, "Size limits").
 
     python benchmarks/huge_function.py [--lines 10000] [--repeat 5] [--profile out.prof]
+    python benchmarks/huge_function.py --first-run [--repeat 4]   # build + first run alone
 
 The function is what a big unrolled model or generated code looks like: blocks of tensor
 arithmetic and layer-like calls, with a tensor `if` (some with an `elif`), a Python `for` over
@@ -187,6 +188,38 @@ def _one_first_call(lines: int, profile: str | None) -> dict:
             "rss_growth": _rss() - base_rss, "peak_growth": max(0, peak - base_peak)}
 
 
+def compiled_against_interpreted(lines: int, repeat: int) -> dict:
+    """Thread CPU s of the program's build and first run, compiled and interpreted
+    (`runtime/program/interpreter.py`), alternating in this process on one traced program."""
+    import gc
+
+    import numpy as np
+
+    import d2s
+    import runtime as rt
+    fn = make_function(lines)
+    rng = np.random.default_rng(0)
+    args = [rt.to_tensor(rng.standard_normal(s).astype("float32")) for s in ([4, 8], [8, 8], [8])]
+    static = d2s.to_static(fn)
+    static(*args)
+    entry = static.program_cache.last_entry
+    program, fetch = entry.concrete.main_program, entry.compiled.ready().fetch
+    feed = dict(zip(entry.feed_names, [a._data for a in args]))
+    expected = entry.compiled.fn(feed)
+    times: dict = {"compiled": [], "interpreted": []}
+    for _ in range(repeat):
+        for how, seconds in times.items():
+            program._compiled.clear()
+            gc.collect()
+            start = time.thread_time()
+            got = rt.static.Executor().compiled(
+                program, fetch, interpret_first=how == "interpreted").fn(feed)
+            seconds.append(time.thread_time() - start)
+            assert len(got) == len(expected)
+            assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+    return times
+
+
 def _fresh_runs(lines: int, repeat: int) -> list:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     runs = []
@@ -218,7 +251,15 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", default=None, help="write a cProfile of one first call here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--first-run", action="store_true",
+                    help="time the program's build and first run alone, compiled against "
+                         "interpreted (one process)")
     args = ap.parse_args(argv)
+    if args.first_run:
+        sys.path.insert(0, ROOT)
+        for how, seconds in compiled_against_interpreted(args.lines, args.repeat).items():
+            print(f"{how:12s} CPU s: " + ", ".join(f"{t:.3f}" for t in seconds))
+        return 0
     if args.child or args.profile:
         sys.path.insert(0, ROOT)
         result = _one_first_call(args.lines, args.profile)

@@ -169,7 +169,7 @@ def _compiled(code: _Code, sf, entry):
         MISS=MISS, ENABLED=ENABLED, runs_eagerly=fallback.runs_eagerly, EAGER=fallback.ANY,
         FUNCTION=sf.function, SF=sf, INST=sf.instance, STATE=entry._state, amp_key=amp_key,
         holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray,
-        ENTRY=entry, BODY=compiled.body, wrap=entry._wrap,
+        ENTRY=entry, BODY=compiled.ready().body, wrap=entry._wrap,
         rewrite=lambda e: rewrite_error(e, compiled, program))
     src = "def _make(" + ", ".join(consts) + "):\n" + "\n".join(
         "    " + ln for ln in code.lines) + "\n    return fast\n"

@@ -99,7 +99,9 @@ class Entry:
         self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],
                                         self.params)
         self.executor = rt.static.Executor()
-        self.compiled = self.executor.compiled(program, tuple(v.name for v in outs))
+        # (a big program's first run interpreted, compiled from its second: `interpreter.py`)
+        self.compiled = self.executor.compiled(program, tuple(v.name for v in outs),
+                                               interpret_first=True)
         self.fn = self.compiled.fn
         # lists grown by a tensor condition, returned stacked (`tracing._packed`)
         self.as_lists = [k for k, v in enumerate(outs) if getattr(v, "returned_as_list", False)]

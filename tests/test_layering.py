@@ -356,6 +356,7 @@ PROGRAM_RANKS = {
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
+    "interpreter.py": 6,  # (a big program's first run, before the executor compiles it)
     "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)
     "gru_native.py": 7,  # (C GRU recurrence, on lstm_native's helpers)
     "model_check.py": 7, "model_file.py": 7, "model_structure.py": 7,

@@ -50,6 +50,10 @@ class Compiled:
         self.body = None
         self.body_feeds: tuple = ()
 
+    def ready(self) -> Compiled:
+        """Itself (what `interpreter.FirstRun.ready` gives once it has compiled)."""
+        return self
+
 
 class _Gen:
     def __init__(self, program: Program, fetch: tuple):

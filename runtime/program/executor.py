@@ -13,11 +13,12 @@ import numpy as np
 from .. import backend
 from ..dtypes import NP_ALL, of_array
 from ..ops import registry
-from . import cuda_graph
+from . import cuda_graph, interpreter
 from . import fusion as _fusion
 from . import origin as _origin
 from .builder import default_main_program
 from .codegen import Compiled, compile_program
+from .interpreter import FirstRun
 from .ir import Program
 from .printer import op_lines
 from .variable import Variable
@@ -116,14 +117,27 @@ class Executor:
         wrap = registry._hooks["wrap"]
         return [wrap(o) if not isinstance(o, list) else [wrap(t) for t in o] for o in out]
 
-    def compiled(self, program: Program, fetch: tuple) -> Compiled:
-        """The compiled form of `program` for this fetch list (compiled on first use)."""
+    def compiled(self, program: Program, fetch: tuple,
+                 interpret_first: bool = False) -> Compiled | FirstRun:
+        """The compiled form of `program` for this fetch list (compiled on first use). With
+        `interpret_first`, a big program's first run is interpreted and the program compiled
+        on its second (`interpreter.py`)."""
         key = (fetch, backend.DEVICE)
         c = program._compiled.get(key)
         if c is None or c.version != program.version:
             _check_fetch(program, fetch)
-            c = cuda_graph.wrap(compile_program(program, fetch, _FeedCheck(program)), program)
-            program._compiled[key] = c
+
+            def compile() -> Compiled:
+                done = cuda_graph.wrap(compile_program(program, fetch, _FeedCheck(program)),
+                                       program)
+                program._compiled[key] = done
+                return done
+
+            if interpret_first and interpreter.worth(program):
+                c = program._compiled[key] = FirstRun(program, fetch, _FeedCheck(program),
+                                                      compile)
+            else:
+                c = compile()
         return c
 
     def close(self) -> None:
@@ -169,19 +183,10 @@ def _to_numpy(o):
     return backend.to_numpy(o)
 
 
-def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
-    """The exception to raise for `e` raised inside generated code: same class, with the
-    failing op and the user line that built it."""
-    tb, entry, frame = e.__traceback__, None, None
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename == compiled.filename:
-            entry = compiled.line_map.get(tb.tb_lineno, entry)
-            frame = tb.tb_frame
-        elif filename.startswith("<d2s fused chain"):
-            # inside a fused chain: the op of that line (its locals are chunks: no values)
-            entry, frame = _fusion.op_at(filename, tb.tb_lineno) or entry, None
-        tb = tb.tb_next
+def _rewrite(e: Exception, compiled: Compiled | FirstRun, program: Program) -> Exception:
+    """The exception to raise for `e` raised inside generated code (or by the interpreter of
+    a first run): same class, with the failing op and the user line that built it."""
+    entry, values = _failing_op(e, compiled)
     if entry is None:
         return e
     if entry[0] == "feed":
@@ -194,13 +199,13 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     err = e
     opdef = registry.OPS.get(op.type)
     if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
-                                                  AssertionError)) and frame is not None \
+                                                  AssertionError)) and values is not None \
             and op.type not in ("raise", "cond", "while", "switch_case"):
         # not the user's own exception (its message is the user's), nor one raised inside a
         # cond/while body (the failing op in the body explains itself)
-        values = [_value_of(x, compiled, frame.f_locals) for x in op.inputs]
         try:
-            err = registry.explain_failure(opdef, values, op.attrs, e)
+            err = registry.explain_failure(opdef, [_value_of(x, values) for x in op.inputs],
+                                           op.attrs, e)
         except Exception:  # noqa: BLE001  (explaining must never hide the real error)
             err = e
     text = op_lines(program, op, block, "", False)[0].rstrip(" {")
@@ -219,11 +224,36 @@ def _rewrite(e: Exception, compiled: Compiled, program: Program) -> Exception:
     return new
 
 
-def _value_of(x, compiled: Compiled, local_vars: dict):
+def _failing_op(e: Exception, compiled: Compiled | FirstRun) -> tuple:
+    """(the line map's entry of the op or feed that raised `e`, or None; the values by
+    variable name when it raised, or None where they are not known)."""
+    if compiled.__class__ is FirstRun:
+        failed = compiled.failed(e)
+        if failed is not None or compiled.compiled is None:
+            return failed or (None, None)
+        compiled = compiled.compiled
+    tb, entry, frame = e.__traceback__, None, None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == compiled.filename:
+            entry = compiled.line_map.get(tb.tb_lineno, entry)
+            frame = tb.tb_frame
+        elif filename.startswith("<d2s fused chain"):
+            # inside a fused chain: the op of that line (its locals are chunks: no values)
+            entry, frame = _fusion.op_at(filename, tb.tb_lineno) or entry, None
+        tb = tb.tb_next
+    if frame is None:
+        return entry, None
+    local_vars = frame.f_locals
+    return entry, {name: local_vars[i] for name, i in compiled.idents.items()
+                   if i in local_vars}
+
+
+def _value_of(x, values: dict):
     if x.__class__ is str:
-        return local_vars.get(compiled.idents.get(x), x)
+        return values.get(x, x)
     if isinstance(x, list):
-        return [_value_of(t, compiled, local_vars) for t in x]
+        return [_value_of(t, values) for t in x]
     return x
 
 
