@@ -341,6 +341,7 @@ PROGRAM_RANKS = {
     "loop_plan.py": 4,
     "codegen_direct.py": 4, "inplace.py": 4, "threads.py": 4,
     "blas_threads.py": 4,  # (the BLAS library's thread count, which threads.py defers to)
+    "fused_kernels.py": 4,  # (op kernels the chunked code of a fused run calls)
     "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     # (native.py plans and hands native_build the emitted source)
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
