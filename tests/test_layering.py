@@ -356,6 +356,7 @@ PROGRAM_RANKS = {
     "pool_native.py": 6,  # (C max pooling and its adjoint, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
+    "cuda_batch_norm.py": 6,  # (CUDA BatchNorm + ReLU forward and backward)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
     "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)
     "gru_native.py": 7,  # (C GRU recurrence, on lstm_native's helpers)
