@@ -18,7 +18,9 @@ once:
               eval: dx = g weight inv; dweight = sum(g x_hat), dbias = sum g
 
 `batch_norm_relu` and `batch_norm_relu_grad` launch them on CuPy arrays (None for another
-array module, dtype or layout); the values equal relu of `runtime.ops.nn_norm`'s batch norm
+array module, dtype or layout); the forward kernel without its ReLU is also the batch_norm
+op's kernel on CuPy (installed in `nn_norm.NATIVE_KERNELS`: every BatchNorm forward on the
+GPU is one launch; its gradient rules are unchanged); the values equal relu of `runtime.ops.nn_norm`'s batch norm
 and the gradients its rules give to float rounding (sums in double, in another order).
 `tests/ops/test_cuda_batch_norm.py` runs the kernel text on the CPU under
 `tests/cuda_host.py` against NumPy and the CPU path (values and gradients);
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import nn_norm
 from . import cuda_loops
 
 MAX_THREADS = 256  # per block (a power of two: the reduction tree halves it)
@@ -52,7 +55,7 @@ extern "C" __global__ void {kernel}(const {T} *__restrict__ x, const {T} *__rest
                                     {T} *__restrict__ mean_out, {T} *__restrict__ var_out,
                                     const long long n, const long long channels,
                                     const long long s, const double eps, const int training,
-                                    const int has_w, const int has_b) {{
+                                    const int has_w, const int has_b, const int relu) {{
   const int t = threadIdx.x, nt = blockDim.x;
   const long long c = blockIdx.x, m = n * s;
   __shared__ double red[{threads}];
@@ -76,7 +79,7 @@ extern "C" __global__ void {kernel}(const {T} *__restrict__ x, const {T} *__rest
     const long long i = {at};
     {T} v = (x[i] - mean) * scale;
     if (has_b) v = v + b[c];
-    y[i] = (v > 0 || v != v) ? v : ({T})0;  /* relu: NaN stays NaN */
+    y[i] = (!relu || v > 0 || v != v) ? v : ({T})0;  /* relu: NaN stays NaN */
   }}
   if (t == 0) {{
     mean_out[c] = mean;
@@ -177,9 +180,10 @@ def _flat(xp, p, like):
 
 
 def batch_norm_relu(xp, x, running_mean, running_var, weight, bias, training: bool,
-                    epsilon: float):
+                    epsilon: float, relu: bool = True):
     """(relu(batch_norm(x)), mean, var) of channels-first `x` as `runtime.ops.nn_norm`'s
-    `batch_norm` with training/eval `training` computes them, then relu; one kernel launch.
+    `batch_norm` with training/eval `training` computes them, then relu (with `relu`); one
+    kernel launch.
     None where the kernel does not apply (not CuPy, another dtype or a parameter of
     another dtype or size, `D2S_NATIVE=0`, or eval without running statistics)."""
     if not _applies(xp, x, running_mean, running_var, weight, bias) or \
@@ -193,9 +197,22 @@ def batch_norm_relu(xp, x, running_mean, running_var, weight, bias, training: bo
     args = (x, _flat(xp, weight, x), _flat(xp, bias, x), _flat(xp, running_mean, x),
             _flat(xp, running_var, x), y, mean, var, np.int64(n), np.int64(channels),
             np.int64(s), np.float64(epsilon), np.int32(training), np.int32(weight is not None),
-            np.int32(bias is not None))
+            np.int32(bias is not None), np.int32(relu))
     _kernel(xp, "forward", x.dtype, threads)((channels,), (threads,), args)
     return y, mean, var
+
+
+def batch_norm(xp, x, running_mean, running_var, weight, bias, training, epsilon,
+               data_format):
+    """The batch_norm op's kernel on CuPy: the forward kernel without the ReLU, for
+    channels-first layouts; None elsewhere (the op's array code runs)."""
+    if not data_format.startswith("NC"):
+        return None
+    return batch_norm_relu(xp, x, running_mean, running_var, weight, bias, training,
+                           epsilon, relu=False)
+
+
+nn_norm.NATIVE_KERNELS.update(batch_norm=batch_norm)
 
 
 def batch_norm_relu_grad(xp, dy, x, y, mean, var, weight, bias, training: bool,

@@ -153,3 +153,38 @@ def test_where_the_kernels_do_not_apply():
                                    EPS) is None
         assert cbn.batch_norm_relu(xp, dx, None, None, xp.asarray(w[:2]), None, True,
                                    EPS) is None  # a weight of another size
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_batch_norm_layer_on_the_gpu_runs_the_kernel_and_equals_the_cpu(training, data_format):
+    """A Conv -> BatchNorm2D -> ReLU block, forward and backward: on the fake GPU the batch
+    norm forward is the kernel (channels first; NHWC keeps the array code), and the values and
+    gradients equal the CPU's."""
+    rng = np.random.default_rng(4)
+    xa = rng.standard_normal((2, 3, 5, 5)).astype("float32")
+    if data_format == "NHWC":
+        xa = xa.transpose(0, 2, 3, 1).copy()
+
+    def run():
+        rt.seed(0)
+        conv = rt.nn.Conv2D(3, 4, 3, padding=1, data_format=data_format)
+        bn = rt.nn.BatchNorm2D(4, data_format=data_format)
+        bn.train() if training else bn.eval()
+        x = rt.to_tensor(xa, stop_gradient=False)
+        y = F.relu(bn(conv(x)))
+        (y * y).sum().backward()
+        return [t.numpy() for t in (y, x.grad, conv.weight.grad, bn.weight.grad, bn.bias.grad,
+                                    bn._mean)]
+
+    want = run()
+    cbn._kernels.clear()
+    made = len(cuda_host.RawKernel.made)
+    with fake_cupy.installed(), cuda_host.installed():
+        got = run()
+    kernels = [name for _, name in cuda_host.RawKernel.made[made:]]
+    assert kernels == (["d2s_cuda_batch_norm_relu_forward_float32"]
+                       if data_format == "NCHW" else [])
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
