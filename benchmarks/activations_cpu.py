@@ -1,6 +1,6 @@
-"""GELU (tanh form and exact), sigmoid and their gradients: d2s's fused C code against JAX
-`jit`, in CPU time per call on one thread (a measure the load of a shared machine moves less
-than wall-clock ratios to NumPy timed in separate processes).
+"""GELU (tanh form and exact), sigmoid, softmax and the GELUs' gradients: d2s's fused C code
+against JAX `jit`, in CPU time per call on one thread (a measure the load of a shared machine
+moves less than wall-clock ratios to NumPy timed in separate processes).
 
     D2S_BENCH_JAX_PYTHON=/tmp/jaxvenv/bin/python python benchmarks/activations_cpu.py \\
         [--rows 2048] [--cols 1024] [--rounds 3] [--repeat 5] [--number 3]
@@ -28,8 +28,9 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 
 import numpy as np
 
-ROWS = ("GELU (tanh form)", "GELU (exact, erf)", "sigmoid", "GELU (tanh form), gradient",
-        "GELU (exact, erf), gradient")
+ROWS = ("GELU (tanh form)", "GELU (exact, erf)", "sigmoid", "softmax (last axis)",
+        "GELU (tanh form), gradient", "GELU (exact, erf), gradient")
+FORWARD = 4  # rows before the gradient rows
 
 
 def _best(fn, repeat: int, number: int) -> float:
@@ -56,18 +57,19 @@ def d2s_times(rows, cols, repeat, number) -> dict:
     from runtime.program import threads
     threads.set_num_threads(1)
     F = rt.nn.functional
-    fns = [lambda x: F.gelu(x, approximate=True), F.gelu, F.sigmoid]
+    fns = [lambda x: F.gelu(x, approximate=True), F.gelu, F.sigmoid,
+           lambda x: F.softmax(x, axis=-1)]
     xa = _input(rows, cols)
     x = rt.to_tensor(xa)
     out = {}
-    for name, fn in zip(ROWS[:3], fns):
+    for name, fn in zip(ROWS[:FORWARD], fns):
         sf = d2s.to_static(fn)
         with rt.no_grad():
             value = sf(x).numpy()
             entry = sf.program_cache.last_entry
             out[name] = (_best(lambda entry=entry: entry.run([x]), repeat, number),
                          float(value.astype(np.float64).sum()))
-    for name, fn in zip(ROWS[3:], fns[:2]):
+    for name, fn in zip(ROWS[FORWARD:], fns[:2]):
         sf = d2s.to_static(fn)
         xt = rt.to_tensor(xa, stop_gradient=False)
 
@@ -90,7 +92,7 @@ def jax_times(rows, cols, repeat, number) -> dict:
     def gelu_exact(a):
         return jax.nn.gelu(a, approximate=False)
 
-    fns = [gelu_tanh, gelu_exact, jax.nn.sigmoid,
+    fns = [gelu_tanh, gelu_exact, jax.nn.sigmoid, lambda a: jax.nn.softmax(a, axis=-1),
            jax.grad(lambda a: gelu_tanh(a).sum()), jax.grad(lambda a: gelu_exact(a).sum())]
     x = jnp.asarray(_input(rows, cols))
     out = {}

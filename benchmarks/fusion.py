@@ -1,6 +1,6 @@
 """Fused elementwise chains (`runtime/program/fusion.py`) against plain NumPy, on large
-tensors: GELU (tanh form, and exact: `F.gelu`), bias + residual + LayerNorm, and an Adam
-update, in ms per call.
+tensors: GELU (tanh form, and exact: `F.gelu`), softmax over the last axis, bias + residual
++ LayerNorm, and an Adam update, in ms per call.
 
     python benchmarks/fusion.py [--repeat 7] [--number 3] [--rows 2048] [--cols 1024]
 
@@ -37,7 +37,7 @@ from runtime.program import threads  # noqa: E402
 
 
 from fusion_workloads import (adam, bias_residual_layernorm, gelu, gelu_exact,  # noqa: E402
-                              numpy_gelu)
+                              numpy_gelu, numpy_softmax, softmax)
 
 
 class _CP:
@@ -54,6 +54,12 @@ class _CP:
         return cupy.sqrt(x)
 
     @staticmethod
+    def softmax(x):
+        import cupy
+        e = cupy.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    @staticmethod
     def gelu(x):
         from cupyx.scipy.special import erf
         return 0.5 * x * (1.0 + erf(x * x.dtype.type(0.7071067811865476)))
@@ -66,6 +72,7 @@ class _CP:
 # runtime spells these as NumPy does; these wrappers give each function one namespace
 class _NP:
     tanh, sqrt, gelu = staticmethod(np.tanh), staticmethod(np.sqrt), staticmethod(numpy_gelu)
+    softmax = staticmethod(numpy_softmax)
 
     @staticmethod
     def mean(x, axis, keepdims):
@@ -75,6 +82,10 @@ class _NP:
 class _RT:
     tanh, sqrt = staticmethod(rt.tanh), staticmethod(rt.sqrt)
     gelu = staticmethod(rt.nn.functional.gelu)
+
+    @staticmethod
+    def softmax(x):
+        return rt.nn.functional.softmax(x, axis=-1)
 
     @staticmethod
     def mean(x, axis, keepdims):
@@ -87,6 +98,10 @@ def gelu_rt(x):
 
 def gelu_exact_rt(x):
     return gelu_exact(x, _RT)
+
+
+def softmax_rt(x):
+    return softmax(x, _RT)
 
 
 def ln_rt(x, bias, res):
@@ -125,6 +140,7 @@ def main(argv=None) -> None:
     workloads = [
         ("GELU (tanh form)", gelu_rt, lambda: gelu(xa, m), (xa,)),
         ("GELU (exact, erf)", gelu_exact_rt, lambda: gelu_exact(xa, m), (xa,)),
+        ("softmax (last axis)", softmax_rt, lambda: softmax(xa, m), (xa,)),
         ("bias + residual + LayerNorm", ln_rt, lambda: bias_residual_layernorm(xa, ba, ra, m),
          (xa, ba, ra)),
         ("Adam update", adam_rt, lambda: adam(pa, ga, ma, va, m), (pa, ga, ma, va)),
@@ -272,6 +288,7 @@ def _torch_peers() -> list:
 
     fns = {"GELU (tanh form)": lambda x: gelu(x, _T),
            "GELU (exact, erf)": torch.nn.functional.gelu,
+           "softmax (last axis)": lambda x: torch.softmax(x, -1),
            "bias + residual + LayerNorm": lambda x, b, r: bias_residual_layernorm(x, b, r, _T),
            "Adam update": lambda p, g, m, v: adam(p, g, m, v, _T)}
 

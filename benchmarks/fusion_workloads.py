@@ -27,6 +27,12 @@ def gelu_exact(x, m):
     return m.gelu(x)
 
 
+def softmax(x, m):
+    """Softmax over the last axis (`runtime`: `F.softmax`, the C row kernel; plain NumPy:
+    max, exp, sum, divide)."""
+    return m.softmax(x)
+
+
 def bias_residual_layernorm(x, bias, res, m):
     h = x + bias + res
     mu = m.mean(h, axis=-1, keepdims=True)
@@ -42,8 +48,14 @@ def adam(p, g, mom, vel, m):
     return p, mom, vel
 
 
-NAMES = ("GELU (tanh form)", "GELU (exact, erf)", "bias + residual + LayerNorm",
-         "Adam update")
+NAMES = ("GELU (tanh form)", "GELU (exact, erf)", "softmax (last axis)",
+         "bias + residual + LayerNorm", "Adam update")
+
+
+def numpy_softmax(x):
+    import numpy as np
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def numpy_gelu(x):
@@ -69,6 +81,7 @@ def jax_times(rows: int, cols: int, repeat: int, number: int) -> dict:
     b = rng.standard_normal(cols).astype("float32")
     cases = [(lambda a: gelu(a, jnp), lambda: gelu(x, np), (x,)),
              (lambda a: jax.nn.gelu(a, approximate=False), lambda: numpy_gelu(x), (x,)),
+             (lambda a: jax.nn.softmax(a, axis=-1), lambda: numpy_softmax(x), (x,)),
              (lambda a, c, d: bias_residual_layernorm(a, c, d, jnp),
               lambda: bias_residual_layernorm(x, b, r, np), (x, b, r)),
              (lambda *a: adam(*a, jnp), lambda: adam(p, g, mo, v, np), (p, g, mo, v))]
