@@ -1,6 +1,6 @@
-"""GELU (tanh form and exact), sigmoid, softmax and the GELUs' gradients: d2s's fused C code
-against JAX `jit`, in CPU time per call on one thread (a measure the load of a shared machine
-moves less than wall-clock ratios to NumPy timed in separate processes).
+"""GELU (tanh form and exact), sigmoid, softmax, LayerNorm and the GELUs' gradients: d2s's
+fused C code against JAX `jit`, in CPU time per call on one thread (a measure the load of a
+shared machine moves less than wall-clock ratios to NumPy timed in separate processes).
 
     D2S_BENCH_JAX_PYTHON=/tmp/jaxvenv/bin/python python benchmarks/activations_cpu.py \\
         [--rows 2048] [--cols 1024] [--rounds 3] [--repeat 5] [--number 3]
@@ -29,8 +29,8 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 import numpy as np
 
 ROWS = ("GELU (tanh form)", "GELU (exact, erf)", "sigmoid", "softmax (last axis)",
-        "GELU (tanh form), gradient", "GELU (exact, erf), gradient")
-FORWARD = 4  # rows before the gradient rows
+        "LayerNorm (last axis)", "GELU (tanh form), gradient", "GELU (exact, erf), gradient")
+FORWARD = 5  # rows before the gradient rows
 
 
 def _best(fn, repeat: int, number: int) -> float:
@@ -42,6 +42,11 @@ def _best(fn, repeat: int, number: int) -> float:
             fn()
         best = min(best, (time.process_time() - t0) / number)
     return best
+
+
+def _checksum(value) -> float:
+    """The sum of |value| in double: what both sides must agree on (to 1e-4)."""
+    return float(np.abs(np.asarray(value, np.float64)).sum())
 
 
 def _input(rows: int, cols: int) -> np.ndarray:
@@ -58,7 +63,8 @@ def d2s_times(rows, cols, repeat, number) -> dict:
     threads.set_num_threads(1)
     F = rt.nn.functional
     fns = [lambda x: F.gelu(x, approximate=True), F.gelu, F.sigmoid,
-           lambda x: F.softmax(x, axis=-1)]
+           lambda x: F.softmax(x, axis=-1),
+           lambda x: F.layer_norm(x, [cols])]  # (one lambda a line: d2s reads its source)
     xa = _input(rows, cols)
     x = rt.to_tensor(xa)
     out = {}
@@ -68,7 +74,7 @@ def d2s_times(rows, cols, repeat, number) -> dict:
             value = sf(x).numpy()
             entry = sf.program_cache.last_entry
             out[name] = (_best(lambda entry=entry: entry.run([x]), repeat, number),
-                         float(value.astype(np.float64).sum()))
+                         _checksum(value))
     for name, fn in zip(ROWS[FORWARD:], fns[:2]):
         sf = d2s.to_static(fn)
         xt = rt.to_tensor(xa, stop_gradient=False)
@@ -79,7 +85,7 @@ def d2s_times(rows, cols, repeat, number) -> dict:
 
         grad()
         out[name] = (_best(grad, repeat, number),
-                     float(xt.grad.numpy().astype(np.float64).sum()))
+                     _checksum(xt.grad.numpy()))
     return out
 
 
@@ -92,15 +98,19 @@ def jax_times(rows, cols, repeat, number) -> dict:
     def gelu_exact(a):
         return jax.nn.gelu(a, approximate=False)
 
+    def layer_norm(a):
+        d = a - a.mean(axis=-1, keepdims=True)
+        return d / jnp.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
+
     fns = [gelu_tanh, gelu_exact, jax.nn.sigmoid, lambda a: jax.nn.softmax(a, axis=-1),
-           jax.grad(lambda a: gelu_tanh(a).sum()), jax.grad(lambda a: gelu_exact(a).sum())]
+           layer_norm, jax.grad(lambda a: gelu_tanh(a).sum()), jax.grad(lambda a: gelu_exact(a).sum())]
     x = jnp.asarray(_input(rows, cols))
     out = {}
     for name, fn in zip(ROWS, fns):
         jitted = jax.jit(fn)
         value = np.asarray(jitted(x))
         out[name] = (_best(lambda jitted=jitted: jitted(x).block_until_ready(), repeat, number),
-                     float(value.astype(np.float64).sum()))
+                     _checksum(value))
     return out
 
 
@@ -139,7 +149,7 @@ def main(argv=None) -> None:
             column = got[0]
             for name, (s, check) in got[1].items():
                 theirs[name] = (min(s, theirs.get(name, (s,))[0]), check)
-    for name in ROWS:  # the same values on both sides (sums of 2 M float32: to 1e-4)
+    for name in ROWS:  # the same values on both sides (sums of |2 M float32|: to 1e-4)
         if name in theirs:
             a, b = ours[name][1], theirs[name][1]
             assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, a, b)
