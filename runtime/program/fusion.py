@@ -9,7 +9,7 @@ row inputs agree on it and the run is big enough (`run_time_guard`), else runs t
 unfused. Fusible ops:
 
 - elementwise: add, subtract, multiply, divide, maximum, minimum, neg, abs, exp, log, sqrt,
-  tanh, sin, cos, square, relu, and (on the CPU) erf, sigmoid and gelu, whose operands
+  tanh, sin, cos, square, relu, erf, sigmoid and gelu (exact or tanh form), whose operands
   either have the rows as first dimension or broadcast over them (a bias row, a scalar);
 - row reductions: sum, mean, max and min over axes other than the first (LayerNorm's mean and
   variance over the last axis), on float32/float64.
@@ -54,7 +54,8 @@ BINARY = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide"
           "maximum": "maximum", "minimum": "minimum"}
 REDUCE = {"sum": "add", "mean": "add", "max": "maximum", "min": "minimum"}
 # ops no single ufunc computes: the chunked code calls the op's own NumPy kernel
-# (`fused_kernels.py`), the C code d2s's own functions (`native_math.py`); not on the GPU.
+# (`fused_kernels.py`), the C code d2s's own functions (`native_math.py`), the GPU kernel
+# a device function each (`fusion_gpu.py`).
 # "gelu_tanh" is gelu with approximate=True (`fused_type`).
 KERNEL_UNARY = ("erf", "sigmoid", "gelu", "gelu_tanh")
 _REDUCE_DTYPES = ("float32", "float64")  # float16's mean accumulates in float32: not fused
@@ -145,7 +146,7 @@ def find_groups(block, uses_outside, gpu: bool = False) -> list[Group]:
 def _fusible_gpu(op, block):
     """(shape, dtype) of an op a GPU run can hold, or None: elementwise, float32/float64,
     finite constants."""
-    if op.type in REDUCE or op.type in KERNEL_UNARY or _fusible(op, block) is None:
+    if op.type in REDUCE or _fusible(op, block) is None:
         return None
     out = block.var(op.outputs[0])
     if out._static_shape[0] == -1 or out.dtype.name not in _REDUCE_DTYPES or any(
