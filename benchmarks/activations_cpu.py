@@ -103,7 +103,8 @@ def jax_times(rows, cols, repeat, number) -> dict:
         return d / jnp.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
 
     fns = [gelu_tanh, gelu_exact, jax.nn.sigmoid, lambda a: jax.nn.softmax(a, axis=-1),
-           layer_norm, jax.grad(lambda a: gelu_tanh(a).sum()), jax.grad(lambda a: gelu_exact(a).sum())]
+           layer_norm, jax.grad(lambda a: gelu_tanh(a).sum()),
+           jax.grad(lambda a: gelu_exact(a).sum())]
     x = jnp.asarray(_input(rows, cols))
     out = {}
     for name, fn in zip(ROWS, fns):

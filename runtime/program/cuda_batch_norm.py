@@ -20,8 +20,9 @@ once:
 `batch_norm_relu` and `batch_norm_relu_grad` launch them on CuPy arrays (None for another
 array module, dtype or layout); the forward kernel without its ReLU is also the batch_norm
 op's kernel on CuPy (installed in `nn_norm.NATIVE_KERNELS`: every BatchNorm forward on the
-GPU is one launch; its gradient rules are unchanged); the values equal relu of `runtime.ops.nn_norm`'s batch norm
-and the gradients its rules give to float rounding (sums in double, in another order).
+GPU is one launch; its gradient rules are unchanged). The values equal relu of
+`runtime.ops.nn_norm`'s batch norm and the gradients its rules give, to float rounding (sums
+in double, in another order).
 `tests/ops/test_cuda_batch_norm.py` runs the kernel text on the CPU under
 `tests/cuda_host.py` against NumPy and the CPU path (values and gradients);
 `benchmarks/gpu_kernels.py` checks and times them on a GPU (`benchmarks/gpu_check.sh`).

@@ -2,7 +2,8 @@
 
 `fusion.find_groups(..., gpu=True)` picks runs of elementwise ops (the ops of `fusion.UNARY`,
 `fusion.BINARY` and `fusion.KERNEL_UNARY`) on float32/float64 values that all have one
-shape; this module turns a run into one kernel. Its body is straight-line code, one device function call per op:
+shape; this module turns a run into one kernel. Its body is straight-line code, one device
+function call per op:
 
     T v0 = d2s_multiply(i0, (T)(0.5));
     T v1 = d2s_tanh(v0);
@@ -11,7 +12,8 @@ shape; this module turns a run into one kernel. Its body is straight-line code, 
 The device functions (`PREAMBLE`) compute what the CuPy ufunc of the op computes, NaN
 handling of `maximum`/`minimum` included (erf, sigmoid and the two GELUs: what the ops'
 kernels compute, in the same order, with the device's erf, exp and tanh), and the kernel
-broadcasts its inputs as the ufuncs do. Each value read after the run is one output of the kernel; the others stay in registers.
+broadcasts its inputs as the ufuncs do. Each value read after the run is one output of the
+kernel; the others stay in registers.
 One launch replaces one per op, and no intermediate array is allocated.
 """
 from __future__ import annotations
