@@ -1,5 +1,6 @@
 """Fused elementwise chains (`runtime/program/fusion.py`) against plain NumPy, on large
-tensors: GELU (tanh form), bias + residual + LayerNorm, and an Adam update, in ms per call.
+tensors: GELU (tanh form, and exact: `F.gelu`), softmax over the last axis, bias + residual
++ LayerNorm, and an Adam update, in ms per call.
 
     python benchmarks/fusion.py [--repeat 7] [--number 3] [--rows 2048] [--cols 1024]
 
@@ -35,7 +36,8 @@ import runtime as rt  # noqa: E402
 from runtime.program import threads  # noqa: E402
 
 
-from fusion_workloads import adam, bias_residual_layernorm, gelu  # noqa: E402
+from fusion_workloads import (adam, bias_residual_layernorm, gelu, gelu_exact,  # noqa: E402
+                              numpy_gelu, numpy_softmax, softmax)
 
 
 class _CP:
@@ -52,13 +54,25 @@ class _CP:
         return cupy.sqrt(x)
 
     @staticmethod
+    def softmax(x):
+        import cupy
+        e = cupy.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    @staticmethod
+    def gelu(x):
+        from cupyx.scipy.special import erf
+        return 0.5 * x * (1.0 + erf(x * x.dtype.type(0.7071067811865476)))
+
+    @staticmethod
     def mean(x, axis, keepdims):
         return x.mean(axis=axis, keepdims=keepdims)
 
 
 # runtime spells these as NumPy does; these wrappers give each function one namespace
 class _NP:
-    tanh, sqrt = staticmethod(np.tanh), staticmethod(np.sqrt)
+    tanh, sqrt, gelu = staticmethod(np.tanh), staticmethod(np.sqrt), staticmethod(numpy_gelu)
+    softmax = staticmethod(numpy_softmax)
 
     @staticmethod
     def mean(x, axis, keepdims):
@@ -67,6 +81,11 @@ class _NP:
 
 class _RT:
     tanh, sqrt = staticmethod(rt.tanh), staticmethod(rt.sqrt)
+    gelu = staticmethod(rt.nn.functional.gelu)
+
+    @staticmethod
+    def softmax(x):
+        return rt.nn.functional.softmax(x, axis=-1)
 
     @staticmethod
     def mean(x, axis, keepdims):
@@ -75,6 +94,14 @@ class _RT:
 
 def gelu_rt(x):
     return gelu(x, _RT)
+
+
+def gelu_exact_rt(x):
+    return gelu_exact(x, _RT)
+
+
+def softmax_rt(x):
+    return softmax(x, _RT)
 
 
 def ln_rt(x, bias, res):
@@ -112,6 +139,8 @@ def main(argv=None) -> None:
         m, label, peers, settings = _CP, "plain CuPy", [], (("0", "0", 1), ("1", "0", 1))
     workloads = [
         ("GELU (tanh form)", gelu_rt, lambda: gelu(xa, m), (xa,)),
+        ("GELU (exact, erf)", gelu_exact_rt, lambda: gelu_exact(xa, m), (xa,)),
+        ("softmax (last axis)", softmax_rt, lambda: softmax(xa, m), (xa,)),
         ("bias + residual + LayerNorm", ln_rt, lambda: bias_residual_layernorm(xa, ba, ra, m),
          (xa, ba, ra)),
         ("Adam update", adam_rt, lambda: adam(pa, ga, ma, va, m), (pa, ga, ma, va)),
@@ -258,6 +287,8 @@ def _torch_peers() -> list:
             return torch.mean(x, dim=axis, keepdim=keepdims)
 
     fns = {"GELU (tanh form)": lambda x: gelu(x, _T),
+           "GELU (exact, erf)": torch.nn.functional.gelu,
+           "softmax (last axis)": lambda x: torch.softmax(x, -1),
            "bias + residual + LayerNorm": lambda x, b, r: bias_residual_layernorm(x, b, r, _T),
            "Adam update": lambda p, g, m, v: adam(p, g, m, v, _T)}
 

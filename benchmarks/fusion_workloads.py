@@ -21,6 +21,18 @@ def gelu(x, m):
     return 0.5 * x * (1.0 + m.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
 
+def gelu_exact(x, m):
+    """GELU with erf as `m.gelu` computes it (`runtime`: `F.gelu`, one op; plain NumPy: erf
+    by the op's own NumPy kernel, the eager path)."""
+    return m.gelu(x)
+
+
+def softmax(x, m):
+    """Softmax over the last axis (`runtime`: `F.softmax`, the C row kernel; plain NumPy:
+    max, exp, sum, divide)."""
+    return m.softmax(x)
+
+
 def bias_residual_layernorm(x, bias, res, m):
     h = x + bias + res
     mu = m.mean(h, axis=-1, keepdims=True)
@@ -36,7 +48,23 @@ def adam(p, g, mom, vel, m):
     return p, mom, vel
 
 
-NAMES = ("GELU (tanh form)", "bias + residual + LayerNorm", "Adam update")
+NAMES = ("GELU (tanh form)", "GELU (exact, erf)", "softmax (last axis)",
+         "bias + residual + LayerNorm", "Adam update")
+
+
+def numpy_softmax(x):
+    import numpy as np
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def numpy_gelu(x):
+    """Exact GELU in plain NumPy: 0.5 x (1 + erf(x / sqrt(2))), erf as eager mode computes it
+    (NumPy has none)."""
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from runtime.ops.math import _erf_kernel
+    return 0.5 * x * (1.0 + _erf_kernel(np, x * x.dtype.type(0.7071067811865476)))
 
 
 def jax_times(rows: int, cols: int, repeat: int, number: int) -> dict:
@@ -52,6 +80,8 @@ def jax_times(rows: int, cols: int, repeat: int, number: int) -> dict:
     v = np.abs(v)
     b = rng.standard_normal(cols).astype("float32")
     cases = [(lambda a: gelu(a, jnp), lambda: gelu(x, np), (x,)),
+             (lambda a: jax.nn.gelu(a, approximate=False), lambda: numpy_gelu(x), (x,)),
+             (lambda a: jax.nn.softmax(a, axis=-1), lambda: numpy_softmax(x), (x,)),
              (lambda a, c, d: bias_residual_layernorm(a, c, d, jnp),
               lambda: bias_residual_layernorm(x, b, r, np), (x, b, r)),
              (lambda *a: adam(*a, jnp), lambda: adam(p, g, mo, v, np), (p, g, mo, v))]

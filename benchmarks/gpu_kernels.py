@@ -7,13 +7,15 @@ CuPy (a step of `benchmarks/gpu_check.sh`).
 Checks (exit status 1 if one fails; the timings still run): the loop kernel of a tensor `if`
 + `while` (`cuda_loops.py`) on both branches and two shapes, and of a recurrent matmul loop
 with 0, 1 and 10 trips; a fused elementwise chain (`fusion_gpu.py`); the softmax and
-LayerNorm kernels (`cuda_rows.py`); `conv2d` and its gradients through cuDNN
+LayerNorm kernels (`cuda_rows.py`); BatchNorm + ReLU forward and backward
+(`cuda_batch_norm.py`) against the CPU path's values and gradients; `conv2d` and its gradients through cuDNN
 (`conv_cudnn.py`) against the CPU path. Timings, ms per call (best of `--repeat`):
 
 - the `if` + `while` function on f32[4, 16]: plain CuPy (the same Python on CuPy arrays), the
   converted program op by op (`D2S_NATIVE=0`) and as one kernel;
 - GELU on f32[2048, 1024]: plain CuPy, converted unfused (`D2S_FUSION=0`) and fused;
 - softmax on f32[16, 4, 64, 64] and LayerNorm on f32[16, 64, 256]: plain CuPy, the kernel;
+- BatchNorm + ReLU forward and backward on f32[16, 16, 32, 32]: plain CuPy, the two kernels;
 - a training step (forward, backward, SGD) of the ResNet basic block on [16, 16, 32, 32] and
   of a Transformer encoder layer (d 256, 4 heads, FFN 1024) on [16, 64, 256]: eager and
   converted (no plain-CuPy twin: it would be a second implementation of the layers).
@@ -183,6 +185,38 @@ def _row_checks(dry, rng, out) -> None:
            (x - m) / np.sqrt(x.var(-1, keepdims=True) + 1e-5), 1e-4, 1e-5, out)
 
 
+def _bn_relu_inputs(dry, rng):
+    x = rng.standard_normal(SIZES["block"][dry]).astype("float32") * 2 + 0.3
+    c = x.shape[1]
+    w, b = rng.uniform(0.5, 1.5, c).astype("float32"), rng.standard_normal(c).astype("float32")
+    return x, w, b, rng.standard_normal(x.shape).astype("float32")
+
+
+def _bn_relu_checks(dry, rng, out) -> None:
+    """BatchNorm + ReLU forward and backward kernels (`cuda_batch_norm.py`, training) against
+    the CPU path: the batch_norm op, relu, and their gradients."""
+    from runtime.ops.nn_norm import batch_norm
+    from runtime.program import cuda_batch_norm as cbn
+    x, w, b, dy = _bn_relu_inputs(dry, rng)
+    xp = backend.XP
+    dx, dw, db, ddy = (xp.asarray(a) for a in (x, w, b, dy))
+    y, mean, var = cbn.batch_norm_relu(xp, dx, None, None, dw, db, True, 1e-5)
+    grads = cbn.batch_norm_relu_grad(xp, ddy, dx, y, mean, var, dw, db, True, 1e-5)
+    got = [backend.to_numpy(a) for a in (y, *grads)]
+    device = backend.get_device()
+    rt.set_device("cpu")
+    try:
+        xt, wt, bt = (rt.to_tensor(a, stop_gradient=False) for a in (x, w, b))
+        want_y = F.relu(batch_norm(xt, None, None, wt, bt, training=True)[0])
+        (want_y * rt.to_tensor(dy)).sum().backward()
+        want = [t.numpy() for t in (want_y, xt.grad, wt.grad, bt.grad)]
+    finally:
+        rt.set_device(device)
+    for name, g, e in zip(("forward", "input gradient", "weight gradient", "bias gradient"),
+                          got, want, strict=True):
+        _check(f"BatchNorm + ReLU kernel: {name}", g, e, 1e-4, 1e-4, out)
+
+
 def _conv_checks(dry, rng, out) -> None:
     """conv2d and its two gradients on the device (cuDNN where it is) against the CPU."""
     x = rng.standard_normal((2, 4, 7, 7)).astype("float32")
@@ -207,7 +241,8 @@ def _conv_checks(dry, rng, out) -> None:
 
 
 # each appends (name, largest difference, passed) rows; one that raises is one failed row
-CHECKS = (_loop_checks, _recurrent_checks, _fused_check, _row_checks, _conv_checks)
+CHECKS = (_loop_checks, _recurrent_checks, _fused_check, _row_checks, _bn_relu_checks,
+          _conv_checks)
 
 
 # ---- timings ----------------------------------------------------------------------------------
@@ -258,6 +293,32 @@ def _row_timing(name, plain, kernel):
     return workload
 
 
+def _plain_bn_relu(xp, x, w, b, dy):
+    """BatchNorm (training) + ReLU forward and backward in CuPy array code."""
+    axes, shape = (0, 2, 3), (1, -1, 1, 1)
+    xc = x - x.mean(axes, keepdims=True)
+    inv = 1 / xp.sqrt((xc * xc).mean(axes, keepdims=True) + 1e-5)
+    xh = xc * inv
+    y = xp.maximum(xh * w.reshape(shape) + b.reshape(shape), 0)
+    g = dy * (y > 0)
+    n = x.size // x.shape[1]
+    sg, sgx = g.sum(axes, keepdims=True), (g * xh).sum(axes, keepdims=True)
+    return y, w.reshape(shape) * inv * (g - sg / n - xh * sgx / n), sgx, sg
+
+
+def _bn_relu_timing(dry, rng):
+    from runtime.program import cuda_batch_norm as cbn
+    xp = backend.XP
+    x, w, b, dy = (xp.asarray(a) for a in _bn_relu_inputs(dry, rng))
+
+    def kernels():
+        y, mean, var = cbn.batch_norm_relu(xp, x, None, None, w, b, True, 1e-5)
+        return cbn.batch_norm_relu_grad(xp, dy, x, y, mean, var, w, b, True, 1e-5)
+
+    return f"BatchNorm + ReLU forward + backward, f32{list(x.shape)}", {
+        "plain CuPy": lambda: _plain_bn_relu(xp, x, w, b, dy), "d2s kernels": kernels}
+
+
 def _block(dry: bool):
     from models.resnet import BasicBlock
     return BasicBlock(16, 16), SIZES["block"][dry]
@@ -292,6 +353,7 @@ WORKLOADS = (_loop_timing, _gelu_timing,
              _row_timing("softmax", _plain_softmax, lambda t: F.softmax(t, -1)),
              _row_timing("layer_norm", _plain_layer_norm,
                          lambda t: F.layer_norm(t, [t.shape[-1]])),
+             _bn_relu_timing,
              _step_timing("ResNet basic block step", _block),
              _step_timing("Transformer encoder layer step", _encoder))
 

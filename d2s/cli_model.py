@@ -40,6 +40,7 @@ BENCHMARKS = {
     "loops": ["--repeat", "2", "--number", "5"],
     "guards": ["--repeat", "2", "--number", "200"],
     "fusion": ["--repeat", "1", "--number", "1", "--rows", "512"],
+    "activations_cpu": ["--rounds", "1", "--repeat", "2", "--number", "1", "--rows", "256"],
     "memory": ["--batch", "4"],
     "call_path": ["--repeat", "2", "--number", "50"],
     "train_step": ["--repeat", "1", "--target", "0.02"],

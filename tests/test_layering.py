@@ -341,6 +341,7 @@ PROGRAM_RANKS = {
     "loop_plan.py": 4,
     "codegen_direct.py": 4, "inplace.py": 4, "threads.py": 4,
     "blas_threads.py": 4,  # (the BLAS library's thread count, which threads.py defers to)
+    "fused_kernels.py": 4,  # (op kernels the chunked code of a fused run calls)
     "native_math.py": 5,  # (C text of d2s's own math functions, for the emitters)
     # (native.py plans and hands native_build the emitted source)
     "native_emit.py": 5, "fusion_emit.py": 5, "fusion_gpu.py": 5, "native.py": 5,
@@ -355,6 +356,7 @@ PROGRAM_RANKS = {
     "pool_native.py": 6,  # (C max pooling and its adjoint, built by native_build)
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
+    "cuda_batch_norm.py": 6,  # (CUDA BatchNorm + ReLU forward and backward)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
     "interpreter.py": 6,  # (a big program's first run, before the executor compiles it)
     "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)

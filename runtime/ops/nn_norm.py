@@ -74,6 +74,11 @@ def _bn_axes(ndim, data_format):
 
 
 def _bn_kernel(xp, x, rmean, rvar, w, b, training=False, epsilon=1e-5, data_format="NCHW"):
+    native = NATIVE_KERNELS.get("batch_norm")  # (CUDA: runtime/program/cuda_batch_norm.py)
+    out = None if native is None else native(xp, x, rmean, rvar, w, b, training, epsilon,
+                                             data_format)
+    if out is not None:
+        return out
     channel, axes = _bn_axes(x.ndim, data_format)
     shape = [-1 if i == channel else 1 for i in range(x.ndim)]
     if training:

@@ -9,7 +9,7 @@ import linecache
 
 import numpy as np
 
-from . import fusion_chunks, threads
+from . import fused_kernels, fusion_chunks, threads
 from .fusion import remember_lines
 from .fusion_emit import numpy_source
 
@@ -39,7 +39,8 @@ def compile_numpy(plan) -> tuple:
     filename = f"<d2s fused chain {plan.name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     dt, step, buffers = plan.dtype, plan.step, plan.buffers
-    ns = {"_np": np, "_empty": np.empty, "_run_rows": threads.run_rows}
+    ns = {"_np": np, "_empty": np.empty, "_run_rows": threads.run_rows,
+          **fused_kernels.NAMESPACE}
     ns.update(plan.consts)
     ns.update(_dtype=dt, _spare=[], _new=lambda: [np.empty((step,) + rs, dt) for rs in buffers])
     exec(compile(src, filename, "exec"), ns)  # noqa: S102  (our own generated code)

@@ -9,8 +9,8 @@ row inputs agree on it and the run is big enough (`run_time_guard`), else runs t
 unfused. Fusible ops:
 
 - elementwise: add, subtract, multiply, divide, maximum, minimum, neg, abs, exp, log, sqrt,
-  tanh, sin, cos, square, relu, whose operands either have the rows as first dimension or
-  broadcast over them (a bias row, a scalar);
+  tanh, sin, cos, square, relu, erf, sigmoid and gelu (exact or tanh form), whose operands
+  either have the rows as first dimension or broadcast over them (a bias row, a scalar);
 - row reductions: sum, mean, max and min over axes other than the first (LayerNorm's mean and
   variance over the last axis), on float32/float64.
 
@@ -53,6 +53,11 @@ UNARY = {"neg": ("negative", None), "abs": ("absolute", None), "exp": ("exp", No
 BINARY = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
           "maximum": "maximum", "minimum": "minimum"}
 REDUCE = {"sum": "add", "mean": "add", "max": "maximum", "min": "minimum"}
+# ops no single ufunc computes: the chunked code calls the op's own NumPy kernel
+# (`fused_kernels.py`), the C code d2s's own functions (`native_math.py`), the GPU kernel
+# a device function each (`fusion_gpu.py`).
+# "gelu_tanh" is gelu with approximate=True (`fused_type`).
+KERNEL_UNARY = ("erf", "sigmoid", "gelu", "gelu_tanh")
 _REDUCE_DTYPES = ("float32", "float64")  # float16's mean accumulates in float32: not fused
 
 def enabled() -> bool:
@@ -161,7 +166,7 @@ def _fusible(op, block):
     if op.type in REDUCE:
         if not _reduction_ok(op, block):
             return None
-    elif op.attrs or (op.type not in UNARY and op.type not in BINARY):
+    elif not _elementwise_ok(op):
         return None
     out = block.var(op.outputs[0])
     shape = out._static_shape
@@ -180,6 +185,19 @@ def _fusible(op, block):
         elif x.__class__ not in (int, float) or op.type in REDUCE:
             return None
     return shape[0], out.dtype
+
+
+def fused_type(op) -> str:
+    """The name of an op in the fused code: GELU's tanh form (approximate=True) is
+    "gelu_tanh"."""
+    return "gelu_tanh" if op.type == "gelu" and op.attrs.get("approximate") else op.type
+
+
+def _elementwise_ok(op) -> bool:
+    """An elementwise op the fused code computes, with no attribute it does not read."""
+    if op.type == "gelu":
+        return set(op.attrs) <= {"approximate"}
+    return not op.attrs and (op.type in UNARY or op.type in BINARY or op.type in KERNEL_UNARY)
 
 
 def _reduction_ok(op, block) -> bool:

@@ -14,12 +14,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fusion import BINARY, REDUCE, UNARY, limits, merged_axes, row_operand, size_of
+from .fusion import (
+    BINARY,
+    KERNEL_UNARY,
+    REDUCE,
+    UNARY,
+    fused_type,
+    limits,
+    merged_axes,
+    row_operand,
+    size_of,
+)
 
 
 @dataclass
 class ChunkCall:
-    """One op on a chunk: `func(*args, out=dest)` (a reduction: `func.reduce(args[0],
+    """One op on a chunk: `func(*args, out=dest)` (`func` a NumPy function, or one of
+    `fused_kernels.py`'s where it starts with `_kernel_`; a reduction: `func.reduce(args[0],
     axis=axes, keepdims=keepdims, out=dest)`, then divided by const `count` for a mean).
     `output`: the output array whose chunk `dest` is (None: a chunk buffer). `op`: the op's
     index in its block."""
@@ -175,6 +186,8 @@ def _calls(ops, group, shape, ident, outs, bufs, sliced, consts) -> list:
 
 
 def _call(op, index, args, dest, output, shape, const, consts) -> ChunkCall:
+    if fused_type(op) in KERNEL_UNARY:
+        return ChunkCall(index, f"_kernel_{fused_type(op)}", args, dest, output)
     if op.type in UNARY:
         fn, c = UNARY[op.type]
         return ChunkCall(index, fn, args + ([const(c)] if c is not None else []), dest, output)

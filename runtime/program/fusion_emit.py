@@ -1,6 +1,6 @@
 """Python text from a `ChunkPlan` (`fusion_chunks.py`): the emitter of a fused run's NumPy
 code. It decides nothing; it writes the plan's calls in its chunk loop. The text names
-`_np`, `_empty`, `_run_rows`, `_dtype`, `_spare`, `_new` and the plan's constants, which
+`_np`, `_empty`, `_run_rows`, the `_kernel_*` functions (`fused_kernels.py`), `_dtype`, `_spare`, `_new` and the plan's constants, which
 `fused_function.py` puts in its namespace.
 """
 from __future__ import annotations
@@ -49,7 +49,8 @@ def numpy_source(plan) -> tuple:
 
 def _call_text(call) -> str:
     if call.axes is None:
-        return f"_np.{call.func}({', '.join(call.args)}, out={call.dest})"
+        func = call.func if call.func.startswith("_kernel_") else f"_np.{call.func}"
+        return f"{func}({', '.join(call.args)}, out={call.dest})"
     text = f"_np.{call.func}.reduce({call.args[0]}, axis={call.axes!r}, " \
            f"keepdims={call.keepdims}, out={call.dest})"
     if call.count is not None:

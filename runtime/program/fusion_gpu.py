@@ -1,21 +1,25 @@
 """Fused elementwise runs on the GPU: one generated `cupy.ElementwiseKernel` per run.
 
-`fusion.find_groups(..., gpu=True)` picks runs of elementwise ops (the ops of `fusion.UNARY`
-and `fusion.BINARY`) on float32/float64 values that all have one shape; this module turns a
-run into one kernel. Its body is straight-line code, one device function call per op:
+`fusion.find_groups(..., gpu=True)` picks runs of elementwise ops (the ops of `fusion.UNARY`,
+`fusion.BINARY` and `fusion.KERNEL_UNARY`) on float32/float64 values that all have one
+shape; this module turns a run into one kernel. Its body is straight-line code, one device
+function call per op:
 
     T v0 = d2s_multiply(i0, (T)(0.5));
     T v1 = d2s_tanh(v0);
     o0 = d2s_add(v1, (T)(1.0));
 
 The device functions (`PREAMBLE`) compute what the CuPy ufunc of the op computes, NaN
-handling of `maximum`/`minimum` included, and the kernel broadcasts its inputs as the ufuncs
-do. Each value read after the run is one output of the kernel; the others stay in registers.
+handling of `maximum`/`minimum` included (erf, sigmoid and the two GELUs: what the ops'
+kernels compute, in the same order, with the device's erf, exp and tanh), and the kernel
+broadcasts its inputs as the ufuncs do. Each value read after the run is one output of the
+kernel; the others stay in registers.
 One launch replaces one per op, and no intermediate array is allocated.
 """
 from __future__ import annotations
 
 import itertools
+import re
 
 from .. import backend
 from . import fusion
@@ -37,7 +41,20 @@ template <typename T> __device__ T d2s_sin(T a) { return sin(a); }
 template <typename T> __device__ T d2s_cos(T a) { return cos(a); }
 template <typename T> __device__ T d2s_square(T a) { return a * a; }
 template <typename T> __device__ T d2s_relu(T a) { return (a > (T)0 || a != a) ? a : (T)0; }
+template <typename T> __device__ T d2s_erf(T a) { return erf(a); }
+template <typename T> __device__ T d2s_sigmoid(T a) {
+  const T e = exp(-fabs(a));
+  return a >= (T)0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e);
+}
+template <typename T> __device__ T d2s_gelu(T a) {
+  return (T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752));
+}
+template <typename T> __device__ T d2s_gelu_tanh(T a) {
+  return (T)0.5 * a * ((T)1 + tanh((T)0.79788456080286536 * (a + (T)0.044715 * a * a * a)));
+}
 """
+
+_DEFINED = re.compile(r"__device__ T d2s_(\w+)\(")
 
 _ids = itertools.count()
 
@@ -57,7 +74,7 @@ def kernel_parts(group, block) -> tuple:
             else:
                 args.append(f"(T)({float(x)!r})")
         res = op.outputs[0]
-        call = f"d2s_{op.type}({', '.join(args)})"
+        call = f"d2s_{fusion.fused_type(op)}({', '.join(args)})"
         local[res] = f"v{k}"
         body.append(f"T v{k} = {call};")
         if res in outs:
@@ -86,5 +103,5 @@ def build(group, block):
     return run
 
 
-assert set(fusion.UNARY) | set(fusion.BINARY) == {
-    line.split("d2s_")[1].split("(")[0] for line in PREAMBLE.strip().splitlines()}
+assert set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_UNARY) == \
+    set(_DEFINED.findall(PREAMBLE))

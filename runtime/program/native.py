@@ -36,8 +36,10 @@ from . import fusion
 from .fusion import size_of
 from .loop_nest import Loop, LoopNest, Operand, Step
 from .native_emit import C_BINARY, C_REDUCE, C_UNARY, c_source
+from .native_math import OWN_FUNCTIONS
 
 assert set(C_UNARY) == set(fusion.UNARY) and set(C_BINARY) == set(fusion.BINARY)
+assert {(t, T) for t in fusion.KERNEL_UNARY for T in ("float", "double")} <= set(OWN_FUNCTIONS)
 assert set(C_REDUCE) == set(fusion.REDUCE)
 
 
@@ -173,8 +175,8 @@ def _loop_nest(ops, group, level, bcast, R, W, ctype, flat) -> LoopNest:
 
     def step(o) -> Step:
         res, seg = o.outputs[0], seg_of[id(o)]
-        return Step(o.type, local[res], [operand(x, seg) for x in o.inputs], outs.get(res),
-                    tmps.index(res) if res in tmps else None)
+        return Step(fusion.fused_type(o), local[res], [operand(x, seg) for x in o.inputs],
+                    outs.get(res), tmps.index(res) if res in tmps else None)
 
     body = [Loop([step(o) for o in ops if seg_of[id(o)] == item]) if kind == "loop"
             else step(item) for kind, item in order]

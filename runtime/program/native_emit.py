@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .loop_nest import Loop
-from .native_math import OWN_FUNCTIONS
+from .native_math import OWN_FUNCTIONS, own_functions_used
 
 C_UNARY = {"neg": "(-{0})", "abs": "{F}abs{f}({0})", "exp": "exp{f}({0})",
            "log": "log{f}({0})", "sqrt": "sqrt{f}({0})", "tanh": "tanh{f}({0})",
@@ -74,11 +74,12 @@ def _head(nest, vector_math: bool) -> list:
         "#include <string.h>",
     ]
     types = {s.type for s in nest.steps()}
+    own, library = own_functions_used(types, T)
     if vector_math:
-        used = {t for t in types if t in VECTOR_FUNCTIONS and (t, T) not in OWN_FUNCTIONS}
+        used = {t for t in types if (t, T) not in OWN_FUNCTIONS} | library
         head += [f'__attribute__((simd("notinbranch"))) {T} {fn}{f}({T});' for fn in
-                 sorted(used)]
-    head += [OWN_FUNCTIONS[t, T][1] for t in sorted(types) if (t, T) in OWN_FUNCTIONS]
+                 sorted(used & set(VECTOR_FUNCTIONS))]
+    head += own
     head += VECTOR_WIDTH
     head += [
         f"static inline {T} d2s_max({T} a, {T} b) {{ return (a > b || a != a) ? a : b; }}",
