@@ -98,8 +98,8 @@ def main(argv=None) -> int:
             got = [on(x).numpy() for _ in range(3)]  # the capture, then replays
         diff = max(float(np.max(np.abs(g - want))) for g in [first] + got)
         entry = _entry(on)
-        captured = isinstance(entry.compiled.body, cuda_graph.GraphBody) and \
-            entry.compiled.body.captured
+        captured = isinstance(entry.compiled.ready().body, cuda_graph.GraphBody) and \
+            entry.compiled.ready().body.captured
         plain = plain_of(off)
         xd = x._data
 

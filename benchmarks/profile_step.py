@@ -149,7 +149,7 @@ def mlp_profile(calls: int) -> None:
     for _ in range(calls * 3):
         numpy_mlp(xa)
     numpy_ms = (time.thread_time() - start) / (calls * 3) * 1e3
-    plain, table, profiled = profile(call, entry.compiled.body.__globals__, calls * 3)
+    plain, table, profiled = profile(call, entry.compiled.ready().body.__globals__, calls * 3)
     report("MLP 784-256-256-10, batch 1, `to_static` Layer under `no_grad`", plain, table,
            profiled, 8, [f"| plain NumPy, same run | | {numpy_ms:.4f} | |"])
 
@@ -182,7 +182,7 @@ def step_profile(name: str, opt_name: str, calls: int) -> None:
     args = (*case.inputs, case.labels)
     step(*args)
     entry = _entry(step)
-    plain, table, profiled = profile(lambda: step(*args), entry.compiled.body.__globals__,
+    plain, table, profiled = profile(lambda: step(*args), entry.compiled.ready().body.__globals__,
                                      calls)
     report(f"{name}: one whole training step ({opt_name}), batch {case.batch}", plain,
            table, profiled, 14)
