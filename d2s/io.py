@@ -97,6 +97,10 @@ def _with_structure(program, feeds: list, out, args):
         if isinstance(leaf, Variable):
             index = fetch(leaf)
             flag = leaf.float_when if leaf.python_scalar else None
+            is_bool = leaf.bool_when if leaf.python_scalar else None  # (a bool on some paths)
+            if is_bool is not None and not leaf.is_array:
+                return {"number_kind": [index, None if flag is None else fetch(flag),
+                                        fetch(is_bool)]}
             if flag is not None and not leaf.is_array:  # (`sum()` of a list of floats that
                 return {"number_kind": [index, fetch(flag)]}  # may be empty: the int start)
             if leaf.python_scalar and not leaf.is_array and not getattr(

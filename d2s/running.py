@@ -77,10 +77,17 @@ class Entry:
         self.arg_writes = [i for i, _ in effects.arg_writes]
         outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
         # Python numbers whose type the run decides (`sum()` of a list of floats is the int
-        # start when the list is empty): (output, output of its "is a float" flag)
-        self.number_kinds = [(k, len(outs) + j) for j, k in enumerate(
-            k for k in range(len(self.out_index)) if _float_flag(outs[k]) is not None)]
-        outs = outs + [_float_flag(outs[k]) for k, _ in self.number_kinds]
+        # start when the list is empty; a bool on one path of a tensor `if`, an int on the
+        # other): (output, output of its "is a float" flag, of its "is a bool" flag), a flag
+        # None where the dtype decides
+        flags = [(k, _float_flag(outs[k]), _bool_flag(outs[k]))
+                 for k in range(len(self.out_index))]
+        flags = [f for f in flags if f[1] is not None or f[2] is not None]
+        extra = [x for _, *fs in flags for x in fs if x is not None]
+        at = iter(range(len(outs), len(outs) + len(extra)))
+        self.number_kinds = [(k, None if f is None else next(at), None if b is None else next(at))
+                             for k, f, b in flags]
+        outs = outs + extra
         # results whose stop_gradient (of each item, for a list) the run decides
         # (`runtime/program/stop_flags.py`): (output, output of its flag)
         self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
@@ -107,7 +114,8 @@ class Entry:
         # them): the call gives Python numbers there, as eager code does
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.python_scalar and not v.is_array and (not getattr(
-                               v, "mixed_number", False) or _float_flag(v) is not None)]
+                               v, "mixed_number", False) or _float_flag(v) is not None
+                               or _bool_flag(v) is not None)]
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v)]
@@ -224,8 +232,9 @@ class Entry:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]]
-        for k, flag in self.number_kinds:
-            outs[k] = float(outs[k]) if arrays[flag] else int(outs[k])
+        for k, is_float, is_bool in self.number_kinds:
+            outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
+                                      None if is_float is None else arrays[is_float])
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
@@ -385,6 +394,18 @@ def _float_flag(v):
     """The bool graph value saying whether the Python number `v` stands for is a float when
     the program runs (`Variable.float_when`), or None where its dtype decides."""
     return getattr(v, "float_when", None) if getattr(v, "python_scalar", False) else None
+
+
+def _bool_flag(v):
+    """The bool graph value saying whether the Python number `v` stands for is a bool when
+    the program runs (`Variable.bool_when`), or None where its dtype decides."""
+    return getattr(v, "bool_when", None) if getattr(v, "python_scalar", False) else None
+
+
+def _number_of_kind(v, is_bool, is_float):
+    """The Python number `v` (a program output) as the type the run decided (`is_float` None:
+    the type its dtype gives)."""
+    return bool(v) if is_bool else v if is_float is None else float(v) if is_float else int(v)
 
 
 def _check_writable(inputs, arg_writes, names, function_name: str) -> list:

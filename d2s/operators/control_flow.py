@@ -46,6 +46,7 @@ from .mutation_loop import cell_arrays
 from .scalar_merge import (
     WIDE_NUMBER,
     cast_scalar,
+    merged_bool_flag,
     merged_float_flag,
     mixed_number_types,
     number_kind_flags,
@@ -95,7 +96,7 @@ class _GraphIf:
         self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
-        self.kinds: dict = {}  # paths of numbers whose float flags are extra outputs too
+        self.kinds: dict = {}  # (kind, path) of numbers whose type flags are extra outputs too
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -519,7 +520,10 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
             r.mixed_number = mixed_number_types(a, b)  # (saved: returned as a tensor)
-            r.float_when = kinds[(*path, i)] if (*path, i) in kinds else \
+            at = (*path, i)
+            r.float_when = kinds[("f", at)] if ("f", at) in kinds else \
                 merged_float_flag(a, b, pred, src)
+            r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
+                merged_bool_flag(a, b, pred)
 
 

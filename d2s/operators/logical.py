@@ -206,7 +206,9 @@ def _graph(a, rest, op, decided: bool):
 def not_(x):
     """`not x`"""
     if is_variable(x):
-        return rt.logical_not(to_bool(x))
+        out = rt.logical_not(to_bool(x))
+        out.python_scalar = x.python_scalar  # (`not n` of a Python number: a Python bool)
+        return out
     return not x
 
 
