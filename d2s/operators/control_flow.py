@@ -251,7 +251,12 @@ class _GraphIf:
         result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
-        result = mutation.finish(self.log, result, len(self.names), self.outs)
+        k = len(self.names)
+        if len(self.full) == 2:  # (numbers the branches put into changed objects: a list
+            # item appended as an int by one branch and a float by the other)
+            _mark_scalars(result[k:], [f[k:] for f in self.full], pred, self.src, {},
+                          ("objects",))
+        result = mutation.finish(self.log, result, k, self.outs)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
