@@ -15,6 +15,7 @@ import runtime as rt
 from runtime import backend, pytree
 from runtime.autograd import record
 from runtime.core import array_of, mode_state
+from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.reach_values import top_level
@@ -118,7 +119,11 @@ class Entry:
                                or _bool_flag(v) is not None)]
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
-                             v.is_array and holds_python_numbers(v)]
+                             v.is_array and holds_python_numbers(v) and not
+                             holds_number_kinds(v)]
+        # ... of Python numbers of several types, each a `[value, kind]` pair
+        self.pair_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                           v.is_array and holds_number_kinds(v)]
         # integer/bool outputs the traced code marked stop_gradient=False
         # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
         # them, but they keep the flag, as eager's do
@@ -128,7 +133,7 @@ class Entry:
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
-                       and not self.number_lists
+                       and not self.number_lists and not self.pair_lists
                        and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
@@ -232,6 +237,8 @@ class Entry:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]]
+        for k in self.pair_lists:  # (each item's own Python type)
+            outs[k] = [number_of_pair(a) for a in arrays[k]]
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])

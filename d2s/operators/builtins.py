@@ -10,6 +10,7 @@ import builtins
 import runtime as rt
 from runtime.core import active_builder, is_tensor
 from runtime.dtypes import convert_dtype, promote
+from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
@@ -17,6 +18,7 @@ from .. import report
 from ..errors import ConversionError
 from .exceptions import helper_raise, short_name
 from .float_sum import graph_float_sum
+from .number_pairs import pairs_extreme, pairs_sum
 from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
@@ -186,6 +188,8 @@ def sum_(iterable, /, start=0):
         return builtins.sum(iterable, start)
 
     arr = iterable
+    if holds_number_kinds(arr) and type(start) in (bool, int, float):
+        return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
     dtype = "int64" if arr.dtype == rt.bool else arr.dtype  # (Python's sum of bools: an int)
     tensor_start = is_variable(start) or is_tensor(start)
@@ -364,6 +368,8 @@ def _array_extreme(py, op, arr, kwargs):
 
     name = py.__name__
     shape = list(arr._static_shape or ())
+    if holds_number_kinds(arr) and not kwargs:  # (Python numbers of several types)
+        return pairs_extreme(name, arr)
     if kwargs or any(d != 1 for d in shape):
         src = user_origin()
         raise TypeError(

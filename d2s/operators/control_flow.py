@@ -497,8 +497,11 @@ def ifexp(pred, true_fn, false_fn):
     report.record("if", pred)
     if not is_variable(pred):
         return true_fn() if pred else false_fn()
+    # (as an `if` statement: Python numbers of two types keep the type of the branch taken)
+    return ifelse(pred, lambda: true_fn(), lambda: false_fn(), (), (_IFEXP,))
 
-    return rt.static.nn.cond(to_bool(pred), true_fn, false_fn)
+
+_IFEXP = "the value of the conditional expression"
 
 
 # ---- while -----------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ import math
 import sys
 
 import runtime as rt
+from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.arrays import array_pack
 from runtime.program.debug_ops import raise_error
 
 COMPENSATED = sys.version_info >= (3, 12)  # the running interpreter's rule (see the module)
@@ -75,9 +77,10 @@ def graph_float_sum(array, start, ints_at: tuple | None = None):
     beside the floats, and the program raises that TypeError where the result would depend
     on which items were ints (see the module)."""
     dtype = array.dtype
+    pairs = holds_number_kinds(array)  # (each item's type known: the ints added plainly)
     if not COMPENSATED:
-        items = rt.concat([rt.full([1], start, dtype), rt.static.array_stack(array)])
-        return rt.cumsum(items)[-1]
+        items = array_pack(array)[:, 0] if pairs else rt.static.array_stack(array)
+        return rt.cumsum(rt.concat([rt.full([1], start, dtype), items]))[-1]
     n = rt.static.array_length(array)
     # `plain`: every item so far may have been an int, from an int start: CPython has added
     # them (and then the first float) without compensation
@@ -92,7 +95,10 @@ def graph_float_sum(array, start, ints_at: tuple | None = None):
         t = total + x
         gained = rt.where(rt.abs(total) >= rt.abs(x), (total - t) + x, (x - t) + total)
         integral = rt.full([], False, "bool")
-        if ints_at is not None:  # (an int there, or before it, would change what is gained)
+        if pairs:  # (an int, or a bool: added plainly, as CPython adds it)
+            integral = rt.logical_not(x.float_when)
+            gained = rt.where(integral, rt.zeros([], dtype), gained)
+        elif ints_at is not None:  # (an int there, or before it, would change what is gained)
             integral = rt.logical_and(rt.isfinite(x), x == rt.floor(x))
             doubt = rt.logical_or(doubt, rt.logical_and(
                 rt.logical_or(plain, integral),
@@ -110,3 +116,4 @@ def graph_float_sum(array, start, ints_at: tuple | None = None):
         rt.static.nn.cond(doubt, refused, lambda: None)
     keep = rt.logical_and(lost != 0, rt.isfinite(lost))
     return rt.where(keep, total + lost, total)
+

@@ -354,7 +354,8 @@ class _Widen(Exception):
 def _check_widening(carried, values, out, widen: dict) -> None:
     for k, i in enumerate(carried):
         before, after = values[k], out[i]
-        if not (is_variable(before) and (is_variable(after) or is_tensor(after))):
+        if not (is_variable(before) and (is_variable(after) or is_tensor(after))) or \
+                before.is_array:  # (an array of numbers held as pairs: `array_paths`)
             continue
         if after.dtype != before.dtype and promote(before.dtype, after.dtype) == after.dtype:
             widen[i] = after.dtype

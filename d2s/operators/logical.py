@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 
 import runtime as rt
+from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.arrays import array_pack, holds_python_numbers
 
 from .. import report
 from ..errors import ConversionError
@@ -218,6 +220,11 @@ def in_(x, container):
     check_decided(container, "`in`")
     items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
         else None
+    if is_variable(container) and container.is_array and holds_python_numbers(container):
+        values = array_pack(container)  # (a list of Python numbers the program grows)
+        out = rt.any(rt.equal(values[:, 0] if holds_number_kinds(container) else values, x))
+        out.python_scalar = True  # (`in` gives a Python bool)
+        return out
     if is_variable(container):
         return rt.any(rt.equal(container, x))
     if items is None or not (traced(x) or any(traced(t) for t in items)):
