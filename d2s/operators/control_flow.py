@@ -230,7 +230,7 @@ class _GraphIf:
         if len(outs) == 2:
             more.update({i: outs[1][i] if first else outs[0][i]
                          for i, first in self.unbound.items() if i not in self.fills})
-        new_casts = {i: c for i, c in scalar_casts([o[:k] for o in outs]).items()
+        new_casts = {i: c for i, c in scalar_casts(outs).items()
                      if i not in self.casts}
         if not more and not new_casts:
             explain_names(names, outs, self.src)

@@ -180,7 +180,7 @@ def number_kind_flags(values: list, n: int, kinds: dict, outer) -> list:
         for kind, flag in (("b", v.bool_when), ("f", v.float_when)):
             if (kind, path) not in kinds and flag is not None and not _visible(flag, outer):
                 kinds[(kind, path)] = True
-    return [(bool_flag_here if kind == "b" else _flag_here)(_at(values, path))
+    return [(bool_flag_here if kind == "b" else float_flag_here)(_at(values, path))
             for kind, path in sorted(kinds)]
 
 
@@ -200,7 +200,7 @@ def _at(v, path):
     return v
 
 
-def _flag_here(v):
+def float_flag_here(v):
     """The float flag of `v` in the block being traced (a placeholder's: False)."""
     flag = getattr(v, "float_when", None) if is_variable(v) else None
     if flag is not None:
