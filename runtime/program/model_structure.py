@@ -14,6 +14,8 @@ is called with the same list and dict and returns the same tuple. A node is one 
                             true (F null where no float is possible: a bool or an int)
     {"numbers": K}          outputs: the K-th fetch, a tensor array, as a list of Python
                             numbers (a list of them grown by a graph loop or tensor `if`)
+    {"number_pairs": K}     ... of numbers of several types, each a `[value, kind]` pair
+                            (`runtime/ops/array_number_kinds.py`)
     {"value": V}            a constant leaf (a JSON number, string, bool or null)
     {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
     {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
@@ -33,12 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..ops.array_number_kinds import number_of_pair
 from .serialize import ModelFormatError
 
 MAX_DEPTH = 64
 _CONTAINERS = ("list", "tuple", "dict")
 _SCALARS = (int, float, str, bool, type(None))
-_NUMBERS = ("number", "numbers")  # (output leaves given back as Python numbers)
+_NUMBERS = ("number", "numbers", "number_pairs")  # (outputs given back as Python numbers)
 
 
 def encode(value, leaf) -> dict:
@@ -119,6 +122,8 @@ def build(node: dict, leaves: list):
         return float(number) if is_float else int(number)
     if tag == "numbers":
         return [t.item() for t in leaves[body]]
+    if tag == "number_pairs":  # (numbers of several types: `[value, kind]` each)
+        return [number_of_pair(t.numpy()) for t in leaves[body]]
     if tag == "value":
         return body
     if tag == "dict":
