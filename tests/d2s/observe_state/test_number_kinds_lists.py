@@ -130,3 +130,41 @@ def test_an_empty_list_of_several_types_raises_eagers_error():
         longest(x, 0)
     with pytest.raises(ValueError, match="max\\(\\) arg is an empty sequence"):
         static(x, rt.to_tensor(0))
+
+
+class Tracker(rt.nn.Layer):
+    """Keeps per-step lengths on `self`: an int where a step was cut, its float score else."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 3)
+        self.hist = [0]
+
+    def forward(self, x, n, stats):
+        h = self.fc(x)
+        for i in range(n):
+            self.hist.append(float(h[0, i]) if h[0, i] > 0 else i)
+            stats["flags"].append(bool(h[0, i] > 0.5))
+        return h
+
+
+def test_lists_on_self_and_in_an_argument_dict_keep_each_items_type():
+    rt.seed(5)
+    eager_net, static_net = Tracker(), Tracker()
+    static_net.set_state_dict(eager_net.state_dict())
+    static = d2s.to_static(static_net)
+    kinds = set()
+    for n, sign in ((3, 1.0), (0, 1.0), (2, -1.0), (3, -1.0)):
+        x = rt.to_tensor(np.full([1, 3], sign, "float32"))
+        h = eager_net.fc(x).numpy()[0]
+        want_hist = [0] + [float(np.float32(h[i])) if h[i] > 0 else i for i in range(n)]
+        want_flags = [True] + [bool(h[i] > 0.5) for i in range(n)]
+        eager_net.hist, static_net.hist = [0], [0]
+        eager_stats, static_stats = {"flags": [True]}, {"flags": [True]}
+        eager_net(x, n, eager_stats)
+        static(x, rt.to_tensor(n), static_stats)
+        for net, stats in ((eager_net, eager_stats), (static_net, static_stats)):
+            same_leaves(net.hist, want_hist)
+            same_leaves(stats["flags"], want_flags)
+        kinds.update(type(v) for v in want_hist[1:])
+    assert kinds == {int, float}
