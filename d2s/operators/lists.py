@@ -11,7 +11,7 @@ import sys
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
-from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds, needs_pairs
 from runtime.ops.arrays import (
     array_inserted,
     array_pop,
@@ -36,7 +36,7 @@ def list_append(target, value):
     if is_variable(target) and target.is_array:
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
-        if _held_as_pairs(target, value):  # (each item's Python type beside it)
+        if needs_pairs(target, value):  # (each item's Python type beside it)
             n = rt.static.array_length(target)
             return rt.static.array_write(value, n, target) if holds_number_kinds(
                 target) else array_written(value, n, as_pairs(target))
@@ -125,28 +125,6 @@ def _number_fits(array, value) -> None:
         f"values of that type (for example `[0.0]`, or append float(v)).", src)
 
 
-def _held_as_pairs(array, value) -> bool:
-    """Whether the Python number `value` goes into the array of Python numbers `array` as a
-    `[value, kind]` pair: it holds pairs, or numbers of another type than `value`'s (an int
-    beside floats, a float or a bool beside ints), or `value` is a number whose type the run
-    decides (`float_when`, `bool_when`). The array is then held as pairs
-    (`runtime/ops/array_number_kinds.py`), each item keeping its own type."""
-    if not getattr(array, "python_items", False):
-        return False
-    if type(value) in (bool, int, float):
-        kind = type(value)
-    elif is_variable(value) and value.python_scalar and not value.is_array and not value.shape:
-        if value.float_when is not None or value.bool_when is not None:
-            return True
-        kind = bool if value.dtype.name == "bool" else float if value.dtype.is_floating else int
-    else:
-        return False
-    if holds_number_kinds(array):
-        return True
-    held = bool if array.dtype.name == "bool" else float if array.dtype.is_floating else int
-    return kind is not held
-
-
 def _mark_mixed(array, value) -> None:
     """A Python number put into an array of Python floats: an int or bool beside them makes
     Python's `sum` of the list an int or a float depending on which items the run leaves in
@@ -204,7 +182,7 @@ def _insert(target, index, value):
         raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
     if isinstance(value, (tuple, list, dict)):
         _no_structures(value, 4)
-    if _held_as_pairs(target, value):  # (each item's Python type beside it)
+    if needs_pairs(target, value):  # (each item's Python type beside it)
         return _in_place(target, array_inserted(target, index, value)) if holds_number_kinds(
             target) else array_inserted(as_pairs(target), index, value)
     _number_fits(target, value)

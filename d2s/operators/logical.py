@@ -245,6 +245,8 @@ def eq_(a, b):
     `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`
     (of a set a tensor `if` left undecided: refused, as its other reads)."""
     _decided_sets(a, b, "`==`")
+    if _number_list(a) and _number_list(b) and (is_variable(a) or is_variable(b)):
+        return _number_lists_equal(a, b)
     if not _sequences_with_graph_values(a, b):
         return a == b
     if len(a) != len(b):
@@ -261,6 +263,31 @@ def eq_(a, b):
         same = _scalar_bool(same)
         found = same if found is None else rt.logical_and(found, same)
     return True if found is None else found
+
+
+def _number_list(x) -> bool:
+    """A list of Python numbers: a Python one, or one the program grows (a tensor array)."""
+    if is_variable(x):
+        return x.is_array and holds_python_numbers(x)
+    return type(x) is list and all(type(v) in (bool, int, float) for v in x)
+
+
+def _number_values(x):
+    """The values of a list of Python numbers as a float64 tensor (of its run-time length)."""
+    if not is_variable(x):
+        return rt.to_tensor([float(v) for v in x], "float64").reshape([len(x)])
+    values = array_pack(x)
+    return rt.cast(values[:, 0] if holds_number_kinds(x) else values, "float64")
+
+
+def _number_lists_equal(a, b):
+    """`a == b` of lists of Python numbers, one of which the program grows: equal lengths
+    and values (`1 == 1.0 == True`, as Python compares them), a Python bool when returned."""
+    a, b = _number_values(a), _number_values(b)
+    same = rt.static.nn.cond(rt.shape(a)[0] == rt.shape(b)[0],
+                             lambda: rt.all(rt.equal(a, b)), lambda: rt.full([], False, "bool"))
+    same.python_scalar = True
+    return same
 
 
 def ne_(a, b):

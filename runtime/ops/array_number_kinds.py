@@ -31,6 +31,29 @@ def holds_number_kinds(array) -> bool:
         array, "_static_shape", None) == PAIR and array.dtype.name == "float64"
 
 
+def needs_pairs(array, value) -> bool:
+    """Whether the Python number `value` (or a 0-d value standing for one) goes into the array
+    of Python numbers `array` as a `[value, kind]` pair: it holds pairs, or numbers of another
+    type than `value`'s (an int beside floats, a float or a bool beside ints), or `value` is a
+    number whose type the run decides (`float_when`, `bool_when`)."""
+    if not getattr(array, "python_items", False):
+        return False
+    if type(value) in KINDS:
+        kind = type(value)
+    elif getattr(value, "python_scalar", False) and getattr(value, "kind", "") != "array" \
+            and not tuple(value.shape):
+        if value.float_when is not None or value.bool_when is not None:
+            return True
+        kind = _kind_of(value.dtype)
+    else:
+        return False
+    return holds_number_kinds(array) or kind is not _kind_of(array.dtype)
+
+
+def _kind_of(dtype):
+    return bool if dtype.name == "bool" else float if dtype.is_floating else int
+
+
 def number_pair(b, x):
     """The pair `[value, kind]` of the Python number `x` (or a 0-d value standing for one,
     whose type its dtype gives, or the run: `float_when`, `bool_when`)."""

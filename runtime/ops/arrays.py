@@ -18,6 +18,7 @@ from .array_number_kinds import (
     KINDS,
     PAIR,
     holds_number_kinds,
+    needs_pairs,
     number_pair,
     pair_value,
 )
@@ -453,8 +454,10 @@ def array_setitem(array: Variable, index, value) -> None:
     b = _builder()
     if isinstance(index, int) and index < 0:  # from the end, as in a Python list
         index = math.add(array_length(array), index)
+    if needs_pairs(array, value) and not holds_number_kinds(array):  # (`ints[0] = 2.5`:
+        array._inplace_update(as_pairs(array))  # each item's Python type beside it)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
-    if holds_number_kinds(array):  # (each item's Python type beside it)
+    if holds_number_kinds(array):
         value = number_pair(b, value)
     if value.dtype != array.dtype:
         value = math.cast(value, array.dtype)

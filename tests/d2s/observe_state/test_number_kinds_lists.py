@@ -168,3 +168,39 @@ def test_lists_on_self_and_in_an_argument_dict_keep_each_items_type():
             same_leaves(stats["flags"], want_flags)
         kinds.update(type(v) for v in want_hist[1:])
     assert kinds == {int, float}
+
+
+def compared_and_overwritten(x, n):
+    lengths = [0]
+    for i in range(n):
+        lengths.append(1.5 if x[i] > 0 else i)
+    ints = [0]
+    for i in range(n):
+        ints.append(i)
+    ints[0] = 2.5  # a float into a list of ints
+    return lengths == [0, 1.5], lengths != [0, 1], ints, rt.to_tensor(lengths, "float32")
+
+
+def test_comparing_overwriting_and_making_a_tensor():
+    static = d2s.to_static(compared_and_overwritten)
+    for data, n in (([1.0, -1.0, 2.0], 3), ([1.0, 1.0, -2.0], 1), ([-1.0, 1.0, 2.0], 1)):
+        x = rt.to_tensor(np.array(data, "float32"))
+        lengths = [0] + [1.5 if data[i] > 0 else i for i in range(n)]
+        want = (lengths == [0, 1.5], lengths != [0, 1], [2.5] + list(range(n)))
+        for got in (compared_and_overwritten(x, n), static(x, rt.to_tensor(n))):
+            same_leaves(got[:3], want)
+            np.testing.assert_array_equal(got[3].numpy(), np.array(lengths, "float32"))
+    assert len(static.program_cache) == 1
+
+
+def test_a_tensor_of_numbers_of_several_types_needs_its_dtype():
+    def as_tensor(x, n):
+        lengths = [0]
+        for i in range(n):
+            lengths.append(1.5 if x[i] > 0 else i)
+        return rt.to_tensor(lengths)  # float32 or int64: eager's depends on the items
+
+    x, no_float = rt.to_tensor([1.0, -1.0]), rt.to_tensor([-1.0, -1.0])
+    assert as_tensor(x, 2).dtype == rt.float32 and as_tensor(no_float, 2).dtype == rt.int64
+    with pytest.raises(TypeError, match="only the run decides. Give the dtype"):
+        d2s.to_static(as_tensor)(x, rt.to_tensor(2))
