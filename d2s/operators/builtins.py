@@ -18,10 +18,10 @@ from .. import report
 from ..errors import ConversionError
 from .exceptions import helper_raise, short_name
 from .float_sum import graph_float_sum
-from .number_pairs import pairs_extreme, pairs_sum
 from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
+from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where

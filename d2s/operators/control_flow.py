@@ -225,7 +225,7 @@ class _GraphIf:
         the returned type there (the return flag that goes with it guarantees they are never
         read); a name bound in one branch only: zeros, read-checked; Python numbers meeting
         tensors: casts. False (after explaining the difference) when none is new."""
-        names, outs, k = self.names, self.outs, len(self.names)
+        names, outs = self.names, self.outs
         more = {i: v for i, v in _return_fills(names, outs).items() if i not in self.fills}
         if len(outs) == 2:
             more.update({i: outs[1][i] if first else outs[0][i]

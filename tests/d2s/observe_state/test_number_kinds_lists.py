@@ -176,7 +176,7 @@ def compared_and_overwritten(x, n):
         lengths.append(1.5 if x[i] > 0 else i)
     ints = [0]
     for i in range(n):
-        ints.append(i)
+        ints.append(i)  # noqa: PERF402  (a graph loop: the list becomes a tensor array)
     ints[0] = 2.5  # a float into a list of ints
     return lengths == [0, 1.5], lengths != [0, 1], ints, rt.to_tensor(lengths, "float32")
 
