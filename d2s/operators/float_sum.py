@@ -14,9 +14,11 @@ Python 3.11 and earlier add the items one by one from `start`. Python 3.12 and l
   and finite (so an infinite or overflowed total does not become nan).
 
 CPython sums the ints before the first float exactly (an int `start` with them), and adds an
-int met after it plainly, `total + float(v)`, leaving the compensation as it is. The
-program's array holds such ints as floats, and cannot tell an int 2 from a float 2.0; so for
-a list that may hold ints beside floats (`Variable.mixed_numbers`) the program also notes
+int met after it plainly, `total + float(v)`, leaving the compensation as it is. A list of
+ints beside floats that the program grows holds each item's type beside it (`[value, kind]`
+pairs, `runtime/ops/array_number_kinds.py`): its ints are added as CPython adds them, exactly.
+An array that holds such ints as floats cannot tell an int 2 from a float 2.0; so for a list
+that may hold ints beside floats that way (`Variable.mixed_numbers`) the program also notes
 whether an item with an integral value lost bits when it was added (the compensation gained
 something there, which an int would not add): then the result would depend on which items
 were ints, and the program raises a TypeError naming the `sum()` line. Every other such sum
