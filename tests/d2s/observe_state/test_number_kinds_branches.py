@@ -142,3 +142,26 @@ def test_a_saved_model_gives_the_paths_type(tmp_path):
     for data in INPUTS:
         same_leaves(loaded(rt.to_tensor(np.array(data, "float32"))),
                     reference(keep_flag_or_count, data))
+
+
+def best_so_far(x, stats):
+    seen = {"best": False, "count": 0}
+    if x.max() > 1.0:
+        seen["best"] = float(x.max())
+        seen["count"] = True
+        stats["last"] = 2
+    return seen
+
+
+def test_dict_entries_keep_the_paths_type():
+    static = d2s.to_static(best_so_far)
+    for data in ([1.0, 2.0, 3.0], [-1.0, -2.0, -3.0]):
+        x = rt.to_tensor(np.array(data, "float32"))
+        hit = max(data) > 1.0
+        want = {"best": max(data), "count": True} if hit else {"best": False, "count": 0}
+        want_stats = {"last": 2 if hit else False}
+        for fn in (best_so_far, static):
+            stats = {"last": False}
+            same_leaves(fn(x, stats), want)
+            same_leaves(stats, want_stats)
+    assert len(static.program_cache) == 1
