@@ -23,6 +23,7 @@ import os
 
 import runtime as rt
 from runtime import core, pytree
+from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program import model_structure, serialize
 from runtime.program.executor import rewrite_error
@@ -97,11 +98,17 @@ def _with_structure(program, feeds: list, out, args):
         if isinstance(leaf, Variable):
             index = fetch(leaf)
             flag = leaf.float_when if leaf.python_scalar else None
+            is_bool = leaf.bool_when if leaf.python_scalar else None  # (a bool on some paths)
+            if is_bool is not None and not leaf.is_array:
+                return {"number_kind": [index, None if flag is None else fetch(flag),
+                                        fetch(is_bool)]}
             if flag is not None and not leaf.is_array:  # (`sum()` of a list of floats that
                 return {"number_kind": [index, fetch(flag)]}  # may be empty: the int start)
             if leaf.python_scalar and not leaf.is_array and not getattr(
                     leaf, "mixed_number", False):  # (as `running.Entry.python_out`)
                 return {"number": index}
+            if leaf.is_array and holds_number_kinds(leaf):  # (each item's own type)
+                return {"number_pairs": index}
             if leaf.is_array and holds_python_numbers(leaf):  # (as `running.Entry`'s)
                 return {"numbers": index}
             return {"output": index}

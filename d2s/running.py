@@ -15,6 +15,7 @@ import runtime as rt
 from runtime import backend, pytree
 from runtime.autograd import record
 from runtime.core import array_of, mode_state
+from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.reach_values import top_level
@@ -77,10 +78,17 @@ class Entry:
         self.arg_writes = [i for i, _ in effects.arg_writes]
         outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
         # Python numbers whose type the run decides (`sum()` of a list of floats is the int
-        # start when the list is empty): (output, output of its "is a float" flag)
-        self.number_kinds = [(k, len(outs) + j) for j, k in enumerate(
-            k for k in range(len(self.out_index)) if _float_flag(outs[k]) is not None)]
-        outs = outs + [_float_flag(outs[k]) for k, _ in self.number_kinds]
+        # start when the list is empty; a bool on one path of a tensor `if`, an int on the
+        # other): (output, output of its "is a float" flag, of its "is a bool" flag), a flag
+        # None where the dtype decides
+        flags = [(k, _float_flag(outs[k]), _bool_flag(outs[k]))
+                 for k in range(len(self.out_index))]
+        flags = [f for f in flags if f[1] is not None or f[2] is not None]
+        extra = [x for _, *fs in flags for x in fs if x is not None]
+        at = iter(range(len(outs), len(outs) + len(extra)))
+        self.number_kinds = [(k, None if f is None else next(at), None if b is None else next(at))
+                             for k, f, b in flags]
+        outs = outs + extra
         # results whose stop_gradient (of each item, for a list) the run decides
         # (`runtime/program/stop_flags.py`): (output, output of its flag)
         self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
@@ -109,10 +117,15 @@ class Entry:
         # them): the call gives Python numbers there, as eager code does
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.python_scalar and not v.is_array and (not getattr(
-                               v, "mixed_number", False) or _float_flag(v) is not None)]
+                               v, "mixed_number", False) or _float_flag(v) is not None
+                               or _bool_flag(v) is not None)]
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
-                             v.is_array and holds_python_numbers(v)]
+                             v.is_array and holds_python_numbers(v) and not
+                             holds_number_kinds(v)]
+        # ... of Python numbers of several types, each a `[value, kind]` pair
+        self.pair_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                           v.is_array and holds_number_kinds(v)]
         # integer/bool outputs the traced code marked stop_gradient=False
         # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
         # them, but they keep the flag, as eager's do
@@ -122,7 +135,7 @@ class Entry:
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
-                       and not self.number_lists
+                       and not self.number_lists and not self.pair_lists
                        and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
@@ -226,8 +239,11 @@ class Entry:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]]
-        for k, flag in self.number_kinds:
-            outs[k] = float(outs[k]) if arrays[flag] else int(outs[k])
+        for k in self.pair_lists:  # (each item's own Python type)
+            outs[k] = [number_of_pair(a) for a in arrays[k]]
+        for k, is_float, is_bool in self.number_kinds:
+            outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
+                                      None if is_float is None else arrays[is_float])
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
@@ -387,6 +403,18 @@ def _float_flag(v):
     """The bool graph value saying whether the Python number `v` stands for is a float when
     the program runs (`Variable.float_when`), or None where its dtype decides."""
     return getattr(v, "float_when", None) if getattr(v, "python_scalar", False) else None
+
+
+def _bool_flag(v):
+    """The bool graph value saying whether the Python number `v` stands for is a bool when
+    the program runs (`Variable.bool_when`), or None where its dtype decides."""
+    return getattr(v, "bool_when", None) if getattr(v, "python_scalar", False) else None
+
+
+def _number_of_kind(v, is_bool, is_float):
+    """The Python number `v` (a program output) as the type the run decided (`is_float` None:
+    the type its dtype gives)."""
+    return bool(v) if is_bool else v if is_float is None else float(v) if is_float else int(v)
 
 
 def _check_writable(inputs, arg_writes, names, function_name: str) -> list:

@@ -13,7 +13,8 @@ import numpy as np
 from . import backend, core, dtypes
 from .dtypes import DType, convert_dtype, default_float, of_array
 from .ops import registry
-from .ops.arrays import holds_python_numbers
+from .ops.array_number_kinds import holds_number_kinds
+from .ops.arrays import array_pack, holds_python_numbers
 from .ops.combine import stack
 from .ops.math import assign, cast
 
@@ -335,6 +336,8 @@ def _stack_variables(data, dtype, stop_gradient: bool):
 
 def _assign_variable(v, dtype, stop_gradient: bool):
     """`to_tensor(v)` of a static Variable: a copy of it in the program (cast to `dtype`)."""
+    if holds_number_kinds(v):
+        v = _values_of_numbers(v, dtype)
     if dtype is None and v.dtype.name == "float64" and (
             getattr(v, "python_scalar", False) or holds_python_numbers(v)):
         dtype = default_float()  # (Python floats, kept in float64: eager's default dtype)
@@ -343,6 +346,18 @@ def _assign_variable(v, dtype, stop_gradient: bool):
         out = cast(out, dtype)
     out.stop_gradient = stop_gradient
     return out
+
+
+def _values_of_numbers(array, dtype):
+    """The values of a list of Python numbers of several types that a program grows (a tensor
+    array of `[value, kind]` pairs): eager's dtype depends on which items the run leaves."""
+    if dtype is None:
+        raise TypeError(
+            "to_tensor() of a list of Python numbers that the converted code grows, holding "
+            "ints beside floats or bools: eager code gives float32 where a float is left in it "
+            "and int64 otherwise, which only the run decides. Give the dtype: "
+            "rt.to_tensor(items, dtype='float32')")
+    return array_pack(array)[:, 0]
 
 
 registry.register_tensor_class(Tensor)

@@ -24,6 +24,7 @@ user wrote it. The generated-code API, by converter:
   filters: `comp_list`, `comp_iter`; `and`/`or` values computed by statements: `chain_value`
 """
 from .calls import call  # noqa: F401
+from .print_values import formatted, fstring  # noqa: F401
 from .builtins import (  # noqa: F401
     all_,
     any_,
@@ -31,9 +32,7 @@ from .builtins import (  # noqa: F401
     bool_,
     enumerate_,
     float_,
-    formatted,
     frozenset_,
-    fstring,
     int_,
     isinstance_,
     len_,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
 from runtime.dtypes import convert_dtype
+from runtime.ops.array_number_kinds import PAIR, holds_number_kinds
+from runtime.ops.arrays import as_pairs
 
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import is_variable
@@ -32,8 +34,16 @@ def array_paths(a, b, path):
         return
     a_arr = is_variable(a) and a.is_array
     b_arr = is_variable(b) and b.is_array
+    if a_arr and b_arr and _number_arrays_differ(a, b):
+        yield path, NUMBER_KINDS  # (ints in one branch's array, floats in the other's)
+        return
     if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
         lst, arr = (a, b) if isinstance(a, list) else (b, a)
+        if getattr(arr, "python_items", False) and lst and all(
+                _number_kind(x) is not None for x in lst) and (holds_number_kinds(arr) or len(
+                    _kinds(lst) | {_array_kind(arr)}) > 1):
+            yield path, NUMBER_KINDS
+            return
         if all((is_variable(x) or _is_tensor(x)) and x.dtype == arr.dtype for x in lst) or (
                 all(_number_kind(x) is not None for x in lst) and (  # Python numbers
                     getattr(arr, "python_items", False) or all(
@@ -42,7 +52,7 @@ def array_paths(a, b, path):
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
         dtype = _tensors_of_one_type(a + b) or _numbers_of_one_type(a + b) or \
-            _numbers_beside_chosen_ones(a + b)
+            _numbers_beside_chosen_ones(a + b) or _numbers_of_types(a + b)
         if dtype is not None:
             yield path, dtype
         return
@@ -88,6 +98,48 @@ def _numbers_beside_chosen_ones(items):
 
 # the dtype of a tensor array holding Python numbers (a list of them grown by the program)
 PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+# ... holding Python numbers of several types, each as a `[value, kind]` pair
+# (`runtime/ops/array_number_kinds.py`)
+NUMBER_KINDS = "number kinds"
+
+
+def _kinds(items) -> set:
+    """The Python types of numbers (and of values standing for them; "run" for one whose
+    type the run decides: `float_when`, `bool_when`)."""
+    return {"run" if is_variable(x) and (x.float_when is not None or x.bool_when is not None)
+            else _number_kind(x) for x in items}
+
+
+def _array_kind(array):
+    """The Python type of the numbers an array of them holds ("pairs": each its own)."""
+    if holds_number_kinds(array):
+        return "pairs"
+    return bool if array.dtype.name == "bool" else float if array.dtype.is_floating else int
+
+
+def _number_arrays_differ(a, b) -> bool:
+    """Two arrays of Python numbers held differently: of two types, or one as pairs."""
+    return all(getattr(v, "python_items", False) for v in (a, b)) and (
+        _array_kind(a) != _array_kind(b))
+
+
+def _numbers_of_types(items):
+    """`NUMBER_KINDS` for a list of Python numbers of several types (or whose types the run
+    decides), else None."""
+    kinds = _kinds(items)
+    return NUMBER_KINDS if items and None not in kinds and (len(kinds) > 1 or "run" in kinds) \
+        else None
+
+
+def number_pairs(items: list):
+    """A tensor array of the Python numbers `items` (and values standing for them) as
+    `[value, kind]` pairs."""
+    array = rt.static.create_array("float64")
+    array.python_items = True
+    array._static_shape = PAIR
+    for k, x in enumerate(items):
+        array = rt.static.array_write(x, k, array)
+    return array
 
 
 def _number_as(x, dtype):
@@ -116,6 +168,9 @@ def _struct_like(a, b):
 def array_at(v, path, dtype):
     """`v` with the list at `path` as a tensor array (of `dtype`)."""
     if not path:
+        if dtype == NUMBER_KINDS:  # (numbers of several types: each its own)
+            return number_pairs(list(v)) if isinstance(v, list) else as_pairs(v) if \
+                is_variable(v) and v.is_array else v
         if isinstance(v, list) and isinstance(dtype, tuple):  # ("struct", an item or array)
             like = dtype[1]
             return struct_array(v) if v else like.empty() if isinstance(

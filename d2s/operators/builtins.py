@@ -10,6 +10,7 @@ import builtins
 import runtime as rt
 from runtime.core import active_builder, is_tensor
 from runtime.dtypes import convert_dtype, promote
+from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
@@ -20,53 +21,11 @@ from .float_sum import graph_float_sum
 from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
-from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
+from .number_pairs import pairs_extreme, pairs_sum
+from .print_values import FString, as_print_arg, eager_int
 from .sort_values import sort_in_place, sorted_items
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
-
-
-class Formatted:
-    """One `{value!conv:spec}` of an f-string passed to `print` (see `fstring`)."""
-
-    __slots__ = ("conv", "spec", "value")
-
-    def __init__(self, value, conv, spec):
-        self.value, self.conv, self.spec = value, conv, spec
-
-    def text(self) -> str:
-        v = self.value
-        v = repr(v) if self.conv == "r" else ascii(v) if self.conv == "a" else (
-            str(v) if self.conv == "s" else v)
-        return format(v, self.spec)
-
-
-def formatted(value, conv, spec):
-    return Formatted(value, conv, spec)
-
-
-def fstring(*parts):
-    """An f-string in a `print` call: the string, as Python makes it, unless a piece is a
-    graph value (then an `FString` that `print_` prints when the program runs)."""
-    if not any(isinstance(p, Formatted) and holds_graph_values(p.value) for p in parts):
-        return "".join(p.text() if isinstance(p, Formatted) else p for p in parts)
-    out = []
-    for p in parts:
-        if not isinstance(p, Formatted):
-            out.append(p)
-        elif not holds_graph_values(p.value):
-            out.append(p.text())
-        elif not is_variable(p.value) and not p.spec and p.conv != "a":
-            out.extend(pieces(p.value))  # (a container: its repr, element by element)
-        elif p.spec or p.conv == "a":
-            raise TypeError(
-                f"an f-string formats a tensor with {'!a' if p.conv == 'a' else ':' + p.spec}"
-                " inside a converted function: the value exists only when the program runs, "
-                "where it is printed as eager mode prints a tensor; drop the format spec, or "
-                "format a Python number taken out of the tensor outside the function")
-        else:
-            out.append(p.value)  # (str and repr of a tensor print the same)
-    return FString(out)
 
 
 def print_(*args, sep=" ", end="\n", file=None, flush=False):
@@ -188,6 +147,8 @@ def sum_(iterable, /, start=0):
         return builtins.sum(iterable, start)
 
     arr = iterable
+    if holds_number_kinds(arr) and type(start) in (bool, int, float):
+        return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
     dtype = "int64" if arr.dtype == rt.bool else arr.dtype  # (Python's sum of bools: an int)
     tensor_start = is_variable(start) or is_tensor(start)
@@ -368,6 +329,8 @@ def _array_extreme(py, op, arr, kwargs):
 
     name = py.__name__
     shape = list(arr._static_shape or ())
+    if holds_number_kinds(arr) and not kwargs:  # (Python numbers of several types)
+        return pairs_extreme(name, arr)
     if kwargs or any(d != 1 for d in shape):
         src = user_origin()
         raise TypeError(

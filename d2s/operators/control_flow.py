@@ -46,6 +46,7 @@ from .mutation_loop import cell_arrays
 from .scalar_merge import (
     WIDE_NUMBER,
     cast_scalar,
+    merged_bool_flag,
     merged_float_flag,
     mixed_number_types,
     number_kind_flags,
@@ -95,7 +96,7 @@ class _GraphIf:
         self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
-        self.kinds: dict = {}  # paths of numbers whose float flags are extra outputs too
+        self.kinds: dict = {}  # (kind, path) of numbers whose type flags are extra outputs too
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -224,12 +225,12 @@ class _GraphIf:
         the returned type there (the return flag that goes with it guarantees they are never
         read); a name bound in one branch only: zeros, read-checked; Python numbers meeting
         tensors: casts. False (after explaining the difference) when none is new."""
-        names, outs, k = self.names, self.outs, len(self.names)
+        names, outs = self.names, self.outs
         more = {i: v for i, v in _return_fills(names, outs).items() if i not in self.fills}
         if len(outs) == 2:
             more.update({i: outs[1][i] if first else outs[0][i]
                          for i, first in self.unbound.items() if i not in self.fills})
-        new_casts = {i: c for i, c in scalar_casts([o[:k] for o in outs]).items()
+        new_casts = {i: c for i, c in scalar_casts(outs).items()
                      if i not in self.casts}
         if not more and not new_casts:
             explain_names(names, outs, self.src)
@@ -251,7 +252,12 @@ class _GraphIf:
         result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
-        result = mutation.finish(self.log, result, len(self.names), self.outs)
+        k = len(self.names)
+        if len(self.full) == 2:  # (numbers the branches put into changed objects: a list
+            # item appended as an int by one branch and a float by the other)
+            _mark_scalars(result[k:], [f[k:] for f in self.full], pred, self.src, {},
+                          ("objects",))
+        result = mutation.finish(self.log, result, k, self.outs)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
@@ -510,8 +516,11 @@ def ifexp(pred, true_fn, false_fn):
     report.record("if", pred)
     if not is_variable(pred):
         return true_fn() if pred else false_fn()
+    # (as an `if` statement: Python numbers of two types keep the type of the branch taken)
+    return ifelse(pred, lambda: true_fn(), lambda: false_fn(), (), (_IFEXP,))
 
-    return rt.static.nn.cond(to_bool(pred), true_fn, false_fn)
+
+_IFEXP = "the value of the conditional expression"
 
 
 # ---- while -----------------------------------------------------------------------------------
@@ -538,7 +547,10 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 for v in (a, b)) and not all(isinstance(v, Undefined) for v in (a, b)):
             r.python_scalar = True
             r.mixed_number = mixed_number_types(a, b)  # (saved: returned as a tensor)
-            r.float_when = kinds[(*path, i)] if (*path, i) in kinds else \
+            at = (*path, i)
+            r.float_when = kinds[("f", at)] if ("f", at) in kinds else \
                 merged_float_flag(a, b, pred, src)
+            r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
+                merged_bool_flag(a, b, pred)
 
 

@@ -14,9 +14,11 @@ Python 3.11 and earlier add the items one by one from `start`. Python 3.12 and l
   and finite (so an infinite or overflowed total does not become nan).
 
 CPython sums the ints before the first float exactly (an int `start` with them), and adds an
-int met after it plainly, `total + float(v)`, leaving the compensation as it is. The
-program's array holds such ints as floats, and cannot tell an int 2 from a float 2.0; so for
-a list that may hold ints beside floats (`Variable.mixed_numbers`) the program also notes
+int met after it plainly, `total + float(v)`, leaving the compensation as it is. A list of
+ints beside floats that the program grows holds each item's type beside it (`[value, kind]`
+pairs, `runtime/ops/array_number_kinds.py`): its ints are added as CPython adds them, exactly.
+An array that holds such ints as floats cannot tell an int 2 from a float 2.0; so for a list
+that may hold ints beside floats that way (`Variable.mixed_numbers`) the program also notes
 whether an item with an integral value lost bits when it was added (the compensation gained
 something there, which an int would not add): then the result would depend on which items
 were ints, and the program raises a TypeError naming the `sum()` line. Every other such sum
@@ -34,6 +36,8 @@ import math
 import sys
 
 import runtime as rt
+from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.arrays import array_pack
 from runtime.program.debug_ops import raise_error
 
 COMPENSATED = sys.version_info >= (3, 12)  # the running interpreter's rule (see the module)
@@ -75,9 +79,10 @@ def graph_float_sum(array, start, ints_at: tuple | None = None):
     beside the floats, and the program raises that TypeError where the result would depend
     on which items were ints (see the module)."""
     dtype = array.dtype
+    pairs = holds_number_kinds(array)  # (each item's type known: the ints added plainly)
     if not COMPENSATED:
-        items = rt.concat([rt.full([1], start, dtype), rt.static.array_stack(array)])
-        return rt.cumsum(items)[-1]
+        items = array_pack(array)[:, 0] if pairs else rt.static.array_stack(array)
+        return rt.cumsum(rt.concat([rt.full([1], start, dtype), items]))[-1]
     n = rt.static.array_length(array)
     # `plain`: every item so far may have been an int, from an int start: CPython has added
     # them (and then the first float) without compensation
@@ -92,7 +97,10 @@ def graph_float_sum(array, start, ints_at: tuple | None = None):
         t = total + x
         gained = rt.where(rt.abs(total) >= rt.abs(x), (total - t) + x, (x - t) + total)
         integral = rt.full([], False, "bool")
-        if ints_at is not None:  # (an int there, or before it, would change what is gained)
+        if pairs:  # (an int, or a bool: added plainly, as CPython adds it)
+            integral = rt.logical_not(x.float_when)
+            gained = rt.where(integral, rt.zeros([], dtype), gained)
+        elif ints_at is not None:  # (an int there, or before it, would change what is gained)
             integral = rt.logical_and(rt.isfinite(x), x == rt.floor(x))
             doubt = rt.logical_or(doubt, rt.logical_and(
                 rt.logical_or(plain, integral),
@@ -110,3 +118,4 @@ def graph_float_sum(array, start, ints_at: tuple | None = None):
         rt.static.nn.cond(doubt, refused, lambda: None)
     keep = rt.logical_and(lost != 0, rt.isfinite(lost))
     return rt.where(keep, total + lost, total)
+

@@ -34,6 +34,7 @@ from .exceptions import branch_frame
 from .logical import to_bool
 from .loop_initial import EmptyArray, is_empty_array, python_items, settled_initial_values, to_array
 from .loop_keys import check_keys, dict_keys_of, refuse_key_change
+from .loop_number_kinds import LoopNumberKinds
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
 
@@ -135,6 +136,7 @@ class _GraphWhile:
         self.dict_keys = {i: dict_keys_of(v) for i, v in self.dicts.items()}
         self.state = self._arrays_of_lists(state)
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
+        self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
@@ -169,6 +171,7 @@ class _GraphWhile:
             return
         numbers = {i: v for i, v in enumerate(state) if isinstance(v, (int, float))}
         self.state = settled_initial_values(self.body, state, names, self.src, self.log)
+        self.number_kinds.widened(numbers, self.state)  # (`best = False`, then `best = i`)
         # a number filling a tensor of another shape: right only where the body runs
         self.numbers = {i: v for i, v in numbers.items() if is_variable(self.state[i]) and
                         self.state[i].ndim and not getattr(self.state[i], "python_scalar",
@@ -183,10 +186,12 @@ class _GraphWhile:
         return self.loop.enter(merged, values[len(self.carried):])
 
     def _graph_test(self, *values):
+        values = self.number_kinds.enter(values, self.carried)
         return self.loop.restore(self.test(*self._full(values)))
 
     def _graph_body(self, *values):
         carried, names, src = self.carried, self.names, self.src
+        values = self.number_kinds.enter(values, carried)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         given = self._full(values)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
@@ -208,6 +213,8 @@ class _GraphWhile:
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
         self.changed_in_place.update(i for i in self.dicts if i in carried and
                                      out[i] is given[i])
+        if self.number_kinds.found(carried, values, out, self.state):
+            raise _Widen  # (traced again with the number's type flags carried)
         _check_widening(carried, values, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(values[k], out[i], ()):  # grows into) an array
@@ -217,7 +224,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res
+        return res + self.number_kinds.leave(out)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -251,14 +258,14 @@ class _GraphWhile:
         """The `while` op (traced again while the body widens a dtype); the new state."""
         carried, loop = self.carried, self.loop
         blocks = current_builder().program.blocks
-        for _ in range(len(carried) + 1):
+        for _ in range(2 * len(carried) + 1):
             mark = len(blocks)
             try:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
                         self._graph_test, self._graph_body,
-                        loop.initial_state(carried) + loop.initial)
-                return self._finish(result)
+                        loop.initial_state(carried) + loop.initial + self.number_kinds.start())
+                return self._finish(self.number_kinds.finish(list(result), carried))
             except Exception as e:
                 self.log.restore()  # the user's objects must not keep discarded blocks' values
                 if not isinstance(e, _Widen):
@@ -347,7 +354,8 @@ class _Widen(Exception):
 def _check_widening(carried, values, out, widen: dict) -> None:
     for k, i in enumerate(carried):
         before, after = values[k], out[i]
-        if not (is_variable(before) and (is_variable(after) or is_tensor(after))):
+        if not (is_variable(before) and (is_variable(after) or is_tensor(after))) or \
+                before.is_array:  # (an array of numbers held as pairs: `array_paths`)
             continue
         if after.dtype != before.dtype and promote(before.dtype, after.dtype) == after.dtype:
             widen[i] = after.dtype

@@ -11,11 +11,13 @@ import sys
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
+from runtime.ops.array_number_kinds import holds_number_kinds, needs_pairs
 from runtime.ops.arrays import (
     array_inserted,
     array_pop,
     array_popped,
     array_written,
+    as_pairs,
     holds_python_numbers,
 )
 from runtime.pytree import flatten, unflatten
@@ -34,6 +36,10 @@ def list_append(target, value):
     if is_variable(target) and target.is_array:
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
+        if needs_pairs(target, value):  # (each item's Python type beside it)
+            n = rt.static.array_length(target)
+            return rt.static.array_write(value, n, target) if holds_number_kinds(
+                target) else array_written(value, n, as_pairs(target))
         _number_fits(target, value)
         _mark_mixed(target, value)
         value = _dtype_fits(target, value)
@@ -180,6 +186,9 @@ def _insert(target, index, value):
         raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
     if isinstance(value, (tuple, list, dict)):
         _no_structures(value, 4)
+    if needs_pairs(target, value):  # (each item's Python type beside it)
+        return _in_place(target, array_inserted(target, index, value)) if holds_number_kinds(
+            target) else array_inserted(as_pairs(target), index, value)
     _number_fits(target, value)
     _mark_mixed(target, value)
     v = value if is_variable(value) or hasattr(value, "dtype") else rt.to_tensor(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 
 import runtime as rt
+from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.arrays import array_pack, holds_python_numbers
 
 from .. import report
 from ..errors import ConversionError
@@ -208,7 +210,9 @@ def _graph(a, rest, op, decided: bool):
 def not_(x):
     """`not x`"""
     if is_variable(x):
-        return rt.logical_not(to_bool(x))
+        out = rt.logical_not(to_bool(x))
+        out.python_scalar = x.python_scalar  # (`not n` of a Python number: a Python bool)
+        return out
     return not x
 
 
@@ -218,6 +222,11 @@ def in_(x, container):
     check_decided(container, "`in`")
     items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
         else None
+    if is_variable(container) and container.is_array and holds_python_numbers(container):
+        values = array_pack(container)  # (a list of Python numbers the program grows)
+        out = rt.any(rt.equal(values[:, 0] if holds_number_kinds(container) else values, x))
+        out.python_scalar = True  # (`in` gives a Python bool)
+        return out
     if is_variable(container):
         return rt.any(rt.equal(container, x))
     if items is None or not (traced(x) or any(traced(t) for t in items)):
@@ -238,6 +247,8 @@ def eq_(a, b):
     `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`
     (of a set a tensor `if` left undecided: refused, as its other reads)."""
     _decided_sets(a, b, "`==`")
+    if _number_list(a) and _number_list(b) and (is_variable(a) or is_variable(b)):
+        return _number_lists_equal(a, b)
     if not _sequences_with_graph_values(a, b):
         return a == b
     if len(a) != len(b):
@@ -254,6 +265,31 @@ def eq_(a, b):
         same = _scalar_bool(same)
         found = same if found is None else rt.logical_and(found, same)
     return True if found is None else found
+
+
+def _number_list(x) -> bool:
+    """A list of Python numbers: a Python one, or one the program grows (a tensor array)."""
+    if is_variable(x):
+        return x.is_array and holds_python_numbers(x)
+    return type(x) is list and all(type(v) in (bool, int, float) for v in x)
+
+
+def _number_values(x):
+    """The values of a list of Python numbers as a float64 tensor (of its run-time length)."""
+    if not is_variable(x):
+        return rt.to_tensor([float(v) for v in x], "float64").reshape([len(x)])
+    values = array_pack(x)
+    return rt.cast(values[:, 0] if holds_number_kinds(x) else values, "float64")
+
+
+def _number_lists_equal(a, b):
+    """`a == b` of lists of Python numbers, one of which the program grows: equal lengths
+    and values (`1 == 1.0 == True`, as Python compares them), a Python bool when returned."""
+    a, b = _number_values(a), _number_values(b)
+    same = rt.static.nn.cond(rt.shape(a)[0] == rt.shape(b)[0],
+                             lambda: rt.all(rt.equal(a, b)), lambda: rt.full([], False, "bool"))
+    same.python_scalar = True
+    return same
 
 
 def ne_(a, b):

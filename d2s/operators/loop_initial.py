@@ -19,7 +19,7 @@ from .block_values import (
     mark_python_number,
     zeros_like,
 )
-from .branch_arrays import PYTHON_ITEM_DTYPES
+from .branch_arrays import PYTHON_ITEM_DTYPES, number_pairs
 from .lists import StructArray, empty_struct_array, is_structure, struct_array
 from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
@@ -39,6 +39,8 @@ def to_array(items: list, name: str, src):
         return array
     if python_item_dtype(first) is None:
         return rt.static.create_array("float32", initialized_list=list(items))
+    if len({type(v) for v in items}) > 1 and all(python_item_dtype(v) for v in items):
+        return number_pairs(items)  # (`[0, 0.5]`: each item keeps its own type)
     dtype, numbers = _numbers_of_one_dtype(items)
     array = python_items(rt.static.create_array(dtype, initialized_list=numbers))
     array.mixed_numbers = dtype in ("float32", "float64") and any(

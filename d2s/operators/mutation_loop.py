@@ -10,7 +10,7 @@ from runtime.program.builder import current_builder
 
 from ..pyct.qnames import is_composite
 from .aliases import other_references
-from .branch_arrays import PYTHON_ITEM_DTYPES, array_paths
+from .branch_arrays import PYTHON_ITEM_DTYPES, array_paths, number_pairs
 from .held_lists import holder, if_arrays, remember
 from .lists import is_structure
 from .mutation import MISSING, Log, StateChangeError, freeze
@@ -252,6 +252,10 @@ def _closure_array(log: Log, slot):
             f"{why}; one static program cannot grow it there. Append tensors of one type, or "
             "collect the values in a tensor.", src)
     place = holder(log, lst, what + " through another name than its own")
+    if numbers == "several":  # (ints beside floats or bools: each item's type beside it)
+        return place, number_pairs(list(lst))
+    if not is_variable(sample):  # (`self.hist.append(0.5)`: a Python number)
+        sample = rt.full([], sample, PYTHON_ITEM_DTYPES[type(sample)])
     array = rt.static.create_array(sample.dtype, initialized_list=list(lst))
     if numbers:
         array.python_items = True  # (`box.hist.append(bool(t))`: Python bools eagerly)
@@ -260,13 +264,18 @@ def _closure_array(log: Log, slot):
     return place, array
 
 
-def _python_numbers(sample, lst) -> bool:
-    """Whether a list grown with `sample` holds Python numbers of one type in eager code
-    (`bool(t)`, `int(t)` appended; the numbers it held before the call of the same type)."""
-    if not (is_variable(sample) and sample.python_scalar):
-        return False
-    return all(x.python_scalar and x.dtype == sample.dtype if is_variable(x) else
-               PYTHON_ITEM_DTYPES.get(type(x)) == sample.dtype.name for x in lst)
+def _python_numbers(sample, lst):
+    """Whether a list grown with `sample` holds Python numbers in eager code (`bool(t)`,
+    `int(t)`, `0.5` appended; the numbers it held before the call): "one" type (the numbers
+    it held before the call of the same type as a graph value `sample`), "several", or None."""
+    items = [*lst, sample]
+    if not all(type(x) in PYTHON_ITEM_DTYPES or is_variable(x) and x.python_scalar and not
+               x.is_array and not x.shape for x in items):
+        return None
+    kinds = {"run" if is_variable(x) and (x.float_when is not None or x.bool_when is not None)
+             else x.dtype.name if is_variable(x) else PYTHON_ITEM_DTYPES[type(x)]
+             for x in items}
+    return "one" if len(kinds) == 1 and "run" not in kinds else "several"
 
 
 def _filled_number(v, probe) -> bool:

@@ -53,3 +53,46 @@ def as_print_arg(x):
     if type(x) in (list, tuple, dict) and holds_graph_values(x):
         return FString(pieces(x))
     return x
+
+
+class Formatted:
+    """One `{value!conv:spec}` of an f-string passed to `print` (see `fstring`)."""
+
+    __slots__ = ("conv", "spec", "value")
+
+    def __init__(self, value, conv, spec):
+        self.value, self.conv, self.spec = value, conv, spec
+
+    def text(self) -> str:
+        v = self.value
+        v = repr(v) if self.conv == "r" else ascii(v) if self.conv == "a" else (
+            str(v) if self.conv == "s" else v)
+        return format(v, self.spec)
+
+
+def formatted(value, conv, spec):
+    return Formatted(value, conv, spec)
+
+
+def fstring(*parts):
+    """An f-string in a `print` call: the string, as Python makes it, unless a piece is a
+    graph value (then an `FString` that `print_` prints when the program runs)."""
+    if not any(isinstance(p, Formatted) and holds_graph_values(p.value) for p in parts):
+        return "".join(p.text() if isinstance(p, Formatted) else p for p in parts)
+    out = []
+    for p in parts:
+        if not isinstance(p, Formatted):
+            out.append(p)
+        elif not holds_graph_values(p.value):
+            out.append(p.text())
+        elif not is_variable(p.value) and not p.spec and p.conv != "a":
+            out.extend(pieces(p.value))  # (a container: its repr, element by element)
+        elif p.spec or p.conv == "a":
+            raise TypeError(
+                f"an f-string formats a tensor with {'!a' if p.conv == 'a' else ':' + p.spec}"
+                " inside a converted function: the value exists only when the program runs, "
+                "where it is printed as eager mode prints a tensor; drop the format spec, or "
+                "format a Python number taken out of the tensor outside the function")
+        else:
+            out.append(p.value)  # (str and repr of a tensor print the same)
+    return FString(out)

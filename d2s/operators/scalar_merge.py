@@ -111,9 +111,24 @@ def merged_float_flag(a, b, pred, src):
     if not any(is_variable(v) and v.float_when is not None for v in sides) and \
             not mixed_number_types(a, b):
         return None
-    if any(_number_kind(v) == "b" for v in sides):
+    if not any(_number_kind(v) == "f" for v in sides):  # (a bool and an int: `bool_when`)
         return None
     flags = [_float_flag(v, src) for v in (a, b)]
+    if len(sides) == 1:  # (the other side is a placeholder never read)
+        return flags[0] if sides[0] is a else flags[1]
+    return rt.where(pred, *flags)
+
+
+def merged_bool_flag(a, b, pred):
+    """The bool graph value saying whether the merge of the Python numbers `a` (the branch
+    taken where `pred` holds) and `b` is a bool when the program runs (`Variable.bool_when`:
+    `keep = bool(t)`, then `keep = 3` under a tensor condition); None where no side is a bool
+    beside a number of another type."""
+    sides = [v for v in (a, b) if not isinstance(v, Undefined)]
+    if not any(is_variable(v) and v.bool_when is not None for v in sides) and not (
+            mixed_number_types(a, b) and any(_number_kind(v) == "b" for v in sides)):
+        return None
+    flags = [bool_flag_here(v) for v in (a, b)]
     if len(sides) == 1:  # (the other side is a placeholder never read)
         return flags[0] if sides[0] is a else flags[1]
     return rt.where(pred, *flags)
@@ -155,16 +170,18 @@ def _visible(v, block=None) -> bool:
 
 
 def number_kind_flags(values: list, n: int, kinds: dict, outer) -> list:
-    """A traced branch's extra `cond` outputs: for each path in `kinds` (state index, then
-    item indices), the bool saying whether the number there is a float when the program runs.
+    """A traced branch's extra `cond` outputs: for each `(kind, path)` in `kinds` (path: state
+    index, then item indices), the bool saying whether the number there is a float (kind
+    "f") or a bool ("b") when the program runs.
     Numbers of this branch whose flag (`Variable.float_when`) lives in a block that code after
     the `if` (in block `outer`) cannot read are added (the `if` is traced again): only an
     output carries such a flag out, as a `return` inside nested tensor `if`s needs."""
     for path, v in _number_leaves(values[:n], ()):
-        flag = v.float_when
-        if path not in kinds and flag is not None and not _visible(flag, outer):
-            kinds[path] = True
-    return [_flag_here(_at(values, path)) for path in sorted(kinds)]
+        for kind, flag in (("b", v.bool_when), ("f", v.float_when)):
+            if (kind, path) not in kinds and flag is not None and not _visible(flag, outer):
+                kinds[(kind, path)] = True
+    return [(bool_flag_here if kind == "b" else float_flag_here)(_at(values, path))
+            for kind, path in sorted(kinds)]
 
 
 def _number_leaves(v, path):
@@ -183,13 +200,22 @@ def _at(v, path):
     return v
 
 
-def _flag_here(v):
+def float_flag_here(v):
     """The float flag of `v` in the block being traced (a placeholder's: False)."""
     flag = getattr(v, "float_when", None) if is_variable(v) else None
     if flag is not None:
         return flag
     number = number_rank(v) >= 0 and not isinstance(v, Undefined)
     return rt.full([], number and _number_kind(v) == "f", "bool")
+
+
+def bool_flag_here(v):
+    """The bool flag of `v` in the block being traced (a placeholder's: False)."""
+    flag = getattr(v, "bool_when", None) if is_variable(v) else None
+    if flag is not None:
+        return flag
+    number = number_rank(v) >= 0 and not isinstance(v, Undefined)
+    return rt.full([], number and _number_kind(v) == "b", "bool")
 
 
 def _number_kind(v) -> str:

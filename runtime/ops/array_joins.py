@@ -4,11 +4,13 @@ of `a`, then those of `b`, each item keeping its own stop_gradient flag (`arrays
 from __future__ import annotations
 
 from . import registry
+from .array_number_kinds import KINDS, PAIR, holds_number_kinds
 from .arrays import (
     Variable,
     _array_meta,
     _bind_array,
     array_written,
+    as_pairs,
     create_array,
     item_flags,
     item_flags_differ,
@@ -54,6 +56,7 @@ def array_joined(a, b) -> Variable:
         a = _array_of(a, b)
     if not _is_array(b):
         b = _array_of(b, a)
+    a, b = number_arrays_alike(a, b)
     if a.dtype != b.dtype:
         raise registry.OpTypeError(f"array + array: '{a.name}' holds {a.dtype.name} but "
                                    f"'{b.name}' holds {b.dtype.name}")
@@ -72,6 +75,15 @@ def array_joined(a, b) -> Variable:
     return out
 
 
+def number_arrays_alike(a, b) -> tuple:
+    """Two arrays of Python numbers `a` and `b` (a list of ints joined with one of floats, or
+    with `[value, kind]` pairs) held alike: both as pairs where their types differ."""
+    if not (getattr(a, "python_items", False) and getattr(b, "python_items", False)) or (
+            a.dtype == b.dtype and holds_number_kinds(a) == holds_number_kinds(b)):
+        return a, b
+    return as_pairs(a), as_pairs(b)
+
+
 def _is_array(v) -> bool:
     return isinstance(v, Variable) and v.kind == "array"
 
@@ -81,7 +93,14 @@ def _array_of(items, like: Variable) -> Variable:
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
                         f"tensor array, not {type(items).__name__}")
-    arr = create_array(like.dtype)
+    numbers = getattr(like, "python_items", False) and all(type(x) in KINDS for x in items)
+    held = bool if like.dtype.name == "bool" else float if like.dtype.is_floating else int
+    if numbers and (holds_number_kinds(like) or any(type(x) is not held for x in items)):
+        arr = create_array("float64")  # (Python numbers of several types: each its own)
+        arr._static_shape = PAIR
+    else:
+        arr = create_array(like.dtype)
+    arr.python_items = numbers
     for i, x in enumerate(items):
         arr = array_written(x, i, arr)
     return arr

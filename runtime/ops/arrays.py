@@ -13,6 +13,15 @@ import itertools
 from .. import core
 from ..dtypes import bool_, convert_dtype, int64
 from . import combine, math, registry
+from .array_number_kinds import (
+    AS_PAIRS,
+    KINDS,
+    PAIR,
+    holds_number_kinds,
+    needs_pairs,
+    number_pair,
+    pair_value,
+)
 from .registry import STATE, Meta, OpError
 
 Variable = core.VariableBase  # (the static Variable is runtime/program's, a layer above)
@@ -153,6 +162,8 @@ def _bind_array(op, inputs: list, attrs: dict, like: Variable) -> Variable:
     b = _builder()
     out = _new_array(b, like.dtype, like._static_shape, stop=False)
     b.append(op.name, [b.ref(x) for x in inputs], [out.name], attrs)
+    if getattr(like, "python_items", False):  # (still a list of Python numbers)
+        out.python_items = True
     return out
 
 
@@ -393,10 +404,12 @@ def array_written(x, i, array: Variable) -> Variable:
     """A new static tensor array: `array` with `x` written at `i` (at most one past the
     end); `array` itself is left as it is."""
     b = _builder()
-    x = b.variable_of(x)
+    x = number_pair(b, x) if holds_number_kinds(array) else b.variable_of(x)
     shape = _element_shape("array_write", array, x)
     out = _new_array(b, x.dtype, shape, stop=array.stop_gradient and x.stop_gradient)
     b.append("array_write", [b.ref(x), b.ref(i), b.ref(array)], [out.name], {})
+    if getattr(array, "python_items", False):  # (still a list of Python numbers)
+        out.python_items = True
     if item_flags_differ(array, x):  # (items whose stop_gradient differ: each one's flag
         out.item_stops = array_written(_stop_flag(x), i, item_flags(array))  # beside it)
     return out
@@ -441,7 +454,11 @@ def array_setitem(array: Variable, index, value) -> None:
     b = _builder()
     if isinstance(index, int) and index < 0:  # from the end, as in a Python list
         index = math.add(array_length(array), index)
+    if needs_pairs(array, value) and not holds_number_kinds(array):  # (`ints[0] = 2.5`:
+        array._inplace_update(as_pairs(array))  # each item's Python type beside it)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
+    if holds_number_kinds(array):
+        value = number_pair(b, value)
     if value.dtype != array.dtype:
         value = math.cast(value, array.dtype)
     array_write(value, index, array)
@@ -483,7 +500,7 @@ def array_inserted(array: Variable, i, x) -> Variable:
     """A new static tensor array: `array` with `x` inserted before position `i` (a Python
     int or an integer tensor; clamped and negative from the end, as `list.insert`); `array`
     itself is left as it is."""
-    x = _builder().variable_of(x)
+    x = number_pair(_builder(), x) if holds_number_kinds(array) else _builder().variable_of(x)
     shape = _element_shape("array_insert", array, x)
     out = _bind_array(INSERT, [array, i, x], {}, array)
     out._static_shape = shape
@@ -500,6 +517,8 @@ def array_read(array, i):
     if _builder() is None:
         return array[_index(i)]
     out = registry.bind(READ, (array, i), {})
+    if holds_number_kinds(array):  # (a number whose type the run decides)
+        return pair_value(out)
     flags = getattr(array, "item_stops", None)
     if flags is not None:  # (the item's own stop_gradient, when the run decides it)
         out.stop_when = registry.bind(READ, (flags, i), {})
@@ -508,6 +527,26 @@ def array_read(array, i):
         # (ints kept as floats beside floats: whether this item is an int only the run knows)
         out.number_type_unknown = getattr(array, "mixed_numbers", False)
     return out
+
+
+def as_number_pairs(array: Variable, kind: int) -> Variable:
+    """A new static tensor array: the items of `array` (Python numbers of one type, of kind
+    `kind`, `array_number_kinds.KINDS`) as `[value, kind]` pairs."""
+    b = _builder()
+    out = _new_array(b, convert_dtype("float64"), PAIR, stop=True)
+    b.append(AS_PAIRS.name, [b.ref(array)], [out.name], {"kind": kind})
+    out.python_items = True
+    return out
+
+
+def as_pairs(array: Variable) -> Variable:
+    """An array of Python numbers as `[value, kind]` pairs (itself, if it holds them)."""
+    if holds_number_kinds(array):
+        return array
+    kind = bool if array.dtype.name == "bool" else float if array.dtype.is_floating else int
+    out = as_number_pairs(array, KINDS[kind])
+    out.mixed_numbers = getattr(array, "mixed_numbers", False)  # (ints kept as floats: the
+    return out  # kinds say float, and returning it stays refused)
 
 
 def holds_python_numbers(array) -> bool:

@@ -10,9 +10,12 @@ is called with the same list and dict and returns the same tuple. A node is one 
                             `loss.item()`), as the converted call does
     {"number_kind": [K, F]} outputs: the K-th fetch as a Python float when the F-th (a bool)
                             is true, else as an int (`sum()` of a list of floats that may be
-                            empty is the int start)
+                            empty is the int start); [K, F, B]: as a bool when the B-th is
+                            true (F null where no float is possible: a bool or an int)
     {"numbers": K}          outputs: the K-th fetch, a tensor array, as a list of Python
                             numbers (a list of them grown by a graph loop or tensor `if`)
+    {"number_pairs": K}     ... of numbers of several types, each a `[value, kind]` pair
+                            (`runtime/ops/array_number_kinds.py`)
     {"value": V}            a constant leaf (a JSON number, string, bool or null)
     {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
     {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
@@ -32,12 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..ops.array_number_kinds import number_of_pair
 from .serialize import ModelFormatError
 
 MAX_DEPTH = 64
 _CONTAINERS = ("list", "tuple", "dict")
 _SCALARS = (int, float, str, bool, type(None))
-_NUMBERS = ("number", "numbers")  # (output leaves given back as Python numbers)
+_NUMBERS = ("number", "numbers", "number_pairs")  # (outputs given back as Python numbers)
 
 
 def encode(value, leaf) -> dict:
@@ -82,9 +86,10 @@ def _check(node, kind, count, seen, depth) -> None:
             raise ModelFormatError(f"the {kind} structure names {kind} {body!r} of {count}")
         seen.append(body)
     elif tag == "number_kind" and kind == "output" and isinstance(body, list) and len(
-            body) == 2:
+            body) in (2, 3) and body[0] is not None:
         for index in body:
-            _check({"output": index}, kind, count, seen, depth + 1)
+            if index is not None:
+                _check({"output": index}, kind, count, seen, depth + 1)
     elif tag == "value":
         if not isinstance(body, _SCALARS):
             raise ModelFormatError(f"a constant of the {kind} structure is a "
@@ -110,10 +115,15 @@ def build(node: dict, leaves: list):
     if tag == "number":
         return leaves[body].item()
     if tag == "number_kind":
-        number, is_float = (leaves[k].item() for k in body)
+        number, is_float, is_bool = (None if k is None else leaves[k].item()
+                                     for k in (*body, None)[:3])
+        if is_bool or is_float is None:  # (a bool, or the type the dtype gives)
+            return bool(number) if is_bool else number
         return float(number) if is_float else int(number)
     if tag == "numbers":
         return [t.item() for t in leaves[body]]
+    if tag == "number_pairs":  # (numbers of several types: `[value, kind]` each)
+        return [number_of_pair(t.numpy()) for t in leaves[body]]
     if tag == "value":
         return body
     if tag == "dict":
@@ -149,7 +159,7 @@ def paths(node: dict, where: str = "") -> dict:
     if tag in ("input", "output", *_NUMBERS):
         return {body: where}
     if tag == "number_kind":
-        return {body[0]: where, body[1]: where}
+        return {k: where for k in body if k is not None}
     if tag == "value":
         return {}
     out: dict = {}

@@ -98,6 +98,9 @@ class Variable(core.VariableBase):
     # ... and the tensor arrays whose being non-empty makes it a float (`float_when` is the
     # `or` of theirs: rebuilt from them where the flag itself is not visible)
     float_arrays = ()
+    # ... and, for one that is a Python bool on some runs only (`keep = bool(t)`, then `keep =
+    # 3` under a tensor condition; held as the wider number): a bool value, True for a bool
+    bool_when = None
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None

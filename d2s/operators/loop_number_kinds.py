@@ -1,0 +1,98 @@
+"""Python numbers that a graph loop carries as one type on some trips and another on others
+(`best = False` before the loop, `best = i` in its body, maybe under a tensor `if`; `total =
+0`, then `total = total + 0.5`): the loop holds the widest number and carries, as two more loop
+variables, the bools saying whether the number is a bool and whether it is a float
+(`Variable.bool_when`, `float_when`), so after the loop the call gives eager's type: the
+entry's where the loop ran zero times or no trip rebound it, the body's where one did.
+
+`_GraphWhile` (`graph_while.py`) keeps one `LoopNumberKinds`: its body trace finds such
+numbers (`found`; the loop is traced again with their flags), each trace strips the flags
+from the loop variables and sets them on the numbers (`enter`), returns the body's flags
+(`leave`), and after the op the outputs get theirs (`finish`).
+"""
+from __future__ import annotations
+
+import runtime as rt
+
+from .scalar_merge import bool_flag_here, float_flag_here, number_rank
+from .variables import Undefined, is_variable
+
+_FLAGS = ("bool_when", "float_when")
+
+
+class LoopNumberKinds:
+    """The carried numbers of one graph loop whose types the trips decide."""
+
+    def __init__(self):
+        self.entry: dict = {}  # carried state index -> (is a bool, is a float) on entry
+        self.order: list = []  # ... of the trace being built (`start`)
+
+    def start(self) -> list:
+        """The flags on entry, as extra initial loop variables of the next trace (in the
+        block around the loop)."""
+        self.order = sorted(self.entry)
+        return [rt.full([], f, "bool") if isinstance(f, bool) else f
+                for i in self.order for f in self.entry[i]]
+
+    def widened(self, numbers: dict, state: list) -> None:
+        """Python numbers of the state (`numbers`: index -> the number before the loop) that
+        the loop's initial values hold as a wider number, the body making them one."""
+        for i, v in numbers.items():
+            if is_variable(state[i]) and not state[i].shape and \
+                    0 <= number_rank(state[i]) != number_rank(v) >= 0:
+                self.entry[i] = (isinstance(v, bool), isinstance(v, float))
+
+    def found(self, carried: list, values: list, out: list, state: list) -> bool:
+        """Whether the body gives a carried Python number another type than it got, or one
+        whose type the run decides, for a number not flagged yet (recorded: its flags on
+        entry)."""
+        new = False
+        for k, i in enumerate(carried):
+            before, after = values[k], out[i]
+            if i in self.entry or min(number_rank(before), number_rank(after)) < 0 or \
+                    isinstance(after, Undefined):
+                continue
+            kinds = {_kind(before), _kind(after)}
+            if len(kinds) > 1 or "run" in kinds:
+                self.entry[i] = _entry_flags(state[i])
+                new = True
+        return new
+
+    def enter(self, values: tuple, carried: list) -> list:
+        """The loop variables without the flags; the carried numbers get theirs."""
+        return self._attach(values, carried)
+
+    def leave(self, out: list) -> list:
+        """The body's flags of the numbers (in the body's block), as extra results."""
+        return [f(out[i]) for i in self.order for f in (bool_flag_here, float_flag_here)]
+
+    def finish(self, result: list, carried: list) -> list:
+        """The op's results without the flags; the carried numbers get theirs."""
+        return self._attach(result, carried)
+
+    def _attach(self, values, carried: list) -> list:
+        n = len(values) - 2 * len(self.order)
+        values, flags = list(values[:n]), values[n:]
+        for j, i in enumerate(self.order):
+            v = values[carried.index(i)]
+            if is_variable(v):
+                v.bool_when, v.float_when = flags[2 * j], flags[2 * j + 1]
+                v.float_type_lost = False  # (carried: `graph_while._lost_float_type`)
+        return values
+
+
+def _kind(v) -> str:
+    """A number's type ("b", "i", "f"), or "run" where a flag decides it."""
+    if is_variable(v) and (v.bool_when is not None or v.float_when is not None):
+        return "run"
+    return "bif"[number_rank(v)]
+
+
+def _entry_flags(v) -> tuple:
+    """(is a bool, is a float) for the number `v`, a loop's state on entry: Python bools, or
+    the flags of a value whose type the run decides, or its dtype's."""
+    if is_variable(v):
+        kind = "bif"[number_rank(v)]
+        return tuple(getattr(v, flag) if getattr(v, flag) is not None else kind == k
+                     for flag, k in zip(_FLAGS, "bf", strict=True))
+    return isinstance(v, bool), isinstance(v, float)

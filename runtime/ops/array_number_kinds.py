@@ -1,0 +1,109 @@
+"""Tensor arrays of Python numbers of several types, each item keeping its own.
+
+A list of Python numbers that a program grows (d2s: appended in a graph loop, or by one branch
+of a tensor `if`) is a tensor array. Numbers of one type are held in its dtype (bool, int64,
+float64). Where ints, floats and bools meet in one list (`lengths = [0]`, then
+`lengths.append(1.5)`), each item is a float64 pair `[value, kind]` (`KINDS`): the value,
+exact for every float and every int up to 2**53, and its Python type. Array ops move the pairs
+as they move any item (append, insert, pop, slicing, `+`, reversed), so each item keeps its
+type; `array_read` gives the value as a number whose type the run decides (`float_when`,
+`bool_when`), and d2s gives each returned item eager's type.
+
+>>> import numpy as np
+>>> [number_of_pair(p) for p in (np.array([2.0, 0.0]), np.array([1.5, 1.0]),
+...                              np.array([1.0, 2.0]))]
+[2, 1.5, True]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import core
+from . import combine, logic, math, registry
+
+KINDS = {int: 0, float: 1, bool: 2}  # the kind entry of a pair, per Python type
+PAIR = (2,)  # an item's shape
+
+
+def holds_number_kinds(array) -> bool:
+    """Whether a static tensor array holds Python numbers as `[value, kind]` pairs."""
+    return bool(getattr(array, "python_items", False)) and getattr(
+        array, "_static_shape", None) == PAIR and array.dtype.name == "float64"
+
+
+def needs_pairs(array, value) -> bool:
+    """Whether the Python number `value` (or a 0-d value standing for one) goes into the array
+    of Python numbers `array` as a `[value, kind]` pair: it holds pairs, or numbers of another
+    type than `value`'s (an int beside floats, a float or a bool beside ints), or `value` is a
+    number whose type the run decides (`float_when`, `bool_when`)."""
+    if not getattr(array, "python_items", False):
+        return False
+    if type(value) in KINDS:
+        kind = type(value)
+    elif getattr(value, "python_scalar", False) and getattr(value, "kind", "") != "array" \
+            and not tuple(value.shape):
+        if value.float_when is not None or value.bool_when is not None:
+            return True
+        kind = _kind_of(value.dtype)
+    else:
+        return False
+    return holds_number_kinds(array) or kind is not _kind_of(array.dtype)
+
+
+def _kind_of(dtype):
+    return bool if dtype.name == "bool" else float if dtype.is_floating else int
+
+
+def number_pair(b, x):
+    """The pair `[value, kind]` of the Python number `x` (or a 0-d value standing for one,
+    whose type its dtype gives, or the run: `float_when`, `bool_when`)."""
+    if type(x) in KINDS:
+        return b.variable_of(_constant([float(x), float(KINDS[type(x)])]))
+    x = b.variable_of(x)
+    if tuple(x.shape) == PAIR:  # (a pair already: an item of another such array)
+        return x
+    kind = math.cast(_flag(x, "bool_when", x.dtype.name == "bool"), "float64") * 2.0 + \
+        math.cast(_flag(x, "float_when", x.dtype.is_floating), "float64")
+    if x.dtype.is_floating:  # (a bool flag on a float: not also a float)
+        kind = logic.where(_flag(x, "bool_when", False), _full(2.0), kind)
+    return combine.stack([math.cast(x, "float64"), kind])
+
+
+def pair_value(pair):
+    """The number a pair (read from the array) stands for: its float64 value, a Python float
+    where the run says so (`float_when`), a bool where it says that (`bool_when`)."""
+    value, kind = pair[0], pair[1]
+    value.python_scalar = True
+    value.float_when = logic.equal(kind, _full(1.0))
+    value.bool_when = logic.equal(kind, _full(2.0))
+    return value
+
+
+def number_of_pair(pair):
+    """The Python number of a pair's array (a program output's item)."""
+    value, kind = float(pair[0]), int(pair[1])
+    return bool(value) if kind == 2 else value if kind == 1 else int(value)
+
+
+def _pairs_kernel(xp, arr, kind=0):
+    return [xp.stack([xp.asarray(a, "float64"), xp.asarray(kind, "float64")]) for a in arr]
+
+
+# an array of numbers of one type as pairs of that kind (d2s: a list of ints that gets a float)
+AS_PAIRS = registry.register(
+    "array_number_pairs", kernel=_pairs_kernel, infer=lambda *a, **k: None, nondiff=True,
+    amp="keep", doc="The items of arr (numbers of one Python type) as [value, kind] pairs.")
+
+
+def _flag(x, name: str, default: bool):
+    flag = getattr(x, name, None)
+    return _full(default, "bool") if flag is None else flag
+
+
+def _full(value, dtype="float64"):
+    b = registry.STATE.builder
+    return b.variable_of(_constant(value, dtype))
+
+
+def _constant(value, dtype="float64"):
+    return core.constant(np.asarray(value, dtype))
