@@ -229,8 +229,9 @@ class _GraphIf:
         if len(outs) == 2:
             more.update({i: outs[1][i] if first else outs[0][i]
                          for i, first in self.unbound.items() if i not in self.fills})
-        new_casts = {i: c for i, c in scalar_casts([o[:k] for o in outs]).items()
-                     if i not in self.casts}
+        n = k if len(outs) < 2 or len(outs[0]) != len(outs[1]) else len(outs[0])
+        new_casts = {i: c for i, c in scalar_casts([o[:n] for o in outs]).items()
+                     if i not in self.casts}  # (also the changed objects' numbers)
         if not more and not new_casts:
             explain_names(names, outs, self.src)
             _explain_mismatch(names, outs, self.src)
