@@ -13,7 +13,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import backend, pytree
-from runtime.autograd import record
+from runtime.autograd import Node, record
 from runtime.core import array_of, mode_state
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
@@ -56,6 +56,14 @@ def gc_paused():
     finally:
         if paused:
             gc.enable()
+
+
+def _freed(out) -> None:
+    """`out` as eager code leaves a result whose graph a backward() inside the call freed: it
+    requires a gradient, and a backward() through it raises eager's "already freed" error."""
+    node = Node(_RUN_OP, (), {}, (out,))
+    node.inputs = None
+    out._node, out.stop_gradient = node, False
 
 
 class Entry:
@@ -108,6 +116,9 @@ class Entry:
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.python_scalar and not v.is_array and (not getattr(
                                v, "mixed_number", False) or _float_flag(v) is not None)]
+        # results of `.numpy()`: the call gives NumPy arrays there, as eager code does
+        self.array_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                          v.numpy_array and not v.is_array]
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v)]
@@ -116,10 +127,15 @@ class Entry:
         # them, but they keep the flag, as eager's do
         self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
             v.is_array or v.dtype.is_floating or v.python_scalar)]
+        # a whole step's results with a gradient path (`loss`, `logits.clone()`): eager code
+        # leaves them requiring a gradient, through a graph its backward() freed
+        self.freed_out = [k for k in self.tensor_out if not outs[k].stop_gradient and outs[
+            k].dtype.is_floating] if getattr(program, "in_program_backward", False) else []
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
+                       and not self.freed_out and not self.array_out
                        and not self.number_lists
                        and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
@@ -220,10 +236,14 @@ class Entry:
                     item._node = None
         for k in self.flagged_out:
             outs[k].stop_gradient = False
+        for k in self.freed_out:
+            _freed(outs[k])
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]]
+        for k in self.array_out:
+            outs[k] = backend.to_numpy(arrays[k])
         for k, flag in self.number_kinds:
             outs[k] = float(outs[k]) if arrays[flag] else int(outs[k])
         for t, o in zip(targets, outs[len(self.out_index):]):
