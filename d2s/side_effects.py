@@ -220,7 +220,12 @@ def _was_read(slot, read: set) -> bool:
                                                               slot.key) in read
 
 
-def _tensor_like(x) -> bool:
+def _tensor_like(x, depth: int = 0) -> bool:
+    """A tensor, or a list / tuple / dict holding a graph value (`{"call": n, "loss":
+    loss.item()}` appended to a log): `writeback.py` writes it back, so it is not replayed."""
+    if type(x) in (list, tuple, dict) and depth < 6:
+        return any(is_variable(v) or _tensor_like(v, depth + 1)
+                   for v in (x.values() if type(x) is dict else x))
     return is_variable(x) or hasattr(x, "_data") and hasattr(x, "stop_gradient")
 
 
