@@ -243,12 +243,12 @@ class Variable(core.VariableBase):
         rt.mean(x).numpy() > 5`, `x.numpy()[0]` and `range(n.numpy()[0])` build ops); where
         the result is then used as a Python value, that use raises. Eager `numpy()` is an
         array, which has no gradient path: while a program is built the result is `v`
-        detached (a view of it with no gradient), a copy when it has none; returned from a
-        converted function, it comes back as a NumPy array (`numpy_array`)."""
+        detached (a view of it with no gradient); returned from a converted function, it
+        comes back as a NumPy array (`numpy_array`)."""
         _kept(self, "numpy")
         if STATE.builder is None:
             return self
-        out = assign(self) if self.stop_gradient else self.detach()
+        out = self.detach()
         out.numpy_array = True
         return out
 
