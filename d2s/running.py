@@ -116,6 +116,11 @@ class Entry:
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.python_scalar and not v.is_array and (not getattr(
                                v, "mixed_number", False) or _float_flag(v) is not None)]
+        # a graph value returned or written back in several places (`self.last = loss`,
+        # `return loss`): one object in all of them, as eager code has
+        first: dict = {}
+        self.repeated = [(k, j) for k, j in ((k, first.setdefault(id(v), k)) for k, v in
+                                             enumerate(outs[:len(self.out_index)])) if k != j]
         # results of `.numpy()`: the call gives NumPy arrays there, as eager code does
         self.array_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                           v.numpy_array and not v.is_array]
@@ -246,6 +251,8 @@ class Entry:
             outs[k] = backend.to_numpy(arrays[k])
         for k, flag in self.number_kinds:
             outs[k] = float(outs[k]) if arrays[flag] else int(outs[k])
+        for k, j in self.repeated:
+            outs[k] = outs[j]
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)
