@@ -71,6 +71,21 @@ def add_varying_stop_reader(fn) -> None:
 _PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
 
 
+# reductions NumPy calls as methods (`np.mean(v)` is `v.mean(axis=None, dtype=None, out=None)`)
+_NUMPY_REDUCTIONS = frozenset(("mean", "sum", "prod", "max", "min", "any", "all", "std", "var"))
+
+
+def _refusing_numpy(name: str, fn):
+    """`fn`, raising for NumPy's call of it (`np.mean(pred.numpy() == y.numpy())`, which
+    eager code computes in NumPy): the value exists only when the program runs."""
+    def method(self, *args, **kwargs):
+        if "out" in kwargs:  # (NumPy passes `out`; the runtime's own methods take none)
+            raise self._no_value(f"np.{name}()")
+        return fn(self, *args, **kwargs)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
 class Variable(core.VariableBase):
     """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
 
@@ -344,7 +359,7 @@ class Variable(core.VariableBase):
     def install_methods(cls, table: dict) -> None:
         """Install the Tensor operator/method table; indexing a tensor array reads it."""
         for name, fn in table.items():
-            setattr(cls, name, fn)
+            setattr(cls, name, _refusing_numpy(name, fn) if name in _NUMPY_REDUCTIONS else fn)
         tensor_getitem = table.get("__getitem__")
 
         def __getitem__(self, index):
