@@ -13,7 +13,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import backend, pytree
-from runtime.autograd import record
+from runtime.autograd import Node, record
 from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
@@ -57,6 +57,14 @@ def gc_paused():
     finally:
         if paused:
             gc.enable()
+
+
+def _freed(out) -> None:
+    """`out` as eager code leaves a result whose graph a backward() inside the call freed: it
+    requires a gradient, and a backward() through it raises eager's "already freed" error."""
+    node = Node(_RUN_OP, (), {}, (out,))
+    node.inputs = None
+    out._node, out.stop_gradient = node, False
 
 
 class Entry:
@@ -119,6 +127,14 @@ class Entry:
                            v.python_scalar and not v.is_array and (not getattr(
                                v, "mixed_number", False) or _float_flag(v) is not None
                                or _bool_flag(v) is not None)]
+        # a graph value returned or written back in several places (`self.last = loss`,
+        # `return loss`): one object in all of them, as eager code has
+        first: dict = {}
+        self.repeated = [(k, j) for k, j in ((k, first.setdefault(id(v), k)) for k, v in
+                                             enumerate(outs[:len(self.out_index)])) if k != j]
+        # results of `.numpy()`: the call gives NumPy arrays there, as eager code does
+        self.array_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                          v.numpy_array and not v.is_array]
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v) and not
@@ -131,10 +147,15 @@ class Entry:
         # them, but they keep the flag, as eager's do
         self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
             v.is_array or v.dtype.is_floating or v.python_scalar)]
+        # a whole step's results with a gradient path (`loss`, `logits.clone()`): eager code
+        # leaves them requiring a gradient, through a graph its backward() freed
+        self.freed_out = [k for k in self.tensor_out if not outs[k].stop_gradient and outs[
+            k].dtype.is_floating] if getattr(program, "in_program_backward", False) else []
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
+                       and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists
                        and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
@@ -235,6 +256,8 @@ class Entry:
                     item._node = None
         for k in self.flagged_out:
             outs[k].stop_gradient = False
+        for k in self.freed_out:
+            _freed(outs[k])
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
@@ -244,6 +267,10 @@ class Entry:
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])
+        for k in self.array_out:
+            outs[k] = backend.to_numpy(arrays[k])
+        for k, j in self.repeated:
+            outs[k] = outs[j]
         for t, o in zip(targets, outs[len(self.out_index):]):
             t._inplace_update(o)  # the caller's Tensor, as eager code writes it
         leaves = list(self.leaves)

@@ -23,7 +23,9 @@ changed place is handled by what it now holds:
   the trace did not read (`self.history.append(step)`) are appended again after each call.
 
 A number that cannot be program state (its traced code needs a Python value, e.g.
-`range(self.n)`) falls back to the last rule.
+`range(self.n)`, or a step counter deciding a Python `if` around `opt.step()`) falls back to
+the last rule; numbers the trace set to values computed from tensors (`meter.sum +=
+loss.item()`) stay program state beside it where they can.
 """
 from __future__ import annotations
 
@@ -41,9 +43,10 @@ _MISSING = mutation.MISSING
 class Promote(Exception):
     """Raised after a trace that changed Python numbers: trace again with them fed."""
 
-    def __init__(self, slots):
+    def __init__(self, slots, computed=()):
         super().__init__("trace again with numbers as program state")
         self.slots = slots
+        self.computed = [s for s in slots if s.ident() in computed]  # (set to graph values)
 
 
 class Number:
@@ -131,7 +134,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
     trace may have written it without a visible change. `effects.new_places` is True when
     this trace found a place no earlier trace changed."""
     effects = Effects(numbers)
-    promote = []
+    promote, computed = [], set()
     fed = {n.slot.ident(): n for n in numbers}
     fixed = {s.ident() for s in fixed}
     changed = log.changed()
@@ -157,6 +160,8 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
         if (s.ident() not in fixed and s.kind in _NUMBER_PLACES and is_number(old)
                 and (is_number(new) or is_variable(new) and not new.is_array)):
             promote.append(s)
+            if is_variable(new):
+                computed.add(s.ident())
             continue
         if s.kind == "list":
             if not _was_read(s, read) and len(new) > len(old) and all(
@@ -178,7 +183,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             effects.guards.append(_guard(s, old))
         effects.writes.append((s, new))
     if promote:
-        raise Promote(promote)
+        raise Promote(promote, computed)
     if known is not None:
         for s, _ in effects.writes:
             if s.ident() not in known:
@@ -215,7 +220,12 @@ def _was_read(slot, read: set) -> bool:
                                                               slot.key) in read
 
 
-def _tensor_like(x) -> bool:
+def _tensor_like(x, depth: int = 0) -> bool:
+    """A tensor, or a list / tuple / dict holding a graph value (`{"call": n, "loss":
+    loss.item()}` appended to a log): `writeback.py` writes it back, so it is not replayed."""
+    if type(x) in (list, tuple, dict) and depth < 6:
+        return any(is_variable(v) or _tensor_like(v, depth + 1)
+                   for v in (x.values() if type(x) is dict else x))
     return is_variable(x) or hasattr(x, "_data") and hasattr(x, "stop_gradient")
 
 

@@ -25,6 +25,7 @@ from . import errors, guards, logging_utils, side_effects, writeback
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
+from .operators import mutation
 from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
@@ -78,13 +79,20 @@ def _trace(target, args, kwargs, with_hooks, state):
     try:
         return _trace_once(target, args, kwargs, with_hooks, ())
     except side_effects.Promote as p:
-        promote = p.slots
-    try:
-        return _trace_once(target, args, kwargs, with_hooks, promote)
-    except side_effects.Promote:
-        raise AssertionError("d2s bug: numbers kept changing between traces") from None
-    except Exception:  # noqa: BLE001  (the numbers stay Python values: guarded, replayed)
-        return _trace_once(target, args, kwargs, with_hooks, (), fixed=promote)
+        promote, computed = p.slots, p.computed
+    # fed as program state: every changed number; else only those computed from tensors (a
+    # Python counter deciding a Python `if` around `opt.step()` stays a guarded Python
+    # value beside a `meter.sum += loss.item()`); else none (guarded, replayed)
+    counters = [s for s in promote if s not in computed]
+    attempts = [(promote, ())] + ([(computed, counters)] if computed and counters else [])
+    for fed, fixed in attempts:
+        try:
+            return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
+        except side_effects.Promote:
+            raise AssertionError("d2s bug: numbers kept changing between traces") from None
+        except Exception:  # noqa: BLE001, S112  (the next attempt keeps more numbers Python)
+            continue
+    return _trace_once(target, args, kwargs, with_hooks, (), fixed=promote)
 
 
 def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True) -> Trace:
@@ -99,11 +107,12 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         fn = _with_hooks(target.instance, target.converted) if with_hooks else target.converted
         numbers = side_effects.feed_numbers(promote, program)
         fed.feeds += [n.feed for n in numbers]
-        out, effects, reads = _run(target, fn, new_args, new_kwargs, fed, numbers, fixed,
-                                   state)
+        out, effects, reads, log = _run(target, fn, new_args, new_kwargs, fed, numbers,
+                                        fixed, state)
         leaves, tree = _returned(target, program, out, args, kwargs, state)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
-    found = tuple(g for g in reads.guards if not _is_variable(g[2]))  # not state fed in
+    found = _as_at_call_start(  # (not state fed in)
+        [g for g in reads.guards if not _is_variable(g[2])], log)
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
                  effects)
@@ -188,7 +197,24 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 before.log.restore()  # the objects as they were before this trace
             side_effects.unfeed(numbers)
             raise
-    return out, effects, reads
+    return out, effects, reads, before.log
+
+
+def _as_at_call_start(found: list, log) -> tuple:
+    """Read guards of attributes the trace changed before reading them (`model.eval()`, then
+    `self.drop.training` read, then `model.train()`) check the value the call starts from,
+    which decides the trace, not the one the read saw (that one would never hold again at a
+    call's start: a new trace every call)."""
+    out = []
+    for g in found:
+        place = g[0]
+        if place[0] == "attr" and g[1] == "eq" and len(place) > 3:
+            old = side_effects.old_value(log, mutation.Slot(place[1], "attr", place[2],
+                                                            place[3]))
+            if old is not mutation.MISSING and not (type(old) is g[2][0] and old == g[2][1]):
+                g = guards.value_guard(place, old)
+        out.append(g)
+    return tuple(out)
 
 
 def _returned(target, program, out, args, kwargs, state) -> tuple:

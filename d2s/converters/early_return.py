@@ -1,4 +1,5 @@
-"""Early return: the statements after `if c: ... return` move into its `else`.
+"""Early return: the statements after `if c: ... return` move into its `else` (not after an
+`if` whose block only raises).
 
     if x > 0:                         if x > 0:
         return a           ->             return a
@@ -49,6 +50,14 @@ def try_exits(node) -> bool:
         always_exits(h.body) for h in node.handlers) or always_exits(node.finalbody)
 
 
+def _returns(stmts: list) -> bool:
+    """Whether every path through `stmts` exits, some by `return`. A block that only raises
+    (`if not rt.isfinite(loss): raise ...`) keeps the rest after its `if`, as written: a
+    tensor condition's raise happens when the program runs, and the rest (`loss.backward()`)
+    stays outside the branch."""
+    return always_exits(stmts) and jumps.contains(stmts, gast.Return, into_loops=True)
+
+
 def move_rest(stmts: list) -> list:
     out = []
     for i, s in enumerate(stmts):
@@ -58,10 +67,10 @@ def move_rest(stmts: list) -> list:
             s.body = move_rest(s.body)
             s.orelse = move_rest(s.orelse)
             rest = stmts[i + 1:]
-            if rest and always_exits(s.body) and not always_exits(s.orelse):
+            if rest and _returns(s.body) and not always_exits(s.orelse):
                 s.orelse = move_rest(s.orelse + rest)
                 return out + [s]
-            if rest and s.orelse and always_exits(s.orelse) and not always_exits(s.body):
+            if rest and s.orelse and _returns(s.orelse) and not always_exits(s.body):
                 s.body = move_rest(s.body + rest)
                 return out + [s]
         out.append(s)

@@ -20,7 +20,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from .. import backend
+from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
+from ..program import origin
 
 
 class LRScheduler:
@@ -41,7 +43,8 @@ class LRScheduler:
         self.last_epoch = last_epoch
         self.verbose = verbose
         self._var = None
-        self.step()
+        self._number = None
+        self._advance()
 
     def __call__(self) -> float:
         return self.last_lr
@@ -51,6 +54,18 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to `epoch`) and recompute the learning rate."""
+        if STATE.builder is not None:
+            at = origin.capture(2)
+            where = f" (at {at[0]}:{at[1]})" if at and at[0] else ""
+            raise RuntimeError(
+                f"{type(self).__name__}.step(){where} inside a function converted by "
+                "d2s.to_static: the function's Python runs once, while it is traced, so the "
+                "schedule would advance on the first call only. Call step() outside the "
+                "converted function (after each call); the program reads the rate in force "
+                "when it runs")
+        self._advance(epoch)
+
+    def _advance(self, epoch: int | None = None) -> None:
         if epoch is None:
             self.last_epoch += 1
             self.last_lr = float(self.get_lr())
@@ -58,8 +73,9 @@ class LRScheduler:
             self.last_epoch = int(epoch)
             closed = getattr(self, "_get_closed_form_lr", None)
             self.last_lr = float(closed() if closed is not None else self.get_lr())
-        if self._var is not None:
-            self._var.set_value(backend.XP.asarray(self.last_lr, dtype="float32"))
+        for var, dtype in ((self._var, "float32"), (self._number, "float64")):
+            if var is not None:
+                var.set_value(backend.XP.asarray(self.last_lr, dtype=dtype))
         if self.verbose:
             print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to "
                   f"{self.last_lr}.")
@@ -70,6 +86,14 @@ class LRScheduler:
             self._var = Parameter(backend.XP.asarray(self.last_lr, dtype="float32"),
                                   name=unique_name("learning_rate"), trainable=False)
         return self._var
+
+    def number_var(self) -> Parameter:
+        """The persistable float64 0-d tensor holding the current rate as the Python float
+        `sched()` gives, to the last bit (read by converted code: `opt.get_lr()`)."""
+        if self._number is None:
+            self._number = Parameter(backend.XP.asarray(self.last_lr, dtype="float64"),
+                                     name=unique_name("learning_rate"), trainable=False)
+        return self._number
 
     def state_dict(self) -> dict:
         out = {}
@@ -87,7 +111,7 @@ class LRScheduler:
                 current.set_state_dict(state[key])
             else:
                 setattr(self, key, state[key])
-        self.step(self.last_epoch)
+        self._advance(self.last_epoch)
 
     set_dict = set_state_dict
 

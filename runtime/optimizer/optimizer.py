@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 from .. import backend, static
 from ..autograd import no_grad
-from ..ops.logic import where
-from ..ops.math import sign
+from ..ops.logic import logical_or, where
+from ..ops.math import assign, sign
 from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
 from ..program import train_step
@@ -70,15 +70,41 @@ class Optimizer:
         self._grad_clip = grad_clip
         self._multi_precision = multi_precision
         self._accumulators: dict[str, dict[str, Tensor]] = {}
+        # parameter name -> a bool tensor: whether a run of a converted step has reached it
+        # (its state is made while tracing, eager code's at its first update)
+        self._started: dict[str, Tensor] = {}
         self._loaded: dict = {}
         self._lr_var = None
+        self._lr_number = None  # (float64: the rate as converted code reads it, exactly)
         self._name = name
 
     # ---- learning rate --------------------------------------------------------------------
     def get_lr(self) -> float:
-        """The learning rate in force now (a scheduler's current value)."""
+        """The learning rate in force now (a scheduler's current value). Read in converted
+        code, the rate in force when the program runs, a Python float after the call."""
+        if STATE.builder is not None:
+            return self._rate_when_run()
+        return self._rate()
+
+    def _rate(self) -> float:
         lr = self._learning_rate
         return lr() if isinstance(lr, LRScheduler) else float(lr)
+
+    def _rate_when_run(self):
+        """A graph value standing for the Python float `get_lr()` gives when the program runs
+        (a float64 persistable tensor kept equal to it)."""
+        lr = self._learning_rate
+        if isinstance(lr, LRScheduler):
+            var = lr.number_var()
+        else:
+            if self._lr_number is None:
+                self._lr_number = Parameter(backend.XP.asarray(float(lr), dtype="float64"),
+                                            name=unique_name("learning_rate"), trainable=False)
+            var = self._lr_number
+        out = assign(var)
+        out.stop_gradient = True
+        out.python_scalar = True
+        return out
 
     def set_lr(self, value: float) -> None:
         """Set a fixed learning rate (not allowed when a scheduler drives it)."""
@@ -87,8 +113,9 @@ class Optimizer:
                 "set_lr: this optimizer's learning rate is an LRScheduler; call the "
                 "scheduler's step() instead")
         self._learning_rate = float(value)
-        if self._lr_var is not None:
-            self._lr_var.set_value(backend.XP.asarray(self._learning_rate, dtype="float32"))
+        for var, dtype in ((self._lr_var, "float32"), (self._lr_number, "float64")):
+            if var is not None:
+                var.set_value(backend.XP.asarray(self._learning_rate, dtype=dtype))
 
     def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
         if not isinstance(scheduler, LRScheduler):
@@ -100,11 +127,11 @@ class Optimizer:
         """A Python float for eager updates; a persistable 0-d tensor for a static program, so
         the program reads the rate in force at each run."""
         if STATE.builder is None:
-            return self.get_lr()
+            return self._rate()
         if isinstance(self._learning_rate, LRScheduler):
             return self._learning_rate.var()
         if self._lr_var is None:
-            self._lr_var = Parameter(backend.XP.asarray(self.get_lr(), dtype="float32"),
+            self._lr_var = Parameter(backend.XP.asarray(self._rate(), dtype="float32"),
                                      name=unique_name("learning_rate"), trainable=False)
         return self._lr_var
 
@@ -140,6 +167,7 @@ class Optimizer:
         ratio = (getattr(p, "optimize_attr", None) or {}).get("learning_rate", 1.0)
         if ratio != 1.0:  # ParamAttr(learning_rate=...) scales this parameter's rate
             lr = lr * ratio
+        new = p.name not in self._accumulators
         state = self._state_of(p)
         master = state.get("fp32_master")
         weights = master if master is not None else p
@@ -153,6 +181,9 @@ class Optimizer:
             if present is not None:  # eager skips a parameter whose .grad is None
                 new_p = where(present, new_p, weights)
                 new_state = {k: where(present, v, state[k]) for k, v in new_state.items()}
+                self._start_when(p, present, new)
+        else:
+            self._started.pop(p.name, None)
         for key, value in new_state.items():
             state[key].set_value(value)
         if master is not None:
@@ -161,6 +192,22 @@ class Optimizer:
 
     def _update(self, param, grad, lr, state: dict):
         raise NotImplementedError
+
+    def _start_when(self, p, present, new: bool) -> None:
+        """In a converted step that reaches `p` on some runs only: `state_dict()` leaves out
+        `p`'s state until a run has reached it, as eager code has none before its first
+        update."""
+        flag = self._started.get(p.name)
+        if flag is None and not new:
+            return  # (an update before this program made it)
+        if flag is None:
+            flag = self._started[p.name] = Parameter(
+                backend.XP.zeros([], "bool"), name=f"{p.name}_started_0", trainable=False)
+        flag.set_value(logical_or(flag, present))
+
+    def _has_started(self, name: str) -> bool:
+        flag = self._started.get(name)
+        return flag is None or bool(flag.numpy())
 
     def _regularizer(self, param):
         """`param`'s own regularizer (ParamAttr) wins over the optimizer's `weight_decay`."""
@@ -221,7 +268,8 @@ class Optimizer:
         >>> sorted(opt.state_dict())[:2]
         ['w_beta1_pow_acc_0', 'w_beta2_pow_acc_0']
         """
-        out = {t.name: t for state in self._accumulators.values() for t in state.values()}
+        out = {t.name: t for name, state in self._accumulators.items()
+               if self._has_started(name) for t in state.values()}
         if isinstance(self._learning_rate, LRScheduler):
             out["LR_Scheduler"] = self._learning_rate.state_dict()
         return out
@@ -277,7 +325,7 @@ class Optimizer:
         return None, params_grads
 
     def __repr__(self):
-        return f"{type(self).__name__}(learning_rate={self.get_lr()})"
+        return f"{type(self).__name__}(learning_rate={self._rate()})"
 
 
 def _check_unique_names(params: list, who: str) -> None:

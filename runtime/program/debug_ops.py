@@ -37,8 +37,8 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
     for p in parts:
         if p is None:
             a, stop, whole = next(it)
-            if whole:  # (a dim or length: a Python int in eager code)
-                shown.append(str(int(a)))
+            if whole:  # (a dim, a length, `loss.item()`: a Python number in eager code)
+                shown.append(str(a.item()))
                 continue
             t = wrap(a)
             t.stop_gradient = stop
@@ -127,12 +127,22 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     tensors = [o for o in objects if core.is_tensor(o)]
     attrs = {"parts": parts, "sep": sep, "end": end,
              "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
-    if any(getattr(t, "eager_int", False) for t in tensors):
-        attrs["as_int"] = [bool(getattr(t, "eager_int", False)) for t in tensors]
+    numbers = [_python_number(t) for t in tensors]
+    if any(numbers):
+        attrs["as_int"] = numbers
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
     bind(PY_PRINT, (tensors,), attrs)
+
+
+def _python_number(t) -> bool:
+    """Whether `t` stands for what eager code holds as a Python number (a dim or length,
+    `loss.item()`, `int(t)`), so printed as that number; not where only the run decides
+    whether it is an int or a float."""
+    return bool(getattr(t, "eager_int", False) or getattr(t, "python_scalar", False) and not
+                t.shape and getattr(t, "float_when", None) is None and not getattr(
+                    t, "mixed_number", False) and not getattr(t, "is_array", False))
 
 
 def Assert(cond, data=None, summarize=20, name=None, message=None):

@@ -24,7 +24,7 @@ from ..ops.arrays import (
     array_write,
     create_array,
 )
-from ..ops.math import assign
+from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
 from ..tensor import _HookHandle
@@ -68,6 +68,24 @@ def add_varying_stop_reader(fn) -> None:
         _VARYING_STOP_READERS.append(fn)
 
 
+_PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
+
+
+# reductions NumPy calls as methods (`np.mean(v)` is `v.mean(axis=None, dtype=None, out=None)`)
+_NUMPY_REDUCTIONS = frozenset(("mean", "sum", "prod", "max", "min", "any", "all", "std", "var"))
+
+
+def _refusing_numpy(name: str, fn):
+    """`fn`, raising for NumPy's call of it (`np.mean(pred.numpy() == y.numpy())`, which
+    eager code computes in NumPy): the value exists only when the program runs."""
+    def method(self, *args, **kwargs):
+        if "out" in kwargs:  # (NumPy passes `out`; the runtime's own methods take none)
+            raise self._no_value(f"np.{name}()")
+        return fn(self, *args, **kwargs)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
 class Variable(core.VariableBase):
     """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
 
@@ -84,6 +102,7 @@ class Variable(core.VariableBase):
     # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
     # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
     python_scalar = False
+    numpy_array = False  # made by `numpy()`: a returned one comes back as a NumPy array
     # Why a value standing for a Python number is a graph value, and what to write so that
     # it stays a number (d2s sets it on the counter of a graph loop; ops on it pass it on):
     # a Python use of its value (`int()`, an index) says it instead of the general hint.
@@ -242,11 +261,14 @@ class Variable(core.VariableBase):
         rt.mean(x).numpy() > 5`, `x.numpy()[0]` and `range(n.numpy()[0])` build ops); where
         the result is then used as a Python value, that use raises. Eager `numpy()` is an
         array, which has no gradient path: while a program is built the result is `v`
-        detached (a view of it with no gradient), `v` itself when it has none."""
+        detached (a view of it with no gradient); returned from a converted function, it
+        comes back as a NumPy array (`numpy_array`)."""
         _kept(self, "numpy")
-        if self.stop_gradient or STATE.builder is None:
+        if STATE.builder is None:
             return self
-        return self.detach()
+        out = self.detach()
+        out.numpy_array = True
+        return out
 
     def item(self, *index):
         """The element at `index` (one flat index, or one per dim, as eager's `x.item(0, 1)`)
@@ -265,6 +287,10 @@ class Variable(core.VariableBase):
                     "one-element tensor converts to a scalar; index it first (v[0].item(), "
                     "or v.item(i))")
             out = reshape(self, [])
+        wide = _PYTHON_WIDTH.get(out.dtype.kind)
+        if wide is not None and out.dtype.name != wide:
+            # eager's number is a Python float / int: arithmetic on it is float64 / int64
+            out = cast(out, wide)
         if out is self or not out.stop_gradient:
             # (a 0-d value reshaped to 0-d is itself: a copy is the number)
             out = assign(self) if out is self else out
@@ -346,7 +372,7 @@ class Variable(core.VariableBase):
     def install_methods(cls, table: dict) -> None:
         """Install the Tensor operator/method table; indexing a tensor array reads it."""
         for name, fn in table.items():
-            setattr(cls, name, fn)
+            setattr(cls, name, _refusing_numpy(name, fn) if name in _NUMPY_REDUCTIONS else fn)
         tensor_getitem = table.get("__getitem__")
 
         def __getitem__(self, index):

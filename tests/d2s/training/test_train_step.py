@@ -177,7 +177,7 @@ def test_grad_read_and_set_inside_the_step():
     assert all(p.grad is None for p in static[0].parameters())
 
 
-def test_update_is_in_the_printed_program_and_result_has_no_grad_path():
+def test_update_is_in_the_printed_program_and_result_graph_is_freed():
     eager, static = pair(MLP, "Adam")
     s = convert(step_fn(*static))
     x, y = batches(1, (5, 4))[0]
@@ -185,7 +185,13 @@ def test_update_is_in_the_printed_program_and_result_has_no_grad_path():
     text = str(s.concrete_program.main_program)
     assert text.count("adam_update(") == 4 and "grad_clear(" in text
     assert "write_persistable(%" in text
-    assert loss.stop_gradient  # backward already ran inside: no second backward outside
+    eager_loss = step_fn(*eager)(x, y)
+    # backward already ran inside: the loss requires a gradient, as eager's does, through a
+    # graph that backward freed, so a second backward raises eager's error
+    assert loss.stop_gradient is eager_loss.stop_gradient is False
+    for t in (loss, eager_loss):
+        with pytest.raises(RuntimeError, match="already freed"):
+            (t * 2).backward()
 
 
 @pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
