@@ -131,8 +131,7 @@ def _equal(array, value, src):
             return rt.cast(values, "float64") == rt.cast(one, "float64")
         return values == one
     if numbers:  # (None, a string: a number equals none of them)
-        return rt.zeros_like(values, "bool") if values.dtype.name != "bool" else rt.logical_and(
-            values, rt.logical_not(values))
+        return rt.zeros_like(values, "bool")
     raise ConversionError(
         f"looking for a {type(value).__name__} in a list of tensors whose length depends on a "
         f"tensor ({where(src)}): only numbers and one-element tensors are compared with its "

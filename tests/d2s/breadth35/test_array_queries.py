@@ -175,3 +175,43 @@ def test_items_that_cannot_be_compared_are_refused_at_the_users_line(fn, text, s
         d2s.to_static(fn, full_graph=True)(x, rt.to_tensor(2))
     message = assert_at_user_line(info.value, __file__, line_of(fn, text))
     assert says in shown(info.value) and says in message
+
+
+def flags_and_values(x, n):
+    flags = []
+    values = []
+    for i in range(n):
+        flags.append(bool(x[i] > 0))
+        values.append(float(x[i]))
+    return (flags.count(True), flags.count(None), values.count(1), sorted(flags),
+            sorted(values, reverse=True))
+
+
+def test_bools_floats_and_empty_lists():
+    x = rt.to_tensor(np.array([1.0, -1.0, 2.0, 1.0], "float32"))
+    static = d2s.to_static(flags_and_values, full_graph=True)
+    for n in (0, 2, 4):
+        want = flags_and_values(x, n)
+        got = static(x, rt.to_tensor(n))
+        assert len(got) == len(want) == 5
+        assert got == want
+        assert [type(v) for v in got[3] + got[4]] == [type(v) for v in want[3] + want[4]]
+    assert len(static.program_cache) == 1
+
+
+def transposed(x, n):
+    pairs = []
+    for i in range(n):
+        pairs.append((x[i], x[i] * 2.0))
+    firsts, seconds = zip(*pairs)
+    return rt.stack(firsts), rt.stack(seconds)
+
+
+def test_zip_of_a_list_of_tuples_grown_in_a_graph_loop_is_refused_at_the_users_line():
+    x = rt.to_tensor(np.array([1.0, 2.0], "float32"))
+    assert [v.tolist() for v in transposed(x, 2)] == [[1.0, 2.0], [2.0, 4.0]]
+    with pytest.raises(TypeError) as info:
+        d2s.to_static(transposed, full_graph=True)(x, rt.to_tensor(2))
+    text = assert_at_user_line(info.value, __file__, line_of(transposed, "zip(*pairs)"))
+    assert "cannot be iterated by Python here" in text
+    assert "grow one list per part in the loop" in text
