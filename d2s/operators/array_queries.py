@@ -146,12 +146,29 @@ def _items(array, method: str, src):
     shape = tuple(getattr(array, "_static_shape", None) or ())
     if -1 not in shape and int(np.prod(shape, dtype=np.int64)) == 1:
         return rt.reshape(array_pack(array), [-1])
+    if all(d in (1, -1) for d in shape):  # (one element each, or the run says otherwise)
+        return _one_each(array_pack(array), shape, src)
     raise ConversionError(
         f"{method}() of a list of tensors of shape {list(shape)} whose length depends on a "
         f"tensor ({where(src)}): its items are compared when the program runs, and eager "
         "code takes the truth of an element-wise comparison, which a tensor of several "
         "elements has none of. Compare as tensors: `rt.stack(lst) == v`, rt.sort / "
         "rt.argsort of rt.stack(lst).", origin=src)
+
+
+def _one_each(rows, shape, src):
+    """The items `rows` (stacked; of a size the run decides) as one element each; an item of
+    several raises eager's ValueError (`bool()` of it) when the program runs."""
+    n = rt.shape(rows)[0]
+
+    def several():
+        raise_error(ValueError(
+            f"bool() of a tensor with shape {list(shape)} is ambiguous: only one-element "
+            "tensors convert to Python bool. Use .any() or .all() for a truth value."),
+            at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
+
+    rt.static.nn.cond(rt.numel(rows) != n, several, lambda: None)
+    return rt.reshape(rows, [-1])
 
 
 def _array_of_rows(rows, like):

@@ -21,6 +21,7 @@ from .exceptions import helper_raise, short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
 from .logical import to_bool
+from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
@@ -492,6 +493,9 @@ def list_query(obj, method: str):
         refuse_structures(method)
     if is_variable(obj) and obj.is_array:  # (a list the program grows)
         return array_query(obj, method)
+    if is_empty_array(obj) and method != "sort" and obj and all(map(is_variable, obj)):
+        # (a graph loop's first look at its body: the list is an array when it runs)
+        return array_query(rt.static.create_array(obj[0].dtype, list(obj)), method)
     bound = getattr(obj, method)
     if method == "sort" and isinstance(obj, list):
         return sort_in_place(obj)

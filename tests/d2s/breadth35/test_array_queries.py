@@ -215,3 +215,40 @@ def test_zip_of_a_list_of_tuples_grown_in_a_graph_loop_is_refused_at_the_users_l
     text = assert_at_user_line(info.value, __file__, line_of(transposed, "zip(*pairs)"))
     assert "cannot be iterated by Python here" in text
     assert "grow one list per part in the loop" in text
+
+
+def slices_and_ints(x, n, start):
+    ones = []
+    ints = []
+    for i in range(n):
+        ones.append(x[i:i + 1])  # (one element each: a size the run decides)
+        ints.append(rt.cast(x[i], "int64"))
+    return rt.stack(sorted(ones)), ints.count(0.5), ints.count(2), ints.index(2, start)
+
+
+def repeats_so_far(x, n):
+    seen = []
+    repeats = rt.zeros([], "int64")
+    for i in range(n):
+        seen.append(x[i])
+        repeats = repeats + seen.count(x[i]) - 1
+    return repeats
+
+
+def test_items_sized_at_run_time_and_a_count_inside_the_loop():
+    xv = np.array([2.0, 1.0, 2.0, 0.5, 2.0], "float32")
+    static = d2s.to_static(slices_and_ints, full_graph=True)
+    for n, start in ((4, 1), (3, -1), (5, -2)):
+        kept = xv[:n]
+        want_ints = [int(v) for v in kept]
+        want_index = want_ints.index(2, start)
+        for fn, args in ((slices_and_ints, (n, start)),
+                         (static, (rt.to_tensor(n), rt.to_tensor(start)))):
+            ones, halves, twos, index = fn(rt.to_tensor(xv), *args)
+            np.testing.assert_array_equal(ones.numpy(), np.sort(kept)[:, None])
+            assert (halves, twos, index) == (0, want_ints.count(2), want_index)
+    assert len(static.program_cache) == 1
+    counted = d2s.to_static(repeats_so_far, full_graph=True)
+    for n, want in ((2, 0), (3, 1), (5, 3)):
+        assert int(repeats_so_far(rt.to_tensor(xv), n)) == want
+        assert int(counted(rt.to_tensor(xv), rt.to_tensor(n))) == want
