@@ -308,7 +308,8 @@ class StructArray(tuple):
 _ITER = ("a list of tuples/dicts of tensors whose length depends on a tensor (a tensor array "
          "per part) cannot be iterated by Python here (a comprehension, zip(), unpacking): "
          "its length is known only when the program runs. Use a for statement (for item in "
-         "lst: parts.append(item[0])), len(lst) and lst[i].")
+         "lst: parts.append(item[0])), len(lst) and lst[i]; for `a, b = zip(*pairs)`, "
+         "grow one list per part in the loop (a.append(x); b.append(y)).")
 _METHOD = ("lst.{0}() on a list of tuples/dicts whose length depends on a tensor, called "
            "through another name than the list's own (a helper, a closure, an alias): write "
            "lst.{0}(...) as its own statement in the function that owns lst")
