@@ -35,9 +35,10 @@ import threading
 import types
 
 from runtime import backend, pytree
-from runtime.core import array_of, is_eager_tensor, watch_value_reads
+from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_reads
 
 from .call_policy import ignored_module
+from .errors import ConversionError
 from .pyct import parser
 from .pyct.reads import APPENDS, outside_reads
 from .pyct.self_reads import attribute_reads
@@ -99,12 +100,25 @@ def value_read(tensor) -> None:
     the tensor holds the same data. Guarded by a copy of its data, compared exactly on every
     call (a counter changed in place by the caller, an optimizer step or the converted call's
     own writeback traces a new program, as eager code would read the new value)."""
+    builder = active_builder()
+    if builder is not None and builder.wrote(tensor):
+        raise ConversionError(
+            f"the value of {_tensor_path(tensor)} is read as Python (`int()`, `float()`, "
+            "`bool()`, `.item()`, `.numpy()`, an `if`) after the converted call changed it "
+            "(`set_value`, `t[...] = v`, `+=`, or an assignment): the program computes the new "
+            "value only when it runs, so this read would see the old one. Keep it in the "
+            "computation (`x * self.step`, not `x * int(self.step)`), or read it before the "
+            "change.")
     guards = _first_time(("value", id(tensor)))
     if guards is not None:
-        path = next((describe(g) for g in guards if g[1] == "is" and g[2] is tensor),
-                    "a tensor the function captured")
-        guards.append((("whole", tensor, None, f"the value of {path}"), "data",
+        guards.append((("whole", tensor, None, f"the value of {_tensor_path(tensor)}"), "data",
                        _data_of(tensor)))
+
+
+def _tensor_path(tensor) -> str:
+    """The tensor as the user's code names it (`self.step`), from the guard on its identity."""
+    return next((describe(g) for g in _REC.guards or () if g[1] == "is" and g[2] is tensor),
+                "a tensor the function captured")
 
 
 def _data_of(tensor) -> tuple:

@@ -209,6 +209,20 @@ class Builder:
         return self.block.var(self.capture(x))
 
     # ---- persistable writes ---------------------------------------------------------------
+    def wrote(self, tensor) -> bool:
+        """Whether the program built so far overwrites `tensor` (`write_persistable`) before
+        this point: in the block being built, one enclosing it, or a branch or loop body
+        nested in it (not in a sibling branch, which another run takes). Its eager array
+        still holds the value from before."""
+        prog = self.program
+        name = prog._captured.get(id(tensor))
+        if name is None or prog.tensors.get(name) is not tensor:
+            return False
+        here = self.block
+        chain = {b.idx for b in here.ancestors()}
+        return any(key[1] == name and (key[0] in chain or here in prog.block(key[0]).ancestors())
+                   for key in prog._latest)
+
     def write_persistable(self, tensor, value) -> None:
         """`tensor.set_value(value)` while building: an op that overwrites the tensor's array
         when the program runs (optimizer updates, BatchNorm running statistics)."""

@@ -10,6 +10,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from d2s import errors
 from runtime import nn
 
 pytestmark = pytest.mark.filterwarnings("ignore:d2s.*traced:UserWarning")
@@ -153,3 +154,75 @@ def test_an_ema_warmup_follows_its_update_count():
         np.testing.assert_allclose(static(rt.to_tensor(x)).numpy(), ref)
     np.testing.assert_allclose(model.average.numpy(), eager.average.numpy())
     assert int(model.num_updates) == 5
+
+
+class AdvanceThenRead(nn.Layer):
+    """Changes its counter, then reads it as a Python number in the same call."""
+
+    def __init__(self, advance: str):
+        super().__init__()
+        self.advance = advance
+        self.register_buffer("step", rt.zeros([], "int64"))
+
+    def forward(self, x):
+        if self.advance == "iadd":
+            self.step += 1
+        elif self.advance == "set_value":
+            self.step.set_value(self.step + 1)
+        else:
+            self.step = self.step + 1
+        return x * int(self.step)
+
+
+@pytest.mark.parametrize("advance", ["iadd", "set_value", "rebind"])
+def test_a_read_after_the_call_changed_the_tensor_is_refused_at_the_users_line(advance):
+    eager = AdvanceThenRead(advance)
+    np.testing.assert_allclose(eager(rt.to_tensor([2.0])).numpy(), [2.0])
+    static = d2s.to_static(AdvanceThenRead(advance))
+    with pytest.raises(d2s.ConversionError) as info:
+        static(rt.to_tensor([2.0]))
+    message = str(info.value)
+    assert "the value of self.step is read as Python" in message
+    assert "after the converted call changed it" in message
+    frames = errors.user_frames(info.value)
+    assert len(frames) >= 1
+    assert (frames[-1].function, frames[-1].source) == ("forward", "return x * int(self.step)")
+    assert frames[-1].filename == __file__
+
+
+class CountPositive(nn.Layer):
+    """Counts positive batches; reads the count as a number on the other branch, or after."""
+
+    def __init__(self, read_after: bool):
+        super().__init__()
+        self.read_after = read_after
+        self.register_buffer("count", rt.zeros([], "int64"))
+
+    def forward(self, x):
+        n = 0
+        if x.mean() > 0:
+            self.count.set_value(self.count + 1)
+        else:
+            n = int(self.count)
+        if self.read_after:
+            n = int(self.count)
+        return x * n + self.count
+
+
+def test_a_read_on_the_branch_that_does_not_change_the_tensor_follows_it():
+    eager, model = CountPositive(False), CountPositive(False)
+    static = d2s.to_static(model)
+    count, want = 0, []
+    for v in (1.0, -1.0, 2.0, -3.0):
+        want.append(v * count + count if v < 0 else count + 1)
+        count += v > 0
+    assert len(want) == 4
+    for v, ref in zip((1.0, -1.0, 2.0, -3.0), want):
+        np.testing.assert_allclose(eager(rt.to_tensor([v])).numpy(), [ref])
+        np.testing.assert_allclose(static(rt.to_tensor([v])).numpy(), [ref])
+
+
+def test_a_read_after_a_branch_that_changed_the_tensor_is_refused():
+    static = d2s.to_static(CountPositive(True))
+    with pytest.raises(d2s.ConversionError, match="the value of self.count is read as Python"):
+        static(rt.to_tensor([1.0]))
