@@ -13,6 +13,9 @@ What is guarded, per value read:
 - a tensor: by identity (the program reads the very tensor object it captured, so an
   attribute rebound to another tensor, or from `None` to a tensor, needs another program;
   tensors updated in place, such as parameters and BatchNorm statistics, keep theirs);
+  and where the trace read its value as Python (`int(self.step)`, `self.step.item()`,
+  `if self.initialized:`), which the program has baked in: by value too (`value_read`), so a
+  value changed in place, by the caller or by the converted call itself, traces a new program;
 - objects (Layers, functions, classes, config objects): by identity, and the chain goes on
   into their instance attributes (`self.cfg.depth`); a called one too (`self.fc(x)`,
   `ACT(x)` with `ACT = rt.tanh`), so a swapped layer or activation needs another program.
@@ -31,10 +34,11 @@ import os
 import threading
 import types
 
-from runtime import pytree
-from runtime.core import is_eager_tensor
+from runtime import backend, pytree
+from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_reads
 
 from .call_policy import ignored_module
+from .errors import ConversionError
 from .pyct import parser
 from .pyct.reads import APPENDS, outside_reads
 from .pyct.self_reads import attribute_reads
@@ -80,12 +84,53 @@ class recording:
     def __enter__(self):
         self.outer = (_REC.guards, _REC.seen, _REC.passed)
         _REC.guards, _REC.seen, _REC.passed = [], set(), set()
+        self.outer_hook = watch_value_reads(value_read)
         return self
 
     def __exit__(self, *exc):
+        watch_value_reads(self.outer_hook)
         self.guards = tuple(_REC.guards)
         _REC.guards, _REC.seen, _REC.passed = self.outer
         return False
+
+
+def value_read(tensor) -> None:
+    """The trace reads an eager tensor's value as Python (`int(self.step)`, `float(G)`,
+    `if self.initialized:`): the program has that value baked in, so it applies only while
+    the tensor holds the same data. Guarded by a copy of its data, compared exactly on every
+    call (a counter changed in place by the caller, an optimizer step or the converted call's
+    own writeback traces a new program, as eager code would read the new value)."""
+    builder = active_builder()
+    if builder is not None and builder.wrote(tensor):
+        raise ConversionError(
+            f"the value of {_tensor_path(tensor)} is read as Python (`int()`, `float()`, "
+            "`bool()`, `.item()`, `.numpy()`, an `if`) after the converted call changed it "
+            "(`set_value`, `t[...] = v`, `+=`, or an assignment): the program computes the new "
+            "value only when it runs, so this read would see the old one. Keep it in the "
+            "computation (`x * self.step`, not `x * int(self.step)`), or read it before the "
+            "change.")
+    guards = _first_time(("value", id(tensor)))
+    if guards is not None:
+        guards.append((("whole", tensor, None, f"the value of {_tensor_path(tensor)}"), "data",
+                       _data_of(tensor)))
+
+
+def _tensor_path(tensor) -> str:
+    """The tensor as the user's code names it (`self.step`), from the guard on its identity."""
+    return next((describe(g) for g in _REC.guards or () if g[1] == "is" and g[2] is tensor),
+                "a tensor the function captured")
+
+
+def _data_of(tensor) -> tuple:
+    array = array_of(tensor)
+    return array.shape, array.dtype, backend.to_numpy(array).tobytes()
+
+
+def _same_data(tensor, expected) -> bool:
+    """`tensor` holds the data `_data_of` copied (bit for bit: a NaN equals itself)."""
+    array = array_of(tensor)
+    return array.shape == expected[0] and array.dtype == expected[1] and \
+        backend.to_numpy(array).tobytes() == expected[2]
 
 
 def bind_arguments(fn, args, kwargs, instance=None) -> dict:
@@ -419,7 +464,8 @@ def compile_check(guards):
     guards checks them without a Python call per guard."""
     if not guards:
         return None
-    env = {"_M": _MISSING, "_same": _same_items, "_index": _index, "__name__": __name__}
+    env = {"_M": _MISSING, "_same": _same_items, "_index": _index, "_data": _same_data,
+           "__name__": __name__}
     terms = []
     for i, (place, how, expected) in enumerate(guards):
         kind = place[0]
@@ -459,6 +505,9 @@ def compile_check(guards):
         elif how == "type":
             env[f"x{i}"] = expected
             terms.append(f"{read}.__class__ is x{i}")
+        elif how == "data":
+            env[f"x{i}"] = expected
+            terms.append(f"_data({read}, x{i})")
         elif how == "items" and not expected:
             terms.append(f"not {read}")
         elif how == "items":
@@ -484,6 +533,9 @@ def failing(guards) -> tuple | None:
                 return guard
         elif how == "items":
             if not _same_items(value, expected):
+                return guard
+        elif how == "data":
+            if not _same_data(value, expected):
                 return guard
         elif value is not expected:
             return guard

@@ -55,6 +55,8 @@ class ModeState(threading.local):
         self.builder = None  # the static program builder while one is active
         self.amp = None  # the active auto_cast state, or None
         self.default_float = "float32"  # rt.set_default_dtype: what creation ops make
+        self.value_read = None  # `hook(tensor)` before an eager tensor's value is read as
+        # Python (`int(t)`, `t.item()`, `t.numpy()`): set by `watch_value_reads`
 
 
 _MODE = ModeState()
@@ -66,6 +68,15 @@ def mode_state() -> ModeState:
     `runtime` sets them (`program_guard`, `no_grad`, `auto_cast`); other packages read them
     through this or the accessors below."""
     return _MODE
+
+
+def watch_value_reads(hook):
+    """Call `hook(tensor)` in this thread each time an eager tensor's value is read as Python
+    (`bool`, `int`, `float`, `operator.index`, `item`, `tolist`, `numpy`), or stop with
+    None; returns the hook it replaces. d2s sets one while tracing: a value read then is
+    baked into the program, so the program must depend on it."""
+    previous, _MODE.value_read = _MODE.value_read, hook
+    return previous
 
 
 def active_builder():

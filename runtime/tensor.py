@@ -18,6 +18,8 @@ from .ops.arrays import array_pack, holds_python_numbers
 from .ops.combine import stack
 from .ops.math import assign, cast
 
+_MODE = core.mode_state()
+
 
 class Tensor(core.TensorBase):
     """An n-dimensional array on the current device with eager autograd.
@@ -78,7 +80,15 @@ class Tensor(core.TensorBase):
 
     # ---- conversion -----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
+        self._value_read()
         return backend.to_numpy(self._data)
+
+    def _value_read(self) -> None:
+        """This tensor's value is about to be read as Python: tell the hook, if one watches
+        (`core.watch_value_reads`)."""
+        hook = _MODE.value_read
+        if hook is not None:
+            hook(self)
 
     def item(self, *index):
         """The Python number at `index` (Paddle's and NumPy's signature: `x.item(0, 1)`, or
@@ -88,6 +98,7 @@ class Tensor(core.TensorBase):
         if self._data.size != 1:
             raise ValueError(f"item(): only one-element tensors can be converted to a Python "
                              f"scalar, this one has shape {self.shape}")
+        self._value_read()
         return self._data.reshape(()).item()
 
     def tolist(self):
@@ -108,6 +119,7 @@ class Tensor(core.TensorBase):
             raise ValueError(
                 f"{kind}() of a tensor with shape {self.shape} is ambiguous: only one-element "
                 f"tensors convert to Python {kind}. Use .any() or .all() for a truth value.")
+        self._value_read()
         return self._data.reshape(()).item()
 
     def __bool__(self):

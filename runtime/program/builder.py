@@ -209,6 +209,18 @@ class Builder:
         return self.block.var(self.capture(x))
 
     # ---- persistable writes ---------------------------------------------------------------
+    def wrote(self, tensor) -> bool:
+        """Whether the program built so far overwrites `tensor` (`write_persistable`) before
+        the point being built, on the same path (`_runs_before_here`). Its eager array still
+        holds the value from before."""
+        prog = self.program
+        name = prog._captured.get(id(tensor))
+        if name is None or prog.tensors.get(name) is not tensor:
+            return False
+        chain = {b.idx for b in self.block.ancestors()}
+        return any(key[1] == name and _runs_before_here(prog.block(key[0]), chain)
+                   for key in prog._latest)
+
     def write_persistable(self, tensor, value) -> None:
         """`tensor.set_value(value)` while building: an op that overwrites the tensor's array
         when the program runs (optimizer updates, BatchNorm running statistics)."""
@@ -343,6 +355,19 @@ def _float_when(op: OpDef, inputs, outs):
         if f is not False:
             flag = f if flag is None else logical_or(flag, f)
     return flag
+
+
+def _runs_before_here(block, chain: set) -> bool:
+    """Whether the ops of `block` run before the point being built (whose block and enclosing
+    blocks have the indices `chain`) on the same path: `block` encloses that point, or it is
+    a branch or loop body of a construct already appended (not a sibling branch of one still
+    being traced, which another run takes)."""
+    inner = None
+    for b in block.ancestors():
+        if b.idx in chain:
+            return inner is None or any(inner.idx in op.blocks for op in b.ops)
+        inner = b
+    return False
 
 
 def _check_same_shape(target: Variable, value: Variable) -> None:
