@@ -34,7 +34,7 @@ from . import (  # noqa: F401  isort: skip
     cases_wild_detection, cases_wild_decoding, cases_wild_training, cases_wild_seq,
     cases_wild_metrics, cases_wild_stateful, cases_wild_algorithms,
     cases_wild2_graph, cases_wild2_speech, cases_wild2_transformer, cases_wild2_diffusion,
-    cases_wild2_recsys, cases_wild2_science)
+    cases_wild2_recsys, cases_wild2_science, cases_wild2_idioms)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)
