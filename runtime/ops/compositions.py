@@ -152,5 +152,5 @@ METHODS = {"reciprocal": reciprocal, "masked_fill": masked_fill, "view": view,
            "view_as": view_as, "kron": kron, "log2": log2, "log10": log10,
            "outer": outer}
 
-__all__ = ["broadcast_shape", "is_tensor", "kron", "log10", "log2", "masked_fill", "meshgrid",
+__all__ = ["broadcast_shape", "is_tensor", "kron", "log2", "log10", "masked_fill", "meshgrid",
            "outer", "reciprocal", "view", "view_as"]

@@ -7,10 +7,9 @@ import math
 import numpy as np
 
 import runtime as paddle
-import runtime.nn.functional as F
 from runtime import nn
 
-from .registry import case, f32, i64, pos, rand
+from .registry import case, f32, i64, rand
 
 
 def _np_betas(kind, n):

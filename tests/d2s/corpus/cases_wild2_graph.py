@@ -1,6 +1,8 @@
 """Graph neural nets as PyG/PGL-style repos write them: message passing with gather and
 scatter over an edge list, a neighbour loop over a Python adjacency dict, GAT attention with a
 softmax per destination node, readout chosen by config, and pooling per graph of a batch."""
+import itertools
+
 import numpy as np
 
 import runtime as paddle
@@ -173,7 +175,7 @@ class GCN(nn.Layer):
 
     def __init__(self, dims=(3, 8, 8), dropout=0.5):
         super().__init__()
-        self.convs = nn.LayerList([_GCNConv(a, b) for a, b in zip(dims[:-1], dims[1:])])
+        self.convs = nn.LayerList([_GCNConv(a, b) for a, b in itertools.pairwise(dims)])
         self.dropout = dropout
 
     def forward(self, x, adj, residual):

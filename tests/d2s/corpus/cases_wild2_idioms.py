@@ -6,8 +6,6 @@ bounds and plain helper objects holding state."""
 import collections
 import dataclasses
 
-import numpy as np
-
 import runtime as paddle
 import runtime.nn.functional as F
 from runtime import nn

@@ -12,7 +12,7 @@ import runtime as paddle
 import runtime.nn.functional as F
 from runtime import nn
 
-from .registry import case, f32, i64, pos, rand
+from .registry import case, i64, rand
 
 _TABLE = rand(10, 3)
 

@@ -314,3 +314,38 @@ def paddle_shape_loop(x, n):
         total = total + x[i]
         i += 1
     return total, i
+
+
+class _Classifier(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class PGDAttack(nn.Layer):
+    """Projected gradient descent on the input: `paddle.grad` in every step, a projection
+    onto the eps-ball, and an early stop once every example is misclassified (a tensor
+    break)."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = _Classifier()
+
+    def forward(self, x, labels, eps=0.3, alpha=0.1, steps=5):
+        x_adv = x.detach()
+        for _ in range(steps):
+            x_adv.stop_gradient = False
+            loss = F.cross_entropy(self.model(x_adv), labels)
+            (grad,) = paddle.grad(loss, x_adv)
+            x_adv = x_adv.detach() + alpha * paddle.sign(grad)
+            x_adv = paddle.minimum(paddle.maximum(x_adv, x - eps), x + eps)
+            if (self.model(x_adv).argmax(axis=-1) != labels).all():
+                break
+        return x_adv.detach()
+
+
+case(args=[(rand(4, 3), i64([0, 1, 0, 1]), 0.3, 0.1, 5),
+           (rand(4, 3), i64([0, 1, 0, 1]), 5.0, 2.0, 5)], rtol=1e-5, atol=1e-6)(PGDAttack)

@@ -11,7 +11,7 @@ import runtime as paddle
 import runtime.nn.functional as F
 from runtime import nn
 
-from .registry import case, f32, i64, pos, rand
+from .registry import case, i64, rand
 
 
 def _rotate_half(x):
@@ -85,7 +85,7 @@ def alibi_bias(n_heads, seq_len):
 
 
 def _np_mask(ids, pad_id, causal):
-    b, s = ids.shape
+    s = ids.shape[1]
     keep = (ids != pad_id)[:, None, None, :].repeat(s, 2)
     if causal:
         keep = keep & np.tril(np.ones((s, s), bool))[None, None]
@@ -253,12 +253,12 @@ class CheckpointedMLP(nn.Layer):
         return x
 
 
-def _np_kv(k_cache, v_cache, k_new, v_new, pos, q):
+def _np_kv(k_cache, v_cache, k_new, v_new, position, q):
     k_cache, v_cache = k_cache.copy(), v_cache.copy()
     n = k_new.shape[0]
-    k_cache[pos:pos + n] = k_new
-    v_cache[pos:pos + n] = v_new
-    keys, values = k_cache[:pos + n], v_cache[:pos + n]
+    k_cache[position:position + n] = k_new
+    v_cache[position:position + n] = v_new
+    keys, values = k_cache[:position + n], v_cache[:position + n]
     s = q @ keys.T / np.sqrt(q.shape[-1])
     w = np.exp(s - s.max(-1, keepdims=True))
     return ((w / w.sum(-1, keepdims=True)) @ values).astype(np.float32)
