@@ -291,3 +291,14 @@ def cosine_margin_loss(anchor, positive, margin):
     if n > 0:
         return ((1 - sim) * active).sum() / n
     return paddle.zeros([])
+
+
+@case(args=[(rand(3, 4), rand(5, 4), 2, 3), (rand(3, 4) * -1, rand(5, 4), 3, 2)])
+def rerank_best_candidate(user, items, top, num_slates):
+    """Re-ranking: the candidate slate with the best total score, picked with max(key=...)."""
+    scores = paddle.matmul(user.mean(axis=0), items, transpose_y=True)
+    order = paddle.argsort(scores, descending=True)
+    slates = [paddle.gather(items, order[start:start + top]) for start in range(num_slates)]
+    best = max(slates, key=lambda s: paddle.matmul(s, user.mean(axis=0)).sum())
+    worst = min(slates, key=lambda s: paddle.matmul(s, user.mean(axis=0)).sum())
+    return best, worst
