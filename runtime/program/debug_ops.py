@@ -37,8 +37,8 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
     for p in parts:
         if p is None:
             a, stop, whole = next(it)
-            if whole:  # (a dim or length: a Python int in eager code)
-                shown.append(str(int(a)))
+            if whole:  # (a dim, a length, a loop counter: a Python number in eager code)
+                shown.append(str(a.item()))
                 continue
             t = wrap(a)
             t.stop_gradient = stop
@@ -111,6 +111,14 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
                                   "summarize": summarize})
 
 
+def _python_number(t) -> bool:
+    """Whether `t` stands for a Python number in eager code (a dim or length, a loop counter
+    or a flag that became a graph value): `print` shows it as that number, not as a tensor."""
+    shape = getattr(t, "_static_shape", None)
+    return bool(getattr(t, "eager_int", False) or getattr(t, "python_scalar", False)
+                and shape is not None and all(d == 1 for d in shape))
+
+
 def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     """`print(*objects, sep=sep, end=end)` with the same output as eager mode; in a static
     program tensors are printed when the program runs (Python values are formatted now).
@@ -127,8 +135,9 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     tensors = [o for o in objects if core.is_tensor(o)]
     attrs = {"parts": parts, "sep": sep, "end": end,
              "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
-    if any(getattr(t, "eager_int", False) for t in tensors):
-        attrs["as_int"] = [bool(getattr(t, "eager_int", False)) for t in tensors]
+    as_number = [_python_number(t) for t in tensors]
+    if any(as_number):
+        attrs["as_int"] = as_number
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
