@@ -15,13 +15,14 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from .exceptions import helper_raise, short_name
+from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
+from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
 
@@ -571,12 +572,7 @@ def assert_(test, message=None):
     """`assert test, message()`; a graph test is checked when the program runs."""
     report.record("assert", test)
     if is_variable(test):
-
-        text = str(message()) if message is not None else None
-        helper_raise(AssertionError(text) if text is not None else AssertionError(),
-                     user_origin())  # an open `try` would catch it: a clear error
-        rt.static.Assert(test, message=text)
-        return
+        return assert_at_run_time(test, message)
     if not test:
         raise AssertionError(message()) if message is not None else AssertionError()
 

@@ -22,16 +22,19 @@ def _print_kernel(xp, x, message="", name="", summarize=20):
     return x
 
 
-def _assert_kernel(xp, cond, data, message="", summarize=20):
+def _assert_kernel(xp, cond, data, message="", summarize=20, parts=None, stop_gradient=(),
+                   as_int=()):
     if not bool(xp.all(cond)):
+        if parts is not None:  # (the message is a text with values, as `print` shows them)
+            raise AssertionError("".join(_shown(data, parts, stop_gradient, as_int)))
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
         raise AssertionError((message or "Assert failed: the condition is False") + shown)
 
 
-def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
-                     as_int=()):
-    wrap = core.wrap
+def _shown(values, parts, stop_gradient, as_int) -> list:
+    """The texts of `parts`, where a None part is the next value, shown as eager code shows
+    it: a tensor, or the Python number it stands for."""
     it = iter(zip(values, stop_gradient, as_int or [False] * len(values)))
     shown = []
     for p in parts:
@@ -40,11 +43,17 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
             if whole:  # (a dim, a length, a loop counter: a Python number in eager code)
                 shown.append(str(a.item()))
                 continue
-            t = wrap(a)
+            t = core.wrap(a)
             t.stop_gradient = stop
             shown.append(str(t))
         else:
             shown.append(p)
+    return shown
+
+
+def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
+                     as_int=()):
+    shown = _shown(values, parts, stop_gradient, as_int)
     print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
     return ()
 
@@ -153,6 +162,18 @@ def Assert(cond, data=None, summarize=20, name=None, message=None):
         return
     bind(ASSERT, (cond, list(data or [])), {"message": message or "", "summarize": summarize})
     return
+
+
+def assert_text(cond, objects) -> None:
+    """Raise `AssertionError` whose message is the text of `objects` (strings, and tensors
+    shown as `print` shows them when the program runs) where `cond` is not all true: an
+    `assert test, f"...{t}..."` of converted code."""
+    parts = [None if core.is_tensor(o) else str(o) for o in objects]
+    tensors = [o for o in objects if core.is_tensor(o)]
+    bind(ASSERT, (cond, tensors), {
+        "message": "", "summarize": 0, "parts": parts,
+        "stop_gradient": [bool(t.stop_gradient) for t in tensors],
+        "as_int": [_python_number(t) for t in tensors]})
 
 
 # ---- raise -----------------------------------------------------------------------------------
