@@ -244,3 +244,25 @@ def any_of_generator(x):
     if any(v < 0 for v in x):
         return x.abs()
     return x
+
+
+@case(args=[(pos(4), 3), (neg(4), 3)], raises=(AssertionError,))
+def checked_log_probs(probs, num_classes):
+    """Input validation as library code writes it: an f-string message with the values."""
+    assert probs.shape[-1] == num_classes + 1, f"expected {num_classes + 1} classes"
+    assert probs.min() > 0, f"probabilities must be positive, min is {probs.min().item()}"
+    return paddle.log(probs / probs.sum())
+
+
+@case(args=[(f32([1.0, 2.0]), 8), (f32([0.01, 0.02]), 8), (f32([100.0, 50.0]), 2)],
+      stdout=("converged at", "step"))
+def iterate_with_progress(x, max_steps):
+    """A solver that prints its progress and where it converged (a tensor break)."""
+    for step in range(max_steps):
+        x = x * 0.5
+        if step % 2 == 0:
+            print("step", step, "residual", x.abs().max())
+        if x.abs().max() < 0.1:
+            print(f"converged at {step}")
+            break
+    return x
