@@ -50,7 +50,7 @@ def _np_q_sample(x0, t, noise):
 
 @case(args=[(rand(3, 4), i64([0, 5, 9]), rand(3, 4)), (rand(2, 4), i64([9, 9]), None)],
       ref=lambda x0, t, n: _np_q_sample(x0, t, np.zeros_like(x0) if n is None else n),
-      rtol=1e-5, atol=1e-6)
+      rtol=1e-5, atol=1e-6, batch=lambda b: (rand(b, 4), i64(np.arange(b) % 10), rand(b, 4)))
 def q_sample(x_start, t, noise=None):
     alphas_cumprod = paddle.to_tensor(_ACP)
     if noise is None:

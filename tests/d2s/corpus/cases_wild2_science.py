@@ -107,7 +107,8 @@ _Z = np.tile(np.linspace(2, 6, 5, dtype=np.float32), (3, 1))
 
 
 @case(args=[(rand(3, 5), pos(3, 5, 3) / 2, _Z, False), (rand(3, 5) * 5, pos(3, 5, 3) / 2, _Z, True)],
-      ref=_np_render, rtol=1e-4, atol=1e-5)
+      ref=_np_render, rtol=1e-4, atol=1e-5,
+      batch=lambda b: (rand(b, 5), pos(b, 5, 3) / 2, np.tile(_Z[:1], (b, 1))))
 def volume_render(raw_sigma, rgb, z_vals, white_bkgd=False):
     dists = z_vals[..., 1:] - z_vals[..., :-1]
     dists = paddle.concat([dists, paddle.full_like(dists[..., :1], 1e10)], axis=-1)

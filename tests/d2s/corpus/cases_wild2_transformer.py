@@ -296,7 +296,7 @@ def pool_hidden(hidden, lengths, pooling="mean"):
 
 
 @case(args=[(rand(2, 5, 4), 2, 0.0), (rand(2, 5, 4), 1, 0.1), (rand(2, 4, 4), 2, 0.0)],
-      rtol=1e-4, atol=1e-5)
+      batch=lambda b: (rand(b, 5, 4),), rtol=1e-4, atol=1e-5)
 class GroupedQueryAttention(nn.Layer):
     """GQA: key/value heads repeated to the query heads; a soft cap on the logits if set."""
 
