@@ -15,13 +15,14 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
+from . import sort_values
 from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
 from .logical import to_bool
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .print_values import FString, as_print_arg, eager_int, holds_graph_values, pieces
-from .sort_values import extreme_by_key, sort_in_place, sorted_items
+from .sort_values import sort_in_place, sorted_items
 from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
@@ -331,7 +332,7 @@ def _extreme(py, op, args, kwargs):
     values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):
-        return extreme_by_key(py, args, kwargs)
+        return sort_values.extreme_by_key(py, args, kwargs)
     values = builtins.list(values)
     out = values[0]
     for v in values[1:]:

@@ -1,6 +1,8 @@
 """`Print`, `Assert` and `raise`: ops that act when the program runs (eagerly: right away)."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 
 from .. import backend, core
@@ -26,34 +28,30 @@ def _assert_kernel(xp, cond, data, message="", summarize=20, parts=None, stop_gr
                    as_int=()):
     if not bool(xp.all(cond)):
         if parts is not None:  # (the message is a text with values, as `print` shows them)
-            raise AssertionError("".join(_shown(data, parts, stop_gradient, as_int)))
+            text = io.StringIO()
+            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int)
+            raise AssertionError(text.getvalue())
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
         raise AssertionError((message or "Assert failed: the condition is False") + shown)
 
 
-def _shown(values, parts, stop_gradient, as_int) -> list:
-    """The texts of `parts`, where a None part is the next value, shown as eager code shows
-    it: a tensor, or the Python number it stands for."""
+def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
+                     as_int=()):
+    wrap = core.wrap
     it = iter(zip(values, stop_gradient, as_int or [False] * len(values)))
     shown = []
     for p in parts:
         if p is None:
             a, stop, whole = next(it)
-            if whole:  # (a dim, a length, a loop counter: a Python number in eager code)
+            if whole:  # (a dim, a length, `loss.item()`: a Python number in eager code)
                 shown.append(str(a.item()))
                 continue
-            t = core.wrap(a)
+            t = wrap(a)
             t.stop_gradient = stop
             shown.append(str(t))
         else:
             shown.append(p)
-    return shown
-
-
-def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
-                     as_int=()):
-    shown = _shown(values, parts, stop_gradient, as_int)
     print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
     return ()
 
@@ -120,14 +118,6 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
                                   "summarize": summarize})
 
 
-def _python_number(t) -> bool:
-    """Whether `t` stands for a Python number in eager code (a dim or length, a loop counter
-    or a flag that became a graph value): `print` shows it as that number, not as a tensor."""
-    shape = getattr(t, "_static_shape", None)
-    return bool(getattr(t, "eager_int", False) or getattr(t, "python_scalar", False)
-                and shape is not None and all(d == 1 for d in shape))
-
-
 def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     """`print(*objects, sep=sep, end=end)` with the same output as eager mode; in a static
     program tensors are printed when the program runs (Python values are formatted now).
@@ -144,13 +134,22 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     tensors = [o for o in objects if core.is_tensor(o)]
     attrs = {"parts": parts, "sep": sep, "end": end,
              "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
-    as_number = [_python_number(t) for t in tensors]
-    if any(as_number):
-        attrs["as_int"] = as_number
+    numbers = [_python_number(t) for t in tensors]
+    if any(numbers):
+        attrs["as_int"] = numbers
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
     bind(PY_PRINT, (tensors,), attrs)
+
+
+def _python_number(t) -> bool:
+    """Whether `t` stands for what eager code holds as a Python number (a dim or length,
+    `loss.item()`, `int(t)`), so printed as that number; not where only the run decides
+    whether it is an int or a float."""
+    return bool(getattr(t, "eager_int", False) or getattr(t, "python_scalar", False) and not
+                t.shape and getattr(t, "float_when", None) is None and not getattr(
+                    t, "mixed_number", False) and not getattr(t, "is_array", False))
 
 
 def Assert(cond, data=None, summarize=20, name=None, message=None):
