@@ -88,6 +88,8 @@ PROMISED = {
         reciprocal broadcast_shape masked_fill view view_as nonzero unique meshgrid is_tensor
         diag kron cumprod median quantile bincount bucketize searchsorted put_along_axis
         scatter_nd_add multinomial"""),
+    "rt (issue 35)": (rt, "log2 log10 outer"),
+    "Tensor (issue 35)": (rt.ones([2]), "log2 log10 outer"),
     "rt.autograd (issue 36)": (rt.autograd, "PyLayer PyLayerContext"),
     "rt.regularizer (issue 36)": (rt.regularizer, "L1Decay L2Decay L1DecayRegularizer"),
     "rt.device (issue 36)": (rt.device, "set_device get_device is_compiled_with_cuda"),

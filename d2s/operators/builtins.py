@@ -16,8 +16,9 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
+from . import sort_values
 from .array_queries import array_query, refuse_structures, sorted_array
-from .exceptions import helper_raise, short_name
+from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
 from .logical import to_bool
@@ -26,6 +27,7 @@ from .loops import TensorEnumerate, TensorRange, TensorZip
 from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
 from .sort_values import sort_in_place, sorted_items
+from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
 
@@ -295,7 +297,7 @@ def _extreme(py, op, args, kwargs):
     values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):
-        return py(*args, **kwargs)
+        return sort_values.extreme_by_key(py, args, kwargs)
     values = builtins.list(values)
     out = values[0]
     for v in values[1:]:
@@ -545,12 +547,7 @@ def assert_(test, message=None):
     """`assert test, message()`; a graph test is checked when the program runs."""
     report.record("assert", test)
     if is_variable(test):
-
-        text = str(message()) if message is not None else None
-        helper_raise(AssertionError(text) if text is not None else AssertionError(),
-                     user_origin())  # an open `try` would catch it: a clear error
-        rt.static.Assert(test, message=text)
-        return
+        return assert_at_run_time(test, message)
     if not test:
         raise AssertionError(message()) if message is not None else AssertionError()
 

@@ -1,6 +1,6 @@
 """`sorted(items, key=...)` and `items.sort(key=...)` of a Python list whose sort keys are
 tensors computed by the converted code (a beam search keeping its best hypotheses:
-`sorted(beams, key=lambda b: b[1], reverse=True)[:k]`).
+`sorted(beams, key=lambda b: b[1], reverse=True)[:k]`), and `max` / `min` by such keys.
 
 The list's length is fixed when the program is built; only the order is decided when it runs.
 So the keys become one tensor, `argsort` (stable, as Python's sort) gives the order, and item
@@ -49,6 +49,24 @@ def sorted_items(items: list, key, reverse: bool) -> list:
     columns = [_column([leaves[j] for leaves, _ in flat], src)
                for j in builtins.range(len(flat[0][0]))]
     return [unflatten(tree, [c(order[p]) for c in columns]) for p in builtins.range(len(items))]
+
+
+def extreme_by_key(py, args: tuple, kwargs: dict):
+    """`max` / `min` (`py`) of `args` with `kwargs`; with a `key` over a list of items: the
+    first item of the stable sort by the keys (Python's choice among ties), so keys that are
+    graph values (a candidate picked by its score) decide it when the program runs."""
+    if "key" not in kwargs or builtins.len(args) == 1 and is_variable(args[0]):
+        return py(*args, **kwargs)
+    unknown = builtins.set(kwargs) - {"key", "default"}
+    if unknown:
+        raise TypeError(f"{py.__name__}() got an unexpected keyword argument "
+                        f"{builtins.min(unknown)!r}")
+    items = builtins.list(args[0] if builtins.len(args) == 1 else args)
+    if not items:
+        if "default" in kwargs:
+            return kwargs["default"]
+        raise ValueError(f"{py.__name__}() iterable argument is empty")
+    return sorted_items(items, kwargs["key"], reverse=py is builtins.max)[0]
 
 
 def sort_in_place(items: list):

@@ -2,12 +2,17 @@
 formatting and f-strings outside `print`. A tensor computed by the converted code has no
 value, so no text, until the program runs: making one is an error at the user's line (the
 traced value's own text, `Variable(%t0: i64[])`, would come back instead of eager's, and
-nothing would say so). `print` shows such a tensor when the program runs (`print_`)."""
+nothing would say so). `print` shows such a tensor when the program runs (`print_`), and so
+does the message of an `assert` on a tensor when the assert fails (`assert_at_run_time`)."""
 from __future__ import annotations
 
 import builtins
 
+import runtime as rt
+from runtime.program.debug_ops import assert_text
+
 from ..errors import ConversionError
+from .exceptions import helper_raise
 from .print_values import FString, holds_graph_values
 from .variables import user_origin, where
 
@@ -49,8 +54,30 @@ def percent(fmt, args):
     return fmt % args
 
 
+_KEEP = [0]  # > 0 while an assert's message is made: its f-string is formatted at run time
+
+
 def text(value):
     """An f-string outside `print` (`fstring` gives an `FString` where a piece is a tensor)."""
-    if isinstance(value, FString):
+    if isinstance(value, FString) and not _KEEP[0]:
         _refuse("an f-string")
     return value
+
+
+def assert_at_run_time(test, message) -> None:
+    """`assert test, message()` of a graph `test`: an assert op. An f-string message holding
+    tensors is formatted when the op fails, as eager's message (`f"bad: {x.min().item()}"`)."""
+    _KEEP[0] += 1
+    try:
+        text = message() if message is not None else None
+    finally:
+        _KEEP[0] -= 1
+    shown = None if text is None else "".join(
+        p if isinstance(p, str) else "..." for p in text) if isinstance(text, FString) else (
+        builtins.str(text))
+    helper_raise(AssertionError(shown) if text is not None else AssertionError(),
+                 user_origin())  # an open `try` would catch it: a clear error
+    if isinstance(text, FString):
+        assert_text(test, list(text))
+    else:
+        rt.static.Assert(test, message=shown)

@@ -1,6 +1,6 @@
 """Paddle's names that are compositions of other ops (so eager autograd, static programs and
 gradients come from those ops): `reciprocal`, `masked_fill`, `view` / `view_as`,
-`broadcast_shape`, `meshgrid`, `kron`; and `is_tensor` (from `creation`) at Paddle's place."""
+`broadcast_shape`, `meshgrid`, `kron`, `log2` / `log10`, `outer`; and `is_tensor` (from `creation`) at Paddle's place."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ from .. import core
 from ..dtypes import DType, convert_dtype
 from .creation import full_like, is_tensor
 from .logic import where
-from .math import cast, divide, multiply
+from .math import cast, divide, log, multiply, scale
 from .registry import OpError
 from .shape import expand, reshape
 from .shape import shape as shape_of
@@ -117,8 +117,40 @@ def kron(x, y, name=None):
     return reshape(multiply(xi, yi), [a * b for a, b in zip(xs, ys)])
 
 
-METHODS = {"reciprocal": reciprocal, "masked_fill": masked_fill, "view": view,
-           "view_as": view_as, "kron": kron}
+def log2(x, name=None):
+    """Base-2 logarithm elementwise (integer inputs give float32).
 
-__all__ = ["broadcast_shape", "is_tensor", "kron", "masked_fill", "meshgrid", "reciprocal",
-           "view", "view_as"]
+    >>> import runtime as rt
+    >>> rt.log2(rt.to_tensor([1.0, 8.0])).tolist()
+    [0.0, 3.0]
+    """
+    return scale(log(x), 1.0 / np.log(2.0))
+
+
+def log10(x, name=None):
+    """Base-10 logarithm elementwise (integer inputs give float32), as dB conversions use it.
+
+    >>> import runtime as rt
+    >>> rt.log10(rt.to_tensor([1.0, 100.0])).tolist()
+    [0.0, 2.0]
+    """
+    return scale(log(x), 1.0 / np.log(10.0))
+
+
+def outer(x, y, name=None):
+    """The outer product of two vectors (inputs of other ranks are flattened first), as
+    rotary-embedding tables are built: `out[i, j] = x[i] * y[j]`.
+
+    >>> import runtime as rt
+    >>> rt.outer(rt.to_tensor([1.0, 2.0]), rt.to_tensor([3.0, 4.0, 5.0])).tolist()
+    [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
+    """
+    return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
+
+
+METHODS = {"reciprocal": reciprocal, "masked_fill": masked_fill, "view": view,
+           "view_as": view_as, "kron": kron, "log2": log2, "log10": log10,
+           "outer": outer}
+
+__all__ = ["broadcast_shape", "is_tensor", "kron", "log2", "log10", "masked_fill", "meshgrid",
+           "outer", "reciprocal", "view", "view_as"]

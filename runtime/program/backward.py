@@ -327,9 +327,8 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     tg = target_gradients if target_gradients is not None else [None] * len(targets)
     tg = [tg] if not isinstance(tg, (list, tuple)) else list(tg)
     g0 = program.global_block()
-    for t in targets:
-        if t.block is not g0:
-            raise ValueError(f"gradients: target '{t.name}' must be a top-level variable")
+    if any(t.block is not g0 for t in targets):
+        return _gradients_in_block(program, targets, names, tg, no_grad_set)
     blocked = {_name_in(program, x) for x in no_grad_set or ()}
     first = len(g0.ops)
     with _building(program, g0):
@@ -344,6 +343,49 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     out = [grads.get(n) for n in names]
     _drop_unread(program, first, {g.name for g in out if g is not None})
     return out
+
+
+class NestedGradientError(ValueError):
+    """`rt.grad` inside a loop whose condition is a tensor, with respect to a value from before
+    the loop (the outputs may depend on it through earlier trips)."""
+
+
+def _gradients_in_block(program: Program, targets, names, tg, no_grad_set) -> list:
+    """`gradients` called while a branch or loop body is being built (`rt.grad` inside a tensor
+    `if`, or in a loop whose condition is a tensor). Every op of the enclosing blocks ran
+    before, so the backward walks the targets' block and then its enclosing blocks, appending
+    its ops to the targets' block, up to a loop body: values a loop carries into this trip
+    come from earlier trips, which the program does not keep, so an input must be defined
+    inside the innermost loop body (the carried value itself, or one computed from it)."""
+    block = targets[0].block
+    if any(t.block is not block for t in targets):
+        raise NestedGradientError(
+            "grad: the outputs are computed in different branches or loop bodies; compute "
+            "them in the same one")
+    walked = []
+    for b in block.ancestors():
+        walked.append(b)
+        if b.params:  # a loop body (or condition): its carried values come from earlier trips
+            break
+    defined = set().union(*(b.vars for b in walked))
+    if any(n not in defined for n in names):
+        raise NestedGradientError(
+            "grad inside a loop whose condition is a tensor differentiates with respect to a "
+            "value from before the loop (a parameter, or an argument): the outputs may depend "
+            "on it through earlier trips, which the program does not keep. Differentiate with "
+            "respect to a value the loop carries or computes, or move the grad out of the loop")
+    blocked = {_name_in(program, x) for x in no_grad_set or ()}
+    with _building(program, block):
+        bw = _Backward(program, set(names) - blocked, blocked)
+        for b in reversed(walked):
+            if b is not program.global_block():
+                bw._propagate(b)
+        grads: dict = {}
+        for t, g in zip(targets, tg):
+            _accumulate(grads, t.name, g if g is not None else ones_like(t))
+        for b in walked:
+            bw.run_block(b, grads)
+    return [grads.get(n) for n in names]
 
 
 def _drop_unread(program: Program, first: int, wanted: set) -> None:

@@ -1,6 +1,8 @@
 """`Print`, `Assert` and `raise`: ops that act when the program runs (eagerly: right away)."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 
 from .. import backend, core
@@ -22,8 +24,13 @@ def _print_kernel(xp, x, message="", name="", summarize=20):
     return x
 
 
-def _assert_kernel(xp, cond, data, message="", summarize=20):
+def _assert_kernel(xp, cond, data, message="", summarize=20, parts=None, stop_gradient=(),
+                   as_int=()):
     if not bool(xp.all(cond)):
+        if parts is not None:  # (the message is a text with values, as `print` shows them)
+            text = io.StringIO()
+            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int)
+            raise AssertionError(text.getvalue())
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
         raise AssertionError((message or "Assert failed: the condition is False") + shown)
@@ -154,6 +161,18 @@ def Assert(cond, data=None, summarize=20, name=None, message=None):
         return
     bind(ASSERT, (cond, list(data or [])), {"message": message or "", "summarize": summarize})
     return
+
+
+def assert_text(cond, objects) -> None:
+    """Raise `AssertionError` whose message is the text of `objects` (strings, and tensors
+    shown as `print` shows them when the program runs) where `cond` is not all true: an
+    `assert test, f"...{t}..."` of converted code."""
+    parts = [None if core.is_tensor(o) else str(o) for o in objects]
+    tensors = [o for o in objects if core.is_tensor(o)]
+    bind(ASSERT, (cond, tensors), {
+        "message": "", "summarize": 0, "parts": parts,
+        "stop_gradient": [bool(t.stop_gradient) for t in tensors],
+        "as_int": [_python_number(t) for t in tensors]})
 
 
 # ---- raise -----------------------------------------------------------------------------------
