@@ -34,3 +34,16 @@ def test_grad_of_a_leaf_made_inside_the_function_is_refused_at_the_line():
     with pytest.raises(AttributeError, match="Tensor.grad has no static form") as info:
         d2s.to_static(grad_of_leaf_made_inside)(rt.ones([3]))
     assert_at_user_line(info.value, __file__, grad_of_leaf_made_inside.__code__.co_firstlineno + 4)
+
+
+def text_or_tensor(x):
+    if x > 0:
+        return "not a tensor"
+    return x + 2
+
+
+def test_a_text_against_a_tensor_in_branches_shows_the_tensor_by_dtype_and_shape():
+    with pytest.raises(d2s.ConversionError, match="string chosen by a tensor condition") as info:
+        d2s.to_static(text_or_tensor)(rt.to_tensor([1.0]))
+    text = assert_at_user_line(info.value, __file__, text_or_tensor.__code__.co_firstlineno + 1)
+    assert "'not a tensor' in the if branch, a float32 tensor of shape [1] in the else" in text
