@@ -34,7 +34,7 @@ from . import (  # noqa: F401  isort: skip
     cases_wild_detection, cases_wild_decoding, cases_wild_training, cases_wild_seq,
     cases_wild_metrics, cases_wild_stateful, cases_wild_algorithms,
     cases_paddle_ifelse, cases_paddle_loops, cases_paddle_containers, cases_paddle_calls,
-    cases_paddle_models)
+    cases_paddle_models, cases_paddle_checks)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)
