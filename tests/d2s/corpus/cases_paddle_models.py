@@ -217,3 +217,93 @@ def getattr_dispatch_over_functions(x):
     if y.sum() == 0:
         y = y + x * 0.1
     return y
+
+
+class ManualLSTMLanguageModel(nn.Layer):
+    """PTB-LM style: one LSTM cell written with matmul and `paddle.split` into gates, unrolled
+    over the time steps of the input by a Python loop, hidden states kept in lists."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.weight = self.create_parameter([8, 16])
+        self.bias = self.create_parameter([16], is_bias=True)
+        self.out = nn.Linear(4, 10)
+
+    def forward(self, ids, init_h, init_c):
+        x = self.embed(ids)
+        h, c = init_h, init_c
+        steps = []
+        for t in range(x.shape[1]):
+            gates = paddle.matmul(paddle.concat([x[:, t, :], h], axis=1), self.weight) + self.bias
+            i, j, f, o = paddle.split(gates, num_or_sections=4, axis=-1)
+            c = c * F.sigmoid(f) + F.sigmoid(i) * paddle.tanh(j)
+            h = paddle.tanh(c) * F.sigmoid(o)
+            steps.append(paddle.unsqueeze(h, 1))
+        logits = self.out(paddle.concat(steps, axis=1))
+        loss = F.cross_entropy(logits[:, :-1], ids[:, 1:].unsqueeze(-1))
+        if loss > 100:
+            loss = loss * 0  # a diverged batch is skipped
+        return loss, h, c
+
+
+case(args=[(i64([[1, 2, 3], [4, 5, 6]]), rand(2, 4), rand(2, 4)),
+           (i64([[7, 8, 9, 1, 2], [3, 4, 5, 6, 7]]), rand(2, 4), rand(2, 4))],
+     batch=lambda b: (i64([[i % 10, (i + 1) % 10, (i + 2) % 10] for i in range(b)]),
+                      rand(b, 4), rand(b, 4)))(ManualLSTMLanguageModel)
+
+
+class GreedyDecoder(nn.Layer):
+    """Seq2seq greedy decoding: a graph loop stopped by `paddle.all(finished)` or a step
+    budget, with `paddle.logical_or` to track finished rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(6, 4)
+        self.cell = nn.GRUCell(4, 4)
+        self.proj = nn.Linear(4, 6)
+
+    def forward(self, state, max_len):
+        token = paddle.zeros([state.shape[0]], dtype="int64")
+        finished = paddle.zeros([state.shape[0]], dtype="bool")
+        outs = []
+        step = paddle.zeros([1], dtype="int64")
+        while paddle.logical_not(paddle.all(finished)) and step < max_len:
+            _, state = self.cell(self.embed(token), state)
+            token = paddle.argmax(self.proj(state), axis=-1)
+            token = paddle.where(finished, paddle.zeros_like(token), token)
+            finished = paddle.logical_or(finished, token == 5)
+            outs.append(token)
+            step += 1
+        return paddle.stack(outs, axis=1), step
+
+
+case(args=[(rand(2, 4) * 3, i64([4])), (rand(3, 4) * 3, i64([1]))])(GreedyDecoder)
+
+
+class MaskedSelfAttention(nn.Layer):
+    """BERT style: an input mask turned into an additive bias `(1 - mask) * -1e4`, unsqueezed
+    to the heads' rank; a Python flag chooses whether attention probabilities are returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.heads = 2
+
+    def forward(self, x, mask, return_probs):
+        b, s, d = x.shape
+        q, k, v = paddle.split(self.qkv(x), 3, axis=-1)
+        q = q.reshape([b, s, self.heads, d // self.heads]).transpose([0, 2, 1, 3])
+        k = k.reshape([b, s, self.heads, d // self.heads]).transpose([0, 2, 1, 3])
+        v = v.reshape([b, s, self.heads, d // self.heads]).transpose([0, 2, 1, 3])
+        bias = paddle.unsqueeze((1.0 - mask.astype("float32")) * -1e4, axis=[1, 2])
+        scores = paddle.matmul(q, k, transpose_y=True) / (d // self.heads) ** 0.5 + bias
+        probs = F.softmax(scores, axis=-1)
+        ctx = paddle.matmul(probs, v).transpose([0, 2, 1, 3]).reshape([b, s, d])
+        if return_probs:
+            return ctx, probs
+        return ctx
+
+
+case(args=[(rand(2, 3, 8), i64([[1, 1, 0], [1, 1, 1]]), True),
+           (rand(2, 3, 8), i64([[1, 0, 0], [1, 1, 0]]), False)])(MaskedSelfAttention)
