@@ -204,8 +204,8 @@ case(args=[(rand(3, 2),)])(PartialOfMethod)
 
 @case(args=[(f32([1.0, 2.0]),), (f32([-5.0, 2.0]),)])
 def lambda_with_tensor_condition(x):
-    shift = lambda v: v + 1 if v.mean() > 0 else v - 1  # noqa: E731
-    pairs = list(map(lambda v: v * 2, [x, x + 1]))
+    shift = lambda v: v + 1 if v.mean() > 0 else v - 1
+    pairs = list(map(lambda v: v * 2, [x, x + 1]))  # noqa: C417
     return shift(x), pairs[1]
 
 

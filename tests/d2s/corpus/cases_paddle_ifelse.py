@@ -54,7 +54,7 @@ def names_made_in_both_branches(x):
         shifted = shifted + 1
         first = x - 2
         second = x + 3
-        unused = x * 1
+        unused = x * 1  # noqa: F841
     second = second + first
     total = second + shifted
     return total
@@ -125,7 +125,7 @@ def name_only_in_untaken_python_branch(x):
         z = y
     if x.shape[0] < 1:
         res = paddle.full([1], 2.0)
-        z = y + 1
+        z = y + 1  # noqa: F841
     else:
         res = x * 3
     return res
@@ -221,7 +221,7 @@ def tensor_as_truth_value(x):
         for i in range(20):
             x += 2
             break
-    if paddle.mean(x) + 1 and mean > 1 and x is not None or 3 > 4:
+    if paddle.mean(x) + 1 and mean > 1 and x is not None or 3 > 4:  # noqa: PLR0133
         x -= 1
     if not (x[0][0] and (mean * x)[0][1]):
         x += 10
@@ -247,7 +247,7 @@ def expression_statement_in_branch(x):
     if flag:
         print("a constant flag")
     if paddle.mean(x) < 0:
-        x + 1  # noqa: B018  (an expression whose value nobody keeps, as in Paddle's test)
+        x + 1
     return x * 2
 
 

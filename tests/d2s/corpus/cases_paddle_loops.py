@@ -35,7 +35,7 @@ def while_lambda_made_in_body(x):
         return F.relu(v)
 
     while x < 8:
-        add = lambda a, b: a + b  # noqa: E731
+        add = lambda a, b: a + b
         acc = add(acc, x)
         x = x + 1
     return clip_neg(acc.astype("float32") - 20)
@@ -65,9 +65,9 @@ def for_reads_name_made_on_earlier_trip(n):
     prev = 0
     for i in range(n):
         if i > 1:
-            prev = last
-        last = i * 10
-        rows, cols = x.shape
+            prev = last  # noqa: F821 (set on an earlier trip)
+        last = i * 10  # noqa: F841
+        rows, cols = x.shape  # noqa: RUF059
     return paddle.full([1], prev + cols, dtype="int32")
 
 

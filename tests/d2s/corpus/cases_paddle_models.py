@@ -5,11 +5,10 @@ test_convert_call_generator.py, test_backward_without_params.py, test_tensor_arr
 block, item assignment that carries a gradient, gradient hooks, a PyLayer, helpers the
 converter must leave alone, generators, tensor arrays grown in a graph loop, and free
 variables of the module."""
+import d2s
 import runtime as paddle
 import runtime.nn.functional as F
 from runtime import nn
-
-import d2s
 
 from .registry import case, f32, i64, neg, pos, rand, signed
 
