@@ -208,6 +208,27 @@ def shape_slice_and_negative_index(x):
     return y, len(x.shape), x.ndim
 
 
+@case(args=[(rand(2, 4),)], batch=lambda b: (rand(b, 4),))
+def creation_sized_by_batch(x):
+    """Tensors created with the batch size read from the input, also under a batch unknown
+    until run time (`InputSpec([None, 4])`)."""
+    z = paddle.zeros([x.shape[0], 3])
+    f = paddle.full(shape=paddle.shape(x), fill_value=2.0)
+    e = paddle.expand(x.unsqueeze(1), [x.shape[0], 2, x.shape[1]])
+    a, b = paddle.split(x, 2, axis=1)
+    return z, f * x, e, a + b, paddle.arange(paddle.shape(x)[0])
+
+
+@case(args=[(rand(3, 4),), (rand(1, 4),)], batch=lambda b: (rand(b, 4),))
+def batch_size_condition_and_padding(x):
+    n = x.shape[0]
+    if n > 2:
+        x = x[:2]
+    else:
+        x = F.pad(x * 10, [0, 0, 0, 2 - n])
+    return x, x.sum(axis=0) / x.shape[0]
+
+
 # ---- len --------------------------------------------------------------------------------
 @case(args=[(rand(3, 2),), (rand(1, 2),)], batch=lambda b: (rand(b, 2),))
 def len_of_tensor_and_lists(x):
