@@ -75,7 +75,15 @@ def _refuse_chosen_text(name: str, a, b, src) -> None:
 
 
 def _shown(v) -> str:
-    return "unbound" if isinstance(v, Undefined) else repr(v)
+    """A branch's value as the user knows it: texts and numbers as written, a tensor by its
+    dtype and shape (never a program's internal name)."""
+    if isinstance(v, Undefined):
+        return "unbound"
+    if isinstance(v, (str, bytes, bool, int, float)) or v is None:
+        return repr(v)
+    if hasattr(v, "dtype") and hasattr(v, "shape"):
+        return f"a {getattr(v.dtype, 'name', v.dtype)} tensor of shape {list(v.shape)}"
+    return f"a {type(v).__name__}"
 
 
 def _text_difference(a, b, path):

@@ -148,6 +148,19 @@ def _T(x):
     return transpose(x, range(x.ndim - 1, -1, -1))
 
 
+def t(input, name=None):
+    """The transpose of a matrix; a 0-D or 1-D tensor is returned as it is (Paddle's `t`).
+
+    >>> import runtime as rt
+    >>> rt.t(rt.ones([2, 3])).shape
+    [3, 2]
+    """
+    if input.ndim > 2:
+        raise ValueError(f"t: the input has {input.ndim} dimensions, t takes at most 2 "
+                         "(use transpose with a permutation)")
+    return transpose(input, [1, 0]) if input.ndim == 2 else input
+
+
 def moveaxis(x, source, destination, name=None):
     """Move axes of x to new positions (the others keep their order).
 
@@ -548,11 +561,12 @@ def numel(x, name=None):
 
 
 METHODS = {
-    "reshape": reshape, "transpose": transpose, "T": property(_T), "moveaxis": moveaxis,
+    "reshape": reshape, "transpose": transpose, "T": property(_T), "t": t,
+    "moveaxis": moveaxis,
     "squeeze": squeeze,
     "unsqueeze": unsqueeze, "flatten": flatten, "expand": expand, "broadcast_to": broadcast_to,
     "flip": flip, "roll": roll, "numel": numel,
 }
 
 __all__ = ["broadcast_to", "expand", "flatten", "flip", "moveaxis", "numel", "pad", "reshape",
-           "roll", "shape", "squeeze", "transpose", "unsqueeze"]
+           "roll", "shape", "squeeze", "t", "transpose", "unsqueeze"]

@@ -38,6 +38,7 @@ from .common import (  # noqa: F401
     one_hot,
     pad,
     pixel_shuffle,
+    temporal_shift,
     upsample,
 )
 from .conv import conv1d, conv2d, conv2d_transpose  # noqa: F401

@@ -1,5 +1,5 @@
 """`F.linear`, `F.dropout`, `F.pad`, `F.one_hot`, `F.embedding`, `F.interpolate`,
-`F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle`."""
+`F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle`, `F.temporal_shift`."""
 from __future__ import annotations
 
 from ... import core
@@ -146,3 +146,31 @@ def pixel_shuffle(x, upscale_factor: int, data_format: str = "NCHW", name=None):
     y = _shape.reshape(x, [n, c // (r * r), r, r, h, w])
     y = _shape.reshape(_shape.transpose(y, [0, 1, 4, 2, 5, 3]), [n, c // (r * r), h * r, w * r])
     return from_nchw(y, data_format)
+
+
+def temporal_shift(x, seg_num: int, shift_ratio: float = 0.25, name=None,
+                   data_format: str = "NCHW"):
+    """TSM's shift along time of [N*T, C, H, W] frames (T = `seg_num`): the first
+    `int(C * shift_ratio)` channels take the previous frame's values, the next as many the
+    next frame's, zeros past either end; the other channels are kept.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> x = rt.arange(4, dtype="float32").reshape([2, 2, 1, 1])  # 2 frames, 2 channels
+    >>> F.temporal_shift(x, seg_num=2, shift_ratio=0.5).flatten().tolist()
+    [0.0, 3.0, 0.0, 0.0]
+    """
+    if not isinstance(seg_num, int) or seg_num < 1:
+        raise ValueError(f"temporal_shift: seg_num must be a positive int, got {seg_num!r}")
+    if not 0 <= shift_ratio <= 0.5:
+        raise ValueError(f"temporal_shift: shift_ratio must be in [0, 0.5], got {shift_ratio}")
+    x = to_nchw(x, data_format, "temporal_shift")
+    _, c, h, w = x.shape
+    t = seg_num
+    frames = _shape.reshape(x, [-1, t, c, h, w])
+    edge = _creation.zeros_like(frames[:, :1])
+    padded = _combine.concat([edge, frames, edge], axis=1)
+    back, fwd = int(c * shift_ratio), int(c * 2 * shift_ratio)
+    y = _combine.concat([padded[:, :t, :back], padded[:, 2:t + 2, back:fwd],
+                         padded[:, 1:t + 1, fwd:]], axis=2)
+    return from_nchw(_shape.reshape(y, [-1, c, h, w]), data_format)

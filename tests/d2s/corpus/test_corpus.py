@@ -34,7 +34,9 @@ from . import (  # noqa: F401  isort: skip
     cases_wild_detection, cases_wild_decoding, cases_wild_training, cases_wild_seq,
     cases_wild_metrics, cases_wild_stateful, cases_wild_algorithms,
     cases_wild2_graph, cases_wild2_speech, cases_wild2_transformer, cases_wild2_diffusion,
-    cases_wild2_recsys, cases_wild2_science, cases_wild2_idioms)
+    cases_wild2_recsys, cases_wild2_science, cases_wild2_idioms,
+    cases_paddle_ifelse, cases_paddle_loops, cases_paddle_containers, cases_paddle_calls,
+    cases_paddle_models, cases_paddle_checks)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)
@@ -199,7 +201,7 @@ def test_corpus_size():
     assert len(CASES) >= 150, categories
     assert sum(c.is_layer for c in CASES) >= 10
     assert sum(c.batch is not None for c in CASES) >= 12
-    assert len([k for k in categories if not k.startswith("wild")]) == 11, categories
+    assert len([k for k in categories if not k.startswith(("wild", "paddle_"))]) == 11, categories
     stale = (set(known_failures.STATIC) | set(known_failures.DYNAMIC)) - {c.name for c in CASES}
     assert not stale, f"known_failures names cases that do not exist: {sorted(stale)}"
 
