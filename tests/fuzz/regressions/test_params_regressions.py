@@ -1,0 +1,71 @@
+"""Failures the parameter fuzzer (`gen_observe_params`) found, shrunk into model code: which
+parameters a converted call reaches, their `.grad` after `backward()` and what a Momentum
+step with weight decay then does, eager vs static vs a NumPy reference, over inputs that take
+both paths through one converted program."""
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+
+# Two inputs: the encoder's features have a positive mean for the first (frozen), a negative
+# one for the second.
+INPUTS = [[1.5, -1.0, 0.5], [-1.5, 1.0, -0.5]]
+
+
+class FrozenWhenConfident(rt.nn.Layer):
+    """Stops the encoder's gradient on the inputs whose features have a positive mean (a
+    tensor condition), as a model that freezes its encoder on confident inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = rt.nn.Linear(3, 3)
+        self.head = rt.nn.Linear(3, 3)
+        rng = np.random.default_rng(7)
+        for p in self.parameters():
+            p.set_value(rng.uniform(-0.8, 0.8, p.shape).astype("float32"))
+
+    def forward(self, x):
+        feats = rt.tanh(self.encoder(x))
+        if feats.mean() > 0.0:
+            feats = feats.detach() * 0.5
+        out = feats + rt.sin(self.head(feats)) * 0.25
+        return (out * out).mean()
+
+
+def _reference(net, x):
+    """(the loss, whether the encoder is reached) in NumPy."""
+    p = {n: v.numpy().astype(np.float64) for n, v in net.named_parameters()}
+    feats = np.tanh(x @ p["encoder.weight"] + p["encoder.bias"])
+    frozen = feats.mean() > 0.0
+    if frozen:
+        feats = feats * 0.5
+    out = feats + np.sin(feats @ p["head.weight"] + p["head.bias"]) * 0.25
+    return (out * out).mean(), not frozen
+
+
+@pytest.mark.xfail(strict=True, reason="a parameter read at the top level whose only gradient "
+                   "path a tensor `if` detaches gets a zero .grad from the converted call "
+                   "where eager leaves None (reach sites are reads, not gradient paths)")
+def test_detach_chosen_by_a_tensor_condition_leaves_grad_none():
+    eager, static = FrozenWhenConfident(), FrozenWhenConfident()
+    converted = d2s.to_static(static)
+    opts = [rt.optimizer.Momentum(0.1, momentum=0.9, parameters=m.parameters(),
+                                  weight_decay=0.05) for m in (eager, static)]
+    for step, v in enumerate(INPUTS * 2):
+        x = np.array(v, "float32")
+        want, reached = _reference(eager, x.astype(np.float64))
+        losses = [eager(rt.to_tensor(x)), converted(rt.to_tensor(x))]
+        for loss, opt, net in zip(losses, opts, (eager, static), strict=True):
+            np.testing.assert_allclose(loss.numpy(), want, rtol=1e-5)
+            loss.backward()
+            assert (net.encoder.weight.grad is not None) == reached, (step, net)
+            assert net.head.weight.grad is not None
+            opt.step()
+            opt.clear_grad(set_to_zero=False)
+        named = [dict(net.named_parameters()) for net in (eager, static)]
+        assert len(named[0]) == len(named[1])
+        for name, p in named[0].items():
+            np.testing.assert_allclose(named[1][name].numpy(), p.numpy(), rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{name} after step {step}")
+    assert len(converted.forward.program_cache) == 1
