@@ -336,7 +336,7 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     `backward()` does."""
     b = _builder()
     program = b.program
-    where = _here(f"backward() on '{loss.name}'")
+    where = _here("backward()")
     if loss.block.program is not program:
         raise RuntimeError(f"{where}: the tensor belongs to another program than the one "
                            "being built")
