@@ -24,7 +24,7 @@ from ..ops.arrays import (
     array_write,
     create_array,
 )
-from ..ops.math import assign
+from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
 from ..tensor import _HookHandle
@@ -249,7 +249,7 @@ class Variable(core.VariableBase):
         """The element at `index` (one flat index, or one per dim, as eager's `x.item(0, 1)`)
         or the one element, kept in the graph as a 0-d tensor with no gradient path that
         stands for a Python number (eager `item()` is one: combined with a tensor, it takes
-        the tensor's dtype). A tensor known to hold more than one element raises without an
+        the tensor's dtype), held as float64 / int64 as Python's float and int are. A tensor known to hold more than one element raises without an
         index; an index known to be out of range raises eager's IndexError."""
         _kept(self, "item")
         if index:
@@ -262,6 +262,10 @@ class Variable(core.VariableBase):
                     "one-element tensor converts to a scalar; index it first (v[0].item(), "
                     "or v.item(i))")
             out = reshape(self, [])
+        if out.dtype.is_floating:  # (eager's Python float is a double: arithmetic on it too)
+            out = cast(out, "float64")
+        elif out.dtype.is_integer:
+            out = cast(out, "int64")
         if out is self or not out.stop_gradient:
             # (a 0-d value reshaped to 0-d is itself: a copy is the number)
             out = assign(self) if out is self else out
