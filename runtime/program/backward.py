@@ -193,10 +193,11 @@ class _Backward:
         bblk = self.program.blocks[op.blocks[1]]
         n = len(bblk.params)
         pvars = [bblk.var(p) for p in bblk.params]
-        carried = [k for k in range(n)
+        live, reads = self._live_carried(op, bblk, grads)
+        carried = [k for k in sorted(live)
                    if self.needs(bblk.params[k]) and _differentiable(pvars[k])]
         free = sorted(f for f in self.block_free(bblk.idx)
-                      if self.needs(f) and _differentiable(block.var(f)))
+                      if f in reads and self.needs(f) and _differentiable(block.var(f)))
         if not carried and not free:
             return
         saves = _enable_saving(op, block, pvars)
@@ -232,6 +233,36 @@ class _Backward:
                 _accumulate(grads, op.inputs[k], g)
         for f, g in zip(free, res[1 + len(carried):]):
             _accumulate(grads, f, g)
+
+
+    def _live_carried(self, op: Op, bblk: Block, grads: dict) -> tuple:
+        """(the carried positions of the `while` op whose gradient can be nonzero, the names
+        the body reads to compute them): a carried value whose loop output has no gradient,
+        and that no such value's next trip reads, has a zero gradient on every trip, so what
+        only it reads (`unused = self.d(h)` in the body) gets none, as eagerly."""
+        n = len(bblk.params)
+        live = {k for k in range(n) if grads.get(op.outputs[k]) is not None}
+        while True:
+            reads = self._reads_of(bblk, {r for k in live if (r := bblk.results[k]).__class__
+                                          is str})
+            more = {k for k in range(n) if bblk.params[k] in reads} - live
+            if not more:
+                return live, reads
+            live |= more
+
+    def _reads_of(self, block: Block, wanted: set) -> set:
+        """`wanted` and every name the ops of `block` computing them read, directly or in
+        their blocks (walking back through the block)."""
+        need = set(wanted)
+        for op in reversed(block.ops):
+            made = set(op.outputs)
+            if op.type == "recompute":  # (a branch computed again: its values are made here)
+                made.update(*(defined_under(self.program, i) for i in op.blocks))
+            if made & need:
+                need.update(op.input_names())
+                for idx in op.blocks:
+                    need |= self.block_free(idx)
+        return need
 
 
 def _draws(program: Program, idx: int) -> bool:

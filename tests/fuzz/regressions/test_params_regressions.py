@@ -7,6 +7,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from tests.finite_differences import numeric_grad
 
 # Two inputs: the encoder's features have a positive mean for the first (frozen), a negative
 # one for the second.
@@ -109,4 +110,62 @@ def test_numbers_from_item_are_python_floats_to_the_last_bit():
         for w, g in zip(want[1:], got[1:], strict=True):
             assert type(g) is type(w) and g == w, (v, w, g)
         assert abs(got[1] - (h * h).mean()) <= 5e-5 and got[1] == round(got[1], 4)
+    assert len(converted.forward.program_cache) == 1
+
+
+class Refiner(rt.nn.Layer):
+    """Refines its state for as many trips as the input's first value says (a tensor
+    `while`), computing an auxiliary prediction on each trip that the loss does not use."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = rt.nn.Linear(3, 3)
+        self.aux = rt.nn.Linear(3, 3)
+        rng = np.random.default_rng(5)
+        for p in self.parameters():
+            p.set_value(rng.uniform(-0.8, 0.8, p.shape).astype("float32"))
+
+    def forward(self, x):
+        h = x
+        k = rt.zeros([])
+        while k < rt.abs(x[0]) + 0.5:
+            k = k + 1.0
+            aux_logits = self.aux(h)  # noqa: F841  (kept for debugging; no loss reads it)
+            h = rt.tanh(self.step(h))
+        return (h * h).mean()
+
+
+def _refined_loss(w, b, x):
+    h = x
+    for _ in range(int(np.ceil(abs(x[0]) + 0.5))):
+        h = np.tanh(h @ w + b)
+    return (h * h).mean()
+
+
+def test_value_computed_in_a_graph_loop_and_never_used_gives_no_gradient():
+    """A parameter read in a graph loop's body only for a value nothing returned depends on
+    (a loop-carried `aux_logits`) has `.grad` None, as eagerly: the loop's backward gave it
+    zeros, and Momentum with weight decay moved it (params fuzzer seed 20211, 25 of 150)."""
+    eager, static = Refiner(), Refiner()
+    converted = d2s.to_static(static)
+    opts = [rt.optimizer.Momentum(0.1, momentum=0.9, parameters=m.parameters(),
+                                  weight_decay=0.05) for m in (eager, static)]
+    for trips, v in enumerate([[0.2, 1.0, -1.0], [1.2, -0.5, 0.3], [-2.3, 0.4, 0.9]], 1):
+        x = np.array(v)
+        assert int(np.ceil(abs(x[0]) + 0.5)) == trips  # 1, 2 and 3 trips
+        w, b = (eager.step.weight.numpy().astype(np.float64),
+                eager.step.bias.numpy().astype(np.float64))
+        want_w = numeric_grad(lambda w_, b=b, x=x: _refined_loss(w_, b, x), w)
+        for net, opt, call in ((eager, opts[0], eager), (static, opts[1], converted)):
+            loss = call(rt.to_tensor(x.astype("float32")))
+            np.testing.assert_allclose(loss.numpy(), _refined_loss(w, b, x), rtol=1e-5)
+            loss.backward()
+            assert net.aux.weight.grad is None and net.aux.bias.grad is None
+            np.testing.assert_allclose(net.step.weight.grad.numpy(), want_w, rtol=1e-3,
+                                       atol=1e-6)
+            opt.step()
+            opt.clear_grad(set_to_zero=False)
+        np.testing.assert_allclose(static.aux.weight.numpy(), eager.aux.weight.numpy())
+        np.testing.assert_allclose(static.step.weight.numpy(), eager.step.weight.numpy(),
+                                   rtol=1e-5, atol=1e-6)
     assert len(converted.forward.program_cache) == 1
