@@ -206,6 +206,7 @@ class _Backward:
         g_carry = [grads.get(op.outputs[k]) if grads.get(op.outputs[k]) is not None
                    else _zeros(outs[k]) for k in carried]
         g_free = [_zeros(block.var(f)) for f in free]
+        reached: set = set()  # the free values the body's gradient ops give a gradient
 
         def body(i, *state):
             gc, gf = list(state[:len(carried)]), list(state[len(carried):])
@@ -223,6 +224,7 @@ class _Backward:
             new_c = [g if g is not None else _zeros(pvars[k]) for g, k in zip(new_c, carried)]
             for f, g in zip(free, gf):
                 if local.get(f) is not None:
+                    reached.add(f)
                     _accumulate(local, f, g)
             new_f = [local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
             return [i - 1] + new_c + new_f
@@ -232,7 +234,8 @@ class _Backward:
             if self.needs(op.inputs[k]):
                 _accumulate(grads, op.inputs[k], g)
         for f, g in zip(free, res[1 + len(carried):]):
-            _accumulate(grads, f, g)
+            if f in reached:  # (one no op gives a gradient gets none, as eagerly: not zeros)
+                _accumulate(grads, f, g)
 
 
     def _live_carried(self, op: Op, bblk: Block, grads: dict) -> tuple:

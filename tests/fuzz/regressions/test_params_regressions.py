@@ -135,18 +135,39 @@ class Refiner(rt.nn.Layer):
         return (h * h).mean()
 
 
-def _refined_loss(w, b, x):
+class RefinerAuxOnSomeTrips(Refiner):
+    """The auxiliary prediction only on the trips whose state has a positive mean (a tensor
+    `if` in the loop's body), which also halve the state."""
+
+    def forward(self, x):
+        h = x
+        k = rt.zeros([])
+        while k < rt.abs(x[0]) + 0.5:
+            k = k + 1.0
+            if h.mean() > 0.0:
+                aux_logits = self.aux(h)  # noqa: F841  (kept for debugging)
+                h = h * 0.5
+            h = rt.tanh(self.step(h))
+        return (h * h).mean()
+
+
+def _refined_loss(w, b, x, halved):
     h = x
     for _ in range(int(np.ceil(abs(x[0]) + 0.5))):
+        if halved and h.mean() > 0.0:
+            h = h * 0.5
         h = np.tanh(h @ w + b)
     return (h * h).mean()
 
 
-def test_value_computed_in_a_graph_loop_and_never_used_gives_no_gradient():
+@pytest.mark.parametrize("cls", [Refiner, RefinerAuxOnSomeTrips], ids=lambda c: c.__name__)
+def test_value_computed_in_a_graph_loop_and_never_used_gives_no_gradient(cls):
     """A parameter read in a graph loop's body only for a value nothing returned depends on
-    (a loop-carried `aux_logits`) has `.grad` None, as eagerly: the loop's backward gave it
-    zeros, and Momentum with weight decay moved it (params fuzzer seed 20211, 25 of 150)."""
-    eager, static = Refiner(), Refiner()
+    (a loop-carried `aux_logits`, also one a tensor `if` in the body sets) has `.grad` None,
+    as eagerly: the loop's backward gave it zeros, and Momentum with weight decay moved it
+    (params fuzzer seeds 20211 and 20212, 25 and 14 of 150)."""
+    eager, static = cls(), cls()
+    halved = cls is RefinerAuxOnSomeTrips
     converted = d2s.to_static(static)
     opts = [rt.optimizer.Momentum(0.1, momentum=0.9, parameters=m.parameters(),
                                   weight_decay=0.05) for m in (eager, static)]
@@ -155,10 +176,11 @@ def test_value_computed_in_a_graph_loop_and_never_used_gives_no_gradient():
         assert int(np.ceil(abs(x[0]) + 0.5)) == trips  # 1, 2 and 3 trips
         w, b = (eager.step.weight.numpy().astype(np.float64),
                 eager.step.bias.numpy().astype(np.float64))
-        want_w = numeric_grad(lambda w_, b=b, x=x: _refined_loss(w_, b, x), w)
+        want_w = numeric_grad(lambda w_, b=b, x=x: _refined_loss(w_, b, x, halved), w)
         for net, opt, call in ((eager, opts[0], eager), (static, opts[1], converted)):
             loss = call(rt.to_tensor(x.astype("float32")))
-            np.testing.assert_allclose(loss.numpy(), _refined_loss(w, b, x), rtol=1e-5)
+            np.testing.assert_allclose(loss.numpy(), _refined_loss(w, b, x, halved),
+                                       rtol=1e-5)
             loss.backward()
             assert net.aux.weight.grad is None and net.aux.bias.grad is None
             np.testing.assert_allclose(net.step.weight.grad.numpy(), want_w, rtol=1e-3,
