@@ -23,6 +23,7 @@ import runtime as rt
 
 from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
+from .operators.traced_keys import traced
 from .operators.variables import is_variable
 
 
@@ -93,11 +94,11 @@ class Before(dict):
     log = None
 
 
-def _log(target, args, kwargs):
+def _log(target, args, kwargs, sets=False):
     names = list(target.spec.arg_names)[:len(args)] + list(kwargs)
     values = list(args) + list(kwargs.values())
     names += [f"argument {i + 1}" for i in range(len(names), len(values))]
-    return mutation.Log([target.eager], values, names, None, track_variables=False)
+    return mutation.Log([target.eager], values, names, None, track_variables=False, sets=sets)
 
 
 def before(target, args, kwargs) -> Before:
@@ -186,7 +187,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
     to trace again with them fed."""
     slots = []
     types = {n.slot.ident(): n.type for n in numbers}
-    for s in _places(target, args, kwargs):
+    log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
+    _refuse_traced_keys(log, target)
+    for s in log.places():
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
             continue  # a list or dict is a place of its own: written back in place
@@ -214,6 +217,25 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def _refuse_traced_keys(log, target) -> None:
+    """A dict or set the caller can reach that the trace gave a key (an element) computed by
+    the converted code (`o.marks[int(t)] = v`, `o.seen.add(int(t))`): the caller's object
+    would keep the trace's graph value, and later calls would not add theirs."""
+    for obj, kind, path, _ in log.seen.values():
+        if kind in ("dict", "set") and any(traced(k) for k in obj):
+            what = "dict key" if kind == "dict" else "set element"
+            if kind == "set":  # (the failed trace puts dicts back, not sets)
+                obj.difference_update([k for k in obj if traced(k)])
+            code = getattr(target.function, "__code__", None)
+            at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
+            raise mutation.StateChangeError(
+                f"{target.qualname}{at} uses a value computed by the converted code as a {what} "
+                f"of {path}, which outlives the call: the value is known only when the "
+                "program runs, and the caller's object would keep the trace's value. Keep "
+                "such values in a tensor (a table indexed by the value, rt.unique), or "
+                "return them")
 
 
 def _into_origin(s, before: Before, v):

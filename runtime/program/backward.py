@@ -193,10 +193,11 @@ class _Backward:
         bblk = self.program.blocks[op.blocks[1]]
         n = len(bblk.params)
         pvars = [bblk.var(p) for p in bblk.params]
-        carried = [k for k in range(n)
+        live, reads = self._live_carried(op, bblk, grads)
+        carried = [k for k in sorted(live)
                    if self.needs(bblk.params[k]) and _differentiable(pvars[k])]
         free = sorted(f for f in self.block_free(bblk.idx)
-                      if self.needs(f) and _differentiable(block.var(f)))
+                      if f in reads and self.needs(f) and _differentiable(block.var(f)))
         if not carried and not free:
             return
         saves = _enable_saving(op, block, pvars)
@@ -205,6 +206,7 @@ class _Backward:
         g_carry = [grads.get(op.outputs[k]) if grads.get(op.outputs[k]) is not None
                    else _zeros(outs[k]) for k in carried]
         g_free = [_zeros(block.var(f)) for f in free]
+        reached: set = set()  # the free values the body's gradient ops give a gradient
 
         def body(i, *state):
             gc, gf = list(state[:len(carried)]), list(state[len(carried):])
@@ -222,6 +224,7 @@ class _Backward:
             new_c = [g if g is not None else _zeros(pvars[k]) for g, k in zip(new_c, carried)]
             for f, g in zip(free, gf):
                 if local.get(f) is not None:
+                    reached.add(f)
                     _accumulate(local, f, g)
             new_f = [local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
             return [i - 1] + new_c + new_f
@@ -231,7 +234,38 @@ class _Backward:
             if self.needs(op.inputs[k]):
                 _accumulate(grads, op.inputs[k], g)
         for f, g in zip(free, res[1 + len(carried):]):
-            _accumulate(grads, f, g)
+            if f in reached:  # (one no op gives a gradient gets none, as eagerly: not zeros)
+                _accumulate(grads, f, g)
+
+
+    def _live_carried(self, op: Op, bblk: Block, grads: dict) -> tuple:
+        """(the carried positions of the `while` op whose gradient can be nonzero, the names
+        the body reads to compute them): a carried value whose loop output has no gradient,
+        and that no such value's next trip reads, has a zero gradient on every trip, so what
+        only it reads (`unused = self.d(h)` in the body) gets none, as eagerly."""
+        n = len(bblk.params)
+        live = {k for k in range(n) if grads.get(op.outputs[k]) is not None}
+        while True:
+            reads = self._reads_of(bblk, {r for k in live if (r := bblk.results[k]).__class__
+                                          is str})
+            more = {k for k in range(n) if bblk.params[k] in reads} - live
+            if not more:
+                return live, reads
+            live |= more
+
+    def _reads_of(self, block: Block, wanted: set) -> set:
+        """`wanted` and every name the ops of `block` computing them read, directly or in
+        their blocks (walking back through the block)."""
+        need = set(wanted)
+        for op in reversed(block.ops):
+            made = set(op.outputs)
+            if op.type == "recompute":  # (a branch computed again: its values are made here)
+                made.update(*(defined_under(self.program, i) for i in op.blocks))
+            if made & need:
+                need.update(op.input_names())
+                for idx in op.blocks:
+                    need |= self.block_free(idx)
+        return need
 
 
 def _draws(program: Program, idx: int) -> bool:

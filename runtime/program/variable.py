@@ -274,8 +274,9 @@ class Variable(core.VariableBase):
         """The element at `index` (one flat index, or one per dim, as eager's `x.item(0, 1)`)
         or the one element, kept in the graph as a 0-d tensor with no gradient path that
         stands for a Python number (eager `item()` is one: combined with a tensor, it takes
-        the tensor's dtype). A tensor known to hold more than one element raises without an
-        index; an index known to be out of range raises eager's IndexError."""
+        the tensor's dtype), held as float64 / int64 as Python's float and int are. A tensor
+        known to hold more than one element raises without an index; an index known to be
+        out of range raises eager's IndexError."""
         _kept(self, "item")
         if index:
             out = self._item_at(index)

@@ -27,10 +27,16 @@ def _observe_sets():
     return gen_observe_sets.programs(), gen_observe.make_observed
 
 
+def _observe_params():
+    from . import gen_observe_params
+    return gen_observe_params.programs(), gen_observe_params.make_trainer
+
+
 def _breadth():
     from . import gen_breadth
     return gen_breadth.programs(), gen_breadth.make_state
 
 
 GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe,
-              "observe-sets": _observe_sets, "breadth": _breadth}
+              "observe-sets": _observe_sets, "observe-params": _observe_params,
+              "breadth": _breadth}

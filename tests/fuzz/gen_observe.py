@@ -4,7 +4,8 @@ after loops that run zero times); Python numbers made from tensors (`int(...)`, 
 returned; a loop-carried tensor whose dtype the body widens (whether it is still int32 returned); fields
 of the argument object that the caller changes between calls (`o.scale`, `o.cfg["shift"]`)
 and a dict passed in that the function counts into (`o.stats["count"] += 1`); membership of
-traced pairs in a set; `try`/`finally` whose `finally` returns, breaks or continues.
+traced pairs in a set and of a traced number in a dict; `try`/`finally` whose `finally`
+returns, breaks or continues.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; o: an `Observed` made by `make_observed`, whose fields after each call are
@@ -24,6 +25,7 @@ def f(x, y, o):
     nums = [3, 1]
     flags = []
     seen = {(0, 1)}
+    marks = {0: 0.5}
     acc = rt.zeros([], "int32")
     k = rt.zeros([])
 '''
@@ -55,6 +57,8 @@ TOP = (
     ("pair = (int(x[0] > 0.0), int(y[1] > 0.0))\nif pair in seen:\n    h = h + 1.0\n"
      "seen.add(pair)"),
     "if (int(x[1] > 0.0), 1) in seen:\n    h = h - 2.0",
+    # a dict keyed by a Python number, tested with a computed one (by value)
+    "key = int(y[0] > 0.0)\nif key in marks:\n    h = h + marks[0]",
 )
 
 

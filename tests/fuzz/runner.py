@@ -143,6 +143,8 @@ def _call(fn, inputs, state):
         args.append(state)
     try:
         out = fn(*args)
+        if hasattr(state, "after_call"):  # (what a training loop does with the result)
+            state.after_call(out)
     except Exception as e:  # noqa: BLE001  (the exception is the observation)
         return None, e, state
     return to_plain(out), None, state
@@ -153,7 +155,9 @@ def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
 
     `setup()` (optional) makes the object argument (passed last): one for the eager side and
     one for the static side, used by every call (so the calls share one program); its
-    `reset()`, if any, runs before each call; its state after each call is compared too. Eager and static get separate namespaces, so module-level
+    `reset()`, if any, runs before each call and its `after_call(result)`, if any, after it
+    (a training loop's backward and step); its state after each call (its `observed()`, if
+    any) is compared too. Eager and static get separate namespaces, so module-level
     state of the generated code does not leak between them."""
     eager_ns = load(source)
     static_ns = load(source)
@@ -183,10 +187,16 @@ def compare(source: str, inputs: list, setup=None, name: str = "f") -> Outcome:
                            f"{e_err} but static returned", source, inputs)
         diff = same(e_out, s_out)
         if not diff and setup is not None:
-            diff = same(to_plain(e_state), to_plain(s_state), "argument state")
+            diff = same(_observed(e_state), _observed(s_state), "argument state")
         if diff:
             return Outcome("disagree", f"input {inp}: {diff}", source, inputs)
     return Outcome("same", "", source, inputs)
+
+
+def _observed(state):
+    """The argument object's state as compared: what its `observed()` gives, if it has one
+    (a Layer's parameters and gradients), else its fields."""
+    return to_plain(state.observed() if hasattr(state, "observed") else state)
 
 
 def _shows_internal_name(e: BaseException) -> bool:

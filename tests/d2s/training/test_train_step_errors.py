@@ -9,6 +9,8 @@ import d2s
 import runtime as rt
 from runtime import nn
 
+from tests.d2s.breadth35.messages import INTERNAL
+
 from .helpers import MLP, assert_no_variable, batches, make_opt
 
 
@@ -40,6 +42,7 @@ def test_backward_under_a_tensor_if():
     text = _text(info)
     assert "backward()" in text and "inside an `if` or loop whose condition is a tensor" in text
     assert "test_train_step_errors.py" in text and "loss.backward()" in text  # the user's line
+    assert not INTERNAL.search(text), text  # (it named the trace's 't12')
     for b, p in zip(before, model.parameters(), strict=True):  # nothing ran
         np.testing.assert_array_equal(b, p.numpy())
         assert p.grad is None

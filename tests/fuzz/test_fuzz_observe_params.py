@@ -1,0 +1,27 @@
+"""The parameter fuzzer in the default test run (see `gen_observe_params`): generated training
+code with heads of a Layer under tensor `if`s, graph loops that may run zero times and early
+returns, then `backward()` and a Momentum step with weight decay (by the caller, or inside the
+converted function), each run eagerly and converted over several inputs through one program.
+Allowed: the same results, parameters and `.grad` (None or values) after each call; the same
+exception type from both; a documented refusal (`d2s.ConversionError`). Not allowed: anything
+else."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from . import gen_observe_params, runner
+
+
+# Campaigns (2026-12-06; programs(detach=False), 150 to 200 each): seed 20211, 25
+# disagreements (item() held as float32: fixed), then 25 (a parameter read in a graph loop
+# only for an unused value got zeros: fixed); 20212: 14 (the same under a tensor `if` in the
+# body: fixed); 20213: 200 same. With `detach()` under tensor `if`s (`--gen observe-params`),
+# seed 20214: 28 of 150 disagree, all that known difference (a strict xfail in
+# tests/fuzz/regressions/test_params_regressions.py), so it is left out here.
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(case=gen_observe_params.programs(detach=False))
+def test_fuzz_observe_params(case):
+    source, inputs = case
+    out = runner.compare(source, inputs, gen_observe_params.make_trainer)
+    assert out.kind in ("same", "same_error", "refused"), str(out)
