@@ -1,0 +1,75 @@
+"""`rt.split(x, [i, -1])` and a pool's padding `i`, where `i` is the counter of a loop over
+`range(n_tensor)` (issue 35): the number of parts is the sections list's length (static:
+the parts unpack into names), their sizes and the pool's output size are known when the
+program runs. Eager vs static vs NumPy, one program for every count, gradients against finite
+differences."""
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+from tests.d2s.breadth35.messages import shown
+from tests.finite_differences import numeric_grad
+
+F = rt.nn.functional
+X6 = np.array([[0.5, -1.0, 2.0, 1.5, -0.25, 3.0], [1.0, 0.75, -2.0, 0.1, 2.5, -0.5]])
+
+
+def head_and_rest(x, n):
+    total = x.sum() * 0
+    for i in range(n):
+        head, rest = rt.split(x, [i, -1], axis=1)           # the first i columns, the rest
+        left, mid, right = x.split([i + 1, 2, -1], axis=1)
+        total = total + head.sum() * 2 + (rest ** 2).sum() * 0.5 + left.max(axis=1).sum()
+        total = total + mid.mean() * 3 + right.sum() + len(rt.chunk(x, 3, axis=1))
+        for part, sign in zip(rt.split(x, [2, i, -1], axis=1), [1.0, -1.0, 0.5]):
+            total = total + part.sum() * sign
+    return total
+
+
+def reference_head_and_rest(x, n):
+    total = 0.0
+    for i in range(n):
+        head, rest = x[:, :i], x[:, i:]
+        left, mid, right = x[:, :i + 1], x[:, i + 1:i + 3], x[:, i + 3:]
+        total += head.sum() * 2 + (rest ** 2).sum() * 0.5 + left.max(axis=1).sum()
+        total += mid.mean() * 3 + right.sum() + 3
+        total += x[:, :2].sum() - x[:, 2:2 + i].sum() + x[:, 2 + i:].sum() * 0.5
+    return total
+
+
+def test_sections_from_the_counter_unpack_into_parts():
+    static = d2s.to_static(head_and_rest, full_graph=True)
+    for n in (0, 1, 3):
+        want = reference_head_and_rest(X6, n)
+        for fn in (head_and_rest, static):
+            got = fn(rt.to_tensor(X6.astype("float32")), rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+    assert len(static.program_cache) == 1
+
+
+def test_sections_from_the_counter_gradient():
+    static = d2s.to_static(head_and_rest, full_graph=True)
+    for n in (1, 3):
+        t = rt.to_tensor(X6.astype("float32"), stop_gradient=False)
+        static(t, rt.to_tensor(n)).backward()
+        want = numeric_grad(lambda v, n=n: reference_head_and_rest(v, n), X6)
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def too_long_head(x, n):
+    total = x.sum()
+    for i in range(n):
+        head, rest = rt.split(x, [i + 3, 2])
+        total = total + head.sum() - rest.sum()
+    return total
+
+
+def test_sections_that_do_not_fit_fail_as_eagerly():
+    static = d2s.to_static(too_long_head, full_graph=True)
+    np.testing.assert_allclose(static(rt.ones([5]), rt.to_tensor(1)).numpy(), 6.0)
+    for fn in (too_long_head, static):                    # sections [3, 2], then [4, 2]
+        with pytest.raises(ValueError, match=r"sections \[4, 2\] sum to 6") as e:
+            fn(rt.ones([5]), rt.to_tensor(2))
+    line = too_long_head.__code__.co_firstlineno + 3
+    assert f'File "{__file__}", line {line}' in shown(e.value)
