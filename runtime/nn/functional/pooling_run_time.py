@@ -1,6 +1,7 @@
 """Pools whose kernel size (or adaptive output size) is a value the program computes, such as
 the counter of a loop over `range(n_tensor)` in converted code: `F.max_pool1d(x, i)`,
-`F.avg_pool2d(x, [i, 2])`, `F.adaptive_avg_pool1d(x, i)`.
+`F.avg_pool2d(x, [i, 2])`, `F.adaptive_avg_pool1d(x, i)`, or whose padding is one
+(`F.avg_pool1d(x, 3, padding=i)`).
 
 The output size is then known only when the program runs. Each axis's windows come from
 `pool_window_index` (positions, -1 in the padding); the pool gathers them and reduces over
@@ -83,7 +84,10 @@ def sum_along(x, table, axis: int, exclusive: bool):
 def _table(x, axis, op, size, stride=None, padding=(0, 0), ceil_mode=False, adaptive=False):
     size = _int_tensor(size)
     stride = size if stride is None else _int_tensor(stride)
-    return pool_window_index(x, size, stride, axis, op, padding, ceil_mode, adaptive)
+    pads = None
+    if computed(padding):  # (a padding computed by the program: an input of the table)
+        pads, padding = [_int_tensor(p) for p in padding], (0, 0)
+    return pool_window_index(x, size, stride, axis, op, padding, ceil_mode, adaptive, pads)
 
 
 def _axis_padding(padding, axis: int):

@@ -73,3 +73,87 @@ def test_sections_that_do_not_fit_fail_as_eagerly():
             fn(rt.ones([5]), rt.to_tensor(2))
     line = too_long_head.__code__.co_firstlineno + 3
     assert f'File "{__file__}", line {line}' in shown(e.value)
+
+
+def reference_pool1d(x, k, stride, pad, reduce, exclusive=True):
+    """[N, C, L] pooled over windows of k, stride, pad (before = after)."""
+    n = x.shape[-1]
+    out = []
+    for start in range(-pad, n + pad - k + 1, stride):
+        lo, hi = max(start, 0), min(start + k, n)
+        win = x[..., lo:hi]
+        out.append(win.max(-1) if reduce == "max" else
+                   win.sum(-1) / ((hi - lo) if exclusive else k))
+    return np.stack(out, -1)
+
+
+def padded_pools(x, n):
+    total = x.sum() * 0
+    for i in range(n):                                    # padding 0, 1, 2: longer outputs
+        total = total + (F.avg_pool1d(x, 5, stride=1, padding=i) ** 2).sum()
+        total = total + F.max_pool1d(x, 4, stride=2, padding=i).sum() * 0.5
+        total = total + F.avg_pool1d(x, 4, stride=1, padding=i, exclusive=False).sum()
+    return total
+
+
+def reference_padded_pools(x, n):
+    total = 0.0
+    for i in range(n):
+        total += (reference_pool1d(x, 5, 1, i, "avg") ** 2).sum()
+        total += reference_pool1d(x, 4, 2, i, "max").sum() * 0.5
+        total += reference_pool1d(x, 4, 1, i, "avg", exclusive=False).sum()
+    return total
+
+
+XL = np.array([[[0.3, -1.2, 2.5, 0.8, -0.4, 1.9, -2.2]],
+               [[1.1, 0.2, -0.7, 3.1, 0.6, -1.5, 0.05]]])
+
+
+def test_1d_pools_padded_by_the_counter():
+    static = d2s.to_static(padded_pools, full_graph=True)
+    for n in (0, 1, 3):
+        want = reference_padded_pools(XL, n)
+        for fn in (padded_pools, static):
+            t = rt.to_tensor(XL.astype("float32"), stop_gradient=False)
+            got = fn(t, rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+            if n:
+                got.backward()
+                grad = numeric_grad(lambda v, n=n: reference_padded_pools(v, n), XL)
+                np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+    assert len(static.program_cache) == 1
+
+
+def padded_image_pools(x, n):
+    outs = []
+    for i in range(n):
+        outs.append(F.max_pool2d(x, 3, stride=1, padding=i))
+        outs.append(F.avg_pool2d(x, [3, 2], stride=1, padding=[i, 1], exclusive=False))
+        outs.append(F.avg_pool2d(x, 3, stride=2, padding=[0, i, i, 1], data_format="NHWC"))
+        out, mask = F.max_pool2d(x, [2, 3], padding=[1, i], return_mask=True, ceil_mode=True)
+        outs.append(out)
+        outs.append(mask.astype("float32"))
+    return outs
+
+
+def test_2d_pools_padded_by_the_counter_match_eager():
+    static = d2s.to_static(padded_image_pools, full_graph=True)
+    x = np.random.RandomState(3).randn(1, 3, 5, 5).astype("float32")
+    for n in (0, 1, 2):
+        want = padded_image_pools(rt.to_tensor(x), rt.to_tensor(n))
+        got = static(rt.to_tensor(x), rt.to_tensor(n))
+        assert len(got) == len(want) == 5 * n
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(static.program_cache) == 1
+
+
+def test_a_padding_over_half_the_kernel_fails_as_eagerly():
+    static = d2s.to_static(padded_image_pools, full_graph=True)
+    x = rt.ones([1, 3, 5, 5])
+    for fn in (padded_image_pools, static):              # padding 2 of a 3-wide kernel
+        with pytest.raises(ValueError, match="must be at most half the kernel size") as e:
+            fn(x, rt.to_tensor(3))
+    line = padded_image_pools.__code__.co_firstlineno + 3
+    assert f'File "{__file__}", line {line}' in shown(e.value)
