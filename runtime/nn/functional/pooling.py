@@ -64,7 +64,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     kernel, stride, padding = _window("avg_pool2d", kernel_size, stride, padding)
     x = to_nchw(x, data_format, "avg_pool2d")
     if _run_time.computed(kernel, stride, padding):
-        out = _run_time.avg_pool2d(x, kernel, stride, padding, ceil_mode, exclusive,
+        out = _run_time.avg_pool(x, kernel, stride, padding, ceil_mode, exclusive,
                                    divisor_override)
     elif divisor_override:
         out = _pool.avg_pool2d(x, kernel, stride, padding, ceil_mode, exclusive=False)
@@ -96,7 +96,7 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     size = _output_size_2d("adaptive_avg_pool2d", output_size)
     x = to_nchw(x, data_format, "adaptive_avg_pool2d")
     if _run_time.computed(size):
-        out = _run_time.avg_pool2d(x, _kept(size, x), None, None, adaptive=True)
+        out = _run_time.avg_pool(x, _kept(size, x), None, None, adaptive=True)
     else:
         out = _pool.resize2d(x, "adaptive_avg", size)
     return from_nchw(out, data_format)

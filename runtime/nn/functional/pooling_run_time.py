@@ -91,7 +91,8 @@ def _table(x, axis, op, size, stride=None, padding=(0, 0), ceil_mode=False, adap
 
 
 def _axis_padding(padding, axis: int):
-    """One axis's (before, after) from [top, bottom, left, right], or 'SAME' / 'VALID'."""
+    """One axis's (before, after) from [top, bottom, left, right] ([front, back, top, ...]
+    of a 3-D pool), or 'SAME' / 'VALID'."""
     return padding if isinstance(padding, str) else tuple(padding[2 * axis - 4:2 * axis - 2])
 
 
@@ -127,13 +128,23 @@ def adaptive_avg_pool1d(x, size):
     return total / count
 
 
-def avg_pool2d(x, kernel, stride, padding, ceil_mode=False, exclusive=True, divisor=None,
-               adaptive=False):
-    """Mean over each window of NCHW x (`divisor` replaces the count); `kernel` is the output
-    size of an adaptive pool."""
-    op = "adaptive_avg_pool2d" if adaptive else "avg_pool2d"
+def max_pool(x, kernel, stride, padding, op: str):
+    """Max over each window of NCHW or NCDHW x (`padding`: two entries per spatial axis, or
+    'SAME' / 'VALID'): each axis in turn, the last first."""
+    for axis in range(len(x.shape) - 1, 1, -1):
+        t = _table(x, axis, op, kernel[axis - 2], stride[axis - 2],
+                   _axis_padding(padding, axis))
+        x, _ = max_along(x, t, axis)
+    return x
+
+
+def avg_pool(x, kernel, stride, padding, ceil_mode=False, exclusive=True, divisor=None,
+             adaptive=False, op="avg_pool2d"):
+    """Mean over each window of NCHW or NCDHW x (`divisor` replaces the count); `kernel` is
+    the output size of an adaptive pool."""
+    op = "adaptive_" + op if adaptive else op
     total, count = x, 1.0
-    for axis in (3, 2):
+    for axis in range(len(x.shape) - 1, 1, -1):
         t = _table(x, axis, op, kernel[axis - 2], None if adaptive else stride[axis - 2],
                    (0, 0) if adaptive else _axis_padding(padding, axis), ceil_mode, adaptive)
         total, n = sum_along(total, t, axis, exclusive or adaptive)

@@ -157,3 +157,73 @@ def test_a_padding_over_half_the_kernel_fails_as_eagerly():
             fn(x, rt.to_tensor(3))
     line = padded_image_pools.__code__.co_firstlineno + 3
     assert f'File "{__file__}", line {line}' in shown(e.value)
+
+
+def reference_pool3d(x, k, stride, pad, reduce):
+    """NCDHW x pooled over [k, k, k] windows (stride, padding the same on every axis); the
+    mean counts only the positions inside x."""
+    size = x.shape[2:]
+    starts = [range(-pad, n + pad - k + 1, stride) for n in size]
+    out = np.zeros(x.shape[:2] + tuple(len(s) for s in starts))
+    for j in np.ndindex(out.shape[2:]):
+        lo = [max(s[a], 0) for s, a in zip(starts, j)]
+        hi = [min(s[a] + k, n) for s, a, n in zip(starts, j, size)]
+        win = x[:, :, lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].reshape(x.shape[:2] + (-1,))
+        out[(slice(None), slice(None)) + j] = win.max(-1) if reduce == "max" else win.mean(-1)
+    return out
+
+
+def volume_pools(x, n):
+    total = x.sum() * 0
+    for i in range(n):                                    # kernels 1, 2, 3; paddings 0, 1
+        total = total + (F.avg_pool3d(x, i + 1, stride=1) ** 2).sum()
+        total = total + F.max_pool3d(x, 3, stride=i + 1, padding=i % 2).sum() * 0.5
+    return total
+
+
+def reference_volume_pools(x, n):
+    total = 0.0
+    for i in range(n):
+        total += (reference_pool3d(x, i + 1, 1, 0, "avg") ** 2).sum()
+        total += reference_pool3d(x, 3, i + 1, i % 2, "max").sum() * 0.5
+    return total
+
+
+def test_3d_pools_sized_and_padded_by_the_counter():
+    static = d2s.to_static(volume_pools, full_graph=True)
+    x = np.random.RandomState(7).permutation(36).reshape(1, 1, 3, 3, 4) * 0.125 - 2.0
+    for n in (0, 1, 3):
+        want = reference_volume_pools(x, n)
+        for fn in (volume_pools, static):
+            t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+            got = fn(t, rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+            if n:
+                got.backward()
+                grad = numeric_grad(lambda v, n=n: reference_volume_pools(v, n), x)
+                np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+    assert len(static.program_cache) == 1
+
+
+def volume_pool_forms(x, n):
+    outs = []
+    for i in range(n):
+        outs.append(F.max_pool3d(x, [i + 1, 2, 1], stride=1, padding=[0, 1, 0]))
+        outs.append(F.avg_pool3d(x, 2, stride=1, padding=i % 2, exclusive=False))
+        outs.append(F.avg_pool3d(x, 3, stride=[1, 2, 1], padding=[i % 2, 1, 1, 0, 0, 1],
+                                 data_format="NDHWC"))
+        outs.append(F.max_pool3d(x, 2, stride=i + 1, padding="SAME"))
+    return outs
+
+
+def test_3d_pool_forms_sized_by_the_counter_match_eager():
+    static = d2s.to_static(volume_pool_forms, full_graph=True)
+    x = np.random.RandomState(0).randn(1, 2, 4, 3, 5).astype("float32")
+    for n in (0, 1, 3):
+        want = volume_pool_forms(rt.to_tensor(x), rt.to_tensor(n))
+        got = static(rt.to_tensor(x), rt.to_tensor(n))
+        assert len(got) == len(want) == 4 * n
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(static.program_cache) == 1
