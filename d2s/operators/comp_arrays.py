@@ -13,7 +13,8 @@ tensor arrays, `StructArray`, or `range` of a tensor) it is one graph loop, exac
 
 converts: the result is a tensor array of the items (`rt.stack`, `len`, indexing, `sum`,
 iteration read it; returned, it is the list of Tensors eager code returns). A filtered one
-(`[f(h) for h in hs if h.sum() > 0]`) appends under a graph `if` in that loop.
+(`[f(h) for h in hs if h.sum() > 0]`) appends under a graph `if` in that loop; one with more
+`for`s is a nest of `comp_map`s appending to one accumulator (`converters.nested_comps`).
 """
 from __future__ import annotations
 
