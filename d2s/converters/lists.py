@@ -104,7 +104,7 @@ class Lists(Base):
                 return nested_comps.nested(node, self.ctx.namer, acc)
             if isinstance(node, gast.ListComp):
                 return nested_comps.unfiltered(node, self.ctx.namer)
-            return node
+            return nested_comps.generator(node, self.ctx.namer)
         if gens[0].ifs:
             return node
         item = self.ctx.namer.new("item")

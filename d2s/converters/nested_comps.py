@@ -20,8 +20,14 @@ order); over a graph iterable it is a graph loop whose state is the list being b
 tensor array). A later `for`'s iterable is evaluated where the earlier targets are bound, as
 Python evaluates it. The `acc.keep` filter of an earlier `for` (a filtered comprehension,
 `predicates.filtered_comprehension`) stays on that `for`.
+
+A generator expression with more `for`s and no filter stays lazy where its first iterable is
+a Python one (Python evaluates that one when it makes the generator); over a graph iterable
+it is the nest (`operators.comp_arrays.comp_gen`).
 """
 from __future__ import annotations
+
+import copy
 
 import gast
 
@@ -58,3 +64,21 @@ def unfiltered(node, namer):
                                                    nest=nested(node, namer,
                                                                templates.name(acc))))
     return templates.replace_as_expression(f"{RESERVED}.comp_list(build)", build=build)
+
+
+def generator(node, namer):
+    """`(elt for ... for ...)` without filters as `_d2s.comp_gen(xs, lambda _first: <the
+    generator over _first>, lambda _first: <the nest over _first>)` (`xs`: its first
+    iterable)."""
+    first = namer.new("first")
+    xs = node.generators[0].iter
+    lazy_node = copy.deepcopy(node)
+    lazy_node.generators[0].iter = templates.name(first)
+    lazy = _param(templates.replace_as_expression("lambda first: gen", first=first,
+                                                  gen=lazy_node))
+    built = gast.ListComp(elt=node.elt, generators=node.generators)
+    built.generators[0].iter = templates.name(first)
+    eager = _param(templates.replace_as_expression("lambda first: built", first=first,
+                                                   built=unfiltered(built, namer)))
+    return templates.replace_as_expression(f"{RESERVED}.comp_gen(xs, lazy, eager)", xs=xs,
+                                           lazy=lazy, eager=eager)

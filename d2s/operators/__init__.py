@@ -93,7 +93,7 @@ from .logical import (  # noqa: F401
     truth_or_,
 )
 from .predicates_comp import comp_iter, comp_list  # noqa: F401
-from .comp_arrays import comp_map  # noqa: F401
+from .comp_arrays import comp_gen, comp_map  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

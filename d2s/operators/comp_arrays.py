@@ -45,3 +45,14 @@ def comp_map(xs, fn, kind: str, acc=None):
     if kind == "gen":
         return (fn(x) for x in xs)
     return [fn(x) for x in xs]
+
+
+def comp_gen(xs, lazy, eager):
+    """A generator expression with more than one `for` and no filter, whose first iterable
+    is `xs` (`converters.nested_comps.generator`): Python's lazy generator over a Python
+    iterable; over a graph iterable the items built in graph loops (`eager(xs)`: a Python
+    list, iterated, or the tensor array itself, which `sum`, `rt.stack`, ... take)."""
+    if isinstance(xs, GRAPH_ITERABLES) or is_variable(xs) and xs.is_array:
+        out = eager(xs)
+        return iter(out) if isinstance(out, list) else out
+    return lazy(xs)

@@ -2,6 +2,8 @@
 in a graph loop) (issue 35): it converts as the nested `for` statements that append would,
 one graph loop per `for` over an array, the items in Python's order. Eager vs static vs
 NumPy, one program for every length, gradients against finite differences."""
+import itertools
+
 import numpy as np
 
 import d2s
@@ -88,3 +90,32 @@ def python_pairs(xs):
 def test_python_only_nested_comprehension_is_unchanged():
     static = d2s.to_static(python_pairs)
     assert static([1, 2, 3, 4]) == python_pairs([1, 2, 3, 4])
+
+
+def generated_sums(x, n):
+    scaled = []
+    for i in range(n):
+        scaled.append(x * (i + 1))
+    gates = [x, x * 2]
+    total = sum(((a * b).sum() for a in scaled for b in gates), x.sum() * 0)
+    stacked = rt.stack(list(a - b for a in scaled for b in scaled) + [x])  # noqa: C400
+    first = next(j * k for j in itertools.count(1) for k in range(3))  # (lazy: endless)
+    return total, stacked.sum(0), first
+
+
+def reference_sums(x, n):
+    scaled = [x * (i + 1) for i in range(n)]
+    total = sum((a * b).sum() for a in scaled for b in [x, x * 2])
+    return total, sum(a - b for a in scaled for b in scaled) + x, 0
+
+
+def test_generator_expression_with_two_fors_over_a_tensor_array():
+    static = d2s.to_static(generated_sums, full_graph=True)
+    for n in (0, 1, 3):
+        want = reference_sums(X, n)
+        for fn in (generated_sums, static):
+            got = fn(rt.to_tensor(X.astype("float32")), rt.to_tensor(n))
+            assert len(got) == len(want) and got[2] == 0 and type(got[2]) is int
+            np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-5)
+            np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-5)
+    assert len(static.program_cache) == 1
