@@ -128,12 +128,16 @@ def adaptive_avg_pool1d(x, size):
     return total / count
 
 
-def max_pool(x, kernel, stride, padding, op: str):
+def max_pool(x, kernel, stride, padding, op: str, adaptive: bool = False):
     """Max over each window of NCHW or NCDHW x (`padding`: two entries per spatial axis, or
-    'SAME' / 'VALID'): each axis in turn, the last first."""
+    'SAME' / 'VALID'): each axis in turn, the last first; `kernel` is the output size of an
+    adaptive pool."""
     for axis in range(len(x.shape) - 1, 1, -1):
-        t = _table(x, axis, op, kernel[axis - 2], stride[axis - 2],
-                   _axis_padding(padding, axis))
+        if adaptive:
+            t = _table(x, axis, op, kernel[axis - 2], adaptive=True)
+        else:
+            t = _table(x, axis, op, kernel[axis - 2], stride[axis - 2],
+                       _axis_padding(padding, axis))
         x, _ = max_along(x, t, axis)
     return x
 

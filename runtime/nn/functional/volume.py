@@ -258,4 +258,46 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     return _from_ncdhw(_math.scale(out, 1.0 / kernel[0]), data_format)
 
 
-__all__ = ["avg_pool3d", "conv3d", "max_pool3d"]
+def _adaptive_size(op, x, output_size) -> list:
+    """[d, h, w] from an int or 3 values; None keeps that dim of x."""
+    size = _kept_triple(output_size)
+    if len(size) != 3:
+        raise OpError(f"{op}: output_size must be an int or 3 values, got {output_size}")
+    dims = [d if d != -1 else _shape.shape(x)[2 + i] for i, d in enumerate(x.shape[2:])]
+    return [dims[i] if s is None else s for i, s in enumerate(size)]
+
+
+def adaptive_avg_pool3d(x, output_size, data_format: str = "NCDHW", name=None):
+    """Average over bins that tile each of D, H, W evenly (bin i of an axis of size n covers
+    [floor(i*n/o), ceil((i+1)*n/o))); None in output_size keeps that dim. The size may be a
+    value the program computes (the counter of a graph loop).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.adaptive_avg_pool3d(rt.ones([1, 2, 5, 4, 3]), [2, None, 1]).shape
+    [1, 2, 2, 4, 1]
+    """
+    op = "avg_pool3d"
+    x = _to_ncdhw(x, data_format, "adaptive_" + op)
+    out = _run_time.avg_pool(x, _adaptive_size("adaptive_" + op, x, output_size), None, None,
+                             adaptive=True, op=op)
+    return _from_ncdhw(out, data_format)
+
+
+def adaptive_max_pool3d(x, output_size, return_mask: bool = False, name=None):
+    """Max over the bins of `adaptive_avg_pool3d` (NCDHW).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.adaptive_max_pool3d(rt.ones([1, 2, 5, 4, 3]), 2).shape
+    [1, 2, 2, 2, 2]
+    """
+    op = "adaptive_max_pool3d"
+    if return_mask:
+        raise NotImplementedError(f"{op}: return_mask=True is not provided")
+    x = _to_ncdhw(x, "NCDHW", op)
+    return _run_time.max_pool(x, _adaptive_size(op, x, output_size), None, None, op,
+                              adaptive=True)
+
+
+__all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d", "conv3d", "max_pool3d"]

@@ -227,3 +227,58 @@ def test_3d_pool_forms_sized_by_the_counter_match_eager():
             assert g.shape == w.shape
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
     assert len(static.program_cache) == 1
+
+
+def reference_adaptive3d(x, size, reduce):
+    """NCDHW x over adaptive bins: bin j of an axis of n covers [j*n // o, ceil((j+1)*n / o))."""
+    def bins(n, o):
+        return [(j * n // o, -(-(j + 1) * n // o)) for j in range(o)]
+    out = np.zeros(x.shape[:2] + tuple(size))
+    for j in np.ndindex(*size):
+        lo_hi = [bins(n, o)[a] for n, o, a in zip(x.shape[2:], size, j)]
+        win = x[:, :, lo_hi[0][0]:lo_hi[0][1], lo_hi[1][0]:lo_hi[1][1], lo_hi[2][0]:lo_hi[2][1]]
+        win = win.reshape(x.shape[:2] + (-1,))
+        out[(slice(None), slice(None)) + j] = win.max(-1) if reduce == "max" else win.mean(-1)
+    return out
+
+
+def adaptive_volumes(x, n):
+    total = x.sum() * 0
+    for i in range(n):                                    # output sizes 1, 2, 3 along D
+        total = total + (F.adaptive_avg_pool3d(x, [i + 1, 2, None]) ** 2).sum()
+        total = total + F.adaptive_max_pool3d(x, [2, i + 1, 1]).sum() * 0.5
+    return total
+
+
+def reference_adaptive_volumes(x, n):
+    total = 0.0
+    for i in range(n):
+        total += (reference_adaptive3d(x, [i + 1, 2, x.shape[4]], "avg") ** 2).sum()
+        total += reference_adaptive3d(x, [2, i + 1, 1], "max").sum() * 0.5
+    return total
+
+
+def test_adaptive_3d_pools_sized_by_the_counter():
+    static = d2s.to_static(adaptive_volumes, full_graph=True)
+    x = np.random.RandomState(2).permutation(36).reshape(1, 1, 3, 4, 3) * 0.125 - 2.0
+    for n in (0, 1, 3):
+        want = reference_adaptive_volumes(x, n)
+        for fn in (adaptive_volumes, static):
+            t = rt.to_tensor(x.astype("float32"), stop_gradient=False)
+            got = fn(t, rt.to_tensor(n))
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+            if n == 3:
+                got.backward()
+                grad = numeric_grad(lambda v: reference_adaptive_volumes(v, 3), x)
+                np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+    assert len(static.program_cache) == 1
+
+
+def test_adaptive_3d_pools_of_python_sizes():
+    x = np.random.RandomState(4).randn(2, 3, 5, 4, 3)
+    got = F.adaptive_avg_pool3d(rt.to_tensor(x.astype("float32")), 2, data_format="NDHWC")
+    want = reference_adaptive3d(x.transpose(0, 4, 1, 2, 3), [2, 2, 2], "avg")
+    np.testing.assert_allclose(got.numpy(), want.transpose(0, 2, 3, 4, 1), rtol=1e-5)
+    got = F.adaptive_max_pool3d(rt.to_tensor(x.astype("float32")), [1, 3, 2])
+    np.testing.assert_allclose(got.numpy(), reference_adaptive3d(x, [1, 3, 2], "max"),
+                               rtol=1e-6)
