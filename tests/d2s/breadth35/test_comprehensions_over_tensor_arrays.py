@@ -119,3 +119,30 @@ def test_generator_expression_with_two_fors_over_a_tensor_array():
             np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-5)
             np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-5)
     assert len(static.program_cache) == 1
+
+
+def prefix_items(x, n):
+    prefixes = []
+    for i in range(n):
+        prefixes.append(x[:i + 1])                            # rows of a run-time length
+    doubled = [v * 2 for p in prefixes for v in p]
+    picked = [(x[k] * 3).sum() for k in rt.nonzero(x > 0.75)]  # a run-time number of rows
+    return rt.stack(doubled + [x.sum()]), rt.stack(picked + [x.sum()])
+
+
+def test_comprehensions_over_tensors_of_a_run_time_length():
+    static = d2s.to_static(prefix_items, full_graph=True)
+    for n in (0, 1, 3):
+        want = ([v * 2 for i in range(n) for v in X[:i + 1]] + [X.sum()],
+                [X[k] * 3 for k in np.nonzero(X > 0.75)[0]] + [X.sum()])
+        for fn in (prefix_items, static):
+            t = rt.to_tensor(X.astype("float32"), stop_gradient=False)
+            got = fn(t, rt.to_tensor(n))
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g.numpy(), w, rtol=1e-6)
+            (got[0].sum() + got[1].sum() * 0.5).backward()
+            grad = numeric_grad(lambda v, n=n: sum(v[:i + 1].sum() * 2 for i in range(n))
+                                + v.sum() * 1.5 + v[v > 0.75].sum() * 1.5, X)
+            np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-4, atol=1e-4)
+    assert len(static.program_cache) == 1
