@@ -63,6 +63,8 @@ ANYWHERE = (
     "h = h + rt.stack([t * s for t in out for s in (0.5, -1.0)] + [h]).sum(0) * 0.1",
     "h = h + rt.stack([v for t in out for v in t] + [rt.sum(h)]).mean()",
     "h = h + len([a + n for n in nums for a in out])",
+    "h = h + sum((t * s for t in out for s in (0.5, 2.0)), h * 0)",
+    "h = h + rt.stack([h[k] for k in rt.nonzero(h > 0.5)] + [h[:1]]).sum()",
 )
 
 F = "rt.nn.functional"
@@ -85,7 +87,14 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     f"h = h + {F}.avg_pool1d(rt.tile(h, [i + 1]).reshape([1, 1, -1]), i + 1).reshape([-1])",
     f"h = h + {F}.max_pool1d(h.reshape([1, 1, 3]), i % 3 + 1, stride=1).max()",
     f"h = h + {F}.adaptive_avg_pool1d(h.reshape([1, 1, 3]), i % 3 + 1).sum()",
-    # sections, a pool's padding, 3-D pools and `math` of the counter
+    "h[i % 3] = h[i % 3] + 1.0\nh = h * 0.5",
+    "out[0] = out[0] * 0.5\nout = [t + 0.25 for t in out]",
+    'stats["n"] = stats["n"] + 1.0\nstats = {"n": stats["n"] * 0.5}',
+)
+
+# sections, a pool's padding, 3-D pools (adaptive too), `math` of the counter and a
+# comprehension with two `for`s over ranges of it: a loop kind of their own ("trange_sized")
+SIZED = (
     "a, b = rt.split(rt.tile(h, [2]), [i % 3 + 1, -1])\nh = h + a.sum() - b.mean()",
     "a, b, c = h.split([i % 2, 1, -1])\nh = h + b * 2.0 + c.sum() + a.sum()",
     f"h = h + {F}.avg_pool1d(h.reshape([1, 1, 3]), 3, stride=1, padding=i % 2).sum()",
@@ -95,9 +104,7 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     "h = h + math.sqrt(i) * 0.5 + math.floor(i / 2) - math.exp(-i) + math.log(i + 1.0)",
     "h = h / math.sqrt(i + 1.0) + math.cos(i) * math.tanh(float(i) - 1.0)",
     "h = h + rt.stack([h * j for j in range(i) for k in range(2)] + [h]).sum(0) * 0.1",
-    "h[i % 3] = h[i % 3] + 1.0\nh = h * 0.5",
-    "out[0] = out[0] * 0.5\nout = [t + 0.25 for t in out]",
-    'stats["n"] = stats["n"] + 1.0\nstats = {"n": stats["n"] * 0.5}',
+    f"h = h + {F}.adaptive_avg_pool3d({VOLUME}, [i % 2 + 1, 2, None]).mean()",
 )
 
 TOP = (  # outside tensor ifs and graph loops
@@ -118,7 +125,8 @@ def _stmt(draw, depth: int, in_graph: bool):
     if not in_graph:
         kinds += ["top"] * 2
     if depth > 0:
-        kinds += ["tif", "tif_else", "trange", "for_else", "while_else", "walrus_else"]
+        kinds += ["tif", "tif_else", "trange", "trange_sized", "for_else", "while_else",
+                  "walrus_else"]
     kind = draw(st.sampled_from(kinds))
     cond = draw(st.sampled_from(TENSOR_CONDS))
     if kind == "simple":
@@ -133,8 +141,8 @@ def _stmt(draw, depth: int, in_graph: bool):
     if kind == "tif_else":  # (lists appended to a different number of times per branch)
         return [f"if {cond}:"] + indent(body) + ["else:"] + indent(
             draw(_block(depth - 1, True)))
-    if kind == "trange":
-        counter = draw(st.sampled_from(COUNTER)).splitlines()
+    if kind in ("trange", "trange_sized"):
+        counter = draw(st.sampled_from(COUNTER if kind == "trange" else SIZED)).splitlines()
         return [f"for i in range({TRIPS}):"] + indent(counter + body)
     if kind == "for_else":
         return ([f"for i in range({TRIPS}):"] + indent(body)
