@@ -11,7 +11,7 @@ convert:
 
     [a * b for a in arr for b in other]
  -> _d2s.comp_list(lambda _acc: _d2s.comp_map(arr, lambda _item_1: [
-        _d2s.comp_map(other, lambda _item_2: [_acc.item(True, lambda: a * b)
+        _d2s.comp_map(other, lambda _item_2: [_acc.add(a * b)
                                               for b in (_item_2,)], 'list', _acc)
         for a in (_item_1,)], 'list', _acc))
 
@@ -58,8 +58,9 @@ def nested(node, namer, acc):
 def unfiltered(node, namer):
     """`[elt for ... for ...]` without filters as `_d2s.comp_list(lambda _acc: <nest>)`."""
     acc = namer.new("acc")
-    value = templates.replace_as_expression("lambda: elt", elt=node.elt)
-    node.elt = templates.replace_as_expression("acc.item(True, value)", acc=acc, value=value)
+    # (the item itself, not a lambda: a name the comprehension binds must not look like a
+    # read of the function's name to the analyses of loops around it)
+    node.elt = templates.replace_as_expression("acc.add(elt)", acc=acc, elt=node.elt)
     build = _param(templates.replace_as_expression("lambda acc: nest", acc=acc,
                                                    nest=nested(node, namer,
                                                                templates.name(acc))))
