@@ -299,6 +299,7 @@ OPERATOR_RANKS = {
     "graph_while.py": 7, "try_calls.py": 7, "predicates_comp.py": 7,
     "loops.py": 8, "calls.py": 8,
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
+    "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "__init__.py": 10,
 }
 

@@ -12,6 +12,7 @@ variable of the same name). Each operator behaves exactly like the built-in on P
 from __future__ import annotations
 
 import builtins
+import math
 
 import gast
 
@@ -52,6 +53,10 @@ BUILTINS = {
     "frozenset": "frozenset_",
 }
 
+# `math` functions of one number that a value the program computes may give
+# (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
+MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil"))
+
 # list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`
 COMPARING_METHODS = ("index", "count", "sort")
 
@@ -75,6 +80,9 @@ class BuiltinCalls(Base):
         if isinstance(f, gast.Attribute) and f.attr in COMPARING_METHODS:
             node.func = templates.replace_as_expression(
                 f"{RESERVED}.list_query(obj, '{f.attr}')", obj=f.value)
+            return node
+        if self._math_function(f):
+            node.func = templates.replace_as_expression(f"{RESERVED}.math_(f)", f=f)
             return node
         if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
             return node
@@ -100,6 +108,15 @@ class BuiltinCalls(Base):
         if node.attr not in ("shape", "size") or not isinstance(node.ctx, gast.Load):
             return node
         return templates.replace_as_expression(f"{RESERVED}.{node.attr}(x)", x=node.value)
+
+    def _math_function(self, f) -> bool:
+        """Whether `f` is `math.sqrt` (or `sqrt` imported from math) & co. here."""
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+            owner, attr = f.value.id, f.attr
+            return attr in MATH_FUNCTIONS and not self.is_local(owner) and \
+                self.ctx.namespace.get(owner) is math
+        return isinstance(f, gast.Name) and f.id in MATH_FUNCTIONS and not self.is_local(
+            f.id) and self.ctx.namespace.get(f.id) is getattr(math, f.id)
 
     def _shadowed(self, name: str) -> bool:
         if self.is_local(name):

@@ -21,6 +21,7 @@ import gast
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
+from . import nested_comps
 
 HANDLES = (gast.Call, gast.ListComp, gast.GeneratorExp)  # the pass is skipped without them
 CREATES = (gast.Assign, gast.Call, gast.Lambda, gast.ListComp)
@@ -95,8 +96,17 @@ class Lists(Base):
         (A filtered comprehension is `predicates_comp`'s, converted before this pass.)"""
         node = self.generic_visit(node)
         gens = node.generators
-        if len(gens) != 1 or gens[0].ifs or gens[0].is_async or any(
-                isinstance(n, _NOT_IN_LAMBDA) for n in gast.walk(node)):
+        if any(g.is_async for g in gens) or any(isinstance(n, _NOT_IN_LAMBDA)
+                                                for n in gast.walk(node)):
+            return node
+        if len(gens) > 1:  # (nested_comps: a `comp_map` per `for`)
+            acc = self._accumulator(node.elt)
+            if acc is not None:
+                return nested_comps.nested(node, self.ctx.namer, acc)
+            if isinstance(node, gast.ListComp):
+                return nested_comps.unfiltered(node, self.ctx.namer)
+            return nested_comps.generator(node, self.ctx.namer)
+        if gens[0].ifs:
             return node
         item = self.ctx.namer.new("item")
         one = gast.ListComp(elt=node.elt, generators=[gast.comprehension(

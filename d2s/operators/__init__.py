@@ -59,6 +59,7 @@ from .loops import for_loop, while_loop  # noqa: F401
 from .lists import list_append, list_method, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .text import format_, percent, repr_, str_, text  # noqa: F401
+from .math_calls import math_  # noqa: F401
 from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)
 from .try_except import (  # noqa: F401
     fn_exit,
@@ -91,7 +92,7 @@ from .logical import (  # noqa: F401
     truth_or_,
 )
 from .predicates_comp import comp_iter, comp_list  # noqa: F401
-from .comp_arrays import comp_map  # noqa: F401
+from .comp_arrays import comp_gen, comp_map  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

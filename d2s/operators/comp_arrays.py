@@ -11,9 +11,11 @@ tensor arrays, `StructArray`, or `range` of a tensor) it is one graph loop, exac
     for h in hs:
         out.append(f(h))
 
-converts: the result is a tensor array of the items (`rt.stack`, `len`, indexing, `sum`,
-iteration read it; returned, it is the list of Tensors eager code returns). A filtered one
-(`[f(h) for h in hs if h.sum() > 0]`) appends under a graph `if` in that loop.
+converts (also over a tensor whose first dim is known only when the program runs, as a
+`for` over it is a graph loop): the result is a tensor array of the items (`rt.stack`, `len`,
+indexing, `sum`, iteration read it; returned, it is the list of Tensors eager code returns). A filtered one
+(`[f(h) for h in hs if h.sum() > 0]`) appends under a graph `if` in that loop; one with more
+`for`s is a nest of `comp_map`s appending to one accumulator (`converters.nested_comps`).
 """
 from __future__ import annotations
 
@@ -26,11 +28,20 @@ from .variables import is_variable
 GRAPH_ITERABLES = (StructArray, TensorRange, TensorEnumerate, TensorZip)
 
 
+def _graph_iterable(xs) -> bool:
+    """Whether only a graph loop iterates `xs`: a tensor array (or `GRAPH_ITERABLES`), or a
+    tensor whose first dim is known only when the program runs (`rt.nonzero(m)`, a slice
+    by a loop counter)."""
+    if isinstance(xs, GRAPH_ITERABLES):
+        return True
+    return is_variable(xs) and (xs.is_array or bool(xs.ndim) and xs.shape[0] < 0)
+
+
 def comp_map(xs, fn, kind: str, acc=None):
     """`acc`: the list a filtered comprehension builds (`predicates_comp.Comprehension`),
     where `fn(item)` appends to it under the item's condition instead of giving the item;
     over a tensor array it is the graph loop's state."""
-    if isinstance(xs, GRAPH_ITERABLES) or is_variable(xs) and xs.is_array:
+    if _graph_iterable(xs):
         if acc is None:
             return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
                             ("comprehension",))
@@ -44,3 +55,14 @@ def comp_map(xs, fn, kind: str, acc=None):
     if kind == "gen":
         return (fn(x) for x in xs)
     return [fn(x) for x in xs]
+
+
+def comp_gen(xs, lazy, eager):
+    """A generator expression with more than one `for` and no filter, whose first iterable
+    is `xs` (`converters.nested_comps.generator`): Python's lazy generator over a Python
+    iterable; over a graph iterable the items built in graph loops (`eager(xs)`: a Python
+    list, iterated, or the tensor array itself, which `sum`, `rt.stack`, ... take)."""
+    if _graph_iterable(xs):
+        out = eager(xs)
+        return iter(out) if isinstance(out, list) else out
+    return lazy(xs)

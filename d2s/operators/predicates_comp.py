@@ -91,6 +91,11 @@ class Comprehension:
             deposit(errors, code)
         return items
 
+    def add(self, value):
+        """An item of a comprehension without filters (`converters.nested_comps`)."""
+        self.out = list_append(self.out, value)
+        return self
+
     def item(self, cond, value_fn):
 
         cond = truth(cond)

@@ -1,7 +1,14 @@
 """`rt.split(x, num)` with a count the program computes (the counter of a loop over
 `range(n_tensor)` in converted code): the parts are a tensor array, as long as the count when
-the program runs (`combine.split` calls `array_split` through `combine.ARRAY_SPLITS`)."""
+the program runs (`combine.split` calls `array_split` through `combine.ARRAY_SPLITS`).
+
+`rt.split(x, [i, 2])` / `[i, -1]`, sections that mix Python ints and such values: the number
+of parts is the list's length, known when the program is built, so the parts are that many
+tensors (unpacked, indexed, zipped as a Python list), each as long as its section when the
+program runs (`split_sections`, `combine.ARRAY_SPLITS["sections"]`)."""
 from __future__ import annotations
+
+import itertools
 
 from . import combine, registry
 from .arrays import Variable, _array_meta, _builder, _index, _new_array
@@ -57,6 +64,49 @@ def array_split(x, num, axis: int = 0) -> Variable:
     return out
 
 
+def _sections(known, counts) -> list:
+    """The section sizes: the Python ints given, and each run-time count where a value the
+    program computes stood (`known` holds None there)."""
+    values = iter(counts)
+    return [_index(next(values)) if k is None else k for k in known]
+
+
+def _sections_kernel(xp, x, counts, axis=0, known=()):
+    sizes = combine._split_sizes("split", x.shape[axis], sections=_sections(known, counts),
+                                 axis=axis, xshape=x.shape)
+    return combine._pieces(xp.split(x, list(itertools.accumulate(sizes))[:-1], axis=axis))
+
+
+def _sections_infer(x, counts, axis=0, known=()):
+    for c in counts:
+        if c.dtype.kind not in "iu" or tuple(c.shape) not in ((), (1,)):
+            raise registry.OpTypeError(f"split: a section must be an int or a one-value int "
+                                       f"tensor, got {c.dtype.name}{list(c.shape)}")
+    shape = list(x.shape)
+    return tuple(Meta(tuple(shape[:axis] + [-1 if k is None or k < 0 else k]
+                            + shape[axis + 1:]), x.dtype) for k in known)
+
+
+SPLIT_SECTIONS = registry.register(
+    "split_sections", kernel=_sections_kernel, infer=_sections_infer, amp="keep",
+    grad=lambda ins, outs, gs, a: [combine.concat(list(gs), a.get("axis", 0)), None],
+    doc="x split along axis into len(known) parts of the given sizes: Python ints in "
+        "`known`, and the run-time values of `counts` where `known` holds None (one size "
+        "may be -1, the rest).")
+
+
+def split_sections(x, sections, axis: int = 0) -> list:
+    """`rt.split(x, [i, 2])` where some sections are values the program computes: a list of
+    len(sections) tensors."""
+    shape = list(x.shape)
+    if not shape:
+        raise OpError("split: x must have at least one dim, got a 0-d tensor")
+    known = [None if isinstance(s, Variable) else int(s) for s in sections]
+    counts = [s for s in sections if isinstance(s, Variable)]
+    attrs = {"axis": axis % len(shape), "known": known}
+    return combine._as_list(registry.bind(SPLIT_SECTIONS, (x, counts), attrs))
+
+
 # What a Python use of the parts says (`Variable.python_number_note`)
 SPLIT_NOTE = (
     "It holds the parts of `split` with a count known only when the program runs (the "
@@ -65,6 +115,4 @@ SPLIT_NOTE = (
     "Python list. Give the count as a Python int (a Python loop bound) to get a list.")
 
 
-
-
-combine.ARRAY_SPLITS.update(split=array_split)
+combine.ARRAY_SPLITS.update(split=array_split, sections=split_sections)

@@ -78,7 +78,8 @@ def _join_kernel(op: str, fn: str):
 # tensor array there is)
 ARRAY_JOINS: dict = {}
 # "split" -> the function splitting a tensor into a tensor array of a number of parts known
-# only when the program runs (a static Variable count): also filled in by `arrays.py`
+# only when the program runs (a static Variable count); "sections" -> the one splitting it by
+# sections some of which the program computes: filled in by `array_split.py`
 ARRAY_SPLITS: dict = {}
 
 
@@ -229,6 +230,10 @@ def split(x, num_or_sections, axis: int = 0, name=None) -> list:
         # a count known only when the program runs (the counter of a graph loop): the parts
         # are a tensor array, as long as that count
         return ARRAY_SPLITS["split"](x, num_or_sections, int(axis))
+    if isinstance(num_or_sections, (list, tuple)) and any(
+            isinstance(s, core.VariableBase) for s in num_or_sections):
+        # sections that the program computes: as many parts, sized when it runs
+        return ARRAY_SPLITS["sections"](x, num_or_sections, int(axis))
     if core.is_tensor(num_or_sections) and not num_or_sections.shape:
         num_or_sections = int(num_or_sections)  # (an eager 0-d tensor: its value)
     attrs = {"axis": int(axis)}

@@ -47,8 +47,13 @@ def _adaptive(op, n, o):
     return table
 
 
-def _kernel(xp, x, size, stride, axis, op, padding=(0, 0), ceil_mode=False, adaptive=False):
+def _kernel(xp, x, size, stride, pads=None, axis=0, op="pool", padding=(0, 0),
+            ceil_mode=False, adaptive=False):
     n = x.shape[axis]
+    if pads is not None:  # (before, after) computed by the program
+        padding = tuple(_value(op, "padding", p) for p in pads)
+        if min(padding) < 0:
+            raise OpError(f"{op}: padding must not be negative, got {list(padding)}")
     if adaptive:
         table = _adaptive(op, n, _value(op, "output_size", size))
     else:
@@ -59,15 +64,17 @@ def _kernel(xp, x, size, stride, axis, op, padding=(0, 0), ceil_mode=False, adap
 
 POOL_WINDOW_INDEX = register(
     "pool_window_index", kernel=_kernel, nondiff=True, amp="keep",
-    infer=lambda x, size, stride, **a: Meta((-1, -1), int64),
+    infer=lambda x, size, stride, pads=None, **a: Meta((-1, -1), int64),
     doc="[O, K] positions along `axis` of x that each output of a pool takes (-1: padding), "
-        "for a kernel size or adaptive output size known when the op runs.")
+        "for a kernel size or adaptive output size known when the op runs (and `pads`, "
+        "(before, after) known then, in place of `padding`).")
 
 
 def pool_window_index(x, size, stride, axis: int, op: str, padding=(0, 0),
-                      ceil_mode: bool = False, adaptive: bool = False):
+                      ceil_mode: bool = False, adaptive: bool = False, pads=None):
     """The window table of one axis (see the module docstring); `size` and `stride` are
-    one-value int tensors."""
+    one-value int tensors, and so are `pads` (before, after) where the padding is computed
+    by the program (`padding` is then unused)."""
     attrs = {"axis": axis, "op": op, "padding": padding if isinstance(padding, str) else
              list(padding), "ceil_mode": bool(ceil_mode), "adaptive": bool(adaptive)}
-    return bind(POOL_WINDOW_INDEX, (x, size, stride), attrs)
+    return bind(POOL_WINDOW_INDEX, (x, size, stride, pads), attrs)

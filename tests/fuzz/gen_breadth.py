@@ -5,7 +5,8 @@ length a tensor `if` (with or without `else`) decides, read after it or returned
 numbers and loop counters appended to lists that graph loops grow (a counter into a list of
 float tensors); a loop counter used where eager code has a Python int (a pad width and value,
 randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list, a split's
-number of parts, a pool's kernel or adaptive size); a name (a tensor, a list, a dict) changed in
+number of parts or sections, a pool's kernel, adaptive size or padding (1-D to 3-D), `math`
+of it); comprehensions with two `for`s over lists graph loops grow; a name (a tensor, a list, a dict) changed in
 place, then rebound in a graph loop's body; dict entries
 and attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then
 a tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
@@ -27,6 +28,7 @@ from .gen_state import VECTOR, indent
 PRELUDE = '''\
 import collections
 import contextlib
+import math
 
 Pair = collections.namedtuple("Pair", "low high")
 
@@ -57,9 +59,17 @@ ANYWHERE = (
     'stats["n"] = stats["n"] + rt.mean(h)',
     "o.calls += 1",
     "p = Pair(p.low * 0.5, p.high + h)",
+    # two `for`s, one over a list that graph loops may have made a tensor array
+    "h = h + rt.stack([t * s for t in out for s in (0.5, -1.0)] + [h]).sum(0) * 0.1",
+    "h = h + rt.stack([v for t in out for v in t] + [rt.sum(h)]).mean()",
+    "h = h + len([a + n for n in nums for a in out])",
+    "h = h + sum((t * s for t in out for s in (0.5, 2.0)), h * 0)",
+    "h = h + rt.stack([h[k] for k in rt.nonzero(h > 0.5)] + [h[:1]]).sum()",
 )
 
 F = "rt.nn.functional"
+IMAGE = "rt.tile(h, [3]).reshape([1, 1, 3, 3])"  # h's values as an image, and a volume
+VOLUME = "rt.tile(h, [4]).reshape([1, 1, 2, 2, 3])"
 COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has a Python int
     "h = h + i",
     f"h = h + {F}.pad(h[:2], [0, 1], value=i)",
@@ -82,6 +92,21 @@ COUNTER = (  # the counter `i` of a loop over range(tensor) used where eager has
     'stats["n"] = stats["n"] + 1.0\nstats = {"n": stats["n"] * 0.5}',
 )
 
+# sections, a pool's padding, 3-D pools (adaptive too), `math` of the counter and a
+# comprehension with two `for`s over ranges of it: a loop kind of their own ("trange_sized")
+SIZED = (
+    "a, b = rt.split(rt.tile(h, [2]), [i % 3 + 1, -1])\nh = h + a.sum() - b.mean()",
+    "a, b, c = h.split([i % 2, 1, -1])\nh = h + b * 2.0 + c.sum() + a.sum()",
+    f"h = h + {F}.avg_pool1d(h.reshape([1, 1, 3]), 3, stride=1, padding=i % 2).sum()",
+    f"h = h + {F}.max_pool2d({IMAGE}, 2, stride=1, padding=i % 2).mean()",
+    f"h = h + {F}.avg_pool3d({VOLUME}, [1, 1, i % 3 + 1], stride=1).sum()",
+    f"h = h + {F}.max_pool3d({VOLUME}, 2, stride=1, padding=[0, i % 2, 1]).mean()",
+    "h = h + math.sqrt(i) * 0.5 + math.floor(i / 2) - math.exp(-i) + math.log(i + 1.0)",
+    "h = h / math.sqrt(i + 1.0) + math.cos(i) * math.tanh(float(i) - 1.0)",
+    "h = h + rt.stack([h * j for j in range(i) for k in range(2)] + [h]).sum(0) * 0.1",
+    f"h = h + {F}.adaptive_avg_pool3d({VOLUME}, [i % 2 + 1, 2, None]).mean()",
+)
+
 TOP = (  # outside tensor ifs and graph loops
     "o.warm = True",
     "o.log.append(len(o.log))",
@@ -100,7 +125,8 @@ def _stmt(draw, depth: int, in_graph: bool):
     if not in_graph:
         kinds += ["top"] * 2
     if depth > 0:
-        kinds += ["tif", "tif_else", "trange", "for_else", "while_else", "walrus_else"]
+        kinds += ["tif", "tif_else", "trange", "trange_sized", "for_else", "while_else",
+                  "walrus_else"]
     kind = draw(st.sampled_from(kinds))
     cond = draw(st.sampled_from(TENSOR_CONDS))
     if kind == "simple":
@@ -115,8 +141,8 @@ def _stmt(draw, depth: int, in_graph: bool):
     if kind == "tif_else":  # (lists appended to a different number of times per branch)
         return [f"if {cond}:"] + indent(body) + ["else:"] + indent(
             draw(_block(depth - 1, True)))
-    if kind == "trange":
-        counter = draw(st.sampled_from(COUNTER)).splitlines()
+    if kind in ("trange", "trange_sized"):
+        counter = draw(st.sampled_from(COUNTER if kind == "trange" else SIZED)).splitlines()
         return [f"for i in range({TRIPS}):"] + indent(counter + body)
     if kind == "for_else":
         return ([f"for i in range({TRIPS}):"] + indent(body)

@@ -6,7 +6,8 @@ from __future__ import annotations
 _FLOW = "a structural op built by rt.static.nn / backward; tests/static/test_control_flow.py"
 _ARRAY = "a tensor-array op (list-valued); tests/static/test_control_flow.py"
 _JOIN = "+ of tensor arrays (list-valued); tests/d2s/semantics/test_tensor_array_concatenation.py"
-_SPLIT = ("rt.split by a count the program computes (array-valued); "
+_SPLIT = ("rt.split by a count or sections the program computes (array-valued, or parts "
+          "sized when it runs); "
           "tests/d2s/breadth35/test_counter_sized_splits_and_pools.py")
 
 OPINFOS: list = []
@@ -22,7 +23,7 @@ EXEMPT = {
     "array_insert": _ARRAY, "array_grad_remove": _ARRAY, "array_grad_inserted": _ARRAY,
     "array_pack": _ARRAY, "array_fill_like": _ARRAY, "array_join": _JOIN, "array_grad_head": _JOIN,
     "array_grad_tail": _JOIN,
-    "array_split": _SPLIT, "array_split_grad": _SPLIT,
+    "array_split": _SPLIT, "array_split_grad": _SPLIT, "split_sections": _SPLIT,
     "print": "prints at run time; tests/static/test_control_flow.py",
     "py_print": "prints at run time; tests/static/test_control_flow.py",
     "grad_hook": "calls a register_hook hook at run time; tests/d2s/api/test_grad_hooks.py",

@@ -76,4 +76,10 @@ from .sequence import (  # noqa: F401
     linear_chain_crf,
     sequence_mask,
 )
-from .volume import avg_pool3d, conv3d, max_pool3d  # noqa: F401
+from .volume import (  # noqa: F401
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    avg_pool3d,
+    conv3d,
+    max_pool3d,
+)

@@ -2,6 +2,7 @@
 built on it, with Paddle's signatures."""
 from __future__ import annotations
 
+from ... import core
 from ...ops import nn_pool as _pool
 from ...ops import shape as _shape
 from ...ops.registry import OpError
@@ -15,10 +16,25 @@ def _sizes(v) -> tuple:
     return v * 2 if len(v) == 1 else v
 
 
+def _padding4(padding, op: str):
+    """`padding4`'s [top, bottom, left, right], where values the program computes (the
+    counter of a graph loop) stay as they are."""
+    if not _run_time.computed(padding):
+        return padding4(padding, op)
+    p = [padding] if isinstance(padding, core.VariableBase) else list(padding)
+    if len(p) == 1:
+        return p * 4
+    if len(p) == 2:
+        return [p[0], p[0], p[1], p[1]]
+    if len(p) == 4:
+        return p
+    raise OpError(f"{op}: padding must have 1, 2 or 4 numbers, got {len(p)}")
+
+
 def _window(op, kernel_size, stride, padding):
-    if _run_time.computed(kernel_size, stride):  # (sizes known when the program runs)
+    if _run_time.computed(kernel_size, stride, padding):  # (sizes known when the program runs)
         kernel = _sizes(kernel_size)
-        return kernel, kernel if stride is None else _sizes(stride), padding4(padding, op)
+        return kernel, kernel if stride is None else _sizes(stride), _padding4(padding, op)
     kernel = pair(kernel_size, "kernel_size", op)
     stride = kernel if stride is None else pair(stride, "stride", op)
     return kernel, stride, padding4(padding, op)
@@ -34,7 +50,8 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask: bool = False
     [1, 1, 2, 2]
     """
     kernel, stride, padding = _window("max_pool2d", kernel_size, stride, padding)
-    pool = _run_time.max_pool2d if _run_time.computed(kernel, stride) else _pool.max_pool2d
+    pool = (_run_time.max_pool2d if _run_time.computed(kernel, stride, padding) else
+            _pool.max_pool2d)
     out, mask = pool(to_nchw(x, data_format, "max_pool2d"), kernel, stride, padding, ceil_mode)
     out = from_nchw(out, data_format)
     return (out, from_nchw(mask, data_format)) if return_mask else out
@@ -46,8 +63,8 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     """Mean over each window; with `exclusive` (default) padding is not counted."""
     kernel, stride, padding = _window("avg_pool2d", kernel_size, stride, padding)
     x = to_nchw(x, data_format, "avg_pool2d")
-    if _run_time.computed(kernel, stride):
-        out = _run_time.avg_pool2d(x, kernel, stride, padding, ceil_mode, exclusive,
+    if _run_time.computed(kernel, stride, padding):
+        out = _run_time.avg_pool(x, kernel, stride, padding, ceil_mode, exclusive,
                                    divisor_override)
     elif divisor_override:
         out = _pool.avg_pool2d(x, kernel, stride, padding, ceil_mode, exclusive=False)
@@ -79,7 +96,7 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     size = _output_size_2d("adaptive_avg_pool2d", output_size)
     x = to_nchw(x, data_format, "adaptive_avg_pool2d")
     if _run_time.computed(size):
-        out = _run_time.avg_pool2d(x, _kept(size, x), None, None, adaptive=True)
+        out = _run_time.avg_pool(x, _kept(size, x), None, None, adaptive=True)
     else:
         out = _pool.resize2d(x, "adaptive_avg", size)
     return from_nchw(out, data_format)
@@ -105,9 +122,9 @@ def _pool1d(pool2d, x, kernel_size, stride, padding, **kwargs):
     if isinstance(padding, str):
         pad = padding
     else:
-        p = [padding] if isinstance(padding, int) else list(padding)
+        p = [padding] if isinstance(padding, (int, core.VariableBase)) else list(padding)
         pad = [0, 0, p[0], p[-1]]
-    if _run_time.computed(k, s):  # (sizes known when the program runs)
+    if _run_time.computed(k, s, pad):  # (sizes known when the program runs)
         return _run_time_pool1d(pool2d, x, k, s, pad, **kwargs)
     out = pool2d(_shape.unsqueeze(x, 2), (1, k), (1, s), pad, **kwargs)
     if isinstance(out, tuple):
@@ -117,7 +134,7 @@ def _pool1d(pool2d, x, kernel_size, stride, padding, **kwargs):
 
 def _run_time_pool1d(pool2d, x, k, s, pad, return_mask=False, exclusive=True,
                      ceil_mode=False):
-    pad = padding4(pad, "pool1d")
+    pad = _padding4(pad, "pool1d")
     pad = pad if isinstance(pad, str) else tuple(pad[2:])
     if pool2d is avg_pool2d:
         return _run_time.avg_pool1d(x, k, s, pad, ceil_mode, exclusive)

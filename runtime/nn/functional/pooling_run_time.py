@@ -1,6 +1,7 @@
 """Pools whose kernel size (or adaptive output size) is a value the program computes, such as
 the counter of a loop over `range(n_tensor)` in converted code: `F.max_pool1d(x, i)`,
-`F.avg_pool2d(x, [i, 2])`, `F.adaptive_avg_pool1d(x, i)`.
+`F.avg_pool2d(x, [i, 2])`, `F.adaptive_avg_pool1d(x, i)`, or whose padding is one
+(`F.avg_pool1d(x, 3, padding=i)`).
 
 The output size is then known only when the program runs. Each axis's windows come from
 `pool_window_index` (positions, -1 in the padding); the pool gathers them and reduces over
@@ -83,11 +84,15 @@ def sum_along(x, table, axis: int, exclusive: bool):
 def _table(x, axis, op, size, stride=None, padding=(0, 0), ceil_mode=False, adaptive=False):
     size = _int_tensor(size)
     stride = size if stride is None else _int_tensor(stride)
-    return pool_window_index(x, size, stride, axis, op, padding, ceil_mode, adaptive)
+    pads = None
+    if computed(padding):  # (a padding computed by the program: an input of the table)
+        pads, padding = [_int_tensor(p) for p in padding], (0, 0)
+    return pool_window_index(x, size, stride, axis, op, padding, ceil_mode, adaptive, pads)
 
 
 def _axis_padding(padding, axis: int):
-    """One axis's (before, after) from [top, bottom, left, right], or 'SAME' / 'VALID'."""
+    """One axis's (before, after) from [top, bottom, left, right] ([front, back, top, ...]
+    of a 3-D pool), or 'SAME' / 'VALID'."""
     return padding if isinstance(padding, str) else tuple(padding[2 * axis - 4:2 * axis - 2])
 
 
@@ -123,13 +128,27 @@ def adaptive_avg_pool1d(x, size):
     return total / count
 
 
-def avg_pool2d(x, kernel, stride, padding, ceil_mode=False, exclusive=True, divisor=None,
-               adaptive=False):
-    """Mean over each window of NCHW x (`divisor` replaces the count); `kernel` is the output
-    size of an adaptive pool."""
-    op = "adaptive_avg_pool2d" if adaptive else "avg_pool2d"
+def max_pool(x, kernel, stride, padding, op: str, adaptive: bool = False):
+    """Max over each window of NCHW or NCDHW x (`padding`: two entries per spatial axis, or
+    'SAME' / 'VALID'): each axis in turn, the last first; `kernel` is the output size of an
+    adaptive pool."""
+    for axis in range(len(x.shape) - 1, 1, -1):
+        if adaptive:
+            t = _table(x, axis, op, kernel[axis - 2], adaptive=True)
+        else:
+            t = _table(x, axis, op, kernel[axis - 2], stride[axis - 2],
+                       _axis_padding(padding, axis))
+        x, _ = max_along(x, t, axis)
+    return x
+
+
+def avg_pool(x, kernel, stride, padding, ceil_mode=False, exclusive=True, divisor=None,
+             adaptive=False, op="avg_pool2d"):
+    """Mean over each window of NCHW or NCDHW x (`divisor` replaces the count); `kernel` is
+    the output size of an adaptive pool."""
+    op = "adaptive_" + op if adaptive else op
     total, count = x, 1.0
-    for axis in (3, 2):
+    for axis in range(len(x.shape) - 1, 1, -1):
         t = _table(x, axis, op, kernel[axis - 2], None if adaptive else stride[axis - 2],
                    (0, 0) if adaptive else _axis_padding(padding, axis), ceil_mode, adaptive)
         total, n = sum_along(total, t, axis, exclusive or adaptive)

@@ -2,7 +2,9 @@
 composed from the 2-D ops: each depth tap is one 2-D convolution (or pooling) over all output
 depths at once (depth folded into the batch), and the taps are summed (or maxed). Gradients
 and static programs come from the 2-D ops. The depth (dim 2) must be known when a program
-is built; batch, height and width may be unknown.
+is built; batch, height and width may be unknown. A pool whose kernel, stride or padding the
+program computes (the counter of a graph loop) gathers its windows from tables built when the
+program runs (`pooling_run_time`), any size unknown.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import math
 
 import numpy as np
 
+from ... import core
 from ...ops import combine as _combine
 from ...ops import creation as _creation
 from ...ops import math as _math
@@ -18,6 +21,7 @@ from ...ops.registry import OpError
 from ...tensor import to_tensor
 from . import conv as _conv2
 from . import pooling as _pool2
+from . import pooling_run_time as _run_time
 
 
 def _triple(v, what: str, op: str) -> list:
@@ -152,6 +156,48 @@ def _pool_args(op, x, kernel_size, stride, padding, ceil_mode, data_format):
     return x, kernel, stride, pads, depth_out
 
 
+def _kept_triple(v) -> list:
+    """Three sizes from an int or 1 or 3 values, where values the program computes (the
+    counter of a graph loop) stay as they are."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * 3 if len(v) == 1 else v
+
+
+def _kept_pads(padding, op: str):
+    """[front, back, top, bottom, left, right] (or 'SAME' / 'VALID') from Paddle's padding
+    forms, where values the program computes stay as they are."""
+    if isinstance(padding, str):
+        if padding.upper() not in ("SAME", "VALID"):
+            raise OpError(f"{op}: padding must be 'SAME', 'VALID', ints or pairs, got "
+                          f"{padding!r}")
+        return padding.upper()
+    flat = [padding] if isinstance(padding, (int, core.VariableBase)) else list(padding)
+    if len(flat) == 5 and all(isinstance(p, (list, tuple)) for p in flat):  # per-dim pairs
+        flat = [v for p in flat[2:] for v in p]
+    if len(flat) in (1, 3):
+        return [p for p in _kept_triple(flat) for _ in range(2)]
+    if len(flat) == 6:
+        return flat
+    raise OpError(f"{op}: padding must be an int, 3 ints, 6 ints or 'SAME'/'VALID', got "
+                  f"{len(flat)} values")
+
+
+def _run_time_pool3d(op, x, kernel_size, stride, padding, data_format, exclusive=True):
+    """A 3-D pool whose kernel, stride or padding the program computes: each axis's windows
+    come from a table built when the program runs (`pooling_run_time`)."""
+    x = _to_ncdhw(x, data_format, op)
+    kernel = _kept_triple(kernel_size)
+    stride = kernel if stride is None else _kept_triple(stride)
+    if len(kernel) != 3 or len(stride) != 3:
+        raise OpError(f"{op}: kernel_size and stride must be an int or 3 values, got "
+                      f"{len(kernel)} and {len(stride)}")
+    pads = _kept_pads(padding, op)
+    if op == "max_pool3d":
+        return _from_ncdhw(_run_time.max_pool(x, kernel, stride, pads, op), data_format)
+    out = _run_time.avg_pool(x, kernel, stride, pads, exclusive=exclusive, op=op)
+    return _from_ncdhw(out, data_format)
+
+
 def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                return_mask: bool = False, data_format: str = "NCDHW", name=None):
     """Max over each [kd, kh, kw] window (`stride` defaults to `kernel_size`).
@@ -163,6 +209,8 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     """
     if return_mask:
         raise NotImplementedError("max_pool3d: return_mask=True is not provided")
+    if _run_time.computed(kernel_size, stride, padding) and not ceil_mode:
+        return _run_time_pool3d("max_pool3d", x, kernel_size, stride, padding, data_format)
     x, kernel, stride, pads, depth_out = _pool_args("max_pool3d", x, kernel_size, stride,
                                                     padding, ceil_mode, data_format)
     # depth padding: the lowest finite value (every window also holds a real slice, and the
@@ -189,6 +237,9 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     """
     if divisor_override:
         raise NotImplementedError("avg_pool3d: divisor_override is not provided")
+    if _run_time.computed(kernel_size, stride, padding) and not ceil_mode:
+        return _run_time_pool3d("avg_pool3d", x, kernel_size, stride, padding, data_format,
+                                exclusive)
     x, kernel, stride, pads, depth_out = _pool_args("avg_pool3d", x, kernel_size, stride,
                                                     padding, ceil_mode, data_format)
     depth = x.shape[2]
@@ -207,4 +258,46 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
     return _from_ncdhw(_math.scale(out, 1.0 / kernel[0]), data_format)
 
 
-__all__ = ["avg_pool3d", "conv3d", "max_pool3d"]
+def _adaptive_size(op, x, output_size) -> list:
+    """[d, h, w] from an int or 3 values; None keeps that dim of x."""
+    size = _kept_triple(output_size)
+    if len(size) != 3:
+        raise OpError(f"{op}: output_size must be an int or 3 values, got {output_size}")
+    dims = [d if d != -1 else _shape.shape(x)[2 + i] for i, d in enumerate(x.shape[2:])]
+    return [dims[i] if s is None else s for i, s in enumerate(size)]
+
+
+def adaptive_avg_pool3d(x, output_size, data_format: str = "NCDHW", name=None):
+    """Average over bins that tile each of D, H, W evenly (bin i of an axis of size n covers
+    [floor(i*n/o), ceil((i+1)*n/o))); None in output_size keeps that dim. The size may be a
+    value the program computes (the counter of a graph loop).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.adaptive_avg_pool3d(rt.ones([1, 2, 5, 4, 3]), [2, None, 1]).shape
+    [1, 2, 2, 4, 1]
+    """
+    op = "avg_pool3d"
+    x = _to_ncdhw(x, data_format, "adaptive_" + op)
+    out = _run_time.avg_pool(x, _adaptive_size("adaptive_" + op, x, output_size), None, None,
+                             adaptive=True, op=op)
+    return _from_ncdhw(out, data_format)
+
+
+def adaptive_max_pool3d(x, output_size, return_mask: bool = False, name=None):
+    """Max over the bins of `adaptive_avg_pool3d` (NCDHW).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.adaptive_max_pool3d(rt.ones([1, 2, 5, 4, 3]), 2).shape
+    [1, 2, 2, 2, 2]
+    """
+    op = "adaptive_max_pool3d"
+    if return_mask:
+        raise NotImplementedError(f"{op}: return_mask=True is not provided")
+    x = _to_ncdhw(x, "NCDHW", op)
+    return _run_time.max_pool(x, _adaptive_size(op, x, output_size), None, None, op,
+                              adaptive=True)
+
+
+__all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d", "conv3d", "max_pool3d"]
