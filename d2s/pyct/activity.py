@@ -194,9 +194,28 @@ def read_into(node, loads: set, facts: Facts | None = None) -> None:
         if facts is not None and cls in STATEMENTS and n is not node:
             loads |= facts.read(n)
             continue
+        if cls in _COMPREHENSION_SET:
+            _comprehension_reads(n, loads)
+            continue
         if cls is aug:
             target_names(n.target, loads)
         push_children(n, NAME_FIELDS[cls], push)
+
+
+def _comprehension_reads(comp, loads: set) -> None:
+    """Add to `loads` what comprehension `comp` reads from its enclosing scope: its first
+    iterable, and the names its other parts read that none of its `for` targets binds (those
+    are the comprehension's own, as Python 3 scopes them)."""
+    gens = comp.generators
+    read_into(gens[0].iter, loads)
+    own, inner = set(), set()
+    for g in gens:
+        target_names(g.target, own, mutations=False)
+    parts = [g.iter for g in gens[1:]] + [c for g in gens for c in g.ifs] + [
+        getattr(comp, f) for f in ("elt", "key", "value") if hasattr(comp, f)]
+    for part in parts:
+        read_into(part, inner)
+    loads |= inner - own
 
 
 def statement_names(s, loads: set, stores: set) -> set | None:
@@ -226,10 +245,22 @@ def statement_names(s, loads: set, stores: set) -> set | None:
                 rule = _WRITES.get(cls)
                 if rule is not None:
                     rule(n, writes)
+        if cls in _COMPREHENSION_SET:
+            writes = None  # (a walrus inside binds in this scope: `written` finds it)
+            _comprehension_reads(n, loads)
+            _comprehension_stores(n, stores)
+            continue
         if cls is aug:
             target_names(n.target, loads)
         push_children(n, NAME_FIELDS[cls], push)
     return writes
+
+
+def _comprehension_stores(comp, stores: set) -> None:
+    """Add to `stores` every name stored anywhere in comprehension `comp` (its targets too)."""
+    for n in gast.walk(comp):
+        if n.__class__ is gast.Name and n.ctx.__class__ is gast.Store:
+            stores.add(n.id)
 
 
 def binding_names(node, out: set) -> None:
