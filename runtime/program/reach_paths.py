@@ -47,56 +47,69 @@ class _Everything:
 def gradient_sites(program: Program, names, outs, ops=None) -> dict:
     """`name -> [site, ...]` for each of `names` that reaches one of `outs` along a gradient
     path only under conditions; names that reach on every run, or never, are left out."""
-    live: dict = {name: {(): None} for name in outs}
-    _walk(program, program.global_block().ops if ops is None else ops, live)
+    paths = _Paths(program)
+    for name in outs:
+        paths.live[name] = {(): None}
+    paths.walk(program.global_block().ops if ops is None else ops)
+    live = paths.live
     return {n: list(live[n]) for n in names if n in live and () not in live[n]}
 
 
-def _walk(program: Program, ops, live: dict) -> None:
-    for op in reversed(ops):
-        if op.type == "cond":
-            _cond(program, op, live)
-            continue
-        if op.type in registry.OPS and registry.OPS[op.type].nondiff:
-            continue
-        sites = _merge([live[o] for o in op.outputs if o.__class__ is str
-                                 and o in live and _carries(program, o, bool(op.blocks))])
-        if not sites:
-            continue
-        if op.blocks:  # (a loop, a switch: what it reads, under its own conditions)
-            found: dict = {}
-            for site in sites:
-                _op_reads(program, op, site, _Everything(), found)
-            for name, more in found.items():
-                _add(live, name, more)
-        else:
-            for name in op.input_names():
-                _add(live, name, sites)
+class _Paths:
+    """The backward walk: `live` maps a value's name to the sites (a dict: distinct, in
+    order) under which it reaches the outputs."""
 
+    def __init__(self, program: Program):
+        self.program = program
+        self.vars = {n: v for block in program.blocks for n, v in block.vars.items()}
+        self.live: dict = {}
 
-def _cond(program: Program, op, live: dict) -> None:
-    """What a `cond` op's branches return for its outputs that reach, under their branch."""
-    for idx, truth in zip(op.blocks, (True, False), strict=True):
-        block = program.block(idx)
-        taken = Branch(op.inputs[0], truth)
-        for out, result in zip(op.outputs, block.results):
-            if result.__class__ is str and out in live and _carries(program, out, False):
-                _add(live, result, {s + (taken,): None for s in live[out]})
-        _walk(program, block.ops, live)
+    def walk(self, ops) -> None:
+        live = self.live
+        for op in reversed(ops):
+            if op.type == "cond":
+                self.cond(op)
+                continue
+            if op.type in registry.OPS and registry.OPS[op.type].nondiff:
+                continue
+            sites = _merge([live[o] for o in op.outputs if o.__class__ is str and o in live
+                            and self.carries(o, bool(op.blocks))])
+            if not sites:
+                continue
+            if op.blocks:  # (a loop, a switch: what it reads, under its own conditions)
+                found: dict = {}
+                for site in sites:
+                    _op_reads(self.program, op, site, _Everything(), found)
+                for name, more in found.items():
+                    _add(live, name, more)
+            else:
+                for name in op.input_names():
+                    _add(live, name, sites)
 
+    def cond(self, op) -> None:
+        """What a `cond` op's branches return for its outputs that reach, under their
+        branch."""
+        live = self.live
+        for idx, truth in zip(op.blocks, (True, False), strict=True):
+            block = self.program.block(idx)
+            taken = Branch(op.inputs[0], truth)
+            for out, result in zip(op.outputs, block.results):
+                if result.__class__ is str and out in live and self.carries(out, False):
+                    _add(live, result, {s + (taken,): None for s in live[out]})
+            self.walk(block.ops)
 
-def _carries(program: Program, name: str, loosely: bool) -> bool:
-    """Whether the value `name` can carry a gradient: floating, and (unless `loosely`: the
-    output of a loop, whose static flag may be its entry's) not `stop_gradient`; a tensor
-    array always can (its static flag is the empty array's)."""
-    v = program.find_var(name)
-    if v is None:
-        return False
-    if v.kind == "array":
-        return True
-    if not (v.dtype.is_floating or v.dtype.is_complex):
-        return False
-    return loosely or not v.stop_gradient
+    def carries(self, name: str, loosely: bool) -> bool:
+        """Whether the value `name` can carry a gradient: floating, and (unless `loosely`:
+        the output of a loop, whose static flag may be its entry's) not `stop_gradient`; a
+        tensor array always can (its static flag is the empty array's)."""
+        v = self.vars.get(name)
+        if v is None:
+            return False
+        if v.kind == "array":
+            return True
+        if not (v.dtype.is_floating or v.dtype.is_complex):
+            return False
+        return loosely or not v.stop_gradient
 
 
 def _add(live: dict, name: str, sites) -> None:
