@@ -119,8 +119,11 @@ def _add(live: dict, name: str, sites) -> None:
 def _merge(site_sets) -> dict:
     """The union of `site_sets`, simplified: `()` (every run) absorbs the rest; two sites that
     differ only in the truth of one `Branch` become one without it; too many become `()`."""
+    sets = [s for s in site_sets if s]
+    if len(sets) == 1 or all(s == sets[0] for s in sets[1:]):
+        return sets[0] if sets else {}  # (shared: a site set is never changed in place)
     sites: dict = {}
-    for s in site_sets:
+    for s in sets:
         sites.update(s)
     changed = True
     while changed and () not in sites:
