@@ -88,9 +88,11 @@ class BuiltinCalls(Base):
         # (`int(t)`) keeps its Python keys (`operators.computed_keys`)
         node = self.generic_visit(node)
         target = node.targets[0]
-        if len(node.targets) != 1 or not isinstance(target, gast.Subscript) or isinstance(
-                target.slice, gast.Slice):
+        if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
             return node
+        index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
+        if any(isinstance(i, gast.Slice) for i in index):
+            return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
 

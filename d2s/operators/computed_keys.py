@@ -69,8 +69,11 @@ def _choose(same, value, old, src):
     dtype and shape (the item's type must not depend on which key the program sees)."""
     a, b = _as_graph(value), _as_graph(old)
     kind = _number_type(value)
-    if kind is not None and kind is _number_type(old):  # (one Python type, at its width)
-        a, b = rt.cast(a, _DTYPES[kind]), rt.cast(b, _DTYPES[kind])
+    if kind is not None and kind is _number_type(old):
+        # one Python type, at the width the item has (a loop may carry a float as float32)
+        dtype = b.dtype if is_variable(old) else a.dtype if is_variable(value) else \
+            _DTYPES[kind]
+        a, b = rt.cast(a, dtype), rt.cast(b, dtype)
     if a is None or b is None or a.dtype != b.dtype or list(a.shape) != list(b.shape) or \
             _number_type(value) != _number_type(old):
         _refuse(src, f"holding {_describe(old)} where the store puts {_describe(value)}, so "

@@ -151,3 +151,70 @@ def test_dicts_the_program_cannot_keep_are_refused_at_the_store(fn, why):
     assert why in text and "key computed by the converted code" in text, text
     assert "[int(logits.argmax())] = " in text and "rt.to_tensor([...])" in text, text
     assert "test_computed_dict_keys.py" in text and not INTERNAL.search(text), text
+
+
+def sharpen_if_confident(logits):
+    weights = {0: 0.5, 1: 0.25, 2: 1.0}
+    if logits.sum() > 1.0:
+        weights[int(logits.argmax())] = 2.0
+    return logits * weights[0] + weights[2]
+
+
+def vote_over_steps(steps, n):
+    """A graph loop (`n` a tensor): each step's argmax sets its class to what class 2 had."""
+    votes = {0: 0.5, 1: 0.25, 2: 1.0}
+    for i in range(n):
+        votes[int(steps[i].argmax())] = votes[2] + 1.0
+    return steps[0] * votes[0] + votes[2] + votes[1]
+
+
+def vote_reference(steps, n):
+    votes = {0: 0.5, 1: 0.25, 2: 1.0}
+    for i in range(n):
+        votes[int(np.argmax(steps[i]))] = votes[2] + 1.0
+    return steps[0] * votes[0] + votes[2] + votes[1]
+
+
+def test_stores_under_a_tensor_if_and_in_a_graph_loop():
+    static = d2s.to_static(sharpen_if_confident)
+    for v in INPUTS + [[0.1, 0.2, 0.3]]:  # (the last one skips the store)
+        x = np.array(v, dtype=np.float32)
+        weights = {0: 0.5, 1: 0.25, 2: 1.0}
+        if x.sum() > 1.0:
+            weights[int(x.argmax())] = 2.0
+        want = x * weights[0] + weights[2]
+        np.testing.assert_allclose(sharpen_if_confident(rt.to_tensor(v)).numpy(), want,
+                                   rtol=1e-6)
+        np.testing.assert_allclose(static(rt.to_tensor(v)).numpy(), want, rtol=1e-6)
+    static = d2s.to_static(vote_over_steps)
+    steps = np.array([INPUTS[0], INPUTS[1], INPUTS[2]], dtype=np.float32)
+    for n in (0, 1, 2, 3):
+        want = vote_reference(steps, n)
+        args = (rt.to_tensor(steps), rt.to_tensor(n))
+        np.testing.assert_allclose(vote_over_steps(*args).numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(static(*args).numpy(), want, rtol=1e-6)
+    assert len(static.program_cache) == 1
+
+
+def mask_row_and_cell(cost):
+    cost = cost.clone()
+    i = int(cost.sum(1).argmin())
+    cost[i, :] = 0.0
+    cost[:, 0] = cost[:, 0] * 2.0
+    cost[1, 2] = -1.0
+    cost[i] = cost[i] + 5.0
+    return cost
+
+
+def test_tensor_item_stores_still_convert():
+    static = d2s.to_static(mask_row_and_cell)
+    for v in ([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]], [[-1.0, 0.0, 0.0], [4.0, 1.0, 2.0]]):
+        x = np.array(v, dtype=np.float32)
+        want = x.copy()
+        i = int(want.sum(1).argmin())
+        want[i, :] = 0.0
+        want[:, 0] *= 2.0
+        want[1, 2] = -1.0
+        want[i] += 5.0
+        np.testing.assert_allclose(mask_row_and_cell(rt.to_tensor(v)).numpy(), want)
+        np.testing.assert_allclose(static(rt.to_tensor(v)).numpy(), want)
