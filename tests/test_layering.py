@@ -288,6 +288,7 @@ OPERATOR_RANKS = {
     "branch_sets.py": 0.75,  # (the sets mutation.py's logs track: above branch_mismatch)
     "float_sum.py": 0, "block_functions.py": 0,
     "mutation.py": 1, "exceptions.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
+    "computed_keys.py": 1.5,  # (on traced_keys)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
     "loop_number_kinds.py": 2, "number_pairs.py": 2, "array_queries.py": 2,
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,

@@ -1,10 +1,12 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
 `enumerate`, `max`, `min`, `all`, `any`, `sum`, `reversed`, `list`, `tuple`, `bool`, `int`,
-`float`, `isinstance`; and `x.shape` and `x.size`, whose unknown dims must be read at run time.
+`float`, `isinstance`; and `x.shape` and `x.size`, whose unknown dims must be read at run time;
+and item stores, which a dict given a key the program computes (`int(t)`) must see.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
+    table[k] = v                 ->   _d2s.set_item(v, table, k)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -88,6 +90,19 @@ class BuiltinCalls(Base):
             return node
         node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")
         return node
+
+    def visit_Assign(self, node):
+        # `d[k] = v` -> `_d2s.set_item(v, d, k)`: a dict given a key the program computes
+        # (`int(t)`) keeps its Python keys (`operators.computed_keys`)
+        node = self.generic_visit(node)
+        target = node.targets[0]
+        if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
+            return node
+        index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
+        if any(isinstance(i, gast.Slice) for i in index):
+            return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
+        return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
+                                 obj=target.value, key=target.slice)
 
     def visit_JoinedStr(self, node):
         # an f-string used as a value (not a `print` argument): its text, or an error where

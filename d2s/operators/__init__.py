@@ -15,7 +15,8 @@ user wrote it. The generated-code API, by converter:
   `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
-  `round_`, `isinstance_`, `list_query`, `shape`, `size`
+  `round_`, `isinstance_`, `list_query`, `shape`, `size`; `set_item(value, obj, key)`
+  (`obj[key] = value`: a dict given a key the program computed, `computed_keys`)
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
@@ -53,6 +54,7 @@ from .builtins import (  # noqa: F401
     zip_,
 )
 from .exceptions import raise_  # noqa: F401
+from .computed_keys import set_item  # noqa: F401
 from .block_values import Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401

@@ -28,6 +28,7 @@ from ..call_policy import GENERATOR_FLAGS, ignored_module, never_converted, to_s
 from ..errors import ConversionError
 from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
+from .computed_keys import KEYED_METHODS, keyed_method
 from .try_calls import after_failure
 from .try_except import open_trys
 
@@ -60,6 +61,9 @@ def _call(f):
         converted = _convert_function(f)
         _guard(f)
         return _guarding_arguments(f, converted)
+    if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is dict and \
+            f.__name__ in KEYED_METHODS:
+        return keyed_method(f)  # (`table.get(int(t))`: `computed_keys`)
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

@@ -23,6 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
+from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .variables import is_variable, user_origin, where
 
@@ -226,6 +227,7 @@ def list_pop(target, *index):
         target.keeps_float = target.float_if_filled = False  # (the popped item may be the
         # float `sum` relied on)
         return target, array_pop(target, i)
+    check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
     return target, target.pop(*index)
 
 

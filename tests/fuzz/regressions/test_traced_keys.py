@@ -54,9 +54,6 @@ def pick_weights(logits):
     return logits * table[0] + table[2]
 
 
-@pytest.mark.xfail(strict=True, reason="a dict item set under a key the converted code "
-                   "computed is not seen by a later read with a Python key: the read gets the "
-                   "old item silently (no error)")
 def test_item_set_under_a_computed_key_then_read_by_a_python_key():
     static = d2s.to_static(pick_weights)
     for v in LOGITS:

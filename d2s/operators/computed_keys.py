@@ -1,0 +1,204 @@
+"""`table[key] = value` where `key` is a number the converted code computed (`int(t)`,
+`t.item()`): which item eager code sets is known only when the program runs.
+
+    table = {0: 0.5, 1: 0.25, 2: 1.0}
+    table[int(logits.argmax())] = 2.0      ->   _d2s.set_item(2.0, table, _d2s.int_(...))
+
+While tracing, the key is a graph value that hashes by identity: stored as it is, it would be
+a fourth key, and `table[0]` would read the old item silently. Instead every existing item
+becomes `where(key == k, value, table[k])`, so the dict keeps its Python keys and every later
+read (`table[0]`, `.get`, `in`, `len`, a loop, passing it on) sees the item eager code sees;
+the program raises at the user's line when the key is none of them (eager would add one).
+A dict where that cannot hold (no items, keys that are not numbers, items of other types,
+dtypes or shapes than the value) is refused at the store (ConversionError).
+"""
+from __future__ import annotations
+
+import runtime as rt
+from runtime.program.debug_ops import raise_error
+
+from ..errors import ConversionError
+from .traced_keys import traced
+from .variables import is_variable, user_origin, where
+
+_NUMBERS = (bool, int, float)
+_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items")
+
+
+def set_item(value, container, key) -> None:
+    """`container[key] = value` (the operands in Python's order of evaluation)."""
+    if type(container) is dict and _computed_number(key) and _python_keys_it_may_equal(
+            container, key):
+        _store(container, key, value)
+    else:
+        container[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+
+
+def _python_keys_it_may_equal(table: dict, key) -> bool:
+    """Whether `table` has a Python key that the computed `key` may equal (a number for a
+    number, a tuple for a tuple). Without one the key goes in as it is: `in` compares by value,
+    `len()` and loops are refused (`traced_keys`), as are the methods below."""
+    if type(key) is tuple:
+        return any(type(k) is tuple for k in table)
+    return any(type(k) in _NUMBERS for k in table)
+
+
+def _computed_number(key) -> bool:
+    """A graph value standing for a Python number (`int(t)`), or a tuple holding one."""
+    if type(key) is tuple:
+        return any(_computed_number(k) for k in key)
+    return is_variable(key) and bool(getattr(key, "python_scalar", False))
+
+
+def keyed_method(method):
+    """`table.get` / `.pop` / `.setdefault` / `.update` of a dict, as converted code calls
+    it (`calls.call`): given a key the program computes, `get` picks the item with `where`
+    (as a store does), and the others, which may change which keys the dict has, are refused
+    at the user's line; with Python keys, the method itself."""
+    name, table = method.__name__, method.__self__
+
+    def keyed(*args, **kwargs):
+        if any(traced(k) for k in table) and (name in ("keys", "values", "items") or args and (
+                not _computed_number(args[0]) or name != "update")):
+            _refuse(user_origin(2), "the dict holds keys computed by the converted code, so "
+                    "which items it has is known only when the program runs",
+                    f"`.{name}()`", "of a dict")
+        items = args[0].items() if name == "update" and args and type(args[0]) is dict else ()
+        if name == "update" and any(_computed_number(k) for k, _ in items) and not kwargs:
+            for k, v in items:
+                set_item(v, table, k)
+            return None
+        if name in ("get", "pop", "setdefault") and args and _computed_number(args[0]):
+            if name == "get" and len(args) <= 2 and not kwargs:
+                return _get(table, *args)
+            _refuse(user_origin(2), "it may change which keys the dict has, and which they "
+                    "are is known only when the program runs", f"`.{name}()` of a key")
+        return method(*args, **kwargs)
+
+    return keyed
+
+
+def check_pop(table, index) -> None:
+    """`table.pop(key)` (the `lists` pass's `list_pop`) of a key the program computes."""
+    if type(table) is dict and (index and _computed_number(index[0]) or any(
+            traced(k) for k in table)):
+        _refuse(user_origin(3), "it may change which keys the dict has, and which they are is "
+                "known only when the program runs", "`.pop()` of a key")
+
+
+def _keys_of(table: dict, key, src, what: str) -> None:
+    if type(key) is tuple or not table or any(type(k) not in _NUMBERS for k in table):
+        _refuse(src, "the dict is empty or has keys that are not all Python numbers, so which "
+                "item the key picks is known only when the program runs", what)
+
+
+def _store(table: dict, key, value) -> None:
+    src = user_origin(3)
+    _keys_of(table, key, src, "an item set under a key")
+    found, merged = None, {}
+    for k, old in table.items():
+        same = _equal(key, k)
+        if same is None:
+            continue
+        merged[k] = _choose(same, value, old, src)
+        found = same if found is None else rt.logical_or(found, same)
+    if found is None:
+        _refuse(src, "none of the dict's keys equals a value of the key's dtype")
+    _check_known(found, src, list(table))
+    table.update(merged)
+
+
+def _get(table: dict, key, default=None):
+    """`table.get(key, default)`: the item whose key equals `key`, else `default` (without
+    one, the program raises where eager code would return None)."""
+    src = user_origin(3)
+    what = "`.get()` of a key"
+    _keys_of(table, key, src, what)
+    found, out = None, default
+    for k, item in table.items():
+        same = _equal(key, k)
+        if same is None:
+            continue
+        out = item if out is None else _choose(same, item, out, src, "the other items are", what)
+        found = same if found is None else rt.logical_or(found, same)
+    if found is None:
+        return default
+    if default is None:
+        _check_known(found, src, list(table), "returns None")
+    return out
+
+
+def _equal(key, k):
+    """`key == k` as a bool graph value; None where it can never hold (an int key, 0.5)."""
+    if key.dtype.kind in "iub" and isinstance(k, float) and not k.is_integer():
+        return None
+    return rt.equal(key, rt.full([], k, key.dtype))
+
+
+def _choose(same, value, old, src, doing="the store puts", what="an item set under a key"):
+    """`value` where `same`, else `old`: both numbers of one Python type, or tensors of one
+    dtype and shape (the item's type must not depend on which key the program sees)."""
+    a, b = _as_graph(value), _as_graph(old)
+    kind = _number_type(value)
+    if kind is not None and kind is _number_type(old):
+        # one Python type, at the width the item has (a loop may carry a float as float32)
+        dtype = b.dtype if is_variable(old) else a.dtype if is_variable(value) else \
+            _DTYPES[kind]
+        a, b = rt.cast(a, dtype), rt.cast(b, dtype)
+    if a is None or b is None or a.dtype != b.dtype or list(a.shape) != list(b.shape) or \
+            _number_type(value) != _number_type(old):
+        _refuse(src, f"the dict holds {_describe(old)} where {doing} {_describe(value)}, so "
+                "the type of an item would depend on the key", what)
+    out = rt.where(same, a, b)
+    if kind is not None:
+        out.python_scalar = True  # (eager code holds a Python number there)
+        out.stop_gradient = True
+    return out
+
+
+def _number_type(v):
+    if type(v) in _NUMBERS:
+        return type(v)
+    if is_variable(v) and getattr(v, "python_scalar", False):
+        return {"b": bool, "f": float}.get(v.dtype.kind, int)
+    return None
+
+
+def _as_graph(v):
+    """A tensor for `v` (a Python number as a 0-d tensor of the dtype standing for its type)."""
+    if type(v) in _NUMBERS:
+        return rt.full([], v, _DTYPES[type(v)])
+    if is_variable(v) or isinstance(v, rt.Tensor):
+        return v
+    return None
+
+
+def _describe(v) -> str:
+    if type(v) in _NUMBERS:
+        return f"a Python {type(v).__name__}"
+    if is_variable(v) or isinstance(v, rt.Tensor):
+        kind = " standing for a Python number" if _number_type(v) else ""
+        return f"a tensor of shape {list(v.shape)} and dtype {v.dtype}{kind}"
+    return f"a {type(v).__name__}"
+
+
+def _check_known(found, src, keys, eager="would add it") -> None:
+    """A run-time error (at the user's line) where the key is none of `keys`."""
+
+    def unknown():
+        raise_error(KeyError(
+            f"{where(src)}: the key computed by the converted code is none of the dict's keys "
+            f"{keys}; eager code {eager}, and a converted program keeps the dict's keys"),
+            at=f"{src.filename}:{src.lineno}" if src else "")
+        return rt.zeros([], "bool")  # never read: the op above raises
+
+    rt.static.nn.cond(found, lambda: rt.zeros([], "bool"), unknown)
+
+
+def _refuse(src, why: str, what: str = "an item set under a key", by="computed by the "
+            "converted code"):
+    raise ConversionError(
+        f"{what} {by} ({where(src)}): {why}. Keep the table in a tensor "
+        "(`table = rt.to_tensor([...])`, then `table[i] = value`), or give the dict all its "
+        "keys first, with items of one type (numbers, or tensors of one dtype and shape).", src)
