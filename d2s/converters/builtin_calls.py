@@ -101,6 +101,8 @@ class BuiltinCalls(Base):
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
         if any(isinstance(i, gast.Slice) for i in index):
             return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
+        if all(isinstance(i, gast.Constant) for i in index):
+            return node  # (`d["loss"] = v`: a key the program cannot compute)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
 
