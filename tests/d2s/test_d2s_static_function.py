@@ -616,7 +616,28 @@ def test_outputs_returned_twice_or_fed_in_get_all_their_gradients():
 
 # float(tensor) gives a Python number eagerly (no gradient flows through it); the converted
 # code keeps it a tensor, so gradients flow through the cast.
-GRAD_DIFFERS: dict = {}  # corpus case -> why its converted gradient differs (strict xfails)
+GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (strict xfails)
+    'wild2_idioms.StreamingNormalizer': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_calls.GradThroughLinear': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_calls.second_order_gradient': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_models.detach_stops_gradient': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_containers.set_value_by_mask_with_gradient_flow': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_models.setitem_carries_gradient': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_models.pylayer_with_clamped_gradient': (
+        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
+    'paddle_calls.assign_into_output': (
+        "issue 33: with inputs that need a gradient eager's backward raises (an input changed in place after use, then 'graph already freed'); the converted call's gradient runs"),
+    'wild_stateful.SlidingWindowSmoother': (
+        'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
+    'paddle_ifelse.ConstantsInDict': (
+        'in eval mode the case sets a dict key on one path of a tensor if only: converted code refuses that (docs/d2s.md, Known limitations)'),
+}
 
 
 def _grad_inputs(v):
@@ -681,7 +702,13 @@ def test_corpus_gradients_match_eager(c):
     for args in c.args:
         for p in pe + ps:
             p.clear_grad()
-        expected = _case_grads(eager, args, pe)
+        try:
+            expected = _case_grads(eager, args, pe)
+        except Exception as e:  # noqa: BLE001 (eager code's own error with these inputs,
+            # which need a gradient: a backward() in the case, an in-place write into them)
+            with pytest.raises(type(e)):
+                _case_grads(static, args, ps)
+            continue
         if expected is None:
             continue
         got = _case_grads(static, args, ps)
