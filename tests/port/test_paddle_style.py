@@ -322,9 +322,8 @@ def python_index_from_tensor(x):
     return x * table[int(x.sum().item()) % 3]
 
 
-@case((POS,), (NEG,), ref=lambda x: x * math.sqrt(abs(float(x.sum())))
-      , programs=0, full_graph=False)
-def math_on_a_tensor_value(x):
+@case((POS,), (NEG,), ref=lambda x: x * math.sqrt(abs(float(x.sum()))))
+def math_on_a_tensor_value(x):  # (`math` of a computed number converts: a float64 value)
     return x * math.sqrt(abs(x.sum().item()))
 
 
