@@ -296,8 +296,10 @@ class Entry:
         slots = [i for i, g in enumerate(grads) if g is not None]
         # inputs and parameters read only under a tensor `if` or in a graph loop's body: a
         # call that reached none of their reads leaves them no gradient (`.grad` None)
-        preds, reach = _reach_flags(split, [wrt[i].name for i in slots], slots)
         outs = tuple(v.name for v in self.outs)
+        # (an input returned as it is, `return x, loss`, is reached on every run)
+        conditional = [i for i in slots if wrt[i].name not in outs]
+        preds, reach = _reach_flags(split, [wrt[i].name for i in conditional], conditional)
         forward = self.executor.compiled(split.forward, outs + tuple(split.fetch) + tuple(preds))
         backward = _Part(self.executor.compiled(split.backward,
                                                 tuple(grads[i].name for i in slots)),
