@@ -5,6 +5,7 @@ from __future__ import annotations
 from onnx import TensorProto, helper
 
 from runtime.ops import registry
+from runtime.program.ir import used_names
 
 from . import ops as _ops
 from . import ops_nn, ops_shape  # noqa: F401  (register their converters)
@@ -227,19 +228,10 @@ CONTROL = {"cond": emit_cond, "while": emit_while, "switch_case": emit_switch,
 
 # ---- the model -------------------------------------------------------------------------------
 
-def _used_names(program, fetch: list) -> set:
-    used = set(fetch)
-    for b in program.blocks:
-        for op in b.ops:
-            used.update(op.input_names())
-        used.update(r for r in b.results if r.__class__ is str)
-    return used
-
-
 def program_to_onnx(program, feeds: list, fetches: list, graph_name: str = "d2s"):
     """A `ModelProto` computing `fetches` from `feeds` (IR names); None dims become named
     dynamic axes `INPUT_k`."""
-    exp = Exporter(program, _used_names(program, fetches))
+    exp = Exporter(program, used_names(program, fetches))
     g = Graph(exp)
     gblk = program.global_block()
     inputs = []

@@ -27,7 +27,7 @@ from .. import backend
 from ..ops.registry import OPS
 from . import cuda_graph, fusion
 from .codegen import Compiled
-from .ir import Block, Literal, Op, Program, block_free
+from .ir import Block, Literal, Op, Program, block_free, used_names
 
 # programs with fewer ops are compiled on their first run (see the module's docstring)
 MIN_OPS = 1000
@@ -43,16 +43,6 @@ def worth(program: Program) -> bool:
         n += len(block.ops)
     return n >= MIN_OPS and not cuda_graph.enabled() and \
         not fusion.may_fuse(program, fusion.mode())
-
-
-def used_names(program: Program, fetch: tuple) -> set:
-    """The names some op, block result or fetch reads (the feeds a run takes)."""
-    used = set(fetch)
-    for b in program.blocks:
-        for op in b.ops:
-            used.update(op.input_names())
-        used.update(r for r in b.results if r.__class__ is str)
-    return used
 
 
 class FirstRun:

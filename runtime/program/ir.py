@@ -289,3 +289,13 @@ def block_free(program: Program, idx: int, cache: dict) -> set:
         got.update(r for r in b.results if r.__class__ is str and r not in local)
         cache[idx] = got
     return got
+
+
+def used_names(program: Program, fetch) -> set:
+    """The names some op, block result or fetch reads (the feeds a run takes)."""
+    used = set(fetch)
+    for b in program.blocks:
+        for op in b.ops:
+            used.update(op.input_names())
+        used.update(r for r in b.results if r.__class__ is str)
+    return used
