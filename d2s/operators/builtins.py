@@ -16,7 +16,6 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import sort_values
 from .array_queries import array_query, refuse_structures, sorted_array
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -26,7 +25,7 @@ from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
-from .sort_values import sort_in_place, sorted_items
+from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
@@ -297,7 +296,7 @@ def _extreme(py, op, args, kwargs):
     values = args[0] if builtins.len(args) == 1 and not is_variable(args[0]) else args
     if kwargs or builtins.len(args) == 1 and is_variable(args[0]) or not builtins.any(
             is_variable(v) for v in values):
-        return sort_values.extreme_by_key(py, args, kwargs)
+        return extreme_by_key(py, args, kwargs)
     values = builtins.list(values)
     out = values[0]
     for v in values[1:]:

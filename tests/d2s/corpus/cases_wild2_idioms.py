@@ -13,21 +13,6 @@ from runtime import nn
 from .registry import case, f32, i64, neg, pos, rand
 
 
-@case(args=[(f32([0.1, 0.5, 0.9, 0.2]), 0.8), (f32([0.1, 0.5, 0.3, 0.2]), 0.8)])
-def first_above_for_else(scores, threshold):
-    """A Python flag set before a tensor break, reset in the loop's else."""
-    found = False
-    index = -1
-    for i in range(scores.shape[0]):
-        if scores[i] > threshold:
-            found = True
-            index = i
-            break
-    else:
-        found = False
-    return found, index
-
-
 @case(args=[(rand(6), i64(3)), (rand(6), i64(6))])
 def stats_dict_in_tensor_loop(x, n):
     """Running statistics in a dict updated inside a tensor-count loop (every key set before
