@@ -8,7 +8,8 @@ Piecewise-linear activations (relu, relu6, leaky_relu, hardtanh, hardsigmoid) sh
 table: each has a forward kernel and a derivative that is constant between kinks, so the
 gradient op `<name>_grad(g, x)` is linear in `g` and its own gradient is itself (with no
 gradient for `x`). The smooth ones write their gradients with other ops, so higher-order
-gradients come for free.
+gradients come for free; GELU's is one op, `gelu_grad(x, dy)` (one fused loop in a program's
+backward), whose own gradient is written with ops.
 """
 from __future__ import annotations
 
@@ -160,16 +161,58 @@ def _gelu_kernel(xp, x, approximate=False):
     return (0.5 * x * (1 + erf)).astype(x.dtype, copy=False)
 
 
+def _gelu_derivative(xp, x, approximate):
+    """GELU's derivative at `x` as the `x.dtype` operations `_gelu_grad_kernel` multiplies
+    by; the generated C (`native_math.py`) and GPU (`fusion_gpu.py`) code computes the same
+    operations in the same order."""
+    c = x.dtype.type
+    if approximate:
+        t = xp.tanh(c(_SQRT_2_OVER_PI) * (x + c(0.044715) * x * x * x))
+        return c(0.5) * (c(1.0) + t) + c(0.5) * x * (c(1.0) - t * t) * c(_SQRT_2_OVER_PI) * (
+            c(1.0) + c(3 * 0.044715) * x * x)
+    cdf = c(0.5) * (c(1.0) + OPS["erf"].kernel(xp, x * c(_INV_SQRT_2)))
+    return cdf + x * xp.exp(c(-0.5) * x * x) * c(_INV_SQRT_2PI)
+
+
+def _gelu_grad_kernel(xp, x, dy, approximate=False):
+    return (dy * _gelu_derivative(xp, x, approximate)).astype(x.dtype, copy=False)
+
+
+def _gelu_second_derivative(x, approximate):
+    """GELU'' at `x`, written with ops (the gradient of `gelu_grad` with respect to x)."""
+    if approximate:  # u = c (x + k x^3), t = tanh(u): (1 - t^2) (u' - x t u'^2 + 3 c k x^2)
+        k = 0.044715
+        t = M.tanh(_SQRT_2_OVER_PI * (x + k * x * x * x))
+        du = _SQRT_2_OVER_PI * (1.0 + 3 * k * x * x)
+        return (1.0 - t * t) * (du - x * t * du * du + 3 * _SQRT_2_OVER_PI * k * x * x)
+    return M.exp(-0.5 * x * x) * _INV_SQRT_2PI * (2.0 - x * x)  # phi(x) (2 - x^2)
+
+
+def _gelu_grad_grad(ins, outs, gs, a):
+    x, dy = ins
+    approximate = a.get("approximate", False)
+    return [gs[0] * dy * _gelu_second_derivative(x, approximate),
+            gelu_grad(x, gs[0], approximate)]
+
+
+def _gelu_grad_infer(x, dy, **_):
+    check_float("gelu_grad", "x", x)
+    return Meta(x.shape, x.dtype)
+
+
+# dx from x and dy in one op, so that a program's backward reads nothing but x and fuses the
+# derivative into one loop (`fusion.KERNEL_BINARY`; docs/performance.md)
+GELU_GRAD = register("gelu_grad", kernel=_gelu_grad_kernel, infer=_gelu_grad_infer,
+                     grad=_gelu_grad_grad)
+
+
+def gelu_grad(x, dy, approximate: bool = False):
+    """GELU's gradient: `dy` times GELU's derivative at `x` (exact, or the tanh form)."""
+    return bind(GELU_GRAD, (x, dy), {"approximate": True} if approximate else {})
+
+
 def _gelu_grad(ins, outs, gs, a):
-    x = ins[0]
-    if a.get("approximate", False):
-        t = M.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
-        d = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _SQRT_2_OVER_PI * (
-            1.0 + 3 * 0.044715 * x * x)
-    else:
-        cdf = 0.5 * (1.0 + M.erf(x * _INV_SQRT_2))
-        d = cdf + x * M.exp(-0.5 * x * x) * _INV_SQRT_2PI
-    return [gs[0] * d]
+    return [gelu_grad(ins[0], gs[0], a.get("approximate", False))]
 
 
 GELU = register("gelu", kernel=_gelu_kernel, infer=float_unary("gelu"), grad=_gelu_grad)

@@ -9,7 +9,7 @@ row inputs agree on it and the run is big enough (`run_time_guard`), else runs t
 unfused. Fusible ops:
 
 - elementwise: add, subtract, multiply, divide, maximum, minimum, neg, abs, exp, log, sqrt,
-  tanh, sin, cos, square, relu, erf, sigmoid and gelu (exact or tanh form), whose operands
+  tanh, sin, cos, square, relu, erf, sigmoid, gelu (exact or tanh form) and gelu_grad, whose operands
   either have the rows as first dimension or broadcast over them (a bias row, a scalar);
 - row reductions: sum, mean, max and min over axes other than the first (LayerNorm's mean and
   variance over the last axis), on float32/float64.
@@ -58,6 +58,9 @@ REDUCE = {"sum": "add", "mean": "add", "max": "maximum", "min": "minimum"}
 # a device function each (`fusion_gpu.py`).
 # "gelu_tanh" is gelu with approximate=True (`fused_type`).
 KERNEL_UNARY = ("erf", "sigmoid", "gelu", "gelu_tanh")
+# the same for ops of two operands: GELU's gradient dx from (x, dy), one loop in a backward
+KERNEL_BINARY = ("gelu_grad", "gelu_tanh_grad")
+KERNEL_OPS = KERNEL_UNARY + KERNEL_BINARY
 _REDUCE_DTYPES = ("float32", "float64")  # float16's mean accumulates in float32: not fused
 
 def enabled() -> bool:
@@ -189,15 +192,20 @@ def _fusible(op, block):
 
 def fused_type(op) -> str:
     """The name of an op in the fused code: GELU's tanh form (approximate=True) is
-    "gelu_tanh"."""
-    return "gelu_tanh" if op.type == "gelu" and op.attrs.get("approximate") else op.type
+    "gelu_tanh", its gradient "gelu_tanh_grad"."""
+    if op.type in _GELUS and op.attrs.get("approximate"):
+        return _GELUS[op.type]
+    return op.type
+
+
+_GELUS = {"gelu": "gelu_tanh", "gelu_grad": "gelu_tanh_grad"}
 
 
 def _elementwise_ok(op) -> bool:
     """An elementwise op the fused code computes, with no attribute it does not read."""
-    if op.type == "gelu":
+    if op.type in _GELUS:
         return set(op.attrs) <= {"approximate"}
-    return not op.attrs and (op.type in UNARY or op.type in BINARY or op.type in KERNEL_UNARY)
+    return not op.attrs and (op.type in UNARY or op.type in BINARY or op.type in KERNEL_OPS)
 
 
 def _reduction_ok(op, block) -> bool:

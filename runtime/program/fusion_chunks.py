@@ -16,7 +16,7 @@ import numpy as np
 
 from .fusion import (
     BINARY,
-    KERNEL_UNARY,
+    KERNEL_OPS,
     REDUCE,
     UNARY,
     fused_type,
@@ -186,7 +186,7 @@ def _calls(ops, group, shape, ident, outs, bufs, sliced, consts) -> list:
 
 
 def _call(op, index, args, dest, output, shape, const, consts) -> ChunkCall:
-    if fused_type(op) in KERNEL_UNARY:
+    if fused_type(op) in KERNEL_OPS:
         return ChunkCall(index, f"_kernel_{fused_type(op)}", args, dest, output)
     if op.type in UNARY:
         fn, c = UNARY[op.type]

@@ -1,7 +1,7 @@
 """Fused elementwise runs on the GPU: one generated `cupy.ElementwiseKernel` per run.
 
 `fusion.find_groups(..., gpu=True)` picks runs of elementwise ops (the ops of `fusion.UNARY`,
-`fusion.BINARY` and `fusion.KERNEL_UNARY`) on float32/float64 values that all have one
+`fusion.BINARY` and `fusion.KERNEL_OPS`) on float32/float64 values that all have one
 shape; this module turns a run into one kernel. Its body is straight-line code, one device
 function call per op:
 
@@ -10,8 +10,8 @@ function call per op:
     o0 = d2s_add(v1, (T)(1.0));
 
 The device functions (`PREAMBLE`) compute what the CuPy ufunc of the op computes, NaN
-handling of `maximum`/`minimum` included (erf, sigmoid and the two GELUs: what the ops'
-kernels compute, in the same order, with the device's erf, exp and tanh), and the kernel
+handling of `maximum`/`minimum` included (erf, sigmoid, the two GELUs and their gradients:
+what the ops' kernels compute, in the same order, with the device's erf, exp and tanh), and the kernel
 broadcasts its inputs as the ufuncs do. Each value read after the run is one output of the
 kernel; the others stay in registers.
 One launch replaces one per op, and no intermediate array is allocated.
@@ -51,6 +51,15 @@ template <typename T> __device__ T d2s_gelu(T a) {
 }
 template <typename T> __device__ T d2s_gelu_tanh(T a) {
   return (T)0.5 * a * ((T)1 + tanh((T)0.79788456080286536 * (a + (T)0.044715 * a * a * a)));
+}
+template <typename T> __device__ T d2s_gelu_grad(T a, T dy) {
+  const T cdf = (T)0.5 * ((T)1 + erf(a * (T)0.70710678118654752));
+  return dy * (cdf + a * exp((T)-0.5 * a * a) * (T)0.39894228040143268);
+}
+template <typename T> __device__ T d2s_gelu_tanh_grad(T a, T dy) {
+  const T t = tanh((T)0.79788456080286536 * (a + (T)0.044715 * a * a * a));
+  return dy * ((T)0.5 * ((T)1 + t) +
+               (T)0.5 * a * ((T)1 - t * t) * (T)0.79788456080286536 * ((T)1 + (T)0.134145 * a * a));
 }
 """
 
@@ -103,5 +112,5 @@ def build(group, block):
     return run
 
 
-assert set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_UNARY) == \
+assert set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_OPS) == \
     set(_DEFINED.findall(PREAMBLE))

@@ -39,7 +39,7 @@ from .native_emit import C_BINARY, C_REDUCE, C_UNARY, c_source
 from .native_math import OWN_FUNCTIONS
 
 assert set(C_UNARY) == set(fusion.UNARY) and set(C_BINARY) == set(fusion.BINARY)
-assert {(t, T) for t in fusion.KERNEL_UNARY for T in ("float", "double")} <= set(OWN_FUNCTIONS)
+assert {(t, T) for t in fusion.KERNEL_OPS for T in ("float", "double")} <= set(OWN_FUNCTIONS)
 assert set(C_REDUCE) == set(fusion.REDUCE)
 
 

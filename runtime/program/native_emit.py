@@ -147,7 +147,7 @@ def _loop(nest, loop, loop_range, ind) -> list:
 def _expr(nest, step) -> str:
     args = [_operand(nest, x) for x in step.operands]
     if (step.type, nest.ctype) in OWN_FUNCTIONS:
-        return f"{OWN_FUNCTIONS[step.type, nest.ctype][0]}({args[0]})"
+        return f"{OWN_FUNCTIONS[step.type, nest.ctype][0]}({', '.join(args)})"
     table = C_UNARY if step.type in C_UNARY else C_BINARY
     return table[step.type].format(*args, T=nest.ctype, f=_suffix(nest), F="f")
 

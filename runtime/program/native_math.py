@@ -28,8 +28,9 @@ NaN stays NaN, -0.0 stays -0.0, +-inf give +-1. Exact GELU on [2048, 1024] float
 loop: 4.9 ms of CPU time against 89 ms for the op's NumPy kernel (Cephes' erf in float32)
 and 8.9 ms for JAX's `jit`, one thread (`docs/performance.md`).
 
-`d2s_sigmoid[f]`, `d2s_gelu[f]`, `d2s_gelu_tanh[f]`: the ops sigmoid and gelu (exact and
-`approximate=True`) as their NumPy kernels compute them (`runtime/ops/math.py`,
+`d2s_sigmoid[f]`, `d2s_gelu[f]`, `d2s_gelu_tanh[f]`, `d2s_gelu_grad[f]`,
+`d2s_gelu_tanh_grad[f]`: the ops sigmoid, gelu (exact and `approximate=True`) and gelu_grad
+(dx from x and dy) as their NumPy kernels compute them (`runtime/ops/math.py`,
 `runtime/ops/nn.py`): the same correctly rounded operations in the same order, with erf and
 tanh from the functions above in float32 and from the C library in float64, exp from the C
 library (glibc's vector `expf` where linked). The sign test of sigmoid reads the sign bit
@@ -148,11 +149,32 @@ static inline {T} d2s_gelu_tanh{f}({T} x) {{
     const {T} inner = {_c(math.sqrt(2 / math.pi), T)} * (x + (({_c(0.044715, T)} * x) * x) * x);
     return ({half} * x) * ({one} + {tanh_fn}(inner));
 }}"""
-    own = [] if T == "double" else [("erf", "float")]
+    own_erf = [("erf", "float")] if T == "float" else ["erf"]
+    own_tanh = [("tanh", "float")] if T == "float" else ["tanh"]
     return {("sigmoid", T): (f"d2s_sigmoid{f}", sigmoid, ("exp",)),
-            ("gelu", T): (f"d2s_gelu{f}", gelu, own or ("erf",)),
-            ("gelu_tanh", T): (f"d2s_gelu_tanh{f}", gelu_tanh,
-                               [("tanh", "float")] if T == "float" else ("tanh",))}
+            ("gelu", T): (f"d2s_gelu{f}", gelu, own_erf),
+            ("gelu_tanh", T): (f"d2s_gelu_tanh{f}", gelu_tanh, own_tanh),
+            **_gelu_gradients(T, f, erf_fn, tanh_fn, own_erf, own_tanh)}
+
+
+def _gelu_gradients(T: str, f: str, erf_fn: str, tanh_fn: str, own_erf, own_tanh) -> dict:
+    """GELU's gradients dx from (x, dy), exact and tanh form, as `runtime/ops/nn.py`'s
+    `_gelu_derivative` computes them: one function each, reading nothing but x and dy."""
+    half, one = _c(0.5, T), _c(1.0, T)
+    k = _c(math.sqrt(2 / math.pi), T)
+    exact = f"""
+static inline {T} d2s_gelu_grad{f}({T} x, {T} dy) {{
+    const {T} cdf = {half} * ({one} + {erf_fn}(x * {_c(1 / math.sqrt(2), T)}));
+    return dy * (cdf + (x * exp{f}(({_c(-0.5, T)} * x) * x)) * {_c(1 / math.sqrt(2 * math.pi), T)});
+}}"""
+    tanh_form = f"""
+static inline {T} d2s_gelu_tanh_grad{f}({T} x, {T} dy) {{
+    const {T} t = {tanh_fn}({k} * (x + (({_c(0.044715, T)} * x) * x) * x));
+    return dy * ({half} * ({one} + t) + ((({half} * x) * ({one} - t * t)) * {k}) *
+                 ({one} + ({_c(3 * 0.044715, T)} * x) * x));
+}}"""
+    return {("gelu_grad", T): (f"d2s_gelu_grad{f}", exact, [*own_erf, "exp"]),
+            ("gelu_tanh_grad", T): (f"d2s_gelu_tanh_grad{f}", tanh_form, own_tanh)}
 
 
 ERF_DOUBLE = """

@@ -14,6 +14,7 @@ from opinfo import EXEMPT, ErrorSample, OpInfo, Sample, randn, unary_samples
 
 import runtime as rt
 import runtime.nn.functional as F
+from runtime.ops import nn as nn_ops
 from runtime.ops import nn_norm
 from runtime.ops.random import Generator
 
@@ -30,6 +31,20 @@ def _gelu_ref(x, approximate=False):
     if approximate:
         return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
     return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
+
+
+def _gelu_grad_ref(x, dy, approximate=False):
+    """dy times GELU's derivative, from its closed forms in float64."""
+    if approximate:
+        c, k = np.sqrt(2 / np.pi), 0.044715
+        t = np.tanh(c * (x + k * x ** 3))
+        return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * k * x * x))
+    return dy * (0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi))
+
+
+def _gelu_grad_samples(rng):
+    return [Sample((randn(rng, 3, 4) * 2, randn(rng, 3, 4))),
+            Sample((randn(rng, 5) * 2, randn(rng, 5)), {"approximate": True})]
 
 
 def _softplus_ref(x, beta=1.0, threshold=20.0):
@@ -340,6 +355,8 @@ OPINFOS = [
     OpInfo("mish", F.mish, lambda x: x * np.tanh(np.log1p(np.exp(x))), unary_samples()),
     OpInfo("silu", F.silu, lambda x: x * _sigmoid(x), unary_samples()),
     OpInfo("gelu", F.gelu, _gelu_ref, _gelu_samples),
+    # (its own gradient, against finite differences: GELU's second derivative)
+    OpInfo("gelu_grad", nn_ops.gelu_grad, _gelu_grad_ref, _gelu_grad_samples),
     OpInfo("softplus", F.softplus, _softplus_ref, _softplus_samples),
     OpInfo("hardswish", F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6,
            unary_samples(lambda rng, *s: randn(rng, *s) * 3)),

@@ -14,6 +14,7 @@ import pytest
 import d2s
 import runtime as rt
 import runtime.nn.functional as F
+from runtime.ops.nn import gelu_grad
 from runtime.program import fused_kernels, fusion, fusion_gpu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -21,7 +22,7 @@ import cuda_host  # noqa: E402
 import fake_cupy  # noqa: E402
 
 _UFUNCS = {"neg": np.negative, "abs": np.absolute, "relu": lambda a: np.maximum(a, 0),
-           **{t: lambda a, f=f: f(a, out=np.empty_like(a))
+           **{t: lambda *a, f=f: f(*a, out=np.empty_like(a[0]))
               for t, f in fused_kernels.FUNCTIONS.items()}}
 _LINE = re.compile(r"^T (v\d+) = d2s_(\w+)\((.*)\);$|^(o\d+) = (v\d+);$")
 
@@ -110,7 +111,7 @@ def test_a_gpu_run_with_two_results_and_a_broadcast_input(monkeypatch):
 
 def test_every_fusible_op_has_its_device_function():
     names = set(fusion_gpu._DEFINED.findall(fusion_gpu.PREAMBLE))
-    assert names == set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_UNARY)
+    assert names == set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_OPS)
 
 
 @pytest.mark.gpu
@@ -141,7 +142,8 @@ def test_compiled_kernel_bodies_equal_unfused(monkeypatch):
         a = rt.nn.functional.relu(x) * y - rt.abs(x) / (y * y + 1.0)
         b = rt.maximum(rt.sqrt(rt.square(x) + 1.0), -y) + rt.minimum(a, rt.exp(-x))
         c = rt.tanh(b) + rt.sin(a) * rt.cos(x) + rt.log(rt.abs(y) + 2.0) - (-b)
-        return (F.gelu(c) + F.gelu(a, approximate=True)) * F.sigmoid(x) - rt.erf(y * c)
+        d = gelu_grad(c, a) + gelu_grad(a, c, approximate=True)  # (a backward's GELU)
+        return (F.gelu(c) + F.gelu(a, approximate=True)) * F.sigmoid(x) - rt.erf(y * c) + d
 
     rng = np.random.default_rng(3)
     for dtype, rtol in (("float32", 2e-6), ("float64", 1e-13)):
@@ -158,6 +160,6 @@ def test_compiled_kernel_bodies_equal_unfused(monkeypatch):
         bodies = [body for _, _, body in cuda_host.ElementwiseKernel.made]
         ops = {ln.split("d2s_")[1].split("(")[0] for body in bodies for ln in body.splitlines()
                if "d2s_" in ln}
-        assert ops == set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_UNARY)
+        assert ops == set(fusion.UNARY) | set(fusion.BINARY) | set(fusion.KERNEL_OPS)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want[0]))
         np.testing.assert_allclose(got, want[0], rtol=rtol, atol=rtol)
