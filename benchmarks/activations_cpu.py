@@ -10,7 +10,11 @@ Each round measures d2s in this process, then JAX in its own (`--jax`: jax impor
 timings of `--number` calls (`time.process_time`). Rows: the converted function with its
 fused runs in C (`D2S_NATIVE=sync`, built before timing); for the gradient rows the
 converted function's output summed and differentiated (`.backward()`: forward and backward
-programs) against `jax.grad` of the sum. The numbers are checked against each other first.
+programs, the sum eager between them) against `jax.grad` of the sum, which XLA computes as
+the derivative alone (the value is dead); the backward rows are the like-for-like pair: d2s's
+backward program (`gelu_grad`, one C loop) on x and a gradient dy against the jitted
+`jax.vjp` of GELU applied to dy (the forward dead there too). The numbers are checked against
+each other first.
 """
 from __future__ import annotations
 
@@ -29,8 +33,10 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 import numpy as np
 
 ROWS = ("GELU (tanh form)", "GELU (exact, erf)", "sigmoid", "softmax (last axis)",
-        "LayerNorm (last axis)", "GELU (tanh form), gradient", "GELU (exact, erf), gradient")
+        "LayerNorm (last axis)", "GELU (tanh form), gradient", "GELU (exact, erf), gradient",
+        "GELU (tanh form), backward: dx from x, dy", "GELU (exact, erf), backward: dx from x, dy")
 FORWARD = 5  # rows before the gradient rows
+GRADIENT = 7  # rows before the backward rows
 
 
 def _best(fn, repeat: int, number: int) -> float:
@@ -75,7 +81,7 @@ def d2s_times(rows, cols, repeat, number) -> dict:
             entry = sf.program_cache.last_entry
             out[name] = (_best(lambda entry=entry: entry.run([x]), repeat, number),
                          _checksum(value))
-    for name, fn in zip(ROWS[FORWARD:], fns[:2]):
+    for name, fn in zip(ROWS[FORWARD:GRADIENT], fns[:2], strict=True):
         sf = d2s.to_static(fn)
         xt = rt.to_tensor(xa, stop_gradient=False)
 
@@ -86,7 +92,16 @@ def d2s_times(rows, cols, repeat, number) -> dict:
         grad()
         out[name] = (_best(grad, repeat, number),
                      _checksum(xt.grad.numpy()))
+        part = sf.program_cache.last_entry._training.backward  # (the seed: the output's dy)
+        backward, feed = part.backward.fn, {"x": xa, part.seed_names[0]: _dy(rows, cols)}
+        out[ROWS[ROWS.index(name) + GRADIENT - FORWARD]] = (
+            _best(lambda backward=backward, feed=feed: backward(feed), repeat, number),
+            _checksum(backward(feed)[0]))
     return out
+
+
+def _dy(rows: int, cols: int) -> np.ndarray:
+    return np.random.default_rng(1).standard_normal((rows, cols)).astype("float32")
 
 
 def jax_times(rows, cols, repeat, number) -> dict:
@@ -104,14 +119,18 @@ def jax_times(rows, cols, repeat, number) -> dict:
 
     fns = [gelu_tanh, gelu_exact, jax.nn.sigmoid, lambda a: jax.nn.softmax(a, axis=-1),
            layer_norm, jax.grad(lambda a: gelu_tanh(a).sum()),
-           jax.grad(lambda a: gelu_exact(a).sum())]
+           jax.grad(lambda a: gelu_exact(a).sum()),
+           lambda a, dy: jax.vjp(gelu_tanh, a)[1](dy)[0],
+           lambda a, dy: jax.vjp(gelu_exact, a)[1](dy)[0]]
     x = jnp.asarray(_input(rows, cols))
+    dy = jnp.asarray(_dy(rows, cols))
     out = {}
-    for name, fn in zip(ROWS, fns):
+    for name, fn in zip(ROWS, fns, strict=True):
         jitted = jax.jit(fn)
-        value = np.asarray(jitted(x))
-        out[name] = (_best(lambda jitted=jitted: jitted(x).block_until_ready(), repeat, number),
-                     _checksum(value))
+        args = (x, dy) if ROWS.index(name) >= GRADIENT else (x,)
+        value = np.asarray(jitted(*args))
+        out[name] = (_best(lambda jitted=jitted, args=args: jitted(*args).block_until_ready(),
+                           repeat, number), _checksum(value))
     return out
 
 
