@@ -18,6 +18,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
+from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
 from runtime.program.reach_values import top_level
 from runtime.program.reached import Branch, Ran, reach_conditions
 from runtime.program.split import split_program
@@ -116,7 +117,8 @@ class Entry:
                                         self.params)
         self.executor = rt.static.Executor()
         # (a big program's first run interpreted, compiled from its second: `interpreter.py`)
-        self.compiled = self.executor.compiled(program, tuple(v.name for v in outs),
+        fetch = tuple(v.name for v in outs)  # (BatchNorm + ReLU as one op where it may)
+        self.compiled = self.executor.compiled(fuse_batch_norm_relu(program, fetch), fetch,
                                                interpret_first=True)
         self.fn = self.compiled.fn
         # lists grown by a tensor condition, returned stacked (`tracing._packed`)
@@ -318,6 +320,7 @@ class Entry:
         Returns (split, gradients per input and parameter, seeds, {output name: its
         indices}, inputs)."""
         copy = self.concrete.main_program.clone()
+        fuse_batch_norm_relu_in_place(copy, {v.name for v in self.outs})  # (native backward)
         g0 = copy.global_block()
         n = len(g0.ops)
         outs = [g0.var(v.name) for v in self.outs]

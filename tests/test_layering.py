@@ -360,6 +360,7 @@ PROGRAM_RANKS = {
     "layernorm_native.py": 6,  # (C LayerNorm forward, built by native_build)
     "cuda_rows.py": 7,  # (CUDA softmax and LayerNorm, in front of the two C kernels)
     "cuda_batch_norm.py": 6,  # (CUDA BatchNorm + ReLU forward and backward)
+    "batch_norm_native.py": 7,  # (C BatchNorm + ReLU, in front of which cuda_batch_norm's run)
     "executor.py": 6, "cuda_graph.py": 6, "split.py": 6,
     "interpreter.py": 6,  # (a big program's first run, before the executor compiles it)
     "lstm_native.py": 6,  # (C LSTM recurrence, built by native_build)

@@ -4,7 +4,8 @@ The modules, one family each: `math` (elementwise arithmetic and math, matmul), 
 (einsum, bmm, dot), `reduce` (reductions), `logic` (comparisons, logical ops, where), `shape`
 (reshape, concat, gather, ...),
 `index` (getitem / setitem), `creation` (zeros, arange, ...), `random` (seeded generators), `nn`
-(activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm`, `nn_loss`,
+(activations, softmax, dropout, linear), `nn_conv`, `nn_pool`, `nn_norm` (`nn_batch_norm_relu`:
+BatchNorm and ReLU as one op), `nn_loss`,
 `optim` (optimizer update rules), `optim_adagrad_adamax_lamb` (those three's), `arrays`
 (tensor arrays: lists grown inside static loops; `array_joins`: their `a + b`),
 `compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
@@ -28,6 +29,7 @@ from . import (
     math,
     matrix,
     nn,
+    nn_batch_norm_relu,
     nn_conv,
     nn_ctc,
     nn_gru,

@@ -9,8 +9,10 @@ while_loop, switch_case), `debug_ops` (Print, Assert), `codegen`
 # (they register their ops; conv_native and conv_depthwise_native install the C convolution
 # kernels in nn_conv, pool_native the C max pooling; cuda_rows the CUDA softmax and LayerNorm
 # in front of the C ones, which it imports first; lstm_native the C LSTM recurrence in nn_rnn,
-# gru_native the C GRU recurrence; cuda_batch_norm the CUDA batch norm)
+# gru_native the C GRU recurrence; cuda_batch_norm the CUDA batch norm; batch_norm_native
+# BatchNorm + ReLU in C or CUDA)
 from . import (  # noqa: F401
+    batch_norm_native,
     control_flow,
     conv_depthwise_native,
     conv_native,

@@ -11,9 +11,9 @@ function call per op:
 
 The device functions (`PREAMBLE`) compute what the CuPy ufunc of the op computes, NaN
 handling of `maximum`/`minimum` included (erf, sigmoid, the two GELUs and their gradients:
-what the ops' kernels compute, in the same order, with the device's erf, exp and tanh), and the kernel
-broadcasts its inputs as the ufuncs do. Each value read after the run is one output of the
-kernel; the others stay in registers.
+what the ops' kernels compute, in the same order, with the device's erf, exp and tanh), and
+the kernel broadcasts its inputs as the ufuncs do. Each value read after the run is one
+output of the kernel; the others stay in registers.
 One launch replaces one per op, and no intermediate array is allocated.
 """
 from __future__ import annotations

@@ -74,7 +74,13 @@ def test_training():
     check_training(SpeechClassifier(FEATURES), *training_data())
 
 
-def test_batchnorm_statistics_after_training():
+def test_batchnorm_statistics_after_training(monkeypatch):
+    # The convolutions' biases feed BatchNorm, so their true gradient is 0 and what eager
+    # computes is rounding noise (4e-9) that Adam turns into full steps of either sign, which
+    # the next BatchNorm's running mean records. Only the unfused program repeats eager's
+    # roundings exactly; the fused BatchNorm + ReLU (sums in double) is compared with it in
+    # tests/static/test_batch_norm_relu.py.
+    monkeypatch.setenv("D2S_FUSION", "0")
     rt.seed(1)
     check_buffers_after_training(SpeechClassifier(FEATURES), *training_data())
 

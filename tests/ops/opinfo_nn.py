@@ -16,6 +16,7 @@ import runtime as rt
 import runtime.nn.functional as F
 from runtime.ops import nn as nn_ops
 from runtime.ops import nn_norm
+from runtime.ops.nn_batch_norm_relu import batch_norm_relu
 from runtime.ops.random import Generator
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -127,6 +128,15 @@ def _bn_ref(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
 def _bn_fn(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
     stats = (None, None) if training else (rmean, rvar)
     return nn_norm.batch_norm(x, *stats, w, b, training, epsilon)[0]
+
+
+def _bn_relu_fn(x, rmean, rvar, w=None, b=None, training=False, epsilon=1e-5):
+    stats = (None, None) if training else (rmean, rvar)
+    return batch_norm_relu(x, *stats, w, b, training, epsilon)[0]
+
+
+def _bn_relu_ref(*args, **kwargs):
+    return np.maximum(_bn_ref(*args, **kwargs), 0.0)
 
 
 def _bn_samples(rng):
@@ -379,6 +389,9 @@ OPINFOS = [
     OpInfo("batch_norm", _bn_fn, _bn_ref, _bn_samples, grad=(0, 3, 4), error_samples=[
         ErrorSample((np.ones((2, 3, 2)), np.zeros(4), np.ones(4)), {}, ValueError,
                     r"batch_norm: running_mean has shape \[4\] but must have \[3\]")]),
+    # (the gradient op: values through the gradient checks; its NumPy code, eager)
+    OpInfo("batch_norm_relu", _bn_relu_fn, _bn_relu_ref, _bn_samples, grad=(0, 3, 4),
+           covers=("batch_norm_relu_grad",)),
     OpInfo("layer_norm", F.layer_norm, _ln_ref, _ln_samples, error_samples=[
         ErrorSample((np.ones((2, 3)), 3, np.ones(4)), {}, ValueError,
                     r"layer_norm: weight has shape \[4\] but must have \[3\]")]),
