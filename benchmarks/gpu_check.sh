@@ -12,7 +12,8 @@
 #
 # Steps: environment report; install the project (no dependencies fetched); the generated GPU
 # kernels (benchmarks/gpu_kernels.py: the loop, fused, softmax, LayerNorm, BatchNorm + ReLU
-# (forward and backward) and cuDNN kernels
+# (forward and backward, alone and as a converted Conv -> BatchNorm -> ReLU's program selects
+# them) and cuDNN kernels
 # checked against NumPy first, then timed against plain CuPy, with the conv-block and
 # Transformer training steps; into gpu_kernels.md); the GPU tests
 # (`pytest -m gpu`: every op's values and gradients on CuPy, every op as a static program on

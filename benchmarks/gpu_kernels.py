@@ -8,8 +8,9 @@ Checks (exit status 1 if one fails; the timings still run): the loop kernel of a
 + `while` (`cuda_loops.py`) on both branches and two shapes, and of a recurrent matmul loop
 with 0, 1 and 10 trips; a fused elementwise chain (`fusion_gpu.py`); the softmax and
 LayerNorm kernels (`cuda_rows.py`); BatchNorm + ReLU forward and backward
-(`cuda_batch_norm.py`) against the CPU path's values and gradients; `conv2d` and its gradients through cuDNN
-(`conv_cudnn.py`) against the CPU path. Timings, ms per call (best of `--repeat`):
+(`cuda_batch_norm.py`) against the CPU path's values and gradients, and chosen by a converted
+Conv -> BatchNorm -> ReLU's program forward and backward; `conv2d` and its gradients through
+cuDNN (`conv_cudnn.py`) against the CPU path. Timings, ms per call (best of `--repeat`):
 
 - the `if` + `while` function on f32[4, 16]: plain CuPy (the same Python on CuPy arrays), the
   converted program op by op (`D2S_NATIVE=0`) and as one kernel;
@@ -217,6 +218,64 @@ def _bn_relu_checks(dry, rng, out) -> None:
         _check(f"BatchNorm + ReLU kernel: {name}", g, e, 1e-4, 1e-4, out)
 
 
+def _bn_relu_program_check(dry, rng, out) -> None:
+    """A converted Conv -> BatchNorm -> ReLU trained one call on the device: the program
+    selects the fused op (`passes/batch_norm_relu.py`), whose forward and backward must be
+    the CUDA kernels, against the unfused program on the CPU (values and gradients)."""
+    from runtime.program import cuda_batch_norm as cbn
+    x, _, _, dy = _bn_relu_inputs(dry, rng)
+    c = x.shape[1]
+
+    def run():
+        rt.seed(0)
+        layer = rt.nn.Sequential(rt.nn.Conv2D(c, c, 3, padding=1, bias_attr=False),
+                                 rt.nn.BatchNorm2D(c), rt.nn.ReLU())
+        static = d2s.to_static(_ConvBnRelu(layer))
+        xt = rt.to_tensor(x, stop_gradient=False)
+        y = static(xt)
+        (y * rt.to_tensor(dy)).sum().backward()
+        return [t.numpy() for t in (y, xt.grad, layer[0].weight.grad, layer[1].weight.grad)]
+
+    used = []
+    real = cbn.batch_norm_relu, cbn.batch_norm_relu_grad
+
+    def spy(fn, name):
+        def call(*args, **kw):
+            got = fn(*args, **kw)
+            if kw.get("relu", True):
+                used.append((name, got is not None))
+            return got
+        return call
+
+    cbn.batch_norm_relu, cbn.batch_norm_relu_grad = (spy(real[0], "forward"),
+                                                     spy(real[1], "backward"))
+    try:
+        got = run()
+    finally:
+        cbn.batch_norm_relu, cbn.batch_norm_relu_grad = real
+    device = backend.get_device()
+    rt.set_device("cpu")
+    try:
+        with _env(D2S_FUSION="0"):
+            want = run()
+    finally:
+        rt.set_device(device)
+    out.append(("converted BatchNorm + ReLU: the CUDA kernels chosen", 0.0,
+                used == [("forward", True), ("backward", True)]))
+    for name, g, e in zip(("forward", "input gradient", "conv weight gradient",
+                           "BatchNorm weight gradient"), got, want, strict=True):
+        _check(f"converted BatchNorm + ReLU: {name}", g, e, 1e-4, 1e-4, out)
+
+
+class _ConvBnRelu(rt.nn.Layer):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = layers
+
+    def forward(self, x):
+        return self.layers(x)
+
+
 def _conv_checks(dry, rng, out) -> None:
     """conv2d and its two gradients on the device (cuDNN where it is) against the CPU."""
     x = rng.standard_normal((2, 4, 7, 7)).astype("float32")
@@ -242,7 +301,7 @@ def _conv_checks(dry, rng, out) -> None:
 
 # each appends (name, largest difference, passed) rows; one that raises is one failed row
 CHECKS = (_loop_checks, _recurrent_checks, _fused_check, _row_checks, _bn_relu_checks,
-          _conv_checks)
+          _bn_relu_program_check, _conv_checks)
 
 
 # ---- timings ----------------------------------------------------------------------------------

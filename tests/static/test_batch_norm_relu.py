@@ -270,3 +270,39 @@ def test_gpu_programs_select_the_cuda_kernels(monkeypatch, training):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5)
+
+
+@pytest.mark.gpu
+def test_real_cuda_kernels_are_chosen_and_equal_the_cpu(monkeypatch):
+    """On a GPU: the converted block's BatchNorm + ReLU runs the real CUDA kernels, with the
+    values and gradients of the unfused CPU program."""
+    pytest.importorskip("cupy")
+    calls = []
+    real = cuda_batch_norm.batch_norm_relu_grad
+
+    def spied(*args, **kw):
+        out = real(*args, **kw)
+        calls.append(out is not None)
+        return out
+    monkeypatch.setattr(cuda_batch_norm, "batch_norm_relu_grad", spied)
+    xa = _images(4, seed=1)
+
+    def run():
+        rt.seed(3)
+        layer = ConvBnRelu()
+        x = rt.to_tensor(xa, stop_gradient=False)
+        out = d2s.to_static(layer)(x)
+        (out * out).sum().backward()
+        return [out.numpy(), x.grad.numpy(), layer.bn.weight.grad.numpy()]
+
+    monkeypatch.setenv("D2S_FUSION", "0")
+    want = run()
+    monkeypatch.setenv("D2S_FUSION", "1")
+    rt.set_device("gpu")
+    try:
+        got = run()
+    finally:
+        rt.set_device("cpu")
+    assert calls == [True]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5)
