@@ -19,6 +19,7 @@ import contextlib
 from ..ops import registry
 from ..ops.arrays import add_array_grads, array_length, array_read, zero_array_grad
 from ..ops.creation import ones_like, zeros_like
+from ..ops.logic import logical_not, logical_or, where
 from ..ops.random import is_random
 from ..ops.registry import bind
 from ..ops.spectral import check_complex_grad
@@ -136,15 +137,16 @@ class _Backward:
         if len(outs) > 1:
             gs = [g if g is not None else _zeros(o) for g, o in zip(gs, outs)]
         in_grads = opdef.grad(ins, outs, gs, op.attrs)
+        flag = _present_when([grads.get(n) for n in op.outputs])
         for x, g in zip(op.inputs, in_grads):
             if g is None:
                 continue
             if isinstance(x, list):
                 for t, gt in zip(x, g):
                     if gt is not None and self.needs(t):
-                        _accumulate(grads, t, gt)
+                        _accumulate(grads, t, _masked(gt, flag))
             elif self.needs(x):
-                _accumulate(grads, x, g)
+                _accumulate(grads, x, _masked(g, flag))
 
     def branch_grad(self, op: Op, block: Block, grads: dict) -> None:
         b = STATE.builder
@@ -185,7 +187,9 @@ class _Backward:
         outs = [_like(b, block.var(n)) for n in free]
         b.append(op.type, list(op.inputs[:1]), [o.name for o in outs], dict(op.attrs),
                  tuple(gblocks))
+        taken = _taken_flags(op, block, free, locals_)
         for n, o in zip(free, outs):
+            o.grad_present_when = taken.get(n)
             _accumulate(grads, n, o)
 
     def while_grad(self, op: Op, block: Block, grads: dict) -> None:
@@ -266,6 +270,48 @@ class _Backward:
                 for idx in op.blocks:
                     need |= self.block_free(idx)
         return need
+
+
+def _taken_flags(op: Op, block: Block, free: list, locals_: list) -> dict:
+    """For a `cond`: name -> a bool value true on the runs whose branch gives the value read
+    from outside a gradient, where only one branch gives it one (eagerly the other run gives
+    it none at all, and nothing it was computed from is differentiated)."""
+    pred = _value(block, op.inputs[0])
+    if op.type != "cond" or not isinstance(pred, Variable):
+        return {}
+    out = {}
+    for n in free:
+        has = [local.get(n) is not None for local in locals_]
+        if has == [True, False]:
+            out[n] = pred
+        elif has == [False, True]:
+            out[n] = logical_not(pred)
+    return out
+
+
+def _present_when(gs: list):
+    """The bool value true on the runs where one of the gradients `gs` of an op's outputs
+    exists in eager code (each from one branch of a tensor `if`), or None where one always
+    does."""
+    flags = [getattr(g, "grad_present_when", None) for g in gs if g is not None]
+    if not flags or any(f is None for f in flags):
+        return None
+    flag = flags[0]
+    for f in flags[1:]:
+        if f is not flag:
+            flag = logical_or(flag, f)
+    return flag
+
+
+def _masked(g, flag):
+    """`g` where `flag` holds, zeros elsewhere: on the runs where eager code gives the op's
+    outputs no gradient, its inputs get none from it either, not the rule's value at a zero
+    gradient (`0 * inf` is NaN: the backward of `1 / norm` at a zero norm)."""
+    if flag is None or not isinstance(g, Variable) or g.kind != "tensor":
+        return g
+    out = where(flag, g, zeros_like(g))
+    out.grad_present_when = flag
+    return out
 
 
 def _draws(program: Program, idx: int) -> bool:

@@ -637,8 +637,6 @@ GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (str
         'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
     'wild3_llm.StaticKVCache': (
         'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
-    'wild3_llm.masked_mean_from_lengths': (
-        'a value read only on the branch of a tensor if not taken (1 / norm at norm 0) still runs its backward in the program: 0 * inf gives NaN where eager gives 0 (silent wrong gradient, left open)'),
     'paddle_ifelse.ConstantsInDict': (
         'in eval mode the case sets a dict key on one path of a tensor if only: converted code refuses that (docs/d2s.md, Known limitations)'),
 }
