@@ -68,6 +68,7 @@ def test_the_else_branch_and_a_chain_of_ops_before_it(x):
     assert len(results) == 2
     (eager_out, eager_grad), (out, grad) = results
     np.testing.assert_allclose(out, _np_root(x, 1.5), rtol=1e-12)
+    np.testing.assert_allclose(out, eager_out, rtol=1e-12)
     assert np.isfinite(grad).all()
     np.testing.assert_allclose(grad, eager_grad, rtol=1e-10)
     if x.min() > 0:  # (finite differences at sqrt's kink would straddle it)
