@@ -332,3 +332,85 @@ def ddim_with_python_schedule(x, alphas):
         trace.append(f"step {step}: a={a:.2f}")
         prev = a
     return x, trace
+
+
+class ConvNeXtBlock(nn.Layer):
+    """ConvNeXt: depthwise conv, channels-last LayerNorm and MLP, an optional layer scale,
+    and a residual; `layer_scale_init` 0 turns the scale off (a Python decision in
+    __init__ read as `self.gamma is not None`)."""
+
+    def __init__(self, dim=2, layer_scale_init=1e-1):
+        super().__init__()
+        self.dwconv = nn.Conv2D(dim, dim, kernel_size=3, padding=1, groups=dim)
+        self.norm = nn.LayerNorm(dim)
+        self.pwconv1 = nn.Linear(dim, 4 * dim)
+        self.pwconv2 = nn.Linear(4 * dim, dim)
+        self.gamma = self.create_parameter(
+            [dim], default_initializer=nn.initializer.Constant(layer_scale_init)) \
+            if layer_scale_init > 0 else None
+
+    def forward(self, x, drop_residual=False):
+        shortcut = x
+        x = self.dwconv(x).transpose([0, 2, 3, 1])
+        x = self.pwconv2(F.gelu(self.pwconv1(self.norm(x))))
+        if self.gamma is not None:
+            x = self.gamma * x
+        x = x.transpose([0, 3, 1, 2])
+        return x if drop_residual else shortcut + x
+
+
+case(args=[(rand(1, 2, 3, 3), False), (rand(1, 2, 3, 3), True)], rtol=1e-4,
+     atol=1e-5)(ConvNeXtBlock)
+
+
+@case(args=[(rand(1, 1, 6, 6), 0, 0.5), (rand(1, 1, 6, 6), 3, 0.5), (rand(1, 1, 6, 6), 1, 0.0)])
+def random_erasing(img, seed, p):
+    """timm's RandomErasing: skipped with probability 1 - p, else up to 10 attempts to find a
+    box that fits (a Python `for ... else`), filled with the image mean."""
+    rng = random.Random(seed)
+    if rng.random() > p:
+        return img
+    _, _, H, W = img.shape
+    for _ in range(10):
+        area = H * W * rng.uniform(0.1, 0.4)
+        aspect = math.exp(rng.uniform(math.log(0.3), math.log(3.3)))
+        h = round(math.sqrt(area * aspect))
+        w = round(math.sqrt(area / aspect))
+        if h < H and w < W:
+            top, left = rng.randint(0, H - h), rng.randint(0, W - w)
+            break
+    else:
+        return img
+    erased = img.clone()
+    erased[:, :, top:top + h, left:left + w] = img.mean()
+    return erased
+
+
+class MultiCropBackbone(nn.Layer):
+    """DINO's MultiCropWrapper: crops of the same resolution run through the backbone
+    together (grouped by shape with a Python loop), their outputs concatenated in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(2, 3)
+
+    def forward(self, crops):
+        if not isinstance(crops, list):
+            crops = [crops]
+        sizes = [c.shape[-1] for c in crops]
+        idx_crops, start = [], 0
+        for i in range(1, len(sizes) + 1):
+            if i == len(sizes) or sizes[i] != sizes[start]:
+                idx_crops.append(i)
+                start = i
+        start_idx, output = 0, []
+        for end_idx in idx_crops:
+            batch = paddle.concat(crops[start_idx:end_idx], axis=0)
+            feats = batch.mean(axis=[-2, -1])
+            output.append(feats)
+            start_idx = end_idx
+        return self.head(paddle.concat(output, axis=0))
+
+
+case(args=[([rand(1, 2, 4, 4), rand(1, 2, 4, 4), rand(1, 2, 2, 2)],), (rand(2, 2, 4, 4),)],
+     rtol=1e-5, atol=1e-6)(MultiCropBackbone)

@@ -7,11 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "wild3_training.amp_unscale_and_update": (
-        "a trace on every call: the guards record the attributes of a plain object the trace "
-        "itself made (`scaler = _LossScaler()`, then `scaler.update(...)` reads self.scale), "
-        "so the next call sees them changed and traces again (right values, one program per "
-        "call)"),
     "wild3_training.AccumulateAndClip": (
         "gradient accumulation with one backward() per micro-batch: converted code allows "
         "one backward() per function (docs/training.md), the error names the second one"),
