@@ -18,7 +18,7 @@ import contextlib
 
 from ..ops import registry
 from ..ops.arrays import add_array_grads, array_length, array_read, zero_array_grad
-from ..ops.creation import ones_like, zeros_like
+from ..ops.creation import full, ones_like, zeros_like
 from ..ops.logic import logical_not, logical_or, where
 from ..ops.random import is_random
 from ..ops.registry import bind
@@ -211,9 +211,14 @@ class _Backward:
                    else _zeros(outs[k]) for k in carried]
         g_free = [_zeros(block.var(f)) for f in free]
         reached: set = set()  # the free values the body's gradient ops give a gradient
+        # free values a branch of a tensor `if` in the body reads: whether any trip gave them
+        # a gradient (`_masked`), carried as a flag
+        branchy = [f for f in free if f in self._one_branch_reads(bblk.idx)]
+        always: set = set()  # (those given one on trips whatever their branches)
 
         def body(i, *state):
-            gc, gf = list(state[:len(carried)]), list(state[len(carried):])
+            gc, gf = list(state[:len(carried)]), list(state[len(carried):len(carried) + len(free)])
+            flags = list(state[len(carried) + len(free):])
             saved = [array_read(s, i) for s in saves]
             for v, p in zip(saved, pvars):
                 v.kind = p.kind  # a saved tensor array reads back as an array
@@ -226,20 +231,39 @@ class _Backward:
             self.run_block(bblk, local)
             new_c = [local.get(bblk.params[k]) for k in carried]
             new_c = [g if g is not None else _zeros(pvars[k]) for g, k in zip(new_c, carried)]
+            for j, f in enumerate(branchy):
+                trip = getattr(local.get(f), "grad_present_when", None)
+                if trip is None and local.get(f) is not None:
+                    always.add(f)
+                flags[j] = flags[j] if trip is None else logical_or(flags[j], trip)
             for f, g in zip(free, gf):
                 if local.get(f) is not None:
                     reached.add(f)
                     _accumulate(local, f, g)
             new_f = [local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
-            return [i - 1] + new_c + new_f
+            return [i - 1] + new_c + new_f + flags
 
-        res = while_loop(lambda i, *s: i >= 0, body, [start] + g_carry + g_free)
+        res = while_loop(lambda i, *s: i >= 0, body, [start] + g_carry + g_free + [
+            full([], False, "bool") for _ in branchy])
         for k, g in zip(carried, res[1:1 + len(carried)]):
             if self.needs(op.inputs[k]):
                 _accumulate(grads, op.inputs[k], g)
-        for f, g in zip(free, res[1 + len(carried):]):
+        given = dict(zip(branchy, res[1 + len(carried) + len(free):]))
+        for f, g in zip(free, res[1 + len(carried):1 + len(carried) + len(free)]):
             if f in reached:  # (one no op gives a gradient gets none, as eagerly: not zeros)
+                if f in given and f not in always:
+                    g.grad_present_when = given[f]
                 _accumulate(grads, f, g)
+
+    def _one_branch_reads(self, idx: int) -> set:
+        """Names a `cond` in block `idx` (or in a block below it) reads in one branch only."""
+        out = set()
+        for op in self.program.blocks[idx].ops:
+            if op.type == "cond" and len(op.blocks) == 2:
+                out |= self.block_free(op.blocks[0]) ^ self.block_free(op.blocks[1])
+            for sub in op.blocks:
+                out |= self._one_branch_reads(sub)
+        return out
 
 
     def _live_carried(self, op: Op, bblk: Block, grads: dict) -> tuple:

@@ -81,3 +81,39 @@ def test_one_program_for_both_paths():
     for x in ([0.0, 1.0], [0.5, 1.0], [-1.0, 2.0]):
         _grads(static, np.array(x), 2.0)
     assert len(static.program_cache) == 1
+
+
+def halving_sum(x):
+    root = rt.sqrt(x)  # read only by the if branch of a tensor `if` in a tensor `while`
+    s = x.sum()
+    h = s * 0
+    while s > 0.5:
+        if (x * s).min() > 0.1:
+            h = h + (root * s).sum()
+        else:
+            h = h + s
+        s = s * 0.5
+    return h
+
+
+def _np_halving_sum(x):
+    s, h = x.sum(), 0.0
+    while s > 0.5:
+        h = h + (np.sqrt(x) * s).sum() if (x * s).min() > 0.1 else h + s
+        s = s * 0.5
+    return h
+
+
+@pytest.mark.parametrize("x", [[0.0, 1.0], [0.25, 1.0], [0.05, 3.0], [0.1, 0.2]],
+                         ids=["never the if branch", "always", "on the first trip only", "no trip"])
+def test_a_branch_inside_a_graph_loop_that_no_trip_takes(x):
+    x = np.array(x)
+    static = d2s.to_static(halving_sum)
+    (eager_out, eager_grad), (out, grad) = [_grads(f, x) for f in (halving_sum, static)]
+    np.testing.assert_allclose(out, _np_halving_sum(x), rtol=1e-12)
+    np.testing.assert_allclose(out, eager_out, rtol=1e-12)
+    assert np.isfinite(grad).all()
+    np.testing.assert_allclose(grad, eager_grad, rtol=1e-10)
+    if x.min() > 0:
+        np.testing.assert_allclose(
+            grad, numeric_grad(lambda v: _np_halving_sum(v) ** 2, x), rtol=1e-5)
