@@ -21,6 +21,8 @@ What is guarded, per value read:
   `ACT(x)` with `ACT = rt.tanh`), so a swapped layer or activation needs another program.
   Modules are not rebound in practice, and the library's own names (`rt.tanh`) are not
   guarded.
+An object of a user class the trace made (`constructor`) is made anew on every call: its own
+fields are not guarded, the objects they hold are.
 Only values found in an object's own `__dict__` (or a Layer's buffers), a module's globals or
 a closure cell are read: no property or `__getattr__` runs while guarding. A property of a
 user class (`self.factor`) ran unconverted while tracing, so what its getter reads is guarded
@@ -55,6 +57,7 @@ class _Recording(threading.local):
         self.guards = None  # the list being filled by the trace running in this thread
         self.seen = None
         self.passed = None  # ids of the objects the traced call was passed (`passed_in`)
+        self.made = None  # id -> object, for the objects of user classes the trace made
 
 
 _REC = _Recording()
@@ -82,15 +85,15 @@ class recording:
     """While tracing: collect the guards of every user function that runs (a context)."""
 
     def __enter__(self):
-        self.outer = (_REC.guards, _REC.seen, _REC.passed)
-        _REC.guards, _REC.seen, _REC.passed = [], set(), set()
+        self.outer = (_REC.guards, _REC.seen, _REC.passed, _REC.made)
+        _REC.guards, _REC.seen, _REC.passed, _REC.made = [], set(), set(), {}
         self.outer_hook = watch_value_reads(value_read)
         return self
 
     def __exit__(self, *exc):
         watch_value_reads(self.outer_hook)
         self.guards = tuple(_REC.guards)
-        _REC.guards, _REC.seen, _REC.passed = self.outer
+        _REC.guards, _REC.seen, _REC.passed, _REC.made = self.outer
         return False
 
 
@@ -156,6 +159,22 @@ def passed_in(arguments: dict) -> None:
             _REC.passed.update(id(v) for v in pytree.children(value)[0])
 
 
+def constructor(cls: type):
+    """What converted code calls for the user class `cls` while a trace records guards: `cls`,
+    remembering the objects it makes. Such an object is made anew on every call, so the
+    values its methods read from it (`self.scale` of a loss scaler made in the function) are
+    not guarded: guarding them would compare the next call with the object this trace
+    left, changed by the trace itself, and trace every call again."""
+    if _REC.made is None or ignored_module(cls.__module__):
+        return cls
+
+    def make(*args, **kwargs):
+        obj = cls(*args, **kwargs)
+        _REC.made[id(obj)] = obj  # (kept alive while tracing: its id is not reused)
+        return obj
+    return make
+
+
 def record(fn, reads, instance=None, arguments=None) -> None:
     """Record the guards for `reads` (a `pyct.reads.Reads` of `fn`) as `fn` starts running,
     with `instance` bound to its first parameter (None for a plain function) and `arguments`
@@ -198,7 +217,8 @@ def record(fn, reads, instance=None, arguments=None) -> None:
             continue
         if isinstance(obj, types.ModuleType) and _library_module(obj):
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
-        _record_chain(guards, obj, where, chain[1:])
+        made = obj is instance and _REC.made is not None and id(obj) in _REC.made
+        _record_chain(guards, obj, where, chain[1:], made)
 
 
 def _chain_root(root: str, reads, instance, arguments: dict, cells: dict, glob: dict):
@@ -220,8 +240,9 @@ def _chain_root(root: str, reads, instance, arguments: dict, cells: dict, glob: 
     return None
 
 
-def _record_chain(guards: list, obj, where: str, attrs) -> None:
-    """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor."""
+def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> None:
+    """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor; of an
+    object the trace `made`, the steps after its own attributes (`constructor`)."""
     for i, attr in enumerate(attrs):
         if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
             path = f"{where}[{attr[0]!r}]"
@@ -244,7 +265,8 @@ def _record_chain(guards: list, obj, where: str, attrs) -> None:
                 place, value = _elsewhere(obj, attr, path)
         if value is _MISSING:
             break
-        _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
+        if not (made and i == 0):
+            _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
         if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
                 isinstance(value, type) and not _library_class(value)):
             break  # (a user class is followed: `Config.Head.scale`)

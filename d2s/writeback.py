@@ -202,7 +202,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v):
+        if isinstance(old, rt.Tensor) and is_variable(v) and _same_kind(old, v):
             s.set(_update(old, v, s.path))
             continue
         if old is not None and not isinstance(old, rt.Tensor):
@@ -286,6 +286,13 @@ def _update(old, v, path):
             "tensor kept on an object must keep its shape and dtype in converted code")
     old.set_value(v)
     return old
+
+
+def _same_kind(old, v) -> bool:
+    """Whether the graph value `v` can be written into the Tensor `old` in place; one of
+    another shape or dtype (a buffer rebound to a longer cache) is stored as a new Tensor
+    after each call, which the next call's guards see as another tensor."""
+    return old.dtype == v.dtype and tuple(old.shape) == tuple(v.shape)
 
 
 def apply(result):

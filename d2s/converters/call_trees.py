@@ -21,7 +21,7 @@ import types
 import gast
 
 from .. import hidden_state
-from ..call_policy import TENSOR_METHODS, never_converted
+from ..call_policy import TENSOR_METHODS, ignored_module, never_converted
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
@@ -79,6 +79,8 @@ class CallTrees(Base):
                 return False  # `_d2s.call` remembers the generators made in the call
         except TypeError:
             pass
+        if isinstance(obj, type) and not ignored_module(obj.__module__):
+            return False  # a user class: `_d2s.call` remembers the objects made while tracing
         return never_converted(obj)
 
     def _resolve(self, f):

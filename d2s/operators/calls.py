@@ -80,6 +80,8 @@ def _call(f):
         return _call(f.__wrapped__) if active_builder() is not None else f
     if isinstance(f, functools.partial):
         return functools.partial(_call(f.func), *f.args, **f.keywords)
+    if isinstance(f, type):
+        return guards.constructor(f)
     if never_converted(f) or not callable(f):
         return f
     layer_call = _layer_call(f)

@@ -170,12 +170,12 @@ class Layer:
         elif buffers is not None and name in buffers:
             old = buffers[name]
             if isinstance(value, VariableBase) and value.stop_gradient and isinstance(
-                    old, Tensor):
+                    old, Tensor) and _fits(value, old):
                 old.set_value(value)  # tracing: write the buffer's persistable variable
             elif value is None or isinstance(value, (Tensor, VariableBase)):
-                # (a graph value with a gradient path while tracing: rebound, as eager rebinds
-                # the buffer to the new tensor; d2s writes it back into the buffer after
-                # each call)
+                # (a graph value with a gradient path, or of another shape or dtype, while
+                # tracing: rebound, as eager rebinds the buffer to the new tensor; d2s writes
+                # it back into the buffer after each call)
                 buffers[name] = value
             else:
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}': "
@@ -502,3 +502,11 @@ def _is_dtype(value) -> bool:
         return True
     except (TypeError, ValueError):
         return False
+
+
+def _fits(value: VariableBase, old: Tensor) -> bool:
+    """Whether a graph value can be written into the buffer `old` in place: its dtype, and its
+    shape where the trace knows it (-1: known when the program runs)."""
+    shape = value._static_shape
+    return value.dtype == old.dtype and len(shape) == len(old.shape) and all(
+        a in (b, -1) for a, b in zip(shape, old.shape))

@@ -4,6 +4,7 @@
 gradient."""
 from __future__ import annotations
 
+from ..core import is_tensor
 from ..dtypes import convert_dtype, int32, int64
 from . import infer as I
 from .registry import Meta, OpError, OpTypeError, bind, register
@@ -100,7 +101,9 @@ def unique(x, return_index: bool = False, return_inverse: bool = False,
 
 # ---- bincount --------------------------------------------------------------------------------
 
-def _bincount_kernel(xp, x, weights=None, minlength=0):
+def _bincount_kernel(xp, x, weights=None, length=None, minlength=0):
+    if length is not None:  # (a 0-d int array: a length computed by the program)
+        minlength = _min_length(int(length))
     if x.size and int(x.min()) < 0:
         raise OpError(f"bincount: x holds a negative value ({int(x.min())}); values must be "
                       ">= 0")
@@ -108,8 +111,11 @@ def _bincount_kernel(xp, x, weights=None, minlength=0):
     return out if weights is None else out.astype(weights.dtype)
 
 
-def _bincount_infer(x, weights=None, minlength=0):
+def _bincount_infer(x, weights=None, length=None, minlength=0):
     I.check_tensor("bincount", "x", x)
+    if length is not None and (len(length.shape) != 0 or length.dtype.kind not in "iu"):
+        raise OpTypeError(f"bincount: minlength must be an int or a 0-d int tensor, got "
+                          f"{length.dtype.name}{I.fmt(length.shape)}")
     if len(x.shape) != 1 or x.dtype.kind not in "iu":
         raise OpTypeError(f"bincount: x must be a 1-D integer tensor, got "
                           f"{x.dtype.name}{I.fmt(x.shape)}")
@@ -125,17 +131,24 @@ BINCOUNT = register(
         "least `minlength` long.")
 
 
-def bincount(x, weights=None, minlength: int = 0, name=None):
+def bincount(x, weights=None, minlength=0, name=None):
     """Count each value of the non-negative 1-D int tensor `x` (summing `weights` instead
-    when given); the result has `max(x) + 1` entries, at least `minlength`.
+    when given); the result has `max(x) + 1` entries, at least `minlength` (an int, or a
+    0-d int tensor).
 
     >>> import runtime as rt
     >>> rt.bincount(rt.to_tensor([1, 1, 3])).tolist()
     [0, 2, 0, 1]
     """
-    if minlength < 0:
-        raise OpError(f"bincount: minlength must be >= 0, got {minlength}")
-    return bind(BINCOUNT, (x, weights), {"minlength": int(minlength)})
+    if is_tensor(minlength):  # (`int(batch.max()) + 1` in converted code: known at run time)
+        return bind(BINCOUNT, (x, weights, minlength), {})
+    return bind(BINCOUNT, (x, weights), {"minlength": _min_length(int(minlength))})
+
+
+def _min_length(n: int) -> int:
+    if n < 0:
+        raise OpError(f"bincount: minlength must be >= 0, got {n}")
+    return n
 
 
 # ---- searchsorted / bucketize ----------------------------------------------------------------

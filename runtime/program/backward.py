@@ -18,7 +18,8 @@ import contextlib
 
 from ..ops import registry
 from ..ops.arrays import add_array_grads, array_length, array_read, zero_array_grad
-from ..ops.creation import ones_like, zeros_like
+from ..ops.creation import full, ones_like, zeros_like
+from ..ops.logic import logical_not, logical_or, where
 from ..ops.random import is_random
 from ..ops.registry import bind
 from ..ops.spectral import check_complex_grad
@@ -136,15 +137,16 @@ class _Backward:
         if len(outs) > 1:
             gs = [g if g is not None else _zeros(o) for g, o in zip(gs, outs)]
         in_grads = opdef.grad(ins, outs, gs, op.attrs)
+        flag = _present_when([grads.get(n) for n in op.outputs])
         for x, g in zip(op.inputs, in_grads):
             if g is None:
                 continue
             if isinstance(x, list):
                 for t, gt in zip(x, g):
                     if gt is not None and self.needs(t):
-                        _accumulate(grads, t, gt)
+                        _accumulate(grads, t, _masked(gt, flag))
             elif self.needs(x):
-                _accumulate(grads, x, g)
+                _accumulate(grads, x, _masked(g, flag))
 
     def branch_grad(self, op: Op, block: Block, grads: dict) -> None:
         b = STATE.builder
@@ -185,7 +187,9 @@ class _Backward:
         outs = [_like(b, block.var(n)) for n in free]
         b.append(op.type, list(op.inputs[:1]), [o.name for o in outs], dict(op.attrs),
                  tuple(gblocks))
+        taken = _taken_flags(op, block, free, locals_)
         for n, o in zip(free, outs):
+            o.grad_present_when = taken.get(n)
             _accumulate(grads, n, o)
 
     def while_grad(self, op: Op, block: Block, grads: dict) -> None:
@@ -207,9 +211,14 @@ class _Backward:
                    else _zeros(outs[k]) for k in carried]
         g_free = [_zeros(block.var(f)) for f in free]
         reached: set = set()  # the free values the body's gradient ops give a gradient
+        # free values a branch of a tensor `if` in the body reads: whether any trip gave them
+        # a gradient (`_masked`), carried as a flag
+        branchy = [f for f in free if f in self._one_branch_reads(bblk.idx)]
+        always: set = set()  # (those given one on trips whatever their branches)
 
         def body(i, *state):
-            gc, gf = list(state[:len(carried)]), list(state[len(carried):])
+            gc, gf = list(state[:len(carried)]), list(state[len(carried):len(carried) + len(free)])
+            flags = list(state[len(carried) + len(free):])
             saved = [array_read(s, i) for s in saves]
             for v, p in zip(saved, pvars):
                 v.kind = p.kind  # a saved tensor array reads back as an array
@@ -222,20 +231,39 @@ class _Backward:
             self.run_block(bblk, local)
             new_c = [local.get(bblk.params[k]) for k in carried]
             new_c = [g if g is not None else _zeros(pvars[k]) for g, k in zip(new_c, carried)]
+            for j, f in enumerate(branchy):
+                trip = getattr(local.get(f), "grad_present_when", None)
+                if trip is None and local.get(f) is not None:
+                    always.add(f)
+                flags[j] = flags[j] if trip is None else logical_or(flags[j], trip)
             for f, g in zip(free, gf):
                 if local.get(f) is not None:
                     reached.add(f)
                     _accumulate(local, f, g)
             new_f = [local[f] if local.get(f) is not None else g for g, f in zip(gf, free)]
-            return [i - 1] + new_c + new_f
+            return [i - 1] + new_c + new_f + flags
 
-        res = while_loop(lambda i, *s: i >= 0, body, [start] + g_carry + g_free)
+        res = while_loop(lambda i, *s: i >= 0, body, [start] + g_carry + g_free + [
+            full([], False, "bool") for _ in branchy])
         for k, g in zip(carried, res[1:1 + len(carried)]):
             if self.needs(op.inputs[k]):
                 _accumulate(grads, op.inputs[k], g)
-        for f, g in zip(free, res[1 + len(carried):]):
+        given = dict(zip(branchy, res[1 + len(carried) + len(free):]))
+        for f, g in zip(free, res[1 + len(carried):1 + len(carried) + len(free)]):
             if f in reached:  # (one no op gives a gradient gets none, as eagerly: not zeros)
+                if f in given and f not in always:
+                    g.grad_present_when = given[f]
                 _accumulate(grads, f, g)
+
+    def _one_branch_reads(self, idx: int) -> set:
+        """Names a `cond` in block `idx` (or in a block below it) reads in one branch only."""
+        out = set()
+        for op in self.program.blocks[idx].ops:
+            if op.type == "cond" and len(op.blocks) == 2:
+                out |= self.block_free(op.blocks[0]) ^ self.block_free(op.blocks[1])
+            for sub in op.blocks:
+                out |= self._one_branch_reads(sub)
+        return out
 
 
     def _live_carried(self, op: Op, bblk: Block, grads: dict) -> tuple:
@@ -266,6 +294,48 @@ class _Backward:
                 for idx in op.blocks:
                     need |= self.block_free(idx)
         return need
+
+
+def _taken_flags(op: Op, block: Block, free: list, locals_: list) -> dict:
+    """For a `cond`: name -> a bool value true on the runs whose branch gives the value read
+    from outside a gradient, where only one branch gives it one (eagerly the other run gives
+    it none at all, and nothing it was computed from is differentiated)."""
+    pred = _value(block, op.inputs[0])
+    if op.type != "cond" or not isinstance(pred, Variable):
+        return {}
+    out = {}
+    for n in free:
+        has = [local.get(n) is not None for local in locals_]
+        if has == [True, False]:
+            out[n] = pred
+        elif has == [False, True]:
+            out[n] = logical_not(pred)
+    return out
+
+
+def _present_when(gs: list):
+    """The bool value true on the runs where one of the gradients `gs` of an op's outputs
+    exists in eager code (each from one branch of a tensor `if`), or None where one always
+    does."""
+    flags = [getattr(g, "grad_present_when", None) for g in gs if g is not None]
+    if not flags or any(f is None for f in flags):
+        return None
+    flag = flags[0]
+    for f in flags[1:]:
+        if f is not flag:
+            flag = logical_or(flag, f)
+    return flag
+
+
+def _masked(g, flag):
+    """`g` where `flag` holds, zeros elsewhere: on the runs where eager code gives the op's
+    outputs no gradient, its inputs get none from it either, not the rule's value at a zero
+    gradient (`0 * inf` is NaN: the backward of `1 / norm` at a zero norm)."""
+    if flag is None or not isinstance(g, Variable) or g.kind != "tensor":
+        return g
+    out = where(flag, g, zeros_like(g))
+    out.grad_present_when = flag
+    return out
 
 
 def _draws(program: Program, idx: int) -> bool:

@@ -133,6 +133,11 @@ class _Gen:
             for r in b.results:
                 if r.__class__ is str:
                     self.reads_in.setdefault(r, set()).add(b.idx)
+        for b in prog.blocks:  # a `recompute` emits its block again where it stands, so what
+            for op in b.ops:  # that block reads from outside is read there too (a loop body
+                if op.type == "recompute":  # recomputed in a backward loop reads values of
+                    for n in self.block_free(op.blocks[0]):  # the loop around it)
+                        self.reads_in.setdefault(n, set()).add(b.idx)
         self.defined_in: dict = {}
         for b in prog.blocks:
             for n in b.params:

@@ -129,6 +129,9 @@ class Variable(core.VariableBase):
     stop_when = None
     # ... and for a tensor array whose items' flags differ, a bool array of them
     item_stops = None
+    # For a gradient that eager code has on some runs only (given by one branch of a tensor
+    # `if`): a 0-d bool value, True on those runs (`backward._masked`)
+    grad_present_when = None
     # A tensor array known to hold no items (its stop_gradient says nothing about items)
     no_items = False
     # `y = x.detach()` shares x's memory in eager code, so a write into either shows in both:

@@ -35,6 +35,8 @@ from . import (  # noqa: F401  isort: skip
     cases_wild_metrics, cases_wild_stateful, cases_wild_algorithms,
     cases_wild2_graph, cases_wild2_speech, cases_wild2_transformer, cases_wild2_diffusion,
     cases_wild2_recsys, cases_wild2_science, cases_wild2_idioms,
+    cases_wild3_vision, cases_wild3_llm, cases_wild3_training, cases_wild3_data,
+    cases_wild3_idioms, cases_wild3_streaming,
     cases_paddle_ifelse, cases_paddle_loops, cases_paddle_containers, cases_paddle_calls,
     cases_paddle_models, cases_paddle_checks)
 
