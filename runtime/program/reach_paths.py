@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ..ops import registry
 from .ir import Program
-from .reached import Branch, _op_reads
+from .reached import Branch, Carries, Ran, _op_reads
 
 # Sites kept per value before it counts as reached on every run (the old, read-based answer:
 # a zero gradient, never a missing one).
@@ -70,6 +70,10 @@ class _Paths:
             if op.type == "cond":
                 self.cond(op)
                 continue
+            if op.type == "while" and len(op.outputs) > len(self.program.block(
+                    op.blocks[1]).params):  # (differentiated: it saves its iterations)
+                self.loop(op)
+                continue
             if op.type in registry.OPS and registry.OPS[op.type].nondiff:
                 continue
             sites = _merge([live[o] for o in op.outputs if o.__class__ is str and o in live
@@ -98,6 +102,31 @@ class _Paths:
                     _add(live, result, {s + (taken,): None for s in live[out]})
             self.walk(block.ops)
 
+    def loop(self, op) -> None:
+        """What a differentiated `while` op's outputs that reach depend on along gradient
+        paths through its trips (`loop_paths`): an entry value or an outer value it reads,
+        under the output's sites and, unless that holds on every run, a `Carries` (or,
+        for a value every trip reads on such a path, `Ran`) condition."""
+        live = self.live
+        n = len(self.program.block(op.blocks[1]).params)
+        saves = op.outputs[n]
+        deps, always, possible = loop_paths(self.program, op)
+        for k in possible:
+            out = op.outputs[k]
+            if out not in live:
+                continue
+            for source in possible[k]:
+                target = op.inputs[source] if isinstance(source, int) else source
+                if target.__class__ is not str:
+                    continue
+                if (k, source) in always:
+                    more = live[out]
+                else:
+                    c = (Ran(saves) if () in deps[k].get(source, ()) and not isinstance(source, int)
+                         else Carries(saves, k, source))
+                    more = {site + (c,): None for site in live[out]}
+                _add(live, target, more)
+
     def carries(self, name: str, loosely: bool) -> bool:
         """Whether the value `name` can carry a gradient: floating, and (unless `loosely`:
         the output of a loop, whose static flag may be its entry's) not `stop_gradient`; a
@@ -110,6 +139,59 @@ class _Paths:
         if not (v.dtype.is_floating or v.dtype.is_complex):
             return False
         return loosely or not v.stop_gradient
+
+
+def loop_paths(program: Program, loop) -> tuple:
+    """One trip of the differentiated `while` op `loop`, for its carried values `k` that can
+    carry a gradient: `(deps, always, possible)`. `deps[k]` maps each source (an int `j`:
+    carried value `j` at the trip's start; a name: a value from outside the loop) to the
+    body-level sites under which the trip's new value `k` depends on it along a gradient path;
+    `possible[k]`: the sources value `k` can depend on after some number of trips (its own
+    entry value `k` from the start); `always`: the pairs `(k, source)` that hold after every
+    number of trips (a body that keeps `k`'s path from its entry on every trip)."""
+    body = program.block(loop.blocks[1])
+    index = {name: j for j, name in enumerate(body.params)}
+    paths = _Paths(program)
+    carried = zip(loop.outputs[:len(body.results)], body.results, strict=True)
+    grads = [k for k, (out, res) in enumerate(carried)
+             if res.__class__ is str and paths.carries(out, True)]
+    inside = _defined_below(program, body.idx)
+    deps: dict = {}
+    for k in grads:
+        paths = _Paths(program)
+        paths.live[body.results[k]] = {(): None}
+        paths.walk(body.ops)
+        deps[k] = {}
+        for name, sites in paths.live.items():
+            j = index.get(name)
+            if j in grads or (j is None and name not in inside and paths.carries(name, True)):
+                deps[k][name if j is None else j] = sites
+    possible = {k: {k} for k in grads}
+    changed = True
+    while changed:
+        changed = False
+        for k in grads:
+            more = set().union(*[possible[j] if isinstance(j, int) else {j} for j in deps[k]])
+            if not more <= possible[k]:
+                possible[k] |= more
+                changed = True
+    always = {(k, k) for k in grads}
+    while True:
+        kept = {(k, s) for k, s in always
+                if any(() in sites and (j, s) in always for j, sites in deps[k].items())}
+        if kept == always:
+            break
+        always = kept
+    return deps, always, {k: sorted(possible[k], key=str) for k in grads}
+
+
+def _defined_below(program: Program, idx: int) -> set:
+    """The names of the variables of block `idx` and of the blocks below it."""
+    names: set = set()
+    for block in program.blocks:
+        if any(b.idx == idx for b in block.ancestors()):
+            names.update(block.vars)
+    return names
 
 
 def _add(live: dict, name: str, sites) -> None:

@@ -22,6 +22,8 @@ is one of
   bool (no gradient path), and a branch inside it is decided on values that never leave it;
 - `Case(index, cases, k)`: a `switch_case` op (`self.layers[i](h)` with a tensor `i`) ran
   its block `k`;
+- `Carries(saves, k, source)`: after that `while` op, its carried value `k` depends along a
+  gradient path on `source` (`reach_paths` follows gradient paths through loop bodies);
 - `Trips(saves, site)`: on some trip of that `while` op the conditions of `site` (a site of
   the loop body: its own top-level `cond` ops, the loops inside it) all held. A parameter read
   only on a branch of a tensor `if` inside the body of a loop that ran, when no trip took that
@@ -76,6 +78,18 @@ class Trips(NamedTuple):
 
     saves: str
     site: tuple
+
+
+class Carries(NamedTuple):
+    """After the `while` op that saves into `saves`, its carried value `k` depends along a
+    gradient path on `source`: the loop's entry value of carried value `source` (an int) or a
+    value the body reads from outside the loop (a name). A trip's body may cut that path (a
+    `detach()` a tensor `if` in the body chooses), so the loop carries the answer
+    (`reach_values.loop_reach`)."""
+
+    saves: str
+    k: int
+    source: object
 
 
 def reach_conditions(program: Program, names, ops=None) -> dict:

@@ -119,3 +119,68 @@ def test_early_exit_gradients_match_finite_differences(v):
             want = numeric_grad(lambda w, name=name: _early_exit_reference(
                 {**params, name: w}, x.astype(np.float64))[0], params[name])
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+class TruncatedRecurrence(rt.nn.Layer):
+    """A recurrent cell run for a tensor number of steps (`for i in range(n)`, n from the
+    input); a step whose state grows past a limit truncates backpropagation there
+    (`h.detach()` under a tensor `if`), as truncated BPTT does. The input projection is
+    reached only while no step truncated; the cell only when a step ran after the last
+    truncation."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = rt.nn.Linear(3, 3)
+        self.cell = rt.nn.Linear(3, 3)
+        self.out = rt.nn.Linear(3, 1)
+        _init(self, 11)
+
+    def forward(self, x):
+        h = rt.tanh(self.inp(x))
+        for _ in range(rt.cast(rt.clip(x[0] + 1.0, 0.0, 3.0), "int64")):
+            h = rt.tanh(self.cell(h) + x * 0.5)
+            if rt.abs(h).sum() > 1.5:
+                h = h.detach()
+        return (self.out(h) ** 2).sum()
+
+
+def _truncated_reference(p, x, cut=None):
+    """(loss, {layer: reached}, {step: the state it truncated}) in float64; `cut` (the last
+    item of a run with other parameters) holds the truncated states fixed, as `detach()`
+    does for finite differences."""
+    h = np.tanh(_linear(p, "inp", x))
+    reached = {"inp": True, "cell": False, "out": True}
+    truncated = {}
+    for step in range(int(np.clip(np.float32(x[0]) + np.float32(1.0), 0.0, 3.0))):
+        h = np.tanh(_linear(p, "cell", h) + x * 0.5)
+        reached["cell"] = True
+        if np.abs(h).sum() > 1.5:
+            h = truncated[step] = h if cut is None else cut[step]
+            reached["inp"] = reached["cell"] = False
+    return (_linear(p, "out", h) ** 2).sum(), reached, truncated
+
+
+# no step / steps, none truncated / the last step truncated / a step after a truncation
+TRUNCATED_INPUTS = [[-0.3, 0.2, -1.4], [1.3, 0.1, -1.0], [1.0, -0.4, -1.3], [1.7, -0.6, -1.3]]
+
+
+def test_truncation_under_a_tensor_if_in_a_graph_loop_reaches_as_eager():
+    _train_alike(TruncatedRecurrence, lambda p, x: _truncated_reference(p, x)[:2],
+                 TRUNCATED_INPUTS, ("inp", "cell", "out"))
+
+
+@pytest.mark.parametrize("v", TRUNCATED_INPUTS[1:])
+def test_truncated_gradients_match_finite_differences(v):
+    net = TruncatedRecurrence()
+    converted = d2s.to_static(net)
+    x = np.array(v, "float32")
+    converted(rt.to_tensor(x)).backward()
+    params = _params(net)
+    _, reached, cut = _truncated_reference(params, x.astype(np.float64))
+    for name in ("inp.weight", "cell.weight", "out.weight"):
+        got = dict(net.named_parameters())[name].grad
+        assert (got is not None) == reached[name.split(".")[0]], name
+        if got is not None:
+            want = numeric_grad(lambda w, name=name: _truncated_reference(
+                {**params, name: w}, x.astype(np.float64), cut)[0], params[name])
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-6, err_msg=name)
