@@ -184,3 +184,75 @@ def test_truncated_gradients_match_finite_differences(v):
             want = numeric_grad(lambda w, name=name: _truncated_reference(
                 {**params, name: w}, x.astype(np.float64), cut)[0], params[name])
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+class NestedRefineStep(rt.nn.Layer):
+    """A whole training step converted at once: an outer tensor `while` runs an inner one
+    that refines `h` and detaches it when it saturates; then `backward()` and a Momentum step
+    with weight decay inside the function."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = rt.nn.Linear(3, 3)
+        self.inner = rt.nn.Linear(3, 3)
+        self.head = rt.nn.Linear(3, 1)
+        _init(self, 5)
+        self.opt = rt.optimizer.Momentum(0.1, momentum=0.9, parameters=self.parameters(),
+                                         weight_decay=0.05)
+
+    def forward(self, x):
+        h = rt.tanh(self.embed(x))
+        i = rt.zeros([])
+        while i < rt.abs(x[0]):
+            i = i + 1.0
+            j = rt.zeros([])
+            while j < rt.abs(x[1]):
+                j = j + 1.0
+                h = rt.tanh(self.inner(h)) + h * 0.5
+                if rt.abs(h).sum() > 2.5:
+                    h = h.detach() * 0.25
+        loss = (self.head(h) ** 2).sum()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+def _nested_refine_reference(p, x):
+    """(loss, {layer: reached}) in float64 (the float32 loop bounds as the program has them)."""
+    h = np.tanh(_linear(p, "embed", x))
+    reached = {"embed": True, "inner": False, "head": True}
+    for _ in range(int(np.ceil(abs(np.float32(x[0]))))):
+        for _ in range(int(np.ceil(abs(np.float32(x[1]))))):
+            h = np.tanh(_linear(p, "inner", h)) + h * 0.5
+            reached["inner"] = True
+            if np.abs(h).sum() > 2.5:
+                h = h * 0.25
+                reached["embed"] = reached["inner"] = False
+    return (_linear(p, "head", h) ** 2).sum(), reached
+
+
+# both reached / a cut in an earlier trip / a cut in the last trip / no inner trip
+NESTED_INPUTS = [[0.5, 1.1, 0.2], [-2.4, 1.6, 2.1], [2.4, 0.9, 0.8], [-2.1, 0.0, 1.2]]
+
+
+def test_cut_in_a_nested_graph_loop_of_a_converted_step_reaches_as_eager():
+    eager, static = NestedRefineStep(), NestedRefineStep()
+    converted = d2s.to_static(static)
+    paths = set()
+    for step, v in enumerate(NESTED_INPUTS * 2):
+        x = np.array(v, "float32")
+        want, reached = _nested_refine_reference(_params(eager), x.astype(np.float64))
+        paths.add(tuple(sorted(reached.items())))
+        for net, fn in ((eager, eager), (static, converted)):
+            np.testing.assert_allclose(fn(rt.to_tensor(x)), want, rtol=1e-5)
+            for layer in reached:
+                got = getattr(net, layer).weight.grad
+                assert (got is not None) == reached[layer], (step, layer, fn)
+            net.opt.clear_grad(set_to_zero=False)
+        named = [dict(m.named_parameters()) for m in (eager, static)]
+        assert len(named[0]) == len(named[1])
+        for name, p in named[0].items():
+            np.testing.assert_allclose(named[1][name].numpy(), p.numpy(), rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{name} after step {step}")
+    assert len(paths) == len(NESTED_INPUTS)
+    assert len(converted.forward.program_cache) == 1
