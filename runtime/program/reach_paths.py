@@ -9,9 +9,13 @@ feats.detach() * 0.5`. Eagerly, a run that takes the detaching branch leaves the
 `gradient_sites(program, names, outs)` walks the ops backward from `outs`, giving each value
 the sites (tuples of `reached` conditions) under which it reaches one of them along a path
 of values with a gradient (floating, not `stop_gradient`, not the output of a `nondiff` op).
-A `cond` op's output reaches under its sites and its branch's `Branch` condition; a
-`while` or `switch_case` op, or another op with blocks, whose outputs reach, reaches what it
-reads as `reached._op_reads` finds (a loop's `Ran` / `Trips`, a switch's `Case`).
+A `cond` op's output reaches under its sites and its branch's `Branch` condition. A
+differentiated `while` op's output reaches what one trip's body depends on along gradient
+paths, through the trips (`loop_paths`): an entry value or an outer value the body reads, on
+every run, after a first trip (`Ran`), or as the loop carries it (`Carries`: a trip's
+`detach()` under a tensor `if` can cut it). A `switch_case` op, or another op with blocks,
+whose outputs reach, reaches what it reads as `reached._op_reads` finds (a switch's
+`Case`).
 
 >>> import runtime as rt
 >>> from runtime.program.reach_paths import gradient_sites

@@ -7,7 +7,9 @@
 - `Ran(saves)`: the loop's saved iterations are not empty;
 - `Trips(saves, site)`: the `while` op that saves into `saves` gains one more loop variable,
   False at entry and, after each trip, itself or whether `site`'s conditions all held on that
-  trip (`trip_flag`): "some trip took this branch". Its final value is the flag.
+  trip (`trip_flag`): "some trip took this branch". Its final value is the flag;
+- `Carries(saves, k, source)`: the `while` op gains a loop variable per pair `(k, source)`
+  whose path a trip can cut (`loop_reach`): whether carried value `k` depends on `source`.
 
 A value decided inside a branch (the predicate of an `if` nested in another, a loop in a tensor
 `if`, a loop's flag there) leaves it as one more output of each branch op around it, False
