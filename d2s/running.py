@@ -378,7 +378,8 @@ def _reach_flags(split, names: list, slots: list, outs: list) -> tuple:
     `(index among the saved values then the fetched flags, truth)`, where truth None means "a
     loop's saved iterations, not empty" (`_holds`). The flags are top-level branch
     predicates, else made by `reach_values.top_level`: whether a branch nested in another
-    was taken, whether some trip of a loop took a branch in its body (the loop carries it)."""
+    was taken, whether some trip of a loop took a branch in its body, whether a loop's value
+    still depends on it after trips that may detach it (the loop carries those)."""
     sites_of = gradient_sites(split.forward, names, outs)
     saved = {name: k for k, name in enumerate(split.saved)}
     n = len(split.saved)

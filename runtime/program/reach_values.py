@@ -118,6 +118,9 @@ def loop_reach(program, saves: str, made: dict) -> dict:
     cblk, bblk = (program.blocks[i] for i in loop.blocks)
     deps, always, possible = loop_paths(program, loop)
     pairs = [(k, s) for k in possible for s in possible[k] if (k, s) not in always]
+    # (only the sources some pair asks a flag for: a pair's update reads the same source's)
+    flagged = {s for k, s in pairs if isinstance(s, int) or () not in deps[k].get(s, ())}
+    pairs = [(k, s) for k, s in pairs if s in flagged]
     now = {pair: _bool_var(program, bblk) for pair in pairs}
     for _ in pairs:
         _bool_var(program, cblk)
