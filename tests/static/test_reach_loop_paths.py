@@ -70,7 +70,7 @@ def test_carried_flags_match_the_reference():
     a = np.array([0.9, -1.2, 1.5])
     seen = set()
     for x, n in (([1.0, 2.0, 0.5], 0), ([1.0, 2.0, 0.5], 1), ([-1.0, -0.2, 0.5], 3),
-                 ([0.1, 0.2, -0.4], 2), ([0.9, 0.2, 1.7], 1)):
+                 ([0.1, 0.2, -0.4], 2), ([1.0, 0.5, 0.5], 3), ([0.9, 0.2, 1.7], 1)):
         x = np.array(x)
         got = exe.run(part, {"x": x, "n": np.int64(n), "a": a}, fetch)
         want, *reached = _reference(x, n, a)
