@@ -19,8 +19,9 @@ from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
+from runtime.program.reach_paths import gradient_sites
 from runtime.program.reach_values import top_level
-from runtime.program.reached import Branch, Ran, reach_conditions
+from runtime.program.reached import Branch, Ran
 from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
@@ -301,7 +302,8 @@ class Entry:
         outs = tuple(v.name for v in self.outs)
         # (an input returned as it is, `return x, loss`, is reached on every run)
         conditional = [i for i in slots if wrt[i].name not in outs]
-        preds, reach = _reach_flags(split, [wrt[i].name for i in conditional], conditional)
+        preds, reach = _reach_flags(split, [wrt[i].name for i in conditional], conditional,
+                                    list(diff))
         forward = self.executor.compiled(split.forward, outs + tuple(split.fetch) + tuple(preds))
         backward = _Part(self.executor.compiled(split.backward,
                                                 tuple(grads[i].name for i in slots)),
@@ -370,15 +372,18 @@ class Entry:
                      [s.name for s in seeds], list(diff.values()), slots)
 
 
-def _reach_flags(split, names: list, slots: list) -> tuple:
+def _reach_flags(split, names: list, slots: list, outs: list) -> tuple:
     """(the top-level bool values the forward part fetches after its saved values, `reach`):
     `reach` holds `(gradient slot, sites)` for each of `names` (the inputs and parameters at
-    `slots`) read only under conditions (`reached.reach_conditions`); a site is a list of
+    `slots`) that reach the differentiated outputs `outs` along a gradient path only under
+    conditions (`reach_paths.gradient_sites`: a read detached on the branch this run took
+    does not count); a site is a list of
     `(index among the saved values then the fetched flags, truth)`, where truth None means "a
     loop's saved iterations, not empty" (`_holds`). The flags are top-level branch
     predicates, else made by `reach_values.top_level`: whether a branch nested in another
-    was taken, whether some trip of a loop took a branch in its body (the loop carries it)."""
-    sites_of = reach_conditions(split.forward, names)
+    was taken, whether some trip of a loop took a branch in its body, whether a loop's value
+    still depends on it after trips that may detach it (the loop carries those)."""
+    sites_of = gradient_sites(split.forward, names, outs)
     saved = {name: k for k, name in enumerate(split.saved)}
     n = len(split.saved)
     fetched: dict = {}  # top-level flag name -> its index among the fetched flags

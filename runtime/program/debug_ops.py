@@ -11,7 +11,8 @@ from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
 SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable", "grad_hook",
-                "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear"}
+                "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
+                "backward_cut_check"}
 
 
 def _print_kernel(xp, x, message="", name="", summarize=20):

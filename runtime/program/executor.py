@@ -200,9 +200,9 @@ def _rewrite(e: Exception, compiled: Compiled | FirstRun, program: Program) -> E
     opdef = registry.OPS.get(op.type)
     if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
                                                   AssertionError)) and values is not None \
-            and op.type not in ("raise", "cond", "while", "switch_case"):
-        # not the user's own exception (its message is the user's), nor one raised inside a
-        # cond/while body (the failing op in the body explains itself)
+            and op.type not in ("raise", "cond", "while", "switch_case", "backward_cut_check"):
+        # not the user's own exception (its message is the user's, or eager `backward()`'s),
+        # nor one raised inside a cond/while body (the failing op in the body explains itself)
         try:
             err = registry.explain_failure(opdef, [_value_of(x, values) for x in op.inputs],
                                            op.attrs, e)

@@ -7,7 +7,9 @@
 - `Ran(saves)`: the loop's saved iterations are not empty;
 - `Trips(saves, site)`: the `while` op that saves into `saves` gains one more loop variable,
   False at entry and, after each trip, itself or whether `site`'s conditions all held on that
-  trip (`trip_flag`): "some trip took this branch". Its final value is the flag.
+  trip (`trip_flag`): "some trip took this branch". Its final value is the flag;
+- `Carries(saves, k, source)`: the `while` op gains a loop variable per pair `(k, source)`
+  whose path a trip can cut (`loop_reach`): whether carried value `k` depends on `source`.
 
 A value decided inside a branch (the predicate of an `if` nested in another, a loop in a tensor
 `if`, a loop's flag there) leaves it as one more output of each branch op around it, False
@@ -27,7 +29,8 @@ from ..ops.logic import equal, logical_and, logical_not, logical_or, not_equal
 from ..ops.registry import STATE
 from ..ops.shape import reshape
 from .builder import Builder
-from .reached import Branch, Case, Ran
+from .reach_paths import loop_paths
+from .reached import Branch, Carries, Case, Ran
 from .variable import Variable
 
 
@@ -57,6 +60,11 @@ def held(program, c, made: dict, into) -> Variable:
             saves = program.find_var(c.saves)
             at = into if _encloses(program, saves.block, into) else saves.block
             v = _in(program, at, lambda: array_length(saves) > 0)
+        elif isinstance(c, Carries):  # (the loop carries them all, made at once)
+            flags = made.get(("carries", c.saves))
+            if flags is None:
+                flags = made["carries", c.saves] = loop_reach(program, c.saves, made)
+            v = flags[c.k, c.source]
         else:  # (one flag per loop and site, wherever it is read)
             v = made.get(c)
             if v is None:
@@ -98,6 +106,70 @@ def trip_flag(program, saves: str, site: tuple, made: dict) -> Variable:
     return out
 
 
+def loop_reach(program, saves: str, made: dict) -> dict:
+    """`(k, source) -> ` an output of the `while` op that saves into `saves`: whether its
+    carried value `k` depends along a gradient path on `source` after the loop
+    (`reach_paths.loop_paths`). The loop gains a bool loop variable per pair: its entry value
+    is whether `source` is `k`'s own entry; after each trip, whether the trip's new `k`
+    depends (under the body conditions that held on it) on a source that held, or on
+    `source` itself."""
+    block = program.find_var(saves).block
+    loop = next(op for op in block.ops if op.type == "while" and saves in op.outputs)
+    cblk, bblk = (program.blocks[i] for i in loop.blocks)
+    deps, always, possible = loop_paths(program, loop)
+    pairs = [(k, s) for k in possible for s in possible[k] if (k, s) not in always]
+    # (only the sources some pair asks a flag for: a pair's update reads the same source's)
+    flagged = {s for k, s in pairs if isinstance(s, int) or () not in deps[k].get(s, ())}
+    pairs = [(k, s) for k, s in pairs if s in flagged]
+    now = {pair: _bool_var(program, bblk) for pair in pairs}
+    for _ in pairs:
+        _bool_var(program, cblk)
+
+    def start(j, s):  # (carried value j depends on s at a trip's start)
+        return True if (j, s) in always else now.get((j, s), False)
+
+    def within(sites):  # (one of the body-level sites held on this trip)
+        if () in sites:
+            return True
+        return _any([_all([held(program, c, made, bblk) for c in site]) for site in sites])
+
+    with _building(program):
+        results = [_in(program, bblk, lambda k=k, s=s: _any([
+            _all([within(sites), start(j, s) if isinstance(j, int) else j == s])
+            for j, sites in deps[k].items()])) for k, s in pairs]
+        names = {True: _constant(program, True), False: _false(program)}
+    n = len(bblk.params) - len(pairs)
+    out = {}
+    for i, (pair, res) in enumerate(zip(pairs, results, strict=True)):
+        bblk.results.append(names[res] if isinstance(res, bool) else res.name)
+        out[pair] = v = _bool_var(program, block, param=False)
+        loop.inputs.append(names[pair[0] == pair[1]])
+        loop.outputs.insert(n + i, v.name)
+        loop.outputs.append(block.new_var(program.fresh_name(), (), bool_, kind="array").name)
+    for blk in program.blocks:
+        for op in blk.ops:
+            if op.type == "recompute" and tuple(op.blocks) == (bblk.idx,):
+                op.inputs.extend(names[False] for _ in pairs)
+    program.touch()
+    return out
+
+
+def _all(values: list):
+    """The logical and of bools and 0-d bool Variables, folding the Python ones."""
+    if any(v is False for v in values):
+        return False
+    vs = [v for v in values if v is not True]
+    return functools.reduce(logical_and, vs) if vs else True
+
+
+def _any(values: list):
+    """The logical or of bools and 0-d bool Variables, folding the Python ones."""
+    if any(v is True for v in values):
+        return True
+    vs = [v for v in values if v is not False]
+    return functools.reduce(logical_or, vs) if vs else False
+
+
 def lift(program, v: Variable, to) -> Variable:
     """`v` as a value block `to` can read: itself where it is defined in `to` or a block
     around it; else (defined in a branch below `to`) each branch op between them gains an
@@ -129,8 +201,13 @@ def _encloses(program, outer, block) -> bool:
 
 def _false(program) -> str:
     """The name of a constant False (a captured tensor: readable in every block)."""
+    return _constant(program, False)
+
+
+def _constant(program, value: bool) -> str:
+    """The name of a constant bool (a captured tensor: readable in every block)."""
     return _in(program, program.global_block(),
-               lambda: STATE.builder.capture(core.constant(False)))
+               lambda: STATE.builder.capture(core.constant(value)))
 
 
 def _bool_var(program, block, param: bool = True) -> Variable:

@@ -18,9 +18,12 @@ is one of
 - `Ran(saves)`: a `while` op ran its body at least once: the array its first carried value is
   saved into each iteration (`backward.py` adds it when the loop is differentiated) is not
   empty. A loop that saves nothing gives no gradient to what it reads, and its reads count as
-  unconditional;
+  unconditional. What only the loop's test block reads is left out: that block gives one
+  bool (no gradient path), and a branch inside it is decided on values that never leave it;
 - `Case(index, cases, k)`: a `switch_case` op (`self.layers[i](h)` with a tensor `i`) ran
   its block `k`;
+- `Carries(saves, k, source)`: after that `while` op, its carried value `k` depends along a
+  gradient path on `source` (`reach_paths` follows gradient paths through loop bodies);
 - `Trips(saves, site)`: on some trip of that `while` op the conditions of `site` (a site of
   the loop body: its own top-level `cond` ops, the loops inside it) all held. A parameter read
   only on a branch of a tensor `if` inside the body of a loop that ran, when no trip took that
@@ -77,6 +80,18 @@ class Trips(NamedTuple):
     site: tuple
 
 
+class Carries(NamedTuple):
+    """After the `while` op that saves into `saves`, its carried value `k` depends along a
+    gradient path on `source`: the loop's entry value of carried value `source` (an int) or a
+    value the body reads from outside the loop (a name). A trip's body may cut that path (a
+    `detach()` a tensor `if` in the body chooses), so the loop carries the answer
+    (`reach_values.loop_reach`)."""
+
+    saves: str
+    k: int
+    source: object
+
+
 def reach_conditions(program: Program, names, ops=None) -> dict:
     """`name -> [site, ...]` (a site: a tuple of `Branch` / `Ran` conditions) for each of
     `names` read only under conditions by `ops` (default: the program's top-level ops) and
@@ -94,9 +109,10 @@ def _op_reads(program: Program, op: Op, site: tuple, wanted: set, sites: dict) -
         for idx, truth in zip(op.blocks, (True, False), strict=True):
             _block_reads(program, idx, (Branch(op.inputs[0], truth),), wanted, sites)
     elif op.type == "while":
-        cond_idx, body_idx = op.blocks
+        body_idx = op.blocks[1]
         n = len(program.block(body_idx).params)
-        _block_reads(program, cond_idx, site, wanted, sites)  # (runs at least once)
+        # (its test block is left out: it gives one bool, so nothing read there is on a
+        # gradient path, and a condition decided there cannot leave it as a flag)
         if len(op.outputs) == n:  # (saves nothing: no gradient, reads count as unconditional)
             _record(_reads_below(program, body_idx), site, wanted, sites)
             return

@@ -31,12 +31,14 @@ from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
 from .builder import Training, install_training
+from .reach_paths import gradient_sites
 from .reach_values import top_level
-from .reached import reach_conditions
 from .variable import Variable
 
 _ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
 _UNKNOWN = type("_Unknown", (), {"__repr__": lambda self: "<zeros or None>"})()
+_CUT_LOSS = ("backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
+             "gradient. Set stop_gradient=False on the inputs you want gradients for.")
 
 
 class GradSlot:
@@ -107,6 +109,12 @@ def _clear_kernel(xp, slot, set_to_zero=True, dtype=None):
     return ()
 
 
+def _cut_check_kernel(xp, cut):
+    if bool(cut):
+        raise RuntimeError(_CUT_LOSS)
+    return ()
+
+
 def _like(slot, *a, **k):
     t = slot.tensor
     return Meta(tuple(t._data.shape), t.dtype)
@@ -140,13 +148,17 @@ GRAD_WRITE = registry.register(
 GRAD_PRESENT = registry.register(
     "grad_present", kernel=_present_kernel, infer=_bool, nondiff=True, amp="keep",
     doc="Whether the `.grad` of an eager tensor is not None when the op runs.")
+CUT_CHECK = registry.register(
+    "backward_cut_check", kernel=_cut_check_kernel, infer=_none, nondiff=True, amp="keep",
+    doc="Raise eager `backward()`'s error when the bool `cut` is true: the loss has no "
+        "gradient path on this run (a tensor `if` detached it).")
 GRAD_CLEAR = registry.register(
     "grad_clear", kernel=_clear_kernel, infer=_none, nondiff=True, amp="keep",
     doc="Eager `clear_grad`: the `.grad` of an eager tensor becomes zeros (set_to_zero) or "
         "None, when it is not None.")
 
 OPS = ("grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
-       "grad_present")
+       "grad_present", "backward_cut_check")
 
 
 # ---- the view of gradients while building ----------------------------------------------------
@@ -269,14 +281,15 @@ def has_grad_now(t):
     return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
 
 
-def _reached(program, names, forward_ops) -> dict:
-    """`name -> 0-d bool Variable`: for tensors that `forward_ops` read only under conditions
-    (`reached.reach_conditions`: branches of top-level tensor `if`s, bodies of graph loops and
-    the branches their trips took), whether this run reached one of their reads."""
+def _reached(program, names, forward_ops, loss: str) -> dict:
+    """`name -> 0-d bool Variable`: for tensors that reach `loss` along a gradient path only
+    under conditions (`reach_paths.gradient_sites`: branches of top-level tensor `if`s, bodies
+    of graph loops and the branches their trips took; a read a taken branch detaches does not
+    count), whether this run reached them."""
     from ..ops.logic import logical_and, logical_or
     made: dict = {}  # (one flag per condition, whatever reads under it)
     out = {}
-    for name, sites in reach_conditions(program, names, forward_ops).items():
+    for name, sites in gradient_sites(program, names, [loss], forward_ops).items():
         flags = [functools.reduce(logical_and, [top_level(program, c, made) for c in site])
                  for site in sites]
         out[name] = functools.reduce(logical_or, flags)
@@ -356,9 +369,7 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
         raise TypeError(f"backward() needs a floating-point tensor, got {loss.dtype.name} "
                         "(integer and bool results carry no gradient)")
     if loss.stop_gradient:
-        raise RuntimeError(
-            "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
-            "gradient. Set stop_gradient=False on the inputs you want gradients for.")
+        raise RuntimeError(_CUT_LOSS)
     g0 = program.global_block()
     fed = [n for n in program.inputs if n in g0.vars and not g0.vars[n].stop_gradient]
     if fed:
@@ -380,9 +391,11 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if grad_tensor is not None:
         seed = [b.variable_of(grad_tensor)]
     st.backward_at = _origin() or ("<unknown>", 0)
+    if loss.stop_when is not None:  # (detached on the runs a tensor `if` decides: raise there)
+        bind(CUT_CHECK, (loss.stop_when,), {})
     forward_ops = list(g0.ops)  # (the backward ops read every parameter)
     grads = gradients([loss], [g0.var(n) for n in names], target_gradients=seed)
-    reached = _reached(program, names, forward_ops)  # (loops save their iterations now)
+    reached = _reached(program, names, forward_ops, loss.name)  # (loops save their iterations now)
     program.in_program_backward = True  # d2s: the call's results need no gradient path
     for n, g in zip(names, grads):
         if g is None:

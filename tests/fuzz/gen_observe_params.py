@@ -97,8 +97,7 @@ def _block(draw, depth: int, in_loop: bool, ending: tuple, detach: bool):
 
 @st.composite
 def programs(draw, depth: int = 2, detach: bool = True):
-    """`detach=False` leaves out a `detach()` under a tensor condition (a known difference:
-    tests/fuzz/regressions/test_params_regressions.py)."""
+    """`detach=False` leaves out a `detach()` under a tensor condition."""
     ending = draw(st.sampled_from((RETURN, RETURN_STEPPED)))
     body = draw(_block(depth, False, ending, detach))
     source = PRELUDE + "\n".join("    " + ln for ln in [*body, LOSS, *ending]) + "\n"

@@ -36,6 +36,7 @@ EXEMPT = {
     "grad_write": "writes .grad at run time; tests/d2s/training/",
     "grad_clear": "clears .grad at run time; tests/d2s/training/",
     "grad_present": "whether .grad is set at run time; tests/d2s/training/test_step_untaken_branch.py",
+    "backward_cut_check": "raises at run time; tests/d2s/training/test_detach_reach.py",
     "array_number_pairs": "[value, kind] pairs of Python numbers; "
                           "tests/d2s/observe_state/test_number_kinds_lists.py",
 }

@@ -84,7 +84,7 @@ def test_check_reports_a_dtype_difference(monkeypatch):
 def test_check_reports_gradient_presence(monkeypatch):
     rt.seed(0)
     assert _check(TwoHeads(), "float32[2,3]")[0] is None
-    monkeypatch.setattr(running, "reach_conditions", lambda program, names: {})
+    monkeypatch.setattr(running, "gradient_sites", lambda program, names, outs: {})
     found, _ = _check(TwoHeads(), "float32[2,3]")
     assert found is not None
     assert "no gradient eagerly, one from the converted call" in found.message

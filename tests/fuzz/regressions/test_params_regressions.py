@@ -45,9 +45,6 @@ def _reference(net, x):
     return (out * out).mean(), not frozen
 
 
-@pytest.mark.xfail(strict=True, reason="a parameter read at the top level whose only gradient "
-                   "path a tensor `if` detaches gets a zero .grad from the converted call "
-                   "where eager leaves None (reach sites are reads, not gradient paths)")
 def test_detach_chosen_by_a_tensor_condition_leaves_grad_none():
     eager, static = FrozenWhenConfident(), FrozenWhenConfident()
     converted = d2s.to_static(static)
