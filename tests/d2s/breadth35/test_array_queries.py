@@ -165,9 +165,9 @@ def sorted_by_key(x, n):
 
 
 @pytest.mark.parametrize("fn, text, says", [
-    (pairs_counted, "return pairs.count", "count() of a list of tuples/dicts"),
+    (pairs_counted, "return pairs.count", "count() of a list of tensors of shape [2]"),
     (rows_sorted, "return sorted(rows)", "sorted() of a list of tensors of shape [2]"),
-    (sorted_by_key, "return sorted(kept", "sorted() with a key of a list"),
+    (sorted_by_key, "return sorted(kept", "the keys of sorted() of a list of tensors of shape"),
 ])
 def test_items_that_cannot_be_compared_are_refused_at_the_users_line(fn, text, says):
     x = rt.to_tensor(np.array([[1.0, 2.0], [0.0, 1.0]], "float32"))

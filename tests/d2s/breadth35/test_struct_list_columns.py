@@ -74,7 +74,7 @@ def test_zip_star_gradient_matches_finite_differences():
         x = rt.to_tensor(X)
         x.stop_gradient = False
         (static(x, rt.to_tensor(n))[0] * rt.to_tensor(weights, "float32")).sum().backward()
-        want = numeric_grad(lambda a: float((ref_attention_pool(a, n)[0] * weights).sum()),
+        want = numeric_grad(lambda a, n=n: float((ref_attention_pool(a, n)[0] * weights).sum()),
                             X.astype(np.float64))
         np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-3, atol=1e-4)
 
