@@ -71,19 +71,23 @@ class _Columns:
 
     def _each(self):
         frame = sys._getframe(1)  # (the frame unpacking the columns, also through `map`)
-        if _instruction(frame) not in _UNPACKING:
+        unpacking = _instruction(frame)
+        if unpacking is None:
             src = self._src
             raise TypeError(
                 f"the columns of zip(*items) of a list of tuples whose length depends on a "
                 f"tensor ({where(src)}) are used as a sequence: with no items eager's zip has "
                 "no columns, a count only the run decides. Unpack them (`a, b = zip(*pairs)`, "
                 "`a, b = map(list, zip(*pairs))`) or grow one list per part in the loop.")
-        self._check_filled()
+        self._check_filled(unpacking)
         yield from self._columns
 
-    def _check_filled(self):
+    def _check_filled(self, unpacking):
         """Eager's unpacking of no columns raises; so does the program when no item is."""
-        src, expected = self._src, len(self._columns)
+        src = self._src
+        name, arg = unpacking
+        expected = arg if name == "UNPACK_SEQUENCE" else (
+            f"at least {(arg & 0xFF) + (arg >> 8)}")
 
         def empty():
             raise_error(ValueError(
@@ -93,9 +97,9 @@ class _Columns:
         rt.static.nn.cond(self._items.length() == 0, empty, lambda: None)
 
 
-def _instruction(frame) -> str:
-    """The name of the instruction `frame` runs now."""
+def _instruction(frame):
+    """(name, argument) of the unpacking instruction `frame` runs now, or None."""
     for ins in dis.get_instructions(frame.f_code):
         if ins.offset == frame.f_lasti:
-            return ins.opname
-    return ""
+            return (ins.opname, ins.arg) if ins.opname in _UNPACKING else None
+    return None

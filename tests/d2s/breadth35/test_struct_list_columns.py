@@ -146,3 +146,38 @@ def test_zip_star_of_python_lists_is_pythons():
         return rt.stack(a).sum() * sum(b)
 
     assert float(f(rt.to_tensor(np.array([1.0, 2.0], "float32")))) == pytest.approx(27.0)
+
+
+def nested_items(x, n):
+    """Items with a nested pair, transposed by a starred unpacking; the nested column is a
+    list of pairs itself (a comprehension unpacks it), and the items sort part by part."""
+    items = []
+    for i in range(n):
+        items.append((x[i, 0], (x[i, 1] * 2.0, x[i, 0] + 1.0)))
+    first, *rest = zip(*items)
+    inner = [a * b for a, b in rest[0]]
+    smallest = sorted(items)[0]  # noqa: FURB192  (the sort is what is tested)
+    return rt.stack(first).sum(), rt.stack(inner).sum(), smallest[1][0], len(rest)
+
+
+def ref_nested_items(x, n):
+    items = [(x[i, 0], (x[i, 1] * 2.0, x[i, 0] + 1.0)) for i in range(n)]
+    return (sum(a for a, _ in items), sum(b * c for _, (b, c) in items),
+            sorted(items)[0][1][0], 1)  # noqa: FURB192
+
+
+def test_a_starred_unpacking_of_nested_items_over_several_lengths():
+    static = d2s.to_static(nested_items, full_graph=True)
+    for n in (4, 1, 3):
+        want = ref_nested_items(X.astype(np.float64), n)
+        for got in (nested_items(rt.to_tensor(X), n), static(rt.to_tensor(X), rt.to_tensor(n))):
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(float(g), w, rtol=1e-6)
+    with pytest.raises(ValueError) as eager:
+        nested_items(rt.to_tensor(X), 0)
+    with pytest.raises(ValueError) as info:
+        static(rt.to_tensor(X), rt.to_tensor(0))
+    assert str(eager.value) == "not enough values to unpack (expected at least 1, got 0)"
+    assert str(eager.value) in shown(info.value)
+    assert len(static.program_cache) == 1
