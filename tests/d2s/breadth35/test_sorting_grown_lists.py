@@ -143,3 +143,40 @@ def test_dicts_without_a_key_are_refused_at_the_users_line():
         d2s.to_static(dicts_sorted, full_graph=True)(rt.to_tensor(X), rt.to_tensor(2))
     text = assert_at_user_line(info.value, __file__, line_of(dicts_sorted, "sorted(items)"))
     assert "Sort by a key" in text
+
+
+def rounded_pairs(x, n):
+    """Pairs sorted part by part (no key) after each append of the loop that grows them."""
+    pairs = []
+    for i in range(n):
+        pairs.append((rt.floor(x[i]), x[i] * i))
+        pairs.sort()
+    return pairs
+
+
+def branch_pairs(x):
+    """Pairs appended by one branch of a tensor `if`, then sorted in place, descending."""
+    pairs = [(x[0], x[1])]
+    if x.sum() > 0:
+        pairs.append((x[2], x[3]))
+        pairs.append((x[3], x[2]))
+    pairs.sort(reverse=True)
+    return pairs
+
+
+@pytest.mark.parametrize("n", [0, 2, 5])
+def test_pairs_sorted_without_a_key_inside_the_growing_loop(n):
+    static = d2s.to_static(rounded_pairs, full_graph=True)
+    want = sorted((float(np.floor(v)), float(v) * i) for i, v in enumerate(X[:n]))
+    for got in (rounded_pairs(rt.to_tensor(X), n), static(rt.to_tensor(X), rt.to_tensor(n))):
+        assert [(float(a), float(b)) for a, b in got] == want
+
+
+@pytest.mark.parametrize("scale", [1.0, -1.0])
+def test_pairs_grown_by_a_tensor_if_sorted_in_place(scale):
+    xv = X[:4] * scale
+    static = d2s.to_static(branch_pairs, full_graph=True)
+    items = [(xv[0], xv[1])] + ([(xv[2], xv[3]), (xv[3], xv[2])] if xv.sum() > 0 else [])
+    want = sorted(((float(a), float(b)) for a, b in items), reverse=True)
+    for got in (branch_pairs(rt.to_tensor(xv)), static(rt.to_tensor(xv))):
+        assert [(float(a), float(b)) for a, b in got] == want
