@@ -6,7 +6,7 @@ The order is decided when the program runs: the sort keys are compared as eager 
 them, a tuple part by part (`(a0, b0) < (a1, b1)`), so the order is a stable sort by the last
 part, then by the one before, ..., then by the first; `reverse=True` sorts each by the negated
 values (ties keep their order, as Python's reverse sort keeps them). A `key` is called once per
-item in a graph loop (`comp_arrays.comp_map`), and may give a number or a tuple of numbers.
+item in a graph loop, and may give a number or a tuple of numbers.
 Every part compared is a Python number or a one-element tensor (`array_queries._items`).
 
     sorted(pairs)                     ->  order = argsort(b)[argsort(a[argsort(b)])] ...,
@@ -26,8 +26,8 @@ from runtime.pytree import flatten
 
 from ..errors import ConversionError
 from .array_queries import _array_of_rows, _equal, _items, array_query, count_of, index_of
-from .comp_arrays import comp_map
-from .lists import StructArray
+from .lists import StructArray, list_append
+from .loops import for_loop
 from .variables import user_origin, where
 
 
@@ -68,7 +68,8 @@ def sorted_keyed(items, key=None, reverse=False, src=None):
 def _key_parts(items, key, src) -> list:
     """The values compared, part by part: [n] tensors."""
     if key is not None:
-        keys = comp_map(items, key, "list")
+        keys = for_loop(items, lambda item, out: list_append(out, key(item)), ([],),
+                        ("keys",))  # (as `comp_arrays.comp_map` builds `[key(v) for v in items]`)
         if isinstance(keys, list):  # (a key of Python values only, and no item appended)
             raise ConversionError(
                 f"sorted() by a key that gives no tensor ({where(src)}) of a list whose length "
