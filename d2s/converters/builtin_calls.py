@@ -8,6 +8,7 @@ and item stores, which a dict given a key the program computes (`int(t)`) must s
     x.shape[0]                   ->   _d2s.shape(x)[0]
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
+    d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -80,6 +81,11 @@ class BuiltinCalls(Base):
             node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
                          for a in node.args]
         node = self.generic_visit(node)
+        if isinstance(f, gast.Attribute) and f.attr == "get":
+            # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
+            node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
+                                                        obj=f.value)
+            return node
         if isinstance(f, gast.Attribute) and f.attr in COMPARING_METHODS:
             node.func = templates.replace_as_expression(
                 f"{RESERVED}.list_query(obj, '{f.attr}')", obj=f.value)

@@ -16,7 +16,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import struct_queries
+from . import key_flags, struct_queries
 from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -72,6 +72,12 @@ def len_(x):
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
     check_unique(x, "len()")
+    flags = key_flags.flags_of(x)
+    if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
+        n = builtins.len(x) - builtins.len(flags) + builtins.sum(
+            rt.cast(f, "int64") for f in flags.values())
+        n.python_scalar = True
+        return n
     return builtins.len(x)
 
 

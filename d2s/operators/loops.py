@@ -21,6 +21,7 @@ from .block_values import (  # what loops share with `if`
 )
 from .control_flow import ifelse
 from .graph_while import graph_while
+from .key_flags import refuse_iteration
 from .lists import StructArray
 from .logical import and_
 from .traced_keys import check_unique
@@ -173,6 +174,7 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=
     n = len(names)
     state = list(args)
     over = iterable
+    refuse_iteration(iterable)  # (a dict with a key a tensor `if` set on one path)
     if isinstance(iterable, TensorRange):
         report.loop("for", 0, graph=iterable.stop)
         return result_of(_graph_for(iterable.length(), iterable.item, body, state, names,
