@@ -147,3 +147,28 @@ def test_a_dict_that_outlives_the_call_stays_refused():
     with pytest.raises(d2s.StateChangeError) as info:
         d2s.to_static(kept_on_an_object, full_graph=True)(rt.to_tensor([1.0]), Counter())
     assert "is set in the if branch only" in shown(info.value)
+
+
+def guarded(x):
+    """The common guard: read the key under `if 'k' in d`; count the keys in a loop."""
+    d = {"a": x}
+    if x.sum() > 0:
+        d["b"] = x * 2.0
+    if "b" in d:
+        y = d["b"] * 3.0
+    else:
+        y = x - 1.0
+    n = 0
+    for _ in range(len(d)):
+        n += 1
+    return y, n
+
+
+@pytest.mark.parametrize("xv", [[1.0, 2.0], [-1.0, -2.0]])
+def test_a_read_guarded_by_in_and_a_loop_over_len(xv):
+    static = d2s.to_static(guarded, full_graph=True)
+    x = np.asarray(xv, np.float64)
+    want = (x * 6.0, 2) if x.sum() > 0 else (x - 1.0, 1)
+    for got in (guarded(rt.to_tensor(xv)), static(rt.to_tensor(xv))):
+        np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-6)
+        assert int(got[1]) == want[1]
