@@ -53,18 +53,32 @@ def flags_of(d) -> dict:
             if d.get(k, _MISSING) is value}
 
 
+def flagged_items(iterable):
+    """[(item, its key's presence flag or None)] of a loop over a dict with such keys (or
+    over its keys, values or items), else None."""
+    mapping = iterable if isinstance(iterable, dict) else getattr(iterable, "mapping", None)
+    flags = flags_of(mapping) if isinstance(iterable, _VIEWS + (dict,)) else {}
+    if not flags:
+        return None
+    keys = list(mapping)
+    return [(item, flags.get(keys[i])) for i, item in enumerate(list(iterable))]
+
+
 def refuse_iteration(iterable) -> None:
-    """A loop or comprehension over such a dict (or its keys, values, items): the keys it
-    visits would be decided when the program runs; refused at the user's line."""
+    """A comprehension, or a loop that may stop early, over such a dict (or its keys,
+    values, items): the keys it visits would be decided when the program runs; refused at the
+    user's line (a plain `for` runs the body of such a key under its flag: `loops`)."""
     mapping = iterable if isinstance(iterable, dict) else getattr(iterable, "mapping", None)
     flags = flags_of(mapping) if isinstance(iterable, _VIEWS + (dict,)) else {}
     if flags:
         src = user_origin(3)
         raise ConversionError(
-            f"a loop over a dict whose key {next(iter(flags))!r} exists only where a tensor "
-            f"`if` set it ({where(src)}): the keys the loop visits would be decided when the "
-            "program runs. Read such keys by name (`'k' in d`, `d.get('k', default)`), or "
-            "set the key on every path.", origin=src)
+            f"a comprehension, or a loop with a `break` or `return`, over a dict whose key "
+            f"{next(iter(flags))!r} exists only where a tensor `if` set it ({where(src)}): "
+            "the keys it visits would be decided when the program runs. Write a `for` "
+            "statement without a `break` (its body runs under the key's presence), read such "
+            "keys by name (`'k' in d`, `d.get('k', default)`), or set the key on every "
+            "path.", origin=src)
 
 
 def refuse_returned(d, fn) -> None:

@@ -92,13 +92,41 @@ def test_reading_the_key_where_it_is_unset_raises_eagers_key_error_at_the_users_
 
 
 def looped(x):
+    """Loops over the keys, values and items: a key's turn runs where it exists."""
     d = {"a": x.sum()}
     if x.sum() > 0:
         d["b"] = x.max()
-    total = x.sum() * 0.0
+    total, names = x.sum() * 0.0, 0
     for value in d.values():
         total = total + value
-    return total
+    for key, value in d.items():
+        total = total + value * len(key)
+    for key in d:
+        names = names + 1
+    return total, names
+
+
+def ref_looped(x):
+    d = {"a": x.sum()}
+    if x.sum() > 0:
+        d["b"] = x.max()
+    return sum(d.values()) * 2.0, len(d)
+
+
+@pytest.mark.parametrize("xv", [[0.5, 2.0], [-0.5, 0.25]])
+def test_a_loop_over_the_dict_visits_the_key_where_it_exists(xv):
+    static = d2s.to_static(looped, full_graph=True)
+    want = ref_looped(np.asarray(xv, np.float64))
+    for got in (looped(rt.to_tensor(xv)), static(rt.to_tensor(xv))):
+        np.testing.assert_allclose(float(got[0]), want[0], rtol=1e-6)
+        assert int(got[1]) == want[1]
+
+
+def comprehended(x):
+    d = {"a": x.sum()}
+    if x.sum() > 0:
+        d["b"] = x.max()
+    return rt.stack([v * 2.0 for v in d.values()])
 
 
 def returned(x):
@@ -116,7 +144,7 @@ def no_default(x):
 
 
 @pytest.mark.parametrize("fn, text, says", [
-    (looped, "for value in d.values()", "a loop over a dict whose key 'b' exists only where"),
+    (comprehended, "for v in d.values()", "over a dict whose key 'b' exists only where"),
     (no_default, 'd.get("b")', "give a default of the value's"),
 ])
 def test_reads_a_program_cannot_follow_are_refused_at_the_users_line(fn, text, says):
