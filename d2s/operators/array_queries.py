@@ -182,5 +182,7 @@ def _python_int(out):
 
 
 def _shown(value) -> str:
+    if isinstance(value, (tuple, list, dict)):  # (an item of a list of tuples)
+        return f"the {type(value).__name__}"
     return repr(value) if isinstance(value, _NUMBERS) or value is None or isinstance(
         value, str) else "the tensor"
