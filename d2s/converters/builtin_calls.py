@@ -7,6 +7,8 @@ and item stores, which a dict given a key the program computes (`int(t)`) must s
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
     table[k] = v                 ->   _d2s.set_item(v, table, k)
+    zip(*pairs)                  ->   _d2s.zip_star(pairs)
+    d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -79,12 +81,28 @@ class BuiltinCalls(Base):
             node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
                          for a in node.args]
         node = self.generic_visit(node)
+        if isinstance(f, gast.Attribute) and f.attr == "get":
+            # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
+            node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
+                                                        obj=f.value)
+            return node
         if isinstance(f, gast.Attribute) and f.attr in COMPARING_METHODS:
             node.func = templates.replace_as_expression(
                 f"{RESERVED}.list_query(obj, '{f.attr}')", obj=f.value)
             return node
         if self._math_function(f):
             node.func = templates.replace_as_expression(f"{RESERVED}.math_(f)", f=f)
+            return node
+        if self._builtin(f, "zip") and len(node.args) == 1 and isinstance(
+                node.args[0], gast.Starred) and not node.keywords:
+            # `zip(*pairs)` of a list the program grows: transposed when it runs
+            node.func, node.args = templates.parse_expr(f"{RESERVED}.zip_star"), [
+                node.args[0].value]
+            return node
+        if self._builtin(f, "map") and node.args and any(
+                self._builtin(node.args[0], name) for name in ("list", "tuple")):
+            # `map(list, zip(*pairs))`: d2s's `list` copies a tensor array
+            node.args[0] = templates.parse_expr(f"{RESERVED}.{BUILTINS[node.args[0].id]}")
             return node
         if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
             return node
@@ -134,6 +152,10 @@ class BuiltinCalls(Base):
                 self.ctx.namespace.get(owner) is math
         return isinstance(f, gast.Name) and f.id in MATH_FUNCTIONS and not self.is_local(
             f.id) and self.ctx.namespace.get(f.id) is getattr(math, f.id)
+
+    def _builtin(self, f, name: str) -> bool:
+        """Whether `f` is the built-in `name` here."""
+        return isinstance(f, gast.Name) and f.id == name and not self._shadowed(name)
 
     def _shadowed(self, name: str) -> bool:
         if self.is_local(name):

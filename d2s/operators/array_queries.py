@@ -1,5 +1,6 @@
-"""`lst.count(v)`, `lst.index(v)`, `sorted(lst)` and `lst.sort()` of a list the program grows
-(appended in a graph loop, or by one branch of a tensor `if`: a tensor array).
+"""`lst.count(v)` and `lst.index(v)` of a list the program grows (appended in a graph loop, or
+by one branch of a tensor `if`: a tensor array), and the items compared, which `sorted(lst)`
+and `lst.sort()` order (`struct_queries`, which also sorts and searches lists of tuples).
 
 The items are compared when the program runs, as eager code compares them one by one: the
 array's items stacked (`array_pack`) against the value. Items are Python numbers (compared
@@ -35,56 +36,32 @@ _MARKS = ("python_items", "mixed_numbers", "number_sums", "keeps_float", "float_
 
 
 def array_query(array, method: str):
-    """`array.<method>` for `count`, `index`, `sort` of a tensor array (not of structures)."""
+    """`array.<method>` for `count` and `index` of a tensor array (not of structures; `sort`:
+    `struct_queries`)."""
     src = user_origin()
     _items(array, method, src)  # (refused at the user's line before the call)
     if method == "count":
         return lambda value: _count(array, value, src)
-    if method == "index":
-        return lambda value, start=0, stop=sys.maxsize: _index(array, value, start, stop, src)
-
-    def sort(*, key=None, reverse=False):
-        array._inplace_update(sorted_array(array, key, reverse, src))
-    return sort
-
-
-def refuse_structures(method: str):
-    """`count` / `index` / `sort` of a list of tuples or dicts that the program grows."""
-    src = user_origin()
-    raise ConversionError(
-        f"{method}() of a list of tuples/dicts whose length depends on a tensor ({where(src)}): "
-        "its items are compared when the program runs, and only items that are numbers or "
-        "one-element tensors can be. Compare one part: keep it in its own list "
-        "(`keys.append(k)`), and use `keys.index(v)` or rt.argsort of rt.stack(keys).",
-        origin=src)
-
-
-def sorted_array(array, key=None, reverse=False, src=None):
-    """`sorted(array)`: a new tensor array of the items in ascending order (descending with
-    `reverse`; equal items keep their order, as Python's sort keeps them)."""
-    src = src or user_origin()
-    if key is not None:
-        raise ConversionError(
-            f"sorted() with a key of a list whose length depends on a tensor ({where(src)}): "
-            "the key would be called once per item, and the number of items is known only "
-            "when the program runs. Keep the keys in their own list and reorder by "
-            "rt.argsort(rt.stack(keys)).", origin=src)
-    values = _items(array, "sorted", src)
-    rows = array_pack(array)
-    keys = rt.cast(values, "float64") if values.dtype.name == "bool" else values
-    # a stable ascending sort of the negated keys is Python's reverse=True (ties keep order)
-    order = rt.argsort(-keys if reverse else keys)
-    return _array_of_rows(rt.gather(rows, order), array)
+    return lambda value, start=0, stop=sys.maxsize: _index(array, value, start, stop, src)
 
 
 def _count(array, value, src):
-    out = rt.sum(rt.cast(_equal(array, value, src), "int64"))
-    return _python_int(out)
+    return count_of(_equal(array, value, src))
+
+
+def count_of(equal):
+    """`count`: how many items are equal (a bool [n]), a value standing for a Python int."""
+    return _python_int(rt.sum(rt.cast(equal, "int64")))
 
 
 def _index(array, value, start, stop, src):
-    equal = _equal(array, value, src)
-    n = rt.static.array_length(array)
+    return index_of(_equal(array, value, src), rt.static.array_length(array), value, start,
+                    stop, src)
+
+
+def index_of(equal, n, value, start, stop, src):
+    """`index`: the first position in [start, stop) of the `n` items where `equal` (a bool
+    [n]) holds; eager's ValueError when the program runs where none does."""
     positions = rt.arange(0, n, 1, "int64")
     inside = rt.logical_and(positions >= _bound(start, n), positions < _bound(stop, n))
     found = rt.logical_and(equal, inside)
@@ -111,9 +88,9 @@ def _bound(i, n):
     return rt.clip(rt.where(i < 0, i + n, i), 0, None)
 
 
-def _equal(array, value, src):
+def _equal(array, value, src, method="compare"):
     """Whether each item equals `value`, as eager code's `==` decides it, a bool [n]."""
-    values = _items(array, "compare", src)
+    values = _items(array, method, src)
     numbers = holds_python_numbers(array)
     if isinstance(value, _NUMBERS):
         if numbers:
@@ -205,5 +182,7 @@ def _python_int(out):
 
 
 def _shown(value) -> str:
+    if isinstance(value, (tuple, list, dict)):  # (an item of a list of tuples)
+        return f"the {type(value).__name__}"
     return repr(value) if isinstance(value, _NUMBERS) or value is None or isinstance(
         value, str) else "the tensor"

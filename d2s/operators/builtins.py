@@ -16,7 +16,8 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from .array_queries import array_query, refuse_structures, sorted_array
+from . import key_flags, struct_queries
+from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
@@ -71,6 +72,12 @@ def len_(x):
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
     check_unique(x, "len()")
+    flags = key_flags.flags_of(x)
+    if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
+        n = builtins.len(x) - builtins.len(flags) + builtins.sum(
+            rt.cast(f, "int64") for f in flags.values())
+        n.python_scalar = True
+        return n
     return builtins.len(x)
 
 
@@ -109,8 +116,8 @@ def sorted_(iterable, /, *, key=None, reverse=False):
     """`sorted` (refused of an undecided set, as every read of it); by graph-value keys, the
     order is decided when the program runs (`sort_values`)."""
     _decided("sorted()", iterable)
-    if is_variable(iterable) and iterable.is_array:
-        return sorted_array(iterable, key, reverse)
+    if _is_list_array(iterable):  # (a list the program grows)
+        return struct_queries.sorted_keyed(iterable, key, reverse)
     return sorted_items(builtins.list(iterable), key, reverse)
 
 
@@ -490,10 +497,8 @@ def list_query(obj, method: str):
     """`obj.<method>` for `index`, `count`, `sort`: on a Python list or tuple compared with
     graph values, the comparison's truth exists only when the program runs, so the `bool()`
     of it that the method takes becomes an error saying so (at the user's line)."""
-    if isinstance(obj, StructArray):
-        refuse_structures(method)
-    if is_variable(obj) and obj.is_array:  # (a list the program grows)
-        return array_query(obj, method)
+    if isinstance(obj, StructArray) or is_variable(obj) and obj.is_array:
+        return struct_queries.query(obj, method)  # (a list the program grows)
     if is_empty_array(obj) and method != "sort" and obj and all(map(is_variable, obj)):
         # (a graph loop's first look at its body: the list is an array when it runs)
         return array_query(rt.static.create_array(obj[0].dtype, list(obj)), method)

@@ -19,6 +19,7 @@ indexing, `sum`, iteration read it; returned, it is the list of Tensors eager co
 """
 from __future__ import annotations
 
+from .key_flags import refuse_iteration
 from .lists import StructArray, list_append
 from .loops import TensorEnumerate, TensorRange, TensorZip, for_loop
 from .variables import is_variable
@@ -52,6 +53,7 @@ def comp_map(xs, fn, kind: str, acc=None):
             return acc.out
         acc.out = for_loop(xs, body, (acc.out,), ("comprehension",))
         return acc
+    refuse_iteration(xs)  # (a dict with a key a tensor `if` set on one path)
     if kind == "gen":
         return (fn(x) for x in xs)
     return [fn(x) for x in xs]

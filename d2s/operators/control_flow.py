@@ -20,7 +20,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError, note_traced_branch
-from . import mutation
+from . import branch_keys, mutation
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -97,6 +97,7 @@ class _GraphIf:
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
         self.kinds: dict = {}  # (kind, path) of numbers whose type flags are extra outputs too
+        self.keys: dict = {}  # dict keys one branch leaves unset: zeros there (`branch_keys`)
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -181,6 +182,7 @@ class _GraphIf:
         k, outs = len(self.names), self.outs
         with branch_frame() as frame:
             out = self._call(fn)
+            branch_keys.fill(self.keys, len(self.raw))
         for (i, path), dtype in self.arrays.items():
             if i < len(out):  # (the changed objects' values are converted below)
                 out[i] = array_at(out[i], path, dtype)
@@ -216,7 +218,8 @@ class _GraphIf:
         _drop_runtime_locals(e)
         passed = args_by_name(self.fns[0], self.args, names)
         if _array_lists(names, given, passed, self.src, log, self.arrays) or cell_arrays(
-                log, given, len(names), self.arrays):
+                log, given, len(names), self.arrays) or branch_keys.find(
+                    log, names, self.outs, passed, self.keys):
             return True
         return mutation.grew(self.outs) or self._fill_placeholders()
 
@@ -258,6 +261,7 @@ class _GraphIf:
             _mark_scalars(result[k:], [f[k:] for f in self.full], pred, self.src, {},
                           ("objects",))
         result = mutation.finish(self.log, result, k, self.outs)
+        branch_keys.after(self.log, self.keys, self.full, k, pred, self.src)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)

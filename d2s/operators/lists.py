@@ -242,7 +242,8 @@ class StructArray(tuple):
     In converted code it acts as the list: `len`, `lst[i]` (a structure of tensors; negative
     too), `lst[a:b]`, `for`, `enumerate`, `append` and `pop` as statements. Python iteration
     of it outside d2s (a comprehension, `zip`, unpacking) raises TypeError: its length is
-    known only when the program runs (`list(lst)` and `tuple(lst)` copy the array)."""
+    known only when the program runs (`list(lst)` and `tuple(lst)` copy the array;
+    `zip(*lst)` is `struct_columns.zip_star`)."""
 
     tree = None
 
@@ -310,8 +311,8 @@ class StructArray(tuple):
 _ITER = ("a list of tuples/dicts of tensors whose length depends on a tensor (a tensor array "
          "per part) cannot be iterated by Python here (a comprehension, zip(), unpacking): "
          "its length is known only when the program runs. Use a for statement (for item in "
-         "lst: parts.append(item[0])), len(lst) and lst[i]; for `a, b = zip(*pairs)`, "
-         "grow one list per part in the loop (a.append(x); b.append(y)).")
+         "lst: parts.append(item[0])), a comprehension, len(lst), lst[i], and `a, b = "
+         "zip(*lst)` for its parts.")
 _METHOD = ("lst.{0}() on a list of tuples/dicts whose length depends on a tensor, called "
            "through another name than the list's own (a helper, a closure, an alias): write "
            "lst.{0}(...) as its own statement in the function that owns lst")

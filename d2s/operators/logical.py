@@ -14,7 +14,7 @@ from runtime.ops.arrays import array_pack, holds_python_numbers
 
 from .. import report
 from ..errors import ConversionError
-from . import mutation
+from . import key_flags, mutation
 from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
 
@@ -220,6 +220,11 @@ def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
     check_decided(container, "`in`")
+    flag = key_flags.flag_of(container, x) if not traced(x) else None
+    if flag is not None:  # (a key set by one branch of a tensor `if`: `branch_keys`)
+        out = rt.assign(flag)
+        out.python_scalar = True  # (`in` gives a Python bool)
+        return out
     items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
         else None
     if is_variable(container) and container.is_array and holds_python_numbers(container):

@@ -21,6 +21,7 @@ from .block_values import (  # what loops share with `if`
 )
 from .control_flow import ifelse
 from .graph_while import graph_while
+from .key_flags import flagged_items, refuse_iteration
 from .lists import StructArray
 from .logical import and_
 from .traced_keys import check_unique
@@ -173,6 +174,10 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=
     n = len(names)
     state = list(args)
     over = iterable
+    flagged = flagged_items(iterable) if extra_test is None else None
+    if flagged is not None:  # (a dict with a key a tensor `if` set on one path)
+        return result_of(_over_flagged_keys(flagged, body, state, names))
+    refuse_iteration(iterable)
     if isinstance(iterable, TensorRange):
         report.loop("for", 0, graph=iterable.stop)
         return result_of(_graph_for(iterable.length(), iterable.item, body, state, names,
@@ -227,6 +232,20 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=
         iterations += 1
     report.loop("for", iterations, over=over)
     return result_of(state)
+
+
+def _over_flagged_keys(items: list, body, state: list, names: tuple) -> list:
+    """A `for` over a dict whose keys a tensor `if` set on some paths only (`key_flags`):
+    the turn of such a key runs under that key's presence flag, as eager code visits it only
+    where the key exists."""
+    n = len(names)
+    for item, flag in items:
+        if flag is None:
+            state = as_list(body(item, *state), n)
+            continue
+        state = as_list(ifelse(flag, lambda *s, item=item: body(item, *s),
+                               lambda *s: s[0] if n == 1 else s, tuple(state), names), n)
+    return state
 
 
 def _indexable(items: list):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import runtime as rt
 
 from ..errors import ConversionError
+from .key_flags import refuse_returned
 from .trace_state import current
 from .variables import is_variable, user_origin, where
 
@@ -49,6 +50,7 @@ def refuse_traced_keys(out, fn) -> None:
             continue
         seen.add(id(v))
         if isinstance(v, dict):
+            refuse_returned(v, fn)  # (a key a tensor `if` set on one path: `branch_keys`)
             if any(traced(k) for k in v):
                 code = getattr(fn, "__code__", None)
                 at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""

@@ -28,8 +28,19 @@ def key_in_one_branch(x):
     return d["a"]
 
 
+def key_in_one_branch_of_a_passed_dict(x, d):
+    if rt.mean(x) > 0:
+        d["b"] = x * 2.0
+    return d["a"]
+
+
 def test_dict_key_set_in_one_branch():
-    msg = _refused(key_in_one_branch, t([1.0]))
+    # a local dict converts (the key gets a presence flag, `branch_keys`); one the caller
+    # holds would keep the key after the call on every path: refused
+    sf = d2s.to_static(key_in_one_branch)
+    for v in ([1.0], [-1.0]):
+        assert sf(t(v)).tolist() == key_in_one_branch(t(v)).tolist() == v
+    msg = _refused(key_in_one_branch_of_a_passed_dict, t([1.0]), {"a": t([1.0])})
     assert "key 'b' of the dict 'd' is set in the if branch only" in msg
     assert "Set d['b'] before the if" in msg
 

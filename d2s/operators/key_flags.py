@@ -1,0 +1,147 @@
+"""Dict keys that exist on some paths only: a key set by one branch of a tensor `if`
+(`branch_keys`) holds its value on every path of the program, beside a bool graph value (its
+*presence flag*) telling where eager code has the key. What reads the dict asks here: `in`
+gives the flag, `len()` counts it, `.get` picks the default where it is false, and a read
+of the value raises eager's `KeyError` there (a read check on the value, `unbound.mark`).
+
+A flag belongs to the value it was found with: once the key is set again (or removed) the
+dict holds another value, and the key is a plain key again.
+"""
+from __future__ import annotations
+
+import types
+
+import runtime as rt
+from runtime.core import active_builder
+
+from ..errors import ConversionError
+from .variables import is_variable, user_origin, where
+
+_MISSING = object()
+
+
+def _table(create: bool = False):
+    """The flags of the trace being built: id(dict) -> (dict, {key: (value, flag)})."""
+    b = active_builder()
+    if b is None:
+        return None
+    table = getattr(b, "_d2s_key_flags", None)
+    if table is None and create:
+        table = b._d2s_key_flags = {}
+    return table
+
+
+def register(d: dict, key, value, flag) -> None:
+    """`d[key]` (`value`) exists where the bool graph value `flag` is true."""
+    table = _table(create=True)
+    table.setdefault(id(d), (d, {}))[1][key] = (value, flag)
+
+
+def flag_of(d, key):
+    """The presence flag of `d[key]`, or None for a plain key (or no dict)."""
+    flags = flags_of(d)
+    return flags.get(key) if flags else None
+
+
+def flags_of(d) -> dict:
+    """{key: presence flag} of the keys of `d` (a dict, a copy of one, or a dict view's
+    mapping) that exist on some paths only."""
+    table = _table()
+    if not table or not isinstance(d, (dict, types.MappingProxyType)):
+        return {}
+    return {k: flag for _, keys in table.values() for k, (value, flag) in keys.items()
+            if d.get(k, _MISSING) is value}
+
+
+def flagged_items(iterable):
+    """[(item, its key's presence flag or None)] of a loop over a dict with such keys (or
+    over its keys, values or items), else None."""
+    mapping = iterable if isinstance(iterable, dict) else getattr(iterable, "mapping", None)
+    flags = flags_of(mapping) if isinstance(iterable, _VIEWS + (dict,)) else {}
+    if not flags:
+        return None
+    keys = list(mapping)
+    return [(item, flags.get(keys[i])) for i, item in enumerate(list(iterable))]
+
+
+def refuse_iteration(iterable) -> None:
+    """A comprehension, or a loop that may stop early, over such a dict (or its keys,
+    values, items): the keys it visits would be decided when the program runs; refused at the
+    user's line (a plain `for` runs the body of such a key under its flag: `loops`)."""
+    mapping = iterable if isinstance(iterable, dict) else getattr(iterable, "mapping", None)
+    flags = flags_of(mapping) if isinstance(iterable, _VIEWS + (dict,)) else {}
+    if flags:
+        src = user_origin(3)
+        raise ConversionError(
+            f"a comprehension, or a loop with a `break` or `return`, over a dict whose key "
+            f"{next(iter(flags))!r} exists only where a tensor `if` set it ({where(src)}): "
+            "the keys it visits would be decided when the program runs. Write a `for` "
+            "statement without a `break` (its body runs under the key's presence), read such "
+            "keys by name (`'k' in d`, `d.get('k', default)`), or set the key on every "
+            "path.", origin=src)
+
+
+def refuse_returned(d, fn) -> None:
+    """A returned dict (`traced_keys.refuse_traced_keys`) with such a key."""
+    flags = flags_of(d)
+    if flags:
+        code = getattr(fn, "__code__", None)
+        at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
+        raise ConversionError(
+            f"{getattr(fn, '__qualname__', fn)}{at} returns a dict whose key "
+            f"{next(iter(flags))!r} exists only where a tensor `if` set it: a program returns "
+            "the same keys on every call. Return the value and its presence (`'k' in d`) "
+            "instead, or set the key on every path.")
+
+
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def entry(d, key):
+    """(value, flag) registered for `d[key]` whatever `d` holds now, or None."""
+    table = _table()
+    found = table.get(id(d)) if table else None
+    return found[1].get(key) if found is not None and found[0] is d else None
+
+
+def unchecked(value, read):
+    """`read()` of `value` without its read check (`.get` and `in` decide by the flag)."""
+    check = getattr(value, "on_read", None)
+    value.on_read = None
+    try:
+        return read()
+    finally:
+        value.on_read = check
+
+
+def dict_get(obj):
+    """`obj.get`: of a key that exists on some paths only, the value where it exists and the
+    default elsewhere (a tensor of the value's dtype and shape, or a number for a 0-d value),
+    chosen when the program runs."""
+    flags = flags_of(obj)
+    if not flags:
+        return obj.get
+
+    def get(key, default=None):
+        flag = flags.get(key) if not is_variable(key) else None
+        if flag is None:
+            return obj.get(key, default)
+        value = obj[key]
+        other = _default_like(value, default, key)
+        return unchecked(value, lambda: rt.where(flag, value, other))
+    return get
+
+
+def _default_like(value, default, key):
+    """`default` as a tensor like `value`, or a ConversionError at the user's line."""
+    if type(default) in (bool, int, float) and not value.shape:
+        return rt.full([], default, value.dtype)
+    if (is_variable(default) or rt.is_tensor(default)) and default.dtype == value.dtype and \
+            tuple(default.shape) == tuple(value.shape):
+        return default
+    src = user_origin(3)
+    raise ConversionError(
+        f".get({key!r}, ...) of a dict whose key {key!r} exists only where a tensor `if` set "
+        f"it ({where(src)}): the default would be the result on the other paths, and one "
+        f"program value has one type, dtype and shape; give a default of the value's "
+        f"({value.dtype.name}, shape {list(value.shape)}).", origin=src)
