@@ -172,7 +172,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
     it returned, the Python state it changed, the guard recording). The objects it changed
     hold what they held before (the first run writes the program's results there); a trace
     that fails leaves them as they were, or as the user's raise left them."""
-    with guards.recording() as reads, call_arguments(args, kwargs), tracing():
+    with guards.recording() as reads, call_arguments(args, kwargs), tracing() as traced:
         passed = guards.bind_arguments(target.function, args, kwargs, target.instance)
         guards.passed_in(passed)
         guards.record(target.function, target.reads, target.instance, passed)
@@ -182,8 +182,12 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 out = fn(*args, **kwargs)
             except RecursionError as e:
                 raise _endless_recursion(e) or e
+            # a returned name bound on some paths only (`operators.unbound`): read here, where
+            # the raise it makes still sees what the call changed before it
+            read_unbound(pytree.flatten(out)[0])
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places) \
                 if state else side_effects.Effects()
+            effects.raises = traced.raises  # (what a run that raises writes back)
             out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies)
             # Until the first run writes the program's results there (and replays the
             # Python changes), the objects hold what they held before the call: a first
@@ -222,7 +226,6 @@ def _returned(target, program, out, args, kwargs, state) -> tuple:
     refuses what a program cannot return for every call."""
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     leaves, tree = pytree.flatten(out)
-    read_unbound(leaves)  # a returned name bound on some paths only (`operators.unbound`)
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()

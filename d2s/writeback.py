@@ -20,9 +20,11 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 from __future__ import annotations
 
 import runtime as rt
+from runtime.program.builder import current_builder
 
 from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
+from .operators.state_at_raise import keeps_identity
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 
@@ -197,12 +199,12 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
         if s.kind == "list":
             for i, x in enumerate(v):
                 old = before.get((id(s.obj), "item", i))
-                if isinstance(old, rt.Tensor) and is_variable(x):
+                if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old):
                     s.obj[i] = _update(old, x, f"{s.path}[{i}]")
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v):
+        if isinstance(old, rt.Tensor) and is_variable(v) and _in_place(old):
             s.set(_update(old, v, s.path))
             continue
         if old is not None and not isinstance(old, rt.Tensor):
@@ -274,6 +276,16 @@ class _Into:
 
     def ident(self):
         return self.slot.ident()
+
+
+def _in_place(old) -> bool:
+    """Whether a place that held the eager Tensor `old` when the call started and that the
+    call sets to a new tensor keeps `old`, which the program writes in place: a Parameter
+    (`state_at_raise.keeps_identity`), or a tensor the program reads (it reads that object;
+    a new one each call would need a new program). Otherwise the place gets a new Tensor
+    after each call, as eager code rebinds it, and a reference the user kept to the old one
+    keeps its value."""
+    return keeps_identity(old) or current_builder().reads(old)
 
 
 def _update(old, v, path):

@@ -208,6 +208,12 @@ class Builder:
             x = core.constant(x)
         return self.block.var(self.capture(x))
 
+    def reads(self, tensor) -> bool:
+        """Whether the program built so far reads the eager Tensor `tensor` (captured it)."""
+        prog = self.program
+        name = prog._captured.get(id(tensor))
+        return name is not None and prog.tensors.get(name) is tensor
+
     # ---- persistable writes ---------------------------------------------------------------
     def wrote(self, tensor) -> bool:
         """Whether the program built so far overwrites `tensor` (`write_persistable`) before

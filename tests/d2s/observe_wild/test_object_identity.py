@@ -48,9 +48,6 @@ def evaluate(model, x, y):
     return loss
 
 
-@pytest.mark.xfail(strict=True, reason="a Tensor kept on an object when the program is "
-                   "traced is updated in place by the program (so a failing run leaves what "
-                   "it wrote), so a reference the user kept changes too (issue 33)")
 def test_a_tensor_kept_from_an_earlier_call_keeps_its_value():
     rt.seed(0)
     base = Model()
