@@ -67,6 +67,8 @@ def build(sf, entry, args: tuple):
         for u in tensors[i + 1:]:
             code.add(f"    if {t} is {u}: return MISS")
     _test_state(code, sf, entry)
+    for place in entry.rebound:  # tensors the program reads from places it rebinds
+        code.add(f"    {code.const(place, 'F')}.feed()")
     for k, (_, slot, dtype) in enumerate(entry.numbers):  # Python numbers kept as state
         code.add(f"    n{k} = asarray({code.const(slot, 'S')}.get(), {code.const(dtype, 'T')})")
         arrays.append(f"n{k}")

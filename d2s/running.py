@@ -79,6 +79,7 @@ class Entry:
         self.effects = effects if effects.writes else None
         self.new_places = effects.new_places
         self.raises = effects.raises  # (a run-time raise op's key -> the state to write back)
+        self.rebound = effects.rebound  # tensor places the program reads, fed before a run
         self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
         self.tree = tree = trace.tree
         self.leaves = leaves
@@ -182,6 +183,8 @@ class Entry:
         feed = dict(zip(self.feed_names, map(array_of, inputs)))
         for name, slot, dtype in self.numbers:  # Python numbers kept as program state
             feed[name] = np.asarray(slot.get(), dtype)
+        for place in self.rebound:
+            place.feed()
         train = self._state.grad_enabled and self.has_diff and (self.params or any(
             not t.stop_gradient for t in inputs))
         if not train and self.single:  # the common inference call: one tensor out
@@ -212,6 +215,8 @@ class Entry:
         checked arrays of the feeds (the tensors', then the numbers') in feed order."""
         training = self._training or self._build_training()
         order = training.order
+        for place in self.rebound:
+            place.feed()
         try:
             out = training.forward.body(*(arrays if order is None else
                                           [arrays[i] for i in order]))

@@ -108,6 +108,7 @@ class Effects:
         # the key of a run-time raise op -> what the call had changed where it raises
         # (`operators/state_at_raise.py`)
         self.raises: dict = {}
+        self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
 
     def replay(self) -> None:
         for slot, value in self.writes:

@@ -111,8 +111,8 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
                                         fixed, state)
         leaves, tree = _returned(target, program, out, args, kwargs, state)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
-    found = _as_at_call_start(  # (not state fed in)
-        [g for g in reads.guards if not _is_variable(g[2])], log)
+    found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
+        [g for g in reads.guards if not _is_variable(g[2])], log), effects.rebound)
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
                  effects)
@@ -188,7 +188,10 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places) \
                 if state else side_effects.Effects()
             effects.raises = traced.raises  # (what a run that raises writes back)
-            out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies)
+            rebound = [] if state else None  # (a program to save keeps tensors in place)
+            out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies,
+                                    rebound)
+            effects.rebound = rebound or []
             # Until the first run writes the program's results there (and replays the
             # Python changes), the objects hold what they held before the call: a first
             # run that fails leaves no Variable in them.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime.program.builder import current_builder
 
+from . import guards
 from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
 from .operators.state_at_raise import keeps_identity
@@ -181,12 +182,14 @@ class _Fixed:
         return self.slot.ident()
 
 
-def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
+def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), rebound=None):
     """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
-    A place that held an eager Tensor before the call keeps that Tensor, which the program
-    updates in place (so the next call reads the new value). Python numbers the trace
-    changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is raised
-    to trace again with them fed."""
+    A place that held an eager Tensor before the call and that the call sets to a new tensor
+    gets a new Tensor after each call, as eager code rebinds it; where the program reads the
+    old one, it reads a tensor of its own fed from the place (`Fed`, appended to `rebound`;
+    with `rebound` None, or for a Parameter, the Tensor is kept and the program updates it
+    in place). Python numbers the trace changed are `numbers` (fed, written back as
+    numbers), or `side_effects.Promote` is raised to trace again with them fed."""
     slots = []
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
@@ -204,9 +207,13 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v) and _in_place(old):
-            s.set(_update(old, v, s.path))
-            continue
+        if isinstance(old, rt.Tensor) and is_variable(v):
+            if rebound is not None and s.kind in _FED_PLACES and _in_place(old) and not (
+                    keeps_identity(old) or _value_read(old)):
+                rebound.append(Fed(s, old))  # (and an output, as the other places)
+            elif _in_place(old):
+                s.set(_update(old, v, s.path))
+                continue
         if old is not None and not isinstance(old, rt.Tensor):
             raise mutation.StateChangeError(
                 f"{s.path} is the Python number {old!r} before the call and the call sets it "
@@ -281,11 +288,54 @@ class _Into:
 def _in_place(old) -> bool:
     """Whether a place that held the eager Tensor `old` when the call started and that the
     call sets to a new tensor keeps `old`, which the program writes in place: a Parameter
-    (`state_at_raise.keeps_identity`), or a tensor the program reads (it reads that object;
-    a new one each call would need a new program). Otherwise the place gets a new Tensor
-    after each call, as eager code rebinds it, and a reference the user kept to the old one
-    keeps its value."""
-    return keeps_identity(old) or current_builder().reads(old)
+    (`state_at_raise.keeps_identity`), or a tensor the program reads, as a graph value or as
+    Python (`int(self.n)`, guarded by its data), unless `capture` feeds it (`Fed`).
+    Otherwise the place gets a new Tensor after each call, as eager code rebinds it, and a
+    reference the user kept to the old one keeps its value."""
+    return keeps_identity(old) or current_builder().reads(old) or _value_read(old)
+
+
+def _value_read(tensor) -> bool:
+    return any(g[1] == "data" and g[0][1] is tensor for g in guards.recorded() or ())
+
+
+_FED_PLACES = ("attr", "dict", "cell", "global")
+
+
+class Fed:
+    """A place holding a tensor that the program reads and that the call rebinds
+    (`self.ema = self.ema * 0.9 + loss * 0.1`): the program reads `private`, a tensor of its
+    own that takes the place's array before each run (`feed`); after each run the place gets
+    a new Tensor, as eager code rebinds it, so a reference the user kept keeps its value. The
+    place is guarded by its tensor's shape and dtype (`fed_guards`), not its identity."""
+
+    __slots__ = ("like", "old_id", "private", "slot")
+
+    def __init__(self, slot, old):
+        self.slot, self.old_id = slot, id(old)
+        self.private = rt.Tensor(old._data)
+        self.private.persistable = True  # (never folded into a constant: it is fed)
+        self.like = (old._data.shape, old._data.dtype)
+        current_builder().recapture(old, self.private)
+
+    def feed(self) -> None:
+        self.private._data = self.slot.get()._data
+
+
+def fed_guards(found: tuple, rebound: list) -> tuple:
+    """The trace's guards, where a place is `Fed` by its tensor's shape and dtype instead of
+    its identity."""
+    if not rebound:
+        return found
+    by_id = {f.old_id: f for f in rebound}
+    out = []
+    for g in found:
+        f = by_id.get(id(g[2])) if g[1] == "is" else None
+        if f is not None and g[0][1] is f.slot.obj and (f.slot.kind == "cell" or len(
+                g[0]) > 2 and g[0][2] == f.slot.key):
+            g = (g[0], "like", f.like)
+        out.append(g)
+    return tuple(out)
 
 
 def _update(old, v, path):

@@ -13,7 +13,7 @@ tensor, a Python number computed from one) becomes an input of the raise op, who
 carries the values' arrays when it raises (`exc.state_at_raise`: `runtime/program/
 debug_ops.py`). `apply` then stores them in their places, as the write-back after a run
 that returns would: Python numbers as numbers of their type, tensors as new Tensors, a
-Parameter (`keeps_identity`) or a tensor the program reads written in place. What the
+Parameter (`keeps_identity`) written in place. What the
 program writes in place itself (`p.set_value(...)`, a buffer's `+=`, an optimizer step) ran
 before the raise op and stands.
 
@@ -28,7 +28,7 @@ import itertools
 from runtime.core import active_builder
 from runtime.parameter import Parameter
 from runtime.program import debug_ops
-from runtime.tensor import Tensor, wrap
+from runtime.tensor import wrap
 
 from .mutation import MISSING, freeze
 from .trace_state import current
@@ -60,8 +60,8 @@ _UNKNOWN = object()  # a value the program cannot give at the raise (a tensor ar
 
 class StateAtRaise:
     """The places one raise op's call had changed, each with its value there (`_Held`
-    markers for the op's inputs) and the Tensor it held before the call where that Tensor
-    is written in place (as `writeback` writes it after a run that returns), else None."""
+    markers for the op's inputs) and the Parameter it held before the call, which is
+    written in place (as `writeback` writes it after a run that returns), else None."""
 
     __slots__ = ("places",)
 
@@ -122,8 +122,7 @@ def note():
             if template is _UNKNOWN:
                 del held[mark:]
                 continue
-            kept = before if isinstance(before, Tensor) and (
-                keeps_identity(before) or builder.reads(before)) else None
+            kept = before if keeps_identity(before) else None
             places.append((slot, _Appended(template) if appended else template, kept))
     if not places:
         return None

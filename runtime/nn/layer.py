@@ -90,12 +90,12 @@ class HookRemoveHelper:
         self._hooks.pop(self._id, None)
 
 
-def _read_by_program(buffer: Tensor) -> bool:
-    """While tracing, whether a buffer assigned a graph value is written in place (the
-    program reads it, or the assignment is inside a graph branch or loop): otherwise it is
-    rebound, as eager code rebinds it."""
+def _in_graph_block() -> bool:
+    """While tracing, whether a graph branch or loop body is being built: a buffer assigned
+    a graph value there is written in place; elsewhere it is rebound, as eager code rebinds
+    it."""
     b = active_builder()
-    return b is None or b.block is not b.program.global_block() or b.reads(buffer)
+    return b is None or b.block is not b.program.global_block()
 
 
 class Layer:
@@ -178,12 +178,12 @@ class Layer:
         elif buffers is not None and name in buffers:
             old = buffers[name]
             if isinstance(value, VariableBase) and value.stop_gradient and isinstance(
-                    old, Tensor) and _read_by_program(old):
+                    old, Tensor) and _in_graph_block():
                 old.set_value(value)  # tracing: write the buffer's persistable variable
             elif value is None or isinstance(value, (Tensor, VariableBase)):
-                # (a graph value with a gradient path while tracing, or one replacing a
-                # buffer the program does not read: rebound, as eager rebinds the buffer to
-                # the new tensor; d2s writes it back after each call, a new Tensor as eager's)
+                # (while tracing, a graph value outside graph branches and loops: rebound, as
+                # eager rebinds the buffer to the new tensor; d2s writes it back after each
+                # call, a new Tensor as eager's)
                 buffers[name] = value
             else:
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}': "
