@@ -212,11 +212,10 @@ class Entry:
 
     def run_training(self, inputs, arrays):
         """A call that records its gradient (what `run` does when it trains), given the
-        checked arrays of the feeds (the tensors', then the numbers') in feed order."""
+        checked arrays of the feeds (the tensors', then the numbers') in feed order (and the
+        `rebound` places fed: the fast call path, its one caller, feeds them)."""
         training = self._training or self._build_training()
         order = training.order
-        for place in self.rebound:
-            place.feed()
         try:
             out = training.forward.body(*(arrays if order is None else
                                           [arrays[i] for i in order]))
