@@ -217,3 +217,50 @@ def test_a_training_step_that_fails_its_assert_leaves_eager_state():
     np.testing.assert_allclose([t.item() for t in got[2]], [t.item() for t in want[2]],
                                rtol=1e-5)
     assert _reachable_variables(got[0], got[1], got[2]) == []
+
+
+class Budget:
+    def __init__(self):
+        self.steps = 0
+        self.last = rt.zeros([2])
+        self.total = 0.0
+
+
+def decode(scores, budget):
+    """A loop whose condition is a tensor that raises in its body when the running sum goes
+    over budget: the counter and the tensor set in the iterations before stand."""
+    i = rt.zeros([], "int64")
+    acc = rt.zeros([])
+    while i < scores.shape[0]:
+        acc = acc + scores[i]
+        budget.steps += 1
+        budget.last = acc * rt.ones([2])
+        if acc > 5.0:
+            raise RuntimeError("over budget")
+        i += 1
+    budget.total += acc.item()
+    return acc
+
+
+def test_a_raise_in_a_graph_loop_leaves_what_the_iterations_before_it_set():
+    rows = [[1.0, 2.0], [4.0, 3.0], [1.0, 1.0], [-1.0, 2.0], [2.0, 5.0, 1.0]]
+    runs = []
+    for fn in (decode, d2s.to_static(decode)):
+        budget, seen = Budget(), []
+        for row in rows:
+            try:
+                fn(rt.to_tensor(np.array(row, "float32")), budget)
+            except RuntimeError as e:
+                assert str(e).splitlines()[0] == "over budget"
+            seen.append((budget.steps, budget.last.numpy().tolist(), budget.total))
+        runs.append(seen)
+    # NumPy reference: the steps run until the prefix sum goes over 5 (then it raises)
+    steps, total, want = 0, 0.0, []
+    for row in rows:
+        sums = np.cumsum(np.array(row, "float32"))
+        over = np.nonzero(sums > 5.0)[0]
+        n = int(over[0]) + 1 if len(over) else len(row)
+        steps += n
+        total += 0.0 if len(over) else float(sums[-1])
+        want.append((steps, [float(sums[n - 1])] * 2, total))
+    assert runs[0] == runs[1] == want
