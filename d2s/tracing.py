@@ -189,9 +189,12 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 if state else side_effects.Effects()
             effects.raises = traced.raises  # (what a run that raises writes back)
             rebound = [] if state else None  # (a program to save keeps tensors in place)
+            kept: dict = {}
             out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies,
-                                    rebound)
+                                    rebound, kept)
             effects.rebound = rebound or []
+            for noted in traced.raises.values():  # (a raise writes those in place too)
+                noted.keep(kept)
             # Until the first run writes the program's results there (and replays the
             # Python changes), the objects hold what they held before the call: a first
             # run that fails leaves no Variable in them.

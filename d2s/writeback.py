@@ -182,14 +182,16 @@ class _Fixed:
         return self.slot.ident()
 
 
-def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), rebound=None):
+def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), rebound=None,
+            kept=None):
     """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
     A place that held an eager Tensor before the call and that the call sets to a new tensor
     gets a new Tensor after each call, as eager code rebinds it; where the program reads the
     old one, it reads a tensor of its own fed from the place (`Fed`, appended to `rebound`;
     with `rebound` None, or for a Parameter, the Tensor is kept and the program updates it
-    in place). Python numbers the trace changed are `numbers` (fed, written back as
-    numbers), or `side_effects.Promote` is raised to trace again with them fed."""
+    in place; `kept`, a dict, gets such places' idents -> their Tensors). Python numbers the
+    trace changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is
+    raised to trace again with them fed."""
     slots = []
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
@@ -208,11 +210,13 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 continue
         old = before.get(s.ident())
         if isinstance(old, rt.Tensor) and is_variable(v):
-            if rebound is not None and s.kind in _FED_PLACES and _in_place(old) and not (
-                    keeps_identity(old) or _value_read(old)):
+            how = _rebinding(s, old)
+            if how == "fed" and rebound is not None:
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
-            elif _in_place(old):
+            elif how != "new":
                 s.set(_update(old, v, s.path))
+                if kept is not None:
+                    kept[s.ident()] = old
                 continue
         if old is not None and not isinstance(old, rt.Tensor):
             raise mutation.StateChangeError(
@@ -287,11 +291,11 @@ class _Into:
 
 def _in_place(old) -> bool:
     """Whether a place that held the eager Tensor `old` when the call started and that the
-    call sets to a new tensor keeps `old`, which the program writes in place: a Parameter
-    (`state_at_raise.keeps_identity`), or a tensor the program reads, as a graph value or as
-    Python (`int(self.n)`, guarded by its data), unless `capture` feeds it (`Fed`).
-    Otherwise the place gets a new Tensor after each call, as eager code rebinds it, and a
-    reference the user kept to the old one keeps its value."""
+    call sets to a new tensor keeps `old`, which the program writes in place (for a list's
+    items; other places: `_rebinding`): a Parameter (`state_at_raise.keeps_identity`), or a
+    tensor the program reads, as a graph value or as Python (`int(self.n)`, guarded by its
+    data). Otherwise the place gets a new Tensor after each call, as eager code rebinds it,
+    and a reference the user kept to the old one keeps its value."""
     return keeps_identity(old) or current_builder().reads(old) or _value_read(old)
 
 
@@ -299,7 +303,38 @@ def _value_read(tensor) -> bool:
     return any(g[1] == "data" and g[0][1] is tensor for g in guards.recorded() or ())
 
 
-_FED_PLACES = ("attr", "dict", "cell", "global")
+def _rebinding(slot, old) -> str:
+    """How a place that held the eager Tensor `old` when the call started and that the call
+    sets to a new tensor is written back: "new" (a new Tensor after each call, as eager code
+    rebinds it: the program does not read `old`, or reads it only through other places,
+    which keep it), "fed" (a new Tensor too; the program reads `old` only as what this place
+    holds, so it reads the place's tensor when it runs: `Fed`), or "in place" (the place
+    keeps `old`, which the program writes: a Parameter, a tensor read as Python, or one read
+    through this place and others)."""
+    if keeps_identity(old) or _value_read(old):
+        return "in place"
+    if not current_builder().reads(old):
+        return "new"
+    here = elsewhere = False
+    for place, how, expected in guards.recorded() or ():
+        if expected is old and how == "is" and _same_place(place, slot):
+            here = True
+        elif expected is old or place[1] is old or type(expected) is tuple and any(
+                x is old for x in expected):
+            elsewhere = True
+    if here and not elsewhere and slot.kind != "list":
+        return "fed"
+    return "new" if elsewhere and not here else "in place"
+
+
+def _same_place(place: tuple, slot) -> bool:
+    """Whether a guard's place is `slot` (a Layer's buffer is also its `_buffers` item)."""
+    if slot.kind == "cell":
+        return place[1] is slot.obj
+    if len(place) < 3 or place[2] != slot.key:
+        return False
+    return place[1] is slot.obj or slot.kind == "dict" and vars(place[1]).get(
+        "_buffers") is slot.obj if hasattr(place[1], "__dict__") else False
 
 
 class Fed:
@@ -331,8 +366,7 @@ def fed_guards(found: tuple, rebound: list) -> tuple:
     out = []
     for g in found:
         f = by_id.get(id(g[2])) if g[1] == "is" else None
-        if f is not None and g[0][1] is f.slot.obj and (f.slot.kind == "cell" or len(
-                g[0]) > 2 and g[0][2] == f.slot.key):
+        if f is not None and _same_place(g[0], f.slot):
             g = (g[0], "like", f.like)
         out.append(g)
     return tuple(out)

@@ -60,13 +60,19 @@ _UNKNOWN = object()  # a value the program cannot give at the raise (a tensor ar
 
 class StateAtRaise:
     """The places one raise op's call had changed, each with its value there (`_Held`
-    markers for the op's inputs) and the Parameter it held before the call, which is
-    written in place (as `writeback` writes it after a run that returns), else None."""
+    markers for the op's inputs) and the Tensor it held before the call where that one is
+    written in place (a Parameter; see `keep`), else None."""
 
     __slots__ = ("places",)
 
     def __init__(self, places: list):
         self.places = places
+
+    def keep(self, kept: dict) -> None:
+        """The places that keep their Tensor, written in place after a run that returns
+        (`kept`: ident -> that Tensor, from `writeback.capture`): so does a raise."""
+        self.places = [(slot, template, kept.get(slot.ident(), before))
+                       for slot, template, before in self.places]
 
     def apply(self, arrays: list) -> None:
         for slot, template, before in self.places:
@@ -78,7 +84,7 @@ class StateAtRaise:
                 slot.obj[:] = value
             elif before is not None and isinstance(template, _Held) and not template.number:
                 before._data = value._data.astype(before._data.dtype, copy=False)
-                before._version += 1  # (the tensor the program reads, written in place)
+                before._version += 1  # (in place, as after a run that returns)
                 slot.set(before)
             else:
                 slot.set(value)
