@@ -23,8 +23,6 @@ what they held before the call).
 """
 from __future__ import annotations
 
-import itertools
-
 from runtime.core import active_builder
 from runtime.parameter import Parameter
 from runtime.program import debug_ops
@@ -35,8 +33,6 @@ from .trace_state import current
 from .variables import is_variable
 
 _PLACES = ("attr", "cell", "global", "dict", "list")
-_KEYS = itertools.count()  # (one key per raise op in the process: a nested program's raise
-# is never taken for another's)
 
 
 class _Held:
@@ -132,7 +128,8 @@ def note():
             places.append((slot, _Appended(template) if appended else template, kept))
     if not places:
         return None
-    key = next(_KEYS)
+    key = len(state.raises)  # (per trace, so printed programs do not depend on others; the
+    # entry that runs the program takes its exception's state first: `Entry.raised`)
     state.raises[key] = StateAtRaise(places)
     return key, held
 
