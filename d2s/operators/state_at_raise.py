@@ -18,12 +18,12 @@ program writes in place itself (`p.set_value(...)`, a buffer's `+=`, an optimize
 before the raise op and stands.
 
 Not written back, as documented in docs/d2s.md ("A run that raises"): a list that became a
-tensor array at that point, and a list or dict argument the trace got as a copy (both keep
-what they held before the call).
+tensor array at that point, a list or dict argument the trace got as a copy, and a place set
+to an object the call made that holds tensors (each keeps what it held before the call).
 """
 from __future__ import annotations
 
-from runtime.core import active_builder
+from runtime.core import active_builder, is_eager_tensor
 from runtime.parameter import Parameter
 from runtime.program import debug_ops
 from runtime.tensor import wrap
@@ -169,12 +169,21 @@ def _template(value, held: list, visible: set, depth: int = 0):
 
 def _holds_graph_values(value, depth: int = 0) -> bool:
     """A structure other than a plain list, tuple or dict holding graph values (a list of
-    tuples as tensor arrays, `lists.StructArray`; d2s's empty-array marker)."""
+    tuples as tensor arrays, `lists.StructArray`; d2s's empty-array marker; an object the
+    call made, `Box(x * 2)`, whose attributes the program gives only after a run that
+    returns)."""
     if is_variable(value):
         return True
-    if depth > 6 or not isinstance(value, (list, tuple, dict)):
+    if depth > 6:
         return False
-    items = value.values() if isinstance(value, dict) else value
+    if isinstance(value, (list, tuple, dict)):
+        items = value.values() if isinstance(value, dict) else value
+    elif type(value).__module__ not in ("builtins", "numpy") and isinstance(
+            getattr(value, "__dict__", None), dict) and not (
+            isinstance(value, type) or is_eager_tensor(value)):
+        items = list(vars(value).values())
+    else:
+        return False
     return any(_holds_graph_values(x, depth + 1) for x in items)
 
 

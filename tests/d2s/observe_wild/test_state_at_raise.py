@@ -188,7 +188,7 @@ def _reachable_variables(*objs) -> list:
             stack += list(o.values())
         elif isinstance(o, (list, tuple)):
             stack += list(o)
-        elif isinstance(o, (nn.Layer, Logger)):
+        elif isinstance(o, (nn.Layer, Logger, Trace, Snapshot)):
             stack += list(vars(o).values())
     return found
 
@@ -264,3 +264,35 @@ def test_a_raise_in_a_graph_loop_leaves_what_the_iterations_before_it_set():
         total += 0.0 if len(over) else float(sums[-1])
         want.append((steps, [float(sums[n - 1])] * 2, total))
     assert runs[0] == runs[1] == want
+
+
+class Snapshot:
+    def __init__(self, value):
+        self.value = value
+
+
+class Trace:
+    def __init__(self):
+        self.calls = 0
+        self.snap = None
+
+
+def snapshot_step(x, trace):
+    trace.calls += 1
+    trace.snap = Snapshot(x * 2)  # an object the call makes, holding a tensor
+    if x.sum() < 0:
+        raise ValueError("negative batch")
+    return x
+
+
+def test_an_object_made_by_a_call_that_raises_holds_no_variable():
+    """Where the program cannot give a value at the raise (an object the call made, whose
+    tensors it gives only after a run that returns), the place keeps what it held, and
+    never a static Variable; the counter set before the raise stands."""
+    static = d2s.to_static(snapshot_step)
+    trace = Trace()
+    with pytest.raises(ValueError, match="negative batch"):
+        static(rt.to_tensor([-1.0, 0.5]), trace)  # the first call's run raises
+    assert trace.calls == 1 and trace.snap is None and _reachable_variables(trace) == []
+    static(rt.to_tensor([1.0, 0.5]), trace)
+    assert trace.calls == 2 and trace.snap.value.numpy().tolist() == [2.0, 1.0]
