@@ -24,7 +24,6 @@ import weakref
 import numpy as np
 
 from runtime import backend
-from runtime.program.executor import rewrite_error
 
 from . import fallback
 from .call_policy import ENABLED
@@ -68,6 +67,8 @@ def build(sf, entry, args: tuple):
         for u in tensors[i + 1:]:
             code.add(f"    if {t} is {u}: return MISS")
     _test_state(code, sf, entry)
+    for place in entry.rebound:  # tensors the program reads from places it rebinds
+        code.add(f"    {code.const(place, 'F')}.feed()")
     for k, (_, slot, dtype) in enumerate(entry.numbers):  # Python numbers kept as state
         code.add(f"    n{k} = asarray({code.const(slot, 'S')}.get(), {code.const(dtype, 'T')})")
         arrays.append(f"n{k}")
@@ -170,7 +171,7 @@ def _compiled(code: _Code, sf, entry):
         FUNCTION=sf.function, SF=sf, INST=sf.instance, STATE=entry._state, amp_key=amp_key,
         holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray,
         ENTRY=entry, BODY=compiled.ready().body, wrap=entry._wrap,
-        rewrite=lambda e: rewrite_error(e, compiled, program))
+        rewrite=lambda e: entry.raised(e, compiled, program))
     src = "def _make(" + ", ".join(consts) + "):\n" + "\n".join(
         "    " + ln for ln in code.lines) + "\n    return fast\n"
     filename = f"<d2s fast call {next(_ids)}: {sf.__qualname__}>"

@@ -12,7 +12,9 @@ What is guarded, per value read:
   by type and value;
 - a tensor: by identity (the program reads the very tensor object it captured, so an
   attribute rebound to another tensor, or from `None` to a tensor, needs another program;
-  tensors updated in place, such as parameters and BatchNorm statistics, keep theirs);
+  tensors updated in place, such as parameters and BatchNorm statistics, keep theirs); a
+  place the program reads and rebinds itself (`self.ema = self.ema * 0.9 + ...`) by the
+  shape and dtype of its tensor, which is fed (`writeback.Fed`);
   and where the trace read its value as Python (`int(self.step)`, `self.step.item()`,
   `if self.initialized:`), which the program has baked in: by value too (`value_read`), so a
   value changed in place, by the caller or by the converted call itself, traces a new program;
@@ -134,6 +136,16 @@ def _same_data(tensor, expected) -> bool:
     array = array_of(tensor)
     return array.shape == expected[0] and array.dtype == expected[1] and \
         backend.to_numpy(array).tobytes() == expected[2]
+
+
+def tensor_like(value, expected) -> bool:
+    """`value` is an eager tensor whose array has the shape and dtype `expected` gives: the
+    guard of a place holding a tensor that the program reads and rebinds, so a new Tensor
+    each call (`writeback.Fed`)."""
+    if not is_eager_tensor(value):
+        return False
+    array = value._data
+    return array.shape == expected[0] and array.dtype == expected[1]
 
 
 def bind_arguments(fn, args, kwargs, instance=None) -> dict:
@@ -487,7 +499,7 @@ def compile_check(guards):
     if not guards:
         return None
     env = {"_M": _MISSING, "_same": _same_items, "_index": _index, "_data": _same_data,
-           "__name__": __name__}
+           "_like": tensor_like, "__name__": __name__}
     terms = []
     for i, (place, how, expected) in enumerate(guards):
         kind = place[0]
@@ -530,6 +542,9 @@ def compile_check(guards):
         elif how == "data":
             env[f"x{i}"] = expected
             terms.append(f"_data({read}, x{i})")
+        elif how == "like":
+            env[f"x{i}"] = expected
+            terms.append(f"_like({read}, x{i})")
         elif how == "items" and not expected:
             terms.append(f"not {read}")
         elif how == "items":
@@ -558,6 +573,9 @@ def failing(guards) -> tuple | None:
                 return guard
         elif how == "data":
             if not _same_data(value, expected):
+                return guard
+        elif how == "like":
+            if not tensor_like(value, expected):
                 return guard
         elif value is not expected:
             return guard

@@ -27,6 +27,7 @@ from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
 from . import guards, running_grad2, writeback
+from .operators import state_at_raise
 from .tracing import Trace
 
 _STATE = mode_state()
@@ -79,6 +80,8 @@ class Entry:
         self.check = guards.compile_check(self.guards)
         self.effects = effects if effects.writes else None
         self.new_places = effects.new_places
+        self.raises = effects.raises  # (a run-time raise op's key -> the state to write back)
+        self.rebound = effects.rebound  # tensor places the program reads, fed before a run
         self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
         self.tree = tree = trace.tree
         self.leaves = leaves
@@ -183,13 +186,15 @@ class Entry:
         feed = dict(zip(self.feed_names, map(array_of, inputs)))
         for name, slot, dtype in self.numbers:  # Python numbers kept as program state
             feed[name] = np.asarray(slot.get(), dtype)
+        for place in self.rebound:
+            place.feed()
         train = self._state.grad_enabled and self.has_diff and (self.params or any(
             not t.stop_gradient for t in inputs))
         if not train and self.single:  # the common inference call: one tensor out
             try:
                 return self._wrap(self.fn(feed)[0])
             except Exception as e:
-                raise rewrite_error(e, self.compiled, self.concrete.main_program) from e
+                raise self.raised(e, self.compiled, self.concrete.main_program) from e
         if self.arg_writes:  # the caller's Tensors written in place after the run; the run
             # reads (and autograd records) their values from before, as eager setitem does
             targets = _check_writable(inputs, self.arg_writes, self.feed_names, self.name)
@@ -205,20 +210,29 @@ class Entry:
         try:
             arrays = compiled.fn(feed)
         except Exception as e:
-            raise rewrite_error(e, compiled, program) from e
+            raise self.raised(e, compiled, program) from e
         return self.finish(arrays, inputs, training, targets if self.arg_writes else ())
 
     def run_training(self, inputs, arrays):
         """A call that records its gradient (what `run` does when it trains), given the
-        checked arrays of the feeds (the tensors', then the numbers') in feed order."""
+        checked arrays of the feeds (the tensors', then the numbers') in feed order (and the
+        `rebound` places fed: the fast call path, its one caller, feeds them)."""
         training = self._training or self._build_training()
         order = training.order
         try:
             out = training.forward.body(*(arrays if order is None else
                                           [arrays[i] for i in order]))
         except Exception as e:
-            raise rewrite_error(e, training.forward, training.split.forward) from e
+            raise self.raised(e, training.forward, training.split.forward) from e
         return self.finish(out, inputs, training)
+
+    def raised(self, e: Exception, compiled, program) -> Exception:
+        """The error to raise for a run of `compiled` (of `program`) that raised `e`; a
+        raise op's exception first writes back the state the call had changed where it
+        raised, as eager code leaves it (`operators/state_at_raise.py`)."""
+        if self.raises:
+            state_at_raise.apply(e, self.raises)
+        return rewrite_error(e, compiled, program)
 
     def finish(self, arrays, inputs, training, targets=()):
         """The call's result from the program's fetched arrays: Tensors (recorded as one

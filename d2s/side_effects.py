@@ -33,6 +33,7 @@ import runtime as rt
 
 from . import guards
 from .operators import mutation
+from .operators.state_at_raise import is_bookkeeping, value_before
 from .operators.variables import Undefined, is_variable
 
 _NUMBER_PLACES = ("attr", "cell", "global", "dict")
@@ -91,17 +92,7 @@ def _plain(path: str) -> str:
 
 def old_value(log, slot):
     """A slot's value in the log's snapshot (before the trace)."""
-    key = ("globals", id(slot.obj)) if slot.kind == "global" else id(slot.obj)
-    entry = log.seen.get(key)  # (the log keeps a module's globals under this key)
-    if entry is None:
-        return _MISSING
-    snap = entry[3]
-    kind = slot.kind
-    if kind == "list":
-        return list(snap)
-    if kind == "cell":
-        return snap
-    return snap.get(slot.key, _MISSING)
+    return value_before(log, slot)
 
 
 class Effects:
@@ -114,6 +105,10 @@ class Effects:
         self.numbers = list(numbers)  # `Number`s fed as program state
         self.new_places = False
         self.arg_writes: list = []  # (feed index, Variable): arguments written in place
+        # the key of a run-time raise op -> what the call had changed where it raises
+        # (`operators/state_at_raise.py`)
+        self.raises: dict = {}
+        self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
 
     def replay(self) -> None:
         for slot, value in self.writes:
@@ -145,7 +140,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             if ident not in idents and ident not in fed:
                 effects.guards.append(_guard(s, s.get() if s.kind != "list" else list(s.obj)))
     for s in changed:
-        if s.kind not in _GUARDED_PLACES or _internal(s):
+        if s.kind not in _GUARDED_PLACES or is_bookkeeping(s):
             continue
         new = s.get()
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
@@ -227,15 +222,6 @@ def _tensor_like(x, depth: int = 0) -> bool:
         return any(is_variable(v) or _tensor_like(v, depth + 1)
                    for v in (x.values() if type(x) is dict else x))
     return is_variable(x) or hasattr(x, "_data") and hasattr(x, "stop_gradient")
-
-
-def _internal(slot) -> bool:
-    """d2s's own bookkeeping on user objects (a per-instance StaticFunction, a Layer's
-    converted forward; a StaticFunction is known by its class's `__d2s_static_function__`)."""
-    if slot.kind != "attr":
-        return False
-    return (isinstance(slot.key, str) and slot.key.startswith("__d2s")
-            or getattr(type(slot.get()), "__d2s_static_function__", False) is True)
 
 
 def _guard(slot, old) -> tuple:

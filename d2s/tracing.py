@@ -111,8 +111,8 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
                                         fixed, state)
         leaves, tree = _returned(target, program, out, args, kwargs, state)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
-    found = _as_at_call_start(  # (not state fed in)
-        [g for g in reads.guards if not _is_variable(g[2])], log)
+    found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
+        [g for g in reads.guards if not _is_variable(g[2])], log), effects.rebound)
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
                  effects)
@@ -172,7 +172,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
     it returned, the Python state it changed, the guard recording). The objects it changed
     hold what they held before (the first run writes the program's results there); a trace
     that fails leaves them as they were, or as the user's raise left them."""
-    with guards.recording() as reads, call_arguments(args, kwargs), tracing():
+    with guards.recording() as reads, call_arguments(args, kwargs), tracing() as traced:
         passed = guards.bind_arguments(target.function, args, kwargs, target.instance)
         guards.passed_in(passed)
         guards.record(target.function, target.reads, target.instance, passed)
@@ -182,9 +182,19 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 out = fn(*args, **kwargs)
             except RecursionError as e:
                 raise _endless_recursion(e) or e
+            # a returned name bound on some paths only (`operators.unbound`): read here, where
+            # the raise it makes still sees what the call changed before it
+            read_unbound(pytree.flatten(out)[0])
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places) \
                 if state else side_effects.Effects()
-            out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies)
+            effects.raises = traced.raises  # (what a run that raises writes back)
+            rebound = [] if state else None  # (a program to save keeps tensors in place)
+            kept: dict = {}
+            out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies,
+                                    rebound, kept)
+            effects.rebound = rebound or []
+            for noted in traced.raises.values():  # (a raise writes those in place too)
+                noted.keep(kept)
             # Until the first run writes the program's results there (and replays the
             # Python changes), the objects hold what they held before the call: a first
             # run that fails leaves no Variable in them.
@@ -222,7 +232,6 @@ def _returned(target, program, out, args, kwargs, state) -> tuple:
     refuses what a program cannot return for every call."""
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     leaves, tree = pytree.flatten(out)
-    read_unbound(leaves)  # a returned name bound on some paths only (`operators.unbound`)
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()

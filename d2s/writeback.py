@@ -20,9 +20,12 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 from __future__ import annotations
 
 import runtime as rt
+from runtime.program.builder import current_builder
 
+from . import guards
 from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
+from .operators.state_at_raise import keeps_identity
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 
@@ -179,12 +182,16 @@ class _Fixed:
         return self.slot.ident()
 
 
-def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
+def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), rebound=None,
+            kept=None):
     """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
-    A place that held an eager Tensor before the call keeps that Tensor, which the program
-    updates in place (so the next call reads the new value). Python numbers the trace
-    changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is raised
-    to trace again with them fed."""
+    A place that held an eager Tensor before the call and that the call sets to a new tensor
+    gets a new Tensor after each call, as eager code rebinds it; where the program reads the
+    old one, it reads a tensor of its own fed from the place (`Fed`, appended to `rebound`;
+    with `rebound` None, or for a Parameter, the Tensor is kept and the program updates it
+    in place; `kept`, a dict, gets such places' idents -> their Tensors). Python numbers the
+    trace changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is
+    raised to trace again with them fed."""
     slots = []
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
@@ -197,14 +204,20 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=()):
         if s.kind == "list":
             for i, x in enumerate(v):
                 old = before.get((id(s.obj), "item", i))
-                if isinstance(old, rt.Tensor) and is_variable(x):
+                if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old):
                     s.obj[i] = _update(old, x, f"{s.path}[{i}]")
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v) and _same_kind(old, v):
-            s.set(_update(old, v, s.path))
-            continue
+        if isinstance(old, rt.Tensor) and is_variable(v):
+            how = _rebinding(s, old) if _same_kind(old, v) else "new"
+            if how == "fed" and rebound is not None:
+                rebound.append(Fed(s, old))  # (and an output, as the other places)
+            elif how != "new":
+                s.set(_update(old, v, s.path))
+                if kept is not None:
+                    kept[s.ident()] = old
+                continue
         if old is not None and not isinstance(old, rt.Tensor):
             raise mutation.StateChangeError(
                 f"{s.path} is the Python number {old!r} before the call and the call sets it "
@@ -274,6 +287,89 @@ class _Into:
 
     def ident(self):
         return self.slot.ident()
+
+
+def _in_place(old) -> bool:
+    """Whether a place that held the eager Tensor `old` when the call started and that the
+    call sets to a new tensor keeps `old`, which the program writes in place (for a list's
+    items; other places: `_rebinding`): a Parameter (`state_at_raise.keeps_identity`), or a
+    tensor the program reads, as a graph value or as Python (`int(self.n)`, guarded by its
+    data). Otherwise the place gets a new Tensor after each call, as eager code rebinds it,
+    and a reference the user kept to the old one keeps its value."""
+    return keeps_identity(old) or current_builder().reads(old) or _value_read(old)
+
+
+def _value_read(tensor) -> bool:
+    return any(g[1] == "data" and g[0][1] is tensor for g in guards.recorded() or ())
+
+
+def _rebinding(slot, old) -> str:
+    """How a place that held the eager Tensor `old` when the call started and that the call
+    sets to a new tensor is written back: "new" (a new Tensor after each call, as eager code
+    rebinds it: the program does not read `old`, or reads it only through other places,
+    which keep it), "fed" (a new Tensor too; the program reads `old` only as what this place
+    holds, so it reads the place's tensor when it runs: `Fed`), or "in place" (the place
+    keeps `old`, which the program writes: a Parameter, a tensor read as Python, or one read
+    through this place and others)."""
+    if keeps_identity(old) or _value_read(old):
+        return "in place"
+    if not current_builder().reads(old):
+        return "new"
+    here = elsewhere = False
+    for place, how, expected in guards.recorded() or ():
+        if expected is old and how == "is" and _same_place(place, slot):
+            here = True
+        elif expected is old or place[1] is old or type(expected) is tuple and any(
+                x is old for x in expected):
+            elsewhere = True
+    if here and not elsewhere and slot.kind != "list":
+        return "fed"
+    return "new" if elsewhere and not here else "in place"
+
+
+def _same_place(place: tuple, slot) -> bool:
+    """Whether a guard's place is `slot` (a Layer's buffer is also its `_buffers` item)."""
+    if slot.kind == "cell":
+        return place[1] is slot.obj
+    if len(place) < 3 or place[2] != slot.key:
+        return False
+    return place[1] is slot.obj or slot.kind == "dict" and vars(place[1]).get(
+        "_buffers") is slot.obj if hasattr(place[1], "__dict__") else False
+
+
+class Fed:
+    """A place holding a tensor that the program reads and that the call rebinds
+    (`self.ema = self.ema * 0.9 + loss * 0.1`): the program reads `private`, a tensor of its
+    own that takes the place's array before each run (`feed`); after each run the place gets
+    a new Tensor, as eager code rebinds it, so a reference the user kept keeps its value. The
+    place is guarded by its tensor's shape and dtype (`fed_guards`), not its identity."""
+
+    __slots__ = ("like", "old_id", "private", "slot")
+
+    def __init__(self, slot, old):
+        self.slot, self.old_id = slot, id(old)
+        self.private = rt.Tensor(old._data)
+        self.private.persistable = True  # (never folded into a constant: it is fed)
+        self.like = (old._data.shape, old._data.dtype)
+        current_builder().recapture(old, self.private)
+
+    def feed(self) -> None:
+        self.private._data = self.slot.get()._data
+
+
+def fed_guards(found: tuple, rebound: list) -> tuple:
+    """The trace's guards, where a place is `Fed` by its tensor's shape and dtype instead of
+    its identity."""
+    if not rebound:
+        return found
+    by_id = {f.old_id: f for f in rebound}
+    out = []
+    for g in found:
+        f = by_id.get(id(g[2])) if g[1] == "is" else None
+        if f is not None and _same_place(g[0], f.slot):
+            g = (g[0], "like", f.like)
+        out.append(g)
+    return tuple(out)
 
 
 def _update(old, v, path):

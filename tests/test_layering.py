@@ -287,7 +287,9 @@ OPERATOR_RANKS = {
     "branch_mismatch.py": 0.5,  # (mutation.py's messages: above variables, below mutation)
     "branch_sets.py": 0.75,  # (the sets mutation.py's logs track: above branch_mismatch)
     "float_sum.py": 0, "block_functions.py": 0,
-    "mutation.py": 1, "exceptions.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
+    "mutation.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
+    "state_at_raise.py": 1.25,  # (on mutation: what a run-time raise writes back)
+    "exceptions.py": 1.5,  # (on state_at_raise)
     "computed_keys.py": 1.5,  # (on traced_keys)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
     "loop_number_kinds.py": 2, "number_pairs.py": 2, "array_queries.py": 2,

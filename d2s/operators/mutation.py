@@ -353,6 +353,11 @@ class Log:
                     new.append(slot)
         return new
 
+    def changed_now(self) -> list:
+        """Slots changed since the snapshot, found anew (`changed` without remembering)."""
+        return [s for k, (o, kind, p, snap) in list(self.seen.items()) if kind not in (
+            None, "private") and k not in self.quiet for s in _diff(o, kind, p, snap)]
+
     def scratch_end(self, probed: bool = False) -> None:
         """A scratch trace of a loop body ended: remember what it changed, put it back."""
         self.changed()

@@ -26,13 +26,16 @@ class TraceState:
     - `frames`: the graph branches and loop bodies being traced, innermost last;
     - `trys`: the `try` bodies (and functions converted for one) open, innermost last;
     - `undecided`: the id of a set whose items a tensor `if` decides -> (the set, its path,
-      the `if`'s origin): reading it is refused (`mutation.finish`, `traced_keys`).
+      the `if`'s origin): reading it is refused (`mutation.finish`, `traced_keys`);
+    - `raises`: the key of a run-time raise op -> the state the call had changed where it
+      raises (`state_at_raise`).
     """
 
-    __slots__ = ("call_logs", "frames", "origins", "trys", "undecided")
+    __slots__ = ("call_logs", "frames", "origins", "raises", "trys", "undecided")
 
     def __init__(self):
         self.call_logs: list = []
+        self.raises: dict = {}
         self.undecided: dict = {}
         self.origins: dict = {}
         self.frames: list = []

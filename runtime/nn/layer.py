@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 from .. import backend
-from ..core import VariableBase
+from ..core import VariableBase, active_builder
 from ..dtypes import DType, convert_dtype, default_float
 from ..parameter import Parameter, unique_name
 from ..tensor import Tensor
@@ -88,6 +88,14 @@ class HookRemoveHelper:
 
     def remove(self) -> None:
         self._hooks.pop(self._id, None)
+
+
+def _in_graph_block() -> bool:
+    """While tracing, whether a graph branch or loop body is being built: a buffer assigned
+    a graph value there is written in place; elsewhere it is rebound, as eager code rebinds
+    it."""
+    b = active_builder()
+    return b is None or b.block is not b.program.global_block()
 
 
 class Layer:
@@ -170,12 +178,12 @@ class Layer:
         elif buffers is not None and name in buffers:
             old = buffers[name]
             if isinstance(value, VariableBase) and value.stop_gradient and isinstance(
-                    old, Tensor) and _fits(value, old):
+                    old, Tensor) and _in_graph_block() and _fits(value, old):
                 old.set_value(value)  # tracing: write the buffer's persistable variable
             elif value is None or isinstance(value, (Tensor, VariableBase)):
-                # (a graph value with a gradient path, or of another shape or dtype, while
-                # tracing: rebound, as eager rebinds the buffer to the new tensor; d2s writes
-                # it back into the buffer after each call)
+                # (while tracing, a graph value outside graph branches and loops, or of another
+                # shape or dtype: rebound, as eager rebinds the buffer to the new tensor; d2s
+                # writes it back after each call, a new Tensor as eager's)
                 buffers[name] = value
             else:
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}': "

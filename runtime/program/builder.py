@@ -208,6 +208,20 @@ class Builder:
             x = core.constant(x)
         return self.block.var(self.capture(x))
 
+    def reads(self, tensor) -> bool:
+        """Whether the program built so far reads the eager Tensor `tensor` (captured it)."""
+        prog = self.program
+        name = prog._captured.get(id(tensor))
+        return name is not None and prog.tensors.get(name) is tensor
+
+    def recapture(self, tensor, private) -> None:
+        """The program reads `private` (of the same shape and dtype) where it read the
+        captured `tensor`."""
+        prog = self.program
+        name = prog._captured.pop(id(tensor))
+        prog.tensors[name] = private
+        prog._captured[id(private)] = name
+
     # ---- persistable writes ---------------------------------------------------------------
     def wrote(self, tensor) -> bool:
         """Whether the program built so far overwrites `tensor` (`write_persistable`) before

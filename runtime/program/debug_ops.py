@@ -25,16 +25,36 @@ def _print_kernel(xp, x, message="", name="", summarize=20):
     return x
 
 
-def _assert_kernel(xp, cond, data, message="", summarize=20, parts=None, stop_gradient=(),
-                   as_int=()):
+def _assert_kernel(xp, cond, data, held=(), message="", summarize=20, parts=None,
+                   stop_gradient=(), as_int=(), state=-1):
     if not bool(xp.all(cond)):
         if parts is not None:  # (the message is a text with values, as `print` shows them)
             text = io.StringIO()
             _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int)
-            raise AssertionError(text.getvalue())
+            raise _holding(AssertionError(text.getvalue()), state, held)
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
-        raise AssertionError((message or "Assert failed: the condition is False") + shown)
+        raise _holding(AssertionError((message or "Assert failed: the condition is False")
+                                      + shown), state, held)
+
+
+# While d2s traces a call, `STATE_AT_RAISE[0]()` gives `(key, values)` for an op being built
+# that may raise: what the traced call has changed so far, which the raised exception carries
+# (`_holding`), or None. d2s sets it (`d2s/operators/state_at_raise.py`); runtime never imports
+# d2s.
+STATE_AT_RAISE = [lambda: None]
+
+
+def _holding(exc: BaseException, state: int, held) -> BaseException:
+    """`exc` carrying `(state, held)` as `exc.state_at_raise` when the op was given a `state`
+    key: the values (`held`) of the state the traced code had changed where it raised, which
+    d2s writes back as eager code would have left it (`d2s/operators/state_at_raise.py`)."""
+    if state >= 0:
+        try:
+            exc.state_at_raise = (state, list(held))
+        except AttributeError:  # (an exception class with __slots__: no state written back)
+            pass
+    return exc
 
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
@@ -100,7 +120,8 @@ PRINT = registry.register(
     grad=lambda ins, outs, gs, a: [gs[0]], amp="keep",
     doc="Print a tensor's name, shape, dtype and values when the op runs; returns it.")
 ASSERT = registry.register(
-    "assert", kernel=_assert_kernel, infer=lambda cond, data, **a: (), nondiff=True, amp="keep",
+    "assert", kernel=_assert_kernel, infer=lambda cond, data, held=(), **a: (), nondiff=True,
+    amp="keep",
     doc="Raise AssertionError with `message` when the op runs and `cond` is not all true.")
 
 
@@ -158,10 +179,18 @@ def Assert(cond, data=None, summarize=20, name=None, message=None):
     program), showing the values of the tensors in `data`."""
     if STATE.builder is None:
         _assert_kernel(backend.XP, cond._data if hasattr(cond, "_data") else cond,
-                       [d._data for d in data or []], message or "", summarize)
+                       [d._data for d in data or []], message=message or "",
+                       summarize=summarize)
         return
-    bind(ASSERT, (cond, list(data or [])), {"message": message or "", "summarize": summarize})
-    return
+    _bind_assert(cond, list(data or []), {"message": message or "", "summarize": summarize})
+
+
+def _bind_assert(cond, data: list, attrs: dict) -> None:
+    state = STATE_AT_RAISE[0]()
+    if state is None:
+        bind(ASSERT, (cond, data), attrs)
+    else:
+        bind(ASSERT, (cond, data, list(state[1])), {**attrs, "state": state[0]})
 
 
 def assert_text(cond, objects) -> None:
@@ -170,7 +199,7 @@ def assert_text(cond, objects) -> None:
     `assert test, f"...{t}..."` of converted code."""
     parts = [None if core.is_tensor(o) else str(o) for o in objects]
     tensors = [o for o in objects if core.is_tensor(o)]
-    bind(ASSERT, (cond, tensors), {
+    _bind_assert(cond, tensors, {
         "message": "", "summarize": 0, "parts": parts,
         "stop_gradient": [bool(t.stop_gradient) for t in tensors],
         "as_int": [_python_number(t) for t in tensors]})
@@ -215,22 +244,23 @@ def error_class(name: str) -> type | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
-def _raise_kernel(xp, error="RuntimeError", message="", at=""):
+def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1):
     cls = error_class(error)
     if cls is None:
-        raise ProgramRaisedError(f"{error}: {message}")
+        raise _holding(ProgramRaisedError(f"{error}: {message}"), state, held)
     try:
         exc = cls(message) if message else cls()
     except Exception:  # noqa: BLE001  (unusual constructors: the message as a note)
         exc = ProgramRaisedError(f"{error}: {message}")
-    raise exc
+    raise _holding(exc, state, held)
 
 
 RAISE = registry.register(
-    "raise", kernel=_raise_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
+    "raise", kernel=_raise_kernel, infer=lambda held=(), **a: (), nondiff=True, amp="keep",
     doc="Raise the exception named by `error` (a builtin name or 'module:Qualname') with "
         "`message` when the op runs; `at` is the user line that raised it. Put it in a "
-        "cond/while block so it runs only when that branch is taken.")
+        "cond/while block so it runs only when that branch is taken. Given a `state` key, "
+        "the exception carries it with the values of `held` (`state_at_raise`).")
 
 
 def raise_error(exc: BaseException, at: str = "") -> None:
@@ -240,4 +270,9 @@ def raise_error(exc: BaseException, at: str = "") -> None:
         raise exc
     args = exc.args
     message = "" if not args else str(args[0]) if len(args) == 1 else str(exc)
-    bind(RAISE, (), {"error": error_name(type(exc)), "message": message, "at": at})
+    attrs = {"error": error_name(type(exc)), "message": message, "at": at}
+    state = STATE_AT_RAISE[0]()
+    if state is None:
+        bind(RAISE, (), attrs)
+    else:
+        bind(RAISE, (list(state[1]),), {**attrs, "state": state[0]})

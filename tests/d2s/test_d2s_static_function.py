@@ -617,8 +617,6 @@ def test_outputs_returned_twice_or_fed_in_get_all_their_gradients():
 # float(tensor) gives a Python number eagerly (no gradient flows through it); the converted
 # code keeps it a tensor, so gradients flow through the cast.
 GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (strict xfails)
-    'wild2_idioms.StreamingNormalizer': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
     'paddle_calls.GradThroughLinear': (
         "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
     'paddle_calls.second_order_gradient': (

@@ -103,8 +103,6 @@ def test_logged_step_with_a_nan_guard_matches_eager(capsys):
     assert int(got[1].seen) == int(want[1].seen) == 36
 
 
-@pytest.mark.xfail(strict=True, reason="a run that raises does not write back the Python "
-                   "state the call changed before the raise (issue 33)")
 def test_counter_changed_before_a_run_time_raise_is_written_back(capsys):
     rt.seed(0)
     base = Net()
