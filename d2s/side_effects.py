@@ -109,6 +109,7 @@ class Effects:
         # (`operators/state_at_raise.py`)
         self.raises: dict = {}
         self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
+        self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
 
     def replay(self) -> None:
         for slot, value in self.writes:

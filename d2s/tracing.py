@@ -112,7 +112,8 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         leaves, tree = _returned(target, program, out, args, kwargs, state)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
-        [g for g in reads.guards if not _is_variable(g[2])], log), effects.rebound)
+        [g for g in reads.guards if not _is_variable(g[2])], log),
+        effects.rebound + effects.renewed)
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
                  effects)
@@ -190,9 +191,10 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
             effects.raises = traced.raises  # (what a run that raises writes back)
             rebound = [] if state else None  # (a program to save keeps tensors in place)
             kept: dict = {}
+            renewed = [] if state else None
             out = writeback.capture(target, args, kwargs, out, before, numbers, fed.copies,
-                                    rebound, kept)
-            effects.rebound = rebound or []
+                                    rebound, kept, renewed)
+            effects.rebound, effects.renewed = rebound or [], renewed or []
             for noted in traced.raises.values():  # (a raise writes those in place too)
                 noted.keep(kept)
             # Until the first run writes the program's results there (and replays the

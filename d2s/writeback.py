@@ -183,13 +183,14 @@ class _Fixed:
 
 
 def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), rebound=None,
-            kept=None):
+            kept=None, renewed=None):
     """`out`, or `WithState(out, places, values)` when reachable places hold graph values.
     A place that held an eager Tensor before the call and that the call sets to a new tensor
     gets a new Tensor after each call, as eager code rebinds it; where the program reads the
     old one, it reads a tensor of its own fed from the place (`Fed`, appended to `rebound`;
     with `rebound` None, or for a Parameter, the Tensor is kept and the program updates it
-    in place; `kept`, a dict, gets such places' idents -> their Tensors). Python numbers the
+    in place; `kept`, a dict, gets such places' idents -> their Tensors; `renewed`, a list,
+    gets the places rebound whose old Tensor the program does not read). Python numbers the
     trace changed are `numbers` (fed, written back as numbers), or `side_effects.Promote` is
     raised to trace again with them fed."""
     slots = []
@@ -213,6 +214,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             how = _rebinding(s, old) if _same_kind(old, v) else "new"
             if how == "fed" and rebound is not None:
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
+            elif how == "new" and renewed is not None:
+                renewed.append(Renewed(s, old))
             elif how != "new":
                 s.set(_update(old, v, s.path))
                 if kept is not None:
@@ -333,8 +336,10 @@ def _same_place(place: tuple, slot) -> bool:
         return place[1] is slot.obj
     if len(place) < 3 or place[2] != slot.key:
         return False
-    return place[1] is slot.obj or slot.kind == "dict" and vars(place[1]).get(
-        "_buffers") is slot.obj if hasattr(place[1], "__dict__") else False
+    if place[1] is slot.obj:
+        return True
+    return slot.kind == "dict" and hasattr(place[1], "__dict__") and vars(place[1]).get(
+        "_buffers") is slot.obj
 
 
 class Fed:
@@ -357,9 +362,22 @@ class Fed:
         self.private._data = self.slot.get()._data
 
 
+class Renewed:
+    """A place holding a tensor that the call rebinds and whose old Tensor the program does
+    not read through it (`self.cache["bias"] = rt.full(...)`, then read): after each run it
+    holds a new Tensor, as eager's, so its guard is its tensor's shape and dtype
+    (`fed_guards`), not the identity that the next call would never see again."""
+
+    __slots__ = ("like", "old_id", "slot")
+
+    def __init__(self, slot, old):
+        self.slot, self.old_id = slot, id(old)
+        self.like = (old._data.shape, old._data.dtype)
+
+
 def fed_guards(found: tuple, rebound: list) -> tuple:
-    """The trace's guards, where a place is `Fed` by its tensor's shape and dtype instead of
-    its identity."""
+    """The trace's guards, where a place is `Fed` (or `Renewed`) by its tensor's shape and
+    dtype instead of its identity."""
     if not rebound:
         return found
     by_id = {f.old_id: f for f in rebound}

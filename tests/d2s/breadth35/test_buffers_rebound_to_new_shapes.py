@@ -62,12 +62,21 @@ def test_a_buffer_rebound_to_growing_then_evicted_shapes_follows_eager():
     assert len(static.forward.program_cache) == 4
 
 
-def test_a_buffer_rebound_to_its_own_shape_is_still_written_in_place():
-    layer = d2s.to_static(EvictingCache())
-    layer.cache = rt.ones([4, 2])
-    before = layer.cache
-    for _ in range(3):
-        out = layer(rt.to_tensor(np.full([1, 2], -8.0, np.float32)), 4)
-    assert layer.cache is before, "same shape and dtype: the program updates the buffer"
-    np.testing.assert_allclose(out.numpy(), [-23.0, -23.0])
+def test_a_buffer_rebound_to_its_own_shape_holds_a_new_tensor_each_call_as_eager():
+    """At a steady shape the buffer is rebound as eager rebinds it (a new Tensor each call, so
+    a reference the caller kept keeps its value), with one program."""
+    eager, layer = EvictingCache(), d2s.to_static(EvictingCache())
+    kept = {}
+    for net in (eager, layer):
+        net.cache = rt.ones([4, 2])
+        before, history = net.cache, []
+        for _ in range(3):
+            out = net(rt.to_tensor(np.full([1, 2], -8.0, np.float32)), 4)
+            history.append(net.cache)
+        assert net.cache is not before and len({id(h) for h in history}) == 3
+        np.testing.assert_allclose(before.numpy(), np.ones([4, 2]))
+        np.testing.assert_allclose(out.numpy(), [-23.0, -23.0])
+        kept[net] = [h.numpy() for h in history]
+    for e, s in zip(kept[eager], kept[layer], strict=True):
+        np.testing.assert_allclose(s, e)
     assert len(layer.forward.program_cache) == 1
