@@ -167,7 +167,9 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             elif any(not _tensor_like(x) for x in new[len(old):]) or any(
                     a is not b and not _tensor_like(b) for a, b in zip(old, new)):
                 effects.guards.append(_guard(s, old))
-                effects.writes.append((s, list(new)))
+                if not any(_graph_value(x) for x in new):  # (else `writeback.py` writes
+                    effects.writes.append((s, list(new)))  # the whole list, its Python
+                    # items too, after each run: replayed, it would hold the trace's values)
             elif len(new) != len(old):  # a list grown by tensors: by its length
                 effects.guards.append(_guard(s, old))
             continue
@@ -216,13 +218,17 @@ def _was_read(slot, read: set) -> bool:
                                                               slot.key) in read
 
 
-def _tensor_like(x, depth: int = 0) -> bool:
+def _tensor_like(x) -> bool:
     """A tensor, or a list / tuple / dict holding a graph value (`{"call": n, "loss":
     loss.item()}` appended to a log): `writeback.py` writes it back, so it is not replayed."""
+    return _graph_value(x) or hasattr(x, "_data") and hasattr(x, "stop_gradient")
+
+
+def _graph_value(x, depth: int = 0) -> bool:
+    """A graph value, or a list / tuple / dict holding one."""
     if type(x) in (list, tuple, dict) and depth < 6:
-        return any(is_variable(v) or _tensor_like(v, depth + 1)
-                   for v in (x.values() if type(x) is dict else x))
-    return is_variable(x) or hasattr(x, "_data") and hasattr(x, "stop_gradient")
+        return any(_graph_value(v, depth + 1) for v in (x.values() if type(x) is dict else x))
+    return is_variable(x)
 
 
 def _guard(slot, old) -> tuple:
