@@ -478,6 +478,8 @@ def _diff(obj, kind, path, snap):
         sk = {"dict": "dict", "obj": "attr", "cls": "attr", "globals": "global"}[kind]
         keys = snap.keys() if kind == "globals" else (snap.keys() | d.keys())
         for k in keys:
+            if kind == "cls" and k == "__slotnames__":  # copyreg's cache: copy.copy of an
+                continue                                # instance (a dataclass rebuilt) sets it
             if d.get(k, _MISSING) is not snap.get(k, _MISSING):
                 p = (k if kind == "globals" else f"{path}.{k}" if kind in ("obj", "cls")
                      else f"{path}[{k!r}]")
