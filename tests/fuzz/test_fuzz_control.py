@@ -4,7 +4,8 @@ Python changes and `no_grad` blocks, each run eagerly and converted over several
 through one program. Allowed: same values and input gradients; the same exception (type and
 message) from both; a documented refusal (`ConversionError`). Not allowed: anything else.
 
-A campaign: `python -m tests.fuzz.test_fuzz_control N` prints the outcome counts."""
+A campaign: `python -m tests.fuzz --gen control --examples N` (also part of `--gen all`), or
+`python -m tests.fuzz.test_fuzz_control N`, prints the outcome counts."""
 from __future__ import annotations
 
 import collections
