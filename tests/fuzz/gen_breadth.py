@@ -13,7 +13,9 @@ dict entries and attributes changed in graph loops (an attribute a loop makes a 
 buffer under a tensor `if`; a dict key first set in a graph loop or a branch; `del` of a name
 in one branch; a `with` block that returns under a tensor condition; state on the argument
 object written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must
-not make every call trace again.
+not make every call trace again; a comprehension over `range()` of a tensor, `rt.clip` with
+tensor bounds, `round(float(t), 1)`, a branch a Python part of the test prunes, `sorted` and
+`==` of lists of tensors, `tolist()` of an argument, a string appended under a tensor `if`.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; `o` made by `make_state`, compared after each call); `inputs` are
@@ -71,6 +73,16 @@ ANYWHERE = (
     # a key first set here: inside a graph loop or one branch of a tensor if, a documented
     # refusal (one program has one set of keys)
     'stats["m"] = rt.mean(h)\nh = h + stats.get("m", 0.0)',
+    # a comprehension over range() of a tensor, tensor clip bounds, round() of a number made
+    # from a tensor, a branch a Python part of the test prunes, sorted / == of tensors,
+    # tolist() of an argument, a string appended under a tensor `if` (a documented refusal)
+    f"h = h + rt.stack([h * j for j in range({TRIPS})] + [h]).sum(0) * 0.1",
+    "h = rt.clip(h, y.min(), y.max() + 1.0)",
+    "h = h + round(float(h.sum()), 1)",
+    "if rt.sum(h) > 0.0 and len(nums) > 99:\n    h = h + nums[99]",
+    "h = h + sorted([h[0], h[1], h[2]])[0] + float([h[0], h[1]] == [h[1], h[0]])",
+    "h = h + rt.to_tensor(x.tolist()) * 0.5",
+    'words = ["w"]\nif rt.sum(h) > 0.0:\n    words.append("v")\nh = h + len(words)',
     # two `for`s, one over a list that graph loops may have made a tensor array
     "h = h + rt.stack([t * s for t in out for s in (0.5, -1.0)] + [h]).sum(0) * 0.1",
     "h = h + rt.stack([v for t in out for v in t] + [rt.sum(h)]).mean()",
