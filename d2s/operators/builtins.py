@@ -60,14 +60,13 @@ def _building() -> bool:
 
 
 def len_(x):
-    """`len`: a tensor array's length or an unknown first dim is an int64 tensor."""
-    if isinstance(x, StructArray):
-        return x.length()
+    """`len`: a tensor array's length (also of a list of tuples / dicts, an array per part)
+    stands for a Python int; an unknown first dim is an int64 tensor."""
+    if isinstance(x, StructArray) or is_variable(x) and x.is_array:
+        n = eager_int(x.length() if isinstance(x, StructArray) else rt.static.array_length(x))
+        n.python_scalar = True  # a list's length: a Python int when returned
+        return n
     if is_variable(x):
-        if x.is_array:
-            n = eager_int(rt.static.array_length(x))
-            n.python_scalar = True  # a list's length: a Python int when returned
-            return n
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])

@@ -8,6 +8,7 @@ dtype. `_GraphWhile` holds what one loop's traces share.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import linecache
 import re
 
@@ -389,6 +390,8 @@ def _carried(v, inner: bool = False) -> bool:
         return bool(v) and all(_carried(x, True) for x in v.values()) or inner and not v
     if isinstance(v, (tuple, list)) and not isinstance(v, EmptyArray):
         return bool(v) and all(_carried(x, True) for x in v) or inner and not v
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):  # (as a namedtuple)
+        return all(_carried(getattr(v, f.name), True) for f in dataclasses.fields(v))
     return is_variable(v) or is_tensor(v) or isinstance(v, (int, float, bool))
 
 

@@ -2,7 +2,9 @@
 
 `runner.compare(source, inputs, setup)` is the shared core; each generator module adds a
 hypothesis strategy of `(source, inputs)` to `GENERATORS` (name -> a function returning
-`(strategy, setup)`, `setup` making the per-call object argument or None).
+`(strategy, setup)`, `setup` making the per-call object argument or None, or
+`(strategy, setup, compare)` for a generator with a comparison of its own, `compare(source,
+inputs, setup)` returning a `runner.Outcome`).
 `python -m tests.fuzz --examples N` runs a campaign and prints the counts.
 """
 
@@ -37,6 +39,11 @@ def _breadth():
     return gen_breadth.programs(), gen_breadth.make_state
 
 
+def _control():
+    from . import gen_control
+    return gen_control.programs(), None, gen_control.outcome
+
+
 GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe,
               "observe-sets": _observe_sets, "observe-params": _observe_params,
-              "breadth": _breadth}
+              "breadth": _breadth, "control": _control}

@@ -25,7 +25,8 @@ from . import GENERATORS, runner
 
 
 def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dict:
-    strategy, setup = GENERATORS[gen]()
+    strategy, setup, *own = GENERATORS[gen]()
+    compare = own[0] if own else runner.compare
     counts: collections.Counter = collections.Counter()
     bad: list = []
     refusals: dict = {}  # refusal_kind -> the refused outcomes
@@ -41,7 +42,7 @@ def campaign(gen: str, examples: int, save: str | None, seed: int | None) -> dic
     @given(strategy)
     def one(case):
         source, inputs = case
-        out = runner.compare(source, inputs, setup)
+        out = compare(source, inputs, setup)
         counts[out.kind] += 1
         if out.kind in ("disagree", "internal"):
             bad.append(out)
@@ -75,6 +76,7 @@ def refusal_kind(detail: str) -> str:
     so refusals of one kind count together."""
     first = detail.splitlines()[0] if detail else ""
     first = re.sub(r"\S+\.py:\d+", "FILE:LINE", first)
+    first = re.sub(r'File "[^"]*"', "FILE", first)
     first = re.sub(r"'[^']*'", "'…'", first)
     return re.sub(r"\b\d+\b", "N", first)[:160]
 

@@ -1,18 +1,21 @@
-"""Generated functions for the classes of issue 35 (what eager runs, converted code runs):
-Python flags set by `for ... else` / `while ... else` around a tensor `break` (a walrus in
-the `while` test, read after the loop); lists whose
-length a tensor `if` (with or without `else`) decides, read after it or returned; Python
-numbers and loop counters appended to lists that graph loops grow (a counter into a list of
-float tensors); a loop counter used where eager code has a Python int (a pad width and value,
-randint bounds, `range(i)`, a slice bound, a shape, a roll shift, an index list, a split's
-number of parts or sections, a pool's kernel, adaptive size or padding (1-D to 3-D), `math`
-of it); comprehensions with two `for`s over lists graph loops grow; a name (a tensor, a list, a dict) changed in
-place, then rebound in a graph loop's body; dict entries
-and attributes changed in graph loops (an attribute a loop makes a tensor: `o.total = 0`, then
-a tensor); a namedtuple rebound in the branches of a tensor `if`; `del` of a name in one
-branch; a `with` block that returns under a tensor condition; state on the argument object
-written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must not
-make every call trace again.
+"""Generated functions for the classes of issue 35 (what eager runs, converted code runs): Python
+flags set by `for ... else` / `while ... else` around a tensor `break` (a walrus in the `while`
+test, read after the loop); lists whose length a tensor `if` (with or without `else`) decides,
+read after it or returned; Python numbers and loop counters appended to lists that graph loops
+grow (a counter into a list of float tensors); a loop counter used where eager code has a
+Python int (a pad width and value, randint bounds, `range(i)`, a slice bound, a shape, a roll
+shift, an index list, a split's number of parts or sections, a pool's kernel, adaptive size or
+padding (1-D to 3-D), `math` of it); comprehensions with two `for`s over lists graph loops
+grow; a name (a tensor, a list, a dict) changed in place, then rebound in a graph loop's body;
+dict entries and attributes changed in graph loops (an attribute a loop makes a tensor:
+`o.total = 0`, then a tensor); a namedtuple and a dataclass rebound in the branches of a tensor
+`if`; a method of a plain object and a Layer's forward that set a field / reassign a registered
+buffer under a tensor `if`; a dict key first set in a graph loop or a branch; `del` of a name
+in one branch; a `with` block that returns under a tensor condition; state on the argument
+object written every call (`o.calls += 1`, `o.warm = True`, `o.log.append(...)`), which must
+not make every call trace again; a comprehension over `range()` of a tensor, `rt.clip` with
+tensor bounds, `round(float(t), 1)`, a branch a Python part of the test prunes, `sorted` and
+`==` of lists of tensors, `tolist()` of an argument, a string appended under a tensor `if`.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; `o` made by `make_state`, compared after each call); `inputs` are
@@ -23,14 +26,18 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+import runtime as rt
+
 from .gen_state import VECTOR, indent
 
 PRELUDE = '''\
 import collections
 import contextlib
+import dataclasses
 import math
 
 Pair = collections.namedtuple("Pair", "low high")
+Span = dataclasses.make_dataclass("Span", ["lo", "n"])
 
 
 def f(x, y, o):
@@ -39,10 +46,11 @@ def f(x, y, o):
     nums = [0.5]
     stats = {"n": rt.zeros([])}
     p = Pair(x, y)
+    q = Span(y, 1)
 '''
 
-RESULT = "h, len(out), len(nums), stats['n'], p.low + p.high"
-RESULT_WITH_LIST = "h, out, len(nums), stats['n'], p.low + p.high"
+RESULT = "h, len(out), len(nums), stats['n'], p.low + p.high, q.lo, q.n"
+RESULT_WITH_LIST = "h, out, len(nums), stats['n'], p.low + p.high, q.lo, q.n"
 
 TENSOR_CONDS = ("rt.mean(x) > 0.0", "rt.sum(h) > 1.0", "y[0] > x[1]", "x[2] < 0.5")
 TRIPS = "rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), 'int64')"  # 0..3 trips
@@ -59,6 +67,22 @@ ANYWHERE = (
     'stats["n"] = stats["n"] + rt.mean(h)',
     "o.calls += 1",
     "p = Pair(p.low * 0.5, p.high + h)",
+    "q = Span(q.lo * 0.5 + h, q.n + 1)",
+    "o.tracker.update(h)\nh = h + o.tracker.best * 0.5",
+    "h = o.cached(h)",
+    # a key first set here: inside a graph loop or one branch of a tensor if, a documented
+    # refusal (one program has one set of keys)
+    'stats["m"] = rt.mean(h)\nh = h + stats.get("m", 0.0)',
+    # a comprehension over range() of a tensor, tensor clip bounds, round() of a number made
+    # from a tensor, a branch a Python part of the test prunes, sorted / == of tensors,
+    # tolist() of an argument, a string appended under a tensor `if` (a documented refusal)
+    f"h = h + rt.stack([h * j for j in range({TRIPS})] + [h]).sum(0) * 0.1",
+    "h = rt.clip(h, y.min(), y.max() + 1.0)",
+    "h = h + round(float(h.sum()), 1)",
+    "if rt.sum(h) > 0.0 and len(nums) > 99:\n    h = h + nums[99]",
+    "h = h + sorted([h[0], h[1], h[2]])[0] + float([h[0], h[1]] == [h[1], h[0]])",
+    "h = h + rt.to_tensor(x.tolist()) * 0.5",
+    'words = ["w"]\nif rt.sum(h) > 0.0:\n    words.append("v")\nh = h + len(words)',
     # two `for`s, one over a list that graph loops may have made a tensor array
     "h = h + rt.stack([t * s for t in out for s in (0.5, -1.0)] + [h]).sum(0) * 0.1",
     "h = h + rt.stack([v for t in out for v in t] + [rt.sum(h)]).mean()",
@@ -190,14 +214,45 @@ def programs(draw, depth: int = 2):
     return source, inputs
 
 
+class Tracker:
+    """A plain object (not a Layer) whose method sets a field under a tensor `if`."""
+
+    def __init__(self):
+        self.best = rt.zeros([3])
+
+    def update(self, v):
+        if v.sum() > self.best.sum():
+            self.best = v * 1.0
+
+
+class Cached(rt.nn.Layer):
+    """A streaming Layer whose forward reassigns its registered buffer under a tensor `if`."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", rt.zeros([3]))
+
+    def forward(self, v):
+        if v.mean() > 0.0:
+            self.cache = self.cache * 0.5 + v
+        return v + self.cache
+
+
 class State:
     """The object passed in as `o`: a call counter, a flag and a log the function writes on
-    every call (compared after each call), and a field a graph loop makes a tensor."""
+    every call (compared after each call), a field a graph loop makes a tensor, a `Tracker`
+    and a `Cached` Layer (their field and buffer compared after each call)."""
 
     def __init__(self):
         self.calls = 0
         self.warm = False
         self.log = []
+        self.tracker = Tracker()
+        self.cached = Cached()
+
+    def observed(self) -> dict:
+        fields = {k: v for k, v in vars(self).items() if k not in ("tracker", "cached")}
+        return {**fields, "best": self.tracker.best, "cache": self.cached.cache}
 
 
 def make_state():

@@ -24,6 +24,8 @@ import tempfile
 import numpy as np
 from hypothesis import strategies as st
 
+from . import runner
+
 _COUNTER = itertools.count()
 _DIR = tempfile.mkdtemp(prefix="d2s_fuzz_control_")
 
@@ -289,6 +291,10 @@ def compare(source: str, inputs: list) -> tuple[str, str]:
     kinds = set()
     for x in inputs:
         e, s = _run(eager, x), _run(static, x)
+        if s[0] == "raise" and runner._shows_internal_name(s[1]) and not (
+                e[0] == "raise" and runner._shows_internal_name(e[1])):
+            return "internal", (f"x={x.tolist()}: the message shows an internal name: "
+                                f"{runner._describe(s[1])}")
         if s[0] == "raise" and isinstance(s[1], ConversionError):
             return "refused", str(s[1])
         if s[0] == "raise" and isinstance(s[1], TypeError) and "got no item" in str(s[1]):
@@ -316,3 +322,9 @@ def compare(source: str, inputs: list) -> tuple[str, str]:
             return "disagree", f"x={x.tolist()}: eager {e[1:]!r} static {s[1:]!r}"
         kinds.add("same")
     return ("same" if "same" in kinds else "same_error"), ""
+
+
+def outcome(source: str, inputs: list, setup=None) -> runner.Outcome:
+    """`compare` as a campaign counts it (`python -m tests.fuzz --gen control`)."""
+    kind, detail = compare(source, inputs)
+    return runner.Outcome(kind, detail, source, [x.tolist() for x in inputs])

@@ -1,7 +1,8 @@
 """Generated functions for what a user observes beyond a tensor's values (issue 33): lists of
 Python numbers and bools grown, popped and summed in graph loops and read after them (also
 after loops that run zero times); Python numbers made from tensors (`int(...)`, `float(...)`)
-returned; a loop-carried tensor whose dtype the body widens (whether it is still int32 returned); fields
+returned; lists of tuples (of tensors; of Python numbers and bools) grown and popped there; a
+loop-carried tensor whose dtype the body widens (whether it is still int32 returned); fields
 of the argument object that the caller changes between calls (`o.scale`, `o.cfg["shift"]`)
 and a dict passed in that the function counts into (`o.stats["count"] += 1`); membership of
 traced pairs in a set and of a traced number in a dict; `try`/`finally` whose `finally`
@@ -24,6 +25,8 @@ def f(x, y, o):
     lengths = []
     nums = [3, 1]
     flags = []
+    pairs = [(h[0], h[1])]
+    tagged = []
     seen = {(0, 1)}
     marks = {0: 0.5}
     acc = rt.zeros([], "int32")
@@ -31,7 +34,8 @@ def f(x, y, o):
 '''
 
 RESULT = ("h, len(lengths), sum(lengths), len(nums), sum(nums), len(flags), sum(flags), "
-          "int(rt.sum(x > 0.0)), float(rt.mean(h)), acc, acc.dtype == rt.int32")
+          "int(rt.sum(x > 0.0)), float(rt.mean(h)), acc, acc.dtype == rt.int32, len(pairs), "
+          "pairs[-1][0], len(tagged)")
 
 NUMBERS = ("0", "1", "2", "1.5", "0.25", "-1")
 BOOLS = ("True", "False")
@@ -44,6 +48,9 @@ ANYWHERE = (
     "nums.append({i})",
     "nums.insert(0, {i})",
     "flags.append({b})",
+    "pairs.append((h[0] * 0.5, h[2]))",
+    "h = h + len(pairs) + pairs[-1][1]",
+    "tagged.append(({i}, {b}))",
     "h = h + len(nums)",
     "h = h + sum(nums) * 0.5",
     "h = h * o.scale",
@@ -79,8 +86,8 @@ def _stmt(draw, depth: int, in_loop: bool):
     if kind == "top":
         return draw(st.sampled_from(TOP)).splitlines()
     if kind == "pop":
-        which = draw(st.sampled_from(("nums.pop()", "nums.pop(0)")))
-        return ["if len(nums) > 1:", f"    h = h + {which}"]
+        which = draw(st.sampled_from(("nums.pop()", "nums.pop(0)", "pairs.pop()[0]")))
+        return [f"if len({which[:which.index('.')]}) > 1:", f"    h = h + {which}"]
     body = draw(_block(depth - 1, True))
     if kind == "tif":
         return [f"if {draw(st.sampled_from(TENSOR_CONDS))}:"] + indent(body)

@@ -11,6 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from . import gen_breadth, runner
 
 
+# `python -m tests.fuzz --gen breadth --examples 150 --seed 33101` with dataclasses rebound in
+# graph loops: 22 internal errors (regressions/test_dataclass_loop_state.py); after the fix,
+# seed 33201 (300): 278 same, 22 refused; seed 33301 (400): 342 same, 58 refused (strings
+# appended under a tensor if, dict keys first set in a graph loop: both documented),
+# 0 disagreements, 0 internal errors.
 @pytest.mark.slow
 @settings(max_examples=20, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
