@@ -72,11 +72,15 @@ os.register_at_fork(after_in_child=_unlock_in_child)
 _OPERATORS_CELL = None
 
 
-def _passes() -> list:
-    """`converters.PASSES`, imported on the first conversion (not by `import d2s`)."""
+def _converters():
+    """`d2s.converters`, imported on the first conversion (not by `import d2s`)."""
     from . import converters
 
-    return converters.PASSES
+    return converters
+
+
+def _passes() -> list:
+    return _converters().PASSES
 
 
 def use_operators(module) -> None:
@@ -242,6 +246,7 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
     ctx.present = present  # (a superset of the node types in `node` while the passes run)
     passes = _passes()[:count]
     done = set()  # (passes run by a fused pass)
+    plain_runs, folded = _converters().plain_runs, False
     for i, (name, module) in enumerate(passes, 1):
         start = time.perf_counter() if logs else 0.0
         if name not in done and present.intersection(module.HANDLES):  # else: no change
@@ -254,15 +259,19 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
             present.update(module.CREATES)
         if logs:
             logging_utils.after_pass(node, i, _passes(), time.perf_counter() - start)
+        elif name == plain_runs.AFTER_PASS and i < len(passes):
+            # the statements no later pass changes skip them (each level of code levels
+            # and pass logs shows the whole code: they are never folded there)
+            folded = plain_runs.fold(node, ctx) > 0
+    if folded:
+        plain_runs.unfold(node)
     return node
 
 
 def _fused(name, module, rest, present):
     """`module`, or the pass that runs it and the next one (`rest[0]`) in one walk where the
     next one runs too (`converters.FUSED`)."""
-    from . import converters
-
-    fused = converters.FUSED.get(name)
+    fused = _converters().FUSED.get(name)
     if fused is None or not rest or not present.intersection(rest[0][1].HANDLES):
         return module
     return fused
