@@ -129,7 +129,7 @@ def _convert(fn, errors: bool = False) -> Converted:
                 ctx.errors = True
                 present = set(present) | {gast.Try}  # the try pass wraps the whole body
             outside = reads.outside_reads(node)
-            node = _run_passes(node, ctx, len(_passes()), present)
+            node = _run_passes(node, ctx, len(_passes()), present, keep_folded=True)
             _finalize(node)
             loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
             converted = Converted(loaded, node, outside)
@@ -194,8 +194,9 @@ def convert_source(fn, level: int) -> str:
     """The source of `fn` after the first `level` passes (0: as parsed; >= len: all)."""
     with deep_recursion():
         node, ctx, present = _prepare(fn)
-        node = _run_passes(node, ctx, min(level, len(_passes())), present)
-        if level >= len(_passes()):  # the last level is the code that runs
+        last = level >= len(_passes())  # the last level is the code that runs
+        node = _run_passes(node, ctx, min(level, len(_passes())), present, keep_folded=last)
+        if last:
             _finalize(node)
         return parser.unparse(node)
 
@@ -235,9 +236,11 @@ def _is_method(fn) -> bool:
     return len(parts) > 1 and parts[-2] != "<locals>"
 
 
-def _run_passes(node, ctx, count: int, present: set | None = None):
+def _run_passes(node, ctx, count: int, present: set | None = None, keep_folded: bool = False):
     """Run the first `count` passes over `node`. `present` holds the node types in `node`
-    (from `_prepare`'s survey; computed here if not given) and grows by what passes create."""
+    (from `_prepare`'s survey; computed here if not given) and grows by what passes create.
+    Statement runs no pass changes are folded while the passes run (`plain_runs`), and put
+    back at the end, or with `keep_folded` by `_finalize` (whose walks skip them too)."""
     # (the settings are read once: `after_pass` reads them again when there is anything to log)
     logs = logging_utils.code_level() >= 0 or logging_utils.verbosity() >= 2
     if logs:
@@ -263,7 +266,7 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
             # the statements no later pass changes skip them (each level of code levels
             # and pass logs shows the whole code: they are never folded there)
             folded = plain_runs.fold(node, ctx) > 0
-    if folded:
+    if folded and not keep_folded:
         plain_runs.unfold(node)
     return node
 
@@ -323,10 +326,13 @@ def _finalize(fn) -> None:
     inside a function with `global`/`nonlocal` names declare them too, so assignments in a
     branch or loop body still reach the right variable. A scope with many generated
     functions reuses their names (`pyct/generated_names.py`: CPython compiles it in linear
-    time then)."""
+    time then). Last, the statement runs `_run_passes` left folded are put back (hoisting and
+    renaming find the names of a run in its placeholder, where the run reads and binds
+    them)."""
     hoist.hoist_generated(fn)
     generated_names.reuse_generated_names(fn)
     _declare_scopes(fn)
+    _converters().plain_runs.unfold(fn)
 
 
 def _declare_scopes(fn) -> None:
