@@ -27,7 +27,7 @@ import math
 
 import gast
 
-from ..pyct import activity, anno
+from ..pyct import activity, anno, origin
 from ..pyct.walk import BLOCK_FIELDS
 from .builtin_calls import BUILTINS, COMPARING_METHODS
 from .call_trees import CallTrees
@@ -88,11 +88,38 @@ def unfold(fn) -> None:
 
 
 def _unfold_block(block: list) -> int:
-    """Put back the statements of the placeholders in `block`; how many it held."""
+    """Put back the statements of the placeholders in `block`; how many it held. A statement
+    of one line is printed as the user wrote it (`anno.SOURCE_TEXT`)."""
     found = [s for s in block if anno.hasanno(s, RUN)]
     if found:
         block[:] = [t for s in block for t in anno.getanno(s, RUN, [s])]
+        lines: dict = {}
+        for s in found:
+            for t in anno.getanno(s, RUN):
+                text = _own_text(t, lines)
+                if text is not None:
+                    anno.setanno(t, anno.SOURCE_TEXT, text)
     return len(found)
+
+
+def _own_text(s, lines: dict) -> str | None:
+    """The text of statement `s` in the user's file, if it is all on one line that is still
+    the line it was parsed from (`lines`: file name -> its lines, filled on first use)."""
+    src = anno.getanno(s, anno.ORIGIN, None)
+    if src is None or s.end_lineno != s.lineno or src.lineno != s.lineno:
+        return None
+    found = lines.get(src.filename)
+    if found is None:
+        found = lines[src.filename] = origin.user_source(src.filename)
+    line = found[src.lineno - 1] if 0 < src.lineno <= len(found) else ""
+    if line.strip() != src.source_line:
+        return None
+    if line.isascii():
+        return line[s.col_offset:s.end_col_offset]
+    try:  # (positions count the bytes of the UTF-8 text)
+        return line.encode()[s.col_offset:s.end_col_offset].decode()
+    except UnicodeDecodeError:
+        return None
 
 
 def _flush(run: list, body: list) -> int:

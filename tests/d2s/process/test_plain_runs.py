@@ -190,3 +190,25 @@ def test_an_error_in_a_folded_statement_names_the_user_line():
     with pytest.raises(Exception) as info:
         d2s.to_static(misshaped)(rt.ones([2, 3]), rt.ones([4, 2]))
     assert_at_user_line(info.value, __file__, line)
+
+
+def as_written(x):
+    y = x * 1.50
+    z = rt.cast(y, "float32"); label = "größe"  # (two statements on one line)
+    if z.mean() > 0:
+        z = z + 1.0
+    return z, label
+
+
+def test_the_generated_module_holds_a_folded_statement_as_the_user_wrote_it():
+    transpile.convert(as_written)
+    converted = transpile._CACHE[as_written]
+    with open(converted.loaded.filename) as f:
+        module = f.read()
+    for wanted in ('y = x * 1.50  #', 'z = rt.cast(y, "float32")  #', 'label = "größe"  #'):
+        assert wanted in module, module
+    assert 'y = x * 1.5\n' in converted.source  # (`.code`: printed from the module's tree)
+    for x, add in (([1.0, 2.0], 1.0), ([-1.0, -2.0], 0.0)):
+        z, label = d2s.to_static(as_written)(rt.to_tensor(x))
+        np.testing.assert_allclose(z.numpy(), np.array(x) * 1.5 + add)
+        assert label == "größe"
