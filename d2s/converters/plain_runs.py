@@ -28,6 +28,7 @@ import math
 import gast
 
 from ..pyct import activity, anno, origin
+from ..pyct.naming import RESERVED
 from ..pyct.walk import BLOCK_FIELDS
 from .builtin_calls import BUILTINS, COMPARING_METHODS
 from .call_trees import CallTrees
@@ -59,14 +60,16 @@ def fold(fn, ctx) -> int:
         scanned.append(found)
     anno.setanno(fn, anno.LOCALS, frozenset(local - set(activity.scope_declarations(fn.body))))
     calls = _Calls(ctx, fn)
-    body, run, folded = [], [], 0
+    generated = ctx.namer.generated | {RESERVED}  # (in the statements passes made)
+    body, run, folded, lines = [], [], 0, {}
     for s, found in zip(fn.body, scanned):
         if found is not None and all(calls.left_alone(c) for c in found[2]):
-            run.append((s, found))
+            user = generated.isdisjoint(found[0]) and generated.isdisjoint(found[1])
+            run.append((s, found, user))
             continue
-        folded += _flush(run, body)
+        folded += _flush(run, body, lines)
         body.append(s)
-    folded += _flush(run, body)
+    folded += _flush(run, body, lines)
     fn.body[:] = body
     anno.setanno(fn, _PLACEHOLDERS, len(body) - len(scanned) + folded)  # (the placeholders made)
     return folded
@@ -88,25 +91,23 @@ def unfold(fn) -> None:
 
 
 def _unfold_block(block: list) -> int:
-    """Put back the statements of the placeholders in `block`; how many it held. A statement
-    of one line is printed as the user wrote it (`anno.SOURCE_TEXT`)."""
+    """Put back the statements of the placeholders in `block`; how many it held."""
     found = [s for s in block if anno.hasanno(s, RUN)]
     if found:
         block[:] = [t for s in block for t in anno.getanno(s, RUN, [s])]
-        lines: dict = {}
-        for s in found:
-            for t in anno.getanno(s, RUN):
-                text = _own_text(t, lines)
-                if text is not None:
-                    anno.setanno(t, anno.SOURCE_TEXT, text)
     return len(found)
 
 
 def _own_text(s, lines: dict) -> str | None:
-    """The text of statement `s` in the user's file, if it is all on one line that is still
-    the line it was parsed from (`lines`: file name -> its lines, filled on first use)."""
+    """The text of the user's statement `s` in the user's file, if it is all on one line that
+    is still the line it was parsed from (`lines`: file name -> its lines, filled on first
+    use). (A statement a pass made has the positions of its template, and its origin is
+    the user statement it came from: the caller leaves out those with generated names.)"""
     src = anno.getanno(s, anno.ORIGIN, None)
-    if src is None or s.end_lineno != s.lineno or src.lineno != s.lineno:
+    lineno = getattr(s, "lineno", None)
+    if src is None or lineno is None or lineno != src.lineno or getattr(
+            s, "end_lineno", None) != lineno or getattr(s, "col_offset", None) != \
+            src.col_offset or getattr(s, "end_col_offset", None) is None:
         return None
     found = lines.get(src.filename)
     if found is None:
@@ -122,16 +123,21 @@ def _own_text(s, lines: dict) -> str | None:
         return None
 
 
-def _flush(run: list, body: list) -> int:
-    """Append `run`'s statements to `body`, as one placeholder if there are enough."""
+def _flush(run: list, body: list, lines: dict) -> int:
+    """Append `run`'s statements to `body`, as one placeholder if there are enough. Those
+    the user wrote (`run`: (statement, `_scan`'s answer, whether the user wrote it)) that
+    are one line each will be printed as written (`anno.SOURCE_TEXT`)."""
     if len(run) < _MIN_RUN:
-        body.extend(s for s, _ in run)
+        body.extend(s for s, _, _ in run)
         run.clear()
         return 0
-    stmts = [s for s, _ in run]
+    stmts = [s for s, _, _ in run]
     exposed: dict = {}  # name -> its first Name node read before the run binds it
     bound: dict = {}  # name -> its first Name node bound
-    for s, (loads, stores, _) in run:
+    for s, (loads, stores, _), user in run:
+        text = _own_text(s, lines) if user else None
+        if text is not None:
+            anno.setanno(s, anno.SOURCE_TEXT, text)
         for name, node in loads.items():
             if name not in bound:
                 exposed.setdefault(name, node)

@@ -6,6 +6,7 @@ the user's line."""
 from __future__ import annotations
 
 import inspect
+import linecache
 import math
 
 import gast
@@ -15,7 +16,7 @@ import pytest
 import d2s
 import runtime as rt
 from d2s import transpile
-from d2s.converters import plain_runs
+from d2s.converters import NAMES, plain_runs
 from d2s.pyct import analysis, anno
 from tests.d2s.breadth35.messages import assert_at_user_line
 from tests.finite_differences import numeric_grad
@@ -212,3 +213,53 @@ def test_the_generated_module_holds_a_folded_statement_as_the_user_wrote_it():
         z, label = d2s.to_static(as_written)(rt.to_tensor(x))
         np.testing.assert_allclose(z.numpy(), np.array(x) * 1.5 + add)
         assert label == "größe"
+
+
+FIRST_LINE_DEF = """def first_line(x):
+    y = x * 2.00
+    z = y + 1.0
+    for i in range(3):
+        if z.sum() > 100.0:
+            return z
+        z = z * 2.0
+    return z + y
+"""
+
+
+def _first_line_function():
+    filename = "<d2s-test-plain-runs-first-line>"
+    linecache.cache[filename] = (len(FIRST_LINE_DEF), None,
+                                 FIRST_LINE_DEF.splitlines(True), filename)
+    scope = {"rt": rt}
+    exec(compile(FIRST_LINE_DEF, filename, "exec"), scope)  # noqa: S102  (the source above)
+    return scope["first_line"]
+
+
+def test_statements_a_pass_made_are_printed_from_their_tree():
+    # The flags the return pass writes first (`_do_return = False`, ...) have the positions
+    # of their template (line 1, column 0): given the origin of a def at line 1, column 0,
+    # they would match its line; they are never taken for the user's text.
+    fn = _first_line_function()
+    node, ctx, present = transpile._prepare(fn)
+    node = transpile._run_passes(node, ctx, NAMES.index(plain_runs.AFTER_PASS) + 1, present)
+    flags = node.body[:2]
+    assert [n.targets[0].id for n in flags] == ["_do_return", "_retval"]
+    for n in flags:
+        assert (n.lineno, n.col_offset) == (1, 0)
+        anno.setanno(n, anno.ORIGIN, anno.getanno(node, anno.ORIGIN))
+    assert plain_runs.fold(node, ctx) == 4
+    folded = anno.getanno(node.body[0], plain_runs.RUN)
+    assert [anno.getanno(n, anno.SOURCE_TEXT, None) for n in folded] == [
+        None, None, "y = x * 2.00", "z = y + 1.0"]
+
+
+def test_a_function_at_the_first_line_converts_and_prints_its_own_text():
+    fn = _first_line_function()
+    transpile.convert(fn)
+    with open(transpile._CACHE[fn].loaded.filename) as f:
+        module = f.read()
+    for wanted in ("\n        _do_return = False  #", "\n        y = x * 2.00  #"):
+        assert wanted in module, module
+    for x in ([1.0, 2.0], [100.0, 2.0]):
+        want = fn(rt.to_tensor(x)).numpy()
+        np.testing.assert_allclose(d2s.to_static(fn)(rt.to_tensor(x)).numpy(), want)
