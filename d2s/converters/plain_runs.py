@@ -40,7 +40,10 @@ RUN = "plain_run"  # anno key of a placeholder: the statements it stands for
 _PLACEHOLDERS = "plain_runs"  # anno key of a folded function: how many placeholders it has
 
 _MIN_RUN = 2  # (a single statement folded saves less than its placeholder costs)
-_REWRITTEN_METHODS = frozenset(("append", "pop", *_CHANGING_METHODS, *COMPARING_METHODS))
+# methods `lists` and `builtin_calls` rewrite (`get` too: `d.get(k, v)` becomes
+# `_d2s.dict_get(d)(k, v)` where a tensor `if` may have set the key, on main by now)
+_REWRITTEN_METHODS = frozenset(("append", "pop", "get", *_CHANGING_METHODS,
+                                *COMPARING_METHODS))
 _REWRITTEN_ATTRS = frozenset(("shape", "size"))  # `builtin_calls`: read when the program runs
 
 
