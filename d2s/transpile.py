@@ -72,11 +72,15 @@ os.register_at_fork(after_in_child=_unlock_in_child)
 _OPERATORS_CELL = None
 
 
-def _passes() -> list:
-    """`converters.PASSES`, imported on the first conversion (not by `import d2s`)."""
+def _converters():
+    """`d2s.converters`, imported on the first conversion (not by `import d2s`)."""
     from . import converters
 
-    return converters.PASSES
+    return converters
+
+
+def _passes() -> list:
+    return _converters().PASSES
 
 
 def use_operators(module) -> None:
@@ -125,7 +129,7 @@ def _convert(fn, errors: bool = False) -> Converted:
                 ctx.errors = True
                 present = set(present) | {gast.Try}  # the try pass wraps the whole body
             outside = reads.outside_reads(node)
-            node = _run_passes(node, ctx, len(_passes()), present)
+            node = _run_passes(node, ctx, len(_passes()), present, keep_folded=True)
             _finalize(node)
             loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
             converted = Converted(loaded, node, outside)
@@ -190,8 +194,9 @@ def convert_source(fn, level: int) -> str:
     """The source of `fn` after the first `level` passes (0: as parsed; >= len: all)."""
     with deep_recursion():
         node, ctx, present = _prepare(fn)
-        node = _run_passes(node, ctx, min(level, len(_passes())), present)
-        if level >= len(_passes()):  # the last level is the code that runs
+        last = level >= len(_passes())  # the last level is the code that runs
+        node = _run_passes(node, ctx, min(level, len(_passes())), present, keep_folded=last)
+        if last:
             _finalize(node)
         return parser.unparse(node)
 
@@ -231,9 +236,11 @@ def _is_method(fn) -> bool:
     return len(parts) > 1 and parts[-2] != "<locals>"
 
 
-def _run_passes(node, ctx, count: int, present: set | None = None):
+def _run_passes(node, ctx, count: int, present: set | None = None, keep_folded: bool = False):
     """Run the first `count` passes over `node`. `present` holds the node types in `node`
-    (from `_prepare`'s survey; computed here if not given) and grows by what passes create."""
+    (from `_prepare`'s survey; computed here if not given) and grows by what passes create.
+    Statement runs no pass changes are folded while the passes run (`plain_runs`), and put
+    back at the end, or with `keep_folded` by `_finalize` (whose walks skip them too)."""
     # (the settings are read once: `after_pass` reads them again when there is anything to log)
     logs = logging_utils.code_level() >= 0 or logging_utils.verbosity() >= 2
     if logs:
@@ -242,6 +249,7 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
     ctx.present = present  # (a superset of the node types in `node` while the passes run)
     passes = _passes()[:count]
     done = set()  # (passes run by a fused pass)
+    plain_runs, folded = _converters().plain_runs, False
     for i, (name, module) in enumerate(passes, 1):
         start = time.perf_counter() if logs else 0.0
         if name not in done and present.intersection(module.HANDLES):  # else: no change
@@ -254,15 +262,19 @@ def _run_passes(node, ctx, count: int, present: set | None = None):
             present.update(module.CREATES)
         if logs:
             logging_utils.after_pass(node, i, _passes(), time.perf_counter() - start)
+        elif name == plain_runs.AFTER_PASS and i < len(passes):
+            # the statements no later pass changes skip them (each level of code levels
+            # and pass logs shows the whole code: they are never folded there)
+            folded = plain_runs.fold(node, ctx) > 0
+    if folded and not keep_folded:
+        plain_runs.unfold(node)
     return node
 
 
 def _fused(name, module, rest, present):
     """`module`, or the pass that runs it and the next one (`rest[0]`) in one walk where the
     next one runs too (`converters.FUSED`)."""
-    from . import converters
-
-    fused = converters.FUSED.get(name)
+    fused = _converters().FUSED.get(name)
     if fused is None or not rest or not present.intersection(rest[0][1].HANDLES):
         return module
     return fused
@@ -314,10 +326,13 @@ def _finalize(fn) -> None:
     inside a function with `global`/`nonlocal` names declare them too, so assignments in a
     branch or loop body still reach the right variable. A scope with many generated
     functions reuses their names (`pyct/generated_names.py`: CPython compiles it in linear
-    time then)."""
+    time then). Last, the statement runs `_run_passes` left folded are put back (hoisting and
+    renaming find the names of a run in its placeholder, where the run reads and binds
+    them)."""
     hoist.hoist_generated(fn)
     generated_names.reuse_generated_names(fn)
     _declare_scopes(fn)
+    _converters().plain_runs.unfold(fn)
 
 
 def _declare_scopes(fn) -> None:

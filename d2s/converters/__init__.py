@@ -8,7 +8,7 @@ its output may add, so a later pass is not skipped wrongly).
 """
 from __future__ import annotations
 
-from . import (
+from . import (  # noqa: F401  (plain_runs: `transpile` folds with it between passes)
                asserts,
                break_continue,
                builtin_calls,
@@ -20,6 +20,7 @@ from . import (
                lists,
                logical,
                loops,
+               plain_runs,
                return_statements,
                try_except,
 )

@@ -24,6 +24,8 @@ LOOP_GUARD = "loop_guard"    # `if flag: break` opening a `for` body; the loop c
 RETURN_VALUE = "return_value"  # on a function def: the name its return converter returns
 GENERATED = "generated"      # True on function defs made by converters (not user functions)
 OPAQUE = "opaque"            # a nested function no pass may change (a generator)
+SOURCE_TEXT = "source_text"  # a statement no pass changed: its text in the user's file, printed
+                             # as it is (converters/plain_runs.py, pyct/source_printer.py)
 
 _MISSING = object()
 

@@ -26,6 +26,8 @@ import contextlib
 
 import gast
 
+from . import anno
+
 
 def to_ast(node):
     """The standard-library ast of a gast tree, for printing only (no positions), as
@@ -136,7 +138,12 @@ class Printer(ast._Unparser):
         elif isinstance(node, _STATEMENTS):
             mark = [id(node), None, None]
             self._waiting.append(mark)
-            self._print(node)
+            store = getattr(node, anno.KEY, None)
+            text = None if store is None else store.get(anno.SOURCE_TEXT)
+            if text is None:
+                self._print(node)
+            else:  # the user's own line, as a plain statement that no pass changed has it
+                self.fill(text)
             mark[2] = len(self._source)
             if mark[1] is not None:
                 self._marks.append(mark)
