@@ -11,7 +11,9 @@ timings of `--number` calls (`time.process_time`). Rows: the converted function 
 fused runs in C (`D2S_NATIVE=sync`, built before timing); for the gradient rows the
 converted function's output summed and differentiated (`.backward()`: forward and backward
 programs, the sum eager between them) against `jax.grad` of the sum, which XLA computes as
-the derivative alone (the value is dead); the backward rows are the like-for-like pair: d2s's
+the derivative alone (the value is dead), and against `jax.value_and_grad` of the sum (the
+loss returned too, as d2s computes it: the like-for-like pair of a training step; the d2s
+cell is the same measurement as the gradient row's); the backward rows are the like-for-like pair: d2s's
 backward program (`gelu_grad`, one C loop) on x and a gradient dy against the jitted
 `jax.vjp` of GELU applied to dy (the forward dead there too). The numbers are checked against
 each other first.
@@ -33,10 +35,14 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 import numpy as np
 
 ROWS = ("GELU (tanh form)", "GELU (exact, erf)", "sigmoid", "softmax (last axis)",
-        "LayerNorm (last axis)", "GELU (tanh form), gradient", "GELU (exact, erf), gradient",
+        "LayerNorm (last axis)",
+        "GELU (tanh form), gradient vs jax.grad", "GELU (exact, erf), gradient vs jax.grad",
+        "GELU (tanh form), loss and gradient vs jax.value_and_grad",
+        "GELU (exact, erf), loss and gradient vs jax.value_and_grad",
         "GELU (tanh form), backward: dx from x, dy", "GELU (exact, erf), backward: dx from x, dy")
 FORWARD = 5  # rows before the gradient rows
-GRADIENT = 7  # rows before the backward rows
+VALUE = 7  # rows before the loss-and-gradient rows (d2s: the gradient rows' timing again)
+GRADIENT = 9  # rows before the backward rows
 
 
 def _best(fn, repeat: int, number: int) -> float:
@@ -81,7 +87,7 @@ def d2s_times(rows, cols, repeat, number) -> dict:
             entry = sf.program_cache.last_entry
             out[name] = (_best(lambda entry=entry: entry.run([x]), repeat, number),
                          _checksum(value))
-    for name, fn in zip(ROWS[FORWARD:GRADIENT], fns[:2], strict=True):
+    for name, fn in zip(ROWS[FORWARD:VALUE], fns[:2], strict=True):
         sf = d2s.to_static(fn)
         xt = rt.to_tensor(xa, stop_gradient=False)
 
@@ -92,6 +98,7 @@ def d2s_times(rows, cols, repeat, number) -> dict:
         grad()
         out[name] = (_best(grad, repeat, number),
                      _checksum(xt.grad.numpy()))
+        out[ROWS[ROWS.index(name) + VALUE - FORWARD]] = out[name]  # (it has the loss too)
         part = sf.program_cache.last_entry._training.backward  # (the seed: the output's dy)
         backward, feed = part.backward.fn, {"x": xa, part.seed_names[0]: _dy(rows, cols)}
         out[ROWS[ROWS.index(name) + GRADIENT - FORWARD]] = (
@@ -120,6 +127,8 @@ def jax_times(rows, cols, repeat, number) -> dict:
     fns = [gelu_tanh, gelu_exact, jax.nn.sigmoid, lambda a: jax.nn.softmax(a, axis=-1),
            layer_norm, jax.grad(lambda a: gelu_tanh(a).sum()),
            jax.grad(lambda a: gelu_exact(a).sum()),
+           jax.value_and_grad(lambda a: gelu_tanh(a).sum()),  # (both returned: both live)
+           jax.value_and_grad(lambda a: gelu_exact(a).sum()),
            lambda a, dy: jax.vjp(gelu_tanh, a)[1](dy)[0],
            lambda a, dy: jax.vjp(gelu_exact, a)[1](dy)[0]]
     x = jnp.asarray(_input(rows, cols))
@@ -128,8 +137,9 @@ def jax_times(rows, cols, repeat, number) -> dict:
     for name, fn in zip(ROWS, fns, strict=True):
         jitted = jax.jit(fn)
         args = (x, dy) if ROWS.index(name) >= GRADIENT else (x,)
-        value = np.asarray(jitted(*args))
-        out[name] = (_best(lambda jitted=jitted, args=args: jitted(*args).block_until_ready(),
+        value = jitted(*args)
+        value = np.asarray(value[1] if isinstance(value, tuple) else value)  # (the gradient)
+        out[name] = (_best(lambda jitted=jitted, args=args: jax.block_until_ready(jitted(*args)),
                            repeat, number), _checksum(value))
     return out
 

@@ -61,11 +61,11 @@ def _unreduce_kernel(xp, g, x, axis=None, keepdim=False, mean=False):
         axes = tuple(range(x.ndim))
     if not keepdim:
         g = xp.expand_dims(g, axes) if axes else g
-    out = xp.broadcast_to(g, x.shape)
-    if mean:
+    if mean:  # (divided before broadcasting: a stride-0 view, as sum's, that fused C reads
+        # as one element, `runtime/program/native_run.py`; the same quotient per element)
         count = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-        out = (out / count).astype(g.dtype, copy=False)
-    return out
+        g = (g / count).astype(g.dtype, copy=False)
+    return xp.broadcast_to(g, x.shape)
 
 
 def _unreduce_grad(ins, outs, gs, a):

@@ -30,6 +30,8 @@ NumPy's own.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from . import fusion
@@ -49,7 +51,8 @@ class Plan:
     `row_input`, at run time), dtype, and the inputs to `expand` to a row before the call
     (`LoopNest.expand`)."""
 
-    def __init__(self, source, name, group, rows, dtype, out_shapes, expand):
+    def __init__(self, source, name, group, rows, dtype, out_shapes, expand, nest=None,
+                 vector_math=True):
         self.source = source
         self.name = name
         self.inputs = list(group.inputs)
@@ -59,6 +62,7 @@ class Plan:
         self.out_shapes = out_shapes
         self.row_input = self.inputs.index(group.row_inputs[0]) if group.row_inputs else None
         self.expand = expand
+        self.nest, self.vector_math = nest, vector_math
 
 
 def plan(group, block, vector_math: bool = True):
@@ -68,7 +72,30 @@ def plan(group, block, vector_math: bool = True):
         return None
     out_shapes = [tuple(block.var(n)._static_shape) for n in group.outputs]
     return Plan(c_source(nest, vector_math), nest.name, group, nest.rows,
-                np.dtype(group.dtype.np), out_shapes, nest.expand)
+                np.dtype(group.dtype.np), out_shapes, nest.expand, nest, vector_math)
+
+
+def scalar_variant(plan: Plan, scalars) -> Plan:
+    """`plan` with its inputs at positions `scalars` read as one element (`[0]`) wherever
+    the run reads them: for an input that arrives as a broadcast of one value (stride 0 on
+    every axis: the gradient of a `sum`), which the C call then reads without expanding it.
+    The inputs `plan` expands to a row before the call are not among `scalars`."""
+    def operand(x):
+        if x.place == "input" and x.index in scalars:
+            return Operand("input", x.index, "scalar")
+        return x
+
+    def step(s):
+        return Step(s.type, s.result, [operand(x) for x in s.operands], s.out, s.tmp)
+
+    nest = plan.nest
+    body = [Loop([step(s) for s in item.steps]) if isinstance(item, Loop) else step(item)
+            for item in nest.body]
+    variant = LoopNest(nest.name, nest.ctype, nest.inputs, nest.outputs, nest.rows,
+                       nest.width, nest.flat, nest.tmps, body, dict(nest.expand))
+    out = copy.copy(plan)
+    out.source, out.nest = c_source(variant, plan.vector_math), variant
+    return out
 
 
 def plan_loops(group, block) -> LoopNest | None:
@@ -95,6 +122,8 @@ def plan_loops(group, block) -> LoopNest | None:
             return None
         inner[n] = s[k:]
     W = max(size_of(s) for s in inner.values())
+    if W == 1 and any(o.type in fusion.REDUCE for o in ops):
+        return None  # (a reduction's result would be laid out as a wide value, never stored)
     wide_shape = next(s for s in inner.values() if size_of(s) == W)
     level = {}
     for n, s in inner.items():

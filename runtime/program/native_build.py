@@ -233,6 +233,7 @@ def holder_of(plan, how, exact: bool):
     if folder is None:
         return None
     holder = Holder(plan, key_of(plan.source))
+    holder.exact = exact  # (how its variants are built: `native_run.py`)
     with _lock:
         if holder.key in _loaded:
             holder.fn = _loaded[holder.key]

@@ -154,3 +154,35 @@ def test_chain_ending_in_gelu_gradients_equal_finite_differences(monkeypatch, ap
             np.testing.assert_allclose(got, eager, rtol=1e-10, atol=1e-12)
     backward = static.forward.program_cache.last_entry._training.split.backward
     assert "gelu_grad" in [op.type for op in backward.global_block().ops]
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("fn, approximate", [(gelu_exact, False), (gelu_tanh, True)],
+                         ids=["exact", "tanh"])
+def test_gradient_of_a_sum_reaches_the_c_call_as_one_element(monkeypatch, reduce, fn,
+                                                              approximate):
+    """`sf(x).sum().backward()`: dy is a stride-0 broadcast of one value; the backward's C
+    call reads it so (a variant of its function) instead of an expanded copy."""
+    monkeypatch.setenv("D2S_NATIVE", "sync")
+    read = []
+    real = np.ascontiguousarray
+
+    def spy(a, *args, **kwargs):
+        read.append(getattr(a, "strides", None))
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(np, "ascontiguousarray", spy)  # (bound by the C call's caller)
+    xa = _inputs(SHAPE, "float32")
+    sf = d2s.to_static(fn)
+    x = rt.to_tensor(xa, stop_gradient=False)
+    before = native_build.stats()["native_calls"]
+    getattr(sf(x), reduce)().backward()
+    assert native_build.stats()["native_calls"] - before == 2  # forward, backward
+    assert not any(s is not None and len(s) == 2 and not any(s) for s in read)  # no expansion
+    seed = 1.0 if reduce == "sum" else 1.0 / xa.size
+    want = seed * _np_gelu_derivative(xa, approximate)
+    eager = rt.to_tensor(xa, stop_gradient=False)
+    getattr(fn(eager), reduce)().backward()
+    assert x.grad.shape == list(want.shape)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=0, atol=6e-6 * seed)
+    np.testing.assert_allclose(x.grad.numpy(), eager.grad.numpy(), rtol=0, atol=6e-6 * seed)
