@@ -49,6 +49,10 @@ DIFFERENCES = {
     "batch_norm": ("black", "promote (by x's dtype)",
                    "the kernel takes one dtype for x and its float32 statistics; a float16 "
                    "variance of large activations overflows"),
+    "batch_norm_relu": ("black", "(no op: batch_norm then relu)",
+                        "batch_norm with its relu fused by a program: batch_norm's precision"),
+    "batch_norm_relu_grad": ("black", "(no op: part of batch_norm_grad)",
+                             "the fused op's backward runs in batch_norm's precision"),
     "log1p": ("black", "promote", "the same range hazard as log, which Paddle keeps in float32"),
     "logsumexp": ("black", "promote", "exp inside: the same range hazard as exp"),
     "conv2d_grad_input": ("white", "(no op: part of conv2d_grad)",

@@ -59,6 +59,12 @@ CALLS = {
     "layer_norm": lambda t: F.layer_norm(t([2, 4]), [4], t([4]), t([4])),
     "group_norm": lambda t: F.group_norm(t([2, 4, 3]), 2, weight=t([4]), bias=t([4])),
     "batch_norm": lambda t: F.batch_norm(t([3, 4]), t([4]), t([4], pos=True), t([4]), t([4])),
+    "batch_norm_relu": lambda t: bind(OPS["batch_norm_relu"],  # (y, mean, var): y
+                                      (t([3, 4]), t([4]), t([4], pos=True), t([4]), t([4])),
+                                      {"training": False})[0],
+    "batch_norm_relu_grad": lambda t: bind(OPS["batch_norm_relu_grad"], (  # (dx, dw, db): dx
+        t([3, 4]), t([3, 4]), t([3, 4], pos=True), t([4]), t([4], pos=True), t([4]), t([4])),
+        {"training": True})[0],
     "nll_loss": lambda t: F.nll_loss(F.log_softmax(t([3, 4])), _ids(3)),
     "nll_loss_grad": lambda t: bind(OPS["nll_loss_grad"], (t([]), _ids(3), None, t([3, 4])), {}),
     "embedding": lambda t: F.embedding(_ids(2), t([3, 4])),
