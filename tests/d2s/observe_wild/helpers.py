@@ -5,6 +5,7 @@ model's parameters, buffers and which `.grad` is None; an optimizer's state by i
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 import runtime as rt
