@@ -77,3 +77,28 @@ def test_a_loss_term_some_batches_have_trains_as_eager(combine):
         for _, _, opt in runs:
             opt.clear_grad(set_to_zero=False)
     assert runs[1][0].get_traced_count() == 1
+
+
+def step_reporting_reached(model, opt, x, y_aux):
+    losses = {"main": (model.main(x) ** 2).mean()}
+    if y_aux.sum() > 0:
+        losses["aux"] = ((model.aux(x).squeeze(-1) - y_aux) ** 2).mean()
+    total = losses["main"] + losses.get("aux", rt.zeros([]))
+    total.backward()
+    reached = [p.grad is not None for p in model.aux.parameters()]
+    opt.step()
+    return reached
+
+
+@pytest.mark.xfail(strict=True, reason="`p.grad is None` read inside the converted function is "
+                   "decided while tracing (a Python `is`, no program value), where the run "
+                   "decides whether backward() reached the parameter (issue 33)")
+def test_grad_is_none_read_inside_the_step_follows_the_run():
+    rt.seed(0)
+    model = Heads()
+    opt = rt.optimizer.SGD(0.1, parameters=model.parameters())
+    static = d2s.to_static(step_reporting_reached)
+    x = rt.to_tensor(np.ones((4, 3), "float32"))
+    assert static(model, opt, x, rt.ones([4])) == [True, True]
+    opt.clear_grad(set_to_zero=False)
+    assert static(model, opt, x, rt.zeros([4])) == [False, False]  # as eager
