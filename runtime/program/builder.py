@@ -70,8 +70,9 @@ class Builder:
 
     # ---- the bind hook --------------------------------------------------------------------
     def bind(self, op: OpDef, inputs, attrs: dict):
-        for x in inputs:  # a value with a read check (`Variable.on_read`) runs it first
-            if isinstance(x, Variable) and x.on_read is not None:
+        for x in inputs:  # a value with a read check (`Variable.on_read`) runs it first,
+            # when user code reads it (a backward pass reading the forward value does not)
+            if isinstance(x, Variable) and x.on_read is not None and not self.cross_block_reads:
                 x.on_read()
         if STATE.amp is not None:
             inputs = STATE.amp.cast_inputs(op, inputs)
@@ -345,6 +346,8 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     for i, (x, w) in enumerate(zip(inputs, scalars)):
         if w and op.name not in _ARITHMETIC and x.dtype.kind in "iub":
             continue  # an index or a size standing for a Python int stays one
+        if w and op.name == "where" and i == 0:
+            continue  # a Python bool as the condition (`'k' in d`) selects, it is no operand
         if w:
             sample = True if x.dtype.kind == "b" else 0.0 if x.dtype.kind == "f" else 0
             target = promote_scalar(other, sample)

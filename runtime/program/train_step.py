@@ -259,8 +259,23 @@ def set_grad(t, value) -> None:
     if list(v.shape) != list(t.shape):
         raise ValueError(f"{t.name or 'tensor'}.grad = a value of shape {list(v.shape)}: the "
                          f"tensor has shape {list(t.shape)}")
-    _write(e, v)
+    _write(e, v, _where_present(b.program, t, e, v))
     e[2], e[3] = v, True
+
+
+def _where_present(program, t, e, v):
+    """`p.grad = p.grad * coef` (`clip_grad_norm_`, unscaling) for a tensor whose gradient
+    the run decides (`sometimes_reached`): a 0-d bool Variable, whether it has one when the
+    program runs, so the write leaves eager's None where it has none (eager code computing
+    from a None gradient never gets there); None for any other write."""
+    if id(t) not in _state(program).sometimes_reached or not isinstance(e[2], Variable):
+        return None
+    wanted, src = {v.name}, e[2].name
+    for op in reversed(program.global_block().ops):
+        if wanted.intersection(op.outputs):
+            for x in op.inputs:
+                wanted.update(x if isinstance(x, list) else [x])
+    return bind(GRAD_PRESENT, (e[1],), {}) if src in wanted else None
 
 
 def _write(e, v, reached=None) -> None:

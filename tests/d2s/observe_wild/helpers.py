@@ -4,6 +4,8 @@ values, a number by type and value), containers by type and length before their 
 model's parameters, buffers and which `.grad` is None; an optimizer's state by its keys."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import runtime as rt
@@ -28,7 +30,8 @@ def assert_same_leaves(got, want, path="result", rtol=1e-5, atol=1e-6):
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_same_leaves(g, w, f"{path}[{i}]", rtol, atol)
     elif isinstance(want, float):
-        assert got == want or abs(got - want) <= atol + rtol * abs(want), (path, got, want)
+        assert got == want or abs(got - want) <= atol + rtol * abs(want) or (
+            math.isnan(got) and math.isnan(want)), (path, got, want)
     else:
         assert got == want, (path, got, want)
 
