@@ -25,6 +25,10 @@ STATIC: dict[str, str] = {
         "PaddleOCR's label decode picks characters of a Python string by ids read from an "
         "input's .numpy(): a program computes numbers, not text; refused at the user's "
         "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
+    "wild4_detection.per_class_score_filter": (
+        "returns a dict whose keys a tensor `continue` decides (classes with no box kept are "
+        "skipped): refused at the function's line, docs/d2s.md 'A dict key set on some paths "
+        "only' (one program returns one set of keys)"),
 }
 
 DYNAMIC: dict[str, str] = {}
