@@ -60,8 +60,9 @@ def ctc_beam_search_simple(log_probs, beam_size):
 @case(args=[(rand(1, 8, 6), 7, True), (rand(1, 8, 6), 3, False)])
 def spec_augment_seeded(spec, seed, time_mask):
     """SpecAugment with Python's `random` seeded per call: a frequency mask always, a time
-    mask when asked; widths and starts are Python ints."""
+    mask (filled with the input's mean) when asked; widths and starts are Python ints."""
     rng = random.Random(seed)
+    fill = spec.mean()
     x = spec.clone()
     _, n_time, n_freq = x.shape
     f = rng.randint(1, 3)
@@ -70,7 +71,7 @@ def spec_augment_seeded(spec, seed, time_mask):
     if time_mask:
         t = rng.randint(1, 3)
         t0 = rng.randint(0, n_time - t)
-        x[:, t0:t0 + t, :] = x.mean()
+        x[:, t0:t0 + t, :] = fill
     return x
 
 

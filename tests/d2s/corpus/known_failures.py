@@ -29,6 +29,10 @@ STATIC: dict[str, str] = {
         "returns a dict whose keys a tensor `continue` decides (classes with no box kept are "
         "skipped): refused at the function's line, docs/d2s.md 'A dict key set on some paths "
         "only' (one program returns one set of keys)"),
+    "wild4_idioms.greedy_decode_bos_list": (
+        "`tokens = [bos]` (a Python int) gets token tensors in a tensor while: converted code "
+        "gave every item back as a Python int (eager's are Tensors); now refused at the "
+        "append (issue 35, mixed lists in graph loops: per-item kinds would convert it)"),
 }
 
 DYNAMIC: dict[str, str] = {}
