@@ -107,7 +107,7 @@ def _tau_at(step, total):
 def info_nce_temperature_schedule(q, k, step, total_steps):
     """InfoNCE whose temperature follows a cosine schedule of a Python step, capped at the
     end of the schedule."""
-    if step > total_steps:
+    if step > total_steps:  # noqa: PLR1730  (a Python if, as written)
         step = total_steps
     tau = 0.05 + 0.5 * (0.2 - 0.05) * (1 + math.cos(math.pi * step / total_steps))
     q = F.normalize(q, axis=1)

@@ -25,7 +25,7 @@ class EmbeddingBagSum(nn.Layer):
     def forward(self, ids, offsets, mode="sum"):
         bounds = [int(o) for o in offsets] + [ids.shape[0]]
         bags = []
-        for start, end in zip(bounds[:-1], bounds[1:]):
+        for start, end in zip(bounds[:-1], bounds[1:]):  # noqa: RUF007  (as written)
             if end == start:
                 bags.append(paddle.zeros([3]))
                 continue
