@@ -120,7 +120,9 @@ def _np_dice(logits, target, mask):
 
 @case(args=[(rand(2, 4), f32([[1, 0, 1, 0], [0, 0, 1, 1]]), f32([[1, 1, 1, 0], [1, 1, 1, 1]])),
             (rand(2, 4), np.zeros((2, 4), np.float32), np.zeros((2, 4), np.float32))],
-      ref=lambda lo, t, m: np.float32(_np_dice(lo, t, m)) if m.sum() > 0 else np.float32(0))
+      ref=lambda lo, t, m: np.float32(_np_dice(lo, t, m)) if m.sum() > 0 else np.float32(0),
+      batch=lambda b: (rand(b, 4), (rand(b, 4) > 0).astype(np.float32),
+                       np.full((b, 4), float(b != 3), np.float32)))
 def masked_dice_loss(logits, target, valid):
     """Dice loss over valid pixels; an all-ignored batch returns 0 (a tensor `if`)."""
     if valid.sum() == 0:
@@ -173,7 +175,8 @@ def miou_per_class_loop(logits, labels, num_classes):
 
 
 @case(args=[(rand(2, 3, 4) * 2, i64([[0, 1, 2, 1], [1, 1, 0, 255]])),
-            (rand(2, 3, 4) * 2, i64([[255, 255, 255, 255], [255, 255, 255, 255]]))])
+            (rand(2, 3, 4) * 2, i64([[255, 255, 255, 255], [255, 255, 255, 255]]))],
+      batch=lambda b: (rand(b, 3, 4) * 2, np.full((b, 4), 255 if b == 7 else 1, np.int64)))
 def ce_with_ignore_index(logits, labels):
     """Segmentation cross-entropy with ignore_index through F.cross_entropy (channels moved
     last), with a guard for an all-ignored batch."""
