@@ -163,3 +163,61 @@ def distill_loss_dict_with_del(student, teacher, threshold):
     else:
         losses["max"] = paddle.zeros([])
     return sum(losses.values()), losses
+
+
+@case(args=[(f32([[0, 0], [0.1, 0], [5, 5]]), f32([0.9, 0.8, 0.7])),
+            (f32([[0, 0], [3, 0], [5, 5]]), f32([0.9, 0.8, 0.7]))])
+def nms_shrinking_index_tensor(centers, scores):
+    """Center-distance NMS as quick scripts write it: the candidate index tensor shrinks by a
+    boolean mask each trip (a shape known only at run time), kept ids are `int()`s."""
+    idx = paddle.argsort(scores, descending=True)
+    keep = []
+    while idx.shape[0] > 0:
+        i = idx[0]
+        keep.append(int(i))
+        if idx.shape[0] == 1:
+            break
+        rest = idx[1:]
+        dist = (centers[rest] - centers[i]).abs().sum(axis=1)
+        idx = rest[dist > 1.0]
+    return keep
+
+
+@case(args=[(f32([[0.5, 0.2], [0.9, -0.3]]), 3), (f32([[0.5, 0.2], [0.9, -0.3]]), 1)])
+def mine_hard_negatives_while(sim, k):
+    """Hard negatives one at a time: the top similarity is taken and masked out, while fewer
+    than `k` are found and any candidate is left (a tensor condition)."""
+    negs = []
+    n = 0
+    while n < k and sim.max() > -1:
+        v, _ = paddle.topk(sim.flatten(), 1)
+        negs.append(v[0])
+        sim = paddle.where(sim >= v[0], paddle.full_like(sim, -2.0), sim)
+        n += 1
+    return paddle.stack(negs).sum() if negs else paddle.zeros([]), n
+
+
+@case(args=[(f32([1.0, 2.0, 3.0, 4.0]), f32([0.0, 2.5, 3.0, 9.0]), 0.4),
+            (f32([1.0, 2.0, 3.0, 4.0]), f32([0.0, 2.5, 3.0, 9.0]), 100.0)])
+def teacher_forcing_by_error(targets, preds, tolerance):
+    """Scheduled teacher forcing decided per step by the model's error (a tensor condition in
+    a conditional expression): the next input is the truth where the prediction is off."""
+    outs = []
+    inp = targets[0]
+    for t in range(1, targets.shape[0]):
+        out = inp * 0.5 + preds[t]
+        outs.append(out)
+        inp = targets[t] if (preds[t] - targets[t]).abs() > tolerance else out
+    return paddle.stack(outs)
+
+
+@case(args=[([f32([1.0, 1.0]), f32([-1.0, -1.0])],), ([f32([2.0, 2.0]), f32([1.0, 1.0])],)])
+def ema_stats_dict(batches):
+    """Running stats in a dict of Python numbers, updated with tensors under a tensor `if`
+    (the mean becomes a tensor, the count stays a Python int eagerly)."""
+    stats = {"mean": 0.0, "count": 0}
+    for x in batches:
+        if x.mean() > 0:
+            stats["mean"] = 0.9 * stats["mean"] + 0.1 * x.mean()
+            stats["count"] += 1
+    return stats["mean"], stats["count"]
