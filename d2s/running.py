@@ -27,6 +27,7 @@ from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
 from . import guards, running_grad2, writeback
+from .operators import returned_keys
 from .tracing import Trace
 
 _STATE = mode_state()
@@ -81,6 +82,7 @@ class Entry:
         self.new_places = effects.new_places
         self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
         self.tree = tree = trace.tree
+        self.present_keys = returned_keys.in_tree(tree)  # (dicts of keys a tensor decides)
         self.leaves = leaves
         self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
         # arguments written in place: their new values are outputs too (with a gradient
@@ -279,7 +281,8 @@ class Entry:
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
-        result = writeback.apply(pytree.unflatten(self.tree, leaves))
+        result = pytree.unflatten(self.tree, leaves)
+        result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
             self.effects.replay()  # Python values the traced code set, set again
         return result

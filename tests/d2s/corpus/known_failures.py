@@ -25,10 +25,6 @@ STATIC: dict[str, str] = {
         "PaddleOCR's label decode picks characters of a Python string by ids read from an "
         "input's .numpy(): a program computes numbers, not text; refused at the user's "
         "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
-    "wild4_detection.per_class_score_filter": (
-        "returns a dict whose keys a tensor `continue` decides (classes with no box kept are "
-        "skipped): refused at the function's line, docs/d2s.md 'A dict key set on some paths "
-        "only' (one program returns one set of keys)"),
     "wild4_idioms.greedy_decode_bos_list": (
         "`tokens = [bos]` (a Python int) gets token tensors in a tensor while: converted code "
         "gave every item back as a Python int (eager's are Tensors); now refused at the "
