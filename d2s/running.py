@@ -27,7 +27,7 @@ from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
 from . import guards, running_grad2, writeback
-from .operators import state_at_raise
+from .operators import returned_keys, state_at_raise
 from .tracing import Trace
 
 _STATE = mode_state()
@@ -84,6 +84,7 @@ class Entry:
         self.rebound = effects.rebound  # tensor places the program reads, fed before a run
         self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
         self.tree = tree = trace.tree
+        self.present_keys = returned_keys.in_tree(tree)  # (dicts of keys a tensor decides)
         self.leaves = leaves
         self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
         # arguments written in place: their new values are outputs too (with a gradient
@@ -293,7 +294,8 @@ class Entry:
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
-        result = writeback.apply(pytree.unflatten(self.tree, leaves))
+        result = pytree.unflatten(self.tree, leaves)
+        result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
             self.effects.replay()  # Python values the traced code set, set again
         return result

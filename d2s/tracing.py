@@ -25,7 +25,7 @@ from . import errors, guards, logging_utils, side_effects, writeback
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
-from .operators import mutation
+from .operators import mutation, returned_keys
 from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
@@ -232,6 +232,7 @@ def _as_at_call_start(found: list, log) -> tuple:
 def _returned(target, program, out, args, kwargs, state) -> tuple:
     """(leaves, tree) of what the traced function returned, each tensor leaf its Variable;
     refuses what a program cannot return for every call."""
+    out = returned_keys.mark(out)  # (keys a tensor decides: beside their presence flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     leaves, tree = pytree.flatten(out)
     _refuse_objects_holding_variables(target, leaves)

@@ -304,6 +304,7 @@ OPERATOR_RANKS = {
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
+    "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)
     "branch_keys.py": 5.5,  # (a key set in one branch of a tensor if: control_flow's hook)
     "struct_queries.py": 8.5,  # (sorts by keys computed in a graph loop, for builtins.py)
     "struct_columns.py": 9.5,  # (zip(*pairs): zip_ of builtins.py)

@@ -160,6 +160,9 @@ def _dtype_fits(array, value):
     (an eager list holds both dtypes, an array one)."""
     if type(value) in (int, bool, float) and array.dtype.is_floating:
         return rt.full([], float(value), array.dtype)  # (a float64 array keeps eager's float)
+    if is_variable(value) and not value.is_array and value.dtype == array.dtype and getattr(
+            array, "python_items", False) and not getattr(value, "python_scalar", False):
+        _refuse_tensor_beside_numbers(array, value)
     if not is_variable(value) or value.dtype == array.dtype or value.is_array:
         return value
     if getattr(value, "python_scalar", False) and array.dtype.is_floating and (
@@ -177,6 +180,19 @@ def _dtype_fits(array, value):
             value.dtype.is_floating and not array.dtype.is_floating else
             f"Cast what you append (`v.astype('{array.dtype.name}')`), or start the list "
             "with values of the dtype it collects."), src)
+
+
+def _refuse_tensor_beside_numbers(array, value) -> None:
+    """A tensor appended to a list of Python numbers that the program grows: eager's list
+    holds both, the array gives every item back as a Python number (`[bos]` then token
+    tensors would come back as ints); refused at the user's line."""
+    src = user_origin(4)
+    raise StateChangeError(
+        f"a list of Python numbers that a loop or if whose condition is a tensor grows is a "
+        f"tensor array of {array.dtype.name}, and here ({where(src)}) it gets a tensor of "
+        f"{value.dtype.name}: eager's list would hold Python numbers and tensors, an array "
+        "holds one kind. Start the list with a tensor (`[rt.to_tensor(0)]` for `[0]`), or "
+        "keep the numbers in a separate list.", src)
 
 
 def _insert(target, index, value):

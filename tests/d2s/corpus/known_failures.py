@@ -21,6 +21,14 @@ STATIC: dict[str, str] = {
     "wild3_training.clip_or_skip_step": (
         "returns None on one path of a tensor if (skip the step when the norm is not "
         "finite): refused at the user's line, docs/d2s.md 'None on one path of a tensor if'"),
+    "wild4_speech.label_decode_to_strings": (
+        "PaddleOCR's label decode picks characters of a Python string by ids read from an "
+        "input's .numpy(): a program computes numbers, not text; refused at the user's "
+        "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
+    "wild4_idioms.greedy_decode_bos_list": (
+        "`tokens = [bos]` (a Python int) gets token tensors in a tensor while: converted code "
+        "gave every item back as a Python int (eager's are Tensors); now refused at the "
+        "append (issue 35, mixed lists in graph loops: per-item kinds would convert it)"),
 }
 
 DYNAMIC: dict[str, str] = {}

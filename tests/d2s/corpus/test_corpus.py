@@ -37,6 +37,8 @@ from . import (  # noqa: F401  isort: skip
     cases_wild2_recsys, cases_wild2_science, cases_wild2_idioms,
     cases_wild3_vision, cases_wild3_llm, cases_wild3_training, cases_wild3_data,
     cases_wild3_idioms, cases_wild3_streaming,
+    cases_wild4_speech, cases_wild4_detection, cases_wild4_tabular, cases_wild4_series,
+    cases_wild4_idioms,
     cases_paddle_ifelse, cases_paddle_loops, cases_paddle_containers, cases_paddle_calls,
     cases_paddle_models, cases_paddle_checks)
 

@@ -171,11 +171,12 @@ def keys_in_a_branch(x):
     d = {}
     try:
         if x.sum() > 0:
-            d["pos"] = x  # a key set on some paths only: no static program holds it
+            d["pos"] = x  # a key set on some paths only: its presence is a graph value
         y = x * 2.0
+        found = d.get("pos")  # no default: which value it gives, only the run decides
     except ValueError:
-        y = x * 0.0
-    return y, d
+        y, found = x * 0.0, None
+    return y, found
 
 
 def everything_caught(x):

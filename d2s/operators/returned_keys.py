@@ -1,0 +1,61 @@
+"""Returned dicts whose keys exist on some paths only (`key_flags`): `results[c] = ...` after a
+tensor `continue`, or in one branch of a tensor `if`. The program returns every such key's
+value beside its presence flag (a `PresentKeys` in place of the dict); after the run
+`restore` rebuilds the dict with the keys whose flag is true, as eager code has it.
+"""
+from __future__ import annotations
+
+import runtime as rt
+
+from .key_flags import flags_of, unchecked
+
+
+class PresentKeys(tuple):
+    """(keys, values, flags) of a returned dict: each flag a bool graph value, or None for a
+    key that exists on every path. A tuple, so the program's outputs flatten through it."""
+
+
+def mark(out):
+    """`out` with each such dict (directly, or inside lists, tuples and dicts) replaced by a
+    `PresentKeys`; anything else as it is."""
+    if type(out) in (list, tuple):
+        items = [mark(v) for v in out]
+        changed = any(a is not b for a, b in zip(items, out, strict=True))
+        return type(out)(items) if changed else out
+    if type(out) is not dict:
+        return out
+    flags = flags_of(out)
+    items = {k: mark(v) for k, v in out.items()}
+    if not flags:
+        changed = any(items[k] is not out[k] for k in out)
+        return items if changed else out
+    keys = tuple(out)
+    values = tuple(_unchecked_copy(out[k]) if k in flags else items[k] for k in keys)
+    return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))
+
+
+def _unchecked_copy(value):
+    """The value of a key that may be absent, without its read check (which raises eager's
+    `KeyError` where code reads an absent key; returning the dict reads nothing)."""
+    return unchecked(value, lambda: rt.assign(value)) if hasattr(value, "on_read") else value
+
+
+def restore(result):
+    """The call's result with each `PresentKeys` a dict of the keys present in this run."""
+    if isinstance(result, PresentKeys):
+        keys, values, flags = result
+        return {k: restore(v) for k, v, f in zip(keys, values, flags, strict=True)
+                if f is None or bool(f)}
+    if type(result) in (list, tuple):
+        return type(result)(restore(v) for v in result)
+    if type(result) is dict:
+        return {k: restore(v) for k, v in result.items()}
+    return result
+
+
+def in_tree(tree) -> bool:
+    """Whether a `runtime.pytree` tree (of a marked result) holds a `PresentKeys`."""
+    if tree is None:
+        return False
+    (_, cls, _), subtrees = tree
+    return cls is PresentKeys or any(in_tree(t) for t in subtrees)
