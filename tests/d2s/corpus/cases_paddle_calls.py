@@ -110,7 +110,7 @@ class GradOfSquare(nn.Layer):
         return paddle.grad(y, x)[0]
 
 
-case(args=[(pos(2, 3),), (pos(2, 3) * 4,)])(GradOfSquare)
+case(args=[(pos(2, 3) * 0.5,), (pos(2, 3) * 4,)])(GradOfSquare)
 
 
 class GradThroughLinear(nn.Layer):
