@@ -18,6 +18,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
+from runtime.program.freed_graph import computed_from_freed
 from runtime.program.reach_values import top_level
 from runtime.program.reached import Branch, Ran, reach_conditions
 from runtime.program.split import split_program
@@ -147,10 +148,15 @@ class Entry:
         # them, but they keep the flag, as eager's do
         self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
             v.is_array or v.dtype.is_floating or v.python_scalar)]
-        # a whole step's results with a gradient path (`loss`, `logits.clone()`): eager code
-        # leaves them requiring a gradient, through a graph its backward() freed
-        self.freed_out = [k for k in self.tensor_out if not outs[k].stop_gradient and outs[
-            k].dtype.is_floating] if getattr(program, "in_program_backward", False) else []
+        # results with a gradient path through a graph that a backward() in the call freed
+        # (all of a whole step's: `loss`, `logits.clone()`; else those computed from what an
+        # `rt.grad` without retain_graph freed): eager code leaves them requiring a gradient,
+        # and a backward() through them raises
+        diff = [k for k in self.tensor_out if not outs[k].stop_gradient and outs[
+            k].dtype.is_floating]
+        self.freed_out = diff if getattr(program, "in_program_backward", False) else [
+            k for k, freed in zip(diff, computed_from_freed(program, [outs[k].name for k in diff]),
+                                  strict=True) if freed]
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
