@@ -126,8 +126,8 @@ class Builder:
 
     def free_graph(self, targets) -> None:
         """`rt.grad` without `retain_graph` while building: the graph behind `targets` is
-        freed, as eager autograd frees it (`freed_graph.py`)."""
-        freed_graph.free_graph(self.program, targets)
+        freed, as eager autograd frees it, on the runs that take it (`freed_graph.py`)."""
+        freed_graph.free_graph(self.program, targets, self.block.idx)
 
     def tensor_grad(self, tensor):
         """`tensor.grad` read while building."""

@@ -126,3 +126,28 @@ def test_layer_outputs_after_grad_in_forward():
                                                 np.full(2, 2.0), np.tile(w.sum(1), (2, 1))]):
         np.testing.assert_allclose(s, e, rtol=1e-6)
         np.testing.assert_allclose(s, ref, rtol=1e-5)
+
+
+def grad_on_one_branch(x):
+    y = x * 2
+    if y.sum() > 0:
+        (g,) = rt.grad(y.sum(), x)  # frees y's graph on the runs that take this branch
+        y = y + g
+    return y, x * x
+
+
+@pytest.mark.parametrize("x0", INPUTS)
+def test_grad_under_a_tensor_if_frees_only_on_runs_that_take_it(x0):
+    static = d2s.to_static(grad_on_one_branch)
+    took = x0.sum() > 0
+    for fn in (grad_on_one_branch, static):
+        x = rt.to_tensor(x0, stop_gradient=False)
+        y, sq = fn(x)
+        np.testing.assert_allclose(y.numpy(), 2 * x0 + 2 * took, rtol=1e-6)
+        if took:
+            assert "already freed" in _backward_error(y)
+            sq.sum().backward()  # (never freed)
+            np.testing.assert_allclose(x.grad.numpy(), 2 * x0, rtol=1e-6)
+        else:
+            (y.sum() + sq.sum()).backward()
+            np.testing.assert_allclose(x.grad.numpy(), 2 + 2 * x0, rtol=1e-6)
