@@ -188,8 +188,9 @@ def _check_dtypes(op: OpDef, inputs, arrays, attrs) -> None:
     refuses = op.refuses_exact
     if refuses is None:
         refuses = op.refuses_exact = _refused_exact(op, inputs, attrs)
+    n = len(arrays)  # (ops with a varying number of inputs: setitem's index tensors)
     for k, refused in refuses:
-        if getattr(arrays[k], "dtype", None).__class__ in refused:
+        if k < n and getattr(arrays[k], "dtype", None).__class__ in refused:
             break
     else:
         return

@@ -107,5 +107,20 @@ def test_float_only_ops_refuse_exact_inputs_eagerly(dtype):
     assert rt.sum(x).dtype.name == "int64"  # (accepted: Paddle sums integers as int64)
 
 
+def test_an_op_called_with_fewer_inputs_than_on_its_first_call():
+    """Ops with a varying number of inputs (shape tensors, index tensors): what a first call
+    taught about input positions is not read past a later call's inputs."""
+    from runtime.ops.registry import OPS
+
+    op = OPS["add"]
+    learned = op.refuses_exact
+    op.refuses_exact = ((2, frozenset({np.dtype("int64").__class__})),)  # (a third input)
+    try:
+        got = rt.to_tensor([1, 2]) + rt.to_tensor([3, 4])
+    finally:
+        op.refuses_exact = learned
+    np.testing.assert_array_equal(got.numpy(), [4, 6])
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
