@@ -18,6 +18,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
+from runtime.program.freed_graph import freed_conditions
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
 from runtime.program.reach_paths import gradient_sites
 from runtime.program.reach_values import top_level
@@ -70,6 +71,26 @@ def _freed(out) -> None:
     out._node, out.stop_gradient = node, False
 
 
+def _freed_results(program, outs: list) -> tuple:
+    """([(output, conditions)], predicates to fetch after `outs`) for the floating results
+    with a gradient path through a graph freed by a backward() in the call: all of a whole
+    step's (`loss`, `logits.clone()`), else those computed from what an `rt.grad` without
+    retain_graph freed (`freed_graph.py`). A condition is (the output index of a top-level
+    predicate, truth); no conditions: freed on every run."""
+    diff = [k for k, v in enumerate(outs) if not v.is_array and not v.stop_gradient
+            and v.dtype.is_floating]
+    if getattr(program, "in_program_backward", False):
+        return [(k, []) for k in diff], []
+    preds: dict = {}
+    freed = []
+    for k, conds in zip(diff, freed_conditions(program, [outs[k].name for k in diff]),
+                        strict=True):
+        if conds is not None:
+            freed.append((k, [(len(outs) + preds.setdefault(p, len(preds)), truth)
+                              for p, truth in conds]))
+    return freed, [program.global_block().var(p) for p in preds]
+
+
 class Entry:
     """One signature's program, compiled, plus its training form (built on first use)."""
 
@@ -108,11 +129,16 @@ class Entry:
         self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
             k for k in range(len(self.out_index)) if outs[k].stop_when is not None)]
         outs = outs + [outs[k].stop_when for k, _ in self.stop_flags]
+        # results with a gradient path through a graph that a backward() in the call freed:
+        # eager code leaves them requiring a gradient, and a backward() through them raises
+        # (output, [(output of a predicate, truth)]: freed on the runs where one holds)
+        self.freed_out, preds = _freed_results(program, outs)
+        outs = outs + preds
         self.outs = outs
         self.out_stop = [v.stop_gradient for v in outs]
         # outputs that are tensor arrays come back as Python lists of Tensors (without a
         # gradient path); the others are recorded for autograd
-        flags = {f for _, f in self.stop_flags}
+        flags = {f for _, f in self.stop_flags} | set(range(len(outs) - len(preds), len(outs)))
         self.tensor_out = [k for k, v in enumerate(outs) if not v.is_array and k not in flags]
         self.has_diff = any(outs[k].dtype.is_floating for k in self.tensor_out) and not \
             getattr(program, "in_program_backward", False)  # a whole step: no grad path
@@ -154,10 +180,6 @@ class Entry:
         # them, but they keep the flag, as eager's do
         self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
             v.is_array or v.dtype.is_floating or v.python_scalar)]
-        # a whole step's results with a gradient path (`loss`, `logits.clone()`): eager code
-        # leaves them requiring a gradient, through a graph its backward() freed
-        self.freed_out = [k for k in self.tensor_out if not outs[k].stop_gradient and outs[
-            k].dtype.is_floating] if getattr(program, "in_program_backward", False) else []
         # the function returns exactly one tensor: its result is the call's result
         self.single = (tree is pytree.LEAF and self.out_index == [0] and self.tensor_out == [0]
                        and self.effects is None and not self.numbers and not self.arg_writes
@@ -274,8 +296,9 @@ class Entry:
                     item._node = None
         for k in self.flagged_out:
             outs[k].stop_gradient = False
-        for k in self.freed_out:
-            _freed(outs[k])
+        for k, conds in self.freed_out:
+            if not conds or any(bool(arrays[i]) is truth for i, truth in conds):
+                _freed(outs[k])
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:

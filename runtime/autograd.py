@@ -156,10 +156,11 @@ def is_grad_enabled() -> bool:
     return STATE.grad_enabled
 
 
-def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
+def _static_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """`grad` while a program is being built: the backward ops are appended to the program
-    (Paddle's converted code does the same), with eager `grad`'s results and errors. The
-    active builder (`STATE.builder`, the static layer above this one) appends them."""
+    (Paddle's converted code does the same), with eager `grad`'s results and errors; without
+    `retain_graph` the graph behind `outputs` is freed, as eagerly. The active builder
+    (`STATE.builder`, the static layer above this one) appends them."""
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if grad_outputs is not None and not isinstance(grad_outputs, (list, tuple)):
@@ -172,6 +173,8 @@ def _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused):
         grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)
     finally:
         STATE.create_graph = prev
+    if not (create_graph if retain_graph is None else retain_graph):
+        STATE.builder.free_graph(outputs)
     result = []
     for i, (t, g) in enumerate(zip(inputs, grads)):
         if g is None and not allow_unused:
@@ -365,7 +368,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> (ddx,) = rt.grad(dx, x)
     """
     if STATE.builder is not None:  # inside a program being built (converted code)
-        return _static_grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
+        return _static_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                            allow_unused)
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)

@@ -12,7 +12,7 @@ from .reduce import max as max_
 from .reduce import min as min_
 from .reduce import norm as vector_norm
 from .reduce import sum as sum_
-from .registry import Meta, OpError, bind, register
+from .registry import Meta, OpError, OpTypeError, bind, register
 from .shape import squeeze, transpose, unsqueeze
 
 # ---- diag ------------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ def _inv_infer(x):
         raise OpError(f"inv: x has shape {I.fmt(x.shape)}; it must be a (batch of) square "
                       "matrices [..., n, n]")
     if not x.dtype.is_floating:
-        raise OpError(f"inv: x has dtype {x.dtype.name}; inv needs a floating-point tensor")
+        raise OpTypeError(f"inv: x has dtype {x.dtype.name}; inv needs a floating-point tensor")
     return Meta(x.shape, x.dtype)
 
 
@@ -132,8 +132,9 @@ def inv(x, name=None):
 def _svdvals_infer(x):
     I.check_tensor("svdvals", "x", x)
     if len(x.shape) < 2 or not x.dtype.is_floating:
-        raise OpError(f"svdvals: x is {x.dtype.name}{I.fmt(x.shape)}; it must be a (batch of) "
-                      "floating-point matrices [..., m, n]")
+        error = OpError if len(x.shape) < 2 else OpTypeError
+        raise error(f"svdvals: x is {x.dtype.name}{I.fmt(x.shape)}; it must be a (batch of) "
+                    "floating-point matrices [..., m, n]")
     m, n = x.shape[-2:]
     return Meta((*x.shape[:-2], -1 if -1 in (m, n) else min(m, n)), x.dtype)
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import backend, core
+from .. import backend, core, dtypes
 from ..dtypes import DType, of_array
 
 
@@ -37,7 +37,8 @@ class Meta(NamedTuple):
 
 
 class OpDef:
-    __slots__ = ("amp", "doc", "grad", "infer", "kernel", "name", "nondiff", "printer", "random")
+    __slots__ = ("amp", "doc", "grad", "infer", "kernel", "name", "nondiff", "printer", "random",
+                 "refuses_exact")
 
     def __init__(self, name, kernel, infer, grad, amp, nondiff, doc, printer, random=False):
         self.name = name
@@ -50,6 +51,9 @@ class OpDef:
         self.printer = printer
         # Draws from the generator at run time: never constant-folded, merged or dropped
         self.random = random
+        # The inputs where `infer` refuses some integer or bool dtype, which eager calls
+        # check by it (`_check_dtypes`); None until the first eager call
+        self.refuses_exact = None
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -148,6 +152,9 @@ def bind(op: OpDef, inputs: tuple, attrs: dict):
             array, grad = _unpack(x)
             arrays.append(array)
             needs_grad = needs_grad or grad
+    refuses = op.refuses_exact
+    if refuses or refuses is None:
+        _check_dtypes(op, inputs, arrays, attrs)
     try:  # (an empty **attrs costs as much as the rest of the call)
         out = (op.kernel(backend.XP, *arrays, **attrs) if attrs
                else op.kernel(backend.XP, *arrays))
@@ -165,6 +172,66 @@ def bind(op: OpDef, inputs: tuple, attrs: dict):
     if record:
         _record(op, inputs, attrs, (result,))
     return result
+
+
+# (op, input dtypes, attrs) of eager calls whose integer or bool inputs `infer` accepted
+_ACCEPTED: set = set()
+_EXACT = (dtypes.bool_, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8)
+
+
+def _check_dtypes(op: OpDef, inputs, arrays, attrs) -> None:
+    """Raise the `OpTypeError` of the op's infer rule for integer or bool inputs it refuses
+    (relu of an int64 tensor, abs of a bool one), as a program built from the same call does
+    and as Paddle's kernels do, where NumPy would compute something. Only inputs of a dtype
+    the rule refuses there alone are checked (`OpDef.refuses_exact`, learned on the first
+    call); accepted calls are remembered by their dtypes and (hashable) attrs."""
+    refuses = op.refuses_exact
+    if refuses is None:
+        refuses = op.refuses_exact = _refused_exact(op, inputs, attrs)
+    n = len(arrays)  # (ops with a varying number of inputs: setitem's index tensors)
+    for k, refused in refuses:
+        if k < n and getattr(arrays[k], "dtype", None).__class__ in refused:
+            break
+    else:
+        return
+    try:
+        key = (op, tuple([getattr(a, "dtype", None) for a in arrays]),
+               tuple(attrs.items()) if attrs else ())
+        if key in _ACCEPTED:
+            return
+    except TypeError:  # (unhashable attrs: checked on every call)
+        key = None
+    try:
+        infer_outputs(op, inputs, attrs)
+    except OpTypeError:
+        raise
+    except Exception:  # noqa: BLE001  (shapes and attrs are the kernel's to refuse)
+        return
+    if key is not None:
+        if len(_ACCEPTED) > 4096:  # (attrs that vary call to call: kept bounded)
+            _ACCEPTED.clear()
+        _ACCEPTED.add(key)
+
+
+def _refused_exact(op: OpDef, inputs, attrs) -> tuple:
+    """(input position, NumPy dtype classes) for each tensor input of the call where `op`'s
+    infer rule refuses some integer or bool dtype (the other inputs as they are)."""
+    metas = [meta_of(x) for x in inputs]
+    out = []
+    for k, m in enumerate(metas):
+        if not isinstance(m, Meta):
+            continue
+        refused = set()
+        for dtype in _EXACT:
+            try:
+                op.infer(*metas[:k], Meta(m.shape, dtype), *metas[k + 1:], **attrs)
+            except OpTypeError:
+                refused.add(np.dtype(dtype.np).__class__)
+            except Exception:  # noqa: BLE001, S112  (other refusals say nothing of dtypes)
+                continue
+        if refused:
+            out.append((k, frozenset(refused)))
+    return tuple(out)
 
 
 def _unpack(x):

@@ -9,7 +9,7 @@ import numpy as np
 from .. import backend
 from ..dtypes import int64
 from . import infer as I
-from .registry import Meta, OpError, bind, register
+from .registry import Meta, OpError, OpTypeError, bind, register
 
 
 def _iou_cxcywh(a, b):
@@ -83,6 +83,10 @@ def _targets_infer(x, gt_box, gt_label, gt_score, anchors, anchor_mask, class_nu
                    ignore_thresh, downsample_ratio, scale_x_y=1.0):
     for arg, meta in (("x", x), ("gt_box", gt_box), ("gt_label", gt_label)):
         I.check_tensor("yolo_loss", arg, meta)
+    for arg, meta in (("x", x), ("gt_box", gt_box)):
+        if not meta.dtype.is_floating:
+            raise OpTypeError(f"yolo_loss: {arg} has dtype {meta.dtype.name}; it must be a "
+                              "floating-point tensor")
     m = len(anchor_mask)
     if len(x.shape) != 4 or x.shape[1] not in (-1, m * (5 + class_num)):
         raise OpError(f"yolo_loss: x must be [N, {m} * (5 + {class_num}), H, W] for "

@@ -21,6 +21,7 @@ from ..ops import registry
 from ..ops.logic import logical_and, logical_or
 from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
+from . import freed_graph
 from . import origin as _origin
 from .ir import Block, Literal, Op, Program
 from .variable import Variable
@@ -123,6 +124,11 @@ class Builder:
     def gradients(self, targets, inputs, target_gradients=None) -> list:
         """Append the backward ops of `rt.grad` called while this program is built."""
         return _training().gradients(targets, inputs, target_gradients=target_gradients)
+
+    def free_graph(self, targets) -> None:
+        """`rt.grad` without `retain_graph` while building: the graph behind `targets` is
+        freed, as eager autograd frees it, on the runs that take it (`freed_graph.py`)."""
+        freed_graph.free_graph(self.program, targets, self.block.idx)
 
     def tensor_grad(self, tensor):
         """`tensor.grad` read while building."""

@@ -617,18 +617,6 @@ def test_outputs_returned_twice_or_fed_in_get_all_their_gradients():
 # float(tensor) gives a Python number eagerly (no gradient flows through it); the converted
 # code keeps it a tensor, so gradients flow through the cast.
 GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (strict xfails)
-    'paddle_calls.GradThroughLinear': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
-    'paddle_calls.second_order_gradient': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
-    'paddle_models.detach_stops_gradient': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
-    'paddle_containers.set_value_by_mask_with_gradient_flow': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
-    'paddle_models.setitem_carries_gradient': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
-    'paddle_models.pylayer_with_clamped_gradient': (
-        "issue 33: a backward() inside the function frees the graph of its outputs in eager code, so the test's second backward raises 'graph already freed'; the converted call's outputs still take a gradient"),
     'paddle_calls.assign_into_output': (
         "issue 33: with inputs that need a gradient eager's backward raises (an input changed in place after use, then 'graph already freed'); the converted call's gradient runs"),
     'wild_stateful.SlidingWindowSmoother': (
