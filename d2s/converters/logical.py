@@ -4,6 +4,7 @@
     a < b < c          ->   _d2s.and_(a < b, lambda: b < c)
     a in b             ->   _d2s.in_(a, b)
     a == b             ->   _d2s.eq_(a, b)     (lists of tensors compare item by item)
+    a is None          ->   _d2s.is_none(a)    (`p.grad`: whether the run reached `p`)
 
 The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
 them only when the left operand does not decide (for a tensor, only inside the graph branch).
@@ -159,6 +160,8 @@ class Logical(Base):
 # comparisons whose Python form asks for the truth of tensor comparisons (a list's `in` and
 # `==` compare item by item): operators that make them graph ops where tensors take part
 _ITEMWISE = {gast.In: "in_", gast.NotIn: "not_in", gast.Eq: "eq_", gast.NotEq: "ne_"}
+# `is None` / `is not None`: whether backward() reached a parameter can be decided per run
+_NONE_TESTS = {gast.Is: "is_none", gast.IsNot: "is_not_none"}
 
 
 def _membership(node):
@@ -167,9 +170,18 @@ def _membership(node):
     for the truth of a tensor comparison)."""
     fn = _ITEMWISE.get(type(node.ops[0]))
     if fn is None:
-        return node
+        return _none_test(node)
     return templates.replace_as_expression(f"{RESERVED}.{fn}(a, b)", a=node.left,
                                            b=node.comparators[0])
+
+
+def _none_test(node):
+    """`a is None` -> `_d2s.is_none(a)`, `a is not None` -> `_d2s.is_not_none(a)`."""
+    fn = _NONE_TESTS.get(type(node.ops[0]))
+    right = node.comparators[0]
+    if fn is None or not (isinstance(right, gast.Constant) and right.value is None):
+        return node
+    return templates.replace_as_expression(f"{RESERVED}.{fn}(a)", a=node.left)
 
 
 def transform(node, ctx):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import runtime as rt
+from runtime.program import train_step
 from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import array_pack, holds_python_numbers
 
@@ -214,6 +215,33 @@ def not_(x):
         out.python_scalar = x.python_scalar  # (`not n` of a Python number: a Python bool)
         return out
     return not x
+
+
+def is_none(x):
+    """`x is None`: Python's answer, except for `p.grad` where whether backward() reached
+    `p` is decided per run (a term a tensor `if` adds): a bool graph value of that run."""
+    return _is_none(x, "`is None`")
+
+
+def is_not_none(x):
+    """`x is not None` (see `is_none`)."""
+    out = _is_none(x, "`is not None`")
+    return not out if isinstance(out, bool) else not_(out)
+
+
+def _is_none(x, what: str):
+    if not is_variable(x):
+        return x is None
+    try:
+        present = train_step.grad_presence(x)
+    except RuntimeError as e:
+        src = user_origin(3)
+        raise ConversionError(f"{what} ({where(src)}): {e}", origin=src) from None
+    if present is None:
+        return False
+    out = rt.logical_not(present)
+    out.python_scalar = True  # (`is` gives a Python bool)
+    return out
 
 
 def in_(x, container):

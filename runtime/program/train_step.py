@@ -177,13 +177,15 @@ def _state(program):
 
 
 class _StepState:
-    __slots__ = ("backward_at", "grads", "sometimes_reached")
+    __slots__ = ("backward_at", "grads", "sometimes_reached", "decided_reads")
 
     def __init__(self):
         self.grads: dict = {}
         self.backward_at = None  # (file, line) of the backward() already in this program
         # ids of tensors read only under tensor `if` branches or in graph loop bodies
         self.sometimes_reached: set = set()
+        # names of the Variables `t.grad` gave for those tensors (`grad_presence`)
+        self.decided_reads: set = set()
 
 
 def _entry(program, t):
@@ -243,7 +245,29 @@ def grad_of(t):
     e = _entry(b.program, t)
     if not e[3] or e[2] is _ZERO or e[2] is _UNKNOWN:
         _top_level(f"reading {t.name or 'a tensor'}.grad")
-    return _known(e)
+    g = _known(e)
+    st = _state(b.program)
+    if id(t) in st.sometimes_reached and isinstance(g, Variable):
+        st.decided_reads.add(g.name)
+    return g
+
+
+def grad_presence(v):
+    """While building: `v is not None` for a Variable that `t.grad` gave, where the run
+    decides whether `t` has a gradient (`sometimes_reached`): a 0-d bool Variable; None for
+    any other value (Python's `is` answers). Raises where `t.grad` changed since the read
+    (the program would answer for the gradient of now)."""
+    b = _builder()
+    st = b.program.__dict__.get("_train_step") if b is not None else None
+    if st is None or getattr(v, "name", None) not in st.decided_reads:
+        return None
+    for e in st.grads.values():
+        if e[2] is v and id(e[0]) in st.sometimes_reached:
+            return bind(GRAD_PRESENT, (e[1],), {})
+    raise RuntimeError(
+        "of a .grad read earlier, whose presence the run decides (whether backward() reached "
+        "the tensor); its .grad changed since the read (clear_grad() or a write), so the "
+        "program cannot answer for the value read. Test `p.grad is None` before changing it.")
 
 
 def set_grad(t, value) -> None:

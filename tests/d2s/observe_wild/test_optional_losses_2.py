@@ -90,9 +90,6 @@ def step_reporting_reached(model, opt, x, y_aux):
     return reached
 
 
-@pytest.mark.xfail(strict=True, reason="`p.grad is None` read inside the converted function is "
-                   "decided while tracing (a Python `is`, no program value), where the run "
-                   "decides whether backward() reached the parameter (issue 33)")
 def test_grad_is_none_read_inside_the_step_follows_the_run():
     rt.seed(0)
     model = Heads()

@@ -1,0 +1,110 @@
+"""`p.grad is None` / `is not None` read inside a converted training step, after a
+`backward()` whose loss has a term only some batches add (a tensor `if`): the answer is the
+run's, as eager's, not the traced run's. Batches with and without the term run through one
+program: `if p.grad is not None:` is a tensor `if`, a returned `[p.grad is not None ...]`
+holds Python bools, and the gradients summed under it match finite differences."""
+import copy
+
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+from runtime import nn
+from tests.finite_differences import numeric_grad
+
+
+class TwoHeads(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Linear(3, 1)
+        self.aux = nn.Linear(3, 1)
+
+
+def step_with_grad_norm(model, opt, x, y_aux):
+    loss = (model.main(x) ** 2).mean()
+    if y_aux.sum() > 0:
+        loss = loss + ((model.aux(x).squeeze(-1) - y_aux) ** 2).mean()
+    loss.backward()
+    sq_norm = rt.zeros([])
+    reached = []
+    for p in model.aux.parameters():
+        if p.grad is not None:
+            sq_norm = sq_norm + (p.grad ** 2).sum()
+        reached.append(p.grad is not None)
+    missing = [p.grad is None for p in model.aux.parameters()]
+    opt.step()
+    return sq_norm, reached, missing
+
+
+def _aux_grads(model, x, y_aux):
+    """d/d(aux weight, aux bias) of the aux term, by finite differences (float64)."""
+    w = model.aux.weight.numpy().astype("float64")
+    b = model.aux.bias.numpy().astype("float64")
+
+    def term(w_, b_):
+        return float(np.mean(((x @ w_ + b_)[:, 0] - y_aux) ** 2))
+
+    return numeric_grad(lambda w_: term(w_, b), w), numeric_grad(lambda b_: term(w, b_), b)
+
+
+def test_grad_is_none_follows_each_run_as_eager():
+    rt.seed(0)
+    base = TwoHeads()
+    runs = []
+    for fn in (step_with_grad_norm, d2s.to_static(step_with_grad_norm)):
+        model = copy.deepcopy(base)
+        runs.append((fn, model, rt.optimizer.SGD(0.1, parameters=model.parameters())))
+    rng = np.random.default_rng(1)
+    for has_aux in (True, False, True, False):
+        x = rng.standard_normal((4, 3)).astype("float32")
+        y_aux = (rng.random(4).astype("float32") + 0.5) * has_aux
+        gw, gb = _aux_grads(runs[0][1], x.astype("float64"), y_aux.astype("float64"))
+        want_norm = float((gw ** 2).sum() + (gb ** 2).sum()) if has_aux else 0.0
+        outs = [fn(m, o, rt.to_tensor(x), rt.to_tensor(y_aux)) for fn, m, o in runs]
+        for sq_norm, reached, missing in outs:
+            np.testing.assert_allclose(float(sq_norm), want_norm, rtol=1e-3, atol=1e-6)
+            assert len(reached) == len(missing) == 2
+            assert reached == [has_aux, has_aux] and missing == [not has_aux, not has_aux]
+            assert all(type(v) is bool for v in reached + missing)
+        assert (runs[1][1].aux.weight.grad is None) is (not has_aux)
+        for _, model, opt in runs:
+            opt.clear_grad(set_to_zero=False)
+        for p_static, p_eager in zip(runs[1][1].parameters(), runs[0][1].parameters(),
+                                     strict=True):
+            np.testing.assert_allclose(p_static.numpy(), p_eager.numpy(), rtol=1e-5)
+    assert runs[1][0].get_traced_count() == 1
+    assert "_d2s.is_not_none(p.grad)" in runs[1][0].code
+
+
+def step_reading_a_grad_then_clearing(model, opt, x, y_aux):
+    loss = (model.main(x) ** 2).mean()
+    if y_aux.sum() > 0:
+        loss = loss + (model.aux(x) ** 2).mean()
+    loss.backward()
+    g = model.aux.weight.grad
+    opt.clear_grad(set_to_zero=False)
+    return g is None
+
+
+def test_is_none_of_a_grad_changed_since_its_read_is_refused_at_the_line():
+    model = TwoHeads()
+    opt = rt.optimizer.SGD(0.1, parameters=model.parameters())
+    static = d2s.to_static(step_reading_a_grad_then_clearing)
+    with pytest.raises(d2s.ConversionError, match=r"`is None`.*line \d+.*return g is None"):
+        static(model, opt, rt.ones([4, 3]), rt.ones([4]))
+
+
+def scaled(x, scale=None):
+    if scale is None:
+        return x * 2.0
+    return x * scale, scale is not None, x is None
+
+
+def test_is_none_of_other_values_stays_python():
+    static = d2s.to_static(scaled)
+    x = rt.to_tensor(np.arange(3, dtype="float32"))
+    np.testing.assert_allclose(static(x).numpy(), [0.0, 2.0, 4.0])
+    out, given, x_missing = static(x, rt.to_tensor(3.0))
+    np.testing.assert_allclose(out.numpy(), [0.0, 3.0, 6.0])
+    assert given is True and x_missing is False
