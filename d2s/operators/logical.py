@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 import runtime as rt
-from runtime.program import train_step
 from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import array_pack, holds_python_numbers
+from runtime.program import train_step
 
 from .. import report
 from ..errors import ConversionError

@@ -177,7 +177,7 @@ def _state(program):
 
 
 class _StepState:
-    __slots__ = ("backward_at", "grads", "sometimes_reached", "decided_reads")
+    __slots__ = ("backward_at", "decided_reads", "grads", "sometimes_reached")
 
     def __init__(self):
         self.grads: dict = {}
