@@ -8,8 +8,8 @@ user wrote it. The generated-code API, by converter:
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`,
-  `eq_`, `ne_`, `is_none(x)`, `is_not_none(x)`; in conditions `truth_and_`, `truth_or_`, `truth(x)`; `comp_filter(c)`
-  (comprehension `if`)
+  `eq_`, `ne_`, `is_none(x)`, `is_not_none(x)`; in conditions `truth_and_`, `truth_or_`,
+  `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
   `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
