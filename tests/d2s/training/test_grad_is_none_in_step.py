@@ -108,3 +108,35 @@ def test_is_none_of_other_values_stays_python():
     out, given, x_missing = static(x, rt.to_tensor(3.0))
     np.testing.assert_allclose(out.numpy(), [0.0, 3.0, 6.0])
     assert given is True and x_missing is False
+
+
+def step_skipping_missing_grads(model, opt, x, y_aux):
+    loss = (model.main(x) ** 2).mean()
+    if y_aux.sum() > 0:
+        loss = loss + ((model.aux(x).squeeze(-1) - y_aux) ** 2).mean()
+    loss.backward()
+    sq_norm, counted = rt.zeros([]), 0
+    for p in model.parameters():
+        if p.grad is None:
+            continue
+        sq_norm = sq_norm + (p.grad ** 2).sum()
+        counted += 1
+    opt.step()
+    return sq_norm, counted
+
+
+def test_skipping_parameters_without_a_gradient_counts_per_run():
+    rt.seed(0)
+    base = TwoHeads()
+    runs = []
+    for fn in (step_skipping_missing_grads, d2s.to_static(step_skipping_missing_grads)):
+        model = copy.deepcopy(base)
+        runs.append((fn, model, rt.optimizer.SGD(0.1, parameters=model.parameters())))
+    for has_aux in (True, False, False, True):
+        x, y_aux = rt.ones([4, 3]), rt.ones([4]) * float(has_aux)
+        (want_norm, want_n), (got_norm, got_n) = [fn(m, o, x, y_aux) for fn, m, o in runs]
+        assert type(got_n) is int and got_n == want_n == (4 if has_aux else 2)
+        np.testing.assert_allclose(got_norm.numpy(), want_norm.numpy(), rtol=1e-5)
+        for _, _, opt in runs:
+            opt.clear_grad(set_to_zero=False)
+    assert runs[1][0].get_traced_count() == 1
