@@ -185,7 +185,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 raise _endless_recursion(e) or e
             # a returned name bound on some paths only (`operators.unbound`): read here, where
             # the raise it makes still sees what the call changed before it
-            read_unbound(pytree.flatten(out)[0])
+            read_unbound(returned_keys.read_leaves(out))
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places) \
                 if state else side_effects.Effects()
             effects.raises = traced.raises  # (what a run that raises writes back)

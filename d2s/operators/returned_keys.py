@@ -6,6 +6,7 @@ value beside its presence flag (a `PresentKeys` in place of the dict); after the
 from __future__ import annotations
 
 import runtime as rt
+from runtime import pytree
 
 from .key_flags import flags_of, unchecked
 
@@ -32,6 +33,18 @@ def mark(out):
     keys = tuple(out)
     values = tuple(_unchecked_copy(out[k]) if k in flags else items[k] for k in keys)
     return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))
+
+
+def read_leaves(out) -> list:
+    """The leaves of a returned `out` that returning it reads: all but the values under keys
+    that may be absent (their read check would raise eager's `KeyError` for a dict that eager
+    code returns without that key)."""
+    if type(out) in (list, tuple):
+        return [x for v in out for x in read_leaves(v)]
+    if type(out) is dict:
+        flags = flags_of(out)
+        return [x for k, v in out.items() if k not in flags for x in read_leaves(v)]
+    return pytree.flatten(out)[0]  # (namedtuples, dataclasses: as the program's outputs)
 
 
 def _unchecked_copy(value):
