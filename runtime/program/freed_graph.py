@@ -114,3 +114,25 @@ def _reads(program: Program, op, cache: dict) -> set:
     for sub in op.blocks:
         names |= block_free(program, sub, cache)
     return names
+
+
+def graph_ops(program: Program, names: list) -> list:
+    """For each of `names`: the indices of the top-level ops of `program` in its graph (those
+    it is computed from through values that carry a gradient; an op with sub-blocks counts as
+    one), as a frozenset: what a backward() through it frees."""
+    made = {n: i for i, op in enumerate(program.global_block().ops) for n in op.outputs}
+    ops = program.global_block().ops
+    cache: dict = {}
+    out = []
+    for name in names:
+        seen, todo, found = set(), [name], set()
+        while todo:
+            n = todo.pop()
+            i = made.get(n)
+            if n in seen or i is None or _holds_no_graph(program, n):
+                continue
+            seen.add(n)
+            found.add(i)
+            todo.extend(_reads(program, ops[i], cache))
+        out.append(frozenset(found))
+    return out
