@@ -351,7 +351,7 @@ class Entry:
         self._training = Training(forward, backward, split, list(diff), self.feed_names,
                                    self.body_order(forward), reach, self._partial_backward)
         self._training.entry = self  # (its gradients under create_graph: `running_grad2`)
-        # the top-level ops each recorded output is computed from: a backward() frees those
+        # the program's ops each recorded output is computed from: a backward() frees those
         self._training.out_ops = graph_ops(self.concrete.main_program,
                                            [self.outs[k].name for k in self.tensor_out])
         return self._training

@@ -56,8 +56,8 @@ class Training:
         self._make_partial = make_partial
         # (which outputs have a gradient, which inputs need one) -> Part (or None)
         self._partial: dict = {}
-        # for each recorded output, the top-level forward ops it is computed from (indices
-        # into the program's global block; `graph_ops`): what a backward() through it frees
+        # for each recorded output, the program's ops it is computed from ((block, op)
+        # positions, `freed_graph.graph_ops`): what a backward() through it frees
         self.out_ops: list = []
 
     def part_for(self, present: tuple, needed: tuple) -> Part:
@@ -85,7 +85,7 @@ class Backward:
     def __init__(self, training: Training, saved):
         self.training = training
         self.saved = saved
-        self.freed = None  # (indices of the top-level forward ops freed)
+        self.freed = None  # (the program's ops freed, as `Training.out_ops` holds them)
 
     def release(self, out_grads) -> bool:
         """Free the ops the outputs with a gradient in `out_grads` are computed from; whether

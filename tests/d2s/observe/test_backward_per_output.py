@@ -166,3 +166,41 @@ def test_eager_graphs_before_the_call_are_freed_only_where_a_backward_went():
     assert len(grads[0]) == len(grads[1])
     for eager, converted in zip(*grads, strict=True):
         np.testing.assert_allclose(converted, eager, rtol=1e-6)
+
+
+def heads_in_branches(x, w, v):
+    t = x * v
+    if x.sum() > 0:
+        a, b, c = rt.tanh(x * w), rt.sin(t), rt.cos(t)
+    else:
+        a, b, c = x * w * 3, t * t, t + 1
+    return a, b, c
+
+
+def _heads_in_branches_np(x, w, v):
+    t = x * v
+    if x.sum() > 0:
+        return np.tanh(x * w), np.sin(t), np.cos(t)
+    return x * w * 3, t * t, t + 1
+
+
+def test_outputs_computed_in_one_tensor_if_are_freed_apart():
+    """Outputs of one tensor `if`: `a` is computed apart from `b` and `c`, which share `t`."""
+    static = d2s.to_static(heads_in_branches)
+    for x0 in XS:
+        grads, errors = [], []
+        for fn in (heads_in_branches, static):
+            w, v = _leaves()
+            a, b, c = fn(rt.to_tensor(x0), w, v)
+            b.sum().backward()
+            a.sum().backward()  # computed apart from b: runs
+            errors.append(_freed_error(c))  # shares x * v with b
+            grads.append((w.grad.numpy(), v.grad.numpy()))
+        assert "already freed" in errors[0]
+        assert errors[1] == errors[0]
+        x, w0, v0 = (p.astype("float64") for p in (x0, W0, V0))
+        refs = (numeric_grad(lambda p: _heads_in_branches_np(x, p, v0)[0].sum(), w0),
+                numeric_grad(lambda p: _heads_in_branches_np(x, w0, p)[1].sum(), v0))
+        for eager, converted, ref in zip(*grads, refs, strict=True):
+            np.testing.assert_allclose(converted, eager, rtol=1e-6)
+            np.testing.assert_allclose(converted, ref, rtol=1e-4, atol=1e-6)
