@@ -91,6 +91,9 @@ class Backward:
         """Free the ops the outputs with a gradient in `out_grads` are computed from; whether
         that freed every op of the outputs' graphs (then the whole node is freed)."""
         out_ops = self.training.out_ops
+        if self.freed is None and all(g is not None or not ops for g, ops in zip(
+                out_grads, out_ops, strict=True)):
+            return True  # (the common case: one backward() through every output)
         freed = set() if self.freed is None else self.freed
         for g, ops in zip(out_grads, out_ops, strict=True):
             if g is not None:
