@@ -18,7 +18,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
-from runtime.program.freed_graph import freed_conditions
+from runtime.program.freed_graph import freed_conditions, graph_ops
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
 from runtime.program.reach_paths import gradient_sites
 from runtime.program.reach_values import top_level
@@ -27,11 +27,11 @@ from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
-from . import guards, running_grad2, writeback
+from . import guards, writeback
 from .operators import returned_keys, state_at_raise
+from .running_backward import Backward, Part, Training
 from .tracing import Trace
 
-_STATE = mode_state()
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
 
 
@@ -268,7 +268,7 @@ class Entry:
                 n = len(self.outs)
                 self._record(_RUN_OP, _recorded_sources(inputs, self._params, self._unread), {},
                              (out,),
-                             backward_fn=_Backward(training, arrays[n:]))
+                             backward_fn=Backward(training, arrays[n:]))
                 if self._detached or (n > 1 and arrays[1]):
                     out.stop_gradient = True
                     out._node = None
@@ -280,7 +280,7 @@ class Entry:
         if training is not None and self._float_out:
             self._record(_RUN_OP, _recorded_sources(inputs, self._params, self._unread), {},
                          tuple(recorded),
-                         backward_fn=_Backward(training, arrays[n:]))
+                         backward_fn=Backward(training, arrays[n:]))
             for i in self._detached:  # a value the program computes without a gradient path
                 recorded[i].stop_gradient = True
                 recorded[i]._node = None
@@ -330,7 +330,7 @@ class Entry:
         order = [names.index(n) for n in compiled.body_feeds]
         return None if order == list(range(len(names))) else order
 
-    def _build_training(self) -> _Training:
+    def _build_training(self) -> Training:
         """A copy of the program with the gradients of the outputs (seeded by fed
         `<out>@GRAD` values) with respect to the inputs and captured parameters, split into
         the forward part this call runs and the backward part `loss.backward()` runs."""
@@ -344,13 +344,16 @@ class Entry:
         preds, reach = _reach_flags(split, [wrt[i].name for i in conditional], conditional,
                                     list(diff))
         forward = self.executor.compiled(split.forward, outs + tuple(split.fetch) + tuple(preds))
-        backward = _Part(self.executor.compiled(split.backward,
+        backward = Part(self.executor.compiled(split.backward,
                                                 tuple(grads[i].name for i in slots)),
                          split.slots, list(range(len(split.slots))), [s.name for s in seeds],
                          list(diff.values()), slots)
-        self._training = _Training(forward, backward, split, list(diff), self.feed_names,
+        self._training = Training(forward, backward, split, list(diff), self.feed_names,
                                    self.body_order(forward), reach, self._partial_backward)
         self._training.entry = self  # (its gradients under create_graph: `running_grad2`)
+        # the program's ops each recorded output is computed from: a backward() frees those
+        self._training.out_ops = graph_ops(self.concrete.main_program,
+                                           [self.outs[k].name for k in self.tensor_out])
         return self._training
 
     def _gradient_split(self, keep=None, needed=None):
@@ -406,7 +409,7 @@ class Entry:
         if any(name not in saved for name in split.saved):
             return None
         slots = [i for i, g in enumerate(grads) if g is not None]
-        return _Part(self.executor.compiled(split.backward, tuple(grads[i].name for i in slots)),
+        return Part(self.executor.compiled(split.backward, tuple(grads[i].name for i in slots)),
                      split.slots, [saved[name] for name in split.saved],
                      [s.name for s in seeds], list(diff.values()), slots)
 
@@ -418,7 +421,7 @@ def _reach_flags(split, names: list, slots: list, outs: list) -> tuple:
     conditions (`reach_paths.gradient_sites`: a read detached on the branch this run took
     does not count); a site is a list of
     `(index among the saved values then the fetched flags, truth)`, where truth None means "a
-    loop's saved iterations, not empty" (`_holds`). The flags are top-level branch
+    loop's saved iterations, not empty" (`running_backward.holds`). The flags are top-level branch
     predicates, else made by `reach_values.top_level`: whether a branch nested in another
     was taken, whether some trip of a loop took a branch in its body, whether a loop's value
     still depends on it after trips that may detach it (the loop carries those)."""
@@ -440,14 +443,6 @@ def _reach_flags(split, names: list, slots: list, outs: list) -> tuple:
     reach = [(i, [[f for f in map(flag, site) if f is not None] for site in sites_of[name]])
              for i, name in zip(slots, names, strict=True) if name in sites_of]
     return list(fetched), reach
-
-
-def _holds(value, truth) -> bool:
-    """Whether a reach condition holds: a predicate equal to `truth`, or (truth None) the
-    saved iterations of a loop (None from a branch that did not run) not empty."""
-    if truth is None:
-        return value is not None and len(value) > 0
-    return bool(value) is truth
 
 
 def _unread(program, names: list, outs: list) -> frozenset:
@@ -504,95 +499,3 @@ def _check_writable(inputs, arg_writes, names, function_name: str) -> list:
                 f"False) would lose its gradient: {function_name} writes its tensor "
                 f"argument {names[k]!r} in place; assign to a clone() instead")
     return [inputs[k] for k in arg_writes]
-
-
-class _Part:
-    """A compiled backward program: the slots it reads saved values from (with the index of
-    each among the values the forward run saved), the seeds it is fed (each the gradient of
-    the outputs at `diff`), and which inputs (then parameters) it gives a gradient."""
-
-    def __init__(self, backward, slots, saved_index, seed_names, diff, grads):
-        self.backward = backward
-        self.slots = slots
-        self.saved_index = saved_index
-        self.seed_names = seed_names
-        self.diff = diff
-        self.grads = grads
-
-
-class _Training:
-    """The compiled forward and backward parts of one signature's training program."""
-
-    def __init__(self, forward, backward: _Part, split, out_names, feed_names, order,
-                 reach, make_partial):
-        self.forward = forward
-        self.order = order  # the forward body's arguments (`Entry.body_order`)
-        self.backward = backward  # for a backward() that reached every output
-        self.split = split
-        self.out_names = out_names  # the floating outputs, one seed each
-        self.feed_names = feed_names
-        # (input index, sites) for each input read only under tensor `if`s or in graph loop
-        # bodies (`_reach_flags`)
-        self.reach = reach
-        self._make_partial = make_partial
-        # (which outputs have a gradient, which inputs need one) -> _Part (or None)
-        self._partial: dict = {}
-
-    def part_for(self, present: tuple, needed: tuple) -> _Part:
-        """The backward part for outputs `present` marks as reached and inputs (then
-        parameters) `needed` marks as requiring a gradient."""
-        if all(present) and all(needed[i] for i in self.backward.grads):
-            return self.backward
-        key = (present, needed)
-        part = self._partial.get(key, False)
-        if part is False:
-            part = self._partial[key] = self._make_partial(present, needed)
-        return self.backward if part is None else part
-
-
-class _Backward:
-    """The backward function of one recorded call: runs the backward program on the values
-    the call's forward run saved. It holds them (like an eager autograd graph holds what its
-    ops saved) until the recorded node is freed."""
-
-    __slots__ = ("saved", "training")
-
-    def __init__(self, training: _Training, saved):
-        self.training = training
-        self.saved = saved
-
-    def __call__(self, node, out_grads):
-        t = self.training
-        inputs = node.inputs
-        if _STATE.create_graph:  # differentiated again: the gradients are recorded ops
-            return self._cut_unreached(running_grad2.entry_call(t.entry).backward(
-                node, out_grads))
-        part = t.part_for(tuple(any(out_grads[i] is not None for i in ix)
-                                for ix in t.backward.diff),
-                          tuple(not x.stop_gradient for x in inputs))
-        feed = dict(zip(t.feed_names, map(array_of, inputs)))
-        outs = node.outputs()
-        for name, ix in zip(part.seed_names, part.diff, strict=True):
-            gs = [array_of(out_grads[i]) for i in ix if out_grads[i] is not None]
-            g = gs[0] if gs else backend.XP.zeros_like(array_of(outs[ix[0]]))
-            for more in gs[1:]:
-                g = g + more
-            feed[name] = g
-        for slot, k in zip(part.slots, part.saved_index, strict=True):
-            slot._data = self.saved[k]
-        try:
-            arrays = part.backward.fn(feed)
-        finally:
-            for slot in part.slots:
-                slot._data = None
-        in_grads = [None] * len(inputs)
-        for i, a in zip(part.grads, arrays, strict=True):
-            in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
-        return self._cut_unreached(in_grads)
-
-    def _cut_unreached(self, in_grads: list) -> list:
-        saved = self.saved
-        for i, sites in self.training.reach:  # read on no path this call took: no gradient
-            if not any(all(_holds(saved[k], truth) for k, truth in site) for site in sites):
-                in_grads[i] = None
-        return in_grads

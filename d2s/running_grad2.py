@@ -1,6 +1,6 @@
 """Gradients of a converted call that can be differentiated again (`create_graph=True`).
 
-A training call is recorded as ONE autograd op whose backward (`running._Backward`) runs a
+A training call is recorded as ONE autograd op whose backward (`running_backward.Backward`) runs a
 compiled backward program on arrays: fast, but its results are constants. Under
 `rt.grad(..., create_graph=True)` (a gradient penalty: WGAN-GP, R1) the gradients must be a
 recorded computation of the call's inputs, parameters and output gradients, so that they can

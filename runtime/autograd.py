@@ -198,6 +198,27 @@ def _tensor_inputs(node):
                     yield slot, j, t
 
 
+FREED = ("backward through a graph that was already freed: the first backward() freed it. "
+         "Pass retain_graph=True to the first backward() to call it again.")
+
+
+def _walk_partial(node, stack, seen, order) -> None:
+    """Push the graphs of the inputs of `node` (one whose backward_fn frees it part by part:
+    a converted call's, all its outputs as one node) onto `_toposort`'s stack. An input
+    whose graph a backward freed is ordered as it is: a backward that brings it a gradient
+    raises (`run_backward`), one that reaches only outputs computed apart from it runs, as
+    eagerly, where that input is not in the graph of those outputs at all."""
+    for _, _, t in _tensor_inputs(node):
+        n = t._node
+        if n is None or id(n) in seen:
+            continue
+        if n.inputs is None:
+            seen.add(id(n))
+            order.append(n)
+        else:
+            stack.append((n, False))
+
+
 def _toposort(roots):
     order, seen = [], set()
     stack = [(r._node, False) for r in roots if r._node is not None]
@@ -210,10 +231,14 @@ def _toposort(roots):
             continue
         seen.add(id(node))
         if node.inputs is None:
-            raise RuntimeError(
-                "backward through a graph that was already freed: the first backward() freed "
-                "it. Pass retain_graph=True to the first backward() to call it again.")
+            raise RuntimeError(FREED)
         stack.append((node, True))
+        fn = node.backward_fn
+        if fn is not None and hasattr(fn, "release"):
+            # a node freed part by part (`release`): its inputs' graphs are walked for the
+            # outputs a backward reaches, which only running it tells (`_walk_partial`)
+            _walk_partial(node, stack, seen, order)
+            continue
         for _, _, t in _tensor_inputs(node):
             if t._node is not None and id(t._node) not in seen:
                 stack.append((t._node, False))
@@ -264,6 +289,8 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                 out_grads.append(g)
             if all(g is None for g in out_grads):
                 continue
+            if node.inputs is None:  # (reached through a node freed part by part)
+                raise RuntimeError(FREED)
             in_grads = _input_grads(node, outs, out_grads)
             for slot, j, t in _tensor_inputs(node):
                 if t.stop_gradient:
@@ -277,9 +304,13 @@ def run_backward(roots, root_grads, *, retain_graph=False, create_graph=False, c
                     _accumulate(grads, (id(t._node), t._index), g)
                 else:
                     _leaf_add(leaves, t, g)
-            if not retain_graph:  # free what the node holds for its gradient
-                node.inputs = None
-                node.backward_fn = None
+            if not retain_graph:  # free what the node holds for its gradient; a backward_fn
+                # with `release` (a converted call's) frees only the part of its graph that
+                # these gradients went through, and says whether that was the whole of it
+                fn = node.backward_fn
+                if fn is None or not hasattr(fn, "release") or fn.release(out_grads):
+                    node.inputs = None
+                    node.backward_fn = None
     finally:
         STATE.grad_enabled, STATE.create_graph = prev
     for t, g in leaves.values():

@@ -114,3 +114,38 @@ def _reads(program: Program, op, cache: dict) -> set:
     for sub in op.blocks:
         names |= block_free(program, sub, cache)
     return names
+
+
+def graph_ops(program: Program, names: list) -> list:
+    """For each of `names`: the ops of `program` in its graph (those it is computed from
+    through values that carry a gradient), as a frozenset of (block index, op index): what a
+    backward() through it frees. A tensor `if` is followed into the ops of its branches that
+    compute the result asked for (both branches'), a graph loop counts as one op."""
+    made = {}
+    for b in program.blocks:
+        for j, op in enumerate(b.ops):
+            for n in op.outputs:
+                made[n] = (b.idx, j)
+            for sub in op.blocks:
+                for n in program.blocks[sub].params:
+                    made[n] = (b.idx, j)
+    cache: dict = {}
+    out = []
+    for name in names:
+        seen, todo, found = set(), [name], set()
+        while todo:
+            n = todo.pop()
+            at = made.get(n)
+            if n in seen or at is None or _holds_no_graph(program, n):
+                continue
+            seen.add(n)
+            op = program.blocks[at[0]].ops[at[1]]
+            if op.type == "cond" and n in op.outputs:  # (the branches' results for `n`)
+                k = op.outputs.index(n)
+                todo.extend(r for r in (program.blocks[sub].results[k] for sub in op.blocks)
+                            if r.__class__ is str)
+                continue
+            found.add(at)
+            todo.extend(_reads(program, op, cache))
+        out.append(frozenset(found))
+    return out
