@@ -40,6 +40,7 @@ from .block_values import (
 from .branch_arrays import array_at, array_paths
 from .branch_mismatch import none_against_value, not_one_array
 from .exceptions import branch_frame, mark_raised
+from .lists import StructArray
 from .logical import to_bool
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
@@ -328,14 +329,16 @@ def _array_lists(names, given, passed, src, log, arrays: dict) -> bool:
 
 def _arrays_made_inside(names, given, passed, src, log) -> bool:
     """State lists that both branches leave as tensor arrays (an inner `if` or loop made
-    them arrays) after a branch appended to the list object in place first: the name carries
-    those appends, so the list object is no changed place of its own (it was: 'a list of
-    length 2 in the if branch and 1 in the else branch'). True if any new."""
+    them arrays, a list of tuples a `StructArray`) after a branch appended to or popped the
+    list object in place first: the name carries those changes, so the list object is no
+    changed place of its own (it was: 'a list of length 2 in the if branch and 1 in the else
+    branch'). True if any new."""
     new = False
     for i in range(min(len(names), len(passed), *map(len, given))):
         arg = passed[i]
         if isinstance(arg, list) and any(s.obj is arg for s in log.slots) and all(
-                is_variable(g[i]) and g[i].is_array for g in given):
+                isinstance(g[i], StructArray) or is_variable(g[i]) and g[i].is_array
+                for g in given):
             refuse_aliased(arg, names[i], "has a length that depends on a tensor condition, "
                            "so it becomes a tensor array", src, log)
             log.carry_by_name(arg)
@@ -364,6 +367,8 @@ def _explain_mismatch(names, outs, src) -> None:
     if len(outs) < 2:
         return
     for name, a, b in zip(names, outs[0], outs[1]):
+        if isinstance(b, Undefined):  # (unbound on one path, a return value not yet set:
+            continue  # zeros fill it, `_fill_placeholders`; the difference is elsewhere)
         if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
             other = (f"one of length {len(b)}" if isinstance(b, (list, tuple, dict)) else
                      "a tensor" if is_variable(b) or is_tensor(b) else type(b).__name__)
