@@ -33,6 +33,8 @@ from .running_backward import Backward, Part, Training
 from .tracing import Trace
 
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
+_PASS_OP = type("PassOp", (), {"name": "assign", "nondiff": False,
+                               "grad": staticmethod(lambda ins, outs, grads, attrs: grads)})()
 
 
 class ConcreteProgram:
@@ -63,12 +65,24 @@ def gc_paused():
             gc.enable()
 
 
-def _freed(out) -> None:
-    """`out` as eager code leaves a result whose graph a backward() inside the call freed: it
-    requires a gradient, and a backward() through it raises eager's "already freed" error."""
-    node = Node(_RUN_OP, (), {}, (out,))
-    node.inputs = None
-    out._node, out.stop_gradient = node, False
+def _freed(out, why=None) -> None:
+    """`out` as eager code leaves a result whose graph a backward() inside the call freed
+    (`why` None), or computed (directly, or by ops `why[2]` after it) by an op of type `why[0]`
+    whose input (of shape `why[1]`) the call then wrote in place: it requires a gradient, and
+    a backward() through it raises eager's error ("already freed"; "modified in place", by eager's version check)."""
+    if why is None:
+        node = Node(_RUN_OP, (), {}, (out,))
+        node.inputs = None
+    else:  # (`behind`: ops after the reading one, which eager's first backward frees)
+        op_type, shape, behind = why
+        written = wrap(backend.XP.zeros([max(d, 0) for d in shape], out._data.dtype))
+        read = wrap(out._data) if behind else out
+        node = Node(type("Op", (), {"name": op_type})(), (written,), {}, (read,))
+        written._version += 1  # (after the op used it)
+        read._node, read._index, read.stop_gradient = node, 0, False
+        if behind:
+            node = Node(_PASS_OP, (read,), {}, (out,))
+    out._node, out._index, out.stop_gradient = node, 0, False
 
 
 def _freed_results(program, outs: list) -> tuple:
@@ -80,14 +94,14 @@ def _freed_results(program, outs: list) -> tuple:
     diff = [k for k, v in enumerate(outs) if not v.is_array and not v.stop_gradient
             and v.dtype.is_floating]
     if getattr(program, "in_program_backward", False):
-        return [(k, []) for k in diff], []
+        return [(k, [(None, True, None)]) for k in diff], []
     preds: dict = {}
     freed = []
     for k, conds in zip(diff, freed_conditions(program, [outs[k].name for k in diff]),
                         strict=True):
         if conds is not None:
-            freed.append((k, [(len(outs) + preds.setdefault(p, len(preds)), truth)
-                              for p, truth in conds]))
+            freed.append((k, [(None if p is None else len(outs) + preds.setdefault(
+                p, len(preds)), truth, why) for p, truth, why in conds]))
     return freed, [program.global_block().var(p) for p in preds]
 
 
@@ -297,8 +311,10 @@ class Entry:
         for k in self.flagged_out:
             outs[k].stop_gradient = False
         for k, conds in self.freed_out:
-            if not conds or any(bool(arrays[i]) is truth for i, truth in conds):
-                _freed(outs[k])
+            why = next((why for i, truth, why in conds
+                        if i is None or bool(arrays[i]) is truth), False)
+            if why is not False:
+                _freed(outs[k], why)
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:

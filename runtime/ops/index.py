@@ -345,6 +345,8 @@ def setitem(x, index, value) -> None:
             x.stop_gradient or out.stop_gradient):
         _write_captured(x, out)
         return
+    if STATE.builder is not None:
+        STATE.builder.overwrote(x, out)
     x._inplace_update(out)
 
 

@@ -16,6 +16,7 @@ def write_into(output, value) -> None:
     """Make `output` hold `value` (the result of an op), in eager or static mode."""
     if STATE.builder is not None:
         if isinstance(output, core.VariableBase):
+            STATE.builder.overwrote(output)
             output._inplace_update(value)
         elif isinstance(output, core.TensorBase):
             output.set_value(value)

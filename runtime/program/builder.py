@@ -130,6 +130,13 @@ class Builder:
         freed, as eager autograd frees it, on the runs that take it (`freed_graph.py`)."""
         freed_graph.free_graph(self.program, targets, self.block.idx)
 
+    def overwrote(self, handle, writer=None) -> None:
+        """`handle`'s value is about to be written in place (`x[i] = v` by the op that makes
+        `writer`, `rt.assign(v, output=x)`): ops that read it before give no gradient, as
+        eager's version check says (`freed_graph.overwrite`)."""
+        freed_graph.overwrite(self.program, handle.name, self.block.idx,
+                              None if writer is None else writer.name)
+
     def tensor_grad(self, tensor):
         """`tensor.grad` read while building."""
         return _training().grad_of(tensor)

@@ -7,8 +7,10 @@ returns tensors whose graph eager code has freed; `free_graph` notes, while the 
 built, which values that graph held and in which block the gradient was taken
 (`Program.freed`), and `freed_conditions` tells which of the program's results depend on one
 of them, on which runs, so the converted call can leave those results as eager code does
-(d2s/running.py). A gradient taken on a branch of a top-level tensor `if` frees the graph on
-the runs that take that branch; one taken deeper (a nested `if`, a graph loop's body) is not
+(d2s/running.py). A tensor written in place (`x[i] = v`) after an op read it is the same
+story with eager's version check: `overwrite` notes the write (`Program.overwritten`), and
+the results of the ops that read the value before count as freed. A gradient taken on a
+branch of a top-level tensor `if` frees the graph on the runs that take that branch; one taken deeper (a nested `if`, a graph loop's body) is not
 followed: the graph stays as it is.
 
 A value's graph is followed through values that carry a gradient (stop_gradient False): a
@@ -25,11 +27,11 @@ all of them: its results are computed from everything its blocks read.
 ...     z = x * 2
 ...     (g,) = rt.grad(y.sum(), x)
 >>> freed_conditions(main, [y.name, z.name, g.name])
-[[], None, None]
+[[(None, True, None)], None, None]
 """
 from __future__ import annotations
 
-from .ir import Program, block_free
+from .ir import Program, block_free, defined_under
 
 
 def free_graph(program: Program, targets, block: int) -> None:
@@ -45,40 +47,99 @@ def free_graph(program: Program, targets, block: int) -> None:
         if name in seen or op is None or _holds_no_graph(program, name):
             continue
         seen.add(name)
-        program.freed.setdefault(name, set()).add(block)
+        program.freed.setdefault(name, {})[block] = None
         todo.extend(_reads(program, op, cache))
 
 
+def overwrite(program: Program, name: str, block: int, writer: str | None = None) -> None:
+    """The value `name` is written in place (`x[i] = v` by the op that makes `writer`,
+    `rt.assign(v, output=x)`) in block `block`: the ops that read it before (other than that
+    op: a setitem reads what it writes into) give no gradient, as eager's version check says.
+    Resolved when the program's results are asked about (`freed_conditions`)."""
+    program.overwritten.append((name, block, writer))
+
+
 def freed_conditions(program: Program, names: list) -> list:
-    """For each of `names`: None where its graph holds no freed value, else the conditions
-    `(top-level predicate name, truth)` one of which holds on the runs that free it (an empty
-    list: every run)."""
-    if not program.freed:
+    """For each of `names`: None where its graph holds no freed value, else the list of
+    `(top-level predicate name or None, truth, why)`: the value is freed on the runs where the
+    predicate equals `truth` (None: every run); `why` is None for a freed graph, or
+    (op type, shape, behind) for an op whose input was written in place after it read it
+    (`behind`: `name` is computed from that op's result, not the result itself)."""
+    freed = _with_overwrites(program)
+    if not freed:
         return [None] * len(names)
     made = _producers(program)
     cache: dict = {}
+    memo: dict = {}
     branches = _top_level_branches(program)
     out = []
     for name in names:
-        blocks = _freeing_blocks(program, name, made, cache)
-        conds = [branches[b] for b in blocks if b in branches]
-        out.append([] if 0 in blocks else (conds or None))
+        found = _freeing_blocks(program, freed, name, made, cache, memo)
+        conds = [(None, True, why) for b, why in found.items() if b == 0] + [
+            (*branches[b], why) for b, why in found.items() if b in branches]
+        out.append(conds or None)
     return out
 
 
-def _freeing_blocks(program, name, made, cache) -> set:
-    """The blocks whose gradients freed a value in the graph of `name`."""
-    seen, todo, blocks = set(), [name], set()
+def _with_overwrites(program: Program) -> dict:
+    """`Program.freed` and the results of the ops that read a value before it was written in
+    place (in the block nested in the other of the read and the write)."""
+    if not program.overwritten:
+        return program.freed
+    freed = {name: dict(blocks) for name, blocks in program.freed.items()}
+    written = {}
+    for name, block, writer in program.overwritten:
+        written.setdefault(name, []).append((block, writer))
+    for b in program.blocks:
+        for op in b.ops:
+            if op.blocks or op.type == "getitem":  # (eager's reads a handle on the value)
+                continue
+            for name in set(op.input_names()) & written.keys():
+                v = program.find_var(name)
+                why = (op.type, tuple(v._static_shape or ()) if v is not None else (), False)
+                for block, writer in written[name]:
+                    where = _deeper(program, b.idx, block)
+                    if where is None or writer in op.outputs:
+                        continue
+                    for out in op.outputs:
+                        if not _holds_no_graph(program, out):
+                            freed.setdefault(out, {}).setdefault(where, why)
+    return freed
+
+
+def _freeing_blocks(program, freed, name, made, cache, memo) -> dict:
+    """block -> why, for the blocks whose gradients (or in-place writes) freed a value in the
+    graph of `name` (memoised in `memo` over the names the walk meets)."""
+    todo, entered = [(name, False)], set()
     while todo:
-        n = todo.pop()
-        if n in seen or _holds_no_graph(program, n):
+        n, done = todo.pop()
+        if n in memo or (not done and n in entered):  # (a graph loop's values read each other)
             continue
-        seen.add(n)
-        blocks |= program.freed.get(n, set())
+        entered.add(n)
         op = made.get(n)
-        if op is not None:
-            todo.extend(_reads(program, op, cache))
-    return blocks
+        reads = [] if op is None else [r for r in _computed_from(program, op, cache)
+                                       if not _holds_no_graph(program, r)]
+        if not done:
+            todo.append((n, True))
+            todo.extend((r, False) for r in reads if r not in memo)
+            continue
+        blocks = dict(freed.get(n, {}))
+        for r in reads:
+            for b, why in memo.get(r, {}).items():  # (`why[2]`: computed after that op)
+                blocks.setdefault(b, why if why is None else (*why[:2], True))
+        memo[n] = blocks
+    return memo[name] if not _holds_no_graph(program, name) else {}
+
+
+def _deeper(program: Program, a: int, b: int):
+    """Of blocks `a` and `b`, the one nested in the other (None when neither is)."""
+    for inner, outer in ((a, b), (b, a)):
+        idx = inner
+        while idx is not None:
+            if idx == outer:
+                return inner
+            idx = program.blocks[idx].parent
+    return None
 
 
 def _top_level_branches(program: Program) -> dict:
@@ -114,6 +175,18 @@ def _reads(program: Program, op, cache: dict) -> set:
     for sub in op.blocks:
         names |= block_free(program, sub, cache)
     return names
+
+
+def _computed_from(program: Program, op, cache: dict) -> set:
+    """What the results of `op` are computed from: its inputs and, for an op with blocks,
+    everything the blocks read or compute (a value its branch wrote after a read)."""
+    got = cache.get(("op", id(op)))
+    if got is None:
+        got = _reads(program, op, cache)
+        for sub in op.blocks:
+            got |= defined_under(program, sub)
+        cache[("op", id(op))] = got
+    return got
 
 
 def graph_ops(program: Program, names: list) -> list:

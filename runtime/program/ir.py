@@ -146,9 +146,11 @@ class Program:
         # name -> (file, line, source) of each Parameter the code being built made (a Layer
         # created inside a converted function; `Builder.made_parameter`)
         self.made_parameters: dict = {}
-        # name -> the blocks where a gradient taken while building freed the value's graph,
-        # as eager autograd frees it (`freed_graph.py`)
+        # name -> {block: None} for values whose graph a gradient taken while building freed,
+        # as eager autograd frees it; (name, block, writer) per in-place write of a value
+        # (`freed_graph.py`)
         self.freed: dict = {}
+        self.overwritten: list = []
 
     # ---- names --------------------------------------------------------------------------
     @property
@@ -260,7 +262,8 @@ class Program:
         new._captured = dict(self._captured)
         new._latest = dict(self._latest)
         new.grad_hooks = {name: list(hooks) for name, hooks in self.grad_hooks.items()}
-        new.freed = {name: set(blocks) for name, blocks in self.freed.items()}
+        new.freed = {name: dict(blocks) for name, blocks in self.freed.items()}
+        new.overwritten = list(self.overwritten)
         return new
 
     def num_ops(self) -> int:

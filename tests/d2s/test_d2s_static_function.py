@@ -617,8 +617,6 @@ def test_outputs_returned_twice_or_fed_in_get_all_their_gradients():
 # float(tensor) gives a Python number eagerly (no gradient flows through it); the converted
 # code keeps it a tensor, so gradients flow through the cast.
 GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (strict xfails)
-    'paddle_calls.assign_into_output': (
-        "issue 33: with inputs that need a gradient eager's backward raises (an input changed in place after use, then 'graph already freed'); the converted call's gradient runs"),
     'wild_stateful.SlidingWindowSmoother': (
         'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
     'wild3_llm.StaticKVCache': (
