@@ -2,13 +2,15 @@
 set given a computed element under nested tensor `if`s, then intersected with a literal set
 and its `len()` used, gives the converted call a value 1 lower than eager's on inputs that take
 both branches (a silent wrong result; issue 33's containers of traced values)."""
-import types
-
 import numpy as np
 import pytest
 
 import d2s
 import runtime as rt
+
+
+class Opts:
+    scale = 1.0
 
 
 def mark(s, item):
@@ -29,7 +31,7 @@ def f(x, y, o):
 @pytest.mark.xfail(strict=True, reason="len() of a set intersection holding a computed element "
                    "under nested tensor ifs is one lower in converted code (issue 33, open)")
 def test_intersection_with_a_computed_element_counts_as_eager():
-    o = types.SimpleNamespace(scale=1.0)
+    o = Opts()
     static = d2s.to_static(f)
     for xv in ([1.25, 0.25, 1.25], [-1.25, -0.75, -1.25]):
         x = rt.to_tensor(np.array(xv, "float32"))
