@@ -1,13 +1,15 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
 `enumerate`, `max`, `min`, `all`, `any`, `sum`, `reversed`, `list`, `tuple`, `bool`, `int`,
 `float`, `isinstance`; and `x.shape` and `x.size`, whose unknown dims must be read at run time;
-and item stores, which a dict given a key the program computes (`int(t)`) must see.
+and item stores, which a dict given a key the program computes (`int(t)`) must see; and set
+algebra of what may be sets (`set_operands`), which a set holding such values must see.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
+    seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
@@ -23,9 +25,10 @@ import gast
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
+from .set_operands import BINARY, set_like, set_names, set_operands
 
 # the pass is skipped when none of these is present
-HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr)
+HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -136,7 +139,25 @@ class BuiltinCalls(Base):
                 isinstance(node.left.value, str):  # "..." % args
             return templates.replace_as_expression(f"{RESERVED}.percent(fmt, args)",
                                                    fmt=node.left, args=node.right)
+        if node.op.__class__ in BINARY and set_operands(node, self._set_names()):
+            return templates.replace_as_expression(
+                f"{RESERVED}.set_op(a, op, b)", a=node.left, b=node.right,
+                op=gast.Constant(BINARY[node.op.__class__], None))
         return node
+
+    def visit_AugAssign(self, node):
+        # `seen -= other` of a name that may hold a set: `seen = _d2s.set_op(seen, '-=', other)`
+        node = self.generic_visit(node)
+        op, target = BINARY.get(node.op.__class__), node.target
+        if op is None or target.__class__ is not gast.Name or not (
+                target.id in self._set_names() or set_like(node.value, self._set_names())):
+            return node
+        return templates.replace(f"t = {RESERVED}.set_op(t, op, b)", t=target, b=node.value,
+                                 op=gast.Constant(op + "=", None))
+
+    def _set_names(self) -> frozenset:
+        """The names the converted function may bind to a set (`set_operands`)."""
+        return set_names(self.scopes[0]) if self.scopes else frozenset()
 
     def visit_Attribute(self, node):
         node = self.generic_visit(node)

@@ -16,6 +16,7 @@ from runtime.program import train_step
 from .. import report
 from ..errors import ConversionError
 from . import key_flags, mutation
+from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
 
@@ -337,9 +338,14 @@ def ne_(a, b):
 
 
 def _decided_sets(a, b, what: str) -> None:
+    """Refuse `a == b` of a set a tensor `if` left undecided, or of two sets (dicts) one of
+    which holds a value the converted code computed (`set_algebra`)."""
     for x in (a, b):
         if isinstance(x, (set, frozenset)):
             check_decided(x, what)
+    kinds = (set, frozenset, dict, type({}.keys()))
+    if isinstance(a, kinds) and isinstance(b, kinds):
+        check_items(what, what.strip("`"), a, b)
 
 
 def _sequences_with_graph_values(a, b) -> bool:
