@@ -132,6 +132,12 @@ def frozenset_(*args):
     return builtins.frozenset(*args)
 
 
+def _numbers(items: list) -> bool:
+    """Whether `items` are Python numbers, or graph values standing for them."""
+    return builtins.all(type(v) in (bool, int, float) or is_variable(v) and getattr(
+        v, "python_scalar", False) for v in items)
+
+
 def _counted(what: str, *args) -> None:
     """Refuse `what`, whose result has an item per item of its argument, reading a set or
     dict that holds a value the converted code computed (`traced_keys.check_unique`: equal
@@ -163,7 +169,11 @@ def sum_(iterable, /, start=0):
     cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
         _counted("sum()", iterable)
-        return builtins.sum(iterable, start)
+        items = builtins.list(iterable)
+        out = builtins.sum(items, start)
+        if is_variable(out) and _numbers(items + [start]):
+            out.python_scalar = True  # (`sum(p in seen for p in t)`: a Python int when
+        return out  # returned)
 
     arr = iterable
     if holds_number_kinds(arr) and type(start) in (bool, int, float):

@@ -15,6 +15,7 @@ dtypes or shapes than the value) is refused at the store (ConversionError).
 from __future__ import annotations
 
 import runtime as rt
+from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -31,8 +32,18 @@ def set_item(value, container, key) -> None:
     if type(container) is dict and _computed_number(key) and _python_keys_it_may_equal(
             container, key):
         _store(container, key, value)
-    else:
-        container[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+        return
+    if type(container) is dict and traced(key) and not _outermost():
+        _refuse(user_origin(2), "inside an if whose condition is a tensor, or a graph loop, "
+                "the key the dict gets (and whether it gets one) is decided when the program "
+                "runs")
+    container[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+
+
+def _outermost() -> bool:
+    """Whether the trace is outside every tensor `if` and graph loop (its global block)."""
+    b = active_builder()
+    return b is None or b.block is b.program.global_block()
 
 
 def _python_keys_it_may_equal(table: dict, key) -> bool:

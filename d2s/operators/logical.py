@@ -272,7 +272,9 @@ def in_(x, container):
             return True
         if eq is not False:
             found = eq if found is None else rt.logical_or(found, eq)
-    return rt.tensor.constant(False) if found is None else found
+    out = rt.tensor.constant(False) if found is None else found
+    out.python_scalar = True  # (`in` gives a Python bool: `sum(p in seen for p in t)` an int)
+    return out
 
 
 def eq_(a, b):

@@ -26,13 +26,14 @@ _OPS = {"&": operator.and_, "^": operator.xor, "-": operator.sub, "|": operator.
         "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 _INSTEAD = {
-    "&": "count the common items with `sum(p in a for p in b)`, or test each with `in`",
-    "-": "test the items with `in` (`[p for p in b if p not in a]` over a set `b` of Python "
-         "values)",
-    "<=": "test the items with `in` (`all(p in b for p in a)` over a set `a` of Python "
-          "values)",
-    "isdisjoint": "test the items with `in` (`not any(p in a for p in b)` over a set `b` of "
-                  "Python values)",
+    "&": "for `s & t`, count the common items with `sum(p in s for p in t)` (`t` of Python "
+         "values), or test each with `in`",
+    "-": "for `s - t`, test the items with `in` (`[p for p in u if p not in t]` over a set "
+         "`u` of Python values)",
+    "<=": "for `s <= t`, test the items with `in` (`all(p in t for p in u)` over a set `u` of "
+          "Python values)",
+    "isdisjoint": "for `s.isdisjoint(t)`, test the items with `in` (`not any(p in s for p "
+                  "in t)`, `t` of Python values)",
     "discard": "keep what the set tracks in a tensor (a bool mask), or build the set without "
                "the item",
 }
