@@ -10,6 +10,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
     seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
+    [*seen]                      ->   [*_d2s.set_items(seen)]
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
@@ -84,6 +85,7 @@ class BuiltinCalls(Base):
             node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
                          for a in node.args]
         node = self.generic_visit(node)
+        self._unpacked(node.args)
         if isinstance(f, gast.Attribute) and f.attr == "get":
             # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
             node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
@@ -154,6 +156,21 @@ class BuiltinCalls(Base):
             return node
         return templates.replace(f"t = {RESERVED}.set_op(t, op, b)", t=target, b=node.value,
                                  op=gast.Constant(op + "=", None))
+
+    def visit_List(self, node):
+        node = self.generic_visit(node)
+        self._unpacked(node.elts)
+        return node
+
+    visit_Tuple = visit_List
+
+    def _unpacked(self, items: list) -> None:
+        """`[*seen]`, `f(*seen)` of what may be a set: `*_d2s.set_items(seen)`, an item per
+        item of the set (refused where it holds computed values: `operators.set_algebra`)."""
+        for item in items:
+            if item.__class__ is gast.Starred and set_like(item.value, self._set_names()):
+                item.value = templates.replace_as_expression(f"{RESERVED}.set_items(s)",
+                                                             s=item.value)
 
     def _set_names(self) -> frozenset:
         """The names the converted function may bind to a set (`set_operands`)."""

@@ -11,6 +11,7 @@ user's line, naming what to write instead (`in`, which converted code evaluates 
 
     seen & {(0, 1)}          ->   _d2s.set_op(seen, '&', {(0, 1)})    (`converters.set_operands`)
     seen.intersection(t)     ->   _d2s.call(seen.intersection)(t)     (`calls`: `set_method`)
+    [*seen]                  ->   [*_d2s.set_items(seen)]
 
 A union (`|`, `.union`, `.update`, `.add`) keeps every item, so `in` of it stays right
 (`len()` of it and loops over it are refused: `traced_keys.check_unique`).
@@ -56,6 +57,13 @@ def set_op(a, op: str, b):
     a set or dict on either side holds a value the converted code computed."""
     check_items(f"`{op}`", op, a, b)
     return _OPS[op](a, b)
+
+
+def set_items(s):
+    """`s` unpacked by `*` into a list, tuple or call (`[*seen]`, `f(*seen)`): an item per
+    item, refused where `s` holds a computed value (equal values would be two items)."""
+    check_unique(s, "`*` unpacking")
+    return s
 
 
 def check_items(what: str, op: str, *operands) -> None:

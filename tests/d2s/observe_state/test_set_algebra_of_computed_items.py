@@ -117,6 +117,13 @@ def popped(a):
     return a + seen.pop()[0]
 
 
+def unpacked(a):
+    seen = {(0, 1)}
+    _note(seen, a, 0)
+    pairs = [*seen]
+    return a + len(pairs)
+
+
 def dict_compared(a):
     table = {}
     table[int(a[0] > 0)] = 1.0
@@ -158,6 +165,7 @@ REFUSED = [
     (printed, 'print("seen:", seen)', "Print the tensors"),
     (formatted, 'f"{seen}"', "Print the tensors"),
     (popped, "seen.pop()", "bool mask"),
+    (unpacked, "pairs = [*seen]", "rt.unique"),
     (dict_compared, "table == {1: 1.0}", "all(p in t for p in u)"),
     (dict_set_under_a_tensor_if, "table[int(a[0] > 0)] = 1.0", "give the dict all its keys"),
     (Tracker().forward, "len(seen & self.known)", "sum(p in s for p in t)"),
