@@ -10,7 +10,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
     seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
-    [*seen]                      ->   [*_d2s.set_items(seen)]
+    [*seen]                      ->   [*_d2s.set_items(seen, '`*` unpacking')]
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
@@ -65,6 +65,10 @@ BUILTINS = {
 # (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
 MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil"))
 
+# built-ins that iterate their arguments from this index on: given what may be a set, an
+# item per item of it (`_d2s.set_items`, refused where the set holds computed values)
+_ITERATES = {"iter": 0, "map": 1, "filter": 1}
+
 # list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`
 COMPARING_METHODS = ("index", "count", "sort")
 
@@ -86,6 +90,9 @@ class BuiltinCalls(Base):
                          for a in node.args]
         node = self.generic_visit(node)
         self._unpacked(node.args)
+        first = _ITERATES.get(f.id) if isinstance(f, gast.Name) else None
+        if first is not None and not self._shadowed(f.id):  # `map(fn, seen)`: an item per item
+            node.args[first:] = [self._items(a, f"{f.id}()") for a in node.args[first:]]
         if isinstance(f, gast.Attribute) and f.attr == "get":
             # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
             node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
@@ -119,6 +126,8 @@ class BuiltinCalls(Base):
         # (`int(t)`) keeps its Python keys (`operators.computed_keys`)
         node = self.generic_visit(node)
         target = node.targets[0]
+        if any(t.__class__ in (gast.Tuple, gast.List) for t in node.targets):
+            node.value = self._items(node.value, "unpacking")  # (`a, b = seen`)
         if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
             return node
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
@@ -168,9 +177,15 @@ class BuiltinCalls(Base):
         """`[*seen]`, `f(*seen)` of what may be a set: `*_d2s.set_items(seen)`, an item per
         item of the set (refused where it holds computed values: `operators.set_algebra`)."""
         for item in items:
-            if item.__class__ is gast.Starred and set_like(item.value, self._set_names()):
-                item.value = templates.replace_as_expression(f"{RESERVED}.set_items(s)",
-                                                             s=item.value)
+            if item.__class__ is gast.Starred:
+                item.value = self._items(item.value, "`*` unpacking")
+
+    def _items(self, node, what: str):
+        """`node`, or `_d2s.set_items(node, what)` where it may be a set (`set_operands`)."""
+        if not set_like(node, self._set_names()):
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.set_items(s, what)", s=node,
+                                               what=gast.Constant(what, None))
 
     def _set_names(self) -> frozenset:
         """The names the converted function may bind to a set (`set_operands`)."""

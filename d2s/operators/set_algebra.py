@@ -11,7 +11,7 @@ user's line, naming what to write instead (`in`, which converted code evaluates 
 
     seen & {(0, 1)}          ->   _d2s.set_op(seen, '&', {(0, 1)})    (`converters.set_operands`)
     seen.intersection(t)     ->   _d2s.call(seen.intersection)(t)     (`calls`: `set_method`)
-    [*seen]                  ->   [*_d2s.set_items(seen)]
+    [*seen]                  ->   [*_d2s.set_items(seen, '`*` unpacking')]
 
 A union (`|`, `.union`, `.update`, `.add`) keeps every item, so `in` of it stays right
 (`len()` of it and loops over it are refused: `traced_keys.check_unique`).
@@ -59,10 +59,11 @@ def set_op(a, op: str, b):
     return _OPS[op](a, b)
 
 
-def set_items(s):
-    """`s` unpacked by `*` into a list, tuple or call (`[*seen]`, `f(*seen)`): an item per
-    item, refused where `s` holds a computed value (equal values would be two items)."""
-    check_unique(s, "`*` unpacking")
+def set_items(s, what: str):
+    """`s` read an item per item (`what`): unpacked by `*` (`[*seen]`, `f(*seen)`), by an
+    assignment (`a, b = seen`), by `iter`, `map` or `filter`; refused where `s` holds a
+    computed value (equal values would be two items)."""
+    check_unique(s, what)
     return s
 
 

@@ -124,6 +124,20 @@ def unpacked(a):
     return a + len(pairs)
 
 
+def mapped(a):
+    seen = {(0, 1)}
+    _note(seen, a, 0)
+    firsts = list(map(lambda p: p[0], seen))
+    return a + len(firsts)
+
+
+def unpacked_pair(a):
+    seen = {(0, 1)}
+    _note(seen, a, 0)
+    first, second = seen
+    return a + first[1] + second[1]
+
+
 def dict_compared(a):
     table = {}
     table[int(a[0] > 0)] = 1.0
@@ -166,6 +180,8 @@ REFUSED = [
     (formatted, 'f"{seen}"', "Print the tensors"),
     (popped, "seen.pop()", "bool mask"),
     (unpacked, "pairs = [*seen]", "rt.unique"),
+    (mapped, "list(map(lambda p: p[0], seen))", "rt.unique"),
+    (unpacked_pair, "first, second = seen", "rt.unique"),
     (dict_compared, "table == {1: 1.0}", "all(p in t for p in u)"),
     (dict_set_under_a_tensor_if, "table[int(a[0] > 0)] = 1.0", "give the dict all its keys"),
     (Tracker().forward, "len(seen & self.known)", "sum(p in s for p in t)"),
