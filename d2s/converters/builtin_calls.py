@@ -8,6 +8,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
     table[k] = v                 ->   _d2s.set_item(v, table, k)
+    {k: v, 0: w}                 ->   _d2s.dict_display((k, v), (0, w))
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
     seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
     [*seen]                      ->   [*_d2s.set_items(seen, '`*` unpacking')]
@@ -26,10 +27,10 @@ import gast
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from .set_operands import BINARY, set_like, set_names, set_operands
+from .set_operands import BINARY, dict_names, set_like, set_names, set_operands
 
 # the pass is skipped when none of these is present
-HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign)
+HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -133,8 +134,12 @@ class BuiltinCalls(Base):
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
         if any(isinstance(i, gast.Slice) for i in index):
             return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
-        if all(isinstance(i, gast.Constant) for i in index):
-            return node  # (`d["loss"] = v`: a key the program cannot compute)
+        if all(isinstance(i, gast.Constant) for i in index) and not (
+                self.scopes and isinstance(target.value, gast.Name) and all(
+                    type(i.value) in (int, float) for i in index)
+                and target.value.id in dict_names(self.scopes[0])):
+            return node  # (`d["loss"] = v`, `x[0] = v`: no key the program computes; `d[0]`
+            # of a dict the function made: it may hold one, `operators.computed_keys`)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
 
@@ -165,6 +170,18 @@ class BuiltinCalls(Base):
             return node
         return templates.replace(f"t = {RESERVED}.set_op(t, op, b)", t=target, b=node.value,
                                  op=gast.Constant(op + "=", None))
+
+    def visit_Dict(self, node):
+        # `{0: a, int(t): b}`: a key the program computes may equal another (`operators.
+        # computed_keys`); displays of constant keys, or with `**`, stay as they are
+        node = self.generic_visit(node)
+        if any(k is None for k in node.keys) or all(
+                k.__class__ in (gast.Constant, gast.JoinedStr) for k in node.keys):
+            return node
+        pairs = [gast.Tuple(elts=[k, v], ctx=gast.Load()) for k, v in zip(node.keys,
+                                                                           node.values)]
+        return gast.Call(func=templates.parse_expr(f"{RESERVED}.dict_display"), args=pairs,
+                         keywords=[])
 
     def visit_List(self, node):
         node = self.generic_visit(node)

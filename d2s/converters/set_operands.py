@@ -30,6 +30,7 @@ _SET_METHODS = frozenset(("keys", "items", "union", "intersection", "difference"
                           "symmetric_difference", "copy"))
 _SET_TYPES = frozenset(("set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"))
 _NAMES = "set_names"  # anno key of a function: the names it may bind to a set
+_DICT_NAMES = "dict_names"  # and those it binds to a dict
 
 
 def set_like(node, names: frozenset) -> bool:
@@ -92,7 +93,24 @@ def set_names(fn) -> frozenset:
         names.update(t for t, v in values if set_like(v, frozenset(names)))
     found = frozenset(names)
     anno.setanno(fn, _NAMES, found)
+    anno.setanno(fn, _DICT_NAMES, frozenset(t for t, v in values if _dict_like(v)))
     return found
+
+
+def dict_names(fn) -> frozenset:
+    """The names that the function `fn` binds to a dict display, comprehension or `dict()`
+    (`builtin_calls`: `index[0] = v` of one stores as a computed key would see it)."""
+    set_names(fn)
+    return anno.getanno(fn, _DICT_NAMES)
+
+
+def _dict_like(node) -> bool:
+    cls = node.__class__
+    if cls in (gast.Dict, gast.DictComp):
+        return True
+    f = getattr(node, "func", None) if cls is gast.Call else None
+    return f.__class__ is gast.Name and f.id == "dict" or (
+        f.__class__ is gast.Attribute and f.attr == "dict_display")
 
 
 def _annotated_set(a) -> bool:

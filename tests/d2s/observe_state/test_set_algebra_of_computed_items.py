@@ -1,7 +1,8 @@
 """Set algebra, comparisons and item-per-item reads of a Python set (or dict) holding values
 the converted code computed (`seen.add((int(a[0] > 0), 1))`): while tracing those compare by
 identity, so Python's result (`len(seen & known)`, `seen <= known`, `sorted(seen)`) would be
-the trace's, silently. Each is a ConversionError at the user's line naming what to write
+the trace's, silently; so would a dict holding such a key beside a Python key it may
+equal (`{0: a, int(t): b}`). Each is a ConversionError at the user's line naming what to write
 instead; `in` (by value), and what is built from it, agrees with eager on every path of one
 program; sets of Python values keep Python's algebra."""
 import numpy as np
@@ -144,6 +145,18 @@ def dict_compared(a):
     return a + float(table == {1: 1.0})
 
 
+def display_with_a_python_key(a):
+    table = {0: 2.0, int(a[0] > 0): 1.0}
+    return a + table[0]
+
+
+def python_key_beside_a_computed_one(a):
+    k = int(a[0] > 0)
+    scores = {k: 1.0}
+    scores[1] = 2.0
+    return a + scores[k]
+
+
 def dict_set_under_a_tensor_if(a):
     table = {}
     if a.sum() > 0:
@@ -183,6 +196,9 @@ REFUSED = [
     (mapped, "list(map(lambda p: p[0], seen))", "rt.unique"),
     (unpacked_pair, "first, second = seen", "rt.unique"),
     (dict_compared, "table == {1: 1.0}", "all(p in t for p in u)"),
+    (display_with_a_python_key, "table = {0: 2.0, int(a[0] > 0): 1.0}",
+     "give the dict all its keys"),
+    (python_key_beside_a_computed_one, "scores[1] = 2.0", "give the dict all its keys"),
     (dict_set_under_a_tensor_if, "table[int(a[0] > 0)] = 1.0", "give the dict all its keys"),
     (Tracker().forward, "len(seen & self.known)", "sum(p in s for p in t)"),
 ]
