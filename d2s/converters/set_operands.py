@@ -11,7 +11,9 @@ An operand may be a set when it is a set display or comprehension, a call of `se
 `frozenset` / a set method that gives a set / `.keys()` / `.items()`, or a name the function
 (or a function it holds) binds to one of these or annotates as a set. Anything else
 (`x - mean`, `mask & valid`) stays Python's operator: tensor arithmetic is the common case,
-and `plain_runs` keeps such statements folded.
+and `plain_runs` keeps such statements folded. The same look finds the names the function
+binds to a dict (`dict_names`): `index[0] = v` of one goes through `_d2s.set_item`, which
+refuses a Python key beside a computed key it may equal.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ COMPARE = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
 
 _SET_CALLS = frozenset(("set", "frozenset", "set_", "frozenset_"))
 _SET_METHODS = frozenset(("keys", "items", "union", "intersection", "difference",
-                          "symmetric_difference", "copy"))
+                          "symmetric_difference", "copy", "set_", "frozenset_"))  # (and
+# `_d2s.set_(...)`: `builtin_calls` may have rewritten `set(...)` already)
 _SET_TYPES = frozenset(("set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"))
 _NAMES = "set_names"  # anno key of a function: the names it may bind to a set
 _DICT_NAMES = "dict_names"  # and those it binds to a dict

@@ -4,8 +4,8 @@ changed under tensor `if`s by their methods, by a helper they are passed to, thr
 generator, `s | t`, `s <= t`, `str`, `{*s}`, `in`, `max`), also after an early `return`
 inside the `if`; set algebra, comparisons and methods of the set of traced pairs (`&`, `-`,
 `^`, `==`, `.intersection`, `.issubset`, `.isdisjoint`, `sorted`, `[*s]`, a loop, and the
-`sum(p in s for p in t)` that counts common items by value); a dict keyed by a computed
-int read by `.get`, `in` and `len`; lists of Python floats with ints beside them grown in
+`sum(p in s for p in t)` that counts common items by value, `iter`, `map`); a dict keyed by
+a computed int (also beside a Python key, and in a display) read by `.get`, `in` and `len`; lists of Python floats with ints beside them grown in
 graph loops and summed with int and float starts.
 
 `programs()` is a hypothesis strategy of `(source, inputs)` as `gen_observe`'s (same inputs
@@ -51,6 +51,7 @@ CHANGES = (
     "seen -= {{(1, 1)}}",
     "seen &= {{(0, 1), (1, {i})}}",
     "table[int(x[0] > 0.0)] = {i}",
+    "table[{i}] = 1",
 )
 
 # Statements that read a set.
@@ -82,6 +83,9 @@ READS = (
     "h = h + table.get(1, 0)",
     "h = h + float({i} in table)",
     "h = h + len(table)",
+    "h = h + len({{0: 1, int(x[1] > 0.0): 2}})",
+    "h = h + next(iter(seen))[1]",
+    "h = h + len(list(map(lambda p: p[0], seen)))",
 )
 
 NUMBER_STMTS = ("lengths.append({n})", "h = h + sum(lengths)", "h = h + len(lengths)")
