@@ -62,11 +62,27 @@ def _put(table: dict, key, value) -> None:
         _refuse(user_origin(3), "inside an if whose condition is a tensor, or a graph loop, "
                 "the key the dict gets (and whether it gets one) is decided when the program "
                 "runs")
-    if not traced(key) and _computed_keys_it_may_equal(table, key):
+    held = _computed_keyed(create=_computed_number(key))
+    if held is not None and _computed_number(key):
+        held[id(table)] = table  # (a Python key stored later may equal it)
+    elif held and held.get(id(table)) is table and not traced(key) and \
+            _computed_keys_it_may_equal(table, key):
         _refuse(user_origin(3), "one of them may equal it, so which item each key reads is "
                 "known only when the program runs", "an item set under a Python key",
                 "beside keys computed by the converted code")
     table[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+
+
+def _computed_keyed(create: bool = False) -> dict | None:
+    """The dicts of the trace being built that a computed key went into as it is (id ->
+    dict): only their stores under Python keys look at their keys (a store is O(1) else)."""
+    b = active_builder()
+    if b is None:
+        return None
+    found = getattr(b, "_d2s_computed_keyed", None)
+    if found is None and create:
+        found = b._d2s_computed_keyed = {}
+    return found
 
 
 def _computed_keys_it_may_equal(table: dict, key) -> bool:
