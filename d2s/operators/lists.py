@@ -24,8 +24,8 @@ from runtime.pytree import flatten, unflatten
 
 from .. import report
 from .computed_keys import check_pop
-from .set_algebra import READING_METHODS, check_items, set_method
 from .mutation import StateChangeError
+from .set_algebra import READING_METHODS, check_items, set_method
 from .variables import is_variable, user_origin, where
 
 

@@ -23,7 +23,7 @@ def mark(s, item):
 def f(x, y, o):
     h = x * o.scale
     seen = {(0, 1)}
-    if rt.sum(h) > 1.0:
+    if rt.sum(h) > 1.0:  # noqa: SIM102  (nested tensor ifs, as the fuzzer wrote them)
         if rt.mean(x) > 0.0:
             mark(seen, (int(x[0] > 0.0), 1))
             h = h + len(seen & {(0, 1), (1, 1)})
@@ -34,7 +34,7 @@ def f(x, y, o):
 def counted(x, y, o):
     h = x * o.scale
     seen = {(0, 1)}
-    if rt.sum(h) > 1.0:
+    if rt.sum(h) > 1.0:  # noqa: SIM102  (nested tensor ifs, as the fuzzer wrote them)
         if rt.mean(x) > 0.0:
             mark(seen, (int(x[0] > 0.0), 1))
             h = h + sum(p in seen for p in {(0, 1), (1, 1)})
