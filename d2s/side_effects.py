@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import runtime as rt
 
-from . import guards
+from . import guards, writeback
 from .operators import mutation
 from .operators.state_at_raise import is_bookkeeping, value_before
 from .operators.variables import Undefined, is_variable
@@ -134,7 +134,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
     fed = {n.slot.ident(): n for n in numbers}
     fixed = {s.ident() for s in fixed}
     changed = log.changed()
-    read = _read_places()
+    read = writeback.read_places()
     if known is not None:
         idents = {s.ident() for s in changed}
         for ident, s in list(known.items()):
@@ -160,10 +160,10 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
                 computed.add(s.ident())
             continue
         if s.kind == "list":
-            if not _was_read(s, read) and len(new) > len(old) and all(
-                    a is b for a, b in zip(old, new)) and not any(
-                    _tensor_like(x) for x in new[len(old):]):
-                effects.writes.append((s, Appended(new[len(old):])))
+            tail = writeback.appended_tail(s, old, new, read)
+            if tail is not None:  # only appended to: the items again after each call
+                if not any(_tensor_like(x) for x in tail):  # (else the program's output
+                    effects.writes.append((s, Appended(tail)))  # appends them)
             elif any(not _tensor_like(x) for x in new[len(old):]) or any(
                     a is not b and not _tensor_like(b) for a, b in zip(old, new)):
                 effects.guards.append(_guard(s, old))
@@ -177,7 +177,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             if type(old) is list:  # a list become a tensor array: made from its items
                 effects.guards.append((("list", old, None, s.path), "items", tuple(old)))
             continue
-        if _was_read(s, read):
+        if writeback.was_read(s, read):
             effects.guards.append(_guard(s, old))
         effects.writes.append((s, new))
     if promote:
@@ -192,30 +192,6 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
 
 class Appended(list):
     """Items a trace appended to a list it did not read: appended again after each call."""
-
-
-def _read_places() -> set:
-    """The places the running trace's read guards name: (kind, id of the object, key), with
-    the key None where the whole object was read (a list's items, a dict's values)."""
-    out = set()
-    for g in guards.recorded() or ():
-        kind, obj = g[0][0], g[0][1]
-        kind = _READ_KIND.get(kind, kind)
-        out.add((kind, id(obj), None if kind in ("list", "cell") or g[0][0] in _WHOLE
-                 else g[0][2]))
-    return out
-
-
-_READ_KIND = {"class": "attr", "index": "list", "values": "item", "whole": "item"}
-_WHOLE = ("values", "whole")
-
-
-def _was_read(slot, read: set) -> bool:
-    kind = {"dict": "item", "list": "list", "attr": "attr", "global": "global",
-            "cell": "cell"}[slot.kind]
-    whole = (kind, id(slot.obj), None)
-    return whole in read or kind not in ("list", "cell") and (kind, id(slot.obj),
-                                                              slot.key) in read
 
 
 def _tensor_like(x) -> bool:

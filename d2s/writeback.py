@@ -25,7 +25,7 @@ from runtime.program.builder import current_builder
 from . import guards
 from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
-from .operators.state_at_raise import keeps_identity
+from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 
@@ -197,11 +197,16 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
+    read = read_places()
     for s in log.places():
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
             continue  # a list or dict is a place of its own: written back in place
         _check(s.path, v, int(s.kind == "list"))
+        tail = appended_tail(s, value_before(before.log, s), v, read)
+        if tail is not None:
+            slots.append(_Extend(s, tail))
+            continue
         if s.kind == "list":
             for i, x in enumerate(v):
                 old = before.get((id(s.obj), "item", i))
@@ -216,7 +221,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
             elif how == "new" and renewed is not None:
                 renewed.append(Renewed(s, old))
-            elif how != "new":
+            elif how == "in place":
                 s.set(_update(old, v, s.path))
                 if kept is not None:
                     kept[s.ident()] = old
@@ -292,6 +297,64 @@ class _Into:
         return self.slot.ident()
 
 
+def read_places() -> set:
+    """The places the running trace's read guards name: (kind, id of the object, key), with
+    the key None where the whole object was read (a list's items, a dict's values)."""
+    out = set()
+    for g in guards.recorded() or ():
+        kind, obj = g[0][0], g[0][1]
+        kind = _READ_KIND.get(kind, kind)
+        out.add((kind, id(obj), None if kind in ("list", "cell") or g[0][0] in _WHOLE
+                 else g[0][2]))
+    return out
+
+
+_READ_KIND = {"class": "attr", "index": "list", "values": "item", "whole": "item"}
+_WHOLE = ("values", "whole")
+
+
+def was_read(slot, read: set) -> bool:
+    """Whether the trace read the place `slot` (`read`: `read_places()`)."""
+    kind = {"dict": "item", "list": "list", "attr": "attr", "global": "global",
+            "cell": "cell"}[slot.kind]
+    whole = (kind, id(slot.obj), None)
+    return whole in read or kind not in ("list", "cell") and (kind, id(slot.obj),
+                                                              slot.key) in read
+
+
+def appended_tail(slot, old, new, read: set):
+    """The items a trace appended to the list at `slot` (`old`: its items before the trace,
+    `new`: after it), or None where it did more than append or read the list. Only appended
+    to, the list guards nothing: after each call its items are appended again, Python ones
+    as the trace left them (`side_effects.Appended`), computed ones from the program
+    (`_Extend`), so one program serves every call whatever the list already holds."""
+    if slot.kind != "list" or old is mutation.MISSING or len(new) <= len(old):
+        return None
+    if was_read(slot, read) or any(a is not b for a, b in zip(old, new)):
+        return None
+    return list(new[len(old):])
+
+
+class _Extend:
+    """A list place the trace only appended to, some items computed: the program outputs
+    the appended items only, and after each run they are appended to the list."""
+
+    __slots__ = ("kind", "obj", "path", "slot", "tail")
+
+    def __init__(self, slot, tail):
+        self.slot, self.tail = slot, tail
+        self.kind, self.obj, self.path = "append", slot.obj, slot.path
+
+    def get(self):
+        return self.tail
+
+    def set(self, value):
+        self.obj.extend(value)
+
+    def ident(self):
+        return self.slot.ident()
+
+
 def _in_place(old) -> bool:
     """Whether a place that held the eager Tensor `old` when the call started and that the
     call sets to a new tensor keeps `old`, which the program writes in place (for a list's
@@ -311,9 +374,11 @@ def _rebinding(slot, old) -> str:
     sets to a new tensor is written back: "new" (a new Tensor after each call, as eager code
     rebinds it: the program does not read `old`, or reads it only through other places,
     which keep it), "fed" (a new Tensor too; the program reads `old` only as what this place
-    holds, so it reads the place's tensor when it runs: `Fed`), or "in place" (the place
-    keeps `old`, which the program writes: a Parameter, a tensor read as Python, or one read
-    through this place and others)."""
+    holds, so it reads the place's tensor when it runs: `Fed`), "apart" (a new Tensor too,
+    the place guarded by identity: the program reads `old` through this place and others,
+    `self.a = self.a + self.b` where both held one tensor, which the others keep, so the next
+    call, where the place holds a tensor of its own, traces again), or "in place" (the place
+    keeps `old`, which the program writes: a Parameter, or a tensor read as Python)."""
     if keeps_identity(old) or _value_read(old):
         return "in place"
     if not current_builder().reads(old):
@@ -327,6 +392,8 @@ def _rebinding(slot, old) -> str:
             elsewhere = True
     if here and not elsewhere and slot.kind != "list":
         return "fed"
+    if here and elsewhere and slot.kind != "list":
+        return "apart"
     return "new" if elsewhere and not here else "in place"
 
 

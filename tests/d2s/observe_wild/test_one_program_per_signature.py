@@ -1,0 +1,199 @@
+"""Python state a training step changes on objects it is given (a counter, a flag, a history
+of losses, a log dict, a set of seen keys, the state of a trainer kept in a `SimpleNamespace`),
+called again and again with one input signature: the state after each call and every result
+are eager's, and one program serves every call (`len(static.program_cache)`), also when the
+history gets computed numbers (`loss.item()`, a tensor) beside Python values, under a tensor
+`if` and in a graph loop. A list only appended to is not guarded by what it holds: after each
+call the items are appended again, the computed ones from the program's outputs.
+
+Where the result depends on such state (`x * len(hist)`), a call traces again, as it must.
+Also: one Tensor held in two places, the step rebinding one of them after reading the other,
+leaves the other place's Tensor as eager code does."""
+import argparse
+import types
+
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+
+from .helpers import assert_same_leaves
+
+INPUTS = [[1.0, 2.0], [-1.0, -3.0], [2.0, 0.5], [1.0, 2.0], [-2.0, 1.0], [0.5, 0.5]]
+
+
+class Trainer:
+    def __init__(self):
+        self.calls = 0
+        self.history = []
+        self.log = {"steps": 0, "losses": []}
+        self.seen = set()
+        self.state = types.SimpleNamespace(warm=False, history=[], best=None)
+        self.args = argparse.Namespace(every=2, notes=[])
+
+
+def counters_and_flags(x, tr):
+    tr.calls += 1
+    tr.state.warm = True
+    tr.log["steps"] += 1
+    tr.seen.add("step")
+    return x * 2.0
+
+
+def history_of_losses(x, tr):
+    loss = (x * x).mean()
+    tr.history.append(float(loss))
+    tr.log["losses"].append(loss.item())
+    return loss
+
+
+def mixed_appends(x, tr):
+    loss = x.sum()
+    tr.history.append(loss.item())
+    tr.history.append("end of step")
+    tr.history.append(loss * 2.0)
+    tr.args.notes.append((tr.calls, "note"))
+    return loss
+
+
+def nested_state(x, tr):
+    loss = x.abs().mean()
+    tr.state.history.append(loss.item())
+    tr.state.best = loss
+    tr.args.notes.append(float(loss) * 2.0)
+    return loss + 1.0
+
+
+def under_a_tensor_if(x, tr):
+    tr.calls += 1
+    if x.mean() > 0:
+        tr.history.append(1)
+        tr.log["steps"] += 1
+    else:
+        tr.history.append(-1)
+    tr.history.append(x.max().item())
+    return x - 1.0
+
+
+def in_a_graph_loop(x, tr):
+    i = rt.zeros([], "int64")
+    while i < (x > 0).astype("int64").sum():
+        tr.calls += 1
+        tr.log["steps"] += 2
+        i += 1
+    tr.history.append(float(i))
+    tr.history.append("looped")
+    return x * i.astype("float32")
+
+
+def mixed_appends_reference(x, tr):
+    s = float(np.sum(x))
+    tr.history += [s, "end of step", s * 2.0]
+    tr.args.notes.append((tr.calls, "note"))
+    return s
+
+
+def _state(tr) -> dict:
+    return {"calls": tr.calls, "history": list(tr.history), "log": tr.log,
+            "seen": sorted(tr.seen), "state": vars(tr.state), "args": vars(tr.args)}
+
+
+def _run(fn, static_fn):
+    eager_tr, static_tr = Trainer(), Trainer()
+    for n, v in enumerate(INPUTS, 1):
+        x = rt.to_tensor(np.array(v, "float32"))
+        assert_same_leaves(static_fn(x, static_tr), fn(x, eager_tr), f"call {n}")
+        assert_same_leaves(_state(static_tr), _state(eager_tr), f"state after call {n}")
+    return static_tr
+
+
+@pytest.mark.parametrize("fn", [counters_and_flags, history_of_losses, mixed_appends,
+                                nested_state, under_a_tensor_if, in_a_graph_loop])
+def test_state_is_eagers_with_one_program(fn):
+    static = d2s.to_static(fn)
+    tr = _run(fn, static)
+    assert len(static.program_cache) == 1
+    assert len(tr.history) in (0, len(INPUTS), 2 * len(INPUTS), 3 * len(INPUTS))
+
+
+def test_mixed_appends_match_numpy():
+    static = d2s.to_static(mixed_appends)
+    tr, ref = Trainer(), Trainer()
+    for v in INPUTS:
+        static(rt.to_tensor(np.array(v, "float32")), tr)
+        mixed_appends_reference(np.array(v, "float32"), ref)
+    assert [type(h) for h in tr.history] == [float, str, rt.Tensor] * len(INPUTS)
+    for got, want in zip(tr.history, ref.history, strict=True):
+        got = float(got) if isinstance(got, rt.Tensor) else got
+        assert got == pytest.approx(want) if isinstance(want, float) else got == want
+    assert tr.args.notes == ref.args.notes
+    assert len(static.program_cache) == 1
+
+
+def scale_by_history(x, tr):
+    tr.history.append(x.sum().item())
+    return x * len(tr.history)  # the result depends on how many items there are
+
+
+@pytest.mark.filterwarnings("ignore:d2s. scale_by_history has been traced")
+def test_a_result_that_depends_on_the_list_traces_again():
+    static = d2s.to_static(scale_by_history)
+    _run(scale_by_history, static)
+    assert len(static.program_cache) == len(INPUTS)
+
+
+class Shared(rt.nn.Layer):
+    """`a` and `b` start as one Tensor; `forward` reads `b`, then rebinds `a`."""
+
+    def __init__(self, reads_a):
+        super().__init__()
+        t = rt.to_tensor([1.0, 2.0])
+        self.a, self.b, self.reads_a = t, t, reads_a
+
+    def forward(self, x):
+        y = x * self.b
+        self.a = (self.a + y) if self.reads_a else y * 2.0
+        return y + self.a
+
+
+class Box:
+    pass
+
+
+def rebind_one_of_two(x, box):
+    y = x * box.b
+    box.a = box.a * 2.0 + y
+    return y
+
+
+def _places(o):
+    return {"a": o.a, "b": o.b, "same": o.a is o.b}
+
+
+@pytest.mark.parametrize("reads_a", [True, False])
+def test_one_tensor_in_two_places_layer(reads_a):
+    eager, model = Shared(reads_a), Shared(reads_a)
+    static = d2s.to_static(model)
+    for n, v in enumerate(INPUTS, 1):
+        x = rt.to_tensor(np.array(v, "float32"))
+        assert_same_leaves(static(x), eager(x), f"call {n}")
+        assert_same_leaves(_places(model), _places(eager), f"after call {n}")
+    # (one program while both places hold one Tensor, one after: `a` has a Tensor of its own)
+    assert len(model.forward.program_cache) == 2
+
+
+def test_one_tensor_in_two_places_argument():
+    def make():
+        box, t = Box(), rt.to_tensor([1.0, 2.0])
+        box.a = box.b = t
+        return box
+
+    eager, box = make(), make()
+    static = d2s.to_static(rebind_one_of_two)
+    for n, v in enumerate(INPUTS, 1):
+        x = rt.to_tensor(np.array(v, "float32"))
+        assert_same_leaves(static(x, box), rebind_one_of_two(x, eager), f"call {n}")
+        assert_same_leaves(_places(box), _places(eager), f"after call {n}")
+        assert box.b.numpy().tolist() == [1.0, 2.0]  # never written through `a`
+    assert len(static.program_cache) == 2
