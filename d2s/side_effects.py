@@ -173,11 +173,16 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             elif len(new) != len(old):  # a list grown by tensors: by its length
                 effects.guards.append(_guard(s, old))
             continue
+        # a container put under a new key: the key's absence decided it, read by code the
+        # guards do not record (`d.setdefault("k", []).append(v)`, `if "k" not in d:`)
+        new_key = s.kind == "dict" and old is _MISSING and type(new) in (list, dict)
         if mutation.graph_tree(new):  # a graph value: written back by `writeback.py`
             if type(old) is list:  # a list become a tensor array: made from its items
                 effects.guards.append((("list", old, None, s.path), "items", tuple(old)))
+            elif new_key:
+                effects.guards.append(_guard(s, old))
             continue
-        if writeback.was_read(s, read):
+        if new_key or writeback.was_read(s, read):
             effects.guards.append(_guard(s, old))
         effects.writes.append((s, new))
     if promote:

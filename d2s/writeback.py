@@ -200,8 +200,10 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     read = read_places()
     for s in log.places():
         v = s.get()
-        if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
-            continue  # a list or dict is a place of its own: written back in place
+        if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
+                value_before(before.log, s) is v):
+            continue  # a list or dict kept is a place of its own: written back in place
+        # (one the call put there, `o.hist = [loss.item()]`: a new one after each call)
         _check(s.path, v, int(s.kind == "list"))
         tail = appended_tail(s, value_before(before.log, s), v, read)
         if tail is not None:

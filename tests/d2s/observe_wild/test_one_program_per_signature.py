@@ -1,7 +1,7 @@
 """Python state a training step changes on objects it is given (a counter, a flag, a history
 of losses, a log dict, a set of seen keys, the state of a trainer kept in a `SimpleNamespace`),
 called again and again with one input signature: the state after each call and every result
-are eager's, and one program serves every call (`len(static.program_cache)`), also when the
+are eager's, and one program serves every call (`static.program_cache.traces`), also when the
 history gets computed numbers (`loss.item()`, a tensor) beside Python values, under a tensor
 `if` and in a graph loop. A list only appended to is not guarded by what it holds: after each
 call the items are appended again, the computed ones from the program's outputs.
@@ -113,7 +113,7 @@ def _run(fn, static_fn):
 def test_state_is_eagers_with_one_program(fn):
     static = d2s.to_static(fn)
     tr = _run(fn, static)
-    assert len(static.program_cache) == 1
+    assert static.program_cache.traces == 1
     assert len(tr.history) in (0, len(INPUTS), 2 * len(INPUTS), 3 * len(INPUTS))
 
 
@@ -128,7 +128,7 @@ def test_mixed_appends_match_numpy():
         got = float(got) if isinstance(got, rt.Tensor) else got
         assert got == pytest.approx(want) if isinstance(want, float) else got == want
     assert tr.args.notes == ref.args.notes
-    assert len(static.program_cache) == 1
+    assert static.program_cache.traces == 1
 
 
 def scale_by_history(x, tr):
@@ -140,7 +140,7 @@ def scale_by_history(x, tr):
 def test_a_result_that_depends_on_the_list_traces_again():
     static = d2s.to_static(scale_by_history)
     _run(scale_by_history, static)
-    assert len(static.program_cache) == len(INPUTS)
+    assert static.program_cache.traces == len(INPUTS)
 
 
 class Shared(rt.nn.Layer):
@@ -180,7 +180,7 @@ def test_one_tensor_in_two_places_layer(reads_a):
         assert_same_leaves(static(x), eager(x), f"call {n}")
         assert_same_leaves(_places(model), _places(eager), f"after call {n}")
     # (one program while both places hold one Tensor, one after: `a` has a Tensor of its own)
-    assert len(model.forward.program_cache) == 2
+    assert model.forward.program_cache.traces == 2
 
 
 def test_one_tensor_in_two_places_argument():
@@ -196,4 +196,33 @@ def test_one_tensor_in_two_places_argument():
         assert_same_leaves(static(x, box), rebind_one_of_two(x, eager), f"call {n}")
         assert_same_leaves(_places(box), _places(eager), f"after call {n}")
         assert box.b.numpy().tolist() == [1.0, 2.0]  # never written through `a`
-    assert len(static.program_cache) == 2
+    assert static.program_cache.traces == 2
+
+
+def new_list_each_call(x, tr):
+    tr.state.best = [x.sum().item(), x.mean()]  # a new list in a place, every call
+    tr.log["last"] = {"loss": float(x.max())}
+    return x
+
+
+def lazily_made_lists(x, tr):
+    tr.log.setdefault("sums", []).append(float(x.sum()))
+    tr.log["sums"].append("s")
+    if "maxes" not in tr.log:
+        tr.log["maxes"] = []
+    tr.log["maxes"].append(x.max())
+    tr.log.setdefault("calls", []).append(1)
+    return x * 2.0
+
+
+@pytest.mark.parametrize("fn, programs", [(new_list_each_call, 2), (lazily_made_lists, 2)])
+def test_containers_put_in_places_are_eagers(fn, programs):
+    """A list or dict the call puts in a place holds the values computed by this call (it
+    was left out, or the first call's was reused); a key made on the first call is there on
+    the next ones, so they append to its list (one more program: the key's absence decided
+    the first)."""
+    static = d2s.to_static(fn)
+    tr = _run(fn, static)
+    assert static.program_cache.traces == programs
+    if fn is lazily_made_lists:
+        assert len(tr.log["sums"]) == 2 * len(INPUTS) and tr.log["calls"] == [1] * len(INPUTS)
