@@ -19,6 +19,8 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 """
 from __future__ import annotations
 
+import collections
+
 import runtime as rt
 from runtime.program.builder import current_builder
 
@@ -92,9 +94,10 @@ def _places(target, args, kwargs) -> list:
 class Before(dict):
     """The Python numbers and eager Tensors reachable before tracing, by place (the program
     reads them as constants or by reference); `.log` is the mutation log of everything
-    reachable (`side_effects.py` diffs it after the trace)."""
+    reachable (`side_effects.py` diffs it after the trace); `.deques` (`_refuse_deques`)."""
 
     log = None
+    deques: tuple = ()
 
 
 def _log(target, args, kwargs, sets=False):
@@ -109,6 +112,8 @@ def before(target, args, kwargs) -> Before:
     out = Before()
     log = out.log = _log(target, args, kwargs)
     trace_state.current().call_logs.append(log)
+    out.deques = tuple((obj, tuple(obj), path) for obj, _, path, _ in log.seen.values()
+                       if isinstance(obj, collections.deque))
     for s in log.places():
         v = s.get()
         if s.kind == "list":  # each item is a place
@@ -197,6 +202,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
+    _refuse_deques(before.deques, target)
     read = read_places()
     for s in log.places():
         v = s.get()
@@ -259,6 +265,24 @@ def _refuse_traced_keys(log, target) -> None:
                 "program runs, and the caller's object would keep the trace's value. Keep "
                 "such values in a tensor (a table indexed by the value, rt.unique), or "
                 "return them")
+
+
+def _refuse_deques(deques, target) -> None:
+    """A `collections.deque` the caller can reach that the trace changed: the mutation log
+    does not follow deques (their `maxlen` drops items as they are appended), so later
+    calls would not change it, and the trace's values would stay in it."""
+    for dq, items, path in deques:
+        if len(dq) == len(items) and all(a is b for a, b in zip(dq, items)):
+            continue
+        dq.clear()  # (as it was: the failed trace undoes what it changed)
+        dq.extend(items)
+        code = getattr(target.function, "__code__", None)
+        at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
+        raise mutation.StateChangeError(
+            f"{target.qualname}{at} changes {path}, a collections.deque that outlives the "
+            "call; converted code follows lists, not deques. Return the new values and "
+            "append them to the deque after the call, or keep a list there that the call "
+            "only appends to (trimmed outside the converted function)")
 
 
 def _into_origin(s, before: Before, v):

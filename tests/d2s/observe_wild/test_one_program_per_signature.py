@@ -10,6 +10,7 @@ Where the result depends on such state (`x * len(hist)`), a call traces again, a
 Also: one Tensor held in two places, the step rebinding one of them after reading the other,
 leaves the other place's Tensor as eager code does."""
 import argparse
+import collections
 import types
 
 import numpy as np
@@ -226,3 +227,25 @@ def test_containers_put_in_places_are_eagers(fn, programs):
     assert static.program_cache.traces == programs
     if fn is lazily_made_lists:
         assert len(tr.log["sums"]) == 2 * len(INPUTS) and tr.log["calls"] == [1] * len(INPUTS)
+
+
+class Smoother:
+    def __init__(self):
+        self.window = collections.deque(maxlen=3)
+
+
+def smoothed(x, sm):
+    sm.window.append(x.mean().item())
+    return x * 2.0
+
+
+def test_a_deque_changed_is_a_clear_error():
+    """A deque is not followed (its `maxlen` drops items as they are appended): the trace's
+    value would have stayed in it and later calls would not append. The call raises at the
+    user's function, and the deque holds what it held."""
+    sm = Smoother()
+    sm.window.append(0.5)
+    with pytest.raises(d2s.StateChangeError, match=r"smoothed \(File .*line \d+\) changes "
+                       r"sm\.window, a collections\.deque"):
+        d2s.to_static(smoothed)(rt.ones([2]), sm)
+    assert list(sm.window) == [0.5]
