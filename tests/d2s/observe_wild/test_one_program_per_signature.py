@@ -249,3 +249,83 @@ def test_a_deque_changed_is_a_clear_error():
                        r"sm\.window, a collections\.deque"):
         d2s.to_static(smoothed)(rt.ones([2]), sm)
     assert list(sm.window) == [0.5]
+
+
+def step_with_stats(x, stats):
+    """A dict of Python values passed in, read and written at constant keys."""
+    stats["seen"] = True
+    stats["steps"] += 1
+    for _ in range((x > 0).astype("int64").sum()):  # a graph loop
+        stats["positives"] += 1
+    if x.sum() > 0:  # a tensor if
+        stats["up"] += 1
+    stats["last"] = x.sum().item()
+    if stats["up"] > 2:  # on the counter the program carries: a graph condition
+        return x * stats["scale"] * 10.0
+    return x * stats["scale"]
+
+
+def step_with_stats_reference(x, stats):
+    stats["seen"] = True
+    stats["steps"] += 1
+    stats["positives"] += int((x > 0).sum())
+    stats["up"] += int(x.sum() > 0)
+    stats["last"] = float(x.sum())
+    return x * stats["scale"] * (10.0 if stats["up"] > 2 else 1.0)
+
+
+def test_a_dict_of_counters_passed_in_is_keyed_by_identity():
+    """Keyed by its values, each new count traced a new program; keyed by identity, its
+    counters are program state, and what the trace read is guarded or fed: the result
+    follows a key the caller changes (`scale`, here carried with the counters)."""
+    def make():
+        return {"scale": 2.0, "steps": 0, "positives": 0, "up": 0}
+
+    static = d2s.to_static(step_with_stats)
+    eager, got, ref = make(), make(), make()
+    for n, v in enumerate(INPUTS, 1):
+        if n == 4:
+            for d in (eager, got, ref):
+                d["scale"] = 0.5
+        x = np.array(v, "float32")
+        want = step_with_stats(rt.to_tensor(x), eager)
+        assert_same_leaves(static(rt.to_tensor(x), got), want, f"call {n}")
+        np.testing.assert_allclose(want.numpy(), step_with_stats_reference(x, ref), rtol=1e-6)
+        assert_same_leaves(got, eager, f"after call {n}")
+        assert_same_leaves(ref, eager, f"reference after call {n}")
+    assert static.program_cache.traces == 1
+
+
+def scaled_and_counted(x, stats):
+    stats["steps"] += 1
+    return x * stats["scale"]
+
+
+def test_a_key_read_as_python_traces_again_when_changed():
+    static = d2s.to_static(scaled_and_counted)
+    stats = {"scale": 2.0, "steps": 0}
+    outs = [static(rt.ones([2]), stats).numpy().tolist() for _ in range(2)]
+    stats["scale"] = 0.5
+    outs += [static(rt.ones([2]), stats).numpy().tolist() for _ in range(2)]
+    assert outs == [[2.0, 2.0]] * 2 + [[0.5, 0.5]] * 2 and stats["steps"] == 4
+    assert static.program_cache.traces == 2
+
+
+def fill_metrics(x, metrics):
+    metrics["loss"] = x.sum().item()
+    metrics["total"] = x.sum()
+    metrics["done"] = True
+    return x
+
+
+def test_a_fresh_dict_per_call_gets_its_own_values():
+    """`metrics = {...}` made per step and filled by the converted call: keyed by its values,
+    every call after the first reused the first call's program, which wrote into the first
+    call's dict (the later ones kept their zeros, silently)."""
+    static = d2s.to_static(fill_metrics)
+    for v in INPUTS[:3]:
+        x = rt.to_tensor(np.array(v, "float32"))
+        got, want = {"loss": 0.0, "done": False}, {"loss": 0.0, "done": False}
+        static(x, got)
+        fill_metrics(x, want)
+        assert_same_leaves(got, want)
