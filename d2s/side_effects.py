@@ -177,8 +177,10 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
         # guards do not record (`d.setdefault("k", []).append(v)`, `if "k" not in d:`)
         new_key = s.kind == "dict" and old is _MISSING and type(new) in (list, dict)
         if mutation.graph_tree(new):  # a graph value: written back by `writeback.py`
-            if type(old) is list:  # a list become a tensor array: made from its items
-                effects.guards.append((("list", old, None, s.path), "items", tuple(old)))
+            if type(old) is list:  # a list become a tensor array: made from its items,
+                if writeback.list_read(old, read):  # (else only appended to: `_Into`)
+                    effects.guards.append((("list", old, None, s.path), "items",
+                                           tuple(old)))
             elif new_key:
                 effects.guards.append(_guard(s, old))
             continue

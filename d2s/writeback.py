@@ -240,7 +240,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
-        slots.append(_into_origin(s, before, v))  # (an array of Python numbers comes back
+        slots.append(_into_origin(s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
     slots += _copied(copies, target)
     if not slots:
@@ -285,9 +285,11 @@ def _refuse_deques(deques, target) -> None:
             "only appends to (trimmed outside the converted function)")
 
 
-def _into_origin(s, before: Before, v):
+def _into_origin(s, before: Before, v, read: set):
     """`s`, or for a place whose list became a tensor array (`held_lists`) while it held the
-    same list object before the call, a slot that writes the items into that list."""
+    same list object before the call, a slot that writes the items into that list: all of
+    them, or, where the trace did not read the list's items, only those after the ones it
+    held (`list_read`: appended to only, the list guards nothing)."""
     if not (is_variable(v) and v.is_array):
         return s
     lst = held_lists.origin(s)
@@ -298,25 +300,37 @@ def _into_origin(s, before: Before, v):
     entry = log.seen.get(("globals", id(s.obj)) if s.kind == "global" else id(s.obj))
     snap = entry[3] if entry is not None else None
     held = snap if s.kind == "cell" else snap.get(s.key) if isinstance(snap, dict) else None
-    return _Into(old, lst) if held is lst else s
+    if held is not lst:
+        return s
+    seen = log.seen.get(id(lst))
+    return _Into(old, lst, None if list_read(lst, read) or seen is None else len(seen[3]))
+
+
+def list_read(lst: list, read: set) -> bool:
+    """Whether the trace read the items of `lst` (`read`: `read_places()`)."""
+    return ("list", id(lst), None) in read
 
 
 class _Into:
     """A place whose list became a tensor array and held that list object before the call:
     after each run the items go into that list (aliases of it see them, as in eager code)
-    and the place holds it again."""
+    and the place holds it again; with `start`, only the items after the first `start`
+    (the list was only appended to)."""
 
-    __slots__ = ("slot", "target", "kind", "obj", "key", "path")
+    __slots__ = ("key", "kind", "obj", "path", "slot", "start", "target")
 
-    def __init__(self, slot, target):
-        self.slot, self.target = slot, target
+    def __init__(self, slot, target, start=None):
+        self.slot, self.target, self.start = slot, target, start
         self.kind, self.obj, self.key, self.path = slot.kind, slot.obj, slot.key, slot.path
 
     def get(self):
         return self.slot.get()
 
     def set(self, value):
-        self.target[:] = value
+        if self.start is None:
+            self.target[:] = value
+        else:  # (the items it held when traced are the program's constants: not again)
+            self.target.extend(value[self.start:])
         self.slot.set(self.target)
 
     def ident(self):

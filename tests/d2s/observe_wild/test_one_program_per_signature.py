@@ -329,3 +329,55 @@ def test_a_fresh_dict_per_call_gets_its_own_values():
         static(x, got)
         fill_metrics(x, want)
         assert_same_leaves(got, want)
+
+
+def appends_in_a_graph_loop(x, tr):
+    for i in range((x > 0).astype("int64").sum()):
+        tr.history.append(x.sum() * 1.0)
+    return x * 2.0
+
+
+def appends_under_a_tensor_if(x, tr):
+    if x.mean() > 0:
+        tr.history.append(x.sum().item())
+    return x * 2.0
+
+
+class Recorder(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(2, 2)
+        self.outs = []
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.sum() > 0:
+            self.outs.append(y.mean())
+        return y
+
+
+@pytest.mark.parametrize("fn", [appends_in_a_graph_loop, appends_under_a_tensor_if])
+def test_a_list_only_appended_to_as_a_tensor_array(fn):
+    """A list whose appends a tensor decides becomes a tensor array made from the items it
+    held; only appended to (its items not read), it was guarded by those items, which every
+    call changes (a program per call). After each run the new items are appended to the
+    caller's list (an alias of it sees them)."""
+    static = d2s.to_static(fn)
+    tr = _run(fn, static)
+    assert static.program_cache.traces == 1
+    assert tr.history and tr.state.history == []
+
+
+def test_a_layer_list_appended_under_a_tensor_if():
+    rt.seed(3)
+    model = Recorder()
+    eager = Recorder()
+    eager.fc = model.fc
+    static = d2s.to_static(model)
+    alias = model.outs
+    for n, v in enumerate(INPUTS, 1):
+        x = rt.to_tensor(np.array([v], "float32"))
+        assert_same_leaves(static(x), eager(x), f"call {n}")
+        assert_same_leaves(model.outs, eager.outs, f"outs after call {n}")
+    assert alias is model.outs and 0 < len(alias) < len(INPUTS)
+    assert model.forward.program_cache.traces == 1
