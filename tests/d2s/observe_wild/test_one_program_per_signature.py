@@ -66,6 +66,14 @@ def nested_state(x, tr):
     return loss + 1.0
 
 
+def through_a_local_name(x, tr):
+    history, notes = tr.history, tr.args.notes  # (local names for lists only appended to)
+    history.append(x.mean().item())
+    notes.append("seen")
+    history.append(x * 0.5)
+    return x + 1.0
+
+
 def under_a_tensor_if(x, tr):
     tr.calls += 1
     if x.mean() > 0:
@@ -110,7 +118,8 @@ def _run(fn, static_fn):
 
 
 @pytest.mark.parametrize("fn", [counters_and_flags, history_of_losses, mixed_appends,
-                                nested_state, under_a_tensor_if, in_a_graph_loop])
+                                nested_state, through_a_local_name, under_a_tensor_if,
+                                in_a_graph_loop])
 def test_state_is_eagers_with_one_program(fn):
     static = d2s.to_static(fn)
     tr = _run(fn, static)
