@@ -114,7 +114,7 @@ class Effects:
     def replay(self) -> None:
         for slot, value in self.writes:
             if isinstance(value, Appended):
-                slot.obj.extend(value)
+                slot.obj.extend(value.anew())
             elif slot.kind == "list":
                 slot.obj[:] = value
             else:
@@ -163,7 +163,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             tail = writeback.appended_tail(s, old, new, read)
             if tail is not None:  # only appended to: the items again after each call
                 if not any(_tensor_like(x) for x in tail):  # (else the program's output
-                    effects.writes.append((s, Appended(tail)))  # appends them)
+                    effects.writes.append((s, Appended(tail, log.seen)))  # appends them)
             elif any(not _tensor_like(x) for x in new[len(old):]) or any(
                     a is not b and not _tensor_like(b) for a, b in zip(old, new)):
                 effects.guards.append(_guard(s, old))
@@ -198,7 +198,35 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
 
 
 class Appended(list):
-    """Items a trace appended to a list it did not read: appended again after each call."""
+    """Items a trace appended to a list it did not read: appended again after each call,
+    the lists, tuples and dicts the trace made in them made anew (`self.log.append({"step":
+    n, "tags": []})` appends a new record on each eager call, not the same one again); the
+    objects that existed before the call (`seen`: the mutation log's) are kept."""
+
+    def __init__(self, items, seen):
+        super().__init__(items)
+        self.plans = [_fresh(x, seen) for x in items]
+
+    def anew(self) -> list:
+        return [_rebuilt(x, p) for x, p in zip(self, self.plans, strict=True)]
+
+
+def _fresh(x, seen, depth: int = 0):
+    """None (keep `x`), or (type, {key: plan}) for a container the trace made."""
+    t = type(x)
+    if t not in (list, tuple, dict) or id(x) in seen or depth > 6:
+        return None
+    items = x.items() if t is dict else enumerate(x)
+    return t, {k: _fresh(v, seen, depth + 1) for k, v in items}
+
+
+def _rebuilt(x, plan):
+    if plan is None:
+        return x
+    t, parts = plan
+    if t is dict:
+        return {k: _rebuilt(v, parts[k]) for k, v in x.items()}
+    return t(_rebuilt(v, parts[i]) for i, v in enumerate(x))
 
 
 def _tensor_like(x) -> bool:

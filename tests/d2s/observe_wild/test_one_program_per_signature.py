@@ -390,3 +390,27 @@ def test_a_layer_list_appended_under_a_tensor_if():
         assert_same_leaves(model.outs, eager.outs, f"outs after call {n}")
     assert alias is model.outs and 0 < len(alias) < len(INPUTS)
     assert model.forward.program_cache.traces == 1
+
+
+def log_records(x, tr):
+    tr.history.append({"step": x.shape[0], "tags": ["train"], "state": tr.state})
+    tr.history.append(("done", [x.ndim]))
+    return x
+
+
+def test_records_appended_are_new_each_call():
+    """Python records a call appends (a dict, a tuple holding a list) are new objects on each
+    eager call: a caller that changes one record changes only that one. Objects that existed
+    before the call (`tr.state`) stay the same object."""
+    static = d2s.to_static(log_records)
+    eager, got = Trainer(), Trainer()
+    for v in INPUTS[:3]:
+        x = rt.to_tensor(np.array(v, "float32"))
+        log_records(x, eager)
+        static(x, got)
+    for tr in (eager, got):
+        tr.history[0]["tags"].append("edited")
+        tr.history[1][1].append(0)
+    assert repr(got.history) == repr(eager.history)
+    assert got.history[2]["state"] is got.state and got.history[2] is not got.history[0]
+    assert static.program_cache.traces == 1
