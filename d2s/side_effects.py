@@ -110,6 +110,7 @@ class Effects:
         self.raises: dict = {}
         self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
         self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
+        self.bound = frozenset()  # `bound_arguments`
 
     def replay(self) -> None:
         for slot, value in self.writes:
@@ -121,15 +122,19 @@ class Effects:
                 slot.set(value)
 
 
-def scan(log, numbers, fixed=(), known=None) -> Effects:
+def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     """After a trace: the changes of Python values, or `Promote` for changed numbers that
     are not program state yet. `numbers`: those fed as program state; `fixed`: slots of
     numbers that failed to be (they are guarded and replayed as Python values). `known`
     (ident -> slot, updated here): places earlier traces of the function changed; one this
     trace left as it was (or set to the value it had) is guarded by that value, since the
     trace may have written it without a visible change. `effects.new_places` is True when
-    this trace found a place no earlier trace changed."""
+    this trace found a place no earlier trace changed. `copies` (`writeback.Copy`): the
+    trace's copies of list and dict arguments holding tensors, whose changes go to the
+    caller's objects through `writeback.capture` (a number set there is not program state:
+    each trace gets a new copy)."""
     effects = Effects(numbers)
+    copied = {id(c.copy) for c in copies}
     promote, computed = [], set()
     fed = {n.slot.ident(): n for n in numbers}
     fixed = {s.ident() for s in fixed}
@@ -141,7 +146,7 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             if ident not in idents and ident not in fed:
                 effects.guards.append(_guard(s, s.get() if s.kind != "list" else list(s.obj)))
     for s in changed:
-        if s.kind not in _GUARDED_PLACES or is_bookkeeping(s):
+        if s.kind not in _GUARDED_PLACES or is_bookkeeping(s) or id(s.obj) in copied:
             continue
         new = s.get()
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
@@ -195,6 +200,27 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+def bound_arguments(args, effects: Effects, out) -> frozenset:
+    """Indices of the list and dict arguments in which the program's effects write, at any
+    depth (`d["losses"].append(v)` appends to the list this call passed). Keyed by their
+    values (`function_spec.py`), a later call passing equal ones in other objects (a fresh
+    `{"losses": []}` per step) would reuse the program and write into these objects: such
+    arguments are keyed by identity from then on."""
+    objs = {id(s.obj) for s, _ in effects.writes} | {id(n.slot.obj) for n in effects.numbers}
+    if type(out) is writeback.WithState:
+        objs |= {id(s.obj) for s in out[1].slots}
+    return frozenset(i for i, a in enumerate(args) if type(a) in (list, dict) and
+                     _holds_any(a, objs))
+
+
+def _holds_any(x, ids: set, depth: int = 0) -> bool:
+    if id(x) in ids:
+        return True
+    if depth > 6 or type(x) not in (list, tuple, dict):
+        return False
+    return any(_holds_any(v, ids, depth + 1) for v in (x.values() if type(x) is dict else x))
 
 
 class Appended(list):

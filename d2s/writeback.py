@@ -204,7 +204,10 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     _refuse_traced_keys(log, target)
     _refuse_deques(before.deques, target)
     read = read_places()
+    copied = {id(c.copy) for c in copies}  # (their changes: `_copied`)
     for s in log.places():
+        if id(s.obj) in copied:
+            continue
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
                 value_before(before.log, s) is v):

@@ -283,9 +283,9 @@ def step_with_stats_reference(x, stats):
     return x * stats["scale"] * (10.0 if stats["up"] > 2 else 1.0)
 
 
-def test_a_dict_of_counters_passed_in_is_keyed_by_identity():
-    """Keyed by its values, each new count traced a new program; keyed by identity, its
-    counters are program state, and what the trace read is guarded or fed: the result
+def test_a_dict_of_counters_passed_in_gets_one_program():
+    """Keyed by its values, each new count traced a new program; keyed by identity once a
+    program writes in it, its counters are program state, and what the trace read is guarded or fed: the result
     follows a key the caller changes (`scale`, here carried with the counters)."""
     def make():
         return {"scale": 2.0, "steps": 0, "positives": 0, "up": 0}
@@ -322,9 +322,29 @@ def test_a_key_read_as_python_traces_again_when_changed():
 
 def fill_metrics(x, metrics):
     metrics["loss"] = x.sum().item()
-    metrics["total"] = x.sum()
     metrics["done"] = True
+    metrics["seen"].append(x.max().item())
     return x
+
+
+def fill_tensor_metrics(x, metrics):
+    metrics["loss"] = x.sum().item()
+    metrics["total"] = x.sum()
+    return x
+
+
+def test_a_dict_holding_a_tensor_gets_computed_numbers():
+    """A dict passed in that holds a tensor (after the first call, `metrics["total"]`) is
+    traced with a copy of it: a number set in it from `.item()` was promoted to program state
+    on the copy, which every trace makes anew (`AssertionError: d2s bug: numbers kept
+    changing between traces`). The caller's dict gets the number, as eagerly."""
+    static = d2s.to_static(fill_tensor_metrics)
+    got, want = {"loss": 0.0}, {"loss": 0.0}
+    for v in INPUTS[:4]:
+        x = rt.to_tensor(np.array(v, "float32"))
+        static(x, got)
+        fill_tensor_metrics(x, want)
+        assert_same_leaves(got, want, "metrics")
 
 
 def test_a_fresh_dict_per_call_gets_its_own_values():
@@ -334,10 +354,18 @@ def test_a_fresh_dict_per_call_gets_its_own_values():
     static = d2s.to_static(fill_metrics)
     for v in INPUTS[:3]:
         x = rt.to_tensor(np.array(v, "float32"))
-        got, want = {"loss": 0.0, "done": False}, {"loss": 0.0, "done": False}
+        got, want = ({"loss": 0.0, "done": False, "seen": []} for _ in range(2))
         static(x, got)
         fill_metrics(x, want)
-        assert_same_leaves(got, want)
+        assert_same_leaves(got, want, "metrics")
+    kept, want = ({"loss": 0.0, "done": False, "seen": []} for _ in range(2))
+    traces = static.program_cache.traces
+    for v in INPUTS:  # one dict the caller keeps: one more program, for every call
+        x = rt.to_tensor(np.array(v, "float32"))
+        static(x, kept)
+        fill_metrics(x, want)
+        assert_same_leaves(kept, want, "kept metrics")
+    assert static.program_cache.traces == traces + 1
 
 
 def appends_in_a_graph_loop(x, tr):
