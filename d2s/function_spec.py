@@ -213,7 +213,13 @@ class FunctionSpec:
 
     def bind(self, indices: frozenset) -> bool:
         """Key the list / dict arguments at `indices` by identity from now on (a program
-        writes in them: `side_effects.bound_arguments`); True when that is new."""
+        writes in them: `side_effects.bound_arguments`), those the function reads only
+        through constant keys, which are guarded, or appends to (`pyct/reads.py`); True
+        when that is new. (Another read, `len(log)`, depends on what they hold: by value.)"""
+        reads = self._reads() if self._reads is not None else None
+        names = reads.keyed & reads.params if reads is not None else frozenset()
+        indices = frozenset(i for i in indices if i < len(self.arg_names) and
+                            self.arg_names[i] in names)
         if indices <= self._bound:
             return False
         self._bound |= indices

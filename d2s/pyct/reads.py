@@ -52,6 +52,9 @@ class Reads(NamedTuple):
     params: frozenset = frozenset()
     # names loaded only to append to (`log.append(v)`): the list's items are not read
     appended: frozenset = frozenset()
+    # names loaded only to append to or with a constant key (`stats["n"] += 1`): what the
+    # function reads of them is guarded (`guards.record`: chains)
+    keyed: frozenset = frozenset()
 
 
 def outside_reads(fn) -> Reads:
@@ -63,9 +66,10 @@ def outside_reads(fn) -> Reads:
     stored = set()
     chains = set()
     appended_to = set()  # ids of `xs` in `xs.append`: a list only appended to is not read
+    keyed_to = set()  # ids of `d` in `d["k"]`
     chain_loads: dict = {}  # chain -> how many times it is loaded
     aliased = []  # (name, chain): `hist = self.history`
-    appends, other_loads = set(), set()
+    appends, other_loads, keyed = set(), set(), set()
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
     stack = [fn]
@@ -76,12 +80,16 @@ def outside_reads(fn) -> Reads:
         if cls is gast.Name:
             if node.ctx.__class__ is gast.Load:
                 loads.add(node.id)
-                (appends if id(node) in appended_to else other_loads).add(node.id)
+                (appends if id(node) in appended_to else keyed if id(node) in keyed_to
+                 else other_loads).add(node.id)
             else:
                 bound.add(node.id)
                 if node.ctx.__class__ is not gast.Param:
                     stored.add(node.id)
         elif cls in _ATTRIBUTE_LIKE:
+            if cls is gast.Subscript and node.slice.__class__ is gast.Constant and \
+                    type(node.slice.value) is str:
+                keyed_to.add(id(node.value))
             if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
                 if cls is gast.Attribute and node.attr in APPENDS:
                     appended_to.add(id(node.value))
@@ -120,7 +128,7 @@ def outside_reads(fn) -> Reads:
     params = frozenset(p.id for p in positional + args.kwonlyargs) - stored
     roots = free | params | ({self_name} if self_name else set())
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
-                 frozenset(appended - stored))
+                 frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
 
 
 def _aliases(target, value) -> list:
