@@ -111,15 +111,17 @@ class Effects:
         self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
         self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
         self.bound = frozenset()  # `bound_arguments`
+        self.plans: list = []  # per write: how to make its value anew (`_fresh`), or None
 
     def replay(self) -> None:
-        for slot, value in self.writes:
+        plans = self.plans or [None] * len(self.writes)
+        for (slot, value), plan in zip(self.writes, plans, strict=True):
             if isinstance(value, Appended):
                 slot.obj.extend(value.anew())
             elif slot.kind == "list":
                 slot.obj[:] = value
-            else:
-                slot.set(value)
+            else:  # (a list or dict the trace made: a new one, as each eager call makes)
+                slot.set(_rebuilt(value, plan))
 
 
 def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
@@ -194,6 +196,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         effects.writes.append((s, new))
     if promote:
         raise Promote(promote, computed)
+    effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
     if known is not None:
         for s, _ in effects.writes:
             if s.ident() not in known:

@@ -442,3 +442,25 @@ def test_records_appended_are_new_each_call():
     assert repr(got.history) == repr(eager.history)
     assert got.history[2]["state"] is got.state and got.history[2] is not got.history[0]
     assert static.program_cache.traces == 1
+
+
+def keep_batch_info(x, tr):
+    tr.state.best = {"rows": x.shape[0], "tags": ["seen"]}
+    tr.log["state"] = tr.state  # (an object that existed before the call: the same one)
+    return x
+
+
+def test_a_record_set_on_an_object_is_new_each_call():
+    """`tr.state.best = {...}` makes a new dict on each eager call; replayed, every call set
+    the trace's one dict again, with what the caller had added to it since."""
+    static = d2s.to_static(keep_batch_info)
+    eager, got = Trainer(), Trainer()
+    for n, v in enumerate(INPUTS[:3], 1):
+        x = rt.to_tensor(np.array(v, "float32"))
+        keep_batch_info(x, eager)
+        static(x, got)
+        for tr in (eager, got):
+            tr.state.best["tags"].append(n)
+        assert repr(got.state.best) == repr(eager.state.best)
+        assert got.log["state"] is got.state
+    assert static.program_cache.traces == 1
