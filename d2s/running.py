@@ -21,7 +21,7 @@ from runtime.program.executor import rewrite_error
 from runtime.program.freed_graph import freed_conditions, graph_ops
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
 from runtime.program.reach_paths import gradient_sites
-from runtime.program.reach_values import top_level
+from runtime.program.reach_values import block_ran, top_level
 from runtime.program.reached import Branch, Ran
 from runtime.program.split import split_program
 from runtime.program.variable import Variable
@@ -97,8 +97,8 @@ def _freed_results(program, outs: list) -> tuple:
         return [(k, [(None, True, None)]) for k in diff], []
     preds: dict = {}
     freed = []
-    for k, conds in zip(diff, freed_conditions(program, [outs[k].name for k in diff]),
-                        strict=True):
+    names = [outs[k].name for k in diff]
+    for k, conds in zip(diff, freed_conditions(program, names, block_ran), strict=True):
         if conds is not None:
             freed.append((k, [(None if p is None else len(outs) + preds.setdefault(
                 p, len(preds)), truth, why) for p, truth, why in conds]))

@@ -23,6 +23,7 @@ from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import freed_graph
 from . import origin as _origin
+from .debug_ops import raise_error
 from .ir import Block, Literal, Op, Program
 from .variable import Variable
 
@@ -124,6 +125,17 @@ class Builder:
     def gradients(self, targets, inputs, target_gradients=None) -> list:
         """Append the backward ops of `rt.grad` called while this program is built."""
         return _training().gradients(targets, inputs, target_gradients=target_gradients)
+
+    def check_not_freed(self, targets, error: BaseException) -> None:
+        """`rt.grad` while building: where the graph behind `targets` holds a value that a
+        gradient taken before it in this block (or a block around it) freed, `error` is
+        raised as eager code raises it: now at the top level, where the block runs
+        otherwise (its branch is taken, its loop runs a trip)."""
+        if not freed_graph.frees_again(self.program, targets, self.block.idx):
+            return
+        if self.block.idx == 0:
+            raise error
+        raise_error(error, at=_origin.short(_origin.capture(2)))
 
     def free_graph(self, targets) -> None:
         """`rt.grad` without `retain_graph` while building: the graph behind `targets` is
@@ -304,7 +316,7 @@ class Builder:
         finally:
             self.block = outer
             mark, names, counters, tensors, captured, latest, n_origins, version = saved
-            del program.blocks[mark:]
+            program.drop_blocks(mark)
             program._names, program._counters = names, counters
             program.tensors, program._captured, program._latest = tensors, captured, latest
             for origin in program.origins[n_origins:]:

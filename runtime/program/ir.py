@@ -198,6 +198,15 @@ class Program:
     def list_vars(self) -> list:
         return list(self.all_vars())
 
+    def drop_blocks(self, mark: int) -> None:
+        """Discard blocks `mark` and after (a trace to be done again, a probe), with what
+        the gradients and in-place writes traced in them noted (`freed`, `overwritten`)."""
+        del self.blocks[mark:]
+        for blocks in self.freed.values():
+            for idx in [i for i in blocks if i >= mark]:
+                del blocks[idx]
+        self.overwritten = [w for w in self.overwritten if w[1] < mark]
+
     def ops(self):
         """Every op of every block, outer blocks first."""
         for b in self.blocks:

@@ -154,6 +154,48 @@ def loop_reach(program, saves: str, made: dict) -> dict:
     return out
 
 
+def block_ran(program, idx: int) -> Variable | None:
+    """A top-level 0-d bool Variable, True on the runs where block `idx` ran: its branch was
+    taken, its loop ran a trip, and so for every block around it (a loop around it gains a
+    loop variable: whether some trip ran it). None where an op around it is neither a
+    `cond` nor a `while` op."""
+    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+    v, block = True, program.blocks[idx]
+    with _building(program):
+        while block.idx != 0:
+            op, parent = owners[block.idx]
+            if op.type == "cond":  # (an output: `v` from this branch, False from others)
+                out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+                op.outputs.append(out.name)
+                for sub in op.blocks:
+                    program.blocks[sub].results.append(
+                        (_constant(program, True) if v is True else v.name)
+                        if sub == block.idx else _false(program))
+                v = out
+            elif op.type == "while" and block.idx == op.blocks[-1]:
+                v = _ran_trip(program, op, parent, v)
+            elif op.type != "while" or v is not True:  # (a loop's test runs with the loop)
+                return None
+            block = parent
+        return program.find_var(_constant(program, True)) if v is True else v
+
+
+def _ran_trip(program, loop, block, v) -> Variable:
+    """A new loop variable of `loop` (in `block`), False at entry, True after a trip on
+    which `v` (True, or a bool of the body) held; its output."""
+    cblk, bblk = (program.blocks[i] for i in loop.blocks)
+    n = len(bblk.params)
+    param = _bool_var(program, bblk)
+    _bool_var(program, cblk)
+    bblk.results.append(_constant(program, True) if v is True else _in(
+        program, bblk, lambda: logical_or(param, v)).name)
+    out = _bool_var(program, block, param=False)
+    loop.inputs.append(_false(program))
+    loop.outputs.insert(n, out.name)
+    program.touch()
+    return out
+
+
 def _all(values: list):
     """The logical and of bools and 0-d bool Variables, folding the Python ones."""
     if any(v is False for v in values):

@@ -1,0 +1,145 @@
+"""`rt.grad` (and in-place writes) inside a graph loop's body or an `if` nested in another
+free the graph as eager code's do: a second gradient through a graph freed before it in its
+block raises eager's "already freed" error on the runs that take it; a returned value whose
+graph a loop trip (a nested branch) freed raises it at `backward()` on the runs where that
+block ran, while values the loop computes apart from it keep their gradients. Inputs take
+zero, one and several trips through one converted program."""
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+
+X0 = np.array([0.5, -1.0, 2.0], "float32")
+
+
+def _x(x0=X0):
+    return rt.to_tensor(x0, stop_gradient=False)
+
+
+def _error(call):
+    try:
+        call()
+    except RuntimeError as e:
+        return str(e).splitlines()[0]
+    return None
+
+
+def penalty_per_trip(x, n):
+    last = x * 0.5
+    other = x * 3.0
+    pen = rt.zeros([])
+    i = 0
+    while i < n:
+        z = x * 2.0
+        y = rt.tanh(z)
+        (g,) = rt.grad(y.sum(), z)  # frees y's graph on every trip
+        pen = pen + (g * g).sum()
+        last = y * 1.0
+        other = other * 2.0
+        i += 1
+    return last, other, pen
+
+
+@pytest.mark.parametrize("trips", [0, 1, 3])
+def test_a_loop_trip_frees_what_it_took_the_gradient_through(trips):
+    static = d2s.to_static(penalty_per_trip)
+    slope = 1 - np.tanh(2 * X0) ** 2
+    for fn in (penalty_per_trip, static):
+        x = _x()
+        last, other, pen = fn(x, rt.to_tensor(trips))
+        np.testing.assert_allclose(pen.numpy(), trips * (slope ** 2).sum(), rtol=1e-5)
+        assert (last.stop_gradient, other.stop_gradient, pen.stop_gradient) == (
+            False, False, True)
+        freed = _error(lambda: last.sum().backward())
+        assert (freed is not None and "already freed" in freed) == (trips > 0), fn
+        other.sum().backward()  # (computed apart from it: its own gradient)
+        expected = np.full(3, 3.0 * 2 ** trips) + (0.5 if trips == 0 else 0.0)
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+
+
+def grad_twice_per_trip(x, n):
+    acc = x * 0.0
+    i = 0
+    while i < n:
+        z = x * 1.0
+        y = rt.sin(z) * 2.0
+        (g,) = rt.grad(y.sum(), z)
+        (g2,) = rt.grad(y.sum(), z)  # eager: "already freed" on every trip
+        acc = acc + g + g2
+        i += 1
+    return acc
+
+
+@pytest.mark.parametrize("trips", [0, 2])
+def test_a_second_grad_through_a_graph_the_trip_freed_raises_eagers_error(trips):
+    static = d2s.to_static(grad_twice_per_trip)
+    errors = [_error(lambda fn=fn: fn(_x(), rt.to_tensor(trips)))
+              for fn in (grad_twice_per_trip, static)]
+    assert errors[0] == errors[1]
+    assert (errors[0] is not None and "already freed" in errors[0]) == (trips > 0)
+
+
+def grad_twice(x):
+    y = rt.exp(x)
+    (g,) = rt.grad(y.sum(), x)
+    (g2,) = rt.grad(y.sum(), x, retain_graph=True)
+    return g + g2
+
+
+def test_a_second_grad_through_a_freed_graph_at_the_top_level_raises():
+    errors = [_error(lambda fn=fn: fn(_x())) for fn in (grad_twice, d2s.to_static(grad_twice))]
+    assert errors[0] == errors[1] and "already freed" in errors[0]
+
+
+def grad_in_nested_if(x):
+    y = x * 2
+    side = x * x
+    if x.sum() > 0:
+        if x.max() > 1.5:
+            (g,) = rt.grad(y.sum(), x)  # frees y's graph on runs taking both branches
+            y = y + g
+    return y, side
+
+
+@pytest.mark.parametrize("x0", [X0, np.array([0.5, 0.25, 1.0], "float32"),
+                                np.array([-0.5, -1.0, 2.0], "float32")])
+def test_a_grad_under_a_nested_if_frees_on_the_runs_that_take_it(x0):
+    static = d2s.to_static(grad_in_nested_if)
+    took = x0.sum() > 0 and x0.max() > 1.5
+    for fn in (grad_in_nested_if, static):
+        x = _x(x0)
+        y, side = fn(x)
+        np.testing.assert_allclose(y.numpy(), 2 * x0 + 2 * took, rtol=1e-6)
+        freed = _error(lambda: (y.sum() + side.sum()).backward())
+        assert (freed is not None and "already freed" in freed) == took, fn
+        if took:
+            side.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * x0 + (0 if took else 2), rtol=1e-6)
+
+
+def overwrite_in_loop(x, n):
+    buf = x * 1.0
+    sq = buf * buf  # saves buf for its gradient
+    other = x * 4.0
+    i = 0
+    while i < n:
+        buf[0] = 0.0  # eager: sq's backward then sees buf modified in place
+        i += 1
+    return sq, other, buf
+
+
+@pytest.mark.parametrize("trips", [0, 2])
+def test_an_in_place_write_in_a_loop_body_after_a_read(trips):
+    static = d2s.to_static(overwrite_in_loop)
+    errors = []
+    for fn in (overwrite_in_loop, static):
+        x = _x()
+        sq, other, buf = fn(x, rt.to_tensor(trips))
+        np.testing.assert_allclose(sq.numpy(), X0 * X0, rtol=1e-6)
+        errors.append(_error(lambda: sq.sum().backward()))
+        assert (errors[-1] is not None) == (trips > 0), fn
+        other.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.full(3, 4.0) + (
+            2 * X0 if trips == 0 else 0), rtol=1e-6)
+    assert errors[0] == errors[1]
