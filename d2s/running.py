@@ -13,12 +13,13 @@ import numpy as np
 
 import runtime as rt
 from runtime import backend, pytree
-from runtime.autograd import Node, record
+from runtime.autograd import FREED, Node, record
 from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.freed_graph import freed_conditions, graph_ops
+from runtime.program.freed_loops import follow_loop_frees
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
 from runtime.program.reach_paths import gradient_sites
 from runtime.program.reach_values import block_ran, top_level
@@ -98,7 +99,9 @@ def _freed_results(program, outs: list) -> tuple:
     preds: dict = {}
     freed = []
     names = [outs[k].name for k in diff]
-    for k, conds in zip(diff, freed_conditions(program, names, block_ran), strict=True):
+    loops = follow_loop_frees(program, lambda: RuntimeError(FREED))
+    for k, conds in zip(diff, freed_conditions(program, names, block_ran, loops),
+                        strict=True):
         if conds is not None:
             freed.append((k, [(None if p is None else len(outs) + preds.setdefault(
                 p, len(preds)), truth, why) for p, truth, why in conds]))

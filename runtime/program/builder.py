@@ -131,11 +131,16 @@ class Builder:
         gradient taken before it in this block (or a block around it) freed, `error` is
         raised as eager code raises it: now at the top level, where the block runs
         otherwise (its branch is taken, its loop runs a trip)."""
-        if not freed_graph.frees_again(self.program, targets, self.block.idx):
+        program, idx = self.program, self.block.idx
+        walked = freed_graph.walked(program, targets)
+        origin = _origin.capture(2)
+        if idx:  # (a later trip's gradient may walk what this trip's frees: `freed_loops`)
+            program.gradient_walks.append((idx, len(self.block.ops), walked, origin))
+        if not freed_graph.frees_again(program, walked, idx):
             return
-        if self.block.idx == 0:
+        if idx == 0:
             raise error
-        raise_error(error, at=_origin.short(_origin.capture(2)))
+        raise_error(error, at=_origin.short(origin))
 
     def free_graph(self, targets) -> None:
         """`rt.grad` without `retain_graph` while building: the graph behind `targets` is

@@ -19,7 +19,7 @@ A value's graph is followed through values that carry a gradient (stop_gradient 
 detached value, one built under `no_grad` and the inputs and parameters themselves (leaves)
 hold no graph, in both modes. A tensor `if`'s result is followed into the results of its
 branches, a graph loop's variable into its entry value and the body's result for it (one
-trip's values standing for every trip's: `_graph`); another op with sub-blocks stands for
+trip's values standing for every trip's: `value_graph`); another op with sub-blocks stands for
 all of them.
 
 >>> import runtime as rt
@@ -43,25 +43,31 @@ def free_graph(program: Program, targets, block: int) -> None:
     from, themselves included, as freed by a gradient taken in block `block`. A loop body's
     parameter (its loop op not built yet while the body is traced) stands for the graph the
     loop carries in (`_complete` follows it once the program is whole)."""
-    graph = _graph(program)
+    graph = value_graph(program)
     params = _params(program)
-    for name in _walk(program, graph, [t.name for t in targets]):
+    for name in walk(program, graph, [t.name for t in targets]):
         if name in graph or name in params:
             program.freed.setdefault(name, {})[block] = None
 
 
-def frees_again(program: Program, targets, block: int) -> bool:
-    """Whether a gradient taken in block `block` through `targets` walks a value that a
-    gradient taken before it in that block, or in a block around it, freed: eager raises
-    "already freed" on every run that takes it."""
+def walked(program: Program, targets) -> frozenset:
+    """The names holding a graph that `targets` (Variables) were computed from, themselves
+    included: what a gradient through them walks (a loop body being built: up to its
+    parameters)."""
+    return frozenset(walk(program, value_graph(program), [t.name for t in targets]))
+
+
+def frees_again(program: Program, names, block: int) -> bool:
+    """Whether a gradient taken in block `block` that walks `names` (`walked`) meets a value
+    that a gradient taken before it in that block, or in a block around it, freed: eager
+    raises "already freed" on every run that takes it."""
     around = set()
     idx = block
     while idx is not None:
         around.add(idx)
         idx = program.blocks[idx].parent
     freed = program.freed
-    return any(not around.isdisjoint(freed.get(n, ())) for n in _walk(
-        program, _graph(program), [t.name for t in targets]))
+    return any(not around.isdisjoint(freed.get(n, ())) for n in names)
 
 
 def overwrite(program: Program, name: str, block: int, writer: str | None = None) -> None:
@@ -72,7 +78,7 @@ def overwrite(program: Program, name: str, block: int, writer: str | None = None
     program.overwritten.append((name, block, writer))
 
 
-def freed_conditions(program: Program, names: list, ran=None) -> list:
+def freed_conditions(program: Program, names: list, ran=None, loops=None) -> list:
     """For each of `names`: None where its graph holds no freed value, else the list of
     `(top-level predicate name or None, truth, why)`: the value is freed on the runs where the
     predicate equals `truth` (None: every run); `why` is None for a freed graph, or
@@ -80,21 +86,30 @@ def freed_conditions(program: Program, names: list, ran=None) -> list:
     (`behind`: `name` is computed from that op's result, not the result itself). A value
     freed in a graph loop's body, or in an `if` nested in another, is freed on the runs where
     that block ran: `ran(program, block)` gives a top-level flag for it (None where it
-    cannot: the value is left as it is; `reach_values.block_ran`)."""
+    cannot: the value is left as it is; `reach_values.block_ran`); for a loop body in
+    `loops` (`freed_loops.follow_loop_frees`), on the runs where a loop variable it is
+    computed from holds a value a trip's gradient freed."""
     freed = _with_overwrites(program)
     if not freed:
         return [None] * len(names)
-    graph = _graph(program)
+    graph = value_graph(program)
     freed = _complete(program, graph, freed)
     branches = _top_level_branches(program)
     flags: dict = {}
     out = []
     for name in names:
         conds = []
+        reached = None
         for b, why in _freeing_blocks(program, graph, freed, name).items():
             if b == 0 or b in branches:
                 conds.append((*branches.get(b, (None, True)), why))
                 continue
+            if why is None and loops and b in loops:
+                reached = walk(program, graph, [name]) if reached is None else reached
+                holds = [flag for out, flag in loops[b].items() if out in reached]
+                if holds:
+                    conds.extend((flag, True, None) for flag in holds)
+                    continue
             if b not in flags:
                 flag = None if ran is None else ran(program, b)
                 flags[b] = None if flag is None else flag.name
@@ -149,7 +164,7 @@ def _freeing_blocks(program, graph, freed, name) -> dict:
     """block -> why, for the blocks whose gradients (or in-place writes) freed a value in the
     graph of `name`."""
     blocks = dict(freed.get(name, {}))
-    for n in _walk(program, graph, [name]):
+    for n in walk(program, graph, [name]):
         if n != name:
             for b, why in freed.get(n, {}).items():  # (`why[2]`: computed after that op)
                 blocks.setdefault(b, why if why is None else (*why[:2], True))
@@ -164,7 +179,7 @@ def _complete(program, graph, freed) -> dict:
         return freed
     freed = {name: dict(blocks) for name, blocks in freed.items()}
     for p in params:
-        for n in _walk(program, graph, [p]):
+        for n in walk(program, graph, [p]):
             if n in graph:
                 for b, why in freed[p].items():
                     freed.setdefault(n, {}).setdefault(b, why)
@@ -201,13 +216,14 @@ def _params(program: Program) -> set:
     return {n for b in program.blocks for n in b.params}
 
 
-def _graph(program: Program) -> dict:
+def value_graph(program: Program) -> dict:
     """name -> (the names it is computed from, the (block index, op index) of the op that
     computes it, or None for a value a control-flow op only passes on). A `cond` op's result
     is its branches' results; a `while` op's result, and its blocks' parameter, is its entry
     value and the body's result (one trip's values stand for every trip's), so each loop
     variable is followed on its own path through the body. Another op with blocks computes
-    its results from everything its blocks read or compute."""
+    its results from everything its blocks read or compute. What `detach()` made is a leaf,
+    as eagerly, also where user code then sets its stop_gradient False."""
     graph: dict = {}
     cache: dict = {}
     for b in program.blocks:
@@ -215,6 +231,9 @@ def _graph(program: Program) -> dict:
             per_output = _passed_on(program, op)
             whole = None
             for k, n in enumerate(op.outputs):
+                v = b.vars.get(n)
+                if v is not None and v.detached:  # (a leaf)
+                    continue
                 if k < len(per_output):
                     graph[n] = (per_output[k], None)
                     continue
@@ -229,7 +248,7 @@ def _graph(program: Program) -> dict:
 
 
 def _passed_on(program: Program, op) -> list:
-    """For a `cond` or `while` op: per result, the names it is one of (see `_graph`)."""
+    """For a `cond` or `while` op: per result, the names it is one of (see `value_graph`)."""
     if op.type == "cond":
         results = [program.blocks[sub].results for sub in op.blocks]
         return [[r[k] for r in results if k < len(r) and r[k].__class__ is str]
@@ -242,8 +261,9 @@ def _passed_on(program: Program, op) -> list:
     return []
 
 
-def _walk(program: Program, graph: dict, names) -> set:
-    """The names holding a graph that `names` are computed from, themselves included."""
+def walk(program: Program, graph: dict, names, stop=()) -> set:
+    """The names holding a graph that `names` are computed from, themselves included, in
+    `graph` (`value_graph`); names in `stop` are not followed further."""
     seen: set = set()
     todo = list(names)
     while todo:
@@ -252,7 +272,7 @@ def _walk(program: Program, graph: dict, names) -> set:
             continue
         seen.add(n)
         got = graph.get(n)
-        if got is not None:
+        if got is not None and n not in stop:
             todo.extend(got[0])
     return seen
 
@@ -281,7 +301,7 @@ def graph_ops(program: Program, names: list) -> list:
     through values that carry a gradient), as a frozenset of (block index, op index): what a
     backward() through it frees. A tensor `if` is followed into the ops of its branches that
     compute the result asked for (both branches'), a graph loop into the ops of its body that
-    compute the loop variable asked for (`_graph`)."""
-    graph = _graph(program)
-    return [frozenset(graph[n][1] for n in _walk(program, graph, [name])
+    compute the loop variable asked for (`value_graph`)."""
+    graph = value_graph(program)
+    return [frozenset(graph[n][1] for n in walk(program, graph, [name])
                       if n in graph and graph[n][1] is not None) for name in names]

@@ -151,6 +151,9 @@ class Program:
         # (`freed_graph.py`)
         self.freed: dict = {}
         self.overwritten: list = []
+        # (block, op position, names its graph walks, user origin) per gradient taken in a
+        # graph block while building (`freed_loops.py`)
+        self.gradient_walks: list = []
 
     # ---- names --------------------------------------------------------------------------
     @property
@@ -206,6 +209,7 @@ class Program:
             for idx in [i for i in blocks if i >= mark]:
                 del blocks[idx]
         self.overwritten = [w for w in self.overwritten if w[1] < mark]
+        self.gradient_walks = [w for w in self.gradient_walks if w[0] < mark]
 
     def ops(self):
         """Every op of every block, outer blocks first."""
@@ -255,6 +259,8 @@ class Program:
                 nv = Variable(nb, name, v._static_shape, v.dtype, kind=v.kind,
                               persistable=v.persistable, stop_gradient=v._stop_gradient)
                 nv._user_stop = v._user_stop
+                if v.detached:
+                    nv.detached = True
                 nb.vars[name] = nv
             nb.ops = [Op(op.type, _copy_inputs(op.inputs), list(op.outputs), dict(op.attrs),
                          op.blocks, op.origin) for op in b.ops]
@@ -273,6 +279,7 @@ class Program:
         new.grad_hooks = {name: list(hooks) for name, hooks in self.grad_hooks.items()}
         new.freed = {name: dict(blocks) for name, blocks in self.freed.items()}
         new.overwritten = list(self.overwritten)
+        new.gradient_walks = list(self.gradient_walks)
         return new
 
     def num_ops(self) -> int:

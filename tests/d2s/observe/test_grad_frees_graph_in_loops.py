@@ -17,12 +17,16 @@ def _x(x0=X0):
     return rt.to_tensor(x0, stop_gradient=False)
 
 
-def _error(call):
+def _error(call, *args):
     try:
-        call()
+        call(*args)
     except RuntimeError as e:
         return str(e).splitlines()[0]
     return None
+
+
+def _backward(t):
+    t.sum().backward()
 
 
 def penalty_per_trip(x, n):
@@ -51,7 +55,7 @@ def test_a_loop_trip_frees_what_it_took_the_gradient_through(trips):
         np.testing.assert_allclose(pen.numpy(), trips * (slope ** 2).sum(), rtol=1e-5)
         assert (last.stop_gradient, other.stop_gradient, pen.stop_gradient) == (
             False, False, True)
-        freed = _error(lambda: last.sum().backward())
+        freed = _error(_backward, last)
         assert (freed is not None and "already freed" in freed) == (trips > 0), fn
         other.sum().backward()  # (computed apart from it: its own gradient)
         expected = np.full(3, 3.0 * 2 ** trips) + (0.5 if trips == 0 else 0.0)
@@ -95,7 +99,7 @@ def test_a_second_grad_through_a_freed_graph_at_the_top_level_raises():
 def grad_in_nested_if(x):
     y = x * 2
     side = x * x
-    if x.sum() > 0:
+    if x.sum() > 0:  # noqa: SIM102  (an if nested in another is the point)
         if x.max() > 1.5:
             (g,) = rt.grad(y.sum(), x)  # frees y's graph on runs taking both branches
             y = y + g
@@ -111,7 +115,7 @@ def test_a_grad_under_a_nested_if_frees_on_the_runs_that_take_it(x0):
         x = _x(x0)
         y, side = fn(x)
         np.testing.assert_allclose(y.numpy(), 2 * x0 + 2 * took, rtol=1e-6)
-        freed = _error(lambda: (y.sum() + side.sum()).backward())
+        freed = _error(_backward, y + side)
         assert (freed is not None and "already freed" in freed) == took, fn
         if took:
             side.sum().backward()
@@ -135,11 +139,98 @@ def test_an_in_place_write_in_a_loop_body_after_a_read(trips):
     errors = []
     for fn in (overwrite_in_loop, static):
         x = _x()
-        sq, other, buf = fn(x, rt.to_tensor(trips))
+        sq, other, _ = fn(x, rt.to_tensor(trips))
         np.testing.assert_allclose(sq.numpy(), X0 * X0, rtol=1e-6)
-        errors.append(_error(lambda: sq.sum().backward()))
+        errors.append(_error(_backward, sq))
         assert (errors[-1] is not None) == (trips > 0), fn
         other.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), np.full(3, 4.0) + (
             2 * X0 if trips == 0 else 0), rtol=1e-6)
     assert errors[0] == errors[1]
+
+
+def pgd_from_leaf(x, n):
+    x_adv = x
+    i = 0
+    while i < n:
+        loss = (rt.tanh(x_adv) * 2.0).sum()
+        (g,) = rt.grad(loss, x_adv)  # frees x_adv's history: eager raises on trip 3
+        x_adv = x_adv + 0.1 * g.sign()
+        i += 1
+    return x_adv
+
+
+def pgd_from_a_copy(x, n):
+    x_adv = x * 1.0
+    i = 0
+    while i < n:
+        loss = (rt.tanh(x_adv) * 2.0).sum()
+        (g,) = rt.grad(loss, x_adv)  # eager raises on trip 2: x * 1.0 is freed on trip 1
+        x_adv = x_adv + 0.1 * g.sign()
+        i += 1
+    return x_adv
+
+
+def truncated_bptt(x, w, n):
+    h = x
+    i = 0
+    total = rt.zeros([3])
+    while i < n:
+        h = rt.tanh(h * w)
+        (g,) = rt.grad(h.sum(), h)  # no h.detach(): the next trip walks into this one
+        total = total + g
+        i += 1
+    return h, total
+
+
+def _outcome(fn, args):
+    """Where eager code (or the converted call) raises: ('call', message), ('backward',
+    message), or ('ok', gradient of the first input) after a backward through the first
+    result; the returned values besides."""
+    try:
+        out = fn(*args)
+    except RuntimeError as e:
+        return ("call", str(e).splitlines()[0]), None
+    first = out[0] if isinstance(out, tuple) else out
+    values = [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+    try:
+        first.sum().backward()
+    except RuntimeError as e:
+        return ("backward", str(e).splitlines()[0]), values
+    return ("ok", args[0].grad.numpy()), values
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (pgd_from_leaf, ["ok", "ok", "backward", "call"]),
+    (pgd_from_a_copy, ["ok", "backward", "call", "call"]),
+    (truncated_bptt, ["ok", "backward", "call", "call"])])
+def test_a_trip_whose_gradient_walks_what_an_earlier_trip_freed_raises_on_that_trip(
+        fn, expected):
+    static = d2s.to_static(fn)
+    w = rt.to_tensor(np.array([0.5, 1.5, -1.0], "float32"))
+    for trips in range(4):
+        got = []
+        for f in (fn, static):
+            x = _x()
+            args = (x, rt.to_tensor(trips)) if fn is not truncated_bptt else (
+                x, w, rt.to_tensor(trips))
+            got.append(_outcome(f, args))
+        (eager, e_values), (conv, s_values) = got
+        assert eager[0] == conv[0] == expected[trips], (trips, eager, conv)
+        if eager[0] == "ok":
+            np.testing.assert_allclose(conv[1], eager[1], rtol=1e-6)
+        else:
+            assert conv[1] == eager[1] and "already freed" in eager[1]
+        if e_values is not None:
+            assert len(e_values) == len(s_values)
+            for e, s in zip(e_values, s_values):
+                np.testing.assert_allclose(s, e, rtol=1e-5, atol=1e-6)
+
+
+def test_the_trip_error_names_the_users_line():
+    static = d2s.to_static(pgd_from_a_copy)
+    with pytest.raises(RuntimeError) as info:
+        static(_x(), rt.to_tensor(3))
+    text = "\n".join([str(info.value)] + getattr(info.value, "__notes__", []))
+    assert "already freed" in text
+    assert "(g,) = rt.grad(loss, x_adv)" in text and "test_grad_frees_graph_in_loops.py" in text

@@ -1,0 +1,187 @@
+"""The graph the gradients taken in a graph loop's body free, trip by trip, as eager autograd
+frees it.
+
+An `rt.grad` without `retain_graph` in a loop body frees, on each trip, the graph its targets
+were computed from: that trip's values and, through the loop variables, what earlier trips
+(and the code before the loop) computed. Eager code raises "backward through a graph that
+was already freed" on the trip whose gradient walks into a graph an earlier trip freed:
+truncated backpropagation through time without `h = h.detach()` on the second trip, a PGD
+step `x_adv = x_adv + a * g.sign()` from a leaf on the third (the first trip's `x_adv` is the
+leaf itself, which holds no graph to free). After the call, a `backward()` through a loop
+variable whose graph holds a value some trip freed raises too.
+
+The program traces one trip for all of them (`freed_graph.value_graph` follows each loop
+variable through the body), so `follow_loop_frees` makes the loop carry what only the trips
+tell: per loop variable, whether its graph holds a value a trip freed (`holds`), and whether a
+trip ran before this one (from which a loop variable that entered as a leaf holds a graph).
+A gradient in the body then raises eager's error, at the user's line, on a trip where it walks
+a loop variable that holds a freed value (or a value from before the loop that an earlier
+trip freed); the loop's results report the flags for `freed_graph.freed_conditions`.
+Loops at the program's top level are followed so; a loop nested in a branch or another loop
+is left to the read-based answer (`reach_values.block_ran`).
+"""
+from __future__ import annotations
+
+import functools
+
+from .. import core
+from ..dtypes import bool_
+from ..ops.logic import logical_or
+from ..ops.registry import STATE
+from .builder import Builder
+from .control_flow import cond
+from .debug_ops import raise_error
+from .freed_graph import value_graph, walk
+from .ir import Program, defined_under
+from .origin import short
+
+
+def follow_loop_frees(program: Program, error) -> dict:
+    """For each top-level `while` op whose body took a gradient without `retain_graph`: the
+    loop gains its flags and the run-time raises (`error()` gives the exception); returns
+    {body block index: {loop output name: top-level flag name, True where the output's graph
+    holds a value a trip freed}}."""
+    found = {}
+    if not program.gradient_walks:
+        return found
+    for op in list(program.global_block().ops):
+        if op.type != "while" or len(op.blocks) != 2:
+            continue
+        body = program.blocks[op.blocks[1]]
+        freed = {n for n, blocks in program.freed.items() if blocks.get(body.idx, 1) is None}
+        walks = [w for w in program.gradient_walks if w[0] == body.idx]
+        if freed and walks:
+            found[body.idx] = _Loop(program, op, freed).follow(walks, error)
+    return found
+
+
+class _Loop:
+    """One top-level `while` op and what its body's gradients free (names, one trip's)."""
+
+    def __init__(self, program: Program, op, freed: set):
+        self.program, self.op, self.freed = program, op, freed
+        self.cblk, self.bblk = (program.blocks[i] for i in op.blocks)
+        self.params = list(self.bblk.params)
+        self.index = {p: j for j, p in enumerate(self.params)}
+        self.graph = graph = value_graph(program)
+        self.stop = frozenset(self.params)
+        inside = defined_under(program, self.bblk.idx)
+        # (values from before the loop an earlier trip's gradient freed)
+        self.outer = {n for n in freed if n not in inside and n in graph}
+        self.entry_node = [x.__class__ is str and self._made_by_op(x, frozenset())[0]
+                           for x in op.inputs[:len(self.params)]]
+        self.carried = [j for j, p in enumerate(self.params) if walk(program, graph, [p],
+                                                                     stop={p})]
+
+    def follow(self, walks: list, error) -> dict:
+        program, bblk = self.program, self.bblk
+        prev = STATE.builder
+        STATE.builder = Builder(program)
+        STATE.builder.cross_block_reads = True
+        try:
+            ran = self._new_flag()
+            holds = {j: self._new_flag() for j in self.carried}
+            STATE.builder.block = bblk
+            for _, position, names, origin in sorted(walks, key=lambda w: -w[1]):
+                self._raise_at(position, names, origin, ran, holds, error)
+            results = [self._holds_after(j, ran, holds) for j in self.carried]
+            bblk.results.extend(self._constant(r) if isinstance(r, bool) else r.name
+                                for r in [True, *results])
+        finally:
+            STATE.builder = prev
+        program.touch()
+        n = len(self.params)
+        return {self.op.outputs[j]: self.op.outputs[n + 1 + i]
+                for i, j in enumerate(self.carried)}
+
+    def _new_flag(self):
+        """A new bool loop variable of the loop, False at entry: its body parameter."""
+        program, op = self.program, self.op
+        param = self.bblk.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+        self.bblk.params.append(param.name)
+        self.cblk.params.append(self.cblk.new_var(program.fresh_name(), (), bool_,
+                                                  stop_gradient=True).name)
+        out = program.global_block().new_var(program.fresh_name(), (), bool_,
+                                             stop_gradient=True)
+        op.inputs.append(self._constant(False))
+        op.outputs.insert(len(self.bblk.params) - 1, out.name)
+        return param
+
+    def _made_by_op(self, name: str, stop) -> tuple:
+        """(whether an op computes `name` along its graph, not only branches and loops that
+        pass values on, up to `stop`; the loop variables in `stop` it passes on)."""
+        graph = self.graph
+        reached = walk(self.program, graph, [name], stop=stop)
+        return (any(graph[n][1] is not None for n in reached if n in graph and n not in stop),
+                [self.index[n] for n in reached if n in stop])
+
+    def _has_node(self, i: int, ran):
+        """Whether loop variable `i` holds a graph at a trip's start (is no leaf): as it
+        entered, or after a trip when an op of the body computes it."""
+        if self.entry_node[i]:
+            return True
+        result = self.bblk.results[i]
+        if result.__class__ is not str:
+            return False
+        by_op, passed = self._made_by_op(result, self.stop)
+        return ran if by_op else any(self.entry_node[k] for k in passed)
+
+    def _holds(self, names, ran, holds) -> list:
+        """What tells whether a graph walking `names` holds a freed value: True, or flags."""
+        out = []
+        for n in names:
+            i = self.index.get(n)
+            if i is None:
+                if n in self.freed:
+                    return [True]
+                continue
+            if i in holds:
+                out.append(holds[i])
+            if n in self.freed:
+                out.append(self._has_node(i, ran))
+        return out
+
+    def _holds_after(self, j: int, ran, holds):
+        result = self.bblk.results[j]
+        if result.__class__ is not str:
+            return False
+        return _any(self._holds(walk(self.program, self.graph, [result], stop=self.stop),
+                                ran, holds))
+
+    def _raise_at(self, position: int, names, origin, ran, holds, error) -> None:
+        """A `cond` op before the gradient's ops (at `position` of the body) raising `error()`
+        on the trips where the gradient, walking `names`, meets a value an earlier trip
+        freed; its ops carry the gradient's `origin` (the user's line)."""
+        program, ops = self.program, self.bblk.ops
+        mark, first_block = len(ops), len(program.blocks)
+        walks = [holds[self.index[n]] for n in names if self.index.get(n) in holds]
+        if not self.outer.isdisjoint(names):
+            walks.append(ran)
+        meets = _any(walks)
+        if meets is False:
+            return
+        cond(meets, lambda: raise_error(error(), at=short(origin)), lambda: None)
+        made = ops[mark:]  # (the flag's ops and the cond op: moved before the gradient's)
+        del ops[mark:]
+        ops[position:position] = made
+        at = program.add_origin(origin)
+        for op in made + [op for b in program.blocks[first_block:] for op in b.ops]:
+            op.origin = at
+
+    def _constant(self, value: bool) -> str:
+        """The name of a constant bool (a captured tensor: readable in every block)."""
+        b = STATE.builder
+        prev, b.block = b.block, self.program.global_block()
+        try:
+            return b.capture(core.constant(value))
+        finally:
+            b.block = prev
+
+
+def _any(values: list):
+    """The logical or of bools and 0-d bool Variables, folding the Python ones."""
+    if any(v is True for v in values):
+        return True
+    vs = [v for v in values if v is not False]
+    return functools.reduce(logical_or, vs) if vs else False
+
