@@ -26,7 +26,7 @@ import functools
 
 from .. import core
 from ..dtypes import bool_
-from ..ops.logic import logical_or
+from ..ops.logic import logical_and, logical_or
 from ..ops.registry import STATE
 from .builder import Builder
 from .control_flow import cond
@@ -34,6 +34,7 @@ from .debug_ops import raise_error
 from .freed_graph import value_graph, walk
 from .ir import Program, defined_under
 from .origin import short
+from .reach_values import branch_output
 
 
 def follow_loop_frees(program: Program, error) -> dict:
@@ -47,20 +48,39 @@ def follow_loop_frees(program: Program, error) -> dict:
     for op in list(program.global_block().ops):
         if op.type != "while" or len(op.blocks) != 2:
             continue
-        body = program.blocks[op.blocks[1]]
-        freed = {n for n, blocks in program.freed.items() if blocks.get(body.idx, 1) is None}
-        walks = [w for w in program.gradient_walks if w[0] == body.idx]
+        under = _branches_under(program, op.blocks[1])
+        freed = {n: [b for b, why in blocks.items() if b in under and why is None]
+                 for n, blocks in program.freed.items()}
+        freed = {n: blocks for n, blocks in freed.items() if blocks}
+        walks = [w for w in program.gradient_walks if w[0] in under]
         if freed and walks:
-            found[body.idx] = _Loop(program, op, freed).follow(walks, error)
+            found[op.blocks[1]] = _Loop(program, op, freed).follow(walks, error)
     return found
+
+
+def _branches_under(program: Program, idx: int) -> dict:
+    """Block `idx` and the branches of the `cond` ops in it (and in those, ...): block ->
+    (its `cond` op, the block around it), None for `idx`."""
+    out, todo = {idx: None}, [idx]
+    while todo:
+        block = program.blocks[todo.pop()]
+        for op in block.ops:
+            if op.type == "cond":
+                for sub in op.blocks:
+                    out[sub] = (op, block)
+                    todo.append(sub)
+    return out
 
 
 class _Loop:
     """One top-level `while` op and what its body's gradients free (names, one trip's)."""
 
-    def __init__(self, program: Program, op, freed: set):
-        self.program, self.op, self.freed = program, op, freed
+    def __init__(self, program: Program, op, freed: dict):
+        self.program, self.op = program, op
+        self.freed = freed  # name -> the blocks (the body, branches in it) freeing it
         self.cblk, self.bblk = (program.blocks[i] for i in op.blocks)
+        self.under = _branches_under(program, self.bblk.idx)
+        self.taken: dict = {}
         self.params = list(self.bblk.params)
         self.index = {p: j for j, p in enumerate(self.params)}
         self.graph = graph = value_graph(program)
@@ -81,18 +101,43 @@ class _Loop:
         try:
             ran = self._new_flag()
             holds = {j: self._new_flag() for j in self.carried}
+            # (whether a trip freed a value from before the loop)
+            outer = self._new_flag() if self.outer else False
+            for block, position, names, origin in sorted(walks, key=lambda w: -w[1]):
+                STATE.builder.block = program.blocks[block]
+                self._raise_at(position, names, origin, outer, holds, error)
             STATE.builder.block = bblk
-            for _, position, names, origin in sorted(walks, key=lambda w: -w[1]):
-                self._raise_at(position, names, origin, ran, holds, error)
-            results = [self._holds_after(j, ran, holds) for j in self.carried]
+            results = [True] + [self._holds_after(j, ran, holds) for j in self.carried]
+            if self.outer:
+                results.append(_any([outer] + [self._freed_when(n) for n in self.outer]))
             bblk.results.extend(self._constant(r) if isinstance(r, bool) else r.name
-                                for r in [True, *results])
+                                for r in results)
         finally:
             STATE.builder = prev
         program.touch()
         n = len(self.params)
         return {self.op.outputs[j]: self.op.outputs[n + 1 + i]
                 for i, j in enumerate(self.carried)}
+
+    def _freed_when(self, name: str):
+        """True, or the bool of the body that is True on the trips that freed `name`."""
+        blocks = self.freed[name]
+        if self.bblk.idx in blocks:
+            return True
+        return _any([self._taken_flag(b) for b in blocks])
+
+    def _taken_flag(self, idx: int):
+        """A bool of the body, True on the trips that ran branch `idx` (inside it): each
+        `cond` op around the branch gains an output (`reach_values.branch_output`)."""
+        v = self.taken.get(idx)
+        if v is None:
+            v, block = True, self.program.blocks[idx]
+            while block is not self.bblk:
+                op, parent = self.under[block.idx]
+                v = branch_output(self.program, op, block, v)
+                block = parent
+            self.taken[idx] = v
+        return v
 
     def _new_flag(self):
         """A new bool loop variable of the loop, False at entry: its body parameter."""
@@ -133,12 +178,12 @@ class _Loop:
             i = self.index.get(n)
             if i is None:
                 if n in self.freed:
-                    return [True]
+                    out.append(self._freed_when(n))
                 continue
             if i in holds:
                 out.append(holds[i])
             if n in self.freed:
-                out.append(self._has_node(i, ran))
+                out.append(_all([self._has_node(i, ran), self._freed_when(n)]))
         return out
 
     def _holds_after(self, j: int, ran, holds):
@@ -148,15 +193,16 @@ class _Loop:
         return _any(self._holds(walk(self.program, self.graph, [result], stop=self.stop),
                                 ran, holds))
 
-    def _raise_at(self, position: int, names, origin, ran, holds, error) -> None:
-        """A `cond` op before the gradient's ops (at `position` of the body) raising `error()`
-        on the trips where the gradient, walking `names`, meets a value an earlier trip
-        freed; its ops carry the gradient's `origin` (the user's line)."""
-        program, ops = self.program, self.bblk.ops
+    def _raise_at(self, position: int, names, origin, outer, holds, error) -> None:
+        """A `cond` op before the gradient's ops (at `position` of the block being built: the
+        body, a branch in it) raising `error()` on the trips where the gradient, walking
+        `names`, meets a value an earlier trip freed; its ops carry the gradient's `origin`
+        (the user's line)."""
+        program, ops = self.program, STATE.builder.block.ops
         mark, first_block = len(ops), len(program.blocks)
         walks = [holds[self.index[n]] for n in names if self.index.get(n) in holds]
         if not self.outer.isdisjoint(names):
-            walks.append(ran)
+            walks.append(outer)
         meets = _any(walks)
         if meets is False:
             return
@@ -176,6 +222,14 @@ class _Loop:
             return b.capture(core.constant(value))
         finally:
             b.block = prev
+
+
+def _all(values: list):
+    """The logical and of bools and 0-d bool Variables, folding the Python ones."""
+    if any(v is False for v in values):
+        return False
+    vs = [v for v in values if v is not True]
+    return functools.reduce(logical_and, vs) if vs else True
 
 
 def _any(values: list):

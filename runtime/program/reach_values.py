@@ -164,20 +164,28 @@ def block_ran(program, idx: int) -> Variable | None:
     with _building(program):
         while block.idx != 0:
             op, parent = owners[block.idx]
-            if op.type == "cond":  # (an output: `v` from this branch, False from others)
-                out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
-                op.outputs.append(out.name)
-                for sub in op.blocks:
-                    program.blocks[sub].results.append(
-                        (_constant(program, True) if v is True else v.name)
-                        if sub == block.idx else _false(program))
-                v = out
+            if op.type == "cond":
+                v = branch_output(program, op, block, v)
             elif op.type == "while" and block.idx == op.blocks[-1]:
                 v = _ran_trip(program, op, parent, v)
             elif op.type != "while" or v is not True:  # (a loop's test runs with the loop)
                 return None
             block = parent
         return program.find_var(_constant(program, True)) if v is True else v
+
+
+def branch_output(program, op, block, v) -> Variable:
+    """A new output of the `cond` op `op` (in the block around it): `v` (True, or a bool
+    of its branch `block`) from that branch, False from the others."""
+    out = program.blocks[block.parent].new_var(program.fresh_name(), (), bool_,
+                                                stop_gradient=True)
+    op.outputs.append(out.name)
+    with _building(program):
+        for sub in op.blocks:
+            program.blocks[sub].results.append(
+                (_constant(program, True) if v is True else v.name)
+                if sub == block.idx else _false(program))
+    return out
 
 
 def _ran_trip(program, loop, block, v) -> Variable:

@@ -171,6 +171,20 @@ def pgd_from_a_copy(x, n):
     return x_adv
 
 
+def pgd_on_even_trips(x, n):
+    x_adv = x * 1.0
+    i = 0
+    while i < n:
+        if i % 2 == 0:  # (a tensor `if`: the gradient frees on the trips that take it)
+            loss = (rt.tanh(x_adv) * 2.0).sum()
+            (g,) = rt.grad(loss, x_adv)
+            x_adv = x_adv + 0.1 * g.sign()
+        else:
+            x_adv = x_adv * 1.0
+        i += 1
+    return x_adv
+
+
 def truncated_bptt(x, w, n):
     h = x
     i = 0
@@ -203,6 +217,7 @@ def _outcome(fn, args):
 @pytest.mark.parametrize("fn, expected", [
     (pgd_from_leaf, ["ok", "ok", "backward", "call"]),
     (pgd_from_a_copy, ["ok", "backward", "call", "call"]),
+    (pgd_on_even_trips, ["ok", "backward", "backward", "call"]),
     (truncated_bptt, ["ok", "backward", "call", "call"])])
 def test_a_trip_whose_gradient_walks_what_an_earlier_trip_freed_raises_on_that_trip(
         fn, expected):
