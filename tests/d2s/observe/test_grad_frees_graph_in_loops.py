@@ -249,3 +249,55 @@ def test_the_trip_error_names_the_users_line():
     text = "\n".join([str(info.value)] + getattr(info.value, "__notes__", []))
     assert "already freed" in text
     assert "(g,) = rt.grad(loss, x_adv)" in text and "test_grad_frees_graph_in_loops.py" in text
+
+
+class Accumulator:
+    """A helper object holding a buffer the loop reads, then writes in place, each trip."""
+
+    def __init__(self, x):
+        self.buf = x * 1.0
+
+    def step(self, out, x):
+        out = out + self.buf * x  # (multiply saves buf for its gradient)
+        self.buf[0] = 5.0
+        return out
+
+
+def read_then_written_per_trip(x, n):
+    acc = Accumulator(x)
+    out = rt.zeros([3])
+    i = 0
+    while i < n:
+        out = acc.step(out, x)
+        i += 1
+    return out, x * 2.0
+
+
+def written_under_nested_if(x):
+    buf = x * 1.0
+    sq = buf * buf
+    if x.sum() > 0:  # noqa: SIM102  (an if nested in another is the point)
+        if x.max() > 1.5:
+            buf[1] = 0.0
+    return sq, x * 2.0
+
+
+@pytest.mark.parametrize("fn, cases", [
+    (read_then_written_per_trip, [(0, False), (1, True), (2, True)]),
+    (written_under_nested_if, [(np.array([1.0, 2.0, 0.0], "float32"), True),
+                               (np.array([1.0, 1.0, 0.0], "float32"), False),
+                               (np.array([-1.0, -2.0, 0.0], "float32"), False)])])
+def test_a_write_after_a_read_in_a_loop_trip_or_a_nested_if(fn, cases):
+    static = d2s.to_static(fn)
+    for arg, raises in cases:
+        errors, values = [], []
+        for f in (fn, static):
+            x = _x(X0 if fn is read_then_written_per_trip else arg)
+            out, side = f(x, rt.to_tensor(arg)) if fn is read_then_written_per_trip else f(x)
+            values.append(out.numpy())
+            side.sum().backward()  # (computed apart from the written value)
+            np.testing.assert_allclose(x.grad.numpy(), np.full(3, 2.0), rtol=1e-6)
+            errors.append(_error(_backward, out) if not out.stop_gradient else None)
+        np.testing.assert_allclose(values[1], values[0], rtol=1e-6)
+        assert errors[0] == errors[1]
+        assert (errors[0] is not None and "modified in place" in errors[0]) == raises
