@@ -17,8 +17,9 @@ trip ran before this one (from which a loop variable that entered as a leaf hold
 A gradient in the body then raises eager's error, at the user's line, on a trip where it walks
 a loop variable that holds a freed value (or a value from before the loop that an earlier
 trip freed); the loop's results report the flags for `freed_graph.freed_conditions`.
-Loops at the program's top level are followed so; a loop nested in a branch or another loop
-is left to the read-based answer (`reach_values.block_ran`).
+Loops at the program's top level and in its tensor `if`s are followed so; a loop in another
+loop's body is left to `reach_values.block_ran` (its results count as freed on the runs where
+its body ran, and a later trip's gradient through them does not raise).
 """
 from __future__ import annotations
 
@@ -38,24 +39,38 @@ from .reach_values import branch_output
 
 
 def follow_loop_frees(program: Program, error) -> dict:
-    """For each top-level `while` op whose body took a gradient without `retain_graph`: the
-    loop gains its flags and the run-time raises (`error()` gives the exception); returns
-    {body block index: {loop output name: top-level flag name, True where the output's graph
-    holds a value a trip freed}}."""
+    """For each `while` op at the program's top level, or in its tensor `if`s, whose body
+    took a gradient without `retain_graph`: the loop gains its flags and the run-time raises
+    (`error()` gives the exception); returns {body block index: {loop output name: top-level
+    flag name, True where the output's graph holds a value a trip freed}}."""
     found = {}
     if not program.gradient_walks:
         return found
-    for op in list(program.global_block().ops):
-        if op.type != "while" or len(op.blocks) != 2:
-            continue
+    outside = _branches_under(program, 0)
+    loops = [(op, block) for block in (program.blocks[i] for i in outside)
+             for op in block.ops if op.type == "while" and len(op.blocks) == 2]
+    for op, block in loops:
         under = _branches_under(program, op.blocks[1])
         freed = {n: [b for b, why in blocks.items() if b in under and why is None]
                  for n, blocks in program.freed.items()}
         freed = {n: blocks for n, blocks in freed.items() if blocks}
         walks = [w for w in program.gradient_walks if w[0] in under]
         if freed and walks:
-            found[op.blocks[1]] = _Loop(program, op, freed).follow(walks, error)
+            flags = _Loop(program, op, block, freed).follow(walks, error)
+            found[op.blocks[1]] = {out: _lifted(program, outside, block, flag)
+                                   for out, flag in flags.items()}
     return found
+
+
+def _lifted(program: Program, outside: dict, block, flag: str) -> str:
+    """The top-level flag for `flag`, a bool of `block` (a branch): False where a `cond` op
+    around it took another branch (`reach_values.branch_output`)."""
+    v = program.find_var(flag)
+    while block.idx != 0:
+        op, parent = outside[block.idx]
+        v = branch_output(program, op, block, v)
+        block = parent
+    return v.name
 
 
 def _branches_under(program: Program, idx: int) -> dict:
@@ -73,10 +88,10 @@ def _branches_under(program: Program, idx: int) -> dict:
 
 
 class _Loop:
-    """One top-level `while` op and what its body's gradients free (names, one trip's)."""
+    """One `while` op (in `block`) and what its body's gradients free (names, one trip's)."""
 
-    def __init__(self, program: Program, op, freed: dict):
-        self.program, self.op = program, op
+    def __init__(self, program: Program, op, block, freed: dict):
+        self.program, self.op, self.block = program, op, block
         self.freed = freed  # name -> the blocks (the body, branches in it) freeing it
         self.cblk, self.bblk = (program.blocks[i] for i in op.blocks)
         self.under = _branches_under(program, self.bblk.idx)
@@ -146,8 +161,7 @@ class _Loop:
         self.bblk.params.append(param.name)
         self.cblk.params.append(self.cblk.new_var(program.fresh_name(), (), bool_,
                                                   stop_gradient=True).name)
-        out = program.global_block().new_var(program.fresh_name(), (), bool_,
-                                             stop_gradient=True)
+        out = self.block.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
         op.inputs.append(self._constant(False))
         op.outputs.insert(len(self.bblk.params) - 1, out.name)
         return param

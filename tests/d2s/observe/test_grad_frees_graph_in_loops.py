@@ -185,6 +185,18 @@ def pgd_on_even_trips(x, n):
     return x_adv
 
 
+def pgd_when_asked(x, n):
+    x_adv = x * 1.0
+    if n > 0:  # (a tensor `if` around the loop)
+        i = 0
+        while i < n:
+            loss = (rt.tanh(x_adv) * 2.0).sum()
+            (g,) = rt.grad(loss, x_adv)
+            x_adv = x_adv + 0.1 * g.sign()
+            i += 1
+    return x_adv
+
+
 def truncated_bptt(x, w, n):
     h = x
     i = 0
@@ -218,6 +230,7 @@ def _outcome(fn, args):
     (pgd_from_leaf, ["ok", "ok", "backward", "call"]),
     (pgd_from_a_copy, ["ok", "backward", "call", "call"]),
     (pgd_on_even_trips, ["ok", "backward", "backward", "call"]),
+    (pgd_when_asked, ["ok", "backward", "call", "call"]),
     (truncated_bptt, ["ok", "backward", "call", "call"])])
 def test_a_trip_whose_gradient_walks_what_an_earlier_trip_freed_raises_on_that_trip(
         fn, expected):
