@@ -314,3 +314,23 @@ def test_a_write_after_a_read_in_a_loop_trip_or_a_nested_if(fn, cases):
         np.testing.assert_allclose(values[1], values[0], rtol=1e-6)
         assert errors[0] == errors[1]
         assert (errors[0] is not None and "modified in place" in errors[0]) == raises
+
+
+def freed_then_detached_on_some_runs(x):
+    y = x * 2
+    (g,) = rt.grad(y.sum(), x)  # frees y's graph
+    if x.sum() > 0:
+        y = y.detach()  # (then a backward() says it has no gradient path at all)
+    return y, g
+
+
+@pytest.mark.parametrize("x0, message", [
+    (np.array([1.0, 2.0, 0.5], "float32"), "stop_gradient=True"),
+    (np.array([-1.0, -2.0, 0.5], "float32"), "already freed")])
+def test_a_freed_result_a_branch_detached_has_no_gradient_path(x0, message):
+    errors = []
+    for fn in (freed_then_detached_on_some_runs, d2s.to_static(freed_then_detached_on_some_runs)):
+        y, _ = fn(_x(x0))
+        assert y.stop_gradient == (message != "already freed")
+        errors.append(_error(_backward, y))
+    assert errors[0] == errors[1] and message in errors[0]
