@@ -18,6 +18,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
+from runtime.program.freed_branches import follow_branch_frees
 from runtime.program.freed_graph import freed_conditions, graph_ops
 from runtime.program.freed_loops import follow_loop_frees
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
@@ -99,6 +100,7 @@ def _freed_results(program, outs: list) -> tuple:
     preds: dict = {}
     freed = []
     names = [outs[k].name for k in diff]
+    follow_branch_frees(program, lambda: RuntimeError(FREED))
     loops = follow_loop_frees(program, lambda: RuntimeError(FREED))
     for k, conds in zip(diff, freed_conditions(program, names, block_ran, loops),
                         strict=True):

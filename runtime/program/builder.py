@@ -134,8 +134,10 @@ class Builder:
         program, idx = self.program, self.block.idx
         walked = freed_graph.walked(program, targets)
         origin = _origin.capture(2)
-        if idx:  # (a later trip's gradient may walk what this trip's frees: `freed_loops`)
-            program.gradient_walks.append((idx, len(self.block.ops), walked, origin))
+        # (a later trip's or branch's gradient may walk what this one frees: the program's
+        # runs tell, `freed_loops`)
+        program.gradient_walks.append(freed_graph.GradientWalk(
+            idx, len(self.block.ops), walked, origin, False))
         if not freed_graph.frees_again(program, walked, idx):
             return
         if idx == 0:
@@ -146,6 +148,9 @@ class Builder:
         """`rt.grad` without `retain_graph` while building: the graph behind `targets` is
         freed, as eager autograd frees it, on the runs that take it (`freed_graph.py`)."""
         freed_graph.free_graph(self.program, targets, self.block.idx)
+        walks = self.program.gradient_walks
+        if walks and walks[-1].block == self.block.idx:  # (the gradient just checked)
+            walks[-1] = walks[-1]._replace(frees=True)
 
     def overwrote(self, handle, writer=None) -> None:
         """`handle`'s value is about to be written in place (`x[i] = v` by the op that makes

@@ -35,7 +35,27 @@ all of them.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .ir import Program, block_free, defined_under
+
+
+class GradientWalk(NamedTuple):
+    """A gradient taken while building (`Program.gradient_walks`, in the order taken)."""
+
+    block: int
+    position: int  # (of its first op in the block)
+    names: frozenset  # what it walks (`walked`)
+    origin: tuple | None  # the user's line
+    frees: bool  # without retain_graph
+
+
+def insert_ops(program: Program, block: int, position: int, ops: list) -> None:
+    """Put `ops` into block `block` at `position`, moving the gradients noted after it."""
+    program.blocks[block].ops[position:position] = ops
+    program.gradient_walks = [w._replace(position=w.position + len(ops))
+                              if w.block == block and w.position >= position else w
+                              for w in program.gradient_walks]
 
 
 def free_graph(program: Program, targets, block: int) -> None:

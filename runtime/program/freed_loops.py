@@ -25,17 +25,12 @@ from __future__ import annotations
 
 import functools
 
-from .. import core
 from ..dtypes import bool_
 from ..ops.logic import logical_and, logical_or
-from ..ops.registry import STATE
-from .builder import Builder
-from .control_flow import cond
-from .debug_ops import raise_error
-from .freed_graph import value_graph, walk
+from .freed_branches import raise_before
+from .freed_graph import GradientWalk, value_graph, walk
 from .ir import Program, defined_under
-from .origin import short
-from .reach_values import branch_output
+from .reach_values import bool_constant, branch_output, building
 
 
 def follow_loop_frees(program: Program, error) -> dict:
@@ -110,25 +105,23 @@ class _Loop:
 
     def follow(self, walks: list, error) -> dict:
         program, bblk = self.program, self.bblk
-        prev = STATE.builder
-        STATE.builder = Builder(program)
-        STATE.builder.cross_block_reads = True
-        try:
-            ran = self._new_flag()
-            holds = {j: self._new_flag() for j in self.carried}
-            # (whether a trip freed a value from before the loop)
-            outer = self._new_flag() if self.outer else False
-            for block, position, names, origin in sorted(walks, key=lambda w: -w[1]):
-                STATE.builder.block = program.blocks[block]
-                self._raise_at(position, names, origin, outer, holds, error)
-            STATE.builder.block = bblk
-            results = [True] + [self._holds_after(j, ran, holds) for j in self.carried]
-            if self.outer:
-                results.append(_any([outer] + [self._freed_when(n) for n in self.outer]))
-            bblk.results.extend(self._constant(r) if isinstance(r, bool) else r.name
-                                for r in results)
-        finally:
-            STATE.builder = prev
+        with building(program) as b:
+            prev = b.block
+            try:
+                ran = self._new_flag()
+                holds = {j: self._new_flag() for j in self.carried}
+                # (whether a trip freed a value from before the loop)
+                outer = self._new_flag() if self.outer else False
+                for w in sorted(walks, key=lambda w: -w.position):
+                    self._raise_at(w, outer, holds, error)
+                b.block = bblk
+                results = [True] + [self._holds_after(j, ran, holds) for j in self.carried]
+                if self.outer:
+                    results.append(_any([outer] + [self._freed_when(n) for n in self.outer]))
+                bblk.results.extend(bool_constant(program, r) if isinstance(r, bool)
+                                    else r.name for r in results)
+            finally:
+                b.block = prev
         program.touch()
         n = len(self.params)
         return {self.op.outputs[j]: self.op.outputs[n + 1 + i]
@@ -162,7 +155,7 @@ class _Loop:
         self.cblk.params.append(self.cblk.new_var(program.fresh_name(), (), bool_,
                                                   stop_gradient=True).name)
         out = self.block.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
-        op.inputs.append(self._constant(False))
+        op.inputs.append(bool_constant(self.program, False))
         op.outputs.insert(len(self.bblk.params) - 1, out.name)
         return param
 
@@ -207,35 +200,16 @@ class _Loop:
         return _any(self._holds(walk(self.program, self.graph, [result], stop=self.stop),
                                 ran, holds))
 
-    def _raise_at(self, position: int, names, origin, outer, holds, error) -> None:
-        """A `cond` op before the gradient's ops (at `position` of the block being built: the
-        body, a branch in it) raising `error()` on the trips where the gradient, walking
-        `names`, meets a value an earlier trip freed; its ops carry the gradient's `origin`
-        (the user's line)."""
-        program, ops = self.program, STATE.builder.block.ops
-        mark, first_block = len(ops), len(program.blocks)
+    def _raise_at(self, walk_: GradientWalk, outer, holds, error) -> None:
+        """Raise `error()` before the gradient `walk_` (in the body, a branch in it) on the
+        trips where it meets a value an earlier trip freed (`raise_before`)."""
+        names = walk_.names
         walks = [holds[self.index[n]] for n in names if self.index.get(n) in holds]
         if not self.outer.isdisjoint(names):
             walks.append(outer)
-        meets = _any(walks)
-        if meets is False:
-            return
-        cond(meets, lambda: raise_error(error(), at=short(origin)), lambda: None)
-        made = ops[mark:]  # (the flag's ops and the cond op: moved before the gradient's)
-        del ops[mark:]
-        ops[position:position] = made
-        at = program.add_origin(origin)
-        for op in made + [op for b in program.blocks[first_block:] for op in b.ops]:
-            op.origin = at
-
-    def _constant(self, value: bool) -> str:
-        """The name of a constant bool (a captured tensor: readable in every block)."""
-        b = STATE.builder
-        prev, b.block = b.block, self.program.global_block()
-        try:
-            return b.capture(core.constant(value))
-        finally:
-            b.block = prev
+        if walks:
+            raise_before(self.program, walk_.block, walk_.position, walks, walk_.origin,
+                         error)
 
 
 def _all(values: list):

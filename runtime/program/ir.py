@@ -151,8 +151,7 @@ class Program:
         # (`freed_graph.py`)
         self.freed: dict = {}
         self.overwritten: list = []
-        # (block, op position, names its graph walks, user origin) per gradient taken in a
-        # graph block while building (`freed_loops.py`)
+        # `freed_graph.GradientWalk` per gradient taken while building (`freed_loops.py`)
         self.gradient_walks: list = []
 
     # ---- names --------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from runtime import nn
 
 X0 = np.array([0.5, -1.0, 2.0], "float32")
 
@@ -334,3 +335,44 @@ def test_a_freed_result_a_branch_detached_has_no_gradient_path(x0, message):
         assert y.stop_gradient == (message != "already freed")
         errors.append(_error(_backward, y))
     assert errors[0] == errors[1] and message in errors[0]
+
+
+class Regularised(nn.Layer):
+    """A critic whose two optional penalties each take an input gradient of one score."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def forward(self, x, use_gp, use_r1):
+        score = rt.tanh(self.fc(x)).sum()
+        total = score * 0.0
+        if use_gp > 0:  # noqa: SIM102  (a nested branch frees as well)
+            if x.sum() > -100.0:
+                (g,) = rt.grad(score, x)  # frees the score's graph on these runs
+                total = total + ((g.norm(p=2, axis=1) - 1) ** 2).mean()
+        if use_r1 > 0:
+            (g2,) = rt.grad(score, x)  # eager: "already freed" where the first ran
+            total = total + (g2 * g2).sum()
+        elif use_gp > 1:
+            total = total * 2.0
+        return total
+
+
+@pytest.mark.parametrize("gp, r1", [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0)])
+def test_a_gradient_after_one_on_an_earlier_branch_raises_on_the_runs_that_took_it(gp, r1):
+    rt.seed(0)
+    eager = Regularised()
+    layer = Regularised()
+    layer.set_state_dict(eager.state_dict())
+    static = d2s.to_static(layer)
+    x0 = np.array([[1.0, -2.0, 0.5], [0.5, 0.25, -1.0]], "float32")
+    got = []
+    for fn in (eager, static):
+        x = rt.to_tensor(x0, stop_gradient=False)
+        got.append(_error(fn, x, rt.to_tensor(gp), rt.to_tensor(r1))
+                   or fn(x, rt.to_tensor(gp), rt.to_tensor(r1)).numpy())
+    if gp and r1:
+        assert got[0] == got[1] and "already freed" in got[0]
+    else:
+        np.testing.assert_allclose(got[1], got[0], rtol=1e-5, atol=1e-6)
