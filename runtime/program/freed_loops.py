@@ -36,8 +36,9 @@ from .reach_values import bool_constant, branch_output, building
 def follow_loop_frees(program: Program, error) -> dict:
     """For each `while` op at the program's top level, or in its tensor `if`s, whose body
     took a gradient without `retain_graph`: the loop gains its flags and the run-time raises
-    (`error()` gives the exception); returns {body block index: {loop output name: top-level
-    flag name, True where the output's graph holds a value a trip freed}}."""
+    (`error()` gives the exception); returns {block index (the body, a branch in it): {loop
+    output name: top-level flag name, True where the output's graph holds a value a trip
+    freed}}."""
     found = {}
     if not program.gradient_walks:
         return found
@@ -52,8 +53,8 @@ def follow_loop_frees(program: Program, error) -> dict:
         walks = [w for w in program.gradient_walks if w[0] in under]
         if freed and walks:
             flags = _Loop(program, op, block, freed).follow(walks, error)
-            found[op.blocks[1]] = {out: _lifted(program, outside, block, flag)
-                                   for out, flag in flags.items()}
+            flags = {out: _lifted(program, outside, block, flag) for out, flag in flags.items()}
+            found.update(dict.fromkeys(under, flags))
     return found
 
 

@@ -186,6 +186,20 @@ def pgd_on_even_trips(x, n):
     return x_adv
 
 
+def pgd_from_leaf_on_even_trips(x, n):
+    x_adv = x
+    i = 0
+    while i < n:
+        if i % 2 == 0:
+            loss = (rt.tanh(x_adv) * 2.0).sum()
+            (g,) = rt.grad(loss, x_adv)
+            x_adv = x_adv + 0.1 * g.sign()
+        else:
+            x_adv = x_adv * 1.0
+        i += 1
+    return x_adv
+
+
 def pgd_when_asked(x, n):
     x_adv = x * 1.0
     if n > 0:  # (a tensor `if` around the loop)
@@ -232,6 +246,7 @@ def _outcome(fn, args):
     (pgd_from_a_copy, ["ok", "backward", "call", "call"]),
     (pgd_on_even_trips, ["ok", "backward", "backward", "call"]),
     (pgd_when_asked, ["ok", "backward", "call", "call"]),
+    (pgd_from_leaf_on_even_trips, ["ok", "ok", "ok", "backward"]),
     (truncated_bptt, ["ok", "backward", "call", "call"])])
 def test_a_trip_whose_gradient_walks_what_an_earlier_trip_freed_raises_on_that_trip(
         fn, expected):
