@@ -318,7 +318,8 @@ class Entry:
         for k, conds in self.freed_out:
             why = next((why for i, truth, why in conds
                         if i is None or bool(arrays[i]) is truth), False)
-            if why is not False and not outs[k].stop_gradient:  # (not cut on this run)
+            if why is not False and not any(  # (a result cut on this run has no graph)
+                    j == k and bool(arrays[flag]) for j, flag in self.stop_flags):
                 _freed(outs[k], why)
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
