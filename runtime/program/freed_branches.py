@@ -36,7 +36,7 @@ def follow_branch_frees(program: Program, error) -> None:
     owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
     found = []
     for k, later in enumerate(walks):
-        blocks = [w.block for w in walks[:k] if w.frees and not _encloses(
+        blocks = [w.block for w in walks[:k] if w.frees and not encloses(
             program, w.block, later.block) and not later.names.isdisjoint(
                 n for n in w.names if n in graph or n in params)]
         if blocks:
@@ -92,7 +92,7 @@ def _ran_before(program: Program, owners: dict, idx: int, later: int):
     return None if v is True else v
 
 
-def _encloses(program: Program, outer: int, idx: int) -> bool:
+def encloses(program: Program, outer: int, idx: int) -> bool:
     """Whether block `outer` is block `idx` or a block around it."""
     while idx is not None:
         if idx == outer:

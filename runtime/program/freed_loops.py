@@ -27,7 +27,7 @@ import functools
 
 from ..dtypes import bool_
 from ..ops.logic import logical_and, logical_or
-from .freed_branches import raise_before
+from .freed_branches import encloses, raise_before
 from .freed_graph import GradientWalk, value_graph, walk
 from .ir import Program, defined_under
 from .reach_values import bool_constant, branch_output, building
@@ -53,20 +53,40 @@ def follow_loop_frees(program: Program, error) -> dict:
         walks = [w for w in program.gradient_walks if w[0] in under]
         if freed and walks:
             flags = _Loop(program, op, block, freed).follow(walks, error)
-            flags = {out: _lifted(program, outside, block, flag) for out, flag in flags.items()}
-            found.update(dict.fromkeys(under, flags))
+            lifted = {out: _lifted(program, outside, block, flag)
+                      for out, flag in flags.items()}
+            top = {out: levels[-1].name for out, levels in lifted.items()}
+            found.update(dict.fromkeys(under, top))
+            _raise_after(program, under, lifted, error)
     return found
 
 
-def _lifted(program: Program, outside: dict, block, flag: str) -> str:
-    """The top-level flag for `flag`, a bool of `block` (a branch): False where a `cond` op
-    around it took another branch (`reach_values.branch_output`)."""
+def _lifted(program: Program, outside: dict, block, flag: str) -> list:
+    """`flag`, a bool of `block` (a branch), as each block from there up to the top level
+    reads it: False where a `cond` op around it took another branch
+    (`reach_values.branch_output`)."""
     v = program.find_var(flag)
+    levels = [v]
     while block.idx != 0:
         op, parent = outside[block.idx]
         v = branch_output(program, op, block, v)
+        levels.append(v)
         block = parent
-    return v.name
+    return levels
+
+
+def _raise_after(program: Program, under: dict, lifted: dict, error) -> None:
+    """Raise `error()` before each gradient after the loop that walks a loop result whose
+    graph holds a value a trip freed (`lifted`: its flag, per level), on the runs where it
+    does."""
+    for w in sorted(program.gradient_walks, key=lambda w: -w.position):
+        if w.block in under:
+            continue
+        flags = [next(v for v in levels if encloses(program, v.block.idx, w.block))
+                 for out, levels in lifted.items() if out in w.names]
+        if flags:
+            with building(program):
+                raise_before(program, w.block, w.position, flags, w.origin, error)
 
 
 def _branches_under(program: Program, idx: int) -> dict:

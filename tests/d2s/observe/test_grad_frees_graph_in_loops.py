@@ -391,3 +391,32 @@ def test_a_gradient_after_one_on_an_earlier_branch_raises_on_the_runs_that_took_
         assert got[0] == got[1] and "already freed" in got[0]
     else:
         np.testing.assert_allclose(got[1], got[0], rtol=1e-5, atol=1e-6)
+
+
+def attack_then_input_gradient(x, n, again):
+    x_adv = x * 1.0
+    i = 0
+    while i < n:
+        loss = (rt.tanh(x_adv) * 2.0).sum()
+        (g,) = rt.grad(loss, x_adv)
+        x_adv = x_adv + 0.1 * g.sign()
+        i += 1
+    out = x_adv * 3.0
+    if again > 0:
+        (gx,) = rt.grad(out.sum(), x)  # eager: "already freed" once a trip freed x * 1.0
+        out = out + gx
+    return out
+
+
+@pytest.mark.parametrize("trips", [0, 1, 2])
+@pytest.mark.parametrize("again", [0, 1])
+def test_a_gradient_after_the_loop_through_what_its_trips_freed(trips, again):
+    static = d2s.to_static(attack_then_input_gradient)
+    got = []
+    for fn in (attack_then_input_gradient, static):
+        args = (_x(), rt.to_tensor(trips), rt.to_tensor(again))
+        got.append(_error(fn, *args) or fn(*args).numpy())
+    if (trips, again) in ((1, 1), (2, 0), (2, 1)):  # (trip 2 walks what trip 1 freed)
+        assert got[0] == got[1] and "already freed" in got[0]
+    else:
+        np.testing.assert_allclose(got[1], got[0], rtol=1e-6)
