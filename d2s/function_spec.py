@@ -161,7 +161,7 @@ class FunctionSpec:
         return tuple(parts), tensors
 
     def _full_key(self, args, kwargs, instance, training):
-        written = self._written(args)
+        written = self._written(args, kwargs)
         args = self._appended_lists(args)
         leaves: list = []
         _leaves(args, leaves)
@@ -197,17 +197,18 @@ class FunctionSpec:
             key.append(written)
         return tuple(key), tensors
 
-    def _written(self, args: tuple) -> tuple:
-        """The list / dict arguments a program writes in (`bind`) that are keyed by their
-        values (tensors in them, or other reads), by identity too: the program's writes go
-        to the objects the trace was passed."""
+    def _written(self, args: tuple, kwargs: dict) -> tuple:
+        """The list / tuple / dict / dataclass arguments a program writes in (`bind`) that are keyed by
+        their values (tensors in them, or other reads), by identity too: the program's
+        writes go to the objects the trace was passed."""
         both = self._pinned | self._bound
         if not both:
             return ()
-        return tuple(_Identity(a) for i, a in enumerate(args) if i in both and
-                     a.__class__ in (list, dict) and (i in self._pinned or any(
-                         is_tensor(x) or x.__class__ is _NDARRAY
-                         for x in pytree.flatten(a)[0])))
+        found = [_Identity(a) for i, a in enumerate(args) if i in both and
+                 pytree.is_container(a) and (i in self._pinned or any(
+                     is_tensor(x) or x.__class__ is _NDARRAY for x in pytree.flatten(a)[0]))]
+        return tuple(found + [_Identity(kwargs[k]) for k in sorted(kwargs) if k in both and
+                              pytree.is_container(kwargs[k])])
 
     def _appended_lists(self, args: tuple) -> tuple:
         """A list of Python values passed where the function only appends to it (`log.append(v)`,
@@ -236,8 +237,8 @@ class FunctionSpec:
         what they hold). True when that is new."""
         reads = self._reads() if self._reads is not None else None
         names = reads.keyed & reads.params if reads is not None else frozenset()
-        alone = frozenset(i for i in indices if i < len(self.arg_names) and
-                          self.arg_names[i] in names)
+        alone = frozenset(i for i in indices if type(i) is int and i < len(self.arg_names)
+                          and self.arg_names[i] in names)
         pinned = indices - alone
         if alone <= self._bound and pinned <= self._pinned:
             return False

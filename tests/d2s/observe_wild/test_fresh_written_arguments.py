@@ -5,7 +5,10 @@ eagerly, also where the step reads the object in ways no guard covers (`metrics.
 values, such objects matched the first call's program, whose writes went into the FIRST
 call's object: the later ones stayed empty, silently. They are keyed by identity too now
 (`FunctionSpec.bind`: a trace per fresh object, see docs/d2s.md "Known limitations")."""
+import dataclasses
+
 import numpy as np
+import pytest
 
 import d2s
 import runtime as rt
@@ -41,13 +44,13 @@ def step_counting_log(x, log):
     return x * float(len(log))  # reads what the list holds: keyed by its value
 
 
-def _run(fn, make):
+def _run(fn, make, call=lambda f, x, obj: f(x, obj)):
     static = d2s.to_static(fn)
     got_all, want_all = [], []
     for v in INPUTS:
         x = rt.to_tensor(np.array(v, "float32"))
         got, want = make(v), make(v)
-        got_out, want_out = static(x, got), fn(x, want)
+        got_out, want_out = call(static, x, got), call(fn, x, want)
         got_all.append(got)
         want_all.append(want)
         assert_same_leaves(got_out, want_out, "result")
@@ -92,3 +95,38 @@ def test_new_keys_of_a_dict_holding_a_tensor_come_in_eagers_order():
     hash seed): `list(out)` differed from eager's."""
     for _ in range(3):
         _run(step_into_many_keys, lambda v: {"base": rt.to_tensor(np.array(v, "float32"))})
+
+
+@dataclasses.dataclass
+class StepState:
+    steps: int = 0
+    losses: list = dataclasses.field(default_factory=list)
+
+
+def step_into_dataclass(x, st):
+    st.steps += 1
+    st.losses.append(x.sum().item())
+    return x * 2.0
+
+
+def step_into_a_pair(x, pair):
+    metrics, log = pair
+    metrics["loss"] = (x * x).mean().item()
+    log.append(x.max().item())
+    return x - 1.0
+
+
+def step_into_keywords(x, **extra):
+    extra["metrics"]["loss"] = x.sum().item()
+    return x + 1.0
+
+
+@pytest.mark.parametrize("fn, make, call", [
+    (step_into_dataclass, lambda v: StepState(), None),
+    (step_into_a_pair, lambda v: ({}, []), None),
+    (step_into_keywords, lambda v: {}, lambda f, x, obj: f(x, metrics=obj)),
+], ids=["dataclass", "tuple", "keyword"])
+def test_a_fresh_holder_of_written_objects_gets_its_own_values(fn, make, call):
+    """A dataclass, a tuple of a dict and a list, or a dict passed through `**kwargs`, made
+    per step: keyed by their values, every call wrote into the first call's objects."""
+    _run(fn, make, *([call] if call else []))
