@@ -222,11 +222,11 @@ def bound_arguments(args, effects: Effects, out, kwargs=None) -> frozenset:
 
 
 def _holds_any(x, ids: set, depth: int = 0) -> bool:
-    if id(x) in ids:
-        return True
+    """`x` or a container in it (keyed by its value) is one of `ids` (an object keyed by
+    identity, a Layer in a tuple, is not: a call passing another one traces anew)."""
     if depth > 6 or not pytree.is_container(x):
         return False
-    return any(_holds_any(v, ids, depth + 1) for v in pytree.children(x)[0])
+    return id(x) in ids or any(_holds_any(v, ids, depth + 1) for v in pytree.children(x)[0])
 
 
 class Appended(list):

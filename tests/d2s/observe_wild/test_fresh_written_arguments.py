@@ -130,3 +130,25 @@ def test_a_fresh_holder_of_written_objects_gets_its_own_values(fn, make, call):
     """A dataclass, a tuple of a dict and a list, or a dict passed through `**kwargs`, made
     per step: keyed by their values, every call wrote into the first call's objects."""
     _run(fn, make, *([call] if call else []))
+
+
+class Counted(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+
+def step_counting_in_a_layer(x, pair):
+    pair[0].calls += 1
+    return x * 2.0
+
+
+def test_a_layer_in_a_fresh_tuple_is_not_a_written_container():
+    """`f(x, (model,))`: the program writes in the Layer, which the key holds by identity,
+    not in the tuple: a fresh tuple per call reuses the program (one trace), and the Layer
+    counts every call."""
+    static = d2s.to_static(step_counting_in_a_layer)
+    model = Counted()
+    for v in INPUTS:
+        static(rt.to_tensor(np.array(v, "float32")), (model,))
+    assert (model.calls, static.program_cache.traces) == (len(INPUTS), 1)
