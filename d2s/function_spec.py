@@ -74,6 +74,7 @@ class FunctionSpec:
         self._reads = reads  # () -> what the function reads (`pyct/reads.py`), or None
         self._appended = None  # indices of list parameters the function only appends to
         self._bound: frozenset = frozenset()  # of lists / dicts effects write in (`bind`)
+        self._pinned: frozenset = frozenset()  # of those also keyed by their values (`bind`)
         names = list(self.signature.parameters)
         self.arg_names = names[1:] if has_instance and names else names
         # Defaults of the trailing positional parameters: a call that leaves them out is the
@@ -160,6 +161,7 @@ class FunctionSpec:
         return tuple(parts), tensors
 
     def _full_key(self, args, kwargs, instance, training):
+        written = self._written(args, kwargs)
         args = self._appended_lists(args)
         leaves: list = []
         _leaves(args, leaves)
@@ -191,7 +193,22 @@ class FunctionSpec:
                     default_dtype_key()))
         if kwargs or any(pytree.is_container(a) for a in args):
             key.append(pytree.structure(pytree.flatten((args, kwargs))[1]))
+        if written:
+            key.append(written)
         return tuple(key), tensors
+
+    def _written(self, args: tuple, kwargs: dict) -> tuple:
+        """The list / tuple / dict / dataclass arguments a program writes in (`bind`) that are keyed by
+        their values (tensors in them, or other reads), by identity too: the program's
+        writes go to the objects the trace was passed."""
+        both = self._pinned | self._bound
+        if not both:
+            return ()
+        found = [_Identity(a) for i, a in enumerate(args) if i in both and
+                 pytree.is_container(a) and (i in self._pinned or any(
+                     is_tensor(x) or x.__class__ is _NDARRAY for x in pytree.flatten(a)[0]))]
+        return tuple(found + [_Identity(kwargs[k]) for k in sorted(kwargs) if k in both and
+                              pytree.is_container(kwargs[k])])
 
     def _appended_lists(self, args: tuple) -> tuple:
         """A list of Python values passed where the function only appends to it (`log.append(v)`,
@@ -213,16 +230,20 @@ class FunctionSpec:
 
     def bind(self, indices: frozenset) -> bool:
         """Key the list / dict arguments at `indices` by identity from now on (a program
-        writes in them: `side_effects.bound_arguments`), those the function reads only
-        through constant keys, which are guarded, or appends to (`pyct/reads.py`); True
-        when that is new. (Another read, `len(log)`, depends on what they hold: by value.)"""
+        writes in them: `side_effects.bound_arguments`; the program's writes go to the
+        objects the trace was passed): by identity alone those the function reads only
+        through constant keys, which are guarded, or appends to (`pyct/reads.py`); the
+        others by their values too (another read, `len(log)`, or tensors in them, depend on
+        what they hold). True when that is new."""
         reads = self._reads() if self._reads is not None else None
         names = reads.keyed & reads.params if reads is not None else frozenset()
-        indices = frozenset(i for i in indices if i < len(self.arg_names) and
-                            self.arg_names[i] in names)
-        if indices <= self._bound:
+        alone = frozenset(i for i in indices if type(i) is int and i < len(self.arg_names)
+                          and self.arg_names[i] in names)
+        pinned = indices - alone
+        if alone <= self._bound and pinned <= self._pinned:
             return False
-        self._bound |= indices
+        self._bound |= alone
+        self._pinned |= pinned
         return True
 
     def spec_for(self, index: int):

@@ -25,7 +25,7 @@ import weakref
 from runtime.program.variable import Variable
 
 from . import guards, logging_utils
-from .function_spec import TraceTarget
+from .function_spec import TraceTarget, _Identity
 from .running import ConcreteProgram, Entry, gc_paused
 from .tracing import trace
 
@@ -220,9 +220,16 @@ def retrace_diffs(arg_names, previous, key, guard=None) -> list[str]:
                 what = f"argument {arg_names[i]!r}" if len(previous) - 1 == len(arg_names) \
                     and i < len(arg_names) else f"argument leaf {i}"
                 diffs.append(f"{what}: {describe_key_part(x)} -> {describe_key_part(y)}")
-        if previous[-1] != key[-1]:
+        if previous[-1] != key[-1] and _written_objects(key[-1]):
+            diffs.append("a list or dict argument the program writes in is another object")
+        elif previous[-1] != key[-1]:
             diffs.append("the instance, its training flag, auto_cast or the keyword names")
     return diffs
+
+
+def _written_objects(part) -> bool:
+    """The key part of the objects a program writes in (`FunctionSpec._written`)."""
+    return type(part) is tuple and bool(part) and all(type(p) is _Identity for p in part)
 
 
 def describe_key_part(part) -> str:

@@ -30,6 +30,7 @@ loss.item()`) stay program state beside it where they can.
 from __future__ import annotations
 
 import runtime as rt
+from runtime import pytree
 
 from . import guards, writeback
 from .operators import mutation
@@ -205,25 +206,27 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     return effects
 
 
-def bound_arguments(args, effects: Effects, out) -> frozenset:
-    """Indices of the list and dict arguments in which the program's effects write, at any
-    depth (`d["losses"].append(v)` appends to the list this call passed). Keyed by their
-    values (`function_spec.py`), a later call passing equal ones in other objects (a fresh
-    `{"losses": []}` per step) would reuse the program and write into these objects: such
-    arguments are keyed by identity from then on."""
+def bound_arguments(args, effects: Effects, out, kwargs=None) -> frozenset:
+    """Indices of the list, tuple, dict and dataclass arguments (names of the keyword ones) in which the
+    program's effects write, at any depth (`d["losses"].append(v)` appends to the list this
+    call passed). Keyed by their values (`function_spec.py`), a later call passing equal
+    ones in other objects (a fresh `{"losses": []}` per step) would reuse the program and
+    write into these objects: such arguments are keyed by identity from then on."""
     objs = {id(s.obj) for s, _ in effects.writes} | {id(n.slot.obj) for n in effects.numbers}
     if type(out) is writeback.WithState:
         objs |= {id(s.obj) for s in out[1].slots}
-    return frozenset(i for i, a in enumerate(args) if type(a) in (list, dict) and
-                     _holds_any(a, objs))
+    found = [i for i, a in enumerate(args) if pytree.is_container(a) and _holds_any(a, objs)]
+    found += [k for k, a in (kwargs or {}).items() if pytree.is_container(a) and
+              _holds_any(a, objs)]
+    return frozenset(found)
 
 
 def _holds_any(x, ids: set, depth: int = 0) -> bool:
-    if id(x) in ids:
-        return True
-    if depth > 6 or type(x) not in (list, tuple, dict):
+    """`x` or a container in it (keyed by its value) is one of `ids` (an object keyed by
+    identity, a Layer in a tuple, is not: a call passing another one traces anew)."""
+    if depth > 6 or not pytree.is_container(x):
         return False
-    return any(_holds_any(v, ids, depth + 1) for v in (x.values() if type(x) is dict else x))
+    return id(x) in ids or any(_holds_any(v, ids, depth + 1) for v in pytree.children(x)[0])
 
 
 class Appended(list):

@@ -109,7 +109,7 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         fed.feeds += [n.feed for n in numbers]
         out, effects, reads, log = _run(target, fn, new_args, new_kwargs, fed, numbers,
                                         fixed, state)
-        effects.bound = side_effects.bound_arguments(args, effects, out)
+        effects.bound = side_effects.bound_arguments(args, effects, out, kwargs)
         leaves, tree = _returned(target, program, out, args, kwargs, state)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)

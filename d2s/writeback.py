@@ -140,8 +140,8 @@ class Copy:
         """Slots of the original for the entries the trace changed in the copy."""
         c, start = self.copy, self.start
         if type(c) is dict:
-            keys = [k for k in c.keys() | start.keys()
-                    if c.get(k, _NONE) is not start.get(k, _NONE)]
+            keys = [k for k in [*c, *(k for k in start if k not in c)]  # (in eager's order:
+                    if c.get(k, _NONE) is not start.get(k, _NONE)]  # a set's varies by run)
             return [(mutation.Slot(self.original, "dict", k, f"[{k!r}]"), c.get(k, _NONE))
                     for k in keys]
         if len(c) == len(start):
