@@ -325,11 +325,6 @@ def value_key(x):
         return (cls, weakref.ref(x) if by_identity else _WeakIdentity(x))
     except TypeError:
         pass
-    if not by_identity:
-        raise TypeError(
-            f"d2s: an argument of type {cls.__name__} is neither hashable nor weak-referenceable, "
-            "so d2s cannot tell whether a later call passes the same value: pass its tensor "
-            "fields as tensors, or make the type hashable (e.g. a frozen dataclass)")
     return (cls, _Identity(x))
 
 
