@@ -143,12 +143,15 @@ def _convert(fn, errors: bool = False) -> Converted:
             with _walrus_free(present):
                 node = _run_passes(node, ctx, len(_passes()), present, keep_folded=True)
                 _finalize(node)
-            loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
-            converted = Converted(loaded, node, outside)
-            # The tree is freed while collection is paused: every object made since the pause
-            # is in the youngest generation, and the first collection after it scans them all
-            # (a quarter of a second for a 10,000-line function's tree).
+            written = loader.write(node, [RESERVED] + list(code.co_freevars))
+            # The tree is freed before the text is compiled (compiling a huge function's text
+            # takes as much memory as its tree), and while collection is paused: every object
+            # made since the pause is in the youngest generation, and the first collection
+            # after it scans them all (a quarter of a second for a 10,000-line function's).
+            tree = None if written.module is None else node  # (`.code` prints it)
             del node, ctx
+            converted = Converted(loader.compile_written(written), tree, outside)
+            del written, tree
     finally:
         if paused:
             gc.enable()
