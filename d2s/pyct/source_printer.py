@@ -106,8 +106,7 @@ class Printer(ast._Unparser):
         if extra:
             self.write(extra)
         self._indent += 1
-        if self._indent > self.deepest:
-            self.deepest = self._indent
+        self.deepest = max(self.deepest, self._indent)
         return _Dedent(self)
 
     def delimit(self, start, end):
