@@ -148,7 +148,8 @@ def _instrument() -> _Phases:
     phases.wrap(transpile, "_run_passes", "passes")
     phases.wrap(analysis, "analyze", "passes")
     phases.wrap(transpile, "_finalize", "compile")
-    phases.wrap(loader, "load", "compile")
+    phases.wrap(loader, "write", "compile")  # (printing; `compile_written` compiles the text)
+    phases.wrap(loader, "compile_written", "compile")
     phases.wrap(tracing, "_trace", "trace")
     phases.wrap(rt.static.Executor, "compiled", "build")
     del running

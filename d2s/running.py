@@ -54,10 +54,16 @@ class ConcreteProgram:
                 f"outputs={[v.name for v in self.outputs]} ops={self.main_program.num_ops()}>")
 
 
+_MANY_YOUNG = 50_000  # (objects; a program of ~5,000 ops leaves that many)
+
+
 @contextlib.contextmanager
 def gc_paused():
     """Cyclic GC off for a while: tracing and compiling allocate many short-lived objects, few
-    in cycles, and GC passes over them cost a good part of a first call and would free little."""
+    in cycles, and GC passes over them cost a good part of a first call and would free little.
+    After a pause that left many new objects (a huge function's program), they are collected
+    with the middle generation at once: the first automatic collection would scan them as
+    young objects, and one of the middle generation soon after would scan them again."""
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -65,6 +71,8 @@ def gc_paused():
     finally:
         if paused:
             gc.enable()
+            if gc.get_count()[0] > _MANY_YOUNG:
+                gc.collect(1)
 
 
 def _freed(out, why=None) -> None:

@@ -27,7 +27,18 @@ import gast
 
 from . import errors, logging_utils
 from .errors import ConversionError  # noqa: F401  (d2s.transpile.ConversionError)
-from .pyct import analysis, anno, generated_names, hoist, loader, origin, parser, reads, templates
+from .pyct import (
+    activity,
+    analysis,
+    anno,
+    generated_names,
+    hoist,
+    loader,
+    origin,
+    parser,
+    reads,
+    templates,
+)
 from .pyct.naming import RESERVED, Namer
 from .pyct.transformer import Context
 
@@ -129,14 +140,18 @@ def _convert(fn, errors: bool = False) -> Converted:
                 ctx.errors = True
                 present = set(present) | {gast.Try}  # the try pass wraps the whole body
             outside = reads.outside_reads(node)
-            node = _run_passes(node, ctx, len(_passes()), present, keep_folded=True)
-            _finalize(node)
-            loaded = loader.load(node, [RESERVED] + list(code.co_freevars))
-            converted = Converted(loaded, node, outside)
-            # The tree is freed while collection is paused: every object made since the pause
-            # is in the youngest generation, and the first collection after it scans them all
-            # (a quarter of a second for a 10,000-line function's tree).
+            with _walrus_free(present):
+                node = _run_passes(node, ctx, len(_passes()), present, keep_folded=True)
+                _finalize(node)
+            written = loader.write(node, [RESERVED] + list(code.co_freevars))
+            # The tree is freed before the text is compiled (compiling a huge function's text
+            # takes as much memory as its tree), and while collection is paused: every object
+            # made since the pause is in the youngest generation, and the first collection
+            # after it scans them all (a quarter of a second for a 10,000-line function's).
+            tree = None if written.module is None else node  # (`.code` prints it)
             del node, ctx
+            converted = Converted(loader.compile_written(written), tree, outside)
+            del written, tree
     finally:
         if paused:
             gc.enable()
@@ -173,13 +188,14 @@ def deep_recursion(limit: int = _CONVERSION_RECURSION_LIMIT):
 def convert_with(fn, pass_names: list[str]):
     """`fn` converted by the named passes only (uncached; for testing one converter)."""
     with deep_recursion():
-        node, ctx, _ = _prepare(fn)
-        for name, module in _passes():
-            if name in pass_names:
-                if module.NEEDS_ANALYSIS:
-                    analysis.analyze(node)
-                node = module.transform(node, ctx)
-        _finalize(node)
+        node, ctx, present = _prepare(fn)
+        with _walrus_free(present):
+            for name, module in _passes():
+                if name in pass_names:
+                    if module.NEEDS_ANALYSIS:
+                        analysis.analyze(node)
+                    node = module.transform(node, ctx)
+            _finalize(node)
         loaded = loader.load(node, [RESERVED] + list(fn.__code__.co_freevars))
     return loader.instantiate(loaded, fn, {RESERVED: _operators_cell()})
 
@@ -195,10 +211,18 @@ def convert_source(fn, level: int) -> str:
     with deep_recursion():
         node, ctx, present = _prepare(fn)
         last = level >= len(_passes())  # the last level is the code that runs
-        node = _run_passes(node, ctx, min(level, len(_passes())), present, keep_folded=last)
-        if last:
-            _finalize(node)
+        with _walrus_free(present):
+            node = _run_passes(node, ctx, min(level, len(_passes())), present,
+                               keep_folded=last)
+            if last:
+                _finalize(node)
         return parser.unparse(node)
+
+
+def _walrus_free(present: set):
+    """The analyses of a conversion skip expressions where the function holds no walrus
+    (`activity.no_walrus`; `present`: its node types, as `_prepare` found them)."""
+    return activity.no_walrus(gast.NamedExpr not in present)
 
 
 def _prepare(fn):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gast
 
-from ..pyct import templates
+from ..pyct import activity, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import predicates
@@ -159,6 +159,7 @@ class Logical(Base):
                 pairs_value = operands[i]
                 operands[i] = templates.replace_as_expression("(t := v)", t=temp,
                                                               v=pairs_value)
+                activity.walrus_made()  # (the analyses from now on look for it)
                 operands[i].target.ctx = gast.Store()
                 self._temps[id(operands[i])] = temp
         pairs = [self._compare(gast.Compare(left=self._reuse(operands[i]), ops=[op],

@@ -12,6 +12,8 @@ Attribute chains on a name are qualified names (`qnames.QName`): a write to `sel
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import NamedTuple
 
 import gast
@@ -73,6 +75,7 @@ def written_into(node, out: set, facts: Facts | None = None, rules: dict | None 
     stack = [node]
     pop, push = stack.pop, stack.append
     name_cls = gast.Name
+    fields_of = NAME_FIELDS if _WALRUS.possible else _BINDING_FIELDS
     while stack:
         node = pop()
         cls = node.__class__
@@ -96,7 +99,54 @@ def written_into(node, out: set, facts: Facts | None = None, rules: dict | None 
         rule = rules.get(cls)
         if rule is not None:
             rule(node, out)
-        push_children(node, NAME_FIELDS[cls], push)
+        push_children(node, fields_of[cls], push)
+
+
+class _Walrus(threading.local):
+    possible = True  # whether the code being analysed may hold a walrus (`no_walrus`)
+
+
+_WALRUS = _Walrus()
+
+
+@contextlib.contextmanager
+def no_walrus(absent: bool):
+    """`with no_walrus(True):` the code analysed meanwhile (by this thread) holds no walrus
+    (`:=`), so no expression binds a name and `written_into` looks only at statements and
+    their targets, not into expressions (most of a function's nodes); `walrus_made()` ends
+    that where a converter writes one."""
+    outer, _WALRUS.possible = _WALRUS.possible, not absent
+    try:
+        yield
+    finally:
+        _WALRUS.possible = outer
+
+
+def walrus_made() -> None:
+    """A converter wrote a walrus into the code analysed now (see `no_walrus`)."""
+    _WALRUS.possible = True
+
+
+class _BindingFields(dict):
+    """Node class -> the fields `written_into` looks into where no expression binds a name:
+    a statement's statement lists, `with` items and `except` clauses (whose own rules read
+    their targets); no expression's; a match case's pattern and body, and the patterns in a
+    pattern (not their expressions: a guard, a value, a mapping's keys, a class)."""
+
+    def __missing__(self, cls) -> tuple:
+        if cls in STATEMENTS or cls is gast.withitem or cls is gast.ExceptHandler:
+            found = tuple(f for f in NAME_FIELDS[cls] if f in _BINDING_HOLDERS)
+        elif issubclass(cls, gast.expr):
+            found = ()
+        else:
+            found = tuple(f for f in NAME_FIELDS[cls] if f not in _PATTERN_EXPRESSIONS)
+        self[cls] = found
+        return found
+
+
+_BINDING_HOLDERS = frozenset(BLOCK_FIELDS) | {"items"}
+_PATTERN_EXPRESSIONS = frozenset(("guard", "value", "keys", "cls"))
+_BINDING_FIELDS = _BindingFields()
 
 
 def _targets(node, out: set) -> None:

@@ -149,6 +149,29 @@ class Loaded:
 
 def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
     """Compile `fn_node` inside a factory taking `freevars`; return its code object."""
+    return compile_written(write(fn_node, freevars))
+
+
+class Written:
+    """A converted function printed inside its factory and written to its file, not yet
+    compiled (`write`): `module` is its tree where the text is nested too deep for Python's
+    tokenizer (`_compile`), else None, and the caller may free the tree before compiling
+    (CPython's compiling of the text of a huge function takes as much memory again)."""
+
+    __slots__ = ("filename", "module", "name", "text")
+
+    def __init__(self, text: str, filename: str, name: str, module: gast.Module | None):
+        self.text, self.filename, self.name, self.module = text, filename, name, module
+
+
+# Levels of indentation of the printed text from which its tree is kept for `_compile`
+# (Python's tokenizer reads 100; the factory around the function adds one)
+_DEEP = 90
+
+
+def write(fn_node: gast.FunctionDef, freevars: list[str]) -> Written:
+    """Print `fn_node` inside a factory taking `freevars` and write it to its file, with the
+    map of its lines to the user's."""
     factory = templates.replace("def factory(params):\n    fn\n    return name",
                                 factory=FACTORY, params=list(freevars), fn=fn_node,
                                 name=fn_node.name)[0]
@@ -170,6 +193,7 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
         if src is not None and span is not None:
             for line in range(span[0], span[1] + 1):
                 line_map[line] = src
+    deep = printer.deepest >= _DEEP
     del printer
     # the user lines are part of the name: two functions whose converted text is the same
     # (same body, other place) must not share one file and one line map
@@ -183,27 +207,34 @@ def load(fn_node: gast.FunctionDef, freevars: list[str]) -> Loaded:
             f.write(annotated)
         _LINE_MAPS[filename] = origin.LineMap(filename, line_map, frozenset(returns))
     _USERS[filename] = users + 1
-    module_code, from_tree = _compile(text, module, filename)
+    return Written(text, filename, fn_node.name, module if deep else None)
+
+
+def compile_written(written: Written) -> Loaded:
+    """Compile what `write` wrote; return its code object."""
+    module_code, from_tree = _compile(written.text, written.module, written.filename)
+    filename = written.filename
     for fn in _ON_LOAD:  # (before any code of the file runs)
         fn(_LINE_MAPS[filename])
     factory_code = _const_code(module_code, FACTORY)
-    code = _const_code(factory_code, fn_node.name)
+    code = _const_code(factory_code, written.name)
     # the file lives as long as the code (every function made from it, every frame running it)
     weakref.finalize(code, _release, filename)
-    return Loaded(code, text, filename, from_tree)
+    return Loaded(code, written.text, filename, from_tree)
 
 
-def _compile(text: str, module: gast.Module, filename: str):
+def _compile(text: str, module: gast.Module | None, filename: str):
     """(The module's code, whether it was compiled from its tree). Compiled from the text, as
     Python would import the file: cheaper than re-parsing it into an AST, and the lines are
     the file's by construction.
     Python's tokenizer reads at most 100 levels of indentation, and the factory around the
     function adds one to the user's: code nested as deep as Python compiles the user's source
-    is compiled from its tree instead, each statement placed at its lines in the text."""
+    is compiled from its tree instead (kept by `write` for such text), each statement placed
+    at its lines in the text."""
     try:
         return compile(text, filename, "exec"), False
     except IndentationError as e:
-        if "too many levels of indentation" not in str(e):
+        if "too many levels of indentation" not in str(e) or module is None:
             raise
     tree = to_ast(module)
     printer = Printer()

@@ -78,6 +78,7 @@ class Printer(ast._Unparser):
         self.spans: dict[int, tuple[int, int]] = {}
         self._waiting: list = []  # statements whose first line is their next header
         self._marks: list = []  # (id, index in _source of the first line, of the end)
+        self.deepest = 0  # the most levels of indentation printed
 
     def visit(self, node) -> str:
         text = super().visit(node)
@@ -105,6 +106,7 @@ class Printer(ast._Unparser):
         if extra:
             self.write(extra)
         self._indent += 1
+        self.deepest = max(self.deepest, self._indent)
         return _Dedent(self)
 
     def delimit(self, start, end):

@@ -105,6 +105,89 @@ def test_local_names_are_pythons_scoping():
     assert activity.local_names(lam) == {"r", "s"}
 
 
+_WALRUS_FREE = """
+    def f(a, *rest, k=1, **kw):
+        b, (c, *d) = a.g(a + 1, key=[x * 2 for x in rest])
+        e[b + 1] = {1: a}
+        for m, self.n in zip(a, rest):
+            if m > (b if c else d):
+                n2 = m * 2 - c
+            else:
+                while n2 < 3:
+                    n2 += 1
+        with open(a) as w:
+            try:
+                v = w.read()
+            except (OSError, E) as err:
+                v = str(err)
+            finally:
+                del b
+        match v:
+            case [p, *ps] if p > 0:
+                q = p
+            case {"k": r, **rs}:
+                q = r
+        return q
+    """
+
+
+def test_without_a_walrus_binding_names_never_looks_into_an_expression(monkeypatch):
+    fn = _fn(_WALRUS_FREE)
+    full_locals, full_written = activity.local_names(fn), activity.written(fn.body)
+    pushed = []
+    walk_push = activity.push_children
+
+    def counting(node, fields, push):
+        pushed.append(node)
+        walk_push(node, fields, push)
+
+    monkeypatch.setattr(activity, "push_children", counting)
+    activity.local_names(fn)
+    everywhere = len(pushed)
+    pushed.clear()
+    with activity.no_walrus(True):
+        assert activity.local_names(fn) == full_locals == {
+            "a", "rest", "k", "kw", "b", "c", "d", "m", "n2", "w", "v", "err", "p", "ps", "q",
+            "r", "rs"}
+        statements_only = len(pushed)
+        assert activity.written(fn.body) == full_written
+    # (statements, `with` items, `except` clauses, match cases and their patterns only)
+    assert not [type(n).__name__ for n in pushed if isinstance(n, gast.expr)]
+    assert statements_only < everywhere / 2, (statements_only, everywhere)
+
+
+def test_a_walrus_a_converter_writes_is_found_from_then_on():
+    fn = _fn("def f(a):\n  if a:\n    b = a\n  return b")
+    with activity.no_walrus(True):
+        assert activity.local_names(fn) == {"a", "b"}
+        fn.body[0].test = gast.parse("(t := a) > 0").body[0].value  # (what `logical` writes)
+        activity.walrus_made()
+        assert activity.local_names(fn) == {"a", "b", "t"}
+        with activity.no_walrus(False):  # (another function's conversion, which holds one)
+            assert activity.local_names(fn) == {"a", "b", "t"}
+        assert activity.local_names(fn) == {"a", "b", "t"}  # (this one's state, restored)
+    assert activity.local_names(fn) == {"a", "b", "t"}  # (outside a conversion: every node)
+
+
+def test_a_converted_chained_comparison_keeps_its_temporary_in_a_tensor_if():
+    # `logical` evaluates a middle operand once into a walrus temporary; in a branch of a
+    # tensor `if` of a function without a user walrus (analysed without looking into
+    # expressions until then)
+    def clip_band(x, lo):
+        if x.sum() > 0:
+            ok = lo < (x.mean() * 2.0) < 10.0
+            y = x * 2.0 if ok else x
+        else:
+            y = x - 1.0
+        return y
+
+    static = d2s.to_static(clip_band)
+    for data in ([1.0, 2.0, 3.0], [-1.0, -2.0, 0.5], [20.0, 30.0, 1.0]):
+        x = rt.to_tensor(np.array(data, dtype="float32"))
+        np.testing.assert_allclose(static(x, 0.5).numpy(), clip_band(x, 0.5).numpy())
+    assert ":=" in static.code
+
+
 def test_locals_of_is_the_locals_annotation_computed_once():
     fn = _fn("def f(a):\n  b = a\n  def g(c):\n    return c")
     analysis.analyze(fn)

@@ -1,6 +1,7 @@
 """`origin.frame_line` (the line an op was built from, read once per op) gives what
 `frame.f_lineno` gives, from a kept line table for long functions: reading `f_lineno` decodes
 the line table from its start, so a function of n statements building n ops cost n squared."""
+import itertools
 import linecache
 import sys
 
@@ -32,6 +33,11 @@ def test_frame_line_matches_f_lineno_in_a_long_function():
     assert all(kept == read for kept, read in seen)
     assert len({line for line, _ in seen}) == 58  # distinct lines: not one cached answer
     assert id(fn.__code__) in _LINE_TABLES
+    # one entry per run of instructions on one line, not per range the code object lists
+    _, starts, lines = _LINE_TABLES[id(fn.__code__)]
+    assert len(starts) == len(lines) <= 1 + len({n for _, _, n in fn.__code__.co_lines()}) * 2
+    assert all(a != b for a, b in itertools.pairwise(lines))
+    assert len(starts) < len(list(fn.__code__.co_lines())) / 2
 
 
 def test_frame_line_under_a_tracer_reads_the_frame():

@@ -41,20 +41,24 @@ def _pairs(program: Program, keep) -> list:
     """(block, index of the batch_norm, index of its relu) of each pair that may fuse."""
     if os.environ.get("D2S_FUSION", "1") == "0":
         return []
-    reads = _read_counts(program)
-    found = []
+    candidates = []  # (block, j, k, the batch_norm's output): the program's reads are
+    # counted only where there are any (most programs have no BatchNorm)
     for block in program.blocks:
+        norms = [j for j, op in enumerate(block.ops) if op.type == "batch_norm"
+                 and op.attrs.get("data_format", "NCHW").startswith("NC")]
+        if not norms:
+            continue
         relu_of = {op.inputs[0]: j for j, op in enumerate(block.ops)
                    if op.type == "relu" and len(op.inputs) == 1 and not op.attrs}
-        for j, op in enumerate(block.ops):
-            if op.type != "batch_norm" or \
-                    not op.attrs.get("data_format", "NCHW").startswith("NC"):
-                continue
-            y = op.outputs[0]
+        for j in norms:
+            y = block.ops[j].outputs[0]
             k = relu_of.get(y)
-            if k is not None and k > j and reads[y] == 1 and y not in keep:
-                found.append((block, j, k))
-    return found
+            if k is not None and k > j and y not in keep:
+                candidates.append((block, j, k, y))
+    if not candidates:
+        return []
+    reads = _read_counts(program)
+    return [(block, j, k) for block, j, k, y in candidates if reads[y] == 1]
 
 
 def fuse_batch_norm_relu_in_place(program: Program, keep=()) -> int:

@@ -1,0 +1,72 @@
+"""Cyclic GC around a trace (`running.gc_paused`): the pause leaves the objects it made young,
+and a huge program's are scanned once, by one collection of the middle generation, instead of
+as young objects and again in the middle generation soon after; a small trace changes nothing
+about collection."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+
+import d2s
+import runtime as rt
+from d2s import transpile
+from d2s.running import _MANY_YOUNG
+
+
+def _collections_during(fn) -> list[tuple[int, int]]:
+    """(generation, young objects then) of each collection that ran while `fn()` ran."""
+    seen = []
+
+    def note(phase, info):
+        if phase == "start":
+            seen.append((info["generation"], gc.get_count()[0]))
+
+    gc.collect()
+    gc.callbacks.append(note)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(note)
+    return seen
+
+
+def _unrolled(n: int):
+    """A function of `n` blocks of tensor arithmetic, each behind a tensor `if`."""
+    def many(x, w):
+        h = x
+        for k in range(n):  # (a Python range: unrolled into the program)
+            h = rt.tanh(rt.matmul(h, w) + 0.01 * k)
+            if h.mean() > 10.0:
+                h = h * 0.5
+        return h
+    return many
+
+
+def test_a_huge_first_call_scans_its_program_once_and_computes_what_eager_does():
+    fn = _unrolled(2000)  # (~14,000 ops: twice as many new objects as `_MANY_YOUNG`)
+    rng = np.random.default_rng(0)
+    x = rt.to_tensor(rng.standard_normal([2, 4]).astype("float32"))
+    w = rt.to_tensor((rng.standard_normal([4, 4]) * 0.5).astype("float32"))
+    static = d2s.to_static(fn)
+    transpile.convert(fn)  # (converting pauses collection too: only the trace is looked at)
+    out = []
+    collections = _collections_during(lambda: out.append(static(x, w)))
+    np.testing.assert_allclose(out[0].numpy(), fn(x, w).numpy(), rtol=1e-5, atol=1e-6)
+    # the trace's objects are collected with the middle generation (once), never as a crowd
+    # of young objects alone (which the middle generation's collection would scan again)
+    many = [g for g, young in collections if young > _MANY_YOUNG]
+    assert many == [1], collections
+
+
+def test_a_small_trace_leaves_collection_to_the_interpreter():
+    def small(x):
+        if x.sum() > 0:
+            return x * 2.0
+        return x - 1.0
+
+    x = rt.to_tensor(np.arange(4, dtype="float32"))
+    static = d2s.to_static(small)
+    collections = _collections_during(lambda: static(x))
+    assert all(g == 0 for g, _ in collections), collections
+    assert _MANY_YOUNG >= 10_000  # (a program of ordinary size never reaches it)
