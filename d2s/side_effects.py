@@ -113,6 +113,7 @@ class Effects:
         self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
         self.bound = frozenset()  # `bound_arguments`
         self.plans: list = []  # per write: how to make its value anew (`_fresh`), or None
+        self.orders: list = []  # (dict, its keys in the trace's order): dicts given new keys
 
     def replay(self) -> None:
         plans = self.plans or [None] * len(self.writes)
@@ -123,6 +124,20 @@ class Effects:
                 slot.obj[:] = value
             else:  # (a list or dict the trace made: a new one, as each eager call makes)
                 slot.set(_rebuilt(value, plan))
+        for d, order in self.orders:  # new keys in eager's order (values the program
+            _reorder(d, order)        # computed were written before these Python ones)
+
+
+def _reorder(d: dict, order: tuple) -> None:
+    """Put the keys of `d` that `order` names first, in its order (the rest after them)."""
+    keys = list(d)
+    want = [k for k in order if k in d]
+    if keys[:len(want)] == want:
+        return
+    named = set(want)
+    items = [(k, d[k]) for k in want] + [(k, d[k]) for k in keys if k not in named]
+    d.clear()
+    d.update(items)
 
 
 def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
@@ -148,9 +163,12 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         for ident, s in list(known.items()):
             if ident not in idents and ident not in fed:
                 effects.guards.append(_guard(s, s.get() if s.kind != "list" else list(s.obj)))
+    grown = {}  # dicts given a new key: id -> dict
     for s in changed:
         if s.kind not in _GUARDED_PLACES or is_bookkeeping(s) or id(s.obj) in copied:
             continue
+        if s.kind == "dict" and old_value(log, s) is _MISSING:
+            grown[id(s.obj)] = s.obj
         new = s.get()
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
             new = mutation.MISSING      # set in a branch or loop body that did not run)
@@ -198,6 +216,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     if promote:
         raise Promote(promote, computed)
     effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
+    effects.orders = [(d, tuple(d)) for d in grown.values()]
     if known is not None:
         for s, _ in effects.writes:
             if s.ident() not in known:
