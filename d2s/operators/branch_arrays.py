@@ -9,10 +9,17 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
 from runtime.dtypes import convert_dtype
-from runtime.ops.array_number_kinds import PAIR, holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import as_pairs
 
-from .lists import StructArray, empty_struct_array, is_structure, struct_array
+from .lists import (
+    PYTHON_ITEM_DTYPES,
+    StructArray,
+    empty_struct_array,
+    is_structure,
+    number_pairs,
+    struct_array,
+)
 from .variables import is_variable
 
 
@@ -96,8 +103,6 @@ def _numbers_beside_chosen_ones(items):
     return next(iter(dtypes.values())) if len(dtypes) == 1 else None
 
 
-# the dtype of a tensor array holding Python numbers (a list of them grown by the program)
-PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float64"}
 # ... holding Python numbers of several types, each as a `[value, kind]` pair
 # (`runtime/ops/array_number_kinds.py`)
 NUMBER_KINDS = "number kinds"
@@ -129,17 +134,6 @@ def _numbers_of_types(items):
     kinds = _kinds(items)
     return NUMBER_KINDS if items and None not in kinds and (len(kinds) > 1 or "run" in kinds) \
         else None
-
-
-def number_pairs(items: list):
-    """A tensor array of the Python numbers `items` (and values standing for them) as
-    `[value, kind]` pairs."""
-    array = rt.static.create_array("float64")
-    array.python_items = True
-    array._static_shape = PAIR
-    for k, x in enumerate(items):
-        array = rt.static.array_write(x, k, array)
-    return array
 
 
 def _number_as(x, dtype):
@@ -192,5 +186,6 @@ def array_at(v, path, dtype):
         return {k: (array_at(x, rest, dtype) if k == key else x) for k, x in v.items()}
     if isinstance(v, (list, tuple)) and isinstance(key, int) and key < len(v):
         items = [array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
-        return type(v)(items) if type(v) in (list, tuple) else type(v)(*items)
+        return type(v)(items) if type(v) in (list, tuple) or isinstance(
+            v, StructArray) else type(v)(*items)  # (a namedtuple's fields)
     return v
