@@ -23,6 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
+from . import key_flags
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .variables import is_variable, user_origin, where
@@ -258,6 +259,10 @@ def list_pop(target, *index):
         # float `sum` relied on)
         return target, array_pop(target, i)
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
+    if type(target) is dict:  # (a key a tensor `if` or loop set on some paths: `key_flags`)
+        out = key_flags.flagged_call(target, "pop", index)
+        if out is not key_flags.NOT_FLAGGED:
+            return target, out
     return target, target.pop(*index)
 
 

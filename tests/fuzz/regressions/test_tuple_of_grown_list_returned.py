@@ -19,7 +19,7 @@ def picked(x):
         if x[j] > 0:
             pairs.append((x[j], x[j] * 2.0))
             scores.append(x[j] + 1.0)
-    lows, highs = zip(*pairs)
+    lows, _highs = zip(*pairs)
     return tuple(scores), lows, list(scores)
 
 
