@@ -38,13 +38,7 @@ class LoopNewKeys:
     or by an inner loop), whose flags the loop carries too."""
 
     def __init__(self):
-        b = active_builder()
-        # (a flag inside a block cannot be read outside it: the loop is inside no block but
-        # the bodies of graph loops, real or probed, which carry it on: blocks made by a loop
-        # being built in their parent)
-        self.allowed = b is not None and all(
-            blk.parent is None or blk.parent in getattr(b, _BUILDING, ()) for blk in
-            b.block.ancestors())
+        self.allowed = flags_leave_blocks()
         self.found_keys: dict = {}  # (state index, key) -> a value like the body's
         self.order: list = []  # (state index, key) of the trace being built (`start`)
         self.given: list = []  # the body's values of the keys on entry (this trace)
@@ -114,6 +108,18 @@ class LoopNewKeys:
 
 
 _BUILDING = "_d2s_loops_building"  # the builder's blocks in which graph loops are built
+
+
+def flags_leave_blocks() -> bool:
+    """Whether a presence flag made here reaches the code after the blocks around it: a flag
+    inside a block cannot be read outside it, so here is inside no block but the bodies of
+    graph loops (real or probed: blocks made by a loop being built in their parent), which
+    carry it on (a tensor `if`'s, or a loop's, in the function's own block, or in such a
+    body)."""
+    b = active_builder()
+    return b is not None and all(
+        blk.parent is None or blk.parent in getattr(b, _BUILDING, ()) for blk in
+        b.block.ancestors())
 
 
 @contextlib.contextmanager

@@ -4,8 +4,9 @@ condition is a tensor ... adds the key 'm' to the dict stats"; writing the tests
 wrong results beside it).
 
 - A key the body of a graph loop adds (`stats["m"] = ...` in a `for i in range(n_tensor)`,
-  also in a loop nested in another) exists after the loop where it ran at least once: the
-  loop carries a presence flag (`operators/loop_new_keys.py`).
+  also in a loop nested in another, or by one branch of a tensor `if` in the body: 8 more
+  refused as "key 'm' of the dict 'stats' is set in the if branch only") exists after the
+  loop where a trip set it: the loop carries a presence flag (`operators/loop_new_keys.py`).
 - A key a tensor `if` set on one path kept its presence flag only until a graph loop carried
   the dict: after the loop `'b' in d` was True where eager code has no key (silently).
 - `d.setdefault(k, v)` and `d.pop(k, v)` of such a key raised `KeyError` where eager code
@@ -16,6 +17,7 @@ from __future__ import annotations
 import pathlib
 
 import numpy as np
+import pytest
 
 import d2s
 import runtime as rt
@@ -90,6 +92,37 @@ def flagged_then_looped_np(x):
     return a, b is not None, kept, kept, False
 
 
+def branch_in_loop(x):
+    """A key set by one branch of a tensor `if` in a graph loop's body, read after the `if`."""
+    stats = {"n": rt.zeros([])}
+    h = x * 1.0
+    k = rt.zeros([])
+    while k < rt.abs(x[0]) + 0.5:
+        k = k + 1.0
+        if x[2] < 0.5 + k:
+            h = h * 0.5
+        else:
+            stats["m"] = rt.mean(h) + k
+            h = h + stats.get("m", 0.0)
+        if "m" in stats:
+            h = h + 1.0
+    return h, "m" in stats, stats.get("m", rt.zeros([]) - 1.0), len(stats)
+
+
+def branch_in_loop_np(x):
+    m, h, k = None, x.astype(np.float64), 0.0
+    while k < abs(x[0]) + 0.5:
+        k += 1.0
+        if x[2] < 0.5 + k:
+            h = h * 0.5
+        else:
+            m = h.mean() + k
+            h = h + m
+        if m is not None:
+            h = h + 1.0
+    return h, m is not None, -1.0 if m is None else m, 1 if m is None else 2
+
+
 def _check(fn, reference, inputs):
     static = d2s.to_static(fn)
     for values in inputs:
@@ -117,7 +150,14 @@ def test_a_key_set_on_one_path_keeps_its_presence_through_a_tensor_loop():
     _check(flagged_then_looped, flagged_then_looped_np, INPUTS)
 
 
-def test_found_case_converts():
-    path = pathlib.Path(__file__).parent / "found35" / "breadth_key_first_set_in_nested_loop.txt"
+def test_a_key_set_by_a_tensor_if_in_a_tensor_loop_exists_where_a_trip_set_it():
+    _check(branch_in_loop, branch_in_loop_np, ([0.5, 1.5, 2.0], [-1.0, -1.5, -2.0],
+                                               [2.5, 0.2, 3.0], [1.5, 2.0, 0.7]))
+
+
+@pytest.mark.parametrize("name", ["breadth_key_first_set_in_nested_loop",
+                                  "breadth_key_set_by_an_if_in_a_loop"])
+def test_found_case_converts(name):
+    path = pathlib.Path(__file__).parent / "found35" / f"{name}.txt"
     out = runner.compare_saved(path, GENERATORS["breadth"]()[1])
     assert out.kind == "same", str(out)
