@@ -44,8 +44,8 @@ def array_paths(a, b, path):
     if a_arr and b_arr and _number_arrays_differ(a, b):
         yield path, NUMBER_KINDS  # (ints in one branch's array, floats in the other's)
         return
-    if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
-        lst, arr = (a, b) if isinstance(a, list) else (b, a)
+    if _listed(a, b) and b_arr or a_arr and _listed(b, a):
+        lst, arr = (a, b) if _listed(a, b) else (b, a)
         if getattr(arr, "python_items", False) and lst and all(
                 _number_kind(x) is not None for x in lst) and (holds_number_kinds(arr) or len(
                     _kinds(lst) | {_array_kind(arr)}) > 1):
@@ -69,6 +69,12 @@ def array_paths(a, b, path):
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
             yield from array_paths(a[k], b[k], path + (k,))
+
+
+def _listed(v, other) -> bool:
+    """Whether `v` is a list beside the array `other`, or a tuple beside a tuple of one
+    (`out = ()` in one branch, `out = tuple(kept)` of an array in the other)."""
+    return isinstance(v, list) or type(v) is tuple and getattr(other, "_d2s_tuple", False)
 
 
 def _numbers_of_one_type(items):
@@ -169,11 +175,12 @@ def array_at(v, path, dtype):
             like = dtype[1]
             return struct_array(v) if v else like.empty() if isinstance(
                 like, StructArray) else empty_struct_array(like)
-        if isinstance(v, list):
+        if isinstance(v, list) or type(v) is tuple:  # (a tuple: beside `tuple(array)`)
             items = list(v)
             if any(is_variable(x) for x in v):  # (numbers beside graph values standing for
                 items = [_number_as(x, dtype) for x in v]  # ones)
             array = rt.static.create_array(dtype, initialized_list=items)
+            array._d2s_tuple = type(v) is tuple
             if v and all(_number_kind(x) is not None for x in v):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)
                 kinds = {_number_kind(x) for x in v}  # (ints beside floats: `sum_`)

@@ -38,3 +38,26 @@ def test_tuple_of_a_list_a_tensor_grows_is_returned_as_a_tuple():
             for g, w in zip(got, want, strict=True):
                 assert len(g) == len(w)
                 np.testing.assert_allclose([float(t) for t in g], w, rtol=1e-6)
+
+
+def kept_or_empty(x):
+    """`out = ()`, then `tuple(kept)` under a tensor `if`: a tuple on both paths (it raised
+    "cond: the branches return different structures: ... (Variable array<f32[]>,)")."""
+    kept = []
+    for j in range(3):
+        if x[j] > 0:
+            kept.append(x[j])
+    out = ()
+    if x.mean() > 0:
+        out = tuple(kept)
+    return out
+
+
+def test_a_tuple_of_a_grown_list_beside_a_tuple_on_the_other_path():
+    static = d2s.to_static(kept_or_empty)
+    for values in INPUTS:
+        x = np.asarray(values, np.float32)
+        want = tuple(v for v in x if v > 0) if x.mean() > 0 else ()
+        for got in (kept_or_empty(rt.to_tensor(x)), static(rt.to_tensor(x))):
+            assert type(got) is tuple and len(got) == len(want)
+            np.testing.assert_allclose([float(t) for t in got], want, rtol=1e-6)
