@@ -44,8 +44,8 @@ def array_paths(a, b, path):
     if a_arr and b_arr and _number_arrays_differ(a, b):
         yield path, NUMBER_KINDS  # (ints in one branch's array, floats in the other's)
         return
-    if _listed(a, b) and b_arr or a_arr and _listed(b, a):
-        lst, arr = (a, b) if _listed(a, b) else (b, a)
+    if b_arr and _listed(a, b) or a_arr and _listed(b, a):
+        lst, arr = (a, b) if b_arr and _listed(a, b) else (b, a)
         if getattr(arr, "python_items", False) and lst and all(
                 _number_kind(x) is not None for x in lst) and (holds_number_kinds(arr) or len(
                     _kinds(lst) | {_array_kind(arr)}) > 1):
@@ -74,7 +74,8 @@ def array_paths(a, b, path):
 def _listed(v, other) -> bool:
     """Whether `v` is a list beside the array `other`, or a tuple beside a tuple of one
     (`out = ()` in one branch, `out = tuple(kept)` of an array in the other)."""
-    return isinstance(v, list) or type(v) is tuple and getattr(other, "_d2s_tuple", False)
+    return isinstance(v, list) or type(v) is tuple and is_variable(other) and getattr(
+        other, "_d2s_tuple", False)
 
 
 def _numbers_of_one_type(items):

@@ -4,10 +4,14 @@ comparison made tuples and lists alike, so it did not see it; `runner.to_plain` 
 apart now). Items keep their gradient path as a returned list's do."""
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 
 import d2s
 import runtime as rt
+
+from .. import GENERATORS, runner
 
 INPUTS = ([0.5, 1.5, 2.0], [-1.0, -0.5, -2.0], [2.5, 0.2, -1.0])
 
@@ -61,3 +65,14 @@ def test_a_tuple_of_a_grown_list_beside_a_tuple_on_the_other_path():
         for got in (kept_or_empty(rt.to_tensor(x)), static(rt.to_tensor(x))):
             assert type(got) is tuple and len(got) == len(want)
             np.testing.assert_allclose([float(t) for t in got], want, rtol=1e-6)
+
+
+
+def test_found_case_a_tuple_returned_beside_an_unbound_return_value():
+    """A tuple returned on one path of a tensor `if` inside `with`, the return value unbound
+    on the other: the check for a tuple beside `tuple(array)` looked at the unbound value (an
+    internal "local variable '_retval' is used but it is not bound", breadth fuzz seed 28004
+    while that check was new)."""
+    path = pathlib.Path(__file__).parent / "found35" / "breadth_tuple_returned_beside_unbound.txt"
+    out = runner.compare_saved(path, GENERATORS["breadth"]()[1])
+    assert out.kind == "same", str(out)
