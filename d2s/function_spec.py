@@ -12,7 +12,9 @@ The key rules (also in `docs/d2s.md`, "Which calls share a program"):
   dies never matches a new one that happens to reuse its address; what the trace read of its
   fields is guarded (`guards.py`);
 - a set: its frozen contents; lists, tuples and dicts: their nesting, and their leaves by the
-  rules above; keyword arguments that name positional parameters count as positional;
+  rules above (a list only appended to, a list or dict holding no tensors that a program
+  writes in: the object, `_appended_lists`); keyword arguments that name positional
+  parameters count as positional;
 - the bound instance, its `training` flag, and the auto_cast state of the call.
 
 `repr()` is never part of a key: NumPy shortens it, and a class's repr may hide fields.
@@ -71,6 +73,7 @@ class FunctionSpec:
         self.has_instance = has_instance
         self._reads = reads  # () -> what the function reads (`pyct/reads.py`), or None
         self._appended = None  # indices of list parameters the function only appends to
+        self._bound: frozenset = frozenset()  # of lists / dicts effects write in (`bind`)
         names = list(self.signature.parameters)
         self.arg_names = names[1:] if has_instance and names else names
         # Defaults of the trailing positional parameters: a call that leaves them out is the
@@ -193,16 +196,34 @@ class FunctionSpec:
     def _appended_lists(self, args: tuple) -> tuple:
         """A list of Python values passed where the function only appends to it (`log.append(v)`,
         `pyct/reads.py`) is keyed by identity: the program reads none of its items, which
-        grow on every call (the trace's appends are replayed, `side_effects.py`)."""
-        if not any(a.__class__ is list for a in args):
+        grow on every call (the trace's appends are replayed, `side_effects.py`). So is a
+        list or dict of Python values a program writes in (`bind`): its effects go to the
+        object passed (a counter in it is program state: one program for every count)."""
+        if not any(a.__class__ is list or a.__class__ is dict for a in args):
             return args
         if self._appended is None:
             reads = self._reads() if self._reads is not None else None
             names = reads.appended & reads.params if reads is not None else frozenset()
             self._appended = frozenset(i for i, n in enumerate(self.arg_names) if n in names)
-        return tuple(_Identity(a) if i in self._appended and a.__class__ is list and not any(
-            is_tensor(x) or x.__class__ is _NDARRAY for x in pytree.flatten(a)[0]) else a
-            for i, a in enumerate(args))
+        by_identity = self._appended | self._bound
+        return tuple(_Identity(a) if i in by_identity and a.__class__ in (list, dict) and
+                     not any(is_tensor(x) or x.__class__ is _NDARRAY
+                             for x in pytree.flatten(a)[0]) else a
+                     for i, a in enumerate(args))
+
+    def bind(self, indices: frozenset) -> bool:
+        """Key the list / dict arguments at `indices` by identity from now on (a program
+        writes in them: `side_effects.bound_arguments`), those the function reads only
+        through constant keys, which are guarded, or appends to (`pyct/reads.py`); True
+        when that is new. (Another read, `len(log)`, depends on what they hold: by value.)"""
+        reads = self._reads() if self._reads is not None else None
+        names = reads.keyed & reads.params if reads is not None else frozenset()
+        indices = frozenset(i for i in indices if i < len(self.arg_names) and
+                            self.arg_names[i] in names)
+        if indices <= self._bound:
+            return False
+        self._bound |= indices
+        return True
 
     def spec_for(self, index: int):
         """The InputSpec given for the `index`-th tensor argument, or None."""

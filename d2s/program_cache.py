@@ -104,7 +104,10 @@ class ProgramCache:
                 return entry
         target = dataclasses.replace(target, number=len(self) + 1)
         with gc_paused():  # one pause: a collection between tracing and compiling costs
-            entry = Entry(trace(target, args, kwargs))
+            traced = trace(target, args, kwargs)
+            entry = Entry(traced)
+        if target.spec.bind(traced.effects.bound):  # (keyed by identity from now on)
+            key = target.spec.key(args, kwargs, target.instance, target.training)[0]
         entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
         entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused

@@ -13,15 +13,17 @@ import numpy as np
 
 import runtime as rt
 from runtime import backend, pytree
-from runtime.autograd import Node, record
+from runtime.autograd import FREED, Node, record
 from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
+from runtime.program.freed_branches import follow_branch_frees
 from runtime.program.freed_graph import freed_conditions, graph_ops
+from runtime.program.freed_loops import follow_loop_frees
 from runtime.program.passes import fuse_batch_norm_relu, fuse_batch_norm_relu_in_place
 from runtime.program.reach_paths import gradient_sites
-from runtime.program.reach_values import top_level
+from runtime.program.reach_values import block_ran, top_level
 from runtime.program.reached import Branch, Ran
 from runtime.program.split import split_program
 from runtime.program.variable import Variable
@@ -97,7 +99,10 @@ def _freed_results(program, outs: list) -> tuple:
         return [(k, [(None, True, None)]) for k in diff], []
     preds: dict = {}
     freed = []
-    for k, conds in zip(diff, freed_conditions(program, [outs[k].name for k in diff]),
+    names = [outs[k].name for k in diff]
+    follow_branch_frees(program, lambda: RuntimeError(FREED))
+    loops = follow_loop_frees(program, lambda: RuntimeError(FREED))
+    for k, conds in zip(diff, freed_conditions(program, names, block_ran, loops),
                         strict=True):
         if conds is not None:
             freed.append((k, [(None if p is None else len(outs) + preds.setdefault(
@@ -316,7 +321,8 @@ class Entry:
         for k, conds in self.freed_out:
             why = next((why for i, truth, why in conds
                         if i is None or bool(arrays[i]) is truth), False)
-            if why is not False:
+            if why is not False and not any(  # (a result cut on this run has no graph)
+                    j == k and bool(arrays[flag]) for j, flag in self.stop_flags):
                 _freed(outs[k], why)
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)

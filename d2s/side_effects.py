@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import runtime as rt
 
-from . import guards
+from . import guards, writeback
 from .operators import mutation
 from .operators.state_at_raise import is_bookkeeping, value_before
 from .operators.variables import Undefined, is_variable
@@ -110,38 +110,45 @@ class Effects:
         self.raises: dict = {}
         self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
         self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
+        self.bound = frozenset()  # `bound_arguments`
+        self.plans: list = []  # per write: how to make its value anew (`_fresh`), or None
 
     def replay(self) -> None:
-        for slot, value in self.writes:
+        plans = self.plans or [None] * len(self.writes)
+        for (slot, value), plan in zip(self.writes, plans, strict=True):
             if isinstance(value, Appended):
-                slot.obj.extend(value)
+                slot.obj.extend(value.anew())
             elif slot.kind == "list":
                 slot.obj[:] = value
-            else:
-                slot.set(value)
+            else:  # (a list or dict the trace made: a new one, as each eager call makes)
+                slot.set(_rebuilt(value, plan))
 
 
-def scan(log, numbers, fixed=(), known=None) -> Effects:
+def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     """After a trace: the changes of Python values, or `Promote` for changed numbers that
     are not program state yet. `numbers`: those fed as program state; `fixed`: slots of
     numbers that failed to be (they are guarded and replayed as Python values). `known`
     (ident -> slot, updated here): places earlier traces of the function changed; one this
     trace left as it was (or set to the value it had) is guarded by that value, since the
     trace may have written it without a visible change. `effects.new_places` is True when
-    this trace found a place no earlier trace changed."""
+    this trace found a place no earlier trace changed. `copies` (`writeback.Copy`): the
+    trace's copies of list and dict arguments holding tensors, whose changes go to the
+    caller's objects through `writeback.capture` (a number set there is not program state:
+    each trace gets a new copy)."""
     effects = Effects(numbers)
+    copied = {id(c.copy) for c in copies}
     promote, computed = [], set()
     fed = {n.slot.ident(): n for n in numbers}
     fixed = {s.ident() for s in fixed}
     changed = log.changed()
-    read = _read_places()
+    read = writeback.read_places()
     if known is not None:
         idents = {s.ident() for s in changed}
         for ident, s in list(known.items()):
             if ident not in idents and ident not in fed:
                 effects.guards.append(_guard(s, s.get() if s.kind != "list" else list(s.obj)))
     for s in changed:
-        if s.kind not in _GUARDED_PLACES or is_bookkeeping(s):
+        if s.kind not in _GUARDED_PLACES or is_bookkeeping(s) or id(s.obj) in copied:
             continue
         new = s.get()
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
@@ -160,10 +167,10 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
                 computed.add(s.ident())
             continue
         if s.kind == "list":
-            if not _was_read(s, read) and len(new) > len(old) and all(
-                    a is b for a, b in zip(old, new)) and not any(
-                    _tensor_like(x) for x in new[len(old):]):
-                effects.writes.append((s, Appended(new[len(old):])))
+            tail = writeback.appended_tail(s, old, new, read)
+            if tail is not None:  # only appended to: the items again after each call
+                if not any(_tensor_like(x) for x in tail):  # (else the program's output
+                    effects.writes.append((s, Appended(tail, log.seen)))  # appends them)
             elif any(not _tensor_like(x) for x in new[len(old):]) or any(
                     a is not b and not _tensor_like(b) for a, b in zip(old, new)):
                 effects.guards.append(_guard(s, old))
@@ -173,15 +180,23 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
             elif len(new) != len(old):  # a list grown by tensors: by its length
                 effects.guards.append(_guard(s, old))
             continue
+        # a container put under a new key: the key's absence decided it, read by code the
+        # guards do not record (`d.setdefault("k", []).append(v)`, `if "k" not in d:`)
+        new_key = s.kind == "dict" and old is _MISSING and type(new) in (list, dict)
         if mutation.graph_tree(new):  # a graph value: written back by `writeback.py`
-            if type(old) is list:  # a list become a tensor array: made from its items
-                effects.guards.append((("list", old, None, s.path), "items", tuple(old)))
+            if type(old) is list:  # a list become a tensor array: made from its items,
+                if writeback.list_read(old, read):  # (else only appended to: `_Into`)
+                    effects.guards.append((("list", old, None, s.path), "items",
+                                           tuple(old)))
+            elif new_key:
+                effects.guards.append(_guard(s, old))
             continue
-        if _was_read(s, read):
+        if new_key or writeback.was_read(s, read):
             effects.guards.append(_guard(s, old))
         effects.writes.append((s, new))
     if promote:
         raise Promote(promote, computed)
+    effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
     if known is not None:
         for s, _ in effects.writes:
             if s.ident() not in known:
@@ -190,32 +205,57 @@ def scan(log, numbers, fixed=(), known=None) -> Effects:
     return effects
 
 
+def bound_arguments(args, effects: Effects, out) -> frozenset:
+    """Indices of the list and dict arguments in which the program's effects write, at any
+    depth (`d["losses"].append(v)` appends to the list this call passed). Keyed by their
+    values (`function_spec.py`), a later call passing equal ones in other objects (a fresh
+    `{"losses": []}` per step) would reuse the program and write into these objects: such
+    arguments are keyed by identity from then on."""
+    objs = {id(s.obj) for s, _ in effects.writes} | {id(n.slot.obj) for n in effects.numbers}
+    if type(out) is writeback.WithState:
+        objs |= {id(s.obj) for s in out[1].slots}
+    return frozenset(i for i, a in enumerate(args) if type(a) in (list, dict) and
+                     _holds_any(a, objs))
+
+
+def _holds_any(x, ids: set, depth: int = 0) -> bool:
+    if id(x) in ids:
+        return True
+    if depth > 6 or type(x) not in (list, tuple, dict):
+        return False
+    return any(_holds_any(v, ids, depth + 1) for v in (x.values() if type(x) is dict else x))
+
+
 class Appended(list):
-    """Items a trace appended to a list it did not read: appended again after each call."""
+    """Items a trace appended to a list it did not read: appended again after each call,
+    the lists, tuples and dicts the trace made in them made anew (`self.log.append({"step":
+    n, "tags": []})` appends a new record on each eager call, not the same one again); the
+    objects that existed before the call (`seen`: the mutation log's) are kept."""
+
+    def __init__(self, items, seen):
+        super().__init__(items)
+        self.plans = [_fresh(x, seen) for x in items]
+
+    def anew(self) -> list:
+        return [_rebuilt(x, p) for x, p in zip(self, self.plans, strict=True)]
 
 
-def _read_places() -> set:
-    """The places the running trace's read guards name: (kind, id of the object, key), with
-    the key None where the whole object was read (a list's items, a dict's values)."""
-    out = set()
-    for g in guards.recorded() or ():
-        kind, obj = g[0][0], g[0][1]
-        kind = _READ_KIND.get(kind, kind)
-        out.add((kind, id(obj), None if kind in ("list", "cell") or g[0][0] in _WHOLE
-                 else g[0][2]))
-    return out
+def _fresh(x, seen, depth: int = 0):
+    """None (keep `x`), or (type, {key: plan}) for a container the trace made."""
+    t = type(x)
+    if t not in (list, tuple, dict) or id(x) in seen or depth > 6:
+        return None
+    items = x.items() if t is dict else enumerate(x)
+    return t, {k: _fresh(v, seen, depth + 1) for k, v in items}
 
 
-_READ_KIND = {"class": "attr", "index": "list", "values": "item", "whole": "item"}
-_WHOLE = ("values", "whole")
-
-
-def _was_read(slot, read: set) -> bool:
-    kind = {"dict": "item", "list": "list", "attr": "attr", "global": "global",
-            "cell": "cell"}[slot.kind]
-    whole = (kind, id(slot.obj), None)
-    return whole in read or kind not in ("list", "cell") and (kind, id(slot.obj),
-                                                              slot.key) in read
+def _rebuilt(x, plan):
+    if plan is None:
+        return x
+    t, parts = plan
+    if t is dict:
+        return {k: _rebuilt(v, parts[k]) for k, v in x.items()}
+    return t(_rebuilt(v, parts[i]) for i, v in enumerate(x))
 
 
 def _tensor_like(x) -> bool:

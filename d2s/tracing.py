@@ -109,6 +109,7 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         fed.feeds += [n.feed for n in numbers]
         out, effects, reads, log = _run(target, fn, new_args, new_kwargs, fed, numbers,
                                         fixed, state)
+        effects.bound = side_effects.bound_arguments(args, effects, out)
         leaves, tree = _returned(target, program, out, args, kwargs, state)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
@@ -186,8 +187,8 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
             # a returned name bound on some paths only (`operators.unbound`): read here, where
             # the raise it makes still sees what the call changed before it
             read_unbound(returned_keys.read_leaves(out))
-            effects = side_effects.scan(before.log, numbers, fixed, target.effect_places) \
-                if state else side_effects.Effects()
+            effects = side_effects.scan(before.log, numbers, fixed, target.effect_places,
+                                        fed.copies) if state else side_effects.Effects()
             effects.raises = traced.raises  # (what a run that raises writes back)
             rebound = [] if state else None  # (a program to save keeps tensors in place)
             kept: dict = {}

@@ -19,13 +19,15 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 """
 from __future__ import annotations
 
+import collections
+
 import runtime as rt
 from runtime.program.builder import current_builder
 
 from . import guards
 from .operators import held_lists, mutation, trace_state
 from .operators.lists import StructArray
-from .operators.state_at_raise import keeps_identity
+from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 
@@ -92,9 +94,10 @@ def _places(target, args, kwargs) -> list:
 class Before(dict):
     """The Python numbers and eager Tensors reachable before tracing, by place (the program
     reads them as constants or by reference); `.log` is the mutation log of everything
-    reachable (`side_effects.py` diffs it after the trace)."""
+    reachable (`side_effects.py` diffs it after the trace); `.deques` (`_refuse_deques`)."""
 
     log = None
+    deques: tuple = ()
 
 
 def _log(target, args, kwargs, sets=False):
@@ -109,6 +112,8 @@ def before(target, args, kwargs) -> Before:
     out = Before()
     log = out.log = _log(target, args, kwargs)
     trace_state.current().call_logs.append(log)
+    out.deques = tuple((obj, tuple(obj), path) for obj, _, path, _ in log.seen.values()
+                       if isinstance(obj, collections.deque))
     for s in log.places():
         v = s.get()
         if s.kind == "list":  # each item is a place
@@ -197,11 +202,22 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
+    _refuse_deques(before.deques, target)
+    read = read_places()
+    copied = {id(c.copy) for c in copies}  # (their changes: `_copied`)
     for s in log.places():
+        if id(s.obj) in copied:
+            continue
         v = s.get()
-        if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict):
-            continue  # a list or dict is a place of its own: written back in place
+        if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
+                value_before(before.log, s) is v):
+            continue  # a list or dict kept is a place of its own: written back in place
+        # (one the call put there, `o.hist = [loss.item()]`: a new one after each call)
         _check(s.path, v, int(s.kind == "list"))
+        tail = appended_tail(s, value_before(before.log, s), v, read)
+        if tail is not None:
+            slots.append(_Extend(s, tail))
+            continue
         if s.kind == "list":
             for i, x in enumerate(v):
                 old = before.get((id(s.obj), "item", i))
@@ -216,7 +232,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
             elif how == "new" and renewed is not None:
                 renewed.append(Renewed(s, old))
-            elif how != "new":
+            elif how == "in place":
                 s.set(_update(old, v, s.path))
                 if kept is not None:
                     kept[s.ident()] = old
@@ -227,7 +243,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
-        slots.append(_into_origin(s, before, v))  # (an array of Python numbers comes back
+        slots.append(_into_origin(s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
     slots += _copied(copies, target)
     if not slots:
@@ -254,9 +270,29 @@ def _refuse_traced_keys(log, target) -> None:
                 "return them")
 
 
-def _into_origin(s, before: Before, v):
+def _refuse_deques(deques, target) -> None:
+    """A `collections.deque` the caller can reach that the trace changed: the mutation log
+    does not follow deques (their `maxlen` drops items as they are appended), so later
+    calls would not change it, and the trace's values would stay in it."""
+    for dq, items, path in deques:
+        if len(dq) == len(items) and all(a is b for a, b in zip(dq, items)):
+            continue
+        dq.clear()  # (as it was: the failed trace undoes what it changed)
+        dq.extend(items)
+        code = getattr(target.function, "__code__", None)
+        at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
+        raise mutation.StateChangeError(
+            f"{target.qualname}{at} changes {path}, a collections.deque that outlives the "
+            "call; converted code follows lists, not deques. Return the new values and "
+            "append them to the deque after the call, or keep a list there that the call "
+            "only appends to (trimmed outside the converted function)")
+
+
+def _into_origin(s, before: Before, v, read: set):
     """`s`, or for a place whose list became a tensor array (`held_lists`) while it held the
-    same list object before the call, a slot that writes the items into that list."""
+    same list object before the call, a slot that writes the items into that list: all of
+    them, or, where the trace did not read the list's items, only those after the ones it
+    held (`list_read`: appended to only, the list guards nothing)."""
     if not (is_variable(v) and v.is_array):
         return s
     lst = held_lists.origin(s)
@@ -267,26 +303,96 @@ def _into_origin(s, before: Before, v):
     entry = log.seen.get(("globals", id(s.obj)) if s.kind == "global" else id(s.obj))
     snap = entry[3] if entry is not None else None
     held = snap if s.kind == "cell" else snap.get(s.key) if isinstance(snap, dict) else None
-    return _Into(old, lst) if held is lst else s
+    if held is not lst:
+        return s
+    seen = log.seen.get(id(lst))
+    return _Into(old, lst, None if list_read(lst, read) or seen is None else len(seen[3]))
+
+
+def list_read(lst: list, read: set) -> bool:
+    """Whether the trace read the items of `lst` (`read`: `read_places()`)."""
+    return ("list", id(lst), None) in read
 
 
 class _Into:
     """A place whose list became a tensor array and held that list object before the call:
     after each run the items go into that list (aliases of it see them, as in eager code)
-    and the place holds it again."""
+    and the place holds it again; with `start`, only the items after the first `start`
+    (the list was only appended to)."""
 
-    __slots__ = ("slot", "target", "kind", "obj", "key", "path")
+    __slots__ = ("key", "kind", "obj", "path", "slot", "start", "target")
 
-    def __init__(self, slot, target):
-        self.slot, self.target = slot, target
+    def __init__(self, slot, target, start=None):
+        self.slot, self.target, self.start = slot, target, start
         self.kind, self.obj, self.key, self.path = slot.kind, slot.obj, slot.key, slot.path
 
     def get(self):
         return self.slot.get()
 
     def set(self, value):
-        self.target[:] = value
+        if self.start is None:
+            self.target[:] = value
+        else:  # (the items it held when traced are the program's constants: not again)
+            self.target.extend(value[self.start:])
         self.slot.set(self.target)
+
+    def ident(self):
+        return self.slot.ident()
+
+
+def read_places() -> set:
+    """The places the running trace's read guards name: (kind, id of the object, key), with
+    the key None where the whole object was read (a list's items, a dict's values)."""
+    out = set()
+    for g in guards.recorded() or ():
+        kind, obj = g[0][0], g[0][1]
+        kind = _READ_KIND.get(kind, kind)
+        out.add((kind, id(obj), None if kind in ("list", "cell") or g[0][0] in _WHOLE
+                 else g[0][2]))
+    return out
+
+
+_READ_KIND = {"class": "attr", "index": "list", "values": "item", "whole": "item"}
+_WHOLE = ("values", "whole")
+
+
+def was_read(slot, read: set) -> bool:
+    """Whether the trace read the place `slot` (`read`: `read_places()`)."""
+    kind = {"dict": "item", "list": "list", "attr": "attr", "global": "global",
+            "cell": "cell"}[slot.kind]
+    whole = (kind, id(slot.obj), None)
+    return whole in read or kind not in ("list", "cell") and (kind, id(slot.obj),
+                                                              slot.key) in read
+
+
+def appended_tail(slot, old, new, read: set):
+    """The items a trace appended to the list at `slot` (`old`: its items before the trace,
+    `new`: after it), or None where it did more than append or read the list. Only appended
+    to, the list guards nothing: after each call its items are appended again, Python ones
+    as the trace left them (`side_effects.Appended`), computed ones from the program
+    (`_Extend`), so one program serves every call whatever the list already holds."""
+    if slot.kind != "list" or old is mutation.MISSING or len(new) <= len(old):
+        return None
+    if was_read(slot, read) or any(a is not b for a, b in zip(old, new)):
+        return None
+    return list(new[len(old):])
+
+
+class _Extend:
+    """A list place the trace only appended to, some items computed: the program outputs
+    the appended items only, and after each run they are appended to the list."""
+
+    __slots__ = ("kind", "obj", "path", "slot", "tail")
+
+    def __init__(self, slot, tail):
+        self.slot, self.tail = slot, tail
+        self.kind, self.obj, self.path = "append", slot.obj, slot.path
+
+    def get(self):
+        return self.tail
+
+    def set(self, value):
+        self.obj.extend(value)
 
     def ident(self):
         return self.slot.ident()
@@ -311,9 +417,11 @@ def _rebinding(slot, old) -> str:
     sets to a new tensor is written back: "new" (a new Tensor after each call, as eager code
     rebinds it: the program does not read `old`, or reads it only through other places,
     which keep it), "fed" (a new Tensor too; the program reads `old` only as what this place
-    holds, so it reads the place's tensor when it runs: `Fed`), or "in place" (the place
-    keeps `old`, which the program writes: a Parameter, a tensor read as Python, or one read
-    through this place and others)."""
+    holds, so it reads the place's tensor when it runs: `Fed`), "apart" (a new Tensor too,
+    the place guarded by identity: the program reads `old` through this place and others,
+    `self.a = self.a + self.b` where both held one tensor, which the others keep, so the next
+    call, where the place holds a tensor of its own, traces again), or "in place" (the place
+    keeps `old`, which the program writes: a Parameter, or a tensor read as Python)."""
     if keeps_identity(old) or _value_read(old):
         return "in place"
     if not current_builder().reads(old):
@@ -327,6 +435,8 @@ def _rebinding(slot, old) -> str:
             elsewhere = True
     if here and not elsewhere and slot.kind != "list":
         return "fed"
+    if here and elsewhere and slot.kind != "list":
+        return "apart"
     return "new" if elsewhere and not here else "in place"
 
 

@@ -168,6 +168,7 @@ def _static_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
     if grad_outputs is not None:  # None entries: ones, as in eager
         grad_outputs = [g if g is not None else creation.ones_like(o)
                         for g, o in zip(grad_outputs, outputs)]
+    STATE.builder.check_not_freed(outputs, RuntimeError(FREED))
     prev, STATE.create_graph = STATE.create_graph, create_graph
     try:
         grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)

@@ -292,6 +292,7 @@ OPERATOR_RANKS = {
     "state_at_raise.py": 1.25,  # (on mutation: what a run-time raise writes back)
     "exceptions.py": 1.5,  # (on state_at_raise)
     "computed_keys.py": 1.5,  # (on traced_keys)
+    "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
     "loop_number_kinds.py": 2, "number_pairs.py": 2, "array_queries.py": 2,
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
@@ -349,6 +350,7 @@ PROGRAM_RANKS = {
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,
     "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2, "reach_values.py": 2,
+    "freed_loops.py": 2, "freed_branches.py": 2,
     "passes": 3,
     "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
     "loop_plan.py": 4,

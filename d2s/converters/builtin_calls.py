@@ -1,13 +1,17 @@
 """Calls of built-ins whose meaning depends on tensors: `print`, `len`, `range`,
 `enumerate`, `max`, `min`, `all`, `any`, `sum`, `reversed`, `list`, `tuple`, `bool`, `int`,
 `float`, `isinstance`; and `x.shape` and `x.size`, whose unknown dims must be read at run time;
-and item stores, which a dict given a key the program computes (`int(t)`) must see.
+and item stores, which a dict given a key the program computes (`int(t)`) must see; and set
+algebra of what may be sets (`set_operands`), which a set holding such values must see.
 
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
     table[k] = v                 ->   _d2s.set_item(v, table, k)
+    {k: v, 0: w}                 ->   _d2s.dict_display((k, v), (0, w))
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
+    seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
+    [*seen]                      ->   [*_d2s.set_items(seen, '`*` unpacking')]
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
@@ -23,9 +27,10 @@ import gast
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
+from .set_operands import BINARY, dict_names, set_like, set_names, set_operands
 
 # the pass is skipped when none of these is present
-HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr)
+HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -61,6 +66,10 @@ BUILTINS = {
 # (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
 MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil"))
 
+# built-ins that iterate their arguments from this index on: given what may be a set, an
+# item per item of it (`_d2s.set_items`, refused where the set holds computed values)
+_ITERATES = {"iter": 0, "map": 1, "filter": 1}
+
 # list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`
 COMPARING_METHODS = ("index", "count", "sort")
 
@@ -81,6 +90,10 @@ class BuiltinCalls(Base):
             node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
                          for a in node.args]
         node = self.generic_visit(node)
+        self._unpacked(node.args)
+        first = _ITERATES.get(f.id) if isinstance(f, gast.Name) else None
+        if first is not None and not self._shadowed(f.id):  # `map(fn, seen)`: an item per item
+            node.args[first:] = [self._items(a, f"{f.id}()") for a in node.args[first:]]
         if isinstance(f, gast.Attribute) and f.attr == "get":
             # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
             node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
@@ -114,13 +127,19 @@ class BuiltinCalls(Base):
         # (`int(t)`) keeps its Python keys (`operators.computed_keys`)
         node = self.generic_visit(node)
         target = node.targets[0]
+        if any(t.__class__ in (gast.Tuple, gast.List) for t in node.targets):
+            node.value = self._items(node.value, "unpacking")  # (`a, b = seen`)
         if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
             return node
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
         if any(isinstance(i, gast.Slice) for i in index):
             return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
-        if all(isinstance(i, gast.Constant) for i in index):
-            return node  # (`d["loss"] = v`: a key the program cannot compute)
+        if all(isinstance(i, gast.Constant) for i in index) and not (
+                self.scopes and isinstance(target.value, gast.Name) and all(
+                    type(i.value) in (int, float) for i in index)
+                and target.value.id in dict_names(self.scopes[0])):
+            return node  # (`d["loss"] = v`, `x[0] = v`: no key the program computes; `d[0]`
+            # of a dict the function made: it may hold one, `operators.computed_keys`)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
 
@@ -136,7 +155,58 @@ class BuiltinCalls(Base):
                 isinstance(node.left.value, str):  # "..." % args
             return templates.replace_as_expression(f"{RESERVED}.percent(fmt, args)",
                                                    fmt=node.left, args=node.right)
+        if node.op.__class__ in BINARY and set_operands(node, self._set_names()):
+            return templates.replace_as_expression(
+                f"{RESERVED}.set_op(a, op, b)", a=node.left, b=node.right,
+                op=gast.Constant(BINARY[node.op.__class__], None))
         return node
+
+    def visit_AugAssign(self, node):
+        # `seen -= other` of a name that may hold a set: `seen = _d2s.set_op(seen, '-=', other)`
+        node = self.generic_visit(node)
+        op, target = BINARY.get(node.op.__class__), node.target
+        if op is None or target.__class__ is not gast.Name or not (
+                target.id in self._set_names() or set_like(node.value, self._set_names())):
+            return node
+        return templates.replace(f"t = {RESERVED}.set_op(t, op, b)", t=target, b=node.value,
+                                 op=gast.Constant(op + "=", None))
+
+    def visit_Dict(self, node):
+        # `{0: a, int(t): b}`: a key the program computes may equal another (`operators.
+        # computed_keys`); displays of constant keys, or with `**`, stay as they are
+        node = self.generic_visit(node)
+        if any(k is None for k in node.keys) or all(
+                k.__class__ in (gast.Constant, gast.JoinedStr) for k in node.keys):
+            return node
+        pairs = [gast.Tuple(elts=[k, v], ctx=gast.Load()) for k, v in zip(node.keys,
+                                                                           node.values)]
+        return gast.Call(func=templates.parse_expr(f"{RESERVED}.dict_display"), args=pairs,
+                         keywords=[])
+
+    def visit_List(self, node):
+        node = self.generic_visit(node)
+        self._unpacked(node.elts)
+        return node
+
+    visit_Tuple = visit_List
+
+    def _unpacked(self, items: list) -> None:
+        """`[*seen]`, `f(*seen)` of what may be a set: `*_d2s.set_items(seen)`, an item per
+        item of the set (refused where it holds computed values: `operators.set_algebra`)."""
+        for item in items:
+            if item.__class__ is gast.Starred:
+                item.value = self._items(item.value, "`*` unpacking")
+
+    def _items(self, node, what: str):
+        """`node`, or `_d2s.set_items(node, what)` where it may be a set (`set_operands`)."""
+        if not set_like(node, self._set_names()):
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.set_items(s, what)", s=node,
+                                               what=gast.Constant(what, None))
+
+    def _set_names(self) -> frozenset:
+        """The names the converted function may bind to a set (`set_operands`)."""
+        return set_names(self.scopes[0]) if self.scopes else frozenset()
 
     def visit_Attribute(self, node):
         node = self.generic_visit(node)

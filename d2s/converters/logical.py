@@ -5,6 +5,7 @@
     a in b             ->   _d2s.in_(a, b)
     a == b             ->   _d2s.eq_(a, b)     (lists of tensors compare item by item)
     a is None          ->   _d2s.is_none(a)    (`p.grad`: whether the run reached `p`)
+    seen <= {1, 2}     ->   _d2s.set_op(seen, '<=', {1, 2})   (what may be sets: `set_operands`)
 
 The right operands become lambdas so Python's short-circuit is kept: the operator evaluates
 them only when the left operand does not decide (for a tensor, only inside the graph branch).
@@ -28,6 +29,7 @@ from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import predicates
+from .set_operands import COMPARE, set_names, set_operands
 
 HANDLES = (gast.BoolOp, gast.UnaryOp, gast.Compare, gast.comprehension, gast.Match)
 CREATES = (gast.Call, gast.Lambda, gast.NamedExpr, gast.If, gast.Assign)
@@ -47,9 +49,10 @@ _mark_test = predicates.mark_test
 
 
 class Logical(Base):
-    def __init__(self, ctx):
+    def __init__(self, ctx, root=None):
         super().__init__(ctx)
         self._temps: dict = {}
+        self._root = root  # (the converted function: the names it may bind to sets)
 
     def visit_If(self, node):
         pre = predicates.hoist_walrus(node, self.ctx.namer)
@@ -109,6 +112,15 @@ class Logical(Base):
             return self.generic_visit(node)
         return self.visit_block(out)
 
+    def _compare(self, node):
+        """A one-operator comparison as converted code makes it: `_membership`'s, or an order
+        comparison of what may be sets (`set_operands`) -> `_d2s.set_op(a, '<=', b)`."""
+        op = COMPARE.get(node.ops[0].__class__)
+        if op is None or self._root is None or not set_operands(node, set_names(self._root)):
+            return _membership(node)
+        return templates.replace_as_expression(f"{RESERVED}.set_op(a, op, b)", a=node.left,
+                                               b=node.comparators[0], op=gast.Constant(op, None))
+
     def _reuse(self, operand):
         """A middle operand appears twice: bound by a walrus where first compared, then read
         by name."""
@@ -135,7 +147,7 @@ class Logical(Base):
     def visit_Compare(self, node):
         node = self.generic_visit(node)
         if len(node.ops) == 1:
-            return _membership(node)
+            return self._compare(node)
         if any(_has_walrus(c) for c in node.comparators):
             return node
         operands = [node.left] + node.comparators
@@ -149,8 +161,8 @@ class Logical(Base):
                                                               v=pairs_value)
                 operands[i].target.ctx = gast.Store()
                 self._temps[id(operands[i])] = temp
-        pairs = [_membership(gast.Compare(left=self._reuse(operands[i]), ops=[op],
-                                          comparators=[operands[i + 1]]))
+        pairs = [self._compare(gast.Compare(left=self._reuse(operands[i]), ops=[op],
+                                            comparators=[operands[i + 1]]))
                  for i, op in enumerate(node.ops)]
         lambdas = [templates.replace_as_expression("lambda: v", v=p) for p in pairs[1:]]
         return templates.replace_as_expression(f"{RESERVED}.and_(first, rest)",
@@ -185,4 +197,4 @@ def _none_test(node):
 
 
 def transform(node, ctx):
-    return Logical(ctx).visit(node)
+    return Logical(ctx, node).visit(node)

@@ -33,6 +33,7 @@ from ..pyct.walk import BLOCK_FIELDS
 from .builtin_calls import BUILTINS, COMPARING_METHODS
 from .call_trees import CallTrees
 from .lists import _CHANGING_METHODS
+from .set_operands import BINARY, set_like, set_names, set_operands
 
 # the pass after which `fold` runs: the last one that moves statements into other blocks
 AFTER_PASS = "return_statements"
@@ -53,9 +54,9 @@ def fold(fn, ctx) -> int:
     # First what each statement reads and binds, and the function's local names from the
     # same look (`activity.local_names`: a plain statement binds the names it stores), then
     # which calls every pass leaves alone.
-    scanned, local = [], set(activity.params(fn))
+    scanned, local, sets = [], set(activity.params(fn)), set_names(fn)
     for s in fn.body:
-        found = _scan(s)
+        found = _scan(s, sets)
         if found is None:
             activity.binding_names(s, local)
         else:
@@ -172,9 +173,10 @@ def _load(node):
     return load
 
 
-def _scan(s) -> tuple | None:
+def _scan(s, sets: frozenset) -> tuple | None:
     """({name: Name node} read, {name: Name node} bound, [calls]) of statement `s` if it
-    can be plain (its calls not yet looked at), else None."""
+    can be plain (its calls not yet looked at), else None. (`sets`: the names that may hold
+    a set, whose algebra `builtin_calls` rewrites.)"""
     cls = s.__class__
     loads: dict = {}
     stores: dict = {}
@@ -186,7 +188,8 @@ def _scan(s) -> tuple | None:
                     return None
                 stores.setdefault(n.id, n)
     elif cls is gast.AugAssign:
-        if s.target.__class__ is not gast.Name:
+        if s.target.__class__ is not gast.Name or s.op.__class__ in BINARY and (
+                s.target.id in sets or set_like(s.value, sets)):
             return None
         loads[s.target.id] = s.target
         stores[s.target.id] = s.target
@@ -205,8 +208,9 @@ def _scan(s) -> tuple | None:
                 return None
             stack.append(n.value)
         elif c is gast.BinOp:
-            if n.left.__class__ is gast.Constant and isinstance(n.left.value, str):
-                return None  # `"..." % args` (`builtin_calls`)
+            if n.left.__class__ is gast.Constant and isinstance(n.left.value, str) or \
+                    set_operands(n, sets):
+                return None  # `"..." % args`, `seen & t` (`builtin_calls`)
             stack += (n.left, n.right)
         elif c is gast.UnaryOp:
             if n.op.__class__ is gast.Not:

@@ -55,7 +55,8 @@ from .builtins import (  # noqa: F401
     zip_,
 )
 from .exceptions import raise_  # noqa: F401
-from .computed_keys import set_item  # noqa: F401
+from .computed_keys import dict_display, set_item  # noqa: F401
+from .set_algebra import set_items, set_op  # noqa: F401
 from .block_values import Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401

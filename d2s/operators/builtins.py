@@ -85,7 +85,7 @@ def reversed_(seq, /):
     reversed when the program runs (`arr[::-1]`, which keeps the gradient path)."""
     if _is_list_array(seq):
         return seq[::-1]
-    _decided("reversed()", seq)
+    _counted("reversed()", seq)
     return builtins.reversed(seq)
 
 
@@ -95,7 +95,7 @@ def list_(*args):
     it here cannot know its length."""
     if len(args) == 1 and _is_list_array(args[0]):
         return args[0][:]
-    _decided("list()", *args)
+    _counted("list()", *args)
     return builtins.list(*args)
 
 
@@ -107,14 +107,14 @@ def tuple_(*args):
         out = args[0][:]
         out._d2s_tuple = True
         return out
-    _decided("tuple()", *args)
+    _counted("tuple()", *args)
     return builtins.tuple(*args)
 
 
 def sorted_(iterable, /, *, key=None, reverse=False):
     """`sorted` (refused of an undecided set, as every read of it); by graph-value keys, the
     order is decided when the program runs (`sort_values`)."""
-    _decided("sorted()", iterable)
+    _counted("sorted()", iterable)
     if _is_list_array(iterable):  # (a list the program grows)
         return struct_queries.sorted_keyed(iterable, key, reverse)
     return sorted_items(builtins.list(iterable), key, reverse)
@@ -130,6 +130,20 @@ def frozenset_(*args):
     """`frozenset` (of an undecided set: refused, as `sorted_`)."""
     _decided("frozenset()", *args)
     return builtins.frozenset(*args)
+
+
+def _numbers(items: list) -> bool:
+    """Whether `items` are Python numbers, or graph values standing for them."""
+    return builtins.all(type(v) in (bool, int, float) or is_variable(v) and getattr(
+        v, "python_scalar", False) for v in items)
+
+
+def _counted(what: str, *args) -> None:
+    """Refuse `what`, whose result has an item per item of its argument, reading a set or
+    dict that holds a value the converted code computed (`traced_keys.check_unique`: equal
+    values would be different items while tracing), or an undecided set (`_decided`)."""
+    for x in args:
+        check_unique(x, what)
 
 
 def _decided(what: str, *args) -> None:
@@ -154,8 +168,12 @@ def sum_(iterable, /, start=0):
     code returns a value of another type or shape when nothing was kept, which one program
     cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
-        _decided("sum()", iterable)
-        return builtins.sum(iterable, start)
+        _counted("sum()", iterable)
+        items = builtins.list(iterable)
+        out = builtins.sum(items, start)
+        if is_variable(out) and _numbers(items + [start]):
+            out.python_scalar = True  # (`sum(p in seen for p in t)`: a Python int when
+        return out  # returned)
 
     arr = iterable
     if holds_number_kinds(arr) and type(start) in (bool, int, float):
@@ -265,7 +283,7 @@ def enumerate_(iterable, start=0):
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],
                                   start)
-    _decided("enumerate()", iterable)
+    _counted("enumerate()", iterable)
     return builtins.enumerate(iterable, start)
 
 
@@ -278,7 +296,7 @@ def zip_(*iterables, strict=False):
                             "when the program runs: the check cannot happen while converting; "
                             "compare the lengths with a tensor condition instead")
         return TensorZip(iterables)
-    _decided("zip()", *iterables)
+    _counted("zip()", *iterables)
     return builtins.zip(*iterables, strict=strict)
 
 

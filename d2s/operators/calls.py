@@ -29,6 +29,7 @@ from ..errors import ConversionError
 from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
+from .set_algebra import READING_METHODS, set_method
 from .try_calls import after_failure
 from .try_except import open_trys
 
@@ -64,6 +65,9 @@ def _call(f):
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is dict and \
             f.__name__ in KEYED_METHODS:
         return keyed_method(f)  # (`table.get(int(t))`: `computed_keys`)
+    if isinstance(f, types.BuiltinMethodType) and type(f.__self__) in (set, frozenset) and \
+            f.__name__ in READING_METHODS:
+        return set_method(f)  # (`seen.intersection(t)` of computed items: `set_algebra`)
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

@@ -16,12 +16,15 @@ converts (also over a tensor whose first dim is known only when the program runs
 indexing, `sum`, iteration read it; returned, it is the list of Tensors eager code returns). A filtered one
 (`[f(h) for h in hs if h.sum() > 0]`) appends under a graph `if` in that loop; one with more
 `for`s is a nest of `comp_map`s appending to one accumulator (`converters.nested_comps`).
+Over a set holding values the converted code computed it is refused (an item per item:
+`traced_keys.check_unique`).
 """
 from __future__ import annotations
 
 from .key_flags import refuse_iteration
 from .lists import StructArray, list_append
 from .loops import TensorEnumerate, TensorRange, TensorZip, for_loop
+from .traced_keys import check_unique
 from .variables import is_variable
 
 # what only a graph loop iterates: lists as tensor arrays, and `range`, `enumerate` and
@@ -54,6 +57,7 @@ def comp_map(xs, fn, kind: str, acc=None):
         acc.out = for_loop(xs, body, (acc.out,), ("comprehension",))
         return acc
     refuse_iteration(xs)  # (a dict with a key a tensor `if` set on one path)
+    check_unique(xs, "a comprehension over the items")  # (a set of computed values)
     if kind == "gen":
         return (fn(x) for x in xs)
     return [fn(x) for x in xs]

@@ -3,6 +3,7 @@
 
     table = {0: 0.5, 1: 0.25, 2: 1.0}
     table[int(logits.argmax())] = 2.0      ->   _d2s.set_item(2.0, table, _d2s.int_(...))
+    {0: 0.5, int(t): 1.0}                  ->   _d2s.dict_display((0, 0.5), (_d2s.int_(t), 1.0))
 
 While tracing, the key is a graph value that hashes by identity: stored as it is, it would be
 a fourth key, and `table[0]` would read the old item silently. Instead every existing item
@@ -15,6 +16,7 @@ dtypes or shapes than the value) is refused at the store (ConversionError).
 from __future__ import annotations
 
 import runtime as rt
+from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -29,11 +31,73 @@ KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items"
 
 def set_item(value, container, key) -> None:
     """`container[key] = value` (the operands in Python's order of evaluation)."""
-    if type(container) is dict and _computed_number(key) and _python_keys_it_may_equal(
-            container, key):
-        _store(container, key, value)
+    if type(container) is dict:
+        _put(container, key, value)
     else:
-        container[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+        container[key] = value
+
+
+def dict_display(*items) -> dict:
+    """`{k: v, ...}` with a key that is not a constant (`builtin_calls`): the items stored in
+    order as `d[k] = v` stores them; refused where a key the program computes may equal a
+    Python key of the display (eager's dict has one key fewer there)."""
+    for key, _ in items:
+        if _computed_number(key) and _python_keys_it_may_equal(dict(items), key):
+            _refuse(user_origin(2), "the display has a Python key it may equal, so how many "
+                    "keys the dict has is known only when the program runs", "a dict display "
+                    "with a key")
+    out: dict = {}
+    for key, value in items:
+        _put(out, key, value)
+    return out
+
+
+def _put(table: dict, key, value) -> None:
+    """`table[key] = value`: by `where` for a computed key that a Python key may equal;
+    refused where the dict would hold a computed key beside a Python key it may equal (a
+    read by either would find its own item, eager's one item); else stored as it is."""
+    if _computed_number(key) and _python_keys_it_may_equal(table, key):
+        _store(table, key, value)
+        return
+    if _computed_number(key) and not _outermost():
+        _refuse(user_origin(3), "inside an if whose condition is a tensor, or a graph loop, "
+                "the key the dict gets (and whether it gets one) is decided when the program "
+                "runs")
+    held = _computed_keyed(create=_computed_number(key))
+    if held is not None and _computed_number(key):
+        held[id(table)] = table  # (a Python key stored later may equal it)
+    elif held and held.get(id(table)) is table and not traced(key) and \
+            _computed_keys_it_may_equal(table, key):
+        _refuse(user_origin(3), "one of them may equal it, so which item each key reads is "
+                "known only when the program runs", "an item set under a Python key",
+                "beside keys computed by the converted code")
+    table[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+
+
+def _computed_keyed(create: bool = False) -> dict | None:
+    """The dicts of the trace being built that a computed key went into as it is (id ->
+    dict): only their stores under Python keys look at their keys (a store is O(1) else)."""
+    b = active_builder()
+    if b is None:
+        return None
+    found = getattr(b, "_d2s_computed_keyed", None)
+    if found is None and create:
+        found = b._d2s_computed_keyed = {}
+    return found
+
+
+def _computed_keys_it_may_equal(table: dict, key) -> bool:
+    """Whether `table` has a computed key that the Python `key` may equal."""
+    if type(key) is tuple:
+        return any(type(k) is tuple and _computed_number(k) for k in table)
+    return type(key) in _NUMBERS and any(
+        type(k) is not tuple and _computed_number(k) for k in table)
+
+
+def _outermost() -> bool:
+    """Whether the trace is outside every tensor `if` and graph loop (its global block)."""
+    b = active_builder()
+    return b is None or b.block is b.program.global_block()
 
 
 def _python_keys_it_may_equal(table: dict, key) -> bool:

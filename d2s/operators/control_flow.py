@@ -144,7 +144,7 @@ class _GraphIf:
         """Before both branches are traced again (with every changed object)."""
         self.log.restore()  # a branch that failed midway may have left its values in them
         mark, here, op_mark = self.marks
-        del current_builder().program.blocks[mark:]
+        current_builder().program.drop_blocks(mark)
         del here.ops[op_mark:]  # a cond op of the attempt before, if it was built
         self._new_attempt()
 

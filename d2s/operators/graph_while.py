@@ -265,9 +265,9 @@ class _GraphWhile:
     def build(self) -> list:
         """The `while` op (traced again while the body widens a dtype); the new state."""
         carried, loop = self.carried, self.loop
-        blocks = current_builder().program.blocks
+        program = current_builder().program
         for _ in range(2 * len(carried) + 1):
-            mark = len(blocks)
+            mark = len(program.blocks)
             try:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
@@ -286,7 +286,7 @@ class _GraphWhile:
                     if told is not None:
                         raise told from None
                     raise
-                del blocks[mark:]
+                program.drop_blocks(mark)
                 self._widen_state()
         raise AssertionError("d2s bug: loop state kept widening")
 

@@ -26,6 +26,7 @@ from .. import report
 from . import key_flags
 from .computed_keys import check_pop
 from .mutation import StateChangeError
+from .set_algebra import READING_METHODS, check_items, set_method
 from .variables import is_variable, user_origin, where
 
 
@@ -73,6 +74,9 @@ def list_method(target, method, *args):
     _not_a_tuple(target, method)
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if not array:
+        if type(target) in (set, frozenset) and method in READING_METHODS:
+            set_method(getattr(target, method))(*args)  # (`seen.remove(p)`: `set_algebra`)
+            return target
         try:
             getattr(target, method)(*args)
         except TypeError as e:  # remove(v): a graph value compared with == (bool of it)
@@ -263,6 +267,8 @@ def list_pop(target, *index):
         out = key_flags.flagged_call(target, "pop", index)
         if out is not key_flags.NOT_FLAGGED:
             return target, out
+    if type(target) is set:  # (an item of a set holding computed values: `set_algebra`)
+        check_items("`.pop()`", "pop", target)
     return target, target.pop(*index)
 
 

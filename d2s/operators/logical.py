@@ -16,6 +16,7 @@ from runtime.program import train_step
 from .. import report
 from ..errors import ConversionError
 from . import key_flags, mutation
+from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
 
@@ -271,7 +272,9 @@ def in_(x, container):
             return True
         if eq is not False:
             found = eq if found is None else rt.logical_or(found, eq)
-    return rt.tensor.constant(False) if found is None else found
+    out = rt.tensor.constant(False) if found is None else found
+    out.python_scalar = True  # (`in` gives a Python bool: `sum(p in seen for p in t)` an int)
+    return out
 
 
 def eq_(a, b):
@@ -337,9 +340,14 @@ def ne_(a, b):
 
 
 def _decided_sets(a, b, what: str) -> None:
+    """Refuse `a == b` of a set a tensor `if` left undecided, or of two sets (dicts) one of
+    which holds a value the converted code computed (`set_algebra`)."""
     for x in (a, b):
         if isinstance(x, (set, frozenset)):
             check_decided(x, what)
+    kinds = (set, frozenset, dict, type({}.keys()))
+    if isinstance(a, kinds) and isinstance(b, kinds):
+        check_items(what, what.strip("`"), a, b)
 
 
 def _sequences_with_graph_values(a, b) -> bool:

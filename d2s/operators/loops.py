@@ -216,15 +216,15 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=
                 seq = _indexable(rest)
                 if seq is None:
                     return result_of(_guarded(rest, body, state, names, extra_test))
-                blocks = current_builder().program.blocks
-                mark = len(blocks)
+                program = current_builder().program
+                mark = len(program.blocks)
                 try:
                     return result_of(_graph_for(len(rest), seq, body, state, names,
                                                 extra_test, unread))
                 except TypeError:
                     # The body needs the item as a Python value (`xs[i]` on a Python list):
                     # unroll the rest with guards instead.
-                    del blocks[mark:]
+                    program.drop_blocks(mark)
                     return result_of(_guarded(rest, body, state, names, extra_test))
             if not t:
                 break

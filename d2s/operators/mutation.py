@@ -15,10 +15,9 @@ changed places ("slots") become extra outputs of the `cond` / `while` op, the sn
 restored (so the other branch, or the real loop trace, starts from the same objects), and
 after the op each slot is set to the op's output (every alias sees it, as in Python).
 
-User classes are walked too (their attributes: `Block.calls += 1`, a class-level registry;
-not their methods). What is never walked: modules, library classes, functions of the runtime /
-d2s / NumPy / the standard library, eager Tensors (a leaf: the trace never writes them), and
-objects of library classes other than Layers.
+User classes are walked too (their attributes: `Block.calls += 1`, not their methods). Never
+walked: modules, library classes and functions, eager Tensors (leaves: the trace never writes
+them), objects of library classes other than Layers and attribute bags (`_BAGS`).
 """
 from __future__ import annotations
 
@@ -41,6 +40,7 @@ _LIBRARY_ROOTS = {"runtime", "d2s", "numpy", "gast", "ml_dtypes", "cupy", "pytes
                   "_pytest", "pluggy", "hypothesis"} | set(sys.stdlib_module_names)
 _LIMIT = 20000  # objects walked per block at most; beyond it, more are not tracked
 MISSING = _MISSING  # a place that holds nothing (an attribute or key not set)
+_BAGS = ("SimpleNamespace", "Namespace")  # (`types`', `argparse`'s: a trainer's state, a config)
 
 
 class StateChangeError(ConversionError, ValueError):
@@ -76,9 +76,8 @@ def _code_names(code, out: set) -> set:
 
 
 class Slot:
-    """One changed place: `kind` is 'list' (the whole contents), 'set' (its items, as a
-    tuple), 'dict' (one key), 'attr' (one attribute), 'cell' (a closure cell), 'global' (a
-    module global), 'var' (which value a graph Variable object refers to)."""
+    """One changed place of `kind` 'list' (its contents), 'set' (its items, a tuple), 'dict'
+    (one key), 'attr', 'cell', 'global' (a module global), 'var' (what a Variable refers to)."""
 
     __slots__ = ("obj", "kind", "key", "path", "grew", "sample")
 
@@ -271,7 +270,8 @@ class Log:
                 self.seen[id(obj)] = (obj, None, path, None)
                 self._visit(obj.__func__, path)
                 self._visit(obj.__self__, path.rsplit(".", 1)[0] if "." in path else "self")
-            elif hasattr(obj, "__dict__") and (_is_layer(obj) or not _library(type(obj))):
+            elif hasattr(obj, "__dict__") and (_is_layer(obj) or not _library(type(obj))
+                                               or type(obj).__name__ in _BAGS):
                 self._walk_object(obj, path)
             else:
                 self.seen[id(obj)] = (obj, None, path, None)

@@ -1,10 +1,13 @@
 """What `print` shows of values that hold graph values: a list, tuple or dict holding tensors
 (`print(x.shape)` with an unknown batch dim, `print([h, c])`) is printed when the program runs,
 element by element as Python's `repr` of the container would show it; a dim, length or size
-that eager code has as a Python int prints as that int."""
+that eager code has as a Python int prints as that int. A set holding a graph value, or a
+dict keyed by one, is refused: which items are equal (how many eager code prints) is known
+only when the program runs."""
 from __future__ import annotations
 
-from .variables import is_variable
+from ..errors import ConversionError
+from .variables import is_variable, user_origin, where
 
 
 class FString(tuple):
@@ -24,9 +27,9 @@ def eager_int(v):
 def holds_graph_values(x, depth: int = 0) -> bool:
     if is_variable(x):
         return True
-    if depth > 8 or type(x) not in (list, tuple, dict):
+    if depth > 8 or type(x) not in (list, tuple, dict, set, frozenset):
         return False
-    items = x.values() if type(x) is dict else x
+    items = [*x.keys(), *x.values()] if type(x) is dict else x
     return any(holds_graph_values(v, depth + 1) for v in items)
 
 
@@ -34,8 +37,15 @@ def pieces(x) -> list:
     """`repr(x)` as pieces: strings, and graph values left for the program to format."""
     if is_variable(x):
         return [x]
-    if type(x) not in (list, tuple, dict) or not holds_graph_values(x):
+    if type(x) not in (list, tuple, dict, set, frozenset) or not holds_graph_values(x):
         return [repr(x)]
+    if type(x) in (set, frozenset) or type(x) is dict and holds_graph_values(list(x)):
+        src = user_origin()
+        raise ConversionError(
+            f"the text ({where(src)}) of a {type(x).__name__} holding a value computed by the "
+            "converted code (as an item or key): which items are equal, and so what eager "
+            "code shows, is known only when the program runs. Print the tensors the items "
+            "are made of instead.", src)
     if type(x) is dict:
         out = ["{"]
         for i, (k, v) in enumerate(x.items()):
@@ -50,7 +60,7 @@ def pieces(x) -> list:
 
 def as_print_arg(x):
     """A `print` argument: a container holding graph values becomes an `FString`."""
-    if type(x) in (list, tuple, dict) and holds_graph_values(x):
+    if type(x) in (list, tuple, dict, set, frozenset) and holds_graph_values(x):
         return FString(pieces(x))
     return x
 

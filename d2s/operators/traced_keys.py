@@ -65,6 +65,10 @@ def refuse_traced_keys(out, fn) -> None:
             stack.extend(v)
 
 
+_KEEP_IN_TENSOR = ("keep such values in a tensor (rt.unique, or compare with `in`, which "
+                   "converted code evaluates by value)")
+
+
 def check_decided(container, what: str) -> None:
     """`what` (`in`, `len()`, a loop) reads a set that the branches of a tensor `if` left
     holding other items (`mutation.finish`): which ones it holds only the run decides, and a
@@ -83,10 +87,11 @@ def check_decided(container, what: str) -> None:
         "else branch).", src)
 
 
-def check_unique(container, what: str) -> None:
+def check_unique(container, what: str, instead: str = _KEEP_IN_TENSOR) -> None:
     """`len` of, or a loop over, a set or dict whose elements or keys the converted code
     computed: equal values are distinct objects while tracing, so the count (and the items)
-    would be the trace's, not Python's (a ConversionError at the user's line)."""
+    would be the trace's, not Python's (a ConversionError at the user's line, with what to
+    write `instead`; set algebra: `set_algebra`)."""
     check_decided(container, what)
     if not isinstance(container, (set, frozenset, dict)) or not any(
             traced(k) for k in container):
@@ -96,5 +101,5 @@ def check_unique(container, what: str) -> None:
     raise ConversionError(
         f"{what} ({where(src)}) of a {type(container).__name__} holding a value computed by "
         f"the converted code used as a {kind}: its value is known only when the program runs, "
-        f"so equal values would count as different {kind}s. Keep such values in a tensor "
-        "(rt.unique, or compare with `in`, which converted code evaluates by value).", src)
+        f"so equal values would count as different {kind}s. {instead[0].upper()}"
+        f"{instead[1:]}.", src)

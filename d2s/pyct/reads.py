@@ -52,6 +52,9 @@ class Reads(NamedTuple):
     params: frozenset = frozenset()
     # names loaded only to append to (`log.append(v)`): the list's items are not read
     appended: frozenset = frozenset()
+    # names loaded only to append to or with a constant key (`stats["n"] += 1`): what the
+    # function reads of them is guarded (`guards.record`: chains)
+    keyed: frozenset = frozenset()
 
 
 def outside_reads(fn) -> Reads:
@@ -63,7 +66,10 @@ def outside_reads(fn) -> Reads:
     stored = set()
     chains = set()
     appended_to = set()  # ids of `xs` in `xs.append`: a list only appended to is not read
-    appends, other_loads = set(), set()
+    keyed_to = set()  # ids of `d` in `d["k"]`
+    chain_loads: dict = {}  # chain -> how many times it is loaded
+    aliased = []  # (name, chain): `hist = self.history`
+    appends, other_loads, keyed = set(), set(), set()
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
     stack = [fn]
@@ -74,12 +80,16 @@ def outside_reads(fn) -> Reads:
         if cls is gast.Name:
             if node.ctx.__class__ is gast.Load:
                 loads.add(node.id)
-                (appends if id(node) in appended_to else other_loads).add(node.id)
+                (appends if id(node) in appended_to else keyed if id(node) in keyed_to
+                 else other_loads).add(node.id)
             else:
                 bound.add(node.id)
                 if node.ctx.__class__ is not gast.Param:
                     stored.add(node.id)
         elif cls in _ATTRIBUTE_LIKE:
+            if cls is gast.Subscript and node.slice.__class__ is gast.Constant and \
+                    type(node.slice.value) is str:
+                keyed_to.add(id(node.value))
             if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
                 if cls is gast.Attribute and node.attr in APPENDS:
                     appended_to.add(id(node.value))
@@ -88,6 +98,7 @@ def outside_reads(fn) -> Reads:
                     # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function
                     # it holds, by identity; a method defined in the class is not guarded)
                     chains.add(chain[:MAX_CHAIN])
+                    chain_loads[chain[:MAX_CHAIN]] = chain_loads.get(chain[:MAX_CHAIN], 0) + 1
         elif cls in _FUNCTIONS:
             if cls is not gast.Lambda:
                 bound.add(node.name)
@@ -101,16 +112,32 @@ def outside_reads(fn) -> Reads:
             bound.add(node.name)
         elif cls is gast.Import or cls is gast.ImportFrom:
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif cls is gast.Assign and len(node.targets) == 1:
+            aliased += _aliases(node.targets[0], node.value)
         elif cls is gast.AugAssign and node.target.__class__ in _ATTRIBUTE_LIKE:
             chain = _chain(node.target)  # `self.n += 1` reads self.n
             if chain is not None and len(chain) >= 2:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
+    appended = appends - other_loads
+    for chain in {c for n, c in aliased if n in appended and len(c) < MAX_CHAIN}:
+        if chain_loads[chain] == sum(c == chain for _, c in aliased):  # (a local name for a
+            chains.discard(chain)  # list only appended to: the chain reads the object that
+            chains.add(chain + ("append",))  # holds it, as `self.history.append(v)` does)
     free = frozenset(loads - bound)
     params = frozenset(p.id for p in positional + args.kwonlyargs) - stored
     roots = free | params | ({self_name} if self_name else set())
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
-                 frozenset(appends - other_loads - stored))
+                 frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
+
+
+def _aliases(target, value) -> list:
+    """(name, chain) for `name = a.b` (also `n, m = a.b, c.d`)."""
+    if target.__class__ is gast.Tuple and value.__class__ is gast.Tuple and len(
+            target.elts) == len(value.elts):
+        return [p for t, v in zip(target.elts, value.elts) for p in _aliases(t, v)]
+    chain = _chain(value) if target.__class__ is gast.Name else None
+    return [(target.id, chain[:MAX_CHAIN])] if chain is not None and len(chain) >= 2 else []
 
 
 def _chain(node) -> tuple | None:

@@ -23,6 +23,7 @@ from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import freed_graph
 from . import origin as _origin
+from .debug_ops import raise_error
 from .ir import Block, Literal, Op, Program
 from .variable import Variable
 
@@ -125,10 +126,31 @@ class Builder:
         """Append the backward ops of `rt.grad` called while this program is built."""
         return _training().gradients(targets, inputs, target_gradients=target_gradients)
 
+    def check_not_freed(self, targets, error: BaseException) -> None:
+        """`rt.grad` while building: where the graph behind `targets` holds a value that a
+        gradient taken before it in this block (or a block around it) freed, `error` is
+        raised as eager code raises it: now at the top level, where the block runs
+        otherwise (its branch is taken, its loop runs a trip)."""
+        program, idx = self.program, self.block.idx
+        walked = freed_graph.walked(program, targets)
+        origin = _origin.capture(2)
+        # (a later trip's or branch's gradient may walk what this one frees: the program's
+        # runs tell, `freed_loops`)
+        program.gradient_walks.append(freed_graph.GradientWalk(
+            idx, len(self.block.ops), walked, origin, False))
+        if not freed_graph.frees_again(program, walked, idx):
+            return
+        if idx == 0:
+            raise error
+        raise_error(error, at=_origin.short(origin))
+
     def free_graph(self, targets) -> None:
         """`rt.grad` without `retain_graph` while building: the graph behind `targets` is
         freed, as eager autograd frees it, on the runs that take it (`freed_graph.py`)."""
         freed_graph.free_graph(self.program, targets, self.block.idx)
+        walks = self.program.gradient_walks
+        if walks and walks[-1].block == self.block.idx:  # (the gradient just checked)
+            walks[-1] = walks[-1]._replace(frees=True)
 
     def overwrote(self, handle, writer=None) -> None:
         """`handle`'s value is about to be written in place (`x[i] = v` by the op that makes
@@ -304,7 +326,7 @@ class Builder:
         finally:
             self.block = outer
             mark, names, counters, tensors, captured, latest, n_origins, version = saved
-            del program.blocks[mark:]
+            program.drop_blocks(mark)
             program._names, program._counters = names, counters
             program.tensors, program._captured, program._latest = tensors, captured, latest
             for origin in program.origins[n_origins:]:

@@ -464,7 +464,7 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             for k in sorted(carry - set(flagged)):  # (in the block around the loop)
                 entry_flags[k] = b.variable_of(stop_flags.carried(inits[k]))
         shapes, stops = new_shapes, new_stops
-        del b.program.blocks[mark:]
+        b.program.drop_blocks(mark)
     outs = [b.block.new_var(b.program.fresh_name(), s, v.dtype, kind=v.kind, stop_gradient=st)
             for v, s, st in zip(inits, shapes, stops)]
     flag_outs = [_new_var_like(b, entry_flags[k]) for k in flagged]

@@ -151,6 +151,8 @@ class Program:
         # (`freed_graph.py`)
         self.freed: dict = {}
         self.overwritten: list = []
+        # `freed_graph.GradientWalk` per gradient taken while building (`freed_loops.py`)
+        self.gradient_walks: list = []
 
     # ---- names --------------------------------------------------------------------------
     @property
@@ -197,6 +199,16 @@ class Program:
 
     def list_vars(self) -> list:
         return list(self.all_vars())
+
+    def drop_blocks(self, mark: int) -> None:
+        """Discard blocks `mark` and after (a trace to be done again, a probe), with what
+        the gradients and in-place writes traced in them noted (`freed`, `overwritten`)."""
+        del self.blocks[mark:]
+        for blocks in self.freed.values():
+            for idx in [i for i in blocks if i >= mark]:
+                del blocks[idx]
+        self.overwritten = [w for w in self.overwritten if w[1] < mark]
+        self.gradient_walks = [w for w in self.gradient_walks if w[0] < mark]
 
     def ops(self):
         """Every op of every block, outer blocks first."""
@@ -246,6 +258,8 @@ class Program:
                 nv = Variable(nb, name, v._static_shape, v.dtype, kind=v.kind,
                               persistable=v.persistable, stop_gradient=v._stop_gradient)
                 nv._user_stop = v._user_stop
+                if v.detached:
+                    nv.detached = True
                 nb.vars[name] = nv
             nb.ops = [Op(op.type, _copy_inputs(op.inputs), list(op.outputs), dict(op.attrs),
                          op.blocks, op.origin) for op in b.ops]
@@ -264,6 +278,7 @@ class Program:
         new.grad_hooks = {name: list(hooks) for name, hooks in self.grad_hooks.items()}
         new.freed = {name: dict(blocks) for name, blocks in self.freed.items()}
         new.overwritten = list(self.overwritten)
+        new.gradient_walks = list(self.gradient_walks)
         return new
 
     def num_ops(self) -> int:

@@ -13,9 +13,9 @@ A `cond` op's output reaches under its sites and its branch's `Branch` condition
 differentiated `while` op's output reaches what one trip's body depends on along gradient
 paths, through the trips (`loop_paths`): an entry value or an outer value the body reads, on
 every run, after a first trip (`Ran`), or as the loop carries it (`Carries`: a trip's
-`detach()` under a tensor `if` can cut it). A `switch_case` op, or another op with blocks,
-whose outputs reach, reaches what it reads as `reached._op_reads` finds (a switch's
-`Case`).
+`detach()` under a tensor `if` can cut it). A `switch_case` op's output reaches as a
+`cond` op's does, under its block's `Case`; another op with blocks whose outputs reach
+reaches what it reads as `reached._op_reads` finds.
 
 >>> import runtime as rt
 >>> from runtime.program.reach_paths import gradient_sites
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..ops import registry
 from .ir import Program
-from .reached import Branch, Carries, Ran, _op_reads
+from .reached import Branch, Carries, Case, Ran, _op_reads
 
 # Sites kept per value before it counts as reached on every run (the old, read-based answer:
 # a zero gradient, never a missing one).
@@ -71,7 +71,7 @@ class _Paths:
     def walk(self, ops) -> None:
         live = self.live
         for op in reversed(ops):
-            if op.type == "cond":
+            if op.type == "cond" or op.type == "switch_case" and op.inputs[0].__class__ is str:
                 self.cond(op)
                 continue
             if op.type == "while" and len(op.outputs) > len(self.program.block(
@@ -95,12 +95,16 @@ class _Paths:
                     _add(live, name, sites)
 
     def cond(self, op) -> None:
-        """What a `cond` op's branches return for its outputs that reach, under their
-        branch."""
+        """What a `cond` op's branches (a `switch_case` op's blocks) return for its outputs
+        that reach, under their branch (`Case`)."""
         live = self.live
-        for idx, truth in zip(op.blocks, (True, False), strict=True):
+        if op.type == "cond":
+            taken_of = [Branch(op.inputs[0], truth) for truth in (True, False)]
+        else:
+            cases = tuple(op.attrs["cases"])
+            taken_of = [Case(op.inputs[0], cases, k) for k in range(len(op.blocks))]
+        for idx, taken in zip(op.blocks, taken_of, strict=True):
             block = self.program.block(idx)
-            taken = Branch(op.inputs[0], truth)
             for out, result in zip(op.outputs, block.results):
                 if result.__class__ is str and out in live and self.carries(out, False):
                     _add(live, result, {s + (taken,): None for s in live[out]})

@@ -37,7 +37,7 @@ from .variable import Variable
 def top_level(program, c, made: dict) -> Variable:
     """A top-level 0-d bool Variable, True on the runs where the condition `c` held; `made`
     keeps those already made (one flag per loop and site, whatever reads there)."""
-    with _building(program):
+    with building(program):
         return held(program, c, made, program.global_block())
 
 
@@ -133,11 +133,11 @@ def loop_reach(program, saves: str, made: dict) -> dict:
             return True
         return _any([_all([held(program, c, made, bblk) for c in site]) for site in sites])
 
-    with _building(program):
+    with building(program):
         results = [_in(program, bblk, lambda k=k, s=s: _any([
             _all([within(sites), start(j, s) if isinstance(j, int) else j == s])
             for j, sites in deps[k].items()])) for k, s in pairs]
-        names = {True: _constant(program, True), False: _false(program)}
+        names = {True: bool_constant(program, True), False: _false(program)}
     n = len(bblk.params) - len(pairs)
     out = {}
     for i, (pair, res) in enumerate(zip(pairs, results, strict=True)):
@@ -150,6 +150,56 @@ def loop_reach(program, saves: str, made: dict) -> dict:
         for op in blk.ops:
             if op.type == "recompute" and tuple(op.blocks) == (bblk.idx,):
                 op.inputs.extend(names[False] for _ in pairs)
+    program.touch()
+    return out
+
+
+def block_ran(program, idx: int) -> Variable | None:
+    """A top-level 0-d bool Variable, True on the runs where block `idx` ran: its branch was
+    taken, its loop ran a trip, and so for every block around it (a loop around it gains a
+    loop variable: whether some trip ran it). None where an op around it is neither a
+    `cond` nor a `while` op."""
+    owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+    v, block = True, program.blocks[idx]
+    with building(program):
+        while block.idx != 0:
+            op, parent = owners[block.idx]
+            if op.type == "cond":
+                v = branch_output(program, op, block, v)
+            elif op.type == "while" and block.idx == op.blocks[-1]:
+                v = _ran_trip(program, op, parent, v)
+            elif op.type != "while" or v is not True:  # (a loop's test runs with the loop)
+                return None
+            block = parent
+        return program.find_var(bool_constant(program, True)) if v is True else v
+
+
+def branch_output(program, op, block, v) -> Variable:
+    """A new output of the `cond` op `op` (in the block around it): `v` (True, or a bool
+    of its branch `block`) from that branch, False from the others."""
+    out = program.blocks[block.parent].new_var(program.fresh_name(), (), bool_,
+                                                stop_gradient=True)
+    op.outputs.append(out.name)
+    with building(program):
+        for sub in op.blocks:
+            program.blocks[sub].results.append(
+                (bool_constant(program, True) if v is True else v.name)
+                if sub == block.idx else _false(program))
+    return out
+
+
+def _ran_trip(program, loop, block, v) -> Variable:
+    """A new loop variable of `loop` (in `block`), False at entry, True after a trip on
+    which `v` (True, or a bool of the body) held; its output."""
+    cblk, bblk = (program.blocks[i] for i in loop.blocks)
+    n = len(bblk.params)
+    param = _bool_var(program, bblk)
+    _bool_var(program, cblk)
+    bblk.results.append(bool_constant(program, True) if v is True else _in(
+        program, bblk, lambda: logical_or(param, v)).name)
+    out = _bool_var(program, block, param=False)
+    loop.inputs.append(_false(program))
+    loop.outputs.insert(n, out.name)
     program.touch()
     return out
 
@@ -201,10 +251,10 @@ def _encloses(program, outer, block) -> bool:
 
 def _false(program) -> str:
     """The name of a constant False (a captured tensor: readable in every block)."""
-    return _constant(program, False)
+    return bool_constant(program, False)
 
 
-def _constant(program, value: bool) -> str:
+def bool_constant(program, value: bool) -> str:
     """The name of a constant bool (a captured tensor: readable in every block)."""
     return _in(program, program.global_block(),
                lambda: STATE.builder.capture(core.constant(value)))
@@ -229,7 +279,7 @@ def _in(program, block, make):
 
 
 @contextlib.contextmanager
-def _building(program):
+def building(program):
     """The builder building `program` (a new one when none is: a split's forward part)."""
     b = STATE.builder
     if b is not None and b.program is program:

@@ -177,6 +177,9 @@ class Variable(core.VariableBase):
     # True on a graph loop's body parameter that does not require a gradient at the loop's
     # entry and does from a later trip on (control_flow._graph_while)
     stop_varies = False
+    # True on what `detach()` made: a leaf, with no graph behind it, also once user code
+    # sets its stop_gradient False (`freed_graph.value_graph`)
+    detached = False
 
     @property
     def stop_gradient(self) -> bool:
@@ -481,6 +484,7 @@ class Variable(core.VariableBase):
     def detach(self) -> Variable:
         out = assign(self)
         out.stop_gradient = True
+        out.detached = True
         group = [v for v in self.shares if v is not self] + [self, out]
         for v in group:  # eager's detach() is a view: writes through either show in both
             v.shares = group
@@ -498,7 +502,8 @@ class Variable(core.VariableBase):
         if not isinstance(new, Variable):
             raise TypeError(f"_inplace_update: expected a Variable, got {type(new).__name__}")
         fields = ("block", "name", "_static_shape", "dtype", "kind", "persistable",
-                  "_stop_gradient", "_user_stop", "stop_when", "item_stops", "no_items")
+                  "_stop_gradient", "_user_stop", "stop_when", "item_stops", "no_items",
+                  "detached")
         mine = [getattr(self, f) for f in fields]
         for f in fields:
             setattr(self, f, getattr(new, f))

@@ -2,8 +2,11 @@
 changed under tensor `if`s by their methods, by a helper they are passed to, through an alias
 (`alias[0]`), holding traced pairs, then read by what Python offers (a comprehension, a
 generator, `s | t`, `s <= t`, `str`, `{*s}`, `in`, `max`), also after an early `return`
-inside the `if`; lists of Python floats with ints beside them grown in graph loops and
-summed with int and float starts.
+inside the `if`; set algebra, comparisons and methods of the set of traced pairs (`&`, `-`,
+`^`, `==`, `.intersection`, `.issubset`, `.isdisjoint`, `sorted`, `[*s]`, a loop, and the
+`sum(p in s for p in t)` that counts common items by value, `iter`, `map`); a dict keyed by
+a computed int (also beside a Python key, and in a display) read by `.get`, `in` and `len`; lists of Python floats with ints beside them grown in
+graph loops and summed with int and float starts.
 
 `programs()` is a hypothesis strategy of `(source, inputs)` as `gen_observe`'s (same inputs
 and argument object): a set whose items only the run decides must be refused (a documented
@@ -26,6 +29,7 @@ def f(x, y, o):
     tags = {0}
     alias = [tags]
     seen = {(0, 1)}
+    table = {}
     lengths = [0.5]
     k = rt.zeros([])
 '''
@@ -43,6 +47,11 @@ CHANGES = (
     "mark(alias[0], {i})",
     "seen.add(({i}, 1))",
     "mark(seen, (int(x[0] > 0.0), {i}))",
+    "seen.discard((1, {i}))",
+    "seen -= {{(1, 1)}}",
+    "seen &= {{(0, 1), (1, {i})}}",
+    "table[int(x[0] > 0.0)] = {i}",
+    "table[{i}] = 1",
 )
 
 # Statements that read a set.
@@ -59,6 +68,24 @@ READS = (
     "h = h + len(seen & {{(0, 1), (1, 1)}})",
     "h = h + float(any(p == (1, 1) for p in seen))",
     "h = h + (2.0 if (1, {i}) in seen else 0.0)",
+    "h = h + len(seen - {{(0, 1)}})",
+    "h = h + len(seen ^ {{(1, 1)}})",
+    "h = h + float(seen <= {{(0, 1), (1, 1)}})",
+    "h = h + float(seen == {{(0, 1), (1, 1)}})",
+    "h = h + len(seen.intersection({{(1, {i})}}))",
+    "h = h + len(seen.union({{(1, 1)}}))",
+    "h = h + float(seen.issubset({{(0, 1), (1, 1)}}))",
+    "h = h + float(seen.isdisjoint({{(1, {i})}}))",
+    "h = h + len(sorted(seen))",
+    "h = h + len([*seen])",
+    "h = h + sum(p in seen for p in {{(0, 1), (1, {i})}})",
+    "for p in seen:\n    h = h + p[1]",
+    "h = h + table.get(1, 0)",
+    "h = h + float({i} in table)",
+    "h = h + len(table)",
+    "h = h + len({{0: 1, int(x[1] > 0.0): 2}})",
+    "h = h + next(iter(seen))[1]",
+    "h = h + len(list(map(lambda p: p[0], seen)))",
 )
 
 NUMBER_STMTS = ("lengths.append({n})", "h = h + sum(lengths)", "h = h + len(lengths)")

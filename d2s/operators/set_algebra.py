@@ -1,0 +1,89 @@
+"""Set algebra, set comparisons and the set methods that compare items, of a Python set (or
+dict) holding a value the converted code computed (`seen.add((int(x[0] > 0), 1))`).
+
+While tracing, such a value is a graph value that hashes and compares by identity, so
+Python's `seen & {(0, 1), (1, 1)}` would keep only the items that are the same objects: its
+`len()` one lower than eager's wherever the run's value equals a literal item, silently.
+Which items are equal is known only when the program runs, and the result of such an
+operation is a set of Python values, which a program cannot return. So each is refused at the
+user's line, naming what to write instead (`in`, which converted code evaluates by value:
+`in_`); on sets of Python values they are Python's own.
+
+    seen & {(0, 1)}          ->   _d2s.set_op(seen, '&', {(0, 1)})    (`converters.set_operands`)
+    seen.intersection(t)     ->   _d2s.call(seen.intersection)(t)     (`calls`: `set_method`)
+    [*seen]                  ->   [*_d2s.set_items(seen, '`*` unpacking')]
+
+A union (`|`, `.union`, `.update`, `.add`) keeps every item, so `in` of it stays right
+(`len()` of it and loops over it are refused: `traced_keys.check_unique`).
+"""
+from __future__ import annotations
+
+import operator
+
+from .traced_keys import check_unique, traced
+
+_OPS = {"&": operator.and_, "^": operator.xor, "-": operator.sub, "|": operator.or_,
+        "&=": operator.iand, "^=": operator.ixor, "-=": operator.isub,
+        "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+_INSTEAD = {
+    "&": "for `s & t`, count the common items with `sum(p in s for p in t)` (`t` of Python "
+         "values), or test each with `in`",
+    "-": "for `s - t`, test the items with `in` (`[p for p in u if p not in t]` over a set "
+         "`u` of Python values)",
+    "<=": "for `s <= t`, test the items with `in` (`all(p in t for p in u)` over a set `u` of "
+          "Python values)",
+    "isdisjoint": "for `s.isdisjoint(t)`, test the items with `in` (`not any(p in s for p "
+                  "in t)`, `t` of Python values)",
+    "discard": "keep what the set tracks in a tensor (a bool mask), or build the set without "
+               "the item",
+}
+# (the operators and methods of one meaning share their advice)
+_SAME = {"&=": "&", "intersection": "&", "intersection_update": "&", "-=": "-",
+         "difference": "-", "difference_update": "-", "^": "-", "^=": "-",
+         "symmetric_difference": "-", "symmetric_difference_update": "-",
+         "<": "<=", ">": "<=", ">=": "<=", "==": "<=", "!=": "<=", "issubset": "<=",
+         "issuperset": "<=", "remove": "discard", "pop": "discard"}
+
+# methods of a set whose result depends on which items are equal
+READING_METHODS = frozenset(("intersection", "intersection_update", "difference",
+                             "difference_update", "symmetric_difference",
+                             "symmetric_difference_update", "issubset", "issuperset",
+                             "isdisjoint", "discard", "remove", "pop"))
+
+
+def set_op(a, op: str, b):
+    """`a <op> b` (`&`, `^`, `-`, their in-place forms, `<`, `<=`, `>`, `>=`), refused where
+    a set or dict on either side holds a value the converted code computed."""
+    check_items(f"`{op}`", op, a, b)
+    return _OPS[op](a, b)
+
+
+def set_items(s, what: str):
+    """`s` read an item per item (`what`): unpacked by `*` (`[*seen]`, `f(*seen)`), by an
+    assignment (`a, b = seen`), by `iter`, `map` or `filter`; refused where `s` holds a
+    computed value (equal values would be two items)."""
+    check_unique(s, what)
+    return s
+
+
+def check_items(what: str, op: str, *operands) -> None:
+    """A ConversionError at the user's line where one of `operands` is a set, frozenset or
+    dict holding (as an item or key) a value the converted code computed."""
+    for x in operands:
+        check_unique(x, what, instead=_INSTEAD[_SAME.get(op, op)])
+
+
+def set_method(method):
+    """`s.intersection` & co. (`READING_METHODS`) as converted code calls them: refused
+    where the set, or a set passed to it, holds a computed value, or the item that `remove` /
+    `discard` looks for is one; else the method itself."""
+    name = method.__name__
+
+    def reading(*args, **kwargs):
+        check_items(f"`.{name}()`", name, method.__self__, *args)
+        if name in ("discard", "remove") and args and traced(args[0]):
+            check_unique({args[0]}, f"`.{name}()` of an item", instead=_INSTEAD["discard"])
+        return method(*args, **kwargs)
+
+    return reading

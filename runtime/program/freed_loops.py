@@ -1,0 +1,250 @@
+"""The graph the gradients taken in a graph loop's body free, trip by trip, as eager autograd
+frees it.
+
+An `rt.grad` without `retain_graph` in a loop body frees, on each trip, the graph its targets
+were computed from: that trip's values and, through the loop variables, what earlier trips
+(and the code before the loop) computed. Eager code raises "backward through a graph that
+was already freed" on the trip whose gradient walks into a graph an earlier trip freed:
+truncated backpropagation through time without `h = h.detach()` on the second trip, a PGD
+step `x_adv = x_adv + a * g.sign()` from a leaf on the third (the first trip's `x_adv` is the
+leaf itself, which holds no graph to free). After the call, a `backward()` through a loop
+variable whose graph holds a value some trip freed raises too.
+
+The program traces one trip for all of them (`freed_graph.value_graph` follows each loop
+variable through the body), so `follow_loop_frees` makes the loop carry what only the trips
+tell: per loop variable, whether its graph holds a value a trip freed (`holds`), and whether a
+trip ran before this one (from which a loop variable that entered as a leaf holds a graph).
+A gradient in the body then raises eager's error, at the user's line, on a trip where it walks
+a loop variable that holds a freed value (or a value from before the loop that an earlier
+trip freed); the loop's results report the flags for `freed_graph.freed_conditions`.
+Loops at the program's top level and in its tensor `if`s are followed so; a loop in another
+loop's body is left to `reach_values.block_ran` (its results count as freed on the runs where
+its body ran, and a later trip's gradient through them does not raise).
+"""
+from __future__ import annotations
+
+import functools
+
+from ..dtypes import bool_
+from ..ops.logic import logical_and, logical_or
+from .freed_branches import encloses, raise_before
+from .freed_graph import GradientWalk, value_graph, walk
+from .ir import Program, defined_under
+from .reach_values import bool_constant, branch_output, building
+
+
+def follow_loop_frees(program: Program, error) -> dict:
+    """For each `while` op at the program's top level, or in its tensor `if`s, whose body
+    took a gradient without `retain_graph`: the loop gains its flags and the run-time raises
+    (`error()` gives the exception); returns {block index (the body, a branch in it): {loop
+    output name: top-level flag name, True where the output's graph holds a value a trip
+    freed}}."""
+    found = {}
+    if not program.gradient_walks:
+        return found
+    outside = _branches_under(program, 0)
+    loops = [(op, block) for block in (program.blocks[i] for i in outside)
+             for op in block.ops if op.type == "while" and len(op.blocks) == 2]
+    for op, block in loops:
+        under = _branches_under(program, op.blocks[1])
+        freed = {n: [b for b, why in blocks.items() if b in under and why is None]
+                 for n, blocks in program.freed.items()}
+        freed = {n: blocks for n, blocks in freed.items() if blocks}
+        walks = [w for w in program.gradient_walks if w[0] in under]
+        if freed and walks:
+            flags = _Loop(program, op, block, freed).follow(walks, error)
+            lifted = {out: _lifted(program, outside, block, flag)
+                      for out, flag in flags.items()}
+            top = {out: levels[-1].name for out, levels in lifted.items()}
+            found.update(dict.fromkeys(under, top))
+            _raise_after(program, under, lifted, error)
+    return found
+
+
+def _lifted(program: Program, outside: dict, block, flag: str) -> list:
+    """`flag`, a bool of `block` (a branch), as each block from there up to the top level
+    reads it: False where a `cond` op around it took another branch
+    (`reach_values.branch_output`)."""
+    v = program.find_var(flag)
+    levels = [v]
+    while block.idx != 0:
+        op, parent = outside[block.idx]
+        v = branch_output(program, op, block, v)
+        levels.append(v)
+        block = parent
+    return levels
+
+
+def _raise_after(program: Program, under: dict, lifted: dict, error) -> None:
+    """Raise `error()` before each gradient after the loop that walks a loop result whose
+    graph holds a value a trip freed (`lifted`: its flag, per level), on the runs where it
+    does."""
+    for w in sorted(program.gradient_walks, key=lambda w: -w.position):
+        if w.block in under:
+            continue
+        flags = [next(v for v in levels if encloses(program, v.block.idx, w.block))
+                 for out, levels in lifted.items() if out in w.names]
+        if flags:
+            with building(program):
+                raise_before(program, w.block, w.position, flags, w.origin, error)
+
+
+def _branches_under(program: Program, idx: int) -> dict:
+    """Block `idx` and the branches of the `cond` ops in it (and in those, ...): block ->
+    (its `cond` op, the block around it), None for `idx`."""
+    out, todo = {idx: None}, [idx]
+    while todo:
+        block = program.blocks[todo.pop()]
+        for op in block.ops:
+            if op.type == "cond":
+                for sub in op.blocks:
+                    out[sub] = (op, block)
+                    todo.append(sub)
+    return out
+
+
+class _Loop:
+    """One `while` op (in `block`) and what its body's gradients free (names, one trip's)."""
+
+    def __init__(self, program: Program, op, block, freed: dict):
+        self.program, self.op, self.block = program, op, block
+        self.freed = freed  # name -> the blocks (the body, branches in it) freeing it
+        self.cblk, self.bblk = (program.blocks[i] for i in op.blocks)
+        self.under = _branches_under(program, self.bblk.idx)
+        self.taken: dict = {}
+        self.params = list(self.bblk.params)
+        self.index = {p: j for j, p in enumerate(self.params)}
+        self.graph = graph = value_graph(program)
+        self.stop = frozenset(self.params)
+        inside = defined_under(program, self.bblk.idx)
+        # (values from before the loop an earlier trip's gradient freed)
+        self.outer = {n for n in freed if n not in inside and n in graph}
+        self.entry_node = [x.__class__ is str and self._made_by_op(x, frozenset())[0]
+                           for x in op.inputs[:len(self.params)]]
+        self.carried = [j for j, p in enumerate(self.params) if walk(program, graph, [p],
+                                                                     stop={p})]
+
+    def follow(self, walks: list, error) -> dict:
+        program, bblk = self.program, self.bblk
+        with building(program) as b:
+            prev = b.block
+            try:
+                ran = self._new_flag()
+                holds = {j: self._new_flag() for j in self.carried}
+                # (whether a trip freed a value from before the loop)
+                outer = self._new_flag() if self.outer else False
+                for w in sorted(walks, key=lambda w: -w.position):
+                    self._raise_at(w, outer, holds, error)
+                b.block = bblk
+                results = [True] + [self._holds_after(j, ran, holds) for j in self.carried]
+                if self.outer:
+                    results.append(_any([outer] + [self._freed_when(n) for n in self.outer]))
+                bblk.results.extend(bool_constant(program, r) if isinstance(r, bool)
+                                    else r.name for r in results)
+            finally:
+                b.block = prev
+        program.touch()
+        n = len(self.params)
+        return {self.op.outputs[j]: self.op.outputs[n + 1 + i]
+                for i, j in enumerate(self.carried)}
+
+    def _freed_when(self, name: str):
+        """True, or the bool of the body that is True on the trips that freed `name`."""
+        blocks = self.freed[name]
+        if self.bblk.idx in blocks:
+            return True
+        return _any([self._taken_flag(b) for b in blocks])
+
+    def _taken_flag(self, idx: int):
+        """A bool of the body, True on the trips that ran branch `idx` (inside it): each
+        `cond` op around the branch gains an output (`reach_values.branch_output`)."""
+        v = self.taken.get(idx)
+        if v is None:
+            v, block = True, self.program.blocks[idx]
+            while block is not self.bblk:
+                op, parent = self.under[block.idx]
+                v = branch_output(self.program, op, block, v)
+                block = parent
+            self.taken[idx] = v
+        return v
+
+    def _new_flag(self):
+        """A new bool loop variable of the loop, False at entry: its body parameter."""
+        program, op = self.program, self.op
+        param = self.bblk.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+        self.bblk.params.append(param.name)
+        self.cblk.params.append(self.cblk.new_var(program.fresh_name(), (), bool_,
+                                                  stop_gradient=True).name)
+        out = self.block.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
+        op.inputs.append(bool_constant(self.program, False))
+        op.outputs.insert(len(self.bblk.params) - 1, out.name)
+        return param
+
+    def _made_by_op(self, name: str, stop) -> tuple:
+        """(whether an op computes `name` along its graph, not only branches and loops that
+        pass values on, up to `stop`; the loop variables in `stop` it passes on)."""
+        graph = self.graph
+        reached = walk(self.program, graph, [name], stop=stop)
+        return (any(graph[n][1] is not None for n in reached if n in graph and n not in stop),
+                [self.index[n] for n in reached if n in stop])
+
+    def _has_node(self, i: int, ran):
+        """Whether loop variable `i` holds a graph at a trip's start (is no leaf): as it
+        entered, or after a trip when an op of the body computes it."""
+        if self.entry_node[i]:
+            return True
+        result = self.bblk.results[i]
+        if result.__class__ is not str:
+            return False
+        by_op, passed = self._made_by_op(result, self.stop)
+        return ran if by_op else any(self.entry_node[k] for k in passed)
+
+    def _holds(self, names, ran, holds) -> list:
+        """What tells whether a graph walking `names` holds a freed value: True, or flags."""
+        out = []
+        for n in names:
+            i = self.index.get(n)
+            if i is None:
+                if n in self.freed:
+                    out.append(self._freed_when(n))
+                continue
+            if i in holds:
+                out.append(holds[i])
+            if n in self.freed:
+                out.append(_all([self._has_node(i, ran), self._freed_when(n)]))
+        return out
+
+    def _holds_after(self, j: int, ran, holds):
+        result = self.bblk.results[j]
+        if result.__class__ is not str:
+            return False
+        return _any(self._holds(walk(self.program, self.graph, [result], stop=self.stop),
+                                ran, holds))
+
+    def _raise_at(self, walk_: GradientWalk, outer, holds, error) -> None:
+        """Raise `error()` before the gradient `walk_` (in the body, a branch in it) on the
+        trips where it meets a value an earlier trip freed (`raise_before`)."""
+        names = walk_.names
+        walks = [holds[self.index[n]] for n in names if self.index.get(n) in holds]
+        if not self.outer.isdisjoint(names):
+            walks.append(outer)
+        if walks:
+            raise_before(self.program, walk_.block, walk_.position, walks, walk_.origin,
+                         error)
+
+
+def _all(values: list):
+    """The logical and of bools and 0-d bool Variables, folding the Python ones."""
+    if any(v is False for v in values):
+        return False
+    vs = [v for v in values if v is not True]
+    return functools.reduce(logical_and, vs) if vs else True
+
+
+def _any(values: list):
+    """The logical or of bools and 0-d bool Variables, folding the Python ones."""
+    if any(v is True for v in values):
+        return True
+    vs = [v for v in values if v is not False]
+    return functools.reduce(logical_or, vs) if vs else False
+
