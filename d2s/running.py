@@ -202,6 +202,9 @@ class Entry:
         # ... of Python numbers of several types, each a `[value, kind]` pair
         self.pair_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.is_array and holds_number_kinds(v)]
+        # arrays that converted code made tuples (`tuple(lst)`, a `zip(*pairs)` column)
+        self.tuple_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                          getattr(v, "_d2s_tuple", False)]
         # integer/bool outputs the traced code marked stop_gradient=False
         # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
         # them, but they keep the flag, as eager's do
@@ -212,7 +215,7 @@ class Entry:
                        and self.effects is None and not self.numbers and not self.arg_writes
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.freed_out and not self.array_out
-                       and not self.number_lists and not self.pair_lists
+                       and not self.number_lists and not self.pair_lists and not self.tuple_out
                        and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
@@ -340,6 +343,8 @@ class Entry:
                                       None if is_float is None else arrays[is_float])
         for k in self.array_out:
             outs[k] = backend.to_numpy(arrays[k])
+        for k in self.tuple_out:
+            outs[k] = tuple(outs[k])
         for k, j in self.repeated:
             outs[k] = outs[j]
         for t, o in zip(targets, outs[len(self.out_index):]):

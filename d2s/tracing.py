@@ -277,6 +277,7 @@ def _packed(v):
         return v  # (elements of different shapes: returned without a gradient path)
     packed = array_pack(v)
     packed.returned_as_list = True
+    packed._d2s_tuple = getattr(v, "_d2s_tuple", False)  # (`tuple(lst)`: a tuple returned)
     if v.item_stops is not None:  # (each item's stop_gradient: `running.Entry`)
         packed.stop_when = array_pack(v.item_stops)
     return packed

@@ -308,6 +308,7 @@ OPERATOR_RANKS = {
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
     "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)
     "branch_keys.py": 5.5,  # (a key set in one branch of a tensor if: control_flow's hook)
+    "loop_new_keys.py": 3.5,  # (a key a graph loop's body adds: graph_while's flags)
     "struct_queries.py": 8.5,  # (sorts by keys computed in a graph loop, for builtins.py)
     "struct_columns.py": 9.5,  # (zip(*pairs): zip_ of builtins.py)
     "__init__.py": 10,

@@ -9,10 +9,17 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
 from runtime.dtypes import convert_dtype
-from runtime.ops.array_number_kinds import PAIR, holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import as_pairs
 
-from .lists import StructArray, empty_struct_array, is_structure, struct_array
+from .lists import (
+    PYTHON_ITEM_DTYPES,
+    StructArray,
+    empty_struct_array,
+    is_structure,
+    number_pairs,
+    struct_array,
+)
 from .variables import is_variable
 
 
@@ -37,8 +44,8 @@ def array_paths(a, b, path):
     if a_arr and b_arr and _number_arrays_differ(a, b):
         yield path, NUMBER_KINDS  # (ints in one branch's array, floats in the other's)
         return
-    if isinstance(a, list) and b_arr or a_arr and isinstance(b, list):
-        lst, arr = (a, b) if isinstance(a, list) else (b, a)
+    if b_arr and _listed(a, b) or a_arr and _listed(b, a):
+        lst, arr = (a, b) if b_arr and _listed(a, b) else (b, a)
         if getattr(arr, "python_items", False) and lst and all(
                 _number_kind(x) is not None for x in lst) and (holds_number_kinds(arr) or len(
                     _kinds(lst) | {_array_kind(arr)}) > 1):
@@ -62,6 +69,13 @@ def array_paths(a, b, path):
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
             yield from array_paths(a[k], b[k], path + (k,))
+
+
+def _listed(v, other) -> bool:
+    """Whether `v` is a list beside the array `other`, or a tuple beside a tuple of one
+    (`out = ()` in one branch, `out = tuple(kept)` of an array in the other)."""
+    return isinstance(v, list) or type(v) is tuple and is_variable(other) and getattr(
+        other, "_d2s_tuple", False)
 
 
 def _numbers_of_one_type(items):
@@ -96,8 +110,6 @@ def _numbers_beside_chosen_ones(items):
     return next(iter(dtypes.values())) if len(dtypes) == 1 else None
 
 
-# the dtype of a tensor array holding Python numbers (a list of them grown by the program)
-PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float64"}
 # ... holding Python numbers of several types, each as a `[value, kind]` pair
 # (`runtime/ops/array_number_kinds.py`)
 NUMBER_KINDS = "number kinds"
@@ -129,17 +141,6 @@ def _numbers_of_types(items):
     kinds = _kinds(items)
     return NUMBER_KINDS if items and None not in kinds and (len(kinds) > 1 or "run" in kinds) \
         else None
-
-
-def number_pairs(items: list):
-    """A tensor array of the Python numbers `items` (and values standing for them) as
-    `[value, kind]` pairs."""
-    array = rt.static.create_array("float64")
-    array.python_items = True
-    array._static_shape = PAIR
-    for k, x in enumerate(items):
-        array = rt.static.array_write(x, k, array)
-    return array
 
 
 def _number_as(x, dtype):
@@ -175,11 +176,12 @@ def array_at(v, path, dtype):
             like = dtype[1]
             return struct_array(v) if v else like.empty() if isinstance(
                 like, StructArray) else empty_struct_array(like)
-        if isinstance(v, list):
+        if isinstance(v, list) or type(v) is tuple:  # (a tuple: beside `tuple(array)`)
             items = list(v)
             if any(is_variable(x) for x in v):  # (numbers beside graph values standing for
                 items = [_number_as(x, dtype) for x in v]  # ones)
             array = rt.static.create_array(dtype, initialized_list=items)
+            array._d2s_tuple = type(v) is tuple
             if v and all(_number_kind(x) is not None for x in v):
                 array.python_items = True  # (a list of Python numbers: `sum` of it empty)
                 kinds = {_number_kind(x) for x in v}  # (ints beside floats: `sum_`)
@@ -192,5 +194,6 @@ def array_at(v, path, dtype):
         return {k: (array_at(x, rest, dtype) if k == key else x) for k, x in v.items()}
     if isinstance(v, (list, tuple)) and isinstance(key, int) and key < len(v):
         items = [array_at(x, rest, dtype) if k == key else x for k, x in enumerate(v)]
-        return type(v)(items) if type(v) in (list, tuple) else type(v)(*items)
+        return type(v)(items) if type(v) in (list, tuple) or isinstance(
+            v, StructArray) else type(v)(*items)  # (a namedtuple's fields)
     return v

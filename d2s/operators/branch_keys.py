@@ -11,19 +11,20 @@ false raises eager's `KeyError: 'b'` when the program runs (a read check, `unbou
 `'b' in d`, `d.get('b', v)` and `len(d)` follow the flag. A later `if` whose branches leave
 such a key holding values of different flags gives it the flag of the path taken.
 
-Only a dict that a local name alone holds, in an `if` outside any other tensor `if` or
-graph loop: a dict the caller can reach would keep the key after the call on every path,
-and a flag inside a block cannot be read outside it; those stay refused
+Only a dict that a local name alone holds, in an `if` outside any other tensor `if` (in
+the function's block, or in the body of a graph loop, which carries the flag on:
+`loop_new_keys`): a dict the caller can reach would keep the key after the call on every
+path, and a flag inside a block cannot be read outside it; those stay refused
 (`mutation_explain`).
 """
 from __future__ import annotations
 
 import runtime as rt
-from runtime.core import active_builder
 
 from . import key_flags
 from .aliases import other_references
 from .block_values import zeros_like
+from .loop_new_keys import flags_leave_blocks
 from .mutation import MISSING
 from .unbound import mark
 from .variables import is_variable
@@ -33,7 +34,7 @@ def find(log, names, outs, passed, found: dict) -> bool:
     """Keys of local dicts that one traced branch set to a tensor and the other left unset:
     new entries of `found` ((id(dict), key) -> (dict, key, a value like it, the index of the
     branch that leaves it unset)). True if any new."""
-    if len(outs) != 2 or not _outermost():
+    if len(outs) != 2 or not flags_leave_blocks():
         return False
     n, new = len(names), False
     for j, slot in enumerate(log.slots):
@@ -50,11 +51,6 @@ def find(log, names, outs, passed, found: dict) -> bool:
         found[ident] = (slot.obj, slot.key, like, 0 if a is MISSING else 1)
         new = True
     return new
-
-
-def _outermost() -> bool:
-    b = active_builder()
-    return b is not None and b.block is b.program.global_block()
 
 
 def _held_by_a_local(d, names, passed, log) -> bool:

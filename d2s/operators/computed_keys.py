@@ -20,6 +20,7 @@ from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
+from . import key_flags
 from .traced_keys import traced
 from .variables import is_variable, user_origin, where
 
@@ -138,6 +139,10 @@ def keyed_method(method):
                 return _get(table, *args)
             _refuse(user_origin(2), "it may change which keys the dict has, and which they "
                     "are is known only when the program runs", f"`.{name}()` of a key")
+        if name in ("setdefault", "pop") and not kwargs:  # (of a key a tensor `if` set)
+            out = key_flags.flagged_call(table, name, args)
+            if out is not key_flags.NOT_FLAGGED:
+                return out
         return method(*args, **kwargs)
 
     return keyed

@@ -261,6 +261,11 @@ class _GraphIf:
             # item appended as an int by one branch and a float by the other)
             _mark_scalars(result[k:], [f[k:] for f in self.full], pred, self.src, {},
                           ("objects",))
+        for i in range(min(k, len(result))):  # (`tuple(array)` on every path: a tuple)
+            if is_variable(result[i]) and result[i].is_array and all(
+                    i < len(f) and is_variable(f[i]) and getattr(f[i], "_d2s_tuple", False)
+                    for f in self.raw):
+                result[i]._d2s_tuple = True
         result = mutation.finish(self.log, result, k, self.outs)
         branch_keys.after(self.log, self.keys, self.full, k, pred, self.src)
         _mark_scalars(result, self.raw, pred, self.src, kinds)

@@ -35,6 +35,7 @@ from .exceptions import branch_frame
 from .logical import to_bool
 from .loop_initial import EmptyArray, is_empty_array, python_items, settled_initial_values, to_array
 from .loop_keys import check_keys, dict_keys_of, refuse_key_change
+from .loop_new_keys import LoopNewKeys, building
 from .loop_number_kinds import LoopNumberKinds
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
@@ -77,7 +78,8 @@ def _graph_while(test, body, state: list, names: tuple, logs: list, unread=()) -
     and not a Python number (objects, None, functions) must stay the same object; Python
     lists become tensor arrays; names first bound inside the loop get a zero initial value of
     the shape and dtype the body gives them (found by tracing the body once, discarded)."""
-    return _GraphWhile(test, body, state, names, logs, unread).build()
+    with building():  # (a loop inside this one may carry dict keys' flags out)
+        return _GraphWhile(test, body, state, names, logs, unread).build()
 
 
 
@@ -138,6 +140,7 @@ class _GraphWhile:
         self.state = self._arrays_of_lists(state)
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
+        self.new_keys = LoopNewKeys()  # dict keys the body adds (a presence flag each)
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
@@ -187,14 +190,16 @@ class _GraphWhile:
         return self.loop.enter(merged, values[len(self.carried):])
 
     def _graph_test(self, *values):
-        values = self.number_kinds.enter(values, self.carried)
+        values = self.number_kinds.enter(self.new_keys.enter(values)[0], self.carried)
         return self.loop.restore(self.test(*self._full(values)))
 
     def _graph_body(self, *values):
         carried, names, src = self.carried, self.names, self.src
+        values, key_flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, carried)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         given = self._full(values)
+        self.new_keys.attach(given, key_flags, src)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
         try:
             out = as_list(self.body(*given), len(names))
@@ -205,6 +210,8 @@ class _GraphWhile:
             # code raises it when the body runs, so the program does; the state is unchanged
             raise_when_run(e)
             out = list(given)
+        if self.new_keys.found(carried, keys, out, names, self.dicts, self.log):
+            raise _Widen  # (traced again with the keys set before it, and their flags)
         for k, i in enumerate(carried):
             check_keys(names[i], keys[k], out[i], src)
         for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
@@ -225,7 +232,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out)
+        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, key_flags)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -265,8 +272,10 @@ class _GraphWhile:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
                         self._graph_test, self._graph_body,
-                        loop.initial_state(carried) + loop.initial + self.number_kinds.start())
-                return self._finish(self.number_kinds.finish(list(result), carried))
+                        loop.initial_state(carried) + loop.initial + self.number_kinds.start()
+                        + self.new_keys.start(self.state, carried))
+                result, key_flags = self.new_keys.enter(list(result))
+                return self._finish(self.number_kinds.finish(list(result), carried), key_flags)
             except Exception as e:
                 self.log.restore()  # the user's objects must not keep discarded blocks' values
                 if not isinstance(e, _Widen):
@@ -281,7 +290,7 @@ class _GraphWhile:
                 self._widen_state()
         raise AssertionError("d2s bug: loop state kept widening")
 
-    def _finish(self, result) -> list:
+    def _finish(self, result, key_flags) -> list:
         state, carried, names, taken, src = (self.state, self.carried, self.names,
                                              self.taken, self.src)
         out = list(state)
@@ -305,6 +314,7 @@ class _GraphWhile:
         out = self.loop.finish(out, result[len(carried):])
         for i in self.changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
             out[i] = _into_dict(self.dicts[i], out[i])
+        self.new_keys.finish(out, key_flags, src)
         return out
 
     def _widen_state(self) -> None:
@@ -327,6 +337,7 @@ class _GraphWhile:
             state[i] = array_at(state[i], path, dtype)
         for (j, path), dtype in self.extra_arrays.items():
             self.loop.initial[j] = array_at(self.loop.initial[j], path, dtype)
+        self.new_keys.prefill(state)
         widen.clear()
         self.arrayify.clear()
         self.extra_arrays.clear()

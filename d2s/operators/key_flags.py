@@ -132,16 +132,42 @@ def dict_get(obj):
     return get
 
 
-def _default_like(value, default, key):
+NOT_FLAGGED = object()
+
+
+def flagged_call(d, name: str, args: tuple):
+    """`d.setdefault(key, default)` / `d.pop(key[, default])` of a key that exists on some
+    paths only: the value where it exists and the default elsewhere, chosen when the program
+    runs (`setdefault` then sets the key on every path, `pop` removes it from every path; a
+    `pop` without a default reads the value, which raises eager's KeyError where it is
+    absent); `NOT_FLAGGED` for any other key or call."""
+    flag = flag_of(d, args[0]) if args and not is_variable(args[0]) and (
+        name == "setdefault" and len(args) == 2 or name == "pop" and len(args) <= 2) else None
+    if flag is None:
+        return NOT_FLAGGED
+    key, value = args[0], d[args[0]]
+    if len(args) == 1:  # (`pop(key)`: the read check raises where the key is absent)
+        out = rt.where(flag, value, value)
+    else:
+        other = _default_like(value, args[1], key, f".{name}", 4)
+        out = unchecked(value, lambda: rt.where(flag, value, other))
+    if name == "setdefault":
+        d[key] = out
+    else:
+        del d[key]
+    return out
+
+
+def _default_like(value, default, key, method=".get", depth=3):
     """`default` as a tensor like `value`, or a ConversionError at the user's line."""
     if type(default) in (bool, int, float) and not value.shape:
         return rt.full([], default, value.dtype)
     if (is_variable(default) or rt.is_tensor(default)) and default.dtype == value.dtype and \
             tuple(default.shape) == tuple(value.shape):
         return default
-    src = user_origin(3)
+    src = user_origin(depth)
     raise ConversionError(
-        f".get({key!r}, ...) of a dict whose key {key!r} exists only where a tensor `if` set "
+        f"{method}({key!r}, ...) of a dict whose key {key!r} exists only where a tensor `if` set "
         f"it ({where(src)}): the default would be the result on the other paths, and one "
         f"program value has one type, dtype and shape; give a default of the value's "
         f"({value.dtype.name}, shape {list(value.shape)}).", origin=src)

@@ -11,7 +11,7 @@ import sys
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
-from runtime.ops.array_number_kinds import holds_number_kinds, needs_pairs
+from runtime.ops.array_number_kinds import PAIR, holds_number_kinds, needs_pairs
 from runtime.ops.arrays import (
     array_inserted,
     array_pop,
@@ -23,6 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
+from . import key_flags
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .set_algebra import READING_METHODS, check_items, set_method
@@ -38,16 +39,30 @@ def list_append(target, value):
     if is_variable(target) and target.is_array:
         if isinstance(value, (tuple, list, dict)):
             _no_structures(value)
-        if needs_pairs(target, value):  # (each item's Python type beside it)
-            n = rt.static.array_length(target)
-            return rt.static.array_write(value, n, target) if holds_number_kinds(
-                target) else array_written(value, n, as_pairs(target))
-        _number_fits(target, value)
-        _mark_mixed(target, value)
-        value = _dtype_fits(target, value)
-        return rt.static.array_write(value, rt.static.array_length(target), target)
+        array, value = _as_held(target, value)
+        n = rt.static.array_length(target)
+        return rt.static.array_write(value, n, target) if array is target else \
+            array_written(value, n, array)
     target.append(value)
     return target
+
+
+def _as_held(target, value) -> tuple:
+    """(the array to write into, the value as it holds it) for `value` appended to the tensor
+    array `target`: its pairs (each item's Python type beside it) where the value's type
+    differs from the numbers it holds, else `target` and the value in its dtype."""
+    if needs_pairs(target, value):
+        return (target if holds_number_kinds(target) else as_pairs(target)), value
+    _number_fits(target, value)
+    _mark_mixed(target, value)
+    return target, _dtype_fits(target, value)
+
+
+def _written(value, n, array):
+    """A new array: the part `value` of an item appended to a list of structures written
+    into its array `array` at `n`."""
+    array, value = _as_held(array, value)
+    return array_written(value, n, array)
 
 
 def list_method(target, method, *args):
@@ -248,6 +263,10 @@ def list_pop(target, *index):
         # float `sum` relied on)
         return target, array_pop(target, i)
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
+    if type(target) is dict:  # (a key a tensor `if` or loop set on some paths: `key_flags`)
+        out = key_flags.flagged_call(target, "pop", index)
+        if out is not key_flags.NOT_FLAGGED:
+            return target, out
     if type(target) is set:  # (an item of a set holding computed values: `set_algebra`)
         check_items("`.pop()`", "pop", target)
     return target, target.pop(*index)
@@ -290,7 +309,7 @@ class StructArray(tuple):
     def appended(self, value) -> StructArray:
         leaves = _leaves_of(value, self.tree)
         n = self.length()
-        return type(self)(array_written(x, n, a) for x, a in zip(leaves, tuple.__iter__(self)))
+        return type(self)(_written(x, n, a) for x, a in zip(leaves, tuple.__iter__(self)))
 
     def popped(self, i) -> tuple:
         pairs = [array_popped(a, i) for a in tuple.__iter__(self)]
@@ -361,8 +380,9 @@ def is_structure(value) -> bool:
 
 
 def _leaves_of(value, tree=None) -> list:
-    """The tensor leaves of a structure appended to a list that is a tensor array; its
-    structure must be `tree` (when given) and hashable, and its leaves tensors."""
+    """The leaves of a structure appended to a list that is a tensor array; its structure
+    must be `tree` (when given) and hashable, and its leaves tensors or Python numbers (an
+    array of Python numbers per such part)."""
     leaves, t = flatten(value)
     src = user_origin(3)
     if tree is not None and t != tree:
@@ -370,12 +390,14 @@ def _leaves_of(value, tree=None) -> list:
             f"a {type(value).__name__} of another structure is appended to a list whose "
             f"length depends on a tensor ({where(src)}); all its items must have one structure "
             "(the same tuple length / dict keys, tensors at the same places).", src)
-    if not leaves or not all(_is_tensor(x) for x in leaves):
+    other = next((x for x in leaves if not (_is_tensor(x) or type(x) in _NUMBERS)), None)
+    if not leaves or other is not None:
         raise StateChangeError(
-            f"a {type(value).__name__} holding {'nothing' if not leaves else 'a Python value'} "
-            f"is appended to a list whose length depends on a tensor ({where(src)}); such a "
-            "list is a tensor array per part, which holds tensors only. Make every part a "
-            "tensor (rt.to_tensor(v)).", src)
+            f"a {type(value).__name__} holding "
+            f"{'nothing' if not leaves else 'a ' + type(other).__name__} is appended to a list "
+            f"whose length depends on a tensor ({where(src)}); such a list is a tensor array "
+            "per part, which holds tensors and Python numbers only. Keep a number or a tensor "
+            "per part (an index into a tuple of the texts, read after the call).", src)
     try:
         hash(t)
     except TypeError:
@@ -386,12 +408,57 @@ def _leaves_of(value, tree=None) -> list:
     return leaves
 
 
+_NUMBERS = (bool, int, float)
+# the dtype of a tensor array holding Python numbers (a list of them grown by the program)
+PYTHON_ITEM_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+
+
+def _stands_for_number(x) -> bool:
+    """A Python number, or a 0-d graph value standing for one (a loop counter, `int(t)`)."""
+    return type(x) in _NUMBERS or (is_variable(x) and getattr(x, "python_scalar", False)
+                                   and not x.is_array and not tuple(x.shape))
+
+
+def number_pairs(items: list):
+    """A tensor array of the Python numbers `items` (and values standing for them) as
+    `[value, kind]` pairs."""
+    array = rt.static.create_array("float64")
+    array.python_items = True
+    array._static_shape = PAIR
+    for k, x in enumerate(items):
+        array = rt.static.array_write(x, k, array)
+    return array
+
+
+def _column(items: list):
+    """The tensor array of one part of a list of structures: its tensors, or its Python
+    numbers (each keeping its type, as a list of them grown by the program does)."""
+    if not all(_stands_for_number(x) for x in items) or all(is_variable(x) for x in items):
+        return _numbers_marked(rt.static.create_array(_dtype(items[0]), initialized_list=list(
+            items)), items)
+    kinds = {type(x) if type(x) in _NUMBERS else None for x in items}
+    if len(kinds) > 1 or None in kinds:  # (several types, or graph values beside numbers)
+        return number_pairs(items)
+    kind = kinds.pop()
+    array = rt.static.create_array(PYTHON_ITEM_DTYPES[kind], initialized_list=list(items))
+    array.python_items = True
+    array.keeps_float = array.float_if_filled = kind is float
+    return array
+
+
+def _numbers_marked(array, items: list):
+    """`array` marked as a list of Python numbers where every item stands for one."""
+    if all(_stands_for_number(x) for x in items):
+        array.python_items = True
+    return array
+
+
 def struct_array(items: list) -> StructArray:
-    """The tensor arrays (one per leaf) of a Python list of structures of tensors."""
+    """The tensor arrays (one per leaf) of a Python list of structures of tensors and Python
+    numbers."""
     tree = flatten(items[0])[1]
     columns = list(zip(*[_leaves_of(v, tree) for v in items]))
-    return _struct_class(tree)(rt.static.create_array(_dtype(col[0]), initialized_list=list(col))
-                               for col in columns)
+    return _struct_class(tree)(_column(list(col)) for col in columns)
 
 
 def empty_struct_array(like) -> StructArray:
@@ -405,7 +472,15 @@ def _dtype(x):
 
 
 def _empty_like(x):
-    """An empty tensor array for elements like `x` (a tensor, or an array)."""
+    """An empty tensor array for elements like `x` (a tensor, an array, or a Python number:
+    an array of Python numbers of its type)."""
+    if type(x) in _NUMBERS:
+        out = rt.static.create_array(PYTHON_ITEM_DTYPES[type(x)])
+        out.python_items = out.float_if_filled = True  # (empty: no int without a float)
+        out._static_shape = ()
+        return out
     out = rt.static.create_array(x.dtype)
     out._static_shape = x.static_shape if getattr(x, "is_array", False) else tuple(x.shape)
+    if getattr(x, "python_items", False) or getattr(x, "python_scalar", False):
+        out.python_items = True  # (still a list of Python numbers)
     return out

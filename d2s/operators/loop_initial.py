@@ -19,8 +19,14 @@ from .block_values import (
     mark_python_number,
     zeros_like,
 )
-from .branch_arrays import PYTHON_ITEM_DTYPES, number_pairs
-from .lists import StructArray, empty_struct_array, is_structure, struct_array
+from .lists import (
+    PYTHON_ITEM_DTYPES,
+    StructArray,
+    empty_struct_array,
+    is_structure,
+    number_pairs,
+    struct_array,
+)
 from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
 

@@ -10,9 +10,9 @@ from runtime.program.builder import current_builder
 
 from ..pyct.qnames import is_composite
 from .aliases import other_references
-from .branch_arrays import PYTHON_ITEM_DTYPES, array_paths, number_pairs
+from .branch_arrays import array_paths
 from .held_lists import holder, if_arrays, remember
-from .lists import is_structure
+from .lists import PYTHON_ITEM_DTYPES, is_structure, number_pairs
 from .mutation import MISSING, Log, StateChangeError, freeze
 from .trace_state import current
 from .variables import Undefined, is_variable, where

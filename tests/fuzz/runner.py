@@ -71,7 +71,7 @@ class TensorValue:
 
 
 def to_plain(x, depth: int = 0):
-    """Returned values as nested Python lists, dicts and numbers (each keeping its Python
+    """Returned values as nested Python lists, tuples, dicts and numbers (each keeping its Python
     type) and `TensorValue`s."""
     if depth > 8:
         return "<deep>"
@@ -86,7 +86,9 @@ def to_plain(x, depth: int = 0):
         return bool(x)
     if isinstance(x, np.number):
         return float(x)
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, tuple):  # (a tuple stays a tuple: eager's `tuple(lst)`, `zip` columns)
+        return tuple(to_plain(t, depth + 1) for t in x)
+    if isinstance(x, list):
         return [to_plain(t, depth + 1) for t in x]
     if isinstance(x, dict):
         return {k: to_plain(v, depth + 1) for k, v in x.items()}
@@ -114,7 +116,7 @@ def same(a, b, path="result") -> str:
         if not np.allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True):
             return f"{path}: {a.tolist()} vs {b.tolist()}"
         return ""
-    if isinstance(a, list):
+    if isinstance(a, (list, tuple)):
         if len(a) != len(b):
             return f"{path}: length {len(a)} vs {len(b)}"
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
