@@ -9,6 +9,7 @@ and item stores, which a dict given a key the program computes (`int(t)`) must s
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
+    d.setdefault(k, v)           ->   _d2s.dict_setdefault(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -81,9 +82,9 @@ class BuiltinCalls(Base):
             node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
                          for a in node.args]
         node = self.generic_visit(node)
-        if isinstance(f, gast.Attribute) and f.attr == "get":
-            # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
-            node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
+        if isinstance(f, gast.Attribute) and f.attr in ("get", "setdefault"):
+            # `d.get(k, v)` of a key a tensor `if` or loop set on one path (`key_flags`)
+            node.func = templates.replace_as_expression(f"{RESERVED}.dict_{f.attr}(obj)",
                                                         obj=f.value)
             return node
         if isinstance(f, gast.Attribute) and f.attr in COMPARING_METHODS:

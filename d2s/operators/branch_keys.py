@@ -33,7 +33,10 @@ def find(log, names, outs, passed, found: dict) -> bool:
     """Keys of local dicts that one traced branch set to a tensor and the other left unset:
     new entries of `found` ((id(dict), key) -> (dict, key, a value like it, the index of the
     branch that leaves it unset)). True if any new."""
-    if len(outs) != 2 or not _outermost():
+    if len(outs) != 2:
+        return False
+    # (a flag made in a block is read outside it only where a graph loop carries it out)
+    if not (_outermost() or key_flags.grows_here()):
         return False
     n, new = len(names), False
     for j, slot in enumerate(log.slots):

@@ -35,6 +35,7 @@ from .exceptions import branch_frame
 from .logical import to_bool
 from .loop_initial import EmptyArray, is_empty_array, python_items, settled_initial_values, to_array
 from .loop_keys import check_keys, dict_keys_of, refuse_key_change
+from .loop_new_keys import LoopNewKeys, NewKeys, outermost
 from .loop_number_kinds import LoopNumberKinds
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
@@ -77,7 +78,14 @@ def _graph_while(test, body, state: list, names: tuple, logs: list, unread=()) -
     and not a Python number (objects, None, functions) must stay the same object; Python
     lists become tensor arrays; names first bound inside the loop get a zero initial value of
     the shape and dtype the body gives them (found by tracing the body once, discarded)."""
-    return _GraphWhile(test, body, state, names, logs, unread).build()
+    keys = LoopNewKeys(outermost())  # dict keys the body adds: built again with them (`NewKeys`)
+    while True:
+        try:
+            return _GraphWhile(test, body, keys.prefilled(state), names, logs, unread,
+                               keys).build()
+        except NewKeys:
+            for log in logs:
+                log.restore()
 
 
 
@@ -115,11 +123,14 @@ class _GraphWhile:
     its test and body found (dtypes to widen, lists that become arrays), and the checks after
     it. (A plain object, not `__slots__`: `aliases` reads d2s's objects' fields.)"""
 
-    def __init__(self, test, body, state: list, names: tuple, logs: list, unread=()):
+    def __init__(self, test, body, state: list, names: tuple, logs: list, unread=(),
+                 new_keys=None):
         self.test, self.body, self.names = test, body, names
+        self.new_keys = new_keys or LoopNewKeys(outermost())
         self.src = src = user_origin()
         self.checks, self.taken = {}, None
         self.log = log = mutation.begin((test, body), state, names, src)  # state by object
+        self.body = body = self.new_keys.wrap(body)  # (a tensor `if` in it may add keys)
         logs.append(log)
         _refuse_test_effects(test, state, log, src)  # (so the test can run again: `taken`)
         # names first bound inside the loop: after it, bound only where the body ran
@@ -187,14 +198,19 @@ class _GraphWhile:
         return self.loop.enter(merged, values[len(self.carried):])
 
     def _graph_test(self, *values):
+        values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, self.carried)
-        return self.loop.restore(self.test(*self._full(values)))
+        given = self._full(values)
+        self.new_keys.attach(given, flags, self.src)
+        return self.loop.restore(self.test(*given))
 
     def _graph_body(self, *values):
         carried, names, src = self.carried, self.names, self.src
+        values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, carried)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         given = self._full(values)
+        self.new_keys.attach(given, flags, src)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
         try:
             out = as_list(self.body(*given), len(names))
@@ -206,8 +222,11 @@ class _GraphWhile:
             raise_when_run(e)
             out = list(given)
         for k, i in enumerate(carried):
+            self.new_keys.found(i, names[i], keys[k], out[i], self.dicts.get(i), self.log)
             check_keys(names[i], keys[k], out[i], src)
         for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
+            self.new_keys.found(i, names[i], self.dict_keys[i], out[i], self.dicts[i],
+                                self.log)
             check_keys(names[i], self.dict_keys[i], out[i], src)
         for i, before in dicts.items():  # (changed in place, then rebound: `d = {...}`)
             self.loop.check_dict_kept(names[i], self.dicts[i], given[i], before, out[i])
@@ -225,7 +244,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out)
+        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -265,10 +284,17 @@ class _GraphWhile:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
                         self._graph_test, self._graph_body,
-                        loop.initial_state(carried) + loop.initial + self.number_kinds.start())
-                return self._finish(self.number_kinds.finish(list(result), carried))
+                        loop.initial_state(carried) + loop.initial + self.number_kinds.start()
+                        + self.new_keys.start())
+                result, flags = self.new_keys.enter(result)
+                out = self._finish(self.number_kinds.finish(result, carried))
+                self.new_keys.finish(out, flags, self.src)
+                return out
             except Exception as e:
                 self.log.restore()  # the user's objects must not keep discarded blocks' values
+                if isinstance(e, NewKeys):
+                    del blocks[mark:]
+                    raise
                 if not isinstance(e, _Widen):
                     told = loop_errors.named(
                         e, loop.initial_state(carried) + loop.initial,

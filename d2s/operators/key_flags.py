@@ -37,6 +37,24 @@ def register(d: dict, key, value, flag) -> None:
     table.setdefault(id(d), (d, {}))[1][key] = (value, flag)
 
 
+def may_grow(block) -> None:
+    """A tensor `if` traced in `block` (the body of a graph loop outside other blocks, or a
+    probe trace of it: `loop_new_keys`) may set a dict key in one branch only: the loop
+    carries the flag out."""
+    b = active_builder()
+    grow = getattr(b, "_d2s_growing_blocks", None)
+    if grow is None:
+        grow = b._d2s_growing_blocks = {}
+    grow[id(block)] = block
+
+
+def grows_here() -> bool:
+    """Whether a tensor `if` traced now may give a dict key a presence flag (`may_grow`)."""
+    b = active_builder()
+    grow = getattr(b, "_d2s_growing_blocks", None)
+    return grow is not None and grow.get(id(b.block)) is b.block
+
+
 def flag_of(d, key):
     """The presence flag of `d[key]`, or None for a plain key (or no dict)."""
     flags = flags_of(d)
@@ -128,8 +146,32 @@ def dict_get(obj):
             return obj.get(key, default)
         value = obj[key]
         other = _default_like(value, default, key)
-        return unchecked(value, lambda: rt.where(flag, value, other))
+        got = unchecked(value, lambda: rt.where(flag, value, other))
+        # (a Python number under the key, and a default of its type: a number of that type)
+        got.python_scalar = getattr(value, "python_scalar", False) and _number_kind(
+            value.dtype) is type(default)
+        return got
     return get
+
+
+def _number_kind(dtype):
+    return bool if dtype.name == "bool" else float if dtype.is_floating else int
+
+
+def dict_setdefault(obj):
+    """`obj.setdefault`: of a key that exists on some paths only, the value where it exists
+    and the default elsewhere (as `dict_get` picks it), which the key then holds on every
+    path (a plain key again)."""
+    flags = flags_of(obj)
+    if not flags:
+        return obj.setdefault
+
+    def setdefault(key, default=None):
+        if is_variable(key) or flags.get(key) is None:
+            return obj.setdefault(key, default)
+        obj[key] = dict_get(obj)(key, default)
+        return obj[key]
+    return setdefault
 
 
 def _default_like(value, default, key):

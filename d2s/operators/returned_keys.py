@@ -50,7 +50,11 @@ def read_leaves(out) -> list:
 def _unchecked_copy(value):
     """The value of a key that may be absent, without its read check (which raises eager's
     `KeyError` where code reads an absent key; returning the dict reads nothing)."""
-    return unchecked(value, lambda: rt.assign(value)) if hasattr(value, "on_read") else value
+    if not hasattr(value, "on_read"):
+        return value
+    copy = unchecked(value, lambda: rt.assign(value))
+    copy.python_scalar = value.python_scalar  # (a Python number stays one)
+    return copy
 
 
 def restore(result):

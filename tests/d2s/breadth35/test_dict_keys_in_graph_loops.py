@@ -1,10 +1,11 @@
-"""Dict keys first set inside a graph loop (issue 35, item 4): in eager code the key exists
-after the loop only when the loop ran, which the program decides when it runs, so the key
-set in the body is a StateChangeError at the loop's line naming the key and the dict, with
-what to write (it was an internal FetchError about a variable defined inside a while block
-when the dict held no tensors before the loop). Set before the loop, the same code converts:
-eager vs static vs NumPy over 0, 1 and 3 trips, one program, the gradient against finite
-differences."""
+"""Dict keys first set inside a graph loop (issue 35): in eager code the key exists after the
+loop only when the loop ran (or the branch of a tensor `if` in its body that sets it ran),
+which the program decides when it runs. A dict only a local name holds gets a presence flag
+the loop carries: reads, `in`, `.get`, `len()`, a `for` over it and returning it follow eager
+code, and a read where no trip set the key raises eager's `KeyError` when the program runs.
+A dict the caller can reach (an argument, an attribute) stays a StateChangeError at the
+loop's line. Keys set before the loop convert as before: eager vs static vs NumPy over 0, 1
+and 3 trips, one program, the gradient against finite differences."""
 import inspect
 
 import numpy as np
@@ -14,7 +15,7 @@ import d2s
 import runtime as rt
 from tests.finite_differences import numeric_grad
 
-from .messages import assert_at_user_line
+from .messages import assert_at_user_line, shown
 
 
 def line_of(fn, text: str) -> int:
@@ -26,25 +27,119 @@ def last_scaled(x, n):
     stats = {}
     for i in range(n):
         stats["last"] = x * i
-    return stats["last"]
+    return stats["last"] * 2.0
 
 
-def counted(x, n):
-    stats = {"sum": x * 0.0}
+def test_a_key_read_after_a_loop_that_did_not_run_is_eagers_key_error():
+    static = d2s.to_static(last_scaled, full_graph=True)
+    xv = np.array([1.5, -2.0], "float32")
+    for k in (1, 3):
+        for fn in (last_scaled, static):
+            np.testing.assert_allclose(fn(rt.to_tensor(xv), rt.to_tensor(k)).numpy(),
+                                       xv * (k - 1) * 2.0)
+    with pytest.raises(KeyError) as eager:
+        last_scaled(rt.to_tensor(xv), rt.to_tensor(0))
+    with pytest.raises(KeyError) as info:
+        static(rt.to_tensor(xv), rt.to_tensor(0))
+    assert info.value.args == eager.value.args == ("last",)
+    assert_at_user_line(info.value, __file__, line_of(last_scaled, "return stats["))
+    assert len(static.program_cache) == 1
+
+
+class Tracker(rt.nn.Layer):
+    """Per-call stats in a local dict: a running sum and count grown with `.get`, and the
+    step whose score passed a threshold (set under a tensor `if` in the loop)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = self.create_parameter([2], default_initializer=rt.nn.initializer.Constant(0.5))
+
+    def forward(self, x, n):
+        stats = {"base": x * self.w}
+        for i in range(n):
+            h = x * self.w * (i + 1)
+            stats["sum"] = stats.get("sum", rt.zeros([2])) + h
+            stats["count"] = stats.get("count", 0) + 1
+            if h.sum() > 2.0:
+                stats["hit"] = h
+        out = stats["base"] * 0.0
+        for key, v in stats.items():        # the turn of a key runs where it is present
+            if key != "count":
+                out = out + v
+        return out, stats.get("count", 0), "hit" in stats, len(stats), stats
+
+
+def tracker_reference(xv, w, k):
+    """NumPy: out, count, hit present, len, the keys."""
+    hs = [xv * w * (i + 1) for i in range(k)]
+    keys = ["base"] + (["sum", "count"] if k else [])
+    out = xv * w + sum(hs, np.zeros(2))
+    hits = [h for h in hs if h.sum() > 2.0]
+    if hits:
+        keys.append("hit")
+        out = out + hits[-1]
+    return out, k, bool(hits), len(keys), keys
+
+
+def test_keys_first_set_in_the_loop_and_under_a_tensor_if_in_it():
+    eager, static = Tracker(), d2s.to_static(Tracker())
+    static.w.set_value(eager.w.numpy())
+    for xv, k in ((np.array([1.0, 2.0], "float32"), 0), (np.array([1.0, 2.0], "float32"), 1),
+                  (np.array([0.5, 0.25], "float32"), 3), (np.array([1.0, 2.0], "float32"), 3)):
+        want = tracker_reference(xv.astype("float64"), 0.5, k)
+        for m in (eager, static):
+            out, count, hit, n, stats = m(rt.to_tensor(xv), rt.to_tensor(k))
+            np.testing.assert_allclose(out.numpy(), want[0], rtol=1e-6)
+            assert (count, type(count), bool(hit), n, list(stats)) == (
+                want[1], int, want[2], want[3], want[4])
+            assert all(rt.is_tensor(v) for key, v in stats.items() if key != "count")
+    assert len(static.forward.program_cache) == 1
+
+
+def test_the_gradient_flows_through_a_key_first_set_in_the_loop():
+    xv = np.array([0.75, -1.5], "float32")
+    for k in (0, 1, 3):
+        grads = []
+        for m in (Tracker(), d2s.to_static(Tracker())):
+            out = m(rt.to_tensor(xv), rt.to_tensor(k))[0]
+            out.sum().backward()
+            grads.append(m.w.grad.numpy())
+
+        def f(w, k=k):
+            return float(tracker_reference(xv.astype("float64"), w, k)[0].sum())
+        want = numeric_grad(f, np.full(2, 0.5))
+        for g in grads:
+            np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
+def into_argument(x, n, stats):
     for i in range(n):
-        stats["count"] = stats.get("count", 0) + 1
-    return stats["sum"]
+        stats["last"] = x * i
+    return x
 
 
-@pytest.mark.parametrize("fn", [last_scaled, counted])
-def test_a_key_first_set_in_a_graph_loop_is_refused_at_the_loop(fn):
+class Remember(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.stats = {}
+
+    def forward(self, x, n):
+        for i in range(n):
+            self.stats["last"] = x * i
+        return x
+
+
+@pytest.mark.parametrize("case", ["argument", "attribute"])
+def test_a_key_first_set_in_a_graph_loop_on_a_dict_the_caller_reaches_is_refused(case):
     x = rt.to_tensor([1.0, 2.0])
-    fn(x, rt.to_tensor(2))  # eager runs it
+    if case == "argument":
+        fn, args, where = into_argument, (x, rt.to_tensor(2), {}), into_argument
+    else:
+        fn, args, where = Remember(), (x, rt.to_tensor(2)), Remember.forward
     with pytest.raises(d2s.ConversionError) as info:
-        d2s.to_static(fn, full_graph=True)(x, rt.to_tensor(2))
-    text = assert_at_user_line(info.value, __file__, line_of(fn, "for i in range(n)"))
-    assert "adds the key" in text and "to the dict stats" in text
-    assert "Set it before the loop" in text
+        d2s.to_static(fn, full_graph=True)(*args)
+    text = assert_at_user_line(info.value, __file__, line_of(where, "for i in range(n)"))
+    assert "adds the key 'last'" in text and "Set it before the loop" in text, shown(info.value)
 
 
 def running_stats(x, n):
