@@ -7,10 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "wild3_streaming.stats_dict_in_tensor_loop": (
-        "a dict key first set in a loop over range(tensor) exists after it only when the loop "
-        "ran: refused at the loop's line (StateChangeError, says to set the key before the "
-        "loop); a presence flag would convert it (issue 35, dicts in graph loops)"),
     "wild3_streaming.loss_history_while": (
         "a list started with a Python float gets float32 tensors in a tensor while: refused "
         "at the append (an array of float64 numbers gets a float32 tensor); eager's list "
