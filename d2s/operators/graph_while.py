@@ -79,6 +79,7 @@ def _graph_while(test, body, state: list, names: tuple, logs: list, unread=()) -
     lists become tensor arrays; names first bound inside the loop get a zero initial value of
     the shape and dtype the body gives them (found by tracing the body once, discarded)."""
     keys = LoopNewKeys(outermost())  # dict keys the body adds: built again with them (`NewKeys`)
+    keys.flagged_on_entry(state)
     while True:
         try:
             return _GraphWhile(test, body, keys.prefilled(state), names, logs, unread,

@@ -33,8 +33,9 @@ def _table(create: bool = False):
 
 def register(d: dict, key, value, flag) -> None:
     """`d[key]` (`value`) exists where the bool graph value `flag` is true."""
-    table = _table(create=True)
-    table.setdefault(id(d), (d, {}))[1][key] = (value, flag)
+    table = _table(create=True)  # (each value of the key its own: an `if` inside a loop
+    # flags the value it sets, while the loop's flag stays with the value the body got)
+    table.setdefault(id(d), (d, {}))[1].setdefault(key, []).append((value, flag))
 
 
 def may_grow(block) -> None:
@@ -49,10 +50,18 @@ def may_grow(block) -> None:
 
 
 def grows_here() -> bool:
-    """Whether a tensor `if` traced now may give a dict key a presence flag (`may_grow`)."""
+    """Whether a tensor `if` traced now (in the current block) may give a dict key a
+    presence flag: in the top-level block, or one `may_grow` named."""
     b = active_builder()
+    return b is not None and grows_in(b.block)
+
+
+def grows_in(block) -> bool:
+    b = active_builder()
+    if block is b.program.global_block():
+        return True
     grow = getattr(b, "_d2s_growing_blocks", None)
-    return grow is not None and grow.get(id(b.block)) is b.block
+    return grow is not None and grow.get(id(block)) is block
 
 
 def flag_of(d, key):
@@ -67,8 +76,8 @@ def flags_of(d) -> dict:
     table = _table()
     if not table or not isinstance(d, (dict, types.MappingProxyType)):
         return {}
-    return {k: flag for _, keys in table.values() for k, (value, flag) in keys.items()
-            if d.get(k, _MISSING) is value}
+    return {k: flag for _, keys in table.values() for k, entries in keys.items()
+            for value, flag in entries if d.get(k, _MISSING) is value}
 
 
 def flagged_items(iterable):
@@ -115,11 +124,18 @@ def refuse_returned(d, fn) -> None:
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 
-def entry(d, key):
-    """(value, flag) registered for `d[key]` whatever `d` holds now, or None."""
+def flag_for(d, key, value):
+    """The flag registered for `d[key]` holding `value` (the same object, or a copy of the
+    same program value: a branch's values are copies, by name), or None."""
     table = _table()
     found = table.get(id(d)) if table else None
-    return found[1].get(key) if found is not None and found[0] is d else None
+    if found is None or found[0] is not d:
+        return None
+    for known, flag in reversed(found[1].get(key, ())):
+        if known is value or is_variable(value) and is_variable(known) and \
+                known.name == value.name:
+            return flag
+    return None
 
 
 def unchecked(value, read):

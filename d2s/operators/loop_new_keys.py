@@ -12,10 +12,12 @@ set it yet raises eager's `KeyError` when the program runs, and `in` / `.get` fo
 flag; after the loop the key holds the op's result under the op's flag, so reads, `in`,
 `.get`, `len()` and a `for` over the dict behave as eager code.
 
-Only a dict that a local name alone holds, as the state of a loop outside tensor `if`s and
-other graph loops (a flag inside a block cannot be read outside it), and only a tensor or a
-Python number under the key: a dict the caller can reach would keep the key after the call
-on every path; those stay refused (`loop_keys.refuse_key_change`).
+A key a tensor `if` before the loop set on one path is carried the same way, its flag on
+entry the `if`'s. Only a dict that a local name alone holds, as the state of a loop in a
+block whose flags reach the function's top level (the top-level block, a branch of a tensor
+`if` there, the body of such a loop: `key_flags.grows_here`), and only a tensor or a Python
+number under the key: a dict the caller can reach would keep the key after the call on
+every path; those stay refused (`loop_keys.refuse_key_change`).
 
 `_GraphWhile` keeps one `LoopNewKeys`: a body trace that sets such a key raises `NewKeys`
 (the loop is built again from a copy of the dict with zeros under the key); each trace takes
@@ -49,6 +51,18 @@ class LoopNewKeys:
         self.like: dict = {}  # (state index, key) -> a value like the body's (zeros: entry)
         self.order: list = []  # the (state index, key) pairs of the trace being built
         self.local: set = set()  # state indices whose dict only its local name holds
+        self.entry: dict = {}  # (state index, key) -> its flag on entry (a key an `if` set)
+        self.originals: dict = {}  # state index -> the dict a copy of which the loop carries
+
+    def flagged_on_entry(self, state: list) -> None:
+        """Keys of the state's dicts that exist on some paths only when the loop starts (a
+        tensor `if` before it set them): the loop carries their flags too."""
+        if not self.outermost:
+            return
+        for i, v in enumerate(state):
+            if type(v) is dict:
+                for key, flag in key_flags.flags_of(v).items():
+                    self.like[(i, key)], self.entry[(i, key)] = v[key], flag
 
     def prefilled(self, state: list) -> list:
         """The loop's initial state: each dict a trace added keys to, copied, with zeros
@@ -56,7 +70,9 @@ class LoopNewKeys:
         state = list(state)
         for (i, key), like in self.like.items():
             if key not in state[i]:
-                state[i] = dict(state[i]) if type(state[i]) is dict else state[i]
+                if type(state[i]) is dict and i not in self.originals:
+                    self.originals[i] = state[i]
+                    state[i] = dict(state[i])
                 state[i][key] = zeros_like(like)
         return state
 
@@ -93,7 +109,8 @@ class LoopNewKeys:
         """The flags on entry (false: the loop added the keys), as extra initial loop
         variables of the next trace."""
         self.order = sorted(self.like, key=repr)
-        return [rt.full([], False, "bool") for _ in self.order]
+        return [self.entry.get(k, False) if is_variable(self.entry.get(k)) else rt.full(
+            [], False, "bool") for k in self.order]
 
     def enter(self, values) -> tuple:
         """(The loop variables without the flags, the flags): the dicts of the state get
@@ -118,15 +135,21 @@ class LoopNewKeys:
         for (i, key), flag in zip(self.order, flags, strict=True):
             d = out[i]
             value = d.get(key) if type(d) is dict else None
-            known = key_flags.entry(d, key) if type(d) is dict else None
-            now = known[1] if known is not None and known[0] is value else True
+            now = key_flags.flag_for(d, key, value) if type(d) is dict else None
+            now = True if now is None else now
             if is_variable(value):  # (returning it from the body reads nothing)
                 value.on_read = None
             res.append(rt.full([], True, "bool") if now is True else now)
         return res
 
     def finish(self, out: list, flags: list, src) -> None:
-        """After the op: each added key holds the op's result, present where its flag is."""
+        """After the op: each added key holds the op's result, present where its flag is; the
+        dict the name held before the loop holds them (a tensor `if` around the loop sees
+        that dict changed in place, as `branch_keys` finds keys)."""
+        for i, original in self.originals.items():
+            if type(out[i]) is dict and out[i] is not original:
+                original.update(out[i])
+                out[i] = original
         for (i, key), flag in zip(self.order, flags, strict=True):
             d = out[i]
             if type(d) is dict and is_variable(d.get(key)):
@@ -142,6 +165,6 @@ def _flaggable(v) -> bool:
 
 
 def outermost() -> bool:
-    """Whether a loop built now is in the function's top-level block."""
-    b = active_builder()
-    return b is not None and b.block is b.program.global_block()
+    """Whether a loop built now may carry flags out: it is in the function's top-level block,
+    or in one whose `if`s and loops pass their flags out too (`key_flags.grows_here`)."""
+    return key_flags.grows_here()
