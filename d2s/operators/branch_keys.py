@@ -90,8 +90,8 @@ def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
     paths (set by one branch only, or flagged in one), as extra `cond` outputs (a flag made
     inside the branch's block reaches code after the `if` only so). New keys are added to
     `outs` ((id(dict), key) -> (dict, key)), and the `if` is traced again."""
-    if not key_flags.grows_here():
-        return ()
+    if not (found or key_flags.any_flags()) or not key_flags.grows_here():
+        return ()  # (most functions: no such key, nothing to look at)
     log.changed()
     for slot in log.slots:
         ident = (id(slot.obj), slot.key)

@@ -39,14 +39,10 @@ def register(d: dict, key, value, flag) -> None:
 
 
 def may_grow(block) -> None:
-    """A tensor `if` traced in `block` (the body of a graph loop outside other blocks, or a
-    probe trace of it: `loop_new_keys`) may set a dict key in one branch only: the loop
-    carries the flag out."""
-    b = active_builder()
-    grow = getattr(b, "_d2s_growing_blocks", None)
-    if grow is None:
-        grow = b._d2s_growing_blocks = {}
-    grow[id(block)] = block
+    """A tensor `if` traced in `block` (the body of a graph loop that carries flags out, a
+    branch of such an `if`, or a probe trace of them: `loop_new_keys`, `branch_keys`) may set
+    a dict key in one branch only: the block passes the flag out."""
+    block._d2s_keys_grow = True  # (it goes with the block: a discarded probe's too)
 
 
 def grows_here() -> bool:
@@ -57,11 +53,12 @@ def grows_here() -> bool:
 
 
 def grows_in(block) -> bool:
-    b = active_builder()
-    if block is b.program.global_block():
-        return True
-    grow = getattr(b, "_d2s_growing_blocks", None)
-    return grow is not None and grow.get(id(block)) is block
+    return block is block.program.global_block() or getattr(block, "_d2s_keys_grow", False)
+
+
+def any_flags() -> bool:
+    """Whether the trace being built gave any dict key a presence flag."""
+    return bool(_table())
 
 
 def flag_of(d, key):
