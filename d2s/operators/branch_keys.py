@@ -26,7 +26,6 @@ import runtime as rt
 from runtime.core import active_builder
 
 from . import key_flags
-from .aliases import other_references
 from .block_values import zeros_like
 from .mutation import MISSING
 from .unbound import mark
@@ -51,18 +50,11 @@ def find(log, names, outs, passed, found: dict) -> bool:
         if (a is MISSING) == (b is MISSING) or ident in found:
             continue
         like = b if a is MISSING else a
-        if not is_variable(like) or like.is_array or not _held_by_a_local(
-                slot.obj, names, passed, log):
+        if not is_variable(like) or like.is_array:
             continue
         found[ident] = (slot.obj, slot.key, like, 0 if a is MISSING else 1)
         new = True
     return new
-
-
-def _held_by_a_local(d, names, passed, log) -> bool:
-    # (by index: a `zip` would hold a tuple of the dict, another reference to it)
-    i = next((i for i in range(min(len(names), len(passed))) if passed[i] is d), None)
-    return i is not None and not other_references(d, names[i], (log,))
 
 
 def fill(found: dict, side: int) -> None:

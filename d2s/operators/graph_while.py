@@ -223,11 +223,10 @@ class _GraphWhile:
             raise_when_run(e)
             out = list(given)
         for k, i in enumerate(carried):
-            self.new_keys.found(i, names[i], keys[k], out[i], self.dicts.get(i), self.log)
+            self.new_keys.found(i, keys[k], out[i])
             check_keys(names[i], keys[k], out[i], src)
         for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
-            self.new_keys.found(i, names[i], self.dict_keys[i], out[i], self.dicts[i],
-                                self.log)
+            self.new_keys.found(i, self.dict_keys[i], out[i])
             check_keys(names[i], self.dict_keys[i], out[i], src)
         for i, before in dicts.items():  # (changed in place, then rebound: `d = {...}`)
             self.loop.check_dict_kept(names[i], self.dicts[i], given[i], before, out[i])

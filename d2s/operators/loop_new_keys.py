@@ -29,11 +29,8 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import active_builder
 
-from ..pyct.qnames import is_composite
 from . import key_flags
-from .aliases import other_references
 from .block_values import zeros_like
-from .trace_state import current
 from .unbound import mark
 from .variables import is_variable
 
@@ -50,9 +47,7 @@ class LoopNewKeys:
         self.outermost = outermost  # (the loop is in the function's top-level block)
         self.like: dict = {}  # (state index, key) -> a value like the body's (zeros: entry)
         self.order: list = []  # the (state index, key) pairs of the trace being built
-        self.local: set = set()  # state indices whose dict only its local name holds
         self.entry: dict = {}  # (state index, key) -> its flag on entry (a key an `if` set)
-        self.originals: dict = {}  # state index -> the dict a copy of which the loop carries
 
     def flagged_on_entry(self, state: list) -> None:
         """Keys of the state's dicts that exist on some paths only when the loop starts (a
@@ -65,14 +60,11 @@ class LoopNewKeys:
                     self.like[(i, key)], self.entry[(i, key)] = v[key], flag
 
     def prefilled(self, state: list) -> list:
-        """The loop's initial state: each dict a trace added keys to, copied, with zeros
-        under them."""
+        """The loop's initial state: each dict a trace added keys to has zeros under them
+        (in place: aliases see them, a tensor `if` around the loop sees the dict changed)."""
         state = list(state)
         for (i, key), like in self.like.items():
-            if key not in state[i]:
-                if type(state[i]) is dict and i not in self.originals:
-                    self.originals[i] = state[i]
-                    state[i] = dict(state[i])
+            if key not in state[i]:  # (in place: an alias, the caller's dict, see it)
                 state[i][key] = zeros_like(like)
         return state
 
@@ -87,20 +79,15 @@ class LoopNewKeys:
             return body(*args)
         return traced
 
-    def found(self, i: int, name: str, before, after, original, log) -> None:
+    def found(self, i: int, before, after) -> None:
         """Keys the body's dict `after` (state index `i`) has beyond `before` (the keys it
         got): recorded, and `NewKeys` raised, where they can be flagged; otherwise nothing
         (the caller refuses the change)."""
-        if not (isinstance(before, dict) and type(after) is dict and self.outermost) or \
-                is_composite(name):  # (`self.stats`: the caller reaches it)
+        if not (isinstance(before, dict) and type(after) is dict and self.outermost):
             return
         new = [k for k in after if k not in before and _flaggable(after[k])]
         if not new or len(new) != len(after.keys() - before.keys()):
             return
-        if i not in self.local:
-            if other_references(original, name, current().logs(log)):
-                return
-            self.local.add(i)
         for k in new:
             self.like[(i, k)] = after[k]
         raise NewKeys()
@@ -143,13 +130,7 @@ class LoopNewKeys:
         return res
 
     def finish(self, out: list, flags: list, src) -> None:
-        """After the op: each added key holds the op's result, present where its flag is; the
-        dict the name held before the loop holds them (a tensor `if` around the loop sees
-        that dict changed in place, as `branch_keys` finds keys)."""
-        for i, original in self.originals.items():
-            if type(out[i]) is dict and out[i] is not original:
-                original.update(out[i])
-                out[i] = original
+        """After the op: each added key holds the op's result, present where its flag is."""
         for (i, key), flag in zip(self.order, flags, strict=True):
             d = out[i]
             if type(d) is dict and is_variable(d.get(key)):

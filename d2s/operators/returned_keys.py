@@ -35,6 +35,31 @@ def mark(out):
     return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))
 
 
+class PresentPlace:
+    """A key of a dict the caller can reach (an argument's, an attribute's) that exists on
+    some paths only: its value and its flag are outputs of the program, and after each run
+    (`writeback.apply`) the key holds the value where the flag is true; elsewhere the dict
+    keeps what it held (the trace found the key absent: a program traced with it present is
+    another, `guards`), as eager code leaves the dict."""
+
+    kind = "present"
+
+    def __init__(self, slot, value, flag):
+        self.slot, self.value, self.flag = slot, value, flag
+        self.path = slot.path
+
+    def get(self):
+        return (_unchecked_copy(self.value), self.flag)
+
+    def set(self, value) -> None:
+        v, present = value
+        if bool(present):  # (elsewhere the dict keeps what it held before the run)
+            self.slot.set(v)
+
+    def ident(self):
+        return self.slot.ident()
+
+
 def read_leaves(out) -> list:
     """The leaves of a returned `out` that returning it reads: all but the values under keys
     that may be absent (their read check would raise eager's `KeyError` for a dict that eager
