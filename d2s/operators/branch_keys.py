@@ -27,9 +27,9 @@ from runtime.core import active_builder
 
 from . import key_flags
 from .block_values import zeros_like
-from .mutation import MISSING
+from .mutation import MISSING, StateChangeError
 from .unbound import mark
-from .variables import is_variable
+from .variables import is_variable, where
 
 
 def find(log, names, outs, passed, found: dict) -> bool:
@@ -57,14 +57,32 @@ def find(log, names, outs, passed, found: dict) -> bool:
     return new
 
 
-def fill(found: dict, side: int) -> None:
-    """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset."""
+def fill(found: dict, side: int, orders: dict, src) -> None:
+    """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset,
+    the keys in the order the if branch left them (`orders`: id(dict) -> its keys there;
+    `cond` compares the orders, and a loop over the dict would show them)."""
+    dicts = {id(d): d for d, _, _, _ in found.values()}
+    own = {i: list(d) for i, d in dicts.items()}  # (the keys this branch set, in its order)
     for d, key, like, unset in found.values():
         if unset == side and key not in d:
             d[key] = zeros_like(like)
-    for d, key, _, _ in found.values():  # (one key order in both branches: `cond` compares)
-        if key in d:
-            d[key] = d.pop(key)
+    for i, d in dicts.items():
+        if side == 0 or i not in orders:
+            orders[i] = list(d)
+            continue
+        order = orders[i]
+        if set(order) == set(d) and order != list(d):
+            mine = [k for k in order if k in own[i]]
+            if mine != own[i]:
+                raise StateChangeError(
+                    f"the keys {own[i]} of a dict are set in another order in the else branch "
+                    f"({order} in the if branch) of an if whose condition is a tensor "
+                    f"({where(src)}); one program keeps one order, which a loop over the dict "
+                    "would show. Set the keys in the same order in both branches (or before "
+                    "the if).", src)
+            items = [(k, d[k]) for k in order]
+            d.clear()
+            d.update(items)
 
 
 def enter_branch() -> None:
@@ -106,10 +124,17 @@ def _flagged(d, key):
     return key_flags.flag_for(d, key, d.get(key))
 
 
-def after(outs: dict, present: list, src) -> None:
+def after(outs: dict, present: list, src, found: dict, orders: dict) -> None:
     """After the `if`: each dict key whose branch values exist on different paths (set in
     one branch only, or flagged in one) holds the `cond`'s value where its output flag
-    (`present`, from `branch_flags`) is true: reading it elsewhere raises eager's KeyError."""
+    (`present`, from `branch_flags`) is true: reading it elsewhere raises eager's KeyError.
+    The dicts `fill` ordered keep that order (the `if` writes its outputs key by key)."""
+    for d, _, _, _ in found.values():
+        order = orders.get(id(d))
+        if order is not None and set(order) == set(d) and list(d) != order:
+            items = [(k, d[k]) for k in order]
+            d.clear()
+            d.update(items)
     for (d, key), flag in zip(outs.values(), present, strict=True):
         if is_variable(d.get(key)):
             mark(d[key], flag, key, src, KeyError(key))

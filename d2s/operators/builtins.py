@@ -138,6 +138,8 @@ def _decided(what: str, *args) -> None:
     for x in args:
         if isinstance(x, (set, frozenset)):
             check_decided(x, what)
+        else:  # (a dict with keys on some paths only: which keys, the run decides)
+            key_flags.refuse_iteration(x, what)
 
 
 def _is_list_array(x) -> bool:

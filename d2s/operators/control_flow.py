@@ -100,6 +100,7 @@ class _GraphIf:
         self.kinds: dict = {}  # (kind, path) of numbers whose type flags are extra outputs too
         self.keys: dict = {}  # dict keys one branch leaves unset: zeros there (`branch_keys`)
         self.key_flags: dict = {}  # ... and keys flagged in a branch: their flags, outputs
+        self.key_orders: dict = {}  # ... the dicts' key orders in the if branch
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -188,7 +189,7 @@ class _GraphIf:
         with branch_frame() as frame:
             branch_keys.enter_branch()
             out = self._call(fn)
-            branch_keys.fill(self.keys, len(self.raw))
+            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
             if i < len(out):  # (the changed objects' values are converted below)
@@ -270,7 +271,7 @@ class _GraphIf:
             _mark_scalars(result[k:], [f[k:] for f in self.full], pred, self.src, {},
                           ("objects",))
         result = mutation.finish(self.log, result, k, self.outs)
-        branch_keys.after(self.key_flags, present, self.src)
+        branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
@@ -393,6 +394,14 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"{not_one_array(a, b) or '; both branches must leave it with the same length'}"
                 ". Append items of one dtype and rank (cast with rt.cast, or keep other values "
                 "in a separate list), or the same number of items in both branches.")
+    for name, a, b in zip(names, outs[0], outs[1]):
+        if type(a) is dict and type(b) is dict and a.keys() == b.keys() and list(a) != list(b):
+            raise mutation.StateChangeError(
+                f"the dict '{name}' gets its keys in the order {list(a)} in the if branch and "
+                f"{list(b)} in the else branch of an if whose condition is a tensor "
+                f"({where(src)}); one program keeps one order, which a loop over the dict "
+                "would show. Set the keys in the same order in both branches (or before the "
+                "if).")
     for name, a, b in zip(names, outs[0], outs[1]):
         found = _dtype_difference(a, b, "")
         if found is not None:

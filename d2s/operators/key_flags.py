@@ -88,7 +88,8 @@ def flagged_items(iterable):
     return [(item, flags.get(keys[i])) for i, item in enumerate(list(iterable))]
 
 
-def refuse_iteration(iterable) -> None:
+def refuse_iteration(iterable, what: str = "a comprehension, or a loop with a `break` or "
+                     "`return`,") -> None:
     """A comprehension, or a loop that may stop early, over such a dict (or its keys,
     values, items): the keys it visits would be decided when the program runs; refused at the
     user's line (a plain `for` runs the body of such a key under its flag: `loops`)."""
@@ -97,7 +98,7 @@ def refuse_iteration(iterable) -> None:
     if flags:
         src = user_origin(3)
         raise ConversionError(
-            f"a comprehension, or a loop with a `break` or `return`, over a dict whose key "
+            f"{what} over a dict whose key "
             f"{next(iter(flags))!r} exists only where a tensor `if` set it ({where(src)}): "
             "the keys it visits would be decided when the program runs. Write a `for` "
             "statement without a `break` (its body runs under the key's presence), read such "

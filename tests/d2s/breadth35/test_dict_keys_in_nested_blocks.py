@@ -227,3 +227,79 @@ def test_values_under_flagged_keys_flow_into_a_loss_and_its_gradient():
         want = numeric_grad(f, np.full(2, 0.5))
         for g in grads:
             np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
+def ordered(x):
+    d = {}
+    if x.sum() > 0:
+        d["b"] = x
+        d["c"] = x * 2.0
+    else:
+        d["c"] = x * 3.0
+    out = x * 0.0
+    for v in d.values():                # the order of the keys shows in the result
+        out = out * 10.0 + v
+    return out, len(d)
+
+
+def test_a_loop_over_the_dict_sees_the_keys_in_eagers_order():
+    static = d2s.to_static(ordered)
+    for xv, keys in (([1.0, 2.0], ["b", "c"]), ([-1.0, -2.0], ["c"])):
+        want = np.float32(xv) * (12.0 if keys == ["b", "c"] else 3.0)
+        for fn in (ordered, static):
+            out, n = fn(rt.to_tensor(xv))
+            np.testing.assert_allclose(out.numpy(), want)
+            assert n == len(keys)
+    assert len(static.program_cache) == 1
+
+
+def orders_differ(x):
+    d = {}
+    if x.sum() > 0:
+        d["x"] = x
+        d["y"] = x * 2.0
+    else:
+        d["y"] = x * 3.0
+        d["x"] = x - 1.0
+    return d
+
+
+def orders_differ_on_a_flagged_path(x):
+    d = {}
+    if x.sum() > 0:
+        d["b"] = x
+        d["c"] = x * 2.0
+    else:
+        d["c"] = x * 3.0
+        if x.mean() < -5.0:
+            d["b"] = x
+    return d["c"]
+
+
+@pytest.mark.parametrize("fn", [orders_differ, orders_differ_on_a_flagged_path])
+def test_keys_set_in_another_order_per_branch_are_refused_at_the_if(fn):
+    """A loop over the dict would show the order, and one program keeps one: a clear error
+    at the `if` (it was `cond`'s internal structure mismatch, or, with a key on one path,
+    the if branch's order on every path)."""
+    fn(rt.to_tensor([1.0, 2.0]))  # eager runs it
+    with pytest.raises(d2s.StateChangeError) as info:
+        d2s.to_static(fn)(rt.to_tensor([1.0, 2.0]))
+    text = assert_at_user_line(info.value, __file__, line_of(fn, "if x.sum() > 0:"))
+    assert "order" in text and "Set the keys in the same order in both branches" in text
+
+
+def keys_listed(x):
+    d = {"a": x}
+    if x.sum() > 0:
+        d["b"] = x
+    return list(d)
+
+
+def test_list_of_such_a_dict_is_refused_at_the_line():
+    """`list(d)` of a dict with a key on some paths: the keys are decided when the program
+    runs (converted code returned every key, 'b' too where eager has none)."""
+    assert keys_listed(rt.to_tensor([-1.0])) == ["a"]
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(keys_listed)(rt.to_tensor([-1.0]))
+    text = assert_at_user_line(info.value, __file__, line_of(keys_listed, "return list(d)"))
+    assert "list() over a dict whose key 'b' exists only where" in text
