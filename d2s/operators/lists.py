@@ -23,6 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
+from . import key_flags
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .variables import is_variable, user_origin, where
@@ -244,6 +245,11 @@ def list_pop(target, *index):
         # float `sum` relied on)
         return target, array_pop(target, i)
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
+    if type(target) is dict and len(index) == 2 and key_flags.flag_of(target, index[0]) \
+            is not None:  # (a key on some paths: its value, or the default, by its flag)
+        value = key_flags.dict_get(target)(*index)
+        target.pop(index[0])
+        return target, value
     return target, target.pop(*index)
 
 

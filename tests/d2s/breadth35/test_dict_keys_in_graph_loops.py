@@ -184,3 +184,36 @@ def test_keys_set_before_the_loop_convert():
         np.testing.assert_allclose(x.grad.numpy(), numeric_grad(f, xv.astype("float64")),
                                    rtol=1e-5, atol=1e-6)
     assert len(static.program_cache) == 2  # one per stop_gradient of x, for every trip count
+
+
+def popped(x, n):
+    d = {}
+    for i in range(n):
+        d["k"] = x * i
+    v = d.pop("k", x * 0.0 - 1.0)        # the default where no trip set it
+    return v, "k" in d, len(d)
+
+
+def stopped(x, n):
+    d = {}
+    i = 0
+    while i < n:
+        d["k"] = x + i
+        if (x + i).sum() > 6:            # a tensor break
+            break
+        i += 1
+    return "k" in d, d.get("k", x * 0.0)
+
+
+@pytest.mark.parametrize("fn", [popped, stopped])
+def test_pop_with_a_default_and_a_loop_with_a_tensor_break(fn):
+    static = d2s.to_static(fn)
+    xv = np.array([1.0, 2.0], "float32")
+    for k in (0, 2, 5):
+        want = fn(rt.to_tensor(xv), rt.to_tensor(k))
+        got = static(rt.to_tensor(xv), rt.to_tensor(k))
+        for a, b in zip(got, want, strict=True):
+            assert type(a) is type(b)
+            np.testing.assert_allclose(np.asarray(a.numpy() if rt.is_tensor(a) else a),
+                                       np.asarray(b.numpy() if rt.is_tensor(b) else b))
+    assert len(static.program_cache) == 1
