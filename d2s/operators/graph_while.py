@@ -129,6 +129,7 @@ class _GraphWhile:
         self.test, self.body, self.names = test, body, names
         self.new_keys = new_keys or LoopNewKeys(outermost())
         self.src = src = user_origin()
+        self.outer = current_builder().block  # (the block the loop is built in)
         self.checks, self.taken = {}, None
         self.log = log = mutation.begin((test, body), state, names, src)  # state by object
         self.body = body = self.new_keys.wrap(body)  # (a tensor `if` in it may add keys)
@@ -202,7 +203,8 @@ class _GraphWhile:
         values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, self.carried)
         given = self._full(values)
-        self.new_keys.attach(given, flags, self.src)
+        if current_builder().block is not self.outer:  # (not `while_loop`'s probe of it)
+            self.new_keys.attach(given, flags, self.src)
         return self.loop.restore(self.test(*given))
 
     def _graph_body(self, *values):

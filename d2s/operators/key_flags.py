@@ -77,6 +77,50 @@ def flags_of(d) -> dict:
             for value, flag in entries if d.get(k, _MISSING) is value}
 
 
+def mark_order_undecided(key) -> None:
+    """Where a dict has `key` among its keys depends on the path (a graph loop adds it on a
+    trip the run decides, before another key it adds): reading the order of a dict with
+    that key before others is refused (`check_order`; by the key's name, as flags go by
+    value, whichever dict object holds them)."""
+    b = active_builder()
+    undecided = getattr(b, "_d2s_key_orders", None)
+    if undecided is None:
+        undecided = b._d2s_key_orders = set()
+    undecided.add(key)
+
+
+def check_order(d, what: str) -> None:
+    """`what` (a loop over `d`, returning it) reads the order of its keys: refused at the
+    user's line where eager code has them in an order the run decides. A key that existed on
+    some paths only and was set again here (`d['k'] = v` after a tensor `if` set it on one
+    path) sits where it was on the paths that had it and at the end on the others."""
+    table = _table()
+    if not table or not isinstance(d, (dict, types.MappingProxyType)) or len(d) < 2:
+        return
+    here, keys = active_builder().block, list(d)[:-1]
+    undecided = getattr(active_builder(), "_d2s_key_orders", set())
+    earlier = {k: [v for _, entries in table.values() for v, _ in entries.get(k, ())
+                   if _live(v, here)] for k in keys}
+    key = next((k for k in keys if k in undecided or any(
+        not (v is d[k] or is_variable(d[k]) and v.name == d[k].name) for v in earlier[k])),
+        None)
+    if key is None:
+        return
+    src = user_origin(3)
+    raise ConversionError(
+        f"{what} ({where(src)}) reads the order of the keys of a dict whose key {key!r} "
+        "existed on some paths only and was set again, or was added by a loop on a trip "
+        "decided when the program runs: eager code has it at the end on the paths where it "
+        "was missing, which one program cannot order. Read the keys by name (`d['k']`, `'k' "
+        "in d`), or set the key on every path before other keys.", origin=src)
+
+
+def _live(v, block) -> bool:
+    """A registered value of this block (not of a discarded trace or of a block inside)."""
+    return is_variable(v) and v.block is block and 0 <= block.idx < len(
+        block.program.blocks) and block.program.blocks[block.idx] is block
+
+
 def flagged_items(iterable):
     """[(item, its key's presence flag or None)] of a loop over a dict with such keys (or
     over its keys, values or items), else None."""
@@ -94,6 +138,8 @@ def refuse_iteration(iterable, what: str = "a comprehension, or a loop with a `b
     values, items): the keys it visits would be decided when the program runs; refused at the
     user's line (a plain `for` runs the body of such a key under its flag: `loops`)."""
     mapping = iterable if isinstance(iterable, dict) else getattr(iterable, "mapping", None)
+    if isinstance(iterable, _VIEWS + (dict,)):
+        check_order(mapping, what.rstrip(","))
     flags = flags_of(mapping) if isinstance(iterable, _VIEWS + (dict,)) else {}
     if flags:
         src = user_origin(3)

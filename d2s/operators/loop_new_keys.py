@@ -48,6 +48,7 @@ class LoopNewKeys:
         self.like: dict = {}  # (state index, key) -> a value like the body's (zeros: entry)
         self.order: list = []  # the (state index, key) pairs of the trace being built
         self.entry: dict = {}  # (state index, key) -> its flag on entry (a key an `if` set)
+        self.some_trips: set = set()  # (state index, key) the body sets on some trips only
 
     def flagged_on_entry(self, state: list) -> None:
         """Keys of the state's dicts that exist on some paths only when the loop starts (a
@@ -124,13 +125,23 @@ class LoopNewKeys:
             value = d.get(key) if type(d) is dict else None
             now = key_flags.flag_for(d, key, value) if type(d) is dict else None
             now = True if now is None else now
+            if now is not True:
+                self.some_trips.add((i, key))
             if is_variable(value):  # (returning it from the body reads nothing)
                 value.on_read = None
             res.append(rt.full([], True, "bool") if now is True else now)
         return res
 
     def finish(self, out: list, flags: list, src) -> None:
-        """After the op: each added key holds the op's result, present where its flag is."""
+        """After the op: each added key holds the op's result, present where its flag is. A
+        key the body adds on some trips only, before another key it adds, is at the end on
+        the paths where a later trip added it: the dict's order is the run's
+        (`key_flags.check_order`)."""
+        for (i, key) in self.some_trips & self.like.keys() - self.entry.keys():
+            d = out[i]
+            later = list(d)[list(d).index(key) + 1:] if type(d) is dict and key in d else []
+            if any((i, k) in self.like and (i, k) not in self.entry for k in later):
+                key_flags.mark_order_undecided(key)
         for (i, key), flag in zip(self.order, flags, strict=True):
             d = out[i]
             if type(d) is dict and is_variable(d.get(key)):

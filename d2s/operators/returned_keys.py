@@ -8,7 +8,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime import pytree
 
-from .key_flags import flags_of, unchecked
+from .key_flags import check_order, flags_of, unchecked
 
 
 class PresentKeys(tuple):
@@ -30,6 +30,7 @@ def mark(out):
     if not flags:
         changed = any(items[k] is not out[k] for k in out)
         return items if changed else out
+    check_order(out, "returning the dict")
     keys = tuple(out)
     values = tuple(_unchecked_copy(out[k]) if k in flags else items[k] for k in keys)
     return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))

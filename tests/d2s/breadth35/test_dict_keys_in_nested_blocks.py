@@ -303,3 +303,56 @@ def test_list_of_such_a_dict_is_refused_at_the_line():
         d2s.to_static(keys_listed)(rt.to_tensor([-1.0]))
     text = assert_at_user_line(info.value, __file__, line_of(keys_listed, "return list(d)"))
     assert "list() over a dict whose key 'b' exists only where" in text
+
+
+def set_again(x):
+    d = {}
+    if x.sum() > 0:
+        d["c"] = x * 2.0                # 'c' on one path ...
+    d["b"] = x
+    d["c"] = x * 3.0                    # ... then on every path: at the end where it was not
+    out = x * 0.0
+    for v in d.values():
+        out = out * 10.0 + v
+    return out
+
+
+def test_a_loop_over_a_dict_whose_order_the_run_decides_is_refused_at_the_loop():
+    for xv in ([1.0], [-1.0]):
+        set_again(rt.to_tensor(xv))     # eager: [c, b] or [b, c]
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(set_again)(rt.to_tensor([-1.0]))
+    text = assert_at_user_line(info.value, __file__, line_of(set_again, "for v in d.values()"))
+    assert "reads the order of the keys of a dict whose key 'c'" in text
+
+
+ORDER_SCRIPT = """
+import runtime as rt, d2s
+def f(x):
+    d = {}
+    if x[0] > 0.0:
+        d["b"] = x * 3.0
+        d["a"] = x * 1.0
+    else:
+        d["b"] = x * 1.0
+        d["a"] = x * 3.0
+    return list(d)
+print(d2s.to_static(f)(rt.to_tensor([-1.0, 2.0])))
+"""
+
+
+def test_keys_set_in_both_branches_keep_their_order_whatever_the_hash_seed(tmp_path):
+    """The if's outputs are written back key by key in the dict's order (it was the order
+    of a set of the keys: another order, and other values in a loop over the dict, for some
+    PYTHONHASHSEED values)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    script = tmp_path / "order.py"
+    script.write_text(ORDER_SCRIPT)
+    for seed in ("0", "1", "2", "3"):
+        out = subprocess.run([sys.executable, str(script)], capture_output=True,
+                             text=True, cwd=root, env={**os.environ, "PYTHONHASHSEED": seed,
+                                                       "PYTHONPATH": root}, check=True)
+        assert out.stdout.strip().splitlines()[-1] == "['b', 'a']", (seed, out.stdout)
