@@ -234,6 +234,22 @@ def dict_setdefault(obj):
     return setdefault
 
 
+def dict_pop(obj):
+    """`obj.pop`: of a key that exists on some paths only, with a default, the value where
+    it exists and the default elsewhere (as `dict_get` picks it); the key is gone after it."""
+    flags = flags_of(obj)
+    if not flags:
+        return obj.pop
+
+    def pop(key, *default):
+        if is_variable(key) or flags.get(key) is None or len(default) != 1:
+            return obj.pop(key, *default)
+        value = dict_get(obj)(key, default[0])
+        obj.pop(key)
+        return value
+    return pop
+
+
 def _default_like(value, default, key):
     """`default` as a tensor like `value`, or a ConversionError at the user's line."""
     if type(default) in (bool, int, float) and not value.shape:

@@ -245,11 +245,8 @@ def list_pop(target, *index):
         # float `sum` relied on)
         return target, array_pop(target, i)
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
-    if type(target) is dict and len(index) == 2 and key_flags.flag_of(target, index[0]) \
-            is not None:  # (a key on some paths: its value, or the default, by its flag)
-        value = key_flags.dict_get(target)(*index)
-        target.pop(index[0])
-        return target, value
+    if type(target) is dict:  # (a key on some paths: its value, or the default, by its flag)
+        return target, key_flags.dict_pop(target)(*index)
     return target, target.pop(*index)
 
 
