@@ -163,12 +163,9 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         for ident, s in list(known.items()):
             if ident not in idents and ident not in fed:
                 effects.guards.append(_guard(s, s.get() if s.kind != "list" else list(s.obj)))
-    grown = {}  # dicts given a new key: id -> dict
     for s in changed:
         if s.kind not in _GUARDED_PLACES or is_bookkeeping(s) or id(s.obj) in copied:
             continue
-        if s.kind == "dict" and old_value(log, s) is _MISSING:
-            grown[id(s.obj)] = s.obj
         new = s.get()
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
             new = mutation.MISSING      # set in a branch or loop body that did not run)
@@ -216,13 +213,20 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     if promote:
         raise Promote(promote, computed)
     effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
-    effects.orders = [(d, tuple(d)) for d in grown.values()]
+    effects.orders = _key_orders(changed, log, copied)
     if known is not None:
         for s, _ in effects.writes:
             if s.ident() not in known:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+def _key_orders(changed, log, copied) -> list:
+    """Each dict the trace gave a new key, with its keys in the trace's (eager's) order."""
+    grown = {id(s.obj): s.obj for s in changed if s.kind == "dict" and not is_bookkeeping(s)
+             and id(s.obj) not in copied and old_value(log, s) is _MISSING}
+    return [(d, tuple(d)) for d in grown.values()]
 
 
 def bound_arguments(args, effects: Effects, out, kwargs=None) -> frozenset:

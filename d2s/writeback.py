@@ -25,8 +25,9 @@ import runtime as rt
 from runtime.program.builder import current_builder
 
 from . import guards
-from .operators import held_lists, mutation, trace_state
+from .operators import held_lists, key_flags, mutation, trace_state
 from .operators.lists import StructArray
+from .operators.returned_keys import PresentPlace
 from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
@@ -164,8 +165,18 @@ def _copied(copies, target) -> list:
                     f"entry {slot.path} changed to a Python value (or removed); a converted "
                     "program keeps such a container's structure. Set tensors in it, or "
                     "return the new value instead.")
-            slots.append(_Fixed(slot, value))
+            flag = key_flags.flag_for(cp.copy, slot.key, value) if type(cp.copy) is dict \
+                else None
+            slots.append(_Fixed(slot, value) if flag is None else _present(slot, value, flag))
     return slots
+
+
+def _present(slot, value, flag) -> PresentPlace:
+    """The place of a dict key a tensor `if` or loop set on some paths only; traced with the
+    key absent, so a call that finds it set needs another program (a guard)."""
+    guards.recorded().append(guards.value_guard(("item", slot.obj, slot.key, slot.path),
+                                                guards.MISSING))
+    return PresentPlace(slot, value, flag)
 
 
 class _Fixed:
@@ -213,6 +224,10 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 value_before(before.log, s) is v):
             continue  # a list or dict kept is a place of its own: written back in place
         # (one the call put there, `o.hist = [loss.item()]`: a new one after each call)
+        flag = key_flags.flag_for(s.obj, s.key, v) if s.kind == "dict" else None
+        if flag is not None:  # (a key set on some paths only: there after the run or not)
+            slots.append(_present(s, v, flag))
+            continue
         _check(s.path, v, int(s.kind == "list"))
         tail = appended_tail(s, value_before(before.log, s), v, read)
         if tail is not None:

@@ -13,6 +13,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
     [*seen]                      ->   [*_d2s.set_items(seen, '`*` unpacking')]
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
+    d.setdefault(k, v)           ->   _d2s.dict_setdefault(d)(k, v)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -94,9 +95,9 @@ class BuiltinCalls(Base):
         first = _ITERATES.get(f.id) if isinstance(f, gast.Name) else None
         if first is not None and not self._shadowed(f.id):  # `map(fn, seen)`: an item per item
             node.args[first:] = [self._items(a, f"{f.id}()") for a in node.args[first:]]
-        if isinstance(f, gast.Attribute) and f.attr == "get":
-            # `d.get(k, v)` of a key a tensor `if` set on one path (`operators.key_flags`)
-            node.func = templates.replace_as_expression(f"{RESERVED}.dict_get(obj)",
+        if isinstance(f, gast.Attribute) and f.attr in ("get", "setdefault"):
+            # `d.get(k, v)` of a key a tensor `if` or loop set on one path (`key_flags`)
+            node.func = templates.replace_as_expression(f"{RESERVED}.dict_{f.attr}(obj)",
                                                         obj=f.value)
             return node
         if isinstance(f, gast.Attribute) and f.attr in COMPARING_METHODS:

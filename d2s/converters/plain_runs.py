@@ -43,7 +43,7 @@ _PLACEHOLDERS = "plain_runs"  # anno key of a folded function: how many placehol
 _MIN_RUN = 2  # (a single statement folded saves less than its placeholder costs)
 # methods `lists` and `builtin_calls` rewrite (`get` too: `d.get(k, v)` becomes
 # `_d2s.dict_get(d)(k, v)` where a tensor `if` may have set the key, on main by now)
-_REWRITTEN_METHODS = frozenset(("append", "pop", "get", *_CHANGING_METHODS,
+_REWRITTEN_METHODS = frozenset(("append", "pop", "get", "setdefault", *_CHANGING_METHODS,
                                 *COMPARING_METHODS))
 _REWRITTEN_ATTRS = frozenset(("shape", "size"))  # `builtin_calls`: read when the program runs
 

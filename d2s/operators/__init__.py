@@ -15,7 +15,8 @@ user wrote it. The generated-code API, by converter:
   `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
-  `round_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`, `shape`, `size`;
+  `round_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
+  `dict_setdefault`, `shape`, `size`;
   `set_item(value, obj, key)`
   (`obj[key] = value`: a dict given a key the program computed, `computed_keys`)
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`
@@ -100,7 +101,7 @@ from .logical import (  # noqa: F401
 from .predicates_comp import comp_iter, comp_list  # noqa: F401
 from .comp_arrays import comp_gen, comp_map  # noqa: F401
 from .struct_columns import zip_star  # noqa: F401
-from .key_flags import dict_get  # noqa: F401
+from .key_flags import dict_get, dict_setdefault  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

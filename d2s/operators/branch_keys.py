@@ -11,30 +11,35 @@ false raises eager's `KeyError: 'b'` when the program runs (a read check, `unbou
 `'b' in d`, `d.get('b', v)` and `len(d)` follow the flag. A later `if` whose branches leave
 such a key holding values of different flags gives it the flag of the path taken.
 
-Only a dict that a local name alone holds, in an `if` outside any other tensor `if` (in
-the function's block, or in the body of a graph loop, which carries the flag on:
-`loop_new_keys`): a dict the caller can reach would keep the key after the call on every
-path, and a flag inside a block cannot be read outside it; those stay refused
-(`mutation_explain`).
+Each branch passes the flags of such keys out as extra `cond` outputs (`branch_flags`: a
+flag made inside a branch's block, by an `if` nested in it, reaches code after the `if` only
+so), and after the `if` the key holds the `cond`'s value under the output flag (`after`).
+So `if`s nest, in the top-level block, in each other's branches and in the body of a graph
+loop that carries the flags out (`loop_new_keys`; `key_flags.grows_here`). Only a dict that
+a local name alone holds: a dict the caller can reach would keep the key after the call on
+every path; it stays refused (`mutation_explain`), as does an `if` in a block whose flags
+nothing carries out (the body of a loop inside another loop's `if`, ...).
 """
 from __future__ import annotations
 
 import runtime as rt
+from runtime.core import active_builder
 
 from . import key_flags
-from .aliases import other_references
 from .block_values import zeros_like
-from .loop_new_keys import flags_leave_blocks
-from .mutation import MISSING
+from .mutation import MISSING, StateChangeError
 from .unbound import mark
-from .variables import is_variable
+from .variables import is_variable, where
 
 
 def find(log, names, outs, passed, found: dict) -> bool:
     """Keys of local dicts that one traced branch set to a tensor and the other left unset:
     new entries of `found` ((id(dict), key) -> (dict, key, a value like it, the index of the
     branch that leaves it unset)). True if any new."""
-    if len(outs) != 2 or not flags_leave_blocks():
+    if len(outs) != 2:
+        return False
+    # (a flag made in a block is read outside it only where a graph loop carries it out)
+    if not key_flags.grows_here():
         return False
     n, new = len(names), False
     for j, slot in enumerate(log.slots):
@@ -45,56 +50,92 @@ def find(log, names, outs, passed, found: dict) -> bool:
         if (a is MISSING) == (b is MISSING) or ident in found:
             continue
         like = b if a is MISSING else a
-        if not is_variable(like) or like.is_array or not _held_by_a_local(
-                slot.obj, names, passed, log):
+        if not is_variable(like) or like.is_array:
             continue
         found[ident] = (slot.obj, slot.key, like, 0 if a is MISSING else 1)
         new = True
     return new
 
 
-def _held_by_a_local(d, names, passed, log) -> bool:
-    # (by index: a `zip` would hold a tuple of the dict, another reference to it)
-    i = next((i for i in range(min(len(names), len(passed))) if passed[i] is d), None)
-    return i is not None and not other_references(d, names[i], (log,))
-
-
-def fill(found: dict, side: int) -> None:
-    """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset."""
+def fill(found: dict, side: int, orders: dict, src) -> None:
+    """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset,
+    the keys in the order the if branch left them (`orders`: id(dict) -> its keys there;
+    `cond` compares the orders, and a loop over the dict would show them)."""
+    dicts = {id(d): d for d, _, _, _ in found.values()}
+    own = {i: list(d) for i, d in dicts.items()}  # (the keys this branch set, in its order)
     for d, key, like, unset in found.values():
         if unset == side and key not in d:
             d[key] = zeros_like(like)
+    for i, d in dicts.items():
+        if side == 0 or i not in orders:
+            orders[i] = list(d)
+            continue
+        order = orders[i]
+        if set(order) == set(d) and order != list(d):
+            mine = [k for k in order if k in own[i]]
+            if mine != own[i]:
+                raise StateChangeError(
+                    f"the keys {own[i]} of a dict are set in another order in the else branch "
+                    f"({order} in the if branch) of an if whose condition is a tensor "
+                    f"({where(src)}); one program keeps one order, which a loop over the dict "
+                    "would show. Set the keys in the same order in both branches (or before "
+                    "the if).", src)
+            items = [(k, d[k]) for k in order]
+            d.clear()
+            d.update(items)
 
 
-def after(log, found: dict, full: list, n: int, pred, src) -> None:
+def enter_branch() -> None:
+    """A branch being traced (its block the current one) inside a block whose `if`s may give
+    keys flags (the top-level block, a branch of such an `if`, the body of a graph loop that
+    carries them out): so may its `if`s, each branch passing its flags out as outputs."""
+    b = active_builder()
+    parent = b.block.parent_block
+    if parent is b.program.global_block() or key_flags.grows_in(parent):
+        key_flags.may_grow(b.block)
+
+
+def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
+    """The traced branch `side`'s presence flags of the dict keys whose values exist on some
+    paths (set by one branch only, or flagged in one), as extra `cond` outputs (a flag made
+    inside the branch's block reaches code after the `if` only so). New keys are added to
+    `outs` ((id(dict), key) -> (dict, key)), and the `if` is traced again."""
+    if not (found or key_flags.any_flags()) or not key_flags.grows_here():
+        return ()  # (most functions: no such key, nothing to look at)
+    log.changed()
+    for slot in log.slots:
+        ident = (id(slot.obj), slot.key)
+        if slot.kind == "dict" and ident not in outs and (
+                ident in found or _flagged(slot.obj, slot.key) is not None):
+            outs[ident] = (slot.obj, slot.key)
+    flags = []
+    for ident, (d, key) in outs.items():
+        unset = found.get(ident)
+        if unset is not None and unset[3] == side or key not in d:
+            flags.append(rt.full([], False, "bool"))
+        else:
+            flag = _flagged(d, key)
+            flags.append(rt.full([], True, "bool") if flag is None else flag)
+    return tuple(flags)
+
+
+def _flagged(d, key):
+    """The presence flag of `d[key]` as `d` holds it now, or None."""
+    return key_flags.flag_for(d, key, d.get(key))
+
+
+def after(outs: dict, present: list, src, found: dict, orders: dict) -> None:
     """After the `if`: each dict key whose branch values exist on different paths (set in
-    one branch only, or a flagged value in one) gets the flag of the path taken."""
-    if len(full) != 2:
-        return
-    for j, slot in enumerate(log.slots):
-        if slot.kind != "dict" or n + j >= min(len(full[0]), len(full[1])):
-            continue
-        d, key = slot.obj, slot.key
-        unset = found.get((id(d), key))
-        sides = [_flag(d, key, full[k][n + j], unset is not None and unset[3] == k)
-                 for k in (0, 1)]
-        if all(s is True for s in sides) or not is_variable(d.get(key)):
-            continue
-        flag = rt.logical_or(rt.logical_and(pred, _tensor(sides[0])),
-                             rt.logical_and(rt.logical_not(pred), _tensor(sides[1])))
-        mark(d[key], flag, key, src, KeyError(key))
-        key_flags.register(d, key, d[key], flag)
-
-
-def _flag(d, key, value, unset: bool):
-    """Where the branch's value of `d[key]` exists: False (left unset), its flag, or True."""
-    if unset:
-        return False
-    known = key_flags.entry(d, key)
-    # (a branch's value is a copy of the Variable object: the same program value by name)
-    same = known is not None and is_variable(value) and known[0].name == value.name
-    return known[1] if same else True
-
-
-def _tensor(flag):
-    return rt.full([], flag, "bool") if isinstance(flag, bool) else flag
+    one branch only, or flagged in one) holds the `cond`'s value where its output flag
+    (`present`, from `branch_flags`) is true: reading it elsewhere raises eager's KeyError.
+    The dicts `fill` ordered keep that order (the `if` writes its outputs key by key)."""
+    for d, _, _, _ in found.values():
+        order = orders.get(id(d))
+        if order is not None and set(order) == set(d) and list(d) != order:
+            items = [(k, d[k]) for k in order]
+            d.clear()
+            d.update(items)
+    for (d, key), flag in zip(outs.values(), present, strict=True):
+        if is_variable(d.get(key)):
+            mark(d[key], flag, key, src, KeyError(key))
+            key_flags.register(d, key, d[key], flag)

@@ -143,6 +143,8 @@ def _counted(what: str, *args) -> None:
     dict that holds a value the converted code computed (`traced_keys.check_unique`: equal
     values would be different items while tracing), or an undecided set (`_decided`)."""
     for x in args:
+        if isinstance(x, dict):  # (keys on some paths only: which keys, the run decides)
+            key_flags.refuse_iteration(x, what)
         check_unique(x, what)
 
 
@@ -152,6 +154,8 @@ def _decided(what: str, *args) -> None:
     for x in args:
         if isinstance(x, (set, frozenset)):
             check_decided(x, what)
+        else:  # (a dict with keys on some paths only: which keys, the run decides)
+            key_flags.refuse_iteration(x, what)
 
 
 def _is_list_array(x) -> bool:

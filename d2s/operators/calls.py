@@ -30,6 +30,7 @@ from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
 from .set_algebra import READING_METHODS, set_method
+from .key_flags import dict_pop
 from .try_calls import after_failure
 from .try_except import open_trys
 
@@ -38,6 +39,8 @@ def call(f):
     """The callable that converted code calls in place of `f`."""
     if not to_static_enabled():
         return f
+    if type(getattr(f, "__self__", None)) is dict and getattr(f, "__name__", "") == "pop":
+        return dict_pop(f.__self__)  # (`d.pop(k, v)` in an expression: a key on some paths)
     if active_builder() is not None:
         seeded = _hidden_state(f)
         if seeded is not None:

@@ -140,9 +140,8 @@ def keyed_method(method):
             _refuse(user_origin(2), "it may change which keys the dict has, and which they "
                     "are is known only when the program runs", f"`.{name}()` of a key")
         if name in ("setdefault", "pop") and not kwargs:  # (of a key a tensor `if` set)
-            out = key_flags.flagged_call(table, name, args)
-            if out is not key_flags.NOT_FLAGGED:
-                return out
+            pick = key_flags.dict_setdefault if name == "setdefault" else key_flags.dict_pop
+            return pick(table)(*args)
         return method(*args, **kwargs)
 
     return keyed

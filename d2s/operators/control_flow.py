@@ -99,6 +99,8 @@ class _GraphIf:
         # bound flags are extra outputs (`unbound.branch_flags`)
         self.kinds: dict = {}  # (kind, path) of numbers whose type flags are extra outputs too
         self.keys: dict = {}  # dict keys one branch leaves unset: zeros there (`branch_keys`)
+        self.key_flags: dict = {}  # ... and keys flagged in a branch: their flags, outputs
+        self.key_orders: dict = {}  # ... the dicts' key orders in the if branch
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -116,17 +118,17 @@ class _GraphIf:
         self.marks = (len(builder.program.blocks), builder.block, len(builder.block.ops))
         for _ in range(5):
             try:
-                before = len(self.flags) + len(self.kinds)
+                before = self._extra_outputs()
                 result = rt.static.nn.cond(pred, self._branch(self.fns[0]),
                                            self._branch(self.fns[1]))
-                if len(self.flags) + len(self.kinds) != before:  # (a new flag output)
+                if self._extra_outputs() != before:  # (a new flag output)
                     self._reset()
                     continue
                 if not self._one_raises():
                     break
                 self._settle()  # the other branch's values are the `if`'s results
             except Exception as e:
-                if len(self.flags) + len(self.kinds) != before:  # (the other branch had no
+                if self._extra_outputs() != before:  # (the other branch had no
                     # flag output yet)
                     self._reset()
                     continue
@@ -139,6 +141,9 @@ class _GraphIf:
             raise AssertionError(
                 f"d2s bug: the tensor `if` at {where(self.src)} kept changing shape")
         return self._finish(pred, result)
+
+    def _extra_outputs(self) -> int:
+        return len(self.flags) + len(self.kinds) + len(self.key_flags)
 
     def _reset(self) -> None:
         """Before both branches are traced again (with every changed object)."""
@@ -182,8 +187,10 @@ class _GraphIf:
         """Trace one branch: its values as `cond` takes them (and the bound flags)."""
         k, outs = len(self.names), self.outs
         with branch_frame() as frame:
+            branch_keys.enter_branch()
             out = self._call(fn)
-            branch_keys.fill(self.keys, len(self.raw))
+            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
+        key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
             if i < len(out):  # (the changed objects' values are converted below)
                 out[i] = array_at(out[i], path, dtype)
@@ -206,7 +213,7 @@ class _GraphIf:
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
         return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
-            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1]))
+            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1])) + key_flags
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -252,6 +259,8 @@ class _GraphIf:
             mark_raised()  # both branches raise: so does the code around this `if`
         flags = self.flags
         result = list(result) if result is not None else []
+        present = result[len(result) - len(self.key_flags):]  # (dict keys' flags)
+        result = result[:len(result) - len(self.key_flags)]
         kinds = dict(zip(sorted(self.kinds), result[len(result) - len(self.kinds):]))
         result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
@@ -267,7 +276,7 @@ class _GraphIf:
                     for f in self.raw):
                 result[i]._d2s_tuple = True
         result = mutation.finish(self.log, result, k, self.outs)
-        branch_keys.after(self.log, self.keys, self.full, k, pred, self.src)
+        branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
@@ -390,6 +399,14 @@ def _explain_mismatch(names, outs, src) -> None:
                 f"{not_one_array(a, b) or '; both branches must leave it with the same length'}"
                 ". Append items of one dtype and rank (cast with rt.cast, or keep other values "
                 "in a separate list), or the same number of items in both branches.")
+    for name, a, b in zip(names, outs[0], outs[1]):
+        if type(a) is dict and type(b) is dict and a.keys() == b.keys() and list(a) != list(b):
+            raise mutation.StateChangeError(
+                f"the dict '{name}' gets its keys in the order {list(a)} in the if branch and "
+                f"{list(b)} in the else branch of an if whose condition is a tensor "
+                f"({where(src)}); one program keeps one order, which a loop over the dict "
+                "would show. Set the keys in the same order in both branches (or before the "
+                "if).")
     for name, a, b in zip(names, outs[0], outs[1]):
         found = _dtype_difference(a, b, "")
         if found is not None:

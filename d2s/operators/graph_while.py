@@ -35,7 +35,7 @@ from .exceptions import branch_frame
 from .logical import to_bool
 from .loop_initial import EmptyArray, is_empty_array, python_items, settled_initial_values, to_array
 from .loop_keys import check_keys, dict_keys_of, refuse_key_change
-from .loop_new_keys import LoopNewKeys, building
+from .loop_new_keys import LoopNewKeys, NewKeys, outermost
 from .loop_number_kinds import LoopNumberKinds
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
@@ -78,8 +78,15 @@ def _graph_while(test, body, state: list, names: tuple, logs: list, unread=()) -
     and not a Python number (objects, None, functions) must stay the same object; Python
     lists become tensor arrays; names first bound inside the loop get a zero initial value of
     the shape and dtype the body gives them (found by tracing the body once, discarded)."""
-    with building():  # (a loop inside this one may carry dict keys' flags out)
-        return _GraphWhile(test, body, state, names, logs, unread).build()
+    keys = LoopNewKeys(outermost())  # dict keys the body adds: built again with them (`NewKeys`)
+    keys.flagged_on_entry(state)
+    while True:
+        try:
+            return _GraphWhile(test, body, keys.prefilled(state), names, logs, unread,
+                               keys).build()
+        except NewKeys:
+            for log in logs:
+                log.restore()
 
 
 
@@ -117,11 +124,15 @@ class _GraphWhile:
     its test and body found (dtypes to widen, lists that become arrays), and the checks after
     it. (A plain object, not `__slots__`: `aliases` reads d2s's objects' fields.)"""
 
-    def __init__(self, test, body, state: list, names: tuple, logs: list, unread=()):
+    def __init__(self, test, body, state: list, names: tuple, logs: list, unread=(),
+                 new_keys=None):
         self.test, self.body, self.names = test, body, names
+        self.new_keys = new_keys or LoopNewKeys(outermost())
         self.src = src = user_origin()
+        self.outer = current_builder().block  # (the block the loop is built in)
         self.checks, self.taken = {}, None
         self.log = log = mutation.begin((test, body), state, names, src)  # state by object
+        self.body = body = self.new_keys.wrap(body)  # (a tensor `if` in it may add keys)
         logs.append(log)
         _refuse_test_effects(test, state, log, src)  # (so the test can run again: `taken`)
         # names first bound inside the loop: after it, bound only where the body ran
@@ -140,7 +151,6 @@ class _GraphWhile:
         self.state = self._arrays_of_lists(state)
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
-        self.new_keys = LoopNewKeys()  # dict keys the body adds (a presence flag each)
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
@@ -190,16 +200,20 @@ class _GraphWhile:
         return self.loop.enter(merged, values[len(self.carried):])
 
     def _graph_test(self, *values):
-        values = self.number_kinds.enter(self.new_keys.enter(values)[0], self.carried)
-        return self.loop.restore(self.test(*self._full(values)))
+        values, flags = self.new_keys.enter(values)
+        values = self.number_kinds.enter(values, self.carried)
+        given = self._full(values)
+        if current_builder().block is not self.outer:  # (not `while_loop`'s probe of it)
+            self.new_keys.attach(given, flags, self.src)
+        return self.loop.restore(self.test(*given))
 
     def _graph_body(self, *values):
         carried, names, src = self.carried, self.names, self.src
-        values, key_flags = self.new_keys.enter(values)
+        values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, carried)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         given = self._full(values)
-        self.new_keys.attach(given, key_flags, src)
+        self.new_keys.attach(given, flags, src)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
         try:
             out = as_list(self.body(*given), len(names))
@@ -210,11 +224,11 @@ class _GraphWhile:
             # code raises it when the body runs, so the program does; the state is unchanged
             raise_when_run(e)
             out = list(given)
-        if self.new_keys.found(carried, keys, out, names, self.dicts, self.log):
-            raise _Widen  # (traced again with the keys set before it, and their flags)
         for k, i in enumerate(carried):
+            self.new_keys.found(i, keys[k], out[i])
             check_keys(names[i], keys[k], out[i], src)
         for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
+            self.new_keys.found(i, self.dict_keys[i], out[i])
             check_keys(names[i], self.dict_keys[i], out[i], src)
         for i, before in dicts.items():  # (changed in place, then rebound: `d = {...}`)
             self.loop.check_dict_kept(names[i], self.dicts[i], given[i], before, out[i])
@@ -232,7 +246,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, key_flags)
+        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -265,19 +279,24 @@ class _GraphWhile:
     def build(self) -> list:
         """The `while` op (traced again while the body widens a dtype); the new state."""
         carried, loop = self.carried, self.loop
-        program = current_builder().program
+        blocks = current_builder().program.blocks
         for _ in range(2 * len(carried) + 1):
-            mark = len(program.blocks)
+            mark = len(blocks)
             try:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
                         self._graph_test, self._graph_body,
                         loop.initial_state(carried) + loop.initial + self.number_kinds.start()
-                        + self.new_keys.start(self.state, carried))
-                result, key_flags = self.new_keys.enter(list(result))
-                return self._finish(self.number_kinds.finish(list(result), carried), key_flags)
+                        + self.new_keys.start())
+                result, flags = self.new_keys.enter(result)
+                out = self._finish(self.number_kinds.finish(result, carried))
+                self.new_keys.finish(out, flags, self.src)
+                return out
             except Exception as e:
                 self.log.restore()  # the user's objects must not keep discarded blocks' values
+                if isinstance(e, NewKeys):
+                    del blocks[mark:]
+                    raise
                 if not isinstance(e, _Widen):
                     told = loop_errors.named(
                         e, loop.initial_state(carried) + loop.initial,
@@ -286,11 +305,11 @@ class _GraphWhile:
                     if told is not None:
                         raise told from None
                     raise
-                program.drop_blocks(mark)
+                del blocks[mark:]
                 self._widen_state()
         raise AssertionError("d2s bug: loop state kept widening")
 
-    def _finish(self, result, key_flags) -> list:
+    def _finish(self, result) -> list:
         state, carried, names, taken, src = (self.state, self.carried, self.names,
                                              self.taken, self.src)
         out = list(state)
@@ -314,7 +333,6 @@ class _GraphWhile:
         out = self.loop.finish(out, result[len(carried):])
         for i in self.changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
             out[i] = _into_dict(self.dicts[i], out[i])
-        self.new_keys.finish(out, key_flags, src)
         return out
 
     def _widen_state(self) -> None:
@@ -337,7 +355,6 @@ class _GraphWhile:
             state[i] = array_at(state[i], path, dtype)
         for (j, path), dtype in self.extra_arrays.items():
             self.loop.initial[j] = array_at(self.loop.initial[j], path, dtype)
-        self.new_keys.prefill(state)
         widen.clear()
         self.arrayify.clear()
         self.extra_arrays.clear()

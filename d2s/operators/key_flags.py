@@ -33,8 +33,32 @@ def _table(create: bool = False):
 
 def register(d: dict, key, value, flag) -> None:
     """`d[key]` (`value`) exists where the bool graph value `flag` is true."""
-    table = _table(create=True)
-    table.setdefault(id(d), (d, {}))[1][key] = (value, flag)
+    table = _table(create=True)  # (each value of the key its own: an `if` inside a loop
+    # flags the value it sets, while the loop's flag stays with the value the body got)
+    table.setdefault(id(d), (d, {}))[1].setdefault(key, []).append((value, flag))
+
+
+def may_grow(block) -> None:
+    """A tensor `if` traced in `block` (the body of a graph loop that carries flags out, a
+    branch of such an `if`, or a probe trace of them: `loop_new_keys`, `branch_keys`) may set
+    a dict key in one branch only: the block passes the flag out."""
+    block._d2s_keys_grow = True  # (it goes with the block: a discarded probe's too)
+
+
+def grows_here() -> bool:
+    """Whether a tensor `if` traced now (in the current block) may give a dict key a
+    presence flag: in the top-level block, or one `may_grow` named."""
+    b = active_builder()
+    return b is not None and grows_in(b.block)
+
+
+def grows_in(block) -> bool:
+    return block is block.program.global_block() or getattr(block, "_d2s_keys_grow", False)
+
+
+def any_flags() -> bool:
+    """Whether the trace being built gave any dict key a presence flag."""
+    return bool(_table())
 
 
 def flag_of(d, key):
@@ -49,8 +73,52 @@ def flags_of(d) -> dict:
     table = _table()
     if not table or not isinstance(d, (dict, types.MappingProxyType)):
         return {}
-    return {k: flag for _, keys in table.values() for k, (value, flag) in keys.items()
-            if d.get(k, _MISSING) is value}
+    return {k: flag for _, keys in table.values() for k, entries in keys.items()
+            for value, flag in entries if d.get(k, _MISSING) is value}
+
+
+def mark_order_undecided(key) -> None:
+    """Where a dict has `key` among its keys depends on the path (a graph loop adds it on a
+    trip the run decides, before another key it adds): reading the order of a dict with
+    that key before others is refused (`check_order`; by the key's name, as flags go by
+    value, whichever dict object holds them)."""
+    b = active_builder()
+    undecided = getattr(b, "_d2s_key_orders", None)
+    if undecided is None:
+        undecided = b._d2s_key_orders = set()
+    undecided.add(key)
+
+
+def check_order(d, what: str) -> None:
+    """`what` (a loop over `d`, returning it) reads the order of its keys: refused at the
+    user's line where eager code has them in an order the run decides. A key that existed on
+    some paths only and was set again here (`d['k'] = v` after a tensor `if` set it on one
+    path) sits where it was on the paths that had it and at the end on the others."""
+    table = _table()
+    if not table or not isinstance(d, (dict, types.MappingProxyType)) or len(d) < 2:
+        return
+    here, keys = active_builder().block, list(d)[:-1]
+    undecided = getattr(active_builder(), "_d2s_key_orders", set())
+    earlier = {k: [v for _, entries in table.values() for v, _ in entries.get(k, ())
+                   if _live(v, here)] for k in keys}
+    key = next((k for k in keys if k in undecided or any(
+        not (v is d[k] or is_variable(d[k]) and v.name == d[k].name) for v in earlier[k])),
+        None)
+    if key is None:
+        return
+    src = user_origin(3)
+    raise ConversionError(
+        f"{what} ({where(src)}) reads the order of the keys of a dict whose key {key!r} "
+        "existed on some paths only and was set again, or was added by a loop on a trip "
+        "decided when the program runs: eager code has it at the end on the paths where it "
+        "was missing, which one program cannot order. Read the keys by name (`d['k']`, `'k' "
+        "in d`), or set the key on every path before other keys.", origin=src)
+
+
+def _live(v, block) -> bool:
+    """A registered value of this block (not of a discarded trace or of a block inside)."""
+    return is_variable(v) and v.block is block and 0 <= block.idx < len(
+        block.program.blocks) and block.program.blocks[block.idx] is block
 
 
 def flagged_items(iterable):
@@ -64,16 +132,19 @@ def flagged_items(iterable):
     return [(item, flags.get(keys[i])) for i, item in enumerate(list(iterable))]
 
 
-def refuse_iteration(iterable) -> None:
+def refuse_iteration(iterable, what: str = "a comprehension, or a loop with a `break` or "
+                     "`return`,") -> None:
     """A comprehension, or a loop that may stop early, over such a dict (or its keys,
     values, items): the keys it visits would be decided when the program runs; refused at the
     user's line (a plain `for` runs the body of such a key under its flag: `loops`)."""
     mapping = iterable if isinstance(iterable, dict) else getattr(iterable, "mapping", None)
+    if isinstance(iterable, _VIEWS + (dict,)):
+        check_order(mapping, what.rstrip(","))
     flags = flags_of(mapping) if isinstance(iterable, _VIEWS + (dict,)) else {}
     if flags:
         src = user_origin(3)
         raise ConversionError(
-            f"a comprehension, or a loop with a `break` or `return`, over a dict whose key "
+            f"{what} over a dict whose key "
             f"{next(iter(flags))!r} exists only where a tensor `if` set it ({where(src)}): "
             "the keys it visits would be decided when the program runs. Write a `for` "
             "statement without a `break` (its body runs under the key's presence), read such "
@@ -97,11 +168,18 @@ def refuse_returned(d, fn) -> None:
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 
-def entry(d, key):
-    """(value, flag) registered for `d[key]` whatever `d` holds now, or None."""
+def flag_for(d, key, value):
+    """The flag registered for `d[key]` holding `value` (the same object, or a copy of the
+    same program value: a branch's values are copies, by name), or None."""
     table = _table()
     found = table.get(id(d)) if table else None
-    return found[1].get(key) if found is not None and found[0] is d else None
+    if found is None or found[0] is not d:
+        return None
+    for known, flag in reversed(found[1].get(key, ())):
+        if known is value or is_variable(value) and is_variable(known) and \
+                known.name == value.name:
+            return flag
+    return None
 
 
 def unchecked(value, read):
@@ -128,46 +206,60 @@ def dict_get(obj):
             return obj.get(key, default)
         value = obj[key]
         other = _default_like(value, default, key)
-        return unchecked(value, lambda: rt.where(flag, value, other))
+        got = unchecked(value, lambda: rt.where(flag, value, other))
+        # (a Python number under the key, and a default of its type: a number of that type)
+        got.python_scalar = getattr(value, "python_scalar", False) and _number_kind(
+            value.dtype) is type(default)
+        return got
     return get
 
 
-NOT_FLAGGED = object()
+def _number_kind(dtype):
+    return bool if dtype.name == "bool" else float if dtype.is_floating else int
 
 
-def flagged_call(d, name: str, args: tuple):
-    """`d.setdefault(key, default)` / `d.pop(key[, default])` of a key that exists on some
-    paths only: the value where it exists and the default elsewhere, chosen when the program
-    runs (`setdefault` then sets the key on every path, `pop` removes it from every path; a
-    `pop` without a default reads the value, which raises eager's KeyError where it is
-    absent); `NOT_FLAGGED` for any other key or call."""
-    flag = flag_of(d, args[0]) if args and not is_variable(args[0]) and (
-        name == "setdefault" and len(args) == 2 or name == "pop" and len(args) <= 2) else None
-    if flag is None:
-        return NOT_FLAGGED
-    key, value = args[0], d[args[0]]
-    if len(args) == 1:  # (`pop(key)`: the read check raises where the key is absent)
-        out = rt.where(flag, value, value)
-    else:
-        other = _default_like(value, args[1], key, f".{name}", 4)
-        out = unchecked(value, lambda: rt.where(flag, value, other))
-    if name == "setdefault":
-        d[key] = out
-    else:
-        del d[key]
-    return out
+def dict_setdefault(obj):
+    """`obj.setdefault`: of a key that exists on some paths only, the value where it exists
+    and the default elsewhere (as `dict_get` picks it), which the key then holds on every
+    path (a plain key again)."""
+    flags = flags_of(obj)
+    if not flags:
+        return obj.setdefault
+
+    def setdefault(key, default=None):
+        if is_variable(key) or flags.get(key) is None:
+            return obj.setdefault(key, default)
+        obj[key] = dict_get(obj)(key, default)
+        return obj[key]
+    return setdefault
 
 
-def _default_like(value, default, key, method=".get", depth=3):
+def dict_pop(obj):
+    """`obj.pop`: of a key that exists on some paths only, with a default, the value where
+    it exists and the default elsewhere (as `dict_get` picks it); the key is gone after it."""
+    flags = flags_of(obj)
+    if not flags:
+        return obj.pop
+
+    def pop(key, *default):
+        if is_variable(key) or flags.get(key) is None or len(default) != 1:
+            return obj.pop(key, *default)
+        value = dict_get(obj)(key, default[0])
+        obj.pop(key)
+        return value
+    return pop
+
+
+def _default_like(value, default, key):
     """`default` as a tensor like `value`, or a ConversionError at the user's line."""
     if type(default) in (bool, int, float) and not value.shape:
         return rt.full([], default, value.dtype)
     if (is_variable(default) or rt.is_tensor(default)) and default.dtype == value.dtype and \
             tuple(default.shape) == tuple(value.shape):
         return default
-    src = user_origin(depth)
+    src = user_origin(3)
     raise ConversionError(
-        f"{method}({key!r}, ...) of a dict whose key {key!r} exists only where a tensor `if` set "
+        f".get({key!r}, ...) of a dict whose key {key!r} exists only where a tensor `if` set "
         f"it ({where(src)}): the default would be the result on the other paths, and one "
         f"program value has one type, dtype and shape; give a default of the value's "
         f"({value.dtype.name}, shape {list(value.shape)}).", origin=src)

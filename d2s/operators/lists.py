@@ -263,10 +263,8 @@ def list_pop(target, *index):
         # float `sum` relied on)
         return target, array_pop(target, i)
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
-    if type(target) is dict:  # (a key a tensor `if` or loop set on some paths: `key_flags`)
-        out = key_flags.flagged_call(target, "pop", index)
-        if out is not key_flags.NOT_FLAGGED:
-            return target, out
+    if type(target) is dict:  # (a key on some paths: its value, or the default, by its flag)
+        return target, key_flags.dict_pop(target)(*index)
     if type(target) is set:  # (an item of a set holding computed values: `set_algebra`)
         check_items("`.pop()`", "pop", target)
     return target, target.pop(*index)

@@ -21,7 +21,7 @@ from .block_values import (  # what loops share with `if`
 )
 from .control_flow import ifelse
 from .graph_while import graph_while
-from .key_flags import flagged_items, refuse_iteration
+from .key_flags import check_order, flagged_items, refuse_iteration
 from .lists import StructArray
 from .logical import and_
 from .traced_keys import check_unique
@@ -174,6 +174,7 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=
     n = len(names)
     state = list(args)
     over = iterable
+    check_order(getattr(iterable, "mapping", iterable), "a `for` over the dict")
     flagged = flagged_items(iterable) if extra_test is None else None
     if flagged is not None:  # (a dict with a key a tensor `if` set on one path)
         return result_of(_over_flagged_keys(flagged, body, state, names))

@@ -481,9 +481,9 @@ def _diff(obj, kind, path, snap):
     elif kind in ("dict", "obj", "cls", "globals"):
         d = vars(obj) if kind in ("obj", "cls") else obj
         sk = {"dict": "dict", "obj": "attr", "cls": "attr", "globals": "global"}[kind]
-        keys = snap.keys() if kind == "globals" else (snap.keys() | d.keys()) - {"__slotnames__"}
-        for k in keys:  # (__slotnames__: copyreg's cache, set on a class by copy.copy)
-            if d.get(k, _MISSING) is not snap.get(k, _MISSING):
+        keys = snap.keys() if kind == "globals" else [*snap, *(k for k in d if k not in snap)]
+        for k in keys:  # (in order: written back key by key, a dict's order is eager's)
+            if d.get(k, _MISSING) is not snap.get(k, _MISSING) and k != "__slotnames__":
                 p = (k if kind == "globals" else f"{path}.{k}" if kind in ("obj", "cls")
                      else f"{path}[{k!r}]")
                 yield Slot(obj, sk, k, p)

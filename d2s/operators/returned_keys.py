@@ -8,7 +8,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime import pytree
 
-from .key_flags import flags_of, unchecked
+from .key_flags import check_order, flags_of, unchecked
 
 
 class PresentKeys(tuple):
@@ -30,9 +30,35 @@ def mark(out):
     if not flags:
         changed = any(items[k] is not out[k] for k in out)
         return items if changed else out
+    check_order(out, "returning the dict")
     keys = tuple(out)
     values = tuple(_unchecked_copy(out[k]) if k in flags else items[k] for k in keys)
     return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))
+
+
+class PresentPlace:
+    """A key of a dict the caller can reach (an argument's, an attribute's) that exists on
+    some paths only: its value and its flag are outputs of the program, and after each run
+    (`writeback.apply`) the key holds the value where the flag is true; elsewhere the dict
+    keeps what it held (the trace found the key absent: a program traced with it present is
+    another, `guards`), as eager code leaves the dict."""
+
+    kind = "present"
+
+    def __init__(self, slot, value, flag):
+        self.slot, self.value, self.flag = slot, value, flag
+        self.path, self.obj, self.key = slot.path, slot.obj, slot.key  # (as a `Slot`'s)
+
+    def get(self):
+        return (_unchecked_copy(self.value), self.flag)
+
+    def set(self, value) -> None:
+        v, present = value
+        if bool(present):  # (elsewhere the dict keeps what it held before the run)
+            self.slot.set(v)
+
+    def ident(self):
+        return self.slot.ident()
 
 
 def read_leaves(out) -> list:
@@ -50,7 +76,11 @@ def read_leaves(out) -> list:
 def _unchecked_copy(value):
     """The value of a key that may be absent, without its read check (which raises eager's
     `KeyError` where code reads an absent key; returning the dict reads nothing)."""
-    return unchecked(value, lambda: rt.assign(value)) if hasattr(value, "on_read") else value
+    if not hasattr(value, "on_read"):
+        return value
+    copy = unchecked(value, lambda: rt.assign(value))
+    copy.python_scalar = value.python_scalar  # (a Python number stays one)
+    return copy
 
 
 def restore(result):

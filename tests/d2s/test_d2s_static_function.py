@@ -621,8 +621,6 @@ GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (str
         'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
     'wild3_llm.StaticKVCache': (
         'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
-    'paddle_ifelse.ConstantsInDict': (
-        'in eval mode the case sets a dict key on one path of a tensor if only: converted code refuses that (docs/d2s.md, Known limitations)'),
 }
 
 

@@ -39,6 +39,11 @@ def _breadth():
     return gen_breadth.programs(), gen_breadth.make_state
 
 
+def _dict_keys():
+    from . import gen_dict_keys
+    return gen_dict_keys.programs(), gen_dict_keys.make_box
+
+
 def _control():
     from . import gen_control
     return gen_control.programs(), None, gen_control.outcome
@@ -46,4 +51,4 @@ def _control():
 
 GENERATORS = {"state": _state, "state-same-shape": _state_same_shape, "observe": _observe,
               "observe-sets": _observe_sets, "observe-params": _observe_params,
-              "breadth": _breadth, "control": _control}
+              "breadth": _breadth, "control": _control, "dict-keys": _dict_keys}

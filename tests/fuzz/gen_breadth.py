@@ -70,8 +70,8 @@ ANYWHERE = (
     "q = Span(q.lo * 0.5 + h, q.n + 1)",
     "o.tracker.update(h)\nh = h + o.tracker.best * 0.5",
     "h = o.cached(h)",
-    # a key first set here: inside a graph loop or one branch of a tensor if, a documented
-    # refusal (one program has one set of keys)
+    # a key first set here: inside a graph loop or one branch of a tensor if, it gets a
+    # presence flag (`.get` takes the default where no trip or branch set it)
     'stats["m"] = rt.mean(h)\nh = h + stats.get("m", 0.0)',
     # a comprehension over range() of a tensor, tensor clip bounds, round() of a number made
     # from a tensor, a branch a Python part of the test prunes, sorted / == of tensors,

@@ -11,7 +11,7 @@ import d2s
 import runtime as rt
 from tests.finite_differences import numeric_grad
 
-from .messages import assert_at_user_line, shown
+from .messages import assert_at_user_line
 
 
 def line_of(fn, text: str) -> int:
@@ -174,10 +174,17 @@ def kept_on_an_object(x, counter):
     return x * 2.0
 
 
-def test_a_dict_that_outlives_the_call_stays_refused():
-    with pytest.raises(d2s.StateChangeError) as info:
-        d2s.to_static(kept_on_an_object, full_graph=True)(rt.to_tensor([1.0]), Counter())
-    assert "is set in the if branch only" in shown(info.value)
+def test_a_dict_that_outlives_the_call_has_the_key_where_the_run_set_it():
+    """An object kept between calls: after each call its dict holds the key where the run
+    took the branch (and keeps what it held elsewhere), as eager code leaves it."""
+    static = d2s.to_static(kept_on_an_object, full_graph=True)
+    ce, cs = Counter(), Counter()
+    for xv in ([-1.0], [-2.0], [1.5], [-3.0], [2.5]):
+        for fn, c in ((kept_on_an_object, ce), (static, cs)):
+            np.testing.assert_allclose(fn(rt.to_tensor(xv), c).numpy(), np.float32(xv) * 2)
+        assert list(cs.seen) == list(ce.seen)
+        assert [float(v) for v in cs.seen.values()] == [float(v) for v in ce.seen.values()]
+        assert all(type(v) is rt.Tensor for v in cs.seen.values())
 
 
 def guarded(x):
