@@ -14,6 +14,7 @@ branches (`undecided_aside`). `mutation_loop` refuses a set a graph loop body ch
 """
 from __future__ import annotations
 
+import dis
 import re
 import sys
 import types
@@ -116,10 +117,31 @@ def _alias(obj: set, root: str) -> str | None:
         frame = frame.f_back
     if frame is None:
         return None
+    code, later = frame.f_code, _read_later(frame)
     for name, value in frame.f_locals.items():
+        if later is not None and name in code.co_varnames and name not in code.co_cellvars \
+                and name not in later:  # (a local no code after the `if` reads)
+            continue
         if name != root and _holds(value, obj):
             return name
     return None
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _read_later(frame) -> frozenset | None:
+    """The names `frame`'s code may read after the instruction running now (the `if`), or
+    None where it may run earlier code again (a jump back: a Python loop around the `if`)."""
+    names = set()
+    for ins in dis.get_instructions(frame.f_code):
+        if ins.offset <= frame.f_lasti:
+            continue
+        if ins.opcode in _JUMPS and isinstance(ins.argval, int) and ins.argval <= frame.f_lasti:
+            return None
+        if ins.opname.startswith("LOAD_"):
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return frozenset(n for n in names if isinstance(n, str))
 
 
 def _holds(value, obj, limit: int = 2000) -> bool:
