@@ -48,6 +48,33 @@ def alias_read_next_trip(x, scale):
     return h
 
 
+def both_names(x, scale):
+    h = x * scale
+    tags = {0}
+    alias = [tags]
+    if rt.mean(x) > 0.0:
+        mark(tags, 0)
+        return h * 2.0
+    if rt.sum(h) > 1.0:
+        h = h + 1.0
+    else:
+        mark(alias[0], 3)
+    return h - 1.0
+
+
+def closure_reads_later(x, scale):
+    h = x * scale
+    tags = {0}
+    alias = [tags]
+
+    def size():
+        return len(tags)
+    if rt.mean(x) > 0.0:
+        mark(alias[0], 2)
+        h = h * 2.0
+    return h + size()
+
+
 INPUTS = ([1.25, 0.25, 1.25], [-1.25, 0.75, -1.75])
 
 
@@ -61,6 +88,23 @@ def test_a_set_whose_alias_nothing_reads_after_the_if_converts():
         np.testing.assert_allclose(got[0].numpy(), want[0].numpy())
         np.testing.assert_allclose(got[0].numpy(), ref, rtol=1e-6)
         assert type(got[1]) is int and got[1] == want[1] == 1
+
+
+def test_a_set_changed_through_two_names_that_nothing_reads_after_converts():
+    static = d2s.to_static(both_names)
+    for xv in INPUTS + ([0.25, 0.5, 0.125],):
+        x = rt.to_tensor(np.array(xv, "float32"))
+        h = np.array(xv, "float32") * 1.5
+        ref = h * 2.0 if h.mean() > 0 else (h + 1.0 if h.sum() > 1.0 else h) - 1.0
+        np.testing.assert_allclose(static(x, 1.5).numpy(), both_names(x, 1.5).numpy())
+        np.testing.assert_allclose(static(x, 1.5).numpy(), ref, rtol=1e-6)
+
+
+def test_a_set_a_function_defined_before_the_if_reads_later_is_refused():
+    x = rt.to_tensor(np.array(INPUTS[0], "float32"))
+    closure_reads_later(x, 1.0)  # eager runs
+    with pytest.raises(d2s.ConversionError, match="code after the if can read it as tags"):
+        d2s.to_static(closure_reads_later)(x, 1.0)
 
 
 @pytest.mark.parametrize("fn", [alias_read_after, alias_read_next_trip])
