@@ -39,14 +39,15 @@ def reference(xv, yv):
 
 def test_a_rounded_zero_keeps_the_sign_of_the_number():
     static = d2s.to_static(step)
-    signs = set()
+    log, signs = Log(), set()
     for xv in INPUTS:
         for yv in (INPUTS[0], INPUTS[2]):
             x, y = rt.to_tensor(np.float32(xv)), rt.to_tensor(np.float32(yv))
-            want, got, ref = step(x, y, Log()), static(x, y, Log()), reference(xv, yv)
+            want, got, ref = step(x, y, log), static(x, y, log), reference(xv, yv)
             for w, g, r in zip(want, got, ref, strict=True):
                 assert type(g) is float and repr(g) == repr(w), (xv, yv, want, got)
                 assert math.copysign(1.0, g) == math.copysign(1.0, r)
                 assert math.isclose(g, r, abs_tol=0.11)  # (float32 vs float64 halves)
             signs.update(math.copysign(1.0, g) for g in got if g == 0.0)
     assert signs == {-1.0, 1.0}  # (both zeros occur)
+    assert static.get_traced_count() == 1  # (one program for every path)
