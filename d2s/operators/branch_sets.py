@@ -6,14 +6,16 @@ The `cond` op gets None in a set's place (a set has no tensor form); `set_values
 what the set holds after the `if`: the branches' items where they are the same objects. A set
 the branches leave holding other items is refused at the `if` when code after it can read
 the set (through a name the converter found live there, `read_after`, or another local name
-holding it, `_alias`) or the caller can: no read of it could be decided, and reads of a set
-are not all converted code (`s | t`, a comprehension, `str(s)`, a library call). Else it
+holding it that code after the `if` reads or a function of the user's closes over, `_alias`)
+or the caller can: no read of it could be decided, and reads of a set are not all converted
+code (`s | t`, a comprehension, `str(s)`, a library call). Else it
 holds the union, marked undecided, with its converted reads refused
 (`traced_keys.check_decided`); an `if` around it treats it as changed differently by its
 branches (`undecided_aside`). `mutation_loop` refuses a set a graph loop body changes.
 """
 from __future__ import annotations
 
+import dis
 import re
 import sys
 import types
@@ -116,10 +118,44 @@ def _alias(obj: set, root: str) -> str | None:
         frame = frame.f_back
     if frame is None:
         return None
+    code, later = frame.f_code, _read_later(frame)
     for name, value in frame.f_locals.items():
+        if later is not None and name not in later and (name in code.co_varnames or (
+                name in code.co_cellvars and not _user_closes_over(code, name))):
+            continue  # (a local no code after the `if` reads, nor a function of the user's)
         if name != root and _holds(value, obj):
             return name
     return None
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+# the functions the converter makes for the branches of an `if` and the parts of a loop, which
+# run only inside their own `ifelse` / loop call (`converters/ifelse.py`, `loops.py`)
+_BLOCK_FUNCTION = re.compile(r"_(if_true|if_false|loop_body|loop_test|for_body)_\d+")
+
+
+def _user_closes_over(code, name: str) -> bool:
+    """Whether a function defined in `code` other than a branch or loop function (or one
+    inside such a function) reads the cell `name`: it may be called after the `if`."""
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType) and name in c.co_freevars and (
+                not _BLOCK_FUNCTION.fullmatch(c.co_name) or _user_closes_over(c, name)):
+            return True
+    return False
+
+
+def _read_later(frame) -> frozenset | None:
+    """The names `frame`'s code may read after the instruction running now (the `if`), or
+    None where it may run earlier code again (a jump back: a Python loop around the `if`)."""
+    names = set()
+    for ins in dis.get_instructions(frame.f_code):
+        if ins.offset <= frame.f_lasti:
+            continue
+        if ins.opcode in _JUMPS and isinstance(ins.argval, int) and ins.argval <= frame.f_lasti:
+            return None
+        if ins.opname.startswith("LOAD_"):
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return frozenset(n for n in names if isinstance(n, str))
 
 
 def _holds(value, obj, limit: int = 2000) -> bool:

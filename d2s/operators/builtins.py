@@ -497,6 +497,8 @@ def round_(number, ndigits=None):
     if ndigits is None:
         return int_(out)
     out = out / scale if ndigits else out
+    # a zero keeps the number's sign, as Python's rounding of a float does (-0.0 for -1e-5)
+    out = rt.where(rt.equal(out, rt.zeros_like(out)), value * 0.0, out)
     out.python_scalar = getattr(number, "python_scalar", False)
     return out
 

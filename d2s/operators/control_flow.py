@@ -90,7 +90,9 @@ class _GraphIf:
 
     def __init__(self, fns, args: tuple, names: tuple, src):
         self.fns, self.args, self.names, self.src = fns, args, names, src
-        self.log = mutation.begin(fns, args, names, src)  # state found by object
+        # state found by object, each value under its own name (the converter passes only
+        # the names bound before the `if`)
+        self.log = mutation.begin(fns, args_by_name(fns[0], args, names), names, src)
         self.fills: dict = {}  # state index -> a value like which zeros fill a placeholder
         self.casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
         self.unbound: dict = {}  # index -> whether the true branch leaves it unbound
