@@ -120,6 +120,20 @@ def value_read(tensor) -> None:
                        _data_of(tensor)))
 
 
+def membership(container, key, result: bool) -> None:
+    """The trace decided `key in container` as Python (a Python key, a dict or set the
+    function reached through a guarded place: `name in self.cache`): guarded by that result,
+    so a call that finds the key added or removed traces anew, as eager code would decide
+    the other way."""
+    guards = _REC.guards
+    if guards is None or type(container) not in (dict, set) or not is_data(key):
+        return
+    found = next((g for g in guards if g[1] == "is" and g[2] is container), None)
+    if found is not None and _first_time(("member", id(container), key)) is not None:
+        guards.append((("member", container, key, f"{key!r} in {describe(found)}"), "eq",
+                       (bool, result)))
+
+
 def _tensor_path(tensor) -> str:
     """The tensor as the user's code names it (`self.step`), from the guard on its identity."""
     return next((describe(g) for g in _REC.guards or () if g[1] == "is" and g[2] is tensor),
@@ -275,7 +289,9 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
             place = ("attr", obj, attr, path)
             if value is _MISSING:  # kept elsewhere than the instance's __dict__
                 place, value = _elsewhere(obj, attr, path)
-        if value is _MISSING:
+        if value is _MISSING:  # (a dict's key not set yet: guarded by its absence, which
+            if place is not None and place[0] == "item" and not (made and i == 0):
+                guards.append((place, "is", _MISSING))  # `"k" in d` may have decided)
             break
         if not (made and i == 0):
             _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
@@ -482,6 +498,8 @@ def _current(place):
         return _index(place[1], place[2])
     if kind == "class":
         return place[1].__dict__.get(place[2], _MISSING)
+    if kind == "member":
+        return place[2] in place[1]
     return _lookup(place[1], place[2])
 
 
@@ -521,6 +539,9 @@ def compile_check(guards):
         elif kind == "class":  # the class's own namespace (a live mapping)
             env[f"d{i}"] = place[1].__dict__
             read = f"d{i}.get({place[2]!r}, _M)"
+        elif kind == "member":  # `key in container` (a dict or set)
+            env[f"c{i}"], env[f"k{i}"] = place[1], place[2]
+            read = f"(k{i} in c{i})"
         else:
             if kind in ("global", "item"):
                 store, name = place[1], place[2]
@@ -589,6 +610,6 @@ def describe(guard) -> str:
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list", "slot", "class", "values", "index", "whole"):
+    if place[0] in ("item", "list", "slot", "class", "values", "index", "whole", "member"):
         return place[3]
     return f"closure variable {place[2]}"

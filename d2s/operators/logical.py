@@ -13,7 +13,7 @@ from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program import train_step
 
-from .. import report
+from .. import guards, report
 from ..errors import ConversionError
 from . import key_flags, mutation
 from .set_algebra import check_items
@@ -264,7 +264,9 @@ def in_(x, container):
     if is_variable(container):
         return rt.any(rt.equal(container, x))
     if items is None or not (traced(x) or any(traced(t) for t in items)):
-        return x in container
+        out = x in container
+        guards.membership(container, x, out)  # (`name in self.cache`: decided as Python)
+        return out
     found = None  # (a set or dict of values the trace computed: compared by value)
     for item in items:
         eq = equal_items(x, item)
