@@ -120,20 +120,6 @@ def value_read(tensor) -> None:
                        _data_of(tensor)))
 
 
-def membership(container, key, result: bool) -> None:
-    """The trace decided `key in container` as Python (a Python key, a dict or set the
-    function reached through a guarded place: `name in self.cache`): guarded by that result,
-    so a call that finds the key added or removed traces anew, as eager code would decide
-    the other way."""
-    guards = _REC.guards
-    if guards is None or type(container) not in (dict, set) or not is_data(key):
-        return
-    found = next((g for g in guards if g[1] == "is" and g[2] is container), None)
-    if found is not None and _first_time(("member", id(container), key)) is not None:
-        guards.append((("member", container, key, f"{key!r} in {describe(found)}"), "eq",
-                       (bool, result)))
-
-
 def _tensor_path(tensor) -> str:
     """The tensor as the user's code names it (`self.step`), from the guard on its identity."""
     return next((describe(g) for g in _REC.guards or () if g[1] == "is" and g[2] is tensor),
@@ -289,9 +275,7 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
             place = ("attr", obj, attr, path)
             if value is _MISSING:  # kept elsewhere than the instance's __dict__
                 place, value = _elsewhere(obj, attr, path)
-        if value is _MISSING:  # (a dict's key not set yet: guarded by its absence, which
-            if place is not None and place[0] == "item" and not (made and i == 0):
-                guards.append((place, "is", _MISSING))  # `"k" in d` may have decided)
+        if value is _MISSING:
             break
         if not (made and i == 0):
             _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)

@@ -14,6 +14,7 @@ import types
 import runtime as rt
 from runtime.core import active_builder
 
+from .. import guards
 from ..errors import ConversionError
 from .variables import is_variable, user_origin, where
 
@@ -197,12 +198,13 @@ def dict_get(obj):
     default elsewhere (a tensor of the value's dtype and shape, or a number for a 0-d value),
     chosen when the program runs."""
     flags = flags_of(obj)
-    if not flags:
+    if not flags and (type(obj) is not dict or guards.recorded() is None):
         return obj.get
 
     def get(key, default=None):
         flag = flags.get(key) if not is_variable(key) else None
         if flag is None:
+            guard_membership(obj, key, key in obj)  # (`self.stats.get("n", 0)`)
             return obj.get(key, default)
         value = obj[key]
         other = _default_like(value, default, key)
@@ -212,6 +214,22 @@ def dict_get(obj):
             value.dtype) is type(default)
         return got
     return get
+
+
+def guard_membership(container, key, result: bool) -> None:
+    """The trace decided `key in container` as Python (a Python key; a dict or set the
+    function reached through a guarded place: `name in self.cache`, `"k" in self.stats`):
+    guarded by that result, so a call that finds the key added or removed traces anew, as
+    eager code would decide the other way."""
+    recorded = guards.recorded()
+    if recorded is None or type(container) not in (dict, set) or not guards.is_data(key):
+        return
+    found = next((g for g in recorded if g[1] == "is" and g[2] is container), None)
+    if found is None or any(g[0][0] == "member" and g[0][1] is container and g[0][2] == key
+                            for g in recorded):
+        return
+    recorded.append((("member", container, key, f"{key!r} in {guards.describe(found)}"),
+                     "eq", (bool, result)))
 
 
 def _number_kind(dtype):

@@ -13,7 +13,7 @@ from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program import train_step
 
-from .. import guards, report
+from .. import report
 from ..errors import ConversionError
 from . import key_flags, mutation
 from .set_algebra import check_items
@@ -265,7 +265,7 @@ def in_(x, container):
         return rt.any(rt.equal(container, x))
     if items is None or not (traced(x) or any(traced(t) for t in items)):
         out = x in container
-        guards.membership(container, x, out)  # (`name in self.cache`: decided as Python)
+        key_flags.guard_membership(container, x, out)  # (`name in self.cache`)
         return out
     found = None  # (a set or dict of values the trace computed: compared by value)
     for item in items:

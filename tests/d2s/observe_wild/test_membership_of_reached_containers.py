@@ -84,3 +84,26 @@ def test_names_in_a_cache_and_a_global_set_decide_as_eager():
              ([[-1.0, 0.5]], ("b",)), ([[2.0, 2.0]], ("a",))]
     eager, static, _ = run(Cached, calls)
     assert static.cache == eager.cache == {"a": 3, "b": 3}
+
+
+class Warm(rt.nn.Layer):
+    """`.get` with a default of a key the first call sets."""
+
+    def __init__(self):
+        super().__init__()
+        self.stats = {}
+
+    def forward(self, x):
+        y = x + self.stats.get("last", 0.0) * 2.0 + 1.0
+        if y.sum() > 0:
+            y = y * 3.0
+        self.stats["last"] = 1.0
+        return y
+
+
+def test_get_with_a_default_of_a_key_set_later_is_guarded():
+    calls = [([[1.0, -2.0]], ()), ([[1.0, -2.0]], ()), ([[-3.0, 1.0]], ())]
+    eager, static, outs = run(Warm, calls)
+    np.testing.assert_allclose(outs[0], [[6.0, -3.0]])   # 0.0 default on the first call
+    np.testing.assert_allclose(outs[1], [[12.0, 3.0]])
+    assert static.stats == eager.stats == {"last": 1.0}
