@@ -198,8 +198,8 @@ def dict_get(obj):
     default elsewhere (a tensor of the value's dtype and shape, or a number for a 0-d value),
     chosen when the program runs."""
     flags = flags_of(obj)
-    if not flags and (type(obj) is not dict or guards.recorded() is None):
-        return obj.get
+    if not flags and (type(obj) is not dict or _reached_by(obj) is None):
+        return obj.get  # (the bound method: `calls` checks it, e.g. for computed keys)
 
     def get(key, default=None):
         flag = flags.get(key) if not is_variable(key) else None
@@ -216,6 +216,13 @@ def dict_get(obj):
     return get
 
 
+def _reached_by(container):
+    """The guard through which the trace reached `container` (`self.stats`), or None."""
+    recorded = guards.recorded()
+    return None if recorded is None else next(
+        (g for g in recorded if g[1] == "is" and g[2] is container), None)
+
+
 def guard_membership(container, key, result: bool) -> None:
     """The trace decided `key in container` as Python (a Python key; a dict or set the
     function reached through a guarded place: `name in self.cache`, `"k" in self.stats`):
@@ -224,7 +231,7 @@ def guard_membership(container, key, result: bool) -> None:
     recorded = guards.recorded()
     if recorded is None or type(container) not in (dict, set) or not guards.is_data(key):
         return
-    found = next((g for g in recorded if g[1] == "is" and g[2] is container), None)
+    found = _reached_by(container)
     if found is None or any(g[0][0] == "member" and g[0][1] is container and g[0][2] == key
                             for g in recorded):
         return
