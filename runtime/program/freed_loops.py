@@ -23,14 +23,11 @@ its body ran, and a later trip's gradient through them does not raise).
 """
 from __future__ import annotations
 
-import functools
-
 from ..dtypes import bool_
-from ..ops.logic import logical_and, logical_or
 from .freed_branches import encloses, raise_before
 from .freed_graph import GradientWalk, value_graph, walk
 from .ir import Program, defined_under
-from .reach_values import bool_constant, branch_output, building
+from .reach_values import all_of, any_of, bool_constant, branch_output, building
 
 
 def follow_loop_frees(program: Program, error) -> dict:
@@ -138,7 +135,7 @@ class _Loop:
                 b.block = bblk
                 results = [True] + [self._holds_after(j, ran, holds) for j in self.carried]
                 if self.outer:
-                    results.append(_any([outer] + [self._freed_when(n) for n in self.outer]))
+                    results.append(any_of([outer] + [self._freed_when(n) for n in self.outer]))
                 bblk.results.extend(bool_constant(program, r) if isinstance(r, bool)
                                     else r.name for r in results)
             finally:
@@ -153,7 +150,7 @@ class _Loop:
         blocks = self.freed[name]
         if self.bblk.idx in blocks:
             return True
-        return _any([self._taken_flag(b) for b in blocks])
+        return any_of([self._taken_flag(b) for b in blocks])
 
     def _taken_flag(self, idx: int):
         """A bool of the body, True on the trips that ran branch `idx` (inside it): each
@@ -211,14 +208,14 @@ class _Loop:
             if i in holds:
                 out.append(holds[i])
             if n in self.freed:
-                out.append(_all([self._has_node(i, ran), self._freed_when(n)]))
+                out.append(all_of([self._has_node(i, ran), self._freed_when(n)]))
         return out
 
     def _holds_after(self, j: int, ran, holds):
         result = self.bblk.results[j]
         if result.__class__ is not str:
             return False
-        return _any(self._holds(walk(self.program, self.graph, [result], stop=self.stop),
+        return any_of(self._holds(walk(self.program, self.graph, [result], stop=self.stop),
                                 ran, holds))
 
     def _raise_at(self, walk_: GradientWalk, outer, holds, error) -> None:
@@ -231,20 +228,4 @@ class _Loop:
         if walks:
             raise_before(self.program, walk_.block, walk_.position, walks, walk_.origin,
                          error)
-
-
-def _all(values: list):
-    """The logical and of bools and 0-d bool Variables, folding the Python ones."""
-    if any(v is False for v in values):
-        return False
-    vs = [v for v in values if v is not True]
-    return functools.reduce(logical_and, vs) if vs else True
-
-
-def _any(values: list):
-    """The logical or of bools and 0-d bool Variables, folding the Python ones."""
-    if any(v is True for v in values):
-        return True
-    vs = [v for v in values if v is not False]
-    return functools.reduce(logical_or, vs) if vs else False
 

@@ -131,11 +131,11 @@ def loop_reach(program, saves: str, made: dict) -> dict:
     def within(sites):  # (one of the body-level sites held on this trip)
         if () in sites:
             return True
-        return _any([_all([held(program, c, made, bblk) for c in site]) for site in sites])
+        return any_of([all_of([held(program, c, made, bblk) for c in site]) for site in sites])
 
     with building(program):
-        results = [_in(program, bblk, lambda k=k, s=s: _any([
-            _all([within(sites), start(j, s) if isinstance(j, int) else j == s])
+        results = [_in(program, bblk, lambda k=k, s=s: any_of([
+            all_of([within(sites), start(j, s) if isinstance(j, int) else j == s])
             for j, sites in deps[k].items()])) for k, s in pairs]
         names = {True: bool_constant(program, True), False: _false(program)}
     n = len(bblk.params) - len(pairs)
@@ -204,7 +204,7 @@ def _ran_trip(program, loop, block, v) -> Variable:
     return out
 
 
-def _all(values: list):
+def all_of(values: list):
     """The logical and of bools and 0-d bool Variables, folding the Python ones."""
     if any(v is False for v in values):
         return False
@@ -212,7 +212,7 @@ def _all(values: list):
     return functools.reduce(logical_and, vs) if vs else True
 
 
-def _any(values: list):
+def any_of(values: list):
     """The logical or of bools and 0-d bool Variables, folding the Python ones."""
     if any(v is True for v in values):
         return True
