@@ -12,6 +12,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
     seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
     [*seen]                      ->   [*_d2s.set_items(seen, '`*` unpacking')]
+    {p, (0, 1)}                  ->   _d2s.made_set({p, (0, 1)})   (`operators.made_sets`)
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
     d.setdefault(k, v)           ->   _d2s.dict_setdefault(d)(k, v)
 
@@ -31,7 +32,8 @@ from ..pyct.transformer import Base
 from .set_operands import BINARY, dict_names, set_like, set_names, set_operands
 
 # the pass is skipped when none of these is present
-HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict)
+HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
+           gast.Set, gast.SetComp)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -61,6 +63,7 @@ BUILTINS = {
     "sorted": "sorted_",  # (these three refuse a set a tensor `if` left undecided)
     "set": "set_",
     "frozenset": "frozenset_",
+    "type": "type_",  # (of a set converted code made: `set`, `operators.made_sets`)
 }
 
 # `math` functions of one number that a value the program computes may give
@@ -183,6 +186,16 @@ class BuiltinCalls(Base):
                                                                            node.values)]
         return gast.Call(func=templates.parse_expr(f"{RESERVED}.dict_display"), args=pairs,
                          keywords=[])
+
+    def visit_Set(self, node):
+        # a set display or comprehension: a set whose algebra refuses computed items where
+        # the converter cannot see it is a set (`operators.made_sets`)
+        node = self.generic_visit(node)
+        if node.__class__ is gast.Set:
+            self._unpacked(node.elts)
+        return templates.replace_as_expression(f"{RESERVED}.made_set(s)", s=node)
+
+    visit_SetComp = visit_Set
 
     def visit_List(self, node):
         node = self.generic_visit(node)

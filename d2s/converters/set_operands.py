@@ -29,8 +29,8 @@ COMPARE = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
 
 _SET_CALLS = frozenset(("set", "frozenset", "set_", "frozenset_"))
 _SET_METHODS = frozenset(("keys", "items", "union", "intersection", "difference",
-                          "symmetric_difference", "copy", "set_", "frozenset_"))  # (and
-# `_d2s.set_(...)`: `builtin_calls` may have rewritten `set(...)` already)
+                          "symmetric_difference", "copy", "set_", "frozenset_", "made_set"))
+# (and `_d2s.set_(...)`, `_d2s.made_set({...})`: `builtin_calls` may have rewritten it already)
 _SET_TYPES = frozenset(("set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"))
 _NAMES = "set_names"  # anno key of a function: the names it may bind to a set
 _DICT_NAMES = "dict_names"  # and those it binds to a dict

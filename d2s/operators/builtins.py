@@ -28,6 +28,7 @@ from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .text import assert_at_run_time
+from .made_sets import MadeFrozenSet, MadeSet
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
 
@@ -123,13 +124,13 @@ def sorted_(iterable, /, *, key=None, reverse=False):
 def set_(*args):
     """`set` (of an undecided set: refused, as `sorted_`)."""
     _decided("set()", *args)
-    return builtins.set(*args)
+    return MadeSet(*args)  # (its algebra refuses computed items: `made_sets`)
 
 
 def frozenset_(*args):
     """`frozenset` (of an undecided set: refused, as `sorted_`)."""
     _decided("frozenset()", *args)
-    return builtins.frozenset(*args)
+    return MadeFrozenSet(*args)
 
 
 def _numbers(items: list) -> bool:

@@ -68,9 +68,10 @@ def _call(f):
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is dict and \
             f.__name__ in KEYED_METHODS:
         return keyed_method(f)  # (`table.get(int(t))`: `computed_keys`)
-    if isinstance(f, types.BuiltinMethodType) and type(f.__self__) in (set, frozenset) and \
-            f.__name__ in READING_METHODS:
-        return set_method(f)  # (`seen.intersection(t)` of computed items: `set_algebra`)
+    if isinstance(getattr(f, "__self__", None), (set, frozenset)):  # (`seen.intersection(t)`
+        # of computed items: `set_algebra`; a made set's methods refuse them: `made_sets`)
+        return set_method(f) if isinstance(f, types.BuiltinMethodType) and \
+            f.__name__ in READING_METHODS else f
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

@@ -74,7 +74,7 @@ def list_method(target, method, *args):
     _not_a_tuple(target, method)
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if not array:
-        if type(target) in (set, frozenset) and method in READING_METHODS:
+        if isinstance(target, (set, frozenset)) and method in READING_METHODS:
             set_method(getattr(target, method))(*args)  # (`seen.remove(p)`: `set_algebra`)
             return target
         try:
@@ -265,7 +265,7 @@ def list_pop(target, *index):
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
     if type(target) is dict:  # (a key on some paths: its value, or the default, by its flag)
         return target, key_flags.dict_pop(target)(*index)
-    if type(target) is set:  # (an item of a set holding computed values: `set_algebra`)
+    if isinstance(target, set):  # (an item of a set holding computed values: `set_algebra`)
         check_items("`.pop()`", "pop", target)
     return target, target.pop(*index)
 

@@ -255,7 +255,7 @@ class Log:
                 self._add(obj, "dict", path, dict(obj))
                 for k, x in obj.items():
                     self._visit(x, f"{path}[{k!r}]")
-            elif type(obj) is set and self.sets:
+            elif isinstance(obj, set) and self.sets:  # (also a made set: `made_sets`)
                 self._add(obj, "set", path, tuple(obj))
             elif type(obj) is tuple:
                 self.seen[id(obj)] = (obj, None, path, None)

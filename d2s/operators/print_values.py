@@ -27,7 +27,7 @@ def eager_int(v):
 def holds_graph_values(x, depth: int = 0) -> bool:
     if is_variable(x):
         return True
-    if depth > 8 or type(x) not in (list, tuple, dict, set, frozenset):
+    if depth > 8 or not _container(x):
         return False
     items = [*x.keys(), *x.values()] if type(x) is dict else x
     return any(holds_graph_values(v, depth + 1) for v in items)
@@ -37,12 +37,14 @@ def pieces(x) -> list:
     """`repr(x)` as pieces: strings, and graph values left for the program to format."""
     if is_variable(x):
         return [x]
-    if type(x) not in (list, tuple, dict, set, frozenset) or not holds_graph_values(x):
+    if not _container(x) or not holds_graph_values(x):
         return [repr(x)]
-    if type(x) in (set, frozenset) or type(x) is dict and holds_graph_values(list(x)):
+    if isinstance(x, (set, frozenset)) or type(x) is dict and holds_graph_values(list(x)):
         src = user_origin()
+        kind = "set" if isinstance(x, set) else "frozenset" if isinstance(x, frozenset) else \
+            "dict"
         raise ConversionError(
-            f"the text ({where(src)}) of a {type(x).__name__} holding a value computed by the "
+            f"the text ({where(src)}) of a {kind} holding a value computed by the "
             "converted code (as an item or key): which items are equal, and so what eager "
             "code shows, is known only when the program runs. Print the tensors the items "
             "are made of instead.", src)
@@ -60,9 +62,14 @@ def pieces(x) -> list:
 
 def as_print_arg(x):
     """A `print` argument: a container holding graph values becomes an `FString`."""
-    if type(x) in (list, tuple, dict, set, frozenset) and holds_graph_values(x):
+    if _container(x) and holds_graph_values(x):
         return FString(pieces(x))
     return x
+
+
+def _container(x) -> bool:
+    """A list, tuple, dict, set or frozenset (also one converted code made: `made_sets`)."""
+    return type(x) in (list, tuple, dict) or isinstance(x, (set, frozenset))
 
 
 class Formatted:

@@ -65,6 +65,12 @@ def refuse_traced_keys(out, fn) -> None:
             stack.extend(v)
 
 
+def kind_name(x) -> str:
+    """The name of `x`'s type as eager code has it (a set converted code made: `set`)."""
+    return "set" if isinstance(x, set) else "frozenset" if isinstance(x, frozenset) else \
+        type(x).__name__
+
+
 _KEEP_IN_TENSOR = ("keep such values in a tensor (rt.unique, or compare with `in`, which "
                    "converted code evaluates by value)")
 
@@ -99,7 +105,7 @@ def check_unique(container, what: str, instead: str = _KEEP_IN_TENSOR) -> None:
     src = user_origin(3)
     kind = "dict key" if isinstance(container, dict) else "set element"
     raise ConversionError(
-        f"{what} ({where(src)}) of a {type(container).__name__} holding a value computed by "
+        f"{what} ({where(src)}) of a {kind_name(container)} holding a value computed by "
         f"the converted code used as a {kind}: its value is known only when the program runs, "
         f"so equal values would count as different {kind}s. {instead[0].upper()}"
         f"{instead[1:]}.", src)
