@@ -34,6 +34,7 @@ from runtime import pytree
 
 from . import guards, writeback
 from .operators import mutation
+from .operators.made_sets import plain
 from .operators.state_at_raise import is_bookkeeping, value_before
 from .operators.variables import Undefined, is_variable
 
@@ -212,6 +213,9 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         effects.writes.append((s, new))
     if promote:
         raise Promote(promote, computed)
+    memo: dict = {}  # (sets converted code made, plain again where the caller sees them)
+    effects.writes = [(s, Appended([plain(x, memo) for x in v], log.seen) if isinstance(
+        v, Appended) else plain(v, memo)) for s, v in effects.writes]
     effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
     effects.orders = _key_orders(changed, log, copied)
     if known is not None:

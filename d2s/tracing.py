@@ -31,6 +31,7 @@ from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
 from .operators.mutation import StateChangeError
 from .operators.trace_state import tracing
+from .operators.made_sets import plain
 from .operators.traced_keys import refuse_traced_keys
 from .operators.unbound import read as read_unbound
 from .pyct import loader
@@ -236,6 +237,8 @@ def _returned(target, program, out, args, kwargs, state) -> tuple:
     out = returned_keys.mark(out)  # (keys a tensor decides: beside their presence flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     leaves, tree = pytree.flatten(out)
+    memo: dict = {}  # (sets converted code made: plain sets, as eager code returns them)
+    leaves = [plain(x, memo) for x in leaves]
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()

@@ -29,7 +29,7 @@ import gast
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from .set_operands import BINARY, dict_names, set_like, set_names, set_operands
+from .set_operands import BINARY, WithGlobals, dict_names, set_like, set_names, set_operands
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
@@ -220,7 +220,8 @@ class BuiltinCalls(Base):
 
     def _set_names(self) -> frozenset:
         """The names the converted function may bind to a set (`set_operands`)."""
-        return set_names(self.scopes[0]) if self.scopes else frozenset()
+        return WithGlobals(set_names(self.scopes[0]) if self.scopes else frozenset(),
+                           self.ctx.namespace)
 
     def visit_Attribute(self, node):
         node = self.generic_visit(node)

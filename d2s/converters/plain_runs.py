@@ -33,7 +33,7 @@ from ..pyct.walk import BLOCK_FIELDS
 from .builtin_calls import BUILTINS, COMPARING_METHODS
 from .call_trees import CallTrees
 from .lists import _CHANGING_METHODS
-from .set_operands import BINARY, set_like, set_names, set_operands
+from .set_operands import BINARY, WithGlobals, set_like, set_names, set_operands
 
 # the pass after which `fold` runs: the last one that moves statements into other blocks
 AFTER_PASS = "return_statements"
@@ -54,7 +54,8 @@ def fold(fn, ctx) -> int:
     # First what each statement reads and binds, and the function's local names from the
     # same look (`activity.local_names`: a plain statement binds the names it stores), then
     # which calls every pass leaves alone.
-    scanned, local, sets = [], set(activity.params(fn)), set_names(fn)
+    scanned, local = [], set(activity.params(fn))
+    sets = WithGlobals(set_names(fn), ctx.namespace)  # (`FROZEN & seen`: `builtin_calls`)
     for s in fn.body:
         found = _scan(s, sets)
         if found is None:

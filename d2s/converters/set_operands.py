@@ -54,6 +54,21 @@ def set_like(node, names: frozenset) -> bool:
     return False
 
 
+class WithGlobals(frozenset):
+    """`names` (`set_names`), and any global or closure name that holds a set or frozenset
+    when the function is converted (`FROZEN & seen`: a frozenset's `&` runs before a made
+    set's `__rand__`, `operators.made_sets`)."""
+
+    def __new__(cls, names: frozenset, namespace):
+        out = super().__new__(cls, names)
+        out.namespace = namespace
+        return out
+
+    def __contains__(self, name) -> bool:
+        return frozenset.__contains__(self, name) or isinstance(
+            self.namespace.get(name), (set, frozenset))
+
+
 def set_operands(node, names: frozenset) -> bool:
     """Whether the BinOp or one-operator Compare `node` may be set algebra."""
     if node.__class__ is gast.BinOp:
