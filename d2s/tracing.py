@@ -29,9 +29,9 @@ from .operators import mutation, returned_keys
 from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
+from .operators.made_sets import plain
 from .operators.mutation import StateChangeError
 from .operators.trace_state import tracing
-from .operators.made_sets import plain
 from .operators.traced_keys import refuse_traced_keys
 from .operators.unbound import read as read_unbound
 from .pyct import loader

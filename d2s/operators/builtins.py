@@ -24,11 +24,11 @@ from .lists import StructArray
 from .logical import to_bool
 from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
+from .made_sets import MadeFrozenSet, MadeSet
 from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .text import assert_at_run_time
-from .made_sets import MadeFrozenSet, MadeSet
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
 

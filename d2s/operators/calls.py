@@ -29,8 +29,8 @@ from ..errors import ConversionError
 from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
-from .set_algebra import READING_METHODS, set_method
 from .key_flags import dict_pop
+from .made_sets import plain_set_method
 from .try_calls import after_failure
 from .try_except import open_trys
 
@@ -70,8 +70,7 @@ def _call(f):
         return keyed_method(f)  # (`table.get(int(t))`: `computed_keys`)
     if isinstance(getattr(f, "__self__", None), (set, frozenset)):  # (`seen.intersection(t)`
         # of computed items: `set_algebra`; a made set's methods refuse them: `made_sets`)
-        return set_method(f) if isinstance(f, types.BuiltinMethodType) and \
-            f.__name__ in READING_METHODS else f
+        return plain_set_method(f) if isinstance(f, types.BuiltinMethodType) else f
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

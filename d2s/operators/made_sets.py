@@ -19,7 +19,7 @@ key). What leaves the call (returned, stored where the caller sees it) is a plai
 from __future__ import annotations
 
 import builtins
-from collections.abc import Set
+from collections.abc import Set as AbstractSet
 
 from .set_algebra import READING_METHODS, check_items, set_method
 from .traced_keys import check_unique
@@ -38,7 +38,7 @@ def _operator(base: type, name: str, op: str):
     method = getattr(base, name)
 
     def run(self, other):
-        if op != "|" and isinstance(other, Set):
+        if op != "|" and isinstance(other, AbstractSet):
             check_items(f"`{op}`", op, self, other)
         return made(method(self, other))
 
@@ -48,7 +48,7 @@ def _operator(base: type, name: str, op: str):
 
 def _reading(base: type, name: str):
     def run(self, *args, **kwargs):
-        out = set_method(getattr(super(base, self), name))(*args, **kwargs)
+        out = set_method(getattr(base, name).__get__(self))(*args, **kwargs)
         return made(out) if name in _GIVING else out  # (not an item `pop` gives)
 
     run.__name__ = name
@@ -83,7 +83,7 @@ def _in_place(name: str, op: str):
     method = getattr(set, name)
 
     def run(self, other):
-        if isinstance(other, Set):
+        if isinstance(other, AbstractSet):
             check_items(f"`{op}`", op, self, other)
         return method(self, other)
 
@@ -118,6 +118,19 @@ def made(x):
 def made_set(s):
     """A set display or comprehension of converted code (`{p, (0, 1)}`): a made set."""
     return MadeSet(s)
+
+
+def plain_set_method(method):
+    """A method of a set converted code did not make (`KNOWN.union(seen)`, as converted code
+    calls it): refused where `set_algebra` refuses it; a set it gives a made set (it may hold
+    the computed items of a made one)."""
+    name = method.__name__
+    if name in READING_METHODS:
+        method = set_method(method)
+    elif name not in _KEEPING:
+        return method
+    return lambda *args, **kwargs: made(method(*args, **kwargs)) if name in _KEEPING + \
+        _GIVING else method(*args, **kwargs)
 
 
 def type_(*args):
