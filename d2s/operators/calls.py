@@ -30,7 +30,7 @@ from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
 from .key_flags import dict_pop
-from .made_sets import plain_set_method
+from .made_sets import plain_set_method, unbound_set_method
 from .try_calls import after_failure
 from .try_except import open_trys
 
@@ -71,6 +71,8 @@ def _call(f):
     if isinstance(getattr(f, "__self__", None), (set, frozenset)):  # (`seen.intersection(t)`
         # of computed items: `set_algebra`; a made set's methods refuse them: `made_sets`)
         return plain_set_method(f) if isinstance(f, types.BuiltinMethodType) else f
+    if isinstance(f, types.MethodDescriptorType) and f.__objclass__ in (set, frozenset):
+        return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

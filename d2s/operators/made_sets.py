@@ -133,6 +133,17 @@ def plain_set_method(method):
         _GIVING else method(*args, **kwargs)
 
 
+def unbound_set_method(method):
+    """`set.intersection` & co. called with the set first (`set.intersection(seen, t)`): the
+    set's own method, as `plain_set_method` or a made set's gives it."""
+    def run(s, *args, **kwargs):
+        bound = getattr(s, method.__name__) if isinstance(s, _MADE) else plain_set_method(
+            method.__get__(s))
+        return bound(*args, **kwargs)
+
+    return run
+
+
 def type_(*args):
     """`type`: of a made set, `set` (`frozenset`), as eager code has it."""
     if len(args) == 1 and isinstance(args[0], _MADE):

@@ -13,6 +13,7 @@ from d2s.errors import ConversionError
 
 KNOWN = {(0, 1), (1, 1)}
 FROZEN = frozenset(KNOWN)
+ONE = {(1, 1)}
 
 
 def _pairs(a):
@@ -33,11 +34,11 @@ def helper_parameter(a):
 
 def held_in_dict(a):
     state = {"seen": _pairs(a), "steps": 0}
-    return a + len(state["seen"] - KNOWN)
+    return a + len(ONE - state["seen"])
 
 
 def returned_by_helper(a):
-    return a + len(sorted(_pairs(a) ^ KNOWN))
+    return a + float(_pairs(a) <= ONE)
 
 
 def frozen_on_the_left(a):
@@ -58,9 +59,9 @@ def lists_compared(a):
     return a + float([_pairs(a)] == [{(1, 1)}])
 
 
-def method_alias(a):
-    check = _pairs(a).issubset
-    return a + float(check(KNOWN))
+def unbound_method(a):
+    common = set.intersection(_pairs(a), KNOWN)
+    return a + len(common)
 
 
 def union_then_helper(a):
@@ -81,12 +82,13 @@ class PairTracker(rt.nn.Layer):
 
 
 CASES = [helper_parameter, held_in_dict, returned_by_helper, frozen_on_the_left,
-         plain_on_the_left, in_a_list, lists_compared, method_alias, union_then_helper,
+         plain_on_the_left, in_a_list, lists_compared, unbound_method, union_then_helper,
          frozen_in_a_set]
-LINES = {helper_parameter: "return len(seen & KNOWN)", held_in_dict: 'state["seen"] - KNOWN',
-         returned_by_helper: "_pairs(a) ^ KNOWN", frozen_on_the_left: "FROZEN & _pairs(a)",
+LINES = {helper_parameter: "return len(seen & KNOWN)", held_in_dict: 'ONE - state["seen"]',
+         returned_by_helper: "_pairs(a) <= ONE", frozen_on_the_left: "FROZEN & _pairs(a)",
          plain_on_the_left: "KNOWN - _pairs(a)", in_a_list: "sets[0] <= sets[1]",
-         lists_compared: "[_pairs(a)] == [{(1, 1)}]", method_alias: "check(KNOWN)",
+         lists_compared: "[_pairs(a)] == [{(1, 1)}]",
+         unbound_method: "set.intersection(_pairs(a), KNOWN)",
          union_then_helper: "return len(seen & KNOWN)",
          frozen_in_a_set: "frozenset(_pairs(a)) in groups"}
 
