@@ -115,6 +115,7 @@ class Effects:
         self.bound = frozenset()  # `bound_arguments`
         self.plans: list = []  # per write: how to make its value anew (`_fresh`), or None
         self.orders: list = []  # (dict, its keys in the trace's order): dicts given new keys
+        self.made: dict = {}  # id of a set converted code made -> its plain set (`plain`)
 
     def replay(self) -> None:
         plans = self.plans or [None] * len(self.writes)
@@ -213,7 +214,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         effects.writes.append((s, new))
     if promote:
         raise Promote(promote, computed)
-    memo: dict = {}  # (sets converted code made, plain again where the caller sees them)
+    memo = effects.made  # (sets converted code made, plain where the caller sees them)
     effects.writes = [(s, Appended([plain(x, memo) for x in v], log.seen) if isinstance(
         v, Appended) else plain(v, memo)) for s, v in effects.writes]
     effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]

@@ -111,7 +111,7 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         out, effects, reads, log = _run(target, fn, new_args, new_kwargs, fed, numbers,
                                         fixed, state)
         effects.bound = side_effects.bound_arguments(args, effects, out, kwargs)
-        leaves, tree = _returned(target, program, out, args, kwargs, state)
+        leaves, tree = _returned(target, program, out, args, kwargs, state, effects.made)
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
         [g for g in reads.guards if not _is_variable(g[2])], log),
@@ -231,14 +231,14 @@ def _as_at_call_start(found: list, log) -> tuple:
     return tuple(out)
 
 
-def _returned(target, program, out, args, kwargs, state) -> tuple:
-    """(leaves, tree) of what the traced function returned, each tensor leaf its Variable;
+def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
+    """(leaves, tree) of what the traced function returned, each tensor leaf its Variable,
+    each set it made a plain set (the one written back where the call stored it: `made`);
     refuses what a program cannot return for every call."""
     out = returned_keys.mark(out)  # (keys a tensor decides: beside their presence flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     leaves, tree = pytree.flatten(out)
-    memo: dict = {}  # (sets converted code made: plain sets, as eager code returns them)
-    leaves = [plain(x, memo) for x in leaves]
+    leaves = [plain(x, made) for x in leaves]
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()

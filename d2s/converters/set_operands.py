@@ -22,9 +22,10 @@ import gast
 from ..pyct import anno
 from ..pyct.walk import BLOCK_FIELDS
 
-# operator node type -> its text in `_d2s.set_op` (`|` is left alone: a union of a set holding
-# computed values holds them all, and `in` of it compares by value)
-BINARY = {gast.BitAnd: "&", gast.BitXor: "^", gast.Sub: "-"}
+# operator node type -> its text in `_d2s.set_op` (`|` is never refused: a union of a set
+# holding computed values holds them all, and `in` of it compares by value; `set_op` makes
+# its result a made set, `FROZEN | seen`, as a made set's own `|` does: `made_sets`)
+BINARY = {gast.BitAnd: "&", gast.BitXor: "^", gast.Sub: "-", gast.BitOr: "|"}
 COMPARE = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
 
 _SET_CALLS = frozenset(("set", "frozenset", "set_", "frozenset_"))
@@ -49,7 +50,7 @@ def set_like(node, names: frozenset) -> bool:
             return f.id in _SET_CALLS
         return f.__class__ is gast.Attribute and f.attr in _SET_METHODS
     if cls is gast.BinOp:
-        return (node.op.__class__ in BINARY or node.op.__class__ is gast.BitOr) and (
+        return node.op.__class__ in BINARY and (
             set_like(node.left, names) or set_like(node.right, names))
     return False
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Set as AbstractSet
 
+from . import set_algebra
 from .set_algebra import READING_METHODS, check_items, set_method
 from .traced_keys import check_unique
 
@@ -75,7 +76,8 @@ def _methods(base: type) -> dict:
     out = {name: _operator(base, name, op) for name, op in _OPERATORS.items()}
     out.update((name, _reading(base, name)) for name in READING_METHODS if hasattr(base, name))
     out.update((name, _keeping(base, name)) for name in _KEEPING)
-    out.update(__slots__=(), __repr__=_text, __module__=__name__)
+    out.update(__slots__=(), __repr__=_text, __module__=__name__,
+               __class__=property(lambda self: base))  # (`s.__class__`: as eager's)
     return out
 
 
@@ -113,6 +115,12 @@ def made(x):
     if cls is builtins.frozenset:
         return MadeFrozenSet(x)
     return x
+
+
+def set_op(a, op: str, b):
+    """`set_algebra.set_op`, whose new set (`FROZEN | seen`) is a made set."""
+    out = set_algebra.set_op(a, op, b)
+    return out if out is a else made(out)  # (`tags |= t` of a caller's set: that set)
 
 
 def made_set(s):

@@ -23,7 +23,7 @@ import operator
 from .traced_keys import check_unique, traced
 
 _OPS = {"&": operator.and_, "^": operator.xor, "-": operator.sub, "|": operator.or_,
-        "&=": operator.iand, "^=": operator.ixor, "-=": operator.isub,
+        "&=": operator.iand, "^=": operator.ixor, "-=": operator.isub, "|=": operator.ior,
         "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 _INSTEAD = {
@@ -53,9 +53,11 @@ READING_METHODS = frozenset(("intersection", "intersection_update", "difference"
 
 
 def set_op(a, op: str, b):
-    """`a <op> b` (`&`, `^`, `-`, their in-place forms, `<`, `<=`, `>`, `>=`), refused where
-    a set or dict on either side holds a value the converted code computed."""
-    check_items(f"`{op}`", op, a, b)
+    """`a <op> b` (`&`, `^`, `-`, `|`, their in-place forms, `<`, `<=`, `>`, `>=`), refused where
+    a set or dict on either side holds a value the converted code computed (`|`, `|=`: never,
+    a union keeps every item)."""
+    if op[0] != "|":
+        check_items(f"`{op}`", op, a, b)
     return _OPS[op](a, b)
 
 

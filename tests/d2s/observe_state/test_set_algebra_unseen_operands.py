@@ -69,6 +69,11 @@ def union_then_helper(a):
     return a + _count_common(grown)
 
 
+def frozen_union_then_helper(a):
+    grown = FROZEN | _pairs(a)
+    return a + _count_common(grown)
+
+
 def frozen_in_a_set(a):
     groups = {frozenset({(1, 1)})}
     return a + float(frozenset(_pairs(a)) in groups)
@@ -83,13 +88,14 @@ class PairTracker(rt.nn.Layer):
 
 CASES = [helper_parameter, held_in_dict, returned_by_helper, frozen_on_the_left,
          plain_on_the_left, in_a_list, lists_compared, unbound_method, union_then_helper,
-         frozen_in_a_set]
+         frozen_union_then_helper, frozen_in_a_set]
 LINES = {helper_parameter: "return len(seen & KNOWN)", held_in_dict: 'ONE - state["seen"]',
          returned_by_helper: "_pairs(a) <= ONE", frozen_on_the_left: "FROZEN & _pairs(a)",
          plain_on_the_left: "KNOWN - _pairs(a)", in_a_list: "sets[0] <= sets[1]",
          lists_compared: "[_pairs(a)] == [{(1, 1)}]",
          unbound_method: "set.intersection(_pairs(a), KNOWN)",
          union_then_helper: "return len(seen & KNOWN)",
+         frozen_union_then_helper: "return len(seen & KNOWN)",
          frozen_in_a_set: "frozenset(_pairs(a)) in groups"}
 
 
@@ -150,15 +156,16 @@ class Vocab(rt.nn.Layer):
     def forward(self, a, names):
         self.seen_names = set(names) | {"<pad>"}
         self.frozen = frozenset(self.seen_names)
-        return a + len(self.seen_names & {"<pad>", "cat"})
+        return a + len(self.seen_names & {"<pad>", "cat"}), self.seen_names
 
 
 def test_sets_stored_on_self_are_plain():
     eager, static = Vocab(), Vocab()
     conv = d2s.to_static(static)
     for names in (("cat", "dog"), ("cat", "dog")):
-        np.testing.assert_array_equal(eager(_x(1.0), names).numpy(),
-                                      conv(_x(1.0), names).numpy())
+        (want, names_e), (got, names_s) = eager(_x(1.0), names), conv(_x(1.0), names)
+        np.testing.assert_array_equal(want.numpy(), got.numpy())
+        assert names_e is eager.seen_names and names_s is static.seen_names  # (one object)
         assert type(static.seen_names) is set and type(static.frozen) is frozenset
         assert static.seen_names == eager.seen_names and static.frozen == eager.frozen
 
