@@ -214,10 +214,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         effects.writes.append((s, new))
     if promote:
         raise Promote(promote, computed)
-    memo = effects.made  # (sets converted code made, plain where the caller sees them)
-    effects.writes = [(s, Appended([plain(x, memo) for x in v], log.seen) if isinstance(
-        v, Appended) else plain(v, memo)) for s, v in effects.writes]
-    effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
+    _plans(effects, log)
     effects.orders = _key_orders(changed, log, copied)
     if known is not None:
         for s, _ in effects.writes:
@@ -225,6 +222,16 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+def _plans(effects: Effects, log) -> None:
+    """How to make each write's value anew after a call (`_fresh`), the sets converted code
+    made in it plain sets first (`made_sets.plain`; one per made set, also where the call
+    returns it: `effects.made`), as the caller sees them after an eager call."""
+    memo = effects.made
+    effects.writes = [(s, Appended([plain(x, memo) for x in v], log.seen) if isinstance(
+        v, Appended) else plain(v, memo)) for s, v in effects.writes]
+    effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
 
 
 def _key_orders(changed, log, copied) -> list:
