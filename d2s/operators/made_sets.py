@@ -19,6 +19,7 @@ key). What leaves the call (returned, stored where the caller sees it) is a plai
 from __future__ import annotations
 
 import builtins
+import types
 from collections.abc import Set as AbstractSet
 
 from . import set_algebra
@@ -159,23 +160,34 @@ def type_(*args):
     return builtins.type(*args)
 
 
+_WALKED = (MadeSet, MadeFrozenSet, list, tuple, dict, builtins.set, builtins.frozenset)
+
+
+def _user_object(x) -> bool:
+    """An instance of a class of the user's code with a `__dict__` (`box.tags = {1}`)."""
+    return isinstance(getattr(x, "__dict__", None), dict) and not isinstance(
+        x, (type, types.ModuleType, types.FunctionType, types.MethodType)) and \
+        type(x).__module__.partition(".")[0] not in ("runtime", "d2s", "builtins", "numpy")
+
+
 def plain(x, memo: dict | None = None, depth: int = 0):
     """`x` as it leaves the call: made sets plain `set`s / `frozenset`s again (one plain
     object per made one: aliases stay aliases), also inside tuples, sets and frozensets;
-    lists and dicts changed in place (their identity is the caller's)."""
+    lists, dicts and the attributes of user objects changed in place (their identity is
+    the caller's)."""
     memo = {} if memo is None else memo
     cls = type(x)
-    if depth > 8 or cls not in (MadeSet, MadeFrozenSet, list, tuple, dict, builtins.set,
-                                builtins.frozenset):
-        return x
-    if id(x) in memo:
-        return memo[id(x)]
-    if cls in (list, dict):
+    if depth > 8 or id(x) in memo:
+        return memo.get(id(x), x)
+    if cls in (list, dict) or cls not in _WALKED and _user_object(x):
         memo[id(x)] = x
-        for k, v in (x.items() if cls is dict else enumerate(x)):
+        d = x if cls in (list, dict) else vars(x)
+        for k, v in list(d.items() if cls is not list else enumerate(d)):
             new = plain(v, memo, depth + 1)
             if new is not v:
-                x[k] = new
+                d[k] = new
+        return x
+    if cls not in _WALKED:
         return x
     items = [plain(v, memo, depth + 1) for v in x]
     changed = cls in _MADE or any(a is not b for a, b in zip(items, x))

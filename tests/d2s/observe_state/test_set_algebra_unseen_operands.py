@@ -181,3 +181,32 @@ def test_membership_of_a_made_set_follows_the_run():
     for v, want in ((1.0, 2.0), (-1.0, 0.0), (3.0, 4.0)):
         assert float(static(_x(v)).numpy()[0]) == want
         assert float(membership_still_converts(_x(v)).numpy()[0]) == want
+
+
+class Record:
+    pass
+
+
+class Tagger(rt.nn.Layer):
+    """Sets put on an argument, in a list the caller passed, and on an object the call made."""
+
+    def forward(self, a, cfg, log):
+        cfg.tags = frozenset({"train"})
+        log.append({int(len(log))})
+        rec = Record()
+        rec.ids = {1, 2}
+        self.last = rec
+        return a * 2
+
+
+def test_sets_on_arguments_and_new_objects_are_plain():
+    eager, static = Tagger(), Tagger()
+    conv = d2s.to_static(static)
+    log_e, log_s = [], []
+    for _ in range(2):
+        cfg_e, cfg_s = Record(), Record()
+        eager(_x(1.0), cfg_e, log_e)
+        conv(_x(1.0), cfg_s, log_s)
+        assert (type(cfg_s.tags), cfg_s.tags) == (type(cfg_e.tags), cfg_e.tags)
+        assert [type(s) for s in log_s] == [type(s) for s in log_e] and log_s == log_e
+        assert (type(static.last.ids), static.last.ids) == (set, eager.last.ids)
