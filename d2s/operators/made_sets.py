@@ -26,7 +26,7 @@ from . import set_algebra
 from .set_algebra import READING_METHODS, check_items, set_method
 from .traced_keys import check_unique
 
-# operator method -> (its text in messages, whether its result holds items of both sides)
+# operator method -> its text in messages (`|` is never refused: a union keeps every item)
 _OPERATORS = {"__and__": "&", "__rand__": "&", "__sub__": "-", "__rsub__": "-",
               "__xor__": "^", "__rxor__": "^", "__or__": "|", "__ror__": "|",
               "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==",
@@ -134,12 +134,10 @@ def plain_set_method(method):
     calls it): refused where `set_algebra` refuses it; a set it gives a made set (it may hold
     the computed items of a made one)."""
     name = method.__name__
-    if name in READING_METHODS:
-        method = set_method(method)
-    elif name not in _KEEPING:
-        return method
-    return lambda *args, **kwargs: made(method(*args, **kwargs)) if name in _KEEPING + \
-        _GIVING else method(*args, **kwargs)
+    checked = set_method(method) if name in READING_METHODS else method
+    if name not in _KEEPING + _GIVING:
+        return checked
+    return lambda *args, **kwargs: made(checked(*args, **kwargs))
 
 
 def unbound_set_method(method):

@@ -3,7 +3,9 @@ changed under tensor `if`s by their methods, by a helper they are passed to, thr
 (`alias[0]`), holding traced pairs, then read by what Python offers (a comprehension, a
 generator, `s | t`, `s <= t`, `str`, `{*s}`, `in`, `max`), also after an early `return`
 inside the `if`; set algebra, comparisons and methods of the set of traced pairs (`&`, `-`,
-`^`, `==`, `.intersection`, `.issubset`, `.isdisjoint`, `sorted`, `[*s]`, a loop, and the
+`^`, `==`, `.intersection`, `.issubset`, `.isdisjoint`, `sorted`, `[*s]`, a loop, also where
+the converter cannot see an operand is a set: a helper's parameter, a set held in a dict, a
+global frozenset, `[s] == [t]`, a frozenset in a set, `set.intersection(s, t)`; and the
 `sum(p in s for p in t)` that counts common items by value, `iter`, `map`); a dict keyed by
 a computed int (also beside a Python key, and in a display) read by `.get`, `in` and `len`; lists of Python floats with ints beside them grown in
 graph loops and summed with int and float starts.
@@ -20,8 +22,19 @@ from .gen_observe import TENSOR_CONDS
 from .gen_state import VECTOR, indent
 
 PRELUDE = '''\
+KNOWN = frozenset({(0, 1), (1, 1)})
+
+
 def mark(s, item):
     s.add(item)
+
+
+def common(s, t):
+    return len(s & t)
+
+
+def held(s):
+    return {"s": s}
 
 
 def f(x, y, o):
@@ -86,6 +99,15 @@ READS = (
     "h = h + len({{0: 1, int(x[1] > 0.0): 2}})",
     "h = h + next(iter(seen))[1]",
     "h = h + len(list(map(lambda p: p[0], seen)))",
+    "h = h + common(seen, {{(0, 1), (1, {i})}})",
+    "h = h + common({{(1, {i})}}, seen)",
+    "h = h + common(tags, {{0, {i}}})",
+    "h = h + len(KNOWN - held(seen)['s'])",
+    "h = h + len(held(tags)['s'] ^ {{{i}}})",
+    "h = h + float([seen] == [{{(1, {i})}}])",
+    "h = h + float(frozenset(seen) in {{frozenset({{(1, 1)}})}})",
+    "h = h + len(set.intersection(seen, {{(1, {i})}}))",
+    "h = h + common(KNOWN | seen, {{(1, 1)}})",
 )
 
 NUMBER_STMTS = ("lengths.append({n})", "h = h + sum(lengths)", "h = h + len(lengths)")
