@@ -114,7 +114,7 @@ class Effects:
         self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
         self.bound = frozenset()  # `bound_arguments`
         self.plans: list = []  # per write: how to make its value anew (`_fresh`), or None
-        self.orders: list = []  # (dict, its keys in the trace's order): dicts given new keys
+        self.orders: list = []  # (dict, its keys in the trace's order): dicts (and `vars`) given new keys
         self.made: dict = {}  # id of a set converted code made -> its plain set (`plain`)
 
     def replay(self) -> None:
@@ -235,9 +235,14 @@ def _plans(effects: Effects, log) -> None:
 
 
 def _key_orders(changed, log, copied) -> list:
-    """Each dict the trace gave a new key, with its keys in the trace's (eager's) order."""
-    grown = {id(s.obj): s.obj for s in changed if s.kind == "dict" and not is_bookkeeping(s)
-             and id(s.obj) not in copied and old_value(log, s) is _MISSING}
+    """Each dict the trace gave a new key, and the attribute dict (`vars`) of each object it
+    gave a new attribute, with its keys in the trace's (eager's) order."""
+    grown = {}
+    for s in changed:
+        if (s.kind == "dict" or s.kind == "attr" and not isinstance(s.obj, type)) and \
+                not is_bookkeeping(s) and id(s.obj) not in copied and \
+                old_value(log, s) is _MISSING:
+            grown[id(s.obj)] = s.obj if s.kind == "dict" else vars(s.obj)
     return [(d, tuple(d)) for d in grown.values()]
 
 

@@ -11,7 +11,7 @@ BatchNorm and ReLU as one op), `nn_loss`,
 `compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
 norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cumprod),
 `order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
-scatter_nd_add), `placement` (Tensor.to / cpu).
+scatter_nd_add), `placement` (Tensor.to / cpu), `inplace_methods` (`x.add_(y)`, `w.zero_()`).
 """
 from . import (
     array_joins,
@@ -24,6 +24,7 @@ from . import (
     cumulative,
     gather,
     index,
+    inplace_methods,
     linalg,
     logic,
     math,
@@ -59,4 +60,4 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_adagrad_adamax_lamb, sequence,
            resize_dyn, yolo, unbind, tiling, placement, compositions,
-           matrix, counting, cumulative, order_stats, sampling, scatter_update)
+           matrix, counting, cumulative, order_stats, sampling, scatter_update, inplace_methods)

@@ -16,8 +16,8 @@ def write_into(output, value) -> None:
     """Make `output` hold `value` (the result of an op), in eager or static mode."""
     if STATE.builder is not None:
         if isinstance(output, core.VariableBase):
-            STATE.builder.overwrote(output)
-            output._inplace_update(value)
+            STATE.builder.overwrote(output, value)  # (the op that made `value` may read
+            output._inplace_update(value)             # `output`: `x.scale_(2.0)`)
         elif isinstance(output, core.TensorBase):
             output.set_value(value)
         else:
