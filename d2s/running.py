@@ -135,6 +135,9 @@ class Entry:
         self.present_keys = returned_keys.in_tree(tree)  # (dicts of keys a tensor decides)
         self.leaves = leaves
         self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
+        # sets the traced code made, returned: a new one per call, as each eager call makes
+        made = {id(v) for k, v in effects.made.items() if id(v) != k and type(v) is set}
+        self.copied_leaves = [i for i, v in enumerate(leaves) if id(v) in made]
         # arguments written in place: their new values are outputs too (with a gradient
         # path), which `run` writes into the caller's Tensors
         self.arg_writes = [i for i, _ in effects.arg_writes]
@@ -352,10 +355,13 @@ class Entry:
         leaves = list(self.leaves)
         for i, o in zip(self.out_index, outs):
             leaves[i] = o
+        fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
+        for i in self.copied_leaves:
+            leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
         result = pytree.unflatten(self.tree, leaves)
         result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
-            self.effects.replay()  # Python values the traced code set, set again
+            self.effects.replay(fresh)  # Python values the traced code set, set again
         return result
 
     def body_order(self, compiled):

@@ -117,15 +117,18 @@ class Effects:
         self.orders: list = []  # (dict, its keys in the trace's order): dicts (and `vars`) given new keys
         self.made: dict = {}  # id of a set converted code made -> its plain set (`plain`)
 
-    def replay(self) -> None:
+    def replay(self, fresh=None) -> None:
+        """Set the writes again; `fresh` (id of a set the trace made -> this call's copy of
+        it) is shared with the call's returned sets, so one stored and returned stays one."""
+        fresh = {} if fresh is None else fresh
         plans = self.plans or [None] * len(self.writes)
         for (slot, value), plan in zip(self.writes, plans, strict=True):
             if isinstance(value, Appended):
-                slot.obj.extend(value.anew())
+                slot.obj.extend(value.anew(fresh))
             elif slot.kind == "list":
                 slot.obj[:] = value
             else:  # (a list or dict the trace made: a new one, as each eager call makes)
-                slot.set(_rebuilt(value, plan))
+                slot.set(_rebuilt(value, plan, fresh))
         for d, order in self.orders:  # new keys in eager's order (values the program
             _reorder(d, order)        # computed were written before these Python ones)
 
@@ -279,26 +282,31 @@ class Appended(list):
         super().__init__(items)
         self.plans = [_fresh(x, seen) for x in items]
 
-    def anew(self) -> list:
-        return [_rebuilt(x, p) for x, p in zip(self, self.plans, strict=True)]
+    def anew(self, fresh: dict) -> list:
+        return [_rebuilt(x, p, fresh) for x, p in zip(self, self.plans, strict=True)]
 
 
 def _fresh(x, seen, depth: int = 0):
-    """None (keep `x`), or (type, {key: plan}) for a container the trace made."""
+    """None (keep `x`), or (type, {key: plan}) for a container the trace made ((set, None):
+    a set, copied)."""
     t = type(x)
+    if t is set and id(x) not in seen:  # (a set the trace made: its items are hashable)
+        return set, None
     if t not in (list, tuple, dict) or id(x) in seen or depth > 6:
         return None
     items = x.items() if t is dict else enumerate(x)
     return t, {k: _fresh(v, seen, depth + 1) for k, v in items}
 
 
-def _rebuilt(x, plan):
+def _rebuilt(x, plan, fresh: dict):
     if plan is None:
         return x
     t, parts = plan
+    if parts is None:
+        return fresh.setdefault(id(x), t(x))
     if t is dict:
-        return {k: _rebuilt(v, parts[k]) for k, v in x.items()}
-    return t(_rebuilt(v, parts[i]) for i, v in enumerate(x))
+        return {k: _rebuilt(v, parts[k], fresh) for k, v in x.items()}
+    return t(_rebuilt(v, parts[i], fresh) for i, v in enumerate(x))
 
 
 def _tensor_like(x) -> bool:
