@@ -154,6 +154,7 @@ class _GraphWhile:
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
+        self.new_keys.held_by(self.loop.slots, src)  # (flagged keys among them)
         if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
             self.taken = to_bool(test(*self.state))  # tensor)
         self.widen: dict = {}
@@ -246,9 +247,10 @@ class _GraphWhile:
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
+        held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags)
+        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags) + held
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
