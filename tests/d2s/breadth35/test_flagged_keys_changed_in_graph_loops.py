@@ -1,0 +1,138 @@
+"""Dict keys a tensor `if` set on some paths only, changed afterwards by a graph loop through
+the dict object rather than a carried name: `d.setdefault(k, v)`, a closure helper's
+`d[k] = d.get(k, z) + 1`, `self.stats.setdefault(...)`, an argument's dict; also in nested
+loops and a loop inside a tensor `if` (issue 35, dict keys; dict-keys fuzz seed 35805). The
+loop carries the key's presence flag, so where no trip ran the key is present exactly where
+the `if` set it; `in`, `len`, `.get` and the dict written back to the caller follow it (the
+converted call said present on every path: a silent wrong result). Eager vs static vs NumPy
+over inputs where the `if` is taken or not and the loops run zero or more trips."""
+import numpy as np
+
+import d2s
+import runtime as rt
+
+INPUTS = [([1.25, 2.75, 0.25], [-0.25, -0.25, 0.25]),   # if taken, loops run
+          ([-0.25, -0.25, -1.25], [0.25, -1.25, -1.25]),  # neither
+          ([0.75, -2.75, -1.25], [2.25, 0.75, 0.75]),    # neither (negative mean, no trip)
+          ([-0.25, 0.75, 1.25], [2.25, 0.75, 0.75]),     # loops only
+          ([0.25, -2.75, 3.25], [2.25, 0.75, 0.75])]     # if only
+
+
+def trips(x):
+    return rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), "int64")
+
+
+def np_trips(xv) -> int:
+    return int(np.clip(xv[1] + 1.0, 0.0, 3.0))
+
+
+def best_of(x, y):
+    stats = {}
+    if rt.mean(x) > 0.0:
+        stats["best"] = x * 2.0
+    for _ in range(trips(x)):
+        stats.setdefault("best", y * 1.0)
+    return len(stats), "best" in stats, stats.get("best", y * 5.0)
+
+
+def best_of_ref(xv, yv):
+    if xv.mean() > 0:
+        return 1, True, xv * 2
+    if np_trips(xv):
+        return 1, True, yv
+    return 0, False, yv * 5
+
+
+def counted(x, y):
+    stats = {}
+    if rt.mean(x) > 0.0:
+        stats["n"] = x * 0.0 + 10.0
+
+    def bump():
+        stats["n"] = stats.get("n", y * 0.0) + 1.0
+    step = rt.zeros([])
+    while step < x[1] + 1.0:
+        step = step + 1.0
+        bump()
+    return len(stats), "n" in stats, stats.get("n", y * 5.0)
+
+
+def counted_ref(xv, yv):
+    n = max(0, int(np.ceil(xv[1] + 1.0)))
+    if xv.mean() > 0:
+        return 1, True, np.zeros(3, "float32") + 10 + n
+    if n:
+        return 1, True, np.zeros(3, "float32") + n
+    return 0, False, yv * 5
+
+
+def nested(x, y):
+    stats = {}
+    if rt.mean(x) > 0.0:
+        stats["best"] = x * 2.0
+    for _ in range(trips(x)):
+        if y.sum() > 0:
+            for _ in range(trips(y)):
+                stats.setdefault("best", y * 1.0)
+    return len(stats), "best" in stats, stats.get("best", y * 5.0)
+
+
+def nested_ref(xv, yv):
+    if xv.mean() > 0:
+        return 1, True, xv * 2
+    if np_trips(xv) and yv.sum() > 0 and np_trips(yv):
+        return 1, True, yv
+    return 0, False, yv * 5
+
+
+def check(fn, ref):
+    static = d2s.to_static(fn)
+    for xv, yv in INPUTS:
+        xv, yv = np.float32(xv), np.float32(yv)
+        want = ref(xv, yv)
+        for got in (fn(rt.to_tensor(xv), rt.to_tensor(yv)),
+                    static(rt.to_tensor(xv), rt.to_tensor(yv))):
+            assert got[:2] == want[:2]
+            np.testing.assert_allclose(got[2].numpy(), want[2])
+    assert len(static.program_cache) == 1
+
+
+def test_setdefault_in_a_loop_of_a_key_an_if_set_on_some_paths():
+    check(best_of, best_of_ref)
+
+
+def test_a_closure_helper_counting_under_a_key_an_if_set_on_some_paths():
+    check(counted, counted_ref)
+
+
+def test_setdefault_in_a_loop_inside_an_if_inside_a_loop():
+    check(nested, nested_ref)
+
+
+class Monitor:
+    def __init__(self):
+        self.stats = {}
+
+    def forward(self, x, y, seen):
+        if rt.mean(x) > 0.0:
+            self.stats["best"] = x * 2.0
+            seen["best"] = x * 2.0
+        for _ in range(trips(x)):
+            self.stats.setdefault("best", y * 1.0)
+            seen.setdefault("best", y * 1.0)
+        return x * 1.0
+
+
+def test_dicts_the_caller_holds_are_written_back_with_eager_keys():
+    for xv, yv in INPUTS:
+        xv, yv = np.float32(xv), np.float32(yv)
+        eager, converted = Monitor(), Monitor()
+        static = d2s.to_static(converted.forward)
+        eager_seen, static_seen = {}, {}
+        eager.forward(rt.to_tensor(xv), rt.to_tensor(yv), eager_seen)
+        static(rt.to_tensor(xv), rt.to_tensor(yv), static_seen)
+        _, present, value = best_of_ref(xv, yv)
+        for d in (eager.stats, converted.stats, eager_seen, static_seen):
+            assert list(d) == (["best"] if present else [])
+            if present:
+                np.testing.assert_allclose(d["best"].numpy(), value)
