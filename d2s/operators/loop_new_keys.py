@@ -75,10 +75,10 @@ class LoopNewKeys:
         if held and not self.outermost:
             raise ConversionError(
                 f"{held[0][0].path} exists only where a tensor `if` set it, and a loop whose "
-                f"condition is a tensor ({where(src)}) changes it inside another graph block "
-                "whose presence flags nothing carries out, so after it the key's presence "
-                "would be lost. Set the key on every path before the outer loop or `if`.",
-                origin=src)
+                f"condition is a tensor ({where(src)}) changes it inside a graph block that "
+                "passes no presence flags out (a layer of `layers[i]` with a tensor `i`, ...), "
+                "so after it the key's presence would be lost. Set the key on every path "
+                "before that block.", origin=src)
         self.held = {(id(s.obj), s.key): (s.obj, s.key, flag) for s, flag in held}
 
     def held_flags(self) -> list:

@@ -6,16 +6,26 @@ loop carries the key's presence flag, so where no trip ran the key is present ex
 the `if` set it; `in`, `len`, `.get` and the dict written back to the caller follow it (the
 converted call said present on every path: a silent wrong result). Eager vs static vs NumPy
 over inputs where the `if` is taken or not and the loops run zero or more trips."""
+import inspect
+
 import numpy as np
+import pytest
 
 import d2s
 import runtime as rt
+
+from .messages import assert_at_user_line
 
 INPUTS = [([1.25, 2.75, 0.25], [-0.25, -0.25, 0.25]),   # if taken, loops run
           ([-0.25, -0.25, -1.25], [0.25, -1.25, -1.25]),  # neither
           ([0.75, -2.75, -1.25], [2.25, 0.75, 0.75]),    # neither (negative mean, no trip)
           ([-0.25, 0.75, 1.25], [2.25, 0.75, 0.75]),     # loops only
           ([0.25, -2.75, 3.25], [2.25, 0.75, 0.75])]     # if only
+
+
+def line_of(fn, text: str) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
 
 
 def trips(x):
@@ -136,3 +146,38 @@ def test_dicts_the_caller_holds_are_written_back_with_eager_keys():
             assert list(d) == (["best"] if present else [])
             if present:
                 np.testing.assert_allclose(d["best"].numpy(), value)
+
+
+STATS = {}
+
+
+class Refine(rt.nn.Layer):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x, y):
+        for _ in range(trips(x)):
+            STATS.setdefault("best", y * self.k)
+        return x * self.k
+
+
+class Picked(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.layers = rt.nn.LayerList([Refine(1.0), Refine(2.0)])
+
+    def forward(self, x, y, i):
+        if rt.mean(x) > 0.0:
+            STATS["best"] = x * 2.0
+        return self.layers[i](x, y)
+
+
+def test_a_block_that_passes_no_flags_out_is_a_clear_error_at_the_loop():
+    static = d2s.to_static(Picked())
+    x, y = rt.to_tensor(np.float32([-0.25, -0.25, -1.25])), rt.to_tensor(np.float32([1, 2, 3]))
+    with pytest.raises(d2s.ConversionError) as info:
+        static(x, y, rt.to_tensor(np.int64(1)))
+    text = assert_at_user_line(info.value, __file__, line_of(Refine.forward, "for _ in"))
+    assert "STATS['best'] exists only where a tensor `if` set it" in text
+    assert not STATS
