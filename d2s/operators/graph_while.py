@@ -153,7 +153,8 @@ class _GraphWhile:
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
-        self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
+        self.loop = Loop(log, body, self.state, self.carried,  # changed objects: loop vars
+                         self.new_keys.new_held_key)
         self.new_keys.held_by(self.loop.slots, src)  # (flagged keys among them)
         if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
             self.taken = to_bool(test(*self.state))  # tensor)

@@ -70,8 +70,12 @@ class LoopNewKeys:
         flagged: the loop carries their flags too (each trace of the body sees the value the
         loop carries under its flag; after the op the key holds the result under the op's
         flag, its flag on entry where no trip set it)."""
-        held = [(s, flag) for s in slots if s.kind == "dict" and
-                (flag := key_flags.flag_of(s.obj, s.key)) is not None]
+        new, held = self.held, []  # (keys the body first sets: `new_held_key`)
+        for s in (s for s in slots if s.kind == "dict"):
+            ident = (id(s.obj), s.key)
+            flag = new[ident][2] if ident in new else key_flags.flag_of(s.obj, s.key)
+            if flag is not None:
+                held.append((s, flag))
         if held and not self.outermost:
             raise ConversionError(
                 f"{held[0][0].path} exists only where a tensor `if` set it, and a loop whose "
@@ -81,11 +85,24 @@ class LoopNewKeys:
                 "before that block.", origin=src)
         self.held = {(id(s.obj), s.key): (s.obj, s.key, flag) for s, flag in held}
 
+    def new_held_key(self, slot, like) -> None:
+        """A key the body first sets in a dict it changes as an object (`d.setdefault(k, v)`,
+        a helper's `d[k] = v`): zeros like the body's value under it on entry, flagged
+        false, so the loop carries its flag (`held_by`), where flags can be carried out (a
+        Python number too, as a key a carried dict gets)."""
+        if self.outermost and _flaggable(like):
+            slot.obj[slot.key] = zeros_like(like)
+            self.held[(id(slot.obj), slot.key)] = (slot.obj, slot.key, rt.full([], False, "bool"))
+
     def held_flags(self) -> list:
         """The body's flags of the held keys, before the log puts the dicts back: the flag
         of the value it left (its flag on entry where it kept the value), true where it set
-        the key."""
+        the key. One the body sets on some trips only has a place among the dict's keys that
+        the run decides (`key_flags.check_order`)."""
         flags = [key_flags.flag_for(d, key, d.get(key)) for d, key, _ in self.held.values()]
+        for (_, key, _), flag in zip(self.held.values(), flags, strict=True):
+            if flag is not None:
+                key_flags.mark_order_undecided(key)
         return [rt.full([], True, "bool") if f is None else f for f in flags]
 
     def prefilled(self, state: list) -> list:

@@ -24,7 +24,7 @@ class Loop:
     the test / body starts by setting them to the loop's parameters (`enter`), the body's
     trace returns their values (`leave`), and after the op they take its results (`finish`)."""
 
-    def __init__(self, log: Log, body, state: list, carried: list):
+    def __init__(self, log: Log, body, state: list, carried: list, new_key=None):
         self.log = log
         self.state = state
         self.carried = carried
@@ -63,6 +63,9 @@ class Loop:
                 arrays[place.ident()] = array
         self.slots = list(log.slots)
         _refuse_sets(self.slots, log.src)
+        for s in self.slots:  # (a key the body first sets: `new_key` may give it a value)
+            if new_key is not None and s.kind == "dict" and s.get() is MISSING:
+                new_key(s, probed.get(s.ident()))
         self.initial = [arrays[s.ident()] if s.ident() in arrays else
                         _loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
         # slot index -> a Python number the body makes a tensor of another shape or dtype:

@@ -181,3 +181,82 @@ def test_a_block_that_passes_no_flags_out_is_a_clear_error_at_the_loop():
     text = assert_at_user_line(info.value, __file__, line_of(Refine.forward, "for _ in"))
     assert "STATS['best'] exists only where a tensor `if` set it" in text
     assert not STATS
+
+
+def first_best(x, y):
+    stats = {"x": x}
+    for _ in range(trips(x)):
+        if y.sum() > 0:
+            for _ in range(trips(y)):
+                stats.setdefault("best", y * 1.0)
+    return len(stats), "best" in stats, stats.get("best", y * 5.0)
+
+
+def first_best_ref(xv, yv):
+    if np_trips(xv) and yv.sum() > 0 and np_trips(yv):
+        return 2, True, yv
+    return 1, False, yv * 5
+
+
+def first_count(x, y):
+    stats = {}
+
+    def bump():
+        stats["n"] = stats.get("n", 0) + 1
+    step = rt.zeros([])
+    while step < x[1] + 1.0:
+        step = step + 1.0
+        bump()
+    return len(stats), "n" in stats, stats.get("n", -1)
+
+
+def first_count_ref(xv, yv):
+    n = max(0, int(np.ceil(xv[1] + 1.0)))
+    return (1, True, n) if n else (0, False, -1)
+
+
+def test_keys_first_set_by_setdefault_or_a_helper_in_graph_loops():
+    check(first_best, first_best_ref)
+    static = d2s.to_static(first_count)
+    for xv, yv in INPUTS:
+        x, y = rt.to_tensor(np.float32(xv)), rt.to_tensor(np.float32(yv))
+        want = first_count_ref(np.float32(xv), np.float32(yv))
+        for got in (first_count(x, y), static(x, y)):
+            assert got == want and type(got[2]) is int  # (a Python int, as eager's)
+
+
+def track(x, y, seen):
+    for _ in range(trips(x)):
+        seen.setdefault("best", y * 1.0)
+    return x * 1.0
+
+
+def test_a_key_first_set_in_an_argument_dict_by_a_graph_loop_is_written_back_where_it_ran():
+    static = d2s.to_static(track)
+    for xv, yv in INPUTS:
+        xv, yv = np.float32(xv), np.float32(yv)
+        eager_seen, static_seen = {}, {}
+        track(rt.to_tensor(xv), rt.to_tensor(yv), eager_seen)
+        static(rt.to_tensor(xv), rt.to_tensor(yv), static_seen)
+        for d in (eager_seen, static_seen):
+            assert list(d) == (["best"] if np_trips(xv) else [])
+            if np_trips(xv):
+                np.testing.assert_allclose(d["best"].numpy(), yv)
+
+
+def keys_in_run_order(x, y):
+    stats = {}
+    for i in range(trips(x)):
+        if y.sum() > 3.0 - i * 2.0:
+            stats.setdefault("late", y * 1.0)
+        stats.setdefault("early", x * 1.0)
+    return list(stats)
+
+
+def test_keys_a_loop_adds_on_trips_the_run_decides_are_not_ordered_silently():
+    x, y = rt.to_tensor(np.float32([1.25, 2.75, 0.25])), rt.to_tensor(np.float32([0.75] * 3))
+    assert keys_in_run_order(x, y) == ["early", "late"]  # (eager: 'late' on the second trip)
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(keys_in_run_order)(x, y)
+    text = assert_at_user_line(info.value, __file__, line_of(keys_in_run_order, "return list"))
+    assert "reads the order of the keys" in text
