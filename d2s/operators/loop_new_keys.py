@@ -13,11 +13,13 @@ flag; after the loop the key holds the op's result under the op's flag, so reads
 `.get`, `len()` and a `for` over the dict behave as eager code.
 
 A key a tensor `if` before the loop set on one path is carried the same way, its flag on
-entry the `if`'s. Only a dict that a local name alone holds, as the state of a loop in a
-block whose flags reach the function's top level (the top-level block, a branch of a tensor
-`if` there, the body of such a loop: `key_flags.grows_here`), and only a tensor or a Python
-number under the key: a dict the caller can reach would keep the key after the call on
-every path; those stay refused (`loop_keys.refuse_key_change`).
+entry the `if`'s; so is a key of a dict the body changes as an object rather than by a
+carried name (`d.setdefault(k, v)`, a helper's `d[k] = v`, an argument's dict: the loop's
+changed places, `held`; a dict the caller reaches is written back where the run set the
+key). Only in a loop in a block whose flags reach the function's top level (the top-level
+block, a branch of a tensor `if` there, the body of such a loop: `key_flags.grows_here`),
+and only a tensor or a Python number under the key; other keys stay refused
+(`loop_keys.refuse_key_change`, `mutation_loop`).
 
 `_GraphWhile` keeps one `LoopNewKeys`: a body trace that sets such a key raises `NewKeys`
 (the loop is built again from a copy of the dict with zeros under the key); each trace takes
@@ -53,6 +55,8 @@ class LoopNewKeys:
         # changes as an object, not a carried name (`d.setdefault(k, v)`, `self.stats[k] = v`,
         # a helper's `d[k] = v`: the loop's changed places, `mutation_loop`)
         self.held: dict = {}
+        self.fresh: dict = {}  # (id(dict), key) -> (the zeros, the flag) of a key the body
+        # first sets in such a dict (`new_held_key`)
         self.some_trips: set = set()  # (state index, key) the body sets on some trips only
 
     def flagged_on_entry(self, state: list) -> None:
@@ -67,13 +71,15 @@ class LoopNewKeys:
 
     def held_by(self, slots: list, src) -> None:
         """The changed places (`Loop.slots`) that are keys a tensor `if` before the loop
-        flagged: the loop carries their flags too (each trace of the body sees the value the
-        loop carries under its flag; after the op the key holds the result under the op's
-        flag, its flag on entry where no trip set it)."""
-        new, held = self.held, []  # (keys the body first sets: `new_held_key`)
+        flagged, or that the body first sets (`new_held_key`): the loop carries their flags
+        too (each trace of the body sees the value the loop carries under its flag; after the
+        op the key holds the result under the op's flag, its flag on entry where no trip set
+        it)."""
+        held = []
         for s in (s for s in slots if s.kind == "dict"):
-            ident = (id(s.obj), s.key)
-            flag = new[ident][2] if ident in new else key_flags.flag_of(s.obj, s.key)
+            fresh = self.fresh.get((id(s.obj), s.key))
+            flag = fresh[1] if fresh is not None and s.obj.get(s.key) is fresh[0] else \
+                key_flags.flag_of(s.obj, s.key)
             if flag is not None:
                 held.append((s, flag))
         if held and not self.outermost:
@@ -91,8 +97,8 @@ class LoopNewKeys:
         false, so the loop carries its flag (`held_by`), where flags can be carried out (a
         Python number too, as a key a carried dict gets)."""
         if self.outermost and _flaggable(like):
-            slot.obj[slot.key] = zeros_like(like)
-            self.held[(id(slot.obj), slot.key)] = (slot.obj, slot.key, rt.full([], False, "bool"))
+            zeros = slot.obj[slot.key] = zeros_like(like)
+            self.fresh[(id(slot.obj), slot.key)] = (zeros, rt.full([], False, "bool"))
 
     def held_flags(self) -> list:
         """The body's flags of the held keys, before the log puts the dicts back: the flag
