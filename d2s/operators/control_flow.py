@@ -339,6 +339,11 @@ def _array_lists(names, given, passed, src, log, arrays: dict) -> bool:
                                    "condition, so it becomes a tensor array", src, log)
                 log.carry_by_name(arg)
             found[(i, path)] = dtype
+    for i in range(len(names), min(len(given[0]), len(given[1]))):  # (a changed object: an
+        a, b = given[0][i], given[1][i]  # array an inner loop holds as pairs in one branch)
+        if is_variable(a) and a.is_array and is_variable(b) and b.is_array:
+            found.update({(i, path): dtype for path, dtype in array_paths(a, b, ())
+                          if (i, path) not in arrays})
     arrays.update(found)
     return bool(found) | _arrays_made_inside(names, given, passed, src, log)
 

@@ -153,7 +153,9 @@ class _GraphWhile:
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
         self._initial_values()
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
-        self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
+        self.loop = Loop(log, body, self.state, self.carried,  # changed objects: loop vars
+                         self.new_keys.new_held_key)
+        self.new_keys.held_by(self.loop.slots, src)  # (flagged keys among them)
         if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
             self.taken = to_bool(test(*self.state))  # tensor)
         self.widen: dict = {}
@@ -212,6 +214,8 @@ class _GraphWhile:
         values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, carried)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
+        # (and an inner loop may widen a Variable in place: `Loop.renew`)
+        kept = [copy.copy(v) if is_variable(v) else v for v in values]
         given = self._full(values)
         self.new_keys.attach(given, flags, src)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
@@ -237,16 +241,17 @@ class _GraphWhile:
                                      out[i] is given[i])
         if self.number_kinds.found(carried, values, out, self.state):
             raise _Widen  # (traced again with the number's type flags carried)
-        _check_widening(carried, values, out, self.widen)
+        _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
-            for path, dtype in array_paths(values[k], out[i], ()):  # grows into) an array
+            for path, dtype in array_paths(kept[k], out[i], ()):  # grows into) an array
                 self.arrayify[(i, path)] = dtype
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
+        held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags)
+        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags) + held
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -352,7 +357,11 @@ class _GraphWhile:
             state[i] = rt.cast(v, dtype) if is_variable(v) or is_tensor(v) else rt.full(
                 [], v, dtype)
         for (i, path), dtype in self.arrayify.items():
-            state[i] = array_at(state[i], path, dtype)
+            new = array_at(state[i], path, dtype)
+            if not path and i in self.loop.aliases and is_variable(state[i]):
+                self.loop.renew(state[i], new)  # (the object the body changes in place)
+            else:
+                state[i] = new
         for (j, path), dtype in self.extra_arrays.items():
             self.loop.initial[j] = array_at(self.loop.initial[j], path, dtype)
         widen.clear()

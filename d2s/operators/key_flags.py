@@ -118,8 +118,7 @@ def check_order(d, what: str) -> None:
 
 def _live(v, block) -> bool:
     """A registered value of this block (not of a discarded trace or of a block inside)."""
-    return is_variable(v) and v.block is block and 0 <= block.idx < len(
-        block.program.blocks) and block.program.blocks[block.idx] is block
+    return is_variable(v) and v.block is block and _kept(v)
 
 
 def flagged_items(iterable):
@@ -171,16 +170,26 @@ _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 def flag_for(d, key, value):
     """The flag registered for `d[key]` holding `value` (the same object, or a copy of the
-    same program value: a branch's values are copies, by name), or None."""
+    same program value: a branch's values are copies, by name), or None. Not one of a
+    discarded block (a probe's: its names are given out again)."""
     table = _table()
     found = table.get(id(d)) if table else None
     if found is None or found[0] is not d:
         return None
     for known, flag in reversed(found[1].get(key, ())):
-        if known is value or is_variable(value) and is_variable(known) and \
-                known.name == value.name:
+        if (known is value or is_variable(value) and is_variable(known) and
+                known.name == value.name) and _kept(known) and _kept(flag):
             return flag
     return None
+
+
+def _kept(v) -> bool:
+    """Whether `v` is no graph value or one of a block the program still has."""
+    if not is_variable(v):
+        return True
+    block = v.block
+    blocks = block.program.blocks
+    return 0 <= block.idx < len(blocks) and blocks[block.idx] is block
 
 
 def unchecked(value, read):

@@ -13,11 +13,13 @@ flag; after the loop the key holds the op's result under the op's flag, so reads
 `.get`, `len()` and a `for` over the dict behave as eager code.
 
 A key a tensor `if` before the loop set on one path is carried the same way, its flag on
-entry the `if`'s. Only a dict that a local name alone holds, as the state of a loop in a
-block whose flags reach the function's top level (the top-level block, a branch of a tensor
-`if` there, the body of such a loop: `key_flags.grows_here`), and only a tensor or a Python
-number under the key: a dict the caller can reach would keep the key after the call on
-every path; those stay refused (`loop_keys.refuse_key_change`).
+entry the `if`'s; so is a key of a dict the body changes as an object rather than by a
+carried name (`d.setdefault(k, v)`, a helper's `d[k] = v`, an argument's dict: the loop's
+changed places, `held`; a dict the caller reaches is written back where the run set the
+key). Only in a loop in a block whose flags reach the function's top level (the top-level
+block, a branch of a tensor `if` there, the body of such a loop: `key_flags.grows_here`),
+and only a tensor or a Python number under the key; other keys stay refused
+(`loop_keys.refuse_key_change`, `mutation_loop`).
 
 `_GraphWhile` keeps one `LoopNewKeys`: a body trace that sets such a key raises `NewKeys`
 (the loop is built again from a copy of the dict with zeros under the key); each trace takes
@@ -29,10 +31,11 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import active_builder
 
+from ..errors import ConversionError
 from . import key_flags
 from .block_values import zeros_like
 from .unbound import mark
-from .variables import is_variable
+from .variables import is_variable, where
 
 
 class NewKeys(Exception):
@@ -48,6 +51,12 @@ class LoopNewKeys:
         self.like: dict = {}  # (state index, key) -> a value like the body's (zeros: entry)
         self.order: list = []  # the (state index, key) pairs of the trace being built
         self.entry: dict = {}  # (state index, key) -> its flag on entry (a key an `if` set)
+        # (id(dict), key) -> (dict, key, its flag on entry): a flagged key of a dict the body
+        # changes as an object, not a carried name (`d.setdefault(k, v)`, `self.stats[k] = v`,
+        # a helper's `d[k] = v`: the loop's changed places, `mutation_loop`)
+        self.held: dict = {}
+        self.fresh: dict = {}  # (id(dict), key) -> (the zeros, the flag) of a key the body
+        # first sets in such a dict (`new_held_key`)
         self.some_trips: set = set()  # (state index, key) the body sets on some trips only
 
     def flagged_on_entry(self, state: list) -> None:
@@ -59,6 +68,48 @@ class LoopNewKeys:
             if type(v) is dict:
                 for key, flag in key_flags.flags_of(v).items():
                     self.like[(i, key)], self.entry[(i, key)] = v[key], flag
+
+    def held_by(self, slots: list, src) -> None:
+        """The changed places (`Loop.slots`) that are keys a tensor `if` before the loop
+        flagged, or that the body first sets (`new_held_key`): the loop carries their flags
+        too (each trace of the body sees the value the loop carries under its flag; after the
+        op the key holds the result under the op's flag, its flag on entry where no trip set
+        it)."""
+        held = []
+        for s in (s for s in slots if s.kind == "dict"):
+            fresh = self.fresh.get((id(s.obj), s.key))
+            flag = fresh[1] if fresh is not None and s.obj.get(s.key) is fresh[0] else \
+                key_flags.flag_of(s.obj, s.key)
+            if flag is not None:
+                held.append((s, flag))
+        if held and not self.outermost:
+            raise ConversionError(
+                f"{held[0][0].path} exists only where a tensor `if` set it, and a loop whose "
+                f"condition is a tensor ({where(src)}) changes it inside a graph block that "
+                "passes no presence flags out (a layer of `layers[i]` with a tensor `i`, ...), "
+                "so after it the key's presence would be lost. Set the key on every path "
+                "before that block.", origin=src)
+        self.held = {(id(s.obj), s.key): (s.obj, s.key, flag) for s, flag in held}
+
+    def new_held_key(self, slot, like) -> None:
+        """A key the body first sets in a dict it changes as an object (`d.setdefault(k, v)`,
+        a helper's `d[k] = v`): zeros like the body's value under it on entry, flagged
+        false, so the loop carries its flag (`held_by`), where flags can be carried out (a
+        Python number too, as a key a carried dict gets)."""
+        if self.outermost and _flaggable(like):
+            zeros = slot.obj[slot.key] = zeros_like(like)
+            self.fresh[(id(slot.obj), slot.key)] = (zeros, rt.full([], False, "bool"))
+
+    def held_flags(self) -> list:
+        """The body's flags of the held keys, before the log puts the dicts back: the flag
+        of the value it left (its flag on entry where it kept the value), true where it set
+        the key. One the body sets on some trips only has a place among the dict's keys that
+        the run decides (`key_flags.check_order`)."""
+        flags = [key_flags.flag_for(d, key, d.get(key)) for d, key, _ in self.held.values()]
+        for (_, key, _), flag in zip(self.held.values(), flags, strict=True):
+            if flag is not None:
+                key_flags.mark_order_undecided(key)
+        return [rt.full([], True, "bool") if f is None else f for f in flags]
 
     def prefilled(self, state: list) -> list:
         """The loop's initial state: each dict a trace added keys to has zeros under them
@@ -98,19 +149,25 @@ class LoopNewKeys:
         variables of the next trace."""
         self.order = sorted(self.like, key=repr)
         return [self.entry.get(k, False) if is_variable(self.entry.get(k)) else rt.full(
-            [], False, "bool") for k in self.order]
+            [], False, "bool") for k in self.order] + [f for _, _, f in self.held.values()]
 
     def enter(self, values) -> tuple:
         """(The loop variables without the flags, the flags): the dicts of the state get
         theirs on their keys (`attach`, once the state is the body's)."""
-        n = len(values) - len(self.order)
+        n = len(values) - len(self.order) - len(self.held)
         return list(values[:n]), list(values[n:])
 
     def attach(self, given: list, flags: list, src) -> None:
         """The body's (or test's) dicts: each added key's value exists where its flag is
         true; reading it elsewhere raises eager's KeyError."""
-        for (i, key), flag in zip(self.order, flags, strict=True):
-            d = given[i]
+        self._flag_values([given[i] for i, _ in self.order], flags, src)
+
+    def _flag_values(self, dicts: list, flags: list, src) -> None:
+        """Each key's value (in the dicts of the state, `dicts`, then in the held dicts)
+        exists where its flag is true."""
+        keys = [key for _, key in self.order] + [key for _, key, _ in self.held.values()]
+        dicts = dicts + [d for d, _, _ in self.held.values()]
+        for d, key, flag in zip(dicts, keys, flags, strict=True):
             if type(d) is dict and is_variable(d.get(key)):
                 mark(d[key], flag, key, src, KeyError(key))
                 key_flags.register(d, key, d[key], flag)
@@ -120,7 +177,7 @@ class LoopNewKeys:
         entry where the body left the value as it got it, the flag a tensor `if` gave it, or
         true where the body set it."""
         res = []
-        for (i, key), flag in zip(self.order, flags, strict=True):
+        for (i, key), flag in zip(self.order, flags[:len(self.order)], strict=True):
             d = out[i]
             value = d.get(key) if type(d) is dict else None
             now = key_flags.flag_for(d, key, value) if type(d) is dict else None
@@ -142,11 +199,7 @@ class LoopNewKeys:
             later = list(d)[list(d).index(key) + 1:] if type(d) is dict and key in d else []
             if any((i, k) in self.like and (i, k) not in self.entry for k in later):
                 key_flags.mark_order_undecided(key)
-        for (i, key), flag in zip(self.order, flags, strict=True):
-            d = out[i]
-            if type(d) is dict and is_variable(d.get(key)):
-                mark(d[key], flag, key, src, KeyError(key))
-                key_flags.register(d, key, d[key], flag)
+        self._flag_values([out[i] for i, _ in self.order], flags, src)
 
 
 def _flaggable(v) -> bool:

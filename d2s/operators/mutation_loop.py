@@ -13,7 +13,7 @@ from .aliases import other_references
 from .branch_arrays import array_paths
 from .held_lists import holder, if_arrays, remember
 from .lists import PYTHON_ITEM_DTYPES, is_structure, number_pairs
-from .mutation import MISSING, Log, StateChangeError, freeze
+from .mutation import MISSING, Log, StateChangeError, freeze, retarget
 from .trace_state import current
 from .variables import Undefined, is_variable, where
 
@@ -24,7 +24,7 @@ class Loop:
     the test / body starts by setting them to the loop's parameters (`enter`), the body's
     trace returns their values (`leave`), and after the op they take its results (`finish`)."""
 
-    def __init__(self, log: Log, body, state: list, carried: list):
+    def __init__(self, log: Log, body, state: list, carried: list, new_key=None):
         self.log = log
         self.state = state
         self.carried = carried
@@ -63,6 +63,9 @@ class Loop:
                 arrays[place.ident()] = array
         self.slots = list(log.slots)
         _refuse_sets(self.slots, log.src)
+        for s in self.slots:  # (a key the body first sets: `new_key` may give it a value)
+            if new_key is not None and s.kind == "dict" and s.get() is MISSING:
+                new_key(s, probed.get(s.ident()))
         self.initial = [arrays[s.ident()] if s.ident() in arrays else
                         _loop_value(s.path, freeze(s.get()), log.src) for s in self.slots]
         # slot index -> a Python number the body makes a tensor of another shape or dtype:
@@ -180,6 +183,20 @@ class Loop:
         if self.slots:
             self.log.restore()
         return value
+
+    def renew(self, obj, new) -> None:
+        """The carried Variable `obj`, which the body changes in place (`lst.append(v)` on
+        an array), widened before the loop (an array of ints now held as `[value, kind]`
+        pairs, the body appending a float): the object itself takes `new`'s value, so the
+        body changes it in place as before and each alias of it sees the wider value (made
+        in the block around the loop); its snapshot and its slot's initial value follow."""
+        retarget(obj, dict(vars(new)))
+        entry = self.log.seen.get(id(obj))
+        if entry is not None:  # (`restore` puts the new value back, `changed` compares)
+            self.log.seen[id(obj)] = entry[:3] + (dict(vars(obj)),)
+        for j, slot in enumerate(self.slots):
+            if slot.obj is obj and slot.kind == "var":
+                self.initial[j] = freeze(obj)
 
     def finish(self, out: list, extras) -> list:
         for i in self.unchanged:

@@ -1,11 +1,12 @@
 """Found by the observe-sets generator (seed 30001, 2 internal errors in 560) at the end of
-session 20, not fixed yet: a list of Python floats that an inner graph loop grows with an
-int too (its items become pairs of value and Python type), read by `len()` in the outer
-graph loop's body after the inner loop, raises an internal "Variable 't36' (array<f64[2]>)
-was created inside a cond/while/switch_case block" (issue 35's internal errors). With floats
-only it converts."""
+session 20: a list of Python floats that an inner graph loop grows with an int too (its items
+become pairs of value and Python type), read by `len()` in the outer graph loop's body after
+the inner loop, raised an internal "Variable 't36' (array<f64[2]>) was created inside a
+cond/while/switch_case block" (issue 35's internal errors): the inner loop made the pairs
+array in its body and the object it changes in place kept it. Fixed: the object takes the
+pairs value before the inner loop (`Loop.renew`); tests/d2s/breadth35/
+test_number_kinds_in_nested_blocks.py covers the class."""
 import numpy as np
-import pytest
 
 import d2s
 import runtime as rt
@@ -26,8 +27,6 @@ def grow(x):
     return h, len(lengths), sum(lengths)
 
 
-@pytest.mark.xfail(strict=True, reason="mixed int/float list grown in a nested graph loop and "
-                   "read in the outer body: internal error (issue 35, open)")
 def test_mixed_numbers_grown_by_an_inner_loop_and_counted_by_the_outer():
     static = d2s.to_static(grow)
     for xv in ([0.25, 1.25], [1.25, -2.0], [-1.0, 0.0]):
