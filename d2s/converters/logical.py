@@ -52,6 +52,9 @@ class Logical(Base):
     def __init__(self, ctx, root=None):
         super().__init__(ctx)
         self._temps: dict = {}
+        # (`ctx.present`, where the transpiler gives it: the node types of the function
+        # before this pass, whose own walruses are made after the statement's look)
+        self._walrus = gast.NamedExpr in getattr(ctx, "present", (gast.NamedExpr,))
         self._root = root  # (the converted function: the names it may bind to sets)
 
     def visit_If(self, node):
@@ -61,6 +64,8 @@ class Logical(Base):
         return self.visit_block(pre) + [node] if pre else node
 
     def _value_walrus(self, node):
+        if not self._walrus:  # (no statement holds a walrus: none to hoist, no walk to tell)
+            return self.generic_visit(node)
         pre = predicates.hoist_value_walrus(node, self.ctx.namer)
         node = self.generic_visit(node)
         return self.visit_block(pre) + [node] if pre else node

@@ -1,7 +1,9 @@
 """Cyclic GC around a trace (`running.gc_paused`): the pause leaves the objects it made young,
 and a huge program's are scanned once, by one collection of the middle generation, instead of
-as young objects and again in the middle generation soon after; a small trace changes nothing
-about collection."""
+as young objects and again in the middle generation soon after; or, where they are enough to
+make CPython collect the oldest generation soon after, by one collection of the whole heap
+(the full collection that would have followed, within the first call of a 10,000-line function
+of issue 35); a small trace changes nothing about collection."""
 from __future__ import annotations
 
 import gc
@@ -43,20 +45,48 @@ def _unrolled(n: int):
     return many
 
 
-def test_a_huge_first_call_scans_its_program_once_and_computes_what_eager_does():
-    fn = _unrolled(2000)  # (~14,000 ops: twice as many new objects as `_MANY_YOUNG`)
+def _huge_first_call(heap_of: int) -> list[tuple[int, int]]:
+    """The collections of the first call of a function of ~14,000 ops (about twice as many
+    new objects as `_MANY_YOUNG`), with `heap_of` objects in the oldest generation besides
+    the ones alive before (frozen meanwhile: not collected, not counted); checks its
+    result against eager's."""
+    fn = _unrolled(2000)
     rng = np.random.default_rng(0)
     x = rt.to_tensor(rng.standard_normal([2, 4]).astype("float32"))
     w = rt.to_tensor((rng.standard_normal([4, 4]) * 0.5).astype("float32"))
     static = d2s.to_static(fn)
     transpile.convert(fn)  # (converting pauses collection too: only the trace is looked at)
     out = []
-    collections = _collections_during(lambda: out.append(static(x, w)))
+    gc.collect()
+    gc.freeze()
+    try:
+        heap = [[i] for i in range(heap_of)]
+        gc.collect()  # (`heap` in the oldest generation)
+        collections = _collections_during(lambda: out.append(static(x, w)))
+    finally:
+        gc.unfreeze()
+    del heap
     np.testing.assert_allclose(out[0].numpy(), fn(x, w).numpy(), rtol=1e-5, atol=1e-6)
+    return collections
+
+
+def test_a_huge_first_call_scans_its_program_once_with_the_whole_heap_where_that_comes_next():
+    # the oldest generation is small next to the program: moving the program there makes
+    # CPython collect it all at its next turn (in the first call's run): it is done at once
+    collections = _huge_first_call(0)
+    many = [g for g, young in collections if young > _MANY_YOUNG]
+    assert many == [2], collections
+    assert [g for g, _ in collections].count(2) == 1, collections
+
+
+def test_a_huge_first_call_beside_a_large_heap_scans_its_program_with_the_middle_generation():
     # the trace's objects are collected with the middle generation (once), never as a crowd
-    # of young objects alone (which the middle generation's collection would scan again)
+    # of young objects alone (which the middle generation's collection would scan again),
+    # and not with a heap too large for CPython to collect soon
+    collections = _huge_first_call(800_000)
     many = [g for g, young in collections if young > _MANY_YOUNG]
     assert many == [1], collections
+    assert 2 not in [g for g, _ in collections], collections
 
 
 def test_a_small_trace_leaves_collection_to_the_interpreter():
