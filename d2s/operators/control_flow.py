@@ -20,7 +20,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError, note_traced_branch
-from . import branch_keys, mutation
+from . import branch_keys, mutation, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -198,6 +198,8 @@ class _GraphIf:
                 out[i] = array_at(out[i], path, dtype)
         self.raised.append(frame.raised)
         self.raw.append(out)
+        if len(self.raw) == 2 and not any(self.raised):  # (a number on one path only)
+            number_or_tensor.find(self.raw[0], out, k, self.kinds)
         self.full.append(out)
         if outs and not frame.raised and not (self.raised[0] and self.settled):
             _check_bound(self.names, outs[0], out, self.src, self.unbound)
@@ -215,7 +217,8 @@ class _GraphIf:
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
         return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
-            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1])) + key_flags
+            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1],
+                                    number_or_tensor.here)) + key_flags
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -585,5 +588,7 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 merged_float_flag(a, b, pred, src)
             r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
                 merged_bool_flag(a, b, pred)
+        else:
+            number_or_tensor.mark(r, kinds, (*path, i))
 
 

@@ -115,7 +115,27 @@ class Builder:
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
+        if not multi and any(getattr(x, "number_when", None) is not None for x in inputs):
+            self._number_or_tensor(op, inputs, attrs, outs[0])
         return outs if multi else outs[0]
+
+    def _number_or_tensor(self, op: OpDef, inputs, attrs: dict, out) -> None:
+        """Python arithmetic on a value that is a Python number on some runs only
+        (`Variable.number_when`: `b = 1`, then `b = b + x` under a tensor `if`) and Python
+        numbers: on those runs eager code computes a Python number, which the op computed on
+        the number (`number_value`) gives; the result carries the and of the flags."""
+        if op.name not in _NUMBER_OPS or any(
+                isinstance(x, Variable) and getattr(x, "number_when", None) is None and
+                not getattr(x, "python_scalar", False) for x in inputs):
+            return  # (with a real tensor, eager's result is a tensor on every run)
+        flags = [x.number_when for x in inputs if getattr(x, "number_when", None) is not None]
+        numbers = [x.number_value if getattr(x, "number_when", None) is not None else x
+                   for x in inputs]
+        value = self.bind(op, numbers, attrs)
+        flag = flags[0]
+        for f in flags[1:]:
+            flag = logical_and(flag, f)
+        out.number_when, out.number_value = flag, value
 
     # ---- training, built from above ------------------------------------------------------
     # Autograd and Tensor sit below this layer and reach the program being built through the
@@ -343,6 +363,8 @@ _ARITHMETIC = frozenset({
     "minimum", "equal", "not_equal", "less_than", "less_equal", "greater_than",
     "greater_equal", "where", "clip", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor"})
+# ops Python numbers have (their results on numbers: `Builder._number_or_tensor`)
+_NUMBER_OPS = _ARITHMETIC | {"neg", "abs", "logical_not", "scale"}
 # ops that make a real tensor of a Python number (`rt.cast`, `rt.to_tensor(n)`, `rt.full`,
 # `rt.zeros_like`...): their output does not stand for a Python number
 # (and ops that build a tensor of sizes or items: `rt.arange(n)`, `rt.stack([a, b])`...)
