@@ -152,6 +152,7 @@ class _GraphWhile:
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
         self._initial_values()
+        self.number_kinds.made_tensors({}, self.state)  # (a number on some runs only)
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried)  # changed objects: loop vars
         if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
@@ -186,6 +187,7 @@ class _GraphWhile:
         numbers = {i: v for i, v in enumerate(state) if isinstance(v, (int, float))}
         self.state = settled_initial_values(self.body, state, names, self.src, self.log)
         self.number_kinds.widened(numbers, self.state)  # (`best = False`, then `best = i`)
+        self.number_kinds.made_tensors(numbers, self.state)  # (`b = 1`, then `b = b + t`)
         # a number filling a tensor of another shape: right only where the body runs
         self.numbers = {i: v for i, v in numbers.items() if is_variable(self.state[i]) and
                         self.state[i].ndim and not getattr(self.state[i], "python_scalar",

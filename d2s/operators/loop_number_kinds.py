@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import runtime as rt
 
+from .number_or_tensor import here, number_dtype
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
 from .variables import Undefined, is_variable
 
@@ -26,13 +27,32 @@ class LoopNumberKinds:
     def __init__(self):
         self.entry: dict = {}  # carried state index -> (is a bool, is a float) on entry
         self.order: list = []  # ... of the trace being built (`start`)
+        # carried state index -> (is the number, the number) on entry, for a Python number
+        # the body makes a 0-d tensor (`number_or_tensor`: the number where no trip ran)
+        self.tensors: dict = {}
+        self.tensor_order: list = []
 
     def start(self) -> list:
         """The flags on entry, as extra initial loop variables of the next trace (in the
         block around the loop)."""
         self.order = sorted(self.entry)
+        self.tensor_order = sorted(i for i in self.tensors if i not in self.entry)
         return [rt.full([], f, "bool") if isinstance(f, bool) else f
-                for i in self.order for f in self.entry[i]]
+                for i in self.order for f in self.entry[i]] + [
+                    x for i in self.tensor_order for x in self.tensors[i]]
+
+    def made_tensors(self, numbers: dict, state: list) -> None:
+        """Python numbers (`numbers`: index -> the number before the loop) whose initial
+        value is a 0-d tensor (the body makes them one), and values that are a number on
+        some runs only (`Variable.number_when`): their flag and number are carried."""
+        for i, v in numbers.items():
+            if is_variable(state[i]) and not state[i].shape and not getattr(
+                    state[i], "python_scalar", False) and number_dtype(v) is not None:
+                self.tensors[i] = (rt.full([], True, "bool"),
+                                   rt.full([], v, number_dtype(v)))
+        for i, v in enumerate(state):
+            if is_variable(v) and v.number_when is not None and i not in self.tensors:
+                self.tensors[i] = (v.number_when, v.number_value)
 
     def widened(self, numbers: dict, state: list) -> None:
         """Python numbers of the state (`numbers`: index -> the number before the loop) that
@@ -64,15 +84,23 @@ class LoopNumberKinds:
 
     def leave(self, out: list) -> list:
         """The body's flags of the numbers (in the body's block), as extra results."""
-        return [f(out[i]) for i in self.order for f in (bool_flag_here, float_flag_here)]
+        return [f(out[i]) for i in self.order for f in (bool_flag_here, float_flag_here)] + [
+            here(kind, out[i], self.tensors[i][1].dtype.name)
+            for i in self.tensor_order for kind in "nv"]
 
     def finish(self, result: list, carried: list) -> list:
         """The op's results without the flags; the carried numbers get theirs."""
         return self._attach(result, carried)
 
     def _attach(self, values, carried: list) -> list:
-        n = len(values) - 2 * len(self.order)
+        n = len(values) - 2 * len(self.order) - 2 * len(self.tensor_order)
         values, flags = list(values[:n]), values[n:]
+        for j, i in enumerate(self.tensor_order):
+            v = values[carried.index(i)]
+            if is_variable(v):
+                at = 2 * len(self.order) + 2 * j
+                v.number_when, v.number_value = flags[at], flags[at + 1]
+                v.number_value.python_scalar = True
         for j, i in enumerate(self.order):
             v = values[carried.index(i)]
             if is_variable(v):
