@@ -199,7 +199,7 @@ class _GraphIf:
         self.raised.append(frame.raised)
         self.raw.append(out)
         if len(self.raw) == 2 and not any(self.raised):  # (a number on one path only)
-            number_or_tensor.find(self.raw[0], out, k, self.kinds)
+            number_or_tensor.find(self.raw[0], out, self.names, self.kinds, self.src)
         self.full.append(out)
         if outs and not frame.raised and not (self.raised[0] and self.settled):
             _check_bound(self.names, outs[0], out, self.src, self.unbound)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import runtime as rt
 
+from ..errors import ConversionError
 from .scalar_merge import WIDE_NUMBER, number_rank
-from .variables import Undefined, is_variable
+from .variables import Undefined, is_return_value, is_variable, where
 
 
 def number_dtype(v):
@@ -41,15 +42,16 @@ def _is_tensor_side(v) -> bool:
         or is_variable(v) and getattr(v, "number_when", None) is not None
 
 
-def find(first: list, second: list, n: int, kinds: dict) -> bool:
-    """Record (in `kinds`) the paths of the first `n` values that one branch leaves a Python
+def find(first: list, second: list, names, kinds: dict, src) -> bool:
+    """Record (in `kinds`) the paths of the values of `names` that one branch leaves a Python
     number and the other a tensor; True if any new."""
     new = False
-    for path, a, b in _pairs(first[:n], second[:n], ()):
+    for path, a, b in _pairs(first[:len(names)], second[:len(names)], ()):
         dtypes = {number_dtype(v) for v in (a, b) if not isinstance(v, Undefined)} - {None}
-        if len(dtypes) != 1 or not any(map(_is_tensor_side, (a, b))) or \
-                ("n", path) in kinds:
+        if not dtypes or not any(map(_is_tensor_side, (a, b))) or ("n", path) in kinds:
             continue
+        if len(dtypes) > 1:
+            _refuse_kinds(names[path[0]], path[1:], dtypes, src)
         if all(number_dtype(v) is not None and getattr(v, "number_when", None) is None
                for v in (a, b) if not isinstance(v, Undefined)):
             continue  # (numbers on both paths: `scalar_merge`)
@@ -57,6 +59,19 @@ def find(first: list, second: list, n: int, kinds: dict) -> bool:
         kinds[("v", path)] = dtypes.pop()
         new = True
     return new
+
+
+def _refuse_kinds(name: str, path: tuple, dtypes: set, src) -> None:
+    what = "the returned value" if is_return_value(name) else \
+        "the conditional expression's value" if name.startswith("_ifexp") else f"'{name}'"
+    kinds = " and ".join(k for d, k in (("bool", "a bool"), ("int64", "an int"),
+                                         ("float64", "a float")) if d in dtypes)
+    raise ConversionError(
+        f"{what}{''.join(f'[{i}]' for i in path)} is {kinds} on the inputs that take "
+        f"some paths and a tensor on others of an if whose condition is a tensor "
+        f"({where(src)}): eager code keeps each path's type, which one program value cannot "
+        "give beside a tensor. Give it numbers of one type on those paths (`2.0` for `2`), or "
+        "a tensor on every path (`rt.to_tensor(...)`).", origin=src)
 
 
 def _pairs(a, b, path):
