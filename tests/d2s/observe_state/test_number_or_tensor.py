@@ -251,3 +251,20 @@ def test_numbers_of_two_types_beside_a_tensor_are_refused():
     with pytest.raises(d2s.ConversionError, match=r"'b' is an int and a float on the "
                        r"inputs.*test_number_or_tensor.py.*if x.mean\(\) > 0"):
         d2s.to_static(int_or_float_or_tensor)(rt.to_tensor(INPUTS[0]))
+
+
+def test_a_saved_model_gives_each_paths_type(tmp_path):
+    spec = [d2s.InputSpec([3], "float32")]
+    static = d2s.to_static(exact_numbers, input_spec=spec)
+    static(rt.to_tensor(INPUTS[0]))
+    d2s.save(static, str(tmp_path / "exact"))
+    loaded = d2s.load(str(tmp_path / "exact"))
+    for data in INPUTS:
+        want = exact_numbers(rt.to_tensor(data))
+        got = loaded(rt.to_tensor(data))
+        assert type(got[0][0]) is type(want[0][0]) and type(got[1]["flag"][0]) is type(
+            want[1]["flag"][0])
+        if not isinstance(want[0][0], rt.Tensor):
+            assert got == want
+        else:
+            np.testing.assert_array_equal(got[1]["flag"][0].numpy(), want[1]["flag"][0].numpy())
