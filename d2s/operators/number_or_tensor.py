@@ -136,3 +136,11 @@ def instance_of(obj, classes: tuple):
     out = rt.assign(obj.number_when) if as_number else rt.logical_not(obj.number_when)
     out.python_scalar = True
     return out
+
+
+def mark_all(values: list, kinds: dict, offset: int) -> None:
+    """`mark` each output of `values` (and their items), the first at path `(offset,)`: the
+    objects a branch changed (`d["loss"] = x.sum()` where it held 0)."""
+    for path, r, _ in _pairs(values, values, ()):
+        if path:
+            mark(r, kinds, (path[0] + offset, *path[1:]))

@@ -268,3 +268,26 @@ def test_a_saved_model_gives_each_paths_type(tmp_path):
             assert got == want
         else:
             np.testing.assert_array_equal(got[1]["flag"][0].numpy(), want[1]["flag"][0].numpy())
+
+
+def items_set_in_the_branch(x, box, stats):
+    out = [0, 1.5]
+    local = {"loss": 0.5, "n": 1}
+    box.best = True
+    stats["seen"] = 2 ** 40 + 1
+    if x.mean() > 0:
+        out[0] = x.sum()
+        local["loss"] = x.max()
+        box.best = x > 0
+        stats["seen"] = x.min()
+    return out, local
+
+
+def test_items_and_attributes_a_branch_sets():
+    static = d2s.to_static(items_set_in_the_branch)
+    for data in INPUTS:
+        x = rt.to_tensor(data)
+        got = [types.SimpleNamespace(), {}]
+        want = [types.SimpleNamespace(), {}]
+        same(static(x, *got), items_set_in_the_branch(x, *want))
+        same((got[0].best, got[1]), (want[0].best, want[1]))
