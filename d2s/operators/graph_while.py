@@ -237,8 +237,11 @@ class _GraphWhile:
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
         self.changed_in_place.update(i for i in self.dicts if i in carried and
                                      out[i] is given[i])
-        if self.number_kinds.found(carried, values, out, self.state):
+        if self.number_kinds.found(carried, values, out, self.state) or \
+                self.number_kinds.made_numbers(carried, values, out):
             raise _Widen  # (traced again with the number's type flags carried)
+        kinds = self.number_kinds.leave(out)  # (then numbers as their tensors' dtypes)
+        self.number_kinds.cast_numbers(carried, values, out)
         _check_widening(carried, values, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(values[k], out[i], ()):  # grows into) an array
@@ -248,7 +251,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags)
+        return res + kinds + self.new_keys.leave(out, flags)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):

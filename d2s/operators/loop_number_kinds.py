@@ -39,7 +39,9 @@ class LoopNumberKinds:
         self.tensor_order = sorted(i for i in self.tensors if i not in self.entry)
         return [rt.full([], f, "bool") if isinstance(f, bool) else f
                 for i in self.order for f in self.entry[i]] + [
-                    x for i in self.tensor_order for x in self.tensors[i]]
+                    x if is_variable(x) else rt.full([], x, dtype)
+                    for i in self.tensor_order
+                    for x, dtype in zip(self.tensors[i][:2], ("bool", self.tensors[i][2]))]
 
     def made_tensors(self, numbers: dict, state: list) -> None:
         """Python numbers (`numbers`: index -> the number before the loop) whose initial
@@ -48,11 +50,35 @@ class LoopNumberKinds:
         for i, v in numbers.items():
             if is_variable(state[i]) and not state[i].shape and not getattr(
                     state[i], "python_scalar", False) and number_dtype(v) is not None:
-                self.tensors[i] = (rt.full([], True, "bool"),
-                                   rt.full([], v, number_dtype(v)))
+                self.tensors[i] = (True, v, number_dtype(v))
         for i, v in enumerate(state):
             if is_variable(v) and v.number_when is not None and i not in self.tensors:
-                self.tensors[i] = (v.number_when, v.number_value)
+                self.tensors[i] = (v.number_when, v.number_value, v.number_value.dtype.name)
+
+    def made_numbers(self, carried: list, values: list, out: list) -> bool:
+        """Whether the body makes a carried 0-d tensor a Python number (`b = 0.25`,
+        `b = float(t)`), for one not flagged yet (recorded: a tensor on entry)."""
+        new = False
+        for k, i in enumerate(carried):
+            before, after = values[k], out[i]
+            if i in self.tensors or not is_variable(before) or before.shape or \
+                    before.is_array or before.python_scalar or before.number_when is not None:
+                continue
+            dtype = number_dtype(after)
+            if dtype is not None and not (is_variable(after) and after.number_when is not None):
+                self.tensors[i] = (False, 1, dtype)
+                new = True
+        return new
+
+    def cast_numbers(self, carried: list, values: list, out: list) -> None:
+        """The body's Python numbers for carried values that are tensors on some runs, as
+        the tensor's dtype (their own values are carried beside them, `leave`)."""
+        for k, i in enumerate(carried):
+            if i in self.tensors and is_variable(values[k]) and number_dtype(out[i]) and \
+                    not (is_variable(out[i]) and out[i].number_when is not None):
+                dtype = values[k].dtype.name
+                out[i] = rt.cast(out[i], dtype) if is_variable(out[i]) else rt.full(
+                    [], out[i], dtype)
 
     def widened(self, numbers: dict, state: list) -> None:
         """Python numbers of the state (`numbers`: index -> the number before the loop) that
@@ -85,7 +111,7 @@ class LoopNumberKinds:
     def leave(self, out: list) -> list:
         """The body's flags of the numbers (in the body's block), as extra results."""
         return [f(out[i]) for i in self.order for f in (bool_flag_here, float_flag_here)] + [
-            here(kind, out[i], self.tensors[i][1].dtype.name)
+            here(kind, out[i], self.tensors[i][2])
             for i in self.tensor_order for kind in "nv"]
 
     def finish(self, result: list, carried: list) -> list:
