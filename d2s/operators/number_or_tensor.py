@@ -123,11 +123,12 @@ def exact(x, dtype: str):
 
 
 def instance_of(obj, classes: tuple):
-    """`isinstance(obj, classes)` of a value that is a Python number on some runs only: the
-    truth on each run, a graph value standing for a Python bool (None where `obj` is no
-    such value)."""
+    """`isinstance(obj, classes)` of a value that is a Python number on some runs only, or
+    of a graph value standing for a Python number (`float(t)`, whose type the run may
+    decide): the truth on each run, a graph value standing for a Python bool where it
+    differs between runs (None where `obj` is no such value)."""
     if getattr(obj, "number_when", None) is None:
-        return None
+        return _number_instance(obj, classes)
     number = {"bool": bool, "int64": int}.get(obj.number_value.dtype.name, float)
     as_number = any(isinstance(c, type) and issubclass(number, c) for c in classes)
     as_tensor = any(isinstance(c, type) and issubclass(rt.Tensor, c) for c in classes)
@@ -144,3 +145,18 @@ def mark_all(values: list, kinds: dict, offset: int) -> None:
     for path, r, _ in _pairs(values, values, ()):
         if path:
             mark(r, kinds, (path[0] + offset, *path[1:]))
+
+
+def _number_instance(obj, classes: tuple):
+    if not obj.python_scalar or obj.is_array or obj.shape or obj.number_type_unknown:
+        return None
+    hits = {t: isinstance(t(), classes) for t in (bool, int, float)}
+    base = {"b": bool, "f": float}.get(obj.dtype.kind, int)
+    out = hits[int if obj.float_when is not None else base]
+    for flag, t in ((obj.float_when, float), (obj.bool_when, bool)):
+        if flag is not None and hits[t] != out:
+            out = rt.where(flag, rt.full([], hits[t], "bool"), rt.full([], out, "bool")) \
+                if isinstance(out, bool) else rt.where(flag, rt.full([], hits[t], "bool"), out)
+    if not isinstance(out, bool):
+        out.python_scalar = True
+    return out
