@@ -303,3 +303,22 @@ def test_items_and_attributes_a_branch_sets():
         want = [types.SimpleNamespace(), {}]
         same(static(x, *got), items_set_in_the_branch(x, *want))
         same((got[0].best, got[1]), (want[0].best, want[1]))
+
+
+def types_tested(x):
+    a, b, c = float(x.sum()), int(x.sum()), bool(x.sum() > 0)
+    keep = bool(x.sum() > 100)
+    if x.mean() > 0:
+        keep = 3  # (a bool on one path, an int on the other: the type the run decides)
+    return (isinstance(a, float), isinstance(b, int), isinstance(b, float),
+            isinstance(c, int), isinstance(a, rt.Tensor), isinstance(keep, bool),
+            isinstance(keep, (int, float)), isinstance(x, rt.Tensor))
+
+
+def test_isinstance_of_numbers_computed_by_the_program():
+    static = d2s.to_static(types_tested)
+    for data in INPUTS:
+        x = rt.to_tensor(data)
+        want = types_tested(x)
+        same(static(x), want)
+        assert want[:5] == (True, True, False, True, False)
