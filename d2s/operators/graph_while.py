@@ -237,11 +237,13 @@ class _GraphWhile:
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
         self.changed_in_place.update(i for i in self.dicts if i in carried and
                                      out[i] is given[i])
-        if self.number_kinds.found(carried, values, out, self.state) or \
-                self.number_kinds.made_numbers(carried, values, out):
+        kinds = self.number_kinds
+        if kinds.found(carried, values, out, self.state) or kinds.made_numbers(
+                carried, values, out) or kinds.became_tensors(
+                    carried, values, out, self.state, self.widen):
             raise _Widen  # (traced again with the number's type flags carried)
-        kinds = self.number_kinds.leave(out)  # (then numbers as their tensors' dtypes)
-        self.number_kinds.cast_numbers(carried, values, out)
+        extra = kinds.leave(out)  # (then numbers as their tensors' dtypes)
+        kinds.cast_numbers(carried, values, out)
         _check_widening(carried, values, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(values[k], out[i], ()):  # grows into) an array
@@ -251,7 +253,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + kinds + self.new_keys.leave(out, flags)
+        return res + extra + self.new_keys.leave(out, flags)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -352,7 +354,7 @@ class _GraphWhile:
         for i, dtype in widen.items():
             v = state[i]
             if (is_variable(v) and not v.python_scalar or is_tensor(v)) and \
-                    i not in self.widened:
+                    i not in self.widened and i not in self.number_kinds.tensors:
                 self.widened[i] = v.dtype  # eager's dtype where the body never runs
             state[i] = rt.cast(v, dtype) if is_variable(v) or is_tensor(v) else rt.full(
                 [], v, dtype)

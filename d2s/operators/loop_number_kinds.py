@@ -70,6 +70,25 @@ class LoopNumberKinds:
                 new = True
         return new
 
+    def became_tensors(self, carried: list, values: list, out: list, state: list,
+                       widen: dict) -> bool:
+        """Whether the body makes a carried graph value standing for a Python number (`num =
+        float(t)` before the loop) a 0-d tensor, for one not flagged yet (recorded: the
+        number on entry; the loop carries the tensor's dtype, `widen`)."""
+        new = False
+        for k, i in enumerate(carried):
+            before, after = values[k], out[i]
+            if i in self.tensors or not is_variable(before) or not is_variable(after) or \
+                    number_dtype(before) is None or not is_variable(state[i]) or \
+                    after.python_scalar or after.is_array or after.shape or \
+                    after.number_when is not None or number_dtype(state[i]) is None:
+                continue
+            self.tensors[i] = (True, state[i], number_dtype(state[i]))
+            if after.dtype != before.dtype:
+                widen[i] = after.dtype
+            new = True
+        return new
+
     def cast_numbers(self, carried: list, values: list, out: list) -> None:
         """The body's Python numbers for carried values that are tensors on some runs, as
         the tensor's dtype (their own values are carried beside them, `leave`)."""

@@ -190,15 +190,26 @@ def number_in_the_body(x, n):
     return b, c
 
 
+def computed_number_then_tensor(x, n):
+    num = float(x[0])  # (a float64 standing for the number; the body makes a float32)
+    big = 2 ** 40 + 1
+    if x[0] > 5:
+        big = 3  # (a number on both paths: still a number before the loop)
+    for _ in range(n):
+        num = num + x[1] * 0.5
+        big = big + x.sum()
+    return num, isinstance(num, float), big
+
+
 @pytest.mark.parametrize("fn", [summed_while, scaled_for, merged_then_looped,
-                                number_in_the_body])
+                                number_in_the_body, computed_number_then_tensor])
 def test_graph_loop_run_zero_times_gives_the_number(fn):
     static = d2s.to_static(fn)
     for data, n in [([1.0, 2.0], 2), ([1.0, 2.0], 0), ([-1.0, -2.0], 1), ([-1.0, -2.0], 0)]:
         x, k = rt.to_tensor(data), rt.to_tensor(n)
         want = fn(x, k)
         same(static(x, k), want)
-        if n == 0 and fn in (summed_while, scaled_for):  # (eager's numbers from before it)
+        if n == 0 and fn in (summed_while, scaled_for, computed_number_then_tensor):
             assert not any(isinstance(w, rt.Tensor) for w in (
                 want if isinstance(want, tuple) else (want,)))
     assert len(static.program_cache) == 1
