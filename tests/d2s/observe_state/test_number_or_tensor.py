@@ -333,3 +333,20 @@ def test_isinstance_of_numbers_computed_by_the_program():
         want = types_tested(x)
         same(static(x), want)
         assert want[:5] == (True, True, False, True, False)
+
+
+def scaled_indices(x, idx):
+    b = 2
+    if x.mean() > 0:
+        b = x.sum()
+    return idx * b  # (eager: int64 where b is the int, float32 where it is the tensor)
+
+
+def test_a_dtype_the_number_would_keep_is_a_clear_error():
+    static = d2s.to_static(scaled_indices)
+    x, idx = rt.to_tensor(INPUTS[1]), rt.to_tensor([1, 2])
+    assert scaled_indices(x, idx).dtype == rt.int64
+    with pytest.raises(TypeError, match=r"a Python int on some runs and a float32 tensor on "
+                       r"others .* combined with an int64 tensor(.|\n)*line \d+, in "
+                       r"scaled_indices\n +return idx \* b"):
+        static(x, idx)
