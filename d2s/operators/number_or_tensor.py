@@ -130,7 +130,7 @@ def instance_of(obj, classes: tuple):
     if getattr(obj, "number_when", None) is None:
         return _number_instance(obj, classes)
     number = {"bool": bool, "int64": int}.get(obj.number_value.dtype.name, float)
-    as_number = any(isinstance(c, type) and issubclass(number, c) for c in classes)
+    as_number = isinstance(number(), classes)
     as_tensor = any(isinstance(c, type) and issubclass(rt.Tensor, c) for c in classes)
     if as_number == as_tensor:
         return as_number
@@ -153,10 +153,11 @@ def _number_instance(obj, classes: tuple):
     hits = {t: isinstance(t(), classes) for t in (bool, int, float)}
     base = {"b": bool, "f": float}.get(obj.dtype.kind, int)
     out = hits[int if obj.float_when is not None else base]
-    for flag, t in ((obj.float_when, float), (obj.bool_when, bool)):
-        if flag is not None and hits[t] != out:
-            out = rt.where(flag, rt.full([], hits[t], "bool"), rt.full([], out, "bool")) \
-                if isinstance(out, bool) else rt.where(flag, rt.full([], hits[t], "bool"), out)
+    for flag, t in ((obj.float_when, float), (obj.bool_when, bool)):  # (a bool's wins)
+        if flag is None or isinstance(out, bool) and hits[t] == out:
+            continue
+        other = rt.full([], out, "bool") if isinstance(out, bool) else out
+        out = rt.where(flag, rt.full([], hits[t], "bool"), other)
     if not isinstance(out, bool):
         out.python_scalar = True
     return out

@@ -350,3 +350,17 @@ def test_a_dtype_the_number_would_keep_is_a_clear_error():
                        r"others .* combined with an int64 tensor(.|\n)*line \d+, in "
                        r"scaled_indices\n +return idx \* b"):
         static(x, idx)
+
+
+def three_types(x):
+    b = bool(x.sum() > 100)
+    if x.mean() > 0:
+        b = 2.5 if x.max() > 1.5 else 3
+    return isinstance(b, bool), isinstance(b, float), isinstance(b, int), b
+
+
+def test_isinstance_of_a_number_of_three_types():
+    static = d2s.to_static(three_types)
+    for data in ([1.0, 2.0], [0.2, 0.3], [-1.0, -2.0]):
+        x = rt.to_tensor(data)
+        same(static(x), three_types(x))
