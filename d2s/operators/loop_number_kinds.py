@@ -81,8 +81,9 @@ class LoopNumberKinds:
             if i in self.tensors or not is_variable(before) or not is_variable(after) or \
                     number_dtype(before) is None or not is_variable(state[i]) or \
                     after.python_scalar or after.is_array or after.shape or \
-                    after.number_when is not None or number_dtype(state[i]) is None:
-                continue
+                    number_dtype(state[i]) is None or after.number_when is not None and \
+                    number_dtype(after) != number_dtype(state[i]):
+                continue  # (a number on some runs of an inner loop or `if`: of its type)
             self.tensors[i] = (True, state[i], number_dtype(state[i]))
             if after.dtype != before.dtype:
                 widen[i] = after.dtype

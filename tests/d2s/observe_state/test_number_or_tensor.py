@@ -201,11 +201,27 @@ def computed_number_then_tensor(x, n):
     return num, isinstance(num, float), big
 
 
+def inner_loop_makes_the_tensor(x, n):
+    num = 1.5
+    i = 0
+    while i < n:
+        num = -1.5  # (a graph value standing for the number after this loop)
+        i += 1
+    j = 0
+    while j < n:
+        for _ in range(n - 1):
+            num = num + x[0] * 0.5
+        j += 1
+    return num
+
+
 @pytest.mark.parametrize("fn", [summed_while, scaled_for, merged_then_looped,
-                                number_in_the_body, computed_number_then_tensor])
+                                number_in_the_body, computed_number_then_tensor,
+                                inner_loop_makes_the_tensor])
 def test_graph_loop_run_zero_times_gives_the_number(fn):
     static = d2s.to_static(fn)
-    for data, n in [([1.0, 2.0], 2), ([1.0, 2.0], 0), ([-1.0, -2.0], 1), ([-1.0, -2.0], 0)]:
+    for data, n in [([1.0, 2.0], 2), ([1.0, 2.0], 0), ([-1.0, -2.0], 1), ([-1.0, -2.0], 0),
+                    ([1.0, 2.0], 1)]:
         x, k = rt.to_tensor(data), rt.to_tensor(n)
         want = fn(x, k)
         same(static(x, k), want)
