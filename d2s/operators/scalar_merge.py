@@ -35,7 +35,8 @@ def _target(a, b):
         return inner if any(t is not None for t in inner.values()) else None
     if min(number_rank(a), number_rank(b)) >= 0 and number_rank(a) != number_rank(b):
         return _wider_target(a, b)
-    if number_rank(a) >= 0 and is_variable(a) and is_variable(b) and a.dtype != b.dtype:
+    if min(number_rank(a), number_rank(b)) >= 0 and is_variable(a) and is_variable(b) and \
+            a.dtype != b.dtype:
         # one Python type held at two widths (`loss.item()` as float32 on one path, a float
         # kept as program state, float64, on the other): the wider holds both exactly
         return max(a.dtype, b.dtype, key=lambda d: d.itemsize).name

@@ -82,6 +82,13 @@ def int_or_float_or_tensor(x):
     return b
 
 
+def number_in_the_branch(x):
+    num = x[0] * 0.5
+    if x.mean() > 0:
+        num = float(x[1])  # (a float64 standing for the number, beside a float32 tensor)
+    return num, isinstance(num, float)
+
+
 def reference(fn, data):
     """The same function with NumPy arrays for tensors (float32 as the runtime computes)."""
     a = np.asarray(data, np.float32)
@@ -92,6 +99,8 @@ def reference(fn, data):
         if taken:
             return (a.sum(), a.max()), {"flag": [a > 0]}
         return (2 ** 40 + 1, 0.1), {"flag": [True]}
+    if fn is number_in_the_branch:
+        return (float(a[1]), True) if taken else (a[0] * np.float32(0.5), False)
     if fn is used_in_python:
         b = a.sum() if taken else 0.1
         return b * 2 + 1, not taken, taken, float(b), int(b * 10), b > 0.05
@@ -110,7 +119,8 @@ def as_eager_leaves(ref):
 INPUTS = [[1.0, 2.0, 0.5], [-1.0, -2.0, -0.5], [0.25, 0.5, 0.25], [3.0, -2.0, -2.0]]
 
 
-@pytest.mark.parametrize("fn", [shifted, exact_numbers, used_in_python])
+@pytest.mark.parametrize("fn", [shifted, exact_numbers, used_in_python,
+                                number_in_the_branch])
 def test_each_path_gives_eager_type(fn):
     static = d2s.to_static(fn)
     for data in INPUTS:
