@@ -239,7 +239,7 @@ class _GraphWhile:
                                      out[i] is given[i])
         kinds = self.number_kinds
         if kinds.found(carried, values, out, self.state) or kinds.made_numbers(
-                carried, values, out) or kinds.became_tensors(
+                carried, values, out, names, src) or kinds.became_tensors(
                     carried, values, out, self.state, self.widen):
             raise _Widen  # (traced again with the number's type flags carried)
         extra = kinds.leave(out)  # (then numbers as their tensors' dtypes)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import runtime as rt
 
-from .number_or_tensor import here, number_dtype
+from ..errors import ConversionError
+from .number_or_tensor import here, number_dtype, pairs
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
-from .variables import Undefined, is_variable
+from .variables import Undefined, is_variable, where
 
 _FLAGS = ("bool_when", "float_when")
 
@@ -55,18 +56,20 @@ class LoopNumberKinds:
             if is_variable(v) and v.number_when is not None and i not in self.tensors:
                 self.tensors[i] = (v.number_when, v.number_value, v.number_value.dtype.name)
 
-    def made_numbers(self, carried: list, values: list, out: list) -> bool:
+    def made_numbers(self, carried: list, values: list, out: list, names, src) -> bool:
         """Whether the body makes a carried 0-d tensor a Python number (`b = 0.25`,
-        `b = float(t)`), for one not flagged yet (recorded: a tensor on entry)."""
+        `b = float(t)`; on some runs only: a number under a tensor `if`), for one not flagged
+        yet (recorded: a tensor on entry). Inside a carried tuple or list, a clear error."""
         new = False
         for k, i in enumerate(carried):
-            before, after = values[k], out[i]
-            if i in self.tensors or not is_variable(before) or before.shape or \
-                    before.is_array or before.python_scalar or before.number_when is not None:
-                continue
-            dtype = number_dtype(after)
-            if dtype is not None and not (is_variable(after) and after.number_when is not None):
-                self.tensors[i] = (False, 1, dtype)
+            for path, before, after in pairs(values[k], out[i], ()):
+                if i in self.tensors or not is_variable(before) or before.shape or \
+                        before.is_array or before.python_scalar or \
+                        before.number_when is not None or number_dtype(after) is None:
+                    continue
+                if path:
+                    _refuse_item(names[i], path, src)
+                self.tensors[i] = (False, 1, number_dtype(after))
                 new = True
         return new
 
@@ -153,6 +156,16 @@ class LoopNumberKinds:
                 v.bool_when, v.float_when = flags[2 * j], flags[2 * j + 1]
                 v.float_type_lost = False  # (carried: `graph_while._lost_float_type`)
         return values
+
+
+def _refuse_item(name: str, path: tuple, src) -> None:
+    place = name + "".join(f"[{j}]" for j in path)
+    raise ConversionError(
+        f"'{place}' is a tensor before a loop whose condition is a tensor ({where(src)}) and "
+        "a Python number after its body: eager code has the number after the trips that set "
+        "it and the tensor where none did, which an item of a carried tuple or list cannot "
+        f"tell. Make it a tensor in the body (`rt.to_tensor(...)`), or keep `{place}` in a "
+        "name of its own.", origin=src)
 
 
 def _kind(v) -> str:

@@ -46,7 +46,7 @@ def find(first: list, second: list, names, kinds: dict, src) -> bool:
     """Record (in `kinds`) the paths of the values of `names` that one branch leaves a Python
     number and the other a tensor; True if any new."""
     new = False
-    for path, a, b in _pairs(first[:len(names)], second[:len(names)], ()):
+    for path, a, b in pairs(first[:len(names)], second[:len(names)], ()):
         dtypes = {number_dtype(v) for v in (a, b) if not isinstance(v, Undefined)} - {None}
         if not dtypes or not any(map(_is_tensor_side, (a, b))) or ("n", path) in kinds:
             continue
@@ -74,10 +74,11 @@ def _refuse_kinds(name: str, path: tuple, dtypes: set, src) -> None:
         "a tensor on every path (`rt.to_tensor(...)`).", origin=src)
 
 
-def _pairs(a, b, path):
+def pairs(a, b, path):
+    """(path, item of a, item of b) of two structures of lists and tuples, leaf by leaf."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         for i, (x, y) in enumerate(zip(a, b)):
-            yield from _pairs(x, y, (*path, i))
+            yield from pairs(x, y, (*path, i))
     else:
         yield path, a, b
 
@@ -142,7 +143,7 @@ def instance_of(obj, classes: tuple):
 def mark_all(values: list, kinds: dict, offset: int) -> None:
     """`mark` each output of `values` (and their items), the first at path `(offset,)`: the
     objects a branch changed (`d["loss"] = x.sum()` where it held 0)."""
-    for path, r, _ in _pairs(values, values, ()):
+    for path, r, _ in pairs(values, values, ()):
         if path:
             mark(r, kinds, (path[0] + offset, *path[1:]))
 

@@ -390,3 +390,29 @@ def test_isinstance_of_a_number_of_three_types():
     for data in ([1.0, 2.0], [0.2, 0.3], [-1.0, -2.0]):
         x = rt.to_tensor(data)
         same(static(x), three_types(x))
+
+
+def number_beside_an_early_return(x, n):
+    num = x.sum()
+    for i in range(n):
+        if x[i] > 5:
+            return num  # (the rest of the body: under a tensor `if`, num a number there)
+        num = 0.25
+    return num
+
+
+def number_in_a_carried_tuple(x, n):
+    pair = (x.sum(), 1)
+    for _ in range(n):
+        pair = (0.25, 2)
+    return pair
+
+
+def test_a_number_the_body_sets_beside_a_return_and_in_a_tuple():
+    static = d2s.to_static(number_beside_an_early_return)
+    for data, n in (([1.0, 2.0], 2), ([1.0, 2.0], 0), ([6.0, 2.0], 2)):
+        x, k = rt.to_tensor(data), rt.to_tensor(n)
+        same(static(x, k), number_beside_an_early_return(x, k))
+    with pytest.raises(d2s.ConversionError, match=r"'pair\[0\]' is a tensor before a loop .*"
+                       r"line \d+: for _ in range\(n\)\) and a Python number after its body"):
+        d2s.to_static(number_in_a_carried_tuple)(rt.to_tensor([1.0, 2.0]), rt.to_tensor(2))
