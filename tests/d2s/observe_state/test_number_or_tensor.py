@@ -414,5 +414,5 @@ def test_a_number_the_body_sets_beside_a_return_and_in_a_tuple():
         x, k = rt.to_tensor(data), rt.to_tensor(n)
         same(static(x, k), number_beside_an_early_return(x, k))
     with pytest.raises(d2s.ConversionError, match=r"'pair\[0\]' is a tensor before a loop .*"
-                       r"line \d+: for _ in range\(n\)\) and a Python number after its body"):
+                       r"line \d+: for _ in range\(n\):\) and a Python number after its body"):
         d2s.to_static(number_in_a_carried_tuple)(rt.to_tensor([1.0, 2.0]), rt.to_tensor(2))
