@@ -17,7 +17,7 @@ import runtime as rt
 from ..errors import ConversionError
 from .number_or_tensor import here, number_dtype, pairs
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
-from .variables import Undefined, is_variable, where
+from .variables import Undefined, is_return_value, is_variable, where
 
 _FLAGS = ("bool_when", "float_when")
 
@@ -159,13 +159,14 @@ class LoopNumberKinds:
 
 
 def _refuse_item(name: str, path: tuple, src) -> None:
-    place = name + "".join(f"[{j}]" for j in path)
+    item = "".join(f"[{j}]" for j in path)
+    place = f"the returned value{item}" if is_return_value(name) else f"'{name}{item}'"
     raise ConversionError(
-        f"'{place}' is a tensor before a loop whose condition is a tensor ({where(src)}) and "
-        "a Python number after its body: eager code has the number after the trips that set "
-        "it and the tensor where none did, which an item of a carried tuple or list cannot "
-        f"tell. Make it a tensor in the body (`rt.to_tensor(...)`), or keep `{place}` in a "
-        "name of its own.", origin=src)
+        f"{place} is a tensor before a loop whose condition is a tensor ({where(src)}) and a "
+        "Python number after its body: eager code has the number after the trips that set it "
+        "and the tensor where none did, which an item of a carried tuple or list cannot tell. "
+        "Make it a tensor in the body (`rt.to_tensor(...)`), or keep it in a name of its "
+        "own.", origin=src)
 
 
 def _kind(v) -> str:

@@ -416,3 +416,19 @@ def test_a_number_the_body_sets_beside_a_return_and_in_a_tuple():
     with pytest.raises(d2s.ConversionError, match=r"'pair\[0\]' is a tensor before a loop .*"
                        r"line \d+: for _ in range\(n\):\) and a Python number after its body"):
         d2s.to_static(number_in_a_carried_tuple)(rt.to_tensor([1.0, 2.0]), rt.to_tensor(2))
+
+
+def returned_from_a_nested_loop(x, n):
+    num = x.sum()
+    for _ in range(n):
+        for j in range(2):
+            if x[j] > 5:
+                return x, num  # (the returned tuple: carried by the inner loop)
+        num = 0.25
+    return x, num
+
+
+def test_a_returned_tuple_item_is_named_as_the_user_sees_it():
+    with pytest.raises(d2s.ConversionError, match=r"^the returned value\[1\] is a tensor before "
+                       r"a loop whose condition is a tensor .*line \d+: for j in range\(2\):"):
+        d2s.to_static(returned_from_a_nested_loop)(rt.to_tensor([1.0, 2.0]), rt.to_tensor(2))
