@@ -97,6 +97,9 @@ def _with_structure(program, feeds: list, out, args):
     def output(leaf):
         if isinstance(leaf, Variable):
             index = fetch(leaf)
+            if leaf.number_when is not None:  # (a number on some paths, `number_or_tensor`)
+                return {"number_or_tensor": [index, fetch(leaf.number_when),
+                                             fetch(leaf.number_value)]}
             flag = leaf.float_when if leaf.python_scalar else None
             is_bool = leaf.bool_when if leaf.python_scalar else None  # (a bool on some paths)
             if is_bool is not None and not leaf.is_array:

@@ -167,6 +167,12 @@ class Entry:
         self.number_kinds = [(k, None if f is None else next(at), None if b is None else next(at))
                              for k, f, b in flags]
         outs = outs + extra
+        # values that are a Python number on some runs and a tensor on others
+        # (`operators/number_or_tensor.py`): (output, output of its flag, of the number)
+        mixed = [k for k in range(len(self.out_index)) if outs[k].number_when is not None]
+        self.number_or_tensor = [(k, len(outs) + 2 * j, len(outs) + 2 * j + 1)
+                                 for j, k in enumerate(mixed)]
+        outs = outs + [x for k in mixed for x in (outs[k].number_when, outs[k].number_value)]
         # results whose stop_gradient (of each item, for a list) the run decides
         # (`runtime/program/stop_flags.py`): (output, output of its flag)
         self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
@@ -232,7 +238,8 @@ class Entry:
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
-                       and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
+                       and not self.number_kinds and not self.number_or_tensor
+                       and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
@@ -357,6 +364,9 @@ class Entry:
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])
+        for k, flag, number in self.number_or_tensor:  # (eager's Python number here)
+            if arrays[flag]:
+                outs[k] = arrays[number].item()
         for k in self.array_out:
             outs[k] = backend.to_numpy(arrays[k])
         for k in self.tuple_out:

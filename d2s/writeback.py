@@ -224,6 +224,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 value_before(before.log, s) is v):
             continue  # a list or dict kept is a place of its own: written back in place
         # (one the call put there, `o.hist = [loss.item()]`: a new one after each call)
+        if is_variable(v) and v.number_when is not None:  # (a number on some runs only:
+            types.pop(s.ident(), None)  # a tensor on the others, `running.Entry`)
         flag = key_flags.flag_for(s.obj, s.key, v) if s.kind == "dict" else None
         if flag is not None:  # (a key set on some paths only: there after the run or not)
             slots.append(_present(s, v, flag))

@@ -295,7 +295,8 @@ OPERATOR_RANKS = {
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
-    "loop_number_kinds.py": 2, "number_pairs.py": 2, "array_queries.py": 2,
+    "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
+    "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,

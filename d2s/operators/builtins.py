@@ -16,7 +16,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, struct_queries
+from . import key_flags, number_or_tensor, struct_queries
 from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -451,7 +451,7 @@ def _prod(shape) -> int:
 def bool_(x=False):
     if is_variable(x):
         _one_element(x, "bool")
-
+        x = number_or_tensor.exact(x, "bool")
         out = to_bool(x)
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
@@ -462,14 +462,14 @@ def bool_(x=False):
 def int_(x=0, *base):
     if is_variable(x):
         _one_element(x, "int")
-        return _number(x, "int64")
+        return _number(number_or_tensor.exact(x, "int64"), "int64")
     return builtins.int(x, *base)
 
 
 def float_(x=0.0):
     if is_variable(x):
         _one_element(x, "float")
-        return _number(x, "float64")
+        return _number(number_or_tensor.exact(x, "float64"), "float64")
     return builtins.float(x)
 
 
@@ -566,8 +566,9 @@ def isinstance_(obj, cls):
     """`isinstance`; a graph value is an instance of `rt.Tensor` (it stands for one)."""
     if is_variable(obj):
         classes = cls if isinstance(cls, tuple) else (cls,)
-        if any(c is rt.Tensor for c in classes):
-            return True
+        found = number_or_tensor.instance_of(obj, classes)  # (a number on some runs)
+        if found is not None or any(c is rt.Tensor for c in classes):
+            return True if found is None else found
     return builtins.isinstance(obj, cls)
 
 

@@ -20,7 +20,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError, note_traced_branch
-from . import branch_keys, mutation
+from . import branch_keys, mutation, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -203,6 +203,9 @@ class _GraphIf:
             _check_bound(self.names, outs[0], out, self.src, self.unbound)
         out = mutation.branch_end(self.log, out)  # + changed objects; the snapshot restored
         self.full[-1] = out
+        if len(self.full) == 2 and not any(self.raised):  # (a number on one path only)
+            number_or_tensor.find(self.full[0], out, [*self.names, *(
+                sl.path for sl in self.log.slots)], self.kinds, self.src)
         if frame.raised and self.settled:
             out = [stand_in(v) for v in (outs[0] if outs else self.standing)]
         elif outs and not (self.raised[0] and self.settled):
@@ -214,8 +217,11 @@ class _GraphIf:
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
+        values = self.full[-1]  # (frozen: a list the branch changed is restored by now;
+        # and the changed objects' values)
         return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
-            tuple(number_kind_flags(self.raw[-1], k, self.kinds, self.marks[1])) + key_flags
+            tuple(number_kind_flags(values, k, self.kinds, self.marks[1],
+                                    number_or_tensor.here)) + key_flags
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -272,6 +278,7 @@ class _GraphIf:
             # item appended as an int by one branch and a float by the other)
             _mark_scalars(result[k:], [f[k:] for f in self.full], pred, self.src, {},
                           ("objects",))
+            number_or_tensor.mark_all(result[k:], kinds, k)  # (`b = 1` ... `d["b"] = t`)
         for i in range(min(k, len(result))):  # (`tuple(array)` on every path: a tuple)
             if is_variable(result[i]) and result[i].is_array and all(
                     i < len(f) and is_variable(f[i]) and getattr(f[i], "_d2s_tuple", False)
@@ -590,5 +597,7 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 merged_float_flag(a, b, pred, src)
             r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
                 merged_bool_flag(a, b, pred)
+        else:
+            number_or_tensor.mark(r, kinds, (*path, i))
 
 

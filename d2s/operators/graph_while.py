@@ -152,6 +152,7 @@ class _GraphWhile:
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
         self._initial_values()
+        self.number_kinds.made_tensors({}, self.state)  # (a number on some runs only)
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
         self.loop = Loop(log, body, self.state, self.carried,  # changed objects: loop vars
                          self.new_keys.new_held_key)
@@ -188,6 +189,7 @@ class _GraphWhile:
         numbers = {i: v for i, v in enumerate(state) if isinstance(v, (int, float))}
         self.state = settled_initial_values(self.body, state, names, self.src, self.log)
         self.number_kinds.widened(numbers, self.state)  # (`best = False`, then `best = i`)
+        self.number_kinds.made_tensors(numbers, self.state)  # (`b = 1`, then `b = b + t`)
         # a number filling a tensor of another shape: right only where the body runs
         self.numbers = {i: v for i, v in numbers.items() if is_variable(self.state[i]) and
                         self.state[i].ndim and not getattr(self.state[i], "python_scalar",
@@ -239,8 +241,13 @@ class _GraphWhile:
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
         self.changed_in_place.update(i for i in self.dicts if i in carried and
                                      out[i] is given[i])
-        if self.number_kinds.found(carried, values, out, self.state):
+        kinds = self.number_kinds
+        if kinds.found(carried, values, out, self.state) or kinds.made_numbers(
+                carried, values, out, names, src) or kinds.became_tensors(
+                    carried, values, out, self.state, self.widen):
             raise _Widen  # (traced again with the number's type flags carried)
+        extra = kinds.leave(out)  # (then numbers as their tensors' dtypes)
+        kinds.cast_numbers(carried, values, out)
         _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(kept[k], out[i], ()):  # grows into) an array
@@ -251,7 +258,7 @@ class _GraphWhile:
         held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(values, res, keys)
-        return res + self.number_kinds.leave(out) + self.new_keys.leave(out, flags) + held
+        return res + extra + self.new_keys.leave(out, flags) + held
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -352,7 +359,7 @@ class _GraphWhile:
         for i, dtype in widen.items():
             v = state[i]
             if (is_variable(v) and not v.python_scalar or is_tensor(v)) and \
-                    i not in self.widened:
+                    i not in self.widened and i not in self.number_kinds.tensors:
                 self.widened[i] = v.dtype  # eager's dtype where the body never runs
             state[i] = rt.cast(v, dtype) if is_variable(v) or is_tensor(v) else rt.full(
                 [], v, dtype)

@@ -35,7 +35,8 @@ def _target(a, b):
         return inner if any(t is not None for t in inner.values()) else None
     if min(number_rank(a), number_rank(b)) >= 0 and number_rank(a) != number_rank(b):
         return _wider_target(a, b)
-    if number_rank(a) >= 0 and is_variable(a) and is_variable(b) and a.dtype != b.dtype:
+    if min(number_rank(a), number_rank(b)) >= 0 and is_variable(a) and is_variable(b) and \
+            a.dtype != b.dtype:
         # one Python type held at two widths (`loss.item()` as float32 on one path, a float
         # kept as program state, float64, on the other): the wider holds both exactly
         return max(a.dtype, b.dtype, key=lambda d: d.itemsize).name
@@ -173,10 +174,11 @@ def _visible(v, block=None) -> bool:
     return v.block is block or v.block.idx == 0 or v.block in block.ancestors()
 
 
-def number_kind_flags(values: list, n: int, kinds: dict, outer) -> list:
+def number_kind_flags(values: list, n: int, kinds: dict, outer, other=None) -> list:
     """A traced branch's extra `cond` outputs: for each `(kind, path)` in `kinds` (path: state
     index, then item indices), the bool saying whether the number there is a float (kind
-    "f") or a bool ("b") when the program runs.
+    "f") or a bool ("b") when the program runs (`other(kind, value, kinds[...])` gives the
+    other kinds' values: `number_or_tensor.here`).
     Numbers of this branch whose flag (`Variable.float_when`) lives in a block that code after
     the `if` (in block `outer`) cannot read are added (the `if` is traced again): only an
     output carries such a flag out, as a `return` inside nested tensor `if`s needs."""
@@ -185,6 +187,7 @@ def number_kind_flags(values: list, n: int, kinds: dict, outer) -> list:
             if (kind, path) not in kinds and flag is not None and not _visible(flag, outer):
                 kinds[(kind, path)] = True
     return [(bool_flag_here if kind == "b" else float_flag_here)(_at(values, path))
+            if kind in "bf" else other(kind, _at(values, path), kinds[(kind, path)])
             for kind, path in sorted(kinds)]
 
 

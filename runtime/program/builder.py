@@ -115,7 +115,29 @@ class Builder:
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
+        if not multi and any(getattr(x, "number_when", None) is not None for x in inputs):
+            self._number_or_tensor(op, inputs, attrs, outs[0])
         return outs if multi else outs[0]
+
+    def _number_or_tensor(self, op: OpDef, inputs, attrs: dict, out) -> None:
+        """Python arithmetic on a value that is a Python number on some runs only
+        (`Variable.number_when`: `b = 1`, then `b = b + x` under a tensor `if`) and Python
+        numbers: on those runs eager code computes a Python number, which the op computed on
+        the number (`number_value`) gives; the result carries the and of the flags."""
+        tensors = [x for x in inputs if isinstance(x, Variable) and x.number_when is None
+                   and not x.python_scalar]
+        if tensors and op.name in _PROMOTING:  # (eager's result: a tensor on every run,
+            _same_dtype_as_number(tensors[0], inputs, out)  # of this dtype on all?)
+        if op.name not in _NUMBER_OPS or tensors:
+            return
+        flags = [x.number_when for x in inputs if getattr(x, "number_when", None) is not None]
+        numbers = [x.number_value if getattr(x, "number_when", None) is not None else x
+                   for x in inputs]
+        value = self.bind(op, numbers, attrs)
+        flag = flags[0]
+        for f in flags[1:]:
+            flag = logical_and(flag, f)
+        out.number_when, out.number_value = flag, value
 
     # ---- training, built from above ------------------------------------------------------
     # Autograd and Tensor sit below this layer and reach the program being built through the
@@ -343,6 +365,35 @@ _ARITHMETIC = frozenset({
     "minimum", "equal", "not_equal", "less_than", "less_equal", "greater_than",
     "greater_equal", "where", "clip", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor"})
+# ops Python numbers have (their results on numbers: `Builder._number_or_tensor`)
+_NUMBER_OPS = _ARITHMETIC | {"neg", "abs", "logical_not", "scale"}
+# ... of those, the ones whose result has the promoted dtype of the operands
+_PROMOTING = frozenset({"add", "subtract", "multiply", "floor_divide", "remainder", "pow",
+                        "maximum", "minimum"})
+
+
+def _same_dtype_as_number(tensor, inputs, out) -> None:
+    """A tensor combined with a value that is a Python number on some runs only: eager code
+    gives the tensor's dtype with a number (`int64 tensor * 2`) and the promoted one with a
+    tensor there; a TypeError where the two differ (one program value has one dtype)."""
+    for x in inputs:
+        if getattr(x, "number_when", None) is None:
+            continue
+        kind = x.number_value.dtype
+        number = {"b": "bool", "i": "int", "u": "int"}.get(kind.kind, "float")
+        on_number = promote_scalar(tensor.dtype, True if number == "bool" else
+                                   0 if number == "int" else 0.0)
+        if on_number != out.dtype:
+            def a(d):
+                return ("an " if d.name[0] in "aeiou" else "a ") + d.name
+            raise TypeError(
+                f"a value that is a Python {number} on some runs and {a(x.dtype)} tensor on "
+                f"others (a tensor `if`, or a loop whose condition is a tensor, decided "
+                f"which) is combined with {a(tensor.dtype)} tensor: eager code gives "
+                f"{a(on_number)} tensor on the runs where it is the number and "
+                f"{a(out.dtype)} one on the others, which one program value cannot give. "
+                f"Cast the {tensor.dtype.name} tensor (`rt.cast(t, '{out.dtype.name}')`), or "
+                f"make the value {a(x.dtype)} tensor on every path.")
 # ops that make a real tensor of a Python number (`rt.cast`, `rt.to_tensor(n)`, `rt.full`,
 # `rt.zeros_like`...): their output does not stand for a Python number
 # (and ops that build a tensor of sizes or items: `rt.arange(n)`, `rt.stack([a, b])`...)

@@ -12,6 +12,9 @@ is called with the same list and dict and returns the same tuple. A node is one 
                             is true, else as an int (`sum()` of a list of floats that may be
                             empty is the int start); [K, F, B]: as a bool when the B-th is
                             true (F null where no float is possible: a bool or an int)
+    {"number_or_tensor": [K, F, V]}  outputs: the K-th fetch, or where the F-th (a bool) is
+                            true the V-th as a Python number (a value that is a number on some
+                            paths of a tensor `if` and a tensor on others)
     {"numbers": K}          outputs: the K-th fetch, a tensor array, as a list of Python
                             numbers (a list of them grown by a graph loop or tensor `if`)
     {"number_pairs": K}     ... of numbers of several types, each a `[value, kind]` pair
@@ -85,8 +88,9 @@ def _check(node, kind, count, seen, depth) -> None:
         if body.__class__ is not int or not 0 <= body < count:
             raise ModelFormatError(f"the {kind} structure names {kind} {body!r} of {count}")
         seen.append(body)
-    elif tag == "number_kind" and kind == "output" and isinstance(body, list) and len(
-            body) in (2, 3) and body[0] is not None:
+    elif tag in ("number_kind", "number_or_tensor") and kind == "output" and isinstance(
+            body, list) and len(body) in ((2, 3) if tag == "number_kind" else (3,)) and \
+            body[0] is not None and (tag == "number_kind" or None not in body):
         for index in body:
             if index is not None:
                 _check({"output": index}, kind, count, seen, depth + 1)
@@ -120,6 +124,9 @@ def build(node: dict, leaves: list):
         if is_bool or is_float is None:  # (a bool, or the type the dtype gives)
             return bool(number) if is_bool else number
         return float(number) if is_float else int(number)
+    if tag == "number_or_tensor":
+        k, flag, number = body
+        return leaves[number].item() if leaves[flag].item() else leaves[k]
     if tag == "numbers":
         return [t.item() for t in leaves[body]]
     if tag == "number_pairs":  # (numbers of several types: `[value, kind]` each)
@@ -158,7 +165,7 @@ def paths(node: dict, where: str = "") -> dict:
     (tag, body), = node.items()
     if tag in ("input", "output", *_NUMBERS):
         return {body: where}
-    if tag == "number_kind":
+    if tag in ("number_kind", "number_or_tensor"):
         return {k: where for k in body if k is not None}
     if tag == "value":
         return {}

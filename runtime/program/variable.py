@@ -120,6 +120,11 @@ class Variable(core.VariableBase):
     # ... and, for one that is a Python bool on some runs only (`keep = bool(t)`, then `keep =
     # 3` under a tensor condition; held as the wider number): a bool value, True for a bool
     bool_when = None
+    # For a value that is a Python number on some runs and a tensor on others (d2s: `b = 1`,
+    # then `b = b + x` under a tensor `if`): a bool value, True on the runs where it is the
+    # number, and that number at Python's precision (bool, int64, float64; a graph value)
+    number_when = None
+    number_value = None
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None

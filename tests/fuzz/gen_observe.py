@@ -6,7 +6,8 @@ loop-carried tensor whose dtype the body widens (whether it is still int32 retur
 of the argument object that the caller changes between calls (`o.scale`, `o.cfg["shift"]`)
 and a dict passed in that the function counts into (`o.stats["count"] += 1`); membership of
 traced pairs in a set and of a traced number in a dict; `try`/`finally` whose `finally`
-returns, breaks or continues.
+returns, breaks or continues; a Python float that tensor `if`s and graph loops make a 0-d tensor
+on some paths (and a number again on others), returned and tested with `isinstance`.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; o: an `Observed` made by `make_observed`, whose fields after each call are
@@ -31,11 +32,12 @@ def f(x, y, o):
     marks = {0: 0.5}
     acc = rt.zeros([], "int32")
     k = rt.zeros([])
+    num = 1.5
 '''
 
 RESULT = ("h, len(lengths), sum(lengths), len(nums), sum(nums), len(flags), sum(flags), "
           "int(rt.sum(x > 0.0)), float(rt.mean(h)), acc, acc.dtype == rt.int32, len(pairs), "
-          "pairs[-1][0], len(tagged)")
+          "pairs[-1][0], len(tagged), num, isinstance(num, float), num * 2.0 + 1.0")
 
 NUMBERS = ("0", "1", "2", "1.5", "0.25", "-1")
 BOOLS = ("True", "False")
@@ -57,6 +59,11 @@ ANYWHERE = (
     'h = h + o.cfg["shift"]',
     'o.stats["count"] += 1',
     "o.steps += 1",
+    # a Python float on some paths and a 0-d tensor on others (`number_or_tensor`)
+    "num = num + h[0] * 0.5",
+    "num = num * 2.0",
+    "num = {f}",
+    "num = float(h[1])",
 )
 
 # Only outside graph loops (a set changed in a graph loop is not what this generator tests).
@@ -82,6 +89,7 @@ def _stmt(draw, depth: int, in_loop: bool):
     if kind == "simple":
         return draw(st.sampled_from(ANYWHERE)).format(
             n=draw(st.sampled_from(NUMBERS)), i=draw(st.sampled_from(("0", "1", "5"))),
+            f=draw(st.sampled_from(("0.25", "2.0", "-1.5"))),
             b=draw(st.sampled_from(BOOLS))).splitlines()
     if kind == "top":
         return draw(st.sampled_from(TOP)).splitlines()

@@ -1,0 +1,164 @@
+"""A name that is a Python number on some paths and a tensor on others (issue 33): `b = 1`,
+then `if t.mean() > 0: b = b + x * 0.5`. Eager code returns the int 1 where the branch is not
+taken and a tensor where it is; one program value holds the tensor (the number cast to its
+dtype, `scalar_merge`), so the `if` also gives out, as two more `cond` outputs, a bool saying
+whether the value is the Python number on this run (`Variable.number_when`) and the number at
+Python's own precision (`Variable.number_value`: bool, int64 or float64, a graph value
+standing for the number). The call then gives eager's Python number exactly where the flag
+holds (`running.Entry`), for a returned value and a value written back to a place alike.
+
+Arithmetic on such a value with Python numbers only (`b * 2`) is a Python number on the runs
+where the value is one: the builder computes the op on `number_value` too and passes the flag
+on (`runtime/program/builder.py`, `_number_or_tensor`).
+
+`_GraphIf` keeps the paths of such values in its `kinds` (kind "n": the flag, "v": the
+number, whose entry holds the number's dtype): `find` adds them after both branches are traced
+(the `if` is traced again with them), `here` gives a branch's value of each.
+"""
+from __future__ import annotations
+
+import runtime as rt
+
+from ..errors import ConversionError
+from .scalar_merge import WIDE_NUMBER, number_rank
+from .variables import Undefined, is_return_value, is_variable, where
+
+
+def number_dtype(v):
+    """The dtype (bool, int64, float64) of the Python number `v` stands for on the runs
+    where it is one; None where `v` is no number of a type fixed for all runs."""
+    if is_variable(v) and getattr(v, "number_when", None) is not None:
+        return v.number_value.dtype.name
+    if isinstance(v, Undefined) or number_rank(v) < 0:
+        return None
+    if is_variable(v) and (v.float_when is not None or v.bool_when is not None or
+                           getattr(v, "number_type_unknown", False) or v.shape):
+        return None
+    return WIDE_NUMBER[number_rank(v)]
+
+
+def _is_tensor_side(v) -> bool:
+    return is_variable(v) and not v.is_array and not getattr(v, "python_scalar", False) \
+        or is_variable(v) and getattr(v, "number_when", None) is not None
+
+
+def find(first: list, second: list, names, kinds: dict, src) -> bool:
+    """Record (in `kinds`) the paths of the values of `names` that one branch leaves a Python
+    number and the other a tensor; True if any new."""
+    new = False
+    for path, a, b in pairs(first[:len(names)], second[:len(names)], ()):
+        dtypes = {number_dtype(v) for v in (a, b) if not isinstance(v, Undefined)} - {None}
+        if not dtypes or not any(map(_is_tensor_side, (a, b))) or ("n", path) in kinds:
+            continue
+        if len(dtypes) > 1:
+            _refuse_kinds(names[path[0]], path[1:], dtypes, src)
+        if all(number_dtype(v) is not None and getattr(v, "number_when", None) is None
+               for v in (a, b) if not isinstance(v, Undefined)):
+            continue  # (numbers on both paths: `scalar_merge`)
+        kinds[("n", path)] = True
+        kinds[("v", path)] = dtypes.pop()
+        new = True
+    return new
+
+
+def _refuse_kinds(name: str, path: tuple, dtypes: set, src) -> None:
+    what = "the returned value" if is_return_value(name) else \
+        "the conditional expression's value" if name.startswith("_ifexp") else f"'{name}'"
+    kinds = " and ".join(k for d, k in (("bool", "a bool"), ("int64", "an int"),
+                                         ("float64", "a float")) if d in dtypes)
+    raise ConversionError(
+        f"{what}{''.join(f'[{i}]' for i in path)} is {kinds} on the inputs that take "
+        f"some paths and a tensor on others of an if whose condition is a tensor "
+        f"({where(src)}): eager code keeps each path's type, which one program value cannot "
+        "give beside a tensor. Give it numbers of one type on those paths (`2.0` for `2`), or "
+        "a tensor on every path (`rt.to_tensor(...)`).", origin=src)
+
+
+def pairs(a, b, path):
+    """(path, item of a, item of b) of two structures of lists and tuples, leaf by leaf."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from pairs(x, y, (*path, i))
+    else:
+        yield path, a, b
+
+
+def here(kind: str, v, dtype):
+    """A branch's value of the flag ("n") or number ("v") of `v` (a placeholder's where `v`
+    is a tensor on this path: False, and 1 of the number's dtype, which no division by it
+    turns into an error)."""
+    mixed = is_variable(v) and getattr(v, "number_when", None) is not None
+    if kind == "n":
+        if mixed:
+            return v.number_when
+        return rt.full([], number_dtype(v) is not None and not _is_tensor_side(v), "bool")
+    if mixed:
+        number = v.number_value
+    elif number_dtype(v) is not None:
+        number = v if is_variable(v) else rt.full([], v, dtype)
+    else:
+        number = rt.full([], 1, dtype)
+    if number.dtype.name != dtype:
+        number = rt.cast(number, dtype)
+    number.python_scalar = True
+    return number
+
+
+def mark(r, kinds: dict, at: tuple) -> None:
+    """Give the `if`'s output `r` its flag and number (`cond`'s outputs for path `at`)."""
+    if ("n", at) in kinds and is_variable(r):
+        r.number_when = kinds[("n", at)]
+        r.number_value = kinds[("v", at)]
+        r.number_value.python_scalar = True
+
+
+def exact(x, dtype: str):
+    """`x` as the graph value of `dtype` that `int()`/`float()`/`bool()` of it gives: on
+    the runs where `x` is a Python number, of that number at its own precision (`float(b)`
+    of `b = 0.1` is 0.1, not the float32 the merged value holds); `x` where it is no such
+    value."""
+    if getattr(x, "number_when", None) is None:
+        return x
+    number = rt.cast(rt.assign(x.number_value), dtype)  # (a real tensor: `where` keeps it)
+    return rt.where(x.number_when, number, rt.cast(x, dtype))
+
+
+def instance_of(obj, classes: tuple):
+    """`isinstance(obj, classes)` of a value that is a Python number on some runs only, or
+    of a graph value standing for a Python number (`float(t)`, whose type the run may
+    decide): the truth on each run, a graph value standing for a Python bool where it
+    differs between runs (None where `obj` is no such value)."""
+    if getattr(obj, "number_when", None) is None:
+        return _number_instance(obj, classes)
+    number = {"bool": bool, "int64": int}.get(obj.number_value.dtype.name, float)
+    as_number = isinstance(number(), classes)
+    as_tensor = any(isinstance(c, type) and issubclass(rt.Tensor, c) for c in classes)
+    if as_number == as_tensor:
+        return as_number
+    out = rt.assign(obj.number_when) if as_number else rt.logical_not(obj.number_when)
+    out.python_scalar = True
+    return out
+
+
+def mark_all(values: list, kinds: dict, offset: int) -> None:
+    """`mark` each output of `values` (and their items), the first at path `(offset,)`: the
+    objects a branch changed (`d["loss"] = x.sum()` where it held 0)."""
+    for path, r, _ in pairs(values, values, ()):
+        if path:
+            mark(r, kinds, (path[0] + offset, *path[1:]))
+
+
+def _number_instance(obj, classes: tuple):
+    if not obj.python_scalar or obj.is_array or obj.shape or obj.number_type_unknown:
+        return None
+    hits = {t: isinstance(t(), classes) for t in (bool, int, float)}
+    base = {"b": bool, "f": float}.get(obj.dtype.kind, int)
+    out = hits[int if obj.float_when is not None else base]
+    for flag, t in ((obj.float_when, float), (obj.bool_when, bool)):  # (a bool's wins)
+        if flag is None or isinstance(out, bool) and hits[t] == out:
+            continue
+        other = rt.full([], out, "bool") if isinstance(out, bool) else out
+        out = rt.where(flag, rt.full([], hits[t], "bool"), other)
+    if not isinstance(out, bool):
+        out.python_scalar = True
+    return out
