@@ -109,3 +109,33 @@ def _items_kind(items: list) -> str | None:
 def _short(v) -> str:
     text = repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def rank(t) -> int:
+    return len(t.shape)
+
+
+def a_dtype(dtype: str) -> str:
+    """`dtype` with its article: 'a float32', 'an int64'."""
+    return ("an " if dtype[:1] in "aeiou" else "a ") + dtype
+
+
+def dtype_name(t) -> str:
+    return getattr(t.dtype, "name", str(t.dtype))
+
+
+def dtype_difference(a, b, path, prop=dtype_name):
+    """(path, prop(a), prop(b)) of the first tensors of one structure where `prop` (the dtype,
+    or another property) differs."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = dtype_difference(x, y, f"{path}[{i}]", prop)
+            if found is not None:
+                return found
+        return None
+    if not (is_tensor(a) and is_tensor(b)) or prop is rank and (
+            getattr(a, "is_array", False) or getattr(b, "is_array", False)):
+        return None
+    if prop(a) != prop(b):
+        return path, prop(a), prop(b)
+    return None

@@ -38,7 +38,10 @@ from .block_values import (
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
+from .branch_mismatch import a_dtype as _a
+from .branch_mismatch import dtype_difference as _dtype_difference
 from .branch_mismatch import none_against_value, not_one_array
+from .branch_mismatch import rank as _rank
 from .exceptions import branch_frame, mark_raised
 from .lists import StructArray
 from .logical import to_bool
@@ -463,36 +466,6 @@ def _explain_none(names, outs, src) -> None:
                 "some inputs only. Give it a tensor on both paths (an empty one, "
                 "`rt.zeros([0])`, or a flag beside it), or decide the if with a Python value.",
                 origin=src)
-
-
-def _rank(t) -> int:
-    return len(t.shape)
-
-
-def _a(dtype: str) -> str:
-    """`dtype` with its article: 'a float32', 'an int64'."""
-    return ("an " if dtype[:1] in "aeiou" else "a ") + dtype
-
-
-def _dtype_name(t) -> str:
-    return getattr(t.dtype, "name", str(t.dtype))
-
-
-def _dtype_difference(a, b, path, prop=_dtype_name):
-    """(path, prop(a), prop(b)) of the first tensors of one structure where `prop` (the dtype,
-    or another property) differs."""
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            found = _dtype_difference(x, y, f"{path}[{i}]", prop)
-            if found is not None:
-                return found
-        return None
-    if not (is_tensor(a) and is_tensor(b)) or prop is _rank and (
-            getattr(a, "is_array", False) or getattr(b, "is_array", False)):
-        return None
-    if prop(a) != prop(b):
-        return path, prop(a), prop(b)
-    return None
 
 
 def _promote_numbers(first: list, second: list) -> list:
