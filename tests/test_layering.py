@@ -293,6 +293,7 @@ OPERATOR_RANKS = {
     "exceptions.py": 1.5,  # (on state_at_raise)
     "computed_keys.py": 1.5,  # (on traced_keys)
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
+    "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
     "loop_number_kinds.py": 2, "number_pairs.py": 2, "array_queries.py": 2,
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,

@@ -29,6 +29,7 @@ from ..errors import ConversionError
 from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
+from . import str_arrays
 from .set_algebra import READING_METHODS, set_method
 from .key_flags import dict_pop
 from .try_calls import after_failure
@@ -71,6 +72,9 @@ def _call(f):
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) in (set, frozenset) and \
             f.__name__ in READING_METHODS:
         return set_method(f)  # (`seen.intersection(t)` of computed items: `set_algebra`)
+    if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \
+            f.__name__ == "join":
+        return str_arrays.join(f)  # (of a list of strs a tensor sizes: refused)
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

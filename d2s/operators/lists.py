@@ -11,7 +11,7 @@ import sys
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
-from runtime.ops.array_number_kinds import PAIR, holds_number_kinds, needs_pairs
+from runtime.ops.array_number_kinds import PAIR, holds_number_kinds, holds_strs, needs_pairs
 from runtime.ops.arrays import (
     array_inserted,
     array_pop,
@@ -23,7 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
-from . import key_flags
+from . import key_flags, str_arrays
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .set_algebra import READING_METHODS, check_items, set_method
@@ -50,7 +50,11 @@ def list_append(target, value):
 def _as_held(target, value) -> tuple:
     """(the array to write into, the value as it holds it) for `value` appended to the tensor
     array `target`: its pairs (each item's Python type beside it) where the value's type
-    differs from the numbers it holds, else `target` and the value in its dtype."""
+    differs from the numbers it holds, else `target` and the value in its dtype (a str's id
+    in an array of strs: `str_arrays`)."""
+    held = str_arrays.held_str(target, value)
+    if held is not None:
+        return target, held
     if needs_pairs(target, value):
         return (target if holds_number_kinds(target) else as_pairs(target)), value
     _number_fits(target, value)
@@ -222,6 +226,9 @@ def _insert(target, index, value):
         raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
     if isinstance(value, (tuple, list, dict)):
         _no_structures(value, 4)
+    held = str_arrays.held_str(target, value)
+    if held is not None:  # (a str's id in an array of strs)
+        return _in_place(target, array_inserted(target, index, held))
     if needs_pairs(target, value):  # (each item's Python type beside it)
         return _in_place(target, array_inserted(target, index, value)) if holds_number_kinds(
             target) else array_inserted(as_pairs(target), index, value)
@@ -259,6 +266,8 @@ def list_pop(target, *index):
             raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
         if isinstance(target, StructArray):
             return target.popped(i)
+        if holds_strs(target):  # (which str only the run decides: `str_arrays.UnreadStr`)
+            return str_arrays.popped(target, index)
         target.keeps_float = target.float_if_filled = False  # (the popped item may be the
         # float `sum` relied on)
         return target, array_pop(target, i)

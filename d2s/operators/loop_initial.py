@@ -27,6 +27,7 @@ from .lists import (
     number_pairs,
     struct_array,
 )
+from .str_arrays import all_strs, empty_str_array, str_array
 from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
 
@@ -36,6 +37,8 @@ def to_array(items: list, name: str, src):
     if is_structure(items[0]):
         return struct_array(items)
     first = items[0]
+    if all_strs(items):  # (ids into the table of the strs the trace saw)
+        return str_array(items)
     if not hasattr(first, "dtype") and python_item_dtype(first) is None:
         _refuse_objects(name, first, src)
     if hasattr(first, "dtype"):
@@ -109,6 +112,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 continue
             if is_structure(elem):  # a list of tuples / dicts of tensors
                 out[i] = empty_struct_array(elem)
+                continue
+            if type(elem) is str and all_strs(p if isinstance(p, list) else [elem]):
+                out[i] = empty_str_array()  # (strs: an array of their ids)
                 continue
             dtype = python_item_dtype(elem)
             if dtype is not None:  # Python numbers: a tensor array of their dtype
