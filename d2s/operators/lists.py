@@ -111,6 +111,14 @@ def list_method(target, method, *args):
         "clear, reverse, pop, len, indexing and iteration. Build a new list with those instead.", src)
 
 
+def dict_changed(target, _result):
+    """`d.update({...})` / `d.setdefault(k, v)` as a statement (the `lists` pass: `d =
+    _d2s.dict_changed(d, d.update(...))`): the dict itself, which the call changed, so a
+    graph loop or tensor `if` around it carries the dict as state (a key it adds there gets
+    a presence flag: `loop_new_keys`, `branch_keys`)."""
+    return target
+
+
 def _not_a_tuple(target, method):
     """`tuple(arr)` of a tensor array is an array too (`tuple_`); as a tuple it has no list
     methods."""
