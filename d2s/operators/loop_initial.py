@@ -73,6 +73,11 @@ class EmptyArray(list):
     body appended to it once."""
 
 
+class EmptyTuple(EmptyArray):
+    """`()` as loop state: a tensor array marked a tuple where the body rebinds it to one
+    (`out = tuple(kept)` of a list the loop grows); `()` again where it does not."""
+
+
 def is_empty_array(v) -> bool:
     return isinstance(v, EmptyArray)
 
@@ -93,7 +98,7 @@ def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
         state = out
     # an empty list whose items no probe saw (the body appends under a branch the probe did
     # not take) stays a Python list
-    return [[] if is_empty_array(v) else v for v in out]
+    return [(() if isinstance(v, EmptyTuple) else []) if is_empty_array(v) else v for v in out]
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:
@@ -101,9 +106,17 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
     the loop (or Python numbers that the body turns into tensors) take."""
     b = current_builder()
     with b.scratch():
-        probe = as_list(body(*[copy_container(v) for v in state]), len(names))
+        probe = as_list(body(*[() if isinstance(v, EmptyTuple) else copy_container(v)
+                               for v in state]), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
+        if isinstance(v, EmptyTuple):
+            if is_variable(p) and p.is_array and getattr(p, "_d2s_tuple", False):
+                out[i] = rt.static.create_array(p.dtype)  # (`tuple(kept)`: a tuple again)
+                out[i]._static_shape, out[i]._d2s_tuple = p.static_shape, True
+                if getattr(p, "python_items", False):
+                    python_items(out[i])
+            continue
         if isinstance(v, EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
