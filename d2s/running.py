@@ -200,6 +200,9 @@ class Entry:
                              v.is_array and holds_python_numbers(v) and not
                              holds_number_kinds(v)]
         self.str_lists = {k for k in self.number_lists if holds_strs(outs[k])}
+        # items of such lists (`str_arrays.StrItem`): the call gives the str
+        self.str_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                        getattr(v, "str_item", False)]
         # ... of Python numbers of several types, each a `[value, kind]` pair
         self.pair_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.is_array and holds_number_kinds(v)]
@@ -217,6 +220,7 @@ class Entry:
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
+                       and not self.str_out
                        and not self.number_kinds and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
@@ -338,6 +342,8 @@ class Entry:
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]] if k not in self.str_lists else [
                 STRINGS[int(a)] for a in arrays[k]]  # (ids of strs: `str_arrays`)
+        for k in self.str_out:
+            outs[k] = STRINGS[int(arrays[k])]
         for k in self.pair_lists:  # (each item's own Python type)
             outs[k] = [number_of_pair(a) for a in arrays[k]]
         for k, is_float, is_bool in self.number_kinds:

@@ -35,6 +35,7 @@ from runtime import pytree
 from . import guards, writeback
 from .operators import mutation
 from .operators.state_at_raise import is_bookkeeping, value_before
+from .operators.str_arrays import kept_strs
 from .operators.variables import Undefined, is_variable
 
 _NUMBER_PLACES = ("attr", "cell", "global", "dict")
@@ -166,7 +167,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     for s in changed:
         if s.kind not in _GUARDED_PLACES or is_bookkeeping(s) or id(s.obj) in copied:
             continue
-        new = s.get()
+        new = _strs_kept(s)
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
             new = mutation.MISSING      # set in a branch or loop body that did not run)
             if old_value(log, s) is mutation.MISSING:
@@ -220,6 +221,16 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+def _strs_kept(s):
+    """The place's value; a str the run decides there (`str_arrays.StrItem`) becomes its id,
+    an output the call writes back as the str."""
+    new = s.get()
+    kept = kept_strs(new, s.path)
+    if kept is not new:
+        s.set(kept)
+    return kept
 
 
 def _key_orders(changed, log, copied) -> list:

@@ -11,7 +11,7 @@ import sys
 
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
-from runtime.ops.array_number_kinds import PAIR, holds_number_kinds, holds_strs, needs_pairs
+from runtime.ops.array_number_kinds import PAIR, holds_number_kinds, needs_pairs
 from runtime.ops.arrays import (
     array_inserted,
     array_pop,
@@ -274,8 +274,6 @@ def list_pop(target, *index):
             raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
         if isinstance(target, StructArray):
             return target.popped(i)
-        if holds_strs(target):  # (which str only the run decides: `str_arrays.UnreadStr`)
-            return str_arrays.popped(target, index)
         target.keeps_float = target.float_if_filled = False  # (the popped item may be the
         # float `sum` relied on)
         return target, array_pop(target, i)

@@ -258,6 +258,9 @@ def in_(x, container):
         else None
     if is_variable(container) and container.is_array and holds_strs(container):
         return str_arrays.contains(container, x)  # (ids of the strs a tensor decides)
+    if isinstance(x, str_arrays.StrItem) and isinstance(container, (list, tuple, set,
+                                                                    frozenset)):
+        return str_arrays.item_in(x, container)  # (a str the run decides, among Python's)
     if is_variable(container) and container.is_array and holds_python_numbers(container):
         values = array_pack(container)  # (a list of Python numbers the program grows)
         out = rt.any(rt.equal(values[:, 0] if holds_number_kinds(container) else values, x))

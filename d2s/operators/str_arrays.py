@@ -3,17 +3,18 @@
 the strings the trace saw (`runtime/ops/array_number_kinds.STRINGS`). The strings are
 trace-time constants, so each has an id; `append`, `insert`, `pop`, `clear`, `len`, `in` of a
 str and returning the list follow the run, and the call gives the list of strs back
-(`running.Entry.str_lists`). An item read as a value (`names[0]`, a `for` over the list, the
-value `pop()` returns) and `sep.join(names)` would be text that exists only when the program
-runs: an error at the user's line.
+(`running.Entry.str_lists`). An item read (`names[0]`, a `for` over the list, the value
+`pop()` returns) is a `StrItem`: compared with `==`, or returned, it follows the run; its
+text, `sep.join(names)` and orders of the strs would be text that exists only when the
+program runs: an error at the user's line.
 
 Used by `branch_arrays.py` (`if`), `loop_initial.py` (loops) and `lists.py` (append, insert).
 """
 from __future__ import annotations
 
 import runtime as rt
-from runtime.ops.array_number_kinds import STR_DTYPE, holds_strs, string_id
-from runtime.ops.arrays import array_pack, array_popped
+from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, holds_strs, string_id
+from runtime.ops.arrays import array_pack
 
 from ..errors import ConversionError
 from .mutation import StateChangeError
@@ -80,39 +81,57 @@ def contains(array, value):
     return out
 
 
-def popped(array, index):
-    """`array.pop(*index)` of an array of strs: (the shorter array, `UnreadStr`); the item
-    is not read (a statement `names.pop()` discards it)."""
-    i = index[0] if index else -1
-    out, _ = array_popped(array, i, read=False)
-    array._inplace_update(out)
-    return array, UnreadStr(user_origin(3))
+class StrItem:
+    """A str read from a list of strs whose length depends on a tensor (`names[-1]`, a `for`
+    over it, the value `pop()` returns): which one only the run decides; the program has its
+    id. `==` / `!=` with a str (or another such item) is a bool graph value; returned, the
+    call gives the str (`tracing`, `running.Entry.str_out`). Any other use (its text, `+`, a
+    dict key, its truth, a str method) is refused at the user's line."""
 
+    __slots__ = ("id",)
 
-class UnreadStr:
-    """The str `pop()` took from a list of strs whose length depends on a tensor: which one
-    only the run decides, so any use of it is refused at the user's line (`refuse_item`)."""
+    def __init__(self, id_):
+        self.id = id_
 
-    __slots__ = ("src",)
+    def __eq__(self, other):
+        if isinstance(other, StrItem):
+            out = rt.equal(self.id, other.id)
+        elif type(other) is str:
+            out = rt.equal(self.id, str_id(other))
+        else:
+            return False  # (a str equals no other value)
+        out.python_scalar = True  # (`==` gives a Python bool)
+        return out
 
-    def __init__(self, src):
-        self.src = src
+    def __ne__(self, other):
+        same = self.__eq__(other)
+        if same is False:
+            return True
+        out = rt.logical_not(same)
+        out.python_scalar = True
+        return out
 
     def _refuse(self, *args, **kwargs):
-        use = user_origin()
+        src = user_origin()
         raise ConversionError(
-            f"a str that pop() ({where(self.src)}) took from a list of str whose length "
-            f"depends on a tensor is used ({where(use)}): which str it is only the run "
-            "decides, and converted code has no text that exists only when the program runs. "
+            f"a str read from a list of str whose length depends on a tensor ({where(src)}) "
+            "is used as text: which str it is only the run decides, and converted code has no "
+            "text that exists only when the program runs (compare it with == or return it). "
             "Return the list (the call gives back the list of strs), or keep an index per "
-            "item into a tuple of the texts.", origin=use)
+            "item into a tuple of the texts.", src)
 
     __str__ = __repr__ = __format__ = __hash__ = __bool__ = __len__ = __iter__ = _refuse
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __getitem__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __getitem__ = _refuse
     __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = _refuse
 
     def __getattr__(self, name):
-        self._refuse()
+        if name in _STR_METHODS:  # (`s.upper()`: text)
+            self._refuse()
+        raise AttributeError(name)
+
+
+_STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_"))
+STR_ITEM[0] = StrItem  # (what `runtime.ops.arrays.array_read` gives of an array of strs)
 
 
 def join(method):
@@ -169,3 +188,45 @@ def lists_equal(a, b):
                              lambda: rt.all(rt.equal(x, y)), lambda: rt.full([], False, "bool"))
     same.python_scalar = True
     return same
+
+
+def str_output(x):
+    """A returned value as the program outputs it: a `StrItem`'s id, marked so the call gives
+    back the str (`running.Entry.str_out`); anything else as it is."""
+    if not isinstance(x, StrItem):
+        return x
+    x.id.str_item = True
+    return x.id
+
+
+def item_in(item: StrItem, items):
+    """`item in items` of a Python list, tuple or set: whether some str of them (or another
+    `StrItem`) is `item`, a bool graph value (False where none is a str)."""
+    found = [item == x for x in items if type(x) is str or isinstance(x, StrItem)]
+    if not found:
+        return False
+    out = found[0]
+    for same in found[1:]:
+        out = rt.logical_or(out, same)
+    out.python_scalar = True
+    return out
+
+
+def kept_strs(v, path: str, depth: int = 0):
+    """`v`, a value a place the caller reaches holds after the trace, with a `StrItem` there
+    as its marked id (`str_output`: the call writes the str back); one inside a list, tuple or
+    dict there is refused."""
+    if isinstance(v, StrItem) and depth == 0:
+        return str_output(v)
+    if isinstance(v, StrItem):
+        raise ConversionError(
+            f"{path} keeps a str read from a list of str whose length depends on a tensor, "
+            "inside a container that outlives the call: which str it is only the run decides. "
+            "Keep it at the place itself (`obj.last = names[-1]`), or return it.")
+    if depth < 6 and type(v) in (list, tuple):
+        for i, x in enumerate(v):
+            kept_strs(x, f"{path}[{i}]", depth + 1)
+    elif depth < 6 and type(v) is dict:
+        for k, x in v.items():
+            kept_strs(x, f"{path}[{k!r}]", depth + 1)
+    return v

@@ -33,6 +33,11 @@ STRINGS: list = []
 _STRING_IDS: dict = {}
 
 
+# what an item read from an array of strs is (d2s sets it: a value standing for the str, whose
+# id the program has); None: reading one is a TypeError
+STR_ITEM: list = [None]
+
+
 def string_id(text: str) -> int:
     """The id of `text` in `STRINGS` (added on first use)."""
     i = _STRING_IDS.get(text)

@@ -17,6 +17,7 @@ from .array_number_kinds import (
     AS_PAIRS,
     KINDS,
     PAIR,
+    STR_ITEM,
     holds_number_kinds,
     holds_strs,
     needs_pairs,
@@ -483,13 +484,13 @@ def array_pop(array, i=-1):
     return item
 
 
-def array_popped(array: Variable, i=-1, read: bool = True) -> tuple:
-    """(a new static tensor array: `array` without entry `i`, the entry, or None where not
-    `read`); `array` itself is left as it is."""
+def array_popped(array: Variable, i=-1) -> tuple:
+    """(a new static tensor array: `array` without entry `i`, the entry); `array` itself is
+    left as it is."""
     if not isinstance(array, Variable) or array.kind != "array":
         raise TypeError(f"array_pop: array must be a tensor array, got {array!r}")
     out = _bind_array(DELETE, [array, i], {}, array)  # (first: it says "pop from empty")
-    item = array_read(array, i) if read else None
+    item = array_read(array, i)
     out._stop_gradient = array.stop_gradient
     flags = getattr(array, "item_stops", None)
     if flags is not None:
@@ -517,11 +518,13 @@ def array_read(array, i):
     Python number, as the list's item is eagerly)."""
     if _builder() is None:
         return array[_index(i)]
-    if holds_strs(array):  # (which str only the run knows: d2s reads none as a value)
+    if holds_strs(array) and STR_ITEM[0] is None:  # (which str only the run knows)
         raise TypeError("an item of a list of str whose length depends on a tensor is read: "
                         "which str it is only the run decides. Return the list, or keep an "
                         "index per item into a tuple of the texts")
     out = registry.bind(READ, (array, i), {})
+    if holds_strs(array):  # (a value standing for the str: its id, `STRINGS`)
+        return STR_ITEM[0](out)
     if holds_number_kinds(array):  # (a number whose type the run decides)
         return pair_value(out)
     flags = getattr(array, "item_stops", None)

@@ -3,9 +3,11 @@ tensor `if`, or in a loop whose condition is a tensor. The strs are trace-time c
 the list is a tensor array of their ids: `append`, `insert`, `pop` as a statement, `extend`,
 `clear`, `reverse`, `len`, `in`, `count`, `index`, `==`, slicing, `list()`/`tuple()`, `+` of a
 list of strs and returning it (also in a dict or tuple, or through `self.`) follow the run,
-and the call gives back the list of strs. Text that would exist only when the program runs
-(an item read as a value, `sep.join`, `sorted`, `max`) is a ConversionError at the user's
-line; so is a value of another kind appended to it."""
+and the call gives back the list of strs. An item read (`names[-1]`, a `for` over it, the
+value `pop()` returns) compares with `==` / `!=` / `in`, and returned or kept on `self` it is
+the str. Text that would exist only when the program runs (the item's text, `+`, `sep.join`,
+`sorted`, `max`, a str a tensor `if` picks) is a ConversionError at the user's line; so is a
+value of another kind appended to it."""
 import inspect
 
 import numpy as np
@@ -120,12 +122,59 @@ def test_a_str_list_a_while_grows_joined_with_a_python_list():
     assert len(static.program_cache) == 1
 
 
-def read_item(x):
+class LastTag(rt.nn.Layer):
+    """Keeps the last name it saw on `self`, and counts the names by reading each."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = None
+
+    def forward(self, x):
+        names = ["start"]
+        if x.mean() > 0:
+            names.append("pos")
+        ups = 0
+        for name in names:  # a graph loop: each item read when the program runs
+            if name == "pos" or name in ("up", "high"):
+                ups += 1
+        self.last = names[-1]
+        changed = names[-1] != "start"
+        first = names.pop(0)
+        return ups, changed, first, names
+
+
+def last_tag_ref(xv):
+    names = ["start", "pos"] if xv.mean() > 0 else ["start"]
+    return (names.count("pos"), names[-1] != "start", "start", names[1:]), names[-1]
+
+
+def test_items_read_compare_and_come_back_as_strs():
+    eager, static = LastTag(), d2s.to_static(LastTag(), full_graph=True)
+    for xv in INPUTS:
+        want, last = last_tag_ref(xv)
+        for run in (eager, static):
+            got = run(rt.to_tensor(xv))
+            assert got == want and type(got[0]) is int and type(got[1]) is bool
+            assert run.last == last and type(run.last) is str
+    assert len(static.forward.program_cache) == 1
+
+
+def text_of_item(x):
     names = ["start"]
     if x.mean() > 0:
         names.append("pos")
-    last = names[-1]
-    return last
+    return f"last={names[-1]}"
+
+
+def picked_by_a_tensor(x):
+    names = ["start"]
+    if x.mean() > 0:
+        names.append("pos")
+    if x[0] > 1:
+        name = names[0]
+    else:
+        name = names[-1]
+    return name
 
 
 def joined(x):
@@ -159,9 +208,10 @@ def number_into_names(x):
 
 
 @pytest.mark.parametrize("fn, line, error, text", [
-    (read_item, "last = names[-1]", TypeError, "an item of a list of str"),
+    (text_of_item, 'return f"last={names[-1]}"', d2s.ConversionError, "is used as text"),
+    (picked_by_a_tensor, "if x[0] > 1:", d2s.ConversionError, "a string chosen by a tensor"),
     (joined, 'return "-".join(names)', d2s.ConversionError, "str.join() (File"),
-    (popped_value, 'return last + "!"', d2s.ConversionError, "a str that pop() (File"),
+    (popped_value, 'return last + "!"', d2s.ConversionError, "is used as text"),
     (sorted_names, "return sorted(names)", d2s.ConversionError, "sorted() or sort() (File"),
     (number_into_names, "names.append(3)", d2s.StateChangeError, "it gets the int 3"),
 ])
