@@ -200,6 +200,8 @@ class Entry:
                              v.is_array and holds_python_numbers(v) and not
                              holds_number_kinds(v)]
         self.str_lists = {k for k in self.number_lists if holds_strs(outs[k])}
+        self.joined = [(k, outs[k].joined_by) for k in self.str_lists  # (`sep.join(names)`)
+                       if getattr(outs[k], "joined_by", None) is not None]
         # items of such lists (`str_arrays.StrItem`): the call gives the str
         self.str_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                         getattr(v, "str_item", False)]
@@ -342,6 +344,8 @@ class Entry:
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]] if k not in self.str_lists else [
                 STRINGS[int(a)] for a in arrays[k]]  # (ids of strs: `str_arrays`)
+        for k, sep in self.joined:
+            outs[k] = sep.join(outs[k])
         for k in self.str_out:
             outs[k] = STRINGS[int(arrays[k])]
         for k in self.pair_lists:  # (each item's own Python type)

@@ -89,6 +89,7 @@ class StrItem:
     dict key, its truth, a str method) is refused at the user's line."""
 
     __slots__ = ("id",)
+    what = "a str read from a list of str whose length depends on a tensor"
 
     def __init__(self, id_):
         self.id = id_
@@ -114,8 +115,7 @@ class StrItem:
     def _refuse(self, *args, **kwargs):
         src = user_origin()
         raise ConversionError(
-            f"a str read from a list of str whose length depends on a tensor ({where(src)}) "
-            "is used as text: which str it is only the run decides, and converted code has no "
+            f"{self.what} ({where(src)}) is used as text: which str it is only the run decides, and converted code has no "
             "text that exists only when the program runs (compare it with == or return it). "
             "Return the list (the call gives back the list of strs), or keep an index per "
             "item into a tuple of the texts.", src)
@@ -130,20 +130,34 @@ class StrItem:
         raise AttributeError(name)
 
 
+class JoinedStr(StrItem):
+    """`sep.join(names)` of a list of strs whose length depends on a tensor: a copy of its
+    array of ids and `sep`. Returned or kept on an object the caller reaches, the call gives
+    the text (`running.Entry.joined`); any other use (comparing it too) is refused."""
+
+    __slots__ = ("sep",)
+    what = "the text str.join() makes of a list of str whose length depends on a tensor"
+
+    def __init__(self, ids, sep: str):
+        super().__init__(ids)
+        self.sep = sep
+
+    def __eq__(self, other):
+        self._refuse()
+
+    __ne__ = __eq__
+
+
 _STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_"))
 STR_ITEM[0] = StrItem  # (what `runtime.ops.arrays.array_read` gives of an array of strs)
 
 
 def join(method):
-    """`sep.join` (the bound method): of an array of strs, refused at the user's line (the
-    text would exist only when the program runs)."""
+    """`sep.join` (the bound method): of an array of strs, a `JoinedStr` (the text exists
+    when the program has run: returned or kept, the call gives it)."""
     def join_(items):
         if is_variable(items) and items.is_array and holds_strs(items):
-            src = user_origin()
-            raise ConversionError(
-                f"str.join() ({where(src)}) of a list of str whose length depends on a tensor: "
-                "the text would exist only when the program runs. Return the list (the call "
-                "gives back the list of strs) and join it after the call.", src)
+            return JoinedStr(items[:], method.__self__)
         return method(items)
     return join_
 
@@ -192,7 +206,11 @@ def lists_equal(a, b):
 
 def str_output(x):
     """A returned value as the program outputs it: a `StrItem`'s id, marked so the call gives
-    back the str (`running.Entry.str_out`); anything else as it is."""
+    back the str (`running.Entry.str_out`), a `JoinedStr`'s ids (`running.Entry.joined`);
+    anything else as it is."""
+    if isinstance(x, JoinedStr):  # (the ids of the strs, joined by `sep` after the run)
+        x.id.joined_by = x.sep
+        return x.id
     if not isinstance(x, StrItem):
         return x
     x.id.str_item = True

@@ -5,8 +5,8 @@ the list is a tensor array of their ids: `append`, `insert`, `pop` as a statemen
 list of strs and returning it (also in a dict or tuple, or through `self.`) follow the run,
 and the call gives back the list of strs. An item read (`names[-1]`, a `for` over it, the
 value `pop()` returns) compares with `==` / `!=` / `in`, and returned or kept on `self` it is
-the str. Text that would exist only when the program runs (the item's text, `+`, `sep.join`,
-`sorted`, `max`, a str a tensor `if` picks) is a ConversionError at the user's line; so is a
+the str, and so is `sep.join(names)`. Text that would exist only when the program runs (the
+item's text, `+`, comparing a joined text, `sorted`, `max`, a str a tensor `if` picks) is a ConversionError at the user's line; so is a
 value of another kind appended to it."""
 import inspect
 
@@ -127,7 +127,7 @@ class LastTag(rt.nn.Layer):
 
     def __init__(self):
         super().__init__()
-        self.last = None
+        self.last = self.title = None
 
     def forward(self, x):
         names = ["start"]
@@ -138,6 +138,7 @@ class LastTag(rt.nn.Layer):
             if name == "pos" or name in ("up", "high"):
                 ups += 1
         self.last = names[-1]
+        self.title = "/".join(names)
         changed = names[-1] != "start"
         first = names.pop(0)
         return ups, changed, first, names
@@ -156,6 +157,7 @@ def test_items_read_compare_and_come_back_as_strs():
             got = run(rt.to_tensor(xv))
             assert got == want and type(got[0]) is int and type(got[1]) is bool
             assert run.last == last and type(run.last) is str
+            assert run.title == ("start/pos" if last == "pos" else "start")
     assert len(static.forward.program_cache) == 1
 
 
@@ -181,7 +183,7 @@ def joined(x):
     names = ["start"]
     if x.mean() > 0:
         names.append("pos")
-    return "-".join(names)
+    return "-".join(names) == "start-pos"
 
 
 def popped_value(x):
@@ -210,7 +212,8 @@ def number_into_names(x):
 @pytest.mark.parametrize("fn, line, error, text", [
     (text_of_item, 'return f"last={names[-1]}"', d2s.ConversionError, "is used as text"),
     (picked_by_a_tensor, "if x[0] > 1:", d2s.ConversionError, "a string chosen by a tensor"),
-    (joined, 'return "-".join(names)', d2s.ConversionError, "str.join() (File"),
+    (joined, 'return "-".join(names) == "start-pos"', d2s.ConversionError,
+     "the text str.join() makes"),
     (popped_value, 'return last + "!"', d2s.ConversionError, "is used as text"),
     (sorted_names, "return sorted(names)", d2s.ConversionError, "sorted() or sort() (File"),
     (number_into_names, "names.append(3)", d2s.StateChangeError, "it gets the int 3"),
