@@ -15,6 +15,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from runtime.static import InputSpec
 
 from .messages import assert_at_user_line
 
@@ -225,3 +226,10 @@ def test_text_the_run_would_make_is_refused_at_the_users_line(fn, line, error, t
         d2s.to_static(fn, full_graph=True)(x)
     shown = assert_at_user_line(info.value, __file__, line_of(fn, line))
     assert text in shown
+
+
+def test_saving_a_function_that_returns_such_strs_is_refused(tmp_path):
+    # a saved model keeps no table of the strs: its outputs would be their ids
+    with pytest.raises(TypeError, match="d2s.save: the function returns strs"):
+        d2s.save(d2s.to_static(Tagger()), str(tmp_path / "tagger"),
+                 input_spec=[InputSpec([2], "float32")])
