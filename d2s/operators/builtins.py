@@ -337,7 +337,7 @@ def _extreme(py, op, args, kwargs):
 
 
 def _is_array(x) -> bool:
-    return is_variable(x) and x.is_array and bool(str_arrays.not_strs(x, "max(), min(), any()"))
+    return is_variable(x) and x.is_array and str_arrays.not_strs(x, "max(), min(), any()") is x
 
 
 def _empty_check(arr, what: str, exc: BaseException, fill):
