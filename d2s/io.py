@@ -23,7 +23,7 @@ import os
 
 import runtime as rt
 from runtime import core, pytree
-from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program import model_structure, serialize
 from runtime.program.executor import rewrite_error
@@ -95,6 +95,11 @@ def _with_structure(program, feeds: list, out, args):
         return index
 
     def output(leaf):
+        if isinstance(leaf, Variable) and (getattr(leaf, "str_item", False) or leaf.is_array
+                                           and holds_strs(leaf)):
+            raise TypeError("d2s.save: the function returns strs of a list whose length depends "
+                            "on a tensor (ids into the strs the trace saw, which a saved model "
+                            "does not keep); return an index per item into a tuple of the texts")
         if isinstance(leaf, Variable):
             index = fetch(leaf)
             if leaf.number_when is not None:  # (a number on some paths, `number_or_tensor`)

@@ -15,7 +15,7 @@ import runtime as rt
 from runtime import backend, pytree
 from runtime.autograd import FREED, Node, record
 from runtime.core import array_of, mode_state
-from runtime.ops.array_number_kinds import holds_number_kinds, number_of_pair
+from runtime.ops.array_number_kinds import STRINGS, holds_number_kinds, holds_strs, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.freed_branches import follow_branch_frees
@@ -221,6 +221,12 @@ class Entry:
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v) and not
                              holds_number_kinds(v)]
+        self.str_lists = {k for k in self.number_lists if holds_strs(outs[k])}
+        self.joined = [(k, outs[k].joined_by) for k in self.str_lists  # (`sep.join(names)`)
+                       if getattr(outs[k], "joined_by", None) is not None]
+        # items of such lists (`str_arrays.StrItem`): the call gives the str
+        self.str_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                        getattr(v, "str_item", False)]
         # ... of Python numbers of several types, each a `[value, kind]` pair
         self.pair_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.is_array and holds_number_kinds(v)]
@@ -238,8 +244,8 @@ class Entry:
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
-                       and not self.number_kinds and not self.number_or_tensor
-                       and len(outs) == 1 + len(self.stop_flags))
+                       and not self.str_out and not self.number_kinds
+                       and not self.number_or_tensor and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
@@ -358,7 +364,12 @@ class Entry:
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
-            outs[k] = [a.item() for a in arrays[k]]
+            outs[k] = [a.item() for a in arrays[k]] if k not in self.str_lists else [
+                STRINGS[int(a)] for a in arrays[k]]  # (ids of strs: `str_arrays`)
+        for k, sep in self.joined:
+            outs[k] = sep.join(outs[k])
+        for k in self.str_out:
+            outs[k] = STRINGS[int(arrays[k])]
         for k in self.pair_lists:  # (each item's own Python type)
             outs[k] = [number_of_pair(a) for a in arrays[k]]
         for k, is_float, is_bool in self.number_kinds:

@@ -36,6 +36,7 @@ from . import guards, writeback
 from .operators import mutation
 from .operators.made_sets import plain
 from .operators.state_at_raise import is_bookkeeping, value_before
+from .operators.str_arrays import kept_strs
 from .operators.variables import Undefined, is_variable
 
 _NUMBER_PLACES = ("attr", "cell", "global", "dict")
@@ -171,7 +172,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
     for s in changed:
         if s.kind not in _GUARDED_PLACES or is_bookkeeping(s) or id(s.obj) in copied:
             continue
-        new = s.get()
+        new = _strs_kept(s)
         if isinstance(new, Undefined):  # (converted code passed the place's absence along:
             new = mutation.MISSING      # set in a branch or loop body that did not run)
             if old_value(log, s) is mutation.MISSING:
@@ -235,6 +236,16 @@ def _plans(effects: Effects, log) -> None:
     effects.writes = [(s, Appended([plain(x, memo) for x in v], log.seen) if isinstance(
         v, Appended) else plain(v, memo)) for s, v in effects.writes]
     effects.plans = [_fresh(v, log.seen) for _, v in effects.writes]
+
+
+def _strs_kept(s):
+    """The place's value; a str the run decides there (`str_arrays.StrItem`) becomes its id,
+    an output the call writes back as the str."""
+    new = s.get()
+    kept = kept_strs(new, s.path)
+    if kept is not new:
+        s.set(kept)
+    return kept
 
 
 def _key_orders(changed, log, copied) -> list:

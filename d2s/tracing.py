@@ -31,6 +31,7 @@ from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
 from .operators.made_sets import plain
 from .operators.mutation import StateChangeError
+from .operators.str_arrays import str_output
 from .operators.trace_state import tracing
 from .operators.traced_keys import refuse_traced_keys
 from .operators.unbound import read as read_unbound
@@ -242,7 +243,7 @@ def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()
-    leaves = [b.variable_of(x) if _is_tensor(x) else x for x in leaves]
+    leaves = [b.variable_of(x) if _is_tensor(x) else str_output(x) for x in leaves]
     for v in leaves:
         _refuse_unknown_number_type(v)
     if state:

@@ -1,6 +1,7 @@
 """List mutation becomes assignment, so a list changed in a branch or loop is state.
 
     out.append(y)        ->   out = _d2s.list_append(out, y)
+    d.update({"c": v})   ->   d = _d2s.dict_changed(d, d.update({"c": v}))   (setdefault too)
     out.extend(ys)       ->   out = _d2s.list_method(out, 'extend', ys)   (insert, clear, remove,
                                                                           reverse)
     v = stack.pop()      ->   stack, v = _d2s.list_pop(stack)
@@ -33,6 +34,21 @@ def _method_call(node, method: str):
     if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and node.func.attr == method and isinstance(node.func.value, gast.Name)
             and not node.keywords):
+        return node.func.value.id
+    return None
+
+
+def _dict_method(node):
+    """The receiver name of a call that adds keys to a dict: `name.setdefault(k[, v])`, or
+    `name.update({...})` / `name.update(k=v)` (a dict display or keywords: other objects have
+    `update` methods too), or None."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and isinstance(node.func.value, gast.Name)):
+        return None
+    args, attr = node.args, node.func.attr
+    if attr == "setdefault" and 1 <= len(args) <= 2 and not node.keywords or attr == "update" \
+            and (len(args) == 1 and isinstance(args[0], gast.Dict) and not node.keywords
+                 or not args and node.keywords and all(k.arg for k in node.keywords)):
         return node.func.value.id
     return None
 
@@ -78,6 +94,10 @@ class Lists(Base):
                 return templates.replace(
                     f"target = {RESERVED}.list_method(target, method, args)", target=target,
                     method=gast.Constant(method, None), args=node.value.args)
+        target = self._local(_dict_method(node.value))
+        if target is not None:  # (the dict is state of a loop or `if` around it)
+            return templates.replace(f"target = {RESERVED}.dict_changed(target, call)",
+                                     target=target, call=node.value)
         return self._hoist(node, ("value",), pops)
 
     def visit_Assign(self, node):

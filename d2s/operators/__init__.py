@@ -19,7 +19,8 @@ user wrote it. The generated-code API, by converter:
   `dict_setdefault`, `shape`, `size`;
   `set_item(value, obj, key)`
   (`obj[key] = value`: a dict given a key the program computed, `computed_keys`)
-- lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`
+- lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`,
+  `dict_changed(d, call)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
@@ -62,7 +63,7 @@ from .set_algebra import set_items  # noqa: F401
 from .block_values import Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401
-from .lists import list_append, list_method, list_pop  # noqa: F401
+from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .text import format_, percent, repr_, str_, text  # noqa: F401
 from .math_calls import math_  # noqa: F401

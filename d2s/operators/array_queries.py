@@ -22,11 +22,12 @@ import sys
 import numpy as np
 
 import runtime as rt
-from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
 from runtime.ops.arrays import array_pack, array_written, holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
+from . import str_arrays
 from .exceptions import short_name
 from .variables import is_variable, user_origin, where
 
@@ -90,6 +91,8 @@ def _bound(i, n):
 
 def _equal(array, value, src, method="compare"):
     """Whether each item equals `value`, as eager code's `==` decides it, a bool [n]."""
+    if holds_strs(array):  # (ids of strs: `str_arrays`)
+        return str_arrays.ids_equal(array, value)
     values = _items(array, method, src)
     numbers = holds_python_numbers(array)
     if isinstance(value, _NUMBERS):

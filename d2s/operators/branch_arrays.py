@@ -9,7 +9,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import is_tensor as _is_tensor
 from runtime.dtypes import convert_dtype
-from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
 from runtime.ops.arrays import as_pairs
 
 from .lists import (
@@ -20,6 +20,7 @@ from .lists import (
     number_pairs,
     struct_array,
 )
+from .str_arrays import STRS, all_strs, str_array
 from .variables import is_variable
 
 
@@ -46,6 +47,10 @@ def array_paths(a, b, path):
         return
     if b_arr and _listed(a, b) or a_arr and _listed(b, a):
         lst, arr = (a, b) if b_arr and _listed(a, b) else (b, a)
+        if holds_strs(arr):  # (a list of strs beside one made an array)
+            if not lst or all_strs(lst):
+                yield path, STRS
+            return
         if getattr(arr, "python_items", False) and lst and all(
                 _number_kind(x) is not None for x in lst) and (holds_number_kinds(arr) or len(
                     _kinds(lst) | {_array_kind(arr)}) > 1):
@@ -58,6 +63,9 @@ def array_paths(a, b, path):
             yield path, arr.dtype
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        if all_strs(a + b):  # (ids into the table of the strs the trace saw)
+            yield path, STRS
+            return
         dtype = _tensors_of_one_type(a + b) or _numbers_of_one_type(a + b) or \
             _numbers_beside_chosen_ones(a + b) or _numbers_of_types(a + b)
         if dtype is not None:
@@ -169,6 +177,8 @@ def _struct_like(a, b):
 def array_at(v, path, dtype):
     """`v` with the list at `path` as a tensor array (of `dtype`)."""
     if not path:
+        if dtype == STRS:
+            return str_array(list(v)) if isinstance(v, (list, tuple)) else v
         if dtype == NUMBER_KINDS:  # (numbers of several types: each its own)
             return number_pairs(list(v)) if isinstance(v, list) else as_pairs(v) if \
                 is_variable(v) and v.is_array else v

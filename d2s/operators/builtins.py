@@ -16,7 +16,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, number_or_tensor, struct_queries
+from . import key_flags, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -180,7 +180,7 @@ def sum_(iterable, /, start=0):
             out.python_scalar = True  # (`sum(p in seen for p in t)`: a Python int when
         return out  # returned)
 
-    arr = iterable
+    arr = str_arrays.not_strs(iterable, "sum()")
     if holds_number_kinds(arr) and type(start) in (bool, int, float):
         return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
@@ -338,7 +338,7 @@ def _extreme(py, op, args, kwargs):
 
 
 def _is_array(x) -> bool:
-    return is_variable(x) and x.is_array
+    return is_variable(x) and x.is_array and str_arrays.not_strs(x, "max(), min(), any()") is x
 
 
 def _empty_check(arr, what: str, exc: BaseException, fill):

@@ -29,6 +29,7 @@ from ..errors import ConversionError
 from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
+from . import str_arrays
 from .key_flags import dict_pop
 from .made_sets import plain_set_method, unbound_set_method
 from .try_calls import after_failure
@@ -73,6 +74,9 @@ def _call(f):
         return plain_set_method(f) if isinstance(f, types.BuiltinMethodType) else f
     if isinstance(f, types.MethodDescriptorType) and f.__objclass__ in (set, frozenset):
         return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
+    if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \
+            f.__name__ == "join":
+        return str_arrays.join(f)  # (of a list of strs a tensor sizes: refused)
     if isinstance(f, types.MethodType):
         if f.__func__ is _PYLAYER_APPLY and isinstance(f.__self__, type):
             return _pylayer_apply(f.__self__)

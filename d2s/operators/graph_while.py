@@ -33,7 +33,14 @@ from .branch_arrays import array_at, array_paths
 from .control_flow import ifelse
 from .exceptions import branch_frame
 from .logical import to_bool
-from .loop_initial import EmptyArray, is_empty_array, python_items, settled_initial_values, to_array
+from .loop_initial import (
+    EmptyArray,
+    EmptyTuple,
+    is_empty_array,
+    python_items,
+    settled_initial_values,
+    to_array,
+)
 from .loop_keys import check_keys, dict_keys_of, refuse_key_change
 from .loop_new_keys import LoopNewKeys, NewKeys, outermost
 from .loop_number_kinds import LoopNumberKinds
@@ -177,7 +184,8 @@ class _GraphWhile:
                 refuse_aliased(state[i], names[i], "is appended to in a loop whose condition "
                                "is a tensor, so it becomes a tensor array", self.src, log)
         return [to_array(v, names[i], self.src) if isinstance(v, list) and i not in fixed else (
-            copy.copy(v) if isinstance(v, dict) else v) for i, v in enumerate(state)]
+            copy.copy(v) if isinstance(v, dict) else EmptyTuple() if type(v) is tuple and not
+            v else v) for i, v in enumerate(state)]  # (`()`: `tuple(kept)` in the body)
 
     def _initial_values(self) -> None:
         """Values for names first bound in the body, numbers it makes tensors, lists it fills
@@ -329,6 +337,8 @@ class _GraphWhile:
             out[i] = v
             if _lost_float_type(v):
                 _refuse_run_decided_type(names[i], src)
+            if getattr(state[i], "_d2s_tuple", False):  # (`()`, then `tuple(kept)`)
+                v._d2s_tuple = True
             if getattr(state[i], "python_items", False):
                 python_items(v)
                 v.mixed_numbers = getattr(v, "mixed_numbers", False) or getattr(

@@ -23,7 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
-from . import key_flags
+from . import key_flags, str_arrays
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .set_algebra import READING_METHODS, check_items, set_method
@@ -50,7 +50,11 @@ def list_append(target, value):
 def _as_held(target, value) -> tuple:
     """(the array to write into, the value as it holds it) for `value` appended to the tensor
     array `target`: its pairs (each item's Python type beside it) where the value's type
-    differs from the numbers it holds, else `target` and the value in its dtype."""
+    differs from the numbers it holds, else `target` and the value in its dtype (a str's id
+    in an array of strs: `str_arrays`)."""
+    held = str_arrays.held_str(target, value)
+    if held is not None:
+        return target, held
     if needs_pairs(target, value):
         return (target if holds_number_kinds(target) else as_pairs(target)), value
     _number_fits(target, value)
@@ -105,6 +109,14 @@ def list_method(target, method, *args):
         f"{what} on a list whose length depends on a tensor ({where(src)}): such a list is "
         "a tensor array, which supports append, extend by a list, insert (of a tensor), "
         "clear, reverse, pop, len, indexing and iteration. Build a new list with those instead.", src)
+
+
+def dict_changed(target, _result):
+    """`d.update({...})` / `d.setdefault(k, v)` as a statement (the `lists` pass: `d =
+    _d2s.dict_changed(d, d.update(...))`): the dict itself, which the call changed, so a
+    graph loop or tensor `if` around it carries the dict as state (a key it adds there gets
+    a presence flag: `loop_new_keys`, `branch_keys`)."""
+    return target
 
 
 def _not_a_tuple(target, method):
@@ -222,6 +234,9 @@ def _insert(target, index, value):
         raise TypeError(f"'{type(index).__name__}' object cannot be interpreted as an integer")
     if isinstance(value, (tuple, list, dict)):
         _no_structures(value, 4)
+    held = str_arrays.held_str(target, value)
+    if held is not None:  # (a str's id in an array of strs)
+        return _in_place(target, array_inserted(target, index, held))
     if needs_pairs(target, value):  # (each item's Python type beside it)
         return _in_place(target, array_inserted(target, index, value)) if holds_number_kinds(
             target) else array_inserted(as_pairs(target), index, value)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 import runtime as rt
-from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
 from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program import train_step
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, mutation
+from . import key_flags, mutation, str_arrays
 from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
@@ -256,6 +256,11 @@ def in_(x, container):
         return out
     items = list(container) if isinstance(container, (list, tuple, set, frozenset, dict)) \
         else None
+    if is_variable(container) and container.is_array and holds_strs(container):
+        return str_arrays.contains(container, x)  # (ids of the strs a tensor decides)
+    if isinstance(x, str_arrays.StrItem) and isinstance(container, (list, tuple, set,
+                                                                    frozenset)):
+        return str_arrays.item_in(x, container)  # (a str the run decides, among Python's)
     if is_variable(container) and container.is_array and holds_python_numbers(container):
         values = array_pack(container)  # (a list of Python numbers the program grows)
         out = rt.any(rt.equal(values[:, 0] if holds_number_kinds(container) else values, x))
@@ -285,6 +290,9 @@ def eq_(a, b):
     `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`
     (of a set a tensor `if` left undecided: refused, as its other reads)."""
     _decided_sets(a, b, "`==`")
+    strs = str_arrays.lists_equal(a, b)  # (a list of strs a tensor sizes)
+    if strs is not None:
+        return strs
     if _number_list(a) and _number_list(b) and (is_variable(a) or is_variable(b)):
         return _number_lists_equal(a, b)
     if not _sequences_with_graph_values(a, b):

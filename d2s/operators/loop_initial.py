@@ -27,6 +27,7 @@ from .lists import (
     number_pairs,
     struct_array,
 )
+from .str_arrays import all_strs, empty_str_array, str_array
 from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
 
 
@@ -36,6 +37,8 @@ def to_array(items: list, name: str, src):
     if is_structure(items[0]):
         return struct_array(items)
     first = items[0]
+    if all_strs(items):  # (ids into the table of the strs the trace saw)
+        return str_array(items)
     if not hasattr(first, "dtype") and python_item_dtype(first) is None:
         _refuse_objects(name, first, src)
     if hasattr(first, "dtype"):
@@ -70,6 +73,11 @@ class EmptyArray(list):
     body appended to it once."""
 
 
+class EmptyTuple(EmptyArray):
+    """`()` as loop state: a tensor array marked a tuple where the body rebinds it to one
+    (`out = tuple(kept)` of a list the loop grows); `()` again where it does not."""
+
+
 def is_empty_array(v) -> bool:
     return isinstance(v, EmptyArray)
 
@@ -90,7 +98,7 @@ def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
         state = out
     # an empty list whose items no probe saw (the body appends under a branch the probe did
     # not take) stays a Python list
-    return [[] if is_empty_array(v) else v for v in out]
+    return [(() if isinstance(v, EmptyTuple) else []) if is_empty_array(v) else v for v in out]
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:
@@ -98,9 +106,17 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
     the loop (or Python numbers that the body turns into tensors) take."""
     b = current_builder()
     with b.scratch():
-        probe = as_list(body(*[copy_container(v) for v in state]), len(names))
+        probe = as_list(body(*[() if isinstance(v, EmptyTuple) else copy_container(v)
+                               for v in state]), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
+        if isinstance(v, EmptyTuple):
+            if is_variable(p) and p.is_array and getattr(p, "_d2s_tuple", False):
+                out[i] = rt.static.create_array(p.dtype)  # (`tuple(kept)`: a tuple again)
+                out[i]._static_shape, out[i]._d2s_tuple = p.static_shape, True
+                if getattr(p, "python_items", False):
+                    python_items(out[i])
+            continue
         if isinstance(v, EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \
                 p.is_array else None  # (an array: a tensor `if` in the body appended)
@@ -109,6 +125,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 continue
             if is_structure(elem):  # a list of tuples / dicts of tensors
                 out[i] = empty_struct_array(elem)
+                continue
+            if type(elem) is str and all_strs(p if isinstance(p, list) else [elem]):
+                out[i] = empty_str_array()  # (strs: an array of their ids)
                 continue
             dtype = python_item_dtype(elem)
             if dtype is not None:  # Python numbers: a tensor array of their dtype

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..errors import ConversionError
 from .branch_mismatch import not_one_array
 from .mutation import StateChangeError
+from .str_arrays import StrItem
 from .variables import Undefined, is_return_value, where
 
 
@@ -79,6 +80,8 @@ def _shown(v) -> str:
     dtype and shape (never a program's internal name)."""
     if isinstance(v, Undefined):
         return "unbound"
+    if isinstance(v, StrItem):
+        return "a str read from a list of str whose length depends on a tensor"
     if isinstance(v, (str, bytes, bool, int, float)) or v is None:
         return repr(v)
     if hasattr(v, "dtype") and hasattr(v, "shape"):
@@ -88,6 +91,8 @@ def _shown(v) -> str:
 
 def _text_difference(a, b, path):
     """The first place where the branches hold different strings: (path, a, b) or None."""
+    if isinstance(a, StrItem) or isinstance(b, StrItem):  # (a str the run decides)
+        return None if a is b else (path, a, b)
     if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
         return None if type(a) is type(b) and a == b else (path, a, b)
     if type(a) in (list, tuple) and type(b) is type(a) and len(a) == len(b):

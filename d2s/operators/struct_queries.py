@@ -25,6 +25,7 @@ from runtime.ops.arrays import array_pack
 from runtime.pytree import flatten
 
 from ..errors import ConversionError
+from . import str_arrays
 from .array_queries import _array_of_rows, _equal, _items, array_query, count_of, index_of
 from .lists import StructArray, list_append
 from .loops import for_loop
@@ -59,6 +60,7 @@ def sorted_keyed(items, key=None, reverse=False, src=None):
     """`sorted(items, key=key, reverse=reverse)` of a tensor array or a StructArray: a new
     one of the same kind."""
     src = src or user_origin()
+    str_arrays.not_strs(items, "sorted() or sort()")
     order = _order(_key_parts(items, key, src), reverse)
     if isinstance(items, StructArray):
         return type(items)(_reordered(a, order) for a in tuple.__iter__(items))

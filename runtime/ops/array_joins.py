@@ -3,8 +3,9 @@ of `a`, then those of `b`, each item keeping its own stop_gradient flag (`arrays
 """
 from __future__ import annotations
 
+from .. import core
 from . import registry
-from .array_number_kinds import KINDS, PAIR, holds_number_kinds
+from .array_number_kinds import KINDS, PAIR, holds_number_kinds, holds_strs, string_id
 from .arrays import (
     Variable,
     _array_meta,
@@ -93,6 +94,14 @@ def _array_of(items, like: Variable) -> Variable:
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
                         f"tensor array, not {type(items).__name__}")
+    if holds_strs(like) and all(type(x) is str for x in items):  # (ids of strs)
+        items = [core.constant(string_id(x), dtype=like.dtype) for x in items]
+        arr = create_array(like.dtype)
+        arr.python_items = True
+        arr._static_shape = ()
+        for i, x in enumerate(items):
+            arr = array_written(x, i, arr)
+        return arr
     numbers = getattr(like, "python_items", False) and all(type(x) in KINDS for x in items)
     held = bool if like.dtype.name == "bool" else float if like.dtype.is_floating else int
     if numbers and (holds_number_kinds(like) or any(type(x) is not held for x in items)):

@@ -25,6 +25,34 @@ KINDS = {int: 0, float: 1, bool: 2}  # the kind entry of a pair, per Python type
 PAIR = (2,)  # an item's shape
 
 
+# A list of Python strs that a program grows is a tensor array of int32 ids into `STRINGS`, the
+# table of the (trace-time constant) strings programs put in such lists; d2s gives a returned
+# array back as the list of strs. (int32: the dtype no list of Python numbers takes.)
+STR_DTYPE = "int32"
+STRINGS: list = []
+_STRING_IDS: dict = {}
+
+
+# what an item read from an array of strs is (d2s sets it: a value standing for the str, whose
+# id the program has); None: reading one is a TypeError
+STR_ITEM: list = [None]
+
+
+def string_id(text: str) -> int:
+    """The id of `text` in `STRINGS` (added on first use)."""
+    i = _STRING_IDS.get(text)
+    if i is None:
+        i = _STRING_IDS[text] = len(STRINGS)
+        STRINGS.append(text)
+    return i
+
+
+def holds_strs(array) -> bool:
+    """Whether a static tensor array stands for a list of Python strs (ids into `STRINGS`)."""
+    return bool(getattr(array, "python_items", False)) and getattr(
+        array, "dtype", None) is not None and array.dtype.name == STR_DTYPE
+
+
 def holds_number_kinds(array) -> bool:
     """Whether a static tensor array holds Python numbers as `[value, kind]` pairs."""
     return bool(getattr(array, "python_items", False)) and getattr(

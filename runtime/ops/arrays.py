@@ -17,7 +17,9 @@ from .array_number_kinds import (
     AS_PAIRS,
     KINDS,
     PAIR,
+    STR_ITEM,
     holds_number_kinds,
+    holds_strs,
     needs_pairs,
     number_pair,
     pair_value,
@@ -516,7 +518,13 @@ def array_read(array, i):
     Python number, as the list's item is eagerly)."""
     if _builder() is None:
         return array[_index(i)]
+    if holds_strs(array) and STR_ITEM[0] is None:  # (which str only the run knows)
+        raise TypeError("an item of a list of str whose length depends on a tensor is read: "
+                        "which str it is only the run decides. Return the list, or keep an "
+                        "index per item into a tuple of the texts")
     out = registry.bind(READ, (array, i), {})
+    if holds_strs(array):  # (a value standing for the str: its id, `STRINGS`)
+        return STR_ITEM[0](out)
     if holds_number_kinds(array):  # (a number whose type the run decides)
         return pair_value(out)
     flags = getattr(array, "item_stops", None)

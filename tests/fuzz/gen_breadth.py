@@ -75,7 +75,7 @@ ANYWHERE = (
     'stats["m"] = rt.mean(h)\nh = h + stats.get("m", 0.0)',
     # a comprehension over range() of a tensor, tensor clip bounds, round() of a number made
     # from a tensor, a branch a Python part of the test prunes, sorted / == of tensors,
-    # tolist() of an argument, a string appended under a tensor `if` (a documented refusal)
+    # tolist() of an argument, a string appended under a tensor `if` (an array of str ids)
     f"h = h + rt.stack([h * j for j in range({TRIPS})] + [h]).sum(0) * 0.1",
     "h = rt.clip(h, y.min(), y.max() + 1.0)",
     "h = h + round(float(h.sum()), 1)",

@@ -1,6 +1,7 @@
 """`setdefault` / `d[k] = v` / `update` in a graph loop body: a key set before the loop (a
 setdefault of it inside is a no-op) converts; a key first set inside the loop exists after it
-only when the loop ran at least once: the loop carries its presence flag."""
+only when the loop ran at least once: the loop carries its presence flag (`update` too, since
+a statement `d.update(...)` is a write of `d`)."""
 import numpy as np
 import pytest
 

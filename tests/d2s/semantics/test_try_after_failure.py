@@ -183,7 +183,7 @@ def everything_caught(x):
     cache = []
     try:
         if x.mean() > 0:
-            cache.append("seen")  # a list of strings growing on a tensor path
+            cache.append(None)  # a list of Nones growing on a tensor path: no array holds them
         out = x + float(len(cache))
     except Exception:
         out = x

@@ -5,7 +5,10 @@ input where no loop runs, `'c' in d` and `len(d)` of the converted call said the
 present where eager code has no 'c' (a silent wrong result). The class: a key a tensor `if`
 flagged, changed by a graph loop as a changed place of an object (`d.setdefault(k, v)`, not a
 carried name) lost its flag; the loop now carries it (`LoopNewKeys.held_by`); minimised in
-tests/d2s/breadth35/test_flagged_keys_changed_in_graph_loops.py."""
+tests/d2s/breadth35/test_flagged_keys_changed_in_graph_loops.py. A statement
+`d.setdefault(k, v)` on a local dict is also a write of `d` now (the `lists` pass:
+`dict_changed`), so the loop carries the dict itself."""
+
 import numpy as np
 
 import d2s

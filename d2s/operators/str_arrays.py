@@ -1,0 +1,250 @@
+"""Lists of Python strs whose length a tensor decides (appended to in one branch of a tensor
+`if`, or in a loop whose condition is a tensor): a tensor array of int32 ids into the table of
+the strings the trace saw (`runtime/ops/array_number_kinds.STRINGS`). The strings are
+trace-time constants, so each has an id; `append`, `insert`, `pop`, `clear`, `len`, `in` of a
+str and returning the list follow the run, and the call gives the list of strs back
+(`running.Entry.str_lists`). An item read (`names[0]`, a `for` over the list, the value
+`pop()` returns) is a `StrItem`: compared with `==`, or returned, it follows the run; its
+text, `sep.join(names)` and orders of the strs would be text that exists only when the
+program runs: an error at the user's line.
+
+Used by `branch_arrays.py` (`if`), `loop_initial.py` (loops) and `lists.py` (append, insert).
+"""
+from __future__ import annotations
+
+import runtime as rt
+from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, holds_strs, string_id
+from runtime.ops.arrays import array_pack
+
+from ..errors import ConversionError
+from .mutation import StateChangeError
+from .variables import is_variable, user_origin, where
+
+# the dtype `branch_arrays.array_paths` gives a list of strs made an array
+STRS = "strs"
+
+
+def all_strs(items) -> bool:
+    """Whether `items` (a non-empty list) holds Python strs only."""
+    return bool(items) and all(type(x) is str for x in items)
+
+
+def str_array(items: list):
+    """A tensor array of the ids of the Python strs `items`."""
+    array = empty_str_array()
+    for k, text in enumerate(items):
+        array = rt.static.array_write(str_id(text), k, array)
+    return array
+
+
+def empty_str_array():
+    """An empty tensor array of str ids."""
+    array = rt.static.create_array(STR_DTYPE)
+    array.python_items = True
+    array._static_shape = ()
+    return array
+
+
+def str_id(text: str):
+    """The 0-d int32 constant of `text`'s id."""
+    return rt.full([], string_id(text), STR_DTYPE)
+
+
+def held_str(array, value):
+    """`value` as the array `array` holds it: a str's id into an array of strs; anything else
+    (or a str into an array of other items) is refused at the user's line, as one array holds
+    one kind of item. Returns None where neither is a str."""
+    str_array_ = holds_strs(array)
+    if type(value) is str and str_array_:
+        return str_id(value)
+    if not str_array_ and type(value) is not str:
+        return None
+    src = user_origin(3)
+    what = f"the str {value!r:.40}" if type(value) is str else (
+        "a tensor" if is_variable(value) else f"the {type(value).__name__} {value!r:.40}")
+    held = "Python strs" if str_array_ else (
+        "Python numbers" if getattr(array, "python_items", False) else "tensors")
+    raise StateChangeError(
+        f"a list that a loop or if whose condition is a tensor grows is a tensor array of its "
+        f"{held}, and here ({where(src)}) it gets {what}: one array holds one kind of item. "
+        "Keep strs and other values in separate lists.", src)
+
+
+def contains(array, value):
+    """`value in array` for an array of strs: a bool graph value (False for a value that is
+    not a str, as eager's `in` finds none)."""
+    if type(value) is not str:
+        return False
+    ids = array_pack(array)  # (an empty array: a [0] tensor, any() of it False)
+    out = rt.any(rt.equal(ids, str_id(value)))
+    out.python_scalar = True  # (`in` gives a Python bool)
+    return out
+
+
+class StrItem:
+    """A str read from a list of strs whose length depends on a tensor (`names[-1]`, a `for`
+    over it, the value `pop()` returns): which one only the run decides; the program has its
+    id. `==` / `!=` with a str (or another such item) is a bool graph value; returned, the
+    call gives the str (`tracing`, `running.Entry.str_out`). Any other use (its text, `+`, a
+    dict key, its truth, a str method) is refused at the user's line."""
+
+    __slots__ = ("id",)
+    what = "a str read from a list of str whose length depends on a tensor"
+
+    def __init__(self, id_):
+        self.id = id_
+
+    def __eq__(self, other):
+        if isinstance(other, StrItem):
+            out = rt.equal(self.id, other.id)
+        elif type(other) is str:
+            out = rt.equal(self.id, str_id(other))
+        else:
+            return False  # (a str equals no other value)
+        out.python_scalar = True  # (`==` gives a Python bool)
+        return out
+
+    def __ne__(self, other):
+        same = self.__eq__(other)
+        if same is False:
+            return True
+        out = rt.logical_not(same)
+        out.python_scalar = True
+        return out
+
+    def _refuse(self, *args, **kwargs):
+        src = user_origin()
+        raise ConversionError(
+            f"{self.what} ({where(src)}) is used as text: which str it is only the run decides, and converted code has no "
+            "text that exists only when the program runs (compare it with == or return it). "
+            "Return the list (the call gives back the list of strs), or keep an index per "
+            "item into a tuple of the texts.", src)
+
+    __str__ = __repr__ = __format__ = __hash__ = __bool__ = __len__ = __iter__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __getitem__ = _refuse
+    __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = _refuse
+
+    def __getattr__(self, name):
+        if name in _STR_METHODS:  # (`s.upper()`: text)
+            self._refuse()
+        raise AttributeError(name)
+
+
+class JoinedStr(StrItem):
+    """`sep.join(names)` of a list of strs whose length depends on a tensor: a copy of its
+    array of ids and `sep`. Returned or kept on an object the caller reaches, the call gives
+    the text (`running.Entry.joined`); any other use (comparing it too) is refused."""
+
+    __slots__ = ("sep",)
+    what = "the text str.join() makes of a list of str whose length depends on a tensor"
+
+    def __init__(self, ids, sep: str):
+        super().__init__(ids)
+        self.sep = sep
+
+    def __eq__(self, other):
+        self._refuse()
+
+    __ne__ = __eq__
+
+
+_STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_"))
+STR_ITEM[0] = StrItem  # (what `runtime.ops.arrays.array_read` gives of an array of strs)
+
+
+def join(method):
+    """`sep.join` (the bound method): of an array of strs, a `JoinedStr` (the text exists
+    when the program has run: returned or kept, the call gives it)."""
+    def join_(items):
+        if is_variable(items) and items.is_array and holds_strs(items):
+            return JoinedStr(items[:], method.__self__)
+        return method(items)
+    return join_
+
+
+def not_strs(array, what: str):
+    """`array` itself; an array of strs is refused at the user's line where `what` would
+    compare or add its items (their ids are no order of the texts)."""
+    if is_variable(array) and array.is_array and holds_strs(array):
+        src = user_origin()
+        raise ConversionError(
+            f"{what} ({where(src)}) of a list of str whose length depends on a tensor: which "
+            "strs it holds only the run decides, and converted code compares no text when the "
+            "program runs. Return the list and do this after the call.", src)
+    return array
+
+
+def ids_equal(array, value):
+    """Whether each item of an array of strs is `value`, a bool [n] (False for a value that
+    is not a str)."""
+    ids = array_pack(array)
+    if type(value) is not str:
+        return ids < 0  # (no id is: all False)
+    return rt.equal(ids, str_id(value))
+
+
+def lists_equal(a, b):
+    """`a == b` where one is an array of strs: equal lengths and items (a Python list of
+    other items than strs equals it only where both are empty); None where neither is."""
+    if not any(is_variable(x) and x.is_array and holds_strs(x) for x in (a, b)):
+        return None
+    ids = [array_pack(x) if is_variable(x) and x.is_array and holds_strs(x) else x
+           for x in (a, b)]
+    for k, x in enumerate(ids):
+        if type(x) is list and all(type(v) is str for v in x):
+            ids[k] = rt.to_tensor([string_id(v) for v in x], STR_DTYPE).reshape([len(x)])
+        elif not is_variable(x):
+            return False  # (not a list, or a list holding other items than strs)
+    x, y = ids
+    if x.dtype != y.dtype:  # (an array of other items)
+        return False
+    same = rt.static.nn.cond(rt.shape(x)[0] == rt.shape(y)[0],
+                             lambda: rt.all(rt.equal(x, y)), lambda: rt.full([], False, "bool"))
+    same.python_scalar = True
+    return same
+
+
+def str_output(x):
+    """A returned value as the program outputs it: a `StrItem`'s id, marked so the call gives
+    back the str (`running.Entry.str_out`), a `JoinedStr`'s ids (`running.Entry.joined`);
+    anything else as it is."""
+    if isinstance(x, JoinedStr):  # (the ids of the strs, joined by `sep` after the run)
+        x.id.joined_by = x.sep
+        return x.id
+    if not isinstance(x, StrItem):
+        return x
+    x.id.str_item = True
+    return x.id
+
+
+def item_in(item: StrItem, items):
+    """`item in items` of a Python list, tuple or set: whether some str of them (or another
+    `StrItem`) is `item`, a bool graph value (False where none is a str)."""
+    found = [item == x for x in items if type(x) is str or isinstance(x, StrItem)]
+    if not found:
+        return False
+    out = found[0]
+    for same in found[1:]:
+        out = rt.logical_or(out, same)
+    out.python_scalar = True
+    return out
+
+
+def kept_strs(v, path: str, depth: int = 0):
+    """`v`, a value a place the caller reaches holds after the trace, with a `StrItem` there
+    as its marked id (`str_output`: the call writes the str back); one inside a list, tuple or
+    dict there is refused."""
+    if isinstance(v, StrItem) and depth == 0:
+        return str_output(v)
+    if isinstance(v, StrItem):
+        raise ConversionError(
+            f"{path} keeps a str read from a list of str whose length depends on a tensor, "
+            "inside a container that outlives the call: which str it is only the run decides. "
+            "Keep it at the place itself (`obj.last = names[-1]`), or return it.")
+    if depth < 6 and type(v) in (list, tuple):
+        for i, x in enumerate(v):
+            kept_strs(x, f"{path}[{i}]", depth + 1)
+    elif depth < 6 and type(v) is dict:
+        for k, x in v.items():
+            kept_strs(x, f"{path}[{k!r}]", depth + 1)
+    return v
