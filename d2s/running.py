@@ -361,6 +361,26 @@ class Entry:
             if why is not False and not any(  # (a result cut on this run has no graph)
                     j == k and bool(arrays[flag]) for j, flag in self.stop_flags):
                 _freed(outs[k], why)
+        self._python_values(outs, arrays)
+        for k, j in self.repeated:
+            outs[k] = outs[j]
+        for t, o in zip(targets, outs[len(self.out_index):]):
+            t._inplace_update(o)  # the caller's Tensor, as eager code writes it
+        leaves = list(self.leaves)
+        for i, o in zip(self.out_index, outs):
+            leaves[i] = o
+        fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
+        for i in self.copied_leaves:
+            leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
+        result = pytree.unflatten(self.tree, leaves)
+        result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
+        if self.effects is not None:
+            self.effects.replay(fresh)  # Python values the traced code set, set again
+        return result
+
+    def _python_values(self, outs: list, arrays) -> None:
+        """The outputs that stand for Python values (numbers, strs, lists of them, NumPy
+        arrays, tuples) made those values, in place in `outs`."""
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
         for k in self.number_lists:
@@ -382,21 +402,6 @@ class Entry:
             outs[k] = backend.to_numpy(arrays[k])
         for k in self.tuple_out:
             outs[k] = tuple(outs[k])
-        for k, j in self.repeated:
-            outs[k] = outs[j]
-        for t, o in zip(targets, outs[len(self.out_index):]):
-            t._inplace_update(o)  # the caller's Tensor, as eager code writes it
-        leaves = list(self.leaves)
-        for i, o in zip(self.out_index, outs):
-            leaves[i] = o
-        fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
-        for i in self.copied_leaves:
-            leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
-        result = pytree.unflatten(self.tree, leaves)
-        result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
-        if self.effects is not None:
-            self.effects.replay(fresh)  # Python values the traced code set, set again
-        return result
 
     def body_order(self, compiled):
         """Indices into the feed-ordered arrays (tensors, then numbers) of the arguments of
