@@ -50,8 +50,8 @@ def find(log, names, outs, passed, found: dict) -> bool:
         if (a is MISSING) == (b is MISSING) or ident in found:
             continue
         like = b if a is MISSING else a
-        if not is_variable(like) or like.is_array:
-            continue
+        if not (is_variable(like) and not like.is_array or type(like) in (bool, int, float)):
+            continue  # (a Python number: a graph value standing for it, `zeros_like`)
         found[ident] = (slot.obj, slot.key, like, 0 if a is MISSING else 1)
         new = True
     return new
