@@ -116,6 +116,10 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 out[i]._static_shape, out[i]._d2s_tuple = p.static_shape, True
                 if getattr(p, "python_items", False):
                     python_items(out[i])
+            elif type(p) is tuple and p and all(is_variable(t) and not t.is_array and
+                                                t.dtype == p[0].dtype for t in p):
+                out[i] = rt.static.create_array(p[0].dtype)  # (`out = out + (t,)`)
+                out[i]._static_shape, out[i]._d2s_tuple = tuple(p[0].shape), True
             continue
         if isinstance(v, EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \

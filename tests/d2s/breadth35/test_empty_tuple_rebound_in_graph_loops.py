@@ -60,3 +60,38 @@ def test_a_tuple_of_python_ints_rebound_in_a_while():
         for run in (steps, static):
             assert run(rt.to_tensor([total])) == want
     assert len(static.program_cache) == 1
+
+
+def grow_by_concat(x, n):
+    out = ()
+    for i in range(n):
+        out = out + (x * (i + 1.0),)
+    feats = ()
+    i = 0
+    while i < n:
+        feats += (x.sum() * i,)
+        i += 1
+    return len(out), out, feats
+
+
+def test_a_tuple_grown_by_concatenation_in_graph_loops():
+    """`out = out + (t,)` and `out += (t,)`: the tuple of tensors becomes a tensor array
+    marked a tuple (was the TypeError "a Python tuple changed inside a loop")."""
+    static = d2s.to_static(grow_by_concat)
+    for k in (3, 0, 1):
+        xv = np.array([1.0, -2.0], "float32")
+        n = rt.to_tensor(np.array(k, "int64"))
+        x_e, x_s = rt.to_tensor(xv, stop_gradient=False), rt.to_tensor(xv, stop_gradient=False)
+        e, s = grow_by_concat(x_e, n), static(x_s, n)
+        assert s[0] == e[0] == k
+        assert type(s[1]) is tuple and type(s[2]) is tuple and len(s[1]) == len(s[2]) == k
+        for got, want in zip(s[1], [xv * (i + 1.0) for i in range(k)], strict=True):
+            np.testing.assert_allclose(got.numpy(), want)
+        for got, want in zip(s[2], [xv.sum() * i for i in range(k)], strict=True):
+            np.testing.assert_allclose(got.numpy(), want)
+        if k:
+            sum(t.sum() for t in e[1]).backward()
+            sum(t.sum() for t in s[1]).backward()
+            np.testing.assert_allclose(x_s.grad.numpy(), x_e.grad.numpy())
+            np.testing.assert_allclose(x_s.grad.numpy(), np.full(2, k * (k + 1) / 2))
+    assert len(static.program_cache) == 1
