@@ -13,7 +13,9 @@
                                       return s
                                   s = _d2s.for_loop(xs, _for_body_2, (s,), ('s',), None)
 
-The state is what the body binds that is loop-carried or live after the loop. A `for` target
+The state is what the body binds that is loop-carried or live after the loop, and a local dict
+the body gives keys with `d.setdefault(k, v)` (as `d[k] = v` makes it state: a key first set
+there is carried with its presence flag, `loop_new_keys`). A `for` target
 that is live after the loop is state too (the body receives the item as `_itr_k` and binds
 it). `break`, `continue` and `return` were already turned into flags by earlier converters;
 a flag that must stop a `for` is its extra test (`anno.EXTRA_TEST`), passed as a function.
@@ -46,7 +48,7 @@ class Loops(state.ScopeTracker, Base):
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
         node = self.generic_visit(node)
         _check_no_jumps(node)
-        st = self._state(node, written(node.body))
+        st = self._state(node, written(node.body) | _keyed_dicts(node.body))
         test_name = self.ctx.namer.new("loop_test")
         body_name = self.ctx.namer.new("loop_body")
         test_fn = st.function(test_name, templates.replace("return test", test=node.test),
@@ -66,7 +68,7 @@ class Loops(state.ScopeTracker, Base):
         node = self.generic_visit(node)
         _check_no_jumps(node)
         targets = written(node.target)
-        st = self._state(node, written(node.body) | targets, targets)
+        st = self._state(node, written(node.body) | _keyed_dicts(node.body) | targets, targets)
         body_name = self.ctx.namer.new("for_body")
         body = node.body
         if isinstance(node.target, gast.Name) and node.target.id not in st.names:
@@ -89,6 +91,21 @@ class Loops(state.ScopeTracker, Base):
             body_fn=body_name, args=st.args(), names=st.names_const(), extra=extra_name,
             unread=templates.const(unread))
         return out + st.assign(call) + node.orelse
+
+
+def _keyed_dicts(body: list) -> set[str]:
+    """Local names whose `setdefault` the body calls (`stats.setdefault("n", v)`): the dict
+    changes as by `stats["n"] = v`, which makes it state (functions defined in the body
+    aside: they run where they are called)."""
+    out, stack = set(), list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                n.func.attr == "setdefault" and isinstance(n.func.value, gast.Name):
+            out.add(n.func.value.id)
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            stack.extend(gast.iter_child_nodes(n))
+    return out
 
 
 def _unread(loop, names: list, runs: list) -> tuple:

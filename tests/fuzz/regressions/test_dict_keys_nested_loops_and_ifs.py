@@ -1,10 +1,12 @@
-"""Found by the dict-keys generator (seed 35805, 300 examples; 1 disagreement) in session 20,
-not fixed yet: keys set in graph loops inside both branches of tensor `if`s, a loop over the
+"""Found by the dict-keys generator (seed 35805, 300 examples; 1 disagreement) in session 20:
+keys set in graph loops inside both branches of tensor `if`s, a loop over the
 dict inside a nested `if`, then `setdefault` of a flagged key in a loop in one branch of a
 later `if`: on an input where no loop runs, `'c' in d` and `len(d)` of the converted call say
-the key 'c' is present where eager code has no 'c' (a silent wrong result)."""
+the key 'c' is present where eager code has no 'c' (a silent wrong result). The `setdefault`
+alone in the loop's body did not make `d` loop state, so the mutation log, not the loop's
+presence flags, carried the key; it is state now (`converters/loops.py`, see
+test_dict_setdefault_in_graph_loops.py)."""
 import numpy as np
-import pytest
 
 import d2s
 import runtime as rt
@@ -60,8 +62,6 @@ INPUTS = [([1.25, 2.75, 0.25], [-0.25, -0.25, 0.25]),
           ([0.75, -2.75, -1.25], [2.25, 0.75, 0.75])]
 
 
-@pytest.mark.xfail(strict=True, reason="a key present in converted code where eager has none "
-                   "after loops and ifs nested this way (issue 35, dict keys; open)")
 def test_keys_of_nested_loops_and_ifs_as_eager():
     static = d2s.to_static(f)
     eager_box, static_box = Box(), Box()
