@@ -1,6 +1,8 @@
 """A key a graph loop's body gives a local dict with `d.setdefault(k, v)` only (found by the
 dict-keys fuzzer, issue 35: 9 of 150 examples of seed 32501 were refused with "d['c'] is first
-set inside a loop whose condition is a tensor", where docs/d2s.md says such a key converts).
+set inside a loop whose condition is a tensor", where docs/d2s.md says such a key converts; in
+seed 32506 one `setdefault` under a tensor `if` in a graph loop's body raised an internal
+"Variable 't37' (b1[]) was created inside a cond/while/switch_case block").
 
 `d[k] = v` in the body made `d` loop state, so the loop carried the key with its presence flag
 (`operators/loop_new_keys.py`); a `setdefault` alone changed the dict through a method call,
@@ -105,7 +107,11 @@ def test_a_key_a_tensor_loop_sets_with_setdefault_exists_where_it_ran(fn, refere
     assert len(static.program_cache) == 1
 
 
-def test_found_case_converts():
-    path = pathlib.Path(__file__).parent / "found35" / "dict_keys_setdefault_in_loop_in_else.txt"
+@pytest.mark.parametrize("name", [
+    "dict_keys_setdefault_in_loop_in_else",   # (refused on main)
+    "dict_keys_setdefault_in_if_in_loop",     # (an internal error on main: "Variable 't37'
+])                                            # ... was created inside a cond/while block")
+def test_found_case_converts(name):
+    path = pathlib.Path(__file__).parent / "found35" / f"{name}.txt"
     out = runner.compare_saved(path, GENERATORS["dict-keys"]()[1])
     assert out.kind == "same", str(out)
