@@ -13,8 +13,8 @@
                                       return s
                                   s = _d2s.for_loop(xs, _for_body_2, (s,), ('s',), None)
 
-The state is what the body binds that is loop-carried or live after the loop, and a local dict
-the body gives keys with `d.setdefault(k, v)` (as `d[k] = v` makes it state: a key first set
+The state is what the body binds that is loop-carried or live after the loop, and a dict the
+body gives keys with `d.setdefault(k, v)` (as `d[k] = v` makes it state: a key first set
 there is carried with its presence flag, `loop_new_keys`). A `for` target
 that is live after the loop is state too (the body receives the item as `_itr_k` and binds
 it). `break`, `continue` and `return` were already turned into flags by earlier converters;
@@ -28,7 +28,7 @@ import gast
 from ..pyct import anno, templates
 from ..pyct.activity import written
 from ..pyct.naming import RESERVED
-from ..pyct.qnames import is_composite
+from ..pyct.qnames import is_composite, qualified_name
 from ..pyct.transformer import Base
 from . import state
 
@@ -94,15 +94,15 @@ class Loops(state.ScopeTracker, Base):
 
 
 def _keyed_dicts(body: list) -> set[str]:
-    """Local names whose `setdefault` the body calls (`stats.setdefault("n", v)`): the dict
-    changes as by `stats["n"] = v`, which makes it state (functions defined in the body
-    aside: they run where they are called)."""
+    """Names and attribute chains whose `setdefault` the body calls (`stats.setdefault("n",
+    v)`, `self.stats.setdefault(...)`): the dict changes as by `stats["n"] = v`, which makes
+    it state (functions defined in the body aside: they run where they are called)."""
     out, stack = set(), list(body)
     while stack:
         n = stack.pop()
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
-                n.func.attr == "setdefault" and isinstance(n.func.value, gast.Name):
-            out.add(n.func.value.id)
+                n.func.attr == "setdefault" and qualified_name(n.func.value) is not None:
+            out.add(qualified_name(n.func.value))
         if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             stack.extend(gast.iter_child_nodes(n))
     return out

@@ -13,6 +13,7 @@ body calls is loop state as a subscript store makes it (`converters/loops.py`).
 from __future__ import annotations
 
 import pathlib
+import types
 
 import numpy as np
 import pytest
@@ -105,6 +106,37 @@ def test_a_key_a_tensor_loop_sets_with_setdefault_exists_where_it_ran(fn, refere
                 else:
                     np.testing.assert_allclose(g.numpy(), w, rtol=1e-6)
     assert len(static.program_cache) == 1
+
+
+class Stats(rt.nn.Layer):
+    """A Layer whose `self.stats` (and an argument's `o.seen`) get a key through `setdefault`
+    in a graph loop: the caller's dicts have it after the calls whose run set it."""
+
+    def __init__(self):
+        super().__init__()
+        self.stats = {}
+
+    def forward(self, x, o):
+        h = x * 1.0
+        for _ in range(rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), "int64")):
+            self.stats.setdefault("first", rt.mean(h))
+            if rt.sum(h) > 1.0:
+                o.seen.setdefault("big", h * 1.0)
+            h = h + 1.0
+        return h
+
+
+def test_setdefault_on_dicts_the_caller_reaches_in_a_tensor_loop():
+    eager, static = Stats(), d2s.to_static(Stats())
+    o_eager, o_static = types.SimpleNamespace(seen={}), types.SimpleNamespace(seen={})
+    for values in ([0.25, -2.0], [0.25, 1.5], [2.0, 0.5], [0.5, -1.5]):  # 0, 2 (both keys) ...
+        x = rt.to_tensor(np.asarray(values, np.float32))
+        np.testing.assert_allclose(eager(x, o_eager).numpy(), static(x, o_static).numpy())
+        for a, b in ((eager.stats, static.stats), (o_eager.seen, o_static.seen)):
+            assert list(a) == list(b)
+            for k in a:
+                assert isinstance(b[k], rt.Tensor)
+                np.testing.assert_allclose(a[k].numpy(), b[k].numpy())
 
 
 @pytest.mark.parametrize("name", [
