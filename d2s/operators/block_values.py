@@ -15,7 +15,7 @@ from runtime.program.origin import forced
 
 from ..errors import ConversionError
 from ..pyct import loader
-from . import lists
+from . import computed_keys, lists
 from .aliases import other_references
 from .exceptions import raise_
 from .lists import StructArray
@@ -160,12 +160,14 @@ def traceback_frames(e: BaseException) -> list:
 
 def raised_by_user_code(e: BaseException) -> bool:
     """Whether `e` was raised by the user's own code (its innermost frame is converted code,
-    or d2s's list operators that stand for `lst.pop()` & co. there), not by d2s."""
+    d2s's list operators that stand for `lst.pop()` & co. there, or the store that stands
+    for `lst[i] = v`), not by d2s."""
     frames = traceback_frames(e)
     if not frames:
         return False
-    name = frames[-1].tb_frame.f_code.co_filename
-    return loader.is_generated(name) or name == lists.__file__
+    code = frames[-1].tb_frame.f_code
+    return loader.is_generated(code.co_filename) or code.co_filename == lists.__file__ or \
+        code is computed_keys.set_item.__code__
 
 
 def raise_when_run(e: BaseException) -> None:
