@@ -41,7 +41,7 @@ from .loop_initial import (
     settled_initial_values,
     to_array,
 )
-from .loop_keys import check_keys, dict_keys_of, refuse_key_change
+from .loop_keys import check_keys, check_values_kept, dict_keys_of, refuse_key_change
 from .loop_new_keys import LoopNewKeys, NewKeys, outermost
 from .loop_number_kinds import LoopNumberKinds
 from .mutation_loop import Loop
@@ -244,6 +244,7 @@ class _GraphWhile:
         for i in self.dicts.keys() - set(carried):  # (a dict of no tensors: a key set in it)
             self.new_keys.found(i, self.dict_keys[i], out[i])
             check_keys(names[i], self.dict_keys[i], out[i], src)
+            check_values_kept(names[i], self.dicts[i], out[i], src)
         for i, before in dicts.items():  # (changed in place, then rebound: `d = {...}`)
             self.loop.check_dict_kept(names[i], self.dicts[i], given[i], before, out[i])
         self.changed_in_place.clear()  # dicts the body changed, not rebound: the same object
@@ -355,6 +356,8 @@ class _GraphWhile:
         out = self.loop.finish(out, result[len(carried):])
         for i in self.changed_in_place:  # (`stats["n"] += 1` on a dict passed in)
             out[i] = _into_dict(self.dicts[i], out[i])
+        for i in self.dicts.keys() - set(carried):  # (the body left it as it was: the
+            out[i] = self.dicts[i]  # name holds the same object, which aliases see)
         return out
 
     def _widen_state(self) -> None:

@@ -47,3 +47,32 @@ def check_keys(path, before, after, src) -> None:
             after):
         for j, (a, b) in enumerate(zip(before, after)):
             check_keys(f"{path}[{j}]", a, b, src)
+
+
+def check_values_kept(path, original: dict, after, src) -> None:
+    """A dict the loop does not carry (it holds a value that is no tensor or number, or
+    nothing): the body may set a key and remove it again, but a value it leaves changed
+    would be eager's only where the loop ran, which the program decides when it runs."""
+    if type(after) is not dict:
+        return
+    for k, v in original.items():
+        if k in after and after[k] is not v:
+            held = next((x for x in original.values() if not _carriable(x)), None)
+            what = f"the {type(held).__name__} {_short(held)}" if held is not None else \
+                "such values"
+            raise mutation.StateChangeError(
+                f"{path}[{k!r}] is changed inside a loop whose condition is a tensor "
+                f"({where(src)}), in a dict that also holds {what}: a graph loop carries a "
+                "dict only when its values are tensors or Python numbers, so whether the "
+                "value is the one before the loop (no trip) or the body's would be decided "
+                "when the program runs. Keep such values in another dict, or change the key "
+                "outside the loop", src)
+
+
+def _carriable(v) -> bool:
+    return type(v) in (bool, int, float) or hasattr(v, "dtype") and hasattr(v, "shape")
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
