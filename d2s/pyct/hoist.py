@@ -74,10 +74,12 @@ def _take_out(parent: gast.FunctionDef, free: dict) -> list:
     for c in candidates:
         if free[id(c)].isdisjoint(bound | kept):
             moved.append(c)
-    if len(moved) != len(candidates):  # a moved def could read a def that stays: keep it simple
-        names = {m.name for m in moved}
-        staying = moving - names
-        moved = [m for m in moved if free[id(m)].isdisjoint(staying)]
+    while True:  # a def that reads a def that stays stays too (to a fixed point: a def read
+        staying = moving - {m.name for m in moved}  # by one that stays because of a third)
+        kept_out = [m for m in moved if free[id(m)].isdisjoint(staying)]
+        if len(kept_out) == len(moved):
+            break
+        moved = kept_out
     if moved:
         ids = {id(m) for m in moved}
         parent.body = [s for s in parent.body if id(s) not in ids]
