@@ -236,7 +236,7 @@ def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
     """(leaves, tree) of what the traced function returned, each tensor leaf its Variable,
     each set it made a plain set (the one written back where the call stored it: `made`);
     refuses what a program cannot return for every call."""
-    out = returned_keys.mark(out)  # (keys a tensor decides: beside their presence flags)
+    out = returned_keys.mark(out, target.function)  # (keys a tensor decides: with their flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     leaves, tree = pytree.flatten(out)
     leaves = [plain(x, made) for x in leaves]

@@ -90,9 +90,9 @@ def mark_order_undecided(key) -> None:
     undecided.add(key)
 
 
-def check_order(d, what: str) -> None:
-    """`what` (a loop over `d`, returning it) reads the order of its keys: refused at the
-    user's line where eager code has them in an order the run decides. A key that existed on
+def check_order(d, what: str, fn=None) -> None:
+    """`what` (a loop over `d`, returning it from `fn`) reads the order of its keys: refused at
+    the user's line (`fn`'s, for a returned dict) where eager code has them in an order the run decides. A key that existed on
     some paths only and was set again here (`d['k'] = v` after a tensor `if` set it on one
     path) sits where it was on the paths that had it and at the end on the others."""
     table = _table()
@@ -108,8 +108,12 @@ def check_order(d, what: str) -> None:
     if key is None:
         return
     src = user_origin(3)
+    code = getattr(fn, "__code__", None)
+    at = where(src) if src is not None or code is None else (  # (a dict returned: the call
+        f'{getattr(fn, "__qualname__", fn)}, File "{code.co_filename}", line '  # returned)
+        f'{code.co_firstlineno}')
     raise ConversionError(
-        f"{what} ({where(src)}) reads the order of the keys of a dict whose key {key!r} "
+        f"{what} ({at}) reads the order of the keys of a dict whose key {key!r} "
         "existed on some paths only and was set again, or was added by a loop on a trip "
         "decided when the program runs: eager code has it at the end on the paths where it "
         "was missing, which one program cannot order. Read the keys by name (`d['k']`, `'k' "

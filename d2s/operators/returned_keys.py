@@ -16,21 +16,21 @@ class PresentKeys(tuple):
     key that exists on every path. A tuple, so the program's outputs flatten through it."""
 
 
-def mark(out):
+def mark(out, fn=None):
     """`out` with each such dict (directly, or inside lists, tuples and dicts) replaced by a
     `PresentKeys`; anything else as it is."""
     if type(out) in (list, tuple):
-        items = [mark(v) for v in out]
+        items = [mark(v, fn) for v in out]
         changed = any(a is not b for a, b in zip(items, out, strict=True))
         return type(out)(items) if changed else out
     if type(out) is not dict:
         return out
     flags = flags_of(out)
-    items = {k: mark(v) for k, v in out.items()}
+    items = {k: mark(v, fn) for k, v in out.items()}
     if not flags:
         changed = any(items[k] is not out[k] for k in out)
         return items if changed else out
-    check_order(out, "returning the dict")
+    check_order(out, "returning the dict", fn)
     keys = tuple(out)
     values = tuple(_unchecked_copy(out[k]) if k in flags else items[k] for k in keys)
     return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))

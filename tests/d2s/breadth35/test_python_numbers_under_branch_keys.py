@@ -93,3 +93,25 @@ def test_a_layer_dict_has_the_key_after_the_calls_that_set_it():
         assert [type(v) for v in static.stats.values()] == [
             type(v) for v in eager.stats.values()]
     assert eager.stats == {"calls": 0, "pos": 1, "ratio": 0.5}
+
+
+def counted_then_returned(x, n):
+    d = {}
+    if x.sum() > 0:
+        d["k"] = 1
+    i = 0
+    while i < n:
+        d["m"] = i
+        i += 1
+    return d
+
+
+def test_returning_a_dict_whose_key_order_the_run_decides_names_the_function():
+    """Eager's key order differs by path ({'k', 'm'} or {'m'} then 'k' never): refused, and the
+    message names the user's function and file (it said "(unknown line)")."""
+    static = d2s.to_static(counted_then_returned)
+    with pytest.raises(d2s.ConversionError) as info:
+        static(_x([1.0, 2.0]), rt.to_tensor(np.array(2, "int64")))
+    msg = str(info.value)
+    assert "returning the dict (counted_then_returned, File" in msg
+    assert "test_python_numbers_under_branch_keys.py" in msg and "unknown line" not in msg
