@@ -121,8 +121,8 @@ class _GraphIf:
         """Trace the branches into a `cond` op (again while they need it); the new state."""
         builder = current_builder()
         self.marks = (len(builder.program.blocks), builder.block, len(builder.block.ops))
-        for _ in range(5):
-            try:
+        for _ in range(12):  # (each attempt that adds flag outputs makes progress: nested
+            try:             # ifs' keys, number kinds and flags may each need one)
                 before = self._extra_outputs()
                 result = rt.static.nn.cond(pred, self._branch(self.fns[0]),
                                            self._branch(self.fns[1]))

@@ -8,7 +8,12 @@ error in the header): each now runs the same as eager code through one converted
   branch and 2 in the else branch" (arrays made inside both branches after an append);
 - `state_same_shape_attribute_carried_by_name`: refused as "o.t is changed ... only once its
   values have their loop shapes" (an attribute the loop carries by name, stored from the
-  loop's parameter on each trace, taken for a change the probe had missed)."""
+  loop's parameter on each trace, taken for a change the probe had missed);
+- `observe_sets_branch_keys_need_many_attempts` (session 21, observe-sets seed 34001): an
+  internal "d2s bug: the tensor `if` ... kept changing shape": nested tensor `if`s each giving
+  dict keys holding Python numbers presence flags, a float list given an int (number kinds)
+  and early returns needed more than five traces of the outer `if`, each adding flag outputs
+  (the bound is twelve now; each such trace adds outputs, so it ends)."""
 import pathlib
 
 import pytest
@@ -24,4 +29,12 @@ CASES = {"breadth_arrays_made_inside_branches": "breadth",
 def test_found_case_runs_as_eager(name):
     path = pathlib.Path(__file__).parent / "found35" / f"{name}.txt"
     out = runner.compare_saved(path, GENERATORS[CASES[name]]()[1])
+    assert out.kind == "same", str(out)
+
+
+@pytest.mark.slow  # (~15 s: the nested ifs are traced again on each of the outer ones' traces)
+def test_nested_ifs_that_need_many_traces_run_as_eager():
+    name = "observe_sets_branch_keys_need_many_attempts.txt"
+    path = pathlib.Path(__file__).parent / "found35" / name
+    out = runner.compare_saved(path, GENERATORS["observe-sets"]()[1])
     assert out.kind == "same", str(out)
