@@ -106,4 +106,5 @@ def test_converted_code_gives_eagers_values_and_gradients():
         e.sum().backward()
         s.sum().backward()
         np.testing.assert_allclose(xs.grad.numpy(), xe.grad.numpy())
-        assert s.stop_gradient is e.stop_gradient is False
+        assert s.stop_gradient is e.stop_gradient is False and s.dtype == e.dtype
+        assert bias.grad is None and xs.grad.dtype == xe.grad.dtype

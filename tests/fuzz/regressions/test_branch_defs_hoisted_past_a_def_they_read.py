@@ -36,7 +36,9 @@ def test_every_path_through_one_program():
         x, y = rt.to_tensor(np.array(xv, "float32")), rt.to_tensor(np.array(yv, "float32"))
         (he, le), (hs, ls) = nested_returns(x, y), static(x, y)
         np.testing.assert_allclose(hs.numpy(), he.numpy())
-        assert len(ls) == len(le)
+        assert (hs.dtype, hs.stop_gradient) == (he.dtype, he.stop_gradient)
+        assert type(ls) is type(le) is list and len(ls) == len(le)
         for a, b in zip(ls, le, strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy())
+            assert (a.dtype, a.stop_gradient) == (b.dtype, b.stop_gradient)
     assert len(static.program_cache) == 1
