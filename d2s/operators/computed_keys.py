@@ -57,6 +57,9 @@ def _put(table: dict, key, value) -> None:
     refused where the dict would hold a computed key beside a Python key it may equal (a
     read by either would find its own item, eager's one item); else stored as it is."""
     if _computed_number(key) and _python_keys_it_may_equal(table, key):
+        if any(key_flags.flag_of(table, k) is not None for k in table):
+            _refuse(user_origin(3), "the dict holds a key that exists on some paths only (set "
+                    "under a tensor `if` or in a graph loop), which the computed key may equal")
         _store(table, key, value)
         return
     if _computed_number(key) and not _outermost():
