@@ -113,10 +113,10 @@ class ProgramCache:
         with gc_paused():  # one pause: a collection between tracing and compiling costs
             traced = trace(target, args, kwargs)
             entry = Entry(traced)
-        if by_values is not None:
-            self._index(target, entry, by_values, known)
         if target.spec.bind(traced.effects.bound):  # (keyed by identity from now on)
             key = target.spec.key(args, kwargs, target.instance, target.training)[0]
+        if by_values is not None and rebinding.by_identity(key):
+            self._index(target, entry, by_values, known)
         entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
         entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused

@@ -24,10 +24,12 @@ from __future__ import annotations
 import dataclasses
 import gc
 import types
+import weakref
 
 from runtime.core import TensorBase
 
-from .function_spec import _NDARRAY, TENSOR_CLASSES, amp_key, default_dtype_key, value_key
+from .function_spec import (_NDARRAY, TENSOR_CLASSES, _Identity, _WeakIdentity, amp_key,
+                            default_dtype_key, value_key)
 from .guards import compile_check
 from .operators import mutation
 
@@ -107,6 +109,19 @@ def values_key(args, kwargs, instance, training):
     if not walk.objs:
         return None
     return key, tuple(walk.objs), walk.opaque
+
+
+def by_identity(key) -> bool:
+    """Whether a cache key holds an object by identity (else a call passing fresh objects
+    equal to these finds the program by its key already)."""
+    stack = [key]
+    while stack:
+        part = stack.pop()
+        if type(part) is tuple:
+            stack.extend(part)
+        elif isinstance(part, (_Identity, _WeakIdentity, weakref.ref)):
+            return True
+    return False
 
 
 def reachable_elsewhere(target, objs, opaque) -> bool:

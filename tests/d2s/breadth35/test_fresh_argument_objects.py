@@ -233,3 +233,63 @@ def test_a_fresh_namespace_with_another_value_read_traces_again():
         got = static(x, types.SimpleNamespace(calls=0, scale=scale))
         np.testing.assert_allclose(got.numpy(), [scale, 2 * scale])
     assert static.program_cache.traces == 3
+
+
+class Net(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.a = rt.nn.Linear(2, 2)
+        self.b = rt.nn.Linear(2, 2)
+
+    def forward(self, x, metrics):
+        h = self.a(x)
+        metrics["steps"] = metrics.get("steps", 0) + 1
+        out = self.b(h) if h.mean() > 0 else h * 2.0  # `b` reached on some inputs only
+        metrics["loss"] = out.sum().item()
+        metrics.setdefault("hist", []).append(float(h.max()))
+        return out.sum()
+
+
+def test_a_layer_step_with_fresh_metrics_trains_as_eager():
+    """A Layer's step writing a fresh metrics dict: one program; values, dicts, which
+    `.grad` is None and the parameters after SGD steps with momentum and weight decay are
+    eager's."""
+    rt.seed(3)
+    eager, static = Net(), Net()
+    static.set_state_dict(eager.state_dict())
+    static.forward = d2s.to_static(static.forward)
+    opts = [rt.optimizer.Momentum(learning_rate=0.1, momentum=0.9, weight_decay=0.01,
+                                  parameters=m.parameters()) for m in (eager, static)]
+    for i in range(6):
+        xv = np.random.RandomState(i).randn(3, 2).astype("float32")
+        got, want = {}, {}
+        ls, le = static(rt.to_tensor(xv), got), eager(rt.to_tensor(xv), want)
+        assert_same_leaves(ls, le, "loss")
+        assert_same_leaves(got, want, "metrics")
+        ls.backward()
+        le.backward()
+        for (name, p), (_, q) in zip(eager.named_parameters(), static.named_parameters(),
+                                     strict=True):
+            assert (p.grad is None) == (q.grad is None), name
+        for opt in opts:
+            opt.step()
+            opt.clear_grad()
+        for (name, p), (_, q) in zip(eager.named_parameters(), static.named_parameters(),
+                                     strict=True):
+            np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=name)
+    assert static.forward.program_cache.traces == 1
+
+
+def step_returns_state(x, ns):
+    ns.k += 1
+    return x + 1.0, ns
+
+
+def test_a_returned_namespace_is_the_calls_own():
+    static = d2s.to_static(step_returns_state)
+    for _ in range(3):
+        ns = types.SimpleNamespace(k=0)
+        _, back = static(rt.to_tensor(np.ones(2, "float32")), ns)
+        assert back is ns and ns.k == 1
+    assert static.program_cache.traces == 1
