@@ -293,3 +293,29 @@ def test_a_returned_namespace_is_the_calls_own():
         _, back = static(rt.to_tensor(np.ones(2, "float32")), ns)
         assert back is ns and ns.k == 1
     assert static.program_cache.traces == 1
+
+
+def step_raising(x, m):
+    m["n"] = m.get("n", 0) + 1
+    m["loss"] = float(x.sum())
+    m.setdefault("hist", []).append(float(x.max()))
+    if x.sum() < -10:
+        raise ValueError("too negative")
+    return x * 2.0
+
+
+def test_a_raise_leaves_the_calls_own_dict_as_eager_does():
+    """A run that raises writes what the call had changed into this call's dict (eager's
+    state at the raise), on a program traced for another dict."""
+    static = d2s.to_static(step_raising)
+    for v in ([1.0, 2.0], [-20.0, 1.0], [3.0, 1.0], [-30.0, 0.0]):
+        seen = []
+        for fn in (step_raising, static):
+            m = {}
+            try:
+                out = fn(rt.to_tensor(np.array(v, "float32")), m).numpy().tolist()
+            except ValueError as e:
+                out = str(e)
+            seen.append((out, m))
+        assert seen[1] == seen[0]
+    assert static.program_cache.traces == 1
