@@ -136,6 +136,7 @@ class ProgramCache:
         if rebinding.reachable_elsewhere(target, objs, opaque):
             return
         entry.bindings, entry.rebound_last, entry.rebind_safe = objs, None, None
+        entry.rebind_plan = None
         if entry.new_places:  # (places of fresh argument objects are not new to others)
             entry.new_places = rebinding.new_places(
                 entry.effects.writes if entry.effects is not None else (), known,

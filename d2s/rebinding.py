@@ -30,7 +30,6 @@ from runtime.core import TensorBase
 
 from .function_spec import (_NDARRAY, TENSOR_CLASSES, _Identity, _WeakIdentity, amp_key,
                             default_dtype_key, value_key)
-from .guards import compile_check
 from .operators import mutation
 
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
@@ -144,20 +143,25 @@ _OWN = frozenset(("slots", "types", "writes", "numbers", "rebound", "renewed", "
 
 
 class _Sub:
-    """Replaces objects by id (`swap`: id -> (old, new)); copies only what changes. `fixed`
-    gets the ids of the user objects met that are not replaced; `unknown` the objects of
-    other classes (not walked into)."""
+    """Replaces objects by id (`swap`: id -> (old, new)); copies only what changes (`dirty`
+    gets the ids of the objects copied; with `only`, the dirty ids of an earlier walk that
+    replaced every argument object, the others are kept without a look). `fixed` gets the
+    ids of the user objects met that are not replaced; `unknown` the objects of other
+    classes (not walked into)."""
 
-    def __init__(self, swap: dict):
-        self.swap = swap
+    def __init__(self, swap: dict, only=None):
+        self.swap, self.only = swap, only
         self.memo: dict = {}
         self.fixed: set = set()
+        self.dirty: set = set()
         self.unknown: list = []
 
     def __call__(self, x):
         got = self.swap.get(id(x))
         if got is not None and got[0] is x:
             return got[1]
+        if self.only is not None and id(x) not in self.only:
+            return x
         cls = x.__class__
         if cls in _SCALARS or isinstance(x, (type, types.FunctionType, types.ModuleType,
                                              types.BuiltinFunctionType, TensorBase)):
@@ -167,6 +171,8 @@ class _Sub:
             return done[1]
         out = self._copy(x, cls)
         self.memo[id(x)] = (x, out)
+        if out is not x:
+            self.dirty.add(id(x))
         return out
 
     def _copy(self, x, cls):
@@ -220,16 +226,20 @@ class _Sub:
         """An attribute of a d2s object: those named in `_OWN` are d2s's own lists and
         dicts (copied when an item changes; `types`, ident -> type, re-keyed by the replaced
         ids); the others are values (`Slot.obj`, a user's object)."""
-        if name not in _OWN:
+        if name not in _OWN or type(v) is not list and type(v) is not dict:
             return self(v)
+        if self.only is not None and id(v) not in self.only:
+            return v
         if type(v) is list:
-            items = [self(x) for x in v]
-            return items if any(a is not b for a, b in zip(items, v)) else v
-        if type(v) is dict:
+            out = [self(x) for x in v]
+            same = all(a is b for a, b in zip(out, v))
+        else:
             out = {self._ident(k): self(x) for k, x in v.items()}
-            return out if any(a is not b for a, b in zip(out.values(), v.values())) or \
-                list(out) != list(v) else v
-        return self(v)
+            same = all(a is b for a, b in zip(out.values(), v.values())) and list(out) == list(v)
+        if same:
+            return v
+        self.dirty.add(id(v))
+        return out
 
     def _ident(self, k):
         if type(k) is tuple and len(k) == 3 and type(k[0]) is int:
@@ -240,11 +250,17 @@ class _Sub:
 
 
 def _slot_names(cls) -> list:
-    names = []
-    for c in cls.__mro__:
-        s = c.__dict__.get("__slots__", ())
-        names.extend([s] if isinstance(s, str) else s)
+    names = _SLOT_NAMES.get(cls)
+    if names is None:
+        names = []
+        for c in cls.__mro__:
+            s = c.__dict__.get("__slots__", ())
+            names.extend([s] if isinstance(s, str) else s)
+        _SLOT_NAMES[cls] = names
     return names
+
+
+_SLOT_NAMES: dict = {}
 
 
 def _swap(old_objs, new_objs) -> dict:
@@ -270,19 +286,23 @@ def rebind(entry, objs: tuple):
     swap = _swap(entry.bindings, objs)
     if not swap:
         return entry
-    sub = _Sub(swap)
+    plan = entry.rebind_plan  # (ids to walk, ids of the user objects it names)
+    sub = _Sub(swap, plan and plan[0])
     clone = entry.__class__.__new__(entry.__class__)
     clone.__dict__.update(entry.__dict__)
-    clone.guards = sub(tuple(entry.guards))
+    clone.guards = sub._attr("guards", entry.guards)
     for name in _ENTRY_LISTS:
         setattr(clone, name, sub._attr(name, getattr(entry, name)))
     clone.raises = sub._attr("raises", entry.raises)
     clone.tree = sub(entry.tree)
     if entry.effects is not None:
         clone.effects = sub(entry.effects)
-    if any(id(n) in sub.fixed for _, n in swap.values()) or not _unknown_ok(entry, sub):
+    if plan is None and all(id(o) in swap for o in entry.bindings):
+        plan = entry.rebind_plan = (frozenset(sub.dirty), frozenset(sub.fixed))
+    fixed = plan[1] if plan else sub.fixed
+    if any(id(n) in fixed for _, n in swap.values()) or not _unknown_ok(entry, sub):
         return None  # (the program names this call's object elsewhere: trace it)
-    clone.check = compile_check(clone.guards) if clone.guards is not entry.guards else \
+    clone.check = _check(entry.check, sub) if clone.guards is not entry.guards else \
         entry.check
     clone.fast, clone.slow_calls, clone.rebound_last = None, 0, None
     clone._build_training = lambda: entry._training or entry._build_training()
@@ -290,13 +310,24 @@ def rebind(entry, objs: tuple):
     return clone
 
 
+def _check(check, sub: _Sub):
+    """The entry's compiled guard check (`guards.compile_check`) reading the call's objects:
+    its code, with the objects it binds by name replaced."""
+    env = check.__globals__
+    new = {k: v if k.startswith("__") else sub(v) for k, v in env.items()}
+    return types.FunctionType(check.__code__, new)
+
+
 def _unknown_ok(entry, sub: _Sub) -> bool:
     """Whether none of the objects of other classes the entry holds reaches one of its
     argument objects (asked once per entry)."""
     ok = entry.rebind_safe
     if ok is None:
-        ids = {id(o) for o in entry.bindings}
-        ok = entry.rebind_safe = not _reaches(sub.unknown, ids)
+        ids = {id(o) for o in entry.bindings} | {
+            id(vars(o)) for o in entry.bindings if isinstance(getattr(o, "__dict__", None),
+                                                               dict)}
+        ok = entry.rebind_safe = not _reaches([u for u in sub.unknown if id(u) not in ids],
+                                              ids)
     return ok
 
 
