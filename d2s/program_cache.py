@@ -56,6 +56,7 @@ class ProgramCache:
         self.effect_places: dict = {}  # places (Python values) traces changed: side_effects
         # the values key of a trace's arguments (`rebinding.py`) -> its entries, newest first
         self._by_values: dict = {}
+        self._traced_objs: set = set()  # ids of the argument objects of every trace so far
 
     def __len__(self):
         return self._count
@@ -115,8 +116,11 @@ class ProgramCache:
             entry = Entry(traced)
         if target.spec.bind(traced.effects.bound):  # (keyed by identity from now on)
             key = target.spec.key(args, kwargs, target.instance, target.training)[0]
-        if by_values is not None and rebinding.by_identity(key):
-            self._index(target, entry, by_values, known)
+        if by_values is not None:
+            fresh = {id(o) for o in by_values[1]} - self._traced_objs
+            self._traced_objs.update(id(o) for o in by_values[1])
+            if rebinding.by_identity(key):
+                self._index(target, entry, by_values, known, fresh)
         entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
         entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused
@@ -129,9 +133,10 @@ class ProgramCache:
         self._tell_retrace(target, key, changed)
         return entry
 
-    def _index(self, target, entry, by_values, known) -> None:
+    def _index(self, target, entry, by_values, known, fresh) -> None:
         """Make `entry` found by the values of its arguments (`rebinding.py`) where its
-        argument objects are reachable through the arguments only."""
+        argument objects are reachable through the arguments only (`fresh`: the ids of
+        those no earlier trace was passed)."""
         vkey, objs, opaque = by_values
         if rebinding.reachable_elsewhere(target, objs, opaque):
             return
@@ -139,8 +144,7 @@ class ProgramCache:
         entry.rebind_plan = None
         if entry.new_places:  # (places of fresh argument objects are not new to others)
             entry.new_places = rebinding.new_places(
-                entry.effects.writes if entry.effects is not None else (), known,
-                {id(o) for o in objs})
+                entry.effects.writes if entry.effects is not None else (), known, fresh)
         self._by_values[vkey] = [entry, *self._by_values.get(vkey, ())]
 
     def _rebound(self, target, args, kwargs):

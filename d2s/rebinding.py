@@ -28,9 +28,17 @@ import weakref
 
 from runtime.core import TensorBase
 
-from .function_spec import (_NDARRAY, TENSOR_CLASSES, _Identity, _WeakIdentity, amp_key,
-                            default_dtype_key, value_key)
+from .function_spec import (
+    _NDARRAY,
+    TENSOR_CLASSES,
+    _Identity,
+    _WeakIdentity,
+    amp_key,
+    default_dtype_key,
+    value_key,
+)
 from .operators import mutation
+from .operators.mutation import _LIMIT as _WALK_LIMIT
 
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _DEPTH = 8
@@ -130,6 +138,8 @@ def reachable_elsewhere(target, objs, opaque) -> bool:
     ids = {id(o) for o in objs}
     log = mutation.Log([target.eager], list(opaque), [f"opaque {i}" for i in range(
         len(opaque))], None, track_variables=False)
+    if len(log.seen) >= _WALK_LIMIT:  # (not walked to the end: maybe reachable)
+        return True
     return any(i in ids for i in log.seen)
 
 
@@ -348,10 +358,11 @@ def _reaches(objs: list, ids: set) -> bool:
     return False
 
 
-def new_places(writes, known_before: set, bound_ids: set) -> bool:
-    """Whether a trace's writes name a place no earlier trace changed, places of argument
-    objects no earlier trace met aside (earlier programs serve them only through `rebind`,
-    on calls starting from the same values, where their traces saw every change)."""
+def new_places(writes, known_before: set, fresh: set) -> bool:
+    """Whether a trace's writes name a place no earlier trace changed, places of `fresh`
+    argument objects (no earlier trace was passed them) aside: earlier programs serve them
+    only through `rebind`, on calls starting from the same values, where their traces saw
+    every change."""
     known_objs = {ident[0] for ident in known_before}
     return any(s.ident() not in known_before and (
-        id(s.obj) not in bound_ids or id(s.obj) in known_objs) for s, _ in writes)
+        id(s.obj) not in fresh or id(s.obj) in known_objs) for s, _ in writes)

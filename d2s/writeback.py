@@ -182,7 +182,7 @@ def _present(slot, value, flag) -> PresentPlace:
 class _Fixed:
     """A slot whose value was taken when it was found (its place is another object)."""
 
-    __slots__ = ("slot", "value", "kind", "obj", "path")
+    __slots__ = ("kind", "obj", "path", "slot", "value")
 
     def __init__(self, slot, value):
         self.slot, self.value = slot, value
@@ -221,8 +221,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             continue
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
-                value_before(before.log, s) is v):
-            continue  # a list or dict kept is a place of its own: written back in place
+                value_before(before.log, s) is v or existing(v, before.log, copied)):
+            continue  # a list or dict kept (or one that existed, put here: `side_effects`
+            # puts it here again) is a place of its own: written back in place
         # (one the call put there, `o.hist = [loss.item()]`: a new one after each call)
         if is_variable(v) and v.number_when is not None:  # (a number on some runs only:
             types.pop(s.ident(), None)  # a tensor on the others, `running.Entry`)
@@ -233,7 +234,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         _check(s.path, v, int(s.kind == "list"))
         tail = appended_tail(s, value_before(before.log, s), v, read)
         if tail is not None:
-            slots.append(_Extend(s, tail))
+            slots.append(_Items(s, tail, _kept(tail, before.log, copied)))
             continue
         if s.kind == "list":
             for i, x in enumerate(v):
@@ -260,12 +261,24 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
-        slots.append(_into_origin(s, before, v, read))  # (an array of Python numbers comes back
+        own = _kept(v, before.log, copied) if s.kind == "list" else ()
+        slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
+            s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
     slots += _copied(copies, target)
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def existing(v, log, copied=()) -> bool:
+    """Whether `v` is a list or dict the call could reach before it ran (not the trace's
+    copy of an argument, `copied`: ids): stored in another place, the place gets that very
+    object after each call, as eager code leaves it, and its items are its own places."""
+    if type(v) is not list and type(v) is not dict or id(v) in copied:
+        return False
+    found = log.seen.get(id(v))
+    return found is not None and found[0] is v
 
 
 def _refuse_traced_keys(log, target) -> None:
@@ -387,7 +400,7 @@ def appended_tail(slot, old, new, read: set):
     `new`: after it), or None where it did more than append or read the list. Only appended
     to, the list guards nothing: after each call its items are appended again, Python ones
     as the trace left them (`side_effects.Appended`), computed ones from the program
-    (`_Extend`), so one program serves every call whatever the list already holds."""
+    (`_Items`), so one program serves every call whatever the list already holds."""
     if slot.kind != "list" or old is mutation.MISSING or len(new) <= len(old):
         return None
     if was_read(slot, read) or any(a is not b for a, b in zip(old, new)):
@@ -395,24 +408,36 @@ def appended_tail(slot, old, new, read: set):
     return list(new[len(old):])
 
 
-class _Extend:
-    """A list place the trace only appended to, some items computed: the program outputs
-    the appended items only, and after each run they are appended to the list."""
+class _Items:
+    """A list place whose new items the program outputs: after each run they are appended
+    to the list (with `tail`: the trace only appended them, some computed) or they replace
+    its items; `kept`: per item, a list or dict that existed before the call, put there as
+    itself, as eager code leaves it (its own items are written back where it is), else None."""
 
-    __slots__ = ("kind", "obj", "path", "slot", "tail")
+    __slots__ = ("kept", "kind", "obj", "path", "slot", "tail")
 
-    def __init__(self, slot, tail):
-        self.slot, self.tail = slot, tail
-        self.kind, self.obj, self.path = "append", slot.obj, slot.path
+    def __init__(self, slot, tail, kept):
+        self.slot, self.tail, self.kept = slot, tail, kept
+        self.kind = "append" if tail is not None else "items"
+        self.obj, self.path = slot.obj, slot.path
 
     def get(self):
-        return self.tail
+        return self.tail if self.tail is not None else self.slot.get()
 
     def set(self, value):
-        self.obj.extend(value)
+        value = [v if k is None else k for v, k in zip(value, self.kept, strict=True)]
+        if self.tail is not None:
+            self.obj.extend(value)
+        else:
+            _into(self.obj, value)
 
     def ident(self):
         return self.slot.ident()
+
+
+def _kept(items, log, copied) -> list:
+    """Per item, the item where it is a list or dict that `existing` finds, else None."""
+    return [x if existing(x, log, copied) else None for x in items]
 
 
 def _in_place(old) -> bool:

@@ -13,7 +13,6 @@ import pytest
 
 import d2s
 import runtime as rt
-
 from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 # inputs taking both paths of the tensor `if`s below
