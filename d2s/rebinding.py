@@ -105,6 +105,9 @@ class _Walk:
 def values_key(args, kwargs, instance, training):
     """(key, mutable objects in walk order, opaque objects) of a call, or None when its
     arguments hold no mutable object or cannot be keyed by value."""
+    if not kwargs and all(a.__class__ in _SCALARS or a.__class__ in TENSOR_CLASSES
+                          for a in args):
+        return None  # (tensors and Python scalars only: the common call, kept cheap)
     walk = _Walk()
     try:
         parts = tuple(walk.key(a, True, 0) for a in args)
