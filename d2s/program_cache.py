@@ -138,10 +138,10 @@ class ProgramCache:
         argument objects are reachable through the arguments only (`fresh`: the ids of
         those no earlier trace was passed)."""
         vkey, objs, opaque = by_values
-        if rebinding.reachable_elsewhere(target, objs, opaque):
+        clean = rebinding.walked(target, objs, opaque)
+        if clean is None:
             return
-        entry.bindings, entry.rebound_last, entry.rebind_safe = objs, None, None
-        entry.rebind_plan = None
+        rebinding.prepare(entry, objs, clean)
         if entry.new_places:  # (places of fresh argument objects are not new to others)
             entry.new_places = rebinding.new_places(
                 entry.effects.writes if entry.effects is not None else (), known, fresh)

@@ -39,6 +39,7 @@ from .function_spec import (
 )
 from .operators import mutation
 from .operators.mutation import _LIMIT as _WALK_LIMIT
+from .side_effects import Appended
 
 _SCALARS = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _DEPTH = 8
@@ -134,25 +135,28 @@ def by_identity(key) -> bool:
     return False
 
 
-def reachable_elsewhere(target, objs, opaque) -> bool:
-    """Whether one of the argument objects `objs` can be reached from what the function
-    reads besides its arguments (its instance, closure, globals) or from an argument object
-    that is not walked (`opaque`)."""
-    ids = {id(o) for o in objs}
+def walked(target, objs, opaque):
+    """The ids of what the function reaches besides its arguments (its instance, closure,
+    the globals it names) and of what the argument objects that are not walked (`opaque`)
+    reach, or None where one of the argument objects `objs` is among them (or the walk was
+    cut short)."""
     log = mutation.Log([target.eager], list(opaque), [f"opaque {i}" for i in range(
         len(opaque))], None, track_variables=False)
     if len(log.seen) >= _WALK_LIMIT:  # (not walked to the end: maybe reachable)
-        return True
-    return any(i in ids for i in log.seen)
+        return None
+    seen = {k[1] if type(k) is tuple else k for k in log.seen}  # (("globals", id): a
+    if any(id(o) in seen for o in objs):                         # module's, by name)
+        return None
+    return seen
 
 
 # ---- making an Entry for other objects ----------------------------------------------------
 
-_ENTRY_LISTS = ("leaves", "numbers", "rebound")
+_ENTRY_LISTS = ("leaves", "numbers", "rebound")  # (and `guards`, `raises`, `tree`, `effects`)
 # attributes of d2s objects that hold d2s's own lists and dicts (of slots, places, plans)
 _OWN = frozenset(("slots", "types", "writes", "numbers", "rebound", "renewed", "orders",
                   "guards", "raises", "places", "tail", "plans", "made", "arg_writes",
-                  "leaves"))
+                  "leaves", "kept"))
 
 
 class _Sub:
@@ -162,8 +166,8 @@ class _Sub:
     ids of the user objects met that are not replaced; `unknown` the objects of other
     classes (not walked into)."""
 
-    def __init__(self, swap: dict, only=None):
-        self.swap, self.only = swap, only
+    def __init__(self, swap: dict, only=None, templates=frozenset()):
+        self.swap, self.only, self.templates = swap, only, templates
         self.memo: dict = {}
         self.fixed: set = set()
         self.dirty: set = set()
@@ -197,6 +201,11 @@ class _Sub:
             return cls(*items) if hasattr(cls, "_fields") else cls(items)
         if module.startswith("d2s."):
             return self._object(x, cls)
+        if id(x) in self.templates:  # (a list or dict the trace made: made anew per call)
+            items = {k: self(v) for k, v in (x.items() if cls is dict else enumerate(x))}
+            if all(items[k] is v for k, v in (x.items() if cls is dict else enumerate(x))):
+                return x
+            return items if cls is dict else [items[i] for i in range(len(x))]
         if module.startswith("runtime."):  # (Variables, programs: never user objects)
             return x
         if cls in (list, dict, set) or isinstance(x, (list, dict, set)) or hasattr(
@@ -289,6 +298,52 @@ def _swap(old_objs, new_objs) -> dict:
     return swap
 
 
+def prepare(entry, objs: tuple, clean) -> None:
+    """Make `entry` (traced with the argument objects `objs`, which hold what they held
+    before the call) ready for `rebind`: a walk replacing every argument object finds what
+    holds them (`rebind_plan`) and whether objects of other classes it holds, but those
+    `walked` found (`clean`: ids), reach them (then it is never rebound: `rebind_safe`)."""
+    entry.bindings, entry.rebound_last = objs, None
+    templates = _templates(entry.effects) if entry.effects is not None else frozenset()
+    sub = _Sub(_swap(objs, tuple(types.SimpleNamespace() for _ in objs)), None, templates)
+    _substituted(entry, sub)
+    ids = {id(o) for o in objs} | {id(vars(o)) for o in objs if isinstance(
+        getattr(o, "__dict__", None), dict)}
+    entry.rebind_safe = not _reaches([u for u in sub.unknown if id(u) not in ids and
+                                      id(u) not in clean], ids)
+    entry.rebind_plan = (frozenset(sub.dirty), frozenset(sub.fixed), templates)
+
+
+def _templates(effects) -> frozenset:
+    """Ids of the lists and dicts the trace made in the values it stores after each call
+    (`side_effects._fresh`: made anew from them per call), where argument objects are
+    replaced too."""
+    out = set()
+
+    def walk(x, plan):
+        if plan is None or plan[1] is None or type(x) not in (list, dict):
+            return
+        out.add(id(x))
+        for k, v in (x.items() if type(x) is dict else enumerate(x)):
+            walk(v, plan[1].get(k))
+    for (_, value), plan in zip(effects.writes, effects.plans or [None] * len(
+            effects.writes), strict=True):
+        for x, p in zip(value, value.plans) if isinstance(value, Appended) else ((value, plan),):
+            walk(x, p)
+    return frozenset(out)
+
+
+def _substituted(entry, sub: _Sub) -> dict:
+    """The attributes of `entry` that name objects, `sub` applied."""
+    out = {name: sub._attr(name, getattr(entry, name)) for name in _ENTRY_LISTS}
+    out["guards"] = sub._attr("guards", entry.guards)
+    out["raises"] = sub._attr("raises", entry.raises)
+    out["tree"] = sub(entry.tree)
+    if entry.effects is not None:
+        out["effects"] = sub(entry.effects)
+    return out
+
+
 def rebind(entry, objs: tuple):
     """`entry` for a call passing `objs` (in the walk order of its `bindings`), or None
     where it cannot serve them."""
@@ -299,22 +354,13 @@ def rebind(entry, objs: tuple):
     swap = _swap(entry.bindings, objs)
     if not swap:
         return entry
-    plan = entry.rebind_plan  # (ids to walk, ids of the user objects it names)
-    sub = _Sub(swap, plan and plan[0])
+    walk, fixed, templates = entry.rebind_plan  # (ids to walk, of the user objects it names)
+    if not entry.rebind_safe or any(id(n) in fixed for _, n in swap.values()):
+        return None  # (the program names this call's object elsewhere: trace it)
+    sub = _Sub(swap, walk, templates)
     clone = entry.__class__.__new__(entry.__class__)
     clone.__dict__.update(entry.__dict__)
-    clone.guards = sub._attr("guards", entry.guards)
-    for name in _ENTRY_LISTS:
-        setattr(clone, name, sub._attr(name, getattr(entry, name)))
-    clone.raises = sub._attr("raises", entry.raises)
-    clone.tree = sub(entry.tree)
-    if entry.effects is not None:
-        clone.effects = sub(entry.effects)
-    if plan is None and all(id(o) in swap for o in entry.bindings):
-        plan = entry.rebind_plan = (frozenset(sub.dirty), frozenset(sub.fixed))
-    fixed = plan[1] if plan else sub.fixed
-    if any(id(n) in fixed for _, n in swap.values()) or not _unknown_ok(entry, sub):
-        return None  # (the program names this call's object elsewhere: trace it)
+    clone.__dict__.update(_substituted(entry, sub))
     clone.check = _check(entry.check, sub) if clone.guards is not entry.guards else \
         entry.check
     clone.fast, clone.slow_calls, clone.rebound_last = None, 0, None
@@ -329,19 +375,6 @@ def _check(check, sub: _Sub):
     env = check.__globals__
     new = {k: v if k.startswith("__") else sub(v) for k, v in env.items()}
     return types.FunctionType(check.__code__, new)
-
-
-def _unknown_ok(entry, sub: _Sub) -> bool:
-    """Whether none of the objects of other classes the entry holds reaches one of its
-    argument objects (asked once per entry)."""
-    ok = entry.rebind_safe
-    if ok is None:
-        ids = {id(o) for o in entry.bindings} | {
-            id(vars(o)) for o in entry.bindings if isinstance(getattr(o, "__dict__", None),
-                                                               dict)}
-        ok = entry.rebind_safe = not _reaches([u for u in sub.unknown if id(u) not in ids],
-                                              ids)
-    return ok
 
 
 def _reaches(objs: list, ids: set) -> bool:

@@ -318,3 +318,38 @@ def test_a_raise_leaves_the_calls_own_dict_as_eager_does():
             seen.append((out, m))
         assert seen[1] == seen[0]
     assert static.program_cache.traces == 1
+
+
+CURRENT = {}
+LOSSES = []
+
+
+def _record(metrics, name, value):
+    metrics[name] = value
+
+
+def step_script(x, metrics):
+    _record(metrics, "loss", float(x.mean()))  # a helper the step names (a global)
+    LOSSES.append(metrics)
+    metrics["n"] = metrics.get("n", 0) + 1
+    return x * 2.0 if x.sum() > 0 else x
+
+
+def test_a_script_whose_metrics_dict_is_a_module_global():
+    """A training script's loop at module level: `metrics = {}` is a global of the module the
+    step's helpers live in (reachable through the globals dict the program names), a fresh
+    one per step; a global list keeps every step's dict."""
+    global CURRENT
+    static = d2s.to_static(step_script)
+    for fn in (step_script, static):
+        LOSSES.clear()
+        kept = []
+        for v in INPUTS:
+            CURRENT = {}
+            x = rt.to_tensor(np.array(v, "float32"))
+            want = x.numpy() * 2.0 if x.numpy().sum() > 0 else x.numpy()
+            np.testing.assert_allclose(fn(x, CURRENT).numpy(), want)
+            kept.append(CURRENT)
+            assert CURRENT == {"loss": float(np.float32(np.mean(v))), "n": 1}
+        assert len(LOSSES) == len(kept) and all(a is b for a, b in zip(LOSSES, kept))
+    assert static.program_cache.traces == 1
