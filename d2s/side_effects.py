@@ -56,7 +56,7 @@ class Promote(Exception):
 class Number:
     """A Python number carried as program state: fed before each call, written back after."""
 
-    __slots__ = ("feed", "slot", "start", "type")
+    __slots__ = ("slot", "feed", "type", "start")
 
     def __init__(self, slot, feed, start):
         self.slot, self.feed, self.type, self.start = slot, feed, type(start), start

@@ -182,7 +182,7 @@ def _present(slot, value, flag) -> PresentPlace:
 class _Fixed:
     """A slot whose value was taken when it was found (its place is another object)."""
 
-    __slots__ = ("kind", "obj", "path", "slot", "value")
+    __slots__ = ("slot", "value", "kind", "obj", "path")
 
     def __init__(self, slot, value):
         self.slot, self.value = slot, value
