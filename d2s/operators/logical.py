@@ -233,6 +233,10 @@ def is_not_none(x):
 def _is_none(x, what: str):
     if not is_variable(x):
         return x is None
+    if x.none_when is not None:  # (None on the runs a tensor `if` decided: `none_or_tensor`)
+        out = rt.assign(x.none_when)
+        out.python_scalar = True
+        return out
     try:
         present = train_step.grad_presence(x)
     except RuntimeError as e:

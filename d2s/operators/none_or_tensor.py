@@ -1,0 +1,135 @@
+"""A value that is None on some runs and a tensor on others (issue 35): `bias = None`, then
+`if x.mean() > 0: bias = x * 2`; `return None, 0.0` under a tensor condition beside `return
+grad, 1.0`; `self.cache = None` in one branch. Eager code has None where the branch says so;
+one program value holds the tensor (zeros where the branch has None), and the `if` also gives
+out, as one more `cond` output, a bool saying whether the value is None on this run
+(`Variable.none_when`). The call then gives eager's None exactly where the flag holds
+(`running.Entry`), for a returned value (also inside returned tuples, lists and dicts) and a
+value written back to a place alike.
+
+`v is None` / `v is not None` of such a value is the flag (`logical._is_none`), so `if bias is
+not None: x = x + bias` is a tensor `if` whose branch runs only where `bias` is a tensor. Any
+other use of the value (an op, a method, indexing) has a read check (`unbound.mark`): on the
+runs where it is None the program raises eager's TypeError at the line of the use, instead of
+computing with the zeros. A loop whose condition is a tensor refuses to carry such a value.
+
+`_GraphIf` keeps their paths in its `kinds` (kind "z": the flag; the entry holds a value like
+the tensor, whose zeros fill the None side); `find` adds them after both branches are traced
+(the `if` is traced again with them), `here` gives a branch's flag, `fill` the zeros.
+"""
+from __future__ import annotations
+
+import runtime as rt
+from runtime.core import is_tensor
+
+from ..errors import ConversionError
+from . import unbound as unbound_mod
+from .block_values import same_kind, zeros_like
+from .number_or_tensor import pairs
+from .variables import is_return_value, is_variable, where
+
+
+def flag_of(v):
+    """The bool graph value saying `v` is None on this run; None where `v` is no such value."""
+    return getattr(v, "none_when", None) if is_variable(v) else None
+
+
+def _tensor_side(v) -> bool:
+    """A value that may stand beside None: a tensor (not an array, not a value standing for
+    a Python number), or one that is None on some runs already."""
+    if flag_of(v) is not None:
+        return True
+    if not is_tensor(v):
+        return False
+    return not is_variable(v) or not (v.is_array or getattr(v, "python_scalar", False) or
+                                      getattr(v, "number_when", None) is not None)
+
+
+def convertible(a, b) -> bool:
+    """Whether the values of two paths of a tensor `if` are one None-or-tensor value."""
+    if flag_of(a) is not None or flag_of(b) is not None:
+        return all(v is None or _tensor_side(v) for v in (a, b))
+    return (a is None and _tensor_side(b)) or (b is None and _tensor_side(a))
+
+
+def find(first: list, second: list, names, kinds: dict) -> bool:
+    """Record (in `kinds`) the paths of the values of `names` that one branch leaves None
+    and the other a tensor (or either one such a value); True if any new."""
+    new = False
+    for path, a, b in pairs(first[:len(names)], second[:len(names)], ()):
+        if ("z", path) in kinds or not convertible(a, b):
+            continue
+        kinds[("z", path)] = b if a is None else a
+        new = True
+    return new
+
+
+def here(v):
+    """A branch's value of the flag of `v`: whether it is None there."""
+    flag = flag_of(v)
+    return flag if flag is not None else rt.full([], v is None, "bool")
+
+
+def fill(values: list, kinds: dict) -> list:
+    """`values` (a branch's, as given to `cond`) with zeros like the tensor where a path
+    recorded in `kinds` holds None."""
+    for kind, path in kinds:
+        if kind == "z":
+            values = _replace(values, path, kinds[(kind, path)])
+    return values
+
+
+def _replace(v, path: tuple, like):
+    if not path:
+        return zeros_like(like) if v is None else v
+    if not isinstance(v, (list, tuple)) or path[0] >= len(v):
+        return v
+    items = list(v)
+    items[path[0]] = _replace(items[path[0]], path[1:], like)
+    return same_kind(v, items)
+
+
+def mark_all(result: list, kinds: dict, names, src) -> None:
+    """Give the `if`'s outputs their flags (`kinds`: path -> the flag `cond` gave out) and a
+    read check raising eager's TypeError on the runs where the value is None."""
+    for (kind, path), flag in kinds.items():
+        if kind != "z":
+            continue
+        r = result
+        for i in path:
+            r = r[i] if isinstance(r, (list, tuple)) and i < len(r) else None
+        if not is_variable(r):
+            continue
+        r.none_when = flag
+        name = names[path[0]] if path[0] < len(names) else None
+        what = _what(name, path[1:])
+        unbound_mod.mark(r, rt.logical_not(flag), what, src, error=TypeError(
+            f"{what} is None on this run (the if whose condition is a tensor at "
+            f"{where(src)} left it None), and eager code cannot use None here. Test "
+            f"`... is not None` before using it."))
+
+
+def _what(name, path: tuple) -> str:
+    at = "".join(f"[{i}]" for i in path)
+    if name is None:
+        return "a value the if changed" + (f" (item {at})" if at else "")
+    if is_return_value(name):
+        return "the returned value" + at
+    if name.startswith("_ifexp"):
+        return "the conditional expression's value" + at
+    return f"'{name}{at}'"
+
+
+def refuse_carried(names, state, src) -> None:
+    """A loop whose condition is a tensor carrying a value that is None on some runs: its
+    flag would not follow the trips (refused)."""
+    for name, v in zip(names, state):
+        for path, leaf, _ in pairs(v, v, ()):
+            if flag_of(leaf) is not None:
+                raise ConversionError(
+                    f"{_what(name, path)} is None on some runs and a tensor on others (an "
+                    f"if whose condition is a tensor decided which), and is carried by a "
+                    f"loop whose condition is a tensor ({where(src)}): a loop cannot carry "
+                    f"whether it is None. Test `is not None` before the loop and give it a "
+                    f"tensor on every path (e.g. zeros), or decide the if with a Python "
+                    f"value.", origin=src)
