@@ -243,7 +243,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v):
+        if isinstance(old, rt.Tensor) and is_variable(v) and v.none_when is None:
             how = _rebinding(s, old) if _same_kind(old, v) else "new"
             if how == "fed" and rebound is not None:
                 rebound.append(Fed(s, old))  # (and an output, as the other places)

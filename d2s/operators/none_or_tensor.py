@@ -10,7 +10,8 @@ value written back to a place alike.
 `v is None` / `v is not None` of such a value is the flag (`logical._is_none`), so `if bias is
 not None: x = x + bias` is a tensor `if` whose branch runs only where `bias` is a tensor. Any
 other use of the value (an op, a method, indexing) has a read check (`unbound.mark`): on the
-runs where it is None the program raises eager's TypeError at the line of the use, instead of
+runs where it is None the program raises at the line of the use (`NoneValueError`, both a
+TypeError and an AttributeError, as eager's is one or the other by the use), instead of
 computing with the zeros. A loop whose condition is a tensor refuses to carry such a value.
 
 `_GraphIf` keeps their paths in its `kinds` (kind "z": the flag; the entry holds a value like
@@ -25,8 +26,12 @@ from runtime.core import is_tensor
 from ..errors import ConversionError
 from . import unbound as unbound_mod
 from .block_values import same_kind, zeros_like
-from .number_or_tensor import pairs
 from .variables import is_return_value, is_variable, where
+
+
+class NoneValueError(TypeError, AttributeError):
+    """Eager code's error using None as a tensor: a TypeError (`None + 1`, `None[0]`) or an
+    AttributeError (`None.sum()`, a tensor op given None) by the use; this is both."""
 
 
 def flag_of(v):
@@ -64,6 +69,31 @@ def find(first: list, second: list, names, kinds: dict) -> bool:
     return new
 
 
+def pairs(a, b, path):
+    """(path, item of a, item of b) of two structures of lists, tuples and dicts (of the same
+    keys), leaf by leaf."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from pairs(x, y, (*path, i))
+    elif isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
+        for k in a:
+            yield from pairs(a[k], b[k], (*path, k))
+    else:
+        yield path, a, b
+
+
+def at(v, path: tuple):
+    """The item of `v` at `path` (None where it has none)."""
+    for i in path:
+        if isinstance(v, dict):
+            v = v.get(i)
+        elif isinstance(v, (list, tuple)) and isinstance(i, int) and i < len(v):
+            v = v[i]
+        else:
+            return None
+    return v
+
+
 def here(v):
     """A branch's value of the flag of `v`: whether it is None there."""
     flag = flag_of(v)
@@ -82,7 +112,9 @@ def fill(values: list, kinds: dict) -> list:
 def _replace(v, path: tuple, like):
     if not path:
         return zeros_like(like) if v is None else v
-    if not isinstance(v, (list, tuple)) or path[0] >= len(v):
+    if isinstance(v, dict) and path[0] in v:
+        return {**v, path[0]: _replace(v[path[0]], path[1:], like)}
+    if not isinstance(v, (list, tuple)) or not isinstance(path[0], int) or path[0] >= len(v):
         return v
     items = list(v)
     items[path[0]] = _replace(items[path[0]], path[1:], like)
@@ -95,29 +127,27 @@ def mark_all(result: list, kinds: dict, names, src) -> None:
     for (kind, path), flag in kinds.items():
         if kind != "z":
             continue
-        r = result
-        for i in path:
-            r = r[i] if isinstance(r, (list, tuple)) and i < len(r) else None
+        r = at(result, path)
         if not is_variable(r):
             continue
         r.none_when = flag
         name = names[path[0]] if path[0] < len(names) else None
         what = _what(name, path[1:])
-        unbound_mod.mark(r, rt.logical_not(flag), what, src, error=TypeError(
+        unbound_mod.mark(r, rt.logical_not(flag), what, src, error=NoneValueError(
             f"{what} is None on this run (the if whose condition is a tensor at "
             f"{where(src)} left it None), and eager code cannot use None here. Test "
-            f"`... is not None` before using it."))
+            f"`{what.strip(chr(39))} is not None` before using it."))
 
 
 def _what(name, path: tuple) -> str:
-    at = "".join(f"[{i}]" for i in path)
+    items = "".join(f"[{i!r}]" for i in path)
     if name is None:
-        return "a value the if changed" + (f" (item {at})" if at else "")
+        return "a value the if changed" + (f" (item {items})" if items else "")
     if is_return_value(name):
-        return "the returned value" + at
+        return "the returned value" + items
     if name.startswith("_ifexp"):
-        return "the conditional expression's value" + at
-    return f"'{name}{at}'"
+        return "the conditional expression's value" + items
+    return f"'{name}{items}'"
 
 
 def refuse_carried(names, state, src) -> None:
