@@ -239,6 +239,7 @@ class _GraphWhile:
             # code raises it when the body runs, so the program does; the state is unchanged
             raise_when_run(e)
             out = list(given)
+        none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         for k, i in enumerate(carried):
             self.new_keys.found(i, keys[k], out[i])
             check_keys(names[i], keys[k], out[i], src)

@@ -27,6 +27,14 @@ def to_bool(x):
         return bool(x)
     if x.is_array:  # a list whose length the program decides: true when it has items
         return rt.static.array_length(x) > 0
+    if x.none_when is not None:  # (None on some runs, `none_or_tensor`: false there, as
+        check, flag = x.on_read, x.none_when  # `bool(None)`; its zeros are not used)
+        x.on_read = x.none_when = None
+        try:
+            truth = to_bool(x)
+        finally:
+            x.on_read, x.none_when = check, flag
+        return rt.logical_and(rt.logical_not(flag), truth)
     shape = x.shape
     if not x.is_array and all(d >= 0 for d in shape) and math.prod(shape) != 1:
         # eager's class and message (the program would name its own value instead)

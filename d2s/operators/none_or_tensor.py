@@ -136,7 +136,13 @@ def mark_all(result: list, kinds: dict, names, src) -> None:
         unbound_mod.mark(r, rt.logical_not(flag), what, src, error=NoneValueError(
             f"{what} is None on this run (the if whose condition is a tensor at "
             f"{where(src)} left it None), and eager code cannot use None here. Test "
-            f"`{what.strip(chr(39))} is not None` before using it."))
+            f"{_test(name, path[1:])} before using it."))
+
+
+def _test(name, path: tuple) -> str:
+    if name is None or is_return_value(name) or name.startswith("_ifexp"):
+        return "`is not None` of it"
+    return f"`{name}{''.join(f'[{i!r}]' for i in path)} is not None`"
 
 
 def _what(name, path: tuple) -> str:

@@ -214,7 +214,32 @@ def test_written_back_attributes_are_none_where_eager_sets_none():
         h_eager.last, h_static.last = rt.zeros([2, 3]), rt.zeros([2, 3])
         _leaves_same(convert(rt.to_tensor(x), h_static), keep_or_drop(rt.to_tensor(x), h_eager))
         assert (h_static.last is None) == (h_eager.last is None) == (x.max() > 1.0)
-    assert len(static.forward.program_cache) == 1
+    # (a program traced where the cache was None keeps it None on the path that leaves it:
+    # guarded, so a call where it holds a tensor traces the one other program)
+    assert len(static.forward.program_cache) == 2
+
+
+class LastPositive:
+    def __init__(self):
+        self.last = None
+
+    def update(self, v):
+        if v.mean() > 0:
+            self.last = v * 1.0
+        return v * 2.0
+
+
+def test_a_none_the_call_keeps_is_guarded():
+    """`self.last` None before the call and kept by the path not taken: the program gives
+    that None, so a later call where it holds a tensor keeps the tensor (not None)."""
+    eager, static = LastPositive(), LastPositive()
+    convert = d2s.to_static(lambda h, v: h.update(v))
+    for x in (NEG, POS, NEG, POS * 2, NEG):
+        convert(static, rt.to_tensor(x))
+        eager.update(rt.to_tensor(x))
+        assert (static.last is None) == (eager.last is None)
+        if eager.last is not None:
+            _leaves_same(static.last, eager.last)
 
 
 def use_without_test(x):
