@@ -210,6 +210,10 @@ class _GraphIf:
             places = [*self.names, *(sl.path for sl in self.log.slots)]
             number_or_tensor.find(self.full[0], out, places, self.kinds, self.src)
             none_or_tensor.find(self.full[0], out, places, self.kinds)  # (None on one)
+        elif len(self.full) == 2 and self.settled:  # (one raises: the other's values
+            kept = self.full[1] if self.raised[0] else self.full[0]  # keep their flags)
+            none_or_tensor.find(kept, kept, [*self.names, *(
+                sl.path for sl in self.log.slots)], self.kinds)
         if frame.raised and self.settled:
             out = [stand_in(v) for v in (outs[0] if outs else self.standing)]
         elif outs and not (self.raised[0] and self.settled):

@@ -296,3 +296,97 @@ def test_saving_such_a_result_is_refused(tmp_path):
         d2s.save(static, str(tmp_path / "m"), input_spec=[d2s.InputSpec([2, 3], "float32"),
                                                           True])
     assert not INTERNAL.search(shown(e.value))
+
+
+def _optional(x):
+    bias = None
+    if x.mean() > 0:
+        bias = x * 2
+    return bias
+
+
+def truth_and_default(x):
+    bias = _optional(x)
+    if bias is not None and bias.sum() > 3:  # (`and`: the right side only where not None)
+        x = x + bias
+    if bias is None:
+        bias = rt.zeros_like(x)  # (a default: a tensor on every run after it)
+    return x, bias
+
+
+def conditional_expressions(x):
+    bias = _optional(x)
+    y = bias if bias is not None else x
+    z = x if bias is None else bias * 3
+    return y, z, bias == None, bias != None  # noqa: E711  (user code compares so)
+
+
+def nested_and_in_lists(x):
+    bias = None
+    if x.mean() > 0:
+        if x.max() > 1.2:
+            bias = x * 2
+    out = [x.sum()]
+    out.append(bias)
+    return out, {"bias": bias}
+
+
+def raising_branch(x):
+    bias = _optional(x)
+    if x.max() > 100:
+        raise ValueError("too big")
+    else:
+        if x.min() < -1.2:
+            bias = None
+    return bias
+
+
+def truthiness(x):
+    total = None
+    if x.mean() > 0:
+        total = x.sum()
+    if total:  # (False where None, as `bool(None)`)
+        return x
+    return x * 2
+
+
+def _reference(name, x):
+    """What eager code gives, computed with NumPy (None where it has None)."""
+    pos = x.mean() > 0
+    bias = x * 2 if pos else None
+    if name == "truth_and_default":
+        y = x + bias if bias is not None and bias.sum() > 3 else x
+        return y, bias if bias is not None else np.zeros_like(x)
+    if name == "conditional_expressions":
+        return (bias if pos else x), (bias * 3 if pos else x), not pos, pos
+    if name == "nested_and_in_lists":
+        b = x * 2 if pos and x.max() > 1.2 else None
+        return [x.sum(), b], {"bias": b}
+    if name == "raising_branch":
+        return None if x.min() < -1.2 else bias
+    return x if pos and x.sum() != 0 else x * 2
+
+
+def _same_as_reference(got, want):
+    if isinstance(want, (list, tuple)):
+        for g, w in zip(got, want, strict=True):
+            _same_as_reference(g, w)
+    elif isinstance(want, dict):
+        for k in want:
+            _same_as_reference(got[k], want[k])
+    elif want is None or isinstance(want, (bool, np.bool_)):
+        assert (got is None) if want is None else (bool(got) == bool(want)), (got, want)
+    else:
+        np.testing.assert_allclose(np.asarray(got.numpy(), "float64"), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [truth_and_default, conditional_expressions,
+                                nested_and_in_lists, raising_branch, truthiness])
+def test_idioms_around_an_optional_tensor(fn):
+    static = d2s.to_static(fn)
+    for x in (POS, NEG, POS * 0.1, NEG * 2, POS):
+        want = fn(rt.to_tensor(x))
+        got = static(rt.to_tensor(x))
+        _leaves_same(got, want)
+        _same_as_reference(got, _reference(fn.__name__, x.astype("float64")))
+    assert len(static.program_cache) == 1
