@@ -20,10 +20,14 @@ the tensor, whose zeros fill the None side); `find` adds them after both branche
 """
 from __future__ import annotations
 
+import copy
+
 import runtime as rt
 from runtime.core import is_tensor
 
 from ..errors import ConversionError
+from . import number_or_tensor
+from .print_values import FString, Formatted, as_print_arg
 from . import unbound as unbound_mod
 from .block_values import same_kind, zeros_like
 from .variables import is_return_value, is_variable, where
@@ -100,6 +104,22 @@ def here(v):
     return flag if flag is not None else rt.full([], v is None, "bool")
 
 
+def instance_of(obj, classes: tuple):
+    """`isinstance(obj, classes)` of a value that is None on some runs: the truth on each run
+    (a graph value standing for a Python bool where the two differ); of other values,
+    `number_or_tensor.instance_of`."""
+    flag = flag_of(obj)
+    if flag is None:
+        return number_or_tensor.instance_of(obj, classes)
+    as_none = isinstance(None, classes)
+    as_tensor = any(isinstance(c, type) and issubclass(rt.Tensor, c) for c in classes)
+    if as_none == as_tensor:
+        return as_none
+    out = rt.assign(flag) if as_none else rt.logical_not(flag)
+    out.python_scalar = True
+    return out
+
+
 def fill(values: list, kinds: dict) -> list:
     """`values` (a branch's, as given to `cond`) with zeros like the tensor where a path
     recorded in `kinds` holds None."""
@@ -169,3 +189,28 @@ def refuse_carried(names, state, src) -> None:
                     f"whether it is None. Test `is not None` before the loop and give it a "
                     f"tensor on every path (e.g. zeros), or decide the if with a Python "
                     f"value.", origin=src)
+
+
+def printing(print_):
+    """d2s's `print_`, printing `None` on the runs where a value it is given (or a piece of
+    an f-string or container it is given) is None: a `cond` on its flag."""
+    def print_none(*args, **kwargs):
+        args = tuple(as_print_arg(a) for a in args)
+        for i, a in enumerate(args):
+            for j, piece in enumerate(a if type(a) is FString else (a,)):
+                value = piece.value if isinstance(piece, Formatted) else piece
+                if flag_of(value) is not None:
+                    def given(v, i=i, j=j, a=a):
+                        if type(a) is FString:
+                            v = FString((*a[:j], "None" if v is None else v, *a[j + 1:]))
+                        return (*args[:i], v, *args[i + 1:])
+                    plain = copy.copy(value)
+                    plain.none_when = plain.on_read = None
+                    if isinstance(piece, Formatted):
+                        plain = Formatted(plain, piece.conv, piece.spec)
+                    rt.static.nn.cond(value.none_when,
+                                      lambda: print_none(*given(None), **kwargs),
+                                      lambda: print_none(*given(plain), **kwargs))
+                    return None
+        return print_(*args, **kwargs)
+    return print_none

@@ -390,3 +390,24 @@ def test_idioms_around_an_optional_tensor(fn):
         _leaves_same(got, want)
         _same_as_reference(got, _reference(fn.__name__, x.astype("float64")))
     assert len(static.program_cache) == 1
+
+
+def looked_at(x):
+    bias = _optional(x)
+    if isinstance(bias, rt.Tensor):  # (False where None)
+        x = x - bias
+    print("bias:", bias, [bias, 1])
+    print(f"b={bias}")
+    return x, isinstance(bias, type(None)), isinstance(bias, (rt.Tensor, type(None)))
+
+
+def test_isinstance_and_print_of_an_optional_tensor(capsys):
+    static = d2s.to_static(looked_at)
+    for x in (POS, NEG, POS):
+        want = looked_at(rt.to_tensor(x))
+        printed = capsys.readouterr().out
+        got = static(rt.to_tensor(x))
+        assert capsys.readouterr().out == printed  # ("None" where eager prints None)
+        _leaves_same(got, want)
+        assert want[1] == (x.mean() <= 0)
+    assert len(static.program_cache) == 1
