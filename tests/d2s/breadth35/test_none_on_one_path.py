@@ -88,10 +88,14 @@ def test_bias_on_one_path_read_by_is_not_none():
 
 
 def _grad_of(fn, x):
+    for p in fn.parameters():
+        p.grad = None
     t = rt.to_tensor(x, stop_gradient=False)
     out, bias = fn(t)
     loss = (out * out).sum() + (bias.sum() if bias is not None else 0.0)
     loss.backward()
+    # (the projection's parameters get no gradient where the bias is None)
+    assert [p.grad is None for p in fn.parameters()] == [x.mean() <= 0] * 2
     return t.grad.numpy()
 
 
