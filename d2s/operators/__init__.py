@@ -56,6 +56,9 @@ from .builtins import (  # noqa: F401
     tuple_,
     zip_,
 )
+from .none_or_tensor import printing as _printing
+
+print_ = _printing(print_)  # (a value None on some runs prints None there)
 from .exceptions import raise_  # noqa: F401
 from .computed_keys import dict_display, set_item  # noqa: F401
 from .made_sets import made_set, set_op, type_  # noqa: F401
