@@ -64,6 +64,7 @@ BUILTINS = {
     "set": "set_",
     "frozenset": "frozenset_",
     "type": "type_",  # (of a set converted code made: `set`, `operators.made_sets`)
+    "hasattr": "hasattr_",  # (of a value None or a number on some runs: `type_queries`)
 }
 
 # `math` functions of one number that a value the program computes may give
