@@ -61,7 +61,7 @@ from .none_or_tensor import printing as _printing
 print_ = _printing(print_)  # (a value None on some runs prints None there)
 from .exceptions import raise_  # noqa: F401
 from .computed_keys import dict_display, set_item  # noqa: F401
-from .made_sets import made_set, set_op, type_  # noqa: F401
+from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
 from .type_queries import hasattr_, typing as _typing  # noqa: F401
 
 type_ = _typing(type_)  # (eager's class of a graph value)
