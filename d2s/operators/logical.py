@@ -16,6 +16,7 @@ from runtime.program import train_step
 from .. import report
 from ..errors import ConversionError
 from . import key_flags, mutation, str_arrays
+from .made_sets import MadeSet
 from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
@@ -261,6 +262,8 @@ def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
     check_decided(container, "`in`")
+    if type(x) is MadeSet and isinstance(container, (set, frozenset)):
+        x = frozenset(x)  # (as a set's `in` looks a set up: `{1, 2} in {frozenset({1, 2})}`)
     flag = key_flags.flag_of(container, x) if not traced(x) else None
     if flag is not None:  # (a key set by one branch of a tensor `if`: `branch_keys`)
         out = rt.assign(flag)

@@ -224,3 +224,24 @@ def test_made_sets_look_like_sets(tags):
         assert [(type(v), v) for v in got[1:]] == [(type(v), v) for v in eager[1:]]
         assert [type(s) for s in got[11]] == [set, set, set]
         assert [type(k) for k in got[-1]] == [frozenset, frozenset]  # (dict keys: plain too)
+
+
+KNOWN_PAIRS = {frozenset({1, 2}), frozenset({3})}
+
+
+def _pair_known(x, extra):
+    seen = set()
+    seen.add(1)
+    seen.add(extra)
+    return x * 2.0, seen in KNOWN_PAIRS, set() in KNOWN_PAIRS, seen in [{1, 2}]
+
+
+def test_a_made_set_looked_up_in_a_set_of_frozensets_as_eager():
+    """`{1, 2} in {frozenset({1, 2})}`: a set's `in` looks a set up as a frozenset."""
+    static = d2s.to_static(_pair_known)
+    for extra in (2, 3):
+        x = rt.to_tensor(np.array([1.0, -1.0], "float32"))
+        got, want = static(x, extra), _pair_known(x, extra)
+        np.testing.assert_allclose(got[0].numpy(), want[0].numpy())
+        assert got[1:] == want[1:] == (extra == 2, False, extra == 2)
+        assert all(type(v) is bool for v in got[1:])
