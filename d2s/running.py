@@ -173,6 +173,10 @@ class Entry:
         self.number_or_tensor = [(k, len(outs) + 2 * j, len(outs) + 2 * j + 1)
                                  for j, k in enumerate(mixed)]
         outs = outs + [x for k in mixed for x in (outs[k].number_when, outs[k].number_value)]
+        # values that are None on some runs (`operators/none_or_tensor.py`): (output, flag)
+        nones = [k for k in range(len(self.out_index)) if outs[k].none_when is not None]
+        self.none_or_tensor = [(k, len(outs) + j) for j, k in enumerate(nones)]
+        outs = outs + [outs[k].none_when for k in nones]
         # results whose stop_gradient (of each item, for a list) the run decides
         # (`runtime/program/stop_flags.py`): (output, output of its flag)
         self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
@@ -245,7 +249,8 @@ class Entry:
                        and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
                        and not self.str_out and not self.number_kinds
-                       and not self.number_or_tensor and len(outs) == 1 + len(self.stop_flags))
+                       and not self.number_or_tensor and not self.none_or_tensor
+                       and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None
         self._state, self._wrap = mode_state(), wrap
@@ -398,6 +403,9 @@ class Entry:
         for k, flag, number in self.number_or_tensor:  # (eager's Python number here)
             if arrays[flag]:
                 outs[k] = arrays[number].item()
+        for k, flag in self.none_or_tensor:  # (eager's None here)
+            if arrays[flag]:
+                outs[k] = None
         for k in self.array_out:
             outs[k] = backend.to_numpy(arrays[k])
         for k in self.tuple_out:

@@ -31,6 +31,10 @@ from .operators.returned_keys import PresentPlace
 from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
+from .writeback_items import Items as _Items
+from .writeback_items import existing
+from .writeback_items import into as _into
+from .writeback_items import kept_items as _kept
 
 
 class WithState(tuple):
@@ -244,7 +248,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v):
+        if is_variable(v) and v.none_when is not None and value_before(before.log, s) is None:
+            _guard_none(s)  # (None on some runs: the program keeps that None there)
+        if isinstance(old, rt.Tensor) and is_variable(v) and v.none_when is None:
             how = _rebinding(s, old) if _same_kind(old, v) else "new"
             if how == "fed" and rebound is not None:
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
@@ -271,14 +277,14 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
 
 
-def existing(v, log, copied=()) -> bool:
-    """Whether `v` is a list or dict the call could reach before it ran (not the trace's
-    copy of an argument, `copied`: ids): stored in another place, the place gets that very
-    object after each call, as eager code leaves it, and its items are its own places."""
-    if type(v) is not list and type(v) is not dict or id(v) in copied:
-        return False
-    found = log.seen.get(id(v))
-    return found is not None and found[0] is v
+def _guard_none(s) -> None:
+    """A place that held None when the call started and that a tensor `if` leaves as it was
+    on some runs (`none_or_tensor`): the program gives that None there, so it serves calls
+    where the place holds None (a guard; another value traces again)."""
+    recorded = guards.recorded()
+    place = {"attr": "attr", "dict": "item", "global": "global"}.get(s.kind)
+    if recorded is not None and place is not None:
+        recorded.append(((place, s.obj, s.key, s.path), "is", None))
 
 
 def _refuse_traced_keys(log, target) -> None:
@@ -406,38 +412,6 @@ def appended_tail(slot, old, new, read: set):
     if was_read(slot, read) or any(a is not b for a, b in zip(old, new)):
         return None
     return list(new[len(old):])
-
-
-class _Items:
-    """A list place whose new items the program outputs: after each run they are appended
-    to the list (with `tail`: the trace only appended them, some computed) or they replace
-    its items; `kept`: per item, a list or dict that existed before the call, put there as
-    itself, as eager code leaves it (its own items are written back where it is), else None."""
-
-    __slots__ = ("kept", "kind", "obj", "path", "slot", "tail")
-
-    def __init__(self, slot, tail, kept):
-        self.slot, self.tail, self.kept = slot, tail, kept
-        self.kind = "append" if tail is not None else "items"
-        self.obj, self.path = slot.obj, slot.path
-
-    def get(self):
-        return self.tail if self.tail is not None else self.slot.get()
-
-    def set(self, value):
-        value = [v if k is None else k for v, k in zip(value, self.kept, strict=True)]
-        if self.tail is not None:
-            self.obj.extend(value)
-        else:
-            _into(self.obj, value)
-
-    def ident(self):
-        return self.slot.ident()
-
-
-def _kept(items, log, copied) -> list:
-    """Per item, the item where it is a list or dict that `existing` finds, else None."""
-    return [x if existing(x, log, copied) else None for x in items]
 
 
 def _in_place(old) -> bool:
@@ -581,15 +555,3 @@ def _as_number(kind: type, v):
     """A value the program computed for a place that holds a Python number of type `kind`
     in eager code."""
     return v if isinstance(v, (int, float)) else kind(v.item())
-
-
-def _into(old: list, new: list) -> None:
-    """Write a list's new items into the list itself, keeping the identity of the lists and
-    dicts in it (they are places of their own, which every alias of them sees)."""
-    if len(old) != len(new):
-        old[:] = new
-        return
-    for i, (a, b) in enumerate(zip(old, new)):
-        if type(a) is type(b) and type(a) in (list, dict):
-            continue
-        old[i] = b

@@ -52,6 +52,7 @@ RANKS = {
     "d2s/convert_call.py": 5,
     # the spine (docs/architecture.md, "The spine"), one file above the next: a call's
     # values go down it and nothing below reaches back up for the StaticFunction
+    "d2s/writeback_items.py": 5.05,
     "d2s/writeback.py": 5.1, "d2s/side_effects.py": 5.2, "d2s/tracing.py": 5.3,
     "d2s/running_grad2.py": 5.35, "d2s/running_backward.py": 5.37,
     "d2s/running.py": 5.4, "d2s/rebinding.py": 5.45, "d2s/program_cache.py": 5.5,
@@ -301,7 +302,7 @@ OPERATOR_RANKS = {
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,
-    "held_lists.py": 4, "loop_initial.py": 4,
+    "held_lists.py": 4, "loop_initial.py": 4, "none_or_tensor.py": 4, "type_queries.py": 5,
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
     "mutation_loop.py": 5,
     "control_flow.py": 6,

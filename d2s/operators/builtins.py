@@ -16,7 +16,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, number_or_tensor, str_arrays, struct_queries
+from . import key_flags, none_or_tensor, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -566,7 +566,7 @@ def isinstance_(obj, cls):
     """`isinstance`; a graph value is an instance of `rt.Tensor` (it stands for one)."""
     if is_variable(obj):
         classes = cls if isinstance(cls, tuple) else (cls,)
-        found = number_or_tensor.instance_of(obj, classes)  # (a number on some runs)
+        found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):
             return True if found is None else found
     return builtins.isinstance(obj, cls)

@@ -158,6 +158,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and has_tensor(p):
                 out[i] = zeros_like(p)  # a structure returned from inside the loop
                 continue
+            if v is None and is_return_value(names[i]) and _none_on_some_runs(p):
+                check_return_none([names[i]], [[None, p]], src)  # (None where it falls
+                # through the loop: zeros would stand in for it)
             if v is None and is_return_value(names[i]) and mutation.tensor_tree(p):
                 out[i] = fill_placeholder(None, p)  # a returned tuple: zeros of each part
                 continue
@@ -177,6 +180,16 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 mark_python_number(out[i])  # the body keeps it a Python number (a tensor
                 # `if` in it)
     return out
+
+
+def _none_on_some_runs(v) -> bool:
+    """Whether `v` (a structure) holds a value a tensor `if` left None on some runs
+    (`none_or_tensor`)."""
+    if isinstance(v, (list, tuple)):
+        return any(map(_none_on_some_runs, v))
+    if isinstance(v, dict):
+        return any(map(_none_on_some_runs, v.values()))
+    return is_variable(v) and v.none_when is not None
 
 
 def _refuse_objects(name: str, item, src):
