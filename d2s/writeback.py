@@ -20,6 +20,7 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import runtime as rt
 from runtime.program.builder import current_builder
@@ -132,18 +133,25 @@ def before(target, args, kwargs) -> Before:
 
 
 class Copy:
-    """A list or dict argument the trace got as a copy holding fed values (`copy`), and the
-    caller's own object (`original`), which must see the changes the function made."""
+    """A list, dict or dataclass argument the trace got as a copy holding fed values
+    (`copy`), and the caller's own object (`original`), which must see the changes the
+    function made (a dataclass's: of its attributes)."""
 
     __slots__ = ("copy", "original", "start")
 
     def __init__(self, copy, original):
         self.copy, self.original = copy, original
-        self.start = dict(copy) if type(copy) is dict else list(copy)
+        self.start = dict(copy) if type(copy) is dict else list(copy) if type(
+            copy) is list else _attributes(copy)
 
     def changed(self) -> list:
         """Slots of the original for the entries the trace changed in the copy."""
         c, start = self.copy, self.start
+        if type(c) is not dict and type(c) is not list:
+            now = _attributes(c)
+            return [(mutation.Slot(self.original, "attr", k, f".{k}"), now.get(k, _NONE))
+                    for k in [*now, *(k for k in start if k not in now)]
+                    if now.get(k, _NONE) is not start.get(k, _NONE)]
         if type(c) is dict:
             keys = [k for k in [*c, *(k for k in start if k not in c)]  # (in eager's order:
                     if c.get(k, _NONE) is not start.get(k, _NONE)]  # a set's varies by run)
@@ -158,14 +166,22 @@ class Copy:
 _NONE = mutation.MISSING
 
 
+def _attributes(obj) -> dict:
+    own = getattr(obj, "__dict__", None)
+    return dict(own) if isinstance(own, dict) else {
+        f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
 def _copied(copies, target) -> list:
     """Slots (of the caller's objects) for what the trace changed in argument copies."""
     slots = []
     for cp in copies:
         for slot, value in cp.changed():
             if value is _NONE or not mutation.graph_tree(value):
+                what = "a list or dict" if type(cp.copy) in (list, dict) else \
+                    f"a {type(cp.copy).__name__}"
                 raise mutation.StateChangeError(
-                    f"a list or dict passed to {target.qualname} that holds tensors has its "
+                    f"{what} passed to {target.qualname} that holds tensors has its "
                     f"entry {slot.path} changed to a Python value (or removed); a converted "
                     "program keeps such a container's structure. Set tensors in it, or "
                     "return the new value instead.")
