@@ -27,6 +27,12 @@ OPAQUE = "opaque"            # a nested function no pass may change (a generator
 SOURCE_TEXT = "source_text"  # a statement no pass changed: its text in the user's file, printed
                              # as it is (converters/plain_runs.py, pyct/source_printer.py)
 
+# The attribute of a parsed node holding its file's locator (`origin.locator`): its ORIGIN is
+# made from its position when first read (`lazy_origin`). A parsed function has an origin on
+# every node with a position, and most are never read: an annotation dict and an OriginInfo
+# each were a third of the tree's memory and a good part of parsing time.
+LAZY_ORIGIN = "_d2s_at"
+
 _MISSING = object()
 
 
@@ -34,6 +40,10 @@ def getanno(node, key: str, default=_MISSING):
     store = getattr(node, _KEY, None)
     if store is not None and key in store:
         return store[key]
+    if key == ORIGIN:
+        found = lazy_origin(node)
+        if found is not None:
+            return found
     if default is _MISSING:
         raise KeyError(f"node {type(node).__name__} has no annotation {key!r}")
     return default
@@ -41,7 +51,20 @@ def getanno(node, key: str, default=_MISSING):
 
 def hasanno(node, key: str) -> bool:
     store = getattr(node, _KEY, None)
-    return store is not None and key in store
+    if store is not None and key in store:
+        return True
+    return key == ORIGIN and getattr(node, LAZY_ORIGIN, None) is not None
+
+
+def lazy_origin(node):
+    """The ORIGIN of a parsed node that was not read before (None for any other node): made
+    from its position by its locator, and kept as its annotation from now on."""
+    at = getattr(node, LAZY_ORIGIN, None)
+    if at is None:
+        return None
+    found = at(node.lineno, getattr(node, "col_offset", 0))
+    setanno(node, ORIGIN, found)
+    return found
 
 
 def setanno(node, key: str, value) -> None:
@@ -56,6 +79,8 @@ def delanno(node, key: str) -> None:
     store = getattr(node, _KEY, None)
     if store is not None:
         store.pop(key, None)
+    if key == ORIGIN and getattr(node, LAZY_ORIGIN, None) is not None:
+        delattr(node, LAZY_ORIGIN)
 
 
 def copyanno(src, dst, key: str) -> None:

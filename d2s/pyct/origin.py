@@ -75,13 +75,15 @@ def inherit(tree, origin: OriginInfo | None) -> None:
         return
     stack = [tree]
     pop, push = stack.pop, stack.append
-    key = anno.KEY
+    key, lazy = anno.KEY, anno.LAZY_ORIGIN
     while stack:
         node = pop()
         store = getattr(node, key, None)
         if store is None:
+            if getattr(node, lazy, None) is not None:  # a parsed node: its origin is made
+                continue  # when read (`anno.lazy_origin`)
             setattr(node, key, {anno.ORIGIN: origin})
-        elif anno.ORIGIN in store:
+        elif anno.ORIGIN in store or getattr(node, lazy, None) is not None:
             continue
         else:
             store[anno.ORIGIN] = origin
