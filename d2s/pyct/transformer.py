@@ -92,9 +92,7 @@ class Base(gast.NodeTransformer):
         # A node returned as it was keeps its own origin (inherit would stop at it at once).
         if result is node or result is None:
             return result
-        src = store.get(anno.ORIGIN) if store is not None else None
-        if src is None:
-            src = anno.lazy_origin(node)
+        src = anno.origin_of(node)
         if src is not None:
             for new in result if result.__class__ is list else (result,):
                 if new is not node:
