@@ -222,10 +222,16 @@ def test_an_op_built_elsewhere_falls_back_to_its_origin_line(monkeypatch):
     via_a = (errors.UserFrame(MODEL, 70, "failed_assert_in_helper", "return check_positive(y)"),
              inner)
     via_b = (errors.UserFrame(MODEL, 99, "other", "check_positive(z)"), inner)
-    monkeypatch.setitem(errors._OP_STACKS, origin, {via_a})
+    # (the stacks are kept as their frames' entries, made into user frames when asked for)
+    stack_a, stack_a2, stack_b = ("stack a",), ("stack a, by another line",), ("stack b",)
+    for stack, frames in [(stack_a, via_a), (stack_a2, via_a), (stack_b, via_b)]:
+        monkeypatch.setitem(errors._STACKS, stack, frames)
+    monkeypatch.setitem(errors._OP_STACKS, origin, stack_a)  # (one stack: not in a set)
     op = object()  # an op of no block d2s built (a program rewritten by a pass, or loaded)
     assert errors._frames_of_op(op, origin) == list(via_a)  # one way to reach it: all of it
-    monkeypatch.setitem(errors._OP_STACKS, origin, {via_a, via_b})
+    monkeypatch.setitem(errors._OP_STACKS, origin, {stack_a, stack_a2})
+    assert errors._frames_of_op(op, origin) == list(via_a)  # two stacks, the same frames
+    monkeypatch.setitem(errors._OP_STACKS, origin, {stack_a, stack_b})
     assert errors._frames_of_op(op, origin) == [inner]  # several: only the line itself
 
 
