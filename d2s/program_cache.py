@@ -24,7 +24,7 @@ import weakref
 
 from runtime.program.variable import Variable
 
-from . import guards, logging_utils
+from . import guards, logging_utils, rebinding
 from .function_spec import TraceTarget, _Identity
 from .running import ConcreteProgram, Entry, gc_paused
 from .tracing import trace
@@ -54,6 +54,9 @@ class ProgramCache:
         self._lock = threading.RLock()
         _CACHES.add(self)
         self.effect_places: dict = {}  # places (Python values) traces changed: side_effects
+        # the values key of a trace's arguments (`rebinding.py`) -> its entries, newest first
+        self._by_values: dict = {}
+        self._traced_objs: set = set()  # ids of the argument objects of every trace so far
 
     def __len__(self):
         return self._count
@@ -85,6 +88,9 @@ class ProgramCache:
             else:
                 changed = guards.failing(found[0].guards)
                 found = None
+        if found is None and self._by_values:  # fresh objects of a structure seen before
+            entry = self._rebound(target, args, kwargs)
+            found = entry and [entry]
         if found is None:
             with self._lock:
                 entry = self._trace_new(target, args, kwargs, key, changed)
@@ -103,20 +109,55 @@ class ProgramCache:
             if not entry.guards or guards.failing(entry.guards) is None:
                 return entry
         target = dataclasses.replace(target, number=len(self) + 1)
+        by_values = rebinding.values_key(args, kwargs, target.instance, target.training)
+        known = set(self.effect_places)
         with gc_paused():  # one pause: a collection between tracing and compiling costs
             traced = trace(target, args, kwargs)
             entry = Entry(traced)
         if target.spec.bind(traced.effects.bound):  # (keyed by identity from now on)
             key = target.spec.key(args, kwargs, target.instance, target.training)[0]
+        if by_values is not None:
+            fresh = {id(o) for o in by_values[1]} - self._traced_objs
+            self._traced_objs.update(id(o) for o in by_values[1])
+            if rebinding.by_identity(key):
+                self._index(target, entry, by_values, known, fresh)
         entry.trace_number = self.traces + 1  # (and why it was traced: for `d2s report`)
         entry.previous_key, entry.changed = self._last_key, changed
         if entry.new_places:  # programs traced before may write it unseen: not reused
             entries.clear()
             self._count = 0
+            self._by_values = {k: [e for e in lst if e is entry] for k, lst in
+                               self._by_values.items() if entry in lst}
         self._keep(key, entry)
         self.traces += 1
         self._tell_retrace(target, key, changed)
         return entry
+
+    def _index(self, target, entry, by_values, known, fresh) -> None:
+        """Make `entry` found by the values of its arguments (`rebinding.py`) where its
+        argument objects are reachable through the arguments only (`fresh`: the ids of
+        those no earlier trace was passed)."""
+        vkey, objs, opaque = by_values
+        clean = rebinding.walked(target, objs, opaque)
+        if clean is None:
+            return
+        rebinding.prepare(entry, objs, clean)
+        if entry.new_places:  # (places of fresh argument objects are not new to others)
+            entry.new_places = rebinding.new_places(
+                entry.effects.writes if entry.effects is not None else (), known, fresh)
+        self._by_values[vkey] = [entry, *self._by_values.get(vkey, ())]
+
+    def _rebound(self, target, args, kwargs):
+        """An entry traced for other objects of the same structure and values as this
+        call's arguments, made for this call's objects (`rebinding.rebind`), or None."""
+        found = rebinding.values_key(args, kwargs, target.instance, target.training)
+        if found is None:
+            return None
+        for entry in self._by_values.get(found[0], ()):
+            clone = rebinding.rebind(entry, found[1])
+            if clone is not None and (clone.check is None or _holds(clone.check)):
+                return clone
+        return None
 
     def _keep(self, key, entry) -> None:
         """Store `entry` under `key`, the least recently used programs out past `max_size`."""
@@ -133,6 +174,17 @@ class ProgramCache:
                 entries[oldest] = lst[:-1]
             else:
                 del entries[oldest]
+            self._forget(lst[-1])
+
+    def _forget(self, entry) -> None:
+        """An entry out of the cache is not found by its arguments' values either."""
+        for k, lst in list(self._by_values.items()):
+            if entry in lst:
+                rest = [e for e in lst if e is not entry]
+                if rest:
+                    self._by_values[k] = rest
+                else:
+                    del self._by_values[k]
 
     def _tell_retrace(self, target: TraceTarget, key, changed) -> None:
         """Log a retrace (at verbosity 1), and warn after RETRACE_WARNING traces and again

@@ -205,7 +205,7 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
         # a container put under a new key: the key's absence decided it, read by code the
         # guards do not record (`d.setdefault("k", []).append(v)`, `if "k" not in d:`)
         new_key = s.kind == "dict" and old is _MISSING and type(new) in (list, dict)
-        if mutation.graph_tree(new):  # a graph value: written back by `writeback.py`
+        if mutation.graph_tree(new) and not writeback.existing(new, log, copied):  # written back
             if type(old) is list:  # a list become a tensor array: made from its items,
                 if writeback.list_read(old, read):  # (else only appended to: `_Into`)
                     effects.guards.append((("list", old, None, s.path), "items",

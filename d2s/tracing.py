@@ -147,8 +147,8 @@ class _Feeder:
             if all(a is b for a, b in zip(fed, items)):
                 return x  # nothing fed inside: the user's own object
             copy = pytree.rebuild(how, fed)
-            if type(x) in (list, dict):  # its changes are written to the user's one
-                self.copies.append(writeback.Copy(copy, x))
+            if type(x) in (list, dict) or how[0] == "dataclass":  # its changes are written
+                self.copies.append(writeback.Copy(copy, x))  # to the user's one
             return copy
         return x
 

@@ -20,6 +20,7 @@ another structure, a value that exists only inside a `cond`/`while` block) raise
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import runtime as rt
 from runtime.program.builder import current_builder
@@ -31,6 +32,10 @@ from .operators.returned_keys import PresentPlace
 from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
+from .writeback_items import Items as _Items
+from .writeback_items import existing
+from .writeback_items import into as _into
+from .writeback_items import kept_items as _kept
 
 
 class WithState(tuple):
@@ -128,18 +133,25 @@ def before(target, args, kwargs) -> Before:
 
 
 class Copy:
-    """A list or dict argument the trace got as a copy holding fed values (`copy`), and the
-    caller's own object (`original`), which must see the changes the function made."""
+    """A list, dict or dataclass argument the trace got as a copy holding fed values
+    (`copy`), and the caller's own object (`original`), which must see the changes the
+    function made (a dataclass's: of its attributes)."""
 
     __slots__ = ("copy", "original", "start")
 
     def __init__(self, copy, original):
         self.copy, self.original = copy, original
-        self.start = dict(copy) if type(copy) is dict else list(copy)
+        self.start = dict(copy) if type(copy) is dict else list(copy) if type(
+            copy) is list else _attributes(copy)
 
     def changed(self) -> list:
         """Slots of the original for the entries the trace changed in the copy."""
         c, start = self.copy, self.start
+        if type(c) is not dict and type(c) is not list:
+            now = _attributes(c)
+            return [(mutation.Slot(self.original, "attr", k, f".{k}"), now.get(k, _NONE))
+                    for k in [*now, *(k for k in start if k not in now)]
+                    if now.get(k, _NONE) is not start.get(k, _NONE)]
         if type(c) is dict:
             keys = [k for k in [*c, *(k for k in start if k not in c)]  # (in eager's order:
                     if c.get(k, _NONE) is not start.get(k, _NONE)]  # a set's varies by run)
@@ -154,14 +166,22 @@ class Copy:
 _NONE = mutation.MISSING
 
 
+def _attributes(obj) -> dict:
+    own = getattr(obj, "__dict__", None)
+    return dict(own) if isinstance(own, dict) else {
+        f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
 def _copied(copies, target) -> list:
     """Slots (of the caller's objects) for what the trace changed in argument copies."""
     slots = []
     for cp in copies:
         for slot, value in cp.changed():
             if value is _NONE or not mutation.graph_tree(value):
+                what = "a list or dict" if type(cp.copy) in (list, dict) else \
+                    f"a {type(cp.copy).__name__}"
                 raise mutation.StateChangeError(
-                    f"a list or dict passed to {target.qualname} that holds tensors has its "
+                    f"{what} passed to {target.qualname} that holds tensors has its "
                     f"entry {slot.path} changed to a Python value (or removed); a converted "
                     "program keeps such a container's structure. Set tensors in it, or "
                     "return the new value instead.")
@@ -221,8 +241,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             continue
         v = s.get()
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
-                value_before(before.log, s) is v):
-            continue  # a list or dict kept is a place of its own: written back in place
+                value_before(before.log, s) is v or existing(v, before.log, copied)):
+            continue  # a list or dict kept (or one that existed, put here: `side_effects`
+            # puts it here again) is a place of its own: written back in place
         # (one the call put there, `o.hist = [loss.item()]`: a new one after each call)
         if is_variable(v) and v.number_when is not None:  # (a number on some runs only:
             types.pop(s.ident(), None)  # a tensor on the others, `running.Entry`)
@@ -233,7 +254,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         _check(s.path, v, int(s.kind == "list"))
         tail = appended_tail(s, value_before(before.log, s), v, read)
         if tail is not None:
-            slots.append(_Extend(s, tail))
+            slots.append(_Items(s, tail, _kept(tail, before.log, copied)))
             continue
         if s.kind == "list":
             for i, x in enumerate(v):
@@ -262,7 +283,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                 f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "
                 f"tensor before the first call (for example rt.to_tensor({old!r}))")
-        slots.append(_into_origin(s, before, v, read))  # (an array of Python numbers comes back
+        own = _kept(v, before.log, copied) if s.kind == "list" else ()
+        slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
+            s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
     slots += _copied(copies, target)
     if not slots:
@@ -399,32 +422,12 @@ def appended_tail(slot, old, new, read: set):
     `new`: after it), or None where it did more than append or read the list. Only appended
     to, the list guards nothing: after each call its items are appended again, Python ones
     as the trace left them (`side_effects.Appended`), computed ones from the program
-    (`_Extend`), so one program serves every call whatever the list already holds."""
+    (`_Items`), so one program serves every call whatever the list already holds."""
     if slot.kind != "list" or old is mutation.MISSING or len(new) <= len(old):
         return None
     if was_read(slot, read) or any(a is not b for a, b in zip(old, new)):
         return None
     return list(new[len(old):])
-
-
-class _Extend:
-    """A list place the trace only appended to, some items computed: the program outputs
-    the appended items only, and after each run they are appended to the list."""
-
-    __slots__ = ("kind", "obj", "path", "slot", "tail")
-
-    def __init__(self, slot, tail):
-        self.slot, self.tail = slot, tail
-        self.kind, self.obj, self.path = "append", slot.obj, slot.path
-
-    def get(self):
-        return self.tail
-
-    def set(self, value):
-        self.obj.extend(value)
-
-    def ident(self):
-        return self.slot.ident()
 
 
 def _in_place(old) -> bool:
@@ -568,15 +571,3 @@ def _as_number(kind: type, v):
     """A value the program computed for a place that holds a Python number of type `kind`
     in eager code."""
     return v if isinstance(v, (int, float)) else kind(v.item())
-
-
-def _into(old: list, new: list) -> None:
-    """Write a list's new items into the list itself, keeping the identity of the lists and
-    dicts in it (they are places of their own, which every alias of them sees)."""
-    if len(old) != len(new):
-        old[:] = new
-        return
-    for i, (a, b) in enumerate(zip(old, new)):
-        if type(a) is type(b) and type(a) in (list, dict):
-            continue
-        old[i] = b
