@@ -315,6 +315,7 @@ OPERATOR_RANKS = {
     "loop_new_keys.py": 3.5,  # (a key a graph loop's body adds: graph_while's flags)
     "struct_queries.py": 8.5,  # (sorts by keys computed in a graph loop, for builtins.py)
     "struct_columns.py": 9.5,  # (zip(*pairs): zip_ of builtins.py)
+    "container_types.py": 3,  # (type() / isinstance() of tensor arrays, for builtins.py)
     "__init__.py": 10,
 }
 

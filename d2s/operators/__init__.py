@@ -58,7 +58,8 @@ from .builtins import (  # noqa: F401
 )
 from .exceptions import raise_  # noqa: F401
 from .computed_keys import dict_display, set_item  # noqa: F401
-from .made_sets import made_set, set_op, type_  # noqa: F401
+from .container_types import type_  # noqa: F401
+from .made_sets import made_set, set_op  # noqa: F401
 from .set_algebra import set_items  # noqa: F401
 from .block_values import Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401

@@ -1,7 +1,5 @@
 """Built-ins whose meaning depends on tensors: `print`, `len`, `range`, casts, `isinstance`,
-`assert`, and `x.shape` (unknown dims become tensors).
-
-On Python values (and eager Tensors) each behaves exactly like the built-in.
+`assert`, and `x.shape` (unknown dims become tensors). On Python values (and eager Tensors) each behaves exactly like the built-in.
 """
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, number_or_tensor, str_arrays, struct_queries
+from . import container_types, key_flags, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -102,8 +100,7 @@ def list_(*args):
 
 def tuple_(*args):
     """`tuple`; of a tensor array a copy of it (as `list_`) that converted code treats as a
-    tuple: `append`, `pop` and the other list methods on it raise AttributeError, as on a
-    tuple."""
+    tuple: `append`, `pop` and the other list methods on it raise AttributeError."""
     if len(args) == 1 and _is_list_array(args[0]):
         out = args[0][:]
         out._d2s_tuple = True
@@ -563,9 +560,11 @@ def _number(x, dtype: str):
 
 
 def isinstance_(obj, cls):
-    """`isinstance`; a graph value is an instance of `rt.Tensor` (it stands for one)."""
+    """`isinstance`; a graph value is a `rt.Tensor`, a tensor array a list (`container_types`)."""
+    classes = cls if isinstance(cls, tuple) else (cls,)
+    if container_types.container_type(obj) is not None:
+        return container_types.instance_of(obj, classes)
     if is_variable(obj):
-        classes = cls if isinstance(cls, tuple) else (cls,)
         found = number_or_tensor.instance_of(obj, classes)  # (a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):
             return True if found is None else found
