@@ -16,6 +16,7 @@ from runtime import backend, pytree
 from runtime.autograd import FREED, Node, record
 from runtime.core import array_of, mode_state
 from runtime.ops.array_number_kinds import STRINGS, holds_number_kinds, holds_strs, number_of_pair
+from runtime.ops.array_number_kinds import holds_tensor_items, number_type_np
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.freed_branches import follow_branch_frees
@@ -220,7 +221,10 @@ class Entry:
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v) and not
-                             holds_number_kinds(v)]
+                             holds_number_kinds(v) and not holds_tensor_items(v)]
+        # ... of Python numbers and tensors (`operators/tensor_items.py`)
+        self.tensor_item_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                                  v.is_array and holds_tensor_items(v)]
         self.str_lists = {k for k in self.number_lists if holds_strs(outs[k])}
         self.joined = [(k, outs[k].joined_by) for k in self.str_lists  # (`sep.join(names)`)
                        if getattr(outs[k], "joined_by", None) is not None]
@@ -244,6 +248,7 @@ class Entry:
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
+                       and not self.tensor_item_lists
                        and not self.str_out and not self.number_kinds
                        and not self.number_or_tensor and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
@@ -392,6 +397,9 @@ class Entry:
             outs[k] = STRINGS[int(arrays[k])]
         for k in self.pair_lists:  # (each item's own Python type)
             outs[k] = [number_of_pair(a) for a in arrays[k]]
+        for k in self.tensor_item_lists:  # (the tensor, or the Python number)
+            outs[k] = [t[0] if a[1] else number_type_np(a.dtype)(a[0].item())
+                       for t, a in zip(outs[k], arrays[k])]
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])

@@ -1,5 +1,5 @@
 """Built-ins whose meaning depends on tensors: `print`, `len`, `range`, casts, `isinstance`,
-`assert`, and `x.shape` (unknown dims become tensors). On Python values (and eager Tensors) each behaves exactly like the built-in.
+`assert`, and `x.shape` (unknown dims become tensors); on Python values each is the built-in.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import container_types, key_flags, number_or_tensor, str_arrays, struct_queries
+from . import container_types, key_flags, number_or_tensor, str_arrays, struct_queries, tensor_items
 from .array_queries import array_query
 from .exceptions import short_name
 from .float_sum import graph_float_sum
@@ -165,8 +165,7 @@ def sum_(iterable, /, start=0):
     """`sum`; over a tensor array (a list whose length is decided when the program runs, e.g.
     a comprehension filtered by a tensor) the sum of its elements plus `start`, a tensor.
     Python gives `start` itself for an empty list: where that is the same kind of value (a
-    tensor `start` of the result's shape and dtype), the program returns it; otherwise (the
-    default `0`, any Python number, or a tensor the items would broadcast or promote) eager
+    tensor `start` of the result's shape and dtype), the program returns it; otherwise eager
     code returns a value of another type or shape when nothing was kept, which one program
     cannot, so the program raises a TypeError naming the line when the array is empty."""
     if not (is_variable(iterable) and iterable.is_array):
@@ -178,6 +177,8 @@ def sum_(iterable, /, start=0):
         return out  # returned)
 
     arr = str_arrays.not_strs(iterable, "sum()")
+    if (mixed := tensor_items.items_sum(arr, start)) is not None:
+        return mixed  # (Python numbers and tensors)
     if holds_number_kinds(arr) and type(start) in (bool, int, float):
         return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]

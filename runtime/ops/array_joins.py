@@ -3,13 +3,19 @@ of `a`, then those of `b`, each item keeping its own stop_gradient flag (`arrays
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import core
-from . import registry
-from .array_number_kinds import KINDS, PAIR, holds_number_kinds, holds_strs, string_id
+from ..dtypes import convert_dtype
+from . import combine, registry
+from .array_number_kinds import AS_TENSOR_ITEMS, KINDS, PAIR, holds_number_kinds, holds_strs
+from .array_number_kinds import holds_tensor_items, joinable, number_type, string_id
 from .arrays import (
     Variable,
     _array_meta,
     _bind_array,
+    _builder,
+    _new_array,
     array_written,
     as_pairs,
     create_array,
@@ -53,6 +59,11 @@ def array_joined(a, b) -> Variable:
     """`a + b` where one side is a static tensor array and the other an array or a Python
     list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
     Python's list concatenation gives."""
+    like = next((x for x in (a, b) if _is_array(x) and holds_tensor_items(x)), None)
+    if like is not None:  # (Python numbers and tensors: `[value, is_tensor]` items)
+        a, b = (x if _is_array(x) else _tensor_items_of(x, like) for x in (a, b))
+        if not all(holds_tensor_items(x) and x.dtype == like.dtype for x in (a, b)):
+            joinable(like)
     if not _is_array(a):
         a = _array_of(a, b)
     if not _is_array(b):
@@ -74,6 +85,27 @@ def array_joined(a, b) -> Variable:
         fa, fb = item_flags(a), item_flags(b)
         out.item_stops = _bind_array(JOIN, [fa, fb], {}, fa)
     return out
+
+
+def _tensor_items_of(items, like: Variable) -> Variable:
+    """A Python list of Python numbers and 0-d tensors as an array of tensor items like
+    `like`'s (`array_number_kinds.holds_tensor_items`)."""
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
+                        f"tensor array, not {type(items).__name__}")
+    dtype, kind = like.dtype, number_type(like.dtype)
+    arr = create_array(dtype)
+    arr.python_items, arr._static_shape = True, PAIR
+    for i, x in enumerate(items):
+        if type(x) is kind and np.asarray(x).astype(dtype.name).item() == x:
+            x = core.constant(np.asarray([x, 0], dtype.name))
+        elif isinstance(x, Variable) and x.kind != "array" and not x._static_shape and \
+                x.dtype == dtype and not getattr(x, "python_scalar", False):
+            x = combine.stack([x, core.constant(np.asarray(1, dtype.name))])
+        else:
+            joinable(like)  # (anything else: refused)
+        arr = array_written(x, i, arr)
+    return arr
 
 
 def number_arrays_alike(a, b) -> tuple:
@@ -113,3 +145,18 @@ def _array_of(items, like: Variable) -> Variable:
     for i, x in enumerate(items):
         arr = array_written(x, i, arr)
     return arr
+
+
+def as_tensor_items(array: Variable, dtype) -> Variable:
+    """A new static tensor array: the items of `array` (Python numbers of one type, exact in
+    `dtype`, which the run checks) as the `[value, is_tensor=0]` items of an array of Python
+    numbers and 0-d tensors of `dtype` (`array_number_kinds.holds_tensor_items`); `array`
+    itself if it is one."""
+    if holds_tensor_items(array):
+        return array
+    b = _builder()
+    out = _new_array(b, convert_dtype(dtype), PAIR, stop=True)
+    b.append(AS_TENSOR_ITEMS.name, [b.ref(array)], [out.name], {"dtype": out.dtype.name})
+    out.python_items = True
+    out._d2s_tuple = getattr(array, "_d2s_tuple", False)
+    return out

@@ -135,3 +135,64 @@ def _full(value, dtype="float64"):
 
 def _constant(value, dtype="float64"):
     return core.constant(np.asarray(value, dtype))
+
+
+# A list of Python numbers of one type that also gets 0-d tensors of one dtype (d2s: `out =
+# [0.0]`, then `out.append(x[i] * 2)` in a graph loop) is a tensor array of that dtype whose
+# items are `[value, is_tensor]` pairs (`python_items`, element shape `PAIR`, a dtype no
+# array of Python numbers takes): the Python numbers are floats beside float tensors, ints
+# beside int64 ones, bools beside bool ones, each exact in the dtype (d2s checks); an item
+# read is the tensor on the runs where it is one, and the number (`number_when`,
+# `number_value`) where it is that.
+TENSOR_ITEM_DTYPES = ("float32", "float16", "int64", "bool")
+
+
+def holds_tensor_items(array) -> bool:
+    """Whether a static tensor array stands for a list of Python numbers and tensors."""
+    return bool(getattr(array, "python_items", False)) and getattr(
+        array, "_static_shape", None) == PAIR and array.dtype.name in TENSOR_ITEM_DTYPES
+
+
+def joinable(array) -> None:
+    """Refuse to stack / pack an array of tensor items (its pairs are no list's values)."""
+    if holds_tensor_items(array):
+        raise TypeError("this use of a list holding Python numbers and tensors whose length "
+                        "depends on a tensor is not supported (its items are read one by "
+                        "one only): start the list with a tensor (`[rt.to_tensor(0.0)]`)")
+
+
+def number_type(dtype) -> type:
+    """The Python type of the numbers an array of tensor items of `dtype` holds."""
+    return bool if dtype.name == "bool" else float if dtype.is_floating else int
+
+
+def tensor_item(pair):
+    """The item a `[value, is_tensor]` pair (read from the array) stands for: the tensor
+    `pair[0]`, and on the runs where it is a Python number that number (`number_when`,
+    `number_value` at Python's precision)."""
+    value, flag = pair[0], pair[1]
+    kind = number_type(pair.dtype)
+    number = math.cast(value, {bool: "bool", int: "int64", float: "float64"}[kind])
+    if number is value:  # (a value of its own: the item stays a tensor)
+        number = math.assign(value)
+    number.python_scalar = True
+    value.number_when = logic.logical_not(math.cast(flag, "bool"))
+    value.number_value = number
+    return value
+
+
+def number_type_np(dtype) -> type:
+    """`number_type` of a NumPy dtype (a program output's)."""
+    return bool if dtype.kind == "b" else float if dtype.kind == "f" else int
+
+
+def _tensor_items_kernel(xp, arr, dtype="float32"):
+    return [xp.stack([xp.asarray(a).astype(dtype), xp.asarray(0, dtype)]) for a in arr]
+
+
+# an array of Python numbers as `[value, False]` items of `dtype` (d2s: a list of them that
+# gets tensors of `dtype`)
+AS_TENSOR_ITEMS = registry.register(
+    "array_tensor_items", kernel=_tensor_items_kernel, infer=lambda *a, **k: None,
+    nondiff=True, amp="keep",
+    doc="The items of arr (Python numbers) as [value, is_tensor=0] items of dtype.")

@@ -13,17 +13,9 @@ import itertools
 from .. import core
 from ..dtypes import bool_, convert_dtype, int64
 from . import combine, math, registry
-from .array_number_kinds import (
-    AS_PAIRS,
-    KINDS,
-    PAIR,
-    STR_ITEM,
-    holds_number_kinds,
-    holds_strs,
-    needs_pairs,
-    number_pair,
-    pair_value,
-)
+from .array_number_kinds import AS_PAIRS, KINDS, PAIR, STR_ITEM, holds_number_kinds, holds_strs
+from .array_number_kinds import holds_tensor_items, joinable, needs_pairs, number_pair
+from .array_number_kinds import pair_value, tensor_item
 from .registry import STATE, Meta, OpError
 
 Variable = core.VariableBase  # (the static Variable is runtime/program's, a layer above)
@@ -527,6 +519,8 @@ def array_read(array, i):
         return STR_ITEM[0](out)
     if holds_number_kinds(array):  # (a number whose type the run decides)
         return pair_value(out)
+    if holds_tensor_items(array):  # (a tensor, or a Python number on some runs)
+        return tensor_item(out)
     flags = getattr(array, "item_stops", None)
     if flags is not None:  # (the item's own stop_gradient, when the run decides it)
         out.stop_when = registry.bind(READ, (flags, i), {})
@@ -570,9 +564,11 @@ def array_length(array):
     return registry.bind(LENGTH, (array,), {})
 
 
-def array_pack(array):
+def array_pack(array, items: bool = False):
     """The elements stacked along a new first axis; an empty array gives a [0, ...] tensor
-    (its element shape must be known)."""
+    (its element shape must be known; `items`: of tensor items too)."""
+    if not items:
+        joinable(array)
     shape = tuple(array._static_shape)
     return registry.bind(PACK, (array,), {"shape": shape, "dtype": array.dtype.name})
 
@@ -581,6 +577,7 @@ def array_stack(array, axis: int = 0):
     """Stack the elements along a new axis."""
     if _builder() is None:
         return _eager_join(array, "stack", axis)
+    joinable(array)
     return registry.bind(STACK, (array,), {"axis": axis})
 
 
@@ -588,6 +585,7 @@ def array_concat(array, axis: int = 0):
     """Concatenate the elements along an existing axis."""
     if _builder() is None:
         return _eager_join(array, "concat", axis)
+    joinable(array)
     return registry.bind(CONCAT, (array,), {"axis": axis})
 
 
