@@ -359,8 +359,8 @@ def _array_extreme(py, op, arr, kwargs):
     program runs. Items of more elements are compared by their truth in Python (ambiguous in
     eager code too): a TypeError naming the line."""
 
-    name = py.__name__
-    shape = list(arr._static_shape or ())
+    name, shape = py.__name__, list(arr._static_shape or ())
+    tensor_items.refuse_use(arr, f"{name}()")
     if holds_number_kinds(arr) and not kwargs:  # (Python numbers of several types)
         return pairs_extreme(name, arr)
     if kwargs or any(d != 1 for d in shape):

@@ -9,7 +9,7 @@ import runtime as rt
 from runtime.core import is_tensor
 from runtime.program.builder import current_builder
 
-from . import mutation
+from . import mutation, tensor_items
 from .block_values import (
     as_list,
     check_return_none,
@@ -143,6 +143,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 if isinstance(p, list) and p:  # (a string, None, an object)
                     _refuse_objects(names[i], elem, src)
                 continue  # (items not seen yet: `settled_initial_values` probes again)
+            if tensor_items.is_either(elem):  # (a number on some runs: `tensor_items`)
+                out[i] = tensor_items.tensor_items_array([], elem.dtype)
+                continue
             out[i] = rt.static.create_array(elem.dtype)
             if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
                 python_items(out[i])  # (`out.append(i * 2)`, `i` from range; an inner loop's)

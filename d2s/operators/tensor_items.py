@@ -32,6 +32,7 @@ from runtime.ops.array_number_kinds import (
     number_type,
 )
 
+from ..errors import ConversionError
 from .exceptions import short_name
 from .mutation import StateChangeError
 from .variables import is_variable, user_origin, where
@@ -53,9 +54,10 @@ class TensorItems:
 
 def is_tensor_item(x) -> bool:
     """A tensor (not a value standing for a Python number) that such an array may hold."""
-    return (is_variable(x) and not x.is_array and not getattr(x, "python_scalar", False) and
-            getattr(x, "number_when", None) is None or is_tensor(x)) and \
-        x.dtype.name in TENSOR_ITEM_DTYPES
+    if is_variable(x):
+        return not x.is_array and not getattr(x, "python_scalar", False) and getattr(
+            x, "number_when", None) is None and x.dtype.name in TENSOR_ITEM_DTYPES
+    return is_tensor(x) and x.dtype.name in TENSOR_ITEM_DTYPES
 
 
 def _numbers_array(array) -> bool:
@@ -69,7 +71,10 @@ def held(target, value, depth: int = 4):
     gets a tensor; None otherwise."""
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
-    if not (_numbers_array(target) and is_tensor_item(value)):
+    either = _number_or_tensor(value)
+    if either and is_variable(target) and target.is_array and not _numbers_array(target):
+        _refuse_either(target, value, depth + 1)
+    if not (_numbers_array(target) and (is_tensor_item(value) or either)):
         return None
     _numbers_fit(target, value, depth + 1)
     array = converted(target, value.dtype)
@@ -124,11 +129,41 @@ def item_of(dtype, value, depth: int = 3):
         return rt.stack([value, rt.full([], 1, dtype)])
     if type(value) is kind and _exact(value, dtype):
         return rt.to_tensor([value, 0], dtype=dtype.name)
+    if _number_or_tensor(value) and value.dtype == dtype and not tuple(value.shape) and \
+            value.number_value.dtype.name == _WIDE[kind]:
+        _raise_when(rt.logical_and(value.number_when, rt.cast(rt.cast(
+            value.number_value, dtype), value.number_value.dtype) != value.number_value),
+            ValueError(f"a Python {kind.__name__} that is no {dtype.name} exactly is put into "
+                       f"a list of Python {kind.__name__}s and tensors of {dtype.name} whose "
+                       f"length a tensor decides: it is a tensor array of {dtype.name}, "
+                       "which cannot hold it (eager's list keeps the number). Use numbers "
+                       f"exact in {dtype.name} (`0.5`, not `0.1`), or a tensor on every path"))
+        flag = rt.cast(rt.logical_not(value.number_when), dtype)
+        return rt.stack([rt.assign(value), flag])
     if is_variable(value) and getattr(value, "python_scalar", False) and not value.is_array \
             and not tuple(value.shape) and value.dtype == dtype and value.float_when is None \
             and value.bool_when is None and getattr(value, "number_when", None) is None:
         return rt.stack([value, rt.full([], 0, dtype)])
     _refuse_item(dtype, value, depth + 1)
+
+
+_WIDE = {bool: "bool", int: "int64", float: "float64"}
+
+
+def _number_or_tensor(x) -> bool:
+    """A value that is a Python number on some runs and a tensor on others (`b = 1`, then
+    `b = x.mean()` under a tensor `if`: `number_or_tensor`)."""
+    return is_variable(x) and getattr(x, "number_when", None) is not None and not x.is_array
+
+
+def _refuse_either(target, value, depth: int) -> None:
+    src = user_origin(depth)
+    raise StateChangeError(
+        f"a value that is a Python number on some runs and a tensor on others (a tensor `if` "
+        f"chose) is appended to a list of tensors of {target.dtype.name} whose length a "
+        f"tensor decides ({where(src)}): the array would give the number back as a tensor. "
+        "Make it a tensor on every path (`rt.to_tensor(...)`), or start the list with a "
+        "Python number of its type (`[0.0]`).", src)
 
 
 def _exact(value, dtype) -> bool:
@@ -240,3 +275,25 @@ def _raise_when(test, exc) -> None:
         return rt.zeros([], "bool")
 
     rt.static.nn.cond(test, fail, lambda: rt.zeros([], "bool"))
+
+
+def is_either(x) -> bool:
+    """A 0-d value that is a Python number on some runs and a tensor of a dtype an array of
+    tensor items takes on others (the first item of a list a graph loop makes)."""
+    return _number_or_tensor(x) and not tuple(x.shape) and x.dtype.name in TENSOR_ITEM_DTYPES \
+        and x.number_value.dtype.name == _WIDE[number_type(x.dtype)]
+
+
+def refuse_use(array, what: str) -> None:
+    """`what` (`count()`, `sorted()`, `max()`) of a list of Python numbers and tensors: its
+    items compared as eager compares them would give each its own type, which d2s does not
+    do; refused at the user's line (no-op for any other value)."""
+    if not holds_tensor_items(array):
+        return
+    src = user_origin(3)
+    raise ConversionError(
+        f"{what} of a list holding Python {number_type(array.dtype).__name__}s and tensors "
+        f"of {array.dtype.name} whose length a tensor decides ({where(src)}): d2s reads such "
+        "a list item by item only (indexing, `for`, `pop`, `len`, `sum`). Start the list with "
+        f"a tensor (`[rt.to_tensor(0.0)]` for `[0.0]`) to make it a list of tensors.",
+        origin=src)

@@ -3,13 +3,11 @@ of `a`, then those of `b`, each item keeping its own stop_gradient flag (`arrays
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import core
 from ..dtypes import convert_dtype
-from . import combine, registry
+from . import registry
 from .array_number_kinds import AS_TENSOR_ITEMS, KINDS, PAIR, holds_number_kinds, holds_strs
-from .array_number_kinds import holds_tensor_items, joinable, number_type, string_id
+from .array_number_kinds import holds_tensor_items, joinable, string_id, tensor_pair
 from .arrays import (
     Variable,
     _array_meta,
@@ -93,18 +91,10 @@ def _tensor_items_of(items, like: Variable) -> Variable:
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
                         f"tensor array, not {type(items).__name__}")
-    dtype, kind = like.dtype, number_type(like.dtype)
-    arr = create_array(dtype)
+    arr = create_array(like.dtype)
     arr.python_items, arr._static_shape = True, PAIR
     for i, x in enumerate(items):
-        if type(x) is kind and np.asarray(x).astype(dtype.name).item() == x:
-            x = core.constant(np.asarray([x, 0], dtype.name))
-        elif isinstance(x, Variable) and x.kind != "array" and not x._static_shape and \
-                x.dtype == dtype and not getattr(x, "python_scalar", False):
-            x = combine.stack([x, core.constant(np.asarray(1, dtype.name))])
-        else:
-            joinable(like)  # (anything else: refused)
-        arr = array_written(x, i, arr)
+        arr = array_written(tensor_pair(x, like), i, arr)
     return arr
 
 

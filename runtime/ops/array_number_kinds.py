@@ -181,6 +181,19 @@ def tensor_item(pair):
     return value
 
 
+def tensor_pair(x, like):
+    """The `[value, is_tensor]` item of `like`'s dtype for `x` (a Python number of its number
+    type, exact in the dtype, or a 0-d tensor of the dtype); anything else refused."""
+    dtype, kind = like.dtype, number_type(like.dtype)
+    b = registry.STATE.builder
+    if type(x) is kind and np.asarray(x).astype(dtype.name).item() == x:
+        return b.variable_of(_constant([x, 0], dtype.name))
+    if getattr(x, "kind", "") == "tensor" and not tuple(x.shape) and x.dtype == dtype and \
+            not getattr(x, "python_scalar", False) and getattr(x, "number_when", None) is None:
+        return combine.stack([x, b.variable_of(_constant(1, dtype.name))])
+    joinable(like)  # (anything else: refused)
+
+
 def number_type_np(dtype) -> type:
     """`number_type` of a NumPy dtype (a program output's)."""
     return bool if dtype.kind == "b" else float if dtype.kind == "f" else int

@@ -15,7 +15,7 @@ from ..dtypes import bool_, convert_dtype, int64
 from . import combine, math, registry
 from .array_number_kinds import AS_PAIRS, KINDS, PAIR, STR_ITEM, holds_number_kinds, holds_strs
 from .array_number_kinds import holds_tensor_items, joinable, needs_pairs, number_pair
-from .array_number_kinds import pair_value, tensor_item
+from .array_number_kinds import pair_value, tensor_item, tensor_pair
 from .registry import STATE, Meta, OpError
 
 Variable = core.VariableBase  # (the static Variable is runtime/program's, a layer above)
@@ -450,6 +450,8 @@ def array_setitem(array: Variable, index, value) -> None:
         index = math.add(array_length(array), index)
     if needs_pairs(array, value) and not holds_number_kinds(array):  # (`ints[0] = 2.5`:
         array._inplace_update(as_pairs(array))  # each item's Python type beside it)
+    if holds_tensor_items(array):  # (a Python number or a tensor: `[value, is_tensor]`)
+        value = tensor_pair(value, array)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
     if holds_number_kinds(array):
         value = number_pair(b, value)
