@@ -15,8 +15,14 @@ import runtime as rt
 from runtime import backend, pytree
 from runtime.autograd import FREED, Node, record
 from runtime.core import array_of, mode_state
-from runtime.ops.array_number_kinds import STRINGS, holds_number_kinds, holds_strs, number_of_pair
-from runtime.ops.array_number_kinds import holds_tensor_items, number_type_np
+from runtime.ops.array_number_kinds import (
+    STRINGS,
+    holds_number_kinds,
+    holds_strs,
+    holds_tensor_items,
+    number_of_pair,
+    number_type_np,
+)
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
 from runtime.program.freed_branches import follow_branch_frees

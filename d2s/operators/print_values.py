@@ -64,7 +64,7 @@ def pieces(x) -> list:
 
 def as_print_arg(x):
     """A `print` argument: a container holding graph values becomes an `FString`."""
-    if holds_tensor_items(x):  # (`[value, is_tensor]` items: `tensor_items`)
+    if is_variable(x) and x.is_array and holds_tensor_items(x):  # (`tensor_items`)
         raise ConversionError(
             "print() of a list holding Python numbers and tensors whose length a tensor "
             "decides: d2s reads such a list item by item only. Print its items in a loop "

@@ -21,8 +21,6 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import is_tensor
 from runtime.ops.array_joins import as_tensor_items
-from runtime.ops.arrays import array_pack
-from runtime.program.debug_ops import raise_error
 from runtime.ops.array_number_kinds import (
     PAIR,
     TENSOR_ITEM_DTYPES,
@@ -31,6 +29,8 @@ from runtime.ops.array_number_kinds import (
     holds_tensor_items,
     number_type,
 )
+from runtime.ops.arrays import array_pack
+from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
 from .exceptions import short_name
@@ -69,6 +69,8 @@ def held(target, value, depth: int = 4):
     """(the array to write into, the item as it holds it) for `value` appended to the tensor
     array `target`, where `target` holds tensor items or is an array of Python numbers that
     gets a tensor; None otherwise."""
+    if not (is_variable(target) and target.is_array):
+        return None
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
     either = _number_or_tensor(value)
@@ -110,7 +112,8 @@ def _numbers_fit(array, value, depth: int) -> None:
     src = user_origin(depth)
     raise StateChangeError(
         f"a list of Python {held} that a loop or if whose condition is a tensor grows is a "
-        f"tensor array, and here ({where(src)}) it gets a tensor of {value.dtype.name}: one "
+        f"tensor array of {array.dtype.name}, and here ({where(src)}) it gets a tensor of "
+        f"{value.dtype.name}: one "
         f"array holds Python {want.__name__}s beside such tensors, not {held}, and eager's "
         f"list keeps each item's type. Start the list with {want.__name__}s ("
         f"{_example(want)}), or with a tensor (`[rt.to_tensor(0.0)]`).", src)
@@ -218,7 +221,7 @@ def paths_kind(a, b):
     items and the other an array of Python numbers or a list of numbers and tensors that
     such an array holds; None otherwise."""
     for x, y in ((a, b), (b, a)):
-        if not holds_tensor_items(x):
+        if not (is_variable(x) and x.is_array and holds_tensor_items(x)):
             continue
         if is_variable(y) and y.is_array and (_numbers_array(y) or holds_tensor_items(y) and
                                                 y.dtype != x.dtype):
@@ -243,8 +246,8 @@ def items_sum(array, start):
     such list or `start` no Python number): as eager's left-to-right sum, a tensor of the
     array's dtype on the runs where the list holds one, else the Python number (the sum of
     the numbers at Python's precision, `number_when`)."""
-    if not holds_tensor_items(array) or type(start) not in (bool, int, float) or \
-            array.dtype.name == "bool":
+    if not (is_variable(array) and array.is_array and holds_tensor_items(array)) or type(
+            start) not in (bool, int, float) or array.dtype.name == "bool":
         return None
     items = array_pack(array, items=True)
     values, tensors = items[:, 0], items[:, 1] != 0
@@ -288,7 +291,7 @@ def refuse_use(array, what: str) -> None:
     """`what` (`count()`, `sorted()`, `max()`) of a list of Python numbers and tensors: its
     items compared as eager compares them would give each its own type, which d2s does not
     do; refused at the user's line (no-op for any other value)."""
-    if not holds_tensor_items(array):
+    if not (is_variable(array) and array.is_array and holds_tensor_items(array)):
         return
     src = user_origin(3)
     raise ConversionError(

@@ -6,8 +6,17 @@ from __future__ import annotations
 from .. import core
 from ..dtypes import convert_dtype
 from . import registry
-from .array_number_kinds import AS_TENSOR_ITEMS, KINDS, PAIR, holds_number_kinds, holds_strs
-from .array_number_kinds import holds_tensor_items, joinable, string_id, tensor_pair
+from .array_number_kinds import (
+    AS_TENSOR_ITEMS,
+    KINDS,
+    PAIR,
+    holds_number_kinds,
+    holds_strs,
+    holds_tensor_items,
+    joinable,
+    string_id,
+    tensor_pair,
+)
 from .arrays import (
     Variable,
     _array_meta,

@@ -53,6 +53,12 @@ def holds_strs(array) -> bool:
         array, "dtype", None) is not None and array.dtype.name == STR_DTYPE
 
 
+def holds_python_numbers(array) -> bool:
+    """Whether a static tensor array stands for a list of Python numbers (d2s marks a list of
+    them that a graph loop or a tensor `if` grows: `python_items`, `number_sums`)."""
+    return getattr(array, "python_items", False) or getattr(array, "number_sums", False)
+
+
 def holds_number_kinds(array) -> bool:
     """Whether a static tensor array holds Python numbers as `[value, kind]` pairs."""
     return bool(getattr(array, "python_items", False)) and getattr(
