@@ -186,11 +186,33 @@ def _refuse_objects(name: str, item, src):
     """A list that a graph loop grows is a tensor array, which holds numbers only: a string
     (or any other Python object) in it has no tensor form, and a Python list would have the
     length of one trip."""
+    grown = _growing_line(name, src)
     raise mutation.StateChangeError(
         f"'{name}' holds {type(item).__name__} items ({item!r:.40}) and a loop whose condition "
-        f"is a tensor ({where(src)}) appends to it: a list such a loop grows is a tensor "
-        "array, which holds tensors and Python numbers only. Keep a number per item (an index "
-        "into a tuple of the texts, read after the call), or loop over a Python range.", src)
+        f"is a tensor ({where(src)}) appends to it{grown}: a list such a loop grows is a "
+        "tensor array, which holds tensors and Python numbers only. Keep a number per item "
+        "(an index into a tuple of the texts, read after the call), or loop over a Python "
+        "range.", src)
+
+
+def _growing_line(name: str, src) -> str:
+    """' (File ..., line N: names.append(...))': the first line of the loop's body at `src`
+    that grows the list `name` (its source, indented under the loop's line); '' if none."""
+    import linecache
+    import re
+    if src is None:
+        return ""
+    grows = re.compile(rf"(?<![\w.]){re.escape(name)}\s*(\.\s*(append|insert|extend)\s*\(|\+=)")
+    lines = linecache.getlines(src.filename)
+    head = lines[src.lineno - 1] if 0 < src.lineno <= len(lines) else ""
+    indent = len(head) - len(head.lstrip())
+    for k in range(src.lineno, len(lines)):
+        line = lines[k]
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break  # (past the loop's body)
+        if grows.search(line):
+            return f' (File "{src.filename}", line {k + 1}: {line.strip()})'
+    return ""
 
 
 def python_items(array):

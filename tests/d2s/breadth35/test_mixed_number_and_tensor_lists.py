@@ -238,3 +238,31 @@ def test_what_cannot_be_kept_is_an_error_at_the_line():
     text = assert_at_user_line(info.value, __file__, line_of(counted, "out.count"))
     assert "count() of a list holding Python floats and tensors of float32" in shown(
         info.value)
+
+
+def tagged(x, n):
+    names = ["start", 1]
+    for i in range(n):
+        if i > 5:
+            continue
+        names.append("s" if x[i] > 0 else 2)
+    return len(names)
+
+
+def tagged_from_empty(x, n):
+    names = []
+    for i in range(n):
+        names.append("s")
+        names += [i]
+    return len(names)
+
+
+def test_strs_beside_numbers_in_a_graph_loop_name_the_list_and_the_append():
+    x, n = rt.to_tensor(XV), rt.to_tensor(2)
+    assert tagged(x, n) == 4 and tagged_from_empty(x, n) == 4
+    for fn, grows in ((tagged, "names.append"), (tagged_from_empty, "names.append")):
+        with pytest.raises(d2s.StateChangeError) as info:
+            d2s.to_static(fn, full_graph=True)(x, n)
+        text = assert_at_user_line(info.value, __file__, line_of(fn, "for i in"))
+        assert f'File "{__file__}", line {line_of(fn, grows)}' in text
+        assert "'names' holds str items" in text and "an index into a tuple of the texts" in text
