@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import runtime as rt
 from runtime.core import is_tensor
-from runtime.ops.array_joins import as_tensor_items
+from runtime.ops.array_joins import as_tensor_items, tensors_as_items
 from runtime.ops.array_number_kinds import (
     PAIR,
     TENSOR_ITEM_DTYPES,
@@ -74,7 +74,9 @@ def held(target, value, depth: int = 4):
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
     either = _number_or_tensor(value)
-    if either and is_variable(target) and target.is_array and not _numbers_array(target):
+    if _tensors_array(target) and (type(value) is number_type(target.dtype) or either):
+        return converted(target, target.dtype), item_of(target.dtype, value, depth + 1)
+    if either and not _numbers_array(target):
         _refuse_either(target, value, depth + 1)
     if not (_numbers_array(target) and (is_tensor_item(value) or either)):
         return None
@@ -83,10 +85,19 @@ def held(target, value, depth: int = 4):
     return array, item_of(array.dtype, value, depth + 1)
 
 
+def _tensors_array(array) -> bool:
+    """An array of 0-d tensors of a dtype an array of tensor items takes."""
+    return is_variable(array) and array.is_array and not getattr(
+        array, "python_items", False) and not getattr(array, "number_sums", False) and \
+        array.static_shape == () and array.dtype.name in TENSOR_ITEM_DTYPES
+
+
 def converted(array, dtype):
     """The array of Python numbers `array` as an array of tensor items of `dtype`, its
     numbers checked to be exact in `dtype` when the program runs (eager's `[0.1]` keeps the
     float, which float32 cannot hold)."""
+    if _tensors_array(array) and array.dtype == dtype:  # (tensors: `[value, True]` items)
+        return tensors_as_items(array)
     out = as_tensor_items(array, dtype)
     if out is array or array.dtype == out.dtype:
         return out
@@ -224,7 +235,8 @@ def paths_kind(a, b):
         if not (is_variable(x) and x.is_array and holds_tensor_items(x)):
             continue
         if is_variable(y) and y.is_array and (_numbers_array(y) or holds_tensor_items(y) and
-                                                y.dtype != x.dtype):
+                                                y.dtype != x.dtype or _tensors_array(y) and
+                                                y.dtype == x.dtype):
             return TensorItems(x.dtype)
         if isinstance(y, list) and all(type(v) in (bool, int, float) or is_tensor_item(v)
                                        for v in y):

@@ -146,6 +146,37 @@ def _array_of(items, like: Variable) -> Variable:
     return arr
 
 
+def _tensors_as_items_kernel(xp, arr):
+    return [xp.stack([xp.asarray(a), xp.ones((), xp.asarray(a).dtype)]) for a in arr]
+
+
+def _items_grad_kernel(xp, g):
+    return [None if x is None else x[0] for x in g]
+
+
+ITEMS_GRAD = registry.register(
+    "array_tensor_items_grad", kernel=_items_grad_kernel, infer=_array_meta, nondiff=True,
+    amp="keep", doc="The gradient of each tensor of an array from its item's gradient.")
+# an array of 0-d tensors as `[value, True]` items (d2s: a list of tensors that gets Python
+# numbers where a tensor decides its length)
+TENSORS_AS_ITEMS = registry.register(
+    "array_tensors_as_items", kernel=_tensors_as_items_kernel, infer=lambda *a, **k: None,
+    amp="keep", grad=lambda ins, outs, gs, a: [_bind_array(ITEMS_GRAD, [gs[0]], {}, ins[0])],
+    doc="The items of arr (0-d tensors) as [value, is_tensor=1] items.")
+
+
+def tensors_as_items(array: Variable) -> Variable:
+    """A new static tensor array: the 0-d tensors of `array` as the `[value, is_tensor=1]`
+    items of an array of Python numbers and tensors of their dtype (gradients flow back to
+    them)."""
+    b = _builder()
+    out = _new_array(b, array.dtype, PAIR, stop=array.stop_gradient)
+    b.append(TENSORS_AS_ITEMS.name, [b.ref(array)], [out.name], {})
+    out.python_items = True
+    out._d2s_tuple = getattr(array, "_d2s_tuple", False)
+    return out
+
+
 def as_tensor_items(array: Variable, dtype) -> Variable:
     """A new static tensor array: the items of `array` (Python numbers of one type, exact in
     `dtype`, which the run checks) as the `[value, is_tensor=0]` items of an array of Python

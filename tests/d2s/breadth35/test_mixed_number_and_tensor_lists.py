@@ -266,3 +266,32 @@ def test_strs_beside_numbers_in_a_graph_loop_name_the_list_and_the_append():
         text = assert_at_user_line(info.value, __file__, line_of(fn, "for i in"))
         assert f'File "{__file__}", line {line_of(fn, grows)}' in text
         assert "'names' holds str items" in text and "an index into a tuple of the texts" in text
+
+
+def tensors_then_floats(x, n):
+    out = [x.sum()]
+    for i in range(n):
+        out.append(0.5)
+        out.append(x[i] * 2.0)
+    return out, sum(out) * out[-1]
+
+
+def test_tensors_then_python_floats_keep_each_type_and_the_gradient():
+    # (the floats came back as float32 Tensors: eager's list holds Python floats there)
+    static = d2s.to_static(tensors_then_floats, full_graph=True)
+    for k in (0, 1, 3):
+        def f(v, k=k):
+            items = [v.sum()] + [w for i in range(k) for w in (0.5, 2.0 * v[i])]
+            return sum(items) * items[-1]
+        want = numeric_grad(f, XV.astype("float64"))
+        for fn in (tensors_then_floats, static):
+            x = rt.to_tensor(XV, stop_gradient=False)
+            out, loss = fn(x, rt.to_tensor(k))
+            assert [type(v) is float for v in out] == [False] + [True, False] * k
+            np.testing.assert_allclose(
+                [float(v) for v in out],
+                [XV.sum()] + [w for i in range(k) for w in (0.5, 2.0 * XV[i])], rtol=1e-6)
+            np.testing.assert_allclose(float(loss), f(XV.astype("float64")), rtol=1e-5)
+            loss.backward()
+            np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-4, atol=1e-4)
+    assert len(static.program_cache) == 1
