@@ -295,3 +295,32 @@ def test_tensors_then_python_floats_keep_each_type_and_the_gradient():
             loss.backward()
             np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-4, atol=1e-4)
     assert len(static.program_cache) == 1
+
+
+def scaled_by_counter(x, n):
+    b = 1.0
+    if x.sum() > 0:
+        b = x.sum()
+    r = []
+    for i in range(n):
+        r.append(b * i)
+    for i, v in enumerate(doubled(x, n)):
+        r.append(v * i)
+    return r
+
+
+def test_a_number_on_some_runs_times_a_graph_loop_counter():
+    # (`b * i` with `i` a graph loop's counter was a tensor on every run: the counter was
+    # cast to the tensor's dtype before the number path was computed)
+    static = d2s.to_static(scaled_by_counter, full_graph=True)
+    for xv in (XV, -XV):
+        for k in (0, 1, 3):
+            b = float(xv.sum()) if xv.sum() > 0 else 1.0
+            want = [b * i for i in range(k)] + [v * i for i, v in enumerate(
+                [0.5] + [float(np.float32(xv[j] * 2)) for j in range(k)])]
+            kinds = [xv.sum() <= 0] * k + [True] + [False] * k
+            for fn in (scaled_by_counter, static):
+                r = fn(rt.to_tensor(xv), rt.to_tensor(k))
+                assert [type(v) is float for v in r] == kinds
+                np.testing.assert_allclose([float(v) for v in r], want, rtol=1e-6)
+    assert len(static.program_cache) == 1
