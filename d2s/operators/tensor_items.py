@@ -22,6 +22,7 @@ import runtime as rt
 from runtime.core import is_tensor
 from runtime.ops.array_joins import as_tensor_items, tensors_as_items
 from runtime.ops.array_number_kinds import (
+    ITEMS_CHECK,
     PAIR,
     TENSOR_ITEM_DTYPES,
     holds_number_kinds,
@@ -312,3 +313,14 @@ def refuse_use(array, what: str) -> None:
         "a list item by item only (indexing, `for`, `pop`, `len`, `sum`). Start the list with "
         f"a tensor (`[rt.to_tensor(0.0)]` for `[0.0]`) to make it a list of tensors.",
         origin=src)
+
+
+def _all_tensors(flags, what: str) -> None:
+    """`ITEMS_CHECK`: raise eager's TypeError when the program runs where an item of a list
+    of Python numbers and tensors that `what` (`stack()`) takes is a Python number."""
+    _raise_when(rt.logical_not(rt.all(flags != 0)), TypeError(
+        f"{what} of a list holding Python numbers and tensors whose length a tensor decides: "
+        "an item is a Python number on this run, and eager's stack takes tensors only"))
+
+
+ITEMS_CHECK[0] = _all_tensors

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from .. import core
 from ..dtypes import convert_dtype
-from . import registry
+from . import combine, registry
 from .array_number_kinds import (
     AS_TENSOR_ITEMS,
+    ITEMS_CHECK,
     KINDS,
     PAIR,
     holds_number_kinds,
@@ -23,6 +24,9 @@ from .arrays import (
     _bind_array,
     _builder,
     _new_array,
+    array_concat,
+    array_pack,
+    array_stack,
     array_written,
     as_pairs,
     create_array,
@@ -190,3 +194,24 @@ def as_tensor_items(array: Variable, dtype) -> Variable:
     out.python_items = True
     out._d2s_tuple = getattr(array, "_d2s_tuple", False)
     return out
+
+
+def _items_joined(how: str):
+    """`rt.stack` / `rt.concat` of a static tensor array; of one holding Python numbers and
+    0-d tensors, the tensors stacked (`stack` along its only axis), with a check, when the
+    program runs, that no item is a Python number there (eager's stack raises)."""
+    plain = {"stack": array_stack, "concat": array_concat}[how]
+
+    def run(array, axis: int = 0):
+        if not holds_tensor_items(array):
+            return plain(array, axis)
+        if how != "stack" or axis not in (0, -1) or ITEMS_CHECK[0] is None:
+            joinable(array)  # (refused)
+        items = array_pack(array, items=True)
+        ITEMS_CHECK[0](items[:, 1], f"{how}()")
+        return items[:, 0]
+
+    return run
+
+
+combine.ARRAY_JOINS.update(stack=_items_joined("stack"), concat=_items_joined("concat"))

@@ -151,6 +151,9 @@ def _constant(value, dtype="float64"):
 # read is the tensor on the runs where it is one, and the number (`number_when`,
 # `number_value`) where it is that.
 TENSOR_ITEM_DTYPES = ("float32", "float16", "int64", "bool")
+# what checks, when the program runs, that every item of such a list is a tensor (d2s sets
+# it: `rt.stack(out)` raises eager's error where one is a Python number); None: refused
+ITEMS_CHECK: list = [None]
 
 
 def holds_tensor_items(array) -> bool:

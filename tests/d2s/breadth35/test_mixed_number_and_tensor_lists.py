@@ -324,3 +324,24 @@ def test_a_number_on_some_runs_times_a_graph_loop_counter():
                 assert [type(v) is float for v in r] == kinds
                 np.testing.assert_allclose([float(v) for v in r], want, rtol=1e-6)
     assert len(static.program_cache) == 1
+
+
+def history(x, tol):
+    hist = [1.0]
+    loss = x.sum()
+    while loss > tol:
+        loss = loss * 0.5
+        hist.append(loss)
+    return rt.stack([rt.to_tensor(h) if isinstance(h, float) else h * 1.0 for h in hist])
+
+
+def test_stack_of_the_tensors_a_comprehension_made_of_such_a_list():
+    static = d2s.to_static(history, full_graph=True)
+    for scale, steps in ((1.0, 3), (0.01, 0)):
+        xv = XV * scale
+        want = [1.0] + [xv.sum() * 0.5 ** (i + 1) for i in range(steps)]
+        for fn in (history, static):
+            out = fn(rt.to_tensor(xv), 0.5)
+            assert isinstance(out, rt.Tensor) and out.dtype == rt.float32
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    assert len(static.program_cache) == 1
