@@ -15,6 +15,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from runtime.static import InputSpec
 from tests.finite_differences import numeric_grad
 
 from .messages import assert_at_user_line, shown
@@ -345,3 +346,18 @@ def test_stack_of_the_tensors_a_comprehension_made_of_such_a_list():
             assert isinstance(out, rt.Tensor) and out.dtype == rt.float32
             np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
     assert len(static.program_cache) == 1
+
+
+class Doubler(rt.nn.Layer):
+    def forward(self, x):
+        out = [0.5]
+        for i in range(x.shape[0]):
+            out.append(x[i] * 2)
+        return out
+
+
+def test_saving_a_function_that_returns_such_a_list_is_refused(tmp_path):
+    # (a saved model's lists are of tensors or of numbers: its items would be pairs)
+    with pytest.raises(TypeError, match="list of Python numbers and tensors"):
+        d2s.save(d2s.to_static(Doubler().eval()), str(tmp_path / "doubler"),
+                 input_spec=[InputSpec([None], "float32")])
