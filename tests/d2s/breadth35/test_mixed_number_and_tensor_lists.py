@@ -361,3 +361,29 @@ def test_saving_a_function_that_returns_such_a_list_is_refused(tmp_path):
     with pytest.raises(TypeError, match="list of Python numbers and tensors"):
         d2s.save(d2s.to_static(Doubler().eval()), str(tmp_path / "doubler"),
                  input_spec=[InputSpec([None], "float32")])
+
+
+class History:
+    """Streaming-model state: a history list on `self` and one in a dict of caches."""
+
+    def __init__(self):
+        self.hist = [0.0]
+        self.cache = {"h": [1.0]}
+
+    def step(self, x, n):
+        for i in range(n):
+            self.hist.append(x[i])
+            self.cache["h"].append(x[i] * 2.0)
+        return len(self.hist)
+
+
+def test_lists_on_self_and_in_a_dict_grown_in_a_graph_loop():
+    for k in (0, 1, 3):
+        eager, static = History(), History()
+        fn = d2s.to_static(static.step, full_graph=True)
+        assert eager.step(rt.to_tensor(XV), rt.to_tensor(k)) == k + 1
+        assert int(fn(rt.to_tensor(XV), rt.to_tensor(k))) == k + 1
+        for got, want in ((static.hist, eager.hist), (static.cache["h"], eager.cache["h"])):
+            assert [type(v) is float for v in got] == [True] + [False] * k
+            assert [type(v) is float for v in want] == [True] + [False] * k
+            np.testing.assert_allclose([float(v) for v in got], [float(v) for v in want])
