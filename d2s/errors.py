@@ -287,8 +287,9 @@ class _LastWalk:
         self.frame = self.outer = self.line = self.key = self.frames = None
 
     def resolve(self, frame, filename: str, line: int) -> tuple:
-        """(the user's (file, line, source), the user frames of the stack) for `frame`
-        running `line` of `filename`; (None, None) where that is no generated line."""
+        """(the user's (file, line, source), the `_entry`s of the stack: its user frames are
+        `frames_of_entries` of them) for `frame` running `line` of `filename`; (None, None)
+        where that is no generated line."""
         # (a generator's callers change each time it is resumed)
         same = frame is self.frame and not frame.f_code.co_flags & _RESUMABLE
         if same and line == self.line:
@@ -299,18 +300,20 @@ class _LastWalk:
         if not same:
             self.frame = frame
             self.outer = tuple(_stack_entries(frame.f_back, _DEEPEST - 1))
+        # (the user frames of the stack are made from its entries when an error asks for
+        # them, `frames_of_entries`: most ops never fail)
         entries = self.outer + (_entry(filename, line, frame.f_code.co_name),)
-        frames = _STACKS.get(entries)
-        if frames is None:
-            frames = _STACKS[entries] = tuple(_user_frames(entries))
         key = src.as_tuple()
         stacks = _OP_STACKS.get(key)
-        if stacks is None:
-            stacks = _OP_STACKS[key] = set()
-        if len(stacks) < 8:  # enough to tell one caller from several
-            stacks.add(frames)
-        self.line, self.key, self.frames = line, key, frames
-        return key, frames
+        if stacks is None:  # (one stack: itself; more: a set of them)
+            _OP_STACKS[key] = entries
+        elif stacks.__class__ is tuple:
+            if stacks != entries:
+                _OP_STACKS[key] = {stacks, entries}
+        elif len(stacks) < 16:  # enough to tell one caller from several
+            stacks.add(entries)
+        self.line, self.key, self.frames = line, key, entries
+        return key, entries
 
 
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -326,17 +329,25 @@ def forget_last_walk() -> None:
 
 # ---- ops remember their user frames -----------------------------------------------------------
 
-# block -> {index of an op in block.ops: the user frames that built it}
+# block -> {index of an op in block.ops: the `_entry`s of the stack that built it}
 _OP_FRAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # [(weak reference to the block an op was last built into, its table in _OP_FRAMES)]: ops
 # come in runs into one block, and a WeakKeyDictionary look-up makes a weak reference each time
 _LAST_TABLE: list = [None]
-# op origin (file, line, source) -> the distinct user stacks that built ops with that origin
-# (for ops no longer found in the block they were built in, e.g. programs rewritten by passes)
-_OP_STACKS: dict[tuple, set] = {}
-# The `_stack_entries` of a stack -> its user frames: the ops of an unrolled loop, and all ops
-# built from one line by one caller, share them.
+# op origin (file, line, source) -> the `_entry`s of the distinct stacks that built ops with
+# that origin (for ops no longer found in the block they were built in, e.g. programs
+# rewritten by passes): the entries of the one stack, or a set of several
+_OP_STACKS: dict[tuple, tuple | set] = {}
+# The `_stack_entries` of a stack -> its user frames, made on first ask (`frames_of_entries`)
 _STACKS: dict[tuple, tuple] = {}
+
+
+def frames_of_entries(entries: tuple) -> tuple:
+    """The user frames of a stack from its `_entry`s (as `resolve_origin` recorded them)."""
+    frames = _STACKS.get(entries)
+    if frames is None:
+        frames = _STACKS[entries] = tuple(_user_frames(entries))
+    return frames
 
 
 def resolve_origin(filename: str, lineno: int, frame=None):
@@ -366,12 +377,14 @@ def resolve_origin(filename: str, lineno: int, frame=None):
 
 def _frames_of_op(op, origin: tuple | None) -> list[UserFrame]:
     for block, table in list(_OP_FRAMES.items()):
-        frames = table.get(_index(block.ops, op))
-        if frames is not None:
-            return list(frames)
+        entries = table.get(_index(block.ops, op))
+        if entries is not None:
+            return list(frames_of_entries(entries))
     if origin is None:
         return []
-    stacks = [s for s in _OP_STACKS.get(tuple(origin), ()) if s]
+    stacks = _OP_STACKS.get(tuple(origin), ())
+    stacks = list(dict.fromkeys(f for f in map(frames_of_entries, (
+        (stacks,) if stacks.__class__ is tuple and stacks else stacks)) if f))
     if len(stacks) == 1:
         return list(stacks[0])
     filename, lineno, source = origin

@@ -102,6 +102,12 @@ def _with_structure(program, feeds: list, out, args):
                             "does not keep); return an index per item into a tuple of the texts")
         if isinstance(leaf, Variable):
             index = fetch(leaf)
+            if leaf.none_when is not None:  # (None on some runs: `none_or_tensor`)
+                raise TypeError(
+                    "d2s.save: the function returns a value that is None on some runs and a "
+                    "tensor on others (an if whose condition is a tensor decides which), which "
+                    "a saved model does not keep; return a tensor on every path (zeros) and a "
+                    "bool tensor beside it saying whether it is set")
             if leaf.number_when is not None:  # (a number on some paths, `number_or_tensor`)
                 return {"number_or_tensor": [index, fetch(leaf.number_when),
                                              fetch(leaf.number_value)]}

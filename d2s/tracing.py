@@ -238,7 +238,7 @@ def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
     refuses what a program cannot return for every call."""
     out = returned_keys.mark(out, target.function)  # (keys a tensor decides: with their flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
-    leaves, tree = pytree.flatten(out)
+    leaves, tree = pytree.flatten(plain(out, made))  # (also dict keys: `{frozenset(s): n}`)
     leaves = [plain(x, made) for x in leaves]
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)

@@ -243,7 +243,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             if not _holds_variable(s.get()):
                 continue
         old = before.get(s.ident())
-        if isinstance(old, rt.Tensor) and is_variable(v):
+        if is_variable(v) and v.none_when is not None and value_before(before.log, s) is None:
+            _guard_none(s)  # (None on some runs: the program keeps that None there)
+        if isinstance(old, rt.Tensor) and is_variable(v) and v.none_when is None:
             how = _rebinding(s, old) if _same_kind(old, v) else "new"
             if how == "fed" and rebound is not None:
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
@@ -266,6 +268,16 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def _guard_none(s) -> None:
+    """A place that held None when the call started and that a tensor `if` leaves as it was
+    on some runs (`none_or_tensor`): the program gives that None there, so it serves calls
+    where the place holds None (a guard; another value traces again)."""
+    recorded = guards.recorded()
+    place = {"attr": "attr", "dict": "item", "global": "global"}.get(s.kind)
+    if recorded is not None and place is not None:
+        recorded.append(((place, s.obj, s.key, s.path), "is", None))
 
 
 def _refuse_traced_keys(log, target) -> None:

@@ -302,7 +302,7 @@ OPERATOR_RANKS = {
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,
-    "held_lists.py": 4, "loop_initial.py": 4,
+    "held_lists.py": 4, "loop_initial.py": 4, "none_or_tensor.py": 4, "type_queries.py": 5,
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
     "mutation_loop.py": 5,
     "control_flow.py": 6,

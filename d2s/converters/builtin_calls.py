@@ -13,6 +13,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     seen & {(0, 1)}              ->   _d2s.set_op(seen, '&', {(0, 1)})
     [*seen]                      ->   [*_d2s.set_items(seen, '`*` unpacking')]
     {p, (0, 1)}                  ->   _d2s.made_set({p, (0, 1)})   (`operators.made_sets`)
+    reduce(set.union, sets)      ->   reduce(_d2s.unbound_set_method(set.union), sets)
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
     d.setdefault(k, v)           ->   _d2s.dict_setdefault(d)(k, v)
 
@@ -64,6 +65,7 @@ BUILTINS = {
     "set": "set_",
     "frozenset": "frozenset_",
     "type": "type_",  # (of a set converted code made: `set`, `operators.made_sets`)
+    "hasattr": "hasattr_",  # (of a value None or a number on some runs: `type_queries`)
 }
 
 # `math` functions of one number that a value the program computes may give
@@ -95,6 +97,7 @@ class BuiltinCalls(Base):
                          for a in node.args]
         node = self.generic_visit(node)
         self._unpacked(node.args)
+        node.args = [self._set_function(a) for a in node.args]
         first = _ITERATES.get(f.id) if isinstance(f, gast.Name) else None
         if first is not None and not self._shadowed(f.id):  # `map(fn, seen)`: an item per item
             node.args[first:] = [self._items(a, f"{f.id}()") for a in node.args[first:]]
@@ -217,6 +220,14 @@ class BuiltinCalls(Base):
             return node
         return templates.replace_as_expression(f"{RESERVED}.set_items(s, what)", s=node,
                                                what=gast.Constant(what, None))
+
+    def _set_function(self, node):
+        """`set.union` passed to a function (`functools.reduce(set.union, sets)`): as it
+        takes a set converted code made (`operators.made_sets`)."""
+        if not (node.__class__ is gast.Attribute and node.value.__class__ is gast.Name and
+                node.value.id in ("set", "frozenset") and not self._shadowed(node.value.id)):
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.unbound_set_method(f)", f=node)
 
     def _set_names(self) -> frozenset:
         """The names the converted function may bind to a set (`set_operands`)."""

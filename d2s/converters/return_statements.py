@@ -50,7 +50,9 @@ def _assign_tail(stmts: list, retval: str) -> list:
     last = stmts[-1] if stmts else None
     if isinstance(last, gast.Return):
         value = last.value or templates.const(None)
-        return stmts[:-1] + templates.replace("retval = value", retval=retval, value=value)
+        assign = templates.replace("retval = value", retval=retval, value=value)
+        anno.copyanno(last, assign[0], anno.ORIGIN)  # (an error in `value`: the return's line)
+        return stmts[:-1] + assign
     if isinstance(last, gast.If):
         last.body = _assign_tail(last.body, retval)
         last.orelse = _assign_tail(last.orelse, retval)

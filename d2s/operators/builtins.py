@@ -14,8 +14,9 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import container_types, key_flags, number_or_tensor, str_arrays, struct_queries, tensor_items
+from . import key_flags, none_or_tensor, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
+from .container_types import instance_of
 from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
@@ -26,6 +27,7 @@ from .made_sets import MadeFrozenSet, MadeSet
 from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
+from .tensor_items import items_sum, refuse_use
 from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
@@ -162,12 +164,11 @@ def _is_list_array(x) -> bool:
 
 
 def sum_(iterable, /, start=0):
-    """`sum`; over a tensor array (a list whose length is decided when the program runs, e.g.
-    a comprehension filtered by a tensor) the sum of its elements plus `start`, a tensor.
-    Python gives `start` itself for an empty list: where that is the same kind of value (a
-    tensor `start` of the result's shape and dtype), the program returns it; otherwise eager
-    code returns a value of another type or shape when nothing was kept, which one program
-    cannot, so the program raises a TypeError naming the line when the array is empty."""
+    """`sum`; over a tensor array (a list whose length is decided when the program runs) the
+    sum of its elements plus `start`, a tensor. Python gives `start` itself for an empty list:
+    where that is the same kind of value (a tensor `start` of the result's shape and dtype),
+    the program returns it; otherwise eager code returns a value of another type or shape,
+    which one program cannot, so it raises a TypeError naming the line when it is empty."""
     if not (is_variable(iterable) and iterable.is_array):
         _counted("sum()", iterable)
         items = builtins.list(iterable)
@@ -177,7 +178,7 @@ def sum_(iterable, /, start=0):
         return out  # returned)
 
     arr = str_arrays.not_strs(iterable, "sum()")
-    if (mixed := tensor_items.items_sum(arr, start)) is not None:
+    if (mixed := items_sum(arr, start)) is not None:
         return mixed  # (Python numbers and tensors)
     if holds_number_kinds(arr) and type(start) in (bool, int, float):
         return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
@@ -358,9 +359,8 @@ def _array_extreme(py, op, arr, kwargs):
     of one-element tensors: the largest / smallest item; empty: Python's ValueError when the
     program runs. Items of more elements are compared by their truth in Python (ambiguous in
     eager code too): a TypeError naming the line."""
-
     name, shape = py.__name__, list(arr._static_shape or ())
-    tensor_items.refuse_use(arr, f"{name}()")
+    refuse_use(arr, f"{name}()")
     if holds_number_kinds(arr) and not kwargs:  # (Python numbers of several types)
         return pairs_extreme(name, arr)
     if kwargs or any(d != 1 for d in shape):
@@ -563,10 +563,10 @@ def _number(x, dtype: str):
 def isinstance_(obj, cls):
     """`isinstance`; a graph value is a `rt.Tensor`, a tensor array a list (`container_types`)."""
     classes = cls if isinstance(cls, tuple) else (cls,)
-    if container_types.container_type(obj) is not None:
-        return container_types.instance_of(obj, classes)
+    if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
+        return found
     if is_variable(obj):
-        found = number_or_tensor.instance_of(obj, classes)  # (a number on some runs)
+        found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):
             return True if found is None else found
     return builtins.isinstance(obj, cls)

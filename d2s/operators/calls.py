@@ -54,6 +54,10 @@ def call(f):
     return after_failure(out) if open_trys() else out
 
 
+_SET_METHODS = (types.BuiltinMethodType, types.MethodWrapperType)  # (`FROZEN.__and__`)
+_UNBOUND = (types.MethodDescriptorType, types.WrapperDescriptorType)  # (`frozenset.__or__`)
+
+
 def _call(f):
     if getattr(type(f), "__d2s_static_function__", False):  # a StaticFunction
         inside = _for_try(f)
@@ -71,8 +75,8 @@ def _call(f):
         return keyed_method(f)  # (`table.get(int(t))`: `computed_keys`)
     if isinstance(getattr(f, "__self__", None), (set, frozenset)):  # (`seen.intersection(t)`
         # of computed items: `set_algebra`; a made set's methods refuse them: `made_sets`)
-        return plain_set_method(f) if isinstance(f, types.BuiltinMethodType) else f
-    if isinstance(f, types.MethodDescriptorType) and f.__objclass__ in (set, frozenset):
+        return plain_set_method(f) if isinstance(f, _SET_METHODS) else f
+    if isinstance(f, _UNBOUND) and f.__objclass__ in (set, frozenset):
         return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \
             f.__name__ == "join":

@@ -20,7 +20,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError, note_traced_branch
-from . import branch_keys, mutation, number_or_tensor
+from . import branch_keys, mutation, none_or_tensor, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -207,8 +207,13 @@ class _GraphIf:
         out = mutation.branch_end(self.log, out)  # + changed objects; the snapshot restored
         self.full[-1] = out
         if len(self.full) == 2 and not any(self.raised):  # (a number on one path only)
-            number_or_tensor.find(self.full[0], out, [*self.names, *(
-                sl.path for sl in self.log.slots)], self.kinds, self.src)
+            places = [*self.names, *(sl.path for sl in self.log.slots)]
+            number_or_tensor.find(self.full[0], out, places, self.kinds, self.src)
+            none_or_tensor.find(self.full[0], out, places, self.kinds)  # (None on one)
+        elif len(self.full) == 2 and self.settled:  # (one raises: the other's values
+            kept = self.full[1] if self.raised[0] else self.full[0]  # keep their flags)
+            none_or_tensor.find(kept, kept, [*self.names, *(
+                sl.path for sl in self.log.slots)], self.kinds)
         if frame.raised and self.settled:
             out = [stand_in(v) for v in (outs[0] if outs else self.standing)]
         elif outs and not (self.raised[0] and self.settled):
@@ -217,14 +222,15 @@ class _GraphIf:
         outs.append(out)
         out = [cast_scalar(fill_placeholder(v, self.fills.get(i)), self.casts.get(i))
                for i, v in enumerate(out)]
+        out = none_or_tensor.fill(out, self.kinds)
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
         values = self.full[-1]  # (frozen: a list the branch changed is restored by now;
         # and the changed objects' values)
         return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
-            tuple(number_kind_flags(values, k, self.kinds, self.marks[1],
-                                    number_or_tensor.here)) + key_flags
+            tuple(number_kind_flags(values, k, self.kinds, self.marks[1], _kind_here)) + \
+            key_flags
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -287,12 +293,19 @@ class _GraphIf:
                     i < len(f) and is_variable(f[i]) and getattr(f[i], "_d2s_tuple", False)
                     for f in self.raw):
                 result[i]._d2s_tuple = True
+        none_or_tensor.mark_all(result, kinds, [*self.names, *(
+            sl.path for sl in self.log.slots)], self.src)
         result = mutation.finish(self.log, result, k, self.outs)
         branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
+
+
+def _kind_here(kind: str, v, entry):
+    """A branch's value of a flag `cond` gives out for `kinds` other than "f" and "b"."""
+    return none_or_tensor.here(v) if kind == "z" else number_or_tensor.here(kind, v, entry)
 
 
 def _drop_runtime_locals(e: BaseException) -> None:
@@ -514,7 +527,8 @@ def _return_fills(names, outs) -> dict:
 
 
 def _check_bound(names, first, second, src, unbound=None) -> None:
-    check_return_none(names, zip(first, second), src)
+    check_return_none(names, [(a, a) if none_or_tensor.convertible(a, b) else (a, b)
+                              for a, b in zip(first, second)], src)
     for i, (name, a, b) in enumerate(zip(names, first, second)):
         if is_return_value(name) or isinstance(a, Pending) or isinstance(b, Pending):
             continue  # placeholders never read (`_return_fills`)

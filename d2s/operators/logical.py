@@ -16,6 +16,7 @@ from runtime.program import train_step
 from .. import report
 from ..errors import ConversionError
 from . import key_flags, mutation, str_arrays
+from .made_sets import MadeSet
 from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, traced
 from .variables import is_variable, user_origin, where
@@ -27,6 +28,14 @@ def to_bool(x):
         return bool(x)
     if x.is_array:  # a list whose length the program decides: true when it has items
         return rt.static.array_length(x) > 0
+    if x.none_when is not None:  # (None on some runs, `none_or_tensor`: false there, as
+        check, flag = x.on_read, x.none_when  # `bool(None)`; its zeros are not used)
+        x.on_read = x.none_when = None
+        try:
+            truth = to_bool(x)
+        finally:
+            x.on_read, x.none_when = check, flag
+        return rt.logical_and(rt.logical_not(flag), truth)
     shape = x.shape
     if not x.is_array and all(d >= 0 for d in shape) and math.prod(shape) != 1:
         # eager's class and message (the program would name its own value instead)
@@ -233,6 +242,10 @@ def is_not_none(x):
 def _is_none(x, what: str):
     if not is_variable(x):
         return x is None
+    if x.none_when is not None:  # (None on the runs a tensor `if` decided: `none_or_tensor`)
+        out = rt.assign(x.none_when)
+        out.python_scalar = True
+        return out
     try:
         present = train_step.grad_presence(x)
     except RuntimeError as e:
@@ -249,6 +262,8 @@ def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
     check_decided(container, "`in`")
+    if type(x) is MadeSet and isinstance(container, (set, frozenset)):
+        x = frozenset(x)  # (as a set's `in` looks a set up: `{1, 2} in {frozenset({1, 2})}`)
     flag = key_flags.flag_of(container, x) if not traced(x) else None
     if flag is not None:  # (a key set by one branch of a tensor `if`: `branch_keys`)
         out = rt.assign(flag)
@@ -289,6 +304,9 @@ def eq_(a, b):
     comparison does, item by item (an item equals itself; others by the truth of their
     `==`): a 0-d bool graph value where a graph comparison decides. Anything else is `==`
     (of a set a tensor `if` left undecided: refused, as its other reads)."""
+    none = _none_equal(a, b)
+    if none is not None:
+        return none
     _decided_sets(a, b, "`==`")
     strs = str_arrays.lists_equal(a, b)  # (a list of strs a tensor sizes)
     if strs is not None:
@@ -340,6 +358,9 @@ def _number_lists_equal(a, b):
 
 def ne_(a, b):
     """`a != b` (see `eq_`)."""
+    none = _none_equal(a, b)
+    if none is not None:
+        return not_(none)
     _decided_sets(a, b, "`!=`")
     if not _sequences_with_graph_values(a, b):
         return a != b
@@ -347,6 +368,15 @@ def ne_(a, b):
     if not is_variable(same):
         return not same
     return rt.logical_not(same)
+
+
+def _none_equal(a, b):
+    """`v == None` of a value a tensor `if` left None on some runs (`none_or_tensor`): its
+    flag, as `v is None` (None where neither side is such a pair)."""
+    for x, y in ((a, b), (b, a)):
+        if x is None and is_variable(y) and y.none_when is not None:
+            return is_none(y)
+    return None
 
 
 def _decided_sets(a, b, what: str) -> None:

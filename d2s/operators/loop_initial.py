@@ -133,19 +133,14 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if type(elem) is str and all_strs(p if isinstance(p, list) else [elem]):
                 out[i] = empty_str_array()  # (strs: an array of their ids)
                 continue
-            dtype = python_item_dtype(elem)
-            if dtype is not None:  # Python numbers: a tensor array of their dtype
-                out[i] = python_items(rt.static.create_array(dtype))
-                out[i].float_if_filled = True  # (empty: no int without a float in it)
-                out[i]._static_shape = ()
+            numbers = _empty_numbers_array(elem)
+            if numbers is not None:  # (Python numbers, or a number on some runs only)
+                out[i] = numbers
                 continue
             if not hasattr(elem, "dtype"):
                 if isinstance(p, list) and p:  # (a string, None, an object)
                     _refuse_objects(names[i], elem, src)
                 continue  # (items not seen yet: `settled_initial_values` probes again)
-            if tensor_items.is_either(elem):  # (a number on some runs: `tensor_items`)
-                out[i] = tensor_items.tensor_items_array([], elem.dtype)
-                continue
             out[i] = rt.static.create_array(elem.dtype)
             if getattr(elem, "python_scalar", False) or getattr(elem, "python_items", False):
                 python_items(out[i])  # (`out.append(i * 2)`, `i` from range; an inner loop's)
@@ -161,6 +156,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if isinstance(v, Undefined) and isinstance(p, (list, tuple, dict)) and has_tensor(p):
                 out[i] = zeros_like(p)  # a structure returned from inside the loop
                 continue
+            if v is None and is_return_value(names[i]) and _none_on_some_runs(p):
+                check_return_none([names[i]], [[None, p]], src)  # (None where it falls
+                # through the loop: zeros would stand in for it)
             if v is None and is_return_value(names[i]) and mutation.tensor_tree(p):
                 out[i] = fill_placeholder(None, p)  # a returned tuple: zeros of each part
                 continue
@@ -180,6 +178,31 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 mark_python_number(out[i])  # the body keeps it a Python number (a tensor
                 # `if` in it)
     return out
+
+
+def _none_on_some_runs(v) -> bool:
+    """Whether `v` (a structure) holds a value a tensor `if` left None on some runs
+    (`none_or_tensor`)."""
+    if isinstance(v, (list, tuple)):
+        return any(map(_none_on_some_runs, v))
+    if isinstance(v, dict):
+        return any(map(_none_on_some_runs, v.values()))
+    return is_variable(v) and v.none_when is not None
+
+
+def _empty_numbers_array(elem):
+    """The empty array a graph loop's body appends `elem` to: of Python numbers of its type
+    (a tensor array of their dtype), or of Python numbers and tensors where `elem` is a number
+    on some runs only (`tensor_items`); None for anything else."""
+    if tensor_items.is_either(elem):
+        return tensor_items.tensor_items_array([], elem.dtype)
+    dtype = python_item_dtype(elem)
+    if dtype is None:
+        return None
+    array = python_items(rt.static.create_array(dtype))
+    array.float_if_filled = True  # (empty: no int without a float in it)
+    array._static_shape = ()
+    return array
 
 
 def _refuse_objects(name: str, item, src):

@@ -4,13 +4,17 @@ Such a value is a graph value while tracing and compares by identity, so Python'
 of a set holding one (`seen & KNOWN`) would give the trace's answer, silently. Where the
 function shows that an operand may be a set, the converters hand it to `_d2s.set_op`
 (`set_algebra`); where it does not (a helper's parameter, `self.a & self.b`, a set held in
-a dict or returned by a helper, `sorted(s1 ^ s2)`), Python's own operator runs. So every set
-converted code makes (`set()`, `frozenset()`, a set display or comprehension, and what
-algebra of them gives) is a `MadeSet` / `MadeFrozenSet`: each operator and comparing method
-of it (reflected ones too: Python tries a subclass's `__rand__` before a plain set's
-`__and__`) refuses, at the user's line, what `set_algebra` refuses, and is `set`'s own
-otherwise; a frozen one holding a computed value refuses its hash (a set of sets, a dict
-key). What leaves the call (returned, stored where the caller sees it) is a plain `set` /
+a dict or returned by a helper, `sorted(s1 ^ s2)`, `self.special & seen`), Python's own
+operator runs. So every set converted code makes (`set()`, `frozenset()`, a set display or
+comprehension, and what algebra of them gives) is a `MadeSet` / `MadeFrozenSet`: a Python
+object holding its items in a real set, not a `set` subclass, so a `set`'s or `frozenset`'s
+operators and comparisons of it give NotImplemented (a frozenset's `&` uses a set subclass's
+table as its own) and Python asks the made set's reflected method. Each operator and
+comparing method of it refuses, at the user's line, what `set_algebra` refuses, and is
+`set`'s own otherwise; a frozen one holding a computed value refuses its hash (a set of
+sets, a dict key). To the code it looks like the set it stands for: `s.__class__` (so
+`isinstance(s, set)`), the type's name in messages, `repr`, `==` with plain sets, copies.
+What leaves the call (returned, stored where the caller sees it) is a plain `set` /
 `frozenset` again (`plain`), and `type(s)` in converted code is `set` (`type_`).
 
     seen = set()              ->   seen = _d2s.set_()          (a MadeSet)
@@ -19,114 +23,253 @@ key). What leaves the call (returned, stored where the caller sees it) is a plai
 from __future__ import annotations
 
 import builtins
+import copy
+import dis
+import operator
+import sys
 import types
-from collections.abc import Set as AbstractSet
 
 from . import set_algebra
-from .set_algebra import READING_METHODS, check_items, set_method
+from .set_algebra import READING_METHODS, check_items, check_method, set_method
 from .traced_keys import check_unique
 
-# operator method -> its text in messages (`|` is never refused: a union keeps every item)
-_OPERATORS = {"__and__": "&", "__rand__": "&", "__sub__": "-", "__rsub__": "-",
-              "__xor__": "^", "__rxor__": "^", "__or__": "|", "__ror__": "|",
-              "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==",
+# operator -> its function (`|` is never refused: a union keeps every item)
+_BINARY = {"&": operator.and_, "-": operator.sub, "^": operator.xor, "|": operator.or_}
+_IN_PLACE = {"&": operator.iand, "-": operator.isub, "^": operator.ixor, "|": operator.ior}
+_COMPARING = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==",
               "__ne__": "!="}
-_IN_PLACE = {"__iand__": "&=", "__isub__": "-=", "__ixor__": "^="}
+_NAMES = {"&": "and", "-": "sub", "^": "xor", "|": "or"}
 _KEEPING = ("union", "copy")  # (methods whose result holds what the set holds)
 _GIVING = ("intersection", "difference", "symmetric_difference")  # (give a new set)
+_VIEWS = (type({}.keys()), type({}.items()))  # (`set & d.keys()`: the view's own algebra)
+# (the bytecode of `x op= y`: 3.11's BINARY_OP and its argument, 3.10's INPLACE_* opcodes)
+_NB_OPS = [sym for _, sym in getattr(dis, "_nb_ops", ())]
+_BINARY_OP = dis.opmap.get("BINARY_OP")
+_INPLACE_OPCODES = {op: dis.opmap.get(f"INPLACE_{name.upper()}".replace("SUB", "SUBTRACT"))
+                    for op, name in _NAMES.items()}
 
 
-def _operator(base: type, name: str, op: str):
-    method = getattr(base, name)
+def _raw(x):
+    """The real set behind a made set; anything else as it is."""
+    return x._s if type(x) in _MADE else x
+
+
+def _operand(x) -> bool:
+    """An operand a set's operator takes (a set, frozenset or made one; a dict view)."""
+    return type(x) in _MADE or isinstance(x, (builtins.set, builtins.frozenset, _VIEWS))
+
+
+def _key(x):
+    """An item looked up in a set: a set one as the frozenset a set looks up (`{1} in s`)."""
+    return builtins.frozenset(x._s) if type(x) is MadeSet else x
+
+
+def _in_place_statement(op: str) -> bool:
+    """Whether the Python code that asked a made set's reflected `op` runs `x op= s` (a set's
+    own in-place operator gave NotImplemented), which changes `x` in place, as eager's."""
+    f = sys._getframe(2)
+    code, i = f.f_code.co_code, f.f_lasti
+    if _NB_OPS:
+        return code[i] == _BINARY_OP and code[i + 1] == _NB_OPS.index(op + "=")
+    return code[i] == _INPLACE_OPCODES[op]
+
+
+def _operator(op: str, reflected: bool):
+    fn = _BINARY[op]
 
     def run(self, other):
-        if op != "|" and isinstance(other, AbstractSet):
+        if not _operand(other):
+            return NotImplemented
+        if op != "|":
             check_items(f"`{op}`", op, self, other)
-        return made(method(self, other))
+        if not reflected:
+            return made(fn(self._s, _raw(other)))
+        if isinstance(other, builtins.set) and _in_place_statement(op):
+            return _IN_PLACE[op](other, self._s)  # (`tags |= seen` of a plain set: `tags`)
+        return made(fn(other, self._s))
+
+    run.__name__ = f"__{'r' if reflected else ''}{_NAMES[op]}__"
+    return run
+
+
+def _comparing(name: str, op: str):
+    fn = getattr(operator, name)
+
+    def run(self, other):
+        if not _operand(other):
+            return NotImplemented
+        check_items(f"`{op}`", op, self, other)
+        return fn(self._s, _raw(other))
 
     run.__name__ = name
     return run
 
 
-def _reading(base: type, name: str):
-    def run(self, *args, **kwargs):
-        out = set_method(getattr(base, name).__get__(self))(*args, **kwargs)
+def _reading(name: str):
+    def run(self, *args):
+        check_method(name, self, args)
+        out = getattr(self._s, name)(*(_key(a) if name in ("discard", "remove") else _raw(a)
+                                       for a in args))
         return made(out) if name in _GIVING else out  # (not an item `pop` gives)
 
     run.__name__ = name
     return run
 
 
-def _keeping(base: type, name: str):
-    method = getattr(base, name)
-
-    def run(self, *args):
-        return made(method(self, *args))
-
-    run.__name__ = name
-    return run
-
-
-def _text(self) -> str:
-    check_unique(self, "the text")  # (`Variable(%t2: i64[])` is no item eager shows)
-    return repr(builtins.frozenset(self) if isinstance(self, frozenset) else builtins.set(self))
-
-
-def _methods(base: type) -> dict:
-    """The methods a made set overrides of `base` (`set` or `frozenset`)."""
-    out = {name: _operator(base, name, op) for name, op in _OPERATORS.items()}
-    out.update((name, _reading(base, name)) for name in READING_METHODS if hasattr(base, name))
-    out.update((name, _keeping(base, name)) for name in _KEEPING)
-    out.update(__slots__=(), __repr__=_text, __module__=__name__,
-               __class__=property(lambda self: base))  # (`s.__class__`: as eager's)
-    return out
-
-
-def _in_place(name: str, op: str):
-    method = getattr(set, name)
+def _in_place(op: str):
+    fn = _IN_PLACE[op]
 
     def run(self, other):
-        if isinstance(other, AbstractSet):
-            check_items(f"`{op}`", op, self, other)
-        return method(self, other)
+        if not _operand(other) or isinstance(other, _VIEWS):
+            return NotImplemented  # (`s &= d.keys()`: a new set, as eager's)
+        if op != "|":
+            check_items(f"`{op}=`", op + "=", self, other)
+        fn(self._s, _raw(other))
+        return self
 
-    run.__name__ = name
+    run.__name__ = f"__i{_NAMES[op]}__"
     return run
 
 
-def _hash(self) -> int:
-    check_unique(self, "hashing (as a set element or dict key)")
-    return frozenset.__hash__(self)
+class _Made:
+    """What a made set and a made frozenset share (see the module doc): the items, in the
+    real set `_s`."""
+
+    __slots__ = ("__weakref__", "_s")
+    _base: type
+
+    def __len__(self) -> int:
+        return len(self._s)
+
+    def __iter__(self):
+        return iter(self._s)
+
+    def __contains__(self, item) -> bool:
+        return _key(item) in self._s
+
+    def __repr__(self) -> str:
+        check_unique(self, "the text")  # (`Variable(%t2: i64[])` is no item eager shows)
+        return repr(self._s)
+
+    def __reduce__(self):
+        return self._base, (list(self._s),)  # (a pickle holds the plain set)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return made(copy.deepcopy(self._s, memo))
+
+    def union(self, *others):
+        return made(self._s.union(*map(_raw, others)))
+
+class MadeSet(_Made):
+    """A set converted code made (see the module doc)."""
+
+    __slots__ = ()
+    _base = builtins.set
+    __class__ = property(lambda self: builtins.set)  # (`isinstance(s, set)`: as eager's)
+    __hash__ = None
+
+    def __init__(self, *items):  # (`set(1, 2)`: set's own TypeError)
+        self._s = builtins.set(*map(_raw, items))
+
+    def copy(self):
+        return MadeSet(self._s)
+
+    def add(self, item) -> None:
+        self._s.add(item)
+
+    def clear(self) -> None:
+        self._s.clear()
+
+    def update(self, *others) -> None:
+        self._s.update(*map(_raw, others))
 
 
-MadeSet = type("MadeSet", (set,), {**_methods(set), **{
-    name: _in_place(name, op) for name, op in _IN_PLACE.items()}, "__hash__": None})
-MadeFrozenSet = type("MadeFrozenSet", (frozenset,), {**_methods(frozenset), "__hash__": _hash})
-MadeSet.__doc__ = "A set converted code made (see the module doc)."
-MadeFrozenSet.__doc__ = "A frozenset converted code made (see the module doc)."
+class MadeFrozenSet(_Made):
+    """A frozenset converted code made (see the module doc)."""
+
+    __slots__ = ()
+    _base = builtins.frozenset
+    __class__ = property(lambda self: builtins.frozenset)
+
+    def __init__(self, *items):
+        self._s = builtins.frozenset(*map(_raw, items))
+
+    def __hash__(self) -> int:
+        check_unique(self, "hashing (as a set element or dict key)")
+        return hash(self._s)
+
+    def copy(self):
+        return self  # (as a frozenset's: the same object)
+
+
+def _define(cls: type, methods: dict) -> None:
+    for name, method in methods.items():
+        setattr(cls, name, method)
+
+
+_FROZEN_READING = ("intersection", "difference", "symmetric_difference", "issubset",
+                   "issuperset", "isdisjoint")  # (of a frozenset too)
+_define(_Made, {f"__{r}{_NAMES[op]}__": _operator(op, r == "r") for op in _BINARY
+                for r in ("", "r")})
+_define(_Made, {name: _comparing(name, op) for name, op in _COMPARING.items()})
+_define(_Made, {name: _reading(name) for name in _FROZEN_READING})
+_define(MadeSet, {f"__i{_NAMES[op]}__": _in_place(op) for op in _BINARY})
+_define(MadeSet, {name: _reading(name) for name in sorted(READING_METHODS.difference(
+    _FROZEN_READING))})
 _MADE = (MadeSet, MadeFrozenSet)
+for _cls in (_Made, *_MADE):  # (`unhashable type: 'set'`, `set.add() takes ...`: as eager's)
+    _cls.__name__ = _cls.__qualname__ = "frozenset" if _cls is MadeFrozenSet else "set"
+    for _name, _method in vars(_cls).items():
+        if isinstance(_method, types.FunctionType):
+            _method.__qualname__ = f"{_cls.__name__}.{_name}"
 
 
 def made(x):
-    """`x` as converted code holds it: a set or frozenset a made set (the same object where
-    it is one already); anything else as it is (`NotImplemented`, a bool)."""
+    """`x` as converted code holds it: a set or frozenset a made set holding it (`x` is a
+    new one, or immutable: an operator's or method's result); a made set, or anything else,
+    as it is (`NotImplemented`, a bool)."""
     cls = type(x)
-    if cls is builtins.set:
-        return MadeSet(x)
-    if cls is builtins.frozenset:
-        return MadeFrozenSet(x)
-    return x
+    if cls is not builtins.set and cls is not builtins.frozenset:
+        return x
+    out = object.__new__(MadeSet if cls is builtins.set else MadeFrozenSet)
+    out._s = x
+    return out
 
 
 def set_op(a, op: str, b):
-    """`set_algebra.set_op`, whose new set (`FROZEN | seen`) is a made set."""
+    """`set_algebra.set_op`, whose new set (`FROZEN | seen`) is a made set; `tags |= seen` of
+    a set converted code did not make changes that set (with the made one's items)."""
+    if op[-1] == "=" and type(b) in _MADE and isinstance(a, builtins.set) and \
+            type(a) is not MadeSet:
+        return set_algebra.set_op(a, op, b, _raw(b))
     out = set_algebra.set_op(a, op, b)
     return out if out is a else made(out)  # (`tags |= t` of a caller's set: that set)
 
 
-def made_set(s):
+def made_set(s: builtins.set):
     """A set display or comprehension of converted code (`{p, (0, 1)}`): a made set."""
-    return MadeSet(s)
+    return made(s)
+
+
+# a set's dunder operator -> its text in `set_algebra`
+_DUNDERS = {**{f"__{r}{name}__": op for op, name in _NAMES.items() for r in ("", "r")},
+            **{f"__i{name}__": op + "=" for op, name in _NAMES.items()}, **_COMPARING}
+
+
+def _plain_dunder(method):
+    """`FROZEN.__and__(seen)`, `set.__ior__(tags, seen)` of a set converted code did not make:
+    refused as its operator; with a made set's items, and a new set a made set."""
+    op = _DUNDERS[method.__name__]
+
+    def run(other):
+        if op[0] != "|" and type(other) in _MADE:
+            check_items(f"`{op}`", op, method.__self__, other)
+        return made(method(_raw(other)))
+
+    return run
 
 
 def plain_set_method(method):
@@ -134,6 +277,8 @@ def plain_set_method(method):
     calls it): refused where `set_algebra` refuses it; a set it gives a made set (it may hold
     the computed items of a made one)."""
     name = method.__name__
+    if name in _DUNDERS:
+        return _plain_dunder(method)
     checked = set_method(method) if name in READING_METHODS else method
     if name not in _KEEPING + _GIVING:
         return checked
@@ -141,10 +286,11 @@ def plain_set_method(method):
 
 
 def unbound_set_method(method):
-    """`set.intersection` & co. called with the set first (`set.intersection(seen, t)`): the
-    set's own method, as `plain_set_method` or a made set's gives it."""
+    """`set.intersection` & co. called with the set first (`set.intersection(seen, t)`,
+    `frozenset.__or__(s, t)`): the set's own method, as `plain_set_method` or a made set's
+    gives it."""
     def run(s, *args, **kwargs):
-        bound = getattr(s, method.__name__) if isinstance(s, _MADE) else plain_set_method(
+        bound = getattr(s, method.__name__) if type(s) in _MADE else plain_set_method(
             method.__get__(s))
         return bound(*args, **kwargs)
 
@@ -159,6 +305,7 @@ def type_(*args):
 
 
 _WALKED = (MadeSet, MadeFrozenSet, list, tuple, dict, builtins.set, builtins.frozenset)
+_KEYS = (MadeFrozenSet, tuple)  # (dict keys that may be or hold a made frozenset)
 
 
 def _user_object(x) -> bool:
@@ -184,6 +331,12 @@ def plain(x, memo: dict | None = None, depth: int = 0):
             new = plain(v, memo, depth + 1)
             if new is not v:
                 d[k] = new
+        if cls is dict:  # (a key: `{frozenset(tags): n}`)
+            keys = [plain(k, memo, depth + 1) if type(k) in _KEYS else k for k in x]
+            if any(a is not b for a, b in zip(keys, x)):
+                items = list(zip(keys, x.values()))
+                x.clear()
+                x.update(items)
         return x
     if cls not in _WALKED:
         return x

@@ -201,6 +201,9 @@ def _number_leaves(v, path):
 
 def _at(v, path):
     for i in path:
+        if isinstance(v, dict):  # (a dict's item: `none_or_tensor`'s paths)
+            v = v.get(i)
+            continue
         if not isinstance(v, (list, tuple)) or i >= len(v):
             return None
         v = v[i]

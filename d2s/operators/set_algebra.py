@@ -52,13 +52,13 @@ READING_METHODS = frozenset(("intersection", "intersection_update", "difference"
                              "isdisjoint", "discard", "remove", "pop"))
 
 
-def set_op(a, op: str, b):
+def set_op(a, op: str, b, items=None):
     """`a <op> b` (`&`, `^`, `-`, `|`, their in-place forms, `<`, `<=`, `>`, `>=`), refused where
     a set or dict on either side holds a value the converted code computed (`|`, `|=`: never,
-    a union keeps every item)."""
+    a union keeps every item); `items`: the set `b` holds its items in, where it is another."""
     if op[0] != "|":
         check_items(f"`{op}`", op, a, b)
-    return _OPS[op](a, b)
+    return _OPS[op](a, b if items is None else items)
 
 
 def set_items(s, what: str):
@@ -83,9 +83,14 @@ def set_method(method):
     name = method.__name__
 
     def reading(*args, **kwargs):
-        check_items(f"`.{name}()`", name, method.__self__, *args)
-        if name in ("discard", "remove") and args and traced(args[0]):
-            check_unique({args[0]}, f"`.{name}()` of an item", instead=_INSTEAD["discard"])
+        check_method(name, method.__self__, args)
         return method(*args, **kwargs)
 
     return reading
+
+
+def check_method(name: str, s, args: tuple) -> None:
+    """Refuse `s.<name>(*args)` (`READING_METHODS`) as `set_method` does."""
+    check_items(f"`.{name}()`", name, s, *args)
+    if name in ("discard", "remove") and args and traced(args[0]):
+        check_unique({args[0]}, f"`.{name}()` of an item", instead=_INSTEAD["discard"])

@@ -145,7 +145,7 @@ def value_before(log, slot):
         return list(snap)
     if kind == "cell":
         return snap
-    return snap.get(slot.key, MISSING)
+    return snap.get(slot.key, MISSING) if isinstance(snap, dict) else MISSING
 
 
 def _template(value, held: list, visible: set, depth: int = 0):

@@ -19,6 +19,7 @@ import hashlib
 import linecache
 import os
 import shutil
+import sys
 import tempfile
 import types
 import weakref
@@ -213,6 +214,8 @@ def write(fn_node: gast.FunctionDef, freevars: list[str]) -> Written:
 def compile_written(written: Written) -> Loaded:
     """Compile what `write` wrote; return its code object."""
     module_code, from_tree = _compile(written.text, written.module, written.filename)
+    if len(written.text) >= _TRIM_FROM:
+        _return_freed_memory()
     filename = written.filename
     for fn in _ON_LOAD:  # (before any code of the file runs)
         fn(_LINE_MAPS[filename])
@@ -246,6 +249,35 @@ def _compile(text: str, module: gast.Module | None, filename: str):
             node.col_offset = node.end_col_offset = 0
     ast.fix_missing_locations(tree)  # the rest: their statement's lines (or line 1)
     return compile(tree, filename, "exec"), True
+
+
+# Characters of generated text from which its compiling is followed by `_return_freed_memory`
+# (CPython's compiler takes about 100 bytes of C heap per character of the text it compiles)
+_TRIM_FROM = 100_000
+
+
+def _return_freed_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere
+    nothing): the compiler frees what it took for a large text (57 MB for a 10,000-line
+    function's), and glibc keeps freed pages below a live allocation mapped, so the process
+    would stay that much larger for good. Costs a few milliseconds."""
+    global _TRIM
+    if _TRIM is None:
+        _TRIM = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+                trim = ctypes.CDLL(None).malloc_trim
+            except (OSError, AttributeError, ImportError):  # (not glibc: musl, ...)
+                pass
+            else:
+                trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+                _TRIM = trim
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None  # glibc's malloc_trim, False where there is none (found on first use)
 
 
 def _release(filename: str) -> None:

@@ -75,16 +75,12 @@ def inherit(tree, origin: OriginInfo | None) -> None:
         return
     stack = [tree]
     pop, push = stack.pop, stack.append
-    key = anno.KEY
+    own, lazy = anno.ORIGIN_ATTR, anno.LAZY_ORIGIN
     while stack:
         node = pop()
-        store = getattr(node, key, None)
-        if store is None:
-            setattr(node, key, {anno.ORIGIN: origin})
-        elif anno.ORIGIN in store:
-            continue
-        else:
-            store[anno.ORIGIN] = origin
+        if getattr(node, own, None) is not None or getattr(node, lazy, None) is not None:
+            continue  # (a parsed node's origin is made when read: `anno.origin_of`)
+        setattr(node, own, origin)
         push_children(node, NODE_FIELDS[node.__class__], push)
 
 

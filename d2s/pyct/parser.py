@@ -90,8 +90,9 @@ def to_gast(node, origin_of=None):
     Each new node's __dict__ is built whole, in the order gast's constructor and setattr
     would fill it (fields, then positions), and set without running gast's Python __init__.
 
-    With `origin_of` (see `origin.locator`), each new node that has a position is also
-    annotated with its origin, as `origin.stamp` would do afterwards, without another walk."""
+    With `origin_of` (see `origin.locator`), each new node that has a position also gets
+    the origin `origin.stamp` would give it afterwards, without another walk: made from its
+    position when first read (`anno.LAZY_ORIGIN`)."""
     cls = node.__class__
     given = node.__dict__  # the parser sets every field and position there
     if cls is ast.Name:
@@ -126,10 +127,8 @@ def to_gast(node, origin_of=None):
     for attr in node._attributes:  # (an unset position reads as None: not copied)
         if attr in given:
             fields[attr] = given[attr]
-    if origin_of is not None:
-        lineno = fields.get("lineno")
-        if lineno is not None:  # a new node has no annotations yet
-            fields[anno.KEY] = {anno.ORIGIN: origin_of(lineno, fields.get("col_offset", 0))}
+    if origin_of is not None and fields.get("lineno") is not None:
+        fields[anno.LAZY_ORIGIN] = origin_of
     new = _new(target)
     new.__dict__.update(fields)
     return new

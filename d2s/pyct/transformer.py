@@ -90,9 +90,9 @@ class Base(gast.NodeTransformer):
             visitor = self._visitors[cls] = getattr(type(self), "visit_" + cls.__name__, None)
         result = self.generic_visit(node) if visitor is None else visitor(self, node)
         # A node returned as it was keeps its own origin (inherit would stop at it at once).
-        if result is node or result is None or store is None:
+        if result is node or result is None:
             return result
-        src = store.get(anno.ORIGIN)
+        src = anno.origin_of(node)
         if src is not None:
             for new in result if result.__class__ is list else (result,):
                 if new is not node:

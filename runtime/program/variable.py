@@ -126,6 +126,9 @@ class Variable(core.VariableBase):
     # number, and that number at Python's precision (bool, int64, float64; a graph value)
     number_when = None
     number_value = None
+    # For a value that is None on some runs and a tensor on others (d2s: `bias = None`, then
+    # `bias = x * 2` under a tensor `if`): a bool value, True on the runs where it is None
+    none_when = None
     # A callable the builder runs before an op reads this value (`Builder.bind`): d2s checks
     # there, when the program runs, that a name bound on some paths only was bound.
     on_read = None

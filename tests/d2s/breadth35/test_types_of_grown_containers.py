@@ -77,4 +77,4 @@ def test_type_of_a_number_on_some_runs_only_is_refused_at_the_line():
         d2s.to_static(number_or_tensor, full_graph=True)(x)
     line = number_or_tensor.__code__.co_firstlineno + 4
     text = assert_at_user_line(info.value, __file__, line)
-    assert "type() of a value that is a Python number" in text
+    assert "a tensor on some runs and a Python number on others" in text

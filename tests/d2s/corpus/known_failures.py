@@ -10,9 +10,6 @@ STATIC: dict[str, str] = {
     "wild3_training.AccumulateAndClip": (
         "gradient accumulation with one backward() per micro-batch: converted code allows "
         "one backward() per function (docs/training.md), the error names the second one"),
-    "wild3_training.clip_or_skip_step": (
-        "returns None on one path of a tensor if (skip the step when the norm is not "
-        "finite): refused at the user's line, docs/d2s.md 'None on one path of a tensor if'"),
     "wild4_speech.label_decode_to_strings": (
         "PaddleOCR's label decode picks characters of a Python string by ids read from an "
         "input's .numpy(): a program computes numbers, not text; refused at the user's "

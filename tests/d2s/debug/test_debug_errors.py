@@ -222,13 +222,48 @@ def test_an_op_built_elsewhere_falls_back_to_its_origin_line(monkeypatch):
     via_a = (errors.UserFrame(MODEL, 70, "failed_assert_in_helper", "return check_positive(y)"),
              inner)
     via_b = (errors.UserFrame(MODEL, 99, "other", "check_positive(z)"), inner)
-    monkeypatch.setitem(errors._OP_STACKS, origin, {via_a})
+    # (the stacks are kept as their frames' entries, made into user frames when asked for)
+    stack_a, stack_a2, stack_b = ("stack a",), ("stack a, by another line",), ("stack b",)
+    for stack, frames in [(stack_a, via_a), (stack_a2, via_a), (stack_b, via_b)]:
+        monkeypatch.setitem(errors._STACKS, stack, frames)
+    monkeypatch.setitem(errors._OP_STACKS, origin, stack_a)  # (one stack: not in a set)
     op = object()  # an op of no block d2s built (a program rewritten by a pass, or loaded)
     assert errors._frames_of_op(op, origin) == list(via_a)  # one way to reach it: all of it
-    monkeypatch.setitem(errors._OP_STACKS, origin, {via_a, via_b})
+    monkeypatch.setitem(errors._OP_STACKS, origin, {stack_a, stack_a2})
+    assert errors._frames_of_op(op, origin) == list(via_a)  # two stacks, the same frames
+    monkeypatch.setitem(errors._OP_STACKS, origin, {stack_a, stack_b})
     assert errors._frames_of_op(op, origin) == [inner]  # several: only the line itself
 
 
 def m_line(start: str) -> str:
     with open(MODEL) as f:
         return next(ln.strip() for ln in f if ln.strip().startswith(start))
+
+
+
+def _pick(mode, x, scale):
+    if mode == "sum":
+        return x.sum() * scale
+    elif mode == "attr":
+        return x.no_such_attr
+    return x
+
+
+def _pick_in_loop(mode, x, scale):
+    for _ in range(2):
+        if mode == "loop":
+            return x.missing_in_loop
+    return x.sum() * scale
+
+
+@pytest.mark.parametrize("fn, mode, line", [
+    (_pick, "attr", "return x.no_such_attr"),  # (the if's tail: `_retval = value`)
+    (_pick_in_loop, "loop", "return x.missing_in_loop")])  # (with a return flag)
+def test_an_error_in_a_returned_value_names_the_return_line(fn, mode, line):
+    static = d2s.to_static(fn)
+    np.testing.assert_array_equal(static("sum", x24(), 2.0).numpy(), fn("sum", x24(), 2.0)
+                                  .numpy())
+    with pytest.raises(AttributeError) as e:
+        static(mode, x24(), 2.0)
+    shown = "".join(traceback.format_exception(e.value)).split("In user code:")[1]
+    assert __file__ in shown and line in shown, shown

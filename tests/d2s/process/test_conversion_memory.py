@@ -70,3 +70,69 @@ def test_text_too_deep_for_the_tokenizer_keeps_its_tree():
     written = loader.write(deep, [])
     assert written.module is not None
     assert loader.compile_written(written).code.co_name == "g"
+
+
+# ---- what each node of a converted tree holds (issue 35: a third of the tree was origins) ----
+
+def _shaped(x, w):
+    y = rt.matmul(x, w) + 1.0
+    if y.mean() > 0:
+        y = rt.tanh(y) * 2.0
+    return y - x.sum(axis=-1, keepdim=True)
+
+
+def test_parsed_nodes_make_their_origin_when_read():
+    from d2s.pyct import anno, origin, parser, walk
+
+    parsed = parser.parse_function(_shaped)
+    nodes = [n for n in walk.walk(parsed.node) if getattr(n, "lineno", None) is not None]
+    assert len(nodes) > 30
+    # nothing is made for them until asked: no annotation dict, no origin
+    assert not any(anno.KEY in n.__dict__ or anno.ORIGIN_ATTR in n.__dict__ for n in nodes)
+    assert all(anno.hasanno(n, anno.ORIGIN) for n in nodes)
+    # what `origin.stamp` gives each node, made from its position when read
+    again = parser.parse_function(_shaped).node
+    lines = origin.user_source(parsed.filename)
+    origin.stamp(again, parsed.filename, 0, "_shaped", lines)
+    stamped = [n for n in walk.walk(again) if getattr(n, "lineno", None) is not None]
+    got = [anno.getanno(n, anno.ORIGIN) for n in nodes]
+    assert got == [anno.getanno(n, anno.ORIGIN) for n in stamped]
+    assert got[0].source_line == "def _shaped(x, w):"
+    assert all(anno.getanno(n, anno.ORIGIN) is o for n, o in zip(nodes, got))  # (kept)
+
+
+def test_nodes_a_pass_makes_take_the_origin_around_them_without_a_dict():
+    from d2s.pyct import anno, origin, parser, templates, walk
+
+    fn = parser.parse_function(_shaped).node
+    user_expr = fn.body[0].value  # `rt.matmul(x, w) + 1.0`, its origin not read yet
+    made = templates.replace("name = _d2s.wrap(value)", name="z", value=user_expr)[0]
+    around = anno.getanno(fn.body[1], anno.ORIGIN)  # (the `if` line)
+    origin.inherit(made, around)
+    assert anno.getanno(made, anno.ORIGIN) is around
+    assert anno.getanno(made.value.func, anno.ORIGIN) is around
+    assert anno.KEY not in made.__dict__ and anno.KEY not in made.value.__dict__
+    # the user's expression inside keeps its own line, though it was not read before
+    assert anno.getanno(user_expr, anno.ORIGIN).source_line == "y = rt.matmul(x, w) + 1.0"
+    assert all(anno.getanno(n, anno.ORIGIN).lineno == around.lineno
+               for n in walk.walk(made) if n not in set(walk.walk(user_expr))
+               and anno.hasanno(n, anno.ORIGIN))
+    anno.delanno(user_expr, anno.ORIGIN)
+    assert not anno.hasanno(user_expr, anno.ORIGIN)
+
+
+def test_compiling_a_large_text_gives_the_freed_memory_back(monkeypatch):
+    bench = _benchmark()
+    calls = []
+    monkeypatch.setattr(loader, "_return_freed_memory", lambda: calls.append(1))
+    monkeypatch.setattr(loader, "_TRIM_FROM", 10**9)
+    transpile.convert(bench.make_function(60))
+    assert calls == []  # (a small text: nothing to give back, no call)
+    monkeypatch.setattr(loader, "_TRIM_FROM", 1_000)
+    transpile.convert(bench.make_function(61))
+    assert calls == [1]
+
+
+def test_giving_the_freed_memory_back_is_safe_to_call():
+    loader._return_freed_memory()  # (glibc's malloc_trim, or nothing where there is none)
+    loader._return_freed_memory()
