@@ -23,7 +23,7 @@ import os
 
 import runtime as rt
 from runtime import core, pytree
-from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
+from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs, holds_tensor_items
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program import model_structure, serialize
 from runtime.program.executor import rewrite_error
@@ -121,6 +121,10 @@ def _with_structure(program, feeds: list, out, args):
             if leaf.python_scalar and not leaf.is_array and not getattr(
                     leaf, "mixed_number", False):  # (as `running.Entry.python_out`)
                 return {"number": index}
+            if leaf.is_array and holds_tensor_items(leaf):  # (`operators/tensor_items.py`)
+                raise TypeError("d2s.save: the function returns a list of Python numbers and "
+                                "tensors whose length depends on a tensor; a saved model "
+                                "returns lists of tensors or of numbers: return one of each")
             if leaf.is_array and holds_number_kinds(leaf):  # (each item's own type)
                 return {"number_pairs": index}
             if leaf.is_array and holds_python_numbers(leaf):  # (as `running.Entry`'s)

@@ -15,6 +15,7 @@ import runtime as rt
 from runtime import backend, pytree
 from runtime.autograd import FREED, Node, record
 from runtime.core import array_of, mode_state
+from runtime.ops import array_number_kinds as kinds
 from runtime.ops.array_number_kinds import STRINGS, holds_number_kinds, holds_strs, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program.executor import rewrite_error
@@ -224,7 +225,9 @@ class Entry:
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v) and not
-                             holds_number_kinds(v)]
+                             holds_number_kinds(v) and not kinds.holds_tensor_items(v)]
+        self.tensor_item_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                                  v.is_array and kinds.holds_tensor_items(v)]  # (`tensor_items`)
         self.str_lists = {k for k in self.number_lists if holds_strs(outs[k])}
         self.joined = [(k, outs[k].joined_by) for k in self.str_lists  # (`sep.join(names)`)
                        if getattr(outs[k], "joined_by", None) is not None]
@@ -248,7 +251,7 @@ class Entry:
                        and not self.as_lists and not self.python_out and not self.flagged_out
                        and not self.freed_out and not self.array_out
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
-                       and not self.str_out and not self.number_kinds
+                       and not self.tensor_item_lists and not self.str_out and not self.number_kinds
                        and not self.number_or_tensor and not self.none_or_tensor
                        and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
@@ -397,6 +400,9 @@ class Entry:
             outs[k] = STRINGS[int(arrays[k])]
         for k in self.pair_lists:  # (each item's own Python type)
             outs[k] = [number_of_pair(a) for a in arrays[k]]
+        for k in self.tensor_item_lists:  # (the tensor, or the Python number)
+            outs[k] = [t[0] if a[1] else kinds.number_type_np(a.dtype)(a[0].item())
+                       for t, a in zip(outs[k], arrays[k])]
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])

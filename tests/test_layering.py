@@ -296,6 +296,7 @@ OPERATOR_RANKS = {
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
+    "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
@@ -316,6 +317,7 @@ OPERATOR_RANKS = {
     "loop_new_keys.py": 3.5,  # (a key a graph loop's body adds: graph_while's flags)
     "struct_queries.py": 8.5,  # (sorts by keys computed in a graph loop, for builtins.py)
     "struct_columns.py": 9.5,  # (zip(*pairs): zip_ of builtins.py)
+    "container_types.py": 3,  # (type() / isinstance() of tensor arrays, for builtins.py)
     "__init__.py": 10,
 }
 

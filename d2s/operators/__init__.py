@@ -63,8 +63,9 @@ from .exceptions import raise_  # noqa: F401
 from .computed_keys import dict_display, set_item  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
 from .type_queries import hasattr_, typing as _typing  # noqa: F401
+from .container_types import typing as _containers
 
-type_ = _typing(type_)  # (eager's class of a graph value)
+type_ = _containers(_typing(type_))  # (eager's class of a graph value, of a tensor array)
 from .set_algebra import set_items  # noqa: F401
 from .block_values import Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401

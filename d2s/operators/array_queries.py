@@ -27,7 +27,7 @@ from runtime.ops.arrays import array_pack, array_written, holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from . import str_arrays
+from . import str_arrays, tensor_items
 from .exceptions import short_name
 from .variables import is_variable, user_origin, where
 
@@ -121,6 +121,7 @@ def _equal(array, value, src, method="compare"):
 def _items(array, method: str, src):
     """The items of `array` as a [n] tensor of the values compared (a pair's value; a
     one-element tensor's element); anything else is refused at the user's line."""
+    tensor_items.refuse_use(array, f"{method}()")
     if holds_number_kinds(array):
         return array_pack(array)[:, 0]
     shape = tuple(getattr(array, "_static_shape", None) or ())

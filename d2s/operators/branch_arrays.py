@@ -21,6 +21,7 @@ from .lists import (
     struct_array,
 )
 from .str_arrays import STRS, all_strs, str_array
+from .tensor_items import TensorItems, items_dtype, made, paths_kind
 from .variables import is_variable
 
 
@@ -39,6 +40,10 @@ def array_paths(a, b, path):
     like = _struct_like(a, b)  # lists of tuples / dicts of tensors (`lists.py`)
     if like is not None:
         yield path, ("struct", like)
+        return
+    mixed = paths_kind(a, b)  # (Python numbers and tensors: `tensor_items`)
+    if mixed is not None:
+        yield path, mixed
         return
     a_arr = is_variable(a) and a.is_array
     b_arr = is_variable(b) and b.is_array
@@ -67,7 +72,7 @@ def array_paths(a, b, path):
             yield path, STRS
             return
         dtype = _tensors_of_one_type(a + b) or _numbers_of_one_type(a + b) or \
-            _numbers_beside_chosen_ones(a + b) or _numbers_of_types(a + b)
+            _numbers_beside_chosen_ones(a + b) or _numbers_of_types(a + b) or _mixed(a + b)
         if dtype is not None:
             yield path, dtype
         return
@@ -121,6 +126,11 @@ def _numbers_beside_chosen_ones(items):
 # ... holding Python numbers of several types, each as a `[value, kind]` pair
 # (`runtime/ops/array_number_kinds.py`)
 NUMBER_KINDS = "number kinds"
+
+
+def _mixed(items):
+    dtype = items_dtype(items)  # (Python numbers and 0-d tensors: `tensor_items`)
+    return None if dtype is None else TensorItems(dtype)
 
 
 def _kinds(items) -> set:
@@ -177,6 +187,8 @@ def _struct_like(a, b):
 def array_at(v, path, dtype):
     """`v` with the list at `path` as a tensor array (of `dtype`)."""
     if not path:
+        if isinstance(dtype, TensorItems):
+            return made(v, dtype)
         if dtype == STRS:
             return str_array(list(v)) if isinstance(v, (list, tuple)) else v
         if dtype == NUMBER_KINDS:  # (numbers of several types: each its own)

@@ -1,7 +1,5 @@
 """Built-ins whose meaning depends on tensors: `print`, `len`, `range`, casts, `isinstance`,
-`assert`, and `x.shape` (unknown dims become tensors).
-
-On Python values (and eager Tensors) each behaves exactly like the built-in.
+`assert`, and `x.shape` (unknown dims become tensors); on Python values each is the built-in.
 """
 from __future__ import annotations
 
@@ -18,6 +16,7 @@ from .. import report
 from ..errors import ConversionError
 from . import key_flags, none_or_tensor, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
+from .container_types import instance_of
 from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
@@ -28,6 +27,7 @@ from .made_sets import MadeFrozenSet, MadeSet
 from .number_pairs import pairs_extreme, pairs_sum
 from .print_values import FString, as_print_arg, eager_int
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
+from .tensor_items import items_sum, refuse_use
 from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
 from .variables import is_variable, user_origin, where
@@ -102,8 +102,7 @@ def list_(*args):
 
 def tuple_(*args):
     """`tuple`; of a tensor array a copy of it (as `list_`) that converted code treats as a
-    tuple: `append`, `pop` and the other list methods on it raise AttributeError, as on a
-    tuple."""
+    tuple: `append`, `pop` and the other list methods on it raise AttributeError."""
     if len(args) == 1 and _is_list_array(args[0]):
         out = args[0][:]
         out._d2s_tuple = True
@@ -165,13 +164,11 @@ def _is_list_array(x) -> bool:
 
 
 def sum_(iterable, /, start=0):
-    """`sum`; over a tensor array (a list whose length is decided when the program runs, e.g.
-    a comprehension filtered by a tensor) the sum of its elements plus `start`, a tensor.
-    Python gives `start` itself for an empty list: where that is the same kind of value (a
-    tensor `start` of the result's shape and dtype), the program returns it; otherwise (the
-    default `0`, any Python number, or a tensor the items would broadcast or promote) eager
-    code returns a value of another type or shape when nothing was kept, which one program
-    cannot, so the program raises a TypeError naming the line when the array is empty."""
+    """`sum`; over a tensor array (a list whose length is decided when the program runs) the
+    sum of its elements plus `start`, a tensor. Python gives `start` itself for an empty list:
+    where that is the same kind of value (a tensor `start` of the result's shape and dtype),
+    the program returns it; otherwise eager code returns a value of another type or shape,
+    which one program cannot, so it raises a TypeError naming the line when it is empty."""
     if not (is_variable(iterable) and iterable.is_array):
         _counted("sum()", iterable)
         items = builtins.list(iterable)
@@ -181,6 +178,8 @@ def sum_(iterable, /, start=0):
         return out  # returned)
 
     arr = str_arrays.not_strs(iterable, "sum()")
+    if (mixed := items_sum(arr, start)) is not None:
+        return mixed  # (Python numbers and tensors)
     if holds_number_kinds(arr) and type(start) in (bool, int, float):
         return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
     shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
@@ -360,9 +359,8 @@ def _array_extreme(py, op, arr, kwargs):
     of one-element tensors: the largest / smallest item; empty: Python's ValueError when the
     program runs. Items of more elements are compared by their truth in Python (ambiguous in
     eager code too): a TypeError naming the line."""
-
-    name = py.__name__
-    shape = list(arr._static_shape or ())
+    name, shape = py.__name__, list(arr._static_shape or ())
+    refuse_use(arr, f"{name}()")
     if holds_number_kinds(arr) and not kwargs:  # (Python numbers of several types)
         return pairs_extreme(name, arr)
     if kwargs or any(d != 1 for d in shape):
@@ -563,9 +561,11 @@ def _number(x, dtype: str):
 
 
 def isinstance_(obj, cls):
-    """`isinstance`; a graph value is an instance of `rt.Tensor` (it stands for one)."""
+    """`isinstance`; a graph value is a `rt.Tensor`, a tensor array a list (`container_types`)."""
+    classes = cls if isinstance(cls, tuple) else (cls,)
+    if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
+        return found
     if is_variable(obj):
-        classes = cls if isinstance(cls, tuple) else (cls,)
         found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):
             return True if found is None else found

@@ -23,7 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
-from . import key_flags, str_arrays
+from . import key_flags, str_arrays, tensor_items
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .set_algebra import READING_METHODS, check_items, set_method
@@ -55,6 +55,9 @@ def _as_held(target, value) -> tuple:
     held = str_arrays.held_str(target, value)
     if held is not None:
         return target, held
+    mixed = tensor_items.held(target, value)  # (Python numbers and tensors: `tensor_items`)
+    if mixed is not None:
+        return mixed
     if needs_pairs(target, value):
         return (target if holds_number_kinds(target) else as_pairs(target)), value
     _number_fits(target, value)
@@ -237,6 +240,9 @@ def _insert(target, index, value):
     held = str_arrays.held_str(target, value)
     if held is not None:  # (a str's id in an array of strs)
         return _in_place(target, array_inserted(target, index, held))
+    mixed = tensor_items.held(target, value)
+    if mixed is not None:  # (Python numbers and tensors)
+        return _in_place(target, array_inserted(mixed[0], index, mixed[1]))
     if needs_pairs(target, value):  # (each item's Python type beside it)
         return _in_place(target, array_inserted(target, index, value)) if holds_number_kinds(
             target) else array_inserted(as_pairs(target), index, value)

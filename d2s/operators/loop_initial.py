@@ -9,7 +9,7 @@ import runtime as rt
 from runtime.core import is_tensor
 from runtime.program.builder import current_builder
 
-from . import mutation
+from . import mutation, tensor_items
 from .block_values import (
     as_list,
     check_return_none,
@@ -133,11 +133,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if type(elem) is str and all_strs(p if isinstance(p, list) else [elem]):
                 out[i] = empty_str_array()  # (strs: an array of their ids)
                 continue
-            dtype = python_item_dtype(elem)
-            if dtype is not None:  # Python numbers: a tensor array of their dtype
-                out[i] = python_items(rt.static.create_array(dtype))
-                out[i].float_if_filled = True  # (empty: no int without a float in it)
-                out[i]._static_shape = ()
+            numbers = _empty_numbers_array(elem)
+            if numbers is not None:  # (Python numbers, or a number on some runs only)
+                out[i] = numbers
                 continue
             if not hasattr(elem, "dtype"):
                 if isinstance(p, list) and p:  # (a string, None, an object)
@@ -192,15 +190,52 @@ def _none_on_some_runs(v) -> bool:
     return is_variable(v) and v.none_when is not None
 
 
+def _empty_numbers_array(elem):
+    """The empty array a graph loop's body appends `elem` to: of Python numbers of its type
+    (a tensor array of their dtype), or of Python numbers and tensors where `elem` is a number
+    on some runs only (`tensor_items`); None for anything else."""
+    if tensor_items.is_either(elem):
+        return tensor_items.tensor_items_array([], elem.dtype)
+    dtype = python_item_dtype(elem)
+    if dtype is None:
+        return None
+    array = python_items(rt.static.create_array(dtype))
+    array.float_if_filled = True  # (empty: no int without a float in it)
+    array._static_shape = ()
+    return array
+
+
 def _refuse_objects(name: str, item, src):
     """A list that a graph loop grows is a tensor array, which holds numbers only: a string
     (or any other Python object) in it has no tensor form, and a Python list would have the
     length of one trip."""
+    grown = _growing_line(name, src)
     raise mutation.StateChangeError(
         f"'{name}' holds {type(item).__name__} items ({item!r:.40}) and a loop whose condition "
-        f"is a tensor ({where(src)}) appends to it: a list such a loop grows is a tensor "
-        "array, which holds tensors and Python numbers only. Keep a number per item (an index "
-        "into a tuple of the texts, read after the call), or loop over a Python range.", src)
+        f"is a tensor ({where(src)}) appends to it{grown}: a list such a loop grows is a "
+        "tensor array, which holds tensors and Python numbers only. Keep a number per item "
+        "(an index into a tuple of the texts, read after the call), or loop over a Python "
+        "range.", src)
+
+
+def _growing_line(name: str, src) -> str:
+    """' (File ..., line N: names.append(...))': the first line of the loop's body at `src`
+    that grows the list `name` (its source, indented under the loop's line); '' if none."""
+    import linecache
+    import re
+    if src is None:
+        return ""
+    grows = re.compile(rf"(?<![\w.]){re.escape(name)}\s*(\.\s*(append|insert|extend)\s*\(|\+=)")
+    lines = linecache.getlines(src.filename)
+    head = lines[src.lineno - 1] if 0 < src.lineno <= len(lines) else ""
+    indent = len(head) - len(head.lstrip())
+    for k in range(src.lineno, len(lines)):
+        line = lines[k]
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break  # (past the loop's body)
+        if grows.search(line):
+            return f' (File "{src.filename}", line {k + 1}: {line.strip()})'
+    return ""
 
 
 def python_items(array):

@@ -9,6 +9,7 @@ import runtime as rt
 from runtime.program.builder import current_builder
 
 from ..pyct.qnames import is_composite
+from . import tensor_items
 from .aliases import other_references
 from .branch_arrays import array_paths
 from .held_lists import holder, if_arrays, remember
@@ -258,6 +259,10 @@ def _closure_array(log: Log, slot):
     sample = slot.sample if slot.sample is not None else lst[-1] if lst else None
     what = "changes length inside a loop whose condition is a tensor"
     numbers = _python_numbers(sample, lst)
+    mixed = tensor_items.items_dtype([*lst, sample]) if sample is not None else None
+    if mixed is not None:  # (Python numbers and 0-d tensors: `tensor_items`)
+        return holder(log, lst, what + " through another name than its own"), \
+            tensor_items.tensor_items_array(list(lst), mixed)
     why = "" if numbers else (
            "its items are not tensors" if not (is_variable(sample) or _tensor(sample)) else
            "" if not any(not (is_variable(x) or _tensor(x)) for x in lst) and not

@@ -6,6 +6,8 @@ dict keyed by one, is refused: which items are equal (how many eager code prints
 only when the program runs."""
 from __future__ import annotations
 
+from runtime.ops.array_number_kinds import holds_tensor_items
+
 from ..errors import ConversionError
 from .variables import is_variable, user_origin, where
 
@@ -62,6 +64,11 @@ def pieces(x) -> list:
 
 def as_print_arg(x):
     """A `print` argument: a container holding graph values becomes an `FString`."""
+    if is_variable(x) and x.is_array and holds_tensor_items(x):  # (`tensor_items`)
+        raise ConversionError(
+            "print() of a list holding Python numbers and tensors whose length a tensor "
+            "decides: d2s reads such a list item by item only. Print its items in a loop "
+            "(`for v in out: print(v)`), or return it and print after the call.")
     if _container(x) and holds_graph_values(x):
         return FString(pieces(x))
     return x

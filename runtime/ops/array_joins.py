@@ -4,12 +4,29 @@ of `a`, then those of `b`, each item keeping its own stop_gradient flag (`arrays
 from __future__ import annotations
 
 from .. import core
-from . import registry
-from .array_number_kinds import KINDS, PAIR, holds_number_kinds, holds_strs, string_id
+from ..dtypes import convert_dtype
+from . import combine, registry
+from .array_number_kinds import (
+    AS_TENSOR_ITEMS,
+    ITEMS_CHECK,
+    KINDS,
+    PAIR,
+    holds_number_kinds,
+    holds_strs,
+    holds_tensor_items,
+    joinable,
+    string_id,
+    tensor_pair,
+)
 from .arrays import (
     Variable,
     _array_meta,
     _bind_array,
+    _builder,
+    _new_array,
+    array_concat,
+    array_pack,
+    array_stack,
     array_written,
     as_pairs,
     create_array,
@@ -53,6 +70,11 @@ def array_joined(a, b) -> Variable:
     """`a + b` where one side is a static tensor array and the other an array or a Python
     list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
     Python's list concatenation gives."""
+    like = next((x for x in (a, b) if _is_array(x) and holds_tensor_items(x)), None)
+    if like is not None:  # (Python numbers and tensors: `[value, is_tensor]` items)
+        a, b = (x if _is_array(x) else _tensor_items_of(x, like) for x in (a, b))
+        if not all(holds_tensor_items(x) and x.dtype == like.dtype for x in (a, b)):
+            joinable(like)
     if not _is_array(a):
         a = _array_of(a, b)
     if not _is_array(b):
@@ -74,6 +96,19 @@ def array_joined(a, b) -> Variable:
         fa, fb = item_flags(a), item_flags(b)
         out.item_stops = _bind_array(JOIN, [fa, fb], {}, fa)
     return out
+
+
+def _tensor_items_of(items, like: Variable) -> Variable:
+    """A Python list of Python numbers and 0-d tensors as an array of tensor items like
+    `like`'s (`array_number_kinds.holds_tensor_items`)."""
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
+                        f"tensor array, not {type(items).__name__}")
+    arr = create_array(like.dtype)
+    arr.python_items, arr._static_shape = True, PAIR
+    for i, x in enumerate(items):
+        arr = array_written(tensor_pair(x, like), i, arr)
+    return arr
 
 
 def number_arrays_alike(a, b) -> tuple:
@@ -113,3 +148,70 @@ def _array_of(items, like: Variable) -> Variable:
     for i, x in enumerate(items):
         arr = array_written(x, i, arr)
     return arr
+
+
+def _tensors_as_items_kernel(xp, arr):
+    return [xp.stack([xp.asarray(a), xp.ones((), xp.asarray(a).dtype)]) for a in arr]
+
+
+def _items_grad_kernel(xp, g):
+    return [None if x is None else x[0] for x in g]
+
+
+ITEMS_GRAD = registry.register(
+    "array_tensor_items_grad", kernel=_items_grad_kernel, infer=_array_meta, nondiff=True,
+    amp="keep", doc="The gradient of each tensor of an array from its item's gradient.")
+# an array of 0-d tensors as `[value, True]` items (d2s: a list of tensors that gets Python
+# numbers where a tensor decides its length)
+TENSORS_AS_ITEMS = registry.register(
+    "array_tensors_as_items", kernel=_tensors_as_items_kernel, infer=lambda *a, **k: None,
+    amp="keep", grad=lambda ins, outs, gs, a: [_bind_array(ITEMS_GRAD, [gs[0]], {}, ins[0])],
+    doc="The items of arr (0-d tensors) as [value, is_tensor=1] items.")
+
+
+def tensors_as_items(array: Variable) -> Variable:
+    """A new static tensor array: the 0-d tensors of `array` as the `[value, is_tensor=1]`
+    items of an array of Python numbers and tensors of their dtype (gradients flow back to
+    them)."""
+    b = _builder()
+    out = _new_array(b, array.dtype, PAIR, stop=array.stop_gradient)
+    b.append(TENSORS_AS_ITEMS.name, [b.ref(array)], [out.name], {})
+    out.python_items = True
+    out._d2s_tuple = getattr(array, "_d2s_tuple", False)
+    return out
+
+
+def as_tensor_items(array: Variable, dtype) -> Variable:
+    """A new static tensor array: the items of `array` (Python numbers of one type, exact in
+    `dtype`, which the run checks) as the `[value, is_tensor=0]` items of an array of Python
+    numbers and 0-d tensors of `dtype` (`array_number_kinds.holds_tensor_items`); `array`
+    itself if it is one."""
+    if holds_tensor_items(array):
+        return array
+    b = _builder()
+    out = _new_array(b, convert_dtype(dtype), PAIR, stop=True)
+    b.append(AS_TENSOR_ITEMS.name, [b.ref(array)], [out.name], {"dtype": out.dtype.name})
+    out.python_items = True
+    out._d2s_tuple = getattr(array, "_d2s_tuple", False)
+    return out
+
+
+def _items_joined(how: str):
+    """`rt.stack` / `rt.concat` of a static tensor array; of one holding Python numbers and
+    0-d tensors, the tensors stacked (`stack` along its only axis), with a check, when the
+    program runs, that no item is a Python number there (eager's stack raises)."""
+    plain = {"stack": array_stack, "concat": array_concat}[how]
+
+    def run(array, axis: int = 0):
+        if not holds_tensor_items(array):
+            return plain(array, axis)
+        if how != "stack" or axis not in (0, -1) or ITEMS_CHECK[0] is None:
+            joinable(array)  # (refused)
+        items = array_pack(array, items=True)
+        ITEMS_CHECK[0](items[:, 1], f"{how}()")
+        return items[:, 0]
+
+    return run
+
+
+combine.ARRAY_JOINS.update(stack=_items_joined("stack"), concat=_items_joined("concat"))

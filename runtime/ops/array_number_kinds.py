@@ -53,6 +53,12 @@ def holds_strs(array) -> bool:
         array, "dtype", None) is not None and array.dtype.name == STR_DTYPE
 
 
+def holds_python_numbers(array) -> bool:
+    """Whether a static tensor array stands for a list of Python numbers (d2s marks a list of
+    them that a graph loop or a tensor `if` grows: `python_items`, `number_sums`)."""
+    return getattr(array, "python_items", False) or getattr(array, "number_sums", False)
+
+
 def holds_number_kinds(array) -> bool:
     """Whether a static tensor array holds Python numbers as `[value, kind]` pairs."""
     return bool(getattr(array, "python_items", False)) and getattr(
@@ -135,3 +141,80 @@ def _full(value, dtype="float64"):
 
 def _constant(value, dtype="float64"):
     return core.constant(np.asarray(value, dtype))
+
+
+# A list of Python numbers of one type that also gets 0-d tensors of one dtype (d2s: `out =
+# [0.0]`, then `out.append(x[i] * 2)` in a graph loop) is a tensor array of that dtype whose
+# items are `[value, is_tensor]` pairs (`python_items`, element shape `PAIR`, a dtype no
+# array of Python numbers takes): the Python numbers are floats beside float tensors, ints
+# beside int64 ones, bools beside bool ones, each exact in the dtype (d2s checks); an item
+# read is the tensor on the runs where it is one, and the number (`number_when`,
+# `number_value`) where it is that.
+TENSOR_ITEM_DTYPES = ("float32", "float16", "int64", "bool")
+# what checks, when the program runs, that every item of such a list is a tensor (d2s sets
+# it: `rt.stack(out)` raises eager's error where one is a Python number); None: refused
+ITEMS_CHECK: list = [None]
+
+
+def holds_tensor_items(array) -> bool:
+    """Whether a static tensor array stands for a list of Python numbers and tensors."""
+    return bool(getattr(array, "python_items", False)) and getattr(
+        array, "_static_shape", None) == PAIR and array.dtype.name in TENSOR_ITEM_DTYPES
+
+
+def joinable(array) -> None:
+    """Refuse to stack / pack an array of tensor items (its pairs are no list's values)."""
+    if holds_tensor_items(array):
+        raise TypeError("this use of a list holding Python numbers and tensors whose length "
+                        "depends on a tensor is not supported (its items are read one by "
+                        "one only): start the list with a tensor (`[rt.to_tensor(0.0)]`)")
+
+
+def number_type(dtype) -> type:
+    """The Python type of the numbers an array of tensor items of `dtype` holds."""
+    return bool if dtype.name == "bool" else float if dtype.is_floating else int
+
+
+def tensor_item(pair):
+    """The item a `[value, is_tensor]` pair (read from the array) stands for: the tensor
+    `pair[0]`, and on the runs where it is a Python number that number (`number_when`,
+    `number_value` at Python's precision)."""
+    value, flag = pair[0], pair[1]
+    kind = number_type(pair.dtype)
+    number = math.cast(value, {bool: "bool", int: "int64", float: "float64"}[kind])
+    if number is value:  # (a value of its own: the item stays a tensor)
+        number = math.assign(value)
+    number.python_scalar = True
+    value.number_when = logic.logical_not(math.cast(flag, "bool"))
+    value.number_value = number
+    return value
+
+
+def tensor_pair(x, like):
+    """The `[value, is_tensor]` item of `like`'s dtype for `x` (a Python number of its number
+    type, exact in the dtype, or a 0-d tensor of the dtype); anything else refused."""
+    dtype, kind = like.dtype, number_type(like.dtype)
+    b = registry.STATE.builder
+    if type(x) is kind and np.asarray(x).astype(dtype.name).item() == x:
+        return b.variable_of(_constant([x, 0], dtype.name))
+    if getattr(x, "kind", "") == "tensor" and not tuple(x.shape) and x.dtype == dtype and \
+            not getattr(x, "python_scalar", False) and getattr(x, "number_when", None) is None:
+        return combine.stack([x, b.variable_of(_constant(1, dtype.name))])
+    joinable(like)  # (anything else: refused)
+
+
+def number_type_np(dtype) -> type:
+    """`number_type` of a NumPy dtype (a program output's)."""
+    return bool if dtype.kind == "b" else float if dtype.kind == "f" else int
+
+
+def _tensor_items_kernel(xp, arr, dtype="float32"):
+    return [xp.stack([xp.asarray(a).astype(dtype), xp.asarray(0, dtype)]) for a in arr]
+
+
+# an array of Python numbers as `[value, False]` items of `dtype` (d2s: a list of them that
+# gets tensors of `dtype`)
+AS_TENSOR_ITEMS = registry.register(
+    "array_tensor_items", kernel=_tensor_items_kernel, infer=lambda *a, **k: None,
+    nondiff=True, amp="keep",
+    doc="The items of arr (Python numbers) as [value, is_tensor=0] items of dtype.")

@@ -12,6 +12,7 @@ import itertools
 
 from .. import core
 from ..dtypes import bool_, convert_dtype, int64
+from . import array_number_kinds as kinds
 from . import combine, math, registry
 from .array_number_kinds import (
     AS_PAIRS,
@@ -19,6 +20,7 @@ from .array_number_kinds import (
     PAIR,
     STR_ITEM,
     holds_number_kinds,
+    holds_python_numbers,
     holds_strs,
     needs_pairs,
     number_pair,
@@ -458,6 +460,8 @@ def array_setitem(array: Variable, index, value) -> None:
         index = math.add(array_length(array), index)
     if needs_pairs(array, value) and not holds_number_kinds(array):  # (`ints[0] = 2.5`:
         array._inplace_update(as_pairs(array))  # each item's Python type beside it)
+    if kinds.holds_tensor_items(array):  # (a Python number or a tensor: `[value, is_tensor]`)
+        value = kinds.tensor_pair(value, array)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
     if holds_number_kinds(array):
         value = number_pair(b, value)
@@ -527,6 +531,8 @@ def array_read(array, i):
         return STR_ITEM[0](out)
     if holds_number_kinds(array):  # (a number whose type the run decides)
         return pair_value(out)
+    if kinds.holds_tensor_items(array):  # (a tensor, or a Python number on some runs)
+        return kinds.tensor_item(out)
     flags = getattr(array, "item_stops", None)
     if flags is not None:  # (the item's own stop_gradient, when the run decides it)
         out.stop_when = registry.bind(READ, (flags, i), {})
@@ -538,8 +544,7 @@ def array_read(array, i):
 
 
 def as_number_pairs(array: Variable, kind: int) -> Variable:
-    """A new static tensor array: the items of `array` (Python numbers of one type, of kind
-    `kind`, `array_number_kinds.KINDS`) as `[value, kind]` pairs."""
+    """A new array: the items of `array` (numbers of one type, `KINDS`) as `[value, kind]`."""
     b = _builder()
     out = _new_array(b, convert_dtype("float64"), PAIR, stop=True)
     b.append(AS_PAIRS.name, [b.ref(array)], [out.name], {"kind": kind})
@@ -557,12 +562,6 @@ def as_pairs(array: Variable) -> Variable:
     return out  # kinds say float, and returning it stays refused)
 
 
-def holds_python_numbers(array) -> bool:
-    """Whether a static tensor array stands for a list of Python numbers (d2s marks a list of
-    them that a graph loop or a tensor `if` grows: `python_items`, `number_sums`)."""
-    return getattr(array, "python_items", False) or getattr(array, "number_sums", False)
-
-
 def array_length(array):
     """The number of elements, as an int64 tensor."""
     if _builder() is None:
@@ -570,17 +569,19 @@ def array_length(array):
     return registry.bind(LENGTH, (array,), {})
 
 
-def array_pack(array):
-    """The elements stacked along a new first axis; an empty array gives a [0, ...] tensor
-    (its element shape must be known)."""
-    shape = tuple(array._static_shape)
-    return registry.bind(PACK, (array,), {"shape": shape, "dtype": array.dtype.name})
+def array_pack(array, items: bool = False):
+    """The elements stacked along a new first axis (an empty array: a [0, ...] tensor)."""
+    if not items:  # (`items`: of tensor items too)
+        kinds.joinable(array)
+    return registry.bind(PACK, (array,), {"shape": tuple(array._static_shape),
+                                          "dtype": array.dtype.name})
 
 
 def array_stack(array, axis: int = 0):
     """Stack the elements along a new axis."""
     if _builder() is None:
         return _eager_join(array, "stack", axis)
+    kinds.joinable(array)
     return registry.bind(STACK, (array,), {"axis": axis})
 
 
@@ -588,6 +589,7 @@ def array_concat(array, axis: int = 0):
     """Concatenate the elements along an existing axis."""
     if _builder() is None:
         return _eager_join(array, "concat", axis)
+    kinds.joinable(array)
     return registry.bind(CONCAT, (array,), {"axis": axis})
 
 

@@ -79,6 +79,7 @@ class Builder:
         if STATE.amp is not None:
             inputs = STATE.amp.cast_inputs(op, inputs)
         scalars = [getattr(x, "python_scalar", False) for x in inputs]
+        given = inputs  # (before numbers are cast to a tensor's dtype: `_number_or_tensor`)
         if any(scalars):
             inputs, weak = _scalar_inputs(op, inputs, scalars)
         else:
@@ -116,7 +117,7 @@ class Builder:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
         if not multi and any(getattr(x, "number_when", None) is not None for x in inputs):
-            self._number_or_tensor(op, inputs, attrs, outs[0])
+            self._number_or_tensor(op, given, attrs, outs[0])
         return outs if multi else outs[0]
 
     def _number_or_tensor(self, op: OpDef, inputs, attrs: dict, out) -> None:

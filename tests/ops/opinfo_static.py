@@ -39,4 +39,10 @@ EXEMPT = {
     "backward_cut_check": "raises at run time; tests/d2s/training/test_detach_reach.py",
     "array_number_pairs": "[value, kind] pairs of Python numbers; "
                           "tests/d2s/observe_state/test_number_kinds_lists.py",
+    "array_tensor_items": "[value, is_tensor] items of Python numbers and tensors; "
+                          "tests/d2s/breadth35/test_mixed_number_and_tensor_lists.py",
+    "array_tensors_as_items": "[value, is_tensor] items of Python numbers and tensors; "
+                              "tests/d2s/breadth35/test_mixed_number_and_tensor_lists.py",
+    "array_tensor_items_grad": "[value, is_tensor] items of Python numbers and tensors; "
+                               "tests/d2s/breadth35/test_mixed_number_and_tensor_lists.py",
 }

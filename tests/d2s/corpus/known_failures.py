@@ -7,10 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "wild3_streaming.loss_history_while": (
-        "a list started with a Python float gets float32 tensors in a tensor while: refused "
-        "at the append (an array of float64 numbers gets a float32 tensor); eager's list "
-        "holds both (issue 35, mixed lists in graph loops)"),
     "wild3_training.AccumulateAndClip": (
         "gradient accumulation with one backward() per micro-batch: converted code allows "
         "one backward() per function (docs/training.md), the error names the second one"),
@@ -18,10 +14,6 @@ STATIC: dict[str, str] = {
         "PaddleOCR's label decode picks characters of a Python string by ids read from an "
         "input's .numpy(): a program computes numbers, not text; refused at the user's "
         "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
-    "wild4_idioms.greedy_decode_bos_list": (
-        "`tokens = [bos]` (a Python int) gets token tensors in a tensor while: converted code "
-        "gave every item back as a Python int (eager's are Tensors); now refused at the "
-        "append (issue 35, mixed lists in graph loops: per-item kinds would convert it)"),
 }
 
 DYNAMIC: dict[str, str] = {}
