@@ -227,7 +227,8 @@ class Entry:
                              v.is_array and holds_python_numbers(v) and not
                              holds_number_kinds(v) and not kinds.holds_tensor_items(v)]
         self.tensor_item_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
-                                  v.is_array and kinds.holds_tensor_items(v)]  # (`tensor_items`)
+                                  v.is_array and kinds.holds_tensor_items(v) or getattr(
+                                      v, "tensor_items", False)]  # (`tensor_items`)
         self.str_lists = {k for k in self.number_lists if holds_strs(outs[k])}
         self.joined = [(k, outs[k].joined_by) for k in self.str_lists  # (`sep.join(names)`)
                        if getattr(outs[k], "joined_by", None) is not None]

@@ -17,6 +17,7 @@ import runtime as rt
 from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
+from runtime.ops.array_number_kinds import holds_tensor_items
 from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program.builder import current_builder
 from runtime.program.origin import format_origin
@@ -274,13 +275,17 @@ def _packed(v):
     """A returned tensor array of floats with a known element shape (a list grown by a tensor
     condition): returned as its elements stacked (`array_pack`), which `running.Entry`
     un-stacks with eager ops, so the list's items keep their gradient path as eager's do."""
-    if not (_is_variable(v) and v.is_array and v.dtype.is_floating) or holds_python_numbers(v):
+    if not (_is_variable(v) and v.is_array and v.dtype.is_floating):
+        return v
+    items = holds_tensor_items(v)  # (Python numbers and tensors: `[value, is_tensor]` pairs)
+    if holds_python_numbers(v) and not items:
         return v  # (a list of Python numbers comes back as numbers: `running.Entry`)
     shape = v._static_shape
     if shape is None or any(d < 0 for d in shape):
         return v  # (elements of different shapes: returned without a gradient path)
-    packed = array_pack(v)
+    packed = array_pack(v, items=items)
     packed.returned_as_list = True
+    packed.tensor_items = items  # (`running.Entry` gives the tensor, or the Python number)
     packed._d2s_tuple = getattr(v, "_d2s_tuple", False)  # (`tuple(lst)`: a tuple returned)
     if v.item_stops is not None:  # (each item's stop_gradient: `running.Entry`)
         packed.stop_when = array_pack(v.item_stops)

@@ -387,3 +387,37 @@ def test_lists_on_self_and_in_a_dict_grown_in_a_graph_loop():
             assert [type(v) is float for v in got] == [True] + [False] * k
             assert [type(v) is float for v in want] == [True] + [False] * k
             np.testing.assert_allclose([float(v) for v in got], [float(v) for v in want])
+
+
+def picked(x, y, n):
+    out = [0.5]
+    for i in range(n):
+        if x[i] > 0:
+            out.append(x[i] * 2)  # (a gradient path to x)
+        else:
+            out.append(y[i] * 3)  # (none: y needs no gradient)
+    return out
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_a_returned_mixed_list_keeps_each_items_gradient_path(k):
+    """Returned, the tensor items keep eager's `stop_gradient` and their gradient path (they
+    came back cut: stop_gradient True and no gradient)."""
+    static = d2s.to_static(picked)
+    yv = np.array([5.0, 6.0, 7.0, 8.0], "float32")
+    seen = []
+    for fn in (picked, static):
+        x = rt.to_tensor(XV, stop_gradient=False)
+        out = fn(x, rt.to_tensor(yv), rt.to_tensor(np.array(k)))
+        seen.append([(type(v).__name__, getattr(v, "stop_gradient", None), float(v))
+                     for v in out])
+        live = [v for v in out[1:] if not v.stop_gradient]
+        if live:
+            sum(live).backward()
+        seen.append(None if x.grad is None else x.grad.numpy().tolist())
+    assert seen[0] == seen[2] and seen[1] == seen[3]
+    want = [0.5] + [2 * XV[i] if XV[i] > 0 else 3 * yv[i] for i in range(k)]
+    np.testing.assert_allclose([v for _, _, v in seen[2]], want)
+    grad = [2.0 if i < k and XV[i] > 0 else 0.0 for i in range(4)]
+    assert seen[3] == (grad if any(grad) else None)
+    assert static.program_cache.traces == 1
