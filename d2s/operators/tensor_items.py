@@ -75,7 +75,8 @@ def held(target, value, depth: int = 4):
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
     either = _number_or_tensor(value)
-    if _tensors_array(target) and (type(value) is number_type(target.dtype) or either):
+    if _tensors_array(target) and (type(value) is number_type(target.dtype) or either or
+                                   _python_number(value)):  # (an int beside floats: refused)
         return converted(target, target.dtype), item_of(target.dtype, value, depth + 1)
     if either and not _numbers_array(target):
         _refuse_either(target, value, depth + 1)
@@ -84,6 +85,12 @@ def held(target, value, depth: int = 4):
     _numbers_fit(target, value, depth + 1)
     array = converted(target, value.dtype)
     return array, item_of(array.dtype, value, depth + 1)
+
+
+def _python_number(x) -> bool:
+    """A Python number, or a graph value standing for one (a graph loop's counter)."""
+    return type(x) in (bool, int, float) or is_variable(x) and getattr(
+        x, "python_scalar", False) and not x.is_array and not tuple(x.shape)
 
 
 def _tensors_array(array) -> bool:

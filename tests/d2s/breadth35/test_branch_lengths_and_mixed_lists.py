@@ -93,16 +93,31 @@ def test_python_numbers_appended_in_one_branch():
 def with_positions(x, n):
     out = [x.sum()]
     for i in range(n):
-        out.append(i)  # noqa: PERF402  (a Python int in eager code: the float i here)
+        out.append(i)  # noqa: PERF402  (a Python int in eager code)
     return len(out), out[-1] * 1.0
 
 
-def test_a_counter_appended_to_a_list_of_float_tensors():
-    static = d2s.to_static(with_positions, full_graph=True)
+def with_float_positions(x, n):
+    out = [x.sum()]
+    for i in range(n):
+        out.append(rt.to_tensor(i, dtype="float32"))  # (a tensor, as the error advises)
+    return len(out), out[-1] * 1.0
+
+
+def test_a_counter_appended_to_a_list_of_float_tensors_is_refused_at_the_append():
+    """Eager's list holds the Python int beside the float32 tensors; an array of float32
+    items would give it back as a float32 tensor (it did, silently): refused at the line."""
     x = rt.to_tensor([1.0, 2.0])
+    assert type(with_positions(x, rt.to_tensor(2))[1]) is float  # (eager: the int times 1.0)
+    with pytest.raises(d2s.StateChangeError) as info:
+        d2s.to_static(with_positions, full_graph=True)(x, rt.to_tensor(2))
+    text = assert_at_user_line(info.value, __file__, line_of(with_positions, "out.append"))
+    assert "tensors of float32" in text and "a Python number of int64" in text
+    assert "rt.to_tensor(v, dtype='float32')" in text
+    static = d2s.to_static(with_float_positions, full_graph=True)
     for k in (0, 1, 3):
         want = (1 + k, 3.0 if k == 0 else float(k - 1))
-        for fn in (with_positions, static):
+        for fn in (with_float_positions, static):
             n, last = fn(x, rt.to_tensor(k))
             assert int(n) == want[0] and float(last) == want[1]
     assert len(static.program_cache) == 1
