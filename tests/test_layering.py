@@ -307,6 +307,7 @@ OPERATOR_RANKS = {
     "control_flow.py": 6,
     "graph_while.py": 7, "try_calls.py": 7, "predicates_comp.py": 7,
     "loops.py": 8, "calls.py": 8,
+    "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
