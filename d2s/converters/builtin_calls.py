@@ -68,7 +68,8 @@ BUILTINS = {
 
 # `math` functions of one number that a value the program computes may give
 # (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
-MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil"))
+MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil",
+                            "log2", "log10", "isfinite", "isnan", "isinf"))
 
 # built-ins that iterate their arguments from this index on: given what may be a set, an
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
