@@ -457,9 +457,11 @@ def _add(guards: list, place: tuple, value, items: bool = True) -> None:
         # by identity: also functions and classes (`ACT = rt.tanh` swapped for another
         # activation, `self.act = F.relu`), which the trace called or built with
         guards.append((place, "is", value))
+        path = place[3] if len(place) > 3 else place[2]
+        if isinstance(value, dict) and hasattr(type(value), "__missing__"):  # (a defaultdict
+            guards.append((("whole", value, None, path), "items", tuple(value)))  # adds keys)
         if items and type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on
             # its items (not where the function only appends to it: `self.log.append(v)`)
-            path = place[3] if len(place) > 3 else place[2]
             guards.append((("list", value, None, path), "items", tuple(value)))
 
 
@@ -590,10 +592,9 @@ def failing(guards) -> tuple | None:
 def describe(guard) -> str:
     """The guarded place, as the user wrote it (`self.mode`, global `DEBUG`)."""
     place = guard[0]
-    if place[0] == "attr":
+    if place[0] in ("attr", "item", "list", "slot", "class", "values", "index", "whole",
+                    "member"):
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list", "slot", "class", "values", "index", "whole", "member"):
-        return place[3]
     return f"closure variable {place[2]}"
