@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import types
+import warnings
 
 import gast
 
@@ -74,6 +75,8 @@ class CallTrees(Base):
         obj = self._resolve(f)
         if obj is _UNKNOWN or hidden_state.describe(obj) is not None:
             return False  # a random draw or a clock: `_d2s.call` refuses it when tracing
+        if obj is warnings.warn:
+            return False  # an op warning when the program runs (`operators.warning_calls`)
         try:
             if obj in hidden_state.SEEDED_CONSTRUCTORS:
                 return False  # `_d2s.call` remembers the generators made in the call

@@ -10,7 +10,7 @@ from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
-SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable", "grad_hook",
+SIDE_EFFECTS = {"print", "py_print", "py_warn", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
                 "backward_cut_check"}
 
@@ -77,6 +77,17 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
     return ()
 
 
+def _py_warn_kernel(xp, message="", category="UserWarning", filename="", lineno=0, module=""):
+    """`warnings.warn(message, category)` as raised at the user's line (`warn_explicit`, with
+    the registry of the user's module, so the filters' "default" and "module" actions show it
+    as often as eager code's)."""
+    globs = getattr(_sys.modules.get(module), "__dict__", None)
+    registry = globs.setdefault("__warningregistry__", {}) if globs is not None else None
+    _warnings.warn_explicit(message, error_class(category) or UserWarning, filename, lineno,
+                            module=module or None, registry=registry)
+    return ()
+
+
 def _grad_hook_kernel(xp, g, hook=None, where=""):
     """Call a `register_hook` hook with the gradient as an eager Tensor, as eager backward
     does; what it returns (None: the gradient as it is) goes on back."""
@@ -110,6 +121,10 @@ PY_PRINT = registry.register(
     "py_print", kernel=_py_print_kernel, infer=lambda values, **a: (), nondiff=True,
     amp="keep", doc="Python's print(*objects, sep, end) when the op runs, tensors shown as "
                     "eager mode shows them.")
+PY_WARN = registry.register(
+    "py_warn", kernel=_py_warn_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
+    doc="Python's warnings.warn(message, category) when the op runs, as raised at `filename`:"
+        "`lineno` of `module`. Put it in a cond/while block so it runs on that branch only.")
 GRAD_HOOK = registry.register(
     "grad_hook", kernel=_grad_hook_kernel, infer=lambda g, **a: Meta(g.shape, g.dtype),
     grad=_grad_hook_second_order, amp="keep",
@@ -165,6 +180,17 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     bind(PY_PRINT, (tensors,), attrs)
 
 
+def py_warn(message, category=UserWarning, filename: str = "", lineno: int = 0,
+            module: str = "") -> None:
+    """`warnings.warn(message, category)` when the program runs this op (eagerly: now), shown
+    as raised at `filename`:`lineno` (the user's line) of `module`."""
+    if STATE.builder is None:
+        _warnings.warn_explicit(message, category, filename, lineno, module=module or None)
+        return
+    bind(PY_WARN, (), {"message": message, "category": error_name(category),
+                       "filename": filename, "lineno": lineno, "module": module})
+
+
 def _python_number(t) -> bool:
     """Whether `t` stands for what eager code holds as a Python number (a dim or length,
     `loss.item()`, `int(t)`), so printed as that number; not where only the run decides
@@ -209,6 +235,7 @@ def assert_text(cond, objects) -> None:
 
 import builtins as _builtins  # noqa: E402
 import sys as _sys  # noqa: E402
+import warnings as _warnings  # noqa: E402
 
 # Exception classes met while building programs in this process, by qualified name, so a
 # `raise` op raises the user's own class. A program loaded elsewhere finds a user class only
