@@ -31,6 +31,7 @@ from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
 from . import str_arrays
 from .key_flags import dict_pop
+from .logging_calls import logging_call
 from .made_sets import plain_set_method, unbound_set_method
 from .try_calls import after_failure
 from .try_except import open_trys
@@ -46,6 +47,9 @@ def call(f):
     if active_builder() is not None:
         if f is warnings.warn:
             return warn  # (an op: eager code warns each time it runs the line)
+        logged = logging_call(f)
+        if logged is not None:
+            return logged  # (an op: eager code logs each time it runs the line)
         seeded = _hidden_state(f)
         if seeded is not None:
             return seeded

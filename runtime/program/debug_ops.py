@@ -10,7 +10,7 @@ from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
-SIDE_EFFECTS = {"print", "py_print", "py_warn", "assert", "raise", "write_persistable", "grad_hook",
+SIDE_EFFECTS = {"print", "py_print", "py_warn", "py_log", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
                 "backward_cut_check"}
 
@@ -88,6 +88,25 @@ def _py_warn_kernel(xp, message="", category="UserWarning", filename="", lineno=
     return ()
 
 
+def _py_log_kernel(xp, values, logger="", level=20, items=(), slots=(), numbers=(),
+                   stop_gradient=(), filename="", lineno=0, func=""):
+    """`logging.getLogger(logger).log(level, *items)` as logged at the user's line: the items
+    at `slots` are the values (`numbers`: as the Python numbers eager code has)."""
+    log = _logging.getLogger(logger or None)
+    if not log.isEnabledFor(level):
+        return ()
+    items = list(items)
+    for i, a, number, stop in zip(slots, values, numbers, stop_gradient):
+        if number:
+            items[i] = a.item()
+        else:
+            items[i] = core.wrap(a)
+            items[i].stop_gradient = stop
+    log.handle(log.makeRecord(log.name, level, filename, lineno, items[0], tuple(items[1:]),
+                              None, func))
+    return ()
+
+
 def _grad_hook_kernel(xp, g, hook=None, where=""):
     """Call a `register_hook` hook with the gradient as an eager Tensor, as eager backward
     does; what it returns (None: the gradient as it is) goes on back."""
@@ -125,6 +144,10 @@ PY_WARN = registry.register(
     "py_warn", kernel=_py_warn_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
     doc="Python's warnings.warn(message, category) when the op runs, as raised at `filename`:"
         "`lineno` of `module`. Put it in a cond/while block so it runs on that branch only.")
+PY_LOG = registry.register(
+    "py_log", kernel=_py_log_kernel, infer=lambda values, **a: (), nondiff=True, amp="keep",
+    doc="A logging call (logger name, level, message and arguments, tensors among them) when "
+        "the op runs, as logged at `filename`:`lineno` in `func`.")
 GRAD_HOOK = registry.register(
     "grad_hook", kernel=_grad_hook_kernel, infer=lambda g, **a: Meta(g.shape, g.dtype),
     grad=_grad_hook_second_order, amp="keep",
@@ -191,6 +214,26 @@ def py_warn(message, category=UserWarning, filename: str = "", lineno: int = 0,
                        "filename": filename, "lineno": lineno, "module": module})
 
 
+def py_log(logger: str, level: int, items: list, filename: str = "", lineno: int = 0,
+           func: str = "") -> None:
+    """`logging.getLogger(logger).log(level, *items)` (the message, then its arguments, which
+    may be tensors) when the program runs this op (eagerly: now), as logged at `filename`:
+    `lineno` in `func`."""
+    slots = [i for i, v in enumerate(items) if core.is_tensor(v)]
+    if STATE.builder is None:
+        _py_log_kernel(None, [core.array_of(items[i]) for i in slots], logger, level,
+                       items, slots, [False] * len(slots),
+                       [items[i].stop_gradient for i in slots], filename, lineno, func)
+        return
+    tensors = [items[i] for i in slots]
+    bind(PY_LOG, (tensors,), {
+        "logger": logger, "level": level, "filename": filename, "lineno": lineno,
+        "func": func, "slots": slots, "items": [None if i in slots else v
+                                                 for i, v in enumerate(items)],
+        "numbers": [_python_number(t) for t in tensors],
+        "stop_gradient": [bool(t.stop_gradient) for t in tensors]})
+
+
 def _python_number(t) -> bool:
     """Whether `t` stands for what eager code holds as a Python number (a dim or length,
     `loss.item()`, `int(t)`), so printed as that number; not where only the run decides
@@ -234,6 +277,7 @@ def assert_text(cond, objects) -> None:
 # ---- raise -----------------------------------------------------------------------------------
 
 import builtins as _builtins  # noqa: E402
+import logging as _logging  # noqa: E402
 import sys as _sys  # noqa: E402
 import warnings as _warnings  # noqa: E402
 

@@ -204,6 +204,7 @@ def _static_calls(tmp_path):
         "program_guard": (_guarded, lambda r: r == "d2: f32[3]"),
         "py_print": (lambda: static.py_print("eager"), None),
         "py_warn": (_warned, lambda r: r == [("eager", RuntimeWarning, "m.py", 3)]),
+        "py_log": (lambda: static.py_log("d2s.eager", 10, ["%s", 1]), None),
         "save_inference_model": (lambda: static.save_inference_model(
             prefix, [d], [out], program=main), None),
         "load_inference_model": (lambda: (static.save_inference_model(
