@@ -44,7 +44,7 @@ from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_
 from .call_policy import ignored_module
 from .errors import ConversionError
 from .pyct import parser
-from .pyct.reads import APPENDS, outside_reads
+from .pyct.reads import APPENDS, Probe, outside_reads
 from .pyct.self_reads import attribute_reads
 
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -74,8 +74,7 @@ def is_data(value) -> bool:
     return False
 
 
-def _is_tensor(value) -> bool:
-    return is_eager_tensor(value)
+_is_tensor = is_eager_tensor
 
 
 def recorded():
@@ -227,7 +226,7 @@ def record(fn, reads, instance=None, arguments=None) -> None:
                 chain[1] in _ENVIRON_READS:
             _record_environment()  # `os.environ.get("DEBUG")`, `os.getenv(...)`
             continue
-        if isinstance(obj, types.ModuleType) and _library_module(obj):
+        if isinstance(obj, types.ModuleType) and ignored_module(obj.__name__):
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
         made = obj is instance and _REC.made is not None and id(obj) in _REC.made
         _record_chain(guards, obj, where, chain[1:], made)
@@ -256,6 +255,8 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
     """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor; of an
     object the trace `made`, the steps after its own attributes (`constructor`)."""
     for i, attr in enumerate(attrs):
+        probe = isinstance(attr, Probe)  # (`getattr(o, "a", d)`: whether it is there, too)
+        attr = attr.name if probe else attr
         if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
             path = f"{where}[{attr[0]!r}]"
             if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
@@ -276,6 +277,8 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
             if value is _MISSING:  # kept elsewhere than the instance's __dict__
                 place, value = _elsewhere(obj, attr, path)
         if value is _MISSING:
+            if probe and not (made and i == 0) and not isinstance(obj, type):
+                guards.append((("attr", obj, attr, path), "is", _MISSING))
             break
         if not (made and i == 0):
             _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
@@ -370,10 +373,6 @@ def _record_environment() -> None:
 
 def _library_class(cls) -> bool:
     return ignored_module(getattr(cls, "__module__", None))
-
-
-def _library_module(module) -> bool:
-    return ignored_module(module.__name__)
 
 
 def _first_time(key):

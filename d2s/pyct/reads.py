@@ -43,6 +43,15 @@ class Key(NamedTuple):
     value: object
 
 
+class Probe(NamedTuple):
+    """An attribute looked up by `getattr(obj, "name", default)` or `hasattr(obj, "name")`
+    (the last of a chain): whether the object has it is read too."""
+    name: str
+
+
+_PROBES = ("getattr", "hasattr")
+
+
 class Reads(NamedTuple):
     names: frozenset  # free names loaded (globals or closure variables)
     chains: frozenset  # tuples (root, attr, ...): root is a free name or the first parameter
@@ -99,6 +108,13 @@ def outside_reads(fn) -> Reads:
                     # it holds, by identity; a method defined in the class is not guarded)
                     chains.add(chain[:MAX_CHAIN])
                     chain_loads[chain[:MAX_CHAIN]] = chain_loads.get(chain[:MAX_CHAIN], 0) + 1
+        elif cls is gast.Call and node.func.__class__ is gast.Name and node.func.id in \
+                _PROBES and len(node.args) >= 2 and node.args[1].__class__ is gast.Constant \
+                and type(node.args[1].value) is str:
+            base = node.args[0]
+            chain = (base.id,) if base.__class__ is gast.Name else _chain(base)
+            if chain is not None and len(chain) < MAX_CHAIN:
+                chains.add(chain + (Probe(node.args[1].value),))
         elif cls in _FUNCTIONS:
             if cls is not gast.Lambda:
                 bound.add(node.name)
