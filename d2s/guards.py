@@ -197,8 +197,9 @@ def record(fn, reads, instance=None, arguments=None) -> None:
         return
     seen = _REC.seen
     passed = _REC.passed
+    known = passed | {id(g[2]) for g in guards if g[1] == "is"}  # (`helper(x, self.opts)`)
     arguments = {k: v for k, v in (arguments or {}).items()
-                 if k in reads.params and id(v) in passed and not _is_tensor(v)}
+                 if k in reads.params and id(v) in known and not _is_tensor(v)}
     key = (id(fn), id(instance), tuple(sorted((k, id(v)) for k, v in arguments.items())))
     if key in seen:
         return

@@ -28,7 +28,7 @@ import gast
 
 from .walk import NAME_FIELDS, push_children
 
-MAX_CHAIN = 4  # names in a guarded chain (`self.a.b.c`)
+MAX_CHAIN = 8  # names in a guarded chain (`self.a.b.c`)
 # list methods that add items without reading the list: a chain ending in one reads the
 # object that holds the list, not its items (`guards.record`)
 APPENDS = frozenset(("append", "extend"))
@@ -72,7 +72,7 @@ def outside_reads(fn) -> Reads:
     self_name = positional[0].id if positional else None
     bound = set()
     loads = set()
-    stored = set()
+    stores: dict = {}  # name -> how many times it is bound (parameters aside)
     chains = set()
     appended_to = set()  # ids of `xs` in `xs.append`: a list only appended to is not read
     keyed_to = set()  # ids of `d` in `d["k"]`
@@ -94,7 +94,7 @@ def outside_reads(fn) -> Reads:
             else:
                 bound.add(node.id)
                 if node.ctx.__class__ is not gast.Param:
-                    stored.add(node.id)
+                    stores[node.id] = stores.get(node.id, 0) + 1
         elif cls in _ATTRIBUTE_LIKE:
             if cls is gast.Subscript and node.slice.__class__ is gast.Constant and \
                     type(node.slice.value) is str:
@@ -135,6 +135,8 @@ def outside_reads(fn) -> Reads:
             if chain is not None and len(chain) >= 2:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
+    stored = set(stores)
+    chains |= _through_aliases(chains, aliased, stores)
     appended = appends - other_loads
     for chain in {c for n, c in aliased if n in appended and len(c) < MAX_CHAIN}:
         if chain_loads[chain] == sum(c == chain for _, c in aliased):  # (a local name for a
@@ -145,6 +147,21 @@ def outside_reads(fn) -> Reads:
     roots = free | params | ({self_name} if self_name else set())
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
                  frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
+
+
+def _through_aliases(chains: set, aliased: list, stores: dict) -> set:
+    """Chains read through a local name bound once to a chain (`hc = cfg.model.head`, then
+    `hc.scale`), as the chains they read (`cfg.model.head.scale`); aliases of aliases too."""
+    alias = {n: c for n, c in aliased if stores.get(n) == 1}
+    found, todo = set(), [c for c in chains if c[0] in alias]
+    while todo:
+        c = todo.pop()
+        full = (alias[c[0]] + c[1:])[:MAX_CHAIN]
+        if full not in found and full not in chains:
+            found.add(full)
+            if full[0] in alias and full[0] != c[0]:
+                todo.append(full)
+    return found
 
 
 def _aliases(target, value) -> list:
