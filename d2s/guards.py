@@ -43,6 +43,7 @@ from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_
 
 from .call_policy import ignored_module
 from .errors import ConversionError
+from .guard_steps import STEPS, record_step
 from .pyct import parser
 from .pyct.reads import APPENDS, Probe, outside_reads
 from .pyct.self_reads import attribute_reads
@@ -247,17 +248,16 @@ def _chain_root(root: str, reads, instance, arguments: dict, cells: dict, glob: 
             return cells[root].cell_contents, root
         except ValueError:
             return None
-    if root in glob:
-        return glob[root], root
-    return None
+    return (glob[root], root) if root in glob else None
 
 
 def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> None:
     """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor; of an
     object the trace `made`, the steps after its own attributes (`constructor`)."""
     for i, attr in enumerate(attrs):
-        probe = isinstance(attr, Probe)  # (`getattr(o, "a", d)`: whether it is there, too)
-        attr = attr.name if probe else attr
+        if isinstance(attr, STEPS):  # (every item a `for` reads, every attribute)
+            return record_step(guards, obj, where, attr, attrs[i + 1:], _record_chain, _add)
+        attr, probe = (attr.name, True) if isinstance(attr, Probe) else (attr, False)
         if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
             path = f"{where}[{attr[0]!r}]"
             if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
@@ -277,7 +277,7 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
             place = ("attr", obj, attr, path)
             if value is _MISSING:  # kept elsewhere than the instance's __dict__
                 place, value = _elsewhere(obj, attr, path)
-        if value is _MISSING:
+        if value is _MISSING:  # (`getattr(o, "a", d)`: whether it is there is read too)
             if probe and not (made and i == 0) and not isinstance(obj, type):
                 guards.append((("attr", obj, attr, path), "is", _MISSING))
             break
@@ -348,9 +348,8 @@ def _record_property(obj, attr) -> None:
     called from converted code, with `obj` as its `self`."""
     prop = inspect.getattr_static(type(obj), attr, None)
     fget = prop.fget if isinstance(prop, property) else None
-    if not isinstance(fget, types.FunctionType):
-        return
-    if ignored_module(getattr(fget, "__module__", "") or ""):
+    if not isinstance(fget, types.FunctionType) or ignored_module(
+            getattr(fget, "__module__", "") or ""):
         return
     if fget not in _GETTER_READS:
         try:

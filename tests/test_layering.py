@@ -44,6 +44,7 @@ RANKS = {
     "d2s/pyct": 0,
     "d2s/errors.py": 1, "d2s/logging_utils.py": 1, "d2s/breakpoints.py": 1,
     "d2s/fallback.py": 1, "d2s/guards.py": 1, "d2s/function_spec.py": 1,
+    "d2s/guard_steps.py": 1,  # (guards' fan-out steps: the items a `for` reads)
     "d2s/call_policy.py": 1, "d2s/hidden_state.py": 1,
     "d2s/save_spec.py": 1, "d2s/report.py": 1, "d2s/report_svg.py": 1,
     "d2s/converters": 2,

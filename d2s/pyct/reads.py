@@ -49,7 +49,14 @@ class Probe(NamedTuple):
     name: str
 
 
-_PROBES = ("getattr", "hasattr")
+class Each(NamedTuple):
+    """Every item a `for` reads from the chain before it (`for st in self.stages:`, then
+    `st.mult`); `values`: of a dict (`.values()`, `.items()`)."""
+    values: bool = False
+
+
+class AllAttrs(NamedTuple):
+    """Every attribute of the object: `getattr(obj, name)` with a computed name, `vars(obj)`."""
 
 
 class Reads(NamedTuple):
@@ -78,6 +85,7 @@ def outside_reads(fn) -> Reads:
     keyed_to = set()  # ids of `d` in `d["k"]`
     chain_loads: dict = {}  # chain -> how many times it is loaded
     aliased = []  # (name, chain): `hist = self.history`
+    loop_aliases = []  # (name, chain + Each): `for st in self.stages:`
     appends, other_loads, keyed = set(), set(), set()
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
@@ -108,13 +116,10 @@ def outside_reads(fn) -> Reads:
                     # it holds, by identity; a method defined in the class is not guarded)
                     chains.add(chain[:MAX_CHAIN])
                     chain_loads[chain[:MAX_CHAIN]] = chain_loads.get(chain[:MAX_CHAIN], 0) + 1
-        elif cls is gast.Call and node.func.__class__ is gast.Name and node.func.id in \
-                _PROBES and len(node.args) >= 2 and node.args[1].__class__ is gast.Constant \
-                and type(node.args[1].value) is str:
-            base = node.args[0]
-            chain = (base.id,) if base.__class__ is gast.Name else _chain(base)
-            if chain is not None and len(chain) < MAX_CHAIN:
-                chains.add(chain + (Probe(node.args[1].value),))
+        elif cls is gast.Call:
+            chains.update(_probes(node))
+        elif cls is gast.For:
+            loop_aliases += _loop_aliases(node.target, node.iter)
         elif cls in _FUNCTIONS:
             if cls is not gast.Lambda:
                 bound.add(node.name)
@@ -136,7 +141,7 @@ def outside_reads(fn) -> Reads:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
     stored = set(stores)
-    chains |= _through_aliases(chains, aliased, stores)
+    chains |= _through_aliases(chains, aliased + loop_aliases, stores)
     appended = appends - other_loads
     for chain in {c for n, c in aliased if n in appended and len(c) < MAX_CHAIN}:
         if chain_loads[chain] == sum(c == chain for _, c in aliased):  # (a local name for a
@@ -162,6 +167,46 @@ def _through_aliases(chains: set, aliased: list, stores: dict) -> set:
             if full[0] in alias and full[0] != c[0]:
                 todo.append(full)
     return found
+
+
+def _probes(call) -> list:
+    """The chain `getattr(a.b, "name", d)` / `hasattr(a.b, "name")` reads (ending in a
+    `Probe`), or with a computed name, and `vars(a.b)`, every attribute (`AllAttrs`)."""
+    f = call.func
+    if f.__class__ is not gast.Name or f.id not in ("getattr", "hasattr", "vars") or \
+            not call.args:
+        return []
+    chain = _named_chain(call.args[0])
+    if chain is None or len(chain) >= MAX_CHAIN:
+        return []
+    name = call.args[1] if len(call.args) > 1 else None
+    return [chain + (Probe(name.value) if name.__class__ is gast.Constant and type(
+        name.value) is str else AllAttrs(),)]
+
+
+def _loop_aliases(target, it) -> list:
+    """(name, chain + Each) for `for name in a.b`, `for name in a.b.values()`, `for k, name
+    in a.b.items()` and `for i, name in enumerate(a.b)`."""
+    values = False
+    if it.__class__ is gast.Call and not it.args and it.func.__class__ is gast.Attribute and \
+            it.func.attr in ("values", "items"):
+        values, pairs, it = True, it.func.attr == "items", it.func.value
+    else:
+        pairs = it.__class__ is gast.Call and it.func.__class__ is gast.Name and \
+            it.func.id == "enumerate" and len(it.args) == 1
+        it = it.args[0] if pairs else it
+    if pairs:
+        target = target.elts[1] if target.__class__ is gast.Tuple and len(
+            target.elts) == 2 else None
+    chain = _named_chain(it)
+    if target.__class__ is not gast.Name or chain is None or len(chain) >= MAX_CHAIN:
+        return []
+    return [(target.id, chain + (Each(values),))]
+
+
+def _named_chain(node) -> tuple | None:
+    """`_chain` of `node`, also of a plain name (`('cfg',)`)."""
+    return (node.id,) if node.__class__ is gast.Name else _chain(node)
 
 
 def _aliases(target, value) -> list:
