@@ -24,12 +24,16 @@ def record_step(guards: list, obj, where: str, step, rest: tuple, record_chain, 
                 add(guards, ("attr", obj, k, f"{where}.{k}"), v)
         return
     if step.values and isinstance(obj, dict):
-        items = list(obj.values())
-        guards.append((("values", obj, None, f"{where}.values()"), "items", tuple(items)))
+        places = [(("item", obj, k, f"{where}[{k!r}]"), v) for k, v in obj.items()]
+        guards.append((("whole", obj, None, f"the keys of {where}"), "items", tuple(obj)))
     elif isinstance(obj, (list, tuple)):
-        items = list(obj)  # (a list's items are guarded by identity with the list itself)
+        places = [(("index", obj, j, f"{where}[{j}]"), v) for j, v in enumerate(obj)]
     else:
         return
-    if rest and len(items) <= _MAX_ITEMS:
-        for j, item in enumerate(items):
-            record_chain(guards, item, f"{where}[{j}]", rest)
+    if len(places) > _MAX_ITEMS:
+        return
+    for place, item in places:
+        if place[0] == "item" or isinstance(obj, list):  # (a tuple's items: with it)
+            add(guards, place, item)
+        if rest:
+            record_chain(guards, item, place[3], rest)

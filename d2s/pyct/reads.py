@@ -110,7 +110,7 @@ def outside_reads(fn) -> Reads:
             if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
                 if cls is gast.Attribute and node.attr in APPENDS:
                     appended_to.add(id(node.value))
-                chain = _chain(node)
+                chain = _chain(node, computed=True)
                 if chain is not None and len(chain) >= 2:
                     # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function
                     # it holds, by identity; a method defined in the class is not guarded)
@@ -118,7 +118,7 @@ def outside_reads(fn) -> Reads:
                     chain_loads[chain[:MAX_CHAIN]] = chain_loads.get(chain[:MAX_CHAIN], 0) + 1
         elif cls is gast.Call:
             chains.update(_probes(node))
-        elif cls is gast.For:
+        elif cls is gast.For or cls is gast.comprehension:
             loop_aliases += _loop_aliases(node.target, node.iter)
         elif cls in _FUNCTIONS:
             if cls is not gast.Lambda:
@@ -218,15 +218,18 @@ def _aliases(target, value) -> list:
     return [(target.id, chain[:MAX_CHAIN])] if chain is not None and len(chain) >= 2 else []
 
 
-def _chain(node) -> tuple | None:
+def _chain(node, computed: bool = False) -> tuple | None:
     """`a.b.c` as ('a', 'b', 'c'), `a.b["k"]` as ('a', 'b', Key('k')) (a constant key or
-    index); None for anything else (calls, computed subscripts)."""
+    index), and where `computed`, `a.b[k]` as ('a', 'b', Each(True)) (any item); None for
+    anything else (calls, computed subscripts)."""
     parts = []
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         if isinstance(node, gast.Attribute):
             parts.append(node.attr)
         elif isinstance(node.slice, gast.Constant) and type(node.slice.value) in (str, int):
             parts.append(Key(node.slice.value))
+        elif computed:
+            parts.append(Each(True))
         else:
             return None
         node = node.value

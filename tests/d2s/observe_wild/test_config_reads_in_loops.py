@@ -62,3 +62,43 @@ def test_fields_of_items_and_computed_attributes_follow_the_caller():
         want = eager(rt.to_tensor(x), cfg)
         np.testing.assert_allclose(want.numpy(), _reference(eager, x, cfg), rtol=1e-6)
         assert_same_leaves(static(rt.to_tensor(x), cfg), want)
+
+
+LOSS_WEIGHTS = {"ce": 1.0, "aux": 0.5}
+
+
+class Scheduled(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.table = [[1.0, 2.0], [3.0, 4.0]]           # a schedule table read by index
+        self.bias = {"a": 0.0, "b": 1.0}
+
+    def forward(self, x, stage: int, names=("ce", "aux")):
+        terms = [LOSS_WEIGHTS[n] * x.sum() for n in names]  # a global dict, computed keys
+        total = sum(terms) * self.table[stage][1]
+        for k in ("a", "b"):
+            total = total + self.bias[k]
+        gains = [h.gain for h in self.heads]                # a comprehension over objects
+        return total * sum(gains) if total > 0 else total
+
+
+def test_items_read_by_computed_keys_and_in_comprehensions_follow_the_caller():
+    eager, static = Scheduled(), d2s.to_static(Scheduled())
+    for m in (eager, static):
+        m.heads = [NS(gain=1.0), NS(gain=2.0)]
+    edits = [lambda m: None, lambda m: LOSS_WEIGHTS.__setitem__("aux", 2.0),
+             lambda m: m.table[1].__setitem__(1, 40.0), lambda m: m.bias.update(b=-3.0),
+             lambda m: setattr(m.heads[0], "gain", 5.0)]
+    x = rt.to_tensor(np.array([1.0, 0.5], "float32"))
+    try:
+        for edit in edits:
+            edit(eager)
+            edit(static)
+            want = eager(x, 1)
+            t = (LOSS_WEIGHTS["ce"] + LOSS_WEIGHTS["aux"]) * 1.5 * eager.table[1][1] + sum(
+                eager.bias.values())
+            ref = t * sum(h.gain for h in eager.heads) if t > 0 else t
+            np.testing.assert_allclose(want.numpy(), ref, rtol=1e-6)
+            assert_same_leaves(static(x, 1), want)
+    finally:
+        LOSS_WEIGHTS["aux"] = 0.5
