@@ -297,6 +297,7 @@ OPERATOR_RANKS = {
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
