@@ -27,7 +27,7 @@ from .loops import TensorEnumerate, TensorRange, TensorZip
 from .made_sets import MadeFrozenSet, MadeSet
 from .number_pairs import pairs_extreme, pairs_sum
 from .number_picks import as_tensor_like, number_extreme, python_bool
-from .print_values import FString, as_print_arg, eager_int
+from .print_values import FString, as_print_arg, eager_int, print_objects
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .text import assert_at_run_time
 from .traced_keys import check_decided, check_unique
@@ -52,8 +52,8 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
         if i:
             objects.append(sep)
         objects.extend(a if type(a) is FString else [a])
-    rt.static.py_print(*[o if is_variable(o) else str(o) for o in objects], sep="", end=end,
-                       file=file)
+    shown, formats = print_objects(objects)
+    rt.static.py_print(*shown, sep="", end=end, file=file, formats=formats)
 
 
 def _building() -> bool:

@@ -58,23 +58,30 @@ def _holding(exc: BaseException, state: int, held) -> BaseException:
 
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
-                     as_int=()):
+                     as_int=(), formats=()):
     wrap = core.wrap
-    it = iter(zip(values, stop_gradient, as_int or [False] * len(values)))
+    it = iter(zip(values, stop_gradient, as_int or [False] * len(values),
+                  formats or [None] * len(values)))
     shown = []
     for p in parts:
         if p is None:
-            a, stop, whole = next(it)
+            a, stop, whole, how = next(it)
             if whole:  # (a dim, a length, `loss.item()`: a Python number in eager code)
-                shown.append(str(a.item()))
-                continue
-            t = wrap(a)
-            t.stop_gradient = stop
-            shown.append(str(t))
+                v = a.item()
+            else:
+                v = wrap(a)
+                v.stop_gradient = stop
+            shown.append(str(v) if how is None else _formatted(v, *how))
         else:
             shown.append(p)
     print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
     return ()
+
+
+def _formatted(v, spec: str, conv: str) -> str:
+    """`f"{v!conv:spec}"` of a Python number or a tensor (`!r` / `!s`: of its text)."""
+    return format(repr(v) if conv == "r" else ascii(v) if conv == "a" else str(v) if conv ==
+                  "s" else v, spec)
 
 
 def _py_warn_kernel(xp, message="", category="UserWarning", filename="", lineno=0, module=""):
@@ -178,9 +185,11 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
                                   "summarize": summarize})
 
 
-def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
+def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None) -> None:
     """`print(*objects, sep=sep, end=end)` with the same output as eager mode; in a static
     program tensors are printed when the program runs (Python values are formatted now).
+    `formats`: per object, None or the (spec, conversion) of an f-string's `{v!c:spec}`, for
+    values standing for Python numbers (`loss.item()`), formatted when the program runs.
 
     >>> import runtime as rt
     >>> rt.static.py_print('n =', 3, sep=' ', end='!\\n')
@@ -194,9 +203,11 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     tensors = [o for o in objects if core.is_tensor(o)]
     attrs = {"parts": parts, "sep": sep, "end": end,
              "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
-    numbers = [_python_number(t) for t in tensors]
+    numbers = [prints_as_number(t) for t in tensors]
     if any(numbers):
         attrs["as_int"] = numbers
+    if formats is not None and any(f is not None for f in formats):
+        attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
@@ -230,11 +241,11 @@ def py_log(logger: str, level: int, items: list, filename: str = "", lineno: int
         "logger": logger, "level": level, "filename": filename, "lineno": lineno,
         "func": func, "slots": slots, "items": [None if i in slots else v
                                                  for i, v in enumerate(items)],
-        "numbers": [_python_number(t) for t in tensors],
+        "numbers": [prints_as_number(t) for t in tensors],
         "stop_gradient": [bool(t.stop_gradient) for t in tensors]})
 
 
-def _python_number(t) -> bool:
+def prints_as_number(t) -> bool:
     """Whether `t` stands for what eager code holds as a Python number (a dim or length,
     `loss.item()`, `int(t)`), so printed as that number; not where only the run decides
     whether it is an int or a float."""
@@ -271,7 +282,7 @@ def assert_text(cond, objects) -> None:
     _bind_assert(cond, tensors, {
         "message": "", "summarize": 0, "parts": parts,
         "stop_gradient": [bool(t.stop_gradient) for t in tensors],
-        "as_int": [_python_number(t) for t in tensors]})
+        "as_int": [prints_as_number(t) for t in tensors]})
 
 
 # ---- raise -----------------------------------------------------------------------------------
