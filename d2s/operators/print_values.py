@@ -10,7 +10,6 @@ import re
 import string
 
 import runtime as rt
-
 from runtime.program.debug_ops import prints_as_number
 
 from ..errors import ConversionError

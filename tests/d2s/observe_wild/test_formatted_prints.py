@@ -6,6 +6,7 @@ inside (`unsupported format string passed to Variable.__format__`). The text is 
 the program runs, as eager code formats it. Eager vs static printed output over inputs that
 take both paths of a tensor `if` and different trip counts; a spec on a tensor that is not a
 number is eager's TypeError."""
+# ruff: noqa: UP031, UP032  (the %-formatting and str.format of user code are what is tested)
 import contextlib
 import io
 
