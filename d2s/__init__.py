@@ -41,8 +41,8 @@ def _install_origin_resolver() -> None:
     add_kept_observer(kept)
     from runtime.program.variable import add_varying_stop_reader
 
-    from .operators.loop_errors import refuse_varying_stop_read
-    add_varying_stop_reader(refuse_varying_stop_read)
+    from .operators.stop_reads import read_stop_gradient
+    add_varying_stop_reader(read_stop_gradient)
 
 
 _install_origin_resolver()

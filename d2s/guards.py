@@ -43,8 +43,9 @@ from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_
 
 from .call_policy import ignored_module
 from .errors import ConversionError
+from .guard_steps import STEPS, record_step
 from .pyct import parser
-from .pyct.reads import APPENDS, outside_reads
+from .pyct.reads import APPENDS, Probe, outside_reads
 from .pyct.self_reads import attribute_reads
 
 _MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -74,8 +75,7 @@ def is_data(value) -> bool:
     return False
 
 
-def _is_tensor(value) -> bool:
-    return is_eager_tensor(value)
+_is_tensor = is_eager_tensor
 
 
 def recorded():
@@ -198,8 +198,9 @@ def record(fn, reads, instance=None, arguments=None) -> None:
         return
     seen = _REC.seen
     passed = _REC.passed
+    known = passed | {id(g[2]) for g in guards if g[1] == "is"}  # (`helper(x, self.opts)`)
     arguments = {k: v for k, v in (arguments or {}).items()
-                 if k in reads.params and id(v) in passed and not _is_tensor(v)}
+                 if k in reads.params and id(v) in known and not _is_tensor(v)}
     key = (id(fn), id(instance), tuple(sorted((k, id(v)) for k, v in arguments.items())))
     if key in seen:
         return
@@ -227,7 +228,7 @@ def record(fn, reads, instance=None, arguments=None) -> None:
                 chain[1] in _ENVIRON_READS:
             _record_environment()  # `os.environ.get("DEBUG")`, `os.getenv(...)`
             continue
-        if isinstance(obj, types.ModuleType) and _library_module(obj):
+        if isinstance(obj, types.ModuleType) and ignored_module(obj.__name__):
             continue  # `rt.tanh`, `np.pi`: the library's own names are not rebound
         made = obj is instance and _REC.made is not None and id(obj) in _REC.made
         _record_chain(guards, obj, where, chain[1:], made)
@@ -247,15 +248,16 @@ def _chain_root(root: str, reads, instance, arguments: dict, cells: dict, glob: 
             return cells[root].cell_contents, root
         except ValueError:
             return None
-    if root in glob:
-        return glob[root], root
-    return None
+    return (glob[root], root) if root in glob else None
 
 
 def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> None:
     """Guard each step of `obj.a.b` / `obj["k"]` down to a data value or a tensor; of an
     object the trace `made`, the steps after its own attributes (`constructor`)."""
     for i, attr in enumerate(attrs):
+        if isinstance(attr, STEPS):  # (every item a `for` reads, every attribute)
+            return record_step(guards, obj, where, attr, attrs[i + 1:], _record_chain, _add)
+        attr, probe = (attr.name, True) if isinstance(attr, Probe) else (attr, False)
         if isinstance(attr, tuple):  # a constant key of a dict (`FLAGS["debug"]`)
             path = f"{where}[{attr[0]!r}]"
             if isinstance(obj, list) and type(attr[0]) is int:  # `SIZES[0]`
@@ -275,7 +277,9 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
             place = ("attr", obj, attr, path)
             if value is _MISSING:  # kept elsewhere than the instance's __dict__
                 place, value = _elsewhere(obj, attr, path)
-        if value is _MISSING:
+        if value is _MISSING:  # (`getattr(o, "a", d)`: whether it is there is read too)
+            if probe and not (made and i == 0) and not isinstance(obj, type):
+                guards.append((("attr", obj, attr, path), "is", _MISSING))
             break
         if not (made and i == 0):
             _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
@@ -344,9 +348,8 @@ def _record_property(obj, attr) -> None:
     called from converted code, with `obj` as its `self`."""
     prop = inspect.getattr_static(type(obj), attr, None)
     fget = prop.fget if isinstance(prop, property) else None
-    if not isinstance(fget, types.FunctionType):
-        return
-    if ignored_module(getattr(fget, "__module__", "") or ""):
+    if not isinstance(fget, types.FunctionType) or ignored_module(
+            getattr(fget, "__module__", "") or ""):
         return
     if fget not in _GETTER_READS:
         try:
@@ -370,10 +373,6 @@ def _record_environment() -> None:
 
 def _library_class(cls) -> bool:
     return ignored_module(getattr(cls, "__module__", None))
-
-
-def _library_module(module) -> bool:
-    return ignored_module(module.__name__)
 
 
 def _first_time(key):
@@ -457,9 +456,11 @@ def _add(guards: list, place: tuple, value, items: bool = True) -> None:
         # by identity: also functions and classes (`ACT = rt.tanh` swapped for another
         # activation, `self.act = F.relu`), which the trace called or built with
         guards.append((place, "is", value))
+        path = place[3] if len(place) > 3 else place[2]
+        if isinstance(value, dict) and hasattr(type(value), "__missing__"):  # (a defaultdict
+            guards.append((("whole", value, None, path), "items", tuple(value)))  # adds keys)
         if items and type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on
             # its items (not where the function only appends to it: `self.log.append(v)`)
-            path = place[3] if len(place) > 3 else place[2]
             guards.append((("list", value, None, path), "items", tuple(value)))
 
 
@@ -590,10 +591,9 @@ def failing(guards) -> tuple | None:
 def describe(guard) -> str:
     """The guarded place, as the user wrote it (`self.mode`, global `DEBUG`)."""
     place = guard[0]
-    if place[0] == "attr":
+    if place[0] in ("attr", "item", "list", "slot", "class", "values", "index", "whole",
+                    "member"):
         return place[3]
     if place[0] == "global":
         return f"global {place[2]}"
-    if place[0] in ("item", "list", "slot", "class", "values", "index", "whole", "member"):
-        return place[3]
     return f"closure variable {place[2]}"

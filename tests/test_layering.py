@@ -44,6 +44,7 @@ RANKS = {
     "d2s/pyct": 0,
     "d2s/errors.py": 1, "d2s/logging_utils.py": 1, "d2s/breakpoints.py": 1,
     "d2s/fallback.py": 1, "d2s/guards.py": 1, "d2s/function_spec.py": 1,
+    "d2s/guard_steps.py": 1,  # (guards' fan-out steps: the items a `for` reads)
     "d2s/call_policy.py": 1, "d2s/hidden_state.py": 1,
     "d2s/save_spec.py": 1, "d2s/report.py": 1, "d2s/report_svg.py": 1,
     "d2s/converters": 2,
@@ -298,6 +299,7 @@ OPERATOR_RANKS = {
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
@@ -308,7 +310,10 @@ OPERATOR_RANKS = {
     "mutation_loop.py": 5,
     "control_flow.py": 6,
     "graph_while.py": 7, "try_calls.py": 7, "predicates_comp.py": 7,
+    "warning_calls.py": 1,  # (warnings.warn as a py_warn op, for calls.py)
+    "logging_calls.py": 1,  # (logger.info & co. as a py_log op, for calls.py)
     "loops.py": 8, "calls.py": 8,
+    "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)

@@ -70,7 +70,8 @@ BUILTINS = {
 
 # `math` functions of one number that a value the program computes may give
 # (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
-MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil"))
+MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil",
+                            "log2", "log10", "isfinite", "isnan", "isinf"))
 
 # built-ins that iterate their arguments from this index on: given what may be a set, an
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
@@ -93,8 +94,7 @@ class BuiltinCalls(Base):
         f = node.func
         if isinstance(f, gast.Name) and f.id == "print" and not self._shadowed("print"):
             # an f-string holding a tensor is formatted when the program runs
-            node.args = [_fstring(a) if isinstance(a, gast.JoinedStr) else a
-                         for a in node.args]
+            node.args = [_print_text(a) for a in node.args]
         node = self.generic_visit(node)
         self._unpacked(node.args)
         node.args = [self._set_function(a) for a in node.args]
@@ -258,6 +258,25 @@ class BuiltinCalls(Base):
             return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
+
+
+def _print_text(node):
+    """A `print` argument that makes text (an f-string, `"...".format(...)`, `"..." % v`) as
+    pieces `print_` can format when the program runs, where they hold computed numbers."""
+    if isinstance(node, gast.JoinedStr):
+        return _fstring(node)
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr == "format" and _is_str(node.func.value):
+        return gast.Call(func=templates.parse_expr(f"{RESERVED}.format_text"),
+                         args=[node.func.value, *node.args], keywords=node.keywords)
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mod) and _is_str(node.left):
+        return gast.Call(func=templates.parse_expr(f"{RESERVED}.percent_text"),
+                         args=[node.left, node.right], keywords=[])
+    return node
+
+
+def _is_str(node) -> bool:
+    return isinstance(node, gast.Constant) and type(node.value) is str
 
 
 def _fstring(node):

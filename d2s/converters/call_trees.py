@@ -16,7 +16,9 @@ implicit class cell of their own.
 from __future__ import annotations
 
 import builtins
+import logging
 import types
+import warnings
 
 import gast
 
@@ -30,6 +32,9 @@ HANDLES = (gast.Call,)  # the pass is skipped when none of these is present
 CREATES = ()
 NEEDS_ANALYSIS = False
 _UNKNOWN = object()
+# calls that become ops acting when the program runs, as eager code's do each time
+_MESSAGES = (warnings.warn, *(getattr(logging, name) for name in (
+    "debug", "info", "warning", "error", "critical", "fatal", "log") if hasattr(logging, name)))
 
 
 class CallTrees(Base):
@@ -74,6 +79,9 @@ class CallTrees(Base):
         obj = self._resolve(f)
         if obj is _UNKNOWN or hidden_state.describe(obj) is not None:
             return False  # a random draw or a clock: `_d2s.call` refuses it when tracing
+        if obj in _MESSAGES:
+            return False  # an op warning / logging when the program runs
+            # (`operators.warning_calls`, `operators.logging_calls`)
         try:
             if obj in hidden_state.SEEDED_CONSTRUCTORS:
                 return False  # `_d2s.call` remembers the generators made in the call

@@ -28,7 +28,7 @@ user wrote it. The generated-code API, by converter:
   filters: `comp_list`, `comp_iter`; `and`/`or` values computed by statements: `chain_value`
 """
 from .calls import call  # noqa: F401
-from .print_values import formatted, fstring  # noqa: F401
+from .print_values import format_text, formatted, fstring, percent_text  # noqa: F401
 from .builtins import (  # noqa: F401
     all_,
     any_,

@@ -25,7 +25,8 @@ from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .made_sets import MadeFrozenSet, MadeSet
 from .number_pairs import pairs_extreme, pairs_sum
-from .print_values import FString, as_print_arg, eager_int
+from .number_picks import as_tensor_like, number_extreme, python_bool
+from .print_values import FString, as_print_arg, eager_int, print_objects
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .tensor_items import items_sum, refuse_use
 from .text import assert_at_run_time
@@ -51,8 +52,8 @@ def print_(*args, sep=" ", end="\n", file=None, flush=False):
         if i:
             objects.append(sep)
         objects.extend(a if type(a) is FString else [a])
-    rt.static.py_print(*[o if is_variable(o) else str(o) for o in objects], sep="", end=end,
-                       file=file)
+    shown, formats = print_objects(objects)
+    rt.static.py_print(*shown, sep="", end=end, file=file, formats=formats)
 
 
 def _building() -> bool:
@@ -326,13 +327,15 @@ def _extreme(py, op, args, kwargs):
             is_variable(v) for v in values):
         return extreme_by_key(py, args, kwargs)
     values = builtins.list(values)
+    if _numbers(values):
+        return number_extreme(py, op, values)
     out = values[0]
     for v in values[1:]:
         if not is_variable(out) and not is_variable(v):
             out = py(out, v)
             continue
         ref = out if is_variable(out) else v
-        out = getattr(rt, op)(_as_tensor(out, ref), _as_tensor(v, ref))
+        out = getattr(rt, op)(as_tensor_like(out, ref), as_tensor_like(v, ref))
     return out
 
 
@@ -375,22 +378,16 @@ def _array_extreme(py, op, arr, kwargs):
                         lambda: getattr(rt, name)(rt.static.array_stack(arr), axis=0))
 
 
-def _as_tensor(x, like):
-    if is_variable(x):
-        return x
-    return rt.full([], x, like.dtype)
-
-
 def all_(iterable):
     """`all`; over graph values: a bool tensor (the logical and of their truth values)."""
     _decided("all()", iterable)
-    return _fold(iterable, True, "logical_and", builtins.all)
+    return python_bool(_fold(iterable, True, "logical_and", builtins.all))
 
 
 def any_(iterable):
     """`any`; over graph values: a bool tensor (the logical or of their truth values)."""
     _decided("any()", iterable)
-    return _fold(iterable, False, "logical_or", builtins.any)
+    return python_bool(_fold(iterable, False, "logical_or", builtins.any))
 
 
 def _fold(iterable, unit, op, py):

@@ -31,9 +31,11 @@ from ..transpile import convert, reads_of
 from .computed_keys import KEYED_METHODS, keyed_method
 from . import str_arrays
 from .key_flags import dict_pop
+from .logging_calls import logging_call
 from .made_sets import plain_set_method, unbound_set_method
 from .try_calls import after_failure
 from .try_except import open_trys
+from .warning_calls import warn
 
 
 def call(f):
@@ -43,6 +45,11 @@ def call(f):
     if type(getattr(f, "__self__", None)) is dict and getattr(f, "__name__", "") == "pop":
         return dict_pop(f.__self__)  # (`d.pop(k, v)` in an expression: a key on some paths)
     if active_builder() is not None:
+        if f is warnings.warn:
+            return warn  # (an op: eager code warns each time it runs the line)
+        logged = logging_call(f)
+        if logged is not None:
+            return logged  # (an op: eager code logs each time it runs the line)
         seeded = _hidden_state(f)
         if seeded is not None:
             return seeded

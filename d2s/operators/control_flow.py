@@ -58,6 +58,7 @@ from .scalar_merge import (
     scalar_casts,
 )
 from .variables import (
+    RunSizedList,
     Undefined,
     UndefinedNameError,
     is_return_value,
@@ -73,6 +74,8 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
     """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state. `read_after`:
     names of sets the branches change in place that code after the `if` reads."""
     report.record("if", pred)
+    if isinstance(pred, RunSizedList):  # (`if pairs:` of a list the run sizes)
+        pred = to_bool(pred)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
     src = user_origin()
@@ -546,6 +549,8 @@ def _check_bound(names, first, second, src, unbound=None) -> None:
 def ifexp(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`."""
     report.record("if", pred)
+    if isinstance(pred, RunSizedList):
+        pred = to_bool(pred)
     if not is_variable(pred):
         return true_fn() if pred else false_fn()
     # (as an `if` statement: Python numbers of two types keep the type of the branch taken)

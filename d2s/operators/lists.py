@@ -27,7 +27,7 @@ from . import key_flags, str_arrays, tensor_items
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .set_algebra import READING_METHODS, check_items, set_method
-from .variables import is_variable, user_origin, where
+from .variables import RunSizedList, is_variable, user_origin, where
 
 
 def list_append(target, value):
@@ -293,7 +293,7 @@ def list_pop(target, *index):
 
 # ---- lists of structures ----------------------------------------------------------------------
 
-class StructArray(tuple):
+class StructArray(tuple, RunSizedList):
     """A list of structures (tuples, lists, dicts; nested) of tensors whose length depends
     on a tensor: one tensor array per leaf (the tuple's items), all of one length. A class
     per structure (`tree`), so `cond` / `while` (which carry it as a tuple of arrays) rebuild

@@ -19,11 +19,13 @@ from . import key_flags, mutation, str_arrays
 from .made_sets import MadeSet
 from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, traced
-from .variables import is_variable, user_origin, where
+from .variables import RunSizedList, is_variable, user_origin, where
 
 
 def to_bool(x):
     """A graph value as a bool tensor (Python values: `bool(x)`)."""
+    if isinstance(x, RunSizedList):  # (a list of structures the run sizes: has it items)
+        return x.length() > 0
     if not is_variable(x):
         return bool(x)
     if x.is_array:  # a list whose length the program decides: true when it has items
@@ -220,6 +222,10 @@ def _graph(a, rest, op, decided: bool):
 
 def not_(x):
     """`not x`"""
+    if isinstance(x, RunSizedList):
+        out = rt.logical_not(to_bool(x))
+        out.python_scalar = True  # (`not lst`: a Python bool)
+        return out
     if is_variable(x):
         out = rt.logical_not(to_bool(x))
         out.python_scalar = x.python_scalar  # (`not n` of a Python number: a Python bool)

@@ -63,12 +63,12 @@ def _leaf_path(value, leaf: int) -> str:
     return ""
 
 
-def refuse_varying_stop_read(value) -> None:
+def refuse_varying_stop_read(value, depth: int = 2) -> None:
     """Converted code read the stop_gradient of a value a graph loop carries that does not
     require a gradient when the loop starts and does from its second trip on
     (`Variable.stop_varies`): eager code decides a Python test of it per trip, one program
     once for every trip (a ConversionError at the user's line; reads by d2s itself pass)."""
-    f = sys._getframe(2)  # (the code that read the property)
+    f = sys._getframe(depth)  # (the code that read the property)
     src = loader.lookup(f.f_code.co_filename, frame_line(f))
     if src is None:
         return

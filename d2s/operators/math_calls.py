@@ -48,6 +48,11 @@ FUNCTIONS = {
     "fabs": (rt.abs, []),
     "floor": (rt.floor, [(rt.isnan, _NAN), (rt.isinf, _INFINITE)]),
     "ceil": (rt.ceil, [(rt.isnan, _NAN), (rt.isinf, _INFINITE)]),
+    "log2": (rt.log2, [(lambda v: v <= 0, _DOMAIN)]),
+    "log10": (rt.log10, [(lambda v: v <= 0, _DOMAIN)]),
+    "isfinite": (rt.isfinite, []),  # (a bool: `if not math.isfinite(loss.item()):`)
+    "isnan": (rt.isnan, []),
+    "isinf": (rt.isinf, []),
 }
 _TO_INT = ("floor", "ceil")
 

@@ -6,7 +6,12 @@ dict keyed by one, is refused: which items are equal (how many eager code prints
 only when the program runs."""
 from __future__ import annotations
 
+import re
+import string
+
+import runtime as rt
 from runtime.ops.array_number_kinds import holds_tensor_items
+from runtime.program.debug_ops import prints_as_number
 
 from ..errors import ConversionError
 from .variables import is_variable, user_origin, where
@@ -79,6 +84,23 @@ def _container(x) -> bool:
     return type(x) in (list, tuple, dict) or isinstance(x, (set, frozenset))
 
 
+class Spec:
+    """A value standing for a Python number in an f-string piece with a format spec or a
+    conversion (`{loss.item():.4f}`): formatted when the program runs (`print_objects`)."""
+
+    __slots__ = ("conv", "spec", "value")
+
+    def __init__(self, value, spec, conv):
+        self.value, self.spec, self.conv = value, spec, conv
+
+
+def print_objects(objects) -> tuple:
+    """(the objects `py_print` prints: graph values, and strs; the (spec, conversion) of each
+    `Spec` among them, else None)."""
+    shown = [o.value if type(o) is Spec else o if is_variable(o) else str(o) for o in objects]
+    return shown, [(o.spec, o.conv) if type(o) is Spec else None for o in objects]
+
+
 class Formatted:
     """One `{value!conv:spec}` of an f-string passed to `print` (see `fstring`)."""
 
@@ -111,6 +133,9 @@ def fstring(*parts):
             out.append(p.text())
         elif not is_variable(p.value) and not p.spec and p.conv != "a":
             out.extend(pieces(p.value))  # (a container: its repr, element by element)
+        elif is_variable(p.value) and (p.spec or p.conv == "a") and (
+                p.conv or prints_as_number(p.value)):  # (`loss.item():.4f`, `t!r:>9`)
+            out.append(Spec(p.value, p.spec, p.conv))  # (formatted when the program runs)
         elif p.spec or p.conv == "a":
             raise TypeError(
                 f"an f-string formats a tensor with {'!a' if p.conv == 'a' else ':' + p.spec}"
@@ -120,3 +145,62 @@ def fstring(*parts):
         else:
             out.append(p.value)  # (str and repr of a tensor print the same)
     return FString(out)
+
+
+def format_text(template: str, *args, **kwargs):
+    """`template.format(*args, **kwargs)` as a `print` argument: the str, or where a field
+    holds a graph value, the pieces `fstring` makes of it (formatted when the program runs)."""
+    if not holds_graph_values([*args, *kwargs.values()]):
+        return template.format(*args, **kwargs)
+    formatter, parts, auto = string.Formatter(), [], 0
+    for literal, field, spec, conv in formatter.parse(template):
+        parts.append(literal)
+        if field is None:
+            continue
+        if field == "" or field[0] in ".[":  # (an automatic field number)
+            field, auto = f"{auto}{field}", auto + 1
+        value = formatter.get_field(field, args, kwargs)[0]
+        parts.append(Formatted(value, conv or "", (spec or "").format(*args, **kwargs)))
+    return fstring(*parts)
+
+
+# `%[(key)][flags][width][.precision]type`, as the format spec it stands for
+_PERCENT = re.compile(r"%(?:\((\w+)\))?([-+ 0#]*)(\d*)(?:\.(\d+))?([diouxXeEfFgGcrsa%])")
+
+
+def percent_text(template: str, values):
+    """`template % values` as a `print` argument (see `format_text`); `%d` of a float is its
+    int, as Python's."""
+    items = values if type(values) is tuple else (values,)
+    if not holds_graph_values(list(items) + list(values.values() if type(values) is dict
+                                                  else ())):
+        return template % values
+    parts, at, n = [], 0, 0
+    for m in _PERCENT.finditer(template):
+        key, flags, width, prec, kind = m.groups()
+        parts.append(template[at:m.start()])
+        at = m.end()
+        if kind == "%":
+            parts.append("%")
+            continue
+        value = values[key] if key is not None else items[n]
+        n += key is None
+        if kind in "diuoxXc":  # (Python's `%` takes int() / float() of the value)
+            kind, value = "d" if kind in "diu" else kind, _as_number(value, "int64")
+        elif kind in "eEfFgG":
+            value = _as_number(value, "float64")
+        spec = ("<" if "-" in flags else "") + "".join(c for c in "+ #" if c in flags) + (
+            "0" if "0" in flags and "-" not in flags else "") + width + (
+            f".{prec}" if prec is not None else "") + (kind if kind not in "rsa" else "")
+        parts.append(Formatted(value, kind if kind in "rsa" else "", spec))
+    return fstring(*parts, template[at:])
+
+
+def _as_number(value, dtype: str):
+    """`int(value)` (`%d`, truncated as Python does) or `float(value)` (`%f`) of a graph value,
+    standing for that Python number; a Python value as it is, `%` converts it itself."""
+    if not is_variable(value) or value.dtype == dtype and prints_as_number(value):
+        return value
+    out = rt.cast(value, dtype)
+    out.python_scalar = True
+    return eager_int(out) if dtype == "int64" else out

@@ -29,6 +29,15 @@ def user_origin(depth: int = 2):
     return None
 
 
+class RunSizedList:
+    """A list whose length the run decides that is not itself a graph value (a list of
+    structures, one tensor array per leaf: `lists.StructArray`): `length()` is a graph value,
+    and so is its truth (`if not beams:`)."""
+
+    def length(self):
+        raise NotImplementedError
+
+
 class ReturnValue(str):
     """The marker of a state name that holds the function's return value: the name the
     return converter chose (`_retval`), as recorded in the generated file's line map

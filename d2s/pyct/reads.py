@@ -28,7 +28,7 @@ import gast
 
 from .walk import NAME_FIELDS, push_children
 
-MAX_CHAIN = 4  # names in a guarded chain (`self.a.b.c`)
+MAX_CHAIN = 8  # names in a guarded chain (`self.a.b.c`)
 # list methods that add items without reading the list: a chain ending in one reads the
 # object that holds the list, not its items (`guards.record`)
 APPENDS = frozenset(("append", "extend"))
@@ -41,6 +41,22 @@ _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 class Key(NamedTuple):
     """A constant subscript in a chain (`cfg["mode"]`)."""
     value: object
+
+
+class Probe(NamedTuple):
+    """An attribute looked up by `getattr(obj, "name", default)` or `hasattr(obj, "name")`
+    (the last of a chain): whether the object has it is read too."""
+    name: str
+
+
+class Each(NamedTuple):
+    """Every item a `for` reads from the chain before it (`for st in self.stages:`, then
+    `st.mult`); `values`: of a dict (`.values()`, `.items()`)."""
+    values: bool = False
+
+
+class AllAttrs(NamedTuple):
+    """Every attribute of the object: `getattr(obj, name)` with a computed name, `vars(obj)`."""
 
 
 class Reads(NamedTuple):
@@ -63,12 +79,13 @@ def outside_reads(fn) -> Reads:
     self_name = positional[0].id if positional else None
     bound = set()
     loads = set()
-    stored = set()
+    stores: dict = {}  # name -> how many times it is bound (parameters aside)
     chains = set()
     appended_to = set()  # ids of `xs` in `xs.append`: a list only appended to is not read
     keyed_to = set()  # ids of `d` in `d["k"]`
     chain_loads: dict = {}  # chain -> how many times it is loaded
     aliased = []  # (name, chain): `hist = self.history`
+    loop_aliases = []  # (name, chain + Each): `for st in self.stages:`
     appends, other_loads, keyed = set(), set(), set()
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
@@ -85,7 +102,7 @@ def outside_reads(fn) -> Reads:
             else:
                 bound.add(node.id)
                 if node.ctx.__class__ is not gast.Param:
-                    stored.add(node.id)
+                    stores[node.id] = stores.get(node.id, 0) + 1
         elif cls in _ATTRIBUTE_LIKE:
             if cls is gast.Subscript and node.slice.__class__ is gast.Constant and \
                     type(node.slice.value) is str:
@@ -93,12 +110,16 @@ def outside_reads(fn) -> Reads:
             if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
                 if cls is gast.Attribute and node.attr in APPENDS:
                     appended_to.add(id(node.value))
-                chain = _chain(node)
+                chain = _chain(node, computed=True)
                 if chain is not None and len(chain) >= 2:
                     # (also a called one, `self.fc(x)`, `self.act(x)`: the layer or function
                     # it holds, by identity; a method defined in the class is not guarded)
                     chains.add(chain[:MAX_CHAIN])
                     chain_loads[chain[:MAX_CHAIN]] = chain_loads.get(chain[:MAX_CHAIN], 0) + 1
+        elif cls is gast.Call:
+            chains.update(_probes(node))
+        elif cls is gast.For or cls is gast.comprehension:
+            loop_aliases += _loop_aliases(node.target, node.iter)
         elif cls in _FUNCTIONS:
             if cls is not gast.Lambda:
                 bound.add(node.name)
@@ -119,6 +140,8 @@ def outside_reads(fn) -> Reads:
             if chain is not None and len(chain) >= 2:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
+    stored = set(stores)
+    chains |= _through_aliases(chains, aliased + loop_aliases, stores)
     appended = appends - other_loads
     for chain in {c for n, c in aliased if n in appended and len(c) < MAX_CHAIN}:
         if chain_loads[chain] == sum(c == chain for _, c in aliased):  # (a local name for a
@@ -131,6 +154,61 @@ def outside_reads(fn) -> Reads:
                  frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
 
 
+def _through_aliases(chains: set, aliased: list, stores: dict) -> set:
+    """Chains read through a local name bound once to a chain (`hc = cfg.model.head`, then
+    `hc.scale`), as the chains they read (`cfg.model.head.scale`); aliases of aliases too."""
+    alias = {n: c for n, c in aliased if stores.get(n) == 1}
+    found, todo = set(), [c for c in chains if c[0] in alias]
+    while todo:
+        c = todo.pop()
+        full = (alias[c[0]] + c[1:])[:MAX_CHAIN]
+        if full not in found and full not in chains:
+            found.add(full)
+            if full[0] in alias and full[0] != c[0]:
+                todo.append(full)
+    return found
+
+
+def _probes(call) -> list:
+    """The chain `getattr(a.b, "name", d)` / `hasattr(a.b, "name")` reads (ending in a
+    `Probe`), or with a computed name, and `vars(a.b)`, every attribute (`AllAttrs`)."""
+    f = call.func
+    if f.__class__ is not gast.Name or f.id not in ("getattr", "hasattr", "vars") or \
+            not call.args:
+        return []
+    chain = _named_chain(call.args[0])
+    if chain is None or len(chain) >= MAX_CHAIN:
+        return []
+    name = call.args[1] if len(call.args) > 1 else None
+    return [chain + (Probe(name.value) if name.__class__ is gast.Constant and type(
+        name.value) is str else AllAttrs(),)]
+
+
+def _loop_aliases(target, it) -> list:
+    """(name, chain + Each) for `for name in a.b`, `for name in a.b.values()`, `for k, name
+    in a.b.items()` and `for i, name in enumerate(a.b)`."""
+    values = False
+    if it.__class__ is gast.Call and not it.args and it.func.__class__ is gast.Attribute and \
+            it.func.attr in ("values", "items"):
+        values, pairs, it = True, it.func.attr == "items", it.func.value
+    else:
+        pairs = it.__class__ is gast.Call and it.func.__class__ is gast.Name and \
+            it.func.id == "enumerate" and len(it.args) == 1
+        it = it.args[0] if pairs else it
+    if pairs:
+        target = target.elts[1] if target.__class__ is gast.Tuple and len(
+            target.elts) == 2 else None
+    chain = _named_chain(it)
+    if target.__class__ is not gast.Name or chain is None or len(chain) >= MAX_CHAIN:
+        return []
+    return [(target.id, chain + (Each(values),))]
+
+
+def _named_chain(node) -> tuple | None:
+    """`_chain` of `node`, also of a plain name (`('cfg',)`)."""
+    return (node.id,) if node.__class__ is gast.Name else _chain(node)
+
+
 def _aliases(target, value) -> list:
     """(name, chain) for `name = a.b` (also `n, m = a.b, c.d`)."""
     if target.__class__ is gast.Tuple and value.__class__ is gast.Tuple and len(
@@ -140,15 +218,18 @@ def _aliases(target, value) -> list:
     return [(target.id, chain[:MAX_CHAIN])] if chain is not None and len(chain) >= 2 else []
 
 
-def _chain(node) -> tuple | None:
+def _chain(node, computed: bool = False) -> tuple | None:
     """`a.b.c` as ('a', 'b', 'c'), `a.b["k"]` as ('a', 'b', Key('k')) (a constant key or
-    index); None for anything else (calls, computed subscripts)."""
+    index), and where `computed`, `a.b[k]` as ('a', 'b', Each(True)) (any item); None for
+    anything else (calls, computed subscripts)."""
     parts = []
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         if isinstance(node, gast.Attribute):
             parts.append(node.attr)
         elif isinstance(node.slice, gast.Constant) and type(node.slice.value) in (str, int):
             parts.append(Key(node.slice.value))
+        elif computed:
+            parts.append(Each(True))
         else:
             return None
         node = node.value

@@ -423,8 +423,10 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
     tensors = [x for x, w in zip(inputs, scalars)
                if not w and hasattr(x, "dtype") and not isinstance(x, (list, tuple))]
     if not tensors:
-        # int scalar <op> float: a float64 (not a size: `rt.full([i], 1.0)` keeps `i` an int)
-        if op.name not in _MAKES_TENSOR and any(isinstance(x, float) for x in inputs):
+        # int scalar <op> float, and int / int: a float64, as Python's (not a size:
+        # `rt.full([i], 1.0)` keeps `i` an int)
+        if op.name not in _MAKES_TENSOR and (op.name == "divide" or any(
+                isinstance(x, float) for x in inputs)):
             inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
                       for x, w in zip(inputs, scalars)]
         return inputs, op.name not in _MAKES_TENSOR

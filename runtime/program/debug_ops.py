@@ -10,7 +10,7 @@ from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
-SIDE_EFFECTS = {"print", "py_print", "assert", "raise", "write_persistable", "grad_hook",
+SIDE_EFFECTS = {"print", "py_print", "py_warn", "py_log", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
                 "backward_cut_check"}
 
@@ -58,22 +58,59 @@ def _holding(exc: BaseException, state: int, held) -> BaseException:
 
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
-                     as_int=()):
+                     as_int=(), formats=()):
     wrap = core.wrap
-    it = iter(zip(values, stop_gradient, as_int or [False] * len(values)))
+    it = iter(zip(values, stop_gradient, as_int or [False] * len(values),
+                  formats or [None] * len(values)))
     shown = []
     for p in parts:
         if p is None:
-            a, stop, whole = next(it)
+            a, stop, whole, how = next(it)
             if whole:  # (a dim, a length, `loss.item()`: a Python number in eager code)
-                shown.append(str(a.item()))
-                continue
-            t = wrap(a)
-            t.stop_gradient = stop
-            shown.append(str(t))
+                v = a.item()
+            else:
+                v = wrap(a)
+                v.stop_gradient = stop
+            shown.append(str(v) if how is None else _formatted(v, *how))
         else:
             shown.append(p)
     print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
+    return ()
+
+
+def _formatted(v, spec: str, conv: str) -> str:
+    """`f"{v!conv:spec}"` of a Python number or a tensor (`!r` / `!s`: of its text)."""
+    return format(repr(v) if conv == "r" else ascii(v) if conv == "a" else str(v) if conv ==
+                  "s" else v, spec)
+
+
+def _py_warn_kernel(xp, message="", category="UserWarning", filename="", lineno=0, module=""):
+    """`warnings.warn(message, category)` as raised at the user's line (`warn_explicit`, with
+    the registry of the user's module, so the filters' "default" and "module" actions show it
+    as often as eager code's)."""
+    globs = getattr(_sys.modules.get(module), "__dict__", None)
+    registry = globs.setdefault("__warningregistry__", {}) if globs is not None else None
+    _warnings.warn_explicit(message, error_class(category) or UserWarning, filename, lineno,
+                            module=module or None, registry=registry)
+    return ()
+
+
+def _py_log_kernel(xp, values, logger="", level=20, items=(), slots=(), numbers=(),
+                   stop_gradient=(), filename="", lineno=0, func=""):
+    """`logging.getLogger(logger).log(level, *items)` as logged at the user's line: the items
+    at `slots` are the values (`numbers`: as the Python numbers eager code has)."""
+    log = _logging.getLogger(logger or None)
+    if not log.isEnabledFor(level):
+        return ()
+    items = list(items)
+    for i, a, number, stop in zip(slots, values, numbers, stop_gradient):
+        if number:
+            items[i] = a.item()
+        else:
+            items[i] = core.wrap(a)
+            items[i].stop_gradient = stop
+    log.handle(log.makeRecord(log.name, level, filename, lineno, items[0], tuple(items[1:]),
+                              None, func))
     return ()
 
 
@@ -110,6 +147,14 @@ PY_PRINT = registry.register(
     "py_print", kernel=_py_print_kernel, infer=lambda values, **a: (), nondiff=True,
     amp="keep", doc="Python's print(*objects, sep, end) when the op runs, tensors shown as "
                     "eager mode shows them.")
+PY_WARN = registry.register(
+    "py_warn", kernel=_py_warn_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
+    doc="Python's warnings.warn(message, category) when the op runs, as raised at `filename`:"
+        "`lineno` of `module`. Put it in a cond/while block so it runs on that branch only.")
+PY_LOG = registry.register(
+    "py_log", kernel=_py_log_kernel, infer=lambda values, **a: (), nondiff=True, amp="keep",
+    doc="A logging call (logger name, level, message and arguments, tensors among them) when "
+        "the op runs, as logged at `filename`:`lineno` in `func`.")
 GRAD_HOOK = registry.register(
     "grad_hook", kernel=_grad_hook_kernel, infer=lambda g, **a: Meta(g.shape, g.dtype),
     grad=_grad_hook_second_order, amp="keep",
@@ -140,9 +185,11 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
                                   "summarize": summarize})
 
 
-def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
+def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None) -> None:
     """`print(*objects, sep=sep, end=end)` with the same output as eager mode; in a static
     program tensors are printed when the program runs (Python values are formatted now).
+    `formats`: per object, None or the (spec, conversion) of an f-string's `{v!c:spec}`, for
+    values standing for Python numbers (`loss.item()`), formatted when the program runs.
 
     >>> import runtime as rt
     >>> rt.static.py_print('n =', 3, sep=' ', end='!\\n')
@@ -156,16 +203,49 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None) -> None:
     tensors = [o for o in objects if core.is_tensor(o)]
     attrs = {"parts": parts, "sep": sep, "end": end,
              "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
-    numbers = [_python_number(t) for t in tensors]
+    numbers = [prints_as_number(t) for t in tensors]
     if any(numbers):
         attrs["as_int"] = numbers
+    if formats is not None and any(f is not None for f in formats):
+        attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
     bind(PY_PRINT, (tensors,), attrs)
 
 
-def _python_number(t) -> bool:
+def py_warn(message, category=UserWarning, filename: str = "", lineno: int = 0,
+            module: str = "") -> None:
+    """`warnings.warn(message, category)` when the program runs this op (eagerly: now), shown
+    as raised at `filename`:`lineno` (the user's line) of `module`."""
+    if STATE.builder is None:
+        _warnings.warn_explicit(message, category, filename, lineno, module=module or None)
+        return
+    bind(PY_WARN, (), {"message": message, "category": error_name(category),
+                       "filename": filename, "lineno": lineno, "module": module})
+
+
+def py_log(logger: str, level: int, items: list, filename: str = "", lineno: int = 0,
+           func: str = "") -> None:
+    """`logging.getLogger(logger).log(level, *items)` (the message, then its arguments, which
+    may be tensors) when the program runs this op (eagerly: now), as logged at `filename`:
+    `lineno` in `func`."""
+    slots = [i for i, v in enumerate(items) if core.is_tensor(v)]
+    if STATE.builder is None:
+        _py_log_kernel(None, [core.array_of(items[i]) for i in slots], logger, level,
+                       items, slots, [False] * len(slots),
+                       [items[i].stop_gradient for i in slots], filename, lineno, func)
+        return
+    tensors = [items[i] for i in slots]
+    bind(PY_LOG, (tensors,), {
+        "logger": logger, "level": level, "filename": filename, "lineno": lineno,
+        "func": func, "slots": slots, "items": [None if i in slots else v
+                                                 for i, v in enumerate(items)],
+        "numbers": [prints_as_number(t) for t in tensors],
+        "stop_gradient": [bool(t.stop_gradient) for t in tensors]})
+
+
+def prints_as_number(t) -> bool:
     """Whether `t` stands for what eager code holds as a Python number (a dim or length,
     `loss.item()`, `int(t)`), so printed as that number; not where only the run decides
     whether it is an int or a float."""
@@ -202,13 +282,15 @@ def assert_text(cond, objects) -> None:
     _bind_assert(cond, tensors, {
         "message": "", "summarize": 0, "parts": parts,
         "stop_gradient": [bool(t.stop_gradient) for t in tensors],
-        "as_int": [_python_number(t) for t in tensors]})
+        "as_int": [prints_as_number(t) for t in tensors]})
 
 
 # ---- raise -----------------------------------------------------------------------------------
 
 import builtins as _builtins  # noqa: E402
+import logging as _logging  # noqa: E402
 import sys as _sys  # noqa: E402
+import warnings as _warnings  # noqa: E402
 
 # Exception classes met while building programs in this process, by qualified name, so a
 # `raise` op raises the user's own class. A program loaded elsewhere finds a user class only

@@ -60,7 +60,8 @@ def _kept(v, what: str) -> None:
 
 # Called as `fn(variable)` when code reads the stop_gradient of a value whose flag differs
 # between the trips of the graph loop that carries it (`Variable.stop_varies`): d2s refuses
-# such a read from converted user code, a Python decision eager code makes per trip.
+# such a read from converted user code, a Python decision eager code makes per trip; or
+# between runs (`stop_when`): d2s gives converted user code the flag of the run, a bool value.
 _VARYING_STOP_READERS: list = []
 
 
@@ -192,9 +193,11 @@ class Variable(core.VariableBase):
 
     @property
     def stop_gradient(self) -> bool:
-        if self.stop_varies:
-            for fn in _VARYING_STOP_READERS:
-                fn(self)
+        if self.stop_varies or self.stop_when is not None:
+            for fn in _VARYING_STOP_READERS:  # (a reader may give the flag of the run)
+                flag = fn(self)
+                if flag is not None:
+                    return flag
         return self._stop_gradient
 
     @stop_gradient.setter

@@ -3,6 +3,7 @@ each in eager mode, converted, and compared with NumPy."""
 import inspect
 import pathlib
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -152,6 +153,13 @@ def test_accuracy_fills_correct_and_total():
 
 # ---- every public function of rt.static works eagerly ----------------------------------------
 
+def _warned():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        static.py_warn("eager", RuntimeWarning, "m.py", 3, "m")
+    return [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
 def _guarded():
     with static.program_guard(static.Program()):
         v = static.data("d2", [3])
@@ -195,6 +203,8 @@ def _static_calls(tmp_path):
         "in_dynamic_mode": (static.in_dynamic_mode, lambda r: r is True),
         "program_guard": (_guarded, lambda r: r == "d2: f32[3]"),
         "py_print": (lambda: static.py_print("eager"), None),
+        "py_warn": (_warned, lambda r: r == [("eager", RuntimeWarning, "m.py", 3)]),
+        "py_log": (lambda: static.py_log("d2s.eager", 10, ["%s", 1]), None),
         "save_inference_model": (lambda: static.save_inference_model(
             prefix, [d], [out], program=main), None),
         "load_inference_model": (lambda: (static.save_inference_model(
