@@ -85,8 +85,16 @@ class TryExcept(Base):
     def __init__(self, ctx, fn=None):
         super().__init__(ctx)
         self._calls = CallTrees(ctx)  # which calls may reach user code
+        self._lookups = False  # the `try` converted now may catch a run-time lookup error
         if fn is not None:
             self._calls.scopes.append(fn)  # its local names: `activity.locals_of(fn)`
+
+    def _may_fail(self, node) -> bool:
+        """Whether expression `node` may fail when the program runs: it calls user code, or
+        (in the body of a `try` whose clauses may catch a lookup error: `_lookups`) it reads
+        a name, item or attribute, which may hold a value that exists on some paths only
+        (`operators.try_except.TryState.take_read_error`)."""
+        return self._user_call(node) or self._lookups and _reads_values(node)
 
     def _user_call(self, node) -> bool:
         """Whether expression `node` holds a call that may run user code."""
@@ -109,7 +117,7 @@ class TryExcept(Base):
             if isinstance(n, _SCOPES):
                 continue
             if isinstance(n, gast.expr):
-                if self._user_call(n):
+                if self._may_fail(n):
                     return True
                 continue
             stack.extend(gast.iter_child_nodes(n))
@@ -126,6 +134,13 @@ class TryExcept(Base):
                                     templates.const(None) for h in node.handlers],
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
+        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers)
+        try:
+            return self._convert(node, handlers, end)
+        finally:
+            self._lookups = outer_lookups
+
+    def _convert(self, node, handlers, end):
         if not self._needs(node.body):
             _pass_conversion_errors(node)
             return node
@@ -164,10 +179,14 @@ class TryExcept(Base):
                  gast.Return: "value", gast.If: "test", gast.For: "iter",
                  gast.Expr: "value"}.get(type(s))
         value = getattr(s, field, None) if field else None
-        if value is None or not self._user_call(value):
+        if value is None or not self._may_fail(value):
             return None
         collect = templates.replace(f"code = {RESERVED}.try_collect(state, code)", code=code,
                                     state=state)
+        if self._lookups and not isinstance(s, gast.Expr):  # (the value it binds is read)
+            tmp = self.ctx.namer.new("tmp")
+            collect = templates.replace(f"code = {RESERVED}.try_collect(state, code, tmp)",
+                                        code=code, state=state, tmp=tmp)
         if isinstance(s, gast.Expr):
             call = s.value
             if not isinstance(call, gast.Call) or not any(
@@ -186,7 +205,8 @@ class TryExcept(Base):
                     pre += templates.replace("tmp = value", tmp=tmp, value=k.value)
                     k.value = templates.name(tmp)
             return _at(pre + collect, s), s
-        tmp = self.ctx.namer.new("tmp")
+        if not self._lookups:
+            tmp = self.ctx.namer.new("tmp")
         setattr(s, field, templates.name(tmp))
         return _at(templates.replace("tmp = value", tmp=tmp, value=value) + collect, s), s
 
@@ -209,7 +229,7 @@ class TryExcept(Base):
             if not self._needs(s):
                 out.append(s)
                 continue
-            if isinstance(s, gast.While) and self._user_call(s.test):
+            if isinstance(s, gast.While) and self._may_fail(s.test):
                 rest = stmts[i + 1:]
                 return out + self._while_test(s, code, state, in_loop) + self._guard(
                     rest, code, state, in_loop)
@@ -321,6 +341,45 @@ class TryExcept(Base):
         orelse = node.orelse or [gast.Pass()]
         return templates.replace(f"if {RESERVED}.try_ok(code):\n    orelse\nelse:\n    rest",
                                  code=code, orelse=orelse, rest=chain)
+
+
+# clauses that cannot catch what a read check raises (`KeyError`, `IndexError`,
+# `AttributeError`, `UnboundLocalError`, `NameError`: `operators.try_except.LOOKUP_ERRORS`)
+_NOT_LOOKUPS = frozenset((
+    "ValueError", "TypeError", "RuntimeError", "AssertionError", "ZeroDivisionError",
+    "ArithmeticError", "OverflowError", "FloatingPointError", "StopIteration",
+    "NotImplementedError", "OSError", "ImportError", "RecursionError", "MemoryError",
+    "KeyboardInterrupt", "SystemExit", "UnicodeError", "ConversionError"))
+
+
+def _may_catch_lookups(handlers) -> bool:
+    """Whether one of the `except` clauses may catch a lookup error (a bare `except`, a
+    class other than the known others, a name the converter cannot see through)."""
+    for h in handlers:
+        types = h.type.elts if isinstance(h.type, gast.Tuple) else [h.type]
+        for t in types:
+            name = t.attr if isinstance(t, gast.Attribute) else getattr(t, "id", None)
+            if name not in _NOT_LOOKUPS:
+                return True
+    return False
+
+
+def _reads_values(node) -> bool:
+    """Whether expression `node` reads a name, item or attribute (not only code that the
+    converters wrote: `_d2s.try_ok(code)`)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, gast.Name) and n.func.value.id == RESERVED:
+            continue
+        if isinstance(n, (gast.Name, gast.Subscript, gast.Attribute)) and \
+                isinstance(n.ctx, gast.Load):
+            return True
+        if isinstance(n, _SCOPES):
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return False
 
 
 def _finally_jumps(node) -> bool:

@@ -28,6 +28,8 @@ do not happen.
 """
 from __future__ import annotations
 
+import sys
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
@@ -42,12 +44,13 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "handlers", "src", "pending")
+    __slots__ = ("errors", "handlers", "src", "pending", "reads")
 
     def __init__(self, handlers=None, src=None):
         self.errors: dict = {}
         self.handlers, self.src = handlers, src
         self.pending: list = []  # (called function's state, its error code, block, origin)
+        self.reads: list = []  # (error, origin) of read checks handed on, not collected yet
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
@@ -59,6 +62,30 @@ class TryState:
         except Exception:  # noqa: BLE001  (a clause's class not defined yet: not this one)
             return False
         return any(isinstance(exc, _classes(c)) for c in classes)
+
+    def take_read_error(self, exc, failed) -> bool:
+        """A read check (`unbound.ReadCheck`) run in this open body: eager code raises `exc`
+        (its `KeyError`, `IndexError`, `AttributeError`, `UnboundLocalError` of a value that
+        exists on some paths only) where the bool graph value `failed` is true. When one of
+        the clauses catches it, it is handed on like a called function's error code (to the
+        `try_collect` after the statement: the converter puts one after each statement such
+        clauses may see fail) and True is returned; else False (a `raise` op, uncaught)."""
+        if self.handlers is None or not isinstance(exc, LOOKUP_ERRORS) or \
+                not self.catches(exc):
+            return False
+        read = TryState(_read_handlers)
+        read.errors[1] = exc
+        read.src = user_origin()
+        self.pending.append((read, rt.cast(failed, "int64"), current_block(), read.src))
+        self.reads.append((exc, read.src))
+        return True
+
+
+def _read_handlers():  # (the `handlers` of a read check's error: `take_read_error`)
+    return ()
+
+
+LOOKUP_ERRORS = (LookupError, AttributeError, NameError)  # what read checks raise for eager
 
 
 def open_trys() -> list:
@@ -78,6 +105,22 @@ def try_end(state: TryState) -> None:
     stack = open_trys()
     if state in stack:
         del stack[stack.index(state):]
+    if not state.reads:
+        return
+    (exc, src), state.pending, state.reads = state.reads[0], [], []
+    if sys.exc_info()[1] is None:  # (a read the converter did not collect after: never
+        # silent; an `except` clause or `finally` the trace reached by an error: not that)
+        raise _uncollected(exc, src, state)
+
+
+def _uncollected(exc, src, state: TryState) -> ConversionError:
+    return ConversionError(
+        f"{type(exc).__name__}({exc}) may be raised when the program runs at {where(src)}, "
+        f"reading a value that exists on some paths only, inside a `try` ({where(state.src)}) "
+        "whose `except` clause catches it, in a part of a statement that the program decides "
+        "when it runs (`a if t else b`, `and`/`or` with a tensor operand) or after which "
+        "it cannot hand the error to that clause. Read the value in a statement of its own "
+        "(`if 'k' in d: v = d['k']`).", origin=src)
 
 
 def fn_state() -> TryState:
@@ -124,12 +167,21 @@ def _merge(outer: TryState, code, inner: TryState, inner_code, ks):
     return code + rt.cast(code == 0, "int64") * mapped
 
 
-def try_collect(state: TryState, code):
+def try_collect(state: TryState, code, *values):
     """After a statement that called functions: the error codes they handed on (`deposit`)
-    join this body's code, the first one raised winning."""
-    pending, state.pending = state.pending, []
+    join this body's code, the first one raised winning. `values` (what the statement
+    computed) are read first: a value that exists on some paths only raises there, as eager
+    code raised while computing it (`Variable.on_read`, `take_read_error`)."""
+    stack = open_trys()
+    if stack and stack[-1] is state:  # (an enclosing `try`'s collect: the inner one read)
+        for v in _leaves(values):
+            if is_variable(v) and v.on_read is not None:
+                v.on_read()
+    pending, state.pending, state.reads = state.pending, [], []
     here = current_block()
     for inner, inner_code, block, src in pending:
+        if block is not here and inner.handlers is _read_handlers:
+            raise _uncollected(inner.errors[1], src, state)
         if block is not here:
             raise ConversionError(
                 f"a run-time `raise`/`assert` in a function called at {where(src)} inside "
@@ -142,6 +194,18 @@ def try_collect(state: TryState, code):
             [inner_code] if inner_code in inner.errors else [])
         code = _merge(state, code, inner, inner_code, keys)
     return code
+
+
+def _leaves(values):
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (tuple, list)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        else:
+            yield v
 
 
 def fn_exit(state: TryState, code) -> None:
