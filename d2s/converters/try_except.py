@@ -488,7 +488,9 @@ def _wrap_function(conv: TryExcept, fn) -> None:
     `try` body whose errors go to the caller (`_d2s.fn_exit`, before the return)."""
     code, state = conv.ctx.namer.new("exc"), conv.ctx.namer.new("try")
     exits = always_exits(fn.body)
+    conv._lookups = True  # (the caller's clauses may catch a lookup error of its reads)
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
+    conv._lookups = False
     fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state()", code=code,
                                 state=state) + body
     end = templates.replace(f"{RESERVED}.fn_exit(state, code)", state=state, code=code)

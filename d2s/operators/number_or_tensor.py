@@ -236,7 +236,7 @@ def check_attribute(value, name: str, src) -> None:
     exc = AttributeError(f"'{number.__name__}' object has no attribute '{name}'")
     flag = get(value, "number_when")
     trys = current().trys
-    if trys and trys[-1].take_read_error(exc, flag):
+    if trys and trys[-1].take_read_error(exc, flag, value):
         return  # (the `try`'s clause catches it)
     checked.add(key)
     at = f"{short_name(src.filename)}:{src.lineno}"

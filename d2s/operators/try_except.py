@@ -44,13 +44,14 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "handlers", "src", "pending", "reads")
+    __slots__ = ("errors", "handlers", "src", "pending", "reads", "taken")
 
     def __init__(self, handlers=None, src=None):
         self.errors: dict = {}
         self.handlers, self.src = handlers, src
         self.pending: list = []  # (called function's state, its error code, block, origin)
         self.reads: list = []  # (error, origin) of read checks handed on, not collected yet
+        self.taken: set = set()  # (read check, block) pairs handed on (`take_read_error`)
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
@@ -63,20 +64,34 @@ class TryState:
             return False
         return any(isinstance(exc, _classes(c)) for c in classes)
 
-    def take_read_error(self, exc, failed) -> bool:
-        """A read check (`unbound.ReadCheck`) run in this open body: eager code raises `exc`
-        (its `KeyError`, `IndexError`, `AttributeError`, `UnboundLocalError` of a value that
-        exists on some paths only) where the bool graph value `failed` is true. When one of
-        the clauses catches it, it is handed on like a called function's error code (to the
-        `try_collect` after the statement: the converter puts one after each statement such
-        clauses may see fail) and True is returned; else False (a `raise` op, uncaught)."""
-        if self.handlers is None or not isinstance(exc, LOOKUP_ERRORS) or \
-                not self.catches(exc):
+    def take_read_error(self, exc, failed, key) -> bool:
+        """A read check (`unbound.ReadCheck`, `key`) run while this body is the innermost
+        open one: eager code raises `exc` (its `KeyError`, `IndexError`, `AttributeError`,
+        `UnboundLocalError` of a value that exists on some paths only) where the bool graph
+        value `failed` is true. Where the clauses of this `try` catch it (for a function
+        converted for a call in a `try` body, `fn_state`: of a `try` around the call),
+        it is handed on by this body like a called function's error code, to the
+        `try_collect` after the statement (the converter puts one after each statement such
+        clauses may see fail), and True is returned; else False (a `raise` op, uncaught)."""
+        if not isinstance(exc, LOOKUP_ERRORS):
             return False
+        if self.handlers is None:  # (a function converted for a call in a `try` body)
+            stack = open_trys()
+            outer = stack[:stack.index(self)] if self in stack else []
+            caught = any(s.catches(exc) for s in outer if s.handlers is not None)
+        else:
+            caught = self.catches(exc)
+        return caught and self._take(exc, failed, key)
+
+    def _take(self, exc, failed, key) -> bool:
+        block = current_block()
+        if (id(key), id(block)) in self.taken:  # (read again: already handed on)
+            return True
+        self.taken.add((id(key), id(block)))
         read = TryState(_read_handlers)
         read.errors[1] = exc
         read.src = user_origin()
-        self.pending.append((read, rt.cast(failed, "int64"), current_block(), read.src))
+        self.pending.append((read, rt.cast(failed, "int64"), block, read.src))
         self.reads.append((exc, read.src))
         return True
 

@@ -45,7 +45,7 @@ class ReadCheck:
             f"cannot access local variable '{self.name}' where it is not associated with a "
             "value")
         trys = current().trys
-        if trys and trys[-1].take_read_error(error, rt.logical_not(self.bound)):
+        if trys and trys[-1].take_read_error(error, rt.logical_not(self.bound), self):
             return  # (an `except` clause of the open `try` body catches it: no `raise` op;
             # the block is not done: a read after the `try` is checked again)
         self.done.add(id(b.block))

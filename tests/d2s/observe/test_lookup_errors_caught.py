@@ -261,3 +261,36 @@ def test_a_read_the_program_decides_inside_the_statement_is_a_clear_error():
     assert 'v = d["k"] * 2.0 if x.sum() > 100 else x[0]' in message
     for internal in ("_retval", "Variable(%", "<undefined", "_tmp_", "_exc_"):
         assert internal not in message
+
+
+class Decoder(rt.nn.Layer):
+    """The read happens in a helper method called inside the `try` body."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = rt.nn.Linear(4, 4)
+
+    def _previous(self, states):
+        h = states["prev"] * 0.5
+        return h + 1.0
+
+    def forward(self, x, n):
+        states = {}
+        for i in range(n):
+            states["prev"] = self.proj(x[i:i + 1])
+        try:
+            h = self._previous(states)
+        except KeyError:
+            h = x[:1] * 0.0
+        return h
+
+
+def test_a_read_in_a_helper_called_inside_the_try():
+    rt.seed(5)
+    layer = Decoder()
+    static = d2s.to_static(layer)
+    x = rt.to_tensor(np.stack([X, -X, X * 3]))
+    for n in (0, 2, 0, 1):
+        nt = rt.to_tensor(np.array(n))
+        same(static(x, nt), layer(x, nt))
+    assert len(static.forward.program_cache) == 1
