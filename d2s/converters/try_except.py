@@ -488,7 +488,9 @@ def _wrap_function(conv: TryExcept, fn) -> None:
     `try` body whose errors go to the caller (`_d2s.fn_exit`, before the return)."""
     code, state = conv.ctx.namer.new("exc"), conv.ctx.namer.new("try")
     exits = always_exits(fn.body)
-    conv._lookups = True  # (the caller's clauses may catch a lookup error of its reads)
+    # the caller's clauses may catch a lookup error of its reads (not in a function with a
+    # `try` of its own: its converted clauses are not traced through again)
+    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn))
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
     conv._lookups = False
     fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state()", code=code,

@@ -294,3 +294,30 @@ def test_a_read_in_a_helper_called_inside_the_try():
         nt = rt.to_tensor(np.array(n))
         same(static(x, nt), layer(x, nt))
     assert len(static.forward.program_cache) == 1
+
+
+def _over(h, limit):
+    if h.max() > limit:
+        raise ValueError(f"over {limit}")
+    return h
+
+
+def checked_twice(x):
+    try:
+        try:
+            y = _over(x, 5.0)
+        except ValueError:
+            y = _over(x * 0.1, 0.6)
+        else:
+            y = _over(y * 2.0, 8.0) + 1.0
+    except (ValueError, KeyError):  # (its statements are followed for lookups too)
+        y = x * 0.0 - 7.0
+    return y
+
+
+def test_run_time_raises_of_an_inner_try_are_unchanged():
+    static = d2s.to_static(checked_twice)
+    for row in ([1.0, 1.0], [4.5, 1.0], [5.5, 1.0], [7.0, 1.0]):
+        x = rt.to_tensor(np.array(row, "float32"))
+        same(static(x), checked_twice(x))
+    assert len(static.program_cache) == 1
