@@ -85,7 +85,7 @@ class Undefined:
     d2s.operators.variables.UndefinedNameError: local variable 'y' is used but it is not bound here
     """
 
-    __slots__ = ("name", "error")
+    __slots__ = ("error", "name")
 
     def __init__(self, name: str, error: BaseException | None = None):
         object.__setattr__(self, "name", name)

@@ -68,7 +68,7 @@ def last_feature(x, n):
 
 def test_key_first_set_in_a_loop_that_may_not_run():
     check(last_feature, [(0,), (2,), (0,), (3,)],
-          lambda a, n: float(-1.0) if n == 0 else a[n - 1] * 2)
+          lambda a, n: -1.0 if n == 0 else a[n - 1] * 2)
 
 
 def scaled_item(x, n):
