@@ -321,3 +321,25 @@ def test_run_time_raises_of_an_inner_try_are_unchanged():
         x = rt.to_tensor(np.array(row, "float32"))
         same(static(x), checked_twice(x))
     assert len(static.program_cache) == 1
+
+
+def with_default(x, n):
+    d = {}
+    for i in range(n):
+        d["k"] = x[i]
+    if x.sum() > 100:
+        d["b"] = x[0]
+    return d.get("k", -1.0) * 2, d.get("b", 0), "k" in d
+
+
+def test_get_gives_eagers_python_default_where_the_key_is_unset():
+    """`.get` of a key a zero-trip loop (or an untaken branch) did not set is eager's Python
+    default there (a float, an int), not a tensor of the value's dtype."""
+    static = d2s.to_static(with_default)
+    for data, n in ((X, 0), (X, 2), (X * 100, 0), (X * 100, 3)):
+        x, nt = rt.to_tensor(data), rt.to_tensor(np.array(n))
+        got, want = static(x, nt), with_default(x, nt)
+        same(got, want)
+        assert isinstance(want[0], float) == (n == 0)
+        assert isinstance(want[1], int) == (data.sum() <= 100)
+    assert len(static.program_cache) == 1
