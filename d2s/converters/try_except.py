@@ -134,7 +134,8 @@ class TryExcept(Base):
                                     templates.const(None) for h in node.handlers],
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
-        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers)
+        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers) and \
+            _small(node.body)
         try:
             return self._convert(node, handlers, end)
         finally:
@@ -146,8 +147,9 @@ class TryExcept(Base):
             return node
         exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
+        follows = ", True" if self._lookups else ""  # (its reads' lookup errors: caught)
         pre = templates.replace(
-            f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers)", code=code,
+            f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers{follows})", code=code,
             state=state, handlers=handlers) + _pending(node)
         node.body = self._block(node.body, code, state, False) or [gast.Pass()]
         dispatch = self._dispatch(node, code, state)
@@ -364,6 +366,28 @@ def _may_catch_lookups(handlers) -> bool:
     return False
 
 
+LOOKUP_STATEMENTS = 12  # the most statements whose reads a `try` body (or a function called
+# in one) follows for lookup errors: each becomes a guard around the rest, nested, whose cost
+# grows faster than the count (docs/d2s.md: a longer body raises such an error uncaught)
+
+
+def _small(body: list) -> bool:
+    count, stack = 0, list(body)
+    while stack:
+        n = stack.pop()
+        count += 1
+        if count > LOOKUP_STATEMENTS:
+            return False
+        if isinstance(n, _SCOPES):
+            continue
+        for c in gast.iter_child_nodes(n):
+            if isinstance(c, gast.stmt):
+                stack.append(c)
+            elif isinstance(c, gast.excepthandler):
+                stack.extend(c.body)
+    return True
+
+
 def _reads_values(node) -> bool:
     """Whether expression `node` reads a name, item or attribute (not only code that the
     converters wrote: `_d2s.try_ok(code)`)."""
@@ -490,11 +514,12 @@ def _wrap_function(conv: TryExcept, fn) -> None:
     exits = always_exits(fn.body)
     # the caller's clauses may catch a lookup error of its reads (not in a function with a
     # `try` of its own: its converted clauses are not traced through again)
-    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn))
+    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn)) and _small(fn.body)
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
+    follows = "True" if conv._lookups else ""
     conv._lookups = False
-    fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state()", code=code,
-                                state=state) + body
+    fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state({follows})",
+                                code=code, state=state) + body
     end = templates.replace(f"{RESERVED}.fn_exit(state, code)", state=state, code=code)
     if jumps.count_returns(fn.body):
         fn.d2s_fn_exit = (end, exits)  # the return pass puts it before the one `return`

@@ -44,11 +44,12 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "handlers", "src", "pending", "reads", "taken")
+    __slots__ = ("errors", "follows", "handlers", "pending", "reads", "src", "taken")
 
-    def __init__(self, handlers=None, src=None):
+    def __init__(self, handlers=None, src=None, follows=False):
         self.errors: dict = {}
         self.handlers, self.src = handlers, src
+        self.follows = follows  # the converter collects the lookup errors of its reads
         self.pending: list = []  # (called function's state, its error code, block, origin)
         self.reads: list = []  # (error, origin) of read checks handed on, not collected yet
         self.taken: set = set()  # (read check, block) pairs handed on (`take_read_error`)
@@ -73,7 +74,7 @@ class TryState:
         it is handed on by this body like a called function's error code, to the
         `try_collect` after the statement (the converter puts one after each statement such
         clauses may see fail), and True is returned; else False (a `raise` op, uncaught)."""
-        if not isinstance(exc, LOOKUP_ERRORS):
+        if not self.follows or not isinstance(exc, LOOKUP_ERRORS):
             return False
         if self.handlers is None:  # (a function converted for a call in a `try` body)
             stack = open_trys()
@@ -108,9 +109,10 @@ def open_trys() -> list:
     return current().trys
 
 
-def try_state(handlers=None) -> TryState:
-    """A `try` body starts (its clauses' classes: `handlers()`, evaluated when needed)."""
-    state = TryState(handlers, user_origin())
+def try_state(handlers=None, follows: bool = False) -> TryState:
+    """A `try` body starts (its clauses' classes: `handlers()`, evaluated when needed;
+    `follows`: the converter collects the lookup errors of its reads, `take_read_error`)."""
+    state = TryState(handlers, user_origin(), follows)
     open_trys().append(state)
     return state
 
@@ -138,9 +140,9 @@ def _uncollected(exc, src, state: TryState) -> ConversionError:
         "(`if 'k' in d: v = d['k']`).", origin=src)
 
 
-def fn_state() -> TryState:
+def fn_state(follows: bool = False) -> TryState:
     """A function converted for a call inside an open `try` body starts (see the module)."""
-    return try_state(None)
+    return try_state(None, follows)
 
 
 def current_block():

@@ -519,6 +519,7 @@ class Variable(core.VariableBase):
         out = assign(self)
         out.stop_gradient = True
         out.detached = True
+        out.stop_when = None  # (a leaf: no run-decided path, also if user code sets it False)
         group = [v for v in self.shares if v is not self] + [self, out]
         for v in group:  # eager's detach() is a view: writes through either show in both
             v.shares = group
