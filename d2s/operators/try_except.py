@@ -191,8 +191,8 @@ def try_collect(state: TryState, code, *values):
     code raised while computing it (`Variable.on_read`, `take_read_error`)."""
     stack = open_trys()
     if stack and stack[-1] is state:  # (an enclosing `try`'s collect: the inner one read)
-        for v in _leaves(values):
-            if is_variable(v) and v.on_read is not None:
+        for v in values:  # (not items of containers: a dict bound to another name is no
+            if is_variable(v) and v.on_read is not None:  # read of its flagged values)
                 v.on_read()
     pending, state.pending, state.reads = state.pending, [], []
     here = current_block()
@@ -211,18 +211,6 @@ def try_collect(state: TryState, code, *values):
             [inner_code] if inner_code in inner.errors else [])
         code = _merge(state, code, inner, inner_code, keys)
     return code
-
-
-def _leaves(values):
-    stack = list(values)
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (tuple, list)):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        else:
-            yield v
 
 
 def fn_exit(state: TryState, code) -> None:

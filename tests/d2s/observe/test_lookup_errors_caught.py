@@ -343,3 +343,19 @@ def test_get_gives_eagers_python_default_where_the_key_is_unset():
         assert isinstance(want[0], float) == (n == 0)
         assert isinstance(want[1], int) == (data.sum() <= 100)
     assert len(static.program_cache) == 1
+
+
+def aliased(x, n):
+    d = {}
+    for i in range(n):
+        d["k"] = x[i]
+    try:
+        stats = d  # (binding the dict reads none of its items)
+        v = stats.get("k", 0.5)
+    except KeyError:
+        v = -1.0
+    return v
+
+
+def test_binding_a_dict_that_holds_such_a_key_is_no_read():
+    check(aliased, [(0,), (2,)], lambda a, n: 0.5 if n == 0 else a[n - 1])
