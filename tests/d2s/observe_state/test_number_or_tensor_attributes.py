@@ -4,7 +4,7 @@ loop that may run zero times), then `b.item()`, `b.numpy()`, `b.shape`, `b.astyp
 code raises AttributeError ("'int' object has no attribute 'item'") on the runs where `b` is
 the number; the converted call returned a value there. Now the program raises eager's error,
 at the user's line, on those runs only (an `except AttributeError` catches it), and reads
-whose answer one program cannot give (`b.is_integer()`, `hasattr(b, 'item')`) are a
+whose answer one program cannot give (`b.is_integer()`, `getattr(b, 'numpy')`) are a
 ConversionError at the line. Inputs take both paths through ONE converted program."""
 import numpy as np
 import pytest
@@ -190,6 +190,13 @@ def is_integer_of(x):
     return b.is_integer()
 
 
+def getattr_numpy(x):
+    b = 1
+    if x.mean() > 0:
+        b = x.mean() * 2
+    return getattr(b, "numpy")()
+
+
 def has_item(x):
     b = 1
     if x.mean() > 0:
@@ -197,8 +204,13 @@ def has_item(x):
     return hasattr(b, "item")
 
 
+def test_hasattr_is_the_runs_answer():
+    results = both_paths(has_item)
+    assert [r[1] for r in results] == [True, False, True]
+
+
 @pytest.mark.parametrize("fn,line", [(is_integer_of, "return b.is_integer()"),
-                                     (has_item, 'return hasattr(b, "item")')])
+                                     (getattr_numpy, 'return getattr(b, "numpy")()')])
 def test_a_read_whose_answer_the_run_decides_is_a_clear_error(fn, line):
     with pytest.raises(d2s.ConversionError) as info:
         d2s.to_static(fn)(rt.to_tensor(POS))
