@@ -102,8 +102,7 @@ class _GraphIf:
         self.fills: dict = {}  # state index -> a value like which zeros fill a placeholder
         self.casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
         self.unbound: dict = {}  # index -> whether the true branch leaves it unbound
-        self.unbound_errors: dict = {}  # index -> what reading it there raises (None: eager's
-        # UnboundLocalError; an attribute's AttributeError)
+        self.unbound_errors: dict = {}  # index -> what reading it raises there (or None)
         self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
