@@ -43,6 +43,10 @@ def _install_origin_resolver() -> None:
 
     from .operators.stop_reads import read_stop_gradient
     add_varying_stop_reader(read_stop_gradient)
+    from runtime.program.variable import add_number_attribute_reader
+
+    from .operators.number_or_tensor import attribute_read
+    add_number_attribute_reader(attribute_read)
 
 
 _install_origin_resolver()

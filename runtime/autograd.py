@@ -171,7 +171,8 @@ def _static_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
     STATE.builder.check_not_freed(outputs, RuntimeError(FREED))
     prev, STATE.create_graph = STATE.create_graph, create_graph
     try:
-        grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs)
+        grads = STATE.builder.gradients(outputs, inputs, target_gradients=grad_outputs,
+                                        allow_unused=allow_unused)
     finally:
         STATE.create_graph = prev
     if not (create_graph if retain_graph is None else retain_graph):

@@ -362,7 +362,7 @@ PROGRAM_RANKS = {
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,
     "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2, "reach_values.py": 2,
-    "freed_loops.py": 2, "freed_branches.py": 2,
+    "freed_loops.py": 2, "freed_branches.py": 2, "trip_paths.py": 2,
     "passes": 3,
     "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
     "loop_plan.py": 4,

@@ -85,8 +85,16 @@ class TryExcept(Base):
     def __init__(self, ctx, fn=None):
         super().__init__(ctx)
         self._calls = CallTrees(ctx)  # which calls may reach user code
+        self._lookups = False  # the `try` converted now may catch a run-time lookup error
         if fn is not None:
             self._calls.scopes.append(fn)  # its local names: `activity.locals_of(fn)`
+
+    def _may_fail(self, node) -> bool:
+        """Whether expression `node` may fail when the program runs: it calls user code, or
+        (in the body of a `try` whose clauses may catch a lookup error: `_lookups`) it reads
+        a name, item or attribute, which may hold a value that exists on some paths only
+        (`operators.try_except.TryState.take_read_error`)."""
+        return self._user_call(node) or self._lookups and _reads_values(node)
 
     def _user_call(self, node) -> bool:
         """Whether expression `node` holds a call that may run user code."""
@@ -109,7 +117,7 @@ class TryExcept(Base):
             if isinstance(n, _SCOPES):
                 continue
             if isinstance(n, gast.expr):
-                if self._user_call(n):
+                if self._may_fail(n):
                     return True
                 continue
             stack.extend(gast.iter_child_nodes(n))
@@ -126,13 +134,22 @@ class TryExcept(Base):
                                     templates.const(None) for h in node.handlers],
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
+        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers) and \
+            _small(node.body)
+        try:
+            return self._convert(node, handlers, end)
+        finally:
+            self._lookups = outer_lookups
+
+    def _convert(self, node, handlers, end):
         if not self._needs(node.body):
             _pass_conversion_errors(node)
             return node
         exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
+        follows = ", True" if self._lookups else ""  # (its reads' lookup errors: caught)
         pre = templates.replace(
-            f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers)", code=code,
+            f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers{follows})", code=code,
             state=state, handlers=handlers) + _pending(node)
         node.body = self._block(node.body, code, state, False) or [gast.Pass()]
         dispatch = self._dispatch(node, code, state)
@@ -164,10 +181,14 @@ class TryExcept(Base):
                  gast.Return: "value", gast.If: "test", gast.For: "iter",
                  gast.Expr: "value"}.get(type(s))
         value = getattr(s, field, None) if field else None
-        if value is None or not self._user_call(value):
+        if value is None or not self._may_fail(value):
             return None
         collect = templates.replace(f"code = {RESERVED}.try_collect(state, code)", code=code,
                                     state=state)
+        if self._lookups and not isinstance(s, gast.Expr):  # (the value it binds is read)
+            tmp = self.ctx.namer.new("tmp")
+            collect = templates.replace(f"code = {RESERVED}.try_collect(state, code, tmp)",
+                                        code=code, state=state, tmp=tmp)
         if isinstance(s, gast.Expr):
             call = s.value
             if not isinstance(call, gast.Call) or not any(
@@ -186,7 +207,8 @@ class TryExcept(Base):
                     pre += templates.replace("tmp = value", tmp=tmp, value=k.value)
                     k.value = templates.name(tmp)
             return _at(pre + collect, s), s
-        tmp = self.ctx.namer.new("tmp")
+        if not self._lookups:
+            tmp = self.ctx.namer.new("tmp")
         setattr(s, field, templates.name(tmp))
         return _at(templates.replace("tmp = value", tmp=tmp, value=value) + collect, s), s
 
@@ -209,7 +231,7 @@ class TryExcept(Base):
             if not self._needs(s):
                 out.append(s)
                 continue
-            if isinstance(s, gast.While) and self._user_call(s.test):
+            if isinstance(s, gast.While) and self._may_fail(s.test):
                 rest = stmts[i + 1:]
                 return out + self._while_test(s, code, state, in_loop) + self._guard(
                     rest, code, state, in_loop)
@@ -323,6 +345,67 @@ class TryExcept(Base):
                                  code=code, orelse=orelse, rest=chain)
 
 
+# clauses that cannot catch what a read check raises (`KeyError`, `IndexError`,
+# `AttributeError`, `UnboundLocalError`, `NameError`: `operators.try_except.LOOKUP_ERRORS`)
+_NOT_LOOKUPS = frozenset((
+    "ValueError", "TypeError", "RuntimeError", "AssertionError", "ZeroDivisionError",
+    "ArithmeticError", "OverflowError", "FloatingPointError", "StopIteration",
+    "NotImplementedError", "OSError", "ImportError", "RecursionError", "MemoryError",
+    "KeyboardInterrupt", "SystemExit", "UnicodeError", "ConversionError"))
+
+
+def _may_catch_lookups(handlers) -> bool:
+    """Whether one of the `except` clauses may catch a lookup error (a bare `except`, a
+    class other than the known others, a name the converter cannot see through)."""
+    for h in handlers:
+        types = h.type.elts if isinstance(h.type, gast.Tuple) else [h.type]
+        for t in types:
+            name = t.attr if isinstance(t, gast.Attribute) else getattr(t, "id", None)
+            if name not in _NOT_LOOKUPS:
+                return True
+    return False
+
+
+LOOKUP_STATEMENTS = 12  # the most statements whose reads a `try` body (or a function called
+# in one) follows for lookup errors: each becomes a guard around the rest, nested, whose cost
+# grows faster than the count (docs/d2s.md: a longer body raises such an error uncaught)
+
+
+def _small(body: list) -> bool:
+    count, stack = 0, list(body)
+    while stack:
+        n = stack.pop()
+        count += 1
+        if count > LOOKUP_STATEMENTS:
+            return False
+        if isinstance(n, _SCOPES):
+            continue
+        for c in gast.iter_child_nodes(n):
+            if isinstance(c, gast.stmt):
+                stack.append(c)
+            elif isinstance(c, gast.excepthandler):
+                stack.extend(c.body)
+    return True
+
+
+def _reads_values(node) -> bool:
+    """Whether expression `node` reads a name, item or attribute (not only code that the
+    converters wrote: `_d2s.try_ok(code)`)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, gast.Name) and n.func.value.id == RESERVED:
+            continue
+        if isinstance(n, (gast.Name, gast.Subscript, gast.Attribute)) and \
+                isinstance(n.ctx, gast.Load):
+            return True
+        if isinstance(n, _SCOPES):
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return False
+
+
 def _finally_jumps(node) -> bool:
     """Whether the `finally` of `node` may `return`, `break` or `continue`: in Python that
     discards an error the `try` body raised (the jump's value or loop goes on)."""
@@ -429,9 +512,14 @@ def _wrap_function(conv: TryExcept, fn) -> None:
     `try` body whose errors go to the caller (`_d2s.fn_exit`, before the return)."""
     code, state = conv.ctx.namer.new("exc"), conv.ctx.namer.new("try")
     exits = always_exits(fn.body)
+    # the caller's clauses may catch a lookup error of its reads (not in a function with a
+    # `try` of its own: its converted clauses are not traced through again)
+    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn)) and _small(fn.body)
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
-    fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state()", code=code,
-                                state=state) + body
+    follows = "True" if conv._lookups else ""
+    conv._lookups = False
+    fn.body = templates.replace(f"code = 0\nstate = {RESERVED}.fn_state({follows})",
+                                code=code, state=state) + body
     end = templates.replace(f"{RESERVED}.fn_exit(state, code)", state=state, code=code)
     if jumps.count_returns(fn.body):
         fn.d2s_fn_exit = (end, exits)  # the return pass puts it before the one `return`

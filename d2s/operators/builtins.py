@@ -581,7 +581,7 @@ def assert_(test, message=None):
 def shape(x):
     """`x.shape`; on a graph value the unknown (-1) dims are int64 tensors read at run time,
     so Python arithmetic on shapes keeps working for any batch size."""
-    s = x.shape
+    s = number_or_tensor.read_by_user(x, "shape")  # (a number on some runs: checked)
     if not is_variable(x) or all(d >= 0 for d in s):
         return s
     dynamic = rt.shape(x)
@@ -591,7 +591,7 @@ def shape(x):
 def size(x):
     """`x.size`; on a graph value with unknown (-1) dims it is an int64 tensor computed at run
     time (the product of the static shape would be a negative constant)."""
-    s = x.size
+    s = number_or_tensor.read_by_user(x, "size")  # (a number on some runs: checked)
     if not is_variable(x) or all(d >= 0 for d in x.shape):
         return s
     return eager_int(rt.numel(x))

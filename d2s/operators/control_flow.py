@@ -102,6 +102,7 @@ class _GraphIf:
         self.fills: dict = {}  # state index -> a value like which zeros fill a placeholder
         self.casts: dict = {}  # Python-number sides meeting a tensor (`scalar_merge`)
         self.unbound: dict = {}  # index -> whether the true branch leaves it unbound
+        self.unbound_errors: dict = {}  # index -> what reading it raises there (or None)
         self.arrays: dict = {}  # (state index, path) -> dtype: lists that are tensor arrays
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
@@ -206,7 +207,8 @@ class _GraphIf:
         self.raw.append(out)
         self.full.append(out)
         if outs and not frame.raised and not (self.raised[0] and self.settled):
-            _check_bound(self.names, outs[0], out, self.src, self.unbound)
+            _check_bound(self.names, outs[0], out, self.src, self.unbound,
+                         self.unbound_errors)
         out = mutation.branch_end(self.log, out)  # + changed objects; the snapshot restored
         self.full[-1] = out
         if len(self.full) == 2 and not any(self.raised):  # (a number on one path only)
@@ -301,7 +303,8 @@ class _GraphIf:
         result = mutation.finish(self.log, result, k, self.outs)
         branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
-        _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags)
+        _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags,
+                     errors=self.unbound_errors)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
 
@@ -393,13 +396,14 @@ def _arrays_made_inside(names, given, passed, src, log) -> bool:
     return new
 
 
-def _read_checks(result, raw, unbound, pred, names, src, skip=()) -> None:
+def _read_checks(result, raw, unbound, pred, names, src, skip=(), errors=None) -> None:
     """Names bound in one branch only get a read check; checks of branch values go on
     (those in `skip` by their flags, `unbound.after_branches`)."""
     if len(raw) != 2:
         return
     for i, first in unbound.items():
-        unbound_mod.mark(result[i], rt.logical_not(pred) if first else pred, names[i], src)
+        unbound_mod.mark(result[i], rt.logical_not(pred) if first else pred, names[i], src,
+                         (errors or {}).get(i))
     for i, r in enumerate(result):
         if i in skip:
             continue
@@ -529,7 +533,7 @@ def _return_fills(names, outs) -> dict:
     return fills
 
 
-def _check_bound(names, first, second, src, unbound=None) -> None:
+def _check_bound(names, first, second, src, unbound=None, errors=None) -> None:
     check_return_none(names, [(a, a) if none_or_tensor.convertible(a, b) else (a, b)
                               for a, b in zip(first, second)], src)
     for i, (name, a, b) in enumerate(zip(names, first, second)):
@@ -538,6 +542,7 @@ def _check_bound(names, first, second, src, unbound=None) -> None:
         if isinstance(a, Undefined) != isinstance(b, Undefined):
             if unbound is not None and is_tensor(b if isinstance(a, Undefined) else a):
                 unbound[i] = isinstance(a, Undefined)  # checked when read (`unbound`)
+                errors[i] = (a if unbound[i] else b).error
                 continue
             branch = "if" if isinstance(b, Undefined) else "else"
             raise UndefinedNameError(

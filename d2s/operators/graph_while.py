@@ -145,6 +145,8 @@ class _GraphWhile:
         _refuse_test_effects(test, state, log, src)  # (so the test can run again: `taken`)
         # names first bound inside the loop: after it, bound only where the body ran
         self.first_bound = [i for i in range(len(names)) if isinstance(state[i], Undefined)]
+        self.unset = [v.error if isinstance(v, Undefined) else None for v in state]  # (eager's
+        # error reading it after zero trips: an attribute's AttributeError, or None)
         if unbound_mod.checked(state) or self.first_bound:
             self.taken = to_bool(test(*state))  # the test on entry: whether the body runs
         if unbound_mod.checked(state):  # a name bound on some paths only, carried into it:
@@ -349,7 +351,7 @@ class _GraphWhile:
                 for mark in ("keeps_float", "float_if_filled"):
                     setattr(v, mark, getattr(v, mark, False) and getattr(state[i], mark, False))
         unbound_mod.after_loop(self.checks, out, taken)
-        unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src)
+        unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src, self.unset)
         unbound_mod.tensor_by_loop(self.numbers, names, out, taken, src)
         unbound_mod.dtype_by_loop(self.widened, names, out, taken, src)
         loop = self.loop

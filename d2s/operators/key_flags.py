@@ -225,8 +225,15 @@ def dict_get(obj):
         # (a Python number under the key, and a default of its type: a number of that type)
         got.python_scalar = getattr(value, "python_scalar", False) and _number_kind(
             value.dtype) is type(default)
+        if not getattr(value, "python_scalar", False) and type(default) in _WIDE:
+            got.number_when = rt.logical_not(flag)  # (eager's Python default where unset)
+            got.number_value = rt.full([], default, _WIDE[type(default)])
+            got.number_value.python_scalar = True
         return got
     return get
+
+
+_WIDE = {bool: "bool", int: "int64", float: "float64"}  # (a number's dtype: number_or_tensor)
 
 
 def _reached_by(container):

@@ -17,11 +17,20 @@ number, whose entry holds the number's dtype): `find` adds them after both branc
 """
 from __future__ import annotations
 
+import opcode
+import sys
+
 import runtime as rt
+from runtime.core import active_builder
+from runtime.program.debug_ops import raise_error
+from runtime.program.origin import frame_line
 
 from ..errors import ConversionError
+from ..pyct import loader
+from .exceptions import short_name
 from .scalar_merge import WIDE_NUMBER, number_rank
-from .variables import Undefined, is_return_value, is_variable, where
+from .trace_state import current
+from .variables import Undefined, is_return_value, is_variable, user_origin, where
 
 
 def number_dtype(v):
@@ -162,3 +171,77 @@ def _number_instance(obj, classes: tuple):
     if not isinstance(out, bool):
         out.python_scalar = True
     return out
+
+
+def attribute_read(value, name: str) -> None:
+    """Converted user code reads `value.name` of a value that is a Python number on some runs
+    (`runtime.program.variable.NumberOrTensor`; reads by d2s itself pass). An attribute of
+    tensors that the number lacks (`b.item()`, `b.shape`, `b.astype`) raises eager's
+    `AttributeError` when the program runs, on the runs where `value` is the number (an
+    `except AttributeError` of an open `try` body catches it); one of the number that tensors
+    lack (`b.is_integer()`) is a ConversionError at the line: the program cannot compute it
+    on the number's runs and raise on the others."""
+    f = sys._getframe(2)  # (the code that read the attribute)
+    src = loader.lookup(f.f_code.co_filename, frame_line(f))
+    if src is None:
+        return
+    if f.f_code.co_code[f.f_lasti] not in _ATTRIBUTE_READS and _differs(value, name):
+        raise ConversionError(  # (`hasattr(b, 'item')`: False on the number's runs only)
+            f"hasattr()/getattr() of {name!r} ({where(src)}) of a value that is a Python "
+            "number on some runs and a tensor on others (decided by a tensor condition): "
+            "eager code finds it on one of them only, and the answer would differ between "
+            f"runs, which one program cannot give. Read `.{name}` directly, or make the value "
+            "a tensor (or a number) on every path.", origin=src)
+    check_attribute(value, name, src)
+
+
+_ATTRIBUTE_READS = {opcode.opmap[n] for n in ("LOAD_ATTR", "LOAD_METHOD") if n in opcode.opmap}
+
+
+def _number_type(value) -> type:
+    dtype = object.__getattribute__(value, "number_value").dtype.name
+    return {"bool": bool, "int64": int}.get(dtype, float)
+
+
+def _differs(value, name: str) -> bool:
+    return hasattr(rt.Tensor, name) != hasattr(_number_type(value), name)
+
+
+def read_by_user(value, name: str):
+    """`value.name` read by converted user code through d2s (`x.shape` is `_d2s.shape(x)`)."""
+    if getattr(value, "number_when", None) is not None:
+        check_attribute(value, name, user_origin())
+    return getattr(value, name)
+
+
+def check_attribute(value, name: str, src) -> None:
+    """User code at `src` reads `value.name` (see `attribute_read`; `x.shape` and `x.size`
+    come here through `builtins`)."""
+    get = object.__getattribute__
+    if not _differs(value, name):
+        return
+    number = _number_type(value)
+    if hasattr(number, name):
+        raise ConversionError(
+            f"'.{name}' ({where(src)}) of a value that is a Python {number.__name__} on some "
+            "runs and a tensor on others (decided by a tensor condition): eager code has it "
+            "on the number only and raises AttributeError on the tensor, which one program "
+            f"cannot give. Make it a number on every path (`{number.__name__}(v)`) before "
+            "reading it.", origin=src)
+    checked = get(value, "__dict__").setdefault("_d2s_attributes_checked", set())
+    b = active_builder()
+    key = (id(b.block), name)
+    if key in checked:
+        return
+    exc = AttributeError(f"'{number.__name__}' object has no attribute '{name}'")
+    flag = get(value, "number_when")
+    trys = current().trys
+    if trys and trys[-1].take_read_error(exc, flag, value):
+        return  # (the `try`'s clause catches it)
+    checked.add(key)
+    at = f"{short_name(src.filename)}:{src.lineno}"
+
+    def fail():
+        raise_error(exc, at=at)
+
+    rt.static.nn.cond(flag, fail, lambda: None)

@@ -28,6 +28,8 @@ do not happen.
 """
 from __future__ import annotations
 
+import sys
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
@@ -42,12 +44,15 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "handlers", "src", "pending")
+    __slots__ = ("errors", "follows", "handlers", "pending", "reads", "src", "taken")
 
-    def __init__(self, handlers=None, src=None):
+    def __init__(self, handlers=None, src=None, follows=False):
         self.errors: dict = {}
         self.handlers, self.src = handlers, src
+        self.follows = follows  # the converter collects the lookup errors of its reads
         self.pending: list = []  # (called function's state, its error code, block, origin)
+        self.reads: list = []  # (error, origin) of read checks handed on, not collected yet
+        self.taken: set = set()  # (read check, block) pairs handed on (`take_read_error`)
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
@@ -60,15 +65,54 @@ class TryState:
             return False
         return any(isinstance(exc, _classes(c)) for c in classes)
 
+    def take_read_error(self, exc, failed, key) -> bool:
+        """A read check (`unbound.ReadCheck`, `key`) run while this body is the innermost
+        open one: eager code raises `exc` (its `KeyError`, `IndexError`, `AttributeError`,
+        `UnboundLocalError` of a value that exists on some paths only) where the bool graph
+        value `failed` is true. Where the clauses of this `try` catch it (for a function
+        converted for a call in a `try` body, `fn_state`: of a `try` around the call),
+        it is handed on by this body like a called function's error code, to the
+        `try_collect` after the statement (the converter puts one after each statement such
+        clauses may see fail), and True is returned; else False (a `raise` op, uncaught)."""
+        if not self.follows or not isinstance(exc, LOOKUP_ERRORS):
+            return False
+        if self.handlers is None:  # (a function converted for a call in a `try` body)
+            stack = open_trys()
+            outer = stack[:stack.index(self)] if self in stack else []
+            caught = any(s.catches(exc) for s in outer if s.handlers is not None)
+        else:
+            caught = self.catches(exc)
+        return caught and self._take(exc, failed, key)
+
+    def _take(self, exc, failed, key) -> bool:
+        block = current_block()
+        if (id(key), id(block)) in self.taken:  # (read again: already handed on)
+            return True
+        self.taken.add((id(key), id(block)))
+        read = TryState(_read_handlers)
+        read.errors[1] = exc
+        read.src = user_origin()
+        self.pending.append((read, rt.cast(failed, "int64"), block, read.src))
+        self.reads.append((exc, read.src))
+        return True
+
+
+def _read_handlers():  # (the `handlers` of a read check's error: `take_read_error`)
+    return ()
+
+
+LOOKUP_ERRORS = (LookupError, AttributeError, NameError)  # what read checks raise for eager
+
 
 def open_trys() -> list:
     """The `try` bodies open in the trace running now, innermost last (`trace_state`)."""
     return current().trys
 
 
-def try_state(handlers=None) -> TryState:
-    """A `try` body starts (its clauses' classes: `handlers()`, evaluated when needed)."""
-    state = TryState(handlers, user_origin())
+def try_state(handlers=None, follows: bool = False) -> TryState:
+    """A `try` body starts (its clauses' classes: `handlers()`, evaluated when needed;
+    `follows`: the converter collects the lookup errors of its reads, `take_read_error`)."""
+    state = TryState(handlers, user_origin(), follows)
     open_trys().append(state)
     return state
 
@@ -78,11 +122,27 @@ def try_end(state: TryState) -> None:
     stack = open_trys()
     if state in stack:
         del stack[stack.index(state):]
+    if not state.reads:
+        return
+    (exc, src), state.pending, state.reads = state.reads[0], [], []
+    if sys.exc_info()[1] is None:  # (a read the converter did not collect after: never
+        # silent; an `except` clause or `finally` the trace reached by an error: not that)
+        raise _uncollected(exc, src, state)
 
 
-def fn_state() -> TryState:
+def _uncollected(exc, src, state: TryState) -> ConversionError:
+    return ConversionError(
+        f"{type(exc).__name__}({exc}) may be raised when the program runs at {where(src)}, "
+        f"reading a value that exists on some paths only, inside a `try` ({where(state.src)}) "
+        "whose `except` clause catches it, in a part of a statement that the program decides "
+        "when it runs (`a if t else b`, `and`/`or` with a tensor operand) or after which "
+        "it cannot hand the error to that clause. Read the value in a statement of its own "
+        "(`if 'k' in d: v = d['k']`).", origin=src)
+
+
+def fn_state(follows: bool = False) -> TryState:
     """A function converted for a call inside an open `try` body starts (see the module)."""
-    return try_state(None)
+    return try_state(None, follows)
 
 
 def current_block():
@@ -124,12 +184,21 @@ def _merge(outer: TryState, code, inner: TryState, inner_code, ks):
     return code + rt.cast(code == 0, "int64") * mapped
 
 
-def try_collect(state: TryState, code):
+def try_collect(state: TryState, code, *values):
     """After a statement that called functions: the error codes they handed on (`deposit`)
-    join this body's code, the first one raised winning."""
-    pending, state.pending = state.pending, []
+    join this body's code, the first one raised winning. `values` (what the statement
+    computed) are read first: a value that exists on some paths only raises there, as eager
+    code raised while computing it (`Variable.on_read`, `take_read_error`)."""
+    stack = open_trys()
+    if stack and stack[-1] is state:  # (an enclosing `try`'s collect: the inner one read)
+        for v in values:  # (not items of containers: a dict bound to another name is no
+            if is_variable(v) and v.on_read is not None:  # read of its flagged values)
+                v.on_read()
+    pending, state.pending, state.reads = state.pending, [], []
     here = current_block()
     for inner, inner_code, block, src in pending:
+        if block is not here and inner.handlers is _read_handlers:
+            raise _uncollected(inner.errors[1], src, state)
         if block is not here:
             raise ConversionError(
                 f"a run-time `raise`/`assert` in a function called at {where(src)} inside "

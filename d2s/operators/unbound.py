@@ -19,6 +19,7 @@ from runtime.program.debug_ops import raise_error
 from runtime.program.origin import forced
 
 from .exceptions import short_name
+from .trace_state import current
 from .variables import is_variable, where
 
 
@@ -40,10 +41,14 @@ class ReadCheck:
         b = active_builder()
         if b is None or id(b.block) in self.done:
             return
-        self.done.add(id(b.block))
         error = self.error or UnboundLocalError(
             f"cannot access local variable '{self.name}' where it is not associated with a "
             "value")
+        trys = current().trys
+        if trys and trys[-1].take_read_error(error, rt.logical_not(self.bound), self):
+            return  # (an `except` clause of the open `try` body catches it: no `raise` op;
+            # the block is not done: a read after the `try` is checked again)
+        self.done.add(id(b.block))
 
         def unbound():
             raise_error(error, at=self.at)
@@ -119,14 +124,16 @@ def after_loop(inputs: dict, outputs: list, taken) -> None:
                                   check.error, check.origin)
 
 
-def bound_by_loop(indices: list, names: tuple, outputs: list, taken, src) -> None:
+def bound_by_loop(indices: list, names: tuple, outputs: list, taken, src,
+                  errors=()) -> None:
     """The loop's results for names first bound inside it (`indices`; zeros stood in for
     them on entry): bound only where the body ran (`taken`: the test on entry), as in eager
-    mode, where reading one after a loop that never ran raises `UnboundLocalError`."""
+    mode, where reading one after a loop that never ran raises `UnboundLocalError` (an
+    attribute first set in it: `AttributeError`, `errors[i]`)."""
     for i in indices:
         v = outputs[i]
         if is_variable(v) and not isinstance(v.on_read, ReadCheck):
-            mark(v, taken, names[i], src)
+            mark(v, taken, names[i], src, errors[i] if i < len(errors) else None)
 
 
 def tensor_by_loop(numbers: dict, names: tuple, outputs: list, taken, src) -> None:

@@ -85,10 +85,13 @@ class Undefined:
     d2s.operators.variables.UndefinedNameError: local variable 'y' is used but it is not bound here
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("error", "name")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, error: BaseException | None = None):
         object.__setattr__(self, "name", name)
+        # what eager code raises reading it (None: `UnboundLocalError`; an attribute not set
+        # yet: `AttributeError`), where a run-time read check stands for it (`unbound`)
+        object.__setattr__(self, "error", error)
 
     def __repr__(self):
         return f"<undefined '{self.name}'>"
@@ -122,5 +125,5 @@ def attr(obj, name: str):
     """`obj.name`, or Undefined when the object has no such attribute yet."""
     try:
         return getattr(obj, name)
-    except AttributeError:
-        return Undefined(f"{type(obj).__name__}.{name}")
+    except AttributeError as e:
+        return Undefined(f"{type(obj).__name__}.{name}", e.with_traceback(None))

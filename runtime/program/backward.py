@@ -29,6 +29,7 @@ from .control_flow import while_loop
 from .debug_ops import GRAD_HOOK, SIDE_EFFECTS
 from .ir import Block, Op, Program, block_free, defined_under
 from .origin import format_origin
+from .trip_paths import check_trip_path
 from .variable import Variable
 
 _NO_GRAD = {"print": None, "assert": None, "write_persistable": None, "create_array": None,
@@ -407,9 +408,11 @@ def _name_in(program: Program, x) -> str:
     return name
 
 
-def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None,
+              allow_unused=True) -> list:
     """Append ops computing d(sum of targets)/d(inputs); returns one Variable (or None when
-    an input does not affect the targets) per input.
+    an input does not affect the targets) per input (`allow_unused=False`: `rt.grad`'s
+    refusal of an input without a gradient path, checked per trip in loop bodies).
 
     >>> import runtime as rt
     >>> main = rt.static.Program()
@@ -432,7 +435,7 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list:
     tg = [tg] if not isinstance(tg, (list, tuple)) else list(tg)
     g0 = program.global_block()
     if any(t.block is not g0 for t in targets):
-        return _gradients_in_block(program, targets, names, tg, no_grad_set)
+        return _gradients_in_block(program, targets, names, tg, no_grad_set, allow_unused)
     blocked = {_name_in(program, x) for x in no_grad_set or ()}
     first = len(g0.ops)
     with _building(program, g0):
@@ -454,7 +457,8 @@ class NestedGradientError(ValueError):
     the loop (the outputs may depend on it through earlier trips)."""
 
 
-def _gradients_in_block(program: Program, targets, names, tg, no_grad_set) -> list:
+def _gradients_in_block(program: Program, targets, names, tg, no_grad_set,
+                        allow_unused=True) -> list:
     """`gradients` called while a branch or loop body is being built (`rt.grad` inside a tensor
     `if`, or in a loop whose condition is a tensor). Every op of the enclosing blocks ran
     before, so the backward walks the targets' block and then its enclosing blocks, appending
@@ -479,6 +483,8 @@ def _gradients_in_block(program: Program, targets, names, tg, no_grad_set) -> li
             "on it through earlier trips, which the program does not keep. Differentiate with "
             "respect to a value the loop carries or computes, or move the grad out of the loop")
     blocked = {_name_in(program, x) for x in no_grad_set or ()}
+    check_trip_path(program, targets, [] if allow_unused else names)  # (a loop variable
+    # detached on earlier trips)
     with _building(program, block):
         bw = _Backward(program, set(names) - blocked, blocked)
         for b in reversed(walked):

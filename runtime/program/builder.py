@@ -145,9 +145,10 @@ class Builder:
     # active builder; what they ask for (`rt.grad`, `tensor.grad`, `loss.backward()`) is built
     # on this class's public API by `backward.py` and `train_step.py`, which install it here
     # (`install_training`) when `runtime.program` is imported.
-    def gradients(self, targets, inputs, target_gradients=None) -> list:
+    def gradients(self, targets, inputs, target_gradients=None, allow_unused=True) -> list:
         """Append the backward ops of `rt.grad` called while this program is built."""
-        return _training().gradients(targets, inputs, target_gradients=target_gradients)
+        return _training().gradients(targets, inputs, target_gradients=target_gradients,
+                                     allow_unused=allow_unused)
 
     def check_not_freed(self, targets, error: BaseException) -> None:
         """`rt.grad` while building: where the graph behind `targets` holds a value that a

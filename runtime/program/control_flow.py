@@ -426,6 +426,7 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             _mark_varying_stops(bps, inits, stops)
             for k in flagged:
                 stop_flags.attach(bps[k], _new_param(b, bblk, entry_flags[k]))
+            walks = len(b.program.gradient_walks)
             out = body(*unflatten(tree, bps))
             out = list(out) if isinstance(out, (list, tuple)) else [out]
             outs, otree = flatten(out)
@@ -458,6 +459,8 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             # (the loop variables whose flag the body decides, and those whose flag is
             # their entry's or the body's, by whether the loop ran)
             carry, by_trips = stop_flags.loop_flags(inits, outs)
+            if len(b.program.gradient_walks) > walks:  # (a gradient in the body: its
+                carry |= set(by_trips)  # trips tell whether one of them has a path)
         if new_shapes == shapes and new_stops == stops:
             if carry <= set(flagged):
                 break

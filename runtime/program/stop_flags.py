@@ -44,7 +44,9 @@ def _flag(v):
     """`v`'s run-decided flag (a graph value), or None where its static one holds."""
     if not isinstance(v, Variable):
         return None
-    return v.item_stops if v.kind == "array" else v.stop_when
+    if v.kind == "array":
+        return v.item_stops
+    return None if v.stop_gradient else v.stop_when  # (`detach()` of a flagged value: none)
 
 
 def _static(v) -> bool:

@@ -70,6 +70,17 @@ def add_varying_stop_reader(fn) -> None:
         _VARYING_STOP_READERS.append(fn)
 
 
+# Called as `fn(variable, name)` when code reads a public attribute of a value that is a Python
+# number on some runs only (`number_when`): d2s checks that eager code has the attribute on
+# every run (`b.item()` where `b` is the int 1 on some raises AttributeError there).
+_NUMBER_ATTRIBUTE_READERS: list = []
+
+
+def add_number_attribute_reader(fn) -> None:
+    if fn not in _NUMBER_ATTRIBUTE_READERS:
+        _NUMBER_ATTRIBUTE_READERS.append(fn)
+
+
 _PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
 
 
@@ -125,7 +136,6 @@ class Variable(core.VariableBase):
     # For a value that is a Python number on some runs and a tensor on others (d2s: `b = 1`,
     # then `b = b + x` under a tensor `if`): a bool value, True on the runs where it is the
     # number, and that number at Python's precision (bool, int64, float64; a graph value)
-    number_when = None
     number_value = None
     # For a value that is None on some runs and a tensor on others (d2s: `bias = None`, then
     # `bias = x * 2` under a tensor `if`): a bool value, True on the runs where it is None
@@ -165,6 +175,16 @@ class Variable(core.VariableBase):
         # Set when user code sets stop_gradient = True (or calls detach()): backward then
         # treats the value as a constant, as Paddle does.
         self._user_stop = False
+
+    @property
+    def number_when(self):
+        return self.__dict__.get("_number_when")
+
+    @number_when.setter
+    def number_when(self, flag) -> None:
+        self.__dict__["_number_when"] = flag
+        if flag is not None and type(self) is Variable:
+            self.__class__ = NumberOrTensor  # (its attribute reads are checked)
 
     # ---- metadata -------------------------------------------------------------------------
     @property
@@ -499,6 +519,7 @@ class Variable(core.VariableBase):
         out = assign(self)
         out.stop_gradient = True
         out.detached = True
+        out.stop_when = None  # (a leaf: no run-decided path, also if user code sets it False)
         group = [v for v in self.shares if v is not self] + [self, out]
         for v in group:  # eager's detach() is a view: writes through either show in both
             v.shares = group
@@ -560,3 +581,14 @@ class Variable(core.VariableBase):
         return f"Variable(%{self.name}: {self.type_str()}{flags})"
 
     __str__ = __repr__
+
+
+class NumberOrTensor(Variable):
+    """A Variable that is a Python number on some runs (`number_when`): reads of its public
+    attributes go to the readers first (`add_number_attribute_reader`)."""
+
+    def __getattribute__(self, name: str):
+        if name[0] != "_" and name != "number_when":
+            for fn in _NUMBER_ATTRIBUTE_READERS:
+                fn(self, name)
+        return object.__getattribute__(self, name)
