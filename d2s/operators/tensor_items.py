@@ -75,8 +75,11 @@ def held(target, value, depth: int = 4):
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
     either = _number_or_tensor(value)
+    if _tensors_array(target) and _python_number(value) and not either and not \
+            _of_number_type(value, target.dtype):
+        _refuse_number_beside_tensors(target.dtype, value, depth + 1)
     if _tensors_array(target) and (type(value) is number_type(target.dtype) or either or
-                                   _python_number(value)):  # (an int beside floats: refused)
+                                   _python_number(value)):
         return converted(target, target.dtype), item_of(target.dtype, value, depth + 1)
     if either and not _numbers_array(target):
         _refuse_either(target, value, depth + 1)
@@ -91,6 +94,28 @@ def _python_number(x) -> bool:
     """A Python number, or a graph value standing for one (a graph loop's counter)."""
     return type(x) in (bool, int, float) or is_variable(x) and getattr(
         x, "python_scalar", False) and not x.is_array and not tuple(x.shape)
+
+
+def _of_number_type(x, dtype) -> bool:
+    """Whether the Python number `x` (or the graph value standing for one) is of the type
+    Python's arithmetic gives beside tensors of `dtype` (a float beside float32 tensors)."""
+    kind = number_type(dtype)
+    if not is_variable(x):
+        return type(x) is kind
+    return {"b": bool, "f": float}.get(x.dtype.kind, int) is kind  # (exact: `item_of`)
+
+
+def _refuse_number_beside_tensors(dtype, value, depth: int) -> None:
+    src = user_origin(depth)
+    kind = number_type(dtype).__name__
+    what = type(value).__name__ if not is_variable(value) else {
+        "b": "bool", "f": "float"}.get(value.dtype.kind, "int")
+    raise StateChangeError(
+        f"a list of tensors of {dtype.name} whose length a tensor decides is a tensor array of "
+        f"{dtype.name}, and here ({where(src)}) it gets a Python {what}: eager's list keeps "
+        f"the {what} beside the tensors, and the array holds 0-d tensors of {dtype.name} and "
+        f"Python {kind}s only. Append a tensor (`rt.to_tensor(v, dtype='{dtype.name}')`) or "
+        f"a {kind} (`{kind}(v)`), or keep the numbers in a separate list.", src)
 
 
 def _tensors_array(array) -> bool:

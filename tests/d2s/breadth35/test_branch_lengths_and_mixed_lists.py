@@ -112,7 +112,7 @@ def test_a_counter_appended_to_a_list_of_float_tensors_is_refused_at_the_append(
     with pytest.raises(d2s.StateChangeError) as info:
         d2s.to_static(with_positions, full_graph=True)(x, rt.to_tensor(2))
     text = assert_at_user_line(info.value, __file__, line_of(with_positions, "out.append"))
-    assert "tensors of float32" in text and "a Python number of int64" in text
+    assert "a list of tensors of float32" in text and "it gets a Python int" in text
     assert "rt.to_tensor(v, dtype='float32')" in text
     static = d2s.to_static(with_float_positions, full_graph=True)
     for k in (0, 1, 3):
