@@ -323,6 +323,8 @@ def explain_failure(op: OpDef, inputs, attrs, error: Exception) -> Exception:
     (naming the argument). Otherwise the kernel's own message is kept, with the op prepended,
     in an exception of the same class.
     """
+    if getattr(error, "as_eager", False):  # (eager Python's own error: `IndexError: list ...`)
+        return error
     try:
         infer_outputs(op, inputs, attrs)
     except (OpError, OpTypeError) as precise:

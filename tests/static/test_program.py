@@ -197,7 +197,7 @@ def test_runtime_error_in_cond_inside_while_keeps_class():
     with pytest.raises(IndexError) as info:
         static.Executor().run(main, {"n": np.int64(2)})
     text = str(info.value)
-    assert "index 6 is out of range for an array of length 1" in text
+    assert "list index out of range (index 6; the list has 1 items on this run)" in text
     assert "# BAD READ" in text and "array_read(" in text
 
 

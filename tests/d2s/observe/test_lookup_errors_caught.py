@@ -359,3 +359,26 @@ def aliased(x, n):
 
 def test_binding_a_dict_that_holds_such_a_key_is_no_read():
     check(aliased, [(0,), (2,)], lambda a, n: 0.5 if n == 0 else a[n - 1])
+
+
+def first_kept(x, n):
+    kept = []
+    for i in range(n):
+        kept.append(x[i] * 2.0)
+    return kept[0]
+
+
+def test_an_index_past_a_list_a_zero_trip_loop_left_empty_is_eagers_index_error():
+    """`kept[0]` of a list a graph loop grew that ran zero times: eager's `IndexError: list
+    index out of range` at the user's line (was `array_read: index 0 is out of range for an
+    array of length 0 (inputs: [], 0)`)."""
+    static = d2s.to_static(first_kept)
+    x = rt.to_tensor(np.array([1.0, -2.0, 3.0], "float32"))
+    np.testing.assert_allclose(static(x, rt.to_tensor(np.array(2))).numpy(), 2.0)
+    with pytest.raises(IndexError, match="list index out of range"):
+        first_kept(x, rt.to_tensor(np.array(0)))
+    with pytest.raises(IndexError) as info:
+        static(x, rt.to_tensor(np.array(0)))
+    text = str(info.value)
+    assert text.startswith("list index out of range") and "return kept[0]" in "".join(
+        getattr(info.value, "__notes__", [])) and "(inputs:" not in text
