@@ -78,6 +78,30 @@ class EmptyTuple(EmptyArray):
     (`out = tuple(kept)` of a list the loop grows); `()` again where it does not."""
 
 
+def grown_tuple(v) -> bool:
+    """A non-empty tuple of tensors of one dtype and shape (not values standing for Python
+    numbers), which a graph loop's body may grow (`out = out + (x[i],)`): an array marked a
+    tuple where it does."""
+    return type(v) is tuple and bool(v) and all(
+        is_variable(t) and not t.is_array and not getattr(t, "python_scalar", False) and
+        getattr(t, "number_when", None) is None and _same_items(t, v[0]) for t in v)
+
+
+def _same_items(a, b) -> bool:
+    return a.dtype == b.dtype and len(a.shape) == len(b.shape)
+
+
+def _tuple_array(start: tuple, probe: tuple):
+    """The array marked a tuple holding `start`'s items (the dims they and the body's items
+    share, -1 where they differ or are unknown)."""
+    out = rt.static.create_array(start[0].dtype, list(start))
+    items = [*start, *probe]
+    out._static_shape = tuple(d if all(t.shape[j] == d for t in items) else -1
+                              for j, d in enumerate(start[0].shape))
+    out._d2s_tuple = True
+    return out
+
+
 def is_empty_array(v) -> bool:
     return isinstance(v, EmptyArray)
 
@@ -120,6 +144,9 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                                                 t.dtype == p[0].dtype for t in p):
                 out[i] = rt.static.create_array(p[0].dtype)  # (`out = out + (t,)`)
                 out[i]._static_shape, out[i]._d2s_tuple = tuple(p[0].shape), True
+            continue
+        if grown_tuple(v) and grown_tuple(p) and len(p) != len(v) and _same_items(v[0], p[0]):
+            out[i] = _tuple_array(v, p)  # (`out = out + (t,)`)
             continue
         if isinstance(v, EmptyArray):
             elem = p[0] if isinstance(p, list) and p else p if is_variable(p) and \

@@ -56,10 +56,8 @@ def _write_kernel(xp, x, i, arr):
 def _read_kernel(xp, arr, i):
     i = _index(i)
     if not -len(arr) <= i < len(arr):  # (`lst[i]` of a list a tensor sized: eager's error)
-        error = IndexError(f"list index out of range (index {i}; the list has {len(arr)} "
-                           "items on this run)")
-        error.as_eager = True
-        raise error
+        raise registry.as_eager(IndexError(
+            f"list index out of range (index {i}; the list has {len(arr)} items on this run)"))
     return arr[i]
 
 

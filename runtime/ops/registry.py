@@ -316,6 +316,13 @@ def _describe_one(m) -> str:
     return repr(m)
 
 
+def as_eager(error: Exception) -> Exception:
+    """Mark a kernel's error as eager Python's own (`IndexError: list index out of range`):
+    `explain_failure` passes it on as it is."""
+    error.as_eager = True
+    return error
+
+
 def explain_failure(op: OpDef, inputs, attrs, error: Exception) -> Exception:
     """Turn a kernel failure into an error naming the op and its inputs.
 
