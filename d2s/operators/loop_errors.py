@@ -21,6 +21,8 @@ def named(error: Exception, values: list, labels: list, src) -> Exception | None
     """`error` told with the name of the loop variable it is about (`values`: the loop's
     variables as passed to the `while` op; `labels`: the user's name of each); None where
     it is not about one variable."""
+    if isinstance(error, ValueError) and str(error).startswith(_STRUCTURE):
+        return _structure_changed(values, labels, src)
     m = _KEPT.match(str(error)) if isinstance(error, TypeError) else None
     if m is None:
         return None
@@ -45,6 +47,23 @@ def named(error: Exception, values: list, labels: list, src) -> Exception | None
                 "body's shape and dtype).")
         leaf -= n
     return None
+
+
+_STRUCTURE = "while_loop: body must return the loop variables in the same structure"
+
+
+def _structure_changed(values: list, labels: list, src) -> Exception:
+    """The body gave a loop variable another structure (a tuple grown by `+`)."""
+    tuples = [(name, v) for v, name in zip(values, labels) if type(v) is tuple and v]
+    what = (f"{tuples[0][0]!r} is a tuple of length {len(tuples[0][1])} before a loop whose "
+            f"condition is a tensor ({where(src)}), and the body gives it another length or "
+            "kind of items" if tuples else "a value that a loop whose condition is a tensor "
+            f"({where(src)}) carries gets another structure in the body (a tuple of another "
+            "length, a container of other kinds of items)")
+    return ConversionError(
+        f"{what}: a loop carries values of one structure. A tuple the body grows must start "
+        "empty (`()`) or hold tensors of one dtype and rank; keep other items in a list "
+        "(`out = [...]`, `out.append(v)`), which becomes a tensor array.", origin=src)
 
 
 def _leaf_path(value, leaf: int) -> str:

@@ -59,3 +59,31 @@ def test_rank_one_items_and_one_program_for_every_trip_count():
                                    rtol=1e-6)
         np.testing.assert_allclose(float(rows(x, rt.to_tensor(np.array(k)))), want, rtol=1e-6)
     assert static.program_cache.traces == 1
+
+
+def numbers_then_tensors(x, n):
+    out = (0.0,)
+    for i in range(n):
+        out = out + (x[i],)
+    return out
+
+
+def ints_grown(x, n):
+    pair = (1, 2)
+    for i in range(n):
+        pair = pair + (i,)
+    return x * len(pair)
+
+
+@pytest.mark.parametrize("fn", [numbers_then_tensors, ints_grown])
+def test_other_tuples_a_graph_loop_grows_are_an_error_at_the_loop(fn):
+    """Eager grows them; a loop carries one structure: a ConversionError at the user's loop
+    naming the tuple (was `while_loop: body must return the loop variables in the same
+    structure: got [Variable i64[], ...]`)."""
+    x = rt.to_tensor(XV)
+    assert len(fn(x, rt.to_tensor(np.array(2)))) in (3, 4)
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(fn)(x, rt.to_tensor(np.array(2)))
+    text = str(info.value)
+    assert "is a tuple of length" in text and "for i in range(n):" in text
+    assert "Variable" not in text and "while_loop" not in text and "out.append(v)" in text
