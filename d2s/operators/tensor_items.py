@@ -114,8 +114,8 @@ def _refuse_number_beside_tensors(dtype, value, depth: int) -> None:
         f"a list of tensors of {dtype.name} whose length a tensor decides is a tensor array of "
         f"{dtype.name}, and here ({where(src)}) it gets a Python {what}: eager's list keeps "
         f"the {what} beside the tensors, and the array holds 0-d tensors of {dtype.name} and "
-        f"Python {kind}s only. Append a tensor (`rt.to_tensor(v, dtype='{dtype.name}')`) or "
-        f"a {kind} (`{kind}(v)`), or keep the numbers in a separate list.", src)
+        f"Python {kind}s only. Append a tensor (`rt.to_tensor(v, dtype='{dtype.name}')`), or "
+        "keep the numbers in a separate list.", src)
 
 
 def _tensors_array(array) -> bool:

@@ -3,7 +3,9 @@ error in the header): each now runs the same as eager code through one converted
 
 - `breadth_cell_compared_by_value`: an internal `bool() of a tensor` at a tensor `if` after
   a graph loop (a closure cell compared with `==` while looking for other references to a
-  growing list);
+  growing list; session 22: its `mixed.append(i)` of a loop counter into a list of float32
+  tensors appends `rt.to_tensor(i, dtype='float32')`, as the refusal of an int beside float
+  tensors says, which eager's list would keep as an int);
 - `breadth_arrays_made_inside_branches`: refused as "out is a list of length 3 in the if
   branch and 2 in the else branch" (arrays made inside both branches after an append);
 - `state_same_shape_attribute_carried_by_name`: refused as "o.t is changed ... only once its
