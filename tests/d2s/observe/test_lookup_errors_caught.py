@@ -11,6 +11,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from tests.d2s.observe_wild.helpers import same_with_reference as same
 
 X = np.array([1.0, -2.0, 3.0, 0.5], "float32")
 
@@ -21,24 +22,6 @@ def outcome(fn, *args):
         return ("ok", fn(*args))
     except Exception as e:  # noqa: BLE001
         return ("raised", type(e), str(e).splitlines()[0])
-
-
-def same(got, want, ref=None):
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for i, (g, w) in enumerate(zip(got, want)):
-            same(g, w, None if ref is None else ref[i])
-    elif isinstance(want, rt.Tensor):
-        assert (got.dtype, got.shape, got.stop_gradient) == (
-            want.dtype, want.shape, want.stop_gradient)
-        np.testing.assert_array_equal(got.numpy(), want.numpy())
-        if ref is not None:
-            np.testing.assert_allclose(want.numpy(), ref, rtol=1e-6)
-    else:
-        assert got == want, (got, want)
-        if ref is not None:
-            assert ref == want
 
 
 def check(fn, cases, ref):

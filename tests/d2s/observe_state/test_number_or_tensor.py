@@ -12,30 +12,7 @@ import pytest
 
 import d2s
 import runtime as rt
-
-
-def same(got, want, ref=None):
-    """Equal structure; numbers of one Python type and value; tensors of one dtype, shape,
-    stop_gradient and values (and, where given, the NumPy reference's values)."""
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, (list, tuple)):
-        assert len(got) == len(want), (got, want)
-        for i, (g, w) in enumerate(zip(got, want)):
-            same(g, w, None if ref is None else ref[i])
-    elif isinstance(want, dict):
-        assert list(got) == list(want), (got, want)
-        for k in want:
-            same(got[k], want[k], None if ref is None else ref[k])
-    elif isinstance(want, rt.Tensor):
-        assert (got.dtype, got.shape, got.stop_gradient) == (
-            want.dtype, want.shape, want.stop_gradient), (got, want)
-        np.testing.assert_array_equal(got.numpy(), want.numpy())
-        if ref is not None:
-            np.testing.assert_allclose(want.numpy(), ref, rtol=1e-6)
-    else:
-        assert got == want, (got, want)
-        if ref is not None:
-            assert type(ref) is type(want) and ref == want, (ref, want)
+from tests.d2s.observe_wild.helpers import same_with_reference as same
 
 
 def shifted(x):

@@ -11,6 +11,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from tests.d2s.observe_wild.helpers import same_with_reference as same
 
 POS = np.array([1.0, -2.0, 3.0], "float32")
 
@@ -20,23 +21,6 @@ def outcome(fn, *args):
         return ("ok", fn(*args))
     except Exception as e:  # noqa: BLE001
         return ("raised", type(e), str(e).splitlines()[0])
-
-
-def same(got, want):
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            same(g, w)
-    elif isinstance(want, rt.Tensor):
-        assert (got.dtype, got.shape, got.stop_gradient) == (
-            want.dtype, want.shape, want.stop_gradient)
-        np.testing.assert_array_equal(got.numpy(), want.numpy())
-    elif isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want)
-    else:
-        assert got == want, (got, want)
 
 
 def both_paths(fn, *extra):
@@ -194,7 +178,7 @@ def getattr_numpy(x):
     b = 1
     if x.mean() > 0:
         b = x.mean() * 2
-    return getattr(b, "numpy")()
+    return getattr(b, "numpy")()  # noqa: B009  (getattr, as written)
 
 
 def has_item(x):

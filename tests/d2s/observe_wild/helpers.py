@@ -36,6 +36,33 @@ def assert_same_leaves(got, want, path="result", rtol=1e-5, atol=1e-6):
         assert got == want, (path, got, want)
 
 
+def same_with_reference(got, want, ref=None):
+    """Equal structure; numbers of one Python type and value; tensors of one dtype, shape,
+    stop_gradient and values (and, where given, the NumPy reference's values)."""
+    assert type(got) is type(want), (got, want)
+    if isinstance(want, (list, tuple)):
+        assert len(got) == len(want), (got, want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            same_with_reference(g, w, None if ref is None else ref[i])
+    elif isinstance(want, dict):
+        assert list(got) == list(want), (got, want)
+        for k in want:
+            same_with_reference(got[k], want[k], None if ref is None else ref[k])
+    elif isinstance(want, rt.Tensor):
+        assert (got.dtype, got.shape, got.stop_gradient) == (
+            want.dtype, want.shape, want.stop_gradient), (got, want)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if ref is not None:
+            np.testing.assert_allclose(want.numpy(), ref, rtol=1e-6)
+    elif isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype, (got, want)
+        np.testing.assert_array_equal(got, want)
+    else:
+        assert got == want, (got, want)
+        if ref is not None:
+            assert type(ref) is type(want) and ref == want, (ref, want)
+
+
 def user_state(obj) -> dict:
     """The attributes of a user object (a Meter, a Trainer) that hold Python values."""
     return {k: list(v) if type(v) is list else v for k, v in vars(obj).items()
