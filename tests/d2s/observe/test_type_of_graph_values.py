@@ -9,6 +9,7 @@ import pytest
 
 import d2s
 import runtime as paddle
+from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 XS = [np.array([1.0, 2.0, 0.5], "float32"), np.array([-1.0, -3.0, 0.5], "float32")]
 
@@ -51,17 +52,12 @@ def type_of_mixed(x):
     return type(b).__name__
 
 
-def _observed(out):
-    leaves = out if isinstance(out, tuple) else (out,)
-    return [(type(v).__name__, v.numpy().tolist() if hasattr(v, "numpy") else v,
-             getattr(v, "dtype", None)) for v in leaves]
-
-
 @pytest.mark.parametrize("fn", [dispatch, optional_bias, counted])
 def test_type_and_hasattr_as_eager_over_both_paths(fn):
     static = d2s.to_static(fn)
     for x in XS:
-        assert _observed(static(paddle.to_tensor(x))) == _observed(fn(paddle.to_tensor(x)))
+        assert_same_leaves(static(paddle.to_tensor(x)), fn(paddle.to_tensor(x)))  # (types,
+        # dtypes, shapes, stop_gradient, values)
     assert static.program_cache.traces == 1
 
 
