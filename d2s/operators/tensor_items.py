@@ -78,8 +78,7 @@ def held(target, value, depth: int = 4):
     if _tensors_array(target) and _python_number(value) and not either and not \
             _of_number_type(value, target.dtype):
         _refuse_number_beside_tensors(target.dtype, value, depth + 1)
-    if _tensors_array(target) and (type(value) is number_type(target.dtype) or either or
-                                   _python_number(value)):
+    if _tensors_array(target) and (either or _python_number(value)):
         return converted(target, target.dtype), item_of(target.dtype, value, depth + 1)
     if either and not _numbers_array(target):
         _refuse_either(target, value, depth + 1)
