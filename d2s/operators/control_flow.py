@@ -44,6 +44,7 @@ from .branch_mismatch import none_against_value, not_one_array
 from .branch_mismatch import rank as _rank
 from .exceptions import branch_frame, mark_raised
 from .lists import StructArray
+from .loop_initial import plain_inside_tuples
 from .logical import to_bool
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
@@ -180,7 +181,7 @@ class _GraphIf:
         """The branch's values (inside its `branch_frame`)."""
         args, names = self.args, self.names
         try:
-            return as_list(fn(*args), len(names))
+            return [plain_inside_tuples(v) for v in as_list(fn(*args), len(names))]
         except LookupError as e:
             if not raised_by_user_code(e):
                 raise
