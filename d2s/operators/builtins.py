@@ -211,12 +211,20 @@ def sum_(iterable, /, start=0):
         return start + out if tensor_start else (
             out if isinstance(start, int) and start == 0 else out + start)
 
+    # a Python number start of a list of tensors: eager's `start` itself where the run's
+    # list is empty, a tensor on the other runs (`number_or_tensor`: the call gives the
+    # number where `number_when` holds)
+    number_start = not tensor_start and type(start) in (bool, int, float) and not getattr(
+        arr, "python_items", False) and not holds_python_numbers(arr)
+
     def empty():
         if same:
             return rt.assign(start) if is_tensor(start) and not is_variable(start) else start
         if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
             # a list of Python numbers grown by the program: Python's `start` itself
             return rt.full([], start, dtype)
+        if number_start:
+            return start  # (`cond` makes it a value of the items' dtype)
 
         kind = f"{type(start).__name__} {start!r}" if not tensor_start else \
             f"start tensor of shape {list(start.shape)} and dtype {start.dtype}"
@@ -232,6 +240,12 @@ def sum_(iterable, /, start=0):
         return out + start if tensor_start else out
 
     out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+    if number_start and not same:
+        out.number_when = rt.static.array_length(arr) == 0
+        out.number_value = rt.full([], start, number_or_tensor.WIDE_NUMBER[
+            number_or_tensor.number_rank(start)])
+        out.number_value.python_scalar = True
+        return out
     numbers = holds_python_numbers(arr)
     if numbers and isinstance(start, (int, float)):
         out.python_scalar = True  # the sum of Python numbers: a Python number, as eagerly
