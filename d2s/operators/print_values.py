@@ -134,7 +134,8 @@ def fstring(*parts):
         elif not is_variable(p.value) and not p.spec and p.conv != "a":
             out.extend(pieces(p.value))  # (a container: its repr, element by element)
         elif is_variable(p.value) and (p.spec or p.conv == "a") and (
-                p.conv or prints_as_number(p.value)):  # (`loss.item():.4f`, `t!r:>9`)
+                p.conv or prints_as_number(p.value) or getattr(p.value, "number_when", None)
+                is not None):  # (`loss.item():.4f`, `t!r:>9`; a number on some runs)
             out.append(Spec(p.value, p.spec, p.conv))  # (formatted when the program runs)
         elif p.spec or p.conv == "a":
             raise TypeError(
