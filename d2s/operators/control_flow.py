@@ -44,8 +44,8 @@ from .branch_mismatch import none_against_value, not_one_array
 from .branch_mismatch import rank as _rank
 from .exceptions import branch_frame, mark_raised
 from .lists import StructArray
-from .loop_initial import plain_inside_tuples
 from .logical import to_bool
+from .loop_initial import plain_inside_tuples
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
 from .scalar_merge import (
@@ -185,9 +185,8 @@ class _GraphIf:
         except LookupError as e:
             if not raised_by_user_code(e):
                 raise
-            # Python's own IndexError / KeyError on this path (a list popped empty, a
-            # missing key): eager code raises it when, and only when, the branch is taken,
-            # so the program does (the other branch's values stand in)
+            # Python's IndexError / KeyError here (a list popped empty, a missing key): eager
+            # raises it when the branch is taken, so does the program (the other's values)
             raise_when_run(e)
             return args_by_name(fn, args, names)
         except Exception as e:  # noqa: BLE001  (re-raised: the same exception)
