@@ -36,6 +36,16 @@ def _kinds(v):
     return None
 
 
+def _eager_kind(v):
+    """What eager code holds for the graph value `v`, to ask `hasattr` of: the Tensor class
+    (whose instances have no attribute of their own: `hasattr(out, "append")` of a tensor is
+    False, of its `set_value`, `grad`, `is_leaf` True), or a list / tuple where `v` is a
+    tensor array."""
+    if v.is_array:
+        return () if getattr(v, "_d2s_tuple", False) else []
+    return rt.Tensor
+
+
 def _python_type(v):
     """The Python class `v` stands for where it stands for a Python number of one type on
     every run; None where it stands for none, False where the run decides the type."""
@@ -76,6 +86,8 @@ def hasattr_(obj, name):
         number = _python_type(obj) if is_variable(obj) else None
         if number:  # (`float(t)` has no `.item`, as eager's float)
             return builtins.hasattr(number(), name)
+        if is_variable(obj):  # (eager's Tensor, or list / tuple for a tensor array, has
+            return builtins.hasattr(_eager_kind(obj), name)  # it: not the Variable)
         return builtins.hasattr(obj, name)
     flag, other = kinds
     as_other = builtins.hasattr(other, name)

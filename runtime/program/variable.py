@@ -25,6 +25,7 @@ from ..ops.arrays import (
     array_write,
     create_array,
 )
+from ..ops.inplace_methods import set_traced
 from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
@@ -527,6 +528,10 @@ class Variable(core.VariableBase):
 
     def clone(self) -> Variable:
         return assign(self)
+
+    def set_value(self, value) -> None:
+        """`t.set_value(v)` of a tensor the program computes (`inplace_methods.set_traced`)."""
+        set_traced(self, value)
 
     def _inplace_update(self, new: Variable) -> None:
         """Make this Python handle refer to `new`'s value (`x[i] = v`, `array_write`).
