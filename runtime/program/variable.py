@@ -210,6 +210,10 @@ class Variable(core.VariableBase):
     # True on what `detach()` made: a leaf, with no graph behind it, also once user code
     # sets its stop_gradient False (`freed_graph.value_graph`)
     detached = False
+    # What stop_gradient was before code first set it (None: never set): whether eager's
+    # tensor got an autograd node when it was made (`is_leaf`), which setting the flag later
+    # does not change
+    made_stop = None
 
     @property
     def stop_gradient(self) -> bool:
@@ -222,6 +226,8 @@ class Variable(core.VariableBase):
 
     @stop_gradient.setter
     def stop_gradient(self, value: bool) -> None:
+        if self.made_stop is None:
+            self.made_stop = self._stop_gradient
         self._stop_gradient = bool(value)
         self._user_stop = bool(value)
 
@@ -538,7 +544,7 @@ class Variable(core.VariableBase):
             raise TypeError(f"_inplace_update: expected a Variable, got {type(new).__name__}")
         fields = ("block", "name", "_static_shape", "dtype", "kind", "persistable",
                   "_stop_gradient", "_user_stop", "stop_when", "item_stops", "no_items",
-                  "detached")
+                  "detached", "made_stop")
         mine = [getattr(self, f) for f in fields]
         for f in fields:
             setattr(self, f, getattr(new, f))
