@@ -7,7 +7,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
-    y.is_leaf                    ->   _d2s.tensor_attribute(y, 'is_leaf')   (name, grad too)
+    y.name                       ->   _d2s.tensor_attribute(y, 'name')
     y.name = v                   ->   _d2s.set_tensor_name(y, v)
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     {k: v, 0: w}                 ->   _d2s.dict_display((k, v), (0, w))
@@ -77,7 +77,7 @@ MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", 
 
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
 # not the program's `t3`: `operators.tensor_attributes`)
-TENSOR_ATTRIBUTES = ("name", "is_leaf", "grad")
+TENSOR_ATTRIBUTES = ("name",)
 
 # built-ins that iterate their arguments from this index on: given what may be a set, an
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)

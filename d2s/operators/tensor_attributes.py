@@ -11,15 +11,19 @@ dtype and `stop_gradient` whatever its name and history: where they can differ b
 calls, reading them is a `ConversionError` at the user's line.
 
     x.name           ->   _d2s.tensor_attribute(x, 'name')
-    y.is_leaf        ->   _d2s.tensor_attribute(y, 'is_leaf')
     y.name = 'out'   ->   _d2s.set_tensor_name(y, 'out')
+    y.is_leaf, y.grad     (`Variable.__getattr__` asks `read_missing`: no call in the code)
 """
 from __future__ import annotations
 
+import sys
+
+from runtime.program.origin import frame_line
+
 from ..errors import ConversionError
+from ..pyct import loader
 from . import number_or_tensor
 from .container_types import container_type
-from .loop_errors import refuse_varying_stop_read
 from .none_or_tensor import flag_of
 from .stop_reads import run_flag
 from .type_queries import python_type
@@ -32,6 +36,19 @@ def tensor_attribute(x, name: str):
     """`x.<name>` read by converted user code: eager's answer for a graph value."""
     if not is_variable(x):
         return getattr(x, name)
+    return _answer(x, name)
+
+
+def read_missing(v, name: str):
+    """`v.is_leaf` / `v.grad` of a Variable (which has neither): eager's answer for a read by
+    converted user code (`Variable.__getattr__` asks); NotImplemented for any other read."""
+    f = sys._getframe(2)  # (the code that read the attribute)
+    if name not in ATTRIBUTES or loader.lookup(f.f_code.co_filename, frame_line(f)) is None:
+        return NotImplemented
+    return _answer(v, name)
+
+
+def _answer(x, name: str):
     _eager_type_has(x, name)
     if getattr(x, "number_when", None) is not None:  # (a Python number on some runs)
         number_or_tensor.check_attribute(x, name, user_origin())
@@ -60,7 +77,9 @@ def is_leaf(v):
     made = v.made_stop  # (what stop_gradient was before user code first set it)
     if made is None:  # (an op records a node exactly where its result needs one)
         if v.stop_varies:
-            refuse_varying_stop_read(v, depth=3)
+            _refuse(v, "is_leaf", "that a loop whose condition is a tensor carries, without a "
+                    "gradient path when the loop starts and with one from its second trip on",
+                    "decide before the loop, from the value the loop starts from")
         return run_flag(v) if v.stop_when is not None else v.stop_gradient
     if v.stop_when is not None:
         _refuse(v, "is_leaf", "whose stop_gradient was set after a tensor `if` or graph loop "
