@@ -16,7 +16,11 @@ tell: per loop variable, whether its graph holds a value a trip freed (`holds`),
 trip ran before this one (from which a loop variable that entered as a leaf holds a graph).
 A gradient in the body then raises eager's error, at the user's line, on a trip where it walks
 a loop variable that holds a freed value (or a value from before the loop that an earlier
-trip freed); the loop's results report the flags for `freed_graph.freed_conditions`.
+trip freed); the loop's results report the flags for `freed_graph.freed_conditions`. A loop
+variable enters holding a freed value where its entry value's graph holds one a gradient
+freed before the loop ran (earlier in its block or around it, on a branch of an earlier tensor
+`if` on the runs that took it, or on the trips of an earlier loop: that loop's flags), so the
+first trip raises there too.
 Loops at the program's top level and in its tensor `if`s are followed so; a loop in another
 loop's body is left to `reach_values.block_ran` (its results count as freed on the runs where
 its body ran, and a later trip's gradient through them does not raise).
@@ -24,10 +28,11 @@ its body ran, and a later trip's gradient through them does not raise).
 from __future__ import annotations
 
 from ..dtypes import bool_
-from .freed_branches import encloses, raise_before
-from .freed_graph import GradientWalk, value_graph, walk
+from .freed_branches import encloses, raise_before, ran_before
+from .freed_graph import GradientWalk, insert_ops, value_graph, walk
 from .ir import Program, defined_under
 from .reach_values import all_of, any_of, bool_constant, branch_output, building
+from .variable import Variable
 
 
 def follow_loop_frees(program: Program, error) -> dict:
@@ -42,20 +47,32 @@ def follow_loop_frees(program: Program, error) -> dict:
     outside = _branches_under(program, 0)
     loops = [(op, block) for block in (program.blocks[i] for i in outside)
              for op in block.ops if op.type == "while" and len(op.blocks) == 2]
-    for op, block in loops:
-        under = _branches_under(program, op.blocks[1])
+    earlier: dict = {}  # loop output -> its flag as each block up to the top reads it
+    for op, block, under, walks in _in_trace_order(program, loops):
         freed = {n: [b for b, why in blocks.items() if b in under and why is None]
                  for n, blocks in program.freed.items()}
         freed = {n: blocks for n, blocks in freed.items() if blocks}
-        walks = [w for w in program.gradient_walks if w[0] in under]
         if freed and walks:
-            flags = _Loop(program, op, block, freed).follow(walks, error)
+            flags = _Loop(program, op, block, freed).follow(walks, error, earlier)
             lifted = {out: _lifted(program, outside, block, flag)
                       for out, flag in flags.items()}
+            earlier.update(lifted)
             top = {out: levels[-1].name for out, levels in lifted.items()}
             found.update(dict.fromkeys(under, top))
             _raise_after(program, under, lifted, error)
     return found
+
+
+def _in_trace_order(program: Program, loops: list) -> list:
+    """(op, block, the blocks of its body, its body's gradients) per loop, in the order
+    their bodies took gradients (so a loop's entry values see what earlier loops freed)."""
+    out = []
+    for op, block in loops:
+        under = _branches_under(program, op.blocks[1])
+        walks = [w for w in program.gradient_walks if w[0] in under]
+        first = min((program.gradient_walks.index(w) for w in walks), default=-1)
+        out.append((first, op, block, under, walks))
+    return [entry[1:] for entry in sorted(out, key=lambda e: e[0])]
 
 
 def _lifted(program: Program, outside: dict, block, flag: str) -> list:
@@ -84,6 +101,16 @@ def _raise_after(program: Program, under: dict, lifted: dict, error) -> None:
         if flags:
             with building(program):
                 raise_before(program, w.block, w.position, flags, w.origin, error)
+
+
+def _owners(program: Program) -> dict:
+    return {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
+
+
+def _readable(program: Program, levels: list, block):
+    """An earlier loop's flag (`levels`: as each block up to the top reads it) as `block`
+    reads it; None where no level encloses `block`."""
+    return next((v for v in levels if encloses(program, v.block.idx, block.idx)), None)
 
 
 def _branches_under(program: Program, idx: int) -> dict:
@@ -121,13 +148,15 @@ class _Loop:
         self.carried = [j for j, p in enumerate(self.params) if walk(program, graph, [p],
                                                                      stop={p})]
 
-    def follow(self, walks: list, error) -> dict:
+    def follow(self, walks: list, error, earlier: dict) -> dict:
         program, bblk = self.program, self.bblk
         with building(program) as b:
             prev = b.block
             try:
+                entry = self._entry_holds(b, earlier)
+                self.carried = sorted(set(self.carried) | set(entry))
                 ran = self._new_flag()
-                holds = {j: self._new_flag() for j in self.carried}
+                holds = {j: self._new_flag(entry.get(j, False)) for j in self.carried}
                 # (whether a trip freed a value from before the loop)
                 outer = self._new_flag() if self.outer else False
                 for w in sorted(walks, key=lambda w: -w.position):
@@ -144,6 +173,74 @@ class _Loop:
         n = len(self.params)
         return {self.op.outputs[j]: self.op.outputs[n + 1 + i]
                 for i, j in enumerate(self.carried)}
+
+    def _entry_holds(self, b, earlier: dict) -> dict:
+        """{loop variable index: True or a bool of the loop's block} for the loop variables
+        whose entry value's graph holds a value freed before the loop ran: by a gradient
+        earlier in its block or a block around it, on a branch of an earlier tensor `if`
+        (on the runs that took it), or by a trip of an earlier loop (`earlier`: its flags).
+        The ops computing them go before the loop op."""
+        program, graph, block = self.program, self.graph, self.block
+        before = self._freed_before()
+        mark = len(block.ops)
+        prev, b.block = b.block, block
+        try:
+            out = {}
+            for j, x in enumerate(self.op.inputs[:len(self.params)]):
+                if x.__class__ is not str:
+                    continue
+                reached = walk(program, graph, [x])
+                conds = [c for n, c in before.items() if n in reached] + [
+                    _readable(program, earlier[n], block) for n in reached if n in earlier]
+                held = any_of(list({id(c): c for c in conds if c is not None}.values()))
+                if held is not False:
+                    out[j] = held
+        finally:
+            b.block = prev
+        made = block.ops[mark:]
+        del block.ops[mark:]
+        insert_ops(program, block.idx, block.ops.index(self.op), made)
+        return out
+
+    def _freed_before(self) -> dict:
+        """{name: True or a bool of the loop's block}: the values a gradient freed before
+        the loop op runs (in its block or a block around it, or on a branch of a tensor `if`
+        before it on the runs that took it; a gradient in another loop's body is that
+        loop's flags)."""
+        program, owners = self.program, _owners(self.program)
+        anchor, blk, op = {}, self.block, self.op  # block around the loop -> its op there
+        while True:
+            anchor[blk.idx] = blk.ops.index(op)
+            if blk.idx == 0:
+                break
+            op, blk = owners[blk.idx]
+        params = {n for bl in program.blocks for n in bl.params}
+        out: dict = {}
+        for w in program.gradient_walks:
+            if not w.frees or w.block in self.under:
+                continue
+            ran = self._ran_before_loop(w, anchor, owners)
+            if ran is None:
+                continue
+            for n in w.names:
+                if (n in self.graph or n in params) and out.get(n) is not True:
+                    out[n] = ran if n not in out else any_of([out[n], ran])
+        return out
+
+    def _ran_before_loop(self, w: GradientWalk, anchor: dict, owners: dict):
+        """True, or a bool of a block around the loop, where gradient `w` ran before the
+        loop op; None where it never does on one run before it (after it, in another loop's
+        body, or on a branch the loop is in another branch of)."""
+        idx, position = w.block, w.position
+        while idx not in anchor:
+            op, parent = owners[idx]
+            if op.type != "cond":
+                return None
+            idx, position = parent.idx, parent.ops.index(op)
+        if position >= anchor[idx]:
+            return None
+        return True if idx == w.block else ran_before(self.program, owners, w.block,
+                                                       self.block.idx)
 
     def _freed_when(self, name: str):
         """True, or the bool of the body that is True on the trips that freed `name`."""
@@ -165,15 +262,17 @@ class _Loop:
             self.taken[idx] = v
         return v
 
-    def _new_flag(self):
-        """A new bool loop variable of the loop, False at entry: its body parameter."""
+    def _new_flag(self, entry=False):
+        """A new bool loop variable of the loop, `entry` at entry (False, True or a bool of
+        the loop's block): its body parameter."""
         program, op = self.program, self.op
         param = self.bblk.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
         self.bblk.params.append(param.name)
         self.cblk.params.append(self.cblk.new_var(program.fresh_name(), (), bool_,
                                                   stop_gradient=True).name)
         out = self.block.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
-        op.inputs.append(bool_constant(self.program, False))
+        op.inputs.append(entry.name if isinstance(entry, Variable) else
+                         bool_constant(self.program, entry))
         op.outputs.insert(len(self.bblk.params) - 1, out.name)
         return param
 

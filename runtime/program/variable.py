@@ -70,7 +70,7 @@ _NUMBER_ATTRIBUTE_READERS: list = []
 # Called as `fn(variable, name)` for an attribute of eager's Tensor that a Variable lacks
 # (`is_leaf`, `grad`): d2s gives converted user code eager's answer (NotImplemented: not its)
 _TENSOR_ATTRIBUTE_READERS: list = []
-_adding = lambda readers: lambda fn: None if fn in readers else readers.append(fn)  # noqa: E731
+_adding = lambda readers: lambda fn: None if fn in readers else readers.append(fn)
 add_varying_stop_reader = _adding(_VARYING_STOP_READERS)
 add_number_attribute_reader = _adding(_NUMBER_ATTRIBUTE_READERS)
 add_tensor_attribute_reader = _adding(_TENSOR_ATTRIBUTE_READERS)
