@@ -1,9 +1,11 @@
 """A gradient in a graph loop's body that walks into what was freed before the loop ran (by a
-gradient before it, or by the trips of an earlier loop) raises eager's "already freed" inside
+gradient before it, or by the trips of an earlier loop), or, for a loop in another loop's
+body, into what an earlier trip of either loop freed, raises eager's "already freed" inside
 the call, at its line, on the trip eager raises on, also where the result is detached before
-it is returned (issue 33: the converted call returned values there). Inputs take different
-numbers of trips through one converted program; the outcome (which call raises, or the
-values and the input's gradient) is eager's."""
+it is returned (issue 33: the converted call returned values there), and never where eager
+runs (a fresh leaf per step or per epoch). Inputs take different numbers of trips through
+one converted program; the outcome (which call raises, or the values and the input's
+gradient) is eager's."""
 from __future__ import annotations
 
 import numpy as np
@@ -67,6 +69,82 @@ def attack_on_a_branch(x, n, warm):
     return x_adv.detach()
 
 
+def epochs_of_attacks(x, m, n):
+    x_adv = x * 1.0
+    k = 0
+    while k < m:  # a loop around the attack: its next trip walks what the last one freed
+        i = 0
+        while i < n:
+            x_adv = _step(x_adv)
+            i += 1
+        k += 1
+    return x_adv.detach()
+
+
+def epochs_from_the_input(x, m, n):
+    x_adv = x  # a leaf on the first trip of both loops: nothing freed there
+    k = 0
+    while k < m:
+        i = 0
+        while i < n:
+            x_adv = _step(x_adv)
+            i += 1
+        k += 1
+    return x_adv.detach()
+
+
+def fresh_leaf_per_step(x, m, n):  # eager never raises
+    x_adv = x.detach()
+    k = 0
+    while k < m:
+        i = 0
+        while i < n:
+            x_adv.stop_gradient = False
+            x_adv = _step(x_adv).detach()
+            i += 1
+        k += 1
+    return x_adv
+
+
+def fresh_start_per_epoch(x, m, n):  # raises only where an epoch takes two steps
+    x_adv = x * 1.0
+    k = 0
+    while k < m:
+        i = 0
+        while i < n:
+            x_adv = _step(x_adv)
+            i += 1
+        x_adv = (x_adv * 1.0).detach()
+        x_adv.stop_gradient = False
+        x_adv = x_adv * 1.0
+        k += 1
+    return x_adv
+
+
+class Smoother:
+    """A helper whose method takes a gradient after an inner attack, per epoch."""
+
+    def __init__(self, every):
+        self.every = every
+
+    def __call__(self, h, m, n):
+        k = 0
+        while k < m:
+            if k % self.every == 0:  # a tensor `if` around the inner loop
+                i = 0
+                while i < n:
+                    h = _step(h)
+                    i += 1
+            (g,) = rt.grad((h * h).sum(), h)  # walks what the inner trips freed
+            h = (h + g).detach() * 1.0
+            k += 1
+        return h
+
+
+def smoothed(x, m, n):
+    return Smoother(2)(x * 1.0, m, n)
+
+
 def _outcome(fn, args):
     """('call', message) where the call raises, ('backward', message) where a backward
     through the result does, else ('ok', gradient of x); and the returned values."""
@@ -78,7 +156,8 @@ def _outcome(fn, args):
         out.sum().backward()
     except RuntimeError as e:
         return ("backward", str(e).splitlines()[0]), out.numpy()
-    return ("ok", args[0].grad.numpy()), out.numpy()
+    grad = args[0].grad
+    return ("ok", None if grad is None else grad.numpy()), out.numpy()
 
 
 def _numpy_attack(x, trips):
@@ -103,6 +182,36 @@ CASES = {
     attack_on_a_branch: [((n, w), _where(0, n, bool(w)), n, 3.0 * w)
                          for n in range(3) for w in (0, 1)],
 }
+
+
+NESTED = {  # (m, n) -> where eager raises, from eager runs (None: it returns)
+    epochs_of_attacks: {(1, 2), (2, 1), (2, 2)},
+    epochs_from_the_input: {(2, 2)},
+    fresh_leaf_per_step: set(),
+    fresh_start_per_epoch: {(1, 2), (2, 2)},
+    smoothed: {(1, 1), (1, 2), (2, 0), (2, 1), (2, 2)},
+}
+
+
+@pytest.mark.parametrize("fn", list(NESTED), ids=lambda f: f.__name__)
+def test_loops_in_loops_raise_where_eager_raises_and_nowhere_else(fn):
+    static = d2s.to_static(fn)
+    for m in range(3):
+        for n in range(3):
+            got = []
+            for f in (fn, static):
+                x = rt.to_tensor(X0, stop_gradient=False)
+                got.append(_outcome(f, (x, rt.to_tensor(m), rt.to_tensor(n))))
+            (eager, e_values), (conv, s_values) = got
+            assert eager == conv if eager[0] != "ok" else conv[0] == "ok", (m, n, eager, conv)
+            assert (eager[0] == "call") == ((m, n) in NESTED[fn]), (m, n, eager)
+            if eager[0] == "ok":
+                assert (conv[1] is None) == (eager[1] is None), (m, n)
+                if eager[1] is not None:
+                    np.testing.assert_allclose(conv[1], eager[1], rtol=1e-6)
+            if e_values is not None:
+                np.testing.assert_allclose(s_values, e_values, rtol=1e-6)
+    assert len(static.program_cache) == 1
 
 
 @pytest.mark.parametrize("fn", list(CASES), ids=lambda f: f.__name__)
