@@ -76,6 +76,9 @@ def hasattr_(obj, name):
         number = python_type(obj) if is_variable(obj) else None
         if number:  # (`float(t)` has no `.item`, as eager's float)
             return builtins.hasattr(number(), name)
+        if is_variable(obj) and not obj.is_array and number is None:
+            return builtins.hasattr(rt.Tensor, name) or builtins.hasattr(obj, name)  # (a
+            # Variable answers `is_leaf`, `.grad` to converted code only: `tensor_attributes`)
         return builtins.hasattr(obj, name)
     flag, other = kinds
     as_other = builtins.hasattr(other, name)
