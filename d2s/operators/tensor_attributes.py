@@ -29,7 +29,8 @@ from .stop_reads import run_flag
 from .type_queries import python_type
 from .variables import is_variable, user_origin, where
 
-ATTRIBUTES = ("name", "is_leaf", "grad")  # (what the converter sends here)
+# (what the converter sends here, or `Variable.__getattr__`)
+ATTRIBUTES = ("name", "is_leaf", "grad", "clear_grad", "clear_gradient")
 
 
 def tensor_attribute(x, name: str):
@@ -40,8 +41,9 @@ def tensor_attribute(x, name: str):
 
 
 def read_missing(v, name: str):
-    """`v.is_leaf` / `v.grad` of a Variable (which has neither): eager's answer for a read by
-    converted user code (`Variable.__getattr__` asks); NotImplemented for any other read."""
+    """`v.is_leaf`, `v.grad`, `v.clear_grad` of a Variable (which has none): eager's answer
+    for a read by converted user code (`Variable.__getattr__` asks); NotImplemented for any
+    other read."""
     f = sys._getframe(2)  # (the code that read the attribute)
     if name not in ATTRIBUTES or loader.lookup(f.f_code.co_filename, frame_line(f)) is None:
         return NotImplemented
@@ -56,17 +58,29 @@ def _answer(x, name: str):
         _refuse(x, name, "that is None on some runs and a tensor on others (a tensor "
                 "condition decided which)", "make it a tensor on every path before reading it")
     if x.name in x.program.inputs:
-        return _of_argument(x, name)
-    if name == "name":
+        answer = _of_argument(x, name)
+    elif name == "name":
         return None
-    leaf = is_leaf(x)
-    if name == "is_leaf":
-        return leaf
-    if leaf is True and not x.stop_gradient:
+    elif name == "is_leaf":
+        return is_leaf(x)
+    else:
+        answer = _grad(x, name)
+    # (`clear_grad()`: eager sets a .grad that is None here to None)
+    return answer if name in ("is_leaf", "grad") else _no_op
+
+
+def _no_op() -> None:
+    return None
+
+
+def _grad(x, name: str):
+    """`.grad` of a computed value: None (a non-leaf keeps no gradient, a leaf that needs
+    none gets none), or refused for a leaf made here that needs one."""
+    if is_leaf(x) is True and not x.stop_gradient:
         _refuse(x, name, "made in the converted code as a leaf that needs a gradient "
                 "(`detach()` or `to_tensor`, then `stop_gradient = False`)",
                 "read it after the call, on the tensor the call returns, or use `rt.grad`")
-    return None  # (a non-leaf keeps no gradient; a leaf that needs none gets none)
+    return None
 
 
 def is_leaf(v):
@@ -96,10 +110,10 @@ def _of_argument(x, name: str):
                 "every tensor of this shape and dtype, whatever its name",
                 "pass the name as a str argument, or read it before the call")
     if not x.stop_gradient:
-        _refuse(x, name, "that is an argument needing a gradient: eager code's answer "
-                "depends on the passed tensor's history (a leaf, or computed by eager code "
-                "before the call), and one program serves both",
-                "read it before or after the call")
+        _refuse(x, name, "that is an argument needing a gradient: eager code's answer (or "
+                "what `clear_grad()` clears) depends on the passed tensor's history (a leaf, or "
+                "computed by eager code before the call), and one program serves both",
+                "use it before or after the call")
     return True if name == "is_leaf" else None  # (a tensor that needs no gradient gets none)
 
 
