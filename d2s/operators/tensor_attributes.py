@@ -44,8 +44,10 @@ def read_missing(v, name: str):
     """`v.is_leaf`, `v.grad`, `v.clear_grad` of a Variable (which has none): eager's answer
     for a read by converted user code (`Variable.__getattr__` asks); NotImplemented for any
     other read."""
+    if name not in ATTRIBUTES:
+        return NotImplemented
     f = sys._getframe(2)  # (the code that read the attribute)
-    if name not in ATTRIBUTES or loader.lookup(f.f_code.co_filename, frame_line(f)) is None:
+    if loader.lookup(f.f_code.co_filename, frame_line(f)) is None:
         return NotImplemented
     return _answer(v, name)
 
