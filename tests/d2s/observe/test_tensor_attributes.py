@@ -152,3 +152,36 @@ def test_argument_without_gradient_is_a_leaf_without_grad():
     want, got = f(x), d2s.to_static(f)(x)
     assert_same_leaves(got, want)
     assert want[1:] == (True, None)
+
+
+W = paddle.to_tensor(np.array([1.0, 2.0, 3.0], "float32"), stop_gradient=False)
+
+
+def rolled(x, n):
+    h = x  # a leaf where the loop runs no trip
+    i = 0
+    while i < n:
+        h = h * W
+        i += 1
+    return h, h.is_leaf
+
+
+def names_of_grown_list(x, n):
+    out = []
+    i = 0
+    while i < n:
+        out.append(x * i)
+        i += 1
+    return out.name
+
+
+def test_leafness_after_a_graph_loop_is_the_runs():
+    static = d2s.to_static(rolled)
+    for n in range(3):
+        x = paddle.to_tensor(XS[0][0])
+        want, got = rolled(x, paddle.to_tensor(n)), static(x, paddle.to_tensor(n))
+        assert_same_leaves(got, want)
+        assert want[1] is (n == 0)
+    x = paddle.to_tensor(XS[0][0])
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'name'"):
+        d2s.to_static(names_of_grown_list)(x, paddle.to_tensor(2))
