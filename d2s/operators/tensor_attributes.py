@@ -65,24 +65,24 @@ def _answer(x, name: str):
         return None
     elif name == "is_leaf":
         return is_leaf(x)
-    else:
-        answer = _grad(x, name)
+    else:  # (a non-leaf keeps no gradient, a leaf that needs none gets none)
+        _refuse_leaf_needing_grad(x, name)
+        answer = None
     # (`clear_grad()`: eager sets a .grad that is None here to None)
     return answer if name in ("is_leaf", "grad") else _no_op
 
 
 def _no_op() -> None:
-    return None
+    """`clear_grad()` of a traced tensor whose `.grad` is None."""
 
 
-def _grad(x, name: str):
-    """`.grad` of a computed value: None (a non-leaf keeps no gradient, a leaf that needs
-    none gets none), or refused for a leaf made here that needs one."""
+def _refuse_leaf_needing_grad(x, name: str) -> None:
+    """`.grad` of a leaf made in the converted code that needs a gradient: eager's depends
+    on the backward calls of the run."""
     if is_leaf(x) is True and not x.stop_gradient:
         _refuse(x, name, "made in the converted code as a leaf that needs a gradient "
                 "(`detach()` or `to_tensor`, then `stop_gradient = False`)",
                 "read it after the call, on the tensor the call returns, or use `rt.grad`")
-    return None
 
 
 def is_leaf(v):
