@@ -16,7 +16,7 @@ user wrote it. The generated-code API, by converter:
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
   `round_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
-  `dict_setdefault`, `shape`, `size`;
+  `dict_setdefault`, `shape`, `size`, `tensor_attribute(x, name)`, `set_tensor_name`;
   `set_item(value, obj, key)`
   (`obj[key] = value`: a dict given a key the program computed, `computed_keys`)
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`,
@@ -74,6 +74,7 @@ from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F40
 from .switch import call_item  # noqa: F401
 from .text import format_, percent, repr_, str_, text  # noqa: F401
 from .math_calls import math_  # noqa: F401
+from .tensor_attributes import set_tensor_name, tensor_attribute  # noqa: F401
 from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)
 from .try_except import (  # noqa: F401
     fn_exit,

@@ -46,7 +46,7 @@ def _eager_kind(v):
     return rt.Tensor
 
 
-def _python_type(v):
+def python_type(v):
     """The Python class `v` stands for where it stands for a Python number of one type on
     every run; None where it stands for none, False where the run decides the type."""
     if not getattr(v, "python_scalar", False) or v.shape:
@@ -62,7 +62,7 @@ def typing(type_):
         if len(args) != 1 or not is_variable(args[0]) or args[0].is_array:
             return type_(*args)
         v = args[0]
-        number = _python_type(v)
+        number = python_type(v)
         if _kinds(v) is not None or number is False:
             src = user_origin()
             other = "None" if flag_of(v) is not None else "a Python number"
@@ -83,9 +83,11 @@ def hasattr_(obj, name):
     """`hasattr(obj, name)`; of a value whose kind the run decides, the run's answer."""
     kinds = _kinds(obj) if is_variable(obj) else None
     if kinds is None:
-        number = _python_type(obj) if is_variable(obj) else None
+        number = python_type(obj) if is_variable(obj) else None
         if number:  # (`float(t)` has no `.item`, as eager's float)
             return builtins.hasattr(number(), name)
+        if number is False:  # (an int or a float, which the run decides)
+            return builtins.hasattr(0, name) and builtins.hasattr(0.0, name)
         if is_variable(obj):  # (eager's Tensor, or list / tuple for a tensor array, has
             return builtins.hasattr(_eager_kind(obj), name)  # it: not the Variable)
         return builtins.hasattr(obj, name)
