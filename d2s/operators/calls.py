@@ -32,7 +32,7 @@ from .computed_keys import KEYED_METHODS, keyed_method
 from . import str_arrays
 from .key_flags import dict_pop
 from .logging_calls import logging_call
-from .made_sets import plain_set_method, unbound_set_method
+from .made_sets import in_place_function, plain_set_method, unbound_set_method
 from .try_calls import after_failure
 from .try_except import open_trys
 from .warning_calls import warn
@@ -83,6 +83,8 @@ def _call(f):
     if isinstance(getattr(f, "__self__", None), (set, frozenset)):  # (`seen.intersection(t)`
         # of computed items: `set_algebra`; a made set's methods refuse them: `made_sets`)
         return plain_set_method(f) if isinstance(f, _SET_METHODS) else f
+    if isinstance(f, types.BuiltinFunctionType) and in_place_function(f) is not None:
+        return in_place_function(f)  # (`operator.ior(tags, seen)`: in place, `made_sets`)
     if isinstance(f, _UNBOUND) and f.__objclass__ in (set, frozenset):
         return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \

@@ -249,6 +249,29 @@ def set_op(a, op: str, b):
     return out if out is a else made(out)  # (`tags |= t` of a caller's set: that set)
 
 
+_IN_PLACE_FUNCTIONS = {id(fn): (fn, op + "=") for op, fn in _IN_PLACE.items()}
+
+
+def in_place_function(f):
+    """`operator.ior` & co. (`operator.iand`, `isub`, `ixor`) as converted code calls them, or
+    None for another callable: `operator.ior(tags, seen)` of a caller's set and a set converted
+    code made changes `tags` in place and gives it, as `tags |= seen` does (a set's own
+    `__ior__` gives NotImplemented for a made set, and the made one's reflected `|` could not
+    tell a call from the statement)."""
+    found = _IN_PLACE_FUNCTIONS.get(id(f))
+    if found is None or found[0] is not f:
+        return None
+    fn, op = found
+
+    def run(a, b):
+        if isinstance(a, builtins.set) and type(a) is not MadeSet and type(b) in _MADE:
+            return set_op(a, op, b)
+        return fn(a, b)
+
+    run.__name__ = fn.__name__
+    return run
+
+
 def made_set(s: builtins.set):
     """A set display or comprehension of converted code (`{p, (0, 1)}`): a made set."""
     return made(s)
