@@ -22,7 +22,7 @@ from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program.builder import current_builder
 from runtime.program.origin import format_origin
 
-from . import errors, guards, logging_utils, side_effects, writeback
+from . import errors, guards, logging_utils, owned_results, side_effects, writeback
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
@@ -60,6 +60,7 @@ class Trace:
     tree: Any
     guards: tuple
     effects: side_effects.Effects
+    owned: tuple = ()  # the caller's objects the result holds (`owned_results`)
 
 
 def trace(target: TraceTarget, args, kwargs, with_hooks: bool = False,
@@ -113,14 +114,15 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         out, effects, reads, log = _run(target, fn, new_args, new_kwargs, fed, numbers,
                                         fixed, state)
         effects.bound = side_effects.bound_arguments(args, effects, out, kwargs)
-        leaves, tree = _returned(target, program, out, args, kwargs, state, effects.made)
+        leaves, tree, value = _returned(target, program, out, args, kwargs, state, effects.made)
+        owned = owned_results.find(value, tree, log, fed.copies) if state else ()
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
         [g for g in reads.guards if not _is_variable(g[2])], log),
         effects.rebound + effects.renewed)
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
-                 effects)
+                 effects, owned)
 
 
 class _Feeder:
@@ -234,12 +236,13 @@ def _as_at_call_start(found: list, log) -> tuple:
 
 
 def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
-    """(leaves, tree) of what the traced function returned, each tensor leaf its Variable,
+    """(leaves, tree, the value flattened) of what the traced function returned, each tensor leaf its Variable,
     each set it made a plain set (the one written back where the call stored it: `made`);
     refuses what a program cannot return for every call."""
     out = returned_keys.mark(out, target.function)  # (keys a tensor decides: with their flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
-    leaves, tree = pytree.flatten(plain(out, made))  # (also dict keys: `{frozenset(s): n}`)
+    value = plain(out, made)
+    leaves, tree = pytree.flatten(value)  # (also dict keys: `{frozenset(s): n}`)
     leaves = [plain(x, made) for x in leaves]
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
@@ -249,7 +252,7 @@ def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
         _refuse_unknown_number_type(v)
     if state:
         leaves = [_packed(x) for x in leaves]
-    return leaves, tree
+    return leaves, tree, value
 
 
 def _refuse_unknown_number_type(v) -> None:
