@@ -26,7 +26,7 @@ from . import errors, guards, logging_utils, owned_results, side_effects, writeb
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
-from .operators import mutation, returned_keys
+from .operators import mutation, returned_keys, tensor_flags
 from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
@@ -194,6 +194,8 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
             read_unbound(returned_keys.read_leaves(out))
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places,
                                         fed.copies) if state else side_effects.Effects()
+            if state:
+                side_effects.flag_writes(effects, traced, before.log)  # (`p.stop_gradient =`)
             effects.raises = traced.raises  # (what a run that raises writes back)
             rebound = [] if state else None  # (a program to save keeps tensors in place)
             kept: dict = {}
@@ -213,6 +215,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 restore_graph_values(before.log)  # the user's raise stand
             else:
                 before.log.restore()  # the objects as they were before this trace
+                tensor_flags.restore(traced)  # (and the flags it set on tensors)
             side_effects.unfeed(numbers)
             raise
     return out, effects, reads, before.log

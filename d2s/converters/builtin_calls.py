@@ -27,6 +27,7 @@ import math
 
 import gast
 
+from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
@@ -136,6 +137,14 @@ class BuiltinCalls(Base):
         target = node.targets[0]
         if any(t.__class__ in (gast.Tuple, gast.List) for t in node.targets):
             node.value = self._items(node.value, "unpacking")  # (`a, b = seen`)
+        if len(node.targets) == 1 and isinstance(target, gast.Attribute) and \
+                target.attr in TENSOR_FLAGS and not (isinstance(node.value, gast.Name) and
+                                                     node.value.id in self.ctx.namer.generated):
+            # (`p.stop_gradient = v`: `tensor_flags`; not a branch's or loop body's own
+            # store of its state, `p.stop_gradient = _p_stop_gradient_1`)
+            return templates.replace(f"{RESERVED}.set_flag(value, obj, name)", value=node.value,
+                                     obj=target.value, name=gast.Constant(
+                                         value=target.attr, kind=None))
         if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
             return node
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
