@@ -299,6 +299,7 @@ OPERATOR_RANKS = {
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
     "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)
     "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,

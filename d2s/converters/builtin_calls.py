@@ -67,6 +67,8 @@ BUILTINS = {
     "frozenset": "frozenset_",
     "type": "type_",  # (of a set converted code made: `set`, `operators.made_sets`)
     "hasattr": "hasattr_",  # (of a value None or a number on some runs: `type_queries`)
+    "id": "id_",  # (of what the call was given: refused, `operators.identity_calls`)
+    "hash": "hash_",
 }
 
 # `math` functions of one number that a value the program computes may give

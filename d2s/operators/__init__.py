@@ -16,7 +16,7 @@ user wrote it. The generated-code API, by converter:
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
   `round_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
-  `dict_setdefault`, `shape`, `size`;
+  `dict_setdefault`, `shape`, `size`, `id_`, `hash_`;
   `set_item(value, obj, key)`
   (`obj[key] = value`: a dict given a key the program computed, `computed_keys`);
   `set_flag(value, obj, name)` (`p.stop_gradient = v`: replayed per call, `tensor_flags`)
@@ -63,6 +63,7 @@ print_ = _printing(print_)  # (a value None on some runs prints None there)
 from .exceptions import raise_  # noqa: F401
 from .computed_keys import dict_display, set_item  # noqa: F401
 from .tensor_flags import set_flag  # noqa: F401
+from .identity_calls import hash_, id_  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
 from .type_queries import hasattr_, typing as _typing  # noqa: F401
 from .container_types import typing as _containers
