@@ -74,6 +74,25 @@ def _in_place_statement(op: str) -> bool:
     return code[i] == _INPLACE_OPCODES[op]
 
 
+_OPCODE_OPS = {dis.opmap.get(f"{kind}_{name}"): sym for kind in ("BINARY", "INPLACE")
+               for name, sym in (("AND", "&"), ("OR", "|"), ("XOR", "^"), ("SUBTRACT", "-"))
+               if dis.opmap.get(f"{kind}_{name}") is not None}  # (3.10's opcodes)
+
+
+def _operator_iterating():
+    """The set operator (`&`, `-`, `^`; `|` keeps every item: None) whose operand's own code
+    iterates a made set, from the calling instruction (a dict view's `&`, `-`, `^` take any
+    iterable: `d.keys() & seen` runs the view's, comparing computed items by identity), or
+    None where the set is iterated otherwise (`for`, `list()`)."""
+    f = sys._getframe(2)
+    code, i = f.f_code.co_code, f.f_lasti
+    if _NB_OPS and code[i] == _BINARY_OP:
+        op = _NB_OPS[code[i + 1]].rstrip("=")
+    else:
+        op = _OPCODE_OPS.get(code[i])
+    return op if op in ("&", "-", "^") else None
+
+
 def _operator(op: str, reflected: bool):
     fn = _BINARY[op]
 
@@ -142,6 +161,9 @@ class _Made:
         return len(self._s)
 
     def __iter__(self):
+        op = _operator_iterating()
+        if op is not None:  # (`d.keys() & made` through a helper's parameter: the view's
+            check_items(f"`{op}`", op, self)  # own operator iterates the made set)
         return iter(self._s)
 
     def __contains__(self, item) -> bool:
