@@ -25,26 +25,24 @@ class Owned:
         self.path, self.obj = path, obj
 
 
-def _owners(log, copies) -> dict:
-    """id -> the caller's object, for the containers reachable when the call started (`log`:
-    the mutation log of the call) and the argument copies the trace got (`writeback.Copy`)."""
-    owners = {id(obj): obj for obj, _, _, _ in log.seen.values()
-              if pytree.is_container(obj) and not isinstance(obj, tuple)}
-    owners.update((id(c.copy), c.original) for c in copies)
-    return owners
-
-
 def find(value, tree, log, copies) -> tuple:
-    """The `Owned` places of a traced result `value` (flattened into `tree`)."""
+    """The `Owned` places of a traced result `value` (flattened into `tree`): its containers
+    that the mutation log of the call (`log`: what was reachable when the call started)
+    holds, or that are the trace's copies of the caller's (`writeback.Copy`)."""
     if tree is pytree.LEAF or log is None:
         return ()
-    owners = _owners(log, copies)
+    copied = {id(c.copy): c.original for c in copies}
+    seen = log.seen
     found: list = []
 
     def walk(x, t, path, depth):
         if t is pytree.LEAF or depth > 16:
             return
-        obj = owners.get(id(x))
+        obj = copied.get(id(x))  # (a copy the trace got: the caller's original)
+        if obj is None:
+            entry = seen.get(id(x))
+            obj = x if entry is not None and entry[0] is x and not isinstance(x, tuple) \
+                else None
         if obj is not None:
             found.append(Owned(path, obj))
             return
