@@ -99,3 +99,26 @@ def test_containers_of_the_layer_returned_are_its_own_with_gradients():
             stats["loss"].backward()
             outs.append((y, stats, len(history), m.fc.weight.grad))
         assert_same_leaves(outs[1], outs[0])
+
+
+def flagged(x, metrics):
+    out = {}
+    if x.sum() > 0:
+        out["pos"] = x.sum()
+    metrics["mean"] = x.mean()
+    return out, metrics
+
+
+def test_a_dict_of_keys_on_some_paths_beside_state_written_back():
+    # (the call writes `metrics` back: its result's dict of keys a tensor `if` sets was
+    # returned with every key, 'pos' also on the runs that did not set it)
+    static = d2s.to_static(flagged)
+    for data in INPUTS:
+        got = []
+        for fn in (flagged, static):
+            metrics = {}
+            out, r = fn(rt.to_tensor(np.array(data, "float32")), metrics)
+            assert r is metrics
+            got.append((out, metrics))
+        assert_same_leaves(got[1], got[0])
+        assert list(got[1][0]) == (["pos"] if sum(data) > 0 else [])
