@@ -19,7 +19,7 @@ from runtime import pytree
 class Owned:
     """The caller's object `obj` at `path` (child indices in the result's `pytree` tree)."""
 
-    __slots__ = ("path", "obj")
+    __slots__ = ("obj", "path")
 
     def __init__(self, path: tuple, obj):
         self.path, self.obj = path, obj

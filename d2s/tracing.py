@@ -239,9 +239,9 @@ def _as_at_call_start(found: list, log) -> tuple:
 
 
 def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
-    """(leaves, tree, the value flattened) of what the traced function returned, each tensor leaf its Variable,
-    each set it made a plain set (the one written back where the call stored it: `made`);
-    refuses what a program cannot return for every call."""
+    """(leaves, tree, the value flattened) of what the traced function returned, each tensor
+    leaf its Variable, each set it made a plain set (the one written back where the call
+    stored it: `made`); refuses what a program cannot return for every call."""
     out = returned_keys.mark(out, target.function)  # (keys a tensor decides: with their flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
     value = plain(out, made)

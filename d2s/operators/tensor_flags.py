@@ -31,7 +31,6 @@ from .trace_state import current
 from .variables import is_variable, where
 
 
-
 def set_flag(value, obj, name: str) -> None:
     """`obj.<name> = value` (a name of `call_policy.TENSOR_FLAGS`), noted while tracing (see the module)."""
     if is_eager_tensor(obj) and active_builder() is not None:

@@ -9,7 +9,6 @@ import numpy as np
 
 import d2s
 import runtime as rt
-
 from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 INPUTS = [[1.0, 2.0, 3.0], [-1.0, -2.0, 0.5], [0.5, -4.0, 1.0], [2.0, 2.0, -0.5]]

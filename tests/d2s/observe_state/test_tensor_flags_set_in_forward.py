@@ -9,7 +9,6 @@ import pytest
 
 import d2s
 import runtime as rt
-
 from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 
