@@ -120,9 +120,10 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
         [g for g in reads.guards if not _is_variable(g[2])], log),
         effects.rebound + effects.renewed)
+    frozen = tensor_flags.frozen_guard(program, {id(s.obj) for s, _ in effects.writes})
     return Trace(target, program, fed.feeds, leaves, tree,
-                 found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
-                 effects, owned)
+                 found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)) +
+                 frozen, effects, owned)
 
 
 class _Feeder:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 
 from runtime.core import active_builder, is_eager_tensor
+from runtime.parameter import Parameter
 from runtime.program.origin import frame_line
 
 from ..errors import ConversionError
@@ -66,3 +67,30 @@ def restore(state) -> None:
     for obj, name, start in reversed(list(state.flags.values())):
         if start is not _MISSING:
             setattr(obj, name, start)
+
+
+class FrozenParameters:
+    """The Parameters a program reads that did not require a gradient when it was traced
+    (`p.stop_gradient = True` before the call, a frozen backbone): the program computes no
+    gradient for them, so a call where one requires a gradient again (unfrozen between calls,
+    as fine-tuning does) needs another program. `all_frozen` is what a guard reads."""
+
+    __slots__ = ("params",)
+
+    def __init__(self, params: tuple):
+        self.params = params
+
+    @property
+    def all_frozen(self) -> bool:
+        return all(p.stop_gradient for p in self.params)
+
+
+def frozen_guard(program, written: set) -> tuple:
+    """The guard that the Parameters `program` reads without a gradient still have none (those
+    whose flags the traced code sets, `written` ids, are guarded by their own values), or ()."""
+    frozen = tuple(t for t in program.tensors.values() if isinstance(t, Parameter) and
+                   t.stop_gradient and id(t) not in written)
+    if not frozen:
+        return ()
+    return ((("slot", FrozenParameters(frozen), "all_frozen",
+              "the stop_gradient of the parameters frozen when traced"), "eq", (bool, True)),)

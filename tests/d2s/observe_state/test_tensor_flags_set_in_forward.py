@@ -80,3 +80,45 @@ def test_a_flag_set_under_a_tensor_condition_is_refused_at_the_line():
     with pytest.raises(d2s.ConversionError, match=r"need_clip.*line \d+: +self\.fc\."
                                                    r"weight\.need_clip = False"):
         static(rt.to_tensor(np.ones((1, 3), "float32")))
+
+
+class Backbone(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.stem = rt.nn.Linear(3, 4)
+        self.head = rt.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.stem(x)
+        if h.sum() > 0:
+            h = rt.tanh(h)
+        return self.head(h).mean()
+
+
+def test_parameters_unfrozen_between_calls_get_gradients_again():
+    # (fine-tuning: the stem frozen for two steps, then trained; a program traced with it
+    # frozen computes no gradient for it, so unfreezing needs another one: before, the stem
+    # never got a gradient again, silently)
+    eager, conv = Backbone(), Backbone()
+    conv.set_state_dict(eager.state_dict())
+    static = d2s.to_static(conv)
+    opts = [rt.optimizer.Momentum(0.1, momentum=0.9, parameters=m.parameters(),
+                                  weight_decay=0.01) for m in (eager, conv)]
+    rng = np.random.default_rng(5)
+    for step in range(6):
+        x = rng.normal(size=(2, 3)).astype("float32") * (1 if step % 2 else -1)
+        got = []
+        for m, fn, opt in ((eager, eager, opts[0]), (conv, static, opts[1])):
+            for p in m.stem.parameters():
+                p.stop_gradient = step < 2 or step == 4
+            loss = fn(rt.to_tensor(x))
+            loss.backward()
+            got.append((loss, flags(m)))
+            opt.step()
+            opt.clear_grad()
+        assert_same_leaves(got[1], got[0])
+        # (the stem's weight.grad: None while frozen from the start; after a trained step
+        # `clear_grad` leaves zeros, in both)
+        assert got[1][1][0][2] is (step < 2)
+        for a, b in zip(eager.parameters(), conv.parameters(), strict=True):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
