@@ -84,8 +84,13 @@ def _operator_iterating():
     iterates a made set, from the calling instruction (a dict view's `&`, `-`, `^` take any
     iterable: `d.keys() & seen` runs the view's, comparing computed items by identity), or
     None where the set is iterated otherwise (`for`, `list()`)."""
-    f = sys._getframe(2)
+    try:
+        f = sys._getframe(2)
+    except ValueError:  # (iterated from the bottom of a thread's stack)
+        return None
     code, i = f.f_code.co_code, f.f_lasti
+    if i < 0 or i + 1 >= len(code):
+        return None
     if _NB_OPS and code[i] == _BINARY_OP:
         op = _NB_OPS[code[i + 1]].rstrip("=")
     else:
