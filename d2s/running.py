@@ -30,7 +30,7 @@ from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
-from . import guards, writeback
+from . import guards, owned_results, writeback
 from .operators import returned_keys, state_at_raise
 from .running_backward import Backward, Part, Training
 from .tracing import Trace
@@ -146,6 +146,7 @@ class Entry:
         self.rebound = effects.rebound  # tensor places the program reads, fed before a run
         self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
         self.tree = tree = trace.tree
+        self.owned = trace.owned  # (the caller's objects the result holds: `owned_results`)
         self.present_keys = returned_keys.in_tree(tree)  # (dicts of keys a tensor decides)
         self.leaves = leaves
         self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
@@ -381,7 +382,7 @@ class Entry:
         fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
         for i in self.copied_leaves:
             leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
-        result = pytree.unflatten(self.tree, leaves)
+        result = owned_results.unflatten(self.tree, leaves, self.owned)  # (`r is metrics`)
         result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
             self.effects.replay(fresh)  # Python values the traced code set, set again

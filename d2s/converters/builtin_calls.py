@@ -29,6 +29,7 @@ import math
 
 import gast
 
+from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
@@ -68,6 +69,8 @@ BUILTINS = {
     "frozenset": "frozenset_",
     "type": "type_",  # (of a set converted code made: `set`, `operators.made_sets`)
     "hasattr": "hasattr_",  # (of a value None or a number on some runs: `type_queries`)
+    "id": "id_",  # (of what the call was given: refused, `operators.identity_calls`)
+    "hash": "hash_",
 }
 
 # `math` functions of one number that a value the program computes may give
@@ -147,6 +150,14 @@ class BuiltinCalls(Base):
             # is the program's)
             return templates.replace(f"{RESERVED}.set_tensor_name(obj, value)",
                                      obj=target.value, value=node.value)
+        if len(node.targets) == 1 and isinstance(target, gast.Attribute) and \
+                target.attr in TENSOR_FLAGS and not (isinstance(node.value, gast.Name) and
+                                                     node.value.id in self.ctx.namer.generated):
+            # (`p.stop_gradient = v`: `tensor_flags`; not a branch's or loop body's own
+            # store of its state, `p.stop_gradient = _p_stop_gradient_1`)
+            return templates.replace(f"{RESERVED}.set_flag(value, obj, name)", value=node.value,
+                                     obj=target.value, name=gast.Constant(
+                                         value=target.attr, kind=None))
         if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
             return node
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]

@@ -74,6 +74,30 @@ def _in_place_statement(op: str) -> bool:
     return code[i] == _INPLACE_OPCODES[op]
 
 
+_OPCODE_OPS = {dis.opmap.get(f"{kind}_{name}"): sym for kind in ("BINARY", "INPLACE")
+               for name, sym in (("AND", "&"), ("OR", "|"), ("XOR", "^"), ("SUBTRACT", "-"))
+               if dis.opmap.get(f"{kind}_{name}") is not None}  # (3.10's opcodes)
+
+
+def _operator_iterating():
+    """The set operator (`&`, `-`, `^`; `|` keeps every item: None) whose operand's own code
+    iterates a made set, from the calling instruction (a dict view's `&`, `-`, `^` take any
+    iterable: `d.keys() & seen` runs the view's, comparing computed items by identity), or
+    None where the set is iterated otherwise (`for`, `list()`)."""
+    try:
+        f = sys._getframe(2)
+    except ValueError:  # (iterated from the bottom of a thread's stack)
+        return None
+    code, i = f.f_code.co_code, f.f_lasti
+    if i < 0 or i + 1 >= len(code):
+        return None
+    if _NB_OPS and code[i] == _BINARY_OP:
+        op = _NB_OPS[code[i + 1]].rstrip("=")
+    else:
+        op = _OPCODE_OPS.get(code[i])
+    return op if op in ("&", "-", "^") else None
+
+
 def _operator(op: str, reflected: bool):
     fn = _BINARY[op]
 
@@ -142,6 +166,9 @@ class _Made:
         return len(self._s)
 
     def __iter__(self):
+        op = _operator_iterating()
+        if op is not None:  # (`d.keys() & made` through a helper's parameter: the view's
+            check_items(f"`{op}`", op, self)  # own operator iterates the made set)
         return iter(self._s)
 
     def __contains__(self, item) -> bool:
@@ -247,6 +274,29 @@ def set_op(a, op: str, b):
         return set_algebra.set_op(a, op, b, _raw(b))
     out = set_algebra.set_op(a, op, b)
     return out if out is a else made(out)  # (`tags |= t` of a caller's set: that set)
+
+
+_IN_PLACE_FUNCTIONS = {id(fn): (fn, op + "=") for op, fn in _IN_PLACE.items()}
+
+
+def in_place_function(f):
+    """`operator.ior` & co. (`operator.iand`, `isub`, `ixor`) as converted code calls them, or
+    None for another callable: `operator.ior(tags, seen)` of a caller's set and a set converted
+    code made changes `tags` in place and gives it, as `tags |= seen` does (a set's own
+    `__ior__` gives NotImplemented for a made set, and the made one's reflected `|` could not
+    tell a call from the statement)."""
+    found = _IN_PLACE_FUNCTIONS.get(id(f))
+    if found is None or found[0] is not f:
+        return None
+    fn, op = found
+
+    def run(a, b):
+        if isinstance(a, builtins.set) and type(a) is not MadeSet and type(b) in _MADE:
+            return set_op(a, op, b)
+        return fn(a, b)
+
+    run.__name__ = fn.__name__
+    return run
 
 
 def made_set(s: builtins.set):

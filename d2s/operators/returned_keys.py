@@ -16,10 +16,16 @@ class PresentKeys(tuple):
     key that exists on every path. A tuple, so the program's outputs flatten through it."""
 
 
+def _tuple(x) -> bool:
+    """A tuple, also the `(out, places, values)` of a call that writes state back
+    (`writeback.WithState`), not a namedtuple."""
+    return isinstance(x, tuple) and not hasattr(x, "_fields")
+
+
 def mark(out, fn=None):
     """`out` with each such dict (directly, or inside lists, tuples and dicts) replaced by a
     `PresentKeys`; anything else as it is."""
-    if type(out) in (list, tuple):
+    if type(out) is list or _tuple(out):
         items = [mark(v, fn) for v in out]
         changed = any(a is not b for a, b in zip(items, out, strict=True))
         return type(out)(items) if changed else out
@@ -84,15 +90,19 @@ def _unchecked_copy(value):
 
 
 def restore(result):
-    """The call's result with each `PresentKeys` a dict of the keys present in this run."""
+    """The call's result with each `PresentKeys` a dict of the keys present in this run (also
+    inside the result of a call that writes state back, `writeback.WithState`); a list, tuple
+    or dict holding none is itself (the caller's own: `owned_results`)."""
     if isinstance(result, PresentKeys):
         keys, values, flags = result
         return {k: restore(v) for k, v, f in zip(keys, values, flags, strict=True)
                 if f is None or bool(f)}
-    if type(result) in (list, tuple):
-        return type(result)(restore(v) for v in result)
-    if type(result) is dict:
-        return {k: restore(v) for k, v in result.items()}
+    if type(result) in (list, dict) or _tuple(result):
+        items = result.items() if type(result) is dict else enumerate(result)
+        new = [(k, restore(v)) for k, v in items]
+        if all(v is (result[k]) for k, v in new):
+            return result
+        return dict(new) if type(result) is dict else type(result)(v for _, v in new)
     return result
 
 

@@ -28,10 +28,12 @@ class TraceState:
     - `undecided`: the id of a set whose items a tensor `if` decides -> (the set, its path,
       the `if`'s origin): reading it is refused (`mutation.finish`, `traced_keys`);
     - `raises`: the key of a run-time raise op -> the state the call had changed where it
-      raises (`state_at_raise`).
+      raises (`state_at_raise`);
+    - `flags`: (id of an eager tensor, flag name) -> (the tensor, the name, its value before
+      the trace set it): flags converted code set (`tensor_flags`).
     """
 
-    __slots__ = ("call_logs", "frames", "origins", "raises", "trys", "undecided")
+    __slots__ = ("call_logs", "flags", "frames", "origins", "raises", "trys", "undecided")
 
     def __init__(self):
         self.call_logs: list = []
@@ -40,6 +42,7 @@ class TraceState:
         self.origins: dict = {}
         self.frames: list = []
         self.trys: list = []
+        self.flags: dict = {}
 
     def __repr__(self):
         return (f"TraceState({len(self.call_logs)} call logs, {len(self.origins)} origins, "
