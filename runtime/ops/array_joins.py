@@ -14,6 +14,7 @@ from .array_number_kinds import (
     holds_number_kinds,
     holds_strs,
     holds_tensor_items,
+    item_code,
     joinable,
     string_id,
     tensor_pair,
@@ -190,10 +191,29 @@ def as_tensor_items(array: Variable, dtype) -> Variable:
         return array
     b = _builder()
     out = _new_array(b, convert_dtype(dtype), PAIR, stop=True)
-    b.append(AS_TENSOR_ITEMS.name, [b.ref(array)], [out.name], {"dtype": out.dtype.name})
+    attrs = {"dtype": out.dtype.name}
+    codes = number_codes(array, out.dtype)
+    if codes is None:
+        raise TypeError(f"an array of {array.dtype.name} cannot become one of Python numbers "
+                        f"and tensors of {out.dtype.name}")
+    attrs.update(codes)
+    b.append(AS_TENSOR_ITEMS.name, [b.ref(array)], [out.name], attrs)
     out.python_items = True
     out._d2s_tuple = getattr(array, "_d2s_tuple", False)
     return out
+
+
+def number_codes(array, dtype):
+    """The attributes of `AS_TENSOR_ITEMS` that give the Python numbers of `array` (of one
+    type, or `[value, kind]` pairs) their codes among tensors of `dtype`
+    (`array_number_kinds.item_code`); None where such an array cannot hold one of them (a
+    float beside int64 tensors)."""
+    if holds_number_kinds(array):
+        codes = [item_code(k, dtype) for k in sorted(KINDS, key=KINDS.get)]
+        return None if None in codes else {"codes": codes}
+    kind = bool if array.dtype.name == "bool" else float if array.dtype.is_floating else int
+    code = item_code(kind, dtype)
+    return None if code is None else {"code": code}
 
 
 def _items_joined(how: str):
