@@ -130,6 +130,9 @@ def _array_of(items, like: Variable) -> Variable:
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
                         f"tensor array, not {type(items).__name__}")
+    if holds_strs(like) != any(type(x) is str for x in items) or holds_strs(like) and not \
+            all(type(x) is str for x in items):
+        raise TypeError(_strs_beside_others(like, items))
     if holds_strs(like) and all(type(x) is str for x in items):  # (ids of strs)
         items = [core.constant(string_id(x), dtype=like.dtype) for x in items]
         arr = create_array(like.dtype)
@@ -149,6 +152,24 @@ def _array_of(items, like: Variable) -> Variable:
     for i, x in enumerate(items):
         arr = array_written(x, i, arr)
     return arr
+
+
+def _strs_beside_others(like: Variable, items) -> str:
+    """The error of `lst + items` (or `+=`) where one side holds Python strs and the other
+    other values, and `lst` is a list whose length a tensor decides."""
+    if holds_strs(like):
+        other = next(x for x in items if type(x) is not str)
+        return (f"a list of Python strs whose length a loop or if whose condition is a tensor "
+                f"decides is joined (`+`) with a list holding {type(other).__name__} items: "
+                "strs cannot be mixed with other values in such a list (it is a tensor array "
+                "of the strs' ids, and one array holds one kind of item). Keep strs and other "
+                "values in separate lists.")
+    text = next(x for x in items if type(x) is str)
+    held = "Python numbers" if getattr(like, "python_items", False) else "tensors"
+    return (f"strs cannot be added to a list of {held} in a loop or if whose condition is a "
+            f"tensor: here `+` joins it with a list holding the str {text!r:.40}. Such a list "
+            f"is a tensor array of its {held}, and one array holds one kind of item. Keep strs "
+            "and other values in separate lists.")
 
 
 def _tensors_as_items_kernel(xp, arr):
