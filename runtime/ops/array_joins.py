@@ -11,6 +11,7 @@ from .array_number_kinds import (
     ITEMS_CHECK,
     KINDS,
     PAIR,
+    TENSOR_ITEM_DTYPES,
     holds_number_kinds,
     holds_strs,
     holds_tensor_items,
@@ -71,6 +72,7 @@ def array_joined(a, b) -> Variable:
     """`a + b` where one side is a static tensor array and the other an array or a Python
     list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
     Python's list concatenation gives."""
+    a, b = _numbers_beside_tensors(a, b)
     like = next((x for x in (a, b) if _is_array(x) and holds_tensor_items(x)), None)
     if like is not None:  # (Python numbers and tensors: `[value, is_tensor]` items)
         a, b = (x if _is_array(x) else _tensor_items_of(x, like) for x in (a, b))
@@ -97,6 +99,36 @@ def array_joined(a, b) -> Variable:
         fa, fb = item_flags(a), item_flags(b)
         out.item_stops = _bind_array(JOIN, [fa, fb], {}, fa)
     return out
+
+
+def _numbers_beside_tensors(a, b) -> tuple:
+    """`a`, `b` where one is an array of 0-d tensors of a dtype an array of tensor items
+    takes and the other a list or tuple holding Python numbers (or graph values standing for
+    them: a loop counter) beside such tensors: that array as one of `[value, is_tensor]`
+    items (`tensors_as_items`), which `array_joined` joins the numbers to."""
+    for x, y in ((a, b), (b, a)):
+        if _plain_tensors(x) and isinstance(y, (list, tuple)) and any(
+                _number_like(v) for v in y) and all(
+                _number_like(v) or _plain_tensor_of(v, x.dtype) for v in y):
+            items = tensors_as_items(x)
+            return (items, y) if x is a else (y, items)
+    return a, b
+
+
+def _plain_tensors(x) -> bool:
+    return _is_array(x) and not getattr(x, "python_items", False) and not getattr(
+        x, "number_sums", False) and x._static_shape == () and \
+        x.dtype.name in TENSOR_ITEM_DTYPES
+
+
+def _number_like(v) -> bool:
+    return type(v) in KINDS or isinstance(v, Variable) and v.kind != "array" and getattr(
+        v, "python_scalar", False) and not tuple(v.shape)
+
+
+def _plain_tensor_of(v, dtype) -> bool:
+    return core.is_tensor(v) and not tuple(v.shape) and v.dtype == dtype and not getattr(
+        v, "python_scalar", False)
 
 
 def _tensor_items_of(items, like: Variable) -> Variable:

@@ -209,3 +209,30 @@ def test_a_float_beside_int64_tensors_stays_refused_at_the_append():
     text = assert_at_user_line(info.value, __file__, line_of(floats_beside_tokens,
                                                              "tokens.append"))
     assert "it gets a Python float" in text
+
+
+def joined(x, n):
+    out = [rt.sum(x) * 0.5]
+    for i in range(n):
+        out += [i, i > 1]  # (the list of tensors meets the numbers in `+=`: was an internal
+    other = [x.max()]  # `array_write: x is i64[] but array holds float32`)
+    for i in range(n):
+        other = other + [x[i], 2]
+    return out, other, sum(out) * 0.1 + sum(other, 0.5)
+
+
+def test_numbers_joined_to_a_list_of_tensors_by_plus():
+    static = d2s.to_static(joined, full_graph=True)
+    for k in TRIPS:
+        out_ref = [np.float32(XV.sum() * 0.5)] + [v for i in range(k) for v in (i, i > 1)]
+        other_ref = [XV.max()] + [v for i in range(k) for v in (XV[i], 2)]
+        eager = joined(rt.to_tensor(XV), rt.to_tensor(k))
+        got = static(rt.to_tensor(XV), rt.to_tensor(k))
+        same_with_reference(got, eager)
+        assert [type(v) for v in got[0]] == [rt.Tensor] + [int, bool] * k
+        assert [type(v) for v in got[1]] == [rt.Tensor] + [rt.Tensor, int] * k
+        np.testing.assert_allclose([float(v) for v in got[0]], out_ref, rtol=1e-6)
+        np.testing.assert_allclose([float(v) for v in got[1]], other_ref, rtol=1e-6)
+        want = np.float32(sum(out_ref)) * 0.1 + np.float32(sum(other_ref)) + 0.5
+        np.testing.assert_allclose(float(got[2]), want, rtol=1e-5)
+    assert len(static.program_cache) == 1
