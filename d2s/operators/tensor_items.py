@@ -26,6 +26,7 @@ from runtime.ops.array_number_kinds import (
     INT_CODE,
     ITEM_OF,
     ITEMS_CHECK,
+    NUMBER_INTO_TENSORS,
     PAIR,
     TENSOR_ITEM_DTYPES,
     holds_number_kinds,
@@ -79,9 +80,9 @@ def held(target, value, depth: int = 4):
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
     either = _number_or_tensor(value)
-    if _tensors_array(target) and _python_number(value) and not either and \
-            _code_of(value, target.dtype) is None:
-        _refuse_number_beside_tensors(target.dtype, value, depth + 1)
+    if _plain_tensors(target) and _python_number(value) and not either and not (
+            _tensors_array(target) and _code_of(value, target.dtype) is not None):
+        _refuse_number_beside_tensors(target, value, depth + 1)
     if _tensors_array(target) and (either or _python_number(value)):
         return converted(target, target.dtype), item_of(target.dtype, value, depth + 1)
     if either and not _numbers_array(target):
@@ -112,17 +113,37 @@ def _code_of(x, dtype):
     return item_code({"b": bool, "f": float}.get(x.dtype.kind, int), dtype)
 
 
-def _refuse_number_beside_tensors(dtype, value, depth: int) -> None:
+def _refuse_number_beside_tensors(array, value, depth: int) -> None:
     src = user_origin(depth)
-    kind = number_type(dtype).__name__
+    dtype = array.dtype
     what = type(value).__name__ if not is_variable(value) else {
         "b": "bool", "f": "float"}.get(value.dtype.kind, "int")
+    holds = (f"0-d tensors of {dtype.name} and Python {number_type(dtype).__name__}s" + (
+        " (and ints and bools)" if dtype.is_floating else " (and bools)" if dtype.name ==
+        "int64" else "")) + " only" if _tensors_array(array) else (
+        f"its tensors only (Python numbers are kept beside 0-d tensors of "
+        f"{', '.join(TENSOR_ITEM_DTYPES)} only)")
     raise StateChangeError(
         f"a list of tensors of {dtype.name} whose length a tensor decides is a tensor array of "
         f"{dtype.name}, and here ({where(src)}) it gets a Python {what}: eager's list keeps "
-        f"the {what} beside the tensors, and the array holds 0-d tensors of {dtype.name} and "
-        f"Python {kind}s only. Append a tensor (`rt.to_tensor(v, dtype='{dtype.name}')`), or "
-        "keep the numbers in a separate list.", src)
+        f"the {what} beside the tensors, and the array holds {holds}. Append a tensor "
+        f"(`rt.to_tensor(v, dtype='{dtype.name}')`), or keep the numbers in a separate list.",
+        src)
+
+
+def _plain_tensors(array) -> bool:
+    """An array of tensors (of any dtype and shape), not of Python numbers."""
+    return is_variable(array) and array.is_array and not getattr(
+        array, "python_items", False) and not getattr(array, "number_sums", False)
+
+
+def number_into_tensors(array, value):
+    """`NUMBER_INTO_TENSORS`: the array of tensors `array` that `value` (a Python number)
+    is put into by `lst[i] = v` as one of tensor items; refused at the user's line where such
+    an array cannot hold it."""
+    if _tensors_array(array) and _code_of(value, array.dtype) is not None:
+        return converted(array, array.dtype)
+    _refuse_number_beside_tensors(array, value, 4)
 
 
 def _tensors_array(array) -> bool:
@@ -214,10 +235,11 @@ def _exactly(value, dtype):
     out = rt.cast(value, dtype)
     if value.dtype.name != "bool":
         _raise_when(rt.cast(out, value.dtype) != value, ValueError(
-            f"a Python {_KIND_NAME.get(value.dtype.kind, 'int')} that is no {dtype.name} exactly is put "
-            f"into a list holding tensors of {dtype.name} whose length a tensor decides: it is "
-            f"a tensor array of {dtype.name}, which cannot hold it (eager's list keeps the "
-            "number). Append a tensor, or keep such numbers in a separate list"), depth=4)
+            f"a Python {_KIND_NAME.get(value.dtype.kind, 'int')} that is no {dtype.name} "
+            f"exactly is put into a list holding tensors of {dtype.name} whose length a "
+            f"tensor decides: it is a tensor array of {dtype.name}, which cannot hold it "
+            "(eager's list keeps the number). Append a tensor, or keep such numbers in a "
+            "separate list"), depth=4)
     return out
 
 
@@ -408,3 +430,4 @@ def _foreign_read(code, dtype) -> None:
 
 FOREIGN_CHECK[0] = _foreign_read
 ITEM_OF[0] = item_of
+NUMBER_INTO_TENSORS[0] = number_into_tensors

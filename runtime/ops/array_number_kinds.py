@@ -70,8 +70,8 @@ def needs_pairs(array, value) -> bool:
     of Python numbers `array` as a `[value, kind]` pair: it holds pairs, or numbers of another
     type than `value`'s (an int beside floats, a float or a bool beside ints), or `value` is a
     number whose type the run decides (`float_when`, `bool_when`)."""
-    if not getattr(array, "python_items", False):
-        return False
+    if not getattr(array, "python_items", False) or holds_tensor_items(array):
+        return False  # (beside tensors: `[value, code]` items)
     if type(value) in KINDS:
         kind = type(value)
     elif getattr(value, "python_scalar", False) and getattr(value, "kind", "") != "array" \
@@ -166,6 +166,20 @@ FOREIGN_CHECK: list = [None]
 # what makes the `[value, code]` item of a dtype for a value (d2s sets it: `tensor_pair`
 # gives its answer, a graph value standing for a Python number included); None: `tensor_pair`
 ITEM_OF: list = [None]
+# what gives the array of tensor items that an array of tensors becomes where `lst[i] = v`
+# puts a Python number into it (d2s sets it: refused where it cannot); None: cast as before
+NUMBER_INTO_TENSORS: list = [None]
+
+
+def number_into_tensors(array, value) -> None:
+    """Where `array[i] = value` puts a Python number (or a 0-d value standing for one)
+    into an array of tensors: `array` made one of tensor items (`NUMBER_INTO_TENSORS`)."""
+    if NUMBER_INTO_TENSORS[0] is not None and not holds_python_numbers(array) and (
+            type(value) in KINDS or getattr(value, "kind", "") == "tensor" and getattr(
+                value, "python_scalar", False) and not tuple(value.shape) and getattr(
+                value, "number_when", None) is None):
+        array._inplace_update(NUMBER_INTO_TENSORS[0](array, value))
+        array.python_items = True
 
 
 def item_code(kind: type, dtype):

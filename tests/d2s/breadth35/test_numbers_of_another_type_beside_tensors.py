@@ -142,14 +142,14 @@ def test_bools_beside_int64_tokens():
 def stacked(x, n):
     hist = [x.sum()]
     for i in range(n):
-        hist.append(i)
+        hist.append(i)  # noqa: PERF402  (a Python int in eager code)
     return rt.stack(hist)
 
 
 def last_position(x, n):
     hist = [x.sum()]
     for i in range(n):
-        hist.append(i)
+        hist.append(i)  # noqa: PERF402  (a Python int in eager code)
     return hist[-1] * 1.0
 
 
@@ -178,7 +178,7 @@ def test_what_differs_is_refused_on_the_runs_where_it_does():
 def only_ints_left(x, n):
     hist = [x.sum()]
     for i in range(n):
-        hist.append(i)
+        hist.append(i)  # noqa: PERF402  (a Python int in eager code)
     hist.pop(0)
     return len(hist), sum(hist)
 
@@ -235,4 +235,44 @@ def test_numbers_joined_to_a_list_of_tensors_by_plus():
         np.testing.assert_allclose([float(v) for v in got[1]], other_ref, rtol=1e-6)
         want = np.float32(sum(out_ref)) * 0.1 + np.float32(sum(other_ref)) + 0.5
         np.testing.assert_allclose(float(got[2]), want, rtol=1e-5)
+    assert len(static.program_cache) == 1
+
+
+def counts_beside_doubles(x, n):
+    out = [x.sum()]
+    for i in range(n):
+        out.append(i * 2)
+    return len(out)
+
+
+def test_a_number_beside_tensors_no_item_array_holds_is_refused_at_the_append():
+    # (float64 tensors: the Python int came back as a float64 tensor, silently)
+    x = rt.to_tensor(XV.astype("float64"))
+    assert counts_beside_doubles(x, rt.to_tensor(2)) == 3
+    with pytest.raises(d2s.StateChangeError) as info:
+        d2s.to_static(counts_beside_doubles, full_graph=True)(x, rt.to_tensor(2))
+    text = assert_at_user_line(info.value, __file__, line_of(counts_beside_doubles,
+                                                             "out.append"))
+    assert "a list of tensors of float64" in text and "it gets a Python int" in text
+
+
+def set_to_a_number(x, n):
+    out = [x.sum()]
+    for i in range(n):
+        out.append(x[i])
+    out[0] = 7
+    out.insert(1, True)
+    return out, len(out), sum(out, 0.5)
+
+
+def test_a_python_number_set_into_a_list_of_tensors():
+    # (`out[0] = 7` gave the item back as a float32 tensor, silently)
+    static = d2s.to_static(set_to_a_number, full_graph=True)
+    for k in TRIPS:
+        eager = set_to_a_number(rt.to_tensor(XV), rt.to_tensor(k))
+        got = static(rt.to_tensor(XV), rt.to_tensor(k))
+        same_with_reference(got, eager)
+        assert got[0][:2] == [7, True] and [type(v) for v in got[0]] == [int, bool] + [
+            rt.Tensor] * k
+        np.testing.assert_allclose(float(got[2]), 8.5 + XV[:k].sum(), rtol=1e-6)
     assert len(static.program_cache) == 1
