@@ -27,11 +27,12 @@ def _print_kernel(xp, x, message="", name="", summarize=20):
 
 
 def _assert_kernel(xp, cond, data, held=(), message="", summarize=20, parts=None,
-                   stop_gradient=(), as_int=(), state=-1):
+                   stop_gradient=(), as_int=(), state=-1, kinds=(), lists=()):
     if not bool(xp.all(cond)):
         if parts is not None:  # (the message is a text with values, as `print` shows them)
             text = io.StringIO()
-            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int)
+            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int, (), kinds,
+                             lists)
             raise _holding(AssertionError(text.getvalue()), state, held)
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
@@ -131,6 +132,26 @@ def list_kind(t):
     if kinds.holds_tensor_items(t):
         return "items"
     return "numbers" if getattr(t, "python_items", False) else "tensors"
+
+
+def _shown_as_eager(tensors: list) -> dict:
+    """The attributes of `py_print` (or an assert's text) that show the lists among the
+    `tensors` shown (arrays) and the numbers whose type the run decides as eager shows them;
+    the type flags those need are appended to `tensors`."""
+    attrs = {}
+    lists = [[list_kind(t), bool(getattr(t, "_d2s_tuple", False))]
+             if getattr(t, "kind", "") == "array" else None for t in tensors]
+    if any(k is not None for k in lists):
+        if any(k is not None and k[0] is None for k in lists):
+            raise TypeError("print() of a list of Python numbers whose length a tensor "
+                            "decides and whose items' types (or stop_gradient flags) only the "
+                            "run knows: print its items in a loop, or return the list and "
+                            "print it after the call")
+        attrs["lists"] = lists
+    run_kinds = _run_kinds(tensors)
+    if any(k is not None for k in run_kinds):
+        attrs["kinds"] = run_kinds
+    return attrs
 
 
 def _number_of_run(v, is_float, is_bool):
@@ -290,18 +311,7 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None)
         attrs["as_int"] = numbers
     if formats is not None and any(f is not None for f in formats):
         attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
-    lists = [[list_kind(t), bool(getattr(t, "_d2s_tuple", False))]
-             if getattr(t, "kind", "") == "array" else None for t in tensors]
-    if any(k is not None for k in lists):
-        if any(k is not None and k[0] is None for k in lists):
-            raise TypeError("print() of a list of Python numbers whose length a tensor "
-                            "decides and whose items' types (or stop_gradient flags) only the "
-                            "run knows: print its items in a loop, or return the list and "
-                            "print it after the call")
-        attrs["lists"] = lists
-    run_kinds = _run_kinds(tensors)
-    if any(k is not None for k in run_kinds):
-        attrs["kinds"] = run_kinds
+    attrs.update(_shown_as_eager(tensors))
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
@@ -382,10 +392,11 @@ def assert_text(cond, objects) -> None:
     `assert test, f"...{t}..."` of converted code."""
     parts = [None if core.is_tensor(o) else str(o) for o in objects]
     tensors = [o for o in objects if core.is_tensor(o)]
-    _bind_assert(cond, tensors, {
-        "message": "", "summarize": 0, "parts": parts,
-        "stop_gradient": [bool(t.stop_gradient) for t in tensors],
-        "as_int": [prints_as_number(t) for t in tensors]})
+    attrs = {"message": "", "summarize": 0, "parts": parts,
+             "stop_gradient": [bool(t.stop_gradient) for t in tensors],
+             "as_int": [prints_as_number(t) for t in tensors]}
+    attrs.update(_shown_as_eager(tensors))
+    _bind_assert(cond, tensors, attrs)
 
 
 # ---- raise -----------------------------------------------------------------------------------

@@ -172,3 +172,24 @@ def test_strs_added_to_a_list_of_strs_still_convert():
     static = d2s.to_static(strs_only, full_graph=True)
     for k in TRIPS:
         assert static(rt.to_tensor(XV), rt.to_tensor(k)) == ["a"] + ["b"] * k
+
+
+def checked(x, n):
+    out = [0.5]
+    for i in range(n):
+        out.append(i > 0)
+    assert x.sum() < 0, f"last {out[-1]} of {out}"
+    return x
+
+
+def test_an_assert_message_shows_such_a_list_and_item_as_eager():
+    # (was an internal error naming the assert op and its Variables)
+    static = d2s.to_static(checked, full_graph=True)
+    for k in TRIPS:
+        with pytest.raises(AssertionError) as want:
+            checked(rt.to_tensor(XV), rt.to_tensor(k))
+        with pytest.raises(AssertionError) as got:
+            static(rt.to_tensor(XV), rt.to_tensor(k))
+        assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+        assert str(got.value).splitlines()[0].startswith("last ")
+    assert len(static.program_cache) == 1
