@@ -301,12 +301,12 @@ def items_dtype(items: list):
     of tensor items (numbers of the tensors' number type, 0-d tensors of one dtype); None
     otherwise."""
     tensors = [x for x in items if is_tensor_item(x) and not tuple(x.shape)]
-    numbers = [x for x in items if type(x) in (bool, int, float)]
+    numbers = [x for x in items if _python_number(x) and not _number_or_tensor(x)]
     if not tensors or not numbers or len(tensors) + len(numbers) != len(items) or len(
             {t.dtype.name for t in tensors}) != 1:
         return None
-    dtype = tensors[0].dtype
-    return dtype if all(item_code(type(x), dtype) is not None for x in numbers) else None
+    dtype = tensors[0].dtype  # (a graph value standing for a number: a loop counter)
+    return dtype if all(_code_of(x, dtype) is not None for x in numbers) else None
 
 
 def paths_kind(a, b):

@@ -15,7 +15,7 @@ from typing import ClassVar
 from .. import backend, core
 from ..dtypes import DType
 from ..ops.array_joins import array_joined
-from ..ops.array_number_kinds import holds_tensor_items, tensor_pair
+from ..ops.array_number_kinds import holds_tensor_items, number_into_tensors, tensor_pair
 from ..ops.arrays import (
     array_getitem,
     array_inserted,
@@ -478,6 +478,7 @@ class Variable(core.VariableBase):
         if self.kind != "array":
             raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
                             "not a tensor array")
+        number_into_tensors(self, x)  # (a Python number beside tensors: tensor items)
         if holds_tensor_items(self):  # (Python numbers and 0-d tensors: `tensor_pair`)
             x = tensor_pair(x, self)
         array_write(x, array_length(self), self)

@@ -276,3 +276,32 @@ def test_a_python_number_set_into_a_list_of_tensors():
             rt.Tensor] * k
         np.testing.assert_allclose(float(got[2]), 8.5 + XV[:k].sum(), rtol=1e-6)
     assert len(static.program_cache) == 1
+
+
+class Streaming:
+    """Streaming-model state: histories on `self` and in a dict of caches, grown by a step
+    loop through their places (not a local name)."""
+
+    def __init__(self):
+        self.hist = [rt.to_tensor(0.5)]
+        self.cache = {"h": [rt.to_tensor(1.0)]}
+
+    def step(self, x, n):
+        for i in range(n):
+            self.hist.append(i)
+            self.cache["h"].append(i > 0)
+            self.cache["h"].append(x[i])
+        return len(self.hist)
+
+
+def test_counters_and_flags_appended_through_self_and_a_dict():
+    # (the flag into the dict's list was the internal `array_write: x is f32[] but array
+    # holds bool`)
+    for k in TRIPS:
+        eager, static = Streaming(), Streaming()
+        want = eager.step(rt.to_tensor(XV), rt.to_tensor(k))
+        got = d2s.to_static(static.step, full_graph=True)(rt.to_tensor(XV), rt.to_tensor(k))
+        assert int(got) == want == 1 + k
+        same_with_reference(static.hist, eager.hist)
+        same_with_reference(static.cache, eager.cache)
+        assert [type(v) for v in static.cache["h"]] == [rt.Tensor] + [bool, rt.Tensor] * k
