@@ -403,8 +403,8 @@ class Entry:
         for k in self.pair_lists:  # (each item's own Python type)
             outs[k] = [number_of_pair(a) for a in arrays[k]]
         for k in self.tensor_item_lists:  # (the tensor, or the Python number)
-            outs[k] = [t[0] if a[1] else kinds.number_type_np(a.dtype)(a[0].item())
-                       for t, a in zip(outs[k], arrays[k])]
+            outs[k] = [t[0] if a[1] == kinds.TENSOR_CODE else kinds.code_type(
+                a[1], a.dtype)(a[0].item()) for t, a in zip(outs[k], arrays[k])]
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])

@@ -10,8 +10,7 @@ import re
 import string
 
 import runtime as rt
-from runtime.ops.array_number_kinds import holds_tensor_items
-from runtime.program.debug_ops import prints_as_number
+from runtime.program.debug_ops import prints_as_number, prints_as_run_number
 
 from ..errors import ConversionError
 from .variables import is_variable, user_origin, where
@@ -69,11 +68,6 @@ def pieces(x) -> list:
 
 def as_print_arg(x):
     """A `print` argument: a container holding graph values becomes an `FString`."""
-    if is_variable(x) and x.is_array and holds_tensor_items(x):  # (`tensor_items`)
-        raise ConversionError(
-            "print() of a list holding Python numbers and tensors whose length a tensor "
-            "decides: d2s reads such a list item by item only. Print its items in a loop "
-            "(`for v in out: print(v)`), or return it and print after the call.")
     if _container(x) and holds_graph_values(x):
         return FString(pieces(x))
     return x
@@ -134,8 +128,9 @@ def fstring(*parts):
         elif not is_variable(p.value) and not p.spec and p.conv != "a":
             out.extend(pieces(p.value))  # (a container: its repr, element by element)
         elif is_variable(p.value) and (p.spec or p.conv == "a") and (
-                p.conv or prints_as_number(p.value) or getattr(p.value, "number_when", None)
-                is not None):  # (`loss.item():.4f`, `t!r:>9`; a number on some runs)
+                p.conv or prints_as_number(p.value) or prints_as_run_number(p.value) or
+                getattr(p.value, "number_when", None) is not None):  # (`loss.item():.4f`,
+            # `t!r:>9`; a number on some runs)
             out.append(Spec(p.value, p.spec, p.conv))  # (formatted when the program runs)
         elif p.spec or p.conv == "a":
             raise TypeError(

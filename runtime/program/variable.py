@@ -15,7 +15,7 @@ from typing import ClassVar
 from .. import backend, core
 from ..dtypes import DType
 from ..ops.array_joins import array_joined
-from ..ops.array_number_kinds import holds_tensor_items, tensor_pair
+from ..ops.array_number_kinds import holds_tensor_items, number_into_tensors, tensor_pair
 from ..ops.arrays import (
     array_getitem,
     array_inserted,
@@ -480,8 +480,8 @@ class Variable(core.VariableBase):
     def append(self, x) -> None:
         """`arr.append(x)` on a tensor array: write `x` at the end."""
         if self.kind != "array":
-            raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'append'")  # (as eager's)
+        number_into_tensors(self, x)  # (a Python number beside tensors: tensor items)
         if holds_tensor_items(self):  # (Python numbers and 0-d tensors: `tensor_pair`)
             x = tensor_pair(x, self)
         array_write(x, array_length(self), self)
@@ -490,24 +490,21 @@ class Variable(core.VariableBase):
         """`arr.pop(i)` on a tensor array: the element at `i` (negative from the end); this
         handle refers to the shorter array afterwards."""
         if self.kind != "array":
-            raise TypeError(f"pop() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'pop'")  # (as eager's)
         return array_pop(self, index)
 
     def insert(self, index, x) -> None:
         """`arr.insert(i, x)` on a tensor array: `x` before position `i` (clamped, negative
         from the end, as `list.insert`); this handle refers to the longer array afterwards."""
         if self.kind != "array":
-            raise TypeError(f"insert() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'insert'")  # (as eager's)
         self._inplace_update(array_inserted(self, index, x))
 
     def clear(self) -> None:
         """`arr.clear()` on a tensor array: this handle refers to an empty array of the same
         element type afterwards."""
         if self.kind != "array":
-            raise TypeError(f"clear() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'clear'")  # (as eager's)
         empty = create_array(self.dtype)
         empty._static_shape = self._static_shape
         self._inplace_update(empty)

@@ -43,3 +43,20 @@ def test_duck_typing_takes_eagers_path():
     x = rt.to_tensor(np.asarray([1.0, 2.0], "float32"))
     want, got = as_sequence(x), d2s.to_static(as_sequence)(x)
     assert isinstance(got, rt.Tensor) and float(got) == float(want) == 6.0
+
+
+def append_to_a_tensor(x):
+    y = x * 2.0
+    y.append(1)  # (eager: AttributeError, a Tensor is no list)
+    return y
+
+
+def test_list_methods_of_a_tensor_raise_eagers_attribute_error():
+    x = rt.to_tensor(np.asarray([1.0, 2.0], "float32"))
+    for fn in (append_to_a_tensor, d2s.to_static(append_to_a_tensor)):
+        try:
+            fn(x)
+        except AttributeError as e:
+            assert str(e).startswith("'Tensor' object has no attribute 'append'"), str(e)
+        else:
+            raise AssertionError("no AttributeError")
