@@ -27,7 +27,7 @@ from runtime.core import active_builder
 
 from . import key_flags
 from .block_values import zeros_like
-from .mutation import MISSING, StateChangeError
+from .mutation import MISSING
 from .unbound import mark
 from .variables import is_variable, where
 
@@ -57,16 +57,19 @@ def find(log, names, outs, passed, found: dict) -> bool:
     return new
 
 
-def fill(found: dict, side: int, orders: dict, src) -> None:
+def fill(found: dict, side: int, orders: dict, src, dicts: dict = None) -> None:
     """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset,
-    the keys in the order the if branch left them (`orders`: id(dict) -> its keys there;
-    `cond` compares the orders, and a loop over the dict would show them)."""
-    dicts = {id(d): d for d, _, _, _ in found.values()}
-    own = {i: list(d) for i, d in dicts.items()}  # (the keys this branch set, in its order)
+    the keys in the order the if branch left them (`orders`: a dict's ident -> its keys
+    there; `cond` compares the orders). `dicts`: other dicts the branch changed or gives out
+    (ident -> dict). Keys the else branch set in another order than the if branch are in
+    an order the run decides (`key_flags.mark_reordered`: reading it is refused)."""
+    every = {id(d): d for d, _, _, _ in found.values()}
+    every.update(dicts or {})
+    own = {i: list(d) for i, d in every.items()}  # (the keys this branch set, in its order)
     for d, key, like, unset in found.values():
         if unset == side and key not in d:
             d[key] = zeros_like(like)
-    for i, d in dicts.items():
+    for i, d in every.items():
         if side == 0 or i not in orders:
             orders[i] = list(d)
             continue
@@ -74,15 +77,21 @@ def fill(found: dict, side: int, orders: dict, src) -> None:
         if set(order) == set(d) and order != list(d):
             mine = [k for k in order if k in own[i]]
             if mine != own[i]:
-                raise StateChangeError(
-                    f"the keys {own[i]} of a dict are set in another order in the else branch "
-                    f"({order} in the if branch) of an if whose condition is a tensor "
-                    f"({where(src)}); one program keeps one order, which a loop over the dict "
-                    "would show. Set the keys in the same order in both branches (or before "
-                    "the if).", src)
+                first = next(j for j, (a, b) in enumerate(zip(mine, own[i])) if a != b)
+                key_flags.mark_reordered(d, own[i][first:], src)
             items = [(k, d[k]) for k in order]
             d.clear()
             d.update(items)
+
+
+def changed_dicts(log, out: list) -> dict:
+    """The dicts a traced branch may leave with new keys (ident -> dict): those the walk
+    found before the `if`, and a dict a name holds after the branch (made in it)."""
+    found = {id(o): o for o, kind, _, _ in log.seen.values() if kind == "dict" and o}
+    for i, v in enumerate(out):
+        if type(v) is dict and len(v) > 1 and id(v) not in found:
+            found[("out", i)] = v
+    return found
 
 
 def enter_branch() -> None:

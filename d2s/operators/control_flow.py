@@ -198,7 +198,8 @@ class _GraphIf:
         with branch_frame() as frame:
             branch_keys.enter_branch()
             out = self._call(fn)
-            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
+            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src,
+                             branch_keys.changed_dicts(self.log, out))
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
             if i < len(out):  # (the changed objects' values are converted below)

@@ -90,16 +90,48 @@ def mark_order_undecided(key) -> None:
     undecided.add(key)
 
 
+def mark_reordered(d: dict, keys: list, src) -> None:
+    """The branches of a tensor `if` (at `src`) set the `keys` of `d` in another order each:
+    eager code has them in the order of the branch the run takes, so reading the order of
+    a dict with one of them before others is refused (`check_order`), and so is a dict the
+    caller reaches (`refuse_reordered`: it would keep one order after every call)."""
+    for key in keys:
+        mark_order_undecided(key)
+    b = active_builder()
+    table = getattr(b, "_d2s_reordered", None)
+    if table is None:
+        table = b._d2s_reordered = {}
+    table.setdefault(id(d), (d, list(keys), src))
+
+
+def refuse_reordered(dicts) -> None:
+    """Of `dicts` (those the caller reaches after the call), one whose keys the branches of a
+    tensor `if` set in another order each: a StateChangeError naming the `if`."""
+    table = getattr(active_builder(), "_d2s_reordered", None) or {}
+    for d in dicts:
+        found = table.get(id(d))
+        if found is not None and found[0] is d:
+            _, keys, src = found
+            raise ConversionError(
+                f"the keys {keys} of a dict the caller can reach are set in another order in "
+                f"each branch of an if whose condition is a tensor ({where(src)}): after the "
+                "call the dict would keep one order, where eager code leaves the order of "
+                "the branch taken. Set the keys in the same order in both branches (or "
+                "before the if), or keep them in a dict made in the function.", origin=src)
+
+
 def check_order(d, what: str, fn=None) -> None:
     """`what` (a loop over `d`, returning it from `fn`) reads the order of its keys: refused at
     the user's line (`fn`'s, for a returned dict) where eager code has them in an order the run decides. A key that existed on
     some paths only and was set again here (`d['k'] = v` after a tensor `if` set it on one
     path) sits where it was on the paths that had it and at the end on the others."""
-    table = _table()
-    if not table or not isinstance(d, (dict, types.MappingProxyType)) or len(d) < 2:
+    b = active_builder()
+    undecided = getattr(b, "_d2s_key_orders", set()) if b is not None else set()
+    table = _table() or {}
+    if not (table or undecided) or not isinstance(d, (dict, types.MappingProxyType)) or \
+            len(d) < 2:
         return
-    here, keys = active_builder().block, list(d)[:-1]
-    undecided = getattr(active_builder(), "_d2s_key_orders", set())
+    here, keys = b.block, list(d)[:-1]
     earlier = {k: [v for _, entries in table.values() for v, _ in entries.get(k, ())
                    if _live(v, here)] for k in keys}
     key = next((k for k in keys if k in undecided or any(
@@ -112,6 +144,16 @@ def check_order(d, what: str, fn=None) -> None:
     at = where(src) if src is not None or code is None else (  # (a dict returned: the call
         f'{getattr(fn, "__qualname__", fn)}, File "{code.co_filename}", line '  # returned)
         f'{code.co_firstlineno}')
+    reordered = next((r for r in getattr(b, "_d2s_reordered", {}).values()
+                      if key in r[1]), None)
+    if reordered is not None:
+        raise ConversionError(
+            f"{what} ({at}) reads the order of the keys of a dict whose keys "
+            f"{reordered[1]} the branches of an if whose condition is a tensor "
+            f"({where(reordered[2])}) set in another order each: eager code has them in the "
+            "order of the branch the run takes, which one program cannot give here. Read the "
+            "keys by name (`d['k']`, `'k' in d`), or set them in the same order in both "
+            "branches.", origin=src)
     raise ConversionError(
         f"{what} ({at}) reads the order of the keys of a dict whose key {key!r} "
         "existed on some paths only and was set again, or was added by a loop on a trip "

@@ -28,6 +28,7 @@ def mark(out, fn=None):
     flags = flags_of(out)
     items = {k: mark(v, fn) for k, v in out.items()}
     if not flags:
+        check_order(out, "returning the dict", fn)  # (keys a tensor `if` ordered)
         changed = any(items[k] is not out[k] for k in out)
         return items if changed else out
     check_order(out, "returning the dict", fn)
