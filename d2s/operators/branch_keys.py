@@ -79,6 +79,7 @@ def fill(found: dict, side: int, orders: dict, src, dicts: dict = None) -> None:
             if mine != own[i]:
                 first = next(j for j, (a, b) in enumerate(zip(mine, own[i])) if a != b)
                 key_flags.mark_reordered(d, own[i][first:], src)
+                orders[("else", i)] = (d, own[i])  # (`after`: the order flag)
             items = [(k, d[k]) for k in order]
             d.clear()
             d.update(items)
@@ -133,17 +134,23 @@ def _flagged(d, key):
     return key_flags.flag_for(d, key, d.get(key))
 
 
-def after(outs: dict, present: list, src, found: dict, orders: dict) -> None:
+def after(outs: dict, present: list, src, found: dict, orders: dict, pred=None) -> None:
     """After the `if`: each dict key whose branch values exist on different paths (set in
     one branch only, or flagged in one) holds the `cond`'s value where its output flag
     (`present`, from `branch_flags`) is true: reading it elsewhere raises eager's KeyError.
-    The dicts `fill` ordered keep that order (the `if` writes its outputs key by key)."""
-    for d, _, _, _ in found.values():
+    The dicts `fill` ordered keep that order (the `if` writes its outputs key by key); one
+    whose keys the else branch set in another order gets `pred` as its order flag
+    (`key_flags.order_flag`: a returned dict has the order of the branch taken)."""
+    reordered = [v for k, v in orders.items() if type(k) is tuple and k[0] == "else"]
+    for d in [d for d, _, _, _ in found.values()] + [d for d, _ in reordered]:
         order = orders.get(id(d))
         if order is not None and set(order) == set(d) and list(d) != order:
             items = [(k, d[k]) for k in order]
             d.clear()
             d.update(items)
+    for d, else_order in reordered:
+        if id(d) in orders:  # (a dict made in each branch: no order flag)
+            key_flags.order_flag(d, pred, else_order)
     for (d, key), flag in zip(outs.values(), present, strict=True):
         if is_variable(d.get(key)):
             mark(d[key], flag, key, src, KeyError(key))

@@ -302,7 +302,8 @@ class _GraphIf:
         none_or_tensor.mark_all(result, kinds, [*self.names, *(
             sl.path for sl in self.log.slots)], self.src)
         result = mutation.finish(self.log, result, k, self.outs)
-        branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
+        branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders,
+                          pred)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags,
                      errors=self.unbound_errors)
