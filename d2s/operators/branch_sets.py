@@ -20,6 +20,7 @@ import re
 import sys
 import types
 
+import runtime as rt
 from runtime.core import is_tensor
 
 from ..errors import ConversionError
@@ -79,17 +80,21 @@ def set_values(log, values: list) -> list:
             continue
         why = set_mismatch(a, b) if not same else (
             "is a set whose items a nested if decides on some inputs only, in a branch")
+        if any(id(slot.obj) in call.seen for call in current().call_logs):
+            raise ConversionError(
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
+                f"tensor ({where(log.src)}), and the caller sees it after the call. "
+                f"{advice(slot)}", log.src)
+        union = a + tuple(x for x in b if all(x is not y for y in a))
+        if not same and _flag_items(log, slot, a, b):  # (`len()` and `in` follow the run)
+            values[i] = union
+            continue
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
         if root in log.read_after:
             raise ConversionError(
                 f"{log._shown(slot.path)} {why} of an if whose condition is a "
                 f"tensor ({where(log.src)}), and code after the if can read it: which items "
                 f"it holds is decided when the program runs. {advice(slot)}", log.src)
-        if any(id(slot.obj) in call.seen for call in current().call_logs):
-            raise ConversionError(
-                f"{log._shown(slot.path)} {why} of an if whose condition is a "
-                f"tensor ({where(log.src)}), and the caller sees it after the call. "
-                f"{advice(slot)}", log.src)
         alias = _alias(slot.obj, root)
         if alias is not None:
             raise ConversionError(
@@ -98,10 +103,37 @@ def set_values(log, values: list) -> list:
                 f"which items it holds is decided when the program runs. {advice(slot)}",
                 log.src)
         current().undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
-        values[i] = a + tuple(x for x in b if all(x is not y for y in a))
+        values[i] = union
     sets = {id(slot.obj) for slot in log.slots if slot.kind == "set"}
     current().undecided.update({k: v for k, v in log.doubts.items() if k not in sets})
     return values
+
+
+def _flag_items(log, slot, a: tuple, b: tuple) -> bool:
+    """A set converted code made (`made_sets`, never the caller's) that the branches of a
+    top-level tensor `if` leave holding other Python values (no computed ones; no set an
+    earlier `if` decided): it holds their union, each item the branches differ on with a
+    presence flag (the condition, or its negation), so `len()` and `in` follow the run
+    (`builtins.len_`, `logical.in_`); its other reads are refused at their line (it is
+    undecided: `traced_keys.check_decided`, `made_sets`). True if so."""
+    pred, state = getattr(log, "pred", None), current()
+    if type(slot.obj).__module__ != f"{__package__}.made_sets" or not is_variable(pred) or \
+            pred.block is not pred.block.program.global_block() or \
+            id(slot.obj) in state.undecided:
+        return False
+    try:
+        in_a, in_b = frozenset(a), frozenset(b)
+    except TypeError:  # (an unhashable item)
+        return False
+    if any(is_variable(x) or is_tensor(x) for x in in_a | in_b):
+        return False
+    flags = {x: pred for x in in_a - in_b}
+    if in_b - in_a:
+        other = rt.logical_not(pred)
+        flags.update({x: other for x in in_b - in_a})
+    state.undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
+    state.set_flags[id(slot.obj)] = (slot.obj, flags)
+    return True
 
 
 # (not searched: functions, and the placeholder of an unbound name, which raises on any read)

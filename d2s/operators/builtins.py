@@ -30,7 +30,7 @@ from .print_values import FString, as_print_arg, eager_int, print_objects
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .tensor_items import items_sum, refuse_use
 from .text import assert_at_run_time
-from .traced_keys import check_decided, check_unique
+from .traced_keys import check_decided, check_unique, set_flags
 from .variables import is_variable, user_origin, where
 
 
@@ -72,6 +72,12 @@ def len_(x):
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
+    items = set_flags(x)
+    if items:  # (a set whose items a tensor `if` decides: its flagged ones where present)
+        n = builtins.len(x) - builtins.len(items) + builtins.sum(
+            rt.cast(f, "int64") for f in items.values())
+        n.python_scalar = True
+        return n
     check_unique(x, "len()")
     flags = key_flags.flags_of(x)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)

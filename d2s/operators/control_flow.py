@@ -84,6 +84,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
     graph_if.log.read_after = read_after
     pred = to_bool(pred)
+    graph_if.log.pred = pred  # (sets the branches leave holding other items: `branch_sets`)
     return result_of(graph_if.build(pred))
 
 

@@ -18,7 +18,7 @@ from ..errors import ConversionError
 from . import key_flags, mutation, str_arrays
 from .made_sets import MadeSet
 from .set_algebra import check_items
-from .traced_keys import check_decided, equal_items, traced
+from .traced_keys import check_decided, equal_items, set_flags, traced
 from .variables import RunSizedList, is_variable, user_origin, where
 
 
@@ -267,6 +267,17 @@ def _is_none(x, what: str):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    items = set_flags(container)
+    if items and not traced(x):  # (a set whose items a tensor `if` decides)
+        try:
+            flag = items.get(x)
+        except TypeError:  # (unhashable: Python's own error)
+            flag = None
+        if flag is None:
+            return x in container
+        out = rt.assign(flag)
+        out.python_scalar = True  # (`in` gives a Python bool)
+        return out
     check_decided(container, "`in`")
     if type(x) is MadeSet and isinstance(container, (set, frozenset)):
         x = frozenset(x)  # (as a set's `in` looks a set up: `{1, 2} in {frozenset({1, 2})}`)

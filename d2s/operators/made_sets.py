@@ -26,12 +26,14 @@ import builtins
 import copy
 import dis
 import operator
+import os
 import sys
 import types
 
 from . import set_algebra
 from .set_algebra import READING_METHODS, check_items, check_method, set_method
-from .traced_keys import check_unique
+from .trace_state import current
+from .traced_keys import check_decided, check_unique
 
 # operator -> its function (`|` is never refused: a union keeps every item)
 _BINARY = {"&": operator.and_, "-": operator.sub, "^": operator.xor, "|": operator.or_}
@@ -82,6 +84,9 @@ def _operator(op: str, reflected: bool):
             return NotImplemented
         if op != "|":
             check_items(f"`{op}`", op, self, other)
+        else:  # (a union keeps every item: of a set a tensor `if` decides, the run's)
+            check_decided(self, f"`{op}`")
+            check_decided(other, f"`{op}`")
         if not reflected:
             return made(fn(self._s, _raw(other)))
         if isinstance(other, builtins.set) and _in_place_statement(op):
@@ -124,11 +129,26 @@ def _in_place(op: str):
             return NotImplemented  # (`s &= d.keys()`: a new set, as eager's)
         if op != "|":
             check_items(f"`{op}=`", op + "=", self, other)
+        else:
+            check_decided(self, "`|=`")
+            check_decided(other, "`|=`")
         fn(self._s, _raw(other))
         return self
 
     run.__name__ = f"__i{_NAMES[op]}__"
     return run
+
+
+_OPERATORS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _guard(s, what: str) -> None:
+    """A read or change of a set whose items a tensor `if` decides (`branch_sets`) from
+    other code than d2s's operators (the user's, generated, a library's: `next(iter(s))`,
+    `max(s)`, `s.add(k)`): refused at the user's line (`traced_keys.check_decided`)."""
+    if id(s) in current().undecided and not sys._getframe(2).f_code.co_filename.startswith(
+            _OPERATORS):
+        check_decided(s, what)
 
 
 class _Made:
@@ -139,12 +159,15 @@ class _Made:
     _base: type
 
     def __len__(self) -> int:
+        _guard(self, "len()")
         return len(self._s)
 
     def __iter__(self):
+        _guard(self, "a read of its items")
         return iter(self._s)
 
     def __contains__(self, item) -> bool:
+        _guard(self, "`in`")
         return _key(item) in self._s
 
     def __repr__(self) -> str:
@@ -152,15 +175,18 @@ class _Made:
         return repr(self._s)
 
     def __reduce__(self):
+        _guard(self, "a copy")
         return self._base, (list(self._s),)  # (a pickle holds the plain set)
 
     def __copy__(self):
         return self.copy()
 
     def __deepcopy__(self, memo):
+        _guard(self, "a copy")
         return made(copy.deepcopy(self._s, memo))
 
     def union(self, *others):
+        _guard(self, "`.union()`")
         return made(self._s.union(*map(_raw, others)))
 
 class MadeSet(_Made):
@@ -175,15 +201,19 @@ class MadeSet(_Made):
         self._s = builtins.set(*map(_raw, items))
 
     def copy(self):
+        _guard(self, "`.copy()`")
         return MadeSet(self._s)
 
     def add(self, item) -> None:
+        _guard(self, "`.add()`")
         self._s.add(item)
 
     def clear(self) -> None:
+        _guard(self, "`.clear()`")
         self._s.clear()
 
     def update(self, *others) -> None:
+        _guard(self, "`.update()`")
         self._s.update(*map(_raw, others))
 
 
@@ -267,6 +297,7 @@ def _plain_dunder(method):
     def run(other):
         if op[0] != "|" and type(other) in _MADE:
             check_items(f"`{op}`", op, method.__self__, other)
+        check_decided(other, f"`{op}`")
         return made(method(_raw(other)))
 
     return run
@@ -315,6 +346,16 @@ def _user_object(x) -> bool:
         type(x).__module__.partition(".")[0] not in ("runtime", "d2s", "builtins", "numpy")
 
 
+def refuse_undecided(x, what: str = "returning the set", depth: int = 0) -> None:
+    """`x` (returned, stored where the caller sees it) holding a made set whose items a
+    tensor `if` decides (`branch_sets`): refused (`traced_keys.check_decided`)."""
+    if type(x) is MadeSet and id(x) in current().undecided:
+        check_decided(x, what)
+    if depth < 8 and type(x) in (list, tuple, dict):
+        for v in (x.values() if type(x) is dict else x):
+            refuse_undecided(v, what, depth + 1)
+
+
 def plain(x, memo: dict | None = None, depth: int = 0):
     """`x` as it leaves the call: made sets plain `set`s / `frozenset`s again (one plain
     object per made one: aliases stay aliases), also inside tuples, sets and frozensets;
@@ -340,6 +381,8 @@ def plain(x, memo: dict | None = None, depth: int = 0):
         return x
     if cls not in _WALKED:
         return x
+    if cls is MadeSet and id(x) in current().undecided:  # (stored for the caller)
+        check_decided(x, "storing the set where the caller sees it")
     items = [plain(v, memo, depth + 1) for v in x]
     changed = cls in _MADE or any(a is not b for a, b in zip(items, x))
     out = (builtins.set if isinstance(x, set) else cls if cls is tuple else

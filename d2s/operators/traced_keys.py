@@ -75,6 +75,14 @@ _KEEP_IN_TENSOR = ("keep such values in a tensor (rt.unique, or compare with `in
                    "converted code evaluates by value)")
 
 
+def set_flags(container) -> dict:
+    """{item: presence flag} of a set whose items a tensor `if` decides (`branch_sets`), or
+    {} for any other value."""
+    entry = current().set_flags.get(id(container))
+    return entry[1] if entry is not None and entry[0] is container and \
+        id(container) in current().undecided else {}
+
+
 def check_decided(container, what: str) -> None:
     """`what` (`in`, `len()`, a loop) reads a set that the branches of a tensor `if` left
     holding other items (`mutation.finish`): which ones it holds only the run decides, and a
@@ -84,6 +92,14 @@ def check_decided(container, what: str) -> None:
         return
     _, path, if_src = entry
     src = user_origin(3)
+    at = f" ({where(src)})" if src is not None else ""  # (returned: the function's end)
+    if set_flags(container):
+        raise ConversionError(
+            f"{what}{at} reads the set {path}, whose items the branches of an if "
+            f"whose condition is a tensor ({where(if_src)}) decide: which items it holds is "
+            "known only when the program runs, and a set holds Python values. `len()` of it "
+            "and `item in` it follow the run; for anything else keep what it tracks in a "
+            "tensor (a bool mask, rt.unique), or change it alike in both branches.", src)
     raise ConversionError(
         f"{what} ({where(src)}) reads the set {path}, which the branches of an if whose "
         f"condition is a tensor ({where(if_src)}) leave holding other items: which items it "
