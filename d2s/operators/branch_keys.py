@@ -57,14 +57,14 @@ def find(log, names, outs, passed, found: dict) -> bool:
     return new
 
 
-def fill(found: dict, side: int, orders: dict, src, dicts: dict = None) -> None:
+def fill(found: dict, side: int, orders: dict, log, out: list) -> None:
     """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset,
     the keys in the order the if branch left them (`orders`: a dict's ident -> its keys
-    there; `cond` compares the orders). `dicts`: other dicts the branch changed or gives out
-    (ident -> dict). Keys the else branch set in another order than the if branch are in
-    an order the run decides (`key_flags.mark_reordered`: reading it is refused)."""
-    every = {id(d): d for d, _, _, _ in found.values()}
-    every.update(dicts or {})
+    there; `cond` compares the orders), also of the other dicts the branch changed or gives
+    out (`out`: its values; `changed_dicts`). Keys the else branch set in another order than
+    the if branch are in an order the run decides (`key_flags.mark_reordered`)."""
+    src, every = log.src, {id(d): d for d, _, _, _ in found.values()}
+    every.update(changed_dicts(log, out))
     own = {i: list(d) for i, d in every.items()}  # (the keys this branch set, in its order)
     for d, key, like, unset in found.values():
         if unset == side and key not in d:
@@ -134,13 +134,14 @@ def _flagged(d, key):
     return key_flags.flag_for(d, key, d.get(key))
 
 
-def after(outs: dict, present: list, src, found: dict, orders: dict, pred=None) -> None:
+def after(outs: dict, present: list, log, found: dict, orders: dict) -> None:
     """After the `if`: each dict key whose branch values exist on different paths (set in
     one branch only, or flagged in one) holds the `cond`'s value where its output flag
     (`present`, from `branch_flags`) is true: reading it elsewhere raises eager's KeyError.
     The dicts `fill` ordered keep that order (the `if` writes its outputs key by key); one
     whose keys the else branch set in another order gets `pred` as its order flag
     (`key_flags.order_flag`: a returned dict has the order of the branch taken)."""
+    src, pred = log.src, getattr(log, "pred", None)
     reordered = [v for k, v in orders.items() if type(k) is tuple and k[0] == "else"]
     for d in [d for d, _, _, _ in found.values()] + [d for d, _ in reordered]:
         order = orders.get(id(d))

@@ -86,7 +86,7 @@ def set_values(log, values: list) -> list:
                 f"tensor ({where(log.src)}), and the caller sees it after the call. "
                 f"{advice(slot)}", log.src)
         union = a + tuple(x for x in b if all(x is not y for y in a))
-        if not same and _flag_items(log, slot, a, b):  # (`len()` and `in` follow the run)
+        if not (same or doubt_a or doubt_b) and _flag_items(log, slot, a, b):  # (`len()` and `in` follow the run)
             values[i] = union
             continue
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]

@@ -20,7 +20,7 @@ from .container_types import instance_of
 from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .lists import StructArray
-from .logical import to_bool
+from .logical import set_len, set_truth, to_bool
 from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .made_sets import MadeFrozenSet, MadeSet
@@ -72,12 +72,8 @@ def len_(x):
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
-    items = set_flags(x)
-    if items:  # (a set whose items a tensor `if` decides: its flagged ones where present)
-        n = builtins.len(x) - builtins.len(items) + builtins.sum(
-            rt.cast(f, "int64") for f in items.values())
-        n.python_scalar = True
-        return n
+    if set_flags(x):  # (a set whose items a tensor `if` decides: the run's count)
+        return set_len(x)
     check_unique(x, "len()")
     flags = key_flags.flags_of(x)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
@@ -457,7 +453,7 @@ def bool_(x=False):
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
         return out
-    return builtins.bool(x)
+    return set_truth(x) if set_flags(x) else builtins.bool(x)  # (a set a tensor decides)
 
 
 def int_(x=0, *base):

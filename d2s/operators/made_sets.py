@@ -139,16 +139,25 @@ def _in_place(op: str):
     return run
 
 
-_OPERATORS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the code that keeps a set's items between the traces of a block (snapshots, restores)
+_KEEPING_FILES = frozenset(_HERE + f for f in ("mutation.py", "branch_sets.py",
+                                               "made_sets.py", "mutation_loop.py"))
 
 
 def _guard(s, what: str) -> None:
     """A read or change of a set whose items a tensor `if` decides (`branch_sets`) from
-    other code than d2s's operators (the user's, generated, a library's: `next(iter(s))`,
-    `max(s)`, `s.add(k)`): refused at the user's line (`traced_keys.check_decided`)."""
-    if id(s) in current().undecided and not sys._getframe(2).f_code.co_filename.startswith(
-            _OPERATORS):
+    other code than what keeps its items between traces (the user's, generated, a
+    library's, an operator's on the user's behalf: `next(iter(s))`, `max(s)`, `if s:`,
+    `s.add(k)`): refused at the user's line (`traced_keys.check_decided`)."""
+    if id(s) in current().undecided and sys._getframe(2).f_code.co_filename not in \
+            _KEEPING_FILES:
         check_decided(s, what)
+
+
+def items_of(s):
+    """The real set behind a made set (its items, whatever `if` decides them)."""
+    return _raw(s)
 
 
 class _Made:
