@@ -117,9 +117,12 @@ def _flag_items(log, slot, a: tuple, b: tuple) -> bool:
     (`builtins.len_`, `logical.in_`); its other reads are refused at their line (it is
     undecided: `traced_keys.check_decided`, `made_sets`). True if so."""
     pred, state = getattr(log, "pred", None), current()
+    entry = state.set_flags.get(id(slot.obj))
+    old = entry[1] if entry is not None and entry[0] is slot.obj else None  # (an earlier
+    # `if` decided its items: each flag then holds where both `if`s keep the item)
     if type(slot.obj).__module__ != f"{__package__}.made_sets" or not is_variable(pred) or \
             pred.block is not pred.block.program.global_block() or \
-            id(slot.obj) in state.undecided:
+            id(slot.obj) in state.undecided and old is None:
         return False
     try:
         in_a, in_b = frozenset(a), frozenset(b)
@@ -127,10 +130,10 @@ def _flag_items(log, slot, a: tuple, b: tuple) -> bool:
         return False
     if any(is_variable(x) or is_tensor(x) for x in in_a | in_b):
         return False
-    flags = {x: pred for x in in_a - in_b}
-    if in_b - in_a:
-        other = rt.logical_not(pred)
-        flags.update({x: other for x in in_b - in_a})
+    flags = dict(old or {})
+    other = rt.logical_not(pred) if in_b - in_a else None
+    for x, here in [(x, pred) for x in in_a - in_b] + [(x, other) for x in in_b - in_a]:
+        flags[x] = rt.logical_and(flags[x], here) if x in flags else here
     state.undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
     state.set_flags[id(slot.obj)] = (slot.obj, flags)
     return True

@@ -33,7 +33,7 @@ import types
 from . import set_algebra
 from .set_algebra import READING_METHODS, check_items, check_method, set_method
 from .trace_state import current
-from .traced_keys import check_decided, check_unique
+from .traced_keys import check_decided, check_unique, set_flags, traced
 
 # operator -> its function (`|` is never refused: a union keeps every item)
 _BINARY = {"&": operator.and_, "-": operator.sub, "^": operator.xor, "|": operator.or_}
@@ -112,13 +112,25 @@ def _comparing(name: str, op: str):
 
 def _reading(name: str):
     def run(self, *args):
-        check_method(name, self, args)
+        if not (name in ("discard", "remove") and args and _removable(self, args[0], name)):
+            check_method(name, self, args)
         out = getattr(self._s, name)(*(_key(a) if name in ("discard", "remove") else _raw(a)
                                        for a in args))
         return made(out) if name in _GIVING else out  # (not an item `pop` gives)
 
     run.__name__ = name
     return run
+
+
+def _removable(s, item, name: str) -> bool:
+    """`s.discard(item)` of a set a tensor `if` decides (`branch_sets`), or `s.remove(item)` of
+    an item it holds on every path: the item gone on every path (a later `if`'s branch
+    doing so: the `if` combines the flags)."""
+    flags = set_flags(s)
+    try:
+        return bool(flags) and not traced(item) and (name == "discard" or item not in flags)
+    except TypeError:  # (unhashable: the method's own error)
+        return False
 
 
 def _in_place(op: str):
@@ -214,7 +226,9 @@ class MadeSet(_Made):
         return MadeSet(self._s)
 
     def add(self, item) -> None:
-        _guard(self, "`.add()`")
+        flags = set_flags(self)  # (of a set a tensor `if` decides: an item it holds on
+        if not flags or item in flags:  # every path, or a new one, is one on every path)
+            _guard(self, "`.add()`")
         self._s.add(item)
 
     def clear(self) -> None:

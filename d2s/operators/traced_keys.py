@@ -79,8 +79,10 @@ def set_flags(container) -> dict:
     """{item: presence flag} of a set whose items a tensor `if` decides (`branch_sets`), or
     {} for any other value."""
     entry = current().set_flags.get(id(container))
-    return entry[1] if entry is not None and entry[0] is container and \
-        id(container) in current().undecided else {}
+    if entry is None or entry[0] is not container or id(container) not in current().undecided:
+        return {}
+    items = getattr(container, "_s", container)  # (a made set's own; one discarded since:
+    return {k: f for k, f in entry[1].items() if k in items}  # on no path)
 
 
 def check_decided(container, what: str) -> None:
