@@ -25,7 +25,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import active_builder
 
-from . import key_flags
+from . import branch_sets, key_flags
 from .block_values import zeros_like
 from .mutation import MISSING
 from .unbound import mark
@@ -110,7 +110,10 @@ def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
     paths (set by one branch only, or flagged in one), as extra `cond` outputs (a flag made
     inside the branch's block reaches code after the `if` only so). New keys are added to
     `outs` ((id(dict), key) -> (dict, key)), and the `if` is traced again."""
-    if not (found or key_flags.any_flags()) or not key_flags.grows_here():
+    if not key_flags.grows_here():
+        return ()  # (an `if` in a block whose flags nothing carries out)
+    branch_sets.flag_outputs(log, outs, side)  # (sets: ("set", id, item) -> (set, item))
+    if not (found or key_flags.any_flags() or outs):
         return ()  # (most functions: no such key, nothing to look at)
     log.changed()
     for slot in log.slots:
@@ -120,6 +123,9 @@ def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
             outs[ident] = (slot.obj, slot.key)
     flags = []
     for ident, (d, key) in outs.items():
+        if ident[0] == "set":
+            flags.append(branch_sets.present(d, key))
+            continue
         unset = found.get(ident)
         if unset is not None and unset[3] == side or key not in d:
             flags.append(rt.full([], False, "bool"))
@@ -152,7 +158,12 @@ def after(outs: dict, present: list, log, found: dict, orders: dict) -> None:
     for d, else_order in reordered:
         if id(d) in orders:  # (a dict made in each branch: no order flag)
             key_flags.order_flag(d, pred, else_order)
-    for (d, key), flag in zip(outs.values(), present, strict=True):
-        if is_variable(d.get(key)):
+    sets: dict = {}
+    for ident, (d, key), flag in zip(outs, outs.values(), present, strict=True):
+        if ident[0] == "set":
+            sets.setdefault(id(d), (d, {}))[1][key] = flag
+        elif is_variable(d.get(key)):
             mark(d[key], flag, key, src, KeyError(key))
             key_flags.register(d, key, d[key], flag)
+    for d, flags in sets.values():  # (sets whose items the run decides: `branch_sets`)
+        branch_sets.flagged(d, flags, log)

@@ -21,7 +21,7 @@ import sys
 import types
 
 import runtime as rt
-from runtime.core import is_tensor
+from runtime.core import active_builder, is_tensor
 
 from ..errors import ConversionError
 from ..pyct import loader
@@ -86,7 +86,7 @@ def set_values(log, values: list) -> list:
                 f"tensor ({where(log.src)}), and the caller sees it after the call. "
                 f"{advice(slot)}", log.src)
         union = a + tuple(x for x in b if all(x is not y for y in a))
-        if not (same or doubt_a or doubt_b) and _flag_items(log, slot, a, b):  # (`len()` and `in` follow the run)
+        if id(slot.obj) in getattr(log, "set_flagged", ()):  # (its items' flags: `flagged`)
             values[i] = union
             continue
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
@@ -109,34 +109,85 @@ def set_values(log, values: list) -> list:
     return values
 
 
-def _flag_items(log, slot, a: tuple, b: tuple) -> bool:
-    """A set converted code made (`made_sets`, never the caller's) that the branches of a
-    top-level tensor `if` leave holding other Python values (no computed ones; no set an
-    earlier `if` decided): it holds their union, each item the branches differ on with a
-    presence flag (the condition, or its negation), so `len()` and `in` follow the run
-    (`builtins.len_`, `logical.in_`); its other reads are refused at their line (it is
-    undecided: `traced_keys.check_decided`, `made_sets`). True if so."""
-    pred, state = getattr(log, "pred", None), current()
-    entry = state.set_flags.get(id(slot.obj))
-    old = entry[1] if entry is not None and entry[0] is slot.obj else None  # (an earlier
-    # `if` decided its items: each flag then holds where both `if`s keep the item)
-    if type(slot.obj).__module__ != f"{__package__}.made_sets" or not is_variable(pred) or \
-            pred.block is not pred.block.program.global_block() or \
-            id(slot.obj) in state.undecided and old is None:
-        return False
-    try:
-        in_a, in_b = frozenset(a), frozenset(b)
-    except TypeError:  # (an unhashable item)
-        return False
-    if any(is_variable(x) or is_tensor(x) for x in in_a | in_b):
-        return False
-    flags = dict(old or {})
-    other = rt.logical_not(pred) if in_b - in_a else None
-    for x, here in [(x, pred) for x in in_a - in_b] + [(x, other) for x in in_b - in_a]:
-        flags[x] = rt.logical_and(flags[x], here) if x in flags else here
-    state.undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
-    state.set_flags[id(slot.obj)] = (slot.obj, flags)
-    return True
+def set_flags(container) -> dict:
+    """{item: presence flag} of a set whose items a tensor `if` decides (`flagged`), or {}
+    for any other value (the flags of the latest `if` whose flags are readable here)."""
+    entry = current().set_flags.get(id(container))
+    if entry is None or entry[0] is not container or id(container) not in current().undecided:
+        return {}
+    flags = next((f for f in reversed(entry[1]) if all(map(_visible, f.values()))), {})
+    items = getattr(container, "_s", container)  # (a made set's own; one discarded since:
+    return {k: f for k, f in flags.items() if k in items}  # on no path)
+
+
+def _visible(v) -> bool:
+    """Whether the graph value `v` is of the block being built or one around it (flags an
+    `if` inside another `if`'s branch made are not, once that branch is traced)."""
+    b = active_builder()
+    block = b.block if b is not None else None
+    while block is not None:
+        if v.block is block:
+            return True
+        block = block.parent_block
+    return False
+
+
+def flag_outputs(log, outs: dict, side: int) -> None:
+    """Sets converted code made (`made_sets`, never the caller's) whose Python items the
+    branches of a tensor `if` leave different (or an `if` inside a branch decided, or an
+    earlier one flagged): each such item gets a presence flag output of the `cond`, added
+    to `outs` as ("set", id(set), item) -> (set, item) (`branch_keys.branch_flags`, the
+    `if` traced again); after it the set holds the union, its flags those outputs
+    (`flagged`), so `len()`, `in` and `bool()` follow the run. Only where the block carries
+    flags out (`key_flags.grows_here`, checked by the caller)."""
+    sets = [o for o, kind, _, _ in log.seen.values() if kind == "set" and _made(o)]
+    if not sets:
+        return
+    mine = {id(s): (frozenset(s._s), set_flags(s)) for s in sets}
+    if side == 0:
+        log.set_side0 = mine
+        return
+    for s in sets:
+        items1, flags1 = mine[id(s)]
+        items0, flags0 = getattr(log, "set_side0", {}).get(id(s), (items1, {}))
+        changed = (items0 ^ items1) | set(flags0) | set(flags1)
+        if not changed or any(map(_computed, items0 | items1)):
+            continue
+        for x in sorted(changed, key=repr):
+            outs.setdefault(("set", id(s), x), (s, x))
+        log.__dict__.setdefault("set_flagged", set()).add(id(s))
+
+
+def present(s, item):
+    """The flag output of `item` in the traced branch: whether the set holds it there."""
+    if item not in s._s:
+        return rt.full([], False, "bool")
+    flag = set_flags(s).get(item)
+    return rt.full([], True, "bool") if flag is None else flag
+
+
+def flagged(s, flags: dict, log) -> None:
+    """After the `if`: `s` holds the union, each of `flags`' items where its flag holds."""
+    state = current()
+    state.undecided[id(s)] = (s, _path(log, s), log.src)
+    entry = state.set_flags.get(id(s))
+    kept = entry[1] if entry is not None and entry[0] is s else []
+    state.set_flags[id(s)] = (s, [*kept, flags])
+
+
+def _path(log, s) -> str:
+    entry = log.seen.get(id(s))
+    return log._shown(entry[2]) if entry is not None else "the set"
+
+
+def _computed(x) -> bool:
+    """An item that is, or holds, a value the converted code computed."""
+    return is_variable(x) or is_tensor(x) or type(x) in (tuple, frozenset) and any(
+        map(_computed, x))
+
+
+def _made(s) -> bool:
+    return type(s).__module__ == f"{__package__}.made_sets"
 
 
 # (not searched: functions, and the placeholder of an unbound name, which raises on any read)

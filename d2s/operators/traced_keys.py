@@ -11,6 +11,7 @@ from __future__ import annotations
 import runtime as rt
 
 from ..errors import ConversionError
+from .branch_sets import set_flags
 from .key_flags import refuse_returned
 from .trace_state import current
 from .variables import is_variable, user_origin, where
@@ -73,16 +74,6 @@ def kind_name(x) -> str:
 
 _KEEP_IN_TENSOR = ("keep such values in a tensor (rt.unique, or compare with `in`, which "
                    "converted code evaluates by value)")
-
-
-def set_flags(container) -> dict:
-    """{item: presence flag} of a set whose items a tensor `if` decides (`branch_sets`), or
-    {} for any other value."""
-    entry = current().set_flags.get(id(container))
-    if entry is None or entry[0] is not container or id(container) not in current().undecided:
-        return {}
-    items = getattr(container, "_s", container)  # (a made set's own; one discarded since:
-    return {k: f for k, f in entry[1].items() if k in items}  # on no path)
 
 
 def check_decided(container, what: str) -> None:
