@@ -115,6 +115,12 @@ def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
     branch_sets.flag_outputs(log, outs, side)  # (sets: ("set", id, item) -> (set, item))
     if not (found or key_flags.any_flags() or outs):
         return ()  # (most functions: no such key, nothing to look at)
+    flags = _flags(log, found, outs, side)
+    branch_sets.drop_branch_flags()
+    return flags
+
+
+def _flags(log, found: dict, outs: dict, side: int) -> tuple:
     log.changed()
     for slot in log.slots:
         ident = (id(slot.obj), slot.key)

@@ -27,7 +27,7 @@ from ..errors import ConversionError
 from ..pyct import loader
 from .branch_mismatch import advice, set_mismatch
 from .trace_state import current
-from .variables import Undefined, is_variable, where
+from .variables import Undefined, is_variable, user_origin, where
 
 
 def set_changed(obj: set, snap: tuple) -> bool:
@@ -112,12 +112,31 @@ def set_values(log, values: list) -> list:
 def set_flags(container) -> dict:
     """{item: presence flag} of a set whose items a tensor `if` decides (`flagged`), or {}
     for any other value (the flags of the latest `if` whose flags are readable here)."""
-    entry = current().set_flags.get(id(container))
-    if entry is None or entry[0] is not container or id(container) not in current().undecided:
+    state = current()
+    entry = state.set_flags.get(id(container))
+    if entry is None or entry[0] is not container or id(container) not in state.undecided:
         return {}
-    flags = next((f for f in reversed(entry[1]) if all(map(_visible, f.values()))), {})
+    flags = entry[1][-1] if entry[1] else {}
+    if not all(map(_visible, flags.values())):  # (an `if` in a graph loop's body: per trip)
+        _, path, if_src = state.undecided[id(container)]
+        src = user_origin(3)
+        raise ConversionError(
+            f"the set {path} ({where(src)}) holds items that an if whose condition is a "
+            f"tensor ({where(if_src)}) inside a loop whose condition is a tensor decides on "
+            "each trip: a set holds Python values, which one program cannot track per trip. "
+            "Keep what it tracks in a tensor (a bool mask, rt.unique).", src)
     items = getattr(container, "_s", container)  # (a made set's own; one discarded since:
     return {k: f for k, f in flags.items() if k in items}  # on no path)
+
+
+def drop_branch_flags() -> None:
+    """At the end of a traced branch (its flags given out, `present`): the flags an `if`
+    inside it made (graph values of the branch's block) are dropped, so the other branch,
+    and code after the `if`, read the flags from before it, or the `if`'s own."""
+    b = active_builder()
+    for entry in current().set_flags.values():
+        while entry[1] and any(f.block is b.block for f in entry[1][-1].values()):
+            entry[1].pop()
 
 
 def _visible(v) -> bool:

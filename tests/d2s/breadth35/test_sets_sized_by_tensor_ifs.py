@@ -226,3 +226,25 @@ def test_a_set_the_caller_passed_is_still_refused_at_the_if():
     caller_set(x, set())
     with pytest.raises(ConversionError, match="the caller sees it after the call"):
         d2s.to_static(caller_set)(x, set())
+
+
+def discarded_in_a_graph_loop(x, n):
+    tags = {0, 1}
+    if x.sum() > 0:
+        tags.add(2)
+    for i in range(n):
+        if x[i] > 0:
+            tags.discard(2)
+    return len(tags), 2 in tags
+
+
+def test_an_if_in_a_graph_loop_changing_such_a_set_is_refused():
+    """Per trip the run decides the items, which one program cannot track (this gave the
+    first `if`'s answer, `(3, True)` where eager has `(2, False)`, before it was refused)."""
+    x, n = rt.to_tensor(np.array([1.0, -1.0, 2.0], "float32")), rt.to_tensor(np.int64(2))
+    assert discarded_in_a_graph_loop(x, n) == (2, False)
+    with pytest.raises(ConversionError) as info:
+        d2s.to_static(discarded_in_a_graph_loop)(x, n)
+    text = assert_at_user_line(info.value, __file__, line_of(discarded_in_a_graph_loop,
+                                                              "tags.discard(2)"))
+    assert "inside a loop whose condition is a tensor decides on each trip" in text
