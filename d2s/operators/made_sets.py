@@ -139,7 +139,9 @@ def _in_place(op: str):
     def run(self, other):
         if not _operand(other) or isinstance(other, _VIEWS):
             return NotImplemented  # (`s &= d.keys()`: a new set, as eager's)
-        if op != "|":
+        if op in "&-" and set_flags(self):  # (items gone on every path: `set_algebra`)
+            check_items(f"`{op}=`", op + "=", other)
+        elif op != "|":
             check_items(f"`{op}=`", op + "=", self, other)
         else:
             check_decided(self, "`|=`")

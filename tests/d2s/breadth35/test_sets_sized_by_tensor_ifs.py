@@ -248,3 +248,26 @@ def test_an_if_in_a_graph_loop_changing_such_a_set_is_refused():
     text = assert_at_user_line(info.value, __file__, line_of(discarded_in_a_graph_loop,
                                                               "tags.discard(2)"))
     assert "inside a loop whose condition is a tensor decides on each trip" in text
+
+
+def narrowed(x):
+    seen = {(0, 1)}
+    if x.sum() > 0:
+        seen.add((1, 1))
+        seen.add((2, 1))
+    seen &= {(0, 1), (1, 1)}
+    a = len(seen)
+    seen -= {(0, 1)}
+    return a, len(seen), (1, 1) in seen, (2, 1) in seen, bool(seen)
+
+
+def test_intersecting_or_subtracting_a_python_set_keeps_the_flags():
+    """`&=` / `-=` with a set of Python values drop items on every path (refused before: the
+    observe-sets fuzzer's `seen &= {(0, 1), (1, 1)}`)."""
+    static = d2s.to_static(narrowed)
+    for x_np in (POS[0], NEG[0], POS[1]):
+        x = rt.to_tensor(x_np)
+        seen = {(0, 1)} | ({(1, 1), (2, 1)} if x_np.sum() > 0 else set())
+        seen &= {(0, 1), (1, 1)}
+        ref = (len(seen), len(seen - {(0, 1)}), (1, 1) in seen, False, bool(seen - {(0, 1)}))
+        assert static(x) == narrowed(x) == ref
