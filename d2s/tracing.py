@@ -30,7 +30,7 @@ from .operators import mutation, returned_keys, tensor_flags
 from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
-from .operators.made_sets import plain
+from .operators.made_sets import plain, refuse_undecided
 from .operators.mutation import StateChangeError
 from .operators.str_arrays import str_output
 from .operators.trace_state import tracing
@@ -193,6 +193,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
             # a returned name bound on some paths only (`operators.unbound`): read here, where
             # the raise it makes still sees what the call changed before it
             read_unbound(returned_keys.read_leaves(out))
+            refuse_undecided(out)  # (a set whose items a tensor `if` decides)
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places,
                                         fed.copies) if state else side_effects.Effects()
             if state:

@@ -18,7 +18,7 @@ from .array_sums import array_sum
 from .container_types import instance_of
 from .exceptions import short_name
 from .lists import StructArray
-from .logical import to_bool
+from .logical import set_len, set_truth, to_bool
 from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .made_sets import MadeFrozenSet, MadeSet
@@ -28,7 +28,7 @@ from .print_values import FString, as_print_arg, eager_int, print_objects
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
 from .tensor_items import refuse_use
 from .text import assert_at_run_time
-from .traced_keys import check_decided, check_unique
+from .traced_keys import check_decided, check_unique, set_flags
 from .variables import is_variable, user_origin, where
 
 
@@ -70,6 +70,8 @@ def len_(x):
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
+    if set_flags(x):  # (a set whose items a tensor `if` decides: the run's count)
+        return set_len(x)
     check_unique(x, "len()")
     flags = key_flags.flags_of(x)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
@@ -362,7 +364,7 @@ def bool_(x=False):
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
         return out
-    return builtins.bool(x)
+    return set_truth(x) if set_flags(x) else builtins.bool(x)  # (a set a tensor decides)
 
 
 def int_(x=0, *base):

@@ -75,17 +75,16 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
     """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state. `read_after`:
     names of sets the branches change in place that code after the `if` reads."""
     report.record("if", pred)
-    if isinstance(pred, RunSizedList):  # (`if pairs:` of a list the run sizes)
-        pred = to_bool(pred)
+    if isinstance(pred, RunSizedList) or not is_variable(pred):  # (`if pairs:` of a list
+        pred = to_bool(pred)  # the run sizes, `if seen:` of a set a tensor `if` decides)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
     src = user_origin()
     names = marked_returns(names)
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
-    graph_if.log.read_after = read_after
-    pred = to_bool(pred)
-    return result_of(graph_if.build(pred))
+    graph_if.log.read_after, graph_if.log.pred = read_after, to_bool(pred)  # (`branch_sets`)
+    return result_of(graph_if.build(graph_if.log.pred))
 
 
 class _GraphIf:
@@ -198,7 +197,7 @@ class _GraphIf:
         with branch_frame() as frame:
             branch_keys.enter_branch()
             out = self._call(fn)
-            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
+            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.log, out)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
             if i < len(out):  # (the changed objects' values are converted below)
@@ -301,7 +300,7 @@ class _GraphIf:
         none_or_tensor.mark_all(result, kinds, [*self.names, *(
             sl.path for sl in self.log.slots)], self.src)
         result = mutation.finish(self.log, result, k, self.outs)
-        branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
+        branch_keys.after(self.key_flags, present, self.log, self.keys, self.key_orders)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags,
                      errors=self.unbound_errors)

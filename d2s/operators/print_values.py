@@ -13,6 +13,7 @@ import runtime as rt
 from runtime.program.debug_ops import prints_as_number, prints_as_run_number
 
 from ..errors import ConversionError
+from . import key_flags
 from .variables import is_variable, user_origin, where
 
 
@@ -55,6 +56,7 @@ def pieces(x) -> list:
             "code shows, is known only when the program runs. Print the tensors the items "
             "are made of instead.", src)
     if type(x) is dict:
+        _refuse_undecided_keys(x)
         out = ["{"]
         for i, (k, v) in enumerate(x.items()):
             out += ([", "] if i else []) + [repr(k), ": "] + pieces(v)
@@ -64,6 +66,21 @@ def pieces(x) -> list:
         out += ([", "] if i else []) + pieces(v)
     return out + ([",)"] if type(x) is tuple and len(x) == 1 else ["]" if type(x) is list
                                                                    else ")"])
+
+
+def _refuse_undecided_keys(d: dict) -> None:
+    """The text of a dict with a key that exists on some paths only (`key_flags`), or keys
+    in an order the run decides: refused at the user's line (which keys, in which order,
+    eager code shows is decided when the program runs)."""
+    key_flags.check_order(d, "the text of the dict")
+    flags = key_flags.flags_of(d)
+    if flags:
+        src = user_origin(2)
+        raise ConversionError(
+            f"the text ({where(src)}) of a dict whose key {next(iter(flags))!r} exists only "
+            "where a tensor `if` (or a graph loop's trip) set it: which keys eager code "
+            "shows is decided when the program runs. Print the values by name "
+            "(`d.get('k', default)`, `'k' in d`), or set the key on every path.", origin=src)
 
 
 def as_print_arg(x):
