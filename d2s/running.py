@@ -199,6 +199,9 @@ class Entry:
             getattr(program, "in_program_backward", False)  # a whole step: no grad path
         self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
         self.params = [t for t in program.tensors.values() if not t.stop_gradient]
+        # results needing a gradient through leaves the function makes: recorded (eager's flag)
+        self.made_leaves = not self.params and all(v.stop_gradient for v in feeds) and any(
+            not outs[k].stop_gradient for k in self.tensor_out if outs[k].dtype.is_floating)
         self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],
                                         self.params)
         self.executor = rt.static.Executor()
@@ -281,7 +284,7 @@ class Entry:
         for place in self.rebound:
             place.feed()
         train = self._state.grad_enabled and self.has_diff and (self.params or any(
-            not t.stop_gradient for t in inputs))
+            not t.stop_gradient for t in inputs) or self.made_leaves)
         if not train and self.single:  # the common inference call: one tensor out
             try:
                 return self._wrap(self.fn(feed)[0])

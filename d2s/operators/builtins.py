@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.ops.array_number_kinds import holds_number_kinds
@@ -475,6 +477,8 @@ def isinstance_(obj, cls):
     classes = cls if isinstance(cls, tuple) else (cls,)
     if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
         return found
+    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array)
+        return any(isinstance(c, type) and issubclass(np.ndarray, c) for c in classes)
     if is_variable(obj):
         found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):

@@ -183,8 +183,8 @@ class Variable(core.VariableBase):
 
     # ---- metadata -------------------------------------------------------------------------
     @property
-    def shape(self) -> list:
-        return list(self._static_shape or ())
+    def shape(self) -> list:  # (of a `numpy()` result a tuple, as NumPy's)
+        return (tuple if self.numpy_array else list)(self._static_shape or ())
 
     @property
     def ndim(self) -> int:
