@@ -38,15 +38,11 @@ from .block_values import (
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
-from .branch_mismatch import a_dtype as _a
-from .branch_mismatch import dtype_difference as _dtype_difference
-from .branch_mismatch import none_against_value, not_one_array
-from .branch_mismatch import rank as _rank
 from .exceptions import branch_frame, mark_raised
 from .lists import StructArray
 from .logical import to_bool
 from .loop_initial import plain_inside_tuples
-from .mutation_explain import explain_names
+from .mutation_explain import explain_mismatch, explain_names, explain_none
 from .mutation_loop import cell_arrays
 from .scalar_merge import (
     WIDE_NUMBER,
@@ -266,9 +262,9 @@ class _GraphIf:
                      if i not in self.casts}
         if not more and not new_casts:
             explain_names(names, outs, self.src)
-            _explain_mismatch(names, outs, self.src)
+            explain_mismatch(names, outs, self.src)
             mutation.explain(self.log, names, outs)
-            _explain_none(names, outs, self.src)
+            explain_none(names, outs, self.src)
             return False
         self.fills.update(more)
         self.casts.update(new_casts)
@@ -409,82 +405,6 @@ def _read_checks(result, raw, unbound, pred, names, src, skip=(), errors=None) -
         for k, side in enumerate(raw):
             if i < len(side):
                 unbound_mod.carry(side[i], r, pred, k == 0)
-
-
-def _explain_mismatch(names, outs, src) -> None:
-    """Name the variable when the branches of a tensor `if` left it with different structure
-    (e.g. lists of different lengths): `cond` itself only knows output positions."""
-    if len(outs) < 2:
-        return
-    for name, a, b in zip(names, outs[0], outs[1]):
-        if isinstance(b, Undefined):  # (unbound on one path, a return value not yet set:
-            continue  # zeros fill it, `_fill_placeholders`; the difference is elsewhere)
-        if isinstance(a, (list, tuple, dict)) and (type(a) is not type(b) or len(a) != len(b)):
-            other = (f"one of length {len(b)}" if isinstance(b, (list, tuple, dict)) else
-                     "a tensor" if is_variable(b) or is_tensor(b) else type(b).__name__)
-            kind = "list" if isinstance(a, list) else type(a).__name__  # (also an empty array)
-            what = (f"a {kind} of length {len(a)} in the if branch and {other} "
-                    "in the else branch")
-            if is_return_value(name):
-                raise mutation.StateChangeError(
-                    f"the returned value has a different structure depending on an if whose "
-                    f"condition is a tensor ({where(src)}): {what}; one static program "
-                    "returns one structure. Return values of the same structure on every path.")
-            raise mutation.StateChangeError(
-                f"'{name}' is {what} of an if whose condition is a tensor ({where(src)})"
-                f"{not_one_array(a, b) or '; both branches must leave it with the same length'}"
-                ". Append items of one dtype and rank (cast with rt.cast, or keep other values "
-                "in a separate list), or the same number of items in both branches.")
-    for name, a, b in zip(names, outs[0], outs[1]):
-        if type(a) is dict and type(b) is dict and a.keys() == b.keys() and list(a) != list(b):
-            raise mutation.StateChangeError(
-                f"the dict '{name}' gets its keys in the order {list(a)} in the if branch and "
-                f"{list(b)} in the else branch of an if whose condition is a tensor "
-                f"({where(src)}); one program keeps one order, which a loop over the dict "
-                "would show. Set the keys in the same order in both branches (or before the "
-                "if).")
-    for name, a, b in zip(names, outs[0], outs[1]):
-        found = _dtype_difference(a, b, "")
-        if found is not None:
-            path, da, db = found
-            what = ("the returned value" + path) if is_return_value(name) else \
-                "the conditional expression's value" if name.startswith("_ifexp") else \
-                f"'{name}{path}'"
-            raise ConversionError(
-                f"{what} is {_a(da)} tensor in the if branch and {_a(db)} tensor in the else "
-                f"branch of an if whose condition is a tensor ({where(src)}): eager code keeps "
-                "each path's dtype, so the dtype after the if would depend on data. Cast one "
-                "side (`rt.cast(v, ...)`) so both paths give one dtype.", origin=src)
-    for name, a, b in zip(names, outs[0], outs[1]):
-        found = _dtype_difference(a, b, "", _rank)
-        if found is not None:
-            path, ra, rb = found
-            what = ("the returned value" + path) if is_return_value(name) else \
-                "the conditional expression's value" if name.startswith("_ifexp") else \
-                f"'{name}{path}'"
-            raise ConversionError(
-                f"{what} is a tensor of rank {ra} in the if branch and of rank {rb} in the else "
-                f"branch of an if whose condition is a tensor ({where(src)}): one static "
-                "program gives one rank on every path. Reshape one side (`x.reshape([-1])`, "
-                "`x.sum()`) so both paths give one rank.", origin=src)
-
-
-def _explain_none(names, outs, src) -> None:
-    """Name the value that is None after one branch and a tensor after the other (a local
-    name or the returned value; `mutation.explain` names changed objects' places)."""
-    if len(outs) < 2:
-        return
-    for name, a, b in zip(names, outs[0], outs[1]):
-        found = none_against_value(a, b)
-        if found is not None:
-            path, ka, kb = found
-            what = ("the returned value" + path) if is_return_value(name) else f"'{name}{path}'"
-            raise ConversionError(
-                f"{what} is {ka} in the if branch and {kb} in the else branch of an if whose "
-                f"condition is a tensor ({where(src)}): one program value cannot be None for "
-                "some inputs only. Give it a tensor on both paths (an empty one, "
-                "`rt.zeros([0])`, or a flag beside it), or decide the if with a Python value.",
-                origin=src)
 
 
 def _promote_numbers(first: list, second: list) -> list:
