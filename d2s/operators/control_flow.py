@@ -20,7 +20,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError, note_traced_branch
-from . import branch_keys, mutation, none_or_tensor, number_or_tensor
+from . import branch_keys, branch_strs, mutation, none_or_tensor, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -106,6 +106,7 @@ class _GraphIf:
         self.keys: dict = {}  # dict keys one branch leaves unset: zeros there (`branch_keys`)
         self.key_flags: dict = {}  # ... and keys flagged in a branch: their flags, outputs
         self.key_orders: dict = {}  # ... the dicts' key orders in the if branch
+        self.strs: set = set()  # (state index, path) of strs the branches differ on: ids
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -222,7 +223,7 @@ class _GraphIf:
         outs.append(out)
         out = [cast_scalar(fill_placeholder(v, self.fills.get(i)), self.casts.get(i))
                for i, v in enumerate(out)]
-        out = none_or_tensor.fill(out, self.kinds)
+        out = branch_strs.as_ids(none_or_tensor.fill(out, self.kinds), self.strs)
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
@@ -260,7 +261,8 @@ class _GraphIf:
                          for i, first in self.unbound.items() if i not in self.fills})
         new_casts = {i: c for i, c in scalar_casts(outs).items()
                      if i not in self.casts}
-        if not more and not new_casts:
+        strs = branch_strs.find(names, outs) - self.strs  # (`mode = "a"` / `"b"`)
+        if not more and not new_casts and not strs:
             explain_names(names, outs, self.src)
             explain_mismatch(names, outs, self.src)
             mutation.explain(self.log, names, outs)
@@ -268,6 +270,7 @@ class _GraphIf:
             return False
         self.fills.update(more)
         self.casts.update(new_casts)
+        self.strs |= strs
         return True
 
     def _finish(self, pred, result) -> list:
@@ -282,6 +285,7 @@ class _GraphIf:
         result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
+        result = branch_strs.as_items(result, self.strs)
         k = len(self.names)
         if len(self.full) == 2:  # (numbers the branches put into changed objects: a list
             # item appended as an int by one branch and a float by the other)

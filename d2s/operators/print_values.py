@@ -84,7 +84,10 @@ def _refuse_undecided_keys(d: dict) -> None:
 
 
 def as_print_arg(x):
-    """A `print` argument: a container holding graph values becomes an `FString`."""
+    """A `print` argument: a container holding graph values becomes an `FString`; a str only
+    the run decides (`str_arrays.StrItem`) its id, printed as the str."""
+    if (shown := getattr(type(x), "shown_when_run", None)) is not None:
+        return shown(x)
     if _container(x) and holds_graph_values(x):
         return FString(pieces(x))
     return x
@@ -134,12 +137,15 @@ def formatted(value, conv, spec):
 def fstring(*parts):
     """An f-string in a `print` call: the string, as Python makes it, unless a piece is a
     graph value (then an `FString` that `print_` prints when the program runs)."""
-    if not any(isinstance(p, Formatted) and holds_graph_values(p.value) for p in parts):
+    if not any(isinstance(p, Formatted) and (holds_graph_values(p.value) or _run_str(p))
+               for p in parts):
         return "".join(p.text() if isinstance(p, Formatted) else p for p in parts)
     out = []
     for p in parts:
         if not isinstance(p, Formatted):
             out.append(p)
+        elif _run_str(p):  # (`{mode}` of a str a tensor `if` chose: printed as the str)
+            out.append(type(p.value).shown_when_run(p.value))
         elif not holds_graph_values(p.value):
             out.append(p.text())
         elif not is_variable(p.value) and not p.spec and p.conv != "a":
@@ -158,6 +164,12 @@ def fstring(*parts):
         else:
             out.append(p.value)  # (str and repr of a tensor print the same)
     return FString(out)
+
+
+def _run_str(p) -> bool:
+    """Whether the f-string piece `p` is a str only the run decides, shown as it is."""
+    return getattr(type(p.value), "shown_when_run", None) is not None and not p.spec and \
+        p.conv in ("", "s", None)
 
 
 def format_text(template: str, *args, **kwargs):

@@ -97,6 +97,8 @@ class StrItem:
 
     __slots__ = ("id",)
     what = "a str read from a list of str whose length depends on a tensor"
+    advice = ("Return the list (the call gives back the list of strs), or keep an index per "
+              "item into a tuple of the texts.")
 
     def __init__(self, id_):
         self.id = id_
@@ -123,9 +125,8 @@ class StrItem:
         src = user_origin()
         raise ConversionError(
             f"{self.what} ({where(src)}) is used as text: which str it is only the run decides, and converted code has no "
-            "text that exists only when the program runs (compare it with == or return it). "
-            "Return the list (the call gives back the list of strs), or keep an index per "
-            "item into a tuple of the texts.", src)
+            f"text that exists only when the program runs (compare it with == or return it). "
+            f"{self.advice}", src)
 
     __str__ = __repr__ = __format__ = __hash__ = __bool__ = __len__ = __iter__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __getitem__ = _refuse
@@ -135,6 +136,12 @@ class StrItem:
         if name in _STR_METHODS:  # (`s.upper()`: text)
             self._refuse()
         raise AttributeError(name)
+
+    def shown_when_run(self):
+        """Its id, which `print` (and an f-string it prints) shows as the str when the
+        program runs (`debug_ops.py_print`)."""
+        self.id.str_item = True
+        return self.id
 
 
 class JoinedStr(StrItem):
@@ -153,6 +160,16 @@ class JoinedStr(StrItem):
         self._refuse()
 
     __ne__ = __eq__
+    shown_when_run = None  # (its text: refused)
+
+
+class ChosenStr(StrItem):
+    """A str that the branches of a tensor `if` differ on (`branch_strs`)."""
+
+    __slots__ = ()
+    what = "a str chosen by an if whose condition is a tensor"
+    advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
+              "keep an index into a tuple of the texts, or decide the if with a Python value.")
 
 
 _STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_"))

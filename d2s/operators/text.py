@@ -17,10 +17,10 @@ from .print_values import FString, holds_graph_values
 from .variables import user_origin, where
 
 
-def _refuse(what: str):
+def _refuse(what: str, of: str = "a tensor computed by the converted code"):
     src = user_origin()
     raise ConversionError(
-        f"{what} of a tensor computed by the converted code ({where(src)}): its text exists "
+        f"{what} of {of} ({where(src)}): its text exists "
         "only when the program runs. Print it there (`print(x)`, or an f-string inside "
         "`print`), or return the tensor and make its text outside the converted function.",
         origin=src)
@@ -60,7 +60,10 @@ _KEEP = [0]  # > 0 while an assert's message is made: its f-string is formatted 
 def text(value):
     """An f-string outside `print` (`fstring` gives an `FString` where a piece is a tensor)."""
     if isinstance(value, FString) and not _KEEP[0]:
-        _refuse("an f-string")
+        _refuse("an f-string", "a str only the run decides (one an if whose condition is a "
+                "tensor chose, or read from a list a tensor sizes)" if any(
+                    getattr(p, "str_item", False) for p in value) else
+                "a tensor computed by the converted code")
     return value
 
 

@@ -70,7 +70,8 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
         if p is None:
             a, stop, whole, how, kind, listed = next(it)
             if listed is not None:  # (a list whose length the run decided: its items)
-                v = _ListText(_list_items(a, listed[0], stop), listed[1])
+                v = _list_items([a], "strs", stop)[0] if listed[0] == "str" else _ListText(
+                    _list_items(a, listed[0], stop), listed[1])
             elif kind is not None:  # (a Python number whose type the run decides)
                 v = _number_of_run(a.item(), *(None if i < 0 else bool(values[i])
                                                for i in kind))
@@ -140,7 +141,8 @@ def _shown_as_eager(tensors: list) -> dict:
     the type flags those need are appended to `tensors`."""
     attrs = {}
     lists = [[list_kind(t), bool(getattr(t, "_d2s_tuple", False))]
-             if getattr(t, "kind", "") == "array" else None for t in tensors]
+             if getattr(t, "kind", "") == "array" else ["str", False] if getattr(
+                 t, "str_item", False) else None for t in tensors]  # (a str's id: the str)
     if any(k is not None for k in lists):
         if any(k is not None and k[0] is None for k in lists):
             raise TypeError("print() of a list of Python numbers whose length a tensor "

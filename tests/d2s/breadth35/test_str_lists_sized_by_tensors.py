@@ -211,8 +211,8 @@ def number_into_names(x):
 
 
 @pytest.mark.parametrize("fn, line, error, text", [
-    (text_of_item, 'return f"last={names[-1]}"', d2s.ConversionError, "is used as text"),
-    (picked_by_a_tensor, "if x[0] > 1:", d2s.ConversionError, "a string chosen by a tensor"),
+    (text_of_item, 'return f"last={names[-1]}"', d2s.ConversionError,
+     "an f-string of a str only the run decides"),
     (joined, 'return "-".join(names) == "start-pos"', d2s.ConversionError,
      "the text str.join() makes"),
     (popped_value, 'return last + "!"', d2s.ConversionError, "is used as text"),

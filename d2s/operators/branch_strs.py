@@ -1,0 +1,77 @@
+"""A Python str that differs between the branches of a tensor `if` (`mode = "train"` in
+one, `"eval"` in the other; `return "big", s` / `return "small", s`): which text eager code
+has only the run decides. The `if` gives out the str's id into the table of the strs the trace
+saw (`str_arrays.str_id`), and code after it holds a `StrItem`: `==` / `!=` with a str and
+`in` a tuple of strs follow the run, and returned (also inside a returned tuple, list or dict)
+the call gives the str. A use as text (printing it, `+`, a dict key, a str method) is refused
+at the line of the use (`StrItem._refuse`).
+
+Used by `control_flow._GraphIf`: `find` the places after both branches were traced once,
+`as_ids` on each branch's values, `as_items` on the `if`'s outputs."""
+from __future__ import annotations
+
+from .str_arrays import ChosenStr, JoinedStr, StrItem, str_id
+from .variables import is_variable
+
+
+def _text(v) -> bool:
+    return type(v) is str or isinstance(v, StrItem) and not isinstance(v, JoinedStr)
+
+
+def _paths(a, b, path: tuple):
+    """The places (key paths) where `a` and `b` hold different strs (or a str the run
+    decides)."""
+    if _text(a) and _text(b):
+        if not (a is b or type(a) is str and type(b) is str and a == b):
+            yield path
+        return
+    if type(a) in (list, tuple) and type(b) is type(a) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from _paths(x, y, (*path, i))
+    elif type(a) is dict and type(b) is dict and list(a) == list(b):
+        for k in a:
+            yield from _paths(a[k], b[k], (*path, k))
+
+
+def find(names: tuple, outs: list) -> set:
+    """(state index, path) of each str the two traced branches' values differ on, for the
+    names the `if` gives out (not the objects it changed)."""
+    if len(outs) < 2:
+        return set()
+    n = min(len(names), len(outs[0]), len(outs[1]))
+    return {(i, path) for i in range(n) for path in _paths(outs[0][i], outs[1][i], ())}
+
+
+def _replace(v, path: tuple, fn):
+    if not path:
+        return fn(v)
+    key, rest = path[0], path[1:]
+    if type(v) is dict and key in v:
+        return {k: (_replace(x, rest, fn) if k == key else x) for k, x in v.items()}
+    if type(v) in (list, tuple) and isinstance(key, int) and key < len(v):
+        items = [(_replace(x, rest, fn) if j == key else x) for j, x in enumerate(v)]
+        return items if type(v) is list else tuple(items)
+    return v
+
+
+def _as_id(v):
+    if type(v) is str:
+        return str_id(v)
+    return v.id if _text(v) else v
+
+
+def as_ids(values: list, places: set) -> list:
+    """A branch's values with the strs at `places` as their ids (graph values)."""
+    for i, path in places:
+        if i < len(values):
+            values[i] = _replace(values[i], path, _as_id)
+    return values
+
+
+def as_items(values: list, places: set) -> list:
+    """The `if`'s outputs with the ids at `places` as `StrItem`s."""
+    for i, path in places:
+        if i < len(values):
+            values[i] = _replace(values[i], path,
+                                 lambda v: ChosenStr(v) if is_variable(v) else v)
+    return values
