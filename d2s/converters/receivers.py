@@ -60,11 +60,14 @@ class Receivers:
         self._order: list = []  # the names in `_known`, in the order they were judged
         self.assumed: set = set()  # the parameters the names left alone rely on
         self._collect(fn)
+        for name in (*self._params, *self._bindings):  # (now: the passes rewrite the
+            self._judge(name)  # expressions bound; and the tree is not kept)
+        self._bindings = self._namespace = None
 
     def library(self, name: str) -> bool:
         """Whether local `name` always holds a library value (see the module doc); its
         reliance on assumed parameters is recorded in `assumed`."""
-        found = self._judge(name)
+        found = self._known.get(name)
         if found is None:
             return False
         self.assumed.update(found)
