@@ -62,12 +62,18 @@ class Receivers:
         self._collect(fn)
         for name in (*self._params, *self._bindings):  # (now: the passes rewrite the
             self._judge(name)  # expressions bound; and the tree is not kept)
-        self._bindings = self._namespace = None
+        self._bindings = dict.fromkeys(self._bindings)  # (judged: the names only)
 
     def library(self, name: str) -> bool:
         """Whether local `name` always holds a library value (see the module doc); its
         reliance on assumed parameters is recorded in `assumed`."""
-        found = self._known.get(name)
+        return self._relied(self._known.get(name))
+
+    def expression(self, node) -> bool:
+        """Whether expression `node` (`(h > 0)`, `self.meter`) is a library value."""
+        return self._relied(self._value(node))
+
+    def _relied(self, found) -> bool:
         if found is None:
             return False
         self.assumed.update(found)

@@ -216,3 +216,36 @@ def test_tensor_methods_of_library_values_stay_as_written():
     assert_same_leaves(static(x, w), f(x, w))
     for written in ("h.sum(axis=-1)", "s.max()"):
         assert written in static.code, written
+
+
+class Guarded:
+    def __init__(self):
+        self.n = 0
+
+    def add(self, v):
+        if v.sum() > 5:
+            raise ValueError("too big")
+        self.n += 1
+        return v
+
+
+class Holder:
+    def __init__(self):
+        self.meter = Guarded()
+
+
+def caught(x, holder):
+    try:
+        y = holder.meter.add(x)  # (a Tensor method name on an attribute: the user's method)
+    except ValueError:
+        y = x * 0.0
+    return y
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0], "float32"), np.array([4.0, 5.0], "float32")])
+def test_a_user_method_raising_in_a_try_body_reaches_its_except(x):
+    static = d2s.to_static(caught)
+    eager_holder, static_holder = Holder(), Holder()
+    assert_same_leaves(static(rt.to_tensor(x), static_holder), caught(rt.to_tensor(x),
+                                                                      eager_holder))
+    assert static_holder.meter.n == eager_holder.meter.n
