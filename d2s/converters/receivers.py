@@ -36,6 +36,7 @@ _VALUE_ROOTS = frozenset(("runtime", "numpy", "math", "builtins"))
 # builtins that reach user objects without being handed one
 _REACHING = frozenset((globals, locals, vars, eval, exec, __import__))
 _INT = gast.Constant(0, None)
+_FILLING = frozenset(("append", "insert", "extend"))
 _MATCH_NAMES = {c: field for c, field in ((getattr(gast, "MatchAs", None), "name"),
                                           (getattr(gast, "MatchStar", None), "name"),
                                           (getattr(gast, "MatchMapping", None), "rest"))
@@ -58,6 +59,7 @@ class Receivers:
         self._params: dict = {}  # parameter name -> True (library annotation) / None
         self._known: dict = {}  # name -> frozenset of parameters it relies on, or None
         self._order: list = []  # the names in `_known`, in the order they were judged
+        self._escaped: set = set()  # names read other than as `_use` reads them
         self.assumed: set = set()  # the parameters the names left alone rely on
         self._collect(fn)
         for name in (*self._params, *self._bindings):  # (now: the passes rewrite the
@@ -92,11 +94,38 @@ class Receivers:
         for node in gast.walk(fn):  # (parents before children: a binding marks its target
             # handled before the walk meets it)
             if node.__class__ is gast.Name:
-                if node.ctx.__class__ is not gast.Load and id(node) not in handled:
+                if id(node) in handled:
+                    continue
+                if node.ctx.__class__ is gast.Load:
+                    self._escaped.add(node.id)  # (a list it names may be filled elsewhere)
+                else:
                     self._unknown(node.id)  # a `for` target, `as`, a parameter of a nested
                     # function, an unpacked tuple, a `del`
             elif node is not fn:
                 self._binding(node, handled)
+                if node.__class__ in (gast.Call, gast.Subscript):
+                    self._use(node, handled)
+
+    def _use(self, node, handled: set) -> None:
+        """A list filled (`parts.append(v)`: v is bound to it too), read (`parts[0]`) or
+        handed to the library (`len(parts)`, `rt.concat(parts)`), not let out."""
+        if node.__class__ is gast.Subscript:
+            if node.value.__class__ is gast.Name:
+                handled.add(id(node.value))
+            return
+        f = node.func
+        if f.__class__ is gast.Attribute and f.attr in _FILLING and \
+                f.value.__class__ is not gast.Name:
+            self._unknown_root(f.value)  # (`t[0].append(v)`: what `t` holds is not judged)
+        elif f.__class__ is gast.Attribute and f.value.__class__ is gast.Name and \
+                f.attr in _FILLING:
+            handled.add(id(f.value))
+            for a in node.args:
+                self._fill(f.value.id, a.value if a.__class__ is gast.Starred else a)
+        else:
+            callee = self._resolve(f)
+            if callee is not None and _library_callable(callee):
+                handled.update(id(a) for a in node.args if a.__class__ is gast.Name)
 
     def _binding(self, node, handled: set) -> None:
         c = node.__class__
@@ -104,9 +133,15 @@ class Receivers:
             for t in node.targets:
                 if t.__class__ is gast.Name:
                     self._bind(t, node.value, handled)
+                elif t.__class__ is gast.Subscript and t.value.__class__ is gast.Name:
+                    self._fill(t.value.id, node.value)  # (`parts[i] = v`)
+                elif t.__class__ is gast.Subscript:
+                    self._unknown_root(t.value)  # (`t[0][i] = v`)
         elif c in (gast.AnnAssign, gast.NamedExpr) and node.target.__class__ is gast.Name \
                 and node.value is not None:
             self._bind(node.target, node.value, handled)
+        elif c is gast.AugAssign and node.target.__class__ is gast.Subscript:
+            self._unknown_root(node.target)  # (`parts[0] += v`)
         elif c is gast.AugAssign and node.target.__class__ is gast.Name:
             target = node.target
             self._bind(target, gast.BinOp(gast.Name(target.id, gast.Load(), None, None),
@@ -130,6 +165,17 @@ class Receivers:
         found = self._bindings.setdefault(target.id, [])
         if found is not None:
             found.append(value)
+
+    def _fill(self, name: str, value) -> None:
+        found = self._bindings.setdefault(name, [])
+        if found is not None:
+            found.append(value)
+
+    def _unknown_root(self, node) -> None:
+        while node.__class__ in (gast.Attribute, gast.Subscript):
+            node = node.value
+        if node.__class__ is gast.Name:
+            self._unknown(node.id)
 
     def _unknown(self, name: str) -> None:
         self._bindings[name] = None
@@ -168,7 +214,9 @@ class Receivers:
         elif name not in self._bindings:
             return None  # (not a local name)
         for value in values:
-            found = self._value(value)
+            if value.__class__ is gast.List:  # (filled where it is named only: `_use`)
+                value = None if name in self._escaped else gast.Tuple(value.elts, gast.Load())
+            found = None if value is None else self._value(value)
             if found is None:
                 return None
             relied |= found
@@ -183,6 +231,8 @@ class Receivers:
             if node.id in self._bindings or node.id in self._params:
                 return self._judge(node.id)
             return frozenset() if self._library_global(node.id) else None
+        if c in (gast.Tuple, gast.List):  # (a list display bound to a name: `_judge_bindings`)
+            return self._all([e.value if e.__class__ is gast.Starred else e for e in node.elts])
         if c in _OPERATORS or c is gast.Attribute or c is gast.Subscript:
             parts = [node.value] if c in (gast.Attribute, gast.Subscript) else \
                 [n for n in gast.iter_child_nodes(node) if isinstance(n, gast.expr)]

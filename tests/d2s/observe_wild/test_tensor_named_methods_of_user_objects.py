@@ -249,3 +249,47 @@ def test_a_user_method_raising_in_a_try_body_reaches_its_except(x):
     assert_same_leaves(static(rt.to_tensor(x), static_holder), caught(rt.to_tensor(x),
                                                                       eager_holder))
     assert static_holder.meter.n == eager_holder.meter.n
+
+
+def _keep(parts, meter):
+    parts.append(meter)
+
+
+def through_an_alias(x, meter):
+    parts = [x]
+    q = parts
+    q.append(meter)
+    m = parts[1]
+    m.add(x.sum())
+    return x + 1.0
+
+
+def through_a_helper(x, meter):
+    parts = [x]
+    _keep(parts, meter)
+    m = parts[-1]
+    m.add(x.sum())
+    return x + 1.0
+
+
+def through_a_nested_list(x, meter):
+    box = ([x],)
+    box[0].append(meter)
+    m = box[0][1]
+    m.add(x.sum())
+    return x + 1.0
+
+
+def through_an_item_set(x, meter):
+    parts = [x, x]
+    parts[1] = meter
+    m = parts[1]
+    m.add(x.sum())
+    return x + 1.0
+
+
+@pytest.mark.parametrize("fn", [through_an_alias, through_a_helper, through_a_nested_list,
+                                through_an_item_set])
+def test_a_user_object_put_in_a_list_of_tensors_is_still_the_users(fn):
+    _, states, _ = _both(fn, Meter)
+    assert [s["n"] for s in states] == [1, 2, 3]
