@@ -132,17 +132,15 @@ def convert(fn, errors: bool = False):
     if not converted.assumed:
         return made
     checks, library = _parameter_checks(fn, converted.assumed), _converters().receivers.library_type
-    plain = []  # (the conversion that assumes nothing, made on first need)
 
     def checked(*args, **kwargs):
         for i, name, default in checks:
             value = args[i] if i is not None and i < len(args) else kwargs.get(name, default)
             if not library(type(value)):
-                if not plain:
-                    plain.append(loader.instantiate(_cached(
-                        fn, _CACHE_PLAIN_ERRORS if errors else _CACHE_PLAIN, errors,
-                        False).loaded, fn, {RESERVED: _operators_cell()}))
-                return plain[0](*args, **kwargs)
+                plain = _cached(fn, _CACHE_PLAIN_ERRORS if errors else _CACHE_PLAIN, errors,
+                                False)
+                return loader.instantiate(plain.loaded, fn, {RESERVED: _operators_cell()})(
+                    *args, **kwargs)
         return made(*args, **kwargs)
     checked.__name__, checked.__qualname__ = made.__name__, made.__qualname__
     checked.__module__, checked.__doc__, checked.__wrapped__ = made.__module__, made.__doc__, made
@@ -299,7 +297,7 @@ def _prepare(fn, assume: bool = True):
     # Without a nested function or lambda, nothing can read a closure cell.
     cells = analysis.closure_cells(node) if found.scopes > 1 else frozenset()
     ctx = Context(Namer(found.names), namespace, owner=owner, cells=cells)
-    ctx.receivers = _converters().receivers.Receivers(node, namespace, assume)
+    ctx.receivers = _converters().receivers.Receivers(node, namespace, assume, owner)
     return node, ctx, found.types
 
 

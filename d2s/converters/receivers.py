@@ -52,7 +52,7 @@ class Receivers:
     """The library-value judgement of the local names of one function (`fn`, the parsed
     FunctionDef before any pass), made on the first question and remembered."""
 
-    def __init__(self, fn, namespace, assume: bool):
+    def __init__(self, fn, namespace, assume: bool, owner: str | None = None):
         self._namespace = namespace
         self._assume = assume
         self._bindings: dict = {}  # name -> the expressions bound to it (None: not judged)
@@ -62,6 +62,8 @@ class Receivers:
         self._escaped: set = set()  # names read other than as `_use` reads them
         self.assumed: set = set()  # the parameters the names left alone rely on
         self._collect(fn)
+        if owner is not None:  # (`self`: a user object, whose `self.fc(x)` may give anything)
+            self._unknown(owner)
         for name in (*self._params, *self._bindings):  # (now: the passes rewrite the
             self._judge(name)  # expressions bound; and the tree is not kept)
         self._bindings = dict.fromkeys(self._bindings)  # (judged: the names only)
