@@ -50,6 +50,7 @@ class Converted:
     def __init__(self, loaded: loader.Loaded, node, outside=None, assumed=frozenset()):
         self.loaded = loaded
         self.assumed = assumed  # parameters assumed library values (`converters.receivers`)
+        self.checks = None  # how `convert` finds them in a call's arguments
         # The tree of a huge function is several times its code's size: the function is
         # printed from the module's text instead, unless that text does not parse.
         self._node = node if loaded.from_tree else None
@@ -131,7 +132,9 @@ def convert(fn, errors: bool = False):
     made = loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
     if not converted.assumed:
         return made
-    checks, library = _parameter_checks(fn, converted.assumed), _converters().receivers.library_type
+    if converted.checks is None:
+        converted.checks = _parameter_checks(fn, converted.assumed)
+    checks, library = converted.checks, _converters().receivers.library_type
 
     def checked(*args, **kwargs):
         for i, name, default in checks:
@@ -160,7 +163,7 @@ def _cached(fn, cache, errors: bool, assume: bool) -> Converted:
 def _parameter_checks(fn, names) -> list:
     """(position or None, name, default) of each parameter of `fn` in `names`."""
     out = []
-    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+    for i, p in enumerate(inspect.signature(fn, follow_wrapped=False).parameters.values()):
         if p.name in names:
             out.append((None if p.kind is p.KEYWORD_ONLY else i, p.name,
                         None if p.default is p.empty else p.default))
