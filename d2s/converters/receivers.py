@@ -27,6 +27,7 @@ import types
 import gast
 
 from ..call_policy import ignored_module
+from ..pyct.walk import walk
 
 _OPERATORS = (gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.IfExp)
 _PLAIN_GLOBALS = (int, float, bool, complex, str, bytes, type(None))
@@ -37,10 +38,14 @@ _VALUE_ROOTS = frozenset(("runtime", "numpy", "math", "builtins"))
 _REACHING = frozenset((globals, locals, vars, eval, exec, __import__))
 _INT = gast.Constant(0, None)
 _FILLING = frozenset(("append", "insert", "extend"))
+_USES = frozenset((gast.Call, gast.Subscript))
 _MATCH_NAMES = {c: field for c, field in ((getattr(gast, "MatchAs", None), "name"),
                                           (getattr(gast, "MatchStar", None), "name"),
                                           (getattr(gast, "MatchMapping", None), "rest"))
                 if c is not None}
+_BINDINGS = frozenset((gast.Assign, gast.AnnAssign, gast.NamedExpr, gast.AugAssign, gast.For,
+                       gast.FunctionDef, gast.ClassDef, gast.AsyncFunctionDef, gast.Global,
+                       gast.Nonlocal, gast.Import, gast.ImportFrom, *_MATCH_NAMES))
 
 
 def library_type(cls) -> bool:
@@ -93,7 +98,7 @@ class Receivers:
                 self._unknown(a.id)
         handled = {id(a) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
                                    args.vararg, args.kwarg)}
-        for node in gast.walk(fn):  # (parents before children: a binding marks its target
+        for node in walk(fn):  # (parents before children: a binding marks its target
             # handled before the walk meets it)
             if node.__class__ is gast.Name:
                 if id(node) in handled:
@@ -103,10 +108,10 @@ class Receivers:
                 else:
                     self._unknown(node.id)  # a `for` target, `as`, a parameter of a nested
                     # function, an unpacked tuple, a `del`
-            elif node is not fn:
+            elif node.__class__ in _USES:
+                self._use(node, handled)
+            elif node.__class__ in _BINDINGS and node is not fn:
                 self._binding(node, handled)
-                if node.__class__ in (gast.Call, gast.Subscript):
-                    self._use(node, handled)
 
     def _use(self, node, handled: set) -> None:
         """A list filled (`parts.append(v)`: v is bound to it too), read (`parts[0]`) or
