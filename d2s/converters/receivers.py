@@ -27,7 +27,7 @@ import types
 import gast
 
 from ..call_policy import ignored_module
-from ..pyct.walk import walk
+from ..pyct.walk import NAME_FIELDS, push_children
 
 _OPERATORS = (gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.IfExp)
 _PLAIN_GLOBALS = (int, float, bool, complex, str, bytes, type(None))
@@ -98,9 +98,12 @@ class Receivers:
                 self._unknown(a.id)
         handled = {id(a) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
                                    args.vararg, args.kwarg)}
-        for node in walk(fn):  # (parents before children: a binding marks its target
-            # handled before the walk meets it)
-            if node.__class__ is gast.Name:
+        stack = [fn]  # (a node is looked at before its children: a binding marks its
+        pop, push = stack.pop, stack.append  # target handled before the walk meets it)
+        while stack:
+            node = pop()
+            c = node.__class__
+            if c is gast.Name:
                 if id(node) in handled:
                     continue
                 if node.ctx.__class__ is gast.Load:
@@ -108,10 +111,12 @@ class Receivers:
                 else:
                     self._unknown(node.id)  # a `for` target, `as`, a parameter of a nested
                     # function, an unpacked tuple, a `del`
-            elif node.__class__ in _USES:
+                continue
+            if c in _USES:
                 self._use(node, handled)
-            elif node.__class__ in _BINDINGS and node is not fn:
+            elif c in _BINDINGS and node is not fn:
                 self._binding(node, handled)
+            push_children(node, NAME_FIELDS[c], push)
 
     def _use(self, node, handled: set) -> None:
         """A list filled (`parts.append(v)`: v is bound to it too), read (`parts[0]`) or
