@@ -262,7 +262,8 @@ def _converted_section(fn) -> str:
     """The generated file's lines of the function (as tracebacks and pdb show them), each
     linked to its user line by the loader's line map."""
     try:
-        code = transpile.convert(fn).__code__
+        converted = transpile.convert(fn)
+        code = getattr(converted, "__wrapped__", converted).__code__  # (`convert`'s checks)
     except Exception as e:  # noqa: BLE001  (the source section shows the refusal)
         return f"<h2>Converted code</h2><p>Not converted: {_esc(str(e).splitlines()[0])}</p>"
     line_map = loader.line_map(code.co_filename)

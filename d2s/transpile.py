@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
+import inspect
 import os
 import sys
 import threading
@@ -46,8 +47,10 @@ from .pyct.transformer import Context
 class Converted:
     """A converted code object and what describes it."""
 
-    def __init__(self, loaded: loader.Loaded, node, outside=None):
+    def __init__(self, loaded: loader.Loaded, node, outside=None, assumed=frozenset()):
         self.loaded = loaded
+        self.assumed = assumed  # parameters assumed library values (`converters.receivers`)
+        self.checks = None  # how `convert` finds them in a call's arguments
         # The tree of a huge function is several times its code's size: the function is
         # printed from the module's text instead, unless that text does not parse.
         self._node = node if loaded.from_tree else None
@@ -112,20 +115,62 @@ def _operators_cell():
 _CACHE_ERRORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+# function -> Converted that assumes nothing of its parameters (`receivers`): called where a
+# parameter the first conversion assumed a library value holds a user object
+_CACHE_PLAIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHE_PLAIN_ERRORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def convert(fn, errors: bool = False):
     """The converted version of the Python function `fn` (see the module doc); `errors`: the
-    conversion for a call inside a `try` body, whose run-time errors reach its `except`."""
-    cache = _CACHE_ERRORS if errors else _CACHE
+    conversion for a call inside a `try` body, whose run-time errors reach its `except`.
+
+    Where the conversion left a Tensor method call on a parameter alone (`x.sum()`: x assumed
+    a library value, `converters.receivers`), each call checks those parameters, and one
+    holding a user object (`meter.add(v)`) runs the conversion that assumes nothing."""
+    converted = _cached(fn, _CACHE_ERRORS if errors else _CACHE, errors, True)
+    made = loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
+    if not converted.assumed:
+        return made
+    if converted.checks is None:
+        converted.checks = _parameter_checks(fn, converted.assumed)
+    checks, library = converted.checks, _converters().receivers.library_type
+
+    def checked(*args, **kwargs):
+        for i, name, default in checks:
+            value = args[i] if i is not None and i < len(args) else kwargs.get(name, default)
+            if not library(type(value)):
+                plain = _cached(fn, _CACHE_PLAIN_ERRORS if errors else _CACHE_PLAIN, errors,
+                                False)
+                return loader.instantiate(plain.loaded, fn, {RESERVED: _operators_cell()})(
+                    *args, **kwargs)
+        return made(*args, **kwargs)
+    checked.__name__, checked.__qualname__ = made.__name__, made.__qualname__
+    checked.__module__, checked.__doc__, checked.__wrapped__ = made.__module__, made.__doc__, made
+    return checked
+
+
+def _cached(fn, cache, errors: bool, assume: bool) -> Converted:
     converted = cache.get(fn)
     if converted is None:
         with _LOCK:
             converted = cache.get(fn)
             if converted is None:
-                converted = cache[fn] = _convert(fn, errors)
-    return loader.instantiate(converted.loaded, fn, {RESERVED: _operators_cell()})
+                converted = cache[fn] = _convert(fn, errors, assume)
+    return converted
 
 
-def _convert(fn, errors: bool = False) -> Converted:
+def _parameter_checks(fn, names) -> list:
+    """(position or None, name, default) of each parameter of `fn` in `names`."""
+    out = []
+    for i, p in enumerate(inspect.signature(fn, follow_wrapped=False).parameters.values()):
+        if p.name in names:
+            out.append((None if p.kind is p.KEYWORD_ONLY else i, p.name,
+                        None if p.default is p.empty else p.default))
+    return out
+
+
+def _convert(fn, errors: bool = False, assume: bool = True) -> Converted:
     code = fn.__code__
     logging_utils.log(1, f"converting {fn.__qualname__} ({code.co_filename}:"
                          f"{code.co_firstlineno})")
@@ -135,7 +180,7 @@ def _convert(fn, errors: bool = False) -> Converted:
     gc.disable()
     try:
         with deep_recursion():
-            node, ctx, present = _prepare(fn)
+            node, ctx, present = _prepare(fn, assume)
             if errors:
                 ctx.errors = True
                 present = set(present) | {gast.Try}  # the try pass wraps the whole body
@@ -149,8 +194,9 @@ def _convert(fn, errors: bool = False) -> Converted:
             # made since the pause is in the youngest generation, and the first collection
             # after it scans them all (a quarter of a second for a 10,000-line function's).
             tree = None if written.module is None else node  # (`.code` prints it)
+            assumed = frozenset(ctx.receivers.assumed)
             del node, ctx
-            converted = Converted(loader.compile_written(written), tree, outside)
+            converted = Converted(loader.compile_written(written), tree, outside, assumed)
             del written, tree
     finally:
         if paused:
@@ -203,7 +249,8 @@ def convert_with(fn, pass_names: list[str]):
 def converted_source(fn) -> str:
     """The converted source of `fn` (after all passes)."""
     convert(fn)
-    return _CACHE[fn].source
+    plain = _CACHE_PLAIN.get(fn)  # (what ran where a parameter held a user object: `convert`)
+    return (_CACHE[fn] if plain is None else plain).source
 
 
 def convert_source(fn, level: int) -> str:
@@ -225,7 +272,7 @@ def _walrus_free(present: set):
     return activity.no_walrus(gast.NamedExpr not in present)
 
 
-def _prepare(fn):
+def _prepare(fn, assume: bool = True):
     """Parse `fn` and learn what converting it needs: (FunctionDef node, Context, the node
     types present). One survey walk answers the questions about the whole tree; the checks
     that need another walk run only when the survey shows they can find something."""
@@ -252,7 +299,9 @@ def _prepare(fn):
     owner = args[0] if args and _is_method(fn) else None
     # Without a nested function or lambda, nothing can read a closure cell.
     cells = analysis.closure_cells(node) if found.scopes > 1 else frozenset()
-    return node, Context(Namer(found.names), namespace, owner=owner, cells=cells), found.types
+    ctx = Context(Namer(found.names), namespace, owner=owner, cells=cells)
+    ctx.receivers = _converters().receivers.Receivers(node, namespace, assume, owner)
+    return node, ctx, found.types
 
 
 def _is_method(fn) -> bool:

@@ -8,7 +8,7 @@ its output may add, so a later pass is not skipped wrongly).
 """
 from __future__ import annotations
 
-from . import (  # noqa: F401  (plain_runs: `transpile` folds with it between passes)
+from . import (  # noqa: F401  (plain_runs, receivers: `transpile` uses them between passes)
                asserts,
                break_continue,
                builtin_calls,
@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (plain_runs: `transpile` folds with it between pa
                logical,
                loops,
                plain_runs,
+               receivers,
                return_statements,
                try_except,
 )

@@ -77,9 +77,11 @@ class CallTrees(Base):
         if root.id == RESERVED or root.id in self.ctx.namer.generated:
             return True
         if self.is_local(root.id):
-            # `x.sum()` on a local tensor; `self.fc(x)` and `helper(x)` may be user code
+            # `x.sum()` on a local tensor; `self.fc(x)`, `helper(x)` and `meter.add(v)` (a
+            # local that may hold a user object: `receivers`) may be user code
             return (isinstance(f, gast.Attribute) and f.value is root
-                    and root.id != self.ctx.owner and f.attr in TENSOR_METHODS)
+                    and root.id != self.ctx.owner and f.attr in TENSOR_METHODS
+                    and self.ctx.receivers.library(root.id))
         obj = self._resolve(f)
         if obj is _UNKNOWN or hidden_state.describe(obj) is not None:
             return False  # a random draw or a clock: `_d2s.call` refuses it when tracing

@@ -103,8 +103,9 @@ class TryExcept(Base):
                 continue
             f = n.func
             if isinstance(f, gast.Attribute) and not isinstance(f.value, gast.Name) and \
-                    f.attr in TENSOR_METHODS:
-                continue  # `(h > 0).all()`: a Tensor method on a computed value
+                    f.attr in TENSOR_METHODS and self.ctx.receivers.expression(f.value):
+                continue  # `(h > 0).all()`: a Tensor method on a computed tensor (not
+                # `self.meter.add(v)`: `receivers`)
             if not self._calls._leave_alone(f):
                 return True
         return False

@@ -21,7 +21,7 @@ import weakref
 
 import runtime as rt
 from runtime.autograd import PyLayer
-from runtime.core import active_builder
+from runtime.core import TensorBase, VariableBase, active_builder
 
 from .. import guards, hidden_state
 from ..call_policy import GENERATOR_FLAGS, ignored_module, never_converted, to_static_enabled
@@ -43,8 +43,11 @@ def call(f):
     """The callable that converted code calls in place of `f`."""
     if not to_static_enabled():
         return f
-    if type(getattr(f, "__self__", None)) is dict and getattr(f, "__name__", "") == "pop":
-        return dict_pop(f.__self__)  # (`d.pop(k, v)` in an expression: a key on some paths)
+    receiver = getattr(f, "__self__", None)
+    if isinstance(receiver, _TENSORS) and ignored_module(type(receiver).__module__):
+        return f  # a Tensor's method (`x.sum` of a local that may hold a user object)
+    if type(receiver) is dict and getattr(f, "__name__", "") == "pop":
+        return dict_pop(receiver)  # (`d.pop(k, v)` in an expression: a key on some paths)
     if active_builder() is not None:
         if f is warnings.warn:
             return warn  # (an op: eager code warns each time it runs the line)
@@ -62,6 +65,7 @@ def call(f):
     return after_failure(out) if open_trys() else out
 
 
+_TENSORS = (TensorBase, VariableBase)
 _SET_METHODS = (types.BuiltinMethodType, types.MethodWrapperType)  # (`FROZEN.__and__`)
 _VIEWS = (type({}.keys()), type({}.items()))
 _UNBOUND = (types.MethodDescriptorType, types.WrapperDescriptorType)  # (`frozenset.__or__`)

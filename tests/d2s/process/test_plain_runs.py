@@ -100,9 +100,12 @@ def test_the_folded_passes_write_the_code_every_pass_writes(monkeypatch):
                         or folded[-1])
     code = transpile.convert_source(block, 99)
     monkeypatch.undo()
-    assert folded == [10]  # (the runs of 5, 3 and 2 statements)
+    # (the runs of 2 and 3 statements: `h.sum()`, `s.abs()`, `h.mean()` on an `h` that a user
+    # call's result reaches are routed through `_d2s.call`: it may be the user's object)
+    assert folded == [5]
     assert code == _converted_without_folding(block)
     for wanted in ("parts = _d2s.list_append(parts, h)", "_d2s.math_(math.sqrt)",
+                   "s = _d2s.call(h.sum)(axis=-1, keepdim=True)",
                    "_d2s.call(helper)(h) + _d2s.call(GATE)(h)", "_d2s.shape(h)[0]",
                    "_d2s.float_(rows)", "h = rt.matmul(x, w) + b\n",
                    "    u = u * 2.0 + b\n"):
@@ -152,8 +155,8 @@ def _statement_facts(fn, fold: bool) -> list:
 def test_the_analyses_read_a_placeholder_as_the_run_it_stands_for():
     folded, facts = _statement_facts(block, fold=True)
     unfolded, all_facts = _statement_facts(block, fold=False)
-    assert (folded, unfolded) == (10, 0)
-    plain = {0, 1, 2, 3, 4, 10, 11, 12, 15, 16}  # (the folded statements)
+    assert (folded, unfolded) == (5, 0)
+    plain = {0, 1, 10, 11, 12}  # (the folded statements)
     kept = [f for i, f in enumerate(all_facts) if i not in plain]
     assert len(facts) == len(kept)
     assert facts == kept
