@@ -19,6 +19,7 @@ from .array_queries import array_query
 from .array_sums import array_sum
 from .container_types import instance_of
 from .exceptions import short_name
+from .flagged_key_lists import key_list, values_sum
 from .lists import StructArray
 from .logical import set_len, set_truth, to_bool
 from .loop_initial import is_empty_array
@@ -99,6 +100,8 @@ def list_(*args):
     it here cannot know its length."""
     if len(args) == 1 and _is_list_array(args[0]):
         return args[0][:]
+    if len(args) == 1 and (keys := key_list(args[0], "list()")) is not None:
+        return keys  # (a dict's keys present on this run)
     _counted("list()", *args)
     return builtins.list(*args)
 
@@ -110,6 +113,8 @@ def tuple_(*args):
         out = args[0][:]
         out._d2s_tuple = True
         return out
+    if len(args) == 1 and (keys := key_list(args[0], "tuple()")) is not None:
+        return tuple_(keys)  # (an array: marked a tuple)
     _counted("tuple()", *args)
     return builtins.tuple(*args)
 
@@ -117,6 +122,8 @@ def tuple_(*args):
 def sorted_(iterable, /, *, key=None, reverse=False):
     """`sorted` (refused of an undecided set, as every read of it); by graph-value keys, the
     order is decided when the program runs (`sort_values`)."""
+    if key is None and (keys := key_list(iterable, "sorted()", sort=True)) is not None:
+        return keys[::-1] if reverse else keys  # (a dict's keys present on this run)
     _counted("sorted()", iterable)
     if _is_list_array(iterable):  # (a list the program grows)
         return struct_queries.sorted_keyed(iterable, key, reverse)
@@ -141,13 +148,16 @@ def _numbers(items: list) -> bool:
         v, "python_scalar", False) for v in items)
 
 
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def _counted(what: str, *args) -> None:
     """Refuse `what`, whose result has an item per item of its argument, reading a set or
     dict that holds a value the converted code computed (`traced_keys.check_unique`: equal
     values would be different items while tracing), or an undecided set (`_decided`)."""
     for x in args:
-        if isinstance(x, dict):  # (keys on some paths only: which keys, the run decides)
-            key_flags.refuse_iteration(x, what)
+        if isinstance(x, dict) or type(x) in _VIEWS:  # (keys on some paths only: which
+            key_flags.refuse_iteration(x, what)  # keys, the run decides)
         check_unique(x, what)
 
 
@@ -169,6 +179,8 @@ def _is_list_array(x) -> bool:
 def sum_(iterable, /, start=0):
     """`sum`; over a tensor array (a list whose length is decided when the program runs) the
     sum of its elements plus `start`, and where it is empty eager's `start` (`array_sums`)."""
+    if (total := values_sum(iterable, start)) is not None:
+        return total  # (`sum(d.values())` of a dict with keys on some paths)
     if not (is_variable(iterable) and iterable.is_array):
         _counted("sum()", iterable)
         items = builtins.list(iterable)
