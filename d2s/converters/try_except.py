@@ -213,8 +213,12 @@ class TryExcept(Base):
         return _at(templates.replace("tmp = value", tmp=tmp, value=value) + collect, s), s
 
     def _block(self, stmts: list, code: str, state: str, in_loop: bool) -> list:
-        out = []
-        for i, s in enumerate(stmts):
+        """`stmts` as runs of statements: the first runs as it is, each later one (after a
+        statement that may have failed) only while nothing failed, one flat guard each (a
+        guard nested around the rest per statement made the depth, and each `if`'s tracing,
+        grow with the body: `_joined`)."""
+        runs: list = [[]]
+        for s in stmts:
             if isinstance(s, gast.Assert):
                 msg = s.msg if s.msg is not None else None
                 s = templates.replace("if not test:\n    raise AssertionError(msg)",
@@ -223,51 +227,71 @@ class TryExcept(Base):
                                       test=s.test)[0]
             if isinstance(s, gast.Raise) and s.exc is not None:
                 cause = s.cause if s.cause is not None else templates.const(None)
-                out += templates.replace(f"code = {RESERVED}.try_raise(state, exc, cause)",
-                                         code=code, state=state, exc=s.exc, cause=cause)
+                runs[-1] += templates.replace(f"code = {RESERVED}.try_raise(state, exc, cause)",
+                                              code=code, state=state, exc=s.exc, cause=cause)
                 if in_loop:
-                    out.append(gast.Break())
-                return out  # the rest of the block is unreachable
+                    runs[-1].append(gast.Break())
+                return self._joined(runs, code, in_loop)  # the rest is unreachable
             if not self._needs(s):
-                out.append(s)
+                runs[-1].append(s)
                 continue
             if isinstance(s, gast.While) and self._may_fail(s.test):
-                rest = stmts[i + 1:]
-                return out + self._while_test(s, code, state, in_loop) + self._guard(
-                    rest, code, state, in_loop)
-            inner = getattr(s, "d2s_reraise", None)
-            hoisted, again = None, False
-            if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
-                s = templates.replace(
-                    f"code = {RESERVED}.try_forward(state, code, inner, inner_code, types)",
-                    code=code, state=state, inner=inner[0], inner_code=inner[1],
-                    types=copy.deepcopy(inner[2]))[0]
+                runs[-1] += self._while_test(s, code, state, in_loop)
+                runs.append([])
+                continue
+            done, more = self._statement(s, code, state, in_loop, runs)
+            runs[-1] += done
+            if more:
+                runs.append([])
+        return self._joined(runs, code, in_loop)
+
+    def _statement(self, s, code: str, state: str, in_loop: bool, runs: list):
+        """Statement `s` that may fail: (what goes at the end of the run, whether the next
+        statement starts a new one); a statement whose value is computed first (`_hoist`)
+        runs in a guard of its own after it."""
+        inner = getattr(s, "d2s_reraise", None)
+        if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
+            return templates.replace(
+                f"code = {RESERVED}.try_forward(state, code, inner, inner_code, types)",
+                code=code, state=state, inner=inner[0], inner_code=inner[1],
+                types=copy.deepcopy(inner[2])), True
+        hoisted = self._hoist(s, code, state)
+        if hoisted is not None:
+            runs[-1] += hoisted[0]
+            s = hoisted[1]
+        again = s is not None and self._needs(s)
+        if again:
+            self._inside(s, code, state, in_loop)
+        if isinstance(s, gast.Expr):  # the call itself may fail: collect again
+            s = [s] + templates.replace(f"code = {RESERVED}.try_collect(state, code)",
+                                        code=code, state=state)
+        if hoisted is None:
+            out = [s]
+            if self._call_sites(s):  # (a `while` test's call, ...)
+                out += templates.replace(f"code = {RESERVED}.try_collect(state, code)",
+                                         code=code, state=state)
+            return out, True
+        if s is None:
+            return [], True
+        # it runs only where computing its value did not fail (a `return` too: an `except`
+        # may fall through); the value is read in the same block
+        return templates.replace(f"if {RESERVED}.try_guard(code):\n    done", code=code,
+                                 done=s if isinstance(s, list) else [s]), True
+
+    def _joined(self, runs: list, code: str, in_loop: bool) -> list:
+        """The runs of `_block`, each after the first guarded: `if _d2s.try_ok(code):` (in
+        a loop, `if _d2s.try_failed(code): break` before it, also at the end of the body)."""
+        out = list(runs[0])
+        later = [r for r in runs[1:] if r]
+        if in_loop and len(runs) > 1 and not runs[-1]:
+            later.append([])  # (no further iteration after a failure at the end)
+        for run in later:
+            if in_loop:
+                out += templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
+                                         code=code) + run
             else:
-                hoisted = self._hoist(s, code, state)
-                if hoisted is not None:
-                    out += hoisted[0]
-                    s = hoisted[1]
-                again = s is not None and self._needs(s)
-                if again:
-                    self._inside(s, code, state, in_loop)
-                if isinstance(s, gast.Expr):  # the call itself may fail: collect again
-                    s = [s] + templates.replace(
-                        f"code = {RESERVED}.try_collect(state, code)", code=code,
-                        state=state)
-            rest = stmts[i + 1:]
-            if hoisted is not None:  # (a `return` too: an `except` may fall through)
-                done = [] if s is None else s if isinstance(s, list) else [s]
-            else:
-                out.append(s)
-                done = []
-                if inner is None and self._call_sites(s):  # (a `while` test's call, ...)
-                    out += templates.replace(f"code = {RESERVED}.try_collect(state, code)",
-                                             code=code, state=state)
-            if done and again:  # it may fail too: the rest is guarded again
-                rest = self._guard(rest, code, state, in_loop)
-            else:
-                rest = self._block(rest, code, state, in_loop)
-            return out + self._guard(done + rest, code, state, in_loop, rest_done=True)
+                out += templates.replace(f"if {RESERVED}.try_guard(code):\n    run",
+                                         code=code, run=run)
         return out
 
     def _while_test(self, s, code: str, state: str, in_loop: bool) -> list:
@@ -295,10 +319,9 @@ class TryExcept(Base):
         mark_test(s.test)
         return pre + [s]
 
-    def _guard(self, rest, code, state, in_loop, rest_done=False) -> list:
+    def _guard(self, rest, code, state, in_loop) -> list:
         """`rest` runs only while nothing failed (a loop is left with `break`)."""
-        if not rest_done:
-            rest = self._block(rest, code, state, in_loop)
+        rest = self._block(rest, code, state, in_loop)
         if in_loop:  # (also at the end of the body: no further iteration)
             return templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
                                      code=code) + rest
@@ -477,15 +500,23 @@ def _pending(node) -> list:
             names.add(n.id)
         if not isinstance(n, _SCOPES):
             stack.extend(gast.iter_child_nodes(n))
-    out = []
+    out, after = [], _read_after(node)
     for name in sorted(n for n in names if n not in defined):
         every = all(any(_binds(s, name) for s in h.body) for h in node.handlers)
         # the others start unbound (`Undefined`): the body's guards may leave them unbound
-        # when the program runs, and later code may hand them on as state
-        kind = "Pending" if every else "Undefined"
+        # when the program runs, and later code may hand them on as state; one that only
+        # the body reads is `Guarded` (zeros where the body's guards skip it)
+        kind = "Pending" if every else "Undefined" if name in after else "Guarded"
         out += templates.replace(f"name = {RESERVED}.{kind}(label)", name=name,
                                  label=templates.const(name))
     return out
+
+
+def _read_after(node) -> set:
+    """The names read after the body of `try` `node`: by a clause, `finally`, after it."""
+    live = set(anno.getanno(node, anno.LIVE_OUT, None) or ())
+    return live | {n.id for part in [h.body for h in node.handlers] + [node.finalbody]
+                   for s in part for n in gast.walk(s) if isinstance(n, gast.Name)}
 
 
 def _reraise(stmts: list, error) -> list:

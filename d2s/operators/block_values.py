@@ -64,6 +64,16 @@ class Pending(Undefined):
     __slots__ = ()
 
 
+class Guarded(Undefined):
+    """A name a `try` body binds first, which nothing after the body reads (not an `except`
+    clause, not `finally`, not the code after the `try`): in the body it is read only by
+    statements that run where nothing failed (`try_except.try_guard`), so where such a guard
+    skips its statements, zeros may stand in for it, never read. Any other `if` sees it as
+    `Undefined`."""
+
+    __slots__ = ()
+
+
 def check_return_none(names, values, src, what: str = "if") -> None:
     """A return value that is None (a path falls through, or `return None`) on one side of a
     graph decision and a value on the other: the result's type would depend on data."""

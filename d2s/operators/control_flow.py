@@ -23,6 +23,7 @@ from ..errors import ConversionError, note_traced_branch
 from . import branch_keys, mutation, none_or_tensor, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
+    Guarded,
     Pending,
     args_by_name,
     as_list,
@@ -83,6 +84,7 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
     graph_if.log.read_after = read_after
+    graph_if.guard = getattr(pred, "d2s_try_guard", False)  # (`try_guard`: `Guarded`)
     pred = to_bool(pred)
     return result_of(graph_if.build(pred))
 
@@ -198,6 +200,8 @@ class _GraphIf:
         with branch_frame() as frame:
             branch_keys.enter_branch()
             out = self._call(fn)
+            if self.guard and self.raw:  # (skipped statements of a `try` body: zeros)
+                out = [Pending(v.name) if isinstance(v, Guarded) else v for v in out]
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():

@@ -256,6 +256,16 @@ def try_ok(code):
     return code == 0
 
 
+def try_guard(code):
+    """`try_ok(code)` as the test of the statements of a `try` body after one that may have
+    failed: an `if` on it lets zeros stand in for the names it binds first (`Guarded`) where
+    it skips them (`control_flow`)."""
+    ok = code == 0
+    if is_variable(ok):
+        ok.d2s_try_guard = True
+    return ok
+
+
 def try_failed(code):
     return code != 0
 
