@@ -134,8 +134,7 @@ class TryExcept(Base):
                                     templates.const(None) for h in node.handlers],
                               ctx=gast.Load())
         end = f"{RESERVED}.try_end(state)"
-        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers) and \
-            _small(node.body)
+        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers)
         try:
             return self._convert(node, handlers, end)
         finally:
@@ -389,28 +388,6 @@ def _may_catch_lookups(handlers) -> bool:
     return False
 
 
-LOOKUP_STATEMENTS = 12  # the most statements whose reads a `try` body (or a function called
-# in one) follows for lookup errors: each becomes a guard around the rest, nested, whose cost
-# grows faster than the count (docs/d2s.md: a longer body raises such an error uncaught)
-
-
-def _small(body: list) -> bool:
-    count, stack = 0, list(body)
-    while stack:
-        n = stack.pop()
-        count += 1
-        if count > LOOKUP_STATEMENTS:
-            return False
-        if isinstance(n, _SCOPES):
-            continue
-        for c in gast.iter_child_nodes(n):
-            if isinstance(c, gast.stmt):
-                stack.append(c)
-            elif isinstance(c, gast.excepthandler):
-                stack.extend(c.body)
-    return True
-
-
 def _reads_values(node) -> bool:
     """Whether expression `node` reads a name, item or attribute (not only code that the
     converters wrote: `_d2s.try_ok(code)`)."""
@@ -545,7 +522,7 @@ def _wrap_function(conv: TryExcept, fn) -> None:
     exits = always_exits(fn.body)
     # the caller's clauses may catch a lookup error of its reads (not in a function with a
     # `try` of its own: its converted clauses are not traced through again)
-    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn)) and _small(fn.body)
+    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn))
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
     follows = "True" if conv._lookups else ""
     conv._lookups = False

@@ -74,6 +74,12 @@ class Guarded(Undefined):
     __slots__ = ()
 
 
+def skipped_in_try(values: list) -> list:
+    """The values of the branch of a `try` body's guard that skips its statements: zeros
+    may stand in for a `Guarded` name there (`Pending`: never read)."""
+    return [Pending(v.name) if isinstance(v, Guarded) else v for v in values]
+
+
 def check_return_none(names, values, src, what: str = "if") -> None:
     """A return value that is None (a path falls through, or `return None`) on one side of a
     graph decision and a value on the other: the result's type would depend on data."""

@@ -23,7 +23,6 @@ from ..errors import ConversionError, note_traced_branch
 from . import branch_keys, mutation, none_or_tensor, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
-    Guarded,
     Pending,
     args_by_name,
     as_list,
@@ -36,6 +35,7 @@ from .block_values import (
     refuse_aliased,
     result_of,
     same_kind,
+    skipped_in_try,
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
@@ -79,14 +79,12 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
         pred = to_bool(pred)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
-    src = user_origin()
-    names = marked_returns(names)
+    src, names = user_origin(), marked_returns(names)
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
     graph_if.log.read_after = read_after
     graph_if.guard = getattr(pred, "d2s_try_guard", False)  # (`try_guard`: `Guarded`)
-    pred = to_bool(pred)
-    return result_of(graph_if.build(pred))
+    return result_of(graph_if.build(to_bool(pred)))
 
 
 class _GraphIf:
@@ -165,8 +163,7 @@ class _GraphIf:
         self._new_attempt()
 
     def _one_raises(self) -> bool:
-        raised = self.raised
-        return len(raised) == 2 and raised[0] != raised[1] and not self.settled
+        return len(self.raised) == 2 and self.raised[0] != self.raised[1] and not self.settled
 
     def _settle(self) -> None:
         """One branch raises at run time: the other one's values stand in for its values."""
@@ -200,8 +197,7 @@ class _GraphIf:
         with branch_frame() as frame:
             branch_keys.enter_branch()
             out = self._call(fn)
-            if self.guard and self.raw:  # (skipped statements of a `try` body: zeros)
-                out = [Pending(v.name) if isinstance(v, Guarded) else v for v in out]
+            out = skipped_in_try(out) if self.guard and self.raw else out  # (`Guarded`)
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
