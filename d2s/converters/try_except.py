@@ -127,16 +127,16 @@ class TryExcept(Base):
         return _sites(s) or self._call_sites(s)
 
     def visit_Try(self, node):
-        node = self.generic_visit(node)  # inner `try` statements first
-        if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
-            return node
-        handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
-                                    templates.const(None) for h in node.handlers],
-                              ctx=gast.Load())
-        end = f"{RESERVED}.try_end(state)"
-        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers)
+        outer_lookups = self._lookups  # (an inner `try` follows the lookups an enclosing
+        self._lookups = outer_lookups or _may_catch_lookups(node.handlers)  # one catches)
         try:
-            return self._convert(node, handlers, end)
+            node = self.generic_visit(node)  # inner `try` statements first
+            if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
+                return node
+            handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
+                                        templates.const(None) for h in node.handlers],
+                                  ctx=gast.Load())
+            return self._convert(node, handlers, f"{RESERVED}.try_end(state)")
         finally:
             self._lookups = outer_lookups
 

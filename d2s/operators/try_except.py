@@ -76,12 +76,13 @@ class TryState:
         clauses may see fail), and True is returned; else False (a `raise` op, uncaught)."""
         if not self.follows or not isinstance(exc, LOOKUP_ERRORS):
             return False
-        if self.handlers is None:  # (a function converted for a call in a `try` body)
-            stack = open_trys()
-            outer = stack[:stack.index(self)] if self in stack else []
-            caught = any(s.catches(exc) for s in outer if s.handlers is not None)
-        else:
-            caught = self.catches(exc)
+        # (else an enclosing `try` whose clauses catch it: this one hands it on, as its
+        # clauses do not catch it; for a function converted for a call in a `try` body, the
+        # `try` around the call)
+        stack = open_trys()
+        outer = stack[:stack.index(self)] if self in stack else []
+        caught = (self.handlers is not None and self.catches(exc)) or any(
+            s.catches(exc) for s in outer if s.handlers is not None)
         return caught and self._take(exc, failed, key)
 
     def _take(self, exc, failed, key) -> bool:
