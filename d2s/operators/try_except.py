@@ -32,6 +32,7 @@ import sys
 
 import runtime as rt
 from runtime.core import active_builder
+from runtime.ops.array_number_kinds import ITEM_READ
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -390,3 +391,31 @@ def try_forward(outer: TryState, outer_code, inner: TryState, inner_code, handle
         outer.errors[new] = inner.errors[k]
         code = code + rt.cast(inner_code == k, "int64") * new
     return code
+
+
+def item_read(array, i, read):
+    """`arr[i]` of a tensor array (a list a graph loop or a tensor `if` sized) inside a
+    `try` body whose clauses catch eager's `IndexError: list index out of range`: where the
+    run's length has no item `i`, the error is handed on to those clauses
+    (`take_read_error`) and zeros stand in for the item (never read: the statement does not
+    finish). Arrays of Python numbers, strs, or items whose type the run decides: read as
+    usual (the program raises the IndexError uncaught)."""
+    stack = open_trys()
+    shape = getattr(array, "_static_shape", None)
+    if not stack or not stack[-1].follows or active_builder() is None or shape is None or \
+            any(getattr(array, a, False) for a in _SPECIAL_ARRAYS) or not (
+                isinstance(i, int) or is_variable(i) and i.dtype.is_integer):
+        return read(array, i)
+    n = rt.static.array_length(array)
+    failed = rt.logical_or(n <= i, n < -i)
+    exc = IndexError("list index out of range")
+    if not stack[-1].take_read_error(exc, failed, exc):
+        return read(array, i)
+    dims = [d if d >= 0 else 1 for d in shape]
+    return rt.static.nn.cond(failed, lambda: rt.zeros(dims, array.dtype),
+                             lambda: read(array, i))
+
+
+# array kinds whose items are more than a tensor (`runtime.ops.array_number_kinds`)
+_SPECIAL_ARRAYS = ("python_items", "number_sums", "item_stops")
+ITEM_READ[0] = item_read
