@@ -74,10 +74,13 @@ class Guarded(Undefined):
     __slots__ = ()
 
 
-def skipped_in_try(values: list) -> list:
+def skipped_in_try(values: list, bound: list) -> list:
     """The values of the branch of a `try` body's guard that skips its statements: zeros
-    may stand in for a `Guarded` name there (`Pending`: never read)."""
-    return [Pending(v.name) if isinstance(v, Guarded) else v for v in values]
+    like the other branch's value (`bound`) stand in for a `Guarded` name there, never read
+    (`Pending` where that one is no tensor structure: zeros once `cond` asks for them)."""
+    return [v if not isinstance(v, Guarded) else zeros_like(bound[i]) if i < len(bound) and (
+        is_tensor(bound[i]) or isinstance(bound[i], (list, tuple, dict)) and has_tensor(
+            bound[i])) else Pending(v.name) for i, v in enumerate(values)]
 
 
 def check_return_none(names, values, src, what: str = "if") -> None:

@@ -197,7 +197,7 @@ class _GraphIf:
         with branch_frame() as frame:
             branch_keys.enter_branch()
             out = self._call(fn)
-            out = skipped_in_try(out) if self.guard and self.raw else out  # (`Guarded`)
+            out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
