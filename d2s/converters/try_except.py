@@ -230,7 +230,7 @@ class TryExcept(Base):
                                               code=code, state=state, exc=s.exc, cause=cause)
                 if in_loop:
                     runs[-1].append(gast.Break())
-                return self._joined(runs, code, in_loop)  # the rest is unreachable
+                return self._joined(runs, code, state, in_loop)  # the rest is unreachable
             if not self._needs(s):
                 runs[-1].append(s)
                 continue
@@ -242,7 +242,7 @@ class TryExcept(Base):
             runs[-1] += done
             if more:
                 runs.append([])
-        return self._joined(runs, code, in_loop)
+        return self._joined(runs, code, state, in_loop)
 
     def _statement(self, s, code: str, state: str, in_loop: bool, runs: list):
         """Statement `s` that may fail: (what goes at the end of the run, whether the next
@@ -274,10 +274,11 @@ class TryExcept(Base):
             return [], True
         # it runs only where computing its value did not fail (a `return` too: an `except`
         # may fall through); the value is read in the same block
-        return templates.replace(f"if {RESERVED}.try_guard(code):\n    done", code=code,
+        return templates.replace(f"if {RESERVED}.try_guard(state, code):\n    done",
+                                 code=code, state=state,
                                  done=s if isinstance(s, list) else [s]), True
 
-    def _joined(self, runs: list, code: str, in_loop: bool) -> list:
+    def _joined(self, runs: list, code: str, state: str, in_loop: bool) -> list:
         """The runs of `_block`, each after the first guarded: `if _d2s.try_ok(code):` (in
         a loop, `if _d2s.try_failed(code): break` before it, also at the end of the body)."""
         out = list(runs[0])
@@ -289,8 +290,8 @@ class TryExcept(Base):
                 out += templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
                                          code=code) + run
             else:
-                out += templates.replace(f"if {RESERVED}.try_guard(code):\n    run",
-                                         code=code, run=run)
+                out += templates.replace(f"if {RESERVED}.try_guard(state, code):\n    run",
+                                         code=code, state=state, run=run)
         return out
 
     def _while_test(self, s, code: str, state: str, in_loop: bool) -> list:

@@ -194,7 +194,7 @@ class _GraphIf:
     def _trace_branch(self, fn) -> tuple:
         """Trace one branch: its values as `cond` takes them (and the bound flags)."""
         k, outs = len(self.names), self.outs
-        with branch_frame() as frame:
+        with branch_frame() as frame, unbound_mod.guarding(self.guard, not self.raw):
             branch_keys.enter_branch()
             out = self._call(fn)
             out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out

@@ -45,7 +45,8 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "follows", "handlers", "pending", "reads", "src", "taken")
+    __slots__ = ("errors", "follows", "guards", "handlers", "open_guards", "pending", "reads",
+                 "src", "taken")
 
     def __init__(self, handlers=None, src=None, follows=False):
         self.errors: dict = {}
@@ -54,6 +55,8 @@ class TryState:
         self.pending: list = []  # (called function's state, its error code, block, origin)
         self.reads: list = []  # (error, origin) of read checks handed on, not collected yet
         self.taken: set = set()  # (read check, block) pairs handed on (`take_read_error`)
+        self.guards = 0  # the guards of its body made so far (`try_guard`) ...
+        self.open_guards: list = []  # ... and those whose statements are traced now
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
@@ -258,13 +261,15 @@ def try_ok(code):
     return code == 0
 
 
-def try_guard(code):
+def try_guard(state: TryState, code):
     """`try_ok(code)` as the test of the statements of a `try` body after one that may have
     failed: an `if` on it lets zeros stand in for the names it binds first (`Guarded`) where
-    it skips them (`control_flow`)."""
+    it skips them (`control_flow`), and a name it binds is read-checked with this test,
+    which the statements of a later guard of the body imply (`unbound.guarding`)."""
     ok = code == 0
     if is_variable(ok):
-        ok.d2s_try_guard = True
+        state.guards += 1
+        ok.d2s_try_guard = (state, state.guards)
     return ok
 
 

@@ -264,3 +264,60 @@ def reraised_as(x, n):
 @pytest.mark.parametrize("fn", [reraised, reraised_as])
 def test_a_clause_that_raises_again(fn):
     check(fn, [(2,), (0,), (1,)])
+
+
+class Scorer(rt.nn.Layer):
+    """`except Exception as e` reading `e`, around a long body: names its later statements
+    read (`z`) are bound only after the read that may fail; one (`z`) is read after the
+    `try` too, where eager raises UnboundLocalError on the runs that failed first."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(4, 1)
+        self.messages = []
+
+    def forward(self, x, n, late):
+        cache = {}
+        for i in range(n):
+            cache["h"] = x[i:i + 1]
+        try:
+            h = cache["h"]
+            z = self.fc(h).sum()
+            a = z * 2.0
+            b = a + z
+            c = b * b
+            d = c - a
+            e2 = d / (c + 1.0)
+            f = e2 + z
+            g = f * 0.5
+            k = g + b
+            m = k - c
+            p = m * z
+            q = p + 1.0
+            out = q * 0.1
+        except Exception as e:
+            self.messages.append(str(e))
+            out = x.sum() * 0.0 - len(e.args)
+        if late:
+            return out + z
+        return out
+
+
+def test_a_clause_binding_the_error_around_a_long_body():
+    rt.seed(11)
+    layer = Scorer()
+    static = d2s.to_static(layer)
+    x = rt.to_tensor(np.stack([X, -X, X * 2]))
+    for n, late in ((2, False), (0, False), (3, True), (1, False)):
+        nt = rt.to_tensor(np.array(n))
+        layer.messages.clear()
+        want = layer(x, nt, late)
+        eager_messages, layer.messages[:] = list(layer.messages), []
+        same(static(x, nt, late), want)
+        assert layer.messages == eager_messages == ([] if n else ["'h'"])
+    assert len(static.forward.program_cache) == 2  # (one per value of `late`)
+    nt = rt.to_tensor(np.array(0))
+    with pytest.raises(UnboundLocalError, match="'z'"):
+        layer(x, nt, True)
+    with pytest.raises(UnboundLocalError, match="'z'"):
+        static(x, nt, True)
