@@ -6,7 +6,7 @@ the `except` clauses, in Python's order (see `d2s.operators.try_except` for the 
             raise ValueError("pos")        try:
         y = x * 2                              if x.sum() > 0:
     except ValueError:              ->             _exc_1 = _d2s.try_raise(_try_1, ValueError("pos"))
-        y = -x                                 if _d2s.try_ok(_exc_1):
+        y = -x                                 if _d2s.try_guard(_try_1, _exc_1):
                                                    y = x * 2
                                            except ValueError:          # errors while building
                                                _d2s.try_end(_try_1)
@@ -31,12 +31,14 @@ becomes `_exc_2 = _d2s.try_forward(_try_2, _exc_2, _try_1, _exc_1, types)`, a fa
 the enclosing body like its own `raise`.
 A statement of the body that calls a function that may be user code (not the runtime's, not
 a Tensor method) may fail through it: the call's value is set aside, the errors the function
-handed on are collected, and the statement finishes only while nothing failed:
+handed on are collected, and the statement finishes only while nothing failed (each
+statement after one that may fail in a guard of its own, flat: any length of body):
 
     y = helper(x)          ->   _tmp_1 = _d2s.call(helper)(x)
     rest                        _exc_1 = _d2s.try_collect(_try_1, _exc_1)
-                                if _d2s.try_ok(_exc_1):
+                                if _d2s.try_guard(_try_1, _exc_1):
                                     y = _tmp_1
+                                if _d2s.try_guard(_try_1, _exc_1):
                                     rest
 
 The functions called inside a `try` body are converted a second time with `ctx.errors` set:
@@ -279,8 +281,8 @@ class TryExcept(Base):
                                  done=s if isinstance(s, list) else [s]), True
 
     def _joined(self, runs: list, code: str, state: str, in_loop: bool) -> list:
-        """The runs of `_block`, each after the first guarded: `if _d2s.try_ok(code):` (in
-        a loop, `if _d2s.try_failed(code): break` before it, also at the end of the body)."""
+        """The runs of `_block`, each after the first guarded: `if _d2s.try_guard(...):`
+        (in a loop, `if _d2s.try_failed(code): break` before it, also at the body's end)."""
         out = list(runs[0])
         later = [r for r in runs[1:] if r]
         if in_loop and len(runs) > 1 and not runs[-1]:
@@ -467,7 +469,7 @@ def _pending(node) -> list:
     """`name = _d2s.Pending('name')` before the `try` for each name the body binds, that is
     unbound before it and that every `except` clause binds: after the `try` it is bound on
     every path that goes on (the body ran to its end, or a clause caught the error; an error
-    no clause catches is raised again), so the body's `if _d2s.try_ok(...)` may leave it
+    no clause catches is raised again), so the body's `if _d2s.try_guard(...)` may leave it
     unbound on the failing path (zeros stand in there, never read)."""
     defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
     names = set()
