@@ -47,6 +47,10 @@ def _install_origin_resolver() -> None:
 
     from .operators.number_or_tensor import attribute_read
     add_number_attribute_reader(attribute_read)
+    from runtime.program.variable import add_tensor_attribute_reader
+
+    from .operators.tensor_attributes import read_missing
+    add_tensor_attribute_reader(read_missing)
 
 
 _install_origin_resolver()

@@ -35,6 +35,10 @@ def _tensor_methods() -> frozenset:
 
 
 TENSOR_METHODS = _tensor_methods()
+# Python attributes of a Tensor that converted code may set on one the program reads by
+# reference (a Parameter): replayed after each call (`operators.tensor_flags`)
+TENSOR_FLAGS = frozenset(("stop_gradient", "trainable", "need_clip", "optimize_attr",
+                          "regularizer", "do_model_average", "persistable"))
 
 
 def not_to_static(fn):

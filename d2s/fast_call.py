@@ -146,8 +146,8 @@ def _test_state(code: _Code, sf, entry) -> None:
 def _run_program(code: _Code, entry, args: tuple, tensors: list, arrays: list) -> None:
     """Lines that run the program: its training form where the call records a gradient,
     else the compiled body on the arrays, its result wrapped."""
-    trains = entry.has_diff and bool(entry.params or any(not a.stop_gradient for a in args
-                                                         if a.__class__ in TENSOR_CLASSES))
+    trains = entry.has_diff and bool(entry.params or entry.made_leaves or any(
+        not a.stop_gradient for a in args if a.__class__ in TENSOR_CLASSES))
     inputs = "(" + "".join(t + ", " for t in tensors) + ")"
     if trains:
         code.add(f"    if STATE.grad_enabled: return ENTRY.run_training({inputs}, "

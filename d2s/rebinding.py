@@ -339,6 +339,7 @@ def _substituted(entry, sub: _Sub) -> dict:
     out["guards"] = sub._attr("guards", entry.guards)
     out["raises"] = sub._attr("raises", entry.raises)
     out["tree"] = sub(entry.tree)
+    out["owned"] = sub(entry.owned)  # (the caller's objects the result holds)
     if entry.effects is not None:
         out["effects"] = sub(entry.effects)
     return out

@@ -30,7 +30,7 @@ from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
-from . import guards, writeback
+from . import guards, owned_results, writeback
 from .operators import returned_keys, state_at_raise
 from .running_backward import Backward, Part, Training
 from .tracing import Trace
@@ -146,6 +146,7 @@ class Entry:
         self.rebound = effects.rebound  # tensor places the program reads, fed before a run
         self.numbers = [(n.feed.name, n.slot, n.feed.dtype.name) for n in effects.numbers]
         self.tree = tree = trace.tree
+        self.owned = trace.owned  # (the caller's objects the result holds: `owned_results`)
         self.present_keys = returned_keys.in_tree(tree)  # (dicts of keys a tensor decides)
         self.leaves = leaves
         self.out_index = [i for i, v in enumerate(leaves) if isinstance(v, Variable)]
@@ -198,6 +199,9 @@ class Entry:
             getattr(program, "in_program_backward", False)  # a whole step: no grad path
         self.feed_names = [v.name for v in feeds[:len(feeds) - len(self.numbers)]]
         self.params = [t for t in program.tensors.values() if not t.stop_gradient]
+        # results needing a gradient through leaves the function makes: recorded (eager's flag)
+        self.made_leaves = not self.params and all(v.stop_gradient for v in feeds) and any(
+            not outs[k].stop_gradient for k in self.tensor_out if outs[k].dtype.is_floating)
         self.concrete = ConcreteProgram(program, feeds, outs[:len(self.out_index)],
                                         self.params)
         self.executor = rt.static.Executor()
@@ -280,7 +284,7 @@ class Entry:
         for place in self.rebound:
             place.feed()
         train = self._state.grad_enabled and self.has_diff and (self.params or any(
-            not t.stop_gradient for t in inputs))
+            not t.stop_gradient for t in inputs) or self.made_leaves)
         if not train and self.single:  # the common inference call: one tensor out
             try:
                 return self._wrap(self.fn(feed)[0])
@@ -381,7 +385,7 @@ class Entry:
         fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
         for i in self.copied_leaves:
             leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
-        result = pytree.unflatten(self.tree, leaves)
+        result = owned_results.unflatten(self.tree, leaves, self.owned)  # (`r is metrics`)
         result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
             self.effects.replay(fresh)  # Python values the traced code set, set again
@@ -402,8 +406,8 @@ class Entry:
         for k in self.pair_lists:  # (each item's own Python type)
             outs[k] = [number_of_pair(a) for a in arrays[k]]
         for k in self.tensor_item_lists:  # (the tensor, or the Python number)
-            outs[k] = [t[0] if a[1] else kinds.number_type_np(a.dtype)(a[0].item())
-                       for t, a in zip(outs[k], arrays[k])]
+            outs[k] = [t[0] if a[1] == kinds.TENSOR_CODE else kinds.code_type(
+                a[1], a.dtype)(a[0].item()) for t, a in zip(outs[k], arrays[k])]
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])

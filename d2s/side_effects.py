@@ -33,7 +33,7 @@ import runtime as rt
 from runtime import pytree
 
 from . import guards, writeback
-from .operators import mutation
+from .operators import mutation, tensor_flags
 from .operators.made_sets import plain
 from .operators.state_at_raise import is_bookkeeping, value_before
 from .operators.str_arrays import kept_strs
@@ -226,6 +226,18 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+def flag_writes(effects: Effects, state, log) -> None:
+    """Flags converted code set on tensors the program reads by reference
+    (`operators.tensor_flags`: `p.stop_gradient = self.freeze`): the value the trace left is
+    stored again after each call, and the program is guarded by the value it started from."""
+    for obj, name, start, end in tensor_flags.written(state):
+        seen = log.seen.get(id(obj))
+        path = f"{seen[2]}.{name}" if seen and seen[2] else f"a tensor's .{name}"
+        effects.writes.append((mutation.Slot(obj, "attr", name, path), end))
+        effects.plans.append(None)
+        effects.guards.append(guards.value_guard(("slot", obj, name, path), start))
 
 
 def _plans(effects: Effects, log) -> None:

@@ -22,15 +22,15 @@ from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program.builder import current_builder
 from runtime.program.origin import format_origin
 
-from . import errors, guards, logging_utils, side_effects, writeback
+from . import errors, guards, logging_utils, owned_results, side_effects, writeback
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
-from .operators import mutation, returned_keys
+from .operators import mutation, returned_keys, tensor_flags
 from .operators.aliases import call_arguments
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
-from .operators.made_sets import plain
+from .operators.made_sets import plain, refuse_undecided
 from .operators.mutation import StateChangeError
 from .operators.str_arrays import str_output
 from .operators.trace_state import tracing
@@ -60,6 +60,7 @@ class Trace:
     tree: Any
     guards: tuple
     effects: side_effects.Effects
+    owned: tuple = ()  # the caller's objects the result holds (`owned_results`)
 
 
 def trace(target: TraceTarget, args, kwargs, with_hooks: bool = False,
@@ -113,14 +114,16 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         out, effects, reads, log = _run(target, fn, new_args, new_kwargs, fed, numbers,
                                         fixed, state)
         effects.bound = side_effects.bound_arguments(args, effects, out, kwargs)
-        leaves, tree = _returned(target, program, out, args, kwargs, state, effects.made)
+        leaves, tree, value = _returned(target, program, out, args, kwargs, state, effects.made)
+        owned = owned_results.find(value, tree, log, fed.copies) if state else ()
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
         [g for g in reads.guards if not _is_variable(g[2])], log),
         effects.rebound + effects.renewed)
+    frozen = tensor_flags.frozen_guard(program, {id(s.obj) for s, _ in effects.writes})
     return Trace(target, program, fed.feeds, leaves, tree,
-                 found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)),
-                 effects)
+                 found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)) +
+                 frozen, effects, owned)
 
 
 class _Feeder:
@@ -190,8 +193,11 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
             # a returned name bound on some paths only (`operators.unbound`): read here, where
             # the raise it makes still sees what the call changed before it
             read_unbound(returned_keys.read_leaves(out))
+            refuse_undecided(out)  # (a set whose items a tensor `if` decides)
             effects = side_effects.scan(before.log, numbers, fixed, target.effect_places,
                                         fed.copies) if state else side_effects.Effects()
+            if state:
+                side_effects.flag_writes(effects, traced, before.log)  # (`p.stop_gradient =`)
             effects.raises = traced.raises  # (what a run that raises writes back)
             rebound = [] if state else None  # (a program to save keeps tensors in place)
             kept: dict = {}
@@ -211,6 +217,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 restore_graph_values(before.log)  # the user's raise stand
             else:
                 before.log.restore()  # the objects as they were before this trace
+                tensor_flags.restore(traced)  # (and the flags it set on tensors)
             side_effects.unfeed(numbers)
             raise
     return out, effects, reads, before.log
@@ -234,12 +241,13 @@ def _as_at_call_start(found: list, log) -> tuple:
 
 
 def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
-    """(leaves, tree) of what the traced function returned, each tensor leaf its Variable,
-    each set it made a plain set (the one written back where the call stored it: `made`);
-    refuses what a program cannot return for every call."""
+    """(leaves, tree, the value flattened) of what the traced function returned, each tensor
+    leaf its Variable, each set it made a plain set (the one written back where the call
+    stored it: `made`); refuses what a program cannot return for every call."""
     out = returned_keys.mark(out, target.function)  # (keys a tensor decides: with their flags)
     refuse_traced_keys(out, target.function)  # (`{int(t): v}`: see `traced_keys`)
-    leaves, tree = pytree.flatten(plain(out, made))  # (also dict keys: `{frozenset(s): n}`)
+    value = plain(out, made)
+    leaves, tree = pytree.flatten(value)  # (also dict keys: `{frozenset(s): n}`)
     leaves = [plain(x, made) for x in leaves]
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
@@ -249,7 +257,7 @@ def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
         _refuse_unknown_number_type(v)
     if state:
         leaves = [_packed(x) for x in leaves]
-    return leaves, tree
+    return leaves, tree, value
 
 
 def _refuse_unknown_number_type(v) -> None:

@@ -233,6 +233,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
+    key_flags.refuse_reordered(o for o, kind, _, _ in log.seen.values() if kind == "dict")
     _refuse_deques(before.deques, target)
     read = read_places()
     copied = {id(c.copy) for c in copies}  # (their changes: `_copied`)

@@ -357,6 +357,7 @@ def _assign_variable(v, dtype, stop_gradient: bool):
     if dtype is not None and convert_dtype(dtype) != v.dtype:
         out = cast(out, dtype)
     out.stop_gradient = stop_gradient
+    out.detached = True  # (eager's copy has no history: a leaf, also with stop_gradient False)
     return out
 
 

@@ -53,7 +53,7 @@ RANKS = {
     "d2s/convert_call.py": 5,
     # the spine (docs/architecture.md, "The spine"), one file above the next: a call's
     # values go down it and nothing below reaches back up for the StaticFunction
-    "d2s/writeback_items.py": 5.05,
+    "d2s/writeback_items.py": 5.05, "d2s/owned_results.py": 5.05,
     "d2s/writeback.py": 5.1, "d2s/side_effects.py": 5.2, "d2s/tracing.py": 5.3,
     "d2s/running_grad2.py": 5.35, "d2s/running_backward.py": 5.37,
     "d2s/running.py": 5.4, "d2s/rebinding.py": 5.45, "d2s/program_cache.py": 5.5,
@@ -299,6 +299,8 @@ OPERATOR_RANKS = {
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
+    "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)
     "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
@@ -315,6 +317,7 @@ OPERATOR_RANKS = {
     "loops.py": 8, "calls.py": 8,
     "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
+    "array_sums.py": 8.5,  # (sum() of a tensor array, for builtins.py)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
     "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)
@@ -323,6 +326,7 @@ OPERATOR_RANKS = {
     "struct_queries.py": 8.5,  # (sorts by keys computed in a graph loop, for builtins.py)
     "struct_columns.py": 9.5,  # (zip(*pairs): zip_ of builtins.py)
     "container_types.py": 3,  # (type() / isinstance() of tensor arrays, for builtins.py)
+    "tensor_attributes.py": 5.5,  # (x.name / is_leaf / grad: type_queries, number_or_tensor)
     "__init__.py": 10,
 }
 

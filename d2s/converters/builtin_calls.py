@@ -7,6 +7,8 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
+    y.name                       ->   _d2s.tensor_attribute(y, 'name')
+    y.name = v                   ->   _d2s.set_tensor_name(y, v)
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     {k: v, 0: w}                 ->   _d2s.dict_display((k, v), (0, w))
     zip(*pairs)                  ->   _d2s.zip_star(pairs)
@@ -27,6 +29,7 @@ import math
 
 import gast
 
+from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
@@ -66,12 +69,18 @@ BUILTINS = {
     "frozenset": "frozenset_",
     "type": "type_",  # (of a set converted code made: `set`, `operators.made_sets`)
     "hasattr": "hasattr_",  # (of a value None or a number on some runs: `type_queries`)
+    "id": "id_",  # (of what the call was given: refused, `operators.identity_calls`)
+    "hash": "hash_",
 }
 
 # `math` functions of one number that a value the program computes may give
 # (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
 MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil",
                             "log2", "log10", "isfinite", "isnan", "isinf"))
+
+# attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
+# not the program's `t3`: `operators.tensor_attributes`)
+TENSOR_ATTRIBUTES = ("name",)
 
 # built-ins that iterate their arguments from this index on: given what may be a set, an
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
@@ -136,6 +145,19 @@ class BuiltinCalls(Base):
         target = node.targets[0]
         if any(t.__class__ in (gast.Tuple, gast.List) for t in node.targets):
             node.value = self._items(node.value, "unpacking")  # (`a, b = seen`)
+        if len(node.targets) == 1 and isinstance(target, gast.Attribute) and \
+                target.attr == "name" and not _of_self(target):  # (a traced tensor's name
+            # is the program's)
+            return templates.replace(f"{RESERVED}.set_tensor_name(obj, value)",
+                                     obj=target.value, value=node.value)
+        if len(node.targets) == 1 and isinstance(target, gast.Attribute) and \
+                target.attr in TENSOR_FLAGS and not (isinstance(node.value, gast.Name) and
+                                                     node.value.id in self.ctx.namer.generated):
+            # (`p.stop_gradient = v`: `tensor_flags`; not a branch's or loop body's own
+            # store of its state, `p.stop_gradient = _p_stop_gradient_1`)
+            return templates.replace(f"{RESERVED}.set_flag(value, obj, name)", value=node.value,
+                                     obj=target.value, name=gast.Constant(
+                                         value=target.attr, kind=None))
         if len(node.targets) != 1 or not isinstance(target, gast.Subscript):
             return node
         index = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
@@ -236,7 +258,13 @@ class BuiltinCalls(Base):
 
     def visit_Attribute(self, node):
         node = self.generic_visit(node)
-        if node.attr not in ("shape", "size") or not isinstance(node.ctx, gast.Load):
+        if not isinstance(node.ctx, gast.Load):
+            return node
+        if node.attr in TENSOR_ATTRIBUTES and not _of_self(node):  # (a traced tensor's
+            # own are the program's)
+            return templates.replace_as_expression(
+                f"{RESERVED}.tensor_attribute(x, {node.attr!r})", x=node.value)
+        if node.attr not in ("shape", "size"):
             return node
         return templates.replace_as_expression(f"{RESERVED}.{node.attr}(x)", x=node.value)
 
@@ -258,6 +286,11 @@ class BuiltinCalls(Base):
             return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
+
+
+def _of_self(node) -> bool:
+    """`self.<attr>`: a method's object, never a tensor (left as written)."""
+    return isinstance(node.value, gast.Name) and node.value.id == "self"
 
 
 def _print_text(node):

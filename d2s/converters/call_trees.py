@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import operator
 import types
 import warnings
 
@@ -35,6 +36,9 @@ _UNKNOWN = object()
 # calls that become ops acting when the program runs, as eager code's do each time
 _MESSAGES = (warnings.warn, *(getattr(logging, name) for name in (
     "debug", "info", "warning", "error", "critical", "fatal", "log") if hasattr(logging, name)))
+# `operator.ior(tags, seen)` & co.: in place on a caller's set beside a set converted code
+# made, as `tags |= seen` (`operators.made_sets.in_place_function`)
+_IN_PLACE_SETS = (operator.iand, operator.ior, operator.isub, operator.ixor)
 
 
 class CallTrees(Base):
@@ -82,6 +86,8 @@ class CallTrees(Base):
         if obj in _MESSAGES:
             return False  # an op warning / logging when the program runs
             # (`operators.warning_calls`, `operators.logging_calls`)
+        if any(obj is fn for fn in _IN_PLACE_SETS):
+            return False
         try:
             if obj in hidden_state.SEEDED_CONSTRUCTORS:
                 return False  # `_d2s.call` remembers the generators made in the call

@@ -17,11 +17,11 @@ from __future__ import annotations
 import gast
 
 from ..errors import ConversionError
-from ..pyct import anno, templates
+from ..pyct import activity, anno, templates
 from ..pyct.activity import written
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from ..pyct.walk import walk
+from ..pyct.walk import NAME_FIELDS, walk
 from . import state
 
 HANDLES = (gast.If, gast.IfExp)  # the pass is skipped when none of these is present
@@ -29,17 +29,61 @@ CREATES = (gast.FunctionDef, gast.Call, gast.Lambda, gast.Return, gast.Assign)
 NEEDS_ANALYSIS = True
 
 
-def _reaching_names(body: list) -> set:
+def _reaching_names(body: list, settled: dict) -> set:
     """Names through which a branch may change a set in place: receivers of method calls
     (`seen.add(k)`, `box.track(k)`) and names inside the arguments of calls
-    (`tag(seen, k)`, `update(state=box)`)."""
+    (`tag(seen, k)`, `update(state=box)`). `settled`: statement -> its names, for
+    statements that no longer change (converted: an inner `if`'s branches, which the
+    outer one's hold again, each `elif` one level deeper)."""
     out = set()
-    for n in (n for stmt in body for n in walk(stmt) if isinstance(n, gast.Call)):
-        if isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name):
-            out.add(n.func.value.id)
-        out |= {a.id for arg in n.args + [k.value for k in n.keywords] for a in walk(arg)
-                if isinstance(a, gast.Name)}
+    for stmt in body:
+        out |= _reaching_of(stmt, settled)
     return out
+
+
+def _reaching_of(stmt, settled: dict) -> frozenset:
+    """`_reaching_names([stmt])`. One walk: each node carries whether it lies in a call's
+    arguments (a walk per argument visited the arguments twice, and nested calls' as often
+    as they nest); the statements in it are answered by their own (kept) answers."""
+    found = settled.get(stmt)
+    if found is not None:
+        return found
+    out = set()
+    stack = [(stmt, False)]
+    pop, push = stack.pop, stack.append
+    name_cls, call_cls, attr_cls, ast_type = gast.Name, gast.Call, gast.Attribute, gast.AST
+    stmt_type, fields_of = gast.stmt, NAME_FIELDS  # (contexts and operators hold no name)
+    while stack:
+        n, in_args = pop()
+        cls = n.__class__
+        if cls is name_cls:
+            if in_args:
+                out.add(n.id)
+            if n.annotation is not None:
+                push((n.annotation, in_args))
+            continue
+        if cls is call_cls:
+            f = n.func
+            if f.__class__ is attr_cls and f.value.__class__ is name_cls:
+                out.add(f.value.id)
+            push((f, in_args))
+            for a in n.args:
+                push((a, True))
+            for k in n.keywords:
+                push((k.value, True))
+            continue
+        for field in fields_of[cls]:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, stmt_type):  # (never inside a call's arguments)
+                        out |= _reaching_of(x, settled)
+                    elif isinstance(x, ast_type):
+                        push((x, in_args))
+            elif isinstance(v, ast_type):
+                push((v, in_args))
+    found = settled[stmt] = frozenset(out)
+    return found
 
 
 class IfElse(state.ScopeTracker, Base):
@@ -58,7 +102,8 @@ class IfElse(state.ScopeTracker, Base):
         # after the `if` reads (a local a closure reads, `cells`, any time it is called): if
         # the branches leave such a set holding other items, the `if` refuses it
         # (`branch_sets.set_values`; no read of it after the `if` could be decided)
-        reaching = _reaching_names(node.body) | _reaching_names(node.orelse)
+        reaching = _reaching_names(node.body, self.settled) | _reaching_names(
+            node.orelse, self.settled)
         read_after = tuple(sorted((reaching & live_out | self.ctx.cells)
                                   - set(st.names) - {RESERVED}))
         call = templates.replace_as_expression(
@@ -96,4 +141,8 @@ def transform(node, ctx):
     present = getattr(ctx, "present", None)
     converter.skip_expressions = (present is not None and gast.IfExp not in present) or \
         not any(isinstance(n, gast.IfExp) for n in walk(node))
-    return converter.visit(node)
+    # (what `visit_If` reads of the code, it has converted: the defs and statements in it
+    # stay as they are until the pass ends, and nested ifs read them again)
+    converter.settled = {}
+    with activity.settled_defs():
+        return converter.visit(node)

@@ -16,9 +16,11 @@ user wrote it. The generated-code API, by converter:
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
   `round_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
-  `dict_setdefault`, `shape`, `size`;
+  `dict_setdefault`, `shape`, `size`, `tensor_attribute(x, name)`, `set_tensor_name`,
+  `id_`, `hash_`;
   `set_item(value, obj, key)`
-  (`obj[key] = value`: a dict given a key the program computed, `computed_keys`)
+  (`obj[key] = value`: a dict given a key the program computed, `computed_keys`);
+  `set_flag(value, obj, name)` (`p.stop_gradient = v`: replayed per call, `tensor_flags`)
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`,
   `dict_changed(d, call)`
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
@@ -61,6 +63,8 @@ from .none_or_tensor import printing as _printing
 print_ = _printing(print_)  # (a value None on some runs prints None there)
 from .exceptions import raise_  # noqa: F401
 from .computed_keys import dict_display, set_item  # noqa: F401
+from .tensor_flags import set_flag  # noqa: F401
+from .identity_calls import hash_, id_  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
 from .type_queries import hasattr_, typing as _typing  # noqa: F401
 from .container_types import typing as _containers
@@ -74,6 +78,7 @@ from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F40
 from .switch import call_item  # noqa: F401
 from .text import format_, percent, repr_, str_, text  # noqa: F401
 from .math_calls import math_  # noqa: F401
+from .tensor_attributes import set_tensor_name, tensor_attribute  # noqa: F401
 from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)
 from .try_except import (  # noqa: F401
     fn_exit,

@@ -171,12 +171,18 @@ def call_arguments(args, kwargs):
     of its own: a list passed in that would become a tensor array is refused, not left
     without the appends (eager code appends to the caller's list)."""
     lists = {id(a): a for a in (*args, *kwargs.values()) if type(a) is list}
-    before = getattr(_CALL, "lists", None)
-    _CALL.lists = lists
+    before = getattr(_CALL, "lists", None), getattr(_CALL, "args", ())
+    _CALL.lists, _CALL.args = lists, (*args, *kwargs.values())
     try:
         yield
     finally:
-        _CALL.lists = before
+        _CALL.lists, _CALL.args = before
+
+
+def traced_arguments() -> tuple:
+    """The arguments of the call being traced (as the converted function got them: a list
+    or dict holding tensors is a copy), or () outside a trace."""
+    return getattr(_CALL, "args", ())
 
 
 def other_references(obj, name: str, logs=(), holder=None) -> list[str]:

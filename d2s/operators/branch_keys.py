@@ -25,9 +25,9 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import active_builder
 
-from . import key_flags
+from . import branch_sets, key_flags
 from .block_values import zeros_like
-from .mutation import MISSING, StateChangeError
+from .mutation import MISSING
 from .unbound import mark
 from .variables import is_variable, where
 
@@ -57,16 +57,19 @@ def find(log, names, outs, passed, found: dict) -> bool:
     return new
 
 
-def fill(found: dict, side: int, orders: dict, src) -> None:
+def fill(found: dict, side: int, orders: dict, log, out: list) -> None:
     """In the traced branch `side` (0: if, 1: else): zeros under the keys it leaves unset,
-    the keys in the order the if branch left them (`orders`: id(dict) -> its keys there;
-    `cond` compares the orders, and a loop over the dict would show them)."""
-    dicts = {id(d): d for d, _, _, _ in found.values()}
-    own = {i: list(d) for i, d in dicts.items()}  # (the keys this branch set, in its order)
+    the keys in the order the if branch left them (`orders`: a dict's ident -> its keys
+    there; `cond` compares the orders), also of the other dicts the branch changed or gives
+    out (`out`: its values; `changed_dicts`). Keys the else branch set in another order than
+    the if branch are in an order the run decides (`key_flags.mark_reordered`)."""
+    src, every = log.src, {id(d): d for d, _, _, _ in found.values()}
+    every.update(changed_dicts(log, out))
+    own = {i: list(d) for i, d in every.items()}  # (the keys this branch set, in its order)
     for d, key, like, unset in found.values():
         if unset == side and key not in d:
             d[key] = zeros_like(like)
-    for i, d in dicts.items():
+    for i, d in every.items():
         if side == 0 or i not in orders:
             orders[i] = list(d)
             continue
@@ -74,15 +77,22 @@ def fill(found: dict, side: int, orders: dict, src) -> None:
         if set(order) == set(d) and order != list(d):
             mine = [k for k in order if k in own[i]]
             if mine != own[i]:
-                raise StateChangeError(
-                    f"the keys {own[i]} of a dict are set in another order in the else branch "
-                    f"({order} in the if branch) of an if whose condition is a tensor "
-                    f"({where(src)}); one program keeps one order, which a loop over the dict "
-                    "would show. Set the keys in the same order in both branches (or before "
-                    "the if).", src)
+                first = next(j for j, (a, b) in enumerate(zip(mine, own[i])) if a != b)
+                key_flags.mark_reordered(d, own[i][first:], src)
+                orders[("else", i)] = (d, own[i])  # (`after`: the order flag)
             items = [(k, d[k]) for k in order]
             d.clear()
             d.update(items)
+
+
+def changed_dicts(log, out: list) -> dict:
+    """The dicts a traced branch may leave with new keys (ident -> dict): those the walk
+    found before the `if`, and a dict a name holds after the branch (made in it)."""
+    found = {id(o): o for o, kind, _, _ in log.seen.values() if kind == "dict" and o}
+    for i, v in enumerate(out):
+        if type(v) is dict and len(v) > 1 and id(v) not in found:
+            found[("out", i)] = v
+    return found
 
 
 def enter_branch() -> None:
@@ -100,8 +110,17 @@ def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
     paths (set by one branch only, or flagged in one), as extra `cond` outputs (a flag made
     inside the branch's block reaches code after the `if` only so). New keys are added to
     `outs` ((id(dict), key) -> (dict, key)), and the `if` is traced again."""
-    if not (found or key_flags.any_flags()) or not key_flags.grows_here():
+    if not key_flags.grows_here():
+        return ()  # (an `if` in a block whose flags nothing carries out)
+    branch_sets.flag_outputs(log, outs, side)  # (sets: ("set", id, item) -> (set, item))
+    if not (found or key_flags.any_flags() or outs):
         return ()  # (most functions: no such key, nothing to look at)
+    flags = _flags(log, found, outs, side)
+    branch_sets.drop_branch_flags()
+    return flags
+
+
+def _flags(log, found: dict, outs: dict, side: int) -> tuple:
     log.changed()
     for slot in log.slots:
         ident = (id(slot.obj), slot.key)
@@ -110,6 +129,9 @@ def branch_flags(log, found: dict, outs: dict, side: int) -> tuple:
             outs[ident] = (slot.obj, slot.key)
     flags = []
     for ident, (d, key) in outs.items():
+        if ident[0] == "set":
+            flags.append(branch_sets.present(d, key))
+            continue
         unset = found.get(ident)
         if unset is not None and unset[3] == side or key not in d:
             flags.append(rt.full([], False, "bool"))
@@ -124,18 +146,30 @@ def _flagged(d, key):
     return key_flags.flag_for(d, key, d.get(key))
 
 
-def after(outs: dict, present: list, src, found: dict, orders: dict) -> None:
+def after(outs: dict, present: list, log, found: dict, orders: dict) -> None:
     """After the `if`: each dict key whose branch values exist on different paths (set in
     one branch only, or flagged in one) holds the `cond`'s value where its output flag
     (`present`, from `branch_flags`) is true: reading it elsewhere raises eager's KeyError.
-    The dicts `fill` ordered keep that order (the `if` writes its outputs key by key)."""
-    for d, _, _, _ in found.values():
+    The dicts `fill` ordered keep that order (the `if` writes its outputs key by key); one
+    whose keys the else branch set in another order gets `pred` as its order flag
+    (`key_flags.order_flag`: a returned dict has the order of the branch taken)."""
+    src, pred = log.src, getattr(log, "pred", None)
+    reordered = [v for k, v in orders.items() if type(k) is tuple and k[0] == "else"]
+    for d in [d for d, _, _, _ in found.values()] + [d for d, _ in reordered]:
         order = orders.get(id(d))
         if order is not None and set(order) == set(d) and list(d) != order:
             items = [(k, d[k]) for k in order]
             d.clear()
             d.update(items)
-    for (d, key), flag in zip(outs.values(), present, strict=True):
-        if is_variable(d.get(key)):
+    for d, else_order in reordered:
+        if id(d) in orders:  # (a dict made in each branch: no order flag)
+            key_flags.order_flag(d, pred, else_order)
+    sets: dict = {}
+    for ident, (d, key), flag in zip(outs, outs.values(), present, strict=True):
+        if ident[0] == "set":
+            sets.setdefault(id(d), (d, {}))[1][key] = flag
+        elif is_variable(d.get(key)):
             mark(d[key], flag, key, src, KeyError(key))
             key_flags.register(d, key, d[key], flag)
+    for d, flags in sets.values():  # (sets whose items the run decides: `branch_sets`)
+        branch_sets.flagged(d, flags, log)

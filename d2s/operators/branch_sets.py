@@ -20,13 +20,14 @@ import re
 import sys
 import types
 
-from runtime.core import is_tensor
+import runtime as rt
+from runtime.core import active_builder, is_tensor
 
 from ..errors import ConversionError
 from ..pyct import loader
 from .branch_mismatch import advice, set_mismatch
 from .trace_state import current
-from .variables import Undefined, is_variable, where
+from .variables import Undefined, is_variable, user_origin, where
 
 
 def set_changed(obj: set, snap: tuple) -> bool:
@@ -79,17 +80,21 @@ def set_values(log, values: list) -> list:
             continue
         why = set_mismatch(a, b) if not same else (
             "is a set whose items a nested if decides on some inputs only, in a branch")
+        if any(id(slot.obj) in call.seen for call in current().call_logs):
+            raise ConversionError(
+                f"{log._shown(slot.path)} {why} of an if whose condition is a "
+                f"tensor ({where(log.src)}), and the caller sees it after the call. "
+                f"{advice(slot)}", log.src)
+        union = a + tuple(x for x in b if all(x is not y for y in a))
+        if id(slot.obj) in getattr(log, "set_flagged", ()):  # (its items' flags: `flagged`)
+            values[i] = union
+            continue
         root = re.split(r"[.\[]", slot.path, maxsplit=1)[0]
         if root in log.read_after:
             raise ConversionError(
                 f"{log._shown(slot.path)} {why} of an if whose condition is a "
                 f"tensor ({where(log.src)}), and code after the if can read it: which items "
                 f"it holds is decided when the program runs. {advice(slot)}", log.src)
-        if any(id(slot.obj) in call.seen for call in current().call_logs):
-            raise ConversionError(
-                f"{log._shown(slot.path)} {why} of an if whose condition is a "
-                f"tensor ({where(log.src)}), and the caller sees it after the call. "
-                f"{advice(slot)}", log.src)
         alias = _alias(slot.obj, root)
         if alias is not None:
             raise ConversionError(
@@ -98,10 +103,110 @@ def set_values(log, values: list) -> list:
                 f"which items it holds is decided when the program runs. {advice(slot)}",
                 log.src)
         current().undecided[id(slot.obj)] = (slot.obj, log._shown(slot.path), log.src)
-        values[i] = a + tuple(x for x in b if all(x is not y for y in a))
+        values[i] = union
     sets = {id(slot.obj) for slot in log.slots if slot.kind == "set"}
     current().undecided.update({k: v for k, v in log.doubts.items() if k not in sets})
     return values
+
+
+def set_flags(container) -> dict:
+    """{item: presence flag} of a set whose items a tensor `if` decides (`flagged`), or {}
+    for any other value (the flags of the latest `if` whose flags are readable here)."""
+    state = current()
+    entry = state.set_flags.get(id(container))
+    if entry is None or entry[0] is not container or id(container) not in state.undecided:
+        return {}
+    flags = entry[1][-1] if entry[1] else {}
+    if not all(map(_visible, flags.values())):  # (an `if` in a graph loop's body: per trip)
+        _, path, if_src = state.undecided[id(container)]
+        src = user_origin(3)
+        raise ConversionError(
+            f"the set {path} ({where(src)}) holds items that an if whose condition is a "
+            f"tensor ({where(if_src)}) inside a loop whose condition is a tensor decides on "
+            "each trip: a set holds Python values, which one program cannot track per trip. "
+            "Keep what it tracks in a tensor (a bool mask, rt.unique).", src)
+    items = getattr(container, "_s", container)  # (a made set's own; one discarded since:
+    return {k: f for k, f in flags.items() if k in items}  # on no path)
+
+
+def drop_branch_flags() -> None:
+    """At the end of a traced branch (its flags given out, `present`): the flags an `if`
+    inside it made (graph values of the branch's block) are dropped, so the other branch,
+    and code after the `if`, read the flags from before it, or the `if`'s own."""
+    b = active_builder()
+    for entry in current().set_flags.values():
+        while entry[1] and any(f.block is b.block for f in entry[1][-1].values()):
+            entry[1].pop()
+
+
+def _visible(v) -> bool:
+    """Whether the graph value `v` is of the block being built or one around it (flags an
+    `if` inside another `if`'s branch made are not, once that branch is traced)."""
+    b = active_builder()
+    block = b.block if b is not None else None
+    while block is not None:
+        if v.block is block:
+            return True
+        block = block.parent_block
+    return False
+
+
+def flag_outputs(log, outs: dict, side: int) -> None:
+    """Sets converted code made (`made_sets`, never the caller's) whose Python items the
+    branches of a tensor `if` leave different (or an `if` inside a branch decided, or an
+    earlier one flagged): each such item gets a presence flag output of the `cond`, added
+    to `outs` as ("set", id(set), item) -> (set, item) (`branch_keys.branch_flags`, the
+    `if` traced again); after it the set holds the union, its flags those outputs
+    (`flagged`), so `len()`, `in` and `bool()` follow the run. Only where the block carries
+    flags out (`key_flags.grows_here`, checked by the caller)."""
+    sets = [o for o, kind, _, _ in log.seen.values() if kind == "set" and _made(o)]
+    if not sets:
+        return
+    mine = {id(s): (frozenset(s._s), set_flags(s)) for s in sets}
+    if side == 0:
+        log.set_side0 = mine
+        return
+    for s in sets:
+        items1, flags1 = mine[id(s)]
+        items0, flags0 = getattr(log, "set_side0", {}).get(id(s), (items1, {}))
+        changed = (items0 ^ items1) | set(flags0) | set(flags1)
+        if not changed or any(map(_computed, items0 | items1)):
+            continue
+        for x in sorted(changed, key=repr):
+            outs.setdefault(("set", id(s), x), (s, x))
+        log.__dict__.setdefault("set_flagged", set()).add(id(s))
+
+
+def present(s, item):
+    """The flag output of `item` in the traced branch: whether the set holds it there."""
+    if item not in s._s:
+        return rt.full([], False, "bool")
+    flag = set_flags(s).get(item)
+    return rt.full([], True, "bool") if flag is None else flag
+
+
+def flagged(s, flags: dict, log) -> None:
+    """After the `if`: `s` holds the union, each of `flags`' items where its flag holds."""
+    state = current()
+    state.undecided[id(s)] = (s, _path(log, s), log.src)
+    entry = state.set_flags.get(id(s))
+    kept = entry[1] if entry is not None and entry[0] is s else []
+    state.set_flags[id(s)] = (s, [*kept, flags])
+
+
+def _path(log, s) -> str:
+    entry = log.seen.get(id(s))
+    return log._shown(entry[2]) if entry is not None else "the set"
+
+
+def _computed(x) -> bool:
+    """An item that is, or holds, a value the converted code computed."""
+    return is_variable(x) or is_tensor(x) or type(x) in (tuple, frozenset) and any(
+        map(_computed, x))
+
+
+def _made(s) -> bool:
+    return type(s).__module__ == f"{__package__}.made_sets"
 
 
 # (not searched: functions, and the placeholder of an unbound name, which raises on any read)

@@ -5,32 +5,32 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 import runtime as rt
-from runtime.core import active_builder, is_tensor
-from runtime.dtypes import convert_dtype, promote
+from runtime.core import active_builder
 from runtime.ops.array_number_kinds import holds_number_kinds
-from runtime.ops.arrays import holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
 from . import key_flags, none_or_tensor, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
+from .array_sums import array_sum
 from .container_types import instance_of
 from .exceptions import short_name
-from .float_sum import graph_float_sum
 from .lists import StructArray
-from .logical import to_bool
+from .logical import set_len, set_truth, to_bool
 from .loop_initial import is_empty_array
 from .loops import TensorEnumerate, TensorRange, TensorZip
 from .made_sets import MadeFrozenSet, MadeSet
-from .number_pairs import pairs_extreme, pairs_sum
+from .number_pairs import pairs_extreme
 from .number_picks import as_tensor_like, number_extreme, python_bool
 from .print_values import FString, as_print_arg, eager_int, print_objects
 from .sort_values import extreme_by_key, sort_in_place, sorted_items
-from .tensor_items import items_sum, refuse_use
+from .tensor_items import refuse_use
 from .text import assert_at_run_time
-from .traced_keys import check_decided, check_unique
+from .traced_keys import check_decided, check_unique, set_flags
 from .variables import is_variable, user_origin, where
 
 
@@ -72,6 +72,8 @@ def len_(x):
         if x.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
+    if set_flags(x):  # (a set whose items a tensor `if` decides: the run's count)
+        return set_len(x)
     check_unique(x, "len()")
     flags = key_flags.flags_of(x)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
@@ -166,10 +168,7 @@ def _is_list_array(x) -> bool:
 
 def sum_(iterable, /, start=0):
     """`sum`; over a tensor array (a list whose length is decided when the program runs) the
-    sum of its elements plus `start`, a tensor. Python gives `start` itself for an empty list:
-    where that is the same kind of value (a tensor `start` of the result's shape and dtype),
-    the program returns it; otherwise eager code returns a value of another type or shape,
-    which one program cannot, so it raises a TypeError naming the line when it is empty."""
+    sum of its elements plus `start`, and where it is empty eager's `start` (`array_sums`)."""
     if not (is_variable(iterable) and iterable.is_array):
         _counted("sum()", iterable)
         items = builtins.list(iterable)
@@ -177,91 +176,7 @@ def sum_(iterable, /, start=0):
         if is_variable(out) and _numbers(items + [start]):
             out.python_scalar = True  # (`sum(p in seen for p in t)`: a Python int when
         return out  # returned)
-
-    arr = str_arrays.not_strs(iterable, "sum()")
-    if (mixed := items_sum(arr, start)) is not None:
-        return mixed  # (Python numbers and tensors)
-    if holds_number_kinds(arr) and type(start) in (bool, int, float):
-        return pairs_sum(arr, start)  # (Python numbers of several types: each its own)
-    shape = [d if d >= 0 else 1 for d in (arr._static_shape or ())]
-    dtype = "int64" if arr.dtype == rt.bool else arr.dtype  # (Python's sum of bools: an int)
-    tensor_start = is_variable(start) or is_tensor(start)
-    # an empty array's sum is `start` itself: a value of the result's kind only when adding
-    # the items changes neither its shape nor its dtype
-    same = tensor_start and _keeps_shape(list(start.shape), list(arr._static_shape or ())) \
-        and promote(convert_dtype(start.dtype), convert_dtype(arr.dtype)) == \
-        convert_dtype(start.dtype)
-    src = user_origin()
-    if getattr(arr, "mixed_numbers", False) and not getattr(arr, "float_if_filled", False) \
-            and type(start) in (int, bool):
-        raise ConversionError(
-            f"sum() ({where(src)}) of a list of Python numbers that a loop or if whose "
-            "condition is a tensor grows, holding ints beside floats: Python gives an int "
-            "where the items left are ints only and a float otherwise, which only the run "
-            "decides. Give sum() a float start, `sum(items, 0.0)`, or append floats only "
-            "(`float(v)`).", src)
-    in_order = holds_python_numbers(arr) and arr.dtype.is_floating and not shape and type(
-        start) in (int, float)
-
-    def total():
-        if in_order:  # Python's own order (and compensation, from 3.12): so the program's
-            return graph_float_sum(arr, start, _ints_at(src) if getattr(
-                arr, "mixed_numbers", False) else None)
-        out = rt.sum(rt.static.array_stack(arr), axis=0)
-        return start + out if tensor_start else (
-            out if isinstance(start, int) and start == 0 else out + start)
-
-    def empty():
-        if same:
-            return rt.assign(start) if is_tensor(start) and not is_variable(start) else start
-        if getattr(arr, "python_items", False) and isinstance(start, (int, float)):
-            # a list of Python numbers grown by the program: Python's `start` itself
-            return rt.full([], start, dtype)
-
-        kind = f"{type(start).__name__} {start!r}" if not tensor_start else \
-            f"start tensor of shape {list(start.shape)} and dtype {start.dtype}"
-        raise_error(TypeError(
-            f"sum() ({where(src)}) of a list whose length is decided when the program runs "
-            f"(a comprehension or loop filtered by a tensor) got no item: eager Python "
-            f"returns the start value here ({kind}), a tensor of shape {shape} and dtype "
-            f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a "
-            "tensor start value of the result's shape, e.g. `sum(items, rt.zeros([...]))`, "
-            "or keep every item and mask it (rt.where)."),
-            at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
-        out = rt.zeros(shape, dtype)  # never read: the op above raises
-        return out + start if tensor_start else out
-
-    out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
-    numbers = holds_python_numbers(arr)
-    if numbers and isinstance(start, (int, float)):
-        out.python_scalar = True  # the sum of Python numbers: a Python number, as eagerly
-        if type(start) is int and arr.dtype.is_floating:  # (an empty list: the int start)
-            out.float_when = rt.static.array_length(arr) > 0
-            out.float_arrays = (arr,)
-    return out
-
-
-def _ints_at(src) -> tuple:
-    """What the program raises where a `sum()` of Python ints beside floats would depend on
-    which items were ints (`float_sum.graph_float_sum`), and the line."""
-    message = (f"sum() ({where(src)}) of a list of Python numbers that a loop or if whose "
-               "condition is a tensor grows, holding ints beside floats: from Python 3.12 "
-               "sum() compensates the rounding of adding a float but not of adding an int, the "
-               "program keeps the ints as floats (an int 2 and a float 2.0 look alike), and here "
-               "an addition rounded whose compensation depends on which items were ints, so the "
-               "last bit of eager's result does too. Append floats only (`float(v)`), or keep "
-               "the ints in a separate list.")
-    return message, f"{short_name(src.filename)}:{src.lineno}" if src else ""
-
-
-def _keeps_shape(start: list, item: list) -> bool:
-    """Whether broadcasting `item` onto `start` leaves `start`'s shape (-1: unknown)."""
-    if len(item) > len(start):
-        return False
-    for a, b in zip(reversed(start), reversed(item)):
-        if b != 1 and (a != b or a < 0):
-            return False
-    return True
+    return array_sum(iterable, start)
 
 
 def range_(*args):
@@ -451,7 +366,7 @@ def bool_(x=False):
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
         return out
-    return builtins.bool(x)
+    return set_truth(x) if set_flags(x) else builtins.bool(x)  # (a set a tensor decides)
 
 
 def int_(x=0, *base):
@@ -562,6 +477,8 @@ def isinstance_(obj, cls):
     classes = cls if isinstance(cls, tuple) else (cls,)
     if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
         return found
+    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array)
+        return any(isinstance(c, type) and issubclass(np.ndarray, c) for c in classes)
     if is_variable(obj):
         found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):

@@ -32,7 +32,8 @@ from .computed_keys import KEYED_METHODS, keyed_method
 from . import str_arrays
 from .key_flags import dict_pop
 from .logging_calls import logging_call
-from .made_sets import plain_set_method, unbound_set_method
+from .made_sets import in_place_function, plain_set_method, unbound_set_method
+from .set_algebra import set_method
 from .try_calls import after_failure
 from .try_except import open_trys
 from .warning_calls import warn
@@ -62,6 +63,7 @@ def call(f):
 
 
 _SET_METHODS = (types.BuiltinMethodType, types.MethodWrapperType)  # (`FROZEN.__and__`)
+_VIEWS = (type({}.keys()), type({}.items()))
 _UNBOUND = (types.MethodDescriptorType, types.WrapperDescriptorType)  # (`frozenset.__or__`)
 
 
@@ -83,6 +85,11 @@ def _call(f):
     if isinstance(getattr(f, "__self__", None), (set, frozenset)):  # (`seen.intersection(t)`
         # of computed items: `set_algebra`; a made set's methods refuse them: `made_sets`)
         return plain_set_method(f) if isinstance(f, _SET_METHODS) else f
+    if isinstance(f, types.BuiltinMethodType) and isinstance(f.__self__, _VIEWS) and \
+            f.__name__ == "isdisjoint":  # (`d.keys().isdisjoint(seen)`: as a set's)
+        return set_method(f)
+    if isinstance(f, types.BuiltinFunctionType) and in_place_function(f) is not None:
+        return in_place_function(f)  # (`operator.ior(tags, seen)`: in place, `made_sets`)
     if isinstance(f, _UNBOUND) and f.__objclass__ in (set, frozenset):
         return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \

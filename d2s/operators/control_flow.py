@@ -46,6 +46,7 @@ from .branch_mismatch import rank as _rank
 from .exceptions import branch_frame, mark_raised
 from .lists import StructArray
 from .logical import to_bool
+from .loop_initial import plain_inside_tuples
 from .mutation_explain import explain_names
 from .mutation_loop import cell_arrays
 from .scalar_merge import (
@@ -75,16 +76,16 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
     """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state. `read_after`:
     names of sets the branches change in place that code after the `if` reads."""
     report.record("if", pred)
-    if isinstance(pred, RunSizedList):  # (`if pairs:` of a list the run sizes)
-        pred = to_bool(pred)
+    if isinstance(pred, RunSizedList) or not is_variable(pred):  # (`if pairs:` of a list
+        pred = to_bool(pred)  # the run sizes, `if seen:` of a set a tensor `if` decides)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
     src, names = user_origin(), marked_returns(names)
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
-    graph_if.log.read_after = read_after
+    graph_if.log.read_after, graph_if.log.pred = read_after, to_bool(pred)  # (`branch_sets`)
     graph_if.guard = getattr(pred, "d2s_try_guard", False)  # (`try_guard`: `Guarded`)
-    return result_of(graph_if.build(to_bool(pred)))
+    return result_of(graph_if.build(graph_if.log.pred))
 
 
 class _GraphIf:
@@ -179,13 +180,12 @@ class _GraphIf:
         """The branch's values (inside its `branch_frame`)."""
         args, names = self.args, self.names
         try:
-            return as_list(fn(*args), len(names))
+            return [plain_inside_tuples(v) for v in as_list(fn(*args), len(names))]
         except LookupError as e:
             if not raised_by_user_code(e):
                 raise
-            # Python's own IndexError / KeyError on this path (a list popped empty, a
-            # missing key): eager code raises it when, and only when, the branch is taken,
-            # so the program does (the other branch's values stand in)
+            # Python's IndexError / KeyError here (a list popped empty, a missing key): eager
+            # raises it when the branch is taken, so does the program (the other's values)
             raise_when_run(e)
             return args_by_name(fn, args, names)
         except Exception as e:  # noqa: BLE001  (re-raised: the same exception)
@@ -198,7 +198,7 @@ class _GraphIf:
             branch_keys.enter_branch()
             out = self._call(fn)
             out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out
-            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.src)
+            branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.log, out)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
             if i < len(out):  # (the changed objects' values are converted below)
@@ -301,7 +301,7 @@ class _GraphIf:
         none_or_tensor.mark_all(result, kinds, [*self.names, *(
             sl.path for sl in self.log.slots)], self.src)
         result = mutation.finish(self.log, result, k, self.outs)
-        branch_keys.after(self.key_flags, present, self.src, self.keys, self.key_orders)
+        branch_keys.after(self.key_flags, present, self.log, self.keys, self.key_orders)
         _mark_scalars(result, self.raw, pred, self.src, kinds)
         _read_checks(result, self.raw, self.unbound, pred, self.names, self.src, skip=flags,
                      errors=self.unbound_errors)

@@ -272,7 +272,7 @@ class _GraphWhile:
         self._refuse_python_changes(out)
         held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
-        self._check_objects(values, res, keys)
+        self._check_objects(kept, res, keys)  # (as given: an append may change one in place)
         return res + extra + self.new_keys.leave(out, flags) + held
 
     def _refuse_python_changes(self, out: list) -> None:

@@ -90,16 +90,72 @@ def mark_order_undecided(key) -> None:
     undecided.add(key)
 
 
-def check_order(d, what: str, fn=None) -> None:
+def mark_reordered(d: dict, keys: list, src) -> None:
+    """The branches of a tensor `if` (at `src`) set the `keys` of `d` in another order each:
+    eager code has them in the order of the branch the run takes, so reading the order of
+    a dict with one of them before others is refused (`check_order`), and so is a dict the
+    caller reaches (`refuse_reordered`: it would keep one order after every call)."""
+    b = active_builder()
+    table = getattr(b, "_d2s_reordered", None)
+    if table is None:
+        table = b._d2s_reordered = {}
+    table.setdefault(id(d), (d, list(keys), src))
+
+
+def order_flag(d: dict, pred, else_order: list) -> None:
+    """`d`, as it is now, has its keys in the order of the if branch of a tensor `if` whose
+    condition is `pred`; where it is false eager code has them in `else_order` (keys added
+    later after them). Only one such decision per dict, in the top-level block (a returned
+    dict reads `pred` as an output): a second one leaves it without (reading its order is
+    refused)."""
+    b = active_builder()
+    flags = getattr(b, "_d2s_order_flags", None)
+    if flags is None:
+        flags = b._d2s_order_flags = {}
+    top = is_variable(pred) and pred.block is b.program.global_block()
+    flags[id(d)] = None if id(d) in flags or not top else (d, pred, list(d), list(else_order))
+
+
+def order_of(d):
+    """(the order flag, the keys' order where it is false) of a dict one tensor `if` ordered
+    (`order_flag`) and that has only gained keys at its end since; else None."""
+    found = (getattr(active_builder(), "_d2s_order_flags", None) or {}).get(id(d))
+    if found is None or found[0] is not d or list(d)[:len(found[2])] != found[2] or \
+            not _kept(found[1]):
+        return None
+    return found[1], tuple(found[3])
+
+
+def refuse_reordered(dicts) -> None:
+    """Of `dicts` (those the caller reaches after the call), one whose keys the branches of a
+    tensor `if` set in another order each: a StateChangeError naming the `if`."""
+    table = getattr(active_builder(), "_d2s_reordered", None) or {}
+    for d in dicts:
+        found = table.get(id(d))
+        if found is not None and found[0] is d:
+            _, keys, src = found
+            raise ConversionError(
+                f"the keys {keys} of a dict the caller can reach are set in another order in "
+                f"each branch of an if whose condition is a tensor ({where(src)}): after the "
+                "call the dict would keep one order, where eager code leaves the order of "
+                "the branch taken. Set the keys in the same order in both branches (or "
+                "before the if), or keep them in a dict made in the function.", origin=src)
+
+
+def check_order(d, what: str, fn=None, ordered: bool = False) -> None:
     """`what` (a loop over `d`, returning it from `fn`) reads the order of its keys: refused at
     the user's line (`fn`'s, for a returned dict) where eager code has them in an order the run decides. A key that existed on
     some paths only and was set again here (`d['k'] = v` after a tensor `if` set it on one
     path) sits where it was on the paths that had it and at the end on the others."""
-    table = _table()
-    if not table or not isinstance(d, (dict, types.MappingProxyType)) or len(d) < 2:
+    b = active_builder()
+    undecided = set(getattr(b, "_d2s_key_orders", ())) if b is not None else set()
+    if not ordered:  # (keys a tensor `if` set in another order per branch, `mark_reordered`)
+        undecided.update(k for r in getattr(b, "_d2s_reordered", {}).values() for k in r[1])
+    table = _table() or {}
+    if not (table or undecided) or not isinstance(d, (dict, types.MappingProxyType)) or \
+            len(d) < 2:
         return
-    here, keys = active_builder().block, list(d)[:-1]
-    undecided = getattr(active_builder(), "_d2s_key_orders", set())
+    here, keys = b.block, list(d)[:-1]
     earlier = {k: [v for _, entries in table.values() for v, _ in entries.get(k, ())
                    if _live(v, here)] for k in keys}
     key = next((k for k in keys if k in undecided or any(
@@ -112,6 +168,16 @@ def check_order(d, what: str, fn=None) -> None:
     at = where(src) if src is not None or code is None else (  # (a dict returned: the call
         f'{getattr(fn, "__qualname__", fn)}, File "{code.co_filename}", line '  # returned)
         f'{code.co_firstlineno}')
+    reordered = None if ordered else next(
+        (r for r in getattr(b, "_d2s_reordered", {}).values() if key in r[1]), None)
+    if reordered is not None:
+        raise ConversionError(
+            f"{what} ({at}) reads the order of the keys of a dict whose keys "
+            f"{reordered[1]} the branches of an if whose condition is a tensor "
+            f"({where(reordered[2])}) set in another order each: eager code has them in the "
+            "order of the branch the run takes, which one program cannot give here. Read the "
+            "keys by name (`d['k']`, `'k' in d`), or set them in the same order in both "
+            "branches.", origin=src)
     raise ConversionError(
         f"{what} ({at}) reads the order of the keys of a dict whose key {key!r} "
         "existed on some paths only and was set again, or was added by a loop on a trip "

@@ -16,9 +16,9 @@ from runtime.program import train_step
 from .. import report
 from ..errors import ConversionError
 from . import key_flags, mutation, str_arrays
-from .made_sets import MadeSet
+from .made_sets import MadeSet, items_of
 from .set_algebra import check_items
-from .traced_keys import check_decided, equal_items, traced
+from .traced_keys import check_decided, equal_items, set_flags, traced
 from .variables import RunSizedList, is_variable, user_origin, where
 
 
@@ -26,6 +26,39 @@ def to_bool(x):
     """A graph value as a bool tensor (Python values: `bool(x)`)."""
     if isinstance(x, RunSizedList):  # (a list of structures the run sizes: has it items)
         return x.length() > 0
+    truth = None if is_variable(x) else set_truth(x)
+    return _to_bool(x) if truth is None else truth
+
+
+def set_truth(x):
+    """`bool(s)` of a set whose items a tensor `if` decides (`branch_sets`): a bool graph
+    value standing for a Python bool (True where an item is there on every path); else
+    None."""
+    items = set_flags(x)
+    if not items:
+        return None
+    if len(items_of(x)) > len(items):
+        return True
+    flags = list(items.values())
+    out = flags[0]
+    for f in flags[1:]:
+        out = rt.logical_or(out, f)
+    out = rt.assign(out)
+    out.python_scalar = True
+    return out
+
+
+def set_len(x):
+    """`len(s)` of a set whose items a tensor `if` decides (`branch_sets`): its items there
+    on every path, and each flagged one where its flag holds (an int64 standing for a
+    Python int)."""
+    items = set_flags(x)
+    n = len(items_of(x)) - len(items) + sum(rt.cast(f, "int64") for f in items.values())
+    n.python_scalar = True
+    return n
+
+
+def _to_bool(x):
     if not is_variable(x):
         return bool(x)
     if x.is_array:  # a list whose length the program decides: true when it has items
@@ -222,6 +255,8 @@ def _graph(a, rest, op, decided: bool):
 
 def not_(x):
     """`not x`"""
+    if set_flags(x):  # (a set whose items a tensor `if` decides)
+        x = set_truth(x)
     if isinstance(x, RunSizedList):
         out = rt.logical_not(to_bool(x))
         out.python_scalar = True  # (`not lst`: a Python bool)
@@ -267,6 +302,17 @@ def _is_none(x, what: str):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    items = set_flags(container)
+    if items and not traced(x):  # (a set whose items a tensor `if` decides)
+        try:
+            flag = items.get(x)
+        except TypeError:  # (unhashable: Python's own error)
+            flag = None
+        if flag is None:
+            return x in items_of(container)
+        out = rt.assign(flag)
+        out.python_scalar = True  # (`in` gives a Python bool)
+        return out
     check_decided(container, "`in`")
     if type(x) is MadeSet and isinstance(container, (set, frozenset)):
         x = frozenset(x)  # (as a set's `in` looks a set up: `{1, 2} in {frozenset({1, 2})}`)

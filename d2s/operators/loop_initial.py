@@ -106,6 +106,17 @@ def is_empty_array(v) -> bool:
     return isinstance(v, EmptyArray)
 
 
+def plain_inside_tuples(v):
+    """`v` with the empty-list markers of loop state that tuples hold (`_retval = (h, kept)`
+    in a loop that may fill `kept`) made plain lists again: the marker means something for a
+    name the loop carries, not for a value stored in a tuple, whose other branch holds the
+    plain list (`cond` compares the two structures)."""
+    if type(v) is not tuple or not any(isinstance(t, (EmptyArray, tuple)) for t in v):
+        return v
+    return tuple(() if isinstance(t, EmptyTuple) else [] if isinstance(t, EmptyArray) else
+                 plain_inside_tuples(t) for t in v)
+
+
 def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     """`_initial_values`, traced again while a name stays unbound (or an empty list's items
     unseen) and the probe turned a Python number into a tensor: a branch that binds it may be

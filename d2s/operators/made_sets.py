@@ -26,12 +26,14 @@ import builtins
 import copy
 import dis
 import operator
+import os
 import sys
 import types
 
 from . import set_algebra
 from .set_algebra import READING_METHODS, check_items, check_method, set_method
-from .traced_keys import check_unique
+from .trace_state import current
+from .traced_keys import check_decided, check_unique, set_flags, traced
 
 # operator -> its function (`|` is never refused: a union keeps every item)
 _BINARY = {"&": operator.and_, "-": operator.sub, "^": operator.xor, "|": operator.or_}
@@ -74,6 +76,30 @@ def _in_place_statement(op: str) -> bool:
     return code[i] == _INPLACE_OPCODES[op]
 
 
+_OPCODE_OPS = {dis.opmap.get(f"{kind}_{name}"): sym for kind in ("BINARY", "INPLACE")
+               for name, sym in (("AND", "&"), ("OR", "|"), ("XOR", "^"), ("SUBTRACT", "-"))
+               if dis.opmap.get(f"{kind}_{name}") is not None}  # (3.10's opcodes)
+
+
+def _operator_iterating():
+    """The set operator (`&`, `-`, `^`; `|` keeps every item: None) whose operand's own code
+    iterates a made set, from the calling instruction (a dict view's `&`, `-`, `^` take any
+    iterable: `d.keys() & seen` runs the view's, comparing computed items by identity), or
+    None where the set is iterated otherwise (`for`, `list()`)."""
+    try:
+        f = sys._getframe(2)
+    except ValueError:  # (iterated from the bottom of a thread's stack)
+        return None
+    code, i = f.f_code.co_code, f.f_lasti
+    if i < 0 or i + 1 >= len(code):
+        return None
+    if _NB_OPS and code[i] == _BINARY_OP:
+        op = _NB_OPS[code[i + 1]].rstrip("=")
+    else:
+        op = _OPCODE_OPS.get(code[i])
+    return op if op in ("&", "-", "^") else None
+
+
 def _operator(op: str, reflected: bool):
     fn = _BINARY[op]
 
@@ -82,6 +108,9 @@ def _operator(op: str, reflected: bool):
             return NotImplemented
         if op != "|":
             check_items(f"`{op}`", op, self, other)
+        else:  # (a union keeps every item: of a set a tensor `if` decides, the run's)
+            check_decided(self, f"`{op}`")
+            check_decided(other, f"`{op}`")
         if not reflected:
             return made(fn(self._s, _raw(other)))
         if isinstance(other, builtins.set) and _in_place_statement(op):
@@ -107,7 +136,8 @@ def _comparing(name: str, op: str):
 
 def _reading(name: str):
     def run(self, *args):
-        check_method(name, self, args)
+        if not (name in ("discard", "remove") and args and _removable(self, args[0], name)):
+            check_method(name, self, args)
         out = getattr(self._s, name)(*(_key(a) if name in ("discard", "remove") else _raw(a)
                                        for a in args))
         return made(out) if name in _GIVING else out  # (not an item `pop` gives)
@@ -116,19 +146,56 @@ def _reading(name: str):
     return run
 
 
+def _removable(s, item, name: str) -> bool:
+    """`s.discard(item)` of a set a tensor `if` decides (`branch_sets`), or `s.remove(item)` of
+    an item it holds on every path: the item gone on every path (a later `if`'s branch
+    doing so: the `if` combines the flags)."""
+    flags = set_flags(s)
+    try:
+        return bool(flags) and not traced(item) and (name == "discard" or item not in flags)
+    except TypeError:  # (unhashable: the method's own error)
+        return False
+
+
 def _in_place(op: str):
     fn = _IN_PLACE[op]
 
     def run(self, other):
         if not _operand(other) or isinstance(other, _VIEWS):
             return NotImplemented  # (`s &= d.keys()`: a new set, as eager's)
-        if op != "|":
+        if op in "&-" and set_flags(self):  # (items gone on every path: `set_algebra`)
+            check_items(f"`{op}=`", op + "=", other)
+        elif op != "|":
             check_items(f"`{op}=`", op + "=", self, other)
+        else:
+            check_decided(self, "`|=`")
+            check_decided(other, "`|=`")
         fn(self._s, _raw(other))
         return self
 
     run.__name__ = f"__i{_NAMES[op]}__"
     return run
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the code that keeps a set's items between the traces of a block (snapshots, restores)
+_KEEPING_FILES = frozenset(_HERE + f for f in ("mutation.py", "branch_sets.py",
+                                               "made_sets.py", "mutation_loop.py"))
+
+
+def _guard(s, what: str) -> None:
+    """A read or change of a set whose items a tensor `if` decides (`branch_sets`) from
+    other code than what keeps its items between traces (the user's, generated, a
+    library's, an operator's on the user's behalf: `next(iter(s))`, `max(s)`, `if s:`,
+    `s.add(k)`): refused at the user's line (`traced_keys.check_decided`)."""
+    if id(s) in current().undecided and sys._getframe(2).f_code.co_filename not in \
+            _KEEPING_FILES:
+        check_decided(s, what)
+
+
+def items_of(s):
+    """The real set behind a made set (its items, whatever `if` decides them)."""
+    return _raw(s)
 
 
 class _Made:
@@ -139,12 +206,18 @@ class _Made:
     _base: type
 
     def __len__(self) -> int:
+        _guard(self, "len()")
         return len(self._s)
 
     def __iter__(self):
+        op = _operator_iterating()
+        if op is not None:  # (`d.keys() & made` through a helper's parameter: the view's
+            check_items(f"`{op}`", op, self)  # own operator iterates the made set)
+        _guard(self, "a read of its items")
         return iter(self._s)
 
     def __contains__(self, item) -> bool:
+        _guard(self, "`in`")
         return _key(item) in self._s
 
     def __repr__(self) -> str:
@@ -152,15 +225,18 @@ class _Made:
         return repr(self._s)
 
     def __reduce__(self):
+        _guard(self, "a copy")
         return self._base, (list(self._s),)  # (a pickle holds the plain set)
 
     def __copy__(self):
         return self.copy()
 
     def __deepcopy__(self, memo):
+        _guard(self, "a copy")
         return made(copy.deepcopy(self._s, memo))
 
     def union(self, *others):
+        _guard(self, "`.union()`")
         return made(self._s.union(*map(_raw, others)))
 
 class MadeSet(_Made):
@@ -175,15 +251,21 @@ class MadeSet(_Made):
         self._s = builtins.set(*map(_raw, items))
 
     def copy(self):
+        _guard(self, "`.copy()`")
         return MadeSet(self._s)
 
     def add(self, item) -> None:
+        flags = set_flags(self)  # (of a set a tensor `if` decides: an item it holds on
+        if not flags or item in flags:  # every path, or a new one, is one on every path)
+            _guard(self, "`.add()`")
         self._s.add(item)
 
     def clear(self) -> None:
+        _guard(self, "`.clear()`")
         self._s.clear()
 
     def update(self, *others) -> None:
+        _guard(self, "`.update()`")
         self._s.update(*map(_raw, others))
 
 
@@ -249,6 +331,29 @@ def set_op(a, op: str, b):
     return out if out is a else made(out)  # (`tags |= t` of a caller's set: that set)
 
 
+_IN_PLACE_FUNCTIONS = {id(fn): (fn, op + "=") for op, fn in _IN_PLACE.items()}
+
+
+def in_place_function(f):
+    """`operator.ior` & co. (`operator.iand`, `isub`, `ixor`) as converted code calls them, or
+    None for another callable: `operator.ior(tags, seen)` of a caller's set and a set converted
+    code made changes `tags` in place and gives it, as `tags |= seen` does (a set's own
+    `__ior__` gives NotImplemented for a made set, and the made one's reflected `|` could not
+    tell a call from the statement)."""
+    found = _IN_PLACE_FUNCTIONS.get(id(f))
+    if found is None or found[0] is not f:
+        return None
+    fn, op = found
+
+    def run(a, b):
+        if isinstance(a, builtins.set) and type(a) is not MadeSet and type(b) in _MADE:
+            return set_op(a, op, b)
+        return fn(a, b)
+
+    run.__name__ = fn.__name__
+    return run
+
+
 def made_set(s: builtins.set):
     """A set display or comprehension of converted code (`{p, (0, 1)}`): a made set."""
     return made(s)
@@ -267,6 +372,7 @@ def _plain_dunder(method):
     def run(other):
         if op[0] != "|" and type(other) in _MADE:
             check_items(f"`{op}`", op, method.__self__, other)
+        check_decided(other, f"`{op}`")
         return made(method(_raw(other)))
 
     return run
@@ -315,6 +421,16 @@ def _user_object(x) -> bool:
         type(x).__module__.partition(".")[0] not in ("runtime", "d2s", "builtins", "numpy")
 
 
+def refuse_undecided(x, what: str = "returning the set", depth: int = 0) -> None:
+    """`x` (returned, stored where the caller sees it) holding a made set whose items a
+    tensor `if` decides (`branch_sets`): refused (`traced_keys.check_decided`)."""
+    if type(x) is MadeSet and id(x) in current().undecided:
+        check_decided(x, what)
+    if depth < 8 and type(x) in (list, tuple, dict):
+        for v in (x.values() if type(x) is dict else x):
+            refuse_undecided(v, what, depth + 1)
+
+
 def plain(x, memo: dict | None = None, depth: int = 0):
     """`x` as it leaves the call: made sets plain `set`s / `frozenset`s again (one plain
     object per made one: aliases stay aliases), also inside tuples, sets and frozensets;
@@ -340,6 +456,8 @@ def plain(x, memo: dict | None = None, depth: int = 0):
         return x
     if cls not in _WALKED:
         return x
+    if cls is MadeSet and id(x) in current().undecided:  # (stored for the caller)
+        check_decided(x, "storing the set where the caller sees it")
     items = [plain(v, memo, depth + 1) for v in x]
     changed = cls in _MADE or any(a is not b for a, b in zip(items, x))
     out = (builtins.set if isinstance(x, set) else cls if cls is tuple else

@@ -27,7 +27,7 @@ from runtime.core import is_tensor
 
 from ..errors import ConversionError
 from . import number_or_tensor
-from .print_values import FString, Formatted, as_print_arg
+from .print_values import FString, Formatted, Spec, as_print_arg
 from . import unbound as unbound_mod
 from .block_values import same_kind, zeros_like
 from .variables import is_return_value, is_variable, where
@@ -210,6 +210,23 @@ def printing(print_):
                         plain = Formatted(plain, piece.conv, piece.spec)
                     rt.static.nn.cond(value.none_when,
                                       lambda: print_none(*given(None), **kwargs),
+                                      lambda: print_none(*given(plain), **kwargs))
+                    return None
+                value = piece.value if type(piece) is Spec else value
+                if is_variable(value) and getattr(value, "number_when", None) is not None:
+                    # (a Python number on some runs, `number_or_tensor`: printed as it)
+                    def given(v, i=i, j=j, a=a, piece=piece):
+                        if isinstance(piece, Formatted):
+                            v = Formatted(v, piece.conv, piece.spec)
+                        elif type(piece) is Spec:
+                            v = Spec(v, piece.spec, piece.conv)
+                        if type(a) is FString:
+                            v = FString((*a[:j], v, *a[j + 1:]))
+                        return (*args[:i], v, *args[i + 1:])
+                    plain = copy.copy(value)
+                    plain.__dict__["_number_when"] = None
+                    rt.static.nn.cond(value.number_when,
+                                      lambda: print_none(*given(value.number_value), **kwargs),
                                       lambda: print_none(*given(plain), **kwargs))
                     return None
         return print_(*args, **kwargs)

@@ -10,10 +10,10 @@ import re
 import string
 
 import runtime as rt
-from runtime.ops.array_number_kinds import holds_tensor_items
-from runtime.program.debug_ops import prints_as_number
+from runtime.program.debug_ops import prints_as_number, prints_as_run_number
 
 from ..errors import ConversionError
+from . import key_flags
 from .variables import is_variable, user_origin, where
 
 
@@ -56,6 +56,7 @@ def pieces(x) -> list:
             "code shows, is known only when the program runs. Print the tensors the items "
             "are made of instead.", src)
     if type(x) is dict:
+        _refuse_undecided_keys(x)
         out = ["{"]
         for i, (k, v) in enumerate(x.items()):
             out += ([", "] if i else []) + [repr(k), ": "] + pieces(v)
@@ -67,13 +68,23 @@ def pieces(x) -> list:
                                                                    else ")"])
 
 
+def _refuse_undecided_keys(d: dict) -> None:
+    """The text of a dict with a key that exists on some paths only (`key_flags`), or keys
+    in an order the run decides: refused at the user's line (which keys, in which order,
+    eager code shows is decided when the program runs)."""
+    key_flags.check_order(d, "the text of the dict")
+    flags = key_flags.flags_of(d)
+    if flags:
+        src = user_origin(2)
+        raise ConversionError(
+            f"the text ({where(src)}) of a dict whose key {next(iter(flags))!r} exists only "
+            "where a tensor `if` (or a graph loop's trip) set it: which keys eager code "
+            "shows is decided when the program runs. Print the values by name "
+            "(`d.get('k', default)`, `'k' in d`), or set the key on every path.", origin=src)
+
+
 def as_print_arg(x):
     """A `print` argument: a container holding graph values becomes an `FString`."""
-    if is_variable(x) and x.is_array and holds_tensor_items(x):  # (`tensor_items`)
-        raise ConversionError(
-            "print() of a list holding Python numbers and tensors whose length a tensor "
-            "decides: d2s reads such a list item by item only. Print its items in a loop "
-            "(`for v in out: print(v)`), or return it and print after the call.")
     if _container(x) and holds_graph_values(x):
         return FString(pieces(x))
     return x
@@ -134,7 +145,9 @@ def fstring(*parts):
         elif not is_variable(p.value) and not p.spec and p.conv != "a":
             out.extend(pieces(p.value))  # (a container: its repr, element by element)
         elif is_variable(p.value) and (p.spec or p.conv == "a") and (
-                p.conv or prints_as_number(p.value)):  # (`loss.item():.4f`, `t!r:>9`)
+                p.conv or prints_as_number(p.value) or prints_as_run_number(p.value) or
+                getattr(p.value, "number_when", None) is not None):  # (`loss.item():.4f`,
+            # `t!r:>9`; a number on some runs)
             out.append(Spec(p.value, p.spec, p.conv))  # (formatted when the program runs)
         elif p.spec or p.conv == "a":
             raise TypeError(

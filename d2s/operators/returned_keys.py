@@ -8,32 +8,40 @@ from __future__ import annotations
 import runtime as rt
 from runtime import pytree
 
-from .key_flags import check_order, flags_of, unchecked
+from .key_flags import check_order, flags_of, order_of, unchecked
 
 
 class PresentKeys(tuple):
-    """(keys, values, flags) of a returned dict: each flag a bool graph value, or None for a
-    key that exists on every path. A tuple, so the program's outputs flatten through it."""
+    """(keys, values, flags, order) of a returned dict: each flag a bool graph value, or None
+    for a key that exists on every path; `order` None, or (a bool graph value, the keys'
+    order where it is false: `key_flags.order_of`). A tuple, so the program's outputs
+    flatten through it."""
+
+
+def _tuple(x) -> bool:
+    """A tuple, also the `(out, places, values)` of a call that writes state back
+    (`writeback.WithState`), not a namedtuple."""
+    return isinstance(x, tuple) and not hasattr(x, "_fields")
 
 
 def mark(out, fn=None):
     """`out` with each such dict (directly, or inside lists, tuples and dicts) replaced by a
     `PresentKeys`; anything else as it is."""
-    if type(out) in (list, tuple):
+    if type(out) is list or _tuple(out):
         items = [mark(v, fn) for v in out]
         changed = any(a is not b for a, b in zip(items, out, strict=True))
         return type(out)(items) if changed else out
     if type(out) is not dict:
         return out
-    flags = flags_of(out)
+    flags, order = flags_of(out), order_of(out)
     items = {k: mark(v, fn) for k, v in out.items()}
-    if not flags:
+    check_order(out, "returning the dict", fn, ordered=order is not None)
+    if not flags and order is None:
         changed = any(items[k] is not out[k] for k in out)
         return items if changed else out
-    check_order(out, "returning the dict", fn)
     keys = tuple(out)
     values = tuple(_unchecked_copy(out[k]) if k in flags else items[k] for k in keys)
-    return PresentKeys((keys, values, tuple(flags.get(k) for k in keys)))
+    return PresentKeys((keys, values, tuple(flags.get(k) for k in keys), order))
 
 
 class PresentPlace:
@@ -84,15 +92,24 @@ def _unchecked_copy(value):
 
 
 def restore(result):
-    """The call's result with each `PresentKeys` a dict of the keys present in this run."""
+    """The call's result with each `PresentKeys` a dict of the keys present in this run (also
+    inside the result of a call that writes state back, `writeback.WithState`); a list, tuple
+    or dict holding none is itself (the caller's own: `owned_results`)."""
     if isinstance(result, PresentKeys):
-        keys, values, flags = result
-        return {k: restore(v) for k, v, f in zip(keys, values, flags, strict=True)
-                if f is None or bool(f)}
-    if type(result) in (list, tuple):
-        return type(result)(restore(v) for v in result)
-    if type(result) is dict:
-        return {k: restore(v) for k, v in result.items()}
+        keys, values, flags, order = result
+        out = {k: restore(v) for k, v, f in zip(keys, values, flags, strict=True)
+               if f is None or bool(f)}
+        if order is not None and not bool(order[0]):  # (the else branch's order: its keys,
+            # then those added after the `if`)
+            first = [k for k in order[1] if k in out]
+            out = {k: out[k] for k in first + [k for k in out if k not in order[1]]}
+        return out
+    if type(result) in (list, dict) or _tuple(result):
+        items = result.items() if type(result) is dict else enumerate(result)
+        new = [(k, restore(v)) for k, v in items]
+        if all(v is (result[k]) for k, v in new):
+            return result
+        return dict(new) if type(result) is dict else type(result)(v for _, v in new)
     return result
 
 

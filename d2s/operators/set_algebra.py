@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import operator
 
-from .traced_keys import check_unique, traced
+from .traced_keys import check_decided, check_unique, set_flags, traced
 
 _OPS = {"&": operator.and_, "^": operator.xor, "-": operator.sub, "|": operator.or_,
         "&=": operator.iand, "^=": operator.ixor, "-=": operator.isub, "|=": operator.ior,
@@ -56,8 +56,13 @@ def set_op(a, op: str, b, items=None):
     """`a <op> b` (`&`, `^`, `-`, `|`, their in-place forms, `<`, `<=`, `>`, `>=`), refused where
     a set or dict on either side holds a value the converted code computed (`|`, `|=`: never,
     a union keeps every item); `items`: the set `b` holds its items in, where it is another."""
-    if op[0] != "|":
+    if op in ("&=", "-=") and set_flags(a):  # (of a set a tensor `if` decides: items gone
+        check_items(f"`{op}`", op, b)  # on every path; the others keep their flags)
+    elif op[0] != "|":
         check_items(f"`{op}`", op, a, b)
+    else:  # (a union keeps every item: of a set a tensor `if` decides, the run's)
+        check_decided(a, f"`{op}`")
+        check_decided(b, f"`{op}`")
     return _OPS[op](a, b if items is None else items)
 
 

@@ -25,6 +25,12 @@ def read_stop_gradient(value):
     f = sys._getframe(2)  # (the code that read the property)
     if loader.lookup(f.f_code.co_filename, frame_line(f)) is None:
         return None
+    return run_flag(value)
+
+
+def run_flag(value):
+    """The run's stop_gradient of `value` (which has a `stop_when`): a bool graph value
+    standing for the Python bool."""
     flag = rt.assign(value.stop_when)
     flag.python_scalar = True
     return flag

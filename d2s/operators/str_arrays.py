@@ -64,10 +64,17 @@ def held_str(array, value):
         "a tensor" if is_variable(value) else f"the {type(value).__name__} {value!r:.40}")
     held = "Python strs" if str_array_ else (
         "Python numbers" if getattr(array, "python_items", False) else "tensors")
+    if str_array_:
+        raise StateChangeError(
+            f"a list of Python strs that a loop or if whose condition is a tensor grows, and "
+            f"here ({where(src)}) it gets {what}: strs cannot be mixed with other values in "
+            "such a list (it is a tensor array of the strs' ids, and one array holds one kind "
+            "of item). Keep strs and other values in separate lists.", src)
     raise StateChangeError(
-        f"a list that a loop or if whose condition is a tensor grows is a tensor array of its "
-        f"{held}, and here ({where(src)}) it gets {what}: one array holds one kind of item. "
-        "Keep strs and other values in separate lists.", src)
+        f"strs cannot be appended to a list of {held} in a loop or if whose condition is a "
+        f"tensor: here ({where(src)}) it gets {what}. Such a list is a tensor array of its "
+        f"{held}, and one array holds one kind of item. Keep strs and other values in "
+        "separate lists.", src)
 
 
 def contains(array, value):

@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import runtime as rt
 from runtime.core import is_tensor
-from runtime.ops.array_joins import as_tensor_items, tensors_as_items
+from runtime.ops.array_joins import as_tensor_items, number_codes, tensors_as_items
 from runtime.ops.array_number_kinds import (
+    FOREIGN_CHECK,
+    INT_CODE,
+    ITEM_OF,
     ITEMS_CHECK,
+    NUMBER_INTO_TENSORS,
     PAIR,
     TENSOR_ITEM_DTYPES,
     holds_number_kinds,
     holds_strs,
     holds_tensor_items,
+    item_code,
     number_type,
 )
 from runtime.ops.arrays import array_pack
@@ -75,9 +80,9 @@ def held(target, value, depth: int = 4):
     if holds_tensor_items(target):
         return target, item_of(target.dtype, value, depth + 1)
     either = _number_or_tensor(value)
-    if _tensors_array(target) and _python_number(value) and not either and not \
-            _of_number_type(value, target.dtype):
-        _refuse_number_beside_tensors(target.dtype, value, depth + 1)
+    if _plain_tensors(target) and _python_number(value) and not either and not (
+            _tensors_array(target) and _code_of(value, target.dtype) is not None):
+        _refuse_number_beside_tensors(target, value, depth + 1)
     if _tensors_array(target) and (either or _python_number(value)):
         return converted(target, target.dtype), item_of(target.dtype, value, depth + 1)
     if either and not _numbers_array(target):
@@ -95,26 +100,50 @@ def _python_number(x) -> bool:
         x, "python_scalar", False) and not x.is_array and not tuple(x.shape)
 
 
-def _of_number_type(x, dtype) -> bool:
-    """Whether the Python number `x` (or the graph value standing for one) is of the type
-    Python's arithmetic gives beside tensors of `dtype` (a float beside float32 tensors)."""
-    kind = number_type(dtype)
+def _code_of(x, dtype):
+    """The item code (`item_code`: 0 for the type Python's arithmetic gives beside tensors of
+    `dtype`, another for an int or a bool beside float tensors) of the Python number `x` (or
+    the graph value standing for one, exact: `item_of`); None where such an array cannot
+    hold it."""
     if not is_variable(x):
-        return type(x) is kind
-    return {"b": bool, "f": float}.get(x.dtype.kind, int) is kind  # (exact: `item_of`)
+        return item_code(type(x), dtype) if type(x) in (bool, int, float) else None
+    if x.float_when is not None or x.bool_when is not None or getattr(
+            x, "number_type_unknown", False):
+        return None  # (a number whose type the run decides)
+    return item_code({"b": bool, "f": float}.get(x.dtype.kind, int), dtype)
 
 
-def _refuse_number_beside_tensors(dtype, value, depth: int) -> None:
+def _refuse_number_beside_tensors(array, value, depth: int) -> None:
     src = user_origin(depth)
-    kind = number_type(dtype).__name__
+    dtype = array.dtype
     what = type(value).__name__ if not is_variable(value) else {
         "b": "bool", "f": "float"}.get(value.dtype.kind, "int")
+    holds = (f"0-d tensors of {dtype.name} and Python {number_type(dtype).__name__}s" + (
+        " (and ints and bools)" if dtype.is_floating else " (and bools)" if dtype.name ==
+        "int64" else "")) + " only" if _tensors_array(array) else (
+        f"its tensors only (Python numbers are kept beside 0-d tensors of "
+        f"{', '.join(TENSOR_ITEM_DTYPES)} only)")
     raise StateChangeError(
         f"a list of tensors of {dtype.name} whose length a tensor decides is a tensor array of "
         f"{dtype.name}, and here ({where(src)}) it gets a Python {what}: eager's list keeps "
-        f"the {what} beside the tensors, and the array holds 0-d tensors of {dtype.name} and "
-        f"Python {kind}s only. Append a tensor (`rt.to_tensor(v, dtype='{dtype.name}')`), or "
-        "keep the numbers in a separate list.", src)
+        f"the {what} beside the tensors, and the array holds {holds}. Append a tensor "
+        f"(`rt.to_tensor(v, dtype='{dtype.name}')`), or keep the numbers in a separate list.",
+        src)
+
+
+def _plain_tensors(array) -> bool:
+    """An array of tensors (of any dtype and shape), not of Python numbers."""
+    return is_variable(array) and array.is_array and not getattr(
+        array, "python_items", False) and not getattr(array, "number_sums", False)
+
+
+def number_into_tensors(array, value):
+    """`NUMBER_INTO_TENSORS`: the array of tensors `array` that `value` (a Python number)
+    is put into by `lst[i] = v` as one of tensor items; refused at the user's line where such
+    an array cannot hold it."""
+    if _tensors_array(array) and _code_of(value, array.dtype) is not None:
+        return converted(array, array.dtype)
+    _refuse_number_beside_tensors(array, value, 4)
 
 
 def _tensors_array(array) -> bool:
@@ -150,7 +179,8 @@ def _numbers_fit(array, value, depth: int) -> None:
     held = "numbers of several types" if holds_number_kinds(array) else \
         f"{number_type(array.dtype).__name__}s"
     want = number_type(value.dtype)
-    if not holds_number_kinds(array) and number_type(array.dtype) is want:
+    if number_codes(array, value.dtype) is not None and not getattr(
+            array, "mixed_numbers", False):  # (ints beside float tensors: `INT_CODE`)
         return
     src = user_origin(depth)
     raise StateChangeError(
@@ -173,8 +203,11 @@ def item_of(dtype, value, depth: int = 3):
     kind = number_type(dtype)
     if is_tensor_item(value) and value.dtype == dtype and not tuple(value.shape):
         return rt.stack([value, rt.full([], 1, dtype)])
-    if type(value) is kind and _exact(value, dtype):
-        return rt.to_tensor([value, 0], dtype=dtype.name)
+    code = _code_of(value, dtype) if _python_number(value) else None
+    if code is not None and not is_variable(value) and _exact(value, dtype):
+        return rt.to_tensor([value, code], dtype=dtype.name)
+    if code and is_variable(value) and not tuple(value.shape):  # (a loop counter: an int)
+        return rt.stack([_exactly(value, dtype), rt.full([], code, dtype)])
     if _number_or_tensor(value) and value.dtype == dtype and not tuple(value.shape) and \
             value.number_value.dtype.name == _WIDE[kind]:
         _raise_when(rt.logical_and(value.number_when, rt.cast(rt.cast(
@@ -194,6 +227,23 @@ def item_of(dtype, value, depth: int = 3):
 
 
 _WIDE = {bool: "bool", int: "int64", float: "float64"}
+
+
+def _exactly(value, dtype):
+    """The graph value `value` (standing for a Python int or bool) cast to `dtype`, checked
+    when the program runs to be exact there (an int over 2**24 is no float32)."""
+    out = rt.cast(value, dtype)
+    if value.dtype.name != "bool":
+        _raise_when(rt.cast(out, value.dtype) != value, ValueError(
+            f"a Python {_KIND_NAME.get(value.dtype.kind, 'int')} that is no {dtype.name} "
+            f"exactly is put into a list holding tensors of {dtype.name} whose length a "
+            f"tensor decides: it is a tensor array of {dtype.name}, which cannot hold it "
+            "(eager's list keeps the number). Append a tensor, or keep such numbers in a "
+            "separate list"), depth=4)
+    return out
+
+
+_KIND_NAME = {"b": "bool", "f": "float"}
 
 
 def _number_or_tensor(x) -> bool:
@@ -251,12 +301,12 @@ def items_dtype(items: list):
     of tensor items (numbers of the tensors' number type, 0-d tensors of one dtype); None
     otherwise."""
     tensors = [x for x in items if is_tensor_item(x) and not tuple(x.shape)]
-    numbers = [x for x in items if type(x) in (bool, int, float)]
+    numbers = [x for x in items if _python_number(x) and not _number_or_tensor(x)]
     if not tensors or not numbers or len(tensors) + len(numbers) != len(items) or len(
             {t.dtype.name for t in tensors}) != 1:
         return None
-    dtype = tensors[0].dtype
-    return dtype if all(type(x) is number_type(dtype) for x in numbers) else None
+    dtype = tensors[0].dtype  # (a graph value standing for a number: a loop counter)
+    return dtype if all(_code_of(x, dtype) is not None for x in numbers) else None
 
 
 def paths_kind(a, b):
@@ -294,7 +344,7 @@ def items_sum(array, start):
             start) not in (bool, int, float) or array.dtype.name == "bool":
         return None
     items = array_pack(array, items=True)
-    values, tensors = items[:, 0], items[:, 1] != 0
+    values, tensors = items[:, 0], items[:, 1] == 1
     out = rt.sum(values) + rt.full([], start, array.dtype)
     wide = "float64" if array.dtype.is_floating else "int64"
     number = rt.sum(rt.cast(values, wide)) + rt.full([], start, wide)
@@ -306,15 +356,21 @@ def items_sum(array, start):
             f"{start!r}, where the list's numbers are {number_type(array.dtype).__name__}s: "
             f"one program cannot return both. Give sum() a start of that type "
             f"(`sum(out, {number_type(array.dtype)(start)!r})`)"))
+    if array.dtype.is_floating and type(start) is not float:  # (ints beside the tensors:
+        _raise_when(rt.logical_not(rt.any(items[:, 1] <= 1)), TypeError(  # `INT_CODE`)
+            "sum() of a list holding Python numbers and tensors whose length a tensor decides "
+            "holds Python ints or bools only here (no tensor, no float), so eager code "
+            "returns an int, where the list's numbers are floats on other runs: one program "
+            "cannot return both. Give sum() a float start (`sum(out, 0.0)`)"))
     out.number_when = rt.logical_not(rt.any(tensors))
     out.number_value = number
     return out
 
 
-def _raise_when(test, exc) -> None:
+def _raise_when(test, exc, depth: int = 3) -> None:
     """Raise `exc` (its message naming the user's line) when the program runs and `test`
     holds."""
-    src = user_origin(3)
+    src = user_origin(depth)
     exc.args = (f"{exc.args[0]} ({where(src)})",)
 
     def fail():
@@ -349,9 +405,29 @@ def refuse_use(array, what: str) -> None:
 def _all_tensors(flags, what: str) -> None:
     """`ITEMS_CHECK`: raise eager's TypeError when the program runs where an item of a list
     of Python numbers and tensors that `what` (`stack()`) takes is a Python number."""
-    _raise_when(rt.logical_not(rt.all(flags != 0)), TypeError(
+    _raise_when(rt.logical_not(rt.all(flags == 1)), TypeError(
         f"{what} of a list holding Python numbers and tensors whose length a tensor decides: "
         "an item is a Python number on this run, and eager's stack takes tensors only"))
 
 
 ITEMS_CHECK[0] = _all_tensors
+
+
+def _foreign_read(code, dtype) -> None:
+    """`FOREIGN_CHECK`: an item read from a list of Python numbers and tensors of `dtype` is
+    a Python int or bool there beside float tensors (or a bool beside int64 ones) on this
+    run: the read gives the dtype's number type, so eager's type is refused (at the line
+    of the read) on those runs."""
+    kind = number_type(dtype).__name__
+    _raise_when(code >= INT_CODE, TypeError(
+        f"an item read from a list holding Python numbers and tensors of {dtype.name} "
+        f"whose length a tensor decides is a Python int or bool on this run (beside "
+        f"{kind}s and tensors): d2s reads such items as {kind}s, where eager code keeps "
+        f"each item's type. Append `{kind}(v)` or a tensor "
+        f"(`rt.to_tensor(v, dtype='{dtype.name}')`), or keep such numbers in a separate list; "
+        "returning the list, `len` and `sum` of it keep eager's types"), depth=5)
+
+
+FOREIGN_CHECK[0] = _foreign_read
+ITEM_OF[0] = item_of
+NUMBER_INTO_TENSORS[0] = number_into_tensors

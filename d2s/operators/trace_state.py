@@ -27,19 +27,26 @@ class TraceState:
     - `trys`: the `try` bodies (and functions converted for one) open, innermost last;
     - `undecided`: the id of a set whose items a tensor `if` decides -> (the set, its path,
       the `if`'s origin): reading it is refused (`mutation.finish`, `traced_keys`);
+    - `set_flags`: the id of such a set whose items differ by Python values only -> (the
+      set, {item: its presence flag}): `len()` and `in` of it follow the run (`branch_sets`);
     - `raises`: the key of a run-time raise op -> the state the call had changed where it
-      raises (`state_at_raise`).
+      raises (`state_at_raise`);
+    - `flags`: (id of an eager tensor, flag name) -> (the tensor, the name, its value before
+      the trace set it): flags converted code set (`tensor_flags`).
     """
 
-    __slots__ = ("call_logs", "frames", "origins", "raises", "trys", "undecided")
+    __slots__ = ("call_logs", "flags", "frames", "origins", "raises", "set_flags", "trys",
+                 "undecided")
 
     def __init__(self):
         self.call_logs: list = []
         self.raises: dict = {}
         self.undecided: dict = {}
+        self.set_flags: dict = {}
         self.origins: dict = {}
         self.frames: list = []
         self.trys: list = []
+        self.flags: dict = {}
 
     def __repr__(self):
         return (f"TraceState({len(self.call_logs)} call logs, {len(self.origins)} origins, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import runtime as rt
 
 from ..errors import ConversionError
+from .branch_sets import set_flags
 from .key_flags import refuse_returned
 from .trace_state import current
 from .variables import is_variable, user_origin, where
@@ -84,6 +85,14 @@ def check_decided(container, what: str) -> None:
         return
     _, path, if_src = entry
     src = user_origin(3)
+    at = f" ({where(src)})" if src is not None else ""  # (returned: the function's end)
+    if set_flags(container):
+        raise ConversionError(
+            f"{what}{at} reads the set {path}, whose items the branches of an if "
+            f"whose condition is a tensor ({where(if_src)}) decide: which items it holds is "
+            "known only when the program runs, and a set holds Python values. `len()` of it "
+            "and `item in` it follow the run; for anything else keep what it tracks in a "
+            "tensor (a bool mask, rt.unique), or change it alike in both branches.", src)
     raise ConversionError(
         f"{what} ({where(src)}) reads the set {path}, which the branches of an if whose "
         f"condition is a tensor ({where(if_src)}) leave holding other items: which items it "

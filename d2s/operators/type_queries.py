@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 import runtime as rt
 
 from ..errors import ConversionError
@@ -36,7 +38,17 @@ def _kinds(v):
     return None
 
 
-def _python_type(v):
+def _eager_kind(v):
+    """What eager code holds for the graph value `v`, to ask `hasattr` of: the Tensor class
+    (whose instances have no attribute of their own: `hasattr(out, "append")` of a tensor is
+    False, of its `set_value`, `grad`, `is_leaf` True), or a list / tuple where `v` is a
+    tensor array."""
+    if v.is_array:
+        return () if getattr(v, "_d2s_tuple", False) else []
+    return rt.Tensor
+
+
+def python_type(v):
     """The Python class `v` stands for where it stands for a Python number of one type on
     every run; None where it stands for none, False where the run decides the type."""
     if not getattr(v, "python_scalar", False) or v.shape:
@@ -52,7 +64,7 @@ def typing(type_):
         if len(args) != 1 or not is_variable(args[0]) or args[0].is_array:
             return type_(*args)
         v = args[0]
-        number = _python_type(v)
+        number = python_type(v)
         if _kinds(v) is not None or number is False:
             src = user_origin()
             other = "None" if flag_of(v) is not None else "a Python number"
@@ -65,6 +77,8 @@ def typing(type_):
                 "on others (a condition that is a tensor decided which): one program cannot "
                 "give a Python class chosen when it runs. Test it with `isinstance(v, ...)` "
                 "or `v is None`, which converted code decides per run.", origin=src)
+        if number is None and v.numpy_array:
+            return np.ndarray  # (`x.numpy()`: eager's array)
         return number if number is not None else rt.Tensor
     return type_of
 
@@ -73,9 +87,13 @@ def hasattr_(obj, name):
     """`hasattr(obj, name)`; of a value whose kind the run decides, the run's answer."""
     kinds = _kinds(obj) if is_variable(obj) else None
     if kinds is None:
-        number = _python_type(obj) if is_variable(obj) else None
+        number = python_type(obj) if is_variable(obj) else None
         if number:  # (`float(t)` has no `.item`, as eager's float)
             return builtins.hasattr(number(), name)
+        if number is False:  # (an int or a float, which the run decides)
+            return builtins.hasattr(0, name) and builtins.hasattr(0.0, name)
+        if is_variable(obj):  # (eager's Tensor, or list / tuple for a tensor array, has
+            return builtins.hasattr(_eager_kind(obj), name)  # it: not the Variable)
         return builtins.hasattr(obj, name)
     flag, other = kinds
     as_other = builtins.hasattr(other, name)

@@ -347,10 +347,41 @@ def locals_of(fn) -> frozenset:
 _FUNCTIONS = frozenset({gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda})
 
 
+class _Settled(threading.local):
+    defs = None  # def -> its `free_names`, while `settled_defs` is open (in this thread)
+
+
+_SETTLED = _Settled()
+
+
+@contextlib.contextmanager
+def settled_defs():
+    """`with settled_defs():` a def whose `free_names` is asked meanwhile does not change
+    until the block ends, so the answer is kept (nodes hash by identity): a converter that
+    reads only code it has finished converting (`ifelse`: the branches of an `if`, each
+    `elif` a def in the one before) asks of each def as often as it nests, and each
+    answer walks all of the def."""
+    outer, _SETTLED.defs = _SETTLED.defs, {}
+    try:
+        yield
+    finally:
+        _SETTLED.defs = outer
+
+
 def free_names(fn) -> frozenset:
     """The names function or lambda `fn` reads from enclosing scopes when it is called: names
     loaded in it, or free in functions nested in it, that are not its own locals (its
     parameters included). What its header reads (decorators, defaults) is not included."""
+    settled = _SETTLED.defs
+    if settled is not None:
+        found = settled.get(fn)
+        if found is None:
+            found = settled[fn] = _free_names(fn)
+        return found
+    return _free_names(fn)
+
+
+def _free_names(fn) -> frozenset:
     own = locals_of(fn)
     loads: set = set()
     body = fn.body if fn.body.__class__ is list else [fn.body]

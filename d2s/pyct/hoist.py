@@ -22,7 +22,7 @@ from __future__ import annotations
 import gast
 
 from . import anno
-from .activity import local_names
+from .activity import binding_names, local_names, params, scope_declarations
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -59,21 +59,25 @@ def _flatten(stmts: list, free: dict) -> list:
 
 
 def _take_out(parent: gast.FunctionDef, free: dict) -> list:
-    """The generated defs directly in `parent` that can move out of it (removed from it)."""
-    candidates = [s for s in parent.body if s.__class__ is gast.FunctionDef
-                  and anno.getanno(s, anno.GENERATED, False) and _movable_form(s)]
+    """The generated defs directly in `parent` that can move out of it (removed from it).
+    (The defs of an `elif` chain move up one level at a time, all of them past each level:
+    what is asked of each def at each level is kept in `free`, and the names the level binds
+    come from its other statements only, each def's name aside.)"""
+    candidates, others = [], []
+    for s in parent.body:
+        (candidates if s.__class__ is gast.FunctionDef and _movable(s, free) else
+         others).append(s)
     if not candidates:
         return []
     moving = {c.name for c in candidates}
-    bound = set(local_names(parent)) - moving
-    kept = {s.name for s in parent.body if isinstance(s, _SCOPES)} - moving
-    moved = []
-    for c in candidates:
-        if id(c) not in free:
-            free[id(c)] = _free(c)
-    for c in candidates:
-        if free[id(c)].isdisjoint(bound | kept):
-            moved.append(c)
+    # (as `local_names(parent) - moving`: a def binds its name only, and declares nothing)
+    bound = set(params(parent))
+    for s in others:
+        binding_names(s, bound)
+    bound = bound - set(scope_declarations(others)) - moving
+    kept = {s.name for s in others if isinstance(s, _SCOPES)} - moving
+    outside = bound | kept
+    moved = [c for c in candidates if free[id(c)].isdisjoint(outside)]
     while True:  # a def that reads a def that stays stays too (to a fixed point: a def read
         staying = moving - {m.name for m in moved}  # by one that stays because of a third)
         kept_out = [m for m in moved if free[id(m)].isdisjoint(staying)]
@@ -84,6 +88,16 @@ def _take_out(parent: gast.FunctionDef, free: dict) -> list:
         ids = {id(m) for m in moved}
         parent.body = [s for s in parent.body if id(s) not in ids]
     return moved
+
+
+def _movable(fn, free: dict) -> bool:
+    """Whether the def `fn` is generated and of a form that can move (its `_free` names, then
+    kept in `free`; False kept for a def that cannot)."""
+    found = free.get(id(fn))
+    if found is None:
+        found = free[id(fn)] = _free(fn) if anno.getanno(fn, anno.GENERATED, False) and \
+            _movable_form(fn) else False
+    return found is not False
 
 
 def _branch_shell(fn) -> bool:

@@ -11,9 +11,11 @@ from .array_number_kinds import (
     ITEMS_CHECK,
     KINDS,
     PAIR,
+    TENSOR_ITEM_DTYPES,
     holds_number_kinds,
     holds_strs,
     holds_tensor_items,
+    item_code,
     joinable,
     string_id,
     tensor_pair,
@@ -70,6 +72,7 @@ def array_joined(a, b) -> Variable:
     """`a + b` where one side is a static tensor array and the other an array or a Python
     list / tuple of tensors: a new array with the entries of `a`, then those of `b`, as
     Python's list concatenation gives."""
+    a, b = _numbers_beside_tensors(a, b)
     like = next((x for x in (a, b) if _is_array(x) and holds_tensor_items(x)), None)
     if like is not None:  # (Python numbers and tensors: `[value, is_tensor]` items)
         a, b = (x if _is_array(x) else _tensor_items_of(x, like) for x in (a, b))
@@ -96,6 +99,36 @@ def array_joined(a, b) -> Variable:
         fa, fb = item_flags(a), item_flags(b)
         out.item_stops = _bind_array(JOIN, [fa, fb], {}, fa)
     return out
+
+
+def _numbers_beside_tensors(a, b) -> tuple:
+    """`a`, `b` where one is an array of 0-d tensors of a dtype an array of tensor items
+    takes and the other a list or tuple holding Python numbers (or graph values standing for
+    them: a loop counter) beside such tensors: that array as one of `[value, is_tensor]`
+    items (`tensors_as_items`), which `array_joined` joins the numbers to."""
+    for x, y in ((a, b), (b, a)):
+        if _plain_tensors(x) and isinstance(y, (list, tuple)) and any(
+                _number_like(v) for v in y) and all(
+                _number_like(v) or _plain_tensor_of(v, x.dtype) for v in y):
+            items = tensors_as_items(x)
+            return (items, y) if x is a else (y, items)
+    return a, b
+
+
+def _plain_tensors(x) -> bool:
+    return _is_array(x) and not getattr(x, "python_items", False) and not getattr(
+        x, "number_sums", False) and x._static_shape == () and \
+        x.dtype.name in TENSOR_ITEM_DTYPES
+
+
+def _number_like(v) -> bool:
+    return type(v) in KINDS or isinstance(v, Variable) and v.kind != "array" and getattr(
+        v, "python_scalar", False) and not tuple(v.shape)
+
+
+def _plain_tensor_of(v, dtype) -> bool:
+    return core.is_tensor(v) and not tuple(v.shape) and v.dtype == dtype and not getattr(
+        v, "python_scalar", False)
 
 
 def _tensor_items_of(items, like: Variable) -> Variable:
@@ -129,6 +162,9 @@ def _array_of(items, like: Variable) -> Variable:
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"can only concatenate a tensor array with a list, a tuple or another "
                         f"tensor array, not {type(items).__name__}")
+    if holds_strs(like) != any(type(x) is str for x in items) or holds_strs(like) and not \
+            all(type(x) is str for x in items):
+        raise TypeError(_strs_beside_others(like, items))
     if holds_strs(like) and all(type(x) is str for x in items):  # (ids of strs)
         items = [core.constant(string_id(x), dtype=like.dtype) for x in items]
         arr = create_array(like.dtype)
@@ -148,6 +184,24 @@ def _array_of(items, like: Variable) -> Variable:
     for i, x in enumerate(items):
         arr = array_written(x, i, arr)
     return arr
+
+
+def _strs_beside_others(like: Variable, items) -> str:
+    """The error of `lst + items` (or `+=`) where one side holds Python strs and the other
+    other values, and `lst` is a list whose length a tensor decides."""
+    if holds_strs(like):
+        other = next(x for x in items if type(x) is not str)
+        return (f"a list of Python strs whose length a loop or if whose condition is a tensor "
+                f"decides is joined (`+`) with a list holding {type(other).__name__} items: "
+                "strs cannot be mixed with other values in such a list (it is a tensor array "
+                "of the strs' ids, and one array holds one kind of item). Keep strs and other "
+                "values in separate lists.")
+    text = next(x for x in items if type(x) is str)
+    held = "Python numbers" if getattr(like, "python_items", False) else "tensors"
+    return (f"strs cannot be added to a list of {held} in a loop or if whose condition is a "
+            f"tensor: here `+` joins it with a list holding the str {text!r:.40}. Such a list "
+            f"is a tensor array of its {held}, and one array holds one kind of item. Keep strs "
+            "and other values in separate lists.")
 
 
 def _tensors_as_items_kernel(xp, arr):
@@ -190,10 +244,29 @@ def as_tensor_items(array: Variable, dtype) -> Variable:
         return array
     b = _builder()
     out = _new_array(b, convert_dtype(dtype), PAIR, stop=True)
-    b.append(AS_TENSOR_ITEMS.name, [b.ref(array)], [out.name], {"dtype": out.dtype.name})
+    attrs = {"dtype": out.dtype.name}
+    codes = number_codes(array, out.dtype)
+    if codes is None:
+        raise TypeError(f"an array of {array.dtype.name} cannot become one of Python numbers "
+                        f"and tensors of {out.dtype.name}")
+    attrs.update(codes)
+    b.append(AS_TENSOR_ITEMS.name, [b.ref(array)], [out.name], attrs)
     out.python_items = True
     out._d2s_tuple = getattr(array, "_d2s_tuple", False)
     return out
+
+
+def number_codes(array, dtype):
+    """The attributes of `AS_TENSOR_ITEMS` that give the Python numbers of `array` (of one
+    type, or `[value, kind]` pairs) their codes among tensors of `dtype`
+    (`array_number_kinds.item_code`); None where such an array cannot hold one of them (a
+    float beside int64 tensors)."""
+    if holds_number_kinds(array):
+        codes = [item_code(k, dtype) for k in sorted(KINDS, key=KINDS.get)]
+        return None if None in codes else {"codes": codes}
+    kind = bool if array.dtype.name == "bool" else float if array.dtype.is_floating else int
+    code = item_code(kind, dtype)
+    return None if code is None else {"code": code}
 
 
 def _items_joined(how: str):

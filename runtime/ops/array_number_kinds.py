@@ -73,8 +73,8 @@ def needs_pairs(array, value) -> bool:
     of Python numbers `array` as a `[value, kind]` pair: it holds pairs, or numbers of another
     type than `value`'s (an int beside floats, a float or a bool beside ints), or `value` is a
     number whose type the run decides (`float_when`, `bool_when`)."""
-    if not getattr(array, "python_items", False):
-        return False
+    if not getattr(array, "python_items", False) or holds_tensor_items(array):
+        return False  # (beside tensors: `[value, code]` items)
     if type(value) in KINDS:
         kind = type(value)
     elif getattr(value, "python_scalar", False) and getattr(value, "kind", "") != "array" \
@@ -152,11 +152,54 @@ def _constant(value, dtype="float64"):
 # array of Python numbers takes): the Python numbers are floats beside float tensors, ints
 # beside int64 ones, bools beside bool ones, each exact in the dtype (d2s checks); an item
 # read is the tensor on the runs where it is one, and the number (`number_when`,
-# `number_value`) where it is that.
+# `number_value`) where it is that. The second entry is the item's code (`ITEM_CODES`): 1 a
+# tensor, 0 a Python number of the dtype's number type, `INT_CODE` / `BOOL_CODE` a Python int
+# or bool of another type than that (a loop counter beside float32 tensors), which the
+# returned list and `sum` give as eager's; an item read that is one is refused on that run
+# (`FOREIGN_CHECK`: the read gives numbers of the dtype's type only).
 TENSOR_ITEM_DTYPES = ("float32", "float16", "int64", "bool")
 # what checks, when the program runs, that every item of such a list is a tensor (d2s sets
 # it: `rt.stack(out)` raises eager's error where one is a Python number); None: refused
 ITEMS_CHECK: list = [None]
+TENSOR_CODE, INT_CODE, BOOL_CODE = 1, 2, 3
+# what raises, when the program runs, where an item read from such a list is a Python number of
+# another type than the dtype's (`INT_CODE`, `BOOL_CODE`): called with the item's code (d2s
+# sets it; None: no check)
+FOREIGN_CHECK: list = [None]
+# what makes the `[value, code]` item of a dtype for a value (d2s sets it: `tensor_pair`
+# gives its answer, a graph value standing for a Python number included); None: `tensor_pair`
+ITEM_OF: list = [None]
+# what gives the array of tensor items that an array of tensors becomes where `lst[i] = v`
+# puts a Python number into it (d2s sets it: refused where it cannot); None: cast as before
+NUMBER_INTO_TENSORS: list = [None]
+
+
+def number_into_tensors(array, value) -> None:
+    """Where `array[i] = value` puts a Python number (or a 0-d value standing for one)
+    into an array of tensors: `array` made one of tensor items (`NUMBER_INTO_TENSORS`)."""
+    if NUMBER_INTO_TENSORS[0] is not None and not holds_python_numbers(array) and (
+            type(value) in KINDS or getattr(value, "kind", "") == "tensor" and getattr(
+                value, "python_scalar", False) and not tuple(value.shape) and getattr(
+                value, "number_when", None) is None):
+        array._inplace_update(NUMBER_INTO_TENSORS[0](array, value))
+        array.python_items = True
+
+
+def item_code(kind: type, dtype):
+    """The code of a Python number of type `kind` in an array of tensor items of `dtype`: 0
+    for the dtype's number type, `INT_CODE` for an int and `BOOL_CODE` for a bool beside
+    float tensors, `BOOL_CODE` for a bool beside int64 ones; None where the array cannot hold
+    it (a float beside int64 tensors, anything but bools beside bool ones)."""
+    if kind is number_type(dtype):
+        return 0
+    if dtype.name == "bool" or kind is float:
+        return None
+    return {int: INT_CODE, bool: BOOL_CODE}[kind] if dtype.is_floating else BOOL_CODE
+
+
+def code_type(code: int, dtype) -> type:
+    """The Python type of a number item of code `code` in such an array of `dtype`."""
+    return {INT_CODE: int, BOOL_CODE: bool}.get(int(code), None) or number_type_np(dtype)
 
 
 def holds_tensor_items(array) -> bool:
@@ -184,11 +227,13 @@ def tensor_item(pair):
     `number_value` at Python's precision)."""
     value, flag = pair[0], pair[1]
     kind = number_type(pair.dtype)
+    if FOREIGN_CHECK[0] is not None and pair.dtype.name != "bool":
+        FOREIGN_CHECK[0](flag, pair.dtype)  # (a number of another type on this run: refused)
     number = math.cast(value, {bool: "bool", int: "int64", float: "float64"}[kind])
     if number is value:  # (a value of its own: the item stays a tensor)
         number = math.assign(value)
     number.python_scalar = True
-    value.number_when = logic.logical_not(math.cast(flag, "bool"))
+    value.number_when = logic.not_equal(flag, _full(TENSOR_CODE, pair.dtype.name))
     value.number_value = number
     return value
 
@@ -196,10 +241,13 @@ def tensor_item(pair):
 def tensor_pair(x, like):
     """The `[value, is_tensor]` item of `like`'s dtype for `x` (a Python number of its number
     type, exact in the dtype, or a 0-d tensor of the dtype); anything else refused."""
-    dtype, kind = like.dtype, number_type(like.dtype)
+    if ITEM_OF[0] is not None:  # (d2s: also a loop counter, checked exact when run)
+        return ITEM_OF[0](like.dtype, x)
+    dtype = like.dtype
     b = registry.STATE.builder
-    if type(x) is kind and np.asarray(x).astype(dtype.name).item() == x:
-        return b.variable_of(_constant([x, 0], dtype.name))
+    code = item_code(type(x), dtype) if type(x) in KINDS else None
+    if code is not None and np.asarray(x).astype(dtype.name).item() == x:
+        return b.variable_of(_constant([x, code], dtype.name))
     if getattr(x, "kind", "") == "tensor" and not tuple(x.shape) and x.dtype == dtype and \
             not getattr(x, "python_scalar", False) and getattr(x, "number_when", None) is None:
         return combine.stack([x, b.variable_of(_constant(1, dtype.name))])
@@ -211,8 +259,11 @@ def number_type_np(dtype) -> type:
     return bool if dtype.kind == "b" else float if dtype.kind == "f" else int
 
 
-def _tensor_items_kernel(xp, arr, dtype="float32"):
-    return [xp.stack([xp.asarray(a).astype(dtype), xp.asarray(0, dtype)]) for a in arr]
+def _tensor_items_kernel(xp, arr, dtype="float32", code=0, codes=None):
+    if codes is not None:  # (`[value, kind]` pairs: each kind's code, `KINDS` order)
+        return [xp.stack([xp.asarray(a[0]).astype(dtype),
+                          xp.asarray(codes[int(a[1])], dtype)]) for a in arr]
+    return [xp.stack([xp.asarray(a).astype(dtype), xp.asarray(code, dtype)]) for a in arr]
 
 
 # an array of Python numbers as `[value, False]` items of `dtype` (d2s: a list of them that
@@ -220,4 +271,5 @@ def _tensor_items_kernel(xp, arr, dtype="float32"):
 AS_TENSOR_ITEMS = registry.register(
     "array_tensor_items", kernel=_tensor_items_kernel, infer=lambda *a, **k: None,
     nondiff=True, amp="keep",
-    doc="The items of arr (Python numbers) as [value, is_tensor=0] items of dtype.")
+    doc="The items of arr (Python numbers, or [value, kind] pairs) as [value, code] items "
+        "of dtype (code: the number's, or codes[kind] of a pair's).")

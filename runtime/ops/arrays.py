@@ -450,8 +450,7 @@ def item_flags(array: Variable) -> Variable:
 
 def array_setitem(array: Variable, index, value) -> None:
     """`arr[i] = x` on a static tensor array (a Python list turned array): an `array_write`
-    at `i` (a Python int, negative from the end, or a non-negative integer tensor); `array`
-    itself refers to the new array afterwards."""
+    at `i` (an int, negative from the end, or an integer tensor); `array` becomes the new one."""
     if isinstance(index, slice):
         raise TypeError("assigning to a slice of a tensor array is not supported; assign "
                         "single elements (arr[i] = x)")
@@ -460,11 +459,11 @@ def array_setitem(array: Variable, index, value) -> None:
         index = math.add(array_length(array), index)
     if needs_pairs(array, value) and not holds_number_kinds(array):  # (`ints[0] = 2.5`:
         array._inplace_update(as_pairs(array))  # each item's Python type beside it)
+    kinds.number_into_tensors(array, value)  # (eager's list keeps a Python number there)
     if kinds.holds_tensor_items(array):  # (a Python number or a tensor: `[value, is_tensor]`)
         value = kinds.tensor_pair(value, array)
     value = b.variable_of(value) if not isinstance(value, Variable) else value
-    if holds_number_kinds(array):
-        value = number_pair(b, value)
+    value = number_pair(b, value) if holds_number_kinds(array) else value
     if value.dtype != array.dtype:
         value = math.cast(value, array.dtype)
     array_write(value, index, array)

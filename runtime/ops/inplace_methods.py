@@ -10,7 +10,7 @@ re-pointed at the new value, and a captured tensor (a parameter) is written when
 """
 from __future__ import annotations
 
-from .. import core
+from .. import backend, core
 from .inplace import write_into
 from .registry import STATE
 
@@ -72,3 +72,28 @@ METHODS = {m + "_": _from(m) for m in _OUT_OF_PLACE}
 METHODS.update(zero_=zero_, fill_=fill_, uniform_=uniform_)
 
 __all__: list = []
+
+
+def set_traced(self, value) -> None:
+    """`t.set_value(v)` of a tensor computed in the program (a gradient before the
+    optimizer's step, `p.grad.set_value(p.grad * scale)`): later reads of this handle
+    read `v`'s values, cast to its dtype, with no gradient path through them, as eager's
+    overwrite of the tensor's data. A value of another shape is eager's ValueError; a
+    handle that needs a gradient cannot take values that have none."""
+    from .math import assign, cast
+    if self.kind == "array":
+        raise AttributeError("'list' object has no attribute 'set_value'")
+    new = assign(value if isinstance(value, (core.TensorBase, core.VariableBase)) else
+                 core.wrap(backend.XP.asarray(value)))
+    if list(new.shape) != self.shape and -1 not in self.shape + list(new.shape):
+        raise ValueError(f"set_value: value has shape {list(new.shape)} but the tensor "
+                         f"has shape {self.shape}")
+    if not self.stop_gradient:
+        raise TypeError(
+            "set_value() inside converted code on a tensor that needs a gradient: eager "
+            "code overwrites its values and keeps its gradient path, which a program "
+            "cannot express. Compute the new tensor (`t = v`), or detach it first.")
+    if new.dtype != self.dtype:
+        new = cast(new, self.dtype)
+    new.stop_gradient = True
+    write_into(self, new)  # (`builder.overwrote`: a branch or loop gives it out)

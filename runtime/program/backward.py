@@ -61,9 +61,10 @@ class _Backward:
     def __init__(self, program: Program, sources: set, blocked: set = frozenset()):
         self.program = program
         self._free_cache: dict = {}
-        # Values user code marked stop_gradient (or listed in no_grad_set) are constants.
-        self.blocked = set(blocked) | {v.name for v in program.all_vars()
-                                       if v._user_stop and v.name not in sources}
+        # Values user code marked stop_gradient (or listed in no_grad_set) are constants, and
+        # what `detach()` made is a leaf, also once user code sets its stop_gradient False.
+        self.blocked = set(blocked) | {v.name for v in program.all_vars() if (
+            v._user_stop or v.detached) and v.name not in sources}
         self.requires = set(sources) - self.blocked
         self._propagate(program.global_block())
 

@@ -6,6 +6,7 @@ import io
 import numpy as np
 
 from .. import backend, core
+from ..ops import array_number_kinds as kinds
 from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
@@ -26,11 +27,12 @@ def _print_kernel(xp, x, message="", name="", summarize=20):
 
 
 def _assert_kernel(xp, cond, data, held=(), message="", summarize=20, parts=None,
-                   stop_gradient=(), as_int=(), state=-1):
+                   stop_gradient=(), as_int=(), state=-1, kinds=(), lists=()):
     if not bool(xp.all(cond)):
         if parts is not None:  # (the message is a text with values, as `print` shows them)
             text = io.StringIO()
-            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int)
+            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int, (), kinds,
+                             lists)
             raise _holding(AssertionError(text.getvalue()), state, held)
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
@@ -58,15 +60,21 @@ def _holding(exc: BaseException, state: int, held) -> BaseException:
 
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
-                     as_int=(), formats=()):
+                     as_int=(), formats=(), kinds=(), lists=()):
     wrap = core.wrap
-    it = iter(zip(values, stop_gradient, as_int or [False] * len(values),
-                  formats or [None] * len(values)))
+    n = len(stop_gradient)  # (after the printed values: the type flags of `kinds`)
+    it = iter(zip(values[:n], stop_gradient, as_int or [False] * n, formats or [None] * n,
+                  kinds or [None] * n, lists or [None] * n))
     shown = []
     for p in parts:
         if p is None:
-            a, stop, whole, how = next(it)
-            if whole:  # (a dim, a length, `loss.item()`: a Python number in eager code)
+            a, stop, whole, how, kind, listed = next(it)
+            if listed is not None:  # (a list whose length the run decided: its items)
+                v = _ListText(_list_items(a, listed[0], stop), listed[1])
+            elif kind is not None:  # (a Python number whose type the run decides)
+                v = _number_of_run(a.item(), *(None if i < 0 else bool(values[i])
+                                               for i in kind))
+            elif whole:  # (a dim, a length, `loss.item()`: a Python number in eager code)
                 v = a.item()
             else:
                 v = wrap(a)
@@ -76,6 +84,101 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
             shown.append(p)
     print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
     return ()
+
+
+class _ListText:
+    """A printed list (or tuple) of items: its text as Python's print shows it."""
+
+    def __init__(self, items: list, is_tuple: bool):
+        self.items, self.is_tuple = items, is_tuple
+
+    def __str__(self) -> str:
+        return str(tuple(self.items) if self.is_tuple else self.items)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _list_items(items, kind: str, stop: bool) -> list:
+    """The items eager code's list holds, of a tensor array's value (`list_kind`)."""
+    if kind == "strs":
+        return [kinds.STRINGS[int(a)] for a in items]
+    if kind == "pairs":
+        return [kinds.number_of_pair(a) for a in items]
+    if kind == "numbers":
+        return [kinds.number_type_np(np.asarray(a).dtype)(np.asarray(a).item()) for a in items]
+    out = []
+    for a in items:
+        if kind == "items" and a[1] != kinds.TENSOR_CODE:
+            out.append(kinds.code_type(a[1], a.dtype)(a[0].item()))
+            continue
+        t = core.wrap(a[0] if kind == "items" else a)
+        t.stop_gradient = stop
+        out.append(t)
+    return out
+
+
+def list_kind(t):
+    """How `py_print` shows the tensor array `t` as eager's list: its items' kind ("strs",
+    "pairs", "numbers", "items": Python numbers and tensors, "tensors"); None where it cannot
+    (numbers whose types only the run knows, items of differing stop_gradient)."""
+    if getattr(t, "mixed_numbers", False) or getattr(t, "number_sums", False) or getattr(
+            t, "item_stops", None) is not None:
+        return None
+    if kinds.holds_strs(t):
+        return "strs"
+    if kinds.holds_number_kinds(t):
+        return "pairs"
+    if kinds.holds_tensor_items(t):
+        return "items"
+    return "numbers" if getattr(t, "python_items", False) else "tensors"
+
+
+def _shown_as_eager(tensors: list) -> dict:
+    """The attributes of `py_print` (or an assert's text) that show the lists among the
+    `tensors` shown (arrays) and the numbers whose type the run decides as eager shows them;
+    the type flags those need are appended to `tensors`."""
+    attrs = {}
+    lists = [[list_kind(t), bool(getattr(t, "_d2s_tuple", False))]
+             if getattr(t, "kind", "") == "array" else None for t in tensors]
+    if any(k is not None for k in lists):
+        if any(k is not None and k[0] is None for k in lists):
+            raise TypeError("print() of a list of Python numbers whose length a tensor "
+                            "decides and whose items' types (or stop_gradient flags) only the "
+                            "run knows: print its items in a loop, or return the list and "
+                            "print it after the call")
+        attrs["lists"] = lists
+    run_kinds = _run_kinds(tensors)
+    if any(k is not None for k in run_kinds):
+        attrs["kinds"] = run_kinds
+    return attrs
+
+
+def _number_of_run(v, is_float, is_bool):
+    """The Python number `v` as the type the run decided (`Variable.float_when`, `bool_when`;
+    None: the type its value has)."""
+    return bool(v) if is_bool else v if is_float is None else float(v) if is_float else int(v)
+
+
+def _run_kinds(tensors: list) -> list:
+    """Per printed value, None, or the positions among the values printed and the flags
+    appended after them (which `tensors` gets) of its `float_when` and `bool_when` (-1: none):
+    a 0-d value standing for a Python number whose type the run decides (an item of a list of
+    Python numbers of several types)."""
+    kinds, n = [], len(tensors)
+    for t in tensors[:n]:
+        flags = [getattr(t, f, None) if prints_as_run_number(t) else None
+                 for f in ("float_when", "bool_when")]
+        if all(f is None for f in flags):
+            kinds.append(None)
+            continue
+        kind = []
+        for f in flags:
+            kind.append(-1 if f is None else len(tensors))
+            if f is not None:
+                tensors.append(f)
+        kinds.append(kind)
+    return kinds
 
 
 def _formatted(v, spec: str, conv: str) -> str:
@@ -208,6 +311,7 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None)
         attrs["as_int"] = numbers
     if formats is not None and any(f is not None for f in formats):
         attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
+    attrs.update(_shown_as_eager(tensors))
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
@@ -254,6 +358,15 @@ def prints_as_number(t) -> bool:
                     t, "mixed_number", False) and not getattr(t, "is_array", False))
 
 
+def prints_as_run_number(t) -> bool:
+    """Whether `t` stands for a Python number whose type the run decides (`float_when`,
+    `bool_when`: an item of a list of numbers of several types), printed as that number."""
+    return bool(getattr(t, "python_scalar", False) and not t.shape and getattr(
+        t, "number_when", None) is None and not getattr(t, "is_array", False) and (
+            getattr(t, "float_when", None) is not None or getattr(t, "bool_when", None)
+            is not None))
+
+
 def Assert(cond, data=None, summarize=20, name=None, message=None):
     """Raise `AssertionError(message)` when `cond` is not all true (at run time in a static
     program), showing the values of the tensors in `data`."""
@@ -279,10 +392,11 @@ def assert_text(cond, objects) -> None:
     `assert test, f"...{t}..."` of converted code."""
     parts = [None if core.is_tensor(o) else str(o) for o in objects]
     tensors = [o for o in objects if core.is_tensor(o)]
-    _bind_assert(cond, tensors, {
-        "message": "", "summarize": 0, "parts": parts,
-        "stop_gradient": [bool(t.stop_gradient) for t in tensors],
-        "as_int": [prints_as_number(t) for t in tensors]})
+    attrs = {"message": "", "summarize": 0, "parts": parts,
+             "stop_gradient": [bool(t.stop_gradient) for t in tensors],
+             "as_int": [prints_as_number(t) for t in tensors]}
+    attrs.update(_shown_as_eager(tensors))
+    _bind_assert(cond, tensors, attrs)
 
 
 # ---- raise -----------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def follow_branch_frees(program: Program, error) -> None:
             found.append((later, blocks))
     with building(program):
         for later, blocks in sorted(found, key=lambda f: -f[0].position):
-            flags = [v for v in (_ran_before(program, owners, b, later.block)
+            flags = [v for v in (ran_before(program, owners, b, later.block)
                                  for b in dict.fromkeys(blocks)) if v is not None]
             if flags:
                 raise_before(program, later.block, later.position, flags, later.origin,
@@ -73,7 +73,7 @@ def raise_before(program: Program, block: int, position: int, flags: list, origi
     program.touch()
 
 
-def _ran_before(program: Program, owners: dict, idx: int, later: int):
+def ran_before(program: Program, owners: dict, idx: int, later: int):
     """A bool of the block around both branch `idx` and block `later`: whether the run took
     branch `idx` (None where a loop, or another op than a `cond`, is between them, or where
     `later` is in another branch of a `cond` op around `idx`: never on one run)."""

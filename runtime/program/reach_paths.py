@@ -138,9 +138,10 @@ class _Paths:
     def carries(self, name: str, loosely: bool) -> bool:
         """Whether the value `name` can carry a gradient: floating, and (unless `loosely`:
         the output of a loop, whose static flag may be its entry's) not `stop_gradient`; a
-        tensor array always can (its static flag is the empty array's)."""
+        tensor array always can (its static flag is the empty array's). What `detach()` made
+        passes none on to what it was made from, also with stop_gradient set False."""
         v = self.vars.get(name)
-        if v is None:
+        if v is None or v.detached:
             return False
         if v.kind == "array":
             return True

@@ -239,6 +239,20 @@ def _top_level(what: str) -> None:
             "tensor `if`/loop (compute the values in the branch and return them from it).")
 
 
+def _in_place_in_branch(name) -> None:
+    """A gradient read inside a tensor `if` or loop (`for p in params: p.grad.scale_(c)`)
+    is program state of the whole function, which a branch does not give out: writing it in
+    place there is refused, as setting `p.grad` there is (`_top_level`)."""
+    if _builder().block.idx != 0:
+        what = f"writing {name or 'a tensor'}.grad in place"
+        raise RuntimeError(
+            f"{_here(what)} inside an `if` or "
+            "loop whose condition is a tensor: a converted training step handles gradients "
+            "for the whole function. Read the gradients into names before the `if` (`grads "
+            "= [p.grad for p in params]`) and write those, or compute a factor in the branch "
+            "and scale the gradients after it.")
+
+
 def grad_of(t):
     """`t.grad` while building."""
     b = _builder()
@@ -246,6 +260,8 @@ def grad_of(t):
     if not e[3] or e[2] is _ZERO or e[2] is _UNKNOWN:
         _top_level(f"reading {t.name or 'a tensor'}.grad")
     g = _known(e)
+    if b.block.idx != 0 and isinstance(g, Variable):  # (`inplace.write_into` asks it)
+        g.__dict__["in_place_refusal"] = functools.partial(_in_place_in_branch, t.name)
     st = _state(b.program)
     if id(t) in st.sometimes_reached and isinstance(g, Variable):
         st.decided_reads.add(g.name)

@@ -15,7 +15,7 @@ from typing import ClassVar
 from .. import backend, core
 from ..dtypes import DType
 from ..ops.array_joins import array_joined
-from ..ops.array_number_kinds import holds_tensor_items, tensor_pair
+from ..ops.array_number_kinds import holds_tensor_items, number_into_tensors, tensor_pair
 from ..ops.arrays import (
     array_getitem,
     array_inserted,
@@ -25,6 +25,7 @@ from ..ops.arrays import (
     array_write,
     create_array,
 )
+from ..ops.inplace_methods import set_traced
 from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
@@ -63,23 +64,17 @@ def _kept(v, what: str) -> None:
 # such a read from converted user code, a Python decision eager code makes per trip; or
 # between runs (`stop_when`): d2s gives converted user code the flag of the run, a bool value.
 _VARYING_STOP_READERS: list = []
-
-
-def add_varying_stop_reader(fn) -> None:
-    if fn not in _VARYING_STOP_READERS:
-        _VARYING_STOP_READERS.append(fn)
-
-
 # Called as `fn(variable, name)` when code reads a public attribute of a value that is a Python
 # number on some runs only (`number_when`): d2s checks that eager code has the attribute on
 # every run (`b.item()` where `b` is the int 1 on some raises AttributeError there).
 _NUMBER_ATTRIBUTE_READERS: list = []
-
-
-def add_number_attribute_reader(fn) -> None:
-    if fn not in _NUMBER_ATTRIBUTE_READERS:
-        _NUMBER_ATTRIBUTE_READERS.append(fn)
-
+# Called as `fn(variable, name)` for an attribute of eager's Tensor that a Variable lacks
+# (`is_leaf`, `grad`): d2s gives converted user code eager's answer (NotImplemented: not its)
+_TENSOR_ATTRIBUTE_READERS: list = []
+_adding = lambda readers: lambda fn: None if fn in readers else readers.append(fn)
+add_varying_stop_reader = _adding(_VARYING_STOP_READERS)
+add_number_attribute_reader = _adding(_NUMBER_ATTRIBUTE_READERS)
+add_tensor_attribute_reader = _adding(_TENSOR_ATTRIBUTE_READERS)
 
 _PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
 
@@ -188,8 +183,8 @@ class Variable(core.VariableBase):
 
     # ---- metadata -------------------------------------------------------------------------
     @property
-    def shape(self) -> list:
-        return list(self._static_shape or ())
+    def shape(self) -> list:  # (of a `numpy()` result a tuple, as NumPy's)
+        return (tuple if self.numpy_array else list)(self._static_shape or ())
 
     @property
     def ndim(self) -> int:
@@ -210,6 +205,9 @@ class Variable(core.VariableBase):
     # True on what `detach()` made: a leaf, with no graph behind it, also once user code
     # sets its stop_gradient False (`freed_graph.value_graph`)
     detached = False
+    # stop_gradient before code first set it (None: never set): whether eager's tensor got an
+    # autograd node when made (`is_leaf`), which setting the flag later does not change
+    made_stop = None
 
     @property
     def stop_gradient(self) -> bool:
@@ -222,6 +220,8 @@ class Variable(core.VariableBase):
 
     @stop_gradient.setter
     def stop_gradient(self, value: bool) -> None:
+        if self.made_stop is None:
+            self.made_stop = self._stop_gradient
         self._stop_gradient = bool(value)
         self._user_stop = bool(value)
 
@@ -467,6 +467,10 @@ class Variable(core.VariableBase):
             get = getattr(found, "__get__", None)
             return get(self, type(self)) if get is not None else found
         where = f"static Variable '{self.__dict__.get('name')}', a Tensor's traced form"
+        for fn in _TENSOR_ATTRIBUTE_READERS if own is not _ABSENT else ():
+            got = fn(self, name)
+            if got is not NotImplemented:
+                return got
         if own is not _ABSENT:
             raise AttributeError(
                 f"Tensor.{name} has no static form: {where} inside converted code has no "
@@ -476,8 +480,8 @@ class Variable(core.VariableBase):
     def append(self, x) -> None:
         """`arr.append(x)` on a tensor array: write `x` at the end."""
         if self.kind != "array":
-            raise TypeError(f"append() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'append'")  # (as eager's)
+        number_into_tensors(self, x)  # (a Python number beside tensors: tensor items)
         if holds_tensor_items(self):  # (Python numbers and 0-d tensors: `tensor_pair`)
             x = tensor_pair(x, self)
         array_write(x, array_length(self), self)
@@ -486,24 +490,21 @@ class Variable(core.VariableBase):
         """`arr.pop(i)` on a tensor array: the element at `i` (negative from the end); this
         handle refers to the shorter array afterwards."""
         if self.kind != "array":
-            raise TypeError(f"pop() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'pop'")  # (as eager's)
         return array_pop(self, index)
 
     def insert(self, index, x) -> None:
         """`arr.insert(i, x)` on a tensor array: `x` before position `i` (clamped, negative
         from the end, as `list.insert`); this handle refers to the longer array afterwards."""
         if self.kind != "array":
-            raise TypeError(f"insert() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'insert'")  # (as eager's)
         self._inplace_update(array_inserted(self, index, x))
 
     def clear(self) -> None:
         """`arr.clear()` on a tensor array: this handle refers to an empty array of the same
         element type afterwards."""
         if self.kind != "array":
-            raise TypeError(f"clear() on static Variable '{self.name}', which is a tensor, "
-                            "not a tensor array")
+            raise AttributeError("'Tensor' object has no attribute 'clear'")  # (as eager's)
         empty = create_array(self.dtype)
         empty._static_shape = self._static_shape
         self._inplace_update(empty)
@@ -528,6 +529,8 @@ class Variable(core.VariableBase):
     def clone(self) -> Variable:
         return assign(self)
 
+    set_value = set_traced  # (`t.set_value(v)` of a tensor the program computes)
+
     def _inplace_update(self, new: Variable) -> None:
         """Make this Python handle refer to `new`'s value (`x[i] = v`, `array_write`).
 
@@ -538,7 +541,7 @@ class Variable(core.VariableBase):
             raise TypeError(f"_inplace_update: expected a Variable, got {type(new).__name__}")
         fields = ("block", "name", "_static_shape", "dtype", "kind", "persistable",
                   "_stop_gradient", "_user_stop", "stop_when", "item_stops", "no_items",
-                  "detached")
+                  "detached", "made_stop")
         mine = [getattr(self, f) for f in fields]
         for f in fields:
             setattr(self, f, getattr(new, f))

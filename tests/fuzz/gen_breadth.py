@@ -138,6 +138,9 @@ TOP = (  # outside tensor ifs and graph loops
     "for t in out:\n    h = h + t * 0.1",
     "o.total = 0\nfor i in range({trips1}):\n    o.total = o.total + h\nh = h + o.total",
     "mixed = [rt.sum(h)]\nfor i in range({trips}):\n    mixed.append(i)\nh = h + len(mixed)",
+    # ints and bools beside a float32 tensor, summed (int + tensor promotes as eager)
+    ("mixed = [rt.sum(h) * 0.5]\nfor i in range({trips}):\n    mixed += [i, i > 1]\n"
+     "h = h + sum(mixed) * 0.1 + sum(mixed, 0.5)"),
     # a static trip count: the counter stays a Python int
     f"for i in range(3):\n    h = h + {F}.pad(h[:i], [0, 3 - i], value=i) * ([0.5] * i + [1])[-1]",
 )

@@ -1,12 +1,13 @@
 """A Python set that the two branches of a tensor `if` change differently holds, after the
-`if`, items only the run decides. Code after the `if` that can read it is refused at the `if`
-(`branch_sets.set_values`), however the branches changed it (its methods, a helper it is
-passed to, a helper closing over it, a method of an object holding it, a helper given an
-alias) and however it is read afterwards: not only the converted builtins, but a
-comprehension or generator over it, an operator (`s | t`, `s <= t`), unpacking (`[*s]`),
-`str(s)`, its own methods; these used to see the items of both branches silently. A set that
-nothing reads again converts; a set changed alike in both branches converts and gives eager's
-result."""
+`if`, items only the run decides. A set converted code made, changed by Python values in a
+top-level `if` (issue 35), holds the union with a presence flag per item the branches differ
+on: `len()` and `in` of it follow the run, however the branches changed it (its methods, a
+helper it is passed to, a helper closing over it, a method of an object holding it, a helper
+given an alias). Every other read is refused at the read's line: not only the converted
+builtins, but a comprehension or generator over it, an operator (`s | t`, `s <= t`),
+unpacking (`[*s]`), `str(s)`, its own methods; these used to see the items of both branches
+silently. A set that nothing reads again converts; a set changed alike in both branches
+converts and gives eager's result."""
 from __future__ import annotations
 
 import numpy as np
@@ -141,34 +142,59 @@ WAYS = {"method": _by_method, "helper": _by_helper, "closure": _by_closure,
         "holder": _by_holder, "alias": _by_alias}
 
 
-def _assert_refused_at_the_if(fn):
-    x = rt.to_tensor(np.ones(3, "float32"))
-    fn(x)  # eager runs
-    with pytest.raises(d2s.ConversionError) as info:
-        d2s.to_static(fn)(x)
-    message = str(info.value)
-    assert "of an if whose condition is a tensor" in message, message
-    assert "code after the if can read it" in message, message
-    assert "if x.mean() > 0:" in message and "test_undecided_set_reads.py" in message
-    for internal in ("_retval", "Variable(%", "<undefined", "_if_true"):
-        assert internal not in message
+FOLLOWING = ("len", "in", "bool", "in_a_comprehension")  # (reads that follow the run: the
+# items' presence flags)
+
+
+def _assert_refused_at_the_read(fn, name, way="helper"):
+    """`len`/`in`/`bool` reads give eager's result on inputs taking each branch (one
+    program); any other read is refused at its own line, naming the set and the `if`. (A set
+    a plain class made, `_Tracker`, is no set converted code made: refused at the `if`.)"""
+    static = d2s.to_static(fn)
+    for sign in (1.0, -1.0, 1.0):
+        x = rt.to_tensor(np.full(3, sign, "float32"))
+        want = fn(x)  # eager runs
+        if name in FOLLOWING and way != "holder":
+            got = static(x)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            continue
+        with pytest.raises(d2s.ConversionError) as info:
+            static(x)
+        message = str(info.value)
+        for internal in ("_retval", "Variable(%", "<undefined", "_if_true"):
+            assert internal not in message
+        assert "if x.mean() > 0:" in message and "test_undecided_set_reads.py" in message
+        if way == "holder":
+            assert "code after the if can read it" in message, message
+            return
+        assert "reads the set " in message and "whose items the branches of an if whose " \
+            "condition is a tensor" in message, message
+        assert f"line {READ_LINES[name]}:" in message, message
+        return
+
+
+READ_LINES = {name: _line for _line, name in (
+    (i + 1, n) for i, line in enumerate(open(__file__).read().splitlines())
+    for n in READS if line.strip().startswith(f'"{n}": '))}
+READ_LINES["unpacking"] = _first_and_rest.__code__.co_firstlineno + 1  # (`_first, *rest = s`)
 
 
 @pytest.mark.parametrize("name", sorted(READS))
-def test_every_read_of_a_set_a_helper_left_undecided_is_refused(name):
-    _assert_refused_at_the_if(_by_helper(READS[name]))
+def test_every_read_of_a_set_a_helper_left_undecided_is_refused_or_follows_the_run(name):
+    _assert_refused_at_the_read(_by_helper(READS[name]), name)
 
 
 @pytest.mark.parametrize("name", ["list_comprehension", "union", "str", "len", "in"])
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_a_set_left_undecided_any_way_is_refused(way, name):
-    _assert_refused_at_the_if(WAYS[way](READS[name]))
+def test_a_set_left_undecided_any_way_is_refused_or_follows_the_run(way, name):
+    _assert_refused_at_the_read(WAYS[way](READS[name]), name, way)
 
 
 def test_the_alias_is_named():
-    with pytest.raises(d2s.ConversionError, match="can read it as tags") as info:
+    """Refused at the read, naming the set by the place the branches changed it through."""
+    with pytest.raises(d2s.ConversionError, match="reads the set marks\\[0\\]") as info:
         d2s.to_static(_by_alias(READS["union"]))(rt.to_tensor(np.ones(3, "float32")))
-    assert str(info.value).startswith("marks[0] is a set holding other items in the if branch than")
+    assert str(info.value).startswith("`|` (File ")
 
 
 def _read_by_a_closure_later(x):
@@ -182,7 +208,11 @@ def _read_by_a_closure_later(x):
 
 
 def test_a_set_a_function_closing_over_it_reads_later_is_refused():
-    _assert_refused_at_the_if(_read_by_a_closure_later)
+    x = rt.to_tensor(np.ones(3, "float32"))
+    _read_by_a_closure_later(x)  # eager runs
+    with pytest.raises(d2s.ConversionError, match="reads the set tags") as info:
+        d2s.to_static(_read_by_a_closure_later)(x)
+    assert "return len([t for t in tags])" in str(info.value)
 
 
 def _tagged_then_returned_early(x):
@@ -299,14 +329,18 @@ def _undecided_inside_then_counted(change, k):
 
 
 @pytest.mark.parametrize(("change", "k"), [(_tag, 1), (_drop, 0)], ids=["add", "discard"])
-def test_a_set_an_inner_if_leaves_undecided_stays_so_after_the_outer_if(change, k):
-    """With `discard`, the outer if's branches leave the set holding the items it had (the
-    inner if's union), so only the inner if's mark tells that the run decides them."""
+def test_a_set_an_inner_if_leaves_undecided_follows_the_run_after_the_outer_if(change, k):
+    """The inner `if`'s flag goes out of the outer `if` as an output of its `cond` (refused
+    before): `len(tags)` after both is eager's on every path of one program."""
     fn = _undecided_inside_then_counted(change, k)
-    x, y = rt.to_tensor(np.ones(3, "float32")), rt.to_tensor(np.zeros(3, "float32"))
-    fn(x, y)  # eager runs
-    with pytest.raises(d2s.ConversionError, match="tags") as info:
-        d2s.to_static(fn)(x, y)
-    message = str(info.value)  # (at the outer if, or at the read after it)
-    assert "of an if whose condition is a tensor" in message
-    assert "if y[0] > x[1]:" in message or "if x.mean() > 0.0:" in message
+    static = d2s.to_static(fn)
+    for xv, yv in ((1.0, 0.0), (1.0, 2.0), (-1.0, 0.0), (-1.0, 2.0), (1.0, 0.0)):
+        x, y = rt.to_tensor(np.full(3, xv, "float32")), rt.to_tensor(np.full(3, yv, "float32"))
+        want = fn(x, y)
+        np.testing.assert_allclose(static(x, y).numpy(), want.numpy())
+        tags = {0}
+        if not yv > xv and xv > 0:
+            tags = tags | {1} if change is _tag else tags - {0}
+        h = np.full(3, xv, "float32") + (1.0 if yv > xv else -1.0)
+        np.testing.assert_allclose(want.numpy(), h * len(tags))
+    assert len(static.program_cache) == 1

@@ -2,11 +2,13 @@
 runs (a comprehension filtered by a tensor, a list appended to under a tensor `if`).
 
 Eager Python's `sum` returns its start value (the int `0` by default) when nothing was kept,
-and a tensor otherwise: a result whose type depends on data. The program never returns a
-tensor where eager returns a number: it raises a TypeError naming the user's line when the
-list is empty and the start value is not a tensor of the result's shape and dtype. With such
-a start value (`sum(items, rt.zeros([...]))`) both paths are tensors and the program returns
-eager's value on every input.
+and a tensor otherwise: a result whose type depends on data. With a Python number start the
+program's value is a number on the runs where the list is empty (issue 35, session 23;
+`number_or_tensor`): the call returns eager's Python number there, arithmetic with Python
+numbers stays a number, and reading a tensor attribute of it raises eager's AttributeError.
+With a tensor start of the result's shape (`sum(items, rt.zeros([...]))`) both paths are
+tensors; a tensor start the items would broadcast raises a TypeError naming the user's line
+when the list is empty (eager returns the start's other shape).
 
 Eager vs static vs NumPy through ONE program, inputs that keep some items and none.
 """
@@ -61,21 +63,55 @@ def test_sum_of_filtered_items_matches_eager_when_some_are_kept():
     assert len(static.program_cache) == 1
 
 
-def test_empty_sum_raises_where_eager_returns_the_int_zero():
+def test_empty_sum_gives_eagers_int_zero():
     static = d2s.to_static(mean_of_large)
     static(_t(KEEPS_SOME[0]))
-    assert mean_of_large(_t(KEEPS_NONE)) == 0 and isinstance(mean_of_large(_t(KEEPS_NONE)), int)
-    with pytest.raises(TypeError, match="got no item") as info:
-        static(_t(KEEPS_NONE))
-    message = str(info.value)
-    assert "test_filtered_sum.py" in message and "sum(items, rt.zeros([...]))" in message
-    assert "int 0" in message
-    # the same program still serves inputs that keep items (the check runs, it is no retrace)
+    want, got = mean_of_large(_t(KEEPS_NONE)), static(_t(KEEPS_NONE))
+    assert type(want) is int and want == 0
+    assert type(got) is int and got == 0
+    # the same program still serves inputs that keep items
     np.testing.assert_allclose(static(_t(KEEPS_SOME[1])).numpy(),
                                _mean_of_large_ref(np.asarray(KEEPS_SOME[1])), rtol=1e-5)
     assert len(static.program_cache) == 1
-    text = str(static.concrete_program.main_program)
-    assert "raise() {error='TypeError'" in text and "test_filtered_sum.py" in text
+
+
+def used_after(x):
+    total = sum(v.mean() for v in (x, x * 2, -x) if v.max() > 1)
+    scaled = total * 2 + 1  # (a Python int on the runs that keep nothing)
+    return scaled, total + x  # (a tensor on every run)
+
+
+def item_of_the_sum(x):
+    total = sum(v.mean() for v in (x, x * 2, -x) if v.max() > 1)
+    return total.item()
+
+
+def test_the_number_on_empty_runs_is_used_as_eager_uses_it():
+    static = d2s.to_static(used_after)
+    for row in KEEPS_SOME + [KEEPS_NONE]:
+        want, got = used_after(_t(row)), static(_t(row))
+        assert type(got[0]) is type(want[0]), row
+        np.testing.assert_allclose(np.asarray(got[0].numpy() if isinstance(got[0], rt.Tensor)
+                                              else got[0]),
+                                   np.asarray(want[0].numpy() if isinstance(
+                                       want[0], rt.Tensor) else want[0]), rtol=1e-6)
+        assert (got[1].dtype, got[1].shape) == (want[1].dtype, want[1].shape)
+        np.testing.assert_allclose(got[1].numpy(), want[1].numpy(), rtol=1e-6)
+        kept = [v.mean() for v in (np.asarray(row), np.asarray(row) * 2, -np.asarray(row))
+                if v.max() > 1]
+        np.testing.assert_allclose(got[1].numpy(), sum(kept, 0.0) + np.asarray(row),
+                                   rtol=1e-5)
+    assert type(static(_t(KEEPS_NONE))[0]) is int
+    assert len(static.program_cache) == 1
+
+
+def test_a_tensor_attribute_of_the_empty_sum_raises_eagers_error():
+    static = d2s.to_static(item_of_the_sum)
+    assert static(_t(KEEPS_SOME[0])) == pytest.approx(item_of_the_sum(_t(KEEPS_SOME[0])))
+    with pytest.raises(AttributeError, match="'int' object has no attribute 'item'"):
+        item_of_the_sum(_t(KEEPS_NONE))
+    with pytest.raises(AttributeError, match="'int' object has no attribute 'item'"):
+        static(_t(KEEPS_NONE))
 
 
 def test_python_number_start_in_a_layer():
@@ -88,13 +124,12 @@ def test_python_number_start_in_a_layer():
     # two branches fire; one fires; none (every mean is 0): eager returns the float 0.5
     for rows in ([[1.0, 2.0], [0.5, 0.0]], [[-1.0, -2.0], [0.0, 1.0]], [[1.0, -1.0]] * 2):
         x = _t(rows)
-        want = eager(x)
+        want, got = eager(x), static(x)
+        assert type(got) is type(want)
         if isinstance(want, float):
-            assert want == 0.5
-            with pytest.raises(TypeError, match="float 0.5"):
-                static(x)
+            assert want == got == 0.5
         else:
-            np.testing.assert_allclose(static(x).numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
     assert isinstance(want, float)
     assert len(static.forward.program_cache) == 1
 
@@ -173,16 +208,24 @@ def test_a_list_appended_under_a_tensor_if_follows_the_same_rule():
     for row in ([1.0, 2.0], [0.8, 0.9]):  # three kept; one kept (x + 1)
         np.testing.assert_allclose(static(_t(row)).numpy(), grown_by_a_loop(_t(row)).numpy())
     assert grown_by_a_loop(_t([0.0, 0.0])) == 0
-    with pytest.raises(TypeError, match="got no item"):
-        static(_t([0.0, 0.0]))
+    got = static(_t([0.0, 0.0]))
+    assert type(got) is int and got == 0
 
 
-def test_the_check_is_in_a_saved_model(tmp_path):
+def test_a_saved_model_gives_the_number_and_keeps_the_check(tmp_path):
     path = os.path.join(tmp_path, "pooled")
     d2s.save(d2s.to_static(mean_of_large), path, input_spec=[d2s.InputSpec([2], "float32")])
     loaded = d2s.load(path)
     np.testing.assert_allclose(loaded(_t(KEEPS_SOME[0])).numpy(),
                                _mean_of_large_ref(np.asarray(KEEPS_SOME[0])), rtol=1e-5)
+    got = loaded(_t(KEEPS_NONE))
+    assert type(got) is int and got == 0
+    path = os.path.join(tmp_path, "broadcast")
+    d2s.save(d2s.to_static(scalar_start_for_vector_items), path,
+             input_spec=[d2s.InputSpec([2], "float32")])
+    loaded = d2s.load(path)
+    np.testing.assert_allclose(loaded(_t([1.0, 2.0])).numpy(),
+                               scalar_start_for_vector_items(_t([1.0, 2.0])).numpy())
     with pytest.raises(TypeError, match="got no item") as info:
         loaded(_t(KEEPS_NONE))
     assert "test_filtered_sum.py" in str(info.value)

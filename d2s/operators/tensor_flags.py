@@ -1,0 +1,96 @@
+"""Flags that converted code sets on a Tensor the program reads by reference (a Layer's
+Parameter, a buffer, a tensor held by the instance or a closure).
+
+`self.fc.weight.stop_gradient = self.freeze` in `forward` (also `trainable`, `need_clip`,
+`optimize_attr`, `regularizer`, `do_model_average`, `persistable`) changes a Python attribute
+of an eager Tensor: while tracing it runs once, and a later call that reuses the program
+would leave the flag where an earlier call put it, where eager code sets it on every call.
+The assignment becomes `_d2s.set_flag(value, tensor, name)` (`converters.builtin_calls`,
+after the control-flow passes), which sets it and, while a program is traced, notes the
+tensor's flag and the value it had before the trace changed it (`TraceState.flags`). The
+trace (`tracing.py`) then replays the value the trace left after each call and guards the
+program by the value the call starts from (a call starting from another value traces
+another program), so every call leaves the flag as eager code does. Set under a condition a
+tensor decides or in a loop whose condition is a tensor, the flag would depend on the run:
+refused at the line. On a value the program computes (a Variable), the assignment is as it
+always was.
+
+    p.stop_gradient = flag   ->   _d2s.set_flag(flag, p, 'stop_gradient')
+"""
+from __future__ import annotations
+
+import sys
+
+from runtime.core import active_builder, is_eager_tensor
+from runtime.parameter import Parameter
+from runtime.program.origin import frame_line
+
+from ..errors import ConversionError
+from ..pyct import loader
+from .mutation import MISSING as _MISSING
+from .trace_state import current
+from .variables import is_variable, where
+
+
+def set_flag(value, obj, name: str) -> None:
+    """`obj.<name> = value` (a name of `call_policy.TENSOR_FLAGS`), noted while tracing (see the module)."""
+    if is_eager_tensor(obj) and active_builder() is not None:
+        state = current()
+        if state.frames or is_variable(value):
+            _refuse(name, value)
+        state.flags.setdefault((id(obj), name), (obj, name, getattr(obj, name, _MISSING)))
+    setattr(obj, name, value)
+
+
+def _refuse(name: str, value) -> None:
+    f = sys._getframe(2)  # (the converted code's assignment)
+    src = loader.lookup(f.f_code.co_filename, frame_line(f))
+    what = ("a value the program computes" if is_variable(value) else
+            "a value under a condition or in a loop whose condition is a tensor")
+    raise ConversionError(
+        f"setting `.{name}` of a tensor the program reads ({where(src)}) to {what}: eager "
+        f"code sets the flag when the line runs, which one program cannot decide per run "
+        f"(the flag is a Python attribute, not a tensor). Set it from a Python value, outside "
+        f"the tensor `if` or loop.", src)
+
+
+def written(state) -> list:
+    """(tensor, name, the value before the trace, the value the trace left) per flag the
+    trace set, in the order first set."""
+    return [(obj, name, start, getattr(obj, name, _MISSING))
+            for obj, name, start in state.flags.values()]
+
+
+def restore(state) -> None:
+    """Put back the values the flags had before the trace (a trace that failed or is done
+    again: the next one starts from them)."""
+    for obj, name, start in reversed(list(state.flags.values())):
+        if start is not _MISSING:
+            setattr(obj, name, start)
+
+
+class FrozenParameters:
+    """The Parameters a program reads that did not require a gradient when it was traced
+    (`p.stop_gradient = True` before the call, a frozen backbone): the program computes no
+    gradient for them, so a call where one requires a gradient again (unfrozen between calls,
+    as fine-tuning does) needs another program. `all_frozen` is what a guard reads."""
+
+    __slots__ = ("params",)
+
+    def __init__(self, params: tuple):
+        self.params = params
+
+    @property
+    def all_frozen(self) -> bool:
+        return all(p.stop_gradient for p in self.params)
+
+
+def frozen_guard(program, written: set) -> tuple:
+    """The guard that the Parameters `program` reads without a gradient still have none (those
+    whose flags the traced code sets, `written` ids, are guarded by their own values), or ()."""
+    frozen = tuple(t for t in program.tensors.values() if isinstance(t, Parameter) and
+                   t.stop_gradient and id(t) not in written)
+    if not frozen:
+        return ()
+    return ((("slot", FrozenParameters(frozen), "all_frozen",
+              "the stop_gradient of the parameters frozen when traced"), "eq", (bool, True)),)
