@@ -6,7 +6,7 @@ the `except` clauses, in Python's order (see `d2s.operators.try_except` for the 
             raise ValueError("pos")        try:
         y = x * 2                              if x.sum() > 0:
     except ValueError:              ->             _exc_1 = _d2s.try_raise(_try_1, ValueError("pos"))
-        y = -x                                 if _d2s.try_ok(_exc_1):
+        y = -x                                 if _d2s.try_guard(_try_1, _exc_1):
                                                    y = x * 2
                                            except ValueError:          # errors while building
                                                _d2s.try_end(_try_1)
@@ -31,12 +31,14 @@ becomes `_exc_2 = _d2s.try_forward(_try_2, _exc_2, _try_1, _exc_1, types)`, a fa
 the enclosing body like its own `raise`.
 A statement of the body that calls a function that may be user code (not the runtime's, not
 a Tensor method) may fail through it: the call's value is set aside, the errors the function
-handed on are collected, and the statement finishes only while nothing failed:
+handed on are collected, and the statement finishes only while nothing failed (each
+statement after one that may fail in a guard of its own, flat: any length of body):
 
     y = helper(x)          ->   _tmp_1 = _d2s.call(helper)(x)
     rest                        _exc_1 = _d2s.try_collect(_try_1, _exc_1)
-                                if _d2s.try_ok(_exc_1):
+                                if _d2s.try_guard(_try_1, _exc_1):
                                     y = _tmp_1
+                                if _d2s.try_guard(_try_1, _exc_1):
                                     rest
 
 The functions called inside a `try` body are converted a second time with `ctx.errors` set:
@@ -128,17 +130,16 @@ class TryExcept(Base):
         return _sites(s) or self._call_sites(s)
 
     def visit_Try(self, node):
-        node = self.generic_visit(node)  # inner `try` statements first
-        if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
-            return node
-        handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
-                                    templates.const(None) for h in node.handlers],
-                              ctx=gast.Load())
-        end = f"{RESERVED}.try_end(state)"
-        outer_lookups, self._lookups = self._lookups, _may_catch_lookups(node.handlers) and \
-            _small(node.body)
+        outer_lookups = self._lookups  # (an inner `try` follows the lookups an enclosing
+        self._lookups = outer_lookups or _may_catch_lookups(node.handlers)  # one catches)
         try:
-            return self._convert(node, handlers, end)
+            node = self.generic_visit(node)  # inner `try` statements first
+            if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
+                return node
+            handlers = gast.Tuple(elts=[copy.deepcopy(h.type) if h.type is not None else
+                                        templates.const(None) for h in node.handlers],
+                                  ctx=gast.Load())
+            return self._convert(node, handlers, f"{RESERVED}.try_end(state)")
         finally:
             self._lookups = outer_lookups
 
@@ -214,8 +215,12 @@ class TryExcept(Base):
         return _at(templates.replace("tmp = value", tmp=tmp, value=value) + collect, s), s
 
     def _block(self, stmts: list, code: str, state: str, in_loop: bool) -> list:
-        out = []
-        for i, s in enumerate(stmts):
+        """`stmts` as runs of statements: the first runs as it is, each later one (after a
+        statement that may have failed) only while nothing failed, one flat guard each (a
+        guard nested around the rest per statement made the depth, and each `if`'s tracing,
+        grow with the body: `_joined`)."""
+        runs: list = [[]]
+        for s in stmts:
             if isinstance(s, gast.Assert):
                 msg = s.msg if s.msg is not None else None
                 s = templates.replace("if not test:\n    raise AssertionError(msg)",
@@ -224,51 +229,72 @@ class TryExcept(Base):
                                       test=s.test)[0]
             if isinstance(s, gast.Raise) and s.exc is not None:
                 cause = s.cause if s.cause is not None else templates.const(None)
-                out += templates.replace(f"code = {RESERVED}.try_raise(state, exc, cause)",
-                                         code=code, state=state, exc=s.exc, cause=cause)
+                runs[-1] += templates.replace(f"code = {RESERVED}.try_raise(state, exc, cause)",
+                                              code=code, state=state, exc=s.exc, cause=cause)
                 if in_loop:
-                    out.append(gast.Break())
-                return out  # the rest of the block is unreachable
+                    runs[-1].append(gast.Break())
+                return self._joined(runs, code, state, in_loop)  # the rest is unreachable
             if not self._needs(s):
-                out.append(s)
+                runs[-1].append(s)
                 continue
             if isinstance(s, gast.While) and self._may_fail(s.test):
-                rest = stmts[i + 1:]
-                return out + self._while_test(s, code, state, in_loop) + self._guard(
-                    rest, code, state, in_loop)
-            inner = getattr(s, "d2s_reraise", None)
-            hoisted, again = None, False
-            if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
-                s = templates.replace(
-                    f"code = {RESERVED}.try_forward(state, code, inner, inner_code, types)",
-                    code=code, state=state, inner=inner[0], inner_code=inner[1],
-                    types=copy.deepcopy(inner[2]))[0]
+                runs[-1] += self._while_test(s, code, state, in_loop)
+                runs.append([])
+                continue
+            done, more = self._statement(s, code, state, in_loop, runs)
+            runs[-1] += done
+            if more:
+                runs.append([])
+        return self._joined(runs, code, state, in_loop)
+
+    def _statement(self, s, code: str, state: str, in_loop: bool, runs: list):
+        """Statement `s` that may fail: (what goes at the end of the run, whether the next
+        statement starts a new one); a statement whose value is computed first (`_hoist`)
+        runs in a guard of its own after it."""
+        inner = getattr(s, "d2s_reraise", None)
+        if inner is not None:  # an inner `try`'s uncaught error: this `try` gets it
+            return templates.replace(
+                f"code = {RESERVED}.try_forward(state, code, inner, inner_code, types)",
+                code=code, state=state, inner=inner[0], inner_code=inner[1],
+                types=copy.deepcopy(inner[2])), True
+        hoisted = self._hoist(s, code, state)
+        if hoisted is not None:
+            runs[-1] += hoisted[0]
+            s = hoisted[1]
+        again = s is not None and self._needs(s)
+        if again:
+            self._inside(s, code, state, in_loop)
+        if isinstance(s, gast.Expr):  # the call itself may fail: collect again
+            s = [s] + templates.replace(f"code = {RESERVED}.try_collect(state, code)",
+                                        code=code, state=state)
+        if hoisted is None:
+            out = [s]
+            if self._call_sites(s):  # (a `while` test's call, ...)
+                out += templates.replace(f"code = {RESERVED}.try_collect(state, code)",
+                                         code=code, state=state)
+            return out, True
+        if s is None:
+            return [], True
+        # it runs only where computing its value did not fail (a `return` too: an `except`
+        # may fall through); the value is read in the same block
+        return templates.replace(f"if {RESERVED}.try_guard(state, code):\n    done",
+                                 code=code, state=state,
+                                 done=s if isinstance(s, list) else [s]), True
+
+    def _joined(self, runs: list, code: str, state: str, in_loop: bool) -> list:
+        """The runs of `_block`, each after the first guarded: `if _d2s.try_guard(...):`
+        (in a loop, `if _d2s.try_failed(code): break` before it, also at the body's end)."""
+        out = list(runs[0])
+        later = [r for r in runs[1:] if r]
+        if in_loop and len(runs) > 1 and not runs[-1]:
+            later.append([])  # (no further iteration after a failure at the end)
+        for run in later:
+            if in_loop:
+                out += templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
+                                         code=code) + run
             else:
-                hoisted = self._hoist(s, code, state)
-                if hoisted is not None:
-                    out += hoisted[0]
-                    s = hoisted[1]
-                again = s is not None and self._needs(s)
-                if again:
-                    self._inside(s, code, state, in_loop)
-                if isinstance(s, gast.Expr):  # the call itself may fail: collect again
-                    s = [s] + templates.replace(
-                        f"code = {RESERVED}.try_collect(state, code)", code=code,
-                        state=state)
-            rest = stmts[i + 1:]
-            if hoisted is not None:  # (a `return` too: an `except` may fall through)
-                done = [] if s is None else s if isinstance(s, list) else [s]
-            else:
-                out.append(s)
-                done = []
-                if inner is None and self._call_sites(s):  # (a `while` test's call, ...)
-                    out += templates.replace(f"code = {RESERVED}.try_collect(state, code)",
-                                             code=code, state=state)
-            if done and again:  # it may fail too: the rest is guarded again
-                rest = self._guard(rest, code, state, in_loop)
-            else:
-                rest = self._block(rest, code, state, in_loop)
-            return out + self._guard(done + rest, code, state, in_loop, rest_done=True)
+                out += templates.replace(f"if {RESERVED}.try_guard(state, code):\n    run",
+                                         code=code, state=state, run=run)
         return out
 
     def _while_test(self, s, code: str, state: str, in_loop: bool) -> list:
@@ -296,10 +322,9 @@ class TryExcept(Base):
         mark_test(s.test)
         return pre + [s]
 
-    def _guard(self, rest, code, state, in_loop, rest_done=False) -> list:
+    def _guard(self, rest, code, state, in_loop) -> list:
         """`rest` runs only while nothing failed (a loop is left with `break`)."""
-        if not rest_done:
-            rest = self._block(rest, code, state, in_loop)
+        rest = self._block(rest, code, state, in_loop)
         if in_loop:  # (also at the end of the body: no further iteration)
             return templates.replace(f"if {RESERVED}.try_failed(code):\n    break",
                                      code=code) + rest
@@ -365,28 +390,6 @@ def _may_catch_lookups(handlers) -> bool:
             if name not in _NOT_LOOKUPS:
                 return True
     return False
-
-
-LOOKUP_STATEMENTS = 12  # the most statements whose reads a `try` body (or a function called
-# in one) follows for lookup errors: each becomes a guard around the rest, nested, whose cost
-# grows faster than the count (docs/d2s.md: a longer body raises such an error uncaught)
-
-
-def _small(body: list) -> bool:
-    count, stack = 0, list(body)
-    while stack:
-        n = stack.pop()
-        count += 1
-        if count > LOOKUP_STATEMENTS:
-            return False
-        if isinstance(n, _SCOPES):
-            continue
-        for c in gast.iter_child_nodes(n):
-            if isinstance(c, gast.stmt):
-                stack.append(c)
-            elif isinstance(c, gast.excepthandler):
-                stack.extend(c.body)
-    return True
 
 
 def _reads_values(node) -> bool:
@@ -467,7 +470,7 @@ def _pending(node) -> list:
     """`name = _d2s.Pending('name')` before the `try` for each name the body binds, that is
     unbound before it and that every `except` clause binds: after the `try` it is bound on
     every path that goes on (the body ran to its end, or a clause caught the error; an error
-    no clause catches is raised again), so the body's `if _d2s.try_ok(...)` may leave it
+    no clause catches is raised again), so the body's `if _d2s.try_guard(...)` may leave it
     unbound on the failing path (zeros stand in there, never read)."""
     defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
     names = set()
@@ -478,15 +481,23 @@ def _pending(node) -> list:
             names.add(n.id)
         if not isinstance(n, _SCOPES):
             stack.extend(gast.iter_child_nodes(n))
-    out = []
+    out, after = [], _read_after(node)
     for name in sorted(n for n in names if n not in defined):
         every = all(any(_binds(s, name) for s in h.body) for h in node.handlers)
         # the others start unbound (`Undefined`): the body's guards may leave them unbound
-        # when the program runs, and later code may hand them on as state
-        kind = "Pending" if every else "Undefined"
+        # when the program runs, and later code may hand them on as state; one that only
+        # the body reads is `Guarded` (zeros where the body's guards skip it)
+        kind = "Pending" if every else "Undefined" if name in after else "Guarded"
         out += templates.replace(f"name = {RESERVED}.{kind}(label)", name=name,
                                  label=templates.const(name))
     return out
+
+
+def _read_after(node) -> set:
+    """The names read after the body of `try` `node`: by a clause, `finally`, after it."""
+    live = set(anno.getanno(node, anno.LIVE_OUT, None) or ())
+    return live | {n.id for part in [h.body for h in node.handlers] + [node.finalbody]
+                   for s in part for n in gast.walk(s) if isinstance(n, gast.Name)}
 
 
 def _reraise(stmts: list, error) -> list:
@@ -515,7 +526,7 @@ def _wrap_function(conv: TryExcept, fn) -> None:
     exits = always_exits(fn.body)
     # the caller's clauses may catch a lookup error of its reads (not in a function with a
     # `try` of its own: its converted clauses are not traced through again)
-    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn)) and _small(fn.body)
+    conv._lookups = not any(isinstance(n, gast.Try) for n in gast.walk(fn))
     body = conv._block(fn.body, code, state, False) or [gast.Pass()]
     follows = "True" if conv._lookups else ""
     conv._lookups = False

@@ -71,7 +71,7 @@ from .container_types import typing as _containers
 
 type_ = _containers(_typing(type_))  # (eager's class of a graph value, of a tensor array)
 from .set_algebra import set_items  # noqa: F401
-from .block_values import Pending  # noqa: F401
+from .block_values import Guarded, Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401
 from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F401
@@ -89,6 +89,7 @@ from .try_except import (  # noqa: F401
     try_error,
     try_failed,
     try_forward,
+    try_guard,
     try_hold,
     try_ok,
     try_raise,

@@ -64,6 +64,25 @@ class Pending(Undefined):
     __slots__ = ()
 
 
+class Guarded(Undefined):
+    """A name a `try` body binds first, which nothing after the body reads (not an `except`
+    clause, not `finally`, not the code after the `try`): in the body it is read only by
+    statements that run where nothing failed (`try_except.try_guard`), so where such a guard
+    skips its statements, zeros may stand in for it, never read. Any other `if` sees it as
+    `Undefined`."""
+
+    __slots__ = ()
+
+
+def skipped_in_try(values: list, bound: list) -> list:
+    """The values of the branch of a `try` body's guard that skips its statements: zeros
+    like the other branch's value (`bound`) stand in for a `Guarded` name there, never read
+    (`Pending` where that one is no tensor structure: zeros once `cond` asks for them)."""
+    return [v if not isinstance(v, Guarded) else zeros_like(bound[i]) if i < len(bound) and (
+        is_tensor(bound[i]) or isinstance(bound[i], (list, tuple, dict)) and has_tensor(
+            bound[i])) else Pending(v.name) for i, v in enumerate(values)]
+
+
 def check_return_none(names, values, src, what: str = "if") -> None:
     """A return value that is None (a path falls through, or `return None`) on one side of a
     graph decision and a value on the other: the result's type would depend on data."""

@@ -35,6 +35,7 @@ from .block_values import (
     refuse_aliased,
     result_of,
     same_kind,
+    skipped_in_try,
     stand_in,
 )
 from .branch_arrays import array_at, array_paths
@@ -75,11 +76,11 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
         pred = to_bool(pred)  # the run sizes, `if seen:` of a set a tensor `if` decides)
     if not is_variable(pred):
         return (true_fn if pred else false_fn)(*args)
-    src = user_origin()
-    names = marked_returns(names)
+    src, names = user_origin(), marked_returns(names)
     _refuse_gradient_flags(names, src)
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
     graph_if.log.read_after, graph_if.log.pred = read_after, to_bool(pred)  # (`branch_sets`)
+    graph_if.guard = getattr(pred, "d2s_try_guard", False)  # (`try_guard`: `Guarded`)
     return result_of(graph_if.build(graph_if.log.pred))
 
 
@@ -160,8 +161,7 @@ class _GraphIf:
         self._new_attempt()
 
     def _one_raises(self) -> bool:
-        raised = self.raised
-        return len(raised) == 2 and raised[0] != raised[1] and not self.settled
+        return len(self.raised) == 2 and self.raised[0] != self.raised[1] and not self.settled
 
     def _settle(self) -> None:
         """One branch raises at run time: the other one's values stand in for its values."""
@@ -191,9 +191,10 @@ class _GraphIf:
     def _trace_branch(self, fn) -> tuple:
         """Trace one branch: its values as `cond` takes them (and the bound flags)."""
         k, outs = len(self.names), self.outs
-        with branch_frame() as frame:
+        with branch_frame() as frame, unbound_mod.guarding(self.guard, not self.raw):
             branch_keys.enter_branch()
             out = self._call(fn)
+            out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.log, out)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():

@@ -32,6 +32,7 @@ import sys
 
 import runtime as rt
 from runtime.core import active_builder
+from runtime.ops.array_number_kinds import ITEM_READ
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -44,7 +45,8 @@ class TryState:
     """The errors recorded while tracing one `try` body: error code -> exception; while the
     body is traced, the state is open (`open_trys`), with its clauses' classes."""
 
-    __slots__ = ("errors", "follows", "handlers", "pending", "reads", "src", "taken")
+    __slots__ = ("errors", "follows", "guards", "handlers", "open_guards", "pending", "reads",
+                 "src", "taken")
 
     def __init__(self, handlers=None, src=None, follows=False):
         self.errors: dict = {}
@@ -53,6 +55,8 @@ class TryState:
         self.pending: list = []  # (called function's state, its error code, block, origin)
         self.reads: list = []  # (error, origin) of read checks handed on, not collected yet
         self.taken: set = set()  # (read check, block) pairs handed on (`take_read_error`)
+        self.guards = 0  # the guards of its body made so far (`try_guard`) ...
+        self.open_guards: list = []  # ... and those whose statements are traced now
 
     def __repr__(self):
         return f"TryState({sorted(self.errors)})"
@@ -76,12 +80,13 @@ class TryState:
         clauses may see fail), and True is returned; else False (a `raise` op, uncaught)."""
         if not self.follows or not isinstance(exc, LOOKUP_ERRORS):
             return False
-        if self.handlers is None:  # (a function converted for a call in a `try` body)
-            stack = open_trys()
-            outer = stack[:stack.index(self)] if self in stack else []
-            caught = any(s.catches(exc) for s in outer if s.handlers is not None)
-        else:
-            caught = self.catches(exc)
+        # (else an enclosing `try` whose clauses catch it: this one hands it on, as its
+        # clauses do not catch it; for a function converted for a call in a `try` body, the
+        # `try` around the call)
+        stack = open_trys()
+        outer = stack[:stack.index(self)] if self in stack else []
+        caught = (self.handlers is not None and self.catches(exc)) or any(
+            s.catches(exc) for s in outer if s.handlers is not None)
         return caught and self._take(exc, failed, key)
 
     def _take(self, exc, failed, key) -> bool:
@@ -256,6 +261,18 @@ def try_ok(code):
     return code == 0
 
 
+def try_guard(state: TryState, code):
+    """`try_ok(code)` as the test of the statements of a `try` body after one that may have
+    failed: an `if` on it lets zeros stand in for the names it binds first (`Guarded`) where
+    it skips them (`control_flow`), and a name it binds is read-checked with this test,
+    which the statements of a later guard of the body imply (`unbound.guarding`)."""
+    ok = code == 0
+    if is_variable(ok):
+        state.guards += 1
+        ok.d2s_try_guard = (state, state.guards)
+    return ok
+
+
 def try_failed(code):
     return code != 0
 
@@ -379,3 +396,31 @@ def try_forward(outer: TryState, outer_code, inner: TryState, inner_code, handle
         outer.errors[new] = inner.errors[k]
         code = code + rt.cast(inner_code == k, "int64") * new
     return code
+
+
+def item_read(array, i, read):
+    """`arr[i]` of a tensor array (a list a graph loop or a tensor `if` sized) inside a
+    `try` body whose clauses catch eager's `IndexError: list index out of range`: where the
+    run's length has no item `i`, the error is handed on to those clauses
+    (`take_read_error`) and zeros stand in for the item (never read: the statement does not
+    finish). Arrays of Python numbers, strs, or items whose type the run decides: read as
+    usual (the program raises the IndexError uncaught)."""
+    stack = open_trys()
+    shape = getattr(array, "_static_shape", None)
+    if not stack or not stack[-1].follows or active_builder() is None or shape is None or \
+            any(getattr(array, a, False) for a in _SPECIAL_ARRAYS) or not (
+                isinstance(i, int) or is_variable(i) and i.dtype.is_integer):
+        return read(array, i)
+    n = rt.static.array_length(array)
+    failed = rt.logical_or(n <= i, n < -i)
+    exc = IndexError("list index out of range")
+    if not stack[-1].take_read_error(exc, failed, exc):
+        return read(array, i)
+    dims = [d if d >= 0 else 1 for d in shape]
+    return rt.static.nn.cond(failed, lambda: rt.zeros(dims, array.dtype),
+                             lambda: read(array, i))
+
+
+# array kinds whose items are more than a tensor (`runtime.ops.array_number_kinds`)
+_SPECIAL_ARRAYS = ("python_items", "number_sums", "item_stops")
+ITEM_READ[0] = item_read

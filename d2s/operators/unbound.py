@@ -13,6 +13,8 @@ stays an `UndefinedNameError` (an `UnboundLocalError`) when converting.
 """
 from __future__ import annotations
 
+import contextlib
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
@@ -39,8 +41,8 @@ class ReadCheck:
 
     def __call__(self):
         b = active_builder()
-        if b is None or id(b.block) in self.done:
-            return
+        if b is None or id(b.block) in self.done or implied(self.bound):
+            return  # (checked here already, or bound wherever this block runs)
         error = self.error or UnboundLocalError(
             f"cannot access local variable '{self.name}' where it is not associated with a "
             "value")
@@ -64,7 +66,7 @@ def mark(value, bound, name: str, src, error=None) -> None:
     at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
     previous = value.on_read
     if isinstance(previous, ReadCheck):
-        bound = rt.logical_and(bound, previous.bound)
+        bound = _tagged(rt.logical_and(bound, previous.bound), bound, previous.bound)
     origin = (src.filename, src.lineno, src.source_line) if src is not None else None
     value.on_read = ReadCheck(bound, name, at, error, origin)
 
@@ -78,10 +80,10 @@ def carry(inner, outer, pred, inner_is_true: bool) -> None:
     if not isinstance(check, ReadCheck):
         return
     taken = pred if inner_is_true else rt.logical_not(pred)
-    bound = rt.logical_or(rt.logical_not(taken), check.bound)
+    bound = _tagged(rt.logical_or(rt.logical_not(taken), check.bound), check.bound)
     existing = outer.on_read
     if isinstance(existing, ReadCheck):
-        bound = rt.logical_and(bound, existing.bound)
+        bound = _tagged(rt.logical_and(bound, existing.bound), bound, existing.bound)
     outer.on_read = ReadCheck(bound, check.name, check.at, check.error, check.origin)
 
 
@@ -178,14 +180,25 @@ def branch_flags(values, n: int, flags: dict) -> list:
     check's flag lives in the branch's block, so only an output carries it out."""
     for i, v in enumerate(values[:n]):
         if i not in flags and is_variable(v) and isinstance(v.on_read, ReadCheck):
-            flags[i] = (v.on_read.name, v.on_read.at, v.on_read.error)
+            flags[i] = (v.on_read.name, v.on_read.at, v.on_read.error, ())
     out = []
     for i in sorted(flags):
         v = values[i] if i < len(values) else None
         check = v.on_read if is_variable(v) else None
         out.append(check.bound if isinstance(check, ReadCheck) else
                    rt.full([], True, "bool"))
+        tag = getattr(check.bound, "d2s_try_guard", None) if isinstance(
+            check, ReadCheck) else ()  # (every branch's flag a `try` guard's test: `implied`)
+        flags[i] = flags[i][:3] + (_same_tag(flags[i][3], tag),)
     return out
+
+
+def _same_tag(a, b):
+    """The `try` guard tag (`implied`) of flags tagged `a` and `b` (`()`: no check there)."""
+    if a == () or b == ():
+        return b if a == () else a
+    return (a[0], max(a[1], b[1])) if a is not None and b is not None and a[0] is b[0] \
+        else None
 
 
 def after_branches(result: list, flags: dict, bound_flags: list) -> None:
@@ -194,8 +207,42 @@ def after_branches(result: list, flags: dict, bound_flags: list) -> None:
         v = result[i]
         if not is_variable(v):
             continue
-        name, at, error = flags[i]
+        name, at, error, tag = flags[i]
+        if tag:
+            bound.d2s_try_guard = tag
         existing = v.on_read
         if isinstance(existing, ReadCheck):
-            bound = rt.logical_and(bound, existing.bound)
+            bound = _tagged(rt.logical_and(bound, existing.bound), bound, existing.bound)
         v.on_read = ReadCheck(bound, name, at, error)
+
+
+@contextlib.contextmanager
+def guarding(tag, taken: bool):
+    """While the statements of a `try` body's guard (`try_guard`'s `tag`) are traced
+    (`taken`: its true branch): nothing failed, so nothing failed at an earlier guard of the
+    body either (the error code never goes back to 0)."""
+    if not (tag and taken):
+        yield
+        return
+    state, serial = tag
+    state.open_guards.append(serial)
+    try:
+        yield
+    finally:
+        state.open_guards.remove(serial)
+
+
+def implied(bound) -> bool:
+    """Whether the bool graph value `bound` (a read check's) holds wherever the trace is now:
+    the test of a `try` body's guard, inside the statements of a later guard of that body."""
+    tag = getattr(bound, "d2s_try_guard", None)  # (state, serial: `try_except.try_guard`)
+    return tag is not None and any(k > tag[1] for k in tag[0].open_guards)
+
+
+def _tagged(combined, *parts):
+    """`combined` (an `and` of `parts`, or an `or` with the one part) holds where each of
+    `parts` does: tests of one `try` body's guards, it is such a test too (`implied`)."""
+    tags = [getattr(p, "d2s_try_guard", None) for p in parts]
+    if tags and all(t is not None and t[0] is tags[0][0] for t in tags):
+        combined.d2s_try_guard = (tags[0][0], max(t[1] for t in tags))
+    return combined

@@ -36,6 +36,9 @@ _STRING_IDS: dict = {}
 # what an item read from an array of strs is (d2s sets it: a value standing for the str, whose
 # id the program has); None: reading one is a TypeError
 STR_ITEM: list = [None]
+# `arr[i]` of a tensor array, when set (d2s: an index past the end that a `try` catches):
+# `ITEM_READ[0](array, i, array_read)`
+ITEM_READ: list = [None]
 
 
 def string_id(text: str) -> int:

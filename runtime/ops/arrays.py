@@ -16,6 +16,7 @@ from . import array_number_kinds as kinds
 from . import combine, math, registry
 from .array_number_kinds import (
     AS_PAIRS,
+    ITEM_READ,
     KINDS,
     PAIR,
     STR_ITEM,
@@ -41,8 +42,7 @@ def _index(i) -> int:
 
 
 def _write_kernel(xp, x, i, arr):
-    i = _index(i)
-    out = list(arr)
+    i, out = _index(i), list(arr)
     if i == len(out):
         out.append(x)
     elif 0 <= i < len(out):
@@ -342,7 +342,8 @@ def array_getitem(array: Variable, index):
         if flags is not None:  # (each item keeps its own flag)
             out.item_stops = _bind_array(SLICE, [flags], attrs, flags)
         return out
-    return array_read(array, index)
+    return array_read(array, index) if ITEM_READ[0] is None else ITEM_READ[0](
+        array, index, array_read)
 
 
 def create_array(dtype="float32", initialized_list=None):
@@ -354,8 +355,7 @@ def create_array(dtype="float32", initialized_list=None):
     >>> int(rt.static.array_length(arr))
     1
     """
-    dt = convert_dtype(dtype)
-    b = _builder()
+    dt, b = convert_dtype(dtype), _builder()
     if b is None:
         return list(initialized_list or [])
     arr = _new_array(b, dt, None)
