@@ -423,8 +423,12 @@ def for_user(e: BaseException) -> BaseException:
                                             else ""))
     if full_traceback():
         return e
-    e.__d2s_original_cause__ = e.__cause__
-    e.__cause__ = None
+    cause = e.__cause__
+    e.__d2s_original_cause__ = cause
+    # (`raise ValueError(...) from err` in the user's code, `err` the user's too: kept, as
+    # eager's; a cause inside d2s or the runtime is not the user's to see)
+    e.__cause__ = for_user(cause) if cause is not None and raised_by_user_code(
+        e) and raised_by_user_code(cause) else None
     e.__suppress_context__ = True
     return e.with_traceback(None)
 
