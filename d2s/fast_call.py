@@ -54,7 +54,7 @@ def build(sf, entry, args: tuple):
     """The fast caller of `entry` for calls like `args` (positional), or None where the fast
     path does not apply (keywords, containers, arrays, defaults left out)."""
     spec = sf.spec
-    if len(args) < spec.n_positional and spec.defaults or entry.arg_writes:
+    if len(args) < spec.n_positional and spec.defaults or entry.arg_writes or entry.arg_flags:
         return None  # (an argument written in place: `Entry.run` writes the caller's Tensor)
     eager = "    if EAGER[0] and not SF.full_graph and runs_eagerly(FUNCTION): return MISS"
     code = _Code(["def fast(args):",

@@ -31,6 +31,7 @@ from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
 from . import guards, owned_results, writeback
+from .argument_flags import check_writable, flagged_arguments, set_flags
 from .operators import returned_keys, state_at_raise
 from .running_backward import Backward, Part, Training
 from .tracing import Trace
@@ -156,6 +157,7 @@ class Entry:
         # arguments written in place: their new values are outputs too (with a gradient
         # path), which `run` writes into the caller's Tensors
         self.arg_writes = [i for i, _ in effects.arg_writes]
+        self.arg_flags = flagged_arguments(feeds)  # (`x.stop_gradient = False` of an argument)
         outs = [leaves[i] for i in self.out_index] + [v for _, v in effects.arg_writes]
         # Python numbers whose type the run decides (`sum()` of a list of floats is the int
         # start when the list is empty; a bool on one path of a tensor `if`, an int on the
@@ -283,6 +285,7 @@ class Entry:
             feed[name] = np.asarray(slot.get(), dtype)
         for place in self.rebound:
             place.feed()
+        set_flags(inputs, self.arg_flags, False)  # (before the run: it records their path)
         train = self._state.grad_enabled and self.has_diff and (self.params or any(
             not t.stop_gradient for t in inputs) or self.made_leaves)
         if not train and self.single:  # the common inference call: one tensor out
@@ -292,7 +295,7 @@ class Entry:
                 raise self.raised(e, self.compiled, self.concrete.main_program) from e
         if self.arg_writes:  # the caller's Tensors written in place after the run; the run
             # reads (and autograd records) their values from before, as eager setitem does
-            targets = _check_writable(inputs, self.arg_writes, self.feed_names, self.name)
+            targets = check_writable(inputs, self.arg_writes, self.feed_names, self.name)
             inputs = list(inputs)
             for k in self.arg_writes:
                 inputs[k] = inputs[k]._shallow_copy()
@@ -306,7 +309,9 @@ class Entry:
             arrays = compiled.fn(feed)
         except Exception as e:
             raise self.raised(e, compiled, program) from e
-        return self.finish(arrays, inputs, training, targets if self.arg_writes else ())
+        out = self.finish(arrays, inputs, training, targets if self.arg_writes else ())
+        set_flags(inputs, self.arg_flags, True)
+        return out
 
     def run_training(self, inputs, arrays):
         """A call that records its gradient (what `run` does when it trains), given the
@@ -585,16 +590,3 @@ def _number_of_kind(v, is_bool, is_float):
     """The Python number `v` (a program output) as the type the run decided (`is_float` None:
     the type its dtype gives)."""
     return bool(v) if is_bool else v if is_float is None else float(v) if is_float else int(v)
-
-
-def _check_writable(inputs, arg_writes, names, function_name: str) -> list:
-    """The Tensors the call writes in place. Eager code refuses an in-place write to a leaf
-    that requires grad; so does the call."""
-    for k in arg_writes:
-        t = inputs[k]
-        if not t.stop_gradient and t._node is None:
-            raise RuntimeError(
-                f"in-place assignment to a leaf tensor that requires grad (stop_gradient="
-                f"False) would lose its gradient: {function_name} writes its tensor "
-                f"argument {names[k]!r} in place; assign to a clone() instead")
-    return [inputs[k] for k in arg_writes]

@@ -168,6 +168,7 @@ class _Feeder:
         name = hint if hint not in self.program.names else f"{hint}_{i}"
         v = rt.static.data(name, list(shape), dtype)
         v.stop_gradient = getattr(x, "stop_gradient", True)
+        v.__dict__["fed_stop"] = v._stop_gradient  # (`argument_flags`: a change of it)
         self.feeds.append(v)
         self.names.append(name)
         if _is_tensor(x):

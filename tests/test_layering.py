@@ -56,6 +56,7 @@ RANKS = {
     "d2s/writeback_items.py": 5.05, "d2s/owned_results.py": 5.05,
     "d2s/writeback.py": 5.1, "d2s/side_effects.py": 5.2, "d2s/tracing.py": 5.3,
     "d2s/running_grad2.py": 5.35, "d2s/running_backward.py": 5.37,
+    "d2s/argument_flags.py": 5.35,  # (what a call does to its Tensor arguments: running.py)
     "d2s/running.py": 5.4, "d2s/rebinding.py": 5.45, "d2s/program_cache.py": 5.5,
     "d2s/fast_call.py": 5.6,
     "d2s/report_html.py": 5.7, "d2s/static_function.py": 5.8,
