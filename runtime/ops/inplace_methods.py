@@ -85,9 +85,9 @@ def set_traced(self, value) -> None:
         raise AttributeError("'list' object has no attribute 'set_value'")
     new = assign(value if isinstance(value, (core.TensorBase, core.VariableBase)) else
                  core.wrap(backend.XP.asarray(value)))
-    if list(new.shape) != self.shape and -1 not in self.shape + list(new.shape):
+    if list(new.shape) != list(self.shape) and -1 not in [*self.shape, *new.shape]:
         raise ValueError(f"set_value: value has shape {list(new.shape)} but the tensor "
-                         f"has shape {self.shape}")
+                         f"has shape {list(self.shape)}")
     if not self.stop_gradient:
         raise TypeError(
             "set_value() inside converted code on a tensor that needs a gradient: eager "
