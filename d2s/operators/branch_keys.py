@@ -29,7 +29,7 @@ from . import branch_sets, key_flags
 from .block_values import zeros_like
 from .mutation import MISSING
 from .unbound import mark
-from .variables import is_variable, where
+from .variables import is_variable
 
 
 def find(log, names, outs, passed, found: dict) -> bool:

@@ -27,9 +27,9 @@ from runtime.core import is_tensor
 
 from ..errors import ConversionError
 from . import number_or_tensor
-from .print_values import FString, Formatted, Spec, as_print_arg
 from . import unbound as unbound_mod
 from .block_values import same_kind, zeros_like
+from .print_values import Formatted, FString, Spec, as_print_arg
 from .variables import is_return_value, is_variable, where
 
 
@@ -225,9 +225,10 @@ def printing(print_):
                         return (*args[:i], v, *args[i + 1:])
                     plain = copy.copy(value)
                     plain.__dict__["_number_when"] = None
-                    rt.static.nn.cond(value.number_when,
-                                      lambda: print_none(*given(value.number_value), **kwargs),
-                                      lambda: print_none(*given(plain), **kwargs))
+                    rt.static.nn.cond(
+                        value.number_when,
+                        lambda g=given, n=value.number_value: print_none(*g(n), **kwargs),
+                        lambda g=given, p=plain: print_none(*g(p), **kwargs))
                     return None
         return print_(*args, **kwargs)
     return print_none

@@ -11,8 +11,8 @@ import pytest
 import d2s
 import runtime as rt
 from d2s.errors import ConversionError
-
 from tests.d2s.observe_wild.helpers import assert_same_leaves, same_with_reference
+
 from .messages import assert_at_user_line, shown
 from .test_dict_keys_in_graph_loops import line_of
 

@@ -8,11 +8,9 @@ in by position, and the converter passes only the names bound before the `if`. N
 nothing reads after such an `if` converts, and one read after it (`len`) follows the run.
 """
 import numpy as np
-import pytest
 
 import d2s
 import runtime as rt
-from d2s.errors import ConversionError
 
 
 def mark(s, item):
