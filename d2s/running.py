@@ -260,6 +260,7 @@ class Entry:
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
                        and not self.tensor_item_lists and not self.str_out and not self.number_kinds
                        and not self.number_or_tensor and not self.none_or_tensor
+                       and not self.arg_flags
                        and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
         self._training = None

@@ -55,3 +55,18 @@ def test_setting_it_true_cuts_only_what_follows():
         x = _t([1.0, 2.0], stop=False)
         a, b = fn(x)
         assert (x.stop_gradient, a.stop_gradient, b.stop_gradient) == (True, False, True)
+
+
+def frozen_input(x):
+    x.stop_gradient = True  # (one tensor out: the call's shortest path)
+    return x * 2.0
+
+
+def test_a_single_result_call_sets_the_flag_too():
+    static = d2s.to_static(frozen_input)
+    for _ in range(4):  # (the later calls: the fast path, where one applies)
+        xe, xs = _t([1.0, 2.0], stop=False), _t([1.0, 2.0], stop=False)
+        with rt.no_grad():  # (no gradient recorded: the inference path)
+            ye, ys = frozen_input(xe), static(xs)
+        assert (xs.stop_gradient, ys.stop_gradient) == (xe.stop_gradient, ye.stop_gradient) \
+            == (True, True)
