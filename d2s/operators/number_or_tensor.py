@@ -88,6 +88,12 @@ def pairs(a, b, path):
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         for i, (x, y) in enumerate(zip(a, b)):
             yield from pairs(x, y, (*path, i))
+    elif isinstance(a, (list, tuple)) and isinstance(b, Undefined):  # (a returned tuple
+        for i, x in enumerate(a):  # beside the placeholder of a branch that does not
+            yield from pairs(x, b, (*path, i))  # return: zeros, never read there)
+    elif isinstance(b, (list, tuple)) and isinstance(a, Undefined):
+        for i, y in enumerate(b):
+            yield from pairs(a, y, (*path, i))
     else:
         yield path, a, b
 

@@ -21,7 +21,12 @@ error in the header): each now runs the same as eager code through one converted
   under a tensor `if` in a graph loop whose list `lst` was popped empty before it: the loop's
   probe marks `lst` an empty list whose items are unseen, and the returned tuple held that
   marker in one branch and the plain list in the other (some inputs raise eager's
-  `IndexError: pop from empty list`, the others return)."""
+  `IndexError: pop from empty list`, the others return);
+- `observe_number_or_tensor_returned_from_a_try` (session 23, observe seed 38201): a value
+  that is a Python float on some runs (`num = 1.5`, a tensor under a tensor `if`) returned in
+  a tuple under a tensor `if` inside a `try`: the return's `if` (whose other branch holds the
+  return value's placeholder, unbound) did not carry the value's "is a number" flag, so the
+  call returned a float32 tensor where eager returns the float 1.5."""
 import pathlib
 
 import pytest
@@ -31,7 +36,8 @@ from .. import GENERATORS, runner
 CASES = {"breadth_arrays_made_inside_branches": "breadth",
          "breadth_cell_compared_by_value": "breadth",
          "state_same_shape_attribute_carried_by_name": "state-same-shape"}
-SAME_OR_SAME_ERROR = {"state_early_return_beside_an_empty_list_marker": "state"}
+SAME_OR_SAME_ERROR = {"state_early_return_beside_an_empty_list_marker": "state",
+                      "observe_number_or_tensor_returned_from_a_try": "observe"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
