@@ -478,8 +478,10 @@ class Entry:
             # indices among the recorded outputs: tensor arrays are not recorded)
             diff: dict = {}
             touts = [outs[k] for k in self.tensor_out]
-            for i, v in enumerate(touts):
-                if v.dtype.is_floating and (keep is None or v.name in keep):
+            for i, v in enumerate(touts):  # (not one with no gradient path on any run:
+                mine = self.outs[self.tensor_out[i]]  # `rt.grad`'s result, a detached value)
+                if v.dtype.is_floating and (keep is None or v.name in keep) and not (
+                        mine._stop_gradient and mine.stop_when is None and not mine.stop_varies):
                     diff.setdefault(v.name, []).append(i)
             seeds = [rt.static.data(f"{name}@GRAD", touts[ix[0]].shape, touts[ix[0]].dtype)
                      for name, ix in diff.items()]
@@ -491,10 +493,10 @@ class Entry:
                 # GEMMs in the program (a Transformer layer's input: three of its 16)
                 needed = [k >= len(self.feed_names) or not v.stop_gradient
                           for k, v in enumerate(wrt)]
-            asked = [v for k, v in enumerate(wrt) if needed[k]]
+            asked = [v for k, v in enumerate(wrt) if needed[k]] if diff else []
             found = iter(rt.static.gradients([touts[ix[0]] for ix in diff.values()], asked,
                                              target_gradients=seeds) if asked else ())
-            grads = [next(found) if needed[k] else None for k in range(len(wrt))]
+            grads = [next(found) if needed[k] and asked else None for k in range(len(wrt))]
         return split_program(copy, n), grads, seeds, diff, wrt
 
     def _partial_backward(self, present: tuple, needed: tuple):
