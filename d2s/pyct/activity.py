@@ -247,9 +247,25 @@ def read_into(node, loads: set, facts: Facts | None = None) -> None:
         if cls in _COMPREHENSION_SET:
             _comprehension_reads(n, loads)
             continue
+        if cls is gast.Lambda:
+            _lambda_reads(n, loads, push)
+            continue
         if cls is aug:
             target_names(n.target, loads)
         push_children(n, NAME_FIELDS[cls], push)
+
+
+def _lambda_reads(fn, loads: set, push) -> None:
+    """What a lambda reads from the enclosing scope: the names free in its body (not its
+    parameters: `map(lambda p: p[0], xs)` reads no `p` of the function), and its defaults
+    (pushed, to be walked as the rest of the expression)."""
+    a = fn.args
+    inner: set = set()
+    read_into(fn.body, inner)  # (comprehensions in it keep their own names: `read_into`)
+    loads |= inner - {p.id for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg,
+                                       a.kwarg] if p is not None}
+    for d in [*a.defaults, *(k for k in a.kw_defaults if k is not None)]:
+        push(d)
 
 
 def _comprehension_reads(comp, loads: set) -> None:
@@ -299,6 +315,9 @@ def statement_names(s, loads: set, stores: set) -> set | None:
             writes = None  # (a walrus inside binds in this scope: `written` finds it)
             _comprehension_reads(n, loads)
             _comprehension_stores(n, stores)
+            continue
+        if cls is gast.Lambda:
+            _lambda_reads(n, loads, push)
             continue
         if cls is aug:
             target_names(n.target, loads)

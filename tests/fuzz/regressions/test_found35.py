@@ -26,7 +26,12 @@ error in the header): each now runs the same as eager code through one converted
   that is a Python float on some runs (`num = 1.5`, a tensor under a tensor `if`) returned in
   a tuple under a tensor `if` inside a `try`: the return's `if` (whose other branch holds the
   return value's placeholder, unbound) did not carry the value's "is a number" flag, so the
-  call returned a float32 tensor where eager returns the float 1.5."""
+  call returned a float32 tensor where eager returns the float 1.5;
+- `observe_sets_lambda_parameter_named_like_a_branch_local` (session 23, observe-sets seed
+  38402): `map(lambda p: p[0], seen)` in a graph loop whose tensor `if` binds `p` by a `for`
+  on one branch: liveness read the lambda's own parameter as the function's `p`, so the `if`
+  was refused ("'p' is bound in only one branch ... and is used after it"; outside a loop the
+  generated code read an unbound `_p_2`)."""
 import pathlib
 
 import pytest
@@ -34,6 +39,7 @@ import pytest
 from .. import GENERATORS, runner
 
 CASES = {"breadth_arrays_made_inside_branches": "breadth",
+         "observe_sets_lambda_parameter_named_like_a_branch_local": "observe-sets",
          "breadth_cell_compared_by_value": "breadth",
          "state_same_shape_attribute_carried_by_name": "state-same-shape"}
 SAME_OR_SAME_ERROR = {"state_early_return_beside_an_empty_list_marker": "state",
