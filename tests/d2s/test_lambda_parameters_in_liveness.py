@@ -16,7 +16,7 @@ def after_if(x):
     if rt.mean(x) > 0.0:
         for p in pairs:
             h = h + p[1]
-    return h + len(list(map(lambda p: p[0], pairs)))
+    return h + len(list(map(lambda p: p[0], pairs)))  # noqa: C417  (the idiom tested)
 
 
 def in_graph_loop(x):
@@ -25,7 +25,7 @@ def in_graph_loop(x):
     k = rt.zeros([])
     while k < x[0] * 2.0:
         k = k + 1.0
-        h = h + len(list(map(lambda p: p[0], pairs)))
+        h = h + len(list(map(lambda p: p[0], pairs)))  # noqa: C417
         if rt.mean(x) > 0.0:
             for p in pairs:
                 h = h + p[1]
