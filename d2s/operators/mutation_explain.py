@@ -69,9 +69,7 @@ def _refuse_chosen_text(name: str, a, b, src) -> None:
     if found is None:
         return
     path, x, y = found
-    what = ("the returned value" + path) if is_return_value(name) else \
-        "the conditional expression's value" + path if name.startswith("_ifexp") else \
-        f"'{name}{path}'"
+    what = _place(name, path)
     raise ConversionError(
         f"{what} is a string chosen by a tensor condition ({where(src)}): {_shown(x)} in the "
         f"if branch, {_shown(y)} in the else branch. A program computes tensors of numbers, so it "
@@ -116,9 +114,7 @@ def explain_mismatch(names, outs, src) -> None:
         found = _dtype_difference(a, b, "")
         if found is not None:
             path, da, db = found
-            what = ("the returned value" + path) if is_return_value(name) else \
-                "the conditional expression's value" if name.startswith("_ifexp") else \
-                f"'{name}{path}'"
+            what = _place(name, path)
             raise ConversionError(
                 f"{what} is {_a(da)} tensor in the if branch and {_a(db)} tensor in the else "
                 f"branch of an if whose condition is a tensor ({where(src)}): eager code keeps "
@@ -128,9 +124,7 @@ def explain_mismatch(names, outs, src) -> None:
         found = _dtype_difference(a, b, "", _rank)
         if found is not None:
             path, ra, rb = found
-            what = ("the returned value" + path) if is_return_value(name) else \
-                "the conditional expression's value" if name.startswith("_ifexp") else \
-                f"'{name}{path}'"
+            what = _place(name, path)
             raise ConversionError(
                 f"{what} is a tensor of rank {ra} in the if branch and of rank {rb} in the else "
                 f"branch of an if whose condition is a tensor ({where(src)}): one static "
@@ -147,13 +141,22 @@ def explain_none(names, outs, src) -> None:
         found = none_against_value(a, b)
         if found is not None:
             path, ka, kb = found
-            what = ("the returned value" + path) if is_return_value(name) else f"'{name}{path}'"
+            what = _place(name, path)
             raise ConversionError(
                 f"{what} is {ka} in the if branch and {kb} in the else branch of an if whose "
                 f"condition is a tensor ({where(src)}): one program value cannot be None for "
                 "some inputs only. Give it a tensor on both paths (an empty one, "
                 "`rt.zeros([0])`, or a flag beside it), or decide the if with a Python value.",
                 origin=src)
+
+
+def _place(name: str, path: str) -> str:
+    """The state a branch difference is in, as the user wrote it (never `_retval`)."""
+    if is_return_value(name):
+        return "the returned value" + path
+    if name.startswith("_ifexp"):
+        return "the conditional expression's value" + path
+    return f"'{name}{path}'"
 
 
 def _shown(v) -> str:

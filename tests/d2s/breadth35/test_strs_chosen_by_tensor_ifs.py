@@ -14,6 +14,7 @@ from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 from .messages import assert_at_user_line
 from .test_small_refusals import line_of
+from .test_str_lists_sized_by_tensors import picked_by_a_tensor  # (an item a tensor if picks)
 
 ROWS = ([1.0, 2.0, 3.0], [-1.0, -2.0, 0.5], [0.1, 0.2, 9.0])
 
@@ -40,17 +41,6 @@ def classify(x):
         kind = "huge"
     scale = 2.0 if kind in ("big", "huge") else 1.0
     return x * scale, kind, (kind == "huge", kind)
-
-
-def picked_from_names(x):
-    names = ["start"]
-    if x.mean() > 0:
-        names.append("pos")
-    if x[0] > 1:
-        name = names[0]
-    else:
-        name = names[-1]
-    return name
 
 
 def last_positive(x):
@@ -81,7 +71,7 @@ def _x(row):
     return rt.to_tensor(np.asarray(row, "float32"))
 
 
-@pytest.mark.parametrize("fn", [classify, picked_from_names, last_positive])
+@pytest.mark.parametrize("fn", [classify, picked_by_a_tensor, last_positive])
 def test_chosen_strs_follow_the_run(fn):
     static = d2s.to_static(fn)
     for row in ROWS:
