@@ -270,6 +270,7 @@ class _GraphWhile:
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
+        self.new_keys.refuse_popped(self.loop.slots, src)  # (also before `leave`)
         held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(kept, res, keys)  # (as given: an append may change one in place)

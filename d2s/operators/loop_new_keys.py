@@ -34,6 +34,7 @@ from runtime.core import active_builder
 from ..errors import ConversionError
 from . import key_flags
 from .block_values import zeros_like
+from .loop_keys import refuse_key_change
 from .unbound import mark
 from .variables import is_variable, where
 
@@ -100,6 +101,17 @@ class LoopNewKeys:
             zeros = slot.obj[slot.key] = zeros_like(like)
             self.fresh[(id(slot.obj), slot.key)] = (zeros, rt.full([], False, "bool"))
 
+    def refuse_popped(self, slots: list, src) -> None:
+        """A key of a dict the body changes as an object, which the dict had on entry with
+        no flag, that the body removes on some paths (`d.pop(k)` under a tensor `if`: its
+        flag made in the body): the loop carries no flag for it, so it is refused
+        (`loop_keys.refuse_key_change`) rather than left present after the loop."""
+        for s in slots:
+            ident = (id(s.obj), s.key)
+            if s.kind == "dict" and ident not in self.held and ident not in self.fresh and \
+                    _made_here(key_flags.flag_of(s.obj, s.key)):
+                refuse_key_change(s.path[:-len(f"[{s.key!r}]")], s.key, src)
+
     def held_flags(self) -> list:
         """The body's flags of the held keys, before the log puts the dicts back: the flag
         of the value it left (its flag on entry where it kept the value), true where it set
@@ -138,18 +150,26 @@ class LoopNewKeys:
         if not (isinstance(before, dict) and type(after) is dict and self.outermost):
             return
         new = [k for k in after if k not in before and _flaggable(after[k])]
-        if not new or len(new) != len(after.keys() - before.keys()):
+        # (a key the dict had on entry that the body removes on some paths: `d.pop(k)` under
+        # a tensor `if`, its flag made in the body; carried, true on entry)
+        popped = [k for k in before if k in after and (i, k) not in self.like and
+                  _flaggable(after[k]) and _made_here(key_flags.flag_of(after, k))]
+        if not (new or popped) or len(new) != len(after.keys() - before.keys()):
             return
-        for k in new:
+        for k in new + popped:
             self.like[(i, k)] = after[k]
+        self.entry.update({(i, k): True for k in popped})
+        for k in popped:  # (set again on a later trip, eager code has it at the end)
+            key_flags.mark_order_undecided(k)
         raise NewKeys()
 
     def start(self) -> list:
         """The flags on entry (false: the loop added the keys), as extra initial loop
         variables of the next trace."""
         self.order = sorted(self.like, key=repr)
-        return [self.entry.get(k, False) if is_variable(self.entry.get(k)) else rt.full(
-            [], False, "bool") for k in self.order] + [f for _, _, f in self.held.values()]
+        return [self.entry[k] if is_variable(self.entry.get(k)) else rt.full(
+            [], self.entry.get(k) is True, "bool") for k in self.order] + [
+            f for _, _, f in self.held.values()]
 
     def enter(self, values) -> tuple:
         """(The loop variables without the flags, the flags): the dicts of the state get
@@ -200,6 +220,11 @@ class LoopNewKeys:
             if any((i, k) in self.like and (i, k) not in self.entry for k in later):
                 key_flags.mark_order_undecided(key)
         self._flag_values([out[i] for i, _ in self.order], flags, src)
+
+
+def _made_here(flag) -> bool:
+    """Whether `flag` (a presence flag) was made in the block being traced (the body)."""
+    return is_variable(flag) and flag.block is active_builder().block
 
 
 def _flaggable(v) -> bool:
