@@ -8,6 +8,7 @@ import numpy as np
 import d2s
 import runtime as rt
 from d2s.pyct import liveness
+from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 
 def after_if(x):
@@ -41,7 +42,7 @@ def test_converted_values_match_eager_and_numpy():
         static = d2s.to_static(fn)
         for row in ([0.75, 0.75, 0.75], [-0.5, 0.2, 0.1], [1.5, 0.5, 0.0]):
             x = rt.to_tensor(np.asarray(row, "float32"))
-            np.testing.assert_allclose(static(x).numpy(), fn(x).numpy())
+            assert_same_leaves(static(x), fn(x))  # (dtype, shape, stop_gradient, values)
             if fn is after_if:
                 np.testing.assert_allclose(static(x).numpy(),
                                            _ref_after_if(np.asarray(row, "float32")))
