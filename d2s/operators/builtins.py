@@ -489,8 +489,9 @@ def isinstance_(obj, cls):
     classes = cls if isinstance(cls, tuple) else (cls,)
     if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
         return found
-    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array)
-        return any(isinstance(c, type) and issubclass(np.ndarray, c) for c in classes)
+    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array, or a
+        kind = np.dtype(obj.dtype.name).type if obj.numpy_scalar else np.ndarray  # scalar)
+        return any(isinstance(c, type) and issubclass(kind, c) for c in classes)
     if is_variable(obj):
         found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):

@@ -518,6 +518,9 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 merged_float_flag(a, b, pred, src)
             r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
                 merged_bool_flag(a, b, pred)
+        elif is_variable(r) and all(is_variable(v) and v.numpy_array for v in (a, b)) and \
+                a.numpy_scalar == b.numpy_scalar:  # (NumPy values on both: `numpy_values`)
+            r.numpy_array, r.numpy_scalar = True, a.numpy_scalar
         else:
             number_or_tensor.mark(r, kinds, (*path, i))
 

@@ -19,7 +19,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError
-from . import loop_errors, mutation, none_or_tensor
+from . import loop_errors, loop_numpy_values, mutation, none_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     as_list,
@@ -219,6 +219,7 @@ class _GraphWhile:
     def _graph_test(self, *values):
         values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, self.carried)
+        loop_numpy_values.enter(self.state, self.carried, values)
         given = self._full(values)
         if current_builder().block is not self.outer:  # (not `while_loop`'s probe of it)
             self.new_keys.attach(given, flags, self.src)
@@ -228,6 +229,7 @@ class _GraphWhile:
         carried, names, src = self.carried, self.names, self.src
         values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, carried)
+        loop_numpy_values.enter(self.state, carried, values)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         # (and an inner loop may widen a Variable in place: `Loop.renew`)
         kept = [copy.copy(v) if is_variable(v) else v for v in values]
@@ -244,6 +246,7 @@ class _GraphWhile:
             raise_when_run(e)
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
+        loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
         for k, i in enumerate(carried):
             self.new_keys.found(i, keys[k], out[i])
             check_keys(names[i], keys[k], out[i], src)
@@ -341,6 +344,7 @@ class _GraphWhile:
         state, carried, names, taken, src = (self.state, self.carried, self.names,
                                              self.taken, self.src)
         out = list(state)
+        loop_numpy_values.finish(state, carried, result)
         for i, v in zip(carried, result):
             out[i] = v
             if _lost_float_type(v):
