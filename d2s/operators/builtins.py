@@ -426,6 +426,24 @@ def round_(number, ndigits=None):
     return out
 
 
+def divmod_(a, b):
+    """`divmod()`; of values standing for Python numbers (`int(t)`, `float(t)`): Python's
+    `(a // b, a % b)` as graph ops (floored, the remainder with the divisor's sign). A tensor
+    has no `divmod`, as eagerly."""
+    if not (is_variable(a) or is_variable(b)):
+        return builtins.divmod(a, b)
+    for v in (a, b):
+        if is_variable(v) and not v.python_scalar:
+            raise TypeError("unsupported operand type(s) for divmod(): "
+                            f"{_type_name(a)!r} and {_type_name(b)!r}")
+    return a // b, a % b
+
+
+def _type_name(v) -> str:
+    return ("Tensor" if not v.python_scalar else v.dtype.kind == "f" and "float" or "int") \
+        if is_variable(v) else type(v).__name__
+
+
 # list method -> how it compares items, and what to write instead with tensors
 _COMPARING = {
     "index": ("finds the item with ==",
