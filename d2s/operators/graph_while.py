@@ -266,7 +266,10 @@ class _GraphWhile:
         _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(kept[k], out[i], ()):  # grows into) an array
-                self.arrayify[(i, path)] = dtype
+                if _array_at(kept[k], path):  # (the state is one already: the list the body
+                    out[i] = array_at(out[i], path, dtype)  # binds, `res = [...]`, too)
+                else:
+                    self.arrayify[(i, path)] = dtype
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
@@ -394,6 +397,17 @@ class _GraphWhile:
         widen.clear()
         self.arrayify.clear()
         self.extra_arrays.clear()
+
+
+def _array_at(v, path) -> bool:
+    """Whether `v` holds a tensor array at `path` (keys into nested tuples, lists, dicts)."""
+    for key in path:
+        if isinstance(v, dict) and key in v or isinstance(v, (list, tuple)) and isinstance(
+                key, int) and key < len(v):
+            v = v[key]
+        else:
+            return False
+    return is_variable(v) and v.is_array
 
 
 def _refuse_test_effects(test, state: list, log, src) -> None:
