@@ -266,9 +266,9 @@ class _GraphWhile:
         _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(kept[k], out[i], ()):  # grows into) an array
-                if _array_at(kept[k], path):  # (the state is one already: the list the body
-                    out[i] = array_at(out[i], path, dtype)  # binds, `res = [...]`, too)
-                else:
+                if _is_array(_at(kept[k], path)) and isinstance(_at(out[i], path), list):
+                    out[i] = array_at(out[i], path, dtype)  # (the state is one already: the
+                else:  # list the body binds, `res = [...]`, joins it)
                     self.arrayify[(i, path)] = dtype
         if self.arrayify:
             raise _Widen
@@ -399,14 +399,18 @@ class _GraphWhile:
         self.extra_arrays.clear()
 
 
-def _array_at(v, path) -> bool:
-    """Whether `v` holds a tensor array at `path` (keys into nested tuples, lists, dicts)."""
+def _at(v, path):
+    """The value at `path` (keys into nested tuples, lists, dicts) in `v`; None if none."""
     for key in path:
         if isinstance(v, dict) and key in v or isinstance(v, (list, tuple)) and isinstance(
                 key, int) and key < len(v):
             v = v[key]
         else:
-            return False
+            return None
+    return v
+
+
+def _is_array(v) -> bool:
     return is_variable(v) and v.is_array
 
 
