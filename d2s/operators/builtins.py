@@ -196,9 +196,18 @@ def range_(*args):
     while op."""
     if not any(is_variable(a) for a in args):
         return builtins.range(*args)
+    # (a one-element bound of shape [1] is the Python int eager's `range` takes: rank 0,
+    # as the loop's own test and `break` flag are)
+    args = tuple(_scalar(a) if is_variable(a) and a.ndim and _counted_bound(a) else a
+                 for a in args)
     start, stop, step = (0, args[0], 1) if builtins.len(args) == 1 else (
         args[0], args[1], args[2] if builtins.len(args) > 2 else 1)
     return TensorRange(start, stop, step)
+
+
+def _counted_bound(x) -> bool:
+    _one_element(x, "int")  # (eager's `range(t)` takes `int(t)`: its error too)
+    return not x.is_array
 
 
 def _unknown_length(x) -> bool:
