@@ -4,7 +4,8 @@
 decides. The `if` gives out the callable's index into the table of the callables the trace
 saw at that place (an int64 graph value), and code after it holds a `ChosenCallable`: a call
 of it from converted code (`calls.call`) is a tensor `if` calling each (converted), so its
-result follows the run. A call from code that is not converted is refused at the line.
+result follows the run. A call from code that is not converted, returning it, or storing it
+on an object the caller holds is refused at the line.
 
 Used by `control_flow._GraphIf` as `branch_strs` is: `find` the places after both branches
 were traced once, `as_ids` on each branch's values, `as_items` on the `if`'s outputs."""
@@ -40,6 +41,13 @@ class ChosenCallable:
             f"one of {names}) is {how}: which one only the run decides. Call it from the "
             "converted function itself, or branch on the tensor around each call.",
             origin=user_origin(3))
+
+
+def refuse_kept(value, how: str) -> None:
+    """A `ChosenCallable` the call would give back (returned, or stored on an object the
+    caller holds): the function itself exists only in the trace, so it is refused."""
+    if type(value) is ChosenCallable:
+        raise value.refused(how)
 
 
 def _name(f) -> str:

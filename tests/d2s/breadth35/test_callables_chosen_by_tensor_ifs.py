@@ -103,3 +103,26 @@ def test_a_call_from_code_not_converted_is_refused_at_the_line():
     with pytest.raises(ConversionError, match=r"chosen by an `if` whose condition is a tensor"
                        r".*fn = rt.exp if x.sum\(\) > 0 else rt.abs.*one of exp, abs"):
         d2s.to_static(mapped)(rt.to_tensor(INPUTS[0]))
+
+
+class _Box:
+    pass
+
+
+def test_returning_or_storing_a_chosen_function_is_refused_at_the_line():
+    box = _Box()
+
+    def returned(x):
+        act = F.relu if x.sum() > 0 else rt.tanh
+        return act
+
+    def stored(x):
+        box.act = F.relu if x.sum() > 0 else rt.tanh
+        return box.act(x)
+
+    with pytest.raises(ConversionError, match=r"act = F.relu if .* is returned by the "
+                       r"converted function"):
+        d2s.to_static(returned)(rt.to_tensor(INPUTS[0]))
+    with pytest.raises(ConversionError, match=r"is stored in box.act, which the caller keeps"):
+        d2s.to_static(stored)(rt.to_tensor(INPUTS[0]))
+    assert not hasattr(box, "act")
