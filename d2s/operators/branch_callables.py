@@ -26,7 +26,7 @@ from .variables import is_variable, user_origin, where
 class ChosenCallable:
     """A callable a tensor `if` chose: `index` (an int64 graph value) into `table`."""
 
-    __slots__ = ("index", "table", "src")
+    __slots__ = ("index", "src", "table")
 
     def __init__(self, index, table: list, src):
         self.index, self.table, self.src = index, table, src

@@ -23,9 +23,9 @@ def activation_by_sign(x):
 
 def reducer_by_lambda(x):
     if x.mean() > 0:
-        pick = lambda v: (v.max(), v * 2.0)  # noqa: E731  (the idiom tested)
+        pick = lambda v: (v.max(), v * 2.0)
     else:
-        pick = lambda v: (v.min(), v * 3.0)  # noqa: E731
+        pick = lambda v: (v.min(), v * 3.0)
     top, scaled = pick(x)
     return top + scaled.sum()
 

@@ -16,6 +16,7 @@ from runtime import nn
 
 from .registry import case, f32, i64, rand
 
+
 @case(args=[(rand(3),), (rand(3) + 2,)])
 def nonlocal_write_under_tensor_if(x):
     i = 10

@@ -9,7 +9,7 @@ import numpy as np
 import runtime as paddle
 import runtime.nn.functional as F
 
-from .registry import case, f32, i64, rand
+from .registry import case, i64, rand
 
 
 def _with_grad(x, fn):

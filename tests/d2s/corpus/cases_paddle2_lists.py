@@ -6,7 +6,7 @@ dict and of a tensor array, dicts of layers' outputs read by key, and a cache di
 and filled."""
 import runtime as paddle
 
-from .registry import case, f32, i64, rand
+from .registry import case, i64, rand
 
 
 @case(args=[(i64([3]),), (i64([-3]),)])

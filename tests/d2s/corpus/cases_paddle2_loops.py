@@ -18,8 +18,8 @@ def name_bound_on_a_later_trip(max_len):
     s = 0
     for i in range(max_len):
         if i > 1:
-            s = a
-        a = i + 1
+            s = a  # noqa: F821  (bound on an earlier trip, as in Paddle's test)
+        a = i + 1  # noqa: F841
         q, _ = x.shape
     return paddle.full([1], s + q, dtype="int32")
 

@@ -5,7 +5,6 @@ loops, a shape unpacked before a reshape that changes it, returns of different a
 Python-decided `if`, returns inside loops after a `continue`, dead statements after `return`,
 a nested function returning from an always-true `if`, lists assigned by index inside tensor
 loops, `not`/`and`/`or` mixing tensors and Python numbers, and casts of tensors and numbers."""
-import numpy as np
 
 import runtime as paddle
 
@@ -163,7 +162,7 @@ def nested_function_returns_from_true_if(x):
         if True:
             rr = 1
             return 1
-            rr = 2
+            rr = 2  # noqa: F841  (dead code after return, on purpose)
         else:
             return 4
         return 3
