@@ -306,6 +306,7 @@ OPERATOR_RANKS = {
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "branch_strs.py": 2,  # (strs the branches of a tensor if differ on: ids, StrItems)
+    "branch_callables.py": 2.5,  # (callables they differ on: indices, ChosenCallables)
     "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,

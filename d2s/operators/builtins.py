@@ -196,9 +196,18 @@ def range_(*args):
     while op."""
     if not any(is_variable(a) for a in args):
         return builtins.range(*args)
+    # (a one-element bound of shape [1] is the Python int eager's `range` takes: rank 0,
+    # as the loop's own test and `break` flag are)
+    args = tuple(_scalar(a) if is_variable(a) and a.ndim and _counted_bound(a) else a
+                 for a in args)
     start, stop, step = (0, args[0], 1) if builtins.len(args) == 1 else (
         args[0], args[1], args[2] if builtins.len(args) > 2 else 1)
     return TensorRange(start, stop, step)
+
+
+def _counted_bound(x) -> bool:
+    _one_element(x, "int")  # (eager's `range(t)` takes `int(t)`: its error too)
+    return not x.is_array
 
 
 def _unknown_length(x) -> bool:
@@ -363,6 +372,18 @@ def _one_element(x, kind: str) -> None:
             f"tensors convert to Python {kind}. Use .any() or .all() for a truth value.")
 
 
+def _scalar(x):
+    """A one-element graph value as a rank-0 one: the Python number eager code gets has no
+    shape (`rt.to_tensor(int(t))` is a 0-d tensor, `[int(t), 2]` stacks)."""
+    if x.is_array or not x.ndim:
+        return x
+    out = rt.reshape(x, [])
+    for mark in ("python_scalar", "numpy_array"):
+        if getattr(x, mark, False):
+            setattr(out, mark, True)
+    return out
+
+
 def _prod(shape) -> int:
     n = 1
     for d in shape:
@@ -373,7 +394,7 @@ def _prod(shape) -> int:
 def bool_(x=False):
     if is_variable(x):
         _one_element(x, "bool")
-        x = number_or_tensor.exact(x, "bool")
+        x = number_or_tensor.exact(_scalar(x), "bool")
         out = to_bool(x)
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
@@ -384,14 +405,14 @@ def bool_(x=False):
 def int_(x=0, *base):
     if is_variable(x):
         _one_element(x, "int")
-        return _number(number_or_tensor.exact(x, "int64"), "int64")
+        return _number(number_or_tensor.exact(_scalar(x), "int64"), "int64")
     return builtins.int(x, *base)
 
 
 def float_(x=0.0):
     if is_variable(x):
         _one_element(x, "float")
-        return _number(number_or_tensor.exact(x, "float64"), "float64")
+        return _number(number_or_tensor.exact(_scalar(x), "float64"), "float64")
     return builtins.float(x)
 
 

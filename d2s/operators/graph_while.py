@@ -269,7 +269,10 @@ class _GraphWhile:
         _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(kept[k], out[i], ()):  # grows into) an array
-                self.arrayify[(i, path)] = dtype
+                if _is_array(_at(kept[k], path)) and isinstance(_at(out[i], path), list):
+                    out[i] = array_at(out[i], path, dtype)  # (the state is one already: the
+                else:  # list the body binds, `res = [...]`, joins it)
+                    self.arrayify[(i, path)] = dtype
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
@@ -398,6 +401,21 @@ class _GraphWhile:
         widen.clear()
         self.arrayify.clear()
         self.extra_arrays.clear()
+
+
+def _at(v, path):
+    """The value at `path` (keys into nested tuples, lists, dicts) in `v`; None if none."""
+    for key in path:
+        if isinstance(v, dict) and key in v or isinstance(v, (list, tuple)) and isinstance(
+                key, int) and key < len(v):
+            v = v[key]
+        else:
+            return None
+    return v
+
+
+def _is_array(v) -> bool:
+    return is_variable(v) and v.is_array
 
 
 def _refuse_test_effects(test, state: list, log, src) -> None:
