@@ -142,6 +142,10 @@ def frozenset_(*args):
     return MadeFrozenSet(*args)
 
 
+def _number_kind(v) -> str:
+    return v.dtype.kind if is_variable(v) else "f" if isinstance(v, float) else "i"
+
+
 def _numbers(items: list) -> bool:
     """Whether `items` are Python numbers, or graph values standing for them."""
     return builtins.all(type(v) in (bool, int, float) or is_variable(v) and getattr(
@@ -499,6 +503,11 @@ def list_query(obj, method: str):
         except TypeError:
             if not any(is_variable(v) for v in (*obj, *args)):
                 raise
+        if method != "sort" and obj and args and _numbers([*obj, args[0]]):
+            # (Python numbers the program computes: compared when it runs, as in an array)
+            kind = "float64" if any(_number_kind(v) == "f" for v in obj) else "int64"
+            items = [rt.cast(v, kind) if is_variable(v) else rt.to_tensor(v, kind) for v in obj]
+            return array_query(rt.static.create_array(kind, items), method)(*args, **kwargs)
         how, advice = _COMPARING[method]
         raise ConversionError(
             f"{type(obj).__name__}.{method}() with tensors computed by the converted code: it "
