@@ -121,7 +121,8 @@ def _is_user_file(filename: str) -> bool:
 _D2S_DIR = os.path.dirname(os.path.abspath(__file__))
 # d2s frames that only pass the user's code on: converted calls, a converted `raise`
 _PASSING_CALLS = tuple(os.path.join(_D2S_DIR, *parts) for parts in (
-    ("convert_call.py",), ("operators", "calls.py"), ("operators", "exceptions.py")))
+    ("convert_call.py",), ("operators", "calls.py"), ("operators", "exceptions.py"),
+    ("operators", "text.py")))  # (`raise_made`, `str()` of a user object)
 _IFELSE = os.path.join(_D2S_DIR, "operators", "control_flow.py")
 
 

@@ -1,5 +1,5 @@
 """`assert test, msg` -> `_d2s.assert_(test, lambda: msg)`; `raise E(...)` ->
-`_d2s.raise_(E(...))`.
+`_d2s.raise_(E(...))` (`_d2s.raise_made(lambda: E(f"..."))` with an f-string in it).
 
 A Python test is checked at trace time exactly as `assert` would; a tensor test becomes a
 graph assertion checked when the program runs. The message stays lazy, as in Python.
@@ -35,9 +35,12 @@ class Asserts(Base):
         node = self.generic_visit(node)
         if node.exc is None:
             return node
+        # (an f-string message: made lazily, formatted when the program raises it)
+        how = "raise_made(lambda: exc" if any(
+            isinstance(n, gast.JoinedStr) for n in gast.walk(node.exc)) else "raise_(exc"
         if node.cause is None:
-            return templates.replace(f"{RESERVED}.raise_(exc)", exc=node.exc)
-        return templates.replace(f"{RESERVED}.raise_(exc, cause)", exc=node.exc,
+            return templates.replace(f"{RESERVED}.{how})", exc=node.exc)
+        return templates.replace(f"{RESERVED}.{how}, cause)", exc=node.exc,
                                  cause=node.cause)
 
 

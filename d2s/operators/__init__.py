@@ -77,7 +77,7 @@ from .control_flow import ifelse, ifexp  # noqa: F401
 from .loops import for_loop, while_loop  # noqa: F401
 from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F401
 from .switch import call_item  # noqa: F401
-from .text import format_, percent, repr_, str_, text  # noqa: F401
+from .text import format_, percent, raise_made, repr_, str_, text  # noqa: F401
 from .math_calls import math_  # noqa: F401
 from .tensor_attributes import set_tensor_name, tensor_attribute  # noqa: F401
 from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)

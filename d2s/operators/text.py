@@ -12,8 +12,8 @@ import runtime as rt
 from runtime.program.debug_ops import assert_text
 
 from ..errors import ConversionError
-from .exceptions import helper_raise
-from .print_values import FString, holds_graph_values
+from .exceptions import helper_raise, in_graph_block, mark_raised, raise_
+from .print_values import FString, holds_graph_values, print_objects
 from .variables import user_origin, where
 
 
@@ -81,6 +81,30 @@ def assert_at_run_time(test, message) -> None:
     helper_raise(AssertionError(shown) if text is not None else AssertionError(),
                  user_origin())  # an open `try` would catch it: a clear error
     if isinstance(text, FString):
-        assert_text(test, list(text))
+        assert_text(test, *print_objects(list(text)))
     else:
         rt.static.Assert(test, message=shown)
+
+
+def raise_made(make, cause=None):
+    """`raise E(f"...")` (`make` builds the exception): under a tensor condition an f-string
+    message holding values the program computes (`f"too big: {float(x.sum()):.2f}"`) is
+    formatted when the program raises it, as an assert's message is; elsewhere `raise_`."""
+    if not in_graph_block():
+        return raise_(make(), cause)
+    _KEEP[0] += 1
+    try:
+        exc = make()
+    finally:
+        _KEEP[0] -= 1
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    if not (isinstance(exc, BaseException) and len(exc.args) == 1 and isinstance(
+            exc.args[0], FString)):
+        return raise_(exc, cause)
+    src = user_origin()
+    shown = "".join(p if isinstance(p, str) else "..." for p in exc.args[0])
+    helper_raise(type(exc)(shown), src)  # an open `try` would catch it: a clear error
+    assert_text(rt.zeros([], "bool"), *print_objects(list(exc.args[0])), error=type(exc))
+    mark_raised()
+    return None

@@ -27,13 +27,16 @@ def _print_kernel(xp, x, message="", name="", summarize=20):
 
 
 def _assert_kernel(xp, cond, data, held=(), message="", summarize=20, parts=None,
-                   stop_gradient=(), as_int=(), state=-1, kinds=(), lists=()):
+                   stop_gradient=(), as_int=(), state=-1, kinds=(), lists=(), formats=(),
+                   error="AssertionError"):
     if not bool(xp.all(cond)):
         if parts is not None:  # (the message is a text with values, as `print` shows them)
             text = io.StringIO()
-            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int, (), kinds,
-                             lists)
-            raise _holding(AssertionError(text.getvalue()), state, held)
+            _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int, formats,
+                             kinds, lists)
+            cls = error_class(error)
+            raise _holding(AssertionError(text.getvalue()) if cls is AssertionError else
+                           _made(cls, error, text.getvalue()), state, held)
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
         raise _holding(AssertionError((message or "Assert failed: the condition is False")
@@ -388,15 +391,20 @@ def _bind_assert(cond, data: list, attrs: dict) -> None:
         bind(ASSERT, (cond, data, list(state[1])), {**attrs, "state": state[0]})
 
 
-def assert_text(cond, objects) -> None:
-    """Raise `AssertionError` whose message is the text of `objects` (strings, and tensors
-    shown as `print` shows them when the program runs) where `cond` is not all true: an
-    `assert test, f"...{t}..."` of converted code."""
+def assert_text(cond, objects, formats=None, error: type = AssertionError) -> None:
+    """Raise `error` (AssertionError) whose message is the text of `objects` (strings, and
+    tensors shown as `print` shows them when the program runs; `formats` as `py_print`'s)
+    where `cond` is not all true: an `assert test, f"...{t}..."` of converted code, or a
+    `raise E(f"...{t}...")` under a tensor condition (`cond` false)."""
     parts = [None if core.is_tensor(o) else str(o) for o in objects]
     tensors = [o for o in objects if core.is_tensor(o)]
     attrs = {"message": "", "summarize": 0, "parts": parts,
              "stop_gradient": [bool(t.stop_gradient) for t in tensors],
              "as_int": [prints_as_number(t) for t in tensors]}
+    if formats is not None and any(f is not None for f in formats):
+        attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
+    if error is not AssertionError:
+        attrs["error"] = error_name(error)
     attrs.update(_shown_as_eager(tensors))
     _bind_assert(cond, tensors, attrs)
 
@@ -443,14 +451,17 @@ def error_class(name: str) -> type | None:
 
 
 def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1):
-    cls = error_class(error)
+    raise _holding(_made(error_class(error), error, message), state, held)
+
+
+def _made(cls, error: str, message: str) -> BaseException:
+    """The exception `cls(message)` a `raise` op raises (`error`: its name)."""
     if cls is None:
-        raise _holding(ProgramRaisedError(f"{error}: {message}"), state, held)
+        return ProgramRaisedError(f"{error}: {message}")
     try:
-        exc = cls(message) if message else cls()
+        return cls(message) if message else cls()
     except Exception:  # noqa: BLE001  (unusual constructors: the message as a note)
-        exc = ProgramRaisedError(f"{error}: {message}")
-    raise _holding(exc, state, held)
+        return ProgramRaisedError(f"{error}: {message}")
 
 
 RAISE = registry.register(

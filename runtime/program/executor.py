@@ -198,9 +198,12 @@ def _rewrite(e: Exception, compiled: Compiled | FirstRun, program: Program) -> E
     _, op, block = entry
     err = e
     opdef = registry.OPS.get(op.type)
+    # (an assert op given an `error`: `raise E(f"...")` of converted code, as a raise op)
+    raised = op.type == "raise" or op.type == "assert" and "error" in op.attrs
     if opdef is not None and not isinstance(e, (registry.OpError, registry.OpTypeError,
                                                   AssertionError)) and values is not None \
-            and op.type not in ("raise", "cond", "while", "switch_case", "backward_cut_check"):
+            and not raised and op.type not in ("cond", "while", "switch_case",
+                                               "backward_cut_check"):
         # not the user's own exception (its message is the user's, or eager `backward()`'s),
         # nor one raised inside a cond/while body (the failing op in the body explains itself)
         try:
@@ -211,7 +214,7 @@ def _rewrite(e: Exception, compiled: Compiled | FirstRun, program: Program) -> E
     text = op_lines(program, op, block, "", False)[0].rstrip(" {")
     msg = (f"{err}\n  In user code:\n{_origin.format_origin(program.origin_of(op))}\n"
            f"  While running op: {text}")
-    if op.type == "raise":  # the user's own exception, as raised: the place as a note
+    if raised:  # the user's own exception, as raised: the place as a note
         e.add_note(msg.partition("\n")[2])
         return e
     try:
