@@ -78,6 +78,9 @@ def _take_out(parent: gast.FunctionDef, free: dict) -> list:
     kept = {s.name for s in others if isinstance(s, _SCOPES)} - moving
     outside = bound | kept
     moved = [c for c in candidates if free[id(c)].isdisjoint(outside)]
+    if len(moved) == len(candidates):  # (all move: none stays for them to read)
+        parent.body = others
+        return moved
     while True:  # a def that reads a def that stays stays too (to a fixed point: a def read
         staying = moving - {m.name for m in moved}  # by one that stays because of a third)
         kept_out = [m for m in moved if free[id(m)].isdisjoint(staying)]
