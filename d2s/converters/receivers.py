@@ -58,8 +58,10 @@ class Receivers:
     """The library-value judgement of the local names of one function (`fn`, the parsed
     FunctionDef before any pass), made on the first question and remembered."""
 
-    def __init__(self, fn, namespace, assume: bool, owner: str | None = None):
+    def __init__(self, fn, namespace, assume: bool, owner: str | None = None,
+                 lines: list | None = None):
         self._namespace = namespace
+        self._lines = lines  # the lines of `fn`'s file (the text of a binding: `_text`)
         self._assume = assume
         self._bindings: dict = {}  # name -> the expressions bound to it (None: not judged)
         self._params: dict = {}  # parameter name -> True (library annotation) / None
@@ -228,14 +230,33 @@ class Receivers:
                 relied.add(name)
         elif name not in self._bindings:
             return None  # (not a local name)
-        for value in values:
+        seen = set()  # the texts of the values judged (an unrolled model binds `h` to the
+        for value in values:  # same expression thousands of times: judged once)
             if value.__class__ is gast.List:  # (filled where it is named only: `_use`)
                 value = None if name in self._escaped else gast.Tuple(value.elts, gast.Load())
+            else:
+                text = self._text(value)
+                if text is not None:
+                    if text in seen:
+                        continue
+                    seen.add(text)
             found = None if value is None else self._value(value)
             if found is None:
                 return None
             relied |= found
         return frozenset(relied)
+
+    def _text(self, node) -> str | None:
+        """The source text of expression `node` where it is on one line of the file (the same
+        text is the same expression: the judgement is of names, flat), else None."""
+        at = node.__dict__
+        lineno = at.get("lineno")
+        lines = self._lines
+        if lineno is None or at.get("end_lineno") != lineno or lines is None or \
+                not 0 < lineno <= len(lines):
+            return None
+        line = lines[lineno - 1]
+        return line[at["col_offset"]:at["end_col_offset"]] if line.isascii() else None
 
     def _value(self, node):
         """The parameters library value `node` relies on, or None (see the module doc)."""
