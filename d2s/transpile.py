@@ -300,7 +300,8 @@ def _prepare(fn, assume: bool = True):
     # Without a nested function or lambda, nothing can read a closure cell.
     cells = analysis.closure_cells(node) if found.scopes > 1 else frozenset()
     ctx = Context(Namer(found.names), namespace, owner=owner, cells=cells)
-    ctx.receivers = _converters().receivers.Receivers(node, namespace, assume, owner)
+    ctx.receivers = _converters().receivers.Receivers(node, namespace, assume, owner,
+                                                      origin.user_source(parsed.filename))
     return node, ctx, found.types
 
 

@@ -29,7 +29,6 @@ import gast
 from ..call_policy import ignored_module
 from ..pyct.walk import NAME_FIELDS, push_children
 
-_OPERATORS = (gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Compare, gast.IfExp)
 _PLAIN_GLOBALS = (int, float, bool, complex, str, bytes, type(None))
 # the packages whose functions and module attributes give library values given library
 # values (not the whole standard library: `sys.modules[...]`, `copy.copy(m)`, `pickle.load`)
@@ -37,6 +36,8 @@ _VALUE_ROOTS = frozenset(("runtime", "numpy", "math", "builtins"))
 # builtins that reach user objects without being handed one
 _REACHING = frozenset((globals, locals, vars, eval, exec, __import__))
 _INT = gast.Constant(0, None)
+_NOTHING = frozenset()
+_UNSET = object()
 _FILLING = frozenset(("append", "insert", "extend"))
 _USES = frozenset((gast.Call, gast.Subscript))
 _MATCH_NAMES = {c: field for c, field in ((getattr(gast, "MatchAs", None), "name"),
@@ -57,8 +58,10 @@ class Receivers:
     """The library-value judgement of the local names of one function (`fn`, the parsed
     FunctionDef before any pass), made on the first question and remembered."""
 
-    def __init__(self, fn, namespace, assume: bool, owner: str | None = None):
+    def __init__(self, fn, namespace, assume: bool, owner: str | None = None,
+                 lines: list | None = None):
         self._namespace = namespace
+        self._lines = lines  # the lines of `fn`'s file (the text of a binding: `_text`)
         self._assume = assume
         self._bindings: dict = {}  # name -> the expressions bound to it (None: not judged)
         self._params: dict = {}  # parameter name -> True (library annotation) / None
@@ -66,6 +69,8 @@ class Receivers:
         self._order: list = []  # the names in `_known`, in the order they were judged
         self._escaped: set = set()  # names read other than as `_use` reads them
         self.assumed: set = set()  # the parameters the names left alone rely on
+        self._globals: dict = {}  # global name -> whether it is a library value
+        self._attributes: dict = {}  # (module name, attribute) -> the attribute's value
         self._collect(fn)
         if owner is not None:  # (`self`: a user object, whose `self.fc(x)` may give anything)
             self._unknown(owner)
@@ -225,73 +230,114 @@ class Receivers:
                 relied.add(name)
         elif name not in self._bindings:
             return None  # (not a local name)
-        for value in values:
+        seen = set()  # the texts of the values judged (an unrolled model binds `h` to the
+        for value in values:  # same expression thousands of times: judged once)
             if value.__class__ is gast.List:  # (filled where it is named only: `_use`)
                 value = None if name in self._escaped else gast.Tuple(value.elts, gast.Load())
+            else:
+                text = self._text(value)
+                if text is not None:
+                    if text in seen:
+                        continue
+                    seen.add(text)
             found = None if value is None else self._value(value)
             if found is None:
                 return None
             relied |= found
         return frozenset(relied)
 
+    def _text(self, node) -> str | None:
+        """The source text of expression `node` where it is on one line of the file (the same
+        text is the same expression: the judgement is of names, flat), else None."""
+        at = node.__dict__
+        lineno = at.get("lineno")
+        lines = self._lines
+        if lineno is None or at.get("end_lineno") != lineno or lines is None or \
+                not 0 < lineno <= len(lines):
+            return None
+        line = lines[lineno - 1]
+        return line[at["col_offset"]:at["end_col_offset"]] if line.isascii() else None
+
     def _value(self, node):
         """The parameters library value `node` relies on, or None (see the module doc)."""
         c = node.__class__
         if c is gast.Constant:
-            return frozenset()
+            return _NOTHING
         if c is gast.Name:
             if node.id in self._bindings or node.id in self._params:
-                return self._judge(node.id)
-            return frozenset() if self._library_global(node.id) else None
-        if c in (gast.Tuple, gast.List):  # (a list display bound to a name: `_judge_bindings`)
-            return self._all([e.value if e.__class__ is gast.Starred else e for e in node.elts])
-        if c in _OPERATORS or c is gast.Attribute or c is gast.Subscript:
-            parts = [node.value] if c in (gast.Attribute, gast.Subscript) else \
-                [n for n in gast.iter_child_nodes(node) if isinstance(n, gast.expr)]
-            return self._all(parts)
+                known = self._known.get(node.id)
+                return known if known is not None or node.id in self._known else \
+                    self._judge(node.id)
+            return _NOTHING if self._library_global(node.id) else None
+        if c is gast.Attribute or c is gast.Subscript:
+            return self._value(node.value)
         if c is gast.Call:
             return self._call(node)
+        if c is gast.BinOp:
+            return self._all((node.left, node.right))
+        if c in (gast.Tuple, gast.List):  # (a list display bound to a name: `_judge_bindings`)
+            return self._all([e.value if e.__class__ is gast.Starred else e for e in node.elts])
+        if c is gast.UnaryOp:
+            return self._value(node.operand)
+        if c is gast.Compare:
+            return self._all((node.left, *node.comparators))
+        if c is gast.BoolOp:
+            return self._all(node.values)
+        if c is gast.IfExp:
+            return self._all((node.test, node.body, node.orelse))
         return None
 
     def _call(self, node):
         f = node.func
         callee = self._resolve(f)
         if callee is not None and _library_callable(callee):
-            relied = frozenset()
+            relied = _NOTHING
         elif f.__class__ is gast.Attribute:
             relied = self._value(f.value)
+            if relied is None:
+                return None
         else:
             return None
-        args = [a.value if a.__class__ is gast.Starred else a for a in node.args]
-        rest = self._all(args + [k.value for k in node.keywords])
-        return None if relied is None or rest is None else relied | rest
+        rest = self._all([a.value if a.__class__ is gast.Starred else a for a in node.args])
+        if rest is None or node.keywords and \
+                (rest := self._all([k.value for k in node.keywords], rest)) is None:
+            return None
+        return relied | rest if relied and rest else relied or rest
 
-    def _all(self, nodes):
-        relied = frozenset()
+    def _all(self, nodes, relied=frozenset()):
         for n in nodes:
             found = self._value(n)
             if found is None:
                 return None
-            relied |= found
+            if found:
+                relied = relied | found
         return relied
 
     def _library_global(self, name: str) -> bool:
-        value = self._resolve(gast.Name(name, gast.Load(), None, None))
-        return isinstance(value, _PLAIN_GLOBALS) or isinstance(value, types.ModuleType) and \
-            _value_module(value.__name__)
+        known = self._globals.get(name)
+        if known is None:
+            value = self._resolve(gast.Name(name, gast.Load(), None, None))
+            known = self._globals[name] = isinstance(value, _PLAIN_GLOBALS) or \
+                isinstance(value, types.ModuleType) and _value_module(value.__name__)
+        return known
 
     def _resolve(self, node):
         """What a global dotted name (`rt.Tensor`, `np.sum`) is now; None elsewhere."""
-        if node.__class__ is gast.Name:
+        c = node.__class__
+        if c is gast.Name:
             if node.id in self._bindings or node.id in self._params:
                 return None
             if node.id in self._namespace:
                 return self._namespace[node.id]
             return getattr(builtins, node.id, None)
-        if node.__class__ is gast.Attribute:
+        if c is gast.Attribute:
             base = self._resolve(node.value)
             if isinstance(base, types.ModuleType) and _value_module(base.__name__):
-                return getattr(base, node.attr, None)
+                key = (base.__name__, node.attr)  # (a module's attribute: asked once)
+                found = self._attributes.get(key, _UNSET)
+                if found is _UNSET:
+                    found = self._attributes[key] = getattr(base, node.attr, None)
+                return found
         return None
 
 

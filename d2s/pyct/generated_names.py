@@ -179,25 +179,39 @@ def _inside(group, inside) -> bool:
     return False
 
 
-def _choose(scope: _Scope, renamed: set, kept: set, taken: frozenset, mapping: dict) -> None:
+def _choose(scope: _Scope, renamed: set, kept: set, taken: frozenset, mapping: dict,
+            firsts: dict | None = None) -> None:
     """New names for the groups of `scope`, then of the functions nested in it. A group takes
     the smallest numbers that are neither `kept` nor `taken` (the names of the groups around
     this scope, which its code may read); the names of one base keep their order."""
+    firsts = {} if firsts is None else firsts
     names_of = {}
     for group in scope.groups:
         olds = sorted((d.name for d in group.defs if d.name in renamed), key=_base_number)
         used = set()
-        for old in olds:
+        after: dict = {}  # base -> the number its last name in this group took, plus one
+        for old in olds:  # (a base's names take increasing numbers: search on from there)
             base = _base_number(old)[0]
-            k = 1
+            k = max(_first_not_kept(base, kept, firsts), after.get(base, 1))
             while f"{base}_{k}" in kept or f"{base}_{k}" in taken or f"{base}_{k}" in used:
                 k += 1
             mapping[old] = f"{base}_{k}"
             used.add(mapping[old])
+            after[base] = k + 1
         names_of[id(group)] = frozenset(mapping.get(d.name, d.name) for d in group.defs)
     for group, child in scope.children:
         inner = taken if group is None else taken | names_of[id(group)]
-        _choose(child, renamed, kept, inner, mapping)
+        _choose(child, renamed, kept, inner, mapping, firsts)
+
+
+def _first_not_kept(base: str, kept: set, firsts: dict) -> int:
+    """The smallest k >= 1 whose `{base}_{k}` is not `kept` (remembered in `firsts`: an `elif`
+    chain keeps the names of all its defs, which every group would count past again)."""
+    k = firsts.get(base, 1)
+    while f"{base}_{k}" in kept:
+        k += 1
+    firsts[base] = k
+    return k
 
 
 def _base_number(name: str) -> tuple[str, int]:

@@ -323,19 +323,30 @@ _STMT_LISTS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 def _statements(node):
-    """The statements under `node` in pre-order."""
-    for field in _STMT_LISTS:
-        for child in getattr(node, field, None) or []:
-            if isinstance(child, gast.stmt):
-                yield child
-            yield from _statements(child)
+    """The statements under `node` in pre-order (iterative: a generator per level would
+    pass each statement up through every level above it)."""
+    stack = [node]
+    pop, push, stmt = stack.pop, stack.append, gast.stmt
+    while stack:
+        n = pop()
+        if n is not node and isinstance(n, stmt):
+            yield n
+        for field in reversed(_STMT_LISTS):
+            children = getattr(n, field, None)
+            if children:
+                for child in reversed(children):
+                    push(child)
 
 
 def _annotate(text: str, line_map: dict, spans) -> str:
     """Append '# user.py:12' to each one-line statement of the generated code."""
     lines = text.split("\n")
+    names: dict = {}  # file -> its base name (as `OriginInfo.short` writes it)
     for first, last in spans:
         src = line_map.get(first)
         if src is not None and first == last and "#" not in lines[first - 1]:
-            lines[first - 1] += f"  # {src.short()}"
+            name = names.get(src.filename)
+            if name is None:
+                name = names[src.filename] = os.path.basename(src.filename)
+            lines[first - 1] += f"  # {name}:{src.lineno}"
     return "\n".join(lines) + "\n"

@@ -76,19 +76,22 @@ class Builder:
             # when user code reads it (a backward pass reading the forward value does not)
             if isinstance(x, Variable) and x.on_read is not None and not self.cross_block_reads:
                 x.on_read()
-        if STATE.amp is not None:
-            inputs = STATE.amp.cast_inputs(op, inputs)
-        scalars = [getattr(x, "python_scalar", False) for x in inputs]
-        given = inputs  # (before numbers are cast to a tensor's dtype: `_number_or_tensor`)
-        if any(scalars):
-            inputs, weak = _scalar_inputs(op, inputs, scalars)
+        plain = _plain(inputs) if STATE.amp is None else None
+        given, weak = inputs, False  # (given: before numbers are cast to a tensor's dtype)
+        if plain is None:
+            if STATE.amp is not None:
+                inputs = given = STATE.amp.cast_inputs(op, inputs)
+            scalars = [getattr(x, "python_scalar", False) for x in inputs]
+            if any(scalars):
+                inputs, weak = _scalar_inputs(op, inputs, scalars)
+            out = op.infer(*[registry.meta_of(x) for x in inputs], **attrs)
         else:
-            weak = False
-        out = op.infer(*[registry.meta_of(x) for x in inputs], **attrs)
+            out = op.infer(*plain[0], **attrs)
         multi = isinstance(out, tuple) and not isinstance(out, Meta)
         metas = out if multi else (out,)
         refs = [self.ref(x) for x in inputs]
-        stop = op.nondiff or not self.grad_enabled or all(_stops_gradient(x) for x in inputs)
+        stop = op.nondiff or not self.grad_enabled or (
+            plain[1] if plain is not None else all(_stops_gradient(x) for x in inputs))
         block = self.block
         # (an integer or bool result has no gradient path, as in eager mode)
         outs = tuple(block.new_var(self.program.fresh_name(), m.shape, m.dtype,
@@ -116,7 +119,8 @@ class Builder:
         if not self.grad_enabled:
             for o in outs:  # built under `no_grad`: a constant for backward, as in eager
                 o.stop_gradient = True
-        if not multi and any(getattr(x, "number_when", None) is not None for x in inputs):
+        if not multi and (plain[2] if plain is not None else any(
+                getattr(x, "number_when", None) is not None for x in inputs)):
             self._number_or_tensor(op, given, attrs, outs[0])
         return outs if multi else outs[0]
 
@@ -499,6 +503,24 @@ def _stop_when(inputs):
     for f in flags[1:]:
         flag = logical_and(flag, f)
     return flag
+
+
+def _plain(inputs):
+    """(Metas, all stop gradients, one is a number on some runs) of Variables of known rank with
+    fixed gradient flags standing for no Python number, and Python numbers (most ops), else None."""
+    metas, stops, numbers = [], True, False
+    for x in inputs:
+        cls = x.__class__
+        if cls is float or cls is int:
+            metas.append(x)
+        elif cls is not Variable or x._static_shape is None or x.python_scalar or \
+                x.stop_varies or x.stop_when is not None:
+            return None
+        else:
+            metas.append(Meta(x._static_shape, x.dtype))
+            stops = stops and x._stop_gradient
+            numbers = numbers or x.number_when is not None
+    return metas, stops, numbers
 
 
 def _stops_gradient(x) -> bool:

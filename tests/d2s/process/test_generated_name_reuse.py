@@ -169,3 +169,44 @@ def test_a_huge_function_has_as_few_local_names_as_a_small_one(monkeypatch):
         counts.append(len(code.co_varnames) + len(code.co_cellvars))
     # 4 times the `if`s and loops, the same locals: the user's and a few generated names
     assert counts[0] == counts[1] < 24, counts
+
+
+class _CountedSet(set):
+    def __init__(self, items):
+        super().__init__(items)
+        self.asked = 0
+
+    def __contains__(self, item):
+        self.asked += 1
+        return super().__contains__(item)
+
+
+def _names_chosen(kept_count: int, groups: int, per_group: int) -> tuple[dict, int]:
+    """(old -> new name, names asked of `kept`) for a scope whose `kept_count` first numbers
+    are kept (an `elif` chain's defs, read outside their groups) and `groups` groups of
+    `per_group` defs of one base each."""
+    kept = _CountedSet(f"_if_true_{k}" for k in range(1, kept_count + 1))
+    number = kept_count
+    scope = types.SimpleNamespace(groups=[], children=[])
+    for _ in range(groups):
+        defs = []
+        for _ in range(per_group):
+            number += 1
+            defs.append(types.SimpleNamespace(name=f"_if_true_{number}"))
+        scope.groups.append(generated_names._Group(defs, None))
+    renamed = {d.name for g in scope.groups for d in g.defs}
+    mapping: dict = {}
+    generated_names._choose(scope, renamed, kept, frozenset(), mapping)
+    return mapping, kept.asked
+
+
+def test_choosing_names_past_many_kept_ones_is_linear():
+    # (each group counted past every kept name, and each def past its group's earlier ones:
+    # an `elif` chain of n keeps its defs' names, and its hoisted defs are one group of 2n)
+    small_names, small = _names_chosen(100, 10, 100)
+    large_names, large = _names_chosen(400, 10, 400)
+    assert large / small <= 4 * 1.5, (small, large)  # (was ~16x)
+    # the smallest numbers not kept, in the order of the old names, in each group
+    assert [small_names[f"_if_true_{k}"] for k in (101, 102, 200, 201, 1100)] == [
+        "_if_true_101", "_if_true_102", "_if_true_200", "_if_true_101", "_if_true_200"]
+    assert set(large_names.values()) == {f"_if_true_{k}" for k in range(401, 801)}

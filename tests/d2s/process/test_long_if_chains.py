@@ -15,7 +15,7 @@ import pytest
 import d2s
 import runtime as rt
 from d2s import transpile
-from d2s.pyct import analysis
+from d2s.pyct import analysis, hoist
 
 SMALL, FACTOR = 24, 4
 
@@ -101,6 +101,27 @@ def _conversion_calls(fn) -> int:
     return count[0]
 
 
+def _hoisting_calls(fn) -> int:
+    """The Python and C calls of moving the generated functions of converted `fn` out of each
+    other (`pyct/hoist.py`)."""
+    count = [0]
+
+    def counter(frame, event, arg):
+        if event in ("call", "c_call"):
+            count[0] += 1
+
+    with transpile.deep_recursion():
+        node, ctx, present = transpile._prepare(fn)
+        node = transpile._run_passes(node, ctx, len(transpile._passes()), present,
+                                     keep_folded=True)
+        sys.setprofile(counter)
+        try:
+            hoist.hoist_generated(node)
+        finally:
+            sys.setprofile(None)
+    return count[0]
+
+
 @pytest.fixture(scope="module")
 def chains(tmp_path_factory):
     folder = tmp_path_factory.mktemp("chains")
@@ -117,6 +138,15 @@ def test_converting_an_elif_chain_grows_linearly_with_its_length(chains):
     small = _conversion_calls(getattr(chains[SMALL], f"pick_{SMALL}"))
     large = _conversion_calls(getattr(chains[SMALL * FACTOR], f"pick_{SMALL * FACTOR}"))
     assert large / small <= FACTOR * 1.5, (small, large)  # (was ~12x: each level walked all)
+
+
+def test_hoisting_an_elif_chains_functions_grows_linearly_with_its_length(tmp_path):
+    # (the defs of a chain of n move up past each of its n levels: asked one by one, each
+    # level asked them all again; moved together they are asked as one)
+    small, large = 50, 50 * FACTOR
+    made = {n: _module(tmp_path, f"hoisted_{n}", _chain_lines(n)) for n in (small, large)}
+    calls = {n: _hoisting_calls(getattr(made[n], f"pick_{n}")) for n in (small, large)}
+    assert calls[large] / calls[small] <= FACTOR * 1.5, calls  # (was 8x)
 
 
 def test_converting_nested_tensor_ifs_grows_linearly_with_their_depth(nests):
