@@ -11,17 +11,21 @@ BatchNorm and ReLU as one op), `nn_loss`,
 `compositions` (Paddle names composed of other ops), `matrix` (diag, inv, svdvals, matrix
 norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cumprod),
 `order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
-scatter_nd_add), `placement` (Tensor.to / cpu), `inplace_methods` (`x.add_(y)`, `w.zero_()`).
+scatter_nd_add), `placement` (Tensor.to / cpu), `inplace_methods` (`x.add_(y)`, `w.zero_()`),
+`diagonals` (diagonal, trace), `nan_aware` (nansum, nanmean, nan_to_num), `axis_steps` (diff,
+repeat_interleave, index_add), `tensor_queries` (`x.dim()`, is_floating_point: Python values).
 """
 from . import (
     array_joins,
     array_split,
     arrays,
+    axis_steps,
     combine,
     compositions,
     counting,
     creation,
     cumulative,
+    diagonals,
     gather,
     index,
     inplace_methods,
@@ -29,6 +33,7 @@ from . import (
     logic,
     math,
     matrix,
+    nan_aware,
     nn,
     nn_batch_norm_relu,
     nn_conv,
@@ -51,6 +56,7 @@ from . import (
     sequence,
     shape,
     spectral,
+    tensor_queries,
     tiling,
     unbind,
     yolo,
@@ -60,4 +66,5 @@ from .registry import OPS, STATE, Meta, OpDef, OpError, OpTypeError, bind, regis
 MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation, random, nn,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_adagrad_adamax_lamb, sequence,
            resize_dyn, yolo, unbind, tiling, placement, compositions,
-           matrix, counting, cumulative, order_stats, sampling, scatter_update, inplace_methods)
+           matrix, counting, cumulative, order_stats, sampling, scatter_update, inplace_methods,
+           diagonals, nan_aware, axis_steps, tensor_queries)

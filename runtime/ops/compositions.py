@@ -1,6 +1,7 @@
 """Paddle's names that are compositions of other ops (so eager autograd, static programs and
 gradients come from those ops): `reciprocal`, `masked_fill`, `view` / `view_as`,
-`broadcast_shape`, `meshgrid`, `kron`, `log2` / `log10`, `outer`; and `is_tensor` (from `creation`) at Paddle's place."""
+`broadcast_shape`, `meshgrid`, `kron`, `log2` / `log10`, `outer`, `lerp`; and `is_tensor`
+(from `creation`) at Paddle's place."""
 from __future__ import annotations
 
 import numpy as np
@@ -148,9 +149,21 @@ def outer(x, y, name=None):
     return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
 
 
-METHODS = {"reciprocal": reciprocal, "masked_fill": masked_fill, "view": view,
+def lerp(x, y, weight, name=None):
+    """`x + weight * (y - x)` with broadcasting; `weight` is a number or a tensor (it gets
+    a gradient too).
+
+    >>> import runtime as rt
+    >>> rt.lerp(rt.to_tensor([0.0, 2.0]), rt.to_tensor([4.0, 4.0]), 0.25).tolist()
+    [1.0, 2.5]
+    """
+    return x + multiply(weight, y - x)
+
+
+METHODS = {"reciprocal": reciprocal, "lerp": lerp, "masked_fill": masked_fill, "view": view,
            "view_as": view_as, "kron": kron, "log2": log2, "log10": log10,
            "outer": outer}
 
-__all__ = ["broadcast_shape", "is_tensor", "kron", "log2", "log10", "masked_fill", "meshgrid",
+__all__ = ["broadcast_shape", "is_tensor", "kron", "lerp", "log2", "log10", "masked_fill",
+           "meshgrid",
            "outer", "reciprocal", "view", "view_as"]

@@ -1,0 +1,181 @@
+"""OpInfos for Paddle names that ported scripts call (session 24's probe): `diagonal` /
+`trace`, `amax` / `amin` / `count_nonzero`, `nansum` / `nanmean` / `nan_to_num`, `inner`,
+`lerp`, `diff`, `repeat_interleave`, `index_add`."""
+from __future__ import annotations
+
+import numpy as np
+from opinfo import EXEMPT, ErrorSample, OpInfo, Sample, binary_samples, randn
+
+import runtime as rt
+from runtime.ops import diagonals as D
+from runtime.ops.registry import OpError, OpTypeError, bind
+
+
+def _diagonal_samples(rng):
+    return [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 3, 4),), {"offset": 1}),
+            Sample((randn(rng, 4, 3),), {"offset": -2}),
+            Sample((randn(rng, 2, 3, 4),), {"axis1": 1, "axis2": 2}),
+            Sample((randn(rng, 2, 3, 4),), {"offset": -1, "axis1": 2, "axis2": 0}),
+            Sample((randn(rng, 2, 3, 4),), {"axis1": -1, "axis2": -3}),
+            Sample((randn(rng, 2, 3),), {"offset": 5})]
+
+
+def _diagonal_grad_samples(rng):
+    return [Sample((randn(rng, 3), randn(rng, 3, 4))),
+            Sample((randn(rng, 3, 2), randn(rng, 2, 3, 4)),
+                   {"offset": -1, "axis1": 2, "axis2": 0})]
+
+
+def _diagonal_grad_ref(g, x, offset=0, axis1=0, axis2=1):
+    out = np.zeros(x.shape, g.dtype)
+    n = g.shape[-1]
+    rows, cols = np.arange(n) + max(-offset, 0), np.arange(n) + max(offset, 0)
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = g
+    return out
+
+
+def _reduce_samples(rng):
+    x = rng.permutation(24).reshape(2, 3, 4) * 0.5 - 5.0  # no ties: a smooth max
+    return [Sample((x,)), Sample((x,), {"axis": 1}), Sample((x,), {"axis": [0, 2],
+                                                                  "keepdim": True}),
+            Sample((x,), {"axis": -1, "keepdim": True})]
+
+
+def _tied_samples(rng):
+    """Pairs of ties: they share the gradient evenly (Paddle's amax / amin), half each, which
+    is also what central differences give where two elements tie."""
+    return [Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]]),), {"axis": 1}),
+            Sample((np.array([[1.0, 3.0, 0.0], [3.0, 2.0, -1.0]]),))]
+
+
+def _count_samples(rng):
+    x = rng.integers(-1, 2, (3, 4)).astype(np.float64)
+    return [Sample((x,)), Sample((x,), {"axis": 0}), Sample((x,), {"axis": [0, 1],
+                                                                  "keepdim": True}),
+            Sample((x.astype(bool),), {"axis": 1}), Sample((x.astype(np.int32),), {"axis": -1})]
+
+
+def _with_nans(rng):
+    x = randn(rng, 3, 4)
+    x[0, 1] = x[2, 0] = x[2, 3] = np.nan
+    return x
+
+
+def _nan_samples(rng):
+    x = _with_nans(rng)
+    return [Sample((x,)), Sample((x,), {"axis": 1}), Sample((x,), {"axis": 0, "keepdim": True})]
+
+
+def _nan_to_num_samples(rng):
+    x = _with_nans(rng)
+    x[1, 1], x[1, 2] = np.inf, -np.inf
+    # (the default replacements are the dtype's extremes: no finite differences through them)
+    return [Sample((x,), grad=False), Sample((x,), {"nan": 1.5, "posinf": 9.0, "neginf": -9.0}),
+            Sample((x,), {"posinf": 2.0}, grad=False)]
+
+
+def _nan_to_num_ref(x, nan=0.0, posinf=None, neginf=None):
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _inner_samples(rng):
+    return [Sample((randn(rng, 4), randn(rng, 4))), Sample((randn(rng, 2, 3), randn(rng, 3))),
+            Sample((randn(rng, 2, 3), randn(rng, 4, 5, 3))), Sample((randn(rng), randn(rng, 3))),
+            Sample((randn(rng, 3), 2.0))]
+
+
+def _lerp_samples(rng):
+    out = binary_samples(scalars=())(rng)
+    return ([Sample(s.args + (0.25,)) for s in out]
+            + [Sample((randn(rng, 3, 4), randn(rng, 3, 4), rng.uniform(0, 1, (4,)))),
+               Sample((randn(rng, 2, 1), randn(rng, 3), rng.uniform(0, 1, (2, 3))))])
+
+
+def _diff_ref(x, n=1, axis=-1, prepend=None, append=None):
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n, axis, **kw)
+
+
+def _diff_samples(rng):
+    return [Sample((randn(rng, 5),)), Sample((randn(rng, 3, 4),), {"axis": 0}),
+            Sample((randn(rng, 3, 4),), {"n": 2}), Sample((randn(rng, 2, 3),), {"n": 0}),
+            Sample((randn(rng, 3, 4), 3, 1, randn(rng, 3, 2), randn(rng, 3, 1))),
+            Sample((randn(rng, 2, 3), 1, 0, None, randn(rng, 1, 3))),
+            Sample((rng.integers(0, 2, (6,)).astype(bool),), grad=False)]
+
+
+def _repeat_ref(x, repeats, axis=None):
+    return np.repeat(x, repeats, axis)
+
+
+def _repeat_samples(rng):
+    return [Sample((randn(rng, 2, 3), 2)), Sample((randn(rng, 2, 3), 3), {"axis": 1}),
+            Sample((randn(rng, 2, 3, 2), 0), {"axis": -2}),
+            Sample((rng.integers(0, 9, (2, 2)), 2), {"axis": 0})]
+
+
+def _index_add_ref(x, index, axis, value):
+    out = np.moveaxis(x.copy(), axis, 0)
+    np.add.at(out, index, np.moveaxis(value, axis, 0))
+    return np.moveaxis(out, 0, axis)
+
+
+def _index_add_samples(rng):
+    return [Sample((randn(rng, 4, 3), np.array([0, 2, 0]), 0, randn(rng, 3, 3))),
+            Sample((randn(rng, 2, 5, 3), np.array([4, 1]), 1, randn(rng, 2, 2, 3))),
+            Sample((randn(rng, 2, 3), np.array([2, 2, 0, 1]), -1, randn(rng, 2, 4)))]
+
+
+EXEMPT["repeat_interleave_index"] = (
+    "its length depends on the counts (-1 in its infer rule); repeat_interleave with tensor "
+    "counts, eager vs converted vs NumPy, in tests/ops/test_parity_names.py")
+
+OPINFOS = [
+    OpInfo("diagonal", rt.diagonal, np.diagonal, _diagonal_samples, error_samples=[
+        ErrorSample((np.ones(3),), {}, OpError, r"diagonal: x must have at least 2 dims, got 1"),
+        ErrorSample((np.ones((2, 3)),), {"axis1": 1, "axis2": -1}, OpError,
+                    r"diagonal: axis1 and axis2 are both axis 1; they must differ"),
+        ErrorSample((np.ones((2, 3)),), {"axis2": 2}, OpError,
+                    r"diagonal: axis2=2 is out of range for a tensor of 2 dims")]),
+    OpInfo("diagonal_grad", lambda g, x, **kw: bind(D.DIAGONAL_GRAD, (g, x), {
+        "offset": 0, "axis1": 0, "axis2": 1, **kw}), _diagonal_grad_ref, _diagonal_grad_samples,
+        grad=(0,)),
+    OpInfo("trace", rt.trace, np.trace, _diagonal_samples),
+    OpInfo("amax", rt.amax, lambda x, axis=None, keepdim=False: np.amax(
+        x, axis=tuple(axis) if isinstance(axis, list) else axis, keepdims=keepdim),
+        _reduce_samples),
+    OpInfo("amin", lambda x, **kw: x.amin(**kw), lambda x, axis=None, keepdim=False: np.amin(
+        x, axis=tuple(axis) if isinstance(axis, list) else axis, keepdims=keepdim),
+        _reduce_samples),
+    OpInfo("amax (ties)", rt.amax, lambda x, axis=None: np.amax(x, axis), _tied_samples),
+    OpInfo("count_nonzero", rt.count_nonzero,
+           lambda x, axis=None, keepdim=False: np.count_nonzero(
+               x, axis=tuple(axis) if isinstance(axis, list) else axis,
+               keepdims=keepdim).astype(np.int64), _count_samples, grad=False),
+    OpInfo("nansum", rt.nansum, lambda x, axis=None, keepdim=False: np.nansum(
+        x, axis, keepdims=keepdim), _nan_samples),
+    OpInfo("nanmean", lambda x, **kw: x.nanmean(**kw), lambda x, axis=None, keepdim=False:
+           np.nanmean(x, axis, keepdims=keepdim), _nan_samples, error_samples=[
+               ErrorSample((np.array([1, 2]),), {}, OpTypeError,
+                           r"nanmean: x must be a floating tensor .* got int64")]),
+    OpInfo("nan_to_num", rt.nan_to_num, _nan_to_num_ref, _nan_to_num_samples),
+    OpInfo("inner", rt.inner, np.inner, _inner_samples, error_samples=[
+        ErrorSample((np.ones((2, 3)), np.ones(4)), {}, OpError,
+                    r"inner: x has shape \[2, 3\] but y has shape \[4\]; their last dims must "
+                    r"be equal")]),
+    OpInfo("lerp", rt.lerp, lambda x, y, w: x + w * (y - x), _lerp_samples),
+    OpInfo("diff", rt.diff, _diff_ref, _diff_samples, error_samples=[
+        ErrorSample((np.ones(3),), {"n": -1}, OpError,
+                    r"diff: n must be a non-negative int, got -1")]),
+    OpInfo("repeat_interleave", rt.repeat_interleave, _repeat_ref, _repeat_samples,
+           grad=(0,), error_samples=[
+               ErrorSample((np.ones(3), np.ones(3)), {}, OpTypeError,
+                           r"repeat_interleave: repeats must be a 1-D int tensor, got "
+                           r"float64\[3\]"),
+               ErrorSample((np.ones(3), -1), {}, OpError,
+                           r"repeat_interleave: repeats must be a non-negative int")]),
+    OpInfo("index_add", rt.index_add, _index_add_ref, _index_add_samples, grad=(0, 3),
+           error_samples=[ErrorSample((np.ones((2, 3)), np.array([[0]]), 0, np.ones((1, 3))),
+                                      {}, OpError, r"index_add: index must be 1-D, got shape "
+                                                   r"\[1, 1\]")]),
+]
