@@ -13,7 +13,8 @@ norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cump
 `order_stats` (quantile, median), `sampling` (multinomial), `scatter_update` (put_along_axis,
 scatter_nd_add), `placement` (Tensor.to / cpu), `inplace_methods` (`x.add_(y)`, `w.zero_()`),
 `diagonals` (diagonal, trace), `nan_aware` (nansum, nanmean, nan_to_num), `axis_steps` (diff,
-repeat_interleave, index_add), `tensor_queries` (`x.dim()`, is_floating_point: Python values).
+repeat_interleave, index_add), `tensor_queries` (`x.dim()`, is_floating_point: Python values),
+`transcendental` (tan, inverse and hyperbolic trigonometry, expm1, trunc, atan2, logit).
 """
 from . import (
     array_joins,
@@ -58,6 +59,7 @@ from . import (
     spectral,
     tensor_queries,
     tiling,
+    transcendental,
     unbind,
     yolo,
 )
@@ -67,4 +69,4 @@ MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_adagrad_adamax_lamb, sequence,
            resize_dyn, yolo, unbind, tiling, placement, compositions,
            matrix, counting, cumulative, order_stats, sampling, scatter_update, inplace_methods,
-           diagonals, nan_aware, axis_steps, tensor_queries)
+           diagonals, nan_aware, axis_steps, tensor_queries, transcendental)

@@ -1,0 +1,187 @@
+"""Paddle names that ported scripts call (session 24's probe), in model code as scripts write
+it: eager vs converted vs NumPy, with inputs that take different branches of one program,
+gradients against finite differences, Paddle's keywords, and the Python values of `dim()` and
+`is_floating_point()` (the same in converted code as eagerly)."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from finite_differences import numeric_grad
+
+import d2s
+import runtime as rt
+
+
+class PairScorer(rt.nn.Layer):
+    """Scores pairs of rows: an inner-product gram matrix, its diagonal and trace, a blend
+    towards the rows' smoothed differences, and robust statistics of the scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.mix = 0.25
+
+    def forward(self, h, valid):
+        gram = rt.inner(h, h)  # [n, n]
+        self_sim = gram.diagonal()
+        spread = gram.trace() / h.shape[0]
+        steps = rt.diff(h, axis=-1, prepend=h[:, :1])
+        blended = rt.lerp(h, steps, self.mix)
+        if blended.amax() > 1.0:  # a tensor branch: rescale large activations
+            blended = blended / blended.amax(axis=-1, keepdim=True).abs().clip(min=1.0)
+        masked = rt.where(valid, blended, rt.full_like(blended, float("nan")))
+        row_mean = masked.nanmean(axis=-1)
+        counts = valid.count_nonzero(axis=-1)
+        clean = rt.nan_to_num(masked, nan=0.0)
+        return self_sim, spread, row_mean, counts, clean, rt.amin(clean, axis=0)
+
+
+def _numpy_pairs(h, valid):
+    gram = np.inner(h, h)
+    steps = np.diff(h, axis=-1, prepend=h[:, :1])
+    blended = h + 0.25 * (steps - h)
+    if blended.max() > 1.0:
+        blended = blended / np.clip(np.abs(blended.max(axis=-1, keepdims=True)), 1.0, None)
+    masked = np.where(valid, blended, np.nan)
+    clean = np.nan_to_num(masked, nan=0.0)
+    return (np.diagonal(gram), np.trace(gram) / h.shape[0], np.nanmean(masked, axis=-1),
+            np.count_nonzero(valid, axis=-1), clean, clean.min(axis=0))
+
+
+CASES = [  # the first takes the rescaling branch, the second does not
+    (np.array([[0.5, 2.5, -0.3, 0.8], [1.2, -0.7, 0.1, 3.0], [0.2, 0.4, -1.1, 0.9]]),
+     np.array([[True, True, False, True], [True, False, False, True],
+               [True, True, True, True]])),
+    (np.array([[0.1, -0.5, -0.3, 0.2], [-0.2, -0.7, 0.1, 0.3], [0.2, 0.4, -1.1, 0.05]]),
+     np.array([[False, True, True, True], [True, True, True, False],
+               [True, False, True, True]])),
+]
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_pair_scores_match_numpy_eager_and_converted(convert):
+    model = PairScorer()
+    if convert:
+        model = d2s.to_static(model)
+    for h, valid in CASES:
+        got = model(rt.to_tensor(h), rt.to_tensor(valid))
+        want = _numpy_pairs(h, valid)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == ("int64" if w.dtype.kind == "i" else "float64")
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-12)
+    if convert:
+        assert len(model.forward.program_cache) == 1
+
+
+def _pairs_loss(h, valid):
+    self_sim, spread, row_mean, _, clean, low = PairScorer()(h, valid)
+    return (self_sim * rt.arange(3, dtype="float64")).sum() + spread + row_mean.sum() * 2.0 \
+        + (clean * clean).sum() + low.sum()
+
+
+def _pairs_loss_np(h, valid):
+    self_sim, spread, row_mean, _, clean, low = _numpy_pairs(h, valid)
+    return float((self_sim * np.arange(3)).sum() + spread + 2 * row_mean.sum()
+                 + (clean * clean).sum() + low.sum())
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_pair_scores_gradient_matches_finite_differences(case):
+    h0, valid = CASES[case]
+    want = numeric_grad(lambda a: _pairs_loss_np(a, valid), h0)
+    for fn in (_pairs_loss, d2s.to_static(_pairs_loss)):
+        h = rt.to_tensor(h0, stop_gradient=False)
+        fn(h, rt.to_tensor(valid)).backward()
+        np.testing.assert_allclose(h.grad.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+def expand_tokens(frames, durations, scatter_to, extra):
+    """A duration model's length regulator: each frame repeated `durations[i]` times (the
+    output length is known only when the program runs), and per-frame corrections added
+    back at the positions `scatter_to`."""
+    expanded = rt.repeat_interleave(frames, durations, axis=0)
+    corrected = frames.index_add(scatter_to, 0, extra)
+    return expanded, rt.shape(expanded)[0], corrected
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_repeat_interleave_with_counts_known_at_run_time(convert):
+    fn = d2s.to_static(expand_tokens) if convert else expand_tokens
+    frames0 = np.arange(6.0).reshape(3, 2)
+    extra0 = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for durations in ([2, 0, 3], [1, 1, 1], [0, 4, 0]):  # three lengths, one program
+        frames = rt.to_tensor(frames0, stop_gradient=False)
+        extra = rt.to_tensor(extra0, stop_gradient=False)
+        expanded, length, corrected = fn(frames, rt.to_tensor(durations),
+                                         rt.to_tensor([2, 2]), extra)
+        want = np.repeat(frames0, durations, axis=0)
+        np.testing.assert_array_equal(expanded.numpy(), want)
+        assert int(length) == len(want)
+        want_corrected = frames0.copy()
+        want_corrected[2] += extra0.sum(axis=0)
+        np.testing.assert_array_equal(corrected.numpy(), want_corrected)
+        ((expanded * 2.0).sum() + (corrected * corrected).sum()).backward()
+        want_grad = 2.0 * np.array(durations, float)[:, None] + 2 * want_corrected
+        np.testing.assert_allclose(frames.grad.numpy(), want_grad * np.ones((3, 2)))
+        np.testing.assert_allclose(extra.grad.numpy(), 2 * np.stack([want_corrected[2]] * 2))
+    if convert:
+        assert len(fn.program_cache) == 1
+
+
+def to_float_features(x):
+    """Scripts branch on a tensor's rank and dtype: Python values, so each input signature
+    gets its own program and the branch is decided when it is traced."""
+    if not x.is_floating_point():
+        x = x.astype("float32")
+    if x.dim() == 3:
+        x = x.mean(axis=1)
+    return x * 2.0, x.ndimension(), rt.is_floating_point(x), rt.is_integer(x)
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_rank_and_dtype_queries_are_python_values(convert):
+    fn = d2s.to_static(to_float_features) if convert else to_float_features
+    for x0 in (np.arange(6).reshape(2, 3), np.arange(24.0).reshape(2, 3, 4).astype("float32")):
+        out, rank, is_float, is_int = fn(rt.to_tensor(x0))
+        ref = x0.astype("float32")
+        ref = ref.mean(axis=1) if ref.ndim == 3 else ref
+        np.testing.assert_allclose(out.numpy(), ref * 2.0)
+        assert out.dtype == "float32"
+        assert type(rank) is int and rank == 2
+        assert is_float is True and is_int is False
+    x = rt.to_tensor([1, 2], dtype="int32")
+    assert (x.dim(), x.is_floating_point(), x.is_integer(), x.is_complex()) == (1, False, True,
+                                                                                 False)
+    assert rt.is_complex(rt.complex(rt.ones([2]), rt.zeros([2])))
+    assert not rt.to_tensor([True]).is_integer()
+
+
+PADDLE_SIGNATURES = {  # Paddle 3.x's parameter names, in order
+    "diagonal": "x offset axis1 axis2 name", "trace": "x offset axis1 axis2 name",
+    "amax": "x axis keepdim name", "amin": "x axis keepdim name",
+    "count_nonzero": "x axis keepdim name", "nansum": "x axis dtype keepdim name",
+    "nanmean": "x axis keepdim name", "nan_to_num": "x nan posinf neginf name",
+    "inner": "x y name", "lerp": "x y weight name", "diff": "x n axis prepend append name",
+    "repeat_interleave": "x repeats axis name", "index_add": "x index axis value name",
+    "is_floating_point": "x", "is_complex": "x", "is_integer": "x",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PADDLE_SIGNATURES))
+def test_paddle_parameter_names_and_methods(name):
+    params = list(inspect.signature(getattr(rt, name)).parameters)
+    assert params == PADDLE_SIGNATURES[name].split()
+    assert getattr(rt.Tensor, name) is getattr(rt, name)
+    assert getattr(rt.static.Variable, name) is getattr(rt, name)
+
+
+def test_defaults_follow_paddle():
+    x = rt.to_tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert rt.diagonal(x).tolist() == [1.0, 5.0] and rt.trace(x).item() == 6.0
+    assert rt.diff(x).tolist() == [[1.0, 1.0], [1.0, 1.0]]  # axis=-1
+    assert rt.repeat_interleave(x, 2).shape == [12]  # axis=None flattens
+    assert rt.amax(x).shape == [] and rt.count_nonzero(x).dtype == "int64"
+    assert rt.nan_to_num(rt.to_tensor([float("inf")], dtype="float16")).item() == 65504.0
+    assert rt.nan_to_num(rt.to_tensor([3, 4])).tolist() == [3, 4]
