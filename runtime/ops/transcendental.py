@@ -131,4 +131,5 @@ METHODS = {"tan": tan, "asin": asin, "acos": acos, "atan": atan, "sinh": sinh, "
            "atan2": atan2, "frac": frac, "logit": logit, "deg2rad": deg2rad,
            "rad2deg": rad2deg, "hypot": hypot}
 
-__all__ = sorted(METHODS)
+__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cosh", "deg2rad",
+           "expm1", "frac", "hypot", "logit", "rad2deg", "sinh", "tan", "trunc"]
