@@ -185,3 +185,82 @@ def test_defaults_follow_paddle():
     assert rt.amax(x).shape == [] and rt.count_nonzero(x).dtype == "int64"
     assert rt.nan_to_num(rt.to_tensor([float("inf")], dtype="float16")).item() == 65504.0
     assert rt.nan_to_num(rt.to_tensor([3, 4])).tolist() == [3, 4]
+
+
+def box_geometry(boxes, heading):
+    """Rotated-box features as detection heads compute them: the angle of each box's
+    diagonal, a wrapped heading difference, a smooth size code and a logit-clipped score."""
+    dx, dy = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    angle = rt.atan2(dy, dx)
+    delta = rt.asin(rt.sin(angle - heading).clip(-0.999, 0.999))
+    size = rt.asinh(rt.hypot(dx, dy)) + rt.expm1(-dx.abs()).tanh()
+    if size.mean() > 1.0:  # a tensor branch: big boxes get a coarser code
+        size = rt.trunc(size * 4.0) / 4.0 + rt.frac(size * 4.0).detach() / 4.0
+    score = rt.logit(rt.nn.functional.sigmoid(angle), eps=0.05)
+    return rt.rad2deg(delta), size, score, rt.isclose(angle, heading, atol=0.3)
+
+
+def _numpy_geometry(boxes, heading):
+    dx, dy = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    angle = np.arctan2(dy, dx)
+    delta = np.arcsin(np.clip(np.sin(angle - heading), -0.999, 0.999))
+    size = np.arcsinh(np.hypot(dx, dy)) + np.tanh(np.expm1(-np.abs(dx)))
+    if size.mean() > 1.0:
+        size = np.trunc(size * 4) / 4 + (size * 4 - np.trunc(size * 4)) / 4
+    p = np.clip(1 / (1 + np.exp(-angle)), 0.05, 0.95)
+    return np.rad2deg(delta), size, np.log(p / (1 - p)), np.isclose(angle, heading, atol=0.3)
+
+
+GEOMETRY = [  # large boxes (the coarse branch), then small ones
+    (np.array([[0.0, 0.0, 3.0, 4.0], [1.0, 2.0, -2.0, 5.0], [0.5, 0.5, 2.5, -3.0]]),
+     np.array([0.9, 2.0, -1.0])),
+    (np.array([[0.0, 0.0, 0.3, 0.4], [1.0, 2.0, 0.8, 2.5], [0.5, 0.5, 0.6, 0.1]]),
+     np.array([0.1, 1.9, -0.5])),
+]
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_box_geometry_matches_numpy_eager_and_converted(convert):
+    fn = d2s.to_static(box_geometry) if convert else box_geometry
+    for boxes, heading in GEOMETRY:
+        got = fn(rt.to_tensor(boxes), rt.to_tensor(heading))
+        want = _numpy_geometry(boxes, heading)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == ("bool" if w.dtype == bool else "float64")
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-12)
+    if convert:
+        assert len(fn.program_cache) == 1
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_box_geometry_gradient_matches_finite_differences(case):
+    boxes0, heading = GEOMETRY[case]
+
+    def loss(b):
+        delta, size, score, _ = box_geometry(b, rt.to_tensor(heading))
+        return (delta * 0.01).sum() + (size * size).sum() + score.sum()
+
+    def loss_np(b):
+        delta, size, score, _ = _numpy_geometry(b, heading)
+        return float((delta * 0.01).sum() + (size * size).sum() + score.sum())
+
+    want = numeric_grad(loss_np, boxes0)
+    if case == 0:  # frac(...).detach(): its part of the finite differences is not a gradient
+        want = numeric_grad(lambda b: _coarse_loss_np(b, heading), boxes0)
+    for fn in (loss, d2s.to_static(loss)):
+        b = rt.to_tensor(boxes0, stop_gradient=False)
+        fn(b).backward()
+        np.testing.assert_allclose(b.grad.numpy(), want, rtol=1e-6, atol=1e-7)
+
+
+def _coarse_loss_np(b, heading):
+    """The coarse branch with the detached fraction held at its value for `GEOMETRY[0]`."""
+    delta, _, score, _ = _numpy_geometry(b, heading)
+    dx, dy = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
+    raw = np.arcsinh(np.hypot(dx, dy)) + np.tanh(np.expm1(-np.abs(dx)))
+    b0 = GEOMETRY[0][0]
+    dx0, dy0 = b0[:, 2] - b0[:, 0], b0[:, 3] - b0[:, 1]
+    raw0 = (np.arcsinh(np.hypot(dx0, dy0)) + np.tanh(np.expm1(-np.abs(dx0)))) * 4
+    size = np.trunc(raw0) / 4 + (raw0 - np.trunc(raw0)) / 4 + 0 * raw
+    return float((delta * 0.01).sum() + (size * size).sum() + score.sum())
