@@ -40,6 +40,8 @@ from .ops.nan_aware import *
 from .ops.axis_steps import *
 from .ops.tensor_queries import *
 from .ops.transcendental import *
+from .ops.matrix_products import *
+from .ops.factorizations import cholesky  # noqa: F401  (paddle.cholesky; the rest: rt.linalg)
 from .ops.accumulate import add_n, increment  # noqa: F401
 from .ops.unbind import rank, unbind  # noqa: F401
 from .dtypes import complex64, complex128  # noqa: F401

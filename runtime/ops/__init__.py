@@ -14,7 +14,9 @@ norms), `counting` (nonzero, unique, bincount, searchsorted), `cumulative` (cump
 scatter_nd_add), `placement` (Tensor.to / cpu), `inplace_methods` (`x.add_(y)`, `w.zero_()`),
 `diagonals` (diagonal, trace), `nan_aware` (nansum, nanmean, nan_to_num), `axis_steps` (diff,
 repeat_interleave, index_add), `tensor_queries` (`x.dim()`, is_floating_point: Python values),
-`transcendental` (tan, inverse and hyperbolic trigonometry, expm1, trunc, atan2, logit).
+`transcendental` (tan, inverse and hyperbolic trigonometry, expm1, trunc, atan2, logit),
+`factorizations` (det, slogdet, solve, cholesky), `matrix_products` (mm, mv, multi_dot,
+matrix_power, cross).
 """
 from . import (
     array_joins,
@@ -27,6 +29,7 @@ from . import (
     creation,
     cumulative,
     diagonals,
+    factorizations,
     gather,
     index,
     inplace_methods,
@@ -34,6 +37,7 @@ from . import (
     logic,
     math,
     matrix,
+    matrix_products,
     nan_aware,
     nn,
     nn_batch_norm_relu,
@@ -69,4 +73,5 @@ MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation,
            nn_conv, nn_pool, nn_norm, nn_loss, optim, optim_adagrad_adamax_lamb, sequence,
            resize_dyn, yolo, unbind, tiling, placement, compositions,
            matrix, counting, cumulative, order_stats, sampling, scatter_update, inplace_methods,
-           diagonals, nan_aware, axis_steps, tensor_queries, transcendental)
+           diagonals, nan_aware, axis_steps, tensor_queries, transcendental, factorizations,
+           matrix_products)
