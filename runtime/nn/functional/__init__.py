@@ -6,9 +6,11 @@
 [0.0, 1.0]
 """
 from .activation import (  # noqa: F401
+    celu,
     elu,
     gelu,
     glu,
+    hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
@@ -19,18 +21,25 @@ from .activation import (  # noqa: F401
     prelu,
     relu,
     relu6,
+    selu,
     sigmoid,
     silu,
     softmax,
     softplus,
+    softshrink,
     softsign,
     swish,
     tanh,
+    tanhshrink,
+    thresholded_relu,
 )
 from .attention import scaled_dot_product_attention  # noqa: F401
 from .common import (  # noqa: F401
+    channel_shuffle,
     cosine_similarity,
     dropout,
+    dropout2d,
+    dropout3d,
     embedding,
     interpolate,
     linear,
@@ -38,10 +47,12 @@ from .common import (  # noqa: F401
     one_hot,
     pad,
     pixel_shuffle,
+    pixel_unshuffle,
     temporal_shift,
     upsample,
+    zeropad2d,
 )
-from .conv import conv1d, conv2d, conv2d_transpose  # noqa: F401
+from .conv import conv1d, conv1d_transpose, conv2d, conv2d_transpose  # noqa: F401
 from .loss import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -56,6 +67,14 @@ from .loss import (  # noqa: F401
     smooth_l1_loss,
     softmax_with_cross_entropy,
     square_error_cost,
+)
+from .margin_losses import (  # noqa: F401
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    pairwise_distance,
+    sigmoid_focal_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from .norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: F401
 from .patches import unfold  # noqa: F401

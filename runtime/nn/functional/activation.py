@@ -109,3 +109,56 @@ def glu(x, axis: int = -1, name=None):
                          "even (it is split in two halves)")
     a, b = _split(x, 2, axis)
     return a * _nn.sigmoid(b)
+
+
+def selu(x, scale: float = 1.0507009873554804934193349852946,
+         alpha: float = 1.6732632423543772848170429916717, name=None):
+    """scale * (x for x > 0, alpha * (exp(x) - 1) otherwise): self-normalising networks."""
+    return scale * elu(x, alpha)
+
+
+def celu(x, alpha: float = 1.0, name=None):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.celu(rt.to_tensor([1.0, 0.0])).tolist()
+    [1.0, 0.0]
+    """
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return _nn.relu(x) + alpha * (_math.exp(_math.minimum(x, 0.0) / alpha) - 1.0)
+
+
+def _outside(x, threshold: float):
+    """1 where |x| > threshold, else 0 (in x's dtype): the shrink functions' mask."""
+    return _math.cast(_math.abs(x) > threshold, x.dtype)
+
+
+def hardshrink(x, threshold: float = 0.5, name=None):
+    """x where |x| > threshold, else 0.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.hardshrink(rt.to_tensor([-1.0, 0.3, 0.8])).tolist()
+    [-1.0, 0.0, 0.800000011920929]
+    """
+    return x * _outside(x, threshold)
+
+
+def softshrink(x, threshold: float = 0.5, name=None):
+    """x - threshold above it, x + threshold below -threshold, else 0."""
+    if threshold < 0:
+        raise ValueError(f"softshrink: threshold must be >= 0, got {threshold}")
+    return (x - _math.sign(x) * threshold) * _outside(x, threshold)
+
+
+def tanhshrink(x, name=None):
+    """x - tanh(x)."""
+    return x - _math.tanh(x)
+
+
+def thresholded_relu(x, threshold: float = 1.0, value: float = 0.0, name=None):
+    """x where x > threshold, else `value`."""
+    above = _math.cast(x > threshold, x.dtype)
+    return x * above + value * (1.0 - above)
