@@ -1,6 +1,7 @@
 """OpInfos for Paddle names that ported scripts call (session 24's probe): `diagonal` /
 `trace`, `amax` / `amin` / `count_nonzero`, `nansum` / `nanmean` / `nan_to_num`, `inner`,
-`lerp`, `diff`, `repeat_interleave`, `index_add`."""
+`lerp`, `diff`, `repeat_interleave`, `index_add`, `logcumsumexp`, `cummax` / `cummin`,
+`histogram`, `vander`."""
 from __future__ import annotations
 
 import numpy as np
@@ -126,6 +127,54 @@ def _index_add_samples(rng):
             Sample((randn(rng, 2, 3), np.array([2, 2, 0, 1]), -1, randn(rng, 2, 4)))]
 
 
+def _logcumsumexp_ref(x, axis=None, dtype=None):
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    if x.dtype.kind != "f":  # integers compute in float32
+        x = x.astype(np.float32)
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _logcumsumexp_samples(rng):
+    wide = randn(rng, 3, 5)
+    wide[0] *= 300.0  # terms far apart: a plain log(cumsum(exp)) would overflow
+    return [Sample((randn(rng, 6),)), Sample((randn(rng, 3, 4),), {"axis": 0}),
+            Sample((wide,), {"axis": -1}, grad=False), Sample((randn(rng, 2, 3, 2),)),
+            Sample((rng.integers(-3, 3, (4,)),), grad=False)]
+
+
+def _running_ref(pick):
+    def ref(x, axis=None, dtype="int64"):
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        x = np.moveaxis(x, axis, 0)
+        values, index = x.copy(), np.zeros(x.shape, np.int64)
+        for i in range(1, x.shape[0]):
+            take = pick(x[i], values[i - 1])
+            values[i] = np.where(take, x[i], values[i - 1])
+            index[i] = np.where(take, i, index[i - 1])
+        return np.moveaxis(values, 0, axis), np.moveaxis(index, 0, axis).astype(dtype)
+    return ref
+
+
+def _running_samples(rng):
+    x = rng.permutation(12).reshape(3, 4) * 0.5 - 3.0  # distinct: no ties in the gradient
+    tied = np.array([[1.0, 3.0, 3.0, 2.0], [0.0, 0.0, -1.0, 0.0]])
+    return [Sample((x,), {"axis": 1}), Sample((x,), {"axis": 0, "dtype": "int32"}),
+            Sample((x,)), Sample((tied,), {"axis": 1}, grad=False)]
+
+
+def _histogram_ref(x, bins=100, min=0, max=0):
+    lo, hi = (x.min(), x.max()) if min == max == 0 else (min, max)
+    return np.histogram(x, bins, (lo, hi))[0].astype(np.int64)
+
+
+def _histogram_samples(rng):
+    x = randn(rng, 50)
+    return [Sample((x,), {"bins": 7}), Sample((x,), {"bins": 4, "min": -1, "max": 1}),
+            Sample((x.reshape(5, 10),))]
+
+
 EXEMPT["repeat_interleave_index"] = (
     "its length depends on the counts (-1 in its infer rule); repeat_interleave with tensor "
     "counts, eager vs converted vs NumPy, in tests/ops/test_parity_names.py")
@@ -178,4 +227,19 @@ OPINFOS = [
            error_samples=[ErrorSample((np.ones((2, 3)), np.array([[0]]), 0, np.ones((1, 3))),
                                       {}, OpError, r"index_add: index must be 1-D, got shape "
                                                    r"\[1, 1\]")]),
+    OpInfo("logcumsumexp", rt.logcumsumexp, _logcumsumexp_ref, _logcumsumexp_samples,
+           covers=("logcumsumexp_grad",)),
+    OpInfo("cummax", rt.cummax, _running_ref(lambda new, old: new >= old), _running_samples),
+    OpInfo("cummin", lambda x, **kw: x.cummin(**kw), _running_ref(lambda new, old: new <= old),
+           _running_samples, error_samples=[
+               ErrorSample((np.ones(3),), {"dtype": "float32"}, OpTypeError,
+                           r"cummin: dtype must be int32 or int64, got float32")]),
+    OpInfo("histogram", rt.histogram, _histogram_ref, _histogram_samples, grad=False,
+           error_samples=[ErrorSample((np.ones(3),), {"bins": 0}, OpError,
+                                      r"histogram: bins must be a positive int, got 0")]),
+    OpInfo("vander", rt.vander, lambda x, n=None, increasing=False: np.vander(
+        x if x.dtype.kind == "f" else x.astype(np.float32), n, increasing),
+        lambda rng: [Sample((randn(rng, 4),)), Sample((np.array([0.0, 1.5, -2.0]), 5)),
+                     Sample((randn(rng, 3), 2), {"increasing": True}),
+                     Sample((rng.integers(-3, 3, (3,)),), grad=False)]),
 ]

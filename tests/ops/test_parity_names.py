@@ -166,6 +166,11 @@ PADDLE_SIGNATURES = {  # Paddle 3.x's parameter names, in order
     "inner": "x y name", "lerp": "x y weight name", "diff": "x n axis prepend append name",
     "repeat_interleave": "x repeats axis name", "index_add": "x index axis value name",
     "is_floating_point": "x", "is_complex": "x", "is_integer": "x",
+    "logcumsumexp": "x axis dtype name", "cummax": "x axis dtype name",
+    "cummin": "x axis dtype name", "histogram": "input bins min max name",
+    "tan": "x name", "atan2": "x y name", "logit": "x eps name", "isclose":
+    "x y rtol atol equal_nan name", "mm": "input mat2 name", "mv": "x vec name",
+    "cross": "x y axis name", "cholesky": "x upper name",
 }
 
 
@@ -175,6 +180,14 @@ def test_paddle_parameter_names_and_methods(name):
     assert params == PADDLE_SIGNATURES[name].split()
     assert getattr(rt.Tensor, name) is getattr(rt, name)
     assert getattr(rt.static.Variable, name) is getattr(rt, name)
+
+
+def test_vander_and_linalg_parameter_names():
+    assert list(inspect.signature(rt.vander).parameters) == "x n increasing name".split()
+    for name, params in {"det": "x name", "slogdet": "x name", "solve": "x y left name",
+                         "cholesky": "x upper name", "matrix_power": "x n name",
+                         "multi_dot": "x name", "cross": "x y axis name"}.items():
+        assert list(inspect.signature(getattr(rt.linalg, name)).parameters) == params.split()
 
 
 def test_defaults_follow_paddle():
@@ -264,3 +277,64 @@ def _coarse_loss_np(b, heading):
     raw0 = (np.arcsinh(np.hypot(dx0, dy0)) + np.tanh(np.expm1(-np.abs(dx0)))) * 4
     size = np.trunc(raw0) / 4 + (raw0 - np.trunc(raw0)) / 4 + 0 * raw
     return float((delta * 0.01).sum() + (size * size).sum() + score.sum())
+
+
+def running_scores(scores):
+    """A decoder's bookkeeping: the best score so far and where it came from, the running
+    log-partition, a histogram of the scores for logging, and polynomial length features."""
+    best, where = rt.cummax(scores, axis=-1)
+    log_z = rt.logcumsumexp(scores, axis=-1)
+    if log_z[:, -1].mean() > 3.0:  # a tensor branch: normalise confident rows
+        log_z = log_z - log_z[:, -1:]
+    hist = rt.histogram(scores, bins=4, min=-2, max=2)
+    features = rt.vander(scores[:, 0], 3, increasing=True)
+    return best, where, log_z, hist, features, scores.cummin(axis=0)[0]
+
+
+def _numpy_running(s):
+    best, where = np.maximum.accumulate(s, axis=-1), np.zeros(s.shape, np.int64)
+    for i in range(1, s.shape[1]):
+        where[:, i] = np.where(s[:, i] >= best[:, i - 1], i, where[:, i - 1])
+    log_z = np.logaddexp.accumulate(s, axis=-1)
+    if log_z[:, -1].mean() > 3.0:
+        log_z = log_z - log_z[:, -1:]
+    return (best, where, log_z, np.histogram(s, 4, (-2, 2))[0],
+            np.vander(s[:, 0], 3, increasing=True), np.minimum.accumulate(s, axis=0))
+
+
+SCORES = [np.array([[0.5, 1.5, 0.2, 3.1], [1.0, -0.5, 4.2, 2.0]]),
+          np.array([[-0.5, -1.5, 0.2, -0.1], [0.1, -0.5, -1.2, 0.3]])]
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_running_scores_match_numpy_eager_and_converted(convert):
+    fn = d2s.to_static(running_scores) if convert else running_scores
+    for s in SCORES:  # the first normalises (log_z's mean > 3), the second does not
+        got = fn(rt.to_tensor(s))
+        want = _numpy_running(s)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == ("int64" if w.dtype.kind == "i" else "float64")
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-12)
+    if convert:
+        assert len(fn.program_cache) == 1
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_running_scores_gradient_matches_finite_differences(case):
+    weights = np.arange(8.0).reshape(2, 4) / 8.0
+
+    def loss(s):
+        best, _, log_z, _, feats, low = running_scores(s)
+        return (best * rt.to_tensor(weights)).sum() + (log_z * rt.to_tensor(weights)).sum() \
+            + feats.sum() + low.sum()
+
+    def loss_np(s):
+        best, _, log_z, _, feats, low = _numpy_running(s)
+        return float((best * weights).sum() + (log_z * weights).sum() + feats.sum() + low.sum())
+
+    want = numeric_grad(loss_np, SCORES[case])
+    for fn in (loss, d2s.to_static(loss)):
+        s = rt.to_tensor(SCORES[case], stop_gradient=False)
+        fn(s).backward()
+        np.testing.assert_allclose(s.grad.numpy(), want, rtol=1e-6, atol=1e-8)
