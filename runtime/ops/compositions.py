@@ -191,5 +191,4 @@ METHODS = {"reciprocal": reciprocal, "lerp": lerp, "masked_fill": masked_fill, "
            "outer": outer}
 
 __all__ = ["broadcast_shape", "is_tensor", "kron", "lerp", "log2", "log10", "masked_fill",
-           "meshgrid", "vander",
-           "outer", "reciprocal", "view", "view_as"]
+           "meshgrid", "outer", "reciprocal", "vander", "view", "view_as"]

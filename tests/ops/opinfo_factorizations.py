@@ -79,7 +79,7 @@ def _cross_samples(rng):
 
 def _cross_ref(x, y, axis=9):
     if axis == 9:
-        axis = [i for i, d in enumerate(x.shape) if d == 3][0]
+        axis = next(i for i, d in enumerate(x.shape) if d == 3)
     return np.cross(x, y, axis=axis)
 
 
