@@ -41,6 +41,8 @@ from .ops.axis_steps import *
 from .ops.tensor_queries import *
 from .ops.transcendental import *
 from .ops.matrix_products import *
+from .ops.signs_and_nans import *
+from .ops.rearrange import *
 from .ops.factorizations import cholesky  # noqa: F401  (paddle.cholesky; the rest: rt.linalg)
 from .ops.accumulate import add_n, increment  # noqa: F401
 from .ops.unbind import rank, unbind  # noqa: F401

@@ -16,7 +16,8 @@ scatter_nd_add), `placement` (Tensor.to / cpu), `inplace_methods` (`x.add_(y)`, 
 repeat_interleave, index_add), `tensor_queries` (`x.dim()`, is_floating_point: Python values),
 `transcendental` (tan, inverse and hyperbolic trigonometry, expm1, trunc, atan2, logit),
 `factorizations` (det, slogdet, solve, cholesky), `matrix_products` (mm, mv, multi_dot,
-matrix_power, cross).
+matrix_power, cross), `signs_and_nans` (fmax, fmin, copysign, signbit, heaviside),
+`rearrange` (rot90, unflatten, take).
 """
 from . import (
     array_joins,
@@ -54,12 +55,14 @@ from . import (
     order_stats,
     placement,
     random,
+    rearrange,
     reduce,
     resize_dyn,
     sampling,
     scatter_update,
     sequence,
     shape,
+    signs_and_nans,
     spectral,
     tensor_queries,
     tiling,
@@ -74,4 +77,4 @@ MODULES = (math, linalg, reduce, logic, shape, combine, gather, index, creation,
            resize_dyn, yolo, unbind, tiling, placement, compositions,
            matrix, counting, cumulative, order_stats, sampling, scatter_update, inplace_methods,
            diagonals, nan_aware, axis_steps, tensor_queries, transcendental, factorizations,
-           matrix_products)
+           matrix_products, signs_and_nans, rearrange)

@@ -1,6 +1,7 @@
 """Paddle's functions that work along one axis, composed of slicing, gathering and scattering
 (so gradients and static programs come from those ops): `diff` (differences of neighbours),
-`repeat_interleave` (each slice repeated) and `index_add` (slices added at indices).
+`repeat_interleave` (each slice repeated), `index_add` (slices added at indices) and
+`index_fill` (slices set there).
 One op of its own: the gather index of `repeat_interleave` with per-slice counts, whose
 length is known only when the program runs."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from .combine import concat
 from .creation import is_tensor
 from .gather import gather
 from .index import slice as slice_
+from .logic import where
 from .math import cast
 from .reduce import sum as sum_
 from .registry import Meta, OpError, OpTypeError, bind, register
@@ -111,6 +113,28 @@ def index_add(x, index, axis: int, value, name=None):
     return moveaxis(out, 0, axis)
 
 
-METHODS = {"diff": diff, "repeat_interleave": repeat_interleave, "index_add": index_add}
+def index_fill(x, index, axis: int, value, name=None):
+    """A copy of `x` with the slices at positions `index` (a 1-D int tensor) along `axis`
+    set to `value` (a number or a one-element tensor, which gets their gradient).
 
-__all__ = ["diff", "index_add", "repeat_interleave"]
+    >>> import runtime as rt
+    >>> rt.index_fill(rt.ones([2, 3]), rt.to_tensor([0, 2]), 1, -1.0).tolist()
+    [[-1.0, 1.0, -1.0], [-1.0, 1.0, -1.0]]
+    """
+    nd = len(x.shape)
+    axis = I.norm_axis("index_fill", int(axis), nd, "axis")
+    if len(index.shape) != 1:
+        raise OpError(f"index_fill: index must be 1-D, got shape {I.fmt(index.shape)}")
+    others = [i for i in range(nd) if i != axis]
+    slots = cast(x, "float32") * 0.0  # one counter per slice along axis, known at run time
+    slots = sum_(slots, others) if others else slots
+    hit = index_add(slots, index, 0, cast(index, "float32") * 0.0 + 1.0) > 0
+    hit = reshape(hit, [-1 if i == axis else 1 for i in range(nd)])
+    fill = cast(value, x.dtype) if is_tensor(value) else value
+    return where(hit, fill, x)
+
+
+METHODS = {"diff": diff, "repeat_interleave": repeat_interleave, "index_add": index_add,
+           "index_fill": index_fill}
+
+__all__ = ["diff", "index_add", "index_fill", "repeat_interleave"]

@@ -1,6 +1,7 @@
 """Paddle's names for products, composed of `matmul` and slicing (so gradients and static
 programs come from those ops): `mm`, `mv`, `linalg.multi_dot`, `linalg.matrix_power`,
-`cross`; and `clone` / `inverse` at Paddle's top-level place."""
+`cross`, `addmm`; distances `dist` and `cdist`; and `clone` / `inverse` at Paddle's top-level
+place."""
 from __future__ import annotations
 
 from . import infer as I
@@ -8,9 +9,16 @@ from .combine import concat
 from .creation import eye
 from .index import slice as slice_
 from .linalg import matmul
-from .math import assign
+from .logic import where
+from .math import abs as abs_
+from .math import assign, cast, sqrt
 from .matrix import inv
+from .reduce import max as max_
+from .reduce import min as min_
+from .reduce import norm as vector_norm
+from .reduce import sum as sum_
 from .registry import OpError
+from .shape import unsqueeze
 
 
 def mm(input, mat2, name=None):
@@ -121,6 +129,59 @@ def cross(x, y, axis: int = 9, name=None):
     return concat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
 
 
+def addmm(input, x, y, beta: float = 1.0, alpha: float = 1.0, name=None):
+    """`beta * input + alpha * (x @ y)` (input broadcast to the product's shape).
+
+    >>> import runtime as rt
+    >>> rt.addmm(rt.ones([2, 2]), rt.ones([2, 3]), rt.ones([3, 2]), beta=0.5).tolist()
+    [[3.5, 3.5], [3.5, 3.5]]
+    """
+    return input * beta + matmul(x, y) * alpha
+
+
+def dist(x, y, p: float = 2, name=None):
+    """The p-norm of `x - y` (broadcast) over all elements: p = inf the largest |.|, -inf
+    the smallest, 0 how many differ.
+
+    >>> import runtime as rt
+    >>> rt.dist(rt.to_tensor([3.0, 0.0]), rt.to_tensor([0.0, 4.0])).item()
+    5.0
+    """
+    d = x - y
+    if p == 0:
+        return sum_(cast(d != 0, d.dtype))
+    if p == float("-inf"):
+        return min_(abs_(d))
+    if p == 2:
+        return _safe_sqrt(sum_(d * d))
+    return vector_norm(d, p=float(p))
+
+
+def _safe_sqrt(r2):
+    """sqrt with a zero gradient at 0 (where sqrt's is infinite): equal points are at a
+    distance whose gradient is 0, as in Paddle."""
+    return where(r2 > 0, sqrt(where(r2 > 0, r2, 1.0)), r2 * 0.0)
+
+
+def cdist(x, y, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
+          name=None):
+    """The p-norm distances between the rows of x [..., P, M] and of y [..., R, M]: shape
+    [..., P, R] (a zero distance has a zero gradient).
+
+    >>> import runtime as rt
+    >>> rt.cdist(rt.to_tensor([[0.0, 0.0]]), rt.to_tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
+    [[5.0, 1.0]]
+    """
+    d = unsqueeze(x, -2) - unsqueeze(y, -3)
+    if p == 2:
+        return _safe_sqrt(sum_(d * d, -1))
+    if p == float("inf"):
+        return max_(abs_(d), -1)
+    if p == 0:
+        return sum_(cast(d != 0, d.dtype), -1)
+    return vector_norm(d, p=float(p), axis=-1)
+
+
 def clone(x, name=None):
     """A copy of `x` that keeps its gradient path (Paddle's `paddle.clone`; `x.clone()`).
 
@@ -136,6 +197,7 @@ def inverse(x, name=None):
     return inv(x)
 
 
-METHODS = {"mm": mm, "mv": mv, "matrix_power": matrix_power, "cross": cross}
+METHODS = {"mm": mm, "mv": mv, "matrix_power": matrix_power, "cross": cross, "addmm": addmm,
+           "dist": dist, "cdist": cdist}
 
-__all__ = ["clone", "cross", "inverse", "mm", "mv"]
+__all__ = ["addmm", "cdist", "clone", "cross", "dist", "inverse", "mm", "mv"]

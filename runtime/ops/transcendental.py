@@ -1,14 +1,14 @@
 """More elementwise math Paddle scripts call (geometry, rotations, distributions): `tan`,
-the inverse and hyperbolic trigonometric functions, `expm1`, `trunc` / `frac`, `atan2`, and
-`logit`, `deg2rad` / `rad2deg`, `hypot` composed of other ops. Float-only math on an integer
-tensor computes in float32, as in `math.py`."""
+the inverse and hyperbolic trigonometric functions, `expm1`, `trunc` / `frac`, `atan2`,
+`logaddexp`, and `logit`, `deg2rad` / `rad2deg`, `hypot` composed of other ops. Float-only
+math on an integer tensor computes in float32, as in `math.py`."""
 from __future__ import annotations
 
 import numpy as np
 
 from .elementwise import binary, binary_fn, float_in, unary, unary_fn, unbroadcast
 from .logic import where
-from .math import _NUM, _zero_grad, clip, log, scale, sqrt
+from .math import _NUM, _zero_grad, clip, exp, log, scale, sqrt
 
 _ONE = 1.0
 
@@ -51,6 +51,12 @@ ATAN2 = binary("atan2", lambda x, y: np.arctan2(float_in(x), float_in(y)), _atan
                float_only=True, doc="The angle of the point (y, x): arctan(x / y) in the "
                                     "quadrant of (y, x), in (-pi, pi].")
 
+LOGADDEXP = binary(
+    "logaddexp", lambda x, y: np.logaddexp(float_in(x), float_in(y)),
+    lambda ins, outs, gs, a: [unbroadcast(gs[0] * exp(ins[0] - outs[0]), ins[0]),
+                              unbroadcast(gs[0] * exp(ins[1] - outs[0]), ins[1])],
+    float_only=True, doc="log(exp(x) + exp(y)) without overflow.")
+
 tan = unary_fn(TAN, "Tangent elementwise.")
 asin = unary_fn(ASIN, "Arcsine elementwise (nan outside [-1, 1]).")
 acos = unary_fn(ACOS, "Arccosine elementwise (nan outside [-1, 1]).")
@@ -71,6 +77,13 @@ trunc = unary_fn(TRUNC, """x rounded towards zero.
     >>> import runtime as rt
     >>> rt.trunc(rt.to_tensor([-1.7, 2.5])).tolist()
     [-1.0, 2.0]
+    """)
+logaddexp = binary_fn(LOGADDEXP, """log(exp(x) + exp(y)) elementwise, without overflow (the
+    gradient is split by softmax weights, half each on ties).
+
+    >>> import runtime as rt
+    >>> rt.logaddexp(rt.to_tensor([1000.0]), rt.to_tensor([1000.0])).tolist()
+    [1000.6931762695312]
     """)
 atan2 = binary_fn(ATAN2, """The angle of the point whose coordinates are (y, x) (Paddle's
     argument order: `atan2(x, y)` is arctan(x / y) in the right quadrant), in (-pi, pi].
@@ -129,7 +142,7 @@ def hypot(x, y, name=None):
 METHODS = {"tan": tan, "asin": asin, "acos": acos, "atan": atan, "sinh": sinh, "cosh": cosh,
            "asinh": asinh, "acosh": acosh, "atanh": atanh, "expm1": expm1, "trunc": trunc,
            "atan2": atan2, "frac": frac, "logit": logit, "deg2rad": deg2rad,
-           "rad2deg": rad2deg, "hypot": hypot}
+           "rad2deg": rad2deg, "hypot": hypot, "logaddexp": logaddexp}
 
 __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cosh", "deg2rad",
-           "expm1", "frac", "hypot", "logit", "rad2deg", "sinh", "tan", "trunc"]
+           "expm1", "frac", "hypot", "logaddexp", "logit", "rad2deg", "sinh", "tan", "trunc"]

@@ -243,3 +243,98 @@ OPINFOS = [
                      Sample((randn(rng, 3), 2), {"increasing": True}),
                      Sample((rng.integers(-3, 3, (3,)),), grad=False)]),
 ]
+
+
+def _kth_ref(x, k, axis=None, keepdim=False):
+    axis = -1 if axis is None else axis
+    index = np.take(np.argsort(x, axis=axis, kind="stable"), [k - 1], axis=axis)
+    values = np.take_along_axis(x, index, axis)
+    if not keepdim:
+        index, values = np.squeeze(index, axis), np.squeeze(values, axis)
+    return values, index.astype(np.int64)
+
+
+def _kth_samples(rng):
+    x = rng.permutation(24).reshape(2, 3, 4) * 0.5  # distinct values
+    return [Sample((x, 2)), Sample((x, 1), {"axis": 1}), Sample((x, 4), {"keepdim": True}),
+            Sample((x, 2), {"axis": 0, "keepdim": True})]
+
+
+def _rot90_samples(rng):
+    x = randn(rng, 2, 3, 4)
+    return [Sample((x,)), Sample((x, 2)), Sample((x, 3, [1, 2])), Sample((x, -1, [2, 0])),
+            Sample((x, 4))]
+
+
+def _index_fill_samples(rng):
+    return [Sample((randn(rng, 3, 4), np.array([0, 2]), 1, -1.5)),
+            Sample((randn(rng, 3, 4), np.array([1, 1]), 0, randn(rng))),
+            Sample((randn(rng, 2, 3, 2), np.array([2]), -2, 0.0))]
+
+
+def _index_fill_ref(x, index, axis, value):
+    out = np.moveaxis(x.copy(), axis, 0)
+    out[index] = value
+    return np.moveaxis(out, 0, axis)
+
+
+def _take_samples(rng):
+    x = randn(rng, 3, 4)
+    return [Sample((x, np.array([[0, 11], [5, -1]]))), Sample((x, np.array([13, -14])),
+                                                              {"mode": "wrap"}),
+            Sample((x, np.array([13, -14, 2])), {"mode": "clip"}), Sample((x, np.array(3)))]
+
+
+def _take_ref(x, index, mode="raise"):
+    return np.take(x, index, mode=mode if mode != "raise" else "raise")
+
+
+def _cdist_ref(x, y, p=2.0):
+    d = np.abs(x[..., :, None, :] - y[..., None, :, :])
+    if p == np.inf:
+        return d.max(-1)
+    return (d ** p).sum(-1) ** (1.0 / p)
+
+
+def _dist_ref(x, y, p=2):
+    d = np.abs(x - y).ravel()
+    if p == np.inf:
+        return d.max()
+    if p == -np.inf:
+        return d.min()
+    return (d ** p).sum() ** (1.0 / p)
+
+
+OPINFOS += [
+    OpInfo("kthvalue", rt.kthvalue, _kth_ref, _kth_samples, error_samples=[
+        ErrorSample((np.ones((2, 3)), 4), {}, OpError,
+                    r"kthvalue: k=4 must be an int in \[1, 3\]")]),
+    OpInfo("rot90", rt.rot90, lambda x, k=1, axes=(0, 1): np.rot90(x, k, axes),
+           _rot90_samples, error_samples=[
+               ErrorSample((np.ones((2, 3)), 1, [1, 1]), {}, OpError,
+                           r"rot90: axes must be two different axes")]),
+    OpInfo("unflatten", rt.unflatten, lambda x, axis, shape: x.reshape(
+        x.shape[:axis % x.ndim] + tuple(shape) + x.shape[axis % x.ndim + 1:]) if -1 not in shape
+        else x.reshape(x.shape[:axis % x.ndim] + tuple(
+            x.shape[axis % x.ndim] // -int(np.prod(shape)) if d == -1 else d for d in shape)
+            + x.shape[axis % x.ndim + 1:]),
+        lambda rng: [Sample((randn(rng, 2, 6, 3), 1, [2, 3])),
+                     Sample((randn(rng, 2, 6), -1, [-1, 2]))]),
+    OpInfo("index_fill", rt.index_fill, _index_fill_ref, _index_fill_samples, grad=(0, 3)),
+    OpInfo("take", rt.take, _take_ref, _take_samples, grad=(0,)),
+    OpInfo("cdist", rt.cdist, _cdist_ref, lambda rng: [
+        Sample((randn(rng, 3, 2), randn(rng, 4, 2))),
+        Sample((randn(rng, 2, 3, 2), randn(rng, 2, 2, 2)), {"p": 1.0}),
+        Sample((randn(rng, 3, 2), randn(rng, 4, 2)), {"p": 3.0}),
+        Sample((randn(rng, 3, 2), randn(rng, 4, 2)), {"p": np.inf})]),
+    OpInfo("dist", rt.dist, _dist_ref, lambda rng: [
+        Sample((randn(rng, 3, 4), randn(rng, 3, 4))), Sample((randn(rng, 3, 4), randn(rng, 4)),
+                                                            {"p": 1}),
+        Sample((randn(rng, 5), randn(rng, 5)), {"p": np.inf}),
+        Sample((randn(rng, 5), randn(rng, 5)), {"p": -np.inf}),
+        Sample((randn(rng, 5), randn(rng, 5)), {"p": 3})]),
+    OpInfo("addmm", rt.addmm, lambda i, x, y, beta=1.0, alpha=1.0: beta * i + alpha * (x @ y),
+           lambda rng: [Sample((randn(rng, 2, 4), randn(rng, 2, 3), randn(rng, 3, 4))),
+                        Sample((randn(rng, 4), randn(rng, 2, 3), randn(rng, 3, 4)),
+                               {"beta": 0.5, "alpha": -2.0})]),
+]

@@ -109,3 +109,48 @@ OPINFOS = [OpInfo(name, fn, _float_ref(ref), _unary(gen, ints))
     OpInfo("hypot", rt.hypot, np.hypot, _hypot_samples),
     OpInfo("isclose", rt.isclose, np.isclose, _isclose_samples, grad=False),
 ]
+
+
+def _nan_pairs(rng):
+    x, y = rng.permutation(12).reshape(3, 4) * 0.5, rng.permutation(12).reshape(3, 4) * 0.5
+    x, y = x + 0.1, y - 0.1  # no ties
+    x[0, 1] = y[1, 2] = np.nan
+    return [Sample((x, y)), Sample((x, y[0])), Sample((x[0], 1.3))]
+
+
+def _copysign_samples(rng):
+    x = rng.uniform(0.5, 2.0, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4))
+    return [Sample((x, randn(rng, 3, 4))), Sample((x, randn(rng, 4))), Sample((x, -1.0))]
+
+
+def _heaviside_samples(rng):
+    x = rng.choice([-1.5, 0.0, 2.0], (3, 4))
+    return [Sample((x, randn(rng, 3, 4))), Sample((x, np.array(0.5))), Sample((x, randn(rng, 4)))]
+
+
+def _logaddexp_samples(rng):
+    big = randn(rng, 3, 4) * 300.0  # far apart: a naive log(exp + exp) overflows
+    return binary_samples(scalars=())(rng) + [Sample((big, -big), grad=False),
+                                              Sample((big, big))]
+
+
+def _isin_samples(rng):
+    return [Sample((rng.integers(0, 6, (3, 4)), rng.integers(0, 6, (5,)))),
+            Sample((rng.integers(0, 6, (4,)), rng.integers(0, 6, (2, 2))), {"invert": True}),
+            Sample((np.array([0.5, 1.5, 2.5]), np.array([1.5, 3.0])))]
+
+
+OPINFOS += [
+    OpInfo("fmax", rt.fmax, np.fmax, _nan_pairs),
+    OpInfo("fmin", rt.fmin, np.fmin, _nan_pairs),
+    OpInfo("copysign", rt.copysign, np.copysign, _copysign_samples, grad=(0,),
+           error_samples=[broadcast_error("copysign")]),
+    OpInfo("signbit", rt.signbit, np.signbit, lambda rng: [
+        Sample((np.array([-1.0, -0.0, 0.0, 2.0, -np.inf]),)),
+        Sample((rng.integers(-3, 3, (3, 2)),))], grad=False),
+    OpInfo("heaviside", rt.heaviside, np.heaviside, _heaviside_samples, grad=(1,)),
+    OpInfo("logaddexp", rt.logaddexp, np.logaddexp, _logaddexp_samples,
+           error_samples=[broadcast_error("logaddexp")]),
+    OpInfo("isin", rt.isin, lambda x, t, invert=False: np.isin(x, t, invert=invert),
+           _isin_samples, grad=False),
+]
