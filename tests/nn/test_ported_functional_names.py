@@ -171,3 +171,40 @@ def test_dropout2d_zeroes_whole_channels(convert):
         assert 0 < (per_channel[..., 0] == 0).mean() < 1
     kept, _ = fn(rt.ones([4, 8, 3, 3]), False)
     np.testing.assert_array_equal(kept.numpy(), np.ones((4, 8, 3, 3)))
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_gumbel_softmax_samples_and_gradients(convert):
+    def sample(logits, hard):
+        return F.gumbel_softmax(logits, temperature=0.5, hard=hard, axis=-1)
+
+    fn = d2s.to_static(sample) if convert else sample
+    rt.seed(5)
+    logits0 = np.log(np.array([[0.7, 0.2, 0.1]] * 4000))
+    logits = rt.to_tensor(logits0, stop_gradient=False)
+    soft = fn(logits, False)
+    np.testing.assert_allclose(soft.numpy().sum(-1), 1.0, rtol=1e-12)
+    hard = fn(logits, True)
+    assert set(np.unique(hard.numpy())) == {0.0, 1.0}
+    np.testing.assert_array_equal(hard.numpy().sum(-1), 1.0)
+    freq = hard.numpy().mean(0)  # a Gumbel-max sample picks each class with its probability
+    np.testing.assert_allclose(freq, [0.7, 0.2, 0.1], atol=0.03)
+    (hard * rt.to_tensor([1.0, 2.0, 3.0], dtype="float64")).sum().backward()
+    assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0  # straight-through
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_alpha_dropout_keeps_selu_statistics(convert):
+    def drop(x, training):
+        return F.alpha_dropout(x, 0.2, training=training)
+
+    fn = d2s.to_static(drop) if convert else drop
+    rt.seed(2)
+    x = rt.randn([100000], dtype="float64")
+    out = fn(x, True).numpy()
+    alpha_p, p = -1.6732632423543772 * 1.0507009873554805, 0.2
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    dropped = np.isclose(out, alpha_p * a - a * alpha_p * p, rtol=0, atol=1e-12).mean()
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1.0) < 0.02
+    assert 0.15 < dropped < 0.25
+    np.testing.assert_array_equal(fn(x, False).numpy(), x.numpy())

@@ -196,3 +196,84 @@ OPINFOS = [
         np.logaddexp(0, -label * x), reduction), _soft_margin_samples, grad=(0,)),
     OpInfo("sigmoid_focal_loss", F.sigmoid_focal_loss, _focal_ref, _focal_samples, grad=(0,)),
 ]
+
+
+def _amp1d_ref(x, output_size, return_mask=False):
+    n, c, length = x.shape
+    out = np.empty((n, c, output_size))
+    mask = np.empty((n, c, output_size), np.int64)
+    for i in range(output_size):
+        lo, hi = (i * length) // output_size, -((-(i + 1) * length) // output_size)
+        out[..., i] = x[..., lo:hi].max(-1)
+        mask[..., i] = lo + x[..., lo:hi].argmax(-1)
+    return (out, mask) if return_mask else out
+
+
+def _maxout_ref(x, groups, axis=1):
+    axis %= x.ndim
+    shape = x.shape[:axis] + (x.shape[axis] // groups, groups) + x.shape[axis + 1:]
+    return x.reshape(shape).max(axis + 1)
+
+
+def _lrn_ref(x, size, alpha=1e-4, beta=0.75, k=1.0, data_format="NCHW"):
+    if data_format[1] != "C":
+        moved = np.moveaxis(x, -1, 1)
+        return np.moveaxis(_lrn_ref(moved, size, alpha, beta, k), 1, -1)
+    c, sq, out = x.shape[1], x * x, np.empty_like(x)
+    for i in range(c):
+        lo, hi = max(0, i - size // 2), min(c, i + (size - 1) // 2 + 1)
+        out[:, i] = x[:, i] / (k + alpha / size * sq[:, lo:hi].sum(1)) ** beta
+    return out
+
+
+def _log_sigmoid(x):
+    return -np.logaddexp(0, -x)
+
+
+def _mlsm_ref(x, label, weight=None, reduction="mean"):
+    per = -(label * _log_sigmoid(x) + (1 - label) * _log_sigmoid(-x))
+    if weight is not None:
+        per = per * weight
+    return _reduced(per.mean(-1), reduction)
+
+
+def _poisson_ref(x, label, log_input=True, full=False, epsilon=1e-8, reduction="mean"):
+    loss = np.exp(x) - label * x if log_input else x - label * np.log(x + epsilon)
+    if full:
+        safe = np.where(label > 1, label, 1.0)
+        loss = loss + np.where(label > 1, safe * np.log(safe) - safe
+                               + 0.5 * np.log(2 * np.pi * safe), 0.0)
+    return _reduced(loss, reduction)
+
+
+def _gaussian_ref(x, label, var, full=False, epsilon=1e-6, reduction="mean"):
+    var = np.maximum(var, epsilon)
+    loss = 0.5 * (np.log(var) + (x - label) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * np.log(2 * np.pi)
+    return _reduced(loss, reduction)
+
+
+OPINFOS += [
+    OpInfo("adaptive_max_pool1d", F.adaptive_max_pool1d, _amp1d_ref, lambda rng: [
+        Sample((rng.permutation(42).reshape(2, 3, 7) * 0.25, 3)),
+        Sample((rng.permutation(30).reshape(1, 3, 10) * 0.25, 4), {"return_mask": True})]),
+    OpInfo("maxout", F.maxout, _maxout_ref, lambda rng: [
+        Sample((rng.permutation(48).reshape(2, 6, 4) * 0.25, 3)),
+        Sample((rng.permutation(48).reshape(2, 3, 8) * 0.25, 2), {"axis": -1})]),
+    OpInfo("local_response_norm", F.local_response_norm, _lrn_ref, lambda rng: [
+        Sample((randn(rng, 2, 5, 3, 2), 3)), Sample((randn(rng, 2, 4, 3), 2, 0.5, 0.5, 2.0)),
+        Sample((randn(rng, 1, 2, 2, 6), 5), {"alpha": 0.1, "data_format": "NHWC"})]),
+    OpInfo("multi_label_soft_margin_loss", F.multi_label_soft_margin_loss, _mlsm_ref,
+           lambda rng: [Sample((randn(rng, 4, 3), rng.integers(0, 2, (4, 3)).astype(float))),
+                        Sample((randn(rng, 4, 3), rng.integers(0, 2, (4, 3)).astype(float),
+                                rng.uniform(0.5, 2, (3,))), {"reduction": "sum"})]),
+    OpInfo("poisson_nll_loss", F.poisson_nll_loss, _poisson_ref, lambda rng: [
+        Sample((randn(rng, 3, 4), rng.integers(0, 5, (3, 4)).astype(float))),
+        Sample((rng.uniform(0.5, 3, (3, 4)), rng.integers(0, 5, (3, 4)).astype(float)),
+               {"log_input": False, "full": True, "reduction": "none"})], grad=(0,)),
+    OpInfo("gaussian_nll_loss", F.gaussian_nll_loss, _gaussian_ref, lambda rng: [
+        Sample((randn(rng, 3, 4), randn(rng, 3, 4), rng.uniform(0.5, 2, (3, 4)))),
+        Sample((randn(rng, 3, 4), randn(rng, 3, 4), rng.uniform(0.5, 2, (3, 1))),
+               {"full": True, "reduction": "sum"})]),
+]

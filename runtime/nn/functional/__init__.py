@@ -10,6 +10,7 @@ from .activation import (  # noqa: F401
     elu,
     gelu,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -17,6 +18,7 @@ from .activation import (  # noqa: F401
     leaky_relu,
     log_sigmoid,
     log_softmax,
+    maxout,
     mish,
     prelu,
     relu,
@@ -35,6 +37,7 @@ from .activation import (  # noqa: F401
 )
 from .attention import scaled_dot_product_attention  # noqa: F401
 from .common import (  # noqa: F401
+    alpha_dropout,
     channel_shuffle,
     cosine_similarity,
     dropout,
@@ -70,17 +73,27 @@ from .loss import (  # noqa: F401
 )
 from .margin_losses import (  # noqa: F401
     cosine_embedding_loss,
+    gaussian_nll_loss,
     hinge_embedding_loss,
+    multi_label_soft_margin_loss,
     pairwise_distance,
+    poisson_nll_loss,
     sigmoid_focal_loss,
     soft_margin_loss,
     triplet_margin_loss,
 )
-from .norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: F401
+from .norm import (  # noqa: F401
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+)
 from .patches import unfold  # noqa: F401
 from .pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,

@@ -1,6 +1,6 @@
-"""`F.linear`, `F.dropout` (and `dropout2d` / `dropout3d` of whole channels), `F.pad`,
-`F.zeropad2d`, `F.one_hot`, `F.embedding`, `F.interpolate`, `F.normalize`,
-`F.cosine_similarity`, `F.pixel_shuffle` / `pixel_unshuffle`, `F.channel_shuffle`,
+"""`F.linear`, `F.dropout` (and `dropout2d` / `dropout3d` of whole channels, `alpha_dropout`
+for SELU networks), `F.pad`, `F.zeropad2d`, `F.one_hot`, `F.embedding`, `F.interpolate`,
+`F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle` / `pixel_unshuffle`, `F.channel_shuffle`,
 `F.temporal_shift`."""
 from __future__ import annotations
 
@@ -241,3 +241,25 @@ def dropout3d(x, p: float = 0.5, training: bool = True, data_format: str = "NCDH
               name=None):
     """Zero whole channels of [N, C, D, H, W] with probability `p` while training."""
     return _channel_dropout("dropout3d", x, p, training, data_format, 5)
+
+
+def alpha_dropout(x, p: float = 0.5, training: bool = True, name=None):
+    """Dropout for SELU networks: dropped elements take SELU's negative saturation value and
+    an affine map keeps the mean and variance; the identity in eval mode.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.alpha_dropout(rt.ones([3]), 0.5, training=False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:  # everything dropped: the affine map is undefined; zeros, as PyTorch
+        return x * 0.0
+    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    a = ((1.0 - p) * (1.0 + p * alpha_p * alpha_p)) ** -0.5
+    b = -a * alpha_p * p
+    keep = dropout(x * 0.0 + 1.0, p, training=True, mode="downscale_in_infer")  # 1 or 0
+    return (x * keep + alpha_p * (1.0 - keep)) * a + b

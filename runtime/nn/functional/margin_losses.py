@@ -1,14 +1,19 @@
 """Distances and the losses built on margins and distances, with Paddle's signatures and
 formulas: `F.pairwise_distance`, `F.triplet_margin_loss` and `F.cosine_embedding_loss`
-(metric learning), `F.hinge_embedding_loss`, `F.soft_margin_loss`, and detection's
-`F.sigmoid_focal_loss`. All are compositions of ops, so gradients and converted code come
-from those ops."""
+(metric learning), `F.hinge_embedding_loss`, `F.soft_margin_loss`,
+`F.multi_label_soft_margin_loss`, the likelihoods `F.poisson_nll_loss` and
+`F.gaussian_nll_loss`, and detection's `F.sigmoid_focal_loss`. All are compositions of
+ops, so gradients and converted code come from those ops."""
 from __future__ import annotations
+
+import math
 
 from ...ops import logic as _logic
 from ...ops import math as _math
 from ...ops import nn as _nn
 from ...ops import reduce as _reduce
+from ...ops.registry import STATE
+from .activation import log_sigmoid
 from .loss import _reduce_loss, binary_cross_entropy_with_logits
 
 
@@ -101,3 +106,48 @@ def sigmoid_focal_loss(logit, label, normalizer=None, alpha: float = 0.25, gamma
     if normalizer is not None:
         loss = loss / normalizer
     return _reduce_loss(loss, reduction, "sigmoid_focal_loss")
+
+
+def multi_label_soft_margin_loss(input, label, weight=None, reduction: str = "mean",
+                                 name=None):
+    """The per-class sigmoid cross entropy of `input` [N, C] against 0/1 `label`, averaged
+    over the classes (each class scaled by `weight` when given), then reduced over N."""
+    if label.dtype != input.dtype:
+        label = _math.cast(label, input.dtype)
+    per_class = -(label * log_sigmoid(input) + (1.0 - label) * log_sigmoid(-input))
+    if weight is not None:
+        per_class = per_class * weight
+    return _reduce_loss(_reduce.mean(per_class, -1), reduction, "multi_label_soft_margin_loss")
+
+
+def poisson_nll_loss(input, label, log_input: bool = True, full: bool = False,
+                     epsilon: float = 1e-8, reduction: str = "mean", name=None):
+    """The negative log-likelihood of `label` under a Poisson of rate exp(input)
+    (`log_input`) or input: exp(input) - label * input, or input - label * log(input +
+    epsilon); `full` adds Stirling's term label*log(label) - label + 0.5*log(2*pi*label)
+    where label > 1."""
+    if label.dtype != input.dtype:
+        label = _math.cast(label, input.dtype)
+    if log_input:
+        loss = _math.exp(input) - label * input
+    else:
+        loss = input - label * _math.log(input + epsilon)
+    if full:
+        safe = _logic.where(label > 1, label, label * 0.0 + 1.0)
+        stirling = safe * _math.log(safe) - safe + 0.5 * _math.log(safe * (2.0 * math.pi))
+        loss = loss + _logic.where(label > 1, stirling, stirling * 0.0)
+    return _reduce_loss(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(input, label, variance, full: bool = False, epsilon: float = 1e-6,
+                      reduction: str = "mean", name=None):
+    """The negative log-likelihood of `label` under a Gaussian of mean `input` and
+    `variance` (clamped below at `epsilon`, which then gets no gradient): 0.5 * (log(var) +
+    (input - label)**2 / var), plus 0.5 * log(2*pi) with `full`."""
+    if STATE.builder is None and bool(_reduce.any(variance < 0)):  # (eagerly, as Paddle)
+        raise ValueError("gaussian_nll_loss: variance has negative entries")
+    var = _math.clip(variance, min=epsilon)
+    loss = 0.5 * (_math.log(var) + (input - label) * (input - label) / var)
+    if full:
+        loss = loss + 0.5 * math.log(2.0 * math.pi)
+    return _reduce_loss(loss, reduction, "gaussian_nll_loss")

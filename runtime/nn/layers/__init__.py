@@ -12,6 +12,7 @@ from .activation import (  # noqa: F401
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
+    Maxout,
     Mish,
     PReLU,
     ReLU,
@@ -29,6 +30,7 @@ from .activation import (  # noqa: F401
     ThresholdedReLU,
 )
 from .common import (  # noqa: F401
+    AlphaDropout,
     Dropout,
     Dropout2D,
     Dropout3D,
@@ -57,8 +59,11 @@ from .loss import (  # noqa: F401
 )
 from .margin_loss import (  # noqa: F401
     CosineEmbeddingLoss,
+    GaussianNLLLoss,
     HingeEmbeddingLoss,
+    MultiLabelSoftMarginLoss,
     PairwiseDistance,
+    PoissonNLLLoss,
     SoftMarginLoss,
     TripletMarginLoss,
 )
@@ -69,11 +74,13 @@ from .norm import (  # noqa: F401
     BatchNorm3D,
     GroupNorm,
     LayerNorm,
+    LocalResponseNorm,
 )
 from .patches import ChannelShuffle, PixelShuffle, PixelUnshuffle, Unfold  # noqa: F401
 from .pool import (  # noqa: F401
     AdaptiveAvgPool1D,
     AdaptiveAvgPool2D,
+    AdaptiveMaxPool1D,
     AdaptiveMaxPool2D,
     AvgPool1D,
     AvgPool2D,

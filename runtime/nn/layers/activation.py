@@ -218,3 +218,17 @@ class GLU(_AlongAxis):
     """The gated linear unit along `axis`: halves a and b, a * sigmoid(b)."""
 
     _function = staticmethod(F.glu)
+
+
+class Maxout(Layer):
+    """The maximum over each run of `groups` consecutive channels along `axis`."""
+
+    def __init__(self, groups: int, axis: int = 1, name=None):
+        super().__init__()
+        self._groups, self._axis = groups, axis
+
+    def forward(self, x):
+        return F.maxout(x, self._groups, self._axis)
+
+    def extra_repr(self) -> str:
+        return f"groups={self._groups}, axis={self._axis}"

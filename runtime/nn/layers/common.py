@@ -1,6 +1,6 @@
 """Common layers (as Paddle's `layer/common.py`): Linear, Embedding, and the parameter-free
-Identity, Flatten, Dropout (Dropout2D / Dropout3D: whole channels), Pad2D, ZeroPad2D,
-Upsample."""
+Identity, Flatten, Dropout (Dropout2D / Dropout3D: whole channels; AlphaDropout), Pad2D,
+ZeroPad2D, Upsample."""
 from __future__ import annotations
 
 from ...ops.shape import flatten
@@ -167,6 +167,20 @@ class Dropout3D(Dropout2D):
 
     def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name=None):
         super().__init__(p, data_format)
+
+
+class AlphaDropout(Layer):
+    """Dropout for SELU networks (see `F.alpha_dropout`); the identity in eval mode."""
+
+    def __init__(self, p: float = 0.5, name=None):
+        super().__init__()
+        self.p = p
+
+    def forward(self, input):
+        return F.alpha_dropout(input, p=self.p, training=self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
 
 
 class ZeroPad2D(Layer):

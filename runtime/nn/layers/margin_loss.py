@@ -1,6 +1,7 @@
 """Layers over `rt.nn.functional`'s distances and margin losses (metric learning):
 `PairwiseDistance`, `TripletMarginLoss`, `CosineEmbeddingLoss`, `HingeEmbeddingLoss`,
-`SoftMarginLoss`, with Paddle's arguments."""
+`SoftMarginLoss`, `MultiLabelSoftMarginLoss`, and the likelihoods `PoissonNLLLoss` and
+`GaussianNLLLoss`, with Paddle's arguments."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -76,3 +77,44 @@ class SoftMarginLoss(Layer):
 
     def forward(self, input, label):
         return F.soft_margin_loss(input, label, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(Layer):
+    """The per-class sigmoid cross entropy averaged over classes, reduced (see
+    `F.multi_label_soft_margin_loss`)."""
+
+    def __init__(self, weight=None, reduction: str = "mean", name=None):
+        super().__init__()
+        self.weight = weight
+        self.reduction = _check_reduction("MultiLabelSoftMarginLoss", reduction)
+
+    def forward(self, input, label):
+        return F.multi_label_soft_margin_loss(input, label, self.weight, self.reduction)
+
+
+class PoissonNLLLoss(Layer):
+    """The Poisson negative log-likelihood (see `F.poisson_nll_loss`)."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, epsilon: float = 1e-8,
+                 reduction: str = "mean", name=None):
+        super().__init__()
+        self.log_input, self.full, self.epsilon = log_input, full, epsilon
+        self.reduction = _check_reduction("PoissonNLLLoss", reduction)
+
+    def forward(self, input, label):
+        return F.poisson_nll_loss(input, label, self.log_input, self.full, self.epsilon,
+                                  self.reduction)
+
+
+class GaussianNLLLoss(Layer):
+    """The Gaussian negative log-likelihood (see `F.gaussian_nll_loss`)."""
+
+    def __init__(self, full: bool = False, epsilon: float = 1e-6, reduction: str = "mean",
+                 name=None):
+        super().__init__()
+        self.full, self.epsilon = full, epsilon
+        self.reduction = _check_reduction("GaussianNLLLoss", reduction)
+
+    def forward(self, input, label, variance):
+        return F.gaussian_nll_loss(input, label, variance, self.full, self.epsilon,
+                                   self.reduction)
