@@ -208,3 +208,20 @@ def test_alpha_dropout_keeps_selu_statistics(convert):
     assert abs(out.mean()) < 0.02 and abs(out.std() - 1.0) < 0.02
     assert 0.15 < dropped < 0.25
     np.testing.assert_array_equal(fn(x, False).numpy(), x.numpy())
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_gaussian_nll_loss_refuses_a_negative_variance_when_it_runs(convert):
+    def nll(mean, target, var):
+        return rt.nn.GaussianNLLLoss(full=True)(mean, target, var)
+
+    fn = d2s.to_static(nll) if convert else nll
+    mean, target = rt.to_tensor([0.5, 1.0]), rt.to_tensor([0.0, 1.5])
+    want = np.mean(0.5 * (np.log([2.0, 0.5]) + np.array([0.25, 0.25]) / [2.0, 0.5])
+                   + 0.5 * np.log(2 * np.pi))
+    np.testing.assert_allclose(fn(mean, target, rt.to_tensor([2.0, 0.5])).item(), want,
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="gaussian_nll_loss: variance has negative entries"):
+        fn(mean, target, rt.to_tensor([2.0, -0.5]))
+    np.testing.assert_allclose(fn(mean, target, rt.to_tensor([2.0, 0.5])).item(), want,
+                               rtol=1e-6)  # the same program runs on

@@ -13,6 +13,8 @@ from ...ops import math as _math
 from ...ops import nn as _nn
 from ...ops import reduce as _reduce
 from ...ops.registry import STATE
+from ...program.debug_ops import raise_error
+from ...static import nn as _static_nn
 from .activation import log_sigmoid
 from .loss import _reduce_loss, binary_cross_entropy_with_logits
 
@@ -144,10 +146,20 @@ def gaussian_nll_loss(input, label, variance, full: bool = False, epsilon: float
     """The negative log-likelihood of `label` under a Gaussian of mean `input` and
     `variance` (clamped below at `epsilon`, which then gets no gradient): 0.5 * (log(var) +
     (input - label)**2 / var), plus 0.5 * log(2*pi) with `full`."""
-    if STATE.builder is None and bool(_reduce.any(variance < 0)):  # (eagerly, as Paddle)
-        raise ValueError("gaussian_nll_loss: variance has negative entries")
+    _refuse_negative(variance)
     var = _math.clip(variance, min=epsilon)
     loss = 0.5 * (_math.log(var) + (input - label) * (input - label) / var)
     if full:
         loss = loss + 0.5 * math.log(2.0 * math.pi)
     return _reduce_loss(loss, reduction, "gaussian_nll_loss")
+
+
+def _refuse_negative(variance) -> None:
+    """Paddle's ValueError for a negative variance: now, or where a program runs."""
+    negative = _reduce.any(variance < 0)
+    error = ValueError("gaussian_nll_loss: variance has negative entries")
+    if STATE.builder is None:
+        if bool(negative):
+            raise error
+        return
+    _static_nn.cond(negative, lambda: raise_error(error), lambda: None)
