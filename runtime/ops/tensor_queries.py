@@ -3,6 +3,9 @@ and converted code, where the rank and dtype are known when the program is built
 `Tensor.dim()` / `ndimension()` and `is_floating_point` / `is_complex` / `is_integer`."""
 from __future__ import annotations
 
+from .logic import isfinite, logical_and
+from .math import floor
+
 
 def dim(x) -> int:
     """The number of dims of `x`, a Python int (as `x.ndim`; `rt.rank` gives a tensor).
@@ -29,8 +32,23 @@ def is_complex(x) -> bool:
     return x.dtype.is_complex
 
 
-def is_integer(x) -> bool:
-    """Whether `x` holds integers (int8, int16, int32, int64, uint8; not bool)."""
+def is_integer(x):
+    """Whether `x` holds integers (int8, int16, int32, int64, uint8; not bool).
+
+    A program's value that stands for a Python number (`float(t)`, `int(t)` in converted
+    code) answers the number's `is_integer()` instead: for a float whether the value is
+    whole (a bool value that comes back as a Python bool), so `float(loss).is_integer()`
+    means what it does eagerly.
+    """
+    if getattr(x, "python_scalar", False):
+        if x.dtype.is_floating:
+            out = logical_and(x == floor(x), isfinite(x))
+            out.python_scalar = True
+            return out
+        if not hasattr(int, "is_integer"):  # (Python < 3.12: ints and bools lack it)
+            kind = "bool" if x.dtype == "bool" else "int"
+            raise AttributeError(f"'{kind}' object has no attribute 'is_integer'")
+        return True
     return x.dtype.is_integer
 
 

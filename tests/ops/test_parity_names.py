@@ -338,3 +338,34 @@ def test_running_scores_gradient_matches_finite_differences(case):
         s = rt.to_tensor(SCORES[case], stop_gradient=False)
         fn(s).backward()
         np.testing.assert_allclose(s.grad.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+def whole_steps(x):
+    """`float(...)` of a tensor is a Python float eagerly: its `is_integer()` asks whether the
+    value is whole, not whether a dtype is an integer type (Paddle's `Tensor.is_integer`)."""
+    steps = float(x.sum())
+    return steps.is_integer(), x.is_integer(), rt.is_integer(x.astype("int32"))
+
+
+@pytest.mark.parametrize("convert", [False, True])
+def test_is_integer_of_a_python_float_is_the_floats_question(convert):
+    fn = d2s.to_static(whole_steps) if convert else whole_steps
+    for values, whole in (([1.5, 2.5], True), ([0.25, 2.0], False)):  # one program, both
+        got = fn(rt.to_tensor(values))
+        assert got == (whole, False, True)
+        assert all(type(v) is bool for v in got)
+    if convert:
+        assert len(fn.program_cache) == 1
+
+
+def test_is_integer_of_a_number_or_a_tensor_is_refused_clearly():
+    def pick(x):
+        b = 3.0
+        if x.mean() > 0:
+            b = x.mean() * 2
+        return b.is_integer()
+
+    with pytest.raises(d2s.ConversionError, match=r"'\.is_integer' .* of a value that is a "
+                                                  r"Python float on some runs and a tensor "
+                                                  r"on others"):
+        d2s.to_static(pick)(rt.to_tensor([1.0, 2.0]))
