@@ -61,8 +61,11 @@ def _slogdet_infer(x):
 
 
 def _slogdet_kernel(xp, x):
-    sign, logabs = _checked("slogdet", xp, xp.linalg.slogdet, x)
-    return sign.astype(x.dtype, copy=False), logabs.astype(x.dtype, copy=False)
+    # (on a batch of matrices: for one matrix NumPy gives two scalars, not arrays)
+    batch = x.reshape((-1,) + x.shape[-2:]) if x.ndim >= 2 else x
+    sign, logabs = _checked("slogdet", xp, xp.linalg.slogdet, batch)
+    return (sign.reshape(x.shape[:-2]).astype(x.dtype, copy=False),
+            logabs.reshape(x.shape[:-2]).astype(x.dtype, copy=False))
 
 
 SLOGDET = register(
