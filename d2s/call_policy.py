@@ -41,15 +41,18 @@ TENSOR_FLAGS = frozenset(("stop_gradient", "trainable", "need_clip", "optimize_a
                           "regularizer", "do_model_average", "persistable"))
 
 
-def not_to_static(fn):
+def not_to_static(fn=None):
     """Leave `fn` unconverted wherever converted code calls it (it runs as plain Python at
-    trace time; tensor ops inside still go into the program).
+    trace time; tensor ops inside still go into the program). As in Paddle, also
+    `@not_to_static()`.
 
     >>> import d2s
     >>> @d2s.not_to_static
     ... def log_shape(x):
     ...     print(x.shape)
     """
+    if fn is None:
+        return not_to_static
     try:
         fn.__d2s_not_to_static__ = True
     except AttributeError:

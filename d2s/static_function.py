@@ -426,12 +426,18 @@ def _unpickled(reference, input_spec, full_graph, build_strategy, instance):
     return StaticFunction(function, input_spec, full_graph, build_strategy, instance=instance)
 
 
-def to_static(function=None, input_spec=None, full_graph: bool = True, build_strategy=None):
+def to_static(function=None, input_spec=None, full_graph: bool = True, build_strategy=None,
+              backend=None):
     """Convert a function, a method or a Layer to a static program (see the module doc).
 
     Works as `@to_static`, `@to_static(input_spec=[...])`, `to_static(fn)` and
     `to_static(layer)` (converts the layer's forward in place and returns the layer).
+    `backend` is Paddle 3's compiler choice: only None (d2s's own executor) is provided.
     """
+    if backend is not None:
+        raise NotImplementedError(
+            f"d2s.to_static: backend={backend!r} is not provided; programs run on d2s's own "
+            "executor (backend=None)")
     def decorate(fn):
         if isinstance(fn, rt.nn.Layer):
             own = fn.__dict__.get("forward")

@@ -35,6 +35,15 @@ from .ops.random import *
 from .ops.reduce import *
 from .ops.shape import *
 from .ops.tiling import *
+from .ops.diagonals import *
+from .ops.nan_aware import *
+from .ops.axis_steps import *
+from .ops.tensor_queries import *
+from .ops.transcendental import *
+from .ops.matrix_products import *
+from .ops.signs_and_nans import *
+from .ops.rearrange import *
+from .ops.factorizations import cholesky  # noqa: F401  (paddle.cholesky; the rest: rt.linalg)
 from .ops.accumulate import add_n, increment  # noqa: F401
 from .ops.unbind import rank, unbind  # noqa: F401
 from .dtypes import complex64, complex128  # noqa: F401

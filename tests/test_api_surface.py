@@ -97,6 +97,34 @@ PROMISED = {
     "Tensor (issue 36)": (rt.ones([2]), """masked_fill view view_as reciprocal kron nonzero
         unique bincount bucketize cumprod median quantile put_along_axis scatter_nd_add
         multinomial diag inverse to cpu"""),
+    # session 24: Paddle names ported scripts call (docs/API.md, "Added for Paddle parity")
+    "rt (parity)": (rt, """diagonal trace amax amin count_nonzero nansum nanmean nan_to_num
+        inner lerp diff repeat_interleave index_add is_floating_point is_complex is_integer
+        tan asin acos atan sinh cosh asinh acosh atanh expm1 trunc frac atan2 logit deg2rad
+        rad2deg hypot isclose mm mv cross clone inverse cholesky logcumsumexp cummax cummin
+        histogram vander fmax fmin copysign signbit heaviside logaddexp isin kthvalue rot90
+        unflatten take index_fill addmm dist cdist"""),
+    "Tensor (parity)": (rt.ones([2]), """dim ndimension is_floating_point is_complex
+        is_integer diagonal trace amax amin count_nonzero nansum nanmean nan_to_num inner lerp
+        diff repeat_interleave index_add tan asin acos atan sinh cosh asinh acosh atanh expm1
+        trunc frac atan2 logit deg2rad rad2deg hypot isclose mm mv cross matrix_power det
+        slogdet solve cholesky logcumsumexp cummax cummin histogram fmax fmin copysign signbit
+        heaviside logaddexp isin kthvalue rot90 unflatten take index_fill addmm dist cdist"""),
+    "rt.linalg (parity)": (rt.linalg, """cholesky cross det inv matmul matrix_power multi_dot
+        norm slogdet solve svdvals"""),
+    "F (parity)": (F, """selu celu hardshrink softshrink tanhshrink thresholded_relu
+        conv1d_transpose pixel_unshuffle channel_shuffle zeropad2d dropout2d dropout3d
+        pairwise_distance triplet_margin_loss cosine_embedding_loss hinge_embedding_loss
+        soft_margin_loss sigmoid_focal_loss adaptive_max_pool1d maxout gumbel_softmax
+        alpha_dropout local_response_norm multi_label_soft_margin_loss poisson_nll_loss
+        gaussian_nll_loss"""),
+    "rt.nn (parity)": (rt.nn, """SELU CELU Hardshrink Softshrink Tanhshrink ThresholdedReLU
+        Softsign GLU Conv1DTranspose PixelUnshuffle ChannelShuffle ZeroPad2D Dropout2D
+        Dropout3D PairwiseDistance TripletMarginLoss CosineEmbeddingLoss HingeEmbeddingLoss
+        SoftMarginLoss AdaptiveMaxPool1D Maxout AlphaDropout LocalResponseNorm
+        MultiLabelSoftMarginLoss PoissonNLLLoss GaussianNLLLoss"""),
+    "d2s (paddle.jit)": (d2s, """to_static save load not_to_static ignore_module
+        enable_to_static TranslatedLayer set_code_level set_verbosity"""),
 }
 
 

@@ -209,8 +209,15 @@ def _number_type(value) -> type:
     return {"bool": bool, "int64": int}.get(dtype, float)
 
 
+# Names a Python number and a Tensor both have, asking other questions: `3.0.is_integer()`
+# whether the value is whole, Paddle's `Tensor.is_integer()` whether the dtype is an integer
+# type. One program cannot answer each run's question, so they count as differing.
+_OTHER_MEANING = frozenset({"is_integer"})
+
+
 def _differs(value, name: str) -> bool:
-    return hasattr(rt.Tensor, name) != hasattr(_number_type(value), name)
+    return name in _OTHER_MEANING or hasattr(rt.Tensor, name) != hasattr(
+        _number_type(value), name)
 
 
 def read_by_user(value, name: str):
@@ -227,6 +234,13 @@ def check_attribute(value, name: str, src) -> None:
     if not _differs(value, name):
         return
     number = _number_type(value)
+    if name in _OTHER_MEANING:
+        raise ConversionError(
+            f"'.{name}' ({where(src)}) of a value that is a Python {number.__name__} on some "
+            "runs and a tensor on others (decided by a tensor condition): the number's and "
+            "the tensor's answer different questions (the value, the dtype), and one program "
+            f"cannot give each run's. Make it a number on every path (`{number.__name__}(v)`) "
+            "or a tensor on every path before reading it.", origin=src)
     if hasattr(number, name):
         raise ConversionError(
             f"'.{name}' ({where(src)}) of a value that is a Python {number.__name__} on some "

@@ -61,6 +61,10 @@ DIFFERENCES = {
                            "conv2d's backward ops run in conv2d's precision"),
     "nll_loss_grad": ("black", "(no op: part of nll_loss_grad)",
                       "nll_loss's backward runs in nll_loss's precision"),
+    "logcumsumexp": ("black", "promote", "exp inside: the same range hazard as exp"),
+    **{name: ("black", "promote (its kernels take float32 and float64 only)",
+              "NumPy's and CuPy's linalg take no float16, and a determinant or a solve "
+              "leaves float16's range") for name in ("det", "slogdet", "solve", "cholesky")},
 }
 # Under O2 Paddle keeps only PADDLE_EXTRA_BLACK in float32 and runs the rest of its O1 black
 # list (exp, log, softmax, cumsum, pow, ...) in low precision. Here O2 keeps the whole O1

@@ -1,12 +1,14 @@
 """Paddle's names that are compositions of other ops (so eager autograd, static programs and
 gradients come from those ops): `reciprocal`, `masked_fill`, `view` / `view_as`,
-`broadcast_shape`, `meshgrid`, `kron`, `log2` / `log10`, `outer`; and `is_tensor` (from `creation`) at Paddle's place."""
+`broadcast_shape`, `meshgrid`, `kron`, `log2` / `log10`, `outer`, `lerp`, `vander`; and
+`is_tensor` (from `creation`) at Paddle's place."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import core
 from ..dtypes import DType, convert_dtype
+from .combine import stack
 from .creation import full_like, is_tensor
 from .logic import where
 from .math import cast, divide, log, multiply, scale
@@ -148,9 +150,45 @@ def outer(x, y, name=None):
     return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
 
 
-METHODS = {"reciprocal": reciprocal, "masked_fill": masked_fill, "view": view,
+def lerp(x, y, weight, name=None):
+    """`x + weight * (y - x)` with broadcasting; `weight` is a number or a tensor (it gets
+    a gradient too).
+
+    >>> import runtime as rt
+    >>> rt.lerp(rt.to_tensor([0.0, 2.0]), rt.to_tensor([4.0, 4.0]), 0.25).tolist()
+    [1.0, 2.5]
+    """
+    return x + multiply(weight, y - x)
+
+
+def vander(x, n: int | None = None, increasing: bool = False, name=None):
+    """The Vandermonde matrix of the 1-D `x`: columns x ** (n-1), ..., x, 1 (`increasing`:
+    1, x, ..., x ** (n-1)); n defaults to len(x). Built by repeated products, so the
+    gradient is exact at 0.
+
+    >>> import runtime as rt
+    >>> rt.vander(rt.to_tensor([2.0, 3.0]), 3).tolist()
+    [[4.0, 2.0, 1.0], [9.0, 3.0, 1.0]]
+    """
+    if len(x.shape) != 1:
+        raise OpError(f"vander: x must be 1-D, got shape {list(x.shape)}")
+    n = x.shape[0] if n is None else n
+    if not isinstance(n, int) or n < 0:
+        raise OpError(f"vander: n must be a non-negative int known when the program is built, "
+                      f"got {n!r}")
+    if not x.dtype.is_floating:
+        x = cast(x, "float32")
+    cols = [full_like(x, 1.0)] if n else []
+    for _ in range(1, n):
+        cols.append(multiply(cols[-1], x))
+    if not increasing:
+        cols.reverse()
+    return stack(cols, axis=1) if cols else reshape(x, [-1, 1])[:, 0:0]
+
+
+METHODS = {"reciprocal": reciprocal, "lerp": lerp, "masked_fill": masked_fill, "view": view,
            "view_as": view_as, "kron": kron, "log2": log2, "log10": log10,
            "outer": outer}
 
-__all__ = ["broadcast_shape", "is_tensor", "kron", "log2", "log10", "masked_fill", "meshgrid",
-           "outer", "reciprocal", "view", "view_as"]
+__all__ = ["broadcast_shape", "is_tensor", "kron", "lerp", "log2", "log10", "masked_fill",
+           "meshgrid", "outer", "reciprocal", "vander", "view", "view_as"]

@@ -208,6 +208,44 @@ def bucketize(x, sorted_sequence, out_int32: bool = False, right: bool = False, 
     return searchsorted(sorted_sequence, x, out_int32, right)
 
 
-METHODS = {"nonzero": nonzero, "unique": unique, "bincount": bincount, "bucketize": bucketize}
+# ---- histogram -------------------------------------------------------------------------------
 
-__all__ = ["bincount", "bucketize", "nonzero", "searchsorted", "unique"]
+def _histogram_kernel(xp, x, bins=100, min=0.0, max=0.0):
+    lo, hi = float(min), float(max)
+    if lo == hi == 0.0 and x.size:  # Paddle: the data's own range
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    return xp.histogram(x.astype("float64", copy=False), bins=bins, range=(lo, hi))[0].astype(
+        "int64")
+
+
+def _histogram_infer(x, bins=100, min=0.0, max=0.0):
+    I.check_tensor("histogram", "input", x)
+    return Meta((bins,), int64)
+
+
+HISTOGRAM = register(
+    "histogram", kernel=_histogram_kernel, infer=_histogram_infer, nondiff=True, amp="keep",
+    doc="How many elements fall in each of `bins` equal bins over [min, max].")
+
+
+def histogram(input, bins: int = 100, min: float = 0, max: float = 0, name=None):
+    """How many elements of `input` fall in each of `bins` equal-width bins over [min, max]
+    (both 0: the data's own minimum and maximum; values outside are not counted), int64.
+
+    >>> import runtime as rt
+    >>> rt.histogram(rt.to_tensor([1.0, 2.0, 1.0, 4.0]), bins=3, min=1, max=4).tolist()
+    [2, 1, 1]
+    """
+    if not isinstance(bins, int) or bins < 1:
+        raise OpError(f"histogram: bins must be a positive int, got {bins!r}")
+    if max < min:
+        raise OpError(f"histogram: max ({max}) must not be less than min ({min})")
+    return bind(HISTOGRAM, (input,), {"bins": bins, "min": float(min), "max": float(max)})
+
+
+METHODS = {"nonzero": nonzero, "unique": unique, "bincount": bincount, "bucketize": bucketize,
+           "histogram": histogram}
+
+__all__ = ["bincount", "bucketize", "histogram", "nonzero", "searchsorted", "unique"]

@@ -1,11 +1,17 @@
-"""`cumprod`: running products along an axis. Its gradient kernel runs the recurrence
+"""Scans along an axis: `cumprod` (running products), `logcumsumexp`, `cummax` / `cummin`
+(running extremes with their indices). cumprod's gradient kernel runs the recurrence
 `r[i] = g[i] + x[i+1] * r[i+1]` backwards, so zeros in x give exact gradients (no division
-by x)."""
+by x); logcumsumexp's runs a similar one whose exponents are never positive."""
 from __future__ import annotations
 
+import numpy as np
+
+from .. import dtypes
 from . import infer as I
+from .creation import zeros_like
 from .math import cast
-from .registry import Meta, bind, register
+from .registry import Meta, OpTypeError, bind, register
+from .scatter_update import put_along_axis
 from .shape import reshape
 
 
@@ -55,6 +61,129 @@ def cumprod(x, dim: int | None = None, dtype=None, name=None):
     return bind(CUMPROD, (x,), {"axis": I.norm_axis("cumprod", dim, len(x.shape), "dim")})
 
 
-METHODS = {"cumprod": cumprod}
+# ---- logcumsumexp ------------------------------------------------------------------------------
 
-__all__ = ["cumprod"]
+def _along(xp, x, axis, step):
+    """Run `step(previous_out, x[i])` along `axis` (a scan): out[0] = x[0]."""
+    x = xp.moveaxis(x, axis, 0)
+    out = xp.empty_like(x)
+    if x.shape[0]:
+        out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        out[i] = step(out[i - 1], x[i])
+    return xp.moveaxis(out, 0, axis)
+
+
+def _logcumsumexp_grad_kernel(xp, g, x, out, axis):
+    """dx[i] = sum_{j >= i} g[j] exp(x[i] - out[j]), as exp(x[i] - out[i]) * t[i] with
+    t[i] = g[i] + exp(out[i] - out[i+1]) t[i+1]: every exponent is <= 0 (out never
+    decreases), so nothing overflows."""
+    g, x, out = (xp.moveaxis(a, axis, 0) for a in (g, x, out))
+    t = xp.empty_like(g)
+    n = g.shape[0]
+    if n:
+        t[n - 1] = g[n - 1]
+    with np.errstate(invalid="ignore"):
+        for i in range(n - 2, -1, -1):
+            t[i] = g[i] + xp.exp(out[i] - out[i + 1]) * t[i + 1]
+        dx = xp.where(xp.isneginf(x), 0.0, xp.exp(x - out) * t)
+    return xp.moveaxis(dx, 0, axis).astype(g.dtype, copy=False)
+
+
+LOGCUMSUMEXP = register(
+    "logcumsumexp", amp="black",
+    kernel=lambda xp, x, axis: _along(xp, x, axis, xp.logaddexp),
+    infer=lambda x, axis: (I.check_tensor("logcumsumexp", "x", x),
+                           Meta(x.shape, x.dtype))[1],
+    grad=lambda ins, outs, gs, a: [bind(LOGCUMSUMEXP_GRAD, (gs[0], ins[0], outs[0]),
+                                        {"axis": a["axis"]})],
+    doc="log(cumsum(exp(x))) along `axis`, one logaddexp per step (no overflow).")
+LOGCUMSUMEXP_GRAD = register(
+    "logcumsumexp_grad", kernel=_logcumsumexp_grad_kernel, amp="keep",
+    infer=lambda g, x, out, axis: Meta(x.shape, g.dtype),
+    doc="The gradient of logcumsumexp; not differentiable again.")
+
+
+def logcumsumexp(x, axis: int | None = None, dtype=None, name=None):
+    """log(cumsum(exp(x))) along `axis` (of the flattened x when None), computed without
+    overflow; integer x computes in float32.
+
+    >>> import runtime as rt
+    >>> [round(v, 4) for v in rt.logcumsumexp(rt.to_tensor([0.0, 0.0, 1000.0])).tolist()]
+    [0.0, 0.6931, 1000.0]
+    """
+    if axis is None:
+        x, axis = reshape(x, [-1]), 0
+    if dtype is not None:
+        x = cast(x, dtype)
+    elif not x.dtype.is_floating:
+        x = cast(x, "float32")
+    if not x.shape:
+        return x
+    return bind(LOGCUMSUMEXP, (x,),
+                {"axis": I.norm_axis("logcumsumexp", int(axis), len(x.shape), "axis")})
+
+
+# ---- cummax / cummin ----------------------------------------------------------------------------
+
+def _running_extreme_kernel(keep_later):
+    """Running max (min) along `axis` and where it was seen; a tie takes the later index."""
+    def kernel(xp, x, axis, dtype="int64"):
+        x = xp.moveaxis(x, axis, 0)
+        values, index = xp.empty_like(x), xp.zeros(x.shape, dtype=dtype)
+        if x.shape[0]:
+            values[0] = x[0]
+        for i in range(1, x.shape[0]):
+            take = keep_later(x[i], values[i - 1]) | xp.isnan(x[i])
+            values[i] = xp.where(take, x[i], values[i - 1])
+            index[i] = xp.where(take, i, index[i - 1])
+        return xp.moveaxis(values, 0, axis), xp.moveaxis(index, 0, axis)
+    return kernel
+
+
+def _running_extreme_infer(x, axis, dtype="int64"):
+    I.check_tensor("cummax", "x", x)
+    return Meta(x.shape, x.dtype), Meta(x.shape, dtypes.convert_dtype(dtype))
+
+
+def _running_extreme_grad(ins, outs, gs, a):
+    """Each output's gradient goes to the element it copied (put back by its index)."""
+    if gs[0] is None:
+        return [None]
+    return [put_along_axis(zeros_like(ins[0], dtype=gs[0].dtype), outs[1], gs[0], a["axis"],
+                           reduce="add")]
+
+
+CUMMAX = register("cummax", kernel=_running_extreme_kernel(lambda new, old: new >= old),
+                  infer=_running_extreme_infer, grad=_running_extreme_grad, amp="keep",
+                  doc="The running maximum along `axis` and the index it came from.")
+CUMMIN = register("cummin", kernel=_running_extreme_kernel(lambda new, old: new <= old),
+                  infer=_running_extreme_infer, grad=_running_extreme_grad, amp="keep",
+                  doc="The running minimum along `axis` and the index it came from.")
+
+
+def _running_extreme(op):
+    def fn(x, axis: int | None = None, dtype="int64", name=None):
+        if axis is None:
+            x, axis = reshape(x, [-1]), 0
+        dtype = dtypes.convert_dtype(dtype).name
+        if dtype not in ("int32", "int64"):
+            raise OpTypeError(f"{op.name}: dtype must be int32 or int64, got {dtype}")
+        axis = I.norm_axis(op.name, int(axis), max(len(x.shape), 1), "axis")
+        return bind(op, (x,), {"axis": axis, "dtype": dtype})
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = (f"The running {op.name[3:]}imum of x along `axis` (of the flattened x when "
+                  f"None) and the indices (`dtype`) it came from: (values, indices). A tie "
+                  f"takes the later index; the gradient goes to the element each value "
+                  f"copies.")
+    return fn
+
+
+cummax = _running_extreme(CUMMAX)
+cummin = _running_extreme(CUMMIN)
+
+
+METHODS = {"cumprod": cumprod, "logcumsumexp": logcumsumexp, "cummax": cummax,
+           "cummin": cummin}
+
+__all__ = ["cummax", "cummin", "cumprod", "logcumsumexp"]

@@ -151,6 +151,27 @@ def dot(x, y, name=None):
     return _sum(multiply(x, y), axis=-1)
 
 
+def inner(x, y, name=None):
+    """The sum product over the last axes of x and y: shape x.shape[:-1] + y.shape[:-1]
+    (the dot product of 1-D tensors; `np.inner`). A 0-d operand multiplies.
+
+    >>> import runtime as rt
+    >>> rt.inner(rt.to_tensor([[1.0, 2.0], [3.0, 4.0]]), rt.to_tensor([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    """
+    nx, ny = len(getattr(x, "shape", ())), len(getattr(y, "shape", ()))
+    if nx == 0 or ny == 0:
+        return multiply(x, y)
+    if -1 not in (x.shape[-1], y.shape[-1]) and x.shape[-1] != y.shape[-1]:
+        raise OpError(f"inner: x has shape {I.fmt(x.shape)} but y has shape {I.fmt(y.shape)}; "
+                      "their last dims must be equal")
+    if nx + ny - 1 > 26:
+        raise OpError(f"inner: x and y have {nx} and {ny} dims; at most 27 together")
+    letters = "abcdefghijklmnopqrstuvwxy"
+    xs, ys = letters[:nx - 1], letters[nx - 1:nx + ny - 2]
+    return einsum(f"{xs}z,{ys}z->{xs}{ys}", x, y)
+
+
 # ---- matmul ---------------------------------------------------------------------------------
 
 def matmul_rows(xp, x, y):
@@ -245,7 +266,7 @@ def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
     return bind(MATMUL, (x, y), attrs)
 
 
-METHODS = {"dot": dot, "bmm": bmm,
+METHODS = {"dot": dot, "bmm": bmm, "inner": inner,
            "__matmul__": matmul, "__rmatmul__": reflected(matmul), "matmul": matmul}
 
-__all__ = ["bmm", "dot", "einsum", "matmul", "normalize_equation"]
+__all__ = ["bmm", "dot", "einsum", "inner", "matmul", "normalize_equation"]

@@ -153,6 +153,49 @@ def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
                                     "equal_nan": bool(equal_nan)})
 
 
+def _isclose_infer(x, y, **_):
+    I.check_tensor("isclose", "x", x)
+    I.check_tensor("isclose", "y", y)
+    return Meta(I.broadcast_shapes("isclose", x.shape, y.shape), _B)
+
+
+ISCLOSE = register(
+    "isclose", kernel=lambda xp, x, y, rtol=1e-5, atol=1e-8, equal_nan=False: xp.isclose(
+        *coerce(x, y), rtol=rtol, atol=atol, equal_nan=equal_nan),
+    infer=_isclose_infer, nondiff=True, amp="keep",
+    doc="Elementwise |x - y| <= atol + rtol * |y|, as a bool tensor.")
+
+
+def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
+    """A bool tensor (x and y broadcast): |x - y| <= atol + rtol * |y| elementwise.
+
+    >>> import runtime as rt
+    >>> rt.isclose(rt.to_tensor([1.0, 2.0]), rt.to_tensor([1.0 + 1e-9, 2.1])).tolist()
+    [True, False]
+    """
+    return bind(ISCLOSE, (x, y), {"rtol": float(rtol), "atol": float(atol),
+                                   "equal_nan": bool(equal_nan)})
+
+
+ISIN = register(
+    "isin", kernel=lambda xp, x, test_x, invert=False: xp.isin(x, test_x, invert=invert),
+    infer=lambda x, test_x, invert=False: (I.check_tensor("isin", "x", x),
+                                           I.check_tensor("isin", "test_x", test_x),
+                                           Meta(x.shape, _B))[2],
+    nondiff=True, amp="keep", doc="True where an element of x occurs in test_x.")
+
+
+def isin(x, test_x, assume_unique: bool = False, invert: bool = False, name=None):
+    """A bool tensor of x's shape: True where the element occurs anywhere in `test_x`
+    (False with `invert=True`). `assume_unique` is accepted and changes nothing.
+
+    >>> import runtime as rt
+    >>> rt.isin(rt.to_tensor([1, 2, 5]), rt.to_tensor([[5, 7], [1, 1]])).tolist()
+    [True, False, True]
+    """
+    return bind(ISIN, (x, test_x), {"invert": bool(invert)})
+
+
 def equal_all(x, y, name=None):
     """A 0-d bool tensor: same shape and all elements equal."""
     return bind(EQUAL_ALL, (x, y), {})
@@ -189,11 +232,11 @@ METHODS = {
     "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
     "bitwise_not": bitwise_not, "isfinite": isfinite, "isnan": isnan, "isinf": isinf,
-    "where": where, "allclose": allclose,
+    "where": where, "allclose": allclose, "isclose": isclose, "isin": isin,
     "equal_all": equal_all,
 }
 
 __all__ = ["allclose", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "equal",
-           "equal_all", "greater_equal", "greater_than", "isfinite", "isinf", "isnan",
-           "less_equal", "less_than", "logical_and", "logical_not", "logical_or", "logical_xor",
-           "not_equal", "where"]
+           "equal_all", "greater_equal", "greater_than", "isclose", "isfinite", "isin", "isinf",
+           "isnan", "less_equal", "less_than", "logical_and", "logical_not", "logical_or",
+           "logical_xor", "not_equal", "where"]

@@ -1,13 +1,13 @@
 """Order statistics composed from `sort` and slicing (their gradients flow to the elements
-picked): `quantile` (NumPy's and Paddle's interpolations) and `median` (the 0.5 quantile: the
-mean of the two middle elements of an even count)."""
+picked): `quantile` (NumPy's and Paddle's interpolations), `median` (the 0.5 quantile: the
+mean of the two middle elements of an even count) and `kthvalue`."""
 from __future__ import annotations
 
 import math
 
 from . import infer as I
 from .combine import stack
-from .gather import sort
+from .gather import argsort, sort
 from .index import slice as slice_
 from .math import cast
 from .registry import OpError
@@ -87,6 +87,28 @@ def median(x, axis=None, keepdim: bool = False, mode: str = "avg", name=None):
     return quantile(x, 0.5, axis, keepdim)
 
 
-METHODS = {"quantile": quantile, "median": median}
+def kthvalue(x, k: int, axis: int | None = None, keepdim: bool = False, name=None):
+    """The k-th smallest element along `axis` (default the last) and its index: (values,
+    int64 indices). The gradient goes to the element picked.
 
-__all__ = ["median", "quantile"]
+    >>> import runtime as rt
+    >>> values, index = rt.kthvalue(rt.to_tensor([[3.0, 1.0, 2.0]]), 2)
+    >>> values.tolist(), index.tolist()
+    ([2.0], [2])
+    """
+    axis = I.norm_axis("kthvalue", -1 if axis is None else int(axis), len(x.shape), "axis")
+    n = x.shape[axis] if x.shape else 1
+    if not isinstance(k, int) or not 1 <= k <= (n if n != -1 else k):
+        raise OpError(f"kthvalue: k={k!r} must be an int in [1, {n}] (the size of axis {axis})")
+    if not x.shape:
+        return x, cast(x * 0, "int64")
+    values = slice_(sort(x, axis), [axis], [k - 1], [k])
+    index = slice_(argsort(x, axis), [axis], [k - 1], [k])
+    if keepdim:
+        return values, index
+    return squeeze(values, axis), squeeze(index, axis)
+
+
+METHODS = {"quantile": quantile, "median": median, "kthvalue": kthvalue}
+
+__all__ = ["kthvalue", "median", "quantile"]

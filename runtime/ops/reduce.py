@@ -1,5 +1,6 @@
 """Reductions: sum, mean, max, min, prod, argmax, argmin, all, any, logsumexp, cumsum, and
-std, var and norm composed from them.
+std, var, norm, amax / amin (Paddle's names for max / min with ties sharing the gradient)
+and count_nonzero composed from them.
 
 All take `axis=None` (every axis), an int or a list of ints, and `keepdim=False`. Reducing to
 a scalar gives a real 0-d tensor (shape `[]`). Gradients flow back through one helper op,
@@ -243,6 +244,33 @@ any = _reduction(ANY, "True where some element along `axis` is nonzero (a bool t
 logsumexp = _reduction(LOGSUMEXP, "log(sum(exp(x))) over `axis`, computed stably.")
 
 
+def amax(x, axis=None, keepdim=False, name=None):
+    """Maximum over `axis` (Paddle's `amax`): ties share the gradient evenly, which is what
+    `max` does here too.
+
+    >>> import runtime as rt
+    >>> rt.amax(rt.to_tensor([[1.0, 3.0], [3.0, 2.0]]), axis=1).tolist()
+    [3.0, 3.0]
+    """
+    return max(x, axis, keepdim)
+
+
+def amin(x, axis=None, keepdim=False, name=None):
+    """Minimum over `axis` (Paddle's `amin`): ties share the gradient evenly (as `min`)."""
+    return min(x, axis, keepdim)
+
+
+def count_nonzero(x, axis=None, keepdim=False, name=None):
+    """How many elements along `axis` are nonzero, as int64 (no gradient).
+
+    >>> import runtime as rt
+    >>> rt.count_nonzero(rt.to_tensor([[0.0, 1.5], [2.0, 3.0]]), axis=1).tolist()
+    [1, 2]
+    """
+    return sum(cast(x != 0, "int64") if x.dtype != "bool" else cast(x, "int64"), axis,
+               keepdim=keepdim)
+
+
 def prod(x, axis=None, keepdim=False, dtype=None, name=None):
     """Product over `axis` (bool and int32 multiply into int64)."""
     out = bind(PROD, (x,), _attrs("prod", axis, keepdim))
@@ -321,8 +349,9 @@ def norm(x, p="fro", axis=None, keepdim=False, name=None):
 METHODS = {
     "sum": sum, "mean": mean, "max": max, "min": min, "prod": prod, "argmax": argmax,
     "argmin": argmin, "all": all, "any": any, "logsumexp": logsumexp, "cumsum": cumsum,
-    "var": var, "std": std, "norm": norm,
+    "var": var, "std": std, "norm": norm, "amax": amax, "amin": amin,
+    "count_nonzero": count_nonzero,
 }
 
-__all__ = ["all", "any", "argmax", "argmin", "cumsum", "logsumexp", "max", "mean", "min",
-           "norm", "prod", "std", "sum", "var"]
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumsum",
+           "logsumexp", "max", "mean", "min", "norm", "prod", "std", "sum", "var"]

@@ -1,5 +1,7 @@
-"""`F.linear`, `F.dropout`, `F.pad`, `F.one_hot`, `F.embedding`, `F.interpolate`,
-`F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle`, `F.temporal_shift`."""
+"""`F.linear`, `F.dropout` (and `dropout2d` / `dropout3d` of whole channels, `alpha_dropout`
+for SELU networks), `F.pad`, `F.zeropad2d`, `F.one_hot`, `F.embedding`, `F.interpolate`,
+`F.normalize`, `F.cosine_similarity`, `F.pixel_shuffle` / `pixel_unshuffle`, `F.channel_shuffle`,
+`F.temporal_shift`."""
 from __future__ import annotations
 
 from ... import core
@@ -174,3 +176,90 @@ def temporal_shift(x, seg_num: int, shift_ratio: float = 0.25, name=None,
     y = _combine.concat([padded[:, :t, :back], padded[:, 2:t + 2, back:fwd],
                          padded[:, 1:t + 1, fwd:]], axis=2)
     return from_nchw(_shape.reshape(y, [-1, c, h, w]), data_format)
+
+
+def pixel_unshuffle(x, downscale_factor: int, data_format: str = "NCHW", name=None):
+    """[N, C, H*r, W*r] -> [N, C*r*r, H, W], the inverse of `pixel_shuffle`.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.pixel_unshuffle(rt.ones([1, 2, 4, 6]), 2).shape
+    [1, 8, 2, 3]
+    """
+    x = to_nchw(x, data_format, "pixel_unshuffle")
+    r = downscale_factor
+    n, c, h, w = x.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: x's height and width ({h}, {w}) must be "
+                         f"multiples of downscale_factor {r}")
+    y = _shape.reshape(x, [n, c, h // r, r, w // r, r])
+    y = _shape.reshape(_shape.transpose(y, [0, 1, 3, 5, 2, 4]), [n, c * r * r, h // r, w // r])
+    return from_nchw(y, data_format)
+
+
+def channel_shuffle(x, groups: int, data_format: str = "NCHW", name=None):
+    """ShuffleNet's channel shuffle: the channels, seen as [groups, C / groups], transposed.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> x = rt.arange(4, dtype="float32").reshape([1, 4, 1, 1])
+    >>> F.channel_shuffle(x, 2).flatten().tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    x = to_nchw(x, data_format, "channel_shuffle")
+    n, c, h, w = x.shape
+    if c % groups:
+        raise ValueError(f"channel_shuffle: x has {c} channels, not a multiple of groups "
+                         f"{groups}")
+    y = _shape.transpose(_shape.reshape(x, [n, groups, c // groups, h, w]), [0, 2, 1, 3, 4])
+    return from_nchw(_shape.reshape(y, [n, c, h, w]), data_format)
+
+
+def zeropad2d(x, padding, data_format: str = "NCHW", name=None):
+    """Zeros around the height and width: `padding` is an int or [left, right, top,
+    bottom]."""
+    padding = [padding] * 4 if isinstance(padding, int) else list(padding)
+    return pad(x, padding, mode="constant", value=0.0, data_format=data_format)
+
+
+def _channel_dropout(op: str, x, p: float, training: bool, data_format: str, rank: int):
+    if len(x.shape) != rank:
+        raise ValueError(f"{op}: x must be {rank}-D, got shape {list(x.shape)}")
+    if data_format not in (("NCHW", "NHWC") if rank == 4 else ("NCDHW", "NDHWC")):
+        raise ValueError(f"{op}: data_format {data_format!r} is not supported")
+    channel = 1 if data_format[1] == "C" else rank - 1
+    return dropout(x, p, axis=[0, channel], training=training)
+
+
+def dropout2d(x, p: float = 0.5, training: bool = True, data_format: str = "NCHW", name=None):
+    """Zero whole channels of [N, C, H, W] with probability `p` while training (kept ones
+    scaled by 1/(1-p))."""
+    return _channel_dropout("dropout2d", x, p, training, data_format, 4)
+
+
+def dropout3d(x, p: float = 0.5, training: bool = True, data_format: str = "NCDHW",
+              name=None):
+    """Zero whole channels of [N, C, D, H, W] with probability `p` while training."""
+    return _channel_dropout("dropout3d", x, p, training, data_format, 5)
+
+
+def alpha_dropout(x, p: float = 0.5, training: bool = True, name=None):
+    """Dropout for SELU networks: dropped elements take SELU's negative saturation value and
+    an affine map keeps the mean and variance; the identity in eval mode.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.alpha_dropout(rt.ones([3]), 0.5, training=False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:  # everything dropped: the affine map is undefined; zeros, as PyTorch
+        return x * 0.0
+    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    a = ((1.0 - p) * (1.0 + p * alpha_p * alpha_p)) ** -0.5
+    b = -a * alpha_p * p
+    keep = dropout(x * 0.0 + 1.0, p, training=True, mode="downscale_in_infer")  # 1 or 0
+    return (x * keep + alpha_p * (1.0 - keep)) * a + b

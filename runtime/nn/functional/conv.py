@@ -1,4 +1,5 @@
-"""`F.conv1d`, `F.conv2d`, `F.conv2d_transpose` with Paddle's argument forms.
+"""`F.conv1d`, `F.conv2d`, `F.conv2d_transpose`, `F.conv1d_transpose` with Paddle's argument
+forms.
 
 `padding` may be an int, a pair [h, w], four values [top, bottom, left, right], Paddle's
 per-dim pairs [[0, 0], [0, 0], [t, b], [l, r]], or 'SAME' / 'VALID'. 'NHWC' input is
@@ -114,6 +115,38 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
     y = _conv.conv2d(_shape.unsqueeze(x, 2), _shape.unsqueeze(weight, 2),
                      (1, pair(stride, "stride", "conv1d")[0]), pad,
                      (1, pair(dilation, "dilation", "conv1d")[0]), groups)
+    y = _shape.squeeze(y, 2)
+    if bias is not None:
+        y = y + _shape.reshape(bias, [1, -1, 1])
+    return _shape.transpose(y, [0, 2, 1]) if data_format == "NLC" else y
+
+
+def conv1d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1, output_size=None, data_format: str = "NCL",
+                     name=None):
+    """1-D transposed convolution over [N, C, L] (or 'NLC'); weight is [in_channels,
+    out_channels / groups, k] (vocoders' upsampling). `padding` is an int or [left, right].
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.conv1d_transpose(rt.ones([1, 4, 5]), rt.ones([4, 2, 4]), stride=2, padding=1).shape
+    [1, 2, 10]
+    """
+    op = "conv1d_transpose"
+    if data_format not in ("NCL", "NLC"):
+        raise OpError(f"{op}: data_format must be 'NCL' or 'NLC', got {data_format!r}")
+    p = [padding] if isinstance(padding, int) else padding
+    if isinstance(p, str) or len(p) not in (1, 2):
+        raise OpError(f"{op}: padding must be an int or [left, right], got {padding!r}")
+    if data_format == "NLC":
+        x = _shape.transpose(x, [0, 2, 1])
+    size = None
+    if output_size is not None:
+        size = [1, output_size if isinstance(output_size, int) else list(output_size)[-1]]
+    y = conv2d_transpose(_shape.unsqueeze(x, 2), _shape.unsqueeze(weight, 2), None,
+                         (1, pair(stride, "stride", op)[0]), [0, 0, int(p[0]), int(p[-1])],
+                         (0, pair(output_padding, "output_padding", op)[0]),
+                         (1, pair(dilation, "dilation", op)[0]), groups, size)
     y = _shape.squeeze(y, 2)
     if bias is not None:
         y = y + _shape.reshape(bias, [1, -1, 1])

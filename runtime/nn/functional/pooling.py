@@ -179,3 +179,19 @@ def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
     else:
         out, mask = _pool.adaptive_max_pool2d(x, size)
     return (out, mask) if return_mask else out
+
+
+def adaptive_max_pool1d(x, output_size: int, return_mask: bool = False, name=None):
+    """Max over the bins of `adaptive_avg_pool1d` on [N, C, L]; `return_mask` also returns
+    the index along L of each maximum.
+
+    >>> import runtime as rt
+    >>> import runtime.nn.functional as F
+    >>> F.adaptive_max_pool1d(rt.to_tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+    [[[3.0, 2.0]]]
+    """
+    size = output_size if isinstance(output_size, int) else next(iter(output_size))
+    out = adaptive_max_pool2d(_shape.unsqueeze(x, 2), [1, size], return_mask)
+    if return_mask:
+        return _shape.squeeze(out[0], 2), _shape.squeeze(out[1], 2)
+    return _shape.squeeze(out, 2)

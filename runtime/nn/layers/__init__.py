@@ -1,13 +1,18 @@
 """Layer classes, one module per family; `rt.nn` re-exports them all."""
 from .activation import (  # noqa: F401
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
+    Maxout,
     Mish,
     PReLU,
     ReLU,
@@ -17,11 +22,27 @@ from .activation import (  # noqa: F401
     Silu,
     Softmax,
     Softplus,
+    Softshrink,
+    Softsign,
     Swish,
     Tanh,
+    Tanhshrink,
+    ThresholdedReLU,
 )
-from .common import Dropout, Embedding, Flatten, Identity, Linear, Pad2D, Upsample  # noqa: F401
-from .conv import Conv1D, Conv2D, Conv2DTranspose  # noqa: F401
+from .common import (  # noqa: F401
+    AlphaDropout,
+    Dropout,
+    Dropout2D,
+    Dropout3D,
+    Embedding,
+    Flatten,
+    Identity,
+    Linear,
+    Pad2D,
+    Upsample,
+    ZeroPad2D,
+)
+from .conv import Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose  # noqa: F401
 from .distance import CosineSimilarity  # noqa: F401
 from .instance_norm import InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: F401
 from .loss import (  # noqa: F401
@@ -36,6 +57,16 @@ from .loss import (  # noqa: F401
     NLLLoss,
     SmoothL1Loss,
 )
+from .margin_loss import (  # noqa: F401
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MultiLabelSoftMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from .norm import (  # noqa: F401
     BatchNorm,
     BatchNorm1D,
@@ -43,11 +74,13 @@ from .norm import (  # noqa: F401
     BatchNorm3D,
     GroupNorm,
     LayerNorm,
+    LocalResponseNorm,
 )
-from .patches import PixelShuffle, Unfold  # noqa: F401
+from .patches import ChannelShuffle, PixelShuffle, PixelUnshuffle, Unfold  # noqa: F401
 from .pool import (  # noqa: F401
     AdaptiveAvgPool1D,
     AdaptiveAvgPool2D,
+    AdaptiveMaxPool1D,
     AdaptiveMaxPool2D,
     AvgPool1D,
     AvgPool2D,

@@ -157,3 +157,78 @@ class PReLU(Layer):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self._num_parameters}, data_format={self._data_format}"
+
+
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink, "x - tanh(x).")
+Softsign = _activation("Softsign", F.softsign, "x / (1 + |x|).")
+
+
+class SELU(_Activation):
+    """scale * (x for x > 0, alpha * (exp(x) - 1) otherwise)."""
+
+    ARGS = ("scale", "alpha")
+    _function = staticmethod(F.selu)
+
+    def __init__(self, scale: float = 1.0507009873554804934193349852946,
+                 alpha: float = 1.6732632423543772848170429916717, name=None):
+        super().__init__()
+        self._args = (scale, alpha)
+
+
+class CELU(_Activation):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+    ARGS = ("alpha",)
+    _function = staticmethod(F.celu)
+
+    def __init__(self, alpha: float = 1.0, name=None):
+        super().__init__()
+        self._args = (alpha,)
+
+
+class Hardshrink(_Activation):
+    """x where |x| > threshold, else 0."""
+
+    ARGS = ("threshold",)
+    _function = staticmethod(F.hardshrink)
+
+    def __init__(self, threshold: float = 0.5, name=None):
+        super().__init__()
+        self._args = (threshold,)
+
+
+class Softshrink(Hardshrink):
+    """x - threshold above it, x + threshold below -threshold, else 0."""
+
+    _function = staticmethod(F.softshrink)
+
+
+class ThresholdedReLU(_Activation):
+    """x where x > threshold, else `value`."""
+
+    ARGS = ("threshold", "value")
+    _function = staticmethod(F.thresholded_relu)
+
+    def __init__(self, threshold: float = 1.0, value: float = 0.0, name=None):
+        super().__init__()
+        self._args = (threshold, value)
+
+
+class GLU(_AlongAxis):
+    """The gated linear unit along `axis`: halves a and b, a * sigmoid(b)."""
+
+    _function = staticmethod(F.glu)
+
+
+class Maxout(Layer):
+    """The maximum over each run of `groups` consecutive channels along `axis`."""
+
+    def __init__(self, groups: int, axis: int = 1, name=None):
+        super().__init__()
+        self._groups, self._axis = groups, axis
+
+    def forward(self, x):
+        return F.maxout(x, self._groups, self._axis)
+
+    def extra_repr(self) -> str:
+        return f"groups={self._groups}, axis={self._axis}"

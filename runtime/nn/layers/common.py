@@ -1,5 +1,6 @@
 """Common layers (as Paddle's `layer/common.py`): Linear, Embedding, and the parameter-free
-Identity, Flatten, Dropout, Pad2D, Upsample."""
+Identity, Flatten, Dropout (Dropout2D / Dropout3D: whole channels; AlphaDropout), Pad2D,
+ZeroPad2D, Upsample."""
 from __future__ import annotations
 
 from ...ops.shape import flatten
@@ -139,6 +140,67 @@ class Dropout(Layer):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, axis={self.axis}, mode={self.mode}"
+
+
+class Dropout2D(Layer):
+    """Zero whole channels of [N, C, H, W] with probability `p` while training (see
+    `F.dropout2d`); the identity in eval mode."""
+
+    _function = staticmethod(F.dropout2d)
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self.p, self._data_format = p, data_format
+
+    def forward(self, input):
+        return self._function(input, p=self.p, training=self.training,
+                              data_format=self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self._data_format}"
+
+
+class Dropout3D(Dropout2D):
+    """Zero whole channels of [N, C, D, H, W] with probability `p` while training."""
+
+    _function = staticmethod(F.dropout3d)
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name=None):
+        super().__init__(p, data_format)
+
+
+class AlphaDropout(Layer):
+    """Dropout for SELU networks (see `F.alpha_dropout`); the identity in eval mode."""
+
+    def __init__(self, p: float = 0.5, name=None):
+        super().__init__()
+        self.p = p
+
+    def forward(self, input):
+        return F.alpha_dropout(input, p=self.p, training=self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class ZeroPad2D(Layer):
+    """Zeros around the height and width: `padding` is an int or [left, right, top, bottom].
+
+    >>> import runtime as rt
+    >>> rt.nn.ZeroPad2D([1, 0, 2, 0])(rt.ones([1, 1, 2, 2])).shape
+    [1, 1, 4, 3]
+    """
+
+    def __init__(self, padding, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self._pad = [padding] * 4 if isinstance(padding, int) else list(padding)
+        self._data_format = data_format
+
+    def forward(self, x):
+        return F.zeropad2d(x, self._pad, data_format=self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"padding={self._pad}, data_format={self._data_format}"
 
 
 class Pad2D(Layer):

@@ -1,8 +1,8 @@
-"""Convolution layers (Conv1D, Conv2D, Conv2DTranspose) with Paddle's layouts and init.
-
-Weights are `[out_channels, in_channels / groups, *kernel]` (transposed convolutions:
-`[in_channels, out_channels / groups, *kernel]`). Paddle initialises a convolution weight
-from N(0, 2 / (prod(kernel) * in_channels)) and a transposed one with XavierUniform.
+"""Convolution layers (Conv1D, Conv2D, Conv2DTranspose, Conv1DTranspose) with Paddle's
+layouts and init. Weights are `[out_channels, in_channels / groups, *kernel]` (transposed
+convolutions: `[in_channels, out_channels / groups, *kernel]`). Paddle initialises a
+convolution weight from N(0, 2 / (prod(kernel) * in_channels)) and a transposed one with
+XavierUniform.
 """
 from __future__ import annotations
 
@@ -146,6 +146,31 @@ class Conv2DTranspose(_ConvNd):
 
     def forward(self, x, output_size=None):
         return F.conv2d_transpose(x, self.weight, self.bias, stride=self._stride,
+                                  padding=self._padding, output_padding=self._output_padding,
+                                  groups=self._groups, dilation=self._dilation,
+                                  output_size=output_size, data_format=self._data_format)
+
+
+class Conv1DTranspose(_ConvNd):
+    """Transposed 1-D convolution over `[N, C, L]` ('NCL') or `[N, L, C]` ('NLC'): the
+    upsampling of vocoders and decoders.
+
+    >>> import runtime as rt
+    >>> up = rt.nn.Conv1DTranspose(8, 4, 4, stride=2, padding=1)
+    >>> up.weight.shape, up(rt.ones([1, 8, 5])).shape
+    ([8, 4, 4], [1, 4, 10])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, dilation=1, weight_attr=None,
+                 bias_attr=None, data_format: str = "NCL"):
+        super().__init__(in_channels, out_channels, kernel_size, True, 1, stride=stride,
+                         padding=padding, output_padding=output_padding, dilation=dilation,
+                         groups=groups, weight_attr=weight_attr, bias_attr=bias_attr,
+                         data_format=data_format)
+
+    def forward(self, x, output_size=None):
+        return F.conv1d_transpose(x, self.weight, self.bias, stride=self._stride,
                                   padding=self._padding, output_padding=self._output_padding,
                                   groups=self._groups, dilation=self._dilation,
                                   output_size=output_size, data_format=self._data_format)

@@ -1,4 +1,5 @@
-"""Normalisation layers: BatchNorm1D/2D, LayerNorm, GroupNorm (Paddle defaults).
+"""Normalisation layers: BatchNorm1D/2D, LayerNorm, GroupNorm (Paddle defaults),
+LocalResponseNorm.
 
 BatchNorm keeps its running statistics as persistable buffers `_mean` and `_variance`
 (state_dict keys 'bn._mean', 'bn._variance', as in Paddle). In training, `F.batch_norm`
@@ -208,3 +209,21 @@ class GroupNorm(Layer):
     def extra_repr(self) -> str:
         return (f"num_groups={self._num_groups}, num_channels={self._num_channels}, "
                 f"epsilon={self._epsilon}")
+
+
+class LocalResponseNorm(Layer):
+    """AlexNet's normalization across `size` neighbouring channels (see
+    `F.local_response_norm`)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0,
+                 data_format: str = "NCHW", name=None):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+        self.data_format = data_format
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k,
+                                     self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"size={self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,5 +1,6 @@
-"""Layers that rearrange image pixels: `PixelShuffle` (sub-pixel upsampling) and `Unfold`
-(sliding patches as columns, im2col)."""
+"""Layers that rearrange image pixels: `PixelShuffle` (sub-pixel upsampling) and its inverse
+`PixelUnshuffle`, `ChannelShuffle` (ShuffleNet) and `Unfold` (sliding patches as columns,
+im2col)."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -45,3 +46,31 @@ class Unfold(Layer):
     def extra_repr(self) -> str:
         return (f"kernel_sizes={self._kernel_sizes}, dilations={self._dilations}, "
                 f"paddings={self._paddings}, strides={self._strides}")
+
+
+class PixelUnshuffle(Layer):
+    """[N, C, H*r, W*r] -> [N, C*r*r, H, W] (see `F.pixel_unshuffle`)."""
+
+    def __init__(self, downscale_factor: int, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self._factor, self._data_format = downscale_factor, data_format
+
+    def forward(self, x):
+        return F.pixel_unshuffle(x, self._factor, self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self._factor}, data_format={self._data_format}"
+
+
+class ChannelShuffle(Layer):
+    """ShuffleNet's channel shuffle over `groups` (see `F.channel_shuffle`)."""
+
+    def __init__(self, groups: int, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self._groups, self._data_format = groups, data_format
+
+    def forward(self, x):
+        return F.channel_shuffle(x, self._groups, self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"groups={self._groups}, data_format={self._data_format}"

@@ -143,3 +143,11 @@ class AdaptiveMaxPool2D(_AdaptivePool):
 
     def forward(self, x):
         return F.adaptive_max_pool2d(x, self._output_size, return_mask=self._return_mask)
+
+
+class AdaptiveMaxPool1D(AdaptiveMaxPool2D):
+    """Max pooling of [N, C, L] to a fixed `output_size`; `return_mask` also returns the
+    argmax indices along L."""
+
+    def forward(self, x):
+        return F.adaptive_max_pool1d(x, self._output_size, return_mask=self._return_mask)
