@@ -294,7 +294,7 @@ OPERATOR_RANKS = {
     "mutation.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
     "state_at_raise.py": 1.25,  # (on mutation: what a run-time raise writes back)
     "exceptions.py": 1.5,  # (on state_at_raise)
-    "computed_keys.py": 1.5,  # (on traced_keys)
+    "computed_keys.py": 2,  # (on traced_keys, unbound: keys of two values get flags)
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)

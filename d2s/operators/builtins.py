@@ -384,7 +384,10 @@ def bool_(x=False):
 def int_(x=0, *base):
     if is_variable(x):
         _one_element(x, "int")
-        return _number(number_or_tensor.exact(x, "int64"), "int64")
+        out = _number(number_or_tensor.exact(x, "int64"), "int64")
+        if x.dtype.kind == "b":  # (a dict key of two values: `computed_keys._domain`)
+            out.known_values = (0, 1)
+        return out
     return builtins.int(x, *base)
 
 
