@@ -361,6 +361,17 @@ def dict_pop(obj):
     return pop
 
 
+def del_item(container, key) -> None:
+    """`del container[key]` (the `deletes` pass): of a dict key that exists on some paths
+    only, eager's KeyError where it is absent when the program runs (its value's read
+    check), as a read of it; then the key is gone."""
+    if type(container) is dict and not is_variable(key) and flag_of(container, key) is not None:
+        check = getattr(container[key], "on_read", None)
+        if check is not None:
+            check()
+    del container[key]
+
+
 def _default_like(value, default, key):
     """`default` as a tensor like `value`, or a ConversionError at the user's line."""
     if type(default) in (bool, int, float) and not value.shape:
