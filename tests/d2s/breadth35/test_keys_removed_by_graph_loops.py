@@ -189,3 +189,50 @@ def test_del_of_a_key_a_tensor_if_set_on_one_path():
         x, _ = _tensors(xs)
         assert static(x) == del_of_a_key_on_one_path(x)
     assert len(static.program_cache) == 1
+
+
+def dropped_if_present(x):
+    """`cache.pop(k, None)`: remove the entry if there is one (the result unused)."""
+    cache = {"a": x * 1.0, "b": x}
+    for _ in range(_trips(x)):
+        cache.pop("a", None)
+    return cache
+
+
+def maybe_bias(x):
+    extra = {}
+    if x.sum() > 0:
+        extra["bias"] = x * 2.0
+    bias = extra.get("bias", None)
+    h = x * 1.0
+    if bias is not None:
+        h = h + bias
+    return h, bias, extra.pop("bias", None)
+
+
+def test_none_defaults_of_keys_on_some_paths():
+    # (refused at the line before: the default would be the result on the other paths)
+    for fn in (dropped_if_present, maybe_bias):
+        static = d2s.to_static(fn)
+        for xs in ROWS:
+            x, _ = _tensors(xs)
+            assert_same_leaves(static(x), fn(x))
+        assert len(static.program_cache) == 1
+
+
+def bias_used_as_a_tensor(x):
+    extra = {}
+    if x.sum() > 0:
+        extra["bias"] = x * 2.0
+    bias = extra.get("bias")
+    return bias + 1.0
+
+
+def test_using_the_none_default_as_a_tensor_raises_at_the_line():
+    x, _ = _tensors(ROWS[1])
+    with pytest.raises(TypeError):
+        bias_used_as_a_tensor(x)
+    with pytest.raises(TypeError) as info:
+        d2s.to_static(bias_used_as_a_tensor)(x)
+    assert_at_user_line(info.value, __file__,
+                        line_of(bias_used_as_a_tensor, 'bias = extra.get("bias")'))
