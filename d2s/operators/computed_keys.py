@@ -21,6 +21,7 @@ from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
 from . import key_flags
+from .str_arrays import ChosenStr
 from .traced_keys import traced
 from .unbound import mark
 from .variables import is_variable, user_origin, where
@@ -44,7 +45,8 @@ def dict_display(*items) -> dict:
     Python key of the display (eager's dict has one key fewer there), unless the key holds
     one of a few values known while tracing (`_put_each`: each a key with a presence flag)."""
     for key, _ in items:
-        if _computed_number(key) and _python_keys_it_may_equal(dict(items), key) and not (
+        if _computed_number(key) and _python_keys_it_may_equal(dict([
+                (k, v) for k, v in items if not isinstance(k, ChosenStr)]), key) and not (
                 _domain(key) is not None and key_flags.grows_here()):
             _refuse(user_origin(2), "the display has a Python key it may equal, so how many "
                     "keys the dict has is known only when the program runs", "a dict display "
@@ -61,7 +63,7 @@ def _put(table: dict, key, value) -> None:
     read by either would find its own item, eager's one item); else stored as it is. A key
     of a few values known while tracing (`int(t > 0)`) sets each of them (`_put_each`)."""
     values = _domain(key)
-    if values is not None and key_flags.grows_here():
+    if values is not None and key_flags.grows_here() and type(table) is dict:
         _put_each(table, key, value, values)
         return
     if _computed_number(key) and _python_keys_it_may_equal(table, key):
@@ -87,7 +89,10 @@ def _put(table: dict, key, value) -> None:
 
 def _domain(key):
     """The Python values a computed key can hold, where few and known while tracing: those
-    of a bool (`bool(t)`), of an int of a bool (`int(t > 0)`, `builtins.int_`); else None."""
+    of a bool (`bool(t)`), of an int of a bool (`int(t > 0)`, `builtins.int_`), the strs a
+    str chosen by a tensor `if` may be (`branch_strs`); else None."""
+    if isinstance(key, ChosenStr):  # (`name = "pos"` / `"neg"` by a tensor `if`)
+        return key.choices
     if type(key) is tuple or not _computed_number(key):
         return None
     if key.dtype.kind == "b":
@@ -104,7 +109,8 @@ def _put_each(table: dict, key, value, values) -> None:
     the body of a graph loop that carries flags (the branches give the flags out)."""
     src = user_origin(2)
     for v in values:
-        same = rt.equal(key, rt.full([], v, key.dtype))
+        same = key == v if isinstance(key, ChosenStr) else rt.equal(key, rt.full(
+            [], v, key.dtype))
         if v not in table:
             new = _as_graph(value)
             new = rt.assign(new) if new is value else new  # (one value per key: its flag)

@@ -191,3 +191,52 @@ def test_a_key_only_the_run_knows_stays_refused_at_the_users_line():
     with pytest.raises(d2s.ConversionError) as info:
         d2s.to_static(argmax_key)(x)
     assert_at_user_line(info.value, __file__, line_of(argmax_key, "d[int(x.argmax())]"))
+
+
+def losses_by_head(x):
+    """A loss dict keyed by the head a tensor `if` chose (a str the run decides)."""
+    if x.sum() > 0:
+        head = "cls"
+    else:
+        head = "reg"
+    losses = {}
+    losses[head] = x.mean()
+    losses["total"] = x.sum()
+    return losses, len(losses), "cls" in losses, sorted(losses)
+
+
+def named_outputs(x):
+    if x[0] > 0.5:
+        name = "big"
+    elif x[1] > 0:
+        name = "mid"
+    else:
+        name = "small"
+    return {"small": x * 0.0, name: x}
+
+
+def read_by_the_chosen_name(x):
+    d = {"a": x, "b": x * 2.0}
+    if x[0] > 0.5:
+        name = "a"
+    else:
+        name = "b"
+    return d[name]
+
+
+def test_a_str_chosen_by_a_tensor_if_as_a_dict_key():
+    # (refused at the store before: the chosen str "is used as text")
+    for fn in (losses_by_head, named_outputs):
+        static = d2s.to_static(fn)
+        for xs in ROWS:
+            x, _ = _tensors(xs)
+            got, want = static(x), fn(x)
+            assert_same_leaves(got, want)
+        assert len(static.program_cache) == 1
+
+
+def test_a_read_by_a_chosen_str_stays_refused_at_the_users_line():
+    x, _ = _tensors(ROWS[0])
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(read_by_the_chosen_name)(x)
+    assert_at_user_line(info.value, __file__, line_of(read_by_the_chosen_name, "return d[name]"))
