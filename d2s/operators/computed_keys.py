@@ -113,10 +113,10 @@ def _put_each(table: dict, key, value, values) -> None:
             [], v, key.dtype))
         if v not in table:
             new = _as_graph(value)
-            new = rt.assign(new) if new is value else new  # (one value per key: its flag)
             if new is None:
                 _refuse(src, f"the item is {_describe(value)}, which a presence flag cannot "
                         "go with")
+            new = rt.assign(new) if new is value else new  # (one value per key: its flag)
             new.python_scalar = type(value) in _NUMBERS or getattr(value, "python_scalar",
                                                                     False)
             flag = same
