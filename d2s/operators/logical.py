@@ -437,9 +437,24 @@ def _decided_sets(a, b, what: str) -> None:
     for x in (a, b):
         if isinstance(x, (set, frozenset)):
             check_decided(x, what)
+        _flagged_dict(x, what)
     kinds = (set, frozenset, dict, type({}.keys()))
     if isinstance(a, kinds) and isinstance(b, kinds):
         check_items(what, what.strip("`"), a, b)
+
+
+def _flagged_dict(x, what: str) -> None:
+    """Refuse `==` / `!=` of a dict (or its view) with a key that exists on some paths only
+    (`key_flags`): Python compares the keys it holds on every path, not the run's."""
+    flags = key_flags.flags_of(x if isinstance(x, dict) else getattr(x, "mapping", None))
+    if flags:
+        src = user_origin(3)
+        raise ConversionError(
+            f"{what} ({where(src)}) compares a dict whose key {next(iter(flags))!r} exists "
+            "on some paths only (a tensor `if` or a graph loop set or removed it, or it is "
+            "one value of a key the converted code computes): which keys it has is known "
+            "only when the program runs. Compare the items by name (`'k' in d`, "
+            "`d.get('k', default) == v`) instead.", origin=src)
 
 
 def _sequences_with_graph_values(a, b) -> bool:

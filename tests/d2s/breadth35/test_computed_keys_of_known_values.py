@@ -240,3 +240,29 @@ def test_a_read_by_a_chosen_str_stays_refused_at_the_users_line():
     with pytest.raises(d2s.ConversionError) as info:
         d2s.to_static(read_by_the_chosen_name)(x)
     assert_at_user_line(info.value, __file__, line_of(read_by_the_chosen_name, "return d[name]"))
+
+
+def compared_with_empty(x):
+    d = {}
+    if x[0] > 0.5:
+        d["a"] = 1.0
+    return x + float(d == {})
+
+
+def keys_compared(x):
+    d = {}
+    d[int(x[0] > 0.5)] = 1.0
+    return x + float(d.keys() == {1})
+
+
+@pytest.mark.parametrize("fn, line", [(compared_with_empty, "float(d == {})"),
+                                      (keys_compared, "float(d.keys() == {1})")])
+def test_comparing_a_dict_with_keys_on_some_paths_is_refused_at_the_line(fn, line):
+    # (Python compared the keys the dict holds on every path: `d == {}` was False where
+    # eager's is True, silently)
+    x, _ = _tensors(ROWS[1])
+    fn(x)
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(fn)(x)
+    text = assert_at_user_line(info.value, __file__, line_of(fn, line))
+    assert "exists on some paths only" in text
