@@ -266,3 +266,35 @@ def test_comparing_a_dict_with_keys_on_some_paths_is_refused_at_the_line(fn, lin
         d2s.to_static(fn)(x)
     text = assert_at_user_line(info.value, __file__, line_of(fn, line))
     assert "exists on some paths only" in text
+
+
+def views_of_keys_on_some_paths(x):
+    d = {"b": 1}
+    if x[0] > 0.5:
+        d["a"] = 2
+    d[int(x[1] > 0.0)] = 3
+    return len(d.keys()), "a" in d.keys(), 1 in d.keys(), len(d.values()), len(d.items())
+
+
+def test_views_of_a_dict_with_keys_on_some_paths_follow_the_run():
+    # (len() of a view and `in` a keys view counted the keys of every path, silently: 2 and
+    # True where eager has 1 and False, for a key a tensor `if` set on one path)
+    static = d2s.to_static(views_of_keys_on_some_paths)
+    for xs in ROWS:
+        x, _ = _tensors(xs)
+        assert static(x) == views_of_keys_on_some_paths(x)
+    assert len(static.program_cache) == 1
+
+
+def value_in_values(x):
+    d = {"b": 1}
+    if x[0] > 0.5:
+        d["a"] = 2
+    return 2 in d.values()
+
+
+def test_in_the_values_of_such_a_dict_is_refused_at_the_line():
+    x, _ = _tensors(ROWS[0])
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(value_in_values)(x)
+    assert_at_user_line(info.value, __file__, line_of(value_in_values, "2 in d.values()"))
