@@ -28,7 +28,7 @@ from .variables import is_variable, user_origin, where
 
 _NUMBERS = (bool, int, float)
 _DTYPES = {bool: "bool", int: "int64", float: "float64"}
-KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items")
+KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items", "popitem")
 
 
 def set_item(value, container, key) -> None:
@@ -183,6 +183,8 @@ def keyed_method(method):
     name, table = method.__name__, method.__self__
 
     def keyed(*args, **kwargs):
+        if name == "popitem":  # (the last key of every path: refused where that is not
+            key_flags.refuse_iteration(table, "`.popitem()`")  # the run's)
         if any(traced(k) for k in table) and (name in ("keys", "values", "items") or args and (
                 not _computed_number(args[0]) or name != "update")):
             _refuse(user_origin(2), "the dict holds keys computed by the converted code, so "

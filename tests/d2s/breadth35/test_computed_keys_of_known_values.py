@@ -298,3 +298,29 @@ def test_in_the_values_of_such_a_dict_is_refused_at_the_line():
     with pytest.raises(d2s.ConversionError) as info:
         d2s.to_static(value_in_values)(x)
     assert_at_user_line(info.value, __file__, line_of(value_in_values, "2 in d.values()"))
+
+
+def keys_minus(x):
+    d = {"b": 1}
+    if x[0] > 0.5:
+        d["a"] = 2
+    return len(d.keys() - {"b"})
+
+
+def last_item(x):
+    d = {"b": 1}
+    if x[0] > 0.5:
+        d["a"] = 2
+    key, _ = d.popitem()
+    return key
+
+
+@pytest.mark.parametrize("fn, line", [(keys_minus, 'len(d.keys() - {"b"})'),
+                                      (last_item, "d.popitem()")])
+def test_set_algebra_of_keys_and_popitem_are_refused_at_the_line(fn, line):
+    # (both read the keys of every path: 1 and 'a' where eager has 0 and 'b', silently)
+    x, _ = _tensors(ROWS[1])
+    fn(x)
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(fn)(x)
+    assert_at_user_line(info.value, __file__, line_of(fn, line))
