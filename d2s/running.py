@@ -226,8 +226,8 @@ class Entry:
         self.repeated = [(k, j) for k, j in ((k, first.setdefault(id(v), k)) for k, v in
                                              enumerate(outs[:len(self.out_index)])) if k != j]
         # results of `.numpy()`: the call gives NumPy arrays there, as eager code does
-        self.array_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
-                          v.numpy_array and not v.is_array]
+        self.array_out = [(k, v.numpy_scalar) for k, v in enumerate(outs[:len(
+            self.out_index)]) if v.numpy_array and not v.is_array]
         # arrays standing for lists of Python numbers: the call gives lists of Python numbers
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v) and not
@@ -423,8 +423,8 @@ class Entry:
         for k, flag in self.none_or_tensor:  # (eager's None here)
             if arrays[flag]:
                 outs[k] = None
-        for k in self.array_out:
-            outs[k] = backend.to_numpy(arrays[k])
+        for k, scalar in self.array_out:  # (a NumPy scalar where eager's is one)
+            outs[k] = backend.to_numpy(arrays[k])[()] if scalar else backend.to_numpy(arrays[k])
         for k in self.tuple_out:
             outs[k] = tuple(outs[k])
 

@@ -34,6 +34,7 @@ from runtime import pytree
 
 from . import guards, writeback
 from .operators import mutation, tensor_flags
+from .operators.branch_callables import refuse_kept
 from .operators.made_sets import plain
 from .operators.state_at_raise import is_bookkeeping, value_before
 from .operators.str_arrays import kept_strs
@@ -254,6 +255,7 @@ def _strs_kept(s):
     """The place's value; a str the run decides there (`str_arrays.StrItem`) becomes its id,
     an output the call writes back as the str."""
     new = s.get()
+    refuse_kept(new, f"stored in {s.path}, which the caller keeps")
     kept = kept_strs(new, s.path)
     if kept is not new:
         s.set(kept)

@@ -28,6 +28,7 @@ from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
 from .operators import mutation, returned_keys, tensor_flags
 from .operators.aliases import call_arguments
+from .operators.branch_callables import refuse_kept
 from .operators.calls import call
 from .operators.failed_trace import restore_graph_values
 from .operators.made_sets import plain, refuse_undecided
@@ -253,6 +254,8 @@ def _returned(target, program, out, args, kwargs, state, made: dict) -> tuple:
     _refuse_objects_holding_variables(target, leaves)
     _refuse_parameters_made_per_call(target, program, args, kwargs)
     b = current_builder()
+    for x in leaves:
+        refuse_kept(x, "returned by the converted function")
     leaves = [b.variable_of(x) if _is_tensor(x) else str_output(x) for x in leaves]
     for v in leaves:
         _refuse_unknown_number_type(v)

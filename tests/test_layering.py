@@ -306,6 +306,7 @@ OPERATOR_RANKS = {
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "branch_strs.py": 2,  # (strs the branches of a tensor if differ on: ids, StrItems)
+    "branch_callables.py": 2.5,  # (callables they differ on: indices, ChosenCallables)
     "lists.py": 2.5,  # (on computed_keys: `.pop()` of a key the program computes)
     "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
@@ -314,7 +315,7 @@ OPERATOR_RANKS = {
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
     "mutation_loop.py": 5,
     "control_flow.py": 6,
-    "graph_while.py": 7, "try_calls.py": 7, "predicates_comp.py": 7,
+    "graph_while.py": 7, "loop_numpy_values.py": 1, "try_calls.py": 7, "predicates_comp.py": 7,
     "warning_calls.py": 1,  # (warnings.warn as a py_warn op, for calls.py)
     "logging_calls.py": 1,  # (logger.info & co. as a py_log op, for calls.py)
     "loops.py": 8, "calls.py": 8,
@@ -367,6 +368,7 @@ def test_op_families_import_one_way():
 PROGRAM_RANKS = {
     "literal.py": 0, "origin.py": 0, "variable.py": 0, "printer.py": 0, "verify.py": 0,
     "ir.py": 0, "reached.py": 0, "serialize.py": 0, "freed_graph.py": 0,
+    "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,
     "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2, "reach_values.py": 2,

@@ -50,6 +50,7 @@ BUILTINS = {
     "int": "int_",
     "float": "float_",
     "round": "round_",
+    "divmod": "divmod_",
     "isinstance": "isinstance_",
     "enumerate": "enumerate_",
     "zip": "zip_",

@@ -15,7 +15,7 @@ user wrote it. The generated-code API, by converter:
   `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
-  `round_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
+  `round_`, `divmod_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
   `dict_setdefault`, `shape`, `size`, `tensor_attribute(x, name)`, `set_tensor_name`,
   `id_`, `hash_`;
   `set_item(value, obj, key)`
@@ -37,6 +37,7 @@ from .builtins import (  # noqa: F401
     any_,
     assert_,
     bool_,
+    divmod_,
     enumerate_,
     float_,
     frozenset_,

@@ -142,6 +142,10 @@ def frozenset_(*args):
     return MadeFrozenSet(*args)
 
 
+def _number_kind(v) -> str:
+    return v.dtype.kind if is_variable(v) else "f" if isinstance(v, float) else "i"
+
+
 def _numbers(items: list) -> bool:
     """Whether `items` are Python numbers, or graph values standing for them."""
     return builtins.all(type(v) in (bool, int, float) or is_variable(v) and getattr(
@@ -196,9 +200,18 @@ def range_(*args):
     while op."""
     if not any(is_variable(a) for a in args):
         return builtins.range(*args)
+    # (a one-element bound of shape [1] is the Python int eager's `range` takes: rank 0,
+    # as the loop's own test and `break` flag are)
+    args = tuple(_scalar(a) if is_variable(a) and a.ndim and _counted_bound(a) else a
+                 for a in args)
     start, stop, step = (0, args[0], 1) if builtins.len(args) == 1 else (
         args[0], args[1], args[2] if builtins.len(args) > 2 else 1)
     return TensorRange(start, stop, step)
+
+
+def _counted_bound(x) -> bool:
+    _one_element(x, "int")  # (eager's `range(t)` takes `int(t)`: its error too)
+    return not x.is_array
 
 
 def _unknown_length(x) -> bool:
@@ -363,6 +376,18 @@ def _one_element(x, kind: str) -> None:
             f"tensors convert to Python {kind}. Use .any() or .all() for a truth value.")
 
 
+def _scalar(x):
+    """A one-element graph value as a rank-0 one: the Python number eager code gets has no
+    shape (`rt.to_tensor(int(t))` is a 0-d tensor, `[int(t), 2]` stacks)."""
+    if x.is_array or not x.ndim:
+        return x
+    out = rt.reshape(x, [])
+    for mark in ("python_scalar", "numpy_array"):
+        if getattr(x, mark, False):
+            setattr(out, mark, True)
+    return out
+
+
 def _prod(shape) -> int:
     n = 1
     for d in shape:
@@ -373,7 +398,7 @@ def _prod(shape) -> int:
 def bool_(x=False):
     if is_variable(x):
         _one_element(x, "bool")
-        x = number_or_tensor.exact(x, "bool")
+        x = number_or_tensor.exact(_scalar(x), "bool")
         out = to_bool(x)
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
@@ -384,7 +409,7 @@ def bool_(x=False):
 def int_(x=0, *base):
     if is_variable(x):
         _one_element(x, "int")
-        out = _number(number_or_tensor.exact(x, "int64"), "int64")
+        out = _number(number_or_tensor.exact(_scalar(x), "int64"), "int64")
         if x.dtype.kind == "b":  # (a dict key of two values: `computed_keys._domain`)
             out.known_values = (0, 1)
         return out
@@ -394,7 +419,7 @@ def int_(x=0, *base):
 def float_(x=0.0):
     if is_variable(x):
         _one_element(x, "float")
-        return _number(number_or_tensor.exact(x, "float64"), "float64")
+        return _number(number_or_tensor.exact(_scalar(x), "float64"), "float64")
     return builtins.float(x)
 
 
@@ -427,6 +452,24 @@ def round_(number, ndigits=None):
     out = rt.where(rt.equal(out, rt.zeros_like(out)), value * 0.0, out)
     out.python_scalar = getattr(number, "python_scalar", False)
     return out
+
+
+def divmod_(a, b):
+    """`divmod()`; of values standing for Python numbers (`int(t)`, `float(t)`): Python's
+    `(a // b, a % b)` as graph ops (floored, the remainder with the divisor's sign). A tensor
+    has no `divmod`, as eagerly."""
+    if not (is_variable(a) or is_variable(b)):
+        return builtins.divmod(a, b)
+    for v in (a, b):
+        if is_variable(v) and not v.python_scalar:
+            raise TypeError("unsupported operand type(s) for divmod(): "
+                            f"{_type_name(a)!r} and {_type_name(b)!r}")
+    return a // b, a % b
+
+
+def _type_name(v) -> str:
+    return ("Tensor" if not v.python_scalar else v.dtype.kind == "f" and "float" or "int") \
+        if is_variable(v) else type(v).__name__
 
 
 # list method -> how it compares items, and what to write instead with tensors
@@ -463,6 +506,11 @@ def list_query(obj, method: str):
         except TypeError:
             if not any(is_variable(v) for v in (*obj, *args)):
                 raise
+        if method != "sort" and obj and args and _numbers([*obj, args[0]]):
+            # (Python numbers the program computes: compared when it runs, as in an array)
+            kind = "float64" if any(_number_kind(v) == "f" for v in obj) else "int64"
+            items = [rt.cast(v, kind) if is_variable(v) else rt.to_tensor(v, kind) for v in obj]
+            return array_query(rt.static.create_array(kind, items), method)(*args, **kwargs)
         how, advice = _COMPARING[method]
         raise ConversionError(
             f"{type(obj).__name__}.{method}() with tensors computed by the converted code: it "
@@ -492,8 +540,9 @@ def isinstance_(obj, cls):
     classes = cls if isinstance(cls, tuple) else (cls,)
     if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
         return found
-    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array)
-        return any(isinstance(c, type) and issubclass(np.ndarray, c) for c in classes)
+    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array, or a
+        kind = np.dtype(obj.dtype.name).type if obj.numpy_scalar else np.ndarray  # scalar)
+        return any(isinstance(c, type) and issubclass(kind, c) for c in classes)
     if is_variable(obj):
         found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)
         if found is not None or any(c is rt.Tensor for c in classes):

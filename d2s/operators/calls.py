@@ -28,7 +28,9 @@ from ..call_policy import GENERATOR_FLAGS, ignored_module, never_converted, to_s
 from ..errors import ConversionError
 from ..pyct.parser import SourceError
 from ..transpile import convert, reads_of
+from .branch_callables import ChosenCallable
 from .computed_keys import KEYED_METHODS, keyed_method
+from .control_flow import ifelse
 from . import str_arrays
 from .key_flags import dict_pop
 from .logging_calls import logging_call
@@ -43,6 +45,8 @@ def call(f):
     """The callable that converted code calls in place of `f`."""
     if not to_static_enabled():
         return f
+    if type(f) is ChosenCallable:  # (`act = F.relu if x.sum() > 0 else rt.tanh`; `act(x)`)
+        return functools.partial(_chosen_call, f, 0)
     receiver = getattr(f, "__self__", None)
     if isinstance(receiver, _TENSORS) and ignored_module(type(receiver).__module__):
         return f  # a Tensor's method (`x.sum` of a local that may hold a user object)
@@ -63,6 +67,16 @@ def call(f):
     # inside a `try` body: a call made after an earlier call of the same statement may have
     # failed at run time runs only where it did not (`try_calls.after_failure`)
     return after_failure(out) if open_trys() else out
+
+
+def _chosen_call(f: ChosenCallable, k: int, *args, **kwargs):
+    """A call of the callable a tensor `if` chose: a tensor `if` per candidate."""
+    fn = f.table[k]
+    if k == len(f.table) - 1:
+        return call(fn)(*args, **kwargs)
+    return ifelse(f.index == k, lambda: call(fn)(*args, **kwargs),
+                  lambda: _chosen_call(f, k + 1, *args, **kwargs), (),
+                  (f"the result of {getattr(fn, '__name__', 'the chosen function')}(...)",))
 
 
 _TENSORS = (TensorBase, VariableBase)

@@ -20,7 +20,8 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError, note_traced_branch
-from . import branch_keys, branch_strs, mutation, none_or_tensor, number_or_tensor
+from . import branch_callables, branch_keys, branch_strs, mutation, none_or_tensor
+from . import number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -108,6 +109,7 @@ class _GraphIf:
         self.key_flags: dict = {}  # ... and keys flagged in a branch: their flags, outputs
         self.key_orders: dict = {}  # ... the dicts' key orders in the if branch
         self.strs: set = set()  # (state index, path) of strs the branches differ on: ids
+        self.callables: dict = {}  # ... of callables they differ on: the tables of those
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
         self._new_attempt()
@@ -225,6 +227,7 @@ class _GraphIf:
         out = [cast_scalar(fill_placeholder(v, self.fills.get(i)), self.casts.get(i))
                for i, v in enumerate(out)]
         out = branch_strs.as_ids(none_or_tensor.fill(out, self.kinds), self.strs)
+        out = branch_callables.as_ids(out, self.callables)
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
         self.given.append(out)
@@ -263,7 +266,8 @@ class _GraphIf:
         new_casts = {i: c for i, c in scalar_casts(outs).items()
                      if i not in self.casts}
         strs = branch_strs.find(names, outs) - self.strs  # (`mode = "a"` / `"b"`)
-        if not more and not new_casts and not strs:
+        funcs = branch_callables.find(names, outs, self.callables)  # (`act = F.relu` / ...)
+        if not more and not new_casts and not strs and not funcs:
             explain_names(names, outs, self.src)
             explain_mismatch(names, outs, self.src)
             mutation.explain(self.log, names, outs)
@@ -287,6 +291,7 @@ class _GraphIf:
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
         result = branch_strs.as_items(result, self.strs, self.outs[-2:])
+        result = branch_callables.as_items(result, self.callables, self.src)
         k = len(self.names)
         if len(self.full) == 2:  # (numbers the branches put into changed objects: a list
             # item appended as an int by one branch and a float by the other)
@@ -518,6 +523,9 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 merged_float_flag(a, b, pred, src)
             r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
                 merged_bool_flag(a, b, pred)
+        elif is_variable(r) and all(is_variable(v) and v.numpy_array for v in (a, b)) and \
+                a.numpy_scalar == b.numpy_scalar:  # (NumPy values on both: `numpy_values`)
+            r.numpy_array, r.numpy_scalar = True, a.numpy_scalar
         else:
             number_or_tensor.mark(r, kinds, (*path, i))
 

@@ -19,7 +19,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError
-from . import loop_errors, mutation, none_or_tensor
+from . import loop_errors, loop_numpy_values, mutation, none_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     as_list,
@@ -219,6 +219,7 @@ class _GraphWhile:
     def _graph_test(self, *values):
         values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, self.carried)
+        loop_numpy_values.enter(self.state, self.carried, values)
         given = self._full(values)
         if current_builder().block is not self.outer:  # (not `while_loop`'s probe of it)
             self.new_keys.attach(given, flags, self.src)
@@ -228,6 +229,7 @@ class _GraphWhile:
         carried, names, src = self.carried, self.names, self.src
         values, flags = self.new_keys.enter(values)
         values = self.number_kinds.enter(values, carried)
+        loop_numpy_values.enter(self.state, carried, values)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
         # (and an inner loop may widen a Variable in place: `Loop.renew`)
         kept = [copy.copy(v) if is_variable(v) else v for v in values]
@@ -245,6 +247,7 @@ class _GraphWhile:
             raise_when_run(e)
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
+        loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
         for i, before in entry.items():  # (keys it removes on every path, keys it moves)
             self.new_keys.removed(i, before, out[i])
         for k, i in enumerate(carried):
@@ -269,7 +272,10 @@ class _GraphWhile:
         _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
             for path, dtype in array_paths(kept[k], out[i], ()):  # grows into) an array
-                self.arrayify[(i, path)] = dtype
+                if _is_array(_at(kept[k], path)) and isinstance(_at(out[i], path), list):
+                    out[i] = array_at(out[i], path, dtype)  # (the state is one already: the
+                else:  # list the body binds, `res = [...]`, joins it)
+                    self.arrayify[(i, path)] = dtype
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
@@ -344,6 +350,7 @@ class _GraphWhile:
         state, carried, names, taken, src = (self.state, self.carried, self.names,
                                              self.taken, self.src)
         out = list(state)
+        loop_numpy_values.finish(state, carried, result)
         for i, v in zip(carried, result):
             out[i] = v
             if _lost_float_type(v):
@@ -397,6 +404,21 @@ class _GraphWhile:
         widen.clear()
         self.arrayify.clear()
         self.extra_arrays.clear()
+
+
+def _at(v, path):
+    """The value at `path` (keys into nested tuples, lists, dicts) in `v`; None if none."""
+    for key in path:
+        if isinstance(v, dict) and key in v or isinstance(v, (list, tuple)) and isinstance(
+                key, int) and key < len(v):
+            v = v[key]
+        else:
+            return None
+    return v
+
+
+def _is_array(v) -> bool:
+    return is_variable(v) and v.is_array
 
 
 def _refuse_test_effects(test, state: list, log, src) -> None:

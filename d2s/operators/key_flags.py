@@ -156,7 +156,8 @@ def check_order(d, what: str, fn=None, ordered: bool = False) -> None:
             len(d) < 2:
         return
     here, keys = b.block, list(d)[:-1]
-    earlier = {k: [v for _, entries in table.values() for v, _ in entries.get(k, ())
+    related = [entries for dd, entries in table.values() if _related(dd, d)]
+    earlier = {k: [v for entries in related for v, _ in entries.get(k, ())
                    if _live(v, here)] for k in keys}
     key = next((k for k in keys if k in undecided or any(
         not (v is d[k] or is_variable(d[k]) and v.name == d[k].name) for v in earlier[k])),
@@ -184,6 +185,16 @@ def check_order(d, what: str, fn=None, ordered: bool = False) -> None:
         "decided when the program runs: eager code has it at the end on the paths where it "
         "was missing, which one program cannot order. Read the keys by name (`d['k']`, `'k' "
         "in d`), or set the key on every path before other keys.", origin=src)
+
+
+def _related(flagged: dict, d) -> bool:
+    """Whether `d` is the dict whose keys were flagged, or made from it (a copy, which holds
+    some of its values): a dict that only has keys of the same names (a metrics dict built
+    from a loss dict, `{"aux": losses.get("aux", z).item()}`) sets them in its own order."""
+    if flagged is d:
+        return True
+    values = {id(v) for v in flagged.values()}
+    return any(id(v) in values for v in d.values())
 
 
 def _live(v, block) -> bool:

@@ -105,13 +105,7 @@ def _column(leaves: list, src):
     if builtins.all(isinstance(v, _NUMBERS) for v in leaves):
         kind = "float64" if builtins.any(isinstance(v, float) for v in leaves) else (
             "bool" if builtins.all(isinstance(v, bool) for v in leaves) else "int64")
-        stacked = rt.to_tensor(leaves, kind)
-
-        def number(i):
-            out = stacked[i]
-            out.python_scalar = True
-            return out
-        return number
+        return _python_numbers(rt.to_tensor(leaves, kind))
     if not builtins.all(is_variable(v) or rt.is_tensor(v) for v in leaves) or len(
             {(str(v.dtype), tuple(v.shape)) for v in leaves}) != 1:
         raise ConversionError(
@@ -120,7 +114,18 @@ def _column(leaves: list, src):
             "the value at each position after sorting would depend on data. Give the items "
             "values of one dtype and shape there.", origin=src)
     stacked = rt.stack(leaves)
+    if builtins.all(getattr(v, "python_scalar", False) for v in leaves):  # (`float(t)`s)
+        return _python_numbers(stacked)
     return lambda i: stacked[i]
+
+
+def _python_numbers(stacked):
+    """`pick(i)` of Python numbers stacked: the item at a place is a Python number."""
+    def number(i):
+        out = stacked[i]
+        out.python_scalar = True
+        return out
+    return number
 
 
 def _what(v) -> str:

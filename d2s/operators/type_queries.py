@@ -77,8 +77,8 @@ def typing(type_):
                 "on others (a condition that is a tensor decided which): one program cannot "
                 "give a Python class chosen when it runs. Test it with `isinstance(v, ...)` "
                 "or `v is None`, which converted code decides per run.", origin=src)
-        if number is None and v.numpy_array:
-            return np.ndarray  # (`x.numpy()`: eager's array)
+        if number is None and v.numpy_array:  # (`x.numpy()`: eager's array, a NumPy
+            return np.dtype(v.dtype.name).type if v.numpy_scalar else np.ndarray  # scalar)
         return number if number is not None else rt.Tensor
     return type_of
 

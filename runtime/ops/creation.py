@@ -34,7 +34,8 @@ def shape_args(op: str, shape, arg: str = "shape") -> tuple:
     if (cls is list or cls is tuple) and all(d.__class__ is int for d in shape):
         return tuple(shape), ()  # the common case, kept cheap for eager dispatch
     if is_tensor(shape):
-        return None, (shape,)
+        known = getattr(shape, "known_dims", None)  # (`rt.shape(x)` of a static shape)
+        return (tuple(known), ()) if known is not None else (None, (shape,))
     if isinstance(shape, numbers.Integral):
         return (operator.index(shape),), ()
     if not isinstance(shape, (list, tuple)):

@@ -275,8 +275,19 @@ def getitem(x, index):
 
 def _setitem_kernel(xp, x, value, *tensors, index):
     out = x.copy()
-    out[build_index(xp, index, tensors)] = value
+    ix = build_index(xp, index, tensors)
+    out[ix] = _fitted(value, out, ix)
     return out
+
+
+def _fitted(value, out, ix):
+    """`value` without the leading 1s beyond the selection's rank, as the infer rule allows
+    and Paddle does (`pads[3] = h // 2` with `h` of shape [1]); NumPy refuses them."""
+    if getattr(value, "ndim", 0):
+        nd = out[ix].ndim
+        while value.ndim > nd and value.shape[0] == 1:
+            value = value.reshape(value.shape[1:])
+    return value
 
 
 def _setitem_infer(x, value, *tensors, index):
@@ -371,7 +382,7 @@ def _write_in_place(x, value, tensors, attrs):
         data = data.copy()  # never write through a view into another tensor's array
     try:
         idx = build_index(backend.XP, attrs["index"], [t._data for t in tensors])
-        data[idx] = value._data if is_tensor(value) else value
+        data[idx] = _fitted(value._data, data, idx) if is_tensor(value) else value
     except (OpError, OpTypeError):
         raise
     except Exception as e:

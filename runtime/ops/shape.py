@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math as _pymath
 
+from ..core import is_variable
 from ..dtypes import int64
 from . import infer as I
 from .combine import concat
@@ -547,7 +548,12 @@ def shape(x) -> Tensor:  # noqa: F821
     >>> rt.shape(rt.ones([2, 3])).tolist()
     [2, 3]
     """
-    return bind(SHAPE, (x,), {})
+    out = bind(SHAPE, (x,), {})
+    if is_variable(out) and all(d >= 0 for d in x.shape):
+        # a graph value of dims known while building: an op given it as a whole shape
+        # (`rt.reshape(y, rt.shape(y))`) knows its result's shape, as eager code does
+        out.known_dims = tuple(x.shape)
+    return out
 
 
 def numel(x, name=None):

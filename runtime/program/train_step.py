@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 
 from .. import core
+from ..autograd import FREED
 from ..dtypes import bool_
 from ..ops import registry
 from ..ops.creation import zeros
@@ -168,8 +169,7 @@ def _builder():
 
 
 def _state(program):
-    """The per-program record: the gradients' entries by id(tensor) and where backward()
-    was called."""
+    """The per-program record: the gradients' entries by id(tensor) and what reads them."""
     st = program.__dict__.get("_train_step")
     if st is None:
         st = program._train_step = _StepState()
@@ -177,11 +177,10 @@ def _state(program):
 
 
 class _StepState:
-    __slots__ = ("backward_at", "decided_reads", "grads", "sometimes_reached")
+    __slots__ = ("decided_reads", "grads", "sometimes_reached")
 
     def __init__(self):
         self.grads: dict = {}
-        self.backward_at = None  # (file, line) of the backward() already in this program
         # ids of tensors read only under tensor `if` branches or in graph loop bodies
         self.sometimes_reached: set = set()
         # names of the Variables `t.grad` gave for those tensors (`grad_presence`)
@@ -415,11 +414,6 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
             "outside the tensor `if`/loop (compute the loss in it and return it from the "
             "branch), or move the backward out of the converted function.")
     st = _state(program)
-    if st.backward_at is not None:
-        raise RuntimeError(
-            f"{where}: this converted function already called backward() (at "
-            f"{st.backward_at[0]}:{st.backward_at[1]}). A converted step computes gradients "
-            "once: add the losses and call backward() once on their sum.")
     if not loss.dtype.is_floating:
         raise TypeError(f"backward() needs a floating-point tensor, got {loss.dtype.name} "
                         "(integer and bool results carry no gradient)")
@@ -445,7 +439,9 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     seed = None
     if grad_tensor is not None:
         seed = [b.variable_of(grad_tensor)]
-    st.backward_at = _origin() or ("<unknown>", 0)
+    # (a backward() or rt.grad before this one without retain_graph freed its graph: eager
+    # raises where this loss's gradient path meets it; micro-batch losses apart from it run)
+    b.check_not_freed([loss], RuntimeError(FREED))
     if loss.stop_when is not None:  # (detached on the runs a tensor `if` decides: raise there)
         bind(CUT_CHECK, (loss.stop_when,), {})
     forward_ops = list(g0.ops)  # (the backward ops read every parameter)
@@ -470,6 +466,8 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
         total.stop_gradient = True
         _write(e, total, reached.get(n))
         e[2], e[3] = total, True
+    if not retain_graph:
+        b.free_graph([loss])
 
 
 install_training(Training(gradients=gradients, grad_of=grad_of, set_grad=set_grad,

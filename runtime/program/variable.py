@@ -30,7 +30,7 @@ from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
 from ..tensor import _HookHandle
-from . import origin
+from . import numpy_values, origin
 
 _CONTROL_FLOW_HINT = (
     "Its value is only known when the program runs, so it cannot drive Python logic (a "
@@ -79,21 +79,6 @@ add_tensor_attribute_reader = _adding(_TENSOR_ATTRIBUTE_READERS)
 _PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
 
 
-# reductions NumPy calls as methods (`np.mean(v)` is `v.mean(axis=None, dtype=None, out=None)`)
-_NUMPY_REDUCTIONS = frozenset(("mean", "sum", "prod", "max", "min", "any", "all", "std", "var"))
-
-
-def _refusing_numpy(name: str, fn):
-    """`fn`, raising for NumPy's call of it (`np.mean(pred.numpy() == y.numpy())`, which
-    eager code computes in NumPy): the value exists only when the program runs."""
-    def method(self, *args, **kwargs):
-        if "out" in kwargs:  # (NumPy passes `out`; the runtime's own methods take none)
-            raise self._no_value(f"np.{name}()")
-        return fn(self, *args, **kwargs)
-    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
-    return method
-
-
 class Variable(core.VariableBase):
     """A value in a static `Program`: name, static shape (-1 unknown), dtype, and flags.
 
@@ -111,6 +96,7 @@ class Variable(core.VariableBase):
     # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
     python_scalar = False
     numpy_array = False  # made by `numpy()`: a returned one comes back as a NumPy array
+    numpy_scalar = False  # a NumPy scalar computed from one (`numpy_values`)
     # Why a value standing for a Python number is a graph value, and what to write so that
     # it stays a number (d2s sets it on the counter of a graph loop; ops on it pass it on):
     # a Python use of its value (`int()`, an index) says it instead of the general hint.
@@ -410,9 +396,11 @@ class Variable(core.VariableBase):
     @classmethod
     def install_methods(cls, table: dict) -> None:
         """Install the Tensor operator/method table; indexing a tensor array reads it."""
-        for name, fn in table.items():
-            setattr(cls, name, _refusing_numpy(name, fn) if name in _NUMPY_REDUCTIONS else fn)
-        tensor_getitem = table.get("__getitem__")
+        numpy_values.keep_regular(table)
+        for name, fn in table.items():  # (NumPy's semantics for values from `numpy()`)
+            setattr(cls, name, numpy_values.wrap(name, fn) if name in numpy_values.NAMES
+                    else fn)
+        tensor_getitem = numpy_values.wrap("__getitem__", table["__getitem__"])
 
         def __getitem__(self, index):
             if self.kind == "array":
@@ -430,7 +418,8 @@ class Variable(core.VariableBase):
 
         if tensor_setitem is not None:
             cls.__setitem__ = __setitem__
-        tensor_add = table["__add__"]
+        tensor_add = numpy_values.wrap("__add__", table["__add__"])
+        tensor_radd = numpy_values.wrap("__radd__", table["__radd__"])
 
         def __add__(self, other):  # `lst + [x]` on a list that became a tensor array
             if self.kind == "array" or (isinstance(other, Variable) and other.kind == "array"):
@@ -440,7 +429,7 @@ class Variable(core.VariableBase):
         def __radd__(self, other):  # `[x] + lst`
             if self.kind == "array":
                 return array_joined(other, self)
-            return tensor_add(other, self)
+            return tensor_radd(self, other)
 
         cls.__add__, cls.__radd__ = __add__, __radd__
 

@@ -7,9 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "wild3_training.AccumulateAndClip": (
-        "gradient accumulation with one backward() per micro-batch: converted code allows "
-        "one backward() per function (docs/training.md), the error names the second one"),
     "wild4_speech.label_decode_to_strings": (
         "PaddleOCR's label decode picks characters of a Python string by ids read from an "
         "input's .numpy(): a program computes numbers, not text; refused at the user's "

@@ -53,7 +53,9 @@ def test_item_and_numpy_stay_in_the_graph():
         f = d2s.to_static(fn)
         for v in (1.0, -1.0):
             x = rt.full([2], v)
-            np.testing.assert_allclose(f(x).numpy(), np.asarray(fn(x)))
+            got, want = f(x), fn(x)
+            assert type(got) is type(want)  # (`x.numpy() + 1`: eager's NumPy array)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want))
         assert len(f.program_cache) == 1
 
 
