@@ -294,7 +294,7 @@ OPERATOR_RANKS = {
     "mutation.py": 1, "scalar_merge.py": 1, "traced_keys.py": 1,
     "state_at_raise.py": 1.25,  # (on mutation: what a run-time raise writes back)
     "exceptions.py": 1.5,  # (on state_at_raise)
-    "computed_keys.py": 1.5,  # (on traced_keys)
+    "computed_keys.py": 2.25,  # (on traced_keys, unbound: keys of two values get flags)
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
@@ -307,7 +307,8 @@ OPERATOR_RANKS = {
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "branch_strs.py": 2,  # (strs the branches of a tensor if differ on: ids, StrItems)
     "branch_callables.py": 2.5,  # (callables they differ on: indices, ChosenCallables)
-    "lists.py": 2, "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
+    "lists.py": 2.5,  # (on computed_keys: `.pop()` of a key the program computes)
+    "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,
     "held_lists.py": 4, "loop_initial.py": 4, "none_or_tensor.py": 4, "type_queries.py": 5,

@@ -7,9 +7,15 @@ The branch and loop converters make the bodies functions whose state is what the
 an assignment of "unbound" the deleted name is state like any other. After a tensor `if`, a
 tensor deleted on one path is read-checked (`operators.unbound`: eager's UnboundLocalError
 where, and only where, a path that deleted it reads it); any use of the unbound value raises
-`UndefinedNameError`, an `UnboundLocalError`. A `del` of a subscript or attribute is left as
-it is (it mutates an object), and so is a `del` at the top level of the function, which no
-converter moves. Runs before `lists`, `loops` and `ifelse`, which then see the name bound.
+`UndefinedNameError`, an `UnboundLocalError`. A `del` of an attribute is left as it is (it
+mutates an object), and so is a `del` of a name at the top level of the function, which no
+converter moves. A `del` of an item (not a slice) is a call, anywhere:
+
+    del d["k"]                 ->  _d2s.del_item(d, 'k')
+
+(a dict key that a tensor `if` or graph loop left present on some paths only raises eager's
+KeyError where it is absent: `operators.key_flags.del_item`). Runs before `lists`, `loops`
+and `ifelse`, which then see the name bound.
 """
 from __future__ import annotations
 
@@ -51,21 +57,36 @@ class Deletes(Base):
     visit_If = visit_For = visit_While = _visit_body
 
     def visit_Delete(self, node):
-        if not self.depth:
+        if not any(self._item(t) or self.depth and isinstance(t, gast.Name) and
+                   self.is_local_here(t.id) for t in node.targets):
             return node
-        names = [t for t in node.targets if isinstance(t, gast.Name) and self.is_local_here(
-            t.id)]
-        if not names:
-            return node
-        out = []
-        rest = [t for t in node.targets if not any(t is n for n in names)]
-        if rest:  # (`del d[k], y`: the subscript stays a `del`)
-            node.targets = rest
-            out.append(node)
-        for n in names:
-            out.extend(templates.replace(f"name = {RESERVED}.Undefined(text)", name=n.id,
-                                         text=gast.Constant(value=n.id, kind=None)))
-        return out
+        out, rest = [], []
+        for t in node.targets:  # (in order: `del d[k], y`)
+            if self._item(t):
+                out.extend(self._flush(rest, node))
+                out.extend(templates.replace(f"{RESERVED}.del_item(obj, key)", obj=t.value,
+                                             key=t.slice))
+            elif self.depth and isinstance(t, gast.Name) and self.is_local_here(t.id):
+                out.extend(self._flush(rest, node))
+                out.extend(templates.replace(f"name = {RESERVED}.Undefined(text)", name=t.id,
+                                             text=gast.Constant(value=t.id, kind=None)))
+            else:
+                rest.append(t)
+        return out + self._flush(rest, node)
+
+    @staticmethod
+    def _item(t) -> bool:
+        return isinstance(t, gast.Subscript) and not isinstance(t.slice, (gast.Slice,
+                                                                         gast.Tuple))
+
+    @staticmethod
+    def _flush(rest: list, node) -> list:
+        """The targets left as a `del` statement (attributes, slices, globals), in order."""
+        if not rest:
+            return []
+        kept = gast.Delete(targets=list(rest))
+        rest.clear()
+        return [gast.copy_location(kept, node)]
 
 
 def transform(node, ctx):

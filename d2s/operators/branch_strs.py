@@ -68,10 +68,34 @@ def as_ids(values: list, places: set) -> list:
     return values
 
 
-def as_items(values: list, places: set) -> list:
-    """The `if`'s outputs with the ids at `places` as `StrItem`s."""
+def as_items(values: list, places: set, outs=()) -> list:
+    """The `if`'s outputs with the ids at `places` as `StrItem`s (`ChosenStr`s knowing the
+    strs they may be, those of the branches' values `outs`, where known)."""
     for i, path in places:
         if i < len(values):
+            choices = _choices([_at(o[i], path) if i < len(o) else None for o in outs])
             values[i] = _replace(values[i], path,
-                                 lambda v: ChosenStr(v) if is_variable(v) else v)
+                                 lambda v: ChosenStr(v, choices) if is_variable(v) else v)
     return values
+
+
+def _at(v, path: tuple):
+    for key in path:
+        if type(v) is dict and key in v or type(v) in (list, tuple) and isinstance(
+                key, int) and key < len(v):
+            v = v[key]
+        else:
+            return None
+    return v
+
+
+def _choices(texts: list):
+    """The strs a value chosen among `texts` (the branches' strs) may be, or None."""
+    out: list = []
+    for t in texts:
+        more = (t,) if type(t) is str else getattr(t, "choices", None) if isinstance(
+            t, ChosenStr) else None
+        if more is None:
+            return None
+        out += [m for m in more if m not in out]
+    return tuple(out) if len(texts) == 2 else None

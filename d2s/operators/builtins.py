@@ -76,7 +76,7 @@ def len_(x):
     if set_flags(x):  # (a set whose items a tensor `if` decides: the run's count)
         return set_len(x)
     check_unique(x, "len()")
-    flags = key_flags.flags_of(x)
+    flags = key_flags.flags_of(x.mapping if type(x) in _VIEWS else x)  # (`len(d.keys())`)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
         n = builtins.len(x) - builtins.len(flags) + builtins.sum(
             rt.cast(f, "int64") for f in flags.values())
@@ -409,7 +409,10 @@ def bool_(x=False):
 def int_(x=0, *base):
     if is_variable(x):
         _one_element(x, "int")
-        return _number(number_or_tensor.exact(_scalar(x), "int64"), "int64")
+        out = _number(number_or_tensor.exact(_scalar(x), "int64"), "int64")
+        if x.dtype.kind == "b":  # (a dict key of two values: `computed_keys._domain`)
+            out.known_values = (0, 1)
+        return out
     return builtins.int(x, *base)
 
 

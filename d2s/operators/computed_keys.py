@@ -21,12 +21,14 @@ from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
 from . import key_flags
+from .str_arrays import ChosenStr
 from .traced_keys import traced
+from .unbound import mark
 from .variables import is_variable, user_origin, where
 
 _NUMBERS = (bool, int, float)
 _DTYPES = {bool: "bool", int: "int64", float: "float64"}
-KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items")
+KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items", "popitem")
 
 
 def set_item(value, container, key) -> None:
@@ -40,9 +42,12 @@ def set_item(value, container, key) -> None:
 def dict_display(*items) -> dict:
     """`{k: v, ...}` with a key that is not a constant (`builtin_calls`): the items stored in
     order as `d[k] = v` stores them; refused where a key the program computes may equal a
-    Python key of the display (eager's dict has one key fewer there)."""
+    Python key of the display (eager's dict has one key fewer there), unless the key holds
+    one of a few values known while tracing (`_put_each`: each a key with a presence flag)."""
     for key, _ in items:
-        if _computed_number(key) and _python_keys_it_may_equal(dict(items), key):
+        if _computed_number(key) and _python_keys_it_may_equal(dict([
+                (k, v) for k, v in items if not isinstance(k, ChosenStr)]), key) and not (
+                _domain(key) is not None and key_flags.grows_here()):
             _refuse(user_origin(2), "the display has a Python key it may equal, so how many "
                     "keys the dict has is known only when the program runs", "a dict display "
                     "with a key")
@@ -55,7 +60,12 @@ def dict_display(*items) -> dict:
 def _put(table: dict, key, value) -> None:
     """`table[key] = value`: by `where` for a computed key that a Python key may equal;
     refused where the dict would hold a computed key beside a Python key it may equal (a
-    read by either would find its own item, eager's one item); else stored as it is."""
+    read by either would find its own item, eager's one item); else stored as it is. A key
+    of a few values known while tracing (`int(t > 0)`) sets each of them (`_put_each`)."""
+    values = _domain(key)
+    if values is not None and key_flags.grows_here() and type(table) is dict:
+        _put_each(table, key, value, values)
+        return
     if _computed_number(key) and _python_keys_it_may_equal(table, key):
         if any(key_flags.flag_of(table, k) is not None for k in table):
             _refuse(user_origin(3), "the dict holds a key that exists on some paths only (set "
@@ -75,6 +85,52 @@ def _put(table: dict, key, value) -> None:
                 "known only when the program runs", "an item set under a Python key",
                 "beside keys computed by the converted code")
     table[key] = value  # (a dict of such keys only: `traced_keys` keeps it honest)
+
+
+def _domain(key):
+    """The Python values a computed key can hold, where few and known while tracing: those
+    of a bool (`bool(t)`), of an int of a bool (`int(t > 0)`, `builtins.int_`), the strs a
+    str chosen by a tensor `if` may be (`branch_strs`); else None."""
+    if isinstance(key, ChosenStr):  # (`name = "pos"` / `"neg"` by a tensor `if`)
+        return key.choices
+    if type(key) is tuple or not _computed_number(key):
+        return None
+    if key.dtype.kind == "b":
+        return (False, True)
+    return getattr(key, "known_values", None)
+
+
+def _put_each(table: dict, key, value, values) -> None:
+    """`table[key] = value` for a key that holds one of `values` when the program runs:
+    each of them is a key of the dict holding `value` where the key equals it, with a
+    presence flag (`key_flags`): the old one's or that, for a key the dict had on some
+    paths; that alone for a new one (a read elsewhere raises eager's KeyError). So `len`,
+    `in`, `.get`, reads and the key order follow the run, also under a tensor `if` and in
+    the body of a graph loop that carries flags (the branches give the flags out)."""
+    src = user_origin(2)
+    for v in values:
+        same = key == v if isinstance(key, ChosenStr) else rt.equal(key, rt.full(
+            [], v, key.dtype))
+        if v not in table:
+            new = _as_graph(value)
+            if new is None:
+                _refuse(src, f"the item is {_describe(value)}, which a presence flag cannot "
+                        "go with")
+            new = rt.assign(new) if new is value else new  # (one value per key: its flag)
+            new.python_scalar = type(value) in _NUMBERS or getattr(value, "python_scalar",
+                                                                    False)
+            flag = same
+        else:
+            old, flag = table[v], key_flags.flag_of(table, v)
+            new = key_flags.unchecked(old, lambda: _choose(same, value, old, src)) \
+                if is_variable(old) else _choose(same, value, old, src)
+            if flag is None:
+                table[v] = new
+                continue
+            flag = rt.logical_or(flag, same)
+        table[v] = new
+        mark(new, flag, v, src, KeyError(v))
+        key_flags.register(table, v, new, flag)
 
 
 def _computed_keyed(create: bool = False) -> dict | None:
@@ -127,6 +183,8 @@ def keyed_method(method):
     name, table = method.__name__, method.__self__
 
     def keyed(*args, **kwargs):
+        if name == "popitem":  # (the last key of every path: refused where that is not
+            key_flags.refuse_iteration(table, "`.popitem()`")  # the run's)
         if any(traced(k) for k in table) and (name in ("keys", "values", "items") or args and (
                 not _computed_number(args[0]) or name != "update")):
             _refuse(user_origin(2), "the dict holds keys computed by the converted code, so "

@@ -290,7 +290,7 @@ class _GraphIf:
         result = result[:len(result) - len(self.kinds)]
         bound_flags = result[len(result) - len(flags):] if flags else []
         result = result[:len(result) - len(flags)]
-        result = branch_strs.as_items(result, self.strs)
+        result = branch_strs.as_items(result, self.strs, self.outs[-2:])
         result = branch_callables.as_items(result, self.callables, self.src)
         k = len(self.names)
         if len(self.full) == 2:  # (numbers the branches put into changed objects: a list

@@ -236,6 +236,7 @@ class _GraphWhile:
         given = self._full(values)
         self.new_keys.attach(given, flags, src)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
+        entry = {i: dict(given[i]) for i in carried if type(given[i]) is dict}
         try:
             out = as_list(self.body(*given), len(names))
         except LookupError as e:
@@ -247,6 +248,8 @@ class _GraphWhile:
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
+        for i, before in entry.items():  # (keys it removes on every path, keys it moves)
+            self.new_keys.removed(i, before, out[i])
         for k, i in enumerate(carried):
             self.new_keys.found(i, keys[k], out[i])
             check_keys(names[i], keys[k], out[i], src)
@@ -276,7 +279,7 @@ class _GraphWhile:
         if self.arrayify:
             raise _Widen
         self._refuse_python_changes(out)
-        self.new_keys.refuse_popped(self.loop.slots, src)  # (also before `leave`)
+        self.new_keys.removed_held(self.loop.slots, self.loop.initial, src)  # (before `leave`)
         held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(kept, res, keys)  # (as given: an append may change one in place)

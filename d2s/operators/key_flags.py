@@ -297,6 +297,9 @@ def dict_get(obj):
             guard_membership(obj, key, key in obj)  # (`self.stats.get("n", 0)`)
             return obj.get(key, default)
         value = obj[key]
+        if default is None and NONE_WHERE_ABSENT and is_variable(value) and not getattr(
+                value, "python_scalar", False):
+            return NONE_WHERE_ABSENT[0](value, flag, key)  # (`none_or_tensor`)
         other = _default_like(value, default, key)
         got = unchecked(value, lambda: rt.where(flag, value, other))
         # (a Python number under the key, and a default of its type: a number of that type)
@@ -311,6 +314,9 @@ def dict_get(obj):
 
 
 _WIDE = {bool: "bool", int: "int64", float: "float64"}  # (a number's dtype: number_or_tensor)
+# `d.get(k, None)` / `d.pop(k, None)` of a tensor key on some paths only: the value, None on
+# the runs without the key (`none_or_tensor.none_where_absent`, set when it is imported)
+NONE_WHERE_ABSENT: list = []
 
 
 def _reached_by(container):
@@ -370,6 +376,17 @@ def dict_pop(obj):
         obj.pop(key)
         return value
     return pop
+
+
+def del_item(container, key) -> None:
+    """`del container[key]` (the `deletes` pass): of a dict key that exists on some paths
+    only, eager's KeyError where it is absent when the program runs (its value's read
+    check), as a read of it; then the key is gone."""
+    if type(container) is dict and not is_variable(key) and flag_of(container, key) is not None:
+        check = getattr(container[key], "on_read", None)
+        if check is not None:
+            check()
+    del container[key]
 
 
 def _default_like(value, default, key):

@@ -316,7 +316,7 @@ def in_(x, container):
     check_decided(container, "`in`")
     if type(x) is MadeSet and isinstance(container, (set, frozenset)):
         x = frozenset(x)  # (as a set's `in` looks a set up: `{1, 2} in {frozenset({1, 2})}`)
-    flag = key_flags.flag_of(container, x) if not traced(x) else None
+    flag = key_flags.flag_of(_keys_of(container, x), x) if not traced(x) else None
     if flag is not None:  # (a key set by one branch of a tensor `if`: `branch_keys`)
         out = rt.assign(flag)
         out.python_scalar = True  # (`in` gives a Python bool)
@@ -437,9 +437,35 @@ def _decided_sets(a, b, what: str) -> None:
     for x in (a, b):
         if isinstance(x, (set, frozenset)):
             check_decided(x, what)
+        _flagged_dict(x, what)
     kinds = (set, frozenset, dict, type({}.keys()))
     if isinstance(a, kinds) and isinstance(b, kinds):
         check_items(what, what.strip("`"), a, b)
+
+
+def _keys_of(container, x):
+    """The dict whose keys `x in container` looks up: `container` itself, a keys view's
+    dict; refused for a values or items view of a dict with keys on some paths only (it
+    would find the items of the keys absent on this run)."""
+    if type(container) is type({}.keys()):
+        return container.mapping
+    if type(container) in (type({}.values()), type({}.items())):
+        _flagged_dict(container, "`in`", 4)
+    return container
+
+
+def _flagged_dict(x, what: str, depth: int = 3) -> None:
+    """Refuse `==` / `!=` of a dict (or its view) with a key that exists on some paths only
+    (`key_flags`): Python compares the keys it holds on every path, not the run's."""
+    flags = key_flags.flags_of(x if isinstance(x, dict) else getattr(x, "mapping", None))
+    if flags:
+        src = user_origin(depth)
+        raise ConversionError(
+            f"{what} ({where(src)}) compares a dict whose key {next(iter(flags))!r} exists "
+            "on some paths only (a tensor `if` or a graph loop set or removed it, or it is "
+            "one value of a key the converted code computes): which keys it has is known "
+            "only when the program runs. Compare the items by name (`'k' in d`, "
+            "`d.get('k', default) == v`) instead.", origin=src)
 
 
 def _sequences_with_graph_values(a, b) -> bool:

@@ -35,6 +35,7 @@ from ..errors import ConversionError
 from . import key_flags
 from .block_values import zeros_like
 from .loop_keys import refuse_key_change
+from .mutation import MISSING
 from .unbound import mark
 from .variables import is_variable, where
 
@@ -59,6 +60,12 @@ class LoopNewKeys:
         self.fresh: dict = {}  # (id(dict), key) -> (the zeros, the flag) of a key the body
         # first sets in such a dict (`new_held_key`)
         self.some_trips: set = set()  # (state index, key) the body sets on some trips only
+        self.gone: set = set()  # (id(dict), key) of a held dict's key the body removes on
+        # some paths or every one: held, its flag true on entry (`removed_held`)
+        self.cleared: set = set()  # (state index, key) the body removes on every path: in
+        # its place on entry where present (no trip), so the dict's order is known
+        self.orders: dict = {}  # id(dict) -> its keys on entry (the held dicts)
+        self.absent: set = set()  # (id(dict), key) of held keys the body's trace removed
 
     def flagged_on_entry(self, state: list) -> None:
         """Keys of the state's dicts that exist on some paths only when the loop starts (a
@@ -77,10 +84,13 @@ class LoopNewKeys:
         op the key holds the result under the op's flag, its flag on entry where no trip set
         it)."""
         held = []
+        self.orders = {id(s.obj): list(s.obj) for s in slots if s.kind == "dict"}
         for s in (s for s in slots if s.kind == "dict"):
             fresh = self.fresh.get((id(s.obj), s.key))
             flag = fresh[1] if fresh is not None and s.obj.get(s.key) is fresh[0] else \
                 key_flags.flag_of(s.obj, s.key)
+            if flag is None and (id(s.obj), s.key) in self.gone and s.key in s.obj:
+                flag = rt.full([], True, "bool")
             if flag is not None:
                 held.append((s, flag))
         if held and not self.outermost:
@@ -101,16 +111,32 @@ class LoopNewKeys:
             zeros = slot.obj[slot.key] = zeros_like(like)
             self.fresh[(id(slot.obj), slot.key)] = (zeros, rt.full([], False, "bool"))
 
-    def refuse_popped(self, slots: list, src) -> None:
-        """A key of a dict the body changes as an object, which the dict had on entry with
-        no flag, that the body removes on some paths (`d.pop(k)` under a tensor `if`: its
-        flag made in the body): the loop carries no flag for it, so it is refused
+    def removed_held(self, slots: list, initial: list, src) -> None:
+        """A key of a dict the body changes as an object (`box[0].pop(k)`, `self.cache`, a
+        helper's `del d[k]`), which the dict had on entry with no flag, that the body removes
+        on every path (put back as zeros flagged false) or on some (`d.pop(k)` under a
+        tensor `if`: its flag made in the body): the loop is built again carrying its flag,
+        true on entry (`held_by`). Where flags cannot be carried out it is refused
         (`loop_keys.refuse_key_change`) rather than left present after the loop."""
-        for s in slots:
+        self.absent = set()
+        for s, like in zip(slots, initial):
             ident = (id(s.obj), s.key)
-            if s.kind == "dict" and ident not in self.held and ident not in self.fresh and \
-                    _made_here(key_flags.flag_of(s.obj, s.key)):
+            if s.kind != "dict" or ident in self.fresh:
+                continue
+            if s.get() is MISSING and _flaggable(like) and self.outermost and \
+                    type(s.obj) is dict:
+                _put_back(s.obj, {s.key: zeros_like(like)}, self.orders.get(id(s.obj), ()))
+                self.absent.add(ident)  # (in its place: present only where no trip ran)
+                if ident in self.held:  # (its flag: false where this trip removed it)
+                    continue
+            elif ident in self.held or not _made_here(key_flags.flag_of(s.obj, s.key)):
+                continue
+            else:  # (set again on a later trip, eager code has it at the end)
+                key_flags.mark_order_undecided(s.key)
+            if not self.outermost or ident in self.gone:
                 refuse_key_change(s.path[:-len(f"[{s.key!r}]")], s.key, src)
+            self.gone.add(ident)
+            raise NewKeys()
 
     def held_flags(self) -> list:
         """The body's flags of the held keys, before the log puts the dicts back: the flag
@@ -118,9 +144,9 @@ class LoopNewKeys:
         the key. One the body sets on some trips only has a place among the dict's keys that
         the run decides (`key_flags.check_order`)."""
         flags = [key_flags.flag_for(d, key, d.get(key)) for d, key, _ in self.held.values()]
-        for (_, key, _), flag in zip(self.held.values(), flags, strict=True):
-            if flag is not None:
-                key_flags.mark_order_undecided(key)
+        for ident, flag in zip(self.held, flags, strict=True):
+            if flag is not None and ident not in self.absent:
+                key_flags.mark_order_undecided(ident[1])
         return [rt.full([], True, "bool") if f is None else f for f in flags]
 
     def prefilled(self, state: list) -> list:
@@ -143,6 +169,24 @@ class LoopNewKeys:
             return body(*args)
         return traced
 
+    def removed(self, i: int, before: dict, after) -> None:
+        """A carried dict as the body got it (`before`, a copy) and left it (`after`): a key
+        the body removes on every path (`d.pop(k)`, `del d[k]` not under a tensor `if`) is
+        put back in its place as zeros flagged false, so the loop carries its presence flag
+        (true on entry, `found`): eager code has it after the loop only where no trip ran.
+        Keys the body moves (`v = d.pop(k)`, then `d[k] = v`: at the end after a trip) are
+        in an order the run decides (`key_flags.check_order` refuses reading it)."""
+        if type(after) is not dict:
+            return
+        kept = [k for k in before if k in after]
+        moved = [k for k, j in zip(kept, [k for k in after if k in before]) if k != j]
+        for k in moved:
+            key_flags.mark_order_undecided(k)
+        gone = [k for k in before if k not in after and _flaggable(before[k])]
+        if gone and self.outermost:
+            self.cleared.update((i, k) for k in gone)
+            _put_back(after, {k: zeros_like(before[k]) for k in gone}, list(before))
+
     def found(self, i: int, before, after) -> None:
         """Keys the body's dict `after` (state index `i`) has beyond `before` (the keys it
         got): recorded, and `NewKeys` raised, where they can be flagged; otherwise nothing
@@ -160,7 +204,8 @@ class LoopNewKeys:
             self.like[(i, k)] = after[k]
         self.entry.update({(i, k): True for k in popped})
         for k in popped:  # (set again on a later trip, eager code has it at the end)
-            key_flags.mark_order_undecided(k)
+            if (i, k) not in self.cleared:
+                key_flags.mark_order_undecided(k)
         raise NewKeys()
 
     def start(self) -> list:
@@ -220,6 +265,17 @@ class LoopNewKeys:
             if any((i, k) in self.like and (i, k) not in self.entry for k in later):
                 key_flags.mark_order_undecided(key)
         self._flag_values([out[i] for i, _ in self.order], flags, src)
+
+
+def _put_back(d: dict, zeros: dict, order) -> None:
+    """`d` with the keys of `zeros` back, their values absent (a presence flag false), the
+    keys in `order` (the dict's on entry) first: in place, so aliases see it."""
+    absent = rt.full([], False, "bool")
+    values = {**d, **zeros}
+    d.clear()
+    d.update((k, values[k]) for k in [*order, *values] if k in values and k not in d)
+    for k in zeros:
+        key_flags.register(d, k, d[k], absent)
 
 
 def _made_here(flag) -> bool:

@@ -26,11 +26,11 @@ import runtime as rt
 from runtime.core import is_tensor
 
 from ..errors import ConversionError
-from . import number_or_tensor
+from . import key_flags, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import same_kind, zeros_like
 from .print_values import Formatted, FString, Spec, as_print_arg
-from .variables import is_return_value, is_variable, where
+from .variables import is_return_value, is_variable, user_origin, where
 
 
 class NoneValueError(TypeError, AttributeError):
@@ -157,6 +157,23 @@ def mark_all(result: list, kinds: dict, names, src) -> None:
             f"{what} is None on this run (the if whose condition is a tensor at "
             f"{where(src)} left it None), and eager code cannot use None here. Test "
             f"{_test(name, path[1:])} before using it."))
+
+
+def none_where_absent(value, flag, key):
+    """`d.get(key, None)` / `d.pop(key, None)` of a tensor under a key that exists where the
+    bool graph value `flag` holds: the value, None on the other runs (returned as None, `is
+    None` is the flag, another use raises eager's TypeError at its line)."""
+    src = user_origin(2)
+    out = key_flags.unchecked(value, lambda: rt.assign(value))
+    out.none_when = rt.logical_not(flag)
+    what = f"the default None of the key {key!r}"
+    unbound_mod.mark(out, flag, what, src, error=NoneValueError(
+        f"{what} ({where(src)}) is the value on this run (the dict has no key {key!r} "
+        "here), and eager code cannot use None here. Test `is not None` before using it."))
+    return out
+
+
+key_flags.NONE_WHERE_ABSENT[:] = [none_where_absent]
 
 
 def _test(name, path: tuple) -> str:

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import operator
 
+from . import key_flags
 from .traced_keys import check_decided, check_unique, set_flags, traced
+
+_VIEWS = (type({}.keys()), type({}.items()))
 
 _OPS = {"&": operator.and_, "^": operator.xor, "-": operator.sub, "|": operator.or_,
         "&=": operator.iand, "^=": operator.ixor, "-=": operator.isub, "|=": operator.ior,
@@ -56,6 +59,9 @@ def set_op(a, op: str, b, items=None):
     """`a <op> b` (`&`, `^`, `-`, `|`, their in-place forms, `<`, `<=`, `>`, `>=`), refused where
     a set or dict on either side holds a value the converted code computed (`|`, `|=`: never,
     a union keeps every item); `items`: the set `b` holds its items in, where it is another."""
+    for x in (a, b):  # (a dict's keys or items view: its keys on every path)
+        if isinstance(x, _VIEWS):
+            key_flags.refuse_iteration(x, f"`{op}`")
     if op in ("&=", "-=") and set_flags(a):  # (of a set a tensor `if` decides: items gone
         check_items(f"`{op}`", op, b)  # on every path; the others keep their flags)
     elif op[0] != "|":

@@ -164,9 +164,14 @@ class JoinedStr(StrItem):
 
 
 class ChosenStr(StrItem):
-    """A str that the branches of a tensor `if` differ on (`branch_strs`)."""
+    """A str that the branches of a tensor `if` differ on (`branch_strs`); `choices`: the
+    strs it may be (a tuple), where the branches held known strs, else None."""
 
-    __slots__ = ()
+    __slots__ = ("choices",)
+
+    def __init__(self, id_, choices=None):
+        super().__init__(id_)
+        self.choices = choices
     what = "a str chosen by an if whose condition is a tensor"
     advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
               "keep an index into a tuple of the texts, or decide the if with a Python value.")

@@ -1,6 +1,7 @@
 """Generated functions whose dicts get keys on some paths only (issue 35): a local dict and a
 dict on the object passed in (`o.stats`, kept between calls) get keys set, read with `.get`,
-`setdefault`, `in`, `len` and `pop` with a default, in nested tensor `if`s and graph loops
+`setdefault`, `in`, `len`, `pop` with a default (None too) and `del`, and set under a computed
+key of two values (`d[int(x[0] > 0.5)]`), in nested tensor `if`s and graph loops
 (`for` over `range()` of a tensor, a `while` on a tensor), and the dicts are looped over and
 returned. Each program runs eagerly and converted over inputs that take different paths
 through one program; the object's dict after each call is compared too.
@@ -32,6 +33,9 @@ CHANGES = (
     'o.stats["{k}"] = h * 1.5',
     'd["n"] = d.get("n", 0) + 1',  # (a Python number: under a key of its own, as a value
     # that is a number on one path and a tensor on another is another matter)
+    'd.pop("{k}", None)',  # (removed on every trip of a graph loop, or under a tensor if)
+    'if "{k}" in d:\n    del d["{k}"]',
+    'd[int(x[0] > 0.5)] = h * 0.25',  # (a computed key of two values: 0 and 1)
 )
 READS = (
     'acc = acc + (1 if "{k}" in d else 0)',

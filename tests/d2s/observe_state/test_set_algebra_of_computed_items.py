@@ -2,9 +2,12 @@
 the converted code computed (`seen.add((int(a[0] > 0), 1))`): while tracing those compare by
 identity, so Python's result (`len(seen & known)`, `seen <= known`, `sorted(seen)`) would be
 the trace's, silently; so would a dict holding such a key beside a Python key it may
-equal (`{0: a, int(t): b}`). Each is a ConversionError at the user's line naming what to write
+equal (`{0: a, int(t): b}`) but for a key of two values (`int(t > 0)`: each a key with a
+presence flag). Each is a ConversionError at the user's line naming what to write
 instead; `in` (by value), and what is built from it, agrees with eager on every path of one
 program; sets of Python values keep Python's algebra."""
+import traceback
+
 import numpy as np
 import pytest
 
@@ -195,11 +198,8 @@ REFUSED = [
     (unpacked, "pairs = [*seen]", "rt.unique"),
     (mapped, "list(map(lambda p: p[0], seen))", "rt.unique"),
     (unpacked_pair, "first, second = seen", "rt.unique"),
-    (dict_compared, "table == {1: 1.0}", "all(p in t for p in u)"),
-    (display_with_a_python_key, "table = {0: 2.0, int(a[0] > 0): 1.0}",
-     "give the dict all its keys"),
-    (python_key_beside_a_computed_one, "scores[1] = 2.0", "give the dict all its keys"),
-    (dict_set_under_a_tensor_if, "table[int(a[0] > 0)] = 1.0", "give the dict all its keys"),
+    (dict_compared, "table == {1: 1.0}", "Compare the items by name"),
+    (python_key_beside_a_computed_one, "return a + scores[k]", "rt.to_tensor(TABLE)[i]"),
     (Tracker().forward, "len(seen & self.known)", "sum(p in s for p in t)"),
 ]
 
@@ -211,11 +211,22 @@ def test_reads_that_compare_computed_items_are_refused_at_the_users_line(fn, lin
     fn(a)  # eager runs
     with pytest.raises(ConversionError) as info:
         d2s.to_static(fn)(a)
-    msg = str(info.value)
+    msg = "".join(traceback.format_exception_only(info.value))  # (the user's line: a note)
     assert "test_set_algebra_of_computed_items.py" in msg and line in msg
     assert advice in msg
     for internal in ("Variable", "_retval", "%t", "<undefined"):
         assert internal not in msg
+
+
+@pytest.mark.parametrize("fn", [display_with_a_python_key, dict_set_under_a_tensor_if])
+def test_keys_of_two_values_beside_python_keys_follow_the_run(fn):
+    # (refused at the store before: `int(a[0] > 0)` is 0 or 1, each a key with a presence
+    # flag, `computed_keys._put_each`)
+    static = d2s.to_static(fn)
+    for av in ([1.0, -2.0], [-1.0, 2.0], [-1.0, -2.0]):
+        a = rt.to_tensor(np.array(av, "float32"))
+        np.testing.assert_array_equal(static(a).numpy(), fn(a).numpy())
+    assert static._cache.traces == 1
 
 
 def counted(a, known):

@@ -173,7 +173,7 @@ def keys_in_a_branch(x):
         if x.sum() > 0:
             d["pos"] = x  # a key set on some paths only: its presence is a graph value
         y = x * 2.0
-        found = d.get("pos")  # no default: which value it gives, only the run decides
+        found = d.get("pos", "none")  # a str default: a value of two types, by the run
     except ValueError:
         y, found = x * 0.0, None
     return y, found
