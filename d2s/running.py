@@ -391,7 +391,7 @@ class Entry:
         fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
         for i in self.copied_leaves:
             leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
-        result = owned_results.unflatten(self.tree, leaves, self.owned)  # (`r is metrics`)
+        result = owned_results.unflatten(self.tree, leaves, self.owned, fresh)  # (`r is m`)
         result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
             self.effects.replay(fresh)  # Python values the traced code set, set again
