@@ -427,10 +427,19 @@ def for_user(e: BaseException) -> BaseException:
     e.__d2s_original_cause__ = cause
     # (`raise ValueError(...) from err` in the user's code, `err` the user's too: kept, as
     # eager's; a cause inside d2s or the runtime is not the user's to see)
-    e.__cause__ = for_user(cause) if cause is not None and raised_by_user_code(
-        e) and raised_by_user_code(cause) else None
+    e.__cause__ = for_user(cause) if cause is not None and (raised_by_user_code(
+        e) and raised_by_user_code(cause) or _program_cause(e, cause)) else None
     e.__suppress_context__ = True
     return e.with_traceback(None)
+
+
+def _program_cause(e: BaseException, cause: BaseException) -> bool:
+    """Whether `cause` is the one a program's raise op gave `e` (`raise E(...) from err`
+    under a tensor condition: `err`'s class and message, `program_cause`), the user's."""
+    if not getattr(e, "program_cause", False):
+        return False
+    del e.program_cause
+    return cause.__traceback__ is None
 
 
 _INTERNAL_VARIABLE = re.compile(r"(?:a |the )?(?:0-d )?static Variable '(?:t\d+|_[A-Za-z0-9_]*)'")

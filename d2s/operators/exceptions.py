@@ -75,9 +75,25 @@ def raise_(exc, cause=None, src=None):
             f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}) has a "
             "tensor argument: the message is fixed when the program is built. Use a Python "
             "string message; print the tensor with print() before the raise if needed.")
+    if cause is not None:  # (`from err`: its class and message, when the program raises)
+        exc.__cause__ = _exception(cause, src)
     at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
     raise_error(exc, at=at)
     mark_raised()
+
+
+def _exception(cause, src) -> BaseException:
+    """The cause of a `raise ... from cause` under a tensor condition, as Python takes it."""
+    if isinstance(cause, type) and issubclass(cause, BaseException):
+        cause = cause()
+    if not isinstance(cause, BaseException):
+        raise TypeError("exception causes must derive from BaseException")
+    if any(is_variable(a) for a in cause.args):
+        raise TypeError(
+            f"raise ... from {type(cause).__name__}(...) under a tensor condition ({where(src)}): "
+            "the cause has a tensor argument, but its message is fixed when the program is "
+            "built. Use a Python string message.")
+    return cause
 
 
 def helper_raise(exc, src) -> None:

@@ -442,15 +442,32 @@ def error_class(name: str) -> type | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
-def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1):
+def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
+                  cause_message=""):
+    exc = _made(error, message)
+    if cause:  # (`raise E(...) from err`: a new `err` of its class and message, as its cause)
+        exc.__cause__ = _made(cause, cause_message)
+        try:
+            exc.program_cause = True  # (the cause is the program's user's, as `exc` is)
+        except AttributeError:  # (an exception class with __slots__)
+            pass
+    raise _holding(exc, state, held)
+
+
+def _made(error: str, message: str) -> BaseException:
+    """A new exception of the class named `error` (`error_name`) with `message`."""
     cls = error_class(error)
     if cls is None:
-        raise _holding(ProgramRaisedError(f"{error}: {message}"), state, held)
+        return ProgramRaisedError(f"{error}: {message}")
     try:
-        exc = cls(message) if message else cls()
+        return cls(message) if message else cls()
     except Exception:  # noqa: BLE001  (unusual constructors: the message as a note)
-        exc = ProgramRaisedError(f"{error}: {message}")
-    raise _holding(exc, state, held)
+        return ProgramRaisedError(f"{error}: {message}")
+
+
+def _message(exc: BaseException) -> str:
+    args = exc.args
+    return "" if not args else str(args[0]) if len(args) == 1 else str(exc)
 
 
 RAISE = registry.register(
@@ -458,17 +475,21 @@ RAISE = registry.register(
     doc="Raise the exception named by `error` (a builtin name or 'module:Qualname') with "
         "`message` when the op runs; `at` is the user line that raised it. Put it in a "
         "cond/while block so it runs only when that branch is taken. Given a `state` key, "
-        "the exception carries it with the values of `held` (`state_at_raise`).")
+        "the exception carries it with the values of `held` (`state_at_raise`). With "
+        "`cause` (a class name as `error`) and `cause_message`, its `__cause__` is a new "
+        "exception of that class and message (`raise E(...) from err`).")
 
 
 def raise_error(exc: BaseException, at: str = "") -> None:
     """Raise `exc` when the program runs this op (eagerly: now). The class and message are
-    kept (`str(exc)`); `at` ('model.py:12') is shown in the printed program."""
+    kept (`str(exc)`), and those of its `__cause__`; `at` ('model.py:12') is shown in the
+    printed program."""
     if STATE.builder is None:
         raise exc
-    args = exc.args
-    message = "" if not args else str(args[0]) if len(args) == 1 else str(exc)
-    attrs = {"error": error_name(type(exc)), "message": message, "at": at}
+    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at}
+    if exc.__cause__ is not None:  # (`raise E(...) from err`: err's class and message)
+        attrs.update(cause=error_name(type(exc.__cause__)), cause_message=_message(
+            exc.__cause__))
     state = STATE_AT_RAISE[0]()
     if state is None:
         bind(RAISE, (), attrs)
