@@ -443,10 +443,14 @@ def error_class(name: str) -> type | None:
 
 
 def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
-                  cause_message=""):
+                  cause_message="", context="", context_message="", suppress=False):
     exc = _made(error, message)
-    if cause:  # (`raise E(...) from err`: a new `err` of its class and message, as its cause)
-        exc.__cause__ = _made(cause, cause_message)
+    if cause or suppress:  # (`raise E(...) from err`: a new `err` of its class and message,
+        exc.__cause__ = _made(cause, cause_message) if cause else None  # as its cause)
+    if context:  # (raised while handling an exception: that one, or the cause, its context)
+        exc.__context__ = exc.__cause__ if context == "cause" else _made(context,
+                                                                         context_message)
+    if cause or context:
         try:
             exc.program_cause = True  # (the cause is the program's user's, as `exc` is)
         except AttributeError:  # (an exception class with __slots__)
@@ -477,7 +481,9 @@ RAISE = registry.register(
         "cond/while block so it runs only when that branch is taken. Given a `state` key, "
         "the exception carries it with the values of `held` (`state_at_raise`). With "
         "`cause` (a class name as `error`) and `cause_message`, its `__cause__` is a new "
-        "exception of that class and message (`raise E(...) from err`).")
+        "exception of that class and message (`raise E(...) from err`); with `context` "
+        "(and `context_message`), its `__context__` ('cause': the cause; `suppress`: "
+        "`from None`).")
 
 
 def raise_error(exc: BaseException, at: str = "") -> None:
@@ -487,9 +493,14 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     if STATE.builder is None:
         raise exc
     attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at}
-    if exc.__cause__ is not None:  # (`raise E(...) from err`: err's class and message)
-        attrs.update(cause=error_name(type(exc.__cause__)), cause_message=_message(
-            exc.__cause__))
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None:  # (`raise E(...) from err`: err's class and message)
+        attrs.update(cause=error_name(type(cause)), cause_message=_message(cause))
+    if context is not None:  # (and the exception it was raised while handling)
+        attrs.update(context="cause") if context is cause else attrs.update(
+            context=error_name(type(context)), context_message=_message(context))
+        if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
+            attrs["suppress"] = True
     state = STATE_AT_RAISE[0]()
     if state is None:
         bind(RAISE, (), attrs)

@@ -1,10 +1,12 @@
 """`raise NewError(...) from err` where the run decides whether it raises (under a tensor
 `if`, in a graph loop, in a `try` body the program runs): the exception the call raises has
 eager's `__cause__` (a new exception of `err`'s class and message, each call its own) and
-`__suppress_context__`; `raise X from None` has no cause. Before, the program's raise op
-kept only the class and message (`__cause__` None: the traceback lost "The above exception
-was the direct cause"). Eager vs static over inputs that raise and inputs that do not, through
-one program."""
+`__suppress_context__`; `raise X from None` has no cause; raised in an `except` clause, its
+`__context__` is (a new exception like) the one handled, shown as eager shows it ("During
+handling of the above exception"), also where the trace raises it. Before, the program's
+raise op kept only the class and message (`__cause__` None: the traceback lost "The above
+exception was the direct cause"), and a raise in an `except` clause had its context hidden.
+Eager vs static over inputs that raise and inputs that do not, through one program."""
 import numpy as np
 import pytest
 
@@ -59,13 +61,16 @@ class Head(rt.nn.Layer):
 
 def _outcome(fn, *args):
     """What the user observes of a call: the result's values, or the exception's class,
-    message, cause (class, args, its traceback's presence aside) and suppressed context."""
+    message, cause and context (class, args, whether one is the other) and whether the
+    context is suppressed."""
     try:
         out = fn(*args)
     except Exception as e:  # noqa: BLE001
-        cause = e.__cause__
+        cause, context = e.__cause__, e.__context__
         return ("raised", type(e), str(e).split("\n")[0], type(cause),
-                None if cause is None else cause.args, e.__suppress_context__)
+                None if cause is None else cause.args, type(context),
+                None if context is None else context.args, context is cause,
+                e.__suppress_context__)
     return ("ok", np.asarray(out.numpy()).round(5).tolist())
 
 
@@ -118,3 +123,28 @@ def test_a_layers_error_caught_and_raised_again_from_it():
         assert got == want, (args, got, want)
         outcomes.append(want[0])
     assert set(outcomes) == {"ok", "raised"}
+
+
+def _in_a_handler(kind, by_a_tensor):
+    def handled(x, table):
+        try:
+            w = table["scale"]
+        except KeyError as err:
+            if (x.sum() > 0) if by_a_tensor else table.get("strict", True):
+                if kind == "plain":
+                    raise ValueError("no scale")
+                if kind == "from None":
+                    raise ValueError("no scale") from None
+                raise ValueError("no scale") from err
+            w = 0.5
+        return x * w
+    return handled
+
+
+@pytest.mark.parametrize("by_a_tensor", [True, False])
+@pytest.mark.parametrize("kind", ["plain", "from None", "from err"])
+def test_raised_in_an_except_clause_keeps_eagers_cause_and_context(kind, by_a_tensor):
+    fn = _in_a_handler(kind, by_a_tensor)
+    cases = [lambda: (t(1.0, 2.0), {}), lambda: (t(-1.0, -2.0), {"strict": False}),
+             lambda: (t(1.0, 2.0), {"scale": 3.0})]
+    _compare(fn, d2s.to_static(fn), cases)
