@@ -1,12 +1,14 @@
 """The text of a str a tensor `if` chose (`str_arrays.ChosenStr`, whose `texts` are the strs
 the run may choose): a text operation (`mode.upper()`, `"[" + mode + "]"`, an f-string,
-`len(mode)`, `mode.startswith("t")`, `mode < "m"`) is done at trace time on each of those
+`len(mode)`, `mode.startswith("t")`, `"a" in mode`) is done at trace time on each of those
 strs (each combination, where it takes several such strs), and the program picks the result
 by the run's str ids: a str is a `ChosenStr` again (the ids of the results), a bool or int a
 graph value standing for the Python one (`python_scalar`: returned as a Python value). Where
 every str gives the same value, the operation gives that value. A result of another type (a
 list from `split`), an operation that raises for one of the strs, a str read from a list a
-tensor sizes (no known `texts`) or a tensor beside the str is refused at the user's line.
+tensor sizes (no known `texts`) or a tensor beside the str is refused at the user's line, and
+so is an order (`mode < "m"`, `sorted`, `max`) that differs by the str (`same_for_all`:
+Python takes its truth).
 """
 from __future__ import annotations
 

@@ -173,7 +173,8 @@ class ChosenStr(StrItem):
     `mode.upper()`, `"[" + mode + "]"`, an f-string, `len(mode)`, `mode.startswith("t")`
     give the result of each of those strs, the program picking the run's (a `ChosenStr`, or
     a bool or int graph value standing for the Python one); where every str gives the same
-    value (`len` of "eval" and "test"), that value."""
+    value (`len` of "eval" and "test"), that value. Orders (`mode < "m"`) are Python bools
+    where every str agrees, else refused: `sorted` and `max` need their truth."""
 
     __slots__ = ("texts",)
     what = "a str chosen by an if whose condition is a tensor"
@@ -208,16 +209,17 @@ class ChosenStr(StrItem):
         return run
 
     __add__, __mul__, __mod__, __getitem__ = _op("add"), _op("mul"), _op("mod"), _op("getitem")
-    __lt__, __le__, __gt__, __ge__ = _op("lt"), _op("le"), _op("gt"), _op("ge")
     __radd__, __rmul__ = _rop("add"), _rop("mul")
+    # (orders: Python's `sorted` / `max` take their truth, so a Python bool, where all agree)
+    __lt__, __le__ = _same(operator.lt, "`<`"), _same(operator.le, "`<=`")
+    __gt__, __ge__ = _same(operator.gt, "`>`"), _same(operator.ge, "`>=`")
     __len__, __bool__ = _same(len, "len()"), _same(bool, "its truth")
     __contains__ = _same(operator.contains, "`in`")
     __str__, __format__ = _same(str, "str()"), _same(format, "format()")
     del _op, _rop, _same
 
 
-_OP_NAMES = {"add": "+", "mul": "*", "mod": "%", "getitem": "indexing", "lt": "<",
-             "le": "<=", "gt": ">", "ge": ">="}
+_OP_NAMES = {"add": "+", "mul": "*", "mod": "%", "getitem": "indexing"}
 
 
 _STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_"))

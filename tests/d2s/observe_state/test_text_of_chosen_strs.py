@@ -1,11 +1,12 @@
 """The text of a str a tensor `if` chose (`mode = "eval"` on one path) follows the run where
 the text is used to make other strs, numbers or bools: `mode.upper()`, `"[" + mode + "]"`,
 an f-string outside `print`, `"%s" % mode`, `str(mode)`, `len(mode)`, `mode.startswith(..)`,
-`mode[0]`, `mode < "m"`: each is made for every str the run may choose and the program picks
+`mode[0]`, `"a" in mode`: each is made for every str the run may choose and the program picks
 the run's (one program serves every input). Returned, they are eager's Python values (str,
 int, bool); printed, eager's text; a tensor `if` on them runs as eager's. Before, each was
 refused at the line ("... is used as text"). A use whose result has another type per str (a
-list from `split`) or that raises for one of the strs stays refused, at the line."""
+list from `split`), that raises for one of the strs, or an order that differs by the str
+(`sorted`, `max`: Python takes its truth) stays refused, at the line."""
 import numpy as np
 import pytest
 
@@ -42,7 +43,7 @@ class Block(rt.nn.Layer):
         self.last_tag = tag  # (kept where the caller sees it: the run's str)
         print(f"block: {act} ({len(size)} chars)")
         info = {"tag": tag, "name": "%s-%s" % (act, size), "n": len(act + size),
-                "relu": act == "relu", "first": act[0] + size[:2], "before": act < size}
+                "relu": act == "relu", "first": act[0] + size[:2], "before": act < "z"}
         return h, info
 
 
@@ -125,6 +126,20 @@ def raises_for_one(x):
     if x.sum() > 0:
         mode = "eval"
     return mode.index("r")  # ("eval" has no "r": eager raises on those runs only)
+
+
+def ordered(x):
+    mode = "train"
+    if x.sum() > 0:
+        mode = "eval"
+    return sorted([mode, "m"])
+
+
+def test_an_order_that_differs_by_the_str_is_refused_at_the_line():
+    assert ordered(_x(ROWS[0])) == ["eval", "m"]
+    with pytest.raises(d2s.ConversionError) as info:
+        d2s.to_static(ordered)(_x(ROWS[0]))
+    assert 'sorted([mode, "m"])' in str(info.value)
 
 
 def test_text_that_raises_for_one_str_is_refused_at_the_line():
