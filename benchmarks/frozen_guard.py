@@ -16,11 +16,11 @@ import timeit
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import d2s  # noqa: E402
-import runtime as rt  # noqa: E402
-from d2s.operators import tensor_flags  # noqa: E402
+import d2s
+import runtime as rt
+from d2s.operators import tensor_flags
 
 
 class Net(rt.nn.Layer):
@@ -56,7 +56,7 @@ def main(argv=None) -> None:
         static = d2s.to_static(net)
         x = rt.to_tensor(np.ones((1, 2), "float32"))
 
-        def timed():
+        def timed(static=static, x=x):
             with rt.no_grad():
                 for _ in range(10):
                     static(x)
@@ -71,8 +71,8 @@ def main(argv=None) -> None:
                 times[name].append(timed())
         tensor_flags.FrozenParameters.all_frozen = now
         guard = tensor_flags.FrozenParameters(tuple(net.backbone.parameters()))
-        alone = {"every flag per call": lambda: _every_flag(guard),
-                 "version counted": lambda: guard.all_frozen}
+        alone = {"every flag per call": lambda guard=guard: _every_flag(guard),
+                 "version counted": lambda guard=guard: guard.all_frozen}
         for name, ts in times.items():
             check = min(timeit.repeat(alone[name], number=500, repeat=5)) / 500 * 1e6
             print(f"| {n} | {name} | {min(ts):.1f} | {sorted(ts)[len(ts) // 2]:.1f} | "

@@ -98,5 +98,6 @@ def as_items(values: list, places: set) -> list:
         texts = getattr(place, "texts", None)
         if i < len(values):
             values[i] = _replace(values[i], path,
-                                 lambda v: ChosenStr(v, texts) if is_variable(v) else v)
+                                 lambda v, texts=texts: ChosenStr(v, texts) if is_variable(
+                                     v) else v)
     return values

@@ -42,7 +42,7 @@ class Block(rt.nn.Layer):
         tag = f"{act}/{size}".upper()
         self.last_tag = tag  # (kept where the caller sees it: the run's str)
         print(f"block: {act} ({len(size)} chars)")
-        info = {"tag": tag, "name": "%s-%s" % (act, size), "n": len(act + size),
+        info = {"tag": tag, "name": "%s-%s" % (act, size), "n": len(act + size),  # noqa: UP031
                 "relu": act == "relu", "first": act[0] + size[:2], "before": act < "z"}
         return h, info
 
