@@ -119,3 +119,28 @@ def test_containers_made_stored_in_an_argument_and_returned_twice():
         x = np.array(data, "float32")
         np.testing.assert_allclose(seen[1][0]["made"]["v"][1].numpy(),
                                    x + 1.0 if x.sum() > 0 else x - 1.0)
+
+
+class Report(rt.nn.Layer):
+    """A dict whose keys a tensor `if` decides, stored and returned (`returned_keys`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = None
+
+    def forward(self, x):
+        report = {"base": x.sum()}
+        if x.mean() > 0:
+            report["pos"] = x * 2.0
+        self.last = report
+        return report, report
+
+
+def test_a_dict_of_keys_a_tensor_decides_stored_and_returned_is_one_object():
+    em, sm = Report(), Report()
+    static = d2s.to_static(sm)
+    for data in INPUTS:
+        got, want = static(tensors(data)), em(tensors(data))
+        assert got[0] is sm.last and got[1] is sm.last
+        assert_same_leaves(got, want)
+        assert ("pos" in sm.last) is bool(np.mean(data) > 0)
