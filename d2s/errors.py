@@ -238,6 +238,17 @@ _KIND: dict[str, int] = {}
 _SKIP, _USER, _GENERATED = 0, 1, 2
 
 
+def raised_in_converted_code(e: BaseException) -> bool:
+    """Whether a frame of `e`'s traceback is one of converted code (caught there: not an
+    exception the caller of the converted function was handling when it called it)."""
+    tb = e.__traceback__
+    while tb is not None:
+        if loader.line_map(tb.tb_frame.f_code.co_filename) is not None:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _file_kind(filename: str) -> int:
     if loader.line_map(filename) is not None:
         return _GENERATED
@@ -426,12 +437,29 @@ def for_user(e: BaseException) -> BaseException:
         return e
     cause = e.__cause__
     e.__d2s_original_cause__ = cause
+    if _program_cause(e):  # (the user's cause and context, as a raise op made them)
+        return e.with_traceback(None)
     # (`raise ValueError(...) from err` in the user's code, `err` the user's too: kept, as
     # eager's; a cause inside d2s or the runtime is not the user's to see)
+    context = e.__context__  # (`raise E(...)` in the user's `except` clause: eager shows
+    if cause is None and context is not None and not e.__suppress_context__ and \
+            raised_by_user_code(e) and raised_by_user_code(context):  # the one it handled)
+        e.__context__ = for_user(context)  # (the flag stays False: setting a cause sets it)
+        return e.with_traceback(None)
     e.__cause__ = for_user(cause) if cause is not None and raised_by_user_code(
         e) and raised_by_user_code(cause) else None
     e.__suppress_context__ = True
     return e.with_traceback(None)
+
+
+def _program_cause(e: BaseException) -> bool:
+    """Whether a program's raise op gave `e` its `__cause__` / `__context__` (`raise E(...)
+    from err`, or a raise in an `except` clause, under a tensor condition: new exceptions of
+    the class and message of the user's, `program_cause`), left as eager's."""
+    if not getattr(e, "program_cause", False):
+        return False
+    del e.program_cause
+    return all(x is None or x.__traceback__ is None for x in (e.__cause__, e.__context__))
 
 
 _INTERNAL_VARIABLE = re.compile(r"(?:a |the )?(?:0-d )?static Variable '(?:t\d+|_[A-Za-z0-9_]*)'")

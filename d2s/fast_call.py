@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 
 from runtime import backend
+from runtime.program.executor import with_cause
 
 from . import fallback
 from .call_policy import ENABLED
@@ -157,7 +158,7 @@ def _run_program(code: _Code, entry, args: tuple, tensors: list, arrays: list) -
     code.add("    try:")
     code.add(f"        out = BODY({', '.join(body_args)})")
     code.add("    except Exception as e:")
-    code.add("        raise rewrite(e) from e")
+    code.add("        raise rewrite(e)")
     code.add("    return wrap(out[0])" if entry.single else
              f"    return ENTRY.finish(out, {inputs}, None)")
 
@@ -171,7 +172,7 @@ def _compiled(code: _Code, sf, entry):
         FUNCTION=sf.function, SF=sf, INST=sf.instance, STATE=entry._state, amp_key=amp_key,
         holds=_holds, asarray=np.asarray if backend.XP is np else backend.XP.asarray,
         ENTRY=entry, BODY=compiled.ready().body, wrap=entry._wrap,
-        rewrite=lambda e: entry.raised(e, compiled, program))
+        rewrite=lambda e: with_cause(entry.raised(e, compiled, program), e))
     src = "def _make(" + ", ".join(consts) + "):\n" + "\n".join(
         "    " + ln for ln in code.lines) + "\n    return fast\n"
     filename = f"<d2s fast call {next(_ids)}: {sf.__qualname__}>"

@@ -26,7 +26,7 @@ from runtime import core, pytree
 from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs, holds_tensor_items
 from runtime.ops.arrays import holds_python_numbers
 from runtime.program import model_structure, serialize
-from runtime.program.executor import rewrite_error
+from runtime.program.executor import rewrite_error, with_cause
 from runtime.program.passes import fold_batch_norm
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
@@ -247,7 +247,7 @@ class TranslatedLayer:
         try:
             return self._compiled.fn(feed)
         except Exception as e:
-            raise rewrite_error(e, self._compiled, self._program) from e
+            raise with_cause(rewrite_error(e, self._compiled, self._program), e)
 
     forward = __call__
 

@@ -18,7 +18,7 @@ from runtime.core import array_of, mode_state
 from runtime.ops import array_number_kinds as kinds
 from runtime.ops.array_number_kinds import STRINGS, holds_number_kinds, holds_strs, number_of_pair
 from runtime.ops.arrays import holds_python_numbers
-from runtime.program.executor import rewrite_error
+from runtime.program.executor import rewrite_error, with_cause
 from runtime.program.freed_branches import follow_branch_frees
 from runtime.program.freed_graph import freed_conditions, graph_ops
 from runtime.program.freed_loops import follow_loop_frees
@@ -293,7 +293,7 @@ class Entry:
             try:
                 return self._wrap(self.fn(feed)[0])
             except Exception as e:
-                raise self.raised(e, self.compiled, self.concrete.main_program) from e
+                raise with_cause(self.raised(e, self.compiled, self.concrete.main_program), e)
         if self.arg_writes:  # the caller's Tensors written in place after the run; the run
             # reads (and autograd records) their values from before, as eager setitem does
             targets = check_writable(inputs, self.arg_writes, self.feed_names, self.name)
@@ -309,7 +309,7 @@ class Entry:
         try:
             arrays = compiled.fn(feed)
         except Exception as e:
-            raise self.raised(e, compiled, program) from e
+            raise with_cause(self.raised(e, compiled, program), e)
         out = self.finish(arrays, inputs, training, targets if self.arg_writes else ())
         set_flags(inputs, self.arg_flags, True)
         return out
@@ -324,7 +324,7 @@ class Entry:
             out = training.forward.body(*(arrays if order is None else
                                           [arrays[i] for i in order]))
         except Exception as e:
-            raise self.raised(e, training.forward, training.split.forward) from e
+            raise with_cause(self.raised(e, training.forward, training.split.forward), e)
         return self.finish(out, inputs, training)
 
     def raised(self, e: Exception, compiled, program) -> Exception:
@@ -391,7 +391,7 @@ class Entry:
         fresh: dict = {}  # (one new set per set the trace made: stored and returned alike)
         for i in self.copied_leaves:
             leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
-        result = owned_results.unflatten(self.tree, leaves, self.owned)  # (`r is metrics`)
+        result = owned_results.unflatten(self.tree, leaves, self.owned, fresh)  # (`r is m`)
         result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
         if self.effects is not None:
             self.effects.replay(fresh)  # Python values the traced code set, set again

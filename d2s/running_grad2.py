@@ -29,7 +29,7 @@ from runtime.autograd import record
 from runtime.core import array_of, mode_state
 from runtime.ops.random import is_random
 from runtime.program.debug_ops import SIDE_EFFECTS
-from runtime.program.executor import rewrite_error
+from runtime.program.executor import rewrite_error, with_cause
 from runtime.tensor import wrap
 
 _GRAD_OP = type("StaticProgramGradOp", (), {"name": "run_program_grad", "grad": None,
@@ -63,7 +63,7 @@ class ProgramCall:
         try:
             arrays = self.compiled.fn(feed)
         except Exception as e:
-            raise rewrite_error(e, self.compiled, self.program) from e
+            raise with_cause(rewrite_error(e, self.compiled, self.program), e)
         n = len(self.out_names)
         outs = [wrap(a) for a in arrays[:n]]
         inputs = tuple(tensors) + tuple(self.params)

@@ -134,6 +134,24 @@ class Effects:
         for d, order in self.orders:  # new keys in eager's order (values the program
             _reorder(d, order)        # computed were written before these Python ones)
 
+    def made_anew(self) -> dict:
+        """id -> the list or dict that `replay` makes anew after each call (one the trace
+        made): where the result holds it too, the result's object is stored (`fresh`)."""
+        out: dict = {}
+
+        def walk(x, plan):
+            if plan is None or plan[1] is None:
+                return
+            if type(x) in (list, dict):
+                out[id(x)] = x
+            for k, v in (x.items() if type(x) is dict else enumerate(x)):
+                walk(v, plan[1][k])
+        for (_, value), plan in zip(self.writes, self.plans or [None] * len(self.writes)):
+            for x, p in zip(value, value.plans) if isinstance(value, Appended) else (
+                    (value, plan),):
+                walk(x, p)
+        return out
+
 
 def _reorder(d: dict, order: tuple) -> None:
     """Put the keys of `d` that `order` names first, in its order (the rest after them)."""
@@ -327,7 +345,7 @@ def _rebuilt(x, plan, fresh: dict):
     if plan is None:
         return x
     t, parts = plan
-    if parts is None:
+    if parts is None or id(x) in fresh:  # (a set; a list or dict the result holds too)
         return fresh.setdefault(id(x), t(x))
     if t is dict:
         return {k: _rebuilt(v, parts[k], fresh) for k, v in x.items()}

@@ -116,7 +116,8 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
                                         fixed, state)
         effects.bound = side_effects.bound_arguments(args, effects, out, kwargs)
         leaves, tree, value = _returned(target, program, out, args, kwargs, state, effects.made)
-        owned = owned_results.find(value, tree, log, fed.copies) if state else ()
+        owned = owned_results.find(value, tree, log, fed.copies, effects.made_anew()) \
+            if state else ()
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
     found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
         [g for g in reads.guards if not _is_variable(g[2])], log),

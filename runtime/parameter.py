@@ -13,6 +13,17 @@ from .tensor import Tensor
 
 _counters: dict = {}
 
+# Bumped by every set of a Parameter's `stop_gradient` (or `trainable`): what reads the flags
+# of many Parameters on every call (d2s's guard that those frozen when a program was traced
+# still are) reads them again only when this changed.
+FLAGS_VERSION = [0]
+_FLAG = Tensor.stop_gradient  # (the slot Tensor keeps the flag in)
+
+
+def _set_flag(p, value) -> None:
+    _FLAG.__set__(p, value)
+    FLAGS_VERSION[0] += 1
+
 
 def unique_name(prefix: str) -> str:
     """`prefix_0`, `prefix_1`, ... (one counter per prefix, process-wide)."""
@@ -30,6 +41,9 @@ class Parameter(Tensor):
         self.trainable = trainable
         if registry.STATE.builder is not None:  # made by code a program is built from
             registry.STATE.builder.made_parameter(self)
+
+    stop_gradient = property(_FLAG.__get__, _set_flag, doc="Whether no gradient is computed "
+                             "for this Parameter (`FLAGS_VERSION` counts the sets).")
 
     @property
     def trainable(self) -> bool:

@@ -300,6 +300,7 @@ OPERATOR_RANKS = {
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "chosen_text.py": 0.9,  # (the text of a str a tensor if chose: print_values, str_arrays)
     "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
     "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)
     "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)

@@ -196,7 +196,7 @@ def raise_when_run(e: BaseException) -> None:
               if loader.is_generated(tb.tb_frame.f_code.co_filename))
     src = loader.lookup(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
     with forced(tb.tb_frame, tb.tb_lineno):  # the op reports that line
-        raise_(type(e)(*e.args), src=src)
+        raise_(type(e)(*e.args), src=src, handled=False)
 
 
 def refuse_aliased(lst: list, name: str, why: str, src, log) -> None:

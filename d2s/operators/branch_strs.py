@@ -3,8 +3,10 @@ one, `"eval"` in the other; `return "big", s` / `return "small", s`): which text
 has only the run decides. The `if` gives out the str's id into the table of the strs the trace
 saw (`str_arrays.str_id`), and code after it holds a `StrItem`: `==` / `!=` with a str and
 `in` a tuple of strs follow the run, and returned (also inside a returned tuple, list or dict)
-the call gives the str. A use as text (printing it, `+`, a dict key, a str method) is refused
-at the line of the use (`StrItem._refuse`).
+the call gives the str. Each place also knows the strs it may be (`Place.texts`), so text made
+of it (`+`, an f-string, a str method, `len`) follows the run too (`chosen_text`); a use no
+program can pick among (a dict key, `hash`) is refused at the line of the use
+(`StrItem._refuse`).
 
 Used by `control_flow._GraphIf`: `find` the places after both branches were traced once,
 `as_ids` on each branch's values, `as_items` on the `if`'s outputs."""
@@ -33,13 +35,34 @@ def _paths(a, b, path: tuple):
             yield from _paths(a[k], b[k], (*path, k))
 
 
+class Place(tuple):
+    """(state index, path) of a str the branches differ on; `texts`: the strs it may be (those
+    of both branches), None where one is a str whose strs are not known."""
+
+    texts: tuple | None = None
+
+
 def find(names: tuple, outs: list) -> set:
-    """(state index, path) of each str the two traced branches' values differ on, for the
-    names the `if` gives out (not the objects it changed)."""
+    """`Place`s of each str the two traced branches' values differ on, for the names the
+    `if` gives out (not the objects it changed)."""
     if len(outs) < 2:
         return set()
     n = min(len(names), len(outs[0]), len(outs[1]))
-    return {(i, path) for i in range(n) for path in _paths(outs[0][i], outs[1][i], ())}
+    found = set()
+    for i in range(n):
+        for path in _paths(outs[0][i], outs[1][i], ()):
+            place = Place((i, path))
+            texts = [_texts_at(out[i], path) for out in outs[:2]]
+            if None not in texts:
+                place.texts = tuple(dict.fromkeys(texts[0] + texts[1]))
+            found.add(place)
+    return found
+
+
+def _texts_at(v, path: tuple):
+    for key in path:
+        v = v[key]
+    return (v,) if type(v) is str else getattr(v, "texts", None)
 
 
 def _replace(v, path: tuple, fn):
@@ -70,32 +93,12 @@ def as_ids(values: list, places: set) -> list:
 
 def as_items(values: list, places: set, outs=()) -> list:
     """The `if`'s outputs with the ids at `places` as `StrItem`s (`ChosenStr`s knowing the
-    strs they may be, those of the branches' values `outs`, where known)."""
-    for i, path in places:
+    strs they may be: `Place.texts`; `outs`, the branches' values, are not needed)."""
+    for place in places:
+        i, path = place
+        texts = getattr(place, "texts", None)
         if i < len(values):
-            choices = _choices([_at(o[i], path) if i < len(o) else None for o in outs])
             values[i] = _replace(values[i], path,
-                                 lambda v: ChosenStr(v, choices) if is_variable(v) else v)
+                                 lambda v, texts=texts: ChosenStr(v, texts) if is_variable(
+                                     v) else v)
     return values
-
-
-def _at(v, path: tuple):
-    for key in path:
-        if type(v) is dict and key in v or type(v) in (list, tuple) and isinstance(
-                key, int) and key < len(v):
-            v = v[key]
-        else:
-            return None
-    return v
-
-
-def _choices(texts: list):
-    """The strs a value chosen among `texts` (the branches' strs) may be, or None."""
-    out: list = []
-    for t in texts:
-        more = (t,) if type(t) is str else getattr(t, "choices", None) if isinstance(
-            t, ChosenStr) else None
-        if more is None:
-            return None
-        out += [m for m in more if m not in out]
-    return tuple(out) if len(texts) == 2 else None

@@ -14,7 +14,7 @@ from runtime.program.debug_ops import raise_error
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, none_or_tensor, number_or_tensor, str_arrays, struct_queries
+from . import chosen_text, key_flags, none_or_tensor, number_or_tensor, str_arrays, struct_queries
 from .array_queries import array_query
 from .array_sums import array_sum
 from .container_types import instance_of
@@ -65,6 +65,8 @@ def _building() -> bool:
 def len_(x):
     """`len`: a tensor array's length (also of a list of tuples / dicts, an array per part)
     stands for a Python int; an unknown first dim is an int64 tensor."""
+    if chosen_text.is_run_str(x) and getattr(x, "texts", None) is not None:
+        return chosen_text.text_op(builtins.len, "len()", x)  # (of each str it may be)
     if isinstance(x, StructArray) or is_variable(x) and x.is_array:
         n = eager_int(x.length() if isinstance(x, StructArray) else rt.static.array_length(x))
         n.python_scalar = True  # a list's length: a Python int when returned

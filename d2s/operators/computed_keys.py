@@ -92,7 +92,7 @@ def _domain(key):
     of a bool (`bool(t)`), of an int of a bool (`int(t > 0)`, `builtins.int_`), the strs a
     str chosen by a tensor `if` may be (`branch_strs`); else None."""
     if isinstance(key, ChosenStr):  # (`name = "pos"` / `"neg"` by a tensor `if`)
-        return key.choices
+        return key.texts
     if type(key) is tuple or not _computed_number(key):
         return None
     if key.dtype.kind == "b":

@@ -12,11 +12,12 @@ A branch that ends in such a `raise` never hands its values to the code after th
 from __future__ import annotations
 
 import os
+import sys
 
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
-from ..errors import ConversionError
+from ..errors import ConversionError, raised_by_user_code, raised_in_converted_code
 from .trace_state import current
 from .variables import is_variable, user_origin, where
 
@@ -57,15 +58,19 @@ def in_graph_block() -> bool:
     return b is not None and b.block is not b.program.global_block()
 
 
-def raise_(exc, cause=None, src=None):
+_NO_CAUSE = object()  # (`raise exc`, as opposed to `raise exc from None`)
+
+
+def raise_(exc, cause=_NO_CAUSE, src=None, handled=True):
     """`raise exc [from cause]` (see the module); `src`: the user's line, when not the
-    caller's."""
+    caller's; `handled`: whether an exception the user's code is handling is its context (not
+    where d2s raises an error of the trace's again, `block_values.raise_when_run`)."""
     if isinstance(exc, type) and issubclass(exc, BaseException):
         exc = exc()
     if not isinstance(exc, BaseException):
         raise TypeError("exceptions must derive from BaseException")
     if not in_graph_block():
-        if cause is not None:
+        if cause is not _NO_CAUSE:
             raise exc from cause
         raise exc
     src = src or user_origin()
@@ -75,9 +80,31 @@ def raise_(exc, cause=None, src=None):
             f"raise {type(exc).__name__}(...) under a tensor condition ({where(src)}) has a "
             "tensor argument: the message is fixed when the program is built. Use a Python "
             "string message; print the tensor with print() before the raise if needed.")
+    if cause is not _NO_CAUSE:  # (`from err`: its class and message, when the program
+        exc.__cause__ = None if cause is None else _exception(cause, src)  # raises)
+    handled = sys.exc_info()[1] if handled else None  # (raised in the user's `except`
+    if handled is not None and raised_by_user_code(handled) and raised_in_converted_code(
+            handled):  # clause: its exception; in a clause the program runs, the one bound
+        exc.__context__ = handled  # to its name)
+    elif cause is not _NO_CAUSE and getattr(cause, "__d2s_handled__", False):
+        exc.__context__ = exc.__cause__
     at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
     raise_error(exc, at=at)
     mark_raised()
+
+
+def _exception(cause, src) -> BaseException:
+    """The cause of a `raise ... from cause` under a tensor condition, as Python takes it."""
+    if isinstance(cause, type) and issubclass(cause, BaseException):
+        cause = cause()
+    if not isinstance(cause, BaseException):
+        raise TypeError("exception causes must derive from BaseException")
+    if any(is_variable(a) for a in cause.args):
+        raise TypeError(
+            f"raise ... from {type(cause).__name__}(...) under a tensor condition ({where(src)}): "
+            "the cause has a tensor argument, but its message is fixed when the program is "
+            "built. Use a Python string message.")
+    return cause
 
 
 def helper_raise(exc, src) -> None:

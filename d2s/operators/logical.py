@@ -15,7 +15,7 @@ from runtime.program import train_step
 
 from .. import report
 from ..errors import ConversionError
-from . import key_flags, mutation, str_arrays
+from . import chosen_text, key_flags, mutation, str_arrays
 from .made_sets import MadeSet, items_of
 from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, set_flags, traced
@@ -328,6 +328,9 @@ def in_(x, container):
     if isinstance(x, str_arrays.StrItem) and isinstance(container, (list, tuple, set,
                                                                     frozenset)):
         return str_arrays.item_in(x, container)  # (a str the run decides, among Python's)
+    if chosen_text.is_run_str(container) or chosen_text.is_run_str(x) and (
+            type(container) is str or chosen_text.is_run_str(container)):  # (`"a" in mode`)
+        return chosen_text.text_op(lambda a, b: a in b, "`in`", x, container)
     if is_variable(container) and container.is_array and holds_python_numbers(container):
         values = array_pack(container)  # (a list of Python numbers the program grows)
         out = rt.any(rt.equal(values[:, 0] if holds_number_kinds(container) else values, x))

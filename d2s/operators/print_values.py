@@ -13,7 +13,7 @@ import runtime as rt
 from runtime.program.debug_ops import prints_as_number, prints_as_run_number
 
 from ..errors import ConversionError
-from . import key_flags
+from . import chosen_text, key_flags
 from .variables import is_variable, user_origin, where
 
 
@@ -140,6 +140,11 @@ def fstring(*parts):
     if not any(isinstance(p, Formatted) and (holds_graph_values(p.value) or _run_str(p))
                for p in parts):
         return "".join(p.text() if isinstance(p, Formatted) else p for p in parts)
+    if _chosen_only(parts):  # (`f"mode={mode}"`: the text of each str it may be, a chosen str)
+        return chosen_text.text_op(lambda *values: "".join(
+            Formatted(v, p.conv, p.spec).text() if isinstance(p, Formatted) else p
+            for p, v in zip(parts, values)), "an f-string", *(
+                p.value if isinstance(p, Formatted) else p for p in parts))
     out = []
     for p in parts:
         if not isinstance(p, Formatted):
@@ -164,6 +169,15 @@ def fstring(*parts):
         else:
             out.append(p.value)  # (str and repr of a tensor print the same)
     return FString(out)
+
+
+def _chosen_only(parts) -> bool:
+    """Whether the f-string pieces `parts` hold strs a tensor `if` chose, of known strs, and
+    no other values only the run decides."""
+    values = [p.value for p in parts if isinstance(p, Formatted)]
+    return any(getattr(v, "texts", None) is not None for v in values) and not any(
+        holds_graph_values(v) or chosen_text.is_run_str(v) and getattr(v, "texts", None) is
+        None for v in values)
 
 
 def _run_str(p) -> bool:

@@ -24,17 +24,26 @@ def _tuple(x) -> bool:
     return isinstance(x, tuple) and not hasattr(x, "_fields")
 
 
-def mark(out, fn=None):
+def mark(out, fn=None, memo=None):
     """`out` with each such dict (directly, or inside lists, tuples and dicts) replaced by a
-    `PresentKeys`; anything else as it is."""
+    `PresentKeys`; anything else as it is. One object met at several places gives one
+    (`memo`: `owned_results.Shared` keeps them one object after the call)."""
+    memo = {} if memo is None else memo
+    done = memo.get(id(out))
+    if done is None:
+        done = memo[id(out)] = (out, _marked(out, fn, memo))
+    return done[1]
+
+
+def _marked(out, fn, memo):
     if type(out) is list or _tuple(out):
-        items = [mark(v, fn) for v in out]
+        items = [mark(v, fn, memo) for v in out]
         changed = any(a is not b for a, b in zip(items, out, strict=True))
         return type(out)(items) if changed else out
     if type(out) is not dict:
         return out
     flags, order = flags_of(out), order_of(out)
-    items = {k: mark(v, fn) for k, v in out.items()}
+    items = {k: mark(v, fn, memo) for k, v in out.items()}
     check_order(out, "returning the dict", fn, ordered=order is not None)
     if not flags and order is None:
         changed = any(items[k] is not out[k] for k in out)
@@ -91,13 +100,24 @@ def _unchecked_copy(value):
     return copy
 
 
-def restore(result):
+def restore(result, memo=None):
     """The call's result with each `PresentKeys` a dict of the keys present in this run (also
     inside the result of a call that writes state back, `writeback.WithState`); a list, tuple
-    or dict holding none is itself (the caller's own: `owned_results`)."""
+    or dict holding none is itself (the caller's own: `owned_results`). One object met at
+    several places (returned and stored: `owned_results.Shared`) gives one dict (`memo`)."""
+    memo = {} if memo is None else memo
+    done = memo.get(id(result))
+    if done is not None:
+        return done[1]
+    out = _restored(result, memo)
+    memo[id(result)] = (result, out)
+    return out
+
+
+def _restored(result, memo):
     if isinstance(result, PresentKeys):
         keys, values, flags, order = result
-        out = {k: restore(v) for k, v, f in zip(keys, values, flags, strict=True)
+        out = {k: restore(v, memo) for k, v, f in zip(keys, values, flags, strict=True)
                if f is None or bool(f)}
         if order is not None and not bool(order[0]):  # (the else branch's order: its keys,
             # then those added after the `if`)
@@ -106,7 +126,7 @@ def restore(result):
         return out
     if type(result) in (list, dict) or _tuple(result):
         items = result.items() if type(result) is dict else enumerate(result)
-        new = [(k, restore(v)) for k, v in items]
+        new = [(k, restore(v, memo)) for k, v in items]
         if all(v is (result[k]) for k, v in new):
             return result
         return dict(new) if type(result) is dict else type(result)(v for _, v in new)

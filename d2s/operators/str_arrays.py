@@ -12,11 +12,14 @@ Used by `branch_arrays.py` (`if`), `loop_initial.py` (loops) and `lists.py` (app
 """
 from __future__ import annotations
 
+import operator
+
 import runtime as rt
 from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, holds_strs, string_id
 from runtime.ops.arrays import array_pack
 
 from ..errors import ConversionError
+from . import chosen_text
 from .mutation import StateChangeError
 from .variables import is_variable, user_origin, where
 
@@ -96,6 +99,7 @@ class StrItem:
     dict key, its truth, a str method) is refused at the user's line."""
 
     __slots__ = ("id",)
+    run_str = True  # (`chosen_text.is_run_str`)
     what = "a str read from a list of str whose length depends on a tensor"
     advice = ("Return the list (the call gives back the list of strs), or keep an index per "
               "item into a tuple of the texts.")
@@ -164,17 +168,58 @@ class JoinedStr(StrItem):
 
 
 class ChosenStr(StrItem):
-    """A str that the branches of a tensor `if` differ on (`branch_strs`); `choices`: the
-    strs it may be (a tuple), where the branches held known strs, else None."""
+    """A str that the branches of a tensor `if` differ on (`branch_strs`). Where the strs the
+    run may choose are known (`texts`), its text follows the run too (`chosen_text`):
+    `mode.upper()`, `"[" + mode + "]"`, an f-string, `len(mode)`, `mode.startswith("t")`
+    give the result of each of those strs, the program picking the run's (a `ChosenStr`, or
+    a bool or int graph value standing for the Python one); where every str gives the same
+    value (`len` of "eval" and "test"), that value. Orders (`mode < "m"`) are Python bools
+    where every str agrees, else refused: `sorted` and `max` need their truth."""
 
-    __slots__ = ("choices",)
-
-    def __init__(self, id_, choices=None):
-        super().__init__(id_)
-        self.choices = choices
+    __slots__ = ("texts",)
     what = "a str chosen by an if whose condition is a tensor"
     advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
               "keep an index into a tuple of the texts, or decide the if with a Python value.")
+
+    def __init__(self, id_, texts=None):
+        super().__init__(id_)
+        self.texts = texts  # (the strs the run may choose; None: not known)
+
+    def __getattr__(self, name):
+        if name in _STR_METHODS and self.texts is not None:  # (`mode.upper()`)
+            return lambda *args, **kwargs: chosen_text.text_op(
+                lambda s, *a: getattr(s, name)(*a, **kwargs), f"str.{name}()", self, *args)
+        return super().__getattr__(name)
+
+    def _op(op: str):
+        def run(self, *others):
+            return chosen_text.text_op(getattr(operator, op), _OP_NAMES.get(op, op), self,
+                                       *others)
+        return run
+
+    def _rop(op: str):
+        def run(self, other):
+            return chosen_text.text_op(getattr(operator, op), _OP_NAMES.get(op, op), other,
+                                       self)
+        return run
+
+    def _same(fn, what: str):
+        def run(self, *args):  # (must be a Python value: the one every str gives)
+            return chosen_text.same_for_all(lambda s: fn(s, *args), what, self)
+        return run
+
+    __add__, __mul__, __mod__, __getitem__ = _op("add"), _op("mul"), _op("mod"), _op("getitem")
+    __radd__, __rmul__ = _rop("add"), _rop("mul")
+    # (orders: Python's `sorted` / `max` take their truth, so a Python bool, where all agree)
+    __lt__, __le__ = _same(operator.lt, "`<`"), _same(operator.le, "`<=`")
+    __gt__, __ge__ = _same(operator.gt, "`>`"), _same(operator.ge, "`>=`")
+    __len__, __bool__ = _same(len, "len()"), _same(bool, "its truth")
+    __contains__ = _same(operator.contains, "`in`")
+    __str__, __format__ = _same(str, "str()"), _same(format, "format()")
+    del _op, _rop, _same
+
+
+_OP_NAMES = {"add": "+", "mul": "*", "mod": "%", "getitem": "indexing"}
 
 
 _STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_"))

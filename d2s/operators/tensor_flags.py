@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 
 from runtime.core import active_builder, is_eager_tensor
-from runtime.parameter import Parameter
+from runtime.parameter import FLAGS_VERSION, Parameter
 from runtime.program.origin import frame_line
 
 from ..errors import ConversionError
@@ -75,14 +75,21 @@ class FrozenParameters:
     gradient for them, so a call where one requires a gradient again (unfrozen between calls,
     as fine-tuning does) needs another program. `all_frozen` is what a guard reads."""
 
-    __slots__ = ("params",)
+    __slots__ = ("params", "version")
 
     def __init__(self, params: tuple):
-        self.params = params
+        self.params, self.version = params, -1
 
     @property
     def all_frozen(self) -> bool:
-        return all(p.stop_gradient for p in self.params)
+        """O(1) while no Parameter's flag was set since they were last all seen frozen."""
+        if self.version == FLAGS_VERSION[0]:
+            return True
+        version = FLAGS_VERSION[0]
+        if not all(p.stop_gradient for p in self.params):
+            return False
+        self.version = version
+        return True
 
 
 def frozen_guard(program, written: set) -> tuple:

@@ -12,6 +12,7 @@ import runtime as rt
 from runtime.program.debug_ops import assert_text
 
 from ..errors import ConversionError
+from . import chosen_text
 from .exceptions import helper_raise, in_graph_block, mark_raised, raise_
 from .print_values import FString, holds_graph_values, print_objects
 from .variables import user_origin, where
@@ -26,8 +27,15 @@ def _refuse(what: str, of: str = "a tensor computed by the converted code"):
         origin=src)
 
 
+def _chosen(x) -> bool:
+    """Whether `x` is a str a tensor `if` chose, of known strs (`chosen_text`)."""
+    return chosen_text.is_run_str(x) and getattr(x, "texts", None) is not None
+
+
 def str_(*args, **kwargs):
     """`str(x)`"""
+    if len(args) == 1 and not kwargs and _chosen(args[0]):
+        return args[0]  # (a str: itself)
     if args and holds_graph_values(args[0]):
         _refuse("str()")
     return builtins.str(*args, **kwargs)
@@ -35,6 +43,8 @@ def str_(*args, **kwargs):
 
 def repr_(x):
     """`repr(x)`"""
+    if _chosen(x):
+        return chosen_text.text_op(builtins.repr, "repr()", x)
     if holds_graph_values(x):
         _refuse("repr()")
     return builtins.repr(x)
@@ -42,6 +52,8 @@ def repr_(x):
 
 def format_(x, spec=""):
     """`format(x, spec)`"""
+    if _chosen(x):
+        return chosen_text.text_op(builtins.format, "format()", x, spec)
     if holds_graph_values(x):
         _refuse("format()")
     return builtins.format(x, spec)
@@ -49,6 +61,10 @@ def format_(x, spec=""):
 
 def percent(fmt, args):
     """`"..." % args` with a string literal on the left."""
+    if _chosen(args) or type(args) is tuple and any(_chosen(a) for a in args):
+        return chosen_text.text_op(lambda f, *a: f % (a[0] if type(args) is not tuple else a),
+                                   "`%` formatting", fmt, *(
+                                       args if type(args) is tuple else (args,)))
     if holds_graph_values(args):
         _refuse("`%` formatting")
     return fmt % args

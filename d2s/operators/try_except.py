@@ -320,6 +320,10 @@ def try_error(state: TryState, code, classes):
             "tensor conditions: the exception object bound to the name is a Python value, "
             "fixed when the program is built. Catch them in separate `except` clauses, or do "
             "not bind the exception to a name.", origin=src)
+    try:
+        first.__d2s_handled__ = True  # (a `raise ... from name` in the clause: `raise_`)
+    except AttributeError:  # (an exception class with __slots__)
+        pass
     return first
 
 

@@ -34,9 +34,8 @@ def _assert_kernel(xp, cond, data, held=(), message="", summarize=20, parts=None
             text = io.StringIO()
             _py_print_kernel(xp, data, parts, "", "", stop_gradient, text, as_int, formats,
                              kinds, lists)
-            cls = error_class(error)
-            raise _holding(AssertionError(text.getvalue()) if cls is AssertionError else
-                           _made(cls, error, text.getvalue()), state, held)
+            raise _holding(AssertionError(text.getvalue()) if error == "AssertionError" else
+                           _made(error, text.getvalue()), state, held)
         shown = "".join(f"\n  {np.array2string(backend.to_numpy(d).reshape(-1)[:summarize])}"
                         for d in data)
         raise _holding(AssertionError((message or "Assert failed: the condition is False")
@@ -450,12 +449,25 @@ def error_class(name: str) -> type | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
-def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1):
-    raise _holding(_made(error_class(error), error, message), state, held)
+def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
+                  cause_message="", context="", context_message="", suppress=False):
+    exc = _made(error, message)
+    if cause or suppress:  # (`raise E(...) from err`: a new `err` of its class and message,
+        exc.__cause__ = _made(cause, cause_message) if cause else None  # as its cause)
+    if context:  # (raised while handling an exception: that one, or the cause, its context)
+        exc.__context__ = exc.__cause__ if context == "cause" else _made(context,
+                                                                         context_message)
+    if cause or context:
+        try:
+            exc.program_cause = True  # (the cause is the program's user's, as `exc` is)
+        except AttributeError:  # (an exception class with __slots__)
+            pass
+    raise _holding(exc, state, held)
 
 
-def _made(cls, error: str, message: str) -> BaseException:
-    """The exception `cls(message)` a `raise` op raises (`error`: its name)."""
+def _made(error: str, message: str) -> BaseException:
+    """A new exception of the class named `error` (`error_name`) with `message`."""
+    cls = error_class(error)
     if cls is None:
         return ProgramRaisedError(f"{error}: {message}")
     try:
@@ -464,22 +476,38 @@ def _made(cls, error: str, message: str) -> BaseException:
         return ProgramRaisedError(f"{error}: {message}")
 
 
+def _message(exc: BaseException) -> str:
+    args = exc.args
+    return "" if not args else str(args[0]) if len(args) == 1 else str(exc)
+
+
 RAISE = registry.register(
     "raise", kernel=_raise_kernel, infer=lambda held=(), **a: (), nondiff=True, amp="keep",
     doc="Raise the exception named by `error` (a builtin name or 'module:Qualname') with "
         "`message` when the op runs; `at` is the user line that raised it. Put it in a "
         "cond/while block so it runs only when that branch is taken. Given a `state` key, "
-        "the exception carries it with the values of `held` (`state_at_raise`).")
+        "the exception carries it with the values of `held` (`state_at_raise`). With "
+        "`cause` (a class name as `error`) and `cause_message`, its `__cause__` is a new "
+        "exception of that class and message (`raise E(...) from err`); with `context` "
+        "(and `context_message`), its `__context__` ('cause': the cause; `suppress`: "
+        "`from None`).")
 
 
 def raise_error(exc: BaseException, at: str = "") -> None:
     """Raise `exc` when the program runs this op (eagerly: now). The class and message are
-    kept (`str(exc)`); `at` ('model.py:12') is shown in the printed program."""
+    kept (`str(exc)`), and those of its `__cause__`; `at` ('model.py:12') is shown in the
+    printed program."""
     if STATE.builder is None:
         raise exc
-    args = exc.args
-    message = "" if not args else str(args[0]) if len(args) == 1 else str(exc)
-    attrs = {"error": error_name(type(exc)), "message": message, "at": at}
+    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at}
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None:  # (`raise E(...) from err`: err's class and message)
+        attrs.update(cause=error_name(type(cause)), cause_message=_message(cause))
+    if context is not None:  # (and the exception it was raised while handling)
+        attrs.update(context="cause") if context is cause else attrs.update(
+            context=error_name(type(context)), context_message=_message(context))
+        if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
+            attrs["suppress"] = True
     state = STATE_AT_RAISE[0]()
     if state is None:
         bind(RAISE, (), attrs)

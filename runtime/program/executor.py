@@ -109,7 +109,7 @@ class Executor:
         try:
             out = compiled.fn(feed if feed is not None else {})
         except Exception as e:
-            raise _rewrite(e, compiled, program) from e
+            raise with_cause(_rewrite(e, compiled, program), e)
         if return_numpy:
             if backend.XP is np:
                 return list(out)
@@ -262,3 +262,12 @@ def _value_of(x, values: dict):
 
 # Public name for other packages (d2s maps failures of the programs it compiles itself).
 rewrite_error = _rewrite
+
+
+def with_cause(new: BaseException, e: BaseException) -> BaseException:
+    """`new` (the exception `_rewrite` gives for `e`) with `e` as its cause, as `raise new
+    from e` leaves it; `e` itself (a raise op's: the user's own exception) keeps its own
+    cause (`raise E(...) from err`), where `raise e from e` would make `e` its own cause."""
+    if new is not e:
+        new.__cause__ = e
+    return new

@@ -67,6 +67,13 @@ def shouted(x):
     return level.upper()
 
 
+def split_up(x):
+    level = "very-low"
+    if x.sum() > 0:
+        level = "high"
+    return level.split("-")
+
+
 def _x(row):
     return rt.to_tensor(np.asarray(row, "float32"))
 
@@ -105,9 +112,16 @@ def test_printed_as_eager(capsys):
     assert want == "level: low\n[low] done\n"
 
 
-def test_its_text_is_refused_at_the_line():
-    assert shouted(_x(ROWS[0])) == "HIGH"
+def test_its_text_follows_the_run():
+    # (its text was refused at the line; tests/d2s/observe_state/test_text_of_chosen_strs.py)
+    static = d2s.to_static(shouted, full_graph=True)
+    for row in ROWS:
+        assert static(_x(row)) == shouted(_x(row))
+
+
+def test_text_of_other_types_per_str_is_refused_at_the_line():
+    assert split_up(_x(ROWS[0])) == ["high"]
     with pytest.raises(d2s.ConversionError) as info:
-        d2s.to_static(shouted, full_graph=True)(_x(ROWS[0]))
-    text = assert_at_user_line(info.value, __file__, line_of(shouted, "level.upper()"))
-    assert "a str chosen by an if whose condition is a tensor" in text
+        d2s.to_static(split_up, full_graph=True)(_x(ROWS[0]))
+    text = assert_at_user_line(info.value, __file__, line_of(split_up, 'level.split("-")'))
+    assert "str.split() of a str chosen by an if whose condition is a tensor gives list" in text

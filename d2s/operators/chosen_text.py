@@ -1,0 +1,110 @@
+"""The text of a str a tensor `if` chose (`str_arrays.ChosenStr`, whose `texts` are the strs
+the run may choose): a text operation (`mode.upper()`, `"[" + mode + "]"`, an f-string,
+`len(mode)`, `mode.startswith("t")`, `"a" in mode`) is done at trace time on each of those
+strs (each combination, where it takes several such strs), and the program picks the result
+by the run's str ids: a str is a `ChosenStr` again (the ids of the results), a bool or int a
+graph value standing for the Python one (`python_scalar`: returned as a Python value). Where
+every str gives the same value, the operation gives that value. A result of another type (a
+list from `split`), an operation that raises for one of the strs, a str read from a list a
+tensor sizes (no known `texts`) or a tensor beside the str is refused at the user's line, and
+so is an order (`mode < "m"`, `sorted`, `max`) that differs by the str (`same_for_all`:
+Python takes its truth).
+"""
+from __future__ import annotations
+
+import itertools
+
+import runtime as rt
+from runtime.ops.array_number_kinds import STR_DTYPE, string_id
+
+from ..errors import ConversionError
+from .variables import is_variable, user_origin, where
+
+MAX_COMBINATIONS = 64  # (of the strs several chosen strs may be, in one operation)
+
+
+def is_run_str(v) -> bool:
+    """Whether `v` is a str only the run decides (a `str_arrays.StrItem`)."""
+    return getattr(type(v), "run_str", False)
+
+
+def text_op(fn, what: str, *values):
+    """`fn(*values)`, the run's strs in place of the chosen ones among `values`."""
+    chosen = [k for k, v in enumerate(values) if is_run_str(v)]
+    combos = _combinations([values[k] for k in chosen], values, what)
+    results = []
+    for combo in combos:
+        args = list(values)
+        for k, text in zip(chosen, combo):
+            args[k] = text
+        results.append(_result(fn, args, what, combo))
+    return picked([values[k] for k in chosen], combos, results, what)
+
+
+def same_for_all(fn, what: str, item):
+    """`fn(text)`, a Python value, where every str the run may choose gives the same one."""
+    combos = _combinations([item], (item,), what)
+    results = [_result(fn, [text], what, (text,)) for (text,) in combos]
+    if all(type(r) is type(results[0]) and r == results[0] for r in results):
+        return results[0]
+    item._refuse()
+
+
+def _combinations(items: list, values, what: str) -> list:
+    for v in items:
+        if getattr(v, "texts", None) is None:
+            v._refuse()  # (a str read from a list a tensor sizes: which strs, unknown)
+    if any(is_variable(v) for v in values):
+        _refuse(f"{what} of a str chosen by an if whose condition is a tensor and a tensor")
+    combos = list(itertools.product(*(v.texts for v in items)))
+    if len(combos) > MAX_COMBINATIONS:
+        _refuse(f"{what} of strs chosen by ifs whose conditions are tensors, which may be "
+                f"{len(combos)} combinations of strs (at most {MAX_COMBINATIONS})")
+    return combos
+
+
+def _result(fn, args: list, what: str, combo: tuple):
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001  (eager raises on that run only)
+        _refuse(f"{what} raises {type(e).__name__} ({e}) for {', '.join(map(repr, combo))}, a "
+                "str the run may choose (an if whose condition is a tensor chose it): only the "
+                "run decides whether eager code raises")
+
+
+def picked(items: list, combos: list, results: list, what: str):
+    """The result of the run's combination of strs (`items`' ids) among `results`."""
+    first = results[0]
+    if all(type(r) is type(first) and r == first for r in results):
+        return first  # (the same whatever the run chooses)
+    kind = type(first)
+    if kind not in (str, bool, int) or any(type(r) is not kind for r in results):
+        _refuse(f"{what} of a str chosen by an if whose condition is a tensor gives "
+                f"{', '.join(sorted({type(r).__name__ for r in results}))} values that differ "
+                "by the str")
+    values = [_constant(r) for r in results]
+    out = values[-1]
+    for combo, value in zip(combos[:-1], values[:-1]):
+        test = None
+        for item, text in zip(items, combo):
+            same = rt.equal(item.id, _constant(text))
+            test = same if test is None else rt.logical_and(test, same)
+        out = rt.where(test, value, out)
+    if kind is str:
+        return type(items[0])(out, tuple(dict.fromkeys(results)))
+    out.python_scalar = True  # (a Python bool or int when returned, as eager's)
+    return out
+
+
+def _constant(value):
+    if type(value) is str:
+        return rt.full([], string_id(value), STR_DTYPE)
+    return rt.full([], value, "bool" if type(value) is bool else "int64")
+
+
+def _refuse(what: str):
+    src = user_origin()
+    raise ConversionError(
+        f"{what} ({where(src)}): converted code makes the text of a chosen str for each str "
+        "the run may choose, and this it cannot. Return the str (the call gives it), or keep "
+        "an index into a tuple of the texts.", src)
