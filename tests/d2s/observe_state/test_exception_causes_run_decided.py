@@ -112,6 +112,7 @@ def test_from_none_has_no_cause():
 
 
 def test_a_layers_error_caught_and_raised_again_from_it():
+    rt.seed(0)  # (which inputs raise depends on the weights: not on the tests run before)
     eager, static_layer = Head(), Head()
     static_layer.set_state_dict(eager.state_dict())
     static = d2s.to_static(static_layer)
