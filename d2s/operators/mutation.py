@@ -349,7 +349,7 @@ class Log:
         for key, (obj, kind, path, snap) in list(self.seen.items()):
             if kind is None or kind == "private" or key in self.quiet:
                 continue
-            if kind == "deque" and changed_deque(obj, snap):
+            if kind == "deque" and self.src is not None and changed_deque(obj, snap):
                 raise StateChangeError(changed_deque(obj, snap, path, self.src), self.src)
             for slot in _diff(obj, kind, path, snap):
                 if slot.ident() not in self._ids:
