@@ -41,7 +41,7 @@ def sorted_items(items: list, key, reverse: bool) -> list:
     order = _order(keys, reverse, src)
     flat = [flatten(item) for item in items]
     tree = flat[0][1]
-    if any(t != tree for _, t in flat):
+    if any(_shape(t) != _shape(tree) for _, t in flat):
         raise ConversionError(
             f"sorting a list of items of different structures by tensors ({where(src)}): the "
             "structure at each position would depend on data. Give every item the same "
@@ -102,10 +102,11 @@ def _column(leaves: list, src):
             is_variable(v) or rt.is_tensor(v) for v in leaves) and builtins.all(
             type(v) is type(first) and v == first for v in leaves):
         return lambda i: first
-    if builtins.all(isinstance(v, _NUMBERS) for v in leaves):
-        kind = "float64" if builtins.any(isinstance(v, float) for v in leaves) else (
-            "bool" if builtins.all(isinstance(v, bool) for v in leaves) else "int64")
-        stacked = rt.to_tensor(leaves, kind)
+    if builtins.all(_number(v) for v in leaves):  # Python numbers, or values standing for them
+        kinds = [_kind(v) for v in leaves]
+        kind = "float64" if "f" in kinds else "bool" if set(kinds) == {"b"} else "int64"
+        stacked = rt.stack([rt.reshape(rt.cast(v, kind), []) if is_variable(v) else
+                            rt.to_tensor(v, kind) for v in leaves])
 
         def number(i):
             out = stacked[i]
@@ -121,6 +122,31 @@ def _column(leaves: list, src):
             "values of one dtype and shape there.", origin=src)
     stacked = rt.stack(leaves)
     return lambda i: stacked[i]
+
+
+def _number(v) -> bool:
+    """A Python number, or a 0-d graph value standing for one (`int(t)`, `t.item()`)."""
+    if not is_variable(v):
+        return isinstance(v, _NUMBERS)
+    return getattr(v, "python_scalar", False) and v.size in (1, -1) and not v.is_array and \
+        not getattr(v, "mixed_number", False) and v.none_when is None and v.number_when is None
+
+
+def _kind(v) -> str:
+    """"b", "i" or "f": the kind of Python number `v` is or stands for."""
+    if is_variable(v):
+        return "b" if v.dtype == "bool" else "f" if v.dtype.is_floating else "i"
+    return "b" if isinstance(v, bool) else "f" if isinstance(v, float) else "i"
+
+
+def _shape(tree):
+    """A pytree's structure with each dataclass instance in it replaced by its class: trees
+    compared without the instances' `__eq__` (which compares their fields, graph values)."""
+    if tree is None:  # (a leaf)
+        return None
+    (kind, cls, extra), subtrees = tree
+    return ((kind, type(cls) if kind == "dataclass" else cls, extra),
+            tuple(_shape(t) for t in subtrees))
 
 
 def _what(v) -> str:
