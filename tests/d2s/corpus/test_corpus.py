@@ -38,7 +38,7 @@ from . import (  # noqa: F401  isort: skip
     cases_wild3_vision, cases_wild3_llm, cases_wild3_training, cases_wild3_data,
     cases_wild3_idioms, cases_wild3_streaming,
     cases_wild4_speech, cases_wild4_detection, cases_wild4_tabular, cases_wild4_series,
-    cases_wild4_idioms,
+    cases_wild4_idioms, cases_wild5_llm, cases_wild5_rl, cases_wild5_diffusion,
     cases_paddle_ifelse, cases_paddle_loops, cases_paddle_containers, cases_paddle_calls,
     cases_paddle_models, cases_paddle_checks)
 
@@ -60,6 +60,8 @@ def _params(cases, kind):
 def _to_inputs(value):
     if isinstance(value, np.ndarray):
         return rt.to_tensor(value)
+    if hasattr(value, "_fields"):  # a namedtuple
+        return type(value)(*(_to_inputs(v) for v in value))
     if isinstance(value, (list, tuple)):
         return type(value)(_to_inputs(v) for v in value)
     if isinstance(value, dict):
