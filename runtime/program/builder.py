@@ -486,9 +486,10 @@ def _check_same_shape(target: Variable, value: Variable) -> None:
 
 def _stop_when(inputs):
     """For an op whose inputs have a gradient path on some runs only (`stop_flags.py`): the
-    bool value, True on the runs where none has one; None where an input surely has one."""
+    bool value, True on the runs where none has one; None where an input surely has one.
+    The tensors of a list input (`concat`, `stack`) are inputs each."""
     flags = []
-    for x in inputs:
+    for x in _leaves(inputs):
         if not _stops_gradient(x):
             f = getattr(x, "stop_when", None)
             if f is None:
@@ -499,6 +500,14 @@ def _stop_when(inputs):
     for f in flags[1:]:
         flag = logical_and(flag, f)
     return flag
+
+
+def _leaves(inputs):
+    for x in inputs:
+        if isinstance(x, (list, tuple)):
+            yield from _leaves(x)
+        else:
+            yield x
 
 
 def _stops_gradient(x) -> bool:
