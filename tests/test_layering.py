@@ -299,7 +299,8 @@ OPERATOR_RANKS = {
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
-    "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "print_values.py": 1, "loop_errors.py": 1,
+    "sort_values.py": 1.75,  # (on str_arrays: a str item the sort's order picks)
     "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
     "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)
     "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)

@@ -11,7 +11,8 @@ So the keys become one tensor, `argsort` (stable, as Python's sort) gives the or
             [(stack([s0, s1])[order[0]], stack([0, 1])[order[0]]), (... order[1] ...)]
 
 Leaves that are the same Python object in every item stay it; Python numbers that differ become
-0-d graph values standing for Python numbers (as `int(t)` does); tensor leaves keep their
+0-d graph values standing for Python numbers (as `int(t)` does), strs that differ a str the
+run chooses (`branch_strs`: `max(scores, key=scores.get)`); tensor leaves keep their
 gradient path through the gather. What one program cannot give is refused at the user's line:
 items of other structures, or leaves of other dtypes or shapes (the dtype at a position would
 depend on data), and keys that are not one number each (tuples of tensors, vectors).
@@ -24,6 +25,7 @@ import runtime as rt
 from runtime.pytree import flatten, unflatten
 
 from ..errors import ConversionError
+from .str_arrays import ChosenStr, str_id
 from .variables import is_variable, user_origin, where
 
 _NUMBERS = (bool, int, float)
@@ -113,6 +115,9 @@ def _column(leaves: list, src):
             out.python_scalar = True
             return out
         return number
+    if builtins.all(type(v) is str for v in leaves):  # (`max(scores, key=scores.get)`)
+        ids = rt.stack([str_id(v) for v in leaves])
+        return lambda i: SortedStr(ids[i])
     if not builtins.all(is_variable(v) or rt.is_tensor(v) for v in leaves) or len(
             {(str(v.dtype), tuple(v.shape)) for v in leaves}) != 1:
         raise ConversionError(
@@ -122,6 +127,13 @@ def _column(leaves: list, src):
             "values of one dtype and shape there.", origin=src)
     stacked = rt.stack(leaves)
     return lambda i: stacked[i]
+
+
+class SortedStr(ChosenStr):
+    """A str that a sort by computed keys puts at a place (returned, the call gives it)."""
+
+    __slots__ = ()
+    what = "a str picked by sorted/max/min with keys computed by the converted code"
 
 
 def _number(v) -> bool:
