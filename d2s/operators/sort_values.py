@@ -35,7 +35,8 @@ def sorted_items(items: list, key, reverse: bool) -> list:
     """`items` sorted as `sorted(items, key=key, reverse=reverse)` sorts them; each key is
     computed once."""
     keys = [item if key is None else key(item) for item in items]
-    if not builtins.any(is_variable(k) for k in keys):
+    if not builtins.any(is_variable(k) or type(k) is tuple and builtins.any(
+            is_variable(x) for x in k) for k in keys):
         order = builtins.sorted(builtins.range(len(items)), key=keys.__getitem__,
                                 reverse=reverse)
         return [items[i] for i in order]
@@ -56,9 +57,17 @@ def sorted_items(items: list, key, reverse: bool) -> list:
 def extreme_by_key(py, args: tuple, kwargs: dict):
     """`max` / `min` (`py`) of `args` with `kwargs`; with a `key` over a list of items: the
     first item of the stable sort by the keys (Python's choice among ties), so keys that are
-    graph values (a candidate picked by its score) decide it when the program runs."""
-    if "key" not in kwargs or builtins.len(args) == 1 and is_variable(args[0]):
+    graph values (a candidate picked by its score) decide it when the program runs; without
+    one, over tuples holding graph values (`max(zip(scores, ids))`): by the tuples."""
+    if builtins.len(args) == 1 and is_variable(args[0]):
         return py(*args, **kwargs)
+    if "key" not in kwargs:
+        if builtins.len(args) == 1 and not isinstance(args[0], (list, tuple)):
+            args = (builtins.list(args[0]),)  # (an iterator: read once, here)
+        items = args[0] if builtins.len(args) == 1 else args
+        if not builtins.any(type(v) is tuple and builtins.any(is_variable(x) for x in v)
+                            for v in items):
+            return py(*args, **kwargs)
     unknown = builtins.set(kwargs) - {"key", "default"}
     if unknown:
         raise TypeError(f"{py.__name__}() got an unexpected keyword argument "
@@ -68,7 +77,7 @@ def extreme_by_key(py, args: tuple, kwargs: dict):
         if "default" in kwargs:
             return kwargs["default"]
         raise ValueError(f"{py.__name__}() iterable argument is empty")
-    return sorted_items(items, kwargs["key"], reverse=py is builtins.max)[0]
+    return sorted_items(items, kwargs.get("key"), reverse=py is builtins.max)[0]
 
 
 def sort_in_place(items: list):
@@ -80,7 +89,25 @@ def sort_in_place(items: list):
 
 
 def _order(keys: list, reverse: bool, src):
-    """The stable sorting order of `keys` (numbers or one-element graph values), a tensor."""
+    """The stable sorting order of `keys` (numbers or one-element graph values, or tuples of
+    them of one length: compared item by item, as Python compares tuples), a tensor."""
+    width = {len(k) for k in keys if type(k) is tuple}
+    if width and builtins.all(type(k) is tuple for k in keys) and len(width) == 1:
+        # (stable sorts by the last item first, then by each item before it: the order of
+        # the tuples; equal keys keep their order, for reverse=True too)
+        order = rt.arange(len(keys))
+        for j in builtins.reversed(builtins.range(width.pop())):
+            values = _key_values([k[j] for k in keys], src)
+            picked = rt.gather(values, order)
+            order = rt.gather(order, rt.argsort(-picked if reverse else picked))
+        return order
+    values = _key_values(keys, src)
+    # a stable ascending sort of the negated keys is Python's reverse=True (ties keep order)
+    return rt.argsort(-values if reverse else values)
+
+
+def _key_values(keys: list, src=None):
+    """The sort keys (numbers or one-element graph values) as one float64 tensor."""
     parts = []
     for k in keys:
         if not (isinstance(k, _NUMBERS) or is_variable(k) and k.size in (1, -1)
@@ -92,9 +119,7 @@ def _order(keys: list, reverse: bool, src):
                 "sort a tensor with rt.argsort.", origin=src)
         parts.append(rt.reshape(rt.cast(k, "float64"), [])
                      if is_variable(k) else rt.to_tensor(float(k), "float64"))
-    values = rt.stack(parts)
-    # a stable ascending sort of the negated keys is Python's reverse=True (ties keep order)
-    return rt.argsort(-values if reverse else values)
+    return rt.stack(parts)
 
 
 def _column(leaves: list, src):
