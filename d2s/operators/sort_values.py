@@ -97,7 +97,11 @@ def _order(keys: list, reverse: bool, src):
         # the tuples; equal keys keep their order, for reverse=True too)
         order = rt.arange(len(keys))
         for j in builtins.reversed(builtins.range(width.pop())):
-            values = _key_values([k[j] for k in keys], src)
+            column = [k[j] for k in keys]
+            if builtins.all(type(v) is str for v in column):  # (`(score, name)`: by rank)
+                rank = {v: r for r, v in builtins.enumerate(builtins.sorted(builtins.set(column)))}
+                column = [rank[v] for v in column]
+            values = _key_values(column, src)
             picked = rt.gather(values, order)
             order = rt.gather(order, rt.argsort(-picked if reverse else picked))
         return order

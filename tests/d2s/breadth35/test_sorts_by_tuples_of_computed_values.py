@@ -41,3 +41,17 @@ def test_sorts_by_tuples_are_eagers(scores):
     assert got[1:] == want[1:] == ref[1:]
     assert [type(v) for pair in got[3] for v in pair] == [float, int] * 3
     assert len(static.program_cache) == 1
+
+
+def rank_names(scores, names):
+    return [n for _, n in sorted(zip(scores.tolist(), names), reverse=True)]
+
+
+@pytest.mark.parametrize("scores", [[0.2, 0.9, 0.9], [0.5, 0.5, 0.5], [0.3, 0.1, 0.2]])
+def test_ties_broken_by_a_str_item_are_pythons(scores):
+    names = ["code", "math", "chat"]
+    static = d2s.to_static(rank_names)
+    want = rank_names(rt.to_tensor(np.float32(scores)), names)
+    got = static(rt.to_tensor(np.float32(scores)), names)
+    ref = [n for _, n in sorted(zip(np.float32(scores).tolist(), names), reverse=True)]
+    assert got == want == ref

@@ -484,3 +484,30 @@ def truncate_prompt_ids(ids, max_len, keep_bos):
     if keep_bos and ids[0] != bos:
         ids.insert(0, bos)
     return ids, len(ids)
+
+
+@case(args=[(i64([5, 6, 7, 2]), [[7, 2], [9]]), (i64([5, 6, 9]), [[7, 2], [9]]),
+            (i64([5, 6, 8]), [[7, 2], [9]])])
+def stop_sequence_criteria(input_ids, stop_sequences):
+    """HF's StopStringCriteria-like check on token ids: any stop sequence at the end of the
+    generated ids (`tolist()` of the input) ends generation; a Python bool comes back."""
+    ids = input_ids.tolist()
+    for seq in stop_sequences:
+        if ids[-len(seq):] == seq:
+            return True
+    return False
+
+
+@case(args=[(f32([0.1, 0.9, 0.3]), ["code", "math", "chat"]),
+            (f32([0.8, 0.1, 0.3]), ["code", "math", "chat"]),
+            (f32([0.2, 0.9, 0.9]), ["code", "math", "chat"])])
+def route_to_named_adapter(router_scores, adapter_names):
+    """A multi-LoRA router: adapters by name in a dict of scores, the best picked with
+    `max(scores, key=scores.get)`, the ranking by `(score, name)` pairs (ties by name), a
+    prompt prefix chosen by the winner; the winning score's `.item()` is a Python float."""
+    scores = {name: router_scores[i] for i, name in enumerate(adapter_names)}
+    best = max(scores, key=scores.get)
+    ranking = [name for _, name in sorted(zip(router_scores.tolist(), adapter_names),
+                                          reverse=True)]
+    prefix = "Solve step by step: " if best == "math" else ""
+    return best, ranking, prefix, router_scores.max().item()

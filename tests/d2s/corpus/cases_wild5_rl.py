@@ -337,3 +337,15 @@ def td_lambda_while(rewards, values, gamma, lam):
         out[t] = G
         t -= 1
     return paddle.stack(out)
+
+
+@case(args=[(f32([0.2, 0.9, 0.5]), [3, 1, 2], 0.0), (f32([0.7, 0.7, 0.1]), [3, 1, 2], 0.0),
+            (f32([0.1, 0.2, 0.3]), [3, 1, 2], 1.0)])
+def greedy_action_with_tie_break(q_values, action_ids, min_q):
+    """A greedy policy over a discrete action table: `max(zip(q, ids))` picks the best
+    action (ties by the larger id), no action when every value is below `min_q`."""
+    best_q, best_action = max(zip(q_values.tolist(), action_ids))
+    all_low = not (q_values.max() >= min_q)
+    if all_low:
+        return None, all_low
+    return best_action, all_low
