@@ -325,7 +325,7 @@ class EMAModel:
 
     def __init__(self, params, decay=0.9999, min_decay=0.0, update_after_step=0,
                  inv_gamma=1.0, power=2 / 3):
-        self.shadow_params = [p.clone() for p in params]
+        self.shadow_params = [p.clone().detach() for p in params]
         self.decay, self.min_decay, self.update_after_step = decay, min_decay, update_after_step
         self.inv_gamma, self.power = inv_gamma, power
         self.optimization_step = 0
