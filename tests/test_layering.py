@@ -299,7 +299,8 @@ OPERATOR_RANKS = {
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
-    "print_values.py": 1, "loop_errors.py": 1, "sort_values.py": 1,
+    "print_values.py": 1, "loop_errors.py": 1,
+    "sort_values.py": 1.75,  # (on str_arrays: a str item the sort's order picks)
     "chosen_text.py": 0.9,  # (the text of a str a tensor if chose: print_values, str_arrays)
     "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
     "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)
@@ -370,6 +371,7 @@ PROGRAM_RANKS = {
     "literal.py": 0, "origin.py": 0, "variable.py": 0, "printer.py": 0, "verify.py": 0,
     "ir.py": 0, "reached.py": 0, "serialize.py": 0, "freed_graph.py": 0,
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
+    "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,
     "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2, "reach_values.py": 2,

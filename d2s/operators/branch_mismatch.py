@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runtime.core import is_tensor
 
-from .variables import Undefined, is_variable
+from .variables import Undefined, is_variable, where
 
 MISSING = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()  # a place unset
 
@@ -139,3 +139,15 @@ def dtype_difference(a, b, path, prop=dtype_name):
     if prop(a) != prop(b):
         return path, prop(a), prop(b)
     return None
+
+
+def changed_deque(dq, snap: tuple, path: str = "", src=None) -> str:
+    """Why a `collections.deque` that the trace of a tensor `if` branch or a graph loop body
+    changed cannot be converted ("" where it did not change): the trace runs its code once,
+    so its `append`/`clear` would happen once, whatever the run decides."""
+    if len(dq) == len(snap) and all(a is b for a, b in zip(dq, snap)):
+        return ""
+    return (f"{path} is a collections.deque changed inside an if whose condition is a tensor "
+            f"or a loop the program runs ({where(src)}): converted code follows lists, not "
+            "deques (their append/clear would run once, when traced). Use a list there "
+            "(`window.append(x); window = window[-n:]` for a deque with maxlen=n)")

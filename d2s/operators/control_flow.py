@@ -453,13 +453,28 @@ def _return_fills(names, outs) -> dict:
     for i, name in enumerate(names):
         values = [o[i] for o in outs]
         pending = any(isinstance(v, Pending) for v in values)  # (a flag: `found = True`)
-        known = [v for v in values if not isinstance(v, Undefined) and (
-            has_tensor(v) or mutation.tensor_tree(v) or (
-                isinstance(v, (int, float)) and (pending or not isinstance(v, bool))))]
         placeholder = is_return_value(name) or pending
+        known = [v for v in values if _fillable(v, placeholder)]
         if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills
+
+
+def _fillable(v, placeholder: bool) -> bool:
+    """Whether zeros like `v` may stand in for an unbound placeholder beside it: a tensor, a
+    structure of tensors and numbers, a number; of a placeholder (a return value, a flag),
+    also a bool and a structure of numbers and bools (`return True` or `return [True, i]`
+    under a tensor `if` in a loop: the return flag guards every read of the zeros)."""
+    if isinstance(v, Undefined):
+        return False
+    if has_tensor(v) or mutation.tensor_tree(v):
+        return True
+    if isinstance(v, (int, float)):
+        return placeholder or not isinstance(v, bool)
+    if placeholder and type(v) in (list, tuple, dict):
+        items = list(v.values()) if type(v) is dict else list(v)
+        return bool(items) and all(_fillable(x, True) for x in items)
+    return False
 
 
 def _check_bound(names, first, second, src, unbound=None, errors=None) -> None:

@@ -263,7 +263,8 @@ def not_(x):
         return out
     if is_variable(x):
         out = rt.logical_not(to_bool(x))
-        out.python_scalar = x.python_scalar  # (`not n` of a Python number: a Python bool)
+        # (`not n` of a Python number, of a list, of a one-element tensor: a Python bool)
+        out.python_scalar = x.python_scalar or x.is_array or all(d == 1 for d in x.shape)
         return out
     return not x
 

@@ -21,6 +21,7 @@ them), objects of library classes other than Layers and attribute bags (`_BAGS`)
 """
 from __future__ import annotations
 
+import collections
 import copy
 import sys
 import types
@@ -31,6 +32,7 @@ from ..errors import ConversionError
 from .block_functions import carried_cells
 from .branch_mismatch import MISSING as _MISSING
 from .branch_mismatch import advice as _advice
+from .branch_mismatch import changed_deque
 from .branch_mismatch import mismatch as _mismatch
 from .branch_mismatch import not_one_array as _not_one_array
 from .branch_sets import set_changed, set_values, sets_aside, undecided_aside, undecided_ids
@@ -255,6 +257,8 @@ class Log:
                 self._add(obj, "dict", path, dict(obj))
                 for k, x in obj.items():
                     self._visit(x, f"{path}[{k!r}]")
+            elif isinstance(obj, collections.deque):  # (not followed: refused if changed)
+                self._add(obj, "deque", path, tuple(obj))
             elif isinstance(obj, set) and self.sets:  # (also a made set: `made_sets`)
                 self._add(obj, "set", path, tuple(obj))
             elif type(obj) is tuple:
@@ -342,10 +346,11 @@ class Log:
     def changed(self) -> list:
         """Slots changed since the snapshot that were not found before (also remembered)."""
         new = []
-        quiet = self.quiet
         for key, (obj, kind, path, snap) in list(self.seen.items()):
-            if kind is None or kind == "private" or key in quiet:
+            if kind is None or kind == "private" or key in self.quiet:
                 continue
+            if kind == "deque" and self.src is not None and changed_deque(obj, snap):
+                raise StateChangeError(changed_deque(obj, snap, path, self.src), self.src)
             for slot in _diff(obj, kind, path, snap):
                 if slot.ident() not in self._ids:
                     self._ids.add(slot.ident())
@@ -370,9 +375,6 @@ class Log:
         self.quiet.add(id(obj))
         self.slots = [s for s in self.slots if s.obj is not obj]
         self._ids = {i for i in self._ids if i[0] != id(obj)}
-
-    def var_slot(self, obj):
-        return next((s for s in self.slots if s.kind == "var" and s.obj is obj), None)
 
     def places(self) -> list:
         """Every place the walk found (a slot per list, dict key, attribute, cell and
@@ -413,9 +415,7 @@ class Log:
             elif kind == "cls":
                 _restore_class(obj, snap)
             elif kind == "globals":
-                for n, v in snap.items():
-                    if obj.get(n, _MISSING) is not v:
-                        obj[n] = v
+                obj.update([(n, v) for n, v in snap.items() if obj.get(n, _MISSING) is not v])
             elif kind == "cell":
                 if snap is not _MISSING and obj.cell_contents is not snap:
                     obj.cell_contents = snap

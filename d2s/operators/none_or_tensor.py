@@ -44,14 +44,14 @@ def flag_of(v):
 
 
 def _tensor_side(v) -> bool:
-    """A value that may stand beside None: a tensor (not an array, not a value standing for
-    a Python number), or one that is None on some runs already."""
+    """A value that may stand beside None: a tensor or a value standing for a Python number
+    (`.item()`, `float(t)`: the call gives eager's number or None), not an array nor a value
+    that is a number on some runs and a tensor on others; or one None on some runs already."""
     if flag_of(v) is not None:
         return True
     if not is_tensor(v):
         return False
-    return not is_variable(v) or not (v.is_array or getattr(v, "python_scalar", False) or
-                                      getattr(v, "number_when", None) is not None)
+    return not is_variable(v) or not (v.is_array or getattr(v, "number_when", None) is not None)
 
 
 def convertible(a, b) -> bool:

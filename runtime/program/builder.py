@@ -22,6 +22,9 @@ from ..ops.logic import logical_and, logical_or
 from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
 from . import freed_graph
+from .bind_inputs import plain as _plain
+from .bind_inputs import stop_when as _stop_when
+from .bind_inputs import stops_gradient as _stops_gradient
 from . import origin as _origin
 from .debug_ops import raise_error
 from .ir import Block, Literal, Op, Program
@@ -486,47 +489,6 @@ def _check_same_shape(target: Variable, value: Variable) -> None:
     if len(a) != len(b) or any(x != y and x != -1 and y != -1 for x, y in zip(a, b)):
         raise ValueError(f"set_value: value has shape {list(b)} but the persistable "
                          f"'{target.name}' has shape {list(a)}")
-
-
-def _stop_when(inputs):
-    """For an op whose inputs have a gradient path on some runs only (`stop_flags.py`): the
-    bool value, True on the runs where none has one; None where an input surely has one."""
-    flags = []
-    for x in inputs:
-        if not _stops_gradient(x):
-            f = getattr(x, "stop_when", None)
-            if f is None:
-                return None
-            if not any(f is g for g in flags):  # (`x * x`: one flag)
-                flags.append(f)
-    flag = flags[0]
-    for f in flags[1:]:
-        flag = logical_and(flag, f)
-    return flag
-
-
-def _plain(inputs):
-    """(Metas, all stop gradients, one is a number on some runs) of Variables of known rank with
-    fixed gradient flags standing for no Python number, and Python numbers (most ops), else None."""
-    metas, stops, numbers = [], True, False
-    for x in inputs:
-        cls = x.__class__
-        if cls is float or cls is int:
-            metas.append(x)
-        elif cls is not Variable or x._static_shape is None or x.python_scalar or \
-                x.stop_varies or x.stop_when is not None:
-            return None
-        else:
-            metas.append(Meta(x._static_shape, x.dtype))
-            stops = stops and x._stop_gradient
-            numbers = numbers or x.number_when is not None
-    return metas, stops, numbers
-
-
-def _stops_gradient(x) -> bool:
-    if isinstance(x, (list, tuple)):
-        return all(_stops_gradient(t) for t in x)
-    return getattr(x, "stop_gradient", True)
 
 
 # ---- mode switches --------------------------------------------------------------------------

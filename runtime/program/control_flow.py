@@ -405,6 +405,7 @@ def _graph_while(b: Builder, cond, body, loop_vars):
     # loop variables whose stop_gradient the trip count decides (`stop_flags`): their
     # flags at entry, carried as more loop variables
     entry_flags: dict = {}
+    ever_carried: set = set()  # (a flag a trace found stays carried after stops change)
     for _ in range(2 + sum(len(s or ()) for s in shapes) + 2 * len(stops)):
         mark = len(b.program.blocks)
         flagged = sorted(entry_flags)
@@ -461,6 +462,8 @@ def _graph_while(b: Builder, cond, body, loop_vars):
             carry, by_trips = stop_flags.loop_flags(inits, outs)
             if len(b.program.gradient_walks) > walks:  # (a gradient in the body: its
                 carry |= set(by_trips)  # trips tell whether one of them has a path)
+            ever_carried |= carry
+            carry = ever_carried
         if new_shapes == shapes and new_stops == stops:
             if carry <= set(flagged):
                 break
