@@ -17,8 +17,8 @@ from .. import backend
 from ..ops.creation import full
 from ..ops.logic import equal, isfinite, logical_and, logical_not, where
 from ..ops.math import cast
-from ..ops.registry import STATE
 from ..ops.optim import check_finite_and_unscale
+from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
 from ..program import train_step
 
