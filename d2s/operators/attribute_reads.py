@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 
 from ..errors import ConversionError
+from . import number_or_tensor
 from .builtins import shape, size
 from .tensor_attributes import ATTRIBUTES, tensor_attribute
 from .type_queries import hasattr_
@@ -32,6 +33,11 @@ def getattr_(obj, name, default=_NO_DEFAULT):
         if default is _NO_DEFAULT:
             return builtins.getattr(obj, name)
         return builtins.getattr(obj, name, default)
+    if getattr(obj, "number_when", None) is not None:  # (a Python number on some runs)
+        src = user_origin()
+        number_or_tensor.looked_up(obj, name, src)
+        number_or_tensor.check_attribute(obj, name, src)
+        return builtins.getattr(obj, name)
     if hasattr_(obj, name) is False:  # (eager's Tensor, or list for an array, has none)
         if default is not _NO_DEFAULT:
             return default
