@@ -186,7 +186,8 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
         guards.passed_in(passed)
         guards.record(target.function, target.reads, target.instance, passed)
         before = writeback.before(target, args, kwargs)
-        flags = tensor_flags.snapshot([target.instance, *args, *kwargs.values()])
+        flags = traced.watched = tensor_flags.snapshot([target.instance, *args,
+                                                        *kwargs.values()])
         try:
             try:
                 out = fn(*args, **kwargs)

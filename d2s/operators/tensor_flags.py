@@ -34,7 +34,7 @@ from ..errors import ConversionError
 from ..pyct import loader
 from .mutation import MISSING as _MISSING
 from .trace_state import current
-from .variables import is_variable, where
+from .variables import is_variable, user_origin, where
 
 
 def set_flag(value, obj, name: str) -> None:
@@ -76,11 +76,36 @@ def snapshot(objects) -> list:
 
 def note_unconverted(state, snap: list) -> None:
     """Note the flags in `snap` that the trace changed other than through `set_flag`."""
+    for p, name, old in _changed(snap):
+        state.flags.setdefault((id(p), name), (p, name, old))
+
+
+def _changed(snap: list):
     for p, values in snap:
         for name, old in zip(_HELD, values):
             new = getattr(p, name, _MISSING)
             if new is not old and new != old:
-                state.flags.setdefault((id(p), name), (p, name, old))
+                yield p, name, old
+
+
+def watched_now() -> list | None:
+    """The watched flags' values now (on entering a graph branch or loop body), or None."""
+    state = current()
+    return [(p, [getattr(p, n, _MISSING) for n in _HELD]) for p, _ in state.watched] \
+        if state.watched else None
+
+
+def refuse_changed_in_block(before: list | None) -> None:
+    """On leaving a graph branch or loop body: a flag that code d2s does not convert set in
+    it would be set on the runs that take it only, which the program cannot do."""
+    for p, name, _ in _changed(before or ()):
+        src = user_origin()
+        raise ConversionError(
+            f"`.{name}` of the parameter {p.name} was set inside an `if` or loop whose "
+            f"condition is a tensor ({where(src)}) by code d2s does not convert (a library "
+            "function, a `not_to_static` helper): eager code sets it on the runs that take "
+            "that path only, which one program cannot do (the flag is a Python attribute). "
+            "Call it outside the tensor `if` or loop, deciding with a Python value.", src)
 
 
 def written(state) -> list:

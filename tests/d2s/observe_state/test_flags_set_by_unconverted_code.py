@@ -6,9 +6,11 @@ backbone stayed frozen and got no gradient, the aux head stayed trainable), sile
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import d2s
 import runtime as rt
+from d2s.errors import ConversionError
 
 
 @d2s.not_to_static
@@ -116,3 +118,30 @@ def test_a_converted_step_whose_helper_freezes_by_stage():
             set_trainable(m.backbone, False)
         for a, b in zip(eager.parameters(), conv.parameters(), strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+class GatedFreeze(rt.nn.Layer):
+    """The library call runs on the runs a tensor condition picks only."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 1)
+
+    def forward(self, x):
+        if x.mean() > 0:
+            freeze(self.fc)
+        return self.fc(x).sum()
+
+
+def test_a_library_flag_set_under_a_tensor_if_is_refused_at_the_line():
+    net = GatedFreeze()
+    x = rt.to_tensor(np.ones((2, 3), "float32"))
+    net(x)  # (eagerly: frozen on this run only)
+    assert net.fc.weight.stop_gradient
+    net.fc.weight.stop_gradient = False
+    with pytest.raises(ConversionError) as info:
+        d2s.to_static(net)(x)
+    text = str(info.value)
+    assert "`.stop_gradient` of the parameter" in text and "if x.mean() > 0:" in text
+    assert "code d2s does not convert" in text
+    assert not net.fc.weight.stop_gradient  # (a failed trace leaves the flags as they were)
