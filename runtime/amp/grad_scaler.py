@@ -63,6 +63,7 @@ class GradScaler:
     _scale, _incr_ratio, _decr_ratio = _Field(), _Field(), _Field()
     _incr_every_n_steps, _decr_every_n_nan_or_inf = _Field(), _Field()
     _incr_count, _decr_count, _found_inf = _Field(), _Field(), _Field()
+    _unscaled = _Field()  # (unscale_() ran since the last update(): eagerly or in a run)
 
     # Paddle 3.3.1's GradScaler defaults: scale 2**16, doubled after 2000 clean steps, halved
     # after every step with inf/nan (AmpScaler, Paddle's older class, starts at 2**15 and
@@ -88,6 +89,7 @@ class GradScaler:
         self._incr_count = 0
         self._decr_count = 0
         self._found_inf = False
+        self._unscaled = False
         self._opt_states: dict = {}
 
     # ---- the training-step API ------------------------------------------------------------
@@ -106,7 +108,7 @@ class GradScaler:
         clipping them by hand) and record whether any is inf/nan."""
         if not self._enable:
             return
-        state = self._opt_states.get(id(optimizer))
+        state = self._state_of(optimizer)
         if state == _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
                                "the last update()")
@@ -115,7 +117,9 @@ class GradScaler:
         self._opt_states[id(optimizer)] = _UNSCALED
         if program.building():
             program.unscale(self, optimizer)
+            self._unscaled = True  # (a write of its tensor: every run sets it)
             return
+        self._unscaled = True
         params = [p for p in optimizer._parameters() if p.grad is not None]
         found = False
         if params:
@@ -133,7 +137,7 @@ class GradScaler:
             return
         if self._opt_states.get(id(optimizer)) == _STEPPED:
             raise RuntimeError("step() has already been called since the last update()")
-        if self._opt_states.get(id(optimizer)) != _UNSCALED:
+        if self._state_of(optimizer) != _UNSCALED:
             self.unscale_(optimizer)
         if program.building():
             program.step(self, optimizer)
@@ -151,6 +155,7 @@ class GradScaler:
             else:
                 self._update_scale()
         self._opt_states.clear()
+        self._unscaled = False
 
     def minimize(self, optimizer, *args, **kwargs):
         """`step` then `update` in one call; `args` go to `optimizer.minimize`."""
@@ -160,11 +165,19 @@ class GradScaler:
             self.step(optimizer)
             self.update()
             return None
-        if self._opt_states.get(id(optimizer)) != _UNSCALED:
+        if self._state_of(optimizer) != _UNSCALED:
             self.unscale_(optimizer)
         out = None if self._found_inf else optimizer.minimize(*args, **kwargs)
         self.update()
         return out
+
+    def _state_of(self, optimizer):
+        """`_UNSCALED`, `_STEPPED` or None since the last update(); unscaled also where a
+        converted function's run did it (its Python ran once, while tracing)."""
+        state = self._opt_states.get(id(optimizer))
+        if state is None and not program.building() and self._unscaled:
+            return _UNSCALED
+        return state
 
     def _update_scale(self) -> None:
         if self._found_inf:

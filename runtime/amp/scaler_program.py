@@ -26,7 +26,7 @@ from ..program import train_step
 FIELDS = {
     "_scale": "float64", "_incr_ratio": "float64", "_decr_ratio": "float64",
     "_incr_every_n_steps": "int64", "_decr_every_n_nan_or_inf": "int64",
-    "_incr_count": "int64", "_decr_count": "int64", "_found_inf": "bool",
+    "_incr_count": "int64", "_decr_count": "int64", "_found_inf": "bool", "_unscaled": "bool",
 }
 
 

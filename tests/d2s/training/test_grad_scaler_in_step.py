@@ -138,3 +138,27 @@ def test_against_a_numpy_reference():
     assert scales == _reference_scales([not np.isfinite(x).all() for x in INPUTS])
     np.testing.assert_allclose(model.weight.numpy(), w, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(model.bias.numpy(), b, rtol=1e-5, atol=1e-6)
+
+
+def test_unscale_inside_and_step_outside_unscales_once_per_call():
+    """`scaler.unscale_(opt)` in the converted function (to read or clip the true
+    gradients), `scaler.step(opt)` after it: every call's step sees the gradients unscaled
+    once. The unscaled mark was the trace's Python only: later calls unscaled twice."""
+    (m1, o1), (m2, o2) = pair(MLP, "Momentum")
+    s1, s2 = _scaler(), _scaler()
+
+    def forward(model, opt, scaler, x, y):
+        loss = rt.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        return loss
+
+    converted = d2s.to_static(forward)
+    for x in INPUTS:
+        for f, m, o, s in ((forward, m1, o1, s1), (converted, m2, o2, s2)):
+            f(m, o, s, rt.to_tensor(x), LABELS)
+            s.step(o)
+            s.update()
+            o.clear_grad()
+        assert _fields(s1) == _fields(s2)
+        assert_same_state((m1, o1), (m2, o2))
