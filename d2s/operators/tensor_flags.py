@@ -64,13 +64,17 @@ _HELD = tuple(sorted(TENSOR_FLAGS - {"trainable"}))
 
 
 def snapshot(objects) -> list:
-    """(Parameter, its flags) of every Parameter of the Layers among `objects`: what code
-    d2s does not convert may change while tracing."""
-    seen: dict = {}
+    """(Parameter, its flags) of every Parameter of the Layers among `objects` or held in
+    their attributes (a trainer's `self.model`): what code d2s does not convert may change
+    while tracing."""
+    layers = [o for o in objects if isinstance(o, Layer)]
     for obj in objects:
-        if isinstance(obj, Layer):
-            for p in obj.parameters():
-                seen.setdefault(id(p), p)
+        if not isinstance(obj, Layer) and isinstance(getattr(obj, "__dict__", None), dict):
+            layers += [v for v in vars(obj).values() if isinstance(v, Layer)]
+    seen: dict = {}
+    for layer in layers:
+        for p in layer.parameters():
+            seen.setdefault(id(p), p)
     return [(p, [getattr(p, name, _MISSING) for name in _HELD]) for p in seen.values()]
 
 

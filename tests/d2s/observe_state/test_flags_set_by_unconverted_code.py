@@ -145,3 +145,41 @@ def test_a_library_flag_set_under_a_tensor_if_is_refused_at_the_line():
     assert "`.stop_gradient` of the parameter" in text and "if x.mean() > 0:" in text
     assert "code d2s does not convert" in text
     assert not net.fc.weight.stop_gradient  # (a failed trace leaves the flags as they were)
+
+
+class Trainer:
+    """Holds the model; its step calls a library freeze on the model's backbone."""
+
+    def __init__(self, model):
+        self.model = model
+        self.opt = rt.optimizer.SGD(0.1, parameters=model.parameters())
+
+
+def test_a_library_freezing_the_model_a_trainer_holds():
+    @d2s.not_to_static
+    def unfreeze(layer):
+        for p in layer.parameters():
+            p.stop_gradient = False
+
+    def step(trainer, x):
+        unfreeze(trainer.model.backbone)
+        loss = trainer.model(x)
+        loss.backward()
+        trainer.opt.step()
+        trainer.opt.clear_grad()
+        return loss
+
+    eager, conv = Net(), Net()
+    conv.set_state_dict(eager.state_dict())
+    t1, t2 = Trainer(eager), Trainer(conv)
+    static = d2s.to_static(step)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = rng.normal(size=(2, 3)).astype("float32")
+        for t, fn in ((t1, step), (t2, static)):
+            fn(t, rt.to_tensor(x))
+            assert _flags(t.model)[:2] == [(False, True, False)] * 2  # (unfrozen, as eager)
+            for p in t.model.backbone.parameters():  # (frozen again by the caller)
+                p.stop_gradient = True
+        for a, b in zip(eager.parameters(), conv.parameters(), strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
