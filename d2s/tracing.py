@@ -188,11 +188,15 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
         guards.passed_in(passed)
         guards.record(target.function, target.reads, target.instance, passed)
         before = writeback.before(target, args, kwargs)
+        flags = traced.watched = tensor_flags.snapshot([target.instance, *args,
+                                                        *kwargs.values()])
         try:
             try:
                 out = fn(*args, **kwargs)
             except RecursionError as e:
                 raise _endless_recursion(e) or e
+            finally:
+                tensor_flags.note_unconverted(traced, flags)  # (set by code d2s leaves as is)
             # a returned name bound on some paths only (`operators.unbound`): read here, where
             # the raise it makes still sees what the call changed before it
             read_unbound(returned_keys.read_leaves(out))

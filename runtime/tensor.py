@@ -223,6 +223,9 @@ class Tensor(core.TensorBase):
         return t
 
     def detach(self) -> Tensor:
+        b = registry.STATE.builder
+        if b is not None:  # (converted code: the value when the program runs, not when traced)
+            return b.variable_of(self).detach()
         return wrap(self._data)
 
     def clone(self) -> Tensor:

@@ -333,6 +333,7 @@ OPERATOR_RANKS = {
     "struct_queries.py": 8.5,  # (sorts by keys computed in a graph loop, for builtins.py)
     "struct_columns.py": 9.5,  # (zip(*pairs): zip_ of builtins.py)
     "container_types.py": 3,  # (type() / isinstance() of tensor arrays, for builtins.py)
+    "attribute_reads.py": 9.5,  # (getattr / vars of a traced tensor, as builtins' shape)
     "tensor_attributes.py": 5.5,  # (x.name / is_leaf / grad: type_queries, number_or_tensor)
     "__init__.py": 10,
 }

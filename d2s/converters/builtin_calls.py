@@ -72,6 +72,8 @@ BUILTINS = {
     "hasattr": "hasattr_",  # (of a value None or a number on some runs: `type_queries`)
     "id": "id_",  # (of what the call was given: refused, `operators.identity_calls`)
     "hash": "hash_",
+    "getattr": "getattr_",  # (of a traced tensor, as `x.name`: `operators.attribute_reads`)
+    "vars": "vars_",
 }
 
 # `math` functions of one number that a value the program computes may give
@@ -134,7 +136,8 @@ class BuiltinCalls(Base):
             # `map(list, zip(*pairs))`: d2s's `list` copies a tensor array
             node.args[0] = templates.parse_expr(f"{RESERVED}.{BUILTINS[node.args[0].id]}")
             return node
-        if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id):
+        if not (isinstance(f, gast.Name) and f.id in BUILTINS) or self._shadowed(f.id) or (
+                f.id == "vars" and not node.args):  # (`vars()` is the caller's locals)
             return node
         node.func = templates.parse_expr(f"{RESERVED}.{BUILTINS[f.id]}")
         return node

@@ -18,6 +18,7 @@ from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError, raised_by_user_code, raised_in_converted_code
+from . import tensor_flags
 from .trace_state import current
 from .variables import is_variable, user_origin, where
 
@@ -38,10 +39,13 @@ class branch_frame:
     def __enter__(self) -> Frame:
         f = Frame()
         current().frames.append(f)
+        self.flags = tensor_flags.watched_now()
         return f
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, *exc):
         current().frames.pop()
+        if kind is None:
+            tensor_flags.refuse_changed_in_block(self.flags)
         return False
 
 

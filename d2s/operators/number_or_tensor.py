@@ -191,14 +191,21 @@ def attribute_read(value, name: str) -> None:
     src = loader.lookup(f.f_code.co_filename, frame_line(f))
     if src is None:
         return
-    if f.f_code.co_code[f.f_lasti] not in _ATTRIBUTE_READS and _differs(value, name):
+    if f.f_code.co_code[f.f_lasti] not in _ATTRIBUTE_READS:
+        looked_up(value, name, src)
+    check_attribute(value, name, src)
+
+
+def looked_up(value, name: str, src) -> None:
+    """`hasattr(value, name)` / `getattr(value, name)` by user code at `src`: refused where
+    the number and tensors differ in having it (the answer would differ between runs)."""
+    if _differs(value, name):
         raise ConversionError(  # (`hasattr(b, 'item')`: False on the number's runs only)
             f"hasattr()/getattr() of {name!r} ({where(src)}) of a value that is a Python "
             "number on some runs and a tensor on others (decided by a tensor condition): "
             "eager code finds it on one of them only, and the answer would differ between "
             f"runs, which one program cannot give. Read `.{name}` directly, or make the value "
             "a tensor (or a number) on every path.", origin=src)
-    check_attribute(value, name, src)
 
 
 _ATTRIBUTE_READS = {opcode.opmap[n] for n in ("LOAD_ATTR", "LOAD_METHOD") if n in opcode.opmap}

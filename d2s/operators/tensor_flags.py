@@ -13,7 +13,10 @@ program by the value the call starts from (a call starting from another value tr
 another program), so every call leaves the flag as eager code does. Set under a condition a
 tensor decides or in a loop whose condition is a tensor, the flag would depend on the run:
 refused at the line. On a value the program computes (a Variable), the assignment is as it
-always was.
+always was. Code d2s leaves unconverted (a library's `freeze(model.backbone)`, a
+`not_to_static` helper) sets flags with no such call: the trace compares the flags of the
+Parameters of the Layers it is given (the instance, the arguments) before and after
+(`snapshot`, `note_unconverted`) and notes those changed as if converted code had set them.
 
     p.stop_gradient = flag   ->   _d2s.set_flag(flag, p, 'stop_gradient')
 """
@@ -22,14 +25,16 @@ from __future__ import annotations
 import sys
 
 from runtime.core import active_builder, is_eager_tensor
+from runtime.nn import Layer
 from runtime.parameter import FLAGS_VERSION, Parameter
 from runtime.program.origin import frame_line
 
+from ..call_policy import TENSOR_FLAGS
 from ..errors import ConversionError
 from ..pyct import loader
 from .mutation import MISSING as _MISSING
 from .trace_state import current
-from .variables import is_variable, where
+from .variables import is_variable, user_origin, where
 
 
 def set_flag(value, obj, name: str) -> None:
@@ -52,6 +57,59 @@ def _refuse(name: str, value) -> None:
         f"code sets the flag when the line runs, which one program cannot decide per run "
         f"(the flag is a Python attribute, not a tensor). Set it from a Python value, outside "
         f"the tensor `if` or loop.", src)
+
+
+# the flags a Tensor holds itself (`trainable` is `not stop_gradient`)
+_HELD = tuple(sorted(TENSOR_FLAGS - {"trainable"}))
+
+
+def snapshot(objects) -> list:
+    """(Parameter, its flags) of every Parameter of the Layers among `objects` or held in
+    their attributes (a trainer's `self.model`): what code d2s does not convert may change
+    while tracing."""
+    layers = [o for o in objects if isinstance(o, Layer)]
+    for obj in objects:
+        if not isinstance(obj, Layer) and isinstance(getattr(obj, "__dict__", None), dict):
+            layers += [v for v in vars(obj).values() if isinstance(v, Layer)]
+    seen: dict = {}
+    for layer in layers:
+        for p in layer.parameters():
+            seen.setdefault(id(p), p)
+    return [(p, [getattr(p, name, _MISSING) for name in _HELD]) for p in seen.values()]
+
+
+def note_unconverted(state, snap: list) -> None:
+    """Note the flags in `snap` that the trace changed other than through `set_flag`."""
+    for p, name, old in _changed(snap):
+        state.flags.setdefault((id(p), name), (p, name, old))
+
+
+def _changed(snap: list):
+    for p, values in snap:
+        for name, old in zip(_HELD, values):
+            new = getattr(p, name, _MISSING)
+            if new is not old and new != old:
+                yield p, name, old
+
+
+def watched_now() -> list | None:
+    """The watched flags' values now (on entering a graph branch or loop body), or None."""
+    state = current()
+    return [(p, [getattr(p, n, _MISSING) for n in _HELD]) for p, _ in state.watched] \
+        if state.watched else None
+
+
+def refuse_changed_in_block(before: list | None) -> None:
+    """On leaving a graph branch or loop body: a flag that code d2s does not convert set in
+    it would be set on the runs that take it only, which the program cannot do."""
+    for p, name, _ in _changed(before or ()):
+        src = user_origin()
+        raise ConversionError(
+            f"`.{name}` of the parameter {p.name} was set inside an `if` or loop whose "
+            f"condition is a tensor ({where(src)}) by code d2s does not convert (a library "
+            "function, a `not_to_static` helper): eager code sets it on the runs that take "
+            "that path only, which one program cannot do (the flag is a Python attribute). "
+            "Call it outside the tensor `if` or loop, deciding with a Python value.", src)
 
 
 def written(state) -> list:

@@ -32,11 +32,13 @@ class TraceState:
     - `raises`: the key of a run-time raise op -> the state the call had changed where it
       raises (`state_at_raise`);
     - `flags`: (id of an eager tensor, flag name) -> (the tensor, the name, its value before
-      the trace set it): flags converted code set (`tensor_flags`).
+      the trace set it): flags converted code set (`tensor_flags`);
+    - `watched`: (Parameter, its flags before the trace) of the Layers the call was given,
+      whose flags code d2s does not convert may change (`tensor_flags.snapshot`).
     """
 
     __slots__ = ("call_logs", "flags", "frames", "origins", "raises", "set_flags", "trys",
-                 "undecided")
+                 "undecided", "watched")
 
     def __init__(self):
         self.call_logs: list = []
@@ -47,6 +49,7 @@ class TraceState:
         self.frames: list = []
         self.trys: list = []
         self.flags: dict = {}
+        self.watched: list = []
 
     def __repr__(self):
         return (f"TraceState({len(self.call_logs)} call logs, {len(self.origins)} origins, "

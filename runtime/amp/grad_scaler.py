@@ -17,10 +17,32 @@ import numpy as np
 
 from ..ops.math import cast
 from ..ops.optim import check_finite_and_unscale
-from ..ops.registry import STATE
 from ..tensor import to_tensor
+from . import scaler_program as program
 
 _UNSCALED, _STEPPED = "unscaled", "stepped"
+_KINDS = {"float64": float, "int64": int, "bool": bool}
+
+
+class _Field:
+    """A field of the scaler's state: a Python value in the instance's `__dict__` until a
+    converted step uses the scaler, then the persistable tensor its programs read and write
+    (`scaler_program.state`), so eager code and every run see one value."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name, self.kind = name, _KINDS[program.FIELDS[name]]
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        var = obj.__dict__.get("_vars", {}).get(self.name)
+        return obj.__dict__[self.name] if var is None else self.kind(var.numpy())
+
+    def __set__(self, obj, value) -> None:
+        value = obj.__dict__[self.name] = self.kind(value)
+        var = obj.__dict__.get("_vars", {}).get(self.name)
+        if var is not None:
+            var.set_value(np.asarray(value, dtype=program.FIELDS[self.name]))
 
 
 class GradScaler:
@@ -37,6 +59,11 @@ class GradScaler:
     >>> scaler.update()
     >>> opt.clear_grad()
     """
+
+    _scale, _incr_ratio, _decr_ratio = _Field(), _Field(), _Field()
+    _incr_every_n_steps, _decr_every_n_nan_or_inf = _Field(), _Field()
+    _incr_count, _decr_count, _found_inf = _Field(), _Field(), _Field()
+    _unscaled = _Field()  # (unscale_() ran since the last update(): eagerly or in a run)
 
     # Paddle 3.3.1's GradScaler defaults: scale 2**16, doubled after 2000 clean steps, halved
     # after every step with inf/nan (AmpScaler, Paddle's older class, starts at 2**15 and
@@ -62,6 +89,7 @@ class GradScaler:
         self._incr_count = 0
         self._decr_count = 0
         self._found_inf = False
+        self._unscaled = False
         self._opt_states: dict = {}
 
     # ---- the training-step API ------------------------------------------------------------
@@ -71,6 +99,8 @@ class GradScaler:
             return var
         if var.dtype != "float32" and var.dtype != "float64":
             var = cast(var, "float32")
+        if program.building():
+            return program.scaled(self, var)
         return var * self._scale
 
     def unscale_(self, optimizer) -> None:
@@ -78,13 +108,18 @@ class GradScaler:
         clipping them by hand) and record whether any is inf/nan."""
         if not self._enable:
             return
-        _not_in_program("unscale_")
-        state = self._opt_states.get(id(optimizer))
+        state = self._state_of(optimizer)
         if state == _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
                                "the last update()")
         if state == _STEPPED:
             raise RuntimeError("unscale_() is being called after step(); call update() first")
+        self._opt_states[id(optimizer)] = _UNSCALED
+        if program.building():
+            program.unscale(self, optimizer)
+            self._unscaled = True  # (a write of its tensor: every run sets it)
+            return
+        self._unscaled = True
         params = [p for p in optimizer._parameters() if p.grad is not None]
         found = False
         if params:
@@ -93,7 +128,6 @@ class GradScaler:
                 p.grad = g
             found = bool(found_inf)
         self._found_inf = found
-        self._opt_states[id(optimizer)] = _UNSCALED
 
     def step(self, optimizer) -> None:
         """Unscale (unless done already) and call `optimizer.step()` unless a gradient is
@@ -101,12 +135,13 @@ class GradScaler:
         if not self._enable:
             optimizer.step()
             return
-        _not_in_program("step")
         if self._opt_states.get(id(optimizer)) == _STEPPED:
             raise RuntimeError("step() has already been called since the last update()")
-        if self._opt_states.get(id(optimizer)) != _UNSCALED:
+        if self._state_of(optimizer) != _UNSCALED:
             self.unscale_(optimizer)
-        if not self._found_inf:
+        if program.building():
+            program.step(self, optimizer)
+        elif not self._found_inf:
             optimizer.step()
         self._opt_states[id(optimizer)] = _STEPPED
 
@@ -115,18 +150,34 @@ class GradScaler:
         if not self._enable:
             return
         if self._use_dynamic_loss_scaling:
-            self._update_scale()
+            if program.building():
+                program.update(self)
+            else:
+                self._update_scale()
         self._opt_states.clear()
+        self._unscaled = False
 
     def minimize(self, optimizer, *args, **kwargs):
         """`step` then `update` in one call; `args` go to `optimizer.minimize`."""
         if not self._enable:
             return optimizer.minimize(*args, **kwargs)
-        if self._opt_states.get(id(optimizer)) != _UNSCALED:
+        if program.building():
+            self.step(optimizer)
+            self.update()
+            return None
+        if self._state_of(optimizer) != _UNSCALED:
             self.unscale_(optimizer)
         out = None if self._found_inf else optimizer.minimize(*args, **kwargs)
         self.update()
         return out
+
+    def _state_of(self, optimizer):
+        """`_UNSCALED`, `_STEPPED` or None since the last update(); unscaled also where a
+        converted function's run did it (its Python ran once, while tracing)."""
+        state = self._opt_states.get(id(optimizer))
+        if state is None and not program.building() and self._unscaled:
+            return _UNSCALED
+        return state
 
     def _update_scale(self) -> None:
         if self._found_inf:
@@ -153,6 +204,8 @@ class GradScaler:
 
     def get_loss_scaling(self):
         """The current scale as a float32 0-d Tensor."""
+        if program.building():
+            return program.loss_scaling(self)
         return to_tensor(np.float32(self._scale))
 
     def get_init_loss_scaling(self) -> float:
@@ -231,15 +284,3 @@ class AmpScaler(GradScaler):
 
 __all__ = ["AmpScaler", "GradScaler"]
 
-
-def _not_in_program(method: str) -> None:
-    """The scaler skips an update on inf/nan gradients by Python logic on their values, which
-    a converted training step (a program being built) cannot run."""
-    if STATE.builder is None:
-        return
-    raise RuntimeError(
-        f"GradScaler.{method}() inside a converted function (a program being built): the "
-        "scaler decides in Python, from the gradients' values, whether to skip the update, "
-        "and a converted step cannot. Return the scaled loss and call "
-        "`scaled.backward()`, `scaler.step(opt)`, `scaler.update()` after the call, or "
-        "train this step without a GradScaler (float32 or bfloat16 needs none).")

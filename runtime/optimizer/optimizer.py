@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from .. import backend, static
 from ..autograd import no_grad
-from ..ops.logic import logical_or, where
+from ..ops.logic import logical_and, logical_or, where
 from ..ops.math import assign, sign
 from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
@@ -155,15 +155,17 @@ class Optimizer:
                         if not p.stop_gradient and p.grad is not None]
         self._apply_optimize(params_grads)
 
-    def _apply_optimize(self, params_grads: list) -> None:
+    def _apply_optimize(self, params_grads: list, when=None) -> None:
+        """Update `params_grads`; `when` (while building: a 0-d bool Variable) keeps the
+        updates only on runs where it is true (`GradScaler.step` on inf/nan gradients)."""
         if self._grad_clip is not None and params_grads:
             params_grads = list(self._grad_clip(params_grads))
         lr = self._lr_input()
         for p, g in params_grads:
             if g is not None:
-                self._update_param(p, g, lr)
+                self._update_param(p, g, lr, when)
 
-    def _update_param(self, p, g, lr) -> None:
+    def _update_param(self, p, g, lr, when=None) -> None:
         ratio = (getattr(p, "optimize_attr", None) or {}).get("learning_rate", 1.0)
         if ratio != 1.0:  # ParamAttr(learning_rate=...) scales this parameter's rate
             lr = lr * ratio
@@ -178,6 +180,8 @@ class Optimizer:
         if STATE.builder is not None:  # a converted step: the run decides whether p has a
             from ..program import train_step  # gradient (read only under a tensor `if`)
             present = train_step.has_grad_now(p)
+            if when is not None:
+                present = when if present is None else logical_and(present, when)
             if present is not None:  # eager skips a parameter whose .grad is None
                 new_p = where(present, new_p, weights)
                 new_state = {k: where(present, v, state[k]) for k, v in new_state.items()}

@@ -111,27 +111,6 @@ def test_a_gradient_the_step_did_not_expect():
     assert_no_variable(model, opt2)
 
 
-def test_grad_scaler_inside_is_a_clear_error():
-    model, opt, loss_fn = _setup()
-    scaler = rt.amp.GradScaler(init_loss_scaling=128.0)
-
-    @d2s.to_static
-    def step(x, y):
-        loss = loss_fn(model(x), y)
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-        return loss
-
-    with pytest.raises(RuntimeError) as info:
-        step(*batches(1, (5, 4))[0])
-    text = _text(info)
-    assert "GradScaler.step() inside a converted function" in text
-    assert "scaler.step(opt)" in text
-    assert all(p.grad is None for p in model.parameters())
-    assert_no_variable(model, opt)
-
-
 def test_returned_loss_cannot_be_backpropagated_again():
     """Eager frees the graph after backward(); the converted step returns the loss without a
     gradient path, so a second backward() outside fails too."""
