@@ -63,20 +63,38 @@ def any_batch_spec(sf):
         return _retraced(sf, exact) if retrace else None
     specs = [InputSpec((None,) + tuple(v.shape[1:]) if v.shape else (), v.dtype, v.name)
              for v in concrete.inputs]
+    cache = sf.program_cache
+    latest, entry = cache._last_key, cache.last_entry
     try:
         free = sf.get_concrete_program(*specs)
     except Exception as e:  # noqa: BLE001  (reported in the warning; the traced one is saved)
         reason = f"{type(e).__name__}: {str(e).splitlines()[0]}"
     else:
-        if len(free.inputs) == len(concrete.inputs):
+        if _numbers(cache._last_key) != _numbers(latest):
+            # (specs stand for the tensors only: the others took their defaults, which the
+            # latest call did not pass: that call's program, as traced, is the one to save)
+            if retrace:
+                raise ValueError(
+                    f"d2s.save: {sf.__name__}'s latest call passed arguments that are not "
+                    "tensors with values other than their defaults: pass input_spec (one "
+                    "InputSpec per tensor argument) and bind the others (functools.partial)")
+            reason = "the latest call passed numbers or strs other than their defaults"
+        elif len(free.inputs) == len(concrete.inputs):
             return specs
-        reason = "not every argument of the latest call is a tensor"
+        else:
+            reason = "not every argument of the latest call is a tensor"
+    cache._last_key, cache.last_entry = latest, entry  # (the latest call's, saved as traced)
     warnings.warn(f"d2s.save: {sf.__name__} is saved for batch size "
                   f"{concrete.inputs[0].shape[0] if concrete.inputs else '?'} only: retracing "
                   f"with an unknown batch size failed ({reason}). Pass input_spec with None "
                   "for the batch dimension to save a model for any batch size.",
                   stacklevel=_outside_d2s())
     return _retraced(sf, exact) if retrace else None
+
+
+def _numbers(key) -> list:
+    """The Python numbers and strs of a program cache key (`FunctionSpec.key`)."""
+    return [p for p in key or () if type(p) is tuple and len(p) == 2 and isinstance(p[0], type)]
 
 
 def _retraced(sf, exact: list):
