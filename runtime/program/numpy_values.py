@@ -28,6 +28,7 @@ import operator
 import numpy as np
 
 from ..core import is_variable
+from ..ops.math import assign
 
 # operator method -> (NumPy operation, reflected)
 _BINARY = {f"__{n}__": (getattr(operator, n if n not in ("and", "or") else n + "_"), False)
@@ -39,8 +40,10 @@ _UNARY = {"__neg__": operator.neg, "__abs__": operator.abs, "__invert__": operat
           "__pos__": operator.pos}
 _REDUCTIONS = ("mean", "sum", "prod", "max", "min", "any", "all", "std", "var", "argmax",
                "argmin")
+_SHAPES = ("reshape", "flatten", "squeeze", "T")  # (NumPy's results, the same call forms)
+_OTHERS = ("sort", "nonzero")  # (NumPy's: in place / a tuple of index arrays: refused)
 NAMES = frozenset(_BINARY) | frozenset(_COMPARE) | frozenset(_UNARY) | frozenset(
-    _REDUCTIONS) | {"astype", "__getitem__"}
+    _REDUCTIONS) | {"astype", "__getitem__"} | frozenset(_SHAPES) | frozenset(_OTHERS)
 
 
 _REGULAR: dict = {}  # name -> the Tensor table's method (the wrapped one's own semantics)
@@ -141,6 +144,40 @@ def _astype(regular):
     return method
 
 
+def _reshaping(regular):
+    if isinstance(regular, property):  # (`a.T`)
+        return property(lambda self: _mark(regular.fget(self), False) if self.numpy_array
+                        else regular.fget(self))
+
+    def method(self, *args, **kwargs):
+        if not self.numpy_array:
+            return regular(self, *args, **kwargs)
+        if regular.__name__ == "reshape" and args and all(isinstance(a, int) for a in args):
+            args = (list(args),)  # (NumPy's `a.reshape(3, 2)`)
+        return _mark(regular(self, *args, **kwargs), False)
+    method.__name__, method.__doc__ = regular.__name__, regular.__doc__
+    return method
+
+
+def _refused(name: str, regular):
+    def method(self, *args, **kwargs):
+        if self.numpy_array:
+            raise TypeError(
+                f"{name}() of a NumPy array computed by the converted code (from `.numpy()`): "
+                "NumPy's " + ("sorts in place and returns None" if name == "sort" else
+                              "returns a tuple of index arrays") +
+                f", which the program does not give. Use the tensor's `rt.{name}(x)` before "
+                "`.numpy()`, or do it in NumPy on the returned value.")
+        return regular(self, *args, **kwargs)
+    method.__name__, method.__doc__ = regular.__name__, regular.__doc__
+    return method
+
+
+def copy(v):
+    """`a.copy()` of a value from `numpy()` (a NumPy array's method; a tensor has none)."""
+    return _mark(assign(v), v.numpy_scalar)
+
+
 def _reduction(name: str, regular):
     def method(self, *args, **kwargs):
         if self.numpy_array:
@@ -209,4 +246,8 @@ def wrap(name: str, fn):
         return _getitem(fn)
     if name == "astype":
         return _astype(fn)
+    if name in _SHAPES:
+        return _reshaping(fn)
+    if name in _OTHERS:
+        return _refused(name, fn)
     return _reduction(name, fn)

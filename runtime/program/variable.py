@@ -444,6 +444,8 @@ class Variable(core.VariableBase):
                            for name, value in vars(klass).items()}
 
     def __getattr__(self, name: str):
+        if name == "copy" and self.numpy_array:  # (a NumPy array's `a.copy()`)
+            return lambda: numpy_values.copy(self)
         tensor_class = type(self)._tensor_class
         if tensor_class is None or name.startswith("__"):
             raise AttributeError(f"'Variable' object has no attribute {name!r}")

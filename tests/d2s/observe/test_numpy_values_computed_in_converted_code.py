@@ -148,3 +148,25 @@ def test_numpy_values_carried_by_graph_loops():
     with pytest.raises(d2s.ConversionError, match="'total' is a NumPy array before a loop "
                        "whose condition is a tensor and not a NumPy value after a trip"):
         d2s.to_static(becomes_a_tensor)(rt.to_tensor(x), rt.to_tensor(np.array(2)))
+
+
+def test_reshapes_and_copies_of_numpy_values():
+    """`a.T`, `a.reshape(3, 2)` (NumPy's call form), `flatten`, `squeeze` and `a.copy()` of a
+    value from `numpy()` stay NumPy arrays; `a.sort()` (in place, None in NumPy) and
+    `a.nonzero()` (a tuple in NumPy) are refused at the line rather than give a tensor's."""
+    def shapes(x):
+        a = x.numpy()
+        return a.T.shape, a.reshape(3, 2), a.flatten().sum(), a.copy(), a.squeeze().mean()
+
+    def sorts(x):
+        a = x.numpy()
+        a.sort()
+        return a
+
+    x = rt.to_tensor(np.arange(6, dtype="float32").reshape(2, 3))
+    ref = (np.arange(6, dtype="float32").reshape(2, 3),)
+    eager, static = shapes(x), d2s.to_static(shapes)(x)
+    _same(eager, static, ((3, 2), ref[0].reshape(3, 2), ref[0].sum(), ref[0], ref[0].mean()))
+    assert static[0] == (3, 2) and type(static[3]) is np.ndarray
+    with pytest.raises(TypeError, match=r"sort\(\) of a NumPy array computed by the converted"):
+        d2s.to_static(sorts)(x)
