@@ -14,7 +14,7 @@ import d2s
 import runtime as paddle
 from runtime import nn
 
-from .registry import case, f32, i64, rand
+from .registry import case, f32, i64, neg, pos, rand
 
 
 @case(args=[(rand(3),), (rand(3) + 2,)])
@@ -165,7 +165,7 @@ def nested_tuple_list_dict_outputs(x):
     return x, (y, [z, {"w": z * y}]), {"a": [x], "b": (y,)}
 
 
-@case(args=[(rand(3),), (rand(3) - 2,)])
+@case(args=[(pos(3),), (neg(3),)])
 def assign_into_output_argument(x):
     y = paddle.zeros([3])
     paddle.assign(x * 2, output=y)
