@@ -25,7 +25,6 @@ from __future__ import annotations
 import sys
 
 from runtime.core import active_builder, is_eager_tensor
-from runtime.nn import Layer
 from runtime.parameter import FLAGS_VERSION, Parameter
 from runtime.program.origin import frame_line
 
@@ -67,6 +66,10 @@ def snapshot(objects) -> list:
     """(Parameter, its flags) of every Parameter of the Layers among `objects` or held in
     their attributes (a trainer's `self.model`): what code d2s does not convert may change
     while tracing."""
+    nn = sys.modules.get("runtime.nn")  # (not imported: no Layer exists; `import d2s`
+    if nn is None:  # leaves runtime.nn unloaded until used)
+        return []
+    Layer = nn.Layer  # noqa: N806
     layers = [o for o in objects if isinstance(o, Layer)]
     for obj in objects:
         if not isinstance(obj, Layer) and isinstance(getattr(obj, "__dict__", None), dict):
