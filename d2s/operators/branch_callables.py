@@ -19,7 +19,7 @@ import runtime as rt
 from runtime.core import is_tensor
 
 from ..errors import ConversionError
-from .branch_strs import _replace
+from .branch_strs import _replace, differing_paths
 from .variables import is_variable, user_origin, where
 
 
@@ -58,17 +58,12 @@ def _choosable(v) -> bool:
     return callable(v) and not (is_variable(v) or is_tensor(v) or isinstance(v, type))
 
 
+def _same_callable(a, b) -> bool:
+    return a is b or isinstance(a, types.MethodType) and a == b  # (`self.f` read twice)
+
+
 def _paths(a, b, path: tuple):
-    if _choosable(a) and _choosable(b):
-        if a is not b and not (isinstance(a, types.MethodType) and a == b):
-            yield path
-        return
-    if type(a) in (list, tuple) and type(b) is type(a) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            yield from _paths(x, y, (*path, i))
-    elif type(a) is dict and type(b) is dict and list(a) == list(b):
-        for k in a:
-            yield from _paths(a[k], b[k], (*path, k))
+    return differing_paths(a, b, _choosable, _same_callable, path)
 
 
 def find(names: tuple, outs: list, tables: dict) -> bool:

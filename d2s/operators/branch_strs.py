@@ -20,19 +20,28 @@ def _text(v) -> bool:
     return type(v) is str or isinstance(v, StrItem) and not isinstance(v, JoinedStr)
 
 
-def _paths(a, b, path: tuple):
-    """The places (key paths) where `a` and `b` hold different strs (or a str the run
-    decides)."""
-    if _text(a) and _text(b):
-        if not (a is b or type(a) is str and type(b) is str and a == b):
+def differing_paths(a, b, leaf, same, path: tuple = ()):
+    """The places (key paths) where `a` and `b`, two branches' values of one structure, hold
+    `leaf` values that are not `same` (lists, tuples and dicts followed item by item)."""
+    if leaf(a) and leaf(b):
+        if not same(a, b):
             yield path
         return
     if type(a) in (list, tuple) and type(b) is type(a) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b)):
-            yield from _paths(x, y, (*path, i))
+            yield from differing_paths(x, y, leaf, same, (*path, i))
     elif type(a) is dict and type(b) is dict and list(a) == list(b):
         for k in a:
-            yield from _paths(a[k], b[k], (*path, k))
+            yield from differing_paths(a[k], b[k], leaf, same, (*path, k))
+
+
+def _same_text(a, b) -> bool:
+    return a is b or type(a) is str and type(b) is str and a == b
+
+
+def _paths(a, b, path: tuple):
+    """The places where `a` and `b` hold different strs (or a str the run decides)."""
+    return differing_paths(a, b, _text, _same_text, path)
 
 
 class Place(tuple):
