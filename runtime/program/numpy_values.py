@@ -138,9 +138,7 @@ def _astype(regular):
         if not self.numpy_array:
             return regular(self, dtype)
         out = regular(self, np.dtype(dtype).name)
-        if out is self:
-            out = self + 0 if self.dtype.kind != "b" else self & True
-        return _mark(out, self.numpy_scalar)
+        return _mark(assign(self) if out is self else out, self.numpy_scalar)  # (a new array)
     return method
 
 
@@ -198,7 +196,7 @@ def reduce(v, name: str, axis=None, dtype=None, out=None, keepdims=False, ddof=0
         raise TypeError(f"np.{name}() of a value of the converted program takes axis, dtype, "
                         "keepdims" + (", ddof" if name in ("std", "var") else "") +
                         f"; got {'out' if out is not None else ', '.join(more)}")
-    stand_in = np.ones([1 if d < 0 else d for d in v.shape], v.dtype.name)
+    stand_in = np.ones([1] * len(v.shape), v.dtype.name)  # (the rank tells the dtype)
     kw = {"axis": axis, "keepdims": keepdims}
     if dtype is not None:
         kw["dtype"] = dtype

@@ -25,13 +25,14 @@ def check_inputs(x, limit):
 
 def _outcome(fn, x, limit):
     try:
-        return ("ok", fn(rt.to_tensor(x), limit).numpy().tolist())
+        out = fn(rt.to_tensor(x), limit)
+        return ("ok", out.numpy().tolist(), str(out.dtype), out.stop_gradient)
     except Exception as e:  # noqa: BLE001
         return (type(e).__name__, str(e).split("\n")[0])
 
 
 @pytest.mark.parametrize("x, want", [
-    (np.full((2, 3), 1.0, "float32"), ("ok", [[2.0] * 3] * 2)),
+    (np.full((2, 3), 1.0, "float32"), ("ok", [[2.0] * 3] * 2, "rt.float32", True)),
     (np.full((2, 3), 20.0, "float32"), ("RangeError", "sum 120.00 over 100, rows=2")),
     (np.array([[1.0, -7.25, 0.5]], "float32"), ("AssertionError",
                                                  "min -7.2 below -5 (max +1.000)")),

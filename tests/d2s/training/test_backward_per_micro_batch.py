@@ -121,10 +121,12 @@ def test_losses_of_two_heads_each_with_its_backward():
             for p in params:
                 p.grad = None
             la, lb = fn(rt.to_tensor(x))
-            got[name] = ([float(la), float(lb)],
+            got[name] = ([float(la), float(lb)], [(str(v.dtype), v.stop_gradient, v.shape)
+                                                  for v in (la, lb)],
                          [None if p.grad is None else p.grad.numpy().copy() for p in params])
         np.testing.assert_allclose(got["eager"][0], got["static"][0], rtol=1e-5)
-        for a, b in zip(got["eager"][1], got["static"][1], strict=True):
+        assert got["eager"][1] == got["static"][1]
+        for a, b in zip(got["eager"][2], got["static"][2], strict=True):
             assert (a is None) == (b is None)
             if a is not None:
                 np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -143,11 +145,13 @@ def test_retain_graph_lets_a_second_backward_share_the_forward():
         return h
 
     x = np.arange(6, dtype="float32").reshape(2, 3) / 6
-    grads = []
+    grads, outs = [], []
     for fn in (step, d2s.to_static(step)):
         layer.clear_gradients()
-        fn(rt.to_tensor(x))
+        h = fn(rt.to_tensor(x))
+        outs.append((str(h.dtype), h.stop_gradient, h.shape))
         grads.append([p.grad.numpy() for p in layer.parameters()])
+    assert outs[0] == outs[1]
     h = x @ layer.weight.numpy() + layer.bias.numpy()
     dh = 1 + 2 * h
     np.testing.assert_allclose(grads[0][0], x.T @ dh, rtol=1e-5)
