@@ -220,6 +220,14 @@ class ProgramCache:
                                "(or traced through get_concrete_program) yet")
         return self._last_key, entry.concrete
 
+    def latest(self) -> tuple:
+        """(the latest call's key, its Entry): `put_back` restores them after a lookup that
+        is not a call (`save_spec`'s retrace for any batch size)."""
+        return self._last_key, self.last_entry
+
+    def put_back(self, latest: tuple) -> None:
+        self._last_key, self.last_entry = latest
+
     def lookup(self, target: TraceTarget, args, kwargs):
         """The entry for this call of `target` (traced if needed)."""
         return self.find(target, args, kwargs)[0]

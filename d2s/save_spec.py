@@ -64,13 +64,13 @@ def any_batch_spec(sf):
     specs = [InputSpec((None,) + tuple(v.shape[1:]) if v.shape else (), v.dtype, v.name)
              for v in concrete.inputs]
     cache = sf.program_cache
-    latest, entry = cache._last_key, cache.last_entry
+    latest = cache.latest()
     try:
         free = sf.get_concrete_program(*specs)
     except Exception as e:  # noqa: BLE001  (reported in the warning; the traced one is saved)
         reason = f"{type(e).__name__}: {str(e).splitlines()[0]}"
     else:
-        if _numbers(cache._last_key) != _numbers(latest):
+        if _numbers(cache.latest()[0]) != _numbers(latest[0]):
             # (specs stand for the tensors only: the others took their defaults, which the
             # latest call did not pass: that call's program, as traced, is the one to save)
             if retrace:
@@ -83,7 +83,7 @@ def any_batch_spec(sf):
             return specs
         else:
             reason = "not every argument of the latest call is a tensor"
-    cache._last_key, cache.last_entry = latest, entry  # (the latest call's, saved as traced)
+    cache.put_back(latest)  # (the latest call's program, saved as traced)
     warnings.warn(f"d2s.save: {sf.__name__} is saved for batch size "
                   f"{concrete.inputs[0].shape[0] if concrete.inputs else '?'} only: retracing "
                   f"with an unknown batch size failed ({reason}). Pass input_spec with None "
