@@ -8,7 +8,6 @@ import contextlib
 import io
 import warnings
 
-import numpy as np
 import pytest
 
 import d2s
@@ -18,6 +17,7 @@ from . import (
     cases_wild5_training,  # noqa: F401  (registers the cases)
     known_failures,
 )
+from .test_corpus import _to_inputs
 from .training_steps import TRAIN_CASES, TrainCase, same
 
 
@@ -30,16 +30,6 @@ def _params():
     return out
 
 
-def _inputs(value):
-    if isinstance(value, np.ndarray):
-        return rt.to_tensor(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_inputs(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _inputs(v) for k, v in value.items()}
-    return value
-
-
 def _built(c: TrainCase) -> tuple:
     rt.seed(0)
     return tuple(c.setup())
@@ -49,7 +39,7 @@ def _call(fn, objects, args):
     out = io.StringIO()
     with contextlib.redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (inf/nan steps, both modes)
-        result = fn(*objects, *_inputs(args))
+        result = fn(*objects, *_to_inputs(args))
     return result, out.getvalue()
 
 
