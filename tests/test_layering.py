@@ -60,7 +60,7 @@ RANKS = {
     "d2s/running.py": 5.4, "d2s/rebinding.py": 5.45, "d2s/program_cache.py": 5.5,
     "d2s/fast_call.py": 5.6,
     "d2s/report_html.py": 5.7, "d2s/static_function.py": 5.8,
-    "d2s/__init__.py": 6, "d2s/io.py": 6,
+    "d2s/__init__.py": 6, "d2s/io.py": 6, "d2s/saved_outputs.py": 5.9,
     "d2s/onnx": 6,  # (d2s.onnx after `import d2s`, as paddle.onnx; it imports only d2s/io)
     "d2s/check.py": 7,
     "d2s/cli.py": 8, "d2s/cli_model.py": 8, "d2s/cli_target.py": 8, "d2s/demo": 8, "d2s/__main__.py": 8,

@@ -263,8 +263,9 @@ def not_(x):
         return out
     if is_variable(x):
         out = rt.logical_not(to_bool(x))
-        # (`not n` of a Python number, of a list, of a one-element tensor: a Python bool)
-        out.python_scalar = x.python_scalar or x.is_array or all(d == 1 for d in x.shape)
+        # (`not n` of a Python number, of a list, of a one-element tensor: a Python bool;
+        # a dim the run decides (a saved model's batch) is 1 wherever eager's `not` runs)
+        out.python_scalar = x.python_scalar or x.is_array or all(d in (1, -1) for d in x.shape)
         return out
     return not x
 
