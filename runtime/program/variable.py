@@ -30,7 +30,7 @@ from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
 from ..tensor import _HookHandle
-from . import numpy_values, origin
+from . import numpy_functions, numpy_values, origin
 
 _CONTROL_FLOW_HINT = (
     "Its value is only known when the program runs, so it cannot drive Python logic (a "
@@ -90,6 +90,8 @@ class Variable(core.VariableBase):
     """
 
     __array_priority__ = 100  # ndarray <op> Variable defers to Variable's reflected operator
+    __array_ufunc__ = numpy_functions.array_ufunc  # (NumPy's functions of `numpy()` values)
+    __array_function__ = numpy_functions.array_function
 
     # True for a value that stands for a Python number (d2s carries Python numbers through
     # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
@@ -398,7 +400,7 @@ class Variable(core.VariableBase):
         """Install the Tensor operator/method table; indexing a tensor array reads it."""
         numpy_values.keep_regular(table)
         for name, fn in table.items():  # (NumPy's semantics for values from `numpy()`)
-            setattr(cls, name, numpy_values.wrap(name, fn) if name in numpy_values.NAMES
+            setattr(cls, name, numpy_functions.wrap(name, fn) if name in numpy_functions.NAMES
                     else fn)
         tensor_getitem = numpy_values.wrap("__getitem__", table["__getitem__"])
 

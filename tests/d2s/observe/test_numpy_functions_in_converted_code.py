@@ -1,0 +1,101 @@
+"""NumPy's functions of values from `x.numpy()` in converted code (`np.exp(a)`, `np.maximum(a,
+0)`, `np.where`, `np.clip`, `np.concatenate`, `np.round`, `np.isnan(a).any()`, `a.argsort()`)
+compute what eager NumPy computes, with NumPy's dtypes (float64 stays float64, an int input of
+`np.exp` gives float64, `np.argmax` int64) and NumPy's result types (ndarray, NumPy scalars).
+Before, every one raised "Converting to a NumPy array" (`a.argsort()`: a Tensor). A function
+the program does not compute (`np.percentile`) raises a TypeError naming it at the user's line.
+Eager vs converted vs a NumPy reference, over inputs that take both paths of one program."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+
+
+def postprocess(logits, labels, boxes):
+    """Post-processing as evaluation scripts write it: NumPy on `.numpy()` values, with a
+    tensor `if` choosing which NumPy value is kept."""
+    probs = np.exp(logits.numpy())
+    probs = probs / np.sum(probs, axis=1, keepdims=True)
+    y = labels.numpy()
+    b = boxes.numpy()
+    if logits.mean() > 0:
+        score = np.maximum(probs, 0.25)
+    else:
+        score = np.where(probs > 0.3, probs, 0)
+    clipped = np.clip(b, 0, 1)
+    return (score, np.argmax(probs, axis=1), np.sum(np.argmax(probs, axis=1) == y),
+            np.mean(score, axis=0), np.concatenate([b, clipped]), np.stack([b, b], axis=1),
+            np.round(b * 4), np.isnan(np.log1p(b)).any(), np.sqrt(np.abs(b)), np.sort(y),
+            y.argsort(), np.exp(y), np.maximum(y, 1), b.clip(0.2, 0.6), np.round(b, 1))
+
+
+def _reference(logits, labels, boxes):
+    probs = np.exp(logits)
+    probs = probs / np.sum(probs, axis=1, keepdims=True)
+    score = np.maximum(probs, 0.25) if logits.mean() > 0 else np.where(probs > 0.3, probs, 0)
+    clipped = np.clip(boxes, 0, 1)
+    return (score, np.argmax(probs, axis=1), np.sum(np.argmax(probs, axis=1) == labels),
+            np.mean(score, axis=0), np.concatenate([boxes, clipped]),
+            np.stack([boxes, boxes], axis=1), np.round(boxes * 4),
+            np.isnan(np.log1p(boxes)).any(), np.sqrt(np.abs(boxes)), np.sort(labels),
+            labels.argsort(), np.exp(labels), np.maximum(labels, 1),
+            boxes.clip(0.2, 0.6), np.round(boxes, 1))
+
+
+def _same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+        return
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numpy_functions_both_paths_one_program(dtype):
+    converted = d2s.to_static(postprocess)
+    rng = np.random.default_rng(3)
+    boxes = np.array([[-0.5, 0.125, 0.375, 1.5], [0.625, 0.875, -1.0, 0.3]], dtype)
+    for shift in (2.0, -2.0):  # (the tensor `if` takes each branch)
+        logits = (rng.standard_normal((5, 3)) + shift).astype(dtype)
+        labels = rng.integers(0, 3, 5)
+        args = [rt.to_tensor(v) for v in (logits, labels, boxes)]
+        eager, static = postprocess(*args), converted(*args)
+        _same(eager, _reference(logits, labels, boxes))
+        _same(static, eager)
+    assert len(converted.program_cache) == 1
+    assert type(static[2]) is np.int64 and type(static[7]) is np.bool_
+
+
+def test_numpy_functions_of_python_numbers_and_halves():
+    """`np.exp(float(t))` is a NumPy scalar as eagerly; `np.round` rounds halves to even."""
+    def fn(x):
+        a = x.numpy()
+        return np.exp(float(x.sum())), np.round(a), np.round(-a), np.rint(a), a.round()
+
+    x = rt.to_tensor(np.array([0.5, 1.5, 2.5, 3.5, -0.5, 8388609.0], "float32"))
+    eager, static = fn(x), d2s.to_static(fn)(x)
+    _same(static, eager)
+    assert type(static[0]) is np.float64
+    for got, want in zip(static[1:], eager[1:], strict=True):  # (exactly)
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(static[1], [0, 2, 2, 4, -0, 8388609])
+
+
+def test_numpy_function_the_program_lacks_named_at_the_line():
+    def fn(x):
+        a = x.numpy()
+        return np.percentile(a, 90)
+
+    with pytest.raises(TypeError, match=r"np\.percentile\(\) of a NumPy array computed by "
+                       r"the converted code") as info:
+        d2s.to_static(fn)(rt.to_tensor(np.ones(3, "float32")))
+    text = "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
+    assert "return np.percentile(a, 90)" in text
+    for internal in ("_retval", "Variable(%", "static Variable"):
+        assert internal not in text
