@@ -99,3 +99,65 @@ def test_numpy_function_the_program_lacks_named_at_the_line():
     assert "return np.percentile(a, 90)" in text
     for internal in ("_retval", "Variable(%", "static Variable"):
         assert internal not in text
+
+
+def describe(x):
+    """Code that reads the dtype of NumPy values as NumPy code does."""
+    a = x.numpy()
+    b = a.astype("float64") if x.sum() > 0 else np.float64(2) * a  # (a tensor `if`)
+    return (str(a.dtype), a.dtype == np.float32, a.dtype.name, b.dtype.name,
+            a.sum().dtype.kind, (a > 0).dtype, str(x.dtype))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_dtype_of_numpy_values_is_numpy_s(sign):
+    """Eager `a.dtype` of `x.numpy()` is NumPy's ('float32', `== np.float32`); converted code
+    gave the runtime's ('rt.float32'). A tensor's dtype stays the tensor's."""
+    x = rt.to_tensor(np.array([0.5, 1.5], "float32") * sign)
+    eager, static = describe(x), d2s.to_static(describe)(x)
+    assert static == eager
+    assert static[:6] == ("float32", True, "float32", "float64",
+                          "f", np.dtype(bool))
+
+
+def scale_by_mean(x):
+    """A Python float from a tensor, then a tensor method on it: eager's AttributeError."""
+    m = float(x.mean())
+    if x.sum() > 0:
+        y = x * m
+    else:
+        y = x - m
+    return y, m.sum()
+
+
+def guarded(x):
+    m, n = x.mean().item(), int(x.argmax())
+    try:
+        shape = m.shape
+    except AttributeError as e:
+        shape = str(e)
+    return m * 2, shape, hasattr(m, "numpy"), hasattr(n, "astype"), m.is_integer()
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_tensor_attributes_of_python_numbers_raise_eagers_error(sign):
+    """`float(t)`, `t.item()`, `int(t)` are Python numbers: `.sum()`, `.numpy()`, `.shape`,
+    `.astype` raise AttributeError eagerly; converted code computed them (`float(x.sum())
+    .sum()` gave a float). Now the same error at the user's line, caught by `except
+    AttributeError` and answered by `hasattr` as eagerly."""
+    x = rt.to_tensor(np.array([0.5, 2.0], "float32") * sign)
+    with pytest.raises(AttributeError, match="'float' object has no attribute 'sum'"):
+        scale_by_mean(x)
+    with pytest.raises(AttributeError, match="'float' object has no attribute 'sum'") as info:
+        d2s.to_static(scale_by_mean)(x)
+    text = "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
+    assert "return y, m.sum()" in text or info.traceback[-1].statement.lines
+    eager, static = guarded(x), d2s.to_static(guarded)(x)
+    assert eager == static
+    assert static[1:] == ("'float' object has no attribute 'shape'", False, False, False)
+    for fn in ("numpy", "astype", "item", "shape", "dtype", "stop_gradient"):
+        def reads(x, fn=fn):
+            return getattr(x.sum().item(), fn) if fn != "dtype" else x.sum().item().dtype
+
+        with pytest.raises(AttributeError, match=f"'float' object has no attribute '{fn}'"):
+            d2s.to_static(reads)(x)
