@@ -215,6 +215,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if getattr(p, "python_scalar", False):
                 mark_python_number(out[i])  # the body keeps it a Python number (a tensor
                 # `if` in it)
+            elif getattr(p, "numpy_array", False):  # (a NumPy value after a trip: `total +=
+                out[i].numpy_array, out[i].numpy_scalar = True, p.numpy_scalar  # a[i].sum()`)
     return out
 
 

@@ -161,3 +161,49 @@ def test_tensor_attributes_of_python_numbers_raise_eagers_error(sign):
 
         with pytest.raises(AttributeError, match=f"'float' object has no attribute '{fn}'"):
             d2s.to_static(reads)(x)
+
+
+def running_metrics(logits, labels, n):
+    """Per-batch metrics summed into Python numbers over a loop whose trip count is a
+    tensor (`range(n)`, and a `while`): NumPy scalars after a trip, the Python number the
+    sum started from after none."""
+    a, y = logits.numpy(), labels.numpy()
+    total, hits, wide = 0.0, 0, 0.0
+    for i in range(n):
+        total += a[i].sum()
+        hits += (a[i].argmax() == y[i]).sum()
+        wide = wide + a[i].astype("float64").max()
+    j, seen = 0, 0
+    while j < n:
+        seen = seen + (a[j] > 0).sum()
+        j += 1
+    return total, hits, wide, seen
+
+
+def _reference_running(a, y, n):
+    total, hits, wide, seen = 0.0, 0, 0.0, 0
+    for i in range(n):
+        total += a[i].sum()
+        hits += (a[i].argmax() == y[i]).sum()
+        wide = wide + a[i].astype("float64").max()
+        seen = seen + (a[i] > 0).sum()
+    return total, hits, wide, seen
+
+
+def test_python_numbers_summed_with_numpy_scalars_in_graph_loops():
+    """Eager gives np.float32 / np.int64 / np.float64 after one trip or more and the float
+    0.0 / int 0 after none; converted code gave 0-d Tensors after a trip."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 3)).astype("float32")
+    y = rng.integers(0, 3, 4)
+    converted = d2s.to_static(running_metrics)
+    for n in (0, 1, 3):
+        args = (rt.to_tensor(a), rt.to_tensor(y), rt.to_tensor(np.array(n)))
+        eager, static = running_metrics(*args), converted(*args)
+        want = _reference_running(a, y, n)
+        assert [type(v) for v in static] == [type(v) for v in eager] == [
+            type(v) for v in want], (n, static, eager)
+        np.testing.assert_allclose(static, want, rtol=1e-6)
+        np.testing.assert_allclose(eager, want, rtol=1e-6)
+    assert len(converted.program_cache) == 1
+    assert [type(v) for v in static] == [np.float32, np.int64, np.float64, np.int64]
