@@ -46,7 +46,7 @@ from ..ops.math import (
     square,
     tanh,
 )
-from ..ops.shape import reshape
+from ..ops.shape import reshape, transpose
 from ..ops.transcendental import expm1
 from . import numpy_values
 from .numpy_values import as_dtype, mark, plain, stand_in
@@ -111,7 +111,12 @@ def _check_operands(name: str, values) -> None:
     eager Tensor with `__array__`, which it has only when the program runs."""
     for v in values:
         if is_variable(v) and not plain(v):
-            raise v._no_value(f"np.{name}()")
+            raise TypeError(
+                f"np.{name}() of static Variable '{v.name}' ({v.type_str()}), a tensor not "
+                "taken out with `.numpy()`: NumPy converts eager's Tensor to an array, which "
+                "the program has only when it runs. Call it on `t.numpy()` (NumPy's functions "
+                "of that compute in the program, as NumPy does), or use the tensor's `rt` "
+                "function.")
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -157,6 +162,7 @@ def _where(condition, x=None, y=None):
                         "gives a tuple of index arrays whose length only the run knows: "
                         f"give np.where three arguments. {_ADVICE}")
     dtype = _common(x, y)
+    x, y = (np.asarray(v) if isinstance(v, (bool, int, float)) else v for v in (x, y))
     return _flag(where(as_dtype(condition, np.dtype(bool)), as_dtype(x, dtype),
                        as_dtype(y, dtype)))
 
@@ -181,6 +187,18 @@ def _round(a, decimals=0, out=None):
         return _flag(_rint(a))
     scale = 10.0 ** decimals
     return _flag(as_dtype(_rint(a * scale) / scale, np.dtype(a.dtype.name)))
+
+
+def _ravel(a, order="C"):
+    if order not in ("C", "A", "K"):
+        raise TypeError(f"np.ravel(order={order!r}) of a NumPy array computed by the "
+                        f"converted code: the program keeps NumPy's C order only. {_ADVICE}")
+    return mark(reshape(a, [-1]), False)
+
+
+def _transpose(a, axes=None):
+    axes = list(range(len(a.shape)))[::-1] if axes is None else list(axes)
+    return mark(transpose(a, axes), False)
 
 
 def _joined(join, name: str):
@@ -219,6 +237,7 @@ _FUNCTIONS = {
     "where": _where, "clip": _clip, "round": _round, "around": _round,
     "concatenate": _joined(concat, "concatenate"), "stack": _joined(stack, "stack"),
     "sort": _sorting(sort, "sort"), "argsort": _sorting(argsort, "argsort"),
+    "ravel": _ravel, "transpose": _transpose,
 }
 # NumPy's functions that call the array's method of the same name (`numpy_values`' methods)
 _FORWARDED = frozenset(("mean", "sum", "prod", "max", "min", "amax", "amin", "any", "all",

@@ -76,7 +76,8 @@ def test_numpy_functions_of_python_numbers_and_halves():
     """`np.exp(float(t))` is a NumPy scalar as eagerly; `np.round` rounds halves to even."""
     def fn(x):
         a = x.numpy()
-        return np.exp(float(x.sum())), np.round(a), np.round(-a), np.rint(a), a.round()
+        return (np.exp(float(x.sum())), np.round(a), np.round(-a), np.rint(a), a.round(),
+                np.where(a > 1, 1, 0), np.ravel(a[None]), np.transpose(a[None]))
 
     x = rt.to_tensor(np.array([0.5, 1.5, 2.5, 3.5, -0.5, 8388609.0], "float32"))
     eager, static = fn(x), d2s.to_static(fn)(x)
@@ -99,6 +100,20 @@ def test_numpy_function_the_program_lacks_named_at_the_line():
     assert "return np.percentile(a, 90)" in text
     for internal in ("_retval", "Variable(%", "static Variable"):
         assert internal not in text
+
+
+def test_numpy_function_of_a_tensor_not_taken_out_named_at_the_line():
+    """Eager NumPy converts a Tensor with `__array__`; converted code says to call it on
+    `.numpy()` (the program has no array of the tensor while it is built)."""
+    def fn(x):
+        h = x * 2
+        return np.exp(h)
+
+    with pytest.raises(TypeError, match=r"np\.exp\(\) of a tensor computed by the converted "
+                       r"code \(f32\[3\]\), a tensor not taken out with `\.numpy\(\)`") as info:
+        d2s.to_static(fn)(rt.to_tensor(np.ones(3, "float32")))
+    assert "return np.exp(h)" in "\n".join([str(info.value),
+                                            *getattr(info.value, "__notes__", [])])
 
 
 def describe(x):
