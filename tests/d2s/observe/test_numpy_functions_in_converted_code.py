@@ -222,3 +222,37 @@ def test_python_numbers_summed_with_numpy_scalars_in_graph_loops():
         np.testing.assert_allclose(eager, want, rtol=1e-6)
     assert len(converted.program_cache) == 1
     assert [type(v) for v in static] == [np.float32, np.int64, np.float64, np.int64]
+
+
+def gated_sum(x, n):
+    """NumPy scalars added under a tensor `if`, inside a graph loop and outside one."""
+    a = x.numpy()
+    total = 0.0
+    for i in range(n):
+        if x[i].sum() > 0:
+            total += a[i].sum()
+    positives = 0
+    if x.sum() > 0:
+        positives = positives + (a > 0).sum()
+    return total, positives * 2, [total]
+
+
+def test_numpy_scalars_added_under_tensor_ifs():
+    """The type is the run's: the Python number where no taken branch (no trip) added a
+    NumPy scalar, NumPy's scalar where one did; before, a Tensor (or the NumPy scalar where
+    the trips ran but the branch was never taken)."""
+    converted = d2s.to_static(gated_sum)
+    base = np.arange(6, dtype="float32").reshape(3, 2) - 2  # (row sums -3, 1, 5)
+    for sign, n in ((1, 0), (1, 1), (1, 2), (1, 3), (-1, 3)):
+        x = base * sign
+        args = (rt.to_tensor(x), rt.to_tensor(np.array(n)))
+        eager, static = gated_sum(*args), converted(*args)
+        rows = [x[i].sum() for i in range(n) if x[i].sum() > 0]
+        total = sum(rows[1:], 0.0 + rows[0]) if rows else 0.0
+        positives = (x > 0).sum() if x.sum() > 0 else 0
+        want = (total, positives * 2, [total])
+        for got, ref in ((static, want), (eager, want)):
+            assert [type(v) for v in got[:2]] == [type(v) for v in ref[:2]], (sign, n, got)
+            assert type(got[2][0]) is type(ref[2][0]) and got[2] == ref[2]
+            np.testing.assert_allclose(got[:2], ref[:2], rtol=1e-6)
+    assert len(converted.program_cache) == 1
