@@ -90,9 +90,9 @@ def _operator(name: str, inputs: tuple):
     if len(inputs) == 1:
         return getattr(inputs[0], method)()
     a, b = inputs
-    if is_variable(a):
-        return getattr(a, method)(b)
-    return getattr(b, reflected)(a)
+    own, other = (getattr(a, method, None), b) if is_variable(a) else (
+        getattr(b, reflected, None), a)
+    return NotImplemented if own is None else own(other)  # (NumPy then raises TypeError)
 
 
 def _loop_key(x):
@@ -140,8 +140,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return _flag(as_dtype(fn(*args), loop[-1]))
 
 
-_ADVICE = ("Compute it with the tensor before `.numpy()` (rt's function of the same name), "
-           "or do it in NumPy on the value the converted function returns.")
+_ADVICE = ("Keep it a tensor: compute it with rt's function of the same name before "
+           "`.numpy()`, or do it in NumPy on the value the converted function returns.")
 
 
 def _flag(out):
