@@ -372,6 +372,7 @@ PROGRAM_RANKS = {
     "literal.py": 0, "origin.py": 0, "variable.py": 0, "printer.py": 0, "verify.py": 0,
     "ir.py": 0, "reached.py": 0, "serialize.py": 0, "freed_graph.py": 0,
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
+    "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,

@@ -7,7 +7,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
-    y.name                       ->   _d2s.tensor_attribute(y, 'name')
+    y.name                       ->   _d2s.tensor_attribute(y, 'name')   (`.dtype` too)
     y.name = v                   ->   _d2s.set_tensor_name(y, v)
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     {k: v, 0: w}                 ->   _d2s.dict_display((k, v), (0, w))
@@ -82,8 +82,8 @@ MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", 
                             "log2", "log10", "isfinite", "isnan", "isinf"))
 
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
-# not the program's `t3`: `operators.tensor_attributes`)
-TENSOR_ATTRIBUTES = ("name",)
+# not the program's `t3`; `x.numpy().dtype` NumPy's: `operators.tensor_attributes`)
+TENSOR_ATTRIBUTES = ("name", "dtype")
 
 # built-ins that iterate their arguments from this index on: given what may be a set, an
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
