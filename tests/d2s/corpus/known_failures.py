@@ -56,9 +56,6 @@ STATIC: dict[str, str] = {
     "wild6_pipelines.LitClassifier": (
         "a returned f-string of `loss.item()` (`\"progress\": f\"loss={loss.item():.3f}\"`): its "
         "text exists only when the program runs; refused at the user's line"),
-    "wild6_pipelines.StreamingFrameEncoder": (
-        "`self.cache = []` under a tensor `if` (a scene cut) beside `self.cache.append(feat)`: "
-        "an attribute list of different lengths per branch; refused at the `if`"),
 }
 
 DYNAMIC: dict[str, str] = {}
