@@ -53,9 +53,6 @@ STATIC: dict[str, str] = {
     "wild6_pipelines.semantic_area_report": (
         "`max(report, key=report.get)` over a dict whose keys a tensor `if` set: which keys it "
         "visits the run decides; refused at the user's line"),
-    "wild6_pipelines.LitClassifier": (
-        "a returned f-string of `loss.item()` (`\"progress\": f\"loss={loss.item():.3f}\"`): its "
-        "text exists only when the program runs; refused at the user's line"),
 }
 
 DYNAMIC: dict[str, str] = {}
