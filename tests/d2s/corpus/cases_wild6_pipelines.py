@@ -416,6 +416,7 @@ class LitWithGradNormLog(nn.Layer):
         self.net = nn.Linear(3, 1)
 
     def forward(self, x, y, max_norm):
+        self.log_msg = ""
         pred = self.net(x).squeeze(-1)
         loss = F.mse_loss(pred, y)
         loss.backward()

@@ -44,9 +44,6 @@ STATIC: dict[str, str] = {
     "wild6_pipelines.hf_forward_then_unpack": (
         "an HF model constructed inside the converted function: its parameters would be made "
         "once; refused at the line that creates it (docs/d2s.md, issue 33)"),
-    "wild6_pipelines.LitWithGradNormLog": (
-        "`self.log_msg = f\"clipped at {max_norm}\"` under a tensor `if` keeps the old text on "
-        "the other path: a str chosen by the run; refused at the user's line"),
     "wild6_pipelines.validation_epoch_metrics": (
         "per-class counts in a dict keyed by `labels.tolist()` items: keys the program computes; "
         "refused at the user's line ('.get() of a key computed by the converted code')"),
