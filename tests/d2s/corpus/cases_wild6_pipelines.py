@@ -496,3 +496,95 @@ def training_step_accumulate_logs(x, y, batch_idx, accumulate):
                       "acc": (logits.argmax(-1) == y).astype("float32").mean().item()}
     out["finite"] = bool(paddle.isfinite(loss))
     return out
+
+
+# ---- more state: caches, counters and Python numbers beside tensors ----------------------
+class KVCacheWithEviction(nn.Layer):
+    """A video-LLM frame-token cache (StreamingLLM-style): attention sinks kept, the oldest
+    non-sink entries evicted when over budget, the evicted count a Python int on `self`."""
+
+    def __init__(self):
+        super().__init__()
+        self.n_sink = 1
+        self.budget = 3
+
+    def forward(self, frames, keep_scores):
+        cache, scores = [], []
+        self.evicted = 0
+        for t in range(frames.shape[0]):
+            cache.append(frames[t])
+            scores.append(keep_scores[t])
+            if len(cache) > self.budget:
+                rest = paddle.stack(scores[self.n_sink:])
+                drop = self.n_sink + int(rest.argmin())
+                cache.pop(drop)
+                scores.pop(drop)
+                self.evicted += 1
+        return paddle.stack(cache), self.evicted
+
+
+case(args=[(rand(5, 2), f32([9, 1, 2, 3, 4])), (rand(3, 2), f32([1, 2, 3])),
+           (rand(5, 2), f32([9, 5, 4, 3, 0.5]))])(KVCacheWithEviction)
+
+
+@case(args=[(f32([0.2, 0.9, 0.4, 0.95]), 0.5, 2), (f32([0.1, 0.2, 0.3, 0.4]), 0.5, 2),
+            (f32([0.9, 0.9, 0.9, 0.9]), 0.5, 3)])
+def medusa_tree_acceptance(head_probs, threshold, max_len):
+    """Medusa-style typical acceptance: walk the candidate heads while their probability
+    passes the threshold, collecting accepted positions and a running log-probability as a
+    Python float."""
+    accepted = []
+    logp = 0.0
+    for i in range(head_probs.shape[0]):
+        p = head_probs[i]
+        if p < threshold or len(accepted) >= max_len:
+            break
+        accepted.append(i)
+        logp += float(paddle.log(p))
+    return accepted, logp, len(accepted) == max_len
+
+
+@case(args=[(rand(6, 2), i64([0, 0, 1, 1, 2, 2]), 3), (rand(6, 2), i64([0, 0, 0, 0, 0, 0]), 3),
+            (rand(4, 2), i64([2, 1, 2, 1]), 3)])
+def point_cloud_instance_centroids(points, instance_ids, n_instances):
+    """Instance centroids of a point cloud as a dict keyed by instance id (a Python int from
+    the loop), instances with no points left out, the count of empty ones."""
+    centroids = {}
+    empty = 0
+    for k in range(n_instances):
+        mask = (instance_ids == k).astype("float32")
+        n = mask.sum()
+        if n == 0:
+            empty += 1
+            continue
+        centroids[k] = (points * mask.unsqueeze(-1)).sum(0) / n
+    return centroids, empty
+
+
+@dataclass
+class ACTState:
+    remainders: object
+    n_updates: object
+    halted: bool = False
+
+
+@case(args=[(rand(2, 3), f32([0.6, 0.3]), 4), (rand(2, 3), f32([0.99, 0.99]), 4),
+            (rand(2, 3), f32([0.05, 0.05]), 2)])
+def universal_transformer_act(state, halt_p, max_hops):
+    """The Universal Transformer's ACT loop with a dataclass carrying the remainders and the
+    number of updates per position; `halted` set when every position has stopped."""
+    st = ACTState(paddle.zeros([state.shape[0]]), paddle.zeros([state.shape[0]]))
+    halting = paddle.zeros([state.shape[0]])
+    for _ in range(max_hops):
+        still = (halting < 1.0).astype("float32")
+        new_halted = ((halting + halt_p * still) > 0.9).astype("float32") * still
+        still = still * (1 - new_halted)
+        halting = halting + halt_p * still
+        st.remainders = st.remainders + new_halted * (1 - halting)
+        halting = halting + new_halted * (1 - halting)
+        st.n_updates = st.n_updates + still + new_halted
+        state = state + 0.1 * (still + new_halted).unsqueeze(-1) * paddle.tanh(state)
+        if (halting >= 1.0).all():
+            st.halted = True
+            break
+    return state, st.remainders, st.n_updates, st.halted
