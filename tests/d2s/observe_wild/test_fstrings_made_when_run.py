@@ -9,6 +9,8 @@ is eager's bool, and a tensor `if` may choose between such texts. Any other use 
 that take both paths of the tensor `if`s through one program."""
 import contextlib
 import io
+import json
+import os
 import types
 
 import numpy as np
@@ -114,3 +116,22 @@ def test_other_uses_of_its_text_are_refused_at_the_line(fn):
                                                   "computes") as e:
         d2s.to_static(fn)(x)
     assert "test_fstrings_made_when_run.py" in str(e.value) and "label" in str(e.value)
+
+
+def checkpoint_path(x):
+    return os.path.join("ckpt", f"step_{x.sum().item():.0f}.pt")
+
+
+def logged_json(x):
+    return json.dumps({"loss": f"{x.sum().item():.3f}"})
+
+
+@pytest.mark.parametrize("fn", [checkpoint_path, logged_json])
+def test_library_code_needing_its_text_is_refused_at_the_line(fn):
+    x = rt.ones([3])
+    fn(x)  # eager runs
+    with pytest.raises(d2s.ConversionError, match="an f-string of a value the converted code "
+                                                  "computes is used as text") as e:
+        d2s.to_static(fn)(x)
+    shown = str(e.value) + "".join(getattr(e.value, "__notes__", []))
+    assert "MadeText" not in shown and fn.__name__ in shown
