@@ -419,7 +419,7 @@ def for_user(e: BaseException) -> BaseException:
     its traceback cut down to nothing (`raise` adds the raising frame). Idempotent."""
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
-    e = _container_index_error(e) or e
+    e = _container_index_error(e) or _run_str_error(e) or e
     op_text = None
     if isinstance(e, ConversionError) and e.origin is not None:
         frames = [_frame_of_origin(e.origin)]
@@ -494,6 +494,23 @@ def _container_index_error(e: BaseException) -> ConversionError | None:
         "its values as a list); strings and other objects cannot be chosen by a computed "
         "value. See docs/errors.md, \"A tensor's value used as a Python value\".")
     return error.with_traceback(e.__traceback__)
+
+
+_RUN_STR = re.compile(r"'?\b(MadeText|ChosenStr|StrItem|JoinedStr)\b'?")
+
+
+def _run_str_error(e: BaseException) -> ConversionError | None:
+    """A str only the run decides (`str_arrays.StrItem`) given to code needing its text."""
+    message = e.args[0] if isinstance(e, TypeError) and len(e.args) == 1 else None
+    if (found := _RUN_STR.search(message) if isinstance(message, str) else None) is None:
+        return None
+    what = ("an f-string of a value the converted code computes" if found.group(1) ==
+            "MadeText" else "a str only the run decides")
+    return ConversionError(
+        f"{what} is used as text ({_RUN_STR.sub('a run-time str', message)}): its text exists "
+        "only when the program runs. Return it, store it or print it (the call gives, and "
+        "print shows, the text), or make the text outside the converted function."
+    ).with_traceback(e.__traceback__)
 
 
 def _suggest_name(e: BaseException) -> None:

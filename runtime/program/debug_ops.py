@@ -6,7 +6,9 @@ import io
 import numpy as np
 
 from .. import backend, core
+from ..dtypes import convert_dtype
 from ..ops import array_number_kinds as kinds
+from ..ops import array_number_kinds as kinds_mod  # (`kinds` is a kernel attribute)
 from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
@@ -63,6 +65,20 @@ def _holding(exc: BaseException, state: int, held) -> BaseException:
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
                      as_int=(), formats=(), kinds=(), lists=()):
+    shown = _shown(values, parts, stop_gradient, as_int, formats, kinds, lists)
+    print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
+    return ()
+
+
+def _py_format_kernel(xp, values, parts=(), stop_gradient=(), as_int=(), formats=(), kinds=(),
+                      lists=()):
+    text = "".join(_shown(values, parts, stop_gradient, as_int, formats, kinds, lists))
+    return np.asarray(kinds_mod.string_id(text), dtype=kinds_mod.STR_DTYPE)
+
+
+def _shown(values, parts, stop_gradient, as_int, formats, kinds, lists) -> list:
+    """The text of each of `parts` (a str, or None for the next of `values`) as eager code
+    shows it."""
     wrap = core.wrap
     n = len(stop_gradient)  # (after the printed values: the type flags of `kinds`)
     it = iter(zip(values[:n], stop_gradient, as_int or [False] * n, formats or [None] * n,
@@ -85,8 +101,7 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
             shown.append(str(v) if how is None else _formatted(v, *how))
         else:
             shown.append(p)
-    print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
-    return ()
+    return shown
 
 
 class _ListText:
@@ -254,6 +269,12 @@ PY_PRINT = registry.register(
     "py_print", kernel=_py_print_kernel, infer=lambda values, **a: (), nondiff=True,
     amp="keep", doc="Python's print(*objects, sep, end) when the op runs, tensors shown as "
                     "eager mode shows them.")
+PY_FORMAT = registry.register(
+    "py_format", kernel=_py_format_kernel, infer=lambda values, **a: Meta((), convert_dtype(kinds.STR_DTYPE)),
+    nondiff=True, amp="keep",
+    doc="The text an f-string makes of its pieces when the op runs (tensors and Python "
+        "numbers shown as eager mode shows them): its id in the table of strs a program's "
+        "strs index (`array_number_kinds.STRINGS`).")
 PY_WARN = registry.register(
     "py_warn", kernel=_py_warn_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
     doc="Python's warnings.warn(message, category) when the op runs, as raised at `filename`:"
@@ -320,6 +341,32 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None)
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
     bind(PY_PRINT, (tensors,), attrs)
+
+
+def py_format(objects, formats=None):
+    """The f-string made of `objects` (strs and tensors, `formats` as for `py_print`) when
+    the program runs: a 0-d int32 tensor, the text's id in `array_number_kinds.STRINGS`.
+
+    >>> import runtime as rt
+    >>> from runtime.ops.array_number_kinds import STRINGS
+    >>> STRINGS[int(rt.static.py_format(["n=", rt.to_tensor(3)]))]
+    'n=3'
+    """
+    parts = [None if core.is_tensor(o) else str(o) for o in objects]
+    tensors = [o for o in objects if core.is_tensor(o)]
+    if STATE.builder is None:
+        formats = formats or [None] * len(objects)
+        text = "".join(str(o) if f is None else _formatted(o, *f)
+                       for o, f in zip(objects, formats))
+        return core.wrap(np.asarray(kinds.string_id(text), dtype=kinds.STR_DTYPE))
+    attrs = {"parts": parts, "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
+    numbers = [prints_as_number(t) for t in tensors]
+    if any(numbers):
+        attrs["as_int"] = numbers
+    if formats is not None and any(f is not None for f in formats):
+        attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
+    attrs.update(_shown_as_eager(tensors))
+    return bind(PY_FORMAT, (tensors,), attrs)
 
 
 def py_warn(message, category=UserWarning, filename: str = "", lineno: int = 0,

@@ -26,6 +26,7 @@ EXEMPT = {
     "array_split": _SPLIT, "array_split_grad": _SPLIT, "split_sections": _SPLIT,
     "print": "prints at run time; tests/static/test_control_flow.py",
     "py_print": "prints at run time; tests/static/test_control_flow.py",
+    "py_format": "makes an f-string at run time; tests/d2s/observe_wild/test_fstrings_made_when_run.py",
     "py_warn": "warns at run time; tests/d2s/observe_wild/test_warnings_when_run.py",
     "py_log": "logs at run time; tests/d2s/observe_wild/test_logging_when_run.py",
     "grad_hook": "calls a register_hook hook at run time; tests/d2s/api/test_grad_hooks.py",
