@@ -116,6 +116,33 @@ def _cut_check_kernel(xp, cut):
     return ()
 
 
+class UpdateSlot:
+    """An optimizer's record of which parameters it has updated, in order, for one parameter
+    (an op input, a literal): `Optimizer.state_dict()` lists state in that order, as eager
+    code makes it at each parameter's first update."""
+
+    __slots__ = ("name", "optimizer")
+
+    def __init__(self, optimizer, name: str):
+        self.optimizer, self.name = optimizer, name
+
+    def __repr__(self):
+        return f"{type(self.optimizer).__name__}.updated[{self.name!r}]"
+
+    def __eq__(self, other):
+        return (isinstance(other, UpdateSlot) and other.optimizer is self.optimizer
+                and other.name == self.name)
+
+    def __hash__(self):
+        return hash((id(self.optimizer), self.name))
+
+
+def _updated_kernel(xp, slot, when=None):
+    if when is None or bool(when):
+        slot.optimizer._note_update(slot.name)
+    return ()
+
+
 def _like(slot, *a, **k):
     t = slot.tensor
     return Meta(tuple(t._data.shape), t.dtype)
@@ -157,8 +184,12 @@ GRAD_CLEAR = registry.register(
     "grad_clear", kernel=_clear_kernel, infer=_none, nondiff=True, amp="keep",
     doc="Eager `clear_grad`: the `.grad` of an eager tensor becomes zeros (set_to_zero) or "
         "None, when it is not None.")
+PARAM_UPDATED = registry.register(
+    "param_updated", kernel=_updated_kernel, infer=_none, nondiff=True, amp="keep",
+    doc="Record in an optimizer that it updated a parameter (when the optional bool `when` "
+        "is true): the order of its state_dict().")
 
-OPS = ("grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
+OPS = ("param_updated", "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
        "grad_present", "backward_cut_check")
 
 
@@ -199,6 +230,8 @@ def _entry(program, t):
 def _known(e):
     """The gradient of entry `e` at this point of the program: checked against the trace's
     case (None, or a gradient) the first time it matters."""
+    if _builder().block.idx != 0:
+        return _known_in_branch(e)
     if not e[3]:
         t, slot = e[0], e[1]
         e[4] = None
@@ -218,6 +251,43 @@ def _known(e):
             "gradient before the call, which this code does not compute; compute it with "
             "loss.backward() first, or move clear_grad() to the end of the step")
     return e[2]
+
+
+def _known_in_branch(e):
+    """`_known` inside a tensor `if`'s branch (`opt.step()` there): what the branch reads is
+    built in it and not kept in the view (the code after the `if` runs whichever branch ran)."""
+    t = e[0]
+    if not e[3]:
+        if t._grad is None:
+            bind(GRAD_EXPECT_NONE, (e[1],), {})
+            return None
+        return bind(GRAD_READ, (e[1],), {})
+    if e[2] is _ZERO:
+        return zeros(list(t._data.shape), t.dtype)
+    if e[2] is _UNKNOWN:
+        raise RuntimeError(
+            f"the gradient of {t.name or 'a tensor'} is used after clear_grad() inside the "
+            "converted step, but whether clear_grad() left zeros or None depends on the run "
+            "(an `if` whose condition is a tensor, or the gradient before the call); compute "
+            "it with loss.backward() first, or move clear_grad() to the end of the step")
+    return e[2]
+
+
+def _in_branch(what: str) -> bool:
+    """Whether the point being built is in a branch of a tensor `if` (an optimizer step or
+    clear_grad() there runs on the runs that take it, as eager code does); raises in the
+    body of a graph loop, whose trips the program does not unroll."""
+    block = _builder().block
+    if block.idx == 0:
+        return False
+    if any(b.params for b in block.ancestors()):  # (a loop body's or test's loop variables)
+        raise RuntimeError(
+            f"{_here(what)} inside a loop whose condition is a tensor (a graph loop): a "
+            "converted training step updates the parameters in its top level or in the "
+            "branches of tensor `if`s. Loop over the micro-batches with a Python loop "
+            "(`for x in xs:` over a list, or `range` of a Python int), or move it after the "
+            "loop.")
+    return True
 
 
 def _origin():
@@ -335,6 +405,13 @@ def has_grad_now(t):
     return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
 
 
+def note_update(optimizer, name: str, when=None) -> None:
+    """While building: record in `optimizer` that it updated parameter `name` when the
+    program runs this point (and the 0-d bool `when` holds)."""
+    slot = UpdateSlot(optimizer, name)
+    bind(PARAM_UPDATED, (slot,) if when is None else (slot, when), {})
+
+
 def _reached(program, names, forward_ops, loss: str) -> dict:
     """`name -> 0-d bool Variable`: for tensors that reach `loss` along a gradient path only
     under conditions (`reach_paths.gradient_sites`: branches of top-level tensor `if`s, bodies
@@ -370,14 +447,19 @@ def clear_grads(tensors, set_to_zero: bool) -> None:
     """`optimizer.clear_grad(set_to_zero)` while building: eager's rule, when the program
     runs; the view follows it where it knows the gradient."""
     b = _builder()
-    _top_level("optimizer.clear_grad()")
+    if _in_branch("optimizer.clear_grad()"):  # (on the runs that take the branch: after
+        for t in tensors:  # the `if`, the gradient is the run's)
+            e = _entry(b.program, t)
+            bind(GRAD_CLEAR, (e[1],), {"set_to_zero": set_to_zero})
+            e[2], e[3], e[4] = _UNKNOWN, True, None
+        return
     for t in tensors:
         e = _entry(b.program, t)
         _clear(e, set_to_zero)
         if not set_to_zero:
             e[2], e[3] = None, True
         elif e[3]:
-            e[2] = None if e[2] is None else _ZERO
+            e[2] = e[2] if e[2] is None or e[2] is _UNKNOWN else _ZERO
         else:  # zeros or None, as the gradient before the call was
             e[2], e[3] = _UNKNOWN, True
 
@@ -386,7 +468,7 @@ def grads_for_step(tensors) -> list:
     """`[(param, grad Variable)]` of an optimizer step while building (eager: every
     parameter whose `.grad` is not None)."""
     b = _builder()
-    _top_level("optimizer.step()")
+    _in_branch("optimizer.step()")
     out = []
     for t in tensors:
         if t.stop_gradient:
