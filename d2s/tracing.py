@@ -92,12 +92,28 @@ def _trace(target, args, kwargs, with_hooks, state):
     attempts = [(promote, ())] + ([(computed, counters)] if computed and counters else [])
     for fed, fixed in attempts:
         try:
-            return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
+            return _trace_fed(target, args, kwargs, with_hooks, fed, fixed)
         except side_effects.Promote:
             raise AssertionError("d2s bug: numbers kept changing between traces") from None
         except Exception:  # noqa: BLE001, S112  (the next attempt keeps more numbers Python)
             continue
     return _trace_once(target, args, kwargs, with_hooks, (), fixed=promote)
+
+
+def _trace_fed(target, args, kwargs, with_hooks, fed, fixed):
+    """`_trace_once` with the numbers `fed` as program state; a trace that then changes
+    more numbers (`acc.updates += 1` under an `if` that the fed `acc.micro` now decides)
+    is traced again with those fed too."""
+    for _ in range(3):
+        try:
+            return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
+        except side_effects.Promote as p:
+            known = {s.ident() for s in fed}
+            more = [s for s in p.slots if s.ident() not in known]
+            if not more:
+                raise
+            fed = list(fed) + more
+    return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
 
 
 def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True) -> Trace:
