@@ -13,7 +13,8 @@ from ..ops.registry import STATE, Meta, bind
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
 SIDE_EFFECTS = {"print", "py_print", "py_warn", "py_log", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
-                "backward_cut_check", "param_updated"}
+                "backward_cut_check", "param_updated",
+                "lr_schedule_step"}
 
 
 def _print_kernel(xp, x, message="", name="", summarize=20):
