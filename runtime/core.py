@@ -57,6 +57,7 @@ class ModeState(threading.local):
         self.default_float = "float32"  # rt.set_default_dtype: what creation ops make
         self.value_read = None  # `hook(tensor)` before an eager tensor's value is read as
         # Python (`int(t)`, `t.item()`, `t.numpy()`): set by `watch_value_reads`
+        self.setting_read = None  # `hook(obj, name)`: `setting_read`, by `watch_setting_reads`
 
 
 _MODE = ModeState()
@@ -77,6 +78,24 @@ def watch_value_reads(hook):
     baked into the program, so the program must depend on it."""
     previous, _MODE.value_read = _MODE.value_read, hook
     return previous
+
+
+def watch_setting_reads(hook):
+    """Call `hook(obj, name)` in this thread each time library code building a program reads
+    a Python setting that decides what it builds (`GradScaler._enable`), or stop with None;
+    returns the hook it replaces. d2s sets one while tracing: the program applies only while
+    the setting keeps that value."""
+    previous, _MODE.setting_read = _MODE.setting_read, hook
+    return previous
+
+
+def setting_read(obj, name: str):
+    """`obj.<name>`, a setting that decides what a program being built holds (see
+    `watch_setting_reads`)."""
+    hook = _MODE.setting_read
+    if hook is not None:
+        hook(obj, name)
+    return getattr(obj, name)
 
 
 def active_builder():
