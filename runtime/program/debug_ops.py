@@ -450,9 +450,13 @@ def error_class(name: str) -> type | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
+_TEXT = type("_Text", (), {"__repr__": lambda self: "<the message>"})()  # (no `value`)
+
+
 def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
-                  cause_message="", context="", context_message="", suppress=False):
-    exc = _made(error, message)
+                  cause_message="", context="", context_message="", suppress=False,
+                  value=_TEXT):
+    exc = _made(error, message) if value is _TEXT else _made_with(error, value)
     if cause or suppress:  # (`raise E(...) from err`: a new `err` of its class and message,
         exc.__cause__ = _made(cause, cause_message) if cause else None  # as its cause)
     if context:  # (raised while handling an exception: that one, or the cause, its context)
@@ -477,9 +481,33 @@ def _made(error: str, message: str) -> BaseException:
         return ProgramRaisedError(f"{error}: {message}")
 
 
+def _made_with(error: str, value) -> BaseException:
+    """A new exception of the class named `error` whose one argument is `value` (a number, a
+    bool, None or a tuple of those: a `KeyError`'s key as eager code raised it)."""
+    cls = error_class(error)
+    try:
+        return cls(value)
+    except Exception:  # noqa: BLE001  (unusual constructors: the text, as `_made` makes it)
+        return _made(error, str(value))
+
+
 def _message(exc: BaseException) -> str:
     args = exc.args
     return "" if not args else str(args[0]) if len(args) == 1 else str(exc)
+
+
+def _plain(v) -> bool:
+    return v is None or type(v) in (int, float, bool) or (
+        type(v) is tuple and len(v) <= 16 and all(_plain(x) for x in v))
+
+
+def _argument(exc: BaseException) -> dict:
+    """`{"value": the one argument}` of an exception raised with a number, bool, None or a
+    tuple of those (`KeyError(1)`: the message would make it the str '1'); else {}."""
+    args = exc.args
+    if len(args) == 1 and _plain(args[0]) and error_class(error_name(type(exc))) is not None:
+        return {"value": args[0]}
+    return {}
 
 
 RAISE = registry.register(
@@ -500,7 +528,8 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     printed program."""
     if STATE.builder is None:
         raise exc
-    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at}
+    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at,
+             **_argument(exc)}
     cause, context = exc.__cause__, exc.__context__
     if cause is not None:  # (`raise E(...) from err`: err's class and message)
         attrs.update(cause=error_name(type(cause)), cause_message=_message(cause))
