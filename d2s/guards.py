@@ -39,13 +39,7 @@ import threading
 import types
 
 from runtime import backend, pytree
-from runtime.core import (
-    active_builder,
-    array_of,
-    is_eager_tensor,
-    watch_setting_reads,
-    watch_value_reads,
-)
+from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_reads
 
 from .call_policy import ignored_module
 from .errors import ConversionError
@@ -96,12 +90,10 @@ class recording:
         self.outer = (_REC.guards, _REC.seen, _REC.passed, _REC.made)
         _REC.guards, _REC.seen, _REC.passed, _REC.made = [], set(), set(), {}
         self.outer_hook = watch_value_reads(value_read)
-        self.outer_settings = watch_setting_reads(setting_read)
         return self
 
     def __exit__(self, *exc):
         watch_value_reads(self.outer_hook)
-        watch_setting_reads(self.outer_settings)
         self.guards = tuple(_REC.guards)
         _REC.guards, _REC.seen, _REC.passed, _REC.made = self.outer
         return False
@@ -126,14 +118,6 @@ def value_read(tensor) -> None:
     if guards is not None:
         guards.append((("whole", tensor, None, f"the value of {_tensor_path(tensor)}"), "data",
                        _data_of(tensor)))
-
-
-def setting_read(obj, name: str) -> None:
-    """Library code building the program read a Python setting of `obj` that decides what
-    it builds (`GradScaler._enable`): guarded by value."""
-    guards = _first_time(("setting", id(obj), name))
-    if guards is not None:
-        _add(guards, ("attr", obj, name, f"{type(obj).__name__}.{name}"), getattr(obj, name))
 
 
 def _tensor_path(tensor) -> str:

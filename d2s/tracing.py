@@ -17,6 +17,7 @@ import runtime as rt
 from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
+from runtime.core import settings_read
 from runtime.ops.array_number_kinds import holds_tensor_items
 from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program.builder import current_builder
@@ -141,7 +142,15 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
     frozen = tensor_flags.frozen_guard(program, {id(s.obj) for s, _ in effects.writes})
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)) +
-                 frozen, effects, owned)
+                 frozen + _setting_guards(program), effects, owned)
+
+
+def _setting_guards(program) -> tuple:
+    """The settings library code read while building the program (`GradScaler._enable`,
+    `runtime.core.setting_read`), guarded by value: a change traces anew, as eager code
+    reads them anew."""
+    return tuple(guards.value_guard(("attr", obj, name, f"{type(obj).__name__}.{name}"), value)
+                 for obj, name, value in settings_read(program))
 
 
 class _Feeder:

@@ -57,7 +57,6 @@ class ModeState(threading.local):
         self.default_float = "float32"  # rt.set_default_dtype: what creation ops make
         self.value_read = None  # `hook(tensor)` before an eager tensor's value is read as
         # Python (`int(t)`, `t.item()`, `t.numpy()`): set by `watch_value_reads`
-        self.setting_read = None  # `hook(obj, name)`: `setting_read`, by `watch_setting_reads`
 
 
 _MODE = ModeState()
@@ -80,22 +79,21 @@ def watch_value_reads(hook):
     return previous
 
 
-def watch_setting_reads(hook):
-    """Call `hook(obj, name)` in this thread each time library code building a program reads
-    a Python setting that decides what it builds (`GradScaler._enable`), or stop with None;
-    returns the hook it replaces. d2s sets one while tracing: the program applies only while
-    the setting keeps that value."""
-    previous, _MODE.setting_read = _MODE.setting_read, hook
-    return previous
-
-
 def setting_read(obj, name: str):
-    """`obj.<name>`, a setting that decides what a program being built holds (see
-    `watch_setting_reads`)."""
-    hook = _MODE.setting_read
-    if hook is not None:
-        hook(obj, name)
-    return getattr(obj, name)
+    """`obj.<name>`, a Python setting that decides what library code builds into the program
+    being built (`GradScaler._enable`): noted on the program (`settings_read`), so d2s
+    guards it, and the program applies only while it keeps that value."""
+    value = getattr(obj, name)
+    builder = _MODE.builder
+    if builder is not None:
+        builder.program.__dict__.setdefault("_settings_read", {})[id(obj), name] = (
+            obj, name, value)
+    return value
+
+
+def settings_read(program) -> list:
+    """`[(obj, name, value)]`: the settings read while building `program` (`setting_read`)."""
+    return list(program.__dict__.get("_settings_read", {}).values())
 
 
 def active_builder():

@@ -462,11 +462,10 @@ def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1
     if context:  # (raised while handling an exception: that one, or the cause, its context)
         exc.__context__ = exc.__cause__ if context == "cause" else _made(context,
                                                                          context_message)
-    if cause or context:
-        try:
-            exc.program_cause = True  # (the cause is the program's user's, as `exc` is)
-        except AttributeError:  # (an exception class with __slots__)
-            pass
+    try:  # (its cause, context and their flag are the user's, as `exc` is: kept)
+        exc.program_cause = True
+    except AttributeError:  # (an exception class with __slots__)
+        pass
     raise _holding(exc, state, held)
 
 
@@ -536,8 +535,8 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     if context is not None:  # (and the exception it was raised while handling)
         attrs.update(context="cause") if context is cause else attrs.update(
             context=error_name(type(context)), context_message=_message(context))
-        if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
-            attrs["suppress"] = True
+    if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
+        attrs["suppress"] = True
     state = STATE_AT_RAISE[0]()
     if state is None:
         bind(RAISE, (), attrs)

@@ -68,7 +68,7 @@ def _same(a, b, where):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=where)
     else:
         assert type(a) is type(b), where
-        assert a == b or (a != a and b != b), where
+        np.testing.assert_equal(a, b, err_msg=where)
 
 
 def _same_state(eager, conv, where):
