@@ -185,8 +185,9 @@ class Optimizer:
             if present is not None:  # eager skips a parameter whose .grad is None
                 new_p = where(present, new_p, weights)
                 new_state = {k: where(present, v, state[k]) for k, v in new_state.items()}
-            if p.name not in self._updated:  # (its first update is one the run decides)
-                train_step.note_update(self, p.name, present)
+            if p.name not in self._updated and not train_step.note_update(self, p.name,
+                                                                          present):
+                self._note_update(p.name)  # (a static program's state: there once built)
         else:
             self._note_update(p.name)
         for key, value in new_state.items():

@@ -405,11 +405,16 @@ def has_grad_now(t):
     return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
 
 
-def note_update(optimizer, name: str, when=None) -> None:
-    """While building: record in `optimizer` that it updated parameter `name` when the
-    program runs this point (and the 0-d bool `when` holds)."""
+def note_update(optimizer, name: str, when=None) -> bool:
+    """While building a training step (a converted function that updates parameters): an op
+    that records in `optimizer` that it updated parameter `name` when the program runs this
+    point (and the 0-d bool `when` holds). False for another program (`minimize` in a static
+    program: its state is there once built)."""
+    if _builder().program.__dict__.get("_train_step") is None:
+        return False
     slot = UpdateSlot(optimizer, name)
     bind(PARAM_UPDATED, (slot,) if when is None else (slot, when), {})
+    return True
 
 
 def _reached(program, names, forward_ops, loss: str) -> dict:
