@@ -82,6 +82,15 @@ def drop_int_key(x, n):
     return d
 
 
+def drop_tuple_key(x, n):
+    d = {1: x * 1.0, (2, 3): x * 2.0}
+    i = 0
+    while i < n:
+        del d[2, 3]
+        i += 1
+    return d
+
+
 def read_key_set_on_one_branch(x):
     d = {0: x}
     if x.sum() > 0:
@@ -91,6 +100,7 @@ def read_key_set_on_one_branch(x):
 
 @pytest.mark.parametrize("fn,args,key", [
     (drop_int_key, (rt.to_tensor(np.array(2)),), 2),
+    (drop_tuple_key, (rt.to_tensor(np.array(2)),), (2, 3)),  # (was no error at all)
     (read_key_set_on_one_branch, (), 7)])
 def test_the_key_of_a_run_time_key_error_is_eagers(fn, args, key):
     """The KeyError a run raises carries the key itself (an int), not its text: `e.args[0]`,
