@@ -38,6 +38,8 @@ from .variable import Variable
 
 _ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
 _UNKNOWN = type("_Unknown", (), {"__repr__": lambda self: "<zeros or None>"})()
+# (a gradient a tensor `if`'s branch wrote: `.grad` as the run leaves it, read where used)
+_RUN = type("_Run", (), {"__repr__": lambda self: "<.grad when run>"})()
 _CUT_LOSS = ("backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
              "gradient. Set stop_gradient=False on the inputs you want gradients for.")
 
@@ -232,6 +234,8 @@ def _known(e):
     case (None, or a gradient) the first time it matters."""
     if _builder().block.idx != 0:
         return _known_in_branch(e)
+    if e[2] is _RUN:
+        e[2] = bind(GRAD_READ, (e[1],), {})
     if not e[3]:
         t, slot = e[0], e[1]
         e[4] = None
@@ -257,6 +261,8 @@ def _known_in_branch(e):
     """`_known` inside a tensor `if`'s branch (`opt.step()` there): what the branch reads is
     built in it and not kept in the view (the code after the `if` runs whichever branch ran)."""
     t = e[0]
+    if e[2] is _RUN:
+        return bind(GRAD_READ, (e[1],), {})
     if not e[3]:
         if t._grad is None:
             bind(GRAD_EXPECT_NONE, (e[1],), {})
@@ -283,8 +289,8 @@ def _in_branch(what: str) -> bool:
     if any(b.params for b in block.ancestors()):  # (a loop body's or test's loop variables)
         raise RuntimeError(
             f"{_here(what)} inside a loop whose condition is a tensor (a graph loop): a "
-            "converted training step updates the parameters in its top level or in the "
-            "branches of tensor `if`s. Loop over the micro-batches with a Python loop "
+            "converted training step changes gradients, parameters and optimizer state in its "
+            "top level or in the branches of tensor `if`s. Loop over the micro-batches with a Python loop "
             "(`for x in xs:` over a list, or `range` of a Python int), or move it after the "
             "loop.")
     return True
@@ -308,18 +314,14 @@ def _top_level(what: str) -> None:
             "tensor `if`/loop (compute the values in the branch and return them from it).")
 
 
-def _in_place_in_branch(name) -> None:
-    """A gradient read inside a tensor `if` or loop (`for p in params: p.grad.scale_(c)`)
-    is program state of the whole function, which a branch does not give out: writing it in
-    place there is refused, as setting `p.grad` there is (`_top_level`)."""
-    if _builder().block.idx != 0:
-        what = f"writing {name or 'a tensor'}.grad in place"
-        raise RuntimeError(
-            f"{_here(what)} inside an `if` or "
-            "loop whose condition is a tensor: a converted training step handles gradients "
-            "for the whole function. Read the gradients into names before the `if` (`grads "
-            "= [p.grad for p in params]`) and write those, or compute a factor in the branch "
-            "and scale the gradients after it.")
+def _in_place_in_branch(t, value) -> bool:
+    """A gradient read inside a tensor `if`'s branch and written in place there
+    (`p.grad.set_value(p.grad * coef)`): `p.grad = value` on the runs that take it; False
+    at the top level (the program's value is rewritten in place, as elsewhere)."""
+    if _builder().block.idx == 0:
+        return False
+    set_grad(t, value)
+    return True
 
 
 def grad_of(t):
@@ -330,7 +332,7 @@ def grad_of(t):
         _top_level(f"reading {t.name or 'a tensor'}.grad")
     g = _known(e)
     if b.block.idx != 0 and isinstance(g, Variable):  # (`inplace.write_into` asks it)
-        g.__dict__["in_place_refusal"] = functools.partial(_in_place_in_branch, t.name)
+        g.__dict__["in_place_write"] = functools.partial(_in_place_in_branch, t)
     st = _state(b.program)
     if id(t) in st.sometimes_reached and isinstance(g, Variable):
         st.decided_reads.add(g.name)
@@ -358,8 +360,10 @@ def grad_presence(v):
 def set_grad(t, value) -> None:
     """`t.grad = value` (None: `t.clear_grad()`) while building."""
     b = _builder()
-    _top_level(f"setting {t.name or 'a tensor'}.grad")
     e = _entry(b.program, t)
+    if _in_branch(f"setting {t.name or 'a tensor'}.grad"):
+        _set_in_branch(b, e, value)
+        return
     if value is None:
         _clear(e, False)
         e[2], e[3] = None, True
@@ -370,6 +374,25 @@ def set_grad(t, value) -> None:
                          f"tensor has shape {list(t.shape)}")
     _write(e, v, _where_present(b.program, t, e, v))
     e[2], e[3] = v, True
+
+
+def _set_in_branch(b, e, value) -> None:
+    """`t.grad = value` in a tensor `if`'s branch: a write (a clear, for None) on the runs
+    that take it; after it, a gradient present before is `.grad` as the run leaves it
+    (`_RUN`), one whose presence the run decides is refused where it is used (`_UNKNOWN`)."""
+    t = e[0]
+    present = (t._grad is not None) if not e[3] else (
+        isinstance(e[2], Variable) or e[2] is _ZERO or e[2] is _RUN)
+    if value is None:
+        bind(GRAD_CLEAR, (e[1],), {"set_to_zero": False})
+        e[2], e[3], e[4] = _UNKNOWN, True, None
+        return
+    v = b.variable_of(value)
+    if list(v.shape) != list(t.shape):
+        raise ValueError(f"{t.name or 'tensor'}.grad = a value of shape {list(v.shape)}: the "
+                         f"tensor has shape {list(t.shape)}")
+    bind(GRAD_WRITE, (e[1], v), {})
+    e[2], e[3], e[4] = (_RUN if present else _UNKNOWN), True, None
 
 
 def _where_present(program, t, e, v):
@@ -543,7 +566,8 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
             st.sometimes_reached.add(id(t))
         g.stop_gradient = True
         e = _entry(program, t)
-        if not e[3] or e[2] is _UNKNOWN:  # the gradient from before, whatever it is then
+        if not e[3] or e[2] is _UNKNOWN or e[2] is _RUN:  # the gradient from before,
+            # whatever it is then
             e[4] = None
             total = bind(GRAD_ACCUMULATE, (e[1], g), {})
         elif e[2] is None or e[2] is _ZERO:

@@ -25,7 +25,4 @@ DYNAMIC: dict[str, str] = {}
 
 # failures of `test_training_steps.py` (the training-step cases of `cases_wild5_training.py`)
 TRAINING: dict[str, str] = {
-    "wild5_training.manual_global_norm_clip": (
-        "p.grad.set_value(p.grad * coef) under `if coef < 1.0:` (a tensor condition): "
-        "gradient writes inside a tensor `if` are refused at the line (docs/training.md)"),
 }
