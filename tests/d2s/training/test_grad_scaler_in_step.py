@@ -180,3 +180,19 @@ def test_settings_changed_between_calls_apply_as_eagerly(field):
         assert _fields(s1) == _fields(s2), f"call {i}"
         assert_same_state((m1, o1), (m2, o2))
     assert len(converted.program_cache) == 2
+
+
+def step_scaler_under_a_tensor_if(model, opt, scaler, x, y):
+    loss = rt.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    if loss.isnan() or loss < 1.08:  # (a step and a scale update on some runs only)
+        scaler.step(opt)
+        scaler.update()
+    opt.clear_grad()
+    return float(loss), scaler.get_loss_scaling()
+
+
+@pytest.mark.parametrize("opt_name,opt_kw", [
+    ("Momentum", {"weight_decay": 0.01}), ("AdamW", {"weight_decay": 0.1})])
+def test_scaler_step_and_update_under_a_tensor_if(opt_name, opt_kw):
+    _run_both(step_scaler_under_a_tensor_if, opt_name, **opt_kw)
