@@ -66,8 +66,11 @@ def _name(slot) -> str:
     return slot.tensor.name or "a tensor"
 
 
-def _read_kernel(xp, slot):
+def _read_kernel(xp, slot, or_zeros=False):
     g = slot.tensor._grad
+    if g is None and or_zeros:  # (a gradient the run decides: where it has none, zeros
+        t = slot.tensor  # stand in for it, which `grad_present` keeps from being used)
+        return xp.zeros(t._data.shape, t._data.dtype)
     if g is None:
         raise RuntimeError(
             f"{_name(slot)} has no gradient (.grad is None) now, but it had one when this "
@@ -164,7 +167,8 @@ def _acc_infer(slot, g):
 
 GRAD_READ = registry.register(
     "grad_read", kernel=_read_kernel, infer=_like, nondiff=True, amp="keep",
-    doc="The `.grad` of an eager tensor when the op runs (raises when it is None).")
+    doc="The `.grad` of an eager tensor when the op runs (raises when it is None; zeros "
+        "with `or_zeros`).")
 GRAD_EXPECT_NONE = registry.register(
     "grad_expect_none", kernel=_expect_none_kernel, infer=_none, nondiff=True, amp="keep",
     doc="Raise when the `.grad` of an eager tensor is not None when the op runs.")
@@ -191,8 +195,8 @@ PARAM_UPDATED = registry.register(
     doc="Record in an optimizer that it updated a parameter (when the optional bool `when` "
         "is true): the order of its state_dict().")
 
-OPS = ("param_updated", "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
-       "grad_present", "backward_cut_check")
+OPS = ("param_updated", "grad_read", "grad_expect_none", "grad_accumulate", "grad_write",
+       "grad_clear", "grad_present", "backward_cut_check")
 
 
 # ---- the view of gradients while building ----------------------------------------------------
@@ -235,7 +239,7 @@ def _known(e):
     if _builder().block.idx != 0:
         return _known_in_branch(e)
     if e[2] is _RUN:
-        e[2] = bind(GRAD_READ, (e[1],), {})
+        e[2] = _read_run(e)
     if not e[3]:
         t, slot = e[0], e[1]
         e[4] = None
@@ -262,7 +266,7 @@ def _known_in_branch(e):
     built in it and not kept in the view (the code after the `if` runs whichever branch ran)."""
     t = e[0]
     if e[2] is _RUN:
-        return bind(GRAD_READ, (e[1],), {})
+        return _read_run(e)
     if not e[3]:
         if t._grad is None:
             bind(GRAD_EXPECT_NONE, (e[1],), {})
@@ -279,6 +283,13 @@ def _known_in_branch(e):
     return e[2]
 
 
+def _read_run(e):
+    """`.grad` as the run left it, after a tensor `if`'s branch wrote it (`_RUN`); of a
+    tensor whose gradient the run decides (`sometimes_reached`), zeros where it has none."""
+    decided = id(e[0]) in _state(_builder().program).sometimes_reached
+    return bind(GRAD_READ, (e[1],), {"or_zeros": True} if decided else {})
+
+
 def _in_branch(what: str) -> bool:
     """Whether the point being built is in a branch of a tensor `if` (an optimizer step or
     clear_grad() there runs on the runs that take it, as eager code does); raises in the
@@ -289,10 +300,10 @@ def _in_branch(what: str) -> bool:
     if any(b.params for b in block.ancestors()):  # (a loop body's or test's loop variables)
         raise RuntimeError(
             f"{_here(what)} inside a loop whose condition is a tensor (a graph loop): a "
-            "converted training step changes gradients, parameters and optimizer state in its "
-            "top level or in the branches of tensor `if`s. Loop over the micro-batches with a Python loop "
-            "(`for x in xs:` over a list, or `range` of a Python int), or move it after the "
-            "loop.")
+            "converted training step changes gradients, parameters and optimizer state in "
+            "its top level or in the branches of tensor `if`s. Loop over the micro-batches "
+            "with a Python loop (`for x in xs:` over a list, or `range` of a Python int), or "
+            "move it after the loop.")
     return True
 
 

@@ -185,3 +185,26 @@ def test_a_python_loop_over_micro_batches_steps_per_micro_batch():
     batches = [([a[0] for a in data[i:i + 2]], [a[1] for a in data[i:i + 2]])
                for i in (0, 2, 4, 6)]
     _run(step, eager, conv, batches, taken)
+
+
+@pytest.mark.parametrize(("opt_name", "kw"), OPTS)
+def test_gradients_scaled_under_a_tensor_if_for_routed_heads(opt_name, kw):
+    """`p.grad.set_value(p.grad * 0.5)` under a tensor `if`, for parameters the run decides
+    whether backward() reached (`if p.grad is not None`): the step after the `if` updates
+    those with a gradient, with the run's gradient."""
+    taken = []
+
+    def step(model, opt, sched, x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        if loss > 1.2:
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad.set_value(p.grad * 0.5)
+        taken.append(bool(loss > 1.2))
+        opt.step()
+        opt.clear_grad(set_to_zero=False)
+        return loss
+
+    eager, conv = _pairs(TwoHeads, opt_name, kw)
+    _run(step, eager, conv, _data(10, seed=3), taken)
