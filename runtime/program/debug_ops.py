@@ -15,7 +15,8 @@ from ..ops.registry import STATE, Meta, bind
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
 SIDE_EFFECTS = {"print", "py_print", "py_warn", "py_log", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
-                "backward_cut_check"}
+                "backward_cut_check", "param_updated",
+                "lr_schedule_step"}
 
 
 def _print_kernel(xp, x, message="", name="", summarize=20):
@@ -496,19 +497,22 @@ def error_class(name: str) -> type | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
+_TEXT = type("_Text", (), {"__repr__": lambda self: "<the message>"})()  # (no `value`)
+
+
 def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
-                  cause_message="", context="", context_message="", suppress=False):
-    exc = _made(error, message)
+                  cause_message="", context="", context_message="", suppress=False,
+                  value=_TEXT):
+    exc = _made(error, message) if value is _TEXT else _made_with(error, value)
     if cause or suppress:  # (`raise E(...) from err`: a new `err` of its class and message,
         exc.__cause__ = _made(cause, cause_message) if cause else None  # as its cause)
     if context:  # (raised while handling an exception: that one, or the cause, its context)
         exc.__context__ = exc.__cause__ if context == "cause" else _made(context,
                                                                          context_message)
-    if cause or context:
-        try:
-            exc.program_cause = True  # (the cause is the program's user's, as `exc` is)
-        except AttributeError:  # (an exception class with __slots__)
-            pass
+    try:  # (its cause, context and their flag are the user's, as `exc` is: kept)
+        exc.program_cause = True
+    except AttributeError:  # (an exception class with __slots__)
+        pass
     raise _holding(exc, state, held)
 
 
@@ -523,9 +527,33 @@ def _made(error: str, message: str) -> BaseException:
         return ProgramRaisedError(f"{error}: {message}")
 
 
+def _made_with(error: str, value) -> BaseException:
+    """A new exception of the class named `error` whose one argument is `value` (a number, a
+    bool, None or a tuple of those: a `KeyError`'s key as eager code raised it)."""
+    cls = error_class(error)
+    try:
+        return cls(value)
+    except Exception:  # noqa: BLE001  (unusual constructors: the text, as `_made` makes it)
+        return _made(error, str(value))
+
+
 def _message(exc: BaseException) -> str:
     args = exc.args
     return "" if not args else str(args[0]) if len(args) == 1 else str(exc)
+
+
+def _plain(v) -> bool:
+    return v is None or type(v) in (int, float, bool) or (
+        type(v) is tuple and len(v) <= 16 and all(_plain(x) for x in v))
+
+
+def _argument(exc: BaseException) -> dict:
+    """`{"value": the one argument}` of an exception raised with a number, bool, None or a
+    tuple of those (`KeyError(1)`: the message would make it the str '1'); else {}."""
+    args = exc.args
+    if len(args) == 1 and _plain(args[0]) and error_class(error_name(type(exc))) is not None:
+        return {"value": args[0]}
+    return {}
 
 
 RAISE = registry.register(
@@ -546,15 +574,16 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     printed program."""
     if STATE.builder is None:
         raise exc
-    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at}
+    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at,
+             **_argument(exc)}
     cause, context = exc.__cause__, exc.__context__
     if cause is not None:  # (`raise E(...) from err`: err's class and message)
         attrs.update(cause=error_name(type(cause)), cause_message=_message(cause))
     if context is not None:  # (and the exception it was raised while handling)
         attrs.update(context="cause") if context is cause else attrs.update(
             context=error_name(type(context)), context_message=_message(context))
-        if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
-            attrs["suppress"] = True
+    if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
+        attrs["suppress"] = True
     state = STATE_AT_RAISE[0]()
     if state is None:
         bind(RAISE, (), attrs)

@@ -40,6 +40,10 @@ EXEMPT = {
     "grad_clear": "clears .grad at run time; tests/d2s/training/",
     "grad_present": "whether .grad is set at run time; tests/d2s/training/test_step_untaken_branch.py",
     "backward_cut_check": "raises at run time; tests/d2s/training/test_detach_reach.py",
+    "param_updated": "records an optimizer's updates at run time; "
+                     "tests/d2s/training/test_step_under_tensor_if.py",
+    "lr_schedule_step": "advances a scheduler at run time; "
+                        "tests/d2s/training/test_step_under_tensor_if.py",
     "array_number_pairs": "[value, kind] pairs of Python numbers; "
                           "tests/d2s/observe_state/test_number_kinds_lists.py",
     "array_tensor_items": "[value, is_tensor] items of Python numbers and tensors; "

@@ -56,17 +56,4 @@ DYNAMIC: dict[str, str] = {}
 
 # failures of `test_training_steps.py` (the training-step cases of `cases_wild5_training.py`)
 TRAINING: dict[str, str] = {
-    "wild5_training.scheduler_stepped_inside": (
-        "StepDecay.step() inside the converted step: the schedule is Python state the trace "
-        "would advance once; refused at the line (docs/training.md: step it after the call)"),
-    "wild5_training.manual_global_norm_clip": (
-        "p.grad.set_value(p.grad * coef) under `if coef < 1.0:` (a tensor condition): "
-        "gradient writes inside a tensor `if` are refused at the line (docs/training.md)"),
-    "wild5_training.skip_update_on_non_finite_loss": (
-        "opt.step() under `if finite:` decided by a tensor: refused at the line; "
-        "GradScaler.step() is the converted way to skip a step on inf/nan"),
-    "wild5_training.detach_features_when_confident": (
-        "silent, order only: opt.state_dict() lists a parameter's state in the order eager "
-        "runs first updated it; the program made every state when traced, in parameter "
-        "order (values, keys and presence agree)"),
 }
