@@ -444,14 +444,18 @@ def _takes_dicts(f) -> bool:
     if isinstance(f, type):
         return issubclass(f, dict)
     receiver = getattr(f, "__self__", None)
-    if type(receiver) is dict or isinstance(receiver, dict) and f.__name__ == "update":
-        return f.__name__ != "fromkeys"  # (`e.update(d)`, `e.get(k)`: not `dict.fromkeys`)
+    if isinstance(receiver, dict) and (type(receiver) is dict or f.__name__ == "update"):
+        return True  # (`e.update(d)`, `e.get(k)`; `dict.fromkeys` is bound to the class)
+    if isinstance(f, _NATIVE) and getattr(f, "__name__", "") in _STORING:
+        return True  # (`self.history.append(d)`: the dict itself, read where it is read)
     try:
         return f in _LOOKING
     except TypeError:  # (an unhashable callable)
         return False
 
 
+_STORING = frozenset(("append", "insert", "appendleft", "put", "put_nowait", "__setitem__",
+                      "__setattr__", "setdefault"))
 _LOOKING = frozenset((isinstance, issubclass, id, type, hasattr, getattr, setattr, callable,
                       copy.copy))
 

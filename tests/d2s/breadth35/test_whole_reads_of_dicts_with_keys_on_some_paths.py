@@ -143,3 +143,24 @@ def test_stack_of_the_values_follows_the_run():
         assert got[1:] == (n, n)
         np.testing.assert_allclose(got[0].numpy(), total, rtol=1e-5)
     assert len(static.program_cache) == 1
+
+
+class Logger:
+    def __init__(self):
+        self.history = []
+
+    def step(self, x):
+        losses = _losses(x)
+        self.history.append(losses)  # (stored, not read: the keys of the run after the call)
+        merged = dict(losses)
+        merged.update(losses)
+        return len(merged), "aux" in merged
+
+
+def test_storing_or_copying_the_dict_still_converts():
+    eager, static_logger = Logger(), Logger()
+    static = d2s.to_static(static_logger.step)
+    for x in (SMALL, BIG, SMALL):
+        assert static(rt.to_tensor(x)) == eager.step(rt.to_tensor(x))
+    assert [list(d) for d in static_logger.history] == [list(d) for d in eager.history] == [
+        ["l1", "reg"], ["l1", "aux", "reg"], ["l1", "reg"]]
