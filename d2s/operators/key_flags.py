@@ -434,8 +434,8 @@ _NATIVE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapp
 
 def _unconverted(f, out) -> bool:
     """Whether converted code calls `f` as it is (not its converted code)."""
-    if isinstance(f, type):  # (a class with a Python `__init__` converts it)
-        return not isinstance(getattr(f, "__init__", None), types.FunctionType)
+    if isinstance(f, type):  # (`deque(d)`, `map(str, d)`; a user's class, a namedtuple,
+        return f.__module__ in ("builtins", "collections")  # stores what it is given)
     return out is f or isinstance(f, _NATIVE)
 
 
