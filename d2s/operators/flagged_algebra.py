@@ -89,3 +89,60 @@ def _combine(op: str, p, q):
     if type(q) is bool:
         return _not(p) if q else p
     return rt.logical_xor(p, q)
+
+
+_COMPARISONS = {"isdisjoint": "isdisjoint", "issubset": "<=", "issuperset": ">=", "<=": "<=",
+                ">=": ">=", "<": "<", ">": ">", "==": "==", "!=": "!="}
+
+
+def flagged_compare(op: str, a, b):
+    """`a <op> b` (`<=`, `<`, `>=`, `>`, `==`, `!=`, or `isdisjoint` / `issubset` /
+    `issuperset`) where `a` or `b` is a set whose items a tensor `if` decides: a Python bool,
+    or a bool graph value standing for one, from the items' presence; None where neither is
+    such a set, or an operand cannot be read so (as `flagged_algebra`)."""
+    op = _COMPARISONS.get(op)
+    pairs = _presences(a, b) if op is not None else None
+    if pairs is None:
+        return None
+    if op in (">=", ">"):
+        op, pairs = op.replace(">", "<"), [(q, p) for p, q in pairs]
+    if op == "isdisjoint":
+        out = _not(_any([_combine("&", p, q) for p, q in pairs]))
+    else:
+        subset = _all([_combine("|", _not(p), q) for p, q in pairs])
+        same = _all([_not(_combine("^", p, q)) for p, q in pairs])
+        out = subset if op == "<=" else same if op == "==" else _not(same) if op == "!=" \
+            else _combine("&", subset, _not(same))
+    if type(out) is bool:
+        return out
+    out = rt.assign(out)
+    out.python_scalar = True  # (a comparison of sets gives a Python bool)
+    return out
+
+
+def _presences(a, b):
+    """[(presence in `a`, presence in `b`)] per item of either; None as `flagged_algebra`."""
+    fa, fb = set_flags(a), set_flags(b)
+    if not (fa or fb):
+        return None
+    ra, rb = _items(a), _items(b)
+    undecided = current().undecided
+    for x, flags, raw in ((a, fa, ra), (b, fb, rb)):
+        if raw is None or not flags and id(x) in undecided or any(map(traced, raw)):
+            return None
+    return [(_presence(item, ra, fa), _presence(item, rb, fb))
+            for item in list(ra) + [x for x in rb if x not in ra]]
+
+
+def _any(values: list):
+    out = False
+    for v in values:
+        out = _combine("|", out, v)
+    return out
+
+
+def _all(values: list):
+    out = True
+    for v in values:
+        out = _combine("&", out, v)
+    return out

@@ -31,7 +31,7 @@ import sys
 import types
 
 from . import set_algebra
-from .flagged_algebra import flagged_algebra
+from .flagged_algebra import flagged_algebra, flagged_compare
 from .set_algebra import READING_METHODS, check_items, check_method, set_method
 from .trace_state import current
 from .traced_keys import check_decided, check_unique, set_flags, traced
@@ -133,6 +133,9 @@ def _comparing(name: str, op: str):
     def run(self, other):
         if not _operand(other):
             return NotImplemented
+        out = flagged_compare(op, self, other)  # (of a set a tensor `if` decides: the run's)
+        if out is not None:
+            return out
         check_items(f"`{op}`", op, self, other)
         return fn(self._s, _raw(other))
 
@@ -142,9 +145,9 @@ def _comparing(name: str, op: str):
 
 def _reading(name: str):
     def run(self, *args):
-        out = flagged_algebra(name, self, args[0], made) if name in _GIVING and len(
-            args) == 1 else None  # (`s.difference(t)` of a set a tensor `if` decides)
-        if out is not None:
+        out = None if len(args) != 1 else flagged_algebra(name, self, args[0], made) if \
+            name in _GIVING else flagged_compare(name, self, args[0])
+        if out is not None:  # (`s.difference(t)` of a set a tensor `if` decides)
             return out
         if not (name in ("discard", "remove") and args and _removable(self, args[0], name)):
             check_method(name, self, args)

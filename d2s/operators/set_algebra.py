@@ -64,7 +64,7 @@ def set_op(a, op: str, b, items=None):
             key_flags.refuse_iteration(x, f"`{op}`")
     if op in ("&=", "-=") and set_flags(a):  # (of a set a tensor `if` decides: items gone
         check_items(f"`{op}`", op, b)  # on every path; the others keep their flags)
-    elif op[-1] != "=" and (set_flags(a) or set_flags(b)):
+    elif op not in ("&=", "-=", "|=", "^=") and (set_flags(a) or set_flags(b)):
         pass  # (a made set's operator: its items' flags, `flagged_algebra`, or refused)
     elif op[0] != "|":
         check_items(f"`{op}`", op, a, b)

@@ -1,9 +1,11 @@
 """Set algebra of a set whose items a tensor `if` decides (issue 35): a tracker of the
 classes or stages seen, `seen.add(...)` under tensor conditions, then `seen - {...}`,
-`seen & KNOWN`, `seen ^ {...}`, `{...} | seen`, `seen.difference(...)`, `KNOWN - seen` and
-algebra of those results. Each was refused ("reads the set seen, whose items the branches of
+`seen & KNOWN`, `seen ^ {...}`, `{...} | seen`, `seen.difference(...)`, `KNOWN - seen`,
+algebra of those results, and comparisons (`seen <= KNOWN`, `seen == {...}`,
+`seen.isdisjoint(...)`). Each was refused ("reads the set seen, whose items the branches of
 an if ..."); now each item of the result has its presence computed from the operands'
-(`flagged_algebra`), so `len()`, `in` and `bool()` of it follow the run. Eager vs static vs
+(`flagged_algebra`), so `len()`, `in` and `bool()` of it follow the run, and a comparison
+is a Python bool per run. Eager vs static vs
 a NumPy-side reference, over inputs taking each path through one program; reads that need
 the items themselves (`sorted()`) stay refused at their line."""
 import numpy as np
@@ -86,6 +88,32 @@ def test_tuples_of_python_numbers():
     for x in INPUTS:
         want, got = pairs(rt.to_tensor(x)), static(rt.to_tensor(x))
         np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert len(static.program_cache) == 1
+
+
+def compared(x):
+    seen = _stages(x)
+    return (seen.isdisjoint({"mask", "kpt"}), seen.issubset(KNOWN), seen.issuperset({"box"}),
+            seen <= KNOWN | {"extra"}, seen < KNOWN, seen == {"cls"}, seen != {"cls", "box"},
+            {"cls", "box"} <= seen, seen > {"cls"}, KNOWN >= seen, {"depth"}.isdisjoint(seen))
+
+
+def compared_reference(x):
+    seen = {"cls"} | ({"box"} if x.mean() > 0 else set()) | (
+        {"mask"} if x[0] > 0.5 else set()) | ({"extra"} if x[1] > 0.5 else set())
+    return (seen.isdisjoint({"mask", "kpt"}), seen.issubset(KNOWN), seen.issuperset({"box"}),
+            seen <= KNOWN | {"extra"}, seen < KNOWN, seen == {"cls"}, seen != {"cls", "box"},
+            {"cls", "box"} <= seen, seen > {"cls"}, KNOWN >= seen, {"depth"}.isdisjoint(seen))
+
+
+def test_comparisons_of_the_set_follow_the_run():
+    """`isdisjoint`, `issubset`, `issuperset`, `<=`, `<`, `==`, `!=`, `>`, `>=`: a Python
+    bool per run, from the items' presence flags."""
+    static = d2s.to_static(compared)
+    for x in INPUTS:
+        want, got = compared(rt.to_tensor(x)), static(rt.to_tensor(x))
+        assert got == want == compared_reference(x)
+        assert all(type(v) is bool for v in got)
     assert len(static.program_cache) == 1
 
 
