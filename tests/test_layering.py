@@ -296,6 +296,7 @@ OPERATOR_RANKS = {
     "exceptions.py": 1.5,  # (on state_at_raise)
     "computed_keys.py": 2.25,  # (on traced_keys, unbound: keys of two values get flags)
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
+    "flagged_algebra.py": 1.6,  # (on branch_sets, traced_keys: algebra of flagged sets)
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)

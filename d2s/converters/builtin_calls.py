@@ -112,7 +112,7 @@ class BuiltinCalls(Base):
         node.args = [self._set_function(a) for a in node.args]
         first = _ITERATES.get(f.id) if isinstance(f, gast.Name) else None
         if first is not None and not self._shadowed(f.id):  # `map(fn, seen)`: an item per item
-            node.args[first:] = [self._items(a, f"{f.id}()") for a in node.args[first:]]
+            node.args[first:] = [self._items(a, f"{f.id}()", True) for a in node.args[first:]]
         if isinstance(f, gast.Attribute) and f.attr in ("get", "setdefault"):
             # `d.get(k, v)` of a key a tensor `if` or loop set on one path (`key_flags`)
             node.func = templates.replace_as_expression(f"{RESERVED}.dict_{f.attr}(obj)",
@@ -224,7 +224,19 @@ class BuiltinCalls(Base):
             self._unpacked(node.elts)
         return templates.replace_as_expression(f"{RESERVED}.made_set(s)", s=node)
 
-    visit_SetComp = visit_Set
+    def visit_SetComp(self, node):
+        self._iterated(node)
+        return self.visit_Set(node)
+
+    def visit_DictComp(self, node):
+        # `{k: v for k in d}`: read an item per item, as `_items` (`[k for k in d]` is
+        # `comp_map`'s, `lists`)
+        self._iterated(node)
+        return self.generic_visit(node)
+
+    def _iterated(self, node) -> None:
+        first = node.generators[0]
+        first.iter = self._items(first.iter, "a comprehension", True)
 
     def visit_List(self, node):
         node = self.generic_visit(node)
@@ -237,12 +249,14 @@ class BuiltinCalls(Base):
         """`[*seen]`, `f(*seen)` of what may be a set: `*_d2s.set_items(seen)`, an item per
         item of the set (refused where it holds computed values: `operators.set_algebra`)."""
         for item in items:
-            if item.__class__ is gast.Starred:
-                item.value = self._items(item.value, "`*` unpacking")
+            if item.__class__ is gast.Starred and item.ctx.__class__ is gast.Load:
+                item.value = self._items(item.value, "`*` unpacking", True)
 
-    def _items(self, node, what: str):
-        """`node`, or `_d2s.set_items(node, what)` where it may be a set (`set_operands`)."""
-        if not set_like(node, self._set_names()):
+    def _items(self, node, what: str, always: bool = False):
+        """`node`, or `_d2s.set_items(node, what)` where it may be a set (`set_operands`), or
+        `always` (a dict whose keys the run decides: `key_flags`; not a display or a tensor's
+        `shape`, which cannot be one)."""
+        if not (set_like(node, self._set_names()) or always and not _plain_items(node)):
             return node
         return templates.replace_as_expression(f"{RESERVED}.set_items(s, what)", s=node,
                                                what=gast.Constant(what, None))
@@ -336,3 +350,12 @@ def _fstring(node):
 
 def transform(node, ctx):
     return BuiltinCalls(ctx).visit(node)
+
+
+def _plain_items(node) -> bool:
+    """Whether `node` is a list or tuple display, a `range(...)`, or an attribute that holds
+    no dict in model code (`x.shape`): read an item per item, none is a dict or set."""
+    cls = node.__class__
+    return cls in (gast.List, gast.Tuple, gast.ListComp, gast.Constant) or (
+        cls is gast.Attribute and node.attr == "shape") or (
+        cls is gast.Call and node.func.__class__ is gast.Name and node.func.id == "range")

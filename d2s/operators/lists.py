@@ -72,6 +72,9 @@ def _written(value, n, array):
     return array_written(value, n, array)
 
 
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def list_method(target, method, *args):
     """`target.<method>(*args)` for a method that changes a list in place (`extend`,
     `insert`, `clear`, `remove`, `reverse`), returning the (possibly new) list, so the list is state of
@@ -81,6 +84,8 @@ def list_method(target, method, *args):
     _not_a_tuple(target, method)
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if not array:
+        if method == "extend" and args and isinstance(args[0], (dict,) + _VIEWS):
+            key_flags.refuse_iteration(args[0], "`.extend()`")  # (keys on some paths only)
         if isinstance(target, (set, frozenset)) and method in READING_METHODS:
             set_method(getattr(target, method))(*args)  # (`seen.remove(p)`: `set_algebra`)
             return target
