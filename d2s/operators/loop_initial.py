@@ -154,11 +154,11 @@ def _explain_read_before_bound(e: UndefinedNameError, state: list, names: tuple,
     name = getattr(e, "d2s_name", None)
     if name not in names or not isinstance(state[names.index(name)], Undefined):
         return
-    e.args = (f"'{name}' is first bound inside a loop whose condition is a tensor "
-              f"({where(src)}) and read in the body on a path that does not bind it first: "
-              f"eager code finds it bound by an earlier trip, but one program cannot carry "
-              f"a name that is unbound when the loop starts. Bind '{name}' before the loop "
-              f"(a value of the type the loop gives it, `{name} = 0`).",)
+    e.args = ((f"'{name}' is first bound inside a loop whose condition is a tensor "
+               f"({where(src)}) and read in the body on a path that does not bind it first: "
+               "eager code finds it bound by an earlier trip, but one program cannot carry "
+               f"a name that is unbound when the loop starts. Bind '{name}' before the loop "
+               f"(a value of the type the loop gives it, `{name} = 0`)."),)
 
 
 def _initial_values(body, state: list, names: tuple, src) -> list:

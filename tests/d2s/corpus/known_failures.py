@@ -19,6 +19,11 @@ STATIC: dict[str, str] = {
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "
         "(was silent: the trace's clear() ran on every step)"),
+    "autograph.counter_started_on_the_first_trip": (
+        "AutoGraph's loop_initializing_variant_variable: `for i in range(n_tensor)` binds "
+        "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
+        "loop carries no name unbound when it starts; refused at the read saying to bind it "
+        "before the loop (docs/d2s.md Known limitations)"),
 }
 
 DYNAMIC: dict[str, str] = {}

@@ -42,7 +42,7 @@ from . import (  # noqa: F401  isort: skip
     cases_paddle_ifelse, cases_paddle_loops, cases_paddle_containers, cases_paddle_calls,
     cases_paddle_models, cases_paddle_checks,
     cases_paddle2_loops, cases_paddle2_shapes, cases_paddle2_calls, cases_paddle2_items,
-    cases_paddle2_control, cases_paddle2_lists, cases_paddle2_ifelse, cases_autograph)
+    cases_paddle2_control, cases_paddle2_lists, cases_paddle2_ifelse, cases_autograph, cases_autograph_loops)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)
