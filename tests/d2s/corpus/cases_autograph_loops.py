@@ -17,12 +17,15 @@ def _ints(*values):
 
 
 # ---- loops of the basic kinds ------------------------------------------------------------
-@case(args=[(i64(0),), (i64(5),), (i64(200),)])
-def grow_by_digits(n):
-    i = 0
-    while i < n:
-        i = i * 10 + 1
-    return i
+@case(args=[(i64(1), i64(2)), (i64(2), i64(3))])
+def rows_of_python_lists(m, n):
+    mat = []
+    for _ in range(m):
+        row = []
+        for j in range(n):
+            row.append(j)  # noqa: PERF402
+        mat.append(row)
+    return mat
 
 
 @case(args=[(i64(0), i64(9)), (i64(4), i64(1)), (i64(3), i64(7))])
@@ -115,6 +118,7 @@ def lambdas_bind_their_item(values):
     results = []
     for v in values:
         fns.append(lambda v=v: v + v)
+        fns.append(lambda: v * 10)  # (late binding: the last item, after the loop)
     for f in fns:
         results.append(f())
     return results

@@ -24,6 +24,10 @@ STATIC: dict[str, str] = {
         "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
         "loop carries no name unbound when it starts; refused at the read saying to bind it "
         "before the loop (docs/d2s.md Known limitations)"),
+    "autograph_loops.rows_of_python_lists": (
+        "AutoGraph's nested_fill with Python lists: `mat.append(row)` where both lists grow "
+        "in graph loops (tensor arrays, which hold tensors or numbers, not lists); refused "
+        "at the append saying to append `rt.to_tensor(row)` (docs/d2s.md)"),
 }
 
 DYNAMIC: dict[str, str] = {}
