@@ -161,14 +161,20 @@ def _explain_read_before_bound(e: UndefinedNameError, state: list, names: tuple,
                f"(a value of the type the loop gives it, `{name} = 0`)."),)
 
 
+def _probe_arg(v):
+    """A state value as the probe trace passes it to the body (names first bound in the loop
+    as `ProbeUndefined`: a branch reading one is not eager's run-time error)."""
+    if isinstance(v, EmptyTuple):
+        return ()
+    return ProbeUndefined(v.name, v.error) if type(v) is Undefined else copy_container(v)
+
+
 def _initial_values(body, state: list, names: tuple, src) -> list:
     """Trace the body once in a scratch block to learn the types that names first bound in
     the loop (or Python numbers that the body turns into tensors) take."""
     b = current_builder()
     with b.scratch():
-        probe = as_list(body(*[() if isinstance(v, EmptyTuple) else ProbeUndefined(
-            v.name, v.error) if type(v) is Undefined else copy_container(v)
-            for v in state]), len(names))
+        probe = as_list(body(*map(_probe_arg, state)), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
         if isinstance(v, EmptyTuple):
