@@ -20,6 +20,7 @@ from ..errors import ConversionError
 from ..pyct import activity, anno, templates
 from ..pyct.activity import written
 from ..pyct.naming import RESERVED
+from ..pyct.qnames import is_composite
 from ..pyct.transformer import Base
 from ..pyct.walk import NAME_FIELDS, walk
 from . import state
@@ -106,11 +107,17 @@ class IfElse(state.ScopeTracker, Base):
             node.orelse, self.settled)
         read_after = tuple(sorted((reaching & live_out | self.ctx.cells)
                                   - set(st.names) - {RESERVED}))
+        # names the branches bind that no code after the `if` reads (`t = rt.stack([t, t])`
+        # in one branch, a temporary read by the other): their values may differ in rank,
+        # dtype or kind between the paths, as in eager code, since nothing sees them after
+        dead = tuple(n for n in st.names if not is_composite(n) and n not in live_out
+                     and n not in self.ctx.cells)
         call = templates.replace_as_expression(
             f"{RESERVED}.ifelse(test, true_fn, false_fn, args, names"
-            f"{', read_after' if read_after else ''})", test=node.test,
-            true_fn=true_name, false_fn=false_name, args=st.args(), names=st.names_const(),
-            read_after=templates.const(read_after))
+            f"{', read_after' if read_after or dead else ''}{', dead' if dead else ''})",
+            test=node.test, true_fn=true_name, false_fn=false_name, args=st.args(),
+            names=st.names_const(), read_after=templates.const(read_after),
+            dead=templates.const(dead))
         return ([st.function(true_name, node.body, returns=bool(st)),
                    st.function(false_name, node.orelse or ([] if st else templates.replace(
                        "pass")), returns=bool(st))]

@@ -39,6 +39,10 @@ class Loops(state.ScopeTracker, Base):
     def _state(self, node, candidates, targets=frozenset()):
         live = anno.getanno(node, anno.LOOP_LIVE, frozenset())
         live = live | (state.live_in(node.body, live) - targets)
+        # a name the body binds that a closure reads (`fns.append(lambda: v + v)`, a helper
+        # reading the loop's counter) is the user function's one variable, rebound by every
+        # trip: loop state, never a variable of the body's own per trip
+        live = live | (candidates & self.ctx.cells)
         return state.State(state.choose(self.state_candidates(candidates), live),
                            self.ctx.namer, cells=self.ctx.cells)
 

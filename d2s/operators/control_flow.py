@@ -69,9 +69,10 @@ from .variables import (
 
 # ---- if --------------------------------------------------------------------------------------
 
-def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
+def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=(), dead=()):
     """`if pred: true_fn(*args) else: false_fn(*args)`; returns the new state. `read_after`:
-    names of sets the branches change in place that code after the `if` reads."""
+    names of sets the branches change in place that code after the `if` reads; `dead`: names
+    of the state no code after the `if` reads (unbound after a tensor `if`: no output)."""
     report.record("if", pred)
     if isinstance(pred, RunSizedList) or not is_variable(pred):  # (`if pairs:` of a list
         pred = to_bool(pred)  # the run sizes, `if seen:` of a set a tensor `if` decides)
@@ -82,6 +83,11 @@ def ifelse(pred, true_fn, false_fn, args: tuple, names: tuple, read_after=()):
     graph_if = _GraphIf((true_fn, false_fn), args, names, src)
     graph_if.log.read_after, graph_if.log.pred = read_after, to_bool(pred)  # (`branch_sets`)
     graph_if.guard = getattr(pred, "d2s_try_guard", False)  # (`try_guard`: `Guarded`)
+    if dead:  # (not a list, dict or set passed in: a branch may change it in place, and
+        # one that becomes a tensor array stays state)
+        given = args_by_name(true_fn, args, names)
+        graph_if.dead = frozenset(i for i, n in enumerate(names)
+                                  if n in dead and not _holds_containers(given[i]))
     return result_of(graph_if.build(graph_if.log.pred))
 
 
@@ -112,6 +118,7 @@ class _GraphIf:
         self.callables: dict = {}  # ... of callables they differ on: the tables of those
         self.standing: list = []  # the other branch's values, for a branch that raises ...
         self.settled = False  # ... once known
+        self.dead: frozenset = frozenset()  # indices of state no code after the `if` reads
         self._new_attempt()
 
     def _new_attempt(self) -> None:
@@ -179,7 +186,17 @@ class _GraphIf:
         """The branch's values (inside its `branch_frame`)."""
         args, names = self.args, self.names
         try:
-            return [plain_inside_tuples(v) for v in as_list(fn(*args), len(names))]
+            out = [plain_inside_tuples(v) for v in as_list(fn(*args), len(names))]
+            return [Undefined(names[i]) if i in self.dead else v for i, v in enumerate(out)]
+        except UndefinedNameError as e:
+            eager = getattr(e, "d2s_eager", None)
+            if eager is None or e.d2s_probe or is_return_value(e.d2s_name):
+                raise note_traced_branch(e, where(self.src))
+            # the branch reads a name unbound on every path here (the first trip of a loop
+            # unrolled over a tensor's rows: `if v == values[0]: run = 0` / `else: run += 1`):
+            # eager raises it if the program takes the branch, and so does the program
+            raise_when_run(eager.with_traceback(e.__traceback__))
+            return args_by_name(fn, args, names)
         except LookupError as e:
             if not raised_by_user_code(e):
                 raise
@@ -312,6 +329,13 @@ class _GraphIf:
                      errors=self.unbound_errors)
         unbound_mod.after_branches(result, flags, bound_flags)
         return result
+
+
+def _holds_containers(v) -> bool:
+    """Whether `v` holds a list, dict or set."""
+    if isinstance(v, tuple):
+        return any(map(_holds_containers, v))
+    return isinstance(v, (list, dict, set))
 
 
 def _kind_here(kind: str, v, entry):

@@ -37,7 +37,7 @@ def list_append(target, value):
     if isinstance(target, StructArray):
         return target.appended(value)
     if is_variable(target) and target.is_array:
-        if isinstance(value, (tuple, list, dict)):
+        if isinstance(value, (tuple, list, dict)) or is_variable(value) and value.is_array:
             _no_structures(value)
         array, value = _as_held(target, value)
         n = rt.static.array_length(target)
@@ -262,6 +262,12 @@ def _insert(target, index, value):
 
 def _no_structures(value, depth=3):
     src = user_origin(depth)
+    if is_variable(value):  # (a list another graph loop grows: `mat.append(row)`)
+        raise StateChangeError(
+            f"a list whose length depends on a tensor is appended to another such list "
+            f"({where(src)}): each is a tensor array, which holds tensors or Python numbers, "
+            "not lists. Append the list as one tensor (`mat.append(rt.to_tensor(row))`, "
+            "`rt.stack(row)`), or grow the outer list in a Python loop.", src)
     raise StateChangeError(
         f"a {type(value).__name__} is appended to a list of tensors whose length depends on a "
         f"tensor ({where(src)}); such a list is a tensor array, which holds tensors of one "

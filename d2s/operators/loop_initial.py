@@ -28,7 +28,14 @@ from .lists import (
     struct_array,
 )
 from .str_arrays import all_strs, empty_str_array, str_array
-from .variables import Undefined, UndefinedNameError, is_return_value, is_variable, where
+from .variables import (
+    ProbeUndefined,
+    Undefined,
+    UndefinedNameError,
+    is_return_value,
+    is_variable,
+    where,
+)
 
 
 def to_array(items: list, name: str, src):
@@ -125,7 +132,11 @@ def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     with the tensor the loop really carries."""
     out = state
     for _ in range(len(names)):
-        out = _initial_values(body, state, names, src)
+        try:
+            out = _initial_values(body, state, names, src)
+        except UndefinedNameError as e:
+            _explain_read_before_bound(e, state, names, src)
+            raise
         log.scratch_end()
         if not any(isinstance(v, Undefined) or is_empty_array(v) for v in out) or all(
                 a is b for a, b in zip(out, state)):
@@ -136,13 +147,34 @@ def settled_initial_values(body, state: list, names: tuple, src, log) -> list:
     return [(() if isinstance(v, EmptyTuple) else []) if is_empty_array(v) else v for v in out]
 
 
+def _explain_read_before_bound(e: UndefinedNameError, state: list, names: tuple, src) -> None:
+    """Say so where the body reads a name that the loop first binds, on a path of a trip
+    before the one that binds it (`if i == 0: level = 1` / `else: level = level + 1`): eager
+    code finds it bound from the earlier trip; the program cannot carry it unbound."""
+    name = getattr(e, "d2s_name", None)
+    if name not in names or not isinstance(state[names.index(name)], Undefined):
+        return
+    e.args = ((f"'{name}' is first bound inside a loop whose condition is a tensor "
+               f"({where(src)}) and read in the body on a path that does not bind it first: "
+               "eager code finds it bound by an earlier trip, but one program cannot carry "
+               f"a name that is unbound when the loop starts. Bind '{name}' before the loop "
+               f"(a value of the type the loop gives it, `{name} = 0`)."),)
+
+
+def _probe_arg(v):
+    """A state value as the probe trace passes it to the body (names first bound in the loop
+    as `ProbeUndefined`: a branch reading one is not eager's run-time error)."""
+    if isinstance(v, EmptyTuple):
+        return ()
+    return ProbeUndefined(v.name, v.error) if type(v) is Undefined else copy_container(v)
+
+
 def _initial_values(body, state: list, names: tuple, src) -> list:
     """Trace the body once in a scratch block to learn the types that names first bound in
     the loop (or Python numbers that the body turns into tensors) take."""
     b = current_builder()
     with b.scratch():
-        probe = as_list(body(*[() if isinstance(v, EmptyTuple) else copy_container(v)
-                               for v in state]), len(names))
+        probe = as_list(body(*map(_probe_arg, state)), len(names))
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
         if isinstance(v, EmptyTuple):

@@ -109,8 +109,16 @@ class Undefined:
         return self
 
     def _fail(self, *args, **kwargs):
-        raise UndefinedNameError(f"local variable '{self.name}' is used but it is not bound "
-                                 "here")
+        error = UndefinedNameError(f"local variable '{self.name}' is used but it is not bound "
+                                   "here")
+        error.d2s_name = self.name  # (`loop_initial`: a name first bound in a graph loop)
+        # what eager code raises reading it (a tensor `if`'s branch raises it when run) and
+        # whether the value stands for a name a graph loop's probe trace binds later
+        error.d2s_eager = self.error or UnboundLocalError(
+            f"cannot access local variable '{self.name}' where it is not associated with a "
+            "value")
+        error.d2s_probe = isinstance(self, ProbeUndefined)
+        raise error
 
     def __getattr__(self, item):
         self._fail()
@@ -119,6 +127,13 @@ class Undefined:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
     __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = __neg__ = _fail
     __lt__ = __le__ = __gt__ = __ge__ = __int__ = __float__ = __index__ = _fail
+
+
+class ProbeUndefined(Undefined):
+    """A name first bound inside a graph loop, as its body's probe trace sees it
+    (`loop_initial`): the loop gives it a value, so a read of it is not eager's error."""
+
+    __slots__ = ()
 
 
 def attr(obj, name: str):

@@ -50,6 +50,15 @@ STATIC: dict[str, str] = {
     "wild6_pipelines.semantic_area_report": (
         "`max(report, key=report.get)` over a dict whose keys a tensor `if` set: which keys it "
         "visits the run decides; refused at the user's line"),
+    "autograph.counter_started_on_the_first_trip": (
+        "AutoGraph's loop_initializing_variant_variable: `for i in range(n_tensor)` binds "
+        "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
+        "loop carries no name unbound when it starts; refused at the read saying to bind it "
+        "before the loop (docs/d2s.md Known limitations)"),
+    "autograph_loops.rows_of_python_lists": (
+        "AutoGraph's nested_fill with Python lists: `mat.append(row)` where both lists grow "
+        "in graph loops (tensor arrays, which hold tensors or numbers, not lists); refused "
+        "at the append saying to append `rt.to_tensor(row)` (docs/d2s.md)"),
 }
 
 DYNAMIC: dict[str, str] = {}
