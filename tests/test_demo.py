@@ -15,7 +15,7 @@ def test_demo_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     # The converted code is shown and has the config branch as a d2s ifelse.
-    assert "def forward(self, x" in out and "_d2s.ifelse(self.image_size == 28" in out
+    assert "def forward(self, x" in out and "_d2s.ifelse(_d2s.eq_(self.image_size, 28)" in out
     accuracies = [float(a) / 100 for a in re.findall(r"accuracy[^\d]*([\d.]+)%", out)]
     eager_acc, static_acc, reloaded_acc = accuracies
     assert eager_acc > 0.6 and static_acc > 0.85, out  # static training kept learning
