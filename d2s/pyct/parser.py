@@ -126,7 +126,9 @@ def to_gast(node, origin_of=None):
             fields["name"] = gast.Name(node.name, gast.Store(), None, None)
     for attr in node._attributes:  # (an unset position reads as None: not copied)
         if attr in given:
-            fields[attr] = given[attr]
+            value = given[attr]
+            # (one int object per line number: the parser makes one per node and position)
+            fields[attr] = _POSITIONS.setdefault(value, value)
     if origin_of is not None and fields.get("lineno") is not None:
         fields[anno.LAZY_ORIGIN] = origin_of
     new = _new(target)
@@ -135,6 +137,9 @@ def to_gast(node, origin_of=None):
 
 
 _new = ast.AST.__new__  # a node with nothing set (gast's __init__ would only set fields)
+# Position -> the one int object for it that converted nodes share (a line number past 256 is
+# a new int object per node and position: 4 MB of a 10,000-line function's tree)
+_POSITIONS: dict = {}
 _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}

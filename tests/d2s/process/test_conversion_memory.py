@@ -136,3 +136,21 @@ def test_compiling_a_large_text_gives_the_freed_memory_back(monkeypatch):
 def test_giving_the_freed_memory_back_is_safe_to_call():
     loader._return_freed_memory()  # (glibc's malloc_trim, or nothing where there is none)
     loader._return_freed_memory()
+
+
+def test_nodes_of_one_line_share_its_number():
+    """The parser makes an int object per node and position for a line number past 256 (4 MB
+    of a 10,000-line function's tree): the converted nodes of one line share one."""
+    from d2s.pyct import parser
+
+    bench = _benchmark()
+    fn = bench.make_function(400)
+    node = parser.parse_function(fn).node
+    by_line: dict = {}
+    for n in gast.walk(node):
+        for attr in ("lineno", "end_lineno"):
+            line = getattr(n, attr, None)
+            if line is not None and line > 300:
+                by_line.setdefault(line, set()).add(id(line))
+    assert by_line
+    assert all(len(ids) == 1 for ids in by_line.values())
