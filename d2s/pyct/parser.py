@@ -97,7 +97,7 @@ def to_gast(node, origin_of=None):
     given = node.__dict__  # the parser sets every field and position there
     if cls is ast.Name:
         target = gast.Name
-        fields = {"id": given["id"], "ctx": _new(_CTX[given["ctx"].__class__]),
+        fields = {"id": given["id"], "ctx": _CTX[given["ctx"].__class__],
                   "annotation": None, "type_comment": None}
     elif cls is ast.arg:
         target = gast.Name
@@ -142,7 +142,10 @@ _new = ast.AST.__new__  # a node with nothing set (gast's __init__ would only se
 _POSITIONS: dict = {}
 _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+# One context node of each kind for every parsed name, as Python's own parser gives them (a
+# node each was 38,000 objects of a 10,000-line function's tree): passes replace a name's
+# context, never change it
+_CTX = {ast.Load: gast.Load(), ast.Store: gast.Store(), ast.Del: gast.Del()}
 # The function nodes of the files parsed lately, by (file, content): an editor or notebook
 # that changes a file makes a new entry, so only the `_KEEP_FILES` most recent stay (a file of
 # a 10,000-line function keeps tens of MB of nodes).
