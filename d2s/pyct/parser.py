@@ -66,6 +66,7 @@ def parse_function(fn) -> ParsedFunction:
         node.decorator_list = []  # decorators have already been applied to the object we got
     del found
     index.forget_tree()  # (a large file's: its functions are parsed one at a time from now)
+    _POSITIONS.clear()  # (the tree holds them: kept, they would pin the parser's memory)
     return ParsedFunction(node, filename, code.co_firstlineno)
 
 
@@ -137,8 +138,9 @@ def to_gast(node, origin_of=None):
 
 
 _new = ast.AST.__new__  # a node with nothing set (gast's __init__ would only set fields)
-# Position -> the one int object for it that converted nodes share (a line number past 256 is
-# a new int object per node and position: 4 MB of a 10,000-line function's tree)
+# Position -> the one int object for it that the nodes converted by one `parse_function` share
+# (a line number past 256 is a new int object per node and position: 4 MB of a 10,000-line
+# function's tree)
 _POSITIONS: dict = {}
 _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
