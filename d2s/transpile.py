@@ -324,6 +324,7 @@ def _run_passes(node, ctx, count: int, present: set | None = None, keep_folded: 
     passes = _passes()[:count]
     done = set()  # (passes run by a fused pass)
     plain_runs, folded = _converters().plain_runs, False
+    analysed = max((i for i, (_, m) in enumerate(passes, 1) if m.NEEDS_ANALYSIS), default=0)
     for i, (name, module) in enumerate(passes, 1):
         start = time.perf_counter() if logs else 0.0
         if name not in done and present.intersection(module.HANDLES):  # else: no change
@@ -334,6 +335,8 @@ def _run_passes(node, ctx, count: int, present: set | None = None, keep_folded: 
                 analysis.analyze(node)
             node = module.transform(node, ctx)
             present.update(module.CREATES)
+            if i == analysed:  # (the last pass that reads the analyses: `analysis.forget`)
+                analysis.forget(node)
         if logs:
             logging_utils.after_pass(node, i, _passes(), time.perf_counter() - start)
         elif name == plain_runs.AFTER_PASS and i < len(passes):

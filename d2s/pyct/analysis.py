@@ -56,3 +56,25 @@ def analyze(fn) -> None:
         anno.setanno(f, anno.LOCALS, frozenset(local_names(f)))
         definedness.annotate(f.body, frozenset(params(f)), facts)
         liveness.annotate(f.body, frozenset(), facts)
+
+
+_PER_STATEMENT = (anno.DEFINED_IN, anno.LIVE_OUT, anno.LOOP_LIVE)
+
+
+def forget(fn) -> None:
+    """Drop what `analyze` set on each statement of `fn` (its functions' statements too) once
+    no pass reads it: the sets of names before and after each statement of a long function
+    (its defined names grow by one per def a pass made before it) were 5 MB of the
+    10,000-line function's tree while it was printed. `LOCALS` and `SCOPE_DECL` stay."""
+    key = anno.KEY
+    stack = list(fn.body)
+    while stack:
+        s = stack.pop()
+        store = getattr(s, key, None)
+        if store is not None:
+            for k in _PER_STATEMENT:
+                store.pop(k, None)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(s, field, None)
+            if block:
+                stack.extend(block)

@@ -213,8 +213,11 @@ def write(fn_node: gast.FunctionDef, freevars: list[str]) -> Written:
 
 def compile_written(written: Written) -> Loaded:
     """Compile what `write` wrote; return its code object."""
+    large = len(written.text) >= _TRIM_FROM
+    if large:  # (the caller has freed the tree by now)
+        _LINE_MAPS[written.filename].compact()
     module_code, from_tree = _compile(written.text, written.module, written.filename)
-    if len(written.text) >= _TRIM_FROM:
+    if large:
         _return_freed_memory()
     filename = written.filename
     for fn in _ON_LOAD:  # (before any code of the file runs)

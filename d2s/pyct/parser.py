@@ -66,6 +66,7 @@ def parse_function(fn) -> ParsedFunction:
         node.decorator_list = []  # decorators have already been applied to the object we got
     del found
     index.forget_tree()  # (a large file's: its functions are parsed one at a time from now)
+    _POSITIONS.clear()  # (the tree holds them: kept, they would pin the parser's memory)
     return ParsedFunction(node, filename, code.co_firstlineno)
 
 
@@ -97,7 +98,7 @@ def to_gast(node, origin_of=None):
     given = node.__dict__  # the parser sets every field and position there
     if cls is ast.Name:
         target = gast.Name
-        fields = {"id": given["id"], "ctx": _new(_CTX[given["ctx"].__class__]),
+        fields = {"id": given["id"], "ctx": _CTX[given["ctx"].__class__],
                   "annotation": None, "type_comment": None}
     elif cls is ast.arg:
         target = gast.Name
@@ -126,7 +127,9 @@ def to_gast(node, origin_of=None):
             fields["name"] = gast.Name(node.name, gast.Store(), None, None)
     for attr in node._attributes:  # (an unset position reads as None: not copied)
         if attr in given:
-            fields[attr] = given[attr]
+            value = given[attr]
+            # (one int object per line number: the parser makes one per node and position)
+            fields[attr] = _POSITIONS.setdefault(value, value)
     if origin_of is not None and fields.get("lineno") is not None:
         fields[anno.LAZY_ORIGIN] = origin_of
     new = _new(target)
@@ -135,9 +138,16 @@ def to_gast(node, origin_of=None):
 
 
 _new = ast.AST.__new__  # a node with nothing set (gast's __init__ would only set fields)
+# Position -> the one int object for it that the nodes converted by one `parse_function` share
+# (a line number past 256 is a new int object per node and position: 4 MB of a 10,000-line
+# function's tree)
+_POSITIONS: dict = {}
 _GAST_CLASSES: dict = {}
 _TYPE_PARAMS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_CTX = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+# One context node of each kind for every parsed name, as Python's own parser gives them (a
+# node each was 38,000 objects of a 10,000-line function's tree): passes replace a name's
+# context, never change it
+_CTX = {ast.Load: gast.Load(), ast.Store: gast.Store(), ast.Del: gast.Del()}
 # The function nodes of the files parsed lately, by (file, content): an editor or notebook
 # that changes a file makes a new entry, so only the `_KEEP_FILES` most recent stay (a file of
 # a 10,000-line function keeps tens of MB of nodes).

@@ -136,3 +136,110 @@ def test_compiling_a_large_text_gives_the_freed_memory_back(monkeypatch):
 def test_giving_the_freed_memory_back_is_safe_to_call():
     loader._return_freed_memory()  # (glibc's malloc_trim, or nothing where there is none)
     loader._return_freed_memory()
+
+
+def test_nodes_of_one_line_share_its_number():
+    """The parser makes an int object per node and position for a line number past 256 (4 MB
+    of a 10,000-line function's tree): the converted nodes of one line share one."""
+    from d2s.pyct import parser
+
+    bench = _benchmark()
+    fn = bench.make_function(400)
+    node = parser.parse_function(fn).node
+    by_line: dict = {}
+    for n in gast.walk(node):
+        for attr in ("lineno", "end_lineno"):
+            line = getattr(n, attr, None)
+            if line is not None and line > 300:
+                by_line.setdefault(line, set()).add(id(line))
+    assert by_line
+    assert all(len(ids) == 1 for ids in by_line.values())
+
+
+def test_parsed_names_share_their_context_node():
+    """One Load / Store node for every parsed name (a node each was 38,000 objects of the
+    10,000-line function's tree), and the function still converts and runs as eager."""
+    from d2s.pyct import parser
+
+    bench = _benchmark()
+    fn = bench.make_function(60)
+    node = parser.parse_function(fn).node
+    contexts = {id(n.ctx) for n in gast.walk(node) if isinstance(n, gast.Name)
+                and n.ctx.__class__ in (gast.Load, gast.Store)}
+    assert len(contexts) == 2
+    rng = np.random.default_rng(1)
+    x, w, b = (rt.to_tensor(rng.standard_normal(s).astype("float32") * 0.3)
+               for s in ([4, 8], [8, 8], [8]))
+    np.testing.assert_allclose(d2s.to_static(fn)(x, w, b).numpy(), fn(x, w, b).numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_a_large_line_map_is_remade_of_new_objects_once_the_tree_is_freed(monkeypatch):
+    """The line map's origins, their texts and line numbers were made among the converted
+    tree's nodes, where they kept Python's allocator from giving back the memory around them
+    after the tree was freed (6 MB of the 10,000-line function's peak): a large function's
+    map is remade of new objects before its text is compiled, with the same contents."""
+    from d2s.pyct import origin
+
+    src = origin.OriginInfo("f.py", 1000, 4, "f", "y = x + 1")
+    other = origin.OriginInfo("f.py", 1001, 4, "f", "return y")
+    line_map = origin.LineMap("gen.py", {700: src, 701: src, 702: other})
+    before = dict(line_map.mapping)
+    line_map.compact()
+    assert line_map.mapping == before
+    new = line_map.mapping
+    assert new[700] is new[701]  # (one origin for the lines of one statement, as before)
+    assert all(new[k] is not before[k] and new[k].source_line is not before[k].source_line
+               and new[k].lineno is not before[k].lineno for k in before)
+    assert all(k is not b for k in new for b in before)
+
+    compacted = []
+    real = origin.LineMap.compact
+
+    def spy(self):
+        compacted.append(dict(self.mapping))
+        real(self)
+        assert self.mapping == compacted[-1]
+
+    monkeypatch.setattr(origin.LineMap, "compact", spy)
+    bench = _benchmark()
+    fn = bench.make_function(2500)  # (text past loader._TRIM_FROM)
+    rng = np.random.default_rng(2)
+    x, w, b = (rt.to_tensor(rng.standard_normal(s).astype("float32") * 0.3)
+               for s in ([4, 8], [8, 8], [8]))
+    np.testing.assert_allclose(d2s.to_static(fn)(x, w, b).numpy(), fn(x, w, b).numpy(),
+                               rtol=1e-4, atol=1e-5)
+    assert len(compacted) == 1 and len(compacted[0]) > 2000
+
+
+def test_the_statement_analyses_are_dropped_after_the_last_pass_that_reads_them():
+    """`analyze`'s sets of names before and after each statement are dropped once no pass
+    reads them (5 MB of the 10,000-line function's tree while it was printed); the
+    function's locals and scope declarations stay, and the code converts as before."""
+    from d2s.pyct import analysis, anno
+    from d2s.pyct.walk import nested_defs
+
+    def helper(x, n):
+        total = x * 0.0
+        for i in range(n):
+            if x.sum() > i:
+                total = total + x
+            else:
+                total = total - 1.0
+        return total
+
+    node, ctx, present = transpile._prepare(helper)
+    analysis.analyze(node)
+    statements = [s for s in gast.walk(node) if isinstance(s, gast.stmt)]
+    assert any(anno.hasanno(s, anno.DEFINED_IN) for s in statements)
+    node, ctx, present = transpile._prepare(helper)
+    with transpile._walrus_free(present):
+        node = transpile._run_passes(node, ctx, len(transpile._passes()), present)
+    kept = [(type(s).__name__, k) for s in gast.walk(node) if isinstance(s, gast.stmt)
+            for k in (anno.DEFINED_IN, anno.LIVE_OUT, anno.LOOP_LIVE) if anno.hasanno(s, k)]
+    assert kept == []
+    assert all(anno.hasanno(f, anno.LOCALS) for f in [node] + nested_defs(node)
+               if anno.hasanno(f, anno.SCOPE_DECL))
+    x = rt.to_tensor(np.array([0.5, 1.0], dtype="float32"))
+    for n in (0, 1, 3):
+        np.testing.assert_allclose(d2s.to_static(helper)(x, n).numpy(), helper(x, n).numpy())

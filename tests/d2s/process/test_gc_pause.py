@@ -1,9 +1,10 @@
 """Cyclic GC around a trace (`running.gc_paused`): the pause leaves the objects it made young,
-and a huge program's are scanned once, by one collection of the middle generation, instead of
-as young objects and again in the middle generation soon after; or, where they are enough to
-make CPython collect the oldest generation soon after, by one collection of the whole heap
-(the full collection that would have followed, within the first call of a 10,000-line function
-of issue 35); a small trace changes nothing about collection."""
+and a huge program's are moved into the oldest generation unscanned (`gc.freeze()` and
+`gc.unfreeze()`), where a collection would free next to nothing. In a process that froze
+objects of its own, they are scanned once, by one collection of the middle generation,
+instead of as young objects and again in the middle generation soon after; or, where they are
+enough to make CPython collect the oldest generation soon after, by one collection of the
+whole heap; a small trace changes nothing about collection."""
 from __future__ import annotations
 
 import gc
@@ -70,7 +71,25 @@ def _huge_first_call(heap_of: int) -> list[tuple[int, int]]:
     return collections
 
 
-def test_a_huge_first_call_scans_its_program_once_with_the_whole_heap_where_that_comes_next():
+def test_a_huge_first_call_moves_its_program_to_the_oldest_generation_unscanned():
+    fn = _unrolled(2000)
+    rng = np.random.default_rng(0)
+    x = rt.to_tensor(rng.standard_normal([2, 4]).astype("float32"))
+    w = rt.to_tensor((rng.standard_normal([4, 4]) * 0.5).astype("float32"))
+    static = d2s.to_static(fn)
+    transpile.convert(fn)
+    out = []
+    assert gc.get_freeze_count() == 0
+    collections = _collections_during(lambda: out.append(static(x, w)))
+    assert [g for g, young in collections if young > _MANY_YOUNG // 10] == [], collections
+    assert gc.get_count()[0] < _MANY_YOUNG // 10  # (the program: in the oldest generation)
+    assert gc.get_freeze_count() == 0
+    program = static.program_cache.last_entry.concrete.main_program
+    assert gc.is_tracked(program) and program.global_block().ops
+    np.testing.assert_allclose(out[0].numpy(), fn(x, w).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_beside_frozen_objects_a_huge_first_call_scans_its_program_once_with_the_whole_heap():
     # the oldest generation is small next to the program: moving the program there makes
     # CPython collect it all at its next turn (in the first call's run): it is done at once
     collections = _huge_first_call(0)
@@ -79,7 +98,7 @@ def test_a_huge_first_call_scans_its_program_once_with_the_whole_heap_where_that
     assert [g for g, _ in collections].count(2) == 1, collections
 
 
-def test_a_huge_first_call_beside_a_large_heap_scans_its_program_with_the_middle_generation():
+def test_beside_frozen_objects_and_a_large_heap_the_program_is_scanned_with_the_middle_one():
     # the trace's objects are collected with the middle generation (once), never as a crowd
     # of young objects alone (which the middle generation's collection would scan again),
     # and not with a heap too large for CPython to collect soon
