@@ -56,7 +56,7 @@ from ..call_policy import TENSOR_METHODS
 from ..pyct import anno, origin, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from . import jumps
+from . import jumps, try_divisions
 from .break_continue import _binds
 from .call_trees import CallTrees
 from .early_return import always_exits, try_exits
@@ -88,6 +88,7 @@ class TryExcept(Base):
         super().__init__(ctx)
         self._calls = CallTrees(ctx)  # which calls may reach user code
         self._lookups = False  # the `try` converted now may catch a run-time lookup error
+        self._divisions = False  # ... or the ZeroDivisionError of a computed divisor
         if fn is not None:
             self._calls.scopes.append(fn)  # its local names: `activity.locals_of(fn)`
 
@@ -96,7 +97,8 @@ class TryExcept(Base):
         (in the body of a `try` whose clauses may catch a lookup error: `_lookups`) it reads
         a name, item or attribute, which may hold a value that exists on some paths only
         (`operators.try_except.TryState.take_read_error`)."""
-        return self._user_call(node) or self._lookups and _reads_values(node)
+        return self._user_call(node) or self._lookups and _reads_values(node) or (
+            self._divisions and try_divisions.divides(node))
 
     def _user_call(self, node) -> bool:
         """Whether expression `node` holds a call that may run user code."""
@@ -130,8 +132,10 @@ class TryExcept(Base):
         return _sites(s) or self._call_sites(s)
 
     def visit_Try(self, node):
-        outer_lookups = self._lookups  # (an inner `try` follows the lookups an enclosing
-        self._lookups = outer_lookups or _may_catch_lookups(node.handlers)  # one catches)
+        outer_lookups, outer_divisions = self._lookups, self._divisions  # (an inner `try`
+        self._lookups = outer_lookups or _may_catch_lookups(node.handlers)  # follows what an
+        self._divisions = outer_divisions or try_divisions.may_catch_division(  # enclosing
+            node.handlers)  # one catches)
         try:
             node = self.generic_visit(node)  # inner `try` statements first
             if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
@@ -141,7 +145,7 @@ class TryExcept(Base):
                                   ctx=gast.Load())
             return self._convert(node, handlers, f"{RESERVED}.try_end(state)")
         finally:
-            self._lookups = outer_lookups
+            self._lookups, self._divisions = outer_lookups, outer_divisions
 
     def _convert(self, node, handlers, end):
         if not self._needs(node.body):
@@ -149,7 +153,7 @@ class TryExcept(Base):
             return node
         exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
-        follows = ", True" if self._lookups else ""  # (its reads' lookup errors: caught)
+        follows = ", True" if self._lookups or self._divisions else ""  # (its reads' errors)
         pre = templates.replace(
             f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers{follows})", code=code,
             state=state, handlers=handlers) + _pending(node)
