@@ -94,12 +94,12 @@ def _raise_where(bad, exc: BaseException, src) -> None:
 
 
 # ---- functions of two numbers ----------------------------------------------------------------
-TWO = frozenset(("isclose", "hypot", "atan2"))
+TWO = frozenset(("isclose", "hypot", "atan2", "fmod"))
 
 
 def _two(name: str, f, args, kwargs):
-    """`math.isclose(a, b, rel_tol=, abs_tol=)`, `math.hypot(a, b)`, `math.atan2(y, x)` and
-    `math.log(v, base)` of numbers some of which the program computes: Python's result (a
+    """`math.isclose(a, b, rel_tol=, abs_tol=)`, `math.hypot(a, b)`, `math.atan2(y, x)`,
+    `math.fmod(a, b)` and `math.log(v, base)` of numbers some of which the program computes: Python's result (a
     bool, a float) as graph ops of float64 values standing for Python numbers."""
     import inspect
 
@@ -124,6 +124,12 @@ def _two(name: str, f, args, kwargs):
         return rt.where(rt.isinf(plain), scaled, plain)
     if name == "atan2":
         return rt.atan2(a, b)
+    if name == "fmod":  # (C's fmod: the sign of `a`; from the floored remainder, exactly)
+        _raise_where(rt.logical_or(b == 0, rt.isinf(a)), ValueError("math domain error"),
+                     user_origin())
+        rem = rt.remainder(a, rt.where(b == 0, 1.0, b))
+        rem = rt.where(rt.logical_and(rem != 0, (rem < 0) != (a < 0)), rem - b, rem)
+        return rt.where(rem == 0, a * 0.0, rem)  # (a zero takes the sign of `a`, as C's)
     src = user_origin()  # log(v, base)
     _raise_where(rt.logical_or(a <= 0, b <= 0), ValueError("math domain error"), src)
     _raise_where(b == 1, ZeroDivisionError("float division by zero"), src)
@@ -143,6 +149,8 @@ def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0): ...
 def _hypot(a, b): ...
 def _atan2(a, b): ...
 def _log(a, b): ...
+def _fmod(a, b): ...
 
 
-_SIGNATURES = {"isclose": _isclose, "hypot": _hypot, "atan2": _atan2, "log": _log}
+_SIGNATURES = {"isclose": _isclose, "hypot": _hypot, "atan2": _atan2, "log": _log,
+               "fmod": _fmod}

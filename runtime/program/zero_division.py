@@ -1,4 +1,5 @@
-"""Python's `ZeroDivisionError` for `/`, `//` and `%` of values standing for Python numbers.
+"""Python's `ZeroDivisionError` for `/`, `//`, `%` (and `**` of a negative power) of values
+standing for Python numbers.
 
 `int(t)`, `float(t)` and `t.item()` of a traced tensor stand for Python numbers
 (`Variable.python_scalar`); arithmetic on them follows Python's rules. Dividing such a number
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from .variable import Variable
 
-OPS = frozenset({"divide", "floor_divide", "remainder"})
+OPS = frozenset({"divide", "floor_divide", "remainder", "pow"})
 
 # (op, an operand is a float) -> Python's message
 _MESSAGES = {
@@ -42,10 +43,28 @@ def check(op_name: str, operands):
             isinstance(x, (int, float)) or isinstance(x, Variable) and x.python_scalar and
             not x.numpy_array and not x.shape for x in operands):
         return operands  # (a tensor operand: array division, as eagerly)
+    if op_name == "pow":
+        return _power(operands)
     divisor = operands[1]
     if not isinstance(divisor, Variable):
         return operands
     return type(operands)((operands[0], CHECK[0](divisor, error_of(op_name, operands))))
+
+
+def _power(operands):
+    """`base ** e` with a Python number `e < 0`: Python's result is a float (`2 ** -1` is
+    0.5, where an int array's power refuses a negative exponent), and a zero base raises
+    `ZeroDivisionError` (NumPy: inf)."""
+    from ..ops.math import cast
+
+    base, exponent = operands
+    if not isinstance(base, Variable) or isinstance(exponent, Variable) or exponent >= 0:
+        return operands
+    if base.dtype.kind != "f":
+        base = cast(base, "float64")
+        base.python_scalar = True
+    error = ZeroDivisionError("0.0 cannot be raised to a negative power")
+    return type(operands)((CHECK[0](base, error), exponent))
 
 
 def raise_where_zero(divisor, error: BaseException):

@@ -133,3 +133,25 @@ def test_divmod_of_floats_and_a_tensor_divided_by_zero():
     out = d2s.to_static(tensor_ratio)(rt.to_tensor(np.array([1.0, 0.0], np.float32)))
     with np.errstate(divide="ignore", invalid="ignore"):
         np.testing.assert_array_equal(out.numpy(), np.array([1.0, 0.0], np.float32) / 0)
+
+
+def inverse_count(x):
+    """`n ** -1` of a computed int: Python's float (an int array's power refused a negative
+    exponent), and a zero count raises eager's ZeroDivisionError (was inf for floats)."""
+    n = int((x > 0).sum())
+    return n ** -1, float(x.max()) ** -2
+
+
+@pytest.mark.parametrize("data", [[1.0, 2.0, -1.0], [3.0, 0.5, 2.0], [-1.0, -2.0, 0.0],
+                                  [0.0, 0.0, 0.0]])
+def test_negative_powers_of_computed_numbers(data):
+    converted = d2s.to_static(inverse_count)
+    x = np.array(data, np.float32)
+    eager, static = _run(inverse_count, x), _run(converted, x)
+    if (x > 0).sum() == 0:
+        assert type(static) is type(eager) is ZeroDivisionError
+        assert str(static).splitlines()[0] == str(eager) == (
+            "0.0 cannot be raised to a negative power")
+        return
+    ref = (int((x > 0).sum()) ** -1, float(x.max()) ** -2)
+    assert static == eager == ref and [type(v) for v in static] == [float, float]

@@ -65,3 +65,21 @@ def test_log_with_a_computed_base(data, error):
         converted(x)
     assert shown(info.value).splitlines()[0].endswith(str(eager.value))
     assert_at_user_line(info.value, __file__, log_base.__code__.co_firstlineno + 1)
+
+
+def wrapped_phase(x):
+    return math.fmod(x[0].item(), x[1].item())
+
+
+@pytest.mark.parametrize("data", [[3.5, 2.0], [-3.5, 2.0], [3.5, -2.0], [-4.0, 2.0],
+                                  [1e10 + 0.3, 0.7], [1.0, 0.0]])
+def test_fmod_of_computed_numbers(data):
+    converted = d2s.to_static(wrapped_phase)
+    x = rt.to_tensor(np.array(data, np.float64))
+    if data[1] == 0:
+        with pytest.raises(ValueError, match="math domain error"):
+            converted(x)
+        return
+    got, want = converted(x), wrapped_phase(x)
+    assert got == want == math.fmod(*data) and type(got) is float
+    assert math.copysign(1.0, got) == math.copysign(1.0, want)  # (-0.0 of fmod(-4, 2))
