@@ -420,7 +420,8 @@ def for_user(e: BaseException) -> BaseException:
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
     from . import generator_errors  # (call_policy imports the runtime: not at load)
-    e = _container_index_error(e) or generator_errors.rewritten(e, _is_user_file) or e
+    e = _container_index_error(e) or generator_errors.rewritten(
+        e, _is_user_file, ConversionError) or e
     op_text = None
     if isinstance(e, ConversionError) and e.origin is not None:
         frames = [_frame_of_origin(e.origin)]

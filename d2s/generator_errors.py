@@ -13,12 +13,10 @@ from .call_policy import GENERATOR_FLAGS
 _WHAT = ("bool()", "int()", "float()", "Using as a Python index")
 
 
-def rewritten(e: BaseException, user_file) -> BaseException | None:
+def rewritten(e: BaseException, user_file, error_class) -> BaseException | None:
     """For a TypeError `bool()` / `int()` / `float()` / index of a traced value raised in the
     body of a user generator function (`user_file(filename)`: a user's file), the
-    ConversionError to show instead; else None."""
-    from .errors import ConversionError
-
+    `error_class` (ConversionError) to show instead; else None."""
     if not isinstance(e, TypeError) or not e.args or not isinstance(e.args[0], str) or \
             not e.args[0].startswith(_WHAT) or "static Variable" not in e.args[0]:
         return None
@@ -31,7 +29,7 @@ def rewritten(e: BaseException, user_file) -> BaseException | None:
     if frame is None:
         return None
     what = e.args[0].split(" of ", 1)[0]
-    error = ConversionError(
+    error = error_class(
         f"{what} of a tensor computed by the converted code, inside the generator function "
         f"'{frame.f_code.co_name}': converted code runs a generator as Python (a `yield` has "
         "no program form), so a value known only when the program runs cannot decide what "

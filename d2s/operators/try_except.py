@@ -34,6 +34,7 @@ import runtime as rt
 from runtime.core import active_builder
 from runtime.ops.array_number_kinds import ITEM_READ
 from runtime.program import zero_division
+from runtime.program.control_flow import raise_where_zero
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -119,7 +120,7 @@ def _division_check(divisor, error):
     zero = rt.equal(divisor, 0)
     if stack and stack[-1].take_read_error(error, zero, divisor):
         return zero_division.nonzero(divisor, zero)
-    return zero_division.raise_where_zero(divisor, error)
+    return raise_where_zero(divisor, error)
 
 
 zero_division.CHECK[0] = _division_check

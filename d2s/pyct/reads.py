@@ -150,8 +150,7 @@ def outside_reads(fn) -> Reads:
     free = frozenset(loads - bound)
     params = frozenset(p.id for p in positional + args.kwonlyargs) - stored
     roots = free | params | ({self_name} if self_name else set())
-    first = _written_first(fn.body, self_name) if self_name else set()
-    chains = {c for c in chains if c[:2] not in first}
+    chains = _read_before_written(chains, fn.body, self_name)
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
                  frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
 
@@ -239,6 +238,12 @@ def _chain(node, computed: bool = False) -> tuple | None:
         return None
     parts.append(node.id)
     return tuple(reversed(parts))
+
+
+def _read_before_written(chains: set, body: list, self_name) -> set:
+    """`chains` without those under a `(self, attr)` that `_written_first` finds."""
+    first = _written_first(body, self_name) if self_name else set()
+    return {c for c in chains if c[:2] not in first} if first else chains
 
 
 def _written_first(body: list, self_name: str) -> set:

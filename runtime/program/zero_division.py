@@ -10,7 +10,8 @@ run-time check raising eager's exception (class and message) where it is zero. A
 is a Python number is Python's own (`n / 0` raises while tracing, as eagerly), and an operand
 from `numpy()` follows NumPy (inf and a warning, no exception), as eager code does.
 
-`CHECK[0](divisor, error)` builds the check and returns the divisor to use; the layer above (d2s) installs one that hands the
+`CHECK[0](divisor, error)` builds the check and returns the divisor to use (by default
+`control_flow.raise_where_zero`, installed where it is defined); the layer above (d2s) installs one that hands the
 error to an open `try` whose `except` clause catches it.
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ def check(op_name: str, operands):
     """Called by `Builder.bind` before it builds a division (`OPS`): where every operand
     stands for a Python number and the divisor is a value of the program, the check. Returns
     the operands to divide (the divisor `CHECK` gives)."""
-    if len(operands) != 2 or not all(
+    if CHECK[0] is None or len(operands) != 2 or not all(
             isinstance(x, (int, float)) or isinstance(x, Variable) and x.python_scalar and
             not x.numpy_array and not x.shape for x in operands):
         return operands  # (a tensor operand: array division, as eagerly)
@@ -67,16 +68,6 @@ def _power(operands):
     return type(operands)((CHECK[0](base, error), exponent))
 
 
-def raise_where_zero(divisor, error: BaseException):
-    """The program raises `error` where `divisor` is zero when it runs (before dividing)."""
-    from ..ops.logic import equal
-    from .control_flow import cond
-    from .debug_ops import raise_error
-
-    cond(equal(divisor, 0), lambda: raise_error(error), lambda: None)
-    return divisor
-
-
 def nonzero(divisor, zero):
     """`divisor`, 1 where the bool value `zero` is true: a division whose error an `except`
     clause takes instead divides by 1 there (its result is never seen), without NumPy's
@@ -86,4 +77,4 @@ def nonzero(divisor, zero):
     return where(zero, 1, divisor)
 
 
-CHECK = [raise_where_zero]
+CHECK: list = [None]  # (control_flow.raise_where_zero; None: no check)
