@@ -477,17 +477,12 @@ def _pending(node) -> list:
     no clause catches is raised again), so the body's `if _d2s.try_guard(...)` may leave it
     unbound on the failing path (zeros stand in there, never read)."""
     defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
-    names = set()
-    stack = list(node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            names.add(n.id)
-        if not isinstance(n, _SCOPES):
-            stack.extend(gast.iter_child_nodes(n))
+    names, others = _stored(node.body), _stored(node.orelse + [h for h in node.handlers])
     out, after = [], _read_after(node)
-    for name in sorted(n for n in names if n not in defined):
-        every = all(any(_binds(s, name) for s in h.body) for h in node.handlers)
+    for name in sorted(n for n in names | others if n not in defined):
+        every = all(any(_binds(s, name) for s in h.body) for h in node.handlers) and (
+            name in names or any(_binds(s, name) for s in node.orelse))  # (else: the run's
+        # dispatch hands on a name only `else` and the clauses bind, unbound before it)
         # the others start unbound (`Undefined`): the body's guards may leave them unbound
         # when the program runs, and later code may hand them on as state; one that only
         # the body reads is `Guarded` (zeros where the body's guards skip it)
@@ -495,6 +490,17 @@ def _pending(node) -> list:
         out += templates.replace(f"name = {RESERVED}.{kind}(label)", name=name,
                                  label=templates.const(name))
     return out
+
+
+def _stored(stmts: list) -> set:
+    names, stack = set(), list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            names.add(n.id)
+        if not isinstance(n, _SCOPES):
+            stack.extend(gast.iter_child_nodes(n))
+    return names
 
 
 def _read_after(node) -> set:
