@@ -23,15 +23,12 @@ import os
 
 import runtime as rt
 from runtime import core, pytree
-from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs, holds_tensor_items
-from runtime.ops.arrays import holds_python_numbers
 from runtime.program import model_structure, serialize
 from runtime.program.executor import rewrite_error, with_cause
 from runtime.program.passes import fold_batch_norm
-from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
-from . import errors
+from . import errors, saved_outputs
 from .program_cache import has_hooks
 from .running import ConcreteProgram
 from .save_spec import any_batch_spec, inference_mode
@@ -86,55 +83,7 @@ def _with_structure(program, feeds: list, out, args):
 
     if isinstance(out, WithState):  # (lists and dicts written back to the caller: not saved)
         out = out[0]
-    outputs: list = []
-
-    def fetch(v) -> int:
-        index = next((k for k, o in enumerate(outputs) if o is v), len(outputs))
-        if index == len(outputs):
-            outputs.append(v)
-        return index
-
-    def output(leaf):
-        if isinstance(leaf, Variable) and (getattr(leaf, "str_item", False) or leaf.is_array
-                                           and holds_strs(leaf)):
-            raise TypeError("d2s.save: the function returns strs of a list whose length depends "
-                            "on a tensor (ids into the strs the trace saw, which a saved model "
-                            "does not keep); return an index per item into a tuple of the texts")
-        if isinstance(leaf, Variable):
-            index = fetch(leaf)
-            if leaf.none_when is not None:  # (None on some runs: `none_or_tensor`)
-                raise TypeError(
-                    "d2s.save: the function returns a value that is None on some runs and a "
-                    "tensor on others (an if whose condition is a tensor decides which), which "
-                    "a saved model does not keep; return a tensor on every path (zeros) and a "
-                    "bool tensor beside it saying whether it is set")
-            if leaf.number_when is not None:  # (a number on some paths, `number_or_tensor`)
-                return {"number_or_tensor": [index, fetch(leaf.number_when),
-                                             fetch(leaf.number_value)]}
-            flag = leaf.float_when if leaf.python_scalar else None
-            is_bool = leaf.bool_when if leaf.python_scalar else None  # (a bool on some paths)
-            if is_bool is not None and not leaf.is_array:
-                return {"number_kind": [index, None if flag is None else fetch(flag),
-                                        fetch(is_bool)]}
-            if flag is not None and not leaf.is_array:  # (`sum()` of a list of floats that
-                return {"number_kind": [index, fetch(flag)]}  # may be empty: the int start)
-            if leaf.python_scalar and not leaf.is_array and not getattr(
-                    leaf, "mixed_number", False):  # (as `running.Entry.python_out`)
-                return {"number": index}
-            if leaf.is_array and holds_tensor_items(leaf):  # (`operators/tensor_items.py`)
-                raise TypeError("d2s.save: the function returns a list of Python numbers and "
-                                "tensors whose length depends on a tensor; a saved model "
-                                "returns lists of tensors or of numbers: return one of each")
-            if leaf.is_array and holds_number_kinds(leaf):  # (each item's own type)
-                return {"number_pairs": index}
-            if leaf.is_array and holds_python_numbers(leaf):  # (as `running.Entry`'s)
-                return {"numbers": index}
-            return {"output": index}
-        if leaf is None or isinstance(leaf, (bool, int, float, str)):
-            return {"value": leaf}
-        raise TypeError(f"d2s.save: the function returns a {type(leaf).__name__}; a saved "
-                        "model returns tensors, numbers and strings in lists, tuples and dicts")
-
+    outputs, node = saved_outputs.encode(out)
     inputs = [0]
 
     def argument(leaf):
@@ -144,7 +93,7 @@ def _with_structure(program, feeds: list, out, args):
         return {"value": leaf if leaf is None or isinstance(leaf, (bool, int, float, str))
                 else repr(leaf)}
 
-    structure = {"inputs": None, "outputs": model_structure.encode(out, output)}
+    structure = {"inputs": None, "outputs": node}
     nested = args is not None and any(pytree.is_container(a) for a in args)
     if nested:
         structure["inputs"] = [model_structure.encode(a, argument) for a in args]

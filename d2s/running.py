@@ -417,14 +417,14 @@ class Entry:
         for k, is_float, is_bool in self.number_kinds:
             outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])
-        for k, flag, number in self.number_or_tensor:  # (eager's Python number here)
-            if arrays[flag]:
+        for k, scalar in self.array_out:  # (a NumPy scalar where eager's is one)
+            outs[k] = backend.to_numpy(arrays[k])[()] if scalar else backend.to_numpy(arrays[k])
+        for k, flag, number in self.number_or_tensor:  # (eager's Python number here; else
+            if arrays[flag]:  # the tensor, or the NumPy value a graph loop's trips made)
                 outs[k] = arrays[number].item()
         for k, flag in self.none_or_tensor:  # (eager's None here)
             if arrays[flag]:
                 outs[k] = None
-        for k, scalar in self.array_out:  # (a NumPy scalar where eager's is one)
-            outs[k] = backend.to_numpy(arrays[k])[()] if scalar else backend.to_numpy(arrays[k])
         for k in self.tuple_out:
             outs[k] = tuple(outs[k])
 

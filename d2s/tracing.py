@@ -17,6 +17,7 @@ import runtime as rt
 from runtime import pytree
 from runtime.core import is_eager_tensor as _is_tensor
 from runtime.core import is_variable as _is_variable
+from runtime.core import settings_read
 from runtime.ops.array_number_kinds import holds_tensor_items
 from runtime.ops.arrays import array_pack, holds_python_numbers
 from runtime.program.builder import current_builder
@@ -92,12 +93,28 @@ def _trace(target, args, kwargs, with_hooks, state):
     attempts = [(promote, ())] + ([(computed, counters)] if computed and counters else [])
     for fed, fixed in attempts:
         try:
-            return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
+            return _trace_fed(target, args, kwargs, with_hooks, fed, fixed)
         except side_effects.Promote:
             raise AssertionError("d2s bug: numbers kept changing between traces") from None
         except Exception:  # noqa: BLE001, S112  (the next attempt keeps more numbers Python)
             continue
     return _trace_once(target, args, kwargs, with_hooks, (), fixed=promote)
+
+
+def _trace_fed(target, args, kwargs, with_hooks, fed, fixed):
+    """`_trace_once` with the numbers `fed` as program state; a trace that then changes
+    more numbers (`acc.updates += 1` under an `if` that the fed `acc.micro` now decides)
+    is traced again with those fed too."""
+    for _ in range(3):
+        try:
+            return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
+        except side_effects.Promote as p:
+            known = {s.ident() for s in fed}
+            more = [s for s in p.slots if s.ident() not in known]
+            if not more:
+                raise
+            fed = list(fed) + more
+    return _trace_once(target, args, kwargs, with_hooks, fed, fixed=fixed)
 
 
 def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True) -> Trace:
@@ -125,7 +142,15 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
     frozen = tensor_flags.frozen_guard(program, {id(s.obj) for s, _ in effects.writes})
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)) +
-                 frozen, effects, owned)
+                 frozen + _setting_guards(program), effects, owned)
+
+
+def _setting_guards(program) -> tuple:
+    """The settings library code read while building the program (`GradScaler._enable`,
+    `runtime.core.setting_read`), guarded by value: a change traces anew, as eager code
+    reads them anew."""
+    return tuple(guards.value_guard(("attr", obj, name, f"{type(obj).__name__}.{name}"), value)
+                 for obj, name, value in settings_read(program))
 
 
 class _Feeder:

@@ -79,6 +79,23 @@ def watch_value_reads(hook):
     return previous
 
 
+def setting_read(obj, name: str):
+    """`obj.<name>`, a Python setting that decides what library code builds into the program
+    being built (`GradScaler._enable`): noted on the program (`settings_read`), so d2s
+    guards it, and the program applies only while it keeps that value."""
+    value = getattr(obj, name)
+    builder = _MODE.builder
+    if builder is not None:
+        builder.program.__dict__.setdefault("_settings_read", {})[id(obj), name] = (
+            obj, name, value)
+    return value
+
+
+def settings_read(program) -> list:
+    """`[(obj, name, value)]`: the settings read while building `program` (`setting_read`)."""
+    return list(program.__dict__.get("_settings_read", {}).values())
+
+
 def active_builder():
     """The builder of the program this thread is building (static mode), or None (eager)."""
     return _MODE.builder

@@ -1,7 +1,8 @@
 """Test configuration shared by every test package.
 
 GPU tests (`-m gpu`) skip cleanly where CuPy or a CUDA device is missing. Every test gets a
-wall-clock limit (D2S_TEST_TIMEOUT seconds, default 120): a converted loop that never ends must
+wall-clock limit (D2S_TEST_TIMEOUT seconds, default 120; a test marked
+`@pytest.mark.time_limit(N)` gets N where that is more): a converted loop that never ends must
 fail its test, not hang the suite until CI's limit.
 """
 import os
@@ -35,6 +36,9 @@ def _cpu_and_seeded():
 @pytest.fixture(autouse=True)
 def _time_limit(request):
     limit = int(os.environ.get("D2S_TEST_TIMEOUT", "120"))
+    marker = request.node.get_closest_marker("time_limit")
+    if marker is not None and limit > 0:
+        limit = max(limit, int(marker.args[0]))
     if not hasattr(signal, "SIGALRM") or limit <= 0:
         yield
         return

@@ -46,7 +46,7 @@ RANKS = {
     "d2s/fallback.py": 1, "d2s/guards.py": 1, "d2s/function_spec.py": 1,
     "d2s/guard_steps.py": 1,  # (guards' fan-out steps: the items a `for` reads)
     "d2s/call_policy.py": 1, "d2s/hidden_state.py": 1,
-    "d2s/generator_errors.py": 1,  # (errors.for_user's rewrite of a generator's bool())
+    "d2s/value_errors.py": 1,  # (errors.for_user's rewrites of a computed value used as Python)
     "d2s/save_spec.py": 1, "d2s/report.py": 1, "d2s/report_svg.py": 1,
     "d2s/converters": 2,
     "d2s/transpile.py": 3,
@@ -61,7 +61,7 @@ RANKS = {
     "d2s/running.py": 5.4, "d2s/rebinding.py": 5.45, "d2s/program_cache.py": 5.5,
     "d2s/fast_call.py": 5.6,
     "d2s/report_html.py": 5.7, "d2s/static_function.py": 5.8,
-    "d2s/__init__.py": 6, "d2s/io.py": 6,
+    "d2s/__init__.py": 6, "d2s/io.py": 6, "d2s/saved_outputs.py": 5.9,
     "d2s/onnx": 6,  # (d2s.onnx after `import d2s`, as paddle.onnx; it imports only d2s/io)
     "d2s/check.py": 7,
     "d2s/cli.py": 8, "d2s/cli_model.py": 8, "d2s/cli_target.py": 8, "d2s/demo": 8, "d2s/__main__.py": 8,
@@ -297,6 +297,7 @@ OPERATOR_RANKS = {
     "exceptions.py": 1.5,  # (on state_at_raise)
     "computed_keys.py": 2.25,  # (on traced_keys, unbound: keys of two values get flags)
     "set_algebra.py": 1.5,  # (on traced_keys: `s & t` of sets holding computed values)
+    "flagged_algebra.py": 1.6,  # (on branch_sets, traced_keys: algebra of flagged sets)
     "made_sets.py": 1.75,  # (on set_algebra: the algebra of sets converted code makes)
     "str_arrays.py": 1.5,  # (on mutation: lists of strs a tensor sizes, arrays of str ids)
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
@@ -373,6 +374,7 @@ PROGRAM_RANKS = {
     "literal.py": 0, "origin.py": 0, "variable.py": 0, "printer.py": 0, "verify.py": 0,
     "ir.py": 0, "reached.py": 0, "serialize.py": 0, "freed_graph.py": 0,
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
+    "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "zero_division.py": 1,  # (the ZeroDivisionError check Builder.bind asks for)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,

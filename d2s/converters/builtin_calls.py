@@ -7,7 +7,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     print(x, 'n=', n, sep=' ')   ->   _d2s.print_(x, 'n=', n, sep=' ')
     len(x)                       ->   _d2s.len_(x)
     x.shape[0]                   ->   _d2s.shape(x)[0]
-    y.name                       ->   _d2s.tensor_attribute(y, 'name')
+    y.name                       ->   _d2s.tensor_attribute(y, 'name')   (`.dtype` too)
     y.name = v                   ->   _d2s.set_tensor_name(y, v)
     table[k] = v                 ->   _d2s.set_item(v, table, k)
     {k: v, 0: w}                 ->   _d2s.dict_display((k, v), (0, w))
@@ -84,8 +84,8 @@ MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", 
                             "atan2", "fmod"))
 
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
-# not the program's `t3`: `operators.tensor_attributes`)
-TENSOR_ATTRIBUTES = ("name",)
+# not the program's `t3`; `x.numpy().dtype` NumPy's: `operators.tensor_attributes`)
+TENSOR_ATTRIBUTES = ("name", "dtype")
 
 # built-ins that iterate their arguments from this index on: given what may be a set, an
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
@@ -114,7 +114,7 @@ class BuiltinCalls(Base):
         node.args = [self._set_function(a) for a in node.args]
         first = _ITERATES.get(f.id) if isinstance(f, gast.Name) else None
         if first is not None and not self._shadowed(f.id):  # `map(fn, seen)`: an item per item
-            node.args[first:] = [self._items(a, f"{f.id}()") for a in node.args[first:]]
+            node.args[first:] = [self._items(a, f"{f.id}()", True) for a in node.args[first:]]
         if isinstance(f, gast.Attribute) and f.attr in ("get", "setdefault"):
             # `d.get(k, v)` of a key a tensor `if` or loop set on one path (`key_flags`)
             node.func = templates.replace_as_expression(f"{RESERVED}.dict_{f.attr}(obj)",
@@ -226,7 +226,19 @@ class BuiltinCalls(Base):
             self._unpacked(node.elts)
         return templates.replace_as_expression(f"{RESERVED}.made_set(s)", s=node)
 
-    visit_SetComp = visit_Set
+    def visit_SetComp(self, node):
+        self._iterated(node)
+        return self.visit_Set(node)
+
+    def visit_DictComp(self, node):
+        # `{k: v for k in d}`: read an item per item, as `_items` (`[k for k in d]` is
+        # `comp_map`'s, `lists`)
+        self._iterated(node)
+        return self.generic_visit(node)
+
+    def _iterated(self, node) -> None:
+        first = node.generators[0]
+        first.iter = self._items(first.iter, "a comprehension", True)
 
     def visit_List(self, node):
         node = self.generic_visit(node)
@@ -239,12 +251,14 @@ class BuiltinCalls(Base):
         """`[*seen]`, `f(*seen)` of what may be a set: `*_d2s.set_items(seen)`, an item per
         item of the set (refused where it holds computed values: `operators.set_algebra`)."""
         for item in items:
-            if item.__class__ is gast.Starred:
-                item.value = self._items(item.value, "`*` unpacking")
+            if item.__class__ is gast.Starred and item.ctx.__class__ is gast.Load:
+                item.value = self._items(item.value, "`*` unpacking", True)
 
-    def _items(self, node, what: str):
-        """`node`, or `_d2s.set_items(node, what)` where it may be a set (`set_operands`)."""
-        if not set_like(node, self._set_names()):
+    def _items(self, node, what: str, always: bool = False):
+        """`node`, or `_d2s.set_items(node, what)` where it may be a set (`set_operands`), or
+        `always` (a dict whose keys the run decides: `key_flags`; not a display or a tensor's
+        `shape`, which cannot be one)."""
+        if not (set_like(node, self._set_names()) or always and not _plain_items(node)):
             return node
         return templates.replace_as_expression(f"{RESERVED}.set_items(s, what)", s=node,
                                                what=gast.Constant(what, None))
@@ -338,3 +352,12 @@ def _fstring(node):
 
 def transform(node, ctx):
     return BuiltinCalls(ctx).visit(node)
+
+
+def _plain_items(node) -> bool:
+    """Whether `node` is a list or tuple display, a `range(...)`, or an attribute that holds
+    no dict in model code (`x.shape`): read an item per item, none is a dict or set."""
+    cls = node.__class__
+    return cls in (gast.List, gast.Tuple, gast.ListComp, gast.Constant) or (
+        cls is gast.Attribute and node.attr == "shape") or (
+        cls is gast.Call and node.func.__class__ is gast.Name and node.func.id == "range")

@@ -76,8 +76,11 @@ class Deletes(Base):
 
     @staticmethod
     def _item(t) -> bool:
-        return isinstance(t, gast.Subscript) and not isinstance(t.slice, (gast.Slice,
-                                                                         gast.Tuple))
+        """`del d[k]`, also a tuple key (`del d[2, 3]`), not slices (`del a[1:, 0]`)."""
+        if not isinstance(t, gast.Subscript):
+            return False
+        parts = t.slice.elts if isinstance(t.slice, gast.Tuple) else [t.slice]
+        return not any(isinstance(p, gast.Slice) for p in parts)
 
     @staticmethod
     def _flush(rest: list, node) -> list:

@@ -15,7 +15,7 @@ the statements back after the last pass, so the generated code is what it would 
 
 A statement is plain when it binds only names (`x = ...`, `a, b = ...`, `x += ...`) or is a
 call, and its expression holds only names, constants, arithmetic, attributes other than
-`shape`/`size`, lists and tuples, and calls that `call_trees` leaves alone and no other pass
+`shape`/`size`/`name`/`dtype`, lists and tuples, and calls that `call_trees` leaves alone and no other pass
 rewrites (`rt.matmul(...)`, `h.sum()` on a local tensor). Only statements of the function's
 own body are folded, after the passes that move statements between blocks (`early_return`,
 `try_except`, `return_statements`), so a placeholder never ends up inside a branch or a loop
@@ -30,7 +30,7 @@ import gast
 from ..pyct import activity, anno, origin
 from ..pyct.naming import RESERVED
 from ..pyct.walk import BLOCK_FIELDS
-from .builtin_calls import BUILTINS, COMPARING_METHODS
+from .builtin_calls import BUILTINS, COMPARING_METHODS, TENSOR_ATTRIBUTES
 from .call_trees import CallTrees
 from .lists import _CHANGING_METHODS
 from .set_operands import BINARY, WithGlobals, set_like, set_names, set_operands
@@ -45,7 +45,8 @@ _MIN_RUN = 2  # (a single statement folded saves less than its placeholder costs
 # `_d2s.dict_get(d)(k, v)` where a tensor `if` may have set the key, on main by now)
 _REWRITTEN_METHODS = frozenset(("append", "pop", "get", "setdefault", *_CHANGING_METHODS,
                                 *COMPARING_METHODS))
-_REWRITTEN_ATTRS = frozenset(("shape", "size"))  # `builtin_calls`: read when the program runs
+# `builtin_calls`: read when the program runs, or as eager code reads them
+_REWRITTEN_ATTRS = frozenset(("shape", "size", *TENSOR_ATTRIBUTES))
 
 
 def fold(fn, ctx) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno
+from ..pyct.naming import RESERVED
 from ..pyct.walk import BLOCK_FIELDS
 
 # operator node type -> its text in `_d2s.set_op` (`|` is never refused: a union of a set
@@ -46,6 +47,8 @@ def set_like(node, names: frozenset) -> bool:
         return node.id in names
     if cls is gast.Call:
         f = node.func
+        if _routed(f):  # (`_d2s.call(d.keys)()`: `call_trees` ran first)
+            f = f.args[0]
         if f.__class__ is gast.Name:
             return f.id in _SET_CALLS
         return f.__class__ is gast.Attribute and f.attr in _SET_METHODS
@@ -53,6 +56,13 @@ def set_like(node, names: frozenset) -> bool:
         return node.op.__class__ in BINARY and (
             set_like(node.left, names) or set_like(node.right, names))
     return False
+
+
+def _routed(f) -> bool:
+    """Whether `f` is `_d2s.call(g)` (`call_trees`' form of a call of `g`)."""
+    return f.__class__ is gast.Call and f.func.__class__ is gast.Attribute and \
+        f.func.attr == "call" and f.func.value.__class__ is gast.Name and \
+        f.func.value.id == RESERVED and len(f.args) == 1
 
 
 class WithGlobals(frozenset):

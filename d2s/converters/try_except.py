@@ -60,13 +60,14 @@ from . import jumps, try_divisions
 from .break_continue import _binds
 from .call_trees import CallTrees
 from .early_return import always_exits, try_exits
+from .handler_raises import SCOPES as _SCOPES
+from .handler_raises import clause_body
 from .predicates import mark_test
 
 HANDLES = (gast.Try,)  # the pass is skipped when none of these is present
 CREATES = (gast.If, gast.Assign, gast.Call, gast.Raise, gast.Break)
 NEEDS_ANALYSIS = True  # DEFINED_IN: names bound before a `try` (see `_pending`)
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 
 
 def _sites(node) -> bool:
@@ -360,7 +361,7 @@ class TryExcept(Base):
             error = templates.replace_as_expression(
                 f"{RESERVED}.try_error(state, code, types)", state=state, code=code,
                 types=copy.deepcopy(types))
-            body = _reraise(copy.deepcopy(h.body), error)
+            body = clause_body(h.body, error, state, code, types)
             name = None if h.name is None else \
                 h.name.id if isinstance(h.name, gast.Name) else h.name
             if name is not None and _reads(body, name):  # (an unread name: nothing to bind,
@@ -508,25 +509,6 @@ def _read_after(node) -> set:
     live = set(anno.getanno(node, anno.LIVE_OUT, None) or ())
     return live | {n.id for part in [h.body for h in node.handlers] + [node.finalbody]
                    for s in part for n in gast.walk(s) if isinstance(n, gast.Name)}
-
-
-def _reraise(stmts: list, error) -> list:
-    """A handler's bare `raise` re-raises the caught exception (`raise <error>`)."""
-    def fix(block):
-        for i, s in enumerate(block):
-            if isinstance(s, gast.Raise) and s.exc is None:
-                block[i] = gast.Raise(exc=copy.deepcopy(error), cause=None)
-                continue
-            if isinstance(s, _SCOPES):
-                continue
-            for field in ("body", "orelse", "finalbody"):  # not nested handlers: their own
-                inner = getattr(s, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                    fix(inner)
-            for case in getattr(s, "cases", []):
-                fix(case.body)
-    fix(stmts)
-    return stmts
 
 
 def _wrap_function(conv: TryExcept, fn) -> None:

@@ -12,7 +12,7 @@ user wrote it. The generated-code API, by converter:
   `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
-  `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
+  `try_handling`, `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
   `round_`, `divmod_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
@@ -94,6 +94,7 @@ from .try_except import (  # noqa: F401
     try_failed,
     try_forward,
     try_guard,
+    try_handling,
     try_hold,
     try_ok,
     try_raise,

@@ -19,11 +19,12 @@ from ..errors import ConversionError
 from . import number_or_tensor
 from .builtins import shape, size
 from .tensor_attributes import ATTRIBUTES, tensor_attribute
-from .type_queries import hasattr_
+from .type_queries import hasattr_, python_type
 from .variables import is_variable, user_origin, where
 
 _NO_DEFAULT = object()
-_REWRITTEN = {"shape": shape, "size": size}  # (the attributes the converter rewrites too)
+# (the attributes the converter rewrites too)
+_REWRITTEN = {"shape": shape, "size": size, "dtype": lambda v: tensor_attribute(v, "dtype")}
 
 
 def getattr_(obj, name, default=_NO_DEFAULT):
@@ -41,7 +42,7 @@ def getattr_(obj, name, default=_NO_DEFAULT):
     if hasattr_(obj, name) is False:  # (eager's Tensor, or list for an array, has none)
         if default is not _NO_DEFAULT:
             return default
-        kind = "list" if obj.is_array else "Tensor"
+        kind = "list" if obj.is_array else getattr(python_type(obj), "__name__", "Tensor")
         raise AttributeError(f"'{kind}' object has no attribute '{name}'")
     if name in ATTRIBUTES:
         return tensor_attribute(obj, name)

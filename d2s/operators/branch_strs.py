@@ -52,11 +52,12 @@ class Place(tuple):
 
 
 def find(names: tuple, outs: list) -> set:
-    """`Place`s of each str the two traced branches' values differ on, for the names the
-    `if` gives out (not the objects it changed)."""
+    """`Place`s of each str the two traced branches' values differ on: of the names the
+    `if` gives out, and of the places of the objects it changed after them (`box.mode =
+    "a"` / `"b"`: written back, the object gets the run's str)."""
     if len(outs) < 2:
         return set()
-    n = min(len(names), len(outs[0]), len(outs[1]))
+    n = min(len(outs[0]), len(outs[1]))
     found = set()
     for i in range(n):
         for path in _paths(outs[0][i], outs[1][i], ()):

@@ -32,7 +32,7 @@ from .branch_callables import ChosenCallable
 from .computed_keys import KEYED_METHODS, keyed_method
 from .control_flow import ifelse
 from . import str_arrays
-from .key_flags import dict_pop
+from .key_flags import checked_call, dict_pop
 from .logging_calls import logging_call
 from .made_sets import in_place_function, plain_set_method, unbound_set_method
 from .set_algebra import set_method
@@ -62,11 +62,13 @@ def call(f):
         if seeded is not None:
             return seeded
     out = _call(f)
+    # (a function not converted, given a dict with keys on some paths: refused, `key_flags`)
+    checked = checked_call(f, out) if active_builder() is not None else out
     if out is f:
-        return f
+        return checked
     # inside a `try` body: a call made after an earlier call of the same statement may have
     # failed at run time runs only where it did not (`try_calls.after_failure`)
-    return after_failure(out) if open_trys() else out
+    return after_failure(checked) if open_trys() else checked
 
 
 def _chosen_call(f: ChosenCallable, k: int, *args, **kwargs):

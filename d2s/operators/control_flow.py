@@ -542,7 +542,18 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
         elif is_variable(r) and all(is_variable(v) and v.numpy_array for v in (a, b)) and \
                 a.numpy_scalar == b.numpy_scalar:  # (NumPy values on both: `numpy_values`)
             r.numpy_array, r.numpy_scalar = True, a.numpy_scalar
+            number_or_tensor.mark(r, kinds, (*path, i))  # (one a number on some runs too)
         else:
             number_or_tensor.mark(r, kinds, (*path, i))
+            _numpy_where_no_number(r, a, b)
+
+
+def _numpy_where_no_number(r, a, b) -> None:
+    """`r`, a Python number on some runs (`number_or_tensor`), is NumPy's value on the others
+    where each branch that gives no number gives one (`total += a[i].sum()` under the `if`)."""
+    sides = [v for v in (a, b) if is_variable(v) and not v.python_scalar]
+    if is_variable(r) and r.number_when is not None and sides and all(
+            v.numpy_array and v.numpy_scalar == sides[0].numpy_scalar for v in sides):
+        r.numpy_array, r.numpy_scalar = True, sides[0].numpy_scalar
 
 

@@ -86,15 +86,40 @@ def raise_(exc, cause=_NO_CAUSE, src=None, handled=True):
             "string message; print the tensor with print() before the raise if needed.")
     if cause is not _NO_CAUSE:  # (`from err`: its class and message, when the program
         exc.__cause__ = None if cause is None else _exception(cause, src)  # raises)
+    in_clause = _handled_in_block() if handled else None  # (a clause the program runs)
     handled = sys.exc_info()[1] if handled else None  # (raised in the user's `except`
     if handled is not None and raised_by_user_code(handled) and raised_in_converted_code(
             handled):  # clause: its exception; in a clause the program runs, the one bound
         exc.__context__ = handled  # to its name)
+    elif in_clause is not None and in_clause is not exc:  # (`raise`: itself again)
+        exc.__context__ = in_clause
     elif cause is not _NO_CAUSE and getattr(cause, "__d2s_handled__", False):
         exc.__context__ = exc.__cause__
     at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
     raise_error(exc, at=at)
     mark_raised()
+
+
+def handling(exc) -> None:
+    """The graph branch being traced is an `except` clause the program runs, which handles
+    `exc` (the one Python object standing for every error it may catch): a `raise` in it has
+    `exc` as its context, as in eager code."""
+    b = active_builder()
+    current().handling[id(b.block)] = (b.block, exc)
+
+
+def _handled_in_block():
+    """The exception the innermost `except` clause the program runs around the point being
+    built handles (`handling`), or None."""
+    table = current().handling
+    b = active_builder()
+    if not table or b is None:
+        return None
+    for block in b.block.ancestors():
+        found = table.get(id(block))
+        if found is not None and found[0] is block:
+            return found[1]
+    return None
 
 
 def _exception(cause, src) -> BaseException:

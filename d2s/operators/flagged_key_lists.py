@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import runtime as rt
 from runtime.core import is_tensor
+from runtime.ops import combine
 
 from .control_flow import ifelse
-from .key_flags import check_order, flagged_items, flags_of
+from .key_flags import check_order, flagged_items, flags_of, refuse_iteration
 from .lists import list_append
 from .loop_initial import python_items
 from .str_arrays import empty_str_array
@@ -51,6 +52,21 @@ def _values_list(x, what: str):
     out = rt.static.create_array(first.dtype)
     out._static_shape = tuple(first.shape)
     return _appended(out, items)
+
+
+def joined(x, how: str):
+    """What `rt.stack(d.values())` / `rt.concat(...)` joins (`combine.SEQUENCE_READS`): of a
+    dict whose keys exist on some paths only, its values present on this run (a tensor array);
+    refused at the user's line where they differ in dtype or rank."""
+    if type(x) is not _VALUES or not flags_of(x.mapping):
+        return x
+    values = _values_list(x, f"rt.{how}()")
+    if values is None:
+        refuse_iteration(x, f"rt.{how}()")
+    return values
+
+
+combine.SEQUENCE_READS.append(joined)
 
 
 def _appended(out, items: list):

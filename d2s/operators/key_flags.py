@@ -9,6 +9,7 @@ dict holds another value, and the key is a plain key again.
 """
 from __future__ import annotations
 
+import copy
 import types
 
 import runtime as rt
@@ -402,3 +403,75 @@ def _default_like(value, default, key):
         f"it ({where(src)}): the default would be the result on the other paths, and one "
         f"program value has one type, dtype and shape; give a default of the value's "
         f"({value.dtype.name}, shape {list(value.shape)}).", origin=src)
+
+
+def checked_call(f, out):
+    """`out` (what converted code calls for `f`): where `f` is not converted (a built-in, a
+    library function, `dict.fromkeys`, `",".join`, `set.update`, `deque`), a call that is
+    refused at the user's line when given a dict, or its keys, values or items, whose keys
+    exist on some paths only or whose order the run decides: such a function reads the keys
+    of every path, where eager code has the keys of this run (`len(dict.fromkeys(d))` one
+    too many on the runs without the key). Functions that only look at the object, and dicts
+    made from it (`e.update(d)`, `dict(d)`, `OrderedDict(d)`: they hold its values, which
+    carry the flags), take it."""
+    if not _unconverted(f, out) or _takes_dicts(f):
+        return out
+
+    def checked(*args, **kwargs):
+        b = active_builder()  # (the arguments are made after `f` is looked up: checked now)
+        if _table() or getattr(b, "_d2s_key_orders", None) or getattr(b, "_d2s_reordered",
+                                                                      None):
+            for a in (*args, *kwargs.values()):
+                if isinstance(a, dict) or type(a) in _VIEWS:
+                    _refuse_passed(f, a)
+        return out(*args, **kwargs)
+    return checked
+
+
+_NATIVE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+           types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+
+
+def _unconverted(f, out) -> bool:
+    """Whether converted code calls `f` as it is (not its converted code)."""
+    if isinstance(f, type):  # (`deque(d)`, `map(str, d)`; a user's class, a namedtuple,
+        return f.__module__ in ("builtins", "collections")  # stores what it is given)
+    return out is f or isinstance(f, _NATIVE)
+
+
+def _takes_dicts(f) -> bool:
+    """Functions given a dict that keep its values or only look at the object."""
+    if isinstance(f, type):
+        return issubclass(f, dict)
+    receiver = getattr(f, "__self__", None)
+    if isinstance(receiver, dict) and (type(receiver) is dict or f.__name__ == "update"):
+        return True  # (`e.update(d)`, `e.get(k)`; `dict.fromkeys` is bound to the class)
+    if isinstance(f, _NATIVE) and getattr(f, "__name__", "") in _STORING:
+        return True  # (`self.history.append(d)`: the dict itself, read where it is read)
+    try:
+        return f in _LOOKING
+    except TypeError:  # (an unhashable callable)
+        return False
+
+
+_STORING = frozenset(("append", "insert", "appendleft", "put", "put_nowait", "__setitem__",
+                      "__setattr__", "setdefault"))
+_LOOKING = frozenset((isinstance, issubclass, id, type, hasattr, getattr, setattr, callable,
+                      copy.copy))
+
+
+def _refuse_passed(f, d) -> None:
+    mapping = d if isinstance(d, dict) else d.mapping
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+    what = f"`{name}()`"
+    check_order(mapping, what)  # (the order of its keys, where the run decides it)
+    flags = flags_of(mapping)
+    if not flags:
+        return
+    src = user_origin(3)
+    raise ConversionError(
+        f"{what} ({where(src)}) is given a dict whose key {next(iter(flags))!r} exists "
+        "only where a tensor `if` set it: it would read the keys of every path, where eager "
+        "code has the keys present on this run. Read such keys by name (`'k' in d`, "
+        "`d.get('k', default)`), build the result with a `for` statement over the dict, or set "
+        "the key on every path.", origin=src)

@@ -23,7 +23,7 @@ from runtime.ops.arrays import (
 from runtime.pytree import flatten, unflatten
 
 from .. import report
-from . import key_flags, str_arrays, tensor_items
+from . import aliases, key_flags, str_arrays, tensor_items
 from .computed_keys import check_pop
 from .mutation import StateChangeError
 from .set_algebra import READING_METHODS, check_items, set_method
@@ -72,6 +72,9 @@ def _written(value, n, array):
     return array_written(value, n, array)
 
 
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def list_method(target, method, *args):
     """`target.<method>(*args)` for a method that changes a list in place (`extend`,
     `insert`, `clear`, `remove`, `reverse`), returning the (possibly new) list, so the list is state of
@@ -81,6 +84,8 @@ def list_method(target, method, *args):
     _not_a_tuple(target, method)
     array = isinstance(target, StructArray) or is_variable(target) and target.is_array
     if not array:
+        if method == "extend" and args and isinstance(args[0], (dict,) + _VIEWS):
+            key_flags.refuse_iteration(args[0], "`.extend()`")  # (keys on some paths only)
         if isinstance(target, (set, frozenset)) and method in READING_METHODS:
             set_method(getattr(target, method))(*args)  # (`seen.remove(p)`: `set_algebra`)
             return target
@@ -284,11 +289,47 @@ def list_pop(target, *index):
         # float `sum` relied on)
         return target, array_pop(target, i)
     check_pop(target, index)  # (a dict's key computed by the program: `computed_keys`)
+    if type(target) is list and len(index) == 1 and _computed_int(index[0]):
+        array = _array_to_pop(target)
+        return array, array_pop(array, index[0])
     if type(target) is dict:  # (a key on some paths: its value, or the default, by its flag)
         return target, key_flags.dict_pop(target)(*index)
     if isinstance(target, set):  # (an item of a set holding computed values: `set_algebra`)
         check_items("`.pop()`", "pop", target)
     return target, target.pop(*index)
+
+
+def _computed_int(i) -> bool:
+    return is_variable(i) and not i.is_array and not tuple(i.shape) and not i.dtype.is_floating \
+        and i.dtype.name != "bool"
+
+
+def _array_to_pop(target: list):
+    """A Python list of tensors of one dtype and shape popped at an index the program
+    computes (`cache.pop(int(scores.argmin()))`, a KV cache evicting its least useful
+    entry): which items stay only the run decides, so the list becomes a tensor array (the
+    name rebound to it; `len`, indexing, `for` and `stack` then follow the run). Refused at
+    the user's line where its items cannot be one array, or another reference holds the
+    list (it would keep every item, where eager's loses one)."""
+    src = user_origin()
+    items = [rt.to_tensor(x) if _is_tensor(x) and not is_variable(x) else x for x in target]
+    if not items or not all(is_variable(x) or _is_tensor(x) for x in items) or len(
+            {(tuple(x.shape), str(x.dtype)) for x in items}) != 1:
+        raise StateChangeError(
+            f"list.pop() ({where(src)}) at an index the converted code computes, of a list "
+            "that is not tensors of one shape and dtype: which items stay only the run "
+            "decides, and a program keeps such a list as one tensor array. Keep the items in "
+            "a tensor and drop the row with a mask or `rt.concat` of the two slices.", src)
+    frame = sys._getframe(2)
+    names = [k for k, v in frame.f_locals.items() if v is target]
+    others = aliases.other_references(target, names[0]) if len(names) == 1 else names
+    if others:
+        raise StateChangeError(
+            f"list.pop() ({where(src)}) at an index the converted code computes: the list "
+            "becomes a tensor array (which items stay only the run decides), but "
+            f"{', '.join(others)} also holds it and would keep every item. Pop from a list "
+            "only one name holds (`cache = list(cache)` first).", src)
+    return rt.static.create_array(items[0].dtype, initialized_list=items)
 
 
 # ---- lists of structures ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from runtime.program import train_step
 from .. import report
 from ..errors import ConversionError
 from . import chosen_text, key_flags, mutation, str_arrays
+from .flagged_algebra import flagged_compare
 from .made_sets import MadeSet, items_of
 from .set_algebra import check_items
 from .traced_keys import check_decided, equal_items, set_flags, traced
@@ -263,8 +264,9 @@ def not_(x):
         return out
     if is_variable(x):
         out = rt.logical_not(to_bool(x))
-        # (`not n` of a Python number, of a list, of a one-element tensor: a Python bool)
-        out.python_scalar = x.python_scalar or x.is_array or all(d == 1 for d in x.shape)
+        # (`not n` of a Python number, of a list, of a one-element tensor: a Python bool;
+        # a dim the run decides (a saved model's batch) is 1 wherever eager's `not` runs)
+        out.python_scalar = x.python_scalar or x.is_array or all(d in (1, -1) for d in x.shape)
         return out
     return not x
 
@@ -363,6 +365,9 @@ def eq_(a, b):
     none = _none_equal(a, b)
     if none is not None:
         return none
+    flagged = flagged_compare("==", a, b)  # (a set a tensor `if` decides: by its flags)
+    if flagged is not None:
+        return flagged
     _decided_sets(a, b, "`==`")
     strs = str_arrays.lists_equal(a, b)  # (a list of strs a tensor sizes)
     if strs is not None:
@@ -417,6 +422,9 @@ def ne_(a, b):
     none = _none_equal(a, b)
     if none is not None:
         return not_(none)
+    flagged = flagged_compare("!=", a, b)
+    if flagged is not None:
+        return flagged
     _decided_sets(a, b, "`!=`")
     if not _sequences_with_graph_values(a, b):
         return a != b

@@ -212,10 +212,16 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                     f"bind '{names[i]}' before the loop")
             fill = v if isinstance(v, (int, float)) else 0
             out[i] = rt.full([d if d >= 0 else 1 for d in p.shape], fill, p.dtype)
-            if getattr(p, "python_scalar", False):
-                mark_python_number(out[i])  # the body keeps it a Python number (a tensor
-                # `if` in it)
+            _kind_of_body(out[i], p)
     return out
+
+
+def _kind_of_body(initial, p) -> None:
+    """The loop's initial value for a name the body binds to `p` stands for what `p` does."""
+    if getattr(p, "python_scalar", False):
+        mark_python_number(initial)  # the body keeps it a Python number (a tensor `if` in it)
+    elif getattr(p, "numpy_array", False):  # (a NumPy value after a trip: `total +=
+        initial.numpy_array, initial.numpy_scalar = True, p.numpy_scalar  # a[i].sum()`)
 
 
 def _none_on_some_runs(v) -> bool:

@@ -257,12 +257,35 @@ def _indexable(items: list):
         dtype = "float64" if any(isinstance(x, float) for x in items) else "int64"
         table = rt.tensor.constant(items, dtype)
         return lambda i: mark_python_number(table[i])
-    elif all(is_variable(x) or is_tensor(x) for x in items) and len(
+    numbers = _numbers_table(items)
+    if numbers is not None:
+        return lambda i: mark_python_number(numbers[i])
+    if all(is_variable(x) or is_tensor(x) for x in items) and len(
             {(tuple(x.shape), str(x.dtype)) for x in items}) == 1:
         table = rt.stack(list(items))
     else:
         return None
     return lambda i: table[i]
+
+
+def _numbers_table(items: list):
+    """The items stacked, where they are Python ints (or floats) some of which the program
+    computes (`draft = [int(t.argmax()) for ...]`): each item read from it stands for a
+    Python number again (an int appended to a list stays an int); else None."""
+    kinds = set()
+    for x in items:
+        if is_variable(x) and getattr(x, "python_scalar", False) and not x.is_array and \
+                not tuple(x.shape) and x.dtype.name != "bool":
+            kinds.add(float if x.dtype.is_floating else int)
+        elif type(x) in (int, float):
+            kinds.add(type(x))
+        else:
+            return None
+    if len(kinds) != 1 or not any(is_variable(x) for x in items):
+        return None
+    dtype = "float64" if kinds == {float} else "int64"
+    return rt.stack([rt.cast(x, dtype) if is_variable(x) else rt.tensor.constant(x, dtype)
+                     for x in items])
 
 
 def _guarded(items: list, body, state: list, names: tuple, extra_test) -> list:

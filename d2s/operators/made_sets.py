@@ -31,6 +31,7 @@ import sys
 import types
 
 from . import set_algebra
+from .flagged_algebra import flagged_algebra, flagged_compare
 from .set_algebra import READING_METHODS, check_items, check_method, set_method
 from .trace_state import current
 from .traced_keys import check_decided, check_unique, set_flags, traced
@@ -106,6 +107,11 @@ def _operator(op: str, reflected: bool):
     def run(self, other):
         if not _operand(other):
             return NotImplemented
+        if not (reflected and isinstance(other, builtins.set) and _in_place_statement(op)):
+            out = flagged_algebra(op, other, self, made) if reflected else flagged_algebra(
+                op, self, other, made)  # (of a set a tensor `if` decides: the run's items)
+            if out is not None:
+                return out
         if op != "|":
             check_items(f"`{op}`", op, self, other)
         else:  # (a union keeps every item: of a set a tensor `if` decides, the run's)
@@ -127,6 +133,9 @@ def _comparing(name: str, op: str):
     def run(self, other):
         if not _operand(other):
             return NotImplemented
+        out = flagged_compare(op, self, other)  # (of a set a tensor `if` decides: the run's)
+        if out is not None:
+            return out
         check_items(f"`{op}`", op, self, other)
         return fn(self._s, _raw(other))
 
@@ -136,6 +145,10 @@ def _comparing(name: str, op: str):
 
 def _reading(name: str):
     def run(self, *args):
+        out = None if len(args) != 1 else flagged_algebra(name, self, args[0], made) if \
+            name in _GIVING else flagged_compare(name, self, args[0])
+        if out is not None:  # (`s.difference(t)` of a set a tensor `if` decides)
+            return out
         if not (name in ("discard", "remove") and args and _removable(self, args[0], name)):
             check_method(name, self, args)
         out = getattr(self._s, name)(*(_key(a) if name in ("discard", "remove") else _raw(a)
@@ -236,6 +249,9 @@ class _Made:
         return made(copy.deepcopy(self._s, memo))
 
     def union(self, *others):
+        out = flagged_algebra("|", self, others[0], made) if len(others) == 1 else None
+        if out is not None:  # (of a set a tensor `if` decides: the run's items)
+            return out
         _guard(self, "`.union()`")
         return made(self._s.union(*map(_raw, others)))
 

@@ -363,6 +363,9 @@ def cell_arrays(log: Log, given: list, n: int, arrays: dict) -> bool:
         if not paths or isinstance(paths[0][1], tuple):  # (not lists of structures)
             continue
         lst, container = _before(log, slot)
+        if is_variable(lst) and lst.is_array:  # (an array already: `self.cache = []` in
+            found[(i, ())] = paths[0][1]  # one branch of a later turn of an unrolled loop)
+            continue
         if not isinstance(lst, list) or any(s.obj is lst for s in log.slots):
             continue
         # (the branches rebound the place, not changed the list: a list another reference

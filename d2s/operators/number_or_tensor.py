@@ -191,6 +191,9 @@ def attribute_read(value, name: str) -> None:
     src = loader.lookup(f.f_code.co_filename, frame_line(f))
     if src is None:
         return
+    if object.__getattribute__(value, "number_when") is None:  # (a number on every run)
+        python_number_read(value, name)
+        return
     if f.f_code.co_code[f.f_lasti] not in _ATTRIBUTE_READS:
         looked_up(value, name, src)
     check_attribute(value, name, src)
@@ -231,7 +234,27 @@ def read_by_user(value, name: str):
     """`value.name` read by converted user code through d2s (`x.shape` is `_d2s.shape(x)`)."""
     if getattr(value, "number_when", None) is not None:
         check_attribute(value, name, user_origin())
+    elif is_variable(value):
+        python_number_read(value, name)
     return getattr(value, name)
+
+
+def python_number_read(value, name: str) -> None:
+    """Converted user code reads `value.name` of a value standing for a Python number on
+    every run (`python_scalar`: `float(t)`, `t.item()`, `int(t)`, a loop's counter): eager's
+    AttributeError where no number of its type has it (`float(x.sum()).sum()`, `.numpy()`,
+    `.shape`, `.astype`), raised at the line (every run of eager code raises it)."""
+    get = object.__getattribute__
+    if not get(value, "python_scalar") or get(value, "numpy_array") or get(
+            value, "kind") == "array" or get(value, "_static_shape"):
+        return
+    base = {"b": bool, "f": float}.get(get(value, "dtype").kind, int)
+    decided = get(value, "float_when") is None and get(value, "bool_when") is None and \
+        not get(value, "number_type_unknown")
+    types = (base,) if decided else (bool, int, float)
+    if not any(hasattr(t, name) for t in types):
+        raise AttributeError(f"'{base.__name__}' object has no attribute '{name}'" if decided
+                             else f"a Python number has no attribute '{name}'")
 
 
 def check_attribute(value, name: str, src) -> None:

@@ -64,6 +64,8 @@ def set_op(a, op: str, b, items=None):
             key_flags.refuse_iteration(x, f"`{op}`")
     if op in ("&=", "-=") and set_flags(a):  # (of a set a tensor `if` decides: items gone
         check_items(f"`{op}`", op, b)  # on every path; the others keep their flags)
+    elif op not in ("&=", "-=", "|=", "^=") and (set_flags(a) or set_flags(b)):
+        pass  # (a made set's operator: its items' flags, `flagged_algebra`, or refused)
     elif op[0] != "|":
         check_items(f"`{op}`", op, a, b)
     else:  # (a union keeps every item: of a set a tensor `if` decides, the run's)
@@ -76,8 +78,13 @@ def set_items(s, what: str):
     """`s` read an item per item (`what`): unpacked by `*` (`[*seen]`, `f(*seen)`), by an
     assignment (`a, b = seen`), by `iter`, `map` or `filter`; refused where `s` holds a
     computed value (equal values would be two items)."""
+    if isinstance(s, (dict,) + _ALL_VIEWS):  # (keys on some paths only: which the run decides)
+        key_flags.refuse_iteration(s, what)
     check_unique(s, what)
     return s
+
+
+_ALL_VIEWS = _VIEWS + (type({}.values()),)
 
 
 def check_items(what: str, op: str, *operands) -> None:
@@ -94,6 +101,8 @@ def set_method(method):
     name = method.__name__
 
     def reading(*args, **kwargs):
+        if isinstance(method.__self__, _VIEWS):  # (`d.keys().isdisjoint(t)`: its keys)
+            key_flags.refuse_iteration(method.__self__, f"`.{name}()`")
         check_method(name, method.__self__, args)
         return method(*args, **kwargs)
 

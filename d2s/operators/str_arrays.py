@@ -167,6 +167,18 @@ class JoinedStr(StrItem):
     shown_when_run = None  # (its text: refused)
 
 
+class MadeText(StrItem):
+    """An f-string of values the converted code computes (`f"loss={loss.item():.3f}"`), made
+    by a `py_format` op when the program runs; its id in `STRINGS` (equal texts, equal ids,
+    so `==` is eager's). Returned or kept on an object the caller reaches, the call gives
+    the text, and `print` shows it; any other use of its text is refused."""
+
+    __slots__ = ()
+    what = "an f-string of a value the converted code computes"
+    advice = ("Return it, store it or print it (the call gives, and print shows, the text); "
+              "for anything else, use the numbers it is made of.")
+
+
 class ChosenStr(StrItem):
     """A str that the branches of a tensor `if` differ on (`branch_strs`). Where the strs the
     run may choose are known (`texts`), its text follows the run too (`chosen_text`):

@@ -10,13 +10,15 @@ belong to the tensor passed in, which one program serves for every tensor of tha
 dtype and `stop_gradient` whatever its name and history: where they can differ between such
 calls, reading them is a `ConversionError` at the user's line.
 
-    x.name           ->   _d2s.tensor_attribute(x, 'name')
+    x.name           ->   _d2s.tensor_attribute(x, 'name')   (`x.dtype` too)
     y.name = 'out'   ->   _d2s.set_tensor_name(y, 'out')
     y.is_leaf, y.grad     (`Variable.__getattr__` asks `read_missing`: no call in the code)
 """
 from __future__ import annotations
 
 import sys
+
+import numpy as np
 
 from runtime.program.origin import frame_line
 
@@ -37,7 +39,18 @@ def tensor_attribute(x, name: str):
     """`x.<name>` read by converted user code: eager's answer for a graph value."""
     if not is_variable(x):
         return getattr(x, name)
+    if name == "dtype":
+        return _dtype(x)
     return _answer(x, name)
+
+
+def _dtype(x):
+    """`x.dtype`: a value from `numpy()` has NumPy's (`str()` 'float32', `== np.float32`),
+    a Python number none (eager's AttributeError)."""
+    _eager_type_has(x, "dtype")
+    if getattr(x, "number_when", None) is not None:  # (a Python number on some runs)
+        number_or_tensor.check_attribute(x, "dtype", user_origin())
+    return np.dtype(x.dtype.name) if x.numpy_array else x.dtype
 
 
 def read_missing(v, name: str):

@@ -15,6 +15,7 @@ from ..errors import ConversionError
 from . import chosen_text
 from .exceptions import helper_raise, in_graph_block, mark_raised, raise_
 from .print_values import FString, holds_graph_values, print_objects
+from .str_arrays import MadeText
 from .variables import user_origin, where
 
 
@@ -75,6 +76,9 @@ _KEEP = [0]  # > 0 while an assert's message is made: its f-string is formatted 
 
 def text(value):
     """An f-string outside `print` (`fstring` gives an `FString` where a piece is a tensor)."""
+    if isinstance(value, FString) and not _KEEP[0] and not any(
+            getattr(p, "str_item", False) for p in value):
+        return MadeText(rt.static.py_format(*print_objects(list(value))))
     if isinstance(value, FString) and not _KEEP[0]:
         _refuse("an f-string", "a str only the run decides (one an if whose condition is a "
                 "tensor chose, or read from a list a tensor sizes)" if any(

@@ -33,12 +33,14 @@ class TraceState:
       raises (`state_at_raise`);
     - `flags`: (id of an eager tensor, flag name) -> (the tensor, the name, its value before
       the trace set it): flags converted code set (`tensor_flags`);
+    - `handling`: id of the block of an `except` clause the program runs -> (the block, the
+      exception it handles): the context of a `raise` in it (`exceptions.raise_`);
     - `watched`: (Parameter, its flags before the trace) of the Layers the call was given,
       whose flags code d2s does not convert may change (`tensor_flags.snapshot`).
     """
 
-    __slots__ = ("call_logs", "flags", "frames", "origins", "raises", "set_flags", "trys",
-                 "undecided", "watched")
+    __slots__ = ("call_logs", "flags", "frames", "handling", "origins", "raises", "set_flags",
+                 "trys", "undecided", "watched")
 
     def __init__(self):
         self.call_logs: list = []
@@ -50,6 +52,7 @@ class TraceState:
         self.trys: list = []
         self.flags: dict = {}
         self.watched: list = []
+        self.handling: dict = {}
 
     def __repr__(self):
         return (f"TraceState({len(self.call_logs)} call logs, {len(self.origins)} origins, "

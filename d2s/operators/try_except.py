@@ -38,7 +38,7 @@ from runtime.program.control_flow import raise_where_zero
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from .exceptions import in_graph_block, short_name
+from .exceptions import handling, in_graph_block, short_name
 from .trace_state import current
 from .variables import is_variable, user_origin, where
 
@@ -320,6 +320,18 @@ def _any_of(code, codes: list):
 def try_caught(state: TryState, code, classes):
     """Whether the error raised at run time is one `except classes` catches."""
     return _any_of(code, _codes(state, classes))
+
+
+def try_handling(state: TryState, code, classes) -> None:
+    """First in an `except classes` clause the program runs (that has a `raise`): the error
+    it handles is the context of a new exception raised in it, where one Python object
+    stands for every error it may catch (else none is)."""
+    errors = [state.errors[k] for k in _codes(state, classes)]
+    if not errors or not is_variable(_any_of(code, _codes(state, classes))):
+        return  # (not a graph branch: the clause runs as Python)
+    first = errors[0]
+    if all(type(e) is type(first) and e.args == first.args for e in errors[1:]):
+        handling(first)
 
 
 def try_error(state: TryState, code, classes):

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .. import core
 from ..ops.math import cast
 from ..ops.optim import check_finite_and_unscale
 from ..tensor import to_tensor
@@ -95,7 +96,7 @@ class GradScaler:
     # ---- the training-step API ------------------------------------------------------------
     def scale(self, var):
         """`var * scale` (computed in float32: a float16 loss times 2**15 would overflow)."""
-        if not self._enable:
+        if not self._enabled():
             return var
         if var.dtype != "float32" and var.dtype != "float64":
             var = cast(var, "float32")
@@ -106,7 +107,7 @@ class GradScaler:
     def unscale_(self, optimizer) -> None:
         """Divide the gradients of `optimizer`'s parameters by the scale now (e.g. before
         clipping them by hand) and record whether any is inf/nan."""
-        if not self._enable:
+        if not self._enabled():
             return
         state = self._state_of(optimizer)
         if state == _UNSCALED:
@@ -132,7 +133,7 @@ class GradScaler:
     def step(self, optimizer) -> None:
         """Unscale (unless done already) and call `optimizer.step()` unless a gradient is
         inf/nan. Call `update()` afterwards."""
-        if not self._enable:
+        if not self._enabled():
             optimizer.step()
             return
         if self._opt_states.get(id(optimizer)) == _STEPPED:
@@ -147,19 +148,19 @@ class GradScaler:
 
     def update(self) -> None:
         """Adapt the scale to this step's outcome (with dynamic loss scaling) and reset."""
-        if not self._enable:
+        if not self._enabled():
             return
-        if self._use_dynamic_loss_scaling:
-            if program.building():
-                program.update(self)
-            else:
+        if not program.building():
+            if self._use_dynamic_loss_scaling:
                 self._update_scale()
+        elif core.setting_read(self, "_use_dynamic_loss_scaling"):
+            program.update(self)
         self._opt_states.clear()
         self._unscaled = False
 
     def minimize(self, optimizer, *args, **kwargs):
         """`step` then `update` in one call; `args` go to `optimizer.minimize`."""
-        if not self._enable:
+        if not self._enabled():
             return optimizer.minimize(*args, **kwargs)
         if program.building():
             self.step(optimizer)
@@ -170,6 +171,11 @@ class GradScaler:
         out = None if self._found_inf else optimizer.minimize(*args, **kwargs)
         self.update()
         return out
+
+    def _enabled(self) -> bool:
+        """`_enable`; while a program is built, a setting it depends on (changing it between
+        calls of a converted step traces a new program, as eager code reads it anew)."""
+        return core.setting_read(self, "_enable") if program.building() else self._enable
 
     def _state_of(self, optimizer):
         """`_UNSCALED`, `_STEPPED` or None since the last update(); unscaled also where a
@@ -246,7 +252,7 @@ class GradScaler:
 
     def state_dict(self) -> dict:
         """The scale and counters (empty when disabled), for checkpoints."""
-        if not self._enable:
+        if not self._enabled():
             return {}
         return {"scale": np.float32(self._scale), "incr_ratio": self._incr_ratio,
                 "decr_ratio": self._decr_ratio, "incr_every_n_steps": self._incr_every_n_steps,
@@ -255,7 +261,7 @@ class GradScaler:
                 "use_dynamic_loss_scaling": self._use_dynamic_loss_scaling}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        if not self._enable:
+        if not self._enabled():
             return
         if not state_dict:
             raise RuntimeError("GradScaler.load_state_dict: the state dict is empty (it was "

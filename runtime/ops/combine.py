@@ -83,8 +83,16 @@ ARRAY_JOINS: dict = {}
 ARRAY_SPLITS: dict = {}
 
 
+# what a sequence given to concat / stack that is no list or tuple (`d.values()`) is read as:
+# filled in by d2s (the values a converted program has on this run, where the dict's keys
+# exist on some paths only), else the sequence itself
+SEQUENCE_READS: list = []
+
+
 def _join(op, how: str, x, axis):
     """concat / stack of a list of tensors, or of a tensor array (`ARRAY_JOINS`)."""
+    if SEQUENCE_READS and not isinstance(x, (list, tuple)):
+        x = SEQUENCE_READS[0](x, how)
     if getattr(x, "is_array", False):
         return ARRAY_JOINS[how](x, int(axis))
     return bind(op, (list(x),), {"axis": int(axis)} if axis else {})

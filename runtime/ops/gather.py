@@ -295,17 +295,17 @@ def take_along_axis(arr, indices, axis: int, name=None):
     return bind(TAKE_ALONG_AXIS, (arr, indices), {"axis": axis})
 
 
-def _sorted_index(xp, x, axis, descending):
-    idx = xp.argsort(x, axis=axis, kind="stable")
+def _sorted_index(xp, x, axis, descending, kind):
+    idx = xp.argsort(x, axis=axis, kind=kind)
     return xp.flip(idx, axis=axis) if descending else idx
 
 
-def _sort_kernel(xp, x, axis=-1, descending=False):
-    idx = _sorted_index(xp, x, axis, descending)
+def _sort_kernel(xp, x, axis=-1, descending=False, kind="stable"):
+    idx = _sorted_index(xp, x, axis, descending, kind)
     return xp.take_along_axis(x, idx, axis), idx
 
 
-def _sort_infer(x, axis=-1, descending=False):
+def _sort_infer(x, axis=-1, descending=False, kind="stable"):
     I.check_tensor("sort", "x", x)
     I.norm_axis("sort", axis, len(x.shape))
     return Meta(x.shape, x.dtype), Meta(x.shape, int64)
@@ -317,37 +317,41 @@ SORT = register(
     doc="(values, indices) of x sorted along `axis`.")
 
 
-def _sort(x, axis, descending):
+def _sort(x, axis, descending, kind):
     attrs = {"axis": axis} if axis != -1 else {}
     if descending:
         attrs["descending"] = True
+    if kind != "stable":  # (NumPy's `kind`: None is its default, unstable for equal items)
+        attrs["kind"] = kind
     return bind(SORT, (x,), attrs)
 
 
-def sort(x, axis: int = -1, descending: bool = False, name=None):
-    """x sorted along `axis`.
+def sort(x, axis: int = -1, descending: bool = False, name=None, *, kind="stable"):
+    """x sorted along `axis` (`kind`: NumPy's sorting algorithm, equal items in their order
+    by default).
 
     >>> import runtime as rt
     >>> rt.sort(rt.to_tensor([3, 1, 2])).tolist()
     [1, 2, 3]
     """
-    return _sort(x, axis, descending)[0]
+    return _sort(x, axis, descending, kind)[0]
 
 
-def argsort(x, axis: int = -1, descending: bool = False, name=None):
-    """The int64 indices that sort x along `axis`.
+def argsort(x, axis: int = -1, descending: bool = False, name=None, *, kind="stable"):
+    """The int64 indices that sort x along `axis` (`kind` as `sort`'s: with None, NumPy's
+    default, the order of equal items is NumPy's own, as `np.argsort(a)` gives it).
 
     >>> import runtime as rt
     >>> rt.argsort(rt.to_tensor([3, 1, 2])).tolist()
     [1, 2, 0]
     """
-    return _sort(x, axis, descending)[1]
+    return _sort(x, axis, descending, kind)[1]
 
 
 def _topk_kernel(xp, x, k, axis=-1, largest=True, tensor_k=False):
     if tensor_k:
         k = _run_time_size("topk", "k", k, 0, x.shape[axis] if x.ndim else 1)
-    idx = _sorted_index(xp, x, axis, largest)
+    idx = _sorted_index(xp, x, axis, largest, "stable")
     idx = xp.take(idx, xp.arange(k), axis=axis)
     return xp.take_along_axis(x, idx, axis), idx
 

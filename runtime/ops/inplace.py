@@ -16,9 +16,9 @@ def write_into(output, value) -> None:
     """Make `output` hold `value` (the result of an op), in eager or static mode."""
     if STATE.builder is not None:
         if isinstance(output, core.VariableBase):
-            refuse = output.__dict__.get("in_place_refusal")
-            if refuse is not None:  # (`p.grad` read in a tensor `if`: `train_step`)
-                refuse()
+            write = output.__dict__.get("in_place_write")
+            if write is not None and write(value):  # (`p.grad` read in a tensor `if`'s
+                return  # branch: written there, `train_step`)
             STATE.builder.overwrote(output, value)  # (the op that made `value` may read
             output._inplace_update(value)             # `output`: `x.scale_(2.0)`)
         elif isinstance(output, core.TensorBase):

@@ -20,7 +20,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from .. import backend
-from ..ops.registry import STATE
+from ..dtypes import float32, float64
+from ..ops import registry
+from ..ops.registry import STATE, Meta, bind
 from ..parameter import Parameter, unique_name
 from ..program import origin
 
@@ -33,6 +35,7 @@ class LRScheduler:
     """
 
     keys = ("last_epoch", "last_lr")
+    _stepped_in = None  # (the id of a program being built that steps it)
 
     def __init__(self, learning_rate: float = 0.1, last_epoch: int = -1, verbose: bool = False):
         if not isinstance(learning_rate, (int, float)):
@@ -49,21 +52,60 @@ class LRScheduler:
     def __call__(self) -> float:
         return self.last_lr
 
+    # (converted code that stepped the schedule reads the rate as `opt.get_lr()`, a value of
+    # the run: these Python values would be the ones from before the step)
+    @property
+    def last_lr(self) -> float:
+        self._check_read("last_lr")
+        return self._last_lr
+
+    @last_lr.setter
+    def last_lr(self, value) -> None:
+        self._last_lr = value
+
+    @property
+    def last_epoch(self) -> int:
+        self._check_read("last_epoch")
+        return self._last_epoch
+
+    @last_epoch.setter
+    def last_epoch(self, value) -> None:
+        self._last_epoch = value
+
+    def _check_read(self, what: str) -> None:
+        b = STATE.builder
+        if b is not None and self._stepped_in == id(b.program):
+            at = origin.capture(3)
+            where = f" (at {at[0]}:{at[1]})" if at and at[0] else ""
+            raise RuntimeError(
+                f"reading {type(self).__name__}.{what}{where} after its step() in a function "
+                "converted by d2s.to_static: the step happens when the program runs, and this "
+                "Python value is the one from before it. Read the rate as opt.get_lr() (the "
+                "rate of the run), or read the scheduler after the call")
+
     def get_lr(self) -> float:
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
 
     def step(self, epoch: int | None = None) -> None:
-        """Advance one epoch (or jump to `epoch`) and recompute the learning rate."""
-        if STATE.builder is not None:
+        """Advance one epoch (or jump to `epoch`) and recompute the learning rate. While a
+        program is being built (a converted training step), an op that advances the schedule
+        each time the program runs it (under a tensor `if`: on the runs that take it); what
+        the program reads of the rate after it is the new rate."""
+        if STATE.builder is None:
+            self._advance(epoch)
+            return
+        if epoch is not None and not isinstance(epoch, int):
             at = origin.capture(2)
             where = f" (at {at[0]}:{at[1]})" if at and at[0] else ""
-            raise RuntimeError(
-                f"{type(self).__name__}.step(){where} inside a function converted by "
-                "d2s.to_static: the function's Python runs once, while it is traced, so the "
-                "schedule would advance on the first call only. Call step() outside the "
-                "converted function (after each call); the program reads the rate in force "
-                "when it runs")
-        self._advance(epoch)
+            raise TypeError(
+                f"{type(self).__name__}.step(epoch){where} inside a function converted by "
+                f"d2s.to_static takes a Python int epoch, got {type(epoch).__name__}; call "
+                "step() without an epoch, or outside the converted function")
+        held32, held64 = self.var(), self.number_var()
+        rate32, rate64 = bind(SCHEDULE_STEP, (ScheduleSlot(self),), {"epoch": epoch})
+        held32.set_value(rate32)
+        held64.set_value(rate64)
+        self._stepped_in = id(STATE.builder.program)
 
     def _advance(self, epoch: int | None = None) -> None:
         if epoch is None:
@@ -114,6 +156,38 @@ class LRScheduler:
         self._advance(self.last_epoch)
 
     set_dict = set_state_dict
+
+
+class ScheduleSlot:
+    """A scheduler as an op input (a literal): the op advances it when the program runs."""
+
+    __slots__ = ("scheduler",)
+
+    def __init__(self, scheduler: LRScheduler):
+        self.scheduler = scheduler
+
+    def __repr__(self):
+        return type(self.scheduler).__name__
+
+    def __eq__(self, other):
+        return isinstance(other, ScheduleSlot) and other.scheduler is self.scheduler
+
+    def __hash__(self):
+        return id(self.scheduler)
+
+
+def _step_kernel(xp, slot, epoch=None):
+    sched = slot.scheduler
+    sched._advance(epoch)
+    sched._stepped_in = None  # (the program that stepped it is built)
+    return (xp.asarray(sched.last_lr, dtype="float32"),
+            xp.asarray(sched.last_lr, dtype="float64"))
+
+
+SCHEDULE_STEP = registry.register(
+    "lr_schedule_step", kernel=_step_kernel, nondiff=True, amp="keep",
+    infer=lambda *a, **k: (Meta((), float32), Meta((), float64)),
+    doc="`scheduler.step(epoch)` when the op runs: the new rate, as float32 and float64.")
 
 
 class StepDecay(LRScheduler):

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from .. import backend, static
 from ..autograd import no_grad
-from ..ops.logic import logical_and, logical_or, where
+from ..ops.logic import logical_and, where
 from ..ops.math import assign, sign
 from ..ops.registry import STATE
 from ..parameter import Parameter, unique_name
@@ -70,9 +70,10 @@ class Optimizer:
         self._grad_clip = grad_clip
         self._multi_precision = multi_precision
         self._accumulators: dict[str, dict[str, Tensor]] = {}
-        # parameter name -> a bool tensor: whether a run of a converted step has reached it
-        # (its state is made while tracing, eager code's at its first update)
-        self._started: dict[str, Tensor] = {}
+        # the names of the parameters updated so far, in the order of their first update
+        # (eager code makes a parameter's state then; a converted step makes it while
+        # tracing and its runs record the updates: `train_step.PARAM_UPDATED`)
+        self._updated: dict[str, None] = {}
         self._loaded: dict = {}
         self._lr_var = None
         self._lr_number = None  # (float64: the rate as converted code reads it, exactly)
@@ -169,7 +170,6 @@ class Optimizer:
         ratio = (getattr(p, "optimize_attr", None) or {}).get("learning_rate", 1.0)
         if ratio != 1.0:  # ParamAttr(learning_rate=...) scales this parameter's rate
             lr = lr * ratio
-        new = p.name not in self._accumulators
         state = self._state_of(p)
         master = state.get("fp32_master")
         weights = master if master is not None else p
@@ -178,16 +178,18 @@ class Optimizer:
             g = g + sign(weights) * l1.coeff
         new_p, new_state = self._update(weights, g, lr, state)
         if STATE.builder is not None:  # a converted step: the run decides whether p has a
-            from ..program import train_step  # gradient (read only under a tensor `if`)
+            # gradient (read only under a tensor `if`)
             present = train_step.has_grad_now(p)
             if when is not None:
                 present = when if present is None else logical_and(present, when)
             if present is not None:  # eager skips a parameter whose .grad is None
                 new_p = where(present, new_p, weights)
                 new_state = {k: where(present, v, state[k]) for k, v in new_state.items()}
-                self._start_when(p, present, new)
+            if p.name not in self._updated and not train_step.note_update(self, p.name,
+                                                                          present):
+                self._note_update(p.name)  # (a static program's state: there once built)
         else:
-            self._started.pop(p.name, None)
+            self._note_update(p.name)
         for key, value in new_state.items():
             state[key].set_value(value)
         if master is not None:
@@ -197,21 +199,8 @@ class Optimizer:
     def _update(self, param, grad, lr, state: dict):
         raise NotImplementedError
 
-    def _start_when(self, p, present, new: bool) -> None:
-        """In a converted step that reaches `p` on some runs only: `state_dict()` leaves out
-        `p`'s state until a run has reached it, as eager code has none before its first
-        update."""
-        flag = self._started.get(p.name)
-        if flag is None and not new:
-            return  # (an update before this program made it)
-        if flag is None:
-            flag = self._started[p.name] = Parameter(
-                backend.XP.zeros([], "bool"), name=f"{p.name}_started_0", trainable=False)
-        flag.set_value(logical_or(flag, present))
-
-    def _has_started(self, name: str) -> bool:
-        flag = self._started.get(name)
-        return flag is None or bool(flag.numpy())
+    def _note_update(self, name: str) -> None:
+        self._updated.setdefault(name)
 
     def _regularizer(self, param):
         """`param`'s own regularizer (ParamAttr) wins over the optimizer's `weight_decay`."""
@@ -272,8 +261,8 @@ class Optimizer:
         >>> sorted(opt.state_dict())[:2]
         ['w_beta1_pow_acc_0', 'w_beta2_pow_acc_0']
         """
-        out = {t.name: t for name, state in self._accumulators.items()
-               if self._has_started(name) for t in state.values()}
+        out = {t.name: t for name in self._updated if name in self._accumulators
+               for t in self._accumulators[name].values()}
         if isinstance(self._learning_rate, LRScheduler):
             out["LR_Scheduler"] = self._learning_rate.state_dict()
         return out

@@ -64,7 +64,10 @@ def describe(x) -> str:
         return "Variable " + x.type_str()
     if isinstance(x, core.TensorBase):
         return f"Tensor {x.dtype.short}{list(x._data.shape)}".replace(" ", "")
-    return repr(x)
+    try:
+        return repr(x)
+    except Exception:  # noqa: BLE001  (an object whose text is refused: its type)
+        return f"<{type(x).__name__}>"
 
 
 def _is_tensor(x) -> bool:

@@ -6,14 +6,17 @@ import io
 import numpy as np
 
 from .. import backend, core
+from ..dtypes import convert_dtype
 from ..ops import array_number_kinds as kinds
+from ..ops import array_number_kinds as kinds_mod  # (`kinds` is a kernel attribute)
 from ..ops import registry
 from ..ops.registry import STATE, Meta, bind
 
 # Ops whose effect is not their outputs: passes must never remove or reorder them.
 SIDE_EFFECTS = {"print", "py_print", "py_warn", "py_log", "assert", "raise", "write_persistable", "grad_hook",
                 "grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
-                "backward_cut_check"}
+                "backward_cut_check", "param_updated",
+                "lr_schedule_step"}
 
 
 def _print_kernel(xp, x, message="", name="", summarize=20):
@@ -63,6 +66,20 @@ def _holding(exc: BaseException, state: int, held) -> BaseException:
 
 def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), file=None,
                      as_int=(), formats=(), kinds=(), lists=()):
+    shown = _shown(values, parts, stop_gradient, as_int, formats, kinds, lists)
+    print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
+    return ()
+
+
+def _py_format_kernel(xp, values, parts=(), stop_gradient=(), as_int=(), formats=(), kinds=(),
+                      lists=()):
+    text = "".join(_shown(values, parts, stop_gradient, as_int, formats, kinds, lists))
+    return np.asarray(kinds_mod.string_id(text), dtype=kinds_mod.STR_DTYPE)
+
+
+def _shown(values, parts, stop_gradient, as_int, formats, kinds, lists) -> list:
+    """The text of each of `parts` (a str, or None for the next of `values`) as eager code
+    shows it."""
     wrap = core.wrap
     n = len(stop_gradient)  # (after the printed values: the type flags of `kinds`)
     it = iter(zip(values[:n], stop_gradient, as_int or [False] * n, formats or [None] * n,
@@ -85,8 +102,7 @@ def _py_print_kernel(xp, values, parts=(), sep=" ", end="\n", stop_gradient=(), 
             shown.append(str(v) if how is None else _formatted(v, *how))
         else:
             shown.append(p)
-    print(*shown, sep=sep, end=end, file=_stream(file), flush=True)
-    return ()
+    return shown
 
 
 class _ListText:
@@ -254,6 +270,12 @@ PY_PRINT = registry.register(
     "py_print", kernel=_py_print_kernel, infer=lambda values, **a: (), nondiff=True,
     amp="keep", doc="Python's print(*objects, sep, end) when the op runs, tensors shown as "
                     "eager mode shows them.")
+PY_FORMAT = registry.register(
+    "py_format", kernel=_py_format_kernel, infer=lambda values, **a: Meta((), convert_dtype(kinds.STR_DTYPE)),
+    nondiff=True, amp="keep",
+    doc="The text an f-string makes of its pieces when the op runs (tensors and Python "
+        "numbers shown as eager mode shows them): its id in the table of strs a program's "
+        "strs index (`array_number_kinds.STRINGS`).")
 PY_WARN = registry.register(
     "py_warn", kernel=_py_warn_kernel, infer=lambda **a: (), nondiff=True, amp="keep",
     doc="Python's warnings.warn(message, category) when the op runs, as raised at `filename`:"
@@ -320,6 +342,32 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None)
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
     bind(PY_PRINT, (tensors,), attrs)
+
+
+def py_format(objects, formats=None):
+    """The f-string made of `objects` (strs and tensors, `formats` as for `py_print`) when
+    the program runs: a 0-d int32 tensor, the text's id in `array_number_kinds.STRINGS`.
+
+    >>> import runtime as rt
+    >>> from runtime.ops.array_number_kinds import STRINGS
+    >>> STRINGS[int(rt.static.py_format(["n=", rt.to_tensor(3)]))]
+    'n=3'
+    """
+    parts = [None if core.is_tensor(o) else str(o) for o in objects]
+    tensors = [o for o in objects if core.is_tensor(o)]
+    if STATE.builder is None:
+        formats = formats or [None] * len(objects)
+        text = "".join(str(o) if f is None else _formatted(o, *f)
+                       for o, f in zip(objects, formats))
+        return core.wrap(np.asarray(kinds.string_id(text), dtype=kinds.STR_DTYPE))
+    attrs = {"parts": parts, "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
+    numbers = [prints_as_number(t) for t in tensors]
+    if any(numbers):
+        attrs["as_int"] = numbers
+    if formats is not None and any(f is not None for f in formats):
+        attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
+    attrs.update(_shown_as_eager(tensors))
+    return bind(PY_FORMAT, (tensors,), attrs)
 
 
 def py_warn(message, category=UserWarning, filename: str = "", lineno: int = 0,
@@ -449,19 +497,22 @@ def error_class(name: str) -> type | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
+_TEXT = type("_Text", (), {"__repr__": lambda self: "<the message>"})()  # (no `value`)
+
+
 def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
-                  cause_message="", context="", context_message="", suppress=False):
-    exc = _made(error, message)
+                  cause_message="", context="", context_message="", suppress=False,
+                  value=_TEXT):
+    exc = _made(error, message) if value is _TEXT else _made_with(error, value)
     if cause or suppress:  # (`raise E(...) from err`: a new `err` of its class and message,
         exc.__cause__ = _made(cause, cause_message) if cause else None  # as its cause)
     if context:  # (raised while handling an exception: that one, or the cause, its context)
         exc.__context__ = exc.__cause__ if context == "cause" else _made(context,
                                                                          context_message)
-    if cause or context:
-        try:
-            exc.program_cause = True  # (the cause is the program's user's, as `exc` is)
-        except AttributeError:  # (an exception class with __slots__)
-            pass
+    try:  # (its cause, context and their flag are the user's, as `exc` is: kept)
+        exc.program_cause = True
+    except AttributeError:  # (an exception class with __slots__)
+        pass
     raise _holding(exc, state, held)
 
 
@@ -476,9 +527,33 @@ def _made(error: str, message: str) -> BaseException:
         return ProgramRaisedError(f"{error}: {message}")
 
 
+def _made_with(error: str, value) -> BaseException:
+    """A new exception of the class named `error` whose one argument is `value` (a number, a
+    bool, None or a tuple of those: a `KeyError`'s key as eager code raised it)."""
+    cls = error_class(error)
+    try:
+        return cls(value)
+    except Exception:  # noqa: BLE001  (unusual constructors: the text, as `_made` makes it)
+        return _made(error, str(value))
+
+
 def _message(exc: BaseException) -> str:
     args = exc.args
     return "" if not args else str(args[0]) if len(args) == 1 else str(exc)
+
+
+def _plain(v) -> bool:
+    return v is None or type(v) in (int, float, bool) or (
+        type(v) is tuple and len(v) <= 16 and all(_plain(x) for x in v))
+
+
+def _argument(exc: BaseException) -> dict:
+    """`{"value": the one argument}` of an exception raised with a number, bool, None or a
+    tuple of those (`KeyError(1)`: the message would make it the str '1'); else {}."""
+    args = exc.args
+    if len(args) == 1 and _plain(args[0]) and error_class(error_name(type(exc))) is not None:
+        return {"value": args[0]}
+    return {}
 
 
 RAISE = registry.register(
@@ -499,15 +574,16 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     printed program."""
     if STATE.builder is None:
         raise exc
-    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at}
+    attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at,
+             **_argument(exc)}
     cause, context = exc.__cause__, exc.__context__
     if cause is not None:  # (`raise E(...) from err`: err's class and message)
         attrs.update(cause=error_name(type(cause)), cause_message=_message(cause))
     if context is not None:  # (and the exception it was raised while handling)
         attrs.update(context="cause") if context is cause else attrs.update(
             context=error_name(type(context)), context_message=_message(context))
-        if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
-            attrs["suppress"] = True
+    if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
+        attrs["suppress"] = True
     state = STATE_AT_RAISE[0]()
     if state is None:
         bind(RAISE, (), attrs)

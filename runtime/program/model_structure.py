@@ -19,6 +19,16 @@ is called with the same list and dict and returns the same tuple. A node is one 
                             numbers (a list of them grown by a graph loop or tensor `if`)
     {"number_pairs": K}     ... of numbers of several types, each a `[value, kind]` pair
                             (`runtime/ops/array_number_kinds.py`)
+    {"number_pair": K}      ... one `[value, kind]` pair (an item of `rows`)
+    {"rows": NODE}          outputs: a list of structures whose length depends on a tensor
+                            (a list of dicts appended to by a graph loop): NODE is one item,
+                            its leaves tensor arrays of one length; row k takes item k of each
+                            (`numbers` is then `number`, `number_pairs` `number_pair`)
+    {"flagged_dict": [[[KEY, NODE, F], ...], ORDER]}  outputs: a dict whose keys exist on
+                            some runs only (set after a tensor `continue`, or in one branch of
+                            a tensor `if`): each KEY where the F-th fetch (a bool) is true (F
+                            null: always); ORDER null, or [G, [KEY, ...]]: where the G-th is
+                            false, those keys come first in that order
     {"value": V}            a constant leaf (a JSON number, string, bool or null)
     {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
     {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
@@ -44,11 +54,14 @@ from .serialize import ModelFormatError
 MAX_DEPTH = 64
 _CONTAINERS = ("list", "tuple", "dict")
 _SCALARS = (int, float, str, bool, type(None))
-_NUMBERS = ("number", "numbers", "number_pairs")  # (outputs given back as Python numbers)
+_NUMBERS = ("number", "numbers", "number_pairs", "number_pair")  # (outputs given back as Python numbers)
 
 
-def encode(value, leaf) -> dict:
-    """The node of a nested `value`; `leaf(x)` gives the node of each non-container leaf."""
+def encode(value, leaf, is_leaf=None) -> dict:
+    """The node of a nested `value`; `leaf(x)` gives the node of each non-container leaf
+    (and of each value `is_leaf` says is one)."""
+    if is_leaf is not None and is_leaf(value):
+        return leaf(value)
     if isinstance(value, dict) or dataclasses.is_dataclass(value) and not isinstance(
             value, type):
         items = value.items() if isinstance(value, dict) else (
@@ -58,11 +71,11 @@ def encode(value, leaf) -> dict:
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 raise TypeError(f"a saved model's dict keys are strings or integers, not "
                                 f"{key!r}")
-            out.append([key, encode(item, leaf)])
+            out.append([key, encode(item, leaf, is_leaf)])
         return {"dict": out}
     if isinstance(value, (list, tuple)):
         return {"list" if isinstance(value, list) else "tuple":
-                [encode(item, leaf) for item in value]}
+                [encode(item, leaf, is_leaf) for item in value]}
     return leaf(value)
 
 
@@ -94,6 +107,10 @@ def _check(node, kind, count, seen, depth) -> None:
         for index in body:
             if index is not None:
                 _check({"output": index}, kind, count, seen, depth + 1)
+    elif tag == "flagged_dict" and kind == "output":
+        _check_flagged(body, count, seen, depth)
+    elif tag == "rows" and kind == "output":
+        _check(body, kind, count, seen, depth + 1)
     elif tag == "value":
         if not isinstance(body, _SCALARS):
             raise ModelFormatError(f"a constant of the {kind} structure is a "
@@ -109,6 +126,23 @@ def _check(node, kind, count, seen, depth) -> None:
             _check(pair[1], kind, count, seen, depth + 1)
     else:
         raise ModelFormatError(f"the {kind} structure has a node {tag!r}")
+
+
+def _check_flagged(body, count: int, seen: list, depth: int) -> None:
+    entries, order = body if isinstance(body, list) and len(body) == 2 else (None, None)
+    if not isinstance(entries, list) or not (order is None or isinstance(order, list) and len(
+            order) == 2 and isinstance(order[1], list)):
+        raise ModelFormatError("a flagged dict of the output structure is malformed")
+    for entry in entries:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], (str, int))
+                and not isinstance(entry[0], bool)):
+            raise ModelFormatError(f"a flagged dict of the output structure has an entry "
+                                   f"{entry!r}")
+        _check(entry[1], "output", count, seen, depth + 1)
+        if entry[2] is not None:
+            _check({"output": entry[2]}, "output", count, seen, depth + 1)
+    if order is not None:
+        _check({"output": order[0]}, "output", count, seen, depth + 1)
 
 
 def build(node: dict, leaves: list):
@@ -131,6 +165,20 @@ def build(node: dict, leaves: list):
         return [t.item() for t in leaves[body]]
     if tag == "number_pairs":  # (numbers of several types: `[value, kind]` each)
         return [number_of_pair(t.numpy()) for t in leaves[body]]
+    if tag == "number_pair":
+        return number_of_pair(leaves[body].numpy())
+    if tag == "flagged_dict":  # (the keys present in this run, as the live call's dict)
+        entries, order = body
+        out = {key: build(item, leaves) for key, item, flag in entries
+               if flag is None or bool(leaves[flag].item())}
+        if order is not None and not bool(leaves[order[0]].item()):
+            first = [key for key in order[1] if key in out]
+            out = {key: out[key] for key in first + [key for key in out if key not in first]}
+        return out
+    if tag == "rows":  # (each leaf of the item a list of one length: row k takes the k-th)
+        first = next(iter(paths(body)), None)
+        count = 0 if first is None else len(leaves[first])
+        return [build(body, _Row(leaves, k)) for k in range(count)]
     if tag == "value":
         return body
     if tag == "dict":
@@ -169,12 +217,33 @@ def paths(node: dict, where: str = "") -> dict:
         return {k: where for k in body if k is not None}
     if tag == "value":
         return {}
+    if tag == "rows":
+        return paths(body, f"{where}[k]")
+    if tag == "flagged_dict":
+        out = {}
+        for key, item, flag in body[0]:
+            for k, p in {**paths(item, f"{where}[{key!r}]"),
+                         **({} if flag is None else {flag: f"{where} has {key!r}"})}.items():
+                out.setdefault(k, p)
+        if body[1] is not None:
+            out.setdefault(body[1][0], f"{where}'s key order")
+        return out
     out: dict = {}
     pairs = body if tag == "dict" else enumerate(body)
     for key, item in pairs:
         for k, p in paths(item, f"{where}[{key!r}]").items():
             out.setdefault(k, p)
     return out
+
+
+class _Row:
+    """The leaves of row `k` of a `rows` node: item k of each (list) leaf."""
+
+    def __init__(self, leaves: list, k: int):
+        self.leaves, self.k = leaves, k
+
+    def __getitem__(self, index: int):
+        return self.leaves[index][self.k]
 
 
 def _kind(value) -> str:

@@ -49,7 +49,7 @@ NAMES = frozenset(_BINARY) | frozenset(_COMPARE) | frozenset(_UNARY) | frozenset
 _REGULAR: dict = {}  # name -> the Tensor table's method (the wrapped one's own semantics)
 
 
-def _plain(x) -> bool:
+def plain(x) -> bool:
     """A NumPy operand beside a value from `numpy()`: a number, a NumPy value, another value
     from `numpy()`, a Variable standing for a Python number."""
     if is_variable(x):
@@ -61,11 +61,11 @@ def _applies(self, other) -> bool:
     """NumPy's semantics: a value from `numpy()` with a NumPy operand, or a Python number
     (standing for one) with a value from `numpy()` (`total + a.sum()`: NumPy's scalar)."""
     if self.numpy_array:
-        return _plain(other)
+        return plain(other)
     return self.python_scalar and is_variable(other) and other.numpy_array
 
 
-def _stand_in(x):
+def stand_in(x):
     """A one-element NumPy value of `x`'s kind, for NumPy to tell the result's dtype."""
     if is_variable(x):
         if x.python_scalar and not x.numpy_array:  # (a Python number: weak, as NumPy's)
@@ -76,7 +76,7 @@ def _stand_in(x):
     return x
 
 
-def _as(x, dtype: np.dtype):
+def as_dtype(x, dtype: np.dtype):
     if is_variable(x):
         return x if x.dtype.name == dtype.name else _REGULAR["astype"](x, dtype.name)
     if isinstance(x, (np.ndarray, np.generic)):
@@ -84,7 +84,7 @@ def _as(x, dtype: np.dtype):
     return x
 
 
-def _mark(out, scalar=None):
+def mark(out, scalar=None):
     out.numpy_array = True
     out.numpy_scalar = (len(out.shape) == 0) if scalar is None else scalar
     return out
@@ -102,8 +102,8 @@ def _binary(name: str, regular):
         if not _applies(self, other):
             return regular(self, other)
         a, b = (other, self) if reflected else (self, other)
-        dtype = _result_dtype(fn, _stand_in(a), _stand_in(b))
-        return _mark(_as(regular(_as(self, dtype), _as(other, dtype)), dtype))
+        dtype = _result_dtype(fn, stand_in(a), stand_in(b))
+        return mark(as_dtype(regular(as_dtype(self, dtype), as_dtype(other, dtype)), dtype))
     return method
 
 
@@ -113,8 +113,8 @@ def _compare(name: str, regular):
     def method(self, other):
         if not _applies(self, other):
             return regular(self, other)
-        common = np.result_type(_stand_in(self), _stand_in(other))
-        return _mark(regular(_as(self, common), _as(other, common)))
+        common = np.result_type(stand_in(self), stand_in(other))
+        return mark(regular(as_dtype(self, common), as_dtype(other, common)))
     method.__name__ = fn.__name__
     return method
 
@@ -122,14 +122,14 @@ def _compare(name: str, regular):
 def _unary(name: str, regular):
     def method(self):
         out = regular(self)
-        return _mark(out) if self.numpy_array else out
+        return mark(out) if self.numpy_array else out
     return method
 
 
 def _getitem(regular):
     def method(self, index):
         out = regular(self, index)
-        return _mark(out) if self.numpy_array and is_variable(out) else out
+        return mark(out) if self.numpy_array and is_variable(out) else out
     return method
 
 
@@ -138,13 +138,13 @@ def _astype(regular):
         if not self.numpy_array:
             return regular(self, dtype)
         out = regular(self, np.dtype(dtype).name)
-        return _mark(assign(self) if out is self else out, self.numpy_scalar)  # (a new array)
+        return mark(assign(self) if out is self else out, self.numpy_scalar)  # (a new array)
     return method
 
 
 def _reshaping(regular):
     if isinstance(regular, property):  # (`a.T`)
-        return property(lambda self: _mark(regular.fget(self), False) if self.numpy_array
+        return property(lambda self: mark(regular.fget(self), False) if self.numpy_array
                         else regular.fget(self))
 
     def method(self, *args, **kwargs):
@@ -152,7 +152,7 @@ def _reshaping(regular):
             return regular(self, *args, **kwargs)
         if regular.__name__ == "reshape" and args and all(isinstance(a, int) for a in args):
             args = (list(args),)  # (NumPy's `a.reshape(3, 2)`)
-        return _mark(regular(self, *args, **kwargs), False)
+        return mark(regular(self, *args, **kwargs), False)
     method.__name__, method.__doc__ = regular.__name__, regular.__doc__
     return method
 
@@ -173,7 +173,7 @@ def _refused(name: str, regular):
 
 def copy(v):
     """`a.copy()` of a value from `numpy()` (a NumPy array's method; a tensor has none)."""
-    return _mark(assign(v), v.numpy_scalar)
+    return mark(assign(v), v.numpy_scalar)
 
 
 def _reduction(name: str, regular):
@@ -211,9 +211,9 @@ def reduce(v, name: str, axis=None, dtype=None, out=None, keepdims=False, ddof=0
         want = np.asarray(getattr(np, name)(stand_in, **kw)).dtype
     x, regular = v, _REGULAR[name]
     if name in ("any", "all"):
-        x = _as(v, np.dtype(bool))
+        x = as_dtype(v, np.dtype(bool))
     elif name not in ("argmax", "argmin", "max", "min"):
-        x = _as(v, want)
+        x = as_dtype(v, want)
     if name in ("std", "var"):
         got = regular(x, axis=axis, unbiased=ddof == 1, keepdim=keepdims)
     elif name in ("argmax", "argmin"):
@@ -222,7 +222,7 @@ def reduce(v, name: str, axis=None, dtype=None, out=None, keepdims=False, ddof=0
             got = _REGULAR["reshape"](got, [])
     else:
         got = regular(x, axis=axis, keepdim=keepdims)
-    return _mark(_as(got, want))
+    return mark(as_dtype(got, want))
 
 
 def keep_regular(table: dict) -> None:

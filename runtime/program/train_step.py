@@ -38,6 +38,8 @@ from .variable import Variable
 
 _ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
 _UNKNOWN = type("_Unknown", (), {"__repr__": lambda self: "<zeros or None>"})()
+# (a gradient a tensor `if`'s branch wrote: `.grad` as the run leaves it, read where used)
+_RUN = type("_Run", (), {"__repr__": lambda self: "<.grad when run>"})()
 _CUT_LOSS = ("backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
              "gradient. Set stop_gradient=False on the inputs you want gradients for.")
 
@@ -64,8 +66,11 @@ def _name(slot) -> str:
     return slot.tensor.name or "a tensor"
 
 
-def _read_kernel(xp, slot):
+def _read_kernel(xp, slot, or_zeros=False):
     g = slot.tensor._grad
+    if g is None and or_zeros:  # (a gradient the run decides: where it has none, zeros
+        t = slot.tensor  # stand in for it, which `grad_present` keeps from being used)
+        return xp.zeros(t._data.shape, t._data.dtype)
     if g is None:
         raise RuntimeError(
             f"{_name(slot)} has no gradient (.grad is None) now, but it had one when this "
@@ -116,6 +121,33 @@ def _cut_check_kernel(xp, cut):
     return ()
 
 
+class UpdateSlot:
+    """An optimizer's record of which parameters it has updated, in order, for one parameter
+    (an op input, a literal): `Optimizer.state_dict()` lists state in that order, as eager
+    code makes it at each parameter's first update."""
+
+    __slots__ = ("name", "optimizer")
+
+    def __init__(self, optimizer, name: str):
+        self.optimizer, self.name = optimizer, name
+
+    def __repr__(self):
+        return f"{type(self.optimizer).__name__}.updated[{self.name!r}]"
+
+    def __eq__(self, other):
+        return (isinstance(other, UpdateSlot) and other.optimizer is self.optimizer
+                and other.name == self.name)
+
+    def __hash__(self):
+        return hash((id(self.optimizer), self.name))
+
+
+def _updated_kernel(xp, slot, when=None):
+    if when is None or bool(when):
+        slot.optimizer._note_update(slot.name)
+    return ()
+
+
 def _like(slot, *a, **k):
     t = slot.tensor
     return Meta(tuple(t._data.shape), t.dtype)
@@ -135,7 +167,8 @@ def _acc_infer(slot, g):
 
 GRAD_READ = registry.register(
     "grad_read", kernel=_read_kernel, infer=_like, nondiff=True, amp="keep",
-    doc="The `.grad` of an eager tensor when the op runs (raises when it is None).")
+    doc="The `.grad` of an eager tensor when the op runs (raises when it is None; zeros "
+        "with `or_zeros`).")
 GRAD_EXPECT_NONE = registry.register(
     "grad_expect_none", kernel=_expect_none_kernel, infer=_none, nondiff=True, amp="keep",
     doc="Raise when the `.grad` of an eager tensor is not None when the op runs.")
@@ -157,9 +190,13 @@ GRAD_CLEAR = registry.register(
     "grad_clear", kernel=_clear_kernel, infer=_none, nondiff=True, amp="keep",
     doc="Eager `clear_grad`: the `.grad` of an eager tensor becomes zeros (set_to_zero) or "
         "None, when it is not None.")
+PARAM_UPDATED = registry.register(
+    "param_updated", kernel=_updated_kernel, infer=_none, nondiff=True, amp="keep",
+    doc="Record in an optimizer that it updated a parameter (when the optional bool `when` "
+        "is true): the order of its state_dict().")
 
-OPS = ("grad_read", "grad_expect_none", "grad_accumulate", "grad_write", "grad_clear",
-       "grad_present", "backward_cut_check")
+OPS = ("param_updated", "grad_read", "grad_expect_none", "grad_accumulate", "grad_write",
+       "grad_clear", "grad_present", "backward_cut_check")
 
 
 # ---- the view of gradients while building ----------------------------------------------------
@@ -199,6 +236,10 @@ def _entry(program, t):
 def _known(e):
     """The gradient of entry `e` at this point of the program: checked against the trace's
     case (None, or a gradient) the first time it matters."""
+    if _builder().block.idx != 0:
+        return _known_in_branch(e)
+    if e[2] is _RUN:
+        e[2] = _read_run(e)
     if not e[3]:
         t, slot = e[0], e[1]
         e[4] = None
@@ -220,6 +261,52 @@ def _known(e):
     return e[2]
 
 
+def _known_in_branch(e):
+    """`_known` inside a tensor `if`'s branch (`opt.step()` there): what the branch reads is
+    built in it and not kept in the view (the code after the `if` runs whichever branch ran)."""
+    t = e[0]
+    if e[2] is _RUN:
+        return _read_run(e)
+    if not e[3]:
+        if t._grad is None:
+            bind(GRAD_EXPECT_NONE, (e[1],), {})
+            return None
+        return bind(GRAD_READ, (e[1],), {})
+    if e[2] is _ZERO:
+        return zeros(list(t._data.shape), t.dtype)
+    if e[2] is _UNKNOWN:
+        raise RuntimeError(
+            f"the gradient of {t.name or 'a tensor'} is used after clear_grad() inside the "
+            "converted step, but whether clear_grad() left zeros or None depends on the run "
+            "(an `if` whose condition is a tensor, or the gradient before the call); compute "
+            "it with loss.backward() first, or move clear_grad() to the end of the step")
+    return e[2]
+
+
+def _read_run(e):
+    """`.grad` as the run left it, after a tensor `if`'s branch wrote it (`_RUN`); of a
+    tensor whose gradient the run decides (`sometimes_reached`), zeros where it has none."""
+    decided = id(e[0]) in _state(_builder().program).sometimes_reached
+    return bind(GRAD_READ, (e[1],), {"or_zeros": True} if decided else {})
+
+
+def _in_branch(what: str) -> bool:
+    """Whether the point being built is in a branch of a tensor `if` (an optimizer step or
+    clear_grad() there runs on the runs that take it, as eager code does); raises in the
+    body of a graph loop, whose trips the program does not unroll."""
+    block = _builder().block
+    if block.idx == 0:
+        return False
+    if any(b.params for b in block.ancestors()):  # (a loop body's or test's loop variables)
+        raise RuntimeError(
+            f"{_here(what)} inside a loop whose condition is a tensor (a graph loop): a "
+            "converted training step changes gradients, parameters and optimizer state in "
+            "its top level or in the branches of tensor `if`s. Loop over the micro-batches "
+            "with a Python loop (`for x in xs:` over a list, or `range` of a Python int), or "
+            "move it after the loop.")
+    return True
+
+
 def _origin():
     return origin.capture(3)
 
@@ -238,18 +325,14 @@ def _top_level(what: str) -> None:
             "tensor `if`/loop (compute the values in the branch and return them from it).")
 
 
-def _in_place_in_branch(name) -> None:
-    """A gradient read inside a tensor `if` or loop (`for p in params: p.grad.scale_(c)`)
-    is program state of the whole function, which a branch does not give out: writing it in
-    place there is refused, as setting `p.grad` there is (`_top_level`)."""
-    if _builder().block.idx != 0:
-        what = f"writing {name or 'a tensor'}.grad in place"
-        raise RuntimeError(
-            f"{_here(what)} inside an `if` or "
-            "loop whose condition is a tensor: a converted training step handles gradients "
-            "for the whole function. Read the gradients into names before the `if` (`grads "
-            "= [p.grad for p in params]`) and write those, or compute a factor in the branch "
-            "and scale the gradients after it.")
+def _in_place_in_branch(t, value) -> bool:
+    """A gradient read inside a tensor `if`'s branch and written in place there
+    (`p.grad.set_value(p.grad * coef)`): `p.grad = value` on the runs that take it; False
+    at the top level (the program's value is rewritten in place, as elsewhere)."""
+    if _builder().block.idx == 0:
+        return False
+    set_grad(t, value)
+    return True
 
 
 def grad_of(t):
@@ -260,7 +343,7 @@ def grad_of(t):
         _top_level(f"reading {t.name or 'a tensor'}.grad")
     g = _known(e)
     if b.block.idx != 0 and isinstance(g, Variable):  # (`inplace.write_into` asks it)
-        g.__dict__["in_place_refusal"] = functools.partial(_in_place_in_branch, t.name)
+        g.__dict__["in_place_write"] = functools.partial(_in_place_in_branch, t)
     st = _state(b.program)
     if id(t) in st.sometimes_reached and isinstance(g, Variable):
         st.decided_reads.add(g.name)
@@ -288,8 +371,10 @@ def grad_presence(v):
 def set_grad(t, value) -> None:
     """`t.grad = value` (None: `t.clear_grad()`) while building."""
     b = _builder()
-    _top_level(f"setting {t.name or 'a tensor'}.grad")
     e = _entry(b.program, t)
+    if _in_branch(f"setting {t.name or 'a tensor'}.grad"):
+        _set_in_branch(b, e, value)
+        return
     if value is None:
         _clear(e, False)
         e[2], e[3] = None, True
@@ -300,6 +385,25 @@ def set_grad(t, value) -> None:
                          f"tensor has shape {list(t.shape)}")
     _write(e, v, _where_present(b.program, t, e, v))
     e[2], e[3] = v, True
+
+
+def _set_in_branch(b, e, value) -> None:
+    """`t.grad = value` in a tensor `if`'s branch: a write (a clear, for None) on the runs
+    that take it; after it, a gradient present before is `.grad` as the run leaves it
+    (`_RUN`), one whose presence the run decides is refused where it is used (`_UNKNOWN`)."""
+    t = e[0]
+    present = (t._grad is not None) if not e[3] else (
+        isinstance(e[2], Variable) or e[2] is _ZERO or e[2] is _RUN)
+    if value is None:
+        bind(GRAD_CLEAR, (e[1],), {"set_to_zero": False})
+        e[2], e[3], e[4] = _UNKNOWN, True, None
+        return
+    v = b.variable_of(value)
+    if list(v.shape) != list(t.shape):
+        raise ValueError(f"{t.name or 'tensor'}.grad = a value of shape {list(v.shape)}: the "
+                         f"tensor has shape {list(t.shape)}")
+    bind(GRAD_WRITE, (e[1], v), {})
+    e[2], e[3], e[4] = (_RUN if present else _UNKNOWN), True, None
 
 
 def _where_present(program, t, e, v):
@@ -333,6 +437,18 @@ def has_grad_now(t):
     if id(t) not in _state(b.program).sometimes_reached:
         return None
     return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
+
+
+def note_update(optimizer, name: str, when=None) -> bool:
+    """While building a training step (a converted function that updates parameters): an op
+    that records in `optimizer` that it updated parameter `name` when the program runs this
+    point (and the 0-d bool `when` holds). False for another program (`minimize` in a static
+    program: its state is there once built)."""
+    if _builder().program.__dict__.get("_train_step") is None:
+        return False
+    slot = UpdateSlot(optimizer, name)
+    bind(PARAM_UPDATED, (slot,) if when is None else (slot, when), {})
+    return True
 
 
 def _reached(program, names, forward_ops, loss: str) -> dict:
@@ -370,14 +486,19 @@ def clear_grads(tensors, set_to_zero: bool) -> None:
     """`optimizer.clear_grad(set_to_zero)` while building: eager's rule, when the program
     runs; the view follows it where it knows the gradient."""
     b = _builder()
-    _top_level("optimizer.clear_grad()")
+    if _in_branch("optimizer.clear_grad()"):  # (on the runs that take the branch: after
+        for t in tensors:  # the `if`, the gradient is the run's)
+            e = _entry(b.program, t)
+            bind(GRAD_CLEAR, (e[1],), {"set_to_zero": set_to_zero})
+            e[2], e[3], e[4] = _UNKNOWN, True, None
+        return
     for t in tensors:
         e = _entry(b.program, t)
         _clear(e, set_to_zero)
         if not set_to_zero:
             e[2], e[3] = None, True
         elif e[3]:
-            e[2] = None if e[2] is None else _ZERO
+            e[2] = e[2] if e[2] is None or e[2] is _UNKNOWN else _ZERO
         else:  # zeros or None, as the gradient before the call was
             e[2], e[3] = _UNKNOWN, True
 
@@ -386,7 +507,7 @@ def grads_for_step(tensors) -> list:
     """`[(param, grad Variable)]` of an optimizer step while building (eager: every
     parameter whose `.grad` is not None)."""
     b = _builder()
-    _top_level("optimizer.step()")
+    _in_branch("optimizer.step()")
     out = []
     for t in tensors:
         if t.stop_gradient:
@@ -456,7 +577,8 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
             st.sometimes_reached.add(id(t))
         g.stop_gradient = True
         e = _entry(program, t)
-        if not e[3] or e[2] is _UNKNOWN:  # the gradient from before, whatever it is then
+        if not e[3] or e[2] is _UNKNOWN or e[2] is _RUN:  # the gradient from before,
+            # whatever it is then
             e[4] = None
             total = bind(GRAD_ACCUMULATE, (e[1], g), {})
         elif e[2] is None or e[2] is _ZERO:

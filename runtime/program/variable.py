@@ -30,7 +30,7 @@ from ..ops.math import assign, cast
 from ..ops.registry import STATE
 from ..ops.shape import reshape
 from ..tensor import _HookHandle
-from . import numpy_values, origin
+from . import numpy_functions, numpy_values, origin
 
 _CONTROL_FLOW_HINT = (
     "Its value is only known when the program runs, so it cannot drive Python logic (a "
@@ -65,8 +65,7 @@ def _kept(v, what: str) -> None:
 # between runs (`stop_when`): d2s gives converted user code the flag of the run, a bool value.
 _VARYING_STOP_READERS: list = []
 # Called as `fn(variable, name)` when code reads a public attribute of a value that is a Python
-# number on some runs only (`number_when`): d2s checks that eager code has the attribute on
-# every run (`b.item()` where `b` is the int 1 on some raises AttributeError there).
+# number on some runs or all (`number_when`, `python_scalar`): d2s gives eager's AttributeError.
 _NUMBER_ATTRIBUTE_READERS: list = []
 # Called as `fn(variable, name)` for an attribute of eager's Tensor that a Variable lacks
 # (`is_leaf`, `grad`): d2s gives converted user code eager's answer (NotImplemented: not its)
@@ -75,7 +74,6 @@ _adding = lambda readers: lambda fn: None if fn in readers else readers.append(f
 add_varying_stop_reader = _adding(_VARYING_STOP_READERS)
 add_number_attribute_reader = _adding(_NUMBER_ATTRIBUTE_READERS)
 add_tensor_attribute_reader = _adding(_TENSOR_ATTRIBUTE_READERS)
-
 _PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
 
 
@@ -89,12 +87,10 @@ class Variable(core.VariableBase):
     [-1, 3]
     """
 
-    __array_priority__ = 100  # ndarray <op> Variable defers to Variable's reflected operator
+    # NumPy's functions of `numpy()` values; `ndarray <op> Variable` is Variable's operator
+    __array_ufunc__ = numpy_functions.array_ufunc
+    __array_function__ = numpy_functions.array_function
 
-    # True for a value that stands for a Python number (d2s carries Python numbers through
-    # graph loops and branches as tensors): like a Python scalar in eager mode, it takes the
-    # dtype of a tensor it is combined with (`Builder.bind`) instead of widening it.
-    python_scalar = False
     numpy_array = False  # made by `numpy()`: a returned one comes back as a NumPy array
     numpy_scalar = False  # a NumPy scalar computed from one (`numpy_values`)
     # Why a value standing for a Python number is a graph value, and what to write so that
@@ -166,6 +162,18 @@ class Variable(core.VariableBase):
         self.__dict__["_number_when"] = flag
         if flag is not None and type(self) is Variable:
             self.__class__ = NumberOrTensor  # (its attribute reads are checked)
+
+    @property
+    def python_scalar(self) -> bool:
+        """True for a value standing for a Python number (d2s carries them through graph loops
+        and branches as tensors): as eager's, it takes the dtype of a tensor it meets (`bind`)."""
+        return self.__dict__.get("_python_scalar", False)
+
+    @python_scalar.setter
+    def python_scalar(self, flag: bool) -> None:
+        self.__dict__["_python_scalar"] = flag
+        if flag and type(self) is Variable:
+            self.__class__ = NumberOrTensor  # (eager's number has no tensor attributes)
 
     # ---- metadata -------------------------------------------------------------------------
     @property
@@ -277,8 +285,7 @@ class Variable(core.VariableBase):
         return n
 
     def __iter__(self):
-        n = len(self)
-        return (self[i] for i in range(n))
+        return (self[i] for i in range(len(self)))  # (len() raises here, not at next())
 
     def numpy(self):
         """The value stays in the graph, as in Paddle's converted code (so `if
@@ -398,7 +405,7 @@ class Variable(core.VariableBase):
         """Install the Tensor operator/method table; indexing a tensor array reads it."""
         numpy_values.keep_regular(table)
         for name, fn in table.items():  # (NumPy's semantics for values from `numpy()`)
-            setattr(cls, name, numpy_values.wrap(name, fn) if name in numpy_values.NAMES
+            setattr(cls, name, numpy_functions.wrap(name, fn) if name in numpy_functions.NAMES
                     else fn)
         tensor_getitem = numpy_values.wrap("__getitem__", table["__getitem__"])
 
@@ -578,11 +585,16 @@ class Variable(core.VariableBase):
 
 
 class NumberOrTensor(Variable):
-    """A Variable that is a Python number on some runs (`number_when`): reads of its public
-    attributes go to the readers first (`add_number_attribute_reader`)."""
+    """A Variable that is a Python number on some runs (`number_when`) or all (`python_scalar`):
+    reads of its public attributes go to the readers first (`add_number_attribute_reader`)."""
 
     def __getattribute__(self, name: str):
-        if name[0] != "_" and name != "number_when":
+        if name[0] != "_" and name != "number_when" and name != "python_scalar":
             for fn in _NUMBER_ATTRIBUTE_READERS:
                 fn(self, name)
         return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str):  # (after a reader's AttributeError: raised again)
+        for fn in _NUMBER_ATTRIBUTE_READERS if name[0] != "_" else ():
+            fn(self, name)
+        return Variable.__getattr__(self, name)

@@ -29,7 +29,7 @@ from ..program.builder import (  # noqa: F401
     in_dynamic_mode,
     program_guard,
 )
-from ..program.debug_ops import Assert, Print, py_log, py_print, py_warn  # noqa: F401
+from ..program.debug_ops import Assert, Print, py_format, py_log, py_print, py_warn  # noqa: F401
 from ..program.ir import Program  # noqa: F401
 from ..program.variable import Variable  # noqa: F401
 from . import nn  # noqa: F401

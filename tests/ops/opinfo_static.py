@@ -26,6 +26,7 @@ EXEMPT = {
     "array_split": _SPLIT, "array_split_grad": _SPLIT, "split_sections": _SPLIT,
     "print": "prints at run time; tests/static/test_control_flow.py",
     "py_print": "prints at run time; tests/static/test_control_flow.py",
+    "py_format": "makes an f-string at run time; tests/d2s/observe_wild/test_fstrings_made_when_run.py",
     "py_warn": "warns at run time; tests/d2s/observe_wild/test_warnings_when_run.py",
     "py_log": "logs at run time; tests/d2s/observe_wild/test_logging_when_run.py",
     "grad_hook": "calls a register_hook hook at run time; tests/d2s/api/test_grad_hooks.py",
@@ -39,6 +40,10 @@ EXEMPT = {
     "grad_clear": "clears .grad at run time; tests/d2s/training/",
     "grad_present": "whether .grad is set at run time; tests/d2s/training/test_step_untaken_branch.py",
     "backward_cut_check": "raises at run time; tests/d2s/training/test_detach_reach.py",
+    "param_updated": "records an optimizer's updates at run time; "
+                     "tests/d2s/training/test_step_under_tensor_if.py",
+    "lr_schedule_step": "advances a scheduler at run time; "
+                        "tests/d2s/training/test_step_under_tensor_if.py",
     "array_number_pairs": "[value, kind] pairs of Python numbers; "
                           "tests/d2s/observe_state/test_number_kinds_lists.py",
     "array_tensor_items": "[value, is_tensor] items of Python numbers and tensors; "

@@ -66,6 +66,7 @@ def _compare_corpus(cases, monkeypatch) -> int:
 
 
 @pytest.mark.slow  # ~150 C builds on a cold cache (0.1-0.4 s each)
+@pytest.mark.time_limit(900)  # (every corpus program three times: ~2 min on a quiet machine)
 def test_native_numpy_and_unfused_agree_on_every_corpus_program(monkeypatch, native):
     assert _compare_corpus(CASES, monkeypatch) >= 30
 

@@ -19,6 +19,37 @@ STATIC: dict[str, str] = {
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "
         "(was silent: the trace's clear() ran on every step)"),
+    "wild6_models.topk_router_token_drop": (
+        "DeepSpeed-style per-expert counters in a Python dict indexed by `int(experts[i, j])`: "
+        "a key the program computes picks a Python item; refused at the user's line (docs/d2s.md "
+        "'A computed value choosing a Python object')"),
+    "wild6_models.message_passing_numpy_edges": (
+        "`np.bincount` of a row of the `edge_index` tensor: NumPy on a value known only when "
+        "the program runs; refused at the user's line (docs/d2s.md 'NumPy on a computed tensor')"),
+    "wild6_models.graph_attention_with_lappe": (
+        "`np.linalg.eigh` of `adj.numpy()` (an argument): NumPy functions other than the "
+        "operators and reductions numpy_values follows run at trace time; refused at the line"),
+    "wild6_models.voxel_downsample": (
+        "`np.unique(np.floor(points.numpy() / voxel))`: the voxel count (an output shape) is "
+        "decided by the values; refused at the user's line"),
+    "wild6_pipelines.remove_small_regions": (
+        "`np.unique(labels.numpy())` of labels the program computes drives a Python loop: its "
+        "trip count is decided by values; refused at the user's line"),
+    "wild6_pipelines.bpe_merges_guided_by_scores": (
+        "a BPE merge loop slices a Python list of tuples at an index chosen by tensor scores: "
+        "the list's structure is decided by values; refused at the user's line"),
+    "wild6_pipelines.word_boundaries_from_model": (
+        "a str grown under a tensor `if` (`cur += ch` / `words.append(cur)`): a program has no "
+        "text decided when it runs; refused at the user's line"),
+    "wild6_pipelines.hf_forward_then_unpack": (
+        "an HF model constructed inside the converted function: its parameters would be made "
+        "once; refused at the line that creates it (docs/d2s.md, issue 33)"),
+    "wild6_pipelines.validation_epoch_metrics": (
+        "per-class counts in a dict keyed by `labels.tolist()` items: keys the program computes; "
+        "refused at the user's line ('.get() of a key computed by the converted code')"),
+    "wild6_pipelines.semantic_area_report": (
+        "`max(report, key=report.get)` over a dict whose keys a tensor `if` set: which keys it "
+        "visits the run decides; refused at the user's line"),
     # the Dynamo-style corpus (cases_dynamo.py): refusals, each at the user's line
     "dynamo.star_args_and_kwargs": (
         "a kwargs dict with key 'bias' set in one branch of a tensor `if`, then spread with "
@@ -50,17 +81,4 @@ DYNAMIC: dict[str, str] = {}
 
 # failures of `test_training_steps.py` (the training-step cases of `cases_wild5_training.py`)
 TRAINING: dict[str, str] = {
-    "wild5_training.scheduler_stepped_inside": (
-        "StepDecay.step() inside the converted step: the schedule is Python state the trace "
-        "would advance once; refused at the line (docs/training.md: step it after the call)"),
-    "wild5_training.manual_global_norm_clip": (
-        "p.grad.set_value(p.grad * coef) under `if coef < 1.0:` (a tensor condition): "
-        "gradient writes inside a tensor `if` are refused at the line (docs/training.md)"),
-    "wild5_training.skip_update_on_non_finite_loss": (
-        "opt.step() under `if finite:` decided by a tensor: refused at the line; "
-        "GradScaler.step() is the converted way to skip a step on inf/nan"),
-    "wild5_training.detach_features_when_confident": (
-        "silent, order only: opt.state_dict() lists a parameter's state in the order eager "
-        "runs first updated it; the program made every state when traced, in parameter "
-        "order (values, keys and presence agree)"),
 }

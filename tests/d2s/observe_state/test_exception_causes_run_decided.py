@@ -149,3 +149,50 @@ def test_raised_in_an_except_clause_keeps_eagers_cause_and_context(kind, by_a_te
     cases = [lambda: (t(1.0, 2.0), {}), lambda: (t(-1.0, -2.0), {"strict": False}),
              lambda: (t(1.0, 2.0), {"scale": 3.0})]
     _compare(fn, d2s.to_static(fn), cases)
+
+
+
+def _clause_with_a_name(kind):
+    def handled(x):
+        try:
+            if x.sum() > 0:  # (the clause is a branch of the program, its `raise` too)
+                raise KeyError("no scale")
+            w = 2.0
+        except KeyError as err:  # noqa: F841
+            if x.max() > 1.0:
+                if kind == "plain":
+                    raise ValueError("no scale")
+                if kind == "from None":
+                    raise ValueError("no scale") from None
+                raise
+            w = 0.5
+        return x * w
+    return handled
+
+
+def _clause_without_a_name(kind):
+    def handled(x):
+        try:
+            if x.sum() > 0:
+                raise KeyError("no scale")
+            w = 2.0
+        except KeyError:
+            if x.max() > 1.0:
+                if kind == "plain":
+                    raise ValueError("no scale")
+                if kind == "from None":
+                    raise ValueError("no scale") from None
+                raise
+            w = 0.5
+        return x * w
+    return handled
+
+
+@pytest.mark.parametrize("make", [_clause_with_a_name, _clause_without_a_name])
+@pytest.mark.parametrize("kind", ["plain", "from None", "bare"])
+def test_raised_in_an_except_clause_the_program_runs(kind, make):
+    """Eager's `__context__` is the exception the clause handles (a bare `raise`: none, it
+    is that exception again), with `as name` or without."""
+    fn = make(kind)
+    cases = [lambda: (t(1.0, 2.0),), lambda: (t(0.5, 0.2),), lambda: (t(-1.0, -2.0),)]
+    _compare(fn, d2s.to_static(fn), cases)

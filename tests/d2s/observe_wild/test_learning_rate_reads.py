@@ -1,8 +1,8 @@
 """The learning rate as converted code reads it: `opt.get_lr()` inside a converted function is
 the rate in force when the program runs (a scheduler stepped, or `set_lr` called, between
 calls), as the Python float eager code gets, to the last bit, from one program. A scheduler's
-`step()` inside a converted function (its Python would run once, while tracing) raises at the
-user's line."""
+`step()` inside a converted function advances it each time the program runs; reading its
+Python `last_epoch` after that step raises at the user's line (it would be the old one)."""
 import copy
 
 import numpy as np
@@ -67,11 +67,36 @@ def step_inside(model, opt, sched, x):
     return loss
 
 
-def test_scheduler_step_inside_a_converted_function_raises_at_its_line():
+def step_then_read_the_epoch(model, opt, sched, x):
+    loss = model(x).mean()
+    sched.step()
+    return loss, sched.last_epoch
+
+
+@pytest.mark.parametrize("schedule", ["step", "cosine"])
+def test_scheduler_step_inside_a_converted_function_steps_each_call(schedule):
+    """Each call advances the schedule, as eagerly: `last_epoch`, the rate and the
+    parameters the next call updates with it, from one program."""
+    rt.seed(0)
+    m1 = nn.Linear(4, 3)
+    m2 = copy.deepcopy(m1)
+    s1, s2 = SCHEDULES[schedule](), SCHEDULES[schedule]()
+    o1 = rt.optimizer.SGD(s1, parameters=m1.parameters())
+    o2 = rt.optimizer.SGD(s2, parameters=m2.parameters())
+    static = d2s.to_static(step_inside)
+    for _ in range(5):
+        want, got = step_inside(m1, o1, s1, rt.ones([2, 4])), static(m2, o2, s2, rt.ones([2, 4]))
+        assert float(got) == float(want)
+        assert (s2.last_epoch, s2()) == (s1.last_epoch, s1())
+        assert_same_model(m2, m1)
+        assert_same_optimizer(o2, o1)
+    assert static.get_traced_count() == 1
+
+
+def test_reading_the_epoch_after_a_step_inside_raises_at_its_line():
     model = nn.Linear(4, 3)
     sched = rt.optimizer.lr.StepDecay(0.1, step_size=1)
-    opt = rt.optimizer.SGD(sched, parameters=model.parameters())
-    with pytest.raises(RuntimeError, match=r"StepDecay.step\(\) \(at .*test_learning_rate_"
-                                           r"reads.py:\d+\) inside a function converted"):
-        d2s.to_static(step_inside)(model, opt, sched, rt.ones([2, 4]))
+    with pytest.raises(RuntimeError, match=r"reading StepDecay.last_epoch \(at .*test_learning_"
+                                           r"rate_reads.py:\d+\) after its step\(\)"):
+        d2s.to_static(step_then_read_the_epoch)(model, None, sched, rt.ones([2, 4]))
     assert sched.last_epoch == 0 and sched() == 0.1  # (nothing stepped)

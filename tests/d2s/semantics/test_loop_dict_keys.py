@@ -71,3 +71,45 @@ def test_pop_and_set_again_keeps_the_keys_and_matches_numpy():
             np.testing.assert_allclose(got_h.numpy(), h)
             np.testing.assert_allclose(got_c.numpy(), c)
     assert len(static.program_cache) == 1
+
+
+def drop_int_key(x, n):
+    d = {1: x * 1.0, 2: x * 2.0}
+    i = 0
+    while i < n:
+        del d[2]
+        i += 1
+    return d
+
+
+def drop_tuple_key(x, n):
+    d = {1: x * 1.0, (2, 3): x * 2.0}
+    i = 0
+    while i < n:
+        del d[2, 3]
+        i += 1
+    return d
+
+
+def read_key_set_on_one_branch(x):
+    d = {0: x}
+    if x.sum() > 0:
+        d[7] = x * 2.0
+    return d[7] + 1.0
+
+
+@pytest.mark.parametrize("fn,args,key", [
+    (drop_int_key, (rt.to_tensor(np.array(2)),), 2),
+    (drop_tuple_key, (rt.to_tensor(np.array(2)),), (2, 3)),  # (was no error at all)
+    (read_key_set_on_one_branch, (), 7)])
+def test_the_key_of_a_run_time_key_error_is_eagers(fn, args, key):
+    """The KeyError a run raises carries the key itself (an int), not its text: `e.args[0]`,
+    `repr(e)` and `e.args[0] == key` as eagerly."""
+    x = rt.to_tensor(np.array([-1.5, -2.0], "float32"))
+    static = d2s.to_static(fn)
+    with pytest.raises(KeyError) as want:
+        fn(x, *args)
+    with pytest.raises(KeyError) as got:
+        static(x, *args)
+    assert want.value.args == got.value.args == (key,)
+    assert repr(got.value) == repr(want.value)
