@@ -46,6 +46,7 @@ from runtime.program.origin import frame_line
 from runtime.program.serialize import ModelFormatError  # noqa: F401  (d2s.ModelFormatError)
 from runtime.program.variable import Variable
 
+from . import value_errors
 from .pyct import loader
 from .pyct.origin import OriginInfo
 
@@ -419,7 +420,8 @@ def for_user(e: BaseException) -> BaseException:
     its traceback cut down to nothing (`raise` adds the raising frame). Idempotent."""
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
-    e = _container_index_error(e) or _run_str_error(e) or e
+    e = value_errors.container_index(e, ConversionError) or _run_str_error(e) or \
+        value_errors.in_generator(e, _is_user_file, ConversionError) or e
     op_text = None
     if isinstance(e, ConversionError) and e.origin is not None:
         frames = [_frame_of_origin(e.origin)]
@@ -472,28 +474,6 @@ def _without_internal_names(e: BaseException) -> None:
     if e.args and isinstance(e.args[0], str) and _INTERNAL_VARIABLE.search(e.args[0]):
         e.args = (_INTERNAL_VARIABLE.sub("a tensor computed by the converted code",
                                          e.args[0]),) + e.args[1:]
-
-
-_NO_INDEX = "Using as a Python index of static Variable"
-
-
-def _container_index_error(e: BaseException) -> ConversionError | None:
-    """A Python list, tuple or dict indexed by a value the converted program computes
-    (`LABELS[int(t)]`): the list's `__index__` refuses it, a dict looks it up as a key it
-    never has. Either way the error the user should see is the same one, at the line."""
-    key = e.args[0] if len(e.args) == 1 else None
-    if not ((isinstance(e, KeyError) and isinstance(key, Variable))
-            or (isinstance(e, TypeError) and isinstance(key, str)
-                and key.startswith(_NO_INDEX))):
-        return None
-    error = ConversionError(
-        "a value computed by the converted program indexes a Python container (a list, "
-        "tuple or dict): its value is known only when the program runs, so it cannot pick an "
-        "element of a Python object while the program is built. Keep the table a tensor and "
-        "index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: "
-        "its values as a list); strings and other objects cannot be chosen by a computed "
-        "value. See docs/errors.md, \"A tensor's value used as a Python value\".")
-    return error.with_traceback(e.__traceback__)
 
 
 _RUN_STR = re.compile(r"'?\b(MadeText|ChosenStr|StrItem|JoinedStr)\b'?")

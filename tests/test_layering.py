@@ -46,6 +46,7 @@ RANKS = {
     "d2s/fallback.py": 1, "d2s/guards.py": 1, "d2s/function_spec.py": 1,
     "d2s/guard_steps.py": 1,  # (guards' fan-out steps: the items a `for` reads)
     "d2s/call_policy.py": 1, "d2s/hidden_state.py": 1,
+    "d2s/value_errors.py": 1,  # (errors.for_user's rewrites of a computed value used as Python)
     "d2s/save_spec.py": 1, "d2s/report.py": 1, "d2s/report_svg.py": 1,
     "d2s/converters": 2,
     "d2s/transpile.py": 3,
@@ -375,6 +376,7 @@ PROGRAM_RANKS = {
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
     "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
+    "zero_division.py": 1,  # (the ZeroDivisionError check Builder.bind asks for)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,
     "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2, "reach_values.py": 2,

@@ -76,10 +76,12 @@ BUILTINS = {
     "vars": "vars_",
 }
 
-# `math` functions of one number that a value the program computes may give
+# `math` functions of one number (or two: `isclose`, `hypot`, `atan2`, `fmod`, `log(v, base)`)
+# that a value the program computes may give
 # (`operators.math_calls`): `math.sqrt(i)` -> `_d2s.math_(math.sqrt)(i)`
 MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", "floor", "ceil",
-                            "log2", "log10", "isfinite", "isnan", "isinf"))
+                            "log2", "log10", "isfinite", "isnan", "isinf", "isclose", "hypot",
+                            "atan2", "fmod"))
 
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
 # not the program's `t3`; `x.numpy().dtype` NumPy's: `operators.tensor_attributes`)

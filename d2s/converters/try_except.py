@@ -56,7 +56,7 @@ from ..call_policy import TENSOR_METHODS
 from ..pyct import anno, origin, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from . import jumps
+from . import jumps, try_divisions
 from .break_continue import _binds
 from .call_trees import CallTrees
 from .early_return import always_exits, try_exits
@@ -89,6 +89,7 @@ class TryExcept(Base):
         super().__init__(ctx)
         self._calls = CallTrees(ctx)  # which calls may reach user code
         self._lookups = False  # the `try` converted now may catch a run-time lookup error
+        self._divisions = False  # ... or the ZeroDivisionError of a computed divisor
         if fn is not None:
             self._calls.scopes.append(fn)  # its local names: `activity.locals_of(fn)`
 
@@ -97,7 +98,8 @@ class TryExcept(Base):
         (in the body of a `try` whose clauses may catch a lookup error: `_lookups`) it reads
         a name, item or attribute, which may hold a value that exists on some paths only
         (`operators.try_except.TryState.take_read_error`)."""
-        return self._user_call(node) or self._lookups and _reads_values(node)
+        return self._user_call(node) or self._lookups and _reads_values(node) or (
+            self._divisions and try_divisions.divides(node))
 
     def _user_call(self, node) -> bool:
         """Whether expression `node` holds a call that may run user code."""
@@ -131,8 +133,10 @@ class TryExcept(Base):
         return _sites(s) or self._call_sites(s)
 
     def visit_Try(self, node):
-        outer_lookups = self._lookups  # (an inner `try` follows the lookups an enclosing
-        self._lookups = outer_lookups or _may_catch_lookups(node.handlers)  # one catches)
+        outer_lookups, outer_divisions = self._lookups, self._divisions  # (an inner `try`
+        self._lookups = outer_lookups or _may_catch_lookups(node.handlers)  # follows what an
+        self._divisions = outer_divisions or try_divisions.may_catch_division(  # enclosing
+            node.handlers)  # one catches)
         try:
             node = self.generic_visit(node)  # inner `try` statements first
             if not node.handlers and not (_finally_jumps(node) and _sites(node.body)):
@@ -142,7 +146,7 @@ class TryExcept(Base):
                                   ctx=gast.Load())
             return self._convert(node, handlers, f"{RESERVED}.try_end(state)")
         finally:
-            self._lookups = outer_lookups
+            self._lookups, self._divisions = outer_lookups, outer_divisions
 
     def _convert(self, node, handlers, end):
         if not self._needs(node.body):
@@ -150,7 +154,7 @@ class TryExcept(Base):
             return node
         exits = try_exits(node)  # before the rewrite: every path returns or raises
         code, state = self.ctx.namer.new("exc"), self.ctx.namer.new("try")
-        follows = ", True" if self._lookups else ""  # (its reads' lookup errors: caught)
+        follows = ", True" if self._lookups or self._divisions else ""  # (its reads' errors)
         pre = templates.replace(
             f"code = 0\nstate = {RESERVED}.try_state(lambda: handlers{follows})", code=code,
             state=state, handlers=handlers) + _pending(node)
@@ -474,17 +478,12 @@ def _pending(node) -> list:
     no clause catches is raised again), so the body's `if _d2s.try_guard(...)` may leave it
     unbound on the failing path (zeros stand in there, never read)."""
     defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
-    names = set()
-    stack = list(node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            names.add(n.id)
-        if not isinstance(n, _SCOPES):
-            stack.extend(gast.iter_child_nodes(n))
+    names, others = _stored(node.body), _stored(node.orelse + [h for h in node.handlers])
     out, after = [], _read_after(node)
-    for name in sorted(n for n in names if n not in defined):
-        every = all(any(_binds(s, name) for s in h.body) for h in node.handlers)
+    for name in sorted(n for n in names | others if n not in defined):
+        every = all(any(_binds(s, name) for s in h.body) for h in node.handlers) and (
+            name in names or any(_binds(s, name) for s in node.orelse))  # (else: the run's
+        # dispatch hands on a name only `else` and the clauses bind, unbound before it)
         # the others start unbound (`Undefined`): the body's guards may leave them unbound
         # when the program runs, and later code may hand them on as state; one that only
         # the body reads is `Guarded` (zeros where the body's guards skip it)
@@ -492,6 +491,17 @@ def _pending(node) -> list:
         out += templates.replace(f"name = {RESERVED}.{kind}(label)", name=name,
                                  label=templates.const(name))
     return out
+
+
+def _stored(stmts: list) -> set:
+    names, stack = set(), list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            names.add(n.id)
+        if not isinstance(n, _SCOPES):
+            stack.extend(gast.iter_child_nodes(n))
+    return names
 
 
 def _read_after(node) -> set:

@@ -10,6 +10,7 @@ import numpy as np
 import runtime as rt
 from runtime.core import active_builder
 from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.program import zero_division
 from runtime.program.debug_ops import raise_error
 
 from .. import report
@@ -466,6 +467,9 @@ def divmod_(a, b):
         if is_variable(v) and not v.python_scalar:
             raise TypeError("unsupported operand type(s) for divmod(): "
                             f"{_type_name(a)!r} and {_type_name(b)!r}")
+    error = zero_division.error_of("floor_divide", (a, b))
+    if is_variable(b) and "float" in str(error):  # (Python's message for divmod of floats)
+        b = zero_division.CHECK[0](b, ZeroDivisionError("float divmod()"))
     return a // b, a % b
 
 

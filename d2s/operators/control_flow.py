@@ -478,7 +478,8 @@ def _return_fills(names, outs) -> dict:
         values = [o[i] for o in outs]
         pending = any(isinstance(v, Pending) for v in values)  # (a flag: `found = True`)
         placeholder = is_return_value(name) or pending
-        known = [v for v in values if _fillable(v, placeholder)]
+        known = [v for v in values if _fillable(v, placeholder) or pending and type(v) is str]
+        # (a str beside a `Pending` name: the same str stands in, never read there)
         if placeholder and known and any(isinstance(v, Undefined) for v in values):
             fills[i] = known[0]
     return fills

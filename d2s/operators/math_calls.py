@@ -59,11 +59,16 @@ _TO_INT = ("floor", "ceil")
 
 def math_(f):
     """The callable converted code calls for the `math` function `f` (see the module)."""
-    graph = FUNCTIONS.get(getattr(f, "__name__", None))
-    if graph is None or getattr(math, f.__name__, None) is not f:
+    name = getattr(f, "__name__", None)
+    graph = FUNCTIONS.get(name)
+    if graph is None and name not in TWO or getattr(math, name, None) is not f:
         return f
 
     def call(*args, **kwargs):
+        if name in TWO or name == "log" and len(args) == 2:
+            if not any(map(is_variable, list(args) + list(kwargs.values()))):
+                return f(*args, **kwargs)
+            return _two(name, f, args, kwargs)
         if len(args) != 1 or kwargs or not is_variable(args[0]):
             return f(*args, **kwargs)
         fn, errors = graph
@@ -86,3 +91,66 @@ def _raise_where(bad, exc: BaseException, src) -> None:
         raise_error(exc, at=at)
 
     rt.static.nn.cond(bad, refused, lambda: None)
+
+
+# ---- functions of two numbers ----------------------------------------------------------------
+TWO = frozenset(("isclose", "hypot", "atan2", "fmod"))
+
+
+def _two(name: str, f, args, kwargs):
+    """`math.isclose(a, b, rel_tol=, abs_tol=)`, `math.hypot(a, b)`, `math.atan2(y, x)`,
+    `math.fmod(a, b)` and `math.log(v, base)` of numbers some of which the program computes: Python's result (a
+    bool, a float) as graph ops of float64 values standing for Python numbers."""
+    import inspect
+
+    try:  # (Python's TypeError for wrong arguments, while converting: the signature)
+        bound = inspect.signature(_SIGNATURES[name]).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}() {e}") from None
+    values = bound.arguments
+    a, b = _number(values["a"]), _number(values["b"])
+    if name == "isclose":
+        rel, tol = (values.get(k, d) for k, d in (("rel_tol", 1e-09), ("abs_tol", 0.0)))
+        if is_variable(rel) or is_variable(tol) or rel < 0 or tol < 0:
+            return f(*args, **kwargs)  # (Python's own error: "tolerances must be ...")
+        diff = rt.abs(a - b)
+        bound_ = rt.maximum(rel * rt.maximum(rt.abs(a), rt.abs(b)), _number(tol))
+        return rt.logical_or(a == b, rt.logical_and(rt.isfinite(diff), diff <= bound_))
+    if name == "hypot":  # (where the squares overflow: scaled by the larger one)
+        plain = rt.sqrt(a * a + b * b)
+        big = rt.maximum(rt.abs(a), rt.abs(b))
+        safe = rt.where(big == 0, 1.0, big)
+        scaled = big * rt.sqrt((a / safe) * (a / safe) + (b / safe) * (b / safe))
+        return rt.where(rt.isinf(plain), scaled, plain)
+    if name == "atan2":
+        return rt.atan2(a, b)
+    if name == "fmod":  # (C's fmod: the sign of `a`; from the floored remainder, exactly)
+        _raise_where(rt.logical_or(b == 0, rt.isinf(a)), ValueError("math domain error"),
+                     user_origin())
+        rem = rt.remainder(a, rt.where(b == 0, 1.0, b))
+        rem = rt.where(rt.logical_and(rem != 0, (rem < 0) != (a < 0)), rem - b, rem)
+        return rt.where(rem == 0, a * 0.0, rem)  # (a zero takes the sign of `a`, as C's)
+    src = user_origin()  # log(v, base)
+    _raise_where(rt.logical_or(a <= 0, b <= 0), ValueError("math domain error"), src)
+    _raise_where(b == 1, ZeroDivisionError("float division by zero"), src)
+    return rt.log(a) / rt.log(b)
+
+
+def _number(v):
+    """A float64 value standing for the Python float `float(v)`."""
+    if is_variable(v):
+        return float_(v)
+    out = rt.full([], float(v), "float64")
+    out.python_scalar = True
+    return out
+
+
+def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0): ...
+def _hypot(a, b): ...
+def _atan2(a, b): ...
+def _log(a, b): ...
+def _fmod(a, b): ...
+
+
+_SIGNATURES = {"isclose": _isclose, "hypot": _hypot, "atan2": _atan2, "log": _log,
+               "fmod": _fmod}

@@ -33,6 +33,8 @@ import sys
 import runtime as rt
 from runtime.core import active_builder
 from runtime.ops.array_number_kinds import ITEM_READ
+from runtime.program import zero_division
+from runtime.program.control_flow import raise_where_zero
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -106,7 +108,22 @@ def _read_handlers():  # (the `handlers` of a read check's error: `take_read_err
     return ()
 
 
-LOOKUP_ERRORS = (LookupError, AttributeError, NameError)  # what read checks raise for eager
+# what read checks raise for eager (and `zero_division`'s check of a computed divisor)
+LOOKUP_ERRORS = (LookupError, AttributeError, NameError, ZeroDivisionError)
+
+
+def _division_check(divisor, error):
+    """`/`, `//` or `%` of Python numbers by `divisor`, a value of the program
+    (`runtime.program.zero_division`): eager raises `error` where it is zero. An open `try`
+    whose `except` clause catches it takes it as a read check's error; else a `raise` op."""
+    stack = open_trys()
+    zero = rt.equal(divisor, 0)
+    if stack and stack[-1].take_read_error(error, zero, divisor):
+        return zero_division.nonzero(divisor, zero)
+    return raise_where_zero(divisor, error)
+
+
+zero_division.CHECK[0] = _division_check
 
 
 def open_trys() -> list:

@@ -150,6 +150,7 @@ def outside_reads(fn) -> Reads:
     free = frozenset(loads - bound)
     params = frozenset(p.id for p in positional + args.kwonlyargs) - stored
     roots = free | params | ({self_name} if self_name else set())
+    chains = _read_before_written(chains, fn.body, self_name)
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
                  frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
 
@@ -237,3 +238,42 @@ def _chain(node, computed: bool = False) -> tuple | None:
         return None
     parts.append(node.id)
     return tuple(reversed(parts))
+
+
+def _read_before_written(chains: set, body: list, self_name) -> set:
+    """`chains` without those under a `(self, attr)` that `_written_first` finds."""
+    first = _written_first(body, self_name) if self_name else set()
+    return {c for c in chains if c[:2] not in first} if first else chains
+
+
+def _written_first(body: list, self_name: str) -> set:
+    """Chains `(self, attr)` that a statement of the function's own body (run once, first)
+    assigns before any statement names `attr` (`self.mode = "big" if ... else "small"`, then
+    `return h, self.mode`): the function never sees the value the attribute had when it was
+    called, so that value is no read to guard (a guard would trace again for every value an
+    earlier call left). Helpers called before it record their own reads."""
+    named: set = set()
+    first: set = set()
+    for stmt in body:
+        target = stmt.targets[0] if stmt.__class__ is gast.Assign and len(
+            stmt.targets) == 1 else None
+        if target is not None and target.__class__ is gast.Attribute and \
+                target.value.__class__ is gast.Name and target.value.id == self_name and \
+                None not in named and target.attr not in named and \
+                target.attr not in _names(stmt.value):
+            first.add((self_name, target.attr))
+        named |= _names(stmt)
+    return first
+
+
+def _names(node) -> set:
+    """The attribute names and str constants in `node` (`getattr(self, "mode")` too)."""
+    out = set()
+    for n in gast.walk(node):
+        if n.__class__ is gast.Attribute:
+            out.add(n.attr)
+        elif n.__class__ is gast.Constant and type(n.value) is str:
+            out.add(n.value)
+        elif n.__class__ is gast.Name and n.id in ("vars", "getattr", "__dict__"):
+            out.add(None)  # (a computed read of any attribute: none is written first)
+    return out

@@ -26,6 +26,7 @@ from .bind_inputs import plain as _plain
 from .bind_inputs import stop_when as _stop_when
 from .bind_inputs import stops_gradient as _stops_gradient
 from . import origin as _origin
+from . import zero_division
 from .debug_ops import raise_error
 from .ir import Block, Literal, Op, Program
 from .variable import Variable
@@ -79,6 +80,8 @@ class Builder:
             # when user code reads it (a backward pass reading the forward value does not)
             if isinstance(x, Variable) and x.on_read is not None and not self.cross_block_reads:
                 x.on_read()
+        if op.name in zero_division.OPS:  # (Python's ZeroDivisionError, before dividing)
+            inputs = zero_division.check(op.name, inputs)
         plain = _plain(inputs) if STATE.amp is None else None
         given, weak = inputs, False  # (given: before numbers are cast to a tensor's dtype)
         if plain is None:
@@ -435,8 +438,9 @@ def _scalar_inputs(op: OpDef, inputs, scalars: list):
         # `rt.full([i], 1.0)` keeps `i` an int)
         if op.name not in _MAKES_TENSOR and (op.name == "divide" or any(
                 isinstance(x, float) for x in inputs)):
-            inputs = [cast(x, "float64") if w and x.dtype.kind != "f" else x
-                      for x, w in zip(inputs, scalars)]
+            inputs = [cast(x, "float64") if w and x.dtype.kind != "f" and not (
+                op.name == "where" and i == 0) else x  # (`where`'s condition selects)
+                for i, (x, w) in enumerate(zip(inputs, scalars))]
         return inputs, op.name not in _MAKES_TENSOR
     other = tensors[0].dtype
     out = list(inputs)

@@ -14,7 +14,7 @@ from ..dtypes import bool_
 from ..ops import registry
 from ..ops.registry import OpError, OpTypeError
 from ..tensor import constant
-from . import stop_flags
+from . import stop_flags, zero_division
 from .builder import Builder, current_builder
 from .variable import Variable
 
@@ -502,3 +502,14 @@ def _graph_while(b: Builder, cond, body, loop_vars):
     return unflatten(tree, outs)
 
 
+def raise_where_zero(divisor, error: BaseException):
+    """The program raises `error` where `divisor` is zero when it runs, before it divides
+    (`zero_division`: `/`, `//`, `%` of values standing for Python numbers)."""
+    from ..ops.logic import equal
+    from .debug_ops import raise_error
+
+    cond(equal(divisor, 0), lambda: raise_error(error), lambda: None)
+    return divisor
+
+
+zero_division.CHECK[0] = raise_where_zero

@@ -217,12 +217,12 @@ def test_topk_and_one_hot_sized_by_the_counter():
 def rooted_by_counter(x, n):
     total = x.sum()
     for i in range(n):
-        total = total + math.hypot(i + 1, 2)     # (math.sqrt(i) converts: a float64)
+        total = total + math.copysign(i + 1, 2)  # (math.sqrt(i), math.hypot convert)
     return total
 
 
 def test_a_call_that_needs_an_int_names_the_counter_and_the_fix():
-    fn, call = rooted_by_counter, "math.hypot(i + 1, 2)"
+    fn, call = rooted_by_counter, "math.copysign(i + 1, 2)"
     static = d2s.to_static(fn, full_graph=True)
     with pytest.raises(TypeError, match="counter of a `for` over `range\\(\\)` of a tensor") as e:
         static(rt.ones([4]), rt.to_tensor(2))

@@ -11,8 +11,6 @@ import d2s
 import runtime as rt
 from tests.finite_differences import numeric_grad
 
-from .messages import INTERNAL, shown
-
 
 def first_above(x, thr, n):
     for i in range(n):
@@ -101,14 +99,17 @@ def first_label(x, thr):
     return label
 
 
-def test_a_string_flag_is_refused_without_internal_names():
-    assert first_label(rt.to_tensor(ROWS), rt.to_tensor(3.0)) == "hit"
-    with pytest.raises(d2s.ConversionError) as info:
-        d2s.to_static(first_label, full_graph=True)(rt.to_tensor(ROWS), rt.to_tensor(3.0))
-    text = shown(info.value)
-    assert "'label' is a string chosen by a tensor condition" in text
-    assert "'hit' in the if branch, unbound in the else branch" in text
-    assert not INTERNAL.search(text), text
+def test_a_string_flag_follows_the_run():
+    """A str flag set before the tensor `break` and in the `else` (was refused: "'label' is
+    a string chosen by a tensor condition ... 'hit' in the if branch, unbound in the else
+    branch"): the run's str, as eager's, from one program."""
+    static = d2s.to_static(first_label, full_graph=True)
+    for thr in (3.0, 100.0, -100.0, 2.4):
+        want = "hit" if (ROWS.max(axis=1) > thr).any() else "miss"
+        got = static(rt.to_tensor(ROWS), rt.to_tensor(thr))
+        assert got == first_label(rt.to_tensor(ROWS), rt.to_tensor(thr)) == want
+        assert type(got) is str
+    assert len(static.program_cache) == 1
 
 
 def hits_per_row(x, n):

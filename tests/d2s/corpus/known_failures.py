@@ -59,6 +59,31 @@ STATIC: dict[str, str] = {
         "AutoGraph's nested_fill with Python lists: `mat.append(row)` where both lists grow "
         "in graph loops (tensor arrays, which hold tensors or numbers, not lists); refused "
         "at the append saying to append `rt.to_tensor(row)` (docs/d2s.md)"),
+    # the Dynamo-style corpus (cases_dynamo.py): refusals, each at the user's line
+    "dynamo.star_args_and_kwargs": (
+        "a kwargs dict with key 'bias' set in one branch of a tensor `if`, then spread with "
+        "`**opts` into a helper that tests `'bias' in extra`: one program has one key set; "
+        "refused at the `if` (StateChangeError naming the dict and key, docs/d2s.md 'A dict "
+        "key set on some paths only')"),
+    "dynamo.comprehension_filter_by_tensor": (
+        "`sum(kept) if kept else 0.0` over a list a tensor filter sizes is a Tensor on some "
+        "inputs and a float on others: one program value cannot be both; refused at the line"),
+    "dynamo.argmax_picks_python_label": (
+        "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
+        "line (docs/errors.md 'A tensor's value used as a Python value')"),
+    "dynamo.set_of_tolist_values": (
+        "`len(set(x.tolist()))`: a set of computed numbers (distinct count) is not built as "
+        "graph ops (rt.unique); refused at the `len` (docs/d2s.md set elements)"),
+    "dynamo.int_tensor_item_indexing": (
+        "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
+        "the run decides, sliced by computed bounds; refused at the line"),
+    "dynamo.tolist_equality": (
+        "`tuple(x.tolist()) < (1.5, 0.0)`: an ordering comparison of sequences of computed "
+        "numbers (`==` converts); refused with the generic bool() error at the line"),
+    "dynamo.generator_conditional_yield": (
+        "a tensor `if` inside a generator function: generators run as Python; refused at the "
+        "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "
+        "function'); the loop written in the caller converts"),
 }
 
 DYNAMIC: dict[str, str] = {}

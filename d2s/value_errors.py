@@ -1,0 +1,64 @@
+"""Errors of a value the program computes used where Python needs its value, as the user
+should see them (`errors.for_user` asks each; `error_class` is `errors.ConversionError`).
+
+- `container_index`: a Python list, tuple or dict indexed by such a value (`LABELS[int(t)]`).
+- `in_generator`: a `bool()` / `int()` / `float()` / index of such a value in the body of a
+  user generator function. Converted code runs generators as Python (a `yield` has no
+  program form, a generator's body runs one `next()` at a time), so an `if` on a tensor
+  there is a Python `bool()` of a value known only when the program runs; the runtime's
+  error says to branch on the tensor itself, which the user did.
+"""
+from __future__ import annotations
+
+import inspect
+
+from runtime.program.variable import Variable
+
+_NO_INDEX = "Using as a Python index of static Variable"
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+_WHAT = ("bool()", "int()", "float()", "Using as a Python index")
+
+
+def container_index(e: BaseException, error_class):
+    """A Python list, tuple or dict indexed by a value the converted program computes
+    (`LABELS[int(t)]`): the list's `__index__` refuses it, a dict looks it up as a key it
+    never has. Either way the error the user should see is the same one, at the line."""
+    key = e.args[0] if len(e.args) == 1 else None
+    if not ((isinstance(e, KeyError) and isinstance(key, Variable))
+            or (isinstance(e, TypeError) and isinstance(key, str)
+                and key.startswith(_NO_INDEX))):
+        return None
+    error = error_class(
+        "a value computed by the converted program indexes a Python container (a list, "
+        "tuple or dict): its value is known only when the program runs, so it cannot pick an "
+        "element of a Python object while the program is built. Keep the table a tensor and "
+        "index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: "
+        "its values as a list); strings and other objects cannot be chosen by a computed "
+        "value. See docs/errors.md, \"A tensor's value used as a Python value\".")
+    return error.with_traceback(e.__traceback__)
+
+
+def in_generator(e: BaseException, user_file, error_class):
+    """For a TypeError `bool()` / `int()` / `float()` / index of a traced value raised in the
+    body of a user generator function (`user_file(filename)`: a user's file), the error to
+    show instead; else None."""
+    if not isinstance(e, TypeError) or not e.args or not isinstance(e.args[0], str) or \
+            not e.args[0].startswith(_WHAT) or "static Variable" not in e.args[0]:
+        return None
+    tb, frame = e.__traceback__, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_flags & _GENERATOR_FLAGS and user_file(code.co_filename):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    what = e.args[0].split(" of ", 1)[0]
+    error = error_class(
+        f"{what} of a tensor computed by the converted code, inside the generator function "
+        f"'{frame.f_code.co_name}': converted code runs a generator as Python (a `yield` has "
+        "no program form), so a value known only when the program runs cannot decide what "
+        "it yields. Write the loop in the calling function (append to a list under the "
+        "tensor `if`, or select with a mask: `x[mask]`), or run the generator's caller "
+        "eagerly (@d2s.not_to_static). See docs/d2s.md, Known limitations.")
+    return error.with_traceback(e.__traceback__)
