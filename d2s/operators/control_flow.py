@@ -332,7 +332,10 @@ class _GraphIf:
 
 
 def _holds_containers(v) -> bool:
-    """Whether `v` holds a list, dict or set."""
+    """Whether `v` holds a list, dict or set (also one an enclosing tensor `if` or loop made a
+    tensor array: that `if` keeps it as state, so this one must give it back too)."""
+    if isinstance(v, RunSizedList) or is_variable(v) and v.is_array:
+        return True
     if isinstance(v, tuple):
         return any(map(_holds_containers, v))
     return isinstance(v, (list, dict, set))

@@ -99,3 +99,36 @@ def test_a_name_read_after_the_if_is_still_refused_with_its_name():
     with pytest.raises(d2s.ConversionError, match="'t' is a tensor of rank 0 in the if branch"
                        "|'t' is a tensor of rank 1 in the if branch"):
         d2s.to_static(fn)(rt.to_tensor(np.ones(2, np.float32)))
+
+
+def _collect(x, y):
+    h = x * 1.0
+    pairs = [(x * 1.0, {"y": y * 1.0})]  # (kept by the trace, read by nothing after)
+    if x[2] > 0.0:
+        if rt.mean(x) > 0.0:
+            pairs.append((y * 0.5, {"y": y * 0.25}))
+        else:
+            if y[0] > x[1]:
+                return h, 0
+        if rt.max(y) < 1.5:
+            pairs.append((y * 0.5, {"y": y * 0.25}))
+        else:
+            h = h + 1.0
+    return h, 1
+
+
+def test_a_list_an_outer_tensor_if_made_an_array_is_given_back_by_inner_ones():
+    """(fuzz campaign 42002, state generator) an inner tensor `if` found the list unread after
+    it and dropped it, while the outer `if`, where it was a list, kept it: 'bound in only one
+    branch'."""
+    static = d2s.to_static(_collect)
+    for a, b, took in (([2.75, 0.25, 1.25], [1.25, -2.75, -2.75], 1),
+                       ([-2.75, 0.25, 1.25], [1.25, -2.75, -2.75], 0),
+                       ([-1.25, -2.25, -0.25], [-0.25, 0.25, -2.75], 1),
+                       ([2.0, 1.0, 1.0], [3.0, 2.0, 2.0], 1)):
+        x, y = np.array(a, "float32"), np.array(b, "float32")
+        want = _collect(rt.to_tensor(x), rt.to_tensor(y))
+        got = static(rt.to_tensor(x), rt.to_tensor(y))
+        assert got[1] == want[1] == took and type(got[1]) is int
+        np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+    assert len(static.program_cache) == 1
