@@ -10,6 +10,7 @@ import pytest
 
 import d2s
 import runtime as rt
+from runtime.ops.array_number_kinds import STRINGS
 import runtime.nn.functional as F
 from runtime import static
 
@@ -203,6 +204,8 @@ def _static_calls(tmp_path):
         "in_dynamic_mode": (static.in_dynamic_mode, lambda r: r is True),
         "program_guard": (_guarded, lambda r: r == "d2: f32[3]"),
         "py_print": (lambda: static.py_print("eager"), None),
+        "py_format": (lambda: STRINGS[int(static.py_format(["n=", rt.to_tensor(3), "!"]))],
+                      lambda r: r == "n=3!"),
         "py_warn": (_warned, lambda r: r == [("eager", RuntimeWarning, "m.py", 3)]),
         "py_log": (lambda: static.py_log("d2s.eager", 10, ["%s", 1]), None),
         "save_inference_model": (lambda: static.save_inference_model(
