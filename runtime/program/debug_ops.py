@@ -350,7 +350,7 @@ def py_format(objects, formats=None):
 
     >>> import runtime as rt
     >>> from runtime.ops.array_number_kinds import STRINGS
-    >>> STRINGS[int(rt.static.py_format(["n=", rt.to_tensor(3)]))]
+    >>> STRINGS[int(rt.static.py_format(["n=", 3]))]
     'n=3'
     """
     parts = [None if core.is_tensor(o) else str(o) for o in objects]

@@ -205,7 +205,7 @@ def _static_calls(tmp_path):
         "program_guard": (_guarded, lambda r: r == "d2: f32[3]"),
         "py_print": (lambda: static.py_print("eager"), None),
         "py_format": (lambda: STRINGS[int(static.py_format(["n=", rt.to_tensor(3), "!"]))],
-                      lambda r: r == "n=3!"),
+                      lambda r: r == f"n={rt.to_tensor(3)}!"),  # (eager's f-string)
         "py_warn": (_warned, lambda r: r == [("eager", RuntimeWarning, "m.py", 3)]),
         "py_log": (lambda: static.py_log("d2s.eager", 10, ["%s", 1]), None),
         "save_inference_model": (lambda: static.save_inference_model(
