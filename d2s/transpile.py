@@ -284,6 +284,8 @@ def _prepare(fn, assume: bool = True):
     found = analysis.survey(node)
     if not found.types.isdisjoint(_UNSUPPORTED):
         _check_supported(node)
+    if not found.names.isdisjoint(_FRAME_READS):
+        _check_frame_reads(node, fn)
     if gast.Yield in found.types or gast.YieldFrom in found.types:
         _mark_generators(node)
     code = fn.__code__
@@ -372,6 +374,34 @@ _UNSUPPORTED = {
     gast.AsyncFor: "async for",
     gast.AsyncWith: "async with",
 }
+
+
+# Builtins that read the calling frame's names when called without arguments: converted code
+# keeps some of the user's names in functions of its own (branches, loop bodies) and adds its
+# own (`_d2s`), so what they return would differ from eager's.
+_FRAME_READS = ("locals", "vars", "dir")
+
+
+def _check_frame_reads(node, fn) -> None:
+    """Refuse `locals()`, `vars()` and `dir()` without arguments (unless the name is the
+    user's own) at the user's line."""
+    bound = {n.id for n in analysis.walk(node) if isinstance(n, gast.Name)
+             and not isinstance(n.ctx, gast.Load)}
+    free = set(fn.__code__.co_freevars) | set(fn.__globals__)
+    for n in analysis.walk(node):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in \
+                _FRAME_READS and not n.args and not n.keywords and n.func.id not in bound \
+                and n.func.id not in free:
+            src = anno.getanno(n, anno.ORIGIN, None)
+            at = f'File "{src.filename}", line {src.lineno}: {src.source_line.strip()}' \
+                if src is not None else "unknown line"
+            raise errors.conversion_error(
+                f"{n.func.id}() without arguments ({at}), the function's local names",
+                node.name, src,
+                "Converted code keeps some of its names in functions of its own, so the "
+                "names it would list differ from eager's. Name the variables you need "
+                "instead (`{\"t\": t, \"x\": x}`), or move this code into a function "
+                "decorated with @d2s.not_to_static.")
 
 
 def _mark_generators(fn) -> None:

@@ -33,7 +33,8 @@ from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from .set_operands import BINARY, WithGlobals, dict_names, set_like, set_names, set_operands
+from .set_operands import (BINARY, WithGlobals, added_dict, dict_names, set_like, set_names,
+                           set_operands)
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
@@ -200,6 +201,9 @@ class BuiltinCalls(Base):
         # `seen -= other` of a name that may hold a set: `seen = _d2s.set_op(seen, '-=', other)`
         node = self.generic_visit(node)
         op, target = BINARY.get(node.op.__class__), node.target
+        if self.scopes and added_dict(node, self.scopes[0]):  # `names += d`: its keys
+            node.value = self._items(node.value, "`+=`", True)
+            return node
         if op is None or target.__class__ is not gast.Name or not (
                 target.id in self._set_names() or set_like(node.value, self._set_names())):
             return node

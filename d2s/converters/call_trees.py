@@ -97,6 +97,9 @@ class CallTrees(Base):
             pass
         if isinstance(obj, type) and not ignored_module(obj.__module__):
             return False  # a user class: `_d2s.call` remembers the objects made while tracing
+        if _reads_containers(obj):
+            return False  # `deque(d)`, `json.dumps(d)`: refused where `d`'s keys differ per
+            # path (`operators.key_flags.checked_call`)
         return never_converted(obj)
 
     def _resolve(self, f):
@@ -109,6 +112,19 @@ class CallTrees(Base):
             if isinstance(base, types.ModuleType):  # attributes of modules are safe to read
                 return getattr(base, f.attr, _UNKNOWN)
         return _UNKNOWN
+
+
+# standard-library modules whose functions and classes read the keys of a dict given to them
+_KEY_READERS = frozenset(("collections", "_collections", "itertools", "json", "heapq",
+                          "_heapq", "functools", "_functools", "statistics", "pprint",
+                          "pickle", "_pickle", "csv", "_csv"))
+
+
+def _reads_containers(obj) -> bool:
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str):
+        return False
+    return module.split(".")[0] in _KEY_READERS
 
 
 def transform(node, ctx):

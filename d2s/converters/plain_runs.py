@@ -33,7 +33,8 @@ from ..pyct.walk import BLOCK_FIELDS
 from .builtin_calls import BUILTINS, COMPARING_METHODS, TENSOR_ATTRIBUTES
 from .call_trees import CallTrees
 from .lists import _CHANGING_METHODS
-from .set_operands import BINARY, WithGlobals, set_like, set_names, set_operands
+from .set_operands import (BINARY, WithGlobals, added_dict, set_like, set_names,
+                           set_operands)
 
 # the pass after which `fold` runs: the last one that moves statements into other blocks
 AFTER_PASS = "return_statements"
@@ -58,7 +59,7 @@ def fold(fn, ctx) -> int:
     scanned, local = [], set(activity.params(fn))
     sets = WithGlobals(set_names(fn), ctx.namespace)  # (`FROZEN & seen`: `builtin_calls`)
     for s in fn.body:
-        found = _scan(s, sets)
+        found = _scan(s, sets, fn)
         if found is None:
             activity.binding_names(s, local)
         else:
@@ -175,7 +176,7 @@ def _load(node):
     return load
 
 
-def _scan(s, sets: frozenset) -> tuple | None:
+def _scan(s, sets: frozenset, fn=None) -> tuple | None:
     """({name: Name node} read, {name: Name node} bound, [calls]) of statement `s` if it
     can be plain (its calls not yet looked at), else None. (`sets`: the names that may hold
     a set, whose algebra `builtin_calls` rewrites.)"""
@@ -191,7 +192,7 @@ def _scan(s, sets: frozenset) -> tuple | None:
                 stores.setdefault(n.id, n)
     elif cls is gast.AugAssign:
         if s.target.__class__ is not gast.Name or s.op.__class__ in BINARY and (
-                s.target.id in sets or set_like(s.value, sets)):
+                s.target.id in sets or set_like(s.value, sets)) or fn is not None and added_dict(s, fn):
             return None
         loads[s.target.id] = s.target
         stores[s.target.id] = s.target

@@ -36,6 +36,7 @@ _SET_METHODS = frozenset(("keys", "items", "union", "intersection", "difference"
 _SET_TYPES = frozenset(("set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"))
 _NAMES = "set_names"  # anno key of a function: the names it may bind to a set
 _DICT_NAMES = "dict_names"  # and those it binds to a dict
+_LIST_NAMES = "list_names"  # ... and to a list
 
 
 def set_like(node, names: frozenset) -> bool:
@@ -123,6 +124,9 @@ def set_names(fn) -> frozenset:
     found = frozenset(names)
     anno.setanno(fn, _NAMES, found)
     anno.setanno(fn, _DICT_NAMES, frozenset(t for t, v in values if _dict_like(v)))
+    anno.setanno(fn, _LIST_NAMES, frozenset(t for t, v in values if v.__class__ in (
+        gast.List, gast.ListComp) or v.__class__ is gast.Call and v.func.__class__ is
+        gast.Name and v.func.id in ("list", "list_")))
     return found
 
 
@@ -131,6 +135,21 @@ def dict_names(fn) -> frozenset:
     (`builtin_calls`: `index[0] = v` of one stores as a computed key would see it)."""
     set_names(fn)
     return anno.getanno(fn, _DICT_NAMES)
+
+
+def list_names(fn) -> frozenset:
+    """The names that the function `fn` binds to a list display, comprehension or `list()`
+    (`names += d` of one reads the keys of a dict: `builtin_calls`)."""
+    set_names(fn)
+    return anno.getanno(fn, _LIST_NAMES)
+
+
+def added_dict(node, fn) -> bool:
+    """Whether the statement `node` is `t += v` of names where `t` may be a list and `v` a
+    dict (`names += d`: the keys of every path of a dict whose keys the run decides)."""
+    return node.op.__class__ is gast.Add and node.target.__class__ is gast.Name and \
+        node.value.__class__ is gast.Name and (
+            node.value.id in dict_names(fn) or node.target.id in list_names(fn))
 
 
 def _dict_like(node) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
+import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
@@ -91,13 +92,47 @@ def raise_(exc, cause=_NO_CAUSE, src=None, handled=True):
     if handled is not None and raised_by_user_code(handled) and raised_in_converted_code(
             handled):  # clause: its exception; in a clause the program runs, the one bound
         exc.__context__ = handled  # to its name)
-    elif in_clause is not None and in_clause is not exc:  # (`raise`: itself again)
+    elif in_clause is not None and in_clause is not exc and not isinstance(
+            in_clause, HandledPerRun):  # (`raise`: itself again)
         exc.__context__ = in_clause
     elif cause is not _NO_CAUSE and getattr(cause, "__d2s_handled__", False):
         exc.__context__ = exc.__cause__
     at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
-    raise_error(exc, at=at)
+    if isinstance(in_clause, HandledPerRun) and exc.__context__ is None:
+        in_clause.raise_(exc, at)
+    else:
+        raise_error(exc, at=at)
     mark_raised()
+
+
+class HandledPerRun:
+    """What an `except` clause the program runs handles where the run decides which of
+    several errors it caught (`KeyError('x')` on one path, `KeyError('y')` on another): a
+    `raise` in it has the run's error as its context (a bare `raise`: raises that error),
+    one `raise` op per error code, the run's code choosing (`switch_case`)."""
+
+    __slots__ = ("code", "errors")
+
+    def __init__(self, code, errors: dict):
+        self.code, self.errors = code, errors  # (the run's error code; code -> exception)
+
+    def raise_(self, exc, at: str) -> None:
+        again = any(exc is e for e in self.errors.values())  # (a bare `raise`)
+
+        def raising(err):
+            def run():
+                if again:
+                    raise_error(err, at=at)
+                    return
+                exc.__context__ = err
+                try:
+                    raise_error(exc, at=at)
+                finally:
+                    exc.__context__ = None
+            return run
+
+        rt.static.nn.switch_case(self.code, {k: raising(e) for k, e in self.errors.items()},
+                                 default=lambda: None)
 
 
 def handling(exc) -> None:

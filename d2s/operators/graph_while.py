@@ -44,7 +44,7 @@ from .loop_initial import (
 )
 from .loop_keys import check_keys, check_values_kept, dict_keys_of, refuse_key_change
 from .loop_new_keys import LoopNewKeys, NewKeys, outermost
-from .loop_number_kinds import LoopNumberKinds
+from .loop_number_kinds import LoopNumberKinds, refuse_items_made_tensors
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
 
@@ -248,6 +248,7 @@ class _GraphWhile:
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
+        refuse_items_made_tensors(self.state, carried, out, names, src)
         for i, before in entry.items():  # (keys it removes on every path, keys it moves)
             self.new_keys.removed(i, before, out[i])
         for k, i in enumerate(carried):

@@ -435,7 +435,8 @@ _NATIVE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapp
 def _unconverted(f, out) -> bool:
     """Whether converted code calls `f` as it is (not its converted code)."""
     if isinstance(f, type):  # (`deque(d)`, `map(str, d)`; a user's class, a namedtuple,
-        return f.__module__ in ("builtins", "collections")  # stores what it is given)
+        return f.__module__ in ("builtins", "collections", "itertools", "functools")
+        # (a standard-library class reads or stores what it is given: `chain(d, more)`)
     return out is f or isinstance(f, _NATIVE)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import runtime as rt
 
 from ..errors import ConversionError
+from .loop_numpy_values import items
 from .number_or_tensor import here, number_dtype, pairs
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
 from .variables import Undefined, is_return_value, is_variable, where
@@ -156,6 +157,28 @@ class LoopNumberKinds:
                 v.bool_when, v.float_when = flags[2 * j], flags[2 * j + 1]
                 v.float_type_lost = False  # (carried: `graph_while._lost_float_type`)
         return values
+
+
+def refuse_items_made_tensors(state: list, carried: list, out: list, names, src) -> None:
+    """Refuse an item of a dict, list or tuple the loop carries that is a Python number
+    before the loop and a tensor after its body (`stats["total"] += x[i].sum()`): eager code
+    has the number after zero trips and the tensor after others, which an item cannot tell
+    (a name can: `made_tensors`)."""
+    for i in carried:
+        for path, before, after in items(state[i], out[i]):
+            if path and type(before) in (bool, int, float) and is_variable(after) and not (
+                    after.python_scalar or after.shape or after.is_array or
+                    after.numpy_array or after.number_when is not None):
+                shown = "".join(f"[{k!r}]" for k in path)
+                place = (f"the returned value{shown}" if is_return_value(names[i]) else
+                         f"'{names[i]}{shown}'")
+                raise ConversionError(
+                    f"{place} is a Python {type(before).__name__} before a loop whose "
+                    f"condition is a tensor ({where(src)}) and a tensor after its body: eager "
+                    "code has the number after zero trips and the tensor after others, which "
+                    "an item of a carried dict, list or tuple cannot tell. Make it a tensor "
+                    "before the loop (`rt.to_tensor(0.0)`), or keep it in a name of its own "
+                    "and store it after the loop.", origin=src)
 
 
 def _refuse_item(name: str, path: tuple, src) -> None:

@@ -1,9 +1,10 @@
 """NumPy values (what `x.numpy()` gives, `runtime/program/numpy_values.py`) carried by a graph
 loop: a name that holds one before the loop and after each trip is one inside the body and
 after the loop too (its operators keep NumPy's semantics, the call returns a NumPy array or
-scalar, as eager code does). A name that is a NumPy value on some trips only (a Python number
-or a tensor before the loop, a NumPy value after a trip) would come back as one type whatever
-the run did: refused at the loop, naming it."""
+scalar, as eager code does). The same for the items of dicts, lists and tuples the loop
+carries (`stats["total"] += a[i].sum()`). A name or item that is a NumPy value on some trips
+only (a Python number or a tensor before the loop, a NumPy value after a trip) would come back
+as one type whatever the run did: refused at the loop, naming it."""
 from __future__ import annotations
 
 from ..errors import ConversionError
@@ -15,31 +16,54 @@ def _kind(v):
     return (True, v.numpy_scalar) if is_variable(v) and v.numpy_array else None
 
 
+def items(a, b, path: tuple = ()):
+    """(path, item of a, item of b) of two values, through the dicts, lists and tuples both
+    hold alike."""
+    if type(a) is dict and type(b) is dict:
+        for k in a:
+            if k in b:
+                yield from items(a[k], b[k], (*path, k))
+    elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for j, (x, y) in enumerate(zip(a, b)):
+            yield from items(x, y, (*path, j))
+    else:
+        yield path, a, b
+
+
 def enter(state: list, carried: list, values) -> None:
     """Flag the body's (or test's) parameters as the values they stand for on entry."""
     for i, v in zip(carried, values):
-        kind = _kind(state[i])
-        if kind is not None and is_variable(v):
-            v.numpy_array, v.numpy_scalar = kind
+        for _, before, w in items(state[i], v):
+            kind = _kind(before)
+            if kind is not None and is_variable(w):
+                w.numpy_array, w.numpy_scalar = kind
 
 
 def check(state: list, carried: list, out: list, shown, src) -> None:
     """Refuse a name that is a NumPy value before the loop or after a trip, not both."""
     for i in carried:
-        before, after = _kind(state[i]), _kind(out[i])
-        if before != after:
-            what = {None: "not a NumPy value", (True, False): "a NumPy array",
-                    (True, True): "a NumPy scalar"}
-            raise ConversionError(
-                f"{shown(i)} is {what[before]} before a loop whose condition is a tensor and "
-                f"{what[after]} after a trip of it ({where(src)}): the loop carries its value, "
-                "not which of them it is. Keep it one kind: a tensor (compute with tensor ops, "
-                "take `.numpy()` after the loop) or a NumPy value on both.", src)
+        for path, a, b in items(state[i], out[i]):
+            before, after = _kind(a), _kind(b)
+            if before != after:
+                _refuse(_item_name(shown(i), path), before, after, src)
+
+
+def _item_name(name: str, path: tuple) -> str:
+    """`'stats'` and ("total",) -> `'stats['total']'`."""
+    items = "".join(f"[{k!r}]" for k in path)
+    return f"{name[:-1]}{items}'" if name.endswith("'") else name + items
+
+
+def _refuse(name: str, before, after, src) -> None:
+    what = {None: "not a NumPy value", (True, False): "a NumPy array",
+            (True, True): "a NumPy scalar"}
+    raise ConversionError(
+        f"{name} is {what[before]} before a loop whose condition is a tensor and "
+        f"{what[after]} after a trip of it ({where(src)}): the loop carries its value, "
+        "not which of them it is. Keep it one kind: a tensor (compute with tensor ops, "
+        "take `.numpy()` after the loop) or a NumPy value on both.", src)
 
 
 def finish(state: list, carried: list, result) -> None:
-    """Flag the loop's results as the NumPy values their names held."""
-    for i, v in zip(carried, result):
-        kind = _kind(state[i])
-        if kind is not None and is_variable(v):
-            v.numpy_array, v.numpy_scalar = kind
+    """Flag the loop's results as the NumPy values their names (and items) held."""
+    enter(state, carried, result)

@@ -38,7 +38,7 @@ from runtime.program.control_flow import raise_where_zero
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from .exceptions import handling, in_graph_block, short_name
+from .exceptions import HandledPerRun, handling, in_graph_block, short_name
 from .trace_state import current
 from .variables import is_variable, user_origin, where
 
@@ -332,6 +332,8 @@ def try_handling(state: TryState, code, classes) -> None:
     first = errors[0]
     if all(type(e) is type(first) and e.args == first.args for e in errors[1:]):
         handling(first)
+    else:  # (which one the run caught: each `raise` in the clause, one per error code)
+        handling(HandledPerRun(code, {k: state.errors[k] for k in _codes(state, classes)}))
 
 
 def try_error(state: TryState, code, classes):
