@@ -65,9 +65,6 @@ STATIC: dict[str, str] = {
         "`**opts` into a helper that tests `'bias' in extra`: one program has one key set; "
         "refused at the `if` (StateChangeError naming the dict and key, docs/d2s.md 'A dict "
         "key set on some paths only')"),
-    "dynamo.comprehension_filter_by_tensor": (
-        "`sum(kept) if kept else 0.0` over a list a tensor filter sizes is a Tensor on some "
-        "inputs and a float on others: one program value cannot be both; refused at the line"),
     "dynamo.argmax_picks_python_label": (
         "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
         "line (docs/errors.md 'A tensor's value used as a Python value')"),
