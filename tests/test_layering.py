@@ -311,6 +311,7 @@ OPERATOR_RANKS = {
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "branch_strs.py": 2,  # (strs the branches of a tensor if differ on: ids, StrItems)
     "branch_callables.py": 2.5,  # (callables they differ on: indices, ChosenCallables)
+    "sequence_order.py": 2.5,  # (on logical: `(a, b) < (c, d)` of computed items)
     "lists.py": 2.5,  # (on computed_keys: `.pop()` of a key the program computes)
     "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,

@@ -74,9 +74,6 @@ STATIC: dict[str, str] = {
     "dynamo.int_tensor_item_indexing": (
         "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
         "the run decides, sliced by computed bounds; refused at the line"),
-    "dynamo.tolist_equality": (
-        "`tuple(x.tolist()) < (1.5, 0.0)`: an ordering comparison of sequences of computed "
-        "numbers (`==` converts); refused with the generic bool() error at the line"),
     "dynamo.generator_conditional_yield": (
         "a tensor `if` inside a generator function: generators run as Python; refused at the "
         "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "
