@@ -48,8 +48,9 @@ STATIC: dict[str, str] = {
         "per-class counts in a dict keyed by `labels.tolist()` items: keys the program computes; "
         "refused at the user's line ('.get() of a key computed by the converted code')"),
     "wild6_pipelines.semantic_area_report": (
-        "`max(report, key=report.get)` over a dict whose keys a tensor `if` set: which keys it "
-        "visits the run decides; refused at the user's line"),
+        "`max(report, key=report.get) if report else None`: the max converts (a str the run "
+        "picks among the keys present) and so does the dict's truth, but a str or None chosen "
+        "by a tensor condition is refused at the user's line (docs/d2s.md)"),
     "autograph.counter_started_on_the_first_trip": (
         "AutoGraph's loop_initializing_variant_variable: `for i in range(n_tensor)` binds "
         "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
