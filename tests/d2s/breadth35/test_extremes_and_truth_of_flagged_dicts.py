@@ -92,3 +92,30 @@ def test_truth_of_a_dict_follows_the_keys_present_on_the_run():
             assert tuple(got) == want, (xv, got, want)
             assert [type(v) for v in got] == [int, float, bool, bool, bool]
     assert len(static.program_cache) == 1
+
+
+def noted(x):
+    out = {"loss": x.mean()}
+    if x.mean() > 0.5:
+        out["note"] = "high"
+    return out
+
+
+def noted_on_every_path(x):
+    out = {"loss": x.mean(), "note": ""}
+    if x.mean() > 0.5:
+        out["note"] = "high"
+    return out
+
+
+def test_a_str_key_set_on_one_path_is_refused_with_what_converts():
+    """A str has no presence flag (an attempt gave `'note': ''` where eager has no key):
+    refused at the `if`, saying to set the key before it, which converts."""
+    with pytest.raises(d2s.StateChangeError) as e:
+        d2s.to_static(noted)(rt.to_tensor([1.0, 2.0]))
+    text = assert_at_user_line(e.value, __file__, line_of(noted, "if x.mean()"))
+    assert "with a str value" in text and "before the if to a str" in text
+    static = d2s.to_static(noted_on_every_path)
+    for xv, note in (([1.0, 2.0], "high"), ([0.0, 0.25], "")):
+        assert static(rt.to_tensor(xv))["note"] == note == noted_on_every_path(
+            rt.to_tensor(xv))["note"]
