@@ -327,6 +327,7 @@ OPERATOR_RANKS = {
     "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
     "array_sums.py": 8.5,  # (sum() of a tensor array, for builtins.py)
+    "distinct_numbers.py": 1.8,  # (len() of a set of computed numbers: made_sets)
     "flagged_extremes.py": 8.5,  # (max(d, key=d.get) of keys on some paths: control_flow)
     "flagged_key_lists.py": 8.5,  # (list() / sorted() of a dict with keys on some paths)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)

@@ -21,6 +21,7 @@ from .array_sums import array_sum
 from .container_types import instance_of
 from .exceptions import short_name
 from .flagged_key_lists import key_list, values_sum
+from .distinct_numbers import distinct_count
 from .flagged_extremes import flagged_extreme
 from .lists import StructArray
 from .logical import set_len, set_truth, to_bool
@@ -79,6 +80,8 @@ def len_(x):
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
     if set_flags(x):  # (a set whose items a tensor `if` decides: the run's count)
         return set_len(x)
+    if (n := distinct_count(x)) is not None:  # (`len(set(x.tolist()))`: counted by the run)
+        return n
     check_unique(x, "len()")
     flags = key_flags.flags_of(x.mapping if type(x) in _VIEWS else x)  # (`len(d.keys())`)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)

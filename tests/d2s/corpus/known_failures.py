@@ -69,9 +69,6 @@ STATIC: dict[str, str] = {
     "dynamo.argmax_picks_python_label": (
         "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
         "line (docs/errors.md 'A tensor's value used as a Python value')"),
-    "dynamo.set_of_tolist_values": (
-        "`len(set(x.tolist()))`: a set of computed numbers (distinct count) is not built as "
-        "graph ops (rt.unique); refused at the `len` (docs/d2s.md set elements)"),
     "dynamo.int_tensor_item_indexing": (
         "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
         "the run decides, sliced by computed bounds; refused at the line"),
