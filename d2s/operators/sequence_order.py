@@ -19,14 +19,18 @@ import runtime as rt
 
 from ..errors import ConversionError
 from .logical import eq_
+from .made_sets import MadeFrozenSet, MadeSet, set_op
 from .variables import is_variable, user_origin, where
 
+_SETS = (set, frozenset, MadeSet, MadeFrozenSet, type({}.keys()), type({}.items()))
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def seq_order(a, op: str, b):
     """`a op b` (`op` one of `<`, `<=`, `>`, `>=`), lexicographic where both are lists (or
     both tuples) holding graph values; Python's operator otherwise."""
+    if isinstance(a, _SETS) or isinstance(b, _SETS):  # (a name bound to a tuple and, on
+        return set_op(a, op, b)  # another line, to a set: `made_sets`' refusals apply)
     if not _sequences(a, b):
         return _OPS[op](a, b)
     out = _OPS[op](len(a), len(b))  # (every common item equal: the lengths decide)
