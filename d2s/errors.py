@@ -421,7 +421,8 @@ def for_user(e: BaseException) -> BaseException:
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
     e = value_errors.container_index(e, ConversionError) or _run_str_error(e) or \
-        value_errors.in_generator(e, _is_user_file, ConversionError) or e
+        value_errors.in_generator(e, _is_user_file, ConversionError) or \
+        value_errors.in_ordering(e, ConversionError) or e
     op_text = None
     if isinstance(e, ConversionError) and e.origin is not None:
         frames = [_frame_of_origin(e.origin)]

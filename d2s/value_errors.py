@@ -7,9 +7,13 @@ should see them (`errors.for_user` asks each; `error_class` is `errors.Conversio
   program form, a generator's body runs one `next()` at a time), so an `if` on a tensor
   there is a Python `bool()` of a value known only when the program runs; the runtime's
   error says to branch on the tensor itself, which the user did.
+- `in_ordering`: a `bool()` Python asks for inside an ordering comparison (`key < best` of
+  two tuples holding such values, compared item by item) that the converter did not see as
+  one of lists or tuples (`operators.sequence_order` converts those it sees).
 """
 from __future__ import annotations
 
+import dis
 import inspect
 
 from runtime.program.variable import Variable
@@ -61,4 +65,36 @@ def in_generator(e: BaseException, user_file, error_class):
         "it yields. Write the loop in the calling function (append to a list under the "
         "tensor `if`, or select with a mask: `x[mask]`), or run the generator's caller "
         "eagerly (@d2s.not_to_static). See docs/d2s.md, Known limitations.")
+    return error.with_traceback(e.__traceback__)
+
+
+_ORDERS = ("<", "<=", ">", ">=")
+
+
+def in_ordering(e: BaseException, error_class):
+    """For a TypeError `bool()` of a traced value that Python asked for while running an
+    ordering comparison (the frame that called `Variable.__bool__` is at a `<` / `<=` / `>`
+    / `>=`: a comparison of tensors gives a tensor and asks for no truth, one of lists or
+    tuples asks for each item's `==`), the error to show instead; else None."""
+    if not isinstance(e, TypeError) or not e.args or not isinstance(e.args[0], str) or \
+            not e.args[0].startswith("bool() of static Variable"):
+        return None
+    tb, caller = e.__traceback__, None
+    while tb is not None and tb.tb_next is not None:
+        nxt = tb.tb_next.tb_frame.f_code
+        if nxt.co_name == "__bool__" and nxt.co_filename.endswith("variable.py"):
+            caller = tb
+        tb = tb.tb_next
+    op = None if caller is None else next(
+        (i.argrepr for i in dis.get_instructions(caller.tb_frame.f_code)
+         if i.offset == caller.tb_lasti and i.opname == "COMPARE_OP"), None)
+    if op not in _ORDERS:
+        return None
+    error = error_class(
+        f"`{op}` of lists or tuples holding values computed by the converted code: Python "
+        "compares them item by item, asking for the truth of each item's `==`, which is "
+        "known only when the program runs. Converted code computes such a comparison where "
+        f"a side is written as a list or tuple (a display, `tuple(...)`, `list(...)`, "
+        f"`sorted(...)`, `.tolist()`, or a local name bound to one): write `tuple(a) {op} "
+        f"tuple(b)`, or compare tensors (`rt.to_tensor(a) {op} rt.to_tensor(b)`).")
     return error.with_traceback(e.__traceback__)

@@ -311,6 +311,7 @@ OPERATOR_RANKS = {
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
     "branch_strs.py": 2,  # (strs the branches of a tensor if differ on: ids, StrItems)
     "branch_callables.py": 2.5,  # (callables they differ on: indices, ChosenCallables)
+    "sequence_order.py": 2.5,  # (on logical: `(a, b) < (c, d)` of computed items)
     "lists.py": 2.5,  # (on computed_keys: `.pop()` of a key the program computes)
     "logical.py": 2, "text.py": 2, "unbound.py": 2, "try_except.py": 2,
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
@@ -326,6 +327,8 @@ OPERATOR_RANKS = {
     "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
     "array_sums.py": 8.5,  # (sum() of a tensor array, for builtins.py)
+    "distinct_numbers.py": 1.8,  # (len() of a set of computed numbers: made_sets)
+    "flagged_extremes.py": 8.5,  # (max(d, key=d.get) of keys on some paths: control_flow)
     "flagged_key_lists.py": 8.5,  # (list() / sorted() of a dict with keys on some paths)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)

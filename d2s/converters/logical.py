@@ -29,7 +29,8 @@ from ..pyct import activity, templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
 from . import predicates
-from .set_operands import COMPARE, WithGlobals, set_names, set_operands
+from .set_operands import (COMPARE, WithGlobals, sequence_like, sequence_names, set_names,
+                           set_operands)
 
 HANDLES = (gast.BoolOp, gast.UnaryOp, gast.Compare, gast.comprehension, gast.Match)
 CREATES = (gast.Call, gast.Lambda, gast.NamedExpr, gast.If, gast.Assign)
@@ -121,6 +122,12 @@ class Logical(Base):
         """A one-operator comparison as converted code makes it: `_membership`'s, or an order
         comparison of what may be sets (`set_operands`) -> `_d2s.set_op(a, '<=', b)`."""
         op = COMPARE.get(node.ops[0].__class__)
+        names = frozenset() if self._root is None else sequence_names(self._root)
+        if op is not None and any(sequence_like(o, names) for o in (node.left,
+                                                                   node.comparators[0])):
+            return templates.replace_as_expression(  # (`tuple(x.tolist()) < (1.5, 0.0)`)
+                f"{RESERVED}.seq_order(a, op, b)", a=node.left, b=node.comparators[0],
+                op=gast.Constant(op, None))
         if op is None or self._root is None or not set_operands(
                 node, WithGlobals(set_names(self._root), self.ctx.namespace)):
             return _membership(node)

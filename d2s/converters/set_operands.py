@@ -37,6 +37,7 @@ _SET_TYPES = frozenset(("set", "frozenset", "Set", "FrozenSet", "AbstractSet", "
 _NAMES = "set_names"  # anno key of a function: the names it may bind to a set
 _DICT_NAMES = "dict_names"  # and those it binds to a dict
 _LIST_NAMES = "list_names"  # ... and to a list
+_SEQUENCE_NAMES = "sequence_names"  # and those it binds to a list or tuple display
 
 
 def set_like(node, names: frozenset) -> bool:
@@ -127,7 +128,36 @@ def set_names(fn) -> frozenset:
     anno.setanno(fn, _LIST_NAMES, frozenset(t for t, v in values if v.__class__ in (
         gast.List, gast.ListComp) or v.__class__ is gast.Call and v.func.__class__ is
         gast.Name and v.func.id in ("list", "list_")))
+    anno.setanno(fn, _SEQUENCE_NAMES, frozenset(t for t, v in values if sequence_like(v)))
     return found
+
+
+def sequence_names(fn) -> frozenset:
+    """The names that the function `fn` binds to what `sequence_like` finds (`key = (a, b)`:
+    `key < best` goes through `_d2s.seq_order`, which is Python's `<` for anything else)."""
+    set_names(fn)
+    return anno.getanno(fn, _SEQUENCE_NAMES)
+
+
+_SEQUENCE_CALLS = frozenset(("tuple", "list", "sorted", "tuple_", "list_", "sorted_"))
+
+
+def sequence_like(node, names: frozenset = frozenset()) -> bool:
+    """Whether `node` is written as a list or tuple: a display, a list comprehension, a call
+    of `tuple` / `list` / `sorted` (or `builtin_calls`' forms of them), `.tolist()`, or one
+    of `names`: an ordering comparison with it goes through `_d2s.seq_order`
+    (`operators.sequence_order`)."""
+    cls = node.__class__
+    if cls in (gast.Tuple, gast.List, gast.ListComp):
+        return True
+    if cls is gast.Name:
+        return node.id in names
+    f = node.func if cls is gast.Call else None
+    if f.__class__ is gast.Name:
+        return f.id in _SEQUENCE_CALLS
+    return f.__class__ is gast.Attribute and (f.attr == "tolist" or f.attr in _SEQUENCE_CALLS
+                                              and f.value.__class__ is gast.Name and
+                                              f.value.id == RESERVED)
 
 
 def dict_names(fn) -> frozenset:

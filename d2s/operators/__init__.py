@@ -102,6 +102,7 @@ from .try_except import (  # noqa: F401
     try_state,
     try_uncaught,
 )
+from .sequence_order import seq_order  # noqa: F401
 from .logical import (  # noqa: F401
     and_,
     chain_value,

@@ -21,6 +21,8 @@ from .array_sums import array_sum
 from .container_types import instance_of
 from .exceptions import short_name
 from .flagged_key_lists import key_list, values_sum
+from .distinct_numbers import distinct_count
+from .flagged_extremes import flagged_extreme
 from .lists import StructArray
 from .logical import set_len, set_truth, to_bool
 from .loop_initial import is_empty_array
@@ -78,6 +80,8 @@ def len_(x):
         return x.shape[0] if x.shape[0] >= 0 else eager_int(rt.shape(x)[0])
     if set_flags(x):  # (a set whose items a tensor `if` decides: the run's count)
         return set_len(x)
+    if (n := distinct_count(x)) is not None:  # (`len(set(x.tolist()))`: counted by the run)
+        return n
     check_unique(x, "len()")
     flags = key_flags.flags_of(x.mapping if type(x) in _VIEWS else x)  # (`len(d.keys())`)
     if flags:  # (keys set by one branch of a tensor `if`: counted where they exist)
@@ -250,12 +254,16 @@ def zip_(*iterables, strict=False):
 
 def max_(*args, **kwargs):
     """`max`; of values some of which are graph values: an elementwise `maximum`."""
+    if (out := flagged_extreme(builtins.max, args, kwargs)) is not None:
+        return out  # (`max(d, key=d.get)` of a dict with keys on some paths)
     _decided("max()", *args)
     return _extreme(builtins.max, "maximum", args, kwargs)
 
 
 def min_(*args, **kwargs):
     """`min`; of values some of which are graph values: an elementwise `minimum`."""
+    if (out := flagged_extreme(builtins.min, args, kwargs)) is not None:
+        return out
     _decided("min()", *args)
     return _extreme(builtins.min, "minimum", args, kwargs)
 
@@ -406,7 +414,8 @@ def bool_(x=False):
         out = rt.assign(out) if out is x else out  # (x itself stays a tensor)
         out.python_scalar = True  # a Python bool, as eager `bool(t)` is
         return out
-    return set_truth(x) if set_flags(x) else builtins.bool(x)  # (a set a tensor decides)
+    truth = set_truth(x)  # (a set whose items, a dict whose keys, a tensor decides)
+    return builtins.bool(x) if truth is None else truth
 
 
 def int_(x=0, *base):

@@ -526,8 +526,8 @@ def _check_bound(names, first, second, src, unbound=None, errors=None) -> None:
 def ifexp(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`."""
     report.record("if", pred)
-    if isinstance(pred, RunSizedList):
-        pred = to_bool(pred)
+    if isinstance(pred, RunSizedList) or not is_variable(pred):  # (and a set or dict a
+        pred = to_bool(pred)  # tensor `if` decides: `x if seen else y`)
     if not is_variable(pred):
         return true_fn() if pred else false_fn()
     # (as an `if` statement: Python numbers of two types keep the type of the branch taken)

@@ -7,6 +7,7 @@ and Python side effects of building them happen once.
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 import runtime as rt
 from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
@@ -37,7 +38,7 @@ def set_truth(x):
     None."""
     items = set_flags(x)
     if not items:
-        return None
+        return _dict_truth(x)
     if len(items_of(x)) > len(items):
         return True
     flags = list(items.values())
@@ -45,6 +46,21 @@ def set_truth(x):
     for f in flags[1:]:
         out = rt.logical_or(out, f)
     out = rt.assign(out)
+    out.python_scalar = True
+    return out
+
+
+def _dict_truth(x):
+    """`bool(d)` of a dict (or a view of one) with keys that exist on some paths only
+    (`key_flags`): whether a key exists on this run; None for anything else."""
+    mapping = x if isinstance(x, dict) else getattr(x, "mapping", None)
+    flags = key_flags.flags_of(mapping) if isinstance(mapping, (dict, MappingProxyType)) \
+        else {}
+    if not flags:
+        return None
+    if len(mapping) > len(flags):
+        return True
+    out = rt.assign(rt.any(rt.stack([rt.reshape(f, []) for f in flags.values()])))
     out.python_scalar = True
     return out
 
@@ -256,8 +272,10 @@ def _graph(a, rest, op, decided: bool):
 
 def not_(x):
     """`not x`"""
-    if set_flags(x):  # (a set whose items a tensor `if` decides)
-        x = set_truth(x)
+    if not is_variable(x) and (truth := set_truth(x)) is not None:
+        x = truth  # (a set whose items, a dict whose keys, a tensor `if` decides)
+        if not is_variable(x):
+            return not x
     if isinstance(x, RunSizedList):
         out = rt.logical_not(to_bool(x))
         out.python_scalar = True  # (`not lst`: a Python bool)

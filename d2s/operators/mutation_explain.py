@@ -53,11 +53,18 @@ def explain_names(names, outs, src) -> None:
         if isinstance(a, dict) and isinstance(b, dict) and a.keys() != b.keys():
             only = sorted(map(repr, a.keys() ^ b.keys()))[0]
             side = "if" if only in map(repr, a) else "else"
+            value = next(v for v in (*a.items(), *b.items()) if repr(v[0]) == only)[1]
+            advice = (  # (a str has no presence flag: the key's value would be text the
+                f"Set {name}[{only}] before the if to a str (`''`), which the branch then "
+                "changes (a str a tensor `if` chooses converts), or keep a bool tensor "
+                "instead") if isinstance(value, (str, bytes)) else (  # run decides)
+                f"Set {name}[{only}] before the if (to a tensor of the same shape) and assign "
+                "it in both branches")
             raise StateChangeError(
                 f"key {only} of the dict '{name}' is set in the {side} branch only of an if "
                 f"whose condition is a tensor ({where(src)}); one static program cannot have "
-                f"both key sets. Set {name}[{only}] before the if (to a tensor of the same "
-                "shape) and assign it in both branches.", src)
+                f"both key sets{' with a str value' if isinstance(value, (str, bytes)) else ''}"
+                f". {advice}.", src)
     for name, a, b in zip(names, outs[0], outs[1]):
         _refuse_chosen_text(name, a, b, src)
 

@@ -60,7 +60,7 @@ def find(first: list, second: list, names, kinds: dict, src) -> bool:
         if not dtypes or not any(map(_is_tensor_side, (a, b))) or ("n", path) in kinds:
             continue
         if len(dtypes) > 1:
-            _refuse_kinds(names[path[0]], path[1:], dtypes, src)
+            dtypes = {_widened(names[path[0]], path[1:], (a, b), dtypes, src)}
         if all(number_dtype(v) is not None and getattr(v, "number_when", None) is None
                for v in (a, b) if not isinstance(v, Undefined)):
             continue  # (numbers on both paths: `scalar_merge`)
@@ -68,6 +68,50 @@ def find(first: list, second: list, names, kinds: dict, src) -> bool:
         kinds[("v", path)] = dtypes.pop()
         new = True
     return new
+
+
+class _Widened(str):
+    """The dtype of a number whose type differs between the paths (`sum(kept) if kept else
+    0.0`: an int on the runs where `kept` is empty, which never take that path): the widest,
+    and the line to name where a run gives the narrower one (`here` checks it)."""
+    src = None
+    what = ""
+
+
+def _widened(name: str, path: tuple, values, dtypes: set, src) -> str:
+    """The widest of `dtypes`, where each path whose number is narrower is a number on some
+    runs only (`number_when`: a run-time check raises on those runs); else refused."""
+    wide = max(dtypes, key=WIDE_NUMBER.index)
+    for v in values:
+        if number_dtype(v) not in (None, wide) and getattr(v, "number_when", None) is None:
+            _refuse_kinds(name, path, dtypes, src)
+    out = _Widened(wide)
+    out.src, out.what = src, _what(name, path)
+    return out
+
+
+def _what(name: str, path: tuple) -> str:
+    what = "the returned value" if is_return_value(name) else \
+        "the conditional expression's value" if name.startswith("_ifexp") else f"'{name}'"
+    return what + "".join(f"[{i}]" for i in path)
+
+
+def _check_narrower(v, dtype) -> None:
+    """Raise when the program runs and `v` (a number on some runs) is its number, of a type
+    narrower than the merged `dtype` eager would not give (`_Widened`)."""
+    kind = {"bool": "a bool", "int64": "an int"}[v.number_value.dtype.name]
+    src = dtype.src
+    exc = TypeError(
+        f"{dtype.what} is {kind} on this input where another path of the if gives "
+        f"{'a float' if dtype == 'float64' else 'an int'} ({where(src)}): one program value "
+        "keeps one Python number type. Make the numbers of every path one type (`0.0` for "
+        "`0`, `float(...)`).")
+
+    def fail():
+        raise_error(exc, at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
+        return rt.zeros([], "bool")
+
+    rt.static.nn.cond(v.number_when, fail, lambda: rt.zeros([], "bool"))
 
 
 def _refuse_kinds(name: str, path: tuple, dtypes: set, src) -> None:
@@ -109,6 +153,8 @@ def here(kind: str, v, dtype):
         return rt.full([], number_dtype(v) is not None and not _is_tensor_side(v), "bool")
     if mixed:
         number = v.number_value
+        if isinstance(dtype, _Widened) and number.dtype.name != dtype:
+            _check_narrower(v, dtype)
     elif number_dtype(v) is not None:
         number = v if is_variable(v) else rt.full([], v, dtype)
     else:

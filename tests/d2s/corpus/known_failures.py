@@ -48,8 +48,9 @@ STATIC: dict[str, str] = {
         "per-class counts in a dict keyed by `labels.tolist()` items: keys the program computes; "
         "refused at the user's line ('.get() of a key computed by the converted code')"),
     "wild6_pipelines.semantic_area_report": (
-        "`max(report, key=report.get)` over a dict whose keys a tensor `if` set: which keys it "
-        "visits the run decides; refused at the user's line"),
+        "`max(report, key=report.get) if report else None`: the max converts (a str the run "
+        "picks among the keys present) and so does the dict's truth, but a str or None chosen "
+        "by a tensor condition is refused at the user's line (docs/d2s.md)"),
     "autograph.counter_started_on_the_first_trip": (
         "AutoGraph's loop_initializing_variant_variable: `for i in range(n_tensor)` binds "
         "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
@@ -65,21 +66,12 @@ STATIC: dict[str, str] = {
         "`**opts` into a helper that tests `'bias' in extra`: one program has one key set; "
         "refused at the `if` (StateChangeError naming the dict and key, docs/d2s.md 'A dict "
         "key set on some paths only')"),
-    "dynamo.comprehension_filter_by_tensor": (
-        "`sum(kept) if kept else 0.0` over a list a tensor filter sizes is a Tensor on some "
-        "inputs and a float on others: one program value cannot be both; refused at the line"),
     "dynamo.argmax_picks_python_label": (
         "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
         "line (docs/errors.md 'A tensor's value used as a Python value')"),
-    "dynamo.set_of_tolist_values": (
-        "`len(set(x.tolist()))`: a set of computed numbers (distinct count) is not built as "
-        "graph ops (rt.unique); refused at the `len` (docs/d2s.md set elements)"),
     "dynamo.int_tensor_item_indexing": (
         "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
         "the run decides, sliced by computed bounds; refused at the line"),
-    "dynamo.tolist_equality": (
-        "`tuple(x.tolist()) < (1.5, 0.0)`: an ordering comparison of sequences of computed "
-        "numbers (`==` converts); refused with the generic bool() error at the line"),
     "dynamo.generator_conditional_yield": (
         "a tensor `if` inside a generator function: generators run as Python; refused at the "
         "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "

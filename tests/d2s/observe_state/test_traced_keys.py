@@ -69,8 +69,17 @@ def test_membership_in_a_dict_keyed_by_traced_ints():
         assert tuple(bool(v) for v in got) == want
 
 
-@pytest.mark.parametrize("fn, what", [(distinct_count, r"len\(\).*seen\)"),
-                                      (keyed_result, "returns a dict keyed by")])
+def test_a_distinct_count_of_computed_numbers_follows_the_run():
+    """`len()` of a set of computed ints: the program counts the distinct values (issue 35,
+    `distinct_numbers`; refused before)."""
+    static = d2s.to_static(distinct_count)
+    for v in ([1, 1, 2, 3], [4, 4, 4, 0], [0, 1, 2, 2]):
+        a = rt.to_tensor(np.array(v, "int64"))
+        assert static(a) == distinct_count(a) == len(set(v[:3]))
+        assert type(static(a)) is int
+
+
+@pytest.mark.parametrize("fn, what", [(keyed_result, "returns a dict keyed by")])
 def test_what_a_program_cannot_count_or_return_is_refused(fn, what):
     a = rt.to_tensor(np.array([1, 1, 2, 3], "int64"))
     fn(a)  # eager runs
