@@ -87,6 +87,7 @@ def outside_reads(fn) -> Reads:
     aliased = []  # (name, chain): `hist = self.history`
     loop_aliases = []  # (name, chain + Each): `for st in self.stages:`
     appends, other_loads, keyed = set(), set(), set()
+    kept = []  # attributes assigned (`_kept_stores`)
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
     stack = [fn]
@@ -107,6 +108,8 @@ def outside_reads(fn) -> Reads:
             if cls is gast.Subscript and node.slice.__class__ is gast.Constant and \
                     type(node.slice.value) is str:
                 keyed_to.add(id(node.value))
+            if node.ctx.__class__ is gast.Store and cls is gast.Attribute:
+                kept.append(node)  # (`if t.any(): self.flag = True`: see `_kept_stores`)
             if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
                 if cls is gast.Attribute and node.attr in APPENDS:
                     appended_to.add(id(node.value))
@@ -141,6 +144,7 @@ def outside_reads(fn) -> Reads:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
     stored = set(stores)
+    chains |= _kept_stores(kept, fn.body)
     chains |= _through_aliases(chains, aliased + loop_aliases, stores)
     appended = appends - other_loads
     for chain in {c for n, c in aliased if n in appended and len(c) < MAX_CHAIN}:
@@ -238,6 +242,23 @@ def _chain(node, computed: bool = False) -> tuple | None:
         return None
     parts.append(node.id)
     return tuple(reversed(parts))
+
+
+def _kept_stores(stores: list, body: list) -> set:
+    """Chains of attributes assigned inside a block (`if mask.any(): self.seen = True`, a
+    loop's body): on a path that does not run the assignment (a tensor `if`'s other branch,
+    a graph loop of zero trips) the attribute keeps the value the call found, which the
+    program holds: a value read, as `self.seen` would be. Assigned by a statement of the
+    function's own body, it is not (`_written_first` may find it written first)."""
+    top = {id(t) for stmt in body if stmt.__class__ in (gast.Assign, gast.AnnAssign)
+           for t in (stmt.targets if stmt.__class__ is gast.Assign else [stmt.target])}
+    found = set()
+    for node in stores:
+        if id(node) not in top:
+            chain = _chain(node)
+            if chain is not None and len(chain) >= 2:
+                found.add(chain[:MAX_CHAIN])
+    return found
 
 
 def _read_before_written(chains: set, body: list, self_name) -> set:
