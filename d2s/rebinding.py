@@ -6,8 +6,9 @@ guards, write-back places and replayed effects name them. Such arguments are key
 (`function_spec.py`), so a caller passing a fresh `metrics = {}` each step would trace on every
 call. Here a program is also found by the *values* of its arguments: the containers and plain
 objects reachable from them (lists, dicts, tuples, sets, dataclass instances, SimpleNamespaces,
-instances of plain user classes (`plain_object`), at any depth) walked into a key of their types, keys, Python values, tensor shapes and which
-of them are one object (`values_key`), taken before the trace. A later call whose arguments
+instances of plain user classes (`plain_object`), at any depth) walked into a key of their
+types, keys, Python values, tensor shapes and which of them are one object (`values_key`),
+taken before the trace. A later call whose arguments
 give the same key would trace the same program with its own objects in place of the trace's:
 `rebind` makes that program's `Entry` for this call, the trace's objects replaced by the call's
 ones in its guards (compiled again), slots, write-back places, fed numbers and replayed

@@ -274,7 +274,8 @@ def _kept_stores(stores: list, body: list) -> set:
             chain = _chain(node)
             if chain is not None and len(chain) >= 2:
                 found.add(chain[:MAX_CHAIN])
-    return {c for c in found if not _covers(body, c, {})}
+    memo: dict = {}
+    return {c for c in found if not _covers(body, c, memo)}
 
 
 def _covers(stmts: list, chain: tuple, returns: dict) -> bool:
