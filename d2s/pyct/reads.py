@@ -278,6 +278,9 @@ def _kept_stores(stores: list, body: list) -> set:
     return {c for c in found if not _covers(body, c, memo)}
 
 
+_EXITS = (gast.Return, gast.Break, gast.Continue)
+
+
 def _covers(stmts: list, chain: tuple, returns: dict) -> bool:
     """Every path through `stmts` assigns `chain` before it returns or falls off the end
     (`if not self.built: ...; self.mode = "first"; return ...`, then `self.mode = "later"`):
@@ -287,7 +290,7 @@ def _covers(stmts: list, chain: tuple, returns: dict) -> bool:
         if cls is gast.Assign and any(_chain(t) == chain for t in st.targets) or \
                 cls is gast.AnnAssign and _chain(st.target) == chain:
             return True
-        if cls is gast.Return:
+        if cls in _EXITS:
             return False
         if cls is gast.If:
             body, orelse = _covers(st.body, chain, returns), _covers(st.orelse, chain, returns)
@@ -299,18 +302,32 @@ def _covers(stmts: list, chain: tuple, returns: dict) -> bool:
         elif cls not in (gast.Expr, gast.Assign, gast.AugAssign, gast.AnnAssign) and \
                 _returns([st], returns):
             return False
+        elif cls is gast.For and _some_trips(st.iter) and not st.orelse and \
+                _covers(st.body, chain, returns):
+            return True  # (`for i in range(2):`, no `break` before the store)
     return False
 
 
+def _some_trips(node) -> bool:
+    """`node` is `range(k)` with a literal k >= 1, or a literal non-empty list or tuple."""
+    if node.__class__ in (gast.List, gast.Tuple):
+        return bool(node.elts) and not any(e.__class__ is gast.Starred for e in node.elts)
+    return node.__class__ is gast.Call and node.func.__class__ is gast.Name and \
+        node.func.id == "range" and len(node.args) == 1 and not node.keywords and \
+        node.args[0].__class__ is gast.Constant and type(node.args[0].value) is int and \
+        node.args[0].value >= 1
+
+
 def _returns(stmts: list, memo: dict) -> bool:
-    """A `return` somewhere in `stmts` (not in a nested function)."""
+    """A `return`, `break` or `continue` somewhere in `stmts` (not in a nested function):
+    a path that may leave them early."""
     key = id(stmts[0]) if len(stmts) == 1 else tuple(map(id, stmts))
     found = memo.get(key)
     if found is None:
         stack, found = list(stmts), False
         while stack and not found:
             n = stack.pop()
-            found = n.__class__ is gast.Return
+            found = n.__class__ in _EXITS
             if n.__class__ not in _FUNCTIONS and n.__class__ is not gast.ClassDef:
                 stack.extend(gast.iter_child_nodes(n))
         memo[key] = found

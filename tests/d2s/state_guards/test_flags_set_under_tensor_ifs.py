@@ -73,3 +73,35 @@ def test_a_flag_on_an_object_passed_in_stays_set():
             np.testing.assert_array_equal(s.numpy(), e.numpy())
             assert ss.seen_neg is es.seen_neg
         assert es.seen_neg is True
+
+
+class LastRow(nn.Layer):
+    """Stores inside a loop that always runs (`range(2)`) and on both paths of an `if` that
+    returns: every path writes them, so the values found are no read (one program)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tag, self.k, self.mode = "none", 0, "none"
+
+    def forward(self, x):
+        for i in range(2):
+            self.tag = "pos" if float(x[i].sum()) > 0 else "neg"
+            self.k = int(x[i].argmax())
+        if self.k == 0:
+            self.mode = "first"
+            return x * 0.0
+        self.mode = "later"
+        return x * 2.0
+
+
+def test_stores_every_path_makes_keep_one_program():
+    eager, static_layer = LastRow(), LastRow()
+    static = d2s.to_static(static_layer)
+    rng = np.random.RandomState(0)
+    for _ in range(6):
+        x = rng.randn(2, 3).astype(np.float32)
+        e, s = eager(rt.to_tensor(x)), static(rt.to_tensor(x))
+        np.testing.assert_array_equal(s.numpy(), e.numpy())
+        got = (static_layer.tag, static_layer.k, static_layer.mode)
+        assert got == (eager.tag, eager.k, eager.mode) and type(got[1]) is int
+    assert len(static.forward.program_cache) == 1
