@@ -214,16 +214,19 @@ class FunctionSpec:
         """A list of Python values passed where the function only appends to it (`log.append(v)`,
         `pyct/reads.py`) is keyed by identity: the program reads none of its items, which
         grow on every call (the trace's appends are replayed, `side_effects.py`). So is a
-        list or dict of Python values a program writes in (`bind`): its effects go to the
+        list, dict or dataclass of Python values a program writes in (`bind`) and reads
+        only through constant keys or fields (`state.step += 1`): its effects go to the
         object passed (a counter in it is program state: one program for every count)."""
-        if not any(a.__class__ is list or a.__class__ is dict for a in args):
+        if not any(a.__class__ is list or a.__class__ is dict or _is_dataclass(a)
+                   for a in args):
             return args
         if self._appended is None:
             reads = self._reads() if self._reads is not None else None
             names = reads.appended & reads.params if reads is not None else frozenset()
             self._appended = frozenset(i for i, n in enumerate(self.arg_names) if n in names)
         by_identity = self._appended | self._bound
-        return tuple(_Identity(a) if i in by_identity and a.__class__ in (list, dict) and
+        return tuple(_Identity(a) if i in by_identity and (a.__class__ in (list, dict) or
+                                                           _is_dataclass(a)) and
                      not any(is_tensor(x) or x.__class__ is _NDARRAY
                              for x in pytree.flatten(a)[0]) else a
                      for i, a in enumerate(args))
@@ -294,6 +297,10 @@ class TraceTarget:
         if self.instance is not None:
             return self.function.__get__(self.instance)
         return self.function
+
+
+def _is_dataclass(a) -> bool:
+    return dataclasses.is_dataclass(a) and not isinstance(a, type)
 
 
 def _array_tensor(a: np.ndarray, spec):

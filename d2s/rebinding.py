@@ -6,8 +6,9 @@ guards, write-back places and replayed effects name them. Such arguments are key
 (`function_spec.py`), so a caller passing a fresh `metrics = {}` each step would trace on every
 call. Here a program is also found by the *values* of its arguments: the containers and plain
 objects reachable from them (lists, dicts, tuples, sets, dataclass instances, SimpleNamespaces,
-at any depth) walked into a key of their types, keys, Python values, tensor shapes and which
-of them are one object (`values_key`), taken before the trace. A later call whose arguments
+instances of plain user classes (`plain_object`), at any depth) walked into a key of their
+types, keys, Python values, tensor shapes and which of them are one object (`values_key`),
+taken before the trace. A later call whose arguments
 give the same key would trace the same program with its own objects in place of the trace's:
 `rebind` makes that program's `Entry` for this call, the trace's objects replaced by the call's
 ones in its guards (compiled again), slots, write-back places, fed numbers and replayed
@@ -22,12 +23,14 @@ this call passes) is not given the program either: it traces.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import gc
 import types
 import weakref
 
 from runtime.core import TensorBase
 
+from .call_policy import ignored_module
 from .function_spec import (
     _NDARRAY,
     TENSOR_CLASSES,
@@ -91,6 +94,10 @@ class _Walk:
             return self._dataclass(x, fed, depth)
         if isinstance(x, (list, dict, set)):  # (a subclass: its own rules may read more)
             raise _GiveUp
+        if plain_object(x):  # (`class Box: pass`, a fresh one per call: as a SimpleNamespace)
+            self.seen[id(x)] = len(self.seen)
+            self.objs.append(x)
+            return (cls, tuple((k, self.key(v, False, depth + 1)) for k, v in vars(x).items()))
         self.opaque.append(x)
         return value_key(x)
 
@@ -101,6 +108,29 @@ class _Walk:
                       if k not in names)
         return (x.__class__, tuple((n, self.key(getattr(x, n), fed, depth + 1))
                                    for n in names), extra)
+
+
+_OBJECT_HOOKS = ("__eq__", "__hash__", "__getattribute__", "__setattr__", "__delattr__")
+_PLAIN: dict = {}  # class -> whether its instances are plain objects
+
+
+def plain_object(x) -> bool:
+    """`x` is an instance of a plain user class: compared by identity, its state all in its
+    `__dict__` (no `__slots__`, no `__getattr__` and no attribute hooks), not the library's
+    (a Layer, an optimizer) and not an enum: walked as a SimpleNamespace is, so a fresh
+    object per call with the same field values finds the program traced for an earlier one."""
+    cls = x.__class__
+    found = _PLAIN.get(cls)
+    if found is None:
+        module = getattr(cls, "__module__", None)
+        found = _PLAIN[cls] = isinstance(getattr(x, "__dict__", None), dict) and not \
+            isinstance(x, (type, enum.Enum, types.ModuleType, types.FunctionType,
+                           types.MethodType, BaseException)) and \
+            all(getattr(cls, h, None) is getattr(object, h) for h in _OBJECT_HOOKS) and \
+            not hasattr(cls, "__getattr__") and \
+            not any("__slots__" in vars(c) for c in cls.__mro__[:-1]) and \
+            not ignored_module(module)
+    return found
 
 
 def values_key(args, kwargs, instance, training):

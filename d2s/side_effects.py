@@ -18,9 +18,11 @@ changed place is handled by what it now holds:
   list changed or appended): the value the trace left is stored again after each call. Where
   the trace read the place (a read guard of `guards.py` names it), the program is also guarded
   by the value the trace started from: a call that starts from another value traces a new
-  program, which replays the change from there. A place only written (`state.warm = True`)
-  is not guarded, so one program serves every call; Python items only appended to a list
-  the trace did not read (`self.history.append(step)`) are appended again after each call.
+  program, which replays the change from there; so is a place written inside a block that
+  some path skips (`if t.any(): self.seen = True`: that path keeps the value the call found,
+  `pyct/reads.py`). A place only written (`state.warm = True`) is not guarded, so one
+  program serves every call; Python items only appended to a list the trace did not read
+  (`self.history.append(step)`) are appended again after each call.
 
 A number that cannot be program state (its traced code needs a Python value, e.g.
 `range(self.n)`, or a step counter deciding a Python `if` around `opt.step()`) falls back to

@@ -260,7 +260,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         if s.kind == "list":
             for i, x in enumerate(v):
                 old = before.get((id(s.obj), "item", i))
-                if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old):
+                if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old) and \
+                        not any(y is old for y in v):  # (moved: `q.append(t); q.pop(0)`)
                     s.obj[i] = _update(old, x, f"{s.path}[{i}]")
             if not _holds_variable(s.get()):
                 continue

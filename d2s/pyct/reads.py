@@ -68,8 +68,9 @@ class Reads(NamedTuple):
     params: frozenset = frozenset()
     # names loaded only to append to (`log.append(v)`): the list's items are not read
     appended: frozenset = frozenset()
-    # names loaded only to append to or with a constant key (`stats["n"] += 1`): what the
-    # function reads of them is guarded (`guards.record`: chains)
+    # names loaded only to append to, with a constant key (`stats["n"] += 1`) or for a field
+    # (`state.n += 1`, not a method call): what the function reads of them is guarded
+    # (`guards.record`: chains)
     keyed: frozenset = frozenset()
 
 
@@ -82,11 +83,13 @@ def outside_reads(fn) -> Reads:
     stores: dict = {}  # name -> how many times it is bound (parameters aside)
     chains = set()
     appended_to = set()  # ids of `xs` in `xs.append`: a list only appended to is not read
-    keyed_to = set()  # ids of `d` in `d["k"]`
+    keyed_to = set()  # ids of `d` in `d["k"]` and of `s` in `s.n` (not called: `s.total()`)
     chain_loads: dict = {}  # chain -> how many times it is loaded
     aliased = []  # (name, chain): `hist = self.history`
     loop_aliases = []  # (name, chain + Each): `for st in self.stages:`
     appends, other_loads, keyed = set(), set(), set()
+    kept = []  # attributes assigned (`_kept_stores`)
+    called = set()  # ids of called functions (`s.total` of `s.total()`)
     # One walk (pyct/walk.py's field tables: contexts and operators are read, not visited).
     fields_of = NAME_FIELDS
     stack = [fn]
@@ -104,9 +107,10 @@ def outside_reads(fn) -> Reads:
                 if node.ctx.__class__ is not gast.Param:
                     stores[node.id] = stores.get(node.id, 0) + 1
         elif cls in _ATTRIBUTE_LIKE:
-            if cls is gast.Subscript and node.slice.__class__ is gast.Constant and \
-                    type(node.slice.value) is str:
+            if _keyed(node, cls, called):
                 keyed_to.add(id(node.value))
+            if node.ctx.__class__ is gast.Store and cls is gast.Attribute:
+                kept.append(node)  # (`if t.any(): self.flag = True`: see `_kept_stores`)
             if node.ctx.__class__ is gast.Load and id(node) not in appended_to:
                 if cls is gast.Attribute and node.attr in APPENDS:
                     appended_to.add(id(node.value))
@@ -117,18 +121,12 @@ def outside_reads(fn) -> Reads:
                     chains.add(chain[:MAX_CHAIN])
                     chain_loads[chain[:MAX_CHAIN]] = chain_loads.get(chain[:MAX_CHAIN], 0) + 1
         elif cls is gast.Call:
+            called.add(id(node.func))
             chains.update(_probes(node))
         elif cls is gast.For or cls is gast.comprehension:
             loop_aliases += _loop_aliases(node.target, node.iter)
         elif cls in _FUNCTIONS:
-            if cls is not gast.Lambda:
-                bound.add(node.name)
-            a = node.args
-            for p in a.posonlyargs + a.args + a.kwonlyargs:
-                bound.add(p.id)
-            for p in (a.vararg, a.kwarg):
-                if p is not None:
-                    bound.add(p.id)
+            _bind_parameters(node, bound)
         elif cls is gast.ClassDef:
             bound.add(node.name)
         elif cls is gast.Import or cls is gast.ImportFrom:
@@ -141,6 +139,7 @@ def outside_reads(fn) -> Reads:
                 chains.add(chain[:MAX_CHAIN])
         push_children(node, fields_of[cls], push)
     stored = set(stores)
+    chains |= _kept_stores(kept, fn.body)
     chains |= _through_aliases(chains, aliased + loop_aliases, stores)
     appended = appends - other_loads
     for chain in {c for n, c in aliased if n in appended and len(c) < MAX_CHAIN}:
@@ -153,6 +152,27 @@ def outside_reads(fn) -> Reads:
     chains = _read_before_written(chains, fn.body, self_name)
     return Reads(free, frozenset(c for c in chains if c[0] in roots), self_name, params,
                  frozenset(appended - stored), frozenset((keyed | appends) - other_loads - stored))
+
+
+def _keyed(node, cls, called: set) -> bool:
+    """`node` reads its object by a constant str key (`d["k"]`) or a field (`s.n`, not a
+    method called, `s.total()`, nor an append)."""
+    if cls is gast.Subscript:
+        return node.slice.__class__ is gast.Constant and type(node.slice.value) is str
+    return node.value.__class__ is gast.Name and id(node) not in called and \
+        node.attr not in APPENDS
+
+
+def _bind_parameters(node, bound: set) -> None:
+    """A nested function's (or lambda's) name and parameters are bound names."""
+    if node.__class__ is not gast.Lambda:
+        bound.add(node.name)
+    a = node.args
+    for p in a.posonlyargs + a.args + a.kwonlyargs:
+        bound.add(p.id)
+    for p in (a.vararg, a.kwarg):
+        if p is not None:
+            bound.add(p.id)
 
 
 def _through_aliases(chains: set, aliased: list, stores: dict) -> set:
@@ -238,6 +258,80 @@ def _chain(node, computed: bool = False) -> tuple | None:
         return None
     parts.append(node.id)
     return tuple(reversed(parts))
+
+
+def _kept_stores(stores: list, body: list) -> set:
+    """Chains of attributes assigned inside a block (`if mask.any(): self.seen = True`, a
+    loop's body): on a path that does not run the assignment (a tensor `if`'s other branch,
+    a graph loop of zero trips) the attribute keeps the value the call found, which the
+    program holds: a value read, as `self.seen` would be. Assigned by a statement of the
+    function's own body, it is not (`_written_first` may find it written first)."""
+    top = {id(t) for stmt in body if stmt.__class__ in (gast.Assign, gast.AnnAssign)
+           for t in (stmt.targets if stmt.__class__ is gast.Assign else [stmt.target])}
+    found = set()
+    for node in stores:
+        if id(node) not in top:
+            chain = _chain(node)
+            if chain is not None and len(chain) >= 2:
+                found.add(chain[:MAX_CHAIN])
+    memo: dict = {}
+    return {c for c in found if not _covers(body, c, memo)}
+
+
+_EXITS = (gast.Return, gast.Break, gast.Continue)
+
+
+def _covers(stmts: list, chain: tuple, returns: dict) -> bool:
+    """Every path through `stmts` assigns `chain` before it returns or falls off the end
+    (`if not self.built: ...; self.mode = "first"; return ...`, then `self.mode = "later"`):
+    no path keeps the value the call found. `returns` memoizes `_returns`."""
+    for st in stmts:
+        cls = st.__class__
+        if cls is gast.Assign and any(_chain(t) == chain for t in st.targets) or \
+                cls is gast.AnnAssign and _chain(st.target) == chain:
+            return True
+        if cls in _EXITS:
+            return False
+        if cls is gast.If:
+            body, orelse = _covers(st.body, chain, returns), _covers(st.orelse, chain, returns)
+            if body and orelse:
+                return True
+            if not body and _returns(st.body, returns) or \
+                    not orelse and _returns(st.orelse, returns):
+                return False
+        elif cls not in (gast.Expr, gast.Assign, gast.AugAssign, gast.AnnAssign) and \
+                _returns([st], returns):
+            return False
+        elif cls is gast.For and _some_trips(st.iter) and not st.orelse and \
+                _covers(st.body, chain, returns):
+            return True  # (`for i in range(2):`, no `break` before the store)
+    return False
+
+
+def _some_trips(node) -> bool:
+    """`node` is `range(k)` with a literal k >= 1, or a literal non-empty list or tuple."""
+    if node.__class__ in (gast.List, gast.Tuple):
+        return bool(node.elts) and not any(e.__class__ is gast.Starred for e in node.elts)
+    return node.__class__ is gast.Call and node.func.__class__ is gast.Name and \
+        node.func.id == "range" and len(node.args) == 1 and not node.keywords and \
+        node.args[0].__class__ is gast.Constant and type(node.args[0].value) is int and \
+        node.args[0].value >= 1
+
+
+def _returns(stmts: list, memo: dict) -> bool:
+    """A `return`, `break` or `continue` somewhere in `stmts` (not in a nested function):
+    a path that may leave them early."""
+    key = id(stmts[0]) if len(stmts) == 1 else tuple(map(id, stmts))
+    found = memo.get(key)
+    if found is None:
+        stack, found = list(stmts), False
+        while stack and not found:
+            n = stack.pop()
+            found = n.__class__ in _EXITS
+            if n.__class__ not in _FUNCTIONS and n.__class__ is not gast.ClassDef:
+                stack.extend(gast.iter_child_nodes(n))
+        memo[key] = found
+    return found
 
 
 def _read_before_written(chains: set, body: list, self_name) -> set:
