@@ -89,7 +89,9 @@ def test_every_op_of_a_lazily_loaded_module_is_in_the_registry_table():
     """)
     lines = out.splitlines()
     assert lines[0] == "True"
-    assert len(lines) == 6 and all(line.startswith("True ") for line in lines[1:]), out
+    from runtime.ops import registry
+    assert len(lines) == 1 + len(registry.REGISTERED_BY) >= 7, out
+    assert all(line.startswith("True ") for line in lines[1:]), out
 
 
 def test_a_saved_program_with_quantization_ops_runs_in_a_process_that_never_imported_them(

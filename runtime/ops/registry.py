@@ -68,6 +68,7 @@ REGISTERED_BY = {
     "moving_average_abs_max_scale": "runtime.quantization.fake_quant",
     "fake_quant_dequant": "runtime.quantization.fake_quant",
     "dequantize_linear": "runtime.quantization.int8",
+    "lr_schedule_step": "runtime.optimizer.lr",
 }
 
 
