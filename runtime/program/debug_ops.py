@@ -327,17 +327,8 @@ def py_print(*objects, sep: str = " ", end: str = "\n", file=None, formats=None)
     if STATE.builder is None:
         print(*objects, sep=sep, end=end, file=file)
         return
-    parts = [None if core.is_tensor(o) else str(o)
-             for o in objects]
-    tensors = [o for o in objects if core.is_tensor(o)]
-    attrs = {"parts": parts, "sep": sep, "end": end,
-             "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
-    numbers = [prints_as_number(t) for t in tensors]
-    if any(numbers):
-        attrs["as_int"] = numbers
-    if formats is not None and any(f is not None for f in formats):
-        attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
-    attrs.update(_shown_as_eager(tensors))
+    tensors, attrs = _text_attrs(objects, formats)
+    attrs.update(sep=sep, end=end)
     if file is not None:
         attrs["file"] = ("stdout" if file is _sys.stdout else "stderr" if file is _sys.stderr
                          else file)
@@ -353,21 +344,28 @@ def py_format(objects, formats=None):
     >>> STRINGS[int(rt.static.py_format(["n=", 3]))]
     'n=3'
     """
-    parts = [None if core.is_tensor(o) else str(o) for o in objects]
-    tensors = [o for o in objects if core.is_tensor(o)]
     if STATE.builder is None:
         formats = formats or [None] * len(objects)
         text = "".join(str(o) if f is None else _formatted(o, *f)
                        for o, f in zip(objects, formats))
         return core.wrap(np.asarray(kinds.string_id(text), dtype=kinds.STR_DTYPE))
-    attrs = {"parts": parts, "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
+    tensors, attrs = _text_attrs(objects, formats)
+    return bind(PY_FORMAT, (tensors,), attrs)
+
+
+def _text_attrs(objects, formats) -> tuple:
+    """(the tensors among `objects`, the attrs of a `py_print` / `py_format` op showing them
+    with the strs between them as eager code would)."""
+    tensors = [o for o in objects if core.is_tensor(o)]
+    attrs = {"parts": [None if core.is_tensor(o) else str(o) for o in objects],
+             "stop_gradient": [bool(t.stop_gradient) for t in tensors]}
     numbers = [prints_as_number(t) for t in tensors]
     if any(numbers):
         attrs["as_int"] = numbers
     if formats is not None and any(f is not None for f in formats):
         attrs["formats"] = [f for o, f in zip(objects, formats) if core.is_tensor(o)]
     attrs.update(_shown_as_eager(tensors))
-    return bind(PY_FORMAT, (tensors,), attrs)
+    return tensors, attrs
 
 
 def py_warn(message, category=UserWarning, filename: str = "", lineno: int = 0,
