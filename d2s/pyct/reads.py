@@ -346,18 +346,31 @@ def _written_first(body: list, self_name: str) -> set:
     `return h, self.mode`): the function never sees the value the attribute had when it was
     called, so that value is no read to guard (a guard would trace again for every value an
     earlier call left). Helpers called before it record their own reads."""
+    # (only the statements up to the last such assignment are read: a huge function's body
+    # of plain statements, none assigning `self.attr`, is not walked again)
+    last = max((i for i, stmt in enumerate(body) if _self_target(stmt, self_name) is not None),
+               default=-1)
     named: set = set()
     first: set = set()
-    for stmt in body:
-        target = stmt.targets[0] if stmt.__class__ is gast.Assign and len(
-            stmt.targets) == 1 else None
-        if target is not None and target.__class__ is gast.Attribute and \
-                target.value.__class__ is gast.Name and target.value.id == self_name and \
-                None not in named and target.attr not in named and \
+    for stmt in body[:last + 1]:
+        target = _self_target(stmt, self_name)
+        if target is not None and None not in named and target.attr not in named and \
                 target.attr not in _names(stmt.value):
             first.add((self_name, target.attr))
         named |= _names(stmt)
+        if None in named:  # (no later assignment is first)
+            break
     return first
+
+
+def _self_target(stmt, self_name: str):
+    """The target of `stmt` if it is `self.attr = ...` (one target), else None."""
+    target = stmt.targets[0] if stmt.__class__ is gast.Assign and len(
+        stmt.targets) == 1 else None
+    if target is not None and target.__class__ is gast.Attribute and \
+            target.value.__class__ is gast.Name and target.value.id == self_name:
+        return target
+    return None
 
 
 def _names(node) -> set:
