@@ -32,6 +32,7 @@ from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
 from .builder import Training, install_training
+from .leaf_reads import gradients_and_reach
 from .reach_paths import gradient_sites
 from .reach_values import top_level
 from .variable import Variable
@@ -566,8 +567,9 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if loss.stop_when is not None:  # (detached on the runs a tensor `if` decides: raise there)
         bind(CUT_CHECK, (loss.stop_when,), {})
     forward_ops = list(g0.ops)  # (the backward ops read every parameter)
-    grads = gradients([loss], [g0.var(n) for n in names], target_gradients=seed)
-    reached = _reached(program, names, forward_ops, loss.name)  # (loops save their iterations now)
+    grads, reached = gradients_and_reach(  # (loops save their iterations now)
+        program, gradients, lambda ns: _reached(program, ns, forward_ops, loss.name), loss,
+        names, seed)
     program.in_program_backward = True  # d2s: the call's results need no gradient path
     for n, g in zip(names, grads):
         if g is None:
