@@ -53,3 +53,23 @@ def test_eye_sized_by_an_unknown_batch():
 def test_a_float_size_is_refused_naming_the_argument():
     with pytest.raises(TypeError, match="num_rows must be an int or a one-element int"):
         rt.eye(rt.to_tensor(2.0))
+
+
+class _Masked(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x) + rt.eye(x.shape[0], 3) + rt.eye(3)[0]
+
+
+def test_a_saved_model_with_a_computed_size_loads_and_runs(tmp_path):
+    rt.seed(0)
+    layer = _Masked()
+    layer.eval()
+    d2s.save(layer, str(tmp_path / "m"), input_spec=[d2s.InputSpec([None, 3], "float32")])
+    loaded = d2s.load(str(tmp_path / "m"))
+    for b in (1, 4):
+        x = rt.to_tensor(np.arange(3 * b, dtype="float32").reshape(b, 3))
+        np.testing.assert_allclose(loaded(x).numpy(), layer(x).numpy(), rtol=1e-6)
