@@ -379,6 +379,8 @@ PROGRAM_RANKS = {
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
     "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
+    "leaf_reads.py": 0,  # (what Builder.capture gives a read of a parameter it wrote)
+    "grad_views.py": 0,  # (train_step's view of `.grad`, per branch of control_flow's cond)
     "zero_division.py": 1,  # (the ZeroDivisionError check Builder.bind asks for)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,

@@ -222,15 +222,15 @@ def _counted_bound(x) -> bool:
 
 
 def _unknown_length(x) -> bool:
-    return isinstance(x, StructArray) or is_variable(x) and (
-        x.is_array or x.ndim > 0 and x.shape[0] < 0)
+    return isinstance(x, (StructArray, TensorEnumerate, TensorRange, TensorZip)) or (
+        is_variable(x) and (x.is_array or x.ndim > 0 and x.shape[0] < 0))
 
 
 def enumerate_(iterable, start=0):
     """`enumerate`; over a graph value whose first dim is unknown (a tensor array, a list of
     tuples / dicts as tensor arrays, or a `zip_` of one) it is a TensorEnumerate that
     `for_loop` runs as a while op."""
-    if _unknown_length(iterable) or isinstance(iterable, (TensorZip, StructArray)):
+    if _unknown_length(iterable):
         return TensorEnumerate(iterable, start)
     if is_variable(iterable) and iterable.ndim:
         return builtins.enumerate([iterable[i] for i in builtins.range(iterable.shape[0])],

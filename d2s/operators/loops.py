@@ -90,7 +90,7 @@ class TensorEnumerate:
 
     def __init__(self, tensor, start):
         self.tensor, self.start = tensor, start
-        self.zipped = isinstance(tensor, TensorZip)
+        self.zipped = isinstance(tensor, _GRAPH_SEQUENCES)  # (its own length and items)
 
     def length(self):
         if self.zipped:
@@ -116,7 +116,10 @@ class TensorZip:
             if is_variable(p) or isinstance(p, StructArray):
                 self.rows.append(lambda i, p=p: _row(p, i))
                 continue
-            seq = _indexable(list(p)) if isinstance(p, (list, tuple)) and p else None
+            if isinstance(p, _GRAPH_SEQUENCES):  # (`zip(zip(a, b), c)`, `zip(enumerate(a), b)`)
+                self.rows.append(p.item)
+                continue
+            seq = _indexable(list(p)) if isinstance(p, (list, tuple, range)) and p else None
             if seq is None:
                 raise TypeError(
                     f"zip() of a tensor whose length is only known when the program runs with "
@@ -128,7 +131,8 @@ class TensorZip:
     def length(self):
         out = None
         for p in self.parts:
-            n = _graph_length(p) if is_variable(p) or isinstance(p, StructArray) else len(p)
+            n = _graph_length(p) if is_variable(p) or isinstance(p, StructArray) else (
+                p.length() if isinstance(p, _GRAPH_SEQUENCES) else len(p))
             if out is None:
                 out = n
             elif is_variable(out) or is_variable(n):
@@ -140,6 +144,9 @@ class TensorZip:
 
     def item(self, i):
         return tuple(row(i) for row in self.rows)
+
+
+_GRAPH_SEQUENCES = (TensorRange, TensorEnumerate, TensorZip)
 
 
 def _graph_length(t):
@@ -155,10 +162,12 @@ def _row(t, i):
 
 
 def _first_variable(seq):
-    while isinstance(seq, TensorEnumerate):
-        seq = seq.tensor
-    if isinstance(seq, TensorZip):
-        seq = next(p for p in seq.parts if is_variable(p) or isinstance(p, StructArray))
+    while isinstance(seq, (TensorEnumerate, TensorZip)):
+        seq = seq.tensor if isinstance(seq, TensorEnumerate) else next(
+            p for p in seq.parts if is_variable(p) or isinstance(p, (StructArray,
+                                                                      *_GRAPH_SEQUENCES)))
+    if isinstance(seq, TensorRange):
+        return seq.stop
     return seq.length() if isinstance(seq, StructArray) else seq
 
 

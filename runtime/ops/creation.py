@@ -279,28 +279,59 @@ def linspace(start, stop, num, dtype=None, name=None):
     return bind(LINSPACE, (start, stop, num), {"dtype": _dtype_name(dtype, default_float())})
 
 
-def _eye_infer(num_rows, num_columns, dtype):
-    for arg, v in (("num_rows", num_rows), ("num_columns", num_columns)):
-        if not isinstance(v, int) or v < 0:
+def _eye_sizes(dims, num_rows, num_columns) -> list:
+    """The sizes, a tensor input where an attr is None (a size the program computes)."""
+    it = iter(dims)
+    return [next(it) if v is None else v for v in (num_rows, num_columns)]
+
+
+def _check_size_tensor(arg: str, v) -> None:
+    """`v`: the Meta (infer) or the array (kernel) of a size given as a tensor."""
+    if v.dtype.kind not in "iu" or len(v.shape) > 1:
+        raise OpTypeError(f"eye: {arg} must be an int or a one-element int tensor, got a "
+                          f"{v.dtype.name} tensor of shape {I.fmt(tuple(v.shape))}")
+
+
+def _eye_infer(*dims, num_rows, num_columns, dtype):
+    shape = []
+    for arg, v in zip(("num_rows", "num_columns"), _eye_sizes(dims, num_rows, num_columns)):
+        if I.is_meta(v):
+            _check_size_tensor(arg, v)
+            shape.append(-1)
+        elif not isinstance(v, int) or v < 0:
             raise OpError(f"eye: {arg} must be a non-negative int, got {v!r}")
-    return Meta((num_rows, num_columns), convert_dtype(dtype))
+        else:
+            shape.append(v)
+    return Meta(tuple(shape), convert_dtype(dtype))
 
 
-EYE = register("eye", kernel=lambda xp, num_rows, num_columns, dtype: xp.eye(
-    num_rows, num_columns, dtype=convert_dtype(dtype).np), infer=_eye_infer, nondiff=True,
-    amp="keep", doc="The identity matrix (ones on the main diagonal).")
+def _eye_kernel(xp, *dims, num_rows, num_columns, dtype):
+    for arg, v in zip(("num_rows", "num_columns"), (num_rows, num_columns)):
+        if v is None:  # (eager: the same refusal as the infer rule's)
+            _check_size_tensor(arg, dims[0] if arg == "num_rows" else dims[-1])
+    n, m = (v if v.__class__ is int else int(_item(v))
+            for v in _eye_sizes(dims, num_rows, num_columns))
+    return xp.eye(n, m, dtype=convert_dtype(dtype).np)
+
+
+EYE = register("eye", kernel=_eye_kernel, infer=_eye_infer, nondiff=True, amp="keep",
+               doc="The identity matrix (ones on the main diagonal).")
 
 
 def eye(num_rows, num_columns=None, dtype=None, name=None):
-    """A 2-D tensor with ones on the diagonal (float32 by default).
+    """A 2-D tensor with ones on the diagonal (float32 by default); a size may be a
+    one-element int tensor (`rt.eye(2 * n)` of a batch size known only when a program runs).
 
     >>> import runtime as rt
     >>> rt.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return bind(EYE, (), {"num_rows": num_rows,
-                          "num_columns": num_rows if num_columns is None else num_columns,
-                          "dtype": _dtype_name(dtype, default_float())})
+    cols = num_rows if num_columns is None else num_columns
+    sizes = (num_rows, cols)
+    return bind(EYE, tuple(v for v in sizes if is_tensor(v)), {
+        "num_rows": None if is_tensor(num_rows) else num_rows,
+        "num_columns": None if is_tensor(cols) else cols,
+        "dtype": _dtype_name(dtype, default_float())})
 
 
 # ---- tril / triu -----------------------------------------------------------------------------

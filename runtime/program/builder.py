@@ -21,7 +21,7 @@ from ..ops import registry
 from ..ops.logic import logical_and, logical_or
 from ..ops.math import cast
 from ..ops.registry import STATE, Meta, OpDef
-from . import freed_graph
+from . import freed_graph, leaf_reads
 from .bind_inputs import plain as _plain
 from .bind_inputs import stop_when as _stop_when
 from .bind_inputs import stops_gradient as _stops_gradient
@@ -256,7 +256,18 @@ class Builder:
             "it outside")
 
     def capture(self, tensor) -> str:
-        """The persistable variable standing for an eager Tensor (created on first use)."""
+        """The variable a read of an eager Tensor reads: its persistable (created on first
+        use), or the newest value the program wrote into it (`leaf_reads`: of a trainable)."""
+        name = self._persistable(tensor)
+        latest = self.program._latest.get((self.block.idx, name))
+        if latest is None:
+            return name
+        if self.block.idx == 0 and not tensor.stop_gradient and (
+                latest not in self.program.leaf_reads):
+            return leaf_reads.leaf_read(self, name, latest)
+        return latest
+
+    def _persistable(self, tensor) -> str:
         prog = self.program
         name = prog._captured.get(id(tensor))
         if name is None or prog.tensors.get(name) is not tensor:
@@ -267,8 +278,7 @@ class Builder:
             prog._captured[id(tensor)] = name
             prog.global_block().new_var(name, tuple(tensor._data.shape), tensor.dtype,
                                         persistable=True, stop_gradient=tensor.stop_gradient)
-        latest = prog._latest.get((self.block.idx, name))
-        return latest if latest is not None else name
+        return name
 
     def variable_of(self, x) -> Variable:
         """`x` as a Variable of this program (capturing a Tensor or literal as a constant)."""
@@ -308,8 +318,7 @@ class Builder:
     def write_persistable(self, tensor, value) -> None:
         """`tensor.set_value(value)` while building: an op that overwrites the tensor's array
         when the program runs (optimizer updates, BatchNorm running statistics)."""
-        self.capture(tensor)
-        target = self.program.global_block().vars[self.program._captured[id(tensor)]]
+        target = self.program.global_block().vars[self._persistable(tensor)]
         value = self.variable_of(value)
         if value.dtype != target.dtype:
             value = value.astype(target.dtype)

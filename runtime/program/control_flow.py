@@ -14,7 +14,7 @@ from ..dtypes import bool_
 from ..ops import registry
 from ..ops.registry import OpError, OpTypeError
 from ..tensor import constant
-from . import stop_flags, zero_division
+from . import grad_views, stop_flags, zero_division
 from .builder import Builder, current_builder
 from .variable import Variable
 
@@ -99,6 +99,17 @@ def _trace(builder: Builder, fn):
     with builder.sub_block() as blk:
         out = fn() if fn is not None else None
     return blk, out
+
+
+def _trace_all(builder: Builder, fns: list, views) -> list:
+    """Each branch traced from the training step's gradient view as it was before them
+    (`grad_views`: the view after the op is what any of them leaves)."""
+    traced = []
+    for fn in fns:
+        views.enter()
+        traced.append(_trace(builder, fn))
+        views.leave()
+    return traced
 
 
 def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs: list):
@@ -215,15 +226,15 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
         return fn() if fn is not None else None
     _check_pred("cond", pred)
     b = current_builder()
-    tb, t_out = _trace(b, true_fn)
-    fb, f_out = _trace(b, false_fn)
-    flagged, flags = _branch_stop_flags(b, [tb, fb], [t_out, f_out])
-    if flagged:  # (their flags, as more outputs)
-        t_out, f_out = [t_out, flags[0]], [f_out, flags[1]]
-    tree, consts, specs = _merge_branches("cond", b, ["true_fn", "false_fn"], [tb, fb],
-                                          [t_out, f_out])
-    outs, result = _outputs(b, tree, consts, specs)
-    b.append("cond", [b.ref(pred)], [o.name for o in outs], {}, (tb.idx, fb.idx))
+    with grad_views.Branches(b.program) as views:
+        (tb, t_out), (fb, f_out) = _trace_all(b, [true_fn, false_fn], views)
+        flagged, flags = _branch_stop_flags(b, [tb, fb], [t_out, f_out])
+        if flagged:  # (their flags, as more outputs)
+            t_out, f_out = [t_out, flags[0]], [f_out, flags[1]]
+        tree, consts, specs = _merge_branches("cond", b, ["true_fn", "false_fn"], [tb, fb],
+                                              [t_out, f_out])
+        outs, result = _outputs(b, tree, consts, specs)
+        b.append("cond", [b.ref(pred)], [o.name for o in outs], {}, (tb.idx, fb.idx))
     return _with_stop_flags(result, flagged)
 
 
@@ -276,16 +287,17 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
         raise OpTypeError(f"switch_case: branch_index must be an integer tensor with one "
                           f"element, got {branch_index.type_str()}")
     b = current_builder()
-    traced = [_trace(b, fn) for _, fn in pairs] + [_trace(b, default)]
-    labels = [f"branch {k}" for k, _ in pairs] + ["default"]
-    blocks, results = [t[0] for t in traced], [t[1] for t in traced]
-    flagged, flags = _branch_stop_flags(b, blocks, results)
-    if flagged:  # (their flags, as more outputs)
-        results = [[r, f] for r, f in zip(results, flags, strict=True)]
-    tree, consts, specs = _merge_branches("switch_case", b, labels, blocks, results)
-    outs, result = _outputs(b, tree, consts, specs)
-    b.append("switch_case", [b.ref(branch_index)], [o.name for o in outs],
-             {"cases": [k for k, _ in pairs]}, tuple(blk.idx for blk in blocks))
+    with grad_views.Branches(b.program) as views:
+        traced = _trace_all(b, [fn for _, fn in pairs] + [default], views)
+        labels = [f"branch {k}" for k, _ in pairs] + ["default"]
+        blocks, results = [t[0] for t in traced], [t[1] for t in traced]
+        flagged, flags = _branch_stop_flags(b, blocks, results)
+        if flagged:  # (their flags, as more outputs)
+            results = [[r, f] for r, f in zip(results, flags, strict=True)]
+        tree, consts, specs = _merge_branches("switch_case", b, labels, blocks, results)
+        outs, result = _outputs(b, tree, consts, specs)
+        b.append("switch_case", [b.ref(branch_index)], [o.name for o in outs],
+                 {"cases": [k for k, _ in pairs]}, tuple(blk.idx for blk in blocks))
     return _with_stop_flags(result, flagged)
 
 

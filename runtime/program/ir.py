@@ -140,6 +140,7 @@ class Program:
         self._names: set = set()
         self._captured: dict = {}  # id(tensor) -> name
         self._latest: dict = {}  # (block idx, persistable name) -> name of its newest value
+        self.leaf_reads: dict = {}  # a read after such a write -> the trainable's name
         # name -> [(hook, origin)]: `register_hook` on a value while the program is built;
         # the backward built from it applies them (`backward.py`)
         self.grad_hooks: dict = {}
@@ -275,6 +276,7 @@ class Program:
         new._names = set(self._names)
         new._captured = dict(self._captured)
         new._latest = dict(self._latest)
+        new.leaf_reads = dict(self.leaf_reads)
         new.grad_hooks = {name: list(hooks) for name, hooks in self.grad_hooks.items()}
         new.freed = {name: dict(blocks) for name, blocks in self.freed.items()}
         new.overwritten = list(self.overwritten)

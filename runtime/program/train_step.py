@@ -32,14 +32,20 @@ from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
 from .builder import Training, install_training
+from .grad_views import RUN as _RUN
+from .grad_views import UNKNOWN as _UNKNOWN
+from .grad_views import ZERO as _ZERO
+from .grad_views import fresh
+from .leaf_reads import gradients_and_reach
 from .reach_paths import gradient_sites
 from .reach_values import top_level
 from .variable import Variable
 
-_ZERO = type("_Zero", (), {"__repr__": lambda self: "<zeros>"})()  # zeros, built on demand
-_UNKNOWN = type("_Unknown", (), {"__repr__": lambda self: "<zeros or None>"})()
-# (a gradient a tensor `if`'s branch wrote: `.grad` as the run leaves it, read where used)
-_RUN = type("_Run", (), {"__repr__": lambda self: "<.grad when run>"})()
+_UNKNOWN_USED = (
+    "the gradient of %s is used after clear_grad() inside the converted step, but whether "
+    "it is zeros, None or a gradient depends on the run (a clear_grad() or `.grad` write "
+    "under an `if` whose condition is a tensor, or the gradient before the call); compute "
+    "it with loss.backward() first, or move clear_grad() to the end of the step")
 _CUT_LOSS = ("backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
              "gradient. Set stop_gradient=False on the inputs you want gradients for.")
 
@@ -228,8 +234,7 @@ def _entry(program, t):
     st = _state(program)
     e = st.grads.get(id(t))
     if e is None:
-        e = st.grads[id(t)] = [t, GradSlot(t), _UNKNOWN, False, None]
-        # tensor, slot, value, known, the grad_write op still last for it
+        e = st.grads[id(t)] = fresh(t, GradSlot(t))
     return e
 
 
@@ -253,11 +258,7 @@ def _known(e):
         t = e[0]
         e[2] = zeros(list(t._data.shape), t.dtype)
     if e[2] is _UNKNOWN:
-        raise RuntimeError(
-            f"the gradient of {e[0].name or 'a tensor'} is used after clear_grad() inside the "
-            "converted step, but whether clear_grad() left zeros or None depends on the "
-            "gradient before the call, which this code does not compute; compute it with "
-            "loss.backward() first, or move clear_grad() to the end of the step")
+        raise RuntimeError(_UNKNOWN_USED % (e[0].name or 'a tensor'))
     return e[2]
 
 
@@ -275,11 +276,7 @@ def _known_in_branch(e):
     if e[2] is _ZERO:
         return zeros(list(t._data.shape), t.dtype)
     if e[2] is _UNKNOWN:
-        raise RuntimeError(
-            f"the gradient of {t.name or 'a tensor'} is used after clear_grad() inside the "
-            "converted step, but whether clear_grad() left zeros or None depends on the run "
-            "(an `if` whose condition is a tensor, or the gradient before the call); compute "
-            "it with loss.backward() first, or move clear_grad() to the end of the step")
+        raise RuntimeError(_UNKNOWN_USED % (t.name or 'a tensor'))
     return e[2]
 
 
@@ -566,8 +563,9 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if loss.stop_when is not None:  # (detached on the runs a tensor `if` decides: raise there)
         bind(CUT_CHECK, (loss.stop_when,), {})
     forward_ops = list(g0.ops)  # (the backward ops read every parameter)
-    grads = gradients([loss], [g0.var(n) for n in names], target_gradients=seed)
-    reached = _reached(program, names, forward_ops, loss.name)  # (loops save their iterations now)
+    grads, reached = gradients_and_reach(  # (loops save their iterations now)
+        program, gradients, lambda ns: _reached(program, ns, forward_ops, loss.name), loss,
+        names, seed)
     program.in_program_backward = True  # d2s: the call's results need no gradient path
     for n, g in zip(names, grads):
         if g is None:

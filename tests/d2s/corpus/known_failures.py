@@ -76,10 +76,24 @@ STATIC: dict[str, str] = {
         "a tensor `if` inside a generator function: generators run as Python; refused at the "
         "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "
         "function'); the loop written in the caller converts"),
+    # the 2025-26 corpus (cases_wild7_*.py): refusals, each at the user's line
+    "wild7_text.ctc_prefix_beam_search_numpy": (
+        "CTC prefix beam search over `probs.numpy()` of an argument: beams are a dict keyed "
+        "by prefix tuples, pruned by `sorted(items, key=computed score)[:beam]`, so which "
+        "prefixes survive (the dict's keys) is decided by values; refused at the sorted() "
+        "line ('sorting a list of items of different structures by tensors')"),
+    "wild7_text.first_fit_pack_lengths": (
+        "first-fit packing over `seq_lens.tolist()` of an argument: `bins[b].append(i)` "
+        "under a tensor condition grows lists held by another list (a list of lists whose "
+        "lengths the run decides); refused at the `if` naming `bins[0]` (docs/d2s.md)"),
 }
 
 DYNAMIC: dict[str, str] = {}
 
 # failures of `test_training_steps.py` (the training-step cases of `cases_wild5_training.py`)
 TRAINING: dict[str, str] = {
+    "wild7_training.gan_skip_generator_when_d_loses": (
+        "`loss_g.backward()` under a tensor `if` (the generator updated only while D's loss "
+        "is under a threshold): a converted step computes gradients at its top level; "
+        "refused at the user's backward() line (docs/training.md 'What cannot be a graph')"),
 }

@@ -1,6 +1,6 @@
-"""Run every training case (`cases_wild5_training.py`) eagerly and converted from the same
-start, argument set after argument set, and compare all a user observes after every call
-(`training_steps.same`). Known failures are listed in `known_failures.TRAINING` and run as
+"""Run every training case (`cases_wild5_training.py`, `cases_wild7_training.py`) eagerly
+and converted from the same start, argument set after argument set, and compare all a user
+observes after every call (`training_steps.same`). Known failures are listed in `known_failures.TRAINING` and run as
 strict xfails."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import runtime as rt
 
 from . import (
     cases_wild5_training,  # noqa: F401  (registers the cases)
+    cases_wild7_training,  # noqa: F401
     known_failures,
 )
 from .test_corpus import _to_inputs

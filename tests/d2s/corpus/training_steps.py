@@ -1,4 +1,5 @@
-"""The registry and the comparison of the training-step corpus (`cases_wild5_training.py`).
+"""The registry and the comparison of the training-step corpora (`cases_wild5_training.py`,
+`cases_wild7_training.py`; a case is named by its module, as corpus cases are).
 
 A plain corpus case must give the same result when called twice; a training step does not:
 each call changes parameters, optimizer state and the user's objects. A training case is a
@@ -48,7 +49,7 @@ def train_case(setup: Callable, args: list, *, rtol: float = 1e-5, atol: float =
                between: Callable | None = None) -> Callable:
     """Register the decorated step function as a training case."""
     def register(fn):
-        name = f"wild5_training.{fn.__name__}"
+        name = f"{fn.__module__.rsplit('.', 1)[-1].removeprefix('cases_')}.{fn.__name__}"
         if any(c.name == name for c in TRAIN_CASES):
             raise ValueError(f"training case {name} is defined twice")
         TRAIN_CASES.append(TrainCase(name, fn, setup, [tuple(a) for a in args], rtol, atol,
