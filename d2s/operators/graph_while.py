@@ -36,6 +36,7 @@ from .logical import to_bool
 from .loop_initial import (
     EmptyArray,
     EmptyTuple,
+    changes_number_items,
     grown_tuple,
     is_empty_array,
     python_items,
@@ -196,8 +197,9 @@ class _GraphWhile:
         (`loop_initial`)."""
         state, names = self.state, self.names
         if not any(isinstance(v, (Undefined, int, float)) or is_empty_array(v) or (
-                v is None and is_return_value(name)) or grown_tuple(v)
-                for v, name in zip(state, names)):
+                v is None and is_return_value(name)) or grown_tuple(v) or
+                changes_number_items(v, i in self.dicts) for i, (v, name) in enumerate(
+                    zip(state, names))):
             return
         numbers = {i: v for i, v in enumerate(state) if isinstance(v, (int, float))}
         self.state = settled_initial_values(self.body, state, names, self.src, self.log)

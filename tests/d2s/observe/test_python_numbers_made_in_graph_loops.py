@@ -1,7 +1,14 @@
-"""Python numbers and errors made by converted code are what eager makes (issue 33): a bare
-`raise` in an `except` clause that may catch different run-time errors re-raises the run's
-error (was refused with a message about `except ... as name`). Eager vs converted vs the
-expected outcome, over inputs that take different paths through one program."""
+"""Python numbers and errors made by converted code are what eager makes (issue 33):
+
+- items of a dict (local or passed in) that a graph loop grows by Python numbers
+  (`stats["loss"] += loss.item()`, `stats["steps"] += 1`) are Python numbers of Python's
+  precision after the loop, written back to the caller's dict (were refused with a dtype
+  message for `.item()` values, and summed in float32 for `+= 0.1`);
+- a bare `raise` in an `except` clause that may catch different run-time errors re-raises the
+  run's error (was refused with a message about `except ... as name`).
+
+Eager vs converted vs a reference, over inputs that take different paths (zero trips,
+several trips) through one program."""
 from __future__ import annotations
 
 import numpy as np
@@ -60,3 +67,52 @@ def test_bare_raise_not_reached_returns_the_value():
         value, failures = _outcome(fn, x, 10.0)
         np.testing.assert_array_equal(value, (np.arange(12).reshape(4, 3) - 20) * 2)
         assert failures == 0
+
+
+def epoch_stats(x, n_batches, stats):
+    """An evaluation loop as training scripts write it: a dict passed in and a local one,
+    grown by Python numbers in a loop over a tensor count."""
+    local = {"seen": 0, "lr": 0.1, "decayed": 0.0, "any_big": False}
+    for i in range(n_batches):
+        row = x[i]
+        stats["loss"] += row.sum().item()
+        stats["steps"] += 1
+        local["seen"] += int(row.argmax())
+        local["decayed"] += local["lr"] * 0.1
+        local["any_big"] = local["any_big"] or bool(row.max() > 7)
+    return local
+
+
+def _epoch_reference(x, n):
+    stats, local = {"loss": 0.0, "steps": 0}, {"seen": 0, "lr": 0.1, "decayed": 0.0,
+                                                 "any_big": False}
+    for i in range(n):
+        stats["loss"] += float(x[i].sum())
+        stats["steps"] += 1
+        local["seen"] += int(x[i].argmax())
+        local["decayed"] += 0.1 * 0.1
+        local["any_big"] = local["any_big"] or bool(x[i].max() > 7)
+    return stats, local
+
+
+def _same_python(got, want):
+    assert type(got) is type(want), (got, want)
+    if isinstance(want, dict):
+        assert list(got) == list(want)
+        for k in want:
+            _same_python(got[k], want[k])
+    else:
+        assert got == want, (got, want)  # (exact: Python's float64 sums, not float32)
+
+
+def test_dict_items_grown_by_python_numbers_in_a_graph_loop():
+    data = (np.arange(12, dtype="float32").reshape(4, 3) * 0.37).astype("float32")
+    x = rt.to_tensor(data)
+    converted = d2s.to_static(epoch_stats)
+    for n in (3, 0, 4, 1):  # (zero trips and several, one program)
+        want = _epoch_reference(data, n)
+        for fn in (epoch_stats, converted):
+            stats = {"loss": 0.0, "steps": 0}
+            local = fn(x, rt.to_tensor(n), stats)
+            _same_python((stats, local), want)
+    assert len(converted.program_cache) == 1
