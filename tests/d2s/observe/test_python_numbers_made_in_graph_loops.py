@@ -3,7 +3,10 @@
 - items of a dict (local or passed in) that a graph loop grows by Python numbers
   (`stats["loss"] += loss.item()`, `stats["steps"] += 1`) are Python numbers of Python's
   precision after the loop, written back to the caller's dict (were refused with a dtype
-  message for `.item()` values, and summed in float32 for `+= 0.1`);
+  message for `.item()` values, and summed in float32 for `+= 0.1`); items a graph loop
+  makes tensors (`stats["loss"] += loss`) are the starting number after zero trips (or
+  trips whose tensor `if` never added) and the tensor after others, as a local name's are
+  (were refused);
 - a bare `raise` in an `except` clause that may catch different run-time errors re-raises the
   run's error (was refused with a message about `except ... as name`).
 
@@ -115,4 +118,51 @@ def test_dict_items_grown_by_python_numbers_in_a_graph_loop():
             stats = {"loss": 0.0, "steps": 0}
             local = fn(x, rt.to_tensor(n), stats)
             _same_python((stats, local), want)
+    assert len(converted.program_cache) == 1
+
+
+def accumulate_losses(x, n_batches, stats):
+    """Losses summed into a dict of Python zeros, some batches skipped by a tensor `if`."""
+    local = {"kept": 0.0, "count": 0}
+    for i in range(n_batches):
+        loss = (x[i] * 2).mean()
+        stats["loss"] += loss
+        if x[i].sum() > 5:
+            local["kept"] = local["kept"] + loss
+        local["count"] += 1
+    return local
+
+
+def _losses_reference(data, n):
+    loss, kept = 0.0, 0.0
+    for i in range(n):
+        loss += float((data[i] * 2).mean())
+        if data[i].sum() > 5:
+            kept += float((data[i] * 2).mean())
+    return loss, kept
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_dict_items_that_a_graph_loop_makes_tensors(n):
+    data = np.arange(12, dtype="float32").reshape(4, 3)
+    converted = d2s.to_static(accumulate_losses)
+    want_loss, want_kept = _losses_reference(data, n)
+    grads = []
+    for fn in (accumulate_losses, converted, converted):
+        x = rt.to_tensor(data, stop_gradient=False)
+        stats = {"loss": 0.0}
+        local = fn(x, rt.to_tensor(n), stats)
+        assert local["count"] == n and type(local["count"]) is int
+        for got, want, tensor in ((stats["loss"], want_loss, n > 0),
+                                  (local["kept"], want_kept, n > 1)):
+            if tensor:  # (eager: the tensor from the first trip that added)
+                assert isinstance(got, rt.Tensor) and got.stop_gradient is False
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+            else:  # (no trip added: the Python number the loop started from)
+                assert type(got) is float and got == 0.0
+        if n:
+            stats["loss"].backward()
+            grads.append(x.grad.numpy())
+    for g in grads[1:]:
+        np.testing.assert_array_equal(g, grads[0])
     assert len(converted.program_cache) == 1
