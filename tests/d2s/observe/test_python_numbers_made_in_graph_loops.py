@@ -14,6 +14,8 @@ Eager vs converted vs a reference, over inputs that take different paths (zero t
 several trips) through one program."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,46 @@ def test_dict_items_that_a_graph_loop_makes_tensors(n):
     for g in grads[1:]:
         np.testing.assert_array_equal(g, grads[0])
     assert len(converted.program_cache) == 1
+
+
+def metrics_json(x, n_batches):
+    """A metrics line as training scripts log it: json.dumps of computed numbers."""
+    correct, total = 0, 0.0
+    for i in range(n_batches):
+        correct += int(x[i].argmax() == 2)
+        total += x[i].mean().item()
+    metrics = {"step": int(n_batches), "loss": (x * 0.1).sum().item(),
+               "finite": bool(rt.isfinite(x).all()), "counts": [correct, total],
+               "ratio": float(x.min() * float("nan"))}
+    return (json.dumps(metrics), json.dumps(metrics, indent=2, sort_keys=True),
+            json.dumps([x.max().item()], separators=(",", ":")))
+
+
+def _metrics_reference(data, n):
+    correct = sum(int(data[i].argmax() == 2) for i in range(n))
+    total = 0.0
+    for i in range(n):
+        total += float(data[i].mean())
+    metrics = {"step": n, "loss": float((data * np.float32(0.1)).sum()),
+               "finite": True, "counts": [correct, total], "ratio": float("nan")}
+    return (json.dumps(metrics), json.dumps(metrics, indent=2, sort_keys=True),
+            json.dumps([float(data.max())], separators=(",", ":")))
+
+
+def test_json_dumps_of_computed_numbers_is_eager_s_text():
+    data = np.arange(12, dtype="float32").reshape(4, 3) * 0.25
+    converted = d2s.to_static(metrics_json)
+    for n in (0, 3):  # (zero trips and several, one program)
+        want = _metrics_reference(data, n)
+        for fn in (metrics_json, converted):
+            got = fn(rt.to_tensor(data), rt.to_tensor(n))
+            assert all(type(t) is str for t in got) and got == want, got
+    assert len(converted.program_cache) == 1
+
+
+def test_json_dumps_of_a_tensor_raises_eager_s_error():
+    def dump(x):
+        return json.dumps({"t": x.sum()})
+    for fn in (dump, d2s.to_static(dump)):
+        with pytest.raises(TypeError, match="Object of type Tensor is not JSON serializable"):
+            fn(rt.to_tensor(np.ones(3, "float32")))
