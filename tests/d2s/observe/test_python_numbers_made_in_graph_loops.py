@@ -15,6 +15,7 @@ several trips) through one program."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -211,3 +212,55 @@ def test_json_dumps_of_a_tensor_raises_eager_s_error():
     for fn in (dump, d2s.to_static(dump)):
         with pytest.raises(TypeError, match="Object of type Tensor is not JSON serializable"):
             fn(rt.to_tensor(np.ones(3, "float32")))
+
+
+def ppo_statistics(ratio, n_epochs, clip_coef):
+    """CleanRL's logged PPO statistics: `.item()` floats in Python lists, reduced by NumPy
+    (a list grown in a loop over a tensor count, and a list of one made in place)."""
+    clipfracs, flags = [], []
+    for i in range(n_epochs):
+        clipfracs.append(((ratio[i] - 1.0).abs() > clip_coef).astype("float32").mean().item())
+        flags.append(bool(ratio[i].max() > 1.5))
+    approx = [((ratio - 1) - ratio.log()).mean().item(), ratio.max().item()]
+    return {"clipfrac": np.mean(clipfracs), "clipfrac_std": np.std(clipfracs),
+            "clipfrac_sum": np.sum(clipfracs), "flagged": np.mean(flags),
+            "approx_kl": np.mean(approx), "ratio_max": np.max(approx)}
+
+
+def _ppo_reference(ratio, n, clip_coef):
+    clipfracs = [float((np.abs(ratio[i] - 1.0) > clip_coef).astype("float32").mean())
+                 for i in range(n)]
+    flags = [bool(ratio[i].max() > 1.5) for i in range(n)]
+    approx = [float(((ratio - 1) - np.log(ratio)).mean()), float(ratio.max())]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {"clipfrac": np.mean(clipfracs), "clipfrac_std": np.std(clipfracs),
+                "clipfrac_sum": np.sum(clipfracs), "flagged": np.mean(flags),
+                "approx_kl": np.mean(approx), "ratio_max": np.max(approx)}
+
+
+def test_numpy_reductions_of_lists_of_computed_numbers():
+    ratio = np.array([[0.7, 1.1, 1.3], [1.9, 1.0, 0.95], [1.25, 0.5, 1.05]], "float32")
+    converted = d2s.to_static(ppo_statistics)
+    for n in (3, 0, 2):  # (an empty list: NumPy's nan, float64 sum)
+        want = _ppo_reference(ratio, n, 0.2)
+        for fn in (ppo_statistics, converted):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (the mean of [])
+                got = fn(rt.to_tensor(ratio), rt.to_tensor(n), 0.2)
+            assert list(got) == list(want)
+            for k in want:
+                assert type(got[k]) is np.float64, (k, type(got[k]))
+                np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
+    assert len(converted.program_cache) == 1
+
+
+def test_numpy_sum_of_a_run_sized_list_of_ints_is_refused():
+    """Eager: int64 where the list has items, float64 for `[]`; only the run knows."""
+    def count(x, n):
+        hits = []
+        for i in range(n):
+            hits.append(int(x[i].argmax()))
+        return np.sum(hits)
+    with pytest.raises(TypeError, match=r"np.sum\(\) of a list of Python ints whose length"):
+        d2s.to_static(count)(rt.to_tensor(np.ones((3, 2), "float32")), rt.to_tensor(2))
