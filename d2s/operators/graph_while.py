@@ -191,7 +191,8 @@ class _GraphWhile:
                                "is a tensor, so it becomes a tensor array", self.src, log)
         return [to_array(v, names[i], self.src) if isinstance(v, list) and i not in fixed else (
             copy.copy(v) if isinstance(v, dict) else EmptyTuple() if type(v) is tuple and not
-            v else v) for i, v in enumerate(state)]  # (`()`: `tuple(kept)` in the body)
+            v else loop_numpy_values.carried_scalar(v)) for i, v in enumerate(state)]  # (`()`:
+        # `tuple(kept)` in the body; `total = np.float32(0)`: a NumPy scalar the loop carries)
 
     def _initial_values(self) -> None:
         """Values for names first bound in the body, numbers it makes tensors, lists it fills

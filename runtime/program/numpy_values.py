@@ -61,10 +61,12 @@ def plain(x) -> bool:
 
 def _applies(self, other) -> bool:
     """NumPy's semantics: a value from `numpy()` with a NumPy operand, or a Python number
-    (standing for one) with a value from `numpy()` (`total + a.sum()`: NumPy's scalar)."""
+    (standing for one) with a value from `numpy()` or a NumPy constant (`total + a.sum()`,
+    `loss.item() * np.float64(0.5)`: NumPy's scalar)."""
     if self.numpy_array:
         return plain(other)
-    return self.python_scalar and is_variable(other) and other.numpy_array
+    return self.python_scalar and (is_variable(other) and other.numpy_array or isinstance(
+        other, (np.generic, np.ndarray)) and other.dtype.kind in "biuf")
 
 
 def stand_in(x):

@@ -264,3 +264,49 @@ def test_numpy_sum_of_a_run_sized_list_of_ints_is_refused():
         return np.sum(hits)
     with pytest.raises(TypeError, match=r"np.sum\(\) of a list of Python ints whose length"):
         d2s.to_static(count)(rt.to_tensor(np.ones((3, 2), "float32")), rt.to_tensor(2))
+
+
+def numpy_accumulators(x, n_batches):
+    """Accumulators started as NumPy scalars (metric code: `np.float32(0)`), and a Python
+    float scaled by a NumPy constant, in a loop over a tensor count."""
+    a = x.numpy()
+    loss32, loss64, steps = np.float32(0), np.float64(0.0), np.int64(0)
+    weighted, picked = 0.0, 0.0
+    for i in range(n_batches):
+        loss32 += x[i].sum().item()  # (NEP 50: np.float32 + a Python float is np.float32)
+        loss64 += x[i].mean().item()
+        steps += 1
+        weighted += x[i].max().item() * np.float64(0.5)  # (a Python float: np.float64)
+        picked += a[i].sum()  # (np.float32 after a trip, the float after none)
+    return (loss32, loss64, steps, weighted, isinstance(weighted, float),
+            isinstance(picked, float), isinstance(picked, np.floating),
+            isinstance(picked, (float, np.floating)), picked)
+
+
+def _accumulators_reference(data, n):
+    loss32, loss64, steps = np.float32(0), np.float64(0.0), np.int64(0)
+    weighted, picked = 0.0, 0.0
+    for i in range(n):
+        loss32 += float(data[i].sum())
+        loss64 += float(data[i].mean())
+        steps += 1
+        weighted += float(data[i].max()) * np.float64(0.5)
+        picked += data[i].sum()
+    return (loss32, loss64, steps, weighted, isinstance(weighted, float),
+            isinstance(picked, float), isinstance(picked, np.floating),
+            isinstance(picked, (float, np.floating)), picked)
+
+
+def test_numpy_scalar_accumulators_keep_eager_s_types():
+    data = np.arange(12, dtype="float32").reshape(4, 3) * 0.3
+    converted = d2s.to_static(numpy_accumulators)
+    for n in (3, 0, 2):
+        want = _accumulators_reference(data, n)
+        assert want[5] is (n == 0)  # (the float after zero trips, np.float32 after others)
+        for fn in (numpy_accumulators, converted):
+            got = fn(rt.to_tensor(data), rt.to_tensor(n))
+            assert len(got) == len(want)
+            for g, w in zip(got, want, strict=True):
+                assert type(g) is type(w), (n, got, want)
+                assert g == w, (n, got, want)
+    assert len(converted.program_cache) == 1
