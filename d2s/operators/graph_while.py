@@ -254,7 +254,7 @@ class _GraphWhile:
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
-        if self.number_items.found(self.state, carried, out):
+        if self.number_items.found(self.state, carried, out, names):
             raise _Widen  # (traced again with the items' flags carried)
         refuse_items_made_tensors(self.state, carried, out, names, src)
         for i, before in entry.items():  # (keys it removes on every path, keys it moves)

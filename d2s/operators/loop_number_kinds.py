@@ -171,13 +171,15 @@ class LoopNumberItems:
         # (state index, key) -> (the number on entry, its dtype, the tensor's dtype)
         self.items: dict = {}
 
-    def found(self, state: list, carried: list, out: list) -> bool:
+    def found(self, state: list, carried: list, out: list, names) -> bool:
         """Whether the body makes such an item a tensor, for one not recorded yet (then the
-        loop is traced again from a tensor of the body's dtype: `widen`)."""
+        loop is traced again from a tensor of the body's dtype: `widen`). Only of a dict a
+        plain name holds (a local or an argument): one on an attribute (`self.stats`) is
+        written back as the attribute's state, which keeps refusing it at the loop."""
         new = False
         for i in carried:
             before, after = state[i], out[i]
-            if type(before) is not dict or type(after) is not dict:
+            if type(before) is not dict or type(after) is not dict or "." in names[i]:
                 continue
             for k, x in before.items():
                 v = after.get(k, x)
