@@ -342,14 +342,25 @@ def number_items(v: dict, p: dict) -> dict:
     += loss.item()`, `stats["steps"] += 1`; `p`: the dict after the probe trace of the body):
     its Python-number items as tensors of Python's precision (bool, int64, float64) standing
     for Python numbers, as a name's number is (`_python_number`; the loop carries every
-    item, so one it leaves alone keeps its digits too)."""
+    item, so one it leaves alone keeps its digits too). Where the body gives an item
+    another dtype, or stores at a computed key (`votes[int(t)] = v`: every item a number
+    on some runs, held as one dtype), the dict as it is."""
     out = dict(v)
     for k, x in v.items():
-        if type(x) in (bool, int, float) and k in p and (
-                type(p[k]) in (bool, int, float) or is_variable(p[k]) and not p[k].shape
-                and getattr(p[k], "python_scalar", False)):
-            out[k] = _python_number(x, x)  # (of its own type: an int the body makes a
-    return out  # float is an int after zero trips, which the loop's dtype check refuses)
+        if type(x) not in (bool, int, float) or k not in p:
+            continue
+        if is_variable(p[k]):
+            if p[k].shape or not getattr(p[k], "python_scalar", False):
+                continue
+            if p[k].dtype.name != _PYTHON_DTYPES[type(x)] or p[k].number_when is not None:
+                return v
+        elif type(p[k]) not in (bool, int, float):
+            continue
+        out[k] = _python_number(x, x)  # (of its own type: an int the body makes a float is
+    return out  # an int after zero trips, which the loop's dtype check refuses)
+
+
+_PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64"}
 
 
 def _python_number(v, p):
