@@ -323,6 +323,8 @@ OPERATOR_RANKS = {
     "graph_while.py": 7, "loop_numpy_values.py": 1, "try_calls.py": 7, "predicates_comp.py": 7,
     "warning_calls.py": 1,  # (warnings.warn as a py_warn op, for calls.py)
     "logging_calls.py": 1,  # (logger.info & co. as a py_log op, for calls.py)
+    "json_calls.py": 2,  # (json.dumps of computed numbers as a py_format op: str_arrays)
+    "number_lists.py": 1,  # (np.mean of a list of computed numbers: numpy_values' reduce)
     "loops.py": 8, "calls.py": 8,
     "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,

@@ -361,7 +361,7 @@ class TryExcept(Base):
             error = templates.replace_as_expression(
                 f"{RESERVED}.try_error(state, code, types)", state=state, code=code,
                 types=copy.deepcopy(types))
-            body = clause_body(h.body, error, state, code, types)
+            body = clause_body(h.body, state, code, types)
             name = None if h.name is None else \
                 h.name.id if isinstance(h.name, gast.Name) else h.name
             if name is not None and _reads(body, name):  # (an unread name: nothing to bind,

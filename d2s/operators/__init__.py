@@ -11,8 +11,9 @@ user wrote it. The generated-code API, by converter:
   `eq_`, `ne_`, `is_none(x)`, `is_not_none(x)`; in conditions `truth_and_`, `truth_or_`,
   `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
-- try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`, `try_error`,
-  `try_handling`, `try_end`, `try_hold`, `try_reraise`, `try_forward` (run-time errors reach the `except` clauses)
+- try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`,
+  `try_caught_error`, `try_error`, `try_handling`, `try_end`, `try_hold`, `try_reraise`,
+  `try_forward` (run-time errors reach the `except` clauses)
 - builtin_calls: `print_`, `len_`, `range_`, `enumerate_`, `zip_`, `max_`,
   `min_`, `all_`, `any_`, `sum_`, `reversed_`, `list_`, `tuple_`, `bool_`, `int_`, `float_`,
   `round_`, `divmod_`, `isinstance_`, `list_query`, `zip_star`, `dict_get`,
@@ -90,6 +91,7 @@ from .try_except import (  # noqa: F401
     try_caught,
     try_collect,
     try_end,
+    try_caught_error,
     try_error,
     try_failed,
     try_forward,

@@ -555,8 +555,9 @@ def isinstance_(obj, cls):
     classes = cls if isinstance(cls, tuple) else (cls,)
     if (found := instance_of(obj, classes)) is not None:  # (a tensor array: list or tuple)
         return found
-    if is_variable(obj) and obj.numpy_array:  # (`x.numpy()`: eager's NumPy array, or a
-        kind = np.dtype(obj.dtype.name).type if obj.numpy_scalar else np.ndarray  # scalar)
+    if is_variable(obj) and obj.numpy_array and obj.number_when is None:  # (`x.numpy()`:
+        # eager's NumPy array, or a NumPy scalar; on some runs only: `none_or_tensor`)
+        kind = np.dtype(obj.dtype.name).type if obj.numpy_scalar else np.ndarray
         return any(isinstance(c, type) and issubclass(kind, c) for c in classes)
     if is_variable(obj):
         found = none_or_tensor.instance_of(obj, classes)  # (None, a number on some runs)

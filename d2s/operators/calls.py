@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import functools
+import json
 import types
 import warnings
 import weakref
@@ -31,7 +32,7 @@ from ..transpile import convert, reads_of
 from .branch_callables import ChosenCallable
 from .computed_keys import KEYED_METHODS, keyed_method
 from .control_flow import ifelse
-from . import str_arrays
+from . import json_calls, number_lists, str_arrays
 from .key_flags import checked_call, dict_pop
 from .logging_calls import logging_call
 from .made_sets import in_place_function, plain_set_method, unbound_set_method
@@ -55,6 +56,10 @@ def call(f):
     if active_builder() is not None:
         if f is warnings.warn:
             return warn  # (an op: eager code warns each time it runs the line)
+        if f is json.dumps:  # (the text of computed numbers, made when the program runs)
+            return checked_call(f, f, json_calls.dumps)
+        if number_lists.is_reduction(f):  # (`np.mean(fracs)` of a list of computed numbers)
+            return number_lists.reduction(f)
         logged = logging_call(f)
         if logged is not None:
             return logged  # (an op: eager code logs each time it runs the line)

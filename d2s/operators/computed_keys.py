@@ -274,7 +274,7 @@ def _choose(same, value, old, src, doing="the store puts", what="an item set und
         # one Python type, at the width the item has (a loop may carry a float as float32)
         dtype = b.dtype if is_variable(old) else a.dtype if is_variable(value) else \
             _DTYPES[kind]
-        a, b = rt.cast(a, dtype), rt.cast(b, dtype)
+        a, b = _held(rt.cast(a, dtype)), _held(rt.cast(b, dtype))
     if a is None or b is None or a.dtype != b.dtype or list(a.shape) != list(b.shape) or \
             _number_type(value) != _number_type(old):
         _refuse(src, f"the dict holds {_describe(old)} where {doing} {_describe(value)}, so "
@@ -284,6 +284,16 @@ def _choose(same, value, old, src, doing="the store puts", what="an item set und
         out.python_scalar = True  # (eager code holds a Python number there)
         out.stop_gradient = True
     return out
+
+
+def _held(v):
+    """`v` as a graph value of its own dtype, not one standing for a Python number (whose
+    dtype `where` would give way to the other operand's, as a Python float's does: a
+    float64 item of a dict carried at Python's precision would become float32)."""
+    if is_variable(v) and getattr(v, "python_scalar", False):
+        v = rt.assign(v)
+        v.python_scalar = False
+    return v
 
 
 def _number_type(v):

@@ -36,6 +36,7 @@ from .logical import to_bool
 from .loop_initial import (
     EmptyArray,
     EmptyTuple,
+    changes_number_items,
     grown_tuple,
     is_empty_array,
     python_items,
@@ -44,7 +45,7 @@ from .loop_initial import (
 )
 from .loop_keys import check_keys, check_values_kept, dict_keys_of, refuse_key_change
 from .loop_new_keys import LoopNewKeys, NewKeys, outermost
-from .loop_number_kinds import LoopNumberKinds, refuse_items_made_tensors
+from .loop_number_kinds import LoopNumberItems, LoopNumberKinds, refuse_items_made_tensors
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
 
@@ -162,6 +163,7 @@ class _GraphWhile:
         self.state = self._arrays_of_lists(state)
         self.numbers: dict = {}  # index -> a Python number the body may turn into a tensor
         self.number_kinds = LoopNumberKinds()  # numbers whose type the trips decide
+        self.number_items = LoopNumberItems()  # dict items: a number, or a tensor after trips
         self._initial_values()
         self.number_kinds.made_tensors({}, self.state)  # (a number on some runs only)
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
@@ -189,15 +191,17 @@ class _GraphWhile:
                                "is a tensor, so it becomes a tensor array", self.src, log)
         return [to_array(v, names[i], self.src) if isinstance(v, list) and i not in fixed else (
             copy.copy(v) if isinstance(v, dict) else EmptyTuple() if type(v) is tuple and not
-            v else v) for i, v in enumerate(state)]  # (`()`: `tuple(kept)` in the body)
+            v else loop_numpy_values.carried_scalar(v)) for i, v in enumerate(state)]  # (`()`:
+        # `tuple(kept)` in the body; `total = np.float32(0)`: a NumPy scalar the loop carries)
 
     def _initial_values(self) -> None:
         """Values for names first bound in the body, numbers it makes tensors, lists it fills
         (`loop_initial`)."""
         state, names = self.state, self.names
         if not any(isinstance(v, (Undefined, int, float)) or is_empty_array(v) or (
-                v is None and is_return_value(name)) or grown_tuple(v)
-                for v, name in zip(state, names)):
+                v is None and is_return_value(name)) or grown_tuple(v) or
+                changes_number_items(v, i in self.dicts) for i, (v, name) in enumerate(
+                    zip(state, names))):
             return
         numbers = {i: v for i, v in enumerate(state) if isinstance(v, (int, float))}
         self.state = settled_initial_values(self.body, state, names, self.src, self.log)
@@ -218,6 +222,7 @@ class _GraphWhile:
 
     def _graph_test(self, *values):
         values, flags = self.new_keys.enter(values)
+        values = self.number_items.enter(values, self.carried)
         values = self.number_kinds.enter(values, self.carried)
         loop_numpy_values.enter(self.state, self.carried, values)
         given = self._full(values)
@@ -228,6 +233,7 @@ class _GraphWhile:
     def _graph_body(self, *values):
         carried, names, src = self.carried, self.names, self.src
         values, flags = self.new_keys.enter(values)
+        values = self.number_items.enter(values, carried)
         values = self.number_kinds.enter(values, carried)
         loop_numpy_values.enter(self.state, carried, values)
         keys = [dict_keys_of(v) for v in values]  # (the body may change the dicts in place)
@@ -248,6 +254,8 @@ class _GraphWhile:
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
+        if self.number_items.found(self.state, carried, out, names):
+            raise _Widen  # (traced again with the items' flags carried)
         refuse_items_made_tensors(self.state, carried, out, names, src)
         for i, before in entry.items():  # (keys it removes on every path, keys it moves)
             self.new_keys.removed(i, before, out[i])
@@ -268,7 +276,8 @@ class _GraphWhile:
                 carried, values, out, names, src) or kinds.became_tensors(
                     carried, values, out, self.state, self.widen):
             raise _Widen  # (traced again with the number's type flags carried)
-        extra = kinds.leave(out)  # (then numbers as their tensors' dtypes)
+        extra = kinds.leave(out) + self.number_items.leave(out)  # (then numbers as their
+        # tensors' dtypes)
         kinds.cast_numbers(carried, values, out)
         _check_widening(carried, kept, out, self.widen)
         for k, i in enumerate(carried):  # a list inside the state that the body makes (or
@@ -325,8 +334,9 @@ class _GraphWhile:
                     result = rt.static.nn.while_loop(
                         self._graph_test, self._graph_body,
                         loop.initial_state(carried) + loop.initial + self.number_kinds.start()
-                        + self.new_keys.start())
+                        + self.number_items.start() + self.new_keys.start())
                 result, flags = self.new_keys.enter(result)
+                result = self.number_items.enter(result, carried)
                 out = self._finish(self.number_kinds.finish(result, carried))
                 self.new_keys.finish(out, flags, self.src)
                 return out
@@ -384,6 +394,7 @@ class _GraphWhile:
         trace's changes to the user's objects, and Variables it retargeted, were undone: they
         name values of the discarded blocks.)"""
         state, widen = self.state, self.widen
+        self.number_items.widen(state)
         if self.taken is None and any(is_tensor(state[i]) or is_variable(state[i]) and not
                                       state[i].python_scalar for i in widen):
             self.taken = to_bool(self.test(*state))  # (the test on entry, the old dtypes)

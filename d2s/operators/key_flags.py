@@ -405,7 +405,7 @@ def _default_like(value, default, key):
         f"({value.dtype.name}, shape {list(value.shape)}).", origin=src)
 
 
-def checked_call(f, out):
+def checked_call(f, out, runs=None):
     """`out` (what converted code calls for `f`): where `f` is not converted (a built-in, a
     library function, `dict.fromkeys`, `",".join`, `set.update`, `deque`), a call that is
     refused at the user's line when given a dict, or its keys, values or items, whose keys
@@ -413,9 +413,10 @@ def checked_call(f, out):
     of every path, where eager code has the keys of this run (`len(dict.fromkeys(d))` one
     too many on the runs without the key). Functions that only look at the object, and dicts
     made from it (`e.update(d)`, `dict(d)`, `OrderedDict(d)`: they hold its values, which
-    carry the flags), take it."""
+    carry the flags), take it. `runs`: what the call runs in place of `out` (`json.dumps`
+    as `json_calls.dumps`), with the same checks."""
     if not _unconverted(f, out) or _takes_dicts(f):
-        return out
+        return out if runs is None else runs
 
     def checked(*args, **kwargs):
         b = active_builder()  # (the arguments are made after `f` is looked up: checked now)
@@ -424,7 +425,7 @@ def checked_call(f, out):
             for a in (*args, *kwargs.values()):
                 if isinstance(a, dict) or type(a) in _VIEWS:
                     _refuse_passed(f, a)
-        return out(*args, **kwargs)
+        return (out if runs is None else runs)(*args, **kwargs)
     return checked
 
 

@@ -219,6 +219,8 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
                 elem, "is_array", False) else tuple(elem.shape)
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
+        elif type(v) is dict and type(p) is dict:
+            out[i] = number_items(v, p)
         elif isinstance(v, Undefined) or (v is None and is_return_value(names[i])) or (
                 isinstance(v, (int, float)) and (is_variable(p) or is_tensor(p))):
             if isinstance(p, Undefined):
@@ -326,6 +328,39 @@ def python_item_dtype(v):
     graph loop or a tensor `if` grows): bool, int64 for ints, float32 for floats; None for
     anything else."""
     return PYTHON_ITEM_DTYPES.get(v.__class__)
+
+
+def changes_number_items(v, body_may_change: bool) -> bool:
+    """Whether `v` is a dict holding Python numbers that the body may change (a probe trace
+    tells which: `number_items`)."""
+    return body_may_change and type(v) is dict and any(
+        type(x) in (bool, int, float) for x in v.values())
+
+
+def number_items(v: dict, p: dict) -> dict:
+    """A dict the loop carries whose Python-number items the body changes (`stats["total"]
+    += loss.item()`, `stats["steps"] += 1`; `p`: the dict after the probe trace of the body):
+    its Python-number items as tensors of Python's precision (bool, int64, float64) standing
+    for Python numbers, as a name's number is (`_python_number`; the loop carries every
+    item, so one it leaves alone keeps its digits too). Where the body gives an item
+    another dtype, or stores at a computed key (`votes[int(t)] = v`: every item a number
+    on some runs, held as one dtype), the dict as it is."""
+    out = dict(v)
+    for k, x in v.items():
+        if type(x) not in (bool, int, float) or k not in p:
+            continue
+        if is_variable(p[k]):
+            if p[k].shape or not getattr(p[k], "python_scalar", False):
+                continue
+            if p[k].dtype.name != _PYTHON_DTYPES[type(x)] or p[k].number_when is not None:
+                return v
+        elif type(p[k]) not in (bool, int, float):
+            continue
+        out[k] = _python_number(x, x)  # (of its own type: an int the body makes a float is
+    return out  # an int after zero trips, which the loop's dtype check refuses)
+
+
+_PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64"}
 
 
 def _python_number(v, p):

@@ -159,6 +159,75 @@ class LoopNumberKinds:
         return values
 
 
+class LoopNumberItems:
+    """Items of dicts a graph loop carries that are Python numbers before the loop and 0-d
+    tensors after its body (`stats["loss"] += loss`, `stats` a dict of `0.0`s): as for a
+    name (`LoopNumberKinds.tensors`), the loop carries the tensor and, as two more loop
+    variables, whether the item is still the number and the number; so after zero trips
+    the call gives eager's number, after others the tensor. Its extra loop variables follow
+    `LoopNumberKinds`' (`_GraphWhile` strips them first)."""
+
+    def __init__(self):
+        # (state index, key) -> (the number on entry, its dtype, the tensor's dtype)
+        self.items: dict = {}
+
+    def found(self, state: list, carried: list, out: list, names) -> bool:
+        """Whether the body makes such an item a tensor, for one not recorded yet (then the
+        loop is traced again from a tensor of the body's dtype: `widen`). Only of a dict a
+        plain name holds (a local or an argument): one on an attribute (`self.stats`) is
+        written back as the attribute's state, which keeps refusing it at the loop."""
+        new = False
+        for i in carried:
+            before, after = state[i], out[i]
+            if type(before) is not dict or type(after) is not dict or "." in names[i]:
+                continue
+            for k, x in before.items():
+                v = after.get(k, x)
+                if type(x) in (bool, int, float) and _made_tensor(v) and \
+                        (i, k) not in self.items:
+                    self.items[(i, k)] = (x, number_dtype(x), v.dtype.name)
+                    new = True
+        return new
+
+    def widen(self, state: list) -> None:
+        """After `found` (in the block around the loop): the loop's initial values hold the
+        recorded items as tensors of the body's dtype."""
+        for (i, k), (number, _, dtype) in self.items.items():
+            if not is_variable(state[i][k]):
+                state[i] = dict(state[i])
+                state[i][k] = rt.full([], number, dtype)
+
+    def start(self) -> list:
+        return [v for number, dtype, _ in self.items.values()
+                for v in (rt.full([], True, "bool"), rt.full([], number, dtype))]
+
+    def enter(self, values, carried: list) -> list:
+        """The loop variables without the items' flags; the items get theirs."""
+        n = len(values) - 2 * len(self.items)
+        values, flags = list(values[:n]), values[n:]
+        for j, (i, k) in enumerate(self.items):
+            v = values[carried.index(i)][k]
+            if is_variable(v):
+                v.number_when, v.number_value = flags[2 * j], flags[2 * j + 1]
+                v.number_value.python_scalar = True
+        return values
+
+    def leave(self, out: list) -> list:
+        """The body's flags and numbers of the items, as extra results; an item the body
+        made a Python number again (`stats["loss"] = 0.0`) as the loop's tensor."""
+        extra = [here(kind, out[i][k], dtype) for (i, k), (_, dtype, _) in self.items.items()
+                 for kind in "nv"]
+        for (i, k), (_, _, tensor_dtype) in self.items.items():
+            if not is_variable(out[i][k]):
+                out[i][k] = rt.full([], out[i][k], tensor_dtype)
+        return extra
+
+
+def _made_tensor(v) -> bool:
+    """A 0-d tensor (on every run, or on those a tensor `if` in the body decides)."""
+    return is_variable(v) and not (v.python_scalar or v.shape or v.is_array or v.numpy_array)
+
+
 def refuse_items_made_tensors(state: list, carried: list, out: list, names, src) -> None:
     """Refuse an item of a dict, list or tuple the loop carries that is a Python number
     before the loop and a tensor after its body (`stats["total"] += x[i].sum()`): eager code

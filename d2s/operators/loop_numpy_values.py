@@ -7,6 +7,10 @@ only (a Python number or a tensor before the loop, a NumPy value after a trip) w
 as one type whatever the run did: refused at the loop, naming it."""
 from __future__ import annotations
 
+import numpy as np
+
+import runtime as rt
+
 from ..errors import ConversionError
 from .variables import is_variable, where
 
@@ -14,6 +18,18 @@ from .variables import is_variable, where
 def _kind(v):
     """(numpy_array, numpy_scalar) of a graph value, None for one that is no NumPy value."""
     return (True, v.numpy_scalar) if is_variable(v) and v.numpy_array else None
+
+
+def carried_scalar(v):
+    """A NumPy scalar that a graph loop's body rebinds (`total = np.float32(0)`, then `total
+    += loss.item()`): a graph value flagged as that NumPy scalar, so the loop carries it and
+    NumPy's rules give the body's type (NEP 50: np.float32 + a Python float is np.float32).
+    Anything else as it is."""
+    if not isinstance(v, np.generic) or v.dtype.kind not in "biuf":
+        return v
+    out = rt.full([], v.item(), v.dtype.name)
+    out.numpy_array, out.numpy_scalar = True, True
+    return out
 
 
 def items(a, b, path: tuple = ()):

@@ -20,6 +20,8 @@ from __future__ import annotations
 import opcode
 import sys
 
+import numpy as np
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
@@ -193,12 +195,22 @@ def instance_of(obj, classes: tuple):
         return _number_instance(obj, classes)
     number = {"bool": bool, "int64": int}.get(obj.number_value.dtype.name, float)
     as_number = isinstance(number(), classes)
-    as_tensor = any(isinstance(c, type) and issubclass(rt.Tensor, c) for c in classes)
+    other = other_type(obj)  # (a tensor, or a NumPy value: `total += a[i].sum()`)
+    as_tensor = any(isinstance(c, type) and issubclass(other, c) for c in classes)
     if as_number == as_tensor:
         return as_number
     out = rt.assign(obj.number_when) if as_number else rt.logical_not(obj.number_when)
     out.python_scalar = True
     return out
+
+
+def other_type(obj) -> type:
+    """The type eager code has on the runs where `obj` (a number on some runs only) is no
+    Python number: a Tensor, or where it stands for a NumPy value, NumPy's scalar type or
+    ndarray."""
+    if not obj.numpy_array:
+        return rt.Tensor
+    return np.dtype(obj.dtype.name).type if obj.numpy_scalar else np.ndarray
 
 
 def mark_all(values: list, kinds: dict, offset: int) -> None:

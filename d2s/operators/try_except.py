@@ -358,6 +358,16 @@ def try_error(state: TryState, code, classes):
     return first
 
 
+def try_caught_error(state: TryState, code, classes):
+    """The exception a bare `raise` in `except classes` re-raises: on a Python-decided path
+    the one raised; in a clause the program runs, one of those it may catch, which
+    `try_handling` made stand for the run's (`HandledPerRun`: one `raise` op per error)."""
+    codes = _codes(state, classes)
+    if not is_variable(code) and code in codes:
+        return state.errors[code]
+    return state.errors[codes[0]] if codes else None
+
+
 def try_uncaught(state: TryState, code, handlers: tuple) -> list:
     """The error codes no `except` clause catches (to re-raise after `finally`)."""
     if not is_variable(code) and not code:

@@ -71,7 +71,7 @@ def typing(type_):
             if number is False:
                 other, what = "another Python number type", "a Python number"
             else:
-                what = "a tensor"
+                what = "a NumPy value" if v.numpy_array else "a tensor"
             raise ConversionError(
                 f"type() ({where(src)}) of a value that is {what} on some runs and {other} "
                 "on others (a condition that is a tensor decided which): one program cannot "

@@ -202,7 +202,10 @@ def _run_kinds(tensors: list) -> list:
 
 
 def _formatted(v, spec: str, conv: str) -> str:
-    """`f"{v!conv:spec}"` of a Python number or a tensor (`!r` / `!s`: of its text)."""
+    """`f"{v!conv:spec}"` of a Python number or a tensor (`!r` / `!s`: of its text; `!j`: a
+    Python number as `json.dumps` writes it, `NaN`, `true`)."""
+    if conv == "j":
+        return _json.dumps(v)
     return format(repr(v) if conv == "r" else ascii(v) if conv == "a" else str(v) if conv ==
                   "s" else v, spec)
 
@@ -457,6 +460,7 @@ def assert_text(cond, objects, formats=None, error: type = AssertionError) -> No
 # ---- raise -----------------------------------------------------------------------------------
 
 import builtins as _builtins  # noqa: E402
+import json as _json  # noqa: E402
 import logging as _logging  # noqa: E402
 import sys as _sys  # noqa: E402
 import warnings as _warnings  # noqa: E402
