@@ -330,6 +330,7 @@ OPERATOR_RANKS = {
     "distinct_numbers.py": 1.8,  # (len() of a set of computed numbers: made_sets)
     "flagged_extremes.py": 8.5,  # (max(d, key=d.get) of keys on some paths: control_flow)
     "flagged_key_lists.py": 8.5,  # (list() / sorted() of a dict with keys on some paths)
+    "numpy_calls.py": 0,  # (np.asarray(t) & co.: runtime's numpy_arrays)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
     "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)
@@ -378,6 +379,7 @@ PROGRAM_RANKS = {
     "ir.py": 0, "reached.py": 0, "serialize.py": 0, "freed_graph.py": 0,
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
     "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
+    "numpy_arrays.py": 0,  # (np.asarray / np.float32 of them and of tensors)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "zero_division.py": 1,  # (the ZeroDivisionError check Builder.bind asks for)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,

@@ -28,6 +28,9 @@ import builtins
 import math
 
 import gast
+import numpy as np
+
+from runtime.program.numpy_arrays import NAMES as NUMPY_ARRAY_CALLS
 
 from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
@@ -125,8 +128,13 @@ class BuiltinCalls(Base):
             node.func = templates.replace_as_expression(
                 f"{RESERVED}.list_query(obj, '{f.attr}')", obj=f.value)
             return node
-        if self._math_function(f):
+        if self._module_function(f, math, MATH_FUNCTIONS):
             node.func = templates.replace_as_expression(f"{RESERVED}.math_(f)", f=f)
+            return node
+        if self._module_function(f, np, NUMPY_ARRAY_CALLS):
+            # `np.asarray(t)`, `np.float32(v)`: NumPy's of a tensor, as `__array__` gives it
+            # eagerly (`runtime/program/numpy_arrays.py`)
+            node.func = templates.replace_as_expression(f"{RESERVED}.numpy_(f)", f=f)
             return node
         if self._builtin(f, "zip") and len(node.args) == 1 and isinstance(
                 node.args[0], gast.Starred) and not node.keywords:
@@ -292,14 +300,15 @@ class BuiltinCalls(Base):
             return node
         return templates.replace_as_expression(f"{RESERVED}.{node.attr}(x)", x=node.value)
 
-    def _math_function(self, f) -> bool:
-        """Whether `f` is `math.sqrt` (or `sqrt` imported from math) & co. here."""
+    def _module_function(self, f, module, names) -> bool:
+        """Whether `f` is `module.<name>` (`math.sqrt`, or `sqrt` imported from math) here,
+        for a name in `names`."""
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
             owner, attr = f.value.id, f.attr
-            return attr in MATH_FUNCTIONS and not self.is_local(owner) and \
-                self.ctx.namespace.get(owner) is math
-        return isinstance(f, gast.Name) and f.id in MATH_FUNCTIONS and not self.is_local(
-            f.id) and self.ctx.namespace.get(f.id) is getattr(math, f.id)
+            return attr in names and not self.is_local(owner) and \
+                self.ctx.namespace.get(owner) is module
+        return isinstance(f, gast.Name) and f.id in names and not self.is_local(
+            f.id) and self.ctx.namespace.get(f.id) is getattr(module, f.id)
 
     def _builtin(self, f, name: str) -> bool:
         """Whether `f` is the built-in `name` here."""

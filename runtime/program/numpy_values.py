@@ -152,6 +152,8 @@ def _reshaping(regular):
             return regular(self, *args, **kwargs)
         if regular.__name__ == "reshape" and args and all(isinstance(a, int) for a in args):
             args = (list(args),)  # (NumPy's `a.reshape(3, 2)`)
+        if kwargs.get("order", "C") in ("C", "A") and kwargs.get("copy") is None:
+            kwargs = {k: v for k, v in kwargs.items() if k not in ("order", "copy")}
         return mark(regular(self, *args, **kwargs), False)
     method.__name__, method.__doc__ = regular.__name__, regular.__doc__
     return method

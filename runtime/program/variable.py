@@ -346,8 +346,7 @@ class Variable(core.VariableBase):
                 raise IndexError(f"index {i} is out of bounds for axis {k} with size {d}")
         return self[tuple(index)]
 
-    def __array__(self, dtype=None, copy=None):
-        raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
+    __array__ = numpy_functions.array_of  # (raises: the program has no array while built)
 
     def tolist(self):
         """Nested lists of the elements, each kept in the graph as `item()` keeps one (a 0-d

@@ -23,9 +23,6 @@ STATIC: dict[str, str] = {
         "DeepSpeed-style per-expert counters in a Python dict indexed by `int(experts[i, j])`: "
         "a key the program computes picks a Python item; refused at the user's line (docs/d2s.md "
         "'A computed value choosing a Python object')"),
-    "wild6_models.message_passing_numpy_edges": (
-        "`np.bincount` of a row of the `edge_index` tensor: NumPy on a value known only when "
-        "the program runs; refused at the user's line (docs/d2s.md 'NumPy on a computed tensor')"),
     "wild6_models.graph_attention_with_lappe": (
         "`np.linalg.eigh` of `adj.numpy()` (an argument): NumPy functions other than the "
         "operators and reductions numpy_values follows run at trace time; refused at the line"),
