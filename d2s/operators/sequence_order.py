@@ -14,6 +14,7 @@ Anything else is Python's operator.
 from __future__ import annotations
 
 import operator
+import types
 
 import runtime as rt
 
@@ -46,6 +47,17 @@ def seq_order(a, op: str, b):
     if is_variable(out):
         out.python_scalar = True  # (a Python bool when returned)
     return out
+
+
+# `operator.lt` & co. called through a name (`better = operator.lt if mode == "min" else
+# operator.gt`, then `better(cur, best)`): as the operator written (`calls`)
+_FUNCTIONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+
+
+def ordering_call(f):
+    """`seq_order` with `f`'s operator where `f` is `operator.lt` & co.; None otherwise."""
+    op = _FUNCTIONS.get(f) if isinstance(f, types.BuiltinFunctionType) else None
+    return None if op is None else lambda a, b: seq_order(a, op, b)
 
 
 def _sequences(a, b) -> bool:
