@@ -25,8 +25,8 @@ import numpy as np
 
 from ..core import is_variable
 from ..ops.combine import concat, stack
-from ..ops.counting import bincount
 from ..ops.compositions import log2, log10
+from ..ops.counting import bincount
 from ..ops.gather import argsort, sort
 from ..ops.logic import isfinite, isinf, isnan, logical_and, logical_not, logical_or, where
 from ..ops.math import (

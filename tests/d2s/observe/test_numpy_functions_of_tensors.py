@@ -119,10 +119,10 @@ def test_a_layer_reporting_numpy_statistics_of_its_activations():
                 "peak": np.float32(h.max() if h.sum() > 0 else h.min())}
         assert type(h_s) is type(h_e) and h_s.stop_gradient is h_e.stop_gradient
         assert list(got) == list(eager) == list(want)
-        for key in want:
-            assert type(got[key]) is type(eager[key]) is type(want[key]), key
-            assert got[key].dtype == eager[key].dtype == want[key].dtype, key
-            np.testing.assert_allclose(got[key], want[key], rtol=1e-6)
+        for key, value in want.items():
+            assert type(got[key]) is type(eager[key]) is type(value), key
+            assert got[key].dtype == eager[key].dtype == value.dtype, key
+            np.testing.assert_allclose(got[key], value, rtol=1e-6)
 
 
 def degrees(dst, n):
