@@ -331,6 +331,7 @@ OPERATOR_RANKS = {
     "flagged_extremes.py": 8.5,  # (max(d, key=d.get) of keys on some paths: control_flow)
     "flagged_key_lists.py": 8.5,  # (list() / sorted() of a dict with keys on some paths)
     "numpy_calls.py": 0,  # (np.asarray(t) & co.: runtime's numpy_arrays)
+    "list_slices.py": 0.25,  # (`seq[a:b]` of computed bounds: on variables)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
     "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)

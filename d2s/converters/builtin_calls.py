@@ -37,12 +37,19 @@ from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from .set_operands import (BINARY, WithGlobals, added_dict, dict_names, set_like, set_names,
-                           set_operands)
+from .set_operands import (
+    BINARY,
+    WithGlobals,
+    added_dict,
+    dict_names,
+    set_like,
+    set_names,
+    set_operands,
+)
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
-           gast.Set, gast.SetComp)
+           gast.Set, gast.SetComp, gast.Subscript)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -208,6 +215,19 @@ class BuiltinCalls(Base):
         node = self.generic_visit(node)
         return templates.replace_as_expression(f"{RESERVED}.text(value)", value=_fstring(node))
 
+    def visit_Subscript(self, node):
+        # `seq[a:a + b]` with a bound that is not a number written in the code: a Python list
+        # of numbers sliced by computed bounds (`operators.list_slices`)
+        node = self.generic_visit(node)
+        part = node.slice
+        if not isinstance(node.ctx, gast.Load) or not isinstance(part, gast.Slice) or all(
+                _written_number(b) for b in (part.lower, part.upper, part.step)):
+            return node
+        return templates.replace_as_expression(
+            f"{RESERVED}.slice_(seq, lower, upper, step)", seq=node.value,
+            **{k: getattr(part, k) or gast.Constant(None, None) for k in ("lower", "upper",
+                                                                          "step")})
+
     def visit_BinOp(self, node):
         node = self.generic_visit(node)
         if isinstance(node.op, gast.Mod) and isinstance(node.left, gast.Constant) and \
@@ -334,6 +354,13 @@ class BuiltinCalls(Base):
             return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
+
+
+def _written_number(node) -> bool:
+    """Whether `node` is None or a number written in the code (`2`, `-1`)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return node is None or isinstance(node, gast.Constant)
 
 
 def _of_self(node) -> bool:

@@ -66,9 +66,6 @@ STATIC: dict[str, str] = {
     "dynamo.argmax_picks_python_label": (
         "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
         "line (docs/errors.md 'A tensor's value used as a Python value')"),
-    "dynamo.int_tensor_item_indexing": (
-        "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
-        "the run decides, sliced by computed bounds; refused at the line"),
     "dynamo.generator_conditional_yield": (
         "a tensor `if` inside a generator function: generators run as Python; refused at the "
         "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "
