@@ -8,8 +8,10 @@ with NumPy's result dtype (a ufunc's loop, `ufunc.resolve_dtypes`, Python number
 NEP 50: `np.exp` of int64 is float64, `np.maximum(a, 0)` of float32 float32) and flag the
 result (a NumPy scalar where it is 0-d), so the call returns what eager code returns. A ufunc
 that is an operator (`ndarray + v`, `np.add(a, b)`) is the Variable's operator, as before.
-A function not below raises a TypeError naming it; of a tensor not taken out with `numpy()`
-NumPy's functions raise as before (`Variable._no_value`).
+A function not below raises a TypeError naming it. A tensor operand (not taken out with
+`numpy()`) is what eager's `Tensor.__array__` makes of it, `t.numpy()`: a ufunc computes on
+that; a function first runs NumPy's own code, which may call the tensor's method and keep
+its result (`np.squeeze(t)`: a tensor), until that code converts the tensor (`_of_tensors`).
 
 >>> import numpy as np
 >>> import runtime as rt
@@ -20,6 +22,8 @@ NumPy's functions raise as before (`Variable._no_value`).
 ('float64', True, 'float64')
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -130,12 +134,12 @@ class ArrayWanted(Exception):
     """NumPy's code converting a tensor of the program with `__array__` (`_of_tensors`)."""
 
 
-_WANTED: list = []  # (a True per `_of_tensors` running NumPy's code on tensors)
+_WANTED = threading.local()  # (`depth`: the `_of_tensors` calls running NumPy's code)
 
 
 def array_of(self, dtype=None, copy=None):
     """`Variable.__array__`: the program has no array of a value while it is built."""
-    if _WANTED:
+    if getattr(_WANTED, "depth", 0):
         raise ArrayWanted
     raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
 
@@ -145,13 +149,13 @@ def _of_tensors(func, args, kwargs):
     method of the same name and keep what it gives, as `np.squeeze(t)` does) until it
     converts a tensor with `__array__`; from there eager computes NumPy's function of the
     arrays, `t.numpy()`, which the program computes as NumPy does (below)."""
-    _WANTED.append(True)
+    _WANTED.depth = getattr(_WANTED, "depth", 0) + 1
     try:
         return func._implementation(*args, **kwargs)
     except ArrayWanted:
         pass
     finally:
-        _WANTED.pop()
+        _WANTED.depth -= 1
     return func(*_taken_out(args), **{k: _taken_out(v) for k, v in kwargs.items()})
 
 
