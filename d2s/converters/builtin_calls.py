@@ -95,13 +95,15 @@ MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", 
                             "log2", "log10", "isfinite", "isnan", "isinf", "isclose", "hypot",
                             "atan2", "fmod"))
 
-# `operator.lt(a, b)` & co.: as `a < b`, lexicographic of sequences holding computed numbers
-# (`operators.sequence_order`): `_d2s.seq_order(a, '<', b)`
-ORDERINGS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+# `operator.lt(a, b)` & co.: as the operator written, `a < b` lexicographic of sequences
+# holding computed numbers (`operators.sequence_order`), `a == b` item by item (`logical`)
+COMPARISONS = {"lt": "seq_order(a, '<', b)", "le": "seq_order(a, '<=', b)",
+               "gt": "seq_order(a, '>', b)", "ge": "seq_order(a, '>=', b)", "eq": "eq_(a, b)",
+               "ne": "ne_(a, b)"}
 # module -> its functions that converted code calls through d2s (`plain_runs` folds no call
 # of them)
 MODULE_FUNCTIONS = ((math, MATH_FUNCTIONS), (np, NUMPY_ARRAY_CALLS),
-                    (operator, frozenset(ORDERINGS)))
+                    (operator, frozenset(COMPARISONS)))
 
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
 # not the program's `t3`; `x.numpy().dtype` NumPy's: `operators.tensor_attributes`)
@@ -152,12 +154,11 @@ class BuiltinCalls(Base):
             # eagerly (`runtime/program/numpy_arrays.py`)
             node.func = templates.replace_as_expression(f"{RESERVED}.numpy_(f)", f=f)
             return node
-        if self._module_function(f, operator, ORDERINGS) and len(node.args) == 2 and not \
+        if self._module_function(f, operator, COMPARISONS) and len(node.args) == 2 and not \
                 node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
             name = f.attr if isinstance(f, gast.Attribute) else f.id
-            return templates.replace_as_expression(
-                f"{RESERVED}.seq_order(a, op, b)", a=node.args[0], b=node.args[1],
-                op=gast.Constant(ORDERINGS[name], None))
+            return templates.replace_as_expression(f"{RESERVED}.{COMPARISONS[name]}",
+                                                   a=node.args[0], b=node.args[1])
         if self._builtin(f, "zip") and len(node.args) == 1 and isinstance(
                 node.args[0], gast.Starred) and not node.keywords:
             # `zip(*pairs)` of a list the program grows: transposed when it runs

@@ -35,7 +35,7 @@ from . import str_arrays
 from .key_flags import checked_call, dict_pop
 from .logging_calls import logging_call
 from .made_sets import in_place_function, plain_set_method, unbound_set_method
-from .sequence_order import ordering_call
+from .sequence_order import comparison_call
 from .set_algebra import set_method
 from .try_calls import after_failure
 from .try_except import open_trys
@@ -111,8 +111,8 @@ def _call(f):
         return set_method(f)
     if isinstance(f, types.BuiltinFunctionType) and in_place_function(f) is not None:
         return in_place_function(f)  # (`operator.ior(tags, seen)`: in place, `made_sets`)
-    if ordering_call(f) is not None:  # (`better(cur, best)`, `better` is `operator.lt`:
-        return ordering_call(f)  # lexicographic of computed tuples, `sequence_order`)
+    if comparison_call(f) is not None:  # (`better(cur, best)`, `better` is `operator.lt`:
+        return comparison_call(f)  # lexicographic of computed tuples, `sequence_order`)
     if isinstance(f, _UNBOUND) and f.__objclass__ in (set, frozenset):
         return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \
