@@ -25,10 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import is_variable
+from ..ops.array_number_kinds import holds_number_kinds, holds_python_numbers
+from ..ops.arrays import array_pack
 from ..ops.combine import stack
 from ..ops.math import assign
 from ..ops.shape import reshape
-from .numpy_functions import out_of_graph
+from .numpy_functions import FORWARDED, out_of_graph
 from .numpy_values import as_dtype, mark
 
 # NumPy's array constructors that converted code calls through `construct`
@@ -37,7 +39,10 @@ CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
 SCALAR_TYPES = ("float16", "float32", "float64", "half", "single", "double", "int8", "int16",
                 "int32", "int64", "intp", "uint8", "uint16", "uint32", "uint64", "bool_",
                 "bool")
-NAMES = frozenset(CONSTRUCTORS + SCALAR_TYPES)
+# NumPy's reductions of an array_like (`np.mean(losses)` of a list of `loss.item()` values:
+# NumPy makes the list an array, which `construct` builds as `np.asarray` does)
+REDUCTIONS = FORWARDED - {"reshape", "squeeze", "shape", "ndim", "size"}
+NAMES = frozenset(CONSTRUCTORS + SCALAR_TYPES) | REDUCTIONS
 
 
 def _holds_variables(v) -> bool:
@@ -50,6 +55,13 @@ def construct(f, *args, **kwargs):
     """`f(*args, **kwargs)` for NumPy's constructor or scalar type `f` (see the module)."""
     if not any(_holds_variables(v) for v in (*args, *kwargs.values())):
         return f(*args, **kwargs)
+    if f.__name__ in REDUCTIONS:
+        first = args[0] if args else kwargs.pop("a")
+        if isinstance(first, (list, tuple)):
+            first = _array(np.asarray, first)
+        elif is_variable(first) and first.is_array:
+            first = _grown(f.__name__, first)
+        return f(first, *args[1:], **kwargs)
     if isinstance(f, type):
         if len(args) != 1 or kwargs:
             raise TypeError(f"np.{f.__name__}() takes one value here, of a value the "
@@ -75,6 +87,22 @@ def _array(f, obj, dtype=None, order=None, *, copy=None, ndmin=0, subok=False, l
     if out is obj and name in ("array", "ascontiguousarray") and copy is not False:
         out = assign(out)  # (np.array copies: a write to one is not seen in the other)
     return _fresh(out, obj, scalar=False)
+
+
+def _grown(name: str, array):
+    """NumPy's array of a list of Python numbers whose length the run decides (a tensor array
+    of one type of number): its items stacked, float64 of floats as eagerly; an empty one is
+    float64 eagerly whatever it would hold, so `sum` / `prod` of ints or bools is refused."""
+    if not holds_python_numbers(array) or holds_number_kinds(array) or getattr(
+            array, "mixed_numbers", False) or name in ("sum", "prod") and (
+            array.dtype.name != "float64"):
+        raise TypeError(
+            f"np.{name}() of a list whose length only the run decides ({array.type_str()}): "
+            "the program takes NumPy's reductions of such lists of Python floats, and of "
+            "ints or bools except sum / prod (NumPy's array of an empty list is float64, "
+            f"whatever the list would hold). Use Python's `{name}(lst)` where it has one, or "
+            "keep the values a tensor and reduce it with rt.")
+    return mark(array_pack(array), False)
 
 
 def _fresh(out, source, scalar):

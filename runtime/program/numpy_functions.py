@@ -302,7 +302,7 @@ _FUNCTIONS = {
     "ravel": _ravel, "transpose": _transpose, "bincount": _bincount,
 }
 # NumPy's functions that call the array's method of the same name (`numpy_values`' methods)
-_FORWARDED = frozenset(("mean", "sum", "prod", "max", "min", "amax", "amin", "any", "all",
+FORWARDED = frozenset(("mean", "sum", "prod", "max", "min", "amax", "amin", "any", "all",
                         "std", "var", "argmax", "argmin", "reshape", "squeeze", "shape",
                         "ndim", "size"))
 
@@ -322,7 +322,7 @@ def array_function(self, func, types, args, kwargs):
     values = [v for v in _leaves(args, kwargs) if is_variable(v)]
     if not all(plain(v) for v in values):
         return _of_tensors(func, args, kwargs)
-    if not any(v.numpy_array for v in values) or name in _FORWARDED:
+    if not any(v.numpy_array for v in values) or name in FORWARDED:
         return func._implementation(*args, **kwargs)
     fn = _FUNCTIONS.get(name)
     if fn is None:

@@ -11,10 +11,6 @@ STATIC: dict[str, str] = {
         "PaddleOCR's label decode picks characters of a Python string by ids read from an "
         "input's .numpy(): a program computes numbers, not text; refused at the user's "
         "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
-    "wild5_rl.ppo_clipped_loss_logged": (
-        "CleanRL logs `np.mean(clipfracs)` of Python floats the program computes (`.item()`): "
-        "NumPy runs at trace time, refused at the user's line (docs/d2s.md 'NumPy on a "
-        "computed tensor'); a graph form of NumPy reductions over such numbers is not built"),
     "wild5_rl.n_step_returns_deque": (
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "

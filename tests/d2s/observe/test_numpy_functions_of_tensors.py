@@ -11,6 +11,9 @@ method (`np.percentile`) still raises at the user's line.
 Eager vs converted vs a NumPy reference, over inputs that take both paths of one program."""
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 
@@ -171,3 +174,80 @@ def test_a_numpy_function_the_program_does_not_compute_is_named_at_the_line():
     assert "return np.percentile(h, 90)" in text
     for internal in ("_retval", "Variable(%", "static Variable", "<undefined"):
         assert internal not in text
+
+
+def logged_statistics(ratio, steps, clip):
+    """CleanRL-style logging: Python floats from `.item()` in a list, reduced with NumPy; a
+    list of them grown by a loop the run sizes (`range(int(steps))`)."""
+    clipfracs = [((ratio - 1.0).abs() > c).astype("float32").mean().item() for c in clip]
+    kls, hits = [], []
+    for i in range(int(steps)):
+        kls.append(float(ratio[i] - 1.0))
+        hits.append(int(ratio[i] > 1.0))
+    return (float(np.mean(clipfracs)), np.max(clipfracs), np.std(kls), np.mean(hits),
+            np.max(kls) if kls else None, np.mean([ratio.max(), 2.0]))
+
+
+@pytest.mark.parametrize("steps", [3, 1, 0])
+def test_numpy_reductions_of_lists_of_computed_numbers(steps):
+    ratio = np.array([1.25, 0.5, 1.0, 2.0], "float32")
+    converted = d2s.to_static(logged_statistics)
+    args = (rt.to_tensor(ratio), rt.to_tensor(np.array(steps)), (0.1, 0.3))
+    with np.errstate(all="ignore"):
+        kls = [float(r - 1.0) for r in ratio[:steps]]
+        hits = [int(r > 1.0) for r in ratio[:steps]]
+        fracs = [float(np.mean(np.abs(ratio - 1.0) > c)) for c in (0.1, 0.3)]
+        want = (float(np.mean(fracs)), np.max(fracs), np.std(kls), np.mean(hits),
+                np.max(kls) if kls else None, np.mean([ratio.max(), 2.0]))
+    with pytest.warns(RuntimeWarning) if not steps else _no_warning():
+        eager = logged_statistics(*args)
+    with pytest.warns(RuntimeWarning) if not steps else _no_warning():
+        static = converted(*args)
+    for got in (eager, static):
+        assert [type(v) for v in got] == [type(v) for v in want]
+        np.testing.assert_allclose([np.nan if v is None else v for v in got],
+                                   [np.nan if v is None else v for v in want], rtol=1e-6)
+
+
+@contextlib.contextmanager
+def _no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_a_numpy_sum_of_ints_of_a_run_decided_count_is_refused_at_the_line():
+    def count(x):
+        hits = []
+        for i in range(int(x.sum())):
+            hits.append(i % 2)
+        return np.sum(hits)
+
+    with pytest.raises(TypeError, match=r"np\.sum\(\) of a list whose length only the run "
+                       r"decides") as info:
+        d2s.to_static(count)(rt.to_tensor(np.array([1, 2])))
+    text = "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
+    assert "return np.sum(hits)" in text and "sum(lst)" in text
+
+
+def numpy_or_none(x):
+    scores = x.numpy() if x.sum() > 0 else None
+    peak = None
+    if x.mean() > 1:
+        peak = np.exp(x).max()
+    return scores, peak
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0], [-1.0, 0.0], [0.5, 1.0]])
+def test_a_numpy_value_or_none_chosen_by_a_tensor_if(values):
+    """A NumPy array / scalar on one branch and None on the other came back a Tensor."""
+    x = np.array(values, "float32")
+    want = (x if x.sum() > 0 else None, np.exp(x).max() if x.mean() > 1 else None)
+    eager, static = numpy_or_none(rt.to_tensor(x)), d2s.to_static(numpy_or_none)(
+        rt.to_tensor(x))
+    for got in (eager, static):
+        assert [type(v) for v in got] == [type(v) for v in want]
+        for g, w in zip(got, want, strict=True):
+            assert (g is None) == (w is None) and (w is None or g.dtype == w.dtype)
+            if w is not None:
+                np.testing.assert_allclose(g, w, rtol=1e-6)
