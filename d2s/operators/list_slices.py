@@ -27,8 +27,9 @@ _DTYPES = {bool: "bool", int: "int64", float: "float64"}
 def slice_(seq, lower, upper, step):
     """`seq[lower:upper:step]` (see the module)."""
     kinds = {type(v) for v in seq} if type(seq) is list else ()
-    if len(kinds) != 1 or not kinds <= set(_DTYPES) or is_variable(step) or not any(
-            is_variable(b) for b in (lower, upper)):
-        return seq[lower:upper:step]
+    computed = [b for b in (lower, upper) if is_variable(b)]
+    if len(kinds) != 1 or not kinds <= set(_DTYPES) or is_variable(step) or not computed or \
+            any(b.dtype.kind not in "iu" or b.shape for b in computed):
+        return seq[lower:upper:step]  # (Python's: a float bound is its TypeError)
     values = rt.to_tensor(np.array(seq, _DTYPES[kinds.pop()]))
     return number_list(values[lower:upper:step])
