@@ -28,6 +28,7 @@ from ..core import is_variable
 from ..ops.array_number_kinds import holds_number_kinds, holds_python_numbers
 from ..ops.arrays import array_pack
 from ..ops.combine import stack
+from ..ops.creation import arange, full
 from ..ops.math import assign
 from ..ops.shape import reshape
 from .numpy_functions import FORWARDED, out_of_graph
@@ -39,10 +40,13 @@ CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
 SCALAR_TYPES = ("float16", "float32", "float64", "half", "single", "double", "int8", "int16",
                 "int32", "int64", "intp", "uint8", "uint16", "uint32", "uint64", "bool_",
                 "bool")
+# NumPy's creation functions: of a size the program computes (`np.zeros(int(n))`), the array
+# the runtime's creation op makes, in NumPy's dtype
+CREATORS = ("zeros", "ones", "full", "arange")
 # NumPy's reductions of an array_like (`np.mean(losses)` of a list of `loss.item()` values:
 # NumPy makes the list an array, which `construct` builds as `np.asarray` does)
 REDUCTIONS = FORWARDED - {"reshape", "squeeze", "shape", "ndim", "size"}
-NAMES = frozenset(CONSTRUCTORS + SCALAR_TYPES) | REDUCTIONS
+NAMES = frozenset(CONSTRUCTORS + SCALAR_TYPES + CREATORS) | REDUCTIONS
 
 
 def _holds_variables(v) -> bool:
@@ -55,6 +59,8 @@ def construct(f, *args, **kwargs):
     """`f(*args, **kwargs)` for NumPy's constructor or scalar type `f` (see the module)."""
     if not any(_holds_variables(v) for v in (*args, *kwargs.values())):
         return f(*args, **kwargs)
+    if f.__name__ in CREATORS:
+        return mark(_created(f, *args, **kwargs), False)
     if f.__name__ in REDUCTIONS:
         first = args[0] if args else kwargs.pop("a")
         if isinstance(first, (list, tuple)):
@@ -87,6 +93,36 @@ def _array(f, obj, dtype=None, order=None, *, copy=None, ndmin=0, subok=False, l
     if out is obj and name in ("array", "ascontiguousarray") and copy is not False:
         out = assign(out)  # (np.array copies: a write to one is not seen in the other)
     return _fresh(out, obj, scalar=False)
+
+
+def _created(f, *args, dtype=None, **kwargs):
+    """`np.zeros(n)`, `np.ones(n)`, `np.full(n, v)`, `np.arange(a, b, step)` of sizes or bounds
+    the program computes; the dtype NumPy gives (of stand-in values of the operands' kinds)."""
+    name = f.__name__
+    if kwargs or len(args) > (3 if name == "arange" else 2 if name == "full" else 1):
+        raise TypeError(f"np.{name}() of a size the converted code computes takes the size "
+                        "(and the fill value / bounds) and dtype= only here")
+    if name == "arange":
+        want = np.dtype(dtype) if dtype is not None else f(*map(_number, args)).dtype
+        bounds = [out_of_graph(v) for v in args]
+        start, end, step = ([0] + bounds if len(bounds) == 1 else bounds) + [1] * (3 - max(
+            len(bounds), 2))
+        return arange(start, end, step, dtype=want.name)
+    shape = args[0] if isinstance(args[0], (list, tuple)) else [args[0]]
+    if name == "full":
+        value = args[1]
+        want = np.dtype(dtype) if dtype is not None else np.asarray(_number(value)).dtype
+        return full(shape, out_of_graph(value), dtype=want.name)
+    return full(shape, 0 if name == "zeros" else 1, dtype=np.dtype(dtype or float).name)
+
+
+def _number(v):
+    """A stand-in of `v`'s kind for NumPy to tell a result's dtype."""
+    if not is_variable(v):
+        return v
+    if v.python_scalar and not v.numpy_array:
+        return {"b": True, "f": 1.0}.get(v.dtype.kind, 1)
+    return np.ones((), v.dtype.name)[()]
 
 
 def _grown(name: str, array):

@@ -251,3 +251,24 @@ def test_a_numpy_value_or_none_chosen_by_a_tensor_if(values):
             assert (g is None) == (w is None) and (w is None or g.dtype == w.dtype)
             if w is not None:
                 np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def padded_positions(lengths):
+    """Buffers sized by a length the model computes (`np.zeros(int(lengths.max()))`)."""
+    longest = int(lengths.max())
+    mask = np.zeros([len(lengths), longest], dtype="float32")
+    return (mask, np.ones(longest), np.full(longest, -1), np.full([longest], 0.5),
+            np.arange(longest), np.arange(1, longest, 2), np.arange(0.0, float(longest)),
+            np.arange(longest, dtype=np.float32))
+
+
+@pytest.mark.parametrize("lengths", [[2, 3], [0, 0], [5, 1]])
+def test_numpy_arrays_sized_by_the_run(lengths):
+    n = max(lengths)
+    want = (np.zeros([2, n], "float32"), np.ones(n), np.full(n, -1), np.full([n], 0.5),
+            np.arange(n), np.arange(1, n, 2), np.arange(0.0, float(n)),
+            np.arange(n, dtype=np.float32))
+    converted = d2s.to_static(padded_positions)
+    t = rt.to_tensor(np.array(lengths))
+    for got in (padded_positions(t), converted(t)):
+        _same(got, want)
