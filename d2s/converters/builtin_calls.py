@@ -344,7 +344,7 @@ class BuiltinCalls(Base):
             return attr in names and not self.is_local(owner) and \
                 self.ctx.namespace.get(owner) is module
         return isinstance(f, gast.Name) and f.id in names and not self.is_local(
-            f.id) and self.ctx.namespace.get(f.id) is getattr(module, f.id)
+            f.id) and self.ctx.namespace.get(f.id, _ABSENT) is getattr(module, f.id, None)
 
     def _builtin(self, f, name: str) -> bool:
         """Whether `f` is the built-in `name` here."""
@@ -355,6 +355,9 @@ class BuiltinCalls(Base):
             return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
+
+
+_ABSENT = object()  # (a name the function's namespace does not bind)
 
 
 def _written_number(node) -> bool:
