@@ -324,7 +324,6 @@ OPERATOR_RANKS = {
     "warning_calls.py": 1,  # (warnings.warn as a py_warn op, for calls.py)
     "logging_calls.py": 1,  # (logger.info & co. as a py_log op, for calls.py)
     "json_calls.py": 2,  # (json.dumps of computed numbers as a py_format op: str_arrays)
-    "number_lists.py": 1,  # (np.mean of a list of computed numbers: numpy_values' reduce)
     "loops.py": 8, "calls.py": 8,
     "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
@@ -332,6 +331,8 @@ OPERATOR_RANKS = {
     "distinct_numbers.py": 1.8,  # (len() of a set of computed numbers: made_sets)
     "flagged_extremes.py": 8.5,  # (max(d, key=d.get) of keys on some paths: control_flow)
     "flagged_key_lists.py": 8.5,  # (list() / sorted() of a dict with keys on some paths)
+    "numpy_calls.py": 0,  # (np.asarray(t) & co.: runtime's numpy_arrays)
+    "list_slices.py": 0.25,  # (`seq[a:b]` of computed bounds: on variables)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
     "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)
@@ -380,6 +381,7 @@ PROGRAM_RANKS = {
     "ir.py": 0, "reached.py": 0, "serialize.py": 0, "freed_graph.py": 0,
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
     "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
+    "numpy_arrays.py": 0,  # (np.asarray / np.float32 of them and of tensors)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "leaf_reads.py": 0,  # (what Builder.capture gives a read of a parameter it wrote)
     "grad_views.py": 0,  # (train_step's view of `.grad`, per branch of control_flow's cond)

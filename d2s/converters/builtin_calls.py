@@ -26,19 +26,30 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import gast
+import numpy as np
+
+from runtime.program.numpy_arrays import NAMES as NUMPY_ARRAY_CALLS
 
 from ..call_policy import TENSOR_FLAGS
 from ..pyct import templates
 from ..pyct.naming import RESERVED
 from ..pyct.transformer import Base
-from .set_operands import (BINARY, WithGlobals, added_dict, dict_names, set_like, set_names,
-                           set_operands)
+from .set_operands import (
+    BINARY,
+    WithGlobals,
+    added_dict,
+    dict_names,
+    set_like,
+    set_names,
+    set_operands,
+)
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
-           gast.Set, gast.SetComp)
+           gast.Set, gast.SetComp, gast.Subscript)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -84,6 +95,16 @@ MATH_FUNCTIONS = frozenset(("sqrt", "exp", "log", "sin", "cos", "tanh", "fabs", 
                             "log2", "log10", "isfinite", "isnan", "isinf", "isclose", "hypot",
                             "atan2", "fmod"))
 
+# `operator.lt(a, b)` & co.: as the operator written, `a < b` lexicographic of sequences
+# holding computed numbers (`operators.sequence_order`), `a == b` item by item (`logical`)
+COMPARISONS = {"lt": "seq_order(a, '<', b)", "le": "seq_order(a, '<=', b)",
+               "gt": "seq_order(a, '>', b)", "ge": "seq_order(a, '>=', b)", "eq": "eq_(a, b)",
+               "ne": "ne_(a, b)"}
+# module -> its functions that converted code calls through d2s (`plain_runs` folds no call
+# of them)
+MODULE_FUNCTIONS = ((math, MATH_FUNCTIONS), (np, NUMPY_ARRAY_CALLS),
+                    (operator, frozenset(COMPARISONS)))
+
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
 # not the program's `t3`; `x.numpy().dtype` NumPy's: `operators.tensor_attributes`)
 TENSOR_ATTRIBUTES = ("name", "dtype")
@@ -125,9 +146,19 @@ class BuiltinCalls(Base):
             node.func = templates.replace_as_expression(
                 f"{RESERVED}.list_query(obj, '{f.attr}')", obj=f.value)
             return node
-        if self._math_function(f):
+        if self._module_function(f, math, MATH_FUNCTIONS):
             node.func = templates.replace_as_expression(f"{RESERVED}.math_(f)", f=f)
             return node
+        if self._module_function(f, np, NUMPY_ARRAY_CALLS):
+            # `np.asarray(t)`, `np.float32(v)`: NumPy's of a tensor, as `__array__` gives it
+            # eagerly (`runtime/program/numpy_arrays.py`)
+            node.func = templates.replace_as_expression(f"{RESERVED}.numpy_(f)", f=f)
+            return node
+        if self._module_function(f, operator, COMPARISONS) and len(node.args) == 2 and not \
+                node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
+            name = f.attr if isinstance(f, gast.Attribute) else f.id
+            return templates.replace_as_expression(f"{RESERVED}.{COMPARISONS[name]}",
+                                                   a=node.args[0], b=node.args[1])
         if self._builtin(f, "zip") and len(node.args) == 1 and isinstance(
                 node.args[0], gast.Starred) and not node.keywords:
             # `zip(*pairs)` of a list the program grows: transposed when it runs
@@ -184,6 +215,19 @@ class BuiltinCalls(Base):
         # a piece is a tensor computed by the converted code
         node = self.generic_visit(node)
         return templates.replace_as_expression(f"{RESERVED}.text(value)", value=_fstring(node))
+
+    def visit_Subscript(self, node):
+        # `seq[a:a + b]` with a bound that is not a number written in the code: a Python list
+        # of numbers sliced by computed bounds (`operators.list_slices`)
+        node = self.generic_visit(node)
+        part = node.slice
+        if not isinstance(node.ctx, gast.Load) or not isinstance(part, gast.Slice) or all(
+                _written_number(b) for b in (part.lower, part.upper, part.step)):
+            return node
+        return templates.replace_as_expression(
+            f"{RESERVED}.slice_(seq, lower, upper, step)", seq=node.value,
+            **{k: getattr(part, k) or gast.Constant(None, None) for k in ("lower", "upper",
+                                                                          "step")})
 
     def visit_BinOp(self, node):
         node = self.generic_visit(node)
@@ -292,14 +336,15 @@ class BuiltinCalls(Base):
             return node
         return templates.replace_as_expression(f"{RESERVED}.{node.attr}(x)", x=node.value)
 
-    def _math_function(self, f) -> bool:
-        """Whether `f` is `math.sqrt` (or `sqrt` imported from math) & co. here."""
+    def _module_function(self, f, module, names) -> bool:
+        """Whether `f` is `module.<name>` (`math.sqrt`, or `sqrt` imported from math) here,
+        for a name in `names`."""
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
             owner, attr = f.value.id, f.attr
-            return attr in MATH_FUNCTIONS and not self.is_local(owner) and \
-                self.ctx.namespace.get(owner) is math
-        return isinstance(f, gast.Name) and f.id in MATH_FUNCTIONS and not self.is_local(
-            f.id) and self.ctx.namespace.get(f.id) is getattr(math, f.id)
+            return attr in names and not self.is_local(owner) and \
+                self.ctx.namespace.get(owner) is module
+        return isinstance(f, gast.Name) and f.id in names and not self.is_local(
+            f.id) and self.ctx.namespace.get(f.id, _ABSENT) is getattr(module, f.id, None)
 
     def _builtin(self, f, name: str) -> bool:
         """Whether `f` is the built-in `name` here."""
@@ -310,6 +355,16 @@ class BuiltinCalls(Base):
             return True
         return self.ctx.namespace.get(name, getattr(builtins, name)) is not getattr(
             builtins, name)
+
+
+_ABSENT = object()  # (a name the function's namespace does not bind)
+
+
+def _written_number(node) -> bool:
+    """Whether `node` is None or a number written in the code (`2`, `-1`)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return node is None or isinstance(node, gast.Constant)
 
 
 def _of_self(node) -> bool:

@@ -30,7 +30,7 @@ import gast
 from ..pyct import activity, anno, origin
 from ..pyct.naming import RESERVED
 from ..pyct.walk import BLOCK_FIELDS
-from .builtin_calls import BUILTINS, COMPARING_METHODS, TENSOR_ATTRIBUTES
+from .builtin_calls import BUILTINS, COMPARING_METHODS, MODULE_FUNCTIONS, TENSOR_ATTRIBUTES
 from .call_trees import CallTrees
 from .lists import _CHANGING_METHODS
 from .set_operands import (BINARY, WithGlobals, added_dict, set_like, set_names,
@@ -265,4 +265,7 @@ class _Calls(CallTrees):
         if not self.is_local(root) and (self.ctx.namespace.get(root) is math
                                         or root in BUILTINS):
             return False  # `math.sqrt(i)` (`builtin_calls`)
+        if not self.is_local(root) and any(self.ctx.namespace.get(root) is module and
+                                           f.attr in names for module, names in MODULE_FUNCTIONS):
+            return False  # `np.asarray(t)`, `operator.lt(a, b)` (`builtin_calls`)
         return self._leave_alone(f)

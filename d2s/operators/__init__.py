@@ -83,6 +83,8 @@ from .key_flags import del_item  # noqa: F401
 from .switch import call_item  # noqa: F401
 from .text import format_, percent, raise_made, repr_, str_, text  # noqa: F401
 from .math_calls import math_  # noqa: F401
+from .numpy_calls import numpy_  # noqa: F401
+from .list_slices import slice_  # noqa: F401
 from .tensor_attributes import set_tensor_name, tensor_attribute  # noqa: F401
 from ..errors import ConversionError  # noqa: F401  (`except`: never the user's clauses)
 from .try_except import (  # noqa: F401

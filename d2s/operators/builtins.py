@@ -9,7 +9,7 @@ import numpy as np
 
 import runtime as rt
 from runtime.core import active_builder
-from runtime.ops.array_number_kinds import holds_number_kinds
+from runtime.ops.array_number_kinds import holds_number_kinds, holds_python_numbers
 from runtime.program import zero_division
 from runtime.program.debug_ops import raise_error
 
@@ -325,8 +325,12 @@ def _array_extreme(py, op, arr, kwargs):
             f"{' with ' + ', '.join(kwargs) if kwargs else ''}: d2s takes the {name} of "
             f"one-element items without keywords. Use rt.stack(items).{name}(0) for an "
             "elementwise result, or keep every item and mask it (rt.where).")
-    return _empty_check(arr, name, ValueError(f"{name}() arg is an empty sequence"),
-                        lambda: getattr(rt, name)(rt.static.array_stack(arr), axis=0))
+    out = _empty_check(arr, name, ValueError(f"{name}() arg is an empty sequence"),
+                       lambda: getattr(rt, name)(rt.static.array_stack(arr), axis=0))
+    if holds_python_numbers(arr):  # (`max(lengths)` of Python ints: a Python int, as eagerly)
+        out.python_scalar = True
+        out.number_type_unknown = getattr(arr, "mixed_numbers", False)
+    return out
 
 
 def all_(iterable):

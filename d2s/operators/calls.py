@@ -32,10 +32,11 @@ from ..transpile import convert, reads_of
 from .branch_callables import ChosenCallable
 from .computed_keys import KEYED_METHODS, keyed_method
 from .control_flow import ifelse
-from . import json_calls, number_lists, str_arrays
+from . import json_calls, str_arrays
 from .key_flags import checked_call, dict_pop
 from .logging_calls import logging_call
 from .made_sets import in_place_function, plain_set_method, unbound_set_method
+from .sequence_order import comparison_call
 from .set_algebra import set_method
 from .try_calls import after_failure
 from .try_except import open_trys
@@ -58,8 +59,6 @@ def call(f):
             return warn  # (an op: eager code warns each time it runs the line)
         if f is json.dumps:  # (the text of computed numbers, made when the program runs)
             return checked_call(f, f, json_calls.dumps)
-        if number_lists.is_reduction(f):  # (`np.mean(fracs)` of a list of computed numbers)
-            return number_lists.reduction(f)
         logged = logging_call(f)
         if logged is not None:
             return logged  # (an op: eager code logs each time it runs the line)
@@ -115,6 +114,8 @@ def _call(f):
         return set_method(f)
     if isinstance(f, types.BuiltinFunctionType) and in_place_function(f) is not None:
         return in_place_function(f)  # (`operator.ior(tags, seen)`: in place, `made_sets`)
+    if comparison_call(f) is not None:  # (`better(cur, best)`, `better` is `operator.lt`:
+        return comparison_call(f)  # lexicographic of computed tuples, `sequence_order`)
     if isinstance(f, _UNBOUND) and f.__objclass__ in (set, frozenset):
         return unbound_set_method(f)  # (`set.intersection(seen, KNOWN)`: as `seen.intersection`)
     if isinstance(f, types.BuiltinMethodType) and type(f.__self__) is str and \

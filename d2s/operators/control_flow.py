@@ -566,13 +566,22 @@ def _mark_scalars(result, raw: list, pred, src, kinds: dict, path=()) -> None:
                 merged_float_flag(a, b, pred, src)
             r.bool_when = kinds[("b", at)] if ("b", at) in kinds else \
                 merged_bool_flag(a, b, pred)
-        elif is_variable(r) and all(is_variable(v) and v.numpy_array for v in (a, b)) and \
-                a.numpy_scalar == b.numpy_scalar:  # (NumPy values on both: `numpy_values`)
-            r.numpy_array, r.numpy_scalar = True, a.numpy_scalar
+        elif is_variable(r) and _numpy_sides(a, b):  # (NumPy values on both, or beside a
+            r.numpy_array, r.numpy_scalar = True, _numpy_sides(a, b)[0].numpy_scalar  # None)
             number_or_tensor.mark(r, kinds, (*path, i))  # (one a number on some runs too)
         else:
             number_or_tensor.mark(r, kinds, (*path, i))
             _numpy_where_no_number(r, a, b)
+
+
+def _numpy_sides(a, b) -> list:
+    """The branch values of NumPy's kind (`numpy_values`, all one kind: scalars or arrays),
+    where every side that is not None is one; [] otherwise."""
+    sides = [v for v in (a, b) if v is not None]
+    if sides and all(is_variable(v) and v.numpy_array and v.numpy_scalar ==
+                     sides[0].numpy_scalar for v in sides):
+        return sides
+    return []
 
 
 def _numpy_where_no_number(r, a, b) -> None:

@@ -14,11 +14,12 @@ Anything else is Python's operator.
 from __future__ import annotations
 
 import operator
+import types
 
 import runtime as rt
 
 from ..errors import ConversionError
-from .logical import eq_
+from .logical import eq_, ne_
 from .made_sets import MadeFrozenSet, MadeSet, set_op
 from .variables import is_variable, user_origin, where
 
@@ -46,6 +47,19 @@ def seq_order(a, op: str, b):
     if is_variable(out):
         out.python_scalar = True  # (a Python bool when returned)
     return out
+
+
+# `operator.lt` & co. called through a name (`better = operator.lt if mode == "min" else
+# operator.gt`, then `better(cur, best)`): as the operator written (`calls`)
+_FUNCTIONS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+              operator.eq: eq_, operator.ne: ne_}
+
+
+def comparison_call(f):
+    """What converted code calls for `f` where it is `operator.lt` & co. (`seq_order` with its
+    operator, `eq_` / `ne_`); None otherwise."""
+    op = _FUNCTIONS.get(f) if isinstance(f, types.BuiltinFunctionType) else None
+    return op if op is None or callable(op) else lambda a, b: seq_order(a, op, b)
 
 
 def _sequences(a, b) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 
+from ..dtypes import convert_dtype
 from . import combine, registry
 from .arrays import Variable, _array_meta, _builder, _index, _new_array
 from .registry import Meta, OpError
@@ -105,6 +106,37 @@ def split_sections(x, sections, axis: int = 0) -> list:
     counts = [s for s in sections if isinstance(s, Variable)]
     attrs = {"axis": axis % len(shape), "known": known}
     return combine._as_list(registry.bind(SPLIT_SECTIONS, (x, counts), attrs))
+
+
+def _rows_kernel(xp, x):
+    return [x[i] for i in range(x.shape[0])]
+
+
+ROWS = registry.register(
+    "array_of_rows", kernel=_rows_kernel, infer=_array_meta, nondiff=True, amp="keep",
+    doc="The items of x along its first dim (a count known when the program runs), as an "
+        "array.")
+
+
+def number_list(x) -> Variable:
+    """`x.tolist()` of a 1-D `x` whose length only the run knows (an argument of an
+    `InputSpec([None])`): a tensor array of its items as the Python numbers eager's list
+    holds (ints as int64, floats float64, bools bool), with no gradient path."""
+    if len(x.shape) != 1:
+        raise TypeError(
+            f"tolist() of a tensor of shape {list(x.shape)}, whose dims the run decides: a "
+            "list of lists of a length known only when the program runs, which a program "
+            "does not hold. Loop over the rows (`for row in x:` then `row.tolist()`), index "
+            "the tensor itself, or keep it a tensor and call tolist() on the result.")
+    kind = x.dtype.name
+    dtype = "bool" if kind == "bool" else "float64" if x.dtype.is_floating else "int64"
+    x = x if kind == dtype else x.astype(dtype)
+    b = _builder()
+    out = _new_array(b, convert_dtype(dtype), (), stop=True)
+    b.append(ROWS.name, [b.ref(x)], [out.name], {})
+    out.python_items = True
+    out.keeps_float = out.float_if_filled = dtype == "float64"
+    return out
 
 
 # What a Python use of the parts says (`Variable.python_number_note`)

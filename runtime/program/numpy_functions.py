@@ -8,8 +8,10 @@ with NumPy's result dtype (a ufunc's loop, `ufunc.resolve_dtypes`, Python number
 NEP 50: `np.exp` of int64 is float64, `np.maximum(a, 0)` of float32 float32) and flag the
 result (a NumPy scalar where it is 0-d), so the call returns what eager code returns. A ufunc
 that is an operator (`ndarray + v`, `np.add(a, b)`) is the Variable's operator, as before.
-A function not below raises a TypeError naming it; of a tensor not taken out with `numpy()`
-NumPy's functions raise as before (`Variable._no_value`).
+A function not below raises a TypeError naming it. A tensor operand (not taken out with
+`numpy()`) is what eager's `Tensor.__array__` makes of it, `t.numpy()`: a ufunc computes on
+that; a function first runs NumPy's own code, which may call the tensor's method and keep
+its result (`np.squeeze(t)`: a tensor), until that code converts the tensor (`_of_tensors`).
 
 >>> import numpy as np
 >>> import runtime as rt
@@ -21,11 +23,14 @@ NumPy's functions raise as before (`Variable._no_value`).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core import is_variable
 from ..ops.combine import concat, stack
 from ..ops.compositions import log2, log10
+from ..ops.counting import bincount
 from ..ops.gather import argsort, sort
 from ..ops.logic import isfinite, isinf, isnan, logical_and, logical_not, logical_or, where
 from ..ops.math import (
@@ -106,17 +111,52 @@ def _loop_key(x):
     return np.asarray(x).dtype if not is_variable(x) else np.dtype(x.dtype.name)
 
 
-def _check_operands(name: str, values) -> None:
-    """A graph value that is not a NumPy value nor a Python number: NumPy would convert the
-    eager Tensor with `__array__`, which it has only when the program runs."""
-    for v in values:
-        if is_variable(v) and not plain(v):
-            raise TypeError(
-                f"np.{name}() of static Variable '{v.name}' ({v.type_str()}), a tensor not "
-                "taken out with `.numpy()`: NumPy converts eager's Tensor to an array, which "
-                "the program has only when it runs. Call it on `t.numpy()` (NumPy's functions "
-                "of that compute in the program, as NumPy does), or use the tensor's `rt` "
-                "function.")
+def out_of_graph(x):
+    """What eager NumPy computes on for `x`: a tensor becomes the array eager's `__array__`
+    gives, `x.numpy()` (a graph value flagged as NumPy's); anything else stays as it is."""
+    if not is_variable(x) or plain(x):
+        return x
+    if x.is_array:
+        raise TypeError(
+            f"NumPy of a list of tensors that the converted code grows ({x.type_str()}): "
+            "its length is known only when the program runs. Stack it first "
+            "(`rt.stack(items).numpy()`) or do it in NumPy on the returned values.")
+    return x.numpy()
+
+
+def _taken_out(v):
+    if isinstance(v, (list, tuple)):
+        return type(v)(_taken_out(x) for x in v)
+    return out_of_graph(v)
+
+
+class ArrayWanted(Exception):
+    """NumPy's code converting a tensor of the program with `__array__` (`_of_tensors`)."""
+
+
+_WANTED = threading.local()  # (`depth`: the `_of_tensors` calls running NumPy's code)
+
+
+def array_of(self, dtype=None, copy=None):
+    """`Variable.__array__`: the program has no array of a value while it is built."""
+    if getattr(_WANTED, "depth", 0):
+        raise ArrayWanted
+    raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
+
+
+def _of_tensors(func, args, kwargs):
+    """NumPy's function of eager Tensors: NumPy's own code runs (it may call the Tensor's
+    method of the same name and keep what it gives, as `np.squeeze(t)` does) until it
+    converts a tensor with `__array__`; from there eager computes NumPy's function of the
+    arrays, `t.numpy()`, which the program computes as NumPy does (below)."""
+    _WANTED.depth = getattr(_WANTED, "depth", 0) + 1
+    try:
+        return func._implementation(*args, **kwargs)
+    except ArrayWanted:
+        pass
+    finally:
+        _WANTED.depth -= 1
+    return func(*_taken_out(args), **{k: _taken_out(v) for k, v in kwargs.items()})
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -124,14 +164,17 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = ufunc.__name__
     if kwargs.get("out") is None and not [k for k in kwargs if k != "out"] and \
             method == "__call__" and name in _OPERATORS:
+        if is_variable(inputs[0]) and not plain(inputs[0]):  # (`np.add(t, 1)`: `t + 1`
+            inputs = tuple(out_of_graph(x) for x in inputs)  # never calls the ufunc)
         return _operator(name, inputs)
-    _check_operands(name if method == "__call__" else f"{name}.{method}", inputs)
+    inputs = tuple(out_of_graph(x) for x in inputs)  # (eager: the Tensor's `__array__`)
     fn = _UFUNCS.get(name)
     if method != "__call__" or fn is None or kwargs:
         what = f"np.{name}" + ("" if method == "__call__" else f".{method}")
         given = f" with {', '.join(kwargs)}" if kwargs and fn is not None else ""
         raise TypeError(f"{what}(){given} of a NumPy array computed by the converted code "
-                        "(from `.numpy()`): the program computes NumPy's ufuncs "
+                        "(from `.numpy()` or a tensor's `__array__`): the program computes "
+                        "NumPy's ufuncs "
                         f"{', '.join(sorted(_UFUNCS))} and the operators. {_ADVICE}")
     with np.errstate(all="ignore"):
         loop = ufunc.resolve_dtypes(tuple(_loop_key(x) for x in inputs) + (None,))
@@ -226,6 +269,25 @@ def _sorting(fn, name: str):
     return call
 
 
+def _bincount(x, weights=None, minlength=0):
+    """NumPy's counts: `max(x) + 1` of them, at least `minlength` (a length the run decides,
+    as eagerly); a negative value raises ValueError when the program runs (the op's)."""
+    if x.dtype.kind not in "iub" or x.dtype.name == "uint64":
+        raise TypeError(f"Cannot cast array data from dtype('{x.dtype.name}') to "
+                        "dtype('int64') according to the rule 'safe'")
+    if len(x.shape) != 1:
+        raise ValueError("object too deep for desired array" if x.shape else
+                         "object of too small depth for desired array")
+    if isinstance(minlength, int) and minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if x.shape[0] == 0:  # (NumPy ignores the weights of no values: int64 counts)
+        weights = None
+    elif weights is not None:
+        weights = as_dtype(weights if is_variable(weights) else np.asarray(weights),
+                           np.dtype("float64"))
+    return mark(bincount(as_dtype(x, np.dtype("int64")), weights, minlength=minlength), False)
+
+
 def _no_out(name: str, out) -> None:
     if out is not None:
         raise TypeError(f"np.{name}(..., out=...) into a NumPy array of a value the converted "
@@ -237,10 +299,10 @@ _FUNCTIONS = {
     "where": _where, "clip": _clip, "round": _round, "around": _round,
     "concatenate": _joined(concat, "concatenate"), "stack": _joined(stack, "stack"),
     "sort": _sorting(sort, "sort"), "argsort": _sorting(argsort, "argsort"),
-    "ravel": _ravel, "transpose": _transpose,
+    "ravel": _ravel, "transpose": _transpose, "bincount": _bincount,
 }
 # NumPy's functions that call the array's method of the same name (`numpy_values`' methods)
-_FORWARDED = frozenset(("mean", "sum", "prod", "max", "min", "amax", "amin", "any", "all",
+FORWARDED = frozenset(("mean", "sum", "prod", "max", "min", "amax", "amin", "any", "all",
                         "std", "var", "argmax", "argmin", "reshape", "squeeze", "shape",
                         "ndim", "size"))
 
@@ -258,13 +320,15 @@ def array_function(self, func, types, args, kwargs):
     operands NumPy's own implementation runs, as it did before."""
     name = func.__name__
     values = [v for v in _leaves(args, kwargs) if is_variable(v)]
-    if not any(v.numpy_array for v in values) or name in _FORWARDED:
+    if not all(plain(v) for v in values):
+        return _of_tensors(func, args, kwargs)
+    if not any(v.numpy_array for v in values) or name in FORWARDED:
         return func._implementation(*args, **kwargs)
-    _check_operands(name, values)
     fn = _FUNCTIONS.get(name)
     if fn is None:
         raise TypeError(
-            f"np.{name}() of a NumPy array computed by the converted code (from `.numpy()`): "
+            f"np.{name}() of a NumPy array computed by the converted code (from `.numpy()` "
+            "or a tensor's `__array__`): "
             "the program computes NumPy's reductions (np.mean, np.sum, np.argmax, ...), "
             f"{', '.join(f'np.{n}' for n in sorted(_FUNCTIONS))} and the ufuncs "
             f"(np.exp, np.maximum, ...). {_ADVICE}")

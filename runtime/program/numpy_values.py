@@ -28,8 +28,6 @@ import operator
 import numpy as np
 
 from ..core import is_variable
-from ..ops import array_number_kinds as kinds
-from ..ops.arrays import array_pack
 from ..ops.math import assign
 
 # operator method -> (NumPy operation, reflected)
@@ -156,6 +154,8 @@ def _reshaping(regular):
             return regular(self, *args, **kwargs)
         if regular.__name__ == "reshape" and args and all(isinstance(a, int) for a in args):
             args = (list(args),)  # (NumPy's `a.reshape(3, 2)`)
+        if kwargs.get("order", "C") in ("C", "A") and kwargs.get("copy") is None:
+            kwargs = {k: v for k, v in kwargs.items() if k not in ("order", "copy")}
         return mark(regular(self, *args, **kwargs), False)
     method.__name__, method.__doc__ = regular.__name__, regular.__doc__
     return method
@@ -184,41 +184,12 @@ def _reduction(name: str, regular):
     def method(self, *args, **kwargs):
         if self.numpy_array:
             return reduce(self, name, *args, **kwargs)
-        if "out" in kwargs and _number_list(self):  # (`np.mean(fracs)` of a list of Python
-            return reduce(_as_numpy(self, name), name, *args, **kwargs)  # numbers a loop grew)
         if "out" in kwargs:  # (NumPy's call, `np.mean(x)` of a tensor the program computes,
             # which eager code computes in NumPy: the runtime's own methods take no `out`)
             raise self._no_value(f"np.{name}()")
         return regular(self, *args, **kwargs)
     method.__name__, method.__doc__ = regular.__name__, regular.__doc__
     return method
-
-
-def _number_list(v) -> bool:
-    """Whether `v` is a tensor array standing for a list of Python numbers of one type (a
-    list of `loss.item()` values appended in a graph loop: `python_items`)."""
-    return bool(v.is_array and getattr(v, "python_items", False) and not getattr(
-        v, "mixed_numbers", False) and not kinds.holds_strs(v) and not
-        kinds.holds_number_kinds(v) and not kinds.holds_tensor_items(v) and not
-        (v._static_shape or ()))
-
-
-def _as_numpy(array, name: str):
-    """What NumPy makes of a list of Python numbers (`np.asarray(items)`): a 1-D array of
-    float64, int64 or bool; of an empty list, float64. Where the reduction's result type
-    differs between those (`np.sum` of ints: int64, of `[]`: float64), only the run knows
-    which: refused."""
-    want = {"b": np.dtype(bool), "f": np.dtype("float64")}.get(array.dtype.kind,
-                                                                np.dtype("int64"))
-    if want.kind != "f" and name in ("sum", "prod"):
-        raise TypeError(
-            f"np.{name}() of a list of Python {'bools' if want.kind == 'b' else 'ints'} whose "
-            "length is decided when the program runs (grown in a loop or under an if whose "
-            f"condition is a tensor): NumPy gives an int64 where it has items and a float64 "
-            "where it is empty (np.asarray([]) is float64), which only the run decides. Use "
-            f"Python's {'sum' if name == 'sum' else 'math.prod'}() of the list, or make its "
-            "items floats.")
-    return mark(as_dtype(array_pack(array), want), False)
 
 
 def reduce(v, name: str, axis=None, dtype=None, out=None, keepdims=False, ddof=0, **more):

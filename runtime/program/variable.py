@@ -16,6 +16,7 @@ from .. import backend, core
 from ..dtypes import DType
 from ..ops.array_joins import array_joined
 from ..ops.array_number_kinds import holds_tensor_items, number_into_tensors, tensor_pair
+from ..ops.array_split import number_list
 from ..ops.arrays import (
     array_getitem,
     array_inserted,
@@ -346,21 +347,19 @@ class Variable(core.VariableBase):
                 raise IndexError(f"index {i} is out of bounds for axis {k} with size {d}")
         return self[tuple(index)]
 
-    def __array__(self, dtype=None, copy=None):
-        raise self._no_value("Converting to a NumPy array (np.asarray / np.array)")
+    __array__ = numpy_functions.array_of  # (raises: the program has no array while built)
 
     def tolist(self):
-        """Nested lists of the elements, each kept in the graph as `item()` keeps one (a 0-d
-        value with no gradient path that stands for a Python number), for a value whose shape
-        is known when the program is built (`lengths.tolist()` of an input, then a loop over
-        it); of a shape known only when the program runs there is no list to build."""
+        """Nested lists of the elements, each kept as `item()` keeps one (a 0-d value standing
+        for a Python number, no gradient path); of a 1-D value whose length only the run
+        knows, a tensor array of such numbers (`number_list`)."""
         shape = self.shape
-        if self.is_array or any(d < 0 for d in shape):
+        if self.is_array:
             raise self._no_value("tolist()")
         _kept(self, "tolist")
         if not shape:
             return self.item()
-        return [self[i].tolist() for i in range(shape[0])]
+        return number_list(self) if -1 in shape else [self[i].tolist() for i in range(shape[0])]
 
     def backward(self, grad_tensor=None, retain_graph: bool = False):
         """`loss.backward()` while the program is being built (a converted training step):

@@ -47,6 +47,19 @@ def test_input_spec_fixes_the_batch(tmp_path):
         loaded(_x(1))
 
 
+def test_a_numpy_range_of_the_batch_size_follows_the_batch(tmp_path):
+    """`np.arange(x.shape[0])` is a NumPy array the program makes for each batch size."""
+    @d2s.to_static
+    def f(x):
+        return x * rt.to_tensor(np.arange(x.shape[0], dtype="float32")).unsqueeze(1)
+
+    f(_x(4))
+    d2s.save(f, str(tmp_path / "f"))
+    loaded = d2s.load(str(tmp_path / "f"))
+    for n in (4, 6):
+        np.testing.assert_allclose(loaded(_x(n)).numpy(), _x(n).numpy() * np.arange(n)[:, None])
+
+
 def test_shape_reads_in_saved_code_follow_the_batch(tmp_path):
     @d2s.to_static
     def f(x):
@@ -62,7 +75,8 @@ def test_shape_reads_in_saved_code_follow_the_batch(tmp_path):
 def test_code_that_needs_the_batch_size_keeps_it_with_a_warning(tmp_path):
     @d2s.to_static
     def f(x):
-        return x * rt.to_tensor(np.arange(x.shape[0], dtype="float32")).unsqueeze(1)
+        ramp = np.linspace(0, x.shape[0] - 1, x.shape[0], dtype="float32")  # (NumPy's own)
+        return x * rt.to_tensor(ramp).unsqueeze(1)
 
     f(_x(4))
     with pytest.warns(UserWarning, match=r"saved for batch size 4 only"):

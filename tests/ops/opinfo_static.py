@@ -24,6 +24,8 @@ EXEMPT = {
     "array_pack": _ARRAY, "array_fill_like": _ARRAY, "array_join": _JOIN, "array_grad_head": _JOIN,
     "array_grad_tail": _JOIN,
     "array_split": _SPLIT, "array_split_grad": _SPLIT, "split_sections": _SPLIT,
+    "array_of_rows": ("x.tolist() of a 1-D value the run sizes (array-valued); "
+                      "tests/d2s/breadth35/test_tolist_of_a_run_decided_length.py"),
     "print": "prints at run time; tests/static/test_control_flow.py",
     "py_print": "prints at run time; tests/static/test_control_flow.py",
     "py_format": "makes an f-string at run time; tests/d2s/observe_wild/test_fstrings_made_when_run.py",

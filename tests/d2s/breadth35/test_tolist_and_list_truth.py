@@ -68,12 +68,25 @@ def lengths_of_unknown_count(lengths):
     return sum(lengths.tolist())
 
 
-def test_tolist_of_a_run_time_shape_is_an_error_at_the_line():
+def test_tolist_of_a_run_time_length_is_a_list_of_that_length():
     static = d2s.to_static(lengths_of_unknown_count, full_graph=True,
                            input_spec=[d2s.InputSpec([None], "int64")])
+    for v in ([1, 2], [5], [3, 0, 4]):
+        got = static(rt.to_tensor(v))
+        assert type(got) is int and got == sum(v) == lengths_of_unknown_count(rt.to_tensor(v))
+    assert len(static.program_cache) == 1
+
+
+def firsts_of_unknown_count(table):
+    return sum(table.tolist()[0])
+
+
+def test_tolist_of_more_dims_of_a_run_time_shape_is_an_error_at_the_line():
+    static = d2s.to_static(firsts_of_unknown_count, full_graph=True,
+                           input_spec=[d2s.InputSpec([None, 2], "int64")])
     with pytest.raises(TypeError, match=r"tolist\(\)") as info:
-        static(rt.to_tensor([1, 2]))
-    assert_at_user_line(info.value, __file__, lengths_of_unknown_count.__code__.co_firstlineno + 1)
+        static(rt.to_tensor([[1, 2]]))
+    assert_at_user_line(info.value, __file__, firsts_of_unknown_count.__code__.co_firstlineno + 1)
 
 
 def logged_stats(x):

@@ -112,10 +112,22 @@ def test_a_hook_that_cannot_be_captured_is_a_save_time_error_naming_it(tmp_path)
     net = _Net()
 
     def log_to_numpy(layer, inputs, out):
-        return rt.to_tensor(np.asarray(out) * 2)  # leaves the graph: not part of a program
+        return out * float(np.percentile(out, 50))  # NumPy that no program computes
 
     net.register_forward_post_hook(log_to_numpy)
     static = d2s.to_static(net)
-    x = floats(2, 3)
     with pytest.raises(d2s.ConversionError, match="log_to_numpy"):
         d2s.save(static, str(tmp_path / "m"), input_spec=[InputSpec([2, 3], "float32")])
+
+
+def test_a_hook_computing_in_numpy_on_its_output_is_saved(tmp_path):
+    """`np.asarray(out) * 2` in a hook is NumPy's of the output (no gradient path), which a
+    program computes: saved, the model gives the live result (it was a save-time error)."""
+    net = _Net()
+    net.register_forward_post_hook(lambda layer, inputs, out: rt.to_tensor(np.asarray(out) * 2))
+    static = d2s.to_static(net)
+    x = floats(2, 3)
+    live = static(x).numpy()
+    np.testing.assert_allclose(live, net.fc(x).numpy() * 2, rtol=1e-6)
+    d2s.save(static, str(tmp_path / "m"), input_spec=[InputSpec([2, 3], "float32")])
+    np.testing.assert_allclose(d2s.load(str(tmp_path / "m"))(x).numpy(), live, rtol=1e-6)

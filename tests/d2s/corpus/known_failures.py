@@ -19,9 +19,6 @@ STATIC: dict[str, str] = {
         "DeepSpeed-style per-expert counters in a Python dict indexed by `int(experts[i, j])`: "
         "a key the program computes picks a Python item; refused at the user's line (docs/d2s.md "
         "'A computed value choosing a Python object')"),
-    "wild6_models.message_passing_numpy_edges": (
-        "`np.bincount` of a row of the `edge_index` tensor: NumPy on a value known only when "
-        "the program runs; refused at the user's line (docs/d2s.md 'NumPy on a computed tensor')"),
     "wild6_models.graph_attention_with_lappe": (
         "`np.linalg.eigh` of `adj.numpy()` (an argument): NumPy functions other than the "
         "operators and reductions numpy_values follows run at trace time; refused at the line"),
@@ -65,9 +62,6 @@ STATIC: dict[str, str] = {
     "dynamo.argmax_picks_python_label": (
         "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
         "line (docs/errors.md 'A tensor's value used as a Python value')"),
-    "dynamo.int_tensor_item_indexing": (
-        "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
-        "the run decides, sliced by computed bounds; refused at the line"),
     "dynamo.generator_conditional_yield": (
         "a tensor `if` inside a generator function: generators run as Python; refused at the "
         "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "

@@ -102,20 +102,6 @@ def test_numpy_function_the_program_lacks_named_at_the_line():
         assert internal not in text
 
 
-def test_numpy_function_of_a_tensor_not_taken_out_named_at_the_line():
-    """Eager NumPy converts a Tensor with `__array__`; converted code says to call it on
-    `.numpy()` (the program has no array of the tensor while it is built)."""
-    def fn(x):
-        h = x * 2
-        return np.exp(h)
-
-    with pytest.raises(TypeError, match=r"np\.exp\(\) of a tensor computed by the converted "
-                       r"code \(f32\[3\]\), a tensor not taken out with `\.numpy\(\)`") as info:
-        d2s.to_static(fn)(rt.to_tensor(np.ones(3, "float32")))
-    assert "return np.exp(h)" in "\n".join([str(info.value),
-                                            *getattr(info.value, "__notes__", [])])
-
-
 def describe(x):
     """Code that reads the dtype of NumPy values as NumPy code does."""
     a = x.numpy()

@@ -262,7 +262,7 @@ def test_numpy_sum_of_a_run_sized_list_of_ints_is_refused():
         for i in range(n):
             hits.append(int(x[i].argmax()))
         return np.sum(hits)
-    with pytest.raises(TypeError, match=r"np.sum\(\) of a list of Python ints whose length"):
+    with pytest.raises(TypeError, match=r"np.sum\(\) of a list whose length only the run decides"):
         d2s.to_static(count)(rt.to_tensor(np.ones((3, 2), "float32")), rt.to_tensor(2))
 
 
