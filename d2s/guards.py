@@ -488,11 +488,17 @@ def _current(place):
     return _lookup(place[1], place[2])
 
 
+class Like(tuple):
+    """An item of a list guarded by its tensor's `(shape, dtype)`, not its identity: a
+    tensor the program reads from the list when it runs (`writeback_items.Window`)."""
+
+
 def _same_items(lst, items) -> bool:
-    """The list holds these items: the same objects, or equal values of the same type."""
+    """The list holds these items: the same objects, equal values of the same type, or
+    tensors like those a `Like` gives."""
     return len(lst) == len(items) and all(
-        a is b or is_data(b) and a.__class__ is b.__class__ and a == b
-        for a, b in zip(lst, items))
+        a is b or is_data(b) and a.__class__ is b.__class__ and a == b or
+        b.__class__ is Like and tensor_like(a, b) for a, b in zip(lst, items))
 
 
 def compile_check(guards):

@@ -33,6 +33,7 @@ from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 from .writeback_items import Items as _Items
+from .writeback_items import Window, held_elsewhere, window, window_guards
 from .writeback_items import existing
 from .writeback_items import into as _into
 from .writeback_items import kept_items as _kept
@@ -256,6 +257,13 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         tail = appended_tail(s, value_before(before.log, s), v, read)
         if tail is not None:
             slots.append(_Items(s, tail, _kept(tail, before.log, copied)))
+            continue
+        held = rebound is not None and s.kind == "list" and window(
+            s, value_before(before.log, s), v, held_elsewhere(log.places(), out, s.obj),
+            current_builder(), rebound)
+        if held:  # (a FIFO of tensors: `self.buf.append(h); self.buf.pop(0)`)
+            slots.append(held)
+            renewed.append(held)  # (its guard: `window_guards`)
             continue
         if s.kind == "list":
             for i, x in enumerate(v):
@@ -522,9 +530,10 @@ class Renewed:
 def fed_guards(found: tuple, rebound: list) -> tuple:
     """The trace's guards, where a place is `Fed` (or `Renewed`) by its tensor's shape and
     dtype instead of its identity."""
-    if not rebound:
+    found = window_guards(found, [f for f in rebound if isinstance(f, Window)])
+    by_id = {f.old_id: f for f in rebound if isinstance(f, (Fed, Renewed))}
+    if not by_id:
         return found
-    by_id = {f.old_id: f for f in rebound}
     out = []
     for g in found:
         f = by_id.get(id(g[2])) if g[1] == "is" else None

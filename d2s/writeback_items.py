@@ -4,6 +4,12 @@ stored there (`self.log.append(metrics)` where `metrics` holds a value the progr
 go there as themselves, as eager code leaves them, never as rebuilt copies."""
 from __future__ import annotations
 
+from runtime import pytree
+from runtime.tensor import Tensor
+
+from . import guards
+from .operators.variables import is_variable
+
 
 def existing(v, log, copied=()) -> bool:
     """Whether `v` is a list or dict the call could reach before it ran (not the trace's
@@ -57,3 +63,121 @@ def into(old: list, new: list) -> None:
         if type(a) is type(b) and type(a) in (list, dict):
             continue
         old[i] = b
+
+
+# ---- windows: lists of tensors the call keeps, moves and drops ----------------------------
+
+class Window(Items):
+    """A list place holding eager tensors (`self.buf`, a FIFO: `self.buf.append(h)`, then
+    `self.buf.pop(0)` past a length) where the call keeps, moves or drops the tensors it
+    found and adds ones the program computes. The program does not capture those tensors:
+    it reads each one it uses from the list's item when it runs (`FedItem`), and the list is
+    guarded by its length and its tensors' shapes and dtypes (`guards.Like`), not by which
+    tensors it holds, so one program serves every call at a steady length. After each run the
+    list holds, per item, the tensor that was at index `moved[j]` when the call started (the
+    same object, as eager code moves it) or the next tensor the program computed."""
+
+    __slots__ = ("like", "moved")
+
+    def __init__(self, slot, moved, like):
+        super().__init__(slot, None, [None] * moved.count(None))
+        self.moved = moved  # per item after the call: its index when the call started, or None
+        self.like = like  # id of each tensor found -> (shape, dtype): guarded by kind
+
+    def get(self):
+        return [v for v, m in zip(self.slot.get(), self.moved) if m is None]
+
+    def set(self, value):
+        found, computed = list(self.obj), iter(value)
+        into(self.obj, [found[m] if m is not None else next(computed) for m in self.moved])
+
+
+class FedItem:
+    """A tensor of a `Window` that the program reads: the program reads `private`, which
+    takes the array at the list's `index` before each run (`feed`)."""
+
+    __slots__ = ("index", "lst", "private")
+
+    def __init__(self, lst, index, old, builder):
+        self.lst, self.index = lst, index
+        self.private = type(old)(old._data)
+        self.private.persistable = True  # (never folded into a constant: it is fed)
+        builder.recapture(old, self.private)
+
+    def feed(self) -> None:
+        self.private._data = self.lst[self.index]._data
+
+
+def window(slot, old, new, elsewhere: set, builder, rebound: list):
+    """A `Window` for the list place `slot` (`old`: its items when the call started, `new`:
+    after the trace), its `FedItem`s appended to `rebound`; or None where the tensors found
+    are not all plain detached Tensors held only there (a Parameter, one whose value the
+    trace read as Python or that the program writes in place, one also held at another
+    place or returned: `elsewhere`, ids), or where `new` holds anything but those tensors
+    and computed ones."""
+    if slot.kind != "list" or type(old) is not list or not old:
+        return None
+    like = {}
+    for t in old:
+        if not _windowed(t, old, elsewhere, builder):
+            return None
+        like[id(t)] = (t._data.shape, t._data.dtype)
+    where = {id(t): i for i, t in enumerate(old)}
+    moved = []
+    for x in new:
+        if id(x) in where and x is old[where[id(x)]]:
+            moved.append(where[id(x)])
+        elif is_variable(x) and not x.is_array:
+            moved.append(None)
+        else:
+            return None
+    kept = [m for m in moved if m is not None]
+    if len(set(kept)) < len(kept):
+        return None  # (one tensor at two places: the program would give two)
+    for i, t in enumerate(old):
+        if builder.reads(t):
+            rebound.append(FedItem(slot.obj, i, t, builder))
+    return Window(slot, moved, like)
+
+
+def _windowed(t, old, elsewhere: set, builder) -> bool:
+    return type(t) is Tensor and t.stop_gradient and id(t) not in elsewhere and \
+        sum(x is t for x in old) == 1 and not builder.wrote(t)
+
+
+def held_elsewhere(slots, out, lst) -> set:
+    """The ids of the eager tensors that places other than the list `lst` hold after the
+    trace (`slots`: the mutation log's places), that the call returns (`out`), or that a
+    guard of the trace names other than by `lst`'s items (a value read as Python, a read
+    through another place)."""
+    ids = {id(x) for x in pytree.flatten(out)[0]}
+    for s in slots:
+        if s.kind == "list" and s.obj is lst:
+            continue
+        v = s.get()
+        for x in (v if s.kind == "list" else pytree.flatten(v)[0] if type(v) is tuple else (v,)):
+            ids.add(id(x))
+    for place, how, expected in guards.recorded() or ():
+        if place[1] is lst and place[0] in ("list", "index"):
+            continue
+        ids.add(id(place[1]))
+        ids.update(id(x) for x in (expected if type(expected) is tuple else (expected,)))
+    return ids
+
+
+def window_guards(found: tuple, windows: list) -> tuple:
+    """The trace's guards, where the tensors a `Window` found are guarded by their shape and
+    dtype (`guards.Like`) instead of their identity, in its list's items and at constant
+    indexes (`self.buf[-1]`)."""
+    for w in windows:
+        out = []
+        for place, how, expected in found:
+            if place[1] is w.obj and place[0] == "list" and how == "items":
+                expected = tuple(guards.Like(w.like[id(x)]) if id(x) in w.like else x
+                                 for x in expected)
+            elif place[1] is w.obj and place[0] == "index" and how == "is" and id(
+                    expected) in w.like:
+                how, expected = "like", w.like[id(expected)]
+            out.append((place, how, expected))
+        found = tuple(out)
+    return found
