@@ -33,7 +33,7 @@ from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 from .writeback_items import Items as _Items
-from .writeback_items import Window, held_elsewhere, window, window_guards
+from .writeback_items import Moved, Window, held_elsewhere, moved, window, window_guards
 from .writeback_items import existing
 from .writeback_items import into as _into
 from .writeback_items import kept_items as _kept
@@ -242,6 +242,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         if id(s.obj) in copied:
             continue
         v = s.get()
+        if _moves(s, v, before):  # (`self.prev = self.cur`: the tensor itself, moved)
+            slots.append(moved(s, v, log.places(), lambda p: value_before(before.log, p)))
+            continue
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
                 value_before(before.log, s) is v or existing(v, before.log, copied)):
             continue  # a list or dict kept (or one that existed, put here: `side_effects`
@@ -259,7 +262,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             slots.append(_Items(s, tail, _kept(tail, before.log, copied)))
             continue
         held = rebound is not None and s.kind == "list" and window(
-            s, value_before(before.log, s), v, held_elsewhere(log.places(), out, s.obj),
+            s, value_before(before.log, s), v, held_elsewhere(
+                [p for p in log.places() if not _moves(p, p.get(), before)], out, s.obj),
             current_builder(), rebound)
         if held:  # (a FIFO of tensors: `self.buf.append(h); self.buf.pop(0)`)
             slots.append(held)
@@ -301,6 +305,12 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def _moves(s, v, before: Before) -> bool:
+    """Whether the trace set the place `s` to an eager tensor it did not hold (`Moved`)."""
+    return isinstance(v, rt.Tensor) and s.kind != "list" and v is not value_before(
+        before.log, s)
 
 
 def _guard_none(s) -> None:
@@ -568,8 +578,11 @@ def apply(result):
         return result
     out, places, values = result
     types = places.types
+    taken = {id(s): s.source_value() for s in places.slots if type(s) is Moved}
     for s, v in zip(places.slots, values):
-        if s.kind == "list":
+        if taken and id(s) in taken:
+            s.set(taken[id(s)])
+        elif s.kind == "list":
             _into(s.obj, v)
         elif types and s.ident() in types:
             s.set(_as_number(types[s.ident()], v))

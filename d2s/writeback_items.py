@@ -181,3 +181,47 @@ def window_guards(found: tuple, windows: list) -> tuple:
             out.append((place, how, expected))
         found = tuple(out)
     return found
+
+
+# ---- tensors moved between places: `self.prev = self.cur` ----------------------------------
+
+class Moved:
+    """A place the call set to an eager tensor that another place held when the call started
+    (`self.prev = self.cur`, `self.oldest = self.buf[0]`): after each run it gets the tensor
+    that place holds then, read before anything is written back (`source_value`), as eager
+    code moves it; a tensor no place held (a global one) is stored itself."""
+
+    __slots__ = ("kind", "obj", "path", "slot", "source")
+
+    def __init__(self, slot, source):
+        self.slot, self.source = slot, source  # source: a slot, (list, index), or a tensor
+        self.kind, self.obj, self.path = slot.kind, slot.obj, slot.path
+
+    def get(self):
+        return None  # (no program output: `set` takes the tensor itself)
+
+    def source_value(self):
+        src = self.source
+        if type(src) is tuple:
+            return src[0][src[1]]
+        return src.get() if hasattr(src, "ident") else src
+
+    def set(self, value):
+        self.slot.set(value)
+
+    def ident(self):
+        return self.slot.ident()
+
+
+def moved(slot, v, places, value_before):
+    """A `Moved` for the place `slot` that the trace set to the eager tensor `v`, found where
+    the call started (`places`: the log's; `value_before(place)`: its value then)."""
+    for s in places:
+        old = value_before(s)
+        if s.kind == "list" and type(old) is list:
+            for i, x in enumerate(old):
+                if x is v:
+                    return Moved(slot, (s.obj, i))
+        elif old is v and s.ident() != slot.ident():
+            return Moved(slot, s)
+    return Moved(slot, v)

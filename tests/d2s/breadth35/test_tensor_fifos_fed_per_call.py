@@ -1,0 +1,164 @@
+"""A FIFO of tensors kept where the caller reaches it (issue 35, "a trace on every call"):
+`self.buf.append(h.detach())`, then `self.buf.pop(0)` past a length (a smoothing window, a
+MoCo queue, a streaming cache). Each call holds other tensors in the list, and the program
+captured the ones its trace found, so every call traced again (1, 2, 3, ... programs, with
+correct values). The tensors the call keeps, moves and drops are now read from the list when
+the program runs (`writeback_items.Window`), and the list is guarded by its length and its
+tensors' shapes and dtypes: one program per length while the FIFO fills, then one program
+for every call. After each call the list holds the very tensors eager code leaves there.
+Inputs take both paths of a tensor `if` in the one program."""
+import numpy as np
+import pytest
+
+import d2s
+import runtime as rt
+
+SIZE = 3
+INPUTS = [np.array(v, np.float32) for v in (
+    [1.0, 2.0], [-1.0, -3.0], [2.0, 0.5], [-2.0, 1.0], [0.5, 0.5], [-0.5, -4.0], [3.0, 1.0],
+    [-1.0, 0.0], [0.25, -0.75], [2.0, 2.0])]
+
+
+class Window(rt.nn.Layer):
+    """A window of the last SIZE detached inputs, read by a `for` and at index -1."""
+
+    def __init__(self):
+        super().__init__()
+        self.buf = []
+
+    def forward(self, x):
+        self.buf.append(x.detach() * 2.0)
+        if len(self.buf) > SIZE:
+            self.buf.pop(0)
+        acc = rt.zeros_like(x)
+        for t in self.buf:
+            acc = acc + t
+        if acc.sum() > 0:  # (both paths, one program)
+            acc = acc - self.buf[-1]
+        return acc / len(self.buf)
+
+
+def _window_reference(seen):
+    kept = [2.0 * v for v in seen[-SIZE:]]
+    acc = np.sum(kept, 0)
+    if acc.sum() > 0:
+        acc = acc - kept[-1]
+    return acc / len(kept)
+
+
+class Queue(rt.nn.Layer):
+    """A MoCo-like queue in a dict, changed through an alias and a helper, under no_grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.state = {"queue": [], "calls": 0}
+
+    def forward(self, x):
+        q = self.state["queue"]
+        _enqueue(q, x.mean(0, keepdim=True))
+        return rt.concat(q, 0).max(0) + x
+
+
+def _enqueue(q, k):
+    q.append(k)
+    while len(q) > SIZE:
+        del q[0]
+
+
+def _run(make, reference):
+    eager_layer, static_layer = make(), make()
+    static = d2s.to_static(static_layer)
+    seen = []
+    for v in INPUTS:
+        seen.append(v)
+        want = eager_layer(rt.to_tensor(v))
+        got = static(rt.to_tensor(v))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(got.numpy(), reference(seen), rtol=1e-6)
+        assert got.dtype == want.dtype and got.stop_gradient == want.stop_gradient
+        yield eager_layer, static_layer, static
+
+
+def test_a_window_on_self_reuses_one_program_at_its_length():
+    made = []
+    for eager_layer, static_layer, static in _run(Window, _window_reference):
+        assert len(static_layer.buf) == len(eager_layer.buf)
+        for a, b in zip(static_layer.buf, eager_layer.buf, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            assert type(a) is type(b) and a.stop_gradient == b.stop_gradient
+        made.append(static_layer.buf[-1])
+        # the tensors eager code leaves there: those the latest calls appended, themselves
+        assert all(a is b for a, b in zip(static_layer.buf, made[-len(static_layer.buf):]))
+    assert static.forward.get_traced_count() == SIZE + 1  # (lengths 0, 1, 2, then 3 from then on)
+
+
+def test_a_reference_kept_by_the_caller_keeps_its_value():
+    static_layer = Window()
+    static = d2s.to_static(static_layer)
+    for v in INPUTS[:5]:
+        static(rt.to_tensor(v))
+    kept = static_layer.buf[0]
+    before = kept.numpy().copy()
+    static(rt.to_tensor(INPUTS[5]))
+    np.testing.assert_array_equal(kept.numpy(), before)
+    assert all(t is not kept for t in static_layer.buf)
+
+
+def _queue_reference(seen):
+    means = [v.mean(0, keepdims=True) for v in seen[-SIZE:]]
+    return np.concatenate(means, 0).max(0) + seen[-1]
+
+
+def test_a_queue_in_a_dict_changed_by_a_helper_under_no_grad():
+    with rt.no_grad():
+        for eager_layer, static_layer, static in _run(Queue, _queue_reference):
+            got, want = static_layer.state["queue"], eager_layer.state["queue"]
+            assert [t.numpy().tolist() for t in got] == [t.numpy().tolist() for t in want]
+    assert static.forward.get_traced_count() == SIZE + 1
+
+
+def test_tensors_of_another_shape_trace_again():
+    static_layer = Window()
+    static = d2s.to_static(static_layer)
+    for v in INPUTS[:5]:
+        static(rt.to_tensor(v))
+    static_layer.buf = [rt.to_tensor(np.full(3, k, np.float32)) for k in range(SIZE)]
+    got = static(rt.to_tensor(np.array([1.0, 2.0, 3.0], np.float32)))
+    want = _window_reference([np.full(3, k / 2, np.float32) for k in range(1, SIZE)] +
+                             [np.array([1.0, 2.0, 3.0], np.float32)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    assert static.forward.get_traced_count() == SIZE + 2
+
+
+@pytest.mark.parametrize("alias", ["returned", "attribute"])
+def test_a_tensor_also_held_elsewhere_is_read_as_that_tensor(alias):
+    """A tensor of the list that the call also returns or stores at another place: that
+    place must get the list's tensor of each call (the program keeps reading it by
+    identity there, so such a call still traces per call, with eager's values)."""
+
+    class Shared(rt.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.buf = []
+            self.oldest = None
+
+        def forward(self, x):
+            self.buf.append(x.detach())
+            if len(self.buf) > 2:
+                self.buf.pop(0)
+            if alias == "returned":
+                return x + self.buf[0], self.buf[0]
+            self.oldest = self.buf[0]
+            return x + self.buf[0], None
+
+    eager_layer, static_layer = Shared(), Shared()
+    static = d2s.to_static(static_layer)
+    for v in INPUTS[:6]:
+        want, want_t = eager_layer(rt.to_tensor(v))
+        got, got_t = static(rt.to_tensor(v))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if alias == "returned":
+            np.testing.assert_array_equal(got_t.numpy(), want_t.numpy())
+        else:
+            np.testing.assert_array_equal(static_layer.oldest.numpy(),
+                                          eager_layer.oldest.numpy())
