@@ -33,8 +33,7 @@ from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 from .writeback_items import Items as _Items
-from .writeback_items import Moved, Window, held_elsewhere, moved, window, window_guards
-from .writeback_items import existing
+from .writeback_items import Moved, Window, existing, moved, moves, window_for, window_guards
 from .writeback_items import into as _into
 from .writeback_items import kept_items as _kept
 
@@ -242,8 +241,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         if id(s.obj) in copied:
             continue
         v = s.get()
-        if _moves(s, v, before):  # (`self.prev = self.cur`: the tensor itself, moved)
-            slots.append(moved(s, v, log.places(), lambda p: value_before(before.log, p)))
+        if moves(s, v, before.log):  # (`self.prev = self.cur`: the tensor itself, moved)
+            slots.append(moved(s, v, log.places(), before.log))
             continue
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
                 value_before(before.log, s) is v or existing(v, before.log, copied)):
@@ -258,16 +257,10 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             continue
         _check(s.path, v, int(s.kind == "list"))
         tail = appended_tail(s, value_before(before.log, s), v, read)
-        if tail is not None:
-            slots.append(_Items(s, tail, _kept(tail, before.log, copied)))
-            continue
-        held = rebound is not None and s.kind == "list" and window(
-            s, value_before(before.log, s), v, held_elsewhere(
-                [p for p in log.places() if not _moves(p, p.get(), before)], out, s.obj),
-            current_builder(), rebound)
-        if held:  # (a FIFO of tensors: `self.buf.append(h); self.buf.pop(0)`)
+        held = _Items(s, tail, _kept(tail, before.log, copied)) if tail is not None else \
+            window_for(s, v, log, before.log, out, rebound, renewed)
+        if held:  # (only appended to; a FIFO of tensors: `Window`)
             slots.append(held)
-            renewed.append(held)  # (its guard: `window_guards`)
             continue
         if s.kind == "list":
             for i, x in enumerate(v):
@@ -305,12 +298,6 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
-
-
-def _moves(s, v, before: Before) -> bool:
-    """Whether the trace set the place `s` to an eager tensor it did not hold (`Moved`)."""
-    return isinstance(v, rt.Tensor) and s.kind != "list" and v is not value_before(
-        before.log, s)
 
 
 def _guard_none(s) -> None:

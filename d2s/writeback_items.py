@@ -5,9 +5,11 @@ go there as themselves, as eager code leaves them, never as rebuilt copies."""
 from __future__ import annotations
 
 from runtime import pytree
+from runtime.program.builder import current_builder
 from runtime.tensor import Tensor
 
 from . import guards
+from .operators.state_at_raise import value_before
 from .operators.variables import is_variable
 
 
@@ -106,6 +108,21 @@ class FedItem:
 
     def feed(self) -> None:
         self.private._data = self.lst[self.index]._data
+
+
+def window_for(s, v, log, before, out, rebound, renewed):
+    """A `Window` for the list place `s` (`v`: its items after the trace, `log`: the
+    mutation log of what the call reaches, `before`: its snapshot when the call started,
+    `out`: what the call returns), appended to `renewed` (its guard: `window_guards`); or
+    None (with `rebound` None, a program to save keeps its tensors in place)."""
+    if rebound is None or s.kind != "list":
+        return None
+    places = [p for p in log.places() if not moves(p, p.get(), before)]
+    held = window(s, value_before(before, s), v, held_elsewhere(places, out, s.obj),
+                  current_builder(), rebound)
+    if held:
+        renewed.append(held)
+    return held
 
 
 def window(slot, old, new, elsewhere: set, builder, rebound: list):
@@ -213,11 +230,17 @@ class Moved:
         return self.slot.ident()
 
 
-def moved(slot, v, places, value_before):
+def moves(s, v, before) -> bool:
+    """Whether the trace set the place `s` to an eager tensor it did not hold (`Moved`;
+    `before`: the mutation log's snapshot when the call started)."""
+    return isinstance(v, Tensor) and s.kind != "list" and v is not value_before(before, s)
+
+
+def moved(slot, v, places, before):
     """A `Moved` for the place `slot` that the trace set to the eager tensor `v`, found where
-    the call started (`places`: the log's; `value_before(place)`: its value then)."""
+    the call started (`places`: the log's; `before`: its snapshot then)."""
     for s in places:
-        old = value_before(s)
+        old = value_before(before, s)
         if s.kind == "list" and type(old) is list:
             for i, x in enumerate(old):
                 if x is v:
