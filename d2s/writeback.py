@@ -33,7 +33,16 @@ from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 from .writeback_items import Items as _Items
-from .writeback_items import Moved, Window, existing, moved, moves, window_for, window_guards
+from .writeback_items import (
+    Moved,
+    Window,
+    existing,
+    moved,
+    moves,
+    window_for,
+    window_guards,
+    without_rebuilt,
+)
 from .writeback_items import into as _into
 from .writeback_items import kept_items as _kept
 
@@ -294,7 +303,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
             s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
-    slots += _copied(copies, target)
+    slots = without_rebuilt(slots) + _copied(copies, target)
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))

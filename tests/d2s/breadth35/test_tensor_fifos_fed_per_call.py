@@ -6,6 +6,8 @@ correct values). The tensors the call keeps, moves and drops are now read from t
 the program runs (`writeback_items.Window`), and the list is guarded by its length and its
 tensors' shapes and dtypes: one program per length while the FIFO fills, then one program
 for every call. After each call the list holds the very tensors eager code leaves there.
+So does a window the call rebuilds (`self.buf = self.buf[-2:] + [h]`, `insert(0, h)` then
+a slice, a key cache in a dict): the place gets a new list after each call, as eager's.
 Inputs take both paths of a tensor `if` in the one program."""
 import numpy as np
 import pytest
@@ -162,3 +164,70 @@ def test_a_tensor_also_held_elsewhere_is_read_as_that_tensor(alias):
         else:
             np.testing.assert_array_equal(static_layer.oldest.numpy(),
                                           eager_layer.oldest.numpy())
+
+
+class Rebuilt(rt.nn.Layer):
+    """A window the call rebuilds instead of changing it: `self.buf = self.buf[-2:] + [h]`."""
+
+    def __init__(self):
+        super().__init__()
+        self.buf = []
+
+    def forward(self, x):
+        self.buf = self.buf[-(SIZE - 1):] + [x.detach() * 2.0]
+        acc = rt.zeros_like(x)
+        for t in self.buf:
+            acc = acc + t
+        if acc.sum() > 0:
+            acc = acc - self.buf[-1]
+        return acc / len(self.buf)
+
+
+class Prepended(rt.nn.Layer):
+    """Newest first: `insert(0, h)`, then the list cut to its first SIZE items."""
+
+    def __init__(self):
+        super().__init__()
+        self.buf = []
+
+    def forward(self, x):
+        self.buf.insert(0, x.detach() * 2.0)
+        self.buf = self.buf[:SIZE]
+        acc = rt.zeros_like(x)
+        for t in self.buf:
+            acc = acc + t
+        if acc.sum() > 0:
+            acc = acc - self.buf[0]
+        return acc / len(self.buf)
+
+
+class KeyCache(rt.nn.Layer):
+    """A key cache in a dict rebuilt per call, read under a tensor `if`."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = {"k": []}
+
+    def forward(self, x):
+        self.cache["k"] = (self.cache["k"] + [x.detach() * 2.0])[-SIZE:]
+        keys = self.cache["k"]
+        acc = rt.zeros_like(x)
+        for t in keys:
+            acc = acc + t
+        if acc.sum() > 0:
+            acc = acc - keys[-1]
+        return acc / len(keys)
+
+
+@pytest.mark.parametrize("make", [Rebuilt, Prepended, KeyCache], ids=lambda c: c.__name__)
+def test_a_window_rebuilt_by_the_call_reuses_one_program_at_its_length(make):
+    def items(layer):
+        return layer.cache["k"] if make is KeyCache else layer.buf
+
+    for eager_layer, static_layer, static in _run(make, _window_reference):
+        got, want = items(static_layer), items(eager_layer)
+        assert type(got) is list and len(got) == len(want)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            assert a.stop_gradient == b.stop_gradient
+    assert static.forward.get_traced_count() == SIZE + 1
