@@ -129,6 +129,8 @@ def window_for(s, v, log, before, out, rebound, renewed):
     lists = (s.obj,) if s.kind == "list" else (start, v)
     if s.kind != "list":  # (its items when the call started: the trace may have changed it)
         start = value_before(before, type(s)(start, "list", None, s.path))
+    if type(start) is not list or not start or any(type(t) is not Tensor for t in start):
+        return None
     places = [p for p in log.places() if not moves(p, p.get(), before)]
     elsewhere = held_elsewhere(places, out, lists, s)
     if s.kind != "list" and id(lists[0]) in elsewhere:
