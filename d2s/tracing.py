@@ -123,8 +123,8 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
     with rt.static.program_guard(program):
         fed = _Feeder(target.spec, program)
         names = target.spec.arg_names
-        new_args = [fed.feed(a, names[i] if i < len(names) else f"arg{i}")
-                    for i, a in enumerate(args)]
+        new_args = [a if target.spec.only_appended(i, a) else fed.feed(
+            a, names[i] if i < len(names) else f"arg{i}") for i, a in enumerate(args)]
         new_kwargs = {k: fed.feed(kwargs[k], k) for k in sorted(kwargs)}
         fn = _with_hooks(target.instance, target.converted) if with_hooks else target.converted
         numbers = side_effects.feed_numbers(promote, program)

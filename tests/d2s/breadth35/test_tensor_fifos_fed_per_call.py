@@ -231,3 +231,33 @@ def test_a_window_rebuilt_by_the_call_reuses_one_program_at_its_length(make):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
             assert a.stop_gradient == b.stop_gradient
     assert static.forward.get_traced_count() == SIZE + 1
+
+
+def log_means(x, hist):
+    """A list passed in that the function only appends tensors to (a metrics log)."""
+    hist.append(x.mean())
+    if x.sum() > 0:
+        return x * 2.0
+    return x - 1.0
+
+
+def test_a_list_argument_only_appended_to_is_not_keyed_by_its_tensors():
+    static = d2s.to_static(log_means)
+    got_a, want_a, got_b, want_b = [], [], [], []
+    for i, v in enumerate(INPUTS):
+        got_list, want_list = (got_a, want_a) if i % 3 else (got_b, want_b)
+        want = log_means(rt.to_tensor(v), want_list)
+        got = static(rt.to_tensor(v), got_list)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        for got_items, want_items in ((got_a, want_a), (got_b, want_b)):
+            assert len(got_items) == len(want_items)
+            for a, b in zip(got_items, want_items, strict=True):
+                assert type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype
+                np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+    fresh = []
+    static(rt.to_tensor(INPUTS[0]), fresh)  # (a new list: its own program, then reused)
+    static(rt.to_tensor(INPUTS[1]), fresh)
+    assert [float(t) for t in fresh] == [float(v.mean()) for v in INPUTS[:2]]
+    # (keyed by the list objects, not by the tensors they hold: 3 programs for these 12
+    # calls; 6 before, a program per new length)
+    assert static.get_traced_count() <= 3
