@@ -225,11 +225,16 @@ class FunctionSpec:
             names = reads.appended & reads.params if reads is not None else frozenset()
             self._appended = frozenset(i for i, n in enumerate(self.arg_names) if n in names)
         by_identity = self._appended | self._bound
-        return tuple(_Identity(a) if i in by_identity and (a.__class__ in (list, dict) or
-                                                           _is_dataclass(a)) and
-                     not any(is_tensor(x) or x.__class__ is _NDARRAY
-                             for x in pytree.flatten(a)[0]) else a
-                     for i, a in enumerate(args))
+        return tuple(_Identity(a) if self.only_appended(i, a) or i in by_identity and (
+            a.__class__ in (list, dict) or _is_dataclass(a)) and not any(
+                is_tensor(x) or x.__class__ is _NDARRAY for x in pytree.flatten(a)[0]) else a
+            for i, a in enumerate(args))
+
+    def only_appended(self, i: int, a) -> bool:
+        """Whether the argument `a` at `i` is a list the function only appends to: keyed by
+        identity also where it holds tensors (`hist.append(x.mean())`), which are not fed
+        (the program reads none of them; its appends are written back after each call)."""
+        return a.__class__ is list and self._appended is not None and i in self._appended
 
     def bind(self, indices: frozenset) -> bool:
         """Key the list / dict arguments at `indices` by identity from now on (a program

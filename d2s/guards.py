@@ -75,9 +75,6 @@ def is_data(value) -> bool:
     return False
 
 
-_is_tensor = is_eager_tensor
-
-
 def recorded():
     """The guard records of the trace running in this thread (d2s's own list), or None."""
     return _REC.guards
@@ -200,7 +197,7 @@ def record(fn, reads, instance=None, arguments=None) -> None:
     passed = _REC.passed
     known = passed | {id(g[2]) for g in guards if g[1] == "is"}  # (`helper(x, self.opts)`)
     arguments = {k: v for k, v in (arguments or {}).items()
-                 if k in reads.params and id(v) in known and not _is_tensor(v)}
+                 if k in reads.params and id(v) in known and not is_eager_tensor(v)}
     key = (id(fn), id(instance), tuple(sorted((k, id(v)) for k, v in arguments.items())))
     if key in seen:
         return
@@ -283,7 +280,7 @@ def _record_chain(guards: list, obj, where: str, attrs, made: bool = False) -> N
             break
         if not (made and i == 0):
             _add(guards, place, value, items=tuple(attrs[i + 1:i + 2]) not in _APPENDING)
-        if is_data(value) or _is_tensor(value) or isinstance(value, _PASS) and not (
+        if is_data(value) or is_eager_tensor(value) or isinstance(value, _PASS) and not (
                 isinstance(value, type) and not _library_class(value)):
             break  # (a user class is followed: `Config.Head.scale`)
         obj, where = value, path
@@ -397,7 +394,7 @@ def record_library_layer(layer, path: str) -> None:
     for name, value in vars(layer).items():
         if (name == "training" or not name.startswith("_")) and is_data(value) and (
                 reads is None or name in reads) or (
-                _is_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
+                is_eager_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
             _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
 
 
@@ -488,11 +485,15 @@ def _current(place):
     return _lookup(place[1], place[2])
 
 
+class Like(tuple):
+    """A list item guarded by its tensor's (shape, dtype): `writeback_items.Window`."""
+
+
 def _same_items(lst, items) -> bool:
-    """The list holds these items: the same objects, or equal values of the same type."""
+    """The list holds these items: the same objects, equal data, or tensors `Like` them."""
     return len(lst) == len(items) and all(
-        a is b or is_data(b) and a.__class__ is b.__class__ and a == b
-        for a, b in zip(lst, items))
+        a is b or is_data(b) and a.__class__ is b.__class__ and a == b or
+        b.__class__ is Like and tensor_like(a, b) for a, b in zip(lst, items))
 
 
 def compile_check(guards):

@@ -123,8 +123,8 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
     with rt.static.program_guard(program):
         fed = _Feeder(target.spec, program)
         names = target.spec.arg_names
-        new_args = [fed.feed(a, names[i] if i < len(names) else f"arg{i}")
-                    for i, a in enumerate(args)]
+        new_args = [a if target.spec.only_appended(i, a) else fed.feed(
+            a, names[i] if i < len(names) else f"arg{i}") for i, a in enumerate(args)]
         new_kwargs = {k: fed.feed(kwargs[k], k) for k in sorted(kwargs)}
         fn = _with_hooks(target.instance, target.converted) if with_hooks else target.converted
         numbers = side_effects.feed_numbers(promote, program)
@@ -140,8 +140,10 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         [g for g in reads.guards if not _is_variable(g[2])], log),
         effects.rebound + effects.renewed)
     frozen = tensor_flags.frozen_guard(program, {id(s.obj) for s, _ in effects.writes})
+    state = writeback.window_guards(tuple(effects.guards), [  # (lists of fed tensors)
+        w for w in effects.renewed if isinstance(w, writeback.Window)])
     return Trace(target, program, fed.feeds, leaves, tree,
-                 found + tuple(effects.guards) + tuple(side_effects.number_guards(numbers)) +
+                 found + state + tuple(side_effects.number_guards(numbers)) +
                  frozen + _setting_guards(program), effects, owned)
 
 

@@ -33,7 +33,16 @@ from .operators.state_at_raise import keeps_identity, value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
 from .writeback_items import Items as _Items
-from .writeback_items import existing
+from .writeback_items import (
+    Moved,
+    Window,
+    existing,
+    moved,
+    moves,
+    window_for,
+    window_guards,
+    without_rebuilt,
+)
 from .writeback_items import into as _into
 from .writeback_items import kept_items as _kept
 
@@ -241,6 +250,9 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         if id(s.obj) in copied:
             continue
         v = s.get()
+        if moves(s, v, before.log):  # (`self.prev = self.cur`: the tensor itself, moved)
+            slots.append(moved(s, v, log.places(), before.log))
+            continue
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
                 value_before(before.log, s) is v or existing(v, before.log, copied)):
             continue  # a list or dict kept (or one that existed, put here: `side_effects`
@@ -254,17 +266,13 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
             continue
         _check(s.path, v, int(s.kind == "list"))
         tail = appended_tail(s, value_before(before.log, s), v, read)
-        if tail is not None:
-            slots.append(_Items(s, tail, _kept(tail, before.log, copied)))
+        held = _Items(s, tail, _kept(tail, before.log, copied)) if tail is not None else \
+            window_for(s, v, log, before.log, out, rebound, renewed)
+        if held:  # (only appended to; a FIFO of tensors: `Window`)
+            slots.append(held)
             continue
-        if s.kind == "list":
-            for i, x in enumerate(v):
-                old = before.get((id(s.obj), "item", i))
-                if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old) and \
-                        not any(y is old for y in v):  # (moved: `q.append(t); q.pop(0)`)
-                    s.obj[i] = _update(old, x, f"{s.path}[{i}]")
-            if not _holds_variable(s.get()):
-                continue
+        if s.kind == "list" and not _items_updated(s, v, before):
+            continue
         old = before.get(s.ident())
         if is_variable(v) and v.none_when is not None and value_before(before.log, s) is None:
             _guard_none(s)  # (None on some runs: the program keeps that None there)
@@ -290,10 +298,22 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
             s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
-    slots += _copied(copies, target)
+    slots = without_rebuilt(slots) + _copied(copies, target)
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))
+
+
+def _items_updated(s, v: list, before: Before) -> bool:
+    """The list at `s`'s items that held eager Tensors before the call and now hold graph
+    values (moved: `q.append(t); q.pop(0)`) are updated in place; whether it still holds
+    graph values."""
+    for i, x in enumerate(v):
+        old = before.get((id(s.obj), "item", i))
+        if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old) and \
+                not any(y is old for y in v):
+            s.obj[i] = _update(old, x, f"{s.path}[{i}]")
+    return _holds_variable(s.get())
 
 
 def _guard_none(s) -> None:
@@ -523,9 +543,10 @@ class Renewed:
 def fed_guards(found: tuple, rebound: list) -> tuple:
     """The trace's guards, where a place is `Fed` (or `Renewed`) by its tensor's shape and
     dtype instead of its identity."""
-    if not rebound:
+    found = window_guards(found, [f for f in rebound if isinstance(f, Window)])
+    by_id = {f.old_id: f for f in rebound if isinstance(f, (Fed, Renewed))}
+    if not by_id:
         return found
-    by_id = {f.old_id: f for f in rebound}
     out = []
     for g in found:
         f = by_id.get(id(g[2])) if g[1] == "is" else None
@@ -560,8 +581,11 @@ def apply(result):
         return result
     out, places, values = result
     types = places.types
+    taken = {id(s): s.source_value() for s in places.slots if type(s) is Moved}
     for s, v in zip(places.slots, values):
-        if s.kind == "list":
+        if taken and id(s) in taken:
+            s.set(taken[id(s)])
+        elif s.kind == "list":
             _into(s.obj, v)
         elif types and s.ident() in types:
             s.set(_as_number(types[s.ident()], v))

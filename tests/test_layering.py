@@ -318,6 +318,7 @@ OPERATOR_RANKS = {
     "block_values.py": 3, "branch_arrays.py": 3,
     "held_lists.py": 4, "loop_initial.py": 4, "none_or_tensor.py": 4, "type_queries.py": 5,
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
+    "loop_bound.py": 3,  # (names a graph loop binds on some trips: flags it carries, on unbound)
     "mutation_loop.py": 5,
     "control_flow.py": 6,
     "graph_while.py": 7, "loop_numpy_values.py": 1, "try_calls.py": 7, "predicates_comp.py": 7,

@@ -46,6 +46,7 @@ from .logical import to_bool
 from .loop_initial import plain_inside_tuples
 from .mutation_explain import explain_mismatch, explain_names, explain_none
 from .mutation_loop import cell_arrays
+from .trace_state import current
 from .scalar_merge import (
     WIDE_NUMBER,
     cast_scalar,
@@ -190,8 +191,10 @@ class _GraphIf:
             return [Undefined(names[i]) if i in self.dead else v for i, v in enumerate(out)]
         except UndefinedNameError as e:
             eager = getattr(e, "d2s_eager", None)
-            if eager is None or e.d2s_probe or is_return_value(e.d2s_name):
+            if eager is None or is_return_value(e.d2s_name):
                 raise note_traced_branch(e, where(self.src))
+            if e.d2s_probe:  # (a graph loop's probe: the loop carries whether it is bound,
+                current().probe_reads.add(e.d2s_name)  # and the read checks it: `loop_bound`)
             # the branch reads a name unbound on every path here (the first trip of a loop
             # unrolled over a tensor's rows: `if v == values[0]: run = 0` / `else: run += 1`):
             # eager raises it if the program takes the branch, and so does the program

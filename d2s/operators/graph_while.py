@@ -19,7 +19,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError
-from . import loop_errors, loop_numpy_values, mutation, none_or_tensor
+from . import loop_bound, loop_errors, loop_numpy_values, mutation, none_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     as_list,
@@ -167,6 +167,8 @@ class _GraphWhile:
         self._initial_values()
         self.number_kinds.made_tensors({}, self.state)  # (a number on some runs only)
         self.carried = [i for i, v in enumerate(self.state) if _carried(v)]
+        self.bound = loop_bound.LoopBound(loop_bound.flagged(
+            self.first_bound, self.carried, self.state, names), names, src)
         self.loop = Loop(log, body, self.state, self.carried,  # changed objects: loop vars
                          self.new_keys.new_held_key)
         self.new_keys.held_by(self.loop.slots, src)  # (flagged keys among them)
@@ -221,6 +223,7 @@ class _GraphWhile:
         return self.loop.enter(merged, values[len(self.carried):])
 
     def _graph_test(self, *values):
+        values = self.bound.split(values)[0]
         values, flags = self.new_keys.enter(values)
         values = self.number_items.enter(values, self.carried)
         values = self.number_kinds.enter(values, self.carried)
@@ -232,6 +235,7 @@ class _GraphWhile:
 
     def _graph_body(self, *values):
         carried, names, src = self.carried, self.names, self.src
+        values, bound = self.bound.split(values)
         values, flags = self.new_keys.enter(values)
         values = self.number_items.enter(values, carried)
         values = self.number_kinds.enter(values, carried)
@@ -241,6 +245,7 @@ class _GraphWhile:
         kept = [copy.copy(v) if is_variable(v) else v for v in values]
         given = self._full(values)
         self.new_keys.attach(given, flags, src)
+        self.bound.enter(given, bound)
         dicts = {i: dict(given[i]) for i in self.dicts if i in carried and type(given[i]) is dict}
         entry = {i: dict(given[i]) for i in carried if type(given[i]) is dict}
         try:
@@ -293,7 +298,7 @@ class _GraphWhile:
         held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(kept, res, keys)  # (as given: an append may change one in place)
-        return res + extra + self.new_keys.leave(out, flags) + held
+        return res + extra + self.new_keys.leave(out, flags) + held + self.bound.leave(out)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -334,10 +339,12 @@ class _GraphWhile:
                     result = rt.static.nn.while_loop(
                         self._graph_test, self._graph_body,
                         loop.initial_state(carried) + loop.initial + self.number_kinds.start()
-                        + self.number_items.start() + self.new_keys.start())
+                        + self.number_items.start() + self.new_keys.start()
+                        + self.bound.start())
+                result, bound = self.bound.split(result)
                 result, flags = self.new_keys.enter(result)
                 result = self.number_items.enter(result, carried)
-                out = self._finish(self.number_kinds.finish(result, carried))
+                out = self._finish(self.number_kinds.finish(result, carried), bound)
                 self.new_keys.finish(out, flags, self.src)
                 return out
             except Exception as e:
@@ -357,7 +364,7 @@ class _GraphWhile:
                 self._widen_state()
         raise AssertionError("d2s bug: loop state kept widening")
 
-    def _finish(self, result) -> list:
+    def _finish(self, result, bound) -> list:
         state, carried, names, taken, src = (self.state, self.carried, self.names,
                                              self.taken, self.src)
         out = list(state)
@@ -375,7 +382,8 @@ class _GraphWhile:
                 for mark in ("keeps_float", "float_if_filled"):
                     setattr(v, mark, getattr(v, mark, False) and getattr(state[i], mark, False))
         unbound_mod.after_loop(self.checks, out, taken)
-        unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src, self.unset)
+        self.bound.finish(out, bound)  # (bound where a trip bound it; the others: where
+        unbound_mod.bound_by_loop(self.first_bound, names, out, taken, src, self.unset)  # it ran)
         unbound_mod.tensor_by_loop(self.numbers, names, out, taken, src)
         unbound_mod.dtype_by_loop(self.widened, names, out, taken, src)
         loop = self.loop

@@ -9,7 +9,7 @@ import runtime as rt
 from runtime.core import is_tensor
 from runtime.program.builder import current_builder
 
-from . import mutation, tensor_items
+from . import loop_bound, mutation, tensor_items
 from .block_values import (
     as_list,
     check_return_none,
@@ -175,6 +175,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
     b = current_builder()
     with b.scratch():
         probe = as_list(body(*map(_probe_arg, state)), len(names))
+        loop_bound.note_probe(names, probe)  # (unbound on some paths: the loop flags them)
     out = list(state)
     for i, (v, p) in enumerate(zip(state, probe)):
         if isinstance(v, EmptyTuple):

@@ -36,11 +36,14 @@ class TraceState:
     - `handling`: id of the block of an `except` clause the program runs -> (the block, the
       exception it handles): the context of a `raise` in it (`exceptions.raise_`);
     - `watched`: (Parameter, its flags before the trace) of the Layers the call was given,
-      whose flags code d2s does not convert may change (`tensor_flags.snapshot`).
+      whose flags code d2s does not convert may change (`tensor_flags.snapshot`);
+    - `probe_reads`: names first bound in a graph loop that its body's probe trace read in
+      a branch before binding them (`if i == 0: level = x` / `else: level = level + 1`):
+      the loop carries whether each is bound (`loop_bound`).
     """
 
-    __slots__ = ("call_logs", "flags", "frames", "handling", "origins", "raises", "set_flags",
-                 "trys", "undecided", "watched")
+    __slots__ = ("call_logs", "flags", "frames", "handling", "origins", "probe_reads",
+                 "raises", "set_flags", "trys", "undecided", "watched")
 
     def __init__(self):
         self.call_logs: list = []
@@ -53,6 +56,7 @@ class TraceState:
         self.flags: dict = {}
         self.watched: list = []
         self.handling: dict = {}
+        self.probe_reads: set = set()
 
     def __repr__(self):
         return (f"TraceState({len(self.call_logs)} call logs, {len(self.origins)} origins, "

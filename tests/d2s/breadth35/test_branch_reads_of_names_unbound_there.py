@@ -70,7 +70,9 @@ def test_reads_on_the_first_unrolled_trip(fn):
     assert len(converted.program_cache) == 1
 
 
-def test_graph_loop_reading_a_name_bound_on_an_earlier_trip_is_a_clear_refusal():
+def test_graph_loop_reading_a_name_bound_on_an_earlier_trip_converts():
+    """(Refused at conversion before: the loop now carries whether `level` is bound,
+    `operators/loop_bound.py`; tests/d2s/breadth35/test_names_bound_on_some_trips.py.)"""
     def counter(n):
         for i in range(n):
             if i == 0:
@@ -79,14 +81,16 @@ def test_graph_loop_reading_a_name_bound_on_an_earlier_trip_is_a_clear_refusal()
                 level = level + 1
         return level
 
-    assert counter(rt.to_tensor(3)) == 3
+    converted = d2s.to_static(counter)
+    for n in (3, 1):
+        got = converted(rt.to_tensor(n))
+        assert got == counter(rt.to_tensor(n)) == n and type(got) is int
     with pytest.raises(UnboundLocalError) as e:
-        d2s.to_static(counter)(rt.to_tensor(3))
-    message = str(e.value)
-    assert message.startswith("'level' is first bound inside a loop whose condition is a "
-                              "tensor (File ")
-    assert "for i in range(n):" in message and "Bind 'level' before the loop" in message
-    assert "level = level + 1" in _notes(e.value)  # (the user's line of the read)
+        converted(rt.to_tensor(0))
+    assert str(e.value) == ("cannot access local variable 'level' where it is not associated "
+                            "with a value")
+    assert "for i in range(n):" in _notes(e.value)  # (the user's loop)
+    assert len(converted.program_cache) == 1
 
 
 def _notes(e: BaseException) -> str:

@@ -44,11 +44,6 @@ STATIC: dict[str, str] = {
         "`max(report, key=report.get) if report else None`: the max converts (a str the run "
         "picks among the keys present) and so does the dict's truth, but a str or None chosen "
         "by a tensor condition is refused at the user's line (docs/d2s.md)"),
-    "autograph.counter_started_on_the_first_trip": (
-        "AutoGraph's loop_initializing_variant_variable: `for i in range(n_tensor)` binds "
-        "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
-        "loop carries no name unbound when it starts; refused at the read saying to bind it "
-        "before the loop (docs/d2s.md Known limitations)"),
     "autograph_loops.rows_of_python_lists": (
         "AutoGraph's nested_fill with Python lists: `mat.append(row)` where both lists grow "
         "in graph loops (tensor arrays, which hold tensors or numbers, not lists); refused "
