@@ -171,11 +171,13 @@ class BuiltinCalls(Base):
         if any(isinstance(i, gast.Slice) for i in index):
             return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
         if all(isinstance(i, gast.Constant) for i in index) and not (
+                len(index) == 1 and isinstance(index[0].value, str)) and not (
                 self.scopes and isinstance(target.value, gast.Name) and all(
                     type(i.value) in (int, float) for i in index)
                 and target.value.id in dict_names(self.scopes[0])):
-            return node  # (`d["loss"] = v`, `x[0] = v`: no key the program computes; `d[0]`
-            # of a dict the function made: it may hold one, `operators.computed_keys`)
+            return node  # (`x[0] = v`: no key the program computes; `d[0]` of a dict the
+            # function made: it may hold one, `operators.computed_keys`; `d["loss"] = v`:
+            # the order its keys were first stored in, `operators.key_ranks`)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import active_builder
 
-from . import branch_sets, key_flags
+from . import branch_sets, key_flags, key_ranks
 from .block_values import zeros_like
 from .mutation import MISSING
 from .unbound import mark
@@ -164,6 +164,7 @@ def after(outs: dict, present: list, log, found: dict, orders: dict) -> None:
     for d, else_order in reordered:
         if id(d) in orders:  # (a dict made in each branch: no order flag)
             key_flags.order_flag(d, pred, else_order)
+    key_ranks.after_if(pred, found)  # (the ranks of the keys its branches stored)
     sets: dict = {}
     for ident, (d, key), flag in zip(outs, outs.values(), present, strict=True):
         if ident[0] == "set":

@@ -20,7 +20,7 @@ from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from . import key_flags
+from . import key_flags, key_ranks
 from .str_arrays import ChosenStr
 from .traced_keys import traced
 from .unbound import mark
@@ -34,6 +34,8 @@ KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items"
 def set_item(value, container, key) -> None:
     """`container[key] = value` (the operands in Python's order of evaluation)."""
     if type(container) is dict:
+        if not (is_variable(key) or _computed_number(key) or isinstance(key, ChosenStr)):
+            key_ranks.note_store(container, key, value)  # (the order of its keys)
         _put(container, key, value)
     else:
         container[key] = value
