@@ -38,7 +38,7 @@ from .set_operands import (BINARY, WithGlobals, added_dict, dict_names, set_like
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
-           gast.Set, gast.SetComp)
+           gast.Set, gast.SetComp, gast.Subscript)  # (`d[k] = v`: `_d2s.set_item`)
 CREATES = ()
 NEEDS_ANALYSIS = False
 

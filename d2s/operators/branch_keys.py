@@ -95,12 +95,15 @@ def changed_dicts(log, out: list) -> dict:
     return found
 
 
-def enter_branch() -> None:
+def enter_branch(log) -> None:
     """A branch being traced (its block the current one) inside a block whose `if`s may give
     keys flags (the top-level block, a branch of such an `if`, the body of a graph loop that
-    carries them out): so may its `if`s, each branch passing its flags out as outputs."""
+    carries them out): so may its `if`s, each branch passing its flags out as outputs. The
+    dicts the `if` may change, as they are before it, give their keys' order (`key_ranks`)."""
     b = active_builder()
     parent = b.block.parent_block
+    if parent is b.program.global_block():
+        key_ranks.before_if(o for o, kind, _, _ in log.seen.values() if kind == "dict")
     if parent is b.program.global_block() or key_flags.grows_in(parent):
         key_flags.may_grow(b.block)
 

@@ -166,7 +166,7 @@ def check_order(d, what: str, fn=None, ordered: bool = False, ranks=None) -> boo
         None)
     if key is None:
         return False
-    if ranks is not None and not any(k in undecided for k in d):
+    if ranks is not None and not any(k in getattr(b, "_d2s_key_orders", ()) for k in d):
         return True  # (the order each key was first stored in, when the program runs)
     src = user_origin(3)
     code = getattr(fn, "__code__", None)

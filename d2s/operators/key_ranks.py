@@ -88,6 +88,16 @@ def note_store(d: dict, key, value) -> None:
             _same(before.held, d[key]) else None))
 
 
+def before_if(dicts) -> None:
+    """A tensor `if` of the top-level block begins, which may change `dicts` (as they are
+    now, before it): the keys they hold get their ranks, where not known yet."""
+    b = active_builder()
+    state = _state(b) if b is not None else None
+    for d in dicts if state is not None else ():
+        if type(d) is dict:
+            _ranks(state, d, create=True)
+
+
 def _drop_unknown(ranks: dict, key) -> None:
     if ranks.get(key) is None:
         ranks.pop(key, None)
