@@ -42,6 +42,11 @@ HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign
 CREATES = ()
 NEEDS_ANALYSIS = False
 
+# `d[k] op= v` -> the `operator` function `aug_item` applies
+_IN_PLACE = {gast.Add: "iadd", gast.Sub: "isub", gast.Mult: "imul", gast.Div: "itruediv",
+             gast.FloorDiv: "ifloordiv", gast.Mod: "imod", gast.BitOr: "ior",
+             gast.BitAnd: "iand"}
+
 # built-in name -> operator name in d2s.operators
 BUILTINS = {
     "print": "print_",
@@ -203,6 +208,11 @@ class BuiltinCalls(Base):
         # `seen -= other` of a name that may hold a set: `seen = _d2s.set_op(seen, '-=', other)`
         node = self.generic_visit(node)
         op, target = BINARY.get(node.op.__class__), node.target
+        if self._dict_item(target) and node.op.__class__ in _IN_PLACE:
+            # `counts[int(t)] += 1`: `_d2s.aug_item(counts, k, 'iadd', 1)` (`computed_keys`)
+            return templates.replace(f"{RESERVED}.aug_item(obj, key, op, value)",
+                                     obj=target.value, key=target.slice, value=node.value,
+                                     op=gast.Constant(_IN_PLACE[node.op.__class__], None))
         if self.scopes and added_dict(node, self.scopes[0]):  # `names += d`: its keys
             node.value = self._items(node.value, "`+=`", True)
             return node
@@ -211,6 +221,22 @@ class BuiltinCalls(Base):
             return node
         return templates.replace(f"t = {RESERVED}.set_op(t, op, b)", t=target, b=node.value,
                                  op=gast.Constant(op + "=", None))
+
+    def visit_Subscript(self, node):
+        # `counts[e]` of a name bound to a dict, `e` not a constant: `_d2s.get_item(counts,
+        # e)` (a key the program computes picks the item by value, `computed_keys`)
+        node = self.generic_visit(node)
+        if node.ctx.__class__ is not gast.Load or not self._dict_item(node):
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.get_item(obj, key)",
+                                               obj=node.value, key=node.slice)
+
+    def _dict_item(self, node) -> bool:
+        """`d[k]` of a name the function binds to a dict, `k` a name or call (a key the
+        program may compute), not a constant or a slice."""
+        return node.__class__ is gast.Subscript and node.value.__class__ is gast.Name and \
+            node.slice.__class__ in (gast.Name, gast.Call, gast.BinOp) and bool(self.scopes) \
+            and node.value.id in dict_names(self.scopes[0])
 
     def visit_Dict(self, node):
         # `{0: a, int(t): b}`: a key the program computes may equal another (`operators.

@@ -15,6 +15,8 @@ dtypes or shapes than the value) is refused at the store (ConversionError).
 """
 from __future__ import annotations
 
+import operator
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
@@ -39,6 +41,22 @@ def set_item(value, container, key) -> None:
         _put(container, key, value)
     else:
         container[key] = value
+
+
+def get_item(container, key):
+    """`container[key]` of a name bound to a dict (`builtin_calls`): given a number the
+    program computes, the item whose Python key equals it (`where` over the items, which
+    must be of one type), raising eager's KeyError when the program runs where none does."""
+    if type(container) is dict and _computed_number(key) and container and \
+            _python_keys_it_may_equal(container, key):
+        return _get(container, key, eager="raises KeyError")
+    return container[key]
+
+
+def aug_item(container, key, op: str, value) -> None:
+    """`container[key] op= value` (`op` an `operator` in-place function's name) of a name
+    bound to a dict: read and stored as `get_item` and `set_item` do."""
+    set_item(getattr(operator, op)(get_item(container, key), value), container, key)
 
 
 def dict_display(*items) -> dict:
@@ -240,11 +258,11 @@ def _store(table: dict, key, value) -> None:
     table.update(merged)
 
 
-def _get(table: dict, key, default=None):
+def _get(table: dict, key, default=None, eager="returns None"):
     """`table.get(key, default)`: the item whose key equals `key`, else `default` (without
     one, the program raises where eager code would return None)."""
     src = user_origin(3)
-    what = "`.get()` of a key"
+    what = "`.get()` of a key" if eager == "returns None" else "an item read under a key"
     _keys_of(table, key, src, what)
     found, out = None, default
     for k, item in table.items():
@@ -256,7 +274,7 @@ def _get(table: dict, key, default=None):
     if found is None:
         return default
     if default is None:
-        _check_known(found, src, list(table), "returns None")
+        _check_known(found, src, list(table), eager)
     return out
 
 
