@@ -124,7 +124,8 @@ from .logical import (  # noqa: F401
 from .predicates_comp import comp_iter, comp_list  # noqa: F401
 from .comp_arrays import comp_gen, comp_map  # noqa: F401
 from .struct_columns import zip_star  # noqa: F401
-from .key_flags import dict_get, dict_setdefault  # noqa: F401
+from .key_flags import dict_get  # noqa: F401
+from .key_ranks import dict_setdefault  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

@@ -88,6 +88,25 @@ def note_store(d: dict, key, value) -> None:
             _same(before.held, d[key]) else None))
 
 
+def dict_setdefault(obj):
+    """`obj.setdefault` as converted code calls it (`key_flags.dict_setdefault`), noting
+    the store of a key it adds (where the dict may lack it) as `note_store` does."""
+    inner = key_flags.dict_setdefault(obj)
+    if type(obj) is not dict or active_builder() is None:
+        return inner
+
+    def setdefault(key, *default):
+        if is_variable(key) or not isinstance(key, (str, int, float, tuple)):
+            return inner(key, *default)
+        note_store(obj, key, None)
+        out = inner(key, *default)
+        found = _ranks(_state(active_builder()), obj)
+        if found and found.get(key) is not None and key in obj:
+            found[key].held = obj[key]  # (the value it holds now, on every path)
+        return out
+    return setdefault
+
+
 def before_if(dicts) -> None:
     """A tensor `if` of the top-level block begins, which may change `dicts` (as they are
     now, before it): the keys they hold get their ranks, where not known yet."""

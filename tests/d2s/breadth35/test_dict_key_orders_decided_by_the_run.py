@@ -254,11 +254,34 @@ def set_by_setdefault(x):
     if x.sum() > 0:
         d["c"] = x * 2.0
     d["b"] = x
-    d.setdefault("c", x * 3.0)     # not a store `key_ranks` follows: no known order
+    d.setdefault("c", x * 3.0)     # at the end where the `if` did not set it
     return d
 
 
-def test_a_key_set_again_by_setdefault_stays_refused():
+def set_by_setdefault_ref(x):
+    d = {}
+    if x.sum() > 0:
+        d["c"] = x * 2.0
+    d["b"] = x
+    d.setdefault("c", x * 3.0)
+    return d
+
+
+def test_a_key_set_again_by_setdefault_follows_the_run():
+    _check(set_by_setdefault, set_by_setdefault_ref)
+
+
+def set_by_update(x):
+    d = {}
+    if x.sum() > 0:
+        d["c"] = x * 2.0
+    d["b"] = x
+    d.update(c=x * 3.0)            # not a store `key_ranks` follows: no known order
+    return d
+
+
+def test_a_key_set_again_by_update_stays_refused():
+    set_by_update(rt.to_tensor([-1.0]))
     with pytest.raises(ConversionError) as info:
-        d2s.to_static(set_by_setdefault)(rt.to_tensor([-1.0]))
+        d2s.to_static(set_by_update)(rt.to_tensor([-1.0]))
     assert "reads the order of the keys" in shown(info.value)
