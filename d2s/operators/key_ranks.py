@@ -37,7 +37,7 @@ class Rank:
     """A key's rank: `value` (a Python int or an int64 graph value of the top-level block),
     the Python ints it may hold (`values`), and the dict's value it was found with."""
 
-    __slots__ = ("value", "values", "held")
+    __slots__ = ("held", "value", "values")
 
     def __init__(self, value, values: frozenset, held):
         self.value, self.values, self.held = value, values, held
@@ -271,7 +271,7 @@ def orders(ranks: dict) -> list | None:
 def holds(ranks: dict, order: list):
     """A bool graph value: whether the ranks put the keys in `order` when the program runs."""
     cond = None
-    for a, c in zip(order, order[1:]):
+    for a, c in itertools.pairwise(order):
         if not (is_variable(ranks[a].value) or is_variable(ranks[c].value)):
             continue
         lt = rt.less_than(_graph(ranks[a].value), _graph(ranks[c].value))

@@ -13,6 +13,7 @@ from runtime.core import is_tensor
 from runtime.program.builder import current_builder
 
 from .. import report
+from . import key_ranks
 from .block_values import (  # what loops share with `if`
     as_list,
     mark_python_number,
@@ -21,7 +22,6 @@ from .block_values import (  # what loops share with `if`
 )
 from .control_flow import ifelse
 from .graph_while import graph_while
-from . import key_ranks
 from .key_flags import check_order, flagged_items, flags_of, refuse_iteration
 from .lists import StructArray
 from .logical import and_

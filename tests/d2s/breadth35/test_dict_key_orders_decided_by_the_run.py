@@ -285,3 +285,11 @@ def test_a_key_set_again_by_update_stays_refused():
     with pytest.raises(ConversionError) as info:
         d2s.to_static(set_by_update)(rt.to_tensor([-1.0]))
     assert "reads the order of the keys" in shown(info.value)
+
+
+def test_saving_a_function_returning_such_a_dict_says_what_a_saved_model_lacks(tmp_path):
+    static = d2s.to_static(aux_then_main)
+    static(rt.to_tensor(np.array(INPUTS[0], "float32")))
+    with pytest.raises(TypeError) as info:
+        d2s.save(static, str(tmp_path / "m"))
+    assert "key order an if whose condition is a tensor decides" in str(info.value)
