@@ -293,3 +293,30 @@ def test_saving_a_function_returning_such_a_dict_says_what_a_saved_model_lacks(t
     with pytest.raises(TypeError) as info:
         d2s.save(static, str(tmp_path / "m"))
     assert "key order an if whose condition is a tensor decides" in str(info.value)
+
+
+def closure_and_names(x):
+    """A closure storing into the dict, keys from a tuple of names looped in Python."""
+    stats = {}
+
+    def log(name, value):
+        stats[name] = value
+
+    if x[0] > 0:
+        log("warm", x.max())
+    for name in ("mean", "warm"):
+        log(name, x.mean() if name == "mean" else x.min())
+    return stats, list(stats), rt.stack(list(stats.values()))
+
+
+def closure_ref(x):
+    stats = {}
+    if x[0] > 0:
+        stats["warm"] = x.max()
+    stats["mean"] = x.mean()
+    stats["warm"] = x.min()
+    return stats, list(stats), None
+
+
+def test_a_closure_and_python_loops_storing_keys():
+    _check(closure_and_names, closure_ref)
