@@ -129,28 +129,35 @@ def _put_each(table: dict, key, value, values) -> None:
     the body of a graph loop that carries flags (the branches give the flags out)."""
     src = user_origin(2)
     for v in values:
-        same = key == v if isinstance(key, ChosenStr) else rt.equal(key, rt.full(
-            [], v, key.dtype))
-        if v not in table:
-            new = _as_graph(value)
-            if new is None:
-                _refuse(src, f"the item is {_describe(value)}, which a presence flag cannot "
-                        "go with")
-            new = rt.assign(new) if new is value else new  # (one value per key: its flag)
-            new.python_scalar = type(value) in _NUMBERS or getattr(value, "python_scalar",
-                                                                    False)
-            flag = same
-        else:
-            old, flag = table[v], key_flags.flag_of(table, v)
-            new = key_flags.unchecked(old, lambda: _choose(same, value, old, src)) \
-                if is_variable(old) else _choose(same, value, old, src)
-            if flag is None:
-                table[v] = new
-                continue
-            flag = rt.logical_or(flag, same)
-        table[v] = new
-        mark(new, flag, v, src, KeyError(v))
-        key_flags.register(table, v, new, flag)
+        key_ranks.note_store(table, v, None)  # (where it may be new: when first stored)
+        _put_one(table, key, value, v, src)
+        key_ranks.settle(table, v)
+
+
+def _put_one(table: dict, key, value, v, src) -> None:
+    """`_put_each` for the value `v` of the key."""
+    same = key == v if isinstance(key, ChosenStr) else rt.equal(key, rt.full(
+        [], v, key.dtype))
+    if v not in table:
+        new = _as_graph(value)
+        if new is None:
+            _refuse(src, f"the item is {_describe(value)}, which a presence flag cannot "
+                    "go with")
+        new = rt.assign(new) if new is value else new  # (one value per key: its flag)
+        new.python_scalar = type(value) in _NUMBERS or getattr(value, "python_scalar",
+                                                                False)
+        flag = same
+    else:
+        old, flag = table[v], key_flags.flag_of(table, v)
+        new = key_flags.unchecked(old, lambda: _choose(same, value, old, src)) \
+            if is_variable(old) else _choose(same, value, old, src)
+        if flag is None:
+            table[v] = new
+            return
+        flag = rt.logical_or(flag, same)
+    table[v] = new
+    mark(new, flag, v, src, KeyError(v))
+    key_flags.register(table, v, new, flag)
 
 
 def _computed_keyed(create: bool = False) -> dict | None:

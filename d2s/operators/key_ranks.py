@@ -100,11 +100,20 @@ def dict_setdefault(obj):
             return inner(key, *default)
         note_store(obj, key, None)
         out = inner(key, *default)
-        found = _ranks(_state(active_builder()), obj)
-        if found and found.get(key) is not None and key in obj:
-            found[key].held = obj[key]  # (the value it holds now, on every path)
+        settle(obj, key)
         return out
     return setdefault
+
+
+def settle(d: dict, key) -> None:
+    """After a store `note_store` noted with no value (`setdefault`, a computed key's
+    `where`): the rank goes with the value `d[key]` holds now."""
+    b = active_builder()
+    state = getattr(b, "_d2s_key_ranks", None) if b is not None else None
+    ranks = _ranks(state, d) if state is not None else None
+    if ranks and ranks.get(key) is not None and key in d and \
+            b.block is b.program.global_block():
+        ranks[key].held = d[key]
 
 
 def before_if(dicts) -> None:

@@ -320,3 +320,33 @@ def closure_ref(x):
 
 def test_a_closure_and_python_loops_storing_keys():
     _check(closure_and_names, closure_ref)
+
+
+def computed_keys_of_two_values(x):
+    """Keys `int(x[i] > 0)` (each of 0 and 1 set where the key equals it) beside a str key
+    set on some paths and set again: eight orders, one program."""
+    d = {}
+    if x[0] > 0:
+        d["a"] = x * 2.0
+    d[int(x[1] > 0)] = x * 0.25
+    d["a"] = x - 1.0
+    d[int(x[2] > 0)] = x + 3.0
+    h = x * 0.0
+    for _, v in d.items():
+        h = h * 0.5 + v
+    return d, h
+
+
+def computed_keys_ref(x):
+    d = {}
+    if x[0] > 0:
+        d["a"] = x * 2.0
+    d[int(x[1] > 0)] = x * 0.25
+    d["a"] = x - 1.0
+    d[int(x[2] > 0)] = x + 3.0
+    return d, None
+
+
+def test_computed_keys_of_two_values_in_the_run_order():
+    signs = [[a, b, c] for a in (1.0, -1.0) for b in (1.0, -1.0) for c in (1.0, -1.0)]
+    _check(computed_keys_of_two_values, computed_keys_ref, inputs=signs)
