@@ -46,10 +46,12 @@ def set_item(value, container, key) -> None:
 def get_item(container, key):
     """`container[key]` of a name bound to a dict (`builtin_calls`): given a number the
     program computes, the item whose Python key equals it (`where` over the items, which
-    must be of one type), raising eager's KeyError when the program runs where none does."""
+    must be of one type), raising eager's KeyError when the program runs where none does.
+    A dict with a key that exists on some paths only keeps the refusal."""
     if type(container) is dict and _computed_number(key) and container and \
-            _python_keys_it_may_equal(container, key):
-        return _get(container, key, eager="raises KeyError")
+            _python_keys_it_may_equal(container, key) and not key_flags.flags_of(container):
+        return _get(container, key, eager="raises KeyError")  # (a key on some paths only:
+    # refused, as a store under such a key is, `_put`)
     return container[key]
 
 
