@@ -66,7 +66,8 @@ from .none_or_tensor import printing as _printing
 
 print_ = _printing(print_)  # (a value None on some runs prints None there)
 from .exceptions import raise_  # noqa: F401
-from .computed_keys import aug_item, dict_display, get_item, set_item  # noqa: F401
+from .computed_keys import (  # noqa: F401
+    aug_item, dict_display, dict_setdefault, get_item, set_item)
 from .tensor_flags import set_flag  # noqa: F401
 from .identity_calls import hash_, id_  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
@@ -125,7 +126,6 @@ from .predicates_comp import comp_iter, comp_list  # noqa: F401
 from .comp_arrays import comp_gen, comp_map  # noqa: F401
 from .struct_columns import zip_star  # noqa: F401
 from .key_flags import dict_get  # noqa: F401
-from .key_ranks import dict_setdefault  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401
 
 

@@ -61,6 +61,25 @@ def aug_item(container, key, op: str, value) -> None:
     set_item(getattr(operator, op)(get_item(container, key), value), container, key)
 
 
+def dict_setdefault(obj):
+    """`obj.setdefault` as converted code calls it (`key_flags.dict_setdefault`): a Python
+    key's store noted as `key_ranks.note_store` notes one (when eager code first stored
+    it); a key the program computes as `keyed_method` takes it (refused)."""
+    inner = key_flags.dict_setdefault(obj)
+    if type(obj) is not dict or active_builder() is None:
+        return inner
+
+    def setdefault(key, *default):
+        if is_variable(key) or not isinstance(key, (str, int, float, tuple)):
+            plain = type(inner) is type(obj.setdefault)  # (a builtin method: as `calls`)
+            return (keyed_method(inner) if plain else inner)(key, *default)
+        key_ranks.note_store(obj, key, None)
+        out = inner(key, *default)
+        key_ranks.settle(obj, key)
+        return out
+    return setdefault
+
+
 def dict_display(*items) -> dict:
     """`{k: v, ...}` with a key that is not a constant (`builtin_calls`): the items stored in
     order as `d[k] = v` stores them; refused where a key the program computes may equal a

@@ -88,23 +88,6 @@ def note_store(d: dict, key, value) -> None:
             _same(before.held, d[key]) else None))
 
 
-def dict_setdefault(obj):
-    """`obj.setdefault` as converted code calls it (`key_flags.dict_setdefault`), noting
-    the store of a key it adds (where the dict may lack it) as `note_store` does."""
-    inner = key_flags.dict_setdefault(obj)
-    if type(obj) is not dict or active_builder() is None:
-        return inner
-
-    def setdefault(key, *default):
-        if is_variable(key) or not isinstance(key, (str, int, float, tuple)):
-            return inner(key, *default)
-        note_store(obj, key, None)
-        out = inner(key, *default)
-        settle(obj, key)
-        return out
-    return setdefault
-
-
 def settle(d: dict, key) -> None:
     """After a store `note_store` noted with no value (`setdefault`, a computed key's
     `where`): the rank goes with the value `d[key]` holds now."""
