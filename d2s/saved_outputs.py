@@ -48,6 +48,11 @@ class _Encoder:
         """The node of one leaf of the returned value."""
         if isinstance(leaf, PresentKeys):  # (a dict whose keys exist on some runs only)
             keys, values, flags, order = leaf
+            if order is not None and isinstance(order[0], str):
+                raise TypeError("d2s.save: the function returns a dict whose key order an if "
+                                "whose condition is a tensor decides (a key set on some paths "
+                                "and set again), which a saved model does not keep; set the "
+                                "key on every path before the other keys")
             for key in keys:
                 _check_key(key)
             entries = [[key, model_structure.encode(v, self.output, _is_rows),

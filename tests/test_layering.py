@@ -336,6 +336,7 @@ OPERATOR_RANKS = {
     "list_slices.py": 0.25,  # (`seq[a:b]` of computed bounds: on variables)
     "math_calls.py": 9.5,  # (math.sqrt(i) & co.: float_ / int_ of builtins.py)
     "key_flags.py": 0.5,  # (dict keys present on some paths: read by in_, len_, .get)
+    "key_ranks.py": 0.6,  # (on key_flags: when each dict key was first stored, its order)
     "returned_keys.py": 0.75,  # (on key_flags: returned dicts of keys a tensor decides)
     "branch_keys.py": 5.5,  # (a key set in one branch of a tensor if: control_flow's hook)
     "loop_new_keys.py": 3.5,  # (a key a graph loop's body adds: graph_while's flags)

@@ -49,9 +49,14 @@ from .set_operands import (
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
-           gast.Set, gast.SetComp, gast.Subscript)
+           gast.Set, gast.SetComp, gast.Subscript)  # (`d[k] = v`: `_d2s.set_item`)
 CREATES = ()
 NEEDS_ANALYSIS = False
+
+# `d[k] op= v` -> the `operator` function `aug_item` applies
+_IN_PLACE = {gast.Add: "iadd", gast.Sub: "isub", gast.Mult: "imul", gast.Div: "itruediv",
+             gast.FloorDiv: "ifloordiv", gast.Mod: "imod", gast.BitOr: "ior",
+             gast.BitAnd: "iand"}
 
 # built-in name -> operator name in d2s.operators
 BUILTINS = {
@@ -202,11 +207,13 @@ class BuiltinCalls(Base):
         if any(isinstance(i, gast.Slice) for i in index):
             return node  # (`x[i, :] = v`: a slice is no value to pass; never a dict key)
         if all(isinstance(i, gast.Constant) for i in index) and not (
+                len(index) == 1 and isinstance(index[0].value, str)) and not (
                 self.scopes and isinstance(target.value, gast.Name) and all(
                     type(i.value) in (int, float) for i in index)
                 and target.value.id in dict_names(self.scopes[0])):
-            return node  # (`d["loss"] = v`, `x[0] = v`: no key the program computes; `d[0]`
-            # of a dict the function made: it may hold one, `operators.computed_keys`)
+            return node  # (`x[0] = v`: no key the program computes; `d[0]` of a dict the
+            # function made: it may hold one, `operators.computed_keys`; `d["loss"] = v`:
+            # the order its keys were first stored in, `operators.key_ranks`)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
 
@@ -217,9 +224,14 @@ class BuiltinCalls(Base):
         return templates.replace_as_expression(f"{RESERVED}.text(value)", value=_fstring(node))
 
     def visit_Subscript(self, node):
+        # `counts[e]` of a name bound to a dict, `e` not a constant: `_d2s.get_item(counts,
+        # e)` (a key the program computes picks the item by value, `computed_keys`)
+        node = self.generic_visit(node)
+        if node.ctx.__class__ is gast.Load and self._dict_item(node):
+            return templates.replace_as_expression(f"{RESERVED}.get_item(obj, key)",
+                                                   obj=node.value, key=node.slice)
         # `seq[a:a + b]` with a bound that is not a number written in the code: a Python list
         # of numbers sliced by computed bounds (`operators.list_slices`)
-        node = self.generic_visit(node)
         part = node.slice
         if not isinstance(node.ctx, gast.Load) or not isinstance(part, gast.Slice) or all(
                 _written_number(b) for b in (part.lower, part.upper, part.step)):
@@ -245,6 +257,11 @@ class BuiltinCalls(Base):
         # `seen -= other` of a name that may hold a set: `seen = _d2s.set_op(seen, '-=', other)`
         node = self.generic_visit(node)
         op, target = BINARY.get(node.op.__class__), node.target
+        if self._dict_item(target) and node.op.__class__ in _IN_PLACE:
+            # `counts[int(t)] += 1`: `_d2s.aug_item(counts, k, 'iadd', 1)` (`computed_keys`)
+            return templates.replace(f"{RESERVED}.aug_item(obj, key, op, value)",
+                                     obj=target.value, key=target.slice, value=node.value,
+                                     op=gast.Constant(_IN_PLACE[node.op.__class__], None))
         if self.scopes and added_dict(node, self.scopes[0]):  # `names += d`: its keys
             node.value = self._items(node.value, "`+=`", True)
             return node
@@ -253,6 +270,13 @@ class BuiltinCalls(Base):
             return node
         return templates.replace(f"t = {RESERVED}.set_op(t, op, b)", t=target, b=node.value,
                                  op=gast.Constant(op + "=", None))
+
+    def _dict_item(self, node) -> bool:
+        """`d[k]` of a name the function binds to a dict, `k` a name or call (a key the
+        program may compute), not a constant or a slice."""
+        return node.__class__ is gast.Subscript and node.value.__class__ is gast.Name and \
+            node.slice.__class__ in (gast.Name, gast.Call, gast.BinOp) and bool(self.scopes) \
+            and node.value.id in dict_names(self.scopes[0])
 
     def visit_Dict(self, node):
         # `{0: a, int(t): b}`: a key the program computes may equal another (`operators.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import runtime as rt
 from runtime.core import active_builder
 
-from . import branch_sets, key_flags
+from . import branch_sets, key_flags, key_ranks
 from .block_values import zeros_like
 from .mutation import MISSING
 from .unbound import mark
@@ -95,12 +95,15 @@ def changed_dicts(log, out: list) -> dict:
     return found
 
 
-def enter_branch() -> None:
+def enter_branch(log) -> None:
     """A branch being traced (its block the current one) inside a block whose `if`s may give
     keys flags (the top-level block, a branch of such an `if`, the body of a graph loop that
-    carries them out): so may its `if`s, each branch passing its flags out as outputs."""
+    carries them out): so may its `if`s, each branch passing its flags out as outputs. The
+    dicts the `if` may change, as they are before it, give their keys' order (`key_ranks`)."""
     b = active_builder()
     parent = b.block.parent_block
+    if parent is b.program.global_block():
+        key_ranks.before_if(o for o, kind, _, _ in log.seen.values() if kind == "dict")
     if parent is b.program.global_block() or key_flags.grows_in(parent):
         key_flags.may_grow(b.block)
 
@@ -164,6 +167,7 @@ def after(outs: dict, present: list, log, found: dict, orders: dict) -> None:
     for d, else_order in reordered:
         if id(d) in orders:  # (a dict made in each branch: no order flag)
             key_flags.order_flag(d, pred, else_order)
+    key_ranks.after_if(pred, found)  # (the ranks of the keys its branches stored)
     sets: dict = {}
     for ident, (d, key), flag in zip(outs, outs.values(), present, strict=True):
         if ident[0] == "set":

@@ -15,12 +15,14 @@ dtypes or shapes than the value) is refused at the store (ConversionError).
 """
 from __future__ import annotations
 
+import operator
+
 import runtime as rt
 from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from . import key_flags
+from . import key_flags, key_ranks
 from .str_arrays import ChosenStr
 from .traced_keys import traced
 from .unbound import mark
@@ -34,9 +36,48 @@ KEYED_METHODS = ("get", "pop", "setdefault", "update", "keys", "values", "items"
 def set_item(value, container, key) -> None:
     """`container[key] = value` (the operands in Python's order of evaluation)."""
     if type(container) is dict:
+        if not (is_variable(key) or _computed_number(key) or isinstance(key, ChosenStr)):
+            key_ranks.note_store(container, key, value)  # (the order of its keys)
         _put(container, key, value)
     else:
         container[key] = value
+
+
+def get_item(container, key):
+    """`container[key]` of a name bound to a dict (`builtin_calls`): given a number the
+    program computes, the item whose Python key equals it (`where` over the items, which
+    must be of one type), raising eager's KeyError when the program runs where none does.
+    A dict with a key that exists on some paths only keeps the refusal."""
+    if type(container) is dict and _computed_number(key) and container and \
+            _python_keys_it_may_equal(container, key) and not key_flags.flags_of(container):
+        return _get(container, key, eager="raises KeyError")  # (a key on some paths only:
+    # refused, as a store under such a key is, `_put`)
+    return container[key]
+
+
+def aug_item(container, key, op: str, value) -> None:
+    """`container[key] op= value` (`op` an `operator` in-place function's name) of a name
+    bound to a dict: read and stored as `get_item` and `set_item` do."""
+    set_item(getattr(operator, op)(get_item(container, key), value), container, key)
+
+
+def dict_setdefault(obj):
+    """`obj.setdefault` as converted code calls it (`key_flags.dict_setdefault`): a Python
+    key's store noted as `key_ranks.note_store` notes one (when eager code first stored
+    it); a key the program computes as `keyed_method` takes it (refused)."""
+    inner = key_flags.dict_setdefault(obj)
+    if type(obj) is not dict or active_builder() is None:
+        return inner
+
+    def setdefault(key, *default):
+        if is_variable(key) or not isinstance(key, (str, int, float, tuple)):
+            plain = type(inner) is type(obj.setdefault)  # (a builtin method: as `calls`)
+            return (keyed_method(inner) if plain else inner)(key, *default)
+        key_ranks.note_store(obj, key, None)
+        out = inner(key, *default)
+        key_ranks.settle(obj, key)
+        return out
+    return setdefault
 
 
 def dict_display(*items) -> dict:
@@ -109,28 +150,35 @@ def _put_each(table: dict, key, value, values) -> None:
     the body of a graph loop that carries flags (the branches give the flags out)."""
     src = user_origin(2)
     for v in values:
-        same = key == v if isinstance(key, ChosenStr) else rt.equal(key, rt.full(
-            [], v, key.dtype))
-        if v not in table:
-            new = _as_graph(value)
-            if new is None:
-                _refuse(src, f"the item is {_describe(value)}, which a presence flag cannot "
-                        "go with")
-            new = rt.assign(new) if new is value else new  # (one value per key: its flag)
-            new.python_scalar = type(value) in _NUMBERS or getattr(value, "python_scalar",
-                                                                    False)
-            flag = same
-        else:
-            old, flag = table[v], key_flags.flag_of(table, v)
-            new = key_flags.unchecked(old, lambda: _choose(same, value, old, src)) \
-                if is_variable(old) else _choose(same, value, old, src)
-            if flag is None:
-                table[v] = new
-                continue
-            flag = rt.logical_or(flag, same)
-        table[v] = new
-        mark(new, flag, v, src, KeyError(v))
-        key_flags.register(table, v, new, flag)
+        key_ranks.note_store(table, v, None)  # (where it may be new: when first stored)
+        _put_one(table, key, value, v, src)
+        key_ranks.settle(table, v)
+
+
+def _put_one(table: dict, key, value, v, src) -> None:
+    """`_put_each` for the value `v` of the key."""
+    same = key == v if isinstance(key, ChosenStr) else rt.equal(key, rt.full(
+        [], v, key.dtype))
+    if v not in table:
+        new = _as_graph(value)
+        if new is None:
+            _refuse(src, f"the item is {_describe(value)}, which a presence flag cannot "
+                    "go with")
+        new = rt.assign(new) if new is value else new  # (one value per key: its flag)
+        new.python_scalar = type(value) in _NUMBERS or getattr(value, "python_scalar",
+                                                                False)
+        flag = same
+    else:
+        old, flag = table[v], key_flags.flag_of(table, v)
+        new = key_flags.unchecked(old, lambda: _choose(same, value, old, src)) \
+            if is_variable(old) else _choose(same, value, old, src)
+        if flag is None:
+            table[v] = new
+            return
+        flag = rt.logical_or(flag, same)
+    table[v] = new
+    mark(new, flag, v, src, KeyError(v))
+    key_flags.register(table, v, new, flag)
 
 
 def _computed_keyed(create: bool = False) -> dict | None:
@@ -238,11 +286,11 @@ def _store(table: dict, key, value) -> None:
     table.update(merged)
 
 
-def _get(table: dict, key, default=None):
+def _get(table: dict, key, default=None, eager="returns None"):
     """`table.get(key, default)`: the item whose key equals `key`, else `default` (without
     one, the program raises where eager code would return None)."""
     src = user_origin(3)
-    what = "`.get()` of a key"
+    what = "`.get()` of a key" if eager == "returns None" else "an item read under a key"
     _keys_of(table, key, src, what)
     found, out = None, default
     for k, item in table.items():
@@ -254,7 +302,7 @@ def _get(table: dict, key, default=None):
     if found is None:
         return default
     if default is None:
-        _check_known(found, src, list(table), "returns None")
+        _check_known(found, src, list(table), eager)
     return out
 
 

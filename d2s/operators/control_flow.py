@@ -214,7 +214,7 @@ class _GraphIf:
         """Trace one branch: its values as `cond` takes them (and the bound flags)."""
         k, outs = len(self.names), self.outs
         with branch_frame() as frame, unbound_mod.guarding(self.guard, not self.raw):
-            branch_keys.enter_branch()
+            branch_keys.enter_branch(self.log)
             out = self._call(fn)
             out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.log, out)

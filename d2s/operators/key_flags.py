@@ -143,11 +143,12 @@ def refuse_reordered(dicts) -> None:
                 "before the if), or keep them in a dict made in the function.", origin=src)
 
 
-def check_order(d, what: str, fn=None, ordered: bool = False) -> None:
+def check_order(d, what: str, fn=None, ordered: bool = False, ranks=None) -> bool:
     """`what` (a loop over `d`, returning it from `fn`) reads the order of its keys: refused at
     the user's line (`fn`'s, for a returned dict) where eager code has them in an order the run decides. A key that existed on
     some paths only and was set again here (`d['k'] = v` after a tensor `if` set it on one
-    path) sits where it was on the paths that had it and at the end on the others."""
+    path) sits where it was on the paths that had it and at the end on the others: True
+    where the caller follows that order by the keys' `ranks` (`key_ranks.ranks_of`)."""
     b = active_builder()
     undecided = set(getattr(b, "_d2s_key_orders", ())) if b is not None else set()
     if not ordered:  # (keys a tensor `if` set in another order per branch, `mark_reordered`)
@@ -155,7 +156,7 @@ def check_order(d, what: str, fn=None, ordered: bool = False) -> None:
     table = _table() or {}
     if not (table or undecided) or not isinstance(d, (dict, types.MappingProxyType)) or \
             len(d) < 2:
-        return
+        return False
     here, keys = b.block, list(d)[:-1]
     related = [entries for dd, entries in table.values() if _related(dd, d)]
     earlier = {k: [v for entries in related for v, _ in entries.get(k, ())
@@ -164,7 +165,9 @@ def check_order(d, what: str, fn=None, ordered: bool = False) -> None:
         not (v is d[k] or is_variable(d[k]) and v.name == d[k].name) for v in earlier[k])),
         None)
     if key is None:
-        return
+        return False
+    if ranks is not None and not any(k in getattr(b, "_d2s_key_orders", ()) for k in d):
+        return True  # (the order each key was first stored in, when the program runs)
     src = user_origin(3)
     code = getattr(fn, "__code__", None)
     at = where(src) if src is not None or code is None else (  # (a dict returned: the call

@@ -13,6 +13,7 @@ from runtime.core import is_tensor
 from runtime.program.builder import current_builder
 
 from .. import report
+from . import key_ranks
 from .block_values import (  # what loops share with `if`
     as_list,
     mark_python_number,
@@ -21,7 +22,7 @@ from .block_values import (  # what loops share with `if`
 )
 from .control_flow import ifelse
 from .graph_while import graph_while
-from .key_flags import check_order, flagged_items, refuse_iteration
+from .key_flags import check_order, flagged_items, flags_of, refuse_iteration
 from .lists import StructArray
 from .logical import and_
 from .traced_keys import check_unique
@@ -183,7 +184,10 @@ def for_loop(iterable, body, args: tuple, names: tuple, extra_test=None, unread=
     n = len(names)
     state = list(args)
     over = iterable
-    check_order(getattr(iterable, "mapping", iterable), "a `for` over the dict")
+    mapping = getattr(iterable, "mapping", iterable)
+    ranks = key_ranks.ranks_of(mapping) if extra_test is None else None
+    if check_order(mapping, "a `for` over the dict", ranks=ranks):
+        return result_of(_in_run_order(iterable, mapping, ranks, body, state, names))
     flagged = flagged_items(iterable) if extra_test is None else None
     if flagged is not None:  # (a dict with a key a tensor `if` set on one path)
         return result_of(_over_flagged_keys(flagged, body, state, names))
@@ -256,6 +260,33 @@ def _over_flagged_keys(items: list, body, state: list, names: tuple) -> list:
         state = as_list(ifelse(flag, lambda *s, item=item: body(item, *s),
                                lambda *s: s[0] if n == 1 else s, tuple(state), names), n)
     return state
+
+
+def _in_run_order(iterable, mapping: dict, ranks: dict, body, state: list, names: tuple):
+    """A `for` over a dict whose keys' order the run decides (`key_ranks`): the body
+    unrolled over the keys in each order the run may give them, the run taking the one its
+    keys' ranks hold (each key's turn under its presence flag, as `_over_flagged_keys`)."""
+    orders = key_ranks.orders(ranks)
+    if orders is None:
+        check_order(mapping, "a `for` over the dict")  # (refused: too many orders)
+    keys, flags = list(mapping), flags_of(mapping)
+    at = {k: (item, flags.get(k)) for k, item in zip(keys, list(iterable), strict=True)}
+    n = len(names)
+
+    def run(i, *s):
+        items = [at[k] for k in orders[i]]
+        if i == len(orders) - 1:
+            return _over_flagged_keys(items, body, list(s), names)
+        return as_list(ifelse(key_ranks.holds(ranks, orders[i]),
+                              lambda *s: _as_state(_over_flagged_keys(items, body, list(s),
+                                                                      names)),
+                              lambda *s: _as_state(run(i + 1, *s)), tuple(s), names), n)
+    return run(0, *state)
+
+
+def _as_state(state: list):
+    """A branch's state as `ifelse` takes it from a branch function (one name: its value)."""
+    return state[0] if len(state) == 1 else tuple(state)
 
 
 def _indexable(items: list):

@@ -8,13 +8,15 @@ from __future__ import annotations
 import runtime as rt
 from runtime import pytree
 
+from . import key_ranks
 from .key_flags import check_order, flags_of, order_of, unchecked
 
 
 class PresentKeys(tuple):
     """(keys, values, flags, order) of a returned dict: each flag a bool graph value, or None
     for a key that exists on every path; `order` None, or (a bool graph value, the keys'
-    order where it is false: `key_flags.order_of`). A tuple, so the program's outputs
+    order where it is false: `key_flags.order_of`; or ("ranks", each key's rank:
+    `key_ranks`)). A tuple, so the program's outputs
     flatten through it."""
 
 
@@ -44,7 +46,9 @@ def _marked(out, fn, memo):
         return out
     flags, order = flags_of(out), order_of(out)
     items = {k: mark(v, fn, memo) for k, v in out.items()}
-    check_order(out, "returning the dict", fn, ordered=order is not None)
+    ranks = key_ranks.ranks_of(out) if order is None else None
+    if check_order(out, "returning the dict", fn, ordered=order is not None, ranks=ranks):
+        order = ("ranks", tuple(ranks[k].value for k in out))  # (`restore` sorts by them)
     if not flags and order is None:
         changed = any(items[k] is not out[k] for k in out)
         return items if changed else out
@@ -119,7 +123,11 @@ def _restored(result, memo):
         keys, values, flags, order = result
         out = {k: restore(v, memo) for k, v, f in zip(keys, values, flags, strict=True)
                if f is None or bool(f)}
-        if order is not None and not bool(order[0]):  # (the else branch's order: its keys,
+        if order is not None and isinstance(order[0], str):  # (each key's rank: the
+            # moment eager code first stored it, `key_ranks`)
+            rank = dict(zip(keys, order[1], strict=True))
+            out = {k: out[k] for k in sorted(out, key=lambda k: int(rank[k]))}
+        elif order is not None and not bool(order[0]):  # (the else branch's order: its keys,
             # then those added after the `if`)
             first = [k for k in order[1] if k in out]
             out = {k: out[k] for k in first + [k for k in out if k not in order[1]]}

@@ -44,6 +44,7 @@ READS = (
     'h = h + d.pop("{k}", y * 0.0)',
     'if "{k}" in d:\n    h = h + d["{k}"]',
     'for v in d.values():\n    h = h + v * 0.5',
+    'for k, v in d.items():\n    h = h * 0.5 + v',  # (order-sensitive: the run's key order)
 )
 
 

@@ -15,10 +15,6 @@ STATIC: dict[str, str] = {
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "
         "(was silent: the trace's clear() ran on every step)"),
-    "wild6_models.topk_router_token_drop": (
-        "DeepSpeed-style per-expert counters in a Python dict indexed by `int(experts[i, j])`: "
-        "a key the program computes picks a Python item; refused at the user's line (docs/d2s.md "
-        "'A computed value choosing a Python object')"),
     "wild6_models.graph_attention_with_lappe": (
         "`np.linalg.eigh` of `adj.numpy()` (an argument): NumPy functions other than the "
         "operators and reductions numpy_values follows run at trace time; refused at the line"),
@@ -38,8 +34,10 @@ STATIC: dict[str, str] = {
         "an HF model constructed inside the converted function: its parameters would be made "
         "once; refused at the line that creates it (docs/d2s.md, issue 33)"),
     "wild6_pipelines.validation_epoch_metrics": (
-        "per-class counts in a dict keyed by `labels.tolist()` items: keys the program computes; "
-        "refused at the user's line ('.get() of a key computed by the converted code')"),
+        "per-class counts in a dict keyed by `labels.tolist()` items, starting empty: keys "
+        "the program computes that no Python key stands for (a known key domain, `{c: 0 for "
+        "c in range(C)}`, converts); refused at the user's line ('.get() of a key computed "
+        "by the converted code')"),
     "wild6_pipelines.semantic_area_report": (
         "`max(report, key=report.get) if report else None`: the max converts (a str the run "
         "picks among the keys present) and so does the dict's truth, but a str or None chosen "
