@@ -18,6 +18,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     reduce(set.union, sets)      ->   reduce(_d2s.unbound_set_method(set.union), sets)
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
     d.setdefault(k, v)           ->   _d2s.dict_setdefault(d)(k, v)
+    LABELS[i]                    ->   _d2s.getitem_(LABELS, i)   (`operators.python_picks`)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -38,7 +39,7 @@ from .set_operands import (BINARY, WithGlobals, added_dict, dict_names, set_like
 
 # the pass is skipped when none of these is present
 HANDLES = (gast.Call, gast.Attribute, gast.BinOp, gast.JoinedStr, gast.AugAssign, gast.Dict,
-           gast.Set, gast.SetComp)
+           gast.Set, gast.SetComp, gast.Subscript)
 CREATES = ()
 NEEDS_ANALYSIS = False
 
@@ -92,6 +93,10 @@ TENSOR_ATTRIBUTES = ("name", "dtype")
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
 _ITERATES = {"iter": 0, "map": 1, "filter": 1}
 
+# index expressions that are no number the program computes: `x[0]`, `x[1:]`, `x[:, i]`,
+# `x[None]`, `x[...]`
+_NO_COMPUTED_INDEX = (gast.Constant, gast.Slice, gast.Tuple)
+
 # list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`
 COMPARING_METHODS = ("index", "count", "sort")
 
@@ -107,6 +112,8 @@ class BuiltinCalls(Base):
 
     def visit_Call(self, node):
         f = node.func
+        if f.__class__ is gast.Subscript:
+            f.called = True  # (`layers[i](x)`: `call_trees`'s `call_item`)
         if isinstance(f, gast.Name) and f.id == "print" and not self._shadowed("print"):
             # an f-string holding a tensor is formatted when the program runs
             node.args = [_print_text(a) for a in node.args]
@@ -178,6 +185,19 @@ class BuiltinCalls(Base):
             # of a dict the function made: it may hold one, `operators.computed_keys`)
         return templates.replace(f"{RESERVED}.set_item(value, obj, key)", value=node.value,
                                  obj=target.value, key=target.slice)
+
+    def visit_Subscript(self, node):
+        # `LABELS[int(t)]`: an index the program computes picks an item of a Python table
+        # when the program runs (`operators.python_picks`); constant indices and slices
+        # (`x[0]`, `x[:, 1]`, `d["loss"]`) pick nothing the run decides
+        node = self.generic_visit(node)
+        s = node.slice
+        if node.ctx.__class__ is not gast.Load or getattr(node, "called", False) or \
+                s.__class__ in _NO_COMPUTED_INDEX or s.__class__ is gast.UnaryOp and \
+                s.operand.__class__ is gast.Constant:
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.getitem_(obj, index)",
+                                               obj=node.value, index=s)
 
     def visit_JoinedStr(self, node):
         # an f-string used as a value (not a `print` argument): its text, or an error where

@@ -1,0 +1,108 @@
+"""A Python constant table indexed by a number the program computes: `LABELS[int(t)]`,
+`_CHARS[i]` over a tensor's ids, `{0: "bg", 1: "fg"}[int(t)]`. Which item eager code gets
+only the run decides, so the program picks it from a constant table of the items:
+
+- strs (and None beside them): a `ChosenStr`, the run's id into the table of strs
+  (`str_arrays`); `==`, `in`, `is None`, text made of it, returning it and storing it on an
+  object the caller reaches follow the run (`branch_strs`, `chosen_text`);
+- Python numbers of one type (ints, floats or bools): a graph value standing for that
+  Python number (`python_scalar`: returned as eager's int, float or bool);
+- tensors of one dtype and shape: the run's tensor (stacked, then gathered; gradients flow
+  to the item picked).
+
+A list, tuple or str is indexed as Python does (negative indices count from the end; one
+out of range raises eager's `IndexError` when the program runs); a dict with int keys finds
+the run's key (a missing one: eager's `KeyError` when the program runs). Other items (a mix
+of types, other objects) keep Python's refusal: `value_errors.container_index`'s error at
+the user's line. `obj[i]` of anything else is Python's.
+
+    labels[int(x.argmax())]   ->   _d2s.getitem_(labels, _d2s.int_(x.argmax()))
+"""
+from __future__ import annotations
+
+import runtime as rt
+from runtime.ops.array_number_kinds import STR_DTYPE, string_id
+from runtime.program.debug_ops import raise_error
+
+from .exceptions import short_name
+from .str_arrays import ChosenStr, StrItem
+from .variables import is_variable, user_origin
+
+# item type -> the dtype of the graph value standing for it (Python's int and float hold
+# what int64 and float64 hold: `builtins._number`)
+_NUMBER_DTYPES = {int: "int64", float: "float64", bool: "bool"}
+_SEQUENCES = (list, tuple, str)
+
+
+def getitem_(obj, index):
+    """`obj[index]` (see the module)."""
+    if not (is_variable(index) and type(obj) in (*_SEQUENCES, dict)) or index.is_array or \
+            index.dtype.kind not in "iub" or any(d != 1 for d in index.shape):
+        return obj[index]
+    items = _table(obj)
+    pick = None if items is None else _picker(items)
+    if pick is None:
+        return obj[index]  # (Python's refusal: `value_errors.container_index`)
+    i = rt.reshape(index, []).astype("int64")
+    position = _position(obj, i)
+    return pick(position)
+
+
+def _table(obj):
+    """The items `obj` may give (a dict's values in key order), or None where a dict has a
+    key other than an int."""
+    if type(obj) is not dict:
+        return list(obj)
+    if not obj or not all(type(k) in (int, bool) for k in obj):
+        return None
+    return list(obj.values())
+
+
+def _picker(items: list):
+    """A function of the run's position (a 0-d int64 graph value) giving the item eager
+    code gets there, or None where the items are not one kind a program can pick among."""
+    if not items:
+        return lambda position: None  # (never reached: the range check raises first)
+    kinds = {type(v) for v in items}
+    if kinds <= {str, type(None)} and str in kinds or kinds == {type(None)}:
+        texts = tuple(dict.fromkeys(items))
+        ids = rt.to_tensor([string_id(v) for v in items], STR_DTYPE)
+        return lambda position: ChosenStr(rt.gather(ids, position), texts)
+    if len(kinds) == 1 and (kind := kinds.pop()) in _NUMBER_DTYPES:
+        table = rt.to_tensor(items, _NUMBER_DTYPES[kind])
+
+        def number(position):
+            out = rt.gather(table, position)
+            out.python_scalar = True
+            return out
+        return number
+    if all(is_variable(v) or isinstance(v, rt.Tensor) for v in items) and len(
+            {(v.dtype, tuple(v.shape)) for v in items}) == 1 and not any(
+                is_variable(v) and v.is_array for v in items):
+        return lambda position: rt.gather(rt.stack(items), position)
+    return None
+
+
+def _position(obj, i):
+    """The position in `_table(obj)` of the run's index `i`, with eager's error (raised
+    when the program runs) where there is none."""
+    if type(obj) is dict:
+        keys = rt.to_tensor([int(k) for k in obj], "int64")
+        same = rt.equal(keys, i)
+        _raise_when(rt.logical_not(rt.any(same)), KeyError(
+            f"the key computed by the converted code is none of the dict's keys {list(obj)}"))
+        return rt.argmax(same.astype("int32"))
+    n = len(obj)
+    what = {list: "list", tuple: "tuple", str: "string"}[type(obj)]
+    _raise_when(rt.logical_or(i < -n, i >= n), IndexError(f"{what} index out of range"))
+    return rt.where(i < 0, i + n, i)
+
+
+def _raise_when(bad, error: BaseException) -> None:
+    src = user_origin()
+    at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
+
+    def raised():
+        raise_error(error, at=at)
+    rt.static.nn.cond(bad, raised, lambda: None)
+
