@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 
 import runtime as rt
-from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, holds_strs, string_id
+from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, STRINGS, holds_strs, string_id
 from runtime.ops.arrays import array_pack
 
 from ..errors import ConversionError
@@ -35,9 +35,10 @@ def all_strs(items) -> bool:
 
 def is_str(v) -> bool:
     """Whether `v` is a Python str, or a str only the run decides that has one id (a
-    `StrItem`: not a `JoinedStr`, nor one the run may make None)."""
+    `StrItem` whose strs the trace saw: not a `JoinedStr` or `MadeText`, nor one the run
+    may make None)."""
     return type(v) is str or isinstance(v, StrItem) and not isinstance(
-        v, JoinedStr) and not v.may_be_none()
+        v, (JoinedStr, MadeText)) and not v.may_be_none()
 
 
 def str_array(items: list):
@@ -140,7 +141,7 @@ class StrItem:
 
     def may_be_none(self) -> bool:
         """Whether the run may choose None (`python_picks`: `{0: "a", 1: None}[int(t)]`)."""
-        return None in (getattr(self, "texts", None) or ())
+        return None in (getattr(self, "texts", None) or ()) or getattr(self, "none", False)
 
     def is_none(self):
         """`item is None`: a bool graph value where the run may choose None, else False."""
@@ -187,6 +188,18 @@ class JoinedStr(StrItem):
     __ne__ = __eq__
     shown_when_run = None  # (its text: refused)
 
+    def length(self):
+        """`len()` of the text: the lengths of the strs the array holds (each a str the
+        trace saw, `is_str`), summed, and the separators between them; a graph value
+        standing for the Python int."""
+        lengths = rt.to_tensor([len(t) if type(t) is str else 0 for t in STRINGS], "int64")
+        ids = array_pack(self.id)
+        n = rt.shape(ids)[0].astype("int64")
+        out = rt.gather(lengths, ids.astype("int64")).sum() + rt.maximum(
+            n - 1, rt.zeros([], "int64")) * len(self.sep)
+        out.python_scalar = True
+        return out
+
 
 class MadeText(StrItem):
     """An f-string of values the converted code computes (`f"loss={loss.item():.3f}"`), made
@@ -209,14 +222,15 @@ class ChosenStr(StrItem):
     value (`len` of "eval" and "test"), that value. Orders (`mode < "m"`) are Python bools
     where every str agrees, else refused: `sorted` and `max` need their truth."""
 
-    __slots__ = ("texts",)
+    __slots__ = ("texts", "none")
     what = "a str chosen by an if whose condition is a tensor"
     advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
               "keep an index into a tuple of the texts, or decide the if with a Python value.")
 
-    def __init__(self, id_, texts=None):
+    def __init__(self, id_, texts=None, none: bool = False):
         super().__init__(id_)
         self.texts = texts  # (the strs the run may choose; None: not known)
+        self.none = none  # (where they are not known: whether the run may choose None)
 
     def __getattr__(self, name):
         if name in _STR_METHODS and self.texts is not None:  # (`mode.upper()`)

@@ -7,10 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "wild4_speech.label_decode_to_strings": (
-        "PaddleOCR's label decode picks characters of a Python string by ids read from an "
-        "input's .numpy(): a program computes numbers, not text; refused at the user's "
-        "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
     "wild5_rl.ppo_clipped_loss_logged": (
         "CleanRL logs `np.mean(clipfracs)` of Python floats the program computes (`.item()`): "
         "NumPy runs at trace time, refused at the user's line (docs/d2s.md 'NumPy on a "
@@ -47,10 +43,6 @@ STATIC: dict[str, str] = {
     "wild6_pipelines.validation_epoch_metrics": (
         "per-class counts in a dict keyed by `labels.tolist()` items: keys the program computes; "
         "refused at the user's line ('.get() of a key computed by the converted code')"),
-    "wild6_pipelines.semantic_area_report": (
-        "`max(report, key=report.get) if report else None`: the max converts (a str the run "
-        "picks among the keys present) and so does the dict's truth, but a str or None chosen "
-        "by a tensor condition is refused at the user's line (docs/d2s.md)"),
     "autograph.counter_started_on_the_first_trip": (
         "AutoGraph's loop_initializing_variant_variable: `for i in range(n_tensor)` binds "
         "`level` on the first trip and reads it on later ones (`level = level + 1`): a graph "
@@ -66,9 +58,6 @@ STATIC: dict[str, str] = {
         "`**opts` into a helper that tests `'bias' in extra`: one program has one key set; "
         "refused at the `if` (StateChangeError naming the dict and key, docs/d2s.md 'A dict "
         "key set on some paths only')"),
-    "dynamo.argmax_picks_python_label": (
-        "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
-        "line (docs/errors.md 'A tensor's value used as a Python value')"),
     "dynamo.int_tensor_item_indexing": (
         "`seq[a:a + b]` of a Python list with bounds from `int(x[0])`: a list whose length "
         "the run decides, sliced by computed bounds; refused at the line"),
