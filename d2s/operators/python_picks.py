@@ -2,7 +2,7 @@
 `_CHARS[i]` over a tensor's ids, `{0: "bg", 1: "fg"}[int(t)]`. Which item eager code gets
 only the run decides, so the program picks it from a constant table of the items:
 
-- strs (and None beside them): a `ChosenStr`, the run's id into the table of strs
+- strs (and None beside them): a `PickedStr` (a `ChosenStr`), the run's id into the table of strs
   (`str_arrays`); `==`, `in`, `is None`, text made of it, returning it and storing it on an
   object the caller reaches follow the run (`branch_strs`, `chosen_text`);
 - Python numbers of one type (ints, floats or bools): a graph value standing for that
@@ -14,7 +14,10 @@ A list, tuple or str is indexed as Python does (negative indices count from the 
 out of range raises eager's `IndexError` when the program runs); a dict with int keys finds
 the run's key (a missing one: eager's `KeyError` when the program runs). Other items (a mix
 of types, other objects) keep Python's refusal: `value_errors.container_index`'s error at
-the user's line. `obj[i]` of anything else is Python's.
+the user's line. A dict indexed by a str (or None) the run chooses among known strs
+(`SCALES[label]`, `label` picked as above or by a tensor `if`) picks the same way (a str
+that is no key: eager's `KeyError` when the program runs). `obj[i]` of anything else is
+Python's.
 
     labels[int(x.argmax())]   ->   _d2s.getitem_(labels, _d2s.int_(x.argmax()))
 """
@@ -25,7 +28,7 @@ from runtime.ops.array_number_kinds import STR_DTYPE, string_id
 from runtime.program.debug_ops import raise_error
 
 from .exceptions import short_name
-from .str_arrays import ChosenStr, StrItem
+from .str_arrays import ChosenStr, PickedStr, str_id
 from .variables import is_variable, user_origin
 
 # item type -> the dtype of the graph value standing for it (Python's int and float hold
@@ -36,6 +39,8 @@ _SEQUENCES = (list, tuple, str)
 
 def getitem_(obj, index):
     """`obj[index]` (see the module)."""
+    if type(obj) is dict and isinstance(index, ChosenStr) and index.texts is not None:
+        return _by_str(obj, index)
     if not (is_variable(index) and type(obj) in (*_SEQUENCES, dict)) or index.is_array or \
             index.dtype.kind not in "iub" or any(d != 1 for d in index.shape):
         return obj[index]
@@ -46,6 +51,20 @@ def getitem_(obj, index):
     i = rt.reshape(index, []).astype("int64")
     position = _position(obj, i)
     return pick(position)
+
+
+def _by_str(obj: dict, key: ChosenStr):
+    """`obj[key]` of a str (or None) the run chooses among `key.texts`: the item of the
+    run's, eager's `KeyError` (raised when the program runs) where it is not a key."""
+    present = [t for t in key.texts if t in obj]
+    pick = _picker([obj[t] for t in present]) if present else None
+    if pick is None:
+        return obj[key]  # (a str the run decides as a key: refused at the line)
+    for text in key.texts:
+        if text not in obj:
+            _raise_when(rt.equal(key.id, str_id(text)), KeyError(text))
+    ids = rt.to_tensor([string_id(t) for t in present], STR_DTYPE)
+    return pick(rt.argmax(rt.equal(ids, key.id).astype("int32")))
 
 
 def _table(obj):
@@ -67,7 +86,7 @@ def _picker(items: list):
     if kinds <= {str, type(None)} and str in kinds or kinds == {type(None)}:
         texts = tuple(dict.fromkeys(items))
         ids = rt.to_tensor([string_id(v) for v in items], STR_DTYPE)
-        return lambda position: ChosenStr(rt.gather(ids, position), texts)
+        return lambda position: PickedStr(rt.gather(ids, position), texts)
     if len(kinds) == 1 and (kind := kinds.pop()) in _NUMBER_DTYPES:
         table = rt.to_tensor(items, _NUMBER_DTYPES[kind])
 

@@ -266,6 +266,16 @@ class ChosenStr(StrItem):
     del _op, _rop, _same
 
 
+class PickedStr(ChosenStr):
+    """A str (or None) picked from a Python table by a number the converted code computes
+    (`LABELS[int(t)]`: `python_picks`); as a `ChosenStr` whose `texts` are the table's."""
+
+    __slots__ = ()
+    what = "a str picked from a Python table by a number the converted code computes"
+    advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
+              "return the index and read the table after the call.")
+
+
 _OP_NAMES = {"add": "+", "mul": "*", "mod": "%", "getitem": "indexing"}
 
 
