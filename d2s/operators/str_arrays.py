@@ -222,7 +222,7 @@ class ChosenStr(StrItem):
     value (`len` of "eval" and "test"), that value. Orders (`mode < "m"`) are Python bools
     where every str agrees, else refused: `sorted` and `max` need their truth."""
 
-    __slots__ = ("texts", "none")
+    __slots__ = ("none", "texts")
     what = "a str chosen by an if whose condition is a tensor"
     advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
               "keep an index into a tuple of the texts, or decide the if with a Python value.")
