@@ -7,8 +7,8 @@ only the run decides, so the program picks it from a constant table of the items
   object the caller reaches follow the run (`branch_strs`, `chosen_text`);
 - Python numbers of one type (ints, floats or bools): a graph value standing for that
   Python number (`python_scalar`: returned as eager's int, float or bool);
-- tensors of one dtype and shape: the run's tensor (stacked, then gathered; gradients flow
-  to the item picked).
+- tensors of one dtype and shape: the run's tensor (a `switch_case` over them: gradients
+  reach the item picked only, as eager's).
 
 A list, tuple or str is indexed as Python does (negative indices count from the end; one
 out of range raises eager's `IndexError` when the program runs); a dict with int keys finds
@@ -98,7 +98,10 @@ def _picker(items: list):
     if all(is_variable(v) or isinstance(v, rt.Tensor) for v in items) and len(
             {(v.dtype, tuple(v.shape)) for v in items}) == 1 and not any(
                 is_variable(v) and v.is_array for v in items):
-        return lambda position: rt.gather(rt.stack(items), position)
+        # (a `switch_case`: gradients reach the run's item only, the others' `.grad` stays
+        # None as eager's; `switch.call_item` does the same for callables)
+        return lambda position: rt.static.nn.switch_case(
+            position, {k: (lambda v=v: rt.assign(v)) for k, v in enumerate(items)})
     return None
 
 
