@@ -96,13 +96,33 @@ def _picker(items: list):
             return out
         return number
     if all(is_variable(v) or isinstance(v, rt.Tensor) for v in items) and len(
-            {(v.dtype, tuple(v.shape)) for v in items}) == 1 and not any(
-                is_variable(v) and v.is_array for v in items):
-        # (a `switch_case`: gradients reach the run's item only, the others' `.grad` stays
-        # None as eager's; `switch.call_item` does the same for callables)
-        return lambda position: rt.static.nn.switch_case(
-            position, {k: (lambda v=v: rt.assign(v)) for k, v in enumerate(items)})
+            {(v.dtype, tuple(v.shape), _marks(v)) for v in items}) == 1 and not any(
+                _marks(v) is None for v in items):
+        return lambda position: _switch(items, position)
     return None
+
+
+def _marks(v):
+    """What a graph value stands for beside a tensor (a Python number, a NumPy value), as
+    the picked item keeps it; None for one no pick keeps (an array, None on some runs)."""
+    if not is_variable(v):
+        return ()
+    if v.is_array or v.none_when is not None or v.number_when is not None:
+        return None
+    return tuple(m for m in _KEPT if getattr(v, m, False))
+
+
+_KEPT = ("python_scalar", "numpy_array")
+
+
+def _switch(items: list, position):
+    """The run's item: a `switch_case` (gradients reach it only, the others' `.grad` stays
+    None as eager's; `switch.call_item` does the same for callables)."""
+    out = rt.static.nn.switch_case(
+        position, {k: (lambda v=v: rt.assign(v)) for k, v in enumerate(items)})
+    for mark in _marks(items[0]):
+        setattr(out, mark, True)
+    return out
 
 
 def _position(obj, i):

@@ -268,3 +268,26 @@ def test_saving_a_picked_str_says_what_to_return_instead(tmp_path):
     static = d2s.to_static(picks_out_of_range, input_spec=[d2s.InputSpec([2], "float32")])
     with pytest.raises(TypeError, match="index into a tuple of the texts"):
         d2s.save(static, str(tmp_path / "m"))
+
+
+def computed_values_picked(x):
+    scores = [float(x[0]), float(x[1])]  # (Python numbers the program computes)
+    halves = [x.numpy() * 0.5, x.numpy() * 2.0]  # (NumPy values)
+    k = int(x.argmax())
+    return scores[k], halves[k], [x, x * 2.0][k]
+
+
+def _computed_reference(x):
+    k = int(np.argmax(x))
+    return float(x[k]), [x * 0.5, x * 2.0][k], [x, x * 2.0][k]
+
+
+def test_computed_numbers_and_numpy_values_picked_keep_their_kind():
+    inputs = [(_t([1.5, 0.0]),), (_t([0.0, 2.5]),)]
+    static = d2s.to_static(computed_values_picked)
+    for (x,) in inputs:
+        got, want = static(x), computed_values_picked(x)
+        assert (type(got[0]), type(got[1]), type(got[2])) == (float, np.ndarray, rt.Tensor)
+        assert_same_leaves(got, want)
+        _same_as_reference(list(want[:1]), list(_computed_reference(x.numpy())[:1]))
+    assert len(static.program_cache) == 1
