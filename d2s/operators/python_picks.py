@@ -27,6 +27,7 @@ import runtime as rt
 from runtime.ops.array_number_kinds import STR_DTYPE, string_id
 from runtime.program.debug_ops import raise_error
 
+from . import key_flags
 from .exceptions import short_name
 from .str_arrays import ChosenStr, PickedStr, str_id
 from .variables import is_variable, user_origin
@@ -58,7 +59,7 @@ def _by_str(obj: dict, key: ChosenStr):
     run's, eager's `KeyError` (raised when the program runs) where it is not a key."""
     present = [t for t in key.texts if t in obj]
     pick = _picker([obj[t] for t in present]) if present else None
-    if pick is None:
+    if pick is None or key_flags.flags_of(obj):  # (keys present on some runs: refused)
         return obj[key]  # (a str the run decides as a key: refused at the line)
     for text in key.texts:
         if text not in obj:
@@ -69,10 +70,10 @@ def _by_str(obj: dict, key: ChosenStr):
 
 def _table(obj):
     """The items `obj` may give (a dict's values in key order), or None where a dict has a
-    key other than an int."""
+    key other than an int, or keys present on some runs only (`key_flags`)."""
     if type(obj) is not dict:
         return list(obj)
-    if not obj or not all(type(k) in (int, bool) for k in obj):
+    if not obj or not all(type(k) in (int, bool) for k in obj) or key_flags.flags_of(obj):
         return None
     return list(obj.values())
 
