@@ -2,9 +2,9 @@
 `_CHARS[i]` over a tensor's ids, `{0: "bg", 1: "fg"}[int(t)]`. Which item eager code gets
 only the run decides, so the program picks it from a constant table of the items:
 
-- strs (and None beside them): a `PickedStr` (a `ChosenStr`), the run's id into the table of strs
-  (`str_arrays`); `==`, `in`, `is None`, text made of it, returning it and storing it on an
-  object the caller reaches follow the run (`branch_strs`, `chosen_text`);
+- strs (and None beside them): a `PickedStr` (a `ChosenStr`), the run's id into the table
+  of strs (`str_arrays`); `==`, `in`, `is None`, text made of it, returning it and storing
+  it on an object the caller reaches follow the run (`branch_strs`, `chosen_text`);
 - Python numbers of one type (ints, floats or bools): a graph value standing for that
   Python number (`python_scalar`: returned as eager's int, float or bool);
 - tensors of one dtype and shape: the run's tensor (a `switch_case` over them: gradients
@@ -36,6 +36,7 @@ from .variables import is_variable, user_origin
 # what int64 and float64 hold: `builtins._number`)
 _NUMBER_DTYPES = {int: "int64", float: "float64", bool: "bool"}
 _SEQUENCES = (list, tuple, str)
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
 def getitem_(obj, index):
@@ -88,7 +89,8 @@ def _picker(items: list):
         texts = tuple(dict.fromkeys(items))
         ids = rt.to_tensor([string_id(v) for v in items], STR_DTYPE)
         return lambda position: PickedStr(rt.gather(ids, position), texts)
-    if len(kinds) == 1 and (kind := kinds.pop()) in _NUMBER_DTYPES:
+    if len(kinds) == 1 and (kind := kinds.pop()) in _NUMBER_DTYPES and not (
+            kind is int and not all(_INT64[0] <= v <= _INT64[1] for v in items)):
         table = rt.to_tensor(items, _NUMBER_DTYPES[kind])
 
         def number(position):

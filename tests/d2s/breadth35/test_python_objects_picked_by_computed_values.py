@@ -7,12 +7,13 @@ condition"); now the program picks the item from a constant table when it runs
 as eager's int / float / bool, tensors as the item's (gradients to that item only). Eager vs
 static vs a NumPy reference over inputs that take different paths through one program; what
 no program can pick among stays refused at the line."""
+import inspect
+
 import numpy as np
 import pytest
 
 import d2s
 import runtime as rt
-
 from tests.d2s.observe_wild.helpers import assert_same_leaves
 
 from .messages import assert_at_user_line
@@ -257,9 +258,8 @@ def text_of_str_or_none(x):
 def test_what_no_program_picks_among_is_refused_at_the_users_line(fn, line, said):
     with pytest.raises(d2s.ConversionError) as info:
         d2s.to_static(fn)(_t([0.1, 0.9]))
-    lineno = fn.__code__.co_firstlineno + next(
-        k for k, text in enumerate(open(__file__).read().splitlines()[
-            fn.__code__.co_firstlineno - 1:]) if line in text)
+    lines, first = inspect.getsourcelines(fn)
+    lineno = first + next(k for k, text in enumerate(lines) if line in text)
     shown = assert_at_user_line(info.value, __file__, lineno)
     assert said in shown
 
