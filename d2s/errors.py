@@ -123,7 +123,8 @@ _D2S_DIR = os.path.dirname(os.path.abspath(__file__))
 # d2s frames that only pass the user's code on: converted calls, a converted `raise`
 _PASSING_CALLS = tuple(os.path.join(_D2S_DIR, *parts) for parts in (
     ("convert_call.py",), ("operators", "calls.py"), ("operators", "exceptions.py"),
-    ("operators", "text.py")))  # (`raise_made`, `str()` of a user object)
+    ("operators", "text.py"),  # (`raise_made`, `str()` of a user object)
+    ("operators", "python_picks.py")))  # (`obj[k]`: `getitem_` passes the user's on)
 _IFELSE = os.path.join(_D2S_DIR, "operators", "control_flow.py")
 
 

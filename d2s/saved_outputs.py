@@ -65,9 +65,11 @@ class _Encoder:
             return {"rows": model_structure.encode(item, self.row_output, _is_rows)}
         if isinstance(leaf, Variable) and (getattr(leaf, "str_item", False) or leaf.is_array
                                            and holds_strs(leaf)):
-            raise TypeError("d2s.save: the function returns strs of a list whose length depends "
-                            "on a tensor (ids into the strs the trace saw, which a saved model "
-                            "does not keep); return an index per item into a tuple of the texts")
+            raise TypeError("d2s.save: the function returns strs (or None) that only the run "
+                            "decides (of a list whose length depends on a tensor, picked from "
+                            "a table by a computed number, chosen by a tensor if): ids into "
+                            "the strs the trace saw, which a saved model does not keep; return "
+                            "an index into a tuple of the texts and read it after the call")
         if isinstance(leaf, Variable):
             index = self.fetch(leaf)
             if leaf.none_when is not None:  # (None on some runs: `none_or_tensor`)

@@ -1,7 +1,9 @@
 """Errors of a value the program computes used where Python needs its value, as the user
 should see them (`errors.for_user` asks each; `error_class` is `errors.ConversionError`).
 
-- `container_index`: a Python list, tuple or dict indexed by such a value (`LABELS[int(t)]`).
+- `container_index`: a Python list, tuple or dict indexed by such a value whose items no
+  program picks among (`CONFIGS[int(t)]` of dicts; `LABELS[int(t)]` of strs converts:
+  `operators.python_picks`).
 - `in_generator`: a `bool()` / `int()` / `float()` / index of such a value in the body of a
   user generator function. Converted code runs generators as Python (a `yield` has no
   program form, a generator's body runs one `next()` at a time), so an `if` on a tensor
@@ -34,11 +36,12 @@ def container_index(e: BaseException, error_class):
         return None
     error = error_class(
         "a value computed by the converted program indexes a Python container (a list, "
-        "tuple or dict): its value is known only when the program runs, so it cannot pick an "
-        "element of a Python object while the program is built. Keep the table a tensor and "
-        "index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: "
-        "its values as a list); strings and other objects cannot be chosen by a computed "
-        "value. See docs/errors.md, \"A tensor's value used as a Python value\".")
+        "tuple or dict) whose items are not one kind a program can pick among: its value is "
+        "known only when the program runs, and a program picks strs (and None), Python "
+        "numbers of one type or tensors of one dtype and shape, not other objects. Keep the "
+        "table a tensor and index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of "
+        "numbers keyed 0..n-1: its values as a list), or one table per field of the objects. "
+        "See docs/errors.md, \"A tensor's value used as a Python value\".")
     return error.with_traceback(e.__traceback__)
 
 

@@ -328,6 +328,7 @@ OPERATOR_RANKS = {
     "loops.py": 8, "calls.py": 8,
     "number_picks.py": 8,  # (max / min / any / all of Python numbers: ifexp of control_flow)
     "builtins.py": 9, "comp_arrays.py": 9, "switch.py": 9,
+    "python_picks.py": 2,  # (on str_arrays and exceptions: tables a computed number indexes)
     "array_sums.py": 8.5,  # (sum() of a tensor array, for builtins.py)
     "distinct_numbers.py": 1.8,  # (len() of a set of computed numbers: made_sets)
     "flagged_extremes.py": 8.5,  # (max(d, key=d.get) of keys on some paths: control_flow)

@@ -18,6 +18,7 @@ algebra of what may be sets (`set_operands`), which a set holding such values mu
     reduce(set.union, sets)      ->   reduce(_d2s.unbound_set_method(set.union), sets)
     d.get(k, v)                  ->   _d2s.dict_get(d)(k, v)
     d.setdefault(k, v)           ->   _d2s.dict_setdefault(d)(k, v)
+    LABELS[i]                    ->   _d2s.getitem_(LABELS, i)   (`operators.python_picks`)
 
 A name is rewritten only if it really is the built-in here (not a local, global or closure
 variable of the same name). Each operator behaves exactly like the built-in on Python values.
@@ -118,6 +119,10 @@ TENSOR_ATTRIBUTES = ("name", "dtype")
 # item per item of it (`_d2s.set_items`, refused where the set holds computed values)
 _ITERATES = {"iter": 0, "map": 1, "filter": 1}
 
+# index expressions that are no number the program computes: `x[0]`, `x[1:]`, `x[:, i]`,
+# `x[None]`, `x[...]`
+_NO_COMPUTED_INDEX = (gast.Constant, gast.Slice, gast.Tuple)
+
 # list methods that compare items (`lst.index(v)`): `_d2s.list_query(lst, 'index')(v)`
 COMPARING_METHODS = ("index", "count", "sort")
 
@@ -133,6 +138,8 @@ class BuiltinCalls(Base):
 
     def visit_Call(self, node):
         f = node.func
+        if f.__class__ is gast.Subscript:
+            f.called = True  # (`layers[i](x)`: `call_trees`'s `call_item`)
         if isinstance(f, gast.Name) and f.id == "print" and not self._shadowed("print"):
             # an f-string holding a tensor is formatted when the program runs
             node.args = [_print_text(a) for a in node.args]
@@ -233,13 +240,23 @@ class BuiltinCalls(Base):
         # `seq[a:a + b]` with a bound that is not a number written in the code: a Python list
         # of numbers sliced by computed bounds (`operators.list_slices`)
         part = node.slice
-        if not isinstance(node.ctx, gast.Load) or not isinstance(part, gast.Slice) or all(
-                _written_number(b) for b in (part.lower, part.upper, part.step)):
+        if not isinstance(node.ctx, gast.Load):
             return node
-        return templates.replace_as_expression(
-            f"{RESERVED}.slice_(seq, lower, upper, step)", seq=node.value,
-            **{k: getattr(part, k) or gast.Constant(None, None) for k in ("lower", "upper",
-                                                                          "step")})
+        if isinstance(part, gast.Slice):
+            if all(_written_number(b) for b in (part.lower, part.upper, part.step)):
+                return node
+            return templates.replace_as_expression(
+                f"{RESERVED}.slice_(seq, lower, upper, step)", seq=node.value,
+                **{k: getattr(part, k) or gast.Constant(None, None) for k in ("lower", "upper",
+                                                                              "step")})
+        # `LABELS[int(t)]`: an index the program computes picks an item of a Python table
+        # when the program runs (`operators.python_picks`); constant indices and slices
+        # (`x[0]`, `x[:, 1]`, `d["loss"]`) pick nothing the run decides
+        if getattr(node, "called", False) or part.__class__ in _NO_COMPUTED_INDEX or \
+                part.__class__ is gast.UnaryOp and part.operand.__class__ is gast.Constant:
+            return node
+        return templates.replace_as_expression(f"{RESERVED}.getitem_(obj, index)",
+                                               obj=node.value, index=part)
 
     def visit_BinOp(self, node):
         node = self.generic_visit(node)

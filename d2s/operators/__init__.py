@@ -27,6 +27,8 @@ user wrote it. The generated-code API, by converter:
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`,
   `dict_changed(d, call)`; `del_item(obj, key)` (`del obj[key]`: a dict key on some paths
   only raises eager's KeyError where it is absent, `key_flags`)
+- subscripts: `getitem_(obj, i)` (`LABELS[int(t)]`: a Python table indexed by a number the
+  program computes, `python_picks`)
 - call_trees: `call(f)` (converts user functions at trace time), `call_item(obj, i)`
   (`layers[i](x)`: a tensor `i` is a `switch_case` over the layers)
 - state helpers: `Undefined(name)`, `attr(obj, name)`
@@ -84,6 +86,7 @@ from .loops import for_loop, while_loop  # noqa: F401
 from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F401
 from .key_flags import del_item  # noqa: F401
 from .switch import call_item  # noqa: F401
+from .python_picks import getitem_  # noqa: F401
 from .text import format_, percent, raise_made, repr_, str_, text  # noqa: F401
 from .math_calls import math_  # noqa: F401
 from .numpy_calls import numpy_  # noqa: F401

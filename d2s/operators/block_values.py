@@ -15,7 +15,7 @@ from runtime.program.origin import forced
 
 from ..errors import ConversionError
 from ..pyct import loader
-from . import computed_keys, lists
+from . import computed_keys, lists, python_picks
 from .aliases import other_references
 from .exceptions import raise_
 from .lists import StructArray
@@ -185,7 +185,8 @@ def raised_by_user_code(e: BaseException) -> bool:
         return False
     code = frames[-1].tb_frame.f_code
     return loader.is_generated(code.co_filename) or code.co_filename == lists.__file__ or (
-        code is computed_keys.set_item.__code__)  # (`lst[i] = v` of converted code)
+        code is computed_keys.set_item.__code__) or (  # (`lst[i] = v` of converted code)
+            code is python_picks.getitem_.__code__)  # (`d[k]`, `lst[i]`)
 
 
 def raise_when_run(e: BaseException) -> None:

@@ -40,8 +40,13 @@ def _same_text(a, b) -> bool:
 
 
 def _paths(a, b, path: tuple):
-    """The places where `a` and `b` hold different strs (or a str the run decides)."""
-    return differing_paths(a, b, _text, _same_text, path)
+    """The places where `a` and `b` hold different strs (or a str the run decides), or a
+    str and None (`x if t else None`: None has an id too, `python_picks`)."""
+    return differing_paths(a, b, _text_or_none, _same_text, path)
+
+
+def _text_or_none(v) -> bool:
+    return v is None or _text(v)
 
 
 class Place(tuple):
@@ -49,6 +54,7 @@ class Place(tuple):
     of both branches), None where one is a str whose strs are not known."""
 
     texts: tuple | None = None
+    none: bool = False  # (where `texts` is None: the run may choose None)
 
 
 def find(names: tuple, outs: list) -> set:
@@ -65,14 +71,22 @@ def find(names: tuple, outs: list) -> set:
             texts = [_texts_at(out[i], path) for out in outs[:2]]
             if None not in texts:
                 place.texts = tuple(dict.fromkeys(texts[0] + texts[1]))
+            else:  # (strs not known: whether the run may choose None still is)
+                place.none = any(_at(out[i], path) is None or getattr(
+                    _at(out[i], path), "may_be_none", bool)() for out in outs[:2])
             found.add(place)
     return found
 
 
-def _texts_at(v, path: tuple):
+def _at(v, path: tuple):
     for key in path:
         v = v[key]
-    return (v,) if type(v) is str else getattr(v, "texts", None)
+    return v
+
+
+def _texts_at(v, path: tuple):
+    v = _at(v, path)
+    return (v,) if type(v) is str or v is None else getattr(v, "texts", None)
 
 
 def _replace(v, path: tuple, fn):
@@ -88,7 +102,7 @@ def _replace(v, path: tuple, fn):
 
 
 def _as_id(v):
-    if type(v) is str:
+    if type(v) is str or v is None:
         return str_id(v)
     return v.id if _text(v) else v
 
@@ -109,6 +123,6 @@ def as_items(values: list, places: set, outs=()) -> list:
         texts = getattr(place, "texts", None)
         if i < len(values):
             values[i] = _replace(values[i], path,
-                                 lambda v, texts=texts: ChosenStr(v, texts) if is_variable(
-                                     v) else v)
+                                 lambda v, texts=texts, none=place.none: ChosenStr(
+                                     v, texts, none) if is_variable(v) else v)
     return values

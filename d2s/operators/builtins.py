@@ -70,6 +70,8 @@ def len_(x):
     stands for a Python int; an unknown first dim is an int64 tensor."""
     if chosen_text.is_run_str(x) and getattr(x, "texts", None) is not None:
         return chosen_text.text_op(builtins.len, "len()", x)  # (of each str it may be)
+    if isinstance(x, str_arrays.JoinedStr):  # (`len("".join(chars))` of a list a tensor sizes)
+        return x.length()
     if isinstance(x, StructArray) or is_variable(x) and x.is_array:
         n = eager_int(x.length() if isinstance(x, StructArray) else rt.static.array_length(x))
         n.python_scalar = True  # a list's length: a Python int when returned

@@ -68,8 +68,9 @@ def _result(fn, args: list, what: str, combo: tuple):
         return fn(*args)
     except Exception as e:  # noqa: BLE001  (eager raises on that run only)
         _refuse(f"{what} raises {type(e).__name__} ({e}) for {', '.join(map(repr, combo))}, a "
-                "str the run may choose (an if whose condition is a tensor chose it): only the "
-                "run decides whether eager code raises")
+                "value the run may choose (an if whose condition is a tensor, or a number the "
+                "converted code computes indexing a table, chose it): only the run decides "
+                "whether eager code raises")
 
 
 def picked(items: list, combos: list, results: list, what: str):
@@ -79,7 +80,7 @@ def picked(items: list, combos: list, results: list, what: str):
         return first  # (the same whatever the run chooses)
     kind = type(first)
     if kind not in (str, bool, int) or any(type(r) is not kind for r in results):
-        _refuse(f"{what} of a str chosen by an if whose condition is a tensor gives "
+        _refuse(f"{what} of {items[0].what} gives "
                 f"{', '.join(sorted({type(r).__name__ for r in results}))} values that differ "
                 "by the str")
     values = [_constant(r) for r in results]

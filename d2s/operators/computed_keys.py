@@ -22,7 +22,7 @@ from runtime.core import active_builder
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from . import key_flags, key_ranks
+from . import key_flags, key_ranks, python_picks
 from .str_arrays import ChosenStr
 from .traced_keys import traced
 from .unbound import mark
@@ -52,7 +52,7 @@ def get_item(container, key):
             _python_keys_it_may_equal(container, key) and not key_flags.flags_of(container):
         return _get(container, key, eager="raises KeyError")  # (a key on some paths only:
     # refused, as a store under such a key is, `_put`)
-    return container[key]
+    return python_picks.getitem_(container, key)  # (a str a tensor `if` chose: `d[name]`)
 
 
 def aug_item(container, key, op: str, value) -> None:

@@ -302,6 +302,8 @@ def is_not_none(x):
 
 
 def _is_none(x, what: str):
+    if isinstance(x, str_arrays.StrItem):  # (a str or None the run picks: `python_picks`)
+        return x.is_none()
     if not is_variable(x):
         return x is None
     if x.none_when is not None:  # (None on the runs a tensor `if` decided: `none_or_tensor`)

@@ -27,7 +27,7 @@ from .lists import (
     number_pairs,
     struct_array,
 )
-from .str_arrays import all_strs, empty_str_array, str_array
+from .str_arrays import all_strs, empty_str_array, is_str, str_array
 from .variables import (
     ProbeUndefined,
     Undefined,
@@ -201,7 +201,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
             if is_structure(elem):  # a list of tuples / dicts of tensors
                 out[i] = empty_struct_array(elem)
                 continue
-            if type(elem) is str and all_strs(p if isinstance(p, list) else [elem]):
+            if is_str(elem) and all_strs(p if isinstance(p, list) else [elem]):
                 out[i] = empty_str_array()  # (strs: an array of their ids)
                 continue
             numbers = _empty_numbers_array(elem)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 
 import runtime as rt
-from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, holds_strs, string_id
+from runtime.ops.array_number_kinds import STR_DTYPE, STR_ITEM, STRINGS, holds_strs, string_id
 from runtime.ops.arrays import array_pack
 
 from ..errors import ConversionError
@@ -28,16 +28,29 @@ STRS = "strs"
 
 
 def all_strs(items) -> bool:
-    """Whether `items` (a non-empty list) holds Python strs only."""
-    return bool(items) and all(type(x) is str for x in items)
+    """Whether `items` (a non-empty list) holds Python strs only (or strs only the run
+    decides: `is_str`)."""
+    return bool(items) and all(is_str(x) for x in items)
+
+
+def is_str(v) -> bool:
+    """Whether `v` is a Python str, or a str only the run decides that has one id (a
+    `StrItem` whose strs the trace saw: not a `JoinedStr` or `MadeText`, nor one the run
+    may make None)."""
+    return type(v) is str or isinstance(v, StrItem) and not isinstance(
+        v, (JoinedStr, MadeText)) and not v.may_be_none()
 
 
 def str_array(items: list):
-    """A tensor array of the ids of the Python strs `items`."""
+    """A tensor array of the ids of the strs `items` (`is_str`)."""
     array = empty_str_array()
     for k, text in enumerate(items):
-        array = rt.static.array_write(str_id(text), k, array)
+        array = rt.static.array_write(_id_of(text), k, array)
     return array
+
+
+def _id_of(text):
+    return str_id(text) if type(text) is str else text.id
 
 
 def empty_str_array():
@@ -48,8 +61,8 @@ def empty_str_array():
     return array
 
 
-def str_id(text: str):
-    """The 0-d int32 constant of `text`'s id."""
+def str_id(text: str | None):
+    """The 0-d int32 constant of `text`'s id (None has one too: `python_picks`)."""
     return rt.full([], string_id(text), STR_DTYPE)
 
 
@@ -58,13 +71,14 @@ def held_str(array, value):
     (or a str into an array of other items) is refused at the user's line, as one array holds
     one kind of item. Returns None where neither is a str."""
     str_array_ = holds_strs(array)
-    if type(value) is str and str_array_:
-        return str_id(value)
-    if not str_array_ and type(value) is not str:
+    if str_array_ and is_str(value):
+        return _id_of(value)
+    if not str_array_ and type(value) is not str and not isinstance(value, StrItem):
         return None
     src = user_origin(3)
-    what = f"the str {value!r:.40}" if type(value) is str else (
-        "a tensor" if is_variable(value) else f"the {type(value).__name__} {value!r:.40}")
+    what = f"the str {value!r:.40}" if type(value) is str else "a str or None the run " \
+        "decides" if isinstance(value, StrItem) else "a tensor" if is_variable(value) else \
+        f"the {type(value).__name__} {value!r:.40}"
     held = "Python strs" if str_array_ else (
         "Python numbers" if getattr(array, "python_items", False) else "tensors")
     if str_array_:
@@ -110,7 +124,7 @@ class StrItem:
     def __eq__(self, other):
         if isinstance(other, StrItem):
             out = rt.equal(self.id, other.id)
-        elif type(other) is str:
+        elif type(other) is str or other is None and self.may_be_none():
             out = rt.equal(self.id, str_id(other))
         else:
             return False  # (a str equals no other value)
@@ -124,6 +138,14 @@ class StrItem:
         out = rt.logical_not(same)
         out.python_scalar = True
         return out
+
+    def may_be_none(self) -> bool:
+        """Whether the run may choose None (`python_picks`: `{0: "a", 1: None}[int(t)]`)."""
+        return None in (getattr(self, "texts", None) or ()) or getattr(self, "none", False)
+
+    def is_none(self):
+        """`item is None`: a bool graph value where the run may choose None, else False."""
+        return self.__eq__(None) if self.may_be_none() else False
 
     def _refuse(self, *args, **kwargs):
         src = user_origin()
@@ -166,6 +188,18 @@ class JoinedStr(StrItem):
     __ne__ = __eq__
     shown_when_run = None  # (its text: refused)
 
+    def length(self):
+        """`len()` of the text: the lengths of the strs the array holds (each a str the
+        trace saw, `is_str`), summed, and the separators between them; a graph value
+        standing for the Python int."""
+        lengths = rt.to_tensor([len(t) if type(t) is str else 0 for t in STRINGS], "int64")
+        ids = array_pack(self.id)
+        n = rt.shape(ids)[0].astype("int64")
+        out = rt.gather(lengths, ids.astype("int64")).sum() + rt.maximum(
+            n - 1, rt.zeros([], "int64")) * len(self.sep)
+        out.python_scalar = True
+        return out
+
 
 class MadeText(StrItem):
     """An f-string of values the converted code computes (`f"loss={loss.item():.3f}"`), made
@@ -188,14 +222,15 @@ class ChosenStr(StrItem):
     value (`len` of "eval" and "test"), that value. Orders (`mode < "m"`) are Python bools
     where every str agrees, else refused: `sorted` and `max` need their truth."""
 
-    __slots__ = ("texts",)
+    __slots__ = ("none", "texts")
     what = "a str chosen by an if whose condition is a tensor"
     advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
               "keep an index into a tuple of the texts, or decide the if with a Python value.")
 
-    def __init__(self, id_, texts=None):
+    def __init__(self, id_, texts=None, none: bool = False):
         super().__init__(id_)
         self.texts = texts  # (the strs the run may choose; None: not known)
+        self.none = none  # (where they are not known: whether the run may choose None)
 
     def __getattr__(self, name):
         if name in _STR_METHODS and self.texts is not None:  # (`mode.upper()`)
@@ -229,6 +264,16 @@ class ChosenStr(StrItem):
     __contains__ = _same(operator.contains, "`in`")
     __str__, __format__ = _same(str, "str()"), _same(format, "format()")
     del _op, _rop, _same
+
+
+class PickedStr(ChosenStr):
+    """A str (or None) picked from a Python table by a number the converted code computes
+    (`LABELS[int(t)]`: `python_picks`); as a `ChosenStr` whose `texts` are the table's."""
+
+    __slots__ = ()
+    what = "a str picked from a Python table by a number the converted code computes"
+    advice = ("Return it or print it (the call gives, and print shows, the str); for text, "
+              "return the index and read the table after the call.")
 
 
 _OP_NAMES = {"add": "+", "mul": "*", "mod": "%", "getitem": "indexing"}

@@ -12,7 +12,8 @@ import runtime as rt
 from .messages import assert_at_user_line
 
 SCALES = [0.5, 1.0, 2.0]
-LABEL_WEIGHT = {0: 1.0, 1: 3.0}
+HEADS = [{"scale": 0.5}, {"scale": 1.0}, {"scale": 2.0}]  # (objects: no program picks them)
+LABEL_WEIGHT = {0: {"w": 1.0}, 1: {"w": 3.0}}
 
 
 def line_of(fn, text: str) -> int:
@@ -22,14 +23,14 @@ def line_of(fn, text: str) -> int:
 
 def scale_by_class(logits):
     cls = int(logits.argmax())
-    return logits * SCALES[cls]
+    return logits * HEADS[cls]["scale"]
 
 
 def weight_by_label(logits):
-    return logits * LABEL_WEIGHT[int(logits.argmax())]
+    return logits * LABEL_WEIGHT[int(logits.argmax())]["w"]
 
 
-@pytest.mark.parametrize("fn, text", [(scale_by_class, "SCALES[cls]"),
+@pytest.mark.parametrize("fn, text", [(scale_by_class, "HEADS[cls]"),
                                       (weight_by_label, "LABEL_WEIGHT[")])
 def test_a_python_container_indexed_by_a_computed_value(fn, text):
     x = rt.to_tensor([0.1, 0.9, 0.3])

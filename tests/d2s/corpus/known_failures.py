@@ -7,10 +7,6 @@ DYNAMIC: failures of `test_dynamic_batch` (`InputSpec([None, ...])`, batch sizes
 from __future__ import annotations
 
 STATIC: dict[str, str] = {
-    "wild4_speech.label_decode_to_strings": (
-        "PaddleOCR's label decode picks characters of a Python string by ids read from an "
-        "input's .numpy(): a program computes numbers, not text; refused at the user's "
-        "chars.append(_CHARS[i]) (docs/d2s.md 'A computed value choosing a Python object')"),
     "wild5_rl.n_step_returns_deque": (
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "
@@ -38,10 +34,6 @@ STATIC: dict[str, str] = {
         "the program computes that no Python key stands for (a known key domain, `{c: 0 for "
         "c in range(C)}`, converts); refused at the user's line ('.get() of a key computed "
         "by the converted code')"),
-    "wild6_pipelines.semantic_area_report": (
-        "`max(report, key=report.get) if report else None`: the max converts (a str the run "
-        "picks among the keys present) and so does the dict's truth, but a str or None chosen "
-        "by a tensor condition is refused at the user's line (docs/d2s.md)"),
     "autograph_loops.rows_of_python_lists": (
         "AutoGraph's nested_fill with Python lists: `mat.append(row)` where both lists grow "
         "in graph loops (tensor arrays, which hold tensors or numbers, not lists); refused "
@@ -52,9 +44,6 @@ STATIC: dict[str, str] = {
         "`**opts` into a helper that tests `'bias' in extra`: one program has one key set; "
         "refused at the `if` (StateChangeError naming the dict and key, docs/d2s.md 'A dict "
         "key set on some paths only')"),
-    "dynamo.argmax_picks_python_label": (
-        "`labels[int(x.argmax())]`: a computed index choosing a Python str; refused at the "
-        "line (docs/errors.md 'A tensor's value used as a Python value')"),
     "dynamo.generator_conditional_yield": (
         "a tensor `if` inside a generator function: generators run as Python; refused at the "
         "generator's line, naming it (docs/d2s.md 'A tensor condition inside a generator "

@@ -86,10 +86,10 @@ def bound_in_one_branch(x):
     return y
 
 
-SCALES = [10.0, 20.0, 30.0]
+CONFIGS = [{"scale": 10.0}, {"scale": 20.0}, {"scale": 30.0}]
 
 
 @d2s.to_static
 def tensor_as_list_index(x):
     k = int(rt.argmax(x))
-    return x * SCALES[k]
+    return x * CONFIGS[k]["scale"]

@@ -34,8 +34,8 @@ def stateful(x):
 
 
 def reads_value(x):
-    signs = [-1.0, 1.0]
-    return x * signs[x.sum().item() > 0]
+    signs = [{"sign": -1.0}, {"sign": 1.0}]
+    return x * signs[x.sum().item() > 0]["sign"]
 
 
 class Net(rt.nn.Layer):
@@ -150,7 +150,7 @@ def test_check_reports_a_static_error_with_the_user_line(model_file):
     rc, _, err = d2s_cli("check", f"{model_file}::reads_value", "--spec", "float32[3]")
     assert rc == 2
     assert "ConversionError" in err and "indexes a Python container" in err
-    line = "    return x * signs[x.sum().item() > 0]"
+    line = '    return x * signs[x.sum().item() > 0]["sign"]'
     assert f"model.py:{line_of(line)})" in err
     assert "docs/errors.md" in err
 

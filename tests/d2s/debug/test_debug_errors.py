@@ -104,10 +104,10 @@ d2s.operators.variables.UndefinedNameError: 'y' is bound in only one branch of a
       if rt.mean(x) > 0:
 '''),
     "tensor_as_list_index": (lambda: m.tensor_as_list_index(x24()), d2s.ConversionError, '''\
-d2s.errors.ConversionError: a value computed by the converted program indexes a Python container (a list, tuple or dict): its value is known only when the program runs, so it cannot pick an element of a Python object while the program is built. Keep the table a tensor and index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: its values as a list); strings and other objects cannot be chosen by a computed value. See docs/errors.md, "A tensor's value used as a Python value".
+d2s.errors.ConversionError: a value computed by the converted program indexes a Python container (a list, tuple or dict) whose items are not one kind a program can pick among: its value is known only when the program runs, and a program picks strs (and None), Python numbers of one type or tensors of one dtype and shape, not other objects. Keep the table a tensor and index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of numbers keyed 0..n-1: its values as a list), or one table per field of the objects. See docs/errors.md, "A tensor's value used as a Python value".
   In user code:
     File "<dir>/dbg_model.py", line 95, in tensor_as_list_index
-      return x * SCALES[k]
+      return x * CONFIGS[k]["scale"]
 '''),
 }
 
