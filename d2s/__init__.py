@@ -51,6 +51,10 @@ def _install_origin_resolver() -> None:
 
     from .operators.tensor_attributes import read_missing
     add_tensor_attribute_reader(read_missing)
+    from runtime.program.variable import add_unknown_shape_reader
+
+    from .operators.attribute_reads import read_unknown_shape
+    add_unknown_shape_reader(read_unknown_shape)
 
 
 _install_origin_resolver()

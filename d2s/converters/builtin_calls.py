@@ -109,7 +109,7 @@ COMPARISONS = {"lt": "seq_order(a, '<', b)", "le": "seq_order(a, '<=', b)",
 # module -> its functions that converted code calls through d2s (`plain_runs` folds no call
 # of them)
 MODULE_FUNCTIONS = ((math, MATH_FUNCTIONS), (np, NUMPY_ARRAY_CALLS),
-                    (operator, frozenset(COMPARISONS)))
+                    (operator, frozenset(COMPARISONS) | {"attrgetter"}))
 
 # attributes a traced tensor answers as eager's Tensor only through d2s (`x.name` is None,
 # not the program's `t3`; `x.numpy().dtype` NumPy's: `operators.tensor_attributes`)
@@ -165,6 +165,10 @@ class BuiltinCalls(Base):
             # `np.asarray(t)`, `np.float32(v)`: NumPy's of a tensor, as `__array__` gives it
             # eagerly (`runtime/program/numpy_arrays.py`)
             node.func = templates.replace_as_expression(f"{RESERVED}.numpy_(f)", f=f)
+            return node
+        if self._module_function(f, operator, ("attrgetter",)):
+            # `operator.attrgetter("shape")`: reads as `getattr(x, "shape")` does
+            node.func = templates.parse_expr(f"{RESERVED}.attrgetter_")
             return node
         if self._module_function(f, operator, COMPARISONS) and len(node.args) == 2 and not \
                 node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):

@@ -75,7 +75,7 @@ from .tensor_flags import set_flag  # noqa: F401
 from .identity_calls import hash_, id_  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
 from .type_queries import hasattr_, typing as _typing  # noqa: F401
-from .attribute_reads import getattr_, vars_  # noqa: F401
+from .attribute_reads import attrgetter_, getattr_, vars_  # noqa: F401
 from .container_types import typing as _containers
 
 type_ = _containers(_typing(type_))  # (eager's class of a graph value, of a tensor array)

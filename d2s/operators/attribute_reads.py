@@ -14,9 +14,11 @@ refused at the line.
 from __future__ import annotations
 
 import builtins
+import os
+import sys
 
 from ..errors import ConversionError
-from . import number_or_tensor
+from . import number_or_tensor, trace_state
 from .builtins import shape, size
 from .tensor_attributes import ATTRIBUTES, tensor_attribute
 from .type_queries import hasattr_, python_type
@@ -48,6 +50,45 @@ def getattr_(obj, name, default=_NO_DEFAULT):
         return tensor_attribute(obj, name)
     read = _REWRITTEN.get(name)
     return read(obj) if read is not None else builtins.getattr(obj, name)
+
+
+def attrgetter_(name, *names):
+    """`operator.attrgetter(name, ...)`: a callable reading as `getattr_` does, so a graph
+    value's `shape` has its run-time dims there too (a saved model of any batch size)."""
+    names = (name, *names)
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError("attribute name must be a string")
+
+    def get(obj):
+        values = [_dotted(obj, n) for n in names]
+        return values[0] if len(values) == 1 else tuple(values)
+    return get
+
+
+def _dotted(obj, name: str):
+    for part in name.split("."):
+        obj = getattr_(obj, part)
+    return obj
+
+
+def read_unknown_shape(v):
+    """`v.shape` of a value with a dim unknown until the program runs, read while a converted
+    function is traced by Python code d2s did not convert (a property's getter, a dunder
+    method, a library's function): the dims as `shape` gives converted code (the unknown
+    ones read when the program runs), not -1, which would compute silently wrong numbers
+    (`x[0] / box.n` of a saved model of any batch size). NotImplemented for the runtime's and
+    d2s's own reads, and outside a trace (the static API's `x.shape` keeps -1)."""
+    if len(trace_state._stack()) < 2:
+        return NotImplemented
+    caller = sys._getframe(2).f_code.co_filename  # (the code that read `.shape`)
+    if caller.startswith(_INTERNAL):
+        return NotImplemented
+    return shape(v)
+
+
+_INTERNAL = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep
+                  for m in (sys.modules["runtime.program"], sys.modules["d2s.operators"]))
 
 
 def vars_(*args):

@@ -32,6 +32,18 @@ from ..ops.registry import STATE
 from ..ops.shape import reshape
 from ..tensor import _HookHandle
 from . import numpy_functions, numpy_values, origin
+from .variable_readers import (  # noqa: F401  (the add_* are imported from here by d2s)
+    _NUMBER_ATTRIBUTE_READERS,
+    _TENSOR_ATTRIBUTE_READERS,
+    _UNKNOWN_SHAPE_READERS,
+    _VARYING_STOP_READERS,
+    _kept,
+    add_kept_observer,
+    add_number_attribute_reader,
+    add_tensor_attribute_reader,
+    add_unknown_shape_reader,
+    add_varying_stop_reader,
+)
 
 _CONTROL_FLOW_HINT = (
     "Its value is only known when the program runs, so it cannot drive Python logic (a "
@@ -43,38 +55,6 @@ _CONTROL_FLOW_HINT = (
 
 _ABSENT = object()  # (a name not found on a class)
 
-# Called as fn(variable, what) when `.numpy()`/`.item()` keep a value in the graph (d2s notes
-# it in its conversion report); runtime itself never imports d2s.
-_KEPT_OBSERVERS: list = []
-
-
-def add_kept_observer(fn) -> None:
-    """Call `fn(variable, what)` whenever `v.numpy()` / `v.item()` / `v.tolist()` keeps a
-    value in the graph (`what` is 'numpy', 'item' or 'tolist')."""
-    if fn not in _KEPT_OBSERVERS:
-        _KEPT_OBSERVERS.append(fn)
-
-
-def _kept(v, what: str) -> None:
-    for fn in _KEPT_OBSERVERS:
-        fn(v, what)
-
-
-# Called as `fn(variable)` when code reads the stop_gradient of a value whose flag differs
-# between the trips of the graph loop that carries it (`Variable.stop_varies`): d2s refuses
-# such a read from converted user code, a Python decision eager code makes per trip; or
-# between runs (`stop_when`): d2s gives converted user code the flag of the run, a bool value.
-_VARYING_STOP_READERS: list = []
-# Called as `fn(variable, name)` when code reads a public attribute of a value that is a Python
-# number on some runs or all (`number_when`, `python_scalar`): d2s gives eager's AttributeError.
-_NUMBER_ATTRIBUTE_READERS: list = []
-# Called as `fn(variable, name)` for an attribute of eager's Tensor that a Variable lacks
-# (`is_leaf`, `grad`): d2s gives converted user code eager's answer (NotImplemented: not its)
-_TENSOR_ATTRIBUTE_READERS: list = []
-_adding = lambda readers: lambda fn: None if fn in readers else readers.append(fn)
-add_varying_stop_reader = _adding(_VARYING_STOP_READERS)
-add_number_attribute_reader = _adding(_NUMBER_ATTRIBUTE_READERS)
-add_tensor_attribute_reader = _adding(_TENSOR_ATTRIBUTE_READERS)
 _PYTHON_WIDTH = {"f": "float64", "i": "int64", "u": "int64"}  # item()'s number
 
 
@@ -179,7 +159,13 @@ class Variable(core.VariableBase):
     # ---- metadata -------------------------------------------------------------------------
     @property
     def shape(self) -> list:  # (of a `numpy()` result a tuple, as NumPy's)
-        return (tuple if self.numpy_array else list)(self._static_shape or ())
+        dims = self._static_shape or ()
+        if _UNKNOWN_SHAPE_READERS and -1 in dims:
+            for fn in _UNKNOWN_SHAPE_READERS:
+                out = fn(self)
+                if out is not NotImplemented:
+                    return out
+        return (tuple if self.numpy_array else list)(dims)
 
     @property
     def ndim(self) -> int:
