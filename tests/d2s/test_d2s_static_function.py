@@ -623,6 +623,16 @@ GRAD_DIFFERS: dict = {  # corpus case -> why its converted gradient differs (str
         'with inputs that need a gradient the case writes them into a Layer buffer: converted code refuses that (docs/d2s.md), eager code writes'),
 }
 
+# corpus case -> (rtol, why): gradients float32 rounding decides, where eager's own float32 and
+# float64 gradients differ by far more than eager and converted code do (measured: dopri5's
+# step control differentiates `err_norm ** -0.2` of the difference of two nearly equal
+# solutions, eager float32 [1.79, -2.80] vs float64 [0.95, -4.68], converted float32 within
+# 0.4% of eager float32; Newton's iterate differentiated through 20 steps from x0 = 0, 3e-4)
+GRAD_RTOL: dict = {
+    'wild7_inference.dopri5_adaptive': 1e-2,
+    'wild7_inference.newton_raphson_damped': 2e-3,
+}
+
 
 def _grad_inputs(v):
     if isinstance(v, np.ndarray):
@@ -700,7 +710,8 @@ def test_corpus_gradients_match_eager(c):
             if e is None and g is None:
                 continue
             ref = np.zeros_like(g) if e is None else e
-            np.testing.assert_allclose(np.zeros_like(e) if g is None else g, ref, rtol=2e-4,
+            np.testing.assert_allclose(np.zeros_like(e) if g is None else g, ref,
+                                       rtol=GRAD_RTOL.get(c.name, 2e-4),
                                        atol=1e-5, err_msg=f"{c.name} {args} gradient {i}")
         checked += 1
     if checked == 0:
