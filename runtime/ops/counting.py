@@ -101,9 +101,15 @@ def unique(x, return_index: bool = False, return_inverse: bool = False,
 
 # ---- bincount --------------------------------------------------------------------------------
 
-def _bincount_kernel(xp, x, weights=None, length=None, minlength=0):
+def _bincount_kernel(xp, x, weights=None, length=None, minlength=0, numpy_empty=False):
     if length is not None:  # (a 0-d int array: a length computed by the program)
         minlength = _min_length(int(length))
+    if numpy_empty and weights is not None and not x.size:
+        raise OpError(  # (`np.bincount(t, weights=w)` in converted code: NumPy's dtype)
+            "np.bincount of an empty array with weights: NumPy ignores the weights of no "
+            "values and gives int64 counts, where the program's counts are float64 (a "
+            "program fixes a dtype when it is built). Skip the call where the array may be "
+            "empty, or count with rt.bincount")
     if x.size and int(x.min()) < 0:
         raise OpError(f"bincount: x holds a negative value ({int(x.min())}); values must be "
                       ">= 0")
@@ -111,7 +117,7 @@ def _bincount_kernel(xp, x, weights=None, length=None, minlength=0):
     return out if weights is None else out.astype(weights.dtype)
 
 
-def _bincount_infer(x, weights=None, length=None, minlength=0):
+def _bincount_infer(x, weights=None, length=None, minlength=0, numpy_empty=False):
     I.check_tensor("bincount", "x", x)
     if length is not None and (len(length.shape) != 0 or length.dtype.kind not in "iu"):
         raise OpTypeError(f"bincount: minlength must be an int or a 0-d int tensor, got "

@@ -30,7 +30,8 @@ import numpy as np
 from ..core import is_variable
 from ..ops.combine import concat, stack
 from ..ops.compositions import log2, log10
-from ..ops.counting import bincount
+from ..ops.counting import BINCOUNT, bincount
+from ..ops.registry import bind
 from ..ops.gather import argsort, sort
 from ..ops.logic import isfinite, isinf, isnan, logical_and, logical_not, logical_or, where
 from ..ops.math import (
@@ -285,7 +286,14 @@ def _bincount(x, weights=None, minlength=0):
     elif weights is not None:
         weights = as_dtype(weights if is_variable(weights) else np.asarray(weights),
                            np.dtype("float64"))
-    return mark(bincount(as_dtype(x, np.dtype("int64")), weights, minlength=minlength), False)
+    x = as_dtype(x, np.dtype("int64"))
+    if weights is None or x.shape[0] != -1:
+        return mark(bincount(x, weights, minlength=minlength), False)
+    # (a length only the run knows: empty, NumPy's counts are int64, which the run decides)
+    if is_variable(minlength):
+        return mark(bind(BINCOUNT, (x, weights, minlength), {"numpy_empty": True}), False)
+    return mark(bind(BINCOUNT, (x, weights), {"minlength": int(minlength),
+                                              "numpy_empty": True}), False)
 
 
 def _no_out(name: str, out) -> None:

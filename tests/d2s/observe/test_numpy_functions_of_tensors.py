@@ -272,3 +272,26 @@ def test_numpy_arrays_sized_by_the_run(lengths):
     t = rt.to_tensor(np.array(lengths))
     for got in (padded_positions(t), converted(t)):
         _same(got, want)
+
+
+def class_mass(labels, weights):
+    """Per-class weight of a batch of any size (`np.bincount` with weights)."""
+    return np.bincount(labels.numpy(), weights=weights.numpy(), minlength=3)
+
+
+def test_weighted_bincount_of_an_empty_batch_raises_where_numpy_gives_int64():
+    # (NumPy ignores the weights of no values: int64 zeros; the program's counts are float64,
+    # so an empty batch raises at the user's line instead of a float64 result, silently)
+    static = d2s.to_static(class_mass, input_spec=[d2s.InputSpec([None], "int64"),
+                                                   d2s.InputSpec([None], "float64")])
+    labels, weights = np.array([0, 2, 2]), np.array([1.0, 2.0, 0.5])
+    got = static(rt.to_tensor(labels), rt.to_tensor(weights))
+    want = class_mass(rt.to_tensor(labels), rt.to_tensor(weights))
+    assert type(got) is np.ndarray and got.dtype == want.dtype == np.float64
+    np.testing.assert_array_equal(got, np.bincount(labels, weights, 3))
+    empty = (rt.to_tensor(np.zeros([0], "int64")), rt.to_tensor(np.zeros([0])))
+    assert class_mass(*empty).dtype == np.int64
+    with pytest.raises(Exception, match="np.bincount of an empty array with weights") as info:
+        static(*empty)
+    text = "\n".join([str(info.value)] + getattr(info.value, "__notes__", []))
+    assert "return np.bincount(labels.numpy(), weights=weights.numpy()" in text
