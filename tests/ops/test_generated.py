@@ -233,7 +233,8 @@ def test_every_registered_op_is_described_or_exempt():
     described = {i.name for i in OPINFOS} | {c for i in OPINFOS for c in i.covers}
     missing = sorted(set(registry.OPS) - described - set(EXEMPT))
     assert not missing, f"ops with neither an OpInfo nor an EXEMPT entry: {missing}"
-    stale = sorted(set(EXEMPT) - set(registry.OPS))
+    stale = sorted(n for n in EXEMPT if n not in registry.OPS)  # (`in` also finds, and
+    # registers, the ops of a module loaded on first use: `registry.REGISTERED_BY`)
     assert not stale, f"EXEMPT names ops that are not registered: {stale}"
     assert all(isinstance(r, str) and r for r in EXEMPT.values())
 
