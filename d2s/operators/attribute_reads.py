@@ -17,6 +17,8 @@ import builtins
 import os
 import sys
 
+import numpy as np
+
 from ..errors import ConversionError
 from . import number_or_tensor, trace_state
 from .builtins import shape, size
@@ -87,8 +89,9 @@ def read_unknown_shape(v):
     return shape(v)
 
 
-_INTERNAL = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep
-                  for m in (sys.modules["runtime.program"], sys.modules["d2s.operators"]))
+_INTERNAL = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (
+    sys.modules["runtime"], sys.modules["d2s"], np))  # (and NumPy's own Python code, which
+# `numpy_functions` runs on a graph value until it asks for the array: its static shape)
 
 
 def vars_(*args):
