@@ -31,7 +31,6 @@ from ..core import is_variable
 from ..ops.combine import concat, stack
 from ..ops.compositions import log2, log10
 from ..ops.counting import BINCOUNT, bincount
-from ..ops.registry import bind
 from ..ops.gather import argsort, sort
 from ..ops.logic import isfinite, isinf, isnan, logical_and, logical_not, logical_or, where
 from ..ops.math import (
@@ -52,6 +51,7 @@ from ..ops.math import (
     square,
     tanh,
 )
+from ..ops.registry import bind
 from ..ops.shape import reshape, transpose
 from ..ops.transcendental import expm1
 from . import numpy_values
