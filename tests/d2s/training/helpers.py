@@ -110,3 +110,22 @@ def assert_no_variable(model, opt):
 
 def convert(fn):
     return d2s.to_static(fn)
+
+
+def same_training_state(m1, o1, m2, o2, where):
+    """Parameters, which `.grad` is None, gradients, and the optimizer's state_dict (keys,
+    their order, values) of two model/optimizer pairs are equal."""
+    for (n, p), q in zip(m1.named_parameters(), m2.parameters(), strict=True):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{where}: {n}")
+        assert (p.grad is None) == (q.grad is None), f"{where}: {n}.grad is None differs"
+        if p.grad is not None:
+            np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{where}: {n}.grad")
+    s1, s2 = o1.state_dict(), o2.state_dict()
+    assert list(s1) == list(s2), where
+    for k in s1:
+        a, b = s1[k], s2[k]
+        np.testing.assert_allclose(np.asarray(b.numpy() if hasattr(b, "numpy") else b),
+                                   np.asarray(a.numpy() if hasattr(a, "numpy") else a),
+                                   rtol=1e-5, atol=1e-6, err_msg=f"{where}: state {k}")

@@ -18,25 +18,7 @@ import runtime as rt
 from runtime import nn
 from runtime.nn import functional as F
 
-from .helpers import MLP, make_opt
-
-
-def _same_state(m1, o1, m2, o2, where):
-    for (n, p), q in zip(m1.named_parameters(), m2.parameters(), strict=True):
-        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{where}: {n}")
-        assert (p.grad is None) == (q.grad is None), f"{where}: {n}.grad is None differs"
-        if p.grad is not None:
-            np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{where}: {n}.grad")
-    s1, s2 = o1.state_dict(), o2.state_dict()
-    assert list(s1) == list(s2), where
-    for k in s1:
-        np.testing.assert_allclose(np.asarray(s2[k].numpy() if hasattr(s2[k], "numpy")
-                                              else s2[k]),
-                                   np.asarray(s1[k].numpy() if hasattr(s1[k], "numpy")
-                                              else s1[k]), rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{where}: state {k}")
+from .helpers import MLP, make_opt, same_training_state
 
 
 def _inner_steps(model, opt, x, y, n_inner=3):
@@ -114,7 +96,7 @@ def test_backward_after_an_update_in_one_step(step, opt_name, kw):
             np.testing.assert_allclose(np.asarray(b.numpy() if hasattr(b, "numpy") else b),
                                        np.asarray(a.numpy() if hasattr(a, "numpy") else a),
                                        rtol=1e-5, atol=1e-6, err_msg=where)
-        _same_state(m1, o1, m2, o2, where)
+        same_training_state(m1, o1, m2, o2, where)
     assert len(static.program_cache) == 1
 
 
@@ -158,4 +140,4 @@ def test_critic_steps_with_a_gradient_penalty():
         want = critic_steps(d1, o1, rt.to_tensor(real), rt.to_tensor(fake), rt.to_tensor(alpha))
         got = static(d2, o2, rt.to_tensor(real), rt.to_tensor(fake), rt.to_tensor(alpha))
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
-        _same_state(d1, o1, d2, o2, f"call {i}")
+        same_training_state(d1, o1, d2, o2, f"call {i}")

@@ -18,7 +18,7 @@ import d2s
 import runtime as rt
 from runtime.nn import functional as F
 
-from .helpers import MLP, make_opt
+from .helpers import MLP, make_opt, same_training_state
 
 
 def skip_non_finite_with_return(model, opt, x, y):
@@ -77,23 +77,6 @@ def _batches():
     return out
 
 
-def _same(m1, o1, m2, o2, where):
-    for (n, p), q in zip(m1.named_parameters(), m2.parameters(), strict=True):
-        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{where}: {n}")
-        assert (p.grad is None) == (q.grad is None), f"{where}: {n}.grad is None differs"
-        if p.grad is not None:
-            np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{where}: {n}.grad")
-    s1, s2 = o1.state_dict(), o2.state_dict()
-    assert list(s1) == list(s2), where
-    for k in s1:
-        a, b = s1[k], s2[k]
-        np.testing.assert_allclose(np.asarray(b.numpy() if hasattr(b, "numpy") else b),
-                                   np.asarray(a.numpy() if hasattr(a, "numpy") else a),
-                                   rtol=1e-5, atol=1e-6, err_msg=f"{where}: state {k}")
-
-
 @pytest.mark.parametrize("step", [skip_non_finite_with_return, step_in_either_branch])
 @pytest.mark.parametrize("opt_name, kw", [("Momentum", {"weight_decay": 0.01}),
                                           ("Adam", {"weight_decay": 0.01})])
@@ -113,7 +96,7 @@ def test_each_branch_starts_from_the_gradients_before_the_if(step, opt_name, kw)
             if want is not None:
                 np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5,
                                            atol=1e-6, err_msg=where)
-            _same(m1, o1, m2, o2, where)
+            same_training_state(m1, o1, m2, o2, where)
     assert len(static.program_cache) == 1
 
 
