@@ -303,6 +303,7 @@ OPERATOR_RANKS = {
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1,
     "sort_values.py": 1.75,  # (on str_arrays: a str item the sort's order picks)
+    "run_raises.py": 0.8,  # (eager's exception where a graph condition holds, the run's key)
     "chosen_text.py": 0.9,  # (the text of a str a tensor if chose: print_values, str_arrays)
     "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
     "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)

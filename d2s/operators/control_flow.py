@@ -21,7 +21,7 @@ from runtime.program.builder import current_builder
 from .. import report
 from ..errors import ConversionError, note_traced_branch
 from . import branch_callables, branch_keys, branch_strs, mutation, none_or_tensor
-from . import number_or_tensor
+from . import logical, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -538,6 +538,7 @@ def ifexp(pred, true_fn, false_fn):
 
 
 _IFEXP = "the value of the conditional expression"
+logical.STR_IF[:] = [ifexp]  # (`label or "none"`: `logical.or_`)
 
 
 # ---- while -----------------------------------------------------------------------------------

@@ -297,6 +297,8 @@ def dict_get(obj):
 
     def get(key, default=None):
         flag = flags.get(key) if not is_variable(key) else None
+        if flag is None and (is_variable(key) or getattr(type(key), "run_str", False)):
+            return COMPUTED_GET[0](obj)(key, default)  # (`table.get(int(t))`: the run's)
         if flag is None:
             guard_membership(obj, key, key in obj)  # (`self.stats.get("n", 0)`)
             return obj.get(key, default)
@@ -321,6 +323,8 @@ _WIDE = {bool: "bool", int: "int64", float: "float64"}  # (a number's dtype: num
 # `d.get(k, None)` / `d.pop(k, None)` of a tensor key on some paths only: the value, None on
 # the runs without the key (`none_or_tensor.none_where_absent`, set when it is imported)
 NONE_WHERE_ABSENT: list = []
+# `table.get` of a key the program computes (`computed_keys.keyed_method`, set when imported)
+COMPUTED_GET: list = [lambda obj: obj.get]
 
 
 def _reached_by(container):
