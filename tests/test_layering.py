@@ -318,6 +318,7 @@ OPERATOR_RANKS = {
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,
     "held_lists.py": 4, "loop_initial.py": 4, "none_or_tensor.py": 4, "type_queries.py": 5,
+    "run_types.py": 4.5,  # (type() of a value whose class the run decides: type_queries)
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
     "loop_bound.py": 3,  # (names a graph loop binds on some trips: flags it carries, on unbound)
     "mutation_loop.py": 5,

@@ -21,7 +21,7 @@ from runtime.program.builder import current_builder
 from .. import report
 from ..errors import ConversionError, note_traced_branch
 from . import branch_callables, branch_keys, branch_strs, mutation, none_or_tensor
-from . import logical, number_or_tensor
+from . import loop_numpy_values, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -217,6 +217,7 @@ class _GraphIf:
             branch_keys.enter_branch(self.log)
             out = self._call(fn)
             out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out
+            out = [loop_numpy_values.numpy_scalars(v) for v in out]  # (`np.float32(2)`)
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.log, out)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
@@ -229,6 +230,7 @@ class _GraphIf:
             _check_bound(self.names, outs[0], out, self.src, self.unbound,
                          self.unbound_errors)
         out = mutation.branch_end(self.log, out)  # + changed objects; the snapshot restored
+        out = [loop_numpy_values.numpy_scalars(v) for v in out]  # (changed objects')
         self.full[-1] = out
         if len(self.full) == 2 and not any(self.raised):  # (a number on one path only)
             places = [*self.names, *(sl.path for sl in self.log.slots)]
@@ -538,7 +540,6 @@ def ifexp(pred, true_fn, false_fn):
 
 
 _IFEXP = "the value of the conditional expression"
-logical.STR_IF[:] = [ifexp]  # (`label or "none"`: `logical.or_`)
 
 
 # ---- while -----------------------------------------------------------------------------------

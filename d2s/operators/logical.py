@@ -354,6 +354,9 @@ def _is_none(x, what: str):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    if getattr(type(x), "run_type", False) and type(container) in (tuple, list, set,
+                                                                  frozenset):
+        return x.within(container)  # (`type(v) in (int, float)`: `run_types`)
     items = set_flags(container)
     if items and not traced(x):  # (a set whose items a tensor `if` decides)
         try:

@@ -32,6 +32,19 @@ def carried_scalar(v):
     return out
 
 
+def numpy_scalars(v):
+    """A tensor `if` branch's value with its NumPy scalars (also in tuples, lists and dicts)
+    as graph values flagged as them (`carried_scalar`), which a `cond` output can be:
+    `v = 1.5 if t else np.float32(2.0)` gives eager's type per run (`run_types`)."""
+    if type(v) in (list, tuple):
+        items_ = [numpy_scalars(x) for x in v]
+        return v if all(a is b for a, b in zip(items_, v)) else type(v)(items_)
+    if type(v) is dict:
+        found = {k: numpy_scalars(x) for k, x in v.items()}
+        return v if all(found[k] is v[k] for k in v) else found
+    return carried_scalar(v)
+
+
 def items(a, b, path: tuple = ()):
     """(path, item of a, item of b) of two values, through the dicts, lists and tuples both
     hold alike."""
