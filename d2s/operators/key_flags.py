@@ -14,6 +14,7 @@ import types
 
 import runtime as rt
 from runtime.core import active_builder
+from runtime.ops.array_number_kinds import STR_DTYPE, string_id
 
 from .. import guards
 from ..errors import ConversionError
@@ -303,6 +304,11 @@ def dict_get(obj):
             guard_membership(obj, key, key in obj)  # (`self.stats.get("n", 0)`)
             return obj.get(key, default)
         value = obj[key]
+        if getattr(type(value), "run_str", False) and getattr(value, "texts", None) is not \
+                None and (default is None or type(default) is str):  # (a str set on one path)
+            got = unchecked(value.id, lambda: rt.where(flag, value.id, rt.full(
+                [], string_id(default), STR_DTYPE)))
+            return type(value)(got, tuple(dict.fromkeys((*value.texts, default))))
         if default is None and NONE_WHERE_ABSENT and is_variable(value) and not getattr(
                 value, "python_scalar", False):
             return NONE_WHERE_ABSENT[0](value, flag, key)  # (`none_or_tensor`)
