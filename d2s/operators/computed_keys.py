@@ -383,7 +383,7 @@ def _check_known(found, src, keys, eager="would add it", key=None) -> None:
     def unknown():
         at = f"{src.filename}:{src.lineno}" if src else ""
         if key is not None:
-            raise_error(KeyError(0), at=at, value=rt.reshape(key, []))
+            raise_error(KeyError(), at=at, value=rt.reshape(key, []))
             return rt.zeros([], "bool")
         raise_error(KeyError(
             f"{where(src)}: the key computed by the converted code is none of the dict's keys "

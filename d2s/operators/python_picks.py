@@ -162,7 +162,7 @@ def _position(obj, i):
     if type(obj) is dict:
         keys = rt.to_tensor([int(k) for k in obj], "int64")
         same = rt.equal(keys, i)
-        _raise_when(rt.logical_not(rt.any(same)), KeyError(0), value=i)  # (eager's: the
+        _raise_when(rt.logical_not(rt.any(same)), KeyError(), value=i)  # (eager's: the
         # run's key)
         return rt.argmax(same.astype("int32"))
     n = len(obj)

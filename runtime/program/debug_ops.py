@@ -592,7 +592,8 @@ def raise_error(exc: BaseException, at: str = "", value=None) -> None:
     state = STATE_AT_RAISE[0]()
     held = [] if state is None else list(state[1])
     if value is not None:  # (the argument, the run's: held last, after the state's values)
-        attrs.update(value_at=len(held)), attrs.pop("value", None), held.append(value)
+        attrs["value_at"] = len(held)  # (`exc` made without it: no message)
+        held.append(value)
     if state is None and not held:
         bind(RAISE, (), attrs)
     else:
