@@ -51,12 +51,20 @@ def numpy_constant(x):
     return v, type(v).__name__
 
 
+def numpy_ints(x):
+    """NumPy ints on both paths (a stride picked from a config read with NumPy): eager's
+    values and class, which stays the NumPy one (was an OpTypeError from `cond`)."""
+    k = np.int64(2) if x.mean() > 0 else np.int64(3)
+    return x * k, k, type(k).__name__
+
+
 def loss_or_zero(x):
     loss = x.mean() if x.sum() > 0 else 0.0
     return type(loss).__name__, type(loss) is rt.Tensor
 
 
-@pytest.mark.parametrize("fn", [lr_scale, numpy_stat, numpy_constant, loss_or_zero])
+@pytest.mark.parametrize("fn", [lr_scale, numpy_stat, numpy_constant, numpy_ints,
+                                loss_or_zero])
 def test_type_of_a_value_whose_class_the_run_decides(fn):
     _same_on_every_row(fn)
 
