@@ -75,12 +75,17 @@ def get_(obj, key, default=None):
     else:
         return NOT_PICKED
     pick = _picker([obj[k] for k in keys] + [default])
+    if not keys:
+        return default if pick is not None else NOT_PICKED
+    found, first = rt.any(same), rt.argmax(same.astype("int32"))
+    if pick is None and default is None and (pick := _picker([obj[k] for k in keys])) and \
+            all(type(obj[k]) in _NUMBER_DTYPES or is_variable(obj[k]) for k in keys):
+        out = pick(first)  # (numbers or tensors, None where the key is none of the dict's:
+        out.none_when = rt.logical_not(found)  # `none_or_tensor`)
+        return out
     if pick is None:
         return NOT_PICKED
-    if not keys:
-        return default
-    found = rt.any(same)
-    return pick(rt.where(found, rt.argmax(same.astype("int32")), rt.full([], len(keys), "int64")))
+    return pick(rt.where(found, first, rt.full([], len(keys), "int64")))
 
 
 def _by_str(obj: dict, key: ChosenStr):

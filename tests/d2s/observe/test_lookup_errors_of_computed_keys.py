@@ -88,3 +88,28 @@ def bucket_of(x, shift):
 @pytest.mark.parametrize("shift", [1, -4])
 def test_list_index_out_of_range_is_eagers(shift):  # (as it was: kept by this test)
     _same_on_every_row(bucket_of, shift)
+
+
+def prior_or_none(x):
+    """A per-class prior that only some classes have: None elsewhere, as eager's `.get`."""
+    prior = SCALES.get(int(x.argmax()) + int(x.sum() > 1.0))
+    if prior is None:
+        return x, prior
+    return x * prior, prior
+
+
+def weight_or_none(x):
+    weights = {0: x * 2.0, 1: x + 1.0}
+    w = weights.get(int(x.argmin()))
+    return w, w is None
+
+
+@pytest.mark.parametrize("fn", [prior_or_none, weight_or_none])
+def test_get_without_default_is_none_on_the_runs_eager_gives_none(fn):
+    static = d2s.to_static(fn)
+    nones = set()
+    for row in ROWS:  # (before: a KeyError when the program ran, where eager gives None)
+        got, want = static(_x(row)), fn(_x(row))
+        assert_same_leaves(got, want, f"row {row}")
+        nones.add(want[1] is None or want[1] is True)
+    assert nones == {True, False} and len(static.program_cache) == 1
