@@ -206,7 +206,7 @@ def _none_test(node):
     `type(v) is C` -> `_d2s.type_is(type(v), C)` (a class the run decides: `run_types`)."""
     fn = _NONE_TESTS.get(type(node.ops[0]))
     right = node.comparators[0]
-    if fn is not None and _type_call(node.left):
+    if fn is not None and (_type_call(node.left) or _type_call(right)):
         fn = "type_is" if fn == "is_none" else "type_is_not"
         return templates.replace_as_expression(f"{RESERVED}.{fn}(a, b)", a=node.left, b=right)
     if fn is None or not (isinstance(right, gast.Constant) and right.value is None):

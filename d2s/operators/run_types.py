@@ -40,13 +40,20 @@ class RunType:
     def equals(self, cls):
         """`type(v) is cls` (and `==`): the run's answer, a graph value standing for a bool
         (a Python bool where no run gives `cls`)."""
-        hits = [k for k, c in enumerate(self.classes) if c is cls]
-        if not hits:
+        if isinstance(cls, RunType):  # (`type(a) is type(b)`: the runs' classes, paired)
+            pairs = [(k, j) for k, c in enumerate(self.classes)
+                     for j, d in enumerate(cls.classes) if c is d]
+        else:
+            pairs = [(k, None) for k, c in enumerate(self.classes) if c is cls]
+        if not pairs:
             return False
         which = self._which()
+        other = cls._which() if isinstance(cls, RunType) else None
         out = None
-        for k in hits:
+        for k, j in pairs:
             same = rt.equal(which, rt.full([], k, "int64"))
+            if j is not None:
+                same = rt.logical_and(same, rt.equal(other, rt.full([], j, "int64")))
             out = same if out is None else rt.logical_or(out, same)
         out.python_scalar = True
         return out
@@ -95,12 +102,16 @@ class RunType:
 
 
 def type_is(t, cls):
-    """`type(v) is cls` (`t`: what `type(v)` gave)."""
+    """`type(v) is cls` (`t`: what `type(v)` gave; or `cls is type(v)`)."""
+    if isinstance(cls, RunType) and not isinstance(t, RunType):
+        t, cls = cls, t
     return t.equals(cls) if isinstance(t, RunType) else t is cls
 
 
 def type_is_not(t, cls):
     """`type(v) is not cls`."""
+    if isinstance(cls, RunType) and not isinstance(t, RunType):
+        t, cls = cls, t
     return t.differs(cls) if isinstance(t, RunType) else t is not cls
 
 

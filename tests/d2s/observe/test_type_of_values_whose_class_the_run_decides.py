@@ -13,7 +13,7 @@ import d2s
 import runtime as rt
 from tests.d2s.observe_wild.helpers import assert_same_leaves
 
-ROWS = ([1.0, 2.0, 3.0], [3.0, -2.0, -3.0], [-1.0, 5.0, -9.0])
+ROWS = ([1.0, 2.0, 3.0], [3.0, -2.0, -3.0], [-1.0, 5.0, -9.0], [-1.0, 1.0, -9.0])
 
 
 def _x(row):
@@ -58,13 +58,21 @@ def numpy_ints(x):
     return x * k, k, type(k).__name__
 
 
+def two_decided(x):
+    """Two values whose classes the run decides, compared with each other and either way
+    round (`float is type(a)`)."""
+    a = 1 if x.mean() > 0 else 2.5
+    b = 3 if x.max() > 2 else 4.5
+    return type(a) is type(b), float is type(a), type(a) is not type(b), type(a) == type(b)
+
+
 def loss_or_zero(x):
     loss = x.mean() if x.sum() > 0 else 0.0
     return type(loss).__name__, type(loss) is rt.Tensor
 
 
 @pytest.mark.parametrize("fn", [lr_scale, numpy_stat, numpy_constant, numpy_ints,
-                                loss_or_zero])
+                                two_decided, loss_or_zero])
 def test_type_of_a_value_whose_class_the_run_decides(fn):
     _same_on_every_row(fn)
 
