@@ -4,9 +4,10 @@ an f-string outside `print`, `"%s" % mode`, `str(mode)`, `len(mode)`, `mode.star
 `mode[0]`, `"a" in mode`: each is made for every str the run may choose and the program picks
 the run's (one program serves every input). Returned, they are eager's Python values (str,
 int, bool); printed, eager's text; a tensor `if` on them runs as eager's. Before, each was
-refused at the line ("... is used as text"). A use whose result has another type per str (a
-list from `split`), that raises for one of the strs, or an order that differs by the str
-(`sorted`, `max`: Python takes its truth) stays refused, at the line."""
+refused at the line ("... is used as text"). A use that raises for one of the strs raises
+eager's error on the runs that choose it. A use whose result has another type per str (a
+list from `split`), or an order that differs by the str (`sorted`, `max`: Python takes its
+truth) stays refused, at the line."""
 import numpy as np
 import pytest
 
