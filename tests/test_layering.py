@@ -303,6 +303,7 @@ OPERATOR_RANKS = {
     "tensor_items.py": 1.6,  # (on mutation: lists of Python numbers and tensors a tensor sizes)
     "print_values.py": 1, "loop_errors.py": 1,
     "sort_values.py": 1.75,  # (on str_arrays: a str item the sort's order picks)
+    "run_raises.py": 0.8,  # (eager's exception where a graph condition holds, the run's key)
     "chosen_text.py": 0.9,  # (the text of a str a tensor if chose: print_values, str_arrays)
     "identity_calls.py": 0.5,  # (id()/hash() of what the traced call was given: aliases)
     "tensor_flags.py": 1.2,  # (p.stop_gradient = v: noted while tracing, on mutation)
@@ -317,6 +318,7 @@ OPERATOR_RANKS = {
     "mutation_explain.py": 2, "loop_keys.py": 2, "failed_trace.py": 2,
     "block_values.py": 3, "branch_arrays.py": 3,
     "held_lists.py": 4, "loop_initial.py": 4, "none_or_tensor.py": 4, "type_queries.py": 5,
+    "run_types.py": 4.5,  # (type() of a value whose class the run decides: type_queries)
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
     "loop_bound.py": 3,  # (names a graph loop binds on some trips: flags it carries, on unbound)
     "mutation_loop.py": 5,

@@ -202,12 +202,25 @@ def _membership(node):
 
 
 def _none_test(node):
-    """`a is None` -> `_d2s.is_none(a)`, `a is not None` -> `_d2s.is_not_none(a)`."""
+    """`a is None` -> `_d2s.is_none(a)`, `a is not None` -> `_d2s.is_not_none(a)`;
+    `type(v) is C` -> `_d2s.type_is(type(v), C)` (a class the run decides: `run_types`)."""
     fn = _NONE_TESTS.get(type(node.ops[0]))
     right = node.comparators[0]
+    if fn is not None and (_type_call(node.left) or _type_call(right)):
+        fn = "type_is" if fn == "is_none" else "type_is_not"
+        return templates.replace_as_expression(f"{RESERVED}.{fn}(a, b)", a=node.left, b=right)
     if fn is None or not (isinstance(right, gast.Constant) and right.value is None):
         return node
     return templates.replace_as_expression(f"{RESERVED}.{fn}(a)", a=node.left)
+
+
+def _type_call(node) -> bool:
+    """Whether `node` is `type(v)` (or, converted, `_d2s.type_(v)`)."""
+    if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords):
+        return False
+    f = node.func
+    return isinstance(f, gast.Name) and f.id == "type" or isinstance(f, gast.Attribute) and \
+        f.attr == "type_" and isinstance(f.value, gast.Name) and f.value.id == RESERVED
 
 
 def transform(node, ctx):

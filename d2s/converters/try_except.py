@@ -234,8 +234,9 @@ class TryExcept(Base):
                                       test=s.test)[0]
             if isinstance(s, gast.Raise) and s.exc is not None:
                 cause = s.cause if s.cause is not None else templates.const(None)
-                runs[-1] += templates.replace(f"code = {RESERVED}.try_raise(state, exc, cause)",
-                                              code=code, state=state, exc=s.exc, cause=cause)
+                runs[-1] += _at(templates.replace(  # (the `raise`'s line: a bare `raise`
+                    f"code = {RESERVED}.try_raise(state, exc, cause)",  # names it again)
+                    code=code, state=state, exc=s.exc, cause=cause), s)
                 if in_loop:
                     runs[-1].append(gast.Break())
                 return self._joined(runs, code, state, in_loop)  # the rest is unreachable

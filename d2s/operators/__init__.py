@@ -8,7 +8,8 @@ user wrote it. The generated-code API, by converter:
 - loops: `while_loop(test, body, args, names)`, `for_loop(iterable, body, args, names,
   extra_test)`
 - logical: `and_(a, *lazy)`, `or_(a, *lazy)`, `not_(x)`, `in_(x, c)`, `not_in(x, c)`,
-  `eq_`, `ne_`, `is_none(x)`, `is_not_none(x)`; in conditions `truth_and_`, `truth_or_`,
+  `eq_`, `ne_`, `is_none(x)`, `is_not_none(x)`, `type_is(t, C)`, `type_is_not(t, C)`
+  (`type(v) is C`: `run_types`); in conditions `truth_and_`, `truth_or_`,
   `truth(x)`; `comp_filter(c)` (comprehension `if`)
 - asserts: `assert_`, `raise_` (tensor-conditioned raises become run-time checks)
 - try_except: `try_state`, `try_raise`, `try_ok`, `try_failed`, `try_caught`,
@@ -75,6 +76,7 @@ from .tensor_flags import set_flag  # noqa: F401
 from .identity_calls import hash_, id_  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401
 from .type_queries import hasattr_, typing as _typing  # noqa: F401
+from .run_types import type_is, type_is_not  # noqa: F401
 from .attribute_reads import attrgetter_, getattr_, vars_  # noqa: F401
 from .container_types import typing as _containers
 
@@ -82,6 +84,8 @@ type_ = _containers(_typing(type_))  # (eager's class of a graph value, of a ten
 from .set_algebra import set_items  # noqa: F401
 from .block_values import Guarded, Pending  # noqa: F401
 from .control_flow import ifelse, ifexp  # noqa: F401
+from . import logical as _logical
+_logical.STR_IF[:] = [ifexp]  # (`label or "none"` of a str the run chooses: `logical.or_`)
 from .loops import for_loop, while_loop  # noqa: F401
 from .lists import dict_changed, list_append, list_method, list_pop  # noqa: F401
 from .key_flags import del_item  # noqa: F401

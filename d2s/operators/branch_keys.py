@@ -8,7 +8,9 @@ The `if` is traced again with zeros under the key in the branch that leaves it u
 both branches give the dict one key set; after the `if` the key's value carries a presence
 flag (`key_flags`): the condition, or its negation. Reading the value where the flag is
 false raises eager's `KeyError: 'b'` when the program runs (a read check, `unbound.mark`);
-`'b' in d`, `d.get('b', v)` and `len(d)` follow the flag. A later `if` whose branches leave
+`'b' in d`, `d.get('b', v)` and `len(d)` follow the flag. A str under the key
+(`d["tag"] = "hi"`) is None where unset, so the `if` gives out the str's id
+(`branch_strs`), whose read check raises the `KeyError`. A later `if` whose branches leave
 such a key holding values of different flags gives it the flag of the path taken.
 
 Each branch passes the flags of such keys out as extra `cond` outputs (`branch_flags`: a
@@ -28,6 +30,7 @@ from runtime.core import active_builder
 from . import branch_sets, key_flags, key_ranks
 from .block_values import zeros_like
 from .mutation import MISSING
+from .str_arrays import ChosenStr
 from .unbound import mark
 from .variables import is_variable
 
@@ -50,11 +53,18 @@ def find(log, names, outs, passed, found: dict) -> bool:
         if (a is MISSING) == (b is MISSING) or ident in found:
             continue
         like = b if a is MISSING else a
-        if not (is_variable(like) and not like.is_array or type(like) in (bool, int, float)):
-            continue  # (a Python number: a graph value standing for it, `zeros_like`)
+        if not (is_variable(like) and not like.is_array or type(like) in (bool, int, float) or
+                _text(like)):
+            continue  # (a Python number: a graph value standing for it, `zeros_like`; a
+            # str: its id, None's where unset, `branch_strs`)
         found[ident] = (slot.obj, slot.key, like, 0 if a is MISSING else 1)
         new = True
     return new
+
+
+def _text(v) -> bool:
+    """A str, or a str the run chooses among known strs (`str_arrays.ChosenStr`)."""
+    return type(v) is str or isinstance(v, ChosenStr) and v.texts is not None
 
 
 def fill(found: dict, side: int, orders: dict, log, out: list) -> None:
@@ -68,7 +78,7 @@ def fill(found: dict, side: int, orders: dict, log, out: list) -> None:
     own = {i: list(d) for i, d in every.items()}  # (the keys this branch set, in its order)
     for d, key, like, unset in found.values():
         if unset == side and key not in d:
-            d[key] = zeros_like(like)
+            d[key] = None if _text(like) else zeros_like(like)
     for i, d in every.items():
         if side == 0 or i not in orders:
             orders[i] = list(d)
@@ -172,8 +182,8 @@ def after(outs: dict, present: list, log, found: dict, orders: dict) -> None:
     for ident, (d, key), flag in zip(outs, outs.values(), present, strict=True):
         if ident[0] == "set":
             sets.setdefault(id(d), (d, {}))[1][key] = flag
-        elif is_variable(d.get(key)):
-            mark(d[key], flag, key, src, KeyError(key))
+        elif is_variable(d.get(key)) or _text(d.get(key)):
+            mark(getattr(d[key], "id", d[key]), flag, key, src, KeyError(key))
             key_flags.register(d, key, d[key], flag)
     for d, flags in sets.values():  # (sets whose items the run decides: `branch_sets`)
         branch_sets.flagged(d, flags, log)

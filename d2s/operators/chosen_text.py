@@ -18,6 +18,7 @@ import runtime as rt
 from runtime.ops.array_number_kinds import STR_DTYPE, string_id
 
 from ..errors import ConversionError
+from . import run_raises
 from .variables import is_variable, user_origin, where
 
 MAX_COMBINATIONS = 64  # (of the strs several chosen strs may be, in one operation)
@@ -45,6 +46,7 @@ def same_for_all(fn, what: str, item):
     """`fn(text)`, a Python value, where every str the run may choose gives the same one."""
     combos = _combinations([item], (item,), what)
     results = [_result(fn, [text], what, (text,)) for (text,) in combos]
+    results = _raising_when_run([item], combos, results, what)
     if all(type(r) is type(results[0]) and r == results[0] for r in results):
         return results[0]
     item._refuse()
@@ -63,18 +65,30 @@ def _combinations(items: list, values, what: str) -> list:
     return combos
 
 
+class _Raised:
+    """The exception `fn` raised for one combination of strs (eager raises it on that run)."""
+
+    def __init__(self, error: Exception, combo: tuple):
+        self.error, self.combo = error, combo
+
+
 def _result(fn, args: list, what: str, combo: tuple):
     try:
         return fn(*args)
-    except Exception as e:  # noqa: BLE001  (eager raises on that run only)
-        _refuse(f"{what} raises {type(e).__name__} ({e}) for {', '.join(map(repr, combo))}, a "
-                "value the run may choose (an if whose condition is a tensor, or a number the "
-                "converted code computes indexing a table, chose it): only the run decides "
-                "whether eager code raises")
+    except Exception as e:  # noqa: BLE001  (eager raises on that run only: `picked`)
+        return _Raised(e, combo)
+
+
+def _refuse_raising(what: str, raised: _Raised):
+    e = raised.error
+    _refuse(f"{what} raises {type(e).__name__} ({e}) for {', '.join(map(repr, raised.combo))}, "
+            "every value the run may choose (an if whose condition is a tensor, or a number the "
+            "converted code computes indexing a table, chose it)")
 
 
 def picked(items: list, combos: list, results: list, what: str):
     """The result of the run's combination of strs (`items`' ids) among `results`."""
+    results = _raising_when_run(items, combos, results, what)
     first = results[0]
     if all(type(r) is type(first) and r == first for r in results):
         return first  # (the same whatever the run chooses)
@@ -86,19 +100,39 @@ def picked(items: list, combos: list, results: list, what: str):
     values = [_constant(r) for r in results]
     out = values[-1]
     for combo, value in zip(combos[:-1], values[:-1]):
-        test = None
-        for item, text in zip(items, combo):
-            same = rt.equal(item.id, _constant(text))
-            test = same if test is None else rt.logical_and(test, same)
-        out = rt.where(test, value, out)
+        out = rt.where(_test(items, combo), value, out)
     if kind is str:
         return type(items[0])(out, tuple(dict.fromkeys(results)))
     out.python_scalar = True  # (a Python bool or int when returned, as eager's)
     return out
 
 
+def _raising_when_run(items: list, combos: list, results: list, what: str) -> list:
+    """`results` where a combination of strs raised (`_Raised`, `None.upper()` of a label the
+    run may choose None for): the program raises eager's exception on the runs that choose
+    it, and another combination's result stands in for it on the others (never seen)."""
+    kept = [r for r in results if not isinstance(r, _Raised)]
+    if len(kept) == len(results):
+        return results
+    if not kept:
+        _refuse_raising(what, results[0])
+    for combo, r in zip(combos, results):
+        if isinstance(r, _Raised):
+            run_raises.raise_when(_test(items, combo), r.error)
+    return [kept[0] if isinstance(r, _Raised) else r for r in results]
+
+
+def _test(items: list, combo: tuple):
+    """Whether the run chose `combo` (a bool graph value): each item's id is its str's."""
+    test = None
+    for item, text in zip(items, combo):
+        same = rt.equal(item.id, _constant(text))
+        test = same if test is None else rt.logical_and(test, same)
+    return test
+
+
 def _constant(value):
-    if type(value) is str:
+    if type(value) is str or value is None:  # (None has an id too: `python_picks`)
         return rt.full([], string_id(value), STR_DTYPE)
     return rt.full([], value, "bool" if type(value) is bool else "int64")
 

@@ -243,6 +243,9 @@ def keyed_method(method):
             for k, v in items:
                 set_item(v, table, k)
             return None
+        if name == "get" and args and len(args) <= 2 and not kwargs and (
+                (got := python_picks.get_(table, *args)) is not python_picks.NOT_PICKED):
+            return got  # (`LABELS.get(int(t), "?")`: the item of the run's key, or default)
         if name in ("get", "pop", "setdefault") and args and _computed_number(args[0]):
             if name == "get" and len(args) <= 2 and not kwargs:
                 return _get(table, *args)
@@ -292,17 +295,20 @@ def _get(table: dict, key, default=None, eager="returns None"):
     src = user_origin(3)
     what = "`.get()` of a key" if eager == "returns None" else "an item read under a key"
     _keys_of(table, key, src, what)
-    found, out = None, default
+    found, out, chosen = None, default, default is not None
     for k, item in table.items():
         same = _equal(key, k)
         if same is None:
             continue
-        out = item if out is None else _choose(same, item, out, src, "the other items are", what)
+        # (an item None among numbers: `_choose` refuses it, never taken as no item yet)
+        out = _choose(same, item, out, src, "the other items are", what) if chosen else item
+        chosen = True
         found = same if found is None else rt.logical_or(found, same)
     if found is None:
         return default
     if default is None:
-        _check_known(found, src, list(table), eager)
+        _check_known(found, src, list(table), eager, key if eager == "raises KeyError" and
+                     is_variable(key) else None)
     return out
 
 
@@ -370,14 +376,19 @@ def _describe(v) -> str:
     return f"a {type(v).__name__}"
 
 
-def _check_known(found, src, keys, eager="would add it") -> None:
-    """A run-time error (at the user's line) where the key is none of `keys`."""
+def _check_known(found, src, keys, eager="would add it", key=None) -> None:
+    """A run-time error (at the user's line) where the key is none of `keys`: where eager
+    code raises KeyError too (a read, `key` given), eager's, of the run's key."""
 
     def unknown():
+        at = f"{src.filename}:{src.lineno}" if src else ""
+        if key is not None:
+            raise_error(KeyError(), at=at, value=rt.reshape(key, []))
+            return rt.zeros([], "bool")
         raise_error(KeyError(
             f"{where(src)}: the key computed by the converted code is none of the dict's keys "
             f"{keys}; eager code {eager}, and a converted program keeps the dict's keys"),
-            at=f"{src.filename}:{src.lineno}" if src else "")
+            at=at)
         return rt.zeros([], "bool")  # never read: the op above raises
 
     rt.static.nn.cond(found, lambda: rt.zeros([], "bool"), unknown)
@@ -389,3 +400,4 @@ def _refuse(src, why: str, what: str = "an item set under a key", by="computed b
         f"{what} {by} ({where(src)}): {why}. Keep the table in a tensor "
         "(`table = rt.to_tensor([...])`, then `table[i] = value`), or give the dict all its "
         "keys first, with items of one type (numbers, or tensors of one dtype and shape).", src)
+key_flags.COMPUTED_GET[:] = [lambda obj: keyed_method(obj.get)]  # (`.get` of a computed key)

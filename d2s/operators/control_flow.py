@@ -21,7 +21,7 @@ from runtime.program.builder import current_builder
 from .. import report
 from ..errors import ConversionError, note_traced_branch
 from . import branch_callables, branch_keys, branch_strs, mutation, none_or_tensor
-from . import number_or_tensor
+from . import loop_numpy_values, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -112,6 +112,7 @@ class _GraphIf:
         self.flags: dict = {}  # state index -> (name, at): values with read checks, whose
         # bound flags are extra outputs (`unbound.branch_flags`)
         self.kinds: dict = {}  # (kind, path) of numbers whose type flags are extra outputs too
+        self.numpy: set = set()  # state indices a NumPy scalar differs at (graph values there)
         self.keys: dict = {}  # dict keys one branch leaves unset: zeros there (`branch_keys`)
         self.key_flags: dict = {}  # ... and keys flagged in a branch: their flags, outputs
         self.key_orders: dict = {}  # ... the dicts' key orders in the if branch
@@ -145,8 +146,7 @@ class _GraphIf:
                     break
                 self._settle()  # the other branch's values are the `if`'s results
             except Exception as e:
-                if self._extra_outputs() != before:  # (the other branch had no
-                    # flag output yet)
+                if self._extra_outputs() != before:  # (the other had no flag output yet)
                     self._reset()
                     continue
                 if self._one_raises():
@@ -160,7 +160,7 @@ class _GraphIf:
         return self._finish(pred, result)
 
     def _extra_outputs(self) -> int:
-        return len(self.flags) + len(self.kinds) + len(self.key_flags)
+        return len(self.flags) + len(self.kinds) + len(self.key_flags) + len(self.numpy)
 
     def _reset(self) -> None:
         """Before both branches are traced again (with every changed object)."""
@@ -217,6 +217,7 @@ class _GraphIf:
             branch_keys.enter_branch(self.log)
             out = self._call(fn)
             out = skipped_in_try(out, self.raw[0]) if self.guard and self.raw else out
+            out = loop_numpy_values.numpy_scalars(out, self.numpy)  # (`np.float32(2)`)
             branch_keys.fill(self.keys, len(self.raw), self.key_orders, self.log, out)
         key_flags = branch_keys.branch_flags(self.log, self.keys, self.key_flags, len(self.raw))
         for (i, path), dtype in self.arrays.items():
@@ -229,6 +230,7 @@ class _GraphIf:
             _check_bound(self.names, outs[0], out, self.src, self.unbound,
                          self.unbound_errors)
         out = mutation.branch_end(self.log, out)  # + changed objects; the snapshot restored
+        out = loop_numpy_values.numpy_scalars(out, self.numpy, self.full)  # (+ objects')
         self.full[-1] = out
         if len(self.full) == 2 and not any(self.raised):  # (a number on one path only)
             places = [*self.names, *(sl.path for sl in self.log.slots)]

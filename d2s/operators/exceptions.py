@@ -16,6 +16,7 @@ import sys
 
 import runtime as rt
 from runtime.core import active_builder
+from runtime.program import origin as _origin
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError, raised_by_user_code, raised_in_converted_code
@@ -101,8 +102,30 @@ def raise_(exc, cause=_NO_CAUSE, src=None, handled=True):
     if isinstance(in_clause, HandledPerRun) and exc.__context__ is None:
         in_clause.raise_(exc, at)
     else:
-        raise_error(exc, at=at)
+        raise_again(exc, at)
     mark_raised()
+
+
+def note_raised_at(exc) -> None:
+    """Keep on `exc` the user's line that raises it in a graph block (a `try` body's `raise`:
+    `try_except.try_raise`), which a bare `raise` re-raising it names, as eager's traceback
+    does (not the line of the `try` or of the clause)."""
+    if getattr(exc, "__d2s_raised_at__", None) is None:
+        try:
+            exc.__d2s_raised_at__ = _origin.capture(2)
+        except AttributeError:  # (an exception class with __slots__: the `raise`'s line)
+            pass
+
+
+def raise_again(exc, at: str) -> None:
+    """`raise_error(exc)`, at the line that first raised `exc` where it is raised again (a
+    bare `raise`, `raise err`, an error no clause caught re-raised after `finally`)."""
+    first = getattr(exc, "__d2s_raised_at__", None)
+    if first is None:
+        raise_error(exc, at=at)
+        return
+    with _origin.forced.origin(first):
+        raise_error(exc, at=f"{short_name(first[0])}:{first[1]}")
 
 
 class HandledPerRun:
@@ -122,7 +145,7 @@ class HandledPerRun:
         def raising(err):
             def run():
                 if again:
-                    raise_error(err, at=at)
+                    raise_again(err, at)
                     return
                 exc.__context__ = err
                 try:

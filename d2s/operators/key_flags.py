@@ -14,6 +14,7 @@ import types
 
 import runtime as rt
 from runtime.core import active_builder
+from runtime.ops.array_number_kinds import STR_DTYPE, string_id
 
 from .. import guards
 from ..errors import ConversionError
@@ -297,10 +298,17 @@ def dict_get(obj):
 
     def get(key, default=None):
         flag = flags.get(key) if not is_variable(key) else None
+        if flag is None and (is_variable(key) or getattr(type(key), "run_str", False)):
+            return COMPUTED_GET[0](obj)(key, default)  # (`table.get(int(t))`: the run's)
         if flag is None:
             guard_membership(obj, key, key in obj)  # (`self.stats.get("n", 0)`)
             return obj.get(key, default)
         value = obj[key]
+        if getattr(type(value), "run_str", False) and getattr(value, "texts", None) is not \
+                None and (default is None or type(default) is str):  # (a str set on one path)
+            got = unchecked(value.id, lambda: rt.where(flag, value.id, rt.full(
+                [], string_id(default), STR_DTYPE)))
+            return type(value)(got, tuple(dict.fromkeys((*value.texts, default))))
         if default is None and NONE_WHERE_ABSENT and is_variable(value) and not getattr(
                 value, "python_scalar", False):
             return NONE_WHERE_ABSENT[0](value, flag, key)  # (`none_or_tensor`)
@@ -321,6 +329,8 @@ _WIDE = {bool: "bool", int: "int64", float: "float64"}  # (a number's dtype: num
 # `d.get(k, None)` / `d.pop(k, None)` of a tensor key on some paths only: the value, None on
 # the runs without the key (`none_or_tensor.none_where_absent`, set when it is imported)
 NONE_WHERE_ABSENT: list = []
+# `table.get` of a key the program computes (`computed_keys.keyed_method`, set when imported)
+COMPUTED_GET: list = [lambda obj: obj.get]
 
 
 def _reached_by(container):

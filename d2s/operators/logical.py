@@ -38,7 +38,7 @@ def set_truth(x):
     None."""
     items = set_flags(x)
     if not items:
-        return _dict_truth(x)
+        return _str_truth(x) if chosen_text.is_run_str(x) else _dict_truth(x)
     if len(items_of(x)) > len(items):
         return True
     flags = list(items.values())
@@ -48,6 +48,15 @@ def set_truth(x):
     out = rt.assign(out)
     out.python_scalar = True
     return out
+
+
+def _str_truth(x):
+    """`bool(label)` of a str (or None) the run chooses among known strs (`if label:`): the
+    run's truth, a bool graph value standing for the Python bool (a Python bool where every
+    str the run may choose agrees); None where the strs are not known."""
+    if getattr(x, "texts", None) is None:
+        return None
+    return chosen_text.text_op(bool, "its truth", x)
 
 
 def _dict_truth(x):
@@ -103,6 +112,8 @@ def and_(a, *rest):
     if rest:
         report.record("and", a)
     for i, f in enumerate(rest):
+        if (t := _chosen_truth(a)) is not None:  # (`label and label.upper()`)
+            return STR_IF[0](t, lambda: and_(f(), *rest[i + 1:]), lambda: a)
         if is_variable(a):
             return _graph(a, rest[i:], and_, decided=False)
         if not a:
@@ -116,6 +127,8 @@ def or_(a, *rest):
     if rest:
         report.record("or", a)
     for i, f in enumerate(rest):
+        if (t := _chosen_truth(a)) is not None:  # (`label or "none"`)
+            return STR_IF[0](t, lambda: a, lambda: or_(f(), *rest[i + 1:]))
         if is_variable(a):
             return _graph(a, rest[i:], or_, decided=True)
         if a:
@@ -124,8 +137,24 @@ def or_(a, *rest):
     return a
 
 
+def _chosen_truth(a):
+    """The truth of `a`, a str (or None) the run chooses, where only the run decides it (a
+    bool graph value); else None."""
+    if not chosen_text.is_run_str(a):
+        return None
+    t = _str_truth(a)
+    return t if is_variable(t) else None
+
+
+# `true() if t else false()` of a graph `t`, as a tensor `if` (`control_flow.ifexp`, set
+# when it is imported): `and` / `or` of a str the run chooses gives one of the operands
+STR_IF: list = []
+
+
 def truth(x):
     """A condition's operand: a graph value as a 0-d bool tensor, a Python value as it is."""
+    if chosen_text.is_run_str(x) and (chosen := _str_truth(x)) is not None:
+        return chosen  # (`if label:` of a str or None a tensor decided)
     return _scalar_bool(x) if is_variable(x) else x
 
 
@@ -325,6 +354,9 @@ def _is_none(x, what: str):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    if getattr(type(x), "run_type", False) and type(container) in (tuple, list, set,
+                                                                  frozenset):
+        return x.within(container)  # (`type(v) in (int, float)`: `run_types`)
     items = set_flags(container)
     if items and not traced(x):  # (a set whose items a tensor `if` decides)
         try:

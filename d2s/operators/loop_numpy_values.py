@@ -32,6 +32,34 @@ def carried_scalar(v):
     return out
 
 
+def numpy_scalars(out: list, places: set, full=None) -> list:
+    """A tensor `if` branch's values with the NumPy scalars at `places` (state indices; also
+    in tuples, lists and dicts there) as graph values flagged as them (`carried_scalar`),
+    which a `cond` output can be: `v = 1.5 if t else np.float32(2.0)` gives eager's type per
+    run (`run_types`). Given `full` (each branch's values so far, this one's last), first the
+    places where a branch holds a NumPy scalar the other has not (new ones: traced again)."""
+    if full is not None and len(full) == 2:
+        places.update(i for i, (a, b) in enumerate(zip(*full)) if a is not b and (
+            _has_scalar(a) or _has_scalar(b)))
+    return [_scalars(v) if i in places else v for i, v in enumerate(out)]
+
+
+def _has_scalar(v) -> bool:
+    if type(v) in (list, tuple):
+        return any(map(_has_scalar, v))
+    if type(v) is dict:
+        return any(map(_has_scalar, v.values()))
+    return isinstance(v, np.generic) and v.dtype.kind in "biuf"
+
+
+def _scalars(v):
+    if type(v) in (list, tuple):
+        return type(v)(_scalars(x) for x in v)
+    if type(v) is dict:
+        return {k: _scalars(x) for k, x in v.items()}
+    return carried_scalar(v)
+
+
 def items(a, b, path: tuple = ()):
     """(path, item of a, item of b) of two values, through the dicts, lists and tuples both
     hold alike."""

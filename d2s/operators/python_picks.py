@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import runtime as rt
 from runtime.ops.array_number_kinds import STR_DTYPE, string_id
-from runtime.program.debug_ops import raise_error
 
 from . import key_flags
-from .exceptions import short_name
+from .run_raises import raise_when as _raise_when
 from .str_arrays import ChosenStr, PickedStr, str_id
-from .variables import is_variable, user_origin
+from .variables import is_variable
 
 # item type -> the dtype of the graph value standing for it (Python's int and float hold
 # what int64 and float64 hold: `builtins._number`)
@@ -53,6 +52,40 @@ def getitem_(obj, index):
     i = rt.reshape(index, []).astype("int64")
     position = _position(obj, i)
     return pick(position)
+
+
+NOT_PICKED = object()  # (`get_` of a table it does not pick from)
+
+
+def get_(obj, key, default=None):
+    """`obj.get(key, default)` of a dict and a key the run decides (a number the program
+    computes among int keys, or a str picked among known strs): the run's item, `default`
+    where the key is none of the dict's; NOT_PICKED where the items and `default` are not
+    one kind a program picks among (`computed_keys` then decides)."""
+    if type(obj) is not dict or key_flags.flags_of(obj) or any(is_variable(k) for k in obj):
+        return NOT_PICKED
+    if isinstance(key, ChosenStr) and key.texts is not None:
+        keys = [t for t in key.texts if t in obj]
+        same = rt.equal(rt.to_tensor([string_id(t) for t in keys] or [0], STR_DTYPE), key.id)
+    elif is_variable(key) and not key.is_array and key.dtype.kind in "iub" and not any(
+            d != 1 for d in key.shape) and obj and all(type(k) in (int, bool) for k in obj):
+        keys = list(obj)
+        i = rt.reshape(key, []).astype("int64")
+        same = rt.equal(rt.to_tensor([int(k) for k in keys], "int64"), i)
+    else:
+        return NOT_PICKED
+    pick = _picker([obj[k] for k in keys] + [default])
+    if not keys:
+        return default if pick is not None else NOT_PICKED
+    found, first = rt.any(same), rt.argmax(same.astype("int32"))
+    if pick is None and default is None and (pick := _picker([obj[k] for k in keys])) and \
+            all(type(obj[k]) in _NUMBER_DTYPES or is_variable(obj[k]) for k in keys):
+        out = pick(first)  # (numbers or tensors, None where the key is none of the dict's:
+        out.none_when = rt.logical_not(found)  # `none_or_tensor`)
+        return out
+    if pick is None:
+        return NOT_PICKED
+    return pick(rt.where(found, first, rt.full([], len(keys), "int64")))
 
 
 def _by_str(obj: dict, key: ChosenStr):
@@ -134,20 +167,10 @@ def _position(obj, i):
     if type(obj) is dict:
         keys = rt.to_tensor([int(k) for k in obj], "int64")
         same = rt.equal(keys, i)
-        _raise_when(rt.logical_not(rt.any(same)), KeyError(
-            f"the key computed by the converted code is none of the dict's keys {list(obj)}"))
+        _raise_when(rt.logical_not(rt.any(same)), KeyError(), value=i)  # (eager's: the
+        # run's key)
         return rt.argmax(same.astype("int32"))
     n = len(obj)
     what = {list: "list", tuple: "tuple", str: "string"}[type(obj)]
     _raise_when(rt.logical_or(i < -n, i >= n), IndexError(f"{what} index out of range"))
     return rt.where(i < 0, i + n, i)
-
-
-def _raise_when(bad, error: BaseException) -> None:
-    src = user_origin()
-    at = f"{short_name(src.filename)}:{src.lineno}" if src is not None else ""
-
-    def raised():
-        raise_error(error, at=at)
-    rt.static.nn.cond(bad, raised, lambda: None)
-

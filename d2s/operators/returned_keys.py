@@ -91,6 +91,8 @@ def read_leaves(out) -> list:
     if type(out) is dict:
         flags = flags_of(out)
         return [x for k, v in out.items() if k not in flags for x in read_leaves(v)]
+    if getattr(type(out), "run_str", False):  # (a str the run chooses: its id, whose
+        return [out.id]  # check raises eager's KeyError where its key is absent)
     return pytree.flatten(out)[0]  # (namedtuples, dataclasses: as the program's outputs)
 
 

@@ -36,6 +36,8 @@ def _chosen(x) -> bool:
 def str_(*args, **kwargs):
     """`str(x)`"""
     if len(args) == 1 and not kwargs and _chosen(args[0]):
+        if args[0].may_be_none():  # (None on some runs: 'None', eager's text)
+            return chosen_text.text_op(builtins.str, "str()", args[0])
         return args[0]  # (a str: itself)
     if args and holds_graph_values(args[0]):
         _refuse("str()")

@@ -38,7 +38,8 @@ from runtime.program.control_flow import raise_where_zero
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from .exceptions import HandledPerRun, handling, in_graph_block, short_name
+from .exceptions import HandledPerRun, handling, in_graph_block, note_raised_at, raise_again
+from .exceptions import short_name
 from .trace_state import current
 from .variables import is_variable, user_origin, where
 
@@ -268,6 +269,7 @@ def try_raise(state: TryState, exc, cause=None):
             "string message; print the tensor with print() before the raise if needed.")
     if cause is not None:
         exc.__cause__ = _exception(cause)
+    note_raised_at(exc)  # (the line a bare `raise` of it names)
     code = len(state.errors) + 1
     state.errors[code] = exc
     return code
@@ -407,7 +409,7 @@ def try_reraise(state: TryState, code, handlers: tuple) -> None:
 
     def raising(exc):
         def run():
-            raise_error(exc, at=at)
+            raise_again(exc, at)
         return run
 
     rt.static.nn.switch_case(code, {k: raising(state.errors[k]) for k in uncaught},

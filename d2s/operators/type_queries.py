@@ -20,6 +20,7 @@ import numpy as np
 import runtime as rt
 
 from ..errors import ConversionError
+from . import run_types
 from .none_or_tensor import flag_of
 from .variables import is_variable, user_origin, where
 
@@ -65,6 +66,9 @@ def typing(type_):
             return type_(*args)
         v = args[0]
         number = python_type(v)
+        chosen = _run_type(v, number)
+        if chosen is not None:
+            return chosen  # (the class a tensor decided: `run_types`)
         if _kinds(v) is not None or number is False:
             src = user_origin()
             other = "None" if flag_of(v) is not None else "a Python number"
@@ -81,6 +85,33 @@ def typing(type_):
             return np.dtype(v.dtype.name).type if v.numpy_scalar else np.ndarray  # scalar)
         return number if number is not None else rt.Tensor
     return type_of
+
+
+def _run_type(v, number):
+    """A `run_types.RunType` for `v` whose Python class the run decides; None where that is
+    not known (a number read from a list of ints beside floats) or not decided by the run."""
+    if number is False:
+        if v.number_type_unknown:
+            return None
+        wide = _PYTHON[v.dtype.kind]
+        classes, flags = [], []
+        if v.float_when is not None:
+            classes.append(builtins.float)
+            flags.append(v.float_when)
+            wide = builtins.int
+        if v.bool_when is not None:
+            classes.append(builtins.bool)
+            flags.append(v.bool_when)
+        return run_types.run_type(classes + [wide], flags + [None])
+    kinds = _kinds(v)
+    if kinds is None:
+        return None
+    flag, other = kinds
+    if v.numpy_array:
+        mine = np.dtype(v.dtype.name).type if v.numpy_scalar else np.ndarray
+    else:
+        mine = rt.Tensor
+    return run_types.run_type([type(other), mine], [flag, None])
 
 
 def hasattr_(obj, name):

@@ -504,7 +504,9 @@ _TEXT = type("_Text", (), {"__repr__": lambda self: "<the message>"})()  # (no `
 
 def _raise_kernel(xp, held=(), error="RuntimeError", message="", at="", state=-1, cause="",
                   cause_message="", context="", context_message="", suppress=False,
-                  value=_TEXT):
+                  value=_TEXT, value_at=-1):
+    if value_at >= 0:  # (the argument: a held value's, the run's key)
+        value, held = np.asarray(held[value_at]).item(), held[:value_at]
     exc = _made(error, message) if value is _TEXT else _made_with(error, value)
     if cause or suppress:  # (`raise E(...) from err`: a new `err` of its class and message,
         exc.__cause__ = _made(cause, cause_message) if cause else None  # as its cause)
@@ -570,12 +572,13 @@ RAISE = registry.register(
         "`from None`).")
 
 
-def raise_error(exc: BaseException, at: str = "") -> None:
+def raise_error(exc: BaseException, at: str = "", value=None) -> None:
     """Raise `exc` when the program runs this op (eagerly: now). The class and message are
     kept (`str(exc)`), and those of its `__cause__`; `at` ('model.py:12') is shown in the
-    printed program."""
+    printed program. `value`: a 0-d tensor whose Python value, when the op runs, is the
+    exception's one argument (`KeyError(7)` of the run's key)."""
     if STATE.builder is None:
-        raise exc
+        raise exc if value is None else type(exc)(value.item())
     attrs = {"error": error_name(type(exc)), "message": _message(exc), "at": at,
              **_argument(exc)}
     cause, context = exc.__cause__, exc.__context__
@@ -587,7 +590,11 @@ def raise_error(exc: BaseException, at: str = "") -> None:
     if cause is None and exc.__suppress_context__:  # (`raise E(...) from None`)
         attrs["suppress"] = True
     state = STATE_AT_RAISE[0]()
-    if state is None:
+    held = [] if state is None else list(state[1])
+    if value is not None:  # (the argument, the run's: held last, after the state's values)
+        attrs["value_at"] = len(held)  # (`exc` made without it: no message)
+        held.append(value)
+    if state is None and not held:
         bind(RAISE, (), attrs)
     else:
-        bind(RAISE, (list(state[1]),), {**attrs, "state": state[0]})
+        bind(RAISE, (held,), {**attrs, **({} if state is None else {"state": state[0]})})

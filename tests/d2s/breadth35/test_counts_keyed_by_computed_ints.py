@@ -107,11 +107,11 @@ def test_a_key_none_of_the_dict_keys_equals_raises_keyerror_when_run():
     static = d2s.to_static(histogram)
     args = (rt.to_tensor(np.array([0, 5], "int64")), rt.to_tensor(2), rt.to_tensor(
         np.zeros((2, 2), "float32")))
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError) as eager:
         histogram(*args)
     with pytest.raises(KeyError) as info:
         static(*args)
-    assert "none of the dict's keys [0, 1, 2]" in info.value.args[0]
+    assert info.value.args == eager.value.args == (5,)  # (eager's: the run's key)
 
 
 def new_keys(labels):

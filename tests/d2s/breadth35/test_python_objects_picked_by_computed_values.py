@@ -253,7 +253,6 @@ def text_of_str_or_none(x):
     (config_of_objects, 'return x * HEADS[int(x.argmax())]["scale"]',
      "indexes a Python container"),
     (mixed_table, "return MIXED[int(x.argmax())]", "indexes a Python container"),
-    (text_of_str_or_none, "return name.upper()", "str.upper() raises AttributeError"),
 ])
 def test_what_no_program_picks_among_is_refused_at_the_users_line(fn, line, said):
     with pytest.raises(d2s.ConversionError) as info:
@@ -262,6 +261,14 @@ def test_what_no_program_picks_among_is_refused_at_the_users_line(fn, line, said
     lineno = first + next(k for k, text in enumerate(lines) if line in text)
     shown = assert_at_user_line(info.value, __file__, lineno)
     assert said in shown
+
+
+def test_text_of_a_str_or_none_raises_when_the_run_picks_none():
+    static = d2s.to_static(text_of_str_or_none)
+    assert static(_t([0.9, 0.1])) == text_of_str_or_none(_t([0.9, 0.1])) == "KEEP"
+    for fn in (text_of_str_or_none, static):  # (eager's error, on that run only)
+        with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'upper'"):
+            fn(_t([0.1, 0.9]))
 
 
 def test_saving_a_picked_str_says_what_to_return_instead(tmp_path):

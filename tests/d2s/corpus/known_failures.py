@@ -23,9 +23,6 @@ STATIC: dict[str, str] = {
     "wild6_pipelines.bpe_merges_guided_by_scores": (
         "a BPE merge loop slices a Python list of tuples at an index chosen by tensor scores: "
         "the list's structure is decided by values; refused at the user's line"),
-    "wild6_pipelines.word_boundaries_from_model": (
-        "a str grown under a tensor `if` (`cur += ch` / `words.append(cur)`): a program has no "
-        "text decided when it runs; refused at the user's line"),
     "wild6_pipelines.hf_forward_then_unpack": (
         "an HF model constructed inside the converted function: its parameters would be made "
         "once; refused at the line that creates it (docs/d2s.md, issue 33)"),

@@ -1,7 +1,7 @@
 """`type()` and `hasattr()` in converted code give eager's answers (issue 33): a tensor the
 program computes is a `Tensor` (not the program's Variable), `float(t)` a `float`, and a value
-that is None or a Python number on some runs only answers `hasattr` per run; its `type()` is a
-ConversionError at the user's line (one program cannot give a class the run picks)."""
+that is None or a Python number on some runs only answers `hasattr` per run, and its `type()`
+compared (`is`, `==`, `in`) or named (`__name__`) is the run's (`run_types`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -71,10 +71,8 @@ def test_values_against_numpy():
     assert (m_type, n_is_int, b_type) == ("float", True, "bool") and type(m) is float
 
 
-def test_type_of_a_value_none_on_some_runs_is_an_error_at_the_line():
-    static = d2s.to_static(type_of_mixed)
-    with pytest.raises(d2s.ConversionError) as info:
-        static(paddle.to_tensor(XS[0]))
-    text = str(info.value)
-    assert "type()" in text and "return type(b).__name__" in text and "isinstance" in text
-    assert "Variable" not in text and "_retval" not in text
+def test_type_name_of_a_value_none_on_some_runs_is_the_runs():
+    static = d2s.to_static(type_of_mixed)  # (was a ConversionError: `run_types`)
+    for x in XS:
+        assert_same_leaves(static(paddle.to_tensor(x)), type_of_mixed(paddle.to_tensor(x)))
+    assert {static(paddle.to_tensor(x)) for x in XS} == {"NoneType", "Tensor"}
