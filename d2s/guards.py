@@ -14,7 +14,7 @@ What is guarded, per value read:
   attribute rebound to another tensor, or from `None` to a tensor, needs another program;
   tensors updated in place, such as parameters and BatchNorm statistics, keep theirs); a
   place the program reads and rebinds itself (`self.ema = self.ema * 0.9 + ...`) by the
-  shape and dtype of its tensor, which is fed (`writeback.Fed`);
+  shape and dtype of its tensor, which is fed (`writeback_fed.Fed`);
   and where the trace read its value as Python (`int(self.step)`, `self.step.item()`,
   `if self.initialized:`), which the program has baked in: by value too (`value_read`), so a
   value changed in place, by the caller or by the converted call itself, traces a new program;
@@ -138,7 +138,7 @@ def _same_data(tensor, expected) -> bool:
 def tensor_like(value, expected) -> bool:
     """`value` is an eager tensor whose array has the shape and dtype `expected` gives: the
     guard of a place holding a tensor that the program reads and rebinds, so a new Tensor
-    each call (`writeback.Fed`)."""
+    each call (`writeback_fed.Fed`)."""
     if not is_eager_tensor(value):
         return False
     array = value._data
