@@ -136,13 +136,13 @@ def _same_data(tensor, expected) -> bool:
 
 
 def tensor_like(value, expected) -> bool:
-    """`value` is an eager tensor whose array has the shape and dtype `expected` gives: the
-    guard of a place holding a tensor that the program reads and rebinds, so a new Tensor
-    each call (`writeback_fed.Fed`)."""
+    """`value` is an eager tensor like `expected`, (shape, dtype[, stop_gradient]): a place's
+    tensor the program reads and rebinds, a new Tensor each call (`writeback_fed.Fed`)."""
     if not is_eager_tensor(value):
         return False
     array = value._data
-    return array.shape == expected[0] and array.dtype == expected[1]
+    return array.shape == expected[0] and array.dtype == expected[1] and (
+        len(expected) < 3 or value.stop_gradient is expected[2])
 
 
 def bind_arguments(fn, args, kwargs, instance=None) -> dict:

@@ -9,7 +9,7 @@ from runtime.program.builder import current_builder
 
 from . import guards
 from .operators.state_at_raise import keeps_identity
-from .writeback_items import Window, window_guards
+from .writeback_items import Window, fed_private, window_guards
 
 
 def in_place(old) -> bool:
@@ -73,17 +73,16 @@ class Fed:
     a new Tensor, as eager code rebinds it, so a reference the user kept keeps its value. The
     place is guarded by its tensor's shape and dtype (`fed_guards`), not its identity."""
 
-    __slots__ = ("like", "old_id", "private", "slot")
+    __slots__ = ("like", "old_id", "private", "slot", "source")
 
     def __init__(self, slot, old):
-        self.slot, self.old_id = slot, id(old)
-        self.private = rt.Tensor(old._data)
-        self.private.persistable = True  # (never folded into a constant: it is fed)
-        self.like = (old._data.shape, old._data.dtype)
-        current_builder().recapture(old, self.private)
+        self.slot, self.old_id, self.source = slot, id(old), None
+        self.private = fed_private(old, current_builder())
+        self.like = (old._data.shape, old._data.dtype, old.stop_gradient)
 
     def feed(self) -> None:
-        self.private._data = self.slot.get()._data
+        self.source = self.slot.get()
+        self.private._data = self.source._data
 
 
 class Renewed:
@@ -127,3 +126,27 @@ def moved_from(s, old, rebound, renewed) -> None:
         rebound.append(Fed(s, old))
     elif how == "new":
         renewed.append(Renewed(s, old))
+
+
+def fed_params(params: tuple, rebound: list) -> list:
+    """(index in `params`, place) of the program's captured tensors with a gradient path
+    that are fed from places (`Fed`, `writeback_items.FedItem`)."""
+    by_id = {id(p.private): p for p in rebound if hasattr(p, "private")}
+    return [(j, by_id[id(t)]) for j, t in enumerate(params) if id(t) in by_id]
+
+
+def recorded_sources(inputs, params: tuple, unread: frozenset, fed: list) -> tuple:
+    """The call's tensors and the captured ones, as the run op records them: where a place
+    fed the program (`fed`: `fed_params`), the tensor it held (with the graph an earlier
+    call left it, as eager code reads it); those the program only writes without their
+    gradient path (a `self.h` a first eager call left with a graph that its backward freed
+    is not walked again)."""
+    if fed:
+        params = list(params)
+        for j, place in fed:
+            params[j] = place.source
+        params = tuple(params)
+    sources = tuple(inputs) + params
+    if not unread:
+        return sources
+    return tuple(t.detach() if k in unread else t for k, t in enumerate(sources))

@@ -105,16 +105,28 @@ class FedItem:
     """A tensor of a `Window` that the program reads: the program reads `private`, which
     takes the array at `index` of the list the place holds before each run (`feed`)."""
 
-    __slots__ = ("index", "place", "private")
+    __slots__ = ("index", "place", "private", "source")
 
     def __init__(self, place, index, old, builder):
-        self.place, self.index = place, index
-        self.private = type(old)(old._data)
-        self.private.persistable = True  # (never folded into a constant: it is fed)
-        builder.recapture(old, self.private)
+        self.place, self.index, self.source = place, index, None
+        self.private = fed_private(old, builder)
 
     def feed(self) -> None:
-        self.private._data = self.place.get()[self.index]._data
+        self.source = self.place.get()[self.index]
+        self.private._data = self.source._data
+
+
+def fed_private(old, builder):
+    """The tensor a program reads where it read `old`, which takes a place's tensor before
+    each run (`feed`): it requires a gradient where `old` does, and a run's op records the
+    place's tensor itself (`writeback_fed.recorded_sources`), so a backward() goes on into
+    that tensor's own graph (an earlier call's), as eager's does, and raises where eager's
+    does (a graph freed by an earlier backward())."""
+    private = type(old)(old._data)
+    private.persistable = True  # (never folded into a constant: it is fed)
+    private.stop_gradient = old.stop_gradient
+    builder.recapture(old, private)
+    return private
 
 
 def window_for(s, v, log, before, out, rebound, renewed):
@@ -127,6 +139,8 @@ def window_for(s, v, log, before, out, rebound, renewed):
             v) is list and type(start) is list and start is not v):
         return None
     lists = (s.obj,) if s.kind == "list" else (start, v)
+    if _contains(out, lists):
+        return None  # (the list itself returned: the result and the place share it)
     if s.kind != "list":  # (its items when the call started: the trace may have changed it)
         start = value_before(before, type(s)(start, "list", None, s.path))
     if type(start) is not list or not start or any(type(t) is not Tensor for t in start):
@@ -141,6 +155,16 @@ def window_for(s, v, log, before, out, rebound, renewed):
         held.rebuilt = lists[0] if s.kind != "list" else None
         renewed.append(held)
     return held
+
+
+def _contains(out, lists: tuple, depth: int = 0) -> bool:
+    """Whether `out` is one of `lists` or holds one (in tuples, lists and dicts)."""
+    if any(out is x for x in lists):
+        return True
+    if depth > 4 or type(out) not in (tuple, list, dict):
+        return False
+    return any(_contains(x, lists, depth + 1) for x in (out.values() if type(
+        out) is dict else out))
 
 
 def without_rebuilt(slots: list) -> list:
@@ -165,7 +189,7 @@ def window(slot, old, new, elsewhere: set, builder, rebound: list):
     for t in old:
         if not _windowed(t, old, elsewhere, builder):
             return None
-        like[id(t)] = (t._data.shape, t._data.dtype)
+        like[id(t)] = (t._data.shape, t._data.dtype, t.stop_gradient)
     where = {id(t): i for i, t in enumerate(old)}
     moved = []
     for x in new:
@@ -185,7 +209,7 @@ def window(slot, old, new, elsewhere: set, builder, rebound: list):
 
 
 def _windowed(t, old, elsewhere: set, builder) -> bool:
-    return type(t) is Tensor and t.stop_gradient and id(t) not in elsewhere and \
+    return type(t) is Tensor and id(t) not in elsewhere and \
         sum(x is t for x in old) == 1 and not builder.wrote(t)
 
 
