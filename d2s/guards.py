@@ -43,7 +43,7 @@ from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_
 
 from .call_policy import ignored_module
 from .errors import ConversionError
-from .guard_steps import STEPS, record_step
+from .guard_steps import LISTS, STEPS, deque_items, record_step
 from .pyct import parser
 from .pyct.reads import APPENDS, Probe, outside_reads
 from .pyct.self_reads import attribute_reads
@@ -159,9 +159,10 @@ def bind_arguments(fn, args, kwargs, instance=None) -> dict:
 
 def passed_in(arguments: dict) -> None:
     """The traced call was passed these objects: what a called function reads through one of
-    them is guarded too (an object made while tracing is not, it is made anew every call)."""
+    them (and a deque's items) is guarded too (not an object made while tracing)."""
     if _REC.passed is None:
         return
+    deque_items(_REC.guards, arguments)
     for value in arguments.values():
         _REC.passed.add(id(value))
         if pytree.is_container(value):
@@ -393,8 +394,7 @@ def record_library_layer(layer, path: str) -> None:
     reads = _forward_reads(type(layer))
     for name, value in vars(layer).items():
         if (name == "training" or not name.startswith("_")) and is_data(value) and (
-                reads is None or name in reads) or (
-                is_eager_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
+                reads is None or name in reads) or is_eager_tensor(value):  # (`fc.weight =`)
             _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
 
 
@@ -456,7 +456,7 @@ def _add(guards: list, place: tuple, value, items: bool = True) -> None:
         path = place[3] if len(place) > 3 else place[2]
         if isinstance(value, dict) and hasattr(type(value), "__missing__"):  # (a defaultdict
             guards.append((("whole", value, None, path), "items", tuple(value)))  # adds keys)
-        if items and type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on
+        if items and type(value) in LISTS and len(value) <= 64:  # `for k in SIZES:` ran on
             # its items (not where the function only appends to it: `self.log.append(v)`)
             guards.append((("list", value, None, path), "items", tuple(value)))
 
