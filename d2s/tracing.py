@@ -24,7 +24,7 @@ from runtime.program.builder import current_builder
 from runtime.program.origin import format_origin
 
 from . import errors, guards, logging_utils, owned_results, side_effects, writeback
-from . import writeback_fed, writeback_items
+from . import writeback_deques, writeback_fed, writeback_items
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
@@ -252,6 +252,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 restore_graph_values(before.log)  # the user's raise stand
             else:
                 before.log.restore()  # the objects as they were before this trace
+                writeback_deques.restore(before.deques)
                 tensor_flags.restore(traced)  # (and the flags it set on tensors)
             side_effects.unfeed(numbers)
             raise

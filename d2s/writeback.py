@@ -32,6 +32,8 @@ from .operators.returned_keys import PresentPlace
 from .operators.state_at_raise import value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
+from .writeback_deques import deque_windows
+from .writeback_deques import restore as restore_deques
 from .writeback_fed import Fed, Renewed, in_place, moved_from, rebinding
 from .writeback_items import Items as _Items
 from .writeback_items import (
@@ -108,7 +110,7 @@ def _places(target, args, kwargs) -> list:
 class Before(dict):
     """The Python numbers and eager Tensors reachable before tracing, by place (the program
     reads them as constants or by reference); `.log` is the mutation log of everything
-    reachable (`side_effects.py` diffs it after the trace); `.deques` (`_refuse_deques`)."""
+    reachable (`side_effects.py` diffs it after the trace); `.deques` (`writeback_deques`)."""
 
     log = None
     deques: tuple = ()
@@ -242,7 +244,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
     key_flags.refuse_reordered(o for o, kind, _, _ in log.seen.values() if kind == "dict")
-    _refuse_deques(before.deques, target)
+    found = deque_windows(before.deques, target, out, log.places(), rebound, renewed)
     read = read_places()
     copied = {id(c.copy) for c in copies}  # (their changes: `_copied`)
     for s in log.places():
@@ -298,10 +300,12 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
             s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
-    slots = without_rebuilt(slots) + _copied(copies, target)
+    slots = without_rebuilt(slots) + _copied(copies, target) + found
     if not slots:
         return out
-    return WithState((out, Places(slots, types), [s.get() for s in slots]))
+    values = [s.get() for s in slots]
+    restore_deques(before.deques)  # (their items are written by the first run, as others)
+    return WithState((out, Places(slots, types), values))
 
 
 def _items_updated(s, v: list, before: Before) -> bool:
@@ -343,24 +347,6 @@ def _refuse_traced_keys(log, target) -> None:
                 "program runs, and the caller's object would keep the trace's value. Keep "
                 "such values in a tensor (a table indexed by the value, rt.unique), or "
                 "return them")
-
-
-def _refuse_deques(deques, target) -> None:
-    """A `collections.deque` the caller can reach that the trace changed: the mutation log
-    does not follow deques (their `maxlen` drops items as they are appended), so later
-    calls would not change it, and the trace's values would stay in it."""
-    for dq, items, path in deques:
-        if len(dq) == len(items) and all(a is b for a, b in zip(dq, items)):
-            continue
-        dq.clear()  # (as it was: the failed trace undoes what it changed)
-        dq.extend(items)
-        code = getattr(target.function, "__code__", None)
-        at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
-        raise mutation.StateChangeError(
-            f"{target.qualname}{at} changes {path}, a collections.deque that outlives the "
-            "call; converted code follows lists, not deques. Return the new values and "
-            "append them to the deque after the call, or keep a list there that the call "
-            "only appends to (trimmed outside the converted function)")
 
 
 def _into_origin(s, before: Before, v, read: set):

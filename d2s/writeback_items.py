@@ -95,7 +95,7 @@ class Window(Items):
     def set(self, value):
         found, computed = self.slot.get(), iter(value)
         new = [found[m] if m is not None else next(computed) for m in self.moved]
-        if self.rebuilt is None:
+        if self.rebuilt is None and type(self.obj) is list:  # (a deque: `writeback_deques`)
             into(self.obj, new)
         else:
             self.slot.set(new)
