@@ -486,7 +486,7 @@ def _current(place):
 
 
 class Like(tuple):
-    """A list item guarded by its tensor's (shape, dtype): `writeback_items.Window`."""
+    """A list item guarded by its tensor's (shape, dtype, stop_gradient): a `Window`'s."""
 
 
 def _same_items(lst, items) -> bool:

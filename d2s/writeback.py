@@ -23,7 +23,6 @@ import collections
 import dataclasses
 
 import runtime as rt
-from runtime.program.builder import current_builder
 
 from . import guards
 from .operators import held_lists, key_flags, mutation, trace_state

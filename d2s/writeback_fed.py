@@ -1,7 +1,8 @@
 """Places holding eager tensors that the converted call rebinds (`writeback.py`): how each is
 written back (`rebinding`), the tensor the program reads fed from the place before each run
 (`Fed`), and the guards that check such a place by its tensor's kind, not its identity
-(`fed_guards`), so one program serves every call."""
+(`fed_guards`), so one program serves every call. A fed tensor with a gradient path keeps
+it: the run records the place's tensor itself (`recorded_sources`), as eager code reads it."""
 from __future__ import annotations
 
 import runtime as rt
@@ -71,7 +72,8 @@ class Fed:
     (`self.ema = self.ema * 0.9 + loss * 0.1`): the program reads `private`, a tensor of its
     own that takes the place's array before each run (`feed`); after each run the place gets
     a new Tensor, as eager code rebinds it, so a reference the user kept keeps its value. The
-    place is guarded by its tensor's shape and dtype (`fed_guards`), not its identity."""
+    place is guarded by its tensor's shape, dtype and `stop_gradient` (`fed_guards`), not its
+    identity."""
 
     __slots__ = ("like", "old_id", "private", "slot", "source")
 
@@ -100,7 +102,7 @@ class Renewed:
 
 def fed_guards(found: tuple, rebound: list) -> tuple:
     """The trace's guards, where a place is `Fed` (or `Renewed`) by its tensor's shape and
-    dtype instead of its identity."""
+    dtype (a fed one's `stop_gradient` too) instead of its identity."""
     found = window_guards(found, [f for f in rebound if isinstance(f, Window)])
     by_id = {f.old_id: f for f in rebound if isinstance(f, (Fed, Renewed))}
     if not by_id:

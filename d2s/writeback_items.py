@@ -75,7 +75,7 @@ class Window(Items):
     past a length), or a place the call rebinds to a list it builds from the one it held
     (`rebuilt`: `self.buf = self.buf[-2:] + [h]`). The program does not capture those
     tensors: it reads each one it uses from the list's item when it runs (`FedItem`), and the
-    list is guarded by its length and its tensors' shapes and dtypes (`guards.Like`), not by
+    list is guarded by its length and its tensors' kinds (`guards.Like`), not by
     which tensors it holds, so one program serves every call at a steady length. After each
     run the list holds, per item, the tensor that was at index `moved[j]` when the call
     started (the same object, as eager code moves it) or the next tensor the program
@@ -86,7 +86,7 @@ class Window(Items):
     def __init__(self, slot, moved, like, rebuilt=None):
         super().__init__(slot, None, [None] * moved.count(None))
         self.moved = moved  # per item after the call: its index when the call started, or None
-        self.like = like  # id of each tensor found -> (shape, dtype): guarded by kind
+        self.like = like  # id of each tensor found -> (shape, dtype, stop_gradient)
         self.rebuilt = rebuilt  # (the list the place held when the trace started)
 
     def get(self):
@@ -179,7 +179,7 @@ def without_rebuilt(slots: list) -> list:
 def window(slot, old, new, elsewhere: set, builder, rebound: list):
     """A `Window` for the place `slot` (`old`: the list's items when the call started, `new`:
     after the trace), its `FedItem`s appended to `rebound`; or None where the tensors found
-    are not all plain detached Tensors held only there (a Parameter, one whose value the
+    are not all plain Tensors held only there (a Parameter, one whose value the
     trace read as Python or that the program writes in place, one also held at another
     place or returned: `elsewhere`, ids), or where `new` holds anything but those tensors
     and computed ones."""
