@@ -6,10 +6,13 @@ guarded with the objects the trace met, so a caller that changes one between cal
 program traced for the new value."""
 from __future__ import annotations
 
+import collections
+
 from .pyct.reads import AllAttrs, Each
 
 _MAX_ITEMS = 64  # items of a container whose fields are guarded one by one
 STEPS = (Each, AllAttrs)
+LISTS = (list, collections.deque)  # (whose items the trace read are guarded: `guards._add`)
 
 
 def record_step(guards: list, obj, where: str, step, rest: tuple, record_chain, add) -> None:
@@ -37,3 +40,16 @@ def record_step(guards: list, obj, where: str, step, rest: tuple, record_chain, 
             add(guards, place, item)
         if rest:
             record_chain(guards, item, place[3], rest)
+
+
+def deque_items(guards: list, arguments: dict) -> None:
+    """Guard the items of each `collections.deque` passed in (or in a list, tuple or dict
+    passed in) by identity, as a list's: the program reads the tensors and values it held
+    while tracing, so a caller that appends to it between calls needs another program (eager
+    code reads the deque anew)."""
+    for name, value in arguments.items():
+        inside = value.values() if type(value) is dict else value if type(value) in (
+            list, tuple) else ()
+        for v in (value, *inside):
+            if type(v) is collections.deque:
+                guards.append((("list", v, None, name), "items", tuple(v)))

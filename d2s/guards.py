@@ -14,7 +14,7 @@ What is guarded, per value read:
   attribute rebound to another tensor, or from `None` to a tensor, needs another program;
   tensors updated in place, such as parameters and BatchNorm statistics, keep theirs); a
   place the program reads and rebinds itself (`self.ema = self.ema * 0.9 + ...`) by the
-  shape and dtype of its tensor, which is fed (`writeback.Fed`);
+  shape and dtype of its tensor, which is fed (`writeback_fed.Fed`);
   and where the trace read its value as Python (`int(self.step)`, `self.step.item()`,
   `if self.initialized:`), which the program has baked in: by value too (`value_read`), so a
   value changed in place, by the caller or by the converted call itself, traces a new program;
@@ -43,7 +43,7 @@ from runtime.core import active_builder, array_of, is_eager_tensor, watch_value_
 
 from .call_policy import ignored_module
 from .errors import ConversionError
-from .guard_steps import STEPS, record_step
+from .guard_steps import LISTS, STEPS, deque_items, record_step
 from .pyct import parser
 from .pyct.reads import APPENDS, Probe, outside_reads
 from .pyct.self_reads import attribute_reads
@@ -136,13 +136,13 @@ def _same_data(tensor, expected) -> bool:
 
 
 def tensor_like(value, expected) -> bool:
-    """`value` is an eager tensor whose array has the shape and dtype `expected` gives: the
-    guard of a place holding a tensor that the program reads and rebinds, so a new Tensor
-    each call (`writeback.Fed`)."""
+    """`value` is an eager tensor like `expected`, (shape, dtype[, stop_gradient]): a place's
+    tensor the program reads and rebinds, a new Tensor each call (`writeback_fed.Fed`)."""
     if not is_eager_tensor(value):
         return False
     array = value._data
-    return array.shape == expected[0] and array.dtype == expected[1]
+    return array.shape == expected[0] and array.dtype == expected[1] and (
+        len(expected) < 3 or value.stop_gradient is expected[2])
 
 
 def bind_arguments(fn, args, kwargs, instance=None) -> dict:
@@ -159,9 +159,10 @@ def bind_arguments(fn, args, kwargs, instance=None) -> dict:
 
 def passed_in(arguments: dict) -> None:
     """The traced call was passed these objects: what a called function reads through one of
-    them is guarded too (an object made while tracing is not, it is made anew every call)."""
+    them (and a deque's items) is guarded too (not an object made while tracing)."""
     if _REC.passed is None:
         return
+    deque_items(_REC.guards, arguments)
     for value in arguments.values():
         _REC.passed.add(id(value))
         if pytree.is_container(value):
@@ -393,8 +394,7 @@ def record_library_layer(layer, path: str) -> None:
     reads = _forward_reads(type(layer))
     for name, value in vars(layer).items():
         if (name == "training" or not name.startswith("_")) and is_data(value) and (
-                reads is None or name in reads) or (
-                is_eager_tensor(value)):  # its parameters and buffers too (`fc.weight = shared`)
+                reads is None or name in reads) or is_eager_tensor(value):  # (`fc.weight =`)
             _add(guards, ("attr", layer, name, f"{path}.{name}"), value)
 
 
@@ -456,7 +456,7 @@ def _add(guards: list, place: tuple, value, items: bool = True) -> None:
         path = place[3] if len(place) > 3 else place[2]
         if isinstance(value, dict) and hasattr(type(value), "__missing__"):  # (a defaultdict
             guards.append((("whole", value, None, path), "items", tuple(value)))  # adds keys)
-        if items and type(value) is list and len(value) <= 64:  # `for k in SIZES:` ran on
+        if items and type(value) in LISTS and len(value) <= 64:  # `for k in SIZES:` ran on
             # its items (not where the function only appends to it: `self.log.append(v)`)
             guards.append((("list", value, None, path), "items", tuple(value)))
 
@@ -486,7 +486,7 @@ def _current(place):
 
 
 class Like(tuple):
-    """A list item guarded by its tensor's (shape, dtype): `writeback_items.Window`."""
+    """A list item guarded by its tensor's (shape, dtype, stop_gradient): a `Window`'s."""
 
 
 def _same_items(lst, items) -> bool:

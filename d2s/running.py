@@ -35,6 +35,7 @@ from .argument_flags import check_writable, flagged_arguments, set_flags
 from .operators import returned_keys, state_at_raise
 from .running_backward import Backward, Part, Training
 from .tracing import Trace
+from .writeback_fed import fed_params, recorded_sources
 
 _RUN_OP = type("StaticProgramOp", (), {"name": "run_program", "grad": None, "nondiff": False})()
 _PASS_OP = type("PassOp", (), {"name": "assign", "nondiff": False,
@@ -273,6 +274,7 @@ class Entry:
         self._record = record
         self._float_out = self.has_diff  # (checked once, not per call)
         self._params = tuple(self.params)
+        self._fed = fed_params(self._params, self.rebound)  # (their tensors' graph: each call's)
         # recorded outputs the program computes without a gradient path (detached after)
         self._detached = [i for i, k in enumerate(self.tensor_out) if self.out_stop[k]]
         # feeds and captured tensors the program never reads (a `self.h` it only writes):
@@ -349,7 +351,7 @@ class Entry:
             out = wrap(arrays[0])
             if training is not None:
                 n = len(self.outs)
-                self._record(_RUN_OP, _recorded_sources(inputs, self._params, self._unread), {},
+                self._record(_RUN_OP, recorded_sources(inputs, self._params, self._unread, self._fed), {},
                              (out,),
                              backward_fn=Backward(training, arrays[n:]))
                 if self._detached or (n > 1 and arrays[1]):
@@ -361,7 +363,7 @@ class Entry:
                 for a in arrays[:n]]
         recorded = outs if len(self.tensor_out) == n else [outs[k] for k in self.tensor_out]
         if training is not None and self._float_out:
-            self._record(_RUN_OP, _recorded_sources(inputs, self._params, self._unread), {},
+            self._record(_RUN_OP, recorded_sources(inputs, self._params, self._unread, self._fed), {},
                          tuple(recorded),
                          backward_fn=Backward(training, arrays[n:]))
             for i in self._detached:  # a value the program computes without a gradient path
@@ -570,16 +572,6 @@ def _unread(program, names: list, outs: list) -> frozenset:
                 next(names_read, None)  # (its target: written, not read)
             read.update(names_read)
     return frozenset(k for k, name in enumerate(names) if name not in read)
-
-
-def _recorded_sources(inputs, params: tuple, unread: frozenset) -> tuple:
-    """The call's tensors and the captured ones, as the run op records them: those the
-    program only writes without their gradient path (a `self.h` a first eager call left with
-    a graph that its backward freed is not walked again)."""
-    sources = tuple(inputs) + params
-    if not unread:
-        return sources
-    return tuple(t.detach() if k in unread else t for k, t in enumerate(sources))
 
 
 def _float_flag(v):

@@ -123,11 +123,14 @@ class Backward:
             feed[name] = g
         for slot, k in zip(part.slots, part.saved_index, strict=True):
             slot._data = self.saved[k]
+        fed = _fed_arrays(t.entry, inputs)  # (places' tensors: the ones this call read)
         try:
             arrays = part.backward.fn(feed)
         finally:
             for slot in part.slots:
                 slot._data = None
+            for private, a in fed:
+                private._data = a
         in_grads = [None] * len(inputs)
         for i, a in zip(part.grads, arrays, strict=True):
             in_grads[i] = wrap(np.asarray(a) if backend.XP is np else a)
@@ -139,3 +142,19 @@ class Backward:
             if not any(all(holds(saved[k], truth) for k, truth in site) for site in sites):
                 in_grads[i] = None
         return in_grads
+
+
+def _fed_arrays(entry, inputs) -> list:
+    """For the captured tensors fed from places (`writeback_fed.fed_params`): each one set
+    to the array of the tensor the call read there (its recorded input; a later call fed
+    another), paired with the array it held, to put back after the backward run."""
+    fed = entry._fed
+    if not fed:
+        return []
+    first = len(inputs) - len(entry._params)
+    out = []
+    for j, place in fed:
+        private = place.private
+        out.append((private, private._data))
+        private._data = array_of(inputs[first + j])
+    return out

@@ -176,6 +176,15 @@ def entry_call(entry) -> ProgramCall:
                 f"supported: the program keeps Python numbers as state ({kept}), whose values "
                 f"at the call are gone. Convert the function that calls "
                 f"rt.grad(..., create_graph=True) as a whole instead")
+        if entry._fed:
+            kept = ", ".join(dict.fromkeys(getattr(p, "slot", None) and p.slot.path or
+                                           p.place.path for _, p in entry._fed))
+            raise SecondDerivativeError(
+                f"a second derivative through the converted call of {entry.name} is not "
+                f"supported: the program reads tensors kept across calls ({kept}) with their "
+                "graphs from earlier calls. Store them detached (`.detach()`) if the "
+                "gradient need not reach earlier calls, or run these calls eagerly "
+                "(`d2s.enable_to_static(False)`)")
         call = entry.graph_call = ProgramCall(
             entry.concrete.main_program, list(entry.feed_names),
             [entry.outs[k].name for k in entry.tensor_out], list(entry.params), entry.name)

@@ -114,8 +114,8 @@ class Effects:
         # the key of a run-time raise op -> what the call had changed where it raises
         # (`operators/state_at_raise.py`)
         self.raises: dict = {}
-        self.rebound: list = []  # `writeback.Fed`: tensor places the program reads, fed
-        self.renewed: list = []  # `writeback.Renewed`: places rebound, guarded by kind
+        self.rebound: list = []  # `writeback_fed.Fed`: tensor places the program reads, fed
+        self.renewed: list = []  # `writeback_fed.Renewed`: places rebound, guarded by kind
         self.bound = frozenset()  # `bound_arguments`
         self.plans: list = []  # per write: how to make its value anew (`_fresh`), or None
         self.orders: list = []  # (dict, its keys in the trace's order): dicts (and `vars`) given new keys

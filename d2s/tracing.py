@@ -24,6 +24,7 @@ from runtime.program.builder import current_builder
 from runtime.program.origin import format_origin
 
 from . import errors, guards, logging_utils, owned_results, side_effects, writeback
+from . import writeback_deques, writeback_fed, writeback_items
 from .errors import ConversionError
 from .function_spec import TraceTarget
 from .function_spec import is_spec as _is_spec
@@ -136,12 +137,12 @@ def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True)
         owned = owned_results.find(value, tree, log, fed.copies, effects.made_anew()) \
             if state else ()
         effects.arg_writes = _written_arguments(program, fed.feeds, fed.names)
-    found = writeback.fed_guards(_as_at_call_start(  # (not state fed in)
+    found = writeback_fed.fed_guards(_as_at_call_start(  # (not state fed in)
         [g for g in reads.guards if not _is_variable(g[2])], log),
         effects.rebound + effects.renewed)
     frozen = tensor_flags.frozen_guard(program, {id(s.obj) for s, _ in effects.writes})
-    state = writeback.window_guards(tuple(effects.guards), [  # (lists of fed tensors)
-        w for w in effects.renewed if isinstance(w, writeback.Window)])
+    state = writeback_items.window_guards(tuple(effects.guards), [  # (lists of fed tensors)
+        w for w in effects.renewed if isinstance(w, writeback_items.Window)])
     return Trace(target, program, fed.feeds, leaves, tree,
                  found + state + tuple(side_effects.number_guards(numbers)) +
                  frozen + _setting_guards(program), effects, owned)
@@ -251,6 +252,7 @@ def _run(target, fn, args, kwargs, fed, numbers, fixed, state) -> tuple:
                 restore_graph_values(before.log)  # the user's raise stand
             else:
                 before.log.restore()  # the objects as they were before this trace
+                writeback_deques.restore(before.deques)
                 tensor_flags.restore(traced)  # (and the flags it set on tensors)
             side_effects.unfeed(numbers)
             raise

@@ -23,24 +23,24 @@ import collections
 import dataclasses
 
 import runtime as rt
-from runtime.program.builder import current_builder
 
 from . import guards
 from .operators import held_lists, key_flags, mutation, trace_state
 from .operators.lists import StructArray
 from .operators.returned_keys import PresentPlace
-from .operators.state_at_raise import keeps_identity, value_before
+from .operators.state_at_raise import value_before
 from .operators.traced_keys import traced
 from .operators.variables import is_variable
+from .writeback_deques import deque_windows
+from .writeback_deques import restore as restore_deques
+from .writeback_fed import Fed, Renewed, in_place, moved_from, rebinding
 from .writeback_items import Items as _Items
 from .writeback_items import (
     Moved,
-    Window,
     existing,
     moved,
     moves,
     window_for,
-    window_guards,
     without_rebuilt,
 )
 from .writeback_items import into as _into
@@ -109,7 +109,7 @@ def _places(target, args, kwargs) -> list:
 class Before(dict):
     """The Python numbers and eager Tensors reachable before tracing, by place (the program
     reads them as constants or by reference); `.log` is the mutation log of everything
-    reachable (`side_effects.py` diffs it after the trace); `.deques` (`_refuse_deques`)."""
+    reachable (`side_effects.py` diffs it after the trace); `.deques` (`writeback_deques`)."""
 
     log = None
     deques: tuple = ()
@@ -243,7 +243,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
     key_flags.refuse_reordered(o for o, kind, _, _ in log.seen.values() if kind == "dict")
-    _refuse_deques(before.deques, target)
+    found = deque_windows(before.deques, target, out, log.places(), rebound, renewed)
     read = read_places()
     copied = {id(c.copy) for c in copies}  # (their changes: `_copied`)
     for s in log.places():
@@ -252,6 +252,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         v = s.get()
         if moves(s, v, before.log):  # (`self.prev = self.cur`: the tensor itself, moved)
             slots.append(moved(s, v, log.places(), before.log))
+            moved_from(s, before.get(s.ident()), rebound, renewed)
             continue
         if not _holds_variable(v) or s.kind != "list" and type(v) in (list, dict) and (
                 value_before(before.log, s) is v or existing(v, before.log, copied)):
@@ -277,7 +278,7 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         if is_variable(v) and v.none_when is not None and value_before(before.log, s) is None:
             _guard_none(s)  # (None on some runs: the program keeps that None there)
         if isinstance(old, rt.Tensor) and is_variable(v) and v.none_when is None:
-            how = _rebinding(s, old) if _same_kind(old, v) else "new"
+            how = rebinding(s, old) if _same_kind(old, v) else "new"
             if how == "fed" and rebound is not None:
                 rebound.append(Fed(s, old))  # (and an output, as the other places)
             elif how == "new" and renewed is not None:
@@ -298,10 +299,12 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
             s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
-    slots = without_rebuilt(slots) + _copied(copies, target)
+    slots = without_rebuilt(slots) + _copied(copies, target) + found
     if not slots:
         return out
-    return WithState((out, Places(slots, types), [s.get() for s in slots]))
+    values = [s.get() for s in slots]
+    restore_deques(before.deques)  # (their items are written by the first run, as others)
+    return WithState((out, Places(slots, types), values))
 
 
 def _items_updated(s, v: list, before: Before) -> bool:
@@ -310,7 +313,7 @@ def _items_updated(s, v: list, before: Before) -> bool:
     graph values."""
     for i, x in enumerate(v):
         old = before.get((id(s.obj), "item", i))
-        if isinstance(old, rt.Tensor) and is_variable(x) and _in_place(old) and \
+        if isinstance(old, rt.Tensor) and is_variable(x) and in_place(old) and \
                 not any(y is old for y in v):
             s.obj[i] = _update(old, x, f"{s.path}[{i}]")
     return _holds_variable(s.get())
@@ -343,24 +346,6 @@ def _refuse_traced_keys(log, target) -> None:
                 "program runs, and the caller's object would keep the trace's value. Keep "
                 "such values in a tensor (a table indexed by the value, rt.unique), or "
                 "return them")
-
-
-def _refuse_deques(deques, target) -> None:
-    """A `collections.deque` the caller can reach that the trace changed: the mutation log
-    does not follow deques (their `maxlen` drops items as they are appended), so later
-    calls would not change it, and the trace's values would stay in it."""
-    for dq, items, path in deques:
-        if len(dq) == len(items) and all(a is b for a, b in zip(dq, items)):
-            continue
-        dq.clear()  # (as it was: the failed trace undoes what it changed)
-        dq.extend(items)
-        code = getattr(target.function, "__code__", None)
-        at = f' (File "{code.co_filename}", line {code.co_firstlineno})' if code else ""
-        raise mutation.StateChangeError(
-            f"{target.qualname}{at} changes {path}, a collections.deque that outlives the "
-            "call; converted code follows lists, not deques. Return the new values and "
-            "append them to the deque after the call, or keep a list there that the call "
-            "only appends to (trimmed outside the converted function)")
 
 
 def _into_origin(s, before: Before, v, read: set):
@@ -451,109 +436,6 @@ def appended_tail(slot, old, new, read: set):
     if was_read(slot, read) or any(a is not b for a, b in zip(old, new)):
         return None
     return list(new[len(old):])
-
-
-def _in_place(old) -> bool:
-    """Whether a place that held the eager Tensor `old` when the call started and that the
-    call sets to a new tensor keeps `old`, which the program writes in place (for a list's
-    items; other places: `_rebinding`): a Parameter (`state_at_raise.keeps_identity`), or a
-    tensor the program reads, as a graph value or as Python (`int(self.n)`, guarded by its
-    data). Otherwise the place gets a new Tensor after each call, as eager code rebinds it,
-    and a reference the user kept to the old one keeps its value."""
-    return keeps_identity(old) or current_builder().reads(old) or _value_read(old)
-
-
-def _value_read(tensor) -> bool:
-    return any(g[1] == "data" and g[0][1] is tensor for g in guards.recorded() or ())
-
-
-def _rebinding(slot, old) -> str:
-    """How a place that held the eager Tensor `old` when the call started and that the call
-    sets to a new tensor is written back: "new" (a new Tensor after each call, as eager code
-    rebinds it: the program does not read `old`, or reads it only through other places,
-    which keep it), "fed" (a new Tensor too; the program reads `old` only as what this place
-    holds, so it reads the place's tensor when it runs: `Fed`), "apart" (a new Tensor too,
-    the place guarded by identity: the program reads `old` through this place and others,
-    `self.a = self.a + self.b` where both held one tensor, which the others keep, so the next
-    call, where the place holds a tensor of its own, traces again), or "in place" (the place
-    keeps `old`, which the program writes: a Parameter, or a tensor read as Python)."""
-    if keeps_identity(old) or _value_read(old):
-        return "in place"
-    if not current_builder().reads(old):
-        return "new"
-    here = elsewhere = False
-    for place, how, expected in guards.recorded() or ():
-        if expected is old and how == "is" and _same_place(place, slot):
-            here = True
-        elif expected is old or place[1] is old or type(expected) is tuple and any(
-                x is old for x in expected):
-            elsewhere = True
-    if here and not elsewhere and slot.kind != "list":
-        return "fed"
-    if here and elsewhere and slot.kind != "list":
-        return "apart"
-    return "new" if elsewhere and not here else "in place"
-
-
-def _same_place(place: tuple, slot) -> bool:
-    """Whether a guard's place is `slot` (a Layer's buffer is also its `_buffers` item)."""
-    if slot.kind == "cell":
-        return place[1] is slot.obj
-    if len(place) < 3 or place[2] != slot.key:
-        return False
-    if place[1] is slot.obj:
-        return True
-    return slot.kind == "dict" and hasattr(place[1], "__dict__") and vars(place[1]).get(
-        "_buffers") is slot.obj
-
-
-class Fed:
-    """A place holding a tensor that the program reads and that the call rebinds
-    (`self.ema = self.ema * 0.9 + loss * 0.1`): the program reads `private`, a tensor of its
-    own that takes the place's array before each run (`feed`); after each run the place gets
-    a new Tensor, as eager code rebinds it, so a reference the user kept keeps its value. The
-    place is guarded by its tensor's shape and dtype (`fed_guards`), not its identity."""
-
-    __slots__ = ("like", "old_id", "private", "slot")
-
-    def __init__(self, slot, old):
-        self.slot, self.old_id = slot, id(old)
-        self.private = rt.Tensor(old._data)
-        self.private.persistable = True  # (never folded into a constant: it is fed)
-        self.like = (old._data.shape, old._data.dtype)
-        current_builder().recapture(old, self.private)
-
-    def feed(self) -> None:
-        self.private._data = self.slot.get()._data
-
-
-class Renewed:
-    """A place holding a tensor that the call rebinds and whose old Tensor the program does
-    not read through it (`self.cache["bias"] = rt.full(...)`, then read): after each run it
-    holds a new Tensor, as eager's, so its guard is its tensor's shape and dtype
-    (`fed_guards`), not the identity that the next call would never see again."""
-
-    __slots__ = ("like", "old_id", "slot")
-
-    def __init__(self, slot, old):
-        self.slot, self.old_id = slot, id(old)
-        self.like = (old._data.shape, old._data.dtype)
-
-
-def fed_guards(found: tuple, rebound: list) -> tuple:
-    """The trace's guards, where a place is `Fed` (or `Renewed`) by its tensor's shape and
-    dtype instead of its identity."""
-    found = window_guards(found, [f for f in rebound if isinstance(f, Window)])
-    by_id = {f.old_id: f for f in rebound if isinstance(f, (Fed, Renewed))}
-    if not by_id:
-        return found
-    out = []
-    for g in found:
-        f = by_id.get(id(g[2])) if g[1] == "is" else None
-        if f is not None and _same_place(g[0], f.slot):
-            g = (g[0], "like", f.like)
-        out.append(g)
-    return tuple(out)
 
 
 def _update(old, v, path):

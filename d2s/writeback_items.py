@@ -75,7 +75,7 @@ class Window(Items):
     past a length), or a place the call rebinds to a list it builds from the one it held
     (`rebuilt`: `self.buf = self.buf[-2:] + [h]`). The program does not capture those
     tensors: it reads each one it uses from the list's item when it runs (`FedItem`), and the
-    list is guarded by its length and its tensors' shapes and dtypes (`guards.Like`), not by
+    list is guarded by its length and its tensors' kinds (`guards.Like`), not by
     which tensors it holds, so one program serves every call at a steady length. After each
     run the list holds, per item, the tensor that was at index `moved[j]` when the call
     started (the same object, as eager code moves it) or the next tensor the program
@@ -86,7 +86,7 @@ class Window(Items):
     def __init__(self, slot, moved, like, rebuilt=None):
         super().__init__(slot, None, [None] * moved.count(None))
         self.moved = moved  # per item after the call: its index when the call started, or None
-        self.like = like  # id of each tensor found -> (shape, dtype): guarded by kind
+        self.like = like  # id of each tensor found -> (shape, dtype, stop_gradient)
         self.rebuilt = rebuilt  # (the list the place held when the trace started)
 
     def get(self):
@@ -95,7 +95,7 @@ class Window(Items):
     def set(self, value):
         found, computed = self.slot.get(), iter(value)
         new = [found[m] if m is not None else next(computed) for m in self.moved]
-        if self.rebuilt is None:
+        if self.rebuilt is None and type(self.obj) is list:  # (a deque: `writeback_deques`)
             into(self.obj, new)
         else:
             self.slot.set(new)
@@ -105,16 +105,28 @@ class FedItem:
     """A tensor of a `Window` that the program reads: the program reads `private`, which
     takes the array at `index` of the list the place holds before each run (`feed`)."""
 
-    __slots__ = ("index", "place", "private")
+    __slots__ = ("index", "place", "private", "source")
 
     def __init__(self, place, index, old, builder):
-        self.place, self.index = place, index
-        self.private = type(old)(old._data)
-        self.private.persistable = True  # (never folded into a constant: it is fed)
-        builder.recapture(old, self.private)
+        self.place, self.index, self.source = place, index, None
+        self.private = fed_private(old, builder)
 
     def feed(self) -> None:
-        self.private._data = self.place.get()[self.index]._data
+        self.source = self.place.get()[self.index]
+        self.private._data = self.source._data
+
+
+def fed_private(old, builder):
+    """The tensor a program reads where it read `old`, which takes a place's tensor before
+    each run (`feed`): it requires a gradient where `old` does, and a run's op records the
+    place's tensor itself (`writeback_fed.recorded_sources`), so a backward() goes on into
+    that tensor's own graph (an earlier call's), as eager's does, and raises where eager's
+    does (a graph freed by an earlier backward())."""
+    private = type(old)(old._data)
+    private.persistable = True  # (never folded into a constant: it is fed)
+    private.stop_gradient = old.stop_gradient
+    builder.recapture(old, private)
+    return private
 
 
 def window_for(s, v, log, before, out, rebound, renewed):
@@ -127,6 +139,8 @@ def window_for(s, v, log, before, out, rebound, renewed):
             v) is list and type(start) is list and start is not v):
         return None
     lists = (s.obj,) if s.kind == "list" else (start, v)
+    if _contains(out, lists):
+        return None  # (the list itself returned: the result and the place share it)
     if s.kind != "list":  # (its items when the call started: the trace may have changed it)
         start = value_before(before, type(s)(start, "list", None, s.path))
     if type(start) is not list or not start or any(type(t) is not Tensor for t in start):
@@ -143,6 +157,16 @@ def window_for(s, v, log, before, out, rebound, renewed):
     return held
 
 
+def _contains(out, lists: tuple, depth: int = 0) -> bool:
+    """Whether `out` is one of `lists` or holds one (in tuples, lists and dicts)."""
+    if any(out is x for x in lists):
+        return True
+    if depth > 4 or type(out) not in (tuple, list, dict):
+        return False
+    return any(_contains(x, lists, depth + 1) for x in (out.values() if type(
+        out) is dict else out))
+
+
 def without_rebuilt(slots: list) -> list:
     """`slots` without the places of the lists that rebuilt `Window`s held when the call
     started (`self.buf.insert(0, h); self.buf = self.buf[:3]`): nothing reaches them after
@@ -155,7 +179,7 @@ def without_rebuilt(slots: list) -> list:
 def window(slot, old, new, elsewhere: set, builder, rebound: list):
     """A `Window` for the place `slot` (`old`: the list's items when the call started, `new`:
     after the trace), its `FedItem`s appended to `rebound`; or None where the tensors found
-    are not all plain detached Tensors held only there (a Parameter, one whose value the
+    are not all plain Tensors held only there (a Parameter, one whose value the
     trace read as Python or that the program writes in place, one also held at another
     place or returned: `elsewhere`, ids), or where `new` holds anything but those tensors
     and computed ones."""
@@ -165,7 +189,7 @@ def window(slot, old, new, elsewhere: set, builder, rebound: list):
     for t in old:
         if not _windowed(t, old, elsewhere, builder):
             return None
-        like[id(t)] = (t._data.shape, t._data.dtype)
+        like[id(t)] = (t._data.shape, t._data.dtype, t.stop_gradient)
     where = {id(t): i for i, t in enumerate(old)}
     moved = []
     for x in new:
@@ -185,7 +209,7 @@ def window(slot, old, new, elsewhere: set, builder, rebound: list):
 
 
 def _windowed(t, old, elsewhere: set, builder) -> bool:
-    return type(t) is Tensor and t.stop_gradient and id(t) not in elsewhere and \
+    return type(t) is Tensor and id(t) not in elsewhere and \
         sum(x is t for x in old) == 1 and not builder.wrote(t)
 
 

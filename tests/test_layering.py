@@ -55,6 +55,8 @@ RANKS = {
     # the spine (docs/architecture.md, "The spine"), one file above the next: a call's
     # values go down it and nothing below reaches back up for the StaticFunction
     "d2s/writeback_items.py": 5.05, "d2s/owned_results.py": 5.05,
+    "d2s/writeback_fed.py": 5.07,  # (places holding tensors the call rebinds: writeback.py)
+    "d2s/writeback_deques.py": 5.07,  # (deques the call appends to: writeback.py)
     "d2s/writeback.py": 5.1, "d2s/side_effects.py": 5.2, "d2s/tracing.py": 5.3,
     "d2s/running_grad2.py": 5.35, "d2s/running_backward.py": 5.37,
     "d2s/argument_flags.py": 5.35,  # (what a call does to its Tensor arguments: running.py)
