@@ -14,6 +14,7 @@ from .aliases import other_references
 from .branch_arrays import array_paths
 from .held_lists import holder, if_arrays, remember
 from .lists import PYTHON_ITEM_DTYPES, is_structure, number_pairs
+from .loop_initial import number_items
 from .mutation import MISSING, Log, StateChangeError, freeze, retarget
 from .trace_state import current
 from .variables import Undefined, is_variable, where
@@ -45,7 +46,7 @@ class Loop:
                 with b.scratch():  # objects the user can reach as they are, others copied
                     body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
                     log.changed()
-                    probed = {s.ident(): s.get() for s in log.slots}
+                    probed = {s.ident(): _snapshot(s.get()) for s in log.slots}
             finally:
                 log.scratch_end(probed=True)
         self._changed()
@@ -76,6 +77,12 @@ class Loop:
         for j, v in self.numbers.items():
             p = probed[self.slots[j].ident()]
             self.initial[j] = _full_like(p, v)
+        for j, (s, v) in enumerate(zip(self.slots, self.initial)):  # (a helper's `stats[
+            p = probed.get(s.ident())  # "loss"] += loss.item()`: Python's precision, as a
+            if _kept_number(v, p):  # carried dict's item)
+                self.initial[j] = _python_number(v)
+            elif type(v) is dict and type(p) is dict:  # (`self.state` of a nested item)
+                self.initial[j] = number_items(v, p)
         self.aliases = [i for i in carried if any(
             s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
 
@@ -308,6 +315,25 @@ def _filled_number(v, probe) -> bool:
         return False
     own = "int64" if type(v) is int else "float32"
     return bool(probe.shape) or probe.dtype.name != own
+
+
+def _snapshot(v):
+    """A dict as the probe trace left it (the trace's changes are undone after it)."""
+    return freeze(v) if type(v) is dict else v
+
+
+def _kept_number(v, probe) -> bool:
+    """A Python number the body keeps a Python number of its type (`+= loss.item()`)."""
+    return type(v) in PYTHON_ITEM_DTYPES and is_variable(probe) and getattr(
+        probe, "python_scalar", False) and not probe.shape and not probe.is_array and \
+        probe.number_when is None and probe.float_when is None and probe.bool_when is None \
+        and probe.dtype.name == PYTHON_ITEM_DTYPES[type(v)]
+
+
+def _python_number(v):
+    out = rt.full([], v, PYTHON_ITEM_DTYPES[type(v)])
+    out.python_scalar = True
+    return out
 
 
 def _full_like(like, number):
