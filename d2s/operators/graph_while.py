@@ -177,6 +177,7 @@ class _GraphWhile:
         self.loop = Loop(log, body, self.state, self.carried,  # changed objects: loop vars
                          self.new_keys.new_held_key)
         self.new_keys.held_by(self.loop.slots, src)  # (flagged keys among them)
+        self.number_items.widened_slots(self.loop.kinds, self.loop.initial)
         if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
             self.taken = to_bool(test(*self.state))  # tensor)
         self.widen: dict = {}

@@ -67,6 +67,7 @@ class LoopNumberItems:
         # `stats["loss"] += loss`, a nested `self.state["ema"]["loss"]`): slot index -> as
         # `items`
         self.slots: dict = {}
+        self.slot_kinds: dict = {}  # slot index -> as `kinds` (`widened_slots`)
 
     def widened(self, original: list, state: list) -> None:
         """After the probe trace (`loop_initial.number_items`): items the loop's initial
@@ -115,6 +116,13 @@ class LoopNumberItems:
                 new = True
         return new
 
+    def widened_slots(self, numbers: dict, initial: list) -> None:
+        """Places the body changes through other names whose Python number it gives another
+        type (`numbers`: slot index -> the number on entry; `initial`: the loop's values,
+        the wider number)."""
+        for j, x in numbers.items():
+            self.slot_kinds[j] = _entry_kind(x) + (initial[j].dtype.name,)
+
     def widen_slots(self, initial: list) -> None:
         for j, (number, _, dtype) in self.slots.items():
             if not is_variable(initial[j]):
@@ -138,18 +146,27 @@ class LoopNumberItems:
                     rt.full([], flag, "bool") for is_bool, is_float, _ in self.kinds.values()
                     for flag in (is_bool, is_float)] + [
                         v for number, dtype, _ in self.slots.values()
-                        for v in (rt.full([], True, "bool"), rt.full([], number, dtype))]
+                        for v in (rt.full([], True, "bool"), rt.full([], number, dtype))] + [
+                            rt.full([], flag, "bool") for is_bool, is_float, _ in
+                            self.slot_kinds.values() for flag in (is_bool, is_float)]
 
     def enter(self, values, carried: list) -> list:
         """The loop variables without the items' flags; the items get theirs."""
-        n = len(values) - 2 * (len(self.items) + len(self.kinds) + len(self.slots))
+        n = len(values) - 2 * (len(self.items) + len(self.kinds) + len(self.slots) +
+                               len(self.slot_kinds))
         values, flags = list(values[:n]), values[n:]
-        for j, (k, _) in zip(range(len(self.slots)), self.slots.items()):
+        start = 2 * (len(self.items) + len(self.kinds))
+        for j, k in enumerate(self.slots):
             v = values[len(carried) + k]
-            at_ = 2 * (len(self.items) + len(self.kinds) + j)
             if is_variable(v):
-                v.number_when, v.number_value = flags[at_], flags[at_ + 1]
+                v.number_when, v.number_value = flags[start + 2 * j], flags[start + 2 * j + 1]
                 v.number_value.python_scalar = True
+        start += 2 * len(self.slots)
+        for j, k in enumerate(self.slot_kinds):
+            v = values[len(carried) + k]
+            if is_variable(v):
+                v.bool_when, v.float_when = flags[start + 2 * j], flags[start + 2 * j + 1]
+                v.float_type_lost, v.python_scalar = False, True
         for j, (i, path) in enumerate(self.items):
             v = at(values[carried.index(i)], path)
             if is_variable(v):
@@ -176,10 +193,7 @@ class LoopNumberItems:
             if not is_variable(v):
                 put(out[i], path, rt.full([], v, tensor_dtype))
         for (i, path), (_, _, dtype) in self.kinds.items():
-            v = at(out[i], path)
-            if not is_variable(v) or v.dtype.name != dtype:
-                cast = rt.cast(v, dtype) if is_variable(v) else rt.full([], v, dtype)
-                put(out[i], path, mark_python_number(cast))
+            put(out[i], path, _as_carried(at(out[i], path), dtype))
         return extra
 
 
@@ -191,7 +205,17 @@ class LoopNumberItems:
         for j, (_, _, tensor_dtype) in self.slots.items():
             if not is_variable(res[j]):
                 res[j] = rt.full([], res[j], tensor_dtype)
+        extra += [f(res[j]) for j in self.slot_kinds for f in (bool_flag_here, float_flag_here)]
+        for j, (_, _, dtype) in self.slot_kinds.items():
+            res[j] = _as_carried(res[j], dtype)
         return extra
+
+
+def _as_carried(v, dtype: str):
+    """The body's number `v` as the loop carries it (the wider number's dtype)."""
+    if is_variable(v) and v.dtype.name == dtype:
+        return v
+    return mark_python_number(rt.cast(v, dtype) if is_variable(v) else rt.full([], v, dtype))
 
 
 def _made_tensor(v) -> bool:

@@ -77,10 +77,13 @@ class Loop:
         for j, v in self.numbers.items():
             p = probed[self.slots[j].ident()]
             self.initial[j] = _full_like(p, v)
+        self.kinds: dict = {}  # slot index -> a Python number the body gives another type
         for j, (s, v) in enumerate(zip(self.slots, self.initial)):  # (a helper's `stats[
             p = probed.get(s.ident())  # "loss"] += loss.item()`: Python's precision, as a
             if _kept_number(v, p):  # carried dict's item)
                 self.initial[j] = _python_number(v)
+            elif _number_of_other_type(v, p):  # (`stats["n"] += 0.5`, `n` an int: its
+                self.initial[j], self.kinds[j] = _python_number(v, p), v  # type flags)
             elif type(v) is dict and type(p) is dict:  # (`self.state` of a nested item)
                 self.initial[j] = number_items(v, p)
         self.aliases = [i for i in carried if any(
@@ -330,8 +333,38 @@ def _kept_number(v, probe) -> bool:
         and probe.dtype.name == PYTHON_ITEM_DTYPES[type(v)]
 
 
-def _python_number(v):
-    out = rt.full([], v, PYTHON_ITEM_DTYPES[type(v)])
+def _number_of_other_type(v, probe) -> bool:
+    """A Python number the body makes a Python number of another type, or of a type the
+    run decides (`loop_number_items` carries the flags)."""
+    if not (type(v) in PYTHON_ITEM_DTYPES or _plain_number(v)):
+        return False
+    if type(probe) in PYTHON_ITEM_DTYPES:  # (`stats["n"] += 0.5`)
+        return _dtype(probe) != _dtype(v)
+    return _plain_number(probe, flagged=True) and (_dtype(probe) != _dtype(v) or (
+        probe.float_when is not None or probe.bool_when is not None))
+
+
+def _plain_number(v, flagged=False) -> bool:
+    """A graph value standing for a Python number of one type (of a type the run decides
+    where `flagged`)."""
+    return is_variable(v) and getattr(v, "python_scalar", False) and not v.shape and \
+        not v.is_array and v.number_when is None and v.dtype.name in _RANKS and (
+            flagged or v.float_when is None and v.bool_when is None)
+
+
+def _dtype(v) -> str:
+    return PYTHON_ITEM_DTYPES[type(v)] if type(v) in PYTHON_ITEM_DTYPES else v.dtype.name
+
+
+_RANKS = ("bool", "int64", "float64")
+
+
+def _python_number(v, probe=None):
+    """The Python number `v` (or a graph value standing for one) as the loop carries it: of
+    Python's precision, the wider of its type and the `probe`'s."""
+    own = _dtype(v)
+    dtype = own if probe is None else max(own, _dtype(probe), key=_RANKS.index)
+    out = rt.cast(v, dtype) if is_variable(v) else rt.full([], v, dtype)
     out.python_scalar = True
     return out
 

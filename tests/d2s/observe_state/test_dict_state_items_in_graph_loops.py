@@ -204,6 +204,32 @@ def test_an_int_item_the_loop_makes_a_float_one_program():
     assert static.program_cache.traces == 1
 
 
+def count(counts, key, weight):
+    counts[key] += weight
+
+
+def weighted_counts(x, n, counts):
+    """A helper makes the caller's int item a float on each trip (`counts["n"] += 0.5`)."""
+    for i in range(n):
+        count(counts, "n", 0.5)
+        count(counts, "rows", 1)
+        if x[i].sum() > 3:  # (a tensor `if`: the float only on the runs that add)
+            count(counts, "big", 0.25)
+    return x.sum()
+
+
+def test_a_helper_makes_the_caller_s_int_item_a_float():
+    static = d2s.to_static(weighted_counts)
+    for n in (0, 1, 4, 0, 5, 2):
+        big = sum(0.25 for i in range(n) if DATA[i].sum() > 3)
+        want = {"n": 0.5 * n if n else 0, "rows": n, "big": big if big else 0}
+        for fn in (weighted_counts, static):
+            counts = {"n": 0, "rows": 0, "big": 0}
+            fn(rt.to_tensor(DATA), rt.to_tensor(n), counts)
+            _same(counts, want)
+    assert static.program_cache.traces == 1
+
+
 def decayed(x, n, ema):
     i = rt.to_tensor(0)
     while i < n:  # (a tensor `while`)
