@@ -250,9 +250,11 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
 
 
 def _stays_number(new) -> bool:
-    """A number, or a graph value standing for one on every run (not a tensor where a graph
-    loop ran and the number where it did not: written back as a tensor is, `writeback`)."""
-    return is_number(new) or is_variable(new) and not new.is_array and new.number_when is None
+    """A number, or a graph value standing for one on every run (not a tensor, `meter["t"]
+    += h.sum()`, nor a tensor where a graph loop ran and the number where it did not: written
+    back as a tensor is, `writeback`)."""
+    return is_number(new) or is_variable(new) and not new.is_array and \
+        new.number_when is None and new.python_scalar
 
 
 def flag_writes(effects: Effects, state, log) -> None:

@@ -348,6 +348,7 @@ class _GraphWhile:
         blocks = current_builder().program.blocks
         for _ in range(2 * len(carried) + 1):
             mark = len(blocks)
+            kept = {i: dict(v) for i, v in enumerate(self.state) if type(v) is dict}
             try:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
@@ -375,6 +376,9 @@ class _GraphWhile:
                         raise told from None
                     raise
                 del blocks[mark:]
+                for i, items in kept.items():  # (a dict the trace stored in: a copy of
+                    self.state[i].clear()  # the caller's, which the log does not undo)
+                    self.state[i].update(items)
                 self._widen_state()
         raise AssertionError("d2s bug: loop state kept widening")
 
