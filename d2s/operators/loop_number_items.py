@@ -99,7 +99,7 @@ class LoopNumberItems:
                 if type(x) in _NUMBERS and _made_tensor(v):
                     self.items[(i, path)] = (x, number_dtype(x), v.dtype.name)
                     new = True
-                elif _python_number(x) and _kind_changed(x, v):
+                elif _python_number(x) and (_kind_changed(x, v) or _flagged(x)):
                     given = at(values[k], path)
                     self.kinds[(i, path)] = _entry_kind(x) + (_wider(given, v),)
                     self.widen_kinds[(i, path)] = self.kinds[(i, path)][2]
@@ -143,12 +143,12 @@ class LoopNumberItems:
     def start(self) -> list:
         return [v for number, dtype, _ in self.items.values()
                 for v in (rt.full([], True, "bool"), rt.full([], number, dtype))] + [
-                    rt.full([], flag, "bool") for is_bool, is_float, _ in self.kinds.values()
-                    for flag in (is_bool, is_float)] + [
+                    _flag(f) for is_bool, is_float, _ in self.kinds.values()
+                    for f in (is_bool, is_float)] + [
                         v for number, dtype, _ in self.slots.values()
                         for v in (rt.full([], True, "bool"), rt.full([], number, dtype))] + [
-                            rt.full([], flag, "bool") for is_bool, is_float, _ in
-                            self.slot_kinds.values() for flag in (is_bool, is_float)]
+                            _flag(f) for is_bool, is_float, _ in self.slot_kinds.values()
+                            for f in (is_bool, is_float)]
 
     def enter(self, values, carried: list) -> list:
         """The loop variables without the items' flags; the items get theirs."""
@@ -239,10 +239,22 @@ def _kind_changed(before, after) -> bool:
     return number_rank(after) != number_rank(before)
 
 
+def _flagged(v) -> bool:
+    """A graph value standing for a number whose type the run decides (a tensor `if` before
+    the loop made it an int on some paths and a float on others)."""
+    return is_variable(v) and (v.bool_when is not None or v.float_when is not None)
+
+
 def _entry_kind(v) -> tuple:
+    """(is a bool, is a float) on entry: Python bools, or the run's flags (graph values)."""
     if is_variable(v):
-        return v.dtype.name == "bool", v.dtype.kind == "f"
+        return (v.bool_when if v.bool_when is not None else v.dtype.name == "bool",
+                v.float_when if v.float_when is not None else v.dtype.kind == "f")
     return isinstance(v, bool), isinstance(v, float)
+
+
+def _flag(f):
+    return rt.full([], f, "bool") if isinstance(f, bool) else f
 
 
 def _wider(a, b) -> str:

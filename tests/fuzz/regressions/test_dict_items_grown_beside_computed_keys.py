@@ -9,7 +9,11 @@
   store under a computed key of another dict in the other branch of a tensor `if`
   (`d[int(x[0] > 0.5)] = h * 0.25`) raised an internal "Variable ... created inside a
   cond/while/switch_case block" (the loop, traced again with the item's flags, found the
-  other dict holding the discarded trace's values: `graph_while.build` puts them back).
+  other dict holding the discarded trace's values: `graph_while.build` puts them back);
+- an int item a tensor `if` made a float on one path only (`m["n"] += 0.5` in one branch),
+  then grown by a graph loop: after zero trips on the path that kept the int the call gave
+  the float 0.0 (a silent wrong type: the loop dropped the item's type flags, which it now
+  carries, `loop_number_items`).
 
 Eager vs converted over inputs through one program, the caller's dict after each call."""
 
@@ -78,3 +82,31 @@ def test_an_item_made_a_tensor_beside_a_computed_key(xs):
     assert got[1] == want[1]
     assert _plain(got[2]) == _plain(want[2])
     assert _plain(static_box.meter) == _plain(eager_box.meter)
+
+
+def half_steps(x, y):
+    h = x * 1.0
+    m = {"n": 0}
+    if y[1] > x[2]:
+        h = h + 1.0
+    else:
+        m["n"] += 0.5
+    for i in range(rt.cast(rt.clip(x[1] + 1.0, 0.0, 3.0), "int64")):
+        m["n"] += 0.5
+    return h, m
+
+
+def test_an_item_whose_type_a_tensor_if_decided_grown_in_a_graph_loop():
+    static = d2s.to_static(half_steps)
+    for xs, ys in (([1.25, 0.75, 0.25], [2.25, 0.75, 0.75]),
+                   ([-1.25, -2.75, -0.75], [-0.25, 0.25, 2.25]),  # (the int: no trip)
+                   ([-2.25, 1.75, -0.25], [-1.25, -1.25, 2.25]),
+                   ([-1.25, -2.75, -0.75], [-0.25, -2.0, 2.25])):
+        n = 0 if ys[1] > xs[2] else 0.5
+        for _ in range(int(np.clip(np.float32(xs[1]) + 1.0, 0.0, 3.0))):
+            n += 0.5
+        want = n
+        for fn in (half_steps, static):
+            _, m = fn(rt.to_tensor(xs), rt.to_tensor(ys))
+            assert type(m["n"]) is type(want) and m["n"] == want
+    assert static.program_cache.traces == 1
