@@ -203,8 +203,8 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
                 effects.writes.append((s, new))
             continue
         old = old_value(log, s)
-        if (s.ident() not in fixed and s.kind in _NUMBER_PLACES and is_number(old)
-                and (is_number(new) or is_variable(new) and not new.is_array)):
+        if s.ident() not in fixed and s.kind in _NUMBER_PLACES and is_number(old) and \
+                _stays_number(new):
             promote.append(s)
             if is_variable(new):
                 computed.add(s.ident())
@@ -247,6 +247,14 @@ def scan(log, numbers, fixed=(), known=None, copies=()) -> Effects:
                 known[s.ident()] = s
                 effects.new_places = True
     return effects
+
+
+def _stays_number(new) -> bool:
+    """A number, or a graph value standing for one on every run (not a tensor, `meter["t"]
+    += h.sum()`, nor a tensor where a graph loop ran and the number where it did not: written
+    back as a tensor is, `writeback`)."""
+    return is_number(new) or is_variable(new) and not new.is_array and \
+        new.number_when is None and new.python_scalar
 
 
 def flag_writes(effects: Effects, state, log) -> None:

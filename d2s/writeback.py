@@ -289,8 +289,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
                     kept[s.ident()] = old
                 continue
         if old is not None and not isinstance(old, rt.Tensor) and not (
-                is_variable(v) and v.number_when is not None):  # (the number where the
-            raise mutation.StateChangeError(  # run left it one: a graph loop of no trips)
+                is_variable(v) and v.number_when is not None) and s.kind != "dict":  # (a
+            raise mutation.StateChangeError(  # loop of no trips; a dict item: guarded)
                 f"{s.path} is the Python number {old!r} before the call and the call sets it "
                 f"to a tensor (in {target.qualname}); the converted program reads the number "
                 f"as a constant, so later calls would start from {old!r} again. Make it a "

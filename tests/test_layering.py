@@ -312,6 +312,8 @@ OPERATOR_RANKS = {
     "stop_reads.py": 1.2,  # (x.stop_gradient read by user code: the run's flag, loop_errors)
     "loop_number_kinds.py": 2.5, "number_pairs.py": 2, "array_queries.py": 2,
     "number_or_tensor.py": 2,  # (loop_number_kinds carries its flags)
+    "loop_number_items.py": 3.25,  # (dict items whose kind a graph loop decides: on
+    # block_values, number_or_tensor; graph_while carries their flags)
     "branch_strs.py": 2,  # (strs the branches of a tensor if differ on: ids, StrItems)
     "branch_callables.py": 2.5,  # (callables they differ on: indices, ChosenCallables)
     "sequence_order.py": 2.5,  # (on logical: `(a, b) < (c, d)` of computed items)

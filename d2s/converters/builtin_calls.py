@@ -279,8 +279,10 @@ class BuiltinCalls(Base):
         node = self.generic_visit(node)
         op, target = BINARY.get(node.op.__class__), node.target
         if self._dict_item(target) and node.op.__class__ in _IN_PLACE:
-            # `counts[int(t)] += 1`: `_d2s.aug_item(counts, k, 'iadd', 1)` (`computed_keys`)
-            return templates.replace(f"{RESERVED}.aug_item(obj, key, op, value)",
+            # `counts[int(t)] += 1`: `_d2s.aug_item(_d2s.aug_read(counts, k), 'iadd', 1)`
+            # (`computed_keys`; the item read before the right side runs, as Python does)
+            return templates.replace(f"{RESERVED}.aug_item({RESERVED}.aug_read(obj, key), "
+                                     "op, value)",
                                      obj=target.value, key=target.slice, value=node.value,
                                      op=gast.Constant(_IN_PLACE[node.op.__class__], None))
         if self.scopes and added_dict(node, self.scopes[0]):  # `names += d`: its keys

@@ -22,8 +22,8 @@ user wrote it. The generated-code API, by converter:
   `id_`, `hash_`;
   `set_item(value, obj, key)`
   (`obj[key] = value`: a dict given a key the program computed, `computed_keys`);
-  `get_item(obj, key)`, `aug_item(obj, key, op, value)` (`d[k]`, `d[k] += v` of a name
-  bound to a dict);
+  `get_item(obj, key)`, `aug_item(aug_read(obj, key), op, value)` (`d[k]`, `d[k] += v` of
+  a name bound to a dict; the item read before the right side, as Python does);
   `set_flag(value, obj, name)` (`p.stop_gradient = v`: replayed per call, `tensor_flags`)
 - lists: `list_append(lst, x)`, `list_pop(lst, *i)`, `list_method(lst, name, *args)`,
   `dict_changed(d, call)`; `del_item(obj, key)` (`del obj[key]`: a dict key on some paths
@@ -71,7 +71,7 @@ from .none_or_tensor import printing as _printing
 print_ = _printing(print_)  # (a value None on some runs prints None there)
 from .exceptions import raise_  # noqa: F401
 from .computed_keys import (  # noqa: F401
-    aug_item, dict_display, dict_setdefault, get_item, set_item)
+    aug_item, aug_read, dict_display, dict_setdefault, get_item, set_item)
 from .tensor_flags import set_flag  # noqa: F401
 from .identity_calls import hash_, id_  # noqa: F401
 from .made_sets import made_set, set_op, type_, unbound_set_method  # noqa: F401

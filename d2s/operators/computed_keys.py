@@ -55,10 +55,19 @@ def get_item(container, key):
     return python_picks.getitem_(container, key)  # (a str a tensor `if` chose: `d[name]`)
 
 
-def aug_item(container, key, op: str, value) -> None:
+def aug_read(container, key) -> tuple:
+    """The left side of `container[key] op= value` (`aug_item`'s first argument), read
+    before Python evaluates the right side (`d[k] += f()` reads `d[k]` first: a KeyError is
+    raised before `f` runs, and what `f` stores under the key is overwritten)."""
+    return container, key, get_item(container, key)
+
+
+def aug_item(read: tuple, op: str, value) -> None:
     """`container[key] op= value` (`op` an `operator` in-place function's name) of a name
-    bound to a dict: read and stored as `get_item` and `set_item` do."""
-    set_item(getattr(operator, op)(get_item(container, key), value), container, key)
+    bound to a dict, `read` being `aug_read(container, key)`: read and stored as `get_item`
+    and `set_item` do, in Python's order."""
+    container, key, current = read
+    set_item(getattr(operator, op)(current, value), container, key)
 
 
 def dict_setdefault(obj):

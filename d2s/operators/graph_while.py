@@ -45,7 +45,8 @@ from .loop_initial import (
 )
 from .loop_keys import check_keys, check_values_kept, dict_keys_of, refuse_key_change
 from .loop_new_keys import LoopNewKeys, NewKeys, outermost
-from .loop_number_kinds import LoopNumberItems, LoopNumberKinds, refuse_items_made_tensors
+from .loop_number_items import LoopNumberItems
+from .loop_number_kinds import LoopNumberKinds, refuse_items_made_tensors
 from .mutation_loop import Loop
 from .variables import Undefined, is_return_value, is_variable, marked_returns, user_origin, where
 
@@ -78,7 +79,11 @@ def _into_dict(original: dict, new: dict) -> dict:
     name held before the loop, which the name holds again: the caller's object (an argument,
     an attribute's dict) sees the change, as in eager code (`side_effects.py` then makes a
     Python number there program state)."""
-    original.update(new)
+    for k, v in new.items():  # (a dict nested in it stays the object an alias holds)
+        if type(v) is dict and type(original.get(k)) is dict and v is not original[k]:
+            _into_dict(original[k], v)
+        else:
+            original[k] = v
     return original
 
 
@@ -172,6 +177,7 @@ class _GraphWhile:
         self.loop = Loop(log, body, self.state, self.carried,  # changed objects: loop vars
                          self.new_keys.new_held_key)
         self.new_keys.held_by(self.loop.slots, src)  # (flagged keys among them)
+        self.number_items.widened_slots(self.loop.kinds, self.loop.initial)
         if self.loop.numbers and self.taken is None:  # (an attribute's number filling a
             self.taken = to_bool(test(*self.state))  # tensor)
         self.widen: dict = {}
@@ -209,6 +215,7 @@ class _GraphWhile:
         self.state = settled_initial_values(self.body, state, names, self.src, self.log)
         self.number_kinds.widened(numbers, self.state)  # (`best = False`, then `best = i`)
         self.number_kinds.made_tensors(numbers, self.state)  # (`b = 1`, then `b = b + t`)
+        self.number_items.widened(state, self.state)  # (`d["n"] = 0`, then `d["n"] += 0.5`)
         # a number filling a tensor of another shape: right only where the body runs
         self.numbers = {i: v for i, v in numbers.items() if is_variable(self.state[i]) and
                         self.state[i].ndim and not getattr(self.state[i], "python_scalar",
@@ -259,7 +266,7 @@ class _GraphWhile:
             out = list(given)
         none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
-        if self.number_items.found(self.state, carried, out, names):
+        if self.number_items.found(self.state, carried, values, out):
             raise _Widen  # (traced again with the items' flags carried)
         refuse_items_made_tensors(self.state, carried, out, names, src)
         for i, before in entry.items():  # (keys it removes on every path, keys it moves)
@@ -298,7 +305,14 @@ class _GraphWhile:
         held = self.new_keys.held_flags()  # (before `leave` puts the changed objects back)
         res = self.loop.leave([out[i] for i in carried], [self.state[i] for i in carried])
         self._check_objects(kept, res, keys)  # (as given: an append may change one in place)
-        return res + extra + self.new_keys.leave(out, flags) + held + self.bound.leave(out)
+        nc = len(carried)
+        if self.number_items.found_in_slots(self.loop.initial, res[nc:]):
+            raise _Widen  # (a helper's `stats["loss"] += loss`: traced again with its flags)
+        changed = res[nc:]
+        slot_extra = self.number_items.leave_slots(changed)  # (a number again: the tensor)
+        res[nc:] = changed
+        return res + extra + slot_extra + self.new_keys.leave(out, flags) + held + \
+            self.bound.leave(out)
 
     def _refuse_python_changes(self, out: list) -> None:
         for i, (before, after) in enumerate(zip(self.state, out)):
@@ -334,6 +348,7 @@ class _GraphWhile:
         blocks = current_builder().program.blocks
         for _ in range(2 * len(carried) + 1):
             mark = len(blocks)
+            kept = {i: dict(v) for i, v in enumerate(self.state) if type(v) is dict}
             try:
                 with branch_frame():  # a `raise` in the body does not end the code around it
                     result = rt.static.nn.while_loop(
@@ -361,6 +376,9 @@ class _GraphWhile:
                         raise told from None
                     raise
                 del blocks[mark:]
+                for i, items in kept.items():  # (a dict the trace stored in: a copy of
+                    self.state[i].clear()  # the caller's, which the log does not undo)
+                    self.state[i].update(items)
                 self._widen_state()
         raise AssertionError("d2s bug: loop state kept widening")
 
@@ -403,6 +421,7 @@ class _GraphWhile:
         name values of the discarded blocks.)"""
         state, widen = self.state, self.widen
         self.number_items.widen(state)
+        self.number_items.widen_slots(self.loop.initial)
         if self.taken is None and any(is_tensor(state[i]) or is_variable(state[i]) and not
                                       state[i].python_scalar for i in widen):
             self.taken = to_bool(self.test(*state))  # (the test on entry, the old dtypes)

@@ -169,10 +169,16 @@ def _probe_arg(v):
     return ProbeUndefined(v.name, v.error) if type(v) is Undefined else copy_container(v)
 
 
+def _entry_copy(v):
+    """A dict of the state as it is before the probe trace, which may change a dict nested
+    in it in place (the log undoes that after the trace)."""
+    return mutation.freeze(v) if type(v) is dict else v
+
+
 def _initial_values(body, state: list, names: tuple, src) -> list:
     """Trace the body once in a scratch block to learn the types that names first bound in
     the loop (or Python numbers that the body turns into tensors) take."""
-    b = current_builder()
+    b, entry = current_builder(), list(map(_entry_copy, state))
     with b.scratch():
         probe = as_list(body(*map(_probe_arg, state)), len(names))
         loop_bound.note_probe(names, probe)  # (unbound on some paths: the loop flags them)
@@ -221,7 +227,7 @@ def _initial_values(body, state: list, names: tuple, src) -> list:
         elif isinstance(v, (int, float)) and isinstance(p, (int, float)):
             out[i] = _python_number(v, p)
         elif type(v) is dict and type(p) is dict:
-            out[i] = number_items(v, p)
+            out[i] = number_items(v, p, entry[i])
         elif isinstance(v, Undefined) or (v is None and is_return_value(names[i])) or (
                 isinstance(v, (int, float)) and (is_variable(p) or is_tensor(p))):
             if isinstance(p, Undefined):
@@ -332,36 +338,51 @@ def python_item_dtype(v):
 
 
 def changes_number_items(v, body_may_change: bool) -> bool:
-    """Whether `v` is a dict holding Python numbers that the body may change (a probe trace
-    tells which: `number_items`)."""
+    """Whether `v` is a dict holding Python numbers (also in dicts nested in it) that the
+    body may change (a probe trace tells which: `number_items`)."""
     return body_may_change and type(v) is dict and any(
-        type(x) in (bool, int, float) for x in v.values())
+        type(x) in (bool, int, float) or changes_number_items(x, True) for x in v.values())
 
 
-def number_items(v: dict, p: dict) -> dict:
+def number_items(v: dict, p: dict, entry: dict | None = None) -> dict:
     """A dict the loop carries whose Python-number items the body changes (`stats["total"]
-    += loss.item()`, `stats["steps"] += 1`; `p`: the dict after the probe trace of the body):
-    its Python-number items as tensors of Python's precision (bool, int64, float64) standing
-    for Python numbers, as a name's number is (`_python_number`; the loop carries every
-    item, so one it leaves alone keeps its digits too). Where the body gives an item
-    another dtype, or stores at a computed key (`votes[int(t)] = v`: every item a number
-    on some runs, held as one dtype), the dict as it is."""
+    += loss.item()`, `stats["steps"] += 1`; `p`: the dict after the probe trace of the body,
+    `entry`: a copy of `v` from before it, where the probe changed dicts nested in `v` in
+    place): its Python-number items (also those of dicts nested in it, as a new dict) as
+    tensors of Python's precision (bool, int64, float64) standing for Python numbers, as a
+    name's number is (`_python_number`; the loop carries every item, so one it leaves alone
+    keeps its digits too), of the wider type where the body changes it (`d["n"] = 0`, then
+    `d["n"] += 0.5`: `loop_number_items` carries its type flags). Where the body stores at a
+    computed key (`votes[int(t)] = v`: every item a number on some runs, held as one dtype),
+    the dict as it is."""
+    entry = v if entry is None else entry
     out = dict(v)
     for k, x in v.items():
-        if type(x) not in (bool, int, float) or k not in p:
+        if k not in p:
+            continue
+        if type(x) is dict and type(p[k]) is dict and type(entry.get(k)) is dict:
+            nested = number_items(entry[k], p[k])
+            if any(a is not b for a, b in zip(nested.values(), entry[k].values())):
+                out[k] = nested
+            continue
+        if type(x) not in (bool, int, float):
             continue
         if is_variable(p[k]):
             if p[k].shape or not getattr(p[k], "python_scalar", False):
                 continue
-            if p[k].dtype.name != _PYTHON_DTYPES[type(x)] or p[k].number_when is not None:
+            if p[k].number_when is not None:
                 return v
+            if p[k].dtype.name != _PYTHON_DTYPES[type(x)]:
+                out[k] = _python_number(x, _SAMPLES.get(p[k].dtype.name, x))
+                continue
         elif type(p[k]) not in (bool, int, float):
             continue
-        out[k] = _python_number(x, x)  # (of its own type: an int the body makes a float is
-    return out  # an int after zero trips, which the loop's dtype check refuses)
+        out[k] = _python_number(x, x)
+    return out
 
 
 _PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+_SAMPLES = {"bool": False, "int64": 0, "float64": 0.0}  # (a number of a probe's type)
 
 
 def _python_number(v, p):

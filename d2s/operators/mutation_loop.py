@@ -14,6 +14,7 @@ from .aliases import other_references
 from .branch_arrays import array_paths
 from .held_lists import holder, if_arrays, remember
 from .lists import PYTHON_ITEM_DTYPES, is_structure, number_pairs
+from .loop_initial import number_items
 from .mutation import MISSING, Log, StateChangeError, freeze, retarget
 from .trace_state import current
 from .variables import Undefined, is_variable, where
@@ -45,7 +46,7 @@ class Loop:
                 with b.scratch():  # objects the user can reach as they are, others copied
                     body(*[v if id(v) in log.seen else copy.copy(v) for v in state])
                     log.changed()
-                    probed = {s.ident(): s.get() for s in log.slots}
+                    probed = {s.ident(): _snapshot(s.get()) for s in log.slots}
             finally:
                 log.scratch_end(probed=True)
         self._changed()
@@ -76,6 +77,15 @@ class Loop:
         for j, v in self.numbers.items():
             p = probed[self.slots[j].ident()]
             self.initial[j] = _full_like(p, v)
+        self.kinds: dict = {}  # slot index -> a Python number the body gives another type
+        for j, (s, v) in enumerate(zip(self.slots, self.initial)):  # (a helper's `stats[
+            p = probed.get(s.ident())  # "loss"] += loss.item()`: Python's precision, as a
+            if _kept_number(v, p):  # carried dict's item)
+                self.initial[j] = _python_number(v)
+            elif _number_of_other_type(v, p):  # (`stats["n"] += 0.5`, `n` an int: its
+                self.initial[j], self.kinds[j] = _python_number(v, p), v  # type flags)
+            elif type(v) is dict and type(p) is dict:  # (`self.state` of a nested item)
+                self.initial[j] = number_items(v, p)
         self.aliases = [i for i in carried if any(
             s.obj is state[i] and s.kind in ("var", "list") for s in self.slots)]
 
@@ -308,6 +318,55 @@ def _filled_number(v, probe) -> bool:
         return False
     own = "int64" if type(v) is int else "float32"
     return bool(probe.shape) or probe.dtype.name != own
+
+
+def _snapshot(v):
+    """A dict as the probe trace left it (the trace's changes are undone after it)."""
+    return freeze(v) if type(v) is dict else v
+
+
+def _kept_number(v, probe) -> bool:
+    """A Python number the body keeps a Python number of its type (`+= loss.item()`)."""
+    return type(v) in PYTHON_ITEM_DTYPES and is_variable(probe) and getattr(
+        probe, "python_scalar", False) and not probe.shape and not probe.is_array and \
+        probe.number_when is None and probe.float_when is None and probe.bool_when is None \
+        and probe.dtype.name == PYTHON_ITEM_DTYPES[type(v)]
+
+
+def _number_of_other_type(v, probe) -> bool:
+    """A Python number the body makes a Python number of another type, or of a type the
+    run decides (`loop_number_items` carries the flags)."""
+    if not (type(v) in PYTHON_ITEM_DTYPES or _plain_number(v)):
+        return False
+    if type(probe) in PYTHON_ITEM_DTYPES:  # (`stats["n"] += 0.5`)
+        return _dtype(probe) != _dtype(v)
+    return _plain_number(probe, flagged=True) and (_dtype(probe) != _dtype(v) or (
+        probe.float_when is not None or probe.bool_when is not None))
+
+
+def _plain_number(v, flagged=False) -> bool:
+    """A graph value standing for a Python number of one type (of a type the run decides
+    where `flagged`)."""
+    return is_variable(v) and getattr(v, "python_scalar", False) and not v.shape and \
+        not v.is_array and v.number_when is None and v.dtype.name in _RANKS and (
+            flagged or v.float_when is None and v.bool_when is None)
+
+
+def _dtype(v) -> str:
+    return PYTHON_ITEM_DTYPES[type(v)] if type(v) in PYTHON_ITEM_DTYPES else v.dtype.name
+
+
+_RANKS = ("bool", "int64", "float64")
+
+
+def _python_number(v, probe=None):
+    """The Python number `v` (or a graph value standing for one) as the loop carries it: of
+    Python's precision, the wider of its type and the `probe`'s."""
+    own = _dtype(v)
+    dtype = own if probe is None else max(own, _dtype(probe), key=_RANKS.index)
+    out = rt.cast(v, dtype) if is_variable(v) else rt.full([], v, dtype)
+    out.python_scalar = True
+    return out
 
 
 def _full_like(like, number):

@@ -3,8 +3,12 @@ dict on the object passed in (`o.stats`, kept between calls) get keys set, read 
 `setdefault`, `in`, `len`, `pop` with a default (None too) and `del`, and set under a computed
 key of two values (`d[int(x[0] > 0.5)]`), in nested tensor `if`s and graph loops
 (`for` over `range()` of a tensor, a `while` on a tensor), and the dicts are looped over and
-returned. Each program runs eagerly and converted over inputs that take different paths
-through one program; the object's dict after each call is compared too.
+returned. The object's `meter` dict (Python numbers, a nested dict) gets its items grown in
+the same places (issues 33 and 35): by `.item()` and `float()` values, by a tensor (a number
+after no trips, the tensor after others), an int item made a float, a nested item, and a
+helper called with the dict (`bump(o.meter, "sum", v)`). Each program runs eagerly and
+converted over inputs that take different paths through one program; the object's dicts
+after each call are compared too.
 
 `programs()` is a hypothesis strategy of `(source, inputs)`: `source` defines `f(x, y, o)`
 (x, y: float32 [3]; `o` made by `make_box`).
@@ -16,6 +20,10 @@ from hypothesis import strategies as st
 from .gen_state import VECTOR, indent
 
 PRELUDE = '''\
+def bump(m, k, v):
+    m[k] += v
+
+
 def f(x, y, o):
     h = x * 1.0
     d = {}
@@ -36,6 +44,12 @@ CHANGES = (
     'd.pop("{k}", None)',  # (removed on every trip of a graph loop, or under a tensor if)
     'if "{k}" in d:\n    del d["{k}"]',
     'd[int(x[0] > 0.5)] = h * 0.25',  # (a computed key of two values: 0 and 1)
+    'o.meter["sum"] += h.sum().item()',  # (items of a dict on the object: Python numbers,
+    'o.meter["n"] += 1',  # an int made a float, a tensor after trips, a nested item, a
+    'o.meter["n"] += 0.5',  # helper's change)
+    'o.meter["t"] += h.sum()',
+    'o.meter["ema"]["loss"] = 0.5 * o.meter["ema"]["loss"] + float(h.mean())',
+    'bump(o.meter, "sum", h.max().item())',
 )
 READS = (
     'acc = acc + (1 if "{k}" in d else 0)',
@@ -52,9 +66,11 @@ def make_box():
     class Box:
         def __init__(self):
             self.stats = {}
+            self.meter = {"sum": 0.0, "n": 0, "t": 0.0, "ema": {"loss": 0.0}}
 
         def observed(self):
-            return dict(self.stats)
+            return {"stats": dict(self.stats), "meter": {
+                k: dict(v) if type(v) is dict else v for k, v in self.meter.items()}}
     return Box()
 
 
