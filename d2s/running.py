@@ -123,8 +123,7 @@ def _freed_results(program, outs: list) -> tuple:
     predicate, truth); no conditions: freed on every run."""
     diff = [k for k, v in enumerate(outs) if not v.is_array and not v.stop_gradient
             and v.dtype.is_floating]
-    follow_branch_frees(program, lambda: RuntimeError(FREED))  # (a backward() too, on a
-    # branch of a tensor `if` in a whole step: `runtime/program/branch_backward.py`)
+    follow_branch_frees(program, lambda: RuntimeError(FREED))  # (a whole step's too)
     if getattr(program, "in_program_backward", False):
         return [(k, [(None, True, None)]) for k in diff], []
     preds: dict = {}
