@@ -54,9 +54,10 @@ def _data(n, seed=0, nan_at=3):
     return out
 
 
-def _run(make_step, models, opt_name, kw, data):
+def _run(make_step, models, opt_name, kw, data, clear_after=False):
     """Eager and converted calls of `make_step(*models, *optimizers)` over `data`, the same
-    after each; returns the eager results."""
+    after each (then, with `clear_after`, the caller's `opt.clear_grad(set_to_zero=False)`);
+    returns the eager results."""
     rt.seed(0)
     eager = [m() for m in models]
     conv = copy.deepcopy(eager)
@@ -69,6 +70,8 @@ def _run(make_step, models, opt_name, kw, data):
         same(want, got, f"call {i}", 1e-5, 1e-6)
         for m1, o1, m2, o2 in zip(eager, opts[0], conv, opts[1], strict=True):
             same_training_state(m1, o1, m2, o2, f"call {i}")
+            for o in (o1, o2) if clear_after else ():
+                o.clear_grad(set_to_zero=False)
         results.append(want)
     assert len(static.program_cache) == 1
     return results
@@ -375,3 +378,72 @@ def test_a_backward_through_the_graph_the_branch_freed_raises_on_those_runs():
             assert (p.grad is None) == (q.grad is None)
             if p.grad is not None:
                 np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-6)
+
+
+# ---- which parameters the branch's backward() reaches (found by `--gen observe-params`) -----
+
+class Recurrent(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(4, 6)
+        self.cell = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+        self.other = nn.Linear(6, 3)
+
+
+@pytest.mark.parametrize(("opt_name", "kw"), OPTS[:2])
+def test_truncated_backprop_in_the_branch_leaves_the_embedding_without_a_gradient(opt_name,
+                                                                                  kw):
+    """In the branch, a graph loop whose trips `detach()` the state when it grows: on those
+    runs the embedding gets no gradient (eager: `.grad` None, so weight decay and momentum
+    leave it alone), on the others it does."""
+    def make(net, opt):
+        def train_step(x, y):
+            h = rt.tanh(net.embed(x))
+            if h.mean() > -0.02:
+                steps = rt.cast(rt.clip(x[0, 0].abs() * 2, 1.0, 3.0), "int64")
+                for _ in range(steps):
+                    h = rt.tanh(net.cell(h))
+                    if h.abs().sum() > 15.0:
+                        h = h.detach()
+                loss = F.cross_entropy(net.head(h), y)
+                loss.backward()
+                cut = net.embed.weight.grad is None
+                opt.step()
+                opt.clear_grad(set_to_zero=False)
+                return loss, cut
+            loss = F.cross_entropy(net.other(h), y)
+            return loss, None
+        return train_step
+
+    results = _run(make, [Recurrent], opt_name, kw, _data(8, seed=4, nan_at=None))
+    assert {r[1] for r in results} == {True, False, None}
+
+
+@pytest.mark.parametrize(("opt_name", "kw"), OPTS[:2])
+def test_step_in_a_nested_branch_after_an_if_whose_other_branch_detaches(opt_name, kw):
+    """An early return two tensor `if`s deep (backward() and the step there) after code
+    whose other branch detaches: the conditions of that earlier `if` are read in the
+    branch. (The caller clears the gradients after each call.)"""
+    def make(net, opt):
+        def train_step(x, y):
+            h = rt.tanh(net.embed(x))
+            if h.max() > 0.3:
+                h = rt.tanh(net.cell(h))
+                if h.sum() > 0.5:
+                    loss = F.cross_entropy(net.head(h), y)
+                    loss.backward()
+                    opt.step()
+                    return loss, 1
+            else:
+                if h.sum() > 0.5:
+                    h = h.detach() * 0.5
+            loss = F.cross_entropy(net.other(h), y)
+            loss.backward()
+            opt.step()
+            return loss, 2
+        return train_step
+
+    results = _run(make, [Recurrent], opt_name, kw, _data(8, seed=5, nan_at=None),
+                   clear_after=True)
+    assert {r[1] for r in results} == {1, 2}
