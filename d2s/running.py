@@ -124,12 +124,12 @@ def _freed_results(program, outs: list) -> tuple:
     predicate, truth); no conditions: freed on every run."""
     diff = [k for k, v in enumerate(outs) if not v.is_array and not v.stop_gradient
             and v.dtype.is_floating]
+    follow_branch_frees(program, lambda: RuntimeError(FREED))  # (a whole step's too)
     if getattr(program, "in_program_backward", False):
         return [(k, [(None, True, None)]) for k in diff], []
     preds: dict = {}
     freed = []
     names = [outs[k].name for k in diff]
-    follow_branch_frees(program, lambda: RuntimeError(FREED))
     loops = follow_loop_frees(program, lambda: RuntimeError(FREED))
     for k, conds in zip(diff, freed_conditions(program, names, block_ran, loops),
                         strict=True):

@@ -395,11 +395,13 @@ PROGRAM_RANKS = {
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "leaf_reads.py": 0,  # (what Builder.capture gives a read of a parameter it wrote)
     "grad_views.py": 0,  # (train_step's view of `.grad`, per branch of control_flow's cond)
+    "grad_slots.py": 0,  # (the `.grad` and update-record literals train_step's ops act on)
     "zero_division.py": 1,  # (the ZeroDivisionError check Builder.bind asks for)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,
     "eager_grads.py": 2, "backward.py": 2, "train_step.py": 2, "reach_values.py": 2,
     "freed_loops.py": 2, "freed_branches.py": 2, "trip_paths.py": 2,
+    "branch_backward.py": 2,  # (train_step's backward() in a tensor `if`'s branch)
     "passes": 3,
     "fusion.py": 4, "fusion_chunks.py": 4, "loop_nest.py": 4, "codegen_loops.py": 4,
     "loop_plan.py": 4,

@@ -449,7 +449,7 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None,
             if n in program.grad_hooks and not any(n in op.outputs for op in g0.ops):
                 apply_grad_hooks(program.grad_hooks[n], grads, n)
     out = [grads.get(n) for n in names]
-    _drop_unread(program, first, {g.name for g in out if g is not None})
+    drop_unread(program, first, {g.name for g in out if g is not None})
     return out
 
 
@@ -499,13 +499,13 @@ def _gradients_in_block(program: Program, targets, names, tg, no_grad_set,
     return [grads.get(n) for n in names]
 
 
-def _drop_unread(program: Program, first: int, wanted: set) -> None:
-    """Remove the top-level ops from index `first` on (the backward's) whose outputs nothing
-    reads: a gradient rule computes the gradients of all its inputs, also of those no source
-    depends on (a layer's input: `x @ W`'s `g @ W.T`, a GEMM as long as the forward's), and
-    only the needed ones are accumulated. Ops with effects, random ops and ops with blocks
-    stay; the forward's ops are not touched."""
-    g0 = program.global_block()
+def drop_unread(program: Program, first: int, wanted: set, block: Block = None) -> None:
+    """Remove the ops of `block` (the top level by default) from index `first` on (the
+    backward's) whose outputs nothing reads: a gradient rule computes the gradients of all
+    its inputs, also of those no source depends on (a layer's input: `x @ W`'s `g @ W.T`, a
+    GEMM as long as the forward's), and only the needed ones are accumulated. Ops with
+    effects, random ops and ops with blocks stay; the forward's ops are not touched."""
+    g0 = block if block is not None else program.global_block()
     read = set(wanted) | {r for r in g0.results if r.__class__ is str}
     for op in g0.ops[:first]:
         read.update(op.input_names())

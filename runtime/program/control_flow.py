@@ -108,7 +108,7 @@ def _trace_all(builder: Builder, fns: list, views) -> list:
     for fn in fns:
         views.enter()
         traced.append(_trace(builder, fn))
-        views.leave()
+        views.leave(traced[-1][0])
     return traced
 
 

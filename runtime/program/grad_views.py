@@ -48,10 +48,19 @@ class Branches:
     before them when tracing failed."""
 
     def __init__(self, program):
-        st = program.__dict__.get("_train_step")
+        self.program = program
+        st = self.st = program.__dict__.get("_train_step")
         self.grads = None if st is None else st.grads
         self.before = None if st is None else {k: list(e) for k, e in st.grads.items()}
         self.left: list = []
+
+    def _started(self) -> bool:
+        """Whether the program has a view (a branch's `backward()` may have begun it)."""
+        if self.grads is None and self.program.__dict__.get("_train_step") is not None:
+            self.st = self.program._train_step
+            self.grads, self.before = self.st.grads, {}
+            self.left = [{} for _ in self.left]  # (branches traced before it: no change)
+        return self.grads is not None
 
     def _set(self, view: dict) -> None:
         for k in list(self.grads):
@@ -64,12 +73,29 @@ class Branches:
                 self.grads[k] = list(e)
 
     def enter(self) -> None:
-        if self.grads is not None:
+        if self._started():
             self._set(self.before)
 
-    def leave(self) -> None:
-        if self.grads is not None:
+    def leave(self, block=None) -> None:
+        if self._started():
+            if block is not None:
+                self._computed_in(block)
             self.left.append({k: list(e) for k, e in self.grads.items()})
+
+    def _computed_in(self, block) -> None:
+        """Gradients the branch just traced (`block`) computed (its `backward()`) are values
+        of its block: after the `if` they are `.grad` as the run leaves it; where the tensor
+        may have had none before, the run decides whether it has one (`sometimes_reached`:
+        read as zeros where it has none, and an optimizer step skips it there)."""
+        for k, e in self.grads.items():
+            made = getattr(e[2], "block", None)
+            if made is None or not any(b is block for b in made.ancestors()):
+                continue
+            before = self.before.get(k)
+            if before is None or not before[3] or before[2] is None or (
+                    before[2] is UNKNOWN or k in self.st.sometimes_reached):
+                self.st.sometimes_reached.add(k)
+            e[2], e[3], e[4] = RUN, True, None
 
     def __enter__(self) -> Self:
         return self
@@ -81,7 +107,7 @@ class Branches:
             self.enter()
 
     def merge(self) -> None:
-        if self.grads is None:
+        if not self._started():
             return
         merged = {}
         for k in set().union(*self.left):

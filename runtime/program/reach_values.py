@@ -222,13 +222,15 @@ def any_of(values: list):
 
 def lift(program, v: Variable, to) -> Variable:
     """`v` as a value block `to` can read: itself where it is defined in `to` or a block
-    around it; else (defined in a branch below `to`) each branch op between them gains an
-    output, `v` from the branch that holds it, False from the others."""
+    around it; else (defined in a branch below `to`, or below a block around `to`: a
+    backward() in a later branch, `branch_backward`) each branch op between its block and
+    the first block around both gains an output, `v` from the branch that holds it, False
+    from the others."""
     if _encloses(program, v.block, to):
         return v
     owners = {sub: (op, blk) for blk in program.blocks for op in blk.ops for sub in op.blocks}
     block = v.block
-    while block is not to:
+    while not _encloses(program, block, to):
         op, parent = owners[block.idx]
         out = parent.new_var(program.fresh_name(), (), bool_, stop_gradient=True)
         no = _false(program)

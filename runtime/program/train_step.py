@@ -31,10 +31,12 @@ from ..ops.creation import zeros
 from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
+from .branch_backward import gradients_in_branch
 from .builder import Training, install_training
 from .grad_views import RUN as _RUN
 from .grad_views import UNKNOWN as _UNKNOWN
 from .grad_views import ZERO as _ZERO
+from .grad_slots import GradSlot, UpdateSlot
 from .grad_views import fresh
 from .leaf_reads import gradients_and_reach
 from .reach_paths import gradient_sites
@@ -48,24 +50,6 @@ _UNKNOWN_USED = (
     "it with loss.backward() first, or move clear_grad() to the end of the step")
 _CUT_LOSS = ("backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
              "gradient. Set stop_gradient=False on the inputs you want gradients for.")
-
-
-class GradSlot:
-    """The `.grad` attribute of one eager tensor, as an op input (a literal)."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-    def __repr__(self):
-        return f"{self.tensor.name or 'tensor'}.grad"
-
-    def __eq__(self, other):
-        return isinstance(other, GradSlot) and other.tensor is self.tensor
-
-    def __hash__(self):
-        return id(self.tensor)
 
 
 def _name(slot) -> str:
@@ -125,27 +109,6 @@ def _cut_check_kernel(xp, cut):
     if bool(cut):
         raise RuntimeError(_CUT_LOSS)
     return ()
-
-
-class UpdateSlot:
-    """An optimizer's record of which parameters it has updated, in order, for one parameter
-    (an op input, a literal): `Optimizer.state_dict()` lists state in that order, as eager
-    code makes it at each parameter's first update."""
-
-    __slots__ = ("name", "optimizer")
-
-    def __init__(self, optimizer, name: str):
-        self.optimizer, self.name = optimizer, name
-
-    def __repr__(self):
-        return f"{type(self.optimizer).__name__}.updated[{self.name!r}]"
-
-    def __eq__(self, other):
-        return (isinstance(other, UpdateSlot) and other.optimizer is self.optimizer
-                and other.name == self.name)
-
-    def __hash__(self):
-        return hash((id(self.optimizer), self.name))
 
 
 def _updated_kernel(xp, slot, when=None):
@@ -358,6 +321,7 @@ def grad_presence(v):
         return None
     for e in st.grads.values():
         if e[2] is v and id(e[0]) in st.sometimes_reached:
+            e[4] = None  # (read when run: `has_grad_now`)
             return bind(GRAD_PRESENT, (e[1],), {})
     raise RuntimeError(
         "of a .grad read earlier, whose presence the run decides (whether backward() reached "
@@ -433,7 +397,9 @@ def has_grad_now(t):
     b = _builder()
     if id(t) not in _state(b.program).sometimes_reached:
         return None
-    return bind(GRAD_PRESENT, (_entry(b.program, t)[1],), {})
+    e = _entry(b.program, t)
+    e[4] = None  # (it reads `.grad` when run: a write before it is not dropped, `_clear`)
+    return bind(GRAD_PRESENT, (e[1],), {})
 
 
 def note_update(optimizer, name: str, when=None) -> bool:
@@ -525,12 +491,13 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if loss.block.program is not program:
         raise RuntimeError(f"{where}: the tensor belongs to another program than the one "
                            "being built")
-    if b.block.idx != 0 or loss.block.idx != 0:
-        raise RuntimeError(
-            f"{where} inside an `if` or loop whose condition is a tensor: a converted "
-            "function computes gradients once, for the whole function. Call backward() "
-            "outside the tensor `if`/loop (compute the loss in it and return it from the "
-            "branch), or move the backward out of the converted function.")
+    if any(blk.params for blk in b.block.ancestors()):  # (a tensor `if`'s branch runs
+        raise RuntimeError(  # it when taken, `branch_backward`; a graph loop's trips are not)
+            f"{where} inside a loop whose condition is a tensor (a graph loop): a converted "
+            "step computes gradients in its top level or in the branches of tensor `if`s. "
+            "Loop over the micro-batches with a Python loop (`for x in xs:` over a list, or "
+            "`range` of a Python int), or collect the losses in the loop and call backward() "
+            "on their sum after it.")
     st = _state(program)
     if not loss.dtype.is_floating:
         raise TypeError(f"backward() needs a floating-point tensor, got {loss.dtype.name} "
@@ -563,9 +530,12 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if loss.stop_when is not None:  # (detached on the runs a tensor `if` decides: raise there)
         bind(CUT_CHECK, (loss.stop_when,), {})
     forward_ops = list(g0.ops)  # (the backward ops read every parameter)
-    grads, reached = gradients_and_reach(  # (loops save their iterations now)
-        program, gradients, lambda ns: _reached(program, ns, forward_ops, loss.name), loss,
-        names, seed)
+    if b.block.idx != 0:  # (on the runs that take the branch)
+        grads, reached = gradients_in_branch(program, b.block, loss, names, seed)
+    else:
+        grads, reached = gradients_and_reach(  # (loops save their iterations now)
+            program, gradients, lambda ns: _reached(program, ns, forward_ops, loss.name),
+            loss, names, seed)
     program.in_program_backward = True  # d2s: the call's results need no gradient path
     for n, g in zip(names, grads):
         if g is None:

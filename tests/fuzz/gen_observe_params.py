@@ -32,7 +32,8 @@ LOSS = "loss = (h * h).mean() + (y * h).sum() * 0.1"
 # (the loss logged rounded: the program may round float32 sums in another order)
 RETURN = ("return loss, round(loss.item(), 4), bool(h.max() > 0.0), int(rt.argmax(h))",)
 # ... or the function does (a whole training step converted; the loss comes back a number).
-# (backward() under a tensor `if` is refused: no early return in such a step)
+# (an early return under a tensor `if` does both there: backward() and the step on the runs
+# that take it)
 RETURN_STEPPED = ("loss.backward()", "o.opt.step()",
                   "return round(loss.item(), 4), loss.stop_gradient, int(rt.argmax(h))")
 
@@ -57,7 +58,7 @@ def _stmt(draw, depth: int, in_loop: bool, ending: tuple, detach: bool):
     kinds = ["simple"] * 4 + (["detach"] if detach else [])
     if depth > 0:
         kinds += ["tif", "tif_else", "pif", "twhile", "twhile_maybe_none", "trange"]
-    if depth > 0 and not in_loop and ending is RETURN:
+    if depth > 0 and not in_loop:
         kinds += ["treturn"]
     kind = draw(st.sampled_from(kinds))
     if kind == "simple":

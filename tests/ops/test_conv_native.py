@@ -326,7 +326,7 @@ def test_a_programs_geometries_compile_together_with_the_bits_of_one_at_a_time(
         # forward + weight gradient of stem and dense (the dense input gradient is the
         # forward's kernel of the same geometry; x needs none), and the depthwise's three;
         # tracing also plans the stem's strided input gradient (its op is built, then
-        # dropped as unread: `backward._drop_unread`)
+        # dropped as unread: `backward.drop_unread`)
         if cache == "together":
             assert sum(kernels_built) == 8
             assert len(kernels_built) <= min(os.cpu_count() or 1, 8)

@@ -1,5 +1,5 @@
 """`gradients` drops the backward ops nothing reads (runtime/program/backward.py
-`_drop_unread`): a gradient rule computes the gradients of all of an op's inputs, so the
+`drop_unread`): a gradient rule computes the gradients of all of an op's inputs, so the
 input gradient of a layer whose input needs none (`g @ W.T`, as costly as the forward's
 GEMM) was computed and thrown away. The gradients that are asked for keep their values
 (finite differences), and ops with effects stay.

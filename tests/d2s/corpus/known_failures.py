@@ -61,8 +61,4 @@ DYNAMIC: dict[str, str] = {}
 
 # failures of `test_training_steps.py` (the training-step cases of `cases_wild5_training.py`)
 TRAINING: dict[str, str] = {
-    "wild7_training.gan_skip_generator_when_d_loses": (
-        "`loss_g.backward()` under a tensor `if` (the generator updated only while D's loss "
-        "is under a threshold): a converted step computes gradients at its top level; "
-        "refused at the user's backward() line (docs/training.md 'What cannot be a graph')"),
 }

@@ -24,23 +24,27 @@ def _setup():
     return model, make_opt("Adam", model.parameters()), nn.CrossEntropyLoss()
 
 
-def test_backward_under_a_tensor_if():
+def test_backward_in_a_graph_loop():
+    """(Under a tensor `if` it converts: test_backward_under_tensor_if.py.)"""
     model, opt, loss_fn = _setup()
 
     @d2s.to_static
-    def step(x, y):
-        loss = loss_fn(model(x), y)
-        if loss > 1.0:
+    def step(x, y, n):
+        total = rt.zeros([])
+        for _ in range(n):  # (a tensor trip count: a graph loop)
+            loss = loss_fn(model(x), y)
             loss.backward()
+            total = total + loss
         opt.step()
-        return loss
+        return total
 
     x, y = batches(1, (5, 4))[0]
     before = [p.numpy().copy() for p in model.parameters()]
     with pytest.raises(RuntimeError) as info:
-        step(x, y)
+        step(x, y, rt.to_tensor(2))
     text = _text(info)
-    assert "backward()" in text and "inside an `if` or loop whose condition is a tensor" in text
+    assert "backward()" in text and "inside a loop whose condition is a tensor" in text
+    assert "Python loop" in text
     assert "test_train_step_errors.py" in text and "loss.backward()" in text  # the user's line
     assert not INTERNAL.search(text), text  # (it named the trace's 't12')
     for b, p in zip(before, model.parameters(), strict=True):  # nothing ran
