@@ -403,13 +403,14 @@ class _GraphWhile:
         name values of the discarded blocks.)"""
         state, widen = self.state, self.widen
         self.number_items.widen(state)
+        self.number_kinds.widen_items(state)
         if self.taken is None and any(is_tensor(state[i]) or is_variable(state[i]) and not
                                       state[i].python_scalar for i in widen):
             self.taken = to_bool(self.test(*state))  # (the test on entry, the old dtypes)
         for i, dtype in widen.items():
             v = state[i]
             if (is_variable(v) and not v.python_scalar or is_tensor(v)) and \
-                    i not in self.widened and i not in self.number_kinds.tensors:
+                    i not in self.widened and (i, ()) not in self.number_kinds.tensors:
                 self.widened[i] = v.dtype  # eager's dtype where the body never runs
             state[i] = rt.cast(v, dtype) if is_variable(v) or is_tensor(v) else rt.full(
                 [], v, dtype)
