@@ -18,7 +18,7 @@ from ..errors import ConversionError
 from .loop_numpy_values import items
 from .number_or_tensor import here, number_dtype, pairs
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
-from .variables import Undefined, is_return_value, is_variable, where
+from .variables import RunSizedList, Undefined, is_return_value, is_variable, where
 
 _FLAGS = ("bool_when", "float_when")
 
@@ -68,7 +68,7 @@ class LoopNumberKinds:
         h, num` inside the loop: the returned tuple is carried)."""
         new = False
         for k, i in enumerate(carried):
-            for path, before, after in pairs(values[k], out[i], ()):
+            for path, before, after in item_pairs(values[k], out[i]):
                 if (i, path) in self.tensors or not is_variable(before) or before.shape or \
                         before.is_array or before.python_scalar or \
                         before.number_when is not None or number_dtype(after) is None:
@@ -85,7 +85,7 @@ class LoopNumberKinds:
         carried tuple or list (`return h, gain` in the loop: `self.item_widen`)."""
         new = False
         for k, i in enumerate(carried):
-            for path, before, after in pairs(values[k], out[i], ()):
+            for path, before, after in item_pairs(values[k], out[i]):
                 entry = item_at(state[i], path)
                 if (i, path) in self.tensors or not is_variable(before) or not is_variable(
                         after) or number_dtype(before) is None or not is_variable(entry) or \
@@ -137,7 +137,7 @@ class LoopNumberKinds:
         entry), also an item of a carried tuple or list (`return h, sum(kept)` in the loop)."""
         new = False
         for k, i in enumerate(carried):
-            for path, before, after in pairs(values[k], out[i], ()):
+            for path, before, after in item_pairs(values[k], out[i]):
                 if (i, path) in self.entry or min(number_rank(before), number_rank(
                         after)) < 0 or isinstance(after, Undefined):
                     continue
@@ -193,16 +193,21 @@ class LoopNumberItems:
 
     def found(self, state: list, carried: list, out: list, names) -> bool:
         """Whether the body makes such an item a tensor, for one not recorded yet (then the
-        loop is traced again from a tensor of the body's dtype: `widen`). Only of a dict a
-        plain name holds (a local or an argument): one on an attribute (`self.stats`) is
-        written back as the attribute's state, which keeps refusing it at the loop."""
+        loop is traced again from a tensor of the body's dtype: `widen`). Only of a dict or
+        tuple a plain name holds (a local or an argument): one on an attribute (`self.stats`)
+        is written back as the attribute's state, which keeps refusing it at the loop."""
         new = False
         for i in carried:
             before, after = state[i], out[i]
-            if type(before) is not dict or type(after) is not dict or "." in names[i]:
+            if type(before) is not type(after) or "." in names[i]:
                 continue
-            for k, x in before.items():
-                v = after.get(k, x)
+            if type(before) is dict:
+                found = [(k, x, after.get(k, x)) for k, x in before.items()]
+            elif isinstance(before, tuple):  # (`state = (h, 0)`, `state = (h * 2, total + m)`)
+                found = [(Path(p), x, v) for p, x, v in item_pairs(before, after) if p]
+            else:
+                continue
+            for k, x, v in found:
                 if type(x) in (bool, int, float) and _made_tensor(v) and \
                         (i, k) not in self.items:
                     self.items[(i, k)] = (x, number_dtype(x), v.dtype.name)
@@ -213,9 +218,8 @@ class LoopNumberItems:
         """After `found` (in the block around the loop): the loop's initial values hold the
         recorded items as tensors of the body's dtype."""
         for (i, k), (number, _, dtype) in self.items.items():
-            if not is_variable(state[i][k]):
-                state[i] = dict(state[i])
-                state[i][k] = rt.full([], number, dtype)
+            if not is_variable(_get(state[i], k)):
+                state[i] = _set(state[i], k, rt.full([], number, dtype))
 
     def start(self) -> list:
         return [v for number, dtype, _ in self.items.values()
@@ -226,7 +230,7 @@ class LoopNumberItems:
         n = len(values) - 2 * len(self.items)
         values, flags = list(values[:n]), values[n:]
         for j, (i, k) in enumerate(self.items):
-            v = values[carried.index(i)][k]
+            v = _get(values[carried.index(i)], k)
             if is_variable(v):
                 v.number_when, v.number_value = flags[2 * j], flags[2 * j + 1]
                 v.number_value.python_scalar = True
@@ -235,12 +239,29 @@ class LoopNumberItems:
     def leave(self, out: list) -> list:
         """The body's flags and numbers of the items, as extra results; an item the body
         made a Python number again (`stats["loss"] = 0.0`) as the loop's tensor."""
-        extra = [here(kind, out[i][k], dtype) for (i, k), (_, dtype, _) in self.items.items()
-                 for kind in "nv"]
+        extra = [here(kind, _get(out[i], k), dtype)
+                 for (i, k), (_, dtype, _) in self.items.items() for kind in "nv"]
         for (i, k), (_, _, tensor_dtype) in self.items.items():
-            if not is_variable(out[i][k]):
-                out[i][k] = rt.full([], out[i][k], tensor_dtype)
+            if not is_variable(_get(out[i], k)):
+                new = rt.full([], _get(out[i], k), tensor_dtype)
+                if type(out[i]) is dict:
+                    out[i][k] = new
+                else:
+                    out[i] = replaced(out[i], k, new)
         return extra
+
+
+class Path(tuple):
+    """Where an item is inside a carried tuple (of tuples and lists): a key of
+    `LoopNumberItems.items` beside dict keys."""
+
+
+def _get(v, k):
+    return item_at(v, k) if isinstance(k, Path) else v[k]
+
+
+def _set(v, k, new):
+    return replaced(v, k, new) if isinstance(k, Path) else {**v, k: new}
 
 
 def _made_tensor(v) -> bool:
@@ -268,6 +289,16 @@ def refuse_items_made_tensors(state: list, carried: list, out: list, names, src)
                     "an item of a carried dict, list or tuple cannot tell. Make it a tensor "
                     "before the loop (`rt.to_tensor(0.0)`), or keep it in a name of its own "
                     "and store it after the loop.", origin=src)
+
+
+def item_pairs(a, b):
+    """`pairs` of two carried values: the values themselves, or the items of plain tuples and
+    lists (also namedtuples; not a list of structures held as arrays, `StructArray`)."""
+    if isinstance(a, RunSizedList) or isinstance(b, RunSizedList) or not (
+            type(a) in (tuple, list) or isinstance(a, tuple) and hasattr(a, "_fields")):
+        return [((), a, b)]
+    return [(p, x, y) for p, x, y in pairs(a, b, ()) if not any(
+        isinstance(item_at(a, p[:j]), RunSizedList) for j in range(len(p)))]
 
 
 def item_at(v, path: tuple):

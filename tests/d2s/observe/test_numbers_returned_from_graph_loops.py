@@ -128,3 +128,48 @@ def test_sum_of_a_list_that_may_be_empty_returned_inside_the_loop(fill, n):
     for f, k in KEPT:
         converted(rt.to_tensor(np.full(3, f, "float32")), rt.to_tensor(k))
     assert len(converted.program_cache) == 1
+
+
+def running_stats(x, n_steps):
+    """State kept as a tuple, as recurrent code writes it: the count starts as a Python 0
+    and the body makes it a tensor."""
+    state = (x, 0)
+    for _ in range(n_steps):
+        h, total = state
+        state = (h * 2, total + h.mean())
+    return state
+
+
+def running_stats_ref(x, n):
+    h, total = x, 0
+    for _ in range(n):
+        h, total = h * 2, total + np.float32(h.mean())
+    return h, total
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_number_in_a_carried_tuple_made_a_tensor_by_the_body(n):
+    converted = d2s.to_static(running_stats)
+    x = np.arange(3, dtype="float32") + 1
+    want_h, want_total = running_stats_ref(x, n)
+    grads = []
+    for fn in (running_stats, converted):
+        xt = rt.to_tensor(x, stop_gradient=False)
+        h, total = fn(xt, rt.to_tensor(n))
+        np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-6)
+        if n == 0:
+            assert type(total) is int and total == 0
+            loss = h.sum()
+        else:
+            assert rt.is_tensor(total) and total.dtype == rt.float32
+            assert total.stop_gradient is False
+            np.testing.assert_allclose(total.numpy(), want_total, rtol=1e-6)
+            loss = h.sum() + total
+        loss.backward()
+        grads.append(xt.grad.numpy())
+    # d(h.sum() + total)/dx: 2**n per item, plus sum_k 2**k / 3 for k < n
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+    np.testing.assert_allclose(grads[1], np.full(3, 2.0 ** n + (2.0 ** n - 1) / 3), rtol=1e-6)
+    for k in (0, 1, 3):
+        converted(rt.to_tensor(x, stop_gradient=False), rt.to_tensor(k))
+    assert len(converted.program_cache) == 1
