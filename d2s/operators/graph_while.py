@@ -19,7 +19,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError
-from . import loop_bound, loop_errors, loop_numpy_values, mutation, none_or_tensor
+from . import branch_dtypes, loop_bound, loop_errors, loop_numpy_values, mutation
 from . import unbound as unbound_mod
 from .block_values import (
     as_list,
@@ -139,7 +139,7 @@ class _GraphWhile:
         self.new_keys = new_keys or LoopNewKeys(outermost())
         self.src = src = user_origin()
         self.outer = current_builder().block  # (the block the loop is built in)
-        none_or_tensor.refuse_carried(names, state, src)  # (None on some runs)
+        branch_dtypes.refuse_carried(names, state, src)  # (None on some runs)
         self.checks, self.taken = {}, None
         self.log = log = mutation.begin((test, body), state, names, src)  # state by object
         self.body = body = self.new_keys.wrap(body)  # (a tensor `if` in it may add keys)
@@ -257,7 +257,7 @@ class _GraphWhile:
             # code raises it when the body runs, so the program does; the state is unchanged
             raise_when_run(e)
             out = list(given)
-        none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
+        branch_dtypes.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
         if self.number_items.found(self.state, carried, out, names):
             raise _Widen  # (traced again with the items' flags carried)
