@@ -78,6 +78,11 @@ class _Encoder:
                     "tensor on others (an if whose condition is a tensor decides which), which "
                     "a saved model does not keep; return a tensor on every path (zeros) and a "
                     "bool tensor beside it saying whether it is set")
+            if getattr(leaf, "dtype_when", None) is not None:  # (`branch_dtypes`)
+                raise TypeError(
+                    "d2s.save: the function returns a value whose dtype an if whose condition "
+                    "is a tensor decides, which a saved model does not keep; cast it to one "
+                    "dtype on every path (`rt.cast(v, ...)`)")
             if leaf.number_when is not None:  # (a number on some paths, `number_or_tensor`)
                 return {"number_or_tensor": [index, self.fetch(leaf.number_when),
                                              self.fetch(leaf.number_value)]}
