@@ -21,6 +21,7 @@ import runtime as rt
 
 from ..errors import ConversionError
 from . import none_or_tensor, number_or_tensor
+from . import unbound as unbound_mod
 from .block_values import same_kind
 from .variables import Undefined, is_return_value, is_variable, user_origin, where
 
@@ -36,7 +37,7 @@ def _plain(v) -> bool:
     Python number, no other run-decided kind (None, a number, unbound on some paths)."""
     return is_variable(v) and not v.is_array and not getattr(v, "python_scalar", False) and \
         v.none_when is None and getattr(v, "number_when", None) is None and \
-        v.on_read is None or flag_of(v) is not None
+        v.on_read is None or flag_of(v) is not None and isinstance(v.on_read, _Refused)
 
 
 def _dtypes(v) -> list:
@@ -158,8 +159,21 @@ def _what(name, path: tuple) -> str:
 
 def check_attribute(x, attribute: str) -> None:
     """`x.dtype` (...) of such a value: refused (the run decides it)."""
-    if flag_of(x) is not None:
-        raise _refusal_of(x, f"read as .{attribute}")
+    if flag_of(x) is None or not isinstance(x.on_read, _Refused) and \
+            x.dtype == x.dtype_alt.dtype:
+        return  # (the sum of a list that may be empty, of one dtype: `start_where_empty`)
+    raise _refusal_of(x, f"read as .{attribute}")
+
+
+def start_where_empty(out, start, empty, error: TypeError, src):
+    """`sum(items, start)` (`out`) of a list whose length the run decides, `start` a tensor
+    of another shape or dtype than the sum's: where the list is empty (the bool graph value
+    `empty`), eager gives `start` itself. Returned, the call gives it there (as the other
+    dtype's value of a tensor `if`); any other use raises `error` on those runs (a read
+    check), as before, and works on the others."""
+    out.dtype_when, out.dtype_alt = empty, rt.assign(start)
+    unbound_mod.mark(out, rt.logical_not(empty), "sum()", src, error=error)
+    return out
 
 
 def _refusal_of(leaf, use: str, origin=None) -> ConversionError:
@@ -173,7 +187,8 @@ def refuse_carried(names, state, src) -> None:
     check too)."""
     for v in state:
         for _, leaf, _ in none_or_tensor.pairs(v, v, ()):
-            if flag_of(leaf) is not None:
+            if flag_of(leaf) is not None and isinstance(leaf.on_read, _Refused):  # (not a
+                # sum's, `start_where_empty`: carried as before, its read check raising)
                 raise _refusal_of(leaf, "carried by a loop whose condition is a tensor "
                                   f"({where(src)})", src)
     none_or_tensor.refuse_carried(names, state, src)
