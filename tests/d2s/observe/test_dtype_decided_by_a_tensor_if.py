@@ -188,5 +188,5 @@ def test_other_uses_are_a_clear_error_at_the_line(fn, args, use, line):
 
 def test_saved_model_refuses_it(tmp_path):
     fn = d2s.to_static(quantize_or_scale, input_spec=[d2s.InputSpec([3], "float32")])
-    with pytest.raises(TypeError, match="whose dtype an if whose condition is a tensor"):
+    with pytest.raises(TypeError, match="whose dtype or shape only the run decides"):
         d2s.save(fn, str(tmp_path / "m"))
