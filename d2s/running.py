@@ -31,6 +31,7 @@ from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
 from . import guards, owned_results, writeback
+from .output_kinds import bool_flag, choose_dtype, dtype_outputs, float_flag, number_of_kind
 from .argument_flags import check_writable, flagged_arguments, set_flags
 from .operators import returned_keys, state_at_raise
 from .running_backward import Backward, Part, Training
@@ -169,7 +170,7 @@ class Entry:
         # start when the list is empty; a bool on one path of a tensor `if`, an int on the
         # other): (output, output of its "is a float" flag, of its "is a bool" flag), a flag
         # None where the dtype decides
-        flags = [(k, _float_flag(outs[k]), _bool_flag(outs[k]))
+        flags = [(k, float_flag(outs[k]), bool_flag(outs[k]))
                  for k in range(len(self.out_index))]
         flags = [f for f in flags if f[1] is not None or f[2] is not None]
         extra = [x for _, *fs in flags for x in fs if x is not None]
@@ -187,6 +188,9 @@ class Entry:
         nones = [k for k in range(len(self.out_index)) if outs[k].none_when is not None]
         self.none_or_tensor = [(k, len(outs) + j) for j, k in enumerate(nones)]
         outs = outs + [outs[k].none_when for k in nones]
+        # values whose dtype a tensor `if` decides (`operators/branch_dtypes.py`): (output,
+        # output of its flag, of the other dtype's value)
+        self.dtype_switch, outs = dtype_outputs(outs, len(self.out_index))
         # results whose stop_gradient (of each item, for a list) the run decides
         # (`runtime/program/stop_flags.py`): (output, output of its flag)
         self.stop_flags = [(k, len(outs) + j) for j, k in enumerate(
@@ -224,8 +228,8 @@ class Entry:
         # them): the call gives Python numbers there, as eager code does
         self.python_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                            v.python_scalar and not v.is_array and (not getattr(
-                               v, "mixed_number", False) or _float_flag(v) is not None
-                               or _bool_flag(v) is not None)]
+                               v, "mixed_number", False) or float_flag(v) is not None
+                               or bool_flag(v) is not None)]
         # a graph value returned or written back in several places (`self.last = loss`,
         # `return loss`): one object in all of them, as eager code has
         first: dict = {}
@@ -266,6 +270,7 @@ class Entry:
                        and not self.number_lists and not self.pair_lists and not self.tuple_out
                        and not self.tensor_item_lists and not self.str_out and not self.number_kinds
                        and not self.number_or_tensor and not self.none_or_tensor
+                       and not self.dtype_switch
                        and not self.arg_flags
                        and len(outs) == 1 + len(self.stop_flags))
         # (a single result's run-decided flag follows it: read by a training call only)
@@ -422,7 +427,7 @@ class Entry:
             outs[k] = [t[0] if a[1] == kinds.TENSOR_CODE else kinds.code_type(
                 a[1], a.dtype)(a[0].item()) for t, a in zip(outs[k], arrays[k])]
         for k, is_float, is_bool in self.number_kinds:
-            outs[k] = _number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
+            outs[k] = number_of_kind(outs[k], is_bool is not None and arrays[is_bool],
                                       None if is_float is None else arrays[is_float])
         for k, scalar in self.array_out:  # (a NumPy scalar where eager's is one)
             outs[k] = backend.to_numpy(arrays[k])[()] if scalar else backend.to_numpy(arrays[k])
@@ -432,6 +437,7 @@ class Entry:
         for k, flag in self.none_or_tensor:  # (eager's None here)
             if arrays[flag]:
                 outs[k] = None
+        choose_dtype(self.dtype_switch, outs, arrays)  # (the run's dtype's value)
         for k in self.tuple_out:
             outs[k] = tuple(outs[k])
 
@@ -574,19 +580,3 @@ def _unread(program, names: list, outs: list) -> frozenset:
     return frozenset(k for k, name in enumerate(names) if name not in read)
 
 
-def _float_flag(v):
-    """The bool graph value saying whether the Python number `v` stands for is a float when
-    the program runs (`Variable.float_when`), or None where its dtype decides."""
-    return getattr(v, "float_when", None) if getattr(v, "python_scalar", False) else None
-
-
-def _bool_flag(v):
-    """The bool graph value saying whether the Python number `v` stands for is a bool when
-    the program runs (`Variable.bool_when`), or None where its dtype decides."""
-    return getattr(v, "bool_when", None) if getattr(v, "python_scalar", False) else None
-
-
-def _number_of_kind(v, is_bool, is_float):
-    """The Python number `v` (a program output) as the type the run decided (`is_float` None:
-    the type its dtype gives)."""
-    return bool(v) if is_bool else v if is_float is None else float(v) if is_float else int(v)

@@ -78,6 +78,13 @@ class _Encoder:
                     "tensor on others (an if whose condition is a tensor decides which), which "
                     "a saved model does not keep; return a tensor on every path (zeros) and a "
                     "bool tensor beside it saying whether it is set")
+            if getattr(leaf, "dtype_when", None) is not None:  # (`branch_dtypes`)
+                raise TypeError(
+                    "d2s.save: the function returns a value whose dtype or shape only the run "
+                    "decides (an if whose condition is a tensor; sum() of a list that may be "
+                    "empty, with a start of another shape), which a saved model does not keep; "
+                    "give it one dtype and shape on every path (`rt.cast(v, ...)`, a start of "
+                    "the result's shape)")
             if leaf.number_when is not None:  # (a number on some paths, `number_or_tensor`)
                 return {"number_or_tensor": [index, self.fetch(leaf.number_when),
                                              self.fetch(leaf.number_value)]}

@@ -60,6 +60,7 @@ RANKS = {
     "d2s/writeback.py": 5.1, "d2s/side_effects.py": 5.2, "d2s/tracing.py": 5.3,
     "d2s/running_grad2.py": 5.35, "d2s/running_backward.py": 5.37,
     "d2s/argument_flags.py": 5.35,  # (what a call does to its Tensor arguments: running.py)
+    "d2s/output_kinds.py": 5.35,  # (a number's type, a value's dtype the run decides: running)
     "d2s/running.py": 5.4, "d2s/rebinding.py": 5.45, "d2s/program_cache.py": 5.5,
     "d2s/fast_call.py": 5.6,
     "d2s/report_html.py": 5.7, "d2s/static_function.py": 5.8,
@@ -326,6 +327,7 @@ OPERATOR_RANKS = {
     "loop_new_keys.py": 3.5,  # (dict keys a graph loop adds: flags it carries, graph_while)
     "loop_bound.py": 3,  # (names a graph loop binds on some trips: flags it carries, on unbound)
     "mutation_loop.py": 5,
+    "branch_dtypes.py": 4.5,  # (a dtype a tensor if decides: none_or_tensor's outputs too)
     "control_flow.py": 6,
     "graph_while.py": 7, "loop_numpy_values.py": 1, "try_calls.py": 7, "predicates_comp.py": 7,
     "warning_calls.py": 1,  # (warnings.warn as a py_warn op, for calls.py)

@@ -14,7 +14,7 @@ from runtime.ops.arrays import holds_python_numbers
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
-from . import number_or_tensor, str_arrays
+from . import branch_dtypes, number_or_tensor, str_arrays
 from .exceptions import short_name
 from .float_sum import graph_float_sum
 from .number_pairs import pairs_sum
@@ -72,11 +72,15 @@ def array_sum(iterable, start):
         if number_start:
             return start  # (`cond` makes it a value of the items' dtype)
 
-        _raise_when_run(start, tensor_start, shape, arr, src)
-        out = rt.zeros(shape, dtype)  # never read: the op above raises
-        return out + start if tensor_start else out
+        if not tensor_start:
+            _raise_when_run(start, tensor_start, shape, arr, src)
+        out = rt.zeros(shape, dtype)  # never read: the op above raises, or the call gives
+        return out + start if tensor_start else out  # the start (`start_where_empty`)
 
     out = rt.static.nn.cond(rt.static.array_length(arr) > 0, total, empty)
+    if tensor_start and not same:  # (returned: the start where the list is empty)
+        return branch_dtypes.start_where_empty(out, start, rt.static.array_length(
+            arr) == 0, _empty_error(start, True, shape, arr, src), src)
     if number_start and not same:
         out.number_when = rt.static.array_length(arr) == 0
         out.number_value = rt.full([], start, number_or_tensor.WIDE_NUMBER[
@@ -93,18 +97,23 @@ def array_sum(iterable, start):
 
 
 def _raise_when_run(start, tensor_start: bool, shape: list, arr, src) -> None:
-    """The op that raises eager's difference where the list is empty and `start` is a tensor
-    of another shape than the sum's."""
+    """The op that raises eager's difference where the list is empty and `start` is no number
+    and not a tensor of the sum's shape."""
+    raise_error(_empty_error(start, tensor_start, shape, arr, src),
+                at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
+
+
+def _empty_error(start, tensor_start: bool, shape: list, arr, src) -> TypeError:
+    """What using the sum raises where the list is empty (`_raise_when_run`)."""
     kind = f"{type(start).__name__} {start!r}" if not tensor_start else \
         f"start tensor of shape {list(start.shape)} and dtype {start.dtype}"
-    raise_error(TypeError(
+    return TypeError(
         f"sum() ({where(src)}) of a list whose length is decided when the program runs "
         f"(a comprehension or loop filtered by a tensor) got no item: eager Python "
         f"returns the start value here ({kind}), a tensor of shape {shape} and dtype "
         f"{arr.dtype} on other inputs, and one program cannot return both. Give sum() a "
         "tensor start value of the result's shape, e.g. `sum(items, rt.zeros([...]))`, "
-        "or keep every item and mask it (rt.where)."),
-        at=f"{short_name(src.filename)}:{src.lineno}" if src else "")
+        "or keep every item and mask it (rt.where).")
 
 
 def _ints_at(src) -> tuple:

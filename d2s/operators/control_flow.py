@@ -21,7 +21,7 @@ from runtime.program.builder import current_builder
 from .. import report
 from ..errors import ConversionError, note_traced_branch
 from . import branch_callables, branch_keys, branch_strs, mutation, none_or_tensor
-from . import loop_numpy_values, number_or_tensor
+from . import branch_dtypes, loop_numpy_values, number_or_tensor
 from . import unbound as unbound_mod
 from .block_values import (
     Pending,
@@ -236,6 +236,7 @@ class _GraphIf:
             places = [*self.names, *(sl.path for sl in self.log.slots)]
             number_or_tensor.find(self.full[0], out, places, self.kinds, self.src)
             none_or_tensor.find(self.full[0], out, places, self.kinds)  # (None on one)
+            branch_dtypes.find(self.full[0], out, places, self.kinds)  # (a dtype on one)
         elif len(self.full) == 2 and self.settled:  # (one raises: the other's values
             kept = self.full[1] if self.raised[0] else self.full[0]  # keep their flags)
             none_or_tensor.find(kept, kept, [*self.names, *(
@@ -248,7 +249,8 @@ class _GraphIf:
         outs.append(out)
         out = [cast_scalar(fill_placeholder(v, self.fills.get(i)), self.casts.get(i))
                for i, v in enumerate(out)]
-        out = branch_strs.as_ids(none_or_tensor.fill(out, self.kinds), self.strs)
+        out = branch_strs.as_ids(branch_dtypes.fill(none_or_tensor.fill(
+            out, self.kinds), self.kinds), self.strs)
         out = branch_callables.as_ids(out, self.callables)
         for (i, path), dtype in self.arrays.items():
             out[i] = array_at(out[i], path, dtype)
@@ -256,8 +258,8 @@ class _GraphIf:
         values = self.full[-1]  # (frozen: a list the branch changed is restored by now;
         # and the changed objects' values)
         return tuple(out) + tuple(unbound_mod.branch_flags(self.raw[-1], k, self.flags)) + \
-            tuple(number_kind_flags(values, k, self.kinds, self.marks[1], _kind_here)) + \
-            key_flags
+            tuple(number_kind_flags(values, k, self.kinds, self.marks[1],
+                                    branch_dtypes.here)) + key_flags
 
     def _fixed_by_tracing_again(self, e: Exception) -> bool:
         """Whether `cond` refusing the branches' values (`e`) is fixed by tracing them again:
@@ -325,7 +327,7 @@ class _GraphIf:
                     i < len(f) and is_variable(f[i]) and getattr(f[i], "_d2s_tuple", False)
                     for f in self.raw):
                 result[i]._d2s_tuple = True
-        none_or_tensor.mark_all(result, kinds, [*self.names, *(
+        branch_dtypes.mark_all(result, kinds, [*self.names, *(  # (and None on some runs)
             sl.path for sl in self.log.slots)], self.src)
         result = mutation.finish(self.log, result, k, self.outs)
         branch_keys.after(self.key_flags, present, self.log, self.keys, self.key_orders)
@@ -344,11 +346,6 @@ def _holds_containers(v) -> bool:
     if isinstance(v, tuple):
         return any(map(_holds_containers, v))
     return isinstance(v, (list, dict, set))
-
-
-def _kind_here(kind: str, v, entry):
-    """A branch's value of a flag `cond` gives out for `kinds` other than "f" and "b"."""
-    return none_or_tensor.here(v) if kind == "z" else number_or_tensor.here(kind, v, entry)
 
 
 def _drop_runtime_locals(e: BaseException) -> None:

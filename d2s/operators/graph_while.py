@@ -19,7 +19,7 @@ from runtime.program.builder import current_builder
 
 from .. import report
 from ..errors import ConversionError
-from . import loop_bound, loop_errors, loop_numpy_values, mutation, none_or_tensor
+from . import branch_dtypes, loop_bound, loop_errors, loop_numpy_values, mutation
 from . import unbound as unbound_mod
 from .block_values import (
     as_list,
@@ -144,7 +144,7 @@ class _GraphWhile:
         self.new_keys = new_keys or LoopNewKeys(outermost())
         self.src = src = user_origin()
         self.outer = current_builder().block  # (the block the loop is built in)
-        none_or_tensor.refuse_carried(names, state, src)  # (None on some runs)
+        branch_dtypes.refuse_carried(names, state, src)  # (None on some runs)
         self.checks, self.taken = {}, None
         self.log = log = mutation.begin((test, body), state, names, src)  # state by object
         self.body = body = self.new_keys.wrap(body)  # (a tensor `if` in it may add keys)
@@ -264,9 +264,9 @@ class _GraphWhile:
             # code raises it when the body runs, so the program does; the state is unchanged
             raise_when_run(e)
             out = list(given)
-        none_or_tensor.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
+        branch_dtypes.refuse_carried(names, out, src)  # (a tensor `if` in it left None)
         loop_numpy_values.check(self.state, carried, out, lambda i: _shown(names[i]), src)
-        if self.number_items.found(self.state, carried, values, out):
+        if self.number_items.found(self.state, carried, values, out, names):
             raise _Widen  # (traced again with the items' flags carried)
         refuse_items_made_tensors(self.state, carried, out, names, src)
         for i, before in entry.items():  # (keys it removes on every path, keys it moves)
@@ -422,13 +422,14 @@ class _GraphWhile:
         state, widen = self.state, self.widen
         self.number_items.widen(state)
         self.number_items.widen_slots(self.loop.initial)
+        self.number_kinds.widen_items(state)
         if self.taken is None and any(is_tensor(state[i]) or is_variable(state[i]) and not
                                       state[i].python_scalar for i in widen):
             self.taken = to_bool(self.test(*state))  # (the test on entry, the old dtypes)
         for i, dtype in widen.items():
             v = state[i]
             if (is_variable(v) and not v.python_scalar or is_tensor(v)) and \
-                    i not in self.widened and i not in self.number_kinds.tensors:
+                    i not in self.widened and (i, ()) not in self.number_kinds.tensors:
                 self.widened[i] = v.dtype  # eager's dtype where the body never runs
             state[i] = rt.cast(v, dtype) if is_variable(v) or is_tensor(v) else rt.full(
                 [], v, dtype)

@@ -1,6 +1,6 @@
-"""Python-number items of dicts a graph loop carries (a local or argument dict, one held by an
-attribute, `self.stats`, and dicts nested in them, `self.state["ema"]["loss"]`) whose kind
-the trips decide, as a name's number's is (`loop_number_kinds`):
+"""Python-number items of dicts a graph loop carries (a local or argument dict, one held by
+an attribute, `self.stats`, and dicts nested in them, `self.state["ema"]["loss"]`; and of
+the tuples a plain name holds, `state = (h, 0)`) whose kind the trips decide, as a name's number's is (`loop_number_kinds`):
 
 - an item that is a Python number before the loop and a 0-d tensor after its body
   (`stats["loss"] += loss`, `stats` a dict of `0.0`s): the loop carries the tensor and, as
@@ -18,6 +18,7 @@ from __future__ import annotations
 import runtime as rt
 
 from .block_values import mark_python_number
+from .loop_number_kinds import item_pairs, replaced
 from .number_or_tensor import here, number_dtype
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
 from .variables import Undefined, is_variable
@@ -36,21 +37,40 @@ def number_leaves(v, path=()):
 
 
 def at(v, path, default=None):
+    """The item of `v` at `path`: keys of dicts, indices of the tuples and lists a graph loop
+    carries (`state = (h, 0)`)."""
     for k in path:
-        if type(v) is not dict or k not in v:
+        if type(v) is dict:
+            if k not in v:
+                return default
+        elif not isinstance(v, (list, tuple)) or k >= len(v):
             return default
         v = v[k]
     return v
 
 
-def put(v: dict, path, value, copy=False) -> dict:
-    """`v` with `value` at `path` (its dicts copied along the path where `copy`)."""
+def put(v, path, value, copy=False):
+    """`v` with `value` at `path` (its dicts copied along the path where `copy`; tuples are
+    always new ones)."""
+    if type(v) is not dict:
+        return replaced(v, path, value)
     out = dict(v) if copy else v
     if len(path) == 1:
         out[path[0]] = value
     else:
         out[path[0]] = put(out[path[0]], path[1:], value, copy)
     return out
+
+
+def _tensors_made(before, after, name: str) -> list:
+    """(path, the number on entry, the body's value) of the items the body may make tensors:
+    of dicts, and of plain tuples and lists a plain name holds (not an attribute's, which is
+    written back as the attribute's state and keeps refusing it at the loop)."""
+    if type(before) is dict and type(after) is dict:
+        return [(path, x, at(after, path, x)) for path, x in number_leaves(before)]
+    if isinstance(before, tuple) and type(before) is type(after) and "." not in name:
+        return [(p, x, v) for p, x, v in item_pairs(before, after) if p]
+    return []
 
 
 class LoopNumberItems:
@@ -83,23 +103,21 @@ class LoopNumberItems:
                     self.kinds[(i, path)] = (isinstance(x, bool), isinstance(x, float),
                                              v.dtype.name)
 
-    def found(self, state: list, carried: list, values: list, out: list) -> bool:
+    def found(self, state: list, carried: list, values: list, out: list, names) -> bool:
         """Whether the body makes such an item a tensor, or gives a carried number another
         Python type, for one not recorded yet (then the loop is traced again from a tensor of
         the body's dtype, or from the wider number: `widen`)."""
         new = False
         for k, i in enumerate(carried):
             before, after = state[i], out[i]
-            if type(before) is not dict or type(after) is not dict:
-                continue
-            for path, x in number_leaves(before):
-                v = at(after, path, x)
+            for path, x, v in _tensors_made(before, after, names[i]):
                 if (i, path) in self.items or (i, path) in self.kinds:
                     continue
                 if type(x) in _NUMBERS and _made_tensor(v):
                     self.items[(i, path)] = (x, number_dtype(x), v.dtype.name)
                     new = True
-                elif _python_number(x) and (_kind_changed(x, v) or _flagged(x)):
+                elif type(before) is dict and _python_number(x) and (
+                        _kind_changed(x, v) or _flagged(x)):
                     given = at(values[k], path)
                     self.kinds[(i, path)] = _entry_kind(x) + (_wider(given, v),)
                     self.widen_kinds[(i, path)] = self.kinds[(i, path)][2]
@@ -191,7 +209,7 @@ class LoopNumberItems:
         for (i, path), (_, _, tensor_dtype) in self.items.items():
             v = at(out[i], path)
             if not is_variable(v):
-                put(out[i], path, rt.full([], v, tensor_dtype))
+                out[i] = put(out[i], path, rt.full([], v, tensor_dtype))
         for (i, path), (_, _, dtype) in self.kinds.items():
             put(out[i], path, _as_carried(at(out[i], path), dtype))
         return extra

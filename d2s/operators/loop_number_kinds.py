@@ -18,7 +18,7 @@ from ..errors import ConversionError
 from .loop_numpy_values import items
 from .number_or_tensor import here, number_dtype, pairs
 from .scalar_merge import bool_flag_here, float_flag_here, number_rank
-from .variables import Undefined, is_return_value, is_variable, where
+from .variables import RunSizedList, Undefined, is_return_value, is_variable, where
 
 _FLAGS = ("bool_when", "float_when")
 
@@ -33,17 +33,18 @@ class LoopNumberKinds:
         # the body makes a 0-d tensor (`number_or_tensor`: the number where no trip ran)
         self.tensors: dict = {}
         self.tensor_order: list = []
+        self.item_widen: dict = {}  # (index, path) -> dtype: items made tensors of it
 
     def start(self) -> list:
         """The flags on entry, as extra initial loop variables of the next trace (in the
         block around the loop)."""
         self.order = sorted(self.entry)
-        self.tensor_order = sorted(i for i in self.tensors if i not in self.entry)
+        self.tensor_order = sorted(key for key in self.tensors if key not in self.entry)
         return [rt.full([], f, "bool") if isinstance(f, bool) else f
-                for i in self.order for f in self.entry[i]] + [
+                for key in self.order for f in self.entry[key]] + [
                     x if is_variable(x) else rt.full([], x, dtype)
-                    for i in self.tensor_order
-                    for x, dtype in zip(self.tensors[i][:2], ("bool", self.tensors[i][2]))]
+                    for key in self.tensor_order
+                    for x, dtype in zip(self.tensors[key][:2], ("bool", self.tensors[key][2]))]
 
     def made_tensors(self, numbers: dict, state: list) -> None:
         """Python numbers (`numbers`: index -> the number before the loop) whose initial
@@ -52,25 +53,27 @@ class LoopNumberKinds:
         for i, v in numbers.items():
             if is_variable(state[i]) and not state[i].shape and not getattr(
                     state[i], "python_scalar", False) and number_dtype(v) is not None:
-                self.tensors[i] = (True, v, number_dtype(v))
+                self.tensors[(i, ())] = (True, v, number_dtype(v))
         for i, v in enumerate(state):
-            if is_variable(v) and v.number_when is not None and i not in self.tensors:
-                self.tensors[i] = (v.number_when, v.number_value, v.number_value.dtype.name)
+            for path, leaf, _ in pairs(v, v, ()):
+                if is_variable(leaf) and leaf.number_when is not None and \
+                        (i, path) not in self.tensors:
+                    self.tensors[(i, path)] = (leaf.number_when, leaf.number_value,
+                                               leaf.number_value.dtype.name)
 
     def made_numbers(self, carried: list, values: list, out: list, names, src) -> bool:
         """Whether the body makes a carried 0-d tensor a Python number (`b = 0.25`,
         `b = float(t)`; on some runs only: a number under a tensor `if`), for one not flagged
-        yet (recorded: a tensor on entry). Inside a carried tuple or list, a clear error."""
+        yet (recorded: a tensor on entry), also an item of a carried tuple or list (`return
+        h, num` inside the loop: the returned tuple is carried)."""
         new = False
         for k, i in enumerate(carried):
-            for path, before, after in pairs(values[k], out[i], ()):
-                if i in self.tensors or not is_variable(before) or before.shape or \
+            for path, before, after in item_pairs(values[k], out[i]):
+                if (i, path) in self.tensors or not is_variable(before) or before.shape or \
                         before.is_array or before.python_scalar or \
                         before.number_when is not None or number_dtype(after) is None:
                     continue
-                if path:
-                    _refuse_item(names[i], path, src)
-                self.tensors[i] = (False, 1, number_dtype(after))
+                self.tensors[(i, path)] = (False, 1, number_dtype(after))
                 new = True
         return new
 
@@ -78,31 +81,47 @@ class LoopNumberKinds:
                        widen: dict) -> bool:
         """Whether the body makes a carried graph value standing for a Python number (`num =
         float(t)` before the loop) a 0-d tensor, for one not flagged yet (recorded: the
-        number on entry; the loop carries the tensor's dtype, `widen`)."""
+        number on entry; the loop carries the tensor's dtype, `widen`), also an item of a
+        carried tuple or list (`return h, gain` in the loop: `self.item_widen`)."""
         new = False
         for k, i in enumerate(carried):
-            before, after = values[k], out[i]
-            if i in self.tensors or not is_variable(before) or not is_variable(after) or \
-                    number_dtype(before) is None or not is_variable(state[i]) or \
-                    after.python_scalar or after.is_array or after.shape or \
-                    number_dtype(state[i]) is None or after.number_when is not None and \
-                    number_dtype(after) != number_dtype(state[i]):
-                continue  # (a number on some runs of an inner loop or `if`: of its type)
-            self.tensors[i] = (True, state[i], number_dtype(state[i]))
-            if after.dtype != before.dtype:
-                widen[i] = after.dtype
-            new = True
+            for path, before, after in item_pairs(values[k], out[i]):
+                entry = item_at(state[i], path)
+                if (i, path) in self.tensors or not is_variable(before) or not is_variable(
+                        after) or number_dtype(before) is None or not is_variable(entry) or \
+                        after.python_scalar or after.is_array or after.shape or \
+                        number_dtype(entry) is None or after.number_when is not None and \
+                        number_dtype(after) != number_dtype(entry):
+                    continue  # (a number on some runs of an inner loop or `if`: of its type)
+                self.tensors[(i, path)] = (True, entry, number_dtype(entry))
+                if after.dtype != before.dtype:
+                    if path:
+                        self.item_widen[(i, path)] = after.dtype
+                    else:
+                        widen[i] = after.dtype
+                new = True
         return new
+
+    def widen_items(self, state: list) -> None:
+        """The carried tuples' and lists' items recorded by `became_tensors`, as tensors of
+        the body's dtype (in the block around the loop, before it is traced again)."""
+        for (i, path), dtype in self.item_widen.items():
+            v = item_at(state[i], path)
+            if is_variable(v) and v.dtype != dtype:
+                state[i] = replaced(state[i], path, rt.cast(v, dtype))
+        self.item_widen.clear()
 
     def cast_numbers(self, carried: list, values: list, out: list) -> None:
         """The body's Python numbers for carried values that are tensors on some runs, as
         the tensor's dtype (their own values are carried beside them, `leave`)."""
         for k, i in enumerate(carried):
-            if i in self.tensors and is_variable(values[k]) and number_dtype(out[i]) and \
-                    not (is_variable(out[i]) and out[i].number_when is not None):
-                dtype = values[k].dtype.name
-                out[i] = rt.cast(out[i], dtype) if is_variable(out[i]) else rt.full(
-                    [], out[i], dtype)
+            for path in [p for j, p in self.tensors if j == i]:
+                before, after = item_at(values[k], path), item_at(out[i], path)
+                if is_variable(before) and number_dtype(after) and \
+                        not (is_variable(after) and after.number_when is not None):
+                    dtype = before.dtype.name
+                    out[i] = replaced(out[i], path, rt.cast(after, dtype) if is_variable(
+                        after) else rt.full([], after, dtype))
 
     def widened(self, numbers: dict, state: list) -> None:
         """Python numbers of the state (`numbers`: index -> the number before the loop) that
@@ -110,22 +129,22 @@ class LoopNumberKinds:
         for i, v in numbers.items():
             if is_variable(state[i]) and not state[i].shape and \
                     0 <= number_rank(state[i]) != number_rank(v) >= 0:
-                self.entry[i] = (isinstance(v, bool), isinstance(v, float))
+                self.entry[(i, ())] = (isinstance(v, bool), isinstance(v, float))
 
     def found(self, carried: list, values: list, out: list, state: list) -> bool:
         """Whether the body gives a carried Python number another type than it got, or one
         whose type the run decides, for a number not flagged yet (recorded: its flags on
-        entry)."""
+        entry), also an item of a carried tuple or list (`return h, sum(kept)` in the loop)."""
         new = False
         for k, i in enumerate(carried):
-            before, after = values[k], out[i]
-            if i in self.entry or min(number_rank(before), number_rank(after)) < 0 or \
-                    isinstance(after, Undefined):
-                continue
-            kinds = {_kind(before), _kind(after)}
-            if len(kinds) > 1 or "run" in kinds:
-                self.entry[i] = _entry_flags(state[i])
-                new = True
+            for path, before, after in item_pairs(values[k], out[i]):
+                if (i, path) in self.entry or min(number_rank(before), number_rank(
+                        after)) < 0 or isinstance(after, Undefined):
+                    continue
+                kinds = {_kind(before), _kind(after)}
+                if len(kinds) > 1 or "run" in kinds:
+                    self.entry[(i, path)] = _entry_flags(item_at(state[i], path))
+                    new = True
         return new
 
     def enter(self, values: tuple, carried: list) -> list:
@@ -134,9 +153,10 @@ class LoopNumberKinds:
 
     def leave(self, out: list) -> list:
         """The body's flags of the numbers (in the body's block), as extra results."""
-        return [f(out[i]) for i in self.order for f in (bool_flag_here, float_flag_here)] + [
-            here(kind, out[i], self.tensors[i][2])
-            for i in self.tensor_order for kind in "nv"]
+        return [f(item_at(out[i], path)) for i, path in self.order
+                for f in (bool_flag_here, float_flag_here)] + [
+            here(kind, item_at(out[i], path), self.tensors[(i, path)][2])
+            for i, path in self.tensor_order for kind in "nv"]
 
     def finish(self, result: list, carried: list) -> list:
         """The op's results without the flags; the carried numbers get theirs."""
@@ -145,14 +165,14 @@ class LoopNumberKinds:
     def _attach(self, values, carried: list) -> list:
         n = len(values) - 2 * len(self.order) - 2 * len(self.tensor_order)
         values, flags = list(values[:n]), values[n:]
-        for j, i in enumerate(self.tensor_order):
-            v = values[carried.index(i)]
+        for j, (i, path) in enumerate(self.tensor_order):
+            v = item_at(values[carried.index(i)], path)
             if is_variable(v):
                 at = 2 * len(self.order) + 2 * j
                 v.number_when, v.number_value = flags[at], flags[at + 1]
                 v.number_value.python_scalar = True
-        for j, i in enumerate(self.order):
-            v = values[carried.index(i)]
+        for j, (i, path) in enumerate(self.order):
+            v = item_at(values[carried.index(i)], path)
             if is_variable(v):
                 v.bool_when, v.float_when = flags[2 * j], flags[2 * j + 1]
                 v.float_type_lost = False  # (carried: `graph_while._lost_float_type`)
@@ -181,15 +201,33 @@ def refuse_items_made_tensors(state: list, carried: list, out: list, names, src)
                     "and store it after the loop.", origin=src)
 
 
-def _refuse_item(name: str, path: tuple, src) -> None:
-    item = "".join(f"[{j}]" for j in path)
-    place = f"the returned value{item}" if is_return_value(name) else f"'{name}{item}'"
-    raise ConversionError(
-        f"{place} is a tensor before a loop whose condition is a tensor ({where(src)}) and a "
-        "Python number after its body: eager code has the number after the trips that set it "
-        "and the tensor where none did, which an item of a carried tuple or list cannot tell. "
-        "Make it a tensor in the body (`rt.to_tensor(...)`), or keep it in a name of its "
-        "own.", origin=src)
+def item_pairs(a, b):
+    """`pairs` of two carried values: the values themselves, or the items of plain tuples and
+    lists (also namedtuples; not a list of structures held as arrays, `StructArray`)."""
+    if isinstance(a, RunSizedList) or isinstance(b, RunSizedList) or not (
+            type(a) in (tuple, list) or isinstance(a, tuple) and hasattr(a, "_fields")):
+        return [((), a, b)]
+    return [(p, x, y) for p, x, y in pairs(a, b, ()) if not any(
+        isinstance(item_at(a, p[:j]), RunSizedList) for j in range(len(p)))]
+
+
+def item_at(v, path: tuple):
+    """The item of the tuples and lists `v` at `path` (`v` where it holds none: a
+    placeholder)."""
+    for k in path:
+        if not isinstance(v, (list, tuple)) or k >= len(v):
+            return v
+        v = v[k]
+    return v
+
+
+def replaced(v, path: tuple, new):
+    """`v` with its item at `path` (of tuples and lists) replaced by `new`."""
+    if not path:
+        return new
+    items = list(v)
+    items[path[0]] = replaced(items[path[0]], path[1:], new)
+    return items if type(v) is list else tuple(items) if type(v) is tuple else type(v)(*items)
 
 
 def _kind(v) -> str:

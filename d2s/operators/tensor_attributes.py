@@ -24,7 +24,7 @@ from runtime.program.origin import frame_line
 
 from ..errors import ConversionError
 from ..pyct import loader
-from . import number_or_tensor
+from . import branch_dtypes, number_or_tensor
 from .container_types import container_type
 from .none_or_tensor import flag_of
 from .stop_reads import run_flag
@@ -50,6 +50,7 @@ def _dtype(x):
     _eager_type_has(x, "dtype")
     if getattr(x, "number_when", None) is not None:  # (a Python number on some runs)
         number_or_tensor.check_attribute(x, "dtype", user_origin())
+    branch_dtypes.check_attribute(x, "dtype")  # (a dtype a tensor `if` decided: refused)
     return np.dtype(x.dtype.name) if x.numpy_array else x.dtype
 
 

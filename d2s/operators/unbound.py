@@ -91,7 +91,8 @@ def read(values) -> None:
     """Values returned by the converted function: read after it returned, so the check's
     error names the line that left the value unbound (the caller's line would be wrong)."""
     for v in values:
-        if is_variable(v) and isinstance(v.on_read, ReadCheck) and v.none_when is None:
+        if is_variable(v) and isinstance(v.on_read, ReadCheck) and v.none_when is None and \
+                getattr(v, "dtype_when", None) is None:  # (the call gives the other value)
             if v.on_read.origin is None:  # (None on some runs: the call gives None there)
                 v.on_read()
                 continue

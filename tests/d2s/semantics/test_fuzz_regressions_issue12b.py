@@ -5,8 +5,8 @@ tests.
 - a name bound in one branch of an inner tensor `if`, handed out of an outer one (was a
   ValueError from the read check's flag living in the inner block; also on main);
 - an early return from a loop under a tensor condition whose returned number is float32 on
-  one path and float64 on the other (eager keeps each path's dtype): a `ConversionError`
-  naming the dtypes (was a bare `OpTypeError` from `cond`, counted as internal)."""
+  one path and float64 on the other (eager keeps each path's dtype): the run's path's dtype
+  (was a bare `OpTypeError` from `cond`, counted as internal; then a `ConversionError`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,11 +27,24 @@ def return_dtype_by_path(x):
     return y + 1.0, k + rt.cast(ok, "float64")
 
 
-def test_return_dtype_decided_by_data_is_a_clear_error():
-    x = rt.to_tensor(np.asarray([-0.25, -3.0, 3.0, -0.25], "float32"))
-    assert str(return_dtype_by_path(x)[1].dtype).endswith("float32")
-    with pytest.raises(ConversionError, match="float64 tensor in the if branch and a float32"):
-        d2s.to_static(return_dtype_by_path)(x)
+ROWS = [([-0.25, -3.0, 3.0, -0.25], "float32"), ([1.25, 1.0, 1.5, 2.0], "float64"),
+        ([-1.0, -1.0, -1.0, -1.0], "float64")]
+
+
+@pytest.mark.parametrize("row,dtype", ROWS)
+def test_return_dtype_decided_by_data_is_the_path_s(row, dtype):
+    """Was a `ConversionError` naming the dtypes; the call now gives the run's path's dtype
+    (`operators/branch_dtypes.py`), with one program for every path."""
+    converted = d2s.to_static(return_dtype_by_path)
+    for other, _ in ROWS:  # (the other paths first: one program serves all)
+        converted(rt.to_tensor(np.asarray(other, "float32")))
+    x = rt.to_tensor(np.asarray(row, "float32"))
+    want = return_dtype_by_path(x)
+    got = converted(x)
+    assert str(want[1].dtype).endswith(dtype) and got[1].dtype == want[1].dtype
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    assert len(converted.program_cache) == 1
 
 
 def test_same_dtype_on_every_path_converts():
