@@ -1,6 +1,7 @@
 """Python-number items of dicts a graph loop carries (a local or argument dict, one held by
 an attribute, `self.stats`, and dicts nested in them, `self.state["ema"]["loss"]`; and of
-the tuples a plain name holds, `state = (h, 0)`) whose kind the trips decide, as a name's number's is (`loop_number_kinds`):
+the tuples a plain name holds, `state = (h, 0)`) whose kind the trips decide, as a name's
+number's is (`loop_number_kinds`):
 
 - an item that is a Python number before the loop and a 0-d tensor after its body
   (`stats["loss"] += loss`, `stats` a dict of `0.0`s): the loop carries the tensor and, as
