@@ -22,6 +22,7 @@ import threading
 import warnings
 import weakref
 
+from runtime.program import leaf_hooks
 from runtime.program.variable import Variable
 
 from . import guards, logging_utils, rebinding
@@ -166,6 +167,9 @@ class ProgramCache:
         entries[key] = [entry, *entries.get(key, ())]
         entries.move_to_end(key)
         self._count += 1
+        program = entry.concrete.main_program
+        if program.hookless:  # (a step's backward ran without a hook its leaves get later)
+            leaf_hooks.watch(program, _dropper(self, key, entry))
         while self._count > max(1, self.max_size):
             oldest = next(iter(entries))
             lst = entries[oldest]
@@ -175,6 +179,22 @@ class ProgramCache:
             else:
                 del entries[oldest]
             self._forget(lst[-1])
+
+    def drop(self, key, entry) -> None:
+        """Forget `entry` (traced again at the next call that would take it)."""
+        with self._lock:
+            lst = self._entries.get(key, ())
+            if any(e is entry for e in lst):
+                rest = [e for e in lst if e is not entry]
+                if rest:
+                    self._entries[key] = rest
+                else:
+                    del self._entries[key]
+                self._count -= 1
+                self._forget(entry)
+            entry.fast = None
+            if self.last_entry is entry:
+                self.last_entry = None
 
     def _forget(self, entry) -> None:
         """An entry out of the cache is not found by its arguments' values either."""
@@ -254,6 +274,18 @@ def _holds(check) -> bool:
         return check()
     except Exception:  # noqa: BLE001  (an emptied closure cell, an odd __eq__: not the same)
         return False
+
+
+def _dropper(cache: ProgramCache, key, entry):
+    """`cache.drop(key, entry)` while both live: a tensor a whole training step differentiates
+    without hooks got one (`runtime/program/leaf_hooks.py`)."""
+    caches, entries = weakref.ref(cache), weakref.ref(entry)
+
+    def forget():
+        c, e = caches(), entries()
+        if c is not None and e is not None:
+            c.drop(key, e)
+    return forget
 
 
 def has_hooks(layer) -> bool:

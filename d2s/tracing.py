@@ -121,6 +121,7 @@ def _trace_fed(target, args, kwargs, with_hooks, fed, fixed):
 def _trace_once(target, args, kwargs, with_hooks, promote, fixed=(), state=True) -> Trace:
     logging_utils.log(1, f"tracing {target.qualname} (program {target.number})")
     program = rt.static.Program()
+    program.from_eager_code = True  # (APIs whose static meaning differs act as eagerly)
     with rt.static.program_guard(program):
         fed = _Feeder(target.spec, program)
         names = target.spec.arg_names

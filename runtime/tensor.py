@@ -182,6 +182,9 @@ class Tensor(core.TensorBase):
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
+        watchers = self.__dict__.pop("_hook_watchers", None)
+        for forget in watchers or ():  # programs that took this tensor's gradient without a
+            forget()  # hook: traced again at their next call (`train_step.live_hooks`)
         return _HookHandle(self._hooks, hook)
 
     def set_value(self, value) -> None:

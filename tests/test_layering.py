@@ -398,6 +398,7 @@ PROGRAM_RANKS = {
     "leaf_reads.py": 0,  # (what Builder.capture gives a read of a parameter it wrote)
     "grad_views.py": 0,  # (train_step's view of `.grad`, per branch of control_flow's cond)
     "grad_slots.py": 0,  # (the `.grad` and update-record literals train_step's ops act on)
+    "leaf_hooks.py": 0,  # (the hooks of the leaves a converted step differentiates)
     "zero_division.py": 1,  # (the ZeroDivisionError check Builder.bind asks for)
     "builder.py": 1, "control_flow.py": 1, "debug_ops.py": 1, "stop_flags.py": 1,
     "reach_paths.py": 1,

@@ -305,6 +305,12 @@ class Optimizer:
         does). Static mode: append the backward pass and the update ops to the program.
         Returns (None, [(param, grad), ...])."""
         params = parameters if parameters is not None else self._parameter_list
+        if STATE.builder is not None and STATE.builder.program.from_eager_code:  # (a
+            # converted training step: as eager code, the `.grad`s backward() left)
+            params_grads = train_step.grads_for_step(self._parameters() if params is None
+                                                     else list(params))
+            self._apply_optimize(params_grads)
+            return None, params_grads
         if STATE.builder is None:
             params = self._parameters() if params is None else list(params)
             params_grads = [(p, p.grad) for p in params

@@ -367,6 +367,14 @@ def _enable_saving(op: Op, block: Block, pvars: list) -> list:
     return [block.var(s) for s in op.outputs[n:]]
 
 
+def apply_input_hooks(program, grads: dict, names, ops) -> None:
+    """The hooks of `names` that no op of `ops` computes (the program's inputs: its arguments,
+    the tensors it reads, `leaf_hooks.py`)."""
+    for n in names:
+        if n in program.grad_hooks and not any(n in op.outputs for op in ops):
+            apply_grad_hooks(program.grad_hooks[n], grads, n)
+
+
 def apply_grad_hooks(hooks: list, grads: dict, name: str) -> None:
     """Pass `grads[name]` through each `register_hook` hook, in order: a `grad_hook` op that
     calls the hook with the gradient's values when the program runs (as eager backward does:
@@ -445,9 +453,7 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None,
         for t, g in zip(targets, tg):
             _accumulate(grads, t.name, g if g is not None else ones_like(t))
         bw.run_block(g0, grads)
-        for n in names:  # inputs no op of the program computes
-            if n in program.grad_hooks and not any(n in op.outputs for op in g0.ops):
-                apply_grad_hooks(program.grad_hooks[n], grads, n)
+        apply_input_hooks(program, grads, names, g0.ops)
     out = [grads.get(n) for n in names]
     drop_unread(program, first, {g.name for g in out if g is not None})
     return out

@@ -19,7 +19,7 @@ import functools
 
 from ..ops.creation import ones_like
 from ..ops.logic import logical_and, logical_or
-from .backward import _accumulate, _Backward, _building, drop_unread
+from .backward import _accumulate, _Backward, _building, apply_input_hooks, drop_unread
 from .leaf_reads import gradients_and_reach
 from .reach_paths import gradient_sites
 from .reach_values import held
@@ -45,6 +45,7 @@ def gradients_in_branch(program, block, loss, names: list, seed) -> tuple:
                         target_gradients[0] if target_gradients else ones_like(loss))
             for b in walked:
                 bw.run_block(b, grads)
+            apply_input_hooks(program, grads, every, forward)
         got = [grads.get(n) for n in every]
         drop_unread(program, first, {g.name for g in got if g is not None}, block)
         return got

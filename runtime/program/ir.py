@@ -144,6 +144,10 @@ class Program:
         # name -> [(hook, origin)]: `register_hook` on a value while the program is built;
         # the backward built from it applies them (`backward.py`)
         self.grad_hooks: dict = {}
+        self.hookless: list = []  # (weakrefs: `leaf_hooks.py`)
+        # traced from eager code by d2s: an API whose static meaning differs acts as it does
+        # eagerly (`Optimizer.minimize` applies the `.grad`s backward() left)
+        self.from_eager_code = False
         # name -> (file, line, source) of each Parameter the code being built made (a Layer
         # created inside a converted function; `Builder.made_parameter`)
         self.made_parameters: dict = {}
@@ -278,6 +282,7 @@ class Program:
         new._latest = dict(self._latest)
         new.leaf_reads = dict(self.leaf_reads)
         new.grad_hooks = {name: list(hooks) for name, hooks in self.grad_hooks.items()}
+        new.hookless, new.from_eager_code = list(self.hookless), self.from_eager_code
         new.freed = {name: dict(blocks) for name, blocks in self.freed.items()}
         new.overwritten = list(self.overwritten)
         new.gradient_walks = list(self.gradient_walks)

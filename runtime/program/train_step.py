@@ -38,6 +38,7 @@ from .grad_views import UNKNOWN as _UNKNOWN
 from .grad_views import ZERO as _ZERO
 from .grad_slots import GradSlot, UpdateSlot
 from .grad_views import fresh
+from .leaf_hooks import live_hooks
 from .leaf_reads import gradients_and_reach
 from .reach_paths import gradient_sites
 from .reach_values import top_level
@@ -530,6 +531,7 @@ def backward(loss: Variable, grad_tensor=None, retain_graph: bool = False) -> No
     if loss.stop_when is not None:  # (detached on the runs a tensor `if` decides: raise there)
         bind(CUT_CHECK, (loss.stop_when,), {})
     forward_ops = list(g0.ops)  # (the backward ops read every parameter)
+    live_hooks(program, names)  # (the leaves' `register_hook` hooks, as eager backward runs them)
     if b.block.idx != 0:  # (on the runs that take the branch)
         grads, reached = gradients_in_branch(program, b.block, loss, names, seed)
     else:
