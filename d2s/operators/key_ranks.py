@@ -217,6 +217,48 @@ def _branch_rank(store):
     return Rank(rt.where(flag, _graph(old.value), _graph(seq)), old.values | {seq}, None)
 
 
+def after_loop(before: list, after: list, added: dict, entry: dict) -> None:
+    """After a graph loop of the top-level block: `before` its state as it began, each item
+    with a copy of it where it is a dict (which has zeros under the keys the body adds;
+    `after` holds the op's values, in that dict or a new one); `added`: (state
+    index, key) of each key the body adds (or sets where a tensor `if` before the loop set
+    it, its flag on entry in `entry`). Each dict's keys keep their ranks; a key the body
+    adds gets the moment the loop began (one per key, in the dict's order: keys the body
+    adds on some trips only before others are refused as `key_flags.check_order` says),
+    or where its flag on entry held, its rank before."""
+    b = active_builder()
+    state = getattr(b, "_d2s_key_ranks", None) if b is not None else None
+    if state is None or b.block is not b.program.global_block():
+        return
+    for i, ((start, d), out) in enumerate(zip(before, after)):
+        if d is None or type(out) is not dict:
+            continue
+        old = _ranks(state, start)
+        if old is None:  # (keys it held before the loop: in that order, first)
+            kept = [k for k in d if (i, k) not in added or entry.get((i, k)) is not None]
+            old = {k: Rank(j - len(kept), frozenset([j - len(kept)]), d[k]) for j, k in
+                   enumerate(kept) if key_flags.flag_of(start, k) is None}
+        ranks = {}
+        for k in out:
+            r = old.get(k)
+            known = r is not None and k in d and _same(r.held, d[k])
+            if (i, k) not in added:
+                if known:
+                    ranks[k] = Rank(r.value, r.values, out[k])
+                continue
+            flag = entry.get((i, k))
+            if flag is True and known:
+                ranks[k] = Rank(r.value, r.values, out[k])
+            elif flag is None or flag is True:  # (absent on entry: added at this moment)
+                state["seq"] += 1
+                ranks[k] = Rank(state["seq"], frozenset([state["seq"]]), out[k])
+            elif known:  # (a tensor `if` before the loop set it on some paths)
+                state["seq"] += 1
+                ranks[k] = Rank(rt.where(flag, _graph(r.value), _graph(state["seq"])),
+                                r.values | {state["seq"]}, out[k])
+        state["dicts"][id(out)] = (out, ranks)
+
+
 def ranks_of(d) -> dict | None:
     """{key: Rank} of every key of `d` (as the dict holds it now), or None where one is
     not known."""
