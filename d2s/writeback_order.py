@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import runtime as rt
 
-from .operators import key_ranks
+from .operators import key_flags, key_ranks
 from .operators.variables import is_variable
 
 
@@ -59,29 +59,26 @@ class KeyOrder:
             d.update(items)
 
 
-def places(log, copies=()) -> list:
+def places(log, copies=(), fn=None) -> list:
     """A `KeyOrder` for each dict the caller reaches (`log`: the walk of what it reaches,
-    `mutation`) whose keys' order the run decides (a rank that is a graph value); for a dict
-    argument the trace got as a copy (`writeback.Copy`), the caller's own dict in its place."""
+    `mutation`) whose keys' order the run decides, where the moment each key was first stored
+    is known (a rank that is a graph value); for a dict argument the trace got as a copy
+    (`writeback.Copy`), the caller's own dict in its place. Where it is not known, such a
+    dict is refused (`key_flags.check_order`, naming `fn`, the converted function): the
+    caller would see the trace's order after every call."""
     originals = {id(c.copy): c.original for c in copies if type(c.copy) is dict}
     out = []
     for d, kind, path, _ in log.seen.values():
-        ranks = _ranks(d) if kind == "dict" else None
-        if ranks is not None:
-            out.append(KeyOrder(originals.get(id(d), d), path, ranks))
+        if kind != "dict" or type(d) is not dict or len(d) < 2:
+            continue
+        ranks = key_ranks.ranks_of(d)
+        if not (ranks and any(is_variable(r.value) for r in ranks.values())):
+            key_flags.refuse_reordered([d])  # (keys stored in another order per branch)
+            if not key_flags.check_order(d, "leaving a dict the caller can reach", fn,
+                                         ranks=ranks):
+                continue
+        out.append(KeyOrder(originals.get(id(d), d), path, ranks))
     return out
-
-
-def unordered(log):
-    """The dicts the caller reaches whose keys' order no `KeyOrder` gives after the call
-    (`key_flags.refuse_reordered` refuses those a tensor `if` ordered)."""
-    return [d for d, kind, _, _ in log.seen.values() if kind == "dict" and _ranks(d) is None]
-
-
-def _ranks(d):
-    """The ranks of the keys of the dict `d` where one is a graph value, else None."""
-    ranks = key_ranks.ranks_of(d) if type(d) is dict and len(d) > 1 else None
-    return ranks if ranks and any(is_variable(r.value) for r in ranks.values()) else None
 
 
 def settle(result) -> None:

@@ -150,7 +150,8 @@ def after_if(pred, unset: dict) -> None:
         return
     sides = [b.program.blocks[i] for i in op.blocks]
     mine = [p for p in state["pending"] if _inside(p[4], sides)]
-    state["pending"] = [p for p in state["pending"] if not _inside(p[4], sides)]
+    state["pending"] = [p for p in state["pending"] if not _inside(p[4], sides) and
+                        _inside(p[4], [top])]  # (not those of discarded traces)
     by_dict: dict = {}
     for p in mine:
         by_dict.setdefault(id(p[0]), (p[0], []))[1].append(p)
@@ -159,7 +160,12 @@ def after_if(pred, unset: dict) -> None:
 
 
 def _inside(block, sides) -> bool:
+    """Whether `block` is one of `sides` or inside one (not a block of a discarded trace,
+    whose index a later block took)."""
     while block is not None:
+        blocks = block.program.blocks
+        if not (block.idx < len(blocks) and blocks[block.idx] is block):
+            return False
         if any(block is s for s in sides):
             return True
         block = block.parent_block
@@ -183,9 +189,14 @@ def _merge(state, d, stores: list, sides: list, pred, unset: dict) -> None:
 
 
 def _merged(key, per_side: list, sides: list, pred, unset):
-    """The rank of `key` after the `if`, from its stores in each branch (`per_side`)."""
-    if any(p[4] is not side for mine, side in zip(per_side, sides) for p in mine):
-        return None  # (stored inside an `if` or loop nested in the branch)
+    """The rank of `key` after the `if`, from its stores in each branch (`per_side`). Stores
+    inside an `if` nested in a branch count where they are all in one block of it (the first
+    of them runs wherever any does: its moment, where the key is absent before) and their
+    presence flags are the top-level block's."""
+    for mine, side in zip(per_side, sides):
+        if len({id(p[4]) for p in mine}) > 1 or mine and mine[0][4] is not side and not (
+                _top_level(mine[0][6]) and _top_level(mine[0][7] and mine[0][7].value)):
+            return None  # (stored in several blocks of the branch: the run picks the first)
     first = next(mine[0] for mine in per_side if mine)
     _, _, _, _, _, present, _, old = first
     ranks = []
@@ -203,6 +214,11 @@ def _merged(key, per_side: list, sides: list, pred, unset):
     a, c = (r if r is not None else ranks[1 - i] for i, r in enumerate(ranks))
     value = a.value if a is c else rt.where(pred, _graph(a.value), _graph(c.value))
     return Rank(value, a.values | c.values, None)
+
+
+def _top_level(v) -> bool:
+    """Whether `v` (a flag or a rank, or None) can be read in the top-level block."""
+    return not is_variable(v) or v.block is active_builder().program.global_block()
 
 
 def _branch_rank(store):
