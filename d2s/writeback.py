@@ -297,8 +297,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
             s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
-    slots = writeback_order.places(log, copies, target.function) + without_rebuilt(slots) + \
-        _copied(copies, target)  # (the dicts' key orders first: `KeyOrder.set`)
+    slots = writeback_order.places(log, copies) + without_rebuilt(slots) + _copied(
+        copies, target)  # (the dicts' key orders first: `KeyOrder.set`)
     if not slots:
         return out
     return WithState((out, Places(slots, types), [s.get() for s in slots]))

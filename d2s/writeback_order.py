@@ -59,13 +59,16 @@ class KeyOrder:
             d.update(items)
 
 
-def places(log, copies=(), fn=None) -> list:
+def places(log, copies=()) -> list:
     """A `KeyOrder` for each dict the caller reaches (`log`: the walk of what it reaches,
     `mutation`) whose keys' order the run decides, where the moment each key was first stored
     is known (a rank that is a graph value); for a dict argument the trace got as a copy
-    (`writeback.Copy`), the caller's own dict in its place. Where it is not known, such a
-    dict is refused (`key_flags.check_order`, naming `fn`, the converted function): the
-    caller would see the trace's order after every call."""
+    (`writeback.Copy`), the caller's own dict in its place. Keys a tensor `if` stores in
+    another order per branch with no known moment are refused (`key_flags.
+    refuse_reordered`). (Where no moment is known for a key set again after a loop or a
+    nested `if` left it on some paths, the dict keeps the trace's order: refusing it refused
+    dicts whose order the trace has on every run, which the heuristics of `key_flags.
+    check_order` cannot tell apart; docs/d2s.md, a known gap.)"""
     originals = {id(c.copy): c.original for c in copies if type(c.copy) is dict}
     out = []
     for d, kind, path, _ in log.seen.values():
@@ -74,9 +77,7 @@ def places(log, copies=(), fn=None) -> list:
         ranks = key_ranks.ranks_of(d)
         if not (ranks and any(is_variable(r.value) for r in ranks.values())):
             key_flags.refuse_reordered([d])  # (keys stored in another order per branch)
-            if not key_flags.check_order(d, "leaving a dict the caller can reach", fn,
-                                         ranks=ranks):
-                continue
+            continue
         out.append(KeyOrder(originals.get(id(d), d), path, ranks))
     return out
 

@@ -5,8 +5,8 @@ are all in one block, the first of them runs wherever any does, so its moment is
 rank there (`key_ranks._merged`); the caller's dict is sorted by the run's ranks after the
 call (`writeback_order`). Before, the local dict was refused and the caller's dict kept the
 trace's order, silently. Where a key is first stored in both branches of the inner `if`,
-the run picks the moment: a local dict read in order and a caller's dict stay refused at the
-user's line. Eager vs static vs a NumPy reference over inputs taking each path."""
+the run picks the moment: a local dict read in order stays refused at the user's line. Eager
+vs static vs a NumPy reference over inputs taking each path."""
 import numpy as np
 import pytest
 
@@ -124,28 +124,3 @@ def test_a_key_first_stored_in_both_inner_branches_stays_refused_at_the_read():
     text = assert_at_user_line(info.value, __file__,
                                line_of(both_inner_branches, "return list(d)"))
     assert "reads the order of the keys of a dict whose key 'a'" in text
-
-
-class Both:
-    def __init__(self):
-        self.stats = {}
-
-
-def fill_in_both_inner_branches(x, box):
-    if x.mean() > 0:
-        if x[0] > 1:
-            box.stats["a"] = x * 2.0
-        else:
-            box.stats["a"] = x * 3.0
-    box.stats["b"] = x + 1.0
-    box.stats["a"] = x - 1.0
-    return x
-
-
-def test_a_caller_dict_whose_order_is_not_known_is_refused():
-    """Before, the caller's dict kept the trace's order after every call, silently."""
-    with pytest.raises(ConversionError) as info:
-        d2s.to_static(fill_in_both_inner_branches)(rt.to_tensor([2.0, 1.0]), Both())
-    text = assert_at_user_line(info.value, __file__,
-                               fill_in_both_inner_branches.__code__.co_firstlineno)
-    assert "leaving a dict the caller can reach" in text and "whose key 'a'" in text
