@@ -30,7 +30,7 @@ from runtime.program.split import split_program
 from runtime.program.variable import Variable
 from runtime.tensor import wrap
 
-from . import guards, owned_results, writeback
+from . import guards, owned_results, writeback, writeback_order
 from .output_kinds import bool_flag, choose_dtype, dtype_outputs, float_flag, number_of_kind
 from .argument_flags import check_writable, flagged_arguments, set_flags
 from .operators import returned_keys, state_at_raise
@@ -257,9 +257,8 @@ class Entry:
         # arrays that converted code made tuples (`tuple(lst)`, a `zip(*pairs)` column)
         self.tuple_out = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                           getattr(v, "_d2s_tuple", False)]
-        # integer/bool outputs the traced code marked stop_gradient=False
-        # (`rt.to_tensor(v, dtype="int64", stop_gradient=False)`): no gradient flows through
-        # them, but they keep the flag, as eager's do
+        # integer/bool outputs the traced code marked stop_gradient=False (`rt.to_tensor(v,
+        # dtype="int64", stop_gradient=False)`): no gradient flows, they keep the flag as eager's
         self.flagged_out = [k for k, v in enumerate(outs) if not v.stop_gradient and not (
             v.is_array or v.dtype.is_floating or v.python_scalar)]
         # the function returns exactly one tensor: its result is the call's result
@@ -404,9 +403,11 @@ class Entry:
         for i in self.copied_leaves:
             leaves[i] = fresh.setdefault(id(leaves[i]), leaves[i].copy())
         result = owned_results.unflatten(self.tree, leaves, self.owned, fresh)  # (`r is m`)
-        result = writeback.apply(returned_keys.restore(result) if self.present_keys else result)
+        result = writeback.apply(written := returned_keys.restore(result) if self.present_keys
+                                 else result)
         if self.effects is not None:
             self.effects.replay(fresh)  # Python values the traced code set, set again
+        writeback_order.settle(written)  # (the caller's dicts: keys in this run's order)
         return result
 
     def _python_values(self, outs: list, arrays) -> None:

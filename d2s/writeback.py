@@ -24,7 +24,7 @@ import dataclasses
 
 import runtime as rt
 
-from . import guards
+from . import guards, writeback_order
 from .operators import held_lists, key_flags, mutation, trace_state
 from .operators.lists import StructArray
 from .operators.returned_keys import PresentPlace
@@ -242,7 +242,6 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
     types = {n.slot.ident(): n.type for n in numbers}
     log = _log(target, args, kwargs, sets=True)  # (sets: only for `_refuse_traced_keys`)
     _refuse_traced_keys(log, target)
-    key_flags.refuse_reordered(o for o, kind, _, _ in log.seen.values() if kind == "dict")
     found = deque_windows(before.deques, target, out, log.places(), rebound, renewed)
     read = read_places()
     copied = {id(c.copy) for c in copies}  # (their changes: `_copied`)
@@ -299,7 +298,8 @@ def capture(target, args, kwargs, out, before: Before, numbers=(), copies=(), re
         slots.append(_Items(s, None, own) if any(x is not None for x in own) else _into_origin(
             s, before, v, read))  # (an array of Python numbers comes back
         # as a list of them: `running.Entry.number_lists`)
-    slots = without_rebuilt(slots) + _copied(copies, target) + found
+    slots = writeback_order.places(log, copies) + without_rebuilt(slots) + _copied(
+        copies, target) + found  # (the dicts' key orders first: `KeyOrder.set`)
     if not slots:
         return out
     values = [s.get() for s in slots]

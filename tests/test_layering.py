@@ -54,6 +54,7 @@ RANKS = {
     "d2s/convert_call.py": 5,
     # the spine (docs/architecture.md, "The spine"), one file above the next: a call's
     # values go down it and nothing below reaches back up for the StaticFunction
+    "d2s/writeback_order.py": 5.05,  # (the caller's dicts' key order a run decides)
     "d2s/writeback_items.py": 5.05, "d2s/owned_results.py": 5.05,
     "d2s/writeback_fed.py": 5.07,  # (places holding tensors the call rebinds: writeback.py)
     "d2s/writeback_deques.py": 5.07,  # (deques the call appends to: writeback.py)

@@ -127,6 +127,9 @@ _NO_COMPUTED_INDEX = (gast.Constant, gast.Slice, gast.Tuple)
 COMPARING_METHODS = ("index", "count", "sort")
 
 
+_NOT_IN_LAMBDA = (gast.NamedExpr, gast.Await, gast.Yield, gast.YieldFrom)
+
+
 class BuiltinCalls(Base):
     def visit_FunctionDef(self, node):
         # A function's locals (`LOCALS`) are read when a builtin's name is first looked up in
@@ -327,9 +330,25 @@ class BuiltinCalls(Base):
 
     def visit_DictComp(self, node):
         # `{k: v for k in d}`: read an item per item, as `_items` (`[k for k in d]` is
-        # `comp_map`'s, `lists`)
-        self._iterated(node)
-        return self.generic_visit(node)
+        # `comp_map`'s, `lists`); one `for` without a filter is `_d2s.dict_comp(d, lambda
+        # _item: [(k, v) for k in (_item,)][0])` (over a dict whose keys the run decides:
+        # as the `for` statement converts, `operators.comp_arrays`)
+        gen = node.generators[0]
+        if len(node.generators) > 1 or gen.ifs or gen.is_async or any(
+                isinstance(n, _NOT_IN_LAMBDA) for n in gast.walk(node)):
+            self._iterated(node)
+            return self.generic_visit(node)
+        node = self.generic_visit(node)
+        item = self.ctx.namer.new("item")
+        one = gast.ListComp(elt=gast.Tuple(elts=[node.key, node.value], ctx=gast.Load()),
+                            generators=[gast.comprehension(
+                                target=gen.target, iter=gast.Tuple(
+                                    elts=[templates.name(item)], ctx=gast.Load()),
+                                ifs=[], is_async=0)])
+        fn = templates.replace_as_expression("lambda item: one[0]", item=item, one=one)
+        fn.args.args[0].ctx = gast.Param()
+        return templates.replace_as_expression(f"{RESERVED}.dict_comp(xs, fn)",
+                                               xs=gen.iter, fn=fn)
 
     def _iterated(self, node) -> None:
         first = node.generators[0]

@@ -134,7 +134,7 @@ from .logical import (  # noqa: F401
     truth_or_,
 )
 from .predicates_comp import comp_iter, comp_list  # noqa: F401
-from .comp_arrays import comp_gen, comp_map  # noqa: F401
+from .comp_arrays import comp_gen, comp_map, dict_comp  # noqa: F401
 from .struct_columns import zip_star  # noqa: F401
 from .key_flags import dict_get  # noqa: F401
 from .variables import Undefined, UndefinedNameError, attr  # noqa: F401

@@ -21,8 +21,11 @@ Over a set holding values the converted code computed it is refused (an item per
 """
 from __future__ import annotations
 
-from .key_flags import refuse_iteration
+from . import key_ranks
+from .computed_keys import set_item
+from .key_flags import check_order, flags_of, refuse_iteration
 from .lists import StructArray, list_append
+from .set_algebra import set_items
 from .loops import TensorEnumerate, TensorRange, TensorZip, for_loop
 from .traced_keys import check_unique
 from .variables import is_variable
@@ -56,11 +59,57 @@ def comp_map(xs, fn, kind: str, acc=None):
             return acc.out
         acc.out = for_loop(xs, body, (acc.out,), ("comprehension",))
         return acc
+    if _run_decided(xs):  # (a dict whose keys, or their order, the run decides: as a `for`
+        out = _over_run_keys(xs, fn, acc)  # statement over it converts)
+        return iter(out) if kind == "gen" and isinstance(out, list) else out
     refuse_iteration(xs)  # (a dict with a key a tensor `if` set on one path)
     check_unique(xs, "a comprehension over the items")  # (a set of computed values)
     if kind == "gen":
         return (fn(x) for x in xs)
     return [fn(x) for x in xs]
+
+
+_VIEWS = (dict, type({}.keys()), type({}.values()), type({}.items()))
+
+
+def _run_decided(xs) -> bool:
+    """Whether `xs` is a dict (or view) with keys on some paths only (`key_flags`) or keys
+    whose order the run decides (`key_ranks`; refused where not known)."""
+    if not isinstance(xs, _VIEWS):
+        return False
+    mapping = getattr(xs, "mapping", xs)
+    return check_order(mapping, "a comprehension", ranks=key_ranks.ranks_of(mapping)) or \
+        bool(flags_of(mapping))
+
+
+def _over_run_keys(xs, fn, acc):
+    """`[fn(x) for x in xs]` over a dict (or view) whose keys the run decides, as the
+    statement `for x in xs: out.append(fn(x))` converts: each key's item under its presence
+    flag, in the order of the run (`loops.for_loop`); a list the run sizes."""
+    if acc is None:
+        return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
+                        ("comprehension",))
+
+    def body(item, out):
+        acc.out = out
+        fn(item)
+        return acc.out
+    acc.out = for_loop(xs, body, (acc.out,), ("comprehension",))
+    return acc
+
+
+def dict_comp(xs, fn):
+    """`{k: v for x in xs}` (`fn(x)`: the pair): over a dict (or view) whose keys the run
+    decides, as the statement `for x in xs: out[k] = v` converts (each key's pair under its
+    presence flag, in the order of the run); else the comprehension itself."""
+    if _run_decided(xs):
+        def body(item, out):
+            key, value = fn(item)
+            set_item(value, out, key)
+            return out
+        return for_loop(xs, body, ({},), ("comprehension",))
+    set_items(xs, "a comprehension")
+    return {k: v for k, v in map(fn, xs)}
 
 
 def comp_gen(xs, lazy, eager):

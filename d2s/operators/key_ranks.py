@@ -150,7 +150,8 @@ def after_if(pred, unset: dict) -> None:
         return
     sides = [b.program.blocks[i] for i in op.blocks]
     mine = [p for p in state["pending"] if _inside(p[4], sides)]
-    state["pending"] = [p for p in state["pending"] if not _inside(p[4], sides)]
+    state["pending"] = [p for p in state["pending"] if not _inside(p[4], sides) and
+                        _inside(p[4], [top])]  # (not those of discarded traces)
     by_dict: dict = {}
     for p in mine:
         by_dict.setdefault(id(p[0]), (p[0], []))[1].append(p)
@@ -159,7 +160,12 @@ def after_if(pred, unset: dict) -> None:
 
 
 def _inside(block, sides) -> bool:
+    """Whether `block` is one of `sides` or inside one (not a block of a discarded trace,
+    whose index a later block took)."""
     while block is not None:
+        blocks = block.program.blocks
+        if not (block.idx < len(blocks) and blocks[block.idx] is block):
+            return False
         if any(block is s for s in sides):
             return True
         block = block.parent_block
@@ -183,9 +189,14 @@ def _merge(state, d, stores: list, sides: list, pred, unset: dict) -> None:
 
 
 def _merged(key, per_side: list, sides: list, pred, unset):
-    """The rank of `key` after the `if`, from its stores in each branch (`per_side`)."""
-    if any(p[4] is not side for mine, side in zip(per_side, sides) for p in mine):
-        return None  # (stored inside an `if` or loop nested in the branch)
+    """The rank of `key` after the `if`, from its stores in each branch (`per_side`). Stores
+    inside an `if` nested in a branch count where they are all in one block of it (the first
+    of them runs wherever any does: its moment, where the key is absent before) and their
+    presence flags are the top-level block's."""
+    for mine, side in zip(per_side, sides):
+        if len({id(p[4]) for p in mine}) > 1 or mine and mine[0][4] is not side and not (
+                _top_level(mine[0][6]) and _top_level(mine[0][7] and mine[0][7].value)):
+            return None  # (stored in several blocks of the branch: the run picks the first)
     first = next(mine[0] for mine in per_side if mine)
     _, _, _, _, _, present, _, old = first
     ranks = []
@@ -205,6 +216,11 @@ def _merged(key, per_side: list, sides: list, pred, unset):
     return Rank(value, a.values | c.values, None)
 
 
+def _top_level(v) -> bool:
+    """Whether `v` (a flag or a rank, or None) can be read in the top-level block."""
+    return not is_variable(v) or v.block is active_builder().program.global_block()
+
+
 def _branch_rank(store):
     """The rank a branch gives its key at its first store (`store`) in it."""
     _, _, seq, _, _, present, flag, old = store
@@ -215,6 +231,48 @@ def _branch_rank(store):
     if flag is None:
         return old
     return Rank(rt.where(flag, _graph(old.value), _graph(seq)), old.values | {seq}, None)
+
+
+def after_loop(before: list, after: list, added: dict, entry: dict) -> None:
+    """After a graph loop of the top-level block: `before` its state as it began, each item
+    with a copy of it where it is a dict (which has zeros under the keys the body adds;
+    `after` holds the op's values, in that dict or a new one); `added`: (state
+    index, key) of each key the body adds (or sets where a tensor `if` before the loop set
+    it, its flag on entry in `entry`). Each dict's keys keep their ranks; a key the body
+    adds gets the moment the loop began (one per key, in the dict's order: keys the body
+    adds on some trips only before others are refused as `key_flags.check_order` says),
+    or where its flag on entry held, its rank before."""
+    b = active_builder()
+    state = getattr(b, "_d2s_key_ranks", None) if b is not None else None
+    if state is None or b.block is not b.program.global_block():
+        return
+    for i, ((start, d), out) in enumerate(zip(before, after)):
+        if d is None or type(out) is not dict:
+            continue
+        old = _ranks(state, start)
+        if old is None:  # (keys it held before the loop: in that order, first)
+            kept = [k for k in d if (i, k) not in added or entry.get((i, k)) is not None]
+            old = {k: Rank(j - len(kept), frozenset([j - len(kept)]), d[k]) for j, k in
+                   enumerate(kept) if key_flags.flag_of(start, k) is None}
+        ranks = {}
+        for k in out:
+            r = old.get(k)
+            known = r is not None and k in d and _same(r.held, d[k])
+            if (i, k) not in added:
+                if known:
+                    ranks[k] = Rank(r.value, r.values, out[k])
+                continue
+            flag = entry.get((i, k))
+            if flag is True and known:
+                ranks[k] = Rank(r.value, r.values, out[k])
+            elif flag is None or flag is True:  # (absent on entry: added at this moment)
+                state["seq"] += 1
+                ranks[k] = Rank(state["seq"], frozenset([state["seq"]]), out[k])
+            elif known:  # (a tensor `if` before the loop set it on some paths)
+                state["seq"] += 1
+                ranks[k] = Rank(rt.where(flag, _graph(r.value), _graph(state["seq"])),
+                                r.values | {state["seq"]}, out[k])
+        state["dicts"][id(out)] = (out, ranks)
 
 
 def ranks_of(d) -> dict | None:

@@ -32,7 +32,7 @@ import runtime as rt
 from runtime.core import active_builder
 
 from ..errors import ConversionError
-from . import key_flags
+from . import key_flags, key_ranks
 from .block_values import zeros_like
 from .loop_keys import refuse_key_change
 from .mutation import MISSING
@@ -156,7 +156,8 @@ class LoopNewKeys:
         for (i, key), like in self.like.items():
             if key not in state[i]:  # (in place: an alias, the caller's dict, see it)
                 state[i][key] = zeros_like(like)
-        return state
+        self.before = [(v, dict(v)) if type(v) is dict else (v, None) for v in state]  # (the
+        return state  # dicts and their values on entry: `finish`, the ranks of their keys)
 
     def wrap(self, body):
         """`body`, whose traces (probes too) let a tensor `if` in it give a key of a dict a
@@ -265,6 +266,7 @@ class LoopNewKeys:
             if any((i, k) in self.like and (i, k) not in self.entry for k in later):
                 key_flags.mark_order_undecided(key)
         self._flag_values([out[i] for i, _ in self.order], flags, src)
+        key_ranks.after_loop(getattr(self, "before", ()), out, self.like, self.entry)
 
 
 def _put_back(d: dict, zeros: dict, order) -> None:

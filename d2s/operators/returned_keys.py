@@ -46,8 +46,12 @@ def _marked(out, fn, memo):
         return out
     flags, order = flags_of(out), order_of(out)
     items = {k: mark(v, fn, memo) for k, v in out.items()}
-    ranks = key_ranks.ranks_of(out) if order is None else None
-    if check_order(out, "returning the dict", fn, ordered=order is not None, ranks=ranks):
+    ranks = key_ranks.ranks_of(out)
+    if order is not None and ranks is not None and check_order(out, "returning the dict", fn,
+                                                               ranks=ranks):
+        order = None  # (an `if` ordered it, and a later one nested in a branch: the ranks)
+    if check_order(out, "returning the dict", fn, ordered=order is not None,
+                   ranks=ranks if order is None else None):
         order = ("ranks", tuple(ranks[k].value for k in out))  # (`restore` sorts by them)
     if not flags and order is None:
         changed = any(items[k] is not out[k] for k in out)

@@ -1,7 +1,7 @@
 """Generated functions whose dicts get keys on some paths only (issue 35): a local dict and a
 dict on the object passed in (`o.stats`, kept between calls) get keys set, read with `.get`,
-`setdefault`, `in`, `len`, `pop` with a default (None too) and `del`, and set under a computed
-key of two values (`d[int(x[0] > 0.5)]`), in nested tensor `if`s and graph loops
+`setdefault`, `in`, `len`, `pop` with a default (None too), `del` and comprehensions, and set
+under a computed key of two values (`d[int(x[0] > 0.5)]`), in nested tensor `if`s and graph loops
 (`for` over `range()` of a tensor, a `while` on a tensor), and the dicts are looped over and
 returned. The object's `meter` dict (Python numbers, a nested dict) gets its items grown in
 the same places (issues 33 and 35): by `.item()` and `float()` values, by a tensor (a number
@@ -59,6 +59,9 @@ READS = (
     'if "{k}" in d:\n    h = h + d["{k}"]',
     'for v in d.values():\n    h = h + v * 0.5',
     'for k, v in d.items():\n    h = h * 0.5 + v',  # (order-sensitive: the run's key order)
+    'acc = acc + len([k for k in d])',  # (comprehensions: as the `for` over the dict)
+    'h = h + sum([v * 0.5 for v in d.values()], x * 0.0)',
+    'h = h + sum({{kk: v * 0.5 for kk, v in d.items()}}.values(), x * 0.0)',
 )
 
 

@@ -103,7 +103,8 @@ def to_plain(x, depth: int = 0):
 
 def same(a, b, path="result") -> str:
     """'' when `a` and `b` agree, else where they differ: the Python type of every leaf,
-    a tensor's dtype, shape, `stop_gradient` and values, lengths before items."""
+    a tensor's dtype, shape, `stop_gradient` and values, lengths before items, dict keys
+    and their order."""
     if type(a) is not type(b):
         return f"{path}: {type(a).__name__} {a!r} vs {type(b).__name__} {b!r}"
     if isinstance(a, TensorValue):
@@ -128,6 +129,8 @@ def same(a, b, path="result") -> str:
     if isinstance(a, dict):
         if set(a) != set(b):
             return f"{path}: keys {sorted(map(str, a))} vs {sorted(map(str, b))}"
+        if list(a) != list(b):  # (eager keeps the order each key was first stored in)
+            return f"{path}: key order {list(a)!r} vs {list(b)!r}"
         for k in a:
             d = same(a[k], b[k], f"{path}[{k!r}]")
             if d:

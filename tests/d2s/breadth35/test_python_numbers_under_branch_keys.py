@@ -106,12 +106,39 @@ def counted_then_returned(x, n):
     return d
 
 
-def test_returning_a_dict_whose_key_order_the_run_decides_names_the_function():
-    """Eager's key order differs by path ({'k', 'm'} or {'m'} then 'k' never): refused, and the
-    message names the user's function and file (it said "(unknown line)")."""
+def test_a_dict_a_graph_loop_adds_to_after_an_if_is_returned_as_eager_returns_it():
+    """Refused until a key a top-level graph loop adds got the moment the loop began as its
+    rank (`key_ranks.after_loop`): 'k' where the `if` ran, then 'm' where the loop ran;
+    Python ints under both, as eager's."""
     static = d2s.to_static(counted_then_returned)
+    for xv, n in (([1.0, 2.0], 2), ([-1.0, -2.0], 2), ([1.0, 2.0], 0), ([-1.0, 2.0], 1)):
+        args = (_x(xv), rt.to_tensor(np.array(n, "int64")))
+        want, got = counted_then_returned(*args), static(*args)
+        assert list(got.items()) == list(want.items())
+        assert [type(v) for v in got.values()] == [int] * len(want)
+    assert len(static.program_cache) == 1
+
+
+def counted_on_some_trips(x, n):
+    d = {}
+    if x.sum() > 0:
+        d["k"] = 1
+    i = 0
+    while i < n:
+        if x[i] > 0:
+            d["pos"] = i
+        d["m"] = i
+        i += 1
+    return d
+
+
+def test_returning_a_dict_whose_key_order_the_run_decides_names_the_function():
+    """Eager's key order differs by path ('pos' before 'm' where the first trip set it,
+    after it where a later one did): refused, and the message names the user's function and
+    file (it said "(unknown line)")."""
+    static = d2s.to_static(counted_on_some_trips)
     with pytest.raises(d2s.ConversionError) as info:
         static(_x([1.0, 2.0]), rt.to_tensor(np.array(2, "int64")))
     msg = str(info.value)
-    assert "returning the dict (counted_then_returned, File" in msg
+    assert "returning the dict (counted_on_some_trips, File" in msg
     assert "test_python_numbers_under_branch_keys.py" in msg and "unknown line" not in msg

@@ -30,7 +30,16 @@ STATIC: dict[str, str] = {
         "per-class counts in a dict keyed by `labels.tolist()` items, starting empty: keys "
         "the program computes that no Python key stands for (a known key domain, `{c: 0 for "
         "c in range(C)}`, converts); refused at the user's line ('.get() of a key computed "
-        "by the converted code')"),
+        "by the converted code'). What it needs (session 27): the loop over `tolist()` is "
+        "unrolled (4 stores), so the dict could be at most 4 slots, each a computed key, a "
+        "presence flag and the (hit, tot) values, in first-store order; `.get(l, d)` a "
+        "`where` over the present slots whose key equals l, `d[l] = v` the matching slot or "
+        "the next free one, `len` the count of present slots, `.values()` each slot under "
+        "its flag (as comprehensions over flagged keys now convert: `sum(h / t ...)` runs "
+        "each division only where its slot exists), and the returned dict rebuilt from "
+        "(keys, values, flags) outputs after the run. Missing: key_flags and returned_keys "
+        "take Python keys only (a slot's key is a run value), and computed_keys raises "
+        "eager's KeyError for a key none of the dict's keys equals instead of adding one"),
     "autograph_loops.rows_of_python_lists": (
         "AutoGraph's nested_fill with Python lists: `mat.append(row)` where both lists grow "
         "in graph loops (tensor arrays, which hold tensors or numbers, not lists); refused "
