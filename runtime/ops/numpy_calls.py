@@ -16,7 +16,7 @@ import numpy as np
 from ..backend import to_numpy
 from ..dtypes import convert_dtype
 from . import infer as I
-from .registry import Meta, OpError, register
+from .registry import Meta, OpError, as_eager, register
 
 QUANTILES = ("percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian")
 LINALG = ("eigh", "eigvalsh", "inv", "det", "solve", "svd", "norm")
@@ -36,7 +36,10 @@ def _quantile_call(xp, a, fn, q=None, q_dtype=None, axis=None, keepdims=False,
 
 
 def _quantile_kernel(xp, a, **attrs):
-    return xp.asarray(_quantile_call(xp, to_numpy(a), **attrs))  # (NumPy's, on the host)
+    try:
+        return xp.asarray(_quantile_call(xp, to_numpy(a), **attrs))  # (NumPy's, on the host)
+    except Exception as e:  # (NumPy's own error, as eager code gets it: an empty array)
+        raise as_eager(e) from None
 
 
 def _quantile_infer(a, fn, q=None, q_dtype=None, axis=None, keepdims=False, method="linear"):
@@ -64,7 +67,10 @@ def _linalg_call(a, b, fn, options):
 
 
 def _linalg_kernel(xp, a, b=None, fn="inv", options=()):
-    out = _linalg_call(to_numpy(a), None if b is None else to_numpy(b), fn, options)
+    try:
+        out = _linalg_call(to_numpy(a), None if b is None else to_numpy(b), fn, options)
+    except Exception as e:  # (NumPy's own error, as eager code gets it: `Singular matrix`)
+        raise as_eager(e) from None
     out = tuple(xp.asarray(o) for o in out)  # (NumPy's, on the host)
     return out if len(out) > 1 else out[0]
 

@@ -1,5 +1,5 @@
 """NumPy's `np.unique`, `np.percentile` / `np.quantile` / `np.median` (and nan* forms),
-`np.diag` and `np.linalg` functions (eigh, eigvalsh, inv, det, solve, svd, norm) of a NumPy
+`np.diag`, `np.zeros_like` / `ones_like` / `full_like` and `np.linalg` functions (eigh, eigvalsh, inv, det, solve, svd, norm) of a NumPy
 value the program computes (`numpy_functions`' table, `FUNCTIONS`).
 
 Each is an op whose kernel is NumPy's own function (`runtime/ops/numpy_calls.py`,
@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core import is_variable
 from ..ops.counting import UNIQUE
+from ..ops.creation import full_like
 from ..ops.matrix import diag
 from ..ops.numpy_calls import NP_LINALG, NP_QUANTILE
 from ..ops.registry import bind
@@ -124,8 +125,23 @@ def _diag(v, k=0):
     return mark(diag(v, offset=int(_number(k, "k", "np.diag()"))), False)
 
 
+def _like(name: str, fill):
+    """np.zeros_like / ones_like / full_like: `a`'s shape, its dtype unless one is given."""
+    def call(a, *args, dtype=None, order="K", subok=True, shape=None, **more):
+        value, args = (args[0], args[1:]) if fill is None else (fill, args)
+        dtype = args[0] if args else dtype
+        if shape is not None:
+            _refuse(f"np.{name}(shape=)", "the program keeps the array's shape")
+        value = _number(value, "a fill value", f"np.{name}()")
+        dtype = np.dtype(dtype if dtype is not None else a.dtype.name)
+        return mark(full_like(a, np.asarray(value).astype(dtype).item(), dtype=dtype.name),
+                    False)
+    return call
+
+
 FUNCTIONS = {
-    "unique": _unique, "diag": _diag,
+    "unique": _unique, "diag": _diag, "zeros_like": _like("zeros_like", 0),
+    "ones_like": _like("ones_like", 1), "full_like": _like("full_like", None),
     **{fn: _quantiles(fn) for fn in ("percentile", "quantile", "nanpercentile", "nanquantile")},
     **{fn: _medians(fn) for fn in ("median", "nanmedian")},
     "linalg.eigh": _linalg("eigh", "UPLO"), "linalg.eigvalsh": _linalg("eigvalsh", "UPLO"),
