@@ -237,6 +237,8 @@ class Entry:
         self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                              v.is_array and holds_python_numbers(v) and not
                              holds_number_kinds(v) and not kinds.holds_tensor_items(v)]
+        self.row_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
+                          v.is_array and getattr(v, "row_lists", False)]
         self.tensor_item_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                                   v.is_array and kinds.holds_tensor_items(v) or getattr(
                                       v, "tensor_items", False)]  # (`tensor_items`)
@@ -407,6 +409,8 @@ class Entry:
         arrays, tuples) made those values, in place in `outs`."""
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
+        for k in self.row_lists:  # (`x.tolist()` of a value the run sizes: nested lists)
+            outs[k] = [a.tolist() for a in arrays[k]]
         for k in self.number_lists:
             outs[k] = [a.item() for a in arrays[k]] if k not in self.str_lists else [
                 STRINGS[int(a)] for a in arrays[k]]  # (ids of strs: `str_arrays`)

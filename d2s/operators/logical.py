@@ -12,6 +12,7 @@ from types import MappingProxyType
 import runtime as rt
 from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
 from runtime.ops.arrays import array_pack, holds_python_numbers
+from runtime.ops.combine import refuse_rows
 from runtime.program import train_step
 
 from .. import report
@@ -325,6 +326,7 @@ def _is_none(x, what: str):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    refuse_rows(container, "`in`")
     items = set_flags(container)
     if items and not traced(x):  # (a set whose items a tensor `if` decides)
         try:

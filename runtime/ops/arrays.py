@@ -168,6 +168,8 @@ def _bind_array(op, inputs: list, attrs: dict, like: Variable) -> Variable:
     b.append(op.name, [b.ref(x) for x in inputs], [out.name], attrs)
     if getattr(like, "python_items", False):  # (still a list of Python numbers)
         out.python_items = True
+    if getattr(like, "row_lists", False):  # (still `x.tolist()`'s rows: `array_split`)
+        out.row_lists = True
     return out
 
 
@@ -532,6 +534,8 @@ def array_read(array, i):
         return pair_value(out)
     if kinds.holds_tensor_items(array):  # (a tensor, or a Python number on some runs)
         return kinds.tensor_item(out)
+    if getattr(array, "row_lists", False):  # (a row of `x.tolist()`: the row's list)
+        return out.tolist()
     flags = getattr(array, "item_stops", None)
     if flags is not None:  # (the item's own stop_gradient, when the run decides it)
         out.stop_when = registry.bind(READ, (flags, i), {})

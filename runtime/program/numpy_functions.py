@@ -117,6 +117,11 @@ def out_of_graph(x):
     gives, `x.numpy()` (a graph value flagged as NumPy's); anything else stays as it is."""
     if not is_variable(x) or plain(x):
         return x
+    if x.is_array and getattr(x, "row_lists", False):
+        raise TypeError(
+            "NumPy of `x.tolist()` of a tensor whose first dim only the run decides: NumPy's "
+            "array of it is float64 of shape (0,) when it is empty, whatever `x` holds. Use "
+            "`x.numpy()` (with `.astype(...)` for NumPy's dtype of the numbers)")
     if x.is_array:
         raise TypeError(
             f"NumPy of a list of tensors that the converted code grows ({x.type_str()}): "
