@@ -171,3 +171,28 @@ def test_what_the_program_cannot_do_is_refused_at_the_line():
     with pytest.raises(TypeError, match=r"np\.unique\(equal_nan=False / sorted=False\)") as info:
         d2s.to_static(unique_unsorted)(x)
     assert_at_user_line(info.value, __file__, unique_unsorted.__code__.co_firstlineno + 1)
+
+
+# ---- orders of the distinct values feeding Python indexing --------------------------------
+
+CLASS_NAMES = ("background", "person", "car", "bicycle")
+
+
+def majority_report(labels):
+    ids, counts = np.unique(labels.numpy(), return_counts=True)
+    order = np.argsort(counts, kind="stable")[::-1]
+    ranked = [int(i) for i in ids[order]]
+    return CLASS_NAMES[ranked[0]], ranked, sorted(ids.tolist(), reverse=True), ids[order][:2]
+
+
+def test_argsort_and_sorted_of_the_distinct_values_pick_python_objects():
+    static = d2s.to_static(majority_report, input_spec=[d2s.InputSpec([None], "int64")])
+    for labels in ([1, 1, 2, 3], [0, 2, 2, 2, 3, 3], [3], [2, 1, 2, 1, 0]):
+        labels = np.array(labels)
+        ids, counts = np.unique(labels, return_counts=True)
+        order = np.argsort(counts, kind="stable")[::-1]
+        want = (CLASS_NAMES[int(ids[order][0])], [int(i) for i in ids[order]],
+                sorted(ids.tolist(), reverse=True), ids[order][:2])
+        _same(majority_report(rt.to_tensor(labels)), want)
+        _same(static(rt.to_tensor(labels)), want)
+    assert len(static.program_cache) == 1
