@@ -238,10 +238,10 @@ class Entry:
         # results of `.numpy()`: the call gives NumPy arrays there, as eager code does
         self.array_out = [(k, v.numpy_scalar) for k, v in enumerate(outs[:len(
             self.out_index)]) if v.numpy_array and not v.is_array]
-        # arrays standing for lists of Python numbers: the call gives lists of Python numbers
-        self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
-                             v.is_array and holds_python_numbers(v) and not
-                             holds_number_kinds(v) and not kinds.holds_tensor_items(v)]
+        # arrays standing for lists of Python numbers (or `x.tolist()`'s rows: lists of them)
+        self.number_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if v.is_array
+                             and (getattr(v, "row_lists", False) or holds_python_numbers(v) and
+                             not holds_number_kinds(v) and not kinds.holds_tensor_items(v))]
         self.tensor_item_lists = [k for k, v in enumerate(outs[:len(self.out_index)]) if
                                   v.is_array and kinds.holds_tensor_items(v) or getattr(
                                       v, "tensor_items", False)]  # (`tensor_items`)
@@ -415,8 +415,8 @@ class Entry:
         arrays, tuples) made those values, in place in `outs`."""
         for k in self.python_out:
             outs[k] = arrays[k].item()  # (int, float or bool, by the dtype's kind)
-        for k in self.number_lists:
-            outs[k] = [a.item() for a in arrays[k]] if k not in self.str_lists else [
+        for k in self.number_lists:  # (`tolist()`: a number, or a row's nested lists)
+            outs[k] = [a.tolist() for a in arrays[k]] if k not in self.str_lists else [
                 STRINGS[int(a)] for a in arrays[k]]  # (ids of strs: `str_arrays`)
         for k, sep in self.joined:
             outs[k] = sep.join(outs[k])

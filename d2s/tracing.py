@@ -325,8 +325,8 @@ def _packed(v):
     if not (_is_variable(v) and v.is_array and v.dtype.is_floating):
         return v
     items = holds_tensor_items(v)  # (Python numbers and tensors: `[value, is_tensor]` pairs)
-    if holds_python_numbers(v) and not items:
-        return v  # (a list of Python numbers comes back as numbers: `running.Entry`)
+    if holds_python_numbers(v) and not items or getattr(v, "row_lists", False):
+        return v  # (a list of Python numbers, or `x.tolist()`'s rows: `running.Entry`)
     shape = v._static_shape
     if shape is None or any(d < 0 for d in shape):
         return v  # (elements of different shapes: returned without a gradient path)

@@ -354,6 +354,12 @@ def _stack_variables(data, dtype, stop_gradient: bool):
 
 def _assign_variable(v, dtype, stop_gradient: bool):
     """`to_tensor(v)` of a static Variable: a copy of it in the program (cast to `dtype`)."""
+    if getattr(v, "row_lists", False):  # (`x.tolist()` whose first dim the run decides)
+        raise TypeError(
+            "to_tensor() of `x.tolist()` of a tensor whose first dim only the run decides: "
+            "eager's tensor of an empty list is float32 of shape [0], whatever `x` holds, "
+            "which one program cannot give beside the rows. Use the tensor itself "
+            "(`x.astype('int64')`, `x.astype('float32')`, `x.clone()`)")
     if holds_number_kinds(v):
         v = _values_of_numbers(v, dtype)
     if dtype is None and v.dtype.name == "float64" and (

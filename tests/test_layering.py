@@ -395,6 +395,7 @@ PROGRAM_RANKS = {
     "numpy_values.py": 0,  # (NumPy semantics of values from numpy(), methods of variable.py)
     "numpy_functions.py": 0,  # (NumPy's functions of them: Variable.__array_ufunc__)
     "numpy_arrays.py": 0,  # (np.asarray / np.float32 of them and of tensors)
+    "numpy_stats.py": 0,  # (np.unique, np.percentile, np.linalg of them: numpy_functions)
     "bind_inputs.py": 0,  # (what Builder.bind reads of its inputs)
     "leaf_reads.py": 0,  # (what Builder.capture gives a read of a parameter it wrote)
     "grad_views.py": 0,  # (train_step's view of `.grad`, per branch of control_flow's cond)

@@ -11,6 +11,7 @@ from runtime.core import is_tensor
 from runtime.dtypes import convert_dtype, promote
 from runtime.ops.array_number_kinds import holds_number_kinds
 from runtime.ops.arrays import holds_python_numbers
+from runtime.ops.combine import refuse_rows
 from runtime.program.debug_ops import raise_error
 
 from ..errors import ConversionError
@@ -24,6 +25,7 @@ from .variables import is_variable, user_origin, where
 
 def array_sum(iterable, start):
     """`sum(iterable, start)` of the tensor array `iterable` (see the module)."""
+    refuse_rows(iterable, "sum()")
     arr = str_arrays.not_strs(iterable, "sum()")
     if (mixed := items_sum(arr, start)) is not None:
         return mixed  # (Python numbers and tensors)

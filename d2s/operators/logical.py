@@ -12,6 +12,7 @@ from types import MappingProxyType
 import runtime as rt
 from runtime.ops.array_number_kinds import holds_number_kinds, holds_strs
 from runtime.ops.arrays import array_pack, holds_python_numbers
+from runtime.ops.combine import refuse_rows
 from runtime.program import train_step
 
 from .. import report
@@ -354,6 +355,7 @@ def _is_none(x, what: str):
 def in_(x, container):
     """`x in container`; with a graph value on either side, a bool graph value (`x` equal to
     some item; for a tensor container, to some element), as eager code decides per value."""
+    refuse_rows(container, "`in`")
     if getattr(type(x), "run_type", False) and type(container) in (tuple, list, set,
                                                                   frozenset):
         return x.within(container)  # (`type(v) in (int, float)`: `run_types`)

@@ -469,5 +469,5 @@ def item_read(array, i, read):
 
 
 # array kinds whose items are more than a tensor (`runtime.ops.array_number_kinds`)
-_SPECIAL_ARRAYS = ("python_items", "number_sums", "item_stops")
+_SPECIAL_ARRAYS = ("python_items", "number_sums", "item_stops", "row_lists")
 ITEM_READ[0] = item_read

@@ -123,11 +123,7 @@ def number_list(x) -> Variable:
     `InputSpec([None])`): a tensor array of its items as the Python numbers eager's list
     holds (ints as int64, floats float64, bools bool), with no gradient path."""
     if len(x.shape) != 1:
-        raise TypeError(
-            f"tolist() of a tensor of shape {list(x.shape)}, whose dims the run decides: a "
-            "list of lists of a length known only when the program runs, which a program "
-            "does not hold. Loop over the rows (`for row in x:` then `row.tolist()`), index "
-            "the tensor itself, or keep it a tensor and call tolist() on the result.")
+        return row_lists(x)
     kind = x.dtype.name
     dtype = "bool" if kind == "bool" else "float64" if x.dtype.is_floating else "int64"
     x = x if kind == dtype else x.astype(dtype)
@@ -136,6 +132,17 @@ def number_list(x) -> Variable:
     b.append(ROWS.name, [b.ref(x)], [out.name], {})
     out.python_items = True
     out.keeps_float = out.float_if_filled = dtype == "float64"
+    return out
+
+
+def row_lists(x) -> Variable:
+    """`x.tolist()` of an `x` of rank 2 or more whose first dim only the run knows: a tensor
+    array of its rows, each standing for the row's `tolist()` (`row_lists`: a read of one,
+    `array_read`, is its `tolist()`; the call returns the nested lists)."""
+    b = _builder()
+    out = _new_array(b, x.dtype, tuple(x.shape[1:]), stop=True)
+    b.append(ROWS.name, [b.ref(x)], [out.name], {})
+    out.row_lists = True
     return out
 
 

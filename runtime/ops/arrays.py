@@ -166,8 +166,8 @@ def _bind_array(op, inputs: list, attrs: dict, like: Variable) -> Variable:
     b = _builder()
     out = _new_array(b, like.dtype, like._static_shape, stop=False)
     b.append(op.name, [b.ref(x) for x in inputs], [out.name], attrs)
-    if getattr(like, "python_items", False):  # (still a list of Python numbers)
-        out.python_items = True
+    for mark in ("python_items", "row_lists"):  # (still Python numbers, `x.tolist()`'s rows)
+        setattr(out, mark, getattr(like, mark, False) or getattr(out, mark, False))
     return out
 
 
@@ -530,8 +530,9 @@ def array_read(array, i):
         return STR_ITEM[0](out)
     if holds_number_kinds(array):  # (a number whose type the run decides)
         return pair_value(out)
-    if kinds.holds_tensor_items(array):  # (a tensor, or a Python number on some runs)
-        return kinds.tensor_item(out)
+    if kinds.holds_tensor_items(array) or getattr(array, "row_lists", False):  # (a tensor or
+        # a Python number on some runs; a row of `x.tolist()`: the row's list)
+        return kinds.tensor_item(out) if kinds.holds_tensor_items(array) else out.tolist()
     flags = getattr(array, "item_stops", None)
     if flags is not None:  # (the item's own stop_gradient, when the run decides it)
         out.stop_when = registry.bind(READ, (flags, i), {})

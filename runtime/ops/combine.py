@@ -89,10 +89,23 @@ ARRAY_SPLITS: dict = {}
 SEQUENCE_READS: list = []
 
 
+def refuse_rows(x, what: str) -> None:
+    """`what` of `x.tolist()` whose first dim only the run decides (an array of the rows,
+    `array_split.row_lists`), which converted code takes only as eager's list of lists."""
+    if getattr(x, "row_lists", False):
+        raise TypeError(
+            f"{what} of `x.tolist()` of a tensor whose first dim only the run decides: a "
+            "program holds that list of lists as the tensor's rows, which it returns, stores, "
+            "iterates, indexes, slices, and takes len(), zip() and enumerate() of. Compute on "
+            "the tensor itself (`x` for rt.stack of its rows, `x.sum(0)`, "
+            "`(x == v).all(1).any()`), or on the returned lists")
+
+
 def _join(op, how: str, x, axis):
     """concat / stack of a list of tensors, or of a tensor array (`ARRAY_JOINS`)."""
     if SEQUENCE_READS and not isinstance(x, (list, tuple)):
         x = SEQUENCE_READS[0](x, how)
+    refuse_rows(x, f"rt.{how}()")
     if getattr(x, "is_array", False):
         return ARRAY_JOINS[how](x, int(axis))
     return bind(op, (list(x),), {"axis": int(axis)} if axis else {})

@@ -188,7 +188,9 @@ def _outputs(builder: Builder, tree, consts, specs):
     for o, (s, _, _, arr, numbers, scalar) in zip(outs, specs):
         if arr:  # an array's element shape
             o._static_shape = s
-        if "sums" in numbers:  # numbers a tensor `if` merged (`sum` of them is one)
+        if "rows" in numbers:  # `x.tolist()` on every branch: its rows' lists
+            o.row_lists = True
+        elif "sums" in numbers:  # numbers a tensor `if` merged (`sum` of them is one)
             o.number_sums = True
         elif numbers:  # an array of Python numbers (a list the program grows): it stays one
             o.python_items = True
@@ -365,6 +367,8 @@ def _new_param(b: Builder, blk, v, shape=None, stop=None):
         p.python_scalar = True
     if getattr(v, "number_sums", False):  # (numbers a tensor `if` merged, as below)
         p.number_sums = True
+    if getattr(v, "row_lists", False):  # (`x.tolist()`'s rows: `array_split.row_lists`)
+        p.row_lists = True
     if getattr(v, "python_items", False):  # (an array of Python numbers: `sum` of it too)
         p.python_items = True
         p.mixed_numbers = getattr(v, "mixed_numbers", False)
@@ -378,7 +382,10 @@ def _number_items(values) -> tuple:
     none, else ("numbers",) plus "mixed" where one may hold ints beside floats
     (`mixed_numbers`), "float" where each surely keeps a float item (`keeps_float`) and
     "filled" where each holds one when not empty (`float_if_filled`); ("sums",) where each is
-    an array of numbers a tensor `if` merged (`number_sums`)."""
+    an array of numbers a tensor `if` merged (`number_sums`); ("rows",) where each is the
+    rows of an `x.tolist()` (`row_lists`)."""
+    if all(getattr(v, "row_lists", False) for v in values):
+        return ("rows",)
     if not any(getattr(v, "python_items", False) for v in values):
         # arrays of numbers a tensor `if` merged, on every branch: still numbers
         return ("sums",) if all(getattr(v, "number_sums", False) for v in values) else ()
@@ -506,6 +513,8 @@ def _graph_while(b: Builder, cond, body, loop_vars):
         o.float_type_lost = w and m[3]
         if getattr(init, "number_sums", False):  # (so does one of numbers an `if` merged)
             o.number_sums = True
+        if getattr(init, "row_lists", False):  # (and `x.tolist()`'s rows)
+            o.row_lists = True
         if getattr(init, "python_items", False):  # (an array of Python numbers stays one)
             o.python_items = True
             o.mixed_numbers = m[0]  # (a float the body appended: its 0 runs leave none)

@@ -54,7 +54,7 @@ from ..ops.math import (
 from ..ops.registry import bind
 from ..ops.shape import reshape, transpose
 from ..ops.transcendental import expm1
-from . import numpy_values
+from . import numpy_stats, numpy_values
 from .numpy_values import as_dtype, mark, plain, stand_in
 
 
@@ -117,6 +117,11 @@ def out_of_graph(x):
     gives, `x.numpy()` (a graph value flagged as NumPy's); anything else stays as it is."""
     if not is_variable(x) or plain(x):
         return x
+    if x.is_array and getattr(x, "row_lists", False):
+        raise TypeError(
+            "NumPy of `x.tolist()` of a tensor whose first dim only the run decides: NumPy's "
+            "array of it is float64 of shape (0,) when it is empty, whatever `x` holds. Use "
+            "`x.numpy()` (with `.astype(...)` for NumPy's dtype of the numbers)")
     if x.is_array:
         raise TypeError(
             f"NumPy of a list of tensors that the converted code grows ({x.type_str()}): "
@@ -308,6 +313,7 @@ _FUNCTIONS = {
     "concatenate": _joined(concat, "concatenate"), "stack": _joined(stack, "stack"),
     "sort": _sorting(sort, "sort"), "argsort": _sorting(argsort, "argsort"),
     "ravel": _ravel, "transpose": _transpose, "bincount": _bincount,
+    **numpy_stats.FUNCTIONS,  # (unique, percentile, median, diag, np.linalg's: its table)
 }
 # NumPy's functions that call the array's method of the same name (`numpy_values`' methods)
 FORWARDED = frozenset(("mean", "sum", "prod", "max", "min", "amax", "amin", "any", "all",
@@ -326,7 +332,7 @@ def _leaves(args, kwargs):
 def array_function(self, func, types, args, kwargs):
     """`Variable.__array_function__`: see the module. Without a NumPy value among the
     operands NumPy's own implementation runs, as it did before."""
-    name = func.__name__
+    name = ("linalg." if func.__module__ == "numpy.linalg" else "") + func.__name__
     values = [v for v in _leaves(args, kwargs) if is_variable(v)]
     if not all(plain(v) for v in values):
         return _of_tensors(func, args, kwargs)

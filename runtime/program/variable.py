@@ -345,7 +345,9 @@ class Variable(core.VariableBase):
         _kept(self, "tolist")
         if not shape:
             return self.item()
-        return number_list(self) if -1 in shape else [self[i].tolist() for i in range(shape[0])]
+        if shape[0] == -1 or len(shape) == 1 and -1 in shape:
+            return number_list(self)  # (of rank 2 or more: an array of rows, `row_lists`)
+        return [self[i].tolist() for i in range(shape[0])]
 
     def backward(self, grad_tensor=None, retain_graph: bool = False):
         """`loss.backward()` while the program is being built (a converted training step):

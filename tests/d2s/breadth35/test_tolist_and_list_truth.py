@@ -3,7 +3,7 @@
 - `lengths.tolist()` of an input, then a Python loop over the lengths, raised `TypeError:
   tolist() of static Variable 'lengths'`. A value whose shape is known when the program is
   built gives nested lists of its elements, each kept in the graph as `item()` keeps one; a
-  shape known only at run time still raises that error at the user's line.
+  shape known only at run time gives the run's lists.
 - `if not pieces:` of a list that a tensor `if` appends to (a tensor array) raised the internal
   `OpTypeError: full_like: x must be a tensor, got list [Meta(...)]`: the truth of such a list
   is its run-time length > 0, as `len(pieces) > 0` already was."""
@@ -81,12 +81,16 @@ def firsts_of_unknown_count(table):
     return sum(table.tolist()[0])
 
 
-def test_tolist_of_more_dims_of_a_run_time_shape_is_an_error_at_the_line():
+def test_tolist_of_more_dims_of_a_run_time_shape_is_the_runs_nested_lists():
+    """(It raised `TypeError: tolist() of a tensor of shape [-1, 2]` at the line; nested lists
+    of run-decided lengths convert now: test_tolist_of_run_sized_values.py.)"""
     static = d2s.to_static(firsts_of_unknown_count, full_graph=True,
                            input_spec=[d2s.InputSpec([None, 2], "int64")])
-    with pytest.raises(TypeError, match=r"tolist\(\)") as info:
-        static(rt.to_tensor([[1, 2]]))
-    assert_at_user_line(info.value, __file__, firsts_of_unknown_count.__code__.co_firstlineno + 1)
+    for rows in ([[1, 2]], [[3, 4], [5, 6], [7, 8]]):
+        got = static(rt.to_tensor(rows))
+        assert type(got) is int and got == sum(rows[0]) == firsts_of_unknown_count(
+            rt.to_tensor(rows))
+    assert len(static.program_cache) == 1
 
 
 def logged_stats(x):

@@ -4,8 +4,7 @@ Variable 'x' ... cannot drive Python logic"; now the list is a tensor array of t
 (ints int64, floats float64, bools bool), so iteration is a graph loop, `len()`, `sum()`,
 `max()`, indexing, `zip` / `enumerate` and comprehensions follow the run's length, and a
 returned list is a list of Python numbers. One program serves every batch size. A tensor of
-more dims (a list of lists of a run-decided length) is refused at the line, saying what to
-write. `max()` / `min()` of a list of Python numbers a graph loop grew gave a 0-d Tensor where
+more dims gives the run's list of lists (test_tolist_of_run_sized_values.py). `max()` / `min()` of a list of Python numbers a graph loop grew gave a 0-d Tensor where
 eager gives the number (also fixed here). Eager vs converted vs plain Python."""
 from __future__ import annotations
 
@@ -63,18 +62,20 @@ def test_lists_of_run_decided_length_one_program():
     assert len(converted.program_cache) == 1
 
 
-def test_a_list_of_lists_of_a_run_decided_length_is_refused_at_the_line():
+def test_a_list_of_lists_of_a_run_decided_length_is_the_runs_lists():
+    """(It was refused at the line, `tolist() of a tensor of shape [-1, 4]`; nested lists of
+    run-decided lengths convert now: test_tolist_of_run_sized_values.py.)"""
     def rows(x):
         table = x.tolist()
         return [r[0] for r in table]
 
     converted = d2s.to_static(rows, input_spec=[InputSpec([None, 4], "float32")])
-    with pytest.raises(TypeError, match=r"tolist\(\) of a tensor of shape \[-1, 4\]") as info:
-        converted(rt.to_tensor(np.ones([2, 4], "float32")))
-    text = "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
-    assert "table = x.tolist()" in text and "for row in x:" in text
-    for internal in ("_retval", "Variable(%", "static Variable", "<undefined"):
-        assert internal not in text
+    for n in (2, 1, 5):
+        x = np.arange(4 * n, dtype="float32").reshape(n, 4) / 3
+        got = converted(rt.to_tensor(x))
+        assert got == rows(rt.to_tensor(x)) == [r[0] for r in x.tolist()]
+        assert all(type(v) is float for v in got)
+    assert len(converted.program_cache) == 1
 
 
 def extremes_of_a_grown_list(x):

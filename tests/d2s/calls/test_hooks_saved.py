@@ -112,7 +112,7 @@ def test_a_hook_that_cannot_be_captured_is_a_save_time_error_naming_it(tmp_path)
     net = _Net()
 
     def log_to_numpy(layer, inputs, out):
-        return out * float(np.percentile(out, 50))  # NumPy that no program computes
+        return out * float(np.polyfit(out[0], out[1], 1)[0])  # NumPy that no program computes
 
     net.register_forward_post_hook(log_to_numpy)
     static = d2s.to_static(net)

@@ -11,15 +11,6 @@ STATIC: dict[str, str] = {
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "
         "(was silent: the trace's clear() ran on every step)"),
-    "wild6_models.graph_attention_with_lappe": (
-        "`np.linalg.eigh` of `adj.numpy()` (an argument): NumPy functions other than the "
-        "operators and reductions numpy_values follows run at trace time; refused at the line"),
-    "wild6_models.voxel_downsample": (
-        "`np.unique(np.floor(points.numpy() / voxel))`: the voxel count (an output shape) is "
-        "decided by the values; refused at the user's line"),
-    "wild6_pipelines.remove_small_regions": (
-        "`np.unique(labels.numpy())` of labels the program computes drives a Python loop: its "
-        "trip count is decided by values; refused at the user's line"),
     "wild6_pipelines.bpe_merges_guided_by_scores": (
         "a BPE merge loop slices a Python list of tuples at an index chosen by tensor scores: "
         "the list's structure is decided by values; refused at the user's line"),

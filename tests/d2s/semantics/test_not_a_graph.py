@@ -24,7 +24,7 @@ def numpy_sort_in_graph(x):
 
 
 def numpy_math_in_graph(x):
-    return rt.to_tensor(np.unique(x.numpy()))  # (a shape only the values decide)
+    return rt.to_tensor(np.argwhere(x.numpy()))  # (a shape only the values decide)
 
 
 def backward_inside(x):
