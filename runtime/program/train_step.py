@@ -28,6 +28,7 @@ from ..autograd import FREED
 from ..dtypes import bool_
 from ..ops import registry
 from ..ops.creation import zeros
+from ..ops.logic import logical_not
 from ..ops.registry import STATE, Meta, bind
 from . import origin
 from .backward import gradients, trainable_used
@@ -308,6 +309,8 @@ def grad_of(t):
     st = _state(b.program)
     if id(t) in st.sometimes_reached and isinstance(g, Variable):
         st.decided_reads.add(g.name)
+        if g.none_when is None:  # (returned or written back: eager's None on the runs
+            g.none_when = logical_not(grad_presence(g))  # whose backward missed `t`)
     return g
 
 
