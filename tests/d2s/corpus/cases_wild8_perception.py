@@ -42,6 +42,12 @@ def _np_iou(a, b):
     return inter / (aa[:, None] + ab[None, :] - inter + 1e-9)
 
 
+def boxes(n, lo=0.0, hi=60.0):
+    """`n` random x1y1x2y2 boxes with sides between 5 and 15."""
+    xy = rand(n, 2, lo=lo, hi=hi)
+    return np.concatenate([xy, xy + rand(n, 2, lo=5, hi=15)], 1)
+
+
 TRACKS = f32([[0, 0, 10, 10], [20, 20, 30, 30], [50, 50, 60, 60]])
 DETS_NEAR = f32([[1, 1, 11, 11], [21, 19, 31, 29], [49, 51, 59, 61]])
 DETS_FAR = f32([[100, 100, 110, 110], [21, 19, 31, 29], [200, 0, 210, 10]])
@@ -66,7 +72,7 @@ def _np_greedy_match(tracks, dets, thr):
 
 
 @case(args=[(TRACKS, DETS_NEAR, 0.3), (TRACKS, DETS_FAR, 0.3), (TRACKS, DETS_NONE, 0.3)],
-      ref=_np_greedy_match)
+      ref=_np_greedy_match, batch=lambda b: (boxes(b), boxes(4)))
 def greedy_iou_matching(tracks, dets, iou_threshold=0.3):
     """SORT without Hungarian: repeatedly take the best remaining pair until it is under the
     threshold; rows and columns used are knocked out with -1."""
@@ -141,7 +147,8 @@ def _np_two_stage(tracks, dets, scores, high, low, thr):
 
 @case(args=[(TRACKS, DETS_NEAR, f32([0.9, 0.8, 0.2]), 0.6, 0.1, 0.3),
             (TRACKS, DETS_NEAR, f32([0.05, 0.05, 0.05]), 0.6, 0.1, 0.3),
-            (TRACKS, DETS_FAR, f32([0.3, 0.2, 0.9]), 0.6, 0.1, 0.3)])
+            (TRACKS, DETS_FAR, f32([0.3, 0.2, 0.9]), 0.6, 0.1, 0.3)],
+      batch=lambda b: (boxes(b), DETS_NEAR, f32([0.9, 0.3, 0.05])))
 def bytetrack_two_stage_association(tracks, dets, scores, high=0.6, low=0.1, thr=0.3):
     """ByteTrack: associate high-score detections first, then the low ones with the tracks
     left; the stages that ran are logged in a Python list."""
@@ -189,7 +196,8 @@ class KalmanBoxPredictor:
 
 
 @case(args=[(f32([0, 0, 10, 10]), f32([[1, 1, 11, 11], [2, 2, 12, 12], [3, 3, 13, 13]])),
-            (f32([0, 0, 10, 10]), f32([[1, 1, 11, 11], [90, 90, 99, 99], [2, 2, 12, 12]]))])
+            (f32([0, 0, 10, 10]), f32([[1, 1, 11, 11], [90, 90, 99, 99], [2, 2, 12, 12]]))],
+      batch=lambda b: (f32([0, 0, 10, 10]), boxes(b, 0.0, 3.0)))
 def track_with_predictor_object(first_box, detections):
     """A per-frame loop over detections with a plain Track object: predict, then update when
     the detection overlaps; the object's Python counters are returned."""
@@ -256,7 +264,8 @@ def ctc_greedy_text(logits):
 
 
 @case(args=[(_ctc_logits([1, 1, 0, 2, 2, 3]),), (_ctc_logits([0, 0, 0, 0, 0, 0]),),
-            (_ctc_logits([4, 0, 4, 4, 0, 5]),)], ref=_np_ctc_greedy)
+            (_ctc_logits([4, 0, 4, 4, 0, 5]),)], ref=_np_ctc_greedy,
+      batch=lambda b: (_ctc_logits([(3 * i) % 4 for i in range(b)]),))
 def ctc_collapse_loop(logits, blank=0):
     """The loop form of the same decoder (as in many CRNN repos): a Python list of ids grown
     while walking the time steps, turned into a tensor at the end."""
@@ -336,7 +345,8 @@ def _np_unclip(boxes, ratio, min_size=3):
 
 
 @case(args=[(f32([[0, 0, 10, 4], [5, 5, 6, 6]]), 1.5),
-            (f32([[0, 0, 10, 4], [0, 0, 8, 8]]), 2.0, None)], ref=_np_unclip)
+            (f32([[0, 0, 10, 4], [0, 0, 8, 8]]), 2.0, None)], ref=_np_unclip,
+      batch=lambda b: (boxes(b),))
 def db_unclip_boxes(boxes, unclip_ratio=1.5, min_size=3):
     """DB's unclip (a polygon offset by area * ratio / perimeter), axis-aligned; tiny boxes
     (min side < `min_size`) are left as they are."""
@@ -384,7 +394,7 @@ def hann_window(n):
 
 
 @case(args=[(rand(32), 8, 4, True), (rand(32), 8, 4, False)], ref=_np_frames, rtol=1e-5,
-      atol=1e-5)
+      atol=1e-5, batch=lambda b: (rand(8 + 4 * b),))
 def stft_frames(signal, n_fft=8, hop_length=4, center=True):
     """torchaudio-style framing: reflect padding when `center`, a Hann window, frames stacked
     from a Python list built in a loop over the frame count."""
@@ -461,7 +471,7 @@ def _np_vad(energy, thr, hangover):
 
 @case(args=[(f32([0.1, 0.9, 0.2, 0.1, 0.1, 0.1, 0.8, 0.1]), 0.5, 2),
             (f32([0.1] * 8), 0.5, 2), (f32([0.9, 0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.1]), 0.5, 1)],
-      ref=_np_vad)
+      ref=_np_vad, batch=lambda b: (rand(b, lo=0, hi=1),))
 def vad_with_hangover(frame_energy, threshold=0.5, hangover=2):
     """WebRTC-style VAD smoothing: a hangover counter keeps speech on for a few frames after
     the energy drops; the number of speech segments is a Python int."""
@@ -604,4 +614,5 @@ class FlowRefiner(nn.Layer):
         return predictions[-1], used, len(predictions)
 
 
-case(args=[(rand(3, 2), rand(3, 2)), (rand(3, 2), rand(3, 2), 1.0)])(FlowRefiner)
+case(args=[(rand(3, 2), rand(3, 2)), (rand(3, 2), rand(3, 2), 1.0)],
+     batch=lambda b: (rand(b, 2), rand(b, 2)))(FlowRefiner)

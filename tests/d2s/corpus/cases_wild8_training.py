@@ -434,3 +434,19 @@ def cyclical_kl_annealing_step(model, opt, sched, x, y, free_bits=0.05):
     sched["step"] += 1
     sched["betas"].append(beta)
     return {"recon": recon.item(), "kl": kl.item(), "beta": beta}
+
+
+def _observer_setup():
+    from .cases_wild8_efficient import MinMaxObserver
+    return (MinMaxObserver(),)
+
+
+@train_case(setup=_observer_setup, args=[(_x(1.0),), (_x(-1.0, 3.0),), (_x(1.0, 0.1),),
+                                         (_x(1.0, 5.0),)])
+def observer_calibration_pass(observer, x):
+    """Post-training quantization calibration: a batch through a MinMaxObserver (running
+    min/max buffers, a Python `initialized` flag set on the first call), the scale and zero
+    point read back as Python numbers for the calibration log."""
+    scale, zero_point = observer(x.flatten())
+    return {"scale": float(scale), "zero_point": int(zero_point),
+            "initialized": observer.initialized}
