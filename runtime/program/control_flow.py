@@ -114,16 +114,16 @@ def _trace_all(builder: Builder, fns: list, views) -> list:
 
 def _same_constant(v, first) -> bool:
     """Whether a Python value a branch returns is `first`, the first branch's: of one type
-    and equal. Values that refuse `==` (a converter's stand-in for text only the run makes)
-    are not one constant: the branches' outputs are refused below."""
+    and equal. A converter's stand-in for a str only the run decides (`run_str`, whose `==`
+    may refuse: the text `sep.join` makes when the program runs) is one constant only where
+    it is the same object; otherwise the branches' outputs are refused below."""
     if type(v) is not type(first):
         return False
     if v is first:
         return True
-    try:
-        return bool(v == first)
-    except Exception:  # noqa: BLE001  (refused comparisons: not the same constant)
+    if getattr(v, "run_str", False):
         return False
+    return bool(v == first)
 
 
 def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs: list):
