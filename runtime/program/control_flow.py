@@ -121,7 +121,7 @@ def _same_constant(v, first) -> bool:
         return False
     if v is first:
         return True
-    if getattr(v, "run_str", False):
+    if getattr(type(v), "run_str", False):  # (the class's: a stand-in may answer any name)
         return False
     return bool(v == first)
 
