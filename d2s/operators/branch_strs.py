@@ -12,7 +12,7 @@ Used by `control_flow._GraphIf`: `find` the places after both branches were trac
 `as_ids` on each branch's values, `as_items` on the `if`'s outputs."""
 from __future__ import annotations
 
-from .str_arrays import ChosenStr, JoinedStr, StrItem, str_id
+from .str_arrays import ChosenStr, JoinedStr, StrItem, str_array, str_id
 from .variables import is_variable
 
 
@@ -57,15 +57,47 @@ class Place(tuple):
     none: bool = False  # (where `texts` is None: the run may choose None)
 
 
+class JoinPlace(Place):
+    """(state index, path) of a text `sep.join(names)` makes in a branch (a `JoinedStr`)
+    where the other gives a Python str or another such text joined by the same `sep`: the
+    `if` gives out an array of str ids, a str as the array of its one id, and after it the
+    place holds the `JoinedStr` of the run's array (`if not chars: return ""` before
+    `return "".join(chars)`)."""
+
+    sep: str = ""
+
+
+def _join_sep(a, b):
+    """The `sep` both texts are joined by where one of `a` and `b` is a `JoinedStr` and the
+    other a Python str or a `JoinedStr` of the same `sep`; else None."""
+    seps = {v.sep for v in (a, b) if isinstance(v, JoinedStr)}
+    if len(seps) != 1 or not all(isinstance(v, JoinedStr) or type(v) is str for v in (a, b)):
+        return None
+    return seps.pop()
+
+
+def _join_places(a, b, i: int):
+    def leaf(v):
+        return type(v) is str or isinstance(v, JoinedStr)
+
+    for path in differing_paths(a, b, leaf, lambda x, y: _same_text(x, y) or _join_sep(
+            x, y) is None):
+        place = JoinPlace((i, path))
+        place.sep = _join_sep(_at(a, path), _at(b, path))
+        yield place
+
+
 def find(names: tuple, outs: list) -> set:
     """`Place`s of each str the two traced branches' values differ on: of the names the
     `if` gives out, and of the places of the objects it changed after them (`box.mode =
-    "a"` / `"b"`: written back, the object gets the run's str)."""
+    "a"` / `"b"`: written back, the object gets the run's str); `JoinPlace`s of joined
+    texts."""
     if len(outs) < 2:
         return set()
     n = min(len(outs[0]), len(outs[1]))
     found = set()
     for i in range(n):
+        found.update(_join_places(outs[0][i], outs[1][i], i))
         for path in _paths(outs[0][i], outs[1][i], ()):
             place = Place((i, path))
             texts = [_texts_at(out[i], path) for out in outs[:2]]
@@ -107,11 +139,20 @@ def _as_id(v):
     return v.id if _text(v) else v
 
 
+def _as_ids_of_joined(v):
+    if isinstance(v, JoinedStr):
+        return v.id
+    return str_array([v]) if type(v) is str else v
+
+
 def as_ids(values: list, places: set) -> list:
-    """A branch's values with the strs at `places` as their ids (graph values)."""
-    for i, path in places:
+    """A branch's values with the strs at `places` as their ids (graph values), at a
+    `JoinPlace` as an array of ids."""
+    for place in places:
+        i, path = place
         if i < len(values):
-            values[i] = _replace(values[i], path, _as_id)
+            values[i] = _replace(values[i], path, _as_ids_of_joined if isinstance(
+                place, JoinPlace) else _as_id)
     return values
 
 
@@ -120,6 +161,10 @@ def as_items(values: list, places: set, outs=()) -> list:
     strs they may be: `Place.texts`; `outs`, the branches' values, are not needed)."""
     for place in places:
         i, path = place
+        if isinstance(place, JoinPlace) and i < len(values):
+            values[i] = _replace(values[i], path, lambda v, sep=place.sep: JoinedStr(
+                v, sep) if is_variable(v) else v)
+            continue
         texts = getattr(place, "texts", None)
         if i < len(values):
             values[i] = _replace(values[i], path,

@@ -171,6 +171,8 @@ def _shown(v) -> str:
     dtype and shape (never a program's internal name)."""
     if isinstance(v, Undefined):
         return "unbound"
+    if isinstance(v, StrItem) and hasattr(v, "sep"):  # (a `JoinedStr`)
+        return f"the text {v.sep!r}.join() makes of a list of str whose length depends on a tensor"
     if isinstance(v, StrItem):
         return "a str read from a list of str whose length depends on a tensor"
     if isinstance(v, (str, bytes, bool, int, float)) or v is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..core import is_tensor
 from ..dtypes import convert_dtype, int32, int64
 from . import infer as I
+from .creation import full
 from .registry import Meta, OpError, OpTypeError, bind, register
 
 
@@ -216,7 +217,10 @@ def bucketize(x, sorted_sequence, out_int32: bool = False, right: bool = False, 
 
 # ---- histogram -------------------------------------------------------------------------------
 
-def _histogram_kernel(xp, x, bins=100, min=0.0, max=0.0):
+def _histogram_kernel(xp, x, lo=None, hi=None, bins=100, min=0.0, max=0.0):
+    if lo is not None:  # (bounds the program computes: checked when it runs)
+        min, max = float(lo), float(hi)
+        _check_range(min, max)
     lo, hi = float(min), float(max)
     if lo == hi == 0.0 and x.size:  # Paddle: the data's own range
         lo, hi = float(x.min()), float(x.max())
@@ -226,9 +230,18 @@ def _histogram_kernel(xp, x, bins=100, min=0.0, max=0.0):
         "int64")
 
 
-def _histogram_infer(x, bins=100, min=0.0, max=0.0):
+def _histogram_infer(x, lo=None, hi=None, bins=100, min=0.0, max=0.0):
     I.check_tensor("histogram", "input", x)
+    for name, b in (("min", lo), ("max", hi)):
+        if b is not None and (tuple(b.shape) != () or b.dtype.kind not in "biuf"):
+            raise OpTypeError(f"histogram: {name} must be a number or a 0-d tensor, got "
+                              f"{b.dtype.name}{I.fmt(b.shape)}")
     return Meta((bins,), int64)
+
+
+def _check_range(lo, hi) -> None:
+    if hi < lo:
+        raise OpError(f"histogram: max ({hi}) must not be less than min ({lo})")
 
 
 HISTOGRAM = register(
@@ -246,8 +259,11 @@ def histogram(input, bins: int = 100, min: float = 0, max: float = 0, name=None)
     """
     if not isinstance(bins, int) or bins < 1:
         raise OpError(f"histogram: bins must be a positive int, got {bins!r}")
-    if max < min:
-        raise OpError(f"histogram: max ({max}) must not be less than min ({min})")
+    if is_tensor(min) or is_tensor(max):  # (`float(x.max())` in converted code: a run-time
+        # value; the range is checked when the program runs)
+        lo, hi = (b if is_tensor(b) else full([], float(b), "float64") for b in (min, max))
+        return bind(HISTOGRAM, (input, lo, hi), {"bins": bins})
+    _check_range(min, max)
     return bind(HISTOGRAM, (input,), {"bins": bins, "min": float(min), "max": float(max)})
 
 

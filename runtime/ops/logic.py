@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..core import is_variable
 from . import infer as I
 from .elementwise import binary_fn, coerce, unary_fn, unbroadcast
 from .registry import Meta, OpTypeError, bind, register
@@ -173,8 +174,21 @@ def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
     >>> rt.isclose(rt.to_tensor([1.0, 2.0]), rt.to_tensor([1.0 + 1e-9, 2.1])).tolist()
     [True, False]
     """
+    if is_variable(rtol) or is_variable(atol):  # (tolerances the program computes)
+        return _isclose_computed(x, y, rtol, atol, bool(equal_nan))
     return bind(ISCLOSE, (x, y), {"rtol": float(rtol), "atol": float(atol),
                                    "equal_nan": bool(equal_nan)})
+
+
+def _isclose_computed(x, y, rtol, atol, equal_nan: bool):
+    """NumPy's isclose from elementwise ops: equal (infinities included), or both finite and
+    |x - y| <= atol + rtol * |y|; nan with nan where `equal_nan`."""
+    diff = x - y
+    near = where(diff < 0, -diff, diff) <= atol + rtol * where(y < 0, -y, y)
+    close = logical_or(x == y, logical_and(logical_and(isfinite(x), isfinite(y)), near))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(x), isnan(y)))
+    return close
 
 
 ISIN = register(

@@ -279,6 +279,9 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """
     if act is not None:
         raise ValueError(f"scale: act={act!r} is not supported; apply the activation after")
+    if core.is_variable(scale) or core.is_variable(bias):  # (numbers the program computes)
+        out = x * scale + bias if bias_after_scale else (x + bias) * scale
+        return out if out.dtype == x.dtype else cast(out, x.dtype)
     attrs = {"scale": float(scale)}
     if bias:
         attrs["bias"] = float(bias)

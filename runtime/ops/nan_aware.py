@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import is_variable
 from .logic import isnan, logical_not, where
 from .math import cast
 from .reduce import sum as sum_
@@ -57,9 +58,11 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     info = np.finfo(x.dtype.np) if x.dtype != "bfloat16" else None
     posinf = posinf if posinf is not None else (float(info.max) if info else 3.3895314e38)
     neginf = neginf if neginf is not None else (float(info.min) if info else -3.3895314e38)
-    out = where(x == float("inf"), float(posinf), x)
-    out = where(x == float("-inf"), float(neginf), out)
-    return where(isnan(x), float(nan), out)
+    posinf, neginf, nan = (v if is_variable(v) else float(v)  # (`float(t)` in converted code)
+                           for v in (posinf, neginf, nan))
+    out = where(x == float("inf"), posinf, x)
+    out = where(x == float("-inf"), neginf, out)
+    return where(isnan(x), nan, out)
 
 
 METHODS = {"nansum": nansum, "nanmean": nanmean, "nan_to_num": nan_to_num}

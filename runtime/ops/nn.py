@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from ..core import is_variable
 from ..dtypes import bool_
 from . import infer as I
 from . import linalg as L
@@ -105,10 +106,15 @@ def relu6(x, name=None):
 
 
 def leaky_relu(x, negative_slope: float = 0.01, name=None):
+    if is_variable(negative_slope):  # (`float(t)` in converted code: known at run time)
+        from .logic import where
+        return where(x > 0, x, x * negative_slope)
     return bind(LEAKY_RELU, (x,), {"negative_slope": float(negative_slope)})
 
 
 def hardtanh(x, min: float = -1.0, max: float = 1.0, name=None):
+    if is_variable(min) or is_variable(max):  # (bounds the program computes)
+        return M.clip(x, min, max)
     return bind(HARDTANH, (x,), {"min": float(min), "max": float(max)})
 
 
@@ -236,6 +242,11 @@ SOFTPLUS = register(
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0, name=None):
+    if is_variable(beta) or is_variable(threshold):  # (`float(t)` in converted code)
+        from .logic import where
+        bx = x * beta
+        soft = (M.log1p(M.exp(-M.abs(bx))) + M.maximum(bx, 0.0)) / beta
+        return where(bx > threshold, x, soft)
     return bind(SOFTPLUS, (x,), {"beta": float(beta), "threshold": float(threshold)})
 
 

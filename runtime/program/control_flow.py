@@ -112,6 +112,20 @@ def _trace_all(builder: Builder, fns: list, views) -> list:
     return traced
 
 
+def _same_constant(v, first) -> bool:
+    """Whether a Python value a branch returns is `first`, the first branch's: of one type
+    and equal. A converter's stand-in for a str only the run decides (`run_str`, whose `==`
+    may refuse: the text `sep.join` makes when the program runs) is one constant only where
+    it is the same object; otherwise the branches' outputs are refused below."""
+    if type(v) is not type(first):
+        return False
+    if v is first:
+        return True
+    if getattr(type(v), "run_str", False):  # (the class's: a stand-in may answer any name)
+        return False
+    return bool(v == first)
+
+
 def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs: list):
     """Check that branch outputs agree; set each block's results; return (output treedef,
     leaf list with None where a graph output goes, list of (shape, dtype, stop, is an array,
@@ -128,8 +142,7 @@ def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs:
     results = [[] for _ in blocks]
     consts, specs = [], []
     for i, col in enumerate(columns):
-        if not any(_is_tensor(v) for v in col) and all(
-                type(v) is type(col[0]) and v == col[0] for v in col):
+        if not any(_is_tensor(v) for v in col) and all(_same_constant(v, col[0]) for v in col):
             consts.append(col[0])
             continue
         metas = [(_meta(v) if _is_tensor(v) else None) for v in col]

@@ -2,6 +2,7 @@
 `F.gumbel_softmax`) with Paddle's signatures."""
 from __future__ import annotations
 
+from ...core import is_variable
 from ...dtypes import convert_dtype
 from ...ops import math as _math
 from ...ops import nn as _nn
@@ -129,7 +130,10 @@ def celu(x, alpha: float = 1.0, name=None):
     >>> F.celu(rt.to_tensor([1.0, 0.0])).tolist()
     [1.0, 0.0]
     """
-    if alpha == 0:
+    if is_variable(alpha):  # (`float(t)` in converted code: checked when the program runs)
+        from ...program.debug_ops import assert_text
+        assert_text(alpha != 0, ["celu: alpha must not be 0"], error=ValueError)
+    elif alpha == 0:
         raise ValueError("celu: alpha must not be 0")
     return _nn.relu(x) + alpha * (_math.exp(_math.minimum(x, 0.0) / alpha) - 1.0)
 

@@ -7,6 +7,7 @@ padded ([batch, time, num_tags]) with their lengths in `length` ([batch] or [bat
 """
 from __future__ import annotations
 
+from ...core import is_variable
 from ...dtypes import convert_dtype
 from ...ops import creation as _creation
 from ...ops import gather as _gather
@@ -27,6 +28,8 @@ def label_smooth(label, prior_dist=None, epsilon: float = 0.1, name=None):
     >>> F.label_smooth(rt.to_tensor([[0.0, 1.0]], dtype="float64"), epsilon=0.2).tolist()
     [[0.1, 0.9]]
     """
+    if is_variable(epsilon):  # (`float(t)` in converted code: known at run time)
+        return _label_smooth_computed(label, prior_dist, epsilon)
     if not 0.0 <= float(epsilon) <= 1.0:
         raise ValueError(f"label_smooth: epsilon must be in [0, 1], got {epsilon}")
     kept = _math.scale(label, 1.0 - float(epsilon))
@@ -37,6 +40,22 @@ def label_smooth(label, prior_dist=None, epsilon: float = 0.1, name=None):
                              "unknown in this program; give it a fixed size or pass prior_dist")
         return _math.add(kept, float(epsilon) / classes)
     return _math.add(kept, _math.scale(prior_dist, float(epsilon)))
+
+def _label_smooth_computed(label, prior_dist, epsilon):
+    """label_smooth with an epsilon the program computes, from elementwise ops. Its range
+    ([0, 1]) is checked when the program runs."""
+    from ...program.debug_ops import assert_text
+    assert_text((epsilon >= 0.0) & (epsilon <= 1.0),
+                ["label_smooth: epsilon must be in [0, 1], got ", epsilon], error=ValueError)
+    kept = label * (1.0 - epsilon)
+    if prior_dist is None:
+        classes = label.shape[-1]
+        if classes == -1:
+            raise ValueError("label_smooth: the number of classes (last dim of label) is "
+                             "unknown in this program; give it a fixed size or pass prior_dist")
+        return kept + epsilon / classes
+    return kept + prior_dist * epsilon
+
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
     """`mask[..., j] = j < x[...]`: x holds lengths; the new last axis has `maxlen` entries

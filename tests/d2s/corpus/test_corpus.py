@@ -44,7 +44,8 @@ from . import (  # noqa: F401  isort: skip
     cases_paddle2_loops, cases_paddle2_shapes, cases_paddle2_calls, cases_paddle2_items,
     cases_paddle2_control, cases_paddle2_lists, cases_paddle2_ifelse,
     cases_dynamo, cases_wild6_models, cases_wild6_pipelines, cases_autograph,
-    cases_autograph_loops, cases_wild7_inference, cases_wild7_text)
+    cases_autograph_loops, cases_wild7_inference, cases_wild7_text,
+    cases_wild8_perception, cases_wild8_efficient)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH_SIZES = (1, 3, 7)

@@ -16,6 +16,7 @@ import runtime as rt
 from . import (
     cases_wild5_training,  # noqa: F401  (registers the cases)
     cases_wild7_training,  # noqa: F401
+    cases_wild8_training,  # noqa: F401
     known_failures,
 )
 from .test_corpus import _to_inputs
