@@ -6,7 +6,9 @@ break/continue, return, logical operators, assert/print/len/casts, lists and dic
 miscellaneous syntax, Layers). Each case carries several argument sets that take different
 paths through its tensor-dependent control flow; `test_corpus.py` checks that eager code and
 one converted program agree on all of them (values, dtypes, shapes, printed labels, raised
-exception types), and that same-shaped inputs reuse one program. About thirty cases also run
+exception types, and the state each call leaves in the Layer and the argument objects, each
+run starting from its own copy of them: `state.py`), and that same-shaped inputs reuse one
+program. About thirty cases also run
 under `InputSpec([None, ...])` with batch sizes 1, 3 and 7 from a single program.
 
 Run: `python -m pytest tests/d2s/corpus -q` (about 10 s of CPU).
