@@ -295,6 +295,15 @@ class Layer:
                         persistable: bool = True) -> None:
         """Register non-trainable state; persistable buffers are part of `state_dict`."""
         _check_name(name, "register_buffer")
+        if isinstance(tensor, VariableBase) and name in self._buffers:  # (in converted code:
+            self.__setattr__(name, tensor)  # a buffer registered again, rebound as assigned)
+            _persistable(self, name, persistable)
+            return
+        if isinstance(tensor, VariableBase):
+            raise TypeError(
+                f"register_buffer('{name}') of a value the converted code computes, for a "
+                "buffer the layer does not have yet: register it in __init__ (or before the "
+                "first call), then assign or register it again in forward")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer('{name}'): expected a Tensor or None, got "
                             f"{type(tensor).__name__}")
@@ -304,10 +313,7 @@ class Layer:
         if tensor is not None and tensor.name is None:
             tensor.name = unique_name(f"{self._full_name}.{name.lstrip('_')}")
         self._buffers[name] = tensor
-        if persistable:
-            self._non_persistable_buffer_names.discard(name)
-        else:
-            self._non_persistable_buffer_names.add(name)
+        _persistable(self, name, persistable)
 
     # ---- traversal --------------------------------------------------------------------------
     def named_sublayers(self, prefix: str = "", include_self: bool = False,
@@ -518,3 +524,10 @@ def _fits(value: VariableBase, old: Tensor) -> bool:
     shape = value._static_shape
     return value.dtype == old.dtype and len(shape) == len(old.shape) and all(
         a in (b, -1) for a, b in zip(shape, old.shape))
+
+
+def _persistable(layer, name: str, persistable: bool) -> None:
+    if persistable:
+        layer._non_persistable_buffer_names.discard(name)
+    else:
+        layer._non_persistable_buffer_names.add(name)

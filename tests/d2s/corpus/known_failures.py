@@ -11,12 +11,6 @@ STATIC: dict[str, str] = {
         "a `collections.deque(maxlen=n)` appended to in a loop and cleared under a tensor "
         "`if`: converted code follows lists, not deques; refused at the `if` naming the deque "
         "(was silent: the trace's clear() ran on every step)"),
-    "wild3_llm.GrowingRotaryEmbedding": (
-        "`self.register_buffer(name, emb.cos())` in forward (Llama's rotary cache rebuilt for a "
-        "longer sequence) with a tensor the converted code computes: refused with a TypeError "
-        "'expected a Tensor or None, got Variable' at the user's line, where eager re-registers "
-        "the buffer (hidden until session 27: the harness converted the layer after eager "
-        "calls had grown the cache, so the converted run never took that path)"),
     "wild6_pipelines.bpe_merges_guided_by_scores": (
         "a BPE merge loop slices a Python list of tuples at an index chosen by tensor scores: "
         "the list's structure is decided by values; refused at the user's line"),
