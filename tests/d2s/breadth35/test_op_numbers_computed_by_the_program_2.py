@@ -1,14 +1,14 @@
 """More ops given a Python number the converted code computes (`float(t)`, `t.item()`,
-`int(t)`): an outlier clip at a quantile whose level is a buffer (`rt.quantile(x, q.item())`),
-`F.normalize` / `rt.norm` with a p read from the config tensor, hardsigmoid's slope and
-offset, softshrink's threshold and a causal mask's diagonal (`rt.triu(s, int(offset))`).
-These raised `TypeError: float() / bool() of a tensor computed by the converted code` from
-inside the op; each now computes with the run's number (one program for every value), and
-the checks eager makes on it (q in [0, 1], p > 0, threshold >= 0) raise eager's error when
-the program runs. A number that decides the program's shape or axes (an axis, `bins`,
-`diff`'s n) cannot come from a tensor: a ConversionError at the user's line names the
-argument and says to pass a Python number (was a bare `bool()` error or one printing
-`Variable(%t0: i64[])`)."""
+`int(t)`): an outlier clip at a quantile whose level a schedule's tensor gives
+(`rt.quantile(x, schedule["q"].item())`), `F.normalize` / `rt.norm` with a p read from the
+config tensor, hardsigmoid's slope and offset, softshrink's threshold, `rt.diag`'s
+padding_value and a causal mask's diagonal (`rt.triu(s, int(offset))`). These raised
+`TypeError: float() / bool() of a tensor computed by the converted code` from inside the
+op; each now computes with the run's number (one program for every value), and the checks
+eager makes on it (q in [0, 1], p > 0, threshold >= 0) raise eager's error when the program
+runs. A number that decides the program's shape or axes (an axis, `bins`, `diff`'s n)
+cannot come from a tensor: a ConversionError at the user's line names the argument and says
+to pass a Python number (was a bare `bool()` error or one printing `Variable(%t0: i64[])`)."""
 import numpy as np
 import pytest
 
@@ -144,7 +144,15 @@ CASES = {
     "causal_mask": (lambda x, t: rt.triu(rt.ones([3, 6]), diagonal=int(t)) * x[:1] + x.tril(int(t)),
                     lambda x, v: np.triu(np.ones([3, 6]), v) * x[:1] + np.tril(x, v),
                     (1, 0, -2, 7)),
+    "diag_padding": (lambda x, t: rt.diag(x[0], offset=1, padding_value=float(t)),
+                     lambda x, v: _np_diag(x[0], 1, v), (0.0, -1.5, 2.0)),
 }
+
+
+def _np_diag(v, offset, padding):
+    out = np.full([len(v) + offset] * 2, padding, v.dtype)
+    out[np.arange(len(v)), np.arange(len(v)) + offset] = v
+    return out
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -206,3 +214,21 @@ def test_a_number_that_decides_shapes_is_refused_at_the_line_naming_it(name):
     assert "is a number the converted code computes" in str(info.value)
     assert "test_op_numbers_computed_by_the_program_2.py" in text
     assert not any(word in text for word in INTERNAL), text
+
+
+def test_noise_with_a_std_the_program_computes_keeps_the_shape_asked():
+    """`rt.normal(std=float(t), shape=...)`: a computed number was taken as a 0-d tensor std
+    (the result 0-d float64, `shape` ignored: a wrong value, silently)."""
+    def noisy(x, sigma):
+        return x + rt.normal(mean=0.0, std=float(sigma) * 0.5, shape=x.shape)
+
+    static = d2s.to_static(noisy)
+    for s in (0.0, 1.0, 4.0):
+        rt.seed(3)
+        want = noisy(rt.to_tensor(X), rt.to_tensor(s))
+        rt.seed(3)
+        got = static(rt.to_tensor(X), rt.to_tensor(s))
+        assert got.dtype == want.dtype == rt.float32 and got.shape == want.shape == [3, 6]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(want.numpy() != X, True)
+    assert len(static.program_cache) == 1
