@@ -421,7 +421,8 @@ def for_user(e: BaseException) -> BaseException:
     its traceback cut down to nothing (`raise` adds the raising frame). Idempotent."""
     if getattr(e, "__d2s_frames__", None) is not None:
         return e
-    e = value_errors.container_index(e, ConversionError) or _run_str_error(e) or \
+    e = value_errors.computed_number(e, _is_user_file, ConversionError) or \
+        value_errors.container_index(e, ConversionError) or _run_str_error(e) or \
         value_errors.in_generator(e, _is_user_file, ConversionError) or \
         value_errors.in_ordering(e, ConversionError) or e
     op_text = None

@@ -9,6 +9,9 @@ should see them (`errors.for_user` asks each; `error_class` is `errors.Conversio
   program form, a generator's body runs one `next()` at a time), so an `if` on a tensor
   there is a Python `bool()` of a value known only when the program runs; the runtime's
   error says to branch on the tensor itself, which the user did.
+- `computed_number`: an op's argument that the program fixes when it is built (an axis, a
+  count, a size) given a number the program computes (`int(t)`): the op's message names
+  the argument and says to pass a Python int.
 - `in_ordering`: a `bool()` Python asks for inside an ordering comparison (`key < best` of
   two tuples holding such values, compared item by item) that the converter did not see as
   one of lists or tuples (`operators.sequence_order` converts those it sees).
@@ -17,9 +20,12 @@ from __future__ import annotations
 
 import dis
 import inspect
+import os
 
+from runtime.ops.infer import ComputedNumberError
 from runtime.program.variable import Variable
 
+_RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(inspect.getfile(Variable))))
 _NO_INDEX = "Using as a Python index of static Variable"
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _WHAT = ("bool()", "int()", "float()", "Using as a Python index")
@@ -42,6 +48,41 @@ def container_index(e: BaseException, error_class):
         "table a tensor and index it with the tensor: `rt.to_tensor(TABLE)[i]` (a dict of "
         "numbers keyed 0..n-1: its values as a list), or one table per field of the objects. "
         "See docs/errors.md, \"A tensor's value used as a Python value\".")
+    return error.with_traceback(e.__traceback__)
+
+
+def computed_number(e: BaseException, user_file, error_class):
+    """The runtime's `ComputedNumberError` as the error the user sees; else, for an op of the
+    runtime called by the user's code with a number the program computes (`int(t)`) as an
+    argument the op needs as a Python number (its `int()` / `bool()` of the value, or a
+    check that printed it, failed), an error naming the argument; else None."""
+    if isinstance(e, ComputedNumberError):
+        return error_class(str(e)).with_traceback(e.__traceback__)
+    text = e.args[0] if isinstance(e, (TypeError, ValueError)) and e.args else None
+    if not isinstance(text, str) or ("static Variable" not in text and "Variable(%" not in text):
+        return None
+    tb, entry = e.__traceback__, None
+    while tb is not None:  # (the first runtime frame after the user's last one)
+        name = tb.tb_frame.f_code.co_filename
+        if user_file(name):
+            entry = None
+        elif entry is None and name.startswith(_RUNTIME_DIR):
+            entry = tb.tb_frame
+        tb = tb.tb_next
+    if entry is None or entry.f_code.co_name.startswith("_"):
+        return None
+    code = entry.f_code
+    names = [n for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+             if getattr(entry.f_locals.get(n), "python_scalar", False)]
+    if not names:
+        return None
+    args = " and ".join(f"`{n}`" for n in names)
+    error = error_class(
+        f"{code.co_name}(): {args} {'is a number' if len(names) == 1 else 'are numbers'} the "
+        "converted code computes from a tensor (`int(t)`, `float(t)`, `t.item()`), known only "
+        f"when the program runs, and {code.co_name} needs it as a Python number while the "
+        "program is built (an axis, a count, a size, or a number it checks). Pass a Python "
+        "number (a constant, a shape, or a number computed from Python values).")
     return error.with_traceback(e.__traceback__)
 
 

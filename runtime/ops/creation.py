@@ -373,6 +373,8 @@ def tril(x, diagonal: int = 0, name=None):
     >>> rt.tril(rt.ones([2, 2])).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
+    if core.is_variable(diagonal):  # (`int(t)` in converted code: a run-time diagonal)
+        return _triangle(x, diagonal, "tril")
     return bind(TRIL, (x,), {"diagonal": diagonal} if diagonal else {})
 
 
@@ -383,7 +385,23 @@ def triu(x, diagonal: int = 0, name=None):
     >>> rt.triu(rt.ones([2, 2])).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
+    if core.is_variable(diagonal):  # (`int(t)` in converted code: a run-time diagonal)
+        return _triangle(x, diagonal, "triu")
     return bind(TRIU, (x,), {"diagonal": diagonal} if diagonal else {})
+
+
+def _triangle(x, diagonal, which: str):
+    """tril / triu with a diagonal the program computes: x where column - row is at most
+    (tril) or at least (triu) the diagonal, else zero."""
+    from .logic import where
+    rows, cols = x.shape[-2], x.shape[-1]
+    if rows < 0 or cols < 0:
+        raise OpError(f"{which}: the last two dims of x must have fixed sizes for a diagonal "
+                      f"the converted code computes, got x of shape {I.fmt(x.shape)}")
+    offset = arange(0, cols, dtype="int64").reshape([1, cols]) - \
+        arange(0, rows, dtype="int64").reshape([rows, 1])
+    keep = offset <= diagonal if which == "tril" else offset >= diagonal
+    return where(keep, x, zeros_like(x))
 
 
 METHODS = {"tril": tril, "triu": triu}

@@ -5,6 +5,7 @@ argument and the shapes, so eager and static mode report bad inputs the same way
 """
 from __future__ import annotations
 
+from ..core import is_variable
 from ..dtypes import DEFAULT_FLOAT, DType, bool_, promote, promote_scalar
 from .registry import Meta, OpError, OpTypeError
 
@@ -85,7 +86,24 @@ def check_tensor(op: str, arg: str, x):
         raise OpTypeError(f"{op}: {arg} must be a tensor, got {type(x).__name__} {x!r}")
 
 
+class ComputedNumberError(OpTypeError):
+    """A number the converted code computes given where the op needs a Python number while
+    the program is built (d2s shows it as a ConversionError at the user's line)."""
+
+
+def python_int(op: str, arg: str, value, decides: str = "the result's shape") -> None:
+    """Refuse a number the converted code computes (`int(t)`, `t.item()`: a graph value) as
+    an argument that a program fixes when it is built (an axis, a count, a size)."""
+    if is_variable(value):
+        raise ComputedNumberError(
+            f"{op}: {arg} is a number the converted code computes from a tensor (`int(t)`, "
+            f"`t.item()`), known only when the program runs; {arg} decides {decides}, which "
+            f"the program fixes when it is built. Pass {arg} as a Python int (a constant, a "
+            f"shape, or a number computed from Python values)")
+
+
 def norm_axis(op: str, axis: int, ndim: int, arg="axis") -> int:
+    python_int(op, arg, axis, "which axis the op works on")
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise OpTypeError(f"{op}: {arg} must be an int, got {axis!r}")
     if not -max(ndim, 1) <= axis < max(ndim, 1):

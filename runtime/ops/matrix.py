@@ -3,6 +3,7 @@ inverse) and `linalg_norm` (Paddle's `paddle.linalg.norm`: vector norms, and mat
 two axes)."""
 from __future__ import annotations
 
+from .. import core
 from . import infer as I
 from .linalg import matmul
 from .logic import not_equal
@@ -79,10 +80,24 @@ def diag(x, offset: int = 0, padding_value=0, name=None):
     >>> rt.diag(rt.to_tensor([[1, 2], [3, 4]]), offset=1).tolist()
     [2]
     """
+    if core.is_variable(padding_value):  # (`float(t)` in converted code: a run-time value)
+        return _diag_padded(x, int(offset), padding_value)
     attrs = {"offset": int(offset)}
     if padding_value:
         attrs["padding_value"] = padding_value
     return bind(DIAG, (x,), attrs)
+
+
+def _diag_padded(x, offset: int, padding_value):
+    """`diag` of a 1-D x whose off-diagonal value the program computes: the diagonal's
+    places (a `diag` of ones) keep x's, the others take the value in x's dtype."""
+    from .creation import ones_like
+    from .logic import where
+    out = bind(DIAG, (x,), {"offset": offset})
+    if len(x.shape) != 1:
+        return out
+    on = bind(DIAG, (ones_like(x, "bool"),), {"offset": offset})
+    return where(on, out, cast(padding_value, x.dtype))
 
 
 # ---- inv -------------------------------------------------------------------------------------

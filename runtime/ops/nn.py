@@ -120,6 +120,8 @@ def hardtanh(x, min: float = -1.0, max: float = 1.0, name=None):
 
 def hardsigmoid(x, slope: float = 0.1666667, offset: float = 0.5, name=None):
     """clip(slope * x + offset, 0, 1) (Paddle's defaults)."""
+    if is_variable(slope) or is_variable(offset):  # (numbers the program computes)
+        return M.clip(x * slope + offset, 0.0, 1.0)
     return bind(HARDSIGMOID, (x,), {"slope": float(slope), "offset": float(offset)})
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..core import is_variable
 from . import infer as I
 from .combine import stack
 from .gather import argsort, sort
@@ -46,7 +47,7 @@ def quantile(x, q, axis=None, keepdim: bool = False, interpolation: str = "linea
         raise OpError(f"quantile: interpolation={interpolation!r}; use one of "
                       f"{list(_INTERPOLATIONS)}")
     qs = list(q) if isinstance(q, (list, tuple)) else [q]
-    if not qs or any(not 0 <= float(v) <= 1 for v in qs):
+    if not qs or any(not is_variable(v) and not 0 <= float(v) <= 1 for v in qs):
         raise OpError(f"quantile: q={q!r}; every q must be in [0, 1]")
     ndim = len(x.shape)
     if axis is None:
@@ -62,13 +63,41 @@ def quantile(x, q, axis=None, keepdim: bool = False, interpolation: str = "linea
     s = sort(src, axis=a)
     outs = []
     for v in qs:
-        out = _pick(s, a, float(v), n, interpolation)
+        out = (_pick_computed(s, a, v, n, interpolation) if is_variable(v)
+               else _pick(s, a, float(v), n, interpolation))
         if axis is None:
             out = reshape(out, [1] * ndim) if keepdim else reshape(out, [])
         elif not keepdim:
             out = squeeze(out, [a])
         outs.append(out)
     return stack(outs, 0) if isinstance(q, (list, tuple)) else outs[0]
+
+
+def _pick_computed(s, axis: int, q, n: int, interpolation: str):
+    """`_pick` for a q the program computes (`float(t)` in converted code): the positions
+    are run-time values, the elements taken with `index_select`; q's range is checked when
+    the program runs (eager's OpError)."""
+    from .gather import index_select
+    from .logic import logical_and, where
+    from .math import ceil, floor
+    from .number_checks import checked
+    q = cast(q, "float64")
+    q = checked(q, logical_and(q >= 0.0, q <= 1.0), "quantile: q={}; every q must be in [0, 1]")
+    pos = q * float(n - 1)
+    lo, hi = floor(pos), ceil(pos)
+    if interpolation == "nearest":  # (NumPy's: halves round to the even neighbour)
+        r = floor(pos + 0.5)
+        lo = hi = where(logical_and(r - pos == 0.5, r - floor(r / 2.0) * 2.0 == 1.0), r - 1.0, r)
+    elif interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    low = index_select(s, reshape(cast(lo, "int64"), [1]), axis)
+    if hi is lo:
+        return low
+    high = index_select(s, reshape(cast(hi, "int64"), [1]), axis)
+    w = 0.5 if interpolation == "midpoint" else cast(pos - lo, s.dtype)
+    return low * (1.0 - w) + high * w
 
 
 def median(x, axis=None, keepdim: bool = False, mode: str = "avg", name=None):

@@ -289,6 +289,11 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
     >>> rt.normal(2.0, 0.5, [4]).shape
     [4]
     """
+    numbers = [getattr(v, "python_scalar", False) for v in (mean, std)]
+    if any(numbers) and not any(is_tensor(v) and not n for v, n in zip((mean, std), numbers)):
+        if shape is None:  # (`float(t)` of converted code: a number, the run's value)
+            raise OpError("normal: shape is required when mean and std are numbers")
+        return standard_normal(shape, default_float()) * std + mean
     if is_tensor(mean) or is_tensor(std):
         ref = mean + std if is_tensor(mean) and is_tensor(std) else (
             mean if is_tensor(mean) else std)

@@ -333,6 +333,9 @@ def norm(x, p="fro", axis=None, keepdim=False, name=None):
     >>> rt.norm(rt.to_tensor([3.0, 4.0])).item()
     5.0
     """
+    from ..core import is_variable
+    if is_variable(p):  # (`float(t)` in converted code: a run-time p)
+        return _norm_computed(x, p, axis, keepdim)
     if p in ("fro", 2, 2.0):
         return sqrt(sum(x * x, axis, keepdim=keepdim))
     if p in (1, 1.0):
@@ -344,6 +347,22 @@ def norm(x, p="fro", axis=None, keepdim=False, name=None):
     if isinstance(p, (int, float)) and p > 0:
         return _pow(sum(_pow(_abs(x), float(p)), axis, keepdim=keepdim), 1.0 / p)
     raise OpError(f"norm: p={p!r} is not supported; use 'fro', a positive number, inf or -inf")
+
+
+def _norm_computed(x, p, axis, keepdim):
+    """`norm` for a p the program computes: inf / -inf pick max / min of |x|, any other p
+    the p-th root of the sum of |x|**p; eager's check (p > 0 or an infinity) runs with the
+    program (eager's OpError)."""
+    from .logic import logical_or, where
+    from .number_checks import checked
+    inf = float("inf")
+    p = checked(p, logical_or(p > 0, p == -inf),
+                "norm: p={} is not supported; use 'fro', a positive number, inf or -inf")
+    a = _abs(x)
+    finite = cast(where(logical_or(p == inf, p == -inf), 1.0, cast(p, "float64")), x.dtype)
+    out = _pow(sum(_pow(a, finite), axis, keepdim=keepdim), 1.0 / finite)
+    out = where(p == inf, max(a, axis, keepdim=keepdim), out)
+    return where(p == -inf, min(a, axis, keepdim=keepdim), out)
 
 
 METHODS = {

@@ -156,7 +156,11 @@ def hardshrink(x, threshold: float = 0.5, name=None):
 
 def softshrink(x, threshold: float = 0.5, name=None):
     """x - threshold above it, x + threshold below -threshold, else 0."""
-    if threshold < 0:
+    if is_variable(threshold):  # (`float(t)` in converted code: checked when the program runs)
+        from ...program.debug_ops import assert_text
+        assert_text(threshold >= 0, ["softshrink: threshold must be >= 0, got ", threshold],
+                    error=ValueError)
+    elif threshold < 0:
         raise ValueError(f"softshrink: threshold must be >= 0, got {threshold}")
     return (x - _math.sign(x) * threshold) * _outside(x, threshold)
 
