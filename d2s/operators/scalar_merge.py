@@ -153,9 +153,10 @@ def _float_flag(v, src):
         return functools.reduce(rt.logical_or, flags)
     raise ConversionError(
         f"a Python number computed {_decided_at(src)} ({where(src)}) is an int on some "
-        "inputs and a float on others (the sum() of a list of floats that may be empty is the "
-        "int 0), which a value leaving the branch cannot say. Give sum() a float start "
-        "(`sum(items, 0.0)`), or compute it before the `if`.", origin=src)
+        "inputs and a float on others (an int that `+= 0.5` makes a float on some paths of a "
+        "nested `if` only, or the sum() of a list of floats that may be empty, which is the "
+        "int 0), which a value leaving the branch cannot say. Start it as a float (`0.0`, "
+        "`sum(items, 0.0)`), or compute it before the `if`.", origin=src)
 
 
 def _decided_at(src) -> str:
