@@ -48,18 +48,17 @@ class _Encoder:
         """The node of one leaf of the returned value."""
         if isinstance(leaf, PresentKeys):  # (a dict whose keys exist on some runs only)
             keys, values, flags, order = leaf
-            if order is not None and isinstance(order[0], str):
-                raise TypeError("d2s.save: the function returns a dict whose key order an if "
-                                "whose condition is a tensor decides (a key set on some paths "
-                                "and set again), which a saved model does not keep; set the "
-                                "key on every path before the other keys")
             for key in keys:
                 _check_key(key)
             entries = [[key, model_structure.encode(v, self.output, _is_rows),
                         None if f is None else self.fetch(f)]
                        for key, v, f in zip(keys, values, flags, strict=True)]
-            return {"flagged_dict": [entries, None if order is None else
-                                     [self.fetch(order[0]), list(order[1])]]}
+            if order is not None and isinstance(order[0], str):  # (each key's rank:
+                saved = ["ranks", [{"output": self.fetch(r)} if isinstance(r, Variable) else
+                                   {"value": int(r)} for r in order[1]]]  # `key_ranks`)
+            else:
+                saved = None if order is None else [self.fetch(order[0]), list(order[1])]
+            return {"flagged_dict": [entries, saved]}
         if isinstance(leaf, StructArray):  # (a list of structures: one array per leaf)
             item = pytree.unflatten(type(leaf).tree, list(tuple.__iter__(leaf)))
             return {"rows": model_structure.encode(item, self.row_output, _is_rows)}

@@ -148,6 +148,10 @@ def _merge_branches(op: str, builder: Builder, labels: list, blocks: list, outs:
         metas = [(_meta(v) if _is_tensor(v) else None) for v in col]
         first = next(m for m in metas if m is not None) if any(metas) else None
         if first is None:  # differing Python numbers: they become constants
+            if any(getattr(type(v), "run_str", False) for v in col):  # (the converter
+                raise TypeError(  # gives such strs out as ids: `branch_strs`)
+                    f"{op}: output {i} differs between branches: a str only the run decides "
+                    "on one, another value on another")
             first = _meta(builder.variable_of(col[0]))
         shape, dtype = first
         for m, v, label in zip(metas, col, labels):

@@ -28,7 +28,9 @@ is called with the same list and dict and returns the same tuple. A node is one 
                             some runs only (set after a tensor `continue`, or in one branch of
                             a tensor `if`): each KEY where the F-th fetch (a bool) is true (F
                             null: always); ORDER null, or [G, [KEY, ...]]: where the G-th is
-                            false, those keys come first in that order
+                            false, those keys come first in that order; or ["ranks", [NODE,
+                            ...]]: each entry's rank (when eager code first stored its key),
+                            the present keys in the order of their ranks
     {"value": V}            a constant leaf (a JSON number, string, bool or null)
     {"list": [NODE, ...]}   {"tuple": [NODE, ...]}
     {"dict": [[KEY, NODE], ...]}   KEY a string or an integer, in the saved order
@@ -131,7 +133,8 @@ def _check(node, kind, count, seen, depth) -> None:
 def _check_flagged(body, count: int, seen: list, depth: int) -> None:
     entries, order = body if isinstance(body, list) and len(body) == 2 else (None, None)
     if not isinstance(entries, list) or not (order is None or isinstance(order, list) and len(
-            order) == 2 and isinstance(order[1], list)):
+            order) == 2 and isinstance(order[1], list)) or _ranked(order) and len(
+                order[1]) != len(entries):
         raise ModelFormatError("a flagged dict of the output structure is malformed")
     for entry in entries:
         if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], (str, int))
@@ -141,8 +144,15 @@ def _check_flagged(body, count: int, seen: list, depth: int) -> None:
         _check(entry[1], "output", count, seen, depth + 1)
         if entry[2] is not None:
             _check({"output": entry[2]}, "output", count, seen, depth + 1)
-    if order is not None:
+    if _ranked(order):
+        for rank in order[1]:
+            _check(rank, "output", count, seen, depth + 1)
+    elif order is not None:
         _check({"output": order[0]}, "output", count, seen, depth + 1)
+
+
+def _ranked(order) -> bool:
+    return isinstance(order, list) and len(order) == 2 and order[0] == "ranks"
 
 
 def build(node: dict, leaves: list):
@@ -171,7 +181,10 @@ def build(node: dict, leaves: list):
         entries, order = body
         out = {key: build(item, leaves) for key, item, flag in entries
                if flag is None or bool(leaves[flag].item())}
-        if order is not None and not bool(leaves[order[0]].item()):
+        if _ranked(order):  # (the present keys by their ranks in this run)
+            rank = {key: int(build(r, leaves)) for (key, _, _), r in zip(entries, order[1])}
+            out = {key: out[key] for key in sorted(out, key=rank.__getitem__)}
+        elif order is not None and not bool(leaves[order[0]].item()):
             first = [key for key in order[1] if key in out]
             out = {key: out[key] for key in first + [key for key in out if key not in first]}
         return out
@@ -225,7 +238,11 @@ def paths(node: dict, where: str = "") -> dict:
             for k, p in {**paths(item, f"{where}[{key!r}]"),
                          **({} if flag is None else {flag: f"{where} has {key!r}"})}.items():
                 out.setdefault(k, p)
-        if body[1] is not None:
+        if _ranked(body[1]):
+            for rank in body[1][1]:
+                for k in paths(rank, f"{where}'s key order"):
+                    out.setdefault(k, f"{where}'s key order")
+        elif body[1] is not None:
             out.setdefault(body[1][0], f"{where}'s key order")
         return out
     out: dict = {}
