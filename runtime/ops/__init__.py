@@ -50,6 +50,7 @@ from . import (
     nn_pool,
     nn_pool_windows,
     nn_rnn,
+    number_checks,
     numpy_calls,
     optim,
     optim_adagrad_adamax_lamb,

@@ -69,7 +69,6 @@ REGISTERED_BY = {
     "fake_quant_dequant": "runtime.quantization.fake_quant",
     "dequantize_linear": "runtime.quantization.int8",
     "lr_schedule_step": "runtime.optimizer.lr",
-    "checked_number": "runtime.ops.number_checks",
 }
 
 
