@@ -49,18 +49,9 @@ def comp_map(xs, fn, kind: str, acc=None):
     where `fn(item)` appends to it under the item's condition instead of giving the item;
     over a tensor array it is the graph loop's state."""
     if _graph_iterable(xs):
-        if acc is None:
-            return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
-                            ("comprehension",))
-
-        def body(item, out):
-            acc.out = out
-            fn(item)
-            return acc.out
-        acc.out = for_loop(xs, body, (acc.out,), ("comprehension",))
-        return acc
+        return _graph_comp(xs, fn, acc)
     if _run_decided(xs):  # (a dict whose keys, or their order, the run decides: as a `for`
-        out = _over_run_keys(xs, fn, acc)  # statement over it converts)
+        out = _graph_comp(xs, fn, acc)  # statement over it converts)
         return iter(out) if kind == "gen" and isinstance(out, list) else out
     refuse_iteration(xs)  # (a dict with a key a tensor `if` set on one path)
     check_unique(xs, "a comprehension over the items")  # (a set of computed values)
@@ -82,10 +73,11 @@ def _run_decided(xs) -> bool:
         bool(flags_of(mapping))
 
 
-def _over_run_keys(xs, fn, acc):
-    """`[fn(x) for x in xs]` over a dict (or view) whose keys the run decides, as the
-    statement `for x in xs: out.append(fn(x))` converts: each key's item under its presence
-    flag, in the order of the run (`loops.for_loop`); a list the run sizes."""
+def _graph_comp(xs, fn, acc):
+    """`[fn(x) for x in xs]` as the statement `for x in xs: out.append(fn(x))` converts
+    (`loops.for_loop`): over a tensor array, or a dict (or view) whose keys the run decides
+    (each key's item under its presence flag, in the order of the run); a list the run
+    sizes."""
     if acc is None:
         return for_loop(xs, lambda item, out: list_append(out, fn(item)), ([],),
                         ("comprehension",))

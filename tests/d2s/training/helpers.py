@@ -36,6 +36,25 @@ class ConvNet(nn.Layer):
         return self.fc(self.drop(rt.flatten(h, 1)))
 
 
+class TwoHeads(nn.Layer):
+    """The head a run uses is decided by a tensor: which `.grad` is None is the run's."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.head_a = nn.Linear(8, 3)
+        self.head_b = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = rt.tanh(self.body(x))
+        return self.head_a(h) if h.mean() > 0 else self.head_b(h)
+
+
+# optimizers with weight decay and momentum (they move a parameter with a zero gradient)
+OPTS = [("Momentum", {"weight_decay": 0.01}), ("Adam", {"weight_decay": 0.01}),
+        ("AdamW", {"weight_decay": 0.05})]
+
+
 def make_opt(name, params, lr=0.05, **kw):
     if name == "Momentum":
         return rt.optimizer.Momentum(learning_rate=lr, momentum=0.9, parameters=params, **kw)

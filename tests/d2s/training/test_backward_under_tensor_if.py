@@ -22,25 +22,7 @@ from runtime.nn import functional as F
 
 from tests.d2s.corpus.training_steps import same
 
-from .helpers import MLP, make_opt, same_training_state
-
-OPTS = [("Momentum", {"weight_decay": 0.01}), ("Adam", {"weight_decay": 0.01}),
-        ("AdamW", {"weight_decay": 0.05})]
-
-
-class TwoHeads(nn.Layer):
-    """The head a run uses is decided by a tensor: which `.grad` is None is the run's."""
-
-    def __init__(self):
-        super().__init__()
-        self.body = nn.Linear(4, 8)
-        self.head_a = nn.Linear(8, 3)
-        self.head_b = nn.Linear(8, 3)
-
-    def forward(self, x):
-        h = rt.tanh(self.body(x))
-        return self.head_a(h) if h.mean() > 0 else self.head_b(h)
-
+from .helpers import MLP, OPTS, TwoHeads, make_opt, same_training_state
 
 def _data(n, seed=0, nan_at=3):
     """Batches whose losses lie on both sides of 1.2 (scaled inputs); one holds a nan."""

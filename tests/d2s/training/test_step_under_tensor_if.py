@@ -16,23 +16,7 @@ import runtime as rt
 from runtime import nn
 from runtime.nn import functional as F
 
-from .helpers import MLP, grads_of, make_opt
-
-OPTS = [("Momentum", {"weight_decay": 0.01}), ("Adam", {"weight_decay": 0.01}),
-        ("AdamW", {"weight_decay": 0.05})]
-
-
-class TwoHeads(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.body = nn.Linear(4, 8)
-        self.head_a = nn.Linear(8, 3)
-        self.head_b = nn.Linear(8, 3)
-
-    def forward(self, x):
-        h = rt.tanh(self.body(x))
-        return self.head_a(h) if h.mean() > 0 else self.head_b(h)
-
+from .helpers import MLP, OPTS, TwoHeads, grads_of, make_opt
 
 def _data(n, seed=0):
     """Batches whose losses lie on both sides of 1.2 (scaled inputs), one with a nan."""
