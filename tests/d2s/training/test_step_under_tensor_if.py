@@ -13,7 +13,6 @@ import pytest
 
 import d2s
 import runtime as rt
-from runtime import nn
 from runtime.nn import functional as F
 
 from .helpers import MLP, OPTS, TwoHeads, grads_of, make_opt
